@@ -1,0 +1,7 @@
+/**
+ * meguri — the browser entry: the WebAssembly core and everything that runs on it, with no
+ * `node:` import reachable from here (test/browser-entry.test.ts walks the import graph).
+ * Call `await loadCore()` (optionally with the wasm URL or bytes) before using a kernel.
+ */
+export * from './errors/index.js';
+export * from './core/index.js';

@@ -1,0 +1,12 @@
+/**
+ * src/core: the WebAssembly core, its loader and the typed wrappers over its kernels.
+ *
+ * Owns: the one shared instance per realm, memory views that survive growth, scratch
+ * buffers for batch calls, and the TypeScript faces of the Rust kernels. Never: network,
+ * file or clock access (the Node file read is isolated in `./node.ts`), or per-key boundary
+ * crossings inside a loop (every kernel has a batch form).
+ */
+export { Core, type CoreSource, core, isCoreLoaded, loadCore, loadCoreFrom } from './instance.js';
+export { EXPECTED_ABI_VERSION, type CoreExports } from './abi.js';
+export { lanesToHex, lanesToU64, u64Lanes } from './lanes.js';
+export { xxh64, xxh64Batch, xxh64BatchLanes, xxh64Lanes } from './hash.js';

@@ -1,0 +1,6 @@
+/**
+ * meguri — the Node entry. Everything the browser entry offers, plus the Node-only parts:
+ * the synchronous core loader (so no `await loadCore()` is needed in Node).
+ */
+export * from './browser.js';
+export { CORE_WASM_URL, loadCoreSync } from './core/node.js';

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import * as errors from '../src/errors/index.js';
+
+// The README's error table is the user-facing contract; it must list exactly the classes
+// exported here, each with the code an instance actually carries.
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const rows = [...readme.matchAll(/^\| `(MEGURI_ERR_[A-Z_]+)` \| `(\w+)` \|/gm)].map((m) => ({ code: m[1]!, cls: m[2]! }));
+
+function instantiate(name: string): errors.MeguriError {
+  const Ctor = (errors as unknown as Record<string, new (...args: unknown[]) => errors.MeguriError>)[name]!;
+  switch (name) {
+    case 'CorruptPartitionError':
+      return new Ctor('header', 'bad magic');
+    case 'WouldBlockError':
+      return new Ctor('example.com', 1);
+    default:
+      return new Ctor('message');
+  }
+}
+
+describe('error classes', () => {
+  const exported = Object.entries(errors).filter(([n, v]) => typeof v === 'function' && n !== 'MeguriError').map(([n]) => n);
+
+  it('the README table lists every exported error class exactly once', () => {
+    expect(rows.map((r) => r.cls).sort()).toEqual([...exported].sort());
+  });
+
+  it.each(rows)('$cls carries $code and is a MeguriError', ({ code, cls }) => {
+    const e = instantiate(cls);
+    expect(e).toBeInstanceOf(errors.MeguriError);
+    expect(e).toBeInstanceOf(Error);
+    expect(e.code).toBe(code);
+    expect(e.name).toBe(cls);
+  });
+
+  it('codes are unique', () => {
+    expect(new Set(rows.map((r) => r.code)).size).toBe(rows.length);
+  });
+});
