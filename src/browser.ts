@@ -5,3 +5,4 @@
  */
 export * from './errors/index.js';
 export * from './core/index.js';
+export * from './model/index.js';

@@ -10,3 +10,17 @@ export { Core, type CoreSource, core, isCoreLoaded, loadCore, loadCoreFrom } fro
 export { EXPECTED_ABI_VERSION, type CoreExports } from './abi.js';
 export { lanesToHex, lanesToU64, u64Lanes } from './lanes.js';
 export { xxh64, xxh64Batch, xxh64BatchLanes, xxh64Lanes } from './hash.js';
+export {
+  KEY_BYTES,
+  KEY_LANES,
+  type KeyArray,
+  compareKeys,
+  hostKeyOf,
+  keyCount,
+  keyFromHex,
+  keyFromParts,
+  keyLaneOffset,
+  keysEqual,
+  keyToHex,
+  pathKeyOf,
+} from './keys.js';

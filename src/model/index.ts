@@ -1,0 +1,134 @@
+/**
+ * src/model: the vocabulary every layer shares — URL statuses, host flags, host grouping,
+ * and the messages that cross the frontier's boundary (`FetchRequest` out, `Outcome` and
+ * `Discovery` in). It holds types and small constants only, so any module may import it
+ * without pulling in behaviour.
+ */
+import type { KeyArray } from '../core/keys.js';
+
+/** Where a URL is in its life (DESIGN §4). Stored as a u8 in the URL table. */
+export const UrlStatus = {
+  /** Waiting in the front bank or a back queue for its first (or a retried) fetch. */
+  Scheduled: 0,
+  /** Dispatched; its outcome has not been reported yet. */
+  InFlight: 1,
+  /** Fetched (200/304); waits for its next due time if recrawl is on. */
+  Crawled: 2,
+  /** Its recrawl time has come; schedulable again. */
+  DueRecrawl: 3,
+  /** A transient failure (429, 5xx, transport); re-queued after a backoff. */
+  RetryWait: 4,
+  /** 404/410, or retries exhausted: not fetched again. */
+  Gone: 5,
+  /** Parked by the trap defense (budget, depth, pattern); kept to dedup rediscoveries. */
+  Trapped: 6,
+  /** robots.txt forbids it. */
+  Disallowed: 7,
+  /** Answered with a redirect; `redirectTo` names the target's row. */
+  Redirected: 8,
+} as const;
+export type UrlStatus = (typeof UrlStatus)[keyof typeof UrlStatus];
+
+/** Names of the statuses, indexed by value (for stats and the CLI). */
+export const URL_STATUS_NAMES: readonly string[] = [
+  'Scheduled',
+  'InFlight',
+  'Crawled',
+  'DueRecrawl',
+  'RetryWait',
+  'Gone',
+  'Trapped',
+  'Disallowed',
+  'Redirected',
+];
+
+/** Bit flags on a host record. */
+export const HostFlags = {
+  /** The trap detector flagged the host; its discoveries must pass the pattern heuristics. */
+  TrapSuspect: 1 << 0,
+  /** Pinned at the politeness ceiling: treated as dead until it recovers. */
+  Dead: 1 << 1,
+  /** robots.txt could not be fetched (5xx or unreachable): content fetches wait. */
+  RobotsUnreachable: 1 << 2,
+} as const;
+export type HostFlags = (typeof HostFlags)[keyof typeof HostFlags];
+
+/** How hosts are grouped into one politeness/budget unit and one HostKey (DESIGN §5). */
+export type HostGrouping = 'registrable' | 'host' | 'origin';
+
+/** What the frontier hands a fetcher: one URL to fetch now. */
+export interface FetchRequest {
+  /** Row of the URL in the frontier's table (opaque to fetchers; echoed back in the outcome). */
+  readonly row: number;
+  /** The URL's key (4 lanes). */
+  readonly key: KeyArray;
+  /** Canonical URL to fetch. */
+  readonly url: string;
+  /** Host group name the URL belongs to. */
+  readonly host: string;
+  /** Resolved IP to pin the connection to, when DNS is on. */
+  readonly ip?: string | undefined;
+  /** Stored validators for a conditional GET. */
+  readonly etag?: string | undefined;
+  /** Stored Last-Modified, epoch seconds. */
+  readonly lastModified?: number | undefined;
+  /** Link depth from the nearest seed. */
+  readonly depth: number;
+  /** Monotonic ms at which the frontier dispatched it. */
+  readonly dispatchedAtMs: number;
+}
+
+/** A link found on a fetched page, already canonicalized. */
+export interface Link {
+  readonly url: string;
+  /** rel=nofollow on the anchor (recorded; the engine does not follow it). */
+  readonly nofollow?: boolean;
+}
+
+/** What comes back from a fetch: the frontier, politeness and freshness read it. */
+export interface Outcome {
+  /** Echo of `FetchRequest.row`. */
+  readonly row: number;
+  /** Echo of the URL fetched. */
+  readonly url: string;
+  /** HTTP status, or 0 for a transport error (DNS, connect, timeout, reset). */
+  readonly status: number;
+  /** Raw Retry-After header, when present. */
+  readonly retryAfter?: string | undefined;
+  readonly etag?: string | undefined;
+  /** Last-Modified, epoch seconds. */
+  readonly lastModified?: number | undefined;
+  readonly contentType?: string | undefined;
+  /** Location header of a redirect, resolved against the request URL. */
+  readonly location?: string | undefined;
+  /** xxHash64 of the normalized body (absent for 304, errors, empty bodies). */
+  readonly contentFp?: bigint | undefined;
+  /** 64-bit simhash of the body text. */
+  readonly simhash?: bigint | undefined;
+  /** Out-links (canonical), when the body was parsed. */
+  readonly links?: readonly Link[] | undefined;
+  /** Start-to-headers latency in ms. */
+  readonly latencyMs?: number | undefined;
+  /** The body exceeded the size cap and was cut. */
+  readonly truncated?: boolean | undefined;
+  /** robots.txt forbids this URL (decided at fetch time). */
+  readonly robotsDisallowed?: boolean | undefined;
+  /** Human-readable transport error, when status is 0. */
+  readonly error?: string | undefined;
+}
+
+/** A routed out-link entering a partition's intake (idempotent by key). */
+export interface Discovery {
+  /** Canonical URL. */
+  readonly url: string;
+  /** Its key (4 lanes), when already computed by the router. */
+  readonly key?: KeyArray | undefined;
+  /** Host group name. */
+  readonly host: string;
+  /** Depth from the nearest seed. */
+  readonly depth: number;
+  /** OPIC cash (or link weight) the source grants. */
+  readonly cash: number;
+  /** Registrable domain of the linking page, for cross-host in-degree. */
+  readonly fromHost?: string | undefined;
+}
