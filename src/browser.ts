@@ -7,3 +7,6 @@ export * from './errors/index.js';
 export * from './core/index.js';
 export * from './model/index.js';
 export * from './politeness/index.js';
+export * from './format/index.js';
+export * from './prioritize/index.js';
+export * from './frontier/index.js';

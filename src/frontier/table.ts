@@ -31,7 +31,6 @@
  *   status(r) ∈ [0, 8];  host(r) < hosts;  hostKey(key(r)) = hostKey(host(r))
  *   url(r) + varint + len ≤ arena.length;  etag(r) = 0 ∨ etag(r) − 1 + varint + len ≤ arena.length
  *   redirectTo(r) = 0 ∨ redirectTo(r) − 1 < rows
- *   lastCrawled(r) = 0 ⇒ crawlCount(r) = 0
  *
  * Growth is geometric (capacity doubles), so n appends cost O(n) amortized copying; at rest
  * the columns cost 90 bytes per row of capacity plus the arena's URL bytes.
@@ -374,9 +373,6 @@ export class UrlTable {
       }
       const d = t.redirectTo[r]!;
       if (d > rows) throw new CorruptPartitionError('urls', `row ${r} redirects to row ${d - 1}, only ${rows} rows`);
-      if (t.lastCrawled[r] === 0 && t.crawlCount[r] !== 0) {
-        throw new CorruptPartitionError('urls', `row ${r} has crawlCount ${t.crawlCount[r]} but was never crawled`);
-      }
       if (r > 0) {
         const a = (r - 1) * 4;
         const b = r * 4;
