@@ -13,7 +13,8 @@
  *  24      8     xxHash64 (seed 0) of bytes [0, 24) ‖ the section table
  *  32      32·n  section table, one entry per section:
  *                  u32 id · u32 reserved · u64 offset · u64 length · u64 xxHash64 of the bytes
- *  …             sections, each starting 8-byte aligned, in table order
+ *  …             sections, back to back in table order: together with the header they
+ *                tile the file exactly, so every byte is under a checksum
  * ```
  * Every integer is little-endian. Sections:
  *
@@ -247,7 +248,6 @@ export function encodePartition(p: PartitionImage): Uint8Array {
   let total = headerBytes;
   const offsets: number[] = [];
   for (const [, b] of bodies) {
-    total = Math.ceil(total / 8) * 8;
     offsets.push(total);
     total += b.length;
   }
@@ -393,10 +393,12 @@ function decodeHosts(r: ByteReader, hostCount: number): HostImage[] {
  * names where) on any inconsistency; never returns a partial image. Arrays in the result
  * own their memory (nothing aliases `bytes`).
  */
-export function decodePartition(bytes: Uint8Array): PartitionImage {
-  if (!(bytes instanceof Uint8Array)) {
-    throw new InvalidArgumentError(`decodePartition: expected a Uint8Array, received ${typeof bytes}`);
+export function decodePartition(input: Uint8Array): PartitionImage {
+  if (!(input instanceof Uint8Array)) {
+    throw new InvalidArgumentError(`decodePartition: expected a Uint8Array, received ${typeof input}`);
   }
+  // A Node Buffer's slice() aliases; read through a plain Uint8Array view so copies copy.
+  const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
   const fail = (section: string, message: string): never => {
     throw new CorruptPartitionError(section, message);
   };
@@ -440,9 +442,14 @@ export function decodePartition(bytes: Uint8Array): PartitionImage {
     found.set(id, body);
   }
   spans.sort((a, b) => a[0] - b[0]);
-  for (let i = 1; i < spans.length; i++) {
-    if (spans[i]![0] < spans[i - 1]![1]) fail(spans[i]![2], `overlaps ${spans[i - 1]![2]}`);
+  // The sections must tile [headerBytes, length): no overlap, no gap, no trailing bytes.
+  let at = headerBytes;
+  for (const [start, end, name] of spans) {
+    if (start < at) fail(name, `overlaps the previous section (starts at ${start}, previous ends at ${at})`);
+    if (start > at) fail(name, `${start - at} unaccounted bytes before it at offset ${at}`);
+    at = end;
   }
+  if (at !== bytes.length) fail('header', `${bytes.length - at} bytes after the last section (file truncated or padded)`);
   for (const id of REQUIRED) if (!found.has(id)) fail(sectionName(id), 'missing');
   const section = (id: number): Uint8Array => found.get(id) ?? new Uint8Array(0);
 
