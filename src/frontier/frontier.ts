@@ -147,6 +147,12 @@ export interface UrlSignal {
   readonly rank: number;
 }
 
+/** Bounds of a `drain`: at most `limit` dispatches; follow deferred URLs up to `untilMs`. */
+export interface DrainLimits {
+  readonly limit?: number | undefined;
+  readonly untilMs?: number | undefined;
+}
+
 /** A synchronous fetcher for `drain`: fetch (or simulate) one request at clock `nowMs`. */
 export type DrainFetcher = (request: FetchRequest, nowMs: number) => Outcome;
 
@@ -630,8 +636,9 @@ export class Frontier {
           heap.push(h.id);
           continue;
         }
+        // A robots Crawl-delay raises the host's floor (never lowers a configured one).
         const delay = robots.crawlDelayMs(h.name) ?? 0;
-        if (delay !== h.crawlDelayMs && Number.isFinite(delay) && delay >= 0) {
+        if (delay > h.crawlDelayMs && Number.isFinite(delay)) {
           h.crawlDelayMs = delay;
           h.intervalMs = hostInterval(this.politeness, h.intervalMs, delay);
           if (h.lastDispatchMs >= 0) h.nextEligibleMs = h.lastDispatchMs + h.intervalMs;
@@ -904,16 +911,21 @@ export class Frontier {
    * The synchronous driver over a logical clock: dispatch every schedulable URL from
    * `startMs`, fetching each through `fetcher` and reporting its outcome at once, advancing
    * the clock to `nextEligible()` whenever nothing may go. Returns the dispatch log.
-   * `limit` stops after that many dispatches (the frontier stays consistent: resume with
-   * another drain from the last clock).
+   *
+   * `limit` (a count, or `{ limit, untilMs }`) stops after that many dispatches; the frontier
+   * stays consistent, so another drain resumes from the last clock. URLs deferred by the
+   * schedule index are followed only up to `untilMs`; without it the drain stops once only
+   * deferred URLs remain (a recrawling partition would otherwise never drain).
    */
-  drain(startMs: number, fetcher: DrainFetcher, limit = Infinity): Dispatched[] {
+  drain(startMs: number, fetcher: DrainFetcher, limit: number | DrainLimits = Infinity): Dispatched[] {
     checkMs('drain startMs', startMs);
     if (typeof fetcher !== 'function') throw new InvalidArgumentError(`drain: expected a fetcher function, received ${typeof fetcher}`);
+    const max = typeof limit === 'number' ? limit : (limit.limit ?? Infinity);
+    const until = typeof limit === 'number' ? undefined : limit.untilMs;
     const log: Dispatched[] = [];
     let now = Math.max(startMs, this.clockMs);
     let stalls = 0;
-    while (log.length < limit) {
+    while (log.length < max) {
       const req = this.dispatch(now);
       if (req !== undefined) {
         stalls = 0;
@@ -923,6 +935,8 @@ export class Frontier {
       }
       const next = this.nextEligible();
       if (next === undefined) break;
+      const onlyDeferred = this.queues.total === 0 && this.inFlight === 0;
+      if (until === undefined ? onlyDeferred : next > until) break;
       if (next <= now) {
         // Activation or a lazily parked host: the next dispatch makes progress; guard anyway.
         if (++stalls > 4) throw new Error(`frontier drain stalled at ${now} ms (internal error)`);

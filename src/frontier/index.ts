@@ -13,6 +13,7 @@
 export {
   type Dispatched,
   type DrainFetcher,
+  type DrainLimits,
   type DueUrl,
   Frontier,
   type FrontierStats,
