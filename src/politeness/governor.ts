@@ -36,9 +36,9 @@
  * Any other status counts toward a streak; after `decayAfter` of them the level drops by one.
  * A Retry-After on a non-throttle response still raises the gate.
  *
- * Clocks. Only differences of the injected monotonic `now` are used, and a reading that goes
- * backward is held at the previous one, so no clock step can make the governor start requests
- * early. The wall clock (`wallNow`) is read only to turn an HTTP-date Retry-After into a delay;
+ * Clocks. Every stored instant (`tat`, `gate`) is on the injected monotonic `now`, and only
+ * differences against it are used. If that clock ever stepped backward, stored instants would
+ * only look further away — the governor would wait longer, never less. The wall clock (`wallNow`) is read only to turn an HTTP-date Retry-After into a delay;
  * a wall clock jump can therefore shorten at most that one Retry-After, never the bucket or the
  * backoff.
  *
@@ -185,7 +185,6 @@ export class Governor {
   readonly #interval: number;
   /** τ: how far ahead of `tat` a start may be (the burst allowance). */
   readonly #tolerance: number;
-  #lastNow = Number.NEGATIVE_INFINITY;
   #sweepAt: number;
 
   /**
@@ -210,14 +209,13 @@ export class Governor {
     return this.#hosts.size;
   }
 
-  /** Reads the monotonic clock, holding it at its previous value if it steps backward. */
+  /** Reads the monotonic clock; a non-number would poison every instant, so it is an error. */
   #clock(): number {
     const t = this.#now();
     if (typeof t !== 'number' || Number.isNaN(t)) {
       throw new InvalidArgumentError(`Governor: now() returned ${String(t)}; expected monotonic milliseconds`);
     }
-    if (t > this.#lastNow) this.#lastNow = t;
-    return this.#lastNow;
+    return t;
   }
 
   /** Finds a host's record and marks it most recently used, creating it (after a sweep if due) when absent. */
@@ -255,7 +253,13 @@ export class Governor {
    * @throws InvalidArgumentError on a non-string host or bad jitter bounds (also before any change).
    */
   reserve(host: string, options?: Partial<AcquireOptions> | null): number {
-    requireHost('reserve', host);
+    const r = this.#reserve('reserve', host, options);
+    return r.start - r.now;
+  }
+
+  /** `reserve` returning the record, the clock reading and the planned start. */
+  #reserve(method: string, host: string, options: Partial<AcquireOptions> | null | undefined): { rec: HostState; now: number; start: number } {
+    requireHost(method, host);
     const { jitterMinMs, jitterMaxMs } = acquireOptions(options);
     const known = this.#hosts.get(host);
     if (known !== undefined && known.inFlight >= this.config.maxInFlight) {
@@ -269,7 +273,7 @@ export class Governor {
     const start = ready + this.#rng.between(jitterMinMs, jitterMaxMs);
     rec.tat = (start > rec.tat ? start : rec.tat) + this.#interval;
     rec.inFlight++;
-    return start - now;
+    return { rec, now, start };
   }
 
   /**
@@ -281,12 +285,10 @@ export class Governor {
    * The caller must call `release(host)` once the request is done.
    */
   async acquire(host: string, options?: Partial<AcquireOptions> | null): Promise<void> {
-    const wait = this.reserve(host, options);
-    if (!(wait > 0)) return;
-    // In flight, so never swept: this record stays the host's record while we wait.
-    const rec = this.#hosts.get(host) as HostState;
-    let until = this.#lastNow + wait;
-    let delay = wait;
+    const { rec, now, start } = this.#reserve('acquire', host, options);
+    // `rec` is in flight, so never swept: it stays the host's record while we wait.
+    let until = start;
+    let delay = start - now;
     try {
       while (delay > 0) {
         await this.#sleep(delay);
