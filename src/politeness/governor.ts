@@ -3,7 +3,7 @@
  * seeds/governor-c.txt). Call `acquire(host)` before a request, `observe(host, status,
  * retryAfter)` when its response arrives and `release(host)` when it is done.
  *
- * Per host it keeps five numbers:
+ * Per host it keeps six numbers:
  *
  * | field      | unit     | meaning                                                        |
  * |------------|----------|----------------------------------------------------------------|
@@ -12,6 +12,7 @@
  * | `level`    | count    | consecutive-throttle level, 0 ≤ level ≤ MAX_BACKOFF_LEVEL      |
  * | `streak`   | count    | non-throttle responses since the level last changed            |
  * | `inFlight` | count    | acquired and not yet released, 0 ≤ inFlight ≤ maxInFlight      |
+ * | `used`     | counter  | use stamp of the last touch (LRU order for eviction)           |
  *
  * Token bucket. A bucket of `burst` tokens refilled at `ratePerMin` is kept as one timestamp
  * (the generic cell rate algorithm): with T = 60 000 / ratePerMin and τ = (burst − 1)·T, a
@@ -38,20 +39,20 @@
  *
  * Clocks. Every stored instant (`tat`, `gate`) is on the injected monotonic `now`, and only
  * differences against it are used. If that clock ever stepped backward, stored instants would
- * only look further away — the governor would wait longer, never less. The wall clock (`wallNow`) is read only to turn an HTTP-date Retry-After into a delay;
- * a wall clock jump can therefore shorten at most that one Retry-After, never the bucket or the
- * backoff.
+ * only look further away — the governor would wait longer, never less. The wall clock
+ * (`wallNow`) is read only to turn an HTTP-date Retry-After into a delay; a wall clock jump can
+ * therefore shorten at most that one Retry-After, never the bucket or the backoff.
  *
  * Memory. Unlike the C original's fixed 16-slot table, hosts live in a Map, each stamped with
  * a use counter on every touch. When the Map reaches its sweep threshold, idle hosts are
  * dropped least recently used first until it is back to `maxHosts / 2`, and the threshold
  * becomes max(maxHosts, 2 · size): a sweep costs O(n log n) and comes at most once per n/2 new
  * hosts, so amortized O(log n) per new host. (Keeping the Map itself in LRU order by delete +
- * re-insert on every touch measured about 1.5× slower per observe over 10 000 hosts.)
- * A host is idle when nothing is in flight, its
- * bucket is full and its gate has passed — plus one `backoffMaxMs` if it is still backed
- * off — so dropping it and recreating it later never lets a request start earlier than
- * keeping it would have, except that a long-quiet backed-off host restarts at level 0.
+ * re-insert on every touch measured about 1.5× slower per observe over 10 000 hosts.) A host
+ * is idle when nothing is in flight, its bucket is full and its gate has passed — plus one
+ * `backoffMaxMs` if it is still backed off — so dropping it and recreating it later never
+ * lets a request start earlier than keeping it would have, except that a long-quiet
+ * backed-off host restarts at level 0.
  */
 import { InvalidArgumentError, WouldBlockError } from '../errors/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
