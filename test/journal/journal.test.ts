@@ -81,7 +81,7 @@ describe('Journal', () => {
     const good = readFileSync(path);
     // A flipped payload byte in a middle record.
     const flipped = Uint8Array.from(good);
-    flipped[16 + 20 + 3] ^= 0x40;
+    flipped[39] = flipped[39]! ^ 0x40;
     expect(() => parseJournal(flipped)).toThrow(expect.objectContaining({ code: 'MEGURI_ERR_CORRUPT_JOURNAL' }));
     // Bad magic.
     const magic = Uint8Array.from(good);
