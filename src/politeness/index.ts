@@ -3,7 +3,8 @@
  * how that rate reacts to what the server says (DESIGN §7).
  *
  * It owns three things:
- * - the frontier's rate policy — `PolitenessConfig` (built by `politenessConfig`), the AIMD
+ * - the frontier's rate policy — `PolitenessConfig` (built only by `politenessConfig(partial?)`,
+ *   which validates and returns the frozen defaulted config; no argument gives the defaults), the AIMD
  *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling` — and the shared
  *   per-IP throttle `IpTable`;
  * - the standalone `Governor`, a pacer for crawlers that keep their own fetch loop, and its
@@ -12,8 +13,8 @@
  *
  * It must never touch the network, read a clock on its own deep inside a decision, or sleep
  * for real in a test. Every instant is a number handed in (the frontier passes its dispatch
- * clock; the governor takes injected `now`, `sleep` and `wallNow`, defaulting to the real
- * ones only in its constructor), which is what lets the whole module run on a virtual clock
+ * clock; the governor and `waitJitter` take injected `now`, `sleep` and `wallNow`, defaulting to
+ * the real ones only at those entry points), which is what lets the whole module run on a virtual clock
  * and keeps it browser-safe. The split mirrors the seeds: meguri owns the politeness policy,
  * the fetcher owns the mechanism, and the frontier owns the per-host state the policy reads
  * and writes — the only state kept here is the per-IP table and the governor's own hosts.

@@ -31,7 +31,9 @@ const ALL_ZERO_V6 = /^[0:]+$/;
 
 /** Whether `ip` is the unknown/unresolved address, which the table never throttles. */
 export function isUnknownIp(ip: string | null | undefined): boolean {
-  return ip == null || ip === '' || ip === '0.0.0.0' || ALL_ZERO_V6.test(ip);
+  if (ip == null || ip === '') return true;
+  const first = ip.charCodeAt(0); // only '0…' or ':…' can be a zero address: skip the regex otherwise
+  return (first === 48 || first === 58) && (ip === '0.0.0.0' || ALL_ZERO_V6.test(ip));
 }
 
 function requireMs(what: string, value: number): void {
