@@ -11,4 +11,5 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod drum;
 pub mod hash;

@@ -34,8 +34,21 @@ export interface HashExports {
   ): void;
 }
 
+/** DRUM exact key set (core-rs/src/abi/drum.rs). `h` is a set handle; 0 = absent array. */
+export interface DrumExports {
+  meguri_drum_new(bits: number): number;
+  meguri_drum_free(h: number): void;
+  meguri_drum_len(h: number): number;
+  meguri_drum_memory_bytes(h: number): number;
+  meguri_drum_merge(h: number, keys: number, payloads: number, n: number, verdicts: number): number;
+  meguri_drum_contains_batch(h: number, keys: number, n: number, out: number): void;
+  meguri_drum_get_batch(h: number, keys: number, n: number, missing: number, out: number): void;
+  meguri_drum_export(h: number, from: number, count: number, outKeys: number, outPayloads: number): number;
+  meguri_drum_append_sorted(h: number, keys: number, payloads: number, n: number): number;
+}
+
 /** Every export the core provides. Later kernels extend this intersection. */
-export type CoreExports = MemoryExports & HashExports;
+export type CoreExports = MemoryExports & HashExports & DrumExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -44,4 +57,13 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_free',
   'meguri_xxh64',
   'meguri_xxh64_batch',
+  'meguri_drum_new',
+  'meguri_drum_free',
+  'meguri_drum_len',
+  'meguri_drum_memory_bytes',
+  'meguri_drum_merge',
+  'meguri_drum_contains_batch',
+  'meguri_drum_get_batch',
+  'meguri_drum_export',
+  'meguri_drum_append_sorted',
 ];

@@ -24,3 +24,4 @@ export {
   keyToHex,
   pathKeyOf,
 } from './keys.js';
+export { DRUM_MISSING, DrumSet, type DrumSetOptions } from './drum.js';
