@@ -456,17 +456,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    /// SplitMix64, a tiny deterministic generator for the tests.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            crate::hash::mix64(self.0)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::testutil::Rng;
 
     fn random_key(r: &mut Rng, hosts: u64) -> Key {
         // Few hosts so buckets and in-batch repeats get exercised.

@@ -25,3 +25,4 @@ export {
   pathKeyOf,
 } from './keys.js';
 export { DRUM_MISSING, DrumSet, type DrumSetOptions } from './drum.js';
+export { TimingWheel, type TimingWheelOptions } from './wheel.js';
