@@ -65,8 +65,14 @@ export interface WheelExports {
   meguri_wheel_out_ptr(h: number): number;
 }
 
+/** Simhash (core-rs/src/abi/simhash.rs): packed UTF-8 with a u32 offset table. */
+export interface SimhashExports {
+  meguri_simhash_text_batch(data: number, dataLen: number, offsets: number, count: number, out: number): void;
+  meguri_simhash_features(data: number, dataLen: number, offsets: number, weights: number, count: number, out: number): void;
+}
+
 /** Every export the core provides. Later kernels extend this intersection. */
-export type CoreExports = MemoryExports & HashExports & DrumExports & WheelExports;
+export type CoreExports = MemoryExports & HashExports & DrumExports & WheelExports & SimhashExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -96,4 +102,6 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_wheel_next_tick',
   'meguri_wheel_advance',
   'meguri_wheel_out_ptr',
+  'meguri_simhash_text_batch',
+  'meguri_simhash_features',
 ];

@@ -17,6 +17,7 @@
 pub mod drum;
 pub mod hash;
 pub mod mem;
+pub mod simhash;
 pub mod wheel;
 
 /// Bumped whenever an export changes signature or meaning; the loader refuses a binary whose
