@@ -11,3 +11,15 @@
 export { canonicalize } from './canonicalize.js';
 export { AMBIGUOUS_SESSION_PARAMS, TRACKING_PARAMS } from './canonicalize.js';
 export { type CanonPolicy, DEFAULT_MAX_URL_LENGTH, DEFAULT_POLICY, canonPolicy } from './policy.js';
+export { HOST_GROUPINGS, hostGroupKey, registrableDomain } from './host.js';
+export {
+  type CanonicalKey,
+  HOST_KEY_SEED,
+  PATH_KEY_SEED,
+  URL_KEY_FORMAT_VERSION,
+  type UrlKey,
+  canonicalKey,
+  urlKey,
+  urlKeyBatch,
+} from './keys.js';
+export { keyFromHex, keyToHex } from '../core/keys.js';
