@@ -7,3 +7,4 @@ export * from './errors/index.js';
 export * from './core/index.js';
 export * from './model/index.js';
 export * from './url/index.js';
+export * from './dedup/index.js';
