@@ -7,6 +7,8 @@ export * from './errors/index.js';
 export * from './core/index.js';
 export * from './model/index.js';
 export * from './politeness/index.js';
+export * from './url/index.js';
+export * from './dedup/index.js';
 export * from './format/index.js';
 export * from './prioritize/index.js';
 export * from './frontier/index.js';

@@ -1,172 +1,92 @@
 /**
  * The frontier's imports from sibling modules, gathered in one file so the scheduler reads
- * against one small surface: the exact key → row index (DrumSet), the timing wheel, URL
- * keying and host grouping, canonicalization of redirect targets, and admission.
- *
- * TEMPORARY: the pieces marked "stand-in" mirror the contracts of modules other branches
- * are landing (src/core/drum.ts, src/core/wheel.ts, src/url, src/dedup) and are replaced by
- * re-exports as each lands; nothing outside this file knows the difference.
+ * against one small surface: the exact key → row index (`DrumSet`), the due-time wheel
+ * (`TimingWheel`), URL keying and host grouping (src/url), and admission (src/dedup).
  */
-import { xxh64Lanes } from '../core/hash.js';
+import { DrumSet } from '../core/drum.js';
+import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
 import type { KeyArray } from '../core/keys.js';
-import { type HostGrouping, UrlStatus } from '../model/index.js';
+import { TimingWheel } from '../core/wheel.js';
+import type { HostGrouping } from '../model/index.js';
+import { HOST_KEY_SEED, PATH_KEY_SEED, canonicalKey, urlKey } from '../url/index.js';
 
-/** The exact key → row index (contract of src/core/drum.ts `DrumSet`). */
-export interface KeyIndex {
-  getBatch(keys: KeyArray, out?: Uint32Array, missing?: number): Uint32Array;
-  insertBatch(keys: KeyArray, payloads?: Uint32Array): void;
-  get(keys: KeyArray, i: number): number | undefined;
-  readonly len: number;
-  exportSorted(): { keys: Uint32Array; payloads: Uint32Array };
-  readonly memoryBytes: number;
-  free(): void;
-}
+export { admit } from '../dedup/index.js';
 
-function keyString(keys: KeyArray, i: number): string {
-  const b = i * 4;
-  return `${keys[b]},${keys[b + 1]},${keys[b + 2]},${keys[b + 3]}`;
-}
-
-/** Stand-in for DrumSet (a Map); replaced when src/core/drum.ts lands. */
-class MapIndex implements KeyIndex {
-  private readonly map = new Map<string, number>();
-  getBatch(keys: KeyArray, out = new Uint32Array(keys.length / 4), missing = 0xffffffff): Uint32Array {
-    for (let i = 0; i < keys.length / 4; i++) out[i] = this.map.get(keyString(keys, i)) ?? missing;
-    return out;
-  }
-  insertBatch(keys: KeyArray, payloads?: Uint32Array): void {
-    for (let i = 0; i < keys.length / 4; i++) {
-      const k = keyString(keys, i);
-      if (!this.map.has(k)) this.map.set(k, payloads?.[i] ?? 0);
-    }
-  }
-  get(keys: KeyArray, i: number): number | undefined {
-    return this.map.get(keyString(keys, i));
-  }
-  get len(): number {
-    return this.map.size;
-  }
-  exportSorted(): { keys: Uint32Array; payloads: Uint32Array } {
-    const entries = [...this.map.entries()].map(([k, v]) => [k.split(',').map(Number), v] as const);
-    entries.sort(([a], [b]) => a[1]! - b[1]! || a[0]! - b[0]! || a[3]! - b[3]! || a[2]! - b[2]!);
-    const keys = new Uint32Array(entries.length * 4);
-    const payloads = new Uint32Array(entries.length);
-    entries.forEach(([k, v], i) => {
-      keys.set(k, i * 4);
-      payloads[i] = v;
-    });
-    return { keys, payloads };
-  }
-  get memoryBytes(): number {
-    return this.map.size * 80;
-  }
-  free(): void {
-    this.map.clear();
-  }
-}
+/** The exact key → row index: a DrumSet whose payload is the row. */
+export type KeyIndex = DrumSet;
 
 /** A new empty key index. */
 export function newKeyIndex(): KeyIndex {
-  return new MapIndex();
+  return new DrumSet();
 }
 
-/** A key index built from keys already sorted in URLKey order with their payloads. */
+/** A key index built from keys sorted in URLKey order with their rows. */
 export function keyIndexFromSorted(keys: Uint32Array, payloads: Uint32Array): KeyIndex {
-  const idx = new MapIndex();
-  idx.insertBatch(keys, payloads);
-  return idx;
+  return DrumSet.fromSorted(keys, payloads);
 }
 
-/** The due-time wheel (contract of src/core/wheel.ts `TimingWheel`); ticks are epoch-hours. */
-export interface DueWheel {
-  schedule(id: number, tick: number): void;
-  cancel(id: number): void;
-  advance(now: number): Uint32Array;
-  nextTick(): number | undefined;
-  readonly len: number;
-  free(): void;
-}
-
-/** Stand-in for TimingWheel; replaced when src/core/wheel.ts lands. */
-class MapWheel implements DueWheel {
-  private readonly at = new Map<number, number>();
-  constructor(private now: number) {}
-  schedule(id: number, tick: number): void {
-    this.at.set(id, tick);
-  }
-  cancel(id: number): void {
-    this.at.delete(id);
-  }
-  advance(now: number): Uint32Array {
-    const due: [number, number][] = [];
-    for (const [id, t] of this.at) if (t <= now) due.push([t, id]);
-    due.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    for (const [, id] of due) this.at.delete(id);
-    this.now = now;
-    return Uint32Array.from(due, (d) => d[1]);
-  }
-  nextTick(): number | undefined {
-    let m: number | undefined;
-    for (const t of this.at.values()) if (m === undefined || t < m) m = t;
-    return m;
-  }
-  get len(): number {
-    return this.at.size;
-  }
-  free(): void {
-    this.at.clear();
-  }
-}
+/** The due-time wheel; ticks are epoch-hours. */
+export type DueWheel = TimingWheel;
 
 /** A new wheel positioned at hour `now`. */
 export function newWheel(now: number): DueWheel {
-  return new MapWheel(now);
+  return new TimingWheel({ now });
 }
 
 /**
- * Writes the URLKey of (canonical `url`, host group `host`) at key index `i` of `out`:
- * HostKey = xxHash64(host group), PathKey = xxHash64(url).
+ * Writes the URLKey of (canonical `url`, host group key `host`) at key index `i` of `out`,
+ * exactly as src/url's `urlKey` derives it: HostKey = xxHash64(host, HOST_KEY_SEED),
+ * PathKey = xxHash64(url, PATH_KEY_SEED). So a seed given its host group and a discovery
+ * keyed by the URL router agree.
  */
 export function keyOf(url: string, host: string, out: KeyArray, i: number): void {
-  xxh64Lanes(host, 0, out, i * 4);
-  xxh64Lanes(url, 0, out, i * 4 + 2);
+  xxh64Lanes(host, HOST_KEY_SEED, out, i * 4);
+  xxh64Lanes(url, PATH_KEY_SEED, out, i * 4 + 2);
 }
 
-/** Stand-in for src/url's host grouping: the host group name of a canonical URL. */
-export function hostGroupOf(url: string, grouping: HostGrouping): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
+const lanes2 = new Uint32Array(2);
+
+/**
+ * `keyOf` for many (url, host) pairs: PathKeys in one batched hash, HostKeys once per
+ * distinct host. Writes key i at lanes [4i, 4i + 4) of `out`.
+ */
+export function keyBatch(urls: readonly string[], hosts: readonly string[], out: KeyArray): void {
+  const n = urls.length;
+  const paths = xxh64BatchLanes(urls, PATH_KEY_SEED);
+  const memo = new Map<string, number>();
+  const hostLanes: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const h = hosts[i]!;
+    let at = memo.get(h);
+    if (at === undefined) {
+      xxh64Lanes(h, HOST_KEY_SEED, lanes2, 0);
+      at = hostLanes.length;
+      hostLanes.push(lanes2[0]!, lanes2[1]!);
+      memo.set(h, at);
+    }
+    const b = i * 4;
+    out[b] = hostLanes[at]!;
+    out[b + 1] = hostLanes[at + 1]!;
+    out[b + 2] = paths[2 * i]!;
+    out[b + 3] = paths[2 * i + 1]!;
   }
-  if (grouping === 'origin') return u.origin;
-  const host = u.hostname;
-  if (grouping === 'host') return host;
-  const parts = host.split('.');
-  return parts.length <= 2 ? host : parts.slice(-2).join('.');
 }
 
-/** Stand-in for src/url canonicalize (used for redirect targets). */
-export function canonicalizeUrl(raw: string, base?: string): string | null {
-  try {
-    const u = new URL(raw, base);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-    u.hash = '';
-    return u.href;
-  } catch {
-    return null;
+/**
+ * Keys a link found on a page (canonical already, or canonicalized here relative to
+ * `base`): writes its key at index 0 of `out` and returns the canonical URL and its host
+ * group, or undefined when it is not a frontier URL.
+ */
+export function linkKey(raw: string, base: string | undefined, grouping: HostGrouping, out: KeyArray): { url: string; host: string } | undefined {
+  if (base === undefined) {
+    try {
+      return { url: raw, host: urlKey(raw, grouping, out, 0).hostGroup };
+    } catch {
+      // not in canonical form: canonicalize below
+    }
   }
-}
-
-/** Stand-in for src/dedup admit: budget and depth cap (0 = unlimited). */
-export function admit(
-  depth: number,
-  host: { readonly urlBudget: number; readonly depthCap: number; readonly admitted: number; readonly flags: number },
-  passesHeuristics: boolean,
-): UrlStatus {
-  if (host.depthCap > 0 && depth > host.depthCap) return UrlStatus.Trapped;
-  if (host.urlBudget > 0 && host.admitted >= host.urlBudget) return UrlStatus.Trapped;
-  if (!passesHeuristics) return UrlStatus.Trapped;
-  return UrlStatus.Scheduled;
+  const c = canonicalKey(raw, base, grouping);
+  if (c === null) return undefined;
+  out.set(c.key.subarray(0, 4), 0);
+  return { url: c.url, host: c.hostGroup };
 }

@@ -49,10 +49,10 @@ import {
   type DueWheel,
   type KeyIndex,
   admit,
-  canonicalizeUrl,
-  hostGroupOf,
+  keyBatch,
   keyIndexFromSorted,
   keyOf,
+  linkKey,
   newKeyIndex,
   newWheel,
 } from './deps.js';
@@ -426,7 +426,6 @@ export class Frontier {
       this.table.priority[row] = d.cash;
     }
     if (status !== UrlStatus.Scheduled) return false;
-    h.admitted++;
     this.enqueue(row);
     return true;
   }
@@ -874,11 +873,12 @@ export class Frontier {
     const depth = Math.min(t.depth[row]! + 1, 0xffff);
     const weight = this.prio ? cashEach : 1 / (depth + 1);
     const batch: Discovery[] = [];
+    const k = this.oneKey;
     for (const link of links) {
       if (link.nofollow) continue;
-      const host = hostGroupOf(link.url, this.opts.grouping);
-      if (host === undefined) continue;
-      batch.push({ url: link.url, host, depth, cash: weight, fromHost: h.name });
+      const c = linkKey(link.url, undefined, this.opts.grouping, k);
+      if (c === undefined) continue;
+      batch.push({ url: c.url, key: k.slice(), host: c.host, depth, cash: weight, fromHost: h.name });
     }
     const local = this.opts.linkRouter ? this.opts.linkRouter(batch) : batch;
     for (const d of local) this.discover(d, this.clockMs);
@@ -888,20 +888,19 @@ export class Frontier {
     const t = this.table;
     t.status[row] = UrlStatus.Redirected;
     t.retries[row] = 0;
-    const target = o.location === undefined ? null : canonicalizeUrl(o.location, t.urlOf(row));
-    const cash = this.prio ? this.prio.crawl(row, 1) : 0;
-    if (target === null) return;
-    const host = hostGroupOf(target, this.opts.grouping);
-    if (host === undefined) return;
-    const d: Discovery = { url: target, host, depth: t.depth[row]!, cash: this.prio ? cash : t.priority[row]!, fromHost: h.name };
+    const cash = this.prio ? this.prio.crawl(row, 1) : t.priority[row]!;
+    if (o.location === undefined) return;
+    const k = this.oneKey;
+    const c = linkKey(o.location, t.urlOf(row), this.opts.grouping, k);
+    if (c === undefined) return;
+    const key = k.slice();
+    const d: Discovery = { url: c.url, key, host: c.host, depth: t.depth[row]!, cash, fromHost: h.name };
     const local = this.opts.linkRouter ? this.opts.linkRouter([d]) : [d];
     for (const x of local) {
       this.discover(x, nowMs);
-      if (x.url === target) {
-        keyOf(x.url, x.host, this.oneKey, 0);
-        const to = this.index.get(x.key ?? this.oneKey, 0);
-        if (to !== undefined && to !== row) t.redirectTo[row] = to + 1;
-      }
+      if (x.url !== c.url) continue;
+      const to = this.index.get(key, 0);
+      if (to !== undefined && to !== row) t.redirectTo[row] = to + 1;
     }
   }
 
