@@ -16,10 +16,8 @@
  * (an empty or token-free body) and never counts as near.
  */
 import { core } from '../core/instance.js';
+import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
 import { InvalidArgumentError } from '../errors/index.js';
-
-/** Hamming distance at or under which two simhashes are near-duplicates (a cosmetic change). */
-export const NEAR_DUP_DISTANCE = 3;
 
 /** Seed of the content fingerprint's xxHash64. */
 export const CONTENT_FP_SEED = 0;
@@ -109,21 +107,6 @@ export function contentFpLanes(body: Uint8Array | string, out: Uint32Array = new
   out[offset] = u32[ptr]!;
   out[offset + 1] = u32[ptr + 1]!;
   return out;
-}
-
-function popcount32(v: number): number {
-  v -= (v >>> 1) & 0x55555555;
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
-/**
- * Hamming distance of two 64-bit simhashes. (A local popcount: the simhash kernel in
- * src/core/simhash.ts will offer the same; this one keeps dedup free of it until then.)
- */
-export function hamming(a: bigint, b: bigint): number {
-  const x = BigInt.asUintN(64, a ^ b);
-  return popcount32(Number(x & 0xffffffffn)) + popcount32(Number(x >> 32n));
 }
 
 /** The verdict comparing a fresh fetch with a URL's stored signals (DESIGN §6, §8). */

@@ -13,7 +13,6 @@ export {
   CHANGE_KIND_NAMES,
   CONTENT_FP_SEED,
   ChangeKind,
-  NEAR_DUP_DISTANCE,
   classifyChange,
   contentFp,
   contentFpLanes,

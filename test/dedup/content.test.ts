@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hamming } from '../../src/dedup/content.js';
+import { hamming } from '../../src/core/simhash.js';
 import { ChangeKind, classifyChange, contentFp, contentFpLanes, InvalidArgumentError, lanesToU64, normalizeBody } from '../../src/index.js';
 import { referenceXxh64 } from '../reference/xxh64.js';
 
