@@ -30,8 +30,6 @@ export class HostRecord {
   state: HostState = HostState.Idle;
   /** Row in flight, or −1. */
   inFlightRow = -1;
-  /** Eligibility key the host is parked under in the host heap (ms). */
-  parkedUntilMs = 0;
   /** Resolved IP ('' = none / unknown). */
   ip = '';
   flags = 0;

@@ -19,6 +19,8 @@ export class RowQueues {
   private sizes: number[] = [];
   /** Rows queued across all hosts. */
   total = 0;
+  /** Priority of each host's best row (−∞ when its queue is empty), by host id. */
+  topPriority: Float64Array = new Float64Array(64).fill(Number.NEGATIVE_INFINITY);
 
   constructor(private readonly table: UrlTable) {}
 
@@ -35,6 +37,11 @@ export class RowQueues {
     while (this.heaps.length <= host) {
       this.heaps.push(EMPTY);
       this.sizes.push(0);
+    }
+    if (host >= this.topPriority.length) {
+      const next = new Float64Array(Math.max(host + 1, this.topPriority.length * 2)).fill(Number.NEGATIVE_INFINITY);
+      next.set(this.topPriority);
+      this.topPriority = next;
     }
   }
 
@@ -81,6 +88,11 @@ export class RowQueues {
     h[n] = row;
     this.qpos[row] = n;
     this.up(h, n);
+    this.refreshTop(host);
+  }
+
+  private refreshTop(host: number): void {
+    this.topPriority[host] = this.sizes[host]! > 0 ? this.table.priority[this.heaps[host]![0]!]! : Number.NEGATIVE_INFINITY;
   }
 
   /** Removes and returns the best row of `host`, or −1. */
@@ -89,21 +101,26 @@ export class RowQueues {
     if (n === 0) return -1;
     const top = this.heaps[host]![0]!;
     this.removeAt(host, 0);
+    this.refreshTop(host);
     return top;
   }
 
   /** Removes `row` from its host's queue if queued. */
   remove(row: number): void {
     if (!this.queued(row)) return;
-    this.removeAt(this.table.host[row]!, this.qpos[row]!);
+    const host = this.table.host[row]!;
+    this.removeAt(host, this.qpos[row]!);
+    this.refreshTop(host);
   }
 
   /** Re-sifts `row` after its priority changed (no-op when not queued). */
   update(row: number): void {
     if (!this.queued(row)) return;
-    const h = this.heaps[this.table.host[row]!]!;
+    const host = this.table.host[row]!;
+    const h = this.heaps[host]!;
     const i = this.qpos[row]!;
-    if (this.up(h, i) === i) this.down(h, this.sizes[this.table.host[row]!]!, i);
+    if (this.up(h, i) === i) this.down(h, this.sizes[host]!, i);
+    this.refreshTop(host);
   }
 
   /** The queued rows of `host` in heap order (a view; do not keep across mutations). */
@@ -116,6 +133,7 @@ export class RowQueues {
     const h = this.heaps[host]!;
     const n = this.sizes[host]!;
     for (let i = (n >> 1) - 1; i >= 0; i--) this.down(h, n, i);
+    this.refreshTop(host);
   }
 
   /** Bytes held (positions and heaps). */
