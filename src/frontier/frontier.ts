@@ -1305,16 +1305,23 @@ export class Frontier {
     // Schedule index and queues.
     const status = this.table.status;
     const nextDue = this.table.nextDue;
+    const deferIds: number[] = [];
+    const deferTicks: number[] = [];
     for (let r = 0; r < rows; r++) {
       const s = status[r]!;
       if (this.wheel && (s === UrlStatus.Crawled || s === UrlStatus.Scheduled) && nextDue[r]! > this.wheelHour) {
-        this.wheel.schedule(r, nextDue[r]!);
+        deferIds.push(r);
+        deferTicks.push(nextDue[r]!);
       } else if (this.wheel && s === UrlStatus.Crawled) {
         status[r] = UrlStatus.DueRecrawl;
         this.queues.push(r);
       } else if (isQueuedStatus(s)) {
         this.queues.push(r);
       }
+    }
+    if (this.wheel && deferIds.length > 0) {
+      this.wheel.advance(this.wheelHour);
+      this.wheel.scheduleBatch(Uint32Array.from(deferIds), Uint32Array.from(deferTicks));
     }
     // Per-IP windows: replay each host's last spend in time order.
     const spenders = this.hosts.filter((h) => h.ip !== '' && h.ipSpendMs >= 0);

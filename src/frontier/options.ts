@@ -75,8 +75,10 @@ export type LinkRouter = (discoveries: Discovery[]) => readonly Discovery[];
 
 /**
  * The seen-set filter seam (DESIGN §6): an approximate filter in front of the exact
- * key → row index. A miss skips the exact look-up; a hit is confirmed. Its blob is stored in
- * the partition's seen-filter section.
+ * key → row index. A miss skips the exact look-up; a hit is confirmed, so a false positive
+ * costs a look-up and never a dropped URL. Its blob is stored in the partition's seen-filter
+ * section; on recovery, rebuild the filter from `decodePartition(bytes).seenFilter` and pass
+ * it in the options (the frontier never interprets the blob).
  */
 export interface SeenFilterSeam {
   maybeContains(keys: Uint32Array, i: number): boolean;
