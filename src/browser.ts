@@ -6,3 +6,13 @@
 export * from './errors/index.js';
 export * from './core/index.js';
 export * from './model/index.js';
+export {
+  ROBOTS_PARSE_LIMIT_BYTES,
+  type RobotsDecision,
+  type RobotsRule,
+  RobotsTxt,
+  normalizeRobotsPath,
+  parseRobots,
+  productToken,
+  robotsPatternMatches,
+} from './fetch/robots.js';
