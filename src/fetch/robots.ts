@@ -10,7 +10,8 @@
  * Images` find no group; it compares percent-encoding only by hex case, so `/%7Ejoe` escapes
  * `Disallow: /~joe` and `/%62%61%7A` escapes `/baz`; it treats `%2A`/`%24` in a pattern as
  * unable to match a literal `*`/`$`; it lets a Sitemap line split a run of user-agent lines;
- * it does not allow /robots.txt implicitly; it has no parse limit. Fixing those on top of it
+ * it sends an agent whose group has no rules (§5.1's quxbot) to the `*` group; it does not
+ * allow /robots.txt implicitly; it has no parse limit. Fixing those on top of it
  * would have replaced every layer but its 40-line wildcard matcher, so the whole matcher is
  * here, and robots-parser serves as a differential oracle in the tests on the inputs where
  * the two must agree.
