@@ -227,6 +227,8 @@ export class DnsCache {
   /** The answer for `hostname`: from the cache, joined to a resolution in flight, or resolved now. */
   lookup(hostname: string): Promise<DnsResult> {
     const name = normalizeHostname(hostname);
+    const literal = literalResult(name);
+    if (literal) return Promise.resolve(literal);
     const cached = this.peek(name);
     if (cached) {
       this.#stats.hits++;
