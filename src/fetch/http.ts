@@ -67,7 +67,7 @@ export interface HttpFetcherOptions {
   maxUrlLength: number;
   /** Largest response header block; default 64 KiB. */
   maxHeaderBytes: number;
-  /** Keep-alive connections per (origin, address); default 2. */
+  /** Keep-alive connections per (origin, address); default 1 (the frontier has one fetch in flight per host). */
   connectionsPerOrigin: number;
   /** Idle keep-alive time; default 30 s. */
   keepAliveTimeoutMs: number;
@@ -119,7 +119,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     maxDecodedBytes: numberField({ min: 0, integer: true, default: 10 * MiB }),
     maxUrlLength: numberField({ min: 16, integer: true, default: 8000 }),
     maxHeaderBytes: numberField({ min: 1024, integer: true, default: 64 * 1024 }),
-    connectionsPerOrigin: numberField({ min: 1, integer: true, default: 2 }),
+    connectionsPerOrigin: numberField({ min: 1, integer: true, default: 1 }),
     keepAliveTimeoutMs: numberField({ above: 0, default: 30_000 }),
     maxOrigins: numberField({ min: 1, integer: true, default: 1024 }),
     accept: stringField({ default: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8' }),
