@@ -6,13 +6,5 @@
 export * from './errors/index.js';
 export * from './core/index.js';
 export * from './model/index.js';
-export {
-  ROBOTS_PARSE_LIMIT_BYTES,
-  type RobotsDecision,
-  type RobotsRule,
-  RobotsTxt,
-  normalizeRobotsPath,
-  parseRobots,
-  productToken,
-  robotsPatternMatches,
-} from './fetch/robots.js';
+// The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
+export * from './fetch/robots.js';

@@ -15,10 +15,11 @@
  *
  * Timings (all injected-clock ms): a positive answer lives for its smallest record TTL,
  * clamped to [`minTtlMs` 30 s, `maxTtlMs` 1 h] (`defaultTtlMs` 5 min when the resolver gives
- * none); "no such name / no data" is cached `negativeTtlMs` (5 min, RFC 2308's usual
- * ceiling for negative answers is longer, but a crawler re-meets dead hosts rarely); other
- * failures (timeouts, SERVFAIL, refused) `errorTtlMs` (30 s). IP literals never reach the
- * resolver or the cache.
+ * none); "no such name / no data" is cached `negativeTtlMs` (5 min: long enough that a dead
+ * host's many discovered URLs cost one query, short enough that a newly registered name is
+ * picked up within a crawl); other failures (timeouts, SERVFAIL, refused) `errorTtlMs`
+ * (30 s), since they say nothing about the name. IP literals never reach the resolver or the
+ * cache.
  *
  * Never: choose which address is safe to connect to (that is `address.ts` and the fetcher),
  * or read the clock except through `now`.
@@ -27,6 +28,7 @@ import { promises as dnsPromises } from 'node:dns';
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, functionField, numberField } from '../options/index.js';
 import { ipVersion } from './address.js';
+import { lruSet, lruTouch } from './lru.js';
 
 /** One address of a name. */
 export interface ResolvedAddress {
@@ -232,7 +234,7 @@ export class DnsCache {
     const cached = this.peek(name);
     if (cached) {
       this.#stats.hits++;
-      this.#touch(name, cached);
+      lruTouch(this.#entries, name, cached);
       return Promise.resolve(cached);
     }
     this.#stats.misses++;
@@ -261,11 +263,6 @@ export class DnsCache {
   /** Drops every cached answer. */
   clear(): void {
     this.#entries.clear();
-  }
-
-  #touch(name: string, result: DnsResult): void {
-    this.#entries.delete(name);
-    this.#entries.set(name, result);
   }
 
   #start(name: string): Promise<DnsResult> {
@@ -321,13 +318,7 @@ export class DnsCache {
       result = { ok: false, hostname: name, code, error: message, notFound, expiresAtMs: now() + (notFound ? negativeTtlMs : errorTtlMs) };
     }
     if (!result.ok) this.#stats.failures++;
-    this.#entries.delete(name);
-    this.#entries.set(name, result);
-    while (this.#entries.size > maxEntries) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.#entries.delete(oldest);
-    }
+    lruSet(this.#entries, name, result, maxEntries);
     return result;
   }
 }

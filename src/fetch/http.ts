@@ -35,8 +35,8 @@ import { ipVersion, refusalReason } from './address.js';
 import { ACCEPT_ENCODING, contentFingerprint, decodeText, parseContentEncoding, readBody } from './body.js';
 import { DnsCache } from './dns.js';
 import { LinkExtractor } from './links.js';
-import { isAgentString } from './robots-cache.js';
-import { productToken } from './robots.js';
+import { lruSet, lruTouch } from './lru.js';
+import { isAgentString, productToken } from './robots.js';
 
 /** Fetches one URL. Implementations resolve every failure to an Outcome (status 0), never reject. */
 export interface Fetcher {
@@ -296,8 +296,7 @@ export class HttpFetcher implements Fetcher {
     const key = `${origin}|${ip}`;
     const existing = this.#pools.get(key);
     if (existing) {
-      this.#pools.delete(key);
-      this.#pools.set(key, existing);
+      lruTouch(this.#pools, key, existing);
       return existing;
     }
     const o = this.#o;
@@ -315,12 +314,8 @@ export class HttpFetcher implements Fetcher {
       bodyTimeout: o.bodyTimeoutMs,
       connect,
     });
-    this.#pools.set(key, pool);
-    while (this.#pools.size > o.maxOrigins) {
-      const [oldKey, oldPool] = this.#pools.entries().next().value as [string, Pool];
-      this.#pools.delete(oldKey);
-      void oldPool.close().catch(() => undefined);
-    }
+    // An evicted pool finishes the requests it holds, then closes.
+    lruSet(this.#pools, key, pool, o.maxOrigins, (old) => void old.close().catch(() => undefined));
     return pool;
   }
 

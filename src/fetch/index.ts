@@ -23,16 +23,7 @@ export {
   ipVersion,
   refusalReason,
 } from './address.js';
-export {
-  ROBOTS_PARSE_LIMIT_BYTES,
-  type RobotsDecision,
-  type RobotsRule,
-  RobotsTxt,
-  normalizeRobotsPath,
-  parseRobots,
-  productToken,
-  robotsPatternMatches,
-} from './robots.js';
+export * from './robots.js';
 export {
   type RobotsCacheOptions,
   type RobotsEntry,

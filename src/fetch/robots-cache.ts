@@ -26,7 +26,8 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
-import { type RobotsRule, type RobotsTxt, parseRobots, productToken } from './robots.js';
+import { lruSet, lruTouch } from './lru.js';
+import { type RobotsRule, type RobotsTxt, isAgentString, parseRobots, productToken } from './robots.js';
 
 /** What a robots fetch returned; an `Outcome` from `HttpFetcher.fetchUrl` has this shape. */
 export interface RobotsFetchResult {
@@ -116,10 +117,6 @@ export interface RobotsCacheOptions {
 
 const HOUR = 3_600_000;
 
-/** Whether `value` is an agent string with a product token at its start. */
-export function isAgentString(value: unknown): value is string {
-  return typeof value === 'string' && /^\s*[A-Za-z_-]/.test(value);
-}
 
 const resolveOptions = defineOptions<RobotsCacheOptions>(
   'RobotsCache',
@@ -256,9 +253,7 @@ export class RobotsCache {
   #fresh(origin: string): Entry | undefined {
     const entry = this.#entries.get(origin);
     if (entry === undefined || this.#opts.now() >= entry.refreshAtMs) return undefined;
-    // Touch for LRU order.
-    this.#entries.delete(origin);
-    this.#entries.set(origin, entry);
+    lruTouch(this.#entries, origin, entry);
     return entry;
   }
 
@@ -363,12 +358,6 @@ export class RobotsCache {
         redirects: result.redirects,
       };
     }
-    this.#entries.delete(origin);
-    this.#entries.set(origin, entry);
-    while (this.#entries.size > maxEntries) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.#entries.delete(oldest);
-    }
+    lruSet(this.#entries, origin, entry, maxEntries);
   }
 }

@@ -210,6 +210,11 @@ export function productToken(agent: string): string {
   return m[0];
 }
 
+/** Whether `value` is an agent string with a product token at its start (options validation). */
+export function isAgentString(value: unknown): value is string {
+  return typeof value === 'string' && TOKEN_CHAR.test(value.trim());
+}
+
 /** The token a user-agent line names: `*`, a lowercased product token, or '' (matches nothing). */
 function lineAgent(value: string): string {
   if (value.startsWith('*')) return '*';
