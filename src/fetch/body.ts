@@ -30,6 +30,8 @@ export interface BodyRead {
   readonly cutBy?: 'wire' | 'decoded' | undefined;
   /** Decoding failed or the coding is unsupported; `bytes` holds what decoded before that. */
   readonly error?: string | undefined;
+  /** The coding could not be decoded at all: `bytes` are the still-encoded wire bytes. */
+  readonly encoded: boolean;
 }
 
 /** The codings we decode (and advertise in Accept-Encoding). */
@@ -165,7 +167,7 @@ export async function readBody(
     stop();
   }
   const bytes = out.length === 1 ? out[0]! : Buffer.concat(out, decodedBytes);
-  return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, error };
+  return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, error, encoded: codings.length > 0 && !decode };
 }
 
 /** ASCII whitespace: space, tab, LF, VT, FF, CR. */

@@ -36,7 +36,8 @@ import { ACCEPT_ENCODING, contentFingerprint, decodeText, parseContentEncoding, 
 import { DnsCache } from './dns.js';
 import { LinkExtractor } from './links.js';
 import { lruSet, lruTouch } from './lru.js';
-import { isAgentString, productToken } from './robots.js';
+import type { RobotsFetch } from './robots-cache.js';
+import { ROBOTS_PARSE_LIMIT_BYTES, isAgentString, productToken } from './robots.js';
 
 /** Fetches one URL. Implementations resolve every failure to an Outcome (status 0), never reject. */
 export interface Fetcher {
@@ -83,8 +84,18 @@ export interface HttpFetcherOptions {
   maxLinks: number;
   /** Keep the decoded body on the outcome (`Outcome.body`); default true. */
   keepBody: boolean;
+  /** TLS trust for intranets and tests: CA certificates (PEM, replacing Node's roots), or `rejectUnauthorized: false`. */
+  tls: TlsOptions | undefined;
   /** Monotonic clock in ms for timing (default `performance.now`). */
   now: () => number;
+}
+
+/** TLS settings of `HttpFetcher`. */
+export interface TlsOptions {
+  /** CA certificates (PEM) to trust instead of Node's bundled roots, as `tls.connect` takes them. */
+  readonly ca?: string | readonly string[] | undefined;
+  /** Verify server certificates (default true). */
+  readonly rejectUnauthorized?: boolean | undefined;
 }
 
 /** Per-call overrides of `fetchUrl`. */
@@ -127,6 +138,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     parseLinks: booleanField(true),
     maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
     keepBody: booleanField(true),
+    tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
     now: functionField<() => number>(() => performance.now()),
   },
   (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
@@ -136,6 +148,13 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
 const OWN_HEADERS = new Set(['user-agent', 'if-none-match', 'if-modified-since', 'host', 'accept-encoding']);
 
 const NEVER = new AbortController().signal;
+
+function isTlsOptions(v: unknown): v is TlsOptions {
+  if (typeof v !== 'object' || v === null) return false;
+  const { ca, rejectUnauthorized, ...rest } = v as Record<string, unknown>;
+  const caOk = ca === undefined || typeof ca === 'string' || (Array.isArray(ca) && ca.every((c) => typeof c === 'string'));
+  return caOk && (rejectUnauthorized === undefined || typeof rejectUnauthorized === 'boolean') && Object.keys(rest).length === 0;
+}
 
 function firstHeader(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
@@ -264,8 +283,8 @@ export class HttpFetcher implements Fetcher {
   }
 
   /**
-   * Fetches a bare URL (row -1): the shape RobotsCache's `fetch` option takes —
-   * `new RobotsCache({ agent, fetch: (u, s) => fetcher.fetchUrl(u, s, { maxBodyBytes: 512_000, parseLinks: false }) })`.
+   * Fetches a bare URL (row -1) with optional validators, pinned address and caps. For
+   * robots.txt use `robotsFetch()`.
    */
   fetchUrl(url: string, signal: AbortSignal = NEVER, options: FetchUrlOptions = {}): Promise<Outcome> {
     if (typeof url !== 'string') throw new InvalidArgumentError(`HttpFetcher.fetchUrl: expected a URL string, received ${typeof url}`);
@@ -278,6 +297,14 @@ export class HttpFetcher implements Fetcher {
       options.maxBodyBytes ?? this.#o.maxBodyBytes,
       options.parseLinks ?? this.#o.parseLinks,
     );
+  }
+
+  /**
+   * The function RobotsCache's `fetch` option wants: a bare GET capped at the robots parse
+   * limit (plus one byte, so a cut is visible to the parser), without link extraction.
+   */
+  robotsFetch(): RobotsFetch {
+    return (url, signal) => this.fetchUrl(url, signal, { maxBodyBytes: ROBOTS_PARSE_LIMIT_BYTES + 1, parseLinks: false });
   }
 
   /** Closes every pool, waiting for requests in flight. The fetcher cannot be used afterwards. */
@@ -300,7 +327,11 @@ export class HttpFetcher implements Fetcher {
       return existing;
     }
     const o = this.#o;
-    const dial = buildConnector({ timeout: o.connectTimeoutMs });
+    const dial = buildConnector({
+      timeout: o.connectTimeoutMs,
+      ...(o.tls?.ca !== undefined ? { ca: typeof o.tls.ca === 'string' ? o.tls.ca : [...o.tls.ca] } : {}),
+      ...(o.tls?.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.tls.rejectUnauthorized } : {}),
+    });
     // Dial the pinned address; `host` (hostname:port) still names the server for SNI and the
     // certificate check, and the Pool's origin still writes the Host header.
     const connect: buildConnector.connector = (opts, callback) => dial({ ...opts, hostname: ip }, callback);
@@ -384,8 +415,18 @@ export class HttpFetcher implements Fetcher {
       headers['if-modified-since'] = new Date(validators.lastModified * 1000).toUTCString();
     }
 
-    const total = AbortSignal.timeout(o.totalTimeoutMs);
-    const combined = AbortSignal.any([signal, total]);
+    // One controller per fetch, aborted by the caller's signal or the total timeout; both
+    // hooks are removed in `finally`, so a long-lived caller signal collects no listeners and
+    // no timer outlives its fetch.
+    const controller = new AbortController();
+    let timedOut = false;
+    const onAbort = (): void => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`total timeout after ${o.totalTimeoutMs} ms`));
+    }, o.totalTimeoutMs);
+    const combined = controller.signal;
     let latencyMs: number | undefined;
     try {
       const res = await this.#pool(u.origin, ip).request({
@@ -447,8 +488,7 @@ export class HttpFetcher implements Fetcher {
       if (robotsHeader.noindex) base.noindex = true;
       const bytes = read.bytes;
       if (o.keepBody) base.body = bytes;
-      const decodable = read.error === undefined || read.error.includes('decoding failed');
-      if (bytes.length > 0 && decodable) {
+      if (bytes.length > 0 && !read.encoded) {
         base.contentFp = contentFingerprint(bytes);
         if (parseLinks && looksLikeHtml(contentType, bytes)) {
           const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks });
@@ -462,9 +502,12 @@ export class HttpFetcher implements Fetcher {
       }
       return base;
     } catch (err) {
-      const [kind, message] = classify(err, signal.aborted, total.aborted && !signal.aborted, o);
+      const [kind, message] = classify(err, signal.aborted, timedOut && !signal.aborted, o);
       const out = fail(kind, message, ip);
       return latencyMs === undefined ? out : { ...out, latencyMs };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 }

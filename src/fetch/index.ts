@@ -47,4 +47,4 @@ export {
 } from './dns.js';
 export { type ExtractLinksOptions, type ExtractedLinks, LinkExtractor, canonicalLink, extractLinks } from './links.js';
 export { ACCEPT_ENCODING, type BodyRead, contentFingerprint, normalizeWhitespace, readBody } from './body.js';
-export { type FetchUrlOptions, type Fetcher, type HttpFetcherOptions, HttpFetcher } from './http.js';
+export { type FetchUrlOptions, type Fetcher, type HttpFetcherOptions, HttpFetcher, type TlsOptions } from './http.js';

@@ -19,8 +19,8 @@
  * of polite (major crawlers do the same).
  *
  * The network is an injected `fetch(url, signal)` returning an outcome-shaped
- * `{ status, location?, body?, error? }` — `HttpFetcher.fetchUrl` fits, and tests pass a
- * function. The clock is injected too. Concurrent checks of one origin share one fetch. The
+ * `{ status, location?, body?, error?, truncated? }` — `HttpFetcher#robotsFetch()` makes
+ * one, and tests pass a function. The clock is injected too. Concurrent checks of one origin share one fetch. The
  * cache is shareable by every partition in a process; entries are evicted least recently
  * used past `maxEntries`.
  */
@@ -39,6 +39,8 @@ export interface RobotsFetchResult {
   readonly body?: Uint8Array | string | undefined;
   /** Why a status-0 fetch failed. */
   readonly error?: string | undefined;
+  /** The transport cut the body short: its last, partial line is not parsed. */
+  readonly truncated?: boolean | undefined;
 }
 
 /** Fetches one URL without following redirects. Must not reject for network failures. */
@@ -317,7 +319,8 @@ export class RobotsCache {
         continue;
       }
       if (status >= 200 && status < 300) {
-        return { kind: 'parsed', robots: parseRobots(res.body ?? '', `${origin}/robots.txt`), status, redirects: hops };
+        const robots = parseRobots(res.body ?? '', `${origin}/robots.txt`, { truncated: res.truncated === true });
+        return { kind: 'parsed', robots, status, redirects: hops };
       }
       if (status >= 400 && status < 500 && status !== 429) return { kind: 'unavailable', status, error: undefined, redirects: hops };
       return { kind: 'unreachable', status, error: res.error ?? (status === 0 ? 'no response' : `HTTP ${status}`), redirects: hops };

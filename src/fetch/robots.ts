@@ -241,12 +241,18 @@ const KEYS: ReadonlyMap<string, Key> = new Map<string, Key>([
 /** Crawl-delay values: a non-negative decimal number of seconds, nothing else. */
 const DELAY = /^\d+(?:\.\d+)?$|^\.\d+$/;
 
-function limitBytes(bytes: Uint8Array): { text: string; truncated: boolean } {
+/** Options of `parseRobots`. */
+export interface ParseRobotsOptions {
+  /** The input was already cut short (by a fetcher's size cap): drop its partial last line. */
+  readonly truncated?: boolean | undefined;
+}
+
+function limitBytes(bytes: Uint8Array, cut: boolean): { text: string; truncated: boolean } {
   let view = bytes;
-  let truncated = false;
-  if (bytes.length > ROBOTS_PARSE_LIMIT_BYTES) {
+  let truncated = cut;
+  if (bytes.length > ROBOTS_PARSE_LIMIT_BYTES || cut) {
     truncated = true;
-    let end = ROBOTS_PARSE_LIMIT_BYTES;
+    let end = Math.min(bytes.length, ROBOTS_PARSE_LIMIT_BYTES);
     // Keep the last complete line only: a cut pattern would be read as a shorter one.
     while (end > 0 && bytes[end - 1] !== 10 && bytes[end - 1] !== 13) end--;
     view = bytes.subarray(0, end);
@@ -261,7 +267,7 @@ export class RobotsTxt {
   readonly robotsUrl: string;
   /** Absolute http(s) Sitemap URLs, in file order, without duplicates. */
   readonly sitemaps: readonly string[];
-  /** The input was longer than the 500 KiB parse limit and its tail was ignored. */
+  /** The input was longer than the 500 KiB parse limit (or arrived cut) and its tail was ignored. */
   readonly truncated: boolean;
   /** Number of groups in the file (after nothing is merged). */
   readonly groupCount: number;
@@ -271,7 +277,7 @@ export class RobotsTxt {
   readonly #merged = new Map<string, MergedGroup>();
 
   /** @internal Use `parseRobots`. */
-  constructor(input: string | Uint8Array, robotsUrl: string) {
+  constructor(input: string | Uint8Array, robotsUrl: string, options: ParseRobotsOptions = {}) {
     let origin: string;
     try {
       const u = new URL(robotsUrl);
@@ -284,11 +290,12 @@ export class RobotsTxt {
     this.#origin = origin;
     let text: string;
     let truncated = false;
+    const cut = options.truncated === true;
     if (input instanceof Uint8Array) {
-      ({ text, truncated } = limitBytes(input));
+      ({ text, truncated } = limitBytes(input, cut));
     } else if (typeof input === 'string') {
       // A string can only exceed the byte limit if it is at least a third as long.
-      if (input.length * 3 > ROBOTS_PARSE_LIMIT_BYTES) ({ text, truncated } = limitBytes(utf8.encode(input)));
+      if (cut || input.length * 3 > ROBOTS_PARSE_LIMIT_BYTES) ({ text, truncated } = limitBytes(utf8.encode(input), cut));
       else text = input.charCodeAt(0) === 0xfeff ? input.slice(1) : input;
     } else {
       throw new InvalidArgumentError(`parseRobots: expected the file as a string or Uint8Array, received ${typeof input}`);
@@ -418,9 +425,10 @@ export class RobotsTxt {
 
 /**
  * Parses a robots.txt (text or raw bytes) fetched for `robotsUrl` — usually
- * `https://host/robots.txt`; any URL on the origin works. Never throws on file content: a
+ * `https://host/robots.txt`; any URL on the origin works. Pass `{ truncated: true }` when a
+ * transport cap already cut the body. Never throws on file content: a
  * binary, oversized or malformed file yields whatever rules it does contain.
  */
-export function parseRobots(text: string | Uint8Array, robotsUrl: string): RobotsTxt {
-  return new RobotsTxt(text, robotsUrl);
+export function parseRobots(text: string | Uint8Array, robotsUrl: string, options?: ParseRobotsOptions): RobotsTxt {
+  return new RobotsTxt(text, robotsUrl, options);
 }

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { brotliCompressSync, constants, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -459,6 +463,35 @@ describe('HttpFetcher: destination safety and DNS pinning', () => {
     expect(dns.calls).toEqual([]);
   });
 
+  it('over TLS, the pinned connection still sends the hostname as SNI and Host, and verifies it', async () => {
+    const cert = readFileSync(new URL('../fixtures/tls/secure.test.crt', import.meta.url), 'utf8');
+    const key = readFileSync(new URL('../fixtures/tls/secure.test.key', import.meta.url), 'utf8');
+    const seen: { servername: string | false | null; host: string | undefined; local: string | undefined }[] = [];
+    const tlsServer = createHttpsServer({ cert, key }, (req, res) => {
+      seen.push({ servername: (req.socket as TLSSocket).servername, host: req.headers.host, local: req.socket.localAddress });
+      res.end('secure');
+    });
+    await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.2', r));
+    const port = (tlsServer.address() as AddressInfo).port;
+    try {
+      const dns = new DnsCache({ resolver: testResolver({ 'secure.test': '127.0.0.2' }).resolver });
+      const trusted = fetcher({ dns, tls: { ca: cert } });
+      const out = await trusted.fetchUrl(`https://secure.test:${port}/s`);
+      expect(out).toMatchObject({ status: 200, ip: '127.0.0.2' });
+      expect(seen[0]).toEqual({ servername: 'secure.test', host: `secure.test:${port}`, local: '127.0.0.2' });
+      // Without the CA the certificate is rejected: the check runs against the hostname.
+      const untrusted = fetcher({ dns });
+      expect(await untrusted.fetchUrl(`https://secure.test:${port}/s`)).toMatchObject({ status: 0, errorKind: 'tls' });
+      // Pinned to the right address under the wrong name, the name check fails.
+      const wrongName = await trusted.fetchUrl(`https://other.test:${port}/s`, undefined, { ip: '127.0.0.2' });
+      expect(wrongName).toMatchObject({ status: 0, errorKind: 'tls' });
+      expect(seen).toHaveLength(1);
+    } finally {
+      tlsServer.closeAllConnections();
+      await new Promise<void>((r) => tlsServer.close(() => r()));
+    }
+  });
+
   it('one pool per (origin, address): a re-resolved name gets a fresh connection', async () => {
     const f = fetcher();
     await f.fetch(request(`http://a.test:${pinned.port}/`, { ip: '127.0.0.2' }), new AbortController().signal);
@@ -483,6 +516,7 @@ describe('HttpFetcher: options', () => {
     expect(() => new HttpFetcher({ agent: '/1.0' })).toThrow(/User-Agent/);
     expect(() => new HttpFetcher({ agent: 'Bot/1', maxBodyBytes: -1 })).toThrow(/maxBodyBytes/);
     expect(() => new HttpFetcher({ agent: 'Bot/1', dns: {} as DnsCache })).toThrow(/DnsCache/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', tls: { cert: 'x' } as unknown as HttpFetcherOptions['tls'] })).toThrow(/tls/);
     expect(() => new HttpFetcher({ agent: 'Bot/1', headers: { 'User-Agent': 'spoof' } })).toThrow(/set by the fetcher/);
     expect(() => new HttpFetcher({ agent: 'Bot/1', nonsense: 1 } as Partial<HttpFetcherOptions> & { agent: string })).toThrow(/unknown option/);
   });
@@ -508,10 +542,22 @@ describe('RobotsCache over HttpFetcher', () => {
       else res.end('page');
     });
     const f = fetcher();
-    const robots = new RobotsCache({ agent: AGENT, fetch: (u, sig) => f.fetchUrl(u, sig, { maxBodyBytes: 512_000, parseLinks: false }) });
+    const robots = new RobotsCache({ agent: AGENT, fetch: f.robotsFetch() });
     expect(await robots.check(`${s.origin}/private/x`)).toMatchObject({ allowed: false, reason: 'rules', crawlDelayMs: 3000 });
     expect(await robots.check(`${s.origin}/public`)).toMatchObject({ allowed: true });
     expect(s.requests.map((r) => r.path)).toEqual(['/robots.txt', '/real-robots.txt']);
+  });
+
+  it('a robots.txt beyond the parse limit: the cut line is not read as a shorter pattern', async () => {
+    let body = 'User-agent: *\nDisallow: /early\n';
+    while (body.length < 512_000 - 10) body += '# filler filler filler filler filler filler\n';
+    body += 'Disallow: /straddles-the-500-KiB-limit\nDisallow: /late\n';
+    const s = await serve((_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(body)));
+    const robots = new RobotsCache({ agent: AGENT, fetch: fetcher().robotsFetch() });
+    expect((await robots.check(`${s.origin}/early`)).allowed).toBe(false);
+    expect((await robots.check(`${s.origin}/s`)).allowed).toBe(true);
+    expect((await robots.check(`${s.origin}/late`)).allowed).toBe(true);
+    expect(robots.entry(s.origin)?.robots?.truncated).toBe(true);
   });
 
   it('an unreachable robots host (refused, 5xx) is disallowed for now', async () => {

@@ -191,6 +191,18 @@ describe('parseRobots: hostile and odd input', () => {
     expect(r.isAllowed('/straddling-the-limit-and-more-and-more-and-more', 'x')).toBe(true);
   });
 
+  it('input already cut by a transport cap ({ truncated: true }) loses its partial last line', () => {
+    const text = 'User-agent: *\nDisallow: /a\nDisallow: /priv';
+    const whole = at(text);
+    expect(whole.isAllowed('/p', 'x')).toBe(true);
+    expect(whole.isAllowed('/priv', 'x')).toBe(false);
+    const cut = parseRobots(text, `${ORIGIN}/robots.txt`, { truncated: true });
+    expect(cut.truncated).toBe(true);
+    expect(cut.isAllowed('/a', 'x')).toBe(false);
+    expect(cut.isAllowed('/priv', 'x')).toBe(true);
+    expect(parseRobots(new TextEncoder().encode(text), `${ORIGIN}/robots.txt`, { truncated: true }).isAllowed('/priv', 'x')).toBe(true);
+  });
+
   it('5 MB with no newline yields no rules; a huge line within the limit is one pattern', () => {
     const oneLine = `User-agent: * Disallow: /${'a'.repeat(5_000_000)}`;
     expect(at(oneLine).isAllowed('/a', 'x')).toBe(true);
