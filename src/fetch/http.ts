@@ -300,11 +300,12 @@ export class HttpFetcher implements Fetcher {
   }
 
   /**
-   * The function RobotsCache's `fetch` option wants: a bare GET capped at the robots parse
-   * limit (plus one byte, so a cut is visible to the parser), without link extraction.
+   * The function RobotsCache's `fetch` option wants: a bare GET whose wire bytes are capped
+   * at the robots parse limit, without link extraction. A cut marks the outcome `truncated`,
+   * and RobotsCache then drops the partial last line.
    */
   robotsFetch(): RobotsFetch {
-    return (url, signal) => this.fetchUrl(url, signal, { maxBodyBytes: ROBOTS_PARSE_LIMIT_BYTES + 1, parseLinks: false });
+    return (url, signal) => this.fetchUrl(url, signal, { maxBodyBytes: ROBOTS_PARSE_LIMIT_BYTES, parseLinks: false });
   }
 
   /** Closes every pool, waiting for requests in flight. The fetcher cannot be used afterwards. */

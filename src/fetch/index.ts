@@ -13,8 +13,8 @@
  * options), or throw for anything a remote server does — a hostile server produces an
  * Outcome or a verdict, never an exception.
  *
- * Node-only: undici, node:dns and node:zlib. `parseRobots` alone is re-exported from the
- * browser entry, from `./robots.js`, which imports nothing from Node.
+ * Node-only: undici, node:dns and node:zlib. Only `./robots.js` (`parseRobots` and its
+ * helpers), which imports nothing from Node, is re-exported from the browser entry too.
  */
 export {
   type AddressClass,
