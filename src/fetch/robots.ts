@@ -90,6 +90,10 @@ interface MergedGroup {
 const NO_RULES: MergedGroup = Object.freeze({ rules: [], crawlDelay: undefined });
 
 const HEX = '0123456789ABCDEF';
+/** Printable ASCII without `$`, `%` or `*`: already normalized on either side. */
+const PLAIN = /^[!-#&-)+-~]*$/;
+/** A pattern of printable ASCII with `*` wildcards and at most a final `$`, but no `%`. */
+const PLAIN_PATTERN = /^[!-#&-~]*\$?$/;
 const utf8 = new TextEncoder();
 
 function hexValue(code: number): number {
@@ -121,6 +125,9 @@ function pushEscaped(out: string[], byte: number): void {
  * encoded, as is a `$` that is not the last character of a pattern.
  */
 export function normalizeRobotsPath(text: string, pattern: boolean): string {
+  // Fast path (most paths and patterns): printable ASCII with nothing to encode or decode.
+  if (PLAIN.test(text)) return text;
+  if (pattern && PLAIN_PATTERN.test(text)) return text;
   const out: string[] = [];
   const n = text.length;
   for (let i = 0; i < n; i++) {
