@@ -1,7 +1,7 @@
 /**
  * Response bodies: reading with a cap on the wire bytes, streaming Content-Encoding decoding
- * (gzip, deflate, br) with a cap on the decoded bytes, charset sniffing, and the exact
- * content fingerprint.
+ * (gzip, deflate, br) with a cap on the decoded bytes, and charset sniffing. (The content
+ * fingerprint is src/dedup's `contentFp`; the fetcher calls it.)
  *
  * A decompression bomb is stopped while it inflates, not after: decoded output is counted as
  * it leaves the decompressor, and the moment it passes `maxDecodedBytes` every decompressor
@@ -14,9 +14,6 @@
 import { Buffer } from 'node:buffer';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
-import { xxh64 } from '../core/hash.js';
-import { isCoreLoaded } from '../core/instance.js';
-import { loadCoreSync } from '../core/node.js';
 
 /** The outcome of reading one body. */
 export interface BodyRead {
@@ -168,41 +165,6 @@ export async function readBody(
   }
   const bytes = out.length === 1 ? out[0]! : Buffer.concat(out, decodedBytes);
   return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, error, encoded: codings.length > 0 && !decode };
-}
-
-/** ASCII whitespace: space, tab, LF, VT, FF, CR. */
-function isSpace(b: number): boolean {
-  return b === 0x20 || (b >= 0x09 && b <= 0x0d);
-}
-
-/**
- * Collapses every run of ASCII whitespace to one space and trims both ends (the dedup seed's
- * NormalizeBody). Written here, inline, because src/dedup's `normalizeBody` is being written
- * in parallel; the two must stay byte-identical and should become one function.
- */
-export function normalizeWhitespace(bytes: Uint8Array): Uint8Array {
-  const out = new Uint8Array(bytes.length);
-  let n = 0;
-  let pendingSpace = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (isSpace(b)) {
-      pendingSpace = n > 0;
-      continue;
-    }
-    if (pendingSpace) {
-      out[n++] = 0x20;
-      pendingSpace = false;
-    }
-    out[n++] = b;
-  }
-  return out.subarray(0, n);
-}
-
-/** The exact content fingerprint: xxHash64 (seed 0) of the whitespace-normalized body. */
-export function contentFingerprint(bytes: Uint8Array): bigint {
-  if (!isCoreLoaded()) loadCoreSync(); // Node-only module: the packaged wasm loads synchronously
-  return xxh64(normalizeWhitespace(bytes));
 }
 
 const CHARSET_ATTR = /charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i;

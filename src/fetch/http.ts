@@ -18,8 +18,11 @@
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
  *     kept. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
  *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
- *     fingerprinted (`contentFp`) and, for HTML, scanned for links, canonical and meta
- *     robots. Other bodies are drained (bounded) so the connection can be reused.
+ *     fingerprinted once: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
+ *     bytes) and `simhash` (src/core: of the visible text for HTML, of the text for other
+ *     textual types, none for binary). HTML is scanned in the same pass for links (through
+ *     src/url's `canonicalize` under `canonPolicy`), canonical and meta robots. Other
+ *     bodies are drained (bounded) so the connection can be reused.
  *  6. Timing: `latencyMs` (start to headers) and `fetchMs` (start to end of body) on the
  *     injected monotonic clock.
  *
@@ -32,7 +35,12 @@ import { InvalidArgumentError } from '../errors/index.js';
 import type { FetchErrorKind, FetchRequest, Link, Outcome } from '../model/index.js';
 import { booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
 import { ipVersion, refusalReason } from './address.js';
-import { ACCEPT_ENCODING, contentFingerprint, decodeText, parseContentEncoding, readBody } from './body.js';
+import { isCoreLoaded } from '../core/instance.js';
+import { loadCoreSync } from '../core/node.js';
+import { simhashText } from '../core/simhash.js';
+import { contentFp } from '../dedup/index.js';
+import type { CanonPolicy } from '../url/index.js';
+import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
 import { DnsCache } from './dns.js';
 import { LinkExtractor } from './links.js';
 import { lruSet, lruTouch } from './lru.js';
@@ -80,6 +88,8 @@ export interface HttpFetcherOptions {
   headers: Readonly<Record<string, string>>;
   /** Extract links, canonical and meta robots from HTML; default true. */
   parseLinks: boolean;
+  /** The crawl's pinned canonicalization policy for extracted links (default src/url's). */
+  canonPolicy: CanonPolicy | undefined;
   /** Links kept per page; default 10 000. */
   maxLinks: number;
   /** Keep the decoded body on the outcome (`Outcome.body`); default true. */
@@ -109,6 +119,15 @@ export interface FetchUrlOptions {
   maxBodyBytes?: number | undefined;
   /** Skip link extraction for this call. */
   parseLinks?: boolean | undefined;
+  /** Skip the fingerprint, simhash and link extraction altogether (robots.txt). */
+  analyze?: boolean | undefined;
+}
+
+/** What one call reads and computes. */
+interface Mode {
+  readonly maxBodyBytes: number;
+  readonly parseLinks: boolean;
+  readonly analyze: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -136,6 +155,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     accept: stringField({ default: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8' }),
     headers: customField('an object of string header values', isHeaderRecord, () => ({})),
     parseLinks: booleanField(true),
+    canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
     maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
     keepBody: booleanField(true),
     tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
@@ -169,6 +189,8 @@ function httpDateSeconds(value: string | undefined): number | undefined {
 }
 
 const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
+/** Non-HTML types whose text is worth a simhash (binary types get none). */
+const TEXTUAL_TYPE = /^\s*(text\/|application\/(json|xml|javascript|x-javascript|ld\+json)\b|[\w.-]+\/[\w.-]+\+(xml|json)\b)/i;
 
 function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array): boolean {
   if (contentType) return HTML_TYPE.test(contentType);
@@ -249,6 +271,7 @@ export class HttpFetcher implements Fetcher {
   readonly #token: string;
   readonly #extraHeaders: Record<string, string>;
   readonly #pools = new Map<string, Pool>();
+  readonly #defaultMode: Mode;
   #closed = false;
 
   constructor(options: Partial<HttpFetcherOptions> & Pick<HttpFetcherOptions, 'agent'>) {
@@ -262,6 +285,9 @@ export class HttpFetcher implements Fetcher {
       extra[name] = v;
     }
     this.#extraHeaders = extra;
+    this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
+    // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
+    if (!isCoreLoaded()) loadCoreSync();
   }
 
   /** The DnsCache this fetcher resolves through. */
@@ -279,7 +305,7 @@ export class HttpFetcher implements Fetcher {
     if (typeof req !== 'object' || req === null || typeof req.url !== 'string') {
       throw new InvalidArgumentError(`HttpFetcher.fetch: expected a FetchRequest with a url string, received ${req === null ? 'null' : typeof req}`);
     }
-    return this.#run(req.row, req.url, req.ip, { etag: req.etag, lastModified: req.lastModified }, signal, this.#o.maxBodyBytes, this.#o.parseLinks);
+    return this.#run(req.row, req.url, req.ip, { etag: req.etag, lastModified: req.lastModified }, signal, this.#defaultMode);
   }
 
   /**
@@ -294,8 +320,11 @@ export class HttpFetcher implements Fetcher {
       options.ip,
       { etag: options.etag, lastModified: options.lastModified },
       signal,
-      options.maxBodyBytes ?? this.#o.maxBodyBytes,
-      options.parseLinks ?? this.#o.parseLinks,
+      {
+        maxBodyBytes: options.maxBodyBytes ?? this.#o.maxBodyBytes,
+        parseLinks: options.parseLinks ?? this.#o.parseLinks,
+        analyze: options.analyze ?? true,
+      },
     );
   }
 
@@ -305,7 +334,7 @@ export class HttpFetcher implements Fetcher {
    * and RobotsCache then drops the partial last line.
    */
   robotsFetch(): RobotsFetch {
-    return (url, signal) => this.fetchUrl(url, signal, { maxBodyBytes: ROBOTS_PARSE_LIMIT_BYTES, parseLinks: false });
+    return (url, signal) => this.fetchUrl(url, signal, { maxBodyBytes: ROBOTS_PARSE_LIMIT_BYTES, analyze: false });
   }
 
   /** Closes every pool, waiting for requests in flight. The fetcher cannot be used afterwards. */
@@ -376,8 +405,7 @@ export class HttpFetcher implements Fetcher {
     pinned: string | undefined,
     validators: Validators,
     signal: AbortSignal,
-    maxBodyBytes: number,
-    parseLinks: boolean,
+    mode: Mode,
   ): Promise<Outcome> {
     const o = this.#o;
     const t0 = o.now();
@@ -478,7 +506,7 @@ export class HttpFetcher implements Fetcher {
         base.fetchMs = o.now() - t0;
         return base;
       }
-      const read = await readBody(res.body, parseContentEncoding(firstHeader(h, 'content-encoding')), maxBodyBytes, o.maxDecodedBytes);
+      const read = await readBody(res.body, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes);
       base.fetchMs = o.now() - t0;
       if (read.truncated) base.truncated = true;
       if (read.error !== undefined) {
@@ -489,16 +517,21 @@ export class HttpFetcher implements Fetcher {
       if (robotsHeader.noindex) base.noindex = true;
       const bytes = read.bytes;
       if (o.keepBody) base.body = bytes;
-      if (bytes.length > 0 && !read.encoded) {
-        base.contentFp = contentFingerprint(bytes);
-        if (parseLinks && looksLikeHtml(contentType, bytes)) {
-          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks });
+      if (bytes.length > 0 && !read.encoded && mode.analyze) {
+        // Computed once, here: the frontier and freshness only compare them.
+        base.contentFp = contentFp(bytes);
+        if (looksLikeHtml(contentType, bytes)) {
+          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true });
           extractor.write(decodeText(bytes, contentType));
           const found = extractor.end();
-          const nofollowAll = robotsHeader.nofollow;
-          base.links = nofollowAll ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
-          if (found.canonical !== undefined) base.canonical = found.canonical;
+          base.simhash = simhashText(found.text ?? '');
           if (found.noindex) base.noindex = true;
+          if (mode.parseLinks) {
+            base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
+            if (found.canonical !== undefined) base.canonical = found.canonical;
+          }
+        } else if (contentType !== undefined && TEXTUAL_TYPE.test(contentType)) {
+          base.simhash = simhashText(decodeText(bytes, contentType));
         }
       }
       return base;

@@ -45,6 +45,6 @@ export {
   normalizeHostname,
   systemResolver,
 } from './dns.js';
-export { type ExtractLinksOptions, type ExtractedLinks, LinkExtractor, canonicalLink, extractLinks } from './links.js';
-export { ACCEPT_ENCODING, type BodyRead, contentFingerprint, normalizeWhitespace, readBody } from './body.js';
+export { type ExtractLinksOptions, type ExtractedLinks, LinkExtractor, extractLinks } from './links.js';
+export { ACCEPT_ENCODING, type BodyRead, decodeText, readBody, sniffCharset } from './body.js';
 export { type FetchUrlOptions, type Fetcher, type HttpFetcherOptions, HttpFetcher, type TlsOptions } from './http.js';

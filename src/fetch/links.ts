@@ -2,8 +2,10 @@
  * Link extraction from HTML with htmlparser2's streaming tokenizer: `a`/`area` hrefs, the
  * document's `<base href>`, `<link rel=canonical>` (recorded, not followed as a link),
  * `<meta name=robots>` (and `<meta name=AGENT>`) `noindex`/`nofollow`/`none`, and
- * `rel=nofollow` on anchors. Only http(s) targets survive, each canonicalized once and
- * deduplicated in document order.
+ * `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
+ * `canonicalize` under the crawl's pinned `CanonPolicy`, once — deduplicated in document
+ * order. On request the same pass collects the page's visible text (outside script, style,
+ * noscript and template) for the simhash, so markup never moves the signature.
  *
  * As in browsers, the first `<base href>` of the document sets the base for every link, even
  * ones before it, so hrefs are collected raw while parsing and resolved at `end()`. A meta
@@ -17,7 +19,8 @@
 import { Parser } from 'htmlparser2';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { Link } from '../model/index.js';
-import { defineOptions, numberField, stringField } from '../options/index.js';
+import { booleanField, customField, defineOptions, numberField, stringField } from '../options/index.js';
+import { type CanonPolicy, canonPolicy, canonicalize } from '../url/index.js';
 
 /** What a page says about its links and itself. */
 export interface ExtractedLinks {
@@ -33,6 +36,8 @@ export interface ExtractedLinks {
   readonly base: string;
   /** More than `maxLinks` distinct links: the rest were dropped. */
   readonly truncated: boolean;
+  /** The visible text, with a space at every tag boundary (only with `collectText`). */
+  readonly text?: string | undefined;
 }
 
 /** Options of `extractLinks` / `LinkExtractor`. */
@@ -41,31 +46,21 @@ export interface ExtractLinksOptions {
   agent: string | undefined;
   /** Distinct links kept per page; default 10 000. */
   maxLinks: number;
+  /** The crawl's canonicalization policy (pinned per crawl; default `DEFAULT_POLICY`). */
+  canonPolicy: CanonPolicy | undefined;
+  /** Also collect the visible text (`ExtractedLinks.text`); default false. */
+  collectText: boolean;
 }
 
 const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
   agent: stringField({}),
   maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
+  canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy object', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
+  collectText: booleanField(false),
 });
 
-/**
- * Resolves `raw` against `base` and returns the frontier's canonical string, or null when it
- * is not an http(s) URL. The one place link strings are canonicalized.
- *
- * Until src/url's `canonicalize` lands this is WHATWG URL resolution, http(s) only, with the
- * fragment dropped; swap the body for `canonicalize(raw, base)` then.
- */
-export function canonicalLink(raw: string, base: string): string | null {
-  let u: URL;
-  try {
-    u = new URL(raw.trim(), base);
-  } catch {
-    return null;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-  u.hash = '';
-  return u.href;
-}
+/** Elements whose content is not visible text. */
+const HIDDEN = new Set(['script', 'style', 'noscript', 'template']);
 
 function tokens(value: string | undefined, separators: RegExp): string[] {
   return value ? value.toLowerCase().split(separators).filter((t) => t !== '') : [];
@@ -78,6 +73,9 @@ const META_SEP = /[\s,]+/;
 export class LinkExtractor {
   readonly #documentUrl: string;
   readonly #opts: Readonly<ExtractLinksOptions>;
+  readonly #policy: CanonPolicy;
+  readonly #text: string[] | undefined;
+  #hiddenDepth = 0;
   readonly #agent: string | undefined;
   readonly #parser: Parser;
   readonly #hrefs: { href: string; nofollow: boolean }[] = [];
@@ -96,12 +94,26 @@ export class LinkExtractor {
     }
     this.#documentUrl = baseUrl;
     this.#opts = resolveOptions(options);
+    // Resolved once (validated, frozen) so canonicalize's per-policy compile cache hits.
+    this.#policy = canonPolicy(this.#opts.canonPolicy);
+    this.#text = this.#opts.collectText ? [] : undefined;
     this.#agent = this.#opts.agent?.trim().toLowerCase() || undefined;
     // Raw hrefs kept before dedup: generous, but bounded for hostile pages.
     const rawCap = this.#opts.maxLinks * 4 + 64;
     this.#parser = new Parser(
       {
+        ontext: (data) => {
+          if (this.#text !== undefined && this.#hiddenDepth === 0) this.#text.push(data);
+        },
+        // A tag boundary separates words; text pieces between tags join as they came (the
+        // tokenizer may split one text run at a chunk or entity boundary).
+        onclosetag: (name) => {
+          if (HIDDEN.has(name) && this.#hiddenDepth > 0) this.#hiddenDepth--;
+          this.#text?.push(' ');
+        },
         onopentag: (name, attribs) => {
+          if (HIDDEN.has(name)) this.#hiddenDepth++;
+          this.#text?.push(' ');
           switch (name) {
             case 'a':
             case 'area': {
@@ -162,7 +174,7 @@ export class LinkExtractor {
     const links: { url: string; nofollow: boolean }[] = [];
     let truncated = this.#overflow;
     for (const { href, nofollow } of this.#hrefs) {
-      const url = canonicalLink(href, base);
+      const url = canonicalize(href, base, this.#policy);
       if (url === null) continue;
       const at = index.get(url);
       if (at !== undefined) {
@@ -178,8 +190,9 @@ export class LinkExtractor {
       links.push({ url, nofollow });
     }
     const out: Link[] = links.map((l) => (l.nofollow || this.#nofollow ? { url: l.url, nofollow: true } : { url: l.url }));
-    const canonical = this.#canonical === undefined ? undefined : (canonicalLink(this.#canonical, base) ?? undefined);
-    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated };
+    const canonical = this.#canonical === undefined ? undefined : (canonicalize(this.#canonical, base, this.#policy) ?? undefined);
+    const text = this.#text?.join('');
+    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text };
   }
 }
 

@@ -13,9 +13,11 @@ import {
   InvalidArgumentError,
   type Resolver,
   RobotsCache,
-  contentFingerprint,
-  normalizeWhitespace,
+  canonPolicy,
+  contentFp,
+  normalizeBody,
   readBody,
+  simhashText,
   xxh64,
 } from '../../src/index.js';
 import { type Handler, type TestServer, startServer } from './server.js';
@@ -88,12 +90,16 @@ describe('HttpFetcher: a page', () => {
     });
     expect(out.error).toBeUndefined();
     expect(new TextDecoder().decode(out.body)).toBe(HTML);
-    expect(out.contentFp).toBe(xxh64(normalizeWhitespace(new TextEncoder().encode(HTML))));
+    expect(out.contentFp).toBe(xxh64(normalizeBody(new TextEncoder().encode(HTML))));
+    expect(out.simhash).toBe(simhashText('A B C mail'));
     expect(out.links).toEqual([
       { url: `${s.origin}/a` },
       { url: `${s.origin}/dir/b?x=1` },
       { url: 'https://elsewhere.test/c', nofollow: true },
     ]);
+    // Links go through src/url's canonicalize under the crawl's policy.
+    const strict = fetcher({ canonPolicy: canonPolicy({ queryAllow: ['page'] }) });
+    expect((await strict.fetch(request(`${s.origin}/dir/page`), new AbortController().signal)).links![1]).toEqual({ url: `${s.origin}/dir/b` });
     expect(out.latencyMs).toBeGreaterThanOrEqual(0);
     expect(out.fetchMs).toBeGreaterThanOrEqual(out.latencyMs!);
     const seen = s.requests[0]!;
@@ -103,13 +109,29 @@ describe('HttpFetcher: a page', () => {
     expect(seen.path).toBe('/dir/page');
   });
 
-  it('the fingerprint ignores whitespace reflow but not content', () => {
-    const a = contentFingerprint(new TextEncoder().encode('  <p>hello \n\t world</p>\n'));
-    const b = contentFingerprint(new TextEncoder().encode('<p>hello world</p>'));
-    const c = contentFingerprint(new TextEncoder().encode('<p>hello  worlds</p>'));
-    expect(a).toBe(b);
-    expect(a).not.toBe(c);
-    expect(normalizeWhitespace(new TextEncoder().encode(' \r\n a\u000b\fb  '))).toEqual(new TextEncoder().encode('a b'));
+  it('fingerprint and simhash: reflow keeps the fingerprint, markup never moves the simhash', async () => {
+    const pages: Record<string, [string, string]> = {
+      '/a': ['text/html', '  <p>Hello \n\t world</p>\n'],
+      '/b': ['text/html', '<p>Hello world</p>'],
+      '/c': ['text/html', '<div class="x"><b>hello</b> <i>WORLD</i><script>var hidden = 1;</script><style>p{}</style></div>'],
+      '/d': ['text/plain', 'hello world'],
+      '/e': ['application/json', '{"hello": "world"}'],
+      '/f': ['image/png', 'hello world'],
+    };
+    const s = await serve((req, res) => {
+      const [type, body] = pages[req.url!]!;
+      res.writeHead(200, { 'content-type': type }).end(body);
+    });
+    const f = fetcher();
+    const out: Record<string, Awaited<ReturnType<HttpFetcher['fetchUrl']>>> = {};
+    for (const p of Object.keys(pages)) out[p] = await f.fetchUrl(`${s.origin}${p}`);
+    expect(out['/a']!.contentFp).toBe(out['/b']!.contentFp);
+    expect(out['/a']!.contentFp).toBe(contentFp(new TextEncoder().encode('<p>Hello world</p>')));
+    expect(out['/c']!.contentFp).not.toBe(out['/b']!.contentFp);
+    const words = simhashText('hello world');
+    for (const p of ['/a', '/b', '/c', '/d', '/e']) expect(out[p]!.simhash, p).toBe(words);
+    expect(out['/f']!.simhash).toBeUndefined();
+    expect(out['/f']!.contentFp).toBeTypeOf('bigint');
   });
 
   it('reuses one keep-alive connection for an origin', async () => {

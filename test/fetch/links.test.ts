@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, LinkExtractor, canonicalLink, extractLinks } from '../../src/index.js';
+import { InvalidArgumentError, LinkExtractor, canonPolicy, extractLinks } from '../../src/index.js';
 
 const PAGE = 'https://site.test/dir/page.html';
 
@@ -113,10 +113,21 @@ describe('extractLinks', () => {
     expect(() => extractLinks('', PAGE, { maxLinks: -1 })).toThrow(/maxLinks/);
   });
 
-  it('canonicalLink: the single canonicalization point', () => {
-    expect(canonicalLink('HTTP://Site.TEST:80/a/../b#f', PAGE)).toBe('http://site.test/b');
-    expect(canonicalLink('//cdn.test/x', PAGE)).toBe('https://cdn.test/x');
-    expect(canonicalLink('javascript:alert(1)', PAGE)).toBeNull();
-    expect(canonicalLink('http://[::1', PAGE)).toBeNull();
+  it('canonicalizes through src/url under the given policy (default: its DEFAULT_POLICY)', () => {
+    const html = '<a href="HTTP://Site.TEST:80/a/../b?utm_source=x&z=1&a=2#f">1</a><a href="//cdn.test/x/">2</a><a href="http://[::1">bad</a>';
+    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['http://site.test/b?a=2&z=1', 'https://cdn.test/x/']);
+    const folded = extractLinks(html, PAGE, { canonPolicy: canonPolicy({ foldTrailing: true }) });
+    expect(folded.links.map((l) => l.url)).toContain('https://cdn.test/x');
+  });
+
+  it('collects visible text for the simhash: tag boundaries split words, hidden elements do not count', () => {
+    const html = '<p>one</p><p>two&amp;three</p><script>nope()</script><style>.x{}</style><noscript>no</noscript><template>t</template>four<br>five';
+    const r = extractLinks(html, PAGE, { collectText: true });
+    expect(r.text!.split(/\s+/).filter(Boolean)).toEqual(['one', 'two&three', 'four', 'five']);
+    expect(extractLinks(html, PAGE).text).toBeUndefined();
+    // Chunking never splits a word.
+    const x = new LinkExtractor(PAGE, { collectText: true });
+    for (const ch of '<p>hello world</p>') x.write(ch);
+    expect(x.end().text!.trim()).toBe('hello world');
   });
 });

@@ -1,0 +1,45 @@
+/**
+ * src/politeness: how fast one host, and one machine behind many hosts, may be crawled, and
+ * how that rate reacts to what the server says (DESIGN §7).
+ *
+ * It owns three things:
+ * - the frontier's rate policy — `PolitenessConfig` (built only by `politenessConfig(partial?)`,
+ *   which validates and returns the frozen defaulted config; no argument gives the defaults), the AIMD
+ *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling` — and the shared
+ *   per-IP throttle `IpTable`;
+ * - the standalone `Governor`, a pacer for crawlers that keep their own fetch loop, and its
+ *   jitter primitive `waitJitter`;
+ * - the one Retry-After parser both layers use, `parseRetryAfter`.
+ *
+ * It must never touch the network, read a clock on its own deep inside a decision, or sleep
+ * for real in a test. Every instant is a number handed in (the frontier passes its dispatch
+ * clock; the governor and `waitJitter` take injected `now`, `sleep` and `wallNow`, defaulting to
+ * the real ones only at those entry points), which is what lets the whole module run on a virtual clock
+ * and keeps it browser-safe. The split mirrors the seeds: meguri owns the politeness policy,
+ * the fetcher owns the mechanism, and the frontier owns the per-host state the policy reads
+ * and writes — the only state kept here is the per-IP table and the governor's own hosts.
+ */
+export {
+  adapt,
+  atCeiling,
+  hostInterval,
+  isThrottle,
+  politenessConfig,
+  signalOf,
+  type PolitenessConfig,
+  type Signal,
+} from './policy.js';
+export { IpTable, isUnknownIp } from './ip-table.js';
+export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+export {
+  Governor,
+  governorConfig,
+  MAX_BACKOFF_LEVEL,
+  waitJitter,
+  type AcquireOptions,
+  type GovernorConfig,
+  type GovernorOptions,
+  type HostPeek,
+  type JitterOptions,
+} from './governor.js';
+export { SeededRandom } from './random.js';

@@ -1,0 +1,184 @@
+/**
+ * The frontier's rate policy: the band a host's fetch interval must stay in and the AIMD step
+ * that moves the interval inside it, as plain functions over a frozen config.
+ *
+ * Model (DESIGN §7). Each host has an adaptive interval I, measured start-to-start. After
+ * every fetch the frontier folds one `Signal` into it:
+ *
+ *     throttled (429, 5xx, status 0):  I' = max(I · backoff, retryAfter)    multiplicative increase
+ *     latency > prevLatency · rise:    I' = I · softWiden                    gentle increase
+ *     otherwise:                       I' = I − narrow                       additive decrease
+ *
+ * and dispatches no sooner than `hostInterval(config, I', crawlDelay)` after the previous
+ * start, i.e. I' clamped into [max(floor, crawlDelay), ceiling]. Additive decrease with
+ * multiplicative increase is the AIMD rule that TCP congestion control uses: it backs off a
+ * struggling server within a few responses and creeps back toward the floor slowly, so the
+ * crawl probes a recovered host's capacity instead of jumping back to full speed.
+ *
+ * With the defaults (1 s start, ×2 back-off, −50 ms per healthy fetch): one 503 takes a host
+ * from 1 s to 2 s, fifteen healthy fetches bring a 1 s host to the 250 ms floor, and nine
+ * consecutive failures from 1 s reach the 5 min ceiling, the point at which the frontier
+ * treats the host as dead (`atCeiling`).
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import { defineOptions, numberField } from '../options/index.js';
+import { parseRetryAfter } from './retry-after.js';
+
+/**
+ * The politeness policy: the interval band and the AIMD reaction constants. All durations are
+ * milliseconds. Build one with `politenessConfig(partial)`; the defaults are in its table.
+ */
+export interface PolitenessConfig {
+  /** Interval of a host with no signal yet. Default 1000 ms. */
+  readonly defaultIntervalMs: number;
+  /** Hard minimum between two fetch starts to one host; never crossed. Default 250 ms. */
+  readonly floorMs: number;
+  /** Hard maximum interval; a host pinned here is treated as dead. Default 300 000 ms (5 min). */
+  readonly ceilingMs: number;
+  /** Minimum between two fetch starts to one IP address, however many hosts share it. Default 250 ms. */
+  readonly ipFloorMs: number;
+  /** Multiplicative widening on 429, 5xx and transport errors; ≥ 1. Default 2. */
+  readonly backoff: number;
+  /** Multiplicative widening when latency rises sharply; ≥ 1. Default 1.25. */
+  readonly softWiden: number;
+  /** Additive narrowing per healthy fetch. Default 50 ms. */
+  readonly narrowMs: number;
+  /** Latency over `prevLatency · latencyRise` counts as rising sharply; ≥ 1. Default 1.5. */
+  readonly latencyRise: number;
+}
+
+/**
+ * Validates a partial politeness config and returns the frozen, fully defaulted config.
+ * Call with no argument for the defaults. This is the one constructor of `PolitenessConfig`.
+ *
+ * | option              | default | rule                                   |
+ * |---------------------|---------|----------------------------------------|
+ * | `defaultIntervalMs` | 1000    | floorMs ≤ defaultIntervalMs ≤ ceilingMs |
+ * | `floorMs`           | 250     | ≥ 0, ≤ ceilingMs                        |
+ * | `ceilingMs`         | 300000  | > 0                                     |
+ * | `ipFloorMs`         | 250     | ≥ 0                                     |
+ * | `backoff`           | 2       | ≥ 1                                     |
+ * | `softWiden`         | 1.25    | ≥ 1                                     |
+ * | `narrowMs`          | 50      | ≥ 0                                     |
+ * | `latencyRise`       | 1.5     | ≥ 1                                     |
+ *
+ * @throws InvalidArgumentError naming the option and the value received (unknown keys,
+ *   non-finite numbers, factors below 1, floor above ceiling, default outside the band).
+ */
+export const politenessConfig: (partial?: Partial<PolitenessConfig> | null) => Readonly<PolitenessConfig> =
+  defineOptions<PolitenessConfig>(
+    'PolitenessConfig',
+    {
+      defaultIntervalMs: numberField({ min: 0, default: 1000 }),
+      floorMs: numberField({ min: 0, default: 250 }),
+      ceilingMs: numberField({ above: 0, default: 300_000 }),
+      ipFloorMs: numberField({ min: 0, default: 250 }),
+      backoff: numberField({ min: 1, default: 2 }),
+      softWiden: numberField({ min: 1, default: 1.25 }),
+      narrowMs: numberField({ min: 0, default: 50 }),
+      latencyRise: numberField({ min: 1, default: 1.5 }),
+    },
+    (c) => {
+      if (c.floorMs > c.ceilingMs) return `floorMs (${c.floorMs}) must not exceed ceilingMs (${c.ceilingMs})`;
+      if (c.defaultIntervalMs < c.floorMs || c.defaultIntervalMs > c.ceilingMs) {
+        return `defaultIntervalMs (${c.defaultIntervalMs}) must lie in [floorMs, ceilingMs] = [${c.floorMs}, ${c.ceilingMs}]`;
+      }
+      return undefined;
+    },
+  );
+
+/** The part of a fetch outcome the rate policy reads. Durations in milliseconds. */
+export interface Signal {
+  /** HTTP status, or 0 for a transport error (DNS, connect, timeout, reset). */
+  readonly status: number;
+  /** The parsed Retry-After delay (see `parseRetryAfter`), absent or 0 when none. */
+  readonly retryAfterMs?: number | undefined;
+  /** This fetch's latency. */
+  readonly latencyMs?: number | undefined;
+  /** The host's smoothed latency before this fetch. */
+  readonly prevLatencyMs?: number | undefined;
+}
+
+/** Whether a status means "the server is struggling or refusing": 429, any 5xx, or a transport error (0). */
+export function isThrottle(status: number): boolean {
+  return status === 429 || status === 0 || (status >= 500 && status <= 599);
+}
+
+function requireInterval(fn: string, name: string, value: number): void {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new InvalidArgumentError(`${fn}: expected ${name} to be a number of milliseconds, received ${String(value)}`);
+  }
+}
+
+/**
+ * One AIMD step: the next adaptive interval after a fetch, before clamping.
+ *
+ * In order: a throttle (429, 5xx, or status 0 — a server too busy to answer is treated like
+ * one that answers 503) multiplies the interval by `backoff` and takes `retryAfterMs` as a
+ * floor; otherwise a latency above `prevLatencyMs · latencyRise` multiplies it by
+ * `softWiden`; otherwise it narrows by `narrowMs`. The result may lie outside the legal band
+ * (even below zero); pass it through `hostInterval` before use.
+ *
+ * @throws InvalidArgumentError when `intervalMs` is NaN or not a number.
+ */
+export function adapt(config: PolitenessConfig, intervalMs: number, signal: Signal): number {
+  requireInterval('adapt', 'intervalMs', intervalMs);
+  if (isThrottle(signal.status)) {
+    const widened = intervalMs * config.backoff;
+    const ra = signal.retryAfterMs;
+    return ra !== undefined && ra > widened ? ra : widened;
+  }
+  const latency = signal.latencyMs;
+  const prev = signal.prevLatencyMs;
+  if (latency !== undefined && prev !== undefined && prev > 0 && latency > prev * config.latencyRise) {
+    return intervalMs * config.softWiden;
+  }
+  return intervalMs - config.narrowMs;
+}
+
+/**
+ * Clamps an adaptive interval into the host's legal band: at least `max(floorMs,
+ * crawlDelayMs)`, at most `ceilingMs`. A robots crawl-delay above the ceiling wins over the
+ * ceiling — a site asking to be crawled slower is always honoured.
+ *
+ * @param crawlDelayMs the host's crawl-delay from robots.txt or configuration; 0 or absent for none.
+ * @throws InvalidArgumentError when `intervalMs` is NaN, or `crawlDelayMs` is negative or NaN.
+ */
+export function hostInterval(config: PolitenessConfig, intervalMs: number, crawlDelayMs = 0): number {
+  requireInterval('hostInterval', 'intervalMs', intervalMs);
+  if (typeof crawlDelayMs !== 'number' || !(crawlDelayMs >= 0)) {
+    throw new InvalidArgumentError(`hostInterval: expected crawlDelayMs >= 0, received ${String(crawlDelayMs)}`);
+  }
+  const lo = crawlDelayMs > config.floorMs ? crawlDelayMs : config.floorMs;
+  if (intervalMs <= lo) return lo;
+  return intervalMs >= config.ceilingMs ? Math.max(config.ceilingMs, lo) : intervalMs;
+}
+
+/**
+ * Whether an interval is pinned at the ceiling — sustained over a run of fetches, the sign
+ * that a host is dead. Pass the interval as `hostInterval` returned it.
+ */
+export function atCeiling(config: PolitenessConfig, intervalMs: number): boolean {
+  return intervalMs >= config.ceilingMs;
+}
+
+/**
+ * Builds the `Signal` for one fetch outcome: its status and latency, the host's previous
+ * smoothed latency, and its Retry-After header parsed against the wall clock.
+ *
+ * @param outcome anything with `status` and optional raw `retryAfter` / `latencyMs` (a model `Outcome` fits).
+ * @param prevLatencyMs the host's smoothed latency before this fetch, if known.
+ * @param nowWallMs the current wall-clock time (Unix ms), for an HTTP-date Retry-After.
+ */
+export function signalOf(
+  outcome: { readonly status: number; readonly retryAfter?: string | undefined; readonly latencyMs?: number | undefined },
+  prevLatencyMs: number | undefined,
+  nowWallMs: number,
+): Signal {
+  return {
+    status: outcome.status,
+    retryAfterMs: parseRetryAfter(outcome.retryAfter, nowWallMs) ?? undefined,
+    latencyMs: outcome.latencyMs,
+    prevLatencyMs,
+  };
+}
