@@ -188,6 +188,9 @@ function httpDateSeconds(value: string | undefined): number | undefined {
   return Number.isFinite(ms) && ms >= 0 ? Math.floor(ms / 1000) : undefined;
 }
 
+/** Visible ASCII, space, tab and obs-text: what RFC 9110 §5.5 allows in a field value. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]+$/;
+
 const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
 /** Non-HTML types whose text is worth a simhash (binary types get none). */
 const TEXTUAL_TYPE = /^\s*(text\/|application\/(json|xml|javascript|x-javascript|ld\+json)\b|[\w.-]+\/[\w.-]+\+(xml|json)\b)/i;
@@ -429,8 +432,9 @@ export class HttpFetcher implements Fetcher {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') return fail('url', `unsupported scheme ${u.protocol}`);
     if (signal.aborted) return fail('aborted', 'aborted by the caller');
     const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-    const where = await this.#address(hostname, pinned);
-    if ('kind' in where) return fail(where.kind, where.error, pinned);
+    const pinnedIp = pinned?.startsWith('[') ? pinned.slice(1, -1) : pinned;
+    const where = await this.#address(hostname, pinnedIp);
+    if ('kind' in where) return fail(where.kind, where.error, pinnedIp);
     const ip = where.ip;
 
     const headers: Record<string, string> = {
@@ -439,8 +443,9 @@ export class HttpFetcher implements Fetcher {
       'user-agent': o.agent,
       'accept-encoding': ACCEPT_ENCODING,
     };
-    if (validators.etag) headers['if-none-match'] = validators.etag;
-    if (validators.lastModified !== undefined && Number.isFinite(validators.lastModified)) {
+    // Stored validators came from a server: send them only when they are valid header text.
+    if (validators.etag && HEADER_VALUE.test(validators.etag)) headers['if-none-match'] = validators.etag;
+    if (validators.lastModified !== undefined && Number.isFinite(validators.lastModified) && validators.lastModified >= 0) {
       headers['if-modified-since'] = new Date(validators.lastModified * 1000).toUTCString();
     }
 

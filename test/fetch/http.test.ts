@@ -209,6 +209,11 @@ describe('HttpFetcher: conditional GET', () => {
     expect(s.requests[1]!.headers['if-none-match']).toBe('"v7"');
     expect(s.requests[2]!.headers['if-modified-since']).toBe('Tue, 02 Jan 2024 03:04:05 GMT');
     expect(s.requests[0]!.headers['if-none-match']).toBeUndefined();
+    // A stored validator that is not valid header text is not sent (and does not break the fetch).
+    const hostile = await f.fetch(request(`${s.origin}/p`, { etag: '"v7"\r\nX-Injected: 1', lastModified: -5 }), new AbortController().signal);
+    expect(hostile.status).toBe(200);
+    expect(s.requests[3]!.headers['x-injected']).toBeUndefined();
+    expect(s.requests[3]!.headers['if-modified-since']).toBeUndefined();
   });
 });
 
