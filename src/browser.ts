@@ -9,8 +9,5 @@ export * from './model/index.js';
 export * from './politeness/index.js';
 export * from './url/index.js';
 export * from './dedup/index.js';
-// core/simhash and dedup/content both define NEAR_DUP_DISTANCE (= 3): name one so the stars
-// above are not ambiguous (TS2308 on main after the kernels2/url merges).
-export { NEAR_DUP_DISTANCE } from './core/index.js';
 // The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
 export * from './fetch/robots.js';
