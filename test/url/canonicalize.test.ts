@@ -389,7 +389,7 @@ describe('properties', () => {
         const slow = canonicalizeSlow(raw, undefined, p);
         expect(canonicalize(raw, undefined, p)).toBe(slow);
         total++;
-        const f = canonicalizeFast(raw, p);
+        const f = canonicalizeFast(raw, undefined, p);
         if (f !== undefined) {
           fast++;
           expect(f).toBe(slow);
@@ -397,12 +397,41 @@ describe('properties', () => {
         // Canonical output takes the fast path again unless its authority has an IP literal,
         // an xn-- label or a port (which the fast path leaves to WHATWG).
         const authority = slow?.split('/')[2] ?? '';
-        if (slow !== null && !/xn--|:|\[|(^|\.)\d[^.]*$/.test(authority)) expect(canonicalizeFast(slow, p)).toBe(slow);
+        if (slow !== null && !/xn--|:|\[|(^|\.)\d[^.]*$/.test(authority)) expect(canonicalizeFast(slow, undefined, p)).toBe(slow);
       }),
       { seed: 6, numRuns: 4000 },
     );
     expect(fast).toBeGreaterThan(total / 10);
     expect(fast).toBeLessThan(total);
+  });
+
+  it('relative links: the fast join agrees with WHATWG resolution (fast-check, seed 8)', () => {
+    const bases = fc.constantFrom(
+      'https://e.com/dir/page.html?x#y', 'http://www.example.co.uk', 'https://e.com?q', 'https://e.com#f', 'https://E.com/a',
+      'https://e.com:8443/a', 'https://u:p@e.com/a', 'http://127.0.0.1/a', 'https://xn--bcher-kva.de/a', 'https://e.com./a',
+      'https://e..com/a', 'not a base', 'mailto:x@y.z', 'https://e.com/a b/c', '',
+    );
+    const rel = fc
+      .tuple(
+        fc.constantFrom('/', '//', '/\\', '//e.org/', '/./', '/a/../', ' /', '/\t', '/', '//cdn.e.net/'),
+        fc.oneof(messy, fc.array(fc.constantFrom('a', 'B', 'x.y', '%2F', '~', 'index.html', ';v=1'), { maxLength: 5 }).map((a) => a.join('/'))),
+        fc.option(messy),
+      )
+      .map(([lead, path, query]) => `${lead}${path}${query === null ? '' : `?${query}`}`);
+    let joined = 0;
+    fc.assert(
+      fc.property(rel, bases, fc.constantFrom(...policies), (raw, base, p) => {
+        const slow = canonicalizeSlow(raw, base, p);
+        expect(canonicalize(raw, base, p)).toBe(slow);
+        const f = canonicalizeFast(raw, base, p);
+        if (f !== undefined) {
+          joined++;
+          expect(f).toBe(slow);
+        }
+      }),
+      { seed: 8, numRuns: 3000 },
+    );
+    expect(joined).toBeGreaterThan(100);
   });
 
   it('never throws on arbitrary strings, as raw or as base (fast-check, seed 7)', () => {
