@@ -295,8 +295,6 @@ export const TRACKING_PARAMS: ReadonlySet<string> = new Set([
   'jsessionid',
   'phpsessid',
   'aspsessionid',
-  'sessionid',
-  'session_id',
   'cftoken',
   'zenid',
   'oscsid',
@@ -304,9 +302,11 @@ export const TRACKING_PARAMS: ReadonlySet<string> = new Set([
 
 /**
  * Session-parameter names that are also used for real content (`sid` is a story id on some
- * sites): dropped only when the value looks like a session token.
+ * sites, `session_id` a talk on a conference site): dropped only when the value looks like a
+ * session token. `s` is not here: it is WordPress's search parameter, and a search for a
+ * product code can look like a token.
  */
-export const AMBIGUOUS_SESSION_PARAMS: ReadonlySet<string> = new Set(['sid', 'sessid', 'sess', 'session', 's']);
+export const AMBIGUOUS_SESSION_PARAMS: ReadonlySet<string> = new Set(['sid', 'sessid', 'sess', 'session', 'sessionid', 'session_id']);
 
 /** Whether the global deny-list drops a pair with lowercased key `key` and value `pair[valueFrom:]`. */
 function globallyDenied(key: string, pair: string, valueFrom: number): boolean {
