@@ -4,13 +4,13 @@
 // percent normalization, no key) and so is the floor to compare against. A second table does
 // the same for relative links resolved against their page. The seen-set rows join later.
 //
-// BENCH_URLS overrides the stream length; BENCH_RUNS the number of timed runs (default 3 here).
+// BENCH_URLS overrides the stream length; BENCH_RUNS the number of interleaved rounds (default 5).
 import { canonicalize, urlKey, urlKeyBatch } from '../../dist/index.js';
 import { canonicalizeFast } from '../../dist/url/canonicalize.js';
-import { opsPerSec, printTable } from '../lib/harness.mjs';
+import { median, printTable } from '../lib/harness.mjs';
 
 const N = Number(process.env.BENCH_URLS ?? 1_000_000);
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const HOSTS = 10_000;
 
 /** mulberry32: a seeded stream, so every run measures the same URLs. */
@@ -101,6 +101,27 @@ function relativeLinks(urls, count) {
   return out;
 }
 
+/**
+ * Times every function once per round, rounds interleaved, so load that comes and goes on a
+ * shared machine hits all of them alike. Rates are medians over rounds; a ratio is the median
+ * of the per-round ratios (steadier than a ratio of medians taken at different moments).
+ */
+function interleaved(fns, ops, rounds = RUNS) {
+  const names = Object.keys(fns);
+  for (const name of names) fns[name](); // warm-up
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const name of names) {
+      const t0 = process.hrtime.bigint();
+      fns[name]();
+      times[name].push(Number(process.hrtime.bigint() - t0));
+    }
+  }
+  const rate = Object.fromEntries(names.map((n) => [n, (ops * 1e9) / median(times[n])]));
+  const ratio = (a, b) => median(times[a].map((ta, i) => times[b][i] / ta));
+  return { rate, ratio };
+}
+
 export async function run() {
   const urls = makeStream(N);
   const bytes = urls.reduce((a, u) => a + u.length, 0);
@@ -113,48 +134,61 @@ export async function run() {
   );
 
   let sink = 0;
-  const opts = { ops: urls.length, runs: RUNS };
-  const whatwg = opsPerSec(() => {
-    for (let i = 0; i < urls.length; i++) sink += new URL(urls[i]).href.length;
-  }, opts);
-  const canon = opsPerSec(() => {
-    for (let i = 0; i < urls.length; i++) sink += canonicalize(urls[i]).length;
-  }, opts);
   const key = new Uint32Array(4);
-  const canonKey = opsPerSec(() => {
-    for (let i = 0; i < urls.length; i++) urlKey(canonicalize(urls[i]), 'registrable', key);
-  }, opts);
   const CHUNK = 4096;
   const chunk = new Array(CHUNK);
   const keys = new Uint32Array(CHUNK * 4);
-  const canonBatch = opsPerSec(() => {
-    for (let i = 0; i < urls.length; i += CHUNK) {
-      const n = Math.min(CHUNK, urls.length - i);
-      chunk.length = n;
-      for (let k = 0; k < n; k++) chunk[k] = canonicalize(urls[i + k]);
-      urlKeyBatch(chunk, 'registrable', keys);
-    }
-  }, opts);
-
+  const t = interleaved(
+    {
+      whatwg: () => {
+        for (let i = 0; i < urls.length; i++) sink += new URL(urls[i]).href.length;
+      },
+      canon: () => {
+        for (let i = 0; i < urls.length; i++) sink += canonicalize(urls[i]).length;
+      },
+      canonKey: () => {
+        for (let i = 0; i < urls.length; i++) urlKey(canonicalize(urls[i]), 'registrable', key);
+      },
+      canonBatch: () => {
+        for (let i = 0; i < urls.length; i += CHUNK) {
+          const n = Math.min(CHUNK, urls.length - i);
+          chunk.length = n;
+          for (let k = 0; k < n; k++) chunk[k] = canonicalize(urls[i + k]);
+          urlKeyBatch(chunk, 'registrable', keys);
+        }
+      },
+    },
+    urls.length,
+  );
+  const row = (work, name) => ({
+    work,
+    'URLs/s': t.rate[name],
+    'ns/URL': 1e9 / t.rate[name],
+    'ratio vs WHATWG': t.ratio(name, 'whatwg'),
+  });
   const rows = [
-    { work: 'new URL(u).href (WHATWG only)', 'URLs/s': whatwg, 'ns/URL': 1e9 / whatwg, 'ratio vs WHATWG': 1 },
-    { work: 'canonicalize(u)', 'URLs/s': canon, 'ns/URL': 1e9 / canon, 'ratio vs WHATWG': canon / whatwg },
-    { work: 'canonicalize + urlKey (one call each)', 'URLs/s': canonKey, 'ns/URL': 1e9 / canonKey, 'ratio vs WHATWG': canonKey / whatwg },
-    { work: `canonicalize + urlKeyBatch (${CHUNK}/call)`, 'URLs/s': canonBatch, 'ns/URL': 1e9 / canonBatch, 'ratio vs WHATWG': canonBatch / whatwg },
+    row('new URL(u).href (WHATWG only)', 'whatwg'),
+    row('canonicalize(u)', 'canon'),
+    row('canonicalize + urlKey (one call each)', 'canonKey'),
+    row(`canonicalize + urlKeyBatch (${CHUNK}/call)`, 'canonBatch'),
   ];
   printTable(rows);
 
   const rel = relativeLinks(urls, Math.min(urls.length, 300_000));
-  const relOpts = { ops: rel.length, runs: RUNS };
-  const relWhatwg = opsPerSec(() => {
-    for (let i = 0; i < rel.length; i++) sink += new URL(rel[i][0], rel[i][1]).href.length;
-  }, relOpts);
-  const relCanon = opsPerSec(() => {
-    for (let i = 0; i < rel.length; i++) sink += canonicalize(rel[i][0], rel[i][1]).length;
-  }, relOpts);
+  const tr = interleaved(
+    {
+      whatwg: () => {
+        for (let i = 0; i < rel.length; i++) sink += new URL(rel[i][0], rel[i][1]).href.length;
+      },
+      canon: () => {
+        for (let i = 0; i < rel.length; i++) sink += canonicalize(rel[i][0], rel[i][1]).length;
+      },
+    },
+    rel.length,
+  );
   const relRows = [
-    { work: 'relative: new URL(rel, page).href', 'URLs/s': relWhatwg, 'ns/URL': 1e9 / relWhatwg, 'ratio vs WHATWG': 1 },
-    { work: 'relative: canonicalize(rel, page)', 'URLs/s': relCanon, 'ns/URL': 1e9 / relCanon, 'ratio vs WHATWG': relCanon / relWhatwg },
+    { work: 'relative: new URL(rel, page).href', 'URLs/s': tr.rate.whatwg, 'ns/URL': 1e9 / tr.rate.whatwg, 'ratio vs WHATWG': 1 },
+    { work: 'relative: canonicalize(rel, page)', 'URLs/s': tr.rate.canon, 'ns/URL': 1e9 / tr.rate.canon, 'ratio vs WHATWG': tr.ratio('canon', 'whatwg') },
   ];
   console.log('');
   printTable(relRows);

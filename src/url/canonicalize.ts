@@ -409,7 +409,7 @@ function parse(raw: string, base: string | undefined): URL | null {
 }
 
 /** Length of the `http://` / `https://` prefix of `s`, or 0. Exact lowercase only. */
-function schemePrefix(s: string): number {
+export function schemePrefix(s: string): number {
   if (s.charCodeAt(0) !== 0x68 || s.charCodeAt(1) !== 0x74 || s.charCodeAt(2) !== 0x74 || s.charCodeAt(3) !== 0x70) return 0;
   let i = 4;
   if (s.charCodeAt(4) === 0x73) i = 5;

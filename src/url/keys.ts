@@ -20,7 +20,7 @@ import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
 import { KEY_LANES, type KeyArray } from '../core/keys.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
-import { canonicalize } from './canonicalize.js';
+import { canonicalize, schemePrefix } from './canonicalize.js';
 import { HOST_GROUPINGS, hostGroupKey } from './host.js';
 import type { CanonPolicy } from './policy.js';
 
@@ -110,7 +110,7 @@ function memoFor(grouping: HostGrouping): OriginMemo {
 /** End of the origin of a canonical URL (index of the path's '/'), or -1 if it is not one. */
 function originEnd(url: string): number {
   if (typeof url !== 'string') return -1;
-  const authStart = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : 0;
+  const authStart = schemePrefix(url);
   if (authStart === 0) return -1;
   const slash = url.indexOf('/', authStart);
   return slash > authStart ? slash : -1;
