@@ -68,7 +68,7 @@ function decorate(r, url) {
   return url;
 }
 
-function makeStream(n) {
+export function makeStream(n) {
   const r = rng(2026);
   const hosts = makeHosts(r);
   const urls = [];
