@@ -176,6 +176,26 @@ describe('seams', () => {
   });
 });
 
+describe('dispatch shards', () => {
+  it('a thread draws from its own shard first, then steals the best-headed sibling', () => {
+    const f = new Frontier(1, 0, { dispatchShards: 2 });
+    for (let h = 0; h < 8; h++) f.seed(`https://h${h}.example/`, `h${h}.example`, h, 0, 0, 0);
+    const got: { shard: number; priority: number }[] = [];
+    for (;;) {
+      const r = f.dispatchShard(0, 0);
+      if (!r) break;
+      got.push({ shard: r.key[0]! % 2, priority: Number(r.host[1]) });
+    }
+    expect(got.length).toBe(8);
+    const own = got.filter((g) => g.shard === 0);
+    // Own shard first (best first), then the stolen ones (best first).
+    expect(got.slice(0, own.length)).toEqual(own);
+    expect(own.map((g) => g.priority)).toEqual([...own.map((g) => g.priority)].sort((a, b) => b - a));
+    const stolen = got.slice(own.length).map((g) => g.priority);
+    expect(stolen).toEqual([...stolen].sort((a, b) => b - a));
+  });
+});
+
 describe('intake, admission and signals', () => {
   it('parks discoveries past the depth cap or the host budget as Trapped (rows kept)', () => {
     const f = new Frontier(1, 0, { depthCap: 2, urlBudget: 3 });
