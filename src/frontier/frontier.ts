@@ -27,7 +27,7 @@
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
-import { lanesToU64, u64Lanes } from '../core/lanes.js';
+import { u64Lanes } from '../core/lanes.js';
 import {
   type ColumnBlock,
   type PartitionImage,
@@ -1307,18 +1307,34 @@ export class Frontier {
     const nextDue = this.table.nextDue;
     const deferIds: number[] = [];
     const deferTicks: number[] = [];
+    // Rows are in key order, so each host's rows are contiguous: gather a host's queued rows
+    // and load its heap in one pass.
+    const batch = new Uint32Array(rows);
+    let batchHost = -1;
+    let batchLen = 0;
+    const hostOf = this.table.host;
     for (let r = 0; r < rows; r++) {
       const s = status[r]!;
+      let queue = false;
       if (this.wheel && (s === UrlStatus.Crawled || s === UrlStatus.Scheduled) && nextDue[r]! > this.wheelHour) {
         deferIds.push(r);
         deferTicks.push(nextDue[r]!);
       } else if (this.wheel && s === UrlStatus.Crawled) {
         status[r] = UrlStatus.DueRecrawl;
-        this.queues.push(r);
+        queue = true;
       } else if (isQueuedStatus(s)) {
-        this.queues.push(r);
+        queue = true;
       }
+      if (!queue) continue;
+      const h = hostOf[r]!;
+      if (h !== batchHost) {
+        if (batchLen > 0) this.queues.pushAll(batchHost, batch, batchLen);
+        batchHost = h;
+        batchLen = 0;
+      }
+      batch[batchLen++] = r;
     }
+    if (batchLen > 0) this.queues.pushAll(batchHost, batch, batchLen);
     if (this.wheel && deferIds.length > 0) {
       this.wheel.advance(this.wheelHour);
       this.wheel.scheduleBatch(Uint32Array.from(deferIds), Uint32Array.from(deferTicks));
@@ -1430,6 +1446,3 @@ export function urlKeyHex(url: string, host: string): string {
   keyOf(url, host, k, 0);
   return keyToHex(k, 0);
 }
-
-/** @internal Converts a u64 given as lanes to a bigint (tests). */
-export const lanes64 = lanesToU64;

@@ -124,6 +124,38 @@ export class RowQueues {
     this.refreshTop(host);
   }
 
+  /**
+   * Queues many rows of one empty host at once (recovery): entries written in order, then
+   * heapified bottom-up in O(n) instead of n sifted pushes.
+   */
+  pushAll(host: number, rows: ArrayLike<number>, count: number): void {
+    if (count === 0) return;
+    const n = this.sizes[host]!;
+    if (n !== 0) {
+      for (let i = 0; i < count; i++) this.push(rows[i]!);
+      return;
+    }
+    const buf = new ArrayBuffer(Math.max(4, count) * STRIDE * 4);
+    const u = new Uint32Array(buf);
+    const f = new Float32Array(buf);
+    const prio = this.table.priority;
+    const key = this.table.key;
+    for (let i = 0; i < count; i++) {
+      const row = rows[i]!;
+      const at = i * STRIDE;
+      u[at] = row;
+      f[at + 1] = prio[row]!;
+      u[at + 2] = key[row * 4 + 3]!;
+      this.qpos[row] = i;
+    }
+    this.heaps[host] = u;
+    this.prios[host] = f;
+    this.sizes[host] = count;
+    this.total += count;
+    for (let i = (count >> 1) - 1; i >= 0; i--) this.down(u, f, count, i);
+    this.refreshTop(host);
+  }
+
   /** Removes and returns the best row of `host`, or −1. */
   pop(host: number): number {
     const n = this.sizes[host] ?? 0;
