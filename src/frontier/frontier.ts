@@ -793,7 +793,7 @@ export class Frontier {
     }
     if (typeof outcome.status !== 'number') throw new InvalidArgumentError(`report: expected a numeric status, received ${String(outcome.status)}`);
     if (t.status[row] !== UrlStatus.InFlight) return false;
-    if (outcome.url !== undefined && outcome.url !== t.urlOf(row)) return false;
+    if (outcome.url !== undefined && !t.arena.equals(t.url[row]!, outcome.url)) return false;
     if (nowMs > this.clockMs) this.clockMs = nowMs;
     const h = this.hosts[t.host[row]!]!;
     h.inFlightRow = -1;

@@ -155,6 +155,33 @@ export class StringArena {
     return at;
   }
 
+  /** Whether the entry at `offset` equals `s` (no string is built for an ASCII entry). */
+  equals(offset: number, s: string): boolean {
+    const b = this.bytes;
+    let p = offset;
+    let len = 0;
+    let shift = 0;
+    for (;;) {
+      const c = b[p++]!;
+      len |= (c & 0x7f) << shift;
+      if (c < 0x80) break;
+      shift += 7;
+    }
+    if (len === s.length) {
+      let i = 0;
+      for (; i < len; i++) {
+        const c = b[p + i]!;
+        if (c >= 0x80) break;
+        if (c !== s.charCodeAt(i)) return false;
+      }
+      if (i === len) return true;
+    } else if (len < s.length) {
+      // UTF-8 is never shorter in bytes than the UTF-16 length of the same text.
+      return false;
+    }
+    return this.get(offset) === s;
+  }
+
   /** The string at `offset`. */
   get(offset: number): string {
     let p = offset;
