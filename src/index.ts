@@ -4,3 +4,4 @@
  */
 export * from './browser.js';
 export { CORE_WASM_URL, loadCoreSync } from './core/node.js';
+export * from './sim/index.js';
