@@ -1,0 +1,15 @@
+import { createSimWeb } from '/work/wt/sim/src/index.js';
+import http from 'node:http';
+console.log('before', process.getActiveResourcesInfo());
+const sim = createSimWeb({ seed: 7, hosts: 12, pagesPerHost: 15 });
+await sim.start();
+const agent = new http.Agent({ keepAlive: true });
+await new Promise<void>((res) => { http.get({ host: '127.0.0.2', port: sim.port, path: '/', headers: { host: 'h1.sim.test' }, agent }, (r) => { r.resume(); r.on('end', () => res()); }); });
+console.log('open', process.getActiveResourcesInfo());
+await sim.close();
+console.log('after', process.getActiveResourcesInfo());
+await new Promise((r) => setImmediate(r));
+console.log('after immediate', process.getActiveResourcesInfo());
+agent.destroy();
+await new Promise((r) => setImmediate(r));
+console.log('after agent', process.getActiveResourcesInfo());

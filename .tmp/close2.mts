@@ -1,0 +1,11 @@
+import { createSimWeb } from '/work/wt/sim/src/index.js';
+import http from 'node:http';
+const sim = createSimWeb({ seed: 7, hosts: 12, pagesPerHost: 15 });
+await sim.start();
+const agent = new http.Agent({ keepAlive: true });
+await new Promise<void>((res) => { http.get({ host: '127.0.0.2', port: sim.port, path: '/', headers: { host: 'h1.sim.test' }, agent }, (r) => { r.resume(); r.on('end', () => res()); }); });
+const t0 = performance.now();
+await sim.close();
+console.log('closed in', performance.now() - t0);
+await new Promise((r) => setTimeout(r, 100));
+console.log('after 100ms', process.getActiveResourcesInfo());

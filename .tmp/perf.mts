@@ -1,0 +1,10 @@
+import { createSimWeb } from '/work/wt/sim/src/index.js';
+let t = performance.now();
+const sim = createSimWeb({ seed: 42, hosts: 500, pagesPerHost: 50, port: 1234 });
+console.log('generate 25k pages', (performance.now() - t).toFixed(0), 'ms');
+const urls = sim.pageUrls();
+t = performance.now();
+let bytes = 0;
+for (const u of urls.slice(0, 3000)) bytes += sim.snapshot(u).body.length;
+console.log('render per page', ((performance.now() - t) / 3000).toFixed(3), 'ms', 'avg bytes', bytes / 3000);
+console.log(process.memoryUsage().heapUsed / 1e6, 'MB heap');

@@ -1,0 +1,10 @@
+import { Agent, request } from 'undici';
+import { createSimWeb, PLAIN_MIX } from '../src/index.js';
+const sim = await createSimWeb({ seed: 1, hosts: 4, mix: PLAIN_MIX }).start();
+const agent = new Agent({ connect: { lookup: (hostname: string, opts: any, cb: any) => { sim.resolve(hostname).then(ip => opts?.all ? cb(null, [{ address: ip, family: 4 }]) : cb(null, ip, 4), cb); } } });
+const r = await request(sim.url('h3.sim.test', '/'), { dispatcher: agent });
+console.log(r.statusCode, (await r.body.text()).length, sim.log.at(-1));
+const r2 = await request(`http://127.0.0.2:${sim.port}/`, { headers: { host: 'h1.sim.test' } });
+console.log(r2.statusCode, await r2.body.text().then(t=>t.length), sim.log.at(-1)?.host);
+await agent.close();
+await sim.close();
