@@ -212,6 +212,9 @@ export interface SimWebOptions {
   readonly mix: Readonly<SimMix>;
 }
 
+/** What `createSimWeb` accepts: every option optional, and `mix` partial too. */
+export type SimWebInit = Partial<Omit<SimWebOptions, 'mix'>> & { readonly mix?: Partial<SimMix> | undefined };
+
 const mixField: FieldSpec<Readonly<SimMix>> = {
   expects: 'a SimMix object',
   check(value, fail) {

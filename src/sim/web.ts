@@ -28,7 +28,7 @@ import {
   resolveKey,
   type WebModel,
 } from './model.js';
-import { resolveSimWebOptions, type SimWebOptions } from './options.js';
+import { resolveSimWebOptions, type SimWebInit, type SimWebOptions } from './options.js';
 import { hexDigest, Rng } from './random.js';
 import { formatPolitenessReport, judge, type PolitenessReport } from './report.js';
 import type {
@@ -289,8 +289,9 @@ export class SimWeb {
   private phase: 'new' | 'starting' | 'started' | 'closed' = 'new';
 
   /** Use `createSimWeb`. */
-  constructor(options?: Partial<SimWebOptions> | null) {
-    this.options = resolveSimWebOptions(options);
+  constructor(options?: SimWebInit | null) {
+    // The mix field validates a partial SimMix itself.
+    this.options = resolveSimWebOptions(options as Partial<SimWebOptions> | null | undefined);
     const o = this.options;
     this.model = generateWeb(o);
     this.truth = new SimGroundTruth(this.model, o.ipIntervalMs, o.mix.sessionParam);
@@ -873,6 +874,6 @@ export class SimWeb {
  * Builds a simulated web from a seed and options (validated; see `SimWebOptions`). The web is
  * generated immediately; call `start()` to listen.
  */
-export function createSimWeb(options?: Partial<SimWebOptions> | null): SimWeb {
+export function createSimWeb(options?: SimWebInit | null): SimWeb {
   return new SimWeb(options);
 }

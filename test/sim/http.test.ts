@@ -2,11 +2,14 @@
  * Every behaviour of the simulated web, asked for over real HTTP on loopback.
  */
 import { gunzipSync, brotliDecompressSync, inflateSync, createGunzip } from 'node:zlib';
-import robotsParser from 'robots-parser';
+import { createRequire } from 'node:module';
 import { Agent, request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimWeb, PLAIN_MIX, type SimHostTruth, type SimWeb } from '../../src/sim/index.js';
 import { get, hrefs } from './helpers.js';
+
+// robots-parser is CommonJS (module.exports = function); require it to get the typed function.
+const robotsParser = createRequire(import.meta.url)('robots-parser') as typeof import('robots-parser').default;
 
 let sim: SimWeb;
 const hostWith = (pred: (h: SimHostTruth) => boolean): SimHostTruth => {
