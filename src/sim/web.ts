@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
-import { brotliCompressSync, constants as zlibConstants, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, deflateSync, gzip, gzipSync } from 'node:zlib';
 import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { booleanField, customField, defineOptions, numberField } from '../options/index.js';
 import { SimClock } from './clock.js';
@@ -203,7 +203,26 @@ const HUGE_ROBOTS_BYTES = 5 * 1024 * 1024;
 const BINARY_ROBOTS_BYTES = 64 * 1024;
 
 let bombBody: Buffer | undefined;
-/** gzip of 32 MiB of spaces (about 32 KiB), built once per process. */
+let bombPending: Promise<Buffer> | undefined;
+/**
+ * Builds the gzip of 32 MiB of spaces (about 32 KiB) once per process, on the zlib thread
+ * pool: compressing it inline would stall the event loop for long enough to bunch the
+ * arrival times of other requests and fake politeness violations.
+ */
+function prepareBomb(): Promise<Buffer> {
+  bombPending ??= new Promise<Buffer>((resolve, reject) => {
+    gzip(Buffer.alloc(BOMB_DECODED_BYTES, 0x20), { level: 9 }, (err, out) => {
+      if (err) {
+        bombPending = undefined;
+        reject(err);
+        return;
+      }
+      bombBody = out;
+      resolve(out);
+    });
+  });
+  return bombPending;
+}
 function bomb(): Buffer {
   bombBody ??= gzipSync(Buffer.alloc(BOMB_DECODED_BYTES, 0x20), { level: 9 });
   return bombBody;
@@ -325,6 +344,7 @@ export class SimWeb {
     if (this.phase !== 'new') throw new InvalidStateError(`SimWeb.start: the web is ${this.phase}, expected a new one`);
     this.phase = 'starting';
     try {
+      if (this.truth.hostile.length > 0) await prepareBomb();
       const attempts = this.options.port === 0 ? 20 : 1;
       for (let attempt = 1; ; attempt++) {
         try {

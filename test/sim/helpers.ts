@@ -66,9 +66,16 @@ export async function get(sim: SimWeb, url: string, options: GetOptions = {}): P
 
 /** Every href on a page, resolved against its URL. */
 export function hrefs(html: string, base: string): string[] {
-  const out: string[] = [];
-  for (const m of html.matchAll(/<a\s[^>]*href="([^"]*)"/g)) {
-    out.push(new URL(m[1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"'), base).href);
+  return anchors(html, base).map((a) => a.url);
+}
+
+/** Every anchor on a page: its resolved URL and whether it is rel=nofollow. */
+export function anchors(html: string, base: string): { url: string; nofollow: boolean }[] {
+  const out: { url: string; nofollow: boolean }[] = [];
+  for (const m of html.matchAll(/<a\s([^>]*)>/g)) {
+    const href = /href="([^"]*)"/.exec(m[1]!);
+    if (!href) continue;
+    out.push({ url: new URL(href[1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"'), base).href, nofollow: /rel="nofollow"/.test(m[1]!) });
   }
   return out;
 }
