@@ -299,6 +299,8 @@ export class SimWeb {
   private listeners: TcpServer[] = [];
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Finishers of responses not yet ended, so close() can settle their log entries. */
+  private readonly open = new Set<() => void>();
   private readonly entries: SimRequest[] = [];
   private readonly inFlightByHost = new Map<string, number>();
   private readonly maxInFlightByHost = new Map<string, number>();
@@ -417,6 +419,8 @@ export class SimWeb {
     const closing = this.closeListeners();
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
+    // Responses cut short end now in the log (their 'close' events would come a tick later).
+    for (const finish of [...this.open]) finish();
     await closing;
   }
 
@@ -674,10 +678,12 @@ export class SimWeb {
     const finish = (): void => {
       if (done) return;
       done = true;
+      this.open.delete(finish);
       entry.finishedAtMs = o.now();
       this.inFlightByHost.set(host, (this.inFlightByHost.get(host) ?? 1) - 1);
       o.onRequest?.(entry);
     };
+    this.open.add(finish);
     res.once('finish', finish);
     res.once('close', finish);
     const delay = this.model.byName.get(host)?.features.slowMs ?? 0;
