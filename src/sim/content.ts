@@ -43,7 +43,7 @@ const COMMON_ZIPF = zipfTable(COMMON_WORDS);
 const TOPIC_ZIPF = zipfTable(TOPIC_WORDS);
 
 function zipfIndex(cum: Float64Array, rng: Rng): number {
-  const target = rng.float() * (cum[cum.length - 1] as number);
+  const target = rng.unit() * (cum[cum.length - 1] as number);
   let lo = 0;
   let hi = cum.length - 1;
   while (lo < hi) {

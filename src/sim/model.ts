@@ -324,16 +324,19 @@ function buildHost(
   // Tree, mirrors and change processes.
   const mirrorOf = new Array<number>(n).fill(-1);
   const firstLeafCandidate = 1 + Math.min(n - 1, own.filter((p) => p.path.endsWith('/') && p.path !== '/').length);
+  // Originals a mirror may copy: every earlier non-mirror page but the root.
+  const originals: number[] = [];
+  for (let j = 1; j < firstLeafCandidate; j++) originals.push(j);
   for (let i = firstLeafCandidate; i < n; i++) {
-    if (!rng.chance(mix.nearDuplicates)) continue;
-    const candidates: number[] = [];
-    for (let j = 1; j < i; j++) if (mirrorOf[j] === -1) candidates.push(j);
-    if (candidates.length) mirrorOf[i] = rng.pick(candidates);
+    if (rng.chance(mix.nearDuplicates) && originals.length) mirrorOf[i] = rng.pick(originals);
+    else originals.push(i);
   }
   const parent = new Array<number>(n).fill(-1);
+  const children: number[][] = Array.from({ length: n }, () => []);
   const parentPool: number[] = [0];
   for (let i = 1; i < n; i++) {
     parent[i] = own[i]!.path.endsWith('/') && i < firstLeafCandidate ? 0 : rng.pick(parentPool);
+    children[parent[i]!]!.push(i);
     if (mirrorOf[i] === -1) parentPool.push(i);
   }
 
@@ -348,7 +351,7 @@ function buildHost(
   for (let i = 0; i < n; i++) {
     const prng = new Rng(o.seed, 'page', index, i);
     const links: LinkRef[] = [];
-    for (let c = 1; c < n; c++) if (parent[c] === i) links.push(linkTo(index, c, prng.pick(styles)));
+    for (const c of children[i]!) links.push(linkTo(index, c, prng.pick(styles)));
     if (i > 0) links.push(linkTo(index, parent[i]!, 'relative'));
     for (let k = 0; k < o.linksPerPage && n > 1; k++) links.push(linkTo(index, prng.int(n), prng.pick(styles), prng.chance(0.05)));
     for (let k = 0; k < o.crossLinksPerPage && names.length > 1; k++) {
@@ -611,13 +614,14 @@ export function computeTruth(web: WebModel): SimHostTruth[] {
     missing: new Set(),
     soft404: new Set(),
   }));
-  const seen = new Set<string>();
+  // One seen-set per host keyed by the model's own path strings (no concatenation per link).
+  const seen = web.hosts.map(() => new Set<string>());
   const queue: [number, string][] = [];
   const push = (h: number, key: string): void => {
     if (h < 0) return; // unresolvable host
-    const id = `${h} ${key}`;
-    if (seen.has(id)) return;
-    seen.add(id);
+    const set = seen[h]!;
+    if (set.has(key)) return;
+    set.add(key);
     queue.push([h, key]);
   };
   for (const h of web.hosts) push(h.index, '/');
@@ -634,9 +638,8 @@ export function computeTruth(web: WebModel): SimHostTruth[] {
     switch (r.kind) {
       case 'page':
         a.pages.add(key);
-        for (const l of [...host.nav, ...r.page.links]) {
-          if (!l.nofollow) push(l.host, l.path);
-        }
+        for (const l of host.nav) push(l.host, l.path);
+        for (const l of r.page.links) if (!l.nofollow) push(l.host, l.path);
         break;
       case 'redirect':
       case 'loop': {

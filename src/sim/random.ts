@@ -81,9 +81,14 @@ export class Rng {
     return (hi * 67108864 + lo) / 9007199254740992;
   }
 
-  /** A uniform integer in [0, n). */
+  /** A uniform double in [0, 1) with 32 random bits: enough for picks and coin flips, half the cost of `float`. */
+  unit(): number {
+    return this.u32() / 4294967296;
+  }
+
+  /** A uniform integer in [0, n) (n well below 2³²). */
   int(n: number): number {
-    return Math.floor(this.float() * n);
+    return Math.floor(this.unit() * n);
   }
 
   /** A uniform integer in [lo, hi] (inclusive). */
@@ -93,7 +98,7 @@ export class Rng {
 
   /** True with probability p. */
   chance(p: number): boolean {
-    return this.float() < p;
+    return this.unit() < p;
   }
 
   /** A uniformly chosen element of a non-empty array. */

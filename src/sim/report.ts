@@ -5,7 +5,8 @@
  * The checks, each over the log alone:
  * - host interval: two request starts to one host closer than its interval (start-to-start;
  *   consecutive pairs suffice, since a closer non-consecutive pair implies a closer
- *   consecutive one);
+ *   consecutive one); a request that arrives before the host's robots.txt was answered is
+ *   held to the interval the rules give for "robots not known yet";
  * - IP interval: the same per arrival address, across all the hosts it serves;
  * - host concurrency: a request to a host arriving while an earlier one to it is unfinished;
  * - disallowed: a path the host's robots.txt forbids the agent (everything but robots.txt
@@ -17,7 +18,10 @@
  * - misrouted: a request for a host that arrived on an address not serving it.
  * Arrival times are taken when the server has parsed the request head, so transport jitter
  * (a fresh connection against a reused one) can shrink a gap the crawler kept; `toleranceMs`
- * absorbs that and is reported with the result.
+ * absorbs that and is reported with the result. An event-loop stall can shrink a gap by its
+ * whole length (requests that arrived during it are seen together at its end): the earlier
+ * request's `arrivalSlackMs` is added to the gap before it is judged, so only a gap too short
+ * whatever the stall hid is reported.
  */
 import type { SimRequest } from './types.js';
 
@@ -80,7 +84,12 @@ export interface PolitenessReport {
 
 /** What the report needs to know about the web. */
 export interface ReportRules {
-  hostIntervalMs(host: string): number;
+  /**
+   * Required start-to-start interval of a host; `robotsKnown` tells whether the host's
+   * robots.txt had been answered when the later request arrived (a Crawl-delay cannot bind a
+   * crawler before it has read it).
+   */
+  hostIntervalMs(host: string, robotsKnown: boolean): number;
   ipIntervalMs(ip: string): number;
   isDisallowed(host: string, key: string): boolean;
   /** Whether the host is one the sim serves (unknown hosts get only the IP check). */
@@ -145,7 +154,7 @@ export function judge(log: readonly SimRequest[], rules: ReportRules): Politenes
       if (prevIp) {
         const need = rules.ipIntervalMs(r.ip);
         const gap = r.arrivedAtMs - prevIp.arrivedAtMs;
-        if (gap < need - tol) {
+        if (gap + prevIp.arrivalSlackMs < need - tol) {
           out.ipInterval.push(violation('ipInterval', r, `${r.ip}: starts ${fmt(gap)} apart, need ${fmt(need)}`, prevIp, gap, need));
         }
       }
@@ -161,9 +170,10 @@ export function judge(log: readonly SimRequest[], rules: ReportRules): Politenes
     if (paced) {
       const prevHost = lastByHost.get(r.host);
       if (prevHost) {
-        const need = rules.hostIntervalMs(r.host);
+        const settledAt = robotsSettledAt.get(r.host);
+        const need = rules.hostIntervalMs(r.host, settledAt !== undefined && settledAt <= r.arrivedAtMs);
         const gap = r.arrivedAtMs - prevHost.arrivedAtMs;
-        if (gap < need - tol) {
+        if (gap + prevHost.arrivalSlackMs < need - tol) {
           out.hostInterval.push(violation('hostInterval', r, `${r.host}: starts ${fmt(gap)} apart, need ${fmt(need)}`, prevHost, gap, need));
         }
       }

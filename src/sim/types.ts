@@ -190,6 +190,12 @@ export interface SimRequest {
   readonly userAgent: string | undefined;
   /** Requests in flight to this host at arrival, this one included (server-side count). */
   readonly inFlightAtArrival: number;
+  /**
+   * How much earlier the request may really have arrived than `arrivedAtMs` says, ms: the
+   * length of an event-loop stall that ended just before the server saw it (0 when the loop
+   * was turning freely). The politeness judge gives interval gaps this benefit of the doubt.
+   */
+  readonly arrivalSlackMs: number;
   /** Status sent; 0 when the sim reset the connection or the client left before a response. */
   status: number;
   /** Monotonic ms when the response ended or the connection closed. */

@@ -29,7 +29,7 @@ import {
   type WebModel,
 } from './model.js';
 import { resolveSimWebOptions, type SimWebInit, type SimWebOptions } from './options.js';
-import { hexDigest, Rng } from './random.js';
+import { hashParts, hexDigest, Rng } from './random.js';
 import { formatPolitenessReport, judge, type PolitenessReport } from './report.js';
 import type {
   SimHostile,
@@ -125,7 +125,11 @@ export class SimGroundTruth {
 
 /** Options of `SimWeb.politenessReport`. */
 export interface PolitenessReportOptions {
-  /** Required interval per host, ms; default the ground truth (`requiredIntervalMs`). */
+  /**
+   * Required interval per host, ms. Default: the ground truth (`requiredIntervalMs`, which
+   * includes Crawl-delay) for requests after the host's robots.txt was answered, and the
+   * `hostIntervalMs` option before (a crawler cannot obey a Crawl-delay it has not read).
+   */
   readonly hostIntervalMs: number | ((host: string) => number) | undefined;
   /** Required interval per address, ms; default the `ipIntervalMs` option. */
   readonly ipIntervalMs: number | ((ip: string) => number) | undefined;
@@ -196,6 +200,11 @@ interface HostState {
   content: number;
   readonly attempts: Map<string, number>;
 }
+
+/** Period of the event-loop stall watch, ms. */
+const STALL_TICK_MS = 2;
+
+const hex32 = (x: number): string => x.toString(16).padStart(8, '0');
 
 const HTML = 'text/html; charset=utf-8';
 const TEXT = 'text/plain; charset=utf-8';
@@ -305,6 +314,11 @@ export class SimWeb {
   private readonly inFlightByHost = new Map<string, number>();
   private readonly maxInFlightByHost = new Map<string, number>();
   private readonly state = new Map<string, HostState>();
+  /** Event-loop stall watch (see `arrivalSlack`). */
+  private ticker: ReturnType<typeof setInterval> | undefined;
+  private lastTickMs = 0;
+  private stallStartMs = 0;
+  private stallEndMs = -Infinity;
   private boundPort = 0;
   private nextSeq = 0;
   private phase: 'new' | 'starting' | 'started' | 'closed' = 'new';
@@ -363,7 +377,35 @@ export class SimWeb {
       throw err;
     }
     this.phase = 'started';
+    this.watchStalls();
     return this;
+  }
+
+  /**
+   * Arrival times are read by the event loop, so a loop stall (a long callback of the sim or,
+   * in tests, of the crawler sharing the process) makes requests that arrived during it look
+   * as if they arrived together at its end. A 2 ms ticker notices stalls; a request seen right
+   * after one gets the stall's length as `arrivalSlackMs`.
+   */
+  private watchStalls(): void {
+    const now = this.options.now;
+    this.lastTickMs = now();
+    this.ticker = setInterval(() => {
+      const t = now();
+      if (t - this.lastTickMs > STALL_TICK_MS + 3) {
+        this.stallStartMs = this.lastTickMs;
+        this.stallEndMs = t;
+      }
+      this.lastTickMs = t;
+    }, STALL_TICK_MS);
+    this.ticker.unref();
+  }
+
+  private arrivalSlack(t: number): number {
+    if (!this.ticker) return 0;
+    const sinceTick = t - this.lastTickMs - STALL_TICK_MS;
+    const afterStall = t - this.stallEndMs <= STALL_TICK_MS ? t - this.stallStartMs - STALL_TICK_MS : 0;
+    return Math.max(0, sinceTick > 3 ? sinceTick : 0, afterStall);
   }
 
   private async listenAll(port: number): Promise<void> {
@@ -414,6 +456,8 @@ export class SimWeb {
   async close(): Promise<void> {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     const closing = this.closeListeners();
@@ -513,6 +557,9 @@ export class SimWeb {
     const version = page.change.countAt(offset);
     const cosmetic = page.cosmetic.countAt(offset);
     const body = renderPage(this.context(port), host, page, version, cosmetic);
+    // The body is a pure function of these inputs, so hashing them is as good as hashing it
+    // (and a 5 KiB body costs far more to hash than its name does).
+    const id = [host.name, page.path, version, cosmetic, port] as const;
     const changed = Math.max(
       page.createdOffsetMs,
       version > 0 ? (page.change.timeOf(version) as number) : -Infinity,
@@ -524,7 +571,7 @@ export class SimWeb {
       version,
       cosmetic,
       body,
-      etag: `"${hexDigest(body)}"`,
+      etag: `"${hex32(hashParts(this.options.seed, 'etag', ...id))}${hex32(hashParts(this.options.seed, 'etag2', ...id))}"`,
       lastModifiedMs: this.options.epochMs + changed,
       contentType: HTML,
     });
@@ -577,8 +624,12 @@ export class SimWeb {
     const ipMs = o.ipIntervalMs;
     const log = o.sinceSeq > 0 ? this.entries.filter((e) => e.seq >= o.sinceSeq) : this.entries;
     return judge(log, {
-      hostIntervalMs: (host) =>
-        typeof hostMs === 'function' ? hostMs(host) : hostMs ?? this.truth.host(host)?.requiredIntervalMs ?? this.options.hostIntervalMs,
+      hostIntervalMs: (host, robotsKnown) => {
+        if (typeof hostMs === 'function') return hostMs(host);
+        if (hostMs !== undefined) return hostMs;
+        // Crawl-delay binds from the moment robots.txt has been answered.
+        return robotsKnown ? this.truth.host(host)?.requiredIntervalMs ?? this.options.hostIntervalMs : this.options.hostIntervalMs;
+      },
       ipIntervalMs: (ip) => (typeof ipMs === 'function' ? ipMs(ip) : ipMs ?? this.options.ipIntervalMs),
       isDisallowed: (host, key) => {
         const h = this.model.byName.get(host);
@@ -666,6 +717,7 @@ export class SimWeb {
       conditional: req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined,
       userAgent: typeof ua === 'string' ? ua : undefined,
       inFlightAtArrival: inFlight,
+      arrivalSlackMs: this.arrivalSlack(arrivedAtMs),
       status: 0,
       finishedAtMs: undefined,
       retryAfter: undefined,

@@ -111,6 +111,25 @@ describe('start and close', () => {
     }
   });
 
+  it('notices an event-loop stall that hid when a request really arrived', async () => {
+    const sim = createSimWeb({ seed: 7, hosts: 1, mix: PLAIN_MIX });
+    await sim.start();
+    try {
+      await get(sim, sim.url('h0.sim.test', '/robots.txt'));
+      const pending = get(sim, sim.url('h0.sim.test', '/'));
+      // Let the request leave, then hold the loop so the server can only see it afterwards.
+      await new Promise((r) => setImmediate(r));
+      const until = performance.now() + 120;
+      while (performance.now() < until) {
+        // busy: the event loop is stalled
+      }
+      await pending;
+      expect(sim.log[1]!.arrivalSlackMs).toBeGreaterThanOrEqual(60);
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('runs on an injected simulated clock and an injected monotonic clock', async () => {
     let simMs = Date.UTC(2030, 5, 1);
     let mono = 1_000;

@@ -47,8 +47,8 @@ function retryAfterMs(value: string | string[] | undefined): number | undefined 
 
 /**
  * Crawls every host of the web from its root: one request per host at a time, host and IP
- * intervals kept start to start, robots.txt first (5xx retried, then treated as disallow-all),
- * Retry-After honoured, 5xx and resets retried twice, redirects followed as new tasks, traps
+ * intervals kept start to start (host intervals also from the previous completion), robots.txt
+ * first (5xx retried, then treated as disallow-all), Retry-After honoured, 5xx and resets retried twice, redirects followed as new tasks, traps
  * skipped by asking the ground truth. Returns the (host, key) pairs answered 200.
  */
 async function politeCrawl(sim: SimWeb): Promise<Set<string>> {
@@ -154,6 +154,9 @@ async function politeCrawl(sim: SimWeb): Promise<Set<string>> {
     ipNext.set(run.ip, now + sim.options.ipIntervalMs + MARGIN_MS);
     active++;
     void fetchOne(run, task).finally(() => {
+      // Also space from the completion: the server saw the request before it answered, so
+      // this holds however late the request left this (shared, busy) event loop.
+      run.nextAt = Math.max(run.nextAt, performance.now() + run.intervalMs);
       run.inFlight = false;
       active--;
       wake?.();

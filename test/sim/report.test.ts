@@ -17,6 +17,7 @@ interface Req {
   status?: number;
   notBefore?: number;
   trap?: string;
+  slack?: number;
 }
 function req(r: Req): SimRequest {
   const key = r.key ?? '/';
@@ -34,6 +35,7 @@ function req(r: Req): SimRequest {
     conditional: false,
     userAgent: 'test',
     inFlightAtArrival: 1,
+    arrivalSlackMs: r.slack ?? 0,
     status: r.status ?? 200,
     finishedAtMs: 'dur' in r && r.dur === undefined ? undefined : r.at + (r.dur ?? 5),
     retryAfter: r.notBefore !== undefined ? '1' : undefined,
@@ -82,6 +84,25 @@ describe('judge', () => {
     expect(strict.violations.hostInterval[0]).toMatchObject({ seq: log[2]!.seq, prevSeq: log[1]!.seq, gapMs: 247, requiredMs: 250 });
     expect(judge(log, rules({ toleranceMs: 5 })).ok).toBe(true);
     expect(judge(log, rules({ hostIntervalMs: (h) => (h === 'a.test' ? 200 : 250) })).ok).toBe(true);
+  });
+
+  it('gives a gap the benefit of an event-loop stall just before the earlier request', () => {
+    const log = [req({ key: '/robots.txt', at: 0 }), req({ key: '/a', at: 300, slack: 60 }), req({ key: '/b', at: 400 })];
+    // 100 ms seen, but /a may have arrived up to 60 ms earlier: still short of 250.
+    expect(count(judge(log, rules()))).toMatchObject({ hostInterval: 1 });
+    const hidden = [req({ key: '/robots.txt', at: 0 }), req({ key: '/a', at: 300, slack: 60 }), req({ key: '/b', at: 500 })];
+    expect(judge(hidden, rules()).ok).toBe(true);
+  });
+
+  it('holds requests before robots.txt was answered to the "robots not known" interval', () => {
+    const r = rules({ hostIntervalMs: (_h, known) => (known ? 1000 : 250) });
+    // 503 on robots, retried 300 ms later, then a page 1000 ms after that: all fine.
+    const ok = [req({ key: '/robots.txt', at: 0, status: 503 }), req({ key: '/robots.txt', at: 300 }), req({ key: '/', at: 1300 })];
+    expect(judge(ok, r).ok).toBe(true);
+    // The page 300 ms after the answered robots.txt ignores its Crawl-delay.
+    const early = [req({ key: '/robots.txt', at: 0 }), req({ key: '/', at: 300 })];
+    expect(count(judge(early, r))).toMatchObject({ hostInterval: 1 });
+    expect(judge(early, r).violations.hostInterval[0]!.requiredMs).toBe(1000);
   });
 
   it('catches two starts to one address closer than the address interval, across hosts', () => {
