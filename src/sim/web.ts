@@ -53,8 +53,11 @@ export class SimGroundTruth {
   readonly ipIntervalMs: number;
   /** Host names linked from pages that `resolve` rejects (ENOTFOUND). */
   readonly unresolvable: readonly string[];
+  /** Every trap family (calendar and session-id traps) of every host. */
   readonly trapFamilies: readonly SimTrapFamily[];
+  /** Every soft-404 farm: its linked dead paths and its template body. */
   readonly soft404Farms: readonly SimSoft404Farm[];
+  /** Every hostile resource (decompression bomb, oversized body). */
   readonly hostile: readonly SimHostile[];
   /** Σ over hosts of `pages.length`: what a perfect polite crawl fetches with 200. */
   readonly pageCount: number;
@@ -482,6 +485,14 @@ export class SimWeb {
     if (ip !== undefined) return ip;
     throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
   };
+
+  /**
+   * Every host name with its address, as a plain object: for a crawler in another process
+   * (which can also rebuild the same web, unstarted, from the same options and port).
+   */
+  dnsTable(): Record<string, string> {
+    return Object.fromEntries(this.truth.hosts.map((h) => [h.name, h.ip]));
+  }
 
   /** The address serving a host name, or undefined. */
   ipOf(hostname: string): string | undefined {

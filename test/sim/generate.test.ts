@@ -48,6 +48,9 @@ describe('generation', () => {
     expect(sizes).toEqual([5, 5, 5, 5]);
     for (const [ip, names] of sim.truth.hostsByIp) for (const n of names) expect(sim.ipOf(n)).toBe(ip);
     expect(createSimWeb({ seed: 3, hosts: 3, domain: 'test', port: PORT }).truth.hosts[2]!.name).toBe('h2.test');
+    const table = sim.dnsTable();
+    expect(Object.keys(table)).toHaveLength(20);
+    for (const [name, ip] of Object.entries(table)) expect(sim.ipOf(name)).toBe(ip);
   });
 
   it('gives every share above zero at least one host, and a plain mix none', () => {
