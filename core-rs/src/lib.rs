@@ -11,4 +11,6 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod bloom;
+pub mod filter;
 pub mod hash;

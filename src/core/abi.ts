@@ -34,8 +34,43 @@ export interface HashExports {
   ): void;
 }
 
+/**
+ * Exports shared by the filters (core-rs/src/abi/filter.rs): byte buffers the core hands
+ * back (serialized blobs) and the read-only resident filter loaded from any blob kind.
+ * Handles are opaque pointers; status codes are the `BlobError` discriminants.
+ */
+export interface FilterExports {
+  meguri_bytes_ptr(bytes: number): number;
+  meguri_bytes_len(bytes: number): number;
+  meguri_bytes_free(bytes: number): void;
+  meguri_filter_load(ptr: number, len: number, statusOut: number): number;
+  meguri_filter_free(filter: number): void;
+  meguri_filter_kind(filter: number): number;
+  meguri_filter_len(filter: number): number;
+  meguri_filter_payload_bits(filter: number): number;
+  meguri_filter_query_batch(filter: number, keys: number, count: number, out: number): void;
+  meguri_filter_query_key(filter: number, h0: number, h1: number, p0: number, p1: number): number;
+}
+
+/** The mutable blocked Bloom filter (core-rs/src/abi/bloom.rs). */
+export interface BloomExports {
+  meguri_bloom_new(capacity: number, fpRate: number): number;
+  meguri_bloom_free(filter: number): void;
+  meguri_bloom_add_batch(filter: number, keys: number, count: number): void;
+  meguri_bloom_add_key(filter: number, h0: number, h1: number, p0: number, p1: number): void;
+  meguri_bloom_query_batch(filter: number, keys: number, count: number, out: number): void;
+  meguri_bloom_query_key(filter: number, h0: number, h1: number, p0: number, p1: number): number;
+  meguri_bloom_len(filter: number): number;
+  meguri_bloom_capacity(filter: number): number;
+  meguri_bloom_fp_rate(filter: number): number;
+  meguri_bloom_probes(filter: number): number;
+  meguri_bloom_payload_bits(filter: number): number;
+  meguri_bloom_marshal(filter: number): number;
+  meguri_bloom_load(ptr: number, len: number, statusOut: number): number;
+}
+
 /** Every export the core provides. Later kernels extend this intersection. */
-export type CoreExports = MemoryExports & HashExports;
+export type CoreExports = MemoryExports & HashExports & FilterExports & BloomExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -44,4 +79,27 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_free',
   'meguri_xxh64',
   'meguri_xxh64_batch',
+  'meguri_bytes_ptr',
+  'meguri_bytes_len',
+  'meguri_bytes_free',
+  'meguri_filter_load',
+  'meguri_filter_free',
+  'meguri_filter_kind',
+  'meguri_filter_len',
+  'meguri_filter_payload_bits',
+  'meguri_filter_query_batch',
+  'meguri_filter_query_key',
+  'meguri_bloom_new',
+  'meguri_bloom_free',
+  'meguri_bloom_add_batch',
+  'meguri_bloom_add_key',
+  'meguri_bloom_query_batch',
+  'meguri_bloom_query_key',
+  'meguri_bloom_len',
+  'meguri_bloom_capacity',
+  'meguri_bloom_fp_rate',
+  'meguri_bloom_probes',
+  'meguri_bloom_payload_bits',
+  'meguri_bloom_marshal',
+  'meguri_bloom_load',
 ];
