@@ -57,6 +57,7 @@
 
 use crate::bloom::BlockedBloom;
 use crate::hash::{mix64, xxh64};
+use crate::ribbon::{Ribbon, ShardedRibbon};
 
 /// A 128-bit URLKey as `[host, path]`, the in-memory layout of four u32 lanes.
 pub type UrlKey = [u64; 2];
@@ -283,6 +284,10 @@ pub trait Membership {
 pub enum ResidentFilter {
     /// Kind 0.
     Bloom(BlockedBloom),
+    /// Kind 1.
+    Ribbon(Ribbon),
+    /// Kind 2.
+    Sharded(ShardedRibbon),
 }
 
 impl ResidentFilter {
@@ -291,7 +296,8 @@ impl ResidentFilter {
         let (kind, body) = open(blob)?;
         match kind {
             KIND_BLOOM => BlockedBloom::from_body(body).map(ResidentFilter::Bloom),
-            _ => Err(BlobError::UnknownKind),
+            KIND_RIBBON => Ribbon::from_body(body).map(ResidentFilter::Ribbon),
+            _ => ShardedRibbon::from_body(body).map(ResidentFilter::Sharded),
         }
     }
 
@@ -299,6 +305,8 @@ impl ResidentFilter {
     pub fn kind(&self) -> u8 {
         match self {
             ResidentFilter::Bloom(_) => KIND_BLOOM,
+            ResidentFilter::Ribbon(_) => KIND_RIBBON,
+            ResidentFilter::Sharded(_) => KIND_SHARDED_RIBBON,
         }
     }
 }
@@ -309,6 +317,8 @@ impl Membership for ResidentFilter {
     fn may_contain(&self, key: &UrlKey) -> bool {
         match self {
             ResidentFilter::Bloom(f) => f.may_contain(key),
+            ResidentFilter::Ribbon(f) => f.may_contain(key),
+            ResidentFilter::Sharded(f) => f.may_contain(key),
         }
     }
 
@@ -316,6 +326,8 @@ impl Membership for ResidentFilter {
     fn may_contain_batch(&self, keys: &[UrlKey], out: &mut [u8]) {
         match self {
             ResidentFilter::Bloom(f) => f.may_contain_batch(keys, out),
+            ResidentFilter::Ribbon(f) => f.may_contain_batch(keys, out),
+            ResidentFilter::Sharded(f) => f.may_contain_batch(keys, out),
         }
     }
 
@@ -323,6 +335,8 @@ impl Membership for ResidentFilter {
     fn len(&self) -> u64 {
         match self {
             ResidentFilter::Bloom(f) => f.len(),
+            ResidentFilter::Ribbon(f) => f.len(),
+            ResidentFilter::Sharded(f) => f.len(),
         }
     }
 
@@ -330,6 +344,8 @@ impl Membership for ResidentFilter {
     fn payload_bits(&self) -> u64 {
         match self {
             ResidentFilter::Bloom(f) => f.payload_bits(),
+            ResidentFilter::Ribbon(f) => f.payload_bits(),
+            ResidentFilter::Sharded(f) => f.payload_bits(),
         }
     }
 }

@@ -14,3 +14,4 @@ pub mod abi;
 pub mod bloom;
 pub mod filter;
 pub mod hash;
+pub mod ribbon;

@@ -69,8 +69,17 @@ export interface BloomExports {
   meguri_bloom_load(ptr: number, len: number, statusOut: number): number;
 }
 
+/** Ribbon construction and shard routing (core-rs/src/abi/ribbon.rs). */
+export interface RibbonExports {
+  meguri_ribbon_builder_new(shardCount: number, bits: number, expectedLen: number): number;
+  meguri_ribbon_builder_free(builder: number): void;
+  meguri_ribbon_builder_add_shard(builder: number, index: number, keys: number, count: number, detailOut: number): number;
+  meguri_ribbon_builder_finish(builder: number, statusOut: number, detailOut: number): number;
+  meguri_ribbon_shard_index_batch(keys: number, count: number, log2: number, out: number): void;
+}
+
 /** Every export the core provides. Later kernels extend this intersection. */
-export type CoreExports = MemoryExports & HashExports & FilterExports & BloomExports;
+export type CoreExports = MemoryExports & HashExports & FilterExports & BloomExports & RibbonExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -102,4 +111,9 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_bloom_payload_bits',
   'meguri_bloom_marshal',
   'meguri_bloom_load',
+  'meguri_ribbon_builder_new',
+  'meguri_ribbon_builder_free',
+  'meguri_ribbon_builder_add_shard',
+  'meguri_ribbon_builder_finish',
+  'meguri_ribbon_shard_index_batch',
 ];

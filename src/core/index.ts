@@ -28,3 +28,17 @@ export {
 export { WasmResident } from './resident.js';
 export { BLOOM_MAX_CAPACITY, BloomFilter, type BloomFilterOptions } from './bloom.js';
 export { type FilterKind, MembershipFilter, ResidentFilter, loadFilter } from './filter.js';
+export {
+  RIBBON_MAX_BITS,
+  RIBBON_MAX_SHARDS,
+  RIBBON_SHARD_TARGET,
+  type RibbonOptions,
+  buildRibbon,
+  buildShardedRibbon,
+  buildShardedRibbonFromLoader,
+  partitionForRibbon,
+  ribbonBitsForFpr,
+  ribbonShardCount,
+  ribbonShardIndex,
+  ribbonShardIndexBatch,
+} from './ribbon.js';

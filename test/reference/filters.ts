@@ -44,6 +44,20 @@ export function randomKeys(n: number, seed: number): Uint32Array {
   return a;
 }
 
+/** Number of 1 verdicts. */
+export function countOnes(verdicts: Uint8Array): number {
+  let s = 0;
+  for (let k = 0; k < verdicts.length; k++) s += verdicts[k]!;
+  return s;
+}
+
+/** Index of the first difference, or -1 (vitest's deep equality is slow on big arrays). */
+export function firstDifference(a: Uint8Array, b: Uint8Array): number {
+  if (a.length !== b.length) return Math.min(a.length, b.length);
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return k;
+  return -1;
+}
+
 /** Blocked Bloom: the bit array a filter of `blocks` × 512 bits and `probes` must hold. */
 export class ReferenceBloom {
   readonly words: BigUint64Array;

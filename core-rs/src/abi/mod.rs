@@ -18,6 +18,7 @@ pub mod bloom;
 pub mod filter;
 pub mod hash;
 pub mod mem;
+pub mod ribbon;
 
 /// Bumped whenever an export changes signature or meaning; the loader refuses a binary whose
 /// version it was not written for.
