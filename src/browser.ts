@@ -6,3 +6,4 @@
 export * from './errors/index.js';
 export * from './core/index.js';
 export * from './model/index.js';
+export * from './freshness/index.js';
