@@ -60,7 +60,7 @@ import type { FreshnessRecord } from './record.js';
  */
 export function noChangeRatioEstimate(n: number, X: number, alpha: number): number {
   if (!(X >= 0 && X <= n && alpha > 0)) return Number.NaN;
-  return -Math.log((n - X + alpha) / (n + alpha));
+  return Math.log((n + alpha) / (n - X + alpha));
 }
 
 /**

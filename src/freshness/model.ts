@@ -41,8 +41,8 @@
  * x > 0 (h' = −x/(1+x), h'' = −1/(1+x)²), so Newton's method started at any point with
  * h(x₀) ≤ 0 (to the right of the root) moves monotonically left onto the root: the tangent of
  * a concave function lies above it, so each step lands at or right of the root. The start is
- * x₀ = max(√(2y), −L + ln(1 − L)) (the small-y and large-y asymptotes), doubled until h ≤ 0;
- * ln1p keeps precision for small x and y. Convergence is quadratic: a handful of steps to
+ * x₀ = max(√(2y), −L + ln(1 − L)) (the small-y and large-y asymptotes), doubled until h ≤ 0.
+ * Below y = 4e-7 (x < 1e-3) ln(1 + x) − x cancels, so Newton runs on g's series instead. Convergence is quadratic: a handful of steps to
  * 1e-14. (Equivalently x = −1 − W₋₁(−(1 − y)/e), Lambert W's lower branch; Newton on h avoids
  * carrying a W implementation.)
  */
@@ -80,6 +80,12 @@ function changedFraction(x: number): number {
 export function inverseMarginal(y: number): number {
   if (!(y < 1)) return Number.POSITIVE_INFINITY;
   if (!(y > 0)) return 0;
+  if (y < 4e-7) {
+    // x < 1e-3: Newton on the series of g (where ln(1 + x) − x would cancel), from √(2y).
+    let x = Math.sqrt(2 * y);
+    for (let i = 0; i < 4; i++) x -= (changedFraction(x) - y) / (x * (1 - x + 0.5 * x * x));
+    return x;
+  }
   const L = Math.log1p(-y);
   let x = Math.max(Math.sqrt(2 * y), -L + Math.log1p(-L));
   // h(x) = ln(1 + x) − x − L; make sure we start right of the root.
