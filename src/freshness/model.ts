@@ -41,7 +41,8 @@
  * x > 0 (h' = −x/(1+x), h'' = −1/(1+x)²), so Newton's method started at any point with
  * h(x₀) ≤ 0 (to the right of the root) moves monotonically left onto the root: the tangent of
  * a concave function lies above it, so each step lands at or right of the root. The start is
- * x₀ = max(√(2y), −L + ln(1 − L)) (the small-y and large-y asymptotes), doubled until h ≤ 0.
+ * x₀ = max(s(1 + s/2), −L + ln(1 − L)) with s = √(2y) (just right of the small-y root
+ * s(1 + s/3 + …), and the large-y asymptote), doubled until h ≤ 0: about six steps in all.
  * Below y = 4e-7 (x < 1e-3) ln(1 + x) − x cancels, so Newton runs on g's series instead. Convergence is quadratic: a handful of steps to
  * 1e-14. (Equivalently x = −1 − W₋₁(−(1 − y)/e), Lambert W's lower branch; Newton on h avoids
  * carrying a W implementation.)
@@ -87,7 +88,8 @@ export function inverseMarginal(y: number): number {
     return x;
   }
   const L = Math.log1p(-y);
-  let x = Math.max(Math.sqrt(2 * y), -L + Math.log1p(-L));
+  const s = Math.sqrt(2 * y);
+  let x = Math.max(s * (1 + 0.5 * s), -L + Math.log1p(-L));
   // h(x) = ln(1 + x) − x − L; make sure we start right of the root.
   while (Math.log1p(x) - x - L > 0) x *= 2;
   for (let i = 0; i < 60; i++) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 import { TauController } from '../../src/freshness/index.js';
 
-/** Runs the controller against S(τ) = B·(τ*/τ)^ε and returns the demand seen at each tick. */
+/** Runs the controller against S(τ) = B·(τₒ/τ)^ε (τₒ the fixed point) and returns the demand seen at each tick. */
 function run(c: TauController, budget: number, tauStar: number, elasticity: number, ticks: number): number[] {
   const seen: number[] = [];
   for (let t = 0; t < ticks; t++) {
