@@ -21,9 +21,11 @@ import {
   defaultParams,
   desiredRate,
   estimate,
+  hostClampedRate,
   newFreshnessRecord,
   observeChange,
   optimalRates,
+  reviseNextDue,
   setNextDue,
   targetInterval,
   type FreshnessParams,
@@ -170,6 +172,7 @@ export class MeguriEstimatorPolicy implements Policy {
   readonly #view: FreshnessRecord = newFreshnessRecord();
   #hosts: HostView[] = [];
   #demand = new Float64Array(0);
+  #want = new Float64Array(0);
   // Columns, typed as a frontier would keep them.
   #status = new Uint8Array(0);
   #priority = new Float32Array(0);
@@ -216,6 +219,7 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#spread = Uint32Array.from(world.spreadKey);
     this.#hosts = [];
     this.#demand = new Float64Array(world.hostCount);
+    this.#want = new Float64Array(n);
     for (let h = 0; h < world.hostCount; h++) {
       this.#hosts.push({ capacityPerHour: world.hostCap[h]!, urlCount: world.hostSize[h]!, demandPerHour: undefined });
     }
@@ -231,13 +235,14 @@ export class MeguriEstimatorPolicy implements Policy {
 
   advance(from: number, to: number, crawl: (page: number, at: number) => Outcome | null): void {
     const world = this.#world!;
-    if ((from - world.t0) % this.#tickHours === 0) this.#retune(world);
+    if ((from - world.t0) % this.#tickHours === 0) this.#retune(world, from);
     const heap = this.#heap;
     const view = this.#view;
     const p = this.#params;
     while (heap.peekTime() < to) {
       const t = heap.peekTime();
       const i = heap.pop();
+      if (t !== this.#nextDue[i]) continue; // superseded by reviseNextDue
       const outcome = crawl(i, t)!;
       this.#load(i);
       observeChange(view, outcome, t, p);
@@ -279,17 +284,25 @@ export class MeguriEstimatorPolicy implements Policy {
     return this.#tau.tau();
   }
 
-  /** One pass: demand at the current τ, per host and in total (caps applied), then a τ step. */
-  #retune(world: World): void {
+  /**
+   * One pass over the columns, as a frontier's background cadence would make: each page's
+   * desired rate at the current τ and each host's demand; the capped total goes to the τ
+   * controller; then every waiting page whose interval shrank is brought forward
+   * (`reviseNextDue`), so a page parked at the re-probe interval answers a lower τ at once.
+   */
+  #retune(world: World, now: number): void {
     const tau = this.#tau.tau();
     const p = this.#params;
     const view = this.#view;
     const demand = this.#demand;
+    const want = this.#want;
     demand.fill(0);
     for (let i = 0; i < world.n; i++) {
       view.lambda = this.#lambda[i]!;
       view.priority = this.#priority[i]!;
-      demand[world.host[i]!]! += desiredRate(view, tau, p);
+      const r = desiredRate(view, tau, p);
+      want[i] = r;
+      demand[world.host[i]!]! += r;
     }
     let total = 0;
     for (let h = 0; h < world.hostCount; h++) {
@@ -299,6 +312,18 @@ export class MeguriEstimatorPolicy implements Policy {
       total += d < host.capacityPerHour ? d : host.capacityPerHour;
     }
     this.tauTrace.push(this.#tau.tick(total));
+    for (let i = 0; i < world.n; i++) {
+      if (this.#crawlCount[i] === 0) continue; // first fetch not yet made: not the rescheduler's
+      const rate = hostClampedRate(want[i]!, this.#hosts[world.host[i]!]);
+      if (!(rate > 0)) continue;
+      view.lastCrawled = this.#lastCrawled[i]!;
+      view.nextDue = this.#nextDue[i]!;
+      view.spreadKey = this.#spread[i]!;
+      if (reviseNextDue(view, 1 / rate, now, p)) {
+        this.#nextDue[i] = view.nextDue;
+        this.#heap.push(view.nextDue, i); // the old entry goes stale and is skipped
+      }
+    }
   }
 
   #load(i: number): void {

@@ -17,6 +17,14 @@ export { defaultParams, freshnessParams, type FreshnessParams } from './params.j
 export { LM_UNTRUSTED, newFreshnessRecord, observeChange, type FreshnessRecord } from './record.js';
 export { estimate, lastModifiedEstimate, noChangeRatioEstimate } from './estimate.js';
 export { freshness, fundedRate, inverseMarginal, marginalFreshness } from './model.js';
-export { desiredRate, hostClampedRate, setNextDue, targetInterval, valueDensity, type HostCapacity } from './schedule.js';
+export {
+  desiredRate,
+  hostClampedRate,
+  reviseNextDue,
+  setNextDue,
+  targetInterval,
+  valueDensity,
+  type HostCapacity,
+} from './schedule.js';
 export { TauController, type TauControllerOptions } from './tau.js';
 export { expectedFreshness, optimalRates, type PageRate } from './optimal.js';

@@ -50,6 +50,7 @@ export interface HostCapacity {
 }
 
 const TWO_POW_32 = 4294967296;
+const U32_MAX = 0xffffffff;
 
 function lambdaOf(rec: FreshnessRecord, p: FreshnessParams): number {
   const l = rec.lambda > 0 ? rec.lambda : p.refRate;
@@ -131,28 +132,52 @@ export function setNextDue(
   nowHours: number,
   params: FreshnessParams,
 ): number {
-  if (Number.isNaN(intervalHours) || !(intervalHours > 0) || !Number.isFinite(nowHours)) {
-    throw new InvalidArgumentError(
-      `setNextDue: expected a positive interval (hours) and a finite now (epoch-hours), received interval ${intervalHours}, now ${nowHours}`,
-    );
-  }
+  checkTiming('setNextDue', intervalHours, nowHours);
   const floor = Math.ceil(nowHours + params.minReprobeGap);
-  let due: number;
-  if (intervalHours === Number.POSITIVE_INFINITY) {
-    due = 0xffffffff;
-  } else {
-    const target = nowHours + intervalHours;
-    const window = params.hostSpreadWindow;
-    if (window > 0) {
-      const period = intervalHours <= window ? intervalHours : intervalHours / Math.ceil(intervalHours / window);
-      const phase = ((rec.spreadKey >>> 0) / TWO_POW_32) * period;
-      due = Math.round(phase + period * Math.round((target - phase) / period));
-    } else {
-      due = Math.round(target);
-    }
-    if (due < floor) due = floor;
-  }
+  let due = gridTime(rec.spreadKey, intervalHours, nowHours + intervalHours, params.hostSpreadWindow);
+  if (due < floor) due = floor;
   rec.nextDue = due;
   rec.status = UrlStatus.DueRecrawl;
   return due;
+}
+
+/**
+ * Brings a URL that is already waiting for its recrawl forward when the interval now wanted
+ * (after τ fell, or its λ or host demand moved) would make it due sooner than scheduled: the
+ * new due time is lastCrawled + interval on the URL's own grid, but never before
+ * now + minReprobeGap. It never pushes a URL later — an over-generous schedule costs at most
+ * one interval and is corrected at the next crawl — so a background pass can call it on every
+ * waiting URL without churning the schedule. Returns whether `rec.nextDue` moved. Without it,
+ * a URL parked at the re-probe interval would ignore a lower τ for up to two weeks.
+ */
+export function reviseNextDue(
+  rec: FreshnessRecord,
+  intervalHours: number,
+  nowHours: number,
+  params: FreshnessParams,
+): boolean {
+  checkTiming('reviseNextDue', intervalHours, nowHours);
+  let due = gridTime(rec.spreadKey, intervalHours, rec.lastCrawled + intervalHours, params.hostSpreadWindow);
+  const floor = Math.ceil(nowHours + params.minReprobeGap);
+  if (due < floor) due = floor;
+  if (!(due < rec.nextDue)) return false;
+  rec.nextDue = due;
+  return true;
+}
+
+function checkTiming(fn: string, intervalHours: number, nowHours: number): void {
+  if (Number.isNaN(intervalHours) || !(intervalHours > 0) || !Number.isFinite(nowHours)) {
+    throw new InvalidArgumentError(
+      `${fn}: expected a positive interval (hours) and a finite now (epoch-hours), received interval ${intervalHours}, now ${nowHours}`,
+    );
+  }
+}
+
+/** The whole hour nearest `target` on the URL's grid (see the module comment). */
+function gridTime(spreadKey: number, interval: number, target: number, window: number): number {
+  if (interval === Number.POSITIVE_INFINITY) return U32_MAX;
+  if (!(window > 0)) return Math.round(target);
+  const period = interval <= window ? interval : interval / Math.ceil(interval / window);
+  const phase = ((spreadKey >>> 0) / TWO_POW_32) * period;
+  return Math.round(phase + period * Math.round((target - phase) / period));
 }

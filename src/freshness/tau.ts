@@ -19,7 +19,7 @@
  * converges (damped) for kε < 2. With the default k = 0.5 that is no overshoot for ε ≤ 2 — the
  * freshness demand has ε = ½ for pages crawled far faster than they change (f ∝ τ^(−½)) and
  * grows toward starvation, aggregating near 1 — and every step is at most a factor m = 1.25,
- * so a wild reading cannot throw τ far. The dead band δ = 2% keeps τ still once the schedule
+ * so a wild reading cannot throw τ far. The dead band δ = 1% keeps τ still once the schedule
  * fits, so it does not hunt on noise. τ stays within [1e-12, 1e12].
  *
  * The measurement S should respond to τ promptly: the demand at the current τ over the current
@@ -48,7 +48,7 @@ const resolveOptions = defineOptions<TauControllerOptions>('TauControllerOptions
   initialTau: numberField({ min: TAU_MIN, max: TAU_MAX, default: 1e-3 }),
   gain: numberField({ above: 0, max: 1, default: 0.5 }),
   maxStep: numberField({ above: 1, max: 100, default: 1.25 }),
-  deadBand: numberField({ min: 0, max: 0.5, default: 0.02 }),
+  deadBand: numberField({ min: 0, max: 0.5, default: 0.01 }),
 });
 
 /**

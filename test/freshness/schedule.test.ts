@@ -8,6 +8,7 @@ import {
   fundedRate,
   hostClampedRate,
   newFreshnessRecord,
+  reviseNextDue,
   setNextDue,
   targetInterval,
   valueDensity,
@@ -139,5 +140,32 @@ describe('setNextDue', () => {
     expect(() => setNextDue(r, Number.NaN, 10, p)).toThrow(InvalidArgumentError);
     expect(() => setNextDue(r, -1, 10, p)).toThrow(/positive interval.*-1/);
     expect(() => setNextDue(r, 5, Number.NaN, p)).toThrow(/now NaN/);
+  });
+});
+
+describe('reviseNextDue', () => {
+  it('brings a waiting URL forward onto its grid when its interval shrinks, never into the past', () => {
+    const r = newFreshnessRecord({ spreadKey: 12345, lastCrawled: 1000 });
+    setNextDue(r, 336, 1000, p); // parked at the re-probe interval
+    const parked = r.nextDue;
+    expect(reviseNextDue(r, 24, 1010, p)).toBe(true);
+    expect(r.nextDue).toBeLessThan(parked);
+    expect(Math.abs(r.nextDue - 1024)).toBeLessThanOrEqual(12);
+    expect(r.nextDue).toBeGreaterThanOrEqual(1011);
+    // Already overdue at the new interval: due as soon as the gap allows.
+    const q = newFreshnessRecord({ spreadKey: 12345, lastCrawled: 1000 });
+    setNextDue(q, 336, 1000, p);
+    expect(reviseNextDue(q, 2, 1100, p)).toBe(true);
+    expect(q.nextDue).toBe(1101);
+  });
+
+  it('never pushes a URL later and is a no-op at an unchanged interval', () => {
+    const r = newFreshnessRecord({ spreadKey: 777, lastCrawled: 2000 });
+    setNextDue(r, 48, 2000, p);
+    const due = r.nextDue;
+    expect(reviseNextDue(r, 48, 2001, p)).toBe(false);
+    expect(reviseNextDue(r, 500, 2001, p)).toBe(false);
+    expect(r.nextDue).toBe(due);
+    expect(() => reviseNextDue(r, 0, 2001, p)).toThrow(/reviseNextDue: expected a positive interval/);
   });
 });
