@@ -18,17 +18,22 @@
  * re-probe rate: politeness is a hard limit, the band is a preference.
  *
  * ## Spacing (Coffman, Liu & Weber 1998, "Optimal robot scheduling for web search engines")
- * Even spacing beats random spacing at the same rate, so the next due time is the previous
- * crawl plus the interval — but a host's URLs, often first crawled in one burst and given
- * similar intervals, would then keep arriving together and slam the host's politeness queue.
- * So each URL is phase-locked to its own grid: with period P = I when I ≤ W (the host spread
- * window) and P = I/⌈I/W⌉ otherwise (so I is a whole number of periods), the URL is due at the
- * grid point φ + kP nearest to now + I, where φ = (spreadKey/2³²)·P is fixed by the URL's hash.
- * Successive crawls at a steady interval land exactly I apart (the grid repeats every I), the
- * URLs of a host are spread uniformly over up to W hours, and a change of interval costs at
- * most one step of P/2. Due times are whole epoch-hours (the URL table's unit); rounding onto
- * the absolute grid keeps the long-run mean interval exact (2.4 h becomes 2, 3, 2, 3, 2 …).
- * Finally the due time is never earlier than now + minReprobeGap.
+ * Even spacing beats random spacing at the same rate (F(λ, f) above versus f/(λ + f) for
+ * Poisson crawling), so the next due time is simply the crawl time plus the interval I. Two
+ * deterministic corrections, both derived from the URL's own hash (`spreadKey`):
+ * - Host spread. A host's URLs are often first crawled in one burst and given similar
+ *   intervals; due together, they would slam the host's politeness queue every time. So the
+ *   first recrawl (crawlCount ≤ 1) is shifted by (u − ½)·min(I, W), u = spreadKey/2³² uniform
+ *   in [0, 1), W = hostSpreadWindow: the host's URLs fan out over up to W hours once, and even
+ *   spacing keeps them apart afterwards. (Phase-locking every crawl to a per-URL grid would
+ *   also do it, but a grid's points jump when I changes by a hair, which would make every
+ *   small change of τ reshuffle the schedule.)
+ * - Dithered rounding. Due times are whole epoch-hours (the URL table's unit). Plain rounding
+ *   would turn I = 2.4 h into 2 h forever; instead due = ⌊now + I + d⌋ with d ∈ [0, 1) a hash
+ *   of (spreadKey, crawlCount), so E[due − now] = I exactly (2.4 h becomes 2 or 3, 40% of
+ *   the time 3) and the same inputs always give the same hour.
+ * The result is continuous in I (up to the hour), so `reviseNextDue` can re-time waiting URLs
+ * without churn, and it is never earlier than now + minReprobeGap.
  */
 import { UrlStatus } from '../model/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
@@ -121,10 +126,11 @@ export function targetInterval(
 
 /**
  * Writes the URL's next due time (whole epoch-hours) for a recrawl `intervalHours` after
- * `nowHours`, phase-locked to the URL's own grid so a host's URLs spread over
- * `params.hostSpreadWindow` hours (see the module comment), never before now + minReprobeGap,
- * and moves the URL to `UrlStatus.DueRecrawl`. Deterministic: the same inputs give the same
- * time. An infinite interval parks the URL at the largest u32 hour. Returns the due time.
+ * `nowHours`: evenly spaced, with the first recrawl spread over the host window and a
+ * deterministic rounding dither (see the module comment), never before now + minReprobeGap,
+ * and moves the URL to `UrlStatus.DueRecrawl`. Call it after `observeChange`, so crawlCount
+ * counts this fetch. The same inputs always give the same time. An infinite interval parks
+ * the URL at the largest u32 hour. Returns the due time.
  */
 export function setNextDue(
   rec: FreshnessRecord,
@@ -133,34 +139,33 @@ export function setNextDue(
   params: FreshnessParams,
 ): number {
   checkTiming('setNextDue', intervalHours, nowHours);
-  const floor = Math.ceil(nowHours + params.minReprobeGap);
-  let due = gridTime(rec.spreadKey, intervalHours, nowHours + intervalHours, params.hostSpreadWindow);
-  if (due < floor) due = floor;
+  const due = dueTime(rec, intervalHours, nowHours, nowHours, params);
   rec.nextDue = due;
   rec.status = UrlStatus.DueRecrawl;
   return due;
 }
 
 /**
- * Brings a URL that is already waiting for its recrawl forward when the interval now wanted
- * (after τ fell, or its λ or host demand moved) would make it due sooner than scheduled: the
- * new due time is lastCrawled + interval on the URL's own grid, but never before
- * now + minReprobeGap. It never pushes a URL later — an over-generous schedule costs at most
- * one interval and is corrected at the next crawl — so a background pass can call it on every
- * waiting URL without churning the schedule. Returns whether `rec.nextDue` moved. Without it,
- * a URL parked at the re-probe interval would ignore a lower τ for up to two weeks.
+ * Re-times a URL that is already waiting for its recrawl when the interval now wanted has
+ * moved (τ changed, or its host's demand): the due time becomes lastCrawled + interval on the
+ * URL's own grid, never before now + minReprobeGap — but only when that differs from the
+ * scheduled time by more than `tolerance` × interval (and at least an hour), so a background
+ * pass over every waiting URL does not churn the schedule on small wobbles. It moves URLs both
+ * ways: forward, so a URL parked at the re-probe interval answers a lower τ at once instead
+ * of two weeks later; back, so a host whose demand rose does not keep the old, faster
+ * schedule and run over its cap. Returns whether `rec.nextDue` moved.
  */
 export function reviseNextDue(
   rec: FreshnessRecord,
   intervalHours: number,
   nowHours: number,
   params: FreshnessParams,
+  tolerance = 0.1,
 ): boolean {
   checkTiming('reviseNextDue', intervalHours, nowHours);
-  let due = gridTime(rec.spreadKey, intervalHours, rec.lastCrawled + intervalHours, params.hostSpreadWindow);
-  const floor = Math.ceil(nowHours + params.minReprobeGap);
-  if (due < floor) due = floor;
-  if (!(due < rec.nextDue)) return false;
+  const due = dueTime(rec, intervalHours, rec.lastCrawled, nowHours, params);
+  const slack = Math.max(1, tolerance * intervalHours);
+  if (!(Math.abs(due - rec.nextDue) > slack)) return false;
   rec.nextDue = due;
   return true;
 }
@@ -173,11 +178,28 @@ function checkTiming(fn: string, intervalHours: number, nowHours: number): void 
   }
 }
 
-/** The whole hour nearest `target` on the URL's grid (see the module comment). */
-function gridTime(spreadKey: number, interval: number, target: number, window: number): number {
+/**
+ * ⌊base + I + spread + dither⌋, at least ⌈now + minReprobeGap⌉ (see the module comment);
+ * the largest u32 hour for an infinite interval.
+ */
+function dueTime(rec: FreshnessRecord, interval: number, base: number, now: number, p: FreshnessParams): number {
   if (interval === Number.POSITIVE_INFINITY) return U32_MAX;
-  if (!(window > 0)) return Math.round(target);
-  const period = interval <= window ? interval : interval / Math.ceil(interval / window);
-  const phase = ((spreadKey >>> 0) / TWO_POW_32) * period;
-  return Math.round(phase + period * Math.round((target - phase) / period));
+  const key = rec.spreadKey >>> 0;
+  let t = base + interval;
+  if (rec.crawlCount <= 1) {
+    const span = interval < p.hostSpreadWindow ? interval : p.hostSpreadWindow;
+    t += (key / TWO_POW_32 - 0.5) * span;
+  }
+  t = Math.floor(t + dither(key, rec.crawlCount));
+  const floor = Math.ceil(now + p.minReprobeGap);
+  return t < floor ? floor : t > U32_MAX ? U32_MAX : t;
+}
+
+/** A hash of (key, n) uniform in [0, 1): the rounding dither. */
+function dither(key: number, n: number): number {
+  let h = Math.imul(key ^ Math.imul(n + 0x9e3779b9, 0x85ebca6b), 0xc2b2ae35);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x27d4eb2f);
+  h ^= h >>> 13;
+  return (h >>> 0) / TWO_POW_32;
 }

@@ -118,19 +118,21 @@ describe('setNextDue', () => {
     expect(Math.max(...counts)).toBeLessThan(40);
   });
 
-  it('keeps a steady interval exactly, and the mean of a fractional one', () => {
+  it('keeps a steady interval exactly, and the mean of a fractional one (dithered rounding)', () => {
     for (const interval of [7, 30, 2.4, 100]) {
       const r = newFreshnessRecord({ spreadKey: 0x9e3779b9 });
       let now = 500;
       const gaps: number[] = [];
       for (let k = 0; k < 200; k++) {
+        r.crawlCount = k + 1;
         const due = setNextDue(r, interval, now, p);
         if (k > 0) gaps.push(due - now);
         now = due;
       }
       const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
       expect(mean).toBeCloseTo(interval, 1);
-      if (Number.isInteger(interval)) expect(new Set(gaps)).toEqual(new Set([interval]));
+      if (Number.isInteger(interval)) expect(new Set(gaps.slice(1))).toEqual(new Set([interval]));
+      else expect(new Set(gaps.slice(1))).toEqual(new Set([Math.floor(interval), Math.ceil(interval)]));
     }
   });
 
@@ -159,13 +161,15 @@ describe('reviseNextDue', () => {
     expect(q.nextDue).toBe(1101);
   });
 
-  it('never pushes a URL later and is a no-op at an unchanged interval', () => {
+  it('is a no-op at an unchanged or slightly changed interval, and pushes back a much longer one', () => {
     const r = newFreshnessRecord({ spreadKey: 777, lastCrawled: 2000 });
     setNextDue(r, 48, 2000, p);
     const due = r.nextDue;
     expect(reviseNextDue(r, 48, 2001, p)).toBe(false);
-    expect(reviseNextDue(r, 500, 2001, p)).toBe(false);
+    expect(reviseNextDue(r, 50, 2001, p)).toBe(false);
     expect(r.nextDue).toBe(due);
+    expect(reviseNextDue(r, 500, 2001, p)).toBe(true);
+    expect(r.nextDue).toBeGreaterThan(2400);
     expect(() => reviseNextDue(r, 0, 2001, p)).toThrow(/reviseNextDue: expected a positive interval/);
   });
 });
