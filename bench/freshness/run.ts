@@ -3,9 +3,10 @@
  * history, and prints freshness, budget use and cap violations side by side, with the ratios
  * meguri / optimum and meguri / uniform.
  *
- *   node --import tsx bench/freshness/run.ts [--n 10000] [--seed 1] [--days 150] [--warmup 30]
+ *   node --import tsx bench/freshness/run.ts [--n 10000] [--seed 20260101] [--days 150] [--warmup 30]
  *
- * (`npm run bench freshness` runs it at N = 10,000 and N = 100,000.)
+ * (`npm run bench freshness` runs it at N = 10,000 and N = 100,000 through
+ * bench/suites/freshness.bench.mjs.)
  */
 import { expectedFreshness } from '../../src/freshness/index.js';
 import { simulate, type Policy, type SimResult } from './engine.js';
@@ -16,6 +17,8 @@ import { makeWorld, type WorldOptions } from './world.js';
 export interface Row extends SimResult {
   /** Expected freshness of a fixed-rate policy from the formula (NaN for learners). */
   readonly expected: number;
+  /** CPU time of the run (user + system), ms: steadier than wall time on a shared machine. */
+  readonly cpuMs: number;
 }
 
 /** The comparison of all policies over one world. */
@@ -36,9 +39,11 @@ export function compare(opts: WorldOptions, policies: Policy[] = defaultPolicies
   const { pages } = worldPages(world);
   const rows: Row[] = [];
   for (const policy of policies) {
+    const cpu0 = process.cpuUsage();
     const r = simulate(world, policy, clock);
+    const cpu = process.cpuUsage(cpu0);
     const expected = policy instanceof FixedRatePolicy ? expectedFreshness(pages, policy.rates) : Number.NaN;
-    rows.push({ ...r, expected });
+    rows.push({ ...r, expected, cpuMs: (cpu.user + cpu.system) / 1000 });
   }
   const get = (name: string): number => rows.find((r) => r.policy === name)?.freshness ?? Number.NaN;
   return {
@@ -52,7 +57,7 @@ export function compare(opts: WorldOptions, policies: Policy[] = defaultPolicies
 export function report(c: Comparison, label: string): void {
   console.log(`\n${label}`);
   const line = (cells: string[]): string => cells.map((x, i) => (i === 0 ? x.padEnd(18) : x.padStart(11))).join(' ');
-  console.log(line(['policy', 'freshness', 'expected', 'unweighted', 'crawls', 'budget use', 'cap viol.', 'worst cap', 'runtime s']));
+  console.log(line(['policy', 'freshness', 'expected', 'unweighted', 'crawls', 'budget use', 'cap viol.', 'worst cap', 'wall s', 'cpu s']));
   for (const r of c.rows) {
     console.log(
       line([
@@ -65,6 +70,7 @@ export function report(c: Comparison, label: string): void {
         `${r.capViolations}/${r.cappedHosts}`,
         r.worstCapRatio.toFixed(3),
         (r.runtimeMs / 1000).toFixed(2),
+        (r.cpuMs / 1000).toFixed(2),
       ]),
     );
   }
