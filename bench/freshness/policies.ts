@@ -27,6 +27,7 @@ import {
   optimalRates,
   reviseNextDue,
   setNextDue,
+  solveWaterLevel,
   targetInterval,
   type FreshnessParams,
   type FreshnessRecord,
@@ -45,7 +46,7 @@ export class FixedRatePolicy implements Policy {
   readonly observes = false;
   readonly name: string;
   readonly #ratesFor: (world: World) => Float64Array;
-  #rates = new Float64Array(0);
+  #rates: Float64Array = new Float64Array(0);
   #heap = new DueHeap(1);
 
   constructor(name: string, ratesFor: (world: World) => Float64Array) {
@@ -261,22 +262,14 @@ export class MeguriEstimatorPolicy implements Policy {
   #initialTau(world: World): number {
     const p = this.#params;
     const view = newFreshnessRecord();
-    const demand = (tau: number): number => {
+    return solveWaterLevel((tau) => {
       let s = 0;
       for (let i = 0; i < world.n; i++) {
         view.priority = world.weight[i]!;
         s += desiredRate(view, tau, p);
       }
       return s;
-    };
-    let lo = 1e-9;
-    let hi = 1e9;
-    for (let k = 0; k < 60; k++) {
-      const m = Math.sqrt(lo * hi);
-      if (demand(m) > world.budgetPerHour) lo = m;
-      else hi = m;
-    }
-    return hi;
+    }, world.budgetPerHour);
   }
 
   /** The water level now. */

@@ -26,5 +26,5 @@ export {
   valueDensity,
   type HostCapacity,
 } from './schedule.js';
-export { TauController, type TauControllerOptions } from './tau.js';
+export { TauController, solveWaterLevel, type TauControllerOptions } from './tau.js';
 export { expectedFreshness, optimalRates, type PageRate } from './optimal.js';

@@ -118,3 +118,25 @@ function checkBudget(budget: number): number {
   }
   return budget;
 }
+
+/**
+ * The water level at which a decreasing demand curve meets the budget, by bisection on ln τ
+ * over [1e-12, 1e12] (60 halvings): for seeding a `TauController` on a fresh crawl, where no
+ * checkpointed τ exists, from one or a few passes over the priors. `demand(τ)` is the total
+ * scheduled rate at level τ (for example Σ desiredRate over a partition). Returns the upper end
+ * of the final bracket (demand ≤ budget there); 1e12 if even that overspends, 1e-12 if even
+ * that underspends.
+ */
+export function solveWaterLevel(demand: (tau: number) => number, budget: number): number {
+  if (typeof budget !== 'number' || !(budget > 0) || budget === Number.POSITIVE_INFINITY) {
+    throw new InvalidArgumentError(`solveWaterLevel: expected a finite budget > 0, received ${String(budget)}`);
+  }
+  let lo = Math.log(TAU_MIN);
+  let hi = Math.log(TAU_MAX);
+  for (let k = 0; k < 60; k++) {
+    const m = 0.5 * (lo + hi);
+    if (demand(Math.exp(m)) > budget) lo = m;
+    else hi = m;
+  }
+  return Math.exp(hi);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { TauController } from '../../src/freshness/index.js';
+import { TauController, solveWaterLevel } from '../../src/freshness/index.js';
 
 /** Runs the controller against S(τ) = B·(τₒ/τ)^ε (τₒ the fixed point) and returns the demand seen at each tick. */
 function run(c: TauController, budget: number, tauStar: number, elasticity: number, ticks: number): number[] {
@@ -70,5 +70,15 @@ describe('TauController', () => {
     expect(() => new TauController(1, { gain: 0 })).toThrow(/TauControllerOptions\.gain/);
     expect(() => new TauController(1, { maxStep: 1 })).toThrow(/maxStep/);
     expect(() => new TauController(1, { initialTau: 0 })).toThrow(/initialTau/);
+  });
+});
+
+describe('solveWaterLevel', () => {
+  it('finds where a decreasing demand meets the budget', () => {
+    const tau = solveWaterLevel((t) => 1000 / t, 40);
+    expect(tau).toBeCloseTo(25, 9);
+    expect(solveWaterLevel(() => 1e9, 1)).toBeCloseTo(1e12, 0);
+    expect(solveWaterLevel(() => 0, 1)).toBeCloseTo(1e-12, 20);
+    expect(() => solveWaterLevel(() => 1, 0)).toThrow(/finite budget > 0, received 0/);
   });
 });
