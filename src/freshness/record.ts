@@ -32,6 +32,7 @@
  * the estimator divides the observed span lastCrawled − firstCrawled by crawlCount − 1
  * intervals, and a queueing delay before the first fetch would inflate that mean interval.
  */
+import { InvalidArgumentError } from '../errors/index.js';
 import type { Outcome } from '../model/index.js';
 import { UrlStatus } from '../model/index.js';
 import type { FreshnessParams } from './params.js';
@@ -125,8 +126,10 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  * content fingerprint is a no-change; a different fingerprint whose simhash is within
  * `params.simhashNearDupThreshold` bits of the stored one is cosmetic churn (a rotating ad, a
  * clock) and not a change; anything else is a change. A first fetch — or the first fetch that
- * carries a fingerprint — only seeds the comparison and is not a change. Only 200 and 304
- * outcomes should be passed; the caller handles errors and redirects.
+ * carries a fingerprint — only seeds the comparison and is not a change; a later fetch that
+ * cannot be compared (no fingerprint) counts as an interval without a change. Only 2xx and 304
+ * outcomes are accepted (anything else throws `InvalidArgumentError`): errors, redirects and
+ * retries are the frontier's state machine's business, not a change signal.
  *
  * Updates crawlCount, changeCount, noChangeStreak, the stored fingerprint, simhash and
  * Last-Modified, and — when `nowHours` (the fetch time, epoch-hours) is given — lastCrawled,
@@ -155,6 +158,10 @@ export function observeChange(
   nowHours?: number,
   params: FreshnessParams = defaultParams(),
 ): boolean {
+  const status = outcome.status;
+  if (!(status === 304 || (status >= 200 && status < 300))) {
+    throw new InvalidArgumentError(`observeChange: expected a 2xx or 304 outcome, received status ${status} for ${outcome.url}`);
+  }
   const verdict = classify(rec, outcome, params.simhashNearDupThreshold);
   const first = rec.crawlCount === 0;
   const prevCrawled = rec.lastCrawled;

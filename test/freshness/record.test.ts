@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../src/errors/index.js';
 import { LM_UNTRUSTED, defaultParams, freshnessParams, newFreshnessRecord, observeChange } from '../../src/freshness/index.js';
 import type { Outcome } from '../../src/model/index.js';
 
@@ -99,6 +100,13 @@ describe('observeChange', () => {
       observeChange(r, ok(FP_A, SH, 130 * H), 140);
       expect(r.lmHours).toBe(LM_UNTRUSTED);
     });
+  });
+
+  it('refuses outcomes that are not a 2xx or a 304', () => {
+    const r = newFreshnessRecord();
+    expect(() => observeChange(r, { row: 0, url: 'https://a.example/x', status: 404 })).toThrow(/status 404 for https:\/\/a\.example\/x/);
+    expect(() => observeChange(r, { row: 0, url: 'u', status: 0 })).toThrow(InvalidArgumentError);
+    expect(r.crawlCount).toBe(0);
   });
 
   it('uses the default params when none are given', () => {
