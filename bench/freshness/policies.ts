@@ -7,8 +7,10 @@
  * - `optimum`: the exact offline allocation from the *true* λ, weights and caps
  *   (`optimalRates`), crawled with even spacing: the ceiling no learner can beat in expectation.
  * - `meguri-estimator`: learns λ from what it observes, through meguri's own functions —
- *   `observeChange`, `estimate`, `targetInterval`, `setNextDue`, `TauController` — over
- *   typed-array columns and one reusable `FreshnessRecord` view, as a frontier does.
+ *   `observeChange`, `estimate`, `targetInterval`, `setNextDue`, `reviseNextDue`,
+ *   `TauController`, `solveWaterLevel` — over typed-array columns and one reusable
+ *   `FreshnessRecord` view, as a frontier does. (`oracleLambda` swaps the estimate for the
+ *   true λ, to separate estimation error from scheduling error.)
  *
  * The fixed-rate policies respect host caps the way a polite crawler is forced to: a capped
  * host over its cap is scaled down to it, and the budget that frees goes to everyone else in

@@ -9,13 +9,15 @@
  * rate, so a page that comes back to life is eventually noticed. The funded rate is then kept
  * within the global band [reprobeRate, 1/minReprobeGap].
  *
- * ## Host clamp (Kolobov et al. 2019, "Staying up to date with online content changes using
- * reinforcement learning for scheduling", the politeness-constrained refinement)
+ * ## Host clamp (after Kolobov, Peres, Lubetzky & Horvitz 2019, "Optimal freshness crawl under
+ * politeness constraints")
  * A host allows at most C crawls/hour. If the frontier tracks the host's total demand D (the
  * sum of its URLs' `desiredRate`s) and D > C, every URL of the host is scaled by C/D, so the
- * host's schedule sums to exactly C and its most valuable pages keep the largest share.
- * Without a demand figure, each URL gets the equal share C/n. The clamp may go below the
- * re-probe rate: politeness is a hard limit, the band is a preference.
+ * host's schedule sums to exactly C and its URLs keep their relative shares. (The exact
+ * optimum gives a saturated host its own, higher water level instead — `optimalRates` does
+ * that; scaling is the one-pass approximation: with the true λ, the simulator's gap to the
+ * optimum is about one point wider with caps on than off.) Without a demand figure, each URL gets the equal share C/n. The clamp may go
+ * below the re-probe rate: politeness is a hard limit, the band is a preference.
  *
  * ## Spacing (Coffman, Liu & Weber 1998, "Optimal robot scheduling for web search engines")
  * Even spacing beats random spacing at the same rate (F(λ, f) above versus f/(λ + f) for
