@@ -359,6 +359,11 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#sh[2 * i + 1] = v.simhashHi;
   }
 
+  /** Last-Modified exposure per page (−1: not trusted), for diagnostics. */
+  get lmHours(): Float32Array {
+    return this.#lmHours;
+  }
+
   /** Estimated λ per page (per hour), for diagnostics. */
   get lambdas(): Float32Array {
     return this.#lambda;

@@ -87,7 +87,7 @@ export const LM_UNTRUSTED = -1;
 const U32_MAX = 0xffffffff;
 const U16_MAX = 0xffff;
 const MASK32 = 0xffffffffn;
-/** Last-Modified may run this far ahead of our clock (seconds) before it counts as bogus. */
+/** A change may be dated this far (seconds) before our previous fetch: the server's clock may lag ours. */
 const LM_SKEW_SECONDS = 3600;
 
 function popcount32(v: number): number {
@@ -140,15 +140,19 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  * The known-modification-time estimator (see `estimate`) needs, for every observed interval,
  * either "no change" or the exact time of the last change. A URL's Last-Modified is used only
  * while *every* fetch since the first has been consistent with the content signal:
- * - the first fetch carried a Last-Modified, and every later 200 carries one too;
- * - it never lies in the future (more than one hour ahead of `nowHours`);
- * - unchanged content (equal fingerprint) leaves it unchanged — a server that stamps every
- *   response with the current time fails here;
- * - a meaningful change advances it, to a time after our previous fetch — a server that never
- *   updates it, or reports a change older than a copy we already saw, fails here;
- * - cosmetic churn does not advance it (if it does, it tracks bytes, not meaning).
+ * - the first fetch carried a Last-Modified dated before the fetch, and every later 200
+ *   carries one too;
+ * - unchanged content (equal fingerprint) or cosmetic churn leaves it exactly as it was — a
+ *   server that stamps every response with the current time, or dates byte churn, fails here;
+ * - a meaningful change advances it to a time after our previous fetch (one hour of clock
+ *   skew allowed) and strictly before this one — a server that never updates it, reports a
+ *   change older than a copy we already saw, or stamps the response time (which a server that
+ *   also answers 304 when nothing changed would otherwise get away with) fails here.
  * One inconsistency sets `lmHours` to `LM_UNTRUSTED` for good; 304s carry no new date and only
  * add exposure. Without `nowHours` the exposure cannot be measured, so the URL is untrusted.
+ * Pass the fetch time to the second (fractional epoch-hours), not the hour it fell in: with a
+ * whole hour, a genuine change earlier in that same hour looks dated after the fetch and
+ * conservatively withdraws trust.
  *
  * @returns true only for a meaningful, content-level change.
  */
@@ -169,7 +173,7 @@ export function observeChange(
   const newLm = outcome.lastModified;
 
   if (first) {
-    rec.lmHours = newLm !== undefined && newLm > 0 && nowHours !== undefined ? 0 : LM_UNTRUSTED;
+    rec.lmHours = newLm !== undefined && newLm > 0 && nowHours !== undefined && newLm < nowHours * 3600 ? 0 : LM_UNTRUSTED;
   } else if (rec.lmHours >= 0) {
     rec.lmHours = lmExposure(rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304);
   }
@@ -217,17 +221,14 @@ function lmExposure(
   if (notModified) return exposure + interval;
   if (newLm === undefined || !(newLm > 0) || oldLm === 0) return LM_UNTRUSTED;
   const nowSec = nowHours * 3600;
-  if (newLm > nowSec + LM_SKEW_SECONDS) return LM_UNTRUSTED;
-  const advanced = newLm > oldLm;
   switch (verdict) {
     case Verdict.Same:
     case Verdict.Cosmetic:
-      return advanced ? LM_UNTRUSTED : exposure + interval;
+      return newLm === oldLm ? exposure + interval : LM_UNTRUSTED;
     case Verdict.Changed: {
-      if (!advanced || newLm < prevCrawled * 3600 - LM_SKEW_SECONDS) return LM_UNTRUSTED;
+      if (!(newLm > oldLm && newLm >= prevCrawled * 3600 - LM_SKEW_SECONDS && newLm < nowSec)) return LM_UNTRUSTED;
       // Time from the last change to this fetch: the uncensored part of the interval.
-      const since = Math.min(Math.max((nowSec - newLm) / 3600, 0), interval);
-      return exposure + since;
+      return exposure + Math.min((nowSec - newLm) / 3600, interval);
     }
     default:
       return LM_UNTRUSTED;

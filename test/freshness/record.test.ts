@@ -80,10 +80,13 @@ describe('observeChange', () => {
       expect(r.lastModified).toBe(160 * H);
     });
 
-    it('is refused when absent on the first fetch', () => {
+    it('is refused when absent or not in the past on the first fetch', () => {
       const r = newFreshnessRecord();
       observeChange(r, ok(FP_A, SH), 100);
       expect(r.lmHours).toBe(LM_UNTRUSTED);
+      const q = newFreshnessRecord();
+      observeChange(q, ok(FP_A, SH, 100 * H), 100);
+      expect(q.lmHours).toBe(LM_UNTRUSTED);
     });
 
     it.each([
@@ -91,6 +94,8 @@ describe('observeChange', () => {
       ['a change without a new date', ok(FP_B, ~SH & 0xffffffffffffffffn, 50 * H)],
       ['a change dated before our previous fetch', ok(FP_B, ~SH & 0xffffffffffffffffn, 90 * H)],
       ['a date in the future', ok(FP_B, ~SH & 0xffffffffffffffffn, 200 * H)],
+      ['a change dated at the fetch itself (the response time)', ok(FP_B, ~SH & 0xffffffffffffffffn, 120 * H)],
+      ['a date that moves backwards on unchanged content', ok(FP_A, SH, 40 * H)],
       ['a missing date on a 200', ok(FP_B, ~SH & 0xffffffffffffffffn)],
       ['a date that moves on cosmetic churn', ok(FP_B, SH ^ 1n, 110 * H)],
     ])('is withdrawn for good after %s', (_why, outcome) => {

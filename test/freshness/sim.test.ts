@@ -47,6 +47,24 @@ describe('freshness simulator (small)', () => {
     expect(b).toEqual(a);
   });
 
+  it('trusts Last-Modified exactly on the hosts that serve it honestly', () => {
+    const world = makeWorld({ n: 600, seed: 11, days: 40, warmupDays: 10 });
+    const policy = new MeguriEstimatorPolicy();
+    simulate(world, policy, () => 0);
+    const trusted = [0, 0, 0];
+    const total = [0, 0, 0];
+    for (let i = 0; i < world.n; i++) {
+      const mode = world.hostLastModified[world.host[i]!]!;
+      total[mode]!++;
+      if (policy.lmHours[i]! >= 0) trusted[mode]!++;
+    }
+    expect(total[1]).toBeGreaterThan(50);
+    expect(total[2]).toBeGreaterThan(5);
+    expect(trusted[0]).toBe(0); // no Last-Modified at all
+    expect(trusted[1]).toBe(total[1]); // reliable: every page stays trusted
+    expect(trusted[2]).toBe(0); // stamped with the response time: caught
+  });
+
   it('refuses a policy that crawls outside the hour it is advancing', () => {
     const world = makeWorld({ n: 10, days: 2, warmupDays: 1 });
     const rogue: Policy = {
