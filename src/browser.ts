@@ -11,3 +11,4 @@ export * from './url/index.js';
 export * from './dedup/index.js';
 // The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
 export * from './fetch/robots.js';
+export * from './freshness/index.js';
