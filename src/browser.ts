@@ -14,3 +14,4 @@ export * from './prioritize/index.js';
 export * from './frontier/index.js';
 // The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
 export * from './fetch/robots.js';
+export * from './freshness/index.js';
