@@ -1432,6 +1432,30 @@ class MutableRecord implements CrawledRecord {
   get noChangeStreak(): number {
     return this.t.noChangeStreak[this.row]!;
   }
+  get priority(): number {
+    return this.t.priority[this.row]!;
+  }
+  get nextDue(): number {
+    return this.t.nextDue[this.row]!;
+  }
+  get lastModified(): number {
+    return this.t.lastModified[this.row]!;
+  }
+  get contentFpLo(): number {
+    return this.t.contentFp[this.row * 2]!;
+  }
+  get contentFpHi(): number {
+    return this.t.contentFp[this.row * 2 + 1]!;
+  }
+  get simhashLo(): number {
+    return this.t.simhash[this.row * 2]!;
+  }
+  get simhashHi(): number {
+    return this.t.simhash[this.row * 2 + 1]!;
+  }
+  get spreadKey(): number {
+    return this.t.key[this.row * 4 + 2]!;
+  }
   get lambda(): number {
     return this.t.lambda[this.row]!;
   }

@@ -40,7 +40,11 @@ export interface HostResolver {
   prefetch?(host: string): void;
 }
 
-/** The record view the freshness hook reads (one reused object; valid during the call only). */
+/**
+ * The record view the freshness hook reads (one reused object; valid during the call only).
+ * Counters and fingerprints already include this crawl; `change` is the frontier's verdict
+ * (fingerprint equality, then simhash Hamming ≤ 3), so a hook need not classify again.
+ */
 export interface CrawledRecord {
   readonly row: number;
   readonly url: string;
@@ -54,6 +58,19 @@ export interface CrawledRecord {
   readonly change: 'first' | 'none' | 'cosmetic' | 'real';
   /** Host's current politeness interval (ms), a lower bound on useful recrawl spacing. */
   readonly hostIntervalMs: number;
+  /** Front-bank priority (the value weight of the page). */
+  readonly priority: number;
+  /** Next-due epoch-hour before this crawl. */
+  readonly nextDue: number;
+  /** Last-Modified the server sent, epoch-seconds (0 = none). */
+  readonly lastModified: number;
+  /** Content fingerprint and simhash after this crawl, as [lo, hi] u32 lanes. */
+  readonly contentFpLo: number;
+  readonly contentFpHi: number;
+  readonly simhashLo: number;
+  readonly simhashHi: number;
+  /** A stable per-URL number for deterministic spreading (PathKey low lane). */
+  readonly spreadKey: number;
   /** Estimated changes per hour; the hook may store a new estimate. */
   lambda: number;
 }
