@@ -252,7 +252,8 @@ impl BlockedBloom {
         let capacity = r.u64()?;
         let len = r.u64()?;
         let fp_rate = r.f64()?;
-        if blocks == 0 || probes == 0 || probes > MAX_PROBES || r.remaining() != blocks as usize * 64 {
+        let size = (blocks as usize).checked_mul(64).ok_or(BlobError::BadParams)?;
+        if blocks == 0 || probes == 0 || probes > MAX_PROBES || r.remaining() != size {
             return Err(BlobError::BadParams);
         }
         let mut f = Self::with_shape(blocks, probes, capacity, fp_rate).ok_or(BlobError::BadParams)?;

@@ -284,7 +284,8 @@ impl Ribbon {
         if !(1..=MAX_BITS).contains(&bits) || width as usize != WIDTH || reserved != 0 {
             return Err(BlobError::BadParams);
         }
-        if r.remaining() != slots as usize / 64 * bits as usize * 8 {
+        let size = (slots as usize / 64).checked_mul(bits as usize * 8).ok_or(BlobError::BadParams)?;
+        if r.remaining() != size {
             return Err(BlobError::BadParams);
         }
         Self::from_parts(slots, bits, seed, len, &mut r)
@@ -514,11 +515,12 @@ impl ShardedRibbon {
         let mut total = 0u64;
         for _ in 0..count {
             let (slots, seed, n) = (r.u32()?, r.u32()?, r.u64()?);
-            words += slots as usize / 64 * bits as usize;
+            let shard_words = (slots as usize / 64).checked_mul(bits as usize).ok_or(BlobError::BadParams)?;
+            words = words.checked_add(shard_words).ok_or(BlobError::BadParams)?;
             total = total.checked_add(n).ok_or(BlobError::BadParams)?;
             table.push((slots, seed, n));
         }
-        if total != len || r.remaining() != words * 8 {
+        if total != len || Some(r.remaining()) != words.checked_mul(8) {
             return Err(BlobError::BadParams);
         }
         let mut shards = Vec::with_capacity(count as usize);
@@ -752,6 +754,33 @@ mod tests {
         bad[28] = 17;
         filter::seal(&mut bad);
         assert_eq!(ResidentFilter::load(&bad).err(), Some(BlobError::BadParams));
+    }
+
+    #[test]
+    fn crafted_sizes_are_refused_without_overflow() {
+        // A resealed sharded blob whose table claims huge shards: the size arithmetic must
+        // fail cleanly (checked), not wrap or panic.
+        let all = keys(61, 4000);
+        let mut b = RibbonBuilder::new(2, 16, all.len() as u64).unwrap();
+        let mut parts = vec![Vec::new(); 2];
+        for k in &all {
+            parts[shard_index(k, 1) as usize].push(*k);
+        }
+        for (i, p) in parts.iter().enumerate() {
+            b.add_shard(i as u32, p).unwrap();
+        }
+        let blob = b.finish().unwrap();
+        for shard in 0..2 {
+            let mut bad = blob.clone();
+            let at = 40 + 16 * shard;
+            bad[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            filter::seal(&mut bad);
+            assert_eq!(ResidentFilter::load(&bad).err(), Some(BlobError::BadParams));
+        }
+        let mut bloom = crate::bloom::BlockedBloom::new(100, 0.01).unwrap().to_blob();
+        bloom[24..28].copy_from_slice(&(1u32 << 26).to_le_bytes());
+        filter::seal(&mut bloom);
+        assert_eq!(ResidentFilter::load(&bloom).err(), Some(BlobError::BadParams));
     }
 
     /// Prints first-attempt failure rates by size and overhead; run with
