@@ -185,7 +185,9 @@ export async function run() {
   const ratios = [];
   console.log('peer sampling: bloom-filters BloomFilter timed on %d ops, FPR at %d keys; XorFilter at %d keys', PEER_OPS, PEER_FPR_KEYS, XOR_KEYS);
   const peerFpr = peerBloomFpr();
+  console.log('  bloom-filters BloomFilter FPR measured');
   const xor = peerXor();
+  console.log('  bloom-filters XorFilter measured');
   for (const n of SIZES) {
     const runs = n > 2_000_000 ? 3 : 5;
     const before = memoryInUse();
@@ -196,6 +198,7 @@ export async function run() {
     const keys = derive.result;
     const absentKeys = deriveKeys(absent);
     const label = `${n / 1e6}M`;
+    console.log(`  ${label}: inputs ready`);
     rows.push({ n: label, filter: 'URLKey derivation (2× xxh64)', 'insert/s': (n * 1e9) / derive.ns, note: 'per URL, once at discovery' });
 
     // meguri blocked Bloom.
@@ -287,6 +290,7 @@ export async function run() {
     }
     bloom.free();
 
+    console.log(`  ${label}: meguri filters and bloom-filters measured`);
     // JS Set<string> of the URLs.
     let set;
     const sInsert = opsPerSec(() => {
