@@ -13,6 +13,7 @@
 pub mod abi;
 pub mod drum;
 pub mod hash;
+pub mod neardup;
 pub mod simhash;
 pub mod wheel;
 

@@ -71,8 +71,21 @@ export interface SimhashExports {
   meguri_simhash_features(data: number, dataLen: number, offsets: number, weights: number, count: number, out: number): void;
 }
 
+/** Near-duplicate index (core-rs/src/abi/neardup.rs). `h` is an index handle. */
+export interface NearDupExports {
+  meguri_neardup_new(): number;
+  meguri_neardup_free(h: number): void;
+  meguri_neardup_len(h: number): number;
+  meguri_neardup_memory_bytes(h: number): number;
+  meguri_neardup_flush(h: number): void;
+  meguri_neardup_add_batch(h: number, sims: number, keys: number, n: number, added: number): number;
+  meguri_neardup_find_batch(h: number, sims: number, n: number, k: number, outKeys: number, found: number): void;
+  meguri_neardup_find_all(h: number, lo: number, hi: number, k: number): number;
+  meguri_neardup_out_ptr(h: number): number;
+}
+
 /** Every export the core provides. Later kernels extend this intersection. */
-export type CoreExports = MemoryExports & HashExports & DrumExports & WheelExports & SimhashExports;
+export type CoreExports = MemoryExports & HashExports & DrumExports & WheelExports & SimhashExports & NearDupExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -104,4 +117,13 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_wheel_out_ptr',
   'meguri_simhash_text_batch',
   'meguri_simhash_features',
+  'meguri_neardup_new',
+  'meguri_neardup_free',
+  'meguri_neardup_len',
+  'meguri_neardup_memory_bytes',
+  'meguri_neardup_flush',
+  'meguri_neardup_add_batch',
+  'meguri_neardup_find_batch',
+  'meguri_neardup_find_all',
+  'meguri_neardup_out_ptr',
 ];

@@ -40,3 +40,4 @@ export {
   simhashTextLanes,
   simhashUtf8,
 } from './simhash.js';
+export { NearDupIndex } from './neardup.js';

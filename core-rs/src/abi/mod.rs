@@ -17,6 +17,7 @@
 pub mod drum;
 pub mod hash;
 pub mod mem;
+pub mod neardup;
 pub mod simhash;
 pub mod wheel;
 
