@@ -260,7 +260,12 @@ impl NearDup {
             debug_assert!(table.vals.windows(2).all(|w| w[0] < w[1]));
         }
         self.indexed = total;
-        self.pending.clear();
+        // Drop a large pending buffer rather than keep its capacity resident.
+        if self.pending.capacity() > 4096 {
+            self.pending = Vec::new();
+        } else {
+            self.pending.clear();
+        }
         self.pending_set.clear();
     }
 
