@@ -10,6 +10,7 @@
  */
 import { expectedFreshness } from '../../src/freshness/index.js';
 import { simulate, type Policy, type SimResult } from './engine.js';
+import { MeguriFrontierPolicy } from './frontier-policy.js';
 import { FixedRatePolicy, MeguriEstimatorPolicy, optimumPolicy, proportionalPolicy, uniformPolicy, worldPages } from './policies.js';
 import { makeWorld, type WorldOptions } from './world.js';
 
@@ -26,11 +27,14 @@ export interface Comparison {
   readonly rows: Row[];
   readonly meguriOverOptimum: number;
   readonly meguriOverUniform: number;
+  /** The same ratios for the real Frontier + withFreshness (NaN when that policy did not run). */
+  readonly frontierOverOptimum: number;
+  readonly frontierOverUniform: number;
 }
 
-/** The default policy line-up (a Frontier-driven policy can be appended by the caller). */
+/** The default policy line-up: fixed-rate baselines, the estimator over columns, the real Frontier. */
 export function defaultPolicies(): Policy[] {
-  return [uniformPolicy(), proportionalPolicy(), optimumPolicy(), new MeguriEstimatorPolicy()];
+  return [uniformPolicy(), proportionalPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy()];
 }
 
 /** Runs `policies` over one world built from `opts`. */
@@ -50,6 +54,8 @@ export function compare(opts: WorldOptions, policies: Policy[] = defaultPolicies
     rows,
     meguriOverOptimum: get('meguri-estimator') / get('optimum'),
     meguriOverUniform: get('meguri-estimator') / get('uniform'),
+    frontierOverOptimum: get('meguri-frontier') / get('optimum'),
+    frontierOverUniform: get('meguri-frontier') / get('uniform'),
   };
 }
 
@@ -74,7 +80,10 @@ export function report(c: Comparison, label: string): void {
       ]),
     );
   }
-  console.log(`meguri / optimum = ${c.meguriOverOptimum.toFixed(4)}   meguri / uniform = ${c.meguriOverUniform.toFixed(4)}`);
+  console.log(`meguri-estimator / optimum = ${c.meguriOverOptimum.toFixed(4)}   meguri-estimator / uniform = ${c.meguriOverUniform.toFixed(4)}`);
+  if (!Number.isNaN(c.frontierOverOptimum)) {
+    console.log(`meguri-frontier  / optimum = ${c.frontierOverOptimum.toFixed(4)}   meguri-frontier  / uniform = ${c.frontierOverUniform.toFixed(4)}`);
+  }
 }
 
 function arg(name: string, fallback: number): number {
@@ -86,7 +95,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = arg('n', 10_000);
   const opts: WorldOptions = { n, seed: arg('seed', 20260101), days: arg('days', 150), warmupDays: arg('warmup', 30) };
   const t0 = performance.now();
-  const c = compare(opts);
+  const only = process.argv.includes('--frontier-only');
+  const c = compare(opts, only ? [uniformPolicy(), optimumPolicy(), new MeguriFrontierPolicy()] : defaultPolicies());
   report(c, `freshness simulator: N = ${n}, ${opts.days} days (${opts.warmupDays} warm-up), budget 0.2·N crawls/day`);
   console.log(`total wall time ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }

@@ -64,6 +64,13 @@ const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions
 });
 
 const HOUR_MS = 3_600_000;
+/**
+ * Rates are summed in fixed point (units of 2⁻²⁰ crawls/hour, integers in a double, exact up
+ * to 2⁵³): a recovered frontier numbers its rows and hosts in key order, not in the order the
+ * original met them, and a floating-point sum in another order could move τ by an ulp — and a
+ * recovered partition must continue with the identical τ.
+ */
+const FIXED = 2 ** 20;
 const MAGIC = 0x5346474d; // "MGFS" little-endian
 const STATE_VERSION = 1;
 const HEADER_BYTES = 40;
@@ -225,16 +232,16 @@ export class FreshnessScheduler {
       const w = desiredRate(v, tau, p);
       want[r] = w;
       const h = host[r]!;
-      demand[h]! += w;
+      demand[h]! += Math.round(w * FIXED);
       urls[h]!++;
     }
     let total = 0;
     for (let h = 0; h < hostCount; h++) {
-      const d = demand[h]!;
+      const d = (demand[h]! /= FIXED);
       const k = cap[h]!;
-      total += d < k ? d : k;
+      total += Math.round((d < k ? d : k) * FIXED);
     }
-    this.#tau.tick(total);
+    this.#tau.tick(total / FIXED);
 
     // Pass 2: re-time URLs waiting for their recrawl whose interval has moved.
     const { crawlCount, lastCrawled, nextDue, key, moved } = rows;
@@ -273,11 +280,11 @@ export class FreshnessScheduler {
       if (!schedulable(status[r]!)) continue;
       v.priority = priority[r]!;
       v.lambda = lambda[r]!;
-      demand[host[r]!]! += desiredRate(v, tau, p);
+      demand[host[r]!]! += Math.round(desiredRate(v, tau, p) * FIXED);
     }
     let total = 0;
-    for (let h = 0; h < hostCount; h++) total += Math.min(demand[h]!, cap[h]!);
-    return total;
+    for (let h = 0; h < hostCount; h++) total += Math.round(Math.min(demand[h]! / FIXED, cap[h]!) * FIXED);
+    return total / FIXED;
   }
 
   /**
