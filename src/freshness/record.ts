@@ -244,6 +244,10 @@ export function lastModifiedExposure(
   return foldExposure(v === Verdict.First, exposure, v, previousLastModified, sentLastModified, previousCrawled, nowHours, notModified);
 }
 
+/**
+ * The new Last-Modified exposure after one fetch, or LM_UNTRUSTED (rules above): a first fetch
+ * restarts the test, an untrusted URL stays untrusted.
+ */
 function foldExposure(
   first: boolean,
   exposure: number,
@@ -255,19 +259,7 @@ function foldExposure(
   notModified: boolean,
 ): number {
   if (first) return newLm !== undefined && newLm > 0 && nowHours !== undefined && newLm < nowHours * 3600 ? 0 : LM_UNTRUSTED;
-  return exposure >= 0 ? lmExposure(exposure, verdict, oldLm, newLm, prevCrawled, nowHours, notModified) : exposure;
-}
-
-/** The new Last-Modified exposure after one non-first fetch, or LM_UNTRUSTED (rules above). */
-function lmExposure(
-  exposure: number,
-  verdict: Verdict,
-  oldLm: number,
-  newLm: number | undefined,
-  prevCrawled: number,
-  nowHours: number | undefined,
-  notModified: boolean,
-): number {
+  if (exposure < 0) return exposure;
   if (nowHours === undefined || !(nowHours >= prevCrawled)) return LM_UNTRUSTED;
   const interval = nowHours - prevCrawled;
   if (notModified) return exposure + interval;
