@@ -24,6 +24,12 @@
  * logical clock in tests); schedule fields are epoch-hours = ⌊nowMs / 3 600 000⌋. A
  * Retry-After HTTP-date is measured against `nowMs` too, so pass wall-clock time when that
  * form matters.
+ *
+ * Freshness: a freshness hook with a background pass (`withFreshness`) is offered the pass at
+ * the first dispatch of every new clock hour and keeps its own cadence; the pass may re-time
+ * URLs waiting for their recrawl, which then move in the schedule index. An engine that stays
+ * idle for hours should dispatch (or call `tickFreshness`) at least once per cadence, or a
+ * re-timed URL waits for the next wake-up.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';

@@ -185,7 +185,12 @@ export interface FrontierOptions {
   readonly politeness: Readonly<Partial<PolitenessConfig>> | undefined;
   /** OPIC prioritization: true for default params, or params. Off by default. */
   readonly prioritizer: boolean | Readonly<Partial<PrioritizerParams>>;
-  /** Freshness seam (off by default: a crawled URL is due again a flat week later). */
+  /**
+   * Freshness seam (off by default: a crawled URL is due again a flat week later). Pass
+   * `withFreshness(params, budgetPerHour)` from src/freshness, with `scheduleIndex` on, to
+   * recrawl each URL about as often as it is worth; any `FreshnessHook` fits. When set, the
+   * URL table also keeps the firstCrawled and lmHours columns.
+   */
   readonly freshness: FreshnessHook | undefined;
   /** Defer not-yet-due URLs in a timing wheel and recrawl when due (default false). */
   readonly scheduleIndex: boolean;

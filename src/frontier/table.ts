@@ -43,7 +43,8 @@
  *
  * Growth is geometric (×1.5), so n appends cost O(n) amortized copying (each byte is copied
  * about twice) and at most a third of the capacity is slack; at rest the columns cost 87
- * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint).
+ * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint); the
+ * freshness columns add 8.
  *
  * ```
  *  row:    0      1      2      …          arena: [len|https://a.example/…][len|https://…]…
