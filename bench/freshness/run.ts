@@ -20,6 +20,8 @@ export interface Row extends SimResult {
   readonly expected: number;
   /** CPU time of the run (user + system), ms: steadier than wall time on a shared machine. */
   readonly cpuMs: number;
+  /** For the frontier-driven policy: the frontier's resident bytes per URL at the end (else NaN). */
+  readonly bytesPerUrl: number;
 }
 
 /** The comparison of all policies over one world. */
@@ -47,7 +49,8 @@ export function compare(opts: WorldOptions, policies: Policy[] = defaultPolicies
     const r = simulate(world, policy, clock);
     const cpu = process.cpuUsage(cpu0);
     const expected = policy instanceof FixedRatePolicy ? expectedFreshness(pages, policy.rates) : Number.NaN;
-    rows.push({ ...r, expected, cpuMs: (cpu.user + cpu.system) / 1000 });
+    const bytesPerUrl = policy instanceof MeguriFrontierPolicy ? policy.frontier.memoryBytes() / world.n : Number.NaN;
+    rows.push({ ...r, expected, cpuMs: (cpu.user + cpu.system) / 1000, bytesPerUrl });
   }
   const get = (name: string): number => rows.find((r) => r.policy === name)?.freshness ?? Number.NaN;
   return {
@@ -82,7 +85,10 @@ export function report(c: Comparison, label: string): void {
   }
   console.log(`meguri-estimator / optimum = ${c.meguriOverOptimum.toFixed(4)}   meguri-estimator / uniform = ${c.meguriOverUniform.toFixed(4)}`);
   if (!Number.isNaN(c.frontierOverOptimum)) {
-    console.log(`meguri-frontier  / optimum = ${c.frontierOverOptimum.toFixed(4)}   meguri-frontier  / uniform = ${c.frontierOverUniform.toFixed(4)}`);
+    const bytes = c.rows.find((r) => r.policy === 'meguri-frontier')?.bytesPerUrl ?? Number.NaN;
+    console.log(
+      `meguri-frontier  / optimum = ${c.frontierOverOptimum.toFixed(4)}   meguri-frontier  / uniform = ${c.frontierOverUniform.toFixed(4)}   frontier ${bytes.toFixed(0)} B/URL`,
+    );
   }
 }
 
