@@ -3,7 +3,10 @@
  * history, and prints freshness, budget use and cap violations side by side, with the ratios
  * meguri / optimum and meguri / uniform.
  *
- *   node --import tsx bench/freshness/run.ts [--n 10000] [--seed 20260101] [--days 150] [--warmup 30]
+ *   node --import tsx bench/freshness/run.ts [--n 10000] [--seed 20260101] [--days 150] [--warmup 30] [--frontier-only]
+ *
+ * (`--frontier-only` runs uniform, optimum and meguri-frontier: the real Frontier with
+ * withFreshness, bench/freshness/frontier-policy.ts.)
  *
  * (`npm run bench freshness` runs it at N = 10,000 and N = 100,000 through
  * bench/suites/freshness.bench.mjs.)
@@ -83,7 +86,9 @@ export function report(c: Comparison, label: string): void {
       ]),
     );
   }
-  console.log(`meguri-estimator / optimum = ${c.meguriOverOptimum.toFixed(4)}   meguri-estimator / uniform = ${c.meguriOverUniform.toFixed(4)}`);
+  if (!Number.isNaN(c.meguriOverOptimum)) {
+    console.log(`meguri-estimator / optimum = ${c.meguriOverOptimum.toFixed(4)}   meguri-estimator / uniform = ${c.meguriOverUniform.toFixed(4)}`);
+  }
   if (!Number.isNaN(c.frontierOverOptimum)) {
     const bytes = c.rows.find((r) => r.policy === 'meguri-frontier')?.bytesPerUrl ?? Number.NaN;
     console.log(
