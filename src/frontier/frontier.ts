@@ -49,7 +49,16 @@ import {
   URL_STATUS_NAMES,
   UrlStatus,
 } from '../model/index.js';
-import { type PolitenessConfig, IpTable, adapt, atCeiling, hostInterval, politenessConfig, signalOf } from '../politeness/index.js';
+import {
+  type PolitenessConfig,
+  IpTable,
+  adapt,
+  atCeiling,
+  hostInterval,
+  isThrottle,
+  politenessConfig,
+  signalOf,
+} from '../politeness/index.js';
 import { Prioritizer } from '../prioritize/index.js';
 import {
   type DueWheel,
@@ -928,7 +937,9 @@ export class Frontier {
     const ra = signal.retryAfterMs;
     if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;
     h.nextEligibleMs = next;
-    if (atCeiling(cfg, h.intervalMs)) {
+    // Dead means pinned at the ceiling by the server's own failures; a robots crawl-delay at or
+    // above the ceiling pins the interval there too, and must not make a healthy host dead.
+    if (atCeiling(cfg, h.intervalMs) && isThrottle(signal.status)) {
       h.ceilingStreak++;
       if (h.ceilingStreak >= DEAD_AFTER) h.flags |= HostFlags.Dead;
     } else {
