@@ -23,7 +23,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 const demoDir = dirname(fileURLToPath(import.meta.url));
 const rootDir = resolve(demoDir, '..');
@@ -65,7 +65,7 @@ export async function buildDemo(options: BuildDemoOptions = {}): Promise<BuiltDe
   const minify = options.minify ?? true;
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const common = {
+  const common: BuildOptions = {
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -75,7 +75,7 @@ export async function buildDemo(options: BuildDemoOptions = {}): Promise<BuiltDe
     legalComments: 'none',
     logLevel: 'warning',
     absWorkingDir: rootDir,
-  } as const;
+  };
   await build({
     ...common,
     entryPoints: { app: join(demoDir, 'src/main.ts'), worker: join(demoDir, 'src/worker.ts') },

@@ -40,6 +40,13 @@ function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node |
   return el;
 }
 
+/** A byte count as B, KiB or MiB. */
+function bytes(n: number): string {
+  if (n < 1024) return `${fmt.format(Math.round(n))} B`;
+  if (n < 1024 * 1024) return `${fmt1.format(n / 1024)} KiB`;
+  return `${fmt1.format(n / (1024 * 1024))} MiB`;
+}
+
 function setData(el: HTMLElement, data: Record<string, string | number | boolean>): void {
   for (const [k, v] of Object.entries(data)) el.dataset[k] = String(v);
 }
@@ -71,8 +78,8 @@ function renderUrlReport(r: UrlDedupReport, ms: number): void {
   urlSummary.textContent =
     `${fmt.format(r.lines)} lines: ${fmt.format(r.unique)} unique, ${fmt.format(r.duplicates)} duplicates in ` +
     `${fmt.format(r.groups.length)} groups, ${fmt.format(r.rejected.length)} rejected. ` +
-    `${fmt.format(Math.round(perSec))} URLs/s; filter ${fmt1.format(filterBits)} bits/URL, ` +
-    `exact set ${fmt1.format(exactBytes)} bytes/URL.`;
+    `${fmt.format(Math.round(perSec))} URLs/s. Seen-set: filter ${bytes(r.seen.filterBits / 8)} ` +
+    `(${fmt1.format(filterBits)} bits/URL), exact set ${bytes(r.seen.exactBytes)} (${fmt1.format(exactBytes)} bytes/URL).`;
   setData(urlResults, {
     state: 'done',
     lines: r.lines,
@@ -164,7 +171,7 @@ urlInput.addEventListener('drop', (e) => {
   urlInput.classList.remove('dragging');
   const dt = e.dataTransfer;
   if (dt === null) return;
-  const files = [...dt.files];
+  const files = Array.from(dt.files);
   if (files.length === 0) {
     const text = dt.getData('text/plain');
     if (text !== '') urlInput.value = (urlInput.value === '' ? '' : urlInput.value.replace(/\n?$/, '\n')) + text;
@@ -300,7 +307,13 @@ function showReport(r: StreamReport): void {
       ['unique (seen-set)', fmt.format(r.unique)],
       ['unique (generator)', fmt.format(r.expectedUnique)],
       ['rejected', fmt.format(r.rejected)],
-      ['throughput', `${fmt.format(Math.round(r.urlsPerSec))} URLs/s (generate + canonicalize + key + dedup)`],
+      ['throughput', `${fmt.format(Math.round(r.urlsPerSec))} URLs/s end to end (generating the URLs included)`],
+      ['dedup pipeline', `${fmt.format(Math.round(r.pipelineUrlsPerSec))} URLs/s (canonicalize + key + seen-set, generation excluded)`],
+      [
+        'time per phase',
+        `generate ${fmt1.format(r.phaseMs.generate / 1000)} s, canonicalize ${fmt1.format(r.phaseMs.canonicalize / 1000)} s, ` +
+          `key ${fmt1.format(r.phaseMs.key / 1000)} s, seen-set ${fmt1.format(r.phaseMs.seen / 1000)} s`,
+      ],
       ['Bloom filter', `${fmt1.format(r.filterBitsPerUrl)} bits/URL, observed false-positive rate ${(r.observedFpr * 100).toFixed(2)} %`],
       ['exact set', `${fmt1.format(r.exactBytesPerUrl)} bytes/URL`],
       ['total', `${fmt1.format(r.bytesPerUrl)} bytes/URL`],
@@ -313,6 +326,7 @@ function showReport(r: StreamReport): void {
     expected: r.expectedUnique,
     rejected: r.rejected,
     urlsPerSec: Math.round(r.urlsPerSec),
+    pipelineUrlsPerSec: Math.round(r.pipelineUrlsPerSec),
     bytesPerUrl: r.bytesPerUrl.toFixed(2),
     filterBitsPerUrl: r.filterBitsPerUrl.toFixed(2),
     elapsedMs: Math.round(r.elapsedMs),

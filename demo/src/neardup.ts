@@ -139,26 +139,25 @@ function preview(doc: string): string {
   return flat.length <= 72 ? flat : `${flat.slice(0, 70)}…`;
 }
 
-/** The sample pair: a bakery page before and after a rotating offer line changed. */
-export const SAMPLE_PAIR: readonly [string, string] = [
+const BAKERY =
   'Harbor Lights Bakery opens at seven every morning. Fresh sourdough, rye and seeded loaves come out of ' +
-    'the oven before eight, and the almond croissants sell out by ten. Our bakers mill the flour on site ' +
-    'from grain grown two valleys over, and the starter is older than the shop itself. Visit us on Quay ' +
-    'Street, next to the ferry terminal. Today: 20% off rye.',
-  'Harbor Lights Bakery opens at seven every morning. Fresh sourdough, rye and seeded loaves come out of ' +
-    'the oven before eight, and the almond croissants sell out by ten. Our bakers mill the flour on site ' +
-    'from grain grown two valleys over, and the starter is older than the shop itself. Visit us on Quay ' +
-    'Street, next to the ferry terminal. Today: 25% off rye.',
-];
+  'the oven before eight, and the almond croissants sell out by ten. Our bakers mill the flour on site ' +
+  'from grain grown two valleys over, and the starter is older than the shop itself. Visit us on Quay ' +
+  'Street, next to the ferry terminal.';
+const FERRY =
+  'The harbor ferry timetable changes on the first of June. Boats leave every forty minutes on weekdays ' +
+  'and every hour at weekends; the last crossing is at eleven at night. Tickets are sold on board and at ' +
+  'the kiosk by the pier; children under twelve travel free, and bicycles cost one euro each way.';
+
+/** The sample pair: a bakery page before and after its visitor counter moved (a cosmetic change). */
+export const SAMPLE_PAIR: readonly [string, string] = [`${BAKERY} Visitors today: 1204.`, `${BAKERY} Visitors today: 1377.`];
 
 /** Sample documents for list mode: two near-duplicate pairs and two loners. */
 export const SAMPLE_DOCS: readonly string[] = [
   SAMPLE_PAIR[0],
-  'The harbor ferry timetable changes on the first of June. Boats leave every forty minutes on weekdays ' +
-    'and every hour at weekends; the last crossing is at eleven at night.',
+  `${FERRY} Weather: sunny.`,
   SAMPLE_PAIR[1],
-  'The harbor ferry timetable changes on the first of June. Boats leave every forty minutes on weekdays ' +
-    'and every hour at weekends; the last crossing is at half past eleven at night.',
+  `${FERRY} Weather: cloudy.`,
   'Quarterly report: revenue rose four percent while costs held steady across all three regions.',
   'Rye bread prices went up again this week at the covered market.',
 ];

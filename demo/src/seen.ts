@@ -26,9 +26,13 @@ export interface SeenStats {
   readonly falsePositives: number;
 }
 
-/** DrumSet buckets for a planned key count: about 4 Ki keys a bucket, a power of two in [256, 65536]. */
+/**
+ * DrumSet buckets for a planned key count: about 4 Ki keys a bucket, a power of two in
+ * [1, 65536]. Batches merge one pass per touched bucket, so a few large buckets cost nothing
+ * here, and a small list does not pay 48 bytes for each of hundreds of empty ones.
+ */
 export function bucketsFor(capacity: number): number {
-  let b = 256;
+  let b = 1;
   while (b < 65536 && b * 4096 < capacity) b *= 2;
   return b;
 }
@@ -42,7 +46,7 @@ export class DemoSeenSet {
 
   /** A seen-set planned for `capacity` keys (the filter at `fpRate`, default 1 %). */
   constructor(capacity: number, fpRate = 0.01) {
-    const planned = Math.max(1024, Math.ceil(capacity));
+    const planned = Math.max(1, Math.ceil(capacity));
     this.bloom = new BloomFilter({ capacity: planned, fpRate });
     try {
       this.exact = new DrumSet({ buckets: bucketsFor(planned) });

@@ -43,8 +43,12 @@ export interface StreamReport extends StreamProgress {
   readonly expectedUnique: number;
   /** Lines canonicalize refused (0 for the generator's URLs; counted, not assumed). */
   readonly rejected: number;
-  /** URLs per second over the whole run. */
+  /** URLs per second over the whole run (generation included). */
   readonly urlsPerSec: number;
+  /** URLs per second of the dedup pipeline alone: canonicalize + key + seen-set, generation excluded. */
+  readonly pipelineUrlsPerSec: number;
+  /** Milliseconds spent in each phase. */
+  readonly phaseMs: { readonly generate: number; readonly canonicalize: number; readonly key: number; readonly seen: number };
   /** Bloom filter bits per distinct URL. */
   readonly filterBitsPerUrl: number;
   /** Exact set bytes per distinct URL. */
@@ -83,6 +87,10 @@ export async function runStream(options: StreamOptions, hooks: StreamHooks): Pro
   let done = 0;
   let rejected = 0;
   let cancelled = false;
+  let genMs = 0;
+  let canonMs = 0;
+  let keyMs = 0;
+  let seenMs = 0;
   const t0 = hooks.now();
   try {
     while (done < total) {
@@ -91,17 +99,26 @@ export async function runStream(options: StreamOptions, hooks: StreamHooks): Pro
         break;
       }
       const n = Math.min(batch, total - done);
+      const tGen = hooks.now();
       synth.fill(raw, n);
+      const tCanon = hooks.now();
       canon.length = 0;
       for (let i = 0; i < n; i++) {
         const c = canonicalize(raw[i]!);
         if (c === null) rejected++;
         else canon.push(c);
       }
+      const tKey = hooks.now();
       if (keys.length < canon.length * 4) keys = new Uint32Array(canon.length * 4);
       const batchKeys = keys.length === canon.length * 4 ? keys : keys.subarray(0, canon.length * 4);
       urlKeyBatch(canon, 'registrable', batchKeys);
+      const tSeen = hooks.now();
       seen.merge(batchKeys);
+      const tEnd = hooks.now();
+      genMs += tCanon - tGen;
+      canonMs += tKey - tCanon;
+      keyMs += tSeen - tKey;
+      seenMs += tEnd - tSeen;
       done += n;
       hooks.progress({ done, unique: seen.stats().unique, elapsedMs: hooks.now() - t0 });
       await hooks.yieldToEvents();
@@ -119,6 +136,8 @@ export async function runStream(options: StreamOptions, hooks: StreamHooks): Pro
       expectedUnique: synth.fresh,
       rejected,
       urlsPerSec: (done / elapsedMs) * 1000,
+      pipelineUrlsPerSec: (done / Math.max(canonMs + keyMs + seenMs, 1e-3)) * 1000,
+      phaseMs: { generate: genMs, canonicalize: canonMs, key: keyMs, seen: seenMs },
       filterBitsPerUrl: per(s.filterBits),
       exactBytesPerUrl: per(s.exactBytes),
       bytesPerUrl: per(s.filterBits / 8 + s.exactBytes),

@@ -19,7 +19,7 @@ export interface SynthOptions {
   readonly seed?: number;
   /** Probability that a URL re-spells an earlier page instead of a new one, in [0, 1). Default 0.25. */
   readonly dupRate?: number;
-  /** Number of distinct sites pages are spread over, ≥ 1. Default 2,000. */
+  /** Number of distinct sites pages are spread over, in [1, 10⁶]. Default 2,000. */
   readonly hosts?: number;
 }
 
@@ -58,12 +58,26 @@ interface PageParts {
   readonly query: readonly string[];
 }
 
-function pageParts(seed: number, hosts: number, id: number): PageParts {
+/** Host name and scheme of each site, computed once per stream (the per-URL cost is then a lookup). */
+interface Sites {
+  readonly host: readonly string[];
+  readonly scheme: readonly ('http' | 'https')[];
+}
+
+function sitesFor(seed: number, hosts: number): Sites {
+  const host: string[] = [];
+  const scheme: ('http' | 'https')[] = [];
+  for (let site = 0; site < hosts; site++) {
+    const siteHash = mix(seed ^ 0x51ed, site);
+    host.push(`${SUBS[siteHash % SUBS.length]!}.site${site.toString(36)}.${TLDS[(siteHash >>> 8) % TLDS.length]!}`);
+    scheme.push((siteHash >>> 16) % 4 === 0 ? 'http' : 'https');
+  }
+  return { host, scheme };
+}
+
+function pageParts(seed: number, sites: Sites, id: number): PageParts {
   const h = mix(seed, id);
-  const site = h % hosts;
-  const siteHash = mix(seed ^ 0x51ed, site);
-  const host = `${SUBS[siteHash % SUBS.length]!}.site${site.toString(36)}.${TLDS[(siteHash >>> 8) % TLDS.length]!}`;
-  const scheme = (siteHash >>> 16) % 4 === 0 ? 'http' : 'https';
+  const site = h % sites.host.length;
   const word = WORDS[(h >>> 8) % WORDS.length]!;
   const path = `/${SECTIONS[(h >>> 12) % SECTIONS.length]!}/${word}-${id.toString(36)}`;
   const query: string[] = [];
@@ -72,7 +86,7 @@ function pageParts(seed: number, hosts: number, id: number): PageParts {
     query.push(`${PARAMS[first]!}=${(h >>> 25) % 9}`);
     if ((h >>> 24) % 2 === 0) query.push(`${PARAMS[(first + 1 + ((h >>> 26) % 3)) % PARAMS.length]!}=${word}`);
   }
-  return { scheme, host, path, query };
+  return { scheme: sites.scheme[site]!, host: sites.host[site]!, path, query };
 }
 
 function join(scheme: string, authority: string, path: string, query: readonly string[], fragment?: string): string {
@@ -94,7 +108,7 @@ function capitalize(host: string): string {
 export class SyntheticUrls {
   private readonly seed: number;
   private readonly dupRate: number;
-  private readonly hosts: number;
+  private readonly sites: Sites;
   private readonly random: () => number;
   private nextId = 0;
 
@@ -104,10 +118,10 @@ export class SyntheticUrls {
     const hosts = options.hosts ?? 2000;
     if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`seed: expected a u32, received ${seed}`);
     if (!(dupRate >= 0 && dupRate < 1)) throw new RangeError(`dupRate: expected a number in [0, 1), received ${dupRate}`);
-    if (!Number.isInteger(hosts) || hosts < 1) throw new RangeError(`hosts: expected an integer ≥ 1, received ${hosts}`);
+    if (!Number.isInteger(hosts) || hosts < 1 || hosts > 1_000_000) throw new RangeError(`hosts: expected an integer in [1, 1000000], received ${hosts}`);
     this.seed = seed;
     this.dupRate = dupRate;
-    this.hosts = hosts;
+    this.sites = sitesFor(seed, hosts);
     this.random = rng(seed);
   }
 
@@ -120,9 +134,9 @@ export class SyntheticUrls {
   next(): string {
     if (this.nextId > 0 && this.random() < this.dupRate) {
       const id = Math.floor(this.random() * this.nextId);
-      return this.variant(pageParts(this.seed, this.hosts, id));
+      return this.variant(pageParts(this.seed, this.sites, id));
     }
-    const p = pageParts(this.seed, this.hosts, this.nextId++);
+    const p = pageParts(this.seed, this.sites, this.nextId++);
     return join(p.scheme, p.host, p.path, p.query);
   }
 
