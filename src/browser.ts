@@ -7,3 +7,5 @@ export * from './errors/index.js';
 export * from './core/index.js';
 export * from './model/index.js';
 export * from './politeness/index.js';
+export * from './url/index.js';
+export * from './dedup/index.js';

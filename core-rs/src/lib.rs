@@ -11,4 +11,27 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod drum;
 pub mod hash;
+pub mod simhash;
+pub mod wheel;
+
+/// Helpers shared by the unit tests.
+#[cfg(test)]
+pub(crate) mod testutil {
+    /// SplitMix64, a tiny deterministic generator for the tests.
+    pub struct Rng(pub u64);
+
+    impl Rng {
+        /// The next 64 random bits.
+        pub fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            crate::hash::mix64(self.0)
+        }
+
+        /// A value in `0..n`.
+        pub fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+}

@@ -34,8 +34,45 @@ export interface HashExports {
   ): void;
 }
 
+/** DRUM exact key set (core-rs/src/abi/drum.rs). `h` is a set handle; 0 = absent array. */
+export interface DrumExports {
+  meguri_drum_new(bits: number): number;
+  meguri_drum_free(h: number): void;
+  meguri_drum_len(h: number): number;
+  meguri_drum_memory_bytes(h: number): number;
+  meguri_drum_merge(h: number, keys: number, payloads: number, n: number, verdicts: number): number;
+  meguri_drum_contains_batch(h: number, keys: number, n: number, out: number): void;
+  meguri_drum_get_batch(h: number, keys: number, n: number, missing: number, out: number): void;
+  meguri_drum_export(h: number, from: number, count: number, outKeys: number, outPayloads: number): number;
+  meguri_drum_append_sorted(h: number, keys: number, payloads: number, n: number): number;
+}
+
+/** Hierarchical timing wheel (core-rs/src/abi/wheel.rs). `h` is a wheel handle. */
+export interface WheelExports {
+  meguri_wheel_new(now: number): number;
+  meguri_wheel_free(h: number): void;
+  meguri_wheel_len(h: number): number;
+  meguri_wheel_now(h: number): number;
+  meguri_wheel_memory_bytes(h: number): number;
+  meguri_wheel_schedule(h: number, id: number, tick: number): void;
+  meguri_wheel_schedule_batch(h: number, ids: number, ticks: number, n: number): void;
+  meguri_wheel_cancel(h: number, id: number): number;
+  /** The tick, or -1 when the id is not scheduled. */
+  meguri_wheel_tick_of(h: number, id: number): number;
+  /** The earliest tick, or -1 when empty. */
+  meguri_wheel_next_tick(h: number): number;
+  meguri_wheel_advance(h: number, now: number): number;
+  meguri_wheel_out_ptr(h: number): number;
+}
+
+/** Simhash (core-rs/src/abi/simhash.rs): packed UTF-8 with a u32 offset table. */
+export interface SimhashExports {
+  meguri_simhash_text_batch(data: number, dataLen: number, offsets: number, count: number, out: number): void;
+  meguri_simhash_features(data: number, dataLen: number, offsets: number, weights: number, count: number, out: number): void;
+}
+
 /** Every export the core provides. Later kernels extend this intersection. */
-export type CoreExports = MemoryExports & HashExports;
+export type CoreExports = MemoryExports & HashExports & DrumExports & WheelExports & SimhashExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -44,4 +81,27 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_free',
   'meguri_xxh64',
   'meguri_xxh64_batch',
+  'meguri_drum_new',
+  'meguri_drum_free',
+  'meguri_drum_len',
+  'meguri_drum_memory_bytes',
+  'meguri_drum_merge',
+  'meguri_drum_contains_batch',
+  'meguri_drum_get_batch',
+  'meguri_drum_export',
+  'meguri_drum_append_sorted',
+  'meguri_wheel_new',
+  'meguri_wheel_free',
+  'meguri_wheel_len',
+  'meguri_wheel_now',
+  'meguri_wheel_memory_bytes',
+  'meguri_wheel_schedule',
+  'meguri_wheel_schedule_batch',
+  'meguri_wheel_cancel',
+  'meguri_wheel_tick_of',
+  'meguri_wheel_next_tick',
+  'meguri_wheel_advance',
+  'meguri_wheel_out_ptr',
+  'meguri_simhash_text_batch',
+  'meguri_simhash_features',
 ];

@@ -107,6 +107,33 @@ export function nextChunk(strings: readonly string[], from: number, budgetUnits:
   return { to, units };
 }
 
+/** Where `stageChunk` put a chunk of strings in the scratch region. */
+export interface StagedChunk {
+  /** Start of the region: the caller's `outBytes` of results live here. */
+  readonly base: number;
+  /** The `count + 1` u32 offsets. */
+  readonly offsetsPtr: number;
+  /** The UTF-8 bytes. */
+  readonly dataPtr: number;
+  /** UTF-8 bytes written. */
+  readonly written: number;
+}
+
+/**
+ * Stages strings[from, to) (holding `units` UTF-16 units) in the scratch region laid out as
+ * `outBytes` of results | offsets | UTF-8 data, ready for a packed-string batch export.
+ */
+export function stageChunk(strings: readonly string[], from: number, to: number, units: number, outBytes: number): StagedChunk {
+  const count = to - from;
+  const offsetsBytes = ((count + 1) * 4 + 15) & ~15;
+  const outPadded = (outBytes + 15) & ~15;
+  const base = core().scratch(outPadded + offsetsBytes + units * 3 + 16);
+  const offsetsPtr = base + outPadded;
+  const dataPtr = offsetsPtr + offsetsBytes;
+  const written = stageStrings(strings, from, to, dataPtr, offsetsPtr);
+  return { base, offsetsPtr, dataPtr, written };
+}
+
 /**
  * Hashes every string (as UTF-8) with `seed`, writing [lo, hi] lane pairs: hash i lands at
  * `out[2i]`, `out[2i + 1]`. Strings are staged in chunks of about 256 Ki code units, one
@@ -126,12 +153,7 @@ export function xxh64BatchLanes(
   while (i < strings.length) {
     const { to, units } = nextChunk(strings, i, BATCH_CHUNK_UNITS);
     const count = to - i;
-    const outBytes = count * 8;
-    const offsetsBytes = ((count + 1) * 4 + 15) & ~15;
-    const base = c.scratch(outBytes + offsetsBytes + units * 3 + 16);
-    const offsetsPtr = base + outBytes;
-    const dataPtr = offsetsPtr + offsetsBytes;
-    const written = stageStrings(strings, i, to, dataPtr, offsetsPtr);
+    const { base, offsetsPtr, dataPtr, written } = stageChunk(strings, i, to, units, count * 8);
     c.exports.meguri_xxh64_batch(dataPtr, written, offsetsPtr, count, seedLo, seedHi, base);
     out.set(c.u32.subarray(base >>> 2, (base >>> 2) + count * 2), i * 2);
     i = to;

@@ -24,3 +24,19 @@ export {
   keyToHex,
   pathKeyOf,
 } from './keys.js';
+export { DRUM_MISSING, DrumSet, type DrumSetOptions } from './drum.js';
+export { TimingWheel, type TimingWheelOptions } from './wheel.js';
+export {
+  NEAR_DUP_DISTANCE,
+  SIMHASH_SEED,
+  type SimhashFeature,
+  hamming,
+  hammingLanes,
+  near,
+  simhash,
+  simhashText,
+  simhashTextBatch,
+  simhashTextBatchLanes,
+  simhashTextLanes,
+  simhashUtf8,
+} from './simhash.js';

@@ -14,8 +14,11 @@
 //! - Nothing here panics on well-formed input; a violated precondition aborts the instance
 //!   (panic = "abort"), which the TS side reports as a `WasmAbiError` rather than guessing.
 
+pub mod drum;
 pub mod hash;
 pub mod mem;
+pub mod simhash;
+pub mod wheel;
 
 /// Bumped whenever an export changes signature or meaning; the loader refuses a binary whose
 /// version it was not written for.

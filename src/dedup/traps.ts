@@ -1,0 +1,331 @@
+/**
+ * Crawler-trap pattern detection (DESIGN §6): the precise defense layered on the blunt
+ * per-host budget and depth cap.
+ *
+ * Three signatures a URL can bear, each a sign that a host mints URLs faster than it serves
+ * distinct content:
+ *
+ *   Calendar  a date more than `calendarHorizonMonths` (12) past the current month, or more
+ *             than `calendarPastYears` (30) before it: the infinite "next month" walk.
+ *             Dates are read from `/YYYY/MM[/DD]` segments, a segment that is exactly
+ *             `YYYY-MM`, `YYYY-MM-DD` anywhere in the path, query values that are such dates,
+ *             compact `YYYYMM[DD]` values of date-named parameters (`date`, `month`, `ym`…)
+ *             and `year=`/`month=` pairs. Bare numbers in paths are never read as dates:
+ *             eight-digit article ids would otherwise look like far-future days.
+ *   Faceted   more than `facetLimit` (4) query parameters that are not navigation (paging,
+ *             sorting, search text, language): the combinatorial filter explosion. Repeated
+ *             keys count once each, so `color=a&color=b&…` stacks too.
+ *   Session   a session token (src/url/session.ts: 16+ characters, letters and digits,
+ *             at least 3 bits of entropy per character) in a session-like parameter
+ *             (`…sess…`, `…sid`), path parameter (`;sid=…`), ASP.NET cookieless segment
+ *             (`/(S(…))/`) or the segment after a session-named one (`/session/<token>/`).
+ *             Canonicalization already strips the well-known names; this catches the rest.
+ *
+ * Per host, each kind counts the distinct URLs bearing it; past `flagThreshold` (20) the host
+ * is flagged for that kind, and from then on `passes` parks that kind's URLs while the host's
+ * other URLs are admitted as before. A handful of oddly dated pages on a real site never
+ * reach the threshold. Counters are bounded: a kind keeps at most `flagThreshold` URL ids
+ * and drops them once flagged, so a host costs O(3 · flagThreshold) numbers at most.
+ *
+ * Pure given its inputs: the only clock is the `nowHours` (epoch hours) the caller passes,
+ * so a replay of the same observations gives the same flags.
+ */
+import type { KeyArray } from '../core/keys.js';
+import { InvalidArgumentError } from '../errors/index.js';
+import { defineOptions, numberField } from '../options/index.js';
+import { isSessionLikeName, looksLikeSessionToken } from '../url/session.js';
+import { checkHostRef, checkKeyArg } from './args.js';
+import type { HostRef } from './soft404.js';
+
+/** The trap signature a URL bears. */
+export const PatternKind = {
+  None: 0,
+  /** A date past the crawl horizon or far in the past: the infinite calendar. */
+  Calendar: 1,
+  /** Stacked filter parameters: the facet explosion. */
+  Faceted: 2,
+  /** A session token: a fresh identity per visit for one page. */
+  Session: 3,
+} as const;
+export type PatternKind = (typeof PatternKind)[keyof typeof PatternKind];
+
+/** Names of the pattern kinds, indexed by value. */
+export const PATTERN_KIND_NAMES: readonly string[] = ['None', 'Calendar', 'Faceted', 'Session'];
+
+/** Options of a `TrapDetector`. */
+export interface TrapDetectorOptions {
+  /** Months past the current month a dated URL may point. Default 12. */
+  readonly calendarHorizonMonths: number;
+  /** Years before the current month a dated URL may point. Default 30. */
+  readonly calendarPastYears: number;
+  /** Non-navigation query parameters a URL may stack. Default 4. */
+  readonly facetLimit: number;
+  /** Distinct URLs of one kind that flag a host for that kind. Default 20. */
+  readonly flagThreshold: number;
+}
+
+const resolveTrapOptions = defineOptions<TrapDetectorOptions>('TrapDetectorOptions', {
+  calendarHorizonMonths: numberField({ min: 0, max: 1200, integer: true, default: 12 }),
+  calendarPastYears: numberField({ min: 0, max: 1000, integer: true, default: 30 }),
+  facetLimit: numberField({ min: 1, max: 1000, integer: true, default: 4 }),
+  flagThreshold: numberField({ min: 1, max: 1 << 16, integer: true, default: 20 }),
+});
+
+/** What `TrapDetector.observe` reports. */
+export interface TrapObservation {
+  /** The URL's signature (the first of calendar, session, faceted it bears), or None. */
+  readonly kind: PatternKind;
+  /** True exactly once per host: on the observation that first made it a suspect. */
+  readonly becameSuspect: boolean;
+}
+
+/** Which kinds a host is flagged for. */
+export interface TrapFlags {
+  readonly calendar: boolean;
+  readonly faceted: boolean;
+  readonly session: boolean;
+}
+
+const CALENDAR = 1;
+const FACETED = 2;
+const SESSION = 4;
+
+/** Parameters that page, sort, search or localize a listing: not facets. */
+const NAVIGATION_PARAMS = new Set([
+  'page', 'p', 'pg', 'pagenum', 'page_num', 'paged', 'start', 'offset', 'limit', 'per_page', 'perpage', 'pagesize',
+  'page_size', 'count', 'sort', 'sortby', 'sort_by', 'order', 'orderby', 'order_by', 'dir', 'direction', 'q', 'query',
+  'search', 's', 'lang', 'hl', 'locale', 'view',
+]);
+/** Parameters whose compact `YYYYMM[DD]` value is a date. */
+const DATE_PARAMS = new Set([
+  'date', 'd', 'day', 'month', 'm', 'mon', 'ym', 'yearmonth', 'period', 'cal', 'calendar', 'start', 'end', 'from', 'to', 'week',
+]);
+const YEAR_PARAMS = new Set(['year', 'yr', 'y']);
+const MONTH_PARAMS = new Set(['month', 'mon', 'm', 'mo']);
+
+const PATH_YEAR_MONTH = /\/(\d{4})\/(\d{2})(?=\/|$)/g;
+const PATH_YEAR_DASH_MONTH = /\/(\d{4})-(\d{2})(?=\/|$)/g;
+const ISO_DAY = /(?:^|\D)(\d{4})-(\d{2})-(\d{2})(?!\d)/g;
+const VALUE_DATE = /^(\d{4})[-/.]?(\d{2})(?:[-/.]?(\d{2}))?$/;
+const ASP_COOKIELESS = /\/\([A-Z]\(([^()/]*)\)\)/g;
+
+/** The calendar horizon as month indices (year · 12 + month − 1), derived from `nowHours`. */
+interface Horizon {
+  readonly min: number;
+  readonly max: number;
+}
+
+function validDay(d: string | undefined): boolean {
+  if (d === undefined) return true;
+  const n = +d;
+  return n >= 1 && n <= 31;
+}
+
+/** Month index of (year, month), or -1 when the month (or day) is not a real one. */
+function monthIndex(year: string, month: string, day?: string): number {
+  const m = +month;
+  if (!(m >= 1 && m <= 12) || !validDay(day)) return -1;
+  return +year * 12 + m - 1;
+}
+
+function outside(mi: number, h: Horizon): boolean {
+  return mi >= 0 && (mi > h.max || mi < h.min);
+}
+
+/** Splits a canonical URL's path and query (without '?'); tolerant of any string. */
+function splitUrl(url: string): { path: string; query: string } {
+  const scheme = url.indexOf('://');
+  const pathStart = scheme < 0 ? 0 : url.indexOf('/', scheme + 3);
+  if (pathStart < 0) return { path: '/', query: '' };
+  const hash = url.indexOf('#', pathStart);
+  const end = hash < 0 ? url.length : hash;
+  const q = url.indexOf('?', pathStart);
+  if (q < 0 || q > end) return { path: url.slice(pathStart, end), query: '' };
+  return { path: url.slice(pathStart, q), query: url.slice(q + 1, end) };
+}
+
+function pathCalendar(path: string, h: Horizon): boolean {
+  for (const re of [PATH_YEAR_MONTH, PATH_YEAR_DASH_MONTH, ISO_DAY]) {
+    re.lastIndex = 0;
+    for (let m = re.exec(path); m !== null; m = re.exec(path)) {
+      if (outside(monthIndex(m[1]!, m[2]!, m[3]), h)) return true;
+      // Step back so a date that starts right after this one's last digit is still found.
+      re.lastIndex = m.index + 1;
+    }
+  }
+  return false;
+}
+
+function pathSession(path: string): boolean {
+  if (path.includes('(')) {
+    ASP_COOKIELESS.lastIndex = 0;
+    for (let m = ASP_COOKIELESS.exec(path); m !== null; m = ASP_COOKIELESS.exec(path)) {
+      if (looksLikeSessionToken(m[1]!)) return true;
+    }
+  }
+  const segs = path.split('/');
+  for (let i = 1; i < segs.length; i++) {
+    const seg = segs[i]!;
+    const semi = seg.indexOf(';');
+    if (semi >= 0) {
+      for (const param of seg.slice(semi + 1).split(';')) {
+        const eq = param.indexOf('=');
+        if (eq > 0 && isSessionLikeName(param.slice(0, eq).toLowerCase()) && looksLikeSessionToken(param, eq + 1)) return true;
+      }
+    }
+    if (i > 1 && isSessionLikeName(segs[i - 1]!.toLowerCase()) && looksLikeSessionToken(seg)) return true;
+  }
+  return false;
+}
+
+/** Bits of the query's violations (calendar, faceted, session). */
+function queryMask(query: string, h: Horizon, facetLimit: number): number {
+  if (query === '') return 0;
+  let mask = 0;
+  let facets = 0;
+  let year: string | undefined;
+  let month: string | undefined;
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=');
+    const key = (eq < 0 ? pair : pair.slice(0, eq)).toLowerCase();
+    const value = eq < 0 ? '' : pair.slice(eq + 1);
+    if (!NAVIGATION_PARAMS.has(key)) facets++;
+    if (value === '') continue;
+    if (isSessionLikeName(key) && looksLikeSessionToken(value)) mask |= SESSION;
+    if (YEAR_PARAMS.has(key) && /^\d{4}$/.test(value)) year = value;
+    else if (MONTH_PARAMS.has(key) && /^\d{1,2}$/.test(value)) month = value;
+    const d = VALUE_DATE.exec(value);
+    if (d !== null && (/\D/.test(d[0]) || DATE_PARAMS.has(key))) {
+      if (outside(monthIndex(d[1]!, d[2]!, d[3]), h)) mask |= CALENDAR;
+    }
+  }
+  if (year !== undefined) {
+    const m = month === undefined ? -1 : +month;
+    // A year alone is past the horizon only if its January is, and too old only if its December is.
+    const future = +year * 12 + (m >= 1 && m <= 12 ? m - 1 : 0);
+    const past = +year * 12 + (m >= 1 && m <= 12 ? m - 1 : 11);
+    if (future > h.max || past < h.min) mask |= CALENDAR;
+  }
+  if (facets > facetLimit) mask |= FACETED;
+  return mask;
+}
+
+interface TrapHost {
+  /** Kinds flagged (CALENDAR | FACETED | SESSION bits). */
+  flagged: number;
+  /** Distinct URL ids per kind, until that kind is flagged. */
+  readonly seen: [Set<number> | undefined, Set<number> | undefined, Set<number> | undefined];
+}
+
+const BIT_OF_SLOT = [CALENDAR, FACETED, SESSION] as const;
+
+function kindOf(mask: number): PatternKind {
+  if (mask & CALENDAR) return PatternKind.Calendar;
+  if (mask & SESSION) return PatternKind.Session;
+  if (mask & FACETED) return PatternKind.Faceted;
+  return PatternKind.None;
+}
+
+/** Recognizes calendar, faceted and session-id traps per host and tightens admission for flagged hosts. */
+export class TrapDetector {
+  /** The resolved options. */
+  readonly options: Readonly<TrapDetectorOptions>;
+  private readonly hosts = new Map<HostRef, TrapHost>();
+  private horizonHours = -1;
+  private horizon: Horizon = { min: 0, max: 0 };
+
+  constructor(options?: Partial<TrapDetectorOptions> | null) {
+    this.options = resolveTrapOptions(options);
+  }
+
+  private horizonAt(nowHours: number, where: string): Horizon {
+    if (nowHours === this.horizonHours) return this.horizon;
+    if (typeof nowHours !== 'number' || !Number.isFinite(nowHours) || nowHours < 0) {
+      throw new InvalidArgumentError(`${where}: expected nowHours as non-negative epoch hours, received ${String(nowHours)}`);
+    }
+    const d = new Date(nowHours * 3_600_000);
+    const now = d.getUTCFullYear() * 12 + d.getUTCMonth();
+    this.horizon = { min: now - this.options.calendarPastYears * 12, max: now + this.options.calendarHorizonMonths };
+    this.horizonHours = nowHours;
+    return this.horizon;
+  }
+
+  private mask(canonUrl: string, nowHours: number, where: string): number {
+    if (typeof canonUrl !== 'string') throw new InvalidArgumentError(`${where}: expected a canonical URL string, received ${typeof canonUrl}`);
+    const h = this.horizonAt(nowHours, where);
+    const { path, query } = splitUrl(canonUrl);
+    let mask = queryMask(query, h, this.options.facetLimit);
+    if (pathCalendar(path, h)) mask |= CALENDAR;
+    if (pathSession(path)) mask |= SESSION;
+    return mask;
+  }
+
+  /**
+   * The trap signature of one canonical URL at `nowHours` (epoch hours), or None. When a URL
+   * bears several, calendar is named before session before faceted; `passes` still checks
+   * each rule on its own.
+   */
+  violation(canonUrl: string, nowHours: number): PatternKind {
+    return kindOf(this.mask(canonUrl, nowHours, 'TrapDetector.violation'));
+  }
+
+  /**
+   * Folds one discovery (URL key `i` of `key`, on `hostKey`) into the host's counters and
+   * reports its signature and whether the host became a suspect on this observation. The
+   * same URL observed again does not count twice.
+   */
+  observe(hostKey: HostRef, key: KeyArray, canonUrl: string, nowHours: number, i = 0): TrapObservation {
+    checkHostRef(hostKey, 'TrapDetector.observe');
+    const b = checkKeyArg(key, i, 'TrapDetector.observe');
+    const mask = this.mask(canonUrl, nowHours, 'TrapDetector.observe');
+    const kind = kindOf(mask);
+    if (mask === 0) return { kind, becameSuspect: false };
+    let host = this.hosts.get(hostKey);
+    if (host === undefined) {
+      host = { flagged: 0, seen: [undefined, undefined, undefined] };
+      this.hosts.set(hostKey, host);
+    }
+    const wasSuspect = host.flagged !== 0;
+    // A URL's id: its PathKey's low 53 bits (a collision can only delay a flag, never cause one).
+    const id = key[b + 2]! + (key[b + 3]! & 0x1fffff) * 0x1_0000_0000;
+    for (let slot = 0; slot < 3; slot++) {
+      const bit = BIT_OF_SLOT[slot]!;
+      if ((mask & bit) === 0 || (host.flagged & bit) !== 0) continue;
+      const seen = (host.seen[slot] ??= new Set());
+      seen.add(id);
+      if (seen.size >= this.options.flagThreshold) {
+        host.flagged |= bit;
+        host.seen[slot] = undefined;
+      }
+    }
+    return { kind, becameSuspect: !wasSuspect && host.flagged !== 0 };
+  }
+
+  /**
+   * The admission heuristic behind `admit`'s `passesHeuristics`: a host that is not a
+   * suspect passes everything; a flagged host passes a URL unless the URL bears a signature
+   * the host is flagged for (its calendar pages are parked, its articles still admitted).
+   */
+  passes(hostKey: HostRef, canonUrl: string, nowHours: number): boolean {
+    const host = this.hosts.get(hostKey);
+    if (host === undefined || host.flagged === 0) return true;
+    return (this.mask(canonUrl, nowHours, 'TrapDetector.passes') & host.flagged) === 0;
+  }
+
+  /** Which kinds the host is flagged for. */
+  flags(hostKey: HostRef): TrapFlags {
+    const f = this.hosts.get(hostKey)?.flagged ?? 0;
+    return { calendar: (f & CALENDAR) !== 0, faceted: (f & FACETED) !== 0, session: (f & SESSION) !== 0 };
+  }
+
+  /** Whether the host is flagged for any kind. */
+  suspect(hostKey: HostRef): boolean {
+    return (this.hosts.get(hostKey)?.flagged ?? 0) !== 0;
+  }
+
+  /** URL ids held for a host across kinds (for memory bounds and tests). */
+  trackedUrls(hostKey: HostRef): number {
+    const h = this.hosts.get(hostKey);
+    return h === undefined ? 0 : h.seen.reduce((n, s) => n + (s?.size ?? 0), 0);
+  }
+}
