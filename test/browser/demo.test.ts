@@ -10,29 +10,20 @@
  * reloads to show the service worker serves the page offline.
  *
  * Without Chromium the test fails with instructions; MEGURI_SKIP_BROWSER=1 skips it, loudly.
+ * MEGURI_CHROMIUM overrides the executable's path (default /usr/bin/chromium); the launch
+ * flags are in demo/chromium.ts.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuiltDemo, type DemoServer, buildDemo, serveDemo } from '../../demo/build.js';
+import { CHROMIUM_PATH, type LaunchedChromium, launchChromium } from '../../demo/chromium.js';
 import { SyntheticUrls } from '../../demo/src/synth.js';
 import { canonicalize, keyToHex, simhashText, urlKey } from '../../src/index.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-/** Launch flags: headless, no sandbox (root in CI), and nothing that talks to the network on its own. */
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const OUTPUT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../test-output');
 const SKIP = process.env['MEGURI_SKIP_BROWSER'] === '1';
 
@@ -81,17 +72,16 @@ const TEXT_C =
 describe.skipIf(SKIP)('the demo in headless Chromium', () => {
   let built: BuiltDemo | undefined;
   let server: DemoServer | undefined;
-  let context: BrowserContext | undefined;
+  let browser: LaunchedChromium | undefined;
   let page: Page;
-  let userDataDir: string | undefined;
   let buildDir: string | undefined;
   const pageErrors: string[] = [];
   let wasmContentType = '';
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
+    if (!existsSync(CHROMIUM_PATH)) {
       throw new Error(
-        `Chromium is not installed at ${CHROMIUM}: the demo's browser test needs it. ` +
+        `Chromium is not installed at ${CHROMIUM_PATH}: the demo's browser test needs it. ` +
           'Install it with `bash scripts/install-chromium.sh` (Debian\'s chromium via apt-get), ' +
           'or set MEGURI_SKIP_BROWSER=1 to skip this test on purpose.',
       );
@@ -99,14 +89,8 @@ describe.skipIf(SKIP)('the demo in headless Chromium', () => {
     buildDir = mkdtempSync(join(tmpdir(), 'meguri-demo-build-'));
     built = await buildDemo({ outDir: buildDir });
     server = await serveDemo(built.outDir);
-    userDataDir = mkdtempSync(join(tmpdir(), 'meguri-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 1200, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.on('pageerror', (err) => pageErrors.push(err.message));
     page.on('console', (msg) => {
       if (msg.type() === 'error') pageErrors.push(msg.text());
@@ -119,9 +103,8 @@ describe.skipIf(SKIP)('the demo in headless Chromium', () => {
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await server?.close();
-    if (userDataDir !== undefined) rmSync(userDataDir, { recursive: true, force: true });
     if (buildDir !== undefined) rmSync(buildDir, { recursive: true, force: true });
   });
 
