@@ -1,14 +1,15 @@
 /**
  * The demo's build and its static server (Node side; `npm run demo:web` runs this file).
  *
- * Build: esbuild bundles three entry points from `demo/src/` — the page (`app.js`) and the
+ * Build: esbuild bundles three entry points from `demo/src/`: the page (`app.js`) and the
  * 10-million-URL worker (`worker.js`) as ES modules, the offline service worker (`sw.js`) as
- * a classic script — and copies `index.html`, `style.css` and `wasm/meguri_core.wasm` beside them. The
- * page imports the package's browser entry (`src/browser.ts`) by relative path, so the bundle
- * is the library as a browser gets it, with no `node:` import (esbuild would refuse one for
- * the browser platform). Everything the page needs is in the output folder: no CDN, no font
- * or script from elsewhere. The service worker is built last with the list of files and a
- * content hash of all of them baked in, so a rebuilt demo gets a fresh cache name.
+ * a classic script. `index.html`, `style.css` and `wasm/meguri_core.wasm` are copied beside
+ * them. The page imports the package's browser entry (`src/browser.ts`) by relative path, so
+ * the bundle is the library as a browser gets it, with no `node:` import (esbuild would
+ * refuse one for the browser platform). Everything the page needs is in the output folder:
+ * no CDN, no font or script from elsewhere. The service worker is built last with the list
+ * of files and a content hash of all of them baked in, so a rebuilt demo gets a fresh cache
+ * name.
  *
  * Serve: a small `node:http` static server bound to 127.0.0.1, with the content types the
  * page relies on (`application/wasm` lets `WebAssembly.compileStreaming` compile the core

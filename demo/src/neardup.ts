@@ -6,7 +6,7 @@
  * otherwise the 64-bit simhashes decide Cosmetic (Hamming ≤ 3) or Real. `clusterDocs` puts a
  * list of documents into near-duplicate clusters: every document's simhash goes into a
  * NearDupIndex (permuted tables, exact recall at distance ≤ 3), each document asks the index
- * for its neighbours, and union–find joins the pairs, so a chain of near pairs forms one
+ * for all its neighbours, and union–find joins the pairs, so a chain of near pairs forms one
  * cluster even when its ends are further apart than 3 bits.
  */
 import {
@@ -98,21 +98,31 @@ function find(parent: Int32Array, i: number): number {
   return r;
 }
 
-/** Clusters `docs` by simhash within distance 3 (transitively). */
+/**
+ * Clusters `docs` by simhash within distance 3 (transitively). All simhashes go into the
+ * index in one batch, keyed by document position (lane 0 of the key); then each document
+ * asks for every stored simhash within 3 bits (`findAll`) and is joined to their documents.
+ * The index keeps one entry per distinct simhash (the first document's), and a document
+ * always finds its own simhash's entry, so documents with equal simhashes join too. One
+ * `findAll` call per document is fine for a list a person pastes; a crawler checking a
+ * stream of pages would use `findBatch`.
+ */
 export function clusterDocs(docs: readonly string[]): Cluster[] {
   const n = docs.length;
   const sims = simhashTextBatch(docs);
   const parent = new Int32Array(n).map((_, i) => i);
   const index = new NearDupIndex();
   try {
+    const keys = new Uint32Array(n * 4);
+    for (let i = 0; i < n; i++) keys[i * 4] = i;
+    index.addBatch(sims, keys);
     for (let i = 0; i < n; i++) {
-      // Neighbours among the documents indexed so far; each near pair is found once, by its later member.
-      for (const j of index.query(sims[i]!)) {
+      const near = index.findAll(sims[i]!);
+      for (let k = 0; k < near.length; k += 4) {
         const a = find(parent, i);
-        const b = find(parent, j);
+        const b = find(parent, near[k]!);
         if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
       }
-      index.insert(sims[i]!, i);
     }
   } finally {
     index.free();
