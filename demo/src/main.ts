@@ -194,6 +194,8 @@ const docsInput = byId('docs-input', HTMLTextAreaElement);
 const docsRun = byId('docs-run', HTMLButtonElement);
 const docsSample = byId('docs-sample', HTMLButtonElement);
 const docsResult = byId('docs-result', HTMLDivElement);
+const docsSummary = byId('docs-summary', HTMLParagraphElement);
+const docsClusters = byId('docs-clusters', HTMLOListElement);
 
 function facts(pairs: readonly (readonly [string, string])[]): HTMLElement {
   return h('dl', { class: 'facts' }, ...pairs.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
@@ -239,13 +241,12 @@ function runClusters(): void {
         ),
       ),
     );
-    docsResult.replaceChildren(
-      h('p', { class: 'summary' }, `${fmt.format(docs.length)} documents in ${fmt.format(clusters.length)} clusters; ${fmt.format(multi.length)} hold near-duplicates.`),
-      h('ol', { class: 'clusters' }, ...items),
-    );
+    docsSummary.textContent = `${fmt.format(docs.length)} documents in ${fmt.format(clusters.length)} clusters; ${fmt.format(multi.length)} hold near-duplicates.`;
+    docsClusters.replaceChildren(...items);
     setData(docsResult, { state: 'done', documents: docs.length, clusters: clusters.length, nearClusters: multi.length });
   } catch (err) {
-    docsResult.replaceChildren(h('p', { class: 'summary' }, `Error: ${err instanceof Error ? err.message : String(err)}`));
+    docsSummary.textContent = `Error: ${err instanceof Error ? err.message : String(err)}`;
+    docsClusters.replaceChildren();
     setData(docsResult, { state: 'error' });
   }
 }

@@ -238,6 +238,9 @@ describe.skipIf(SKIP)('the demo in headless Chromium', () => {
       els.filter((e) => (e as HTMLInputElement).labels === null || (e as HTMLInputElement).labels!.length === 0).map((e) => e.id),
     );
     expect(unlabeled).toEqual([]);
+    // Results are announced through polite live regions.
+    const live = await page.$$eval('[aria-live="polite"]', (els) => els.map((e) => e.id));
+    expect(live).toEqual(expect.arrayContaining(['url-summary', 'text-result', 'docs-summary', 'big-result']));
   });
 
   it('takes a screenshot into test-output/', async () => {
