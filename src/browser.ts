@@ -9,3 +9,5 @@ export * from './model/index.js';
 export * from './politeness/index.js';
 export * from './url/index.js';
 export * from './dedup/index.js';
+// The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
+export * from './fetch/robots.js';

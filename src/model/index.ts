@@ -85,6 +85,33 @@ export interface Link {
   readonly nofollow?: boolean;
 }
 
+/**
+ * Why a fetch got no usable HTTP response (status 0), or — for `body` only — why a response's
+ * body could not be decoded. Lets the state machine tell permanent failures (`url`,
+ * `refused`, a negative `dns` answer) from transient ones without parsing messages.
+ */
+export type FetchErrorKind =
+  /** The URL is malformed, not http(s), or longer than the fetcher's cap. */
+  | 'url'
+  /** The destination address is not allowed (private, loopback, … without `allowPrivate`). */
+  | 'refused'
+  /** The name did not resolve. */
+  | 'dns'
+  /** The TCP connection failed (refused, unreachable, reset before a response). */
+  | 'connect'
+  /** The TLS handshake failed (certificate, protocol). */
+  | 'tls'
+  /** Connect, headers, body-idle or total timeout. */
+  | 'timeout'
+  /** The response was not valid HTTP, or its headers exceeded the size cap. */
+  | 'protocol'
+  /** The caller aborted the fetch. */
+  | 'aborted'
+  /** Any other transport failure. */
+  | 'network'
+  /** A response arrived but its body could not be (fully) decoded; status is kept. */
+  | 'body';
+
 /** What comes back from a fetch: the frontier, politeness and freshness read it. */
 export interface Outcome {
   /** Echo of `FetchRequest.row`. */
@@ -113,8 +140,27 @@ export interface Outcome {
   readonly truncated?: boolean | undefined;
   /** robots.txt forbids this URL (decided at fetch time). */
   readonly robotsDisallowed?: boolean | undefined;
-  /** Human-readable transport error, when status is 0. */
+  /**
+   * Human-readable transport error when status is 0; with a status, a note on a body that
+   * could not be decoded (`errorKind` `body`).
+   */
   readonly error?: string | undefined;
+  /** Machine-readable class of `error`. */
+  readonly errorKind?: FetchErrorKind | undefined;
+  /** The IP address the connection went to (the pinned one), when a connection was attempted. */
+  readonly ip?: string | undefined;
+  /** Start-to-end-of-body time in ms (latencyMs is start-to-headers). */
+  readonly fetchMs?: number | undefined;
+  /**
+   * The decoded body bytes, for embedders (WARC writers, indexers). Present for 2xx responses
+   * whose body was read; capped at the fetcher's decoded-size limit (see `truncated`). The
+   * frontier itself reads only `contentFp` and `simhash`.
+   */
+  readonly body?: Uint8Array | undefined;
+  /** `<link rel=canonical>` of an HTML page, canonicalized. */
+  readonly canonical?: string | undefined;
+  /** Meta robots or X-Robots-Tag said noindex. */
+  readonly noindex?: boolean | undefined;
 }
 
 /** A routed out-link entering a partition's intake (idempotent by key). */

@@ -1,0 +1,552 @@
+/**
+ * HttpFetcher: the engine's `Fetcher` on undici. One GET per call, never a redirect followed
+ * (the Location is resolved and returned; the state machine records the hop), every failure
+ * an `Outcome` with status 0 and an `errorKind` rather than a rejection.
+ *
+ * What a call does, in order:
+ *  1. URL checks: parseable, http(s), at most `maxUrlLength` characters.
+ *  2. Address: an IP literal as is; else the frontier's resolved `ip`; else the DnsCache.
+ *     The address is then checked (`address.ts`) — private, loopback, link-local, CGNAT,
+ *     multicast… are refused unless `allowPrivate` — *before* any connection, on the very
+ *     address the socket will use, so DNS rebinding cannot slip past the check.
+ *  3. Connection: a keep-alive undici Pool per (origin, address), whose connector dials the
+ *     pinned address while TLS SNI, certificate checks and the Host header keep the
+ *     hostname. Idle pools beyond `maxOrigins` are closed, least recently used first.
+ *  4. Request: User-Agent (required), Accept, Accept-Encoding, If-None-Match and
+ *     If-Modified-Since from the stored validators; connect, headers, body-idle and total
+ *     timeouts; response headers capped at `maxHeaderBytes`.
+ *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
+ *     kept. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
+ *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
+ *     fingerprinted once: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
+ *     bytes) and `simhash` (src/core: of the visible text for HTML, of the text for other
+ *     textual types, none for binary). HTML is scanned in the same pass for links (through
+ *     src/url's `canonicalize` under `canonPolicy`), canonical and meta robots. Other
+ *     bodies are drained (bounded) so the connection can be reused.
+ *  6. Timing: `latencyMs` (start to headers) and `fetchMs` (start to end of body) on the
+ *     injected monotonic clock.
+ *
+ * Redirect counts are capped by whoever follows them — the frontier's state machine for
+ * pages, RobotsCache for robots.txt (5 hops) — since a fetcher that does not follow cannot
+ * count; it does refuse a Location longer than `maxUrlLength`.
+ */
+import { Pool, buildConnector } from 'undici';
+import { InvalidArgumentError } from '../errors/index.js';
+import type { FetchErrorKind, FetchRequest, Link, Outcome } from '../model/index.js';
+import { booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
+import { ipVersion, refusalReason } from './address.js';
+import { isCoreLoaded } from '../core/instance.js';
+import { loadCoreSync } from '../core/node.js';
+import { simhashText } from '../core/simhash.js';
+import { contentFp } from '../dedup/index.js';
+import type { CanonPolicy } from '../url/index.js';
+import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
+import { DnsCache } from './dns.js';
+import { LinkExtractor } from './links.js';
+import { lruSet, lruTouch } from './lru.js';
+import type { RobotsFetch } from './robots-cache.js';
+import { ROBOTS_PARSE_LIMIT_BYTES, isAgentString, productToken } from './robots.js';
+
+/** Fetches one URL. Implementations resolve every failure to an Outcome (status 0), never reject. */
+export interface Fetcher {
+  fetch(req: FetchRequest, signal: AbortSignal): Promise<Outcome>;
+}
+
+/** Options of `HttpFetcher`. */
+export interface HttpFetcherOptions {
+  /** User-Agent header, required: product token first (`MyBot/1.0 (+https://example.com/bot)`). */
+  agent: string;
+  /** Allow private, loopback, link-local, CGNAT… destinations (intranets, tests). Default false. */
+  allowPrivate: boolean;
+  /** Resolver cache for requests that carry no `ip` (default: a new DnsCache on c-ares). */
+  dns: DnsCache | undefined;
+  /** TCP/TLS connect timeout; default 10 s. */
+  connectTimeoutMs: number;
+  /** Time to the response headers; default 30 s. */
+  headersTimeoutMs: number;
+  /** Longest silence between body chunks; default 30 s. */
+  bodyTimeoutMs: number;
+  /** Whole fetch, connect to last byte; default 120 s. */
+  totalTimeoutMs: number;
+  /** Body bytes read off the wire; default 10 MiB. */
+  maxBodyBytes: number;
+  /** Body bytes after decoding (decompression-bomb cap); default 10 MiB. */
+  maxDecodedBytes: number;
+  /** Longest URL (and Location) accepted; default 8000, RFC 9110 §4.1's recommended minimum. */
+  maxUrlLength: number;
+  /** Largest response header block; default 64 KiB. */
+  maxHeaderBytes: number;
+  /** Keep-alive connections per (origin, address); default 1 (the frontier has one fetch in flight per host). */
+  connectionsPerOrigin: number;
+  /** Idle keep-alive time; default 30 s. */
+  keepAliveTimeoutMs: number;
+  /** Connection pools kept open; default 1024. */
+  maxOrigins: number;
+  /** Accept header. */
+  accept: string;
+  /** Extra request headers (may not replace User-Agent or the validators). */
+  headers: Readonly<Record<string, string>>;
+  /** Extract links, canonical and meta robots from HTML; default true. */
+  parseLinks: boolean;
+  /** The crawl's pinned canonicalization policy for extracted links (default src/url's). */
+  canonPolicy: CanonPolicy | undefined;
+  /** Links kept per page; default 10 000. */
+  maxLinks: number;
+  /** Keep the decoded body on the outcome (`Outcome.body`); default true. */
+  keepBody: boolean;
+  /** TLS trust for intranets and tests: CA certificates (PEM, replacing Node's roots), or `rejectUnauthorized: false`. */
+  tls: TlsOptions | undefined;
+  /** Monotonic clock in ms for timing (default `performance.now`). */
+  now: () => number;
+}
+
+/** TLS settings of `HttpFetcher`. */
+export interface TlsOptions {
+  /** CA certificates (PEM) to trust instead of Node's bundled roots, as `tls.connect` takes them. */
+  readonly ca?: string | readonly string[] | undefined;
+  /** Verify server certificates (default true). */
+  readonly rejectUnauthorized?: boolean | undefined;
+}
+
+/** Per-call overrides of `fetchUrl`. */
+export interface FetchUrlOptions {
+  /** Pin to this address instead of resolving. */
+  ip?: string | undefined;
+  etag?: string | undefined;
+  /** Stored Last-Modified, epoch seconds. */
+  lastModified?: number | undefined;
+  /** Wire cap for this call (e.g. robots.txt's 500 KiB). */
+  maxBodyBytes?: number | undefined;
+  /** Skip link extraction for this call. */
+  parseLinks?: boolean | undefined;
+  /** Skip the fingerprint, simhash and link extraction altogether (robots.txt). */
+  analyze?: boolean | undefined;
+}
+
+/** What one call reads and computes. */
+interface Mode {
+  readonly maxBodyBytes: number;
+  readonly parseLinks: boolean;
+  readonly analyze: boolean;
+}
+
+const MiB = 1024 * 1024;
+
+const isHeaderRecord = (v: unknown): v is Readonly<Record<string, string>> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+
+const resolveOptions = defineOptions<HttpFetcherOptions>(
+  'HttpFetcher',
+  {
+    agent: customField<string>('a non-blank User-Agent starting with a product token ([A-Za-z_-])', isAgentString),
+    allowPrivate: booleanField(false),
+    dns: customField<DnsCache | undefined>('a DnsCache', (v): v is DnsCache => v instanceof DnsCache),
+    connectTimeoutMs: numberField({ above: 0, default: 10_000 }),
+    headersTimeoutMs: numberField({ above: 0, default: 30_000 }),
+    bodyTimeoutMs: numberField({ above: 0, default: 30_000 }),
+    totalTimeoutMs: numberField({ above: 0, default: 120_000 }),
+    maxBodyBytes: numberField({ min: 0, integer: true, default: 10 * MiB }),
+    maxDecodedBytes: numberField({ min: 0, integer: true, default: 10 * MiB }),
+    maxUrlLength: numberField({ min: 16, integer: true, default: 8000 }),
+    maxHeaderBytes: numberField({ min: 1024, integer: true, default: 64 * 1024 }),
+    connectionsPerOrigin: numberField({ min: 1, integer: true, default: 1 }),
+    keepAliveTimeoutMs: numberField({ above: 0, default: 30_000 }),
+    maxOrigins: numberField({ min: 1, integer: true, default: 1024 }),
+    accept: stringField({ default: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8' }),
+    headers: customField('an object of string header values', isHeaderRecord, () => ({})),
+    parseLinks: booleanField(true),
+    canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
+    maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
+    keepBody: booleanField(true),
+    tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
+    now: functionField<() => number>(() => performance.now()),
+  },
+  (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
+);
+
+/** Request headers the fetcher owns; `headers` may not set them. */
+const OWN_HEADERS = new Set(['user-agent', 'if-none-match', 'if-modified-since', 'host', 'accept-encoding']);
+
+const NEVER = new AbortController().signal;
+
+function isTlsOptions(v: unknown): v is TlsOptions {
+  if (typeof v !== 'object' || v === null) return false;
+  const { ca, rejectUnauthorized, ...rest } = v as Record<string, unknown>;
+  const caOk = ca === undefined || typeof ca === 'string' || (Array.isArray(ca) && ca.every((c) => typeof c === 'string'));
+  return caOk && (rejectUnauthorized === undefined || typeof rejectUnauthorized === 'boolean') && Object.keys(rest).length === 0;
+}
+
+function firstHeader(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** HTTP-date → epoch seconds, or undefined. */
+function httpDateSeconds(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) && ms >= 0 ? Math.floor(ms / 1000) : undefined;
+}
+
+/** Visible ASCII, space, tab and obs-text: what RFC 9110 §5.5 allows in a field value. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]+$/;
+
+const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
+/** Non-HTML types whose text is worth a simhash (binary types get none). */
+const TEXTUAL_TYPE = /^\s*(text\/|application\/(json|xml|javascript|x-javascript|ld\+json)\b|[\w.-]+\/[\w.-]+\+(xml|json)\b)/i;
+
+function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array): boolean {
+  if (contentType) return HTML_TYPE.test(contentType);
+  for (let i = 0; i < bytes.length && i < 512; i++) {
+    const b = bytes[i]!;
+    if (b === 0x3c) return true; // '<'
+    if (b !== 0x20 && (b < 0x09 || b > 0x0d) && b !== 0xef && b !== 0xbb && b !== 0xbf) return false;
+  }
+  return false;
+}
+
+/** X-Robots-Tag directives for `token` (or for every agent): noindex / nofollow. */
+function xRobots(values: string | string[] | undefined, token: string): { noindex: boolean; nofollow: boolean } {
+  const result = { noindex: false, nofollow: false };
+  for (const value of Array.isArray(values) ? values : values ? [values] : []) {
+    let text = value.trim();
+    const m = /^([A-Za-z_-]+)\s*:(.*)$/.exec(text);
+    if (m && !['noindex', 'nofollow', 'none', 'all', 'noarchive', 'nosnippet', 'unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview', 'notranslate', 'noimageindex', 'indexifembedded'].includes(m[1]!.toLowerCase())) {
+      if (m[1]!.toLowerCase() !== token) continue;
+      text = m[2]!;
+    }
+    for (const t of text.toLowerCase().split(/[\s,]+/)) {
+      if (t === 'noindex' || t === 'none') result.noindex = true;
+      if (t === 'nofollow' || t === 'none') result.nofollow = true;
+    }
+  }
+  return result;
+}
+
+function errorCode(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return '';
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/** Classifies a thrown transport error. */
+function classify(err: unknown, callerAborted: boolean, totalTimedOut: boolean, o: Readonly<HttpFetcherOptions>): [FetchErrorKind, string] {
+  if (callerAborted) return ['aborted', 'aborted by the caller'];
+  if (totalTimedOut) return ['timeout', `total timeout after ${o.totalTimeoutMs} ms`];
+  const code = errorCode(err);
+  const cause = err instanceof Error && err.cause !== undefined ? errorCode(err.cause) : '';
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return ['timeout', `connect timeout after ${o.connectTimeoutMs} ms`];
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return ['timeout', `headers timeout after ${o.headersTimeoutMs} ms`];
+    case 'UND_ERR_BODY_TIMEOUT':
+      return ['timeout', `body timeout: no data for ${o.bodyTimeoutMs} ms`];
+    case 'UND_ERR_HEADERS_OVERFLOW':
+      return ['protocol', `response headers exceed ${o.maxHeaderBytes} bytes`];
+    case 'ECONNREFUSED':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'EADDRNOTAVAIL':
+    case 'ECONNRESET':
+      return ['connect', `${code}: ${errorMessage(err)}`];
+  }
+  if (code.startsWith('HPE_') || cause.startsWith('HPE_')) return ['protocol', `invalid HTTP response: ${errorMessage(err)}`];
+  if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
+    return ['tls', `${code}: ${errorMessage(err)}`];
+  }
+  return ['network', code ? `${code}: ${errorMessage(err)}` : errorMessage(err)];
+}
+
+interface Validators {
+  etag?: string | undefined;
+  lastModified?: number | undefined;
+}
+
+/** The undici-based fetcher; see the module comment. Close it with `close()` when done. */
+export class HttpFetcher implements Fetcher {
+  readonly #o: Readonly<HttpFetcherOptions>;
+  readonly #dns: DnsCache;
+  readonly #token: string;
+  readonly #extraHeaders: Record<string, string>;
+  readonly #pools = new Map<string, Pool>();
+  readonly #defaultMode: Mode;
+  #closed = false;
+
+  constructor(options: Partial<HttpFetcherOptions> & Pick<HttpFetcherOptions, 'agent'>) {
+    this.#o = resolveOptions(options);
+    this.#token = productToken(this.#o.agent).toLowerCase();
+    this.#dns = this.#o.dns ?? new DnsCache();
+    const extra: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.#o.headers)) {
+      const name = k.toLowerCase();
+      if (OWN_HEADERS.has(name)) throw new InvalidArgumentError(`HttpFetcher.headers: ${JSON.stringify(k)} is set by the fetcher itself`);
+      extra[name] = v;
+    }
+    this.#extraHeaders = extra;
+    this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
+    // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
+    if (!isCoreLoaded()) loadCoreSync();
+  }
+
+  /** The DnsCache this fetcher resolves through. */
+  get dns(): DnsCache {
+    return this.#dns;
+  }
+
+  /** Connection pools currently open. */
+  get poolCount(): number {
+    return this.#pools.size;
+  }
+
+  /** Fetches `req.url` (see the module comment). Never rejects for network or HTTP trouble. */
+  fetch(req: FetchRequest, signal: AbortSignal = NEVER): Promise<Outcome> {
+    if (typeof req !== 'object' || req === null || typeof req.url !== 'string') {
+      throw new InvalidArgumentError(`HttpFetcher.fetch: expected a FetchRequest with a url string, received ${req === null ? 'null' : typeof req}`);
+    }
+    return this.#run(req.row, req.url, req.ip, { etag: req.etag, lastModified: req.lastModified }, signal, this.#defaultMode);
+  }
+
+  /**
+   * Fetches a bare URL (row -1) with optional validators, pinned address and caps. For
+   * robots.txt use `robotsFetch()`.
+   */
+  fetchUrl(url: string, signal: AbortSignal = NEVER, options: FetchUrlOptions = {}): Promise<Outcome> {
+    if (typeof url !== 'string') throw new InvalidArgumentError(`HttpFetcher.fetchUrl: expected a URL string, received ${typeof url}`);
+    return this.#run(
+      -1,
+      url,
+      options.ip,
+      { etag: options.etag, lastModified: options.lastModified },
+      signal,
+      {
+        maxBodyBytes: options.maxBodyBytes ?? this.#o.maxBodyBytes,
+        parseLinks: options.parseLinks ?? this.#o.parseLinks,
+        analyze: options.analyze ?? true,
+      },
+    );
+  }
+
+  /**
+   * The function RobotsCache's `fetch` option wants: a bare GET whose wire bytes are capped
+   * at the robots parse limit, without link extraction. A cut marks the outcome `truncated`,
+   * and RobotsCache then drops the partial last line.
+   */
+  robotsFetch(): RobotsFetch {
+    return (url, signal) => this.fetchUrl(url, signal, { maxBodyBytes: ROBOTS_PARSE_LIMIT_BYTES, analyze: false });
+  }
+
+  /** Closes every pool, waiting for requests in flight. The fetcher cannot be used afterwards. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #pool(origin: string, ip: string): Pool {
+    const key = `${origin}|${ip}`;
+    const existing = this.#pools.get(key);
+    if (existing) {
+      lruTouch(this.#pools, key, existing);
+      return existing;
+    }
+    const o = this.#o;
+    const dial = buildConnector({
+      timeout: o.connectTimeoutMs,
+      ...(o.tls?.ca !== undefined ? { ca: typeof o.tls.ca === 'string' ? o.tls.ca : [...o.tls.ca] } : {}),
+      ...(o.tls?.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.tls.rejectUnauthorized } : {}),
+    });
+    // Dial the pinned address; `host` (hostname:port) still names the server for SNI and the
+    // certificate check, and the Pool's origin still writes the Host header.
+    const connect: buildConnector.connector = (opts, callback) => dial({ ...opts, hostname: ip }, callback);
+    const pool = new Pool(origin, {
+      connections: o.connectionsPerOrigin,
+      pipelining: 1,
+      keepAliveTimeout: o.keepAliveTimeoutMs,
+      keepAliveMaxTimeout: Math.max(o.keepAliveTimeoutMs, 60_000),
+      maxHeaderSize: o.maxHeaderBytes,
+      headersTimeout: o.headersTimeoutMs,
+      bodyTimeout: o.bodyTimeoutMs,
+      connect,
+    });
+    // An evicted pool finishes the requests it holds, then closes.
+    lruSet(this.#pools, key, pool, o.maxOrigins, (old) => void old.close().catch(() => undefined));
+    return pool;
+  }
+
+  async #address(hostname: string, pinned: string | undefined): Promise<{ ip: string } | { kind: FetchErrorKind; error: string }> {
+    const allowPrivate = this.#o.allowPrivate;
+    let candidates: string[];
+    if (ipVersion(hostname) !== 0) candidates = [hostname];
+    else if (pinned !== undefined) candidates = [pinned];
+    else {
+      const answer = await this.#dns.lookup(hostname);
+      if (!answer.ok) return { kind: 'dns', error: `dns ${answer.code} for ${hostname}: ${answer.error}` };
+      candidates = answer.addresses.map((a) => a.address);
+    }
+    let firstReason: string | undefined;
+    for (const ip of candidates) {
+      const reason = refusalReason(ip, allowPrivate);
+      if (reason === undefined) return { ip };
+      firstReason ??= reason;
+    }
+    return { kind: 'refused', error: `refused ${hostname}: ${firstReason ?? 'no address'}${allowPrivate ? '' : ' (set allowPrivate to permit)'}` };
+  }
+
+  async #run(
+    row: number,
+    url: string,
+    pinned: string | undefined,
+    validators: Validators,
+    signal: AbortSignal,
+    mode: Mode,
+  ): Promise<Outcome> {
+    const o = this.#o;
+    const t0 = o.now();
+    const fail = (errorKind: FetchErrorKind, error: string, ip?: string): Outcome => ({
+      row,
+      url,
+      status: 0,
+      error,
+      errorKind,
+      ip,
+      fetchMs: o.now() - t0,
+    });
+    if (this.#closed) return fail('aborted', 'the fetcher is closed');
+    if (url.length > o.maxUrlLength) return fail('url', `URL of ${url.length} characters exceeds maxUrlLength ${o.maxUrlLength}`);
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return fail('url', `not a URL: ${JSON.stringify(url.slice(0, 200))}`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return fail('url', `unsupported scheme ${u.protocol}`);
+    if (signal.aborted) return fail('aborted', 'aborted by the caller');
+    const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+    const pinnedIp = pinned?.startsWith('[') ? pinned.slice(1, -1) : pinned;
+    const where = await this.#address(hostname, pinnedIp);
+    if ('kind' in where) return fail(where.kind, where.error, pinnedIp);
+    const ip = where.ip;
+
+    const headers: Record<string, string> = {
+      accept: o.accept,
+      ...this.#extraHeaders,
+      'user-agent': o.agent,
+      'accept-encoding': ACCEPT_ENCODING,
+    };
+    // Stored validators came from a server: send them only when they are valid header text.
+    if (validators.etag && HEADER_VALUE.test(validators.etag)) headers['if-none-match'] = validators.etag;
+    if (validators.lastModified !== undefined && Number.isFinite(validators.lastModified) && validators.lastModified >= 0) {
+      headers['if-modified-since'] = new Date(validators.lastModified * 1000).toUTCString();
+    }
+
+    // One controller per fetch, aborted by the caller's signal or the total timeout; both
+    // hooks are removed in `finally`, so a long-lived caller signal collects no listeners and
+    // no timer outlives its fetch.
+    const controller = new AbortController();
+    let timedOut = false;
+    const onAbort = (): void => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`total timeout after ${o.totalTimeoutMs} ms`));
+    }, o.totalTimeoutMs);
+    const combined = controller.signal;
+    let latencyMs: number | undefined;
+    try {
+      const res = await this.#pool(u.origin, ip).request({
+        path: `${u.pathname}${u.search}`,
+        method: 'GET',
+        headers,
+        signal: combined,
+        headersTimeout: o.headersTimeoutMs,
+        bodyTimeout: o.bodyTimeoutMs,
+      });
+      latencyMs = o.now() - t0;
+      const h = res.headers;
+      const status = res.statusCode;
+      const contentType = firstHeader(h, 'content-type');
+      const base: {
+        -readonly [K in keyof Outcome]: Outcome[K];
+      } = {
+        row,
+        url,
+        status,
+        retryAfter: firstHeader(h, 'retry-after'),
+        etag: firstHeader(h, 'etag'),
+        lastModified: httpDateSeconds(firstHeader(h, 'last-modified')),
+        contentType,
+        ip,
+        latencyMs,
+      };
+      if (status >= 300 && status < 400 && status !== 304) {
+        const location = firstHeader(h, 'location');
+        if (location !== undefined) {
+          let resolved: string | undefined;
+          try {
+            resolved = new URL(location, u).href;
+          } catch {
+            resolved = undefined;
+          }
+          if (resolved === undefined) {
+            base.error = `unusable Location ${JSON.stringify(location.slice(0, 200))}`;
+          } else if (resolved.length > o.maxUrlLength) {
+            base.error = `Location of ${resolved.length} characters exceeds maxUrlLength ${o.maxUrlLength}`;
+          } else {
+            base.location = resolved;
+          }
+        }
+      }
+      if (status < 200 || status >= 300) {
+        await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+        base.fetchMs = o.now() - t0;
+        return base;
+      }
+      const read = await readBody(res.body, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes);
+      base.fetchMs = o.now() - t0;
+      if (read.truncated) base.truncated = true;
+      if (read.error !== undefined) {
+        base.error = read.error;
+        base.errorKind = 'body';
+      }
+      const robotsHeader = xRobots(h['x-robots-tag'], this.#token);
+      if (robotsHeader.noindex) base.noindex = true;
+      const bytes = read.bytes;
+      if (o.keepBody) base.body = bytes;
+      if (bytes.length > 0 && !read.encoded && mode.analyze) {
+        // Computed once, here: the frontier and freshness only compare them.
+        base.contentFp = contentFp(bytes);
+        if (looksLikeHtml(contentType, bytes)) {
+          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true });
+          extractor.write(decodeText(bytes, contentType));
+          const found = extractor.end();
+          base.simhash = simhashText(found.text ?? '');
+          if (found.noindex) base.noindex = true;
+          if (mode.parseLinks) {
+            base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
+            if (found.canonical !== undefined) base.canonical = found.canonical;
+          }
+        } else if (contentType !== undefined && TEXTUAL_TYPE.test(contentType)) {
+          base.simhash = simhashText(decodeText(bytes, contentType));
+        }
+      }
+      return base;
+    } catch (err) {
+      const [kind, message] = classify(err, signal.aborted, timedOut && !signal.aborted, o);
+      const out = fail(kind, message, ip);
+      return latencyMs === undefined ? out : { ...out, latencyMs };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}

@@ -1,0 +1,366 @@
+/**
+ * RobotsCache: one robots.txt per origin, fetched before the origin's first content URL,
+ * cached with a TTL and refreshed, with RFC 9309's failure policy (§2.3.1, §2.4):
+ *
+ *   2xx                 parse the body (first 500 KiB), cache for `ttlMs` (default 24 h)
+ *   3xx + Location      follow, up to `maxRedirects` (5) hops, across origins too; the rules
+ *                       found apply to the original origin. More hops, or a redirect with no
+ *                       usable Location, count as "unavailable"
+ *   4xx (not 429)       unavailable: everything allowed, cached for `ttlMs`
+ *   5xx, 429, status 0  unreachable: everything disallowed for now; retried after
+ *   (network), other    `retryBaseMs` (1 min), doubling per failure up to `retryMaxMs` (1 h).
+ *                       A previously fetched copy keeps applying through an outage (§2.4).
+ *                       With no copy, an outage longer than `outageAllowAfterMs` (30 days,
+ *                       the RFC's own example of "a reasonably long period") is treated as
+ *                       unavailable: allowed, still retried on the backoff
+ *
+ * 429 is read as unreachable rather than as a 4xx: a server asking us to slow down has not
+ * said its rules are absent, and answering it with an allow-all crawl would be the opposite
+ * of polite (major crawlers do the same).
+ *
+ * The network is an injected `fetch(url, signal)` returning an outcome-shaped
+ * `{ status, location?, body?, error?, truncated? }` — `HttpFetcher#robotsFetch()` makes
+ * one, and tests pass a function. The clock is injected too. Concurrent checks of one origin share one fetch. The
+ * cache is shareable by every partition in a process; entries are evicted least recently
+ * used past `maxEntries`.
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import { customField, defineOptions, functionField, numberField } from '../options/index.js';
+import { lruSet, lruTouch } from './lru.js';
+import { type RobotsRule, type RobotsTxt, isAgentString, parseRobots, productToken } from './robots.js';
+
+/** What a robots fetch returned; an `Outcome` from `HttpFetcher.fetchUrl` has this shape. */
+export interface RobotsFetchResult {
+  /** HTTP status, or 0 when the request failed below HTTP (DNS, connect, timeout, refusal). */
+  readonly status: number;
+  /** Location of a redirect (absolute, or relative to the requested URL). */
+  readonly location?: string | undefined;
+  /** The body, raw bytes or text. */
+  readonly body?: Uint8Array | string | undefined;
+  /** Why a status-0 fetch failed. */
+  readonly error?: string | undefined;
+  /** The transport cut the body short: its last, partial line is not parsed. */
+  readonly truncated?: boolean | undefined;
+}
+
+/** Fetches one URL without following redirects. Must not reject for network failures. */
+export type RobotsFetch = (url: string, signal: AbortSignal) => Promise<RobotsFetchResult>;
+
+/** How the cached robots.txt of an origin stands. */
+export type RobotsState = 'parsed' | 'unavailable' | 'unreachable';
+
+/** Why a verdict came out as it did. */
+export type RobotsReason =
+  /** The parsed rules decided (possibly a copy kept through an outage). */
+  | 'rules'
+  /** The URL is /robots.txt itself, always allowed. */
+  | 'robots-url'
+  /** 4xx or too many redirects: no rules, everything allowed. */
+  | 'unavailable'
+  /** 5xx/429/network failure with no copy: disallowed until `retryAtMs`. */
+  | 'unreachable'
+  /** Unreachable for longer than `outageAllowAfterMs`: treated as unavailable. */
+  | 'outage-expired';
+
+/** The answer for one URL. */
+export interface RobotsVerdict {
+  readonly allowed: boolean;
+  readonly reason: RobotsReason;
+  /** The rule that decided, when `reason` is `rules` and one matched. */
+  readonly rule?: RobotsRule | undefined;
+  /** Crawl-delay of the binding group in ms (uncapped: the frontier applies its own cap). */
+  readonly crawlDelayMs?: number | undefined;
+  /** When the origin is unreachable: the clock time of the next fetch attempt. */
+  readonly retryAtMs?: number | undefined;
+}
+
+/** A read-only snapshot of one origin's cache entry. */
+export interface RobotsEntry {
+  readonly origin: string;
+  readonly state: RobotsState;
+  /** Parsed rules: the current file, or the last good copy during an outage. */
+  readonly robots?: RobotsTxt | undefined;
+  /** Clock time of the last fetch attempt. */
+  readonly fetchedAtMs: number;
+  /** Clock time after which the entry is fetched again. */
+  readonly refreshAtMs: number;
+  /** Consecutive unreachable results. */
+  readonly failures: number;
+  /** Clock time the current outage began (unreachable only). */
+  readonly outageSinceMs?: number | undefined;
+  /** Status of the last response in the chain (0 for a transport failure). */
+  readonly lastStatus: number;
+  readonly lastError?: string | undefined;
+  /** Redirect hops followed on the last fetch. */
+  readonly redirects: number;
+}
+
+/** Options of `RobotsCache`. */
+export interface RobotsCacheOptions {
+  /** Fetches a URL without following redirects (required). */
+  fetch: RobotsFetch;
+  /** The crawler's product token or User-Agent string (required; its leading token is matched). */
+  agent: string;
+  /** Clock in ms (default `Date.now`). */
+  now: () => number;
+  /** How long a fetched (2xx) or unavailable (4xx) result is used before refreshing; default 24 h. */
+  ttlMs: number;
+  /** Redirect hops followed for robots.txt; default 5 (RFC 9309 §2.3.1.2). */
+  maxRedirects: number;
+  /** First retry delay after an unreachable result; default 60 s. */
+  retryBaseMs: number;
+  /** Largest retry delay; default 1 h. */
+  retryMaxMs: number;
+  /** An outage longer than this with no cached copy allows everything; default 30 days. */
+  outageAllowAfterMs: number;
+  /** Origins kept; least recently used beyond this are dropped. Default 100 000. */
+  maxEntries: number;
+}
+
+const HOUR = 3_600_000;
+
+
+const resolveOptions = defineOptions<RobotsCacheOptions>(
+  'RobotsCache',
+  {
+    fetch: functionField<RobotsFetch>(),
+    agent: customField<string>('a product token or User-Agent string (starting with [A-Za-z_-])', isAgentString),
+    now: functionField<() => number>(Date.now),
+    ttlMs: numberField({ min: 0, default: 24 * HOUR }),
+    maxRedirects: numberField({ min: 0, max: 20, integer: true, default: 5 }),
+    retryBaseMs: numberField({ above: 0, default: 60_000 }),
+    retryMaxMs: numberField({ above: 0, default: HOUR }),
+    outageAllowAfterMs: numberField({ min: 0, default: 30 * 24 * HOUR }),
+    maxEntries: numberField({ min: 1, integer: true, default: 100_000 }),
+  },
+  (o) => {
+    if (typeof o.fetch !== 'function') return 'fetch is required: a function (url, signal) => Promise<{ status, location?, body? }>';
+    if (typeof o.agent !== 'string') return 'agent is required: the crawler\'s product token or User-Agent';
+    if (o.retryMaxMs < o.retryBaseMs) return `retryMaxMs (${o.retryMaxMs}) must not be below retryBaseMs (${o.retryBaseMs})`;
+    return undefined;
+  },
+);
+
+interface Entry {
+  origin: string;
+  state: RobotsState;
+  robots: RobotsTxt | undefined;
+  fetchedAtMs: number;
+  refreshAtMs: number;
+  failures: number;
+  outageSinceMs: number | undefined;
+  lastStatus: number;
+  lastError: string | undefined;
+  redirects: number;
+}
+
+type Result =
+  | { kind: 'parsed'; robots: RobotsTxt; status: number; redirects: number }
+  | { kind: 'unavailable' | 'unreachable'; status: number; error: string | undefined; redirects: number };
+
+const NEVER = new AbortController().signal;
+
+/** The origin (`scheme://host[:port]`) that governs `url`, or throws. */
+function originOf(url: string): { origin: string; path: string } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new InvalidArgumentError(`RobotsCache: expected an absolute http(s) URL, received ${JSON.stringify(url)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new InvalidArgumentError(`RobotsCache: expected an http(s) URL, received ${JSON.stringify(url)}`);
+  }
+  return { origin: u.origin, path: u.pathname };
+}
+
+/** robots.txt per origin with TTL, refresh, redirects and the RFC 9309 failure policy. */
+export class RobotsCache {
+  readonly #opts: Readonly<RobotsCacheOptions>;
+  readonly #agent: string;
+  readonly #entries = new Map<string, Entry>();
+  readonly #inFlight = new Map<string, Promise<void>>();
+  #fetches = 0;
+
+  constructor(options: Partial<RobotsCacheOptions> & Pick<RobotsCacheOptions, 'fetch' | 'agent'>) {
+    this.#opts = resolveOptions(options);
+    this.#agent = productToken(this.#opts.agent);
+  }
+
+  /** Number of origins cached. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Number of robots.txt requests made so far (each redirect hop counts). */
+  get fetchCount(): number {
+    return this.#fetches;
+  }
+
+  /**
+   * The verdict for `url`, fetching or refreshing its origin's robots.txt first when needed.
+   * Never rejects for network trouble (that is the `unreachable` verdict); an aborted
+   * `signal` yields an `unreachable` verdict that is not cached.
+   */
+  async check(url: string, signal: AbortSignal = NEVER): Promise<RobotsVerdict> {
+    const { origin, path } = originOf(url);
+    if (path === '/robots.txt') return { allowed: true, reason: 'robots-url' };
+    for (let round = 0; round < 2; round++) {
+      const before = this.#fresh(origin);
+      if (before) return this.#verdict(before, url);
+      if (signal.aborted) break;
+      const stale = this.#entries.get(origin);
+      await this.#load(origin, signal); // joins a load already in flight for the origin
+      const after = this.#entries.get(origin);
+      if (after !== undefined && after !== stale) return this.#verdict(after, url);
+      // Nothing was recorded: the load we joined was aborted by its own caller. Try ours.
+    }
+    return { allowed: false, reason: 'unreachable' };
+  }
+
+  /**
+   * The verdict for `url` from the cache alone, or undefined when its origin must be fetched
+   * (never fetched, TTL over, or an unreachable origin's retry time has come).
+   */
+  peek(url: string): RobotsVerdict | undefined {
+    const { origin, path } = originOf(url);
+    if (path === '/robots.txt') return { allowed: true, reason: 'robots-url' };
+    const entry = this.#fresh(origin);
+    return entry ? this.#verdict(entry, url) : undefined;
+  }
+
+  /** Crawl-delay in ms that applies to `url`'s origin from the cached rules, if any. */
+  crawlDelayMs(url: string): number | undefined {
+    const robots = this.#entries.get(originOf(url).origin)?.robots;
+    const seconds = robots?.crawlDelay(this.#agent);
+    return seconds === undefined ? undefined : seconds * 1000;
+  }
+
+  /** A snapshot of the entry for `url`'s origin (any URL on it, or the origin itself). */
+  entry(url: string): RobotsEntry | undefined {
+    const e = this.#entries.get(originOf(url).origin);
+    return e ? { ...e } : undefined;
+  }
+
+  /** Forgets `url`'s origin so the next check fetches it again. */
+  invalidate(url: string): void {
+    this.#entries.delete(originOf(url).origin);
+  }
+
+  /** Forgets every origin. */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  #fresh(origin: string): Entry | undefined {
+    const entry = this.#entries.get(origin);
+    if (entry === undefined || this.#opts.now() >= entry.refreshAtMs) return undefined;
+    lruTouch(this.#entries, origin, entry);
+    return entry;
+  }
+
+  #verdict(entry: Entry, url: string): RobotsVerdict {
+    const retryAtMs = entry.state === 'unreachable' ? entry.refreshAtMs : undefined;
+    if (entry.robots) {
+      const decision = entry.robots.explain(url, this.#agent);
+      const seconds = entry.robots.crawlDelay(this.#agent);
+      return {
+        allowed: decision.allowed,
+        reason: 'rules',
+        rule: decision.rule,
+        crawlDelayMs: seconds === undefined ? undefined : seconds * 1000,
+        retryAtMs,
+      };
+    }
+    if (entry.state === 'unavailable') return { allowed: true, reason: 'unavailable' };
+    const outage = this.#opts.now() - (entry.outageSinceMs ?? entry.fetchedAtMs);
+    if (outage >= this.#opts.outageAllowAfterMs) return { allowed: true, reason: 'outage-expired', retryAtMs };
+    return { allowed: false, reason: 'unreachable', retryAtMs };
+  }
+
+  #load(origin: string, signal: AbortSignal): Promise<void> {
+    const pending = this.#inFlight.get(origin);
+    if (pending) return pending;
+    const run = (async () => {
+      const result = await this.#fetchChain(origin, signal);
+      if (signal.aborted) return;
+      this.#record(origin, result);
+    })().finally(() => this.#inFlight.delete(origin));
+    this.#inFlight.set(origin, run);
+    return run;
+  }
+
+  async #fetchChain(origin: string, signal: AbortSignal): Promise<Result> {
+    const { fetch, maxRedirects } = this.#opts;
+    let target = `${origin}/robots.txt`;
+    for (let hops = 0; ; hops++) {
+      let res: RobotsFetchResult;
+      this.#fetches++;
+      try {
+        res = await fetch(target, signal);
+      } catch (err) {
+        res = { status: 0, error: err instanceof Error ? err.message : String(err) };
+      }
+      const status = typeof res.status === 'number' ? res.status : 0;
+      if (status >= 300 && status < 400 && status !== 304) {
+        let next: URL | undefined;
+        try {
+          next = res.location ? new URL(res.location, target) : undefined;
+        } catch {
+          next = undefined;
+        }
+        if (next === undefined || (next.protocol !== 'http:' && next.protocol !== 'https:')) {
+          return { kind: 'unavailable', status, error: `redirect without a usable Location (${JSON.stringify(res.location ?? null)})`, redirects: hops };
+        }
+        if (hops >= maxRedirects) {
+          return { kind: 'unavailable', status, error: `more than ${maxRedirects} redirects`, redirects: hops };
+        }
+        target = next.href;
+        continue;
+      }
+      if (status >= 200 && status < 300) {
+        const robots = parseRobots(res.body ?? '', `${origin}/robots.txt`, { truncated: res.truncated === true });
+        return { kind: 'parsed', robots, status, redirects: hops };
+      }
+      if (status >= 400 && status < 500 && status !== 429) return { kind: 'unavailable', status, error: undefined, redirects: hops };
+      return { kind: 'unreachable', status, error: res.error ?? (status === 0 ? 'no response' : `HTTP ${status}`), redirects: hops };
+    }
+  }
+
+  #record(origin: string, result: Result): void {
+    const { now, ttlMs, retryBaseMs, retryMaxMs, maxEntries } = this.#opts;
+    const t = now();
+    const previous = this.#entries.get(origin);
+    let entry: Entry;
+    if (result.kind === 'unreachable') {
+      const failures = (previous?.state === 'unreachable' ? previous.failures : 0) + 1;
+      const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failures - 1, 52));
+      entry = {
+        origin,
+        state: 'unreachable',
+        robots: previous?.robots, // a cached copy keeps applying through the outage (§2.4)
+        fetchedAtMs: t,
+        refreshAtMs: t + delay,
+        failures,
+        outageSinceMs: previous?.state === 'unreachable' ? previous.outageSinceMs : t,
+        lastStatus: result.status,
+        lastError: result.error,
+        redirects: result.redirects,
+      };
+    } else {
+      entry = {
+        origin,
+        state: result.kind,
+        robots: result.kind === 'parsed' ? result.robots : undefined,
+        fetchedAtMs: t,
+        refreshAtMs: t + ttlMs,
+        failures: 0,
+        outageSinceMs: undefined,
+        lastStatus: result.status,
+        lastError: result.kind === 'unavailable' ? result.error : undefined,
+        redirects: result.redirects,
+      };
+    }
+    lruSet(this.#entries, origin, entry, maxEntries);
+  }
+}

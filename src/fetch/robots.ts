@@ -1,0 +1,441 @@
+/**
+ * The robots.txt matcher (RFC 9309): parse a file once, then answer "may this agent fetch
+ * this URL?" and "what Crawl-delay applies?". Pure and browser-safe — no I/O, no clock — so
+ * users can test their own robots.txt with exactly the code the crawler runs. Fetching,
+ * caching and failure policy live in `robots-cache.ts`.
+ *
+ * Why our own matcher rather than the `robots-parser` package: measured against the RFC
+ * (test/fetch/robots.test.ts, "robots-parser disagreements"), robots-parser keys groups by
+ * the exact lowercased user-agent text, so `MyBot (+https://…)` and `User-agent: MyBot
+ * Images` find no group; it compares percent-encoding only by hex case, so `/%7Ejoe` escapes
+ * `Disallow: /~joe` and `/%62%61%7A` escapes `/baz`; it treats `%2A`/`%24` in a pattern as
+ * unable to match a literal `*`/`$`; it lets a Sitemap line split a run of user-agent lines;
+ * it sends an agent whose group has no rules (§5.1's quxbot) to the `*` group; it does not
+ * allow /robots.txt implicitly; it has no parse limit. Fixing those on top of it
+ * would have replaced every layer but its 40-line wildcard matcher, so the whole matcher is
+ * here, and robots-parser serves as a differential oracle in the tests on the inputs where
+ * the two must agree.
+ *
+ * Behaviour, section by section of RFC 9309:
+ * - §2.2.1 groups: one or more user-agent lines, then rules; a user-agent line after a rule
+ *   starts a new group. The product token of a user-agent line is its leading run of
+ *   `[A-Za-z_-]` (so `Googlebot/2.1` and `Googlebot Images` both name `googlebot`); a line
+ *   starting with `*` names the global group. The crawler's own token is extracted the same
+ *   way from the agent string it passes, so a full User-Agent header works too. Matching is
+ *   case-insensitive and exact. Every group naming the token is merged; with none, every `*`
+ *   group is merged; with neither, nothing is disallowed.
+ * - §2.2.2 rules: the longest matching pattern (in octets, after normalization) decides;
+ *   an allow wins a tie; no match allows; `/robots.txt` is always allowed; empty patterns
+ *   are ignored; rules before the first user-agent line are ignored.
+ * - Percent-encoding, applied identically to patterns and to the URL's path and query before
+ *   comparison: `%xx` hex is uppercased; an escaped unreserved character (`A-Z a-z 0-9 - . _
+ *   ~`) is decoded; other escapes (reserved characters, non-ASCII bytes) stay encoded;
+ *   non-ASCII, controls and space are encoded as UTF-8; a stray `%` becomes `%25`. In the
+ *   URL a literal `*` or `$` is encoded (`%2A`, `%24`) so a pattern can name it only in
+ *   encoded form (§2.2.3), and a `$` inside a pattern (not at its end) is likewise literal.
+ *   A reserved character and its escape stay distinct (`/` ≠ `%2F`), as RFC 3986 §6.2.2.2
+ *   requires — the RFC's `https%3A%2F%2Ffoo.bar` table row is read as "an encoded reserved
+ *   character keeps its encoding", not as a rule that raw reserved characters get encoded.
+ * - §2.2.3 special characters: `*` matches any run of octets (including `/`), `$` at the end
+ *   of a pattern anchors it to the end of the path-and-query, `#` starts a comment.
+ * - §2.2.4 other records: Sitemap lines are collected (absolute http(s) URLs) and never end
+ *   a group. Crawl-delay is a group member, as every crawler that honours it reads it, and
+ *   so ends a run of user-agent lines like a rule does (the one interpretation the RFC leaves
+ *   open: otherwise `User-agent: *`, `Crawl-delay: 5`, `User-agent: BadBot`, `Disallow: /`
+ *   would disallow everyone). Keys are case-insensitive; the common misspellings
+ *   `useragent`, `user agent`, `dissallow`, `dissalow`, `disalow`, `crawldelay` are accepted.
+ * - §2.5 limits: only the first 500 KiB (512 000 bytes) of UTF-8 are parsed; a line cut by
+ *   the limit is dropped rather than read as a shorter pattern. A leading BOM is skipped;
+ *   CR, LF and CRLF all end lines; binary input parses to whatever lines are well formed.
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+
+/** RFC 9309 §2.5: the parser must read at least 500 KiB; it reads exactly that much. */
+export const ROBOTS_PARSE_LIMIT_BYTES = 500 * 1024;
+
+/** One allow/disallow line after normalization. */
+export interface RobotsRule {
+  /** The normalized pattern (what the comparison uses). */
+  readonly pattern: string;
+  readonly allow: boolean;
+  /** 1-based line number in the file. */
+  readonly line: number;
+}
+
+/** Why `explain` decided as it did. */
+export interface RobotsDecision {
+  readonly allowed: boolean;
+  /** The rule that decided, or undefined when no rule matched (or the URL is /robots.txt). */
+  readonly rule?: RobotsRule | undefined;
+}
+
+interface CompiledRule extends RobotsRule {
+  /** Literal pieces between the `*` wildcards (the first is an anchored prefix). */
+  readonly pieces: readonly string[];
+  /** Pattern ended with `$`. */
+  readonly anchored: boolean;
+}
+
+interface Group {
+  readonly agents: string[];
+  readonly rules: CompiledRule[];
+  crawlDelay: number | undefined;
+}
+
+interface MergedGroup {
+  readonly rules: readonly CompiledRule[];
+  readonly crawlDelay: number | undefined;
+}
+
+const NO_RULES: MergedGroup = Object.freeze({ rules: [], crawlDelay: undefined });
+
+const HEX = '0123456789ABCDEF';
+/** Printable ASCII without `$`, `%` or `*`: already normalized on either side. */
+const PLAIN = /^[!-#&-)+-~]*$/;
+/** A pattern of printable ASCII with `*` wildcards and at most a final `$`, but no `%`. */
+const PLAIN_PATTERN = /^[!-#&-~]*\$?$/;
+const utf8 = new TextEncoder();
+
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  if (lower >= 97 && lower <= 102) return lower - 87;
+  return -1;
+}
+
+function isUnreserved(code: number): boolean {
+  return (
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    (code >= 48 && code <= 57) ||
+    code === 45 ||
+    code === 46 ||
+    code === 95 ||
+    code === 126
+  );
+}
+
+function pushEscaped(out: string[], byte: number): void {
+  out.push('%', HEX[byte >> 4]!, HEX[byte & 15]!);
+}
+
+/**
+ * Normalizes a path (with its query) or a pattern for comparison; see the module comment.
+ * `pattern` keeps `*` as the wildcard and a final `$` as the anchor; in a URL both are
+ * encoded, as is a `$` that is not the last character of a pattern.
+ */
+export function normalizeRobotsPath(text: string, pattern: boolean): string {
+  // Fast path (most paths and patterns): printable ASCII with nothing to encode or decode.
+  if (PLAIN.test(text)) return text;
+  if (pattern && PLAIN_PATTERN.test(text)) return text;
+  const out: string[] = [];
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 37 /* % */) {
+      const hi = i + 2 < n ? hexValue(text.charCodeAt(i + 1)) : -1;
+      const lo = hi >= 0 ? hexValue(text.charCodeAt(i + 2)) : -1;
+      if (lo < 0) {
+        out.push('%25');
+        continue;
+      }
+      const byte = (hi << 4) | lo;
+      if (isUnreserved(byte)) out.push(String.fromCharCode(byte));
+      else pushEscaped(out, byte);
+      i += 2;
+    } else if (c === 42 /* * */) {
+      out.push(pattern ? '*' : '%2A');
+    } else if (c === 36 /* $ */) {
+      out.push(pattern && i === n - 1 ? '$' : '%24');
+    } else if (c > 32 && c < 127) {
+      out.push(text[i]!);
+    } else {
+      // Controls, space and everything non-ASCII: UTF-8 bytes, escaped. A lone surrogate
+      // encodes as U+FFFD, which is what TextEncoder produces for it.
+      let end = i + 1;
+      if (c >= 0xd800 && c <= 0xdbff && end < n) {
+        const d = text.charCodeAt(end);
+        if (d >= 0xdc00 && d <= 0xdfff) end++;
+      }
+      for (const byte of utf8.encode(text.slice(i, end))) pushEscaped(out, byte);
+      i = end - 1;
+    }
+  }
+  return out.join('');
+}
+
+function compileRule(raw: string, allow: boolean, line: number): CompiledRule {
+  const pattern = normalizeRobotsPath(raw, true);
+  const anchored = pattern.endsWith('$');
+  const body = anchored ? pattern.slice(0, -1) : pattern;
+  return { pattern, allow, line, anchored, pieces: body.split('*') };
+}
+
+/** Whether a compiled pattern matches a normalized path (RFC 9309 §2.2.2–2.2.3). */
+function ruleMatches(rule: CompiledRule, path: string): boolean {
+  const pieces = rule.pieces;
+  const first = pieces[0]!;
+  if (!path.startsWith(first)) return false;
+  const last = pieces.length - 1;
+  if (last === 0) return rule.anchored ? path.length === first.length : true;
+  // Only `*` wildcards: taking each middle piece at its leftmost occurrence never loses a
+  // match, because anything a later occurrence could match, the leftmost one leaves room for.
+  let pos = first.length;
+  for (let k = 1; k < last; k++) {
+    const piece = pieces[k]!;
+    if (piece === '') continue;
+    const at = path.indexOf(piece, pos);
+    if (at < 0) return false;
+    pos = at + piece.length;
+  }
+  const tail = pieces[last]!;
+  if (rule.anchored) return path.length - tail.length >= pos && path.endsWith(tail);
+  return tail === '' || path.indexOf(tail, pos) >= 0;
+}
+
+/** Whether a single robots.txt pattern (as written in the file) matches a URL path-and-query. */
+export function robotsPatternMatches(pattern: string, pathAndQuery: string): boolean {
+  return ruleMatches(compileRule(pattern, false, 0), normalizeRobotsPath(pathAndQuery, false));
+}
+
+const TOKEN_CHAR = /^[A-Za-z_-]+/;
+
+/**
+ * The product token of an agent string: its leading run of letters, `_` and `-`
+ * (`MyBot/1.0 (+https://example.com/bot)` → `MyBot`). Throws when there is none.
+ */
+export function productToken(agent: string): string {
+  if (typeof agent !== 'string') {
+    throw new InvalidArgumentError(`robots agent: expected a product token string, received ${typeof agent}`);
+  }
+  const m = TOKEN_CHAR.exec(agent.trim());
+  if (!m) {
+    throw new InvalidArgumentError(
+      `robots agent: expected a string starting with a product token ([A-Za-z_-]+), received ${JSON.stringify(agent)}`,
+    );
+  }
+  return m[0];
+}
+
+/** Whether `value` is an agent string with a product token at its start (options validation). */
+export function isAgentString(value: unknown): value is string {
+  return typeof value === 'string' && TOKEN_CHAR.test(value.trim());
+}
+
+/** The token a user-agent line names: `*`, a lowercased product token, or '' (matches nothing). */
+function lineAgent(value: string): string {
+  if (value.startsWith('*')) return '*';
+  const m = TOKEN_CHAR.exec(value);
+  return m ? m[0].toLowerCase() : '';
+}
+
+type Key = 'user-agent' | 'allow' | 'disallow' | 'crawl-delay' | 'sitemap';
+
+const KEYS: ReadonlyMap<string, Key> = new Map<string, Key>([
+  ['user-agent', 'user-agent'],
+  ['useragent', 'user-agent'],
+  ['user agent', 'user-agent'],
+  ['allow', 'allow'],
+  ['disallow', 'disallow'],
+  ['dissallow', 'disallow'],
+  ['dissalow', 'disallow'],
+  ['disalow', 'disallow'],
+  ['crawl-delay', 'crawl-delay'],
+  ['crawldelay', 'crawl-delay'],
+  ['sitemap', 'sitemap'],
+]);
+
+/** Crawl-delay values: a non-negative decimal number of seconds, nothing else. */
+const DELAY = /^\d+(?:\.\d+)?$|^\.\d+$/;
+
+/** Options of `parseRobots`. */
+export interface ParseRobotsOptions {
+  /** The input was already cut short (by a fetcher's size cap): drop its partial last line. */
+  readonly truncated?: boolean | undefined;
+}
+
+function limitBytes(bytes: Uint8Array, cut: boolean): { text: string; truncated: boolean } {
+  let view = bytes;
+  let truncated = cut;
+  if (bytes.length > ROBOTS_PARSE_LIMIT_BYTES || cut) {
+    truncated = true;
+    let end = Math.min(bytes.length, ROBOTS_PARSE_LIMIT_BYTES);
+    // Keep the last complete line only: a cut pattern would be read as a shorter one.
+    while (end > 0 && bytes[end - 1] !== 10 && bytes[end - 1] !== 13) end--;
+    view = bytes.subarray(0, end);
+  }
+  // TextDecoder drops a leading UTF-8 BOM and replaces invalid bytes with U+FFFD.
+  return { text: new TextDecoder('utf-8').decode(view), truncated };
+}
+
+/** A parsed robots.txt: the answer to every question RFC 9309 lets a crawler ask of it. */
+export class RobotsTxt {
+  /** The robots.txt URL the file was fetched for; its origin bounds which URLs it governs. */
+  readonly robotsUrl: string;
+  /** Absolute http(s) Sitemap URLs, in file order, without duplicates. */
+  readonly sitemaps: readonly string[];
+  /** The input was longer than the 500 KiB parse limit (or arrived cut) and its tail was ignored. */
+  readonly truncated: boolean;
+  /** Number of groups in the file (after nothing is merged). */
+  readonly groupCount: number;
+
+  readonly #origin: string;
+  readonly #groups: readonly Group[];
+  readonly #merged = new Map<string, MergedGroup>();
+
+  /** @internal Use `parseRobots`. */
+  constructor(input: string | Uint8Array, robotsUrl: string, options: ParseRobotsOptions = {}) {
+    let origin: string;
+    try {
+      const u = new URL(robotsUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+      origin = u.origin;
+      this.robotsUrl = `${origin}/robots.txt`;
+    } catch {
+      throw new InvalidArgumentError(`parseRobots: expected an absolute http(s) robots.txt URL, received ${JSON.stringify(robotsUrl)}`);
+    }
+    this.#origin = origin;
+    let text: string;
+    let truncated = false;
+    const cut = options.truncated === true;
+    if (input instanceof Uint8Array) {
+      ({ text, truncated } = limitBytes(input, cut));
+    } else if (typeof input === 'string') {
+      // A string can only exceed the byte limit if it is at least a third as long.
+      if (cut || input.length * 3 > ROBOTS_PARSE_LIMIT_BYTES) ({ text, truncated } = limitBytes(utf8.encode(input), cut));
+      else text = input.charCodeAt(0) === 0xfeff ? input.slice(1) : input;
+    } else {
+      throw new InvalidArgumentError(`parseRobots: expected the file as a string or Uint8Array, received ${typeof input}`);
+    }
+    this.truncated = truncated;
+    const groups: Group[] = [];
+    const sitemaps: string[] = [];
+    const seenSitemaps = new Set<string>();
+    let current: Group | undefined;
+    let inAgentRun = false;
+    const lines = text.split(/\r\n|\r|\n/);
+    for (let i = 0; i < lines.length; i++) {
+      let line = lines[i]!;
+      const hash = line.indexOf('#');
+      if (hash >= 0) line = line.slice(0, hash);
+      const colon = line.indexOf(':');
+      if (colon < 0) continue;
+      const key = KEYS.get(line.slice(0, colon).trim().toLowerCase());
+      if (key === undefined) continue;
+      const value = line.slice(colon + 1).trim();
+      switch (key) {
+        case 'user-agent':
+          if (!inAgentRun || current === undefined) {
+            current = { agents: [], rules: [], crawlDelay: undefined };
+            groups.push(current);
+            inAgentRun = true;
+          }
+          current.agents.push(lineAgent(value));
+          break;
+        case 'allow':
+        case 'disallow':
+          if (current === undefined) break; // outside any group: ignored (§2.2.2)
+          inAgentRun = false;
+          if (value !== '') current.rules.push(compileRule(value, key === 'allow', i + 1));
+          break;
+        case 'crawl-delay':
+          if (current === undefined) break;
+          inAgentRun = false;
+          if (DELAY.test(value)) {
+            const seconds = Number(value);
+            current.crawlDelay = Math.max(current.crawlDelay ?? 0, seconds);
+          }
+          break;
+        case 'sitemap':
+          try {
+            const u = new URL(value, this.robotsUrl);
+            if ((u.protocol === 'http:' || u.protocol === 'https:') && !seenSitemaps.has(u.href)) {
+              seenSitemaps.add(u.href);
+              sitemaps.push(u.href);
+            }
+          } catch {
+            // not a URL: ignored
+          }
+          break;
+      }
+    }
+    this.#groups = groups;
+    this.groupCount = groups.length;
+    this.sitemaps = Object.freeze(sitemaps);
+  }
+
+  /** The merged group that binds `agent`'s product token (cached per token). */
+  #groupFor(agent: string): MergedGroup {
+    const token = productToken(agent).toLowerCase();
+    const cached = this.#merged.get(token);
+    if (cached) return cached;
+    let matching = this.#groups.filter((g) => g.agents.includes(token));
+    if (matching.length === 0) matching = this.#groups.filter((g) => g.agents.includes('*'));
+    let merged = NO_RULES;
+    if (matching.length > 0) {
+      const rules = matching.flatMap((g) => g.rules);
+      // Longest pattern first, allow before disallow on a tie: the first match decides.
+      rules.sort((a, b) => b.pattern.length - a.pattern.length || Number(b.allow) - Number(a.allow) || a.line - b.line);
+      let crawlDelay: number | undefined;
+      for (const g of matching) if (g.crawlDelay !== undefined) crawlDelay = Math.max(crawlDelay ?? 0, g.crawlDelay);
+      merged = { rules, crawlDelay };
+    }
+    this.#merged.set(token, merged);
+    return merged;
+  }
+
+  /** The path-and-query of `url` (absolute on this file's origin, or starting with `/`). */
+  #pathOf(url: string): string {
+    if (typeof url === 'string' && url.startsWith('/')) {
+      const hash = url.indexOf('#');
+      return hash >= 0 ? url.slice(0, hash) : url;
+    }
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw new InvalidArgumentError(`robots: expected an absolute URL or a path starting with "/", received ${JSON.stringify(url)}`);
+    }
+    if (u.origin !== this.#origin) {
+      throw new InvalidArgumentError(
+        `robots: ${JSON.stringify(url)} is not governed by ${this.robotsUrl} (origins differ: ${u.origin} vs ${this.#origin})`,
+      );
+    }
+    return u.pathname + u.search;
+  }
+
+  /**
+   * Decides whether `agent` may fetch `url` and names the rule that decided. `agent` is a
+   * product token or a whole User-Agent string (its leading token is used).
+   */
+  explain(url: string, agent: string): RobotsDecision {
+    const group = this.#groupFor(agent);
+    const raw = this.#pathOf(url);
+    if (raw === '/robots.txt') return { allowed: true };
+    const path = normalizeRobotsPath(raw, false);
+    for (const rule of group.rules) {
+      if (ruleMatches(rule, path)) return { allowed: rule.allow, rule: { pattern: rule.pattern, allow: rule.allow, line: rule.line } };
+    }
+    return { allowed: true };
+  }
+
+  /** Whether `agent` may fetch `url` (see `explain`). */
+  isAllowed(url: string, agent: string): boolean {
+    return this.explain(url, agent).allowed;
+  }
+
+  /** Crawl-delay in seconds from the group binding `agent` (the largest if merged), or undefined. */
+  crawlDelay(agent: string): number | undefined {
+    return this.#groupFor(agent).crawlDelay;
+  }
+}
+
+/**
+ * Parses a robots.txt (text or raw bytes) fetched for `robotsUrl` — usually
+ * `https://host/robots.txt`; any URL on the origin works. Pass `{ truncated: true }` when a
+ * transport cap already cut the body. Never throws on file content: a
+ * binary, oversized or malformed file yields whatever rules it does contain.
+ */
+export function parseRobots(text: string | Uint8Array, robotsUrl: string, options?: ParseRobotsOptions): RobotsTxt {
+  return new RobotsTxt(text, robotsUrl, options);
+}

@@ -1,0 +1,600 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
+import { brotliCompressSync, constants, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DnsCache,
+  type FetchRequest,
+  HttpFetcher,
+  type HttpFetcherOptions,
+  InvalidArgumentError,
+  type Resolver,
+  RobotsCache,
+  canonPolicy,
+  contentFp,
+  normalizeBody,
+  readBody,
+  simhashText,
+  xxh64,
+} from '../../src/index.js';
+import { type Handler, type TestServer, startServer } from './server.js';
+
+const MiB = 1024 * 1024;
+const AGENT = 'MeguriTest/1.0 (+https://example.com/bot)';
+
+/** Maps `*.test` names to loopback addresses; counts calls. */
+function testResolver(map: Record<string, string>) {
+  const calls: string[] = [];
+  const resolver: Resolver = async (name) => {
+    calls.push(name);
+    const ip = map[name];
+    if (ip === undefined) throw Object.assign(new Error(`ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
+    return ip;
+  };
+  return { resolver, calls };
+}
+
+let rowSeq = 0;
+function request(url: string, extra: Partial<FetchRequest> = {}): FetchRequest {
+  return { row: ++rowSeq, key: new Uint32Array(4), url, host: new URL(url).hostname, depth: 0, dispatchedAtMs: 0, ...extra };
+}
+
+const servers: TestServer[] = [];
+const fetchers: HttpFetcher[] = [];
+async function serve(handler: Handler, host?: string): Promise<TestServer> {
+  const s = await startServer(handler, host);
+  servers.push(s);
+  return s;
+}
+function fetcher(options: Partial<HttpFetcherOptions> = {}): HttpFetcher {
+  const f = new HttpFetcher({ agent: AGENT, allowPrivate: true, dns: new DnsCache({ resolver: testResolver({}).resolver }), ...options });
+  fetchers.push(f);
+  return f;
+}
+afterEach(async () => {
+  await Promise.all(fetchers.splice(0).map((f) => f.close()));
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const HTML = `<!doctype html><html><head>
+  <link rel="canonical" href="/canonical-page">
+  </head><body>
+  <a href="/a">A</a>   <a href="b?x=1#frag">B</a>
+  <a href="https://elsewhere.test/c" rel="nofollow">C</a> <a href="mailto:x@y">mail</a>
+</body></html>`;
+
+describe('HttpFetcher: a page', () => {
+  it('GETs with the User-Agent, returns status, headers that matter, body, fingerprint, links and timing', async () => {
+    const s = await serve((req, res) => {
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        etag: '"v1"',
+        'last-modified': 'Tue, 15 Nov 1994 08:12:31 GMT',
+        'retry-after': '5',
+      });
+      res.end(HTML);
+    });
+    const f = fetcher();
+    const out = await f.fetch(request(`${s.origin}/dir/page`), new AbortController().signal);
+    expect(out).toMatchObject({
+      status: 200,
+      etag: '"v1"',
+      lastModified: Date.UTC(1994, 10, 15, 8, 12, 31) / 1000,
+      contentType: 'text/html; charset=utf-8',
+      retryAfter: '5',
+      ip: '127.0.0.1',
+      canonical: `${s.origin}/canonical-page`,
+    });
+    expect(out.error).toBeUndefined();
+    expect(new TextDecoder().decode(out.body)).toBe(HTML);
+    expect(out.contentFp).toBe(xxh64(normalizeBody(new TextEncoder().encode(HTML))));
+    expect(out.simhash).toBe(simhashText('A B C mail'));
+    expect(out.links).toEqual([
+      { url: `${s.origin}/a` },
+      { url: `${s.origin}/dir/b?x=1` },
+      { url: 'https://elsewhere.test/c', nofollow: true },
+    ]);
+    // Links go through src/url's canonicalize under the crawl's policy.
+    const strict = fetcher({ canonPolicy: canonPolicy({ queryAllow: ['page'] }) });
+    expect((await strict.fetch(request(`${s.origin}/dir/page`), new AbortController().signal)).links![1]).toEqual({ url: `${s.origin}/dir/b` });
+    expect(out.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(out.fetchMs).toBeGreaterThanOrEqual(out.latencyMs!);
+    const seen = s.requests[0]!;
+    expect(seen.headers['user-agent']).toBe(AGENT);
+    expect(seen.headers['accept-encoding']).toBe('gzip, deflate, br');
+    expect(seen.headers['host']).toBe(`127.0.0.1:${s.port}`);
+    expect(seen.path).toBe('/dir/page');
+  });
+
+  it('fingerprint and simhash: reflow keeps the fingerprint, markup never moves the simhash', async () => {
+    const pages: Record<string, [string, string]> = {
+      '/a': ['text/html', '  <p>Hello \n\t world</p>\n'],
+      '/b': ['text/html', '<p>Hello world</p>'],
+      '/c': ['text/html', '<div class="x"><b>hello</b> <i>WORLD</i><script>var hidden = 1;</script><style>p{}</style></div>'],
+      '/d': ['text/plain', 'hello world'],
+      '/e': ['application/json', '{"hello": "world"}'],
+      '/f': ['image/png', 'hello world'],
+    };
+    const s = await serve((req, res) => {
+      const [type, body] = pages[req.url!]!;
+      res.writeHead(200, { 'content-type': type }).end(body);
+    });
+    const f = fetcher();
+    const out: Record<string, Awaited<ReturnType<HttpFetcher['fetchUrl']>>> = {};
+    for (const p of Object.keys(pages)) out[p] = await f.fetchUrl(`${s.origin}${p}`);
+    expect(out['/a']!.contentFp).toBe(out['/b']!.contentFp);
+    expect(out['/a']!.contentFp).toBe(contentFp(new TextEncoder().encode('<p>Hello world</p>')));
+    expect(out['/c']!.contentFp).not.toBe(out['/b']!.contentFp);
+    const words = simhashText('hello world');
+    for (const p of ['/a', '/b', '/c', '/d', '/e']) expect(out[p]!.simhash, p).toBe(words);
+    expect(out['/f']!.simhash).toBeUndefined();
+    expect(out['/f']!.contentFp).toBeTypeOf('bigint');
+  });
+
+  it('reuses one keep-alive connection for an origin', async () => {
+    const s = await serve((_req, res) => res.end('ok'));
+    const f = fetcher();
+    for (let i = 0; i < 4; i++) expect((await f.fetch(request(`${s.origin}/${i}`), new AbortController().signal)).status).toBe(200);
+    expect(s.requests).toHaveLength(4);
+    expect(s.connections).toBe(1);
+    expect(f.poolCount).toBe(1);
+  });
+
+  it('non-2xx: status and headers kept, body drained not returned', async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/gone') res.writeHead(404, { 'content-type': 'text/html' }).end('<a href="/x">not found</a>');
+      else res.writeHead(503, { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }).end('busy');
+    });
+    const f = fetcher();
+    const gone = await f.fetch(request(`${s.origin}/gone`), new AbortController().signal);
+    expect(gone.status).toBe(404);
+    expect([gone.body, gone.contentFp, gone.links]).toEqual([undefined, undefined, undefined]);
+    const busy = await f.fetch(request(`${s.origin}/busy`), new AbortController().signal);
+    expect(busy).toMatchObject({ status: 503, retryAfter: 'Wed, 21 Oct 2015 07:28:00 GMT' });
+    expect(s.connections).toBe(1);
+  });
+
+  it('non-HTML bodies are fingerprinted, not parsed for links; X-Robots-Tag is honoured', async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/plain') res.writeHead(200, { 'content-type': 'text/plain' }).end('<a href="/x">');
+      else if (req.url === '/nofollow') res.writeHead(200, { 'content-type': 'text/html', 'x-robots-tag': 'meguritest: nofollow' }).end('<a href="/x">');
+      else if (req.url === '/other') res.writeHead(200, { 'content-type': 'text/html', 'x-robots-tag': 'otherbot: noindex, nofollow' }).end('<a href="/x">');
+      else res.writeHead(200, { 'content-type': 'text/html', 'x-robots-tag': ['noarchive', 'noindex'] }).end('<meta name="MeguriTest" content="nofollow"><a href="/x">');
+    });
+    const f = fetcher();
+    const plain = await f.fetch(request(`${s.origin}/plain`), new AbortController().signal);
+    expect(plain.links).toBeUndefined();
+    expect(plain.contentFp).toBeTypeOf('bigint');
+    expect((await f.fetch(request(`${s.origin}/nofollow`), new AbortController().signal)).links).toEqual([{ url: `${s.origin}/x`, nofollow: true }]);
+    const other = await f.fetch(request(`${s.origin}/other`), new AbortController().signal);
+    expect(other.links).toEqual([{ url: `${s.origin}/x` }]);
+    expect(other.noindex).toBeUndefined();
+    const agentMeta = await f.fetch(request(`${s.origin}/meta`), new AbortController().signal);
+    expect(agentMeta).toMatchObject({ noindex: true, links: [{ url: `${s.origin}/x`, nofollow: true }] });
+  });
+
+  it('decodes a legacy charset before extracting links', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' });
+      res.end(Buffer.from('<a href="/caf\xe9">x</a>', 'latin1'));
+    });
+    const out = await fetcher().fetch(request(`${s.origin}/`), new AbortController().signal);
+    expect(out.links).toEqual([{ url: `${s.origin}/caf%C3%A9` }]);
+  });
+});
+
+describe('HttpFetcher: conditional GET', () => {
+  it('sends If-None-Match / If-Modified-Since from the stored validators; 304 has no body', async () => {
+    const lastModified = Date.UTC(2024, 0, 2, 3, 4, 5) / 1000;
+    const s = await serve((req, res) => {
+      const inm = req.headers['if-none-match'];
+      const ims = req.headers['if-modified-since'];
+      if (inm === '"v7"' || (ims !== undefined && Date.parse(ims) / 1000 >= lastModified)) {
+        res.writeHead(304, { etag: '"v7"' }).end();
+        return;
+      }
+      res.writeHead(200, { etag: '"v7"', 'last-modified': new Date(lastModified * 1000).toUTCString(), 'content-type': 'text/html' }).end('<p>fresh</p>');
+    });
+    const f = fetcher();
+    const first = await f.fetch(request(`${s.origin}/p`), new AbortController().signal);
+    expect(first).toMatchObject({ status: 200, etag: '"v7"', lastModified });
+    const byEtag = await f.fetch(request(`${s.origin}/p`, { etag: first.etag }), new AbortController().signal);
+    expect(byEtag).toMatchObject({ status: 304, etag: '"v7"' });
+    expect([byEtag.body, byEtag.contentFp, byEtag.links]).toEqual([undefined, undefined, undefined]);
+    const byDate = await f.fetch(request(`${s.origin}/p`, { lastModified: first.lastModified }), new AbortController().signal);
+    expect(byDate.status).toBe(304);
+    expect(s.requests[1]!.headers['if-none-match']).toBe('"v7"');
+    expect(s.requests[2]!.headers['if-modified-since']).toBe('Tue, 02 Jan 2024 03:04:05 GMT');
+    expect(s.requests[0]!.headers['if-none-match']).toBeUndefined();
+    // A stored validator that is not valid header text is not sent (and does not break the fetch).
+    const hostile = await f.fetch(request(`${s.origin}/p`, { etag: '"v7"\r\nX-Injected: 1', lastModified: -5 }), new AbortController().signal);
+    expect(hostile.status).toBe(200);
+    expect(s.requests[3]!.headers['x-injected']).toBeUndefined();
+    expect(s.requests[3]!.headers['if-modified-since']).toBeUndefined();
+  });
+});
+
+describe('HttpFetcher: redirects are returned, not followed', () => {
+  it('resolves Location against the request URL and makes exactly one request', async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/old/page') res.writeHead(301, { location: '../new?x=1' }).end();
+      else res.end('should not be fetched');
+    });
+    const out = await fetcher().fetch(request(`${s.origin}/old/page`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 301, location: `${s.origin}/new?x=1` });
+    expect(out.body).toBeUndefined();
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('refuses a Location longer than maxUrlLength; a redirect without Location is just a status', async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/long') res.writeHead(302, { location: `/${'x'.repeat(300)}` }).end();
+      else res.writeHead(302).end();
+    });
+    const f = fetcher({ maxUrlLength: 100 });
+    const long = await f.fetch(request(`${s.origin}/long`), new AbortController().signal);
+    expect(long.location).toBeUndefined();
+    expect(long.error).toMatch(/exceeds maxUrlLength 100/);
+    const none = await f.fetch(request(`${s.origin}/none`), new AbortController().signal);
+    expect(none.status).toBe(302);
+    expect(none.location).toBeUndefined();
+  });
+});
+
+describe('HttpFetcher: caps and decoding', () => {
+  it('cuts an oversized body at maxBodyBytes and marks it truncated', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      let sent = 0;
+      const push = (): void => {
+        while (sent < 3 * MiB) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', push);
+        }
+        res.end();
+      };
+      push();
+    });
+    const out = await fetcher({ maxBodyBytes: MiB }).fetch(request(`${s.origin}/big`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 200, truncated: true });
+    expect(out.body!.length).toBe(MiB);
+    expect(out.contentFp).toBeTypeOf('bigint');
+  });
+
+  it('stops a gzip decompression bomb at maxDecodedBytes', async () => {
+    const bomb = gzipSync(Buffer.alloc(20 * MiB));
+    expect(bomb.length).toBeLessThan(100 * 1024);
+    const s = await serve((_req, res) => res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/html' }).end(bomb));
+    const out = await fetcher({ maxDecodedBytes: MiB }).fetch(request(`${s.origin}/bomb`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 200, truncated: true });
+    expect(out.body!.length).toBe(MiB);
+  });
+
+  it('stops a brotli decompression bomb at maxDecodedBytes', async () => {
+    const bomb = brotliCompressSync(Buffer.alloc(32 * MiB), { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } });
+    expect(bomb.length).toBeLessThan(100 * 1024);
+    const s = await serve((_req, res) => res.writeHead(200, { 'content-encoding': 'br' }).end(bomb));
+    const out = await fetcher({ maxDecodedBytes: MiB }).fetch(request(`${s.origin}/bomb`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 200, truncated: true });
+    expect(out.body!.length).toBe(MiB);
+  });
+
+  it('decodes gzip, zlib deflate, raw deflate, br and stacked codings', async () => {
+    const page = Buffer.from('<a href="/decoded">ok</a>');
+    const bodies: Record<string, [string, Buffer]> = {
+      '/gzip': ['gzip', gzipSync(page)],
+      '/xgzip': ['x-gzip', gzipSync(page)],
+      '/deflate': ['deflate', deflateSync(page)],
+      '/rawdeflate': ['deflate', deflateRawSync(page)],
+      '/br': ['br', brotliCompressSync(page)],
+      '/stacked': ['gzip, br', brotliCompressSync(gzipSync(page))],
+      '/identity': ['identity', page],
+    };
+    const s = await serve((req, res) => {
+      const [coding, body] = bodies[req.url!]!;
+      res.writeHead(200, { 'content-encoding': coding, 'content-type': 'text/html' }).end(body);
+    });
+    const f = fetcher();
+    for (const path of Object.keys(bodies)) {
+      const out = await f.fetch(request(`${s.origin}${path}`), new AbortController().signal);
+      expect(out.error, path).toBeUndefined();
+      expect(Buffer.from(out.body!).equals(page), path).toBe(true);
+      expect(out.links, path).toEqual([{ url: `${s.origin}/decoded` }]);
+    }
+  });
+
+  it('a corrupt or unsupported coding keeps the status and reports errorKind body', async () => {
+    const good = gzipSync(Buffer.from('<p>partly</p>'.repeat(1000)));
+    const s = await serve((req, res) => {
+      if (req.url === '/corrupt') res.writeHead(200, { 'content-encoding': 'gzip' }).end(Buffer.concat([good.subarray(0, 200), Buffer.alloc(200, 0xff)]));
+      else if (req.url === '/zstd') res.writeHead(200, { 'content-encoding': 'zstd' }).end('whatever');
+      else res.writeHead(200, { 'content-encoding': 'gzip, gzip, gzip' }).end('x');
+    });
+    const f = fetcher();
+    const corrupt = await f.fetch(request(`${s.origin}/corrupt`), new AbortController().signal);
+    expect(corrupt).toMatchObject({ status: 200, errorKind: 'body' });
+    expect(corrupt.error).toMatch(/gzip decoding failed/);
+    const zstd = await f.fetch(request(`${s.origin}/zstd`), new AbortController().signal);
+    expect(zstd).toMatchObject({ status: 200, errorKind: 'body' });
+    expect(zstd.contentFp).toBeUndefined();
+    expect(zstd.error).toMatch(/unsupported content-encoding "zstd"/);
+    const stacked = await f.fetch(request(`${s.origin}/stacked`), new AbortController().signal);
+    expect(stacked.error).toMatch(/3 stacked content codings/);
+  });
+
+  it('response headers beyond maxHeaderBytes are a protocol failure', async () => {
+    const s = await serve((_req, res) => res.writeHead(200, { 'x-huge': 'h'.repeat(40_000) }).end('x'));
+    const out = await fetcher({ maxHeaderBytes: 16 * 1024 }).fetch(request(`${s.origin}/`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 0, errorKind: 'protocol' });
+  });
+
+  it('a URL longer than maxUrlLength, or not http(s), fails before any connection', async () => {
+    const s = await serve((_req, res) => res.end('x'));
+    const f = fetcher({ maxUrlLength: 64 });
+    expect(await f.fetch(request(`${s.origin}/${'p'.repeat(80)}`), new AbortController().signal)).toMatchObject({ status: 0, errorKind: 'url' });
+    expect(await f.fetchUrl('ftp://a.test/x')).toMatchObject({ status: 0, errorKind: 'url' });
+    expect(await f.fetchUrl('not a url')).toMatchObject({ status: 0, errorKind: 'url' });
+    expect(s.connections).toBe(0);
+  });
+});
+
+describe('HttpFetcher: readBody (decoder internals)', () => {
+  it('abandons a 1 GiB gzip bomb after reading a sliver of it', async () => {
+    // 64 concatenated gzip members of 16 MiB of zeros each: 1 GiB decoded, about 1 MiB on the wire.
+    const member = gzipSync(Buffer.alloc(16 * MiB));
+    const wire = Buffer.concat(Array.from({ length: 64 }, () => member));
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < wire.length; i += 16 * 1024) chunks.push(wire.subarray(i, i + 16 * 1024));
+    const read = await readBody(Readable.from(chunks), ['gzip'], 100 * MiB, MiB);
+    expect(read).toMatchObject({ truncated: true, cutBy: 'decoded' });
+    expect(read.bytes.length).toBe(MiB);
+    expect(read.wireBytes).toBeLessThan(wire.length / 10);
+  });
+
+  it('cuts on the wire cap without reporting the expected mid-stream decode error', async () => {
+    const wire = gzipSync(Buffer.from(Array.from({ length: 50_000 }, (_, i) => String.fromCharCode(32 + ((i * 7) % 90))).join('')));
+    const read = await readBody(Readable.from([wire]), ['gzip'], Math.floor(wire.length / 2), 10 * MiB);
+    expect(read).toMatchObject({ truncated: true, cutBy: 'wire', error: undefined });
+    expect(read.bytes.length).toBeGreaterThan(0);
+  });
+
+  it('rethrows a failing source after cleaning up', async () => {
+    const source = new Readable({
+      read() {
+        this.destroy(new Error('socket reset'));
+      },
+    });
+    await expect(readBody(source, ['gzip'], MiB, MiB)).rejects.toThrow('socket reset');
+  });
+});
+
+describe('HttpFetcher: timeouts, failures, abort', () => {
+  it('headers timeout', async () => {
+    const s = await serve(() => undefined); // never answers
+    const out = await fetcher({ headersTimeoutMs: 200 }).fetch(request(`${s.origin}/`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 0, errorKind: 'timeout' });
+    expect(out.error).toMatch(/headers timeout/);
+  });
+
+  it('body timeout (silence between chunks)', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first chunk');
+    });
+    const out = await fetcher({ bodyTimeoutMs: 200 }).fetch(request(`${s.origin}/`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 0, errorKind: 'timeout' });
+    expect(out.error).toMatch(/body timeout/);
+    expect(out.latencyMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('total timeout (a trickling server)', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const s = await serve((_req, res) => {
+      res.writeHead(200);
+      timers.push(setInterval(() => res.write('.'), 20));
+    });
+    const out = await fetcher({ totalTimeoutMs: 300, bodyTimeoutMs: 5000 }).fetch(request(`${s.origin}/`), new AbortController().signal);
+    for (const t of timers) clearInterval(t);
+    expect(out).toMatchObject({ status: 0, errorKind: 'timeout' });
+    expect(out.error).toMatch(/total timeout after 300 ms/);
+  });
+
+  it('connection refused', async () => {
+    const s = await serve((_req, res) => res.end());
+    const origin = s.origin;
+    await s.close();
+    servers.splice(servers.indexOf(s), 1);
+    const out = await fetcher().fetch(request(`${origin}/`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 0, errorKind: 'connect', ip: '127.0.0.1' });
+    expect(out.error).toMatch(/ECONNREFUSED/);
+  });
+
+  it('abort by the caller', async () => {
+    const s = await serve(() => undefined);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const out = await fetcher().fetch(request(`${s.origin}/`), ac.signal);
+    expect(out).toMatchObject({ status: 0, errorKind: 'aborted' });
+    const pre = new AbortController();
+    pre.abort();
+    expect(await fetcher().fetch(request(`${s.origin}/`), pre.signal)).toMatchObject({ status: 0, errorKind: 'aborted' });
+  });
+
+  it('a closed fetcher answers aborted', async () => {
+    const f = fetcher();
+    await f.close();
+    expect(await f.fetchUrl('http://127.0.0.1:1/')).toMatchObject({ status: 0, errorKind: 'aborted' });
+  });
+});
+
+describe('HttpFetcher: destination safety and DNS pinning', () => {
+  let pinned: TestServer;
+  beforeAll(async () => {
+    // Listens on 127.0.0.2 only: a connection to any other address cannot reach it.
+    pinned = await startServer((req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`host=${req.headers.host}`), '127.0.0.2');
+  });
+  afterAll(async () => {
+    await pinned.close();
+  });
+
+  it('refuses loopback and private destinations without allowPrivate, before connecting', async () => {
+    const s = await serve((_req, res) => res.end('should not be reached'));
+    const dns = testResolver({ 'intranet.test': '10.0.0.5', 'rebind.test': '127.0.0.1', 'meta.test': '169.254.169.254', 'cgnat.test': '100.64.1.1' });
+    const f = fetcher({ allowPrivate: false, dns: new DnsCache({ resolver: dns.resolver }) });
+    const literal = await f.fetch(request(`${s.origin}/`), new AbortController().signal);
+    expect(literal).toMatchObject({ status: 0, errorKind: 'refused' });
+    expect(literal.error).toMatch(/loopback address 127\.0\.0\.1/);
+    for (const [name, kind] of [['intranet.test', 'private'], ['rebind.test', 'loopback'], ['meta.test', 'linkLocal'], ['cgnat.test', 'sharedCgnat']]) {
+      const out = await f.fetch(request(`http://${name}:${s.port}/`), new AbortController().signal);
+      expect(out, name).toMatchObject({ status: 0, errorKind: 'refused' });
+      expect(out.error).toContain(`${kind} address`);
+    }
+    // A pinned IP from the frontier is checked too, in any of its spellings.
+    for (const ip of ['127.0.0.1', '::ffff:127.0.0.1', '::1', '0.0.0.0']) {
+      expect(await f.fetch(request(`http://public.test:${s.port}/`, { ip }), new AbortController().signal), ip).toMatchObject({ errorKind: 'refused' });
+    }
+    expect(await f.fetchUrl(`http://[::ffff:7f00:1]:${s.port}/`)).toMatchObject({ errorKind: 'refused' });
+    expect(s.connections).toBe(0);
+    expect(s.requests).toHaveLength(0);
+  });
+
+  it('a name that does not resolve is a dns failure', async () => {
+    const f = fetcher({ dns: new DnsCache({ resolver: testResolver({}).resolver }) });
+    const out = await f.fetchUrl('http://nowhere.test/');
+    expect(out).toMatchObject({ status: 0, errorKind: 'dns' });
+    expect(out.error).toMatch(/ENOTFOUND/);
+  });
+
+  it('pins the connection to the resolved IP while Host keeps the name', async () => {
+    const dns = testResolver({ 'site.test': '127.0.0.2' });
+    const f = fetcher({ dns: new DnsCache({ resolver: dns.resolver }) });
+    const out = await f.fetch(request(`http://site.test:${pinned.port}/hello`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 200, ip: '127.0.0.2' });
+    expect(new TextDecoder().decode(out.body)).toBe(`host=site.test:${pinned.port}`);
+    const seen = pinned.requests.at(-1)!;
+    expect(seen.localAddress).toBe('127.0.0.2');
+    expect(seen.headers.host).toBe(`site.test:${pinned.port}`);
+    expect(dns.calls).toEqual(['site.test']);
+  });
+
+  it('the frontier’s resolved ip wins over DNS (no lookup made)', async () => {
+    const dns = testResolver({ 'other.test': '127.0.0.3' }); // nothing listens there
+    const f = fetcher({ dns: new DnsCache({ resolver: dns.resolver }) });
+    const out = await f.fetch(request(`http://other.test:${pinned.port}/x`, { ip: '127.0.0.2' }), new AbortController().signal);
+    expect(out).toMatchObject({ status: 200, ip: '127.0.0.2' });
+    expect(pinned.requests.at(-1)!.headers.host).toBe(`other.test:${pinned.port}`);
+    expect(dns.calls).toEqual([]);
+  });
+
+  it('over TLS, the pinned connection still sends the hostname as SNI and Host, and verifies it', async () => {
+    const cert = readFileSync(new URL('../fixtures/tls/secure.test.crt', import.meta.url), 'utf8');
+    const key = readFileSync(new URL('../fixtures/tls/secure.test.key', import.meta.url), 'utf8');
+    const seen: { servername: string | false | null; host: string | undefined; local: string | undefined }[] = [];
+    const tlsServer = createHttpsServer({ cert, key }, (req, res) => {
+      seen.push({ servername: (req.socket as TLSSocket).servername, host: req.headers.host, local: req.socket.localAddress });
+      res.end('secure');
+    });
+    await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.2', r));
+    const port = (tlsServer.address() as AddressInfo).port;
+    try {
+      const dns = new DnsCache({ resolver: testResolver({ 'secure.test': '127.0.0.2' }).resolver });
+      const trusted = fetcher({ dns, tls: { ca: cert } });
+      const out = await trusted.fetchUrl(`https://secure.test:${port}/s`);
+      expect(out).toMatchObject({ status: 200, ip: '127.0.0.2' });
+      expect(seen[0]).toEqual({ servername: 'secure.test', host: `secure.test:${port}`, local: '127.0.0.2' });
+      // Without the CA the certificate is rejected: the check runs against the hostname.
+      const untrusted = fetcher({ dns });
+      expect(await untrusted.fetchUrl(`https://secure.test:${port}/s`)).toMatchObject({ status: 0, errorKind: 'tls' });
+      // Pinned to the right address under the wrong name, the name check fails.
+      const wrongName = await trusted.fetchUrl(`https://other.test:${port}/s`, undefined, { ip: '127.0.0.2' });
+      expect(wrongName).toMatchObject({ status: 0, errorKind: 'tls' });
+      expect(seen).toHaveLength(1);
+    } finally {
+      tlsServer.closeAllConnections();
+      await new Promise<void>((r) => tlsServer.close(() => r()));
+    }
+  });
+
+  it('one pool per (origin, address): a re-resolved name gets a fresh connection', async () => {
+    const f = fetcher();
+    await f.fetch(request(`http://a.test:${pinned.port}/`, { ip: '127.0.0.2' }), new AbortController().signal);
+    await f.fetch(request(`http://b.test:${pinned.port}/`, { ip: '127.0.0.2' }), new AbortController().signal);
+    await f.fetch(request(`http://a.test:${pinned.port}/`, { ip: '127.0.0.2' }), new AbortController().signal);
+    expect(f.poolCount).toBe(2);
+  });
+
+  it('closes least recently used pools beyond maxOrigins', async () => {
+    const f = fetcher({ maxOrigins: 2 });
+    for (const name of ['p1', 'p2', 'p3', 'p1']) {
+      expect((await f.fetch(request(`http://${name}.test:${pinned.port}/`, { ip: '127.0.0.2' }), new AbortController().signal)).status).toBe(200);
+    }
+    expect(f.poolCount).toBe(2);
+  });
+});
+
+describe('HttpFetcher: options', () => {
+  it('requires a non-blank User-Agent with a product token', () => {
+    expect(() => new HttpFetcher({} as HttpFetcherOptions)).toThrow(InvalidArgumentError);
+    expect(() => new HttpFetcher({ agent: '   ' })).toThrow(/User-Agent/);
+    expect(() => new HttpFetcher({ agent: '/1.0' })).toThrow(/User-Agent/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', maxBodyBytes: -1 })).toThrow(/maxBodyBytes/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', dns: {} as DnsCache })).toThrow(/DnsCache/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', tls: { cert: 'x' } as unknown as HttpFetcherOptions['tls'] })).toThrow(/tls/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', headers: { 'User-Agent': 'spoof' } })).toThrow(/set by the fetcher/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', nonsense: 1 } as Partial<HttpFetcherOptions> & { agent: string })).toThrow(/unknown option/);
+  });
+
+  it('sends extra headers', async () => {
+    const s = await serve((_req, res) => res.end());
+    await fetcher({ headers: { 'Accept-Language': 'ja, en;q=0.5', from: 'bot@example.com' } }).fetchUrl(`${s.origin}/`);
+    expect(s.requests[0]!.headers).toMatchObject({ 'accept-language': 'ja, en;q=0.5', from: 'bot@example.com', 'user-agent': AGENT });
+  });
+
+  it('fetch throws only for a malformed request object', () => {
+    const f = fetcher();
+    expect(() => f.fetch(null as unknown as FetchRequest, new AbortController().signal)).toThrow(InvalidArgumentError);
+    expect(() => f.fetchUrl(3 as unknown as string)).toThrow(InvalidArgumentError);
+  });
+});
+
+describe('RobotsCache over HttpFetcher', () => {
+  it('fetches robots.txt through the fetcher, following a redirect, and applies the rules', async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/robots.txt') res.writeHead(301, { location: '/real-robots.txt' }).end();
+      else if (req.url === '/real-robots.txt') res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: MeguriTest\nDisallow: /private\nCrawl-delay: 3\n');
+      else res.end('page');
+    });
+    const f = fetcher();
+    const robots = new RobotsCache({ agent: AGENT, fetch: f.robotsFetch() });
+    expect(await robots.check(`${s.origin}/private/x`)).toMatchObject({ allowed: false, reason: 'rules', crawlDelayMs: 3000 });
+    expect(await robots.check(`${s.origin}/public`)).toMatchObject({ allowed: true });
+    expect(s.requests.map((r) => r.path)).toEqual(['/robots.txt', '/real-robots.txt']);
+  });
+
+  it('a robots.txt beyond the parse limit: the cut line is not read as a shorter pattern', async () => {
+    let body = 'User-agent: *\nDisallow: /early\n';
+    while (body.length < 512_000 - 10) body += '# filler filler filler filler filler filler\n';
+    body += 'Disallow: /straddles-the-500-KiB-limit\nDisallow: /late\n';
+    const s = await serve((_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(body)));
+    const robots = new RobotsCache({ agent: AGENT, fetch: fetcher().robotsFetch() });
+    expect((await robots.check(`${s.origin}/early`)).allowed).toBe(false);
+    expect((await robots.check(`${s.origin}/s`)).allowed).toBe(true);
+    expect((await robots.check(`${s.origin}/late`)).allowed).toBe(true);
+    expect(robots.entry(s.origin)?.robots?.truncated).toBe(true);
+  });
+
+  it('an unreachable robots host (refused, 5xx) is disallowed for now', async () => {
+    const s = await serve((_req, res) => res.writeHead(500).end());
+    const f = fetcher();
+    const robots = new RobotsCache({ agent: AGENT, fetch: (u, sig) => f.fetchUrl(u, sig) });
+    expect(await robots.check(`${s.origin}/x`)).toMatchObject({ allowed: false, reason: 'unreachable' });
+    const strict = fetcher({ allowPrivate: false });
+    const robots2 = new RobotsCache({ agent: AGENT, fetch: (u, sig) => strict.fetchUrl(u, sig) });
+    expect(await robots2.check(`${s.origin}/x`)).toMatchObject({ allowed: false, reason: 'unreachable' });
+    expect(robots2.entry(s.origin)?.lastError).toMatch(/refused/);
+  });
+});

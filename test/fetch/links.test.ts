@@ -1,0 +1,133 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError, LinkExtractor, canonPolicy, extractLinks } from '../../src/index.js';
+
+const PAGE = 'https://site.test/dir/page.html';
+
+describe('extractLinks', () => {
+  it('takes a and area hrefs, resolves them, keeps only http(s), drops fragments, dedups in order', () => {
+    const html = `
+      <a href="/abs">1</a> <a href="rel.html">2</a> <A HREF="../up">3</A>
+      <map><area href="https://other.test/x#frag"></map>
+      <a href="mailto:x@y">no</a> <a href="javascript:void(0)">no</a> <a href="data:text/html,x">no</a>
+      <a href="ftp://x/">no</a> <a>no href</a> <a href="">self</a> <a href="#top">self again</a>
+      <a href="/abs">dup</a> <a href="  /spaced  ">spaced</a> <a href="/a&amp;b?x=1&amp;y=2">entities</a>
+      <link href="/style.css" rel="stylesheet"> <img src="/img.png"> <script>var s = '<a href="/in-script">';</script>`;
+    const r = extractLinks(html, PAGE);
+    expect(r.links.map((l) => l.url)).toEqual([
+      'https://site.test/abs',
+      'https://site.test/dir/rel.html',
+      'https://site.test/up',
+      'https://other.test/x',
+      'https://site.test/dir/page.html',
+      'https://site.test/spaced',
+      'https://site.test/a&b?x=1&y=2',
+    ]);
+    expect(r.links.every((l) => l.nofollow === undefined)).toBe(true);
+    expect(r).toMatchObject({ noindex: false, nofollow: false, base: PAGE, truncated: false, canonical: undefined });
+  });
+
+  it('the first <base href> applies to every link, even earlier ones; later bases are ignored', () => {
+    const html = '<a href="a">1</a><base href="https://cdn.test/root/"><base href="https://ignored.test/"><a href="b">2</a>';
+    const r = extractLinks(html, PAGE);
+    expect(r.base).toBe('https://cdn.test/root/');
+    expect(r.links.map((l) => l.url)).toEqual(['https://cdn.test/root/a', 'https://cdn.test/root/b']);
+  });
+
+  it('a relative base resolves against the document; an invalid one is ignored', () => {
+    expect(extractLinks('<base href="/sub/"><a href="x">', PAGE).links[0]!.url).toBe('https://site.test/sub/x');
+    expect(extractLinks('<base href="http://[bad"><a href="x">', PAGE).links[0]!.url).toBe('https://site.test/dir/x');
+  });
+
+  it('records link rel=canonical separately (first one), not as an out-link', () => {
+    const html = '<head><link rel="alternate canonical" href="/canon?b=2#x"><link rel=canonical href="/second"></head><a href="/x">';
+    const r = extractLinks(html, PAGE);
+    expect(r.canonical).toBe('https://site.test/canon?b=2');
+    expect(r.links.map((l) => l.url)).toEqual(['https://site.test/x']);
+    expect(extractLinks('<link rel="canonical" href="mailto:a@b">', PAGE).canonical).toBeUndefined();
+  });
+
+  it('rel=nofollow marks its anchor; a URL also linked without it stays followable', () => {
+    const html = '<a href="/n" rel="external NoFollow">n</a><a href="/f">f</a><a href="/both" rel="nofollow"></a><a href="/both"></a>';
+    const r = extractLinks(html, PAGE);
+    expect(r.links).toEqual([
+      { url: 'https://site.test/n', nofollow: true },
+      { url: 'https://site.test/f' },
+      { url: 'https://site.test/both' },
+    ]);
+  });
+
+  it('meta robots: noindex, nofollow, none; an agent-named meta counts; other agents do not', () => {
+    expect(extractLinks('<meta name="robots" content="NOINDEX">', PAGE)).toMatchObject({ noindex: true, nofollow: false });
+    const nf = extractLinks('<meta name="ROBOTS" content="index, nofollow"><a href="/x">', PAGE);
+    expect(nf).toMatchObject({ noindex: false, nofollow: true });
+    expect(nf.links).toEqual([{ url: 'https://site.test/x', nofollow: true }]);
+    expect(extractLinks('<meta name="robots" content="none">', PAGE)).toMatchObject({ noindex: true, nofollow: true });
+    expect(extractLinks('<meta name="mybot" content="noindex">', PAGE, { agent: 'MyBot' }).noindex).toBe(true);
+    expect(extractLinks('<meta name="otherbot" content="noindex">', PAGE, { agent: 'MyBot' }).noindex).toBe(false);
+  });
+
+  it('streams: the same result whatever the chunking', () => {
+    const html = '<html><base href="/b/"><a href="one">1</a><a rel="nofollow" href="two">2</a><link rel="canonical" href="/c"><meta name=robots content=noindex></html>';
+    const whole = extractLinks(html, PAGE);
+    fc.assert(
+      fc.property(fc.array(fc.nat(html.length), { maxLength: 8 }), (cuts) => {
+        const points = [...new Set(cuts)].sort((a, b) => a - b);
+        const x = new LinkExtractor(PAGE);
+        let last = 0;
+        for (const p of points) {
+          x.write(html.slice(last, p));
+          last = p;
+        }
+        x.write(html.slice(last));
+        expect(x.end()).toEqual(whole);
+      }),
+      { seed: 5, numRuns: 200 },
+    );
+  });
+
+  it('bounds links per page', () => {
+    const html = Array.from({ length: 500 }, (_, i) => `<a href="/p${i}">`).join('');
+    const r = extractLinks(html, PAGE, { maxLinks: 100 });
+    expect(r.links).toHaveLength(100);
+    expect(r.truncated).toBe(true);
+    expect(r.links[99]!.url).toBe('https://site.test/p99');
+  });
+
+  it('survives garbage', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400 }), (s) => {
+        const r = extractLinks(`<a href="${s}">${s}</a><${s}`, PAGE);
+        for (const l of r.links) expect(l.url).toMatch(/^https?:\/\//);
+      }),
+      { seed: 11, numRuns: 300 },
+    );
+  });
+
+  it('rejects a relative base URL, write after end and non-string HTML', () => {
+    expect(() => extractLinks('', '/relative')).toThrow(InvalidArgumentError);
+    const x = new LinkExtractor(PAGE);
+    x.end();
+    expect(() => x.write('<a>')).toThrow(InvalidArgumentError);
+    expect(() => extractLinks(null as unknown as string, PAGE)).toThrow(InvalidArgumentError);
+    expect(() => extractLinks('', PAGE, { maxLinks: -1 })).toThrow(/maxLinks/);
+  });
+
+  it('canonicalizes through src/url under the given policy (default: its DEFAULT_POLICY)', () => {
+    const html = '<a href="HTTP://Site.TEST:80/a/../b?utm_source=x&z=1&a=2#f">1</a><a href="//cdn.test/x/">2</a><a href="http://[::1">bad</a>';
+    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['http://site.test/b?a=2&z=1', 'https://cdn.test/x/']);
+    const folded = extractLinks(html, PAGE, { canonPolicy: canonPolicy({ foldTrailing: true }) });
+    expect(folded.links.map((l) => l.url)).toContain('https://cdn.test/x');
+  });
+
+  it('collects visible text for the simhash: tag boundaries split words, hidden elements do not count', () => {
+    const html = '<p>one</p><p>two&amp;three</p><script>nope()</script><style>.x{}</style><noscript>no</noscript><template>t</template>four<br>five';
+    const r = extractLinks(html, PAGE, { collectText: true });
+    expect(r.text!.split(/\s+/).filter(Boolean)).toEqual(['one', 'two&three', 'four', 'five']);
+    expect(extractLinks(html, PAGE).text).toBeUndefined();
+    // Chunking never splits a word.
+    const x = new LinkExtractor(PAGE, { collectText: true });
+    for (const ch of '<p>hello world</p>') x.write(ch);
+    expect(x.end().text!.trim()).toBe('hello world');
+  });
+});

@@ -1,0 +1,262 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError, RobotsCache, type RobotsFetch, type RobotsFetchResult } from '../../src/index.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+function clock(start = 1_700_000_000_000) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => void (t += ms) };
+}
+
+/** A scripted robots server: per URL, a function of the call count. */
+function server(routes: Record<string, RobotsFetchResult | ((n: number) => RobotsFetchResult)>) {
+  const calls: string[] = [];
+  const count = new Map<string, number>();
+  const fetch: RobotsFetch = async (url) => {
+    calls.push(url);
+    const n = (count.get(url) ?? 0) + 1;
+    count.set(url, n);
+    const r = routes[url];
+    if (r === undefined) return { status: 404 };
+    return typeof r === 'function' ? r(n) : r;
+  };
+  return { fetch, calls };
+}
+
+const ROBOTS = 'https://a.test/robots.txt';
+
+describe('RobotsCache', () => {
+  it('fetches robots.txt before the first URL of an origin, then answers from the cache', async () => {
+    const s = server({ [ROBOTS]: { status: 200, body: 'User-agent: *\nDisallow: /private\nCrawl-delay: 2\n' } });
+    const c = clock();
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'MyBot/1.0 (+https://example.com/bot)', now: c.now });
+    expect(cache.peek('https://a.test/x')).toBeUndefined();
+    const v = await cache.check('https://a.test/private/1');
+    expect(v).toMatchObject({ allowed: false, reason: 'rules', crawlDelayMs: 2000, rule: { pattern: '/private', allow: false } });
+    expect(await cache.check('https://a.test/public')).toMatchObject({ allowed: true, reason: 'rules' });
+    expect(cache.peek('https://a.test/private/2')).toMatchObject({ allowed: false });
+    expect(cache.crawlDelayMs('https://a.test/')).toBe(2000);
+    expect(s.calls).toEqual([ROBOTS]);
+    expect(cache.fetchCount).toBe(1);
+  });
+
+  it('robots.txt itself is always allowed and never triggers a fetch', async () => {
+    const s = server({});
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: clock().now });
+    expect(await cache.check('https://a.test/robots.txt')).toEqual({ allowed: true, reason: 'robots-url' });
+    expect(s.calls).toEqual([]);
+  });
+
+  it('origins are separate: scheme, host and port each get their own robots.txt', async () => {
+    const s = server({
+      [ROBOTS]: { status: 200, body: 'User-agent: *\nDisallow: /' },
+      'http://a.test/robots.txt': { status: 200, body: '' },
+      'https://a.test:8443/robots.txt': { status: 404 },
+    });
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: clock().now });
+    expect((await cache.check('https://a.test/x')).allowed).toBe(false);
+    expect((await cache.check('http://a.test/x')).allowed).toBe(true);
+    expect((await cache.check('https://a.test:8443/x')).allowed).toBe(true);
+    expect(cache.size).toBe(3);
+  });
+
+  it('refreshes after the TTL (default 24 h) and picks up changes', async () => {
+    const s = server({ [ROBOTS]: (n) => ({ status: 200, body: n === 1 ? 'User-agent: *\nDisallow: /a' : 'User-agent: *\nDisallow: /b' }) });
+    const c = clock();
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now });
+    expect((await cache.check('https://a.test/a')).allowed).toBe(false);
+    c.advance(DAY - 1);
+    expect((await cache.check('https://a.test/a')).allowed).toBe(false);
+    c.advance(1);
+    expect(cache.peek('https://a.test/a')).toBeUndefined();
+    expect((await cache.check('https://a.test/a')).allowed).toBe(true);
+    expect((await cache.check('https://a.test/b')).allowed).toBe(false);
+    expect(s.calls).toHaveLength(2);
+  });
+
+  it('4xx → everything allowed (unavailable), cached for the TTL', async () => {
+    for (const status of [400, 401, 403, 404, 410, 451]) {
+      const s = server({ [ROBOTS]: { status } });
+      const c = clock();
+      const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now });
+      expect(await cache.check('https://a.test/x')).toEqual({ allowed: true, reason: 'unavailable' });
+      c.advance(DAY - 1);
+      await cache.check('https://a.test/y');
+      expect(s.calls).toHaveLength(1);
+      expect(cache.entry(ROBOTS)).toMatchObject({ state: 'unavailable', lastStatus: status });
+    }
+  });
+
+  it('5xx, 429 and network failures → disallowed for now, retried with doubling backoff', async () => {
+    for (const failure of [{ status: 500 }, { status: 503 }, { status: 429 }, { status: 0, error: 'ECONNREFUSED' }]) {
+      const s = server({ [ROBOTS]: failure });
+      const c = clock();
+      const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now, retryBaseMs: 60_000, retryMaxMs: 4 * 60_000 });
+      const t0 = c.now();
+      expect(await cache.check('https://a.test/x')).toEqual({ allowed: false, reason: 'unreachable', retryAtMs: t0 + 60_000 });
+      // Before the retry time: no new fetch, same verdict.
+      c.advance(59_999);
+      expect(cache.peek('https://a.test/x')).toMatchObject({ allowed: false, retryAtMs: t0 + 60_000 });
+      c.advance(1);
+      expect(cache.peek('https://a.test/x')).toBeUndefined();
+      expect((await cache.check('https://a.test/x')).retryAtMs).toBe(c.now() + 120_000);
+      c.advance(120_000);
+      expect((await cache.check('https://a.test/x')).retryAtMs).toBe(c.now() + 240_000);
+      c.advance(240_000);
+      expect((await cache.check('https://a.test/x')).retryAtMs).toBe(c.now() + 240_000); // capped
+      expect(s.calls).toHaveLength(4);
+      expect(cache.entry(ROBOTS)).toMatchObject({ state: 'unreachable', failures: 4, outageSinceMs: t0, lastStatus: failure.status });
+    }
+  });
+
+  it('a throwing fetch function counts as unreachable, never as a rejection', async () => {
+    const cache = new RobotsCache({ fetch: async () => { throw new Error('boom'); }, agent: 'bot', now: clock().now });
+    expect(await cache.check('https://a.test/x')).toMatchObject({ allowed: false, reason: 'unreachable' });
+    expect(cache.entry(ROBOTS)?.lastError).toBe('boom');
+  });
+
+  it('after a long outage with no cached copy everything is allowed (default 30 days), still retried', async () => {
+    let up = false;
+    const s = server({ [ROBOTS]: () => (up ? { status: 200, body: 'User-agent: *\nDisallow: /x' } : { status: 503 }) });
+    const c = clock();
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now });
+    await cache.check('https://a.test/x');
+    let v = await cache.check('https://a.test/x');
+    for (let i = 0; i < 24 * 30 + 2 && v.reason === 'unreachable'; i++) {
+      c.advance(HOUR);
+      v = await cache.check('https://a.test/x');
+    }
+    expect(v.reason).toBe('outage-expired');
+    expect(v.allowed).toBe(true);
+    expect(c.now() - cache.entry(ROBOTS)!.outageSinceMs!).toBeGreaterThanOrEqual(30 * DAY);
+    // Recovery: the next retry parses the file again.
+    up = true;
+    c.advance(HOUR);
+    expect(await cache.check('https://a.test/x')).toMatchObject({ allowed: false, reason: 'rules' });
+    expect(cache.entry(ROBOTS)).toMatchObject({ state: 'parsed', failures: 0, outageSinceMs: undefined });
+  });
+
+  it('a cached copy keeps applying through an outage after its TTL', async () => {
+    const s = server({ [ROBOTS]: (n) => (n === 1 ? { status: 200, body: 'User-agent: *\nDisallow: /x' } : { status: 500 }) });
+    const c = clock();
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now });
+    await cache.check('https://a.test/y');
+    c.advance(DAY);
+    const v = await cache.check('https://a.test/y');
+    expect(v).toMatchObject({ allowed: true, reason: 'rules' });
+    expect(v.retryAtMs).toBeGreaterThan(c.now());
+    expect((await cache.check('https://a.test/x')).allowed).toBe(false);
+    expect(cache.entry(ROBOTS)).toMatchObject({ state: 'unreachable', failures: 1 });
+  });
+
+  it('follows up to 5 redirects (across origins); the rules found govern the original origin', async () => {
+    const s = server({
+      [ROBOTS]: { status: 301, location: 'https://www.a.test/robots.txt' },
+      'https://www.a.test/robots.txt': { status: 302, location: '/r2' },
+      'https://www.a.test/r2': { status: 307, location: 'http://cdn.test/r3' },
+      'http://cdn.test/r3': { status: 308, location: 'http://cdn.test/r4' },
+      'http://cdn.test/r4': { status: 303, location: 'http://cdn.test/final.txt' },
+      'http://cdn.test/final.txt': { status: 200, body: 'User-agent: *\nDisallow: /blocked' },
+    });
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: clock().now });
+    expect(await cache.check('https://a.test/blocked')).toMatchObject({ allowed: false, reason: 'rules' });
+    expect(s.calls).toHaveLength(6);
+    expect(cache.entry(ROBOTS)).toMatchObject({ redirects: 5, state: 'parsed' });
+    expect(cache.size).toBe(1);
+  });
+
+  it('more than 5 redirects, a loop, or an unusable Location → unavailable (allowed)', async () => {
+    const loop = server({ [ROBOTS]: { status: 302, location: '/robots.txt' } });
+    const cache = new RobotsCache({ fetch: loop.fetch, agent: 'bot', now: clock().now });
+    expect(await cache.check('https://a.test/x')).toEqual({ allowed: true, reason: 'unavailable' });
+    expect(loop.calls).toHaveLength(6);
+    expect(cache.entry(ROBOTS)?.lastError).toMatch(/more than 5 redirects/);
+
+    for (const location of [undefined, 'mailto:x@y', 'http://[bad']) {
+      const s = server({ [ROBOTS]: { status: 301, location } });
+      const c2 = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: clock().now });
+      expect(await c2.check('https://a.test/x')).toEqual({ allowed: true, reason: 'unavailable' });
+    }
+  });
+
+  it('concurrent checks of one origin share one fetch', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const cache = new RobotsCache({
+      fetch: async () => {
+        calls++;
+        await gate;
+        return { status: 200, body: 'User-agent: *\nDisallow: /p' };
+      },
+      agent: 'bot',
+      now: clock().now,
+    });
+    const checks = [cache.check('https://a.test/p'), cache.check('https://a.test/q'), cache.check('https://a.test/p/2')];
+    release();
+    expect((await Promise.all(checks)).map((v) => v.allowed)).toEqual([false, true, false]);
+    expect(calls).toBe(1);
+  });
+
+  it('an aborted check records nothing; another caller of the same origin loads on its own', async () => {
+    const calls: boolean[] = [];
+    const cache = new RobotsCache({
+      fetch: async (_url, signal) => {
+        calls.push(signal.aborted);
+        return signal.aborted ? { status: 0, error: 'aborted' } : { status: 200, body: 'User-agent: *\nDisallow: /' };
+      },
+      agent: 'bot',
+      now: clock().now,
+    });
+    const ac = new AbortController();
+    ac.abort();
+    expect(await cache.check('https://a.test/x', ac.signal)).toEqual({ allowed: false, reason: 'unreachable' });
+    expect(cache.size).toBe(0);
+    expect(await cache.check('https://a.test/x')).toMatchObject({ allowed: false, reason: 'rules' });
+    expect(calls).toEqual([false]);
+  });
+
+  it('hostile files: binary, 5 MB, and a 5xx forever each give a clear verdict', async () => {
+    const binary = new Uint8Array(100_000).map((_, i) => (i * 7919) & 255);
+    const huge = `User-agent: *\nDisallow: /first\n${'Disallow: /filler\n'.repeat(300_000)}`;
+    const s = server({
+      'https://bin.test/robots.txt': { status: 200, body: binary },
+      'https://huge.test/robots.txt': { status: 200, body: huge },
+      'https://down.test/robots.txt': { status: 503 },
+    });
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: clock().now });
+    expect(await cache.check('https://bin.test/x')).toMatchObject({ allowed: true, reason: 'rules' });
+    expect(await cache.check('https://huge.test/first')).toMatchObject({ allowed: false, reason: 'rules' });
+    expect(cache.entry('https://huge.test/')?.robots?.truncated).toBe(true);
+    expect(await cache.check('https://down.test/x')).toMatchObject({ allowed: false, reason: 'unreachable' });
+  });
+
+  it('evicts least recently used origins beyond maxEntries; invalidate and clear', async () => {
+    const s = server({});
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: clock().now, maxEntries: 2 });
+    await cache.check('https://o1.test/');
+    await cache.check('https://o2.test/');
+    await cache.check('https://o1.test/');
+    await cache.check('https://o3.test/');
+    expect(cache.entry('https://o2.test/')).toBeUndefined();
+    expect(cache.entry('https://o1.test/')).toBeDefined();
+    cache.invalidate('https://o1.test/anything');
+    expect(cache.entry('https://o1.test/')).toBeUndefined();
+    cache.clear();
+    expect(cache.size).toBe(0);
+  });
+
+  it('validates its options and URLs', () => {
+    const fetch: RobotsFetch = async () => ({ status: 404 });
+    expect(() => new RobotsCache({ fetch, agent: '' })).toThrow(InvalidArgumentError);
+    expect(() => new RobotsCache({ fetch, agent: '  ' })).toThrow(/agent/);
+    expect(() => new RobotsCache({ fetch, agent: '1bot' })).toThrow(/agent/);
+    expect(() => new RobotsCache({ agent: 'bot' } as unknown as { fetch: RobotsFetch; agent: string })).toThrow(/fetch is required/);
+    expect(() => new RobotsCache({ fetch, agent: 'bot', retryBaseMs: 10, retryMaxMs: 5 })).toThrow(/retryMaxMs/);
+    expect(() => new RobotsCache({ fetch, agent: 'bot', maxRedirects: 21 })).toThrow(/maxRedirects/);
+    const cache = new RobotsCache({ fetch, agent: 'bot' });
+    expect(() => cache.peek('ftp://a.test/')).toThrow(InvalidArgumentError);
+    expect(() => cache.peek('nope')).toThrow(InvalidArgumentError);
+  });
+});

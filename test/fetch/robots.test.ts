@@ -1,0 +1,296 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  InvalidArgumentError,
+  ROBOTS_PARSE_LIMIT_BYTES,
+  normalizeRobotsPath,
+  parseRobots,
+  productToken,
+  robotsPatternMatches,
+} from '../../src/index.js';
+import * as browser from '../../src/browser.js';
+
+interface Fixture {
+  source: string;
+  robotsUrl: string;
+  files: Record<string, string>;
+  cases: { section: string; file: string; agent: string; path: string; allowed: boolean; note?: string }[];
+}
+const fixture = JSON.parse(readFileSync(new URL('../fixtures/rfc9309-examples.json', import.meta.url), 'utf8')) as Fixture;
+
+type RobotsParserInstance = { isAllowed(url: string, ua?: string): boolean | undefined };
+const robotsParser = createRequire(import.meta.url)('robots-parser') as (url: string, contents: string) => RobotsParserInstance;
+
+const ORIGIN = 'https://www.example.com';
+const at = (text: string) => parseRobots(text, `${ORIGIN}/robots.txt`);
+
+describe('parseRobots: every RFC 9309 example', () => {
+  it('the fixture names its source', () => {
+    expect(fixture.source).toMatch(/RFC 9309/);
+    expect(fixture.cases.length).toBeGreaterThan(40);
+  });
+
+  for (const c of fixture.cases) {
+    it(`§${c.section} ${c.file}: ${c.agent} ${c.path} → ${c.allowed ? 'allowed' : 'disallowed'}${c.note ? ` (${c.note})` : ''}`, () => {
+      const robots = parseRobots(fixture.files[c.file]!, fixture.robotsUrl);
+      expect(robots.isAllowed(c.path, c.agent)).toBe(c.allowed);
+      // The same verdict through an absolute URL (WHATWG-encoded path and query).
+      expect(robots.isAllowed(`${ORIGIN}${c.path}`, c.agent)).toBe(c.allowed);
+    });
+  }
+
+  it('§2.2.1 a group line with a version or a second word still names its product token', () => {
+    const robots = at('User-agent: ExampleBot/2.1\nDisallow: /a\n\nUser-agent: OtherBot Images\nDisallow: /b\n');
+    expect(robots.isAllowed('/a', 'examplebot')).toBe(false);
+    expect(robots.isAllowed('/b', 'OtherBot')).toBe(false);
+    expect(robots.isAllowed('/b', 'OtherBot-Images')).toBe(true);
+  });
+
+  it('§2.2.1 tokens match exactly, not by prefix', () => {
+    const robots = at('User-agent: Googlebot-News\nDisallow: /\n');
+    expect(robots.isAllowed('/x', 'Googlebot')).toBe(true);
+    expect(robots.isAllowed('/x', 'googlebot-news')).toBe(false);
+  });
+
+  it('§2.2.2 rules before the first user-agent line are ignored', () => {
+    const robots = at('Disallow: /\nUser-agent: *\nDisallow: /private\n');
+    expect(robots.isAllowed('/x', 'Bot')).toBe(true);
+    expect(robots.isAllowed('/private/x', 'Bot')).toBe(false);
+  });
+
+  it('§2.2.2 an empty Disallow disallows nothing, but still gives the agent its own group', () => {
+    const robots = at('User-agent: *\nDisallow: /\n\nUser-agent: FriendBot\nDisallow:\n');
+    expect(robots.isAllowed('/x', 'FriendBot')).toBe(true);
+    expect(robots.isAllowed('/x', 'Stranger')).toBe(false);
+  });
+
+  it('§2.2.2 longest match wins whatever the order; an allow wins a tie', () => {
+    expect(at('User-agent: *\nDisallow: /\nAllow: /pub/\n').isAllowed('/pub/a', 'b')).toBe(true);
+    expect(at('User-agent: *\nAllow: /pub/\nDisallow: /\n').isAllowed('/pub/a', 'b')).toBe(true);
+    expect(at('User-agent: *\nDisallow: /page\nAllow: /page\n').isAllowed('/page', 'b')).toBe(true);
+    expect(at('User-agent: *\nAllow: /page\nDisallow: /page\n').isAllowed('/page', 'b')).toBe(true);
+    expect(at('User-agent: *\nAllow: /p\nDisallow: /pa\n').isAllowed('/page', 'b')).toBe(false);
+  });
+
+  it('§2.2.2 matching is case-sensitive in the path', () => {
+    const robots = at('User-agent: *\nDisallow: /Private\n');
+    expect(robots.isAllowed('/private', 'b')).toBe(true);
+    expect(robots.isAllowed('/Private', 'b')).toBe(false);
+  });
+
+  it('percent-encoding is normalized on both sides: %7E and ~, hex case, unreserved escapes', () => {
+    expect(at('User-agent: *\nDisallow: /~joe').isAllowed(`${ORIGIN}/%7Ejoe/x`, 'b')).toBe(false);
+    expect(at('User-agent: *\nDisallow: /%7ejoe').isAllowed(`${ORIGIN}/~joe/x`, 'b')).toBe(false);
+    expect(at('User-agent: *\nDisallow: /%7Ejoe').isAllowed(`${ORIGIN}/%7ejoe`, 'b')).toBe(false);
+    expect(at('User-agent: *\nDisallow: /a%2fb').isAllowed(`${ORIGIN}/a%2Fb`, 'b')).toBe(false);
+    // A reserved character and its escape are distinct (RFC 3986 §6.2.2.2).
+    expect(at('User-agent: *\nDisallow: /a%2Fb').isAllowed(`${ORIGIN}/a/b`, 'b')).toBe(true);
+    expect(at('User-agent: *\nDisallow: /caf%C3%A9').isAllowed(`${ORIGIN}/café`, 'b')).toBe(false);
+    expect(at('User-agent: *\nDisallow: /café').isAllowed(`${ORIGIN}/caf%c3%a9`, 'b')).toBe(false);
+    expect(normalizeRobotsPath('/a%zz%4a b', false)).toBe('/a%25zzJ%20b');
+  });
+
+  it('$ only anchors at the end of a pattern; elsewhere it is literal', () => {
+    expect(robotsPatternMatches('/a$b', '/a$b')).toBe(true);
+    expect(robotsPatternMatches('/a$b', '/a')).toBe(false);
+    expect(robotsPatternMatches('/a$', '/a')).toBe(true);
+    expect(robotsPatternMatches('/a$', '/ab')).toBe(false);
+    expect(robotsPatternMatches('*', '/anything')).toBe(true);
+    expect(robotsPatternMatches('/*$', '/anything')).toBe(true);
+    expect(robotsPatternMatches('/**/x', '/a/b/x')).toBe(true);
+  });
+
+  it('Crawl-delay: per group, largest of merged groups, garbage ignored, never leaking to *', () => {
+    const robots = at('User-agent: a\nCrawl-delay: 2.5\n\nUser-agent: a\nCrawl-delay: 4\n\nUser-agent: *\nCrawl-delay: nope\n\nUser-agent: b\nCrawl-delay: -3\n');
+    expect(robots.crawlDelay('a')).toBe(4);
+    expect(robots.crawlDelay('c')).toBeUndefined();
+    expect(robots.crawlDelay('b')).toBeUndefined();
+  });
+
+  it('Crawl-delay ends a run of user-agent lines (a group member, not a group-less record)', () => {
+    const robots = at('User-agent: *\nCrawl-delay: 5\nUser-agent: BadBot\nDisallow: /\n');
+    expect(robots.isAllowed('/x', 'GoodBot')).toBe(true);
+    expect(robots.crawlDelay('GoodBot')).toBe(5);
+    expect(robots.isAllowed('/x', 'BadBot')).toBe(false);
+  });
+
+  it('Sitemaps: absolute http(s) only, resolved and deduplicated, from anywhere in the file', () => {
+    const robots = at('Sitemap: https://www.example.com/s1.xml\nUser-agent: *\nSitemap: /s2.xml\nsitemap: ftp://x/y\nSITEMAP: https://www.example.com/s1.xml\n');
+    expect(robots.sitemaps).toEqual(['https://www.example.com/s1.xml', 'https://www.example.com/s2.xml']);
+  });
+
+  it('accepts common misspellings of keys, any key case and spacing', () => {
+    const robots = at('  USER-AGENT  :  *\n  dissallow :/a\nuseragent: x\ndisalow: /b\n');
+    expect(robots.isAllowed('/a', 'z')).toBe(false);
+    expect(robots.isAllowed('/b', 'x')).toBe(false);
+  });
+
+  it('explain names the deciding rule and its line', () => {
+    const robots = parseRobots(fixture.files['simple']!, fixture.robotsUrl);
+    expect(robots.explain('/x.gif', 'other')).toEqual({ allowed: false, rule: { pattern: '*.gif$', allow: false, line: 2 } });
+    expect(robots.explain('/x', 'other')).toEqual({ allowed: true });
+  });
+
+  it('rejects a URL of another origin, bad agents and a bad robots URL', () => {
+    const robots = at('User-agent: *\nDisallow: /\n');
+    expect(() => robots.isAllowed('https://other.example/', 'b')).toThrow(InvalidArgumentError);
+    expect(() => robots.isAllowed('http://www.example.com/', 'b')).toThrow(/origins differ/);
+    expect(() => robots.isAllowed('not a url', 'b')).toThrow(InvalidArgumentError);
+    expect(() => robots.isAllowed('/x', '')).toThrow(InvalidArgumentError);
+    expect(() => robots.isAllowed('/x', '1.0 bot')).toThrow(/product token/);
+    expect(() => parseRobots('', 'ftp://x/robots.txt')).toThrow(InvalidArgumentError);
+    expect(() => parseRobots(42 as unknown as string, `${ORIGIN}/robots.txt`)).toThrow(InvalidArgumentError);
+    expect(productToken('  MyBot/1.0 (+https://example.com)')).toBe('MyBot');
+  });
+
+  it('is exported from the browser entry', () => {
+    expect(browser.parseRobots).toBe(parseRobots);
+  });
+});
+
+describe('parseRobots: hostile and odd input', () => {
+  it('BOM (string and bytes), CR, LF and CRLF line ends', () => {
+    const body = 'User-agent: *\r\nDisallow: /a\rDisallow: /b\nDisallow: /c\r\n';
+    for (const text of [body, `\uFEFF${body}`]) {
+      const r = at(text);
+      for (const p of ['/a', '/b', '/c']) expect(r.isAllowed(p, 'x')).toBe(false);
+    }
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(body)]);
+    expect(at(bytes as unknown as string).isAllowed('/b', 'x')).toBe(false);
+    expect(parseRobots(bytes, `${ORIGIN}/robots.txt`).isAllowed('/c', 'x')).toBe(false);
+  });
+
+  it('binary garbage parses to whatever lines are well formed', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 4096 }), (bytes) => {
+        const r = parseRobots(bytes, `${ORIGIN}/robots.txt`);
+        expect(typeof r.isAllowed('/x', 'bot')).toBe('boolean');
+      }),
+      { seed: 9309, numRuns: 200 },
+    );
+    const mixed = new Uint8Array([0, 1, 2, 255, 10, ...new TextEncoder().encode('User-agent: *\nDisallow: /z\n'), 0, 0xc3, 10]);
+    expect(parseRobots(mixed, `${ORIGIN}/robots.txt`).isAllowed('/z', 'x')).toBe(false);
+  });
+
+  it('5 MB file: only the first 500 KiB is parsed, a cut line is dropped', () => {
+    const head = 'User-agent: *\nDisallow: /early\n';
+    const filler = '# padding padding padding padding padding padding padding padding\n';
+    let text = head;
+    while (text.length < ROBOTS_PARSE_LIMIT_BYTES - 40) text += filler;
+    // This line straddles the limit: a cut would read as "Disallow: /" and block everything.
+    text += 'Disallow: /straddling-the-limit-and-more-and-more-and-more\n';
+    const tail = 'Disallow: /late\n';
+    while (text.length < 5_000_000) text += tail;
+    const r = at(text);
+    expect(r.truncated).toBe(true);
+    expect(r.isAllowed('/early', 'x')).toBe(false);
+    expect(r.isAllowed('/late', 'x')).toBe(true);
+    expect(r.isAllowed('/s', 'x')).toBe(true);
+    expect(r.isAllowed('/straddling-the-limit-and-more-and-more-and-more', 'x')).toBe(true);
+  });
+
+  it('input already cut by a transport cap ({ truncated: true }) loses its partial last line', () => {
+    const text = 'User-agent: *\nDisallow: /a\nDisallow: /priv';
+    const whole = at(text);
+    expect(whole.isAllowed('/p', 'x')).toBe(true);
+    expect(whole.isAllowed('/priv', 'x')).toBe(false);
+    const cut = parseRobots(text, `${ORIGIN}/robots.txt`, { truncated: true });
+    expect(cut.truncated).toBe(true);
+    expect(cut.isAllowed('/a', 'x')).toBe(false);
+    expect(cut.isAllowed('/priv', 'x')).toBe(true);
+    expect(parseRobots(new TextEncoder().encode(text), `${ORIGIN}/robots.txt`, { truncated: true }).isAllowed('/priv', 'x')).toBe(true);
+  });
+
+  it('5 MB with no newline yields no rules; a huge line within the limit is one pattern', () => {
+    const oneLine = `User-agent: * Disallow: /${'a'.repeat(5_000_000)}`;
+    expect(at(oneLine).isAllowed('/a', 'x')).toBe(true);
+    const long = `User-agent: *\nDisallow: /${'a'.repeat(400_000)}\n`;
+    const r = at(long);
+    expect(r.truncated).toBe(false);
+    expect(r.isAllowed(`/${'a'.repeat(400_000)}`, 'x')).toBe(false);
+    expect(r.isAllowed(`/${'a'.repeat(399_999)}`, 'x')).toBe(true);
+  });
+
+  it('many rules and wildcard-heavy patterns stay bounded', () => {
+    const lines = ['User-agent: *'];
+    for (let i = 0; i < 15_000; i++) lines.push(`Disallow: /p${i}/*x*y*z$`);
+    lines.push(`Disallow: /${'*a'.repeat(2000)}*b$`);
+    const r = at(lines.join('\n'));
+    expect(r.truncated).toBe(false);
+    expect(r.isAllowed(`/${'a'.repeat(20_000)}`, 'bot')).toBe(true);
+    expect(r.isAllowed(`/${'a'.repeat(2000)}b`, 'bot')).toBe(false);
+    expect(r.isAllowed('/p7/axbycz', 'bot')).toBe(false);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Oracles.
+
+/** Obviously-correct reference: a pattern as a regular expression over the normalized path. */
+function regexOracle(pattern: string, path: string): boolean {
+  const p = normalizeRobotsPath(pattern, true);
+  const anchored = p.endsWith('$');
+  const body = (anchored ? p.slice(0, -1) : p)
+    .split('*')
+    .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[\\s\\S]*');
+  return new RegExp(`^${body}${anchored ? '$' : ''}`).test(normalizeRobotsPath(path, false));
+}
+
+describe('oracles', () => {
+  it('the wildcard matcher agrees with a regular-expression reference', () => {
+    const pattern = fc.tuple(fc.stringMatching(/^\/[ab/*%7E~]{0,8}$/), fc.boolean()).map(([p, dollar]) => (dollar ? `${p}$` : p));
+    const path = fc.stringMatching(/^\/[ab/~*$]{0,12}$/);
+    fc.assert(
+      fc.property(pattern, path, (pat, pth) => {
+        expect(robotsPatternMatches(pat, pth)).toBe(regexOracle(pat, pth));
+      }),
+      { seed: 42, numRuns: 3000 },
+    );
+  });
+
+  it('robots-parser agrees where the RFC and it coincide (plain ASCII, exact tokens)', () => {
+    const agent = fc.constantFrom('foo', 'bar', '*');
+    const rulePattern = fc.tuple(fc.stringMatching(/^\/[ab/.*]{0,6}$/), fc.boolean()).map(([p, d]) => (d ? `${p}$` : p));
+    const line = fc.oneof(
+      rulePattern.map((p) => `Allow: ${p}`),
+      rulePattern.map((p) => `Disallow: ${p}`),
+    );
+    // Every group has a rule: robots-parser gives a rule-less group to `*` (a pinned disagreement).
+    const group = fc.tuple(fc.array(agent, { minLength: 1, maxLength: 2 }), fc.array(line, { minLength: 1, maxLength: 5 }));
+    const file = fc.array(group, { maxLength: 4 }).map((gs) =>
+      gs.map(([agents, rules]) => [...agents.map((a) => `User-agent: ${a}`), ...rules].join('\n')).join('\n\n'),
+    );
+    const path = fc.stringMatching(/^\/[ab/.]{0,8}$/).filter((p) => p !== '/robots.txt');
+    fc.assert(
+      fc.property(file, path, fc.constantFrom('foo', 'bar', 'baz'), (text, p, who) => {
+        const ours = at(text).isAllowed(`${ORIGIN}${p}`, who);
+        const theirs = robotsParser(`${ORIGIN}/robots.txt`, text).isAllowed(`${ORIGIN}${p}`, who);
+        expect(ours).toBe(theirs);
+      }),
+      { seed: 7, numRuns: 2000 },
+    );
+  });
+
+  it('robots-parser disagreements with RFC 9309, each pinned (why the matcher is our own)', () => {
+    const cases: { text: string; url: string; agent: string; rfc: boolean }[] = [
+      { text: 'User-agent: MyBot\nDisallow: /', url: '/a', agent: 'MyBot (+http://e.com)', rfc: false },
+      { text: 'User-agent: MyBot Images\nDisallow: /', url: '/a', agent: 'MyBot', rfc: false },
+      { text: 'User-agent: *\nDisallow: /~joe', url: '/%7Ejoe', agent: 'a', rfc: false },
+      { text: 'User-agent: *\nDisallow: /foo/bar/baz', url: '/foo/bar/%62%61%7A', agent: 'a', rfc: false },
+      { text: 'User-agent: a\nSitemap: https://www.example.com/s\nUser-agent: b\nDisallow: /', url: '/q', agent: 'a', rfc: false },
+      { text: 'User-agent: *\nDisallow: /path/file-with-a-%2A.html', url: '/path/file-with-a-*.html', agent: 'a', rfc: false },
+      { text: 'User-agent: *\nDisallow: /path/foo-%24', url: '/path/foo-$', agent: 'a', rfc: false },
+      { text: 'User-agent: *\nDisallow: /', url: '/robots.txt', agent: 'a', rfc: true },
+      { text: 'User-agent: *\nDisallow: /\n\nUser-agent: quxbot\n', url: '/a', agent: 'quxbot', rfc: true },
+    ];
+    for (const c of cases) {
+      const ours = at(c.text).isAllowed(`${ORIGIN}${c.url}`, c.agent);
+      const theirs = robotsParser(`${ORIGIN}/robots.txt`, c.text).isAllowed(`${ORIGIN}${c.url}`, c.agent);
+      expect(ours, c.text).toBe(c.rfc);
+      expect(theirs, c.text).toBe(!c.rfc);
+    }
+  });
+});
