@@ -40,6 +40,11 @@ function h(tag: string, attrs: Record<string, string> = {}, ...children: (Node |
   return el;
 }
 
+/** `n` with its noun, pluralized by adding "s" when n ≠ 1. */
+function count(n: number, noun: string): string {
+  return `${fmt.format(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** A byte count as B, KiB or MiB. */
 function bytes(n: number): string {
   if (n < 1024) return `${fmt.format(Math.round(n))} B`;
@@ -76,8 +81,8 @@ function renderUrlReport(r: UrlDedupReport, ms: number): void {
   const filterBits = r.unique > 0 ? r.seen.filterBits / r.unique : 0;
   const exactBytes = r.unique > 0 ? r.seen.exactBytes / r.unique : 0;
   urlSummary.textContent =
-    `${fmt.format(r.lines)} lines: ${fmt.format(r.unique)} unique, ${fmt.format(r.duplicates)} duplicates in ` +
-    `${fmt.format(r.groups.length)} groups, ${fmt.format(r.rejected.length)} rejected. ` +
+    `${count(r.lines, 'line')}: ${fmt.format(r.unique)} unique, ${count(r.duplicates, 'duplicate')} in ` +
+    `${count(r.groups.length, 'group')}, ${fmt.format(r.rejected.length)} rejected. ` +
     `${fmt.format(Math.round(perSec))} URLs/s. Seen-set: filter ${bytes(r.seen.filterBits / 8)} ` +
     `(${fmt1.format(filterBits)} bits/URL), exact set ${bytes(r.seen.exactBytes)} (${fmt1.format(exactBytes)} bytes/URL).`;
   setData(urlResults, {
@@ -241,7 +246,9 @@ function runClusters(): void {
         ),
       ),
     );
-    docsSummary.textContent = `${fmt.format(docs.length)} documents in ${fmt.format(clusters.length)} clusters; ${fmt.format(multi.length)} hold near-duplicates.`;
+    docsSummary.textContent =
+      `${count(docs.length, 'document')} in ${count(clusters.length, 'cluster')}; ` +
+      `${fmt.format(multi.length)} ${multi.length === 1 ? 'holds' : 'hold'} near-duplicates.`;
     docsClusters.replaceChildren(...items);
     setData(docsResult, { state: 'done', documents: docs.length, clusters: clusters.length, nearClusters: multi.length });
   } catch (err) {

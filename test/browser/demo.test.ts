@@ -69,6 +69,37 @@ const TEXT_C =
   'The harbor ferry timetable changes on the first of June. Boats leave every forty minutes ' +
   'on weekdays and every hour at weekends; the last crossing is at eleven at night.';
 
+/**
+ * Golden inputs for the cross-runtime check: the spellings where URL parsers are most likely
+ * to disagree (IDNA, IPv4 and IPv6 literals, escapes, backslashes, odd ports, session ids).
+ */
+const TRICKY = [
+  'HTTP://EXAMPLE.COM:80/%7Ea/./b/../c?b=2&a=1#x',
+  'https://bücher.example/straße?q=ü',
+  'https://xn--bcher-kva.example/',
+  'https://[2001:DB8::1]:443/x',
+  'http://0x7f.1/',
+  'http://192.168.0.1./',
+  'https://example.com/a%2Fb%3F?x=%2f',
+  'https://example.com/a b?c d',
+  'https://example.com/été',
+  'https://user:pass@example.com/',
+  'https://example.com/path;param?x',
+  'https://example.com/?jsessionid=0123456789ABCDEF0123&x=1',
+  'https://example.com/?sid=abc',
+  'http://example.com\\foo\\bar',
+  'https://example.com/%zz',
+  'https://example.com:8080/',
+  'http://example.com:0080/',
+  'https://ex%41mple.com/',
+  'https://example.com/a?b=1&&c=2&',
+  'https://☃.example/',
+  'https://example.com/%E2%82%AC',
+  'https://a.b.c.d.example.co.uk/x',
+  'https://example.com/a/%2e%2E/b',
+  'http://example.com/?a=%41&b=%3D',
+].join('\n');
+
 describe.skipIf(SKIP)('the demo in headless Chromium', () => {
   let built: BuiltDemo | undefined;
   let server: DemoServer | undefined;
@@ -167,6 +198,23 @@ describe.skipIf(SKIP)('the demo in headless Chromium', () => {
     }
   });
 
+  it('canonicalizes and keys tricky spellings exactly as Node does', async () => {
+    await page.fill('#url-input', TRICKY);
+    await page.click('#url-run');
+    await page.waitForFunction((n) => document.getElementById('url-results')?.dataset['lines'] === String(n), TRICKY.split('\n').length);
+    const rows = await page.$$eval('#url-keys tbody tr', (trs) => trs.map((tr) => [tr.querySelector('td code')?.textContent ?? '', tr.getAttribute('data-key') ?? '']));
+    const rejectedLines = await page.$$eval('#url-rejected > li', (lis) => lis.map((li) => Number(li.getAttribute('data-line'))));
+    const nodeForms = new Map<string, string>();
+    const nodeRejected: number[] = [];
+    TRICKY.split('\n').forEach((line, i) => {
+      const c = canonicalize(line);
+      if (c === null) nodeRejected.push(i + 1);
+      else if (!nodeForms.has(c)) nodeForms.set(c, keyToHex(urlKey(c).key));
+    });
+    expect(rows).toEqual([...nodeForms]);
+    expect(rejectedLines).toEqual(nodeRejected);
+  });
+
   it('compares two texts: simhashes equal to Node, Hamming distance and verdict', async () => {
     const compare = async (a: string, b: string): Promise<Record<string, string>> => {
       await page.fill('#text-a', a);
@@ -220,6 +268,14 @@ describe.skipIf(SKIP)('the demo in headless Chromium', () => {
     expect(await page.isEnabled('#big-run')).toBe(true);
   });
 
+  it('takes a screenshot into test-output/', async () => {
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    const file = join(OUTPUT_DIR, 'demo.png');
+    await page.screenshot({ path: file, fullPage: true });
+    expect(existsSync(file)).toBe(true);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('can be driven from the keyboard: Ctrl+Enter in the list runs it, focus is visible', async () => {
     await page.fill('#url-input', 'https://a.example/x\nhttps://A.example/x#y');
     await page.focus('#url-input');
@@ -241,14 +297,6 @@ describe.skipIf(SKIP)('the demo in headless Chromium', () => {
     // Results are announced through polite live regions.
     const live = await page.$$eval('[aria-live="polite"]', (els) => els.map((e) => e.id));
     expect(live).toEqual(expect.arrayContaining(['url-summary', 'text-result', 'docs-summary', 'big-result']));
-  });
-
-  it('takes a screenshot into test-output/', async () => {
-    mkdirSync(OUTPUT_DIR, { recursive: true });
-    const file = join(OUTPUT_DIR, 'demo.png');
-    await page.screenshot({ path: file, fullPage: true });
-    expect(existsSync(file)).toBe(true);
-    expect(pageErrors).toEqual([]);
   });
 
   it('keeps working offline once loaded: the service worker serves the page with the server gone', async () => {
