@@ -268,6 +268,25 @@ describe.skipIf(SKIP)('the demo in headless Chromium', () => {
     expect(await page.isEnabled('#big-run')).toBe(true);
   });
 
+  it('cancels a 10-million-URL run between batches and reports what it did', async () => {
+    await page.fill('#big-count', '10000000');
+    await page.click('#big-run');
+    await page.waitForFunction(() => Number(document.getElementById('big-result')?.dataset['done'] ?? 0) > 0);
+    await page.click('#big-cancel');
+    await page.waitForSelector('#big-result[data-state="cancelled"]', { timeout: 30_000 });
+    const data = await page.$eval('#big-result', (el) => ({ ...(el as HTMLElement).dataset }));
+    const done = Number(data['done']);
+    expect(done).toBeGreaterThan(0);
+    expect(done).toBeLessThan(10_000_000);
+    expect(done % 65_536).toBe(0); // stopped on a batch boundary
+    expect(Number(data['unique'])).toBe(Number(data['expected']));
+    expect(await page.isEnabled('#big-run')).toBe(true);
+    // Leave the panel showing the finished 100k run for the screenshot.
+    await page.fill('#big-count', '100000');
+    await page.click('#big-run');
+    await page.waitForSelector('#big-result[data-state="done"]', { timeout: 40_000 });
+  });
+
   it('takes a screenshot into test-output/', async () => {
     mkdirSync(OUTPUT_DIR, { recursive: true });
     const file = join(OUTPUT_DIR, 'demo.png');
