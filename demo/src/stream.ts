@@ -8,6 +8,7 @@
  * distinct pages, which the seen-set's count must equal.
  */
 import { canonicalize, urlKeyBatch } from '../../src/browser.js';
+import { defineOptions, numberField } from '../../src/options/index.js';
 import { DemoSeenSet } from './seen.js';
 import { SyntheticUrls } from './synth.js';
 
@@ -15,13 +16,31 @@ import { SyntheticUrls } from './synth.js';
 export interface StreamOptions {
   /** URLs to generate. */
   readonly total: number;
-  /** URLs per batch (one canonicalize loop, one keying call, one seen-set merge). Default 65,536. */
+  /** URLs per batch (one canonicalize loop, one keying call, one seen-set merge), at most 2²⁰. Default 65,536. */
   readonly batch?: number;
   /** Generator seed. Default 1. */
   readonly seed?: number;
   /** Share of URLs that re-spell an earlier page. Default 0.25. */
   readonly dupRate?: number;
 }
+
+interface StreamSettings {
+  total: number | undefined;
+  batch: number;
+  seed: number;
+  dupRate: number;
+}
+
+const resolveStream = defineOptions<StreamSettings>(
+  'runStream',
+  {
+    total: numberField({ min: 1, max: 100_000_000, integer: true }),
+    batch: numberField({ min: 1, max: 1 << 20, integer: true, default: 65536 }),
+    seed: numberField({ min: 0, max: 0xffffffff, integer: true, default: 1 }),
+    dupRate: numberField({ min: 0, max: 0.99, default: 0.25 }),
+  },
+  (o) => (o.total === undefined ? 'total is required (the number of URLs to generate)' : undefined),
+);
 
 /** Progress after a batch. */
 export interface StreamProgress {
@@ -73,13 +92,10 @@ export interface StreamHooks {
 
 /** Runs the stream to the end (or a cancel) and reports. Frees the seen-set before returning. */
 export async function runStream(options: StreamOptions, hooks: StreamHooks): Promise<StreamReport> {
-  const total = options.total;
-  const batch = options.batch ?? 65536;
-  if (!Number.isInteger(total) || total < 1 || total > 100_000_000) {
-    throw new RangeError(`total: expected an integer in [1, 100000000], received ${total}`);
-  }
-  if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batch: expected a positive integer, received ${batch}`);
-  const synth = new SyntheticUrls({ seed: options.seed ?? 1, dupRate: options.dupRate ?? 0.25 });
+  const o = resolveStream(options);
+  const total = o.total!;
+  const batch = o.batch;
+  const synth = new SyntheticUrls({ seed: o.seed, dupRate: o.dupRate });
   const seen = new DemoSeenSet(total);
   const raw: string[] = [];
   const canon: string[] = [];

@@ -12,16 +12,23 @@
  * pages carry a small query. Randomness is a seeded 32-bit generator (mulberry32), so the same
  * options give the same stream in Node and in a browser.
  */
+import { defineOptions, numberField } from '../../src/options/index.js';
 
 /** Options of `SyntheticUrls`. */
 export interface SynthOptions {
   /** Seed of the stream (any u32). Default 1. */
   readonly seed?: number;
-  /** Probability that a URL re-spells an earlier page instead of a new one, in [0, 1). Default 0.25. */
+  /** Probability that a URL re-spells an earlier page instead of a new one, in [0, 0.99]. Default 0.25. */
   readonly dupRate?: number;
   /** Number of distinct sites pages are spread over, in [1, 10⁶]. Default 2,000. */
   readonly hosts?: number;
 }
+
+const resolveSynth = defineOptions<Required<SynthOptions>>('SyntheticUrls', {
+  seed: numberField({ min: 0, max: 0xffffffff, integer: true, default: 1 }),
+  dupRate: numberField({ min: 0, max: 0.99, default: 0.25 }),
+  hosts: numberField({ min: 1, max: 1_000_000, integer: true, default: 2000 }),
+});
 
 const TLDS = ['com', 'org', 'net', 'de', 'co.uk', 'jp', 'io', 'fr'];
 const SUBS = ['www', 'blog', 'shop', 'news', 'docs'];
@@ -112,17 +119,13 @@ export class SyntheticUrls {
   private readonly random: () => number;
   private nextId = 0;
 
+  /** A stream with the given options; throws `InvalidArgumentError` naming a bad one. */
   constructor(options: SynthOptions = {}) {
-    const seed = options.seed ?? 1;
-    const dupRate = options.dupRate ?? 0.25;
-    const hosts = options.hosts ?? 2000;
-    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`seed: expected a u32, received ${seed}`);
-    if (!(dupRate >= 0 && dupRate < 1)) throw new RangeError(`dupRate: expected a number in [0, 1), received ${dupRate}`);
-    if (!Number.isInteger(hosts) || hosts < 1 || hosts > 1_000_000) throw new RangeError(`hosts: expected an integer in [1, 1000000], received ${hosts}`);
-    this.seed = seed;
-    this.dupRate = dupRate;
-    this.sites = sitesFor(seed, hosts);
-    this.random = rng(seed);
+    const o = resolveSynth(options);
+    this.seed = o.seed;
+    this.dupRate = o.dupRate;
+    this.sites = sitesFor(o.seed, o.hosts);
+    this.random = rng(o.seed);
   }
 
   /** Distinct pages emitted so far. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type StreamHooks, type StreamProgress, runStream } from '../../demo/src/stream.js';
 import { SyntheticUrls } from '../../demo/src/synth.js';
-import { canonicalize } from '../../src/index.js';
+import { InvalidArgumentError, canonicalize } from '../../src/index.js';
 
 /** Hooks on a fake clock that advances 1 ms per reading. */
 function hooks(cancelAfter = Infinity): StreamHooks & { seen: StreamProgress[] } {
@@ -49,5 +49,7 @@ describe('runStream', () => {
     await expect(runStream({ total: 0 }, hooks())).rejects.toThrow(/total/);
     await expect(runStream({ total: 1.5 }, hooks())).rejects.toThrow(/total/);
     await expect(runStream({ total: 10, batch: 0 }, hooks())).rejects.toThrow(/batch/);
+    await expect(runStream({} as { total: number }, hooks())).rejects.toThrow(/total is required/);
+    await expect(runStream({ total: 10, dupRate: 1 }, hooks())).rejects.toThrow(InvalidArgumentError);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SyntheticUrls } from '../../demo/src/synth.js';
-import { canonicalize } from '../../src/index.js';
+import { InvalidArgumentError, canonicalize } from '../../src/index.js';
 
 describe('SyntheticUrls', () => {
   it('is deterministic for a seed and differs across seeds', () => {
@@ -54,5 +54,6 @@ describe('SyntheticUrls', () => {
     expect(() => new SyntheticUrls({ dupRate: 1 })).toThrow(/dupRate/);
     expect(() => new SyntheticUrls({ dupRate: Number.NaN })).toThrow(/dupRate/);
     expect(() => new SyntheticUrls({ hosts: 0 })).toThrow(/hosts/);
+    expect(() => new SyntheticUrls({ hosts: 2.5 })).toThrow(InvalidArgumentError);
   });
 });
