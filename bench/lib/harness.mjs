@@ -52,7 +52,8 @@ export function memoryInUse() {
   globalThis.gc?.();
   globalThis.gc?.();
   const m = process.memoryUsage();
-  return m.heapUsed + m.external + m.arrayBuffers;
+  // `external` already includes `arrayBuffers` (wasm memory and typed arrays live there).
+  return m.heapUsed + m.external;
 }
 
 export function fmt(n, digits = 3) {
