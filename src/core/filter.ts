@@ -106,7 +106,7 @@ export function withKeysInCore<T>(keys: KeyArray, use: (ptr: number, count: numb
 export function takeBytes(handle: number): Uint8Array {
   const ex = core().exports;
   try {
-    const ptr = ex.meguri_bytes_ptr(handle);
+    const ptr = ex.meguri_bytes_ptr(handle) >>> 0;
     return core().copyOutBytes(ptr, ex.meguri_bytes_len(handle));
   } finally {
     ex.meguri_bytes_free(handle);
