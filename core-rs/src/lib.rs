@@ -16,6 +16,7 @@ pub mod drum;
 pub mod filter;
 pub mod hash;
 pub mod ribbon;
+pub mod seen;
 pub mod simhash;
 pub mod wheel;
 

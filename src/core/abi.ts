@@ -115,6 +115,16 @@ export interface RibbonExports {
   meguri_ribbon_shard_index_batch(keys: number, count: number, log2: number, out: number): void;
 }
 
+/**
+ * The seen-set's batch step (core-rs/src/abi/seen.rs): a DRUM set handle and a Bloom handle
+ * in one call. `out` may be 0 in `meguri_seen_merge` (no verdicts wanted).
+ */
+export interface SeenExports {
+  meguri_seen_merge(set: number, filter: number, keys: number, n: number, out: number): number;
+  meguri_seen_contains(set: number, filter: number, keys: number, n: number, out: number): void;
+  meguri_seen_fill(set: number, filter: number): void;
+}
+
 /** Every export the core provides. Later kernels extend this intersection. */
 export type CoreExports = MemoryExports &
   HashExports &
@@ -123,7 +133,8 @@ export type CoreExports = MemoryExports &
   SimhashExports &
   FilterExports &
   BloomExports &
-  RibbonExports;
+  RibbonExports &
+  SeenExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -183,4 +194,7 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_ribbon_builder_add_shard',
   'meguri_ribbon_builder_finish',
   'meguri_ribbon_shard_index_batch',
+  'meguri_seen_merge',
+  'meguri_seen_contains',
+  'meguri_seen_fill',
 ];

@@ -20,6 +20,7 @@ pub mod filter;
 pub mod hash;
 pub mod mem;
 pub mod ribbon;
+pub mod seen;
 pub mod simhash;
 pub mod wheel;
 
