@@ -28,5 +28,6 @@ export {
   type TrapFlags,
   type TrapObservation,
 } from './traps.js';
+export { NearDup, type NearDupOptions } from './neardup.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';
