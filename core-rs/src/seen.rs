@@ -18,6 +18,7 @@
 //!   1. maybe_i   = F.may_contain(k_i)                   one cache miss per key
 //!   2. verdict_i = S.merge_hinted(keys, maybe)           maybe_i = 0 skips the exact lookup
 //!   3. F.add(k_i) for every i with verdict_i = 1         restores F ⊇ S
+//!   (steps 1–2 become a plain S.merge when the batch is dense in S: see HINT_MIN_RATIO)
 //! contains(keys):  maybe_i = F.may_contain(k_i); exact lookup only where maybe_i = 1
 //! fill(F, S):      F.add(k) for every k in S             growth rebuild and recovery
 //! ```
@@ -32,11 +33,20 @@
 //! With a fraction `r` of rediscoveries and filter false-positive rate `ε`, the exact lookups
 //! fall from every key to `r + (1 − r)·ε` of them (31 % for a crawl's 30 % rediscoveries at
 //! ε = 1 %); the insert itself (side run, then a sequential fold into the main run) is paid
-//! for every new key either way. Measured numbers are in `bench/suites/url.bench.mjs`.
+//! for every new key either way. Measured numbers: see `HINT_MIN_RATIO` and
+//! `bench/suites/seenset.bench.mjs`.
 
 use crate::bloom::BlockedBloom;
 use crate::drum::{key_of, DrumSet, Key};
 use crate::filter::{Membership, UrlKey};
+
+/// The filter query is skipped when the set holds fewer than this many keys per batch key.
+/// Then a bucket's batch keys fall close together in its main run, each gallop stays within
+/// a few cache lines, and the query costs more than the lookups it saves. Measured (wasm, CPU
+/// ns per key, bench/suites/seenset.bench.mjs, 1M-key stream): batches of 65 536 (ratio ≈ 15)
+/// hinted 433 vs unhinted 407; batches of 4096 (ratio ≈ 240) hinted 1041 vs 1257; 10M keys in
+/// batches of 4096 (ratio ≈ 2400) hinted 2437 vs 3134.
+const HINT_MIN_RATIO: usize = 32;
 
 fn to_drum_keys(keys: &[UrlKey]) -> Vec<Key> {
     keys.iter().map(|k| key_of(k[0], k[1])).collect()
@@ -52,9 +62,14 @@ pub fn merge(set: &mut DrumSet, filter: &mut BlockedBloom, keys: &[UrlKey], verd
     if n == 0 {
         return 0;
     }
-    let mut maybe = vec![0u8; n];
-    filter.may_contain_batch(keys, &mut maybe);
-    let added = set.merge_hinted(&to_drum_keys(keys), None, Some(&maybe), Some(verdicts));
+    let drum_keys = to_drum_keys(keys);
+    let added = if set.len() >= HINT_MIN_RATIO * n {
+        let mut maybe = vec![0u8; n];
+        filter.may_contain_batch(keys, &mut maybe);
+        set.merge_hinted(&drum_keys, None, Some(&maybe), Some(verdicts))
+    } else {
+        set.merge(&drum_keys, None, Some(verdicts))
+    };
     let fresh: Vec<UrlKey> = keys.iter().zip(verdicts.iter()).filter(|(_, &v)| v == 1).map(|(k, _)| *k).collect();
     debug_assert_eq!(fresh.len(), added);
     filter.add_batch(&fresh);
@@ -62,15 +77,20 @@ pub fn merge(set: &mut DrumSet, filter: &mut BlockedBloom, keys: &[UrlKey], verd
 }
 
 /// Exact membership through the filter: `out[i]` = 1 when key `i` is in the set. Keys the
-/// filter rules out are answered without touching the exact set.
+/// filter rules out are answered without touching the exact set; the rest go to the exact
+/// set as one lookup batch (sorted and galloped when it is large).
 pub fn contains(set: &DrumSet, filter: &BlockedBloom, keys: &[UrlKey], out: &mut [u8]) {
     assert_eq!(keys.len(), out.len(), "seen::contains: one verdict slot per key");
     filter.may_contain_batch(keys, out);
-    for (k, o) in keys.iter().zip(out.iter_mut()) {
+    let mut at: Vec<usize> = Vec::new();
+    let mut maybe: Vec<Key> = Vec::new();
+    for (i, (k, o)) in keys.iter().zip(out.iter()).enumerate() {
         if *o != 0 {
-            *o = u8::from(set.contains(key_of(k[0], k[1])));
+            at.push(i);
+            maybe.push(key_of(k[0], k[1]));
         }
     }
+    set.lookup_batch(&maybe, |j, hit| out[at[j]] = u8::from(hit.is_some()));
 }
 
 /// Adds every key of `set` to `filter`, establishing F ⊇ S for a fresh filter (the growth

@@ -2,7 +2,8 @@
  * The seen-set's batch step over the core (core-rs/src/seen.rs holds the protocol and its
  * cost): a `BloomFilter` in front of a `DrumSet`, driven by one export per chunk that queries
  * the filter, merges into the exact set — skipping the exact lookup of every key the filter
- * rules out — and adds the new keys to the filter.
+ * rules out — and adds the new keys to the filter. (A batch large next to the set skips the
+ * query: its lookups are cheap sequential gallops; the threshold is measured in seen.rs.)
  *
  * Internal: `SeenSet` (src/dedup) is the public face and the only caller. The pair must keep
  * the invariant every key of the set is in the filter; these functions keep it, and anything
