@@ -274,7 +274,7 @@ describe('SeenSet options and misuse', () => {
 
   it('has documented defaults', () => {
     using s = new SeenSet();
-    expect(s.options).toEqual({ capacity: 1 << 20, fpRate: 0.01, buckets: 1024 });
+    expect(s.options).toEqual({ capacity: 1 << 20, fpRate: 0.01, buckets: 256 });
     expect(Object.isFrozen(s.options)).toBe(true);
     expect([s.len, s.capacity, s.fpRate, s.growths, s.bitsPerUrl]).toEqual([0, 1 << 20, 0.01, 0, 0]);
   });
