@@ -100,7 +100,8 @@ const adopt: unique symbol = Symbol('adopt');
 /**
  * The seen-set: check-and-insert over URLKeys (`KeyArray`, four u32 lanes per key) with no
  * false negatives. Owns wasm memory: call `free()` (or use `using`) when done; any use after
- * that throws `UseAfterFreeError`.
+ * that throws `UseAfterFreeError`. (Dropped without `free()`, its two tiers are released by
+ * their own FinalizationRegistry backstops, whenever the garbage collector gets to them.)
  *
  * Verdict convention, as in `DrumSet.merge`: in a verdict array **1 = new** (recorded by this
  * call), **0 = already seen**. The single-key `seen` answers the question its name asks:
