@@ -17,6 +17,7 @@ pub mod filter;
 pub mod hash;
 pub mod neardup;
 pub mod ribbon;
+pub mod seen;
 pub mod simhash;
 pub mod wheel;
 

@@ -115,16 +115,15 @@ export interface RibbonExports {
   meguri_ribbon_shard_index_batch(keys: number, count: number, log2: number, out: number): void;
 }
 
-/** Every export the core provides. Later kernels extend this intersection. */
-export type CoreExports = MemoryExports &
-  HashExports &
-  DrumExports &
-  WheelExports &
-  SimhashExports &
-  FilterExports &
-  BloomExports &
-  RibbonExports &
-  NearDupExports;
+/**
+ * The seen-set's batch step (core-rs/src/abi/seen.rs): a DRUM set handle and a Bloom handle
+ * in one call. `out` may be 0 in `meguri_seen_merge` (no verdicts wanted).
+ */
+export interface SeenExports {
+  meguri_seen_merge(set: number, filter: number, keys: number, n: number, out: number): number;
+  meguri_seen_contains(set: number, filter: number, keys: number, n: number, out: number): void;
+  meguri_seen_fill(set: number, filter: number): void;
+}
 
 /** Near-duplicate index (core-rs/src/abi/neardup.rs). `h` is an index handle. */
 export interface NearDupExports {
@@ -140,6 +139,16 @@ export interface NearDupExports {
 }
 
 /** Every export the core provides. Later kernels extend this intersection. */
+export type CoreExports = MemoryExports &
+  HashExports &
+  DrumExports &
+  WheelExports &
+  SimhashExports &
+  FilterExports &
+  BloomExports &
+  RibbonExports &
+  SeenExports &
+  NearDupExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -199,6 +208,9 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_ribbon_builder_add_shard',
   'meguri_ribbon_builder_finish',
   'meguri_ribbon_shard_index_batch',
+  'meguri_seen_merge',
+  'meguri_seen_contains',
+  'meguri_seen_fill',
   'meguri_neardup_new',
   'meguri_neardup_free',
   'meguri_neardup_len',

@@ -8,8 +8,15 @@
  *
  * Shape note (bench/suites/xxhash.bench.mjs): UTF-8 encoding, not hashing, is the cost of a
  * short-string batch (about 125 ns of `encodeInto` per 70-byte URL against 25–40 ns of
- * hashing). Joining a chunk into one string and encoding it once, a `charCodeAt` loop and
- * Node's `Buffer#utf8Write` were each measured and none beat one `encodeInto` per string.
+ * hashing). A `charCodeAt` loop and Node's `Buffer#utf8Write` were each measured and neither
+ * beat one `encodeInto` per string. What does beat it is `stageStrings`' grouping: 64 short
+ * strings concatenated and encoded by one `encodeInto`, which saves 63 encoder calls and 63
+ * `subarray` views; a rare non-ASCII string costs only its own group a second encoding. Measured
+ * on 300k canonical URLs (xxh64 of the batch, staging included, CPU ns per URL, median of 9
+ * interleaved runs on a shared 2-core machine): one `encodeInto` per string 478; groups of 64
+ * 261 (1.8×); with 0.1 % non-ASCII strings 529 vs 285. Groups of 16 and 256 measured within
+ * noise of 64 on ASCII; 256 lost more on the mixed batch. Joining a whole ~256 Ki-unit chunk
+ * into one string measured 349 ASCII but 871 mixed (every chunk falls back).
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { core } from './instance.js';
@@ -67,22 +74,54 @@ export function xxh64Lanes(
   return out;
 }
 
+/** Most strings, and most UTF-16 units, a group of `stageStrings` encodes in one call. */
+const STAGE_GROUP = 64;
+const STAGE_GROUP_UNITS = 8192;
+
 /**
  * Stages strings[from, to) as UTF-8 at `dataPtr` with `count + 1` u32 offsets at
  * `offsetsPtr` (offset 0 first). Returns the bytes written. The caller sized the data region
  * for the worst case (3 bytes per UTF-16 unit).
+ *
+ * Short strings are encoded in groups (up to 64 strings and 8 Ki units; a longer string is a
+ * group alone) with one `encodeInto` per group. A group is pure ASCII exactly when the bytes
+ * written equal its units, and then the offsets are the running lengths; otherwise it is
+ * re-encoded string by string (a one-string group is exact either way). The unit cap bounds
+ * that re-encoding, so batches of long non-ASCII texts do not pay twice.
  */
 export function stageStrings(strings: readonly string[], from: number, to: number, dataPtr: number, offsetsPtr: number): number {
   const c = core();
   const u8 = c.u8;
   const u32 = c.u32;
   let o = offsetsPtr >>> 2;
-  u32[o++] = 0;
+  u32[o] = 0;
   let at = dataPtr;
-  for (let k = from; k < to; k++) {
-    const s = strings[k]!;
-    at += encoder.encodeInto(s, u8.subarray(at, at + s.length * 3)).written;
-    u32[o++] = at - dataPtr;
+  let g = from;
+  while (g < to) {
+    const first = o;
+    let joined = '';
+    let units = 0;
+    let end = g;
+    do {
+      const s = strings[end++]!;
+      joined += s;
+      units += s.length;
+      u32[++o] = at - dataPtr + units; // right if the group is ASCII (1 byte per unit)
+    } while (end < to && end - g < STAGE_GROUP && units + strings[end]!.length <= STAGE_GROUP_UNITS);
+    const written = encoder.encodeInto(joined, u8.subarray(at, at + units * 3)).written;
+    if (written === units || end - g === 1) {
+      at += written;
+      u32[o] = at - dataPtr;
+    } else {
+      // Some string of the group is not ASCII: encode them one by one for exact offsets.
+      o = first;
+      for (let k = g; k < end; k++) {
+        const s = strings[k]!;
+        at += encoder.encodeInto(s, u8.subarray(at, at + s.length * 3)).written;
+        u32[++o] = at - dataPtr;
+      }
+    }
+    g = end;
   }
   return at - dataPtr;
 }

@@ -18,8 +18,14 @@ const backstop = new FinalizationRegistry<Held>(({ handle, release }) => {
   if (isCoreLoaded()) release(handle);
 });
 
+let readHandle: (r: Resident) => number;
+
 /** Base class of the wasm-resident kernels: holds the handle and enforces free-once. */
 export abstract class Resident {
+  static {
+    readHandle = (r) => r.handle;
+  }
+
   #handle: number;
   readonly #what: string;
   readonly #release: (handle: number) => void;
@@ -60,6 +66,15 @@ export abstract class Resident {
   [Symbol.dispose](): void {
     this.free();
   }
+}
+
+/**
+ * @internal The live handle of `r` (throws `UseAfterFreeError` after `free()`), for the few
+ * core wrappers whose export takes two objects in one call (src/core/seen.ts). Not part of
+ * the public surface: src/core/index.ts does not re-export it.
+ */
+export function residentHandle(r: Resident): number {
+  return readHandle(r);
 }
 
 /** Copies `count` keys (4 lanes each) of `keys`, starting at key `from`, to wasm memory at `ptr`. */

@@ -1,13 +1,14 @@
 /**
- * src/dedup: the layer that turns the same content under many URLs, and URL streams that
- * never end, into a bounded crawl — content fingerprints and change verdicts, soft-404
- * templates, trap patterns and admission. (The seen-set and near-dup index, over the wasm
- * kernels, join this module.)
+ * src/dedup: the layer that turns the same URL discovered a thousand times into one entry,
+ * the same content under many URLs into one crawl, and URL streams that never end into a
+ * bounded crawl — the seen-set, content fingerprints and change verdicts, soft-404
+ * templates, trap patterns and admission.
  *
- * Owns: what "the same content" and "a changed page" mean, and when a host's discoveries
- * are parked. Never: fetching, clocks (time arrives as `nowHours` arguments) or dropping a
- * URL — a trapped URL is parked as a row so it still dedups, and a false verdict here must
- * cost a delay, never a lost page.
+ * Owns: what "already seen", "the same content" and "a changed page" mean, and when a host's
+ * discoveries are parked. Never: fetching, clocks (time arrives as `nowHours` arguments) or
+ * dropping a URL — the seen-set has no false negatives (a filter hit is confirmed against the
+ * exact set), a trapped URL is parked as a row so it still dedups, and a false verdict here
+ * must cost a delay or a confirm, never a lost page.
  */
 export {
   CHANGE_KIND_NAMES,
@@ -27,4 +28,6 @@ export {
   type TrapFlags,
   type TrapObservation,
 } from './traps.js';
+export { NearDup, type NearDupOptions } from './neardup.js';
+export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';

@@ -102,6 +102,25 @@ describe('batch forms', () => {
     expect(batch[strings.length - 1]).toBe(xxh64(strings[strings.length - 1]!, 99n));
   });
 
+  it('stages ASCII groups and non-ASCII strings alike (property)', () => {
+    // Batches mixing ASCII URLs with strings that are not ASCII (2-, 3- and 4-byte UTF-8,
+    // lone surrogates), empty strings and strings longer than a staging group, so groups
+    // take both the one-call path and the string-by-string fallback at every position.
+    const piece = fc.oneof(
+      { arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 90 }), weight: 8 },
+      { arbitrary: fc.string({ unit: 'binary', maxLength: 20 }), weight: 1 },
+      { arbitrary: fc.constantFrom('', 'é', '€', '😀', '\ud800', 'x\udfff'), weight: 1 },
+      { arbitrary: fc.integer({ min: 8000, max: 9000 }).map((n) => 'a'.repeat(n)), weight: 1 },
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 300 }), (strings) => {
+        const lanes = xxh64BatchLanes(strings, 7n);
+        strings.forEach((str, i) => expect(lanesToU64(lanes[2 * i]!, lanes[2 * i + 1]!)).toBe(xxh64(str, 7n)));
+      }),
+      { seed: 0x5747, numRuns: 60 },
+    );
+  });
+
   it('handles an empty batch', () => {
     expect(xxh64Batch([]).length).toBe(0);
   });

@@ -21,6 +21,7 @@ pub mod hash;
 pub mod mem;
 pub mod neardup;
 pub mod ribbon;
+pub mod seen;
 pub mod simhash;
 pub mod wheel;
 
