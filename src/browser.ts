@@ -11,3 +11,6 @@ export * from './url/index.js';
 export * from './dedup/index.js';
 // The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
 export * from './fetch/robots.js';
+export * from './format/index.js';
+export * from './prioritize/index.js';
+export * from './frontier/index.js';

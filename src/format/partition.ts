@@ -1,0 +1,487 @@
+/**
+ * The `.meguri` partition file: one frontier's durable state in one self-checking image.
+ *
+ * ```
+ *  offset  size  field
+ *  0       8     magic  89 4D 45 47 55 52 49 0A   ("\x89MEGURI\n": a high byte and a newline
+ *                                                   catch 7-bit and text-mode transfers)
+ *  8       2     format major (readers reject any other major)
+ *  10      2     format minor (a newer minor only adds sections/columns/fields: skipped)
+ *  12      4     section count n
+ *  16      4     header bytes = 32 + 32·n
+ *  20      4     reserved (0)
+ *  24      8     xxHash64 (seed 0) of bytes [0, 24) ‖ the section table
+ *  32      32·n  section table, one entry per section:
+ *                  u32 id · u32 reserved · u64 offset · u64 length · u64 xxHash64 of the bytes
+ *  …             sections, back to back in table order: together with the header they
+ *                tile the file exactly, so every byte is under a checksum
+ * ```
+ * Every integer is little-endian. Sections:
+ *
+ * | id | name        | contents                                                          |
+ * |----|-------------|-------------------------------------------------------------------|
+ * | 1  | meta        | partition id, created hour, row and host counts, canon-policy     |
+ * |    |             | version, then a JSON object of settings                           |
+ * | 2  | urls        | u32 rows, u32 columns, then per column: u16 id, u8 type, u8 lanes,|
+ * |    |             | u32 byte length, the data (rows·lanes values), padded to 8        |
+ * | 3  | hosts       | u32 count, then per host: u32 record length, fixed fields, name   |
+ * |    |             | and IP strings (newer fields append; readers skip what they lack) |
+ * | 4  | arena       | the string arena the URL columns refer into                       |
+ * | 5  | seen-filter | the seen-set filter blob (empty until a SeenSet fronts the table) |
+ * | 6  | prioritizer | the prioritizer's host-level state blob                           |
+ * | 7  | freshness   | the freshness policy's state blob                                 |
+ * | 8  | scheduler   | scheduler counters the URL and host records do not carry          |
+ *
+ * Rows in `urls` are sorted by URLKey and hosts by HostKey, so a file is a canonical image
+ * of its frontier: the same frontier always encodes to the same bytes.
+ *
+ * `decodePartition` validates the header, the table (ids unique, sections inside the file,
+ * not overlapping the header or each other), every checksum, and every length inside the
+ * sections before it returns; any failure is a `CorruptPartitionError` naming the section.
+ * It never returns a partially read image. The semantic checks (key order, references into
+ * the arena, status values) are the frontier's, in `Frontier.recover`.
+ *
+ * The codec is browser-safe (no `node:` import); the atomic file write is in `./file.ts`.
+ */
+import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
+import { xxh64Lanes } from '../core/hash.js';
+import { ByteReader, ByteWriter } from './bytes.js';
+
+/** `\x89MEGURI\n`. */
+export const PARTITION_MAGIC: Uint8Array = Uint8Array.of(0x89, 0x4d, 0x45, 0x47, 0x55, 0x52, 0x49, 0x0a);
+/** The format major this build reads and writes. */
+export const FORMAT_MAJOR = 1;
+/** The format minor this build writes. */
+export const FORMAT_MINOR = 0;
+
+/** Section ids (see the module comment). */
+export const SectionId = {
+  Meta: 1,
+  Urls: 2,
+  Hosts: 3,
+  Arena: 4,
+  SeenFilter: 5,
+  Prioritizer: 6,
+  Freshness: 7,
+  Scheduler: 8,
+} as const;
+
+const SECTION_NAMES: Record<number, string> = {
+  1: 'meta',
+  2: 'urls',
+  3: 'hosts',
+  4: 'arena',
+  5: 'seen-filter',
+  6: 'prioritizer',
+  7: 'freshness',
+  8: 'scheduler',
+};
+
+const HEADER_BYTES = 32;
+const ENTRY_BYTES = 32;
+/** Sections a partition cannot be read without. */
+const REQUIRED = [SectionId.Meta, SectionId.Urls, SectionId.Hosts, SectionId.Arena];
+
+/** Element type of a URL column. */
+export type ColumnType = 'u8' | 'u16' | 'u32' | 'f32' | 'f64';
+const TYPE_CODES: readonly ColumnType[] = ['u8', 'u16', 'u32', 'f32', 'f64'];
+const TYPE_WIDTH: Record<ColumnType, number> = { u8: 1, u16: 2, u32: 4, f32: 4, f64: 8 };
+
+/** A typed array of one of the column types. */
+export type ColumnData = Uint8Array | Uint16Array | Uint32Array | Float32Array | Float64Array;
+
+/** One URL column: `rows · lanes` values of `type`, row-major (row i at [i·lanes, (i+1)·lanes)). */
+export interface ColumnBlock {
+  /** Stable column id (the frontier's table assigns them; unknown ids are skipped on read). */
+  readonly id: number;
+  readonly type: ColumnType;
+  /** Values per row (4 for a URLKey, 2 for a u64, 1 otherwise). */
+  readonly lanes: number;
+  readonly data: ColumnData;
+}
+
+/** One host record as stored (field meanings: src/frontier/hosts.ts). */
+export interface HostImage {
+  hostKeyLo: number;
+  hostKeyHi: number;
+  name: string;
+  /** Resolved IP, '' when none. */
+  ip: string;
+  flags: number;
+  /** Scheduler bits (bit 0: holds a back queue). */
+  sched: number;
+  crawlDelayMs: number;
+  intervalMs: number;
+  nextEligibleMs: number;
+  lastDispatchMs: number;
+  latencyMs: number;
+  urlBudget: number;
+  depthCap: number;
+  admitted: number;
+  hostScore: number;
+  activatedAtMs: number;
+  waitingSinceMs: number;
+  ipSpendMs: number;
+  ipSpendIntervalMs: number;
+  servedSinceActivation: number;
+  ceilingStreak: number;
+}
+
+/** Numeric fields of a host record, in their on-disk order after the key (all f64). */
+const HOST_NUMBERS = [
+  'flags',
+  'sched',
+  'crawlDelayMs',
+  'intervalMs',
+  'nextEligibleMs',
+  'lastDispatchMs',
+  'latencyMs',
+  'urlBudget',
+  'depthCap',
+  'admitted',
+  'hostScore',
+  'activatedAtMs',
+  'waitingSinceMs',
+  'ipSpendMs',
+  'ipSpendIntervalMs',
+  'servedSinceActivation',
+  'ceilingStreak',
+] as const satisfies readonly (keyof HostImage)[];
+
+/** Small fixed facts about the partition. */
+export interface PartitionMeta {
+  readonly partitionId: number;
+  /** Epoch-hours the partition was created. */
+  readonly createdHours: number;
+  /** Version of the canonicalization policy URL identity was computed under. */
+  readonly canonPolicyVersion: number;
+  /** Free-form settings recorded with the partition (grouping, option fingerprints). */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/** A decoded partition: the whole durable state of one frontier. */
+export interface PartitionImage {
+  readonly meta: PartitionMeta;
+  /** Minor version of the file it was read from (FORMAT_MINOR when built in memory). */
+  readonly formatMinor: number;
+  readonly rows: number;
+  readonly columns: readonly ColumnBlock[];
+  /** Sorted by HostKey (high lane, then low). */
+  readonly hosts: readonly HostImage[];
+  readonly arena: Uint8Array;
+  readonly seenFilter: Uint8Array;
+  readonly prioritizer: Uint8Array;
+  readonly freshness: Uint8Array;
+  readonly scheduler: Uint8Array;
+}
+
+function checksum(bytes: Uint8Array, out: Uint32Array): Uint32Array {
+  return xxh64Lanes(bytes, 0, out, 0);
+}
+
+function encodeMeta(p: PartitionImage): Uint8Array {
+  const w = new ByteWriter(256);
+  w.u32(p.meta.partitionId);
+  w.u32(p.meta.createdHours);
+  w.u32(p.rows);
+  w.u32(p.hosts.length);
+  w.u32(p.meta.canonPolicyVersion);
+  w.string(JSON.stringify(p.meta.settings));
+  return w.view8().slice();
+}
+
+function encodeUrls(p: PartitionImage): Uint8Array {
+  let size = 16;
+  for (const c of p.columns) size += 8 + c.data.byteLength + 8;
+  const w = new ByteWriter(size);
+  w.u32(p.rows);
+  w.u32(p.columns.length);
+  for (const c of p.columns) {
+    const expected = p.rows * c.lanes;
+    if (c.data.length !== expected) {
+      throw new InvalidArgumentError(`column ${c.id}: expected ${expected} values (${p.rows} rows × ${c.lanes} lanes), received ${c.data.length}`);
+    }
+    w.u16(c.id);
+    w.u8(TYPE_CODES.indexOf(c.type));
+    w.u8(c.lanes);
+    w.u32(c.data.byteLength);
+    w.pad(8);
+    w.block(c.data);
+    w.pad(8);
+  }
+  return w.view8().slice();
+}
+
+function encodeHosts(p: PartitionImage): Uint8Array {
+  const w = new ByteWriter(64 + p.hosts.length * 200);
+  w.u32(p.hosts.length);
+  for (const h of p.hosts) {
+    const start = w.length;
+    w.u32(0);
+    w.u32(h.hostKeyLo);
+    w.u32(h.hostKeyHi);
+    for (const f of HOST_NUMBERS) w.f64(h[f]);
+    w.string(h.name);
+    w.string(h.ip);
+    w.patchU32(start, w.length - start);
+  }
+  return w.view8().slice();
+}
+
+/**
+ * Encodes a partition image into `.meguri` bytes. Deterministic: equal images give equal
+ * bytes.
+ */
+export function encodePartition(p: PartitionImage): Uint8Array {
+  const bodies: [number, Uint8Array][] = [
+    [SectionId.Meta, encodeMeta(p)],
+    [SectionId.Urls, encodeUrls(p)],
+    [SectionId.Hosts, encodeHosts(p)],
+    [SectionId.Arena, p.arena],
+    [SectionId.SeenFilter, p.seenFilter],
+    [SectionId.Prioritizer, p.prioritizer],
+    [SectionId.Freshness, p.freshness],
+    [SectionId.Scheduler, p.scheduler],
+  ];
+  const n = bodies.length;
+  const headerBytes = HEADER_BYTES + ENTRY_BYTES * n;
+  let total = headerBytes;
+  const offsets: number[] = [];
+  for (const [, b] of bodies) {
+    offsets.push(total);
+    total += b.length;
+  }
+  const out = new Uint8Array(total);
+  const dv = new DataView(out.buffer);
+  out.set(PARTITION_MAGIC, 0);
+  dv.setUint16(8, FORMAT_MAJOR, true);
+  dv.setUint16(10, FORMAT_MINOR, true);
+  dv.setUint32(12, n, true);
+  dv.setUint32(16, headerBytes, true);
+  const sum = new Uint32Array(2);
+  for (let i = 0; i < n; i++) {
+    const [id, body] = bodies[i]!;
+    const at = HEADER_BYTES + i * ENTRY_BYTES;
+    const off = offsets[i]!;
+    dv.setUint32(at, id, true);
+    dv.setUint32(at + 8, off % 0x1_0000_0000, true);
+    dv.setUint32(at + 12, Math.floor(off / 0x1_0000_0000), true);
+    dv.setUint32(at + 16, body.length, true);
+    dv.setUint32(at + 20, 0, true);
+    checksum(body, sum);
+    dv.setUint32(at + 24, sum[0]!, true);
+    dv.setUint32(at + 28, sum[1]!, true);
+    out.set(body, off);
+  }
+  headerChecksum(out, headerBytes, sum);
+  dv.setUint32(24, sum[0]!, true);
+  dv.setUint32(28, sum[1]!, true);
+  return out;
+}
+
+/** xxHash64 of header bytes [0, 24) followed by the section table. */
+function headerChecksum(bytes: Uint8Array, headerBytes: number, out: Uint32Array): Uint32Array {
+  const joined = new Uint8Array(24 + headerBytes - HEADER_BYTES);
+  joined.set(bytes.subarray(0, 24), 0);
+  joined.set(bytes.subarray(HEADER_BYTES, headerBytes), 24);
+  return checksum(joined, out);
+}
+
+function sectionName(id: number): string {
+  return SECTION_NAMES[id] ?? `section ${id}`;
+}
+
+function decodeMeta(r: ByteReader): { meta: PartitionMeta; rows: number; hostCount: number } {
+  const partitionId = r.u32('partition id');
+  const createdHours = r.u32('created hours');
+  const rows = r.u32('row count');
+  const hostCount = r.u32('host count');
+  const canonPolicyVersion = r.u32('canon policy version');
+  const text = r.string('settings');
+  let settings: unknown;
+  try {
+    settings = JSON.parse(text);
+  } catch {
+    return r.fail('settings are not valid JSON');
+  }
+  if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) r.fail('settings are not a JSON object');
+  return { meta: { partitionId, createdHours, canonPolicyVersion, settings: settings as Record<string, unknown> }, rows, hostCount };
+}
+
+function decodeUrls(r: ByteReader, rows: number): ColumnBlock[] {
+  const count = r.u32('row count');
+  if (count !== rows) r.fail(`holds ${count} rows, the meta section says ${rows}`);
+  const ncols = r.u32('column count');
+  const seen = new Set<number>();
+  const cols: ColumnBlock[] = [];
+  for (let c = 0; c < ncols; c++) {
+    const id = r.u16('column id');
+    const code = r.u8('column type');
+    const lanes = r.u8('column lanes');
+    const byteLength = r.u32('column byte length');
+    r.align(8);
+    const type = TYPE_CODES[code];
+    if (type === undefined) r.fail(`column ${id} has unknown type code ${code}`);
+    if (lanes < 1) r.fail(`column ${id} has ${lanes} lanes`);
+    if (seen.has(id)) r.fail(`column ${id} appears twice`);
+    seen.add(id);
+    const width = TYPE_WIDTH[type];
+    if (byteLength !== rows * lanes * width) {
+      r.fail(`column ${id} holds ${byteLength} bytes, expected ${rows * lanes * width} (${rows} rows × ${lanes} lanes × ${width})`);
+    }
+    const raw = r.take(byteLength, `column ${id}`);
+    // Copy into a fresh aligned buffer: the typed array must own its bytes and be aligned.
+    const own = raw.slice().buffer;
+    let data: ColumnData;
+    switch (type) {
+      case 'u8':
+        data = new Uint8Array(own);
+        break;
+      case 'u16':
+        data = new Uint16Array(own);
+        break;
+      case 'u32':
+        data = new Uint32Array(own);
+        break;
+      case 'f32':
+        data = new Float32Array(own);
+        break;
+      case 'f64':
+        data = new Float64Array(own);
+        break;
+    }
+    r.align(8);
+    cols.push({ id, type, lanes, data });
+  }
+  r.end();
+  return cols;
+}
+
+function decodeHosts(r: ByteReader, hostCount: number): HostImage[] {
+  const count = r.u32('host count');
+  if (count !== hostCount) r.fail(`holds ${count} hosts, the meta section says ${hostCount}`);
+  const hosts: HostImage[] = [];
+  let prevHi = -1;
+  let prevLo = -1;
+  for (let i = 0; i < count; i++) {
+    const start = r.pos;
+    const len = r.u32('host record length');
+    if (len < 4 || start + len > r.bytes.length) r.fail(`host ${i} record length ${len} runs past the section`);
+    const rec = new ByteReader(r.take(len - 4, `host ${i}`), r.section);
+    const h = { hostKeyLo: rec.u32('host key'), hostKeyHi: rec.u32('host key') } as HostImage;
+    for (const f of HOST_NUMBERS) {
+      const v = rec.f64(f);
+      if (Number.isNaN(v)) rec.fail(`host ${i} field ${f} is NaN`);
+      (h as unknown as Record<string, number>)[f] = v;
+    }
+    h.name = rec.string('host name');
+    h.ip = rec.string('host ip');
+    // Fields a newer minor appended are skipped: the record length bounds them.
+    if (h.hostKeyHi < prevHi || (h.hostKeyHi === prevHi && h.hostKeyLo <= prevLo)) {
+      r.fail(`host ${i} (${h.name}) is not in strictly increasing HostKey order`);
+    }
+    prevHi = h.hostKeyHi;
+    prevLo = h.hostKeyLo;
+    hosts.push(h);
+  }
+  r.end();
+  return hosts;
+}
+
+/**
+ * Decodes and validates `.meguri` bytes. Throws `CorruptPartitionError` (its `section`
+ * names where) on any inconsistency; never returns a partial image. Arrays in the result
+ * own their memory (nothing aliases `bytes`).
+ */
+export function decodePartition(input: Uint8Array): PartitionImage {
+  if (!(input instanceof Uint8Array)) {
+    throw new InvalidArgumentError(`decodePartition: expected a Uint8Array, received ${typeof input}`);
+  }
+  // A Node Buffer's slice() aliases; read through a plain Uint8Array view so copies copy.
+  const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  const fail = (section: string, message: string): never => {
+    throw new CorruptPartitionError(section, message);
+  };
+  if (bytes.length < HEADER_BYTES) fail('header', `file is ${bytes.length} bytes, shorter than the ${HEADER_BYTES}-byte header`);
+  for (let i = 0; i < PARTITION_MAGIC.length; i++) {
+    if (bytes[i] !== PARTITION_MAGIC[i]) fail('header', 'bad magic: not a .meguri partition');
+  }
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const major = dv.getUint16(8, true);
+  const minor = dv.getUint16(10, true);
+  if (major !== FORMAT_MAJOR) fail('header', `format major ${major}, this build reads ${FORMAT_MAJOR}`);
+  const n = dv.getUint32(12, true);
+  const headerBytes = dv.getUint32(16, true);
+  if (n > 4096 || headerBytes !== HEADER_BYTES + ENTRY_BYTES * n) {
+    fail('header', `section count ${n} and header size ${headerBytes} disagree`);
+  }
+  if (headerBytes > bytes.length) fail('header', `section table needs ${headerBytes} bytes, file has ${bytes.length}`);
+  const sum = new Uint32Array(2);
+  headerChecksum(bytes, headerBytes, sum);
+  if (sum[0] !== dv.getUint32(24, true) || sum[1] !== dv.getUint32(28, true)) fail('header', 'header checksum mismatch');
+
+  const found = new Map<number, Uint8Array>();
+  const spans: [number, number, string][] = [];
+  for (let i = 0; i < n; i++) {
+    const at = HEADER_BYTES + i * ENTRY_BYTES;
+    const id = dv.getUint32(at, true);
+    const name = sectionName(id);
+    const offHi = dv.getUint32(at + 12, true);
+    const lenHi = dv.getUint32(at + 20, true);
+    if (offHi !== 0 || lenHi !== 0) fail(name, 'offset or length beyond 4 GiB in this build');
+    const off = dv.getUint32(at + 8, true);
+    const len = dv.getUint32(at + 16, true);
+    if (off < headerBytes || off + len > bytes.length) {
+      fail(name, `spans [${off}, ${off + len}) outside the file's data area [${headerBytes}, ${bytes.length})`);
+    }
+    if (found.has(id)) fail(name, 'listed twice in the section table');
+    const body = bytes.subarray(off, off + len);
+    checksum(body, sum);
+    if (sum[0] !== dv.getUint32(at + 24, true) || sum[1] !== dv.getUint32(at + 28, true)) fail(name, 'checksum mismatch');
+    spans.push([off, off + len, name]);
+    found.set(id, body);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  // The sections must tile [headerBytes, length): no overlap, no gap, no trailing bytes.
+  let at = headerBytes;
+  for (const [start, end, name] of spans) {
+    if (start < at) fail(name, `overlaps the previous section (starts at ${start}, previous ends at ${at})`);
+    if (start > at) fail(name, `${start - at} unaccounted bytes before it at offset ${at}`);
+    at = end;
+  }
+  if (at !== bytes.length) fail('header', `${bytes.length - at} bytes after the last section (file truncated or padded)`);
+  for (const id of REQUIRED) if (!found.has(id)) fail(sectionName(id), 'missing');
+  const section = (id: number): Uint8Array => found.get(id) ?? new Uint8Array(0);
+
+  const metaReader = new ByteReader(section(SectionId.Meta), 'meta');
+  const { meta, rows, hostCount } = decodeMeta(metaReader);
+  // A newer minor may append meta fields; this minor's reader stops at what it knows.
+  if (minor <= FORMAT_MINOR) metaReader.end();
+  const columns = decodeUrls(new ByteReader(section(SectionId.Urls), 'urls'), rows);
+  const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount);
+  return {
+    meta,
+    formatMinor: minor,
+    rows,
+    columns,
+    hosts,
+    arena: section(SectionId.Arena).slice(),
+    seenFilter: section(SectionId.SeenFilter).slice(),
+    prioritizer: section(SectionId.Prioritizer).slice(),
+    freshness: section(SectionId.Freshness).slice(),
+    scheduler: section(SectionId.Scheduler).slice(),
+  };
+}
+
+/** Byte ranges of every section of an encoded partition (tests truncate at these). */
+export function partitionSections(bytes: Uint8Array): { id: number; name: string; offset: number; length: number }[] {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = dv.getUint32(12, true);
+  const out: { id: number; name: string; offset: number; length: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const at = HEADER_BYTES + i * ENTRY_BYTES;
+    const id = dv.getUint32(at, true);
+    out.push({ id, name: sectionName(id), offset: dv.getUint32(at + 8, true), length: dv.getUint32(at + 16, true) });
+  }
+  return out;
+}

@@ -1,0 +1,92 @@
+/**
+ * The frontier's imports from sibling modules, gathered in one file so the scheduler reads
+ * against one small surface: the exact key → row index (`DrumSet`), the due-time wheel
+ * (`TimingWheel`), URL keying and host grouping (src/url), and admission (src/dedup).
+ */
+import { DrumSet } from '../core/drum.js';
+import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
+import type { KeyArray } from '../core/keys.js';
+import { TimingWheel } from '../core/wheel.js';
+import type { HostGrouping } from '../model/index.js';
+import { HOST_KEY_SEED, PATH_KEY_SEED, canonicalKey, urlKey } from '../url/index.js';
+
+export { admit } from '../dedup/index.js';
+
+/** The exact key → row index: a DrumSet whose payload is the row. */
+export type KeyIndex = DrumSet;
+
+/** A new empty key index. */
+export function newKeyIndex(): KeyIndex {
+  return new DrumSet();
+}
+
+/** A key index built from keys sorted in URLKey order with their rows. */
+export function keyIndexFromSorted(keys: Uint32Array, payloads: Uint32Array): KeyIndex {
+  return DrumSet.fromSorted(keys, payloads);
+}
+
+/** The due-time wheel; ticks are epoch-hours. */
+export type DueWheel = TimingWheel;
+
+/** A new wheel positioned at hour `now`. */
+export function newWheel(now: number): DueWheel {
+  return new TimingWheel({ now });
+}
+
+/**
+ * Writes the URLKey of (canonical `url`, host group key `host`) at key index `i` of `out`,
+ * exactly as src/url's `urlKey` derives it: HostKey = xxHash64(host, HOST_KEY_SEED),
+ * PathKey = xxHash64(url, PATH_KEY_SEED). So a seed given its host group and a discovery
+ * keyed by the URL router agree.
+ */
+export function keyOf(url: string, host: string, out: KeyArray, i: number): void {
+  xxh64Lanes(host, HOST_KEY_SEED, out, i * 4);
+  xxh64Lanes(url, PATH_KEY_SEED, out, i * 4 + 2);
+}
+
+const lanes2 = new Uint32Array(2);
+
+/**
+ * `keyOf` for many (url, host) pairs: PathKeys in one batched hash, HostKeys once per
+ * distinct host. Writes key i at lanes [4i, 4i + 4) of `out`.
+ */
+export function keyBatch(urls: readonly string[], hosts: readonly string[], out: KeyArray): void {
+  const n = urls.length;
+  const paths = xxh64BatchLanes(urls, PATH_KEY_SEED);
+  const memo = new Map<string, number>();
+  const hostLanes: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const h = hosts[i]!;
+    let at = memo.get(h);
+    if (at === undefined) {
+      xxh64Lanes(h, HOST_KEY_SEED, lanes2, 0);
+      at = hostLanes.length;
+      hostLanes.push(lanes2[0]!, lanes2[1]!);
+      memo.set(h, at);
+    }
+    const b = i * 4;
+    out[b] = hostLanes[at]!;
+    out[b + 1] = hostLanes[at + 1]!;
+    out[b + 2] = paths[2 * i]!;
+    out[b + 3] = paths[2 * i + 1]!;
+  }
+}
+
+/**
+ * Keys a link found on a page (canonical already, or canonicalized here relative to
+ * `base`): writes its key at index 0 of `out` and returns the canonical URL and its host
+ * group, or undefined when it is not a frontier URL.
+ */
+export function linkKey(raw: string, base: string | undefined, grouping: HostGrouping, out: KeyArray): { url: string; host: string } | undefined {
+  if (base === undefined) {
+    try {
+      return { url: raw, host: urlKey(raw, grouping, out, 0).hostGroup };
+    } catch {
+      // not in canonical form: canonicalize below
+    }
+  }
+  const c = canonicalKey(raw, base, grouping);
+  if (c === null) return undefined;
+  out.set(c.key.subarray(0, 4), 0);
+  return { url: c.url, host: c.hostGroup };
+}

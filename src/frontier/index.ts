@@ -1,0 +1,34 @@
+/**
+ * src/frontier: the in-partition crawl frontier — the Mercator scheduler (front bank, one
+ * back queue per active host with one fetch in flight, host heap by next-eligible time,
+ * ready bank by best URL, per-IP throttle), the outcome state machine, the schedule index,
+ * stats, and checkpoint/recovery through the `.meguri` codec.
+ *
+ * It owns the URL table (typed columns and a string arena, never an object per URL) and the
+ * host records. It never touches the network, a file or a real clock: it emits
+ * `FetchRequest`s, consumes `Outcome`s and `Discovery`s, and reads time only from the
+ * `nowMs` its caller passes, so a drain over a logical clock is exactly reproducible and a
+ * recovered partition continues the same dispatch sequence.
+ */
+export {
+  type Dispatched,
+  type DrainFetcher,
+  type DrainLimits,
+  type DueUrl,
+  Frontier,
+  type FrontierStats,
+  type HostSignal,
+  type SeedSpec,
+  type UrlSignal,
+} from './frontier.js';
+export {
+  type CrawledRecord,
+  type FreshnessHook,
+  type FrontierOptions,
+  type HostResolver,
+  type LinkRouter,
+  type RobotsSeam,
+  type SeenFilterSeam,
+  resolveFrontierOptions,
+} from './options.js';
+export { COLUMNS as URL_TABLE_COLUMNS, ColumnId } from './table.js';

@@ -1,0 +1,169 @@
+/**
+ * Frontier options and the seams other modules fill (robots, DNS, freshness, link routing,
+ * the seen-set filter). Every option is off or neutral by default, and an option that is
+ * off leaves the dispatch sequence byte-for-byte what it was without it (DESIGN §9.6).
+ */
+import type { Discovery } from '../model/index.js';
+import {
+  booleanField,
+  customField,
+  defineOptions,
+  enumField,
+  numberField,
+} from '../options/index.js';
+import type { HostGrouping } from '../model/index.js';
+import type { PolitenessConfig } from '../politeness/index.js';
+import type { PrioritizerParams } from '../prioritize/index.js';
+
+/**
+ * robots.txt, as the engine provides it. The frontier asks before a host's content URLs
+ * dispatch; it never fetches robots.txt itself.
+ */
+export interface RobotsSeam {
+  /** Whether robots.txt for `host` is known (fetched, cached, or known absent). */
+  ready(host: string): boolean;
+  /** Asks the engine to fetch robots.txt for `host` (non-blocking; called when not ready). */
+  request?(host: string): void;
+  /** Whether `url` may be fetched (only asked once `ready(host)` is true). */
+  isAllowed(url: string): boolean;
+  /** The host's Crawl-delay in ms, if robots.txt set one. */
+  crawlDelayMs(host: string): number | undefined;
+}
+
+/**
+ * DNS, as the engine provides it: a synchronous cache look-up (never I/O on the dispatch
+ * path) and an optional background prefetch, called when a host takes a back queue.
+ * An unknown address (undefined) dispatches with no per-IP throttle for that fetch.
+ */
+export interface HostResolver {
+  lookup(host: string): string | undefined;
+  prefetch?(host: string): void;
+}
+
+/** The record view the freshness hook reads (one reused object; valid during the call only). */
+export interface CrawledRecord {
+  readonly row: number;
+  readonly url: string;
+  readonly firstSeen: number;
+  readonly lastCrawled: number;
+  readonly lastChanged: number;
+  readonly crawlCount: number;
+  readonly changeCount: number;
+  readonly noChangeStreak: number;
+  /** What this fetch saw: 'first' fetch, 'none' (304 or same content), 'cosmetic', 'real'. */
+  readonly change: 'first' | 'none' | 'cosmetic' | 'real';
+  /** Host's current politeness interval (ms), a lower bound on useful recrawl spacing. */
+  readonly hostIntervalMs: number;
+  /** Estimated changes per hour; the hook may store a new estimate. */
+  lambda: number;
+}
+
+/**
+ * The freshness seam: called when a URL is (re)crawled, returns its next-due epoch-hour
+ * (clamped to at least `nowHours + 1`). An object may also carry its state in the partition.
+ */
+export type FreshnessHook =
+  | ((record: CrawledRecord, nowHours: number) => number)
+  | {
+      nextDue(record: CrawledRecord, nowHours: number): number;
+      exportState?(): Uint8Array;
+      importState?(state: Uint8Array): void;
+    };
+
+/** Routes out-links to their owning partitions; returns the ones this partition owns. */
+export type LinkRouter = (discoveries: Discovery[]) => readonly Discovery[];
+
+/**
+ * The seen-set filter seam (DESIGN §6): an approximate filter in front of the exact
+ * key → row index. A miss skips the exact look-up; a hit is confirmed. Its blob is stored in
+ * the partition's seen-filter section.
+ */
+export interface SeenFilterSeam {
+  maybeContains(keys: Uint32Array, i: number): boolean;
+  add(keys: Uint32Array, i: number): void;
+  serialize(): Uint8Array;
+}
+
+/** Options of `new Frontier(...)` / `Frontier.recover(...)`. */
+export interface FrontierOptions {
+  /** Max hosts holding a back queue at once; 0 = unbounded (default). */
+  readonly target: number;
+  /** Dispatch threads of the engine: floors the active set at k·threads and turns on age promotion. 0 = off. */
+  readonly dispatchThreads: number;
+  /** k, back queues per dispatch thread (default 3). */
+  readonly backQueuesPerThread: number;
+  /** Front-bank wait after which a host is promoted ahead of priority (ms, default 1 h). */
+  readonly promoteAgeMs: number;
+  /** Dispatches an active host may make before yielding its slot to an aged host (default 8). */
+  readonly rotationQuantum: number;
+  /** Shards of the ready bank, one per dispatch thread (default 1). */
+  readonly dispatchShards: number;
+  /** Politeness config (partial; defaults from the politeness module). */
+  readonly politeness: Readonly<Partial<PolitenessConfig>> | undefined;
+  /** OPIC prioritization: true for default params, or params. Off by default. */
+  readonly prioritizer: boolean | Readonly<Partial<PrioritizerParams>>;
+  /** Freshness seam (off by default: a crawled URL is due again a flat week later). */
+  readonly freshness: FreshnessHook | undefined;
+  /** Defer not-yet-due URLs in a timing wheel and recrawl when due (default false). */
+  readonly scheduleIndex: boolean;
+  /** Full outcome state machine (default false: every outcome marks Crawled). */
+  readonly stateMachine: boolean;
+  /** Transient failures before a URL is Gone (state machine; default 3). */
+  readonly retryLimit: number;
+  /** robots.txt seam (off by default). */
+  readonly robots: RobotsSeam | undefined;
+  /** How long a host whose robots.txt is not ready waits before it is asked again (ms, default 1000). */
+  readonly robotsRetryMs: number;
+  /** DNS seam: a function host → IP, or a `HostResolver`. Off by default (no per-IP throttle). */
+  readonly resolver: HostResolver | ((host: string) => string | undefined) | undefined;
+  /** Routes out-links to partitions (off: every link is local). */
+  readonly linkRouter: LinkRouter | undefined;
+  /** Seen-set filter in front of the exact index (off by default). */
+  readonly seenFilter: SeenFilterSeam | undefined;
+  /** Host grouping used to key out-links and redirect targets (default 'registrable'). */
+  readonly grouping: HostGrouping;
+  /** Version of the canonicalization policy, recorded in the partition (default 1). */
+  readonly canonPolicyVersion: number;
+  /** URL budget of a new host (0 = unlimited; the prioritizer may raise it). */
+  readonly urlBudget: number;
+  /** Depth cap of a new host (0 = unlimited). */
+  readonly depthCap: number;
+}
+
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isFunctionOr = <T>(v: unknown, methods: readonly string[]): v is T =>
+  typeof v === 'function' ||
+  (isObject(v) && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'));
+
+/** Validates frontier options and fills defaults. */
+export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOptions', {
+  target: numberField({ default: 0, min: 0, integer: true }),
+  dispatchThreads: numberField({ default: 0, min: 0, max: 1024, integer: true }),
+  backQueuesPerThread: numberField({ default: 3, min: 1, max: 1024, integer: true }),
+  promoteAgeMs: numberField({ default: 3_600_000, min: 0 }),
+  rotationQuantum: numberField({ default: 8, min: 1, integer: true }),
+  dispatchShards: numberField({ default: 1, min: 1, max: 1024, integer: true }),
+  politeness: customField('a politeness config object', (v): v is Partial<PolitenessConfig> => isObject(v)),
+  prioritizer: customField(
+    'a boolean or prioritizer params',
+    (v): v is boolean | Partial<PrioritizerParams> => typeof v === 'boolean' || isObject(v),
+    () => false,
+  ),
+  freshness: customField('a function or an object with nextDue()', (v): v is FreshnessHook => isFunctionOr(v, ['nextDue'])),
+  scheduleIndex: booleanField(false),
+  stateMachine: booleanField(false),
+  retryLimit: numberField({ default: 3, min: 0, max: 255, integer: true }),
+  robots: customField('an object with ready(), isAllowed() and crawlDelayMs()', (v): v is RobotsSeam =>
+    isObject(v) && ['ready', 'isAllowed', 'crawlDelayMs'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+  ),
+  robotsRetryMs: numberField({ default: 1000, above: 0 }),
+  resolver: customField('a function or an object with lookup()', (v): v is HostResolver => isFunctionOr(v, ['lookup'])),
+  linkRouter: customField('a function', (v): v is LinkRouter => typeof v === 'function'),
+  seenFilter: customField('an object with maybeContains(), add() and serialize()', (v): v is SeenFilterSeam =>
+    isObject(v) && ['maybeContains', 'add', 'serialize'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+  ),
+  grouping: enumField<HostGrouping>(['registrable', 'host', 'origin'], 'registrable'),
+  canonPolicyVersion: numberField({ default: 1, min: 0, max: 0xffff_ffff, integer: true }),
+  urlBudget: numberField({ default: 0, min: 0, integer: true }),
+  depthCap: numberField({ default: 0, min: 0, max: 0xffff, integer: true }),
+});

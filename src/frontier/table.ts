@@ -1,0 +1,424 @@
+/**
+ * The URL table: one row per URL the partition knows, as struct-of-arrays typed columns
+ * plus a string arena (DESIGN §4). There is no object per URL; a row is an index.
+ *
+ * | id | column         | type    | unit / meaning                                            |
+ * |----|----------------|---------|-----------------------------------------------------------|
+ * | 1  | key            | u32 × 4 | URLKey lanes [hostLo, hostHi, pathLo, pathHi]              |
+ * | 2  | url            | u32     | arena offset of the canonical URL (varint length + UTF-8)  |
+ * | 3  | status         | u8      | UrlStatus                                                  |
+ * | 4  | priority       | f32     | front-bank order, higher first                             |
+ * | 5  | depth          | u16     | links from the nearest seed                                |
+ * | 6  | firstSeen      | u32     | epoch-hours                                                |
+ * | 7  | lastCrawled    | u32     | epoch-hours, 0 = never                                     |
+ * | 8  | nextDue        | u32     | epoch-hours                                                |
+ * | 9  | crawlCount     | u16     | fetches that returned content (saturating)                 |
+ * | 10 | changeCount    | u16     | fetches that saw a real change (saturating)                |
+ * | 11 | noChangeStreak | u16     | consecutive fetches without a real change (saturating)     |
+ * | 12 | lambda         | f32     | estimated changes per hour                                 |
+ * | 13 | etag           | u32     | arena offset + 1 of the ETag, 0 = none                     |
+ * | 14 | lastModified   | u32     | epoch-seconds, 0 = none                                    |
+ * | 15 | contentFp      | u32 × 2 | xxHash64 of the normalized body [lo, hi]                   |
+ * | 16 | simhash        | u32 × 2 | 64-bit Charikar simhash [lo, hi]                           |
+ * | 17 | redirectTo     | u32     | row + 1 of the redirect target, 0 = none                   |
+ * | 18 | retries        | u8      | consecutive transient failures                             |
+ * | 19 | host           | u32     | host id (index into the host table)                        |
+ * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set                  |
+ * | 21 | lastChanged    | u32     | epoch-hours of the last real change, 0 = never             |
+ *
+ * Invariants, for every row r < rows (checked by `validate`, which recovery runs):
+ *   key(r) ≠ key(s) for r ≠ s, and the DrumSet index maps key(r) ↦ r
+ *   status(r) ∈ [0, 8];  host(r) < hosts;  hostKey(key(r)) = hostKey(host(r))
+ *   url(r) + varint + len ≤ arena.length;  etag(r) = 0 ∨ etag(r) − 1 + varint + len ≤ arena.length
+ *   redirectTo(r) = 0 ∨ redirectTo(r) − 1 < rows
+ *
+ * Growth is geometric (×1.5), so n appends cost O(n) amortized copying (each byte is copied
+ * about twice) and at most a third of the capacity is slack; at rest the columns cost 87
+ * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint).
+ *
+ * ```
+ *  row:    0      1      2      …          arena: [len|https://a.example/…][len|https://…]…
+ *  key:  [k0 k0 k0 k0|k1 …]                           ▲ url(0)            ▲ url(1)
+ *  url:  [ 0   | 37  | …]  ────────────────────────────┘                  │
+ * ```
+ */
+import { CorruptPartitionError } from '../errors/index.js';
+import type { ColumnBlock, ColumnData, ColumnType } from '../format/index.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Column ids in the partition file (stable; new columns take new ids). */
+export const ColumnId = {
+  Key: 1,
+  Url: 2,
+  Status: 3,
+  Priority: 4,
+  Depth: 5,
+  FirstSeen: 6,
+  LastCrawled: 7,
+  NextDue: 8,
+  CrawlCount: 9,
+  ChangeCount: 10,
+  NoChangeStreak: 11,
+  Lambda: 12,
+  Etag: 13,
+  LastModified: 14,
+  ContentFp: 15,
+  Simhash: 16,
+  RedirectTo: 17,
+  Retries: 18,
+  Host: 19,
+  FpFlags: 20,
+  LastChanged: 21,
+  /** Prioritizer columns (written only when the prioritizer is on). */
+  Cash: 40,
+  History: 41,
+  Rank: 42,
+} as const;
+
+/** fpFlags bits. */
+export const FpFlag = { ContentFp: 1, Simhash: 2 } as const;
+
+/** A growable byte arena of varint-length-prefixed UTF-8 strings. */
+export class StringArena {
+  bytes: Uint8Array;
+  length = 0;
+
+  constructor(capacity = 4096) {
+    this.bytes = new Uint8Array(capacity);
+  }
+
+  private reserve(n: number): void {
+    const need = this.length + n;
+    if (need <= this.bytes.length) return;
+    // 1.5× growth: at most a third of the arena is slack (2× left it half empty at 1M URLs).
+    let cap = Math.ceil(this.bytes.length * 1.5);
+    while (cap < need) cap = Math.ceil(cap * 1.5);
+    if (cap > 0xffff_ffff) cap = 0xffff_ffff;
+    if (need > cap) throw new RangeError(`string arena would exceed 4 GiB (${need} bytes)`);
+    const next = new Uint8Array(cap);
+    next.set(this.bytes.subarray(0, this.length));
+    this.bytes = next;
+  }
+
+  /** Appends a string; returns its offset. */
+  add(s: string): number {
+    this.reserve(s.length * 3 + 5);
+    const at = this.length;
+    // ASCII fast path (nearly every canonical URL): a plain loop, no subarray allocated.
+    // Measured in bench/suites/frontier.bench.mjs: encodeInto with a fresh subarray per
+    // string was ~9 % of intake and fed the garbage collector.
+    const n = s.length;
+    if (n < 0x4000) {
+      const b = this.bytes;
+      let p = at + (n < 0x80 ? 1 : 2);
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        b[p++] = c;
+      }
+      if (i === n) {
+        if (n < 0x80) b[at] = n;
+        else {
+          b[at] = (n & 0x7f) | 0x80;
+          b[at + 1] = n >>> 7;
+        }
+        this.length = p;
+        return at;
+      }
+    }
+    // Encode first after a 5-byte gap, then write the varint and slide the bytes down.
+    const written = encoder.encodeInto(s, this.bytes.subarray(at + 5)).written;
+    let p = at;
+    let v = written;
+    while (v >= 0x80) {
+      this.bytes[p++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.bytes[p++] = v;
+    if (p !== at + 5) this.bytes.copyWithin(p, at + 5, at + 5 + written);
+    this.length = p + written;
+    return at;
+  }
+
+  /** Appends the raw entry at `offset` of another arena (varint + bytes); returns its offset here. */
+  copyFrom(src: Uint8Array, offset: number): number {
+    const end = entryEnd(src, offset, src.length);
+    if (end < 0) throw new RangeError(`arena entry at ${offset} is malformed`);
+    const n = end - offset;
+    this.reserve(n);
+    const at = this.length;
+    this.bytes.set(src.subarray(offset, end), at);
+    this.length += n;
+    return at;
+  }
+
+  /** The string at `offset`. */
+  get(offset: number): string {
+    let p = offset;
+    let len = 0;
+    let shift = 0;
+    for (;;) {
+      const b = this.bytes[p++]!;
+      len |= (b & 0x7f) << shift;
+      if (b < 0x80) break;
+      shift += 7;
+    }
+    return decoder.decode(this.bytes.subarray(p, p + len));
+  }
+}
+
+/**
+ * End offset of the arena entry at `offset` in `bytes[0, limit)`, or −1 when the varint or
+ * the payload runs past the limit (the validation recovery uses).
+ */
+export function entryEnd(bytes: Uint8Array, offset: number, limit: number): number {
+  let p = offset;
+  let len = 0;
+  for (let shift = 0; shift < 35; shift += 7) {
+    if (p >= limit) return -1;
+    const b = bytes[p++]!;
+    len += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) return p + len <= limit ? p + len : -1;
+  }
+  return -1;
+}
+
+interface ColumnSpec {
+  readonly id: number;
+  readonly name: ColumnName;
+  readonly type: ColumnType;
+  readonly lanes: number;
+}
+
+type ColumnName =
+  | 'key'
+  | 'url'
+  | 'status'
+  | 'priority'
+  | 'depth'
+  | 'firstSeen'
+  | 'lastCrawled'
+  | 'nextDue'
+  | 'crawlCount'
+  | 'changeCount'
+  | 'noChangeStreak'
+  | 'lambda'
+  | 'etag'
+  | 'lastModified'
+  | 'contentFp'
+  | 'simhash'
+  | 'redirectTo'
+  | 'retries'
+  | 'host'
+  | 'fpFlags'
+  | 'lastChanged';
+
+/** The schema, in file order. */
+export const COLUMNS: readonly ColumnSpec[] = [
+  { id: ColumnId.Key, name: 'key', type: 'u32', lanes: 4 },
+  { id: ColumnId.Url, name: 'url', type: 'u32', lanes: 1 },
+  { id: ColumnId.Status, name: 'status', type: 'u8', lanes: 1 },
+  { id: ColumnId.Priority, name: 'priority', type: 'f32', lanes: 1 },
+  { id: ColumnId.Depth, name: 'depth', type: 'u16', lanes: 1 },
+  { id: ColumnId.FirstSeen, name: 'firstSeen', type: 'u32', lanes: 1 },
+  { id: ColumnId.LastCrawled, name: 'lastCrawled', type: 'u32', lanes: 1 },
+  { id: ColumnId.NextDue, name: 'nextDue', type: 'u32', lanes: 1 },
+  { id: ColumnId.CrawlCount, name: 'crawlCount', type: 'u16', lanes: 1 },
+  { id: ColumnId.ChangeCount, name: 'changeCount', type: 'u16', lanes: 1 },
+  { id: ColumnId.NoChangeStreak, name: 'noChangeStreak', type: 'u16', lanes: 1 },
+  { id: ColumnId.Lambda, name: 'lambda', type: 'f32', lanes: 1 },
+  { id: ColumnId.Etag, name: 'etag', type: 'u32', lanes: 1 },
+  { id: ColumnId.LastModified, name: 'lastModified', type: 'u32', lanes: 1 },
+  { id: ColumnId.ContentFp, name: 'contentFp', type: 'u32', lanes: 2 },
+  { id: ColumnId.Simhash, name: 'simhash', type: 'u32', lanes: 2 },
+  { id: ColumnId.RedirectTo, name: 'redirectTo', type: 'u32', lanes: 1 },
+  { id: ColumnId.Retries, name: 'retries', type: 'u8', lanes: 1 },
+  { id: ColumnId.Host, name: 'host', type: 'u32', lanes: 1 },
+  { id: ColumnId.FpFlags, name: 'fpFlags', type: 'u8', lanes: 1 },
+  { id: ColumnId.LastChanged, name: 'lastChanged', type: 'u32', lanes: 1 },
+];
+
+function allocColumn(type: ColumnType, n: number): ColumnData {
+  switch (type) {
+    case 'u8':
+      return new Uint8Array(n);
+    case 'u16':
+      return new Uint16Array(n);
+    case 'u32':
+      return new Uint32Array(n);
+    case 'f32':
+      return new Float32Array(n);
+    case 'f64':
+      return new Float64Array(n);
+  }
+}
+
+/** The URL table. Columns are public for the scheduler's hot loops; rows ≥ `rows` are garbage. */
+export class UrlTable {
+  rows = 0;
+  capacity = 0;
+  key = new Uint32Array(0);
+  url = new Uint32Array(0);
+  status = new Uint8Array(0);
+  priority = new Float32Array(0);
+  depth = new Uint16Array(0);
+  firstSeen = new Uint32Array(0);
+  lastCrawled = new Uint32Array(0);
+  nextDue = new Uint32Array(0);
+  crawlCount = new Uint16Array(0);
+  changeCount = new Uint16Array(0);
+  noChangeStreak = new Uint16Array(0);
+  lambda = new Float32Array(0);
+  etag = new Uint32Array(0);
+  lastModified = new Uint32Array(0);
+  contentFp = new Uint32Array(0);
+  simhash = new Uint32Array(0);
+  redirectTo = new Uint32Array(0);
+  retries = new Uint8Array(0);
+  host = new Uint32Array(0);
+  fpFlags = new Uint8Array(0);
+  lastChanged = new Uint32Array(0);
+  arena: StringArena;
+
+  constructor(capacity = 1024, arenaBytes = capacity * 64) {
+    this.arena = new StringArena(Math.max(1024, arenaBytes));
+    this.grow(capacity);
+  }
+
+  private grow(min: number): void {
+    const cap = Math.max(min, Math.ceil(this.capacity * 1.5), 1024);
+    const self = this as unknown as Record<ColumnName, ColumnData>;
+    for (const c of COLUMNS) {
+      const next = allocColumn(c.type, cap * c.lanes);
+      next.set(self[c.name].subarray(0, this.rows * c.lanes) as never);
+      self[c.name] = next;
+    }
+    this.capacity = cap;
+  }
+
+  /** Appends a zeroed row and returns its index. */
+  addRow(): number {
+    if (this.rows === this.capacity) this.grow(this.rows + 1);
+    return this.rows++;
+  }
+
+  /** Makes room for `n` more rows at once (seedBatch). */
+  reserve(n: number): void {
+    if (this.rows + n > this.capacity) this.grow(this.rows + n);
+  }
+
+  /** Canonical URL of `row`. */
+  urlOf(row: number): string {
+    return this.arena.get(this.url[row]!);
+  }
+
+  /** ETag of `row`, or undefined. */
+  etagOf(row: number): string | undefined {
+    const e = this.etag[row]!;
+    return e === 0 ? undefined : this.arena.get(e - 1);
+  }
+
+  /** Bytes held by columns and arena (capacity, not just rows). */
+  get memoryBytes(): number {
+    let b = this.arena.bytes.byteLength;
+    const self = this as unknown as Record<ColumnName, ColumnData>;
+    for (const c of COLUMNS) b += self[c.name].byteLength;
+    return b;
+  }
+
+  /**
+   * The columns of the rows listed in `order` (the file's row order), with a compacted
+   * arena; `remap[old] = new` translates redirectTo references. Returns the column blocks
+   * and the new arena bytes.
+   */
+  exportRows(order: Uint32Array): { columns: ColumnBlock[]; arena: Uint8Array } {
+    const n = order.length;
+    const remap = new Uint32Array(this.rows);
+    for (let i = 0; i < n; i++) remap[order[i]!] = i;
+    const arena = new StringArena(Math.max(1024, this.arena.length));
+    const self = this as unknown as Record<ColumnName, ColumnData>;
+    const columns: ColumnBlock[] = [];
+    for (const c of COLUMNS) {
+      const src = self[c.name];
+      const out = allocColumn(c.type, n * c.lanes);
+      const lanes = c.lanes;
+      for (let i = 0; i < n; i++) {
+        const r = order[i]!;
+        for (let l = 0; l < lanes; l++) out[i * lanes + l] = src[r * lanes + l]!;
+      }
+      columns.push({ id: c.id, type: c.type, lanes, data: out });
+    }
+    const urlOut = columns[COLUMNS.findIndex((c) => c.name === 'url')]!.data;
+    const etagOut = columns[COLUMNS.findIndex((c) => c.name === 'etag')]!.data;
+    const redirOut = columns[COLUMNS.findIndex((c) => c.name === 'redirectTo')]!.data;
+    const src = this.arena.bytes;
+    for (let i = 0; i < n; i++) {
+      const r = order[i]!;
+      urlOut[i] = arena.copyFrom(src, this.url[r]!);
+      const e = this.etag[r]!;
+      etagOut[i] = e === 0 ? 0 : arena.copyFrom(src, e - 1) + 1;
+      const t = this.redirectTo[r]!;
+      redirOut[i] = t === 0 ? 0 : remap[t - 1]! + 1;
+    }
+    return { columns, arena: arena.bytes.slice(0, arena.length) };
+  }
+
+  /**
+   * Builds a table from decoded columns, checking the schema and every per-row invariant
+   * that does not need the host table (the frontier checks those). Unknown column ids are
+   * ignored; a missing or mistyped known column is corruption.
+   */
+  static fromColumns(rows: number, columns: readonly ColumnBlock[], arena: Uint8Array): UrlTable {
+    const t = new UrlTable(Math.max(rows, 1024), 0);
+    const byId = new Map(columns.map((c) => [c.id, c]));
+    const self = t as unknown as Record<ColumnName, ColumnData>;
+    for (const c of COLUMNS) {
+      const block = byId.get(c.id);
+      if (!block) throw new CorruptPartitionError('urls', `required column ${c.name} (id ${c.id}) is missing`);
+      if (block.type !== c.type || block.lanes !== c.lanes) {
+        throw new CorruptPartitionError('urls', `column ${c.name} is ${block.type}×${block.lanes}, expected ${c.type}×${c.lanes}`);
+      }
+      self[c.name].set(block.data as never);
+    }
+    t.rows = rows;
+    t.arena.bytes = new Uint8Array(Math.max(1024, arena.length * 2));
+    t.arena.bytes.set(arena);
+    t.arena.length = arena.length;
+    for (let r = 0; r < rows; r++) {
+      if (t.status[r]! > 8) throw new CorruptPartitionError('urls', `row ${r} has status ${t.status[r]}, expected 0..8`);
+      if (entryEnd(arena, t.url[r]!, arena.length) < 0) {
+        throw new CorruptPartitionError('urls', `row ${r} url offset ${t.url[r]} is outside the arena (${arena.length} bytes)`);
+      }
+      const e = t.etag[r]!;
+      if (e !== 0 && entryEnd(arena, e - 1, arena.length) < 0) {
+        throw new CorruptPartitionError('urls', `row ${r} etag offset ${e - 1} is outside the arena`);
+      }
+      const d = t.redirectTo[r]!;
+      if (d > rows) throw new CorruptPartitionError('urls', `row ${r} redirects to row ${d - 1}, only ${rows} rows`);
+      if (r > 0) {
+        const a = (r - 1) * 4;
+        const b = r * 4;
+        const k = t.key;
+        const cmp = k[a + 1]! - k[b + 1]! || k[a]! - k[b]! || k[a + 3]! - k[b + 3]! || k[a + 2]! - k[b + 2]!;
+        if (cmp >= 0) throw new CorruptPartitionError('urls', `row ${r} is not in strictly increasing key order`);
+      }
+    }
+    // Validate that arena strings are valid UTF-8 lazily is not enough: decode each URL once.
+    const strict = new TextDecoder('utf-8', { fatal: true });
+    for (let r = 0; r < rows; r++) {
+      const off = t.url[r]!;
+      const end = entryEnd(arena, off, arena.length);
+      let p = off;
+      while (arena[p]! >= 0x80) p++;
+      try {
+        strict.decode(arena.subarray(p + 1, end));
+      } catch {
+        throw new CorruptPartitionError('arena', `row ${r} url is not valid UTF-8`);
+      }
+    }
+    return t;
+  }
+}

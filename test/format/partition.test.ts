@@ -1,0 +1,209 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  CorruptPartitionError,
+  FORMAT_MAJOR,
+  Frontier,
+  type PartitionImage,
+  SectionId,
+  decodePartition,
+  encodePartition,
+  partitionSections,
+  readPartition,
+  writePartition,
+} from '../../src/index.js';
+
+/** A frontier with every kind of state: crawled rows, etags, fingerprints, hosts with IPs, OPIC state. */
+function sampleFrontier(): Frontier {
+  const f = new Frontier(7, 480_000, { prioritizer: true, stateMachine: true, resolver: (h) => (h.startsWith('a') ? '10.0.0.1' : undefined) });
+  for (let h = 0; h < 5; h++) {
+    for (let i = 0; i < 6; i++) f.seed(`https://${String.fromCharCode(97 + h)}${h}.example/page/${i}?q=${i}`, `${String.fromCharCode(97 + h)}${h}.example`, i / 3, 480_000, 480_000, h * 100);
+  }
+  let n = 0;
+  f.drain(480_000 * 3_600_000, (r) => {
+    n++;
+    return {
+      row: r.row,
+      url: r.url,
+      status: n % 7 === 0 ? 503 : 200,
+      etag: `"e${n}"`,
+      lastModified: 1_700_000_000 + n,
+      contentFp: BigInt(n) * 0x9e3779b97f4a7c15n % (1n << 64n),
+      simhash: BigInt(n) << 40n,
+      links: n % 3 === 0 ? [{ url: `https://z${n % 4}.example/x/${n}` }, { url: `https://a0.example/more/${n}` }] : undefined,
+    };
+  }, 40);
+  return f;
+}
+
+describe('.meguri codec', () => {
+  const f = sampleFrontier();
+  const bytes = f.checkpointBytes();
+
+  it('round-trips: decode(encode(image)) re-encodes to the same bytes', () => {
+    const image = decodePartition(bytes);
+    expect(image.meta.partitionId).toBe(7);
+    expect(image.meta.createdHours).toBe(480_000);
+    expect(image.rows).toBe(f.len());
+    expect(encodePartition(image)).toEqual(bytes);
+    // And the recovered frontier checkpoints to the same bytes.
+    const g = Frontier.recover(bytes, { prioritizer: true, stateMachine: true, resolver: (h) => (h.startsWith('a') ? '10.0.0.1' : undefined) });
+    expect(g.checkpointBytes()).toEqual(bytes);
+  });
+
+  it('starts with the magic and format major, and tiles the file with its sections', () => {
+    expect([...bytes.subarray(0, 8)]).toEqual([0x89, 0x4d, 0x45, 0x47, 0x55, 0x52, 0x49, 0x0a]);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint16(8, true)).toBe(FORMAT_MAJOR);
+    const secs = partitionSections(bytes).sort((a, b) => a.offset - b.offset);
+    let at = 32 + 32 * secs.length;
+    for (const s of secs) {
+      expect(s.offset).toBe(at);
+      at += s.length;
+    }
+    expect(at).toBe(bytes.length);
+  });
+
+  it('throws CorruptPartitionError naming the section when truncated at any section boundary', () => {
+    const cuts = new Set<number>([0, 7, 8, 31, 32]);
+    for (const s of partitionSections(bytes)) {
+      cuts.add(s.offset);
+      cuts.add(s.offset + s.length - 1);
+      if (s.offset + s.length < bytes.length) cuts.add(s.offset + s.length);
+    }
+    for (const cut of cuts) {
+      if (cut >= bytes.length) continue;
+      let err: unknown;
+      try {
+        Frontier.recover(bytes.subarray(0, cut));
+      } catch (e) {
+        err = e;
+      }
+      expect(err, `cut at ${cut}`).toBeInstanceOf(CorruptPartitionError);
+      expect((err as CorruptPartitionError).code).toBe('MEGURI_ERR_CORRUPT_PARTITION');
+      expect((err as CorruptPartitionError).section).toMatch(/^(header|meta|urls|hosts|arena|seen-filter|prioritizer|freshness|scheduler)$/);
+    }
+  });
+
+  it('throws a typed error for truncation at random offsets and for random byte flips', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), fc.boolean(), (at, xor, truncate) => {
+        const bad = truncate ? bytes.slice(0, at) : bytes.slice();
+        if (!truncate) bad[at] = bad[at]! ^ xor;
+        expect(() => Frontier.recover(bad, { prioritizer: true, stateMachine: true })).toThrow(CorruptPartitionError);
+      }),
+      { seed: 42, numRuns: 400 },
+    );
+  });
+
+  it('names the damaged section when a section body is flipped', () => {
+    for (const s of partitionSections(bytes)) {
+      if (s.length === 0) continue;
+      const bad = bytes.slice();
+      bad[s.offset + (s.length >> 1)]! ^= 0x40;
+      expect(() => decodePartition(bad)).toThrow(expect.objectContaining({ section: s.name }));
+    }
+  });
+
+  it('rejects another format major and a foreign file', () => {
+    const bad = bytes.slice();
+    bad[8] = FORMAT_MAJOR + 1;
+    expect(() => decodePartition(bad)).toThrow(/format major/);
+    expect(() => decodePartition(new TextEncoder().encode('not a partition at all, just text....'))).toThrow(/bad magic/);
+    expect(() => decodePartition(new Uint8Array(3))).toThrow(CorruptPartitionError);
+  });
+
+  it('skips unknown sections and unknown URL columns of a newer minor', () => {
+    const image = decodePartition(bytes);
+    const newer: PartitionImage = {
+      ...image,
+      columns: [...image.columns, { id: 200, type: 'u8', lanes: 1, data: new Uint8Array(image.rows).fill(9) }],
+    };
+    const enc = encodePartition(newer);
+    // Append an unknown section (id 99) by rebuilding the table: decode must ignore it.
+    const withExtra = appendSection(enc, 99, new TextEncoder().encode('from the future'));
+    const back = decodePartition(withExtra);
+    expect(back.rows).toBe(image.rows);
+    expect(Frontier.recover(withExtra, { prioritizer: true, stateMachine: true }).len()).toBe(image.rows);
+  });
+
+  it('catches semantic damage that checksums cannot (re-encoded bad images)', () => {
+    const image = decodePartition(bytes);
+    const status = image.columns.find((c) => c.id === 3)!;
+    const badStatus = { ...image, columns: image.columns.map((c) => (c === status ? { ...c, data: new Uint8Array(image.rows).fill(77) } : c)) };
+    expect(() => Frontier.recover(encodePartition(badStatus))).toThrow(/status 77/);
+    const keyCol = image.columns.find((c) => c.id === 1)!;
+    const swapped = new Uint32Array(keyCol.data as Uint32Array);
+    swapped.copyWithin(0, 4, 8);
+    const badOrder = { ...image, columns: image.columns.map((c) => (c === keyCol ? { ...c, data: swapped } : c)) };
+    expect(() => Frontier.recover(encodePartition(badOrder))).toThrow(CorruptPartitionError);
+    const noUrls = { ...image, columns: image.columns.filter((c) => c.id !== 2) };
+    expect(() => Frontier.recover(encodePartition(noUrls))).toThrow(/required column url/);
+    const badHosts = { ...image, hosts: [...image.hosts].reverse() };
+    expect(() => Frontier.recover(encodePartition(badHosts))).toThrow(expect.objectContaining({ section: 'hosts' }));
+  });
+
+  describe('files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-format-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('writes atomically (no temp file left) and reads back', () => {
+      const path = join(dir, 'p7.meguri');
+      expect(writePartition(path, bytes)).toBe(bytes.length);
+      writePartition(path, decodePartition(bytes));
+      expect(readdirSync(dir)).toEqual(['p7.meguri']);
+      expect(new Uint8Array(readFileSync(path))).toEqual(bytes);
+      expect(readPartition(path).rows).toBe(f.len());
+    });
+
+    it('leaves the old file intact when the write fails', () => {
+      const path = join(dir, 'p8.meguri');
+      writePartition(path, bytes);
+      expect(() => writePartition(join(dir, 'missing-dir', 'x.meguri'), bytes)).toThrow();
+      expect(new Uint8Array(readFileSync(path))).toEqual(bytes);
+    });
+  });
+});
+
+/** Re-encodes `bytes` with one more section (tests only): header rebuilt, checksums recomputed. */
+function appendSection(bytes: Uint8Array, id: number, body: Uint8Array): Uint8Array {
+  const image = decodePartition(bytes);
+  const base = encodePartition(image);
+  const secs = partitionSections(base);
+  const n = secs.length + 1;
+  const header = 32 + 32 * n;
+  const out = new Uint8Array(header + base.length - (32 + 32 * secs.length) + body.length);
+  const dv = new DataView(out.buffer);
+  out.set(base.subarray(0, 24), 0);
+  dv.setUint32(12, n, true);
+  dv.setUint32(16, header, true);
+  let at = header;
+  const all = [...secs.map((s) => ({ id: s.id, data: base.subarray(s.offset, s.offset + s.length) })), { id, data: body }];
+  const sum = new Uint32Array(2);
+  all.forEach((s, i) => {
+    const e = 32 + i * 32;
+    dv.setUint32(e, s.id, true);
+    dv.setUint32(e + 8, at, true);
+    dv.setUint32(e + 16, s.data.length, true);
+    xxh(s.data, sum);
+    dv.setUint32(e + 24, sum[0]!, true);
+    dv.setUint32(e + 28, sum[1]!, true);
+    out.set(s.data, at);
+    at += s.data.length;
+  });
+  const joined = new Uint8Array(24 + 32 * n);
+  joined.set(out.subarray(0, 24), 0);
+  joined.set(out.subarray(32, header), 24);
+  xxh(joined, sum);
+  dv.setUint32(24, sum[0]!, true);
+  dv.setUint32(28, sum[1]!, true);
+  return out;
+}
+
+import { xxh64Lanes } from '../../src/index.js';
+function xxh(b: Uint8Array, out: Uint32Array): void {
+  xxh64Lanes(b, 0, out, 0);
+}
+void SectionId;
