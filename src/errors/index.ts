@@ -76,6 +76,13 @@ export class CorruptJournalError extends MeguriError {
   }
 }
 
+/** An object was asked for something its current state does not allow (not started yet, already closed). */
+export class InvalidStateError extends MeguriError {
+  constructor(message: string) {
+    super('MEGURI_ERR_INVALID_STATE', message);
+  }
+}
+
 /** The governor refused a request because the host is at its in-flight cap. */
 export class WouldBlockError extends MeguriError {
   readonly host: string;
