@@ -437,7 +437,13 @@ export class Frontier {
       return false;
     }
     const hours = Math.floor(nowMs / HOUR_MS);
-    const status = admit(Math.min(d.depth, 0xffff), h, true);
+    let passes = true;
+    const traps = this.opts.traps;
+    if (traps) {
+      if (traps.observe(d.url, d.host, k, nowMs)) h.flags |= HostFlags.TrapSuspect;
+      if ((h.flags & HostFlags.TrapSuspect) !== 0) passes = traps.passes(d.url, d.host, nowMs);
+    }
+    const status = admit(Math.min(d.depth, 0xffff), h, passes);
     const row = this.newRow(k, 0, d.url, h, Math.min(d.depth, 0xffff), hours, status);
     this.table.nextDue[row] = hours;
     this.index.insertBatch(k, Uint32Array.of(row));
@@ -671,12 +677,22 @@ export class Frontier {
       const robots = this.opts.robots;
       if (robots) {
         if (!robots.ready(h.name)) {
-          robots.request?.(h.name);
+          const asked = robots.request?.(h.name, nowMs);
           h.state = HostState.Parked;
-          this.parkedAt[h.id] = nowMs + this.opts.robotsRetryMs;
+          if (asked && asked.started) {
+            // The robots.txt request is a fetch start: it spends the host's and the IP's windows.
+            this.spendWindows(h, nowMs);
+            h.flags &= ~HostFlags.RobotsUnreachable;
+            this.parkedAt[h.id] = Math.max(h.nextEligibleMs, this.ips.eligibleAt(h.ip));
+          } else {
+            const at = asked ? asked.retryAtMs : undefined;
+            if (asked && asked.unreachable) h.flags |= HostFlags.RobotsUnreachable;
+            this.parkedAt[h.id] = at !== undefined && Number.isFinite(at) && at > nowMs ? at : nowMs + this.opts.robotsRetryMs;
+          }
           heap.push(h.id);
           continue;
         }
+        h.flags &= ~HostFlags.RobotsUnreachable;
         // A robots Crawl-delay raises the host's floor (never lowers a configured one).
         const delay = robots.crawlDelayMs(h.name) ?? 0;
         if (delay > h.crawlDelayMs && Number.isFinite(delay)) {
@@ -723,16 +739,13 @@ export class Frontier {
     h.inFlightRow = row;
     this.inFlight++;
     this.dispatches++;
-    h.lastDispatchMs = nowMs;
-    h.nextEligibleMs = nowMs + h.intervalMs;
-    if (h.ip !== '') {
-      this.ips.spend(h.ip, nowMs, h.intervalMs);
-      h.ipSpendMs = nowMs;
-      h.ipSpendIntervalMs = h.intervalMs;
-    }
+    this.spendWindows(h, nowMs);
     h.servedSinceActivation++;
     const lm = t.lastModified[row]!;
+    const fp = t.fpFlags[row]!;
     return {
+      prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
+      prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
       row,
       key: t.key.slice(row * 4, row * 4 + 4),
       url: t.urlOf(row),
@@ -743,6 +756,17 @@ export class Frontier {
       depth: t.depth[row]!,
       dispatchedAtMs: nowMs,
     };
+  }
+
+  /** A fetch start to `h` at `nowMs`: the host's window and its IP's window are spent. */
+  private spendWindows(h: HostRecord, nowMs: number): void {
+    h.lastDispatchMs = nowMs;
+    h.nextEligibleMs = nowMs + h.intervalMs;
+    if (h.ip !== '') {
+      this.ips.spend(h.ip, nowMs, h.intervalMs);
+      h.ipSpendMs = nowMs;
+      h.ipSpendIntervalMs = h.intervalMs;
+    }
   }
 
   /**

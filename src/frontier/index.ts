@@ -27,8 +27,10 @@ export {
   type FrontierOptions,
   type HostResolver,
   type LinkRouter,
+  type RobotsRequest,
   type RobotsSeam,
   type SeenFilterSeam,
+  type TrapSeam,
   resolveFrontierOptions,
 } from './options.js';
 export { COLUMNS as URL_TABLE_COLUMNS, ColumnId } from './table.js';
