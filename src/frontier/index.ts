@@ -17,6 +17,8 @@ export {
   type DueUrl,
   Frontier,
   type FrontierStats,
+  type HostSchedState,
+  type HostSnapshot,
   type HostSignal,
   type SeedSpec,
   type UrlSignal,
