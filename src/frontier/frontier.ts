@@ -1049,13 +1049,15 @@ export class Frontier {
   }
 
   /**
-   * Crash recovery: a fetch to `host` started at `atMs` (on `ip`, when known) before a crash,
-   * and its outcome was lost. Its windows are spent again, so a restarted crawler keeps the
-   * host and IP intervals across the crash; the URL itself is fetched again (a checkpoint
-   * writes in-flight URLs back as schedulable). Returns false for an unknown host.
+   * Records a fetch start to `host` at `atMs` (on `ip`, when known) that the frontier did not
+   * time itself, spending the host's and the IP's windows from then: a request that left
+   * later than its dispatch (the engine sees the bytes go out), or one made before a crash
+   * whose outcome was lost (so a restarted crawler keeps the intervals across the crash; the
+   * URL itself is fetched again, since a checkpoint writes in-flight URLs back as
+   * schedulable). Windows only ever move later. Returns false for an unknown host.
    */
-  replayDispatch(host: string, ip: string | undefined, atMs: number): boolean {
-    checkMs('replayDispatch atMs', atMs);
+  recordStart(host: string, ip: string | undefined, atMs: number): boolean {
+    checkMs('recordStart atMs', atMs);
     const id = this.hostByName.get(host);
     if (id === undefined) return false;
     const h = this.hosts[id]!;

@@ -172,13 +172,13 @@ describe('replay', () => {
     );
   });
 
-  it('replayDispatch keeps the host and IP windows of a fetch lost in a crash', () => {
+  it('recordStart keeps the host and IP windows of a fetch lost in a crash', () => {
     const f = new Frontier(0, 0, { politeness, resolver: () => '192.0.2.9' });
     f.seed('https://a.example/', 'a.example', 1, 0, 0);
     f.seed('https://b.example/', 'b.example', 1, 0, 0);
     const recovered = Frontier.recover(f.checkpointBytes(), { politeness, resolver: () => '192.0.2.9' });
-    expect(recovered.replayDispatch('a.example', '192.0.2.9', 5000)).toBe(true);
-    expect(recovered.replayDispatch('nope.example', undefined, 5000)).toBe(false);
+    expect(recovered.recordStart('a.example', '192.0.2.9', 5000)).toBe(true);
+    expect(recovered.recordStart('nope.example', undefined, 5000)).toBe(false);
     expect(recovered.hostSnapshots('a.example')[0]).toMatchObject({ lastDispatchMs: 5000, nextEligibleMs: 6000, ipEligibleMs: 6000 });
     expect(recovered.dispatch(5999)).toBeUndefined(); // both hosts wait: a for itself, b for the shared IP
     expect(recovered.nextEligible()).toBe(6000);
