@@ -407,7 +407,9 @@ export class SimWeb {
   private arrivalSlack(t: number): number {
     if (!this.ticker) return 0;
     const sinceTick = t - this.lastTickMs - STALL_TICK_MS;
-    const afterStall = t - this.stallEndMs <= STALL_TICK_MS ? t - this.stallStartMs - STALL_TICK_MS : 0;
+    // Still in the loop turn whose tick saw the stall (no tick since), or just after it.
+    const inStallTurn = this.lastTickMs === this.stallEndMs || t - this.stallEndMs <= STALL_TICK_MS;
+    const afterStall = inStallTurn ? t - this.stallStartMs - STALL_TICK_MS : 0;
     return Math.max(0, sinceTick > 3 ? sinceTick : 0, afterStall);
   }
 
