@@ -89,6 +89,8 @@ export interface CrawlSummary {
 
 /** Events of an `Engine` (`engine.on(name, listener)`). */
 export interface EngineEvents {
+  /** `dataDir` is open (resumed or new) and the crawl is about to start. */
+  open: [RecoveryInfo];
   progress: [Progress];
   checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number }];
   end: [CrawlSummary];
@@ -253,7 +255,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       onStart: (group, url) => this.#robotsStarted(group, url),
       send: (group, url, start) => this.#enterSend(url, group, this.#addressOf(url), start),
       sendDone: (url) => this.#sendDone(url),
-      onSettled: () => undefined,
+      onSettled: (group) => {
+        if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
+      },
       signal: this.#stop.signal,
     });
     robotsFetch = this.#gate.wrapFetch(this.#baseRobotsFetch());
@@ -285,6 +289,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const detach = this.#attachSignals();
     try {
       this.#open();
+      this.emit('open', this.#recovery);
       this.#watchSends(true);
       this.#runStartMs = this.#clock();
       this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };

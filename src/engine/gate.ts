@@ -129,8 +129,8 @@ export interface RobotsGateOptions {
   readonly send: (group: string, url: string, start: () => void) => void;
   /** That hop has an answer (or failed). */
   readonly sendDone: (url: string) => void;
-  /** Called when a load or a resolution finishes (the engine may have work again). */
-  readonly onSettled: () => void;
+  /** Called when a group's robots.txt load or DNS resolution finishes (the host may go now). */
+  readonly onSettled: (group: string) => void;
   /** Aborts every load when the engine stops. */
   readonly signal: AbortSignal;
 }
@@ -192,17 +192,17 @@ export class RobotsGate implements RobotsSeam {
         return pickAddress(this.o.dns.peek(this.o.directory.hostnameOf(origin)), this.o.allowPrivate);
       },
       prefetch: (group) => {
-        for (const origin of this.o.directory.originsOf(group)) this.resolve(this.o.directory.hostnameOf(origin));
+        for (const origin of this.o.directory.originsOf(group)) this.resolve(this.o.directory.hostnameOf(origin), group);
       },
     };
   }
 
-  private resolve(hostname: string): void {
+  private resolve(hostname: string, group: string): void {
     if (this.resolving.has(hostname) || this.o.dns.peek(hostname) !== undefined) return;
     this.resolving.set(hostname, this.o.clock());
     void this.o.dns.lookup(hostname).finally(() => {
       this.resolving.delete(hostname);
-      this.o.onSettled();
+      this.o.onSettled(group);
     });
   }
 
@@ -244,7 +244,7 @@ export class RobotsGate implements RobotsSeam {
       const hostname = this.o.directory.hostnameOf(origin);
       const name = this.nameState(hostname);
       if (name === 'pending') {
-        this.resolve(hostname);
+        this.resolve(hostname, group);
         const since = this.resolving.get(hostname) ?? nowMs;
         pollAt = Math.min(pollAt, nowMs + clampPoll(nowMs - since));
         continue;
@@ -292,7 +292,7 @@ export class RobotsGate implements RobotsSeam {
       .finally(() => {
         outer.removeEventListener('abort', onAbort);
         this.loads.delete(origin);
-        this.o.onSettled();
+        this.o.onSettled(group);
       });
   }
 
