@@ -636,9 +636,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   #fill(): void {
     const f = this.#frontier!;
     const max = this.options.concurrency;
+    this.#flushStarts();
     while (this.#flights.size < max && this.#budgetLeft() > 0) {
       // A fresh clock per dispatch: the time recorded is the time the request leaves.
       const req = f.dispatch(this.#clock());
+      this.#flushStarts();
       if (req === undefined) return;
       this.#launch(req);
     }
@@ -652,6 +654,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#c.dispatched++;
     const pinned = this.#pin(req);
     const begin = (): void => {
+      // The request leaves now: if that is later than its dispatch, the windows count from now.
+      const at = this.#clock();
+      if (at > req.dispatchedAtMs + 0.5) this.#frontier?.recordStart(req.host, pinned.ip, at);
       let pending: Promise<Outcome>;
       try {
         pending = this.#fetcher.fetch(pinned, this.#stop.signal);
@@ -728,14 +733,25 @@ export class Engine extends EventEmitter<EngineEvents> {
       fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', depth: 0, dispatchedAtMs: this.#clock() }, signal);
   }
 
+  /**
+   * A robots.txt hop left: journal the start, and have the frontier's windows count from now
+   * rather than from the dispatch call that asked for it (that call may have gone on to other
+   * hosts first). Applied right after the current `dispatch` returns (`#flushStarts`), never
+   * from inside it.
+   */
   #robotsStarted(group: string, url: string): void {
-    let ip: string | undefined;
-    try {
-      ip = pickAddress(this.#dns.peek(new URL(url).hostname), this.options.allowPrivate);
-    } catch {
-      ip = undefined;
-    }
-    this.#append({ t: 'd', h: group, ip, at: this.#clock(), r: 1 });
+    const ip = this.#addressOf(url);
+    const at = this.#clock();
+    this.#append({ t: 'd', h: group, ip, at, r: 1 });
+    this.#starts.push({ group, ip, at });
+  }
+
+  readonly #starts: { group: string; ip: string | undefined; at: number }[] = [];
+
+  #flushStarts(): void {
+    const f = this.#frontier;
+    if (f === undefined) return;
+    for (const s of this.#starts.splice(0)) f.recordStart(s.group, s.ip, s.at);
   }
 
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */

@@ -123,7 +123,7 @@ export interface RobotsGateOptions {
   /** The product token robots.txt groups are matched against. */
   readonly agentToken: string;
   readonly clock: () => number;
-  /** Called when a request to the host starts (robots.txt hop), to journal it. */
+  /** Called the moment a robots.txt hop is handed to the fetcher (journal it, time it). */
   readonly onStart: (group: string, robotsUrl: string) => void;
   /** Starts a robots.txt hop through the engine's per-IP send order (`start` may run later). */
   readonly send: (group: string, url: string, start: () => void) => void;
@@ -171,6 +171,7 @@ export class RobotsGate implements RobotsSeam {
             signal.addEventListener('abort', () => resolve({ status: 0, error: 'aborted' }), { once: true });
             this.o.send(group, url, () => {
               this.requests++;
+              this.o.onStart(group, url);
               base(url, signal).then(resolve, (err: unknown) => resolve({ status: 0, error: err instanceof Error ? err.message : String(err) }));
             });
           });
@@ -255,7 +256,6 @@ export class RobotsGate implements RobotsSeam {
         if (load.release !== undefined) {
           const release = load.release;
           load.release = undefined;
-          this.o.onStart(group, `${origin}/robots.txt`);
           release();
           return { started: true };
         }
@@ -270,7 +270,6 @@ export class RobotsGate implements RobotsSeam {
         continue;
       }
       this.start(group, origin, nowMs);
-      this.o.onStart(group, `${origin}/robots.txt`);
       return { started: true };
     }
     if (pollAt < Infinity) return { started: false, retryAtMs: Math.min(pollAt, retryAt) };
