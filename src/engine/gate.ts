@@ -223,9 +223,11 @@ export class RobotsGate implements RobotsSeam {
   private robotsKnown(origin: string): boolean {
     const cache = this.o.robots;
     if (cache === undefined) return true;
+    // Given up stays given up for the campaign, even once the entry is due for a refresh.
+    if (this.givenUp(origin)) return true;
     const v = cache.peek(`${origin}/`);
     if (v === undefined) return false;
-    return v.reason !== 'unreachable' || this.givenUp(origin);
+    return v.reason !== 'unreachable';
   }
 
   ready(group: string): boolean {
