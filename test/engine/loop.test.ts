@@ -231,3 +231,56 @@ describe('options', () => {
     await engine.close();
   });
 });
+
+describe('continuous mode', () => {
+  it('recrawls URLs when the freshness policy says they are due, with conditional GETs and change verdicts', async () => {
+    const HOUR = 3_600_000;
+    let skew = 0;
+    const clock = (): number => performance.timeOrigin + performance.now() + skew;
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': ['/1', '/2'], '/1': [], '/2': [] });
+    web.pages.set('http://a.test/1', { body: 'one', etag: '"v1"' });
+    web.pages.set('http://a.test/2', (n) => ({ body: n === 1 ? 'two' : 'two, rewritten' }));
+    const seenHours: number[] = [];
+    const engine = new Engine(
+      options(web, {
+        seeds: ['http://a.test/'],
+        clock,
+        recrawl: true,
+        freshness: (record, nowHours) => {
+          seenHours.push(record.crawlCount);
+          return nowHours + 1;
+        },
+        progressIntervalMs: 20,
+        onProgress: () => undefined,
+      }),
+    );
+    const pages: { url: string; status: number; change: string | undefined }[] = [];
+    for await (const p of engine.run()) {
+      pages.push({ url: p.url, status: p.status, change: p.change });
+      // The first pass is done (once this page is taken): then two hours pass.
+      if (pages.length === 3) setTimeout(() => (skew = 2 * HOUR), 30);
+      if (pages.length === 6) void engine.stop();
+    }
+    expect(engine.stopReason).toBe('stopped');
+    expect(pages.slice(0, 3).every((p) => p.change === 'first')).toBe(true);
+    const second = new Map(pages.slice(3).map((p) => [p.url, p]));
+    expect(second.get('http://a.test/1')).toMatchObject({ status: 304, change: 'none' });
+    expect(second.get('http://a.test/2')).toMatchObject({ status: 200, change: 'real' });
+    expect(second.get('http://a.test/')).toMatchObject({ status: 200, change: 'none' });
+    expect(web.log.filter((r) => r.url === 'http://a.test/1').map((r) => r.conditional)).toEqual([false, true]);
+    expect(seenHours.filter((c) => c === 2).length).toBe(3);
+    await engine.close();
+  });
+
+  it('without recrawl the same crawl drains and stops', async () => {
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': ['/1'], '/1': [] });
+    const engine = new Engine(options(web, { seeds: ['http://a.test/'] }));
+    for await (const _ of engine.run()) {
+      // drain
+    }
+    expect(engine.stopReason).toBe('drained');
+    await engine.close();
+  });
+});
