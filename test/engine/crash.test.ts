@@ -51,7 +51,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 describe('kill -9 at random points, then resume', () => {
   const init: SimWebInit = {
     seed: 21,
-    hosts: 24,
+    hosts: 16,
     pagesPerHost: 8,
     ips: 8,
     hostIntervalMs: INTERVAL_MS,
@@ -84,7 +84,7 @@ describe('kill -9 at random points, then resume', () => {
     };
     const rng = new SeededRandom(0x5eed);
     const recoveries: RecoveryInfo[] = [];
-    const kills = 5;
+    const kills = 3;
     for (let k = 0; k < kills; k++) {
       // Alternate frequent checkpoints with none (then the kill leaves a journal to replay).
       const run = start({ ...config, checkpointIntervalMs: k % 2 === 0 ? 60_000 : config.checkpointIntervalMs });
