@@ -111,6 +111,8 @@ interface EngineState {
 interface Flight {
   readonly req: FetchRequest;
   readonly key: string;
+  /** origin + path, as undici names the request; undefined when sends are not watched. */
+  sendId: string | undefined;
   /** The outcome as the frontier will be told it (set on completion). */
   reported: Outcome | undefined;
   page: Page | undefined;
@@ -648,11 +650,19 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #launch(req: FetchRequest): void {
     const key = keyToHex(req.key, 0);
-    const flight: Flight = { req, key, reported: undefined, page: undefined };
+    const flight: Flight = { req, key, sendId: undefined, reported: undefined, page: undefined };
     this.#flights.set(req.row, flight);
     this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
-    const pinned = this.#pin(req);
+    let pinned = req;
+    try {
+      const u = new URL(req.url);
+      const ip = this.#addressOfHost(u.hostname);
+      if (ip !== undefined && ip !== req.ip) pinned = { ...req, ip };
+      if (this.#watching) flight.sendId = u.origin + u.pathname + u.search;
+    } catch {
+      // not a URL: the fetcher answers with a clear outcome
+    }
     const begin = (): void => {
       // The request leaves now: if that is later than its dispatch, the windows count from now.
       const at = this.#clock();
@@ -668,21 +678,20 @@ export class Engine extends EventEmitter<EngineEvents> {
         (err: unknown) => this.#complete(flight, { row: req.row, url: req.url, status: 0, errorKind: 'network', error: err instanceof Error ? err.message : String(err) }),
       );
     };
-    this.#enterSend(req.url, req.host, pinned.ip, begin);
+    if (flight.sendId === undefined) begin();
+    else this.#sends.enter(pinned.ip, flight.sendId, req.host, begin);
   }
 
-  /** The request with the address of its own hostname (a group may span several). */
-  #pin(req: FetchRequest): FetchRequest {
-    const ip = this.#addressOf(req.url);
-    return ip === undefined || ip === req.ip ? req : { ...req, ip };
+  /** The address a hostname resolves to (the one its connection is pinned to). */
+  #addressOfHost(hostname: string): string | undefined {
+    const name = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    return pickAddress(this.#dns.peek(name), this.options.allowPrivate);
   }
 
-  /** The address `url`'s hostname resolves to (the one its connection is pinned to). */
+  /** The address `url`'s hostname resolves to. */
   #addressOf(url: string): string | undefined {
     try {
-      let hostname = new URL(url).hostname;
-      if (hostname.startsWith('[')) hostname = hostname.slice(1, -1);
-      return pickAddress(this.#dns.peek(hostname), this.options.allowPrivate);
+      return this.#addressOfHost(new URL(url).hostname);
     } catch {
       return undefined;
     }
@@ -778,7 +787,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#driverWaker.notify();
       return;
     }
-    this.#sendDone(req.url);
+    if (flight.sendId !== undefined) this.#sends.done(flight.sendId);
     const now = this.#clock();
     const c = this.#c;
     const s = o.status;
@@ -819,8 +828,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const req = flight.req;
     if (this.#flights.get(req.row) !== flight || flight.reported === undefined) return;
     const now = this.#clock();
-    const rec = outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported);
-    this.#append(rec);
+    if (this.#journal !== undefined) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
     this.#frontier!.report(flight.reported, now);
     this.#completed++;
     this.#c.completed++;
@@ -829,7 +837,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   #append(r: JournalRecord): void {
-    this.#journal?.append(encodeRecord(r));
+    if (this.#journal !== undefined) this.#journal.append(encodeRecord(r));
   }
 
   #abortNow(reason: StopReason): void {

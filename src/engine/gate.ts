@@ -92,11 +92,26 @@ export class HostDirectory {
   }
 }
 
+/** Per DNS answer (answers are immutable and cached): the address to pin and whether any is allowed. */
+const picks = [new WeakMap<DnsResult, { ip: string | undefined; allowed: boolean }>(), new WeakMap<DnsResult, { ip: string | undefined; allowed: boolean }>()];
+
+function pick(answer: DnsResult, allowPrivate: boolean): { ip: string | undefined; allowed: boolean } {
+  const memo = picks[allowPrivate ? 1 : 0]!;
+  let p = memo.get(answer);
+  if (p === undefined) {
+    p = { ip: undefined, allowed: false };
+    if (answer.ok) {
+      const ok = answer.addresses.find((a) => refusalReason(a.address, allowPrivate) === undefined);
+      p = { ip: ok?.address ?? answer.addresses[0]?.address, allowed: ok !== undefined };
+    }
+    memo.set(answer, p);
+  }
+  return p;
+}
+
 /** The address to pin for `answer`: the first one the safety policy allows, else the first. */
 export function pickAddress(answer: DnsResult | undefined, allowPrivate: boolean): string | undefined {
-  if (answer === undefined || !answer.ok) return undefined;
-  for (const a of answer.addresses) if (refusalReason(a.address, allowPrivate) === undefined) return a.address;
-  return answer.addresses[0]?.address;
+  return answer === undefined || !answer.ok ? undefined : pick(answer, allowPrivate).ip;
 }
 
 /** How a hostname stands for fetching. */
@@ -211,7 +226,7 @@ export class RobotsGate implements RobotsSeam {
     const answer = this.o.dns.peek(hostname);
     if (answer === undefined) return 'pending';
     if (!answer.ok) return 'unfetchable';
-    return answer.addresses.some((a) => refusalReason(a.address, this.o.allowPrivate) === undefined) ? 'ok' : 'unfetchable';
+    return pick(answer, this.o.allowPrivate).allowed ? 'ok' : 'unfetchable';
   }
 
   private givenUp(origin: string): boolean {
