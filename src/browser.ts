@@ -9,8 +9,9 @@ export * from './model/index.js';
 export * from './politeness/index.js';
 export * from './url/index.js';
 export * from './dedup/index.js';
-// The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
-export * from './fetch/robots.js';
 export * from './format/index.js';
 export * from './prioritize/index.js';
 export * from './frontier/index.js';
+// The robots.txt matcher alone of src/fetch: pure, so users can test a robots.txt anywhere.
+export * from './fetch/robots.js';
+export * from './freshness/index.js';

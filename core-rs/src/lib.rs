@@ -11,8 +11,11 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod bloom;
 pub mod drum;
+pub mod filter;
 pub mod hash;
+pub mod ribbon;
 pub mod simhash;
 pub mod wheel;
 

@@ -4,7 +4,8 @@
  * Owns: the one shared instance per realm, memory views that survive growth, scratch
  * buffers for batch calls, and the TypeScript faces of the Rust kernels. Never: network,
  * file or clock access (the Node file read is isolated in `./node.ts`), or per-key boundary
- * crossings inside a loop (every kernel has a batch form).
+ * crossings inside a loop (every kernel has a batch form). Wasm-resident objects (filters)
+ * have one owner and are released with `free()` / `using`.
  */
 export { Core, type CoreSource, core, isCoreLoaded, loadCore, loadCoreFrom } from './instance.js';
 export { EXPECTED_ABI_VERSION, type CoreExports } from './abi.js';
@@ -40,3 +41,20 @@ export {
   simhashTextLanes,
   simhashUtf8,
 } from './simhash.js';
+export { Resident } from './resident.js';
+export { BLOOM_MAX_CAPACITY, BloomFilter, type BloomFilterOptions } from './bloom.js';
+export { type FilterKind, MembershipFilter, ResidentFilter, loadFilter } from './filter.js';
+export {
+  RIBBON_MAX_BITS,
+  RIBBON_MAX_SHARDS,
+  RIBBON_SHARD_TARGET,
+  type RibbonOptions,
+  buildRibbon,
+  buildShardedRibbon,
+  buildShardedRibbonFromLoader,
+  partitionForRibbon,
+  ribbonBitsForFpr,
+  ribbonShardCount,
+  ribbonShardIndex,
+  ribbonShardIndexBatch,
+} from './ribbon.js';

@@ -27,7 +27,7 @@
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
-import { lanesToU64, u64Lanes } from '../core/lanes.js';
+import { u64Lanes } from '../core/lanes.js';
 import {
   type ColumnBlock,
   type PartitionImage,
@@ -853,7 +853,7 @@ export class Frontier {
     }
     if (typeof outcome.status !== 'number') throw new InvalidArgumentError(`report: expected a numeric status, received ${String(outcome.status)}`);
     if (t.status[row] !== UrlStatus.InFlight) return false;
-    if (outcome.url !== undefined && outcome.url !== t.urlOf(row)) return false;
+    if (outcome.url !== undefined && !t.arena.equals(t.url[row]!, outcome.url)) return false;
     if (nowMs > this.clockMs) this.clockMs = nowMs;
     const h = this.hosts[t.host[row]!]!;
     h.inFlightRow = -1;
@@ -1496,16 +1496,39 @@ export class Frontier {
     // Schedule index and queues.
     const status = this.table.status;
     const nextDue = this.table.nextDue;
+    const deferIds: number[] = [];
+    const deferTicks: number[] = [];
+    // Rows are in key order, so each host's rows are contiguous: gather a host's queued rows
+    // and load its heap in one pass.
+    const batch = new Uint32Array(rows);
+    let batchHost = -1;
+    let batchLen = 0;
+    const hostOf = this.table.host;
     for (let r = 0; r < rows; r++) {
       const s = status[r]!;
+      let queue = false;
       if (this.wheel && (s === UrlStatus.Crawled || s === UrlStatus.Scheduled) && nextDue[r]! > this.wheelHour) {
-        this.wheel.schedule(r, nextDue[r]!);
+        deferIds.push(r);
+        deferTicks.push(nextDue[r]!);
       } else if (this.wheel && s === UrlStatus.Crawled) {
         status[r] = UrlStatus.DueRecrawl;
-        this.queues.push(r);
+        queue = true;
       } else if (isQueuedStatus(s)) {
-        this.queues.push(r);
+        queue = true;
       }
+      if (!queue) continue;
+      const h = hostOf[r]!;
+      if (h !== batchHost) {
+        if (batchLen > 0) this.queues.pushAll(batchHost, batch, batchLen);
+        batchHost = h;
+        batchLen = 0;
+      }
+      batch[batchLen++] = r;
+    }
+    if (batchLen > 0) this.queues.pushAll(batchHost, batch, batchLen);
+    if (this.wheel && deferIds.length > 0) {
+      this.wheel.advance(this.wheelHour);
+      this.wheel.scheduleBatch(Uint32Array.from(deferIds), Uint32Array.from(deferTicks));
     }
     // Per-IP windows: replay each host's last spend in time order.
     const spenders = this.hosts.filter((h) => h.ip !== '' && h.ipSpendMs >= 0);
@@ -1600,6 +1623,30 @@ class MutableRecord implements CrawledRecord {
   get noChangeStreak(): number {
     return this.t.noChangeStreak[this.row]!;
   }
+  get priority(): number {
+    return this.t.priority[this.row]!;
+  }
+  get nextDue(): number {
+    return this.t.nextDue[this.row]!;
+  }
+  get lastModified(): number {
+    return this.t.lastModified[this.row]!;
+  }
+  get contentFpLo(): number {
+    return this.t.contentFp[this.row * 2]!;
+  }
+  get contentFpHi(): number {
+    return this.t.contentFp[this.row * 2 + 1]!;
+  }
+  get simhashLo(): number {
+    return this.t.simhash[this.row * 2]!;
+  }
+  get simhashHi(): number {
+    return this.t.simhash[this.row * 2 + 1]!;
+  }
+  get spreadKey(): number {
+    return this.t.key[this.row * 4 + 2]!;
+  }
   get lambda(): number {
     return this.t.lambda[this.row]!;
   }
@@ -1614,6 +1661,3 @@ export function urlKeyHex(url: string, host: string): string {
   keyOf(url, host, k, 0);
   return keyToHex(k, 0);
 }
-
-/** @internal Converts a u64 given as lanes to a bigint (tests). */
-export const lanes64 = lanesToU64;

@@ -72,7 +72,11 @@ export interface HostResolver {
   prefetch?(host: string): void;
 }
 
-/** The record view the freshness hook reads (one reused object; valid during the call only). */
+/**
+ * The record view the freshness hook reads (one reused object; valid during the call only).
+ * Counters and fingerprints already include this crawl; `change` is the frontier's verdict
+ * (fingerprint equality, then simhash Hamming ≤ 3), so a hook need not classify again.
+ */
 export interface CrawledRecord {
   readonly row: number;
   readonly url: string;
@@ -86,6 +90,19 @@ export interface CrawledRecord {
   readonly change: 'first' | 'none' | 'cosmetic' | 'real';
   /** Host's current politeness interval (ms), a lower bound on useful recrawl spacing. */
   readonly hostIntervalMs: number;
+  /** Front-bank priority (the value weight of the page). */
+  readonly priority: number;
+  /** Next-due epoch-hour before this crawl. */
+  readonly nextDue: number;
+  /** Last-Modified the server sent, epoch-seconds (0 = none). */
+  readonly lastModified: number;
+  /** Content fingerprint and simhash after this crawl, as [lo, hi] u32 lanes. */
+  readonly contentFpLo: number;
+  readonly contentFpHi: number;
+  readonly simhashLo: number;
+  readonly simhashHi: number;
+  /** A stable per-URL number for deterministic spreading (PathKey low lane). */
+  readonly spreadKey: number;
   /** Estimated changes per hour; the hook may store a new estimate. */
   lambda: number;
 }
@@ -107,8 +124,10 @@ export type LinkRouter = (discoveries: Discovery[]) => readonly Discovery[];
 
 /**
  * The seen-set filter seam (DESIGN §6): an approximate filter in front of the exact
- * key → row index. A miss skips the exact look-up; a hit is confirmed. Its blob is stored in
- * the partition's seen-filter section.
+ * key → row index. A miss skips the exact look-up; a hit is confirmed, so a false positive
+ * costs a look-up and never a dropped URL. Its blob is stored in the partition's seen-filter
+ * section; on recovery, rebuild the filter from `decodePartition(bytes).seenFilter` and pass
+ * it in the options (the frontier never interprets the blob).
  */
 export interface SeenFilterSeam {
   maybeContains(keys: Uint32Array, i: number): boolean;

@@ -155,6 +155,33 @@ export class StringArena {
     return at;
   }
 
+  /** Whether the entry at `offset` equals `s` (no string is built for an ASCII entry). */
+  equals(offset: number, s: string): boolean {
+    const b = this.bytes;
+    let p = offset;
+    let len = 0;
+    let shift = 0;
+    for (;;) {
+      const c = b[p++]!;
+      len |= (c & 0x7f) << shift;
+      if (c < 0x80) break;
+      shift += 7;
+    }
+    if (len === s.length) {
+      let i = 0;
+      for (; i < len; i++) {
+        const c = b[p + i]!;
+        if (c >= 0x80) break;
+        if (c !== s.charCodeAt(i)) return false;
+      }
+      if (i === len) return true;
+    } else if (len < s.length) {
+      // UTF-8 is never shorter in bytes than the UTF-16 length of the same text.
+      return false;
+    }
+    return this.get(offset) === s;
+  }
+
   /** The string at `offset`. */
   get(offset: number): string {
     let p = offset;
@@ -256,6 +283,32 @@ function allocColumn(type: ColumnType, n: number): ColumnData {
   }
 }
 
+/**
+ * out[i] = src[order[i]] for rows of `lanes` values. Every column is copied through a u8,
+ * u16 or u32 view of its bytes (an f32 moves bit-exactly as a u32), so each of the three
+ * loops below sees one element kind. Measured: one generic loop over the column union was
+ * megamorphic and took three quarters of `checkpoint()` (200k URLs).
+ */
+function permuteColumn(src: ColumnData, out: ColumnData, order: Uint32Array, lanes: number): void {
+  const width = src.BYTES_PER_ELEMENT;
+  if (width === 1) permute8(new Uint8Array(src.buffer, src.byteOffset, src.length), new Uint8Array(out.buffer, out.byteOffset, out.length), order, lanes);
+  else if (width === 2) permute16(new Uint16Array(src.buffer, src.byteOffset, src.length), new Uint16Array(out.buffer, out.byteOffset, out.length), order, lanes);
+  else if (width === 4) permute32(new Uint32Array(src.buffer, src.byteOffset, src.length), new Uint32Array(out.buffer, out.byteOffset, out.length), order, lanes);
+  else for (let i = 0; i < order.length; i++) for (let l = 0; l < lanes; l++) out[i * lanes + l] = src[order[i]! * lanes + l]!;
+}
+
+function permute8(src: Uint8Array, out: Uint8Array, order: Uint32Array, lanes: number): void {
+  for (let i = 0, o = 0; i < order.length; i++) for (let l = 0, r = order[i]! * lanes; l < lanes; l++) out[o++] = src[r + l]!;
+}
+
+function permute16(src: Uint16Array, out: Uint16Array, order: Uint32Array, lanes: number): void {
+  for (let i = 0, o = 0; i < order.length; i++) for (let l = 0, r = order[i]! * lanes; l < lanes; l++) out[o++] = src[r + l]!;
+}
+
+function permute32(src: Uint32Array, out: Uint32Array, order: Uint32Array, lanes: number): void {
+  for (let i = 0, o = 0; i < order.length; i++) for (let l = 0, r = order[i]! * lanes; l < lanes; l++) out[o++] = src[r + l]!;
+}
+
 /** The URL table. Columns are public for the scheduler's hot loops; rows ≥ `rows` are garbage. */
 export class UrlTable {
   rows = 0;
@@ -344,16 +397,14 @@ export class UrlTable {
     for (const c of COLUMNS) {
       const src = self[c.name];
       const out = allocColumn(c.type, n * c.lanes);
-      const lanes = c.lanes;
-      for (let i = 0; i < n; i++) {
-        const r = order[i]!;
-        for (let l = 0; l < lanes; l++) out[i * lanes + l] = src[r * lanes + l]!;
-      }
-      columns.push({ id: c.id, type: c.type, lanes, data: out });
+      permuteColumn(src, out, order, c.lanes);
+      columns.push({ id: c.id, type: c.type, lanes: c.lanes, data: out });
     }
-    const urlOut = columns[COLUMNS.findIndex((c) => c.name === 'url')]!.data;
-    const etagOut = columns[COLUMNS.findIndex((c) => c.name === 'etag')]!.data;
-    const redirOut = columns[COLUMNS.findIndex((c) => c.name === 'redirectTo')]!.data;
+    // Typed as Uint32Array (not the column union) so these stores stay monomorphic.
+    const u32Of = (name: ColumnName): Uint32Array => columns[COLUMNS.findIndex((c) => c.name === name)]!.data as Uint32Array;
+    const urlOut = u32Of('url');
+    const etagOut = u32Of('etag');
+    const redirOut = u32Of('redirectTo');
     const src = this.arena.bytes;
     for (let i = 0; i < n; i++) {
       const r = order[i]!;
@@ -406,15 +457,25 @@ export class UrlTable {
         if (cmp >= 0) throw new CorruptPartitionError('urls', `row ${r} is not in strictly increasing key order`);
       }
     }
-    // Validate that arena strings are valid UTF-8 lazily is not enough: decode each URL once.
+    // Every URL must be valid UTF-8 (a lossy decode would silently change a URL). ASCII
+    // needs no decoder: only a URL with a byte ≥ 0x80 is decoded strictly.
     const strict = new TextDecoder('utf-8', { fatal: true });
     for (let r = 0; r < rows; r++) {
       const off = t.url[r]!;
       const end = entryEnd(arena, off, arena.length);
       let p = off;
       while (arena[p]! >= 0x80) p++;
+      p++;
+      let ascii = true;
+      for (let q = p; q < end; q++) {
+        if (arena[q]! >= 0x80) {
+          ascii = false;
+          break;
+        }
+      }
+      if (ascii) continue;
       try {
-        strict.decode(arena.subarray(p + 1, end));
+        strict.decode(arena.subarray(p, end));
       } catch {
         throw new CorruptPartitionError('arena', `row ${r} url is not valid UTF-8`);
       }

@@ -1,6 +1,7 @@
 /**
- * A manual simulated clock: epoch milliseconds that move only when told to. The simulated web
- * reads page versions off it, so a test can step simulated days in no real time.
+ * Simulated clocks: a manual one (epoch milliseconds that move only when told to) so a test
+ * can step simulated days in no real time, and an accelerated one for demos, where simulated
+ * time runs `factor` times faster than a monotonic clock the caller supplies.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 
@@ -31,4 +32,17 @@ export class SimClock {
     }
     this.ms = ms;
   }
+}
+
+/**
+ * A simulated clock (epoch ms) that starts at `startMs` and runs `factor` times as fast as
+ * `monotonic` (e.g. `() => performance.now()`): with factor 3600 a simulated hour passes every
+ * real second, so a demo sees pages change.
+ */
+export function acceleratedClock(startMs: number, factor: number, monotonic: () => number): () => number {
+  if (!Number.isFinite(startMs)) throw new InvalidArgumentError(`acceleratedClock: expected a finite start time (epoch ms), received ${startMs}`);
+  if (!Number.isFinite(factor) || factor <= 0) throw new InvalidArgumentError(`acceleratedClock: expected a factor > 0, received ${factor}`);
+  if (typeof monotonic !== 'function') throw new InvalidArgumentError('acceleratedClock: expected a monotonic clock function');
+  const origin = monotonic();
+  return () => startMs + (monotonic() - origin) * factor;
 }

@@ -10,7 +10,7 @@
  *
  * Node-only (node:http, node:net, node:zlib): exported from the Node entry, never the browser one.
  */
-export { SimClock } from './clock.js';
+export { acceleratedClock, SimClock } from './clock.js';
 export { DEFAULT_SIM_EPOCH_MS, PLAIN_MIX, type SimMix, type SimWebInit, type SimWebOptions } from './options.js';
 export {
   formatPolitenessReport,

@@ -206,6 +206,12 @@ interface HostState {
 
 /** Period of the event-loop stall watch, ms. */
 const STALL_TICK_MS = 2;
+/**
+ * How long after a stall a request is still presumed to have arrived during it, ms: bytes that
+ * came in during a stall are read within the next loop turn or two (a fresh connection is
+ * accepted in one turn and read in the next), and a turn takes a few ms on a busy machine.
+ */
+const STALL_WINDOW_MS = 10;
 
 const hex32 = (x: number): string => x.toString(16).padStart(8, '0');
 
@@ -387,8 +393,8 @@ export class SimWeb {
   /**
    * Arrival times are read by the event loop, so a loop stall (a long callback of the sim or,
    * in tests, of the crawler sharing the process) makes requests that arrived during it look
-   * as if they arrived together at its end. A 2 ms ticker notices stalls; a request seen right
-   * after one gets the stall's length as `arrivalSlackMs`.
+   * as if they arrived together at its end. A 2 ms ticker notices stalls; a request seen within
+   * `STALL_WINDOW_MS` after one gets the stall's length (plus that wait) as `arrivalSlackMs`.
    */
   private watchStalls(): void {
     const now = this.options.now;
@@ -396,7 +402,9 @@ export class SimWeb {
     this.ticker = setInterval(() => {
       const t = now();
       if (t - this.lastTickMs > STALL_TICK_MS + 3) {
-        this.stallStartMs = this.lastTickMs;
+        // Stalls in quick succession count as one: a request that came in during the first
+        // may not be read before the second is over.
+        if (this.lastTickMs - this.stallEndMs > STALL_WINDOW_MS) this.stallStartMs = this.lastTickMs;
         this.stallEndMs = t;
       }
       this.lastTickMs = t;
@@ -406,11 +414,13 @@ export class SimWeb {
 
   private arrivalSlack(t: number): number {
     if (!this.ticker) return 0;
-    const sinceTick = t - this.lastTickMs - STALL_TICK_MS;
-    // Still in the loop turn whose tick saw the stall (no tick since), or just after it.
-    const inStallTurn = this.lastTickMs === this.stallEndMs || t - this.stallEndMs <= STALL_TICK_MS;
-    const afterStall = inStallTurn ? t - this.stallStartMs - STALL_TICK_MS : 0;
-    return Math.max(0, sinceTick > 3 ? sinceTick : 0, afterStall);
+    // A stall still in progress (the ticker has not run for a while) …
+    const pending = t - this.lastTickMs - STALL_TICK_MS;
+    const stalling = pending > 3;
+    // … or one that ended moments ago (possibly continued by the current one).
+    const recent = t - this.stallEndMs <= STALL_WINDOW_MS || (stalling && this.lastTickMs - this.stallEndMs <= STALL_WINDOW_MS);
+    if (recent) return Math.max(0, t - this.stallStartMs - STALL_TICK_MS);
+    return stalling ? pending : 0;
   }
 
   private async listenAll(port: number): Promise<void> {

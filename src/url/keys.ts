@@ -20,7 +20,7 @@ import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
 import { KEY_LANES, type KeyArray } from '../core/keys.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
-import { canonicalize } from './canonicalize.js';
+import { canonicalize, schemePrefix } from './canonicalize.js';
 import { HOST_GROUPINGS, hostGroupKey } from './host.js';
 import type { CanonPolicy } from './policy.js';
 
@@ -43,6 +43,7 @@ export interface UrlKey {
 }
 
 interface HostEntry {
+  readonly origin: string;
   readonly group: string;
   readonly lo: number;
   readonly hi: number;
@@ -50,27 +51,66 @@ interface HostEntry {
 
 /** Origins memoized per grouping before the memo is cleared (bounds memory on huge crawls). */
 const MEMO_LIMIT = 1 << 16;
-const memo: Record<HostGrouping, Map<string, HostEntry>> = {
-  registrable: new Map(),
-  host: new Map(),
-  origin: new Map(),
-};
+
+/**
+ * Origin → host entry, per grouping, plus the last entry used: the links of one page mostly
+ * share its origin, and a `startsWith` on the previous origin is cheaper than slicing the
+ * origin out and hashing it for a Map lookup.
+ */
+class OriginMemo {
+  readonly map = new Map<string, HostEntry>();
+  last: HostEntry | undefined;
+
+  constructor(readonly grouping: HostGrouping) {}
+
+  /** The entry of `url`, whose origin ends at `end`, if memoized. */
+  find(url: string, end: number): HostEntry | undefined {
+    const last = this.last;
+    if (last !== undefined && last.origin.length === end && url.startsWith(last.origin)) return last;
+    const hit = this.map.get(url.slice(0, end));
+    if (hit !== undefined) this.last = hit;
+    return hit;
+  }
+
+  remember(entry: HostEntry): HostEntry {
+    if (this.map.size >= MEMO_LIMIT) this.map.clear();
+    this.map.set(entry.origin, entry);
+    this.last = entry;
+    return entry;
+  }
+
+  clear(): void {
+    this.map.clear();
+    this.last = undefined;
+  }
+}
+
+const memos = {
+  registrable: new OriginMemo('registrable'),
+  host: new OriginMemo('host'),
+  origin: new OriginMemo('origin'),
+} as const;
 const laneScratch = new Uint32Array(2);
 
-function memoFor(grouping: HostGrouping): Map<string, HostEntry> {
-  const m = memo[grouping];
-  if (m === undefined || !Object.prototype.hasOwnProperty.call(memo, grouping)) {
-    throw new InvalidArgumentError(
-      `expected a host grouping of ${HOST_GROUPINGS.map((g) => JSON.stringify(g)).join(', ')}, received ${JSON.stringify(grouping)}`,
-    );
+function memoFor(grouping: HostGrouping): OriginMemo {
+  switch (grouping) {
+    case 'registrable':
+      return memos.registrable;
+    case 'host':
+      return memos.host;
+    case 'origin':
+      return memos.origin;
+    default:
+      throw new InvalidArgumentError(
+        `expected a host grouping of ${HOST_GROUPINGS.map((g) => JSON.stringify(g)).join(', ')}, received ${JSON.stringify(grouping)}`,
+      );
   }
-  return m;
 }
 
 /** End of the origin of a canonical URL (index of the path's '/'), or -1 if it is not one. */
 function originEnd(url: string): number {
   if (typeof url !== 'string') return -1;
-  const authStart = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : 0;
+  const authStart = schemePrefix(url);
   if (authStart === 0) return -1;
   const slash = url.indexOf('/', authStart);
   return slash > authStart ? slash : -1;
@@ -82,18 +122,22 @@ function notCanonical(url: unknown, where: string): never {
   );
 }
 
-function remember(m: Map<string, HostEntry>, origin: string, entry: HostEntry): HostEntry {
-  if (m.size >= MEMO_LIMIT) m.clear();
-  m.set(origin, entry);
-  return entry;
+/**
+ * A copy of `s` that does not keep its parent string alive: V8 represents a long `slice` as
+ * a view into the parent, so a memoized origin sliced from a 2 KB URL would pin all of it.
+ * Slicing a fresh concatenation flattens it into a new string of `s.length + 1` characters.
+ */
+function detach(s: string): string {
+  return (' ' + s).slice(1);
 }
 
-function hostEntry(m: Map<string, HostEntry>, origin: string, grouping: HostGrouping): HostEntry {
-  const hit = m.get(origin);
+function hostEntry(m: OriginMemo, url: string, end: number): HostEntry {
+  const hit = m.find(url, end);
   if (hit !== undefined) return hit;
-  const group = hostGroupKey(origin, grouping);
+  const origin = detach(url.slice(0, end));
+  const group = hostGroupKey(origin, m.grouping);
   xxh64Lanes(group, HOST_KEY_SEED, laneScratch);
-  return remember(m, origin, { group, lo: laneScratch[0]!, hi: laneScratch[1]! });
+  return m.remember({ origin, group, lo: laneScratch[0]!, hi: laneScratch[1]! });
 }
 
 /**
@@ -111,7 +155,7 @@ export function urlKey(
   const m = memoFor(grouping);
   const end = originEnd(canonUrl);
   if (end < 0) notCanonical(canonUrl, 'urlKey');
-  const h = hostEntry(m, canonUrl.slice(0, end), grouping);
+  const h = hostEntry(m, canonUrl, end);
   const b = i * KEY_LANES;
   out[b] = h.lo;
   out[b + 1] = h.hi;
@@ -169,19 +213,19 @@ export function urlKeyBatch(
     const url = canonUrls[k]!;
     const end = originEnd(url);
     if (end < 0) notCanonical(url, `urlKeyBatch (element ${k})`);
-    const origin = url.slice(0, end);
-    const h = m.get(origin);
+    const h = m.find(url, end);
     if (h !== undefined) {
       out[k * 4] = h.lo;
       out[k * 4 + 1] = h.hi;
       if (groupsOut) groupsOut[k] = h.group;
       continue;
     }
+    const origin = url.slice(0, end);
     missSlot ??= new Map();
     let slot = missSlot.get(origin);
     if (slot === undefined) {
       slot = missOrigins.length;
-      missOrigins.push(origin);
+      missOrigins.push(detach(origin));
       missSlot.set(origin, slot);
     }
     waiting.push(k, slot);
@@ -190,7 +234,7 @@ export function urlKeyBatch(
     const groups = missOrigins.map((o) => hostGroupKey(o, grouping));
     const lanes = xxh64BatchLanes(groups, HOST_KEY_SEED);
     for (let j = 0; j < missOrigins.length; j++) {
-      remember(m, missOrigins[j]!, { group: groups[j]!, lo: lanes[2 * j]!, hi: lanes[2 * j + 1]! });
+      m.remember({ origin: missOrigins[j]!, group: groups[j]!, lo: lanes[2 * j]!, hi: lanes[2 * j + 1]! });
     }
     for (let w = 0; w < waiting.length; w += 2) {
       const k = waiting[w]!;
@@ -212,5 +256,5 @@ export function urlKeyBatch(
 
 /** @internal Empties the origin memo (tests that count hashing work). */
 export function clearUrlKeyMemo(): void {
-  for (const g of HOST_GROUPINGS) memo[g].clear();
+  for (const g of HOST_GROUPINGS) memoFor(g).clear();
 }

@@ -92,7 +92,16 @@ describe('outcome state machine', () => {
 
   it('classifies changes: first fetch, no change, cosmetic (simhash ≤ 3 bits), real', () => {
     const seen: string[] = [];
-    const f = new Frontier(1, 0, { scheduleIndex: true, freshness: (rec, now) => (seen.push(`${rec.change}:${rec.crawlCount}:${rec.changeCount}:${rec.noChangeStreak}`), now + 1) });
+    const views: number[] = [];
+    const f = new Frontier(1, 0, {
+      scheduleIndex: true,
+      freshness: (rec, now) => {
+        seen.push(`${rec.change}:${rec.crawlCount}:${rec.changeCount}:${rec.noChangeStreak}`);
+        views.push(rec.contentFpLo, rec.priority);
+        rec.lambda = 0.25;
+        return now + 1;
+      },
+    });
     f.seed('https://a.example/p', 'a.example', 1, 0, 0, 0);
     const bodies: Partial<Outcome>[] = [
       { status: 200, contentFp: 1n, simhash: 0b1111n },
@@ -104,6 +113,9 @@ describe('outcome state machine', () => {
     const log = f.drain(0, (r) => ({ row: r.row, url: r.url, ...(bodies.shift() ?? { status: 200 }) }) as Outcome, { untilMs: 4 * HOUR + 1 });
     expect(log.length).toBe(5);
     expect(seen).toEqual(['first:1:0:0', 'none:2:0:1', 'none:3:0:2', 'cosmetic:4:0:3', 'real:5:1:0']);
+    expect(views.slice(0, 2)).toEqual([1, 1]);
+    expect(views.at(-2)).toBe(3);
+    expect(f.checkpoint().columns.find((c) => c.id === 12)!.data[0]).toBe(0.25);
   });
 });
 
@@ -173,6 +185,26 @@ describe('seams', () => {
     f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200, links: r.url.endsWith('/1') ? [{ url: 'https://a.example/2' }, { url: 'https://b.example/x' }, { url: 'https://a.example/3', nofollow: true }] : [] }));
     expect(routed).toEqual(['https://a.example/2', 'https://b.example/x']);
     expect(f.len()).toBe(2);
+  });
+});
+
+describe('dispatch shards', () => {
+  it('a thread draws from its own shard first, then steals the best-headed sibling', () => {
+    const f = new Frontier(1, 0, { dispatchShards: 2 });
+    for (let h = 0; h < 8; h++) f.seed(`https://h${h}.example/`, `h${h}.example`, h, 0, 0, 0);
+    const got: { shard: number; priority: number }[] = [];
+    for (;;) {
+      const r = f.dispatchShard(0, 0);
+      if (!r) break;
+      got.push({ shard: r.key[0]! % 2, priority: Number(r.host[1]) });
+    }
+    expect(got.length).toBe(8);
+    const own = got.filter((g) => g.shard === 0);
+    // Own shard first (best first), then the stolen ones (best first).
+    expect(got.slice(0, own.length)).toEqual(own);
+    expect(own.map((g) => g.priority)).toEqual([...own.map((g) => g.priority)].sort((a, b) => b - a));
+    const stolen = got.slice(own.length).map((g) => g.priority);
+    expect(stolen).toEqual([...stolen].sort((a, b) => b - a));
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, InvalidStateError } from '../../src/errors/index.js';
-import { createSimWeb, PLAIN_MIX, type SimWeb } from '../../src/sim/index.js';
+import { acceleratedClock, createSimWeb, PLAIN_MIX, SimClock, type SimWeb } from '../../src/sim/index.js';
 
 const PORT = 18_123; // never bound here: rendering only needs the number
 
@@ -124,5 +124,23 @@ describe('generation', () => {
     expect(() => withPort.snapshot('not a url')).toThrow(/absolute URL/);
     expect(() => withPort.snapshot('http://example.com/')).toThrow(/not on a simulated host/);
     expect(() => createSimWeb({ clock: () => 0 }).advance(1)).toThrow(InvalidStateError);
+  });
+
+  it('clocks: a manual one that never runs back, an accelerated one for demos', () => {
+    const c = new SimClock(1000);
+    c.advance(500);
+    expect(c.now()).toBe(1500);
+    c.set(2000);
+    expect(c.now()).toBe(2000);
+    expect(() => c.set(1999)).toThrow(/>= the current 2000/);
+    expect(() => c.advance(-1)).toThrow(InvalidArgumentError);
+    let mono = 50;
+    const fast = acceleratedClock(1_000_000, 3600, () => mono);
+    expect(fast()).toBe(1_000_000);
+    mono += 1000;
+    expect(fast()).toBe(1_000_000 + 3_600_000);
+    expect(() => acceleratedClock(0, 0, () => 0)).toThrow(/factor > 0/);
+    const web = createSimWeb({ seed: 1, hosts: 1, clock: fast, mix: { ...PLAIN_MIX, changingPages: 1, changeRatesPerHour: [1] } });
+    expect(web.now()).toBe(fast());
   });
 });

@@ -116,14 +116,19 @@ describe('start and close', () => {
     await sim.start();
     try {
       await get(sim, sim.url('h0.sim.test', '/robots.txt'));
-      const pending = get(sim, sim.url('h0.sim.test', '/'));
-      // Let the request leave, then hold the loop so the server can only see it afterwards.
-      await new Promise((r) => setImmediate(r));
+      // A raw connection, so we know exactly when the request bytes are in the kernel.
+      const socket = connect({ host: sim.ipOf('h0.sim.test')!, port: sim.port });
+      await new Promise<void>((r) => socket.once('connect', () => r()));
+      const answered = new Promise<void>((r) => socket.once('data', () => r()));
+      socket.write(`GET / HTTP/1.1\r\nHost: h0.sim.test:${sim.port}\r\nConnection: close\r\n\r\n`);
+      // Hold the loop: the server can only read the request after this stall.
       const until = performance.now() + 120;
       while (performance.now() < until) {
-        // busy: the event loop is stalled
+        // busy
       }
-      await pending;
+      await answered;
+      socket.destroy();
+      expect(sim.log[1]!.key).toBe('/');
       expect(sim.log[1]!.arrivalSlackMs).toBeGreaterThanOrEqual(60);
     } finally {
       await sim.close();

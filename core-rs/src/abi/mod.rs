@@ -14,9 +14,12 @@
 //! - Nothing here panics on well-formed input; a violated precondition aborts the instance
 //!   (panic = "abort"), which the TS side reports as a `WasmAbiError` rather than guessing.
 
+pub mod bloom;
 pub mod drum;
+pub mod filter;
 pub mod hash;
 pub mod mem;
+pub mod ribbon;
 pub mod simhash;
 pub mod wheel;
 

@@ -1,0 +1,371 @@
+/**
+ * The policies the simulator compares.
+ *
+ * - `uniform`: every page at the same rate (the budget split evenly).
+ * - `proportional`: rate ∝ λ (the intuitive, and wrong, policy: it over-spends on pages that go
+ *   stale again at once).
+ * - `optimum`: the exact offline allocation from the *true* λ, weights and caps
+ *   (`optimalRates`), crawled with even spacing: the ceiling no learner can beat in expectation.
+ * - `meguri-estimator`: learns λ from what it observes, through meguri's own functions —
+ *   `observeChange`, `estimate`, `targetInterval`, `setNextDue`, `reviseNextDue`,
+ *   `TauController`, `solveWaterLevel` — over typed-array columns and one reusable
+ *   `FreshnessRecord` view, as a frontier does. (`oracleLambda` swaps the estimate for the
+ *   true λ, to separate estimation error from scheduling error.)
+ *
+ * The fixed-rate policies respect host caps the way a polite crawler is forced to: a capped
+ * host over its cap is scaled down to it, and the budget that frees goes to everyone else in
+ * the same shape. A later policy can drive the real Frontier through the same `Policy`
+ * interface (engine.ts): in `advance`, dispatch until the clock reaches `to`, call `crawl` for
+ * each fetch, and report its outcome back.
+ */
+import {
+  TauController,
+  defaultParams,
+  desiredRate,
+  estimate,
+  hostClampedRate,
+  newFreshnessRecord,
+  observeChange,
+  optimalRates,
+  reviseNextDue,
+  setNextDue,
+  solveWaterLevel,
+  targetInterval,
+  type FreshnessParams,
+  type FreshnessRecord,
+  type PageRate,
+  type TauControllerOptions,
+} from '../../src/freshness/index.js';
+import type { Outcome } from '../../src/model/index.js';
+import type { Policy } from './engine.js';
+import { DueHeap } from './heap.js';
+import type { World } from './world.js';
+
+const TWO_POW_32 = 4294967296;
+
+/** Crawls each page at a fixed rate (per hour), evenly spaced from a per-page phase. */
+export class FixedRatePolicy implements Policy {
+  readonly observes = false;
+  readonly name: string;
+  readonly #ratesFor: (world: World) => Float64Array;
+  #rates: Float64Array = new Float64Array(0);
+  #heap = new DueHeap(1);
+
+  constructor(name: string, ratesFor: (world: World) => Float64Array) {
+    this.name = name;
+    this.#ratesFor = ratesFor;
+  }
+
+  /** The rates chosen at start (per hour). */
+  get rates(): Float64Array {
+    return this.#rates;
+  }
+
+  start(world: World): void {
+    this.#rates = this.#ratesFor(world);
+    this.#heap = new DueHeap(world.n);
+    for (let i = 0; i < world.n; i++) {
+      const r = this.#rates[i]!;
+      if (r > 0) this.#heap.push(world.t0 + world.spreadKey[i]! / TWO_POW_32 / r, i);
+    }
+  }
+
+  advance(_from: number, to: number, crawl: (page: number, at: number) => Outcome | null): void {
+    const heap = this.#heap;
+    while (heap.peekTime() < to) {
+      const t = heap.peekTime();
+      const i = heap.pop();
+      crawl(i, t);
+      heap.push(t + 1 / this.#rates[i]!, i);
+    }
+  }
+}
+
+/**
+ * Rates ∝ `shape`, scaled to spend the budget, with capped hosts scaled down to their caps and
+ * the freed budget spread over the rest (bisection on the common scale).
+ */
+export function shapedRates(world: World, shape: Float64Array): Float64Array {
+  const hostShape = new Float64Array(world.hostCount);
+  for (let i = 0; i < world.n; i++) hostShape[world.host[i]!]! += shape[i]!;
+  const spend = (c: number): number => {
+    let s = 0;
+    for (let h = 0; h < world.hostCount; h++) s += Math.min(c * hostShape[h]!, world.hostCap[h]!);
+    return s;
+  };
+  let lo = 0;
+  let hi = 1;
+  while (spend(hi) < world.budgetPerHour && hi < 1e300) hi *= 2;
+  for (let k = 0; k < 200; k++) {
+    const m = 0.5 * (lo + hi);
+    if (spend(m) < world.budgetPerHour) lo = m;
+    else hi = m;
+  }
+  const out = new Float64Array(world.n);
+  for (let i = 0; i < world.n; i++) {
+    const h = world.host[i]!;
+    const want = hi * hostShape[h]!;
+    const scale = want > world.hostCap[h]! ? world.hostCap[h]! / want : 1;
+    out[i] = hi * shape[i]! * scale;
+  }
+  return out;
+}
+
+/** The budget split evenly, caps respected. */
+export function uniformPolicy(): FixedRatePolicy {
+  return new FixedRatePolicy('uniform', (w) => shapedRates(w, new Float64Array(w.n).fill(1)));
+}
+
+/** Rates proportional to the true λ, caps respected. */
+export function proportionalPolicy(): FixedRatePolicy {
+  return new FixedRatePolicy('proportional', (w) => shapedRates(w, w.lambda));
+}
+
+/** The pages of a world as `optimalRates` input, with its host caps. */
+export function worldPages(world: World): { pages: PageRate[]; caps: Map<string, number> } {
+  const pages: PageRate[] = [];
+  for (let i = 0; i < world.n; i++) pages.push({ lambda: world.lambda[i]!, weight: world.weight[i]!, host: world.hostName[world.host[i]!]! });
+  const caps = new Map<string, number>();
+  for (let h = 0; h < world.hostCount; h++) if (world.hostCap[h]! < Number.POSITIVE_INFINITY) caps.set(world.hostName[h]!, world.hostCap[h]!);
+  return { pages, caps };
+}
+
+/** The exact offline optimum from the true λ, weights and caps. */
+export function optimumPolicy(): FixedRatePolicy {
+  return new FixedRatePolicy('optimum', (w) => {
+    const { pages, caps } = worldPages(w);
+    return optimalRates(pages, w.budgetPerHour, caps);
+  });
+}
+
+/** Options of the learning policy. */
+export interface MeguriPolicyOptions {
+  readonly params?: FreshnessParams;
+  /** Hours between water-level updates. */
+  readonly tickHours?: number;
+  readonly tau?: Partial<TauControllerOptions>;
+  /** Diagnostic: schedule with the true λ instead of the estimate (isolates estimation error). */
+  readonly oracleLambda?: boolean;
+  readonly name?: string;
+}
+
+/** A mutable host view for `targetInterval`. */
+interface HostView {
+  capacityPerHour: number;
+  urlCount: number;
+  demandPerHour: number | undefined;
+}
+
+/**
+ * meguri's rescheduler over columns: learns λ from outcomes and schedules with the real
+ * freshness functions. The water level is retuned every `tickHours` from the demand at the
+ * current τ over all pages' current estimates (one pass), which also yields each capped
+ * host's demand for the proportional host clamp.
+ */
+export class MeguriEstimatorPolicy implements Policy {
+  readonly name: string;
+  readonly #oracle: boolean;
+  readonly observes = true;
+  readonly #params: FreshnessParams;
+  readonly #tickHours: number;
+  readonly #tauOptions: Partial<TauControllerOptions>;
+  #world: World | undefined;
+  #tau = new TauController(1);
+  #heap = new DueHeap(1);
+  readonly #view: FreshnessRecord = newFreshnessRecord();
+  #hosts: HostView[] = [];
+  #demand = new Float64Array(0);
+  #want = new Float64Array(0);
+  // Columns, typed as a frontier would keep them.
+  #status = new Uint8Array(0);
+  #priority = new Float32Array(0);
+  #firstCrawled = new Uint32Array(0);
+  #lastCrawled = new Uint32Array(0);
+  #nextDue = new Uint32Array(0);
+  #crawlCount = new Uint32Array(0);
+  #changeCount = new Uint32Array(0);
+  #streak = new Uint16Array(0);
+  #lambda = new Float32Array(0);
+  #lastModified = new Uint32Array(0);
+  #lmHours = new Float32Array(0);
+  #fp = new Uint32Array(0);
+  #sh = new Uint32Array(0);
+  #spread = new Uint32Array(0);
+  /** Water level over time (sampled at each tick), for diagnostics. */
+  readonly tauTrace: number[] = [];
+
+  constructor(options: MeguriPolicyOptions = {}) {
+    this.#params = options.params ?? defaultParams();
+    this.#tickHours = options.tickHours ?? 6;
+    this.#tauOptions = options.tau ?? {};
+    this.#oracle = options.oracleLambda ?? false;
+    this.name = options.name ?? (this.#oracle ? 'meguri-true-lambda' : 'meguri-estimator');
+  }
+
+  start(world: World): void {
+    const n = world.n;
+    this.#world = world;
+    this.#tau = new TauController(world.budgetPerHour, { initialTau: this.#initialTau(world), ...this.#tauOptions });
+    this.#status = new Uint8Array(n);
+    this.#priority = Float32Array.from(world.weight);
+    this.#firstCrawled = new Uint32Array(n);
+    this.#lastCrawled = new Uint32Array(n);
+    this.#nextDue = new Uint32Array(n);
+    this.#crawlCount = new Uint32Array(n);
+    this.#changeCount = new Uint32Array(n);
+    this.#streak = new Uint16Array(n);
+    this.#lambda = new Float32Array(n);
+    this.#lastModified = new Uint32Array(n);
+    this.#lmHours = new Float32Array(n);
+    this.#fp = new Uint32Array(2 * n);
+    this.#sh = new Uint32Array(2 * n);
+    this.#spread = Uint32Array.from(world.spreadKey);
+    this.#hosts = [];
+    this.#demand = new Float64Array(world.hostCount);
+    this.#want = new Float64Array(n);
+    for (let h = 0; h < world.hostCount; h++) {
+      this.#hosts.push({ capacityPerHour: world.hostCap[h]!, urlCount: world.hostSize[h]!, demandPerHour: undefined });
+    }
+    // First fetches spread over the time one pass of the budget takes (N / B hours).
+    this.#heap = new DueHeap(n);
+    const firstPass = n / world.budgetPerHour;
+    for (let i = 0; i < n; i++) {
+      const due = world.t0 + Math.floor((world.spreadKey[i]! / TWO_POW_32) * firstPass);
+      this.#nextDue[i] = due;
+      this.#heap.push(due, i);
+    }
+  }
+
+  advance(from: number, to: number, crawl: (page: number, at: number) => Outcome | null): void {
+    const world = this.#world!;
+    if ((from - world.t0) % this.#tickHours === 0) this.#retune(world, from);
+    const heap = this.#heap;
+    const view = this.#view;
+    const p = this.#params;
+    while (heap.peekTime() < to) {
+      const t = heap.peekTime();
+      const i = heap.pop();
+      if (t !== this.#nextDue[i]) continue; // superseded by reviseNextDue
+      const outcome = crawl(i, t)!;
+      this.#load(i);
+      observeChange(view, outcome, t, p);
+      view.lambda = this.#oracle ? world.lambda[i]! : estimate(view, p);
+      const interval = targetInterval(view, this.#hosts[world.host[i]!], this.#tau.tau(), p);
+      setNextDue(view, interval, t, p);
+      this.#store(i);
+      if (view.nextDue < 0xffffffff) heap.push(view.nextDue, i);
+    }
+  }
+
+  /**
+   * The level at which every page, at the prior λ (refRate), would spend the budget: a
+   * one-off bisection so the first days do not run at a wildly wrong τ.
+   */
+  #initialTau(world: World): number {
+    const p = this.#params;
+    const view = newFreshnessRecord();
+    return solveWaterLevel((tau) => {
+      let s = 0;
+      for (let i = 0; i < world.n; i++) {
+        view.priority = world.weight[i]!;
+        s += desiredRate(view, tau, p);
+      }
+      return s;
+    }, world.budgetPerHour);
+  }
+
+  /** The water level now. */
+  tau(): number {
+    return this.#tau.tau();
+  }
+
+  /**
+   * One pass over the columns, as a frontier's background cadence would make: each page's
+   * desired rate at the current τ and each host's demand; the capped total goes to the τ
+   * controller; then every waiting page whose interval shrank is brought forward
+   * (`reviseNextDue`), so a page parked at the re-probe interval answers a lower τ at once.
+   */
+  #retune(world: World, now: number): void {
+    const tau = this.#tau.tau();
+    const p = this.#params;
+    const view = this.#view;
+    const demand = this.#demand;
+    const want = this.#want;
+    demand.fill(0);
+    for (let i = 0; i < world.n; i++) {
+      view.lambda = this.#lambda[i]!;
+      view.priority = this.#priority[i]!;
+      const r = desiredRate(view, tau, p);
+      want[i] = r;
+      demand[world.host[i]!]! += r;
+    }
+    let total = 0;
+    for (let h = 0; h < world.hostCount; h++) {
+      const host = this.#hosts[h]!;
+      const d = demand[h]!;
+      host.demandPerHour = d;
+      total += d < host.capacityPerHour ? d : host.capacityPerHour;
+    }
+    this.tauTrace.push(this.#tau.tick(total));
+    for (let i = 0; i < world.n; i++) {
+      if (this.#crawlCount[i] === 0) continue; // first fetch not yet made: not the rescheduler's
+      const rate = hostClampedRate(want[i]!, this.#hosts[world.host[i]!]);
+      if (!(rate > 0)) continue;
+      view.lastCrawled = this.#lastCrawled[i]!;
+      view.nextDue = this.#nextDue[i]!;
+      view.spreadKey = this.#spread[i]!;
+      if (reviseNextDue(view, 1 / rate, now, p)) {
+        this.#nextDue[i] = view.nextDue;
+        this.#heap.push(view.nextDue, i); // the old entry goes stale and is skipped
+      }
+    }
+  }
+
+  #load(i: number): void {
+    const v = this.#view;
+    v.status = this.#status[i]! as FreshnessRecord['status'];
+    v.priority = this.#priority[i]!;
+    v.firstCrawled = this.#firstCrawled[i]!;
+    v.lastCrawled = this.#lastCrawled[i]!;
+    v.nextDue = this.#nextDue[i]!;
+    v.crawlCount = this.#crawlCount[i]!;
+    v.changeCount = this.#changeCount[i]!;
+    v.noChangeStreak = this.#streak[i]!;
+    v.lambda = this.#lambda[i]!;
+    v.lastModified = this.#lastModified[i]!;
+    v.lmHours = this.#lmHours[i]!;
+    v.contentFpLo = this.#fp[2 * i]!;
+    v.contentFpHi = this.#fp[2 * i + 1]!;
+    v.simhashLo = this.#sh[2 * i]!;
+    v.simhashHi = this.#sh[2 * i + 1]!;
+    v.spreadKey = this.#spread[i]!;
+  }
+
+  #store(i: number): void {
+    const v = this.#view;
+    this.#status[i] = v.status;
+    this.#firstCrawled[i] = v.firstCrawled;
+    this.#lastCrawled[i] = v.lastCrawled;
+    this.#nextDue[i] = v.nextDue;
+    this.#crawlCount[i] = v.crawlCount;
+    this.#changeCount[i] = v.changeCount;
+    this.#streak[i] = v.noChangeStreak;
+    this.#lambda[i] = v.lambda;
+    this.#lastModified[i] = v.lastModified;
+    this.#lmHours[i] = v.lmHours;
+    this.#fp[2 * i] = v.contentFpLo;
+    this.#fp[2 * i + 1] = v.contentFpHi;
+    this.#sh[2 * i] = v.simhashLo;
+    this.#sh[2 * i + 1] = v.simhashHi;
+  }
+
+  /** Last-Modified exposure per page (−1: not trusted), for diagnostics. */
+  get lmHours(): Float32Array {
+    return this.#lmHours;
+  }
+
+  /** Estimated λ per page (per hour), for diagnostics. */
+  get lambdas(): Float32Array {
+    return this.#lambda;
+  }
+}

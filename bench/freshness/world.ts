@@ -1,0 +1,197 @@
+/**
+ * A deterministic simulated web for freshness policies.
+ *
+ * N pages, each changing as a Poisson process with a rate drawn log-uniform over
+ * [0.01, 10] changes/day, an importance weight drawn log-normal (μ = 0, σ = 1), and a host
+ * drawn Zipf(1) over N/20 hosts. Some hosts (30% by default) carry a politeness cap of half
+ * their uniform share of the budget (so the cap binds). Hosts differ in what they tell a
+ * crawler: some answer conditional requests with 304, some send a Last-Modified that tracks
+ * real changes, some stamp Last-Modified with the response time (a liar the estimator must
+ * catch); some pages carry cosmetic churn (a ticking clock: new bytes, simhash one bit away).
+ *
+ * Every random choice comes from a seeded PRNG, and each page's change times come from its own
+ * PRNG stream, advanced lazily as time is observed, so every policy sees the identical change
+ * history however often it looks. Times are absolute epoch-hours starting at `t0`.
+ */
+
+/** Options of `makeWorld`. */
+export interface WorldOptions {
+  readonly n: number;
+  readonly seed?: number;
+  readonly days?: number;
+  readonly warmupDays?: number;
+  /** Crawl budget, crawls per page per day. */
+  readonly budgetPerPageDay?: number;
+  readonly minChangesPerDay?: number;
+  readonly maxChangesPerDay?: number;
+  readonly weightSigma?: number;
+  readonly pagesPerHost?: number;
+  readonly zipfExponent?: number;
+  readonly cappedHostFraction?: number;
+  /** A capped host's cap as a fraction of its uniform share of the budget. */
+  readonly capShare?: number;
+  readonly reliableLastModifiedHosts?: number;
+  readonly stampedLastModifiedHosts?: number;
+  readonly conditionalHosts?: number;
+  readonly cosmeticPages?: number;
+}
+
+/** The simulated population. Rates are per hour. */
+export interface World {
+  readonly n: number;
+  readonly seed: number;
+  readonly t0: number;
+  readonly hours: number;
+  readonly warmupHours: number;
+  /** Crawls per hour for the whole population. */
+  readonly budgetPerHour: number;
+  readonly lambda: Float64Array;
+  readonly weight: Float64Array;
+  readonly host: Int32Array;
+  readonly spreadKey: Uint32Array;
+  /** Cosmetic tick period in hours (0 = none) and its phase. */
+  readonly cosmeticPeriod: Float64Array;
+  readonly cosmeticPhase: Float64Array;
+  /** Page creation time (the Last-Modified before its first change). */
+  readonly created: Float64Array;
+  readonly hostCount: number;
+  readonly hostName: readonly string[];
+  /** Crawls/hour allowed, Infinity when uncapped. */
+  readonly hostCap: Float64Array;
+  readonly hostSize: Int32Array;
+  /** 0 = no Last-Modified, 1 = reliable, 2 = stamped with the response time. */
+  readonly hostLastModified: Uint8Array;
+  readonly hostConditional: Uint8Array;
+}
+
+/** A small seeded PRNG (mulberry32): uniform in [0, 1). */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One step of the same generator on an external state word: returns [0, 1), updates state[i]. */
+export function stepStream(state: Uint32Array, i: number): number {
+  const s = (state[i]! + 0x6d2b79f5) >>> 0;
+  state[i] = s;
+  let t = s;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+/** A 32-bit integer mix (for fingerprints and per-page seeds). */
+export function mix32(a: number, b: number, c: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x7f4a7c15, 0xc2b2ae35) ^ Math.imul(c + 0x165667b1, 0x27d4eb2f);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function gaussian(rand: () => number): number {
+  const u = 1 - rand();
+  const v = rand();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+}
+
+/** Builds the population deterministically from `opts.seed`. */
+export function makeWorld(opts: WorldOptions): World {
+  const n = opts.n;
+  if (!(Number.isInteger(n) && n > 0)) throw new RangeError(`makeWorld: n must be a positive integer, received ${n}`);
+  const seed = opts.seed ?? 20260101;
+  const days = opts.days ?? 150;
+  const warmupDays = opts.warmupDays ?? 30;
+  const budgetPerPageDay = opts.budgetPerPageDay ?? 0.2;
+  const lo = Math.log(opts.minChangesPerDay ?? 0.01);
+  const hi = Math.log(opts.maxChangesPerDay ?? 10);
+  const sigma = opts.weightSigma ?? 1;
+  const hostCount = Math.max(1, Math.round(n / (opts.pagesPerHost ?? 20)));
+  const s = opts.zipfExponent ?? 1;
+  const rand = rng(seed);
+
+  const lambda = new Float64Array(n);
+  const weight = new Float64Array(n);
+  const host = new Int32Array(n);
+  const spreadKey = new Uint32Array(n);
+  const cosmeticPeriod = new Float64Array(n);
+  const cosmeticPhase = new Float64Array(n);
+  const created = new Float64Array(n);
+  const t0 = 480_000; // epoch-hours, late 2024: Last-Modified dates look like real ones
+
+  // Zipf host sizes by inverse-CDF sampling over host ranks.
+  const cdf = new Float64Array(hostCount);
+  let acc = 0;
+  for (let k = 0; k < hostCount; k++) {
+    acc += 1 / Math.pow(k + 1, s);
+    cdf[k] = acc;
+  }
+  for (let i = 0; i < n; i++) {
+    lambda[i] = Math.exp(lo + (hi - lo) * rand()) / 24;
+    weight[i] = Math.exp(sigma * gaussian(rand));
+    const u = rand() * acc;
+    let a = 0;
+    let b = hostCount - 1;
+    while (a < b) {
+      const m = (a + b) >> 1;
+      if (cdf[m]! < u) a = m + 1;
+      else b = m;
+    }
+    host[i] = a;
+    spreadKey[i] = (rand() * 4294967296) >>> 0;
+    if (rand() < (opts.cosmeticPages ?? 0.2)) {
+      cosmeticPeriod[i] = 1 + Math.floor(rand() * 24);
+      cosmeticPhase[i] = rand() * cosmeticPeriod[i]!;
+    }
+    created[i] = t0 - 24 * (1 + 1000 * rand());
+  }
+
+  const hostSize = new Int32Array(hostCount);
+  for (let i = 0; i < n; i++) hostSize[host[i]!]!++;
+  const budgetPerHour = (budgetPerPageDay * n) / 24;
+  const hostCap = new Float64Array(hostCount).fill(Number.POSITIVE_INFINITY);
+  const hostLastModified = new Uint8Array(hostCount);
+  const hostConditional = new Uint8Array(hostCount);
+  const hostName: string[] = [];
+  const capped = opts.cappedHostFraction ?? 0.3;
+  const capShare = opts.capShare ?? 0.5;
+  const reliable = opts.reliableLastModifiedHosts ?? 0.4;
+  const stamped = opts.stampedLastModifiedHosts ?? 0.1;
+  const conditional = opts.conditionalHosts ?? 0.5;
+  for (let h = 0; h < hostCount; h++) {
+    hostName.push(`h${h}.sim.example`);
+    if (rand() < capped && hostSize[h]! > 0) hostCap[h] = (capShare * hostSize[h]! * budgetPerHour) / n;
+    const r = rand();
+    hostLastModified[h] = r < reliable ? 1 : r < reliable + stamped ? 2 : 0;
+    hostConditional[h] = rand() < conditional ? 1 : 0;
+  }
+  return {
+    n,
+    seed,
+    t0,
+    hours: days * 24,
+    warmupHours: warmupDays * 24,
+    budgetPerHour,
+    lambda,
+    weight,
+    host,
+    spreadKey,
+    cosmeticPeriod,
+    cosmeticPhase,
+    created,
+    hostCount,
+    hostName,
+    hostCap,
+    hostSize,
+    hostLastModified,
+    hostConditional,
+  };
+}

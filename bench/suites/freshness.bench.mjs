@@ -1,0 +1,34 @@
+// Freshness: the simulated web of bench/freshness at N = 10,000 and 100,000 (override with
+// FRESHNESS_N=a,b). Every policy sees the identical change history; the rows are importance-
+// weighted freshness, budget use and cap violations, and the headline ratios are
+// meguri / optimum and meguri / uniform. The simulator is TypeScript over src/, run through
+// tsx's loader (a devDependency of the root package).
+import { register } from 'tsx/esm/api';
+
+export async function run() {
+  const unregister = register();
+  try {
+    const { compare, report } = await import('../freshness/run.ts');
+    const sizes = (process.env.FRESHNESS_N ?? '10000,100000').split(',').map(Number);
+    const rows = [];
+    for (const n of sizes) {
+      const c = compare({ n });
+      report(c, `N = ${n}, 150 days (30 warm-up), budget 0.2·N crawls/day`);
+      for (const r of c.rows) {
+        rows.push({
+          n,
+          policy: r.policy,
+          freshness: r.freshness,
+          budgetUse: r.budgetUse,
+          capViolations: r.capViolations,
+          cpuSeconds: r.cpuMs / 1000,
+        });
+      }
+      rows.push({ n, policy: 'meguri / optimum', freshness: c.meguriOverOptimum });
+      rows.push({ n, policy: 'meguri / uniform', freshness: c.meguriOverUniform });
+    }
+    return rows;
+  } finally {
+    await unregister();
+  }
+}

@@ -1,0 +1,198 @@
+// URL identity throughput: canonicalize and canonicalize + URLKey over a crawl-shaped stream
+// (1M discovered links, 60–90 characters, 10k hosts, 30 % rediscoveries), side by side with
+// the WHATWG parser alone (`new URL(u).href`), which does less work (no query filtering, no
+// percent normalization, no key) and so is the floor to compare against. A second table does
+// the same for relative links resolved against their page. The seen-set rows join later.
+//
+// BENCH_URLS overrides the stream length; BENCH_RUNS the number of interleaved rounds (default 5).
+import { canonicalize, urlKey, urlKeyBatch } from '../../dist/index.js';
+import { canonicalizeFast } from '../../dist/url/canonicalize.js';
+import { median, printTable } from '../lib/harness.mjs';
+
+const N = Number(process.env.BENCH_URLS ?? 1_000_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const HOSTS = 10_000;
+
+/** mulberry32: a seeded stream, so every run measures the same URLs. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ['news', 'world', 'sport', 'tech', 'review', 'guide', 'best', 'how', 'to', 'cheap', 'new', 'video', 'photo',
+  'travel', 'food', 'health', 'market', 'update', 'story', 'city', 'local', 'garden', 'music', 'film', 'science'];
+const SUFFIXES = ['com', 'org', 'net', 'co.uk', 'de', 'fr', 'com.au', 'io', 'jp', 'github.io'];
+const SUBS = ['www', 'blog', 'shop', 'news', 'm', 'docs'];
+
+function makeHosts(r) {
+  const hosts = [];
+  for (let i = 0; i < HOSTS; i++) {
+    const name = `${WORDS[Math.floor(r() * WORDS.length)]}${i}`;
+    hosts.push(`${SUBS[Math.floor(r() * SUBS.length)]}.${name}.${SUFFIXES[Math.floor(r() * SUFFIXES.length)]}`);
+  }
+  return hosts;
+}
+
+function slug(r, words) {
+  const out = [];
+  for (let i = 0; i < words; i++) out.push(WORDS[Math.floor(r() * WORDS.length)]);
+  return out.join('-');
+}
+
+/** One discovered link: mostly plain absolute URLs, with the quirks a crawl meets. */
+function makePath(r) {
+  const shape = r();
+  if (shape < 0.35) return `/${WORDS[Math.floor(r() * 25)]}/${slug(r, 3 + Math.floor(r() * 3))}-${Math.floor(r() * 1e6)}`;
+  if (shape < 0.55) {
+    const y = 2005 + Math.floor(r() * 20);
+    return `/${y}/${String(1 + Math.floor(r() * 12)).padStart(2, '0')}/${slug(r, 4)}`;
+  }
+  if (shape < 0.75) return `/product/${Math.floor(r() * 1e6)}?color=${WORDS[Math.floor(r() * 25)]}&size=${Math.floor(r() * 12)}`;
+  if (shape < 0.85) return `/search?q=${slug(r, 2)}&page=${Math.floor(r() * 20)}`;
+  if (shape < 0.93) return `/${slug(r, 2)}/${slug(r, 3)}/index.html`;
+  return `/tag/${WORDS[Math.floor(r() * 25)]}?sort=new&p=${Math.floor(r() * 9)}`;
+}
+
+function decorate(r, url) {
+  const q = r();
+  if (q < 0.1) url += `${url.includes('?') ? '&' : '?'}utm_source=newsletter&utm_medium=email`;
+  else if (q < 0.15) url += '#comments';
+  else if (q < 0.17) url = url.replace(/^https:\/\/([^/]+)/, (_, h) => `https://${h.toUpperCase()}:443`);
+  else if (q < 0.19) url += '/%7Euser/caf%c3%a9';
+  return url;
+}
+
+export function makeStream(n) {
+  const r = rng(2026);
+  const hosts = makeHosts(r);
+  const urls = [];
+  const fresh = [];
+  while (urls.length < n) {
+    if (fresh.length > 0 && r() < 0.3) {
+      urls.push(fresh[Math.floor(r() * fresh.length)]); // a rediscovery of an earlier link
+      continue;
+    }
+    let url;
+    do url = decorate(r, `https://${hosts[Math.floor(r() * hosts.length)]}${makePath(r)}`);
+    while (url.length < 60 || url.length > 90);
+    fresh.push(url);
+    urls.push(url);
+  }
+  return urls;
+}
+
+function relativeLinks(urls, count) {
+  const r = rng(7);
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const u = urls[i];
+    const slash = u.indexOf('/', 8);
+    const page = `${u.slice(0, slash)}/section/${WORDS[i % 25]}/page.html`;
+    const shape = r();
+    const rel = shape < 0.5 ? u.slice(slash) : shape < 0.8 ? `../${WORDS[(i * 7) % 25]}/${slug(r, 3)}` : `${slug(r, 2)}.html?ref=${i % 50}`;
+    out.push([rel, page]);
+  }
+  return out;
+}
+
+/**
+ * Times every function once per round, rounds interleaved, so load that comes and goes on a
+ * shared machine hits all of them alike. Rates are medians over rounds; a ratio is the median
+ * of the per-round ratios (steadier than a ratio of medians taken at different moments).
+ */
+function interleaved(fns, ops, rounds = RUNS) {
+  const names = Object.keys(fns);
+  for (const name of names) fns[name](); // warm-up
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const name of names) {
+      const t0 = process.hrtime.bigint();
+      fns[name]();
+      times[name].push(Number(process.hrtime.bigint() - t0));
+    }
+  }
+  const rate = Object.fromEntries(names.map((n) => [n, (ops * 1e9) / median(times[n])]));
+  const ratio = (a, b) => median(times[a].map((ta, i) => times[b][i] / ta));
+  return { rate, ratio };
+}
+
+export async function run() {
+  const urls = makeStream(N);
+  const bytes = urls.reduce((a, u) => a + u.length, 0);
+  const distinct = new Set(urls).size;
+  let fast = 0;
+  for (let i = 0; i < urls.length; i += 10) if (canonicalizeFast(urls[i]) !== undefined) fast++;
+  console.log(
+    `stream: ${urls.length} links, ${distinct} distinct (${((1 - distinct / urls.length) * 100).toFixed(1)} % rediscoveries), ` +
+      `${(bytes / urls.length).toFixed(1)} chars avg, ${HOSTS} hosts, fast path ${((fast * 10 * 100) / urls.length).toFixed(1)} %`,
+  );
+
+  let sink = 0;
+  const key = new Uint32Array(4);
+  const CHUNK = 4096;
+  const chunk = new Array(CHUNK);
+  const keys = new Uint32Array(CHUNK * 4);
+  const t = interleaved(
+    {
+      whatwg: () => {
+        for (let i = 0; i < urls.length; i++) sink += new URL(urls[i]).href.length;
+      },
+      canon: () => {
+        for (let i = 0; i < urls.length; i++) sink += canonicalize(urls[i]).length;
+      },
+      canonKey: () => {
+        for (let i = 0; i < urls.length; i++) urlKey(canonicalize(urls[i]), 'registrable', key);
+      },
+      canonBatch: () => {
+        for (let i = 0; i < urls.length; i += CHUNK) {
+          const n = Math.min(CHUNK, urls.length - i);
+          chunk.length = n;
+          for (let k = 0; k < n; k++) chunk[k] = canonicalize(urls[i + k]);
+          urlKeyBatch(chunk, 'registrable', keys);
+        }
+      },
+    },
+    urls.length,
+  );
+  const row = (work, name) => ({
+    work,
+    'URLs/s': t.rate[name],
+    'ns/URL': 1e9 / t.rate[name],
+    'ratio vs WHATWG': t.ratio(name, 'whatwg'),
+  });
+  const rows = [
+    row('new URL(u).href (WHATWG only)', 'whatwg'),
+    row('canonicalize(u)', 'canon'),
+    row('canonicalize + urlKey (one call each)', 'canonKey'),
+    row(`canonicalize + urlKeyBatch (${CHUNK}/call)`, 'canonBatch'),
+  ];
+  printTable(rows);
+
+  const rel = relativeLinks(urls, Math.min(urls.length, 300_000));
+  const tr = interleaved(
+    {
+      whatwg: () => {
+        for (let i = 0; i < rel.length; i++) sink += new URL(rel[i][0], rel[i][1]).href.length;
+      },
+      canon: () => {
+        for (let i = 0; i < rel.length; i++) sink += canonicalize(rel[i][0], rel[i][1]).length;
+      },
+    },
+    rel.length,
+  );
+  const relRows = [
+    { work: 'relative: new URL(rel, page).href', 'URLs/s': tr.rate.whatwg, 'ns/URL': 1e9 / tr.rate.whatwg, 'ratio vs WHATWG': 1 },
+    { work: 'relative: canonicalize(rel, page)', 'URLs/s': tr.rate.canon, 'ns/URL': 1e9 / tr.rate.canon, 'ratio vs WHATWG': tr.ratio('canon', 'whatwg') },
+  ];
+  console.log('');
+  printTable(relRows);
+  console.log('ratio = URLs/s of the row / URLs/s of the WHATWG parser alone, same run (higher is better)');
+  if (sink === 0) console.log('');
+  return [...rows, ...relRows];
+}

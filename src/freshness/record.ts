@@ -1,0 +1,236 @@
+/**
+ * The per-URL sufficient statistic the freshness model reads and writes, and the change
+ * classifier that feeds it.
+ *
+ * The frontier keeps these fields in typed-array columns (DESIGN §4), never an object per URL.
+ * To call the freshness functions it fills one reusable `FreshnessRecord` object from a row,
+ * calls them, and writes the fields back: the functions mutate only the fields named in their
+ * documentation and allocate nothing, so one view object serves a whole partition.
+ *
+ * | field            | column type | unit / meaning                                              |
+ * | ---------------- | ----------- | ----------------------------------------------------------- |
+ * | status           | u8          | `UrlStatus`; `setNextDue` moves it to DueRecrawl             |
+ * | priority         | f32         | importance weight w (≥ 0)                                   |
+ * | firstCrawled     | u32         | epoch-hours of the first fetch (meaningful once crawlCount ≥ 1) |
+ * | lastCrawled      | u32         | epoch-hours of the latest fetch                             |
+ * | nextDue          | u32         | epoch-hours the URL is due again                            |
+ * | crawlCount       | u32         | fetches that produced a verdict (200/304)                   |
+ * | changeCount      | u32         | fetches that saw a meaningful change (X)                    |
+ * | noChangeStreak   | u16         | consecutive no-change fetches, saturating at 65535          |
+ * | lambda           | f32         | estimated change rate, changes/hour (0 = not estimated)     |
+ * | lastModified     | u32         | the server's Last-Modified, epoch seconds (0 = none)        |
+ * | lmHours          | f32         | Last-Modified exposure Σ Tᵢ, hours; −1 = not trusted         |
+ * | contentFpLo/Hi   | u32 ×2      | xxHash64 content fingerprint as two lanes (0,0 = none)       |
+ * | simhashLo/Hi     | u32 ×2      | 64-bit simhash as two lanes                                 |
+ * | spreadKey        | u32         | a per-URL hash (e.g. PathKey's low lane) for the host spread |
+ *
+ * Invariants: changeCount ≤ crawlCount − 1 (a first fetch is never a change);
+ * noChangeStreak ≤ crawlCount − 1; lastCrawled ≥ firstCrawled; lmHours ≥ 0 only while every
+ * observation since the first fetch carried a consistent Last-Modified.
+ *
+ * `firstCrawled` is the first *fetch*, not the discovery time (`firstSeen` in the URL table):
+ * the estimator divides the observed span lastCrawled − firstCrawled by crawlCount − 1
+ * intervals, and a queueing delay before the first fetch would inflate that mean interval.
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import type { Outcome } from '../model/index.js';
+import { UrlStatus } from '../model/index.js';
+import type { FreshnessParams } from './params.js';
+import { defaultParams } from './params.js';
+
+/** One URL's freshness state: a plain object view of one URL-table row (see module comment). */
+export interface FreshnessRecord {
+  status: UrlStatus;
+  priority: number;
+  firstCrawled: number;
+  lastCrawled: number;
+  nextDue: number;
+  crawlCount: number;
+  changeCount: number;
+  noChangeStreak: number;
+  lambda: number;
+  lastModified: number;
+  lmHours: number;
+  contentFpLo: number;
+  contentFpHi: number;
+  simhashLo: number;
+  simhashHi: number;
+  spreadKey: number;
+}
+
+/** A fresh record for a URL never fetched: everything zero, status Scheduled, weight 1. */
+export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRecord {
+  return {
+    status: UrlStatus.Scheduled,
+    priority: 1,
+    firstCrawled: 0,
+    lastCrawled: 0,
+    nextDue: 0,
+    crawlCount: 0,
+    changeCount: 0,
+    noChangeStreak: 0,
+    lambda: 0,
+    lastModified: 0,
+    lmHours: 0,
+    contentFpLo: 0,
+    contentFpHi: 0,
+    simhashLo: 0,
+    simhashHi: 0,
+    spreadKey: 0,
+    ...init,
+  };
+}
+
+/** Sentinel in `lmHours`: this URL's Last-Modified is absent or has contradicted its content. */
+export const LM_UNTRUSTED = -1;
+
+const U32_MAX = 0xffffffff;
+const U16_MAX = 0xffff;
+const MASK32 = 0xffffffffn;
+/** A change may be dated this far (seconds) before our previous fetch: the server's clock may lag ours. */
+const LM_SKEW_SECONDS = 3600;
+
+function popcount32(v: number): number {
+  let x = v >>> 0;
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+/** How a fetch compared with the stored copy. */
+const Verdict = { First: 0, Same: 1, Cosmetic: 2, Changed: 3 } as const;
+type Verdict = (typeof Verdict)[keyof typeof Verdict];
+
+function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict {
+  if (o.status === 304) return rec.crawlCount === 0 ? Verdict.First : Verdict.Same;
+  const fp = o.contentFp;
+  const haveOld = rec.contentFpLo !== 0 || rec.contentFpHi !== 0;
+  if (fp === undefined || !haveOld) return Verdict.First;
+  const lo = Number(fp & MASK32);
+  const hi = Number((fp >> 32n) & MASK32);
+  if (lo === rec.contentFpLo && hi === rec.contentFpHi) return Verdict.Same;
+  const sh = o.simhash;
+  if (sh !== undefined && (rec.simhashLo !== 0 || rec.simhashHi !== 0)) {
+    const d =
+      popcount32(Number(sh & MASK32) ^ rec.simhashLo) + popcount32(Number((sh >> 32n) & MASK32) ^ rec.simhashHi);
+    if (d <= threshold) return Verdict.Cosmetic;
+  }
+  return Verdict.Changed;
+}
+
+/**
+ * Decides whether one fetch saw a meaningful change and folds it into the record's counters.
+ *
+ * Order of trust (seed section 7, DESIGN §8): a 304 is a definitive no-change; an equal
+ * content fingerprint is a no-change; a different fingerprint whose simhash is within
+ * `params.simhashNearDupThreshold` bits of the stored one is cosmetic churn (a rotating ad, a
+ * clock) and not a change; anything else is a change. A first fetch — or the first fetch that
+ * carries a fingerprint — only seeds the comparison and is not a change; a later fetch that
+ * cannot be compared (no fingerprint) counts as an interval without a change. Only 2xx and 304
+ * outcomes are accepted (anything else throws `InvalidArgumentError`): errors, redirects and
+ * retries are the frontier's state machine's business, not a change signal.
+ *
+ * Updates crawlCount, changeCount, noChangeStreak, the stored fingerprint, simhash and
+ * Last-Modified, and — when `nowHours` (the fetch time, epoch-hours) is given — lastCrawled,
+ * firstCrawled on a first fetch, and the Last-Modified exposure `lmHours`. Call it before
+ * stamping lastCrawled yourself, or pass `nowHours` and let it stamp.
+ *
+ * ## When Last-Modified is trusted
+ * The known-modification-time estimator (see `estimate`) needs, for every observed interval,
+ * either "no change" or the exact time of the last change. A URL's Last-Modified is used only
+ * while *every* fetch since the first has been consistent with the content signal:
+ * - the first fetch carried a Last-Modified dated before the fetch, and every later 200
+ *   carries one too;
+ * - unchanged content (equal fingerprint) or cosmetic churn leaves it exactly as it was — a
+ *   server that stamps every response with the current time, or dates byte churn, fails here;
+ * - a meaningful change advances it to a time after our previous fetch (one hour of clock
+ *   skew allowed) and strictly before this one — a server that never updates it, reports a
+ *   change older than a copy we already saw, or stamps the response time (which a server that
+ *   also answers 304 when nothing changed would otherwise get away with) fails here.
+ * One inconsistency sets `lmHours` to `LM_UNTRUSTED` for good; 304s carry no new date and only
+ * add exposure. Without `nowHours` the exposure cannot be measured, so the URL is untrusted.
+ * Pass the fetch time to the second (fractional epoch-hours), not the hour it fell in: with a
+ * whole hour, a genuine change earlier in that same hour looks dated after the fetch and
+ * conservatively withdraws trust.
+ *
+ * @returns true only for a meaningful, content-level change.
+ */
+export function observeChange(
+  rec: FreshnessRecord,
+  outcome: Outcome,
+  nowHours?: number,
+  params: FreshnessParams = defaultParams(),
+): boolean {
+  const status = outcome.status;
+  if (!(status === 304 || (status >= 200 && status < 300))) {
+    throw new InvalidArgumentError(`observeChange: expected a 2xx or 304 outcome, received status ${status} for ${outcome.url}`);
+  }
+  const verdict = classify(rec, outcome, params.simhashNearDupThreshold);
+  const first = rec.crawlCount === 0;
+  const prevCrawled = rec.lastCrawled;
+  const oldLm = rec.lastModified;
+  const newLm = outcome.lastModified;
+
+  if (first) {
+    rec.lmHours = newLm !== undefined && newLm > 0 && nowHours !== undefined && newLm < nowHours * 3600 ? 0 : LM_UNTRUSTED;
+  } else if (rec.lmHours >= 0) {
+    rec.lmHours = lmExposure(rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304);
+  }
+
+  if (rec.crawlCount < U32_MAX) rec.crawlCount++;
+  const changed = verdict === Verdict.Changed;
+  if (changed) {
+    if (rec.changeCount < U32_MAX) rec.changeCount++;
+    rec.noChangeStreak = 0;
+  } else if (verdict !== Verdict.First) {
+    if (rec.noChangeStreak < U16_MAX) rec.noChangeStreak++;
+  }
+  if (outcome.status !== 304) {
+    const fp = outcome.contentFp;
+    if (fp !== undefined) {
+      rec.contentFpLo = Number(fp & MASK32);
+      rec.contentFpHi = Number((fp >> 32n) & MASK32);
+    }
+    const sh = outcome.simhash;
+    if (sh !== undefined) {
+      rec.simhashLo = Number(sh & MASK32);
+      rec.simhashHi = Number((sh >> 32n) & MASK32);
+    }
+    if (newLm !== undefined && newLm > 0) rec.lastModified = newLm >>> 0;
+  }
+  if (nowHours !== undefined) {
+    if (first) rec.firstCrawled = nowHours;
+    rec.lastCrawled = nowHours;
+  }
+  return changed;
+}
+
+/** The new Last-Modified exposure after one non-first fetch, or LM_UNTRUSTED (rules above). */
+function lmExposure(
+  exposure: number,
+  verdict: Verdict,
+  oldLm: number,
+  newLm: number | undefined,
+  prevCrawled: number,
+  nowHours: number | undefined,
+  notModified: boolean,
+): number {
+  if (nowHours === undefined || !(nowHours >= prevCrawled)) return LM_UNTRUSTED;
+  const interval = nowHours - prevCrawled;
+  if (notModified) return exposure + interval;
+  if (newLm === undefined || !(newLm > 0) || oldLm === 0) return LM_UNTRUSTED;
+  const nowSec = nowHours * 3600;
+  switch (verdict) {
+    case Verdict.Same:
+    case Verdict.Cosmetic:
+      return newLm === oldLm ? exposure + interval : LM_UNTRUSTED;
+    case Verdict.Changed: {
+      if (!(newLm > oldLm && newLm >= prevCrawled * 3600 - LM_SKEW_SECONDS && newLm < nowSec)) return LM_UNTRUSTED;
+      // Time from the last change to this fetch: the uncensored part of the interval.
+      return exposure + Math.min((nowSec - newLm) / 3600, interval);
+    }
+    default:
+      return LM_UNTRUSTED;
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * From an estimated change rate to a concrete next-due time: the per-URL optimality condition,
+ * the politeness clamp, and deterministic spacing.
+ *
+ * ## Per-URL rate (DESIGN §8)
+ * At the water level τ a URL of importance w and rate λ is worth crawling at the rate where
+ * its marginal freshness meets τ: f = λ / g⁻¹(τλ/w) (see model.ts). When w/λ ≤ τ even the
+ * first crawl is worth less than τ and the page is starved — it keeps only the slow re-probe
+ * rate, so a page that comes back to life is eventually noticed. The funded rate is then kept
+ * within the global band [reprobeRate, 1/minReprobeGap].
+ *
+ * ## Host clamp (after Kolobov, Peres, Lubetzky & Horvitz 2019, "Optimal freshness crawl under
+ * politeness constraints")
+ * A host allows at most C crawls/hour. If the frontier tracks the host's total demand D (the
+ * sum of its URLs' `desiredRate`s) and D > C, every URL of the host is scaled by C/D, so the
+ * host's schedule sums to exactly C and its URLs keep their relative shares. (The exact
+ * optimum gives a saturated host its own, higher water level instead — `optimalRates` does
+ * that; scaling is the one-pass approximation: with the true λ, the simulator's gap to the
+ * optimum is about one point wider with caps on than off.) Without a demand figure, each URL gets the equal share C/n. The clamp may go
+ * below the re-probe rate: politeness is a hard limit, the band is a preference.
+ *
+ * ## Spacing (Coffman, Liu & Weber 1998, "Optimal robot scheduling for web search engines")
+ * Even spacing beats random spacing at the same rate (F(λ, f) above versus f/(λ + f) for
+ * Poisson crawling), so the next due time is simply the crawl time plus the interval I. Two
+ * deterministic corrections, both derived from the URL's own hash (`spreadKey`):
+ * - Host spread. A host's URLs are often first crawled in one burst and given similar
+ *   intervals; due together, they would slam the host's politeness queue every time. So the
+ *   first recrawl (crawlCount ≤ 1) is shifted by (u − ½)·min(I, W), u = spreadKey/2³² uniform
+ *   in [0, 1), W = hostSpreadWindow: the host's URLs fan out over up to W hours once, and even
+ *   spacing keeps them apart afterwards. (Phase-locking every crawl to a per-URL grid would
+ *   also do it, but a grid's points jump when I changes by a hair, which would make every
+ *   small change of τ reshuffle the schedule.)
+ * - Dithered rounding. Due times are whole epoch-hours (the URL table's unit). Plain rounding
+ *   would turn I = 2.4 h into 2 h forever; instead due = ⌊now + I + d⌋ with d ∈ [0, 1) a hash
+ *   of (spreadKey, crawlCount), so E[due − now] = I exactly (2.4 h becomes 2 or 3, 40% of
+ *   the time 3) and the same inputs always give the same hour.
+ * The result is continuous in I (up to the hour), so `reviseNextDue` can re-time waiting URLs
+ * without churn, and it is never earlier than now + minReprobeGap.
+ */
+import { UrlStatus } from '../model/index.js';
+import { InvalidArgumentError } from '../errors/index.js';
+import { fundedRate, marginalFreshness } from './model.js';
+import type { FreshnessParams } from './params.js';
+import type { FreshnessRecord } from './record.js';
+
+/** The minimal view of a host the rate clamp needs. */
+export interface HostCapacity {
+  /** Most crawls per hour the host's politeness allows (Infinity: uncapped). */
+  readonly capacityPerHour: number;
+  /** URLs of the host that share the capacity (used for the equal share). */
+  readonly urlCount: number;
+  /**
+   * Optional: the sum of the host's URLs' `desiredRate`s, crawls/hour. When given, a host whose
+   * demand exceeds its capacity scales every URL by capacity/demand instead of an equal share.
+   */
+  readonly demandPerHour?: number | undefined;
+}
+
+const TWO_POW_32 = 4294967296;
+const U32_MAX = 0xffffffff;
+
+function lambdaOf(rec: FreshnessRecord, p: FreshnessParams): number {
+  const l = rec.lambda > 0 ? rec.lambda : p.refRate;
+  return l < p.minRate ? p.minRate : l > p.maxRate ? p.maxRate : l;
+}
+
+/**
+ * Value density: the importance-weighted marginal freshness one more unit of crawl rate buys,
+ * measured at the reference rate, w·∂F/∂f(λ, refRate) = (w/λ)·g(λ/refRate). It is small for
+ * near-static pages (crawling them more adds little) and for hyper-volatile ones (they go
+ * stale again at once) and peaks in between: the hump the allocation exploits. Use it to rank
+ * URLs for recrawl; the starvation test itself is w/λ ≤ τ (the value at rate → 0).
+ */
+export function valueDensity(rec: FreshnessRecord, params: FreshnessParams): number {
+  const w = rec.priority;
+  if (!(w > 0)) return 0;
+  return w * marginalFreshness(lambdaOf(rec, params), params.refRate);
+}
+
+/**
+ * The crawl rate (per hour) this URL asks for at water level `tau`, before any host clamp:
+ * the funded rate λ/g⁻¹(τλ/w), or the re-probe rate if starved (w/λ ≤ τ), kept within
+ * [reprobeRate, 1/minReprobeGap]. λ is `rec.lambda` (the prior refRate if not yet estimated).
+ * Frontiers that track a host's demand sum these.
+ */
+export function desiredRate(rec: FreshnessRecord, tau: number, params: FreshnessParams): number {
+  const w = rec.priority > 0 ? rec.priority : 0;
+  const rate = fundedRate(lambdaOf(rec, params), w, tau);
+  const ceiling = 1 / params.minReprobeGap;
+  if (!(rate > params.reprobeRate)) return params.reprobeRate;
+  return rate > ceiling ? ceiling : rate;
+}
+
+/**
+ * Applies a host's politeness clamp to a desired rate (see the module comment): the rate
+ * scaled by capacity/demand when the host is over capacity and its demand is known, else at
+ * most the equal share capacity/urlCount, and never above the whole capacity.
+ */
+export function hostClampedRate(rate: number, host: HostCapacity | undefined): number {
+  if (host === undefined) return rate;
+  const cap = host.capacityPerHour;
+  if (!(cap < Number.POSITIVE_INFINITY)) return rate;
+  if (!(cap > 0)) return 0;
+  let r = rate;
+  const demand = host.demandPerHour;
+  if (demand !== undefined) {
+    if (demand > cap) r *= cap / demand;
+  } else {
+    const share = cap / Math.max(1, host.urlCount);
+    if (r > share) r = share;
+  }
+  return r > cap ? cap : r;
+}
+
+/**
+ * The recrawl interval in hours for one URL at water level `tau` under its host's
+ * politeness: 1 / hostClampedRate(desiredRate(rec, tau, params), host). A host whose
+ * capacity is zero yields +Infinity (never again until the host allows it).
+ */
+export function targetInterval(
+  rec: FreshnessRecord,
+  host: HostCapacity | undefined,
+  tau: number,
+  params: FreshnessParams,
+): number {
+  return 1 / hostClampedRate(desiredRate(rec, tau, params), host);
+}
+
+/**
+ * Writes the URL's next due time (whole epoch-hours) for a recrawl `intervalHours` after
+ * `nowHours`: evenly spaced, with the first recrawl spread over the host window and a
+ * deterministic rounding dither (see the module comment), never before now + minReprobeGap,
+ * and moves the URL to `UrlStatus.DueRecrawl`. Call it after `observeChange`, so crawlCount
+ * counts this fetch. The same inputs always give the same time. An infinite interval parks
+ * the URL at the largest u32 hour. Returns the due time.
+ */
+export function setNextDue(
+  rec: FreshnessRecord,
+  intervalHours: number,
+  nowHours: number,
+  params: FreshnessParams,
+): number {
+  checkTiming('setNextDue', intervalHours, nowHours);
+  const due = dueTime(rec, intervalHours, nowHours, nowHours, params);
+  rec.nextDue = due;
+  rec.status = UrlStatus.DueRecrawl;
+  return due;
+}
+
+/**
+ * Re-times a URL that is already waiting for its recrawl when the interval now wanted has
+ * moved (τ changed, or its host's demand): the due time becomes lastCrawled + interval on the
+ * URL's own grid, never before now + minReprobeGap — but only when that differs from the
+ * scheduled time by more than `tolerance` × interval (and at least an hour), so a background
+ * pass over every waiting URL does not churn the schedule on small wobbles. It moves URLs both
+ * ways: forward, so a URL parked at the re-probe interval answers a lower τ at once instead
+ * of two weeks later; back, so a host whose demand rose does not keep the old, faster
+ * schedule and run over its cap. Returns whether `rec.nextDue` moved.
+ */
+export function reviseNextDue(
+  rec: FreshnessRecord,
+  intervalHours: number,
+  nowHours: number,
+  params: FreshnessParams,
+  tolerance = 0.1,
+): boolean {
+  checkTiming('reviseNextDue', intervalHours, nowHours);
+  const due = dueTime(rec, intervalHours, rec.lastCrawled, nowHours, params);
+  const slack = Math.max(1, tolerance * intervalHours);
+  if (!(Math.abs(due - rec.nextDue) > slack)) return false;
+  rec.nextDue = due;
+  return true;
+}
+
+function checkTiming(fn: string, intervalHours: number, nowHours: number): void {
+  if (Number.isNaN(intervalHours) || !(intervalHours > 0) || !Number.isFinite(nowHours)) {
+    throw new InvalidArgumentError(
+      `${fn}: expected a positive interval (hours) and a finite now (epoch-hours), received interval ${intervalHours}, now ${nowHours}`,
+    );
+  }
+}
+
+/**
+ * ⌊base + I + spread + dither⌋, at least ⌈now + minReprobeGap⌉ (see the module comment);
+ * the largest u32 hour for an infinite interval.
+ */
+function dueTime(rec: FreshnessRecord, interval: number, base: number, now: number, p: FreshnessParams): number {
+  if (interval === Number.POSITIVE_INFINITY) return U32_MAX;
+  const key = rec.spreadKey >>> 0;
+  let t = base + interval;
+  if (rec.crawlCount <= 1) {
+    const span = interval < p.hostSpreadWindow ? interval : p.hostSpreadWindow;
+    t += (key / TWO_POW_32 - 0.5) * span;
+  }
+  t = Math.floor(t + dither(key, rec.crawlCount));
+  const floor = Math.ceil(now + p.minReprobeGap);
+  return t < floor ? floor : t > U32_MAX ? U32_MAX : t;
+}
+
+/** A hash of (key, n) uniform in [0, 1): the rounding dither. */
+function dither(key: number, n: number): number {
+  let h = Math.imul(key ^ Math.imul(n + 0x9e3779b9, 0x85ebca6b), 0xc2b2ae35);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x27d4eb2f);
+  h ^= h >>> 13;
+  return (h >>> 0) / TWO_POW_32;
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../src/errors/index.js';
+import { LM_UNTRUSTED, defaultParams, freshnessParams, newFreshnessRecord, observeChange } from '../../src/freshness/index.js';
+import type { Outcome } from '../../src/model/index.js';
+
+const FP_A = 0x0123456789abcdefn;
+const FP_B = 0xfedcba9876543210n;
+const SH = 0xaaaa5555aaaa5555n;
+
+const ok = (contentFp: bigint, simhash: bigint, lastModified?: number): Outcome => ({ row: 0, url: 'https://a.example/', status: 200, contentFp, simhash, lastModified });
+const notModified: Outcome = { row: 0, url: 'https://a.example/', status: 304 };
+
+describe('observeChange', () => {
+  it('never counts a first fetch as a change, and seeds the comparison', () => {
+    const r = newFreshnessRecord();
+    expect(observeChange(r, ok(FP_A, SH), 100)).toBe(false);
+    expect(r).toMatchObject({ crawlCount: 1, changeCount: 0, noChangeStreak: 0, firstCrawled: 100, lastCrawled: 100 });
+    expect(r.contentFpLo).toBe(0x89abcdef);
+    expect(r.contentFpHi).toBe(0x01234567);
+  });
+
+  it('follows the trust order: 304, equal fingerprint, cosmetic simhash, real change', () => {
+    const r = newFreshnessRecord();
+    observeChange(r, ok(FP_A, SH), 0);
+    expect(observeChange(r, notModified, 10)).toBe(false);
+    expect(observeChange(r, ok(FP_A, SH), 20)).toBe(false);
+    expect(r.noChangeStreak).toBe(2);
+    // Different bytes, simhash 3 bits away: cosmetic.
+    expect(observeChange(r, ok(FP_B, SH ^ 0b10101n), 30)).toBe(false);
+    expect(r.noChangeStreak).toBe(3);
+    // 4 bits away from the stored (now cosmetic) simhash: a real change.
+    expect(observeChange(r, ok(FP_A, SH ^ 0b10101n ^ 0xf000000000000000n), 40)).toBe(true);
+    expect(r).toMatchObject({ crawlCount: 5, changeCount: 1, noChangeStreak: 0, lastCrawled: 40 });
+  });
+
+  it('honours a custom simhash threshold', () => {
+    const r = newFreshnessRecord();
+    const params = freshnessParams({ simhashNearDupThreshold: 0 });
+    observeChange(r, ok(FP_A, SH), 0, params);
+    expect(observeChange(r, ok(FP_B, SH ^ 1n), 1, params)).toBe(true);
+  });
+
+  it('treats a differing fingerprint without simhash as a change', () => {
+    const r = newFreshnessRecord();
+    observeChange(r, { ...ok(FP_A, SH), simhash: undefined }, 0);
+    expect(observeChange(r, { ...ok(FP_B, SH), simhash: undefined }, 1)).toBe(true);
+  });
+
+  it('keeps the stored fingerprint across a 304 and leaves timestamps alone without nowHours', () => {
+    const r = newFreshnessRecord();
+    observeChange(r, ok(FP_A, SH), 5);
+    observeChange(r, notModified);
+    expect(r.lastCrawled).toBe(5);
+    expect(r.contentFpLo).toBe(0x89abcdef);
+    expect(observeChange(r, ok(FP_A, SH))).toBe(false);
+    expect(r.lmHours).toBe(LM_UNTRUSTED);
+  });
+
+  it('saturates the u16 streak', () => {
+    const r = newFreshnessRecord({ crawlCount: 70000, noChangeStreak: 65535, contentFpLo: 1 });
+    observeChange(r, notModified);
+    expect(r.noChangeStreak).toBe(65535);
+  });
+
+  describe('Last-Modified trust', () => {
+    const H = 3600;
+    const start = (): ReturnType<typeof newFreshnessRecord> => {
+      const r = newFreshnessRecord();
+      observeChange(r, ok(FP_A, SH, 50 * H), 100);
+      return r;
+    };
+
+    it('accumulates exposure while consistent: whole intervals unchanged, time-since-change when changed', () => {
+      const r = start();
+      expect(r.lmHours).toBe(0);
+      observeChange(r, ok(FP_A, SH, 50 * H), 124); // unchanged, date unchanged: +24
+      observeChange(r, notModified, 148); // +24
+      observeChange(r, ok(FP_B, ~SH & 0xffffffffffffffffn, 160 * H), 172); // changed at 160: +12
+      expect(r.lmHours).toBe(60);
+      expect(r.lastModified).toBe(160 * H);
+    });
+
+    it('is refused when absent or not in the past on the first fetch', () => {
+      const r = newFreshnessRecord();
+      observeChange(r, ok(FP_A, SH), 100);
+      expect(r.lmHours).toBe(LM_UNTRUSTED);
+      const q = newFreshnessRecord();
+      observeChange(q, ok(FP_A, SH, 100 * H), 100);
+      expect(q.lmHours).toBe(LM_UNTRUSTED);
+    });
+
+    it.each([
+      ['a date that moves on unchanged content (stamped per response)', ok(FP_A, SH, 120 * H)],
+      ['a change without a new date', ok(FP_B, ~SH & 0xffffffffffffffffn, 50 * H)],
+      ['a change dated before our previous fetch', ok(FP_B, ~SH & 0xffffffffffffffffn, 90 * H)],
+      ['a date in the future', ok(FP_B, ~SH & 0xffffffffffffffffn, 200 * H)],
+      ['a change dated at the fetch itself (the response time)', ok(FP_B, ~SH & 0xffffffffffffffffn, 120 * H)],
+      ['a date that moves backwards on unchanged content', ok(FP_A, SH, 40 * H)],
+      ['a missing date on a 200', ok(FP_B, ~SH & 0xffffffffffffffffn)],
+      ['a date that moves on cosmetic churn', ok(FP_B, SH ^ 1n, 110 * H)],
+    ])('is withdrawn for good after %s', (_why, outcome) => {
+      const r = start();
+      observeChange(r, outcome, 120);
+      expect(r.lmHours).toBe(LM_UNTRUSTED);
+      observeChange(r, ok(FP_A, SH, 130 * H), 140);
+      expect(r.lmHours).toBe(LM_UNTRUSTED);
+    });
+  });
+
+  it('refuses outcomes that are not a 2xx or a 304', () => {
+    const r = newFreshnessRecord();
+    expect(() => observeChange(r, { row: 0, url: 'https://a.example/x', status: 404 })).toThrow(/status 404 for https:\/\/a\.example\/x/);
+    expect(() => observeChange(r, { row: 0, url: 'u', status: 0 })).toThrow(InvalidArgumentError);
+    expect(r.crawlCount).toBe(0);
+  });
+
+  it('uses the default params when none are given', () => {
+    expect(defaultParams().simhashNearDupThreshold).toBe(3);
+  });
+});

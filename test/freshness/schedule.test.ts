@@ -1,0 +1,175 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../src/errors/index.js';
+import {
+  defaultParams,
+  desiredRate,
+  freshnessParams,
+  fundedRate,
+  hostClampedRate,
+  newFreshnessRecord,
+  reviseNextDue,
+  setNextDue,
+  targetInterval,
+  valueDensity,
+} from '../../src/freshness/index.js';
+import { UrlStatus } from '../../src/model/index.js';
+
+const p = defaultParams();
+
+describe('valueDensity', () => {
+  it('is a hump in λ: low for near-static and hyper-volatile pages', () => {
+    const vd = (lambda: number) => valueDensity(newFreshnessRecord({ lambda, priority: 1 }), p);
+    const slow = vd(1 / 2000);
+    const mid = vd(1 / 24);
+    const fast = vd(3);
+    expect(mid).toBeGreaterThan(slow * 10);
+    expect(mid).toBeGreaterThan(fast * 10);
+    expect(valueDensity(newFreshnessRecord({ lambda: 1 / 24, priority: 3 }), p)).toBeCloseTo(3 * mid, 12);
+    expect(valueDensity(newFreshnessRecord({ lambda: 1 / 24, priority: 0 }), p)).toBe(0);
+  });
+});
+
+describe('targetInterval', () => {
+  it('funds a page at the rate where its marginal value meets τ', () => {
+    const r = newFreshnessRecord({ lambda: 1 / 24, priority: 2 });
+    const tau = 10;
+    expect(1 / targetInterval(r, undefined, tau, p)).toBeCloseTo(fundedRate(1 / 24, 2, tau), 12);
+  });
+
+  it('starves a page to the re-probe rate when w/λ ≤ τ, and faster pages first', () => {
+    const tau = 30;
+    const fast = newFreshnessRecord({ lambda: 1 / 20, priority: 1 }); // w/λ = 20 ≤ 30
+    const slower = newFreshnessRecord({ lambda: 1 / 60, priority: 1 }); // w/λ = 60 > 30
+    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(1 / p.reprobeRate, 9);
+    expect(targetInterval(slower, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
+  });
+
+  it('stays within the global band', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1e-6, max: 10, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: 1e-9, max: 1e6, noNaN: true }), (lambda, priority, tau) => {
+        const i = targetInterval(newFreshnessRecord({ lambda, priority }), undefined, tau, p);
+        expect(i).toBeGreaterThanOrEqual(p.minReprobeGap * (1 - 1e-12));
+        expect(i).toBeLessThanOrEqual((1 / p.reprobeRate) * (1 + 1e-12));
+      }),
+      { seed: 8101, numRuns: 300 },
+    );
+  });
+
+  it("clamps to the host's share of its politeness capacity", () => {
+    const r = newFreshnessRecord({ lambda: 1 / 10, priority: 5 });
+    const free = 1 / targetInterval(r, undefined, 1, p);
+    // Equal share: 1 crawl/hour over 100 URLs.
+    expect(1 / targetInterval(r, { capacityPerHour: 1, urlCount: 100 }, 1, p)).toBeCloseTo(0.01, 12);
+    // Demand known and 4× the capacity: everyone scaled by 1/4.
+    expect(1 / targetInterval(r, { capacityPerHour: 1, urlCount: 100, demandPerHour: 4 }, 1, p)).toBeCloseTo(free / 4, 12);
+    // Demand within capacity: untouched.
+    expect(1 / targetInterval(r, { capacityPerHour: 10, urlCount: 100, demandPerHour: 4 }, 1, p)).toBeCloseTo(free, 12);
+    // Politeness beats the re-probe floor; a closed host never comes due.
+    expect(hostClampedRate(p.reprobeRate, { capacityPerHour: 0.0001, urlCount: 1000 })).toBeLessThan(p.reprobeRate);
+    expect(targetInterval(r, { capacityPerHour: 0, urlCount: 3 }, 1, p)).toBe(Number.POSITIVE_INFINITY);
+    expect(hostClampedRate(0.5, { capacityPerHour: Number.POSITIVE_INFINITY, urlCount: 3 })).toBe(0.5);
+  });
+
+  it('treats a record without an estimate as changing at the reference rate', () => {
+    const r = newFreshnessRecord({ priority: 1 });
+    expect(desiredRate(r, 5, p)).toBe(desiredRate(newFreshnessRecord({ priority: 1, lambda: p.refRate }), 5, p));
+  });
+});
+
+describe('setNextDue', () => {
+  it('never schedules in the past (nor closer than minReprobeGap) and moves the URL to DueRecrawl', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1e-6, max: 10000, noNaN: true }),
+        fc.double({ min: 0, max: 4e6, noNaN: true }),
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.constantFrom(0, 1, 24, 168),
+        fc.constantFrom(0.25, 1, 6),
+        (interval, now, spreadKey, window, gap) => {
+          const params = freshnessParams({ hostSpreadWindow: window, minReprobeGap: gap, reprobeRate: 1 / 336 });
+          const r = newFreshnessRecord({ spreadKey, status: UrlStatus.Crawled });
+          const due = setNextDue(r, interval, now, params);
+          expect(due).toBe(r.nextDue);
+          expect(Number.isInteger(due)).toBe(true);
+          expect(due).toBeGreaterThanOrEqual(now + gap);
+          expect(r.status).toBe(UrlStatus.DueRecrawl);
+          // Never further than half a period (≤ W/2) plus rounding from the target.
+          if (interval >= 2 * gap + 2) expect(Math.abs(due - (now + interval))).toBeLessThanOrEqual(Math.min(interval, window || 0) / 2 + 1);
+        },
+      ),
+      { seed: 8102, numRuns: 500 },
+    );
+  });
+
+  it("spreads a host's URLs across the window", () => {
+    const counts = new Array<number>(24).fill(0);
+    let s = 99;
+    for (let u = 0; u < 480; u++) {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      const r = newFreshnessRecord({ spreadKey: s });
+      const due = setNextDue(r, 24, 1000, p);
+      expect(due).toBeGreaterThanOrEqual(1000 + 12);
+      expect(due).toBeLessThanOrEqual(1000 + 36);
+      counts[due % 24]!++;
+    }
+    // 480 URLs over 24 hours: 20 per hour expected; every hour used, none far above its share.
+    expect(Math.min(...counts)).toBeGreaterThan(5);
+    expect(Math.max(...counts)).toBeLessThan(40);
+  });
+
+  it('keeps a steady interval exactly, and the mean of a fractional one (dithered rounding)', () => {
+    for (const interval of [7, 30, 2.4, 100]) {
+      const r = newFreshnessRecord({ spreadKey: 0x9e3779b9 });
+      let now = 500;
+      const gaps: number[] = [];
+      for (let k = 0; k < 200; k++) {
+        r.crawlCount = k + 1;
+        const due = setNextDue(r, interval, now, p);
+        if (k > 0) gaps.push(due - now);
+        now = due;
+      }
+      const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+      expect(mean).toBeCloseTo(interval, 1);
+      if (Number.isInteger(interval)) expect(new Set(gaps.slice(1))).toEqual(new Set([interval]));
+      else expect(new Set(gaps.slice(1))).toEqual(new Set([Math.floor(interval), Math.ceil(interval)]));
+    }
+  });
+
+  it('parks an infinite interval and rejects nonsense', () => {
+    const r = newFreshnessRecord();
+    expect(setNextDue(r, Number.POSITIVE_INFINITY, 10, p)).toBe(0xffffffff);
+    expect(() => setNextDue(r, Number.NaN, 10, p)).toThrow(InvalidArgumentError);
+    expect(() => setNextDue(r, -1, 10, p)).toThrow(/positive interval.*-1/);
+    expect(() => setNextDue(r, 5, Number.NaN, p)).toThrow(/now NaN/);
+  });
+});
+
+describe('reviseNextDue', () => {
+  it('brings a waiting URL forward onto its grid when its interval shrinks, never into the past', () => {
+    const r = newFreshnessRecord({ spreadKey: 12345, lastCrawled: 1000 });
+    setNextDue(r, 336, 1000, p); // parked at the re-probe interval
+    const parked = r.nextDue;
+    expect(reviseNextDue(r, 24, 1010, p)).toBe(true);
+    expect(r.nextDue).toBeLessThan(parked);
+    expect(Math.abs(r.nextDue - 1024)).toBeLessThanOrEqual(12);
+    expect(r.nextDue).toBeGreaterThanOrEqual(1011);
+    // Already overdue at the new interval: due as soon as the gap allows.
+    const q = newFreshnessRecord({ spreadKey: 12345, lastCrawled: 1000 });
+    setNextDue(q, 336, 1000, p);
+    expect(reviseNextDue(q, 2, 1100, p)).toBe(true);
+    expect(q.nextDue).toBe(1101);
+  });
+
+  it('is a no-op at an unchanged or slightly changed interval, and pushes back a much longer one', () => {
+    const r = newFreshnessRecord({ spreadKey: 777, lastCrawled: 2000 });
+    setNextDue(r, 48, 2000, p);
+    const due = r.nextDue;
+    expect(reviseNextDue(r, 48, 2001, p)).toBe(false);
+    expect(reviseNextDue(r, 50, 2001, p)).toBe(false);
+    expect(r.nextDue).toBe(due);
+    expect(reviseNextDue(r, 500, 2001, p)).toBe(true);
+    expect(r.nextDue).toBeGreaterThan(2400);
+    expect(() => reviseNextDue(r, 0, 2001, p)).toThrow(/reviseNextDue: expected a positive interval/);
+  });
+});

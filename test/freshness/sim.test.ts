@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { simulate, type Policy } from '../../bench/freshness/engine.js';
+import { MeguriEstimatorPolicy } from '../../bench/freshness/policies.js';
+import { compare } from '../../bench/freshness/run.js';
+import { makeWorld } from '../../bench/freshness/world.js';
+
+// The simulator at small size (N = 1500, 150 days, 30 of warm-up): the bench runs it at
+// 10,000 and 100,000. Bounds are loose enough for any seed, tight enough to catch a
+// regression in the estimator, the allocation or the controller.
+describe('freshness simulator (small)', () => {
+  const c = compare({ n: 1500, seed: 7 });
+  const row = (name: string) => c.rows.find((r) => r.policy === name)!;
+
+  it('shows every policy the identical change history', () => {
+    const changes = new Set(c.rows.map((r) => r.totalChanges));
+    expect(changes.size).toBe(1);
+    expect([...changes][0]).toBeGreaterThan(1500 * 150 * 0.5);
+  });
+
+  it('measures fixed-rate policies close to their expected freshness', () => {
+    for (const name of ['uniform', 'proportional', 'optimum']) {
+      const r = row(name);
+      expect(Math.abs(r.freshness - r.expected)).toBeLessThan(0.02);
+    }
+  });
+
+  it('orders the policies: optimum > meguri > uniform > proportional', () => {
+    expect(row('optimum').freshness).toBeGreaterThan(row('meguri-estimator').freshness);
+    expect(c.meguriOverOptimum).toBeGreaterThan(0.88);
+    expect(c.meguriOverUniform).toBeGreaterThan(1.05);
+    expect(row('uniform').freshness).toBeGreaterThan(row('proportional').freshness);
+  });
+
+  it('keeps every policy on budget and within the host caps', () => {
+    for (const r of c.rows) {
+      expect(r.budgetUse).toBeGreaterThan(0.97);
+      expect(r.budgetUse).toBeLessThan(1.03);
+      expect(r.capViolations).toBe(0);
+      expect(r.cappedHosts).toBeGreaterThan(0);
+    }
+  });
+
+  it('is deterministic', () => {
+    const world = makeWorld({ n: 300, seed: 3, days: 60, warmupDays: 10 });
+    const a = simulate(world, new MeguriEstimatorPolicy(), () => 0);
+    const b = simulate(world, new MeguriEstimatorPolicy(), () => 0);
+    expect(b).toEqual(a);
+  });
+
+  it('trusts Last-Modified exactly on the hosts that serve it honestly', () => {
+    const world = makeWorld({ n: 600, seed: 11, days: 40, warmupDays: 10 });
+    const policy = new MeguriEstimatorPolicy();
+    simulate(world, policy, () => 0);
+    const trusted = [0, 0, 0];
+    const total = [0, 0, 0];
+    for (let i = 0; i < world.n; i++) {
+      const mode = world.hostLastModified[world.host[i]!]!;
+      total[mode]!++;
+      if (policy.lmHours[i]! >= 0) trusted[mode]!++;
+    }
+    expect(total[1]).toBeGreaterThan(50);
+    expect(total[2]).toBeGreaterThan(5);
+    expect(trusted[0]).toBe(0); // no Last-Modified at all
+    expect(trusted[1]).toBe(total[1]); // reliable: every page stays trusted
+    expect(trusted[2]).toBe(0); // stamped with the response time: caught
+  });
+
+  it('refuses a policy that crawls outside the hour it is advancing', () => {
+    const world = makeWorld({ n: 10, days: 2, warmupDays: 1 });
+    const rogue: Policy = {
+      name: 'rogue',
+      observes: false,
+      start: () => undefined,
+      advance: (from, _to, crawl) => {
+        crawl(0, from + 5);
+      },
+    };
+    expect(() => simulate(world, rogue)).toThrow(/rogue: crawl of page 0/);
+  });
+});
