@@ -197,6 +197,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   #ended: Promise<void> | undefined;
   #endedResolve: (() => void) | undefined;
   #lockPath: string | undefined;
+  /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
+  #opened = false;
+  #detach: () => void = () => undefined;
   #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, tornBytes: 0, refetch: [] };
   #runStartMs = 0;
   #lastProgress = { atMs: 0, completed: 0 };
@@ -288,9 +291,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#phase = 'running';
     this.#ended = new Promise((resolve) => (this.#endedResolve = resolve));
     let completedNormally = false;
-    const detach = this.#attachSignals();
+    this.#detach = this.#attachSignals();
     try {
       this.#open();
+      this.#opened = true;
       this.emit('open', this.#recovery);
       this.#watchSends(true);
       this.#runStartMs = this.#clock();
@@ -321,7 +325,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       if (this.#driverError !== undefined) throw this.#driverError;
     } finally {
-      detach();
+      this.#detach();
       this.#finish();
     }
   }
@@ -360,6 +364,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#abortNow('aborted');
       // A consumer suspended at a yield never resumes the generator: wind down from here.
       await this.#driver;
+      this.#detach();
       this.#finish();
     }
     this.#phase = 'closed';
@@ -888,7 +893,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#phase = 'ended';
     this.#watchSends(false);
     this.#reason ??= 'stopped';
-    if (this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
+    if (this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
     this.#journal?.sync();
     const summary: CrawlSummary = { reason: this.#reason, progress: this.#progress(this.#clock(), false), recovery: this.#recovery };
     this.emit('end', summary);

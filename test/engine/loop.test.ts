@@ -3,11 +3,11 @@
  * keeps politeness through the frontier, stops at maxPages, and stops, aborts and breaks
  * cleanly; options are validated before anything starts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine, type EngineOptions, InvalidArgumentError, InvalidStateError } from '../../src/index.js';
+import { CorruptJournalError, Engine, type EngineOptions, InvalidArgumentError, InvalidStateError, Journal, readPartition } from '../../src/index.js';
 import { AGENT } from './helpers.js';
 import { FakeWeb } from './fake.js';
 
@@ -180,6 +180,35 @@ describe('the loop', () => {
     const taker = new Engine(options(web, { dataDir, maxPages: 2 }));
     await expect(taker.run().next()).resolves.toMatchObject({ done: false });
     await taker.close();
+  });
+
+  it('refuses a journal it did not write, and leaves the checkpoint untouched', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    const a = new Engine(options(web, { dataDir, maxPages: 2 }));
+    for await (const _ of a.run()) {
+      // two pages
+    }
+    await a.close();
+    const checkpoint = readFileSync(join(dataDir, 'frontier.meguri'));
+    const { journal, replay } = Journal.open(join(dataDir, 'journal.mgj'));
+    expect(replay.records).toEqual([]); // closed cleanly: everything is in the checkpoint
+    journal.append(new TextEncoder().encode('{"t":"x"}'));
+    journal.close();
+    const b = new Engine(options(web, { dataDir }));
+    await expect(b.run().next()).rejects.toThrow(CorruptJournalError);
+    await b.close();
+    expect(readFileSync(join(dataDir, 'frontier.meguri')).equals(checkpoint)).toBe(true);
+    // A torn tail (the process died mid-append) is dropped quietly instead, and the crawl resumes.
+    const generation = (readPartition(join(dataDir, 'frontier.meguri')).meta.settings['engine'] as { generation: number }).generation;
+    Journal.create(join(dataDir, 'journal.mgj'), generation).close();
+    appendFileSync(join(dataDir, 'journal.mgj'), Buffer.from([9, 0, 0, 0, 1, 2, 3]));
+    const c = new Engine(options(web, { dataDir }));
+    let n = 0;
+    for await (const _ of c.run()) n++;
+    expect(c.recovery).toMatchObject({ resumed: true, tornBytes: 7, replayedOutcomes: 0 });
+    expect([n, c.stopReason]).toEqual([12, 'drained']);
+    await c.close();
   });
 
   it('refuses to resume a dataDir under another grouping', async () => {
