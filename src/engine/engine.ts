@@ -744,7 +744,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const maybe = (fetcher as { robotsFetch?: () => RobotsFetch }).robotsFetch;
     if (typeof maybe === 'function') return maybe.call(fetcher);
     return (url, signal) =>
-      fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', depth: 0, dispatchedAtMs: this.#clock() }, signal);
+      fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', ip: this.#addressOf(url), depth: 0, dispatchedAtMs: this.#clock() }, signal);
   }
 
   /**

@@ -19,6 +19,8 @@ export interface FakeRequest {
   readonly url: string;
   readonly atMs: number;
   readonly conditional: boolean;
+  /** The address the request was pinned to. */
+  readonly ip: string | undefined;
 }
 
 export class FakeWeb implements Fetcher {
@@ -41,7 +43,7 @@ export class FakeWeb implements Fetcher {
   async fetch(req: FetchRequest, signal: AbortSignal): Promise<Outcome> {
     const n = (this.hits.get(req.url) ?? 0) + 1;
     this.hits.set(req.url, n);
-    this.log.push({ url: req.url, atMs: this.clock(), conditional: req.etag !== undefined });
+    this.log.push({ url: req.url, atMs: this.clock(), conditional: req.etag !== undefined, ip: req.ip });
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, this.latencyMs);
       signal.addEventListener('abort', () => {

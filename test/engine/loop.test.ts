@@ -7,7 +7,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CorruptJournalError, Engine, type EngineOptions, InvalidArgumentError, InvalidStateError, Journal, readPartition } from '../../src/index.js';
+import { CorruptJournalError, Engine, type EngineOptions, type Progress, InvalidArgumentError, InvalidStateError, Journal, readPartition } from '../../src/index.js';
 import { AGENT } from './helpers.js';
 import { FakeWeb } from './fake.js';
 
@@ -65,6 +65,33 @@ describe('the loop', () => {
     expect(w.stalls).toBe(0);
     // ~20 requests over ~0.8 s: a handful of wakeups each, where a spinning loop makes thousands.
     expect(w.total).toBeLessThan(4 * web.log.length + 20);
+    await engine.close();
+  });
+
+  it('reports progress and checkpoints as events', async () => {
+    const web = threeSites();
+    web.latencyMs = 10;
+    const dataDir = tempDir();
+    const progress: Progress[] = [];
+    const checkpoints: number[] = [];
+    const engine = new Engine(options(web, { dataDir, progressIntervalMs: 100, onProgress: (p) => progress.push(p), checkpointIntervalMs: 200 }));
+    engine.on('checkpoint', (c) => checkpoints.push(c.generation));
+    const ended: string[] = [];
+    engine.on('end', (s) => ended.push(s.reason));
+    for await (const _ of engine.run()) {
+      // drain
+    }
+    expect(progress.length).toBeGreaterThan(2);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!.fetched).toBeGreaterThanOrEqual(progress[i - 1]!.fetched);
+    const last = progress[progress.length - 1]!;
+    expect(last.hosts.total).toBe(3);
+    expect(last.hosts.ready + last.hosts.waiting + last.hosts.blocked + last.hosts.dead + last.hosts.idle).toBe(3);
+    expect(last.robotsRequests).toBe(3);
+    expect(engine.progress()).toMatchObject({ fetched: 14, fetchedThisRun: 14, status2xx: 14, errors: 0, inFlight: 0, queued: 0 });
+    // One at open, at least one on the timer, one at the end; generations count up.
+    expect(checkpoints.length).toBeGreaterThanOrEqual(3);
+    expect(checkpoints).toEqual([...checkpoints].sort((a, b) => a - b));
+    expect(ended).toEqual(['drained']);
     await engine.close();
   });
 
@@ -222,6 +249,30 @@ describe('the loop', () => {
     const b = new Engine(options(web, { dataDir, grouping: 'registrable' }));
     await expect(b.run().next()).rejects.toThrow(/crawled with grouping "host", received "registrable"/);
     await b.close();
+  });
+});
+
+describe('registrable grouping', () => {
+  it('paces subdomains as one host, reads each origin\'s robots.txt, and pins each hostname to its own address', async () => {
+    const web = new FakeWeb();
+    web.site('http://www.example.com', { '/': ['/x', '/a', 'ZZ'], '/a': [], '/x': [] }, 'User-agent: *\nDisallow: /x\n');
+    web.site('http://blog.example.com', { '/': ['/y', '/b'], '/b': [], '/y': [] }, 'User-agent: *\nDisallow: /y\n');
+    web.pages.set('http://www.example.com/', { links: ['http://www.example.com/x', 'http://www.example.com/a', 'http://blog.example.com/'] });
+    const ips: Record<string, string> = { 'www.example.com': '127.0.0.5', 'blog.example.com': '127.0.0.6' };
+    const engine = new Engine(
+      options(web, { seeds: ['http://www.example.com/'], grouping: 'registrable', resolve: async (h) => ips[h] ?? '127.0.0.9' }),
+    );
+    const pages: { url: string; host: string }[] = [];
+    for await (const p of engine.run()) pages.push({ url: p.url, host: p.host });
+    expect(pages.map((p) => p.url).sort()).toEqual(['http://blog.example.com/', 'http://blog.example.com/b', 'http://www.example.com/', 'http://www.example.com/a']);
+    expect(new Set(pages.map((p) => p.host))).toEqual(new Set(['example.com']));
+    expect(web.log.filter((r) => r.url.endsWith('/robots.txt')).map((r) => r.url).sort()).toEqual(['http://blog.example.com/robots.txt', 'http://www.example.com/robots.txt']);
+    for (const r of web.log) expect(r.ip, r.url).toBe(ips[new URL(r.url).hostname]);
+    // One group: no two requests (robots.txt included) closer than its interval.
+    const t = web.log.map((r) => r.atMs);
+    for (let i = 1; i < t.length; i++) expect(t[i]! - t[i - 1]!).toBeGreaterThanOrEqual(59.9);
+    expect(engine.hostStates().map((s) => s.host)).toEqual(['example.com']);
+    await engine.close();
   });
 });
 
