@@ -8,3 +8,4 @@ export { readPartition, writePartition } from './format/file.js';
 export { Journal, type JournalOptions, type JournalReplay, MAX_RECORD_BYTES, parseJournal } from './journal/index.js';
 export * from './fetch/index.js';
 export * from './sim/index.js';
+export * from './engine/index.js';

@@ -27,7 +27,7 @@
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
-import { u64Lanes } from '../core/lanes.js';
+import { lanesToU64, u64Lanes } from '../core/lanes.js';
 import {
   type ColumnBlock,
   type PartitionImage,
@@ -131,6 +131,42 @@ export interface FrontierStats {
   readonly nextDueHours: number;
   /** Bytes of typed arrays, arena, index and wasm-side structures owned by the frontier. */
   readonly memoryBytes: number;
+}
+
+/** Where a host is in the scheduler, as `hostSnapshots` names it. */
+export type HostSchedState = 'idle' | 'front' | 'parked' | 'ready' | 'in-flight';
+
+const HOST_STATE_NAMES: readonly HostSchedState[] = ['idle', 'front', 'parked', 'ready', 'in-flight'];
+
+/** A read-only copy of one host record with its queue and IP window (for `hosts --why`). */
+export interface HostSnapshot {
+  readonly name: string;
+  /** Resolved IP ('' when unknown). */
+  readonly ip: string;
+  readonly state: HostSchedState;
+  /** `HostFlags` bits. */
+  readonly flags: number;
+  /** Adaptive start-to-start interval (ms), clamped. */
+  readonly intervalMs: number;
+  /** Crawl-delay floor (ms, 0 = none). */
+  readonly crawlDelayMs: number;
+  /** When the host's own window opens (ms). */
+  readonly nextEligibleMs: number;
+  /** When its IP's window opens (ms, 0 when no IP or no spend). */
+  readonly ipEligibleMs: number;
+  /** Last fetch start (ms, −1 = none). */
+  readonly lastDispatchMs: number;
+  /** Smoothed latency (ms, 0 = none yet). */
+  readonly latencyMs: number;
+  /** URLs waiting for a fetch. */
+  readonly queued: number;
+  readonly urlBudget: number;
+  readonly depthCap: number;
+  readonly admitted: number;
+  /** Reports in a row that left the interval at the politeness ceiling. */
+  readonly ceilingStreak: number;
+  /** The URL in flight, if any. */
+  readonly inFlightUrl: string | undefined;
 }
 
 /** An imported host quality score (dense host half of a ranking import). */
@@ -437,7 +473,13 @@ export class Frontier {
       return false;
     }
     const hours = Math.floor(nowMs / HOUR_MS);
-    const status = admit(Math.min(d.depth, 0xffff), h, true);
+    let passes = true;
+    const traps = this.opts.traps;
+    if (traps) {
+      if (traps.observe(d.url, d.host, k, nowMs)) h.flags |= HostFlags.TrapSuspect;
+      if ((h.flags & HostFlags.TrapSuspect) !== 0) passes = traps.passes(d.url, d.host, nowMs);
+    }
+    const status = admit(Math.min(d.depth, 0xffff), h, passes);
     const row = this.newRow(k, 0, d.url, h, Math.min(d.depth, 0xffff), hours, status);
     this.table.nextDue[row] = hours;
     this.index.insertBatch(k, Uint32Array.of(row));
@@ -671,12 +713,22 @@ export class Frontier {
       const robots = this.opts.robots;
       if (robots) {
         if (!robots.ready(h.name)) {
-          robots.request?.(h.name);
+          const asked = robots.request?.(h.name, nowMs);
           h.state = HostState.Parked;
-          this.parkedAt[h.id] = nowMs + this.opts.robotsRetryMs;
+          if (asked && asked.started) {
+            // The robots.txt request is a fetch start: it spends the host's and the IP's windows.
+            this.spendWindows(h, nowMs);
+            h.flags &= ~HostFlags.RobotsUnreachable;
+            this.parkedAt[h.id] = Math.max(h.nextEligibleMs, this.ips.eligibleAt(h.ip));
+          } else {
+            const at = asked ? asked.retryAtMs : undefined;
+            if (asked && asked.unreachable) h.flags |= HostFlags.RobotsUnreachable;
+            this.parkedAt[h.id] = at !== undefined && Number.isFinite(at) && at > nowMs ? at : nowMs + this.opts.robotsRetryMs;
+          }
           heap.push(h.id);
           continue;
         }
+        h.flags &= ~HostFlags.RobotsUnreachable;
         // A robots Crawl-delay raises the host's floor (never lowers a configured one).
         const delay = robots.crawlDelayMs(h.name) ?? 0;
         if (delay > h.crawlDelayMs && Number.isFinite(delay)) {
@@ -723,16 +775,13 @@ export class Frontier {
     h.inFlightRow = row;
     this.inFlight++;
     this.dispatches++;
-    h.lastDispatchMs = nowMs;
-    h.nextEligibleMs = nowMs + h.intervalMs;
-    if (h.ip !== '') {
-      this.ips.spend(h.ip, nowMs, h.intervalMs);
-      h.ipSpendMs = nowMs;
-      h.ipSpendIntervalMs = h.intervalMs;
-    }
+    this.spendWindows(h, nowMs);
     h.servedSinceActivation++;
     const lm = t.lastModified[row]!;
+    const fp = t.fpFlags[row]!;
     return {
+      prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
+      prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
       row,
       key: t.key.slice(row * 4, row * 4 + 4),
       url: t.urlOf(row),
@@ -743,6 +792,17 @@ export class Frontier {
       depth: t.depth[row]!,
       dispatchedAtMs: nowMs,
     };
+  }
+
+  /** A fetch start to `h` at `nowMs`: the host's window and its IP's window are spent. */
+  private spendWindows(h: HostRecord, nowMs: number): void {
+    h.lastDispatchMs = nowMs;
+    h.nextEligibleMs = nowMs + h.intervalMs;
+    if (h.ip !== '') {
+      this.ips.spend(h.ip, nowMs, h.intervalMs);
+      h.ipSpendMs = nowMs;
+      h.ipSpendIntervalMs = h.intervalMs;
+    }
   }
 
   /**
@@ -946,6 +1006,80 @@ export class Frontier {
     }
   }
 
+  // ───────────────────────────── crash recovery ─────────────────────────────
+
+  /**
+   * Crash recovery: applies the outcome of a fetch dispatched at `dispatchedAtMs` and answered
+   * before a crash that the last checkpoint did not see (the engine journals every outcome it
+   * reports). The URL leaves its host queue as if dispatched then — the host's and its IP's
+   * windows are spent at that time — and the outcome is reported at `nowMs` exactly as `report`
+   * would (politeness, state machine, links). Returns false, changing nothing, when the key is
+   * unknown, the URL is not waiting for a fetch (the outcome is already in the checkpoint), or
+   * its host has a fetch in flight (replay before dispatching anything).
+   */
+  replay(key: KeyArray | string, outcome: Outcome, dispatchedAtMs: number, nowMs: number): boolean {
+    if (outcome === null || typeof outcome !== 'object') throw new InvalidArgumentError(`replay: expected an Outcome, received ${String(outcome)}`);
+    checkMs('replay dispatchedAtMs', dispatchedAtMs);
+    checkMs('replay nowMs', nowMs);
+    const row = this.rowOfKey(key);
+    if (row === undefined || !this.queues.queued(row)) return false;
+    const h = this.hosts[this.table.host[row]!]!;
+    switch (h.state) {
+      case HostState.Front:
+        this.frontBank.remove(h.id);
+        this.aging.remove(h.id);
+        this.active++;
+        h.activatedAtMs = dispatchedAtMs;
+        h.servedSinceActivation = 0;
+        break;
+      case HostState.Parked:
+        this.hostHeap.remove(h.id);
+        break;
+      case HostState.Ready:
+        this.ready[this.shardOf(h)]!.remove(h.id);
+        break;
+      default:
+        return false; // Idle holds no queued row; InFlight has a fetch out
+    }
+    if (dispatchedAtMs > this.clockMs) this.clockMs = dispatchedAtMs;
+    this.queues.remove(row);
+    this.ipOf(h);
+    this.launch(h, row, dispatchedAtMs);
+    return this.report({ ...outcome, row, url: this.table.urlOf(row) }, nowMs);
+  }
+
+  /**
+   * Records a fetch start to `host` at `atMs` (on `ip`, when known) that the frontier did not
+   * time itself, spending the host's and the IP's windows from then: a request that left
+   * later than its dispatch (the engine sees the bytes go out), or one made before a crash
+   * whose outcome was lost (so a restarted crawler keeps the intervals across the crash; the
+   * URL itself is fetched again, since a checkpoint writes in-flight URLs back as
+   * schedulable). Windows only ever move later. Returns false for an unknown host.
+   */
+  recordStart(host: string, ip: string | undefined, atMs: number): boolean {
+    checkMs('recordStart atMs', atMs);
+    const id = this.hostByName.get(host);
+    if (id === undefined) return false;
+    const h = this.hosts[id]!;
+    if (h.ip === '' && typeof ip === 'string') h.ip = ip;
+    if (atMs > h.lastDispatchMs) h.lastDispatchMs = atMs;
+    const next = atMs + h.intervalMs;
+    if (next > h.nextEligibleMs) h.nextEligibleMs = next;
+    if (h.ip !== '') {
+      this.ips.spend(h.ip, atMs, h.intervalMs);
+      if (atMs > h.ipSpendMs) {
+        h.ipSpendMs = atMs;
+        h.ipSpendIntervalMs = h.intervalMs;
+      }
+    }
+    // A parked host re-checks its windows when it surfaces; a ready one must go back to wait.
+    if (h.state === HostState.Ready) {
+      this.ready[this.shardOf(h)]!.remove(h.id);
+      this.park(h);
+    }
+    return true;
+  }
+
   // ───────────────────────────── drivers and queries ─────────────────────────────
 
   /**
@@ -997,6 +1131,45 @@ export class Frontier {
   /** URLs the frontier holds (every status). */
   len(): number {
     return this.table.rows;
+  }
+
+  /** The politeness policy in force (frozen). */
+  get politenessPolicy(): Readonly<PolitenessConfig> {
+    return this.politeness;
+  }
+
+  /** Hosts known to the frontier. */
+  hostCount(): number {
+    return this.hosts.length;
+  }
+
+  /**
+   * A copy of every host record with its queue length and IP window, in host-id order
+   * (O(hosts)); `name` picks one host (an empty array when unknown).
+   */
+  hostSnapshots(name?: string): HostSnapshot[] {
+    const ids = name === undefined ? this.hosts.map((h) => h.id) : [this.hostByName.get(name)].filter((x): x is number => x !== undefined);
+    return ids.map((id) => {
+      const h = this.hosts[id]!;
+      return {
+        name: h.name,
+        ip: h.ip,
+        state: HOST_STATE_NAMES[h.state]!,
+        flags: h.flags,
+        intervalMs: h.intervalMs,
+        crawlDelayMs: h.crawlDelayMs,
+        nextEligibleMs: h.nextEligibleMs,
+        ipEligibleMs: this.ips.eligibleAt(h.ip),
+        lastDispatchMs: h.lastDispatchMs,
+        latencyMs: h.latencyMs,
+        queued: this.queues.size(id),
+        urlBudget: h.urlBudget,
+        depthCap: h.depthCap,
+        admitted: h.admitted,
+        ceilingStreak: h.ceilingStreak,
+        inFlightUrl: h.inFlightRow >= 0 ? this.table.urlOf(h.inFlightRow) : undefined,
+      };
+    });
   }
 
   /** The prioritizer when prioritization is on (read-only inspection), else undefined. */

@@ -17,6 +17,8 @@ export {
   type DueUrl,
   Frontier,
   type FrontierStats,
+  type HostSchedState,
+  type HostSnapshot,
   type HostSignal,
   type SeedSpec,
   type UrlSignal,
@@ -27,8 +29,10 @@ export {
   type FrontierOptions,
   type HostResolver,
   type LinkRouter,
+  type RobotsRequest,
   type RobotsSeam,
   type SeenFilterSeam,
+  type TrapSeam,
   resolveFrontierOptions,
 } from './options.js';
 export { COLUMNS as URL_TABLE_COLUMNS, ColumnId } from './table.js';

@@ -22,12 +22,44 @@ import type { PrioritizerParams } from '../prioritize/index.js';
 export interface RobotsSeam {
   /** Whether robots.txt for `host` is known (fetched, cached, or known absent). */
   ready(host: string): boolean;
-  /** Asks the engine to fetch robots.txt for `host` (non-blocking; called when not ready). */
-  request?(host: string): void;
+  /**
+   * Asks the engine to fetch robots.txt for `host` (non-blocking; called when not ready, at
+   * a moment the host and its IP may be fetched). Returning nothing parks the host for
+   * `robotsRetryMs`; a `RobotsRequest` says more (see there).
+   */
+  request?(host: string, nowMs: number): RobotsRequest | undefined | void;
   /** Whether `url` may be fetched (only asked once `ready(host)` is true). */
   isAllowed(url: string): boolean;
   /** The host's Crawl-delay in ms, if robots.txt set one. */
   crawlDelayMs(host: string): number | undefined;
+}
+
+/**
+ * What the engine did when asked for a host's robots.txt.
+ *
+ * `started: true` — a robots.txt request to the host starts now. It is a fetch start like
+ * any other (the server sees a request), so the frontier spends the host's and its IP's
+ * windows for it and parks the host until they reopen: the first content fetch then keeps
+ * the interval from the robots.txt request. Otherwise the host waits until `retryAtMs`
+ * (a robots.txt retry time, a DNS answer expected shortly), or `robotsRetryMs` without one;
+ * `unreachable` marks the wait as a robots.txt outage (`HostFlags.RobotsUnreachable`, kept
+ * in the host record so `hosts --why` can say so from a checkpoint).
+ */
+export interface RobotsRequest {
+  readonly started: boolean;
+  readonly retryAtMs?: number | undefined;
+  readonly unreachable?: boolean | undefined;
+}
+
+/**
+ * Trap pattern detection, as the engine provides it (e.g. over src/dedup's `TrapDetector`).
+ * Asked once per genuinely new discovery, before admission; seeds are never asked.
+ */
+export interface TrapSeam {
+  /** Folds a new URL of `host` into the detector; true when the host is (now) a trap suspect. */
+  observe(url: string, host: string, key: Uint32Array, nowMs: number): boolean;
+  /** Whether a new URL of a suspect host passes the pattern heuristics (else it is Trapped). */
+  passes(url: string, host: string, nowMs: number): boolean;
 }
 
 /**
@@ -139,6 +171,8 @@ export interface FrontierOptions {
   readonly linkRouter: LinkRouter | undefined;
   /** Seen-set filter in front of the exact index (off by default). */
   readonly seenFilter: SeenFilterSeam | undefined;
+  /** Trap pattern detection feeding admission (off by default: budget and depth cap only). */
+  readonly traps: TrapSeam | undefined;
   /** Host grouping used to key out-links and redirect targets (default 'registrable'). */
   readonly grouping: HostGrouping;
   /** Version of the canonicalization policy, recorded in the partition (default 1). */
@@ -180,6 +214,9 @@ export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOp
   linkRouter: customField('a function', (v): v is LinkRouter => typeof v === 'function'),
   seenFilter: customField('an object with maybeContains(), add() and serialize()', (v): v is SeenFilterSeam =>
     isObject(v) && ['maybeContains', 'add', 'serialize'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+  ),
+  traps: customField('an object with observe() and passes()', (v): v is TrapSeam =>
+    isObject(v) && ['observe', 'passes'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
   ),
   grouping: enumField<HostGrouping>(['registrable', 'host', 'origin'], 'registrable'),
   canonPolicyVersion: numberField({ default: 1, min: 0, max: 0xffff_ffff, integer: true }),

@@ -76,6 +76,10 @@ export interface FetchRequest {
   readonly depth: number;
   /** Monotonic ms at which the frontier dispatched it. */
   readonly dispatchedAtMs: number;
+  /** Content fingerprint of the previous fetch, when there was one (to classify the change). */
+  readonly prevContentFp?: bigint | undefined;
+  /** Simhash of the previous fetch, when there was one. */
+  readonly prevSimhash?: bigint | undefined;
 }
 
 /** A link found on a fetched page, already canonicalized. */

@@ -1,0 +1,45 @@
+/**
+ * src/engine: the live crawler a Node program embeds — the frontier driven against the
+ * network with crash safety.
+ *
+ * Owns: the dispatch loop (`Engine`, `crawl`): slots, sleeping until the frontier's next
+ * eligible host or a completion, feeding outcomes back; the robots.txt and DNS seams it fills
+ * for the frontier (robots before a host's first page, requests paced like fetches); soft-404
+ * and trap detection around the frontier's admission; checkpoints (`.meguri`) plus the journal
+ * of outcomes since, and recovery from both; signals; progress stats and per-host idle
+ * reasons (`hostStates`, `readHostStates`).
+ *
+ * Never: decide what to fetch or when (the frontier and its politeness policy do; the engine
+ * never dispatches past them), parse HTML or robots.txt itself (src/fetch), or lose a fetch
+ * it has recorded — an outcome is journaled before the frontier hears of it, and only after
+ * the embedder has taken the page.
+ *
+ * Node-only (node:fs, node:events, undici through src/fetch): exported from `src/index.ts`.
+ */
+export {
+  CHECKPOINT_FILE,
+  type CrawlSummary,
+  Engine,
+  type EngineEvents,
+  JOURNAL_FILE,
+  type RecoveryInfo,
+  type StopReason,
+  crawl,
+  readHostStates,
+} from './engine.js';
+export { type EngineOptions, type EnginePoliteness, type EngineResolve, enginePolitenessConfig, resolveEngineOptions } from './options.js';
+export { type Page, type PageChange, type PageHeaders, type PageTiming, changeOf } from './page.js';
+export {
+  type HostCategory,
+  type HostCounts,
+  type HostExtra,
+  type HostStatus,
+  type HostWhy,
+  type Progress,
+  clockTime,
+  countHosts,
+  duration,
+  explainHost,
+  hostStatesFromPartition,
+} from './status.js';
+export { Waker } from './waker.js';

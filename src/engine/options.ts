@@ -1,0 +1,229 @@
+/**
+ * The engine's options: one table (`defineOptions`), validated before any state exists, and
+ * the mapping from the embedder's politeness words (`minDelayMs`, …) to the frontier's
+ * `PolitenessConfig`.
+ */
+import type { Fetcher, HttpFetcherOptions } from '../fetch/index.js';
+import { isAgentString } from '../fetch/robots.js';
+import type { FreshnessHook } from '../frontier/index.js';
+import type { HostGrouping } from '../model/index.js';
+import {
+  type FieldSpec,
+  booleanField,
+  customField,
+  defineOptions,
+  describeValue,
+  enumField,
+  functionField,
+  numberField,
+} from '../options/index.js';
+import { InvalidArgumentError } from '../errors/index.js';
+import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
+import type { CanonPolicy } from '../url/index.js';
+import type { Progress } from './status.js';
+
+/** Politeness overrides in the embedder's words. Every field is optional. */
+export interface EnginePoliteness {
+  /** Hard minimum between two fetch starts to one host, ms; never crossed. Default 250. */
+  readonly minDelayMs?: number | undefined;
+  /** Interval a host starts at before any signal, ms. Default max(1000, minDelayMs). */
+  readonly startDelayMs?: number | undefined;
+  /** Ceiling of the adaptive interval, ms; a host pinned there is treated as dead. Default 300 000. */
+  readonly maxDelayMs?: number | undefined;
+  /** Minimum between two fetch starts to one IP address, ms. Default: `minDelayMs`. */
+  readonly ipMinDelayMs?: number | undefined;
+  /** Multiplicative back-off on 429, 5xx and transport errors. Default 2. */
+  readonly backoff?: number | undefined;
+  /** Additive narrowing per healthy fetch, ms. Default 50. */
+  readonly narrowMs?: number | undefined;
+  /** Multiplicative widening when latency rises sharply. Default 1.25. */
+  readonly softWiden?: number | undefined;
+  /** Latency above the smoothed latency times this counts as rising sharply. Default 1.5. */
+  readonly latencyRise?: number | undefined;
+}
+
+/** Custom DNS: a hostname to one address or several. */
+export type EngineResolve = (hostname: string) => Promise<string | readonly string[]>;
+
+/** Options of `new Engine(...)` and `crawl(...)`. */
+export interface EngineOptions {
+  /** Start URLs (canonicalized; invalid ones are reported in `Engine.rejectedSeeds`). Default none (resume only). */
+  readonly seeds: readonly string[];
+  /** User-Agent sent with every request, product token first (`MyBot/1.0 (+https://example.com/bot)`). Required. */
+  readonly agent: string;
+  /**
+   * Directory for the crash-safe state: `frontier.meguri` (checkpoint) and `journal.mgj`
+   * (outcomes since). An existing directory resumes its campaign. Without it the crawl lives
+   * in memory only.
+   */
+  readonly dataDir: string | undefined;
+  /** Fetches in flight at once (across hosts; one per host always). Default 64. */
+  readonly concurrency: number;
+  /** Content fetches for the campaign (resumes count the earlier runs). Default unlimited. */
+  readonly maxPages: number;
+  /** Deepest link depth admitted (seeds are 0); 0 = unlimited. Default 32. */
+  readonly maxDepth: number;
+  /** URLs admitted per host group (the blunt trap defense); 0 = unlimited. Default 100 000. */
+  readonly maxUrlsPerHost: number;
+  /** Fetch private, loopback, link-local, CGNAT and multicast addresses. Only for intranets and tests. Default false. */
+  readonly allowPrivate: boolean;
+  /** Custom DNS (e.g. a fixed map); default: the system's resolver through a TTL cache. */
+  readonly resolve: EngineResolve | undefined;
+  /** Politeness overrides (see `EnginePoliteness`). */
+  readonly politeness: EnginePoliteness | undefined;
+  /** A robots.txt Crawl-delay above this is capped to it, ms. Must be below `politeness.maxDelayMs`. Default 30 000. */
+  readonly maxCrawlDelayMs: number;
+  /** Politeness and budget unit: `host` (default), `registrable` (subdomains share one), or `origin`. */
+  readonly grouping: HostGrouping;
+  /** Obey robots.txt (RFC 9309). Default true. */
+  readonly robots: boolean;
+  /** First retry of an unreachable robots.txt (5xx, network), ms; doubles per failure up to 1 h. Default 60 000. */
+  readonly robotsRetryMs: number;
+  /** Unreachable robots.txt answers in a row after which the origin counts as disallowing everything this campaign. Default 5. */
+  readonly robotsMaxAttempts: number;
+  /** How long a robots.txt is used before it is fetched again, ms. Default 24 h. */
+  readonly robotsTtlMs: number;
+  /** Transient failures (429, 5xx, network) of one URL before it is given up as Gone. Default 3. */
+  readonly retryLimit: number;
+  /** Continuous mode: crawled URLs come due again (schedule index); the crawl never drains. Default false. */
+  readonly recrawl: boolean;
+  /** The freshness policy of continuous mode (next-due per URL); without it a flat week. Implies `recrawl`. */
+  readonly freshness: FreshnessHook | undefined;
+  /** OPIC importance ordering. Default true. */
+  readonly prioritize: boolean;
+  /** Trap pattern detection (calendar, facets, session ids) feeding admission. Default true. */
+  readonly trapDetection: boolean;
+  /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */
+  readonly soft404Threshold: number;
+  /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
+  readonly checkpointIntervalMs: number;
+  /** fsync the journal every N outcomes (0: at checkpoints only; a killed process loses nothing either way). Default 0. */
+  readonly journalSyncEvery: number;
+  /** Clock in epoch ms, monotonic (default: `performance.timeOrigin + performance.now()`). */
+  readonly clock: () => number;
+  /** Aborting it stops the crawl: in-flight fetches are cut, a checkpoint is written, `run()` ends. */
+  readonly signal: AbortSignal | undefined;
+  /** Install SIGINT/SIGTERM handlers for the run: the first stops gracefully, a second aborts in-flight fetches. Default false. */
+  readonly handleSignals: boolean;
+  /** Called with progress stats every `progressIntervalMs` (also emitted as the `progress` event). */
+  readonly onProgress: ((progress: Progress) => void) | undefined;
+  /** Period of progress reports, ms. Default 1000. */
+  readonly progressIntervalMs: number;
+  /** A custom fetcher (tests, proxies); default an `HttpFetcher` built from these options. */
+  readonly fetcher: Fetcher | undefined;
+  /** Extra `HttpFetcher` options (timeouts, body caps, TLS, headers). */
+  readonly http: Readonly<Partial<HttpFetcherOptions>> | undefined;
+  /** The crawl's canonicalization policy, pinned for its whole life. Default src/url's. */
+  readonly canonPolicy: CanonPolicy | undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const POLITENESS_KEYS = ['minDelayMs', 'startDelayMs', 'maxDelayMs', 'ipMinDelayMs', 'backoff', 'narrowMs', 'softWiden', 'latencyRise'];
+
+const HTTP_OWNED = ['agent', 'allowPrivate', 'dns', 'now'];
+
+const maxPagesField: FieldSpec<number> = {
+  expects: 'a positive integer or Infinity',
+  check: (v, fail) => (typeof v === 'number' && (v === Infinity || (Number.isInteger(v) && v > 0)) ? v : fail()),
+  fallback: () => Infinity,
+};
+
+const seedsField: FieldSpec<readonly string[]> = {
+  expects: 'an array of URL strings',
+  check: (v, fail) => (Array.isArray(v) && v.every((s) => typeof s === 'string') ? Object.freeze([...(v as string[])]) : fail()),
+  fallback: () => Object.freeze([]),
+};
+
+const agentField: FieldSpec<string> = customField(
+  'a User-Agent starting with a product token, e.g. "MyBot/1.0 (+https://example.com/bot)"',
+  isAgentString,
+);
+
+/** Validates engine options (throws `InvalidArgumentError` naming the option). */
+export const resolveEngineOptions = defineOptions<EngineOptions>(
+  'EngineOptions',
+  {
+    seeds: seedsField,
+    agent: agentField,
+    dataDir: customField<string | undefined>('a directory path (non-empty string)', (v): v is string => typeof v === 'string' && v !== ''),
+    concurrency: numberField({ min: 1, max: 100_000, integer: true, default: 64 }),
+    maxPages: maxPagesField,
+    maxDepth: numberField({ min: 0, max: 0xffff, integer: true, default: 32 }),
+    maxUrlsPerHost: numberField({ min: 0, integer: true, default: 100_000 }),
+    allowPrivate: booleanField(false),
+    resolve: functionField<EngineResolve>() as FieldSpec<EngineResolve | undefined>,
+    politeness: customField<EnginePoliteness | undefined>(
+      `an object with some of ${POLITENESS_KEYS.join(', ')}`,
+      (v): v is EnginePoliteness => isObject(v) && Object.keys(v).every((k) => POLITENESS_KEYS.includes(k)),
+    ),
+    maxCrawlDelayMs: numberField({ min: 0, default: 30_000 }),
+    grouping: enumField<HostGrouping>(['host', 'registrable', 'origin'], 'host'),
+    robots: booleanField(true),
+    robotsRetryMs: numberField({ above: 0, default: 60_000 }),
+    robotsMaxAttempts: numberField({ min: 1, max: 1000, integer: true, default: 5 }),
+    robotsTtlMs: numberField({ min: 0, default: 24 * 3_600_000 }),
+    retryLimit: numberField({ min: 0, max: 255, integer: true, default: 3 }),
+    recrawl: booleanField(false),
+    freshness: customField<FreshnessHook | undefined>(
+      'a function or an object with nextDue()',
+      (v): v is FreshnessHook => typeof v === 'function' || (isObject(v) && typeof v['nextDue'] === 'function'),
+    ),
+    prioritize: booleanField(true),
+    trapDetection: booleanField(true),
+    soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
+    checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
+    journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),
+    clock: functionField<() => number>(() => performance.timeOrigin + performance.now()),
+    signal: customField<AbortSignal | undefined>('an AbortSignal', (v): v is AbortSignal => v instanceof AbortSignal),
+    handleSignals: booleanField(false),
+    onProgress: functionField<(progress: Progress) => void>() as FieldSpec<((progress: Progress) => void) | undefined>,
+    progressIntervalMs: numberField({ above: 0, default: 1000 }),
+    fetcher: customField<Fetcher | undefined>('an object with fetch(request, signal)', (v): v is Fetcher => isObject(v) && typeof v['fetch'] === 'function'),
+    http: customField<Readonly<Partial<HttpFetcherOptions>> | undefined>(
+      `HttpFetcher options other than ${HTTP_OWNED.join(', ')}`,
+      (v): v is Partial<HttpFetcherOptions> => isObject(v) && Object.keys(v).every((k) => !HTTP_OWNED.includes(k)),
+    ),
+    canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => isObject(v)),
+  },
+  (o) => {
+    if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';
+    const ceiling = o.politeness?.maxDelayMs ?? 300_000;
+    if (o.maxCrawlDelayMs >= ceiling) {
+      return `maxCrawlDelayMs (${o.maxCrawlDelayMs}) must be below politeness.maxDelayMs (${ceiling}): a host held at the ceiling counts as dead`;
+    }
+    try {
+      enginePolitenessConfig(o.politeness);
+    } catch (err) {
+      if (err instanceof InvalidArgumentError) return `politeness: ${err.message}`;
+      throw err;
+    }
+    return undefined;
+  },
+);
+
+/**
+ * The frontier's `PolitenessConfig` from the embedder's overrides: `minDelayMs` → floor,
+ * `startDelayMs` → the interval of a new host (default max(1000, floor)), `maxDelayMs` →
+ * ceiling, `ipMinDelayMs` → the per-IP floor (default: the host floor).
+ * @throws InvalidArgumentError for values the policy rejects.
+ */
+export function enginePolitenessConfig(p: EnginePoliteness | undefined): Readonly<PolitenessConfig> {
+  const floor = p?.minDelayMs ?? 250;
+  const partial: { -readonly [K in keyof PolitenessConfig]?: PolitenessConfig[K] } = {
+    floorMs: floor,
+    defaultIntervalMs: p?.startDelayMs ?? Math.max(1000, floor),
+    ipFloorMs: p?.ipMinDelayMs ?? floor,
+  };
+  if (p?.maxDelayMs !== undefined) partial.ceilingMs = p.maxDelayMs;
+  if (p?.backoff !== undefined) partial.backoff = p.backoff;
+  if (p?.narrowMs !== undefined) partial.narrowMs = p.narrowMs;
+  if (p?.softWiden !== undefined) partial.softWiden = p.softWiden;
+  if (p?.latencyRise !== undefined) partial.latencyRise = p.latencyRise;
+  for (const [k, v] of Object.entries(p ?? {})) {
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v))) {
+      throw new InvalidArgumentError(`politeness.${k}: expected a finite number, received ${describeValue(v)}`);
+    }
+  }
+  return politenessConfig(partial);
+}

@@ -1,0 +1,144 @@
+/**
+ * The engine's journal records: what one fetch start or one reported outcome looks like on
+ * disk (JSON payloads inside src/journal's checksummed frames).
+ *
+ *   { t: 'd', h, ip?, at, k?, u?, r? }   a fetch start (content: key and URL; robots.txt: r = 1)
+ *   { t: 'o', k, u, h, at, now, s, … }   an outcome as the frontier was told it
+ *
+ * An outcome record carries everything `Frontier#replay` needs to redo the report exactly —
+ * the status as reported (soft-404s as 404, permanent transport failures as 410), validators,
+ * fingerprints, the redirect target and the followed links — and nothing the frontier does not
+ * read (no body). u64 fingerprints are 16 hex digits; keys 32.
+ */
+import { CorruptJournalError } from '../errors/index.js';
+import type { Link, Outcome } from '../model/index.js';
+
+/** A fetch start (a content URL, or a robots.txt request). */
+export interface DispatchRecord {
+  readonly t: 'd';
+  /** Host group. */
+  readonly h: string;
+  readonly ip?: string | undefined;
+  /** Start, epoch ms. */
+  readonly at: number;
+  /** URLKey (hex) of a content fetch. */
+  readonly k?: string | undefined;
+  readonly u?: string | undefined;
+  /** 1 for a robots.txt request. */
+  readonly r?: 1 | undefined;
+}
+
+/** An outcome as reported to the frontier. */
+export interface OutcomeRecord {
+  readonly t: 'o';
+  readonly k: string;
+  readonly u: string;
+  readonly h: string;
+  /** Dispatched at, epoch ms. */
+  readonly at: number;
+  /** Reported at, epoch ms. */
+  readonly now: number;
+  /** Status as reported. */
+  readonly s: number;
+  readonly ra?: string | undefined;
+  readonly et?: string | undefined;
+  readonly lm?: number | undefined;
+  readonly loc?: string | undefined;
+  readonly fp?: string | undefined;
+  readonly sh?: string | undefined;
+  readonly lat?: number | undefined;
+  /** Followed links (canonical). */
+  readonly l?: readonly string[] | undefined;
+}
+
+export type JournalRecord = DispatchRecord | OutcomeRecord;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
+
+/** The record of an outcome about to be reported. */
+export function outcomeRecord(key: string, host: string, dispatchedAtMs: number, nowMs: number, o: Outcome): OutcomeRecord {
+  const links = o.links?.filter((l) => !l.nofollow).map((l) => l.url);
+  return {
+    t: 'o',
+    k: key,
+    u: o.url,
+    h: host,
+    at: dispatchedAtMs,
+    now: nowMs,
+    s: o.status,
+    ra: o.retryAfter,
+    et: o.etag,
+    lm: o.lastModified,
+    loc: o.location,
+    fp: o.contentFp === undefined ? undefined : hex64(o.contentFp),
+    sh: o.simhash === undefined ? undefined : hex64(o.simhash),
+    lat: o.latencyMs,
+    l: links && links.length > 0 ? links : undefined,
+  };
+}
+
+/** The outcome a record stands for (row −1: `Frontier#replay` finds the row by key). */
+export function recordOutcome(r: OutcomeRecord): Outcome {
+  const links: Link[] | undefined = r.l?.map((url) => ({ url }));
+  return {
+    row: -1,
+    url: r.u,
+    status: r.s,
+    retryAfter: r.ra,
+    etag: r.et,
+    lastModified: r.lm,
+    location: r.loc,
+    contentFp: r.fp === undefined ? undefined : BigInt(`0x${r.fp}`),
+    simhash: r.sh === undefined ? undefined : BigInt(`0x${r.sh}`),
+    latencyMs: r.lat,
+    links,
+  };
+}
+
+/** JSON bytes of a record. */
+export function encodeRecord(r: JournalRecord): Uint8Array {
+  return encoder.encode(JSON.stringify(r));
+}
+
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isStr = (v: unknown): v is string => typeof v === 'string';
+const optStr = (v: unknown): boolean => v === undefined || isStr(v);
+const optNum = (v: unknown): boolean => v === undefined || isNum(v);
+const HEX64 = /^[0-9a-f]{16}$/;
+const HEX128 = /^[0-9a-f]{32}$/;
+
+/**
+ * Parses one record. The journal's checksums already caught torn and damaged frames, so a
+ * record that does not parse here was written by something else: `CorruptJournalError`.
+ */
+export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
+  let v: unknown;
+  try {
+    v = JSON.parse(decoder.decode(bytes));
+  } catch {
+    throw new CorruptJournalError(`journal record ${seq} is not UTF-8 JSON`);
+  }
+  const o = v as Record<string, unknown> | null;
+  const bad = (what: string): never => {
+    throw new CorruptJournalError(`journal record ${seq} is not an engine record (${what})`);
+  };
+  if (o === null || typeof o !== 'object') return bad('not an object');
+  if (o['t'] === 'd') {
+    if (!isStr(o['h']) || !isNum(o['at']) || !optStr(o['ip']) || !optStr(o['u'])) return bad('dispatch fields');
+    if (o['k'] !== undefined && !(isStr(o['k']) && HEX128.test(o['k']))) return bad('dispatch key');
+    return o as unknown as DispatchRecord;
+  }
+  if (o['t'] === 'o') {
+    if (!isStr(o['k']) || !HEX128.test(o['k']) || !isStr(o['u']) || !isStr(o['h'])) return bad('outcome identity');
+    if (!isNum(o['at']) || !isNum(o['now']) || !isNum(o['s'])) return bad('outcome times or status');
+    if (!optStr(o['ra']) || !optStr(o['et']) || !optNum(o['lm']) || !optStr(o['loc']) || !optNum(o['lat'])) return bad('outcome headers');
+    for (const f of ['fp', 'sh']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
+    const l = o['l'];
+    if (l !== undefined && !(Array.isArray(l) && l.every(isStr))) return bad('links');
+    return o as unknown as OutcomeRecord;
+  }
+  return bad(`kind ${JSON.stringify(o['t'])}`);
+}

@@ -1,0 +1,299 @@
+/**
+ * What a crawl looks like from outside: per-host idle reasons (`meguri hosts --why`) and the
+ * progress stats the CLI renders. Pure functions over snapshots — a live engine's
+ * (`Frontier#hostSnapshots` plus the engine's robots and DNS view) or a checkpoint's host
+ * records — so the same words come out of both.
+ */
+import type { PartitionImage } from '../format/index.js';
+import { ColumnId, type HostSnapshot } from '../frontier/index.js';
+import { HostFlags, UrlStatus } from '../model/index.js';
+import type { PolitenessConfig } from '../politeness/index.js';
+
+/** Why a host is (not) being fetched right now. */
+export type HostWhy =
+  /** A fetch is in flight. */
+  | 'fetching'
+  /** It may be fetched now (waits only for a free slot). */
+  | 'ready'
+  /** Its own politeness interval. */
+  | 'interval'
+  /** Its robots.txt Crawl-delay sets the interval. */
+  | 'crawl-delay'
+  /** Its interval is widened by 429/5xx/errors (`backoffLevel`). */
+  | 'backoff'
+  /** A Retry-After answer holds it past its interval. */
+  | 'retry-after'
+  /** Another host on the same IP spent the address's window. */
+  | 'shared-ip'
+  /** robots.txt or DNS is being fetched before its first page. */
+  | 'robots-pending'
+  /** robots.txt answers 5xx or cannot be reached: content waits (RFC 9309 §2.3.1.4). */
+  | 'robots-unreachable'
+  /** Pinned at the politeness ceiling. */
+  | 'dead'
+  /** Its URL budget is spent; further discoveries are parked as Trapped. */
+  | 'budget-exhausted'
+  /** Waits in the front bank for an active slot. */
+  | 'queued'
+  /** Nothing left to fetch. */
+  | 'done';
+
+/** Coarse buckets of `HostWhy` for counters. */
+export type HostCategory = 'ready' | 'waiting' | 'blocked' | 'dead' | 'idle';
+
+/** One host's situation, in words and numbers. */
+export interface HostStatus {
+  readonly host: string;
+  /** Resolved IP ('' when unknown). */
+  readonly ip: string;
+  readonly why: HostWhy;
+  readonly category: HostCategory;
+  /** A sentence: "crawl-delay 10 s, next at 22:31:05", "blocked until 22:40:00 by Retry-After", … */
+  readonly reason: string;
+  /** When the host may next be fetched (epoch ms), when known. */
+  readonly nextAtMs: number | undefined;
+  readonly intervalMs: number;
+  readonly crawlDelayMs: number;
+  /** Doublings of the interval above its base (0 = none). */
+  readonly backoffLevel: number;
+  /** URLs waiting for a fetch. */
+  readonly queued: number;
+  readonly admitted: number;
+  readonly urlBudget: number;
+  readonly flags: number;
+  readonly inFlightUrl: string | undefined;
+}
+
+/** What the engine adds to a host snapshot (robots.txt and DNS it is fetching). */
+export interface HostExtra {
+  /** robots.txt or DNS is being fetched. */
+  readonly robotsPending?: boolean | undefined;
+  /** robots.txt retry time when unreachable. */
+  readonly robotsRetryAtMs?: number | undefined;
+  /** Last robots.txt status when unreachable (0 = no response). */
+  readonly robotsStatus?: number | undefined;
+}
+
+const CATEGORY: Readonly<Record<HostWhy, HostCategory>> = {
+  fetching: 'ready',
+  ready: 'ready',
+  interval: 'waiting',
+  'crawl-delay': 'waiting',
+  backoff: 'waiting',
+  'shared-ip': 'waiting',
+  'robots-pending': 'waiting',
+  queued: 'waiting',
+  'retry-after': 'blocked',
+  'robots-unreachable': 'blocked',
+  dead: 'dead',
+  'budget-exhausted': 'idle',
+  done: 'idle',
+};
+
+/** `HH:MM:SS` (UTC) of an epoch-ms instant. */
+export function clockTime(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
+/** "250 ms", "10 s", "1.5 min". */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 100) / 10} s`;
+  if (ms < 7_200_000) return `${Math.round(ms / 6000) / 10} min`;
+  return `${Math.round(ms / 360_000) / 10} h`;
+}
+
+function backoffLevelOf(s: HostSnapshot, p: Readonly<PolitenessConfig>): number {
+  const base = Math.max(p.defaultIntervalMs, p.floorMs, s.crawlDelayMs);
+  if (!(s.intervalMs > base * 1.001) || p.backoff <= 1) return 0;
+  return Math.max(1, Math.ceil(Math.log(s.intervalMs / base) / Math.log(p.backoff) - 1e-9));
+}
+
+/**
+ * Explains one host at `nowMs`: the first of dead, in flight, robots.txt, Retry-After,
+ * backoff, crawl-delay, interval, shared IP, queued, budget, done that holds.
+ */
+export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<PolitenessConfig>, extra: HostExtra = {}): HostStatus {
+  const level = backoffLevelOf(s, policy);
+  const at = (ms: number): string => `${clockTime(ms)} (in ${duration(Math.max(0, ms - nowMs))})`;
+  let why: HostWhy;
+  let reason: string;
+  let nextAtMs: number | undefined;
+  const ownAt = s.nextEligibleMs;
+  const ipAt = s.ip === '' ? 0 : s.ipEligibleMs;
+  if ((s.flags & HostFlags.Dead) !== 0) {
+    why = 'dead';
+    reason = `dead: interval pinned at the ${duration(policy.ceilingMs)} ceiling`;
+    nextAtMs = Math.max(ownAt, ipAt);
+  } else if (s.state === 'in-flight') {
+    why = 'fetching';
+    reason = `fetching ${s.inFlightUrl ?? ''}`.trimEnd();
+  } else if ((s.flags & HostFlags.RobotsUnreachable) !== 0 && s.queued > 0) {
+    why = 'robots-unreachable';
+    nextAtMs = extra.robotsRetryAtMs;
+    const status = extra.robotsStatus === undefined ? '' : extra.robotsStatus === 0 ? ' (no response)' : ` (HTTP ${extra.robotsStatus})`;
+    reason = `robots.txt unreachable${status}${nextAtMs === undefined ? '' : `, retry at ${at(nextAtMs)}`}`;
+  } else if (extra.robotsPending && s.queued > 0) {
+    why = 'robots-pending';
+    reason = 'fetching robots.txt (or DNS) before the first page';
+  } else if (s.queued === 0) {
+    if (s.urlBudget > 0 && s.admitted >= s.urlBudget) {
+      why = 'budget-exhausted';
+      reason = `budget exhausted (${s.admitted} of ${s.urlBudget} URLs admitted)`;
+    } else {
+      why = 'done';
+      reason = 'nothing to fetch';
+    }
+  } else if (s.state === 'front' || s.state === 'idle') {
+    why = 'queued';
+    reason = `${s.queued} URLs waiting for an active slot`;
+  } else if (ownAt > nowMs && s.lastDispatchMs >= 0 && ownAt > s.lastDispatchMs + s.intervalMs + 1) {
+    why = 'retry-after';
+    nextAtMs = ownAt;
+    reason = `blocked until ${at(ownAt)} by Retry-After`;
+  } else if (ownAt > nowMs && level > 0) {
+    why = 'backoff';
+    nextAtMs = ownAt;
+    reason = `backoff level ${level} (interval ${duration(s.intervalMs)}), next at ${at(ownAt)}`;
+  } else if (ownAt > nowMs && s.crawlDelayMs > 0 && s.intervalMs <= s.crawlDelayMs + 0.5) {
+    why = 'crawl-delay';
+    nextAtMs = ownAt;
+    reason = `crawl-delay ${duration(s.crawlDelayMs)}, next at ${at(ownAt)}`;
+  } else if (ownAt > nowMs && ownAt >= ipAt) {
+    why = 'interval';
+    nextAtMs = ownAt;
+    reason = `interval ${duration(s.intervalMs)}, next at ${at(ownAt)}`;
+  } else if (ipAt > nowMs) {
+    why = 'shared-ip';
+    nextAtMs = ipAt;
+    reason = `waiting on shared IP ${s.ip} until ${at(ipAt)}`;
+  } else {
+    why = 'ready';
+    reason = 'ready';
+  }
+  return {
+    host: s.name,
+    ip: s.ip,
+    why,
+    category: CATEGORY[why],
+    reason,
+    nextAtMs,
+    intervalMs: s.intervalMs,
+    crawlDelayMs: s.crawlDelayMs,
+    backoffLevel: level,
+    queued: s.queued,
+    admitted: s.admitted,
+    urlBudget: s.urlBudget,
+    flags: s.flags,
+    inFlightUrl: s.inFlightUrl,
+  };
+}
+
+/** Hosts per category. */
+export interface HostCounts {
+  readonly total: number;
+  readonly ready: number;
+  readonly waiting: number;
+  readonly blocked: number;
+  readonly dead: number;
+  readonly idle: number;
+}
+
+/** Counts statuses by category. */
+export function countHosts(statuses: readonly HostStatus[]): HostCounts {
+  const c = { total: statuses.length, ready: 0, waiting: 0, blocked: 0, dead: 0, idle: 0 };
+  for (const s of statuses) c[s.category]++;
+  return c;
+}
+
+/** The progress stats the engine reports every `progressIntervalMs`. */
+export interface Progress {
+  /** Since this run started, ms. */
+  readonly elapsedMs: number;
+  /** Content fetches completed in the campaign (earlier runs of a resumed campaign included). */
+  readonly fetched: number;
+  /** Content fetches completed in this run. */
+  readonly fetchedThisRun: number;
+  /** Fetch rate over the last report period. */
+  readonly pagesPerSec: number;
+  readonly inFlight: number;
+  /** URLs waiting for a fetch. */
+  readonly queued: number;
+  /** URLs the frontier holds (every status). */
+  readonly urls: number;
+  readonly hosts: HostCounts;
+  /** Responses by class this run. */
+  readonly status2xx: number;
+  readonly status3xx: number;
+  readonly status4xx: number;
+  readonly status429: number;
+  readonly status5xx: number;
+  /** Fetches with no HTTP response (DNS, refused, timeout, reset). */
+  readonly errors: number;
+  readonly soft404: number;
+  readonly robotsRequests: number;
+  /** Body bytes received this run. */
+  readonly bytes: number;
+  readonly checkpoints: number;
+  /** Times the dispatch loop woke (timers and completions). */
+  readonly wakeups: number;
+}
+
+const QUEUED = new Set<number>([UrlStatus.Scheduled, UrlStatus.DueRecrawl, UrlStatus.RetryWait, UrlStatus.InFlight]);
+
+/**
+ * Host statuses from a checkpoint image (a `.meguri` file read with `readPartition`), as a
+ * live engine would give them at `nowMs`. `policy` defaults to the one the engine recorded in
+ * the partition. Queue lengths come from the URL columns (URLs in flight at the checkpoint
+ * count as queued: they are fetched again).
+ */
+export function hostStatesFromPartition(image: PartitionImage, nowMs: number, policy?: Readonly<PolitenessConfig>): HostStatus[] {
+  const recorded = (image.meta.settings['engine'] as { politeness?: PolitenessConfig } | undefined)?.politeness;
+  const p: Readonly<PolitenessConfig> | undefined = policy ?? recorded;
+  const cfg: Readonly<PolitenessConfig> = p ?? {
+    defaultIntervalMs: 1000,
+    floorMs: 250,
+    ceilingMs: 300_000,
+    ipFloorMs: 250,
+    backoff: 2,
+    softWiden: 1.25,
+    narrowMs: 50,
+    latencyRise: 1.5,
+  };
+  const status = image.columns.find((c) => c.id === ColumnId.Status)?.data;
+  const host = image.columns.find((c) => c.id === ColumnId.Host)?.data;
+  const queued = new Uint32Array(image.hosts.length);
+  if (status && host) {
+    for (let r = 0; r < image.rows; r++) {
+      if (QUEUED.has(status[r]!)) queued[host[r]!]!++;
+    }
+  }
+  const ipAt = new Map<string, number>();
+  for (const h of image.hosts) {
+    if (h.ip === '' || h.ipSpendMs < 0) continue;
+    const t = h.ipSpendMs + Math.max(cfg.ipFloorMs, h.ipSpendIntervalMs);
+    if (t > (ipAt.get(h.ip) ?? 0)) ipAt.set(h.ip, t);
+  }
+  return image.hosts.map((h, i) => {
+    const q = queued[i]!;
+    const snap: HostSnapshot = {
+      name: h.name,
+      ip: h.ip,
+      state: q === 0 ? 'idle' : (h.sched & 1) !== 0 ? 'parked' : 'front',
+      flags: h.flags,
+      intervalMs: h.intervalMs,
+      crawlDelayMs: h.crawlDelayMs,
+      nextEligibleMs: h.nextEligibleMs,
+      ipEligibleMs: ipAt.get(h.ip) ?? 0,
+      lastDispatchMs: h.lastDispatchMs,
+      latencyMs: h.latencyMs,
+      queued: q,
+      urlBudget: h.urlBudget,
+      depthCap: h.depthCap,
+      admitted: h.admitted,
+      ceilingStreak: h.ceilingStreak,
+      inFlightUrl: undefined,
+    };
+    return explainHost(snap, nowMs, cfg);
+  });
+}
