@@ -28,7 +28,7 @@ export type FlagKind =
   | 'size'
   /** One of `choices`. */
   | 'choice'
-  /** A User-Agent starting with a product token. */
+  /** A User-Agent starting with product/version (`MyBot/1.0 …`). */
   | 'agent'
   /** `NAME=IP` (a host name and an IPv4 or IPv6 address). */
   | 'mapping';
@@ -168,7 +168,7 @@ function expectsText(f: FlagSpec): string {
     case 'choice':
       return `one of ${(f.choices ?? []).join(', ')}`;
     case 'agent':
-      return 'a User-Agent starting with a product token, e.g. "MyBot/1.0 (+https://example.com/bot)"';
+      return 'a User-Agent starting with product/version, e.g. "MyBot/1.0 (+https://example.com/bot)"';
     case 'mapping':
       return 'NAME=IP, e.g. intranet.example=10.0.0.7';
   }
@@ -213,7 +213,8 @@ export function convertFlag(f: FlagSpec, raw: string): string | number | readonl
     case 'choice':
       return (f.choices ?? []).includes(text) ? text : bad();
     case 'agent':
-      return isAgentString(raw) && !/[\r\n]/.test(raw) ? raw.trim() : bad();
+      // Product/version first (RFC 9110 §10.1.5); robots.txt groups match the product token.
+      return isAgentString(raw) && /^\s*[A-Za-z_-]+\/[^\s/]+/.test(raw) && !/[\r\n]/.test(raw) ? raw.trim() : bad();
     case 'mapping': {
       const eq = text.indexOf('=');
       if (eq <= 0) return bad();

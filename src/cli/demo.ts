@@ -44,7 +44,7 @@ export const DEMO_SPEC: CommandSpec = {
 };
 
 /** The agent the demo crawls as (its product token is the one the sim's robots.txt groups name). */
-export const DEMO_AGENT = 'meguri/0.1 (+https://github.com/meguri; demo crawl of a simulated web)';
+export const DEMO_AGENT = 'meguri/0.1 (demo crawl of a simulated web on loopback)';
 
 /** The host interval the sim enforces and the engine keeps, ms. */
 const HOST_INTERVAL_MS = 50;

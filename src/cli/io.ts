@@ -22,8 +22,20 @@ export interface CliIo {
   readonly signals: boolean;
 }
 
+let guarded = false;
+
 /** The real process's streams and environment. */
 export function processIo(): CliIo {
+  // A reader that goes away (`meguri export … | head`) is not an error worth a stack trace:
+  // stop quietly, as Unix tools do.
+  if (!guarded) {
+    guarded = true;
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      process.stderr.write(`meguri: stdout: ${err.message}\n`);
+      process.exit(1);
+    });
+  }
   return { stdout: process.stdout, stderr: process.stderr, env: process.env, signals: true };
 }
 

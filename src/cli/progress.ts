@@ -140,7 +140,9 @@ export class TtyProgress implements ProgressView {
   }
 
   #draw(lines: string[]): void {
-    const width = Math.max(20, (this.out.columns ?? 100) - 1);
+    // A pseudo-terminal without a size reports 0 columns: assume a wide one then.
+    const cols = this.out.columns;
+    const width = cols !== undefined && cols >= 40 ? cols - 1 : 160;
     // Move to the start of the block, then rewrite each line and clear what is left of it.
     let s = this.#drawn > 0 ? `\x1b[${this.#drawn}F` : '';
     for (const l of lines) s += `\x1b[2K${l.length > width ? `${l.slice(0, width - 1)}…` : l}\n`;

@@ -229,12 +229,17 @@ export function scheduleCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now())
     throw new CliFailure('MEGURI_ERR_INVALID_ARG', `--host ${JSON.stringify(host)}: no such host in ${file}${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`, EXIT.usage);
   }
   const f = recoverFrontier(file, image);
-  let due;
+  let all;
   try {
-    due = f.dueUrls(0xffff_ffff, host, 0);
+    all = f.dueUrls(0xffff_ffff, host, 0);
   } finally {
     f.free();
   }
+  // Without the schedule index (a crawl run without --recrawl) a crawled URL never comes
+  // due: list what the crawl will still fetch, and only count the rest.
+  const continuous = image.meta.settings['scheduleIndex'] === true;
+  const due = continuous ? all : all.filter((d) => d.status !== 'Crawled');
+  const recrawlOnly = all.length - due.length;
   const nowHours = Math.floor(nowMs / HOUR_MS);
   const shown = limit > 0 ? due.slice(0, limit) : due;
   const when = (d: { dueHours: number; host: string }): { dueAt: string; hostNext: string } => {
@@ -255,6 +260,10 @@ export function scheduleCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now())
   const out: string[] = [];
   const scope = host === undefined ? `${int(hosts.size)} hosts` : host;
   out.push(`${int(due.length)} URLs want a fetch (${scope}); ${int(due.filter((d) => d.dueHours <= nowHours).length)} are due now.${shown.length < due.length ? ` First ${int(shown.length)}:` : ''}`);
+  if (recrawlOnly > 0) {
+    const first = Math.min(...all.filter((d) => d.status === 'Crawled').map((d) => d.dueHours));
+    out.push(`  (${int(recrawlOnly)} crawled URLs come due again from ${hourText(first)} when the crawl runs with --recrawl)`);
+  }
   if (host !== undefined) {
     const h = hosts.get(host)!;
     out.push(`  ${host}: ${h.reason}`);
@@ -273,13 +282,15 @@ export function scheduleCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now())
 
 const CATEGORY_ORDER = { blocked: 0, dead: 1, waiting: 2, ready: 3, idle: 4 } as const;
 
+const byName = new Intl.Collator('en', { numeric: true }).compare;
+
 /** `meguri hosts DIR [--why]`. */
 export function hostsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): number {
   const file = checkpointPath(args.positionals[0]!);
   const image = readImage(file);
   const limit = args.number('limit') ?? 0;
   const all: HostStatus[] = hostStatesFromPartition(image, nowMs).sort(
-    (a, b) => CATEGORY_ORDER[a.category] - CATEGORY_ORDER[b.category] || b.queued - a.queued || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0),
+    (a, b) => CATEGORY_ORDER[a.category] - CATEGORY_ORDER[b.category] || b.queued - a.queued || byName(a.host, b.host),
   );
   const shown = limit > 0 ? all.slice(0, limit) : all;
   if (args.flag('json')) {
