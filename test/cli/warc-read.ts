@@ -50,7 +50,7 @@ export async function readWarc(file: string): Promise<ReadRecord[]> {
       offset: parser.offset,
       length: parser.recordLength,
       type: record.warcType ?? '',
-      version: record.warcHeaders.protocol,
+      version: record.warcHeaders.protocol ?? '',
       url: record.warcTargetURI ?? undefined,
       id: headers.get('warc-record-id') ?? '',
       date: headers.get('warc-date') ?? '',
