@@ -25,57 +25,34 @@ import { type CliIo, type TextOut, bytes, int, table } from './io.js';
 
 const HOUR_MS = 3_600_000;
 
+/** A command over one crawl directory (or its .meguri file). */
+function dirCommand(name: string, summary: string, flags: CommandSpec['flags']): CommandSpec {
+  return { name, summary, usage: 'DIR', positionalHelp: 'the crawl directory (--data of meguri crawl) or a .meguri file', minPositionals: 1, maxPositionals: 1, flags };
+}
+
 /** `stats DIR`. */
-export const STATS_SPEC: CommandSpec = {
-  name: 'stats',
-  summary: "The frontier's counters from a crawl's checkpoint: URLs by status, hosts, queue, schedule, memory.",
-  usage: 'DIR',
-  positionalHelp: 'the crawl directory (--data of meguri crawl) or a .meguri file',
-  minPositionals: 1,
-  maxPositionals: 1,
-  flags: [{ name: 'json', kind: 'boolean', help: 'print one JSON object' }],
-};
+export const STATS_SPEC: CommandSpec = dirCommand('stats', "The frontier's counters from a crawl's checkpoint: URLs by status, hosts, queue, schedule, memory.", [
+  { name: 'json', kind: 'boolean', help: 'print one JSON object' },
+]);
 
 /** `schedule DIR`. */
-export const SCHEDULE_SPEC: CommandSpec = {
-  name: 'schedule',
-  summary: 'What is due and when: URLs that want a fetch, by due hour, with when their host may next be fetched.',
-  usage: 'DIR',
-  positionalHelp: 'the crawl directory (--data of meguri crawl) or a .meguri file',
-  minPositionals: 1,
-  maxPositionals: 1,
-  flags: [
-    { name: 'host', kind: 'string', arg: 'H', help: 'only this host (group name as `meguri hosts` prints it)' },
-    { name: 'limit', kind: 'integer', arg: 'N', min: 0, help: 'at most N URLs; 0 = all (default 50)' },
-    { name: 'json', kind: 'boolean', help: 'one JSON object per line' },
-  ],
-};
+export const SCHEDULE_SPEC: CommandSpec = dirCommand('schedule', 'What is due and when: URLs that want a fetch, by due hour, with when their host may next be fetched.', [
+  { name: 'host', kind: 'string', arg: 'H', help: 'only this host (group name as `meguri hosts` prints it)' },
+  { name: 'limit', kind: 'integer', arg: 'N', min: 0, help: 'at most N URLs; 0 = all (default 50)' },
+  { name: 'json', kind: 'boolean', help: 'one JSON object per line' },
+]);
 
 /** `hosts DIR`. */
-export const HOSTS_SPEC: CommandSpec = {
-  name: 'hosts',
-  summary: 'Every host of a crawl: its state, queue and interval; --why says why an idle host is idle.',
-  usage: 'DIR',
-  positionalHelp: 'the crawl directory (--data of meguri crawl) or a .meguri file',
-  minPositionals: 1,
-  maxPositionals: 1,
-  flags: [
-    { name: 'why', kind: 'boolean', help: 'add the reason: crawl-delay, Retry-After, backoff level, budget, shared IP, robots.txt…' },
-    { name: 'limit', kind: 'integer', arg: 'N', min: 0, help: 'at most N hosts; 0 = all (default 0)' },
-    { name: 'json', kind: 'boolean', help: 'one JSON object per line' },
-  ],
-};
+export const HOSTS_SPEC: CommandSpec = dirCommand('hosts', 'Every host of a crawl: its state, queue and interval; --why says why an idle host is idle.', [
+  { name: 'why', kind: 'boolean', help: 'add the reason: crawl-delay, Retry-After, backoff level, budget, shared IP, robots.txt…' },
+  { name: 'limit', kind: 'integer', arg: 'N', min: 0, help: 'at most N hosts; 0 = all (default 0)' },
+  { name: 'json', kind: 'boolean', help: 'one JSON object per line' },
+]);
 
 /** `export DIR --format jsonl`. */
-export const EXPORT_SPEC: CommandSpec = {
-  name: 'export',
-  summary: 'The URL table of a crawl, one JSON object per URL on stdout.',
-  usage: 'DIR',
-  positionalHelp: 'the crawl directory (--data of meguri crawl) or a .meguri file',
-  minPositionals: 1,
-  maxPositionals: 1,
-  flags: [{ name: 'format', kind: 'choice', arg: 'FMT', choices: ['jsonl'], help: 'output format (jsonl)' }],
-};
+export const EXPORT_SPEC: CommandSpec = dirCommand('export', 'The URL table of a crawl, one JSON object per URL on stdout.', [
+  { name: 'format', kind: 'choice', arg: 'FMT', choices: ['jsonl'], help: 'output format (jsonl)' },
+]);
 
 /** `inspect FILE.meguri`. */
 export const INSPECT_SPEC: CommandSpec = {
@@ -108,14 +85,18 @@ export function checkpointPath(arg: string): string {
   return file;
 }
 
-function readImage(file: string): PartitionImage {
+/** The file's bytes (with the wasm core loaded for checksums); a read error names the file. */
+function readBytes(file: string): Uint8Array {
   ensureCore();
-  let bytesRead: Uint8Array;
   try {
-    bytesRead = readFileSync(file);
+    return readFileSync(file);
   } catch (err) {
     throw inFile(err, file);
   }
+}
+
+function readImage(file: string): PartitionImage {
+  const bytesRead = readBytes(file);
   try {
     return decodePartition(bytesRead);
   } catch (err) {
@@ -377,13 +358,7 @@ const hex = (lanes: Uint32Array): string => lanesToU64(lanes[0]!, lanes[1]!).toS
 /** `meguri inspect FILE.meguri`. */
 export function inspectCommand(args: ParsedArgs, io: CliIo): number {
   const file = checkpointPath(args.positionals[0]!);
-  ensureCore();
-  let b: Uint8Array;
-  try {
-    b = readFileSync(file);
-  } catch (err) {
-    throw inFile(err, file);
-  }
+  const b = readBytes(file);
   const asJson = args.flag('json');
   const out: string[] = [];
   const report: Record<string, unknown> = { file, bytes: b.length };
