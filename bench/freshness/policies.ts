@@ -14,9 +14,8 @@
  *
  * The fixed-rate policies respect host caps the way a polite crawler is forced to: a capped
  * host over its cap is scaled down to it, and the budget that frees goes to everyone else in
- * the same shape. A later policy can drive the real Frontier through the same `Policy`
- * interface (engine.ts): in `advance`, dispatch until the clock reaches `to`, call `crawl` for
- * each fetch, and report its outcome back.
+ * the same shape. The real Frontier with `withFreshness` runs through the same `Policy`
+ * interface as `meguri-frontier` (frontier-policy.ts).
  */
 import {
   TauController,

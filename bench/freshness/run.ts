@@ -3,13 +3,17 @@
  * history, and prints freshness, budget use and cap violations side by side, with the ratios
  * meguri / optimum and meguri / uniform.
  *
- *   node --import tsx bench/freshness/run.ts [--n 10000] [--seed 20260101] [--days 150] [--warmup 30]
+ *   node --import tsx bench/freshness/run.ts [--n 10000] [--seed 20260101] [--days 150] [--warmup 30] [--frontier-only]
+ *
+ * (`--frontier-only` runs uniform, optimum and meguri-frontier: the real Frontier with
+ * withFreshness, bench/freshness/frontier-policy.ts.)
  *
  * (`npm run bench freshness` runs it at N = 10,000 and N = 100,000 through
  * bench/suites/freshness.bench.mjs.)
  */
 import { expectedFreshness } from '../../src/freshness/index.js';
 import { simulate, type Policy, type SimResult } from './engine.js';
+import { MeguriFrontierPolicy } from './frontier-policy.js';
 import { FixedRatePolicy, MeguriEstimatorPolicy, optimumPolicy, proportionalPolicy, uniformPolicy, worldPages } from './policies.js';
 import { makeWorld, type WorldOptions } from './world.js';
 
@@ -19,6 +23,8 @@ export interface Row extends SimResult {
   readonly expected: number;
   /** CPU time of the run (user + system), ms: steadier than wall time on a shared machine. */
   readonly cpuMs: number;
+  /** For the frontier-driven policy: the frontier's resident bytes per URL at the end (else NaN). */
+  readonly bytesPerUrl: number;
 }
 
 /** The comparison of all policies over one world. */
@@ -26,11 +32,14 @@ export interface Comparison {
   readonly rows: Row[];
   readonly meguriOverOptimum: number;
   readonly meguriOverUniform: number;
+  /** The same ratios for the real Frontier + withFreshness (NaN when that policy did not run). */
+  readonly frontierOverOptimum: number;
+  readonly frontierOverUniform: number;
 }
 
-/** The default policy line-up (a Frontier-driven policy can be appended by the caller). */
+/** The default policy line-up: fixed-rate baselines, the estimator over columns, the real Frontier. */
 export function defaultPolicies(): Policy[] {
-  return [uniformPolicy(), proportionalPolicy(), optimumPolicy(), new MeguriEstimatorPolicy()];
+  return [uniformPolicy(), proportionalPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy()];
 }
 
 /** Runs `policies` over one world built from `opts`. */
@@ -43,13 +52,16 @@ export function compare(opts: WorldOptions, policies: Policy[] = defaultPolicies
     const r = simulate(world, policy, clock);
     const cpu = process.cpuUsage(cpu0);
     const expected = policy instanceof FixedRatePolicy ? expectedFreshness(pages, policy.rates) : Number.NaN;
-    rows.push({ ...r, expected, cpuMs: (cpu.user + cpu.system) / 1000 });
+    const bytesPerUrl = policy instanceof MeguriFrontierPolicy ? policy.frontier.memoryBytes() / world.n : Number.NaN;
+    rows.push({ ...r, expected, cpuMs: (cpu.user + cpu.system) / 1000, bytesPerUrl });
   }
   const get = (name: string): number => rows.find((r) => r.policy === name)?.freshness ?? Number.NaN;
   return {
     rows,
     meguriOverOptimum: get('meguri-estimator') / get('optimum'),
     meguriOverUniform: get('meguri-estimator') / get('uniform'),
+    frontierOverOptimum: get('meguri-frontier') / get('optimum'),
+    frontierOverUniform: get('meguri-frontier') / get('uniform'),
   };
 }
 
@@ -74,7 +86,15 @@ export function report(c: Comparison, label: string): void {
       ]),
     );
   }
-  console.log(`meguri / optimum = ${c.meguriOverOptimum.toFixed(4)}   meguri / uniform = ${c.meguriOverUniform.toFixed(4)}`);
+  if (!Number.isNaN(c.meguriOverOptimum)) {
+    console.log(`meguri-estimator / optimum = ${c.meguriOverOptimum.toFixed(4)}   meguri-estimator / uniform = ${c.meguriOverUniform.toFixed(4)}`);
+  }
+  if (!Number.isNaN(c.frontierOverOptimum)) {
+    const bytes = c.rows.find((r) => r.policy === 'meguri-frontier')?.bytesPerUrl ?? Number.NaN;
+    console.log(
+      `meguri-frontier  / optimum = ${c.frontierOverOptimum.toFixed(4)}   meguri-frontier  / uniform = ${c.frontierOverUniform.toFixed(4)}   frontier ${bytes.toFixed(0)} B/URL`,
+    );
+  }
 }
 
 function arg(name: string, fallback: number): number {
@@ -86,7 +106,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = arg('n', 10_000);
   const opts: WorldOptions = { n, seed: arg('seed', 20260101), days: arg('days', 150), warmupDays: arg('warmup', 30) };
   const t0 = performance.now();
-  const c = compare(opts);
+  const only = process.argv.includes('--frontier-only');
+  const c = compare(opts, only ? [uniformPolicy(), optimumPolicy(), new MeguriFrontierPolicy()] : defaultPolicies());
   report(c, `freshness simulator: N = ${n}, ${opts.days} days (${opts.warmupDays} warm-up), budget 0.2·N crawls/day`);
   console.log(`total wall time ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }

@@ -1,7 +1,8 @@
 // Freshness: the simulated web of bench/freshness at N = 10,000 and 100,000 (override with
 // FRESHNESS_N=a,b). Every policy sees the identical change history; the rows are importance-
 // weighted freshness, budget use and cap violations, and the headline ratios are
-// meguri / optimum and meguri / uniform. The simulator is TypeScript over src/, run through
+// meguri / optimum and meguri / uniform, both for the estimator over bare columns and for the
+// real Frontier with withFreshness (meguri-frontier). The simulator is TypeScript over src/, run through
 // tsx's loader (a devDependency of the root package).
 import { register } from 'tsx/esm/api';
 
@@ -24,8 +25,10 @@ export async function run() {
           cpuSeconds: r.cpuMs / 1000,
         });
       }
-      rows.push({ n, policy: 'meguri / optimum', freshness: c.meguriOverOptimum });
-      rows.push({ n, policy: 'meguri / uniform', freshness: c.meguriOverUniform });
+      rows.push({ n, policy: 'meguri-estimator / optimum', freshness: c.meguriOverOptimum });
+      rows.push({ n, policy: 'meguri-estimator / uniform', freshness: c.meguriOverUniform });
+      rows.push({ n, policy: 'meguri-frontier / optimum', freshness: c.frontierOverOptimum });
+      rows.push({ n, policy: 'meguri-frontier / uniform', freshness: c.frontierOverUniform });
     }
     return rows;
   } finally {

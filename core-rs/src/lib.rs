@@ -15,6 +15,7 @@ pub mod bloom;
 pub mod drum;
 pub mod filter;
 pub mod hash;
+pub mod neardup;
 pub mod ribbon;
 pub mod simhash;
 pub mod wheel;

@@ -123,7 +123,23 @@ export type CoreExports = MemoryExports &
   SimhashExports &
   FilterExports &
   BloomExports &
-  RibbonExports;
+  RibbonExports &
+  NearDupExports;
+
+/** Near-duplicate index (core-rs/src/abi/neardup.rs). `h` is an index handle. */
+export interface NearDupExports {
+  meguri_neardup_new(): number;
+  meguri_neardup_free(h: number): void;
+  meguri_neardup_len(h: number): number;
+  meguri_neardup_memory_bytes(h: number): number;
+  meguri_neardup_flush(h: number): void;
+  meguri_neardup_add_batch(h: number, sims: number, keys: number, n: number, added: number): number;
+  meguri_neardup_find_batch(h: number, sims: number, n: number, k: number, outKeys: number, found: number): void;
+  meguri_neardup_find_all(h: number, lo: number, hi: number, k: number): number;
+  meguri_neardup_out_ptr(h: number): number;
+}
+
+/** Every export the core provides. Later kernels extend this intersection. */
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -183,4 +199,13 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_ribbon_builder_add_shard',
   'meguri_ribbon_builder_finish',
   'meguri_ribbon_shard_index_batch',
+  'meguri_neardup_new',
+  'meguri_neardup_free',
+  'meguri_neardup_len',
+  'meguri_neardup_memory_bytes',
+  'meguri_neardup_flush',
+  'meguri_neardup_add_batch',
+  'meguri_neardup_find_batch',
+  'meguri_neardup_find_all',
+  'meguri_neardup_out_ptr',
 ];

@@ -10,8 +10,9 @@
  * single-key merges costs O(√bucket) element moves per key amortized — never the O(n) shift
  * of inserting into one sorted array. The derivation is in core-rs/src/drum.rs.
  *
- * Every batch method takes a packed `KeyArray` (4 u32 lanes per key) and crosses the wasm
- * boundary once per chunk of up to 2^20 keys.
+ * Lookup batches of a few thousand keys or more are sorted the same way and galloped through
+ * each bucket, so they read memory sequentially. Every batch method takes a packed `KeyArray`
+ * (4 u32 lanes per key) and crosses the wasm boundary once per chunk of up to 2^20 keys.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { customField, defineOptions } from '../options/index.js';

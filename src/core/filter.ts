@@ -68,13 +68,16 @@ export function verdictBatch(
   return result;
 }
 
-/** Runs `call(keysPtr, count)` over `keys` in chunks staged in the scratch region. */
-export function keyBatch(keys: KeyArray, call: (keysPtr: number, count: number) => void): void {
+/**
+ * Runs `call(keysPtr, count)` over `keys` in chunks staged in the scratch region, which has
+ * `extraPerKey` bytes per key free after the chunk's keys for the call's output.
+ */
+export function keyBatch(keys: KeyArray, call: (keysPtr: number, count: number) => void, extraPerKey = 0): void {
   const n = keyCount(keys);
   if (n === 0) return;
   const c = core();
   const chunk = Math.min(n, CHUNK_KEYS);
-  const base = c.scratch(chunk * KEY_BYTES);
+  const base = c.scratch(chunk * (KEY_BYTES + extraPerKey));
   for (let from = 0; from < n; from += chunk) {
     const count = Math.min(chunk, n - from);
     c.u32.set(keys.subarray(from * 4, (from + count) * 4), base >>> 2);
@@ -103,7 +106,7 @@ export function withKeysInCore<T>(keys: KeyArray, use: (ptr: number, count: numb
 export function takeBytes(handle: number): Uint8Array {
   const ex = core().exports;
   try {
-    const ptr = ex.meguri_bytes_ptr(handle);
+    const ptr = ex.meguri_bytes_ptr(handle) >>> 0;
     return core().copyOutBytes(ptr, ex.meguri_bytes_len(handle));
   } finally {
     ex.meguri_bytes_free(handle);

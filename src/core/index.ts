@@ -58,3 +58,4 @@ export {
   ribbonShardIndex,
   ribbonShardIndexBatch,
 } from './ribbon.js';
+export { NearDupIndex } from './neardup.js';

@@ -107,7 +107,8 @@ export class Core {
 
   /** Allocates `len` bytes (16-byte aligned) in wasm memory; free with `free(ptr, len)`. */
   alloc(len: number): number {
-    const ptr = this.exports.meguri_alloc(len);
+    // i32 results arrive signed in JS; `>>> 0` keeps offsets above 2 GiB positive.
+    const ptr = this.exports.meguri_alloc(len) >>> 0;
     if (ptr === 0) throw new WasmOutOfMemoryError(`could not allocate ${len} bytes of wasm memory`);
     return ptr;
   }

@@ -7,6 +7,10 @@
  * (`targetInterval`), deterministic spacing (`setNextDue`), the partition's water level
  * (`TauController`) and the exact offline allocation (`optimalRates`).
  *
+ * It also owns the wiring into a frontier: `withFreshness(params, budgetPerHour)` is the
+ * frontier's `freshness` option (per-outcome scheduling plus a background pass that steps τ and
+ * re-times waiting URLs), holding only partition-level state (τ, per-host demand).
+ *
  * It must never hold per-URL state, read a clock, or touch the network: every function is pure
  * over a `FreshnessRecord` view the caller fills from its columns and writes back, so the
  * frontier keeps one table, checkpoints stay byte-exact, and the same code runs in a browser,
@@ -14,7 +18,14 @@
  * path (beyond the bigint conversions of an Outcome's fingerprints).
  */
 export { defaultParams, freshnessParams, type FreshnessParams } from './params.js';
-export { LM_UNTRUSTED, newFreshnessRecord, observeChange, type FreshnessRecord } from './record.js';
+export {
+  LM_UNTRUSTED,
+  lastModifiedExposure,
+  newFreshnessRecord,
+  observeChange,
+  type ChangeVerdict,
+  type FreshnessRecord,
+} from './record.js';
 export { estimate, lastModifiedEstimate, noChangeRatioEstimate } from './estimate.js';
 export { freshness, fundedRate, inverseMarginal, marginalFreshness } from './model.js';
 export {
@@ -28,3 +39,4 @@ export {
 } from './schedule.js';
 export { TauController, solveWaterLevel, type TauControllerOptions } from './tau.js';
 export { expectedFreshness, optimalRates, type PageRate } from './optimal.js';
+export { FreshnessScheduler, withFreshness, type WithFreshnessOptions } from './wire.js';

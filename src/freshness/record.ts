@@ -172,11 +172,7 @@ export function observeChange(
   const oldLm = rec.lastModified;
   const newLm = outcome.lastModified;
 
-  if (first) {
-    rec.lmHours = newLm !== undefined && newLm > 0 && nowHours !== undefined && newLm < nowHours * 3600 ? 0 : LM_UNTRUSTED;
-  } else if (rec.lmHours >= 0) {
-    rec.lmHours = lmExposure(rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304);
-  }
+  rec.lmHours = foldExposure(first, rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304);
 
   if (rec.crawlCount < U32_MAX) rec.crawlCount++;
   const changed = verdict === Verdict.Changed;
@@ -206,8 +202,54 @@ export function observeChange(
   return changed;
 }
 
-/** The new Last-Modified exposure after one non-first fetch, or LM_UNTRUSTED (rules above). */
-function lmExposure(
+/**
+ * How a fetch compared with the stored copy, as a caller that classifies changes itself (the
+ * frontier) reports it: the first fetch, no change (a 304 or the same fingerprint), cosmetic
+ * churn (simhash within the near-duplicate threshold), or a real change.
+ */
+export type ChangeVerdict = 'first' | 'none' | 'cosmetic' | 'real';
+
+const VERDICT_OF: Record<ChangeVerdict, Verdict> = {
+  first: Verdict.First,
+  none: Verdict.Same,
+  cosmetic: Verdict.Cosmetic,
+  real: Verdict.Changed,
+};
+
+/**
+ * The Last-Modified exposure `lmHours` after one fetch whose change verdict is already known:
+ * the trust rules of `observeChange` (see "When Last-Modified is trusted"), for a caller that
+ * keeps its own counters and classifies changes itself, as the frontier does.
+ *
+ * @param exposure the URL's `lmHours` before this fetch (ignored for a first fetch)
+ * @param verdict this fetch's verdict; 'first' restarts the trust test
+ * @param previousLastModified the Last-Modified stored before this fetch, epoch seconds (0 = none)
+ * @param sentLastModified the Last-Modified this response carried, epoch seconds (0 or undefined = none)
+ * @param previousCrawled epoch-hours of the previous fetch
+ * @param nowHours epoch-hours of this fetch, to the second if possible (fractional)
+ * @param notModified whether the response was a 304
+ * @returns the new exposure in hours, or `LM_UNTRUSTED`
+ */
+export function lastModifiedExposure(
+  exposure: number,
+  verdict: ChangeVerdict,
+  previousLastModified: number,
+  sentLastModified: number | undefined,
+  previousCrawled: number,
+  nowHours: number,
+  notModified: boolean,
+): number {
+  const v = VERDICT_OF[verdict];
+  if (v === undefined) throw new InvalidArgumentError(`lastModifiedExposure: expected a verdict first|none|cosmetic|real, received ${String(verdict)}`);
+  return foldExposure(v === Verdict.First, exposure, v, previousLastModified, sentLastModified, previousCrawled, nowHours, notModified);
+}
+
+/**
+ * The new Last-Modified exposure after one fetch, or LM_UNTRUSTED (rules above): a first fetch
+ * restarts the test, an untrusted URL stays untrusted.
+ */
+function foldExposure(
+  first: boolean,
   exposure: number,
   verdict: Verdict,
   oldLm: number,
@@ -216,6 +258,8 @@ function lmExposure(
   nowHours: number | undefined,
   notModified: boolean,
 ): number {
+  if (first) return newLm !== undefined && newLm > 0 && nowHours !== undefined && newLm < nowHours * 3600 ? 0 : LM_UNTRUSTED;
+  if (exposure < 0) return exposure;
   if (nowHours === undefined || !(nowHours >= prevCrawled)) return LM_UNTRUSTED;
   const interval = nowHours - prevCrawled;
   if (notModified) return exposure + interval;

@@ -89,6 +89,25 @@ export class TauController {
   }
 
   /**
+   * ln τ exactly as the controller holds it. Checkpoint this, not `tau()`: exp then ln does
+   * not always round-trip to the same double, and a recovered partition must continue with
+   * the identical τ.
+   */
+  logTau(): number {
+    return this.#logTau;
+  }
+
+  /** Restores a level saved with `logTau()` (clamped to τ's range; NaN is refused). */
+  setLogTau(logTau: number): void {
+    if (typeof logTau !== 'number' || Number.isNaN(logTau)) {
+      throw new InvalidArgumentError(`TauController.setLogTau: expected a number, received ${String(logTau)}`);
+    }
+    const lo = Math.log(TAU_MIN);
+    const hi = Math.log(TAU_MAX);
+    this.#logTau = logTau < lo ? lo : logTau > hi ? hi : logTau;
+  }
+
+  /**
    * Folds the partition's current total scheduled rate into τ: one bounded multiplicative
    * step toward the budget, or none inside the dead band. Returns the new τ.
    */

@@ -24,6 +24,12 @@
  * logical clock in tests); schedule fields are epoch-hours = ⌊nowMs / 3 600 000⌋. A
  * Retry-After HTTP-date is measured against `nowMs` too, so pass wall-clock time when that
  * form matters.
+ *
+ * Freshness: a freshness hook with a background pass (`withFreshness`) is offered the pass at
+ * the first dispatch of every new clock hour and keeps its own cadence; the pass may re-time
+ * URLs waiting for their recrawl, which then move in the schedule index. An engine that stays
+ * idle for hours should dispatch (or call `tickFreshness`) at least once per cadence, or a
+ * re-timed URL waits for the next wake-up.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
@@ -43,7 +49,16 @@ import {
   URL_STATUS_NAMES,
   UrlStatus,
 } from '../model/index.js';
-import { type PolitenessConfig, IpTable, adapt, atCeiling, hostInterval, politenessConfig, signalOf } from '../politeness/index.js';
+import {
+  type PolitenessConfig,
+  IpTable,
+  adapt,
+  atCeiling,
+  hostInterval,
+  isThrottle,
+  politenessConfig,
+  signalOf,
+} from '../politeness/index.js';
 import { Prioritizer } from '../prioritize/index.js';
 import {
   type DueWheel,
@@ -60,6 +75,7 @@ import { IdHeap } from './heap.js';
 import { HostRecord, HostState, hostKeyBefore } from './hosts.js';
 import {
   type CrawledRecord,
+  type FreshnessRows,
   type FrontierOptions,
   type HostResolver,
   resolveFrontierOptions,
@@ -260,6 +276,13 @@ export class Frontier {
   /** Eligibility key (ms) each parked host sits under in the host heap, by host id. */
   private parkedAt: Float64Array = new Float64Array(64);
   private readonly record: MutableRecord;
+  /** Whether the freshness hook runs background passes (`FreshnessHook.tick`). */
+  private readonly freshTicks: boolean;
+  /** Clock hour of the last automatic freshness tick (transient: the hook keeps its cadence). */
+  private freshHour = -1;
+  /** Scratch of freshness passes: host capacities and moved rows (grown on demand). */
+  private freshCaps: Float64Array = new Float64Array(0);
+  private freshMoved: Uint32Array = new Uint32Array(0);
 
   /**
    * An empty frontier for partition `partitionId`, created at epoch-hour `createdHours`.
@@ -274,7 +297,7 @@ export class Frontier {
     this.createdHours = createdHours;
     this.opts = resolveFrontierOptions(options);
     this.politeness = politenessConfig(this.opts.politeness ?? {});
-    this.table = new UrlTable();
+    this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
     this.index = newKeyIndex();
     this.queues = new RowQueues(this.table);
     // Host-level orders read dense per-host arrays (measured: comparing through the URL
@@ -320,6 +343,8 @@ export class Frontier {
     const floor = this.opts.dispatchThreads > 0 ? this.opts.dispatchThreads * this.opts.backQueuesPerThread : 0;
     this.effectiveTarget = this.opts.target === 0 ? 0 : Math.max(this.opts.target, floor);
     this.record = new MutableRecord(this.table);
+    const fresh = this.opts.freshness;
+    this.freshTicks = fresh !== undefined && typeof fresh === 'object' && typeof fresh.tick === 'function';
   }
 
   // ───────────────────────────── intake ─────────────────────────────
@@ -663,6 +688,72 @@ export class Frontier {
     }
   }
 
+  /** At the first dispatch of each new clock hour, offers the freshness hook its pass. */
+  private autoTickFreshness(): void {
+    const hour = Math.floor(this.clockMs / HOUR_MS);
+    if (hour <= this.freshHour) return;
+    this.freshHour = hour;
+    this.runFreshnessTick(hour, false);
+  }
+
+  /**
+   * Runs the freshness hook's background pass now, at epoch-hour `nowHours` (it also runs by
+   * itself at the hook's cadence as the dispatch clock moves). The hook re-times waiting URLs
+   * and adjusts its water level; re-timed URLs move in the schedule index. Returns how many
+   * URLs' next-due hours moved (0 when the hook has no background pass).
+   */
+  tickFreshness(nowHours: number): number {
+    checkHours('tickFreshness nowHours', nowHours);
+    return Math.max(0, this.runFreshnessTick(nowHours, true));
+  }
+
+  private runFreshnessTick(hour: number, force: boolean): number {
+    const fresh = this.opts.freshness;
+    if (fresh === undefined || typeof fresh !== 'object' || typeof fresh.tick !== 'function') return -1;
+    const t = this.table;
+    const hostCount = this.hosts.length;
+    if (this.freshCaps.length < hostCount) this.freshCaps = new Float64Array(Math.max(64, hostCount * 2));
+    if (this.freshMoved.length < t.rows) this.freshMoved = new Uint32Array(t.capacity);
+    const caps = this.freshCaps;
+    for (let i = 0; i < hostCount; i++) {
+      const ms = this.hosts[i]!.intervalMs;
+      caps[i] = ms > 0 ? HOUR_MS / ms : Number.POSITIVE_INFINITY;
+    }
+    const view: FreshnessRows = {
+      rows: t.rows,
+      status: t.status,
+      priority: t.priority,
+      lambda: t.lambda,
+      host: t.host,
+      key: t.key,
+      crawlCount: t.crawlCount,
+      firstCrawled: t.firstCrawled,
+      lastCrawled: t.lastCrawled,
+      nextDue: t.nextDue,
+      hosts: hostCount,
+      hostCapacity: caps.subarray(0, hostCount),
+      moved: this.freshMoved.subarray(0, t.rows),
+    };
+    const moved = fresh.tick(view, hour, force);
+    if (!(moved > 0)) return moved;
+    const n = Math.min(moved, t.rows);
+    const ids = this.freshMoved.subarray(0, n);
+    const due = t.nextDue;
+    let m = 0;
+    const ticks = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      const row = ids[i]!;
+      if (row >= t.rows) continue;
+      let d = due[row]!;
+      if (d <= hour) d = due[row] = hour + 1;
+      if (t.status[row] !== UrlStatus.Crawled) continue;
+      ids[m] = row;
+      ticks[m++] = d;
+    }
+    if (this.wheel && m > 0) this.wheel.scheduleBatch(ids.subarray(0, m), ticks.subarray(0, m));
+    return n;
+  }
+
   /**
    * The next URL to fetch at clock `nowMs`, or undefined when no host may be fetched now
    * (then `nextEligible()` says when to try again). The caller fetches it and reports the
@@ -682,6 +773,7 @@ export class Frontier {
       throw new InvalidArgumentError(`dispatchShard: expected a shard in [0, ${this.ready.length}), received ${String(shard)}`);
     }
     if (nowMs > this.clockMs) this.clockMs = nowMs;
+    if (this.freshTicks) this.autoTickFreshness();
     this.advanceWheel(nowMs);
     this.refill(nowMs);
     const heap = this.hostHeap;
@@ -859,14 +951,13 @@ export class Frontier {
     h.inFlightRow = -1;
     this.inFlight--;
     this.adaptPoliteness(h, outcome, nowMs);
-    const hours = Math.floor(nowMs / HOUR_MS);
     const status = outcome.status;
     if (!this.opts.stateMachine) {
-      this.markCrawled(row, outcome, hours, h);
+      this.markCrawled(row, outcome, nowMs, h);
     } else if (outcome.robotsDisallowed) {
       t.status[row] = UrlStatus.Disallowed;
     } else if ((status >= 200 && status < 300) || status === 304) {
-      this.markCrawled(row, outcome, hours, h);
+      this.markCrawled(row, outcome, nowMs, h);
     } else if (status >= 300 && status < 400) {
       this.markRedirected(row, outcome, nowMs, h);
     } else if (status === 429 || status === 0 || (status >= 500 && status < 600)) {
@@ -881,7 +972,7 @@ export class Frontier {
     } else if (status >= 400 && status < 500) {
       t.status[row] = UrlStatus.Gone;
     } else {
-      this.markCrawled(row, outcome, hours, h);
+      this.markCrawled(row, outcome, nowMs, h);
     }
     // Re-place the host: yield to an aged front-bank host, park, or give up the slot.
     if (this.opts.dispatchThreads > 0 && h.servedSinceActivation >= this.opts.rotationQuantum && this.agedWaiting(nowMs)) {
@@ -906,7 +997,9 @@ export class Frontier {
     const ra = signal.retryAfterMs;
     if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;
     h.nextEligibleMs = next;
-    if (atCeiling(cfg, h.intervalMs)) {
+    // Dead means pinned at the ceiling by the server's own failures; a robots crawl-delay at or
+    // above the ceiling pins the interval there too, and must not make a healthy host dead.
+    if (atCeiling(cfg, h.intervalMs) && isThrottle(signal.status)) {
       h.ceilingStreak++;
       if (h.ceilingStreak >= DEAD_AFTER) h.flags |= HostFlags.Dead;
     } else {
@@ -915,8 +1008,11 @@ export class Frontier {
     }
   }
 
-  private markCrawled(row: number, o: Outcome, hours: number, h: HostRecord): void {
+  private markCrawled(row: number, o: Outcome, nowMs: number, h: HostRecord): void {
     const t = this.table;
+    const hours = Math.floor(nowMs / HOUR_MS);
+    const previousCrawled = t.lastCrawled[row]!;
+    const previousLastModified = t.lastModified[row]!;
     const first = t.crawlCount[row] === 0 && (t.fpFlags[row]! & FpFlag.ContentFp) === 0;
     let change: CrawledRecord['change'] = first ? 'first' : 'none';
     if (o.status !== 304 && o.contentFp !== undefined) {
@@ -958,7 +1054,9 @@ export class Frontier {
     let due = hours + FLAT_RECRAWL_HOURS;
     const fresh = this.opts.freshness;
     if (fresh !== undefined) {
-      const rec = this.record.bind(row, change, h.intervalMs);
+      if (t.crawlCount[row] === 1) t.firstCrawled[row] = hours;
+      const sent = o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified > 0 ? Math.min(o.lastModified, 0xffff_ffff) : 0;
+      const rec = this.record.bind(row, change, h.intervalMs, o.status, nowMs / HOUR_MS, previousCrawled, previousLastModified, sent);
       const v = typeof fresh === 'function' ? fresh(rec, hours) : fresh.nextDue(rec, hours);
       if (typeof v === 'number' && Number.isFinite(v)) due = Math.floor(v);
     }
@@ -1378,7 +1476,8 @@ export class Frontier {
     const hostCol = blocks.find((c) => c.id === ColumnId.Host)!.data;
     for (let i = 0; i < hostCol.length; i++) hostCol[i] = hostRemap[hostCol[i]!]!;
     const fresh = this.opts.freshness;
-    const freshness = fresh !== undefined && typeof fresh === 'object' && fresh.exportState ? fresh.exportState() : new Uint8Array(0);
+    const freshness =
+      fresh !== undefined && typeof fresh === 'object' && fresh.exportState ? fresh.exportState(Uint32Array.from(hostOrder)) : new Uint8Array(0);
     const sched: SchedulerState = {
       clockMs: this.clockMs,
       wheelHour: this.wheelHour,
@@ -1431,7 +1530,8 @@ export class Frontier {
     this.dispatches = sched.dispatches;
     for (const [name, score] of sched.parkedScores) this.parkedScores.set(name, score);
     const rows = image.rows;
-    const t = UrlTable.fromColumns(rows, image.columns, image.arena);
+    const t = UrlTable.fromColumns(rows, image.columns, image.arena, this.opts.freshness !== undefined);
+    if (this.opts.freshness !== undefined) fillFreshnessColumns(t, image.columns);
     // Swap the validated table's columns into this frontier's table object.
     Object.assign(this.table, t);
     const hostCount = image.hosts.length;
@@ -1542,6 +1642,24 @@ export class Frontier {
   }
 }
 
+/**
+ * A partition written without the freshness columns (freshness was off, or an older writer)
+ * gets defaults: the first fetch is dated at the first-seen hour (or the only fetch), and a
+ * URL already fetched has no trusted Last-Modified history (its exposure was never measured).
+ */
+function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): void {
+  const has = (id: number): boolean => columns.some((c) => c.id === id);
+  if (!has(ColumnId.FirstCrawled)) {
+    for (let r = 0; r < t.rows; r++) {
+      const n = t.crawlCount[r]!;
+      t.firstCrawled[r] = n === 0 ? 0 : n === 1 ? t.lastCrawled[r]! : Math.min(t.firstSeen[r]!, t.lastCrawled[r]!);
+    }
+  }
+  if (!has(ColumnId.LmHours)) {
+    for (let r = 0; r < t.rows; r++) t.lmHours[r] = t.crawlCount[r] === 0 ? 0 : -1;
+  }
+}
+
 function sameKey(keys: Uint32Array, a: number, b: number): boolean {
   const x = a * 4;
   const y = b * 4;
@@ -1577,12 +1695,43 @@ class MutableRecord implements CrawledRecord {
   row = 0;
   change: CrawledRecord['change'] = 'first';
   hostIntervalMs = 0;
+  status = 0;
+  fetchedAtHours = 0;
+  previousCrawled = 0;
+  previousLastModified = 0;
+  sentLastModified = 0;
   constructor(private readonly t: UrlTable) {}
-  bind(row: number, change: CrawledRecord['change'], hostIntervalMs: number): this {
+  bind(
+    row: number,
+    change: CrawledRecord['change'],
+    hostIntervalMs: number,
+    status: number,
+    fetchedAtHours: number,
+    previousCrawled: number,
+    previousLastModified: number,
+    sentLastModified: number,
+  ): this {
     this.row = row;
     this.change = change;
     this.hostIntervalMs = hostIntervalMs;
+    this.status = status;
+    this.fetchedAtHours = fetchedAtHours;
+    this.previousCrawled = previousCrawled;
+    this.previousLastModified = previousLastModified;
+    this.sentLastModified = sentLastModified;
     return this;
+  }
+  get host(): number {
+    return this.t.host[this.row]!;
+  }
+  get firstCrawled(): number {
+    return this.t.firstCrawled[this.row]!;
+  }
+  get lmHours(): number {
+    return this.t.lmHours[this.row]!;
+  }
+  set lmHours(v: number) {
+    if (Number.isFinite(v) && v >= -1) this.t.lmHours[this.row] = v;
   }
   get url(): string {
     return this.t.urlOf(this.row);

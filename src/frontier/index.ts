@@ -26,6 +26,7 @@ export {
 export {
   type CrawledRecord,
   type FreshnessHook,
+  type FreshnessRows,
   type FrontierOptions,
   type HostResolver,
   type LinkRouter,

@@ -75,11 +75,32 @@ export interface HostResolver {
 /**
  * The record view the freshness hook reads (one reused object; valid during the call only).
  * Counters and fingerprints already include this crawl; `change` is the frontier's verdict
- * (fingerprint equality, then simhash Hamming ≤ 3), so a hook need not classify again.
+ * (fingerprint equality, then simhash Hamming ≤ 3), so a hook need not classify again. The
+ * `previous…` fields keep what this crawl overwrote, for hooks that judge the server's
+ * Last-Modified against the content (src/freshness's `withFreshness`).
  */
 export interface CrawledRecord {
   readonly row: number;
   readonly url: string;
+  /**
+   * The URL's host id in this frontier (dense from 0; ids are renumbered in HostKey order by
+   * a checkpoint, so per-host hook state is exported through `exportState(hostOrder)`).
+   */
+  readonly host: number;
+  /** HTTP status of this fetch (2xx or 304 with the state machine on; anything without it). */
+  readonly status: number;
+  /** The report's clock in epoch-hours, fractional (`nowMs / 3 600 000`). */
+  readonly fetchedAtHours: number;
+  /** Epoch-hour of the URL's first fetch (this one on a first fetch). */
+  readonly firstCrawled: number;
+  /** lastCrawled before this fetch (0 = never fetched). */
+  readonly previousCrawled: number;
+  /** The stored Last-Modified before this fetch, epoch-seconds (0 = none). */
+  readonly previousLastModified: number;
+  /** The Last-Modified this response carried, epoch-seconds (0 = none). */
+  readonly sentLastModified: number;
+  /** Last-Modified exposure in hours (−1 = not trusted); the hook may store a new value. */
+  lmHours: number;
   readonly firstSeen: number;
   readonly lastCrawled: number;
   readonly lastChanged: number;
@@ -94,7 +115,7 @@ export interface CrawledRecord {
   readonly priority: number;
   /** Next-due epoch-hour before this crawl. */
   readonly nextDue: number;
-  /** Last-Modified the server sent, epoch-seconds (0 = none). */
+  /** The URL's stored Last-Modified after this crawl, epoch-seconds (0 = none). */
   readonly lastModified: number;
   /** Content fingerprint and simhash after this crawl, as [lo, hi] u32 lanes. */
   readonly contentFpLo: number;
@@ -108,15 +129,58 @@ export interface CrawledRecord {
 }
 
 /**
+ * The frontier's columns as a freshness pass sees them (`FreshnessHook.tick`): typed arrays
+ * indexed by row (valid for rows < `rows`) and by host id (< `hosts`), never an object per
+ * URL. A pass may write `nextDue` and `lambda`; it lists every row whose `nextDue` it changed
+ * in `moved` and returns their count, and the frontier re-times them in its schedule index.
+ */
+export interface FreshnessRows {
+  readonly rows: number;
+  /** `UrlStatus` per row; a URL waiting for its recrawl is `Crawled`. */
+  readonly status: Uint8Array;
+  /** Importance weight per row. */
+  readonly priority: Float32Array;
+  /** Estimated changes per hour per row (0 = not estimated). */
+  readonly lambda: Float32Array;
+  /** Host id per row. */
+  readonly host: Uint32Array;
+  /** URLKey lanes, four per row; lane 2 (PathKey low) is the per-URL spread key. */
+  readonly key: Uint32Array;
+  readonly crawlCount: Uint16Array;
+  /** Epoch-hours. */
+  readonly firstCrawled: Uint32Array;
+  readonly lastCrawled: Uint32Array;
+  readonly nextDue: Uint32Array;
+  readonly hosts: number;
+  /** Crawls per hour each host's politeness interval allows (Infinity for a zero interval). */
+  readonly hostCapacity: Float64Array;
+  /** Out: rows whose `nextDue` the pass moved (room for `rows` entries). */
+  readonly moved: Uint32Array;
+}
+
+/**
  * The freshness seam: called when a URL is (re)crawled, returns its next-due epoch-hour
- * (clamped to at least `nowHours + 1`). An object may also carry its state in the partition.
+ * (clamped to at least `nowHours + 1`). An object may also carry its state in the partition
+ * and run a background pass over the rows.
  */
 export type FreshnessHook =
   | ((record: CrawledRecord, nowHours: number) => number)
   | {
       nextDue(record: CrawledRecord, nowHours: number): number;
-      exportState?(): Uint8Array;
+      /**
+       * The hook's state for the partition's freshness section. `hostOrder[i]` is the host id
+       * the checkpoint writes as host i (recovery numbers hosts that way), so per-host state
+       * can be written in the order the recovered frontier will use.
+       */
+      exportState?(hostOrder: Uint32Array): Uint8Array;
       importState?(state: Uint8Array): void;
+      /**
+       * A background pass (re-timing waiting URLs, adjusting a water level): the frontier calls
+       * it with `force` false at the first dispatch of every new clock hour, so the hook
+       * decides its own cadence, and with `force` true from `Frontier.tickFreshness`. Returns
+       * the number of rows listed in `rows.moved`, or −1 when it made no pass.
+       */
+      tick?(rows: FreshnessRows, nowHours: number, force: boolean): number;
     };
 
 /** Routes out-links to their owning partitions; returns the ones this partition owns. */
@@ -153,7 +217,12 @@ export interface FrontierOptions {
   readonly politeness: Readonly<Partial<PolitenessConfig>> | undefined;
   /** OPIC prioritization: true for default params, or params. Off by default. */
   readonly prioritizer: boolean | Readonly<Partial<PrioritizerParams>>;
-  /** Freshness seam (off by default: a crawled URL is due again a flat week later). */
+  /**
+   * Freshness seam (off by default: a crawled URL is due again a flat week later). Pass
+   * `withFreshness(params, budgetPerHour)` from src/freshness, with `scheduleIndex` on, to
+   * recrawl each URL about as often as it is worth; any `FreshnessHook` fits. When set, the
+   * URL table also keeps the firstCrawled and lmHours columns.
+   */
   readonly freshness: FreshnessHook | undefined;
   /** Defer not-yet-due URLs in a timing wheel and recrawl when due (default false). */
   readonly scheduleIndex: boolean;

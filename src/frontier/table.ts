@@ -26,6 +26,15 @@
  * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set                  |
  * | 21 | lastChanged    | u32     | epoch-hours of the last real change, 0 = never             |
  *
+ * Optional columns, present only when the frontier runs with the freshness option (a file
+ * without them still loads: `Frontier.recover` fills them in), and skipped by readers that do
+ * not know them (the format's rule for unknown column ids):
+ *
+ * | id | column         | type    | unit / meaning                                            |
+ * |----|----------------|---------|-----------------------------------------------------------|
+ * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch, 0 = never fetched          |
+ * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
+ *
  * Invariants, for every row r < rows (checked by `validate`, which recovery runs):
  *   key(r) ≠ key(s) for r ≠ s, and the DrumSet index maps key(r) ↦ r
  *   status(r) ∈ [0, 8];  host(r) < hosts;  hostKey(key(r)) = hostKey(host(r))
@@ -34,7 +43,8 @@
  *
  * Growth is geometric (×1.5), so n appends cost O(n) amortized copying (each byte is copied
  * about twice) and at most a third of the capacity is slack; at rest the columns cost 87
- * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint).
+ * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint); the
+ * freshness columns add 8.
  *
  * ```
  *  row:    0      1      2      …          arena: [len|https://a.example/…][len|https://…]…
@@ -75,6 +85,9 @@ export const ColumnId = {
   Cash: 40,
   History: 41,
   Rank: 42,
+  /** Freshness columns (written only when the freshness option is on). */
+  FirstCrawled: 43,
+  LmHours: 44,
 } as const;
 
 /** fpFlags bits. */
@@ -241,7 +254,9 @@ type ColumnName =
   | 'retries'
   | 'host'
   | 'fpFlags'
-  | 'lastChanged';
+  | 'lastChanged'
+  | 'firstCrawled'
+  | 'lmHours';
 
 /** The schema, in file order. */
 export const COLUMNS: readonly ColumnSpec[] = [
@@ -266,6 +281,12 @@ export const COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.Host, name: 'host', type: 'u32', lanes: 1 },
   { id: ColumnId.FpFlags, name: 'fpFlags', type: 'u8', lanes: 1 },
   { id: ColumnId.LastChanged, name: 'lastChanged', type: 'u32', lanes: 1 },
+];
+
+/** The optional freshness columns, in file order after `COLUMNS`. */
+export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
+  { id: ColumnId.FirstCrawled, name: 'firstCrawled', type: 'u32', lanes: 1 },
+  { id: ColumnId.LmHours, name: 'lmHours', type: 'f32', lanes: 1 },
 ];
 
 function allocColumn(type: ColumnType, n: number): ColumnData {
@@ -334,17 +355,23 @@ export class UrlTable {
   host = new Uint32Array(0);
   fpFlags = new Uint8Array(0);
   lastChanged = new Uint32Array(0);
+  /** Optional (freshness): stay empty unless the table was built with `freshness`. */
+  firstCrawled = new Uint32Array(0);
+  lmHours = new Float32Array(0);
   arena: StringArena;
+  /** The columns this table carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for. */
+  readonly schema: readonly ColumnSpec[];
 
-  constructor(capacity = 1024, arenaBytes = capacity * 64) {
+  constructor(capacity = 1024, arenaBytes = capacity * 64, freshness = false) {
     this.arena = new StringArena(Math.max(1024, arenaBytes));
+    this.schema = freshness ? [...COLUMNS, ...FRESHNESS_COLUMNS] : COLUMNS;
     this.grow(capacity);
   }
 
   private grow(min: number): void {
     const cap = Math.max(min, Math.ceil(this.capacity * 1.5), 1024);
     const self = this as unknown as Record<ColumnName, ColumnData>;
-    for (const c of COLUMNS) {
+    for (const c of this.schema) {
       const next = allocColumn(c.type, cap * c.lanes);
       next.set(self[c.name].subarray(0, this.rows * c.lanes) as never);
       self[c.name] = next;
@@ -378,7 +405,7 @@ export class UrlTable {
   get memoryBytes(): number {
     let b = this.arena.bytes.byteLength;
     const self = this as unknown as Record<ColumnName, ColumnData>;
-    for (const c of COLUMNS) b += self[c.name].byteLength;
+    for (const c of this.schema) b += self[c.name].byteLength;
     return b;
   }
 
@@ -394,7 +421,7 @@ export class UrlTable {
     const arena = new StringArena(Math.max(1024, this.arena.length));
     const self = this as unknown as Record<ColumnName, ColumnData>;
     const columns: ColumnBlock[] = [];
-    for (const c of COLUMNS) {
+    for (const c of this.schema) {
       const src = self[c.name];
       const out = allocColumn(c.type, n * c.lanes);
       permuteColumn(src, out, order, c.lanes);
@@ -420,14 +447,17 @@ export class UrlTable {
   /**
    * Builds a table from decoded columns, checking the schema and every per-row invariant
    * that does not need the host table (the frontier checks those). Unknown column ids are
-   * ignored; a missing or mistyped known column is corruption.
+   * ignored; a missing or mistyped required column is corruption. With `freshness` the table
+   * also carries the optional freshness columns: a mistyped one is corruption, a missing one
+   * is left zero (the caller fills it in).
    */
-  static fromColumns(rows: number, columns: readonly ColumnBlock[], arena: Uint8Array): UrlTable {
-    const t = new UrlTable(Math.max(rows, 1024), 0);
+  static fromColumns(rows: number, columns: readonly ColumnBlock[], arena: Uint8Array, freshness = false): UrlTable {
+    const t = new UrlTable(Math.max(rows, 1024), 0, freshness);
     const byId = new Map(columns.map((c) => [c.id, c]));
     const self = t as unknown as Record<ColumnName, ColumnData>;
-    for (const c of COLUMNS) {
+    for (const c of t.schema) {
       const block = byId.get(c.id);
+      if (!block && !COLUMNS.includes(c)) continue;
       if (!block) throw new CorruptPartitionError('urls', `required column ${c.name} (id ${c.id}) is missing`);
       if (block.type !== c.type || block.lanes !== c.lanes) {
         throw new CorruptPartitionError('urls', `column ${c.name} is ${block.type}×${block.lanes}, expected ${c.type}×${c.lanes}`);

@@ -212,6 +212,11 @@ describe('DrumSet at scale', () => {
     // Payloads of the first batch survived the second merge; new keys carry 5.
     const got = s.getBatch(second);
     for (let i = 0; i < 1000; i++) expect(got[i]).toBe(i % 2 === 0 ? (i * 7) % n : 5);
+    expect(got.every((v, i) => v === (i < n - 1000 && i % 2 === 0 ? (i * 7) % n : 5))).toBe(true);
+    // Large lookups take the sorted path: every key of a fresh random batch is absent.
+    const absent = new Uint32Array(n * 4).map(() => next());
+    expect(s.containsBatch(absent).every((v) => v === 0)).toBe(true);
+    expect(s.containsBatch(first).every((v) => v === 1)).toBe(true);
 
     const { keys, payloads } = s.exportSorted();
     expect(payloads.length).toBe(s.len);

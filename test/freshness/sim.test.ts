@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { simulate, type Policy } from '../../bench/freshness/engine.js';
+import { MeguriFrontierPolicy } from '../../bench/freshness/frontier-policy.js';
 import { MeguriEstimatorPolicy } from '../../bench/freshness/policies.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
@@ -31,6 +32,20 @@ describe('freshness simulator (small)', () => {
     expect(row('uniform').freshness).toBeGreaterThan(row('proportional').freshness);
   });
 
+  it('the real Frontier with withFreshness: on budget (±5 %), within every cap, beating uniform', () => {
+    const f = row('meguri-frontier');
+    expect(f.budgetUse).toBeGreaterThan(0.95);
+    expect(f.budgetUse).toBeLessThan(1.05);
+    expect(f.capViolations).toBe(0);
+    // The frontier's politeness interval is the cap: never above it, beyond window-edge rounding.
+    expect(f.worstCapRatio).toBeLessThan(1.02);
+    expect(f.freshness).toBeGreaterThan(row('uniform').freshness * 1.05);
+    expect(c.frontierOverOptimum).toBeGreaterThan(0.88);
+    // It schedules what the column-level estimator policy schedules, up to the frontier's
+    // whole-hour timestamps and per-host queues.
+    expect(Math.abs(f.freshness / row('meguri-estimator').freshness - 1)).toBeLessThan(0.02);
+  });
+
   it('keeps every policy on budget and within the host caps', () => {
     for (const r of c.rows) {
       expect(r.budgetUse).toBeGreaterThan(0.97);
@@ -45,6 +60,13 @@ describe('freshness simulator (small)', () => {
     const a = simulate(world, new MeguriEstimatorPolicy(), () => 0);
     const b = simulate(world, new MeguriEstimatorPolicy(), () => 0);
     expect(b).toEqual(a);
+    const p = new MeguriFrontierPolicy();
+    const q = new MeguriFrontierPolicy();
+    p.log = [];
+    q.log = [];
+    expect(simulate(world, q, () => 0)).toEqual(simulate(world, p, () => 0));
+    expect(q.log).toEqual(p.log);
+    expect(p.log.length).toBeGreaterThan(300 * 60 * 0.2 * 0.9);
   });
 
   it('trusts Last-Modified exactly on the hosts that serve it honestly', () => {

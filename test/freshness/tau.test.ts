@@ -73,6 +73,20 @@ describe('TauController', () => {
   });
 });
 
+describe('TauController state', () => {
+  it('logTau/setLogTau restore the exact level (exp∘ln through initialTau need not)', () => {
+    const a = new TauController(100, { initialTau: 0.37 });
+    for (const s of [310, 250, 180, 140, 120, 111]) a.tick(s);
+    const b = new TauController(100);
+    b.setLogTau(a.logTau());
+    expect(b.tau()).toBe(a.tau());
+    for (const s of [90, 95, 130]) expect(b.tick(s)).toBe(a.tick(s));
+    b.setLogTau(1e6);
+    expect(b.tau()).toBeCloseTo(1e12, -3);
+    expect(() => b.setLogTau(Number.NaN)).toThrow(InvalidArgumentError);
+  });
+});
+
 describe('solveWaterLevel', () => {
   it('finds where a decreasing demand meets the budget', () => {
     const tau = solveWaterLevel((t) => 1000 / t, 40);

@@ -290,3 +290,35 @@ describe('intake, admission and signals', () => {
     expect(f.dueUrls(20, 'nope.example')).toEqual([]);
   });
 });
+
+describe('dead hosts', () => {
+  const hostFlags = (f: Frontier): number => f.checkpoint().hosts[0]!.flags;
+  const DEAD = 2; // HostFlags.Dead
+
+  it('a host pinned at the ceiling by repeated failures is flagged dead, and recovers on success', () => {
+    const f = new Frontier(1, 0, { stateMachine: true, retryLimit: 50, politeness: { ceilingMs: 8_000 } });
+    for (let i = 0; i < 10; i++) f.seed(`https://a.example/p${i}`, 'a.example', 1, 0, 0, 0);
+    let now = 0;
+    for (let i = 0; i < 6; i++) {
+      const req = f.dispatch(now)!;
+      f.report({ row: req.row, url: req.url, status: 503 }, now);
+      now = f.nextEligible()!;
+    }
+    expect(hostFlags(f) & DEAD).toBe(DEAD);
+    const req = f.dispatch(now)!;
+    f.report({ row: req.row, url: req.url, status: 200 }, now);
+    expect(hostFlags(f) & DEAD).toBe(0);
+  });
+
+  it('a healthy host whose robots crawl-delay exceeds the ceiling is never flagged dead', () => {
+    const f = new Frontier(1, 0, { stateMachine: true, politeness: { ceilingMs: 8_000 } });
+    for (let i = 0; i < 6; i++) f.seed(`https://a.example/p${i}`, 'a.example', 1, 0, 0, 20_000);
+    let now = 0;
+    for (let i = 0; i < 6; i++) {
+      const req = f.dispatch(now)!;
+      f.report({ row: req.row, url: req.url, status: 200 }, now);
+      expect(hostFlags(f) & DEAD).toBe(0);
+      now = f.nextEligible() ?? now;
+    }
+  });
+});

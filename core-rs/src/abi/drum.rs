@@ -113,22 +113,21 @@ pub unsafe extern "C" fn meguri_drum_merge(
     unsafe { set_mut(h) }.merge(&ks, pays, out)
 }
 
-/// Applies `f` to each of `n` keys read from `keys`, writing the results to `out`.
+/// Looks up `n` keys read from `keys`, writing `f(payload)` for key `i` to `out[i]`.
 ///
 /// # Safety
 /// `h` live; `keys` points to `4n` aligned u32 lanes; `out` points to `n` writable aligned
 /// slots of `T` not overlapping `keys`.
-unsafe fn for_each_key<T>(h: *const DrumSet, keys: *const u32, n: usize, out: *mut T, f: impl Fn(&DrumSet, Key) -> T) {
+unsafe fn lookup_each<T>(h: *const DrumSet, keys: *const u32, n: usize, out: *mut T, f: impl Fn(Option<u32>) -> T) {
     if n == 0 {
         return;
     }
-    // SAFETY: per the contract, both regions are valid for these lengths and disjoint.
-    let (lanes, out) = unsafe { (std::slice::from_raw_parts(keys, n * 4), std::slice::from_raw_parts_mut(out, n)) };
+    // SAFETY: `keys` holds 4n lanes per the contract.
+    let ks = unsafe { read_keys(keys, n) };
+    // SAFETY: `out` holds n writable slots disjoint from `keys` per the contract.
+    let out = unsafe { std::slice::from_raw_parts_mut(out, n) };
     // SAFETY: `h` is live per the contract.
-    let set = unsafe { set_ref(h) };
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = f(set, key_from_lanes(lanes, i));
-    }
+    unsafe { set_ref(h) }.lookup_batch(&ks, |i, got| out[i] = f(got));
 }
 
 /// Writes 1 or 0 to `out[i]` for whether key `i` is present.
@@ -138,8 +137,8 @@ unsafe fn for_each_key<T>(h: *const DrumSet, keys: *const u32, n: usize, out: *m
 /// overlapping `keys`.
 #[no_mangle]
 pub unsafe extern "C" fn meguri_drum_contains_batch(h: *const DrumSet, keys: *const u32, n: usize, out: *mut u8) {
-    // SAFETY: this function's contract is for_each_key's, with T = u8.
-    unsafe { for_each_key(h, keys, n, out, |set, k| set.contains(k) as u8) }
+    // SAFETY: this function's contract is lookup_each's, with T = u8.
+    unsafe { lookup_each(h, keys, n, out, |got| got.is_some() as u8) }
 }
 
 /// Writes the payload of key `i` to `out[i]`, or `missing` when the key is absent.
@@ -149,8 +148,8 @@ pub unsafe extern "C" fn meguri_drum_contains_batch(h: *const DrumSet, keys: *co
 /// slots not overlapping `keys`.
 #[no_mangle]
 pub unsafe extern "C" fn meguri_drum_get_batch(h: *const DrumSet, keys: *const u32, n: usize, missing: u32, out: *mut u32) {
-    // SAFETY: this function's contract is for_each_key's, with T = u32.
-    unsafe { for_each_key(h, keys, n, out, |set, k| set.get(k).unwrap_or(missing)) }
+    // SAFETY: this function's contract is lookup_each's, with T = u32.
+    unsafe { lookup_each(h, keys, n, out, |got| got.unwrap_or(missing)) }
 }
 
 /// Copies up to `count` keys (ranks `from..`) in key order to `out_keys` (4 lanes each) and

@@ -19,6 +19,7 @@ pub mod drum;
 pub mod filter;
 pub mod hash;
 pub mod mem;
+pub mod neardup;
 pub mod ribbon;
 pub mod simhash;
 pub mod wheel;

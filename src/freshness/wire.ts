@@ -1,0 +1,380 @@
+/**
+ * The rescheduler wired into a frontier: `withFreshness(params, budgetPerHour)` is what the
+ * frontier's `freshness` option takes, so that
+ *
+ *     new Frontier(id, hour, { freshness: withFreshness(params, B), scheduleIndex: true, stateMachine: true })
+ *
+ * recrawls each URL about as often as it is worth (DESIGN §8), spending about B crawls/hour.
+ *
+ * ## Per outcome (`nextDue`)
+ * The frontier has already classified the fetch (`rec.change`) and folded it into the row's
+ * counters and fingerprints, so this adapter does not call `observeChange` again. It updates
+ * the Last-Modified exposure from the verdict and the validators the crawl overwrote
+ * (`lastModifiedExposure`, the rules of `observeChange`), re-estimates λ (`estimate`), asks
+ * for the interval at the current water level under the host's politeness capacity
+ * (`targetInterval`: capacity = one crawl per host interval, demand = the host's Σ desired
+ * rate from the last pass) and places the next due hour (`setNextDue`).
+ *
+ * ## Background pass (`tick`, every `cadenceHours`, 6 by default)
+ * One pass over the frontier's columns: each schedulable row's desired rate at the current τ
+ * is summed into its host's demand D_h; the controller steps τ toward the budget from the
+ * capped total Σ_h min(D_h, C_h); then every URL waiting for its recrawl is re-timed with
+ * `reviseNextDue` — without that a URL parked at the two-week re-probe interval would ignore a
+ * lower τ until it next comes round, and the budget would go under-spent (about 0.96 of it in
+ * the simulator). On a fresh crawl the first pass seeds τ with `solveWaterLevel` over the same
+ * capped demand, and seeds it again whenever the number of schedulable URLs has doubled since
+ * (a crawl that starts from a handful of seeds would otherwise climb from a τ that funds
+ * everything, one bounded controller step per pass).
+ *
+ * ## State
+ * τ (as ln τ, exactly), the hour of the last pass, the row count at the last seeding and the
+ * per-host demand and URL counts go into the partition's freshness section (`exportState`),
+ * in the host order the recovered frontier will use, so a recovered partition continues with
+ * the identical schedule. Per-URL state lives in the frontier's columns (lambda, firstCrawled,
+ * lmHours), never here. One instance serves one frontier: pass a new one to `Frontier.recover`.
+ *
+ * Costs: per outcome a few hundred ns (one estimate, one Newton solve); per pass two loops over
+ * the rows with one Newton solve each, no allocation beyond scratch arrays that grow with the
+ * partition.
+ */
+import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
+import type { CrawledRecord, FreshnessRows } from '../frontier/options.js';
+import { UrlStatus } from '../model/index.js';
+import { customField, defineOptions, numberField } from '../options/index.js';
+import { estimate } from './estimate.js';
+import { type FreshnessParams, freshnessParams } from './params.js';
+import { type FreshnessRecord, lastModifiedExposure, newFreshnessRecord } from './record.js';
+import { desiredRate, hostClampedRate, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
+import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
+
+/** Options of `withFreshness` beyond the params and the budget. */
+export interface WithFreshnessOptions {
+  /** Hours between background passes (τ step and re-timing), aligned to multiples of it. */
+  readonly cadenceHours: number;
+  /** `reviseNextDue` tolerance: a waiting URL moves only when its due time is off by more than this fraction of its interval. */
+  readonly reviseTolerance: number;
+  /** Tuning of the water-level controller (its `initialTau` is replaced by the seeded level). */
+  readonly tau: Readonly<Partial<TauControllerOptions>> | undefined;
+}
+
+const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions', {
+  cadenceHours: numberField({ min: 1, max: 24 * 365, integer: true, default: 6 }),
+  reviseTolerance: numberField({ min: 0, max: 10, default: 0.1 }),
+  tau: customField('a TauControllerOptions object', (v): v is Partial<TauControllerOptions> => typeof v === 'object' && v !== null && !Array.isArray(v)),
+});
+
+const HOUR_MS = 3_600_000;
+/**
+ * Rates are summed in fixed point (units of 2⁻²⁰ crawls/hour, integers in a double, exact up
+ * to 2⁵³): a recovered frontier numbers its rows and hosts in key order, not in the order the
+ * original met them, and a floating-point sum in another order could move τ by an ulp — and a
+ * recovered partition must continue with the identical τ.
+ */
+const FIXED = 2 ** 20;
+const MAGIC = 0x5346474d; // "MGFS" little-endian
+const STATE_VERSION = 1;
+const HEADER_BYTES = 40;
+
+/** Statuses that still want fetches: the rows whose desired rates make up the demand. */
+function schedulable(s: number): boolean {
+  return s <= UrlStatus.RetryWait; // Scheduled, InFlight, Crawled, DueRecrawl, RetryWait
+}
+
+/** A mutable `HostCapacity` reused across calls. */
+interface HostView {
+  capacityPerHour: number;
+  urlCount: number;
+  demandPerHour: number | undefined;
+}
+
+/**
+ * The freshness policy as a frontier hook (see the module comment). Built by `withFreshness`;
+ * implements the object form of the frontier's `FreshnessHook`.
+ */
+export class FreshnessScheduler {
+  /** The validated parameters in use. */
+  readonly params: FreshnessParams;
+  readonly #options: WithFreshnessOptions;
+  readonly #tau: TauController;
+  /** Schedulable rows at the last seeding of τ; 0 = τ never seeded. */
+  #seededRows = 0;
+  /** Hour of the last pass; −1 = none yet. */
+  #lastTick = -1;
+  /** Hosts the per-host arrays describe (ids below this). */
+  #hostCount = 0;
+  /** Per host id: Σ desired rate at the last pass (−1 = unknown), schedulable URLs. */
+  #demand = new Float64Array(0);
+  #urls = new Uint32Array(0);
+  /** Scratch: desired rate per row in a pass. */
+  #want = new Float64Array(0);
+  readonly #view: FreshnessRecord = newFreshnessRecord();
+  readonly #host: HostView = { capacityPerHour: Number.POSITIVE_INFINITY, urlCount: 1, demandPerHour: undefined };
+
+  constructor(params: Partial<FreshnessParams> | FreshnessParams | null | undefined, budgetPerHour: number, options?: Partial<WithFreshnessOptions> | null) {
+    if (typeof budgetPerHour !== 'number' || !Number.isFinite(budgetPerHour) || budgetPerHour < 0) {
+      throw new InvalidArgumentError(`withFreshness: expected budgetPerHour as a finite number of crawls per hour >= 0, received ${String(budgetPerHour)}`);
+    }
+    this.params = freshnessParams(params);
+    this.#options = resolveOptions(options);
+    this.#tau = new TauController(budgetPerHour, this.#options.tau);
+  }
+
+  /** The current water level τ (a URL is funded while its w/λ exceeds it). */
+  tau(): number {
+    return this.#tau.tau();
+  }
+
+  /** The refresh budget, crawls per hour. */
+  budget(): number {
+    return this.#tau.budget();
+  }
+
+  /** Retargets the budget (τ is kept, so the schedule moves smoothly). */
+  setBudget(budgetPerHour: number): void {
+    this.#tau.setBudget(budgetPerHour);
+  }
+
+  /** Epoch-hour of the last background pass, or −1 before the first. */
+  lastTickHours(): number {
+    return this.#lastTick;
+  }
+
+  /** The frontier's per-outcome call: the URL's next due epoch-hour (see the module comment). */
+  nextDue(rec: CrawledRecord, nowHours: number): number {
+    const p = this.params;
+    const v = this.#view;
+    v.priority = rec.priority;
+    v.firstCrawled = rec.firstCrawled;
+    v.lastCrawled = rec.lastCrawled;
+    v.nextDue = rec.nextDue;
+    v.crawlCount = rec.crawlCount;
+    v.changeCount = rec.changeCount;
+    v.noChangeStreak = rec.noChangeStreak;
+    v.lastModified = rec.lastModified;
+    v.spreadKey = rec.spreadKey;
+    const lm = lastModifiedExposure(
+      rec.lmHours,
+      rec.change,
+      rec.previousLastModified,
+      rec.sentLastModified,
+      rec.previousCrawled,
+      rec.fetchedAtHours,
+      rec.status === 304,
+    );
+    rec.lmHours = lm;
+    v.lmHours = Math.fround(lm);
+    // Stored as f32: schedule with the value the next pass will read.
+    const lambda = Math.fround(estimate(v, p));
+    rec.lambda = lambda;
+    v.lambda = lambda;
+    const host = this.#host;
+    const h = rec.host;
+    host.capacityPerHour = rec.hostIntervalMs > 0 ? HOUR_MS / rec.hostIntervalMs : Number.POSITIVE_INFINITY;
+    const d = h < this.#hostCount ? this.#demand[h]! : -1;
+    host.urlCount = d >= 0 ? this.#urls[h]! : 1;
+    host.demandPerHour = d >= 0 ? d : undefined;
+    const interval = targetInterval(v, host, this.#tau.tau(), p);
+    return setNextDue(v, interval, nowHours, p);
+  }
+
+  /**
+   * The frontier's background pass (see the module comment). Runs when `force` is set or the
+   * clock has entered a new `cadenceHours` block since the last pass; returns the number of
+   * rows re-timed (listed in `rows.moved`), or −1 when it made no pass.
+   */
+  tick(rows: FreshnessRows, nowHours: number, force: boolean): number {
+    const c = this.#options.cadenceHours;
+    if (!force && this.#lastTick >= 0 && Math.floor(nowHours / c) === Math.floor(this.#lastTick / c)) return -1;
+    this.#lastTick = nowHours;
+    const n = rows.rows;
+    const hostCount = rows.hosts;
+    const p = this.params;
+    const v = this.#view;
+    const { status, priority, lambda, host, hostCapacity: cap } = rows;
+    if (this.#demand.length < hostCount) {
+      const size = Math.max(64, hostCount * 2);
+      const demand = new Float64Array(size).fill(-1);
+      demand.set(this.#demand.subarray(0, this.#hostCount));
+      const urls = new Uint32Array(size);
+      urls.set(this.#urls.subarray(0, this.#hostCount));
+      this.#demand = demand;
+      this.#urls = urls;
+    }
+    if (this.#want.length < n) this.#want = new Float64Array(Math.max(1024, Math.ceil(n * 1.5)));
+    const demand = this.#demand;
+    const urls = this.#urls;
+    const want = this.#want;
+    this.#hostCount = hostCount;
+
+    let counted = 0;
+    for (let r = 0; r < n; r++) if (schedulable(status[r]!)) counted++;
+    if (counted === 0) {
+      demand.fill(-1, 0, hostCount);
+      urls.fill(0, 0, hostCount);
+      return 0;
+    }
+    if (this.#seededRows === 0 || counted >= 2 * this.#seededRows) {
+      this.#seededRows = counted;
+      if (this.#tau.budget() > 0) {
+        const level = solveWaterLevel((tau) => this.#cappedDemand(rows, tau), this.#tau.budget());
+        this.#tau.setLogTau(Math.log(level));
+      }
+    }
+
+    // Pass 1: desired rates at the current τ, per-host demand, one controller step.
+    const tau = this.#tau.tau();
+    demand.fill(0, 0, hostCount);
+    urls.fill(0, 0, hostCount);
+    for (let r = 0; r < n; r++) {
+      if (!schedulable(status[r]!)) continue;
+      v.priority = priority[r]!;
+      v.lambda = lambda[r]!;
+      const w = desiredRate(v, tau, p);
+      want[r] = w;
+      const h = host[r]!;
+      demand[h]! += Math.round(w * FIXED);
+      urls[h]!++;
+    }
+    let total = 0;
+    for (let h = 0; h < hostCount; h++) {
+      const d = (demand[h]! /= FIXED);
+      const k = cap[h]!;
+      total += Math.round((d < k ? d : k) * FIXED);
+    }
+    this.#tau.tick(total / FIXED);
+
+    // Pass 2: re-time URLs waiting for their recrawl whose interval has moved.
+    const { crawlCount, lastCrawled, nextDue, key, moved } = rows;
+    const hv = this.#host;
+    const tolerance = this.#options.reviseTolerance;
+    let m = 0;
+    for (let r = 0; r < n; r++) {
+      if (status[r] !== UrlStatus.Crawled || crawlCount[r] === 0) continue;
+      const h = host[r]!;
+      hv.capacityPerHour = cap[h]!;
+      hv.urlCount = urls[h]!;
+      hv.demandPerHour = demand[h]!;
+      const rate = hostClampedRate(want[r]!, hv);
+      if (!(rate > 0)) continue;
+      v.lastCrawled = lastCrawled[r]!;
+      v.nextDue = nextDue[r]!;
+      v.crawlCount = crawlCount[r]!;
+      v.spreadKey = key[r * 4 + 2]!;
+      if (reviseNextDue(v, 1 / rate, nowHours, p, tolerance)) {
+        nextDue[r] = v.nextDue;
+        moved[m++] = r;
+      }
+    }
+    return m;
+  }
+
+  /** Σ_h min(D_h(τ), C_h) over the schedulable rows: the spend a level τ would schedule. */
+  #cappedDemand(rows: FreshnessRows, tau: number): number {
+    const { status, priority, lambda, host, hostCapacity: cap } = rows;
+    const demand = this.#demand;
+    const hostCount = rows.hosts;
+    const p = this.params;
+    const v = this.#view;
+    demand.fill(0, 0, hostCount);
+    for (let r = 0; r < rows.rows; r++) {
+      if (!schedulable(status[r]!)) continue;
+      v.priority = priority[r]!;
+      v.lambda = lambda[r]!;
+      demand[host[r]!]! += Math.round(desiredRate(v, tau, p) * FIXED);
+    }
+    let total = 0;
+    for (let h = 0; h < hostCount; h++) total += Math.round(Math.min(demand[h]! / FIXED, cap[h]!) * FIXED);
+    return total / FIXED;
+  }
+
+  /**
+   * The state for the partition's freshness section, per-host entries in the order
+   * `hostOrder` gives (host i of the file is id `hostOrder[i]` here).
+   *
+   * ```
+   *  0   u32  magic "MGFS"        4  u16  version (1)     6  u16  reserved
+   *  8   f64  ln τ               16  f64  hour of the last pass (−1 = none)
+   *  24  f64  rows at the last seeding of τ (0 = never)
+   *  32  u32  host count H       36  u32  reserved
+   *  40  H × f64 host demand (crawls/hour, −1 = unknown), then H × u32 schedulable URLs
+   * ```
+   */
+  exportState(hostOrder: Uint32Array): Uint8Array {
+    const hosts = hostOrder.length;
+    const out = new Uint8Array(HEADER_BYTES + hosts * 12);
+    const dv = new DataView(out.buffer);
+    dv.setUint32(0, MAGIC, true);
+    dv.setUint16(4, STATE_VERSION, true);
+    dv.setFloat64(8, this.#tau.logTau(), true);
+    dv.setFloat64(16, this.#lastTick, true);
+    dv.setFloat64(24, this.#seededRows, true);
+    dv.setUint32(32, hosts, true);
+    const urlsAt = HEADER_BYTES + hosts * 8;
+    for (let i = 0; i < hosts; i++) {
+      const id = hostOrder[i]!;
+      const known = id < this.#hostCount;
+      dv.setFloat64(HEADER_BYTES + i * 8, known ? this.#demand[id]! : -1, true);
+      dv.setUint32(urlsAt + i * 4, known ? this.#urls[id]! : 0, true);
+    }
+    return out;
+  }
+
+  /**
+   * Restores state written by `exportState` (host ids are then the file's host positions, as
+   * the recovered frontier numbers them). Throws `CorruptPartitionError` ('freshness') for a
+   * blob that is not this format or whose lengths disagree.
+   */
+  importState(state: Uint8Array): void {
+    const fail = (why: string): never => {
+      throw new CorruptPartitionError('freshness', why);
+    };
+    if (!(state instanceof Uint8Array) || state.length < HEADER_BYTES) fail(`state is ${state?.length ?? 0} bytes, expected at least ${HEADER_BYTES}`);
+    const dv = new DataView(state.buffer, state.byteOffset, state.byteLength);
+    if (dv.getUint32(0, true) !== MAGIC) fail('state does not start with the MGFS tag');
+    const version = dv.getUint16(4, true);
+    if (version !== STATE_VERSION) fail(`state version ${version}, this build reads ${STATE_VERSION}`);
+    const logTau = dv.getFloat64(8, true);
+    const lastTick = dv.getFloat64(16, true);
+    const seeded = dv.getFloat64(24, true);
+    const hosts = dv.getUint32(32, true);
+    if (state.length !== HEADER_BYTES + hosts * 12) fail(`state is ${state.length} bytes, ${hosts} hosts need ${HEADER_BYTES + hosts * 12}`);
+    if (Number.isNaN(logTau) || !Number.isFinite(lastTick) || lastTick < -1 || !(seeded >= 0) || !Number.isInteger(seeded)) {
+      fail(`state holds ln τ ${logTau}, last pass ${lastTick}, seeded rows ${seeded}`);
+    }
+    const demand = new Float64Array(Math.max(64, hosts * 2)).fill(-1);
+    const urls = new Uint32Array(demand.length);
+    const urlsAt = HEADER_BYTES + hosts * 8;
+    for (let i = 0; i < hosts; i++) {
+      const d = dv.getFloat64(HEADER_BYTES + i * 8, true);
+      if (Number.isNaN(d) || d < -1) fail(`host ${i} demand ${d}`);
+      demand[i] = d;
+      urls[i] = dv.getUint32(urlsAt + i * 4, true);
+    }
+    this.#tau.setLogTau(logTau);
+    this.#lastTick = lastTick;
+    this.#seededRows = seeded;
+    this.#hostCount = hosts;
+    this.#demand = demand;
+    this.#urls = urls;
+  }
+}
+
+/**
+ * The freshness policy for a frontier's `freshness` option: learns each URL's change rate
+ * from its fetches and recrawls it about as often as it is worth, spending about
+ * `budgetPerHour` recrawls per hour within every host's politeness (see the module comment).
+ * Use it with the schedule index on (`scheduleIndex: true`), which brings crawled URLs back
+ * when due; one instance per frontier.
+ *
+ * @param params freshness parameters (any subset; `defaultParams()` when omitted)
+ * @param budgetPerHour crawls per hour the partition may spend on fetches, ≥ 0
+ * @param options cadence of the background pass, re-timing tolerance, controller tuning
+ * @throws InvalidArgumentError for a bad parameter, budget or option
+ */
+export function withFreshness(
+  params: Partial<FreshnessParams> | FreshnessParams | null | undefined,
+  budgetPerHour: number,
+  options?: Partial<WithFreshnessOptions> | null,
+): FreshnessScheduler {
+  return new FreshnessScheduler(params, budgetPerHour, options);
+}

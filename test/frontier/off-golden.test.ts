@@ -1,0 +1,81 @@
+// DESIGN §9.6 pinned: a frontier without the freshness option dispatches exactly the sequence,
+// and writes exactly the checkpoint bytes, that it did before freshness was wired in. The
+// hashes below were taken from main at 9985b4e (before the wiring); if one of them changes,
+// behaviour with freshness off changed. One deliberate change since: the `end` checkpoints of
+// `full` and `threads` moved when a host pinned at the ceiling by a long delay rather than by
+// failures stopped counting toward Dead (the stored ceilingStreak differs; the dispatch log
+// and the mid-run checkpoints are unchanged).
+import { describe, expect, it } from 'vitest';
+import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, xxh64 } from '../../src/index.js';
+
+const HOUR = 3_600_000;
+
+/** A small deterministic crawl: 7 hosts, 4 to 9 URLs each, mixed priorities, delays and IPs. */
+function seeded(options: Partial<FrontierOptions>): Frontier {
+  const f = new Frontier(5, 10, options);
+  for (let h = 0; h < 7; h++) {
+    const n = 4 + ((h * 5) % 6);
+    for (let i = 0; i < n; i++) {
+      f.seed(`https://g${h}.example/p/${i}`, `g${h}.example`, ((h + i) % 4) * 0.5, 10, 10 + (i % 3), h % 3 === 0 ? 1500 : 0);
+    }
+  }
+  return f;
+}
+
+/** The n-th fetch's answer: statuses, validators, bodies and links all cycle deterministically. */
+function fetcher(): (r: FetchRequest) => Outcome {
+  let n = 0;
+  const statuses = [200, 200, 304, 200, 404, 429, 200, 503, 301, 200, 0, 200];
+  return (r) => {
+    const i = n++;
+    const status = statuses[i % statuses.length]!;
+    const page = Number(/\/p\/(\d+)/.exec(r.url)?.[1] ?? 0);
+    const version = BigInt(Math.floor(i / 5) % 3);
+    return {
+      row: r.row,
+      url: r.url,
+      status,
+      latencyMs: 40 + ((i * 37) % 400),
+      retryAfter: status === 429 ? '2' : undefined,
+      location: status === 301 ? `https://g${(page + 1) % 7}.example/moved/${page}` : undefined,
+      etag: status === 200 ? `"e${i % 4}"` : undefined,
+      lastModified: status === 200 ? 1_700_000_000 + (i % 4) * 3600 : undefined,
+      contentFp: status === 200 ? 1000n + version * 7n + BigInt(page % 2) : undefined,
+      simhash: status === 200 ? 0xf0f0n ^ (version << BigInt(page % 9)) : undefined,
+      links: status === 200 && page < 6 ? [{ url: `https://g${(page + 2) % 7}.example/p/${page + 10}` }, { url: `https://new${page % 3}.example/x/${i % 5}` }] : undefined,
+    };
+  };
+}
+
+const CONFIGS: Record<string, Partial<FrontierOptions>> = {
+  plain: {},
+  full: { stateMachine: true, scheduleIndex: true, prioritizer: true, resolver: (h) => `192.0.2.${h.length % 3}` },
+  threads: { stateMachine: true, scheduleIndex: true, target: 2, dispatchThreads: 1, dispatchShards: 2, backQueuesPerThread: 1, rotationQuantum: 2, promoteAgeMs: 5000 },
+};
+
+function run(options: Partial<FrontierOptions>): { log: string; mid: string; end: string; count: number } {
+  const f = seeded(options);
+  const fetch = fetcher();
+  const lines: string[] = [];
+  const push = (d: { atMs: number; url: string; ip: string }) => lines.push(`${d.atMs} ${d.url} ${d.ip}`);
+  f.drain(10 * HOUR, fetch, { limit: 25, untilMs: 400 * HOUR }).forEach(push);
+  const mid = xxh64(f.checkpointBytes()).toString(16);
+  f.drain(10 * HOUR, fetch, { untilMs: 400 * HOUR }).forEach(push);
+  const end = xxh64(f.checkpointBytes()).toString(16);
+  f.free();
+  return { log: xxh64(lines.join('\n')).toString(16), mid, end, count: lines.length };
+}
+
+describe('freshness off: dispatch sequence and checkpoint bytes pinned to the pre-wiring frontier', () => {
+  for (const [name, options] of Object.entries(CONFIGS)) {
+    it(name, () => {
+      expect(run(options)).toEqual(GOLDEN[name]);
+    });
+  }
+});
+
+const GOLDEN: Record<string, { log: string; mid: string; end: string; count: number }> = {
+  plain: { log: '1c42c26a18af9f4d', mid: 'e9e6cba81577e4b5', end: '63a253b6553f3424', count: 63 },
+  full: { log: '8a32da6b5d46357c', mid: 'f2ea7bcecaf58f43', end: 'f4652f571eb8e733', count: 217 },
+  threads: { log: '15ce0362bfb22af5', mid: '209bedcb8e9ee01d', end: '67f8972849cb8651', count: 228 },
+};
