@@ -10,9 +10,10 @@ import { join, resolve as resolvePath } from 'node:path';
 import { CHECKPOINT_FILE, type CrawlSummary, Engine, type EngineOptions, type EngineResolve, type HostStatus, JOURNAL_FILE, type Progress } from '../engine/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { systemResolver } from '../fetch/index.js';
+import { withFreshness } from '../freshness/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
-import { CliFailure, EXIT, inFile } from './failure.js';
+import { EXIT, inFile } from './failure.js';
 import { type CliIo, bytes, int, seconds } from './io.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
@@ -37,8 +38,8 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
     { name: 'grouping', kind: 'choice', arg: 'MODE', choices: ['registrable', 'host', 'origin'], help: 'politeness unit: registrable domain, host name or origin (default host)' },
-    { name: 'recrawl', kind: 'boolean', help: 'continuous mode: crawled pages come due again; runs until stopped' },
-    { name: 'budget', kind: 'number', arg: 'N', above: 0, help: 'with --recrawl: crawls per hour the freshness scheduler spends' },
+    { name: 'recrawl', kind: 'boolean', help: 'continuous mode: pages come due again as often as they change; runs until stopped' },
+    { name: 'budget', kind: 'number', arg: 'N', above: 0, help: 'with --recrawl: recrawls per hour the freshness scheduler spends (default 3600)' },
     { name: 'warc', kind: 'string', arg: 'DIR', help: 'WARC output directory (default DIR/warc under --data)' },
     { name: 'warc-size', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'rotate WARC files at this size (default 1G)' },
     { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests)' },
@@ -273,8 +274,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(args.has('checkpoint-every') ? { checkpointIntervalMs: args.number('checkpoint-every')! } : {}),
     ...(maxCrawlDelay !== undefined ? { maxCrawlDelayMs: maxCrawlDelay } : {}),
     ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
-    recrawl,
-    ...(budget !== undefined ? recrawlFreshness(budget) : {}),
+    ...(recrawl ? recrawlFreshness(budget ?? DEFAULT_RECRAWL_BUDGET) : {}),
     allowPrivate: args.flag('allow-private'),
     resolve: tableResolver(args.pairs('resolve')),
   };
@@ -320,14 +320,14 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   return result.interrupted ? EXIT.interrupted : EXIT.ok;
 }
 
+/** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */
+export const DEFAULT_RECRAWL_BUDGET = 3600;
+
 /**
- * The engine options for `--budget` in continuous mode.
- * @throws CliFailure while this build has no freshness scheduler to spend a budget.
+ * The engine options of continuous mode: the freshness scheduler (src/freshness's
+ * `withFreshness`) learns each page's change rate and spends `budgetPerHour` recrawls an hour
+ * where they keep the most pages fresh, within every host's politeness.
  */
 function recrawlFreshness(budgetPerHour: number): Partial<EngineOptions> {
-  throw new CliFailure(
-    'MEGURI_ERR_INVALID_ARG',
-    `--budget ${budgetPerHour}: this build's engine has no freshness scheduler to spend a crawl budget; use --recrawl alone (crawled pages come due again after a week)`,
-    EXIT.usage,
-  );
+  return { recrawl: true, freshness: withFreshness(undefined, budgetPerHour) };
 }
