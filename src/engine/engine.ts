@@ -89,6 +89,8 @@ export interface CrawlSummary {
 
 /** Events of an `Engine` (`engine.on(name, listener)`). */
 export interface EngineEvents {
+  /** `dataDir` is open (resumed or new) and the crawl is about to start. */
+  open: [RecoveryInfo];
   progress: [Progress];
   checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number }];
   end: [CrawlSummary];
@@ -109,6 +111,8 @@ interface EngineState {
 interface Flight {
   readonly req: FetchRequest;
   readonly key: string;
+  /** origin + path, as undici names the request; undefined when sends are not watched. */
+  sendId: string | undefined;
   /** The outcome as the frontier will be told it (set on completion). */
   reported: Outcome | undefined;
   page: Page | undefined;
@@ -193,6 +197,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   #ended: Promise<void> | undefined;
   #endedResolve: (() => void) | undefined;
   #lockPath: string | undefined;
+  /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
+  #opened = false;
+  #detach: () => void = () => undefined;
   #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, tornBytes: 0, refetch: [] };
   #runStartMs = 0;
   #lastProgress = { atMs: 0, completed: 0 };
@@ -253,7 +260,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       onStart: (group, url) => this.#robotsStarted(group, url),
       send: (group, url, start) => this.#enterSend(url, group, this.#addressOf(url), start),
       sendDone: (url) => this.#sendDone(url),
-      onSettled: () => undefined,
+      onSettled: (group) => {
+        if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
+      },
       signal: this.#stop.signal,
     });
     robotsFetch = this.#gate.wrapFetch(this.#baseRobotsFetch());
@@ -282,9 +291,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#phase = 'running';
     this.#ended = new Promise((resolve) => (this.#endedResolve = resolve));
     let completedNormally = false;
-    const detach = this.#attachSignals();
+    this.#detach = this.#attachSignals();
     try {
       this.#open();
+      this.#opened = true;
+      this.emit('open', this.#recovery);
       this.#watchSends(true);
       this.#runStartMs = this.#clock();
       this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };
@@ -314,7 +325,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       if (this.#driverError !== undefined) throw this.#driverError;
     } finally {
-      detach();
+      this.#detach();
       this.#finish();
     }
   }
@@ -353,6 +364,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#abortNow('aborted');
       // A consumer suspended at a yield never resumes the generator: wind down from here.
       await this.#driver;
+      this.#detach();
       this.#finish();
     }
     this.#phase = 'closed';
@@ -631,9 +643,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   #fill(): void {
     const f = this.#frontier!;
     const max = this.options.concurrency;
+    this.#flushStarts();
     while (this.#flights.size < max && this.#budgetLeft() > 0) {
       // A fresh clock per dispatch: the time recorded is the time the request leaves.
       const req = f.dispatch(this.#clock());
+      this.#flushStarts();
       if (req === undefined) return;
       this.#launch(req);
     }
@@ -641,12 +655,23 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #launch(req: FetchRequest): void {
     const key = keyToHex(req.key, 0);
-    const flight: Flight = { req, key, reported: undefined, page: undefined };
+    const flight: Flight = { req, key, sendId: undefined, reported: undefined, page: undefined };
     this.#flights.set(req.row, flight);
     this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
-    const pinned = this.#pin(req);
+    let pinned = req;
+    try {
+      const u = new URL(req.url);
+      const ip = this.#addressOfHost(u.hostname);
+      if (ip !== undefined && ip !== req.ip) pinned = { ...req, ip };
+      if (this.#watching) flight.sendId = u.origin + u.pathname + u.search;
+    } catch {
+      // not a URL: the fetcher answers with a clear outcome
+    }
     const begin = (): void => {
+      // The request leaves now: if that is later than its dispatch, the windows count from now.
+      const at = this.#clock();
+      if (at > req.dispatchedAtMs + 0.5) this.#frontier?.recordStart(req.host, pinned.ip, at);
       let pending: Promise<Outcome>;
       try {
         pending = this.#fetcher.fetch(pinned, this.#stop.signal);
@@ -658,21 +683,20 @@ export class Engine extends EventEmitter<EngineEvents> {
         (err: unknown) => this.#complete(flight, { row: req.row, url: req.url, status: 0, errorKind: 'network', error: err instanceof Error ? err.message : String(err) }),
       );
     };
-    this.#enterSend(req.url, req.host, pinned.ip, begin);
+    if (flight.sendId === undefined) begin();
+    else this.#sends.enter(pinned.ip, flight.sendId, req.host, begin);
   }
 
-  /** The request with the address of its own hostname (a group may span several). */
-  #pin(req: FetchRequest): FetchRequest {
-    const ip = this.#addressOf(req.url);
-    return ip === undefined || ip === req.ip ? req : { ...req, ip };
+  /** The address a hostname resolves to (the one its connection is pinned to). */
+  #addressOfHost(hostname: string): string | undefined {
+    const name = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    return pickAddress(this.#dns.peek(name), this.options.allowPrivate);
   }
 
-  /** The address `url`'s hostname resolves to (the one its connection is pinned to). */
+  /** The address `url`'s hostname resolves to. */
   #addressOf(url: string): string | undefined {
     try {
-      let hostname = new URL(url).hostname;
-      if (hostname.startsWith('[')) hostname = hostname.slice(1, -1);
-      return pickAddress(this.#dns.peek(hostname), this.options.allowPrivate);
+      return this.#addressOfHost(new URL(url).hostname);
     } catch {
       return undefined;
     }
@@ -723,14 +747,25 @@ export class Engine extends EventEmitter<EngineEvents> {
       fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', depth: 0, dispatchedAtMs: this.#clock() }, signal);
   }
 
+  /**
+   * A robots.txt hop left: journal the start, and have the frontier's windows count from now
+   * rather than from the dispatch call that asked for it (that call may have gone on to other
+   * hosts first). Applied right after the current `dispatch` returns (`#flushStarts`), never
+   * from inside it.
+   */
   #robotsStarted(group: string, url: string): void {
-    let ip: string | undefined;
-    try {
-      ip = pickAddress(this.#dns.peek(new URL(url).hostname), this.options.allowPrivate);
-    } catch {
-      ip = undefined;
-    }
-    this.#append({ t: 'd', h: group, ip, at: this.#clock(), r: 1 });
+    const ip = this.#addressOf(url);
+    const at = this.#clock();
+    this.#append({ t: 'd', h: group, ip, at, r: 1 });
+    this.#starts.push({ group, ip, at });
+  }
+
+  readonly #starts: { group: string; ip: string | undefined; at: number }[] = [];
+
+  #flushStarts(): void {
+    const f = this.#frontier;
+    if (f === undefined) return;
+    for (const s of this.#starts.splice(0)) f.recordStart(s.group, s.ip, s.at);
   }
 
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */
@@ -757,7 +792,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#driverWaker.notify();
       return;
     }
-    this.#sendDone(req.url);
+    if (flight.sendId !== undefined) this.#sends.done(flight.sendId);
     const now = this.#clock();
     const c = this.#c;
     const s = o.status;
@@ -798,8 +833,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const req = flight.req;
     if (this.#flights.get(req.row) !== flight || flight.reported === undefined) return;
     const now = this.#clock();
-    const rec = outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported);
-    this.#append(rec);
+    if (this.#journal !== undefined) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
     this.#frontier!.report(flight.reported, now);
     this.#completed++;
     this.#c.completed++;
@@ -808,7 +842,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   #append(r: JournalRecord): void {
-    this.#journal?.append(encodeRecord(r));
+    if (this.#journal !== undefined) this.#journal.append(encodeRecord(r));
   }
 
   #abortNow(reason: StopReason): void {
@@ -859,7 +893,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#phase = 'ended';
     this.#watchSends(false);
     this.#reason ??= 'stopped';
-    if (this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
+    if (this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
     this.#journal?.sync();
     const summary: CrawlSummary = { reason: this.#reason, progress: this.#progress(this.#clock(), false), recovery: this.#recovery };
     this.emit('end', summary);

@@ -92,11 +92,26 @@ export class HostDirectory {
   }
 }
 
+/** Per DNS answer (answers are immutable and cached): the address to pin and whether any is allowed. */
+const picks = [new WeakMap<DnsResult, { ip: string | undefined; allowed: boolean }>(), new WeakMap<DnsResult, { ip: string | undefined; allowed: boolean }>()];
+
+function pick(answer: DnsResult, allowPrivate: boolean): { ip: string | undefined; allowed: boolean } {
+  const memo = picks[allowPrivate ? 1 : 0]!;
+  let p = memo.get(answer);
+  if (p === undefined) {
+    p = { ip: undefined, allowed: false };
+    if (answer.ok) {
+      const ok = answer.addresses.find((a) => refusalReason(a.address, allowPrivate) === undefined);
+      p = { ip: ok?.address ?? answer.addresses[0]?.address, allowed: ok !== undefined };
+    }
+    memo.set(answer, p);
+  }
+  return p;
+}
+
 /** The address to pin for `answer`: the first one the safety policy allows, else the first. */
 export function pickAddress(answer: DnsResult | undefined, allowPrivate: boolean): string | undefined {
-  if (answer === undefined || !answer.ok) return undefined;
-  for (const a of answer.addresses) if (refusalReason(a.address, allowPrivate) === undefined) return a.address;
-  return answer.addresses[0]?.address;
+  return answer === undefined || !answer.ok ? undefined : pick(answer, allowPrivate).ip;
 }
 
 /** How a hostname stands for fetching. */
@@ -123,14 +138,14 @@ export interface RobotsGateOptions {
   /** The product token robots.txt groups are matched against. */
   readonly agentToken: string;
   readonly clock: () => number;
-  /** Called when a request to the host starts (robots.txt hop), to journal it. */
+  /** Called the moment a robots.txt hop is handed to the fetcher (journal it, time it). */
   readonly onStart: (group: string, robotsUrl: string) => void;
   /** Starts a robots.txt hop through the engine's per-IP send order (`start` may run later). */
   readonly send: (group: string, url: string, start: () => void) => void;
   /** That hop has an answer (or failed). */
   readonly sendDone: (url: string) => void;
-  /** Called when a load or a resolution finishes (the engine may have work again). */
-  readonly onSettled: () => void;
+  /** Called when a group's robots.txt load or DNS resolution finishes (the host may go now). */
+  readonly onSettled: (group: string) => void;
   /** Aborts every load when the engine stops. */
   readonly signal: AbortSignal;
 }
@@ -171,6 +186,7 @@ export class RobotsGate implements RobotsSeam {
             signal.addEventListener('abort', () => resolve({ status: 0, error: 'aborted' }), { once: true });
             this.o.send(group, url, () => {
               this.requests++;
+              this.o.onStart(group, url);
               base(url, signal).then(resolve, (err: unknown) => resolve({ status: 0, error: err instanceof Error ? err.message : String(err) }));
             });
           });
@@ -192,17 +208,17 @@ export class RobotsGate implements RobotsSeam {
         return pickAddress(this.o.dns.peek(this.o.directory.hostnameOf(origin)), this.o.allowPrivate);
       },
       prefetch: (group) => {
-        for (const origin of this.o.directory.originsOf(group)) this.resolve(this.o.directory.hostnameOf(origin));
+        for (const origin of this.o.directory.originsOf(group)) this.resolve(this.o.directory.hostnameOf(origin), group);
       },
     };
   }
 
-  private resolve(hostname: string): void {
+  private resolve(hostname: string, group: string): void {
     if (this.resolving.has(hostname) || this.o.dns.peek(hostname) !== undefined) return;
     this.resolving.set(hostname, this.o.clock());
     void this.o.dns.lookup(hostname).finally(() => {
       this.resolving.delete(hostname);
-      this.o.onSettled();
+      this.o.onSettled(group);
     });
   }
 
@@ -210,7 +226,7 @@ export class RobotsGate implements RobotsSeam {
     const answer = this.o.dns.peek(hostname);
     if (answer === undefined) return 'pending';
     if (!answer.ok) return 'unfetchable';
-    return answer.addresses.some((a) => refusalReason(a.address, this.o.allowPrivate) === undefined) ? 'ok' : 'unfetchable';
+    return pick(answer, this.o.allowPrivate).allowed ? 'ok' : 'unfetchable';
   }
 
   private givenUp(origin: string): boolean {
@@ -222,9 +238,11 @@ export class RobotsGate implements RobotsSeam {
   private robotsKnown(origin: string): boolean {
     const cache = this.o.robots;
     if (cache === undefined) return true;
+    // Given up stays given up for the campaign, even once the entry is due for a refresh.
+    if (this.givenUp(origin)) return true;
     const v = cache.peek(`${origin}/`);
     if (v === undefined) return false;
-    return v.reason !== 'unreachable' || this.givenUp(origin);
+    return v.reason !== 'unreachable';
   }
 
   ready(group: string): boolean {
@@ -244,7 +262,7 @@ export class RobotsGate implements RobotsSeam {
       const hostname = this.o.directory.hostnameOf(origin);
       const name = this.nameState(hostname);
       if (name === 'pending') {
-        this.resolve(hostname);
+        this.resolve(hostname, group);
         const since = this.resolving.get(hostname) ?? nowMs;
         pollAt = Math.min(pollAt, nowMs + clampPoll(nowMs - since));
         continue;
@@ -255,7 +273,6 @@ export class RobotsGate implements RobotsSeam {
         if (load.release !== undefined) {
           const release = load.release;
           load.release = undefined;
-          this.o.onStart(group, `${origin}/robots.txt`);
           release();
           return { started: true };
         }
@@ -270,7 +287,6 @@ export class RobotsGate implements RobotsSeam {
         continue;
       }
       this.start(group, origin, nowMs);
-      this.o.onStart(group, `${origin}/robots.txt`);
       return { started: true };
     }
     if (pollAt < Infinity) return { started: false, retryAtMs: Math.min(pollAt, retryAt) };
@@ -292,7 +308,7 @@ export class RobotsGate implements RobotsSeam {
       .finally(() => {
         outer.removeEventListener('abort', onAbort);
         this.loads.delete(origin);
-        this.o.onSettled();
+        this.o.onSettled(group);
       });
   }
 

@@ -188,15 +188,15 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
   },
   (o) => {
     if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';
-    const ceiling = o.politeness?.maxDelayMs ?? 300_000;
-    if (o.maxCrawlDelayMs >= ceiling) {
-      return `maxCrawlDelayMs (${o.maxCrawlDelayMs}) must be below politeness.maxDelayMs (${ceiling}): a host held at the ceiling counts as dead`;
-    }
     try {
       enginePolitenessConfig(o.politeness);
     } catch (err) {
       if (err instanceof InvalidArgumentError) return `politeness: ${err.message}`;
       throw err;
+    }
+    const ceiling = o.politeness?.maxDelayMs ?? 300_000;
+    if (o.maxCrawlDelayMs >= ceiling) {
+      return `maxCrawlDelayMs (${o.maxCrawlDelayMs}) must be below politeness.maxDelayMs (${ceiling}): a host held at the ceiling counts as dead`;
     }
     return undefined;
   },

@@ -1104,6 +1104,24 @@ export class Frontier {
     }
   }
 
+  /**
+   * Re-checks a host parked while the robots seam was not ready (a robots.txt load or a DNS
+   * answer it waited for has arrived): it surfaces as soon as its own and its IP's windows
+   * allow, instead of at the retry time it was parked with. Never earlier than politeness
+   * allows; a no-op for a host that is not parked or unknown. Returns whether it moved.
+   */
+  wake(host: string): boolean {
+    const id = this.hostByName.get(host);
+    if (id === undefined) return false;
+    const h = this.hosts[id]!;
+    if (h.state !== HostState.Parked) return false;
+    const at = Math.max(h.nextEligibleMs, this.ips.eligibleAt(h.ip));
+    if (at >= this.parkedAt[id]!) return false;
+    this.parkedAt[id] = at;
+    this.hostHeap.update(id);
+    return true;
+  }
+
   // ───────────────────────────── crash recovery ─────────────────────────────
 
   /**

@@ -417,12 +417,10 @@ export class SimWeb {
     // A stall still in progress (the ticker has not run for a while) …
     const pending = t - this.lastTickMs - STALL_TICK_MS;
     const stalling = pending > 3;
-    // … or one that ended moments ago (possibly continued by the current one) …
+    // … or one that ended moments ago (possibly continued by the current one).
     const recent = t - this.stallEndMs <= STALL_WINDOW_MS || (stalling && this.lastTickMs - this.stallEndMs <= STALL_WINDOW_MS);
-    // … or a request parsed in the loop turn whose tick saw the stall (no tick since).
-    const inStallTurn = this.lastTickMs === this.stallEndMs || t - this.stallEndMs <= STALL_TICK_MS;
-    const afterStall = recent || inStallTurn ? t - this.stallStartMs - STALL_TICK_MS : 0;
-    return Math.max(0, stalling ? pending : 0, afterStall);
+    if (recent) return Math.max(0, t - this.stallStartMs - STALL_TICK_MS);
+    return stalling ? pending : 0;
   }
 
   private async listenAll(port: number): Promise<void> {

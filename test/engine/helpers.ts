@@ -32,6 +32,9 @@ export function simEngineOptions(sim: SimWeb, intervalMs: number): Partial<Engin
     politeness: { minDelayMs: intervalMs, startDelayMs: intervalMs, ipMinDelayMs: sim.options.ipIntervalMs, latencyRise: 1000, narrowMs: 250, backoff: 1.2 },
     robotsRetryMs: 100,
     robotsMaxAttempts: 3,
+    // The sim throttles (429/503 bursts) and fails pages (5xx, resets) on one host at once:
+    // give a page enough tries to outlast both.
+    retryLimit: 8,
   };
 }
 

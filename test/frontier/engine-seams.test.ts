@@ -68,6 +68,30 @@ describe('robots.txt requests', () => {
     again.free();
   });
 
+  it('wake() surfaces a host parked on robots.txt as soon as its windows allow, never earlier', () => {
+    let ready = false;
+    const f = new Frontier(0, 0, {
+      politeness,
+      robots: {
+        ready: () => ready,
+        request: (_h, now) => (now === 0 ? { started: true } : { started: false, retryAtMs: now + 60_000 }),
+        isAllowed: () => true,
+        crawlDelayMs: () => undefined,
+      },
+    });
+    f.seed('https://a.example/', 'a.example', 1, 0, 0);
+    expect(f.dispatch(0)).toBeUndefined(); // robots.txt requested at 0: parked until 1000
+    expect(f.dispatch(1000)).toBeUndefined(); // still loading: parked until 61 000
+    expect(f.nextEligible()).toBe(61_000);
+    ready = true;
+    expect(f.wake('a.example')).toBe(true);
+    expect(f.nextEligible()).toBe(1000); // its own window, already open
+    expect(f.dispatch(1000)?.url).toBe('https://a.example/');
+    expect(f.wake('a.example')).toBe(false); // in flight: nothing to do
+    expect(f.wake('nope.example')).toBe(false);
+    f.free();
+  });
+
   it('a request returning nothing keeps the old behaviour (robotsRetryMs)', () => {
     const f = new Frontier(0, 0, {
       politeness,

@@ -1,0 +1,158 @@
+// The live engine on the simulated web (served from a child process):
+//  1. politeness utilization — pages fetched per second in steady state against the fastest
+//     rate the politeness rules allow, with the server's verdict on violations. Two bounds:
+//     Σ over hosts of 1/interval (every host at its own pace), and the per-IP bound the
+//     frontier's IP rule sets (one IP step = max(ipFloor, host interval), so hosts sharing an
+//     address share its rate). 500 hosts on 250 addresses, and 250 hosts on 250 addresses
+//     (where the two bounds coincide).
+//  2. CPU per page — the engine (frontier, journal-free loop, robots, DNS, fetch, analysis)
+//     against HttpFetcher alone fetching the same pages as fast as it can: the ratio is what
+//     scheduling and bookkeeping add on top of fetching and parsing.
+//  3. Peak RSS per 100k frontier URLs — an engine whose frontier grows to 300k URLs on a
+//     synthetic fetcher, in its own process.
+import { execFileSync, fork } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createSimWeb, DnsCache, Engine, HttpFetcher, PLAIN_MIX } from '../../dist/index.js';
+import { fmt, printTable } from '../lib/harness.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const AGENT = 'meguri-bench/1.0 (+https://example.test/bot)';
+
+async function forkSim(init) {
+  const child = fork(join(here, '..', 'lib', 'sim-server.mjs'), [JSON.stringify(init)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = (type) => new Promise((resolve) => child.on('message', (m) => m.type === type && resolve(m)));
+  const { port } = await next('ready');
+  return {
+    sim: createSimWeb({ ...init, port }),
+    judge: async () => {
+      const p = next('report');
+      child.send({ type: 'report' });
+      return p;
+    },
+    close: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.send({ type: 'close' });
+      await exited;
+    },
+  };
+}
+
+/**
+ * Crawls `hosts` hosts on `ips` addresses, every host with interval `intervalMs`, for
+ * `durationMs`; returns the steady-state rate (requests arriving in [warmupMs, end)) against
+ * both bounds, the violations, and CPU per page of this process.
+ */
+async function utilization({ hosts, ips, intervalMs, pagesPerHost, durationMs, warmupMs }) {
+  const init = { seed: 9, hosts, ips, pagesPerHost, hostIntervalMs: intervalMs, ipIntervalMs: 50, linksPerPage: 6, crossLinksPerPage: 1, compress: false, mix: PLAIN_MIX };
+  const remote = await forkSim(init);
+  const engine = new Engine({
+    seeds: remote.sim.seeds(),
+    agent: AGENT,
+    allowPrivate: true,
+    resolve: remote.sim.resolve,
+    concurrency: 512,
+    politeness: { minDelayMs: intervalMs, startDelayMs: intervalMs, ipMinDelayMs: 50, latencyRise: 1000 },
+  });
+  setTimeout(() => void engine.stop(), durationMs);
+  const cpu0 = process.cpuUsage();
+  let pages = 0;
+  for await (const _ of engine.run()) pages++;
+  const cpu = process.cpuUsage(cpu0);
+  const { report, log } = await remote.judge();
+  await engine.close();
+  await remote.close();
+  // Steady state: arrivals after the warm-up. Per unit (host, or address), its rate is
+  // (arrivals − 1) / (last − first) — the spacing it kept, free of window-edge effects — and
+  // the bound is one request per interval (per IP: per step = max(ipFloor, interval)).
+  const start = Math.min(...log.map((e) => e[2]));
+  const steady = log.filter((e) => e[2] >= start + warmupMs);
+  const rateBy = (keyOf) => {
+    const by = new Map();
+    for (const e of steady) {
+      const k = keyOf(e);
+      const r = by.get(k) ?? { n: 0, first: Infinity, last: -Infinity };
+      r.n++;
+      r.first = Math.min(r.first, e[2]);
+      r.last = Math.max(r.last, e[2]);
+      by.set(k, r);
+    }
+    let rate = 0;
+    for (const r of by.values()) if (r.n > 1) rate += ((r.n - 1) / (r.last - r.first)) * 1000;
+    return rate;
+  };
+  const rate = rateBy((e) => e[1]);
+  const hostRate = rateBy((e) => e[0]);
+  const hostBound = hosts / (intervalMs / 1000);
+  // Per address: its hosts' own rates, capped by one IP step per request.
+  let ipBound = 0;
+  for (const names of remote.sim.truth.hostsByIp.values()) ipBound += Math.min(names.length / intervalMs, 1 / Math.max(50, intervalMs)) * 1000;
+  const kinds = ['hostInterval', 'ipInterval', 'hostConcurrency', 'disallowed', 'beforeRobots', 'retryAfter', 'duplicateFetch'];
+  const violations = kinds.reduce((n, k) => n + report.violations[k].length, 0);
+  for (const k of kinds) for (const v of report.violations[k].slice(0, 3)) console.log(`  ${k}: ${v.detail}`);
+  return { rate, hostRate, hostBound, ipBound, violations, requests: log.length, pages, cpuUsPerPage: (cpu.user + cpu.system) / pages };
+}
+
+/** HttpFetcher alone over the same kind of pages: CPU µs per page of this process. */
+async function fetcherOnly({ hosts, pagesPerHost }) {
+  const init = { seed: 9, hosts, ips: Math.min(hosts, 250), pagesPerHost, hostIntervalMs: 0, ipIntervalMs: 0, linksPerPage: 6, crossLinksPerPage: 1, compress: false, mix: PLAIN_MIX };
+  const remote = await forkSim(init);
+  const fetcher = new HttpFetcher({ agent: AGENT, allowPrivate: true, dns: new DnsCache({ resolver: remote.sim.resolve }) });
+  const urls = remote.sim.pageUrls();
+  const cpu0 = process.cpuUsage();
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (i < urls.length) {
+        const url = urls[i++];
+        await fetcher.fetch({ row: 0, key: new Uint32Array(4), url, host: '', depth: 0, dispatchedAtMs: 0 }, new AbortController().signal);
+      }
+    }),
+  );
+  const cpu = process.cpuUsage(cpu0);
+  await fetcher.close();
+  await remote.close();
+  return (cpu.user + cpu.system) / urls.length;
+}
+
+export async function run() {
+  const rows = [];
+  const cases = [
+    { hosts: 500, ips: 250, intervalMs: 4000, pagesPerHost: 14, durationMs: 40_000, warmupMs: 8000 },
+    { hosts: 250, ips: 250, intervalMs: 4000, pagesPerHost: 14, durationMs: 40_000, warmupMs: 8000 },
+  ];
+  let engineCpu = 0;
+  for (const c of cases) {
+    const u = await utilization(c);
+    engineCpu = u.cpuUsPerPage;
+    rows.push({
+      case: `${c.hosts} hosts / ${c.ips} IPs, interval ${c.intervalMs / 1000} s`,
+      'pages/s': u.rate,
+      'Σ hosts 1/I': u.hostBound,
+      'util vs Σ hosts': u.hostRate / u.hostBound,
+      'per-IP bound': u.ipBound,
+      'util vs per-IP': u.rate / u.ipBound,
+      violations: u.violations,
+      requests: u.requests,
+    });
+  }
+  printTable(rows);
+  const base = await fetcherOnly({ hosts: 250, pagesPerHost: 14 });
+  const cpuRows = [{ case: 'CPU per page (this process)', 'engine µs': engineCpu, 'HttpFetcher alone µs': base, ratio: engineCpu / base }];
+  console.log('');
+  printTable(cpuRows);
+  const out = execFileSync(process.execPath, ['--expose-gc', join(here, '..', 'lib', 'engine-mem.mjs'), '300000'], { encoding: 'utf8' });
+  const mem = JSON.parse(out.trim().split('\n').pop());
+  const memRows = [
+    {
+      case: `engine, ${fmt(mem.urls)} frontier URLs`,
+      'peak RSS MB': mem.peak / 1e6,
+      'RSS growth MB / 100k URLs': (mem.peak - mem.before) / 1e6 / (mem.urls / 100_000),
+      'frontier bytes/URL': mem.frontierBytes / mem.urls,
+      'RSS growth bytes/URL': (mem.peak - mem.before) / mem.urls,
+    },
+  ];
+  console.log('');
+  printTable(memRows);
+  return { utilization: rows, cpu: cpuRows, memory: memRows };
+}

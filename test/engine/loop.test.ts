@@ -1,0 +1,315 @@
+/**
+ * The dispatch loop on a scripted web (no sockets): it sleeps on timers instead of spinning,
+ * keeps politeness through the frontier, stops at maxPages, and stops, aborts and breaks
+ * cleanly; options are validated before anything starts.
+ */
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CorruptJournalError, Engine, type EngineOptions, InvalidArgumentError, InvalidStateError, Journal, readPartition } from '../../src/index.js';
+import { AGENT } from './helpers.js';
+import { FakeWeb } from './fake.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'meguri-loop-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** Three sites of five pages each, on two addresses. */
+function threeSites(): FakeWeb {
+  const web = new FakeWeb();
+  for (const [i, host] of ['a.test', 'b.test', 'c.test'].entries()) {
+    web.site(`http://${host}`, { '/': ['/1', '/2'], '/1': ['/3'], '/2': ['/4', '/'], '/3': [], '/4': ['/1'] }, i === 0 ? 'User-agent: *\nDisallow: /4\n' : undefined);
+  }
+  return web;
+}
+
+function options(web: FakeWeb, extra: Partial<EngineOptions> = {}): Partial<EngineOptions> & { agent: string } {
+  const ips: Record<string, string> = { 'a.test': '127.0.0.2', 'b.test': '127.0.0.2', 'c.test': '127.0.0.3' };
+  return {
+    seeds: ['http://a.test/', 'http://b.test/', 'http://c.test/'],
+    agent: AGENT,
+    allowPrivate: true,
+    resolve: async (h) => ips[h] ?? '127.0.0.9',
+    fetcher: web,
+    politeness: { minDelayMs: 60, startDelayMs: 60, latencyRise: 1000 },
+    ...extra,
+  };
+}
+
+describe('the loop', () => {
+  it('crawls politely through the frontier and sleeps between events (wakeups bounded)', async () => {
+    const web = threeSites();
+    const engine = new Engine(options(web));
+    const pages: string[] = [];
+    for await (const p of engine.run()) pages.push(p.url);
+    expect(engine.stopReason).toBe('drained');
+    expect(pages.sort()).toEqual(
+      ['a.test/', 'a.test/1', 'a.test/2', 'a.test/3', 'b.test/', 'b.test/1', 'b.test/2', 'b.test/3', 'b.test/4', 'c.test/', 'c.test/1', 'c.test/2', 'c.test/3', 'c.test/4'].map((u) => `http://${u}`),
+    );
+    // a.test's robots.txt disallows /4: never requested.
+    expect(web.log.some((r) => r.url === 'http://a.test/4')).toBe(false);
+    // Start-to-start ≥ 60 ms per host, and per shared address (a.test and b.test).
+    const starts = (pred: (u: string) => boolean): number[] => web.log.filter((r) => pred(r.url)).map((r) => r.atMs);
+    for (const group of [(u: string) => u.startsWith('http://a.test/'), (u: string) => u.startsWith('http://c.test/'), (u: string) => !u.startsWith('http://c.test/')]) {
+      const t = starts(group);
+      for (let i = 1; i < t.length; i++) expect(t[i]! - t[i - 1]!).toBeGreaterThanOrEqual(59.9);
+    }
+    const w = engine.wakeups;
+    expect(w.stalls).toBe(0);
+    // ~20 requests over ~0.8 s: a handful of wakeups each, where a spinning loop makes thousands.
+    expect(w.total).toBeLessThan(4 * web.log.length + 20);
+    await engine.close();
+  });
+
+  it('sleeps through a Retry-After with O(1) wakeups', async () => {
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': ['/1'], '/1': [] });
+    web.pages.set('http://a.test/', (n) => (n === 1 ? { status: 429, retryAfter: '1' } : { links: ['http://a.test/1'] }));
+    const engine = new Engine(options(web, { seeds: ['http://a.test/'], retryLimit: 3 }));
+    for await (const _ of engine.run()) {
+      // drain
+    }
+    const [first, second] = web.contentRequests();
+    expect(second!.atMs - first!.atMs).toBeGreaterThanOrEqual(1000);
+    // Requests: robots.txt, /, / again, /1. A timer per wait, a wake per completion and ack.
+    expect(engine.wakeups.total).toBeLessThan(20);
+    expect(engine.wakeups.timers).toBeLessThan(8);
+    await engine.close();
+  });
+
+  it('stops at maxPages, and a resumed campaign counts the earlier runs', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    const first = new Engine(options(web, { dataDir, maxPages: 4 }));
+    let n = 0;
+    for await (const _ of first.run()) n++;
+    expect([n, first.stopReason]).toEqual([4, 'maxPages']);
+    await first.close();
+    const second = new Engine(options(web, { dataDir, maxPages: 6 }));
+    for await (const _ of second.run()) n++;
+    expect([n, second.stopReason, second.progress().fetched]).toEqual([6, 'maxPages', 6]);
+    await second.close();
+    const third = new Engine(options(web, { dataDir }));
+    for await (const _ of third.run()) n++;
+    expect(third.stopReason).toBe('drained');
+    expect(n).toBe(14);
+    // Nothing fetched twice across the three runs.
+    const urls = web.contentRequests().map((r) => r.url);
+    expect(new Set(urls).size).toBe(urls.length);
+    await third.close();
+  });
+
+  it('stop() from inside the loop yields the pages in flight, then ends; break ends at once', async () => {
+    const web = threeSites();
+    web.latencyMs = 30;
+    const engine = new Engine(options(web, { concurrency: 3 }));
+    let n = 0;
+    let stopped: Promise<void> | undefined;
+    for await (const _ of engine.run()) {
+      n++;
+      if (n === 2) stopped = engine.stop();
+    }
+    await stopped;
+    expect(engine.stopReason).toBe('stopped');
+    expect(n).toBeLessThan(web.contentRequests().length + 1);
+    expect(n).toBeGreaterThanOrEqual(2);
+    await engine.close();
+
+    const web2 = threeSites();
+    const dataDir = tempDir();
+    const e2 = new Engine(options(web2, { dataDir }));
+    for await (const _ of e2.run()) break;
+    expect(e2.stopReason).toBe('stopped');
+    await e2.close();
+    // The next run fetches what the broken-off one had in flight (its pages were never taken).
+    const e3 = new Engine(options(web2, { dataDir }));
+    const rest: string[] = [];
+    for await (const p of e3.run()) rest.push(p.url);
+    expect(e3.recovery.resumed).toBe(true);
+    expect(rest.length).toBeGreaterThan(0);
+    await e3.close();
+  });
+
+  it('an AbortSignal cuts the fetches in flight, checkpoints and ends the run', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    web.latencyMs = 200;
+    const controller = new AbortController();
+    const engine = new Engine(options(web, { dataDir, signal: controller.signal }));
+    setTimeout(() => controller.abort(), 100);
+    let n = 0;
+    for await (const _ of engine.run()) n++;
+    expect([n, engine.stopReason]).toEqual([0, 'aborted']);
+    await engine.close();
+    const again = new Engine(options(web, { dataDir }));
+    const pages: string[] = [];
+    for await (const p of again.run()) pages.push(p.url);
+    expect(again.recovery.resumed).toBe(true);
+    expect(pages).toContain('http://a.test/');
+    await again.close();
+  });
+
+  it('runs once; close() is idempotent; a live dataDir is locked', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    const engine = new Engine(options(web, { dataDir, maxPages: 1 }));
+    for await (const _ of engine.run()) {
+      // one page
+    }
+    await expect(async () => {
+      for await (const _ of engine.run()) {
+        // never
+      }
+    }).rejects.toThrow(InvalidStateError);
+    await engine.close();
+    await engine.close();
+    // A lock held by a live process (our parent) refuses a second crawler.
+    writeFileSync(join(dataDir, 'lock'), `${process.ppid}\n`);
+    const other = new Engine(options(web, { dataDir }));
+    await expect(other.run().next()).rejects.toThrow(/in use by process/);
+    await other.close();
+    // A lock left by a dead process is taken over.
+    writeFileSync(join(dataDir, 'lock'), '999999999\n');
+    const taker = new Engine(options(web, { dataDir, maxPages: 2 }));
+    await expect(taker.run().next()).resolves.toMatchObject({ done: false });
+    await taker.close();
+  });
+
+  it('refuses a journal it did not write, and leaves the checkpoint untouched', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    const a = new Engine(options(web, { dataDir, maxPages: 2 }));
+    for await (const _ of a.run()) {
+      // two pages
+    }
+    await a.close();
+    const checkpoint = readFileSync(join(dataDir, 'frontier.meguri'));
+    const { journal, replay } = Journal.open(join(dataDir, 'journal.mgj'));
+    expect(replay.records).toEqual([]); // closed cleanly: everything is in the checkpoint
+    journal.append(new TextEncoder().encode('{"t":"x"}'));
+    journal.close();
+    const b = new Engine(options(web, { dataDir }));
+    await expect(b.run().next()).rejects.toThrow(CorruptJournalError);
+    await b.close();
+    expect(readFileSync(join(dataDir, 'frontier.meguri')).equals(checkpoint)).toBe(true);
+    // A torn tail (the process died mid-append) is dropped quietly instead, and the crawl resumes.
+    const generation = (readPartition(join(dataDir, 'frontier.meguri')).meta.settings['engine'] as { generation: number }).generation;
+    Journal.create(join(dataDir, 'journal.mgj'), generation).close();
+    appendFileSync(join(dataDir, 'journal.mgj'), Buffer.from([9, 0, 0, 0, 1, 2, 3]));
+    const c = new Engine(options(web, { dataDir }));
+    let n = 0;
+    for await (const _ of c.run()) n++;
+    expect(c.recovery).toMatchObject({ resumed: true, tornBytes: 7, replayedOutcomes: 0 });
+    expect([n, c.stopReason]).toEqual([12, 'drained']);
+    await c.close();
+  });
+
+  it('refuses to resume a dataDir under another grouping', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    const a = new Engine(options(web, { dataDir, maxPages: 1 }));
+    for await (const _ of a.run()) {
+      // one page
+    }
+    await a.close();
+    const b = new Engine(options(web, { dataDir, grouping: 'registrable' }));
+    await expect(b.run().next()).rejects.toThrow(/crawled with grouping "host", received "registrable"/);
+    await b.close();
+  });
+});
+
+describe('options', () => {
+  it('need an agent and reject bad values by name', () => {
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{}, /agent/],
+      [{ agent: '' }, /EngineOptions\.agent/],
+      [{ agent: AGENT, concurrency: 0 }, /EngineOptions\.concurrency: expected an integer >= 1 <= 100000, received 0/],
+      [{ agent: AGENT, maxPages: -1 }, /EngineOptions\.maxPages/],
+      [{ agent: AGENT, seeds: 'http://a.test/' }, /EngineOptions\.seeds: expected an array of URL strings/],
+      [{ agent: AGENT, grouping: 'domain' }, /EngineOptions\.grouping/],
+      [{ agent: AGENT, politeness: { minDelay: 5 } }, /EngineOptions\.politeness/],
+      [{ agent: AGENT, politeness: { minDelayMs: 500, maxDelayMs: 100 } }, /floorMs \(500\) must not exceed ceilingMs \(100\)/],
+      [{ agent: AGENT, maxCrawlDelayMs: 400_000 }, /maxCrawlDelayMs \(400000\) must be below politeness\.maxDelayMs \(300000\)/],
+      [{ agent: AGENT, http: { agent: 'x' } }, /EngineOptions\.http/],
+      [{ agent: AGENT, nope: 1 }, /unknown option "nope"/],
+    ];
+    for (const [o, re] of bad) {
+      expect(() => new Engine(o as Partial<EngineOptions> & { agent: string })).toThrow(InvalidArgumentError);
+      expect(() => new Engine(o as Partial<EngineOptions> & { agent: string })).toThrow(re);
+    }
+    const e = new Engine({ agent: AGENT, politeness: { minDelayMs: 100 } });
+    expect(e.policy).toMatchObject({ floorMs: 100, defaultIntervalMs: 1000, ipFloorMs: 100 });
+    expect(e.options).toMatchObject({ concurrency: 64, maxPages: Infinity, robots: true, allowPrivate: false, grouping: 'host' });
+    void e.close();
+  });
+
+  it('reports seeds that are not crawlable', async () => {
+    const web = threeSites();
+    const engine = new Engine(options(web, { seeds: ['http://a.test/', 'ftp://x.test/', 'not a url'], maxPages: 1 }));
+    for await (const _ of engine.run()) {
+      // one page
+    }
+    expect(engine.rejectedSeeds).toEqual(['ftp://x.test/', 'not a url']);
+    await engine.close();
+  });
+});
+
+describe('continuous mode', () => {
+  it('recrawls URLs when the freshness policy says they are due, with conditional GETs and change verdicts', async () => {
+    const HOUR = 3_600_000;
+    let skew = 0;
+    const clock = (): number => performance.timeOrigin + performance.now() + skew;
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': ['/1', '/2'], '/1': [], '/2': [] });
+    web.pages.set('http://a.test/1', { body: 'one', etag: '"v1"' });
+    web.pages.set('http://a.test/2', (n) => ({ body: n === 1 ? 'two' : 'two, rewritten' }));
+    const seenHours: number[] = [];
+    const engine = new Engine(
+      options(web, {
+        seeds: ['http://a.test/'],
+        clock,
+        recrawl: true,
+        freshness: (record, nowHours) => {
+          seenHours.push(record.crawlCount);
+          return nowHours + 1;
+        },
+        progressIntervalMs: 20,
+        onProgress: () => undefined,
+      }),
+    );
+    const pages: { url: string; status: number; change: string | undefined }[] = [];
+    for await (const p of engine.run()) {
+      pages.push({ url: p.url, status: p.status, change: p.change });
+      // The first pass is done (once this page is taken): then two hours pass.
+      if (pages.length === 3) setTimeout(() => (skew = 2 * HOUR), 30);
+      if (pages.length === 6) void engine.stop();
+    }
+    expect(engine.stopReason).toBe('stopped');
+    expect(pages.slice(0, 3).every((p) => p.change === 'first')).toBe(true);
+    const second = new Map(pages.slice(3).map((p) => [p.url, p]));
+    expect(second.get('http://a.test/1')).toMatchObject({ status: 304, change: 'none' });
+    expect(second.get('http://a.test/2')).toMatchObject({ status: 200, change: 'real' });
+    expect(second.get('http://a.test/')).toMatchObject({ status: 200, change: 'none' });
+    expect(web.log.filter((r) => r.url === 'http://a.test/1').map((r) => r.conditional)).toEqual([false, true]);
+    expect(seenHours.filter((c) => c === 2).length).toBe(3);
+    await engine.close();
+  });
+
+  it('without recrawl the same crawl drains and stops', async () => {
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': ['/1'], '/1': [] });
+    const engine = new Engine(options(web, { seeds: ['http://a.test/'] }));
+    for await (const _ of engine.run()) {
+      // drain
+    }
+    expect(engine.stopReason).toBe('drained');
+    await engine.close();
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * The engine's small parts on their own: host explanations (live and from a checkpoint), the
+ * journal record codec, the per-IP send gate, and the waker.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  CorruptJournalError,
+  explainHost,
+  Frontier,
+  type HostSnapshot,
+  HostFlags,
+  hostStatesFromPartition,
+  politenessConfig,
+  readPartition,
+  Waker,
+  writePartition,
+} from '../../src/index.js';
+import { decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from '../../src/engine/records.js';
+import { SendGate } from '../../src/engine/send-gate.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const policy = politenessConfig({ floorMs: 250, defaultIntervalMs: 1000 });
+const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
+
+function snap(over: Partial<HostSnapshot>): HostSnapshot {
+  return {
+    name: 'a.example',
+    ip: '192.0.2.1',
+    state: 'parked',
+    flags: 0,
+    intervalMs: 1000,
+    crawlDelayMs: 0,
+    nextEligibleMs: NOW,
+    ipEligibleMs: 0,
+    lastDispatchMs: NOW - 1000,
+    latencyMs: 20,
+    queued: 3,
+    urlBudget: 0,
+    depthCap: 0,
+    admitted: 3,
+    ceilingStreak: 0,
+    inFlightUrl: undefined,
+    ...over,
+  };
+}
+
+describe('explainHost', () => {
+  it('names each reason a host is idle, in words the CLI prints', () => {
+    const cases: [Partial<HostSnapshot>, string, RegExp][] = [
+      [{ flags: HostFlags.Dead, intervalMs: 300_000 }, 'dead', /^dead: interval pinned at the 5 min ceiling$/],
+      [{ state: 'in-flight', inFlightUrl: 'https://a.example/x' }, 'fetching', /^fetching https:\/\/a\.example\/x$/],
+      [{ flags: HostFlags.RobotsUnreachable }, 'robots-unreachable', /^robots\.txt unreachable$/],
+      [{ queued: 0, urlBudget: 10, admitted: 10 }, 'budget-exhausted', /^budget exhausted \(10 of 10 URLs admitted\)$/],
+      [{ queued: 0 }, 'done', /^nothing to fetch$/],
+      [{ state: 'front' }, 'queued', /^3 URLs waiting for an active slot$/],
+      [{ nextEligibleMs: NOW + 30_000, lastDispatchMs: NOW - 1000 }, 'retry-after', /^blocked until 12:00:30 \(in 30 s\) by Retry-After$/],
+      [{ intervalMs: 8000, nextEligibleMs: NOW + 7000 }, 'backoff', /^backoff level 3 \(interval 8 s\), next at 12:00:07 \(in 7 s\)$/],
+      [{ intervalMs: 10_000, crawlDelayMs: 10_000, nextEligibleMs: NOW + 9000 }, 'crawl-delay', /^crawl-delay 10 s, next at 12:00:09 \(in 9 s\)$/],
+      [{ nextEligibleMs: NOW + 250, lastDispatchMs: NOW - 750 }, 'interval', /^interval 1 s, next at 12:00:00 \(in 250 ms\)$/],
+      [{ ipEligibleMs: NOW + 400 }, 'shared-ip', /^waiting on shared IP 192\.0\.2\.1 until 12:00:00 \(in 400 ms\)$/],
+      [{}, 'ready', /^ready$/],
+    ];
+    for (const [over, why, reason] of cases) {
+      const s = explainHost(snap(over), NOW, policy);
+      expect([s.why, s.reason], why).toEqual([why, expect.stringMatching(reason)]);
+    }
+    const outage = explainHost(snap({ flags: HostFlags.RobotsUnreachable }), NOW, policy, { robotsRetryAtMs: NOW + 60_000, robotsStatus: 503 });
+    expect(outage.reason).toBe('robots.txt unreachable (HTTP 503), retry at 12:01:00 (in 60 s)');
+    expect(outage.category).toBe('blocked');
+    expect(explainHost(snap({ queued: 2 }), NOW, policy, { robotsPending: true }).why).toBe('robots-pending');
+  });
+
+  it('reads the same answers from a checkpoint', () => {
+    const f = new Frontier(0, Math.floor(NOW / 3_600_000), { politeness: policy, resolver: () => '192.0.2.7', stateMachine: true });
+    f.seed('https://a.example/', 'a.example', 1, 0, 0);
+    f.seed('https://a.example/2', 'a.example', 1, 0, 0);
+    f.seed('https://b.example/', 'b.example', 1, 0, 0);
+    const req = f.dispatch(NOW)!;
+    f.report({ row: req.row, url: req.url, status: 429, retryAfter: '120' }, NOW + 10);
+    const live = f.hostSnapshots().map((s) => explainHost(s, NOW + 20, policy));
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-units-'));
+    try {
+      const file = join(dir, 'f.meguri');
+      writePartition(file, f.checkpointBytes());
+      const fromFile = hostStatesFromPartition(readPartition(file), NOW + 20, policy);
+      expect(fromFile.map((s) => [s.host, s.why, s.reason, s.queued])).toEqual(live.map((s) => [s.host, s.why, s.reason, s.queued]));
+      expect(fromFile.find((s) => s.host === req.host)?.why).toBe('retry-after');
+      expect(fromFile.find((s) => s.host !== req.host)?.why).toBe('shared-ip');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      f.free();
+    }
+  });
+});
+
+describe('journal records', () => {
+  it('round-trip an outcome as the frontier needs it (no body), and a dispatch', () => {
+    const o = {
+      row: 7,
+      url: 'https://a.example/x',
+      status: 200,
+      etag: '"e1"',
+      lastModified: 1_700_000_000,
+      contentFp: 0xdead_beef_0123_4567n,
+      simhash: 0x1n,
+      latencyMs: 12.5,
+      body: new Uint8Array(10),
+      links: [{ url: 'https://a.example/y' }, { url: 'https://a.example/z', nofollow: true }],
+    };
+    const key = '0123456789abcdef0123456789abcdef';
+    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 100, 150, o)), 0);
+    expect(rec).toMatchObject({ t: 'o', k: key, h: 'a.example', at: 100, now: 150, s: 200, l: ['https://a.example/y'] });
+    expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0])).toEqual({
+      row: -1,
+      url: o.url,
+      status: 200,
+      retryAfter: undefined,
+      etag: '"e1"',
+      lastModified: 1_700_000_000,
+      location: undefined,
+      contentFp: 0xdead_beef_0123_4567n,
+      simhash: 1n,
+      latencyMs: 12.5,
+      links: [{ url: 'https://a.example/y' }],
+    });
+    expect(decodeRecord(encodeRecord({ t: 'd', h: 'a.example', at: 5, r: 1 }), 1)).toEqual({ t: 'd', h: 'a.example', at: 5, r: 1 });
+  });
+
+  it('refuses records it did not write', () => {
+    const bad = ['not json', '[]', '{"t":"x"}', '{"t":"o","k":"zz","u":"u","h":"h","at":1,"now":1,"s":200}', '{"t":"d","h":"h"}', '{"t":"o","k":"0123456789abcdef0123456789abcdef","u":"u","h":"h","at":1,"now":1,"s":200,"fp":"xyz"}'];
+    for (const b of bad) expect(() => decodeRecord(new TextEncoder().encode(b), 3), b).toThrow(CorruptJournalError);
+  });
+});
+
+describe('SendGate', () => {
+  it('keeps one unsent request per IP and spaces the next from when the previous left', async () => {
+    let now = 0;
+    const starts: string[] = [];
+    const spent: [string, number][] = [];
+    const gate = new SendGate(
+      () => now,
+      () => 50,
+      (group, _ip, at) => spent.push([group, at]),
+    );
+    gate.enter('10.0.0.1', 'a', 'A', () => starts.push('a'));
+    gate.enter('10.0.0.1', 'b', 'B', () => starts.push('b'));
+    gate.enter('10.0.0.2', 'c', 'C', () => starts.push('c'));
+    gate.enter(undefined, 'd', 'D', () => starts.push('d'));
+    expect(starts).toEqual(['a', 'c', 'd']);
+    expect([gate.unsent, gate.held]).toEqual([3, 1]);
+    now = 30;
+    gate.sent('a', 30); // a left at 30: b may leave at 80
+    expect(spent).toEqual([['A', 30]]);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(starts).toEqual(['a', 'c', 'd']); // the clock says 30 < 80
+    now = 80;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(starts).toEqual(['a', 'c', 'd', 'b']);
+    gate.done('b'); // b failed before leaving: releases without a step
+    gate.sent('zzz', 90); // unknown ids are ignored
+    expect(gate.unsent).toBe(2);
+    gate.clear();
+    expect([gate.unsent, gate.held]).toEqual([0, 0]);
+  });
+});
+
+describe('Waker', () => {
+  it('wakes on notify or timer, remembers a notify given while nobody waits, and counts', async () => {
+    const w = new Waker();
+    w.notify();
+    await w.wait(10_000); // remembered: returns at once
+    const t = performance.now();
+    await w.wait(20);
+    expect(performance.now() - t).toBeGreaterThanOrEqual(15);
+    setTimeout(() => w.notify(), 5);
+    await w.wait(10_000);
+    expect([w.wakeups, w.timerWakeups]).toEqual([3, 1]);
+  });
+});
