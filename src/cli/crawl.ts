@@ -132,6 +132,13 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
     view.update(p, context(p));
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
+  engine.once('open', (r) => {
+    urlsBefore = engine.frontier?.len() ?? 0;
+    json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore });
+    if (r.resumed && json === undefined) {
+      view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
+    }
+  });
   const offs: (() => void)[] = [];
   if (io.signals) {
     let count = 0;
@@ -165,13 +172,6 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
     json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, resumedPages: pages.existing, seeds: setup.engine.seeds?.length ?? 0 });
     try {
       for await (const page of engine.run()) {
-        if (urlsBefore < 0) {
-          urlsBefore = engine.frontier?.len() ?? 0;
-          if (engine.recovery.resumed) {
-            const r = engine.recovery;
-            view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
-          }
-        }
         setup.onPage?.(page);
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;

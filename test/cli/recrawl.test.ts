@@ -39,7 +39,8 @@ describe('meguri crawl --recrawl', () => {
     const end = events.at(-1)!;
     expect(end).toMatchObject({ type: 'end', reason: 'maxPages', fetched: 12 });
     // Every line is an event object.
-    for (const e of events) expect(['start', 'page', 'progress', 'checkpoint', 'end']).toContain(e.type);
+    for (const e of events) expect(['start', 'open', 'page', 'progress', 'checkpoint', 'end']).toContain(e.type);
+    expect(events.find((e) => e.type === 'open')).toMatchObject({ type: 'open', resumed: false });
 
     const inspect = bufferIo();
     expect(await main(['inspect', data, '--json'], inspect)).toBe(0);
