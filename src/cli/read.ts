@@ -285,7 +285,8 @@ export function hostsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): n
   for (const h of shown) {
     rows.push([h.host, h.ip || '—', h.why, int(h.queued), h.urlBudget > 0 ? `${int(h.admitted)}/${int(h.urlBudget)}` : int(h.admitted), duration(h.intervalMs), ...(why ? [h.reason] : [])]);
   }
-  const head = `${int(all.length)} hosts: ready ${counts.ready} · waiting ${counts.waiting} · blocked ${counts.blocked} · dead ${counts.dead} · done ${counts.idle}  (as of ${clockTime(nowMs)} UTC)`;
+  const age = Math.max(0, nowMs - statSync(file).mtimeMs);
+  const head = `${int(all.length)} hosts: ready ${counts.ready} · waiting ${counts.waiting} · blocked ${counts.blocked} · dead ${counts.dead} · done ${counts.idle}  (at ${clockTime(nowMs)} UTC, from the checkpoint written ${duration(age)} ago)`;
   io.stdout.write(`${[head, ...table(rows, new Set([3, 4])).map((l) => `  ${l}`), shown.length < all.length ? `  … ${int(all.length - shown.length)} more (--limit 0 for all)` : ''].filter(Boolean).join('\n')}\n`);
   return EXIT.ok;
 }
