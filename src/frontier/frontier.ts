@@ -33,7 +33,7 @@
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
-import { u64Lanes } from '../core/lanes.js';
+import { lanesToU64, u64Lanes } from '../core/lanes.js';
 import {
   type ColumnBlock,
   type PartitionImage,

@@ -1,0 +1,333 @@
+/**
+ * `meguri crawl` and the crawl loop it shares with `meguri demo`: the engine driven like any
+ * embedder would drive it — every page written to WARC and pages.jsonl before the next is
+ * taken (so a page is on disk before its outcome is journaled), progress shown while it runs,
+ * SIGINT/SIGTERM turned into a graceful stop with a checkpoint (a second signal cuts the
+ * fetches in flight; they are fetched again on resume).
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
+import { CHECKPOINT_FILE, type CrawlSummary, Engine, type EngineOptions, type EngineResolve, type HostStatus, JOURNAL_FILE, type Progress } from '../engine/index.js';
+import { InvalidArgumentError } from '../errors/index.js';
+import { systemResolver } from '../fetch/index.js';
+import { withFreshness } from '../freshness/index.js';
+import type { FrontierStats } from '../frontier/index.js';
+import { type CommandSpec, type ParsedArgs } from './args.js';
+import { EXIT, inFile } from './failure.js';
+import { type CliIo, bytes, int, seconds } from './io.js';
+import { PagesIndex, pageRecord } from './pages.js';
+import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
+import { WarcWriter } from './warc.js';
+
+/** The pages index file in the data directory. */
+export const PAGES_FILE = 'pages.jsonl';
+
+/** The `crawl` command's flags. */
+export const CRAWL_SPEC: CommandSpec = {
+  name: 'crawl',
+  summary: 'Crawl politely from seed URLs into WARC files and pages.jsonl; run it again on the same --data to resume.',
+  usage: '[URL…] --data DIR --agent "Name/1.0 (+contact)"',
+  minPositionals: 0,
+  maxPositionals: Infinity,
+  flags: [
+    { name: 'data', kind: 'string', arg: 'DIR', help: 'crawl state: checkpoint, journal, pages.jsonl (an existing one resumes)', required: 'where the crawl keeps its state' },
+    { name: 'agent', kind: 'agent', arg: 'UA', help: 'User-Agent sent with every request, product token first', required: 'e.g. --agent "MyBot/1.0 (+https://example.com/bot)"; sites identify and contact you by it' },
+    { name: 'seeds', kind: 'string', arg: 'FILE', help: 'more seed URLs, one per line (# starts a comment)' },
+    { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N fetches in the campaign (resumes count earlier runs)' },
+    { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
+    { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
+    { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
+    { name: 'grouping', kind: 'choice', arg: 'MODE', choices: ['registrable', 'host', 'origin'], help: 'politeness unit: registrable domain, host name or origin (default host)' },
+    { name: 'recrawl', kind: 'boolean', help: 'continuous mode: pages come due again as often as they change; runs until stopped' },
+    { name: 'budget', kind: 'number', arg: 'N', above: 0, help: 'with --recrawl: recrawls per hour the freshness scheduler spends (default 3600)' },
+    { name: 'warc', kind: 'string', arg: 'DIR', help: 'WARC output directory (default DIR/warc under --data)' },
+    { name: 'warc-size', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'rotate WARC files at this size (default 1G)' },
+    { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests)' },
+    { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, help: 'least time between two requests to one host (default 250ms)' },
+    { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
+    { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
+    { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s; also at stop)' },
+    { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
+    { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
+  ],
+  notes: [
+    'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
+    'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
+    'Exit codes: 0 done, 1 failure, 2 usage, 130 interrupted (resumable).',
+  ],
+};
+
+/** Everything `runCrawl` needs. */
+export interface CrawlSetup {
+  /** Engine options (dataDir, agent, seeds, politeness, …). */
+  readonly engine: Partial<EngineOptions> & Pick<EngineOptions, 'agent'> & { readonly dataDir: string };
+  /** WARC output directory; undefined writes none. */
+  readonly warcDir: string | undefined;
+  readonly warcMaxBytes: number | undefined;
+  readonly json: boolean;
+  /** First line of the status block. */
+  readonly title: string;
+  /** Progress period; default by output kind. */
+  readonly progressIntervalMs: number | undefined;
+  /** Called before each page is taken (the demo records statuses). */
+  readonly onPage?: ((page: import('../engine/index.js').Page) => void) | undefined;
+}
+
+/** What a crawl run did. */
+export interface CrawlResult {
+  readonly summary: CrawlSummary;
+  /** Stopped by a signal (resumable). */
+  readonly interrupted: boolean;
+  readonly pagesWritten: number;
+  readonly warcFiles: readonly string[];
+  readonly warcBytes: number;
+  /** Out-links followed on this run's pages plus redirect targets (discoveries offered to the frontier). */
+  readonly discoveries: number;
+  /** URLs the frontier held when the first page arrived, and at the end. */
+  readonly urlsBefore: number;
+  readonly urlsAfter: number;
+  /** Frontier stats at the end of the run. */
+  readonly stats: FrontierStats | undefined;
+  readonly hosts: readonly HostStatus[];
+  readonly elapsedMs: number;
+}
+
+/** The package version (for warcinfo and --version). */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function viewFor(io: CliIo, json: boolean): ProgressView {
+  if (json) return new JsonEvents(io.stdout);
+  if (io.stderr.isTTY === true && io.env['TERM'] !== 'dumb') return new TtyProgress(io.stderr);
+  return new LineProgress(io.stderr);
+}
+
+/** Runs a crawl to its end (drained, max pages, stopped) with outputs and progress. */
+export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResult> {
+  const dataDir = setup.engine.dataDir;
+  const view = viewFor(io, setup.json);
+  const json = view instanceof JsonEvents ? view : undefined;
+  const tty = view instanceof TtyProgress;
+  const intervalMs = setup.progressIntervalMs ?? (json ? 1000 : tty ? 250 : 5000);
+  const engine = new Engine({ ...setup.engine, progressIntervalMs: intervalMs, handleSignals: false });
+  const maxPages = engine.options.maxPages;
+  const continuous = engine.options.recrawl || engine.options.freshness !== undefined;
+  let pages: PagesIndex | undefined;
+  let warc: WarcWriter | undefined;
+  let interrupted = false;
+  let discoveries = 0;
+  let urlsBefore = -1;
+  let hostsCache: HostStatus[] = [];
+  const context = (p: Progress, note?: string): StatusContext => ({
+    title: setup.title,
+    eta: continuous ? undefined : estimateEta(p, hostsCache, maxPages),
+    continuous,
+    warcBytes: warc?.bytes ?? 0,
+    note,
+  });
+  engine.on('progress', (p) => {
+    hostsCache = engine.hostStates();
+    view.update(p, context(p));
+  });
+  engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
+  engine.once('open', (r) => {
+    urlsBefore = engine.frontier?.len() ?? 0;
+    json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore });
+    if (r.resumed && json === undefined) {
+      view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
+    }
+  });
+  const offs: (() => void)[] = [];
+  if (io.signals) {
+    let count = 0;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      count++;
+      interrupted = true;
+      if (count === 1) {
+        view.note(`${signal}: stopping — finishing the fetches in flight and writing a checkpoint (again to cut them short)`);
+        void engine.stop();
+      } else {
+        view.note(`${signal}: cutting the fetches in flight (they are fetched again on resume)`);
+        void engine.abort();
+      }
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    offs.push(() => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    });
+  }
+  const started = Date.now();
+  let summary: CrawlSummary | undefined;
+  engine.once('end', (s) => (summary = s));
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    pages = PagesIndex.open(join(dataDir, PAGES_FILE));
+    if (setup.warcDir !== undefined) {
+      warc = await WarcWriter.open({ dir: setup.warcDir, maxBytes: setup.warcMaxBytes, agent: setup.engine.agent, software: `meguri/${packageVersion()}` });
+    }
+    json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, resumedPages: pages.existing, seeds: setup.engine.seeds?.length ?? 0 });
+    try {
+      for await (const page of engine.run()) {
+        setup.onPage?.(page);
+        if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
+        if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
+        const where = warc === undefined ? undefined : await warc.write(page);
+        const rec = pageRecord(page, where, dataDir);
+        pages.append(rec);
+        json?.emit('page', { ...rec });
+      }
+    } catch (err) {
+      throw fileContext(err, dataDir);
+    }
+    const end = summary ?? { reason: engine.stopReason ?? 'stopped', progress: engine.progress(), recovery: engine.recovery };
+    hostsCache = engine.hostStates();
+    const stats = engine.frontier?.stats(Math.floor(Date.now() / 3_600_000));
+    view.finish(end.progress, context(end.progress, interrupted ? `stopped (${end.reason}); checkpoint written — run the same command to resume` : undefined));
+    if (engine.rejectedSeeds.length > 0) io.stderr.write(`meguri: skipped ${engine.rejectedSeeds.length} seed(s) that are not http(s) URLs: ${engine.rejectedSeeds.slice(0, 3).map((s) => JSON.stringify(s)).join(', ')}\n`);
+    return {
+      summary: end,
+      interrupted,
+      pagesWritten: pages.appended,
+      warcFiles: warc?.files ?? [],
+      warcBytes: warc?.bytes ?? 0,
+      discoveries,
+      urlsBefore: Math.max(0, urlsBefore),
+      urlsAfter: engine.frontier?.len() ?? 0,
+      stats,
+      hosts: hostsCache,
+      elapsedMs: Date.now() - started,
+    };
+  } finally {
+    for (const off of offs) off();
+    warc?.close();
+    pages?.close();
+    await engine.close();
+  }
+}
+
+/** Names the checkpoint or journal in a corrupt-file error from the engine. */
+function fileContext(err: unknown, dataDir: string): unknown {
+  const name = (err as { name?: unknown } | null)?.name;
+  if (name === 'CorruptJournalError') return inFile(err, join(dataDir, JOURNAL_FILE));
+  return inFile(err, join(dataDir, CHECKPOINT_FILE));
+}
+
+/** Reads a seeds file: one URL per line, blank lines and `#` comments ignored. */
+export function readSeedsFile(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw inFile(err, path);
+  }
+  const out: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const t = line.replace(/(^|\s)#.*$/, '').trim();
+    if (t !== '') out.push(t);
+  }
+  return out;
+}
+
+/** A resolver that answers the `--resolve` table and asks the system for the rest. */
+export function tableResolver(pairs: readonly (readonly [string, string])[]): EngineResolve | undefined {
+  if (pairs.length === 0) return undefined;
+  const table = new Map<string, string[]>();
+  for (const [name, ip] of pairs) table.set(name, [...(table.get(name) ?? []), ip]);
+  const system = systemResolver();
+  return async (hostname) => {
+    const hit = table.get(hostname.toLowerCase().replace(/\.$/, ''));
+    if (hit !== undefined) return hit;
+    const answer = await system(hostname);
+    return typeof answer === 'string' ? answer : answer.map((a) => (typeof a === 'string' ? a : a.address));
+  };
+}
+
+/** `meguri crawl`. */
+export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
+  const dataDir = resolvePath(args.text('data')!);
+  const seeds = [...args.positionals];
+  const seedsFile = args.text('seeds');
+  if (seedsFile !== undefined) seeds.push(...readSeedsFile(seedsFile));
+  const resumable = existsSync(join(dataDir, CHECKPOINT_FILE));
+  if (seeds.length === 0 && !resumable) {
+    throw new InvalidArgumentError(`crawl: nothing to crawl: give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume (${JSON.stringify(dataDir)} has none)`);
+  }
+  const budget = args.number('budget');
+  const recrawl = args.flag('recrawl');
+  if (budget !== undefined && !recrawl) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
+  const minDelay = args.number('min-delay');
+  const maxCrawlDelay = args.number('max-crawl-delay');
+  const warcDir = args.text('warc');
+  const engine: CrawlSetup['engine'] = {
+    agent: args.text('agent')!,
+    dataDir,
+    seeds,
+    ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
+    ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),
+    ...(args.has('max-urls-per-host') ? { maxUrlsPerHost: args.number('max-urls-per-host')! } : {}),
+    ...(args.has('concurrency') ? { concurrency: args.number('concurrency')! } : {}),
+    ...(args.has('grouping') ? { grouping: args.text('grouping') as EngineOptions['grouping'] } : {}),
+    ...(args.has('checkpoint-every') ? { checkpointIntervalMs: args.number('checkpoint-every')! } : {}),
+    ...(maxCrawlDelay !== undefined ? { maxCrawlDelayMs: maxCrawlDelay } : {}),
+    ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
+    ...(recrawl ? recrawlFreshness(budget ?? DEFAULT_RECRAWL_BUDGET) : {}),
+    allowPrivate: args.flag('allow-private'),
+    resolve: tableResolver(args.pairs('resolve')),
+  };
+  const json = args.flag('json');
+  const result = await runCrawl(
+    {
+      engine,
+      warcDir: resolvePath(warcDir ?? join(dataDir, 'warc')),
+      warcMaxBytes: args.number('warc-size'),
+      json,
+      title: `meguri crawl → ${dataDir}`,
+      progressIntervalMs: args.number('interval'),
+    },
+    io,
+  );
+  const s = result.summary;
+  const p = s.progress;
+  if (json) {
+    new JsonEvents(io.stdout).emit('end', {
+      reason: s.reason,
+      interrupted: result.interrupted,
+      fetched: p.fetched,
+      fetchedThisRun: p.fetchedThisRun,
+      urls: result.urlsAfter,
+      warcFiles: result.warcFiles,
+      warcBytes: result.warcBytes,
+      pagesFile: join(dataDir, PAGES_FILE),
+      stats: result.stats ?? null,
+    });
+  } else {
+    const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', stopped: 'stopped', aborted: 'aborted' }[s.reason];
+    io.stdout.write(
+      `${[
+        `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign, ${int(result.urlsAfter)} URLs known`,
+        `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
+        `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${resolvePath(warcDir ?? join(dataDir, 'warc'))}`}`,
+        result.interrupted || s.reason !== 'drained' ? `  resume meguri crawl --data ${dataDir} --agent … (same command)` : '',
+      ]
+        .filter(Boolean)
+        .join('\n')}\n`,
+    );
+  }
+  return result.interrupted ? EXIT.interrupted : EXIT.ok;
+}
+
+/** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */
+export const DEFAULT_RECRAWL_BUDGET = 3600;
+
+/**
+ * The engine options of continuous mode: the freshness scheduler (src/freshness's
+ * `withFreshness`) learns each page's change rate and spends `budgetPerHour` recrawls an hour
+ * where they keep the most pages fresh, within every host's politeness.
+ */
+function recrawlFreshness(budgetPerHour: number): Partial<EngineOptions> {
+  return { recrawl: true, freshness: withFreshness(undefined, budgetPerHour) };
+}

@@ -1,0 +1,92 @@
+/**
+ * How a failure reaches the user: one line (two with a hint) on stderr, never a stack trace,
+ * and an exit code — 2 for a usage mistake (`InvalidArgumentError`), 1 for anything that went
+ * wrong at run time. `MEGURI_DEBUG=1` adds the stack for bug reports.
+ */
+import { CorruptJournalError, CorruptPartitionError, InvalidArgumentError, MeguriError } from '../errors/index.js';
+import type { CliIo } from './io.js';
+
+/** Exit codes. */
+export const EXIT = {
+  ok: 0,
+  /** A run-time failure (corrupt file, I/O error, violations in the demo). */
+  failure: 1,
+  /** A usage mistake: bad flag, missing argument. */
+  usage: 2,
+  /** Stopped by SIGINT/SIGTERM after a clean checkpoint (128 + SIGINT). */
+  interrupted: 130,
+} as const;
+
+/**
+ * A failure already worded for the user, with the code of the error behind it: used to put
+ * the file name in front of a codec error that does not know which file it was reading.
+ */
+export class CliFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: number,
+    readonly hint?: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'CliFailure';
+  }
+}
+
+/** Rewords a corrupt-file error to name `path`; other errors pass through unchanged. */
+export function inFile(err: unknown, path: string): unknown {
+  if (err instanceof CorruptPartitionError) {
+    return new CliFailure(err.code, `${path}: ${err.message}`, EXIT.failure, 'the checkpoint is damaged: restore it from a copy, or start over with a new --data directory', { cause: err });
+  }
+  if (err instanceof CorruptJournalError) {
+    return new CliFailure(err.code, `${path}: corrupt journal: ${err.message}`, EXIT.failure, 'the journal is damaged beyond a torn tail: move it aside to resume from the last checkpoint', { cause: err });
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof Error && !(err instanceof MeguriError) && typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new CliFailure(code, `${path}: ${systemText(err)}`, EXIT.failure, undefined, { cause: err });
+  }
+  return err;
+}
+
+/** A Node system error's message without the syscall noise (`ENOENT: no such file or directory, open '…'`). */
+function systemText(err: Error): string {
+  const m = /^(E[A-Z]+): ([^,]+)/.exec(err.message);
+  return m ? `${m[2]} (${m[1]})` : err.message;
+}
+
+/** A system error's path, when Node recorded one. */
+function systemPath(err: Error): string | undefined {
+  const p = (err as { path?: unknown }).path;
+  return typeof p === 'string' ? p : undefined;
+}
+
+/** Prints `err` for the user and returns the exit code; `command` names where to look for help. */
+export function reportFailure(err: unknown, io: CliIo, command?: string): number {
+  const debug = io.env['MEGURI_DEBUG'] === '1';
+  const say = (line: string, hint?: string): void => {
+    io.stderr.write(`meguri: ${line}\n${hint ? `  ${hint}\n` : ''}`);
+    if (debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
+  };
+  if (err instanceof CliFailure) {
+    say(`${err.message} [${err.code}]`, err.hint);
+    return err.exitCode;
+  }
+  if (err instanceof InvalidArgumentError) {
+    say(err.message, command === undefined ? "see 'meguri --help'" : `see 'meguri ${command} --help'`);
+    return EXIT.usage;
+  }
+  if (err instanceof MeguriError) {
+    say(`${err.message} [${err.code}]`);
+    return EXIT.failure;
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof Error && typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    const path = systemPath(err);
+    say(`${path === undefined ? '' : `${path}: `}${systemText(err)}`);
+    return EXIT.failure;
+  }
+  const text = err instanceof Error ? err.message : String(err);
+  say(`internal error: ${text}`, debug ? undefined : 'this is a bug in meguri; set MEGURI_DEBUG=1 to print the stack trace for a report');
+  return EXIT.failure;
+}

@@ -1,0 +1,80 @@
+/**
+ * What the CLI talks to: two output streams and the environment. `main` takes them as a
+ * parameter so tests can run commands in-process and read what they printed; the default is
+ * the real process.
+ */
+
+/** A text sink (process.stdout / process.stderr, or a test buffer). */
+export interface TextOut {
+  write(text: string): unknown;
+  /** True for a terminal (live status block, not log lines). */
+  readonly isTTY?: boolean | undefined;
+  /** Terminal width, when a terminal. */
+  readonly columns?: number | undefined;
+}
+
+/** The CLI's surroundings. */
+export interface CliIo {
+  readonly stdout: TextOut;
+  readonly stderr: TextOut;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Install SIGINT/SIGTERM handlers during a crawl (the real process only). */
+  readonly signals: boolean;
+}
+
+let guarded = false;
+
+/** The real process's streams and environment. */
+export function processIo(): CliIo {
+  // A reader that goes away (`meguri export … | head`) is not an error worth a stack trace:
+  // stop quietly, as Unix tools do.
+  if (!guarded) {
+    guarded = true;
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      process.stderr.write(`meguri: stdout: ${err.message}\n`);
+      process.exit(1);
+    });
+  }
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, signals: true };
+}
+
+/** `1234567` → `1,234,567`. */
+export function int(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** Bytes for people: `812 B`, `14.2 KiB`, `3.1 MiB`. */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v >= 100 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
+}
+
+/** Seconds for people: `42 s`, `3 min 05 s`, `2 h 10 min`. */
+export function seconds(s: number): string {
+  if (!Number.isFinite(s)) return '∞';
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(Math.round(s - m * 60)).padStart(2, '0')} s`;
+  const h = Math.floor(m / 60);
+  return `${h} h ${String(m - h * 60).padStart(2, '0')} min`;
+}
+
+/** Left-aligned columns with two spaces between them (the last column is not padded). */
+export function table(rows: readonly (readonly string[])[], rightAlign: ReadonlySet<number> = new Set()): string[] {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 && !rightAlign.has(i) ? c : rightAlign.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * `pages.jsonl`: one line per fetched page for people who do not want WARC — the URL, the
+ * status, when, the content fingerprint, how it changed since the last fetch, and where its
+ * WARC response record is (file and byte offset). Appended as pages are taken from the
+ * engine, across resumed runs; a line torn by a crash is cut off when the file is reopened,
+ * so the file always parses line by line.
+ */
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { isAbsolute, relative } from 'node:path';
+import type { Page, PageChange } from '../engine/index.js';
+import type { WarcLocation } from './warc.js';
+
+/** One line of pages.jsonl. */
+export interface PageRecord {
+  readonly url: string;
+  /** HTTP status, 0 when there was no response. */
+  readonly status: number;
+  /** When the fetch started, ISO 8601. */
+  readonly time: string;
+  /** xxHash64 of the normalized body, 16 hex digits; null without a body. */
+  readonly fingerprint: string | null;
+  /** Against the previous fetch: first, none, cosmetic, real; null for non-2xx/304. */
+  readonly change: PageChange | null;
+  /** The WARC file holding the response record (relative to the data directory when inside it). */
+  readonly warcFile: string | null;
+  /** Byte offset of the response record in `warcFile`. */
+  readonly warcOffset: number | null;
+  /** Compressed length of the response record. */
+  readonly warcLength: number | null;
+  readonly host: string;
+  readonly depth: number;
+  readonly contentType: string | null;
+  /** Stored body bytes (decoded). */
+  readonly bytes: number;
+  /** The body is the host's soft-404 template. */
+  readonly soft404: boolean;
+  /** A redirect's target. */
+  readonly location: string | null;
+  /** Why there was no usable response. */
+  readonly error: string | null;
+}
+
+const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
+
+/** The pages.jsonl line of a page and where its WARC record went. */
+export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: string): PageRecord {
+  let warcFile: string | null = null;
+  if (warc !== undefined) {
+    const rel = relative(dataDir, warc.file);
+    warcFile = rel.startsWith('..') || isAbsolute(rel) ? warc.file : rel;
+  }
+  return {
+    url: page.url,
+    status: page.status,
+    time: new Date(page.timing.dispatchedAtMs).toISOString(),
+    fingerprint: page.contentFp === undefined ? null : hex64(page.contentFp),
+    change: page.change ?? null,
+    warcFile,
+    warcOffset: warc?.offset ?? null,
+    warcLength: warc?.length ?? null,
+    host: page.host,
+    depth: page.depth,
+    contentType: page.headers.contentType ?? null,
+    bytes: page.body?.length ?? 0,
+    soft404: page.soft404,
+    location: page.headers.location ?? null,
+    error: page.error ?? null,
+  };
+}
+
+/** An append-only pages.jsonl. */
+export class PagesIndex {
+  #fd: number;
+  #size: number;
+  #appended = 0;
+
+  private constructor(
+    readonly path: string,
+    fd: number,
+    /** Lines already in the file when it was opened. */
+    readonly existing: number,
+    /** Bytes of a torn last line that were cut off. */
+    readonly tornBytes: number,
+    size: number,
+  ) {
+    this.#fd = fd;
+    this.#size = size;
+  }
+
+  /** Opens (or creates) `path`, cutting a torn last line. */
+  static open(path: string): PagesIndex {
+    const existed = existsSync(path);
+    const fd = openSync(path, existed ? 'r+' : 'w+', 0o644);
+    try {
+      const { lines, keep, size } = existed ? scan(fd) : { lines: 0, keep: 0, size: 0 };
+      if (keep < size) ftruncateSync(fd, keep);
+      return new PagesIndex(path, fd, lines, size - keep, keep);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+  }
+
+  /** Lines appended by this run. */
+  get appended(): number {
+    return this.#appended;
+  }
+
+  /** Appends one record. */
+  append(r: PageRecord): void {
+    const line = Buffer.from(`${JSON.stringify(r)}\n`);
+    let done = 0;
+    while (done < line.length) done += writeSync(this.#fd, line, done, line.length - done, this.#size + done);
+    this.#size += line.length;
+    this.#appended++;
+  }
+
+  close(): void {
+    if (this.#fd < 0) return;
+    closeSync(this.#fd);
+    this.#fd = -1;
+  }
+}
+
+/** Counts complete lines; `keep` is the length up to and including the last newline. */
+function scan(fd: number): { lines: number; keep: number; size: number } {
+  const size = fstatSync(fd).size;
+  const buf = Buffer.allocUnsafe(1 << 16);
+  let lines = 0;
+  let keep = 0;
+  for (let pos = 0; pos < size; ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, size - pos), pos);
+    if (n <= 0) break;
+    for (let i = 0; i < n; i++) {
+      if (buf[i] === 0x0a) {
+        lines++;
+        keep = pos + i + 1;
+      }
+    }
+    pos += n;
+  }
+  return { lines, keep, size };
+}

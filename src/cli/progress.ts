@@ -1,0 +1,195 @@
+/**
+ * Crawl progress for people and programs: a status block redrawn in place on a terminal,
+ * one log line per interval elsewhere, or one JSON object per line with `--json`.
+ *
+ * The ETA is bounded by politeness, not only by the observed rate. A fetch start spends its
+ * host's window and its IP's window for the host's interval iₕ, so the hosts sharing an
+ * address take turns: an address whose hosts hold qₕ queued URLs needs at least Σₕ qₕ·iₕ ms,
+ * and serves at most nₐ / Σₕ iₕ fetches per ms while its nₐ hosts with work alternate. So
+ *
+ *     capacity = Σₐ 1000·nₐ / Σₕ∈ₐ iₕ           (fetches per second)
+ *     ETA      = max( remaining / min(observed rate, capacity),  maxₐ Σₕ∈ₐ qₕ·iₕ / 1000 )
+ *
+ * where the address bound applies only when the crawl is expected to drain (not when
+ * `--max-pages` cuts it earlier). Hosts that are blocked (robots.txt unreachable,
+ * Retry-After), dead or without work add no capacity; a host with no resolved address counts
+ * as its own address.
+ */
+import type { HostStatus, Progress } from '../engine/index.js';
+import { type TextOut, bytes, int, seconds } from './io.js';
+
+/** The ETA estimate and what bounds it. */
+export interface Eta {
+  /** Seconds until the crawl is expected to end; Infinity when nothing can move. */
+  readonly seconds: number;
+  /** The politeness capacity of the hosts with work, fetches per second. */
+  readonly capacityPerSec: number;
+  /** URLs still to fetch that the estimate covers. */
+  readonly remaining: number;
+  /** The slowest host's own drain time bounds the estimate. */
+  readonly hostBound: boolean;
+}
+
+/**
+ * The ETA of a crawl from its progress and host states (see the module comment). `maxPages`
+ * is the campaign's page limit (Infinity for none).
+ */
+export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages: number): Eta {
+  const byIp = new Map<string, { n: number; sumInterval: number; work: number }>();
+  for (const h of hosts) {
+    if (h.queued === 0 || h.category === 'blocked' || h.category === 'dead' || h.category === 'idle') continue;
+    const interval = Math.max(h.intervalMs, h.crawlDelayMs, 1);
+    const key = h.ip === '' ? `host:${h.host}` : h.ip;
+    const a = byIp.get(key) ?? { n: 0, sumInterval: 0, work: 0 };
+    a.n++;
+    a.sumInterval += interval;
+    a.work += h.queued * interval;
+    byIp.set(key, a);
+  }
+  let capacity = 0;
+  let slowest = 0;
+  for (const a of byIp.values()) {
+    capacity += (1000 * a.n) / a.sumInterval;
+    slowest = Math.max(slowest, a.work / 1000);
+  }
+  const queued = p.queued + p.inFlight;
+  const budget = Number.isFinite(maxPages) ? Math.max(0, maxPages - p.fetched) : Infinity;
+  const remaining = Math.min(queued, budget);
+  if (remaining === 0) return { seconds: 0, capacityPerSec: capacity, remaining: 0, hostBound: false };
+  const rate = p.pagesPerSec > 0 ? Math.min(p.pagesPerSec, capacity > 0 ? capacity : p.pagesPerSec) : capacity;
+  const byRate = rate > 0 ? remaining / rate : Infinity;
+  const bound = budget >= queued ? slowest : 0;
+  return { seconds: Math.max(byRate, bound), capacityPerSec: capacity, remaining, hostBound: bound > byRate };
+}
+
+/** Context the status block shows besides the engine's progress. */
+export interface StatusContext {
+  /** First line, e.g. "meguri crawl → /data/crawl". */
+  readonly title: string;
+  readonly eta: Eta | undefined;
+  /** Continuous mode: the queue never drains, so no ETA. */
+  readonly continuous: boolean;
+  /** WARC bytes written this run. */
+  readonly warcBytes: number;
+  /** A note after the block (stopping, checkpoint written). */
+  readonly note?: string | undefined;
+}
+
+function etaText(c: StatusContext): string {
+  if (c.continuous) return 'continuous (recrawl)';
+  const e = c.eta;
+  if (e === undefined) return '—';
+  if (e.remaining === 0) return 'finishing';
+  if (!Number.isFinite(e.seconds)) return 'unknown (every host with work is blocked)';
+  const cap = e.capacityPerSec > 0 ? `politeness allows ≤ ${e.capacityPerSec < 10 ? e.capacityPerSec.toFixed(1) : int(e.capacityPerSec)} pages/s` : '';
+  return `~${seconds(e.seconds)}${cap ? ` (${cap}${e.hostBound ? '; slowest host bounds it' : ''})` : ''}`;
+}
+
+/** The status block's lines (no trailing newline, no escape codes). */
+export function statusLines(p: Progress, c: StatusContext): string[] {
+  const h = p.hosts;
+  const lines = [
+    `${c.title} · ${seconds(p.elapsedMs / 1000)}`,
+    `  fetched  ${int(p.fetched)}  (${p.pagesPerSec.toFixed(1)} pages/s)   in flight ${int(p.inFlight)}   queue ${int(p.queued)}   urls ${int(p.urls)}`,
+    `  hosts    ${int(h.total)}: ready ${int(h.ready)} · waiting ${int(h.waiting)} · blocked ${int(h.blocked)} · dead ${int(h.dead)} · done ${int(h.idle)}`,
+    `  answers  2xx ${int(p.status2xx)} · 3xx ${int(p.status3xx)} · 4xx ${int(p.status4xx)} · 429 ${int(p.status429)} · 5xx ${int(p.status5xx)} · errors ${int(p.errors)}`,
+    `  output   ${bytes(p.bytes)} received · WARC ${bytes(c.warcBytes)} · checkpoints ${int(p.checkpoints)}`,
+    `  ETA      ${etaText(c)}`,
+  ];
+  if (c.note) lines.push(`  ${c.note}`);
+  return lines;
+}
+
+/** One log line per interval (not a terminal). */
+export function progressLine(p: Progress, c: StatusContext): string {
+  const h = p.hosts;
+  return (
+    `[${seconds(p.elapsedMs / 1000)}] fetched ${p.fetched} (${p.pagesPerSec.toFixed(1)}/s), in flight ${p.inFlight}, queue ${p.queued}, ` +
+    `hosts ready/waiting/blocked/dead ${h.ready}/${h.waiting}/${h.blocked}/${h.dead}, 429s ${p.status429}, errors ${p.errors + p.status5xx}, ETA ${etaText(c)}`
+  );
+}
+
+/** Where progress goes. */
+export interface ProgressView {
+  /** A new progress report. */
+  update(p: Progress, c: StatusContext): void;
+  /** A one-off message (stopping, checkpoint). */
+  note(text: string): void;
+  /** The last report; the block stays on screen. */
+  finish(p: Progress, c: StatusContext): void;
+}
+
+/** Redraws the status block in place (cursor up, clear line) on a terminal. */
+export class TtyProgress implements ProgressView {
+  #drawn = 0;
+  #note: string | undefined;
+
+  constructor(private readonly out: TextOut) {}
+
+  update(p: Progress, c: StatusContext): void {
+    this.#draw(statusLines(p, { ...c, note: c.note ?? this.#note }));
+  }
+
+  note(text: string): void {
+    this.#note = text;
+  }
+
+  finish(p: Progress, c: StatusContext): void {
+    this.#draw(statusLines(p, { ...c, note: c.note ?? this.#note }));
+    this.#drawn = 0;
+  }
+
+  #draw(lines: string[]): void {
+    // A pseudo-terminal without a size reports 0 columns: assume a wide one then.
+    const cols = this.out.columns;
+    const width = cols !== undefined && cols >= 40 ? cols - 1 : 160;
+    // Move to the start of the block, then rewrite each line and clear what is left of it.
+    let s = this.#drawn > 0 ? `\x1b[${this.#drawn}F` : '';
+    for (const l of lines) s += `\x1b[2K${l.length > width ? `${l.slice(0, width - 1)}…` : l}\n`;
+    // A block that shrank leaves old lines below: clear them.
+    for (let i = lines.length; i < this.#drawn; i++) s += '\x1b[2K\n';
+    const extra = Math.max(0, this.#drawn - lines.length);
+    if (extra > 0) s += `\x1b[${extra}F`;
+    this.out.write(s);
+    this.#drawn = lines.length;
+  }
+}
+
+/** One line per report (a log file or a pipe). */
+export class LineProgress implements ProgressView {
+  constructor(private readonly out: TextOut) {}
+
+  update(p: Progress, c: StatusContext): void {
+    this.out.write(`${progressLine(p, c)}\n`);
+  }
+
+  note(text: string): void {
+    this.out.write(`${text}\n`);
+  }
+
+  finish(p: Progress, c: StatusContext): void {
+    this.update(p, c);
+  }
+}
+
+/** Machine-readable events: one JSON object per line on stdout. */
+export class JsonEvents implements ProgressView {
+  constructor(private readonly out: TextOut) {}
+
+  /** Writes one event. */
+  emit(type: string, fields: object): void {
+    this.out.write(`${JSON.stringify({ type, ...fields }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString(16).padStart(16, '0') : v))}\n`);
+  }
+
+  update(p: Progress, c: StatusContext): void {
+    this.emit('progress', { ...p, etaSeconds: c.continuous || c.eta === undefined || !Number.isFinite(c.eta.seconds) ? null : Math.round(c.eta.seconds * 10) / 10, warcBytes: c.warcBytes });
+  }
+
+  note(text: string): void {
+    this.emit('note', { message: text });
+  }
+
+  finish(p: Progress, c: StatusContext): void {
+    this.update(p, c);
+  }
+}

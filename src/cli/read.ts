@@ -1,0 +1,438 @@
+/**
+ * The commands that read a crawl without running it: `stats`, `schedule`, `hosts`, `export`
+ * and `inspect`. They open the checkpoint read-only (a crawl may be running on the same
+ * directory; its checkpoint is replaced atomically, so a reader sees an old or a new one) and
+ * never write to the data directory. Outcomes journaled after the checkpoint are counted
+ * (and applied by the next `meguri crawl`), not replayed here.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { isCoreLoaded } from '../core/instance.js';
+import { keyToHex } from '../core/keys.js';
+import { lanesToU64 } from '../core/lanes.js';
+import { xxh64Lanes } from '../core/hash.js';
+import { loadCoreSync } from '../core/node.js';
+import { decodeRecord } from '../engine/records.js';
+import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
+import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
+import { Frontier, type FrontierStats } from '../frontier/index.js';
+import { UrlTable } from '../frontier/table.js';
+import { parseJournal } from '../journal/index.js';
+import { URL_STATUS_NAMES } from '../model/index.js';
+import type { CommandSpec, ParsedArgs } from './args.js';
+import { CliFailure, EXIT, inFile } from './failure.js';
+import { type CliIo, type TextOut, bytes, int, table } from './io.js';
+
+const HOUR_MS = 3_600_000;
+
+/** A command over one crawl directory (or its .meguri file). */
+function dirCommand(name: string, summary: string, flags: CommandSpec['flags']): CommandSpec {
+  return { name, summary, usage: 'DIR', positionalHelp: 'the crawl directory (--data of meguri crawl) or a .meguri file', minPositionals: 1, maxPositionals: 1, flags };
+}
+
+/** `stats DIR`. */
+export const STATS_SPEC: CommandSpec = dirCommand('stats', "The frontier's counters from a crawl's checkpoint: URLs by status, hosts, queue, schedule, memory.", [
+  { name: 'json', kind: 'boolean', help: 'print one JSON object' },
+]);
+
+/** `schedule DIR`. */
+export const SCHEDULE_SPEC: CommandSpec = dirCommand('schedule', 'What is due and when: URLs that want a fetch, by due hour, with when their host may next be fetched.', [
+  { name: 'host', kind: 'string', arg: 'H', help: 'only this host (group name as `meguri hosts` prints it)' },
+  { name: 'limit', kind: 'integer', arg: 'N', min: 0, help: 'at most N URLs; 0 = all (default 50)' },
+  { name: 'json', kind: 'boolean', help: 'one JSON object per line' },
+]);
+
+/** `hosts DIR`. */
+export const HOSTS_SPEC: CommandSpec = dirCommand('hosts', 'Every host of a crawl: its state, queue and interval; --why says why an idle host is idle.', [
+  { name: 'why', kind: 'boolean', help: 'add the reason: crawl-delay, Retry-After, backoff level, budget, shared IP, robots.txt…' },
+  { name: 'limit', kind: 'integer', arg: 'N', min: 0, help: 'at most N hosts; 0 = all (default 0)' },
+  { name: 'json', kind: 'boolean', help: 'one JSON object per line' },
+]);
+
+/** `export DIR --format jsonl`. */
+export const EXPORT_SPEC: CommandSpec = dirCommand('export', 'The URL table of a crawl, one JSON object per URL on stdout.', [
+  { name: 'format', kind: 'choice', arg: 'FMT', choices: ['jsonl'], help: 'output format (jsonl)' },
+]);
+
+/** `inspect FILE.meguri`. */
+export const INSPECT_SPEC: CommandSpec = {
+  name: 'inspect',
+  summary: 'A .meguri file taken apart: header, sections with their checksums verified, and counts.',
+  usage: 'FILE.meguri',
+  positionalHelp: 'a .meguri file (or a crawl directory)',
+  minPositionals: 1,
+  maxPositionals: 1,
+  flags: [{ name: 'json', kind: 'boolean', help: 'print one JSON object' }],
+};
+
+function ensureCore(): void {
+  if (!isCoreLoaded()) loadCoreSync();
+}
+
+/** The checkpoint a DIR-or-file argument names. */
+export function checkpointPath(arg: string): string {
+  let isDir = false;
+  try {
+    isDir = statSync(arg).isDirectory();
+  } catch (err) {
+    throw inFile(err, arg);
+  }
+  if (!isDir) return arg;
+  const file = join(arg, CHECKPOINT_FILE);
+  if (!existsSync(file)) {
+    throw new CliFailure('ENOENT', `${arg}: no crawl here (${CHECKPOINT_FILE} not found)`, EXIT.failure, 'pass the --data directory of a meguri crawl, or a .meguri file');
+  }
+  return file;
+}
+
+/** The file's bytes (with the wasm core loaded for checksums); a read error names the file. */
+function readBytes(file: string): Uint8Array {
+  ensureCore();
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw inFile(err, file);
+  }
+}
+
+function readImage(file: string): PartitionImage {
+  const bytesRead = readBytes(file);
+  try {
+    return decodePartition(bytesRead);
+  } catch (err) {
+    throw inFile(err, file);
+  }
+}
+
+/** The engine's part of a checkpoint, when an engine wrote it. */
+interface EngineInfo {
+  readonly generation: number;
+  readonly completed: number;
+  readonly grouping: string;
+  readonly inFlight: readonly string[];
+}
+
+function engineInfo(image: PartitionImage): EngineInfo | undefined {
+  const e = image.meta.settings['engine'] as Partial<EngineInfo> | undefined;
+  if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [] };
+}
+
+/** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */
+function journalInfo(file: string, generation: number | undefined): { records: number; outcomes: number; tornBytes: number } | undefined {
+  const path = join(file, '..', JOURNAL_FILE);
+  if (!file.endsWith(CHECKPOINT_FILE) || !existsSync(path)) return undefined;
+  try {
+    const r = parseJournal(readFileSync(path));
+    if (generation !== undefined && r.generation !== BigInt(generation)) return { records: 0, outcomes: 0, tornBytes: r.tornBytes };
+    let outcomes = 0;
+    r.records.forEach((rec, seq) => {
+      if (decodeRecord(rec, seq).t === 'o') outcomes++;
+    });
+    return { records: r.records.length, outcomes, tornBytes: r.tornBytes };
+  } catch (err) {
+    throw inFile(err, path);
+  }
+}
+
+/** A frontier rebuilt from a checkpoint with the settings it recorded (for stats and schedule). */
+function recoverFrontier(file: string, image: PartitionImage): Frontier {
+  const s = image.meta.settings;
+  const grouping = s['grouping'];
+  try {
+    return Frontier.recover(image, {
+      grouping: grouping === 'host' || grouping === 'origin' || grouping === 'registrable' ? grouping : undefined,
+      scheduleIndex: s['scheduleIndex'] === true,
+      prioritizer: s['prioritizer'] === true,
+      stateMachine: true,
+      canonPolicyVersion: image.meta.canonPolicyVersion,
+    });
+  } catch (err) {
+    throw inFile(err, file);
+  }
+}
+
+const hourText = (h: number): string => (h === 0 ? '—' : `${new Date(h * HOUR_MS).toISOString().slice(0, 13)}:00Z`);
+
+function json(out: TextOut, v: unknown): void {
+  out.write(`${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString(16).padStart(16, '0') : x))}\n`);
+}
+
+/** `meguri stats DIR`. */
+export function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): number {
+  const file = checkpointPath(args.positionals[0]!);
+  const image = readImage(file);
+  const engine = engineInfo(image);
+  const journal = journalInfo(file, engine?.generation);
+  const f = recoverFrontier(file, image);
+  let st: FrontierStats;
+  try {
+    st = f.stats(Math.floor(nowMs / HOUR_MS));
+  } finally {
+    f.free();
+  }
+  const written = statSync(file).mtimeMs;
+  if (args.flag('json')) {
+    json(io.stdout, { file, writtenAt: new Date(written).toISOString(), ...st, engine: engine ?? null, journal: journal ?? null });
+    return EXIT.ok;
+  }
+  const statuses = Object.entries(st.byStatus)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${int(n)}`)
+    .join(' · ');
+  const lines = [
+    `${file}  (written ${new Date(written).toISOString().slice(0, 19)}Z${engine ? `, checkpoint generation ${engine.generation}` : ''})`,
+    `  urls        ${int(st.urls)}${statuses ? `  (${statuses})` : ''}`,
+    `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
+    `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
+    `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,
+    `  seen index  ${int(st.seenKeys)} keys, ${st.seenBitsPerUrl.toFixed(1)} bits/URL`,
+    `  memory      ${bytes(st.memoryBytes)} when loaded (${(st.urls === 0 ? 0 : st.memoryBytes / st.urls).toFixed(0)} B/URL)`,
+  ];
+  if (engine) {
+    const j = journal === undefined ? 'no journal' : `${int(journal.outcomes)} outcomes journaled since (applied on resume)${journal.tornBytes > 0 ? `, ${journal.tornBytes} torn bytes` : ''}`;
+    lines.push(`  campaign    ${int(engine.completed)} fetches done; ${j}`);
+  }
+  io.stdout.write(`${lines.join('\n')}\n`);
+  return EXIT.ok;
+}
+
+/** `meguri schedule DIR [--host H] [--limit N]`. */
+export function scheduleCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): number {
+  const file = checkpointPath(args.positionals[0]!);
+  const image = readImage(file);
+  const host = args.text('host');
+  const limit = args.number('limit') ?? 50;
+  const hosts = new Map(hostStatesFromPartition(image, nowMs).map((h) => [h.host, h]));
+  if (host !== undefined && !hosts.has(host)) {
+    const names = [...hosts.keys()];
+    const near = names.filter((n) => n.includes(host) || host.includes(n)).slice(0, 3);
+    throw new CliFailure('MEGURI_ERR_INVALID_ARG', `--host ${JSON.stringify(host)}: no such host in ${file}${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`, EXIT.usage);
+  }
+  const f = recoverFrontier(file, image);
+  let all;
+  try {
+    all = f.dueUrls(0xffff_ffff, host, 0);
+  } finally {
+    f.free();
+  }
+  // Without the schedule index (a crawl run without --recrawl) a crawled URL never comes
+  // due: list what the crawl will still fetch, and only count the rest.
+  const continuous = image.meta.settings['scheduleIndex'] === true;
+  const due = continuous ? all : all.filter((d) => d.status !== 'Crawled');
+  const recrawlOnly = all.length - due.length;
+  const nowHours = Math.floor(nowMs / HOUR_MS);
+  const shown = limit > 0 ? due.slice(0, limit) : due;
+  const when = (d: { dueHours: number; host: string }): { dueAt: string; hostNext: string } => {
+    const h = hosts.get(d.host);
+    const dueAt = d.dueHours <= nowHours ? 'now' : hourText(d.dueHours);
+    let hostNext = 'ready';
+    if (h !== undefined && h.nextAtMs !== undefined && h.nextAtMs > nowMs) hostNext = `${clockTime(h.nextAtMs)} (${h.why})`;
+    else if (h !== undefined && h.category === 'blocked') hostNext = h.why;
+    return { dueAt, hostNext };
+  };
+  if (args.flag('json')) {
+    for (const d of shown) {
+      const w = when(d);
+      json(io.stdout, { ...d, dueAt: d.dueHours <= nowHours ? new Date(nowMs).toISOString() : new Date(d.dueHours * HOUR_MS).toISOString(), hostNextAtMs: hosts.get(d.host)?.nextAtMs ?? null, hostWhy: hosts.get(d.host)?.why ?? null, hostNext: w.hostNext });
+    }
+    return EXIT.ok;
+  }
+  const out: string[] = [];
+  const scope = host === undefined ? `${int(hosts.size)} hosts` : host;
+  out.push(`${int(due.length)} URLs want a fetch (${scope}); ${int(due.filter((d) => d.dueHours <= nowHours).length)} are due now.${shown.length < due.length ? ` First ${int(shown.length)}:` : ''}`);
+  if (recrawlOnly > 0) {
+    const first = Math.min(...all.filter((d) => d.status === 'Crawled').map((d) => d.dueHours));
+    out.push(`  (${int(recrawlOnly)} crawled URLs come due again from ${hourText(first)} when the crawl runs with --recrawl)`);
+  }
+  if (host !== undefined) {
+    const h = hosts.get(host)!;
+    out.push(`  ${host}: ${h.reason}`);
+  }
+  if (shown.length > 0) {
+    const rows: string[][] = [['DUE', 'STATUS', 'HOST NEXT', 'URL']];
+    for (const d of shown) {
+      const w = when(d);
+      rows.push([w.dueAt, d.status, w.hostNext, d.url]);
+    }
+    out.push(...table(rows).map((l) => `  ${l}`));
+  }
+  io.stdout.write(`${out.join('\n')}\n`);
+  return EXIT.ok;
+}
+
+const CATEGORY_ORDER = { blocked: 0, dead: 1, waiting: 2, ready: 3, idle: 4 } as const;
+
+const byName = new Intl.Collator('en', { numeric: true }).compare;
+
+/** `meguri hosts DIR [--why]`. */
+export function hostsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): number {
+  const file = checkpointPath(args.positionals[0]!);
+  const image = readImage(file);
+  const limit = args.number('limit') ?? 0;
+  const all: HostStatus[] = hostStatesFromPartition(image, nowMs).sort(
+    (a, b) => CATEGORY_ORDER[a.category] - CATEGORY_ORDER[b.category] || b.queued - a.queued || byName(a.host, b.host),
+  );
+  const shown = limit > 0 ? all.slice(0, limit) : all;
+  if (args.flag('json')) {
+    for (const h of shown) json(io.stdout, h);
+    return EXIT.ok;
+  }
+  const why = args.flag('why');
+  const counts = { ready: 0, waiting: 0, blocked: 0, dead: 0, idle: 0 };
+  for (const h of all) counts[h.category]++;
+  const rows: string[][] = [['HOST', 'IP', 'STATE', 'QUEUED', 'ADMITTED', 'INTERVAL', ...(why ? ['WHY'] : [])]];
+  for (const h of shown) {
+    rows.push([h.host, h.ip || '—', h.why, int(h.queued), h.urlBudget > 0 ? `${int(h.admitted)}/${int(h.urlBudget)}` : int(h.admitted), duration(h.intervalMs), ...(why ? [h.reason] : [])]);
+  }
+  const age = Math.max(0, nowMs - statSync(file).mtimeMs);
+  const head = `${int(all.length)} hosts: ready ${counts.ready} · waiting ${counts.waiting} · blocked ${counts.blocked} · dead ${counts.dead} · done ${counts.idle}  (at ${clockTime(nowMs)} UTC, from the checkpoint written ${duration(age)} ago)`;
+  io.stdout.write(`${[head, ...table(rows, new Set([3, 4])).map((l) => `  ${l}`), shown.length < all.length ? `  … ${int(all.length - shown.length)} more (--limit 0 for all)` : ''].filter(Boolean).join('\n')}\n`);
+  return EXIT.ok;
+}
+
+/** Writes `line`s to `out`, waiting for it to drain when it asks (large exports). */
+async function writeAll(out: TextOut, lines: Iterable<string>): Promise<void> {
+  let chunk = '';
+  for (const line of lines) {
+    chunk += line;
+    if (chunk.length < 1 << 16) continue;
+    await writeChunk(out, chunk);
+    chunk = '';
+  }
+  if (chunk !== '') await writeChunk(out, chunk);
+}
+
+function writeChunk(out: TextOut, chunk: string): Promise<void> {
+  const ok = out.write(chunk);
+  const s = out as { once?: (ev: string, fn: () => void) => unknown };
+  if (ok !== false || typeof s.once !== 'function') return Promise.resolve();
+  return new Promise((resolve) => s.once!('drain', resolve));
+}
+
+/** `meguri export DIR --format jsonl`. */
+export async function exportCommand(args: ParsedArgs, io: CliIo): Promise<number> {
+  const file = checkpointPath(args.positionals[0]!);
+  const image = readImage(file);
+  let t: UrlTable;
+  try {
+    t = UrlTable.fromColumns(image.rows, image.columns, image.arena);
+  } catch (err) {
+    throw inFile(err, file);
+  }
+  const hostNames = image.hosts.map((h) => h.name);
+  const iso = (hours: number): string | null => (hours === 0 ? null : new Date(hours * HOUR_MS).toISOString());
+  function* lines(): Generator<string> {
+    for (let r = 0; r < t.rows; r++) {
+      const fp = t.fpFlags[r]!;
+      const redirect = t.redirectTo[r]!;
+      yield `${JSON.stringify({
+        url: t.urlOf(r),
+        key: keyToHex(t.key, r),
+        host: hostNames[t.host[r]!] ?? null,
+        status: URL_STATUS_NAMES[t.status[r]!] ?? String(t.status[r]),
+        depth: t.depth[r],
+        priority: t.priority[r],
+        firstSeen: iso(t.firstSeen[r]!),
+        lastCrawled: iso(t.lastCrawled[r]!),
+        nextDue: iso(t.nextDue[r]!),
+        lastChanged: iso(t.lastChanged[r]!),
+        crawlCount: t.crawlCount[r],
+        changeCount: t.changeCount[r],
+        noChangeStreak: t.noChangeStreak[r],
+        changesPerHour: t.lambda[r],
+        etag: t.etagOf(r) ?? null,
+        lastModified: t.lastModified[r] === 0 ? null : new Date(t.lastModified[r]! * 1000).toISOString(),
+        contentFp: (fp & 1) !== 0 ? lanesToU64(t.contentFp[r * 2]!, t.contentFp[r * 2 + 1]!).toString(16).padStart(16, '0') : null,
+        simhash: (fp & 2) !== 0 ? lanesToU64(t.simhash[r * 2]!, t.simhash[r * 2 + 1]!).toString(16).padStart(16, '0') : null,
+        redirectTo: redirect === 0 || redirect - 1 >= t.rows ? null : t.urlOf(redirect - 1),
+        retries: t.retries[r],
+      })}\n`;
+    }
+  }
+  await writeAll(io.stdout, lines());
+  return EXIT.ok;
+}
+
+const hex = (lanes: Uint32Array): string => lanesToU64(lanes[0]!, lanes[1]!).toString(16).padStart(16, '0');
+
+/** `meguri inspect FILE.meguri`. */
+export function inspectCommand(args: ParsedArgs, io: CliIo): number {
+  const file = checkpointPath(args.positionals[0]!);
+  const b = readBytes(file);
+  const asJson = args.flag('json');
+  const out: string[] = [];
+  const report: Record<string, unknown> = { file, bytes: b.length };
+  const magicOk = b.length >= 8 && PARTITION_MAGIC.every((m, i) => b[i] === m);
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  out.push(`${file}: ${int(b.length)} bytes`);
+  out.push(`  magic     ${[...b.subarray(0, 8)].map((x) => x.toString(16).padStart(2, '0')).join(' ')}  ${magicOk ? 'ok' : 'BAD (not a .meguri file)'}`);
+  report['magicOk'] = magicOk;
+  let problem: string | undefined = magicOk ? undefined : 'bad magic';
+  if (magicOk && b.length >= 32) {
+    const major = dv.getUint16(8, true);
+    const minor = dv.getUint16(10, true);
+    const n = dv.getUint32(12, true);
+    const headerBytes = dv.getUint32(16, true);
+    const sane = n <= 4096 && headerBytes === 32 + 32 * n && headerBytes <= b.length;
+    let headerOk = false;
+    if (sane) {
+      const joined = new Uint8Array(24 + headerBytes - 32);
+      joined.set(b.subarray(0, 24), 0);
+      joined.set(b.subarray(32, headerBytes), 24);
+      const sum = xxh64Lanes(joined, 0);
+      headerOk = sum[0] === dv.getUint32(24, true) && sum[1] === dv.getUint32(28, true);
+    }
+    const stored = hex(new Uint32Array([dv.getUint32(24, true), dv.getUint32(28, true)]));
+    out.push(`  format    ${major}.${minor}`);
+    out.push(`  header    ${int(headerBytes)} bytes, ${n} sections, xxh64 ${stored} ${sane ? (headerOk ? 'ok' : 'MISMATCH') : 'INCONSISTENT'}`);
+    Object.assign(report, { format: `${major}.${minor}`, sections: n, headerBytes, headerChecksum: stored, headerOk: sane && headerOk });
+    if (!sane || !headerOk) problem ??= 'header';
+    if (sane) {
+      const rows: string[][] = [['ID', 'NAME', 'OFFSET', 'LENGTH', 'XXH64', 'CHECK']];
+      const sections: Record<string, unknown>[] = [];
+      for (const [i, s] of partitionSections(b).entries()) {
+        const at = 32 + i * 32;
+        const stored64 = hex(new Uint32Array([dv.getUint32(at + 24, true), dv.getUint32(at + 28, true)]));
+        const inside = s.offset >= headerBytes && s.offset + s.length <= b.length;
+        const ok = inside && hex(xxh64Lanes(b.subarray(s.offset, s.offset + s.length), 0)) === stored64;
+        rows.push([String(s.id), s.name, int(s.offset), int(s.length), stored64, inside ? (ok ? 'ok' : 'MISMATCH') : 'OUT OF FILE']);
+        sections.push({ ...s, checksum: stored64, ok });
+        if (!ok) problem ??= s.name;
+      }
+      out.push('  sections', ...table(rows, new Set([2, 3])).map((l) => `    ${l}`));
+      report['sectionTable'] = sections;
+    }
+  } else if (magicOk) {
+    problem = 'header';
+  }
+  let image: PartitionImage | undefined;
+  let error: unknown;
+  try {
+    image = decodePartition(b);
+  } catch (err) {
+    error = err;
+  }
+  if (image !== undefined) {
+    const status = image.columns.find((c) => c.id === 3)?.data;
+    const byStatus: Record<string, number> = {};
+    if (status) for (let r = 0; r < image.rows; r++) byStatus[URL_STATUS_NAMES[status[r]!] ?? String(status[r])] = (byStatus[URL_STATUS_NAMES[status[r]!] ?? String(status[r])] ?? 0) + 1;
+    const eng = engineInfo(image);
+    const { engine: _e, ...settings } = image.meta.settings as Record<string, unknown>;
+    out.push('  counts');
+    out.push(`    rows ${int(image.rows)} · hosts ${int(image.hosts.length)} · columns ${image.columns.length} · arena ${bytes(image.arena.length)}`);
+    out.push(`    status ${Object.entries(byStatus).map(([k, v]) => `${k} ${int(v)}`).join(' · ') || '—'}`);
+    out.push(`    blobs  seen-filter ${bytes(image.seenFilter.length)} · prioritizer ${bytes(image.prioritizer.length)} · freshness ${bytes(image.freshness.length)} · scheduler ${bytes(image.scheduler.length)}`);
+    out.push(`    meta   partition ${image.meta.partitionId} · created ${hourText(image.meta.createdHours)} · canon policy v${image.meta.canonPolicyVersion} · settings ${JSON.stringify(settings)}`);
+    if (eng) out.push(`    engine generation ${eng.generation} · ${int(eng.completed)} fetches done · ${eng.inFlight.length} in flight at the checkpoint (fetched again) · grouping ${eng.grouping}`);
+    Object.assign(report, { rows: image.rows, hosts: image.hosts.length, columns: image.columns.map((c) => ({ id: c.id, type: c.type, lanes: c.lanes })), arenaBytes: image.arena.length, byStatus, meta: image.meta });
+  }
+  if (asJson) {
+    json(io.stdout, { ...report, ok: error === undefined, error: error instanceof Error ? error.message : null });
+  } else {
+    io.stdout.write(`${out.join('\n')}\n`);
+  }
+  if (error !== undefined) throw inFile(error, file);
+  if (problem !== undefined) throw new CliFailure('MEGURI_ERR_CORRUPT_PARTITION', `${file}: ${problem} failed its check`, EXIT.failure);
+  return EXIT.ok;
+}

@@ -1,0 +1,136 @@
+/**
+ * The progress display: the politeness-bounded ETA, the status block's content, the in-place
+ * redraw on a terminal (cursor up, clear line), one line per report in a log, and JSON events.
+ */
+import { describe, expect, it } from 'vitest';
+import { JsonEvents, LineProgress, type StatusContext, TtyProgress, estimateEta, statusLines } from '../../src/cli/progress.js';
+import type { HostStatus, Progress } from '../../src/engine/index.js';
+
+function progress(over: Partial<Progress> = {}): Progress {
+  return {
+    elapsedMs: 12_000,
+    fetched: 100,
+    fetchedThisRun: 100,
+    pagesPerSec: 10,
+    inFlight: 0,
+    queued: 40,
+    urls: 200,
+    hosts: { total: 3, ready: 1, waiting: 1, blocked: 1, dead: 0, idle: 0 },
+    status2xx: 90,
+    status3xx: 4,
+    status4xx: 3,
+    status429: 2,
+    status5xx: 1,
+    errors: 0,
+    soft404: 0,
+    robotsRequests: 3,
+    bytes: 123_456,
+    checkpoints: 1,
+    wakeups: 300,
+    ...over,
+  };
+}
+
+function host(name: string, ip: string, queued: number, intervalMs: number, category: HostStatus['category'] = 'waiting'): HostStatus {
+  return {
+    host: name,
+    ip,
+    why: category === 'blocked' ? 'retry-after' : 'interval',
+    category,
+    reason: '',
+    nextAtMs: undefined,
+    intervalMs,
+    crawlDelayMs: 0,
+    backoffLevel: 0,
+    queued,
+    admitted: queued,
+    urlBudget: 0,
+    flags: 0,
+    inFlightUrl: undefined,
+  };
+}
+
+const ctx = (over: Partial<StatusContext> = {}): StatusContext => ({ title: 'meguri crawl → /data', eta: undefined, continuous: false, warcBytes: 2048, ...over });
+
+describe('estimateEta', () => {
+  it('is bounded by the slowest address: hosts sharing an IP take turns', () => {
+    // Two hosts on one IP with 10 URLs at 1 s each, one host alone with 20 URLs at 0.5 s.
+    const hosts = [host('a', '10.0.0.1', 10, 1000), host('b', '10.0.0.1', 10, 1000), host('c', '10.0.0.2', 20, 500)];
+    const eta = estimateEta(progress({ queued: 40, pagesPerSec: 100 }), hosts, Infinity);
+    // capacity: IP 1 serves 2 hosts / (1 s + 1 s) = 1/s; IP 2 serves 2/s.
+    expect(eta.capacityPerSec).toBeCloseTo(3, 9);
+    // the observed rate is capped by the capacity (40 / 3 s ≈ 13 s), but IP 1 needs 20 s alone.
+    expect(eta.seconds).toBeCloseTo(20, 9);
+    expect(eta.hostBound).toBe(true);
+  });
+
+  it('uses the observed rate when it is the slower one, and only counts what --max-pages leaves', () => {
+    const hosts = [host('a', '10.0.0.1', 30, 100), host('b', '10.0.0.2', 30, 100)];
+    const slow = estimateEta(progress({ queued: 60, pagesPerSec: 2, fetched: 0 }), hosts, Infinity);
+    expect(slow.seconds).toBeCloseTo(30, 9);
+    expect(slow.hostBound).toBe(false);
+    const capped = estimateEta(progress({ queued: 60, pagesPerSec: 2, fetched: 90 }), hosts, 100);
+    expect(capped.remaining).toBe(10);
+    expect(capped.seconds).toBeCloseTo(5, 9);
+  });
+
+  it('gives no capacity to blocked, dead and idle hosts, and says when nothing can move', () => {
+    const eta = estimateEta(progress({ queued: 5, pagesPerSec: 0 }), [host('a', '10.0.0.1', 5, 1000, 'blocked'), host('b', '10.0.0.2', 0, 100, 'idle')], Infinity);
+    expect(eta.capacityPerSec).toBe(0);
+    expect(eta.seconds).toBe(Infinity);
+    expect(estimateEta(progress({ queued: 0, inFlight: 0 }), [], Infinity).seconds).toBe(0);
+  });
+});
+
+describe('statusLines', () => {
+  it('shows fetched, rate, queue, host categories, 429s and errors, and the ETA with its bound', () => {
+    const eta = estimateEta(progress(), [host('a', '10.0.0.1', 40, 500)], Infinity);
+    const text = statusLines(progress(), ctx({ eta })).join('\n');
+    expect(text).toContain('meguri crawl → /data · 12 s');
+    expect(text).toMatch(/fetched {2}100 {2}\(10\.0 pages\/s\) {3}in flight 0 {3}queue 40/);
+    expect(text).toContain('hosts    3: ready 1 · waiting 1 · blocked 1 · dead 0 · done 0');
+    expect(text).toContain('429 2 · 5xx 1 · errors 0');
+    expect(text).toMatch(/ETA {6}~20 s \(politeness allows ≤ 2\.0 pages\/s\)$/);
+    expect(statusLines(progress(), ctx({ continuous: true })).join('\n')).toContain('ETA      continuous (recrawl)');
+  });
+});
+
+describe('views', () => {
+  it('redraws the block in place on a terminal', () => {
+    let out = '';
+    const view = new TtyProgress({ write: (s: string) => (out += s), isTTY: true, columns: 100 });
+    view.update(progress({ fetched: 1 }), ctx());
+    const first = out;
+    expect(first).not.toContain('\x1b[6F'); // nothing to move over yet
+    view.update(progress({ fetched: 2 }), ctx());
+    view.note('stopping');
+    view.finish(progress({ fetched: 3 }), ctx());
+    const frames = out.split('\x1b[6F');
+    expect(frames.length).toBe(3); // a first draw, then two redraws over its 6 lines (the last adds the note)
+    expect(out).toContain('\x1b[6F\x1b[2Kmeguri crawl');
+    expect(out).toMatch(/fetched {2}3 /);
+    expect(out.endsWith('\x1b[2K  stopping\n')).toBe(true);
+    // Every line is cleared before it is written, and fits the terminal.
+    for (const line of out.split('\n').filter(Boolean)) {
+      expect(line.replace(/\x1b\[\d+F/, '').startsWith('\x1b[2K')).toBe(true);
+      expect(line.replace(/\x1b\[\d*[A-Z]/g, '').length).toBeLessThan(100);
+    }
+  });
+
+  it('writes one line per report in a log, and one JSON object per line with --json', () => {
+    let log = '';
+    const lines = new LineProgress({ write: (s: string) => (log += s) });
+    lines.update(progress(), ctx());
+    lines.update(progress({ fetched: 150 }), ctx());
+    expect(log.split('\n').filter(Boolean)).toHaveLength(2);
+    expect(log).toMatch(/^\[12 s\] fetched 100 \(10\.0\/s\), in flight 0, queue 40, hosts ready\/waiting\/blocked\/dead 1\/1\/1\/0, 429s 2, errors 1/);
+    expect(log).not.toContain('\x1b');
+    let json = '';
+    const events = new JsonEvents({ write: (s: string) => (json += s) });
+    events.update(progress(), ctx());
+    events.emit('page', { url: 'http://a.test/', fp: 0x12n });
+    const parsed = json.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed[0]).toMatchObject({ type: 'progress', fetched: 100, queued: 40, status429: 2, etaSeconds: null, warcBytes: 2048 });
+    expect(parsed[1]).toEqual({ type: 'page', url: 'http://a.test/', fp: '0000000000000012' });
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * `meguri crawl --recrawl --budget N`: continuous mode with the freshness scheduler. A short
+ * campaign (bounded by --max-pages) against an in-process simulated web leaves a checkpoint
+ * with the schedule index on and the scheduler's state in its freshness section, and
+ * `meguri schedule` then lists crawled pages with the hour they come due again.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { type SimWeb, createSimWeb } from '../../src/index.js';
+import { AGENT, STACK_LINE, bufferIo } from './helpers.js';
+
+describe('meguri crawl --recrawl', () => {
+  let sim: SimWeb;
+  let dir: string;
+
+  beforeAll(async () => {
+    sim = await createSimWeb({ seed: 3, hosts: 4, pagesPerHost: 6, ips: 2, hostIntervalMs: 20, ipIntervalMs: 5, mix: { unresolvable: 0, hostile: 0, robotsError: 0, robotsFlaky: 0, erroring: 0, throttled: 0, slow: 0, crawlDelay: 0 } }).start();
+    dir = mkdtempSync(join(tmpdir(), 'meguri-cli-recrawl-'));
+  });
+
+  afterAll(async () => {
+    await sim?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the freshness scheduler and keeps crawled pages on the schedule', async () => {
+    const data = join(dir, 'data');
+    const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
+    const io = bufferIo();
+    const code = await main(['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', ...resolve, '--recrawl', '--budget', '500', '--max-pages', '12', '--min-delay', '20ms', '--json'], io);
+    expect(code, io.err()).toBe(0);
+    expect(io.err()).not.toMatch(STACK_LINE);
+    const events = io.out().trim().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string; fetched?: number });
+    expect(events[0]!.type).toBe('start');
+    expect(events.filter((e) => e.type === 'page')).toHaveLength(12);
+    const end = events.at(-1)!;
+    expect(end).toMatchObject({ type: 'end', reason: 'maxPages', fetched: 12 });
+    // Every line is an event object.
+    for (const e of events) expect(['start', 'open', 'page', 'progress', 'checkpoint', 'end']).toContain(e.type);
+    expect(events.find((e) => e.type === 'open')).toMatchObject({ type: 'open', resumed: false });
+
+    const inspect = bufferIo();
+    expect(await main(['inspect', data, '--json'], inspect)).toBe(0);
+    const report = JSON.parse(inspect.out()) as { meta: { settings: Record<string, unknown> }; sectionTable: { name: string; length: number; ok: boolean }[] };
+    expect(report.meta.settings['scheduleIndex']).toBe(true);
+    expect(report.sectionTable.find((s) => s.name === 'freshness')!.length).toBeGreaterThan(0);
+    expect(report.sectionTable.every((s) => s.ok)).toBe(true);
+
+    const schedule = bufferIo();
+    expect(await main(['schedule', data, '--limit', '0', '--json'], schedule)).toBe(0);
+    const rows = schedule.out().trim().split('\n').map((l) => JSON.parse(l) as { status: string; dueHours: number });
+    const crawled = rows.filter((r) => r.status === 'Crawled');
+    expect(crawled.length).toBeGreaterThan(0);
+    const nowHours = Math.floor(Date.now() / 3_600_000);
+    for (const r of crawled) expect(r.dueHours).toBeGreaterThan(nowHours);
+  });
+});
