@@ -1,16 +1,16 @@
 /**
- * The demo's seen-set: a blocked Bloom filter in front of the exact DrumSet (DESIGN §6),
- * both resident in the wasm core, one batch call each per batch of keys.
+ * The demo's seen-set: the library's `SeenSet` (a blocked Bloom filter in front of the exact
+ * DrumSet, DESIGN §6, both resident in the wasm core, one call per batch) plus the counters
+ * the page shows.
  *
- * Verdicts come from the exact set (`DrumSet.merge`: 1 = new, 0 = seen, a key repeated inside
- * a batch new only at its first occurrence), so they are exact whatever the filter says. The
- * filter is asked first and filled after, which is what gives the figures the page shows: how
- * many keys it answered "maybe seen" for, how many of those were in fact new (its false
- * positives, each of which costs a crawler one confirmation and never a lost URL), and its
- * bits per URL next to the exact tier's bytes per URL. (The library's SeenSet, when it lands,
- * replaces this composition; the page's figures keep their meaning.)
+ * Verdicts come from the exact tier (1 = new, 0 = seen, a key repeated inside a batch new only
+ * at its first occurrence), so they are exact whatever the filter says. To show what the
+ * filter does, each batch also asks it first (`maybeContainsBatch`, one more call): how many
+ * keys it answered "maybe seen" for and how many of those were in fact new (its false
+ * positives, each of which costs a crawler one confirmation and never a lost URL), next to its
+ * bits per URL and the exact tier's bytes per URL.
  */
-import { BloomFilter, DrumSet, type KeyArray, keyCount } from '../../src/browser.js';
+import { type KeyArray, keyCount, SeenSet } from '../../src/browser.js';
 
 /** Sizes and counts of a seen-set, for the page's memory figures. */
 export interface SeenStats {
@@ -37,31 +37,23 @@ export function bucketsFor(capacity: number): number {
   return b;
 }
 
-/** Bloom filter + exact set over URLKeys. Owns wasm memory: call `free()`. */
+/** SeenSet plus the filter's hit counters. Owns wasm memory: call `free()`. */
 export class DemoSeenSet {
-  private readonly bloom: BloomFilter;
-  private readonly exact: DrumSet;
+  private readonly set: SeenSet;
   private hits = 0;
   private falsePos = 0;
 
   /** A seen-set planned for `capacity` keys (the filter at `fpRate`, default 1 %). */
   constructor(capacity: number, fpRate = 0.01) {
-    const planned = Math.max(1, Math.ceil(capacity));
-    this.bloom = new BloomFilter({ capacity: planned, fpRate });
-    try {
-      this.exact = new DrumSet({ buckets: bucketsFor(planned) });
-    } catch (err) {
-      this.bloom.free();
-      throw err;
-    }
+    const planned = Math.min(2 ** 31, Math.max(1, Math.ceil(capacity)));
+    this.set = new SeenSet({ capacity: planned, fpRate, buckets: bucketsFor(planned) });
   }
 
   /** Check-and-insert for a batch: one verdict per key, 1 = new, 0 = seen before. */
   merge(keys: KeyArray): Uint8Array {
     const n = keyCount(keys);
-    const maybe = this.bloom.mayContainBatch(keys);
-    const verdicts = this.exact.merge(keys);
-    this.bloom.addBatch(keys);
+    const maybe = this.set.maybeContainsBatch(keys);
+    const verdicts = this.set.merge(keys);
     for (let i = 0; i < n; i++) {
       if (maybe[i] === 1) {
         this.hits++;
@@ -73,19 +65,20 @@ export class DemoSeenSet {
 
   /** Current sizes and counts. */
   stats(): SeenStats {
+    const unique = this.set.len;
+    const filterBits = Math.round(this.set.bitsPerUrl * unique);
     return {
-      unique: this.exact.len,
-      filterBits: this.bloom.payloadBits,
-      exactBytes: this.exact.memoryBytes,
+      unique,
+      filterBits,
+      exactBytes: Math.max(0, this.set.memoryBytes - filterBits / 8),
       filterHits: this.hits,
       falsePositives: this.falsePos,
     };
   }
 
-  /** Releases both structures' wasm memory. */
+  /** Releases the set's wasm memory. */
   free(): void {
-    this.bloom.free();
-    this.exact.free();
+    this.set.free();
   }
 
   [Symbol.dispose](): void {

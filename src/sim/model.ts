@@ -239,7 +239,8 @@ function planHosts(o: Readonly<SimWebOptions>, ips: readonly string[]): HostPlan
 
 /** Generates the whole web. */
 export function generateWeb(o: Readonly<SimWebOptions>): WebModel {
-  const ips = Array.from({ length: o.ips }, (_, k) => `127.0.0.${2 + k}`);
+  // 250 addresses per /24 (.2 … .251), so the first 250 are the familiar 127.0.0.x.
+  const ips = Array.from({ length: o.ips }, (_, k) => `127.0.${Math.floor(k / 250)}.${2 + (k % 250)}`);
   const plans = planHosts(o, ips);
   const names = plans.map((_, i) => `h${i}.${o.domain}`);
   const unresolvable = Array.from({ length: countOf(o.mix.unresolvable, o.hosts) }, (_, k) => `nx${k}.${o.domain}`);

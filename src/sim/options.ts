@@ -180,7 +180,10 @@ export interface SimWebOptions {
   readonly hosts: number;
   /** Content pages per host, the root `/` included. */
   readonly pagesPerHost: number;
-  /** Number of loopback addresses to listen on: 127.0.0.2, 127.0.0.3, … */
+  /**
+   * Number of loopback addresses to listen on, at most 1000: 127.0.0.2 … 127.0.0.251, then
+   * 127.0.1.2 … (Linux routes all of 127/8 to the loopback interface).
+   */
   readonly ips: number;
   /** TCP port shared by every listener; 0 picks one free on all of them at `start()`. */
   readonly port: number;
@@ -239,7 +242,7 @@ export const resolveSimWebOptions = defineOptions<SimWebOptions>(
     seed: numberField({ integer: true, min: 0, max: 0xffffffff, default: 1 }),
     hosts: numberField({ integer: true, min: 1, max: 100_000, default: 20 }),
     pagesPerHost: numberField({ integer: true, min: 1, max: 100_000, default: 20 }),
-    ips: numberField({ integer: true, min: 1, max: 250, default: 4 }),
+    ips: numberField({ integer: true, min: 1, max: 1000, default: 4 }),
     port: numberField({ integer: true, min: 0, max: 65535, default: 0 }),
     domain: customField(
       'a lowercase DNS name such as "sim.test"',

@@ -21,6 +21,17 @@ describe('generation', () => {
     expect(a.summary()).toBe(b.summary());
   });
 
+  it('spreads hosts over up to 1000 loopback addresses, 250 per /24, and refuses more', () => {
+    const sim = createSimWeb({ seed: 3, hosts: 600, pagesPerHost: 2, ips: 600, port: PORT });
+    expect(sim.ips).toHaveLength(600);
+    expect(sim.ips[0]).toBe('127.0.0.2');
+    expect(sim.ips[249]).toBe('127.0.0.251');
+    expect(sim.ips[250]).toBe('127.0.1.2');
+    expect(sim.ips[599]).toBe('127.0.2.101');
+    expect(new Set(sim.ips).size).toBe(600);
+    expect(() => createSimWeb({ seed: 3, hosts: 2, ips: 1001, port: PORT })).toThrow(InvalidArgumentError);
+  });
+
   it('a different seed gives a different web', () => {
     const a = createSimWeb({ seed: 1, hosts: 8, pagesPerHost: 10, port: PORT });
     const b = createSimWeb({ seed: 2, hosts: 8, pagesPerHost: 10, port: PORT });
