@@ -25,6 +25,7 @@ const engine = new Engine({
   seeds: Array.from({ length: 50 }, (_, i) => `http://h${i}.mem.test/`),
   agent: 'meguri-bench/1.0',
   allowPrivate: true,
+  grouping: 'host', // hN.mem.test share the registrable domain mem.test
   resolve: async () => '127.0.0.1',
   fetcher,
   robots: false,

@@ -50,6 +50,7 @@ async function utilization({ hosts, ips, intervalMs, pagesPerHost, durationMs, w
     seeds: remote.sim.seeds(),
     agent: AGENT,
     allowPrivate: true,
+    grouping: 'host', // the sim's hosts share the registrable domain sim.test
     resolve: remote.sim.resolve,
     concurrency: 512,
     politeness: { minDelayMs: intervalMs, startDelayMs: intervalMs, ipMinDelayMs: 50, latencyRise: 1000 },

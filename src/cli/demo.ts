@@ -79,6 +79,8 @@ function demoEngine(sim: ReturnType<typeof createSimWeb>, dataDir: string): Part
     agent: DEMO_AGENT,
     dataDir,
     seeds: sim.seeds(),
+    // The sim's hosts are hN.sim.test, one registrable domain: politeness per host name.
+    grouping: 'host',
     allowPrivate: true,
     resolve: sim.resolve,
     concurrency: 32,

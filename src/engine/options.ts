@@ -73,7 +73,11 @@ export interface EngineOptions {
   readonly politeness: EnginePoliteness | undefined;
   /** A robots.txt Crawl-delay above this is capped to it, ms. Must be below `politeness.maxDelayMs`. Default 30 000. */
   readonly maxCrawlDelayMs: number;
-  /** Politeness and budget unit: `host` (default), `registrable` (subdomains share one), or `origin`. */
+  /**
+   * Politeness and budget unit (DESIGN §5): `registrable` (default: the public suffix + 1, so
+   * `a.example.com` and `b.example.com` share one queue, while `alice.github.io` and
+   * `bob.github.io` do not), `host` (each host name its own), or `origin`.
+   */
   readonly grouping: HostGrouping;
   /** Obey robots.txt (RFC 9309). Default true. */
   readonly robots: boolean;
@@ -158,7 +162,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       (v): v is EnginePoliteness => isObject(v) && Object.keys(v).every((k) => POLITENESS_KEYS.includes(k)),
     ),
     maxCrawlDelayMs: numberField({ min: 0, default: 30_000 }),
-    grouping: enumField<HostGrouping>(['host', 'registrable', 'origin'], 'host'),
+    grouping: enumField<HostGrouping>(['host', 'registrable', 'origin'], 'registrable'),
     robots: booleanField(true),
     robotsRetryMs: numberField({ above: 0, default: 60_000 }),
     robotsMaxAttempts: numberField({ min: 1, max: 1000, integer: true, default: 5 }),

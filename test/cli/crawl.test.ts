@@ -78,7 +78,7 @@ describe('meguri crawl against a simulated web', () => {
     });
     sim = remote.sim;
     const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
-    args = ['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', ...resolve, '--min-delay', '100ms', '--max-urls-per-host', '40', '--max-depth', '8', '--concurrency', '8', '--interval', '0.3s', '--checkpoint-every', '0.5s', '--warc-size', '64K'];
+    args = ['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--min-delay', '100ms', '--max-urls-per-host', '40', '--max-depth', '8', '--concurrency', '8', '--interval', '0.3s', '--checkpoint-every', '0.5s', '--warc-size', '64K'];
 
     // Run 1: interrupted with SIGINT once a few pages are on disk.
     const run = startCli(args);

@@ -30,7 +30,7 @@ describe('meguri crawl --recrawl', () => {
     const data = join(dir, 'data');
     const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
     const io = bufferIo();
-    const code = await main(['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', ...resolve, '--recrawl', '--budget', '500', '--max-pages', '12', '--min-delay', '20ms', '--json'], io);
+    const code = await main(['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--recrawl', '--budget', '500', '--max-pages', '12', '--min-delay', '20ms', '--json'], io);
     expect(code, io.err()).toBe(0);
     expect(io.err()).not.toMatch(STACK_LINE);
     const events = io.out().trim().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string; fetched?: number });

@@ -28,6 +28,8 @@ export function simEngineOptions(sim: SimWeb, intervalMs: number): Partial<Engin
     seeds: sim.seeds(),
     agent: AGENT,
     allowPrivate: true,
+    // Every sim host is hN.sim.test: one registrable domain, so politeness is per host here.
+    grouping: 'host',
     resolve: sim.resolve,
     politeness: { minDelayMs: intervalMs, startDelayMs: intervalMs, ipMinDelayMs: sim.options.ipIntervalMs, latencyRise: 1000, narrowMs: 250, backoff: 1.2 },
     robotsRetryMs: 100,

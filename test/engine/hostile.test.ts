@@ -88,7 +88,7 @@ describe('private addresses', () => {
     const sim = createSimWeb({ seed: 3, hosts: 3, pagesPerHost: 2, ips: 1, mix: PLAIN_MIX });
     await sim.start();
     try {
-      const engine = new Engine({ seeds: sim.seeds(), agent: AGENT, resolve: sim.resolve, politeness: { minDelayMs: 10, startDelayMs: 10 } });
+      const engine = new Engine({ seeds: sim.seeds(), agent: AGENT, grouping: 'host', resolve: sim.resolve, politeness: { minDelayMs: 10, startDelayMs: 10 } });
       const pages = await collect(engine.run());
       expect(engine.stopReason).toBe('drained');
       expect(pages.map((p) => p.url).sort()).toEqual(sim.seeds().sort());

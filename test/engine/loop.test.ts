@@ -246,8 +246,8 @@ describe('the loop', () => {
       // one page
     }
     await a.close();
-    const b = new Engine(options(web, { dataDir, grouping: 'registrable' }));
-    await expect(b.run().next()).rejects.toThrow(/crawled with grouping "host", received "registrable"/);
+    const b = new Engine(options(web, { dataDir, grouping: 'host' }));
+    await expect(b.run().next()).rejects.toThrow(/crawled with grouping "registrable", received "host"/);
     await b.close();
   });
 });
@@ -297,7 +297,7 @@ describe('options', () => {
     }
     const e = new Engine({ agent: AGENT, politeness: { minDelayMs: 100 } });
     expect(e.policy).toMatchObject({ floorMs: 100, defaultIntervalMs: 1000, ipFloorMs: 100 });
-    expect(e.options).toMatchObject({ concurrency: 64, maxPages: Infinity, robots: true, allowPrivate: false, grouping: 'host' });
+    expect(e.options).toMatchObject({ concurrency: 64, maxPages: Infinity, robots: true, allowPrivate: false, grouping: 'registrable' });
     void e.close();
   });
 
