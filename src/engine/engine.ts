@@ -42,7 +42,7 @@ import { readPartition, writePartition } from '../format/file.js';
 import type { PartitionImage } from '../format/index.js';
 import { type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { Journal } from '../journal/index.js';
-import { type FetchRequest, HostFlags, type Outcome } from '../model/index.js';
+import { type FetchRequest, HostFlags, type HostGrouping, type Outcome } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
 import { HostDirectory, RobotsGate, pickAddress } from './gate.js';
@@ -101,7 +101,7 @@ interface EngineState {
   readonly v: number;
   readonly generation: number;
   readonly completed: number;
-  readonly grouping: string;
+  readonly grouping: HostGrouping;
   readonly politeness: PolitenessConfig;
   readonly groups: [string, string[]][];
   /** URLs in flight at the checkpoint (written back as schedulable). */
@@ -145,7 +145,7 @@ function sendId(url: string): string | undefined {
 function isEngineState(v: unknown): v is EngineState {
   if (typeof v !== 'object' || v === null) return false;
   const s = v as Record<string, unknown>;
-  return s['v'] === STATE_VERSION && typeof s['generation'] === 'number' && typeof s['completed'] === 'number' && Array.isArray(s['groups']) && Array.isArray(s['inFlight']);
+  return s['v'] === STATE_VERSION && (s['grouping'] === 'host' || s['grouping'] === 'registrable' || s['grouping'] === 'origin') && typeof s['generation'] === 'number' && typeof s['completed'] === 'number' && Array.isArray(s['groups']) && Array.isArray(s['inFlight']);
 }
 
 /** Whether process `pid` is alive (signal 0 probes without sending anything). */
@@ -163,8 +163,9 @@ function alive(pid: number): boolean {
  * releases everything. See the module comment for the loop and its crash safety.
  */
 export class Engine extends EventEmitter<EngineEvents> {
-  /** The validated options. */
-  readonly options: Readonly<EngineOptions>;
+  #options: Readonly<EngineOptions>;
+  /** Whether the caller chose the grouping (otherwise a resumed crawl keeps its own). */
+  readonly #groupingGiven: boolean;
   /** The politeness policy in force. */
   readonly policy: Readonly<PolitenessConfig>;
   readonly #clock: () => number;
@@ -217,7 +218,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Every fetch and robots.txt load listens on the stop signal while it runs.
     setMaxListeners(0, this.#stop.signal);
     const o = resolveEngineOptions(options);
-    this.options = o;
+    this.#options = o;
+    this.#groupingGiven = options.grouping !== undefined;
     this.policy = enginePolitenessConfig(o.politeness);
     this.#clock = o.clock;
     if (!isCoreLoaded()) loadCoreSync();
@@ -382,6 +384,14 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /** Why the run ended (undefined while running). */
+  /**
+   * The validated options. `grouping` is the one in force: when none was given and the
+   * dataDir holds a crawl, the crawl's own (known once `run()` has opened it).
+   */
+  get options(): Readonly<EngineOptions> {
+    return this.#options;
+  }
+
   get stopReason(): StopReason | undefined {
     return this.#phase === 'running' ? undefined : this.#reason;
   }
@@ -477,7 +487,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (image !== undefined) {
       const state = image.meta.settings['engine'];
       if (!isEngineState(state)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
-      if (state.grouping !== o.grouping) {
+      if (state.grouping !== o.grouping && !this.#groupingGiven) {
+        // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
+        this.#options = Object.freeze({ ...o, grouping: state.grouping });
+        this.#directory.regroup(state.grouping);
+      } else if (state.grouping !== o.grouping) {
         throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
       }
       this.#directory.import(state.groups);

@@ -26,6 +26,7 @@ import type { DnsCache, DnsResult } from '../fetch/dns.js';
 import type { RobotsCache, RobotsFetch, RobotsFetchResult } from '../fetch/robots-cache.js';
 import type { HostResolver, RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import type { HostGrouping } from '../model/index.js';
+import { InvalidStateError } from '../errors/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 
 /** The origins of each host group. */
@@ -34,7 +35,13 @@ export class HostDirectory {
   private readonly groupOfOrigin = new Map<string, string>();
   private readonly hostOf = new Map<string, string>();
 
-  constructor(private readonly grouping: HostGrouping) {}
+  constructor(private grouping: HostGrouping) {}
+
+  /** Changes the grouping before any origin is registered (a resumed crawl's own grouping). */
+  regroup(grouping: HostGrouping): void {
+    if (this.groupOfOrigin.size > 0) throw new InvalidStateError('HostDirectory.regroup: origins are already registered under the old grouping');
+    this.grouping = grouping;
+  }
 
   /** Records a canonical URL's origin; returns its group, or undefined for a non-http(s) string. */
   register(url: string): string | undefined {

@@ -250,6 +250,23 @@ describe('the loop', () => {
     await expect(b.run().next()).rejects.toThrow(/crawled with grouping "registrable", received "host"/);
     await b.close();
   });
+
+  it('keeps a resumed crawl\'s own grouping when none is given', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    const a = new Engine(options(web, { dataDir, maxPages: 1, grouping: 'host' }));
+    for await (const _ of a.run()) {
+      // one page
+    }
+    await a.close();
+    const b = new Engine(options(web, { dataDir }));
+    expect(b.options.grouping).toBe('registrable'); // not opened yet
+    const urls: string[] = [];
+    for await (const p of b.run()) urls.push(p.url);
+    await b.close();
+    expect(b.options.grouping).toBe('host');
+    expect(urls.length).toBeGreaterThan(0);
+  });
 });
 
 describe('registrable grouping', () => {
