@@ -648,6 +648,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       if (o.dataDir !== undefined) deadline = Math.min(deadline, nextCheckpoint);
       if (reporting()) deadline = Math.min(deadline, nextProgress);
+      // The freshness pass runs at the first dispatch of each clock hour and may re-time a
+      // waiting recrawl earlier than the frontier's current answer: wake at every hour.
+      if (o.freshness !== undefined) deadline = Math.min(deadline, (Math.floor(now / HOUR_MS) + 1) * HOUR_MS);
       await this.#driverWaker.wait(deadline === Infinity ? undefined : deadline - this.#clock());
     }
     this.#driverDone = true;

@@ -370,6 +370,43 @@ describe('continuous mode', () => {
     await engine.close();
   });
 
+  it('wakes at each clock hour for the freshness pass, even with nothing due and no progress listener', async () => {
+    const HOUR = 3_600_000;
+    // A clock 700 ms short of an hour boundary.
+    const real = (): number => performance.timeOrigin + performance.now();
+    const skew = Math.ceil(real() / HOUR) * HOUR + HOUR - real() - 700;
+    const clock = (): number => real() + skew;
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': [] });
+    const ticks: number[] = [];
+    const engine = new Engine(
+      options(web, {
+        seeds: ['http://a.test/'],
+        clock,
+        recrawl: true,
+        freshness: {
+          nextDue: (_record, nowHours) => nowHours + 48,
+          tick: (_rows, nowHours) => {
+            ticks.push(nowHours);
+            return -1;
+          },
+        },
+      }),
+    );
+    const startHour = Math.floor(clock() / HOUR);
+    const run = (async () => {
+      for await (const _ of engine.run()) {
+        // the one page
+      }
+    })();
+    const deadline = real() + 5000;
+    while (!ticks.includes(startHour + 1) && real() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await engine.stop();
+    await run;
+    await engine.close();
+    expect(ticks).toContain(startHour + 1);
+  });
+
   it('without recrawl the same crawl drains and stops', async () => {
     const web = new FakeWeb();
     web.site('http://a.test', { '/': ['/1'], '/1': [] });
