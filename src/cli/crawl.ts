@@ -10,7 +10,6 @@ import { join, resolve as resolvePath } from 'node:path';
 import { CHECKPOINT_FILE, type CrawlSummary, Engine, type EngineOptions, type EngineResolve, type HostStatus, JOURNAL_FILE, type Progress } from '../engine/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { systemResolver } from '../fetch/index.js';
-import { withFreshness } from '../freshness/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
 import { EXIT, inFile } from './failure.js';
@@ -324,10 +323,10 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
 export const DEFAULT_RECRAWL_BUDGET = 3600;
 
 /**
- * The engine options of continuous mode: the freshness scheduler (src/freshness's
+ * The engine options of continuous mode: the engine's default freshness scheduler (src/freshness's
  * `withFreshness`) learns each page's change rate and spends `budgetPerHour` recrawls an hour
  * where they keep the most pages fresh, within every host's politeness.
  */
 function recrawlFreshness(budgetPerHour: number): Partial<EngineOptions> {
-  return { recrawl: true, freshness: withFreshness(undefined, budgetPerHour) };
+  return { recrawl: true, recrawlBudget: budgetPerHour };
 }

@@ -40,7 +40,8 @@ import { DnsCache, type Fetcher, HttpFetcher, RobotsCache, type RobotsFetch } fr
 import { productToken } from '../fetch/robots.js';
 import { readPartition, writePartition } from '../format/file.js';
 import type { PartitionImage } from '../format/index.js';
-import { type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
+import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
+import { withFreshness } from '../freshness/index.js';
 import { Journal } from '../journal/index.js';
 import { type FetchRequest, HostFlags, type HostGrouping, type Outcome } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
@@ -166,6 +167,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   #options: Readonly<EngineOptions>;
   /** Whether the caller chose the grouping (otherwise a resumed crawl keeps its own). */
   readonly #groupingGiven: boolean;
+  /** The freshness hook in force: the caller's, or meguri's scheduler in continuous mode. */
+  readonly #freshness: FreshnessHook | undefined;
   /** The politeness policy in force. */
   readonly policy: Readonly<PolitenessConfig>;
   readonly #clock: () => number;
@@ -220,6 +223,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const o = resolveEngineOptions(options);
     this.#options = o;
     this.#groupingGiven = options.grouping !== undefined;
+    this.#freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
     this.policy = enginePolitenessConfig(o.politeness);
     this.#clock = o.clock;
     if (!isCoreLoaded()) loadCoreSync();
@@ -467,7 +471,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       urlBudget: o.maxUrlsPerHost,
       depthCap: o.maxDepth,
       scheduleIndex: o.recrawl || o.freshness !== undefined,
-      freshness: o.freshness,
+      freshness: this.#freshness,
       traps,
       canonPolicyVersion: (o.canonPolicy ?? DEFAULT_POLICY).version,
     };
@@ -650,7 +654,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (reporting()) deadline = Math.min(deadline, nextProgress);
       // The freshness pass runs at the first dispatch of each clock hour and may re-time a
       // waiting recrawl earlier than the frontier's current answer: wake at every hour.
-      if (o.freshness !== undefined) deadline = Math.min(deadline, (Math.floor(now / HOUR_MS) + 1) * HOUR_MS);
+      if (this.#freshness !== undefined) deadline = Math.min(deadline, (Math.floor(now / HOUR_MS) + 1) * HOUR_MS);
       await this.#driverWaker.wait(deadline === Infinity ? undefined : deadline - this.#clock());
     }
     this.#driverDone = true;

@@ -91,8 +91,14 @@ export interface EngineOptions {
   readonly retryLimit: number;
   /** Continuous mode: crawled URLs come due again (schedule index); the crawl never drains. Default false. */
   readonly recrawl: boolean;
-  /** The freshness policy of continuous mode (next-due per URL); without it a flat week. Implies `recrawl`. */
+  /**
+   * The freshness policy of continuous mode (next-due per URL). Implies `recrawl`. Without it,
+   * continuous mode uses meguri's own scheduler, `withFreshness(defaultParams(), recrawlBudget)`:
+   * each page's change rate is learnt and recrawls are spent where they keep most pages fresh.
+   */
   readonly freshness: FreshnessHook | undefined;
+  /** Recrawls per hour the default freshness scheduler spends in continuous mode. Default 3600. */
+  readonly recrawlBudget: number;
   /** OPIC importance ordering. Default true. */
   readonly prioritize: boolean;
   /** Trap pattern detection (calendar, facets, session ids) feeding admission. Default true. */
@@ -173,6 +179,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       'a function or an object with nextDue()',
       (v): v is FreshnessHook => typeof v === 'function' || (isObject(v) && typeof v['nextDue'] === 'function'),
     ),
+    recrawlBudget: numberField({ above: 0, default: 3600 }),
     prioritize: booleanField(true),
     trapDetection: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),

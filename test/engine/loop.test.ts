@@ -407,6 +407,20 @@ describe('continuous mode', () => {
     expect(ticks).toContain(startHour + 1);
   });
 
+  it('runs meguri\'s freshness scheduler when continuous mode is given no policy', async () => {
+    const dataDir = tempDir();
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': ['/1'], '/1': [] });
+    const engine = new Engine(options(web, { seeds: ['http://a.test/'], dataDir, recrawl: true, recrawlBudget: 120 }));
+    let n = 0;
+    for await (const _ of engine.run()) if (++n === 2) void engine.stop();
+    await engine.close();
+    // The scheduler's state (water level, host demand) is in the checkpoint; a flat policy has none.
+    const image = readPartition(join(dataDir, 'frontier.meguri'));
+    expect(image.freshness.length).toBeGreaterThan(0);
+    expect(() => new Engine(options(web, { recrawl: true, recrawlBudget: 0 }))).toThrow(/EngineOptions\.recrawlBudget/);
+  });
+
   it('without recrawl the same crawl drains and stops', async () => {
     const web = new FakeWeb();
     web.site('http://a.test', { '/': ['/1'], '/1': [] });
