@@ -70,11 +70,11 @@ function shardLog2(shards: number): number {
 }
 
 /**
- * The shard (of `shards`, a power of two) that key `i` of `keys` belongs to: the high
- * log2(shards) bits of a shard hash of the key. A seal and its queries must use the same
- * shard count.
+ * The shard (of `shards`, a power of two) that key `i` of `keys` (default the first) belongs
+ * to: the high log2(shards) bits of a shard hash of the key. A seal and its queries must use
+ * the same shard count. `ribbonShardIndex(key, shards)` routes a one-key array.
  */
-export function ribbonShardIndex(keys: KeyArray, i: number, shards: number): number {
+export function ribbonShardIndex(keys: KeyArray, shards: number, i = 0): number {
   const log2 = shardLog2(shards);
   const at = keyAt(keys, i);
   const c = core();
@@ -156,7 +156,7 @@ class Build {
       if (status === 0) return;
       const d = core().f64[detail >>> 3]!;
       if (status === MISROUTED) {
-        const belongs = ribbonShardIndex(keys, d, this.shards);
+        const belongs = ribbonShardIndex(keys, this.shards, d);
         throw new InvalidArgumentError(
           `shard ${index} holds key ${d} (${keyToHex(keys, d)}), which belongs to shard ${belongs} of ${this.shards}: partition keys with ribbonShardIndex`,
         );

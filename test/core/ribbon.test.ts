@@ -61,12 +61,22 @@ describe('ribbon parameters', () => {
     for (const s of idx) sizes[s]!++;
     // 10 000 expected per shard, σ ≈ 97.
     for (const s of sizes) expect(Math.abs(s - 10_000)).toBeLessThan(500);
-    for (let i = 0; i < 2000; i++) expect(ribbonShardIndex(keys, i, 16)).toBe(idx[i]);
-    for (let i = 0; i < 200; i++) expect(ribbonShardIndex(keys, i, 4096)).toBe(ReferenceRibbon.shardOf(keys, i, 12));
-    expect(ribbonShardIndex(keys, 0, 1)).toBe(0);
-    expect(() => ribbonShardIndex(keys, 0, 3)).toThrow(/power of two/);
-    expect(() => ribbonShardIndex(keys, 0, 8192)).toThrow(/shards/);
+    for (let i = 0; i < 2000; i++) expect(ribbonShardIndex(keys, 16, i)).toBe(idx[i]);
+    for (let i = 0; i < 200; i++) expect(ribbonShardIndex(keys, 4096, i)).toBe(ReferenceRibbon.shardOf(keys, i, 12));
+    expect(ribbonShardIndex(keys, 1, 5)).toBe(0);
+    expect(() => ribbonShardIndex(keys, 3)).toThrow(/power of two/);
+    expect(() => ribbonShardIndex(keys, 8192)).toThrow(/shards/);
+    expect(() => ribbonShardIndex(keys, 16, 160_000)).toThrow(/key index 160000 is out of range/);
     expect(() => ribbonShardIndexBatch(keys, 4, new Uint32Array(2))).toThrow(/at least 160000/);
+  });
+
+  it('ribbonShardIndex(key, shards) routes a one-key array', () => {
+    const keys = randomKeys(64, 6);
+    const idx = ribbonShardIndexBatch(keys, 8);
+    for (let i = 0; i < 64; i++) {
+      const one = keys.slice(i * 4, i * 4 + 4);
+      expect(ribbonShardIndex(one, 8)).toBe(idx[i]);
+    }
   });
 });
 
