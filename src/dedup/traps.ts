@@ -231,7 +231,8 @@ export class TrapDetector {
   /** The resolved options. */
   readonly options: Readonly<TrapDetectorOptions>;
   private readonly hosts = new Map<HostRef, TrapHost>();
-  private horizonHours = -1;
+  /** The `nowHours` the cached horizon is for; NaN (equal to nothing) until the first call. */
+  private horizonHours = Number.NaN;
   private horizon: Horizon = { min: 0, max: 0 };
 
   constructor(options?: Partial<TrapDetectorOptions> | null) {

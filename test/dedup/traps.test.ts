@@ -106,6 +106,11 @@ describe('TrapDetector.violation', () => {
     expect(() => new TrapDetector({ facetLimit: 0 })).toThrow(/TrapDetectorOptions\.facetLimit/);
     expect(() => new TrapDetector({ flagThreshold: 2.5 })).toThrow(InvalidArgumentError);
     expect(() => d.violation('https://e.com/', -1)).toThrow(/nowHours/);
+    // A fresh detector validates its first clock too (no horizon is cached yet).
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new TrapDetector().violation('https://e.com/events/2026/08/', bad)).toThrow(/nowHours/);
+      expect(() => new TrapDetector().observe('e.com', keyOf('https://e.com/a/'), 'https://e.com/a/', bad)).toThrow(/nowHours/);
+    }
     expect(() => d.violation('https://e.com/', Number.NaN)).toThrow(/nowHours/);
     expect(() => d.violation(7 as unknown as string, NOW)).toThrow(InvalidArgumentError);
     expect(() => d.observe({} as unknown as string, keyOf('https://e.com/'), 'https://e.com/', NOW)).toThrow(/host reference/);
