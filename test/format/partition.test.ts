@@ -129,6 +129,23 @@ describe('.meguri codec', () => {
     expect(Frontier.recover(withExtra, { prioritizer: true, stateMachine: true }).len()).toBe(image.rows);
   });
 
+  it('reads a newer minor: appended meta and host fields and an unknown section are skipped', () => {
+    const extended = sectionsOf(bytes).map((s) => {
+      if (s.id === SectionId.Meta) return { id: s.id, data: Uint8Array.from([...s.data, 1, 2, 3, 4, 5, 6, 7, 8]) };
+      if (s.id === SectionId.Hosts) return { id: s.id, data: widenHostRecords(s.data, 12) };
+      return s;
+    });
+    extended.push({ id: 77, data: new TextEncoder().encode('a section from minor 1') });
+    const newer = assemble(extended, FORMAT_MINOR + 1);
+    const image = decodePartition(newer);
+    expect(image.formatMinor).toBe(FORMAT_MINOR + 1);
+    expect(encodePartition(image)).toEqual(bytes);
+    const options = { prioritizer: true, stateMachine: true, resolver: (h: string) => (h.startsWith('a') ? '10.0.0.1' : undefined) };
+    expect(Frontier.recover(newer, options).checkpointBytes()).toEqual(bytes);
+    // The same bytes claiming this minor are damaged: this build knows every meta field of its own minor.
+    expect(() => decodePartition(assemble(extended, FORMAT_MINOR))).toThrow(expect.objectContaining({ section: 'meta' }));
+  });
+
   it('catches semantic damage that checksums cannot (re-encoded bad images)', () => {
     const image = decodePartition(bytes);
     const status = image.columns.find((c) => c.id === 3)!;
@@ -162,22 +179,20 @@ describe('.meguri codec', () => {
   });
 });
 
-/** Re-encodes `bytes` with one more section (tests only): header rebuilt, checksums recomputed. */
-function appendSection(bytes: Uint8Array, id: number, body: Uint8Array): Uint8Array {
-  const image = decodePartition(bytes);
-  const base = encodePartition(image);
-  const secs = partitionSections(base);
-  const n = secs.length + 1;
+/** Lays out `sections` as a `.meguri` file of format `minor` (tests only): table and checksums computed. */
+function assemble(sections: readonly { id: number; data: Uint8Array }[], minor: number): Uint8Array {
+  const n = sections.length;
   const header = 32 + 32 * n;
-  const out = new Uint8Array(header + base.length - (32 + 32 * secs.length) + body.length);
+  const out = new Uint8Array(header + sections.reduce((t, s) => t + s.data.length, 0));
   const dv = new DataView(out.buffer);
-  out.set(base.subarray(0, 24), 0);
+  out.set([0x89, 0x4d, 0x45, 0x47, 0x55, 0x52, 0x49, 0x0a], 0);
+  dv.setUint16(8, FORMAT_MAJOR, true);
+  dv.setUint16(10, minor, true);
   dv.setUint32(12, n, true);
   dv.setUint32(16, header, true);
   let at = header;
-  const all = [...secs.map((s) => ({ id: s.id, data: base.subarray(s.offset, s.offset + s.length) })), { id, data: body }];
   const sum = new Uint32Array(2);
-  all.forEach((s, i) => {
+  sections.forEach((s, i) => {
     const e = 32 + i * 32;
     dv.setUint32(e, s.id, true);
     dv.setUint32(e + 8, at, true);
@@ -197,8 +212,37 @@ function appendSection(bytes: Uint8Array, id: number, body: Uint8Array): Uint8Ar
   return out;
 }
 
-import { xxh64Lanes } from '../../src/index.js';
+/** The sections of an encoded partition, in table order. */
+function sectionsOf(bytes: Uint8Array): { id: number; data: Uint8Array }[] {
+  return partitionSections(bytes).map((s) => ({ id: s.id, data: bytes.slice(s.offset, s.offset + s.length) }));
+}
+
+/** Re-encodes `bytes` with one more section (tests only): header rebuilt, checksums recomputed. */
+function appendSection(bytes: Uint8Array, id: number, body: Uint8Array): Uint8Array {
+  return assemble([...sectionsOf(encodePartition(decodePartition(bytes))), { id, data: body }], FORMAT_MINOR);
+}
+
+/** A hosts section with `extra` bytes appended to every host record (a newer minor's new fields). */
+function widenHostRecords(hosts: Uint8Array, extra: number): Uint8Array {
+  const src = new DataView(hosts.buffer, hosts.byteOffset, hosts.byteLength);
+  const count = src.getUint32(0, true);
+  const out = new Uint8Array(hosts.length + count * extra);
+  const dst = new DataView(out.buffer);
+  dst.setUint32(0, count, true);
+  let r = 4;
+  let w = 4;
+  for (let i = 0; i < count; i++) {
+    const len = src.getUint32(r, true);
+    out.set(hosts.subarray(r, r + len), w);
+    dst.setUint32(w, len + extra, true);
+    out.fill(0xab, w + len, w + len + extra);
+    r += len;
+    w += len + extra;
+  }
+  return out;
+}
+
+import { FORMAT_MINOR, xxh64Lanes } from '../../src/index.js';
 function xxh(b: Uint8Array, out: Uint32Array): void {
   xxh64Lanes(b, 0, out, 0);
 }
-void SectionId;
