@@ -2,8 +2,8 @@
  * URLKeys as u32 lanes: the one representation every kernel and the frontier share.
  *
  * A URLKey is 128 bits: HostKey (u64, hash of the host group) ‖ PathKey (u64, hash of the
- * canonical URL without the scheme-independent group). In memory — a `KeyArray` in JS or
- * wasm linear memory — key i occupies four u32 lanes:
+ * whole canonical URL `scheme://host[:port]path[?query]`; src/url/keys.ts has the seeds).
+ * In memory — a `KeyArray` in JS or wasm linear memory — key i occupies four u32 lanes:
  *
  *   lanes[4i + 0] = HostKey low 32 bits      lanes[4i + 2] = PathKey low 32 bits
  *   lanes[4i + 1] = HostKey high 32 bits     lanes[4i + 3] = PathKey high 32 bits
@@ -91,9 +91,9 @@ export function keyFromParts(host: bigint, path: bigint): KeyArray {
 }
 
 /**
- * Copies `count` keys from wasm memory at byte offset `ptr` — done by callers with the
- * Core's u32 view — or stages a KeyArray into it. Kept here so the lane arithmetic lives
- * in one file.
+ * Index, in a u32 view of wasm memory (`core().u32`), of the first lane of key `i` of keys
+ * packed at byte offset `ptr` (a multiple of 4). Kept here so the lane arithmetic lives in
+ * one file.
  */
 export function keyLaneOffset(ptr: number, i: number): number {
   return (ptr >>> 2) + i * 4;

@@ -118,6 +118,7 @@ export const ChangeKind = {
   /** Different bytes and the simhash moved further (or there is no simhash signal). */
   Real: 2,
 } as const;
+/** One of the `ChangeKind` values: 0 NoChange, 1 Cosmetic, 2 Real. */
 export type ChangeKind = (typeof ChangeKind)[keyof typeof ChangeKind];
 
 /** Names of the change kinds, indexed by value (for logs and test failures). */

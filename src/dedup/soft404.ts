@@ -49,6 +49,7 @@ export class SoftDetector {
   readonly options: Readonly<SoftDetectorOptions>;
   private readonly hosts = new Map<HostRef, SoftHost>();
 
+  /** A detector with no template known. Throws `InvalidArgumentError` on bad options. */
   constructor(options?: Partial<SoftDetectorOptions> | null) {
     this.options = resolveSoftOptions(options);
   }

@@ -47,6 +47,7 @@ export const PatternKind = {
   /** A session token: a fresh identity per visit for one page. */
   Session: 3,
 } as const;
+/** One of the `PatternKind` values: 0 None, 1 Calendar, 2 Faceted, 3 Session. */
 export type PatternKind = (typeof PatternKind)[keyof typeof PatternKind];
 
 /** Names of the pattern kinds, indexed by value. */
@@ -81,8 +82,11 @@ export interface TrapObservation {
 
 /** Which kinds a host is flagged for. */
 export interface TrapFlags {
+  /** Flagged for dates past the horizon or too far back (its calendar URLs are parked). */
   readonly calendar: boolean;
+  /** Flagged for stacked filter parameters (its over-faceted URLs are parked). */
   readonly faceted: boolean;
+  /** Flagged for session tokens (its tokenized URLs are parked). */
   readonly session: boolean;
 }
 
@@ -235,6 +239,7 @@ export class TrapDetector {
   private horizonHours = Number.NaN;
   private horizon: Horizon = { min: 0, max: 0 };
 
+  /** A detector with no host flagged. Throws `InvalidArgumentError` on bad options. */
   constructor(options?: Partial<TrapDetectorOptions> | null) {
     this.options = resolveTrapOptions(options);
   }

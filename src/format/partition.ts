@@ -94,36 +94,57 @@ export type ColumnData = Uint8Array | Uint16Array | Uint32Array | Float32Array |
 export interface ColumnBlock {
   /** Stable column id (the frontier's table assigns them; unknown ids are skipped on read). */
   readonly id: number;
+  /** Element type of the values. */
   readonly type: ColumnType;
   /** Values per row (4 for a URLKey, 2 for a u64, 1 otherwise). */
   readonly lanes: number;
+  /** The values, a typed array of `type` holding exactly `rows · lanes` elements. */
   readonly data: ColumnData;
 }
 
 /** One host record as stored (field meanings: src/frontier/hosts.ts). */
 export interface HostImage {
+  /** HostKey, low 32 bits. */
   hostKeyLo: number;
+  /** HostKey, high 32 bits. */
   hostKeyHi: number;
+  /** The host group name (the bytes the HostKey hashes). */
   name: string;
   /** Resolved IP, '' when none. */
   ip: string;
+  /** `HostFlags` bits (trap suspect, dead). */
   flags: number;
   /** Scheduler bits (bit 0: holds a back queue). */
   sched: number;
+  /** robots.txt Crawl-delay (ms), 0 when none. */
   crawlDelayMs: number;
+  /** Adaptive start-to-start interval (ms). */
   intervalMs: number;
+  /** Earliest dispatch clock (ms) at which the host may be fetched again. */
   nextEligibleMs: number;
+  /** Dispatch clock (ms) of the host's last fetch start, −1 when none. */
   lastDispatchMs: number;
+  /** Smoothed fetch latency (ms), 0 when none yet. */
   latencyMs: number;
+  /** Admission: most URLs admitted (0 = unlimited). */
   urlBudget: number;
+  /** Admission: deepest link depth admitted (0 = unlimited). */
   depthCap: number;
+  /** URLs admitted as Scheduled so far. */
   admitted: number;
+  /** Imported host quality score. */
   hostScore: number;
+  /** Dispatch clock (ms) at which the host last took a back queue. */
   activatedAtMs: number;
+  /** Dispatch clock (ms) at which the host last entered the front bank. */
   waitingSinceMs: number;
+  /** Dispatch clock (ms) of the host's last per-IP spend, −1 when none. */
   ipSpendMs: number;
+  /** The host interval (ms) that per-IP spend was made with. */
   ipSpendIntervalMs: number;
+  /** Dispatches since the host last took a back queue. */
   servedSinceActivation: number;
+  /** Consecutive reports that left the interval pinned at the ceiling. */
   ceilingStreak: number;
 }
 
@@ -150,6 +171,7 @@ const HOST_NUMBERS = [
 
 /** Small fixed facts about the partition. */
 export interface PartitionMeta {
+  /** The partition's id (a u32). */
   readonly partitionId: number;
   /** Epoch-hours the partition was created. */
   readonly createdHours: number;
@@ -161,17 +183,25 @@ export interface PartitionMeta {
 
 /** A decoded partition: the whole durable state of one frontier. */
 export interface PartitionImage {
+  /** Fixed facts: ids, creation hour, canon-policy version, settings. */
   readonly meta: PartitionMeta;
   /** Minor version of the file it was read from (FORMAT_MINOR when built in memory). */
   readonly formatMinor: number;
+  /** URL rows, sorted by URLKey. */
   readonly rows: number;
+  /** The URL table's columns, each `rows` long (times its lanes). */
   readonly columns: readonly ColumnBlock[];
   /** Sorted by HostKey (high lane, then low). */
   readonly hosts: readonly HostImage[];
+  /** The string arena the URL columns refer into. */
   readonly arena: Uint8Array;
+  /** The seen-set filter blob (empty when no filter fronts the table). */
   readonly seenFilter: Uint8Array;
+  /** The prioritizer's host-level state (empty when prioritization is off). */
   readonly prioritizer: Uint8Array;
+  /** The freshness policy's state (empty when it keeps none). */
   readonly freshness: Uint8Array;
+  /** Scheduler counters the URL and host records do not carry. */
   readonly scheduler: Uint8Array;
 }
 

@@ -87,12 +87,14 @@ export function domainHash(s: string): number {
  * Owned by one frontier, which assigns the row and host ids.
  */
 export class Prioritizer {
+  /** The resolved parameters. */
   readonly params: Readonly<PrioritizerParams>;
   private cashCol: Float32Array = new Float32Array(0);
   private historyCol: Float32Array = new Float32Array(0);
   private rankCol: Float32Array = new Float32Array(0);
   private readonly linkers: Set<number>[] = [];
 
+  /** An empty prioritizer. Throws `InvalidArgumentError` on bad parameters. */
   constructor(params?: Partial<PrioritizerParams> | null) {
     this.params = resolvePrioritizerParams(params);
   }
