@@ -51,18 +51,32 @@ export function keysEqual(a: KeyArray, i: number, b: KeyArray, j: number): boole
 
 const hex8 = (v: number): string => (v >>> 0).toString(16).padStart(8, '0');
 
-/** 32 lowercase hex digits of key `i` (HostKey then PathKey). */
-export function keyToHex(keys: KeyArray, i = 0): string {
+/** First lane of key `i` of `keys`; throws unless `keys` is a Uint32Array holding that key. */
+function laneOf(where: string, keys: KeyArray, i: number): number {
   const b = i * 4;
+  if (!(keys instanceof Uint32Array) || !Number.isInteger(i) || i < 0 || b + 4 > keys.length) {
+    throw new InvalidArgumentError(
+      `${where}: expected a KeyArray holding key index ${String(i)}, received ${keys instanceof Uint32Array ? `a Uint32Array of length ${keys.length}` : typeof keys}`,
+    );
+  }
+  return b;
+}
+
+/** 32 lowercase hex digits of key `i` (HostKey then PathKey). Throws when there is no key `i`. */
+export function keyToHex(keys: KeyArray, i = 0): string {
+  const b = laneOf('keyToHex', keys, i);
   return hex8(keys[b + 1]!) + hex8(keys[b]!) + hex8(keys[b + 3]!) + hex8(keys[b + 2]!);
 }
 
-/** Parses 32 hex digits into a one-key array (or into `out` at key index `i`). */
+/**
+ * Parses 32 hex digits into a one-key array (or into `out` at key index `i`, which must
+ * exist).
+ */
 export function keyFromHex(hex: string, out: KeyArray = new Uint32Array(4), i = 0): KeyArray {
   if (typeof hex !== 'string' || !/^[0-9a-fA-F]{32}$/.test(hex)) {
     throw new InvalidArgumentError(`expected a URLKey as 32 hex digits, received ${JSON.stringify(hex)}`);
   }
-  const b = i * 4;
+  const b = laneOf('keyFromHex', out, i);
   out[b + 1] = parseInt(hex.slice(0, 8), 16);
   out[b] = parseInt(hex.slice(8, 16), 16);
   out[b + 3] = parseInt(hex.slice(16, 24), 16);

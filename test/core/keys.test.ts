@@ -36,4 +36,17 @@ describe('URLKey lanes', () => {
     expect(() => keyCount(new Uint32Array(5))).toThrow(/4 lanes per key/);
     expect(keyCount(new Uint32Array(8))).toBe(2);
   });
+
+  it('refuses a key index the array does not hold instead of printing or writing zeros', () => {
+    const two = new Uint32Array(8);
+    two.set(keyFromParts(1n, 2n), 4);
+    expect(keyToHex(two, 1)).toBe('0000000000000001' + '0000000000000002');
+    for (const i of [2, -1, 0.5, Number.NaN]) {
+      expect(() => keyToHex(two, i)).toThrow(/keyToHex: expected a KeyArray holding key index/);
+      expect(() => keyFromHex('0'.repeat(32), two, i)).toThrow(/keyFromHex: expected a KeyArray holding key index/);
+    }
+    expect(() => keyToHex(new Uint32Array(3))).toThrow(/length 3/);
+    expect(() => keyToHex([1, 2, 3, 4] as unknown as Uint32Array)).toThrow(/received object/);
+    expect(keyToHex(keyFromHex('f'.repeat(32), new Uint32Array(8), 1), 1)).toBe('f'.repeat(32));
+  });
 });
