@@ -51,8 +51,11 @@ export function keysEqual(a: KeyArray, i: number, b: KeyArray, j: number): boole
 
 const hex8 = (v: number): string => (v >>> 0).toString(16).padStart(8, '0');
 
-/** First lane of key `i` of `keys`; throws unless `keys` is a Uint32Array holding that key. */
-function laneOf(where: string, keys: KeyArray, i: number): number {
+/**
+ * @internal First lane of key `i` of `keys`; throws `InvalidArgumentError` (prefixed with
+ * `where`) unless `keys` is a Uint32Array holding that key. Not re-exported by src/core.
+ */
+export function laneOf(where: string, keys: KeyArray, i: number): number {
   const b = i * 4;
   if (!(keys instanceof Uint32Array) || !Number.isInteger(i) || i < 0 || b + 4 > keys.length) {
     throw new InvalidArgumentError(
