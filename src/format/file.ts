@@ -22,20 +22,26 @@ export function writePartition(path: string, partition: PartitionImage | Uint8Ar
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${tempCounter++}.tmp`);
   const fd = openSync(temp, 'w', 0o644);
+  let open = true;
   let renamed = false;
   try {
     let at = 0;
     while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
     fsyncSync(fd);
+    open = false;
     closeSync(fd);
     renameSync(temp, path);
     renamed = true;
   } finally {
     if (!renamed) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
+      // Close only if still ours: worker threads share the fd table, so closing a number
+      // twice could close a file another thread opened in between.
+      if (open) {
+        try {
+          closeSync(fd);
+        } catch {
+          // nothing more to release
+        }
       }
       try {
         unlinkSync(temp);

@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { Frontier, readPartition, writePartition } from '../../src/index.js';
 
 /** Which step of the write the mocked file system fails, if any. */
-const failAt = vi.hoisted(() => ({ step: '' as '' | 'write' | 'fsync' | 'rename' }));
+const failAt = vi.hoisted(() => ({ step: '' as '' | 'write' | 'fsync' | 'rename', opened: [] as number[], closed: [] as number[] }));
 
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
@@ -14,6 +14,15 @@ vi.mock('node:fs', async (importOriginal) => {
   };
   return {
     ...fs,
+    openSync: ((...args: Parameters<typeof fs.openSync>) => {
+      const fd = fs.openSync(...args);
+      failAt.opened.push(fd);
+      return fd;
+    }) as typeof fs.openSync,
+    closeSync: (fd: number) => {
+      failAt.closed.push(fd);
+      fs.closeSync(fd);
+    },
     writeSync: ((...args: Parameters<typeof fs.writeSync>) => {
       fail('write');
       return fs.writeSync(...args);
@@ -41,6 +50,8 @@ describe('writePartition is atomic', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(() => {
     failAt.step = '';
+    failAt.opened.length = 0;
+    failAt.closed.length = 0;
   });
   const v1 = partition(2);
   const v2 = partition(3);
@@ -49,8 +60,12 @@ describe('writePartition is atomic', () => {
     const path = join(dir, `p-${step}.meguri`);
     writePartition(path, v1);
     failAt.step = step;
+    failAt.opened.length = 0;
+    failAt.closed.length = 0;
     expect(() => writePartition(path, v2)).toThrow(`injected ${step} failure`);
     failAt.step = '';
+    // Every descriptor it opened is closed exactly once (a second close could hit another thread's file).
+    expect(failAt.closed.filter((fd) => failAt.opened.includes(fd)).sort()).toEqual([...failAt.opened].sort());
     expect(readdirSync(dir).filter((f) => f.includes(`p-${step}`))).toEqual([`p-${step}.meguri`]);
     expect(new Uint8Array(readFileSync(path))).toEqual(v1);
     expect(readPartition(path).rows).toBe(2);
