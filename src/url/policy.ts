@@ -28,7 +28,10 @@ export interface CanonPolicy {
   readonly foldCase: boolean;
   /** Collapse runs of `/` in the path into one. */
   readonly collapseSlash: boolean;
-  /** Policy version (u16), recorded with the partition so a reload knows which rules made its keys. */
+  /**
+   * Policy version (u16), recorded with the partition so a reload knows which rules made its
+   * keys. Default 1, the version the frontier records when it is given none.
+   */
   readonly version: number;
   /** Longest canonical URL accepted, in bytes; longer ones give `null`. Default 2,048. */
   readonly maxLength: number;
@@ -55,7 +58,7 @@ const validatePolicy = defineOptions<CanonPolicy>('CanonPolicy', {
   foldIndex: booleanField(false),
   foldCase: booleanField(false),
   collapseSlash: booleanField(false),
-  version: numberField({ min: 0, max: 0xffff, integer: true, default: 0 }),
+  version: numberField({ min: 0, max: 0xffff, integer: true, default: 1 }),
   maxLength: numberField({ min: 16, max: 1 << 20, integer: true, default: DEFAULT_MAX_URL_LENGTH }),
 });
 

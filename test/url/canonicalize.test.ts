@@ -303,7 +303,7 @@ describe('CanonPolicy validation', () => {
       foldIndex: false,
       foldCase: false,
       collapseSlash: false,
-      version: 0,
+      version: 1,
       maxLength: 2048,
     });
     expect(Object.isFrozen(p)).toBe(true);
