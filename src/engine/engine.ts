@@ -60,6 +60,8 @@ export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
 export const JOURNAL_FILE = 'journal.mgj';
 const LOCK_FILE = 'lock';
+/** Redirect-hop counts kept at most (see `#countHops`). */
+const MAX_HOP_ENTRIES = 100_000;
 const STATE_VERSION = 1;
 
 /** Why a run ended. */
@@ -186,6 +188,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #flights = new Map<number, Flight>();
   readonly #outputs: Flight[] = [];
   readonly #rejected: string[] = [];
+  /** Redirect hops that led to each URL still to be fetched (only URLs a redirect led to). */
+  readonly #hops = new Map<string, number>();
   readonly #c: Counters = { dispatched: 0, completed: 0, s2xx: 0, s3xx: 0, s4xx: 0, s429: 0, s5xx: 0, errors: 0, soft404: 0, bytes: 0, checkpoints: 0 };
   #frontier: Frontier | undefined;
   #journal: Journal | undefined;
@@ -387,7 +391,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     await this.close();
   }
 
-  /** Why the run ended (undefined while running). */
   /**
    * The validated options. `grouping` is the one in force: when none was given and the
    * dataDir holds a crawl, the crawl's own (known once `run()` has opened it).
@@ -396,6 +399,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#options;
   }
 
+  /** Why the run ended (undefined while running). */
   get stopReason(): StopReason | undefined {
     return this.#phase === 'running' ? undefined : this.#reason;
   }
@@ -826,8 +830,14 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (o.body !== undefined) c.bytes += o.body.length;
     for (const l of o.links ?? []) if (!l.nofollow) this.#directory.register(l.url);
     let location: string | undefined;
+    let capped: string | undefined;
     if (o.location !== undefined) {
       location = canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined;
+      const max = this.options.maxRedirects;
+      if (location !== undefined && s >= 300 && s < 400 && (this.#hops.get(req.url) ?? 0) >= max) {
+        capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
+        location = undefined;
+      }
       if (location !== undefined) this.#directory.register(location);
     }
     let soft404 = false;
@@ -844,7 +854,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       links: soft404 ? undefined : o.links,
       body: undefined,
     };
-    flight.page = makePage(req, o, soft404, now);
+    flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
   }
@@ -856,10 +866,33 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     if (this.#journal !== undefined) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
     this.#frontier!.report(flight.reported, now);
+    this.#countHops(req.url, flight.reported);
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);
     this.#driverWaker.notify();
+  }
+
+  /**
+   * Redirect hops: the target of a followed redirect is one hop further than its source. A
+   * URL's count is kept while it may still be fetched (a retry keeps it) and dropped once it
+   * has a final answer. Bounded: the oldest counts go first (a chain they belonged to may
+   * then run a few hops longer, never unboundedly: each hop needs a URL the frontier admits).
+   */
+  #countHops(url: string, reported: Outcome): void {
+    const s = reported.status;
+    const hops = this.#hops.get(url) ?? 0;
+    if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
+    this.#hops.delete(url);
+    if (reported.location === undefined || s < 300 || s >= 400) return;
+    const next = hops + 1;
+    const known = this.#hops.get(reported.location);
+    if (known !== undefined && known <= next) return;
+    this.#hops.set(reported.location, next);
+    if (this.#hops.size > MAX_HOP_ENTRIES) {
+      const oldest = this.#hops.keys().next();
+      if (!oldest.done) this.#hops.delete(oldest.value);
+    }
   }
 
   #append(r: JournalRecord): void {

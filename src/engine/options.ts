@@ -89,6 +89,13 @@ export interface EngineOptions {
   readonly robotsTtlMs: number;
   /** Transient failures (429, 5xx, network) of one URL before it is given up as Gone. Default 3. */
   readonly retryLimit: number;
+  /**
+   * Redirect hops followed from a URL no redirect led to; the target of one more hop is not
+   * discovered (the page says so in `error`). A chain of fresh URLs (`/r/1` → `/r/2` → …) is
+   * otherwise bounded only by `maxUrlsPerHost`. 0 follows none. Counts restart when a crawl
+   * is resumed. Default 10.
+   */
+  readonly maxRedirects: number;
   /** Continuous mode: crawled URLs come due again (schedule index); the crawl never drains. Default false. */
   readonly recrawl: boolean;
   /**
@@ -174,6 +181,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     robotsMaxAttempts: numberField({ min: 1, max: 1000, integer: true, default: 5 }),
     robotsTtlMs: numberField({ min: 0, default: 24 * 3_600_000 }),
     retryLimit: numberField({ min: 0, max: 255, integer: true, default: 3 }),
+    maxRedirects: numberField({ min: 0, max: 1000, integer: true, default: 10 }),
     recrawl: booleanField(false),
     freshness: customField<FreshnessHook | undefined>(
       'a function or an object with nextDue()',

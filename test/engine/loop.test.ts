@@ -111,6 +111,23 @@ describe('the loop', () => {
     await engine.close();
   });
 
+  it('follows a redirect chain for maxRedirects hops, a retried hop included, and no further', async () => {
+    const web = new FakeWeb();
+    // /r/0 → /r/1 → … without end, each a fresh URL; /r/2 answers 503 once on the way.
+    for (let i = 0; i < 30; i++) web.pages.set(`http://a.test/r/${i}`, { status: 302, location: `http://a.test/r/${i + 1}` });
+    web.pages.set('http://a.test/r/2', (n) => (n === 1 ? { status: 503 } : { status: 302, location: 'http://a.test/r/3' }));
+    web.pages.set('http://a.test/', { status: 301, location: 'http://a.test/r/0' });
+    const engine = new Engine(options(web, { seeds: ['http://a.test/'], maxRedirects: 4, politeness: { minDelayMs: 5, startDelayMs: 5, latencyRise: 1000 } }));
+    const pages: { url: string; error: string | undefined }[] = [];
+    for await (const p of engine.run()) pages.push({ url: p.url, error: p.error });
+    expect(engine.stopReason).toBe('drained');
+    // The seed plus four hops (/r/0 … /r/3); /r/3's Location is the fifth hop.
+    expect([...new Set(web.contentRequests().map((r) => r.url))]).toEqual(['http://a.test/', ...[0, 1, 2, 3].map((i) => `http://a.test/r/${i}`)]);
+    expect(pages.at(-1)).toEqual({ url: 'http://a.test/r/3', error: 'redirect not followed: 4 hops already led here (maxRedirects)' });
+    expect(pages.filter((p) => p.error !== undefined)).toHaveLength(1);
+    await engine.close();
+  });
+
   it('stops at maxPages, and a resumed campaign counts the earlier runs', async () => {
     const dataDir = tempDir();
     const web = threeSites();
