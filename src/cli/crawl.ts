@@ -13,7 +13,7 @@ import { systemResolver } from '../fetch/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
 import { EXIT, inFile } from './failure.js';
-import { type CliIo, bytes, int, seconds } from './io.js';
+import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
@@ -103,8 +103,12 @@ function viewFor(io: CliIo, json: boolean): ProgressView {
   return new LineProgress(io.stderr);
 }
 
-/** Runs a crawl to its end (drained, max pages, stopped) with outputs and progress. */
-export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResult> {
+/**
+ * Runs a crawl to its end (drained, max pages, stopped) with outputs and progress. While the
+ * engine runs, `hub`'s signals stop it gracefully (a second one cuts the fetches in flight);
+ * the caller keeps `hub` open until it has printed its summary.
+ */
+export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Promise<CrawlResult> {
   const dataDir = setup.engine.dataDir;
   const view = viewFor(io, setup.json);
   const json = view instanceof JsonEvents ? view : undefined;
@@ -138,27 +142,18 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
     }
   });
-  const offs: (() => void)[] = [];
-  if (io.signals) {
-    let count = 0;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      count++;
-      interrupted = true;
-      if (count === 1) {
-        view.note(`${signal}: stopping — finishing the fetches in flight and writing a checkpoint (again to cut them short)`);
-        void engine.stop();
-      } else {
-        view.note(`${signal}: cutting the fetches in flight (they are fetched again on resume)`);
-        void engine.abort();
-      }
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    offs.push(() => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    });
-  }
+  let count = 0;
+  hub.route((signal) => {
+    count++;
+    interrupted = true;
+    if (count === 1) {
+      view.note(`${signal}: stopping — finishing the fetches in flight and writing a checkpoint (again to cut them short)`);
+      void engine.stop();
+    } else {
+      view.note(`${signal}: cutting the fetches in flight (they are fetched again on resume)`);
+      void engine.abort();
+    }
+  });
   const started = Date.now();
   let summary: CrawlSummary | undefined;
   engine.once('end', (s) => (summary = s));
@@ -201,7 +196,8 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
       elapsedMs: Date.now() - started,
     };
   } finally {
-    for (const off of offs) off();
+    // The engine has checkpointed (or never opened): later signals only hear that it is ending.
+    hub.route(undefined);
     warc?.close();
     pages?.close();
     await engine.close();
@@ -278,17 +274,40 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     resolve: tableResolver(args.pairs('resolve')),
   };
   const json = args.flag('json');
-  const result = await runCrawl(
-    {
-      engine,
-      warcDir: resolvePath(warcDir ?? join(dataDir, 'warc')),
-      warcMaxBytes: args.number('warc-size'),
-      json,
-      title: `meguri crawl → ${dataDir}`,
-      progressIntervalMs: args.number('interval'),
-    },
-    io,
-  );
+  const hub = SignalHub.open(io, stillEnding(io, json));
+  try {
+    const result = await runCrawl(
+      {
+        engine,
+        warcDir: resolvePath(warcDir ?? join(dataDir, 'warc')),
+        warcMaxBytes: args.number('warc-size'),
+        json,
+        title: `meguri crawl → ${dataDir}`,
+        progressIntervalMs: args.number('interval'),
+      },
+      io,
+      hub,
+    );
+    printCrawlEnd(result, io, json, dataDir, warcDir);
+    return result.interrupted ? EXIT.interrupted : EXIT.ok;
+  } finally {
+    hub.close();
+  }
+}
+
+/**
+ * What a signal does once the crawl has ended but the command is still closing files or
+ * printing: nothing but say so (the checkpoint is already on disk).
+ */
+export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) => void {
+  return (signal) => {
+    const message = `${signal}: the crawl has stopped and its checkpoint is written; finishing up (twice more to quit at once)`;
+    if (json) new JsonEvents(io.stdout).emit('note', { message });
+    else io.stderr.write(`${message}\n`);
+  };
+}
+
+function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string | undefined): void {
   const s = result.summary;
   const p = s.progress;
   if (json) {
@@ -316,7 +335,6 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
         .join('\n')}\n`,
     );
   }
-  return result.interrupted ? EXIT.interrupted : EXIT.ok;
 }
 
 /** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */
