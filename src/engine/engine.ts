@@ -584,7 +584,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         if ((err as { code?: string }).code !== 'EEXIST') throw err;
         const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
         if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-          throw new InvalidStateError(`Engine: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${LOCK_FILE} if that is wrong)`);
+          throw new InvalidStateError(`Engine: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${path} if that is wrong)`);
         }
         unlinkSync(path); // stale: its process is gone
       }

@@ -400,7 +400,7 @@ export class HttpFetcher implements Fetcher {
       if (reason === undefined) return { ip };
       firstReason ??= reason;
     }
-    return { kind: 'refused', error: `refused ${hostname}: ${firstReason ?? 'no address'}${allowPrivate ? '' : ' (set allowPrivate to permit)'}` };
+    return { kind: 'refused', error: `refused ${hostname}: ${firstReason ?? 'no address'}${allowPrivate ? '' : ' (allowPrivate, or --allow-private, permits it)'}` };
   }
 
   async #run(
