@@ -136,9 +136,17 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     view.update(p, context(p));
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
+  const pagesPath = join(dataDir, PAGES_FILE);
   engine.once('open', (r) => {
+    // Only now does this process hold the data directory's lock: pages.jsonl (whose torn last
+    // line opening cuts off) is never touched while another crawl writes to it.
+    try {
+      pages = PagesIndex.open(pagesPath);
+    } catch (err) {
+      throw inFile(err, pagesPath);
+    }
     urlsBefore = engine.frontier?.len() ?? 0;
-    json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore });
+    json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore, resumedPages: pages.existing });
     if (r.resumed && json === undefined) {
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
     }
@@ -160,11 +168,10 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   engine.once('end', (s) => (summary = s));
   try {
     mkdirSync(dataDir, { recursive: true });
-    pages = PagesIndex.open(join(dataDir, PAGES_FILE));
     if (setup.warcDir !== undefined) {
       warc = await WarcWriter.open({ dir: setup.warcDir, maxBytes: setup.warcMaxBytes, agent: setup.engine.agent, software: `meguri/${packageVersion()}` });
     }
-    json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, resumedPages: pages.existing, seeds: setup.engine.seeds?.length ?? 0 });
+    json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, seeds: setup.engine.seeds?.length ?? 0 });
     try {
       for await (const page of engine.run()) {
         setup.onPage?.(page);
@@ -172,7 +179,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
         const where = warc === undefined ? undefined : await warc.write(page);
         const rec = pageRecord(page, where, dataDir);
-        pages.append(rec);
+        pages!.append(rec);
         json?.emit('page', { ...rec });
       }
     } catch (err) {
@@ -186,7 +193,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     return {
       summary: end,
       interrupted,
-      pagesWritten: pages.appended,
+      pagesWritten: pages?.appended ?? 0,
       warcFiles: warc?.files ?? [],
       warcBytes: warc?.bytes ?? 0,
       discoveries,

@@ -36,6 +36,7 @@ export class CliFailure extends Error {
 
 /** Rewords a corrupt-file error to name `path`; other errors pass through unchanged. */
 export function inFile(err: unknown, path: string): unknown {
+  if (err instanceof CliFailure) return err; // already names its file
   if (err instanceof CorruptPartitionError) {
     const hint = err.section === 'header' && /bad magic/.test(err.message)
       ? 'this is not a meguri checkpoint: give the --data directory of a meguri crawl, or its frontier.meguri'

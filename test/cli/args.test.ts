@@ -2,7 +2,8 @@
  * The flag tables and their parser, and `main`'s handling of bad command lines: every mistake
  * is one clear line naming the flag and the value, exit code 2, and no stack trace.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CommandSpec, commandHelp, parseCommand, parseDuration, parseSize } from '../../src/cli/args.js';
@@ -148,6 +149,22 @@ describe('main with a bad command line', () => {
     expect(await main(['stats', '/nonexistent/meguri-crawl'], io)).toBe(1);
     expect(io.err()).toMatch(/^meguri: \/nonexistent\/meguri-crawl: no such file or directory \(ENOENT\)\n$/);
     expect(io.err()).not.toMatch(STACK_LINE);
+  });
+
+  it('refuses a data directory another live crawl holds before touching its pages.jsonl', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-cli-locked-'));
+    try {
+      // The lock names a live process (our parent); its pages.jsonl ends in a line being written.
+      writeFileSync(join(dir, 'lock'), `${process.ppid}\n`);
+      const text = '{"url":"http://a.test/"}\n{"url":"http://a.te';
+      writeFileSync(join(dir, 'pages.jsonl'), text);
+      const io = bufferIo();
+      expect(await main(['crawl', 'http://a.test/', '--data', dir, '--agent', AGENT], io)).toBe(1);
+      expect(io.err()).toContain(`is in use by process ${process.ppid} (remove ${join(dir, 'lock')} if that is wrong)`);
+      expect(readFileSync(join(dir, 'pages.jsonl'), 'utf8')).toBe(text);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('says a file that is not a checkpoint is not one (rather than damaged)', async () => {
