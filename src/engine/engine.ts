@@ -50,7 +50,7 @@ import { HostDirectory, RobotsGate, pickAddress } from './gate.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
 import { type OutcomeRecord, type JournalRecord, decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from './records.js';
-import { type HostStatus, type Progress, countHosts, explainHost, hostStatesFromPartition } from './status.js';
+import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
 import { SendGate } from './send-gate.js';
 import { Waker } from './waker.js';
 
@@ -109,6 +109,9 @@ interface EngineState {
   readonly groups: [string, string[]][];
   /** URLs in flight at the checkpoint (written back as schedulable). */
   readonly inFlight: string[];
+  /** Hosts waiting out a robots.txt outage (for `meguri hosts --why`; not read back on resume). */
+  readonly robotsOutages?: RobotsOutageRecord[];
+  readonly robotsMaxAttempts?: number;
 }
 
 interface Flight {
@@ -440,6 +443,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsPending: this.#gate.pending(s.name),
         robotsRetryAtMs: outage?.retryAtMs,
         robotsStatus: outage?.status,
+        robotsFailures: outage?.failures,
+        robotsMaxAttempts: outage === undefined ? undefined : this.options.robotsMaxAttempts,
       });
     });
   }
@@ -970,6 +975,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       politeness: { ...this.policy },
       groups: this.#directory.export(),
       inFlight: [...this.#flights.values()].map((x) => x.req.url),
+      robotsOutages: this.#robotsOutages(f),
+      robotsMaxAttempts: this.options.robotsMaxAttempts,
     };
     const bytes = writePartition(join(dir, CHECKPOINT_FILE), {
       ...image,
@@ -980,6 +987,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#generation = generation;
     this.#c.checkpoints++;
     this.emit('checkpoint', { generation, bytes, urls: image.rows });
+  }
+
+  /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */
+  #robotsOutages(f: Frontier): RobotsOutageRecord[] {
+    const out: RobotsOutageRecord[] = [];
+    for (const s of f.hostSnapshots()) {
+      if ((s.flags & HostFlags.RobotsUnreachable) === 0) continue;
+      const o = this.#gate.outage(s.name);
+      if (o !== undefined) out.push([s.name, o.retryAtMs, o.status, o.failures]);
+    }
+    return out;
   }
 
   #progress(now: number, advance: boolean): Progress {

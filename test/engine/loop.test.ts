@@ -7,7 +7,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CorruptJournalError, Engine, type EngineOptions, type Progress, InvalidArgumentError, InvalidStateError, Journal, readPartition } from '../../src/index.js';
+import { CorruptJournalError, Engine, type EngineOptions, type Progress, InvalidArgumentError, InvalidStateError, Journal, readHostStates, readPartition } from '../../src/index.js';
 import { AGENT } from './helpers.js';
 import { FakeWeb } from './fake.js';
 
@@ -283,6 +283,31 @@ describe('the loop', () => {
     await b.close();
     expect(b.options.grouping).toBe('host');
     expect(urls.length).toBeGreaterThan(0);
+  });
+});
+
+describe('robots.txt outages', () => {
+  it('say why a host waits — status, failed tries, retry time — live and from the checkpoint', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    web.pages.set('http://c.test/robots.txt', { status: 503 });
+    const engine = new Engine(options(web, { dataDir, robotsRetryMs: 600_000, progressIntervalMs: 20 }));
+    let live: string | undefined;
+    engine.on('progress', () => {
+      const c = engine.hostStates().find((h) => h.host === 'c.test');
+      if (c?.why === 'robots-unreachable' && live === undefined) {
+        live = c.reason;
+        void engine.stop();
+      }
+    });
+    for await (const _ of engine.run()) {
+      // until c.test's robots.txt has failed once
+    }
+    await engine.close();
+    const reason = /^robots\.txt unreachable \(HTTP 503, 1 of 5 tries failed\), retry at \d\d:\d\d:\d\d \(in (9|10) min\)$/;
+    expect(live).toMatch(reason);
+    const saved = readHostStates(dataDir).find((h) => h.host === 'c.test')!;
+    expect([saved.why, saved.reason]).toEqual(['robots-unreachable', expect.stringMatching(reason)]);
   });
 });
 
