@@ -243,22 +243,25 @@ export function readSeedsFile(path: string): string[] {
  * and names only the hosts file or nsswitch knows work too. Undefined when neither applies
  * (the engine's own resolver then).
  */
-export function tableResolver(pairs: readonly (readonly [string, string])[], hostsFile = false): EngineResolve | undefined {
+export function tableResolver(
+  pairs: readonly (readonly [string, string])[],
+  hostsFile = false,
+  system: EngineResolve = systemResolver(),
+  local: EngineResolve = lookupResolver(),
+): EngineResolve | undefined {
   if (pairs.length === 0 && !hostsFile) return undefined;
   const table = new Map<string, string[]>();
   for (const [name, ip] of pairs) table.set(name, [...(table.get(name) ?? []), ip]);
-  const system = systemResolver();
-  const local = lookupResolver();
-  const addresses = (answer: Awaited<ReturnType<typeof system>>): string | string[] => (typeof answer === 'string' ? answer : answer.map((a) => (typeof a === 'string' ? a : a.address)));
   return async (hostname) => {
     const hit = table.get(hostname.toLowerCase().replace(/\.$/, ''));
     if (hit !== undefined) return hit;
     try {
-      return addresses(await system(hostname));
+      // Records keep their TTLs: the engine's DNS cache honours them.
+      return await system(hostname);
     } catch (err) {
       if (!hostsFile) throw err;
       try {
-        return addresses(await local(hostname));
+        return await local(hostname);
       } catch {
         throw err;
       }

@@ -3,7 +3,7 @@
  * the mapping from the embedder's politeness words (`minDelayMs`, …) to the frontier's
  * `PolitenessConfig`.
  */
-import type { Fetcher, HttpFetcherOptions } from '../fetch/index.js';
+import type { Fetcher, HttpFetcherOptions, Resolver } from '../fetch/index.js';
 import { isAgentString } from '../fetch/robots.js';
 import type { FreshnessHook } from '../frontier/index.js';
 import type { HostGrouping } from '../model/index.js';
@@ -42,8 +42,12 @@ export interface EnginePoliteness {
   readonly latencyRise?: number | undefined;
 }
 
-/** Custom DNS: a hostname to one address or several. */
-export type EngineResolve = (hostname: string) => Promise<string | readonly string[]>;
+/**
+ * Custom DNS: a hostname to one address or several, as strings or as records with their TTL
+ * (`{ address, family, ttlSeconds }`, which the engine's DNS cache then respects; without a
+ * TTL an answer is kept 5 minutes). The same type as `DnsCache`'s `resolver`.
+ */
+export type EngineResolve = Resolver;
 
 /** Options of `new Engine(...)` and `crawl(...)`. */
 export interface EngineOptions {
@@ -114,7 +118,7 @@ export interface EngineOptions {
   readonly soft404Threshold: number;
   /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
   readonly checkpointIntervalMs: number;
-  /** fsync the journal every N outcomes (0: at checkpoints only; a killed process loses nothing either way). Default 0. */
+  /** fsync the journal every N records — fetch starts and outcomes (0: at checkpoints and the end of a run only; a killed process loses nothing either way, this is for power loss). Default 0. */
   readonly journalSyncEvery: number;
   /** Clock in epoch ms, monotonic (default: `performance.timeOrigin + performance.now()`). */
   readonly clock: () => number;

@@ -178,7 +178,27 @@ describe('the crawl resolver', () => {
   it('answers --resolve names; with --allow-private, names DNS cannot answer come from the hosts file', async () => {
     expect(tableResolver([], false)).toBeUndefined();
     expect(await tableResolver([['intranet.test', '10.0.0.7']], false)!('INTRANET.test.')).toEqual(['10.0.0.7']);
-    const local = [(await tableResolver([], true)!('localhost'))].flat();
+    const local = [(await tableResolver([], true)!('localhost'))].flat().map((a) => (typeof a === 'string' ? a : a.address));
     expect(local.some((a) => a === '127.0.0.1' || a === '::1')).toBe(true);
+  });
+
+  it('passes DNS records on with their TTLs, and tries the hosts file only when DNS fails', async () => {
+    const record = { address: '192.0.2.1', family: 4, ttlSeconds: 42 } as const;
+    const asked: string[] = [];
+    const dns = async (h: string) => {
+      asked.push(`dns ${h}`);
+      if (h === 'intranet') throw Object.assign(new Error('queryA ENOTFOUND intranet'), { code: 'ENOTFOUND' });
+      return [record];
+    };
+    const hosts = async (h: string) => {
+      asked.push(`hosts ${h}`);
+      return ['10.1.2.3'];
+    };
+    const r = tableResolver([['pinned.test', '10.0.0.7']], true, dns, hosts)!;
+    expect(await r('example.com')).toEqual([record]);
+    expect(await r('intranet')).toEqual(['10.1.2.3']);
+    expect(await r('pinned.test')).toEqual(['10.0.0.7']);
+    expect(asked).toEqual(['dns example.com', 'dns intranet', 'hosts intranet']);
+    await expect(tableResolver([['pinned.test', '10.0.0.7']], false, dns, hosts)!('intranet')).rejects.toThrow(/ENOTFOUND/);
   });
 });
