@@ -391,7 +391,11 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
         `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign, ${int(result.urlsAfter)} URLs known`,
         `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
         `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
-        result.interrupted || s.reason !== 'drained' ? `  resume meguri crawl --data ${dataDir} --agent … (same command)` : '',
+        s.reason === 'maxPages' && !result.interrupted
+          ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(p.fetched)} fetches so far)`
+          : result.interrupted || s.reason !== 'drained'
+            ? `  resume meguri crawl --data ${dataDir} --agent … (same command)`
+            : '',
       ]
         .filter(Boolean)
         .join('\n')}\n`,

@@ -3,7 +3,8 @@
  * campaign (bounded by --max-pages) against an in-process simulated web leaves a checkpoint
  * with the schedule index on and the scheduler's state in its freshness section, and
  * `meguri schedule` then lists crawled pages with the hour they come due again. The same web
- * serves a crawl stopped by SIGINT, to check that signals stay caught until the command ends.
+ * serves two short crawls: one cut by --max-pages (what the summary advises) and one stopped
+ * by SIGINT (signals stay caught until the command ends).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,6 +58,16 @@ describe('meguri crawl --recrawl', () => {
     expect(crawled.length).toBeGreaterThan(0);
     const nowHours = Math.floor(Date.now() / 3_600_000);
     for (const r of crawled) expect(r.dueHours).toBeGreaterThan(nowHours);
+  });
+
+  it('at the page limit, says the limit counts the whole campaign rather than "resume with the same command"', async () => {
+    const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
+    const io = bufferIo();
+    const code = await main(['crawl', ...sim.seeds().slice(0, 1), '--data', join(dir, 'limit'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--max-pages', '2', '--min-delay', '20ms'], io);
+    expect(code, io.err()).toBe(0);
+    expect(io.out()).toMatch(/^meguri crawl: page limit reached after .* — 2 fetched this run, 2 in the campaign/);
+    expect(io.out()).toContain('  more   run it again with a higher --max-pages (the limit counts the whole campaign: 2 fetches so far)');
+    expect(io.out()).not.toContain('resume');
   });
 
   it('keeps holding SIGINT after a graceful stop until the summary is out (a second Ctrl-C never kills it half-way)', async () => {
