@@ -239,7 +239,7 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw usageFromParseArgs(spec, err);
+    throw usageFromParseArgs(spec, err, argv);
   }
   const help = parsed.values['help'] === true;
   const values = new Map<string, FlagValue>();
@@ -275,7 +275,7 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
   return new ParsedArgs(spec, positionals, values, help);
 }
 
-function usageFromParseArgs(spec: CommandSpec, err: unknown): InvalidArgumentError {
+function usageFromParseArgs(spec: CommandSpec, err: unknown, argv: readonly string[]): InvalidArgumentError {
   const code = (err as { code?: unknown }).code;
   const message = err instanceof Error ? err.message : String(err);
   const quoted = /'(-{1,2}[^' ]+)/.exec(message)?.[1];
@@ -284,9 +284,12 @@ function usageFromParseArgs(spec: CommandSpec, err: unknown): InvalidArgumentErr
     return new InvalidArgumentError(`${spec.name}: unknown option ${quoted ?? message}`);
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag !== undefined) {
-    return flag.kind === 'boolean'
-      ? new InvalidArgumentError(`--${flag.name} takes no value`)
-      : new InvalidArgumentError(`--${flag.name} needs a value: ${flag.kind === 'string' ? (flag.arg ?? 'VALUE') : expectsText(flag)}`);
+    if (flag.kind === 'boolean') return new InvalidArgumentError(`--${flag.name} takes no value`);
+    const at = argv.indexOf(`--${flag.name}`);
+    const next = at >= 0 ? argv[at + 1] : undefined;
+    // A negative number (`--limit -1`) is taken for an option by parseArgs: say what it got.
+    if (next !== undefined && /^-[\d.]/.test(next)) return new InvalidArgumentError(`--${flag.name}: expected ${expectsText(flag)}, received ${JSON.stringify(next)}`);
+    return new InvalidArgumentError(`--${flag.name} needs a value: ${flag.kind === 'string' ? (flag.arg ?? 'VALUE') : expectsText(flag)}`);
   }
   return new InvalidArgumentError(`${spec.name}: ${message}`);
 }

@@ -5,15 +5,16 @@
  * SIGINT/SIGTERM turned into a graceful stop with a checkpoint (a second signal cuts the
  * fetches in flight; they are fetched again on resume).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { CHECKPOINT_FILE, type CrawlSummary, Engine, type EngineOptions, type EngineResolve, type HostStatus, JOURNAL_FILE, type Progress } from '../engine/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
-import { systemResolver } from '../fetch/index.js';
+import { lookupResolver, systemResolver } from '../fetch/index.js';
+import { canonicalize } from '../url/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
-import { EXIT, inFile } from './failure.js';
-import { type CliIo, bytes, int, seconds } from './io.js';
+import { CliFailure, EXIT, inFile } from './failure.js';
+import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
@@ -41,8 +42,8 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'budget', kind: 'number', arg: 'N', above: 0, help: 'with --recrawl: recrawls per hour the freshness scheduler spends (default 3600)' },
     { name: 'warc', kind: 'string', arg: 'DIR', help: 'WARC output directory (default DIR/warc under --data)' },
     { name: 'warc-size', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'rotate WARC files at this size (default 1G)' },
-    { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests)' },
-    { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, help: 'least time between two requests to one host (default 250ms)' },
+    { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests); names DNS does not know are looked up in /etc/hosts too' },
+    { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
     { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
     { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s; also at stop)' },
@@ -103,8 +104,12 @@ function viewFor(io: CliIo, json: boolean): ProgressView {
   return new LineProgress(io.stderr);
 }
 
-/** Runs a crawl to its end (drained, max pages, stopped) with outputs and progress. */
-export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResult> {
+/**
+ * Runs a crawl to its end (drained, max pages, stopped) with outputs and progress. While the
+ * engine runs, `hub`'s signals stop it gracefully (a second one cuts the fetches in flight);
+ * the caller keeps `hub` open until it has printed its summary.
+ */
+export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Promise<CrawlResult> {
   const dataDir = setup.engine.dataDir;
   const view = viewFor(io, setup.json);
   const json = view instanceof JsonEvents ? view : undefined;
@@ -131,44 +136,42 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
     view.update(p, context(p));
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
+  const pagesPath = join(dataDir, PAGES_FILE);
   engine.once('open', (r) => {
+    // Only now does this process hold the data directory's lock: pages.jsonl (whose torn last
+    // line opening cuts off) is never touched while another crawl writes to it.
+    try {
+      pages = PagesIndex.open(pagesPath);
+    } catch (err) {
+      throw inFile(err, pagesPath);
+    }
     urlsBefore = engine.frontier?.len() ?? 0;
-    json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore });
+    json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore, resumedPages: pages.existing });
     if (r.resumed && json === undefined) {
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
     }
   });
-  const offs: (() => void)[] = [];
-  if (io.signals) {
-    let count = 0;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      count++;
-      interrupted = true;
-      if (count === 1) {
-        view.note(`${signal}: stopping — finishing the fetches in flight and writing a checkpoint (again to cut them short)`);
-        void engine.stop();
-      } else {
-        view.note(`${signal}: cutting the fetches in flight (they are fetched again on resume)`);
-        void engine.abort();
-      }
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    offs.push(() => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    });
-  }
+  let count = 0;
+  hub.route((signal) => {
+    count++;
+    interrupted = true;
+    if (count === 1) {
+      view.note(`${signal}: stopping — finishing the fetches in flight and writing a checkpoint (again to cut them short)`);
+      void engine.stop();
+    } else {
+      view.note(`${signal}: cutting the fetches in flight (they are fetched again on resume)`);
+      void engine.abort();
+    }
+  });
   const started = Date.now();
   let summary: CrawlSummary | undefined;
   engine.once('end', (s) => (summary = s));
   try {
     mkdirSync(dataDir, { recursive: true });
-    pages = PagesIndex.open(join(dataDir, PAGES_FILE));
     if (setup.warcDir !== undefined) {
       warc = await WarcWriter.open({ dir: setup.warcDir, maxBytes: setup.warcMaxBytes, agent: setup.engine.agent, software: `meguri/${packageVersion()}` });
     }
-    json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, resumedPages: pages.existing, seeds: setup.engine.seeds?.length ?? 0 });
+    json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, seeds: setup.engine.seeds?.length ?? 0 });
     try {
       for await (const page of engine.run()) {
         setup.onPage?.(page);
@@ -176,7 +179,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
         const where = warc === undefined ? undefined : await warc.write(page);
         const rec = pageRecord(page, where, dataDir);
-        pages.append(rec);
+        pages!.append(rec);
         json?.emit('page', { ...rec });
       }
     } catch (err) {
@@ -190,7 +193,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
     return {
       summary: end,
       interrupted,
-      pagesWritten: pages.appended,
+      pagesWritten: pages?.appended ?? 0,
       warcFiles: warc?.files ?? [],
       warcBytes: warc?.bytes ?? 0,
       discoveries,
@@ -201,7 +204,8 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo): Promise<CrawlResul
       elapsedMs: Date.now() - started,
     };
   } finally {
-    for (const off of offs) off();
+    // The engine has checkpointed (or never opened): later signals only hear that it is ending.
+    hub.route(undefined);
     warc?.close();
     pages?.close();
     await engine.close();
@@ -221,7 +225,8 @@ export function readSeedsFile(path: string): string[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw inFile(err, path);
+    const failure = inFile(err, path);
+    throw failure instanceof CliFailure ? new InvalidArgumentError(`--seeds: cannot read ${failure.message}`, { cause: err }) : failure;
   }
   const out: string[] = [];
   for (const line of text.split(/\r?\n/)) {
@@ -231,36 +236,87 @@ export function readSeedsFile(path: string): string[] {
   return out;
 }
 
-/** A resolver that answers the `--resolve` table and asks the system for the rest. */
-export function tableResolver(pairs: readonly (readonly [string, string])[]): EngineResolve | undefined {
-  if (pairs.length === 0) return undefined;
+/**
+ * A resolver that answers the `--resolve` table and asks the system's DNS for the rest. With
+ * `hostsFile` (`--allow-private`: intranets, a server on this machine) a name DNS cannot
+ * answer is looked up once more through getaddrinfo, which reads /etc/hosts — so `localhost`
+ * and names only the hosts file or nsswitch knows work too. Undefined when neither applies
+ * (the engine's own resolver then).
+ */
+export function tableResolver(
+  pairs: readonly (readonly [string, string])[],
+  hostsFile = false,
+  system: EngineResolve = systemResolver(),
+  local: EngineResolve = lookupResolver(),
+): EngineResolve | undefined {
+  if (pairs.length === 0 && !hostsFile) return undefined;
   const table = new Map<string, string[]>();
   for (const [name, ip] of pairs) table.set(name, [...(table.get(name) ?? []), ip]);
-  const system = systemResolver();
   return async (hostname) => {
     const hit = table.get(hostname.toLowerCase().replace(/\.$/, ''));
     if (hit !== undefined) return hit;
-    const answer = await system(hostname);
-    return typeof answer === 'string' ? answer : answer.map((a) => (typeof a === 'string' ? a : a.address));
+    try {
+      // Records keep their TTLs: the engine's DNS cache honours them.
+      return await system(hostname);
+    } catch (err) {
+      if (!hostsFile) throw err;
+      try {
+        return await local(hostname);
+      } catch {
+        throw err;
+      }
+    }
   };
+}
+
+/** `path` for `--flag`, which must be a directory if it exists (exit 2 otherwise). */
+function directoryFlag(flag: string, path: string): string {
+  let isFile = false;
+  try {
+    isFile = !statSync(path).isDirectory();
+  } catch {
+    // missing: created when the crawl starts
+  }
+  if (isFile) throw new InvalidArgumentError(`--${flag}: ${JSON.stringify(path)} is a file, expected a directory`);
+  return path;
+}
+
+/** The seeds the engine can crawl (http(s) URLs); the rest are reported once, up front. */
+function usableSeeds(seeds: readonly string[], resumable: boolean, io: CliIo): string[] {
+  const good: string[] = [];
+  const bad: string[] = [];
+  for (const s of seeds) (canonicalize(s) === null ? bad : good).push(s);
+  if (bad.length === 0) return good;
+  const list = `${bad.slice(0, 3).map((b) => JSON.stringify(b)).join(', ')}${bad.length > 3 ? `, … (${bad.length} in all)` : ''}`;
+  if (good.length === 0 && !resumable) throw new InvalidArgumentError(`crawl: no seed is an http(s) URL: ${list}`);
+  io.stderr.write(`meguri: skipping ${bad.length} seed(s) that are not http(s) URLs: ${list}\n`);
+  return good;
+}
+
+/** The CLI's words for an engine option error: `--grouping` where the engine says `grouping`. */
+function inFlagWords(err: unknown, args: ParsedArgs, dataDir: string): unknown {
+  if (!(err instanceof InvalidArgumentError) || !err.message.startsWith('EngineOptions.grouping:')) return err;
+  const theirs = /crawled with grouping "([a-z]+)"/.exec(err.message)?.[1] ?? '?';
+  return new InvalidArgumentError(`--grouping ${args.text('grouping') ?? ''}: ${dataDir} was crawled with --grouping ${theirs}; give that, or leave --grouping out to continue with it`, { cause: err });
 }
 
 /** `meguri crawl`. */
 export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
-  const dataDir = resolvePath(args.text('data')!);
-  const seeds = [...args.positionals];
+  const dataDir = directoryFlag('data', resolvePath(args.text('data')!));
+  const given = [...args.positionals];
   const seedsFile = args.text('seeds');
-  if (seedsFile !== undefined) seeds.push(...readSeedsFile(seedsFile));
+  if (seedsFile !== undefined) given.push(...readSeedsFile(seedsFile));
   const resumable = existsSync(join(dataDir, CHECKPOINT_FILE));
-  if (seeds.length === 0 && !resumable) {
+  if (given.length === 0 && !resumable) {
     throw new InvalidArgumentError(`crawl: nothing to crawl: give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume (${JSON.stringify(dataDir)} has none)`);
   }
+  const warcDir = directoryFlag('warc', resolvePath(args.text('warc') ?? join(dataDir, 'warc')));
   const budget = args.number('budget');
   const recrawl = args.flag('recrawl');
   if (budget !== undefined && !recrawl) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
   const minDelay = args.number('min-delay');
   const maxCrawlDelay = args.number('max-crawl-delay');
-  const warcDir = args.text('warc');
+  const seeds = usableSeeds(given, resumable, io);
   const engine: CrawlSetup['engine'] = {
     agent: args.text('agent')!,
     dataDir,
@@ -275,20 +331,45 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
     ...(recrawl ? recrawlFreshness(budget ?? DEFAULT_RECRAWL_BUDGET) : {}),
     allowPrivate: args.flag('allow-private'),
-    resolve: tableResolver(args.pairs('resolve')),
+    resolve: tableResolver(args.pairs('resolve'), args.flag('allow-private')),
   };
   const json = args.flag('json');
-  const result = await runCrawl(
-    {
-      engine,
-      warcDir: resolvePath(warcDir ?? join(dataDir, 'warc')),
-      warcMaxBytes: args.number('warc-size'),
-      json,
-      title: `meguri crawl → ${dataDir}`,
-      progressIntervalMs: args.number('interval'),
-    },
-    io,
-  );
+  const hub = SignalHub.open(io, stillEnding(io, json));
+  try {
+    const result = await runCrawl(
+      {
+        engine,
+        warcDir,
+        warcMaxBytes: args.number('warc-size'),
+        json,
+        title: `meguri crawl → ${dataDir}`,
+        progressIntervalMs: args.number('interval'),
+      },
+      io,
+      hub,
+    ).catch((err: unknown) => {
+      throw inFlagWords(err, args, dataDir);
+    });
+    printCrawlEnd(result, io, json, dataDir, warcDir);
+    return result.interrupted ? EXIT.interrupted : EXIT.ok;
+  } finally {
+    hub.close();
+  }
+}
+
+/**
+ * What a signal does once the crawl has ended but the command is still closing files or
+ * printing: nothing but say so (the checkpoint is already on disk).
+ */
+export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) => void {
+  return (signal) => {
+    const message = `${signal}: the crawl has stopped and its checkpoint is written; finishing up (twice more to quit at once)`;
+    if (json) new JsonEvents(io.stdout).emit('note', { message });
+    else io.stderr.write(`${message}\n`);
+  };
+}
+
+function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string): void {
   const s = result.summary;
   const p = s.progress;
   if (json) {
@@ -309,14 +390,17 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
       `${[
         `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign, ${int(result.urlsAfter)} URLs known`,
         `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
-        `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${resolvePath(warcDir ?? join(dataDir, 'warc'))}`}`,
-        result.interrupted || s.reason !== 'drained' ? `  resume meguri crawl --data ${dataDir} --agent … (same command)` : '',
+        `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
+        s.reason === 'maxPages' && !result.interrupted
+          ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(p.fetched)} fetches so far)`
+          : result.interrupted || s.reason !== 'drained'
+            ? `  resume meguri crawl --data ${dataDir} --agent … (same command)`
+            : '',
       ]
         .filter(Boolean)
         .join('\n')}\n`,
     );
   }
-  return result.interrupted ? EXIT.interrupted : EXIT.ok;
 }
 
 /** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */

@@ -21,9 +21,9 @@ import { CHECKPOINT_FILE, type EngineOptions } from '../engine/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { type PolitenessReport, SIM_VIOLATION_KINDS, type SimWebInit, createSimWeb } from '../sim/index.js';
 import type { CommandSpec, ParsedArgs } from './args.js';
-import { PAGES_FILE, runCrawl } from './crawl.js';
+import { PAGES_FILE, runCrawl, stillEnding } from './crawl.js';
 import { CliFailure, EXIT } from './failure.js';
-import { type CliIo, bytes, int, seconds } from './io.js';
+import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
 import { JsonEvents } from './progress.js';
 
 /** `meguri demo`'s flags. */
@@ -144,6 +144,7 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
   const json = args.flag('json');
   const events = json ? new JsonEvents(io.stdout) : undefined;
   const child = fork(simChildPath(), [JSON.stringify(init)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const hub = SignalHub.open(io, stillEnding(io, json));
   try {
     const { port } = await next<{ port: number }>(child, 'ready');
     const sim = createSimWeb({ ...init, port });
@@ -154,6 +155,7 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
     const result = await runCrawl(
       { engine: demoEngine(sim, dataDir), warcDir, warcMaxBytes: 8 * 1024 * 1024, json, title: `meguri demo · ${hosts} simulated hosts`, progressIntervalMs: args.number('interval') ?? (io.stderr.isTTY === true ? undefined : 2000) },
       io,
+      hub,
     );
     const verdict = await (async (): Promise<Verdict> => {
       const answer = next<Verdict>(child, 'verdict');
@@ -204,7 +206,7 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
         `  429s         ${int(p.status429)} absorbed (backed off, Retry-After honoured, retried); ${int(p.status5xx)} 5xx retried`,
         `  politeness   ${violations === 0 ? '0 violations' : `${int(violations)} VIOLATIONS`} in ${int(r.requests)} requests, judged by the simulated servers (tolerance ${r.toleranceMs} ms)`,
         ...(violations === 0 ? [] : SIM_VIOLATION_KINDS.filter((k) => r.violations[k].length > 0).map((k) => `                 ${k}: ${r.violations[k].length}, e.g. ${r.violations[k][0]!.detail}`)),
-        `  WARC         ${warcDir} (${result.warcFiles.length} files, ${bytes(result.warcBytes)})`,
+        `  WARC         ${warcDir} (${result.warcFiles.length} file${result.warcFiles.length === 1 ? '' : 's'}, ${bytes(result.warcBytes)})`,
         `  pages.jsonl  ${summary.pagesFile}`,
         `  look around  meguri hosts ${dataDir} --why · meguri stats ${dataDir} · meguri inspect ${join(dataDir, CHECKPOINT_FILE)}`,
       ];
@@ -219,5 +221,6 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
     }
     if (child.exitCode === null) child.kill();
+    hub.close();
   }
 }

@@ -36,8 +36,12 @@ export class CliFailure extends Error {
 
 /** Rewords a corrupt-file error to name `path`; other errors pass through unchanged. */
 export function inFile(err: unknown, path: string): unknown {
+  if (err instanceof CliFailure) return err; // already names its file
   if (err instanceof CorruptPartitionError) {
-    return new CliFailure(err.code, `${path}: ${err.message}`, EXIT.failure, 'the checkpoint is damaged: restore it from a copy, or start over with a new --data directory', { cause: err });
+    const hint = err.section === 'header' && /bad magic/.test(err.message)
+      ? 'this is not a meguri checkpoint: give the --data directory of a meguri crawl, or its frontier.meguri'
+      : 'the checkpoint is damaged: restore it from a copy, or start over with a new --data directory';
+    return new CliFailure(err.code, `${path}: ${err.message}`, EXIT.failure, hint, { cause: err });
   }
   if (err instanceof CorruptJournalError) {
     return new CliFailure(err.code, `${path}: corrupt journal: ${err.message}`, EXIT.failure, 'the journal is damaged beyond a torn tail: move it aside to resume from the last checkpoint', { cause: err });
@@ -69,7 +73,8 @@ export function reportFailure(err: unknown, io: CliIo, command?: string): number
     if (debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
   };
   if (err instanceof CliFailure) {
-    say(`${err.message} [${err.code}]`, err.hint);
+    // A system error's code is already in its text: "no such file or directory (ENOENT)".
+    say(err.message.endsWith(`(${err.code})`) ? err.message : `${err.message} [${err.code}]`, err.hint);
     return err.exitCode;
   }
   if (err instanceof InvalidArgumentError) {

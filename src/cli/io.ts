@@ -22,6 +22,58 @@ export interface CliIo {
   readonly signals: boolean;
 }
 
+/**
+ * SIGINT/SIGTERM for the length of one command that must not die half-way (a crawl, the
+ * demo). From `open` to `close` a signal never takes the default action (killing the
+ * process): it goes to the handler `route` set — the crawl's graceful stop — or, while none
+ * is set (the crawl has ended and the command is closing files and printing its summary), to
+ * `idle`, which only says what is going on (the third such signal gets the default action
+ * after all, in case closing hangs). A no-op unless `io.signals`.
+ */
+export class SignalHub {
+  #handler: ((signal: NodeJS.Signals) => void) | undefined;
+  #off: (() => void) | undefined;
+
+  private constructor(private readonly idle: (signal: NodeJS.Signals) => void) {}
+
+  /** Starts holding the signals (when `io.signals`). */
+  static open(io: CliIo, idle: (signal: NodeJS.Signals) => void): SignalHub {
+    const hub = new SignalHub(idle);
+    if (io.signals) {
+      let idle = 0;
+      const listener = (signal: NodeJS.Signals): void => {
+        if (hub.#handler !== undefined) return hub.#handler(signal);
+        // Closing should take moments; if it hangs, a third signal still ends the process.
+        if (++idle >= 3) {
+          hub.close();
+          process.kill(process.pid, signal);
+          return;
+        }
+        hub.idle(signal);
+      };
+      process.on('SIGINT', listener);
+      process.on('SIGTERM', listener);
+      hub.#off = () => {
+        process.off('SIGINT', listener);
+        process.off('SIGTERM', listener);
+      };
+    }
+    return hub;
+  }
+
+  /** Sends signals to `handler` (undefined: back to `idle`). */
+  route(handler: ((signal: NodeJS.Signals) => void) | undefined): void {
+    this.#handler = handler;
+  }
+
+  /** Gives the signals back their default action. Idempotent. */
+  close(): void {
+    this.#off?.();
+    this.#off = undefined;
+    this.#handler = undefined;
+  }
+}
+
 let guarded = false;
 
 /** The real process's streams and environment. */

@@ -15,7 +15,7 @@
  * Retry-After), dead or without work add no capacity; a host with no resolved address counts
  * as its own address.
  */
-import type { HostStatus, Progress } from '../engine/index.js';
+import { type HostStatus, type Progress, clockTime } from '../engine/index.js';
 import { type TextOut, bytes, int, seconds } from './io.js';
 
 /** The ETA estimate and what bounds it. */
@@ -28,6 +28,8 @@ export interface Eta {
   readonly remaining: number;
   /** The slowest host's own drain time bounds the estimate. */
   readonly hostBound: boolean;
+  /** When every host with work is blocked: the earliest time one of them may go, if known. */
+  readonly blockedUntilMs?: number | undefined;
 }
 
 /**
@@ -36,7 +38,9 @@ export interface Eta {
  */
 export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages: number): Eta {
   const byIp = new Map<string, { n: number; sumInterval: number; work: number }>();
+  let blockedUntilMs: number | undefined;
   for (const h of hosts) {
+    if (h.queued > 0 && h.category === 'blocked' && h.nextAtMs !== undefined) blockedUntilMs = Math.min(blockedUntilMs ?? Infinity, h.nextAtMs);
     if (h.queued === 0 || h.category === 'blocked' || h.category === 'dead' || h.category === 'idle') continue;
     const interval = Math.max(h.intervalMs, h.crawlDelayMs, 1);
     const key = h.ip === '' ? `host:${h.host}` : h.ip;
@@ -59,7 +63,8 @@ export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages:
   const rate = p.pagesPerSec > 0 ? Math.min(p.pagesPerSec, capacity > 0 ? capacity : p.pagesPerSec) : capacity;
   const byRate = rate > 0 ? remaining / rate : Infinity;
   const bound = budget >= queued ? slowest : 0;
-  return { seconds: Math.max(byRate, bound), capacityPerSec: capacity, remaining, hostBound: bound > byRate };
+  const eta = { seconds: Math.max(byRate, bound), capacityPerSec: capacity, remaining, hostBound: bound > byRate };
+  return Number.isFinite(eta.seconds) || blockedUntilMs === undefined ? eta : { ...eta, blockedUntilMs };
 }
 
 /** Context the status block shows besides the engine's progress. */
@@ -80,7 +85,10 @@ function etaText(c: StatusContext): string {
   const e = c.eta;
   if (e === undefined) return '—';
   if (e.remaining === 0) return 'finishing';
-  if (!Number.isFinite(e.seconds)) return 'unknown (every host with work is blocked)';
+  if (!Number.isFinite(e.seconds)) {
+    const until = e.blockedUntilMs === undefined ? '' : `; the first may go at ${clockTime(e.blockedUntilMs)} UTC`;
+    return `unknown (every host with work is blocked${until}; meguri hosts --why says why)`;
+  }
   const cap = e.capacityPerSec > 0 ? `politeness allows ≤ ${e.capacityPerSec < 10 ? e.capacityPerSec.toFixed(1) : int(e.capacityPerSec)} pages/s` : '';
   return `~${seconds(e.seconds)}${cap ? ` (${cap}${e.hostBound ? '; slowest host bounds it' : ''})` : ''}`;
 }

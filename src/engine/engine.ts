@@ -50,7 +50,7 @@ import { HostDirectory, RobotsGate, pickAddress } from './gate.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
 import { type OutcomeRecord, type JournalRecord, decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from './records.js';
-import { type HostStatus, type Progress, countHosts, explainHost, hostStatesFromPartition } from './status.js';
+import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
 import { SendGate } from './send-gate.js';
 import { Waker } from './waker.js';
 
@@ -60,6 +60,8 @@ export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
 export const JOURNAL_FILE = 'journal.mgj';
 const LOCK_FILE = 'lock';
+/** Redirect-hop counts kept at most (see `#countHops`). */
+const MAX_HOP_ENTRIES = 100_000;
 const STATE_VERSION = 1;
 
 /** Why a run ended. */
@@ -107,6 +109,9 @@ interface EngineState {
   readonly groups: [string, string[]][];
   /** URLs in flight at the checkpoint (written back as schedulable). */
   readonly inFlight: string[];
+  /** Hosts waiting out a robots.txt outage (for `meguri hosts --why`; not read back on resume). */
+  readonly robotsOutages?: RobotsOutageRecord[];
+  readonly robotsMaxAttempts?: number;
 }
 
 interface Flight {
@@ -186,6 +191,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #flights = new Map<number, Flight>();
   readonly #outputs: Flight[] = [];
   readonly #rejected: string[] = [];
+  /** Redirect hops that led to each URL still to be fetched (only URLs a redirect led to). */
+  readonly #hops = new Map<string, number>();
   readonly #c: Counters = { dispatched: 0, completed: 0, s2xx: 0, s3xx: 0, s4xx: 0, s429: 0, s5xx: 0, errors: 0, soft404: 0, bytes: 0, checkpoints: 0 };
   #frontier: Frontier | undefined;
   #journal: Journal | undefined;
@@ -387,7 +394,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     await this.close();
   }
 
-  /** Why the run ended (undefined while running). */
   /**
    * The validated options. `grouping` is the one in force: when none was given and the
    * dataDir holds a crawl, the crawl's own (known once `run()` has opened it).
@@ -396,6 +402,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#options;
   }
 
+  /** Why the run ended (undefined while running). */
   get stopReason(): StopReason | undefined {
     return this.#phase === 'running' ? undefined : this.#reason;
   }
@@ -436,6 +443,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsPending: this.#gate.pending(s.name),
         robotsRetryAtMs: outage?.retryAtMs,
         robotsStatus: outage?.status,
+        robotsFailures: outage?.failures,
+        robotsMaxAttempts: outage === undefined ? undefined : this.options.robotsMaxAttempts,
       });
     });
   }
@@ -580,7 +589,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         if ((err as { code?: string }).code !== 'EEXIST') throw err;
         const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
         if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-          throw new InvalidStateError(`Engine: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${LOCK_FILE} if that is wrong)`);
+          throw new InvalidStateError(`Engine: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${path} if that is wrong)`);
         }
         unlinkSync(path); // stale: its process is gone
       }
@@ -826,8 +835,14 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (o.body !== undefined) c.bytes += o.body.length;
     for (const l of o.links ?? []) if (!l.nofollow) this.#directory.register(l.url);
     let location: string | undefined;
+    let capped: string | undefined;
     if (o.location !== undefined) {
       location = canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined;
+      const max = this.options.maxRedirects;
+      if (location !== undefined && s >= 300 && s < 400 && (this.#hops.get(req.url) ?? 0) >= max) {
+        capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
+        location = undefined;
+      }
       if (location !== undefined) this.#directory.register(location);
     }
     let soft404 = false;
@@ -844,7 +859,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       links: soft404 ? undefined : o.links,
       body: undefined,
     };
-    flight.page = makePage(req, o, soft404, now);
+    flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
   }
@@ -856,10 +871,33 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     if (this.#journal !== undefined) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
     this.#frontier!.report(flight.reported, now);
+    this.#countHops(req.url, flight.reported);
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);
     this.#driverWaker.notify();
+  }
+
+  /**
+   * Redirect hops: the target of a followed redirect is one hop further than its source. A
+   * URL's count is kept while it may still be fetched (a retry keeps it) and dropped once it
+   * has a final answer. Bounded: the oldest counts go first (a chain they belonged to may
+   * then run a few hops longer, never unboundedly: each hop needs a URL the frontier admits).
+   */
+  #countHops(url: string, reported: Outcome): void {
+    const s = reported.status;
+    const hops = this.#hops.get(url) ?? 0;
+    if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
+    this.#hops.delete(url);
+    if (reported.location === undefined || s < 300 || s >= 400) return;
+    const next = hops + 1;
+    const known = this.#hops.get(reported.location);
+    if (known !== undefined && known <= next) return;
+    this.#hops.set(reported.location, next);
+    if (this.#hops.size > MAX_HOP_ENTRIES) {
+      const oldest = this.#hops.keys().next();
+      if (!oldest.done) this.#hops.delete(oldest.value);
+    }
   }
 
   #append(r: JournalRecord): void {
@@ -937,6 +975,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       politeness: { ...this.policy },
       groups: this.#directory.export(),
       inFlight: [...this.#flights.values()].map((x) => x.req.url),
+      robotsOutages: this.#robotsOutages(f),
+      robotsMaxAttempts: this.options.robotsMaxAttempts,
     };
     const bytes = writePartition(join(dir, CHECKPOINT_FILE), {
       ...image,
@@ -947,6 +987,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#generation = generation;
     this.#c.checkpoints++;
     this.emit('checkpoint', { generation, bytes, urls: image.rows });
+  }
+
+  /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */
+  #robotsOutages(f: Frontier): RobotsOutageRecord[] {
+    const out: RobotsOutageRecord[] = [];
+    for (const s of f.hostSnapshots()) {
+      if ((s.flags & HostFlags.RobotsUnreachable) === 0) continue;
+      const o = this.#gate.outage(s.name);
+      if (o !== undefined) out.push([s.name, o.retryAtMs, o.status, o.failures]);
+    }
+    return out;
   }
 
   #progress(now: number, advance: boolean): Progress {

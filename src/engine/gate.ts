@@ -356,13 +356,13 @@ export class RobotsGate implements RobotsSeam {
     return false;
   }
 
-  /** robots.txt retry time and last status of a group's unreachable origin, if any. */
-  outage(group: string): { retryAtMs: number | undefined; status: number } | undefined {
+  /** robots.txt retry time, last status and failures in a row of a group's unreachable origin, if any. */
+  outage(group: string): { retryAtMs: number; status: number; failures: number } | undefined {
     const cache = this.o.robots;
     if (cache === undefined) return undefined;
     for (const origin of this.o.directory.originsOf(group)) {
       const e = cache.entry(origin);
-      if (e?.state === 'unreachable') return { retryAtMs: e.refreshAtMs, status: e.lastStatus };
+      if (e?.state === 'unreachable') return { retryAtMs: e.refreshAtMs, status: e.lastStatus, failures: e.failures };
     }
     return undefined;
   }

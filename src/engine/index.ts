@@ -36,6 +36,7 @@ export {
   type HostStatus,
   type HostWhy,
   type Progress,
+  type RobotsOutageRecord,
   clockTime,
   countHosts,
   duration,

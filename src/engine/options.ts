@@ -3,7 +3,7 @@
  * the mapping from the embedder's politeness words (`minDelayMs`, …) to the frontier's
  * `PolitenessConfig`.
  */
-import type { Fetcher, HttpFetcherOptions } from '../fetch/index.js';
+import type { Fetcher, HttpFetcherOptions, Resolver } from '../fetch/index.js';
 import { isAgentString } from '../fetch/robots.js';
 import type { FreshnessHook } from '../frontier/index.js';
 import type { HostGrouping } from '../model/index.js';
@@ -42,8 +42,12 @@ export interface EnginePoliteness {
   readonly latencyRise?: number | undefined;
 }
 
-/** Custom DNS: a hostname to one address or several. */
-export type EngineResolve = (hostname: string) => Promise<string | readonly string[]>;
+/**
+ * Custom DNS: a hostname to one address or several, as strings or as records with their TTL
+ * (`{ address, family, ttlSeconds }`, which the engine's DNS cache then respects; without a
+ * TTL an answer is kept 5 minutes). The same type as `DnsCache`'s `resolver`.
+ */
+export type EngineResolve = Resolver;
 
 /** Options of `new Engine(...)` and `crawl(...)`. */
 export interface EngineOptions {
@@ -89,6 +93,13 @@ export interface EngineOptions {
   readonly robotsTtlMs: number;
   /** Transient failures (429, 5xx, network) of one URL before it is given up as Gone. Default 3. */
   readonly retryLimit: number;
+  /**
+   * Redirect hops followed from a URL no redirect led to; the target of one more hop is not
+   * discovered (the page says so in `error`). A chain of fresh URLs (`/r/1` → `/r/2` → …) is
+   * otherwise bounded only by `maxUrlsPerHost`. 0 follows none. Counts restart when a crawl
+   * is resumed. Default 10.
+   */
+  readonly maxRedirects: number;
   /** Continuous mode: crawled URLs come due again (schedule index); the crawl never drains. Default false. */
   readonly recrawl: boolean;
   /**
@@ -107,7 +118,7 @@ export interface EngineOptions {
   readonly soft404Threshold: number;
   /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
   readonly checkpointIntervalMs: number;
-  /** fsync the journal every N outcomes (0: at checkpoints only; a killed process loses nothing either way). Default 0. */
+  /** fsync the journal every N records — fetch starts and outcomes (0: at checkpoints and the end of a run only; a killed process loses nothing either way, this is for power loss). Default 0. */
   readonly journalSyncEvery: number;
   /** Clock in epoch ms, monotonic (default: `performance.timeOrigin + performance.now()`). */
   readonly clock: () => number;
@@ -174,6 +185,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     robotsMaxAttempts: numberField({ min: 1, max: 1000, integer: true, default: 5 }),
     robotsTtlMs: numberField({ min: 0, default: 24 * 3_600_000 }),
     retryLimit: numberField({ min: 0, max: 255, integer: true, default: 3 }),
+    maxRedirects: numberField({ min: 0, max: 1000, integer: true, default: 10 }),
     recrawl: booleanField(false),
     freshness: customField<FreshnessHook | undefined>(
       'a function or an object with nextDue()',

@@ -72,7 +72,14 @@ export interface HostExtra {
   readonly robotsRetryAtMs?: number | undefined;
   /** Last robots.txt status when unreachable (0 = no response). */
   readonly robotsStatus?: number | undefined;
+  /** Unreachable answers in a row so far. */
+  readonly robotsFailures?: number | undefined;
+  /** Unreachable answers in a row after which the engine gives the host up (`robotsMaxAttempts`). */
+  readonly robotsMaxAttempts?: number | undefined;
 }
+
+/** A host's robots.txt outage as a checkpoint records it: `[group, retryAtMs, status, failures]`. */
+export type RobotsOutageRecord = readonly [string, number, number, number];
 
 const CATEGORY: Readonly<Record<HostWhy, HostCategory>> = {
   fetching: 'ready',
@@ -131,8 +138,10 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
   } else if ((s.flags & HostFlags.RobotsUnreachable) !== 0 && s.queued > 0) {
     why = 'robots-unreachable';
     nextAtMs = extra.robotsRetryAtMs;
-    const status = extra.robotsStatus === undefined ? '' : extra.robotsStatus === 0 ? ' (no response)' : ` (HTTP ${extra.robotsStatus})`;
-    reason = `robots.txt unreachable${status}${nextAtMs === undefined ? '' : `, retry at ${at(nextAtMs)}`}`;
+    const parts: string[] = [];
+    if (extra.robotsStatus !== undefined) parts.push(extra.robotsStatus === 0 ? 'no response' : `HTTP ${extra.robotsStatus}`);
+    if (extra.robotsFailures !== undefined && extra.robotsMaxAttempts !== undefined) parts.push(`${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed`);
+    reason = `robots.txt unreachable${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${nextAtMs === undefined ? '' : `, retry at ${at(nextAtMs)}`}`;
   } else if (extra.robotsPending && s.queued > 0) {
     why = 'robots-pending';
     reason = 'fetching robots.txt (or DNS) before the first page';
@@ -244,11 +253,21 @@ const QUEUED = new Set<number>([UrlStatus.Scheduled, UrlStatus.DueRecrawl, UrlSt
 /**
  * Host statuses from a checkpoint image (a `.meguri` file read with `readPartition`), as a
  * live engine would give them at `nowMs`. `policy` defaults to the one the engine recorded in
- * the partition. Queue lengths come from the URL columns (URLs in flight at the checkpoint
+ * the partition, and so do robots.txt outages (status, failed tries, retry time). Queue lengths come from the URL columns (URLs in flight at the checkpoint
  * count as queued: they are fetched again).
  */
 export function hostStatesFromPartition(image: PartitionImage, nowMs: number, policy?: Readonly<PolitenessConfig>): HostStatus[] {
-  const recorded = (image.meta.settings['engine'] as { politeness?: PolitenessConfig } | undefined)?.politeness;
+  const engine = image.meta.settings['engine'] as { politeness?: PolitenessConfig; robotsOutages?: unknown; robotsMaxAttempts?: unknown } | undefined;
+  const recorded = engine?.politeness;
+  const outages = new Map<string, HostExtra>();
+  if (Array.isArray(engine?.robotsOutages)) {
+    const max = typeof engine.robotsMaxAttempts === 'number' ? engine.robotsMaxAttempts : undefined;
+    for (const o of engine.robotsOutages as unknown[]) {
+      if (!Array.isArray(o) || typeof o[0] !== 'string' || !o.slice(1, 4).every((x) => typeof x === 'number')) continue;
+      const [group, retryAtMs, status, failures] = o as unknown as RobotsOutageRecord;
+      outages.set(group, { robotsRetryAtMs: retryAtMs, robotsStatus: status, robotsFailures: failures, robotsMaxAttempts: max });
+    }
+  }
   const p: Readonly<PolitenessConfig> | undefined = policy ?? recorded;
   const cfg: Readonly<PolitenessConfig> = p ?? {
     defaultIntervalMs: 1000,
@@ -294,6 +313,6 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
       ceilingStreak: h.ceilingStreak,
       inFlightUrl: undefined,
     };
-    return explainHost(snap, nowMs, cfg);
+    return explainHost(snap, nowMs, cfg, outages.get(h.name));
   });
 }

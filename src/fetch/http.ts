@@ -26,9 +26,10 @@
  *  6. Timing: `latencyMs` (start to headers) and `fetchMs` (start to end of body) on the
  *     injected monotonic clock.
  *
- * Redirect counts are capped by whoever follows them — the frontier's state machine for
- * pages, RobotsCache for robots.txt (5 hops) — since a fetcher that does not follow cannot
- * count; it does refuse a Location longer than `maxUrlLength`.
+ * Redirect counts are capped by whoever follows them — the engine for pages (its
+ * `maxRedirects`, 10 hops; the frontier's state machine records each hop), RobotsCache for
+ * robots.txt (5 hops) — since a fetcher that does not follow cannot count; it does refuse a
+ * Location longer than `maxUrlLength`.
  */
 import { Pool, buildConnector } from 'undici';
 import { InvalidArgumentError } from '../errors/index.js';
@@ -399,7 +400,7 @@ export class HttpFetcher implements Fetcher {
       if (reason === undefined) return { ip };
       firstReason ??= reason;
     }
-    return { kind: 'refused', error: `refused ${hostname}: ${firstReason ?? 'no address'}${allowPrivate ? '' : ' (set allowPrivate to permit)'}` };
+    return { kind: 'refused', error: `refused ${hostname}: ${firstReason ?? 'no address'}${allowPrivate ? '' : ' (allowPrivate, or --allow-private, permits it)'}` };
   }
 
   async #run(

@@ -10,7 +10,8 @@
  * kernel's page cache when `append` returns, so it survives the crawler process being killed
  * (kill -9, OOM, crash) — the case the engine's "never fetch a journaled page twice" promise
  * is about. Surviving power loss additionally needs `sync()` (fsync), which the engine calls
- * at checkpoints and on an interval; `syncEvery` makes that automatic per N records.
+ * at every checkpoint (closing a journal syncs it) and at the end of a run; `syncEvery` (the
+ * engine's `journalSyncEvery`) makes it automatic per N records.
  *
  * File layout (little-endian):
  *

@@ -2,12 +2,15 @@
  * The flag tables and their parser, and `main`'s handling of bad command lines: every mistake
  * is one clear line naming the flag and the value, exit code 2, and no stack trace.
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CommandSpec, commandHelp, parseCommand, parseDuration, parseSize } from '../../src/cli/args.js';
-import { CRAWL_SPEC } from '../../src/cli/crawl.js';
+import { CRAWL_SPEC, tableResolver } from '../../src/cli/crawl.js';
 import { main } from '../../src/cli/main.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { AGENT, STACK_LINE, bufferIo } from './helpers.js';
+import { AGENT, ROOT, STACK_LINE, bufferIo } from './helpers.js';
 
 describe('values', () => {
   it('parses durations (bare numbers are seconds) and sizes (powers of 1024)', () => {
@@ -107,6 +110,13 @@ describe('main with a bad command line', () => {
     [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', AGENT, '--warc-size', '1K'], /--warc-size: expected a size/],
     [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', AGENT, '--budget', '100'], /--budget applies to continuous mode: add --recrawl/],
     [['crawl', '--data', '/tmp/meguri-cli-test-nothing-here', '--agent', AGENT], /nothing to crawl/],
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', AGENT, '--min-delay', '400s'], /^meguri: --min-delay: expected a duration .*<= 299999 ms, received "400s"$/m],
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', AGENT, '--max-pages', '-3'], /^meguri: --max-pages: expected a whole number >= 1, received "-3"$/m],
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', AGENT, '--seeds', '/nonexistent/seeds.txt'], /^meguri: --seeds: cannot read \/nonexistent\/seeds\.txt: no such file or directory \(ENOENT\)$/m],
+    [['crawl', 'https://example.com/', '--data', join(ROOT, 'package.json'), '--agent', AGENT], /^meguri: --data: ".*package\.json" is a file, expected a directory$/m],
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--warc', join(ROOT, 'package.json'), '--agent', AGENT], /^meguri: --warc: ".*package\.json" is a file, expected a directory$/m],
+    [['crawl', 'ftp://example.com/', 'mailto:a@example.com', '--data', '/tmp/meguri-cli-test-nothing-here', '--agent', AGENT], /^meguri: crawl: no seed is an http\(s\) URL: "ftp:\/\/example\.com\/", "mailto:a@example\.com"$/m],
+    [['hosts', 'dir', '--limit', '-1'], /^meguri: --limit: expected a whole number >= 0, received "-1"$/m],
     [['stats'], /stats: missing the crawl directory/],
     [['hosts', 'a', 'b'], /unexpected argument "b"/],
     [['export', 'dir', '--format', 'csv'], /--format: expected one of jsonl, received "csv"/],
@@ -115,6 +125,7 @@ describe('main with a bad command line', () => {
   it.each(cases)('meguri %j → exit 2 with a clear message', async (argv, message) => {
     const io = bufferIo();
     expect(await main(argv, io)).toBe(2);
+    expect(existsSync('/tmp/meguri-cli-test-nothing-here')).toBe(false);
     expect(io.err()).toMatch(message);
     expect(io.err()).not.toMatch(STACK_LINE);
     expect(io.err().trim().split('\n').length).toBeLessThanOrEqual(3);
@@ -136,7 +147,58 @@ describe('main with a bad command line', () => {
   it('reports a missing crawl directory as a run-time failure (exit 1), naming it', async () => {
     const io = bufferIo();
     expect(await main(['stats', '/nonexistent/meguri-crawl'], io)).toBe(1);
-    expect(io.err()).toMatch(/^meguri: \/nonexistent\/meguri-crawl: no such file or directory \(ENOENT\)/);
+    expect(io.err()).toMatch(/^meguri: \/nonexistent\/meguri-crawl: no such file or directory \(ENOENT\)\n$/);
     expect(io.err()).not.toMatch(STACK_LINE);
+  });
+
+  it('refuses a data directory another live crawl holds before touching its pages.jsonl', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-cli-locked-'));
+    try {
+      // The lock names a live process (our parent); its pages.jsonl ends in a line being written.
+      writeFileSync(join(dir, 'lock'), `${process.ppid}\n`);
+      const text = '{"url":"http://a.test/"}\n{"url":"http://a.te';
+      writeFileSync(join(dir, 'pages.jsonl'), text);
+      const io = bufferIo();
+      expect(await main(['crawl', 'http://a.test/', '--data', dir, '--agent', AGENT], io)).toBe(1);
+      expect(io.err()).toContain(`is in use by process ${process.ppid} (remove ${join(dir, 'lock')} if that is wrong)`);
+      expect(readFileSync(join(dir, 'pages.jsonl'), 'utf8')).toBe(text);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says a file that is not a checkpoint is not one (rather than damaged)', async () => {
+    const io = bufferIo();
+    expect(await main(['stats', join(ROOT, 'package.json')], io)).toBe(1);
+    expect(io.err()).toMatch(/bad magic: not a \.meguri partition \[MEGURI_ERR_CORRUPT_PARTITION\]\n {2}this is not a meguri checkpoint: give the --data directory of a meguri crawl, or its frontier\.meguri\n$/);
+  });
+});
+
+describe('the crawl resolver', () => {
+  it('answers --resolve names; with --allow-private, names DNS cannot answer come from the hosts file', async () => {
+    expect(tableResolver([], false)).toBeUndefined();
+    expect(await tableResolver([['intranet.test', '10.0.0.7']], false)!('INTRANET.test.')).toEqual(['10.0.0.7']);
+    const local = [(await tableResolver([], true)!('localhost'))].flat().map((a) => (typeof a === 'string' ? a : a.address));
+    expect(local.some((a) => a === '127.0.0.1' || a === '::1')).toBe(true);
+  });
+
+  it('passes DNS records on with their TTLs, and tries the hosts file only when DNS fails', async () => {
+    const record = { address: '192.0.2.1', family: 4, ttlSeconds: 42 } as const;
+    const asked: string[] = [];
+    const dns = async (h: string) => {
+      asked.push(`dns ${h}`);
+      if (h === 'intranet') throw Object.assign(new Error('queryA ENOTFOUND intranet'), { code: 'ENOTFOUND' });
+      return [record];
+    };
+    const hosts = async (h: string) => {
+      asked.push(`hosts ${h}`);
+      return ['10.1.2.3'];
+    };
+    const r = tableResolver([['pinned.test', '10.0.0.7']], true, dns, hosts)!;
+    expect(await r('example.com')).toEqual([record]);
+    expect(await r('intranet')).toEqual(['10.1.2.3']);
+    expect(await r('pinned.test')).toEqual(['10.0.0.7']);
+    expect(asked).toEqual(['dns example.com', 'dns intranet', 'hosts intranet']);
+    await expect(tableResolver([['pinned.test', '10.0.0.7']], false, dns, hosts)!('intranet')).rejects.toThrow(/ENOTFOUND/);
   });
 });

@@ -237,6 +237,14 @@ describe('meguri crawl against a simulated web', () => {
     for (const r of rows.filter((x) => x.status === 'Crawled')) expect(r.contentFp).toMatch(/^[0-9a-f]{16}$/);
   });
 
+  it('refuses to resume under another --grouping in the flag\'s own words (exit 2), leaving the crawl as it was', async () => {
+    const before = readFileSync(join(data, 'frontier.meguri'));
+    const r = await inProcess(['crawl', '--data', data, '--agent', AGENT, '--grouping', 'origin']);
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')[0]).toBe(`meguri: --grouping origin: ${data} was crawled with --grouping host; give that, or leave --grouping out to continue with it`);
+    expect(readFileSync(join(data, 'frontier.meguri')).equals(before)).toBe(true);
+  });
+
   it('names the damaged file and section of a corrupt data directory, exit 1, no stack trace', async () => {
     const bad = join(root, 'corrupt');
     mkdirSync(bad);

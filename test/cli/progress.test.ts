@@ -79,6 +79,11 @@ describe('estimateEta', () => {
     expect(eta.capacityPerSec).toBe(0);
     expect(eta.seconds).toBe(Infinity);
     expect(estimateEta(progress({ queued: 0, inFlight: 0 }), [], Infinity).seconds).toBe(0);
+    // Blocked until known times (Retry-After, a robots.txt retry): the earliest is named.
+    const at = Date.UTC(2026, 0, 1, 12, 0, 30);
+    const held = estimateEta(progress({ queued: 5, pagesPerSec: 0 }), [{ ...host('a', '10.0.0.1', 3, 1000, 'blocked'), nextAtMs: at + 60_000 }, { ...host('b', '10.0.0.2', 2, 1000, 'blocked'), nextAtMs: at }], Infinity);
+    expect(held.blockedUntilMs).toBe(at);
+    expect(statusLines(progress(), ctx({ eta: held })).join('\n')).toContain('ETA      unknown (every host with work is blocked; the first may go at 12:00:30 UTC; meguri hosts --why says why)');
   });
 });
 

@@ -2,7 +2,9 @@
  * `meguri crawl --recrawl --budget N`: continuous mode with the freshness scheduler. A short
  * campaign (bounded by --max-pages) against an in-process simulated web leaves a checkpoint
  * with the schedule index on and the scheduler's state in its freshness section, and
- * `meguri schedule` then lists crawled pages with the hour they come due again.
+ * `meguri schedule` then lists crawled pages with the hour they come due again. The same web
+ * serves two short crawls: one cut by --max-pages (what the summary advises) and one stopped
+ * by SIGINT (signals stay caught until the command ends).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,5 +58,49 @@ describe('meguri crawl --recrawl', () => {
     expect(crawled.length).toBeGreaterThan(0);
     const nowHours = Math.floor(Date.now() / 3_600_000);
     for (const r of crawled) expect(r.dueHours).toBeGreaterThan(nowHours);
+  });
+
+  it('at the page limit, says the limit counts the whole campaign rather than "resume with the same command"', async () => {
+    const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
+    const io = bufferIo();
+    const code = await main(['crawl', ...sim.seeds().slice(0, 1), '--data', join(dir, 'limit'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--max-pages', '2', '--min-delay', '20ms'], io);
+    expect(code, io.err()).toBe(0);
+    expect(io.out()).toMatch(/^meguri crawl: page limit reached after .* — 2 fetched this run, 2 in the campaign/);
+    expect(io.out()).toContain('  more   run it again with a higher --max-pages (the limit counts the whole campaign: 2 fetches so far)');
+    expect(io.out()).not.toContain('resume');
+  });
+
+  it('keeps holding SIGINT after a graceful stop until the summary is out (a second Ctrl-C never kills it half-way)', async () => {
+    const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
+    const before = process.listeners('SIGINT').length;
+    // Deliver a signal to the listeners the command added (never to the test runner's own).
+    const signal = (): void => {
+      for (const l of process.listeners('SIGINT').slice(before)) (l as (s: NodeJS.Signals) => void)('SIGINT');
+    };
+    const buffer = bufferIo();
+    let held = -1;
+    const io = {
+      ...buffer,
+      signals: true,
+      stdout: {
+        write: (s: string): unknown => {
+          if (s.startsWith('{"type":"page"') && !buffer.out().includes('"type":"page"')) signal();
+          if (s.startsWith('{"type":"end"')) {
+            held = process.listeners('SIGINT').length - before;
+            signal();
+          }
+          return buffer.stdout.write(s);
+        },
+      },
+    };
+    const code = await main(['crawl', ...sim.seeds(), '--data', join(dir, 'signals'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--min-delay', '20ms', '--json'], io);
+    expect(code, buffer.err()).toBe(130);
+    expect(held).toBe(1);
+    expect(process.listeners('SIGINT').length).toBe(before);
+    const events = buffer.out().trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: string; reason?: string });
+    const notes = events.filter((e) => e.type === 'note').map((e) => e.message);
+    expect(notes[0]).toMatch(/^SIGINT: stopping/);
+    expect(notes.at(-1)).toMatch(/^SIGINT: the crawl has stopped and its checkpoint is written; finishing up/);
+    expect(events.find((e) => e.type === 'end')).toMatchObject({ reason: 'stopped' });
   });
 });

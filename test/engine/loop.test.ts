@@ -7,7 +7,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CorruptJournalError, Engine, type EngineOptions, type Progress, InvalidArgumentError, InvalidStateError, Journal, readPartition } from '../../src/index.js';
+import { CorruptJournalError, Engine, type EngineOptions, type Progress, InvalidArgumentError, InvalidStateError, Journal, readHostStates, readPartition } from '../../src/index.js';
 import { AGENT } from './helpers.js';
 import { FakeWeb } from './fake.js';
 
@@ -108,6 +108,23 @@ describe('the loop', () => {
     // Requests: robots.txt, /, / again, /1. A timer per wait, a wake per completion and ack.
     expect(engine.wakeups.total).toBeLessThan(20);
     expect(engine.wakeups.timers).toBeLessThan(8);
+    await engine.close();
+  });
+
+  it('follows a redirect chain for maxRedirects hops, a retried hop included, and no further', async () => {
+    const web = new FakeWeb();
+    // /r/0 → /r/1 → … without end, each a fresh URL; /r/2 answers 503 once on the way.
+    for (let i = 0; i < 30; i++) web.pages.set(`http://a.test/r/${i}`, { status: 302, location: `http://a.test/r/${i + 1}` });
+    web.pages.set('http://a.test/r/2', (n) => (n === 1 ? { status: 503 } : { status: 302, location: 'http://a.test/r/3' }));
+    web.pages.set('http://a.test/', { status: 301, location: 'http://a.test/r/0' });
+    const engine = new Engine(options(web, { seeds: ['http://a.test/'], maxRedirects: 4, politeness: { minDelayMs: 5, startDelayMs: 5, latencyRise: 1000 } }));
+    const pages: { url: string; error: string | undefined }[] = [];
+    for await (const p of engine.run()) pages.push({ url: p.url, error: p.error });
+    expect(engine.stopReason).toBe('drained');
+    // The seed plus four hops (/r/0 … /r/3); /r/3's Location is the fifth hop.
+    expect([...new Set(web.contentRequests().map((r) => r.url))]).toEqual(['http://a.test/', ...[0, 1, 2, 3].map((i) => `http://a.test/r/${i}`)]);
+    expect(pages.at(-1)).toEqual({ url: 'http://a.test/r/3', error: 'redirect not followed: 4 hops already led here (maxRedirects)' });
+    expect(pages.filter((p) => p.error !== undefined)).toHaveLength(1);
     await engine.close();
   });
 
@@ -266,6 +283,31 @@ describe('the loop', () => {
     await b.close();
     expect(b.options.grouping).toBe('host');
     expect(urls.length).toBeGreaterThan(0);
+  });
+});
+
+describe('robots.txt outages', () => {
+  it('say why a host waits — status, failed tries, retry time — live and from the checkpoint', async () => {
+    const dataDir = tempDir();
+    const web = threeSites();
+    web.pages.set('http://c.test/robots.txt', { status: 503 });
+    const engine = new Engine(options(web, { dataDir, robotsRetryMs: 600_000, progressIntervalMs: 20 }));
+    let live: string | undefined;
+    engine.on('progress', () => {
+      const c = engine.hostStates().find((h) => h.host === 'c.test');
+      if (c?.why === 'robots-unreachable' && live === undefined) {
+        live = c.reason;
+        void engine.stop();
+      }
+    });
+    for await (const _ of engine.run()) {
+      // until c.test's robots.txt has failed once
+    }
+    await engine.close();
+    const reason = /^robots\.txt unreachable \(HTTP 503, 1 of 5 tries failed\), retry at \d\d:\d\d:\d\d \(in (9|10) min\)$/;
+    expect(live).toMatch(reason);
+    const saved = readHostStates(dataDir).find((h) => h.host === 'c.test')!;
+    expect([saved.why, saved.reason]).toEqual(['robots-unreachable', expect.stringMatching(reason)]);
   });
 });
 
