@@ -174,6 +174,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #groupingGiven: boolean;
   /** The freshness hook in force: the caller's, or meguri's scheduler in continuous mode. */
   readonly #freshness: FreshnessHook | undefined;
+  /**
+   * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
+   * continuous mode, which never gives up (see `EngineOptions.robotsMaxAttempts`).
+   */
+  readonly #robotsGiveUp: number | undefined;
   /** The politeness policy in force. */
   readonly policy: Readonly<PolitenessConfig>;
   readonly #clock: () => number;
@@ -231,6 +236,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#options = o;
     this.#groupingGiven = options.grouping !== undefined;
     this.#freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
+    this.#robotsGiveUp = o.recrawl || o.freshness !== undefined ? undefined : o.robotsMaxAttempts;
     this.policy = enginePolitenessConfig(o.politeness);
     this.#clock = o.clock;
     if (!isCoreLoaded()) loadCoreSync();
@@ -266,7 +272,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       dns: this.#dns,
       robots: this.#robots,
       allowPrivate: o.allowPrivate,
-      maxAttempts: o.robotsMaxAttempts,
+      maxAttempts: this.#robotsGiveUp ?? Infinity,
       maxCrawlDelayMs: o.maxCrawlDelayMs,
       agentToken: productToken(o.agent),
       clock: o.clock,
@@ -444,7 +450,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsRetryAtMs: outage?.retryAtMs,
         robotsStatus: outage?.status,
         robotsFailures: outage?.failures,
-        robotsMaxAttempts: outage === undefined ? undefined : this.options.robotsMaxAttempts,
+        robotsMaxAttempts: outage === undefined ? undefined : this.#robotsGiveUp,
       });
     });
   }
@@ -976,7 +982,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       groups: this.#directory.export(),
       inFlight: [...this.#flights.values()].map((x) => x.req.url),
       robotsOutages: this.#robotsOutages(f),
-      robotsMaxAttempts: this.options.robotsMaxAttempts,
+      robotsMaxAttempts: this.#robotsGiveUp,
     };
     const bytes = writePartition(join(dir, CHECKPOINT_FILE), {
       ...image,

@@ -9,7 +9,7 @@
  * `RobotsGate` implements `RobotsSeam`. A group is *ready* when every origin's hostname is
  * resolved and every origin's robots.txt is known (fetched, 4xx, or given up after
  * `maxAttempts` unreachable answers in a row, which then disallows everything, RFC 9309
- * §2.3.1.4). When the frontier asks for a not-ready group it is at a moment the host and its
+ * §2.3.1.4; continuous mode passes Infinity and leaves the long-outage rule to RobotsCache). When the frontier asks for a not-ready group it is at a moment the host and its
  * IP may be fetched, so the gate starts *one* request: a DNS resolution (not a fetch: the
  * host waits a short poll) or one robots.txt hop (a fetch start: `started: true`, and the
  * frontier spends the host and IP windows for it). A redirected robots.txt hop waits for the

@@ -87,7 +87,12 @@ export interface EngineOptions {
   readonly robots: boolean;
   /** First retry of an unreachable robots.txt (5xx, network), ms; doubles per failure up to 1 h. Default 60 000. */
   readonly robotsRetryMs: number;
-  /** Unreachable robots.txt answers in a row after which the origin counts as disallowing everything this campaign. Default 5. */
+  /**
+   * Unreachable robots.txt answers in a row (5xx, 429, network) after which a campaign counts
+   * the origin as disallowing everything, so the crawl can drain. Default 5. Continuous mode
+   * never gives up: the host waits, retried with backoff up to an hour, and after 30 days of
+   * outage its robots.txt counts as allowing everything (RFC 9309 §2.3.1.4).
+   */
   readonly robotsMaxAttempts: number;
   /** How long a robots.txt is used before it is fetched again, ms. Default 24 h. */
   readonly robotsTtlMs: number;

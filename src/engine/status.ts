@@ -140,7 +140,9 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     nextAtMs = extra.robotsRetryAtMs;
     const parts: string[] = [];
     if (extra.robotsStatus !== undefined) parts.push(extra.robotsStatus === 0 ? 'no response' : `HTTP ${extra.robotsStatus}`);
-    if (extra.robotsFailures !== undefined && extra.robotsMaxAttempts !== undefined) parts.push(`${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed`);
+    if (extra.robotsFailures !== undefined) {
+      parts.push(extra.robotsMaxAttempts !== undefined ? `${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed` : `${extra.robotsFailures} ${extra.robotsFailures === 1 ? 'try' : 'tries'} failed`);
+    }
     reason = `robots.txt unreachable${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${nextAtMs === undefined ? '' : `, retry at ${at(nextAtMs)}`}`;
   } else if (extra.robotsPending && s.queued > 0) {
     why = 'robots-pending';

@@ -311,6 +311,30 @@ describe('robots.txt outages', () => {
   });
 });
 
+describe('robots.txt outages in continuous mode', () => {
+  it('never give the host up: it keeps waiting and retrying past robotsMaxAttempts', async () => {
+    const web = threeSites();
+    web.pages.set('http://c.test/robots.txt', { status: 503 });
+    const engine = new Engine(options(web, { recrawl: true, robotsRetryMs: 30, robotsMaxAttempts: 2, progressIntervalMs: 20 }));
+    const robotsTries = (): number => web.log.filter((r) => r.url === 'http://c.test/robots.txt').length;
+    const reasons: string[] = [];
+    engine.on('progress', () => {
+      const c = engine.hostStates().find((h) => h.host === 'c.test');
+      if (c?.why === 'robots-unreachable') reasons.push(c.reason);
+      if (robotsTries() >= 4) void engine.stop();
+    });
+    const urls: string[] = [];
+    for await (const p of engine.run()) urls.push(p.url);
+    await engine.close();
+    expect(robotsTries()).toBeGreaterThanOrEqual(4);
+    // No content URL of c.test was fetched or written off as disallowed.
+    expect(urls.filter((u) => u.startsWith('http://c.test/'))).toEqual([]);
+    // Without a give-up there is no "n of max" in the explanation.
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const r of reasons) expect(r).toMatch(/^robots\.txt unreachable \(HTTP 503, \d+ tr(y|ies) failed\), retry at /);
+  });
+});
+
 describe('registrable grouping', () => {
   it('paces subdomains as one host, reads each origin\'s robots.txt, and pins each hostname to its own address', async () => {
     const web = new FakeWeb();
