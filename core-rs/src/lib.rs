@@ -19,6 +19,7 @@ pub mod neardup;
 pub mod ribbon;
 pub mod seen;
 pub mod simhash;
+pub mod urlkey;
 pub mod wheel;
 
 /// Helpers shared by the unit tests.

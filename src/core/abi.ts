@@ -34,6 +34,33 @@ export interface HashExports {
   ): void;
 }
 
+/**
+ * Origin-memoized URL keys (core-rs/src/abi/urlkey.rs). `h` is an origin table handle;
+ * URLs and origins are packed UTF-8 with a u32 offset table; an id of `u32::MAX` (-1 from
+ * `meguri_urlkey_one`) means the origin is not held. `ids` may be 0 in `meguri_urlkey_batch`.
+ */
+export interface UrlKeyExports {
+  meguri_urlkey_table_new(): number;
+  meguri_urlkey_table_free(h: number): void;
+  meguri_urlkey_table_len(h: number): number;
+  meguri_urlkey_table_memory_bytes(h: number): number;
+  meguri_urlkey_table_clear(h: number): void;
+  meguri_urlkey_table_insert_batch(h: number, data: number, dataLen: number, offsets: number, count: number, hosts: number, ids: number): void;
+  meguri_urlkey_batch(
+    h: number,
+    data: number,
+    dataLen: number,
+    offsets: number,
+    count: number,
+    seedLo: number,
+    seedHi: number,
+    keys: number,
+    ids: number,
+    misses: number,
+  ): number;
+  meguri_urlkey_one(h: number, url: number, len: number, seedLo: number, seedHi: number, key: number): number;
+}
+
 /** DRUM exact key set (core-rs/src/abi/drum.rs). `h` is a set handle; 0 = absent array. */
 export interface DrumExports {
   meguri_drum_new(bits: number): number;
@@ -148,7 +175,8 @@ export type CoreExports = MemoryExports &
   BloomExports &
   RibbonExports &
   SeenExports &
-  NearDupExports;
+  NearDupExports &
+  UrlKeyExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -220,4 +248,12 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_neardup_find_batch',
   'meguri_neardup_find_all',
   'meguri_neardup_out_ptr',
+  'meguri_urlkey_table_new',
+  'meguri_urlkey_table_free',
+  'meguri_urlkey_table_len',
+  'meguri_urlkey_table_memory_bytes',
+  'meguri_urlkey_table_clear',
+  'meguri_urlkey_table_insert_batch',
+  'meguri_urlkey_batch',
+  'meguri_urlkey_one',
 ];

@@ -17,9 +17,23 @@
  * 261 (1.8×); with 0.1 % non-ASCII strings 529 vs 285. Groups of 16 and 256 measured within
  * noise of 64 on ASCII; 256 lost more on the mixed batch. Joining a whole ~256 Ki-unit chunk
  * into one string measured 349 ASCII but 871 mixed (every chunk falls back).
+ *
+ * Ropes: a string built by concatenation (a template literal, `a + b`) is a V8 rope until
+ * something flattens it, and `encodeInto` of a group flattens the joined group, never its
+ * members, so a batch of ropes paid the rope walk again on every call (xxhash bench, 200k
+ * template-literal URLs hashed 5 times: 0.29–0.56× the peer's one-call-per-string, whose
+ * first `encodeInto` of each string flattens it for good). `stageStrings` reads each
+ * string's first unit, which makes V8 flatten a rope in place: repeat batches then measured
+ * 1.5–2.1× the peer. The price is on ropes hashed once (a second copy: 200k fresh ropes,
+ * 720 → 960 ns per string including their flattening); canonicalize → urlKeyBatch on the url
+ * bench stream measured the same either way (paired ratios 0.93–1.01).
+ *
+ * Single calls: `core().u8`/`u32` used to call the `memory.buffer` getter (about 50 ns) on
+ * every read, twice per one-string hash; see `Core.refresh`. Seeds that fit a u32 take a
+ * branch instead of `u64Lanes`' array.
  */
 import { InvalidArgumentError } from '../errors/index.js';
-import { core } from './instance.js';
+import { type Core, core } from './instance.js';
 import { lanesToU64, u64Lanes } from './lanes.js';
 
 const encoder = new TextEncoder();
@@ -27,18 +41,29 @@ const encoder = new TextEncoder();
 /** UTF-16 code units staged per batch call (worst case 3 UTF-8 bytes each). */
 const BATCH_CHUNK_UNITS = 1 << 18;
 
+/** Seed lanes of the last `seedLanes` call (module scratch: no array per call). */
+let seedLo = 0;
+let seedHi = 0;
+
+/** Sets `seedLo`/`seedHi` from a seed; u32 seeds (the common case) skip `u64Lanes`. */
+function seedLanes(seed: bigint | number): void {
+  if (typeof seed === 'number' && seed >>> 0 === seed) {
+    seedLo = seed;
+    seedHi = 0;
+  } else {
+    [seedLo, seedHi] = u64Lanes(seed, 'seed');
+  }
+}
+
 /**
  * Hashes into the scratch region and returns the byte offset of the 8-byte result. Layout:
  * input bytes from the region's start, the result in the 8 aligned bytes after them.
  */
-function hashInto(input: Uint8Array | string, seed: bigint | number): number {
-  const c = core();
-  const [seedLo, seedHi] = u64Lanes(seed, 'seed');
+function hashInto(c: Core, input: Uint8Array | string, seed: bigint | number): number {
+  seedLanes(seed);
   let len: number;
   if (typeof input === 'string') {
-    const max = input.length * 3;
-    const view = c.scratchBytes(max + 16);
-    len = encoder.encodeInto(input, view).written;
+    len = encoder.encodeInto(input, c.scratchBytes(input.length * 3 + 16)).written;
   } else if (input instanceof Uint8Array) {
     len = input.byteLength;
     c.scratchBytes(len + 16).set(input);
@@ -53,8 +78,9 @@ function hashInto(input: Uint8Array | string, seed: bigint | number): number {
 
 /** xxHash64 of `input` (bytes, or a string hashed as UTF-8) with `seed` (default 0). */
 export function xxh64(input: Uint8Array | string, seed: bigint | number = 0): bigint {
-  const out = hashInto(input, seed);
-  return core().u64[out >>> 3]!;
+  const c = core();
+  const out = hashInto(c, input, seed);
+  return c.u64[out >>> 3]!;
 }
 
 /**
@@ -67,12 +93,16 @@ export function xxh64Lanes(
   out: Uint32Array = new Uint32Array(2),
   offset = 0,
 ): Uint32Array {
-  const ptr = hashInto(input, seed);
-  const u32 = core().u32;
-  out[offset] = u32[ptr >>> 2]!;
-  out[offset + 1] = u32[(ptr >>> 2) + 1]!;
+  const c = core();
+  const ptr = hashInto(c, input, seed) >>> 2;
+  const u32 = c.u32;
+  out[offset] = u32[ptr]!;
+  out[offset + 1] = u32[ptr + 1]!;
   return out;
 }
+
+/** Where `stageStrings` leaves the units it read only to flatten ropes (see its loop). */
+let touchSink = 0;
 
 /** Most strings, and most UTF-16 units, a group of `stageStrings` encodes in one call. */
 const STAGE_GROUP = 64;
@@ -87,9 +117,11 @@ const STAGE_GROUP_UNITS = 8192;
  * group alone) with one `encodeInto` per group. A group is pure ASCII exactly when the bytes
  * written equal its units, and then the offsets are the running lengths; otherwise it is
  * re-encoded string by string (a one-string group is exact either way). The unit cap bounds
- * that re-encoding, so batches of long non-ASCII texts do not pay twice.
+ * that re-encoding, so batches of long non-ASCII texts do not pay twice. Each string's first
+ * unit is read on the way, which flattens a rope in place (see the top comment).
  */
 export function stageStrings(strings: readonly string[], from: number, to: number, dataPtr: number, offsetsPtr: number): number {
+  let touched = 0;
   const c = core();
   const u8 = c.u8;
   const u32 = c.u32;
@@ -104,6 +136,7 @@ export function stageStrings(strings: readonly string[], from: number, to: numbe
     let end = g;
     do {
       const s = strings[end++]!;
+      touched ^= s.charCodeAt(0) | 0; // flattens a rope in place (see the top comment)
       joined += s;
       units += s.length;
       u32[++o] = at - dataPtr + units; // right if the group is ASCII (1 byte per unit)
@@ -123,6 +156,7 @@ export function stageStrings(strings: readonly string[], from: number, to: numbe
     }
     g = end;
   }
+  touchSink = touched; // a use the optimizer cannot drop, so the reads above stay
   return at - dataPtr;
 }
 
@@ -187,23 +221,36 @@ export function xxh64BatchLanes(
     throw new InvalidArgumentError(`xxh64BatchLanes: out holds ${out.length} lanes, need ${strings.length * 2}`);
   }
   const c = core();
-  const [seedLo, seedHi] = u64Lanes(seed, 'seed');
+  seedLanes(seed);
+  const lo = seedLo;
+  const hi = seedHi;
   let i = 0;
   while (i < strings.length) {
     const { to, units } = nextChunk(strings, i, BATCH_CHUNK_UNITS);
     const count = to - i;
     const { base, offsetsPtr, dataPtr, written } = stageChunk(strings, i, to, units, count * 8);
-    c.exports.meguri_xxh64_batch(dataPtr, written, offsetsPtr, count, seedLo, seedHi, base);
+    c.exports.meguri_xxh64_batch(dataPtr, written, offsetsPtr, count, lo, hi, base);
     out.set(c.u32.subarray(base >>> 2, (base >>> 2) + count * 2), i * 2);
     i = to;
   }
   return out;
 }
 
-/** Hashes every string (as UTF-8) with `seed`; the bigint form of `xxh64BatchLanes`. */
+/** Whether u32 lanes [lo, hi] of a u64 sit in memory as the u64 itself (every JS engine in use). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * Hashes every string (as UTF-8) with `seed`; the bigint form of `xxh64BatchLanes`. The
+ * lanes are written straight into the result's memory, so no BigInt is built per hash
+ * (reading an element still makes one, which is the caller's choice).
+ */
 export function xxh64Batch(strings: readonly string[], seed: bigint | number = 0): BigUint64Array {
-  const lanes = xxh64BatchLanes(strings, seed);
   const out = new BigUint64Array(strings.length);
+  if (LITTLE_ENDIAN) {
+    xxh64BatchLanes(strings, seed, new Uint32Array(out.buffer, out.byteOffset, strings.length * 2));
+    return out;
+  }
+  const lanes = xxh64BatchLanes(strings, seed);
   for (let k = 0; k < strings.length; k++) out[k] = lanesToU64(lanes[2 * k]!, lanes[2 * k + 1]!);
   return out;
 }

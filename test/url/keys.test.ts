@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { clearUrlKeyMemo } from '../../src/url/keys.js';
+import { clearUrlKeyMemo, urlKeyMemoSize } from '../../src/url/keys.js';
 import {
   HOST_KEY_SEED,
   PATH_KEY_SEED,
@@ -96,6 +96,61 @@ describe('URL key format', () => {
     for (const i of [0, 1, 2999, 4500, 5999]) expect(keyToHex(out, i)).toBe(referenceKey(big[i]!, 'registrable'));
   });
 
+  it('wasm origin memo: batch, single and reference keys agree on random URLs (seed 2026)', () => {
+    // Canonical URLs over hosts of every shape (IPv4, IPv6, ports, punycode, public-suffix
+    // hosts), plus strings keyed as given that no canonical URL looks like: non-ASCII and
+    // lone-surrogate hosts (never memoized in wasm, always keyed in TypeScript), uppercase.
+    const host = fc.constantFrom(
+      'a.com', 'www.a.com', 'b.co.uk', 'x.b.co.uk', 'alice.github.io', 'github.io', 'localhost',
+      '10.0.0.1', '[::1]', '[2001:db8::1]', 'xn--bcher-kva.de', 'A.COM', 'bücher.de', 'b\ud800.com', 'b\ufffd.com', 'é',
+    );
+    const url = fc
+      .tuple(fc.constantFrom('http://', 'https://'), host, fc.constantFrom('', ':8080', ':443', ':80'), fc.string({ maxLength: 30 }))
+      .map(([s, h, port, path]) => `${s}${h}${port}/${path}`);
+    const refKey = (u: string, grouping: HostGrouping): string => {
+      const origin = u.slice(0, u.indexOf('/', u.indexOf('//') + 2));
+      const h = referenceXxh64(utf8.encode(hostGroupKey(origin, grouping)), BigInt(HOST_KEY_SEED));
+      const p = referenceXxh64(utf8.encode(u), BigInt(PATH_KEY_SEED));
+      return h.toString(16).padStart(16, '0') + p.toString(16).padStart(16, '0');
+    };
+    let hits = 0;
+    fc.assert(
+      fc.property(fc.array(url, { maxLength: 40 }), fc.constantFrom<HostGrouping>('registrable', 'host', 'origin'), fc.boolean(), (urls, grouping, cold) => {
+        if (cold) clearUrlKeyMemo();
+        hits += urlKeyMemoSize(grouping);
+        const groups: string[] = [];
+        const out = urlKeyBatch(urls, grouping, undefined, groups);
+        urls.forEach((u, i) => {
+          const hex = refKey(u, grouping);
+          expect(keyToHex(out, i)).toBe(hex);
+          const one = urlKey(u, grouping);
+          expect(keyToHex(one.key)).toBe(hex);
+          expect(groups[i]).toBe(one.hostGroup);
+          expect(one.hostGroup).toBe(hostGroupKey(u.slice(0, u.indexOf('/', u.indexOf('//') + 2)), grouping));
+        });
+      }),
+      { seed: 2026, numRuns: 150 },
+    );
+    expect(hits).toBeGreaterThan(0); // the memoized (wasm hit) path ran, not only misses
+  });
+
+  it('keys stay exact when the origin memo fills and is cleared mid-batch', () => {
+    clearUrlKeyMemo();
+    // 70k distinct origins pass the 65,536-origin bound inside one batch.
+    const urls = Array.from({ length: 70_000 }, (_, i) => `https://h${i}.example.org/p${i % 13}`);
+    const groups: string[] = [];
+    const out = urlKeyBatch(urls, 'host', undefined, groups);
+    expect(urlKeyMemoSize('host')).toBeLessThanOrEqual(1 << 16);
+    for (const i of [0, 1, 65_535, 65_536, 65_537, 69_999]) {
+      expect(keyToHex(out, i)).toBe(referenceKey(urls[i]!, 'host'));
+      expect(groups[i]).toBe(`h${i}.example.org`);
+    }
+    // Origins memoized before the clear are keyed again, correctly, after it.
+    const again = urlKeyBatch([urls[0]!, urls[69_999]!], 'host');
+    expect(keyToHex(again, 0)).toBe(referenceKey(urls[0]!, 'host'));
+    expect(keyToHex(again, 1)).toBe(referenceKey(urls[69_999]!, 'host'));
+  });
+
   it('writes into a caller array at an index, and round-trips through hex', () => {
     const out = new Uint32Array(12);
     urlKey('https://www.example.com/', 'registrable', out, 2);
@@ -119,6 +174,11 @@ describe('URL key format', () => {
       expect(() => urlKey(bad)).toThrow(InvalidArgumentError);
     }
     expect(() => urlKeyBatch(['https://e.com/', 'nope'])).toThrow(/element 1/);
+    expect(() => urlKeyBatch(['https://e.com/', 'https://e.com/a', 7 as unknown as string])).toThrow(/element 2\).*received number/);
+    expect(() => urlKey(7 as unknown as string)).toThrow(/received number/);
+    const untouched = new Uint32Array(4);
+    expect(() => urlKey('https://e.com', 'registrable', untouched)).toThrow(InvalidArgumentError);
+    expect(Array.from(untouched)).toEqual([0, 0, 0, 0]);
     expect(() => urlKey('https://e.com/', 'domain' as HostGrouping)).toThrow(/grouping/);
     expect(() => urlKeyBatch(['https://e.com/'], 'registrable', new Uint32Array(3))).toThrow(InvalidArgumentError);
     expect(canonicalKey('javascript:alert(1)')).toBeNull();

@@ -1,6 +1,6 @@
 //! Exports for xxHash64.
 
-use super::join_u64;
+use super::{join_u64, packed};
 use crate::hash;
 
 /// Hashes `len` bytes at `ptr` with the seed `(seed_lo, seed_hi)` and writes the u64 result
@@ -41,12 +41,6 @@ pub unsafe extern "C" fn meguri_xxh64_batch(
 ) {
     // SAFETY: per the contract above, each region is valid for the stated length and the
     // output does not alias the inputs.
-    let (data, offsets, out) = unsafe {
-        (
-            if data_len == 0 { &[][..] } else { std::slice::from_raw_parts(data, data_len) },
-            std::slice::from_raw_parts(offsets, count + 1),
-            std::slice::from_raw_parts_mut(out, count),
-        )
-    };
+    let ((data, offsets), out) = unsafe { (packed(data, data_len, offsets, count), std::slice::from_raw_parts_mut(out, count)) };
     hash::xxh64_batch(data, offsets, join_u64(seed_lo, seed_hi), out);
 }

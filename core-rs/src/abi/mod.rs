@@ -23,6 +23,7 @@ pub mod neardup;
 pub mod ribbon;
 pub mod seen;
 pub mod simhash;
+pub mod urlkey;
 pub mod wheel;
 
 /// Bumped whenever an export changes signature or meaning; the loader refuses a binary whose
@@ -39,4 +40,19 @@ pub extern "C" fn meguri_abi_version() -> u32 {
 #[inline(always)]
 pub(crate) fn join_u64(lo: u32, hi: u32) -> u64 {
     u64::from(lo) | (u64::from(hi) << 32)
+}
+
+/// Builds the `data` and `offsets` slices of a packed string batch.
+///
+/// # Safety
+/// `data..data+data_len` readable (any `data` when `data_len` is 0); `offsets` points to
+/// `count + 1` aligned u32 values, non-decreasing and at most `data_len`.
+pub(crate) unsafe fn packed<'a>(data: *const u8, data_len: usize, offsets: *const u32, count: usize) -> (&'a [u8], &'a [u32]) {
+    // SAFETY: per the contract, both regions are readable for these lengths.
+    unsafe {
+        (
+            if data_len == 0 { &[][..] } else { std::slice::from_raw_parts(data, data_len) },
+            std::slice::from_raw_parts(offsets, count + 1),
+        )
+    }
 }

@@ -1,22 +1,8 @@
 //! Exports for the simhash ([`crate::simhash`]). Texts and features cross as UTF-8 packed
 //! back to back with a u32 offset table, one call per batch.
 
+use super::packed;
 use crate::simhash;
-
-/// Builds the `data` and `offsets` slices of a packed string batch.
-///
-/// # Safety
-/// `data..data+data_len` readable (any `data` when `data_len` is 0); `offsets` points to
-/// `count + 1` aligned u32 values, non-decreasing and at most `data_len`.
-unsafe fn packed<'a>(data: *const u8, data_len: usize, offsets: *const u32, count: usize) -> (&'a [u8], &'a [u32]) {
-    // SAFETY: per the contract, both regions are readable for these lengths.
-    unsafe {
-        (
-            if data_len == 0 { &[][..] } else { std::slice::from_raw_parts(data, data_len) },
-            std::slice::from_raw_parts(offsets, count + 1),
-        )
-    }
-}
 
 /// Simhashes `count` UTF-8 texts, text `i` spanning `offsets[i]..offsets[i+1]` of `data`,
 /// writing one u64 per text to `out`.
