@@ -71,7 +71,7 @@ import {
   newKeyIndex,
   newWheel,
 } from './deps.js';
-import { IdHeap } from './heap.js';
+import { HostHeap } from './heap.js';
 import { HostRecord, HostState, hostKeyBefore } from './hosts.js';
 import {
   type CrawledRecord,
@@ -255,10 +255,10 @@ export class Frontier {
   private readonly hosts: HostRecord[] = [];
   private readonly hostByName = new Map<string, number>();
   private readonly queues: RowQueues;
-  private readonly frontBank: IdHeap;
-  private readonly aging: IdHeap;
-  private readonly hostHeap: IdHeap;
-  private readonly ready: IdHeap[];
+  private readonly frontBank: HostHeap;
+  private readonly aging: HostHeap;
+  private readonly hostHeap: HostHeap;
+  private readonly ready: HostHeap[];
   private readonly ips: IpTable;
   private readonly wheel: DueWheel | undefined;
   private readonly prio: Prioritizer | undefined;
@@ -300,39 +300,21 @@ export class Frontier {
     this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
     this.index = newKeyIndex();
     this.queues = new RowQueues(this.table);
-    // Host-level orders read dense per-host arrays (measured: comparing through the URL
+    // Host-level orders read dense per-host keys (measured: comparing through the URL
     // columns cost a cache miss per look-up and dominated dispatch at 10k hosts). Rows of
     // different hosts differ in HostKey, so (best priority, HostKey) orders hosts exactly as
     // their best rows order; the row comparison only breaks a 64-bit HostKey collision.
-    const hostBefore = (a: number, b: number): boolean => {
-      const k = this.hostLanes;
-      const ha = k[a * 2 + 1]!;
-      const hb = k[b * 2 + 1]!;
-      if (ha !== hb) return ha < hb;
-      const la = k[a * 2]!;
-      const lb = k[b * 2]!;
-      if (la !== lb) return la < lb;
-      return this.queues.better(this.queues.peek(a), this.queues.peek(b));
-    };
-    const bestRowBefore = (a: number, b: number): boolean => {
-      const top = this.queues.topPriority;
-      const pa = top[a]!;
-      const pb = top[b]!;
-      return pa !== pb ? pa > pb : hostBefore(a, b);
-    };
-    this.frontBank = new IdHeap(bestRowBefore);
-    this.aging = new IdHeap((a, b) => {
-      const x = this.hosts[a]!.waitingSinceMs;
-      const y = this.hosts[b]!.waitingSinceMs;
-      return x !== y ? x < y : hostBefore(a, b);
-    });
-    this.hostHeap = new IdHeap((a, b) => {
-      const x = this.parkedAt[a]!;
-      const y = this.parkedAt[b]!;
-      return x !== y ? x < y : hostBefore(a, b);
-    });
+    // Each heap copies an id's key when it enters or is updated (see heap.ts), so every
+    // change to a key below is followed by an `update` of the heaps holding that host.
+    const lanes = (): Uint32Array => this.hostLanes;
+    const tie = (a: number, b: number): boolean => this.queues.better(this.queues.peek(a), this.queues.peek(b));
+    // Best priority first: the key is its negation (exact, and NaN still compares unequal).
+    const bestRow = { key: (id: number): number => -this.queues.topPriority[id]!, lanes, tie };
+    this.frontBank = new HostHeap(bestRow);
+    this.aging = new HostHeap({ key: (id) => this.hosts[id]!.waitingSinceMs, lanes, tie });
+    this.hostHeap = new HostHeap({ key: (id) => this.parkedAt[id]!, lanes, tie });
     this.ready = [];
-    for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new IdHeap(bestRowBefore));
+    for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new HostHeap(bestRow));
     this.ips = new IpTable(this.politeness.ipFloorMs);
     this.wheelHour = createdHours;
     this.wheel = this.opts.scheduleIndex ? newWheel(createdHours) : undefined;
@@ -849,10 +831,10 @@ export class Frontier {
   }
 
   /** The ready bank to draw from: the shard's own, else the sibling with the best head. */
-  private pickBank(shard: number): IdHeap | undefined {
+  private pickBank(shard: number): HostHeap | undefined {
     const own = this.ready[shard]!;
     if (own.size > 0) return own;
-    let best: IdHeap | undefined;
+    let best: HostHeap | undefined;
     for (const b of this.ready) {
       if (b.size === 0) continue;
       if (best === undefined || this.queues.better(this.queues.peek(b.peek()), this.queues.peek(best.peek()))) best = b;
@@ -875,7 +857,7 @@ export class Frontier {
       prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
       prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
       row,
-      key: t.key.slice(row * 4, row * 4 + 4),
+      key: t.keyCopy(row),
       url: t.urlOf(row),
       host: h.name,
       ip: h.ip === '' ? undefined : h.ip,
