@@ -40,7 +40,7 @@ export class RowQueues {
   /** Heap position of each row, −1 when the row is not queued. */
   private qpos: Int32Array = new Int32Array(0);
   /** Every host's heap entries, as u32 words and (the same buffer) as f32 priorities. */
-  private slab: Uint32Array = new Uint32Array(1024 * STRIDE);
+  private slab: Uint32Array = new Uint32Array(64 * STRIDE);
   private slabF: Float32Array = new Float32Array(this.slab.buffer);
   /** Words of the slab in use, vacated regions included. */
   private end = 0;
