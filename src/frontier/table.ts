@@ -395,20 +395,6 @@ export class UrlTable {
     return this.arena.get(this.url[row]!);
   }
 
-  /** A copy of `row`'s URLKey lanes. */
-  keyCopy(row: number): Uint32Array {
-    // Filled lane by lane: `slice` goes through the species protocol and measured ~1.6× the
-    // time per call, paid once per dispatch (bench/suites/frontier.bench.mjs, drain).
-    const k = this.key;
-    const at = row * 4;
-    const out = new Uint32Array(4);
-    out[0] = k[at]!;
-    out[1] = k[at + 1]!;
-    out[2] = k[at + 2]!;
-    out[3] = k[at + 3]!;
-    return out;
-  }
-
   /** ETag of `row`, or undefined. */
   etagOf(row: number): string | undefined {
     const e = this.etag[row]!;
