@@ -275,6 +275,8 @@ export class Frontier {
   private hostLanes: Uint32Array = new Uint32Array(128);
   /** Eligibility key (ms) each parked host sits under in the host heap, by host id. */
   private parkedAt: Float64Array = new Float64Array(64);
+  /** Scratch of `dispatchShard`: the hosts surfacing from the host heap at one clock value. */
+  private surfaced: Int32Array = new Int32Array(64);
   private readonly record: MutableRecord;
   /** Whether the freshness hook runs background passes (`FreshnessHook.tick`). */
   private readonly freshTicks: boolean;
@@ -761,16 +763,20 @@ export class Frontier {
     this.advanceWheel(nowMs);
     this.refill(nowMs);
     const heap = this.hostHeap;
-    while (heap.size > 0 && this.parkedAt[heap.peek()]! <= nowMs) {
-      const h = this.hosts[heap.pop()]!;
+    if (this.surfaced.length < heap.size) this.surfaced = new Int32Array(Math.max(heap.size, this.surfaced.length * 2));
+    const surfaced = this.surfaced;
+    const n = heap.popUpTo(nowMs, surfaced);
+    for (let i = 0; i < n; i++) {
+      const id = surfaced[i]!;
+      const h = this.hosts[id]!;
       const trueAt = Math.max(h.nextEligibleMs, this.ips.eligibleAt(h.ip));
       if (trueAt > nowMs) {
-        this.parkedAt[h.id] = trueAt;
-        heap.push(h.id);
+        this.parkedAt[id] = trueAt;
+        heap.push(id);
         continue;
       }
       h.state = HostState.Ready;
-      this.ready[this.shardOf(h)]!.push(h.id);
+      this.ready[this.shardOf(h)]!.push(id);
     }
     for (;;) {
       const bank = this.pickBank(shard);

@@ -99,6 +99,52 @@ export class HostHeap {
     return top;
   }
 
+  /**
+   * Removes every id whose key is not above `limit` and writes them to `out` (room for `size`
+   * ids), in no particular order; returns how many. The heap afterwards holds the same ids,
+   * and so pops in the same order, as after popping them one by one.
+   *
+   * Many hosts often surface at once (every host of a logical-clock drain opens its window
+   * on the same tick): those ids form a subtree at the root, since no key is below its
+   * parent's, so they are found in O(k) and the rest is re-heapified in O(n) when that beats
+   * k pops of O(log n) each.
+   */
+  popUpTo(limit: number, out: Int32Array): number {
+    const n = this.size;
+    const k = this.keys;
+    const w = this.words;
+    if (n === 0 || k[0]! > limit) return 0;
+    // Breadth-first over the qualifying subtree, with `out` as the queue of slots.
+    let m = 1;
+    out[0] = 0;
+    for (let q = 0; q < m; q++) {
+      const l = 2 * out[q]! + 1;
+      if (l < n && !(k[l * F64_PER_SLOT]! > limit)) out[m++] = l;
+      if (l + 1 < n && !(k[(l + 1) * F64_PER_SLOT]! > limit)) out[m++] = l + 1;
+    }
+    for (let q = 0; q < m; q++) out[q] = w[out[q]! * U32_PER_SLOT + ID]!;
+    if (m * Math.log2(n) < 2 * n) {
+      for (let q = 0; q < m; q++) this.remove(out[q]!);
+      return m;
+    }
+    for (let q = 0; q < m; q++) this.pos[out[q]!] = -1;
+    // Close up the slots that stay, then heapify bottom-up.
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      const id = w[i * U32_PER_SLOT + ID]!;
+      if (this.pos[id]! < 0) continue;
+      if (kept !== i) this.move(i, kept);
+      kept++;
+    }
+    this.size = kept;
+    for (let i = (kept >> 1) - 1; i >= 0; i--) {
+      const key = k[i * F64_PER_SLOT]!;
+      const hi = w[i * U32_PER_SLOT + HI]!;
+      this.down(i, key, hi, w[i * U32_PER_SLOT + ID]!);
+    }
+    return m;
+  }
+
   /** Removes `id` if present. */
   remove(id: number): void {
     if (this.has(id)) this.removeAt(this.pos[id]!);

@@ -12,7 +12,8 @@ type Op =
   | { kind: 'push'; id: number; key: number }
   | { kind: 'update'; id: number; key: number }
   | { kind: 'remove'; id: number }
-  | { kind: 'pop' };
+  | { kind: 'pop' }
+  | { kind: 'popUpTo'; limit: number };
 
 const IDS = 40;
 
@@ -21,10 +22,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('update' as const), id: fc.nat(IDS - 1), key: fc.integer({ min: -3, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), id: fc.nat(IDS - 1) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('pop' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('popUpTo' as const), limit: fc.integer({ min: -4, max: 3 }) }) },
 );
 
 describe('HostHeap', () => {
-  it('pops in (key, HostKey high, low, tie) order through pushes, updates and removals', () => {
+  it('pops in (key, HostKey high, low, tie) order through pushes, updates, removals and bulk pops', () => {
     fc.assert(
       fc.property(fc.array(opArb, { maxLength: 300 }), fc.array(fc.nat(2), { minLength: IDS * 2, maxLength: IDS * 2 }), (ops, laneBits) => {
         // Lanes from {0, 1, 2}: many equal high lanes, and equal (high, low) pairs for the tie.
@@ -51,10 +53,17 @@ describe('HostHeap', () => {
           } else if (op.kind === 'remove') {
             heap.remove(op.id);
             live.delete(op.id);
-          } else {
+          } else if (op.kind === 'pop') {
             const want = best();
             expect(heap.pop()).toBe(want);
             live.delete(want);
+          } else {
+            // Few surfacing ids are popped one by one, many re-heapify the rest: both paths.
+            const out = new Int32Array(IDS);
+            const n = heap.popUpTo(op.limit, out);
+            const want = [...live].filter((id) => keys[id]! <= op.limit).sort((a, b) => a - b);
+            expect([...out.subarray(0, n)].sort((a, b) => a - b)).toEqual(want);
+            for (const id of want) live.delete(id);
           }
           expect(heap.size).toBe(live.size);
           expect(heap.peek()).toBe(best());
