@@ -581,7 +581,7 @@ export class Frontier {
         this.frontBank.update(h.id);
         break;
       case HostState.Ready:
-        this.ready[this.shardOf(h)]!.update(h.id);
+        this.ready[this.shardOf(h.id)]!.update(h.id);
         break;
       default:
         break;
@@ -601,10 +601,11 @@ export class Frontier {
     }
   }
 
-  private shardOf(h: HostRecord): number {
-    // The dense lane copy, not `h.hostKeyLo`: a u32 above 2^31 is a boxed double in the
-    // record, one more dependent load on the dispatch path.
-    return this.hostLanes[h.id * 2]! % this.ready.length;
+  /** The ready-bank shard of host `id`: its HostKey low lane modulo the shard count. */
+  private shardOf(id: number): number {
+    // The dense lane copy, not the record's `hostKeyLo`: a u32 above 2^31 is a boxed double
+    // there, and the transfer in `dispatchShard` does not touch the record at all.
+    return this.hostLanes[id * 2]! % this.ready.length;
   }
 
   private ipOf(h: HostRecord): string {
@@ -631,7 +632,7 @@ export class Frontier {
 
   private deactivate(h: HostRecord, nowMs: number): void {
     this.hostHeap.remove(h.id);
-    this.ready[this.shardOf(h)]!.remove(h.id);
+    this.ready[this.shardOf(h.id)]!.remove(h.id);
     this.active--;
     if (this.queues.size(h.id) > 0) {
       h.state = HostState.Front;
@@ -766,6 +767,9 @@ export class Frontier {
     if (this.surfaced.length < heap.size) this.surfaced = new Int32Array(Math.max(heap.size, this.surfaced.length * 2));
     const surfaced = this.surfaced;
     const n = heap.popUpTo(nowMs, surfaced);
+    // Two passes: the first touches only the host records (a likely cache miss each, and a
+    // short loop body lets many of them overlap), the second only the ready banks.
+    let ready = 0;
     for (let i = 0; i < n; i++) {
       const id = surfaced[i]!;
       const h = this.hosts[id]!;
@@ -776,7 +780,11 @@ export class Frontier {
         continue;
       }
       h.state = HostState.Ready;
-      this.ready[this.shardOf(h)]!.push(id);
+      surfaced[ready++] = id;
+    }
+    for (let i = 0; i < ready; i++) {
+      const id = surfaced[i]!;
+      this.ready[this.shardOf(id)]!.push(id);
     }
     for (;;) {
       const bank = this.pickBank(shard);
@@ -827,7 +835,7 @@ export class Frontier {
         this.table.status[row] = UrlStatus.Disallowed;
         if (this.queues.size(h.id) > 0) {
           h.state = HostState.Ready;
-          this.ready[this.shardOf(h)]!.push(h.id);
+          this.ready[this.shardOf(h.id)]!.push(h.id);
         } else {
           this.deactivate(h, nowMs);
         }
@@ -855,17 +863,19 @@ export class Frontier {
     // different hosts, so their rows are scattered and each read is likely a cache miss;
     // issued together the misses overlap, where interleaved with the allocations and calls
     // below they were paid one after another (profiled: these reads were most of launch).
+    const urlAt = t.url[row]!;
     const k = t.key;
     const at = row * 4;
     const k0 = k[at]!;
     const k1 = k[at + 1]!;
     const k2 = k[at + 2]!;
     const k3 = k[at + 3]!;
-    const urlAt = t.url[row]!;
     const etagAt = t.etag[row]!;
     const lm = t.lastModified[row]!;
     const fp = t.fpFlags[row]!;
     const depth = t.depth[row]!;
+    // The URL's bytes wait on its offset, the one miss that cannot overlap the others: next.
+    const url = t.arena.get(urlAt);
     t.status[row] = UrlStatus.InFlight;
     h.state = HostState.InFlight;
     h.inFlightRow = row;
@@ -878,7 +888,6 @@ export class Frontier {
     key[1] = k1;
     key[2] = k2;
     key[3] = k3;
-    const url = t.arena.get(urlAt);
     h.inFlightUrl = url;
     return {
       prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
@@ -1166,7 +1175,7 @@ export class Frontier {
         this.hostHeap.remove(h.id);
         break;
       case HostState.Ready:
-        this.ready[this.shardOf(h)]!.remove(h.id);
+        this.ready[this.shardOf(h.id)]!.remove(h.id);
         break;
       default:
         return false; // Idle holds no queued row; InFlight has a fetch out
@@ -1204,7 +1213,7 @@ export class Frontier {
     }
     // A parked host re-checks its windows when it surfaces; a ready one must go back to wait.
     if (h.state === HostState.Ready) {
-      this.ready[this.shardOf(h)]!.remove(h.id);
+      this.ready[this.shardOf(h.id)]!.remove(h.id);
       this.park(h);
     }
     return true;
