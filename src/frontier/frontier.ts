@@ -888,7 +888,6 @@ export class Frontier {
     key[1] = k1;
     key[2] = k2;
     key[3] = k3;
-    h.inFlightUrl = url;
     return {
       prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
       prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
@@ -963,15 +962,10 @@ export class Frontier {
     }
     if (typeof outcome.status !== 'number') throw new InvalidArgumentError(`report: expected a numeric status, received ${String(outcome.status)}`);
     if (t.status[row] !== UrlStatus.InFlight) return false;
-    const h = this.hosts[t.host[row]!]!;
-    // The echoed URL is normally the very string `launch` handed out: compared by reference
-    // first, and through the arena only otherwise (measured: the byte-wise compare of every
-    // report was ~5 % of dispatch+report in bench/suites/frontier.bench.mjs).
-    const echo = outcome.url;
-    if (echo !== undefined && !(row === h.inFlightRow && echo === h.inFlightUrl) && !t.arena.equals(t.url[row]!, echo)) return false;
+    if (outcome.url !== undefined && !t.arena.equals(t.url[row]!, outcome.url)) return false;
     if (nowMs > this.clockMs) this.clockMs = nowMs;
+    const h = this.hosts[t.host[row]!]!;
     h.inFlightRow = -1;
-    h.inFlightUrl = '';
     this.inFlight--;
     this.adaptPoliteness(h, outcome, nowMs);
     const status = outcome.status;

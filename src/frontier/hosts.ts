@@ -3,7 +3,7 @@
  * live politeness state, admission budget and scheduler state.
  *
  * Durable fields round-trip through the `.meguri` hosts section (`toImage`/`fromImage`);
- * `state`, `inFlightRow` and `inFlightUrl` are derived on recovery (an in-flight URL is re-queued).
+ * `state` and `inFlightRow` are derived on recovery (an in-flight URL is re-queued).
  */
 import type { HostImage } from '../format/index.js';
 
@@ -30,8 +30,6 @@ export class HostRecord {
   state: HostState = HostState.Idle;
   /** Row in flight, or −1. */
   inFlightRow = -1;
-  /** URL of the row in flight as dispatched ('' when none), so a report's echo compares by reference. */
-  inFlightUrl = '';
   /** Resolved IP ('' = none / unknown). */
   ip = '';
   flags = 0;
