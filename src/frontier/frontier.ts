@@ -72,7 +72,7 @@ import {
   newWheel,
 } from './deps.js';
 import { HostHeap } from './heap.js';
-import { HostRecord, HostState, hostKeyBefore } from './hosts.js';
+import { HostRecord, HostState, HostTimes, hostKeyBefore } from './hosts.js';
 import {
   type CrawledRecord,
   type FreshnessRows,
@@ -253,6 +253,8 @@ export class Frontier {
   private readonly table: UrlTable;
   private index: KeyIndex;
   private readonly hosts: HostRecord[] = [];
+  /** The host records' clock fields, dense by host id (see `HostTimes`). */
+  private readonly hostTimes = new HostTimes();
   private readonly hostByName = new Map<string, number>();
   private readonly queues: RowQueues;
   private readonly frontBank: HostHeap;
@@ -521,7 +523,7 @@ export class Frontier {
   private hostFor(name: string, keys: KeyArray, i: number): HostRecord {
     const id = this.hostByName.get(name);
     if (id !== undefined) return this.hosts[id]!;
-    const h = new HostRecord(this.hosts.length, keys[i * 4]!, keys[i * 4 + 1]!, name, this.politeness.defaultIntervalMs);
+    const h = new HostRecord(this.hosts.length, keys[i * 4]!, keys[i * 4 + 1]!, name, this.politeness.defaultIntervalMs, this.hostTimes);
     h.intervalMs = hostInterval(this.politeness, h.intervalMs, 0);
     h.urlBudget = this.opts.urlBudget;
     h.depthCap = this.opts.depthCap;
@@ -1573,7 +1575,7 @@ export class Frontier {
     const wasActive: boolean[] = [];
     image.hosts.forEach((img, id) => {
       if (this.hostByName.has(img.name)) throw new CorruptPartitionError('hosts', `host ${JSON.stringify(img.name)} appears twice`);
-      const { host, wasActive: act } = HostRecord.fromImage(id, img);
+      const { host, wasActive: act } = HostRecord.fromImage(id, img, this.hostTimes);
       this.hosts.push(host);
       this.hostByName.set(host.name, id);
       this.registerHost(host);
