@@ -3,13 +3,14 @@
  *
  * Each host owns a 4-ary heap of its pending rows ordered by priority (higher first), ties
  * by URLKey (smaller first): a strict total order, because keys are unique, so the pop order
- * does not depend on the heap's shape. Four children per node halve the depth, and with it
- * the rows moved per pop, each of which rewrites its `qpos` entry: a random row, so a likely
- * cache miss (measured on bench/suites/frontier.bench.mjs: dispatch+report +6 % at 100k
- * URLs, 10 per host, and +12 % at 1M, 100 per host, over the binary heap). One shared
- * `qpos` column (4 bytes per row) records each queued row's heap position, so a row whose
- * priority changes (OPIC credit) is re-sifted in place and never duplicated. There is no
- * object per URL.
+ * does not depend on the heap's shape. One shared `qpos` column (4 bytes per row) records
+ * each queued row's heap position, so a row whose priority changes (OPIC credit) is
+ * re-sifted in place and never duplicated. There is no object per URL.
+ *
+ * Four children per node halve the depth of a binary heap, and with it the rows moved per
+ * pop, each of which rewrites its `qpos` entry — a random row, so a likely cache miss.
+ * Measured on bench/suites/frontier.bench.mjs: dispatch+report +6 % at 100k URLs (10 per
+ * host) and +12 % at 1M (100 per host) over the binary heap.
  *
  * A heap entry is three u32 slots — row, priority (f32 bits), PathKey high lane — so a
  * comparison reads the host's own contiguous entries instead of two random rows of the URL
