@@ -71,8 +71,8 @@ import {
   newKeyIndex,
   newWheel,
 } from './deps.js';
-import { IdHeap } from './heap.js';
-import { HostRecord, HostState, hostKeyBefore } from './hosts.js';
+import { HostHeap } from './heap.js';
+import { HostRecord, HostState, HostTimes, hostKeyBefore } from './hosts.js';
 import {
   type CrawledRecord,
   type FreshnessRows,
@@ -253,12 +253,14 @@ export class Frontier {
   private readonly table: UrlTable;
   private index: KeyIndex;
   private readonly hosts: HostRecord[] = [];
+  /** The host records' clock fields, dense by host id (see `HostTimes`). */
+  private readonly hostTimes = new HostTimes();
   private readonly hostByName = new Map<string, number>();
   private readonly queues: RowQueues;
-  private readonly frontBank: IdHeap;
-  private readonly aging: IdHeap;
-  private readonly hostHeap: IdHeap;
-  private readonly ready: IdHeap[];
+  private readonly frontBank: HostHeap;
+  private readonly aging: HostHeap;
+  private readonly hostHeap: HostHeap;
+  private readonly ready: HostHeap[];
   private readonly ips: IpTable;
   private readonly wheel: DueWheel | undefined;
   private readonly prio: Prioritizer | undefined;
@@ -275,6 +277,8 @@ export class Frontier {
   private hostLanes: Uint32Array = new Uint32Array(128);
   /** Eligibility key (ms) each parked host sits under in the host heap, by host id. */
   private parkedAt: Float64Array = new Float64Array(64);
+  /** Scratch of `dispatchShard`: the hosts surfacing from the host heap at one clock value. */
+  private surfaced: Int32Array = new Int32Array(64);
   private readonly record: MutableRecord;
   /** Whether the freshness hook runs background passes (`FreshnessHook.tick`). */
   private readonly freshTicks: boolean;
@@ -300,39 +304,21 @@ export class Frontier {
     this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
     this.index = newKeyIndex();
     this.queues = new RowQueues(this.table);
-    // Host-level orders read dense per-host arrays (measured: comparing through the URL
+    // Host-level orders read dense per-host keys (measured: comparing through the URL
     // columns cost a cache miss per look-up and dominated dispatch at 10k hosts). Rows of
     // different hosts differ in HostKey, so (best priority, HostKey) orders hosts exactly as
     // their best rows order; the row comparison only breaks a 64-bit HostKey collision.
-    const hostBefore = (a: number, b: number): boolean => {
-      const k = this.hostLanes;
-      const ha = k[a * 2 + 1]!;
-      const hb = k[b * 2 + 1]!;
-      if (ha !== hb) return ha < hb;
-      const la = k[a * 2]!;
-      const lb = k[b * 2]!;
-      if (la !== lb) return la < lb;
-      return this.queues.better(this.queues.peek(a), this.queues.peek(b));
-    };
-    const bestRowBefore = (a: number, b: number): boolean => {
-      const top = this.queues.topPriority;
-      const pa = top[a]!;
-      const pb = top[b]!;
-      return pa !== pb ? pa > pb : hostBefore(a, b);
-    };
-    this.frontBank = new IdHeap(bestRowBefore);
-    this.aging = new IdHeap((a, b) => {
-      const x = this.hosts[a]!.waitingSinceMs;
-      const y = this.hosts[b]!.waitingSinceMs;
-      return x !== y ? x < y : hostBefore(a, b);
-    });
-    this.hostHeap = new IdHeap((a, b) => {
-      const x = this.parkedAt[a]!;
-      const y = this.parkedAt[b]!;
-      return x !== y ? x < y : hostBefore(a, b);
-    });
+    // Each heap copies an id's key when it enters or is updated (see heap.ts), so every
+    // change to a key below is followed by an `update` of the heaps holding that host.
+    const lanes = (): Uint32Array => this.hostLanes;
+    const tie = (a: number, b: number): boolean => this.queues.better(this.queues.peek(a), this.queues.peek(b));
+    // Best priority first: the key is its negation (exact, and NaN still compares unequal).
+    const bestRow = { key: (id: number): number => -this.queues.topPriority[id]!, lanes, tie };
+    this.frontBank = new HostHeap(bestRow);
+    this.aging = new HostHeap({ key: (id) => this.hosts[id]!.waitingSinceMs, lanes, tie });
+    this.hostHeap = new HostHeap({ key: (id) => this.parkedAt[id]!, lanes, tie });
     this.ready = [];
-    for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new IdHeap(bestRowBefore));
+    for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new HostHeap(bestRow));
     this.ips = new IpTable(this.politeness.ipFloorMs);
     this.wheelHour = createdHours;
     this.wheel = this.opts.scheduleIndex ? newWheel(createdHours) : undefined;
@@ -537,7 +523,7 @@ export class Frontier {
   private hostFor(name: string, keys: KeyArray, i: number): HostRecord {
     const id = this.hostByName.get(name);
     if (id !== undefined) return this.hosts[id]!;
-    const h = new HostRecord(this.hosts.length, keys[i * 4]!, keys[i * 4 + 1]!, name, this.politeness.defaultIntervalMs);
+    const h = new HostRecord(this.hosts.length, keys[i * 4]!, keys[i * 4 + 1]!, name, this.politeness.defaultIntervalMs, this.hostTimes);
     h.intervalMs = hostInterval(this.politeness, h.intervalMs, 0);
     h.urlBudget = this.opts.urlBudget;
     h.depthCap = this.opts.depthCap;
@@ -597,7 +583,7 @@ export class Frontier {
         this.frontBank.update(h.id);
         break;
       case HostState.Ready:
-        this.ready[this.shardOf(h)]!.update(h.id);
+        this.ready[this.shardOf(h.id)]!.update(h.id);
         break;
       default:
         break;
@@ -617,8 +603,11 @@ export class Frontier {
     }
   }
 
-  private shardOf(h: HostRecord): number {
-    return h.hostKeyLo % this.ready.length;
+  /** The ready-bank shard of host `id`: its HostKey low lane modulo the shard count. */
+  private shardOf(id: number): number {
+    // The dense lane copy, not the record's `hostKeyLo`: a u32 above 2^31 is a boxed double
+    // there, and the transfer in `dispatchShard` does not touch the record at all.
+    return this.hostLanes[id * 2]! % this.ready.length;
   }
 
   private ipOf(h: HostRecord): string {
@@ -645,7 +634,7 @@ export class Frontier {
 
   private deactivate(h: HostRecord, nowMs: number): void {
     this.hostHeap.remove(h.id);
-    this.ready[this.shardOf(h)]!.remove(h.id);
+    this.ready[this.shardOf(h.id)]!.remove(h.id);
     this.active--;
     if (this.queues.size(h.id) > 0) {
       h.state = HostState.Front;
@@ -777,23 +766,33 @@ export class Frontier {
     this.advanceWheel(nowMs);
     this.refill(nowMs);
     const heap = this.hostHeap;
-    while (heap.size > 0) {
-      const h = this.hosts[heap.peek()]!;
-      if (this.parkedAt[h.id]! > nowMs) break;
-      heap.pop();
+    if (this.surfaced.length < heap.size) this.surfaced = new Int32Array(Math.max(heap.size, this.surfaced.length * 2));
+    const surfaced = this.surfaced;
+    const n = heap.popUpTo(nowMs, surfaced);
+    // Two passes: the first touches only the host records (a likely cache miss each, and a
+    // short loop body lets many of them overlap), the second only the ready banks.
+    let ready = 0;
+    for (let i = 0; i < n; i++) {
+      const id = surfaced[i]!;
+      const h = this.hosts[id]!;
       const trueAt = Math.max(h.nextEligibleMs, this.ips.eligibleAt(h.ip));
       if (trueAt > nowMs) {
-        this.parkedAt[h.id] = trueAt;
-        heap.push(h.id);
+        this.parkedAt[id] = trueAt;
+        heap.push(id);
         continue;
       }
       h.state = HostState.Ready;
-      this.ready[this.shardOf(h)]!.push(h.id);
+      surfaced[ready++] = id;
+    }
+    for (let i = 0; i < ready; i++) {
+      const id = surfaced[i]!;
+      this.ready[this.shardOf(id)]!.push(id);
     }
     for (;;) {
       const bank = this.pickBank(shard);
       if (bank === undefined) return undefined;
-      const h = this.hosts[bank.pop()]!;
+      const id = bank.pop();
+      const h = this.hosts[id]!;
       const ip = this.ipOf(h);
       const ipAt = this.ips.eligibleAt(ip);
       if (ipAt > nowMs) {
@@ -833,12 +832,12 @@ export class Frontier {
           }
         }
       }
-      const row = this.queues.pop(h.id);
+      const row = this.queues.pop(id);
       if (robots && !robots.isAllowed(this.table.urlOf(row))) {
         this.table.status[row] = UrlStatus.Disallowed;
         if (this.queues.size(h.id) > 0) {
           h.state = HostState.Ready;
-          this.ready[this.shardOf(h)]!.push(h.id);
+          this.ready[this.shardOf(h.id)]!.push(h.id);
         } else {
           this.deactivate(h, nowMs);
         }
@@ -849,10 +848,10 @@ export class Frontier {
   }
 
   /** The ready bank to draw from: the shard's own, else the sibling with the best head. */
-  private pickBank(shard: number): IdHeap | undefined {
+  private pickBank(shard: number): HostHeap | undefined {
     const own = this.ready[shard]!;
     if (own.size > 0) return own;
-    let best: IdHeap | undefined;
+    let best: HostHeap | undefined;
     for (const b of this.ready) {
       if (b.size === 0) continue;
       if (best === undefined || this.queues.better(this.queues.peek(b.peek()), this.queues.peek(best.peek()))) best = b;
@@ -862,6 +861,23 @@ export class Frontier {
 
   private launch(h: HostRecord, row: number, nowMs: number): FetchRequest {
     const t = this.table;
+    // Every column of the row is read first, back to back. Consecutive dispatches go to
+    // different hosts, so their rows are scattered and each read is likely a cache miss;
+    // issued together the misses overlap, where interleaved with the allocations and calls
+    // below they were paid one after another (profiled: these reads were most of launch).
+    const urlAt = t.url[row]!;
+    const k = t.key;
+    const at = row * 4;
+    const k0 = k[at]!;
+    const k1 = k[at + 1]!;
+    const k2 = k[at + 2]!;
+    const k3 = k[at + 3]!;
+    const etagAt = t.etag[row]!;
+    const lm = t.lastModified[row]!;
+    const fp = t.fpFlags[row]!;
+    const depth = t.depth[row]!;
+    // The URL's bytes wait on its offset, the one miss that cannot overlap the others: next.
+    const url = t.arena.get(urlAt);
     t.status[row] = UrlStatus.InFlight;
     h.state = HostState.InFlight;
     h.inFlightRow = row;
@@ -869,19 +885,22 @@ export class Frontier {
     this.dispatches++;
     this.spendWindows(h, nowMs);
     h.servedSinceActivation++;
-    const lm = t.lastModified[row]!;
-    const fp = t.fpFlags[row]!;
+    const key = new Uint32Array(4);
+    key[0] = k0;
+    key[1] = k1;
+    key[2] = k2;
+    key[3] = k3;
     return {
       prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
       prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
       row,
-      key: t.key.slice(row * 4, row * 4 + 4),
-      url: t.urlOf(row),
+      key,
+      url,
       host: h.name,
       ip: h.ip === '' ? undefined : h.ip,
-      etag: t.etagOf(row),
+      etag: etagAt === 0 ? undefined : t.arena.get(etagAt - 1),
       lastModified: lm === 0 ? undefined : lm,
-      depth: t.depth[row]!,
+      depth,
       dispatchedAtMs: nowMs,
     };
   }
@@ -1152,7 +1171,7 @@ export class Frontier {
         this.hostHeap.remove(h.id);
         break;
       case HostState.Ready:
-        this.ready[this.shardOf(h)]!.remove(h.id);
+        this.ready[this.shardOf(h.id)]!.remove(h.id);
         break;
       default:
         return false; // Idle holds no queued row; InFlight has a fetch out
@@ -1190,7 +1209,7 @@ export class Frontier {
     }
     // A parked host re-checks its windows when it surfaces; a ready one must go back to wait.
     if (h.state === HostState.Ready) {
-      this.ready[this.shardOf(h)]!.remove(h.id);
+      this.ready[this.shardOf(h.id)]!.remove(h.id);
       this.park(h);
     }
     return true;
@@ -1556,7 +1575,7 @@ export class Frontier {
     const wasActive: boolean[] = [];
     image.hosts.forEach((img, id) => {
       if (this.hostByName.has(img.name)) throw new CorruptPartitionError('hosts', `host ${JSON.stringify(img.name)} appears twice`);
-      const { host, wasActive: act } = HostRecord.fromImage(id, img);
+      const { host, wasActive: act } = HostRecord.fromImage(id, img, this.hostTimes);
       this.hosts.push(host);
       this.hostByName.set(host.name, id);
       this.registerHost(host);

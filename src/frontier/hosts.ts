@@ -25,6 +25,38 @@ export type HostState = (typeof HostState)[keyof typeof HostState];
 /** Scheduler bits persisted in `HostImage.sched`. */
 const SCHED_ACTIVE = 1;
 
+/** Slots of a host's row in `HostTimes`. */
+const NEXT_ELIGIBLE = 0;
+const LAST_DISPATCH = 1;
+const INTERVAL = 2;
+const LATENCY = 3;
+const TIME_SLOTS = 4;
+
+/**
+ * The dispatch path's per-host clock values, dense by host id: four f64 per host (32 bytes,
+ * so a host's row sits in one cache line), behind accessors of `HostRecord`.
+ *
+ * As plain fields these hold fractional or epoch-ms values, which V8 keeps as a pointer to
+ * a separately allocated number (the field is "boxed"): one more dependent cache miss per
+ * read, on every dispatch and report, wherever the collector happened to put the box.
+ * Measured on bench/suites/frontier.bench.mjs (100k URLs, 10k hosts): dispatch+report
+ * 3–4 % faster; the dense rows of all 10k hosts take 320 KB.
+ */
+export class HostTimes {
+  /** Rows of TIME_SLOTS values by host id; replaced (not resized) on growth. */
+  f64: Float64Array = new Float64Array(64 * TIME_SLOTS);
+
+  /** Makes room for host `id`. */
+  ensure(id: number): void {
+    if ((id + 1) * TIME_SLOTS <= this.f64.length) return;
+    let cap = this.f64.length * 2;
+    while (cap < (id + 1) * TIME_SLOTS) cap *= 2;
+    const next = new Float64Array(cap);
+    next.set(this.f64);
+    this.f64 = next;
+  }
+}
+
 /** One host group's record. */
 export class HostRecord {
   state: HostState = HostState.Idle;
@@ -34,12 +66,6 @@ export class HostRecord {
   ip = '';
   flags = 0;
   crawlDelayMs = 0;
-  /** Adaptive start-to-start interval (ms), already clamped. */
-  intervalMs: number;
-  nextEligibleMs = 0;
-  lastDispatchMs = -1;
-  /** Smoothed latency (ms), 0 = none yet. */
-  latencyMs = 0;
   /** Admission: max URLs admitted (0 = unlimited). */
   urlBudget = 0;
   /** Admission: max depth (0 = unlimited). */
@@ -66,8 +92,48 @@ export class HostRecord {
     readonly hostKeyHi: number,
     readonly name: string,
     intervalMs: number,
+    /** Where the clock fields below live (shared by the frontier's records). */
+    private readonly times: HostTimes,
   ) {
-    this.intervalMs = intervalMs;
+    times.ensure(id);
+    const t = times.f64;
+    const at = id * TIME_SLOTS;
+    t[at + NEXT_ELIGIBLE] = 0;
+    t[at + LAST_DISPATCH] = -1;
+    t[at + INTERVAL] = intervalMs;
+    t[at + LATENCY] = 0;
+  }
+
+  /** Adaptive start-to-start interval (ms), already clamped. */
+  get intervalMs(): number {
+    return this.times.f64[this.id * TIME_SLOTS + INTERVAL]!;
+  }
+  set intervalMs(v: number) {
+    this.times.f64[this.id * TIME_SLOTS + INTERVAL] = v;
+  }
+
+  /** When the host's own window opens (ms). */
+  get nextEligibleMs(): number {
+    return this.times.f64[this.id * TIME_SLOTS + NEXT_ELIGIBLE]!;
+  }
+  set nextEligibleMs(v: number) {
+    this.times.f64[this.id * TIME_SLOTS + NEXT_ELIGIBLE] = v;
+  }
+
+  /** Last fetch start (ms), −1 = none. */
+  get lastDispatchMs(): number {
+    return this.times.f64[this.id * TIME_SLOTS + LAST_DISPATCH]!;
+  }
+  set lastDispatchMs(v: number) {
+    this.times.f64[this.id * TIME_SLOTS + LAST_DISPATCH] = v;
+  }
+
+  /** Smoothed latency (ms), 0 = none yet. */
+  get latencyMs(): number {
+    return this.times.f64[this.id * TIME_SLOTS + LATENCY]!;
+  }
+  set latencyMs(v: number) {
+    this.times.f64[this.id * TIME_SLOTS + LATENCY] = v;
   }
 
   /** Whether the host holds a back queue. */
@@ -103,8 +169,8 @@ export class HostRecord {
   }
 
   /** Rebuilds a record from its durable form; returns it with `wasActive` for the scheduler. */
-  static fromImage(id: number, h: HostImage): { host: HostRecord; wasActive: boolean } {
-    const r = new HostRecord(id, h.hostKeyLo, h.hostKeyHi, h.name, h.intervalMs);
+  static fromImage(id: number, h: HostImage, times: HostTimes): { host: HostRecord; wasActive: boolean } {
+    const r = new HostRecord(id, h.hostKeyLo, h.hostKeyHi, h.name, h.intervalMs, times);
     r.ip = h.ip;
     r.flags = h.flags;
     r.crawlDelayMs = h.crawlDelayMs;
