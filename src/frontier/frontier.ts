@@ -32,6 +32,7 @@
  * re-timed URL waits for the next wake-up.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
+import { hostGroupKey } from '../url/host.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
 import { lanesToU64, u64Lanes } from '../core/lanes.js';
 import {
@@ -256,6 +257,8 @@ export class Frontier {
   /** The host records' clock fields, dense by host id (see `HostTimes`). */
   private readonly hostTimes = new HostTimes();
   private readonly hostByName = new Map<string, number>();
+  /** Group name → registrable domain, for in-degree under host or origin grouping. */
+  private readonly domainOfGroup = new Map<string, string>();
   private readonly queues: RowQueues;
   private readonly frontBank: HostHeap;
   private readonly aging: HostHeap;
@@ -470,7 +473,8 @@ export class Frontier {
       keyOf(d.url, d.host, k, 0);
     }
     const h = this.hostFor(d.host, k, 0);
-    if (this.prio && d.fromHost !== undefined && d.fromHost !== d.host && this.prio.linkFrom(h.id, d.fromHost)) {
+    const linking = this.prio && d.fromHost !== undefined && d.fromHost !== d.host ? this.linkDomain(d.fromHost) : undefined;
+    if (this.prio && linking !== undefined && linking !== this.linkDomain(d.host) && this.prio.linkFrom(h.id, linking)) {
       const budget = this.prio.hostBudget(h.id);
       if (budget > h.urlBudget) h.urlBudget = budget;
     }
@@ -1027,6 +1031,25 @@ export class Frontier {
     }
   }
 
+  /**
+   * The registrable domain a host group belongs to. In-degree counts distinct linking
+   * *domains* whatever the grouping, so `a.example.com` linking `b.example.com` under host
+   * grouping is not a cross-site vote.
+   */
+  private linkDomain(group: string): string {
+    if (this.opts.grouping === 'registrable') return group;
+    let d = this.domainOfGroup.get(group);
+    if (d === undefined) {
+      try {
+        d = hostGroupKey(group, 'registrable');
+      } catch {
+        d = group; // not a host or origin name: its own domain
+      }
+      this.domainOfGroup.set(group, d);
+    }
+    return d;
+  }
+
   private markCrawled(row: number, o: Outcome, nowMs: number, h: HostRecord): void {
     const t = this.table;
     const hours = Math.floor(nowMs / HOUR_MS);
@@ -1041,8 +1064,11 @@ export class Frontier {
         change = 'real';
         if (o.simhash !== undefined && (t.fpFlags[row]! & FpFlag.Simhash) !== 0) {
           const [slo, shi] = u64Lanes(o.simhash, 'outcome.simhash');
-          const d = popcount32(slo ^ t.simhash[row * 2]!) + popcount32(shi ^ t.simhash[row * 2 + 1]!);
-          if (d <= NEAR_DUP_BITS) change = 'cosmetic';
+          const olo = t.simhash[row * 2]!;
+          const ohi = t.simhash[row * 2 + 1]!;
+          // A zero simhash (no text) is no signal, as in classifyChange: the change is real.
+          const d = popcount32(slo ^ olo) + popcount32(shi ^ ohi);
+          if ((slo | shi) !== 0 && (olo | ohi) !== 0 && d <= NEAR_DUP_BITS) change = 'cosmetic';
         }
       }
       t.contentFp[row * 2] = lo;

@@ -119,6 +119,48 @@ describe('outcome state machine', () => {
   });
 });
 
+describe('change classification with a zero simhash', () => {
+  it('treats a zero simhash as no signal: different bodies without text are a real change', () => {
+    const seen: string[] = [];
+    const f = new Frontier(1, 0, {
+      scheduleIndex: true,
+      freshness: (rec, now) => {
+        seen.push(rec.change);
+        return now + 1;
+      },
+    });
+    f.seed('https://a.example/p', 'a.example', 1, 0, 0, 0);
+    const bodies: Partial<Outcome>[] = [
+      { status: 200, contentFp: 1n, simhash: 0n },
+      { status: 200, contentFp: 2n, simhash: 0n },
+      { status: 200, contentFp: 3n, simhash: 0b1n },
+      { status: 200, contentFp: 4n, simhash: 0b11n },
+    ];
+    f.drain(0, (r) => ({ row: r.row, url: r.url, ...(bodies.shift() ?? { status: 200 }) }) as Outcome, { untilMs: 3 * HOUR + 1 });
+    expect(seen).toEqual(['first', 'real', 'real', 'cosmetic']);
+  });
+});
+
+describe('in-degree under host grouping', () => {
+  it('counts distinct linking registrable domains: subdomains of one site are not cross-site votes', () => {
+    const budgets = (grouping: 'host' | 'registrable'): number => {
+      const f = new Frontier(1, 0, { grouping, prioritizer: { budgetBase: 10, budgetPerDomain: 100 } });
+      const target = grouping === 'host' ? 'b.example.com' : 'example.com';
+      const from = (host: string): string => (grouping === 'host' ? host : host.split('.').slice(-2).join('.'));
+      let n = 0;
+      for (const src of ['a.example.com', 'c.example.com', 'www.other.org', 'blog.other.org', 'third.net']) {
+        f.discover({ url: `https://b.example.com/p${n++}`, host: target, depth: 1, cash: 0, fromHost: from(src) }, 0);
+      }
+      return f.hostSnapshots().find((h) => h.name === target)!.urlBudget;
+    };
+    // Under host grouping the two example.com subdomains are the target's own site, and the two
+    // other.org hosts are one domain: 2 linking domains, as many as registrable grouping sees
+    // (other.org, third.net; example.com linking itself is not a group link there either).
+    expect(budgets('registrable')).toBe(10 + 2 * 100);
+    expect(budgets('host')).toBe(10 + 2 * 100);
+  });
+});
+
 describe('schedule index', () => {
   it('defers a future-dated seed until its hour, then recrawls as DueRecrawl when due', () => {
     const f = new Frontier(1, 100, { scheduleIndex: true, freshness: (_r, now) => now + 2 });
