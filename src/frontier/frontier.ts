@@ -773,8 +773,8 @@ export class Frontier {
     if (this.surfaced.length < heap.size) this.surfaced = new Int32Array(Math.max(heap.size, this.surfaced.length * 2));
     const surfaced = this.surfaced;
     const n = heap.popUpTo(nowMs, surfaced);
-    // Two passes: the first touches only the host records (a likely cache miss each, and a
-    // short loop body lets many of them overlap), the second only the ready banks.
+    // Two passes: the first touches only the host records (a likely cache miss each, which a
+    // short loop body lets overlap), the second only the ready banks.
     let ready = 0;
     for (let i = 0; i < n; i++) {
       const id = surfaced[i]!;
@@ -866,9 +866,9 @@ export class Frontier {
   private launch(h: HostRecord, row: number, nowMs: number): FetchRequest {
     const t = this.table;
     // Every column of the row is read first, back to back. Consecutive dispatches go to
-    // different hosts, so their rows are scattered and each read is likely a cache miss;
-    // issued together the misses overlap, where interleaved with the allocations and calls
-    // below they were paid one after another (profiled: these reads were most of launch).
+    // different hosts, so their rows are scattered and each read is likely a cache miss
+    // (profiled on the frontier bench: these reads are most of launch's time); reads issued
+    // together can overlap, where reads behind the allocations and calls below could not.
     const urlAt = t.url[row]!;
     const k = t.key;
     const at = row * 4;

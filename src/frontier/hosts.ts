@@ -33,8 +33,8 @@ const LATENCY = 3;
 const TIME_SLOTS = 4;
 
 /**
- * The dispatch path's per-host clock values, dense by host id: four f64 per host (32 bytes,
- * so a host's row sits in one cache line), behind accessors of `HostRecord`.
+ * The dispatch path's per-host clock values, dense by host id: four f64 (32 bytes) per
+ * host, read and written through accessors of `HostRecord`.
  *
  * As plain fields these hold fractional or epoch-ms values, which V8 keeps as a pointer to
  * a separately allocated number (the field is "boxed"): one more dependent cache miss per
