@@ -7,7 +7,7 @@
 import type { PartitionImage } from '../format/index.js';
 import { ColumnId, type HostSnapshot } from '../frontier/index.js';
 import { HostFlags, UrlStatus } from '../model/index.js';
-import type { PolitenessConfig } from '../politeness/index.js';
+import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 
 /** Why a host is (not) being fetched right now. */
 export type HostWhy =
@@ -271,16 +271,7 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
     }
   }
   const p: Readonly<PolitenessConfig> | undefined = policy ?? recorded;
-  const cfg: Readonly<PolitenessConfig> = p ?? {
-    defaultIntervalMs: 1000,
-    floorMs: 250,
-    ceilingMs: 300_000,
-    ipFloorMs: 250,
-    backoff: 2,
-    softWiden: 1.25,
-    narrowMs: 50,
-    latencyRise: 1.5,
-  };
+  const cfg: Readonly<PolitenessConfig> = p ?? politenessConfig();
   const status = image.columns.find((c) => c.id === ColumnId.Status)?.data;
   const host = image.columns.find((c) => c.id === ColumnId.Host)?.data;
   const queued = new Uint32Array(image.hosts.length);

@@ -35,6 +35,7 @@ import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js'
 import { hostGroupKey } from '../url/host.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
 import { lanesToU64, u64Lanes } from '../core/lanes.js';
+import { NEAR_DUP_DISTANCE } from '../core/simhash.js';
 import {
   type ColumnBlock,
   type PartitionImage,
@@ -89,8 +90,6 @@ const HOUR_MS = 3_600_000;
 const FLAT_RECRAWL_HOURS = 168;
 /** Reports pinned at the politeness ceiling in a row before a host is flagged Dead. */
 const DEAD_AFTER = 3;
-/** Simhash Hamming distance at or below which a changed body counts as cosmetic. */
-const NEAR_DUP_BITS = 3;
 const MISSING = 0xffff_ffff;
 
 /** One candidate for `seedBatch`: the arguments of `seed`. */
@@ -1066,9 +1065,10 @@ export class Frontier {
           const [slo, shi] = u64Lanes(o.simhash, 'outcome.simhash');
           const olo = t.simhash[row * 2]!;
           const ohi = t.simhash[row * 2 + 1]!;
-          // A zero simhash (no text) is no signal, as in classifyChange: the change is real.
+          // classifyChange's rule on the stored lanes (no BigInt or wasm call per report): a
+          // zero simhash (no text) is no signal, so the change is real.
           const d = popcount32(slo ^ olo) + popcount32(shi ^ ohi);
-          if ((slo | shi) !== 0 && (olo | ohi) !== 0 && d <= NEAR_DUP_BITS) change = 'cosmetic';
+          if ((slo | shi) !== 0 && (olo | ohi) !== 0 && d <= NEAR_DUP_DISTANCE) change = 'cosmetic';
         }
       }
       t.contentFp[row * 2] = lo;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { partitionSections } from '../../src/format/index.js';
 import type { PolitenessReport, SimRequest, SimWeb } from '../../src/index.js';
-import { answered, forkSim, JUDGE_TOLERANCE_MS, type RemoteSim, violationCounts } from '../engine/helpers.js';
+import { answered, forkSim, notFetchedOnce, JUDGE_TOLERANCE_MS, type RemoteSim, violationCounts } from '../engine/helpers.js';
 import { AGENT, type CliRun, STACK_LINE, bufferIo, runCli, startCli } from './helpers.js';
 import { readRecordAt, readWarc } from './warc-read.js';
 
@@ -126,16 +126,7 @@ describe('meguri crawl against a simulated web', () => {
   });
 
   it('fetched every reachable page exactly once across the two runs, politely', () => {
-    const counts = answered(log);
-    const missing: string[] = [];
-    const twice: string[] = [];
-    for (const h of sim.truth.hosts) {
-      for (const p of h.pages) {
-        const n = counts.get(`${h.name} ${p}`) ?? 0;
-        if (n === 0) missing.push(`${h.name}${p}`);
-        if (n > 1) twice.push(`${h.name}${p}`);
-      }
-    }
+    const { missing, twice } = notFetchedOnce(sim, answered(log));
     expect(missing).toEqual([]);
     expect(twice).toEqual([]);
     expect(violationCounts(report)).toEqual({ hostInterval: 0, ipInterval: 0, hostConcurrency: 0, disallowed: 0, beforeRobots: 0, retryAfter: 0, duplicateFetch: 0, misrouted: 0 });

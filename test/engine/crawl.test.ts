@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentFp, Engine, formatPolitenessReport, type Page, type PolitenessReport, type SimRequest, type SimWeb } from '../../src/index.js';
-import { answered, collect, forkSim, JUDGE_TOLERANCE_MS, maxInFlight, type RemoteSim, simEngineOptions, violationCounts } from './helpers.js';
+import { answered, notFetchedOnce, collect, forkSim, JUDGE_TOLERANCE_MS, maxInFlight, type RemoteSim, simEngineOptions, violationCounts } from './helpers.js';
 
 const INTERVAL_MS = 30;
 const BUDGET = 30;
@@ -74,16 +74,7 @@ describe('a full crawl of a 200-host simulated web', () => {
   });
 
   it('fetches every reachable, allowed page exactly once; repeats only inside a session-id trap', () => {
-    const counts = answered(log);
-    const missing: string[] = [];
-    const twice: string[] = [];
-    for (const h of sim.truth.hosts) {
-      for (const p of h.pages) {
-        const n = counts.get(`${h.name} ${p}`) ?? 0;
-        if (n === 0) missing.push(`${h.name}${p}`);
-        if (n > 1) twice.push(`${h.name}${p}`);
-      }
-    }
+    const { missing, twice } = notFetchedOnce(sim, answered(log));
     expect(missing).toEqual([]);
     expect(twice).toEqual([]);
     expect(sim.truth.pageCount).toBeGreaterThan(500);

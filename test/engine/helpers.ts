@@ -71,6 +71,23 @@ export function answered(log: readonly SimRequest[]): Map<string, number> {
   return m;
 }
 
+/**
+ * Every truth page answered other than exactly once: `missing` (never) and `twice` (more),
+ * as `host/path` strings.
+ */
+export function notFetchedOnce(sim: SimWeb, counts: ReadonlyMap<string, number>): { missing: string[]; twice: string[] } {
+  const missing: string[] = [];
+  const twice: string[] = [];
+  for (const h of sim.truth.hosts) {
+    for (const p of h.pages) {
+      const n = counts.get(`${h.name} ${p}`) ?? 0;
+      if (n === 0) missing.push(`${h.name}${p}`);
+      if (n > 1) twice.push(`${h.name}${p}`);
+    }
+  }
+  return { missing, twice };
+}
+
 /** Violation counts by kind. */
 export function violationCounts(report: PolitenessReport): Record<string, number> {
   return Object.fromEntries(Object.entries(report.violations).map(([k, v]) => [k, v.length]));
