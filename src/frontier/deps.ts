@@ -1,7 +1,8 @@
 /**
  * The frontier's imports from sibling modules, gathered in one file so the scheduler reads
  * against one small surface: the exact key → row index (`DrumSet`), the due-time wheel
- * (`TimingWheel`), URL keying and host grouping (src/url), and admission (src/dedup).
+ * (`TimingWheel`), URL keying and host grouping (src/url), and admission and the change
+ * classifier (src/dedup).
  */
 import { DrumSet } from '../core/drum.js';
 import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
@@ -10,7 +11,7 @@ import { TimingWheel } from '../core/wheel.js';
 import type { HostGrouping } from '../model/index.js';
 import { HOST_KEY_SEED, PATH_KEY_SEED, canonicalKey, urlKey } from '../url/index.js';
 
-export { admit } from '../dedup/index.js';
+export { ChangeKind, admit, changeKindLanes } from '../dedup/index.js';
 
 /** The exact key → row index: a DrumSet whose payload is the row. */
 export type KeyIndex = DrumSet;

@@ -9,10 +9,10 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
-import { type Discovery, HostFlags, type Outcome, UrlStatus } from '../model/index.js';
+import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
 import { adapt, atCeiling, hostInterval, isThrottle, signalOf } from '../politeness/index.js';
 import { afterReport, ipOf, landed, takeForReplay } from './banks.js';
-import { linkKey } from './deps.js';
+import { ChangeKind, changeKindLanes, linkKey } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
 import { discover } from './intake.js';
@@ -20,7 +20,6 @@ import type { CrawledRecord } from './options.js';
 import { scheduleRecrawl } from './recrawl.js';
 import { type FrontierState, HOUR_MS, checkMs } from './state.js';
 import { FpFlag } from './table.js';
-import { NEAR_DUP_DISTANCE, hammingLanes } from '../core/simhash.js';
 
 /** Reports pinned at the politeness ceiling in a row before a host is flagged Dead. */
 const DEAD_AFTER = 3;
@@ -41,28 +40,24 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   const h = s.hosts[t.host[row]!]!;
   landed(s, h);
   adaptPoliteness(s, h, outcome, nowMs);
-  const status = outcome.status;
-  if (!s.opts.stateMachine) {
-    markCrawled(s, row, outcome, nowMs, h);
-  } else if (outcome.robotsDisallowed) {
-    t.status[row] = UrlStatus.Disallowed;
-  } else if ((status >= 200 && status < 300) || status === 304) {
-    markCrawled(s, row, outcome, nowMs, h);
-  } else if (status >= 300 && status < 400) {
+  // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
+  const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
+  const tr = OUTCOME_TRANSITIONS[cls];
+  if (tr.crawl) {
+    markCrawled(s, row, outcome, nowMs, h, tr.content);
+  } else if (tr.follow) {
     markRedirected(s, row, outcome, nowMs, h);
-  } else if (status === 429 || status === 0 || (status >= 500 && status < 600)) {
+  } else if (tr.retry) {
     const tries = t.retries[row]! + 1;
     t.retries[row] = Math.min(tries, 255);
     if (tries > s.opts.retryLimit) {
       t.status[row] = UrlStatus.Gone;
     } else {
-      t.status[row] = UrlStatus.RetryWait;
+      t.status[row] = tr.to;
       s.queues.push(row);
     }
-  } else if (status >= 400 && status < 500) {
-    t.status[row] = UrlStatus.Gone;
   } else {
-    markCrawled(s, row, outcome, nowMs, h);
+    t.status[row] = tr.to;
   }
   afterReport(s, h, nowMs);
   return true;
@@ -91,33 +86,42 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   }
 }
 
-function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h: HostRecord): void {
+/** Records a crawl of `row`; `content` false (a 304) keeps the stored fingerprints and takes no links. */
+function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h: HostRecord, content: boolean): void {
   const t = s.table;
   const hours = Math.floor(nowMs / HOUR_MS);
   const previousCrawled = t.lastCrawled[row]!;
   const previousLastModified = t.lastModified[row]!;
   const first = t.crawlCount[row] === 0 && (t.fpFlags[row]! & FpFlag.ContentFp) === 0;
   let change: CrawledRecord['change'] = first ? 'first' : 'none';
-  if (o.status !== 304 && o.contentFp !== undefined) {
+  if (content && o.contentFp !== undefined) {
     const [lo, hi] = u64Lanes(o.contentFp, 'outcome.contentFp');
     const had = (t.fpFlags[row]! & FpFlag.ContentFp) !== 0;
-    if (had && (t.contentFp[row * 2] !== lo || t.contentFp[row * 2 + 1] !== hi)) {
-      change = 'real';
-      if (o.simhash !== undefined && (t.fpFlags[row]! & FpFlag.Simhash) !== 0) {
-        const [slo, shi] = u64Lanes(o.simhash, 'outcome.simhash');
-        const olo = t.simhash[row * 2]!;
-        const ohi = t.simhash[row * 2 + 1]!;
-        // classifyChange's rule on the stored lanes (no BigInt or wasm call per report): a
-        // zero simhash (no text) is no signal, so the change is real.
-        const d = hammingLanes(slo, shi, olo, ohi);
-        if ((slo | shi) !== 0 && (olo | ohi) !== 0 && d <= NEAR_DUP_DISTANCE) change = 'cosmetic';
-      }
+    if (had) {
+      // A stored simhash and a new one are both needed for a near-duplicate signal; a missing
+      // one is passed as zero, which the classifier reads as "no signal" (a real change).
+      let slo = 0;
+      let shi = 0;
+      const both = o.simhash !== undefined && (t.fpFlags[row]! & FpFlag.Simhash) !== 0;
+      if (both) [slo, shi] = u64Lanes(o.simhash!, 'outcome.simhash');
+      const kind = changeKindLanes(
+        t.contentFp[row * 2]!,
+        t.contentFp[row * 2 + 1]!,
+        lo,
+        hi,
+        both ? t.simhash[row * 2]! : 0,
+        both ? t.simhash[row * 2 + 1]! : 0,
+        slo,
+        shi,
+      );
+      if (kind === ChangeKind.Real) change = 'real';
+      else if (kind === ChangeKind.Cosmetic) change = 'cosmetic';
     }
     t.contentFp[row * 2] = lo;
     t.contentFp[row * 2 + 1] = hi;
     t.fpFlags[row] = t.fpFlags[row]! | FpFlag.ContentFp;
   }
-  if (o.status !== 304 && o.simhash !== undefined) {
+  if (content && o.simhash !== undefined) {
     const [slo, shi] = u64Lanes(o.simhash, 'outcome.simhash');
     t.simhash[row * 2] = slo;
     t.simhash[row * 2 + 1] = shi;
@@ -141,7 +145,7 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
   scheduleRecrawl(s, row, o, nowMs, h, change, previousCrawled, previousLastModified);
   const links = o.links;
   const cashEach = s.prio ? s.prio.crawl(row, links?.length ?? 0) : 0;
-  if (links !== undefined && links.length > 0 && o.status !== 304) intakeLinks(s, row, links, cashEach, h);
+  if (links !== undefined && links.length > 0 && content) intakeLinks(s, row, links, cashEach, h);
 }
 
 function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['links']>, cashEach: number, h: HostRecord): void {
