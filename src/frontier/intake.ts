@@ -96,11 +96,7 @@ export function firstMisses(keys: Uint32Array, found: Uint32Array, n: number): U
   const miss: number[] = [];
   for (let i = 0; i < n; i++) if (found[i] === MISSING) miss.push(i);
   // Sort the missing indices by key (index as tie-break) and keep the first of each key.
-  miss.sort((a, b) => {
-    const x = a * 4;
-    const y = b * 4;
-    return keys[x + 1]! - keys[y + 1]! || keys[x]! - keys[y]! || keys[x + 3]! - keys[y + 3]! || keys[x + 2]! - keys[y + 2]! || a - b;
-  });
+  miss.sort((a, b) => compareKeys(keys, a, b) || a - b);
   const isNew = new Uint8Array(n);
   for (let j = 0; j < miss.length; j++) {
     const i = miss[j]!;
@@ -176,11 +172,110 @@ export function discover(s: FrontierState, d: Discovery, nowMs: number): boolean
     creditKnown(s, existing, d.cash);
     return false;
   }
-  return addDiscovered(s, d, k, 0, h, nowMs);
+  const row = addDiscovered(s, d, k, 0, h, nowMs);
+  s.index.insertBatch(k, Uint32Array.of(row));
+  return s.table.status[row] === UrlStatus.Scheduled;
+}
+
+/** Whether `discover` would accept `d` (the checks of `checkDiscovery`, without throwing). */
+function validDiscovery(d: Discovery, nowMs: number): boolean {
+  try {
+    checkDiscovery(d, nowMs);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `discover` for a batch (a page's routed out-links), with the same result as a loop of
+ * `discover` over it in order — the same rows, hosts, seam calls and credits, in the same
+ * order — but keys computed in one batched hash, known keys looked up in one index call and
+ * new keys inserted in one more. A key repeated inside the batch is new only at its first
+ * occurrence (later ones credit its row). An invalid discovery throws when the loop reaches
+ * it, after the ones before it took effect.
+ */
+export function discoverBatch(s: FrontierState, ds: readonly Discovery[], nowMs: number): void {
+  let n = 0;
+  while (n < ds.length && validDiscovery(ds[n]!, nowMs)) n++;
+  if (n > 0) discoverValid(s, ds, n, nowMs);
+  if (n < ds.length) checkDiscovery(ds[n]!, nowMs); // throws
+}
+
+function discoverValid(s: FrontierState, ds: readonly Discovery[], n: number, nowMs: number): void {
+  const keys = new Uint32Array(n * 4);
+  let unkeyed: number[] | undefined;
+  for (let i = 0; i < n; i++) {
+    const key = ds[i]!.key;
+    if (key !== undefined) keys.set(key, i * 4);
+    else (unkeyed ??= []).push(i);
+  }
+  if (unkeyed !== undefined) {
+    const urls = unkeyed.map((i) => ds[i]!.url);
+    const sub = new Uint32Array(unkeyed.length * 4);
+    keyBatch(
+      urls,
+      unkeyed.map((i) => ds[i]!.host),
+      sub,
+    );
+    unkeyed.forEach((i, j) => keys.set(sub.subarray(j * 4, j * 4 + 4), i * 4));
+  }
+  const found = s.index.getBatch(keys, new Uint32Array(n), MISSING);
+  // The first occurrence of each key missing from the index: a later repeat finds its row.
+  const first = firstOccurrence(keys, found, n);
+  const rowAt = new Int32Array(n).fill(-1);
+  const filter = s.opts.seenFilter;
+  const newKeys = new Uint32Array(n * 4);
+  const newRows = new Uint32Array(n);
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const d = ds[i]!;
+    const h = hostFor(s, d.host, keys, i);
+    creditInDegree(s, h, d);
+    let existing = -1;
+    if (filter === undefined || filter.maybeContains(keys, i)) {
+      if (found[i] !== MISSING) existing = found[i]!;
+      else if (first[i] !== i) existing = rowAt[first[i]!]!;
+    }
+    if (existing >= 0) {
+      creditKnown(s, existing, d.cash);
+      continue;
+    }
+    const row = addDiscovered(s, d, keys, i, h, nowMs);
+    rowAt[i] = row;
+    newKeys.set(keys.subarray(i * 4, i * 4 + 4), m * 4);
+    newRows[m++] = row;
+  }
+  if (m > 0) s.index.insertBatch(newKeys.subarray(0, m * 4), newRows.subarray(0, m));
+}
+
+/**
+ * For each of `n` keys missing from the index (`found[i] === MISSING`), the index of the first
+ * key equal to it in the batch (itself when it is the first); −1 for keys the index holds.
+ */
+function firstOccurrence(keys: Uint32Array, found: Uint32Array, n: number): Int32Array {
+  const first = new Int32Array(n).fill(-1);
+  const miss: number[] = [];
+  for (let i = 0; i < n; i++) if (found[i] === MISSING) miss.push(i);
+  if (miss.length === 0) return first;
+  miss.sort((a, b) => compareKeys(keys, a, b) || a - b);
+  let lead = -1;
+  for (let j = 0; j < miss.length; j++) {
+    const i = miss[j]!;
+    if (lead < 0 || !sameKey(keys, i, lead)) lead = i;
+    first[i] = lead;
+  }
+  return first;
+}
+
+function compareKeys(keys: Uint32Array, a: number, b: number): number {
+  const x = a * 4;
+  const y = b * 4;
+  return keys[x + 1]! - keys[y + 1]! || keys[x]! - keys[y]! || keys[x + 3]! - keys[y + 3]! || keys[x + 2]! - keys[y + 2]!;
 }
 
 /** A link from another registrable domain raises the host's in-degree (and maybe its budget). */
-export function creditInDegree(s: FrontierState, h: HostRecord, d: Discovery): void {
+function creditInDegree(s: FrontierState, h: HostRecord, d: Discovery): void {
   const prio = s.prio;
   if (!prio || d.fromHost === undefined || d.fromHost === d.host) return;
   const linking = s.dir.domainOf(d.fromHost);
@@ -191,7 +286,7 @@ export function creditInDegree(s: FrontierState, h: HostRecord, d: Discovery): v
 }
 
 /** A rediscovery of known `row`: only its cash. */
-export function creditKnown(s: FrontierState, row: number, cash: number): void {
+function creditKnown(s: FrontierState, row: number, cash: number): void {
   if (s.prio && cash > 0) {
     s.prio.credit(row, cash);
     reprioritize(s, row);
@@ -200,14 +295,15 @@ export function creditKnown(s: FrontierState, row: number, cash: number): void {
 
 /**
  * Adds discovery `d` (key at index `i` of `keys`, host `h`, known to be new) as a row:
- * admission, the trap seam, the index and filter, its cash; queued when Scheduled.
+ * admission, the trap seam, the seen filter, its cash; queued when Scheduled. Returns the row;
+ * the caller inserts its key into the exact index (one insert per batch).
  */
-export function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number, h: HostRecord, nowMs: number): boolean {
+function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number, h: HostRecord, nowMs: number): number {
   const hours = Math.floor(nowMs / HOUR_MS);
   let passes = true;
   const traps = s.opts.traps;
-  const k = keys.subarray(i * 4, i * 4 + 4);
   if (traps) {
+    const k = keys.length === 4 ? keys : keys.subarray(i * 4, i * 4 + 4);
     if (traps.observe(d.url, d.host, k, nowMs)) h.flags |= HostFlags.TrapSuspect;
     if ((h.flags & HostFlags.TrapSuspect) !== 0) passes = traps.passes(d.url, d.host, nowMs);
   }
@@ -215,7 +311,6 @@ export function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i:
   const status = admit(depth, h, passes);
   const row = newRow(s, keys, i, d.url, h, depth, hours, status);
   s.table.nextDue[row] = hours;
-  s.index.insertBatch(k, Uint32Array.of(row));
   s.opts.seenFilter?.add(keys, i);
   if (s.prio) {
     s.prio.credit(row, d.cash);
@@ -223,9 +318,8 @@ export function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i:
   } else {
     s.table.priority[row] = d.cash;
   }
-  if (status !== UrlStatus.Scheduled) return false;
-  enqueue(s, row);
-  return true;
+  if (status === UrlStatus.Scheduled) enqueue(s, row);
+  return row;
 }
 
 function newRow(s: FrontierState, keys: KeyArray, i: number, url: string, h: HostRecord, depth: number, firstSeen: number, status: number): number {

@@ -12,10 +12,10 @@ import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
 import { adapt, atCeiling, hostInterval, isThrottle, signalOf } from '../politeness/index.js';
 import { afterReport, ipOf, landed, takeForReplay } from './banks.js';
-import { ChangeKind, changeKindLanes, linkKey } from './deps.js';
+import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
-import { discover } from './intake.js';
+import { discover, discoverBatch } from './intake.js';
 import type { CrawledRecord } from './options.js';
 import { scheduleRecrawl } from './recrawl.js';
 import { type FrontierState, HOUR_MS, checkMs } from './state.js';
@@ -148,20 +148,29 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
   if (links !== undefined && links.length > 0 && content) intakeLinks(s, row, links, cashEach, h);
 }
 
+/**
+ * A crawled page's out-links: keyed in one batch (`linkKeyBatch`), routed, then looked up and
+ * admitted in one batch (`discoverBatch`) — the result of discovering them one by one.
+ */
 function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['links']>, cashEach: number, h: HostRecord): void {
   const t = s.table;
   const depth = Math.min(t.depth[row]! + 1, 0xffff);
   const weight = s.prio ? cashEach : 1 / (depth + 1);
+  const raws: string[] = [];
+  for (const link of links) if (!link.nofollow) raws.push(link.url);
+  const n = raws.length;
+  const keys = new Uint32Array(n * 4);
+  const urls: (string | undefined)[] = new Array<string | undefined>(n);
+  const hosts: string[] = new Array<string>(n);
+  linkKeyBatch(raws, s.opts.grouping, keys, urls, hosts);
   const batch: Discovery[] = [];
-  const k = s.oneKey;
-  for (const link of links) {
-    if (link.nofollow) continue;
-    const c = linkKey(link.url, undefined, s.opts.grouping, k);
-    if (c === undefined) continue;
-    batch.push({ url: c.url, key: k.slice(), host: c.host, depth, cash: weight, fromHost: h.name });
+  for (let i = 0; i < n; i++) {
+    const url = urls[i];
+    if (url === undefined) continue;
+    batch.push({ url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth, cash: weight, fromHost: h.name });
   }
   const local = s.opts.linkRouter ? s.opts.linkRouter(batch) : batch;
-  for (const d of local) discover(s, d, s.clockMs);
+  discoverBatch(s, local, s.clockMs);
 }
 
 function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number, h: HostRecord): void {

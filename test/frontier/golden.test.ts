@@ -257,7 +257,11 @@ describe('frontier goldens: dispatch sequences, checkpoint bytes and queries', (
     for (let h = 0; h < 4; h++) log.push(String(f.wake(`h${h}.example`)));
     f.drain(10 * HOUR, fetch, { limit: 30 }).forEach((d) => log.push(`${d.atMs} ${d.url} ${d.ip}`));
     log.push(JSON.stringify(f.hostSnapshots('later.example')));
-    log.push(JSON.stringify(f.stats(11)));
+    // Without the index's byte count: how the wasm key index sizes its runs depends on how its
+    // inserts are batched (one per link before the batched link path, one per page after),
+    // which is an allocation detail, not a decision; every count stays pinned.
+    const { memoryBytes: _m, seenBitsPerUrl: _b, ...counts } = f.stats(11);
+    log.push(JSON.stringify(counts));
     const out = { log: hash(log.join('\n')), count: log.length, bytes: hash(f.checkpointBytes()) };
     f.free();
     if (process.env.GOLDEN_PRINT) console.log(`GOLD misc: ${JSON.stringify(out)}`);
@@ -273,4 +277,4 @@ const GOLDEN: Record<string, Run> = {
   freshness: { log: '286afd51ed97cb65', count: 440, mid: 'da30f51ef289b581', end: 'ae3600ebc22f98f3', recovered: '9160771c3bc951d', queries: '58fcdfb0a75df5b0' },
   robots: { log: '6f1d7598901bed0c', count: 440, mid: '8daf3e1e498db539', end: '98ba47be996e5fe', recovered: '7db9b8869c3c25e8', queries: '6c32f2d65e59f898' },
 };
-const GOLDEN_MISC = { log: '55c752f9ebad876', count: 49, bytes: 'a408cd8f49ef1e8f' };
+const GOLDEN_MISC = { log: 'b2a52cd24746df6d', count: 49, bytes: 'a408cd8f49ef1e8f' };
