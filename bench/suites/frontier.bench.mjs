@@ -14,7 +14,7 @@
 // frontier already holds (seeds or earlier discoveries), the rest new. Only the `report` calls
 // are timed (dispatch and link generation are not). The baseline in the same run is the naive
 // frontier fed the same links (URL parse for the host, Set dedup, per-host arrays).
-// `FRONTIER_PARTS=links` runs this part alone.
+// `FRONTIER_PARTS` picks parts (default `links,main,crawlee`): `links` alone runs this part.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,7 +259,7 @@ function row(name, n, s, base) {
 }
 
 export async function run() {
-  const parts = (process.env.FRONTIER_PARTS ?? 'links,main').split(',');
+  const parts = (process.env.FRONTIER_PARTS ?? 'links,main,crawlee').split(',');
   const linkRows = parts.includes('links') ? linkIntake() : [];
   if (!parts.includes('main')) return linkRows;
   const dir = mkdtempSync(join(tmpdir(), 'meguri-bench-'));
@@ -278,15 +278,17 @@ export async function run() {
       rows.push(row('meguri Frontier', n, ms, undefined));
       rows.push(row('naive Map+Set+heap', n, summarize(v), base));
     }
-    const c = await crawleeRun(CRAWLEE_N);
-    const ref = rows[0];
-    rows.push(
-      row('crawlee RequestQueue (memory)', CRAWLEE_N, c, {
-        intake: ref['intake URL/s'],
-        drain: ref['dispatch+report/s'],
-        bytes: ref['B/URL resident'],
-      }),
-    );
+    if (parts.includes('crawlee')) {
+      const c = await crawleeRun(CRAWLEE_N);
+      const ref = rows[0];
+      rows.push(
+        row('crawlee RequestQueue (memory)', CRAWLEE_N, c, {
+          intake: ref['intake URL/s'],
+          drain: ref['dispatch+report/s'],
+          bytes: ref['B/URL resident'],
+        }),
+      );
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
