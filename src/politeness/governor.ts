@@ -1,6 +1,5 @@
 /**
- * The governor: a per-host pacer for crawlers that keep their own fetch loop (DESIGN §7,
- * seeds/governor-c.txt). Call `acquire(host)` before a request, `observe(host, status,
+ * The governor: a per-host pacer for crawlers that keep their own fetch loop (DESIGN §7). Call `acquire(host)` before a request, `observe(host, status,
  * retryAfter)` when its response arrives and `release(host)` when it is done.
  *
  * Per host it keeps six numbers:
