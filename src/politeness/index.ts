@@ -35,11 +35,10 @@ export {
   Governor,
   governorConfig,
   MAX_BACKOFF_LEVEL,
-  waitJitter,
   type AcquireOptions,
   type GovernorConfig,
   type GovernorOptions,
   type HostPeek,
-  type JitterOptions,
 } from './governor.js';
+export { waitJitter, type JitterOptions } from './jitter.js';
 export { SeededRandom } from './random.js';
