@@ -24,45 +24,48 @@
  * crash (`Frontier#recordStart`).
  *
  * Politeness is entirely the frontier's: the engine only asks `dispatch(now)` and sleeps until
- * `nextEligible()`; robots.txt and DNS go through the frontier's seams (src/engine/gate.ts),
- * so even a robots.txt request is paced as a fetch start.
+ * `nextEligible()`; robots.txt and DNS go through the frontier's seams, so even a robots.txt
+ * request is paced as a fetch start.
+ *
+ * The seams, one file each, each called in one direction (the engine wires them once, in its
+ * constructor; none holds a reference back to the engine, only the callbacks it was given):
+ *
+ *   host-directory.ts  group → origins and hostnames (every URL registers before it enters)
+ *   dns-seam.ts        the frontier's DNS seam; the address a URL is pinned to
+ *   robots-gate.ts     the frontier's robots seam; owns the RobotsCache and the robots.txt
+ *                      request path: gate → cache → gate.paced → send-gate → fetcher
+ *   send-gate.ts       per-IP send order of content and robots.txt requests (undici's
+ *                      sendHeaders), reading host intervals through `Frontier#hostIntervalMs`
+ *   datadir.ts         lock, checkpoint (.meguri + engine state) and journal files
+ *   records.ts         journal record codec; redirect-hops.ts the maxRedirects counts
  */
-import diagnostics from 'node:diagnostics_channel';
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
-import { CorruptPartitionError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher, RobotsCache, type RobotsFetch } from '../fetch/index.js';
-import { productToken } from '../fetch/robots.js';
-import { readPartition, writePartition } from '../format/file.js';
-import type { PartitionImage } from '../format/index.js';
+import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
+import { DnsCache, type Fetcher, HttpFetcher } from '../fetch/index.js';
+import { readPartition } from '../format/file.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { Journal } from '../journal/index.js';
 import { type FetchRequest, HostFlags, type HostGrouping, type Outcome } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
-import { HostDirectory, RobotsGate, pickAddress } from './gate.js';
+import { CHECKPOINT_FILE, DataDir, type EngineState } from './datadir.js';
+import { DnsSeam } from './dns-seam.js';
+import { HostDirectory } from './host-directory.js';
+import { RedirectHops } from './redirect-hops.js';
+import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
-import { type OutcomeRecord, type JournalRecord, decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from './records.js';
+import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
 import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
 import { SendGate } from './send-gate.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
-/** The checkpoint file in `dataDir`. */
-export const CHECKPOINT_FILE = 'frontier.meguri';
-/** The journal file in `dataDir`. */
-export const JOURNAL_FILE = 'journal.mgj';
-const LOCK_FILE = 'lock';
-/** Redirect-hop counts kept at most (see `#countHops`). */
-const MAX_HOP_ENTRIES = 100_000;
-const STATE_VERSION = 1;
 
 /** Why a run ended. */
 export type StopReason = 'drained' | 'maxPages' | 'stopped' | 'aborted';
@@ -99,21 +102,6 @@ export interface EngineEvents {
   end: [CrawlSummary];
 }
 
-/** The engine's own part of a checkpoint (in the partition's settings, key `engine`). */
-interface EngineState {
-  readonly v: number;
-  readonly generation: number;
-  readonly completed: number;
-  readonly grouping: HostGrouping;
-  readonly politeness: PolitenessConfig;
-  readonly groups: [string, string[]][];
-  /** URLs in flight at the checkpoint (written back as schedulable). */
-  readonly inFlight: string[];
-  /** Hosts waiting out a robots.txt outage (for `meguri hosts --why`; not read back on resume). */
-  readonly robotsOutages?: RobotsOutageRecord[];
-  readonly robotsMaxAttempts?: number;
-}
-
 interface Flight {
   readonly req: FetchRequest;
   readonly key: string;
@@ -138,32 +126,6 @@ interface Counters {
   checkpoints: number;
 }
 
-/** The identity undici reports a request by: origin + path and query. */
-function sendId(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    return u.origin + u.pathname + u.search;
-  } catch {
-    return undefined;
-  }
-}
-
-function isEngineState(v: unknown): v is EngineState {
-  if (typeof v !== 'object' || v === null) return false;
-  const s = v as Record<string, unknown>;
-  return s['v'] === STATE_VERSION && (s['grouping'] === 'host' || s['grouping'] === 'registrable' || s['grouping'] === 'origin') && typeof s['generation'] === 'number' && typeof s['completed'] === 'number' && Array.isArray(s['groups']) && Array.isArray(s['inFlight']);
-}
-
-/** Whether process `pid` is alive (signal 0 probes without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === 'EPERM';
-  }
-}
-
 /**
  * A crawl: `for await (const page of engine.run())` yields every fetched page; `close()`
  * releases everything. See the module comment for the loop and its crash safety.
@@ -185,8 +147,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #dns: DnsCache;
   readonly #fetcher: Fetcher;
   readonly #ownsFetcher: boolean;
-  readonly #robots: RobotsCache | undefined;
   readonly #directory: HostDirectory;
+  readonly #names: DnsSeam;
   readonly #gate: RobotsGate;
   readonly #soft: SoftDetector;
   readonly #traps: TrapDetector | undefined;
@@ -196,11 +158,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #flights = new Map<number, Flight>();
   readonly #outputs: Flight[] = [];
   readonly #rejected: string[] = [];
-  /** Redirect hops that led to each URL still to be fetched (only URLs a redirect led to). */
-  readonly #hops = new Map<string, number>();
+  /** Redirect hops that led to each URL still to be fetched (`maxRedirects`). */
+  readonly #hops: RedirectHops;
   readonly #c: Counters = { dispatched: 0, completed: 0, s2xx: 0, s3xx: 0, s4xx: 0, s429: 0, s5xx: 0, errors: 0, soft404: 0, bytes: 0, checkpoints: 0 };
   #frontier: Frontier | undefined;
-  #journal: Journal | undefined;
+  /** The data directory's files; undefined for an in-memory crawl. */
+  readonly #data: DataDir | undefined;
   #generation = 0;
   #completed = 0;
   #phase: 'new' | 'running' | 'ended' | 'closed' = 'new';
@@ -212,7 +175,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   #driverError: unknown;
   #ended: Promise<void> | undefined;
   #endedResolve: (() => void) | undefined;
-  #lockPath: string | undefined;
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
@@ -255,41 +217,36 @@ export class Engine extends EventEmitter<EngineEvents> {
       });
       this.#ownsFetcher = true;
     }
+    this.#data = o.dataDir === undefined ? undefined : new DataDir(o.dataDir);
     this.#directory = new HostDirectory(o.grouping);
-    let robotsFetch: RobotsFetch = () => Promise.resolve({ status: 0, error: 'not ready' });
-    this.#robots = o.robots
-      ? new RobotsCache({
-          fetch: (url, signal) => robotsFetch(url, signal),
-          agent: o.agent,
-          now: o.clock,
-          ttlMs: o.robotsTtlMs,
-          retryBaseMs: o.robotsRetryMs,
-          retryMaxMs: Math.max(o.robotsRetryMs, HOUR_MS),
-        })
-      : undefined;
-    this.#gate = new RobotsGate({
-      directory: this.#directory,
-      dns: this.#dns,
-      robots: this.#robots,
-      allowPrivate: o.allowPrivate,
-      maxAttempts: this.#robotsGiveUp ?? Infinity,
-      maxCrawlDelayMs: o.maxCrawlDelayMs,
-      agentToken: productToken(o.agent),
-      clock: o.clock,
-      onStart: (group, url) => this.#robotsStarted(group, url),
-      send: (group, url, start) => this.#enterSend(url, group, this.#addressOf(url), start),
-      sendDone: (url) => this.#sendDone(url),
-      onSettled: (group) => {
-        if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
-      },
-      signal: this.#stop.signal,
-    });
-    robotsFetch = this.#gate.wrapFetch(this.#baseRobotsFetch());
+    const wake = (group: string): void => {
+      if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
+    };
+    this.#names = new DnsSeam({ dns: this.#dns, directory: this.#directory, allowPrivate: o.allowPrivate, clock: o.clock, onSettled: wake });
+    // The send order reads the frontier's host intervals and re-spends its windows; the
+    // frontier exists from run() on, and no request is sent before it does.
     this.#sends = new SendGate(
       o.clock,
-      (group) => Math.max(this.policy.ipFloorMs, this.#frontier?.hostSnapshots(group)[0]?.intervalMs ?? this.policy.floorMs),
+      (group) => Math.max(this.policy.ipFloorMs, this.#frontier?.hostIntervalMs(group) ?? this.policy.floorMs),
       (group, ip, atMs) => void this.#frontier?.recordStart(group, ip, atMs),
     );
+    this.#gate = new RobotsGate({
+      directory: this.#directory,
+      names: this.#names,
+      sends: this.#sends,
+      enabled: o.robots,
+      fetch: robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock),
+      agent: o.agent,
+      ttlMs: o.robotsTtlMs,
+      retryMs: o.robotsRetryMs,
+      maxAttempts: this.#robotsGiveUp ?? Infinity,
+      maxCrawlDelayMs: o.maxCrawlDelayMs,
+      clock: o.clock,
+      onStart: (group, url) => this.#robotsStarted(group, url),
+      onSettled: wake,
+      signal: this.#stop.signal,
+    });
+    this.#hops = new RedirectHops(o.maxRedirects);
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
   }
@@ -315,7 +272,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#open();
       this.#opened = true;
       this.emit('open', this.#recovery);
-      this.#watchSends(true);
+      this.#sends.watch(this.#fetcher instanceof HttpFetcher);
       this.#runStartMs = this.#clock();
       this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };
       const driver = this.#drive().catch((err: unknown) => {
@@ -388,12 +345,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#phase = 'closed';
     this.#stop.abort();
-    this.#journal?.close();
-    this.#journal = undefined;
+    this.#data?.release();
     if (this.#ownsFetcher && this.#fetcher instanceof HttpFetcher) await this.#fetcher.close();
     this.#frontier?.free();
     this.#frontier = undefined;
-    this.#releaseLock();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -481,7 +436,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       stateMachine: true,
       retryLimit: o.retryLimit,
       robots: this.#gate,
-      resolver: this.#gate.resolver(),
+      resolver: this.#names.resolver(),
       grouping: o.grouping,
       urlBudget: o.maxUrlsPerHost,
       depthCap: o.maxDepth,
@@ -495,17 +450,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   #open(): void {
     const o = this.options;
     const now = this.#clock();
-    const dir = o.dataDir;
-    let image: PartitionImage | undefined;
-    if (dir !== undefined) {
-      mkdirSync(dir, { recursive: true });
-      this.#lock(dir);
-      const cp = join(dir, CHECKPOINT_FILE);
-      if (existsSync(cp)) image = readPartition(cp);
-    }
-    if (image !== undefined) {
-      const state = image.meta.settings['engine'];
-      if (!isEngineState(state)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
+    const data = this.#data;
+    data?.lock();
+    const found = data?.readCheckpoint();
+    if (found !== undefined) {
+      const { image, state } = found;
       if (state.grouping !== o.grouping && !this.#groupingGiven) {
         // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
         this.#options = Object.freeze({ ...o, grouping: state.grouping });
@@ -517,41 +466,33 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#frontier = Frontier.recover(image, this.#frontierOptions());
       this.#generation = state.generation;
       this.#completed = state.completed;
-      this.#replay(dir!, state);
+      this.#replay(data!, state);
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
     }
     this.#seed(o.seeds);
-    if (dir !== undefined) this.#checkpoint();
+    if (data !== undefined) this.#checkpoint();
   }
 
-  #replay(dir: string, state: EngineState): void {
+  /** Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes are redone. */
+  #replay(data: DataDir, state: EngineState): void {
     const f = this.#frontier!;
-    const path = join(dir, JOURNAL_FILE);
     const pending = new Map<string, string>();
     for (const u of state.inFlight) pending.set(u, u);
     let outcomes = 0;
     let dispatches = 0;
-    let torn = 0;
-    if (existsSync(path)) {
-      const { journal, replay } = Journal.open(path);
-      journal.close();
-      torn = replay.tornBytes;
-      if (replay.generation === BigInt(state.generation)) {
-        replay.records.forEach((bytes, seq) => {
-          const r: JournalRecord = decodeRecord(bytes, seq);
-          if (r.t === 'd') {
-            if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
-            if (r.u !== undefined) pending.set(r.u, r.u);
-            return;
-          }
-          this.#replayOutcome(r);
-          pending.delete(r.u);
-          outcomes++;
-        });
+    const { records, tornBytes } = data.readJournal(state.generation);
+    for (const r of records) {
+      if (r.t === 'd') {
+        if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
+        if (r.u !== undefined) pending.set(r.u, r.u);
+        continue;
       }
+      this.#replayOutcome(r);
+      pending.delete(r.u);
+      outcomes++;
     }
-    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes: torn, refetch: [...pending.keys()] };
+    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()] };
   }
 
   #replayOutcome(r: OutcomeRecord): void {
@@ -580,37 +521,6 @@ export class Engine extends EventEmitter<EngineEvents> {
       specs.push({ url, host: group, priority: 1, firstSeen: hours, nextDue: hours, crawlDelay: 0 });
     }
     this.#frontier!.seedBatch(specs);
-  }
-
-  #lock(dir: string): void {
-    const path = join(dir, LOCK_FILE);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(path, 'wx');
-        writeSync(fd, `${process.pid}\n`);
-        closeSync(fd);
-        this.#lockPath = path;
-        return;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'EEXIST') throw err;
-        const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-          throw new InvalidStateError(`Engine: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${path} if that is wrong)`);
-        }
-        unlinkSync(path); // stale: its process is gone
-      }
-    }
-    throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(dir)}`);
-  }
-
-  #releaseLock(): void {
-    if (this.#lockPath === undefined) return;
-    try {
-      unlinkSync(this.#lockPath);
-    } catch {
-      // already gone
-    }
-    this.#lockPath = undefined;
   }
 
   // ───────────────────────────── the loop ─────────────────────────────
@@ -695,15 +605,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#flights.set(req.row, flight);
     this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
-    let pinned = req;
-    try {
-      const u = new URL(req.url);
-      const ip = this.#addressOfHost(u.hostname);
-      if (ip !== undefined && ip !== req.ip) pinned = { ...req, ip };
-      if (this.#watching) flight.sendId = u.origin + u.pathname + u.search;
-    } catch {
-      // not a URL: the fetcher answers with a clear outcome
-    }
+    const ip = this.#names.addressOf(req.url);
+    const pinned = ip !== undefined && ip !== req.ip ? { ...req, ip } : req;
     const begin = (): void => {
       // The request leaves now: if that is later than its dispatch, the windows count from now.
       const at = this.#clock();
@@ -719,68 +622,10 @@ export class Engine extends EventEmitter<EngineEvents> {
         (err: unknown) => this.#complete(flight, { row: req.row, url: req.url, status: 0, errorKind: 'network', error: err instanceof Error ? err.message : String(err) }),
       );
     };
-    if (flight.sendId === undefined) begin();
-    else this.#sends.enter(pinned.ip, flight.sendId, req.host, begin);
-  }
-
-  /** The address a hostname resolves to (the one its connection is pinned to). */
-  #addressOfHost(hostname: string): string | undefined {
-    const name = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-    return pickAddress(this.#dns.peek(name), this.options.allowPrivate);
-  }
-
-  /** The address `url`'s hostname resolves to. */
-  #addressOf(url: string): string | undefined {
-    try {
-      return this.#addressOfHost(new URL(url).hostname);
-    } catch {
-      return undefined;
-    }
-  }
-
-  /**
-   * Starts a request through the per-IP send order. With the undici fetcher the engine sees
-   * each request leave (the `sendHeaders` diagnostics channel): a request can leave well after
-   * its dispatch — a new connection first needs a connect, and a busy event loop delays that —
-   * so the host's and IP's windows are re-spent from the moment it really left
-   * (`Frontier#recordStart`), and a later request on the same IP waits for it (send-gate.ts).
-   */
-  #enterSend(url: string, group: string, ip: string | undefined, start: () => void): void {
-    const id = this.#watching ? sendId(url) : undefined;
-    if (id === undefined) start();
-    else this.#sends.enter(ip, id, group, start);
-  }
-
-  #sendDone(url: string): void {
-    const id = this.#watching ? sendId(url) : undefined;
-    if (id !== undefined) this.#sends.done(id);
-  }
-
-  readonly #onSendHeaders = (message: unknown): void => {
-    const r = (message as { request?: { origin?: unknown; path?: unknown } } | null)?.request;
-    if (r === undefined || typeof r.origin !== 'string' || typeof r.path !== 'string') return;
-    this.#sends.sent(r.origin + r.path, this.#clock());
-  };
-
-  #watching = false;
-
-  #watchSends(on: boolean): void {
-    if (on === this.#watching || !(this.#fetcher instanceof HttpFetcher)) return;
-    this.#watching = on;
-    if (on) diagnostics.subscribe('undici:client:sendHeaders', this.#onSendHeaders);
-    else {
-      diagnostics.unsubscribe('undici:client:sendHeaders', this.#onSendHeaders);
-      this.#sends.clear();
-    }
-  }
-
-  #baseRobotsFetch(): RobotsFetch {
-    const fetcher = this.#fetcher;
-    if (fetcher instanceof HttpFetcher) return fetcher.robotsFetch();
-    const maybe = (fetcher as { robotsFetch?: () => RobotsFetch }).robotsFetch;
-    if (typeof maybe === 'function') return maybe.call(fetcher);
-    return (url, signal) =>
-      fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', ip: this.#addressOf(url), depth: 0, dispatchedAtMs: this.#clock() }, signal);
+    // A request can leave well after its dispatch (a new connection first needs a connect,
+    // and a busy event loop delays that): the send order re-spends the host's and IP's windows
+    // from the moment it really left, and holds a later request on the same IP (send-gate.ts).
+    flight.sendId = this.#sends.send(req.url, req.host, pinned.ip, begin);
   }
 
   /**
@@ -790,7 +635,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * from inside it.
    */
   #robotsStarted(group: string, url: string): void {
-    const ip = this.#addressOf(url);
+    const ip = this.#names.addressOf(url);
     const at = this.#clock();
     this.#append({ t: 'd', h: group, ip, at, r: 1 });
     this.#starts.push({ group, ip, at });
@@ -809,14 +654,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (soft404) return 404;
     if (o.status !== 0) return o.status;
     if (o.errorKind === 'refused' || o.errorKind === 'url') return 410;
-    if (o.errorKind === 'dns') {
-      try {
-        const answer = this.#dns.peek(new URL(req.url).hostname);
-        if (answer !== undefined && !answer.ok && answer.notFound) return 410;
-      } catch {
-        return 410;
-      }
-    }
+    if (o.errorKind === 'dns' && this.#names.notFound(req.url)) return 410;
     return 0;
   }
 
@@ -845,7 +683,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (o.location !== undefined) {
       location = canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined;
       const max = this.options.maxRedirects;
-      if (location !== undefined && s >= 300 && s < 400 && (this.#hops.get(req.url) ?? 0) >= max) {
+      if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {
         capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
         location = undefined;
       }
@@ -875,39 +713,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     const req = flight.req;
     if (this.#flights.get(req.row) !== flight || flight.reported === undefined) return;
     const now = this.#clock();
-    if (this.#journal !== undefined) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
+    if (this.#data?.journaling === true) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
     this.#frontier!.report(flight.reported, now);
-    this.#countHops(req.url, flight.reported);
+    this.#hops.count(req.url, flight.reported);
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);
     this.#driverWaker.notify();
   }
 
-  /**
-   * Redirect hops: the target of a followed redirect is one hop further than its source. A
-   * URL's count is kept while it may still be fetched (a retry keeps it) and dropped once it
-   * has a final answer. Bounded: the oldest counts go first (a chain they belonged to may
-   * then run a few hops longer, never unboundedly: each hop needs a URL the frontier admits).
-   */
-  #countHops(url: string, reported: Outcome): void {
-    const s = reported.status;
-    const hops = this.#hops.get(url) ?? 0;
-    if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
-    this.#hops.delete(url);
-    if (reported.location === undefined || s < 300 || s >= 400) return;
-    const next = hops + 1;
-    const known = this.#hops.get(reported.location);
-    if (known !== undefined && known <= next) return;
-    this.#hops.set(reported.location, next);
-    if (this.#hops.size > MAX_HOP_ENTRIES) {
-      const oldest = this.#hops.keys().next();
-      if (!oldest.done) this.#hops.delete(oldest.value);
-    }
-  }
-
   #append(r: JournalRecord): void {
-    if (this.#journal !== undefined) this.#journal.append(encodeRecord(r));
+    this.#data?.append(r);
   }
 
   #abortNow(reason: StopReason): void {
@@ -956,10 +772,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   #finish(): void {
     if (this.#phase !== 'running') return;
     this.#phase = 'ended';
-    this.#watchSends(false);
+    this.#sends.watch(false);
     this.#reason ??= 'stopped';
     if (this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
-    this.#journal?.sync();
+    this.#data?.sync();
     const summary: CrawlSummary = { reason: this.#reason, progress: this.#progress(this.#clock(), false), recovery: this.#recovery };
     this.emit('end', summary);
     this.#endedResolve?.();
@@ -968,28 +784,25 @@ export class Engine extends EventEmitter<EngineEvents> {
   // ───────────────────────────── checkpoints and progress ─────────────────────────────
 
   #checkpoint(): void {
-    const dir = this.options.dataDir;
+    const data = this.#data;
     const f = this.#frontier;
-    if (dir === undefined || f === undefined) return;
+    if (data === undefined || f === undefined) return;
     const generation = this.#generation + 1;
     const image = f.checkpoint();
-    const state: EngineState = {
-      v: STATE_VERSION,
-      generation,
-      completed: this.#completed,
-      grouping: this.options.grouping,
-      politeness: { ...this.policy },
-      groups: this.#directory.export(),
-      inFlight: [...this.#flights.values()].map((x) => x.req.url),
-      robotsOutages: this.#robotsOutages(f),
-      robotsMaxAttempts: this.#robotsGiveUp,
-    };
-    const bytes = writePartition(join(dir, CHECKPOINT_FILE), {
-      ...image,
-      meta: { ...image.meta, settings: { ...image.meta.settings, engine: state } },
-    });
-    this.#journal?.close();
-    this.#journal = Journal.create(join(dir, JOURNAL_FILE), generation, { syncEvery: this.options.journalSyncEvery });
+    const bytes = data.checkpoint(
+      image,
+      {
+        generation,
+        completed: this.#completed,
+        grouping: this.options.grouping,
+        politeness: { ...this.policy },
+        groups: this.#directory.export(),
+        inFlight: [...this.#flights.values()].map((x) => x.req.url),
+        robotsOutages: this.#robotsOutages(f),
+        robotsMaxAttempts: this.#robotsGiveUp,
+      },
+      this.options.journalSyncEvery,
+    );
     this.#generation = generation;
     this.#c.checkpoints++;
     this.emit('checkpoint', { generation, bytes, urls: image.rows });

@@ -16,12 +16,11 @@
  *
  * Node-only (node:fs, node:events, undici through src/fetch): exported from `src/index.ts`.
  */
+export { CHECKPOINT_FILE, JOURNAL_FILE } from './datadir.js';
 export {
-  CHECKPOINT_FILE,
   type CrawlSummary,
   Engine,
   type EngineEvents,
-  JOURNAL_FILE,
   type RecoveryInfo,
   type StopReason,
   crawl,

@@ -1304,6 +1304,12 @@ export class Frontier {
     return this.hosts.length;
   }
 
+  /** The politeness interval of host group `name` now, ms; undefined for an unknown host. O(1). */
+  hostIntervalMs(name: string): number | undefined {
+    const id = this.hostByName.get(name);
+    return id === undefined ? undefined : this.hosts[id]!.intervalMs;
+  }
+
   /**
    * A copy of every host record with its queue length and IP window, in host-id order
    * (O(hosts)); `name` picks one host (an empty array when unknown).
