@@ -37,6 +37,8 @@ export interface EngineState {
   readonly v: number;
   readonly generation: number;
   readonly completed: number;
+  /** Pages fetched OK in the campaign (`maxPages`); absent in checkpoints older than it. */
+  readonly ok?: number;
   readonly grouping: HostGrouping;
   readonly politeness: PolitenessConfig;
   readonly groups: [string, string[]][];
@@ -79,6 +81,23 @@ export class DataDir {
 
   constructor(readonly path: string) {}
 
+  /**
+   * Throws the error `lock()` would when a live process holds `path`'s lock (a caller that
+   * does slow work before opening, like the CLI's seed checks, fails first on this).
+   */
+  static checkFree(path: string): void {
+    const lock = join(path, LOCK_FILE);
+    let pid: number;
+    try {
+      pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
+    } catch {
+      return; // no lock
+    }
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new InvalidStateError(`Engine: ${JSON.stringify(path)} is in use by process ${pid} (remove ${lock} if that is wrong)`);
+    }
+  }
+
   /** Creates the directory if needed and takes its lock (a stale lock of a dead process is broken). */
   lock(): void {
     mkdirSync(this.path, { recursive: true });
@@ -92,10 +111,7 @@ export class DataDir {
         return;
       } catch (err) {
         if ((err as { code?: string }).code !== 'EEXIST') throw err;
-        const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-          throw new InvalidStateError(`Engine: ${JSON.stringify(this.path)} is in use by process ${pid} (remove ${path} if that is wrong)`);
-        }
+        DataDir.checkFree(this.path);
         unlinkSync(path); // stale: its process is gone
       }
     }

@@ -116,6 +116,20 @@ export class DnsSeam {
     return pick(answer, this.#o.allowPrivate).allowed ? 'ok' : 'unfetchable';
   }
 
+  /**
+   * Whether a setting refuses `hostname` whatever the URL: a name that does not exist
+   * (`no-such-name`, with the resolver's code) or one whose addresses the safety policy
+   * refuses (`private-address`, with the address). Undefined while unanswered, for a usable
+   * name, and for a transient failure (the fetch then fails and is retried).
+   */
+  refusal(hostname: string): { reason: 'no-such-name' | 'private-address'; detail: string } | undefined {
+    const answer = this.#o.dns.peek(bare(hostname));
+    if (answer === undefined) return undefined;
+    if (!answer.ok) return answer.notFound ? { reason: 'no-such-name', detail: answer.code } : undefined;
+    const p = pick(answer, this.#o.allowPrivate);
+    return p.allowed ? undefined : { reason: 'private-address', detail: p.ip ?? '' };
+  }
+
   /** Starts resolving `hostname` for `group` unless it is answered or being resolved. */
   resolve(hostname: string, group: string): void {
     if (this.#resolving.has(hostname) || this.#o.dns.peek(hostname) !== undefined) return;

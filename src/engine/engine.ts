@@ -50,8 +50,9 @@ import { DnsCache, type Fetcher, HttpFetcher } from '../fetch/index.js';
 import { readPartition } from '../format/file.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type HostGrouping, type Outcome } from '../model/index.js';
+import { type FetchRequest, HostFlags, type HostGrouping, type Link, type Outcome, UrlStatus } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
+import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
 import { CHECKPOINT_FILE, DataDir, type EngineState } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
@@ -60,6 +61,9 @@ import { RedirectHops } from './redirect-hops.js';
 import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
+import { Scope, type ScopeReason } from './scope.js';
+import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
+import { type CrawlCounts, type FailingHost, type HandlerFailure, Tally, type UnresolvedHost } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
 import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
 import { SendGate } from './send-gate.js';
@@ -68,7 +72,14 @@ import { Waker } from './waker.js';
 const HOUR_MS = 3_600_000;
 
 /** Why a run ended. */
-export type StopReason = 'drained' | 'maxPages' | 'stopped' | 'aborted';
+export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted';
+
+/** A seed the settings refuse (reported before the crawl starts; never fetched while they hold). */
+export interface RefusedSeed {
+  readonly url: string;
+  /** `not-http` (not an http(s) URL), or why the scope refuses it (`not-included`, `excluded`). */
+  readonly reason: string;
+}
 
 /** What `open` found in `dataDir`. */
 export interface RecoveryInfo {
@@ -86,11 +97,25 @@ export interface RecoveryInfo {
   readonly refetch: readonly string[];
 }
 
-/** The end of a run. */
+/** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
 export interface CrawlSummary {
   readonly reason: StopReason;
   readonly progress: Progress;
   readonly recovery: RecoveryInfo;
+  /** This run's outcomes, refusals and out-of-scope URLs (see `CrawlCounts`). */
+  readonly counts: CrawlCounts;
+  /** Pages fetched OK in the whole campaign (what `maxPages` counts). */
+  readonly okInCampaign: number;
+  /** The hosts that failed most this run, with the last reason. */
+  readonly failingHosts: readonly FailingHost[];
+  /** Names that do not exist, each taken out of the crawl at once. */
+  readonly unresolvedHosts: readonly UnresolvedHost[];
+  /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
+  readonly handlerFailures: readonly HandlerFailure[];
+  /** Seeds the settings refused. */
+  readonly refusedSeeds: readonly RefusedSeed[];
+  /** Saved settings this run's options overrode. */
+  readonly settingChanges: readonly SettingChange[];
 }
 
 /** Events of an `Engine` (`engine.on(name, listener)`). */
@@ -109,6 +134,8 @@ interface Flight {
   sendId: string | undefined;
   /** The outcome as the frontier will be told it (set on completion). */
   reported: Outcome | undefined;
+  /** Links and redirect target out of scope, with why (refused at the ack, never fetched). */
+  outside: { url: string; reason: ScopeReason }[];
   page: Page | undefined;
 }
 
@@ -158,6 +185,19 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #flights = new Map<number, Flight>();
   readonly #outputs: Flight[] = [];
   readonly #rejected: string[] = [];
+  readonly #refusedSeeds: RefusedSeed[] = [];
+  /** Which URLs the crawl may fetch at all (scope and patterns over the seeds). */
+  readonly #scope: Scope;
+  readonly #tally = new Tally();
+  /** Saved settings the options overrode (printed by the CLI, recorded in settings.json). */
+  readonly #changes: readonly SettingChange[];
+  /** Pages fetched OK in the campaign (`maxPages`). */
+  #ok = 0;
+  /** Seeds given to `add()` before `run()` opened the crawl. */
+  readonly #pendingSeeds: string[] = [];
+  /** Resolves whoever waits in `stop()`/`abort()` once no fetch is running. */
+  #quietWaiters: (() => void)[] = [];
+  #summary: CrawlSummary | undefined;
   /** Redirect hops that led to each URL still to be fetched (`maxRedirects`). */
   readonly #hops: RedirectHops;
   readonly #c: Counters = { dispatched: 0, completed: 0, s2xx: 0, s3xx: 0, s4xx: 0, s429: 0, s5xx: 0, errors: 0, soft404: 0, bytes: 0, checkpoints: 0 };
@@ -173,8 +213,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   #driverDone = false;
   #driver: Promise<void> = Promise.resolve();
   #driverError: unknown;
-  #ended: Promise<void> | undefined;
-  #endedResolve: (() => void) | undefined;
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
@@ -187,16 +225,24 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * Validates `options` (see `EngineOptions`; `agent` is required) and builds the fetcher,
-   * DNS cache and robots cache. Nothing touches the disk or the network until `run()`.
+   * DNS cache and robots cache. With a `dataDir` holding a crawl, its saved settings
+   * (`settings.json`) fill in every option not given, and seeds are added to the saved ones;
+   * an option given with another value overrides the saved one (`settingChanges`). Nothing
+   * but that file is read, and nothing is written or fetched, until `run()`.
    * @throws InvalidArgumentError naming the offending option.
    */
   constructor(options: Partial<EngineOptions> & Pick<EngineOptions, 'agent'>) {
     super();
     // Every fetch and robots.txt load listens on the stop signal while it runs.
     setMaxListeners(0, this.#stop.signal);
-    const o = resolveEngineOptions(options);
+    // A resumed crawl's saved settings fill in every option not given (settings.ts).
+    const dir = typeof options.dataDir === 'string' && options.dataDir !== '' ? options.dataDir : undefined;
+    const { options: merged, changes } = mergeSettings(dir === undefined ? undefined : readCrawlSettings(dir), options);
+    this.#changes = changes;
+    const o = resolveEngineOptions(merged);
     this.#options = o;
-    this.#groupingGiven = options.grouping !== undefined;
+    this.#groupingGiven = merged.grouping !== undefined;
+    this.#scope = new Scope(o.scope, canonicalSeeds(o.seeds, o.canonPolicy), o.include, o.exclude);
     this.#freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
     this.#robotsGiveUp = o.recrawl || o.freshness !== undefined ? undefined : o.robotsMaxAttempts;
     this.policy = enginePolitenessConfig(o.politeness);
@@ -234,6 +280,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       directory: this.#directory,
       names: this.#names,
       sends: this.#sends,
+      scope: this.#scope,
+      tally: this.#tally,
       enabled: o.robots,
       fetch: robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock),
       agent: o.agent,
@@ -258,14 +306,16 @@ export class Engine extends EventEmitter<EngineEvents> {
    * `page.ok`). Opens (or resumes) `dataDir` first. The next page is requested from the
    * generator only after the loop body returns, and only then is the page's outcome recorded:
    * a page the body has not finished with is fetched again after a crash, never lost. Breaking
-   * out of the loop stops the crawl (in-flight fetches are cut and fetched again next run).
-   * Can be called once per engine.
+   * out of the loop stops the crawl (in-flight fetches are cut and fetched again next run);
+   * so does an exception thrown by the loop body — use `crawl(options, handler)` for a
+   * handler whose failures are retried and recorded while the crawl goes on. Returns (as the
+   * generator's value) the end summary, which `summary()` also gives. Can be called once per
+   * engine.
    * @throws InvalidStateError when called twice or after `close()`.
    */
-  async *run(): AsyncGenerator<Page, void, undefined> {
+  async *run(): AsyncGenerator<Page, CrawlSummary, undefined> {
     if (this.#phase !== 'new') throw new InvalidStateError(`Engine.run: the engine is ${this.#phase}; run() can be called once`);
     this.#phase = 'running';
-    this.#ended = new Promise((resolve) => (this.#endedResolve = resolve));
     let completedNormally = false;
     this.#detach = this.#attachSignals();
     try {
@@ -304,29 +354,116 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#detach();
       this.#finish();
     }
+    return this.summary();
   }
 
 
   /**
-   * Stops dispatching; the fetches in flight complete and their pages are still yielded, a
-   * checkpoint is written and `run()` ends. Resolves when the run has ended — so call it
-   * without awaiting from inside the `for await` body (the run waits for that body).
+   * Stops dispatching; the fetches in flight complete and their pages are still yielded, then
+   * a checkpoint is written and `run()` ends. Resolves once no fetch is running any more — it
+   * never waits for the loop body, so `await engine.stop()` is safe inside the `for await`
+   * body, from another task, twice, and before `run()` (which then opens the crawl, writes a
+   * checkpoint and ends without fetching). Await the loop itself for the checkpoint.
    */
   stop(): Promise<void> {
-    if (this.#phase !== 'running') return Promise.resolve();
+    if (this.#phase === 'ended' || this.#phase === 'closed') return Promise.resolve();
     if (!this.#stopping) {
       this.#stopping = true;
       this.#reason ??= 'stopped';
       this.#driverWaker.notify();
     }
-    return this.#ended ?? Promise.resolve();
+    return this.#quiet();
   }
 
-  /** Cuts the fetches in flight (they are fetched again next run), checkpoints and ends `run()`. */
+  /**
+   * Cuts the fetches in flight (they are fetched again next run); `run()` then checkpoints and
+   * ends. Resolves at once: safe from anywhere, as `stop()` is; before `run()` it makes the
+   * run end without fetching.
+   */
   abort(): Promise<void> {
-    if (this.#phase !== 'running') return Promise.resolve();
+    if (this.#phase === 'ended' || this.#phase === 'closed') return Promise.resolve();
+    if (this.#phase === 'new') {
+      this.#stopping = true;
+      this.#reason ??= 'aborted';
+      return Promise.resolve();
+    }
     this.#abortNow('aborted');
-    return this.#ended ?? Promise.resolve();
+    return this.#quiet();
+  }
+
+  /** Resolves when no fetch is running (every one in flight has its page, or the loop ended). */
+  #quiet(): Promise<void> {
+    if (this.#isQuiet()) return Promise.resolve();
+    return new Promise((resolve) => this.#quietWaiters.push(resolve));
+  }
+
+  #isQuiet(): boolean {
+    if (this.#phase !== 'running' || this.#driverDone) return true;
+    for (const f of this.#flights.values()) if (f.page === undefined) return false;
+    return true;
+  }
+
+  #notifyQuiet(): void {
+    if (this.#quietWaiters.length === 0 || !this.#isQuiet()) return;
+    for (const resolve of this.#quietWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Adds seed URLs to the crawl, running or not yet started (they widen the scope like the
+   * first seeds, and are saved with the crawl's settings). Returns how many were new to the
+   * frontier (before `run()`: how many were accepted) and the ones refused, with why.
+   * @throws InvalidStateError after the run ended.
+   */
+  add(urls: string | readonly string[]): { added: number; refused: readonly RefusedSeed[] } {
+    if (this.#phase === 'ended' || this.#phase === 'closed') throw new InvalidStateError(`Engine.add: the engine is ${this.#phase}; add seeds before or during run()`);
+    const list = typeof urls === 'string' ? [urls] : [...urls];
+    if (!list.every((u) => typeof u === 'string')) throw new InvalidArgumentError(`Engine.add: expected URL strings, received ${JSON.stringify(list)}`);
+    this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, ...list.filter((u) => !this.#options.seeds.includes(u))]) });
+    for (const u of canonicalSeeds(list, this.options.canonPolicy)) this.#scope.addSeed(u);
+    if (this.#frontier === undefined) {
+      this.#pendingSeeds.push(...list);
+      return { added: list.length, refused: [] };
+    }
+    const before = this.#refusedSeeds.length;
+    const added = this.#seed(list);
+    if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
+    this.#driverWaker.notify();
+    return { added, refused: this.#refusedSeeds.slice(before) };
+  }
+
+  /** The end statistics: final once `run()` has ended, the figures so far before. */
+  summary(): CrawlSummary {
+    if (this.#summary !== undefined) return this.#summary;
+    return {
+      reason: this.#reason ?? 'stopped',
+      progress: this.#progress(this.#clock(), false),
+      recovery: this.#recovery,
+      counts: this.#tally.counts(),
+      okInCampaign: this.#ok,
+      failingHosts: this.#tally.failingHosts(),
+      unresolvedHosts: this.#tally.unresolvedHosts(),
+      handlerFailures: this.#tally.handlerFailures(),
+      refusedSeeds: this.#refusedSeeds,
+      settingChanges: this.#changes,
+    };
+  }
+
+  /** Saved settings this engine's options overrode (empty for a new crawl). */
+  get settingChanges(): readonly SettingChange[] {
+    return this.#changes;
+  }
+
+  /** Seeds the settings refused (out of scope by a pattern, or not http(s)); known once `run()` opened the crawl. */
+  get refusedSeeds(): readonly RefusedSeed[] {
+    return this.#refusedSeeds;
+  }
+
+  /**
+   * Records that `crawl()`'s handler failed on `page` for good (after its retries): counted
+   * in the summary with the error's message. The page's fetch stays recorded as fetched.
+   */
+  recordHandlerFailure(page: Page, error: unknown): void {
+    this.#tally.handlerFailed(page.url, error instanceof Error ? error.message : String(error));
   }
 
   /**
@@ -466,12 +603,31 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#frontier = Frontier.recover(image, this.#frontierOptions());
       this.#generation = state.generation;
       this.#completed = state.completed;
+      this.#ok = state.ok ?? state.completed;
       this.#replay(data!, state);
+      this.#reconsider();
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
     }
-    this.#seed(o.seeds);
-    if (data !== undefined) this.#checkpoint();
+    this.#seed([...o.seeds, ...this.#pendingSeeds.splice(0)]);
+    if (data !== undefined) {
+      writeCrawlSettings(data.path, this.options, this.#changes, new Date());
+      this.#checkpoint();
+    }
+  }
+
+  /**
+   * A resume asks again of every URL a setting refused: those the scope now takes are queued
+   * (a refused address or a name that did not exist is asked again at dispatch, costing no
+   * request if it still holds). URLs robots.txt disallowed are queued again when the agent or
+   * the robots setting changed.
+   */
+  #reconsider(): void {
+    const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
+    this.#frontier!.reconsider((url, status) => {
+      if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
+      return this.#directory.register(url) !== undefined;
+    });
   }
 
   /** Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes are redone. */
@@ -503,30 +659,63 @@ export class Engine extends EventEmitter<EngineEvents> {
       // A template only ever observed again re-confirms itself; the count is per distinct URL.
       this.#soft.observe(r.h, o.contentFp, keyFromHex(r.k));
     }
-    if (this.#frontier!.replay(r.k, o, r.at, r.now)) this.#completed++;
+    if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
+      this.#completed++;
+      if (isOk(r.s)) this.#ok++;
+    }
+    for (const url of r.x ?? []) this.#refuse(url, 0, r.now);
   }
 
-  #seed(urls: readonly string[]): void {
-    if (urls.length === 0) return;
+  /** Seeds the frontier with `urls` (those the scope takes); returns how many were new. */
+  #seed(urls: readonly string[]): number {
+    if (urls.length === 0) return 0;
     const hours = Math.floor(this.#clock() / HOUR_MS);
     const policy = this.options.canonPolicy;
     const specs = [];
     for (const raw of urls) {
       const url = canonicalize(raw, undefined, policy);
-      const group = url === null ? undefined : this.#directory.register(url);
-      if (url === null || group === undefined) {
+      if (url === null) {
         this.#rejected.push(raw);
+        this.#refusedSeeds.push({ url: raw, reason: 'not-http' });
+        continue;
+      }
+      const out = this.#scope.check(url);
+      if (out !== undefined) {
+        this.#refusedSeeds.push({ url: raw, reason: out });
+        continue;
+      }
+      const group = this.#directory.register(url);
+      if (group === undefined) {
+        this.#rejected.push(raw);
+        this.#refusedSeeds.push({ url: raw, reason: 'not-http' });
         continue;
       }
       specs.push({ url, host: group, priority: 1, firstSeen: hours, nextDue: hours, crawlDelay: 0 });
     }
-    this.#frontier!.seedBatch(specs);
+    return this.#frontier!.seedBatch(specs);
   }
 
   // ───────────────────────────── the loop ─────────────────────────────
 
+  /** Fetches the limits still allow (fetches in flight count as if they will succeed). */
   #budgetLeft(): number {
-    return this.options.maxPages - this.#completed - this.#flights.size;
+    const o = this.options;
+    const n = this.#flights.size;
+    return Math.min(o.maxPages - this.#ok - n, o.maxRequests - this.#completed - n);
+  }
+
+  /**
+   * Continuous mode asks again, once an hour, of the names that did not exist: their URLs are
+   * queued again and resolved anew (the negative answer is cached 5 minutes).
+   */
+  #recheckUnresolved(): void {
+    const names = new Set(this.#tally.unresolvedHosts().map((h) => h.host));
+    if (names.size === 0) return;
+    const n = this.#frontier!.reconsider((url, status) => {
+      const host = status === UrlStatus.Refused ? splitOrigin(url)?.host : undefined;
+      return host !== undefined && names.has(host) && this.#scope.check(url) === undefined && this.#directory.register(url) !== undefined;
+    });
+    if (n > 0) this.#driverWaker.notify();
   }
 
   async #drive(): Promise<void> {
@@ -535,8 +724,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     const reporting = (): boolean => o.onProgress !== undefined || this.listenerCount('progress') > 0;
     let nextCheckpoint = this.#clock() + o.checkpointIntervalMs;
     let nextProgress = this.#clock() + o.progressIntervalMs;
+    let nextRecheck = this.#clock() + HOUR_MS;
     for (;;) {
       let now = this.#clock();
+      if (this.#freshness !== undefined && now >= nextRecheck) {
+        this.#recheckUnresolved();
+        nextRecheck = now + HOUR_MS;
+      }
       if (o.dataDir !== undefined && now >= nextCheckpoint) {
         this.#checkpoint();
         now = this.#clock();
@@ -555,7 +749,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#fill();
       if (this.#flights.size === 0) {
         if (this.#budgetLeft() <= 0) {
-          this.#reason = 'maxPages';
+          this.#reason = o.maxPages - this.#ok <= 0 ? 'maxPages' : 'maxRequests';
           break;
         }
         if (f.nextEligible() === undefined) {
@@ -584,6 +778,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#driverDone = true;
     this.#outputWaker.notify();
+    this.#notifyQuiet();
   }
 
   #fill(): void {
@@ -601,12 +796,15 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #launch(req: FetchRequest): void {
     const key = keyToHex(req.key, 0);
-    const flight: Flight = { req, key, sendId: undefined, reported: undefined, page: undefined };
+    const flight: Flight = { req, key, sendId: undefined, reported: undefined, outside: [], page: undefined };
     this.#flights.set(req.row, flight);
     this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
+    // Pinned to the URL's own hostname's address: under registrable grouping the group's
+    // address is its first origin's, which a sibling hostname may not share (or may not have:
+    // then the fetcher resolves it itself and fails with a clear outcome).
     const ip = this.#names.addressOf(req.url);
-    const pinned = ip !== undefined && ip !== req.ip ? { ...req, ip } : req;
+    const pinned = ip !== req.ip ? { ...req, ip } : req;
     const begin = (): void => {
       // The request leaves now: if that is later than its dispatch, the windows count from now.
       const at = this.#clock();
@@ -653,7 +851,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   #frontierStatus(req: FetchRequest, o: Outcome, soft404: boolean): number {
     if (soft404) return 404;
     if (o.status !== 0) return o.status;
-    if (o.errorKind === 'refused' || o.errorKind === 'url') return 410;
+    // A refused address is a setting, not the server's word: transient here, and the retry is
+    // refused at dispatch (`RobotsGate#refuses`) as `Refused`, which a resume re-evaluates.
+    if (o.errorKind === 'url') return 410;
     if (o.errorKind === 'dns' && this.#names.notFound(req.url)) return 410;
     return 0;
   }
@@ -677,7 +877,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 300) c.s3xx++;
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
-    for (const l of o.links ?? []) if (!l.nofollow) this.#directory.register(l.url);
+    let links = o.links;
+    if (links !== undefined) {
+      const inside: Link[] = [];
+      for (const l of links) {
+        const out = this.#scope.check(l.url);
+        if (out === undefined) inside.push(l);
+        else if (!l.nofollow) flight.outside.push({ url: l.url, reason: out });
+      }
+      links = inside.length === links.length ? links : inside;
+      for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
+    }
     let location: string | undefined;
     let capped: string | undefined;
     if (o.location !== undefined) {
@@ -685,6 +895,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       const max = this.options.maxRedirects;
       if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {
         capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
+        location = undefined;
+      }
+      const out = location === undefined ? undefined : this.#scope.check(location);
+      if (location !== undefined && out !== undefined) {
+        flight.outside.push({ url: location, reason: out });
         location = undefined;
       }
       if (location !== undefined) this.#directory.register(location);
@@ -700,12 +915,15 @@ export class Engine extends EventEmitter<EngineEvents> {
       url: req.url,
       status: this.#frontierStatus(req, o, soft404),
       location,
-      links: soft404 ? undefined : o.links,
+      links: soft404 ? undefined : links,
       body: undefined,
     };
+    if (soft404) flight.outside.length = 0;
+    this.#tally.outcome(splitOrigin(req.url)?.host ?? req.host, s, soft404, o.errorKind, o.error);
     flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
+    this.#notifyQuiet();
   }
 
   /** The consumer took the page: record the outcome, report it, free the slot. */
@@ -713,13 +931,31 @@ export class Engine extends EventEmitter<EngineEvents> {
     const req = flight.req;
     if (this.#flights.get(req.row) !== flight || flight.reported === undefined) return;
     const now = this.#clock();
-    if (this.#data?.journaling === true) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
+    const outside = flight.outside.map((x) => x.url);
+    if (this.#data?.journaling === true) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported, outside));
     this.#frontier!.report(flight.reported, now);
+    for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, flight.reported);
+    if (isOk(flight.reported.status)) this.#ok++;
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);
     this.#driverWaker.notify();
+  }
+
+  /**
+   * Keeps an out-of-scope URL in the frontier as `Refused` (so a resume under a wider scope
+   * can fetch it) without registering its origin: nothing is resolved or asked of robots.txt
+   * for it. Returns whether it was new.
+   */
+  #refuse(url: string, depth: number, now: number): boolean {
+    let host: string;
+    try {
+      host = hostGroupKey(url, this.options.grouping);
+    } catch {
+      return false;
+    }
+    return this.#frontier!.refuse({ url, host, depth, cash: 0 }, now);
   }
 
   #append(r: JournalRecord): void {
@@ -739,6 +975,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#flights.clear();
     this.#driverWaker.notify();
     this.#outputWaker.notify();
+    this.#notifyQuiet();
   }
 
   #attachSignals(): () => void {
@@ -776,9 +1013,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#reason ??= 'stopped';
     if (this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
     this.#data?.sync();
-    const summary: CrawlSummary = { reason: this.#reason, progress: this.#progress(this.#clock(), false), recovery: this.#recovery };
+    const summary = this.summary();
+    this.#summary = summary;
     this.emit('end', summary);
-    this.#endedResolve?.();
+    this.#notifyQuiet();
   }
 
   // ───────────────────────────── checkpoints and progress ─────────────────────────────
@@ -794,6 +1032,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       {
         generation,
         completed: this.#completed,
+        ok: this.#ok,
         grouping: this.options.grouping,
         politeness: { ...this.policy },
         groups: this.#directory.export(),
@@ -855,6 +1094,21 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 }
 
+/** Whether a status as the frontier was told it is a page fetched OK (soft-404s are told 404). */
+function isOk(status: number): boolean {
+  return status === 304 || (status >= 200 && status < 300);
+}
+
+/** The canonical forms of the seeds that are http(s) URLs. */
+function canonicalSeeds(seeds: readonly string[], policy: EngineOptions['canonPolicy']): string[] {
+  const out: string[] = [];
+  for (const raw of seeds) {
+    const url = canonicalize(raw, undefined, policy);
+    if (url !== null) out.push(url);
+  }
+  return out;
+}
+
 /**
  * Host statuses of a crawl from its checkpoint (`dataDir` or the `.meguri` file), as a live
  * engine's `hostStates()` would give them at `nowMs` — what `meguri hosts --why` shows for a
@@ -868,19 +1122,35 @@ export function readHostStates(path: string, nowMs: number = Date.now()): HostSt
 /**
  * Runs a crawl to its end: `onPage` sees every page (awaited before the next is taken), and
  * the engine is closed afterwards. Resolves with why it ended and the final stats.
+ *
+ * A handler that throws (or rejects) is given the same page again, up to `handlerRetries`
+ * more times (default 2); then the page is recorded as failed with the error's message
+ * (`summary.counts.handlerFailed`, `summary.handlerFailures`) and the crawl goes on — unless
+ * `onHandlerError` is given and throws, which ends the crawl with its error.
  */
 export async function crawl(
   options: Partial<EngineOptions> & Pick<EngineOptions, 'agent'>,
   onPage?: (page: Page) => void | Promise<void>,
 ): Promise<CrawlSummary> {
   const engine = new Engine(options);
-  let summary: CrawlSummary | undefined;
-  engine.once('end', (s) => (summary = s));
+  const { handlerRetries, onHandlerError } = engine.options;
   try {
-    for await (const page of engine.run()) await onPage?.(page);
+    for await (const page of engine.run()) {
+      if (onPage === undefined) continue;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await onPage(page);
+          break;
+        } catch (err) {
+          if (attempt < handlerRetries) continue;
+          engine.recordHandlerFailure(page, err);
+          await onHandlerError?.(err, page);
+          break;
+        }
+      }
+    }
   } finally {
     await engine.close();
   }
-  return summary ?? { reason: engine.stopReason ?? 'stopped', progress: engine.progress(), recovery: engine.recovery };
+  return engine.summary();
 }
-

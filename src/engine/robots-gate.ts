@@ -27,7 +27,9 @@ import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
+import type { Scope } from './scope.js';
 import type { SendGate } from './send-gate.js';
+import type { Tally } from './tally.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -59,6 +61,10 @@ export interface RobotsGateOptions {
   readonly names: DnsSeam;
   /** The per-IP send order every robots.txt hop leaves through, like a content request. */
   readonly sends: SendGate;
+  /** The crawl's scope, asked again at dispatch (settings may have narrowed on resume). */
+  readonly scope: Scope;
+  /** Counts refusals and robots.txt disallows per reason. */
+  readonly tally: Tally;
   /** Obey robots.txt; when false the gate only waits for DNS. */
   readonly enabled: boolean;
   /** Fetches one robots.txt hop (no redirects followed); see `robotsFetchOf`. */
@@ -226,7 +232,31 @@ export class RobotsGate implements RobotsSeam {
       });
   }
 
+  /**
+   * Whether a setting refuses `url`: out of scope, a name that does not exist, an address the
+   * policy refuses. Counted once per URL (the frontier keeps it `Refused`).
+   */
+  refuses(url: string): boolean {
+    const out = this.o.scope.check(url);
+    if (out !== undefined) {
+      this.o.tally.outOfScope(out);
+      return true;
+    }
+    const parts = splitOrigin(url);
+    if (parts === undefined) return false;
+    const refusal = this.o.names.refusal(parts.host);
+    if (refusal === undefined) return false;
+    this.o.tally.refused(refusal.reason, parts.host, refusal.detail);
+    return true;
+  }
+
   isAllowed(url: string): boolean {
+    const allowed = this.allowed(url);
+    if (!allowed) this.o.tally.disallowed();
+    return allowed;
+  }
+
+  private allowed(url: string): boolean {
     const cache = this.cache;
     if (cache === undefined) return true;
     const parts = splitOrigin(url);

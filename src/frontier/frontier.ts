@@ -80,6 +80,7 @@ import {
   type FreshnessRows,
   type FrontierOptions,
   type HostResolver,
+  type RobotsSeam,
   resolveFrontierOptions,
 } from './options.js';
 import { RowQueues } from './queues.js';
@@ -509,6 +510,58 @@ export class Frontier {
     return true;
   }
 
+  /**
+   * Records a URL that a crawl setting refuses (out of scope) without queueing it: a new row
+   * with status `Refused`, not counted against the host's budget, so that `reconsider` under
+   * other settings can queue it. Returns false, changing nothing, for a known URL.
+   */
+  refuse(discovery: Discovery, nowMs: number): boolean {
+    const d = discovery;
+    if (d === null || typeof d !== 'object' || typeof d.url !== 'string' || d.url === '' || typeof d.host !== 'string' || d.host === '') {
+      throw new InvalidArgumentError(`refuse: expected a Discovery with a canonical URL and a host group, received ${String(d?.url)}`);
+    }
+    checkMs('refuse nowMs', nowMs);
+    const k = this.oneKey;
+    if (d.key !== undefined) k.set(d.key);
+    else keyOf(d.url, d.host, k, 0);
+    const filter = this.opts.seenFilter;
+    if ((filter === undefined || filter.maybeContains(k, 0)) && this.index.get(k, 0) !== undefined) return false;
+    const h = this.hostFor(d.host, k, 0);
+    const hours = Math.floor(nowMs / HOUR_MS);
+    const row = this.newRow(k, 0, d.url, h, Math.min(Math.max(0, d.depth | 0), 0xffff), hours, UrlStatus.Refused);
+    this.table.nextDue[row] = hours;
+    this.index.insertBatch(k, Uint32Array.of(row));
+    filter?.add(k, 0);
+    if (this.prio) {
+      this.prio.credit(row, d.cash > 0 ? d.cash : 0);
+      this.table.priority[row] = this.prio.priority(row, h.id, h.hostScore);
+    } else {
+      this.table.priority[row] = d.cash;
+    }
+    return true;
+  }
+
+  /**
+   * Re-evaluates URLs a setting refused (`Refused`) or robots.txt disallowed (`Disallowed`),
+   * after the crawl's settings changed: each one `accept` takes is queued again for a first
+   * fetch (the settings and robots.txt are asked again when it is dispatched). O(rows).
+   * Returns how many were queued.
+   */
+  reconsider(accept: (url: string, status: UrlStatus) => boolean): number {
+    const t = this.table;
+    let n = 0;
+    for (let row = 0; row < t.rows; row++) {
+      const s = t.status[row]! as UrlStatus;
+      if (s !== UrlStatus.Refused && s !== UrlStatus.Disallowed) continue;
+      if (!accept(t.urlOf(row), s)) continue;
+      t.status[row] = UrlStatus.Scheduled;
+      t.retries[row] = 0;
+      this.enqueue(row);
+      n++;
+    }
+    return n;
+  }
+
   private newRow(keys: KeyArray, i: number, url: string, h: HostRecord, depth: number, firstSeen: number, status: number): number {
     const t = this.table;
     const row = t.addRow();
@@ -836,8 +889,9 @@ export class Frontier {
         }
       }
       const row = this.queues.pop(id);
-      if (robots && !robots.isAllowed(this.table.urlOf(row))) {
-        this.table.status[row] = UrlStatus.Disallowed;
+      const refused = robots === undefined ? undefined : refusal(robots, this.table.urlOf(row));
+      if (refused !== undefined) {
+        this.table.status[row] = refused;
         if (this.queues.size(h.id) > 0) {
           h.state = HostState.Ready;
           this.ready[this.shardOf(h.id)]!.push(h.id);
@@ -1853,6 +1907,12 @@ class MutableRecord implements CrawledRecord {
   set lambda(v: number) {
     if (Number.isFinite(v) && v >= 0) this.t.lambda[this.row] = v;
   }
+}
+
+/** What a crawl setting or robots.txt says of `url` at dispatch: Refused, Disallowed, or go (undefined). */
+function refusal(robots: RobotsSeam, url: string): UrlStatus | undefined {
+  if (robots.refuses?.(url) === true) return UrlStatus.Refused;
+  return robots.isAllowed(url) ? undefined : UrlStatus.Disallowed;
 }
 
 /** @internal For tests: the URLKey of (url, host) as 32 hex digits. */

@@ -117,6 +117,7 @@ describe('golden engine sequence', () => {
         "Gone": 1,
         "InFlight": 0,
         "Redirected": 1,
+        "Refused": 0,
         "RetryWait": 0,
         "Scheduled": 0,
         "Trapped": 0,
