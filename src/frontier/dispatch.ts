@@ -14,6 +14,7 @@ import { hostInterval } from '../politeness/index.js';
 import { deactivate, ipOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
+import type { RobotsSeam } from './options.js';
 import type { FrontierState } from './state.js';
 import { FpFlag } from './table.js';
 
@@ -38,8 +39,9 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     if (!robotsCleared(s, h, nowMs)) continue;
     const row = s.queues.pop(id);
     const robots = s.opts.robots;
-    if (robots && !robots.isAllowed(s.table.urlOf(row))) {
-      s.table.status[row] = UrlStatus.Disallowed;
+    const refused = robots === undefined ? undefined : refusal(robots, s.table.urlOf(row));
+    if (refused !== undefined) {
+      s.table.status[row] = refused;
       if (s.queues.size(h.id) > 0) toReady(s, h);
       else deactivate(s, h, nowMs);
       continue;
@@ -125,4 +127,10 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
     depth,
     dispatchedAtMs: nowMs,
   };
+}
+
+/** What a crawl setting or robots.txt says of `url` at dispatch: Refused, Disallowed, or go (undefined). */
+function refusal(robots: RobotsSeam, url: string): UrlStatus | undefined {
+  if (robots.refuses?.(url) === true) return UrlStatus.Refused;
+  return robots.isAllowed(url) ? undefined : UrlStatus.Disallowed;
 }

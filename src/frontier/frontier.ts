@@ -38,14 +38,14 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyToHex } from '../core/keys.js';
 import type { PartitionImage } from '../format/index.js';
 import { decodePartition, encodePartition } from '../format/index.js';
-import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
+import type { Discovery, FetchRequest, Outcome, UrlStatus } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import type { Prioritizer } from '../prioritize/index.js';
 import * as banks from './banks.js';
 import { checkpoint, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
-import { type SeedSpec, discover, seed, seedBatch } from './intake.js';
+import { type SeedSpec, discover, reconsider, refuse, seed, seedBatch } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -121,6 +121,25 @@ export class Frontier {
    */
   discover(discovery: Discovery, nowMs: number): boolean {
     return discover(this.#s, discovery, nowMs);
+  }
+
+  /**
+   * Records a URL that a crawl setting refuses (out of scope) without queueing it: a new row
+   * with status `Refused`, not counted against the host's budget, so that `reconsider` under
+   * other settings can queue it. Returns false, changing nothing, for a known URL.
+   */
+  refuse(discovery: Discovery, nowMs: number): boolean {
+    return refuse(this.#s, discovery, nowMs);
+  }
+
+  /**
+   * Re-evaluates URLs a setting refused (`Refused`) or robots.txt disallowed (`Disallowed`),
+   * after the crawl's settings changed: each one `accept` takes is queued again for a first
+   * fetch (the settings and robots.txt are asked again when it is dispatched). O(rows).
+   * Returns how many were queued.
+   */
+  reconsider(accept: (url: string, status: UrlStatus) => boolean): number {
+    return reconsider(this.#s, accept);
   }
 
   // ─────────────────────────── scheduling ───────────────────────────

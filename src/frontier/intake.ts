@@ -355,3 +355,45 @@ export function hostFor(s: FrontierState, name: string, keys: KeyArray, i: numbe
   }
   return h;
 }
+
+/** `Frontier.refuse` (see there). */
+export function refuse(s: FrontierState, d: Discovery, nowMs: number): boolean {
+  if (d === null || typeof d !== 'object' || typeof d.url !== 'string' || d.url === '' || typeof d.host !== 'string' || d.host === '') {
+    throw new InvalidArgumentError(`refuse: expected a Discovery with a canonical URL and a host group, received ${String(d?.url)}`);
+  }
+  checkMs('refuse nowMs', nowMs);
+  const k = s.oneKey;
+  if (d.key !== undefined) k.set(d.key);
+  else keyOf(d.url, d.host, k, 0);
+  const filter = s.opts.seenFilter;
+  if ((filter === undefined || filter.maybeContains(k, 0)) && s.index.get(k, 0) !== undefined) return false;
+  const h = hostFor(s, d.host, k, 0);
+  const hours = Math.floor(nowMs / HOUR_MS);
+  const row = newRow(s, k, 0, d.url, h, Math.min(Math.max(0, d.depth | 0), 0xffff), hours, UrlStatus.Refused);
+  s.table.nextDue[row] = hours;
+  s.index.insertBatch(k, Uint32Array.of(row));
+  filter?.add(k, 0);
+  if (s.prio) {
+    s.prio.credit(row, d.cash > 0 ? d.cash : 0);
+    s.table.priority[row] = s.prio.priority(row, h.id, h.hostScore);
+  } else {
+    s.table.priority[row] = d.cash;
+  }
+  return true;
+}
+
+/** `Frontier.reconsider` (see there). */
+export function reconsider(s: FrontierState, accept: (url: string, status: UrlStatus) => boolean): number {
+  const t = s.table;
+  let n = 0;
+  for (let row = 0; row < t.rows; row++) {
+    const st = t.status[row]! as UrlStatus;
+    if (st !== UrlStatus.Refused && st !== UrlStatus.Disallowed) continue;
+    if (!accept(t.urlOf(row), st)) continue;
+    t.status[row] = UrlStatus.Scheduled;
+    t.retries[row] = 0;
+    enqueue(s, row);
+    n++;
+  }
+  return n;
+}

@@ -469,7 +469,7 @@ export class UrlTable {
     t.arena.bytes.set(arena);
     t.arena.length = arena.length;
     for (let r = 0; r < rows; r++) {
-      if (t.status[r]! > 8) throw new CorruptPartitionError('urls', `row ${r} has status ${t.status[r]}, expected 0..8`);
+      if (t.status[r]! > 9) throw new CorruptPartitionError('urls', `row ${r} has status ${t.status[r]}, expected 0..9`);
       if (entryEnd(arena, t.url[r]!, arena.length) < 0) {
         throw new CorruptPartitionError('urls', `row ${r} url offset ${t.url[r]} is outside the arena (${arena.length} bytes)`);
       }

@@ -20,6 +20,12 @@ export const UrlStatus = {
   Disallowed: 7,
   /** Answered with a redirect; `redirectTo` names the target's row. */
   Redirected: 8,
+  /**
+   * Refused by a crawl setting, not by the server: out of scope, an address the policy
+   * refuses (private without `allowPrivate`), a name that does not exist. Never fetched while
+   * the setting holds; `Frontier#reconsider` queues it again when the settings change.
+   */
+  Refused: 9,
 } as const;
 export type UrlStatus = (typeof UrlStatus)[keyof typeof UrlStatus];
 
@@ -34,4 +40,5 @@ export const URL_STATUS_NAMES: readonly string[] = [
   'Trapped',
   'Disallowed',
   'Redirected',
+  'Refused',
 ];
