@@ -124,7 +124,7 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
 /**
  * Decides whether one fetch saw a meaningful change and folds it into the record's counters.
  *
- * Order of trust (seed section 7, DESIGN §8): a 304 is a definitive no-change; an equal
+ * Order of trust (DESIGN §8): a 304 is a definitive no-change; an equal
  * content fingerprint is a no-change; a different fingerprint whose simhash is within
  * `params.simhashNearDupThreshold` bits of the stored one is cosmetic churn (a rotating ad, a
  * clock) and not a change; anything else is a change. A first fetch — or the first fetch that

@@ -75,3 +75,8 @@ export class SeededRandom {
     return v > hi ? hi : v;
   }
 }
+
+/** A fresh random seed (32 bits) for generators the caller did not seed. */
+export function randomSeed(): number {
+  return Math.floor(Math.random() * 4294967296);
+}
