@@ -14,7 +14,7 @@ import type { HostRecord } from './hosts.js';
 import type { CrawledRecord, FreshnessRows } from './options.js';
 import { type FrontierState, HOUR_MS } from './state.js';
 
-/** A crawled URL's next-due offset without a freshness policy (the seed's flat week). */
+/** A crawled URL's next-due offset without a freshness policy (a flat week, as the reference design has it). */
 const FLAT_RECRAWL_HOURS = 168;
 
 /** Moves the schedule index to the clock's hour: URLs whose hour came are queued again. */

@@ -442,7 +442,12 @@ export class Governor {
         this.#releaseSlot(rec);
         throw signal.reason;
       }
-      now = this.#clock();
+      try {
+        now = this.#clock();
+      } catch (err) {
+        this.#releaseSlot(rec);
+        throw err;
+      }
       rec.used = ++this.#uses;
     } else {
       now = this.#clock();

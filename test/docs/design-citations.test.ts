@@ -1,8 +1,10 @@
 /**
  * The code cites docs/DESIGN.md by section ("DESIGN §n", "DESIGN §9.5") and the frontier's
  * invariants by number ("invariant 3", "I3"). This test keeps the two in step: every citation
- * in the sources must name a section or invariant the document has, and every repository path a
- * comment names must exist. It reads the files as text, so it needs no build.
+ * in the sources must name a section or invariant the document has, every repository path a
+ * comment (or the document) names must exist, and every code name the document's built
+ * sections mention must still be in the sources, so a rename cannot leave the design behind.
+ * It reads the files as text, so it needs no build.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -107,6 +109,39 @@ function pathExists(p: string, fromDir: string): boolean {
   return false;
 }
 
+/** Text of every file the document describes (TypeScript and Rust sources, scripts, package.json). */
+function describedSources(): string {
+  const parts: string[] = [readFileSync(join(ROOT, 'package.json'), 'utf8')];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (/\.(ts|rs|sh|mjs)$/.test(name)) parts.push(readFileSync(path, 'utf8'));
+    }
+  };
+  for (const d of ['src', 'core-rs/src', 'scripts']) walk(join(ROOT, d));
+  return parts.join('\n');
+}
+
+/**
+ * The code names in backticks in the document's built sections (a section whose heading says
+ * "planned" describes what does not exist yet), reduced to their last identifier:
+ * `Frontier#replay` → replay, `seedBatch` → seedBatch.
+ */
+function namesInBuiltSections(markdown: string): string[] {
+  const names = new Set<string>();
+  let planned = false;
+  for (const line of markdown.split('\n')) {
+    if (/^##\s/.test(line)) planned = /planned/i.test(line);
+    if (planned) continue;
+    for (const m of line.matchAll(/`([A-Za-z_][\w]*(?:[.#][A-Za-z_]\w*)*)/g)) {
+      const last = m[1]!.split(/[.#]/).pop()!;
+      if (last.length > 2) names.add(last);
+    }
+  }
+  return [...names];
+}
+
 describe('docs/DESIGN.md citations', () => {
   const doc = readFileSync(DOC, 'utf8');
   const anchors = designAnchors(doc);
@@ -137,6 +172,14 @@ describe('docs/DESIGN.md citations', () => {
         if (!ok) missing.push(`${relative(ROOT, file)}:${c.line} cites ${c.kind} ${c.id}`);
       }
     }
+    expect(missing).toEqual([]);
+  });
+
+  it('every code name the built sections mention exists in the sources', () => {
+    const sources = describedSources();
+    const names = namesInBuiltSections(doc);
+    expect(names.length).toBeGreaterThan(40);
+    const missing = names.filter((n) => !new RegExp(`(?<![\\w$])${n.replace(/\$/g, '\\$')}(?![\\w$])`).test(sources));
     expect(missing).toEqual([]);
   });
 

@@ -260,6 +260,26 @@ describe('cancellation with an AbortSignal', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('a clock failure after a queued acquire is granted hands its slot on instead of leaking it', async () => {
+    const clock = new EventClock();
+    let broken = false; // the next clock read fails, once
+    const now = (): number => {
+      if (!broken) return clock.t;
+      broken = false;
+      return Number.NaN;
+    };
+    const g = new Governor({ ratePerMin: 0 }, { seed: 1, now, sleep: clock.sleep });
+    await g.acquire('a');
+    const failing = g.acquire('a').catch((e: unknown) => e);
+    const next = g.acquire('a');
+    await clock.settle();
+    broken = true;
+    g.release('a'); // grants `failing`, whose clock read then throws
+    expect(await failing).toBeInstanceOf(InvalidArgumentError);
+    await next; // the slot went on to the next in line
+    expect(g.peek('a')).toMatchObject({ inFlight: 1, waiting: 0 });
+  });
+
   it('rejects a signal option that is not an AbortSignal', async () => {
     const { g } = governor();
     await expect(g.acquire('a', { signal: {} as AbortSignal })).rejects.toThrow(/signal: expected an AbortSignal/);
