@@ -12,4 +12,4 @@
  */
 export { type LogLevel, type LogSink, type UrlFrontierServer, type UrlFrontierServerOptions, startUrlFrontierServer } from './server.js';
 export { URLFRONTIER_PROTO_PATH } from './schema.js';
-export { DEFAULT_CRAWL, MAX_KEY_LENGTH } from './store.js';
+export { DEFAULT_CRAWL, MAX_KEY_LENGTH, MAX_URL_LENGTH } from './store.js';

@@ -33,6 +33,13 @@ export const DEFAULT_CRAWL = 'DEFAULT';
 /** Longest queue key and crawl ID accepted (longer ones are SKIPPED). */
 export const MAX_KEY_LENGTH = 255;
 
+/**
+ * Longest URL accepted, in UTF-16 units (longer ones are SKIPPED). Far above any real link
+ * (browsers and servers stop near 8 k–64 k); it keeps one hostile item from costing megabytes
+ * of memory and journal.
+ */
+export const MAX_URL_LENGTH = 65_536;
+
 /** Ack statuses, as the schema names them. */
 export type AckStatus = 'OK' | 'SKIPPED' | 'FAIL';
 
@@ -241,7 +248,7 @@ export class UrlFrontierStore {
 
   /** The identity of `raw`: itself, or its canonical form; '' when unusable. */
   identity(raw: string): string {
-    if (typeof raw !== 'string' || raw === '') return '';
+    if (typeof raw !== 'string' || raw === '' || raw.length > MAX_URL_LENGTH) return '';
     if (!this.settings.canonicalize) return raw;
     return canonicalizeUrl(raw) ?? '';
   }
