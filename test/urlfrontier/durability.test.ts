@@ -105,7 +105,7 @@ describe('restart', () => {
     h = undefined;
     const path = join(data, 'urlfrontier.ckpt');
     const bytes = readFileSync(path);
-    bytes[bytes.length - 3] ^= 0x40;
+    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x40;
     writeFileSync(path, bytes);
     await expect(startUrlFrontierServer({ port: 0, dataDir: data, log: () => {} })).rejects.toMatchObject({ code: 'MEGURI_ERR_CORRUPT_PARTITION' });
   });
