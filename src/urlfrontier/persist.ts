@@ -39,7 +39,7 @@ import { join } from 'node:path';
 import '../core/node.js';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptJournalError, CorruptPartitionError } from '../errors/index.js';
-import { ByteReader, ByteWriter } from '../format/bytes.js';
+import { ByteReader } from '../format/bytes.js';
 import { writePartition } from '../format/file.js';
 import { Journal } from '../journal/index.js';
 import type { ControlOp, Metadata, OpLog, UrlFrontierStore, UrlRec } from './store.js';
@@ -52,6 +52,62 @@ const JOURNAL_RE = /^urlfrontier-(\d+)\.journal$/;
 const journalFile = (g: bigint): string => `urlfrontier-${g}.journal`;
 /** A pending batch is written as a record of its own past this size (journal records cap at 64 MiB). */
 const SPILL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The pending batch and checkpoint writer: Buffer-backed, because `Buffer#write(s, at)` encodes
+ * a URL straight into place — measured on this machine at 0.23 µs against 2.9 µs for
+ * `TextEncoder#encode` plus a copy (ByteWriter's way), which was most of the 8 µs/URL that
+ * journaling added to PutURLs in the urlfrontier bench.
+ */
+class OpWriter {
+  private buf: Buffer;
+  length = 0;
+
+  constructor(initial: number) {
+    this.buf = Buffer.allocUnsafe(initial);
+  }
+
+  private reserve(n: number): void {
+    const need = this.length + n;
+    if (need <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < need) cap *= 2;
+    const next = Buffer.allocUnsafe(cap);
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+
+  u8(v: number): void {
+    this.reserve(1);
+    this.buf[this.length++] = v;
+  }
+  u32(v: number): void {
+    this.reserve(4);
+    this.buf.writeUInt32LE(v >>> 0, this.length);
+    this.length += 4;
+  }
+  f64(v: number): void {
+    this.reserve(8);
+    this.buf.writeDoubleLE(v, this.length);
+    this.length += 8;
+  }
+  /** u32 byte length, then UTF-8 (the layout ByteReader#string reads). */
+  string(s: string): void {
+    this.reserve(4 + s.length * 3);
+    const n = this.buf.write(s, this.length + 4, 'utf8');
+    this.buf.writeUInt32LE(n, this.length);
+    this.length += 4 + n;
+  }
+  bytes(b: Uint8Array): void {
+    this.reserve(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+  /** The written bytes (a view, valid until the next write). */
+  view8(): Uint8Array {
+    return this.buf.subarray(0, this.length);
+  }
+}
 
 const enum Op {
   Discovered = 1,
@@ -66,7 +122,7 @@ const enum Op {
   Purge = 10,
 }
 
-function writeMeta(w: ByteWriter, meta: Metadata): void {
+function writeMeta(w: OpWriter, meta: Metadata): void {
   const keys = Object.keys(meta);
   w.u32(keys.length);
   for (const k of keys) {
@@ -94,7 +150,7 @@ const lanes = new Uint32Array(2);
 
 /** Encodes the store's state as a checkpoint of `generation`. */
 export function encodeCheckpoint(store: UrlFrontierStore, generation: bigint): Uint8Array {
-  const w = new ByteWriter(1 << 20);
+  const w = new OpWriter(1 << 20);
   w.bytes(new Uint8Array(HEADER_BYTES));
   const bodyStart = w.length;
   w.u8(store.active ? 1 : 0);
@@ -312,7 +368,7 @@ export interface Recovery {
 
 /** The journal + checkpoint pair of one store. */
 export class FrontierLog implements OpLog, Committer {
-  private readonly w = new ByteWriter(1 << 16);
+  private readonly w = new OpWriter(1 << 16);
   private waiting: CommitCallback[] = [];
   private scheduled = false;
   private syncing = false;

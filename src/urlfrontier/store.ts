@@ -212,10 +212,37 @@ export function crawlName(id: string | undefined): string {
 const EMPTY_META: Metadata = Object.freeze({}) as Metadata;
 
 /**
- * The queue key of `url` when the client gave none: its host name. Returns '' for a URL
- * that does not parse or has no host (such items are SKIPPED).
+ * The queue key of `url` when the client gave none: its host name, as the WHATWG URL parser
+ * gives it. Returns '' for a URL that does not parse or has no host (such items are SKIPPED).
+ *
+ * Fast path: an `http(s)://` URL whose authority is already a plain lowercase DNS name (no
+ * userinfo, port, escapes or IPv4-looking numbers) is its own hostname, found by one scan.
+ * `new URL()` costs 1–4 µs a call (measured 4.1 µs under load), as much as the rest of an
+ * ingest; it remains the answer for every other shape.
  */
 export function defaultKey(url: string): string {
+  const start = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : 0;
+  if (start > 0) {
+    let i = start;
+    let letter = false;
+    const n = url.length;
+    for (; i < n; i++) {
+      const c = url.charCodeAt(i);
+      if (c >= 0x61 && c <= 0x7a) letter = true;
+      else if (c === 0x2f || c === 0x3f || c === 0x23) break; // '/', '?', '#'
+      else if (!((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e)) {
+        i = -1; // anything else: let the parser decide
+        break;
+      }
+    }
+    if (i > start && letter) {
+      const host = url.slice(start, i);
+      // A last label starting with a digit makes the parser read an IPv4 address ("0x7f.1");
+      // empty labels stay with the parser too.
+      const last = host.charCodeAt(host.lastIndexOf('.') + 1);
+      if (!(last >= 0x30 && last <= 0x39) && host.charCodeAt(0) !== 0x2e && !host.includes('..') && !host.endsWith('.')) return host;
+    }
+  }
   try {
     return new URL(url).hostname;
   } catch {
