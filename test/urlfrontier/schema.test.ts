@@ -1,6 +1,7 @@
 // meguri's URLFrontier schema against the upstream one, field by field. The upstream file is
 // read from ../shared/urlfrontier/ only when it exists (it is never committed); the checks on
 // meguri's own file alone run everywhere.
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
@@ -66,6 +67,16 @@ describe('urlfrontier schema', () => {
     );
     const put = methods.find((m) => m.name === 'PutURLs') as unknown as Record<string, unknown>;
     expect(put).toMatchObject({ request: '.urlfrontier.URLItem', response: '.urlfrontier.AckMessage', requestStream: true, responseStream: true });
+  });
+
+  it('ships in the npm package where dist/urlfrontier/schema.js looks for it', () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], { cwd: root, encoding: 'utf8' })) as { files: { path: string }[] }[];
+    const files = packed[0]!.files.map((f) => f.path);
+    expect(files).toContain('proto/urlfrontier.proto');
+    // schema.ts resolves '../../proto/…' from its own folder: the same from src/urlfrontier and dist/urlfrontier
+    const fromDist = fileURLToPath(new URL('../../proto/urlfrontier.proto', new URL('dist/urlfrontier/schema.js', `file://${root}`)));
+    expect(fromDist).toBe(URLFRONTIER_PROTO_PATH);
   });
 
   it.runIf(existsSync(upstream))('agrees with ../shared/urlfrontier/urlfrontier.proto on every message, field, enum and method', () => {
