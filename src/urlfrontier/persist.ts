@@ -30,7 +30,8 @@
  *
  * body: active u8 | crawls u32 | per crawl: id, default delay f64, cursor u32, seq f64,
  *       queues u32 | per queue: key, delay f64, blocked-until f64, limit u32, last served f64 |
- *       urls u32 | per URL: url, queue index u32, created f64, due f64, lease f64, seq f64, meta
+ *       urls u32 | per URL: url, queue index u32, created f64, due f64, lease f64, seq f64, meta,
+ *       history u8 (0 | 1: first f64, last f64, intervals u32, changes u32, fingerprint)
  * Strings are u32-length-prefixed UTF-8; meta is u32 count × (key, u32 n × value); times are
  * epoch ms (due = +∞ when done).
  */
@@ -179,6 +180,15 @@ export function encodeCheckpoint(store: UrlFrontierStore, generation: bigint): U
       w.f64(rec.leaseMs);
       w.f64(rec.seq);
       writeMeta(w, rec.meta);
+      const h = rec.history;
+      w.u8(h === undefined ? 0 : 1);
+      if (h !== undefined) {
+        w.f64(h.firstMs);
+        w.f64(h.lastMs);
+        w.u32(h.intervals);
+        w.u32(h.changes);
+        w.string(h.fingerprint);
+      }
     }
   }
   const out = w.view8().slice();
@@ -240,6 +250,9 @@ export function decodeCheckpoint(bytes: Uint8Array, store: UrlFrontierStore): bi
       const recSeq = r.f64('seq');
       const rec: UrlRec = store.insert(c, url, q, readMeta(r), createdMs, dueMs);
       rec.seq = recSeq;
+      if (r.u8('history flag') === 1) {
+        rec.history = { firstMs: r.f64('first'), lastMs: r.f64('last'), intervals: r.u32('intervals'), changes: r.u32('changes'), fingerprint: r.string('fingerprint') };
+      }
       if (leaseMs > 0 && dueMs !== Number.POSITIVE_INFINITY) {
         rec.leaseMs = leaseMs;
         q.leased++;

@@ -27,6 +27,7 @@
  */
 import { canonicalize as canonicalizeUrl } from '../url/index.js';
 import { LeaseHeap, UrlHeap, readyAt } from './heap.js';
+import { type ChangeHistory, fingerprintOf, observe, refetchInterval, wantsAuto } from './refetch.js';
 
 /** The crawl an empty crawlID names. */
 export const DEFAULT_CRAWL = 'DEFAULT';
@@ -57,6 +58,8 @@ export interface UrlRec {
   leaseMs: number;
   seq: number;
   pos: number;
+  /** Fingerprint history (known items that carried `meguri.fingerprint`), for `meguri.refetch: auto`. */
+  history?: ChangeHistory | undefined;
 }
 
 /** One queue of a crawl, with its control state. */
@@ -311,7 +314,12 @@ export class UrlFrontierStore {
   putKnown(rawUrl: string, rawKey: string, crawlId: string, meta: Metadata | undefined, refetchSec: number, nowMs: number): AckStatus {
     const r = this.resolve(rawUrl, rawKey, crawlId);
     if (r === undefined) return 'SKIPPED';
-    const dueMs = refetchSec > 0 ? refetchSec * 1000 : Number.POSITIVE_INFINITY;
+    let dueMs = refetchSec > 0 ? refetchSec * 1000 : Number.POSITIVE_INFINITY;
+    const fp = wantsAuto(meta) ? fingerprintOf(meta) : undefined;
+    if (fp !== undefined) {
+      // meguri dates the refetch from the page's change history (refetch.ts); the client's date is ignored
+      dueMs = nowMs + refetchInterval(observe(this.crawls.get(r.crawl)?.urls.get(r.url)?.history, fp, nowMs));
+    }
     const m = meta ?? EMPTY_META;
     this.applyKnown(r.crawl, r.url, r.key, m, dueMs, nowMs);
     this.log.known(r.crawl, r.url, r.key, m, dueMs, nowMs);
@@ -326,6 +334,15 @@ export class UrlFrontierStore {
 
   /** Applies a resolved known update (also the journal's replay path). */
   applyKnown(crawlId: string, url: string, key: string, meta: Metadata, dueMs: number, nowMs: number): void {
+    this.updateKnown(crawlId, url, key, meta, dueMs, nowMs);
+    const fp = fingerprintOf(meta);
+    if (fp !== undefined) {
+      const rec = this.crawls.get(crawlId)!.urls.get(url)!;
+      rec.history = observe(rec.history, fp, nowMs);
+    }
+  }
+
+  private updateKnown(crawlId: string, url: string, key: string, meta: Metadata, dueMs: number, nowMs: number): void {
     const c = this.crawl(crawlId);
     const rec = c.urls.get(url);
     if (rec === undefined) {
