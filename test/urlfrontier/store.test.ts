@@ -96,3 +96,24 @@ describe('UrlFrontierStore invariants', () => {
     );
   });
 });
+
+describe('lease bookkeeping', () => {
+  it('stale lease entries are compacted away: the heap stays bounded by live leases, not completions', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const now = 1_000_000;
+    let maxHeap = 0;
+    for (let round = 0; round < 40; round++) {
+      for (let i = 0; i < 10_000; i++) s.putDiscovered(`https://h${i % 100}.example/${round}/${i}`, '', '', undefined, now);
+      const served = s.getUrls({ maxUrlsPerQueue: 0, maxQueues: 0, key: '', leaseMs: 86_400_000, crawl: '' }, now);
+      expect(served.length).toBe(10_000);
+      // all but 10 complete at once: their day-long lease entries go stale
+      for (let i = 10; i < served.length; i++) s.putKnown(served[i]!.url, '', '', undefined, 0, now);
+      maxHeap = Math.max(maxHeap, s.crawls.get('DEFAULT')!.leases.size);
+    }
+    // 400 k leases granted; at most ~10.4 k live at a time (one round) → bound 2·live + slack + one round
+    expect(maxHeap).toBeLessThan(2 * 10_400 + 65_536 + 10_000);
+    expect(s.stats('DEFAULT', '', now).inProcess).toBe(400);
+    // the live leases still expire on time
+    expect(s.stats('DEFAULT', '', now + 86_400_000).inProcess).toBe(0);
+  });
+});
