@@ -364,7 +364,7 @@ export interface LogSettings {
   readonly dir: string;
   /** Wait for fsync before acknowledging (power-loss safety); kill -9 safety needs only the write. */
   readonly fsync: boolean;
-  /** Checkpoint when the journal grows past this many bytes. */
+  /** Checkpoint when the journal grows past this many bytes (or half the last checkpoint, if larger). */
   readonly checkpointBytes: number;
   /** …or when this long passed since the last checkpoint and something changed (ms). */
   readonly checkpointEveryMs: number;
@@ -388,6 +388,8 @@ export class FrontierLog implements OpLog, Committer {
   private closed = false;
   private failure: Error | undefined;
   private lastCheckpointMs: number;
+  /** Size of the last checkpoint written: the journal may grow to half of it before the next. */
+  private lastCheckpointBytes = 0;
   private journal: Journal;
   private syncFd: number;
 
@@ -409,7 +411,8 @@ export class FrontierLog implements OpLog, Committer {
   static open(store: UrlFrontierStore, settings: LogSettings): { log: FrontierLog; recovery: Recovery } {
     mkdirSync(settings.dir, { recursive: true });
     const ckpt = join(settings.dir, CHECKPOINT_FILE);
-    const generation = existsSync(ckpt) ? decodeCheckpoint(readFileSync(ckpt), store) : 0n;
+    const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
+    const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
     const { journal, replay } = Journal.open(join(settings.dir, journalFile(generation)), { generation });
     for (const rec of replay.records) replayRecord(rec, store);
     for (const name of readdirSync(settings.dir)) {
@@ -418,6 +421,7 @@ export class FrontierLog implements OpLog, Committer {
       if (m !== null && BigInt(m[1]!) !== generation) unlinkSync(join(settings.dir, name));
     }
     const log = new FrontierLog(store, settings, generation, journal);
+    log.lastCheckpointBytes = image?.length ?? 0;
     store.attach(log);
     return { log, recovery: { generation, replayedRecords: replay.records.length, tornBytes: replay.tornBytes } };
   }
@@ -535,7 +539,8 @@ export class FrontierLog implements OpLog, Committer {
     const now = this.settings.now();
     if (
       this.failure === undefined &&
-      (this.journal.bytes >= this.settings.checkpointBytes ||
+      // Half the checkpoint's size keeps rewriting it O(1) amortized per change as the store grows.
+      (this.journal.bytes >= Math.max(this.settings.checkpointBytes, this.lastCheckpointBytes / 2) ||
         (now - this.lastCheckpointMs >= this.settings.checkpointEveryMs && this.journal.length > 0))
     ) {
       // The checkpoint holds every applied change (pending ones included) and is fsynced.
@@ -569,7 +574,7 @@ export class FrontierLog implements OpLog, Committer {
   /** Writes a checkpoint of the store as the next generation and starts its empty journal. */
   checkpoint(): void {
     const next = this.generation + 1n;
-    writePartition(join(this.settings.dir, CHECKPOINT_FILE), encodeCheckpoint(this.store, next));
+    this.lastCheckpointBytes = writePartition(join(this.settings.dir, CHECKPOINT_FILE), encodeCheckpoint(this.store, next));
     const oldPath = join(this.settings.dir, journalFile(this.generation));
     this.journal.close();
     closeSync(this.syncFd);
