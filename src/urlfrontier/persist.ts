@@ -35,11 +35,11 @@
  * Strings are u32-length-prefixed UTF-8; meta is u32 count × (key, u32 n × value); times are
  * epoch ms (due = +∞ when done).
  */
-import { closeSync, existsSync, fsync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fsync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import '../core/node.js';
 import { xxh64Lanes } from '../core/hash.js';
-import { CorruptJournalError, CorruptPartitionError } from '../errors/index.js';
+import { CorruptJournalError, CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import { ByteReader } from '../format/bytes.js';
 import { writePartition } from '../format/file.js';
 import { Journal } from '../journal/index.js';
@@ -49,6 +49,55 @@ const MAGIC = new TextEncoder().encode('MGUFCK01');
 const FORMAT = 1;
 const HEADER_BYTES = 40;
 export const CHECKPOINT_FILE = 'urlfrontier.ckpt';
+/** Holds the owner's pid while a server has the directory open. */
+export const LOCK_FILE = 'urlfrontier.lock';
+/** Directories this process holds (a pid check cannot tell two owners in one process apart). */
+const heldHere = new Set<string>();
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the directory's lock file, or throws InvalidStateError naming the live owner. A lock
+ * left by a dead process (kill -9) is stale and taken over — the journal is what makes that
+ * safe, not the lock.
+ */
+function lockDir(dir: string): string {
+  const path = join(dir, LOCK_FILE);
+  if (heldHere.has(path)) throw new InvalidStateError(`URLFrontier: ${JSON.stringify(dir)} is already open in this process`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      heldHere.add(path);
+      return path;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'EEXIST') throw err;
+      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+        throw new InvalidStateError(`URLFrontier: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${path} if that is wrong)`);
+      }
+      unlinkSync(path);
+    }
+  }
+  throw new InvalidStateError(`URLFrontier: could not lock ${JSON.stringify(dir)}`);
+}
+
+function unlockDir(path: string): void {
+  heldHere.delete(path);
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
 const JOURNAL_RE = /^urlfrontier-(\d+)\.journal$/;
 const journalFile = (g: bigint): string => `urlfrontier-${g}.journal`;
 /** A pending batch is written as a record of its own past this size (journal records cap at 64 MiB). */
@@ -398,6 +447,7 @@ export class FrontierLog implements OpLog, Committer {
     private readonly settings: LogSettings,
     private generation: bigint,
     journal: Journal,
+    private readonly lockPath: string,
   ) {
     this.journal = journal;
     this.syncFd = openSync(join(settings.dir, journalFile(generation)), 'r');
@@ -410,20 +460,30 @@ export class FrontierLog implements OpLog, Committer {
    */
   static open(store: UrlFrontierStore, settings: LogSettings): { log: FrontierLog; recovery: Recovery } {
     mkdirSync(settings.dir, { recursive: true });
-    const ckpt = join(settings.dir, CHECKPOINT_FILE);
-    const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
-    const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
-    const { journal, replay } = Journal.open(join(settings.dir, journalFile(generation)), { generation });
-    for (const rec of replay.records) replayRecord(rec, store);
-    for (const name of readdirSync(settings.dir)) {
-      const m = JOURNAL_RE.exec(name);
-      // Older generations are covered by the checkpoint; newer ones cannot exist without it.
-      if (m !== null && BigInt(m[1]!) !== generation) unlinkSync(join(settings.dir, name));
+    const lock = lockDir(settings.dir);
+    let journal: Journal | undefined;
+    try {
+      const ckpt = join(settings.dir, CHECKPOINT_FILE);
+      const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
+      const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
+      const opened = Journal.open(join(settings.dir, journalFile(generation)), { generation });
+      journal = opened.journal;
+      for (const rec of opened.replay.records) replayRecord(rec, store);
+      for (const name of readdirSync(settings.dir)) {
+        const m = JOURNAL_RE.exec(name);
+        // Older generations are covered by the checkpoint; newer ones cannot exist without it.
+        if (m !== null && BigInt(m[1]!) !== generation) unlinkSync(join(settings.dir, name));
+      }
+      const log = new FrontierLog(store, settings, generation, journal, lock);
+      log.lastCheckpointBytes = image?.length ?? 0;
+      store.attach(log);
+      return { log, recovery: { generation, replayedRecords: opened.replay.records.length, tornBytes: opened.replay.tornBytes } };
+    } catch (err) {
+      // A failed start leaves nothing held.
+      journal?.close();
+      unlockDir(lock);
+      throw err;
     }
-    const log = new FrontierLog(store, settings, generation, journal);
-    log.lastCheckpointBytes = image?.length ?? 0;
-    store.attach(log);
-    return { log, recovery: { generation, replayedRecords: replay.records.length, tornBytes: replay.tornBytes } };
   }
 
   // ---- OpLog: encode each change into the pending batch ----
@@ -601,8 +661,12 @@ export class FrontierLog implements OpLog, Committer {
       }
     }
     this.release(cbs, err);
-    this.journal.close();
-    closeSync(this.syncFd);
+    try {
+      this.journal.close();
+      closeSync(this.syncFd);
+    } finally {
+      unlockDir(this.lockPath);
+    }
     if (err !== undefined) throw err;
   }
 

@@ -97,6 +97,14 @@ describe('restart', () => {
     expect(st.known.info.metadata).toEqual({ n: { values: ['4007'] } });
   });
 
+  it('one server per data directory: a second open is MEGURI_ERR_INVALID_STATE, free again after close', async () => {
+    const data = dir();
+    h = await start({ dataDir: data });
+    await expect(startUrlFrontierServer({ port: 0, dataDir: data, log: () => {} })).rejects.toMatchObject({ code: 'MEGURI_ERR_INVALID_STATE' });
+    await h.close();
+    h = await start({ dataDir: data });
+  });
+
   it('refuses a damaged checkpoint with MEGURI_ERR_CORRUPT_PARTITION', async () => {
     const data = dir();
     h = await start({ dataDir: data });
@@ -108,6 +116,7 @@ describe('restart', () => {
     bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x40;
     writeFileSync(path, bytes);
     await expect(startUrlFrontierServer({ port: 0, dataDir: data, log: () => {} })).rejects.toMatchObject({ code: 'MEGURI_ERR_CORRUPT_PARTITION' });
+    expect(readdirSync(data)).not.toContain('urlfrontier.lock'); // the failed start released it
   });
 });
 
