@@ -111,6 +111,8 @@ export interface ServiceSettings {
 }
 
 const LOGGER = 'meguri.urlfrontier';
+/** Acks buffered for a client before its input is paused (it is not reading them). */
+const ACK_BACKLOG = 50_000;
 const DEFAULT_PAGE = 100;
 
 function status(code: grpc.status, details: string): grpc.ServiceError {
@@ -163,9 +165,11 @@ class AckWriter<T> {
   send(msgs: readonly T[]): void {
     this.owed -= msgs.length;
     if (this.dead) return;
-    let ok = true;
-    for (const m of msgs) ok = this.call.write(m);
-    if (!ok) this.call.pause();
+    for (const m of msgs) this.call.write(m);
+    // grpc-js streams are object-mode with a high-water mark of 16 messages, so write() says
+    // "full" after every batch of acks; pausing the input on that would stall ingestion once
+    // per turn. Pause only when a client really stops reading its acks.
+    if (this.call.writableLength > ACK_BACKLOG) this.call.pause();
     this.maybeEnd();
   }
 
