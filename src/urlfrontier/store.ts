@@ -18,6 +18,9 @@
  *   queues  Map key → Queue           queues with URLs, and queues only named by a control call
  *   order   Queue[]                   rotation order for GetURLs (creation order)
  *
+ * Over 600 lines because it is one set of rules over one state: every method reads and
+ * writes the same counters and heaps, and the invariants below only hold together.
+ *
  * Invariants (checked by the tests):
  *   queue.total     = |{u ∈ urls : u.queue = q}|
  *   queue.completed = |{u : u.queue = q, u.dueMs = ∞}|
