@@ -3,9 +3,15 @@
  * operations the gRPC service needs, each answering only once its change is committed.
  *
  * This is the seam a cluster plugs into: the service (service.ts) speaks only to the
- * `FrontierNode` interface, so a cluster node can implement it by routing each item to the
- * node owning its slot (forwarding and waiting for the owner's commit before acking) and by
- * fanning listings and stats out across nodes, without touching the service or the store.
+ * `FrontierNode` interface. A cluster node implements it over a LocalNode for the slots it
+ * owns: a slot is a hash of (crawl, queue key), so a queue — with its delay, block, limit and
+ * leases — lives whole on one node. `put` splits a batch by owner, applies the local part,
+ * forwards the rest to the owners (their PutDiscovered / PutURLs with `local`) and calls
+ * `done` once every owner acked, keeping the item order of the statuses; `control` goes to
+ * the key's owner, or to every node for SetActive, DeleteCrawl and an empty-key SetDelay;
+ * `getUrls` serves local slots only; `stats`, `listQueues`, `scanUrls`, `crawls` fan out with
+ * `local` set and reject (→ the service answers INTERNAL/UNAVAILABLE) rather than under-count
+ * when a node does not answer; `nodes` lists live members. Reads are promises for that reason.
  */
 import type { Committer, CommitCallback } from './persist.js';
 import {
@@ -32,22 +38,27 @@ export interface PutItem {
   readonly refetchSec: number;
 }
 
-/** The operations of a frontier node, as the service uses them. */
+/**
+ * The operations of a frontier node, as the service uses them. Reads return promises so a
+ * cluster node can answer them by fanning out; the hot write path takes a callback (no
+ * promise per stream batch).
+ */
 export interface FrontierNode {
   /** Applies items in order; `done` gets one status per item once they are durable. */
   put(items: readonly PutItem[], done: (statuses: AckStatus[]) => void): void;
-  getUrls(req: ServeRequest): Served[];
+  getUrls(req: ServeRequest): Promise<Served[]>;
   /** Applies a control call; `done` gets the URLs removed (deletes, purges) once durable. */
   control(op: ControlOp, done: (err: Error | undefined, removed: number) => void): void;
-  hasQueue(crawl: string, key: string): boolean;
-  stats(crawl: string, key: string): StoreStats;
-  listQueues(crawl: string, includeInactive: boolean): string[];
-  scanUrls(crawl: string, filter: UrlFilter, visit: (v: UrlView) => boolean): void;
-  status(crawl: string, url: string, key: string): UrlView | undefined;
-  crawls(): string[];
-  readonly active: boolean;
+  hasQueue(crawl: string, key: string): Promise<boolean>;
+  stats(crawl: string, key: string): Promise<StoreStats>;
+  listQueues(crawl: string, includeInactive: boolean): Promise<string[]>;
+  /** Calls `visit` per matching URL in storage order until it returns false. */
+  scanUrls(crawl: string, filter: UrlFilter, visit: (v: UrlView) => boolean): Promise<void>;
+  status(crawl: string, url: string, key: string): Promise<UrlView | undefined>;
+  crawls(): Promise<string[]>;
+  isActive(): Promise<boolean>;
   /** Addresses of the nodes of the cluster (this one only, single-node). */
-  nodes(): string[];
+  nodes(): Promise<string[]>;
   /** The node's clock (epoch ms). */
   now(): number;
 }
@@ -83,7 +94,7 @@ export class LocalNode implements FrontierNode {
     this.committer.afterCommit(cb);
   }
 
-  getUrls(req: ServeRequest): Served[] {
+  async getUrls(req: ServeRequest): Promise<Served[]> {
     return this.store.getUrls(req, this.clock());
   }
 
@@ -98,35 +109,35 @@ export class LocalNode implements FrontierNode {
     this.committer.afterCommit((err) => done(err, removed));
   }
 
-  hasQueue(crawl: string, key: string): boolean {
+  async hasQueue(crawl: string, key: string): Promise<boolean> {
     return this.store.hasQueue(crawlName(crawl), key);
   }
 
-  stats(crawl: string, key: string): StoreStats {
+  async stats(crawl: string, key: string): Promise<StoreStats> {
     return this.store.stats(crawlName(crawl), key, this.clock());
   }
 
-  listQueues(crawl: string, includeInactive: boolean): string[] {
+  async listQueues(crawl: string, includeInactive: boolean): Promise<string[]> {
     return this.store.listQueues(crawlName(crawl), includeInactive, this.clock());
   }
 
-  scanUrls(crawl: string, filter: UrlFilter, visit: (v: UrlView) => boolean): void {
+  async scanUrls(crawl: string, filter: UrlFilter, visit: (v: UrlView) => boolean): Promise<void> {
     this.store.scanUrls(crawlName(crawl), filter, visit);
   }
 
-  status(crawl: string, url: string, key: string): UrlView | undefined {
+  async status(crawl: string, url: string, key: string): Promise<UrlView | undefined> {
     return this.store.status(crawlName(crawl), url, key);
   }
 
-  crawls(): string[] {
+  async crawls(): Promise<string[]> {
     return [...this.store.crawls.keys()];
   }
 
-  get active(): boolean {
+  async isActive(): Promise<boolean> {
     return this.store.active;
   }
 
-  nodes(): string[] {
+  async nodes(): Promise<string[]> {
     return [this.address()];
   }
 

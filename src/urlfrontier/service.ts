@@ -195,15 +195,41 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     if (s.levels.enabled(LOGGER, 'DEBUG')) s.log('DEBUG', LOGGER, message);
   };
 
-  /** A unary handler that turns a thrown error into INTERNAL instead of a crash. */
-  function unary<Req, Res>(name: string, fn: (req: Req, reply: (err: grpc.ServiceError | null, res?: Res) => void) => void): grpc.handleUnaryCall<Req, Res> {
+  /** A unary handler that turns a thrown or rejected error into INTERNAL instead of a crash. */
+  function unary<Req, Res>(
+    name: string,
+    fn: (req: Req, reply: (err: grpc.ServiceError | null, res?: Res) => void) => void | Promise<void>,
+  ): grpc.handleUnaryCall<Req, Res> {
     return (call, callback) => {
-      try {
-        fn(call.request, (err, res) => callback(err, res));
-      } catch (err) {
+      let answered = false;
+      const reply = (err: grpc.ServiceError | null, res?: Res): void => {
+        if (answered) return;
+        answered = true;
+        callback(err, res);
+      };
+      const fail = (err: unknown): void => {
         warn(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
-        callback(status(grpc.status.INTERNAL, `${name}: ${err instanceof Error ? err.message : String(err)}`));
+        reply(status(grpc.status.INTERNAL, `${name}: ${err instanceof Error ? err.message : String(err)}`));
+      };
+      try {
+        const pending = fn(call.request, reply);
+        if (pending !== undefined) pending.catch(fail);
+      } catch (err) {
+        fail(err);
       }
+    };
+  }
+
+  /** A server-streaming handler that ends the stream with INTERNAL on a failure. */
+  function streaming<Req, Res>(name: string, fn: (call: grpc.ServerWritableStream<Req, Res>) => Promise<void>): grpc.handleServerStreamingCall<Req, Res> {
+    return (call) => {
+      fn(call).then(
+        () => call.end(),
+        (err: unknown) => {
+          warn(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+          call.destroy(status(grpc.status.INTERNAL, `${name}: ${err instanceof Error ? err.message : String(err)}`));
+        },
+      );
     };
   }
 
@@ -264,30 +290,23 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
       call.on('error', (err) => debug(`PutDiscovered stream: ${err.message}`));
     },
 
-    GetURLs(call: grpc.ServerWritableStream<GetParamsMsg, UrlInfoMsg>): void {
+    GetURLs: streaming<GetParamsMsg, UrlInfoMsg>('GetURLs', async (call) => {
       const p = call.request;
-      try {
-        const served = node.getUrls({
-          maxUrlsPerQueue: p.max_urls_per_queue,
-          maxQueues: p.max_queues,
-          key: p.key,
-          leaseMs: p.delay_requestable > 0 ? p.delay_requestable * 1000 : s.defaultLeaseMs,
-          crawl: p.item === 'anyCrawlID' ? undefined : (p.crawlID ?? ''),
-        });
-        for (const u of served) call.write({ url: u.url, key: u.key, metadata: u.meta, crawlID: u.crawl });
-        call.end();
-      } catch (err) {
-        warn(`GetURLs failed: ${err instanceof Error ? err.message : String(err)}`);
-        call.destroy(status(grpc.status.INTERNAL, `GetURLs: ${err instanceof Error ? err.message : String(err)}`));
-      }
-    },
+      const served = await node.getUrls({
+        maxUrlsPerQueue: p.max_urls_per_queue,
+        maxQueues: p.max_queues,
+        key: p.key,
+        leaseMs: p.delay_requestable > 0 ? p.delay_requestable * 1000 : s.defaultLeaseMs,
+        crawl: p.item === 'anyCrawlID' ? undefined : (p.crawlID ?? ''),
+      });
+      for (const u of served) call.write({ url: u.url, key: u.key, metadata: u.meta, crawlID: u.crawl });
+    }),
 
-    ListURLs(call: grpc.ServerWritableStream<ListUrlMsg, object>): void {
+    ListURLs: streaming<ListUrlMsg, object>('ListURLs', async (call) => {
       const p = call.request;
-      const size = p.size > 0 ? p.size : DEFAULT_PAGE;
       let skip = p.start;
-      let left = size;
-      node.scanUrls(p.crawlID, { key: p.key, filter: p.filter ?? '', ignoreCase: p.ignoreCase === true }, (v) => {
+      let left = p.size > 0 ? p.size : DEFAULT_PAGE;
+      await node.scanUrls(p.crawlID, { key: p.key, filter: p.filter ?? '', ignoreCase: p.ignoreCase === true }, (v) => {
         if (skip > 0) {
           skip--;
           return true;
@@ -295,26 +314,25 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
         call.write(urlItemOf(v));
         return --left > 0;
       });
-      call.end();
-    },
+    }),
 
-    GetURLStatus: unary<{ url: string; key: string; crawlID: string }, object>('GetURLStatus', (req, reply) => {
-      const v = node.status(req.crawlID, req.url, req.key);
+    GetURLStatus: unary<{ url: string; key: string; crawlID: string }, object>('GetURLStatus', async (req, reply) => {
+      const v = await node.status(req.crawlID, req.url, req.key);
       if (v === undefined) reply(status(grpc.status.NOT_FOUND, `URL ${JSON.stringify(req.url)} is not in crawl ${crawlName(req.crawlID)}`));
       else reply(null, urlItemOf(v));
     }),
 
-    CountURLs: unary<CountUrlMsg, object>('CountURLs', (req, reply) => {
+    CountURLs: unary<CountUrlMsg, object>('CountURLs', async (req, reply) => {
       let n = 0;
-      node.scanUrls(req.crawlID, { key: req.key, filter: req.filter ?? '', ignoreCase: req.ignoreCase === true }, () => {
+      await node.scanUrls(req.crawlID, { key: req.key, filter: req.filter ?? '', ignoreCase: req.ignoreCase === true }, () => {
         n++;
         return true;
       });
       reply(null, { value: n });
     }),
 
-    GetStats: unary<QueueParamsMsg, object>('GetStats', (req, reply) => {
-      const st = node.stats(req.crawlID, req.key);
+    GetStats: unary<QueueParamsMsg, object>('GetStats', async (req, reply) => {
+      const st = await node.stats(req.crawlID, req.key);
       reply(null, {
         size: st.size,
         inProcess: st.inProcess,
@@ -324,16 +342,16 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
       });
     }),
 
-    ListQueues: unary<PaginationMsg, object>('ListQueues', (req, reply) => {
-      const all = node.listQueues(req.crawlID, req.include_inactive);
+    ListQueues: unary<PaginationMsg, object>('ListQueues', async (req, reply) => {
+      const all = await node.listQueues(req.crawlID, req.include_inactive);
       const size = req.size > 0 ? req.size : DEFAULT_PAGE;
       const values = all.slice(req.start, req.start + size);
       reply(null, { values, total: all.length, start: req.start, size: values.length, crawlID: crawlName(req.crawlID) });
     }),
 
-    ListCrawls: unary<object, object>('ListCrawls', (_req, reply) => reply(null, { values: node.crawls() })),
+    ListCrawls: unary<object, object>('ListCrawls', async (_req, reply) => reply(null, { values: await node.crawls() })),
 
-    ListNodes: unary<object, object>('ListNodes', (_req, reply) => reply(null, { values: node.nodes() })),
+    ListNodes: unary<object, object>('ListNodes', async (_req, reply) => reply(null, { values: await node.nodes() })),
 
     DeleteCrawl: unary<{ value: string }, object>('DeleteCrawl', (req, reply) =>
       node.control({ kind: 'deleteCrawl', crawl: crawlName(req.value) }, controlDone(reply, (n) => ({ value: n }))),
@@ -356,9 +374,9 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
       ),
     ),
 
-    SetCrawlLimit: unary<{ key: string; limit: number; crawlID: string }, object>('SetCrawlLimit', (req, reply) => {
+    SetCrawlLimit: unary<{ key: string; limit: number; crawlID: string }, object>('SetCrawlLimit', async (req, reply) => {
       const crawl = crawlName(req.crawlID);
-      if (!node.hasQueue(crawl, req.key)) {
+      if (!(await node.hasQueue(crawl, req.key))) {
         return reply(status(grpc.status.NOT_FOUND, `SetCrawlLimit: no queue ${JSON.stringify(req.key)} in crawl ${crawl}`));
       }
       node.control({ kind: 'limit', crawl, key: req.key, limit: req.limit }, controlDone(reply, () => ({})));
@@ -368,7 +386,7 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
       node.control({ kind: 'active', state: req.state }, controlDone(reply, () => ({}))),
     ),
 
-    GetActive: unary<object, object>('GetActive', (_req, reply) => reply(null, { state: node.active })),
+    GetActive: unary<object, object>('GetActive', async (_req, reply) => reply(null, { state: await node.isActive() })),
 
     SetLogLevel: unary<{ package: string; level: LogLevel }, object>('SetLogLevel', (req, reply) => {
       s.levels.set(req.package, req.level);
