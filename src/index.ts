@@ -43,3 +43,4 @@ export {
   formatPolitenessReport,
 } from './sim/index.js';
 export * from './engine/index.js';
+export * from './urlfrontier/index.js';
