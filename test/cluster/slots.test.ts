@@ -40,8 +40,8 @@ describe('slot function', () => {
 describe('balance (sticky, balanced, minimal moves)', () => {
   const arb = fc.record({
     S: fc.integer({ min: 1, max: 128 }),
-    nodes: fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), { minLength: 0, maxLength: 7 }),
-    prev: fc.array(fc.constantFrom('', 'a', 'b', 'c', 'd', 'x', 'y'), { minLength: 128, maxLength: 128 }),
+    nodes: fc.uniqueArray(fc.constantFrom<string>('a', 'b', 'c', 'd', 'e', 'f', 'g'), { minLength: 0, maxLength: 7 }),
+    prev: fc.array(fc.constantFrom<string>('', 'a', 'b', 'c', 'd', 'x', 'y'), { minLength: 128, maxLength: 128 }),
   });
   it('every live node gets ⌊S/N⌋ or ⌈S/N⌉ slots, live owners under quota keep theirs, moves are the minimum', () => {
     fc.assert(
