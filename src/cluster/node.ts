@@ -1,0 +1,572 @@
+/**
+ * `ClusterNode`: one process's share of a cluster crawl — the slots the coordinator gives it,
+ * each a `Frontier` recovered from its accepted checkpoint, driven against a `Fetcher` behind
+ * one process-wide send gate, with links routed to other slots over their inbox streams.
+ *
+ * This file owns the node's loop and the slot life cycle (open → run → checkpoint → hand off
+ * or drop); the Redis-side decisions are in scripts.ts, the stream plumbing in routing.ts, the
+ * consistent cut of a slot in slot.ts. It is long (≈ 500 lines) because the life cycle's
+ * steps read best together: every `await` in it is a point where a slot may have moved, and
+ * each is followed by the same re-check (`live`).
+ *
+ * Invariants:
+ * - A slot dispatches only while this node's heartbeat is younger than TTL/2 and the slot
+ *   record names this node at the slot's epoch (re-read every `pollMs`).
+ * - Links to another slot — owned here or not — go through that slot's inbox, so each slot's
+ *   checkpoint stands alone (admitting a link straight into a sibling slot would tie the two
+ *   checkpoints together: a crash between them could lose it).
+ * - A checkpoint is a synchronous snapshot (partition + cursor), then the outbox barrier, then
+ *   the write, then the fenced accept, then XACK/XTRIM — in that order.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import { loadCoreSync } from '../core/node.js';
+import { InvalidArgumentError } from '../errors/index.js';
+import type { Fetcher } from '../fetch/index.js';
+import type { FrontierOptions } from '../frontier/index.js';
+import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
+import { canonicalKey } from '../url/keys.js';
+import { StaleEpochError } from './errors.js';
+import { IpGate } from './gate.js';
+import { ClusterKeys, crawlSalt, slotOfKey } from './keys.js';
+import { type SlotRecord, Heartbeat, coordinate, readSlots } from './membership.js';
+import { type Durability, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, readInboxes, resetInbox, settleInbox } from './routing.js';
+import { ACCEPT } from './scripts.js';
+import { type CrawlSettings, joinCrawl } from './settings.js';
+import { SlotState } from './slot.js';
+import { CheckpointStore } from './store.js';
+
+/** Points where a test may inject a crash (kill -9 of the node process). */
+export type FaultPoint = 'applied' | 'checkpointed' | 'accepted' | 'handoff-flushed';
+
+/** Options of `new ClusterNode(...)`. */
+export interface ClusterNodeOptions {
+  /** Redis URL (or a connected client the node will not close). */
+  readonly redis: string | Redis;
+  /** The crawl's name. */
+  readonly crawl: string;
+  /** Checkpoint store directory (shared by every node of the crawl). */
+  readonly store: string;
+  /** Crawl-wide settings given to this node (recorded at creation; verified when joining). */
+  readonly settings?: Partial<CrawlSettings>;
+  /** Fetches one URL (src/fetch's `HttpFetcher`, or any `Fetcher`). */
+  readonly fetcher: Fetcher;
+  /** Local frontier options (DNS seam, state machine…); grouping and politeness come from the crawl record. */
+  readonly frontier?: Partial<FrontierOptions>;
+  /** Max fetches in flight over all slots (default 64). */
+  readonly concurrency?: number;
+  /** Heartbeat TTL, ms (default 10 000). */
+  readonly heartbeatTtlMs?: number;
+  /** Checkpoint period per slot, ms (default 10 000). */
+  readonly checkpointMs?: number;
+  /** How often slot records are re-read, ms (default 200). */
+  readonly pollMs?: number;
+  /** Longest wait for a moving slot's in-flight fetches, ms (default 5 000). */
+  readonly handoffDrainMs?: number;
+  /** Sender barrier (default 'none'; use 'aof' or a WAIT spec in production). */
+  readonly durability?: Durability;
+  /** Stop once every slot is drained and every inbox empty (default true). */
+  readonly campaign?: boolean;
+  /** Cross-process per-IP gate (default true). */
+  readonly ipGate?: boolean;
+  /** A "not shared" IP verdict's life, ms (default 2 000). */
+  readonly ipVerdictMs?: number;
+  /** Node id (default host-pid-random). */
+  readonly nodeId?: string;
+  /** Clock in epoch ms (default performance.timeOrigin + performance.now()). */
+  readonly now?: () => number;
+  /** Called with every page fetched by this node. */
+  readonly onPage?: (page: ClusterPage) => void;
+  /** Crash injection for tests. */
+  readonly faults?: (point: FaultPoint, slot: number) => void;
+}
+
+/** A page fetched by a node. */
+export interface ClusterPage {
+  readonly slot: number;
+  readonly epoch: number;
+  readonly request: FetchRequest;
+  readonly outcome: Outcome;
+  /** Clock at which the fetch started (after the send gate). */
+  readonly startedAtMs: number;
+}
+
+/** A node's counters (also published to Redis for `meguri cluster status`). */
+export interface ClusterNodeStats {
+  readonly nodeId: string;
+  readonly slots: number[];
+  readonly moving: number[];
+  readonly pages: number;
+  readonly pagesPerSec: number;
+  readonly inFlight: number;
+  readonly linksRouted: number;
+  readonly entriesApplied: number;
+  readonly checkpoints: number;
+  readonly handoffs: number;
+  readonly canDispatch: boolean;
+  readonly ipGateBlocked: boolean;
+  readonly sharedIps: number;
+  readonly redisErrors: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class ClusterNode {
+  readonly nodeId: string;
+  readonly keys: ClusterKeys;
+  private readonly redis: Redis;
+  private readonly ownsRedis: boolean;
+  private readonly store: CheckpointStore;
+  private readonly now: () => number;
+  private readonly o: Required<Omit<ClusterNodeOptions, 'redis' | 'settings' | 'frontier' | 'onPage' | 'faults' | 'nodeId' | 'now'>>;
+  private settings: CrawlSettings | undefined;
+  private salt: Uint32Array = new Uint32Array(2);
+  private hb!: Heartbeat;
+  private outbox!: Outbox;
+  private gate: IpGate | undefined;
+  private readonly slots = new Map<number, SlotState>();
+  private readonly busy = new Set<number>();
+  private inFlight = 0;
+  private stopping = false;
+  private wakeUp: (() => void) | undefined;
+  private pages = 0;
+  private applied = 0;
+  private checkpoints = 0;
+  private handoffs = 0;
+  private redisErrors = 0;
+  private rate = { at: 0, pages: 0, perSec: 0 };
+  private rr = 0;
+
+  constructor(private readonly options: ClusterNodeOptions) {
+    if (typeof options.crawl !== 'string' || !/^[A-Za-z0-9._-]{1,100}$/.test(options.crawl)) {
+      throw new InvalidArgumentError(`ClusterNode: expected crawl as a name of letters, digits, '.', '_' or '-', received ${String(options.crawl)}`);
+    }
+    if (typeof options.store !== 'string' || options.store === '') throw new InvalidArgumentError(`ClusterNode: expected store as a directory, received ${String(options.store)}`);
+    loadCoreSync();
+    this.nodeId = options.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.keys = new ClusterKeys(options.crawl);
+    this.ownsRedis = typeof options.redis === 'string';
+    this.redis = typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: null, lazyConnect: false }) : options.redis;
+    this.redis.on('error', () => {
+      this.redisErrors++;
+    });
+    this.store = new CheckpointStore(options.store, options.crawl);
+    this.now = options.now ?? (() => performance.timeOrigin + performance.now());
+    this.o = {
+      crawl: options.crawl,
+      store: options.store,
+      fetcher: options.fetcher,
+      concurrency: options.concurrency ?? 64,
+      heartbeatTtlMs: options.heartbeatTtlMs ?? 10_000,
+      checkpointMs: options.checkpointMs ?? 10_000,
+      pollMs: options.pollMs ?? 200,
+      handoffDrainMs: options.handoffDrainMs ?? 5_000,
+      durability: options.durability ?? 'none',
+      campaign: options.campaign ?? true,
+      ipGate: options.ipGate ?? true,
+      ipVerdictMs: options.ipVerdictMs ?? 2_000,
+    };
+  }
+
+  /** The crawl's recorded settings (after `start`). */
+  get crawlSettings(): CrawlSettings | undefined {
+    return this.settings;
+  }
+
+  /** Joins (or creates) the crawl and registers the node. */
+  async start(): Promise<void> {
+    this.settings = await joinCrawl(this.redis, this.keys, this.options.settings ?? {});
+    await checkDurability(this.redis, this.o.durability);
+    this.salt = crawlSalt(this.o.crawl);
+    this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
+    this.outbox = new Outbox(this.redis, this.keys, this.o.durability);
+    if (this.o.ipGate) {
+      const ipFloor = Number(this.settings.politeness['ipFloorMs'] ?? this.options.frontier?.politeness?.ipFloorMs ?? 250);
+      this.gate = new IpGate(this.redis, this.keys, this.nodeId, { verdictMs: this.o.ipVerdictMs, maxIntervalMs: ipFloor, now: this.now });
+    }
+    await this.hb.beat();
+  }
+
+  /** The slot of a canonical URL's key. */
+  slotOfKey(key: Uint32Array): number {
+    return slotOfKey(key, 0, this.salt, this.settings!.slots);
+  }
+
+  /** Routes seeds (raw URLs) to their owning slots' inboxes; returns how many were accepted. */
+  async seed(urls: readonly string[], priority = 1): Promise<number> {
+    const by = new Map<number, { url: string; host: string; priority: number }[]>();
+    let n = 0;
+    for (const raw of urls) {
+      const c = canonicalKey(raw, undefined, this.settings!.grouping);
+      if (c === null) continue;
+      const s = this.slotOfKey(c.key);
+      let list = by.get(s);
+      if (list === undefined) by.set(s, (list = []));
+      list.push({ url: c.url, host: c.hostGroup, priority });
+      n++;
+    }
+    for (const [s, list] of by) this.outbox.push(s, 's', encodeSeeds(list), list.length);
+    await this.outbox.flush(true);
+    return n;
+  }
+
+  /** Asks the node to stop: it hands its slots back (final checkpoints) and leaves. */
+  stop(): void {
+    this.stopping = true;
+    this.wakeUp?.();
+  }
+
+  /** Runs until `stop()` or, for a campaign, until the whole crawl is drained. */
+  async run(): Promise<ClusterNodeStats> {
+    const ttl = this.o.heartbeatTtlMs;
+    let lastBeat = this.now();
+    let lastPoll = -Infinity;
+    let lastCoord = -Infinity;
+    let lastDone = -Infinity;
+    let lastPublish = -Infinity;
+    while (!this.stopping) {
+      const now = this.now();
+      if (now - lastBeat >= ttl / 4) {
+        lastBeat = now;
+        if (!(await this.hb.beat()) && this.hb.expired) await this.rejoin();
+      }
+      try {
+        if (now - lastCoord >= Math.min(1_000, ttl / 4)) {
+          lastCoord = now;
+          await coordinate(this.redis, this.keys, this.nodeId, this.settings!.slots, ttl);
+        }
+        if (now - lastPoll >= this.o.pollMs) {
+          lastPoll = now;
+          await this.poll();
+        }
+        await this.pump();
+        if (this.outbox.size > 0) await this.outbox.flush();
+        await this.checkpointDue();
+        if (now - lastPublish >= 1_000) {
+          lastPublish = now;
+          await this.publish();
+        }
+        if (this.o.campaign && now - lastDone >= 500) {
+          lastDone = now;
+          if (await this.crawlDone()) break;
+        }
+      } catch (err) {
+        if (err instanceof StaleEpochError) continue;
+        // Redis unreachable or a reply error: back off; the heartbeat gate stops dispatching.
+        this.redisErrors++;
+        await sleep(Math.min(1_000, ttl / 10));
+        continue;
+      }
+      this.dispatch();
+      await this.idle();
+    }
+    await this.shutdown();
+    return this.stats();
+  }
+
+  // ───────────── slot life cycle ─────────────
+
+  private async poll(): Promise<void> {
+    const recs = await readSlots(this.redis, this.keys, this.settings!.slots);
+    for (const r of recs) {
+      const mine = this.slots.get(r.slot);
+      if (this.busy.has(r.slot)) continue;
+      if (mine !== undefined && (r.owner !== this.nodeId || r.epoch !== mine.epoch)) {
+        this.drop(r.slot); // moved on without us (expired, or fenced): no checkpoint
+        if (r.owner !== this.nodeId) continue;
+      }
+      if (r.owner !== this.nodeId) continue;
+      const cur = this.slots.get(r.slot);
+      if (cur === undefined) await this.open(r);
+      else if (r.want !== '' && !cur.moving) void this.handoff(cur);
+    }
+  }
+
+  private async open(r: SlotRecord): Promise<void> {
+    this.busy.add(r.slot);
+    try {
+      const source = r.ckpt === '' ? undefined : await this.store.read(r.ckpt);
+      await resetInbox(this.redis, this.keys, r.slot, source?.meta.cursor ?? '0-0');
+      const s = this.settings!;
+      const opts: Partial<FrontierOptions> = {
+        ...this.options.frontier,
+        grouping: s.grouping,
+        politeness: { ...this.options.frontier?.politeness, ...s.politeness },
+        linkRouter: (ds) => this.route(r.slot, ds),
+      };
+      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
+      this.slots.set(r.slot, state);
+    } finally {
+      this.busy.delete(r.slot);
+    }
+  }
+
+  private drop(slot: number): void {
+    const s = this.slots.get(slot);
+    if (s === undefined) return;
+    this.slots.delete(slot);
+    s.free();
+  }
+
+  /** Hand-off: stop dispatching the slot, let its fetches finish (bounded), flush, checkpoint and release. */
+  private async handoff(s: SlotState): Promise<void> {
+    s.moving = true;
+    this.busy.add(s.slot);
+    try {
+      const until = this.now() + this.o.handoffDrainMs;
+      while (s.inFlight > 0 && this.now() < until) await sleep(10);
+      await this.outbox.flush(true);
+      this.options.faults?.('handoff-flushed', s.slot);
+      const res = await this.commit(s, true);
+      if (res === 2) {
+        this.handoffs++;
+        this.slots.delete(s.slot);
+        s.free();
+      } else {
+        s.moving = false;
+      }
+    } catch {
+      s.moving = false;
+    } finally {
+      this.busy.delete(s.slot);
+    }
+  }
+
+  /**
+   * Writes and accepts one checkpoint of `s`; with `release`, hands the slot to its `want`.
+   * Returns ACCEPT's answer (1 accepted, 2 accepted and released); a refusal drops the slot.
+   */
+  private async commit(s: SlotState, release: boolean): Promise<number> {
+    const snap = s.snapshot();
+    try {
+      await this.outbox.flush(true); // sender barrier: every XADD issued before the snapshot
+      const rel = await this.store.write(snap.meta, snap.partition);
+      this.options.faults?.('checkpointed', s.slot);
+      const res = Number(
+        await ACCEPT.run(this.redis, [this.keys.slot(s.slot)], [s.epoch, this.nodeId, rel, snap.meta.cursor, release ? 1 : 0, snap.meta.applied]),
+      );
+      if (res === 0) {
+        this.drop(s.slot);
+        throw new StaleEpochError(s.slot, s.epoch);
+      }
+      this.checkpoints++;
+      s.checkpointedAt = this.now();
+      this.options.faults?.('accepted', s.slot);
+      await settleInbox(this.redis, this.keys, s.slot, snap.acks, snap.meta.cursor);
+      await this.store.prune(s.slot, rel).catch(() => {});
+      return res;
+    } catch (err) {
+      if (this.slots.get(s.slot) === s) s.unsnapshot(snap);
+      throw err;
+    }
+  }
+
+  private async checkpointDue(): Promise<void> {
+    const now = this.now();
+    for (const s of [...this.slots.values()]) {
+      if (s.moving || this.busy.has(s.slot) || now - s.checkpointedAt < this.o.checkpointMs) continue;
+      this.busy.add(s.slot);
+      try {
+        await this.commit(s, false);
+      } finally {
+        this.busy.delete(s.slot);
+      }
+    }
+  }
+
+  /** Reads and applies new inbox entries of every running slot. */
+  private async pump(): Promise<void> {
+    const running = [...this.slots.values()].filter((s) => !this.busy.has(s.slot)).map((s) => s.slot);
+    const got = await readInboxes(this.redis, this.keys, this.nodeId, running, 1_000);
+    const now = this.now();
+    for (const [slot, entries] of got) {
+      const s = this.slots.get(slot);
+      if (s === undefined) continue; // dropped while reading: the next owner resets the group
+      s.apply(entries, now);
+      this.applied += entries.length;
+      this.options.faults?.('applied', slot);
+    }
+  }
+
+  /** The frontier's link router: links of the slot itself stay; the rest go to their inboxes, one entry per target slot. */
+  private route(from: number, ds: Discovery[]): readonly Discovery[] {
+    const local: Discovery[] = [];
+    let by: Map<number, Discovery[]> | undefined;
+    const S = this.settings!.slots;
+    for (const d of ds) {
+      const t = d.key === undefined ? from : slotOfKey(d.key, 0, this.salt, S);
+      if (t === from) {
+        local.push(d);
+        continue;
+      }
+      by ??= new Map();
+      let list = by.get(t);
+      if (list === undefined) by.set(t, (list = []));
+      list.push(d);
+    }
+    if (by !== undefined) for (const [t, list] of by) this.outbox.push(t, 'l', encodeLinks(list), list.length);
+    return local;
+  }
+
+  // ───────────── dispatch ─────────────
+
+  private dispatch(): void {
+    if (!this.hb.canDispatch()) return;
+    const list = [...this.slots.values()].filter((s) => !s.moving);
+    if (list.length === 0) return;
+    let idleRound = 0;
+    while (this.inFlight < this.o.concurrency && idleRound < list.length) {
+      const s = list[this.rr++ % list.length]!;
+      const req = this.busy.has(s.slot) ? undefined : s.frontier.dispatch(this.now());
+      if (req === undefined) {
+        idleRound++;
+        continue;
+      }
+      idleRound = 0;
+      void this.fetchOne(s, req);
+    }
+  }
+
+  private async fetchOne(s: SlotState, req: FetchRequest): Promise<void> {
+    this.inFlight++;
+    s.inFlight++;
+    let outcome: Outcome;
+    let startedAt = this.now();
+    try {
+      if (this.gate !== undefined && req.ip !== undefined) {
+        startedAt = await this.gate.acquire(req.ip, s.frontier.politenessPolicy.ipFloorMs);
+        if (startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
+      }
+      outcome = await this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
+    } catch (err) {
+      outcome = { row: req.row, url: req.url, status: 0, error: String(err), errorKind: 'network' };
+    }
+    s.inFlight--;
+    this.inFlight--;
+    // The slot may have been handed off or dropped meanwhile: then its state is gone, and the
+    // URL is fetched again by the next owner (it was in flight at the checkpoint).
+    if (this.slots.get(s.slot) === s) {
+      s.frontier.report(outcome, this.now());
+      this.pages++;
+      this.options.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
+    }
+    this.wakeUp?.();
+  }
+
+  private async idle(): Promise<void> {
+    let wait = this.o.pollMs;
+    const now = this.now();
+    if (this.hb.canDispatch() && this.inFlight < this.o.concurrency) {
+      for (const s of this.slots.values()) {
+        if (s.moving) continue;
+        const at = s.frontier.nextEligible();
+        if (at !== undefined) wait = Math.min(wait, Math.max(0, at - now));
+      }
+    }
+    if (wait <= 0) return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, Math.min(wait, 50));
+      function done(): void {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+    this.wakeUp = undefined;
+  }
+
+  // ───────────── ending ─────────────
+
+  /** Whether every slot is owned, idle at its owner and has no unread inbox entry. */
+  private async crawlDone(): Promise<boolean> {
+    for (const s of this.slots.values()) if (!s.idle() || s.moving) return false;
+    if (this.inFlight > 0 || this.outbox.size > 0) return false;
+    await this.publishIdle();
+    const S = this.settings!.slots;
+    const p = this.redis.pipeline();
+    for (let s = 0; s < S; s++) p.hmget(this.keys.slot(s), 'owner', 'idle', 'idleCursor', 'epoch');
+    for (let s = 0; s < S; s++) p.xinfo('STREAM', this.keys.inbox(s));
+    const res = (await p.exec()) ?? [];
+    for (let s = 0; s < S; s++) {
+      const [owner, idle, cursor, epoch] = res[s]![1] as (string | null)[];
+      if (!owner || idle !== `${epoch}`) return false;
+      const info = res[S + s]!;
+      if (info[0] !== null) continue; // no stream: nothing was ever sent to the slot
+      const arr = info[1] as unknown[];
+      const last = String(arr[arr.indexOf('last-generated-id') + 1]);
+      if (last !== '0-0' && (!cursor || compareIds(cursor, last) < 0)) return false;
+    }
+    return true;
+  }
+
+  /** Marks this node's slots idle (with the epoch and the cursor they are idle at) or busy. */
+  private async publishIdle(): Promise<void> {
+    const p = this.redis.pipeline();
+    for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() ? `${s.epoch}` : '', 'idleCursor', s.cursor);
+    await p.exec();
+  }
+
+  private async publish(): Promise<void> {
+    const st = this.stats();
+    await this.redis.set(this.keys.nodeInfo(this.nodeId), JSON.stringify({ ...st, at: Date.now() }), 'PX', this.o.heartbeatTtlMs * 3);
+    const p = this.redis.pipeline();
+    for (const s of this.slots.values()) if (!s.idle()) p.hset(this.keys.slot(s.slot), 'idle', '');
+    await p.exec();
+  }
+
+  private async rejoin(): Promise<void> {
+    for (const slot of [...this.slots.keys()]) this.drop(slot);
+    this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
+    await this.hb.beat();
+  }
+
+  private async shutdown(): Promise<void> {
+    const deadline = this.now() + this.o.handoffDrainMs;
+    while (this.inFlight > 0 && this.now() < deadline) await sleep(10);
+    for (const s of [...this.slots.values()]) {
+      if (this.slots.get(s.slot) !== s) continue;
+      try {
+        s.moving = true;
+        await this.commit(s, false);
+      } catch {
+        // fenced or Redis gone: the next owner recovers from the last accepted checkpoint
+      }
+    }
+    try {
+      const p = this.redis.pipeline();
+      // Leaving: unowned slots go to the remaining nodes at once, from the checkpoints just written.
+      for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() ? `${s.epoch}` : '');
+      await p.exec();
+      await this.hb.leave();
+    } catch {
+      // Redis unreachable: the heartbeat expires instead
+    }
+    for (const slot of [...this.slots.keys()]) this.drop(slot);
+    if (this.ownsRedis) this.redis.disconnect();
+  }
+
+  /** The node's counters. */
+  stats(): ClusterNodeStats {
+    const now = this.now();
+    if (now - this.rate.at >= 1_000) {
+      this.rate = { at: now, pages: this.pages, perSec: this.rate.at === 0 ? 0 : ((this.pages - this.rate.pages) * 1000) / (now - this.rate.at) };
+    }
+    return {
+      nodeId: this.nodeId,
+      slots: [...this.slots.keys()].sort((a, b) => a - b),
+      moving: [...this.slots.values()].filter((s) => s.moving).map((s) => s.slot),
+      pages: this.pages,
+      pagesPerSec: this.rate.perSec,
+      inFlight: this.inFlight,
+      linksRouted: this.outbox?.links ?? 0,
+      entriesApplied: this.applied,
+      checkpoints: this.checkpoints,
+      handoffs: this.handoffs,
+      canDispatch: this.hb?.canDispatch() ?? false,
+      ipGateBlocked: this.gate?.blocked ?? false,
+      sharedIps: this.gate?.sharedIps().length ?? 0,
+      redisErrors: this.redisErrors,
+    };
+  }
+}
