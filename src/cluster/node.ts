@@ -29,6 +29,7 @@ import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
 import { canonicalKey } from '../url/keys.js';
 import { StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
+import { SendWatch } from './sends.js';
 import { ClusterKeys, crawlSalt, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, coordinate, readSlots } from './membership.js';
 import { type Durability, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, readInboxes, resetInbox, settleInbox } from './routing.js';
@@ -38,7 +39,7 @@ import { SlotState } from './slot.js';
 import { CheckpointStore } from './store.js';
 
 /** Points where a test may inject a crash (kill -9 of the node process). */
-export type FaultPoint = 'applied' | 'checkpointed' | 'accepted' | 'handoff-flushed';
+export type FaultPoint = 'applied' | 'snapshot' | 'checkpointed' | 'accepted' | 'handoff-flushed';
 
 /** Options of `new ClusterNode(...)`. */
 export interface ClusterNodeOptions {
@@ -107,6 +108,8 @@ export interface ClusterNodeStats {
   readonly canDispatch: boolean;
   readonly ipGateBlocked: boolean;
   readonly sharedIps: number;
+  /** Round trips to the Redis IP gate. */
+  readonly ipGateCalls: number;
   readonly redisErrors: number;
 }
 
@@ -125,6 +128,7 @@ export class ClusterNode {
   private hb!: Heartbeat;
   private outbox!: Outbox;
   private gate: IpGate | undefined;
+  private sends!: SendWatch;
   private readonly slots = new Map<number, SlotState>();
   private readonly busy = new Set<number>();
   private inFlight = 0;
@@ -181,6 +185,7 @@ export class ClusterNode {
     this.salt = crawlSalt(this.o.crawl);
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
     this.outbox = new Outbox(this.redis, this.keys, this.o.durability);
+    this.sends = new SendWatch(this.now);
     if (this.o.ipGate) {
       const ipFloor = Number(this.settings.politeness['ipFloorMs'] ?? this.options.frontier?.politeness?.ipFloorMs ?? 250);
       this.gate = new IpGate(this.redis, this.keys, this.nodeId, { verdictMs: this.o.ipVerdictMs, maxIntervalMs: ipFloor, now: this.now });
@@ -290,6 +295,10 @@ export class ClusterNode {
       await resetInbox(this.redis, this.keys, r.slot, source?.meta.cursor ?? '0-0');
       const s = this.settings!;
       const opts: Partial<FrontierOptions> = {
+        // A fetch abandoned before it started (the node lost the right to dispatch) is reported
+        // as a transport failure: with the state machine it is retried, never marked crawled.
+        stateMachine: true,
+        retryLimit: 8,
         ...this.options.frontier,
         grouping: s.grouping,
         politeness: { ...this.options.frontier?.politeness, ...s.politeness },
@@ -339,6 +348,7 @@ export class ClusterNode {
    */
   private async commit(s: SlotState, release: boolean): Promise<number> {
     const snap = s.snapshot();
+    this.options.faults?.('snapshot', s.slot);
     try {
       await this.outbox.flush(true); // sender barrier: every XADD issued before the snapshot
       const rel = await this.store.write(snap.meta, snap.partition);
@@ -435,10 +445,23 @@ export class ClusterNode {
     let startedAt = this.now();
     try {
       if (this.gate !== undefined && req.ip !== undefined) {
-        startedAt = await this.gate.acquire(req.ip, s.frontier.politenessPolicy.ipFloorMs);
-        if (startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
+        const ticket = await this.gate.acquire(req.ip, s.frontier.politenessPolicy.ipFloorMs);
+        // The wait may have outlived the right to dispatch (the node paused, the slot moved).
+        if (!this.hb.canDispatch() || this.slots.get(s.slot) !== s) {
+          this.gate.release(ticket, this.now());
+          throw new Error('slot no longer dispatchable');
+        }
+        // Hold the IP until the request is seen leaving (or ends without leaving).
+        const watch = this.sends.expect(req.url);
+        const pending = this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
+        startedAt = await Promise.race([watch.sent, pending.then(this.now, this.now)]);
+        watch.cancel();
+        this.gate.release(ticket, startedAt);
+        if (this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
+        outcome = await pending;
+      } else {
+        outcome = await this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
       }
-      outcome = await this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
     } catch (err) {
       outcome = { row: req.row, url: req.url, status: 0, error: String(err), errorKind: 'network' };
     }
@@ -543,6 +566,7 @@ export class ClusterNode {
       // Redis unreachable: the heartbeat expires instead
     }
     for (const slot of [...this.slots.keys()]) this.drop(slot);
+    this.sends.close();
     if (this.ownsRedis) this.redis.disconnect();
   }
 
@@ -566,6 +590,7 @@ export class ClusterNode {
       canDispatch: this.hb?.canDispatch() ?? false,
       ipGateBlocked: this.gate?.blocked ?? false,
       sharedIps: this.gate?.sharedIps().length ?? 0,
+      ipGateCalls: this.gate?.gateCalls ?? 0,
       redisErrors: this.redisErrors,
     };
   }

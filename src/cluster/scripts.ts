@@ -101,16 +101,36 @@ end
 return 1`);
 
 /**
- * The cross-process per-IP gate. KEYS: gate. ARGV: intervalMs.
- * Takes the IP's next start (returns 0, and the next start is now + interval) or returns the
- * wait in ms, on the Redis clock: one clock for every machine.
+ * The cross-process per-IP gate, take half. KEYS: gate (hash: next, holder, until).
+ * ARGV: holder token, lockMs. A start to the IP holds the gate from its take until its
+ * request is seen leaving (`IP_RELEASE`), because what the server sees is when bytes leave,
+ * which can lag the take by a connect and a busy event loop. Returns 0 (taken; held until
+ * release, or lockMs if the holder dies) or the wait in ms, on the Redis clock.
  */
-export const IP_GATE = new Script(`${NOW}
-local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
+export const IP_TAKE = new Script(`${NOW}
+local h = redis.call('HGET', KEYS[1], 'holder') or ''
+if h ~= '' then
+  local u = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+  if u > now then return math.max(1, math.min(u - now, 10)) end
+end
+local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
 if nxt > now then return nxt - now end
-local iv = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], now + iv, 'PX', iv + 60000)
+redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'until', now + tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
 return 0`);
+
+/**
+ * The gate's release half. KEYS: gate. ARGV: holder token, intervalMs.
+ * The request left (or ended without leaving): the next start may take the gate intervalMs
+ * from now on the Redis clock — a moment no earlier than the request's bytes left.
+ */
+export const IP_RELEASE = new Script(`${NOW}
+local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+local want = now + tonumber(ARGV[2])
+if want > nxt then redis.call('HSET', KEYS[1], 'next', want) end
+if (redis.call('HGET', KEYS[1], 'holder') or '') == ARGV[1] then redis.call('HSET', KEYS[1], 'holder', '') end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
+return 1`);
 
 /**
  * Registers a node as fetching from an IP and says whether another live node does too.
@@ -126,8 +146,8 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
 local n = redis.call('ZCARD', KEYS[1])
 if n > 1 and not had then
-  local nxt = tonumber(redis.call('GET', KEYS[2]) or '0')
+  local nxt = tonumber(redis.call('HGET', KEYS[2], 'next') or '0')
   local g = now + tonumber(ARGV[3])
-  if g > nxt then redis.call('SET', KEYS[2], g, 'PX', tonumber(ARGV[3]) + 60000) end
+  if g > nxt then redis.call('HSET', KEYS[2], 'next', g); redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]) + 60000) end
 end
 return n`);

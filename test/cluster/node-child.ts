@@ -23,6 +23,7 @@ interface Config {
   politeness?: Record<string, number>;
   concurrency?: number;
   logPages?: boolean;
+  grouping?: 'host' | 'registrable' | 'origin';
 }
 
 const cfg = JSON.parse(process.argv[2]!) as Config;
@@ -42,7 +43,7 @@ const node = new ClusterNode({
   redis: cfg.redis,
   crawl: cfg.crawl,
   store: cfg.store,
-  settings: { slots: cfg.slots, ...(cfg.politeness ? { politeness: cfg.politeness } : {}) },
+  settings: { slots: cfg.slots, ...(cfg.politeness ? { politeness: cfg.politeness } : {}), ...(cfg.grouping ? { grouping: cfg.grouping } : {}) },
   fetcher,
   frontier: dns ? { resolver: (h: string) => dns[h] } : {},
   heartbeatTtlMs: cfg.ttlMs ?? 1_000,
@@ -54,7 +55,8 @@ const node = new ClusterNode({
   onPage: cfg.logPages
     ? (p) => out({ type: 'page', slot: p.slot, epoch: p.epoch, url: p.request.url, at: p.startedAtMs, status: p.outcome.status, node: node.nodeId })
     : undefined,
-  faults: (p: FaultPoint) => {
+  faults: (p: FaultPoint, slot: number) => {
+    if (cfg.logPages && (p === 'snapshot' || p === 'accepted')) out({ type: p, slot });
     if (p === point && ++hits === Number(nth)) process.kill(process.pid, 'SIGKILL');
   },
 });
