@@ -12,6 +12,7 @@ import { type CommandSpec, commandHelp, parseCommand } from './args.js';
 import { CRAWL_SPEC, crawlCommand, packageVersion } from './crawl.js';
 import { DEMO_SPEC, demoCommand } from './demo.js';
 import { EXIT, reportFailure } from './failure.js';
+import { CLUSTER_SPEC, clusterCommand } from './cluster.js';
 import { type CliIo, processIo } from './io.js';
 import {
   EXPORT_SPEC,
@@ -39,6 +40,7 @@ const COMMANDS: readonly (readonly [CommandSpec, Run])[] = [
   [HOSTS_SPEC, hostsCommand],
   [INSPECT_SPEC, inspectCommand],
   [EXPORT_SPEC, exportCommand],
+  [CLUSTER_SPEC, clusterCommand],
 ];
 
 function overview(): string {

@@ -21,3 +21,4 @@ export { type Durability, type InboxEntry, Outbox, type RoutedSeed, compareIds, 
 export { type CrawlSettings, DEFAULT_SLOTS, joinCrawl, readCrawl } from './settings.js';
 export { SlotState, foldDigest } from './slot.js';
 export { CheckpointStore, type SlotCheckpointMeta } from './store.js';
+export { type ClusterStatus, type NodeStatus, type SlotStatus, clusterStatus, formatClusterStatus } from './status.js';
