@@ -9,3 +9,4 @@ export { Journal, type JournalOptions, type JournalReplay, MAX_RECORD_BYTES, par
 export * from './fetch/index.js';
 export * from './sim/index.js';
 export * from './engine/index.js';
+export * from './cluster/index.js';

@@ -19,6 +19,7 @@ export { type CoordinateResult, Heartbeat, type SlotRecord, coordinate, liveNode
 export { ClusterNode, type ClusterNodeOptions, type ClusterNodeStats, type ClusterPage, type FaultPoint } from './node.js';
 export { type Durability, type InboxEntry, Outbox, type RoutedSeed, compareIds, decodeLinks, encodeLinks } from './routing.js';
 export { type CrawlSettings, DEFAULT_SLOTS, joinCrawl, readCrawl } from './settings.js';
+export { acceptCheckpoint } from './scripts.js';
 export { SlotState, foldDigest } from './slot.js';
 export { CheckpointStore, type SlotCheckpointMeta } from './store.js';
 export { type ClusterStatus, type NodeStatus, type SlotStatus, clusterStatus, formatClusterStatus } from './status.js';

@@ -30,10 +30,10 @@ import { canonicalKey } from '../url/keys.js';
 import { StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
-import { ClusterKeys, crawlSalt, slotOfKey } from './keys.js';
+import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, coordinate, readSlots } from './membership.js';
-import { type Durability, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, readInboxes, resetInbox, settleInbox } from './routing.js';
-import { ACCEPT } from './scripts.js';
+import { type Durability, type InboxEntry, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, readInboxes, resetInbox, settleInbox } from './routing.js';
+import { acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, joinCrawl } from './settings.js';
 import { SlotState } from './slot.js';
 import { CheckpointStore } from './store.js';
@@ -129,6 +129,7 @@ export class ClusterNode {
   private outbox!: Outbox;
   private gate: IpGate | undefined;
   private sends!: SendWatch;
+  private blocker: Redis | undefined;
   private readonly slots = new Map<number, SlotState>();
   private readonly busy = new Set<number>();
   private inFlight = 0;
@@ -353,9 +354,14 @@ export class ClusterNode {
       await this.outbox.flush(true); // sender barrier: every XADD issued before the snapshot
       const rel = await this.store.write(snap.meta, snap.partition);
       this.options.faults?.('checkpointed', s.slot);
-      const res = Number(
-        await ACCEPT.run(this.redis, [this.keys.slot(s.slot)], [s.epoch, this.nodeId, rel, snap.meta.cursor, release ? 1 : 0, snap.meta.applied]),
-      );
+      const res = await acceptCheckpoint(this.redis, this.keys.slot(s.slot), {
+        epoch: s.epoch,
+        nodeId: this.nodeId,
+        ckpt: rel,
+        cursor: snap.meta.cursor,
+        applied: snap.meta.applied,
+        release,
+      });
       if (res === 0) {
         this.drop(s.slot);
         throw new StaleEpochError(s.slot, s.epoch);
@@ -388,7 +394,42 @@ export class ClusterNode {
   /** Reads and applies new inbox entries of every running slot. */
   private async pump(): Promise<void> {
     const running = [...this.slots.values()].filter((s) => !this.busy.has(s.slot)).map((s) => s.slot);
-    const got = await readInboxes(this.redis, this.keys, this.nodeId, running, 1_000);
+    this.applyRead(await readInboxes(this.redis, this.keys, this.nodeId, running, 1_000));
+  }
+
+  /**
+   * One blocking XREADGROUP over every running slot's inbox, on a connection of its own (a
+   * blocked connection holds back every command queued behind it). Several streams in one
+   * command is fine on a single Redis; on a Redis Cluster it would have to be split by shard.
+   */
+  private async blockOnInboxes(ms: number): Promise<void> {
+    const running = [...this.slots.values()].filter((s) => !this.busy.has(s.slot)).map((s) => s.slot);
+    if (running.length === 0) {
+      await sleep(ms);
+      return;
+    }
+    if (this.blocker === undefined) {
+      // Fails fast while Redis is away (the loop's own calls wait and retry with backoff).
+      this.blocker = this.redis.duplicate({ maxRetriesPerRequest: 0, commandTimeout: ms + 1_000 });
+      this.blocker.on('error', () => {});
+    }
+    const keys = running.map((s) => this.keys.inbox(s));
+    let res: [string, InboxEntry[]][] | null;
+    try {
+      res = (await this.blocker.xreadgroup(
+        'GROUP', INBOX_GROUP, this.nodeId, 'COUNT', 1_000, 'BLOCK', ms, 'STREAMS', ...keys, ...keys.map(() => '>'),
+      )) as [string, InboxEntry[]][] | null;
+    } catch {
+      this.redisErrors++;
+      await sleep(ms);
+      return;
+    }
+    const got = new Map<number, InboxEntry[]>();
+    for (const [key, entries] of res ?? []) if (entries.length > 0) got.set(running[keys.indexOf(key)]!, entries);
+    this.applyRead(got);
+  }
+
+  private applyRead(got: Map<number, InboxEntry[]>): void {
     const now = this.now();
     for (const [slot, entries] of got) {
       const s = this.slots.get(slot);
@@ -488,6 +529,11 @@ export class ClusterNode {
       }
     }
     if (wait <= 0) return;
+    if (this.inFlight === 0 && this.outbox.size === 0) {
+      // Nothing can wake the node but an inbox entry: wait on the inboxes themselves.
+      await this.blockOnInboxes(Math.max(1, Math.min(wait, 50)));
+      return;
+    }
     await new Promise<void>((resolve) => {
       const t = setTimeout(done, Math.min(wait, 50));
       function done(): void {
@@ -567,6 +613,7 @@ export class ClusterNode {
     }
     for (const slot of [...this.slots.keys()]) this.drop(slot);
     this.sends.close();
+    this.blocker?.disconnect();
     if (this.ownsRedis) this.redis.disconnect();
   }
 

@@ -151,3 +151,16 @@ if n > 1 and not had then
   if g > nxt then redis.call('HSET', KEYS[2], 'next', g); redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]) + 60000) end
 end
 return n`);
+
+/**
+ * Accepts a written checkpoint of `slot` at `epoch` by `nodeId` (fenced), optionally releasing
+ * the slot to its `want`. Returns 0 refused (stale writer), 1 accepted, 2 accepted and released.
+ */
+export async function acceptCheckpoint(
+  redis: Redis,
+  slotKey: string,
+  a: { readonly epoch: number; readonly nodeId: string; readonly ckpt: string; readonly cursor: string; readonly applied: number; readonly release: boolean },
+): Promise<0 | 1 | 2> {
+  const r = Number(await ACCEPT.run(redis, [slotKey], [a.epoch, a.nodeId, a.ckpt, a.cursor, a.release ? 1 : 0, a.applied]));
+  return r === 1 || r === 2 ? r : 0;
+}
