@@ -10,7 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CheckpointStore, ClusterKeys, compareIds, decodeLinks, encodeLinks, foldDigest, readSlots } from '../../src/cluster/index.js';
+import { main } from '../../src/cli/main.js';
+import { PARTITION_FILE } from '../../src/cluster/store.js';
 import { Frontier } from '../../src/frontier/index.js';
+import { bufferIo } from '../cli/helpers.js';
 import { sleep, spawnNode, until } from './child.js';
 import { type RedisServer, startRedis } from './redis.js';
 
@@ -76,6 +79,10 @@ describe('link routing: exactly-once per slot state across kill -9', () => {
       const upTo = (sent.get(rec.slot) ?? []).filter((e) => compareIds(e.id, meta.cursor) <= 0);
       expect(meta.applied).toBe(upTo.length);
       expect(meta.digest).toBe(upTo.reduce((d, e) => foldDigest(d, e.id), 0));
+      // The slot's partition is an ordinary .meguri file: `meguri inspect` reads it.
+      const io = bufferIo();
+      expect(await main(['inspect', join(store, crawl, rec.ckpt, PARTITION_FILE), '--json'], io)).toBe(0);
+      expect((JSON.parse(io.out()) as { ok: boolean; meta: { partitionId: number } }).meta.partitionId).toBe(rec.slot);
       const f = Frontier.recover(partition);
       expect(f.len()).toBe(new Set(upTo.flatMap((e) => e.urls)).size);
       f.free();
