@@ -167,22 +167,6 @@ export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, 
   await redis.xgroup('SETID', key, INBOX_GROUP, cursor);
 }
 
-/** Reads up to `count` new entries of each slot's inbox in one pipeline. */
-export async function readInboxes(redis: Redis, keys: ClusterKeys, consumer: string, slots: readonly number[], count: number): Promise<Map<number, InboxEntry[]>> {
-  const out = new Map<number, InboxEntry[]>();
-  if (slots.length === 0) return out;
-  const p = redis.pipeline();
-  for (const s of slots) p.xreadgroup('GROUP', INBOX_GROUP, consumer, 'COUNT', count, 'STREAMS', keys.inbox(s), '>');
-  const res = (await p.exec()) ?? [];
-  res.forEach(([err, v], i) => {
-    if (err) throw err;
-    const streams = v as [string, InboxEntry[]][] | null;
-    const entries = streams?.[0]?.[1] ?? [];
-    if (entries.length > 0) out.set(slots[i]!, entries);
-  });
-  return out;
-}
-
 /** After a checkpoint through `cursor` is accepted: acknowledges the applied ids and trims the stream below the cursor. */
 export async function settleInbox(redis: Redis, keys: ClusterKeys, slot: number, ids: readonly string[], cursor: string): Promise<void> {
   const key = keys.inbox(slot);
