@@ -116,7 +116,7 @@ function spawnNode(cfg) {
 async function throughput(redis, procs, store) {
   const crawl = `tp${procs}-${Date.now()}`;
   const S = 64;
-  const cfg = { redis: redis.url, crawl, store, slots: S, seed: 5, hosts: 200, pagesPerHost: 100, crossLinks: 3, concurrency: 64, checkpointMs: 5_000 };
+  const cfg = { redis: redis.url, crawl, store, slots: S, seed: 5, hosts: 2000, pagesPerHost: 10, crossLinks: 3, concurrency: 256, checkpointMs: 5_000 };
   const nodes = [];
   for (let i = 0; i < procs; i++) nodes.push(spawnNode(cfg));
   while (nodes.some((n) => n.state.ready === undefined)) await sleep(50);
@@ -206,7 +206,7 @@ export async function run() {
     console.log('\n### routing');
     const route = await routing(redis);
 
-    console.log('\n### aggregate dispatch + report, 1/2/4 node processes (64 slots, sim 200 hosts × 100 pages)');
+    console.log('\n### aggregate dispatch + report, 1/2/4 node processes (64 slots, sim 2000 hosts × 10 pages)');
     const tp = [];
     for (const procs of [1, 2, 4]) tp.push(await throughput(redis, procs, store));
     const one = tp[0].pagesPerSec;
