@@ -1,7 +1,8 @@
 // One cluster node for the cluster bench: a ClusterNode over the simulated web's pages,
 // answered from the sim's model with links extracted once up front (so the loop measures
 // dispatch + report + routing, not HTML parsing or HTTP). Config as JSON in argv[2]. Prints
-// `progress` lines (pages, CPU) every 200 ms; IPC `go` seeds (node 0 only), `stop` stops.
+// `progress` lines (pages, CPU) every 200 ms; IPC `mark` restarts the CPU count, `go` seeds
+// (node 0 only), `stop` stops.
 import { mkdirSync } from 'node:fs';
 import { ClusterNode, createSimWeb, extractLinks, PLAIN_MIX } from '../../dist/index.js';
 
@@ -31,13 +32,14 @@ const node = new ClusterNode({
 });
 await node.start();
 const out = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
-const cpu0 = process.cpuUsage();
+let cpu0 = process.cpuUsage();
 const timer = setInterval(() => {
   const s = node.stats();
   const c = process.cpuUsage(cpu0);
   out({ type: 'progress', pages: s.pages, first, last, cpuS: (c.user + c.system) / 1e6, linksRouted: s.linksRouted, slots: s.slots.length });
 }, 200);
 process.on('message', async (m) => {
+  if (m === 'mark') cpu0 = process.cpuUsage(); // CPU counted from the start of the measured crawl
   if (m === 'go') out({ type: 'seeded', n: await node.seed(sim.seeds()) });
   if (m === 'stop') node.stop();
 });

@@ -132,6 +132,7 @@ async function throughput(redis, procs, store) {
   const total = nodes[0].state.ready.pages;
   const rc = redis.client();
   const redis0 = await redisCpu(rc);
+  for (const n of nodes) n.child.send('mark');
   nodes[0].child.send('go');
   // Quiescent: every page fetched (the sim's pages are all reachable from the roots), or no progress for 3 s.
   let lastSum = -1;
