@@ -16,7 +16,8 @@ export { CrawlSettingsMismatchError, DurabilityError, StaleEpochError } from './
 export { IpGate, type IpGateOptions } from './gate.js';
 export { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 export { type CoordinateResult, Heartbeat, type SlotRecord, coordinate, liveNodes, readSlots } from './membership.js';
-export { ClusterNode, type ClusterNodeOptions, type ClusterNodeStats, type ClusterPage, type FaultPoint } from './node.js';
+export { ClusterNode, type ClusterNodeStats } from './node.js';
+export { type ClusterNodeOptions, type ClusterPage, type FaultPoint, resolveClusterNodeOptions } from './options.js';
 export { type Durability, type InboxEntry, Outbox, type RoutedSeed, compareIds, decodeLinks, encodeLinks } from './routing.js';
 export { type CrawlSettings, DEFAULT_SLOTS, joinCrawl, readCrawl } from './settings.js';
 export { acceptCheckpoint } from './scripts.js';

@@ -5,7 +5,7 @@
  *
  * This file owns the node's loop and the slot life cycle (open → run → checkpoint → hand off
  * or drop); the Redis-side decisions are in scripts.ts, the stream plumbing in routing.ts, the
- * consistent cut of a slot in slot.ts. It is long (≈ 500 lines) because the life cycle's
+ * consistent cut of a slot in slot.ts. It is long (≈ 600 lines) because the life cycle's
  * steps read best together: every `await` in it is a point where a slot may have moved, and
  * each is followed by the same re-check (`live`).
  *
@@ -22,10 +22,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { loadCoreSync } from '../core/node.js';
-import { InvalidArgumentError } from '../errors/index.js';
-import type { Fetcher } from '../fetch/index.js';
 import type { FrontierOptions } from '../frontier/index.js';
 import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
+import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
 import { StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
@@ -37,61 +36,6 @@ import { acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, joinCrawl } from './settings.js';
 import { SlotState } from './slot.js';
 import { CheckpointStore } from './store.js';
-
-/** Points where a test may inject a crash (kill -9 of the node process). */
-export type FaultPoint = 'applied' | 'snapshot' | 'checkpointed' | 'accepted' | 'handoff-flushed';
-
-/** Options of `new ClusterNode(...)`. */
-export interface ClusterNodeOptions {
-  /** Redis URL (or a connected client the node will not close). */
-  readonly redis: string | Redis;
-  /** The crawl's name. */
-  readonly crawl: string;
-  /** Checkpoint store directory (shared by every node of the crawl). */
-  readonly store: string;
-  /** Crawl-wide settings given to this node (recorded at creation; verified when joining). */
-  readonly settings?: Partial<CrawlSettings>;
-  /** Fetches one URL (src/fetch's `HttpFetcher`, or any `Fetcher`). */
-  readonly fetcher: Fetcher;
-  /** Local frontier options (DNS seam, state machine…); grouping and politeness come from the crawl record. */
-  readonly frontier?: Partial<FrontierOptions>;
-  /** Max fetches in flight over all slots (default 64). */
-  readonly concurrency?: number;
-  /** Heartbeat TTL, ms (default 10 000). */
-  readonly heartbeatTtlMs?: number;
-  /** Checkpoint period per slot, ms (default 10 000). */
-  readonly checkpointMs?: number;
-  /** How often slot records are re-read, ms (default 200). */
-  readonly pollMs?: number;
-  /** Longest wait for a moving slot's in-flight fetches, ms (default 5 000). */
-  readonly handoffDrainMs?: number;
-  /** Sender barrier (default 'none'; use 'aof' or a WAIT spec in production). */
-  readonly durability?: Durability;
-  /** Stop once every slot is drained and every inbox empty (default true). */
-  readonly campaign?: boolean;
-  /** Cross-process per-IP gate (default true). */
-  readonly ipGate?: boolean;
-  /** A "not shared" IP verdict's life, ms (default 2 000). */
-  readonly ipVerdictMs?: number;
-  /** Node id (default host-pid-random). */
-  readonly nodeId?: string;
-  /** Clock in epoch ms (default performance.timeOrigin + performance.now()). */
-  readonly now?: () => number;
-  /** Called with every page fetched by this node. */
-  readonly onPage?: (page: ClusterPage) => void;
-  /** Crash injection for tests. */
-  readonly faults?: (point: FaultPoint, slot: number) => void;
-}
-
-/** A page fetched by a node. */
-export interface ClusterPage {
-  readonly slot: number;
-  readonly epoch: number;
-  readonly request: FetchRequest;
-  readonly outcome: Outcome;
-  /** Clock at which the fetch started (after the send gate). */
-  readonly startedAtMs: number;
-}
 
 /** A node's counters (also published to Redis for `meguri cluster status`). */
 export interface ClusterNodeStats {
@@ -122,7 +66,7 @@ export class ClusterNode {
   private readonly ownsRedis: boolean;
   private readonly store: CheckpointStore;
   private readonly now: () => number;
-  private readonly o: Required<Omit<ClusterNodeOptions, 'redis' | 'settings' | 'frontier' | 'onPage' | 'faults' | 'nodeId' | 'now'>>;
+  private readonly o: Readonly<ClusterNodeOptions>;
   private settings: CrawlSettings | undefined;
   private salt: Uint32Array = new Uint32Array(2);
   private hb!: Heartbeat;
@@ -145,35 +89,23 @@ export class ClusterNode {
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
 
-  constructor(private readonly options: ClusterNodeOptions) {
-    if (typeof options.crawl !== 'string' || !/^[A-Za-z0-9._-]{1,100}$/.test(options.crawl)) {
-      throw new InvalidArgumentError(`ClusterNode: expected crawl as a name of letters, digits, '.', '_' or '-', received ${String(options.crawl)}`);
-    }
-    if (typeof options.store !== 'string' || options.store === '') throw new InvalidArgumentError(`ClusterNode: expected store as a directory, received ${String(options.store)}`);
+  /**
+   * A node of crawl `options.crawl`; nothing is contacted until `start()`.
+   * @throws InvalidArgumentError naming a missing or malformed option.
+   */
+  constructor(options: Partial<ClusterNodeOptions>) {
+    const o = resolveClusterNodeOptions(options);
+    this.o = o;
     loadCoreSync();
-    this.nodeId = options.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    this.keys = new ClusterKeys(options.crawl);
-    this.ownsRedis = typeof options.redis === 'string';
-    this.redis = typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: null, lazyConnect: false }) : options.redis;
+    this.nodeId = o.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.keys = new ClusterKeys(o.crawl);
+    this.ownsRedis = typeof o.redis === 'string';
+    this.redis = typeof o.redis === 'string' ? new Redis(o.redis, { maxRetriesPerRequest: null, lazyConnect: false }) : o.redis;
     this.redis.on('error', () => {
       this.redisErrors++;
     });
-    this.store = new CheckpointStore(options.store, options.crawl);
-    this.now = options.now ?? (() => performance.timeOrigin + performance.now());
-    this.o = {
-      crawl: options.crawl,
-      store: options.store,
-      fetcher: options.fetcher,
-      concurrency: options.concurrency ?? 64,
-      heartbeatTtlMs: options.heartbeatTtlMs ?? 10_000,
-      checkpointMs: options.checkpointMs ?? 10_000,
-      pollMs: options.pollMs ?? 200,
-      handoffDrainMs: options.handoffDrainMs ?? 5_000,
-      durability: options.durability ?? 'none',
-      campaign: options.campaign ?? true,
-      ipGate: options.ipGate ?? true,
-      ipVerdictMs: options.ipVerdictMs ?? 2_000,
-    };
+    this.store = new CheckpointStore(o.store, o.crawl);
+    this.now = o.now;
   }
 
   /** The crawl's recorded settings (after `start`). */
@@ -183,14 +115,14 @@ export class ClusterNode {
 
   /** Joins (or creates) the crawl and registers the node. */
   async start(): Promise<void> {
-    this.settings = await joinCrawl(this.redis, this.keys, this.options.settings ?? {});
+    this.settings = await joinCrawl(this.redis, this.keys, this.o.settings);
     await checkDurability(this.redis, this.o.durability);
     this.salt = crawlSalt(this.o.crawl);
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
     this.outbox = new Outbox(this.redis, this.keys, this.o.durability);
     this.sends = new SendWatch(this.now);
     if (this.o.ipGate) {
-      const ipFloor = Number(this.settings.politeness['ipFloorMs'] ?? this.options.frontier?.politeness?.ipFloorMs ?? 250);
+      const ipFloor = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);
       this.gate = new IpGate(this.redis, this.keys, this.nodeId, { verdictMs: this.o.ipVerdictMs, maxIntervalMs: ipFloor, now: this.now });
     }
     await this.hb.beat();
@@ -302,9 +234,9 @@ export class ClusterNode {
         // as a transport failure: with the state machine it is retried, never marked crawled.
         stateMachine: true,
         retryLimit: 8,
-        ...this.options.frontier,
+        ...this.o.frontier,
         grouping: s.grouping,
-        politeness: { ...this.options.frontier?.politeness, ...s.politeness },
+        politeness: { ...this.o.frontier.politeness, ...s.politeness },
         linkRouter: (ds) => this.route(r.slot, ds),
       };
       const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
@@ -330,7 +262,7 @@ export class ClusterNode {
       const until = this.now() + this.o.handoffDrainMs;
       while (s.inFlight > 0 && this.now() < until) await sleep(10);
       await this.outbox.flush(true);
-      this.options.faults?.('handoff-flushed', s.slot);
+      this.o.faults?.('handoff-flushed', s.slot);
       const res = await this.commit(s, true);
       if (res === 2) {
         this.handoffs++;
@@ -352,11 +284,11 @@ export class ClusterNode {
    */
   private async commit(s: SlotState, release: boolean): Promise<number> {
     const snap = s.snapshot();
-    this.options.faults?.('snapshot', s.slot);
+    this.o.faults?.('snapshot', s.slot);
     try {
       await this.outbox.flush(true); // sender barrier: every XADD issued before the snapshot
       const rel = await this.store.write(snap.meta, snap.partition);
-      this.options.faults?.('checkpointed', s.slot);
+      this.o.faults?.('checkpointed', s.slot);
       const res = await acceptCheckpoint(this.redis, this.keys.slot(s.slot), {
         epoch: s.epoch,
         nodeId: this.nodeId,
@@ -371,7 +303,7 @@ export class ClusterNode {
       }
       this.checkpoints++;
       s.checkpointedAt = this.now();
-      this.options.faults?.('accepted', s.slot);
+      this.o.faults?.('accepted', s.slot);
       await settleInbox(this.redis, this.keys, s.slot, snap.acks, snap.meta.cursor);
       await this.store.prune(s.slot, rel).catch(() => {});
       return res;
@@ -451,7 +383,7 @@ export class ClusterNode {
       if (s === undefined) continue; // dropped while reading: the next owner resets the group
       s.apply(entries, now);
       this.applied += entries.length;
-      this.options.faults?.('applied', slot);
+      this.o.faults?.('applied', slot);
     }
   }
 
@@ -528,7 +460,7 @@ export class ClusterNode {
     if (this.slots.get(s.slot) === s) {
       s.frontier.report(outcome, this.now());
       this.pages++;
-      this.options.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
+      this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
     }
     this.wakeUp?.();
   }

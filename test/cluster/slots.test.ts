@@ -102,3 +102,14 @@ describe('crawl record', () => {
     r.disconnect();
   });
 });
+
+describe('ClusterNode options', () => {
+  it('are validated by one table, naming the option and the value', async () => {
+    const { ClusterNode } = await import('../../src/cluster/index.js');
+    const fetcher = { fetch: async () => ({ row: 0, url: '', status: 200 }) };
+    expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'bad name', store: '/tmp/x', fetcher })).toThrow(/crawl/);
+    expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, concurrency: 0 })).toThrow(/concurrency.*0/);
+    expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, durability: { replicas: 0, timeoutMs: 5 } })).toThrow(/durability/);
+    expect(() => new ClusterNode({ crawl: 'ok', store: '/tmp/x', fetcher })).toThrow(/missing required option\(s\) redis/);
+  });
+});
