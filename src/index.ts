@@ -44,3 +44,4 @@ export {
 } from './sim/index.js';
 export * from './engine/index.js';
 export * from './urlfrontier/index.js';
+export * from './cluster/index.js';
