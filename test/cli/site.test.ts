@@ -76,6 +76,8 @@ describe('meguri crawl pointed at a site', () => {
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/out of scope \(off-host \d+\)/);
     expect(site.requests.some((q) => q.host === 'docs.site.test')).toBe(false);
+    const why = await run(['hosts', dir, '--why']);
+    expect(why.out).toMatch(/other\.test .*nothing to fetch; \d+ URLs? refused by a setting/);
     const second = await run(['crawl', '--data', dir, '--scope', 'domain']);
     expect(second.code).toBe(0);
     expect(second.err).toContain('--scope: host → domain (overrides the saved value; recorded in settings.json)');
