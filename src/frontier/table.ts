@@ -35,7 +35,7 @@
  * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch, 0 = never fetched          |
  * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
  *
- * Invariants, for every row r < rows (checked by `validate`, which recovery runs):
+ * Invariants, for every row r < rows (checked by `UrlTable.fromColumns` and `Frontier.recover`):
  *   key(r) ≠ key(s) for r ≠ s, and the DrumSet index maps key(r) ↦ r
  *   status(r) ∈ [0, 8];  host(r) < hosts;  hostKey(key(r)) = hostKey(host(r))
  *   url(r) + varint + len ≤ arena.length;  etag(r) = 0 ∨ etag(r) − 1 + varint + len ≤ arena.length
