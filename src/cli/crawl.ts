@@ -73,7 +73,7 @@ export const CRAWL_SPEC: CommandSpec = {
   notes: [
     'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
     'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
-    'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
+    'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
     'Globs match the whole canonical URL: * stays within a path segment, ** crosses them.',
     'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 130 interrupted (resumable).',
   ],

@@ -1,6 +1,16 @@
 /**
  * `Engine`: the live crawl loop around one frontier partition.
  *
+ * Why this file is over 600 lines: what is left here is one state machine — the table of
+ * fetches in flight (`#flights`), the pages waiting for the consumer (`#outputs`), the phase
+ * (new → running → ended → closed) and the stop/abort flags — and every method below reads or
+ * changes that state together: dispatch adds a flight, completion shapes its page, the ack
+ * journals and reports it and frees the slot, stop/abort/close wind the same table down, and
+ * the checkpoint writes the flights back as schedulable. Split across files, each piece would
+ * need the whole table passed in and the invariants ("an outcome is journaled only after the
+ * consumer took its page", "a flight is dropped exactly once") would be kept in several
+ * places. Everything that is not that state machine lives in the sibling files listed below.
+ *
  * ```
  *  driver (timers, completions)                        consumer (for await … of run())
  *  ───────────────────────────                        ────────────────────────────────
@@ -38,94 +48,40 @@
  *                      sendHeaders), reading host intervals through `Frontier#hostIntervalMs`
  *   datadir.ts         lock, checkpoint (.meguri + engine state) and journal files
  *   records.ts         journal record codec; redirect-hops.ts the maxRedirects counts
+ *   scope.ts           which URLs the crawl may fetch (scope over the seeds, globs)
+ *   settings.ts        the settings saved with the crawl (settings.json) and a resume's overrides
+ *   tally.ts           the end summary's counts; run-types.ts its types; crawl.ts `crawl()`
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
 import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { DnsCache, type Fetcher, HttpFetcher } from '../fetch/index.js';
-import { readPartition } from '../format/file.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type HostGrouping, type Link, type Outcome, UrlStatus } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
-import { CHECKPOINT_FILE, DataDir, type EngineState } from './datadir.js';
+import { DataDir, type EngineState } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
 import { HostDirectory } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
 import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
+import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, StopReason } from './run-types.js';
 import { Scope, type ScopeReason } from './scope.js';
 import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
-import { type CrawlCounts, type FailingHost, type HandlerFailure, Tally, type UnresolvedHost } from './tally.js';
+import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
-import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
+import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost } from './status.js';
 import { SendGate } from './send-gate.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
-
-/** Why a run ended. */
-export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted';
-
-/** A seed the settings refuse (reported before the crawl starts; never fetched while they hold). */
-export interface RefusedSeed {
-  readonly url: string;
-  /** `not-http` (not an http(s) URL), or why the scope refuses it (`not-included`, `excluded`). */
-  readonly reason: string;
-}
-
-/** What `open` found in `dataDir`. */
-export interface RecoveryInfo {
-  /** A checkpoint was found and resumed. */
-  readonly resumed: boolean;
-  /** Checkpoint generation resumed (0 for a new campaign). */
-  readonly generation: number;
-  /** Outcomes replayed from the journal. */
-  readonly replayedOutcomes: number;
-  /** Fetch starts replayed from the journal (intervals kept across the crash). */
-  readonly replayedDispatches: number;
-  /** Bytes of a torn journal tail that were dropped. */
-  readonly tornBytes: number;
-  /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
-  readonly refetch: readonly string[];
-}
-
-/** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
-export interface CrawlSummary {
-  readonly reason: StopReason;
-  readonly progress: Progress;
-  readonly recovery: RecoveryInfo;
-  /** This run's outcomes, refusals and out-of-scope URLs (see `CrawlCounts`). */
-  readonly counts: CrawlCounts;
-  /** Pages fetched OK in the whole campaign (what `maxPages` counts). */
-  readonly okInCampaign: number;
-  /** The hosts that failed most this run, with the last reason. */
-  readonly failingHosts: readonly FailingHost[];
-  /** Names that do not exist, each taken out of the crawl at once. */
-  readonly unresolvedHosts: readonly UnresolvedHost[];
-  /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
-  readonly handlerFailures: readonly HandlerFailure[];
-  /** Seeds the settings refused. */
-  readonly refusedSeeds: readonly RefusedSeed[];
-  /** Saved settings this run's options overrode. */
-  readonly settingChanges: readonly SettingChange[];
-}
-
-/** Events of an `Engine` (`engine.on(name, listener)`). */
-export interface EngineEvents {
-  /** `dataDir` is open (resumed or new) and the crawl is about to start. */
-  open: [RecoveryInfo];
-  progress: [Progress];
-  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number }];
-  end: [CrawlSummary];
-}
 
 interface Flight {
   readonly req: FetchRequest;
@@ -1109,48 +1065,3 @@ function canonicalSeeds(seeds: readonly string[], policy: EngineOptions['canonPo
   return out;
 }
 
-/**
- * Host statuses of a crawl from its checkpoint (`dataDir` or the `.meguri` file), as a live
- * engine's `hostStates()` would give them at `nowMs` — what `meguri hosts --why` shows for a
- * crawl that is not running.
- */
-export function readHostStates(path: string, nowMs: number = Date.now()): HostStatus[] {
-  const file = path.endsWith('.meguri') ? path : join(path, CHECKPOINT_FILE);
-  return hostStatesFromPartition(readPartition(file), nowMs);
-}
-
-/**
- * Runs a crawl to its end: `onPage` sees every page (awaited before the next is taken), and
- * the engine is closed afterwards. Resolves with why it ended and the final stats.
- *
- * A handler that throws (or rejects) is given the same page again, up to `handlerRetries`
- * more times (default 2); then the page is recorded as failed with the error's message
- * (`summary.counts.handlerFailed`, `summary.handlerFailures`) and the crawl goes on — unless
- * `onHandlerError` is given and throws, which ends the crawl with its error.
- */
-export async function crawl(
-  options: Partial<EngineOptions> & Pick<EngineOptions, 'agent'>,
-  onPage?: (page: Page) => void | Promise<void>,
-): Promise<CrawlSummary> {
-  const engine = new Engine(options);
-  const { handlerRetries, onHandlerError } = engine.options;
-  try {
-    for await (const page of engine.run()) {
-      if (onPage === undefined) continue;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await onPage(page);
-          break;
-        } catch (err) {
-          if (attempt < handlerRetries) continue;
-          engine.recordHandlerFailure(page, err);
-          await onHandlerError?.(err, page);
-          break;
-        }
-      }
-    }
-  } finally {
-    await engine.close();
-  }
-  return engine.summary();
-}
