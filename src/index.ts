@@ -9,3 +9,5 @@ export { Journal, type JournalOptions, type JournalReplay, MAX_RECORD_BYTES, par
 export * from './fetch/index.js';
 export * from './sim/index.js';
 export * from './engine/index.js';
+export * from './warc/index.js';
+export { type WarcCounts, type WarcLocation, WarcWriter, type WarcWriterOptions } from './cli/warc.js';

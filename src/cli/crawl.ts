@@ -7,9 +7,10 @@
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
-import { CHECKPOINT_FILE, type CrawlSummary, Engine, type EngineOptions, type EngineResolve, type HostStatus, JOURNAL_FILE, type Progress } from '../engine/index.js';
+import { CHECKPOINT_FILE, type CrawlSummary, Engine, type EngineOptions, type EngineResolve, type HostStatus, JOURNAL_FILE, type Progress, type RobotsCapture } from '../engine/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { lookupResolver, systemResolver } from '../fetch/index.js';
+import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
@@ -18,6 +19,7 @@ import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
+import { CaptureIndex } from '../warc/index.js';
 
 /** The pages index file in the data directory. */
 export const PAGES_FILE = 'pages.jsonl';
@@ -42,6 +44,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'budget', kind: 'number', arg: 'N', above: 0, help: 'with --recrawl: recrawls per hour the freshness scheduler spends (default 3600)' },
     { name: 'warc', kind: 'string', arg: 'DIR', help: 'WARC output directory (default DIR/warc under --data)' },
     { name: 'warc-size', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'rotate WARC files at this size (default 1G)' },
+    { name: 'warc-digest', kind: 'choice', arg: 'ALG', choices: ['sha1', 'sha256'], help: 'WARC-Block/Payload-Digest algorithm, base32 (default sha1)' },
     { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests); names DNS does not know are looked up in /etc/hosts too' },
     { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
@@ -64,6 +67,8 @@ export interface CrawlSetup {
   /** WARC output directory; undefined writes none. */
   readonly warcDir: string | undefined;
   readonly warcMaxBytes: number | undefined;
+  /** WARC digest algorithm (default sha1). */
+  readonly warcDigest?: 'sha1' | 'sha256' | undefined;
   readonly json: boolean;
   /** First line of the status block. */
   readonly title: string;
@@ -115,7 +120,9 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   const json = view instanceof JsonEvents ? view : undefined;
   const tty = view instanceof TtyProgress;
   const intervalMs = setup.progressIntervalMs ?? (json ? 1000 : tty ? 250 : 5000);
-  const engine = new Engine({ ...setup.engine, progressIntervalMs: intervalMs, handleSignals: false });
+  // With WARC output the fetcher records each exchange as it crossed the wire.
+  const record = setup.warcDir !== undefined && setup.engine.fetcher === undefined;
+  const engine = new Engine({ ...setup.engine, ...(record ? { http: { ...setup.engine.http, record: true } } : {}), progressIntervalMs: intervalMs, handleSignals: false });
   const maxPages = engine.options.maxPages;
   const continuous = engine.options.recrawl || engine.options.freshness !== undefined;
   let pages: PagesIndex | undefined;
@@ -142,6 +149,8 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     // line opening cuts off) is never touched while another crawl writes to it.
     try {
       pages = PagesIndex.open(pagesPath);
+      // Earlier runs' captures, so an unchanged page becomes a revisit record.
+      if (warc !== undefined) warc.useCaptures(CaptureIndex.fromPages(pagesPath, warc.digest));
     } catch (err) {
       throw inFile(err, pagesPath);
     }
@@ -169,7 +178,16 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   try {
     mkdirSync(dataDir, { recursive: true });
     if (setup.warcDir !== undefined) {
-      warc = await WarcWriter.open({ dir: setup.warcDir, maxBytes: setup.warcMaxBytes, agent: setup.engine.agent, software: `meguri/${packageVersion()}` });
+      warc = await WarcWriter.open({
+        dir: setup.warcDir,
+        maxBytes: setup.warcMaxBytes,
+        agent: setup.engine.agent,
+        software: `meguri/${packageVersion()}`,
+        robots: engine.options.robots,
+        digest: setup.warcDigest,
+      });
+      const w = warc;
+      engine.on('robots', (r) => void w.writeOutcome(robotsOutcome(r), r.startedAtMs));
     }
     json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, seeds: setup.engine.seeds?.length ?? 0 });
     try {
@@ -177,7 +195,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         setup.onPage?.(page);
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
-        const where = warc === undefined ? undefined : await warc.write(page);
+        const where = warc?.write(page);
         const rec = pageRecord(page, where, dataDir);
         pages!.append(rec);
         json?.emit('page', { ...rec });
@@ -210,6 +228,13 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     pages?.close();
     await engine.close();
   }
+}
+
+/** A robots.txt answer as an Outcome for the WARC writer (HttpFetcher's answers already are one). */
+function robotsOutcome(r: RobotsCapture): Outcome {
+  const res = r.result as RobotsCapture['result'] & Partial<Outcome>;
+  const body = typeof r.result.body === 'string' ? new TextEncoder().encode(r.result.body) : r.result.body;
+  return { ...res, row: -1, url: r.url, body };
 }
 
 /** Names the checkpoint or journal in a corrupt-file error from the engine. */
@@ -341,6 +366,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
         engine,
         warcDir,
         warcMaxBytes: args.number('warc-size'),
+        warcDigest: args.text('warc-digest') as 'sha1' | 'sha256' | undefined,
         json,
         title: `meguri crawl → ${dataDir}`,
         progressIntervalMs: args.number('interval'),

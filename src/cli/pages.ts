@@ -1,7 +1,8 @@
 /**
  * `pages.jsonl`: one line per fetched page for people who do not want WARC — the URL, the
  * status, when, the content fingerprint, how it changed since the last fetch, and where its
- * WARC response record is (file and byte offset). Appended as pages are taken from the
+ * WARC response record is (file, byte offset, record id and payload digest — the digests let a
+ * later run write revisit records instead of storing an unchanged body again). Appended as pages are taken from the
  * engine, across resumed runs; a line torn by a crash is cut off when the file is reopened,
  * so the file always parses line by line.
  */
@@ -27,6 +28,12 @@ export interface PageRecord {
   readonly warcOffset: number | null;
   /** Compressed length of the response record. */
   readonly warcLength: number | null;
+  /** WARC-Record-ID of that record. */
+  readonly warcRecordId: string | null;
+  /** `response`, or `revisit` when the payload was already archived (or the server said 304). */
+  readonly warcType: string | null;
+  /** WARC-Payload-Digest (`sha1:BASE32`): what a later recrawl deduplicates against. */
+  readonly payloadDigest: string | null;
   readonly host: string;
   readonly depth: number;
   readonly contentType: string | null;
@@ -58,6 +65,9 @@ export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: 
     warcFile,
     warcOffset: warc?.offset ?? null,
     warcLength: warc?.length ?? null,
+    warcRecordId: warc?.id ?? null,
+    warcType: warc?.type ?? null,
+    payloadDigest: warc?.payloadDigest ?? null,
     host: page.host,
     depth: page.depth,
     contentType: page.headers.contentType ?? null,

@@ -36,7 +36,7 @@ import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
 import { CorruptPartitionError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher, RobotsCache, type RobotsFetch } from '../fetch/index.js';
+import { DnsCache, type Fetcher, HttpFetcher, RobotsCache, type RobotsFetch, type RobotsFetchResult } from '../fetch/index.js';
 import { productToken } from '../fetch/robots.js';
 import { readPartition, writePartition } from '../format/file.js';
 import type { PartitionImage } from '../format/index.js';
@@ -97,6 +97,17 @@ export interface EngineEvents {
   progress: [Progress];
   checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number }];
   end: [CrawlSummary];
+  /** A robots.txt request (each redirect hop) got its answer: for archiving (WARC) and logs. */
+  robots: [RobotsCapture];
+}
+
+/** One robots.txt request and its answer (an `Outcome` with `HttpFetcher`). */
+export interface RobotsCapture {
+  readonly url: string;
+  /** Epoch ms when the request left. */
+  readonly startedAtMs: number;
+  /** With `HttpFetcher` this is its `Outcome` (with `exchange` when it records). */
+  readonly result: RobotsFetchResult;
 }
 
 /** The engine's own part of a checkpoint (in the partition's settings, key `engine`). */
@@ -284,7 +295,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       },
       signal: this.#stop.signal,
     });
-    robotsFetch = this.#gate.wrapFetch(this.#baseRobotsFetch());
+    const baseRobots = this.#baseRobotsFetch();
+    robotsFetch = this.#gate.wrapFetch(async (url, signal) => {
+      const startedAtMs = this.#clock();
+      const result = await baseRobots(url, signal);
+      if (this.listenerCount('robots') > 0) this.emit('robots', { url, startedAtMs, result });
+      return result;
+    });
     this.#sends = new SendGate(
       o.clock,
       (group) => Math.max(this.policy.ipFloorMs, this.#frontier?.hostSnapshots(group)[0]?.intervalMs ?? this.policy.floorMs),

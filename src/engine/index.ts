@@ -23,6 +23,7 @@ export {
   type EngineEvents,
   JOURNAL_FILE,
   type RecoveryInfo,
+  type RobotsCapture,
   type StopReason,
   crawl,
   readHostStates,

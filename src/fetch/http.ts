@@ -33,7 +33,7 @@
  */
 import { Pool, buildConnector } from 'undici';
 import { InvalidArgumentError } from '../errors/index.js';
-import type { FetchErrorKind, FetchRequest, Link, Outcome } from '../model/index.js';
+import type { FetchErrorKind, FetchRequest, HttpExchange, Link, Outcome } from '../model/index.js';
 import { booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
 import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
@@ -42,6 +42,7 @@ import { simhashText } from '../core/simhash.js';
 import { contentFp } from '../dedup/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
+import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { LinkExtractor } from './links.js';
 import { lruSet, lruTouch } from './lru.js';
@@ -97,6 +98,11 @@ export interface HttpFetcherOptions {
   keepBody: boolean;
   /** TLS trust for intranets and tests: CA certificates (PEM, replacing Node's roots), or `rejectUnauthorized: false`. */
   tls: TlsOptions | undefined;
+  /**
+   * Record each exchange as it crossed the wire (`Outcome.exchange`: the request head as sent,
+   * the response bytes as received) for WARC writers; see record.ts. Default false.
+   */
+  record: boolean;
   /** Monotonic clock in ms for timing (default `performance.now`). */
   now: () => number;
 }
@@ -160,6 +166,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
     keepBody: booleanField(true),
     tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
+    record: booleanField(false),
     now: functionField<() => number>(() => performance.now()),
   },
   (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
@@ -175,6 +182,26 @@ function isTlsOptions(v: unknown): v is TlsOptions {
   const { ca, rejectUnauthorized, ...rest } = v as Record<string, unknown>;
   const caOk = ca === undefined || typeof ca === 'string' || (Array.isArray(ca) && ca.every((c) => typeof c === 'string'));
   return caOk && (rejectUnauthorized === undefined || typeof rejectUnauthorized === 'boolean') && Object.keys(rest).length === 0;
+}
+
+/** A raw [name, value, …] list as undici's lower-cased header object (repeats become arrays). */
+function headerMap(raw: readonly string[]): Record<string, string | string[] | undefined> {
+  const out: Record<string, string | string[] | undefined> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    const prev = out[name];
+    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+/** Passes the body through, keeping a copy of the entity bytes for the HTTP/2 recording fallback. */
+async function* teeEntity(body: AsyncIterable<Uint8Array>, capture: Capture): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    capture.addEntity(chunk);
+    yield chunk;
+  }
 }
 
 function firstHeader(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -292,6 +319,7 @@ export class HttpFetcher implements Fetcher {
     this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
     // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
     if (!isCoreLoaded()) loadCoreSync();
+    if (this.#o.record) retainRecorder();
   }
 
   /** The DnsCache this fetcher resolves through. */
@@ -343,6 +371,7 @@ export class HttpFetcher implements Fetcher {
 
   /** Closes every pool, waiting for requests in flight. The fetcher cannot be used afterwards. */
   async close(): Promise<void> {
+    if (!this.#closed && this.#o.record) releaseRecorder();
     this.#closed = true;
     const pools = [...this.#pools.values()];
     this.#pools.clear();
@@ -463,6 +492,8 @@ export class HttpFetcher implements Fetcher {
     }, o.totalTimeoutMs);
     const combined = controller.signal;
     let latencyMs: number | undefined;
+    // Recording: the wire bytes go up to the body cap plus the header cap (and framing slack).
+    const capture = o.record ? beginCapture(mode.maxBodyBytes + o.maxHeaderBytes + 64 * 1024) : undefined;
     try {
       const res = await this.#pool(u.origin, ip).request({
         path: `${u.pathname}${u.search}`,
@@ -471,9 +502,14 @@ export class HttpFetcher implements Fetcher {
         signal: combined,
         headersTimeout: o.headersTimeoutMs,
         bodyTimeout: o.bodyTimeoutMs,
+        ...(capture !== undefined ? { opaque: capture, responseHeaders: 'raw' as const } : {}),
       });
       latencyMs = o.now() - t0;
-      const h = res.headers;
+      // With raw headers undici hands a flat [name, value, …] list in received order.
+      const raw = capture !== undefined ? (res.headers as unknown as string[]) : undefined;
+      const h = raw !== undefined ? headerMap(raw) : res.headers;
+      const exchange = (complete: boolean): HttpExchange | undefined =>
+        capture === undefined || raw === undefined ? undefined : finishCapture(capture, res.statusCode, res.statusText ?? '', raw, 'HTTP/2', complete);
       const status = res.statusCode;
       const contentType = firstHeader(h, 'content-type');
       const base: {
@@ -510,10 +546,13 @@ export class HttpFetcher implements Fetcher {
       if (status < 200 || status >= 300) {
         await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
         base.fetchMs = o.now() - t0;
+        if (capture !== undefined) base.exchange = exchange(true);
         return base;
       }
-      const read = await readBody(res.body, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes);
+      const source = capture === undefined ? res.body : teeEntity(res.body, capture);
+      const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes);
       base.fetchMs = o.now() - t0;
+      if (capture !== undefined) base.exchange = exchange(!read.truncated && read.error === undefined);
       if (read.truncated) base.truncated = true;
       if (read.error !== undefined) {
         base.error = read.error;
