@@ -35,6 +35,8 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'data', kind: 'string', arg: 'DIR', help: 'crawl state: checkpoint, journal, pages.jsonl (an existing one resumes)', required: 'where the crawl keeps its state' },
     { name: 'agent', kind: 'agent', arg: 'UA', help: 'User-Agent sent with every request, product token first', required: 'e.g. --agent "MyBot/1.0 (+https://example.com/bot)"; sites identify and contact you by it' },
     { name: 'seeds', kind: 'string', arg: 'FILE', help: 'more seed URLs, one per line (# starts a comment)' },
+    { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
+    { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N fetches in the campaign (resumes count earlier runs)' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
@@ -329,10 +331,11 @@ function inFlagWords(err: unknown, args: ParsedArgs, dataDir: string): unknown {
 export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dataDir = directoryFlag('data', resolvePath(args.text('data')!));
   const given = [...args.positionals];
+  const sitemaps = args.list('sitemap');
   const seedsFile = args.text('seeds');
   if (seedsFile !== undefined) given.push(...readSeedsFile(seedsFile));
   const resumable = existsSync(join(dataDir, CHECKPOINT_FILE));
-  if (given.length === 0 && !resumable) {
+  if (given.length === 0 && sitemaps.length === 0 && !resumable) {
     throw new InvalidArgumentError(`crawl: nothing to crawl: give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume (${JSON.stringify(dataDir)} has none)`);
   }
   const warcDir = directoryFlag('warc', resolvePath(args.text('warc') ?? join(dataDir, 'warc')));
@@ -341,11 +344,13 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   if (budget !== undefined && !recrawl) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
   const minDelay = args.number('min-delay');
   const maxCrawlDelay = args.number('max-crawl-delay');
-  const seeds = usableSeeds(given, resumable, io);
+  const seeds = usableSeeds(given, resumable || sitemaps.length > 0, io);
   const engine: CrawlSetup['engine'] = {
     agent: args.text('agent')!,
     dataDir,
     seeds,
+    ...(sitemaps.length > 0 ? { sitemaps: usableSeeds(sitemaps, resumable, io) } : {}),
+    robotsSitemaps: !args.flag('no-robots-sitemaps'),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
     ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),
     ...(args.has('max-urls-per-host') ? { maxUrlsPerHost: args.number('max-urls-per-host')! } : {}),

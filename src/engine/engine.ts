@@ -52,6 +52,8 @@ import { type Page, makePage } from './page.js';
 import { type OutcomeRecord, type JournalRecord, decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from './records.js';
 import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
 import { SendGate } from './send-gate.js';
+import { robotsSitemaps, sitemapKey } from './sitemaps.js';
+import { SitemapHints } from '../sitemap/index.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
@@ -185,6 +187,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #groupingGiven: boolean;
   /** The freshness hook in force: the caller's, or meguri's scheduler in continuous mode. */
   readonly #freshness: FreshnessHook | undefined;
+  /** Sitemap lastmod hints (continuous mode only). */
+  readonly #hints: SitemapHints | undefined;
+  /** Sitemaps named by robots.txt answers, seeded at the next fill. */
+  readonly #sitemapQueue: string[] = [];
   /**
    * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
    * continuous mode, which never gives up (see `EngineOptions.robotsMaxAttempts`).
@@ -246,7 +252,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     const o = resolveEngineOptions(options);
     this.#options = o;
     this.#groupingGiven = options.grouping !== undefined;
-    this.#freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
+    const freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
+    // Sitemap lastmod hints wrap the scheduler in force (src/sitemap/hints.ts).
+    this.#hints = freshness === undefined ? undefined : new SitemapHints(freshness, { keyOf: (url) => sitemapKey(this.#directory, url) });
+    this.#freshness = this.#hints?.hook() ?? freshness;
     this.#robotsGiveUp = o.recrawl || o.freshness !== undefined ? undefined : o.robotsMaxAttempts;
     this.policy = enginePolitenessConfig(o.politeness);
     this.#clock = o.clock;
@@ -300,6 +309,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       const startedAtMs = this.#clock();
       const result = await baseRobots(url, signal);
       if (this.listenerCount('robots') > 0) this.emit('robots', { url, startedAtMs, result });
+      if (this.options.robotsSitemaps) this.#sitemapQueue.push(...robotsSitemaps(url, result));
       return result;
     });
     this.#sends = new SendGate(
@@ -538,7 +548,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
     }
-    this.#seed(o.seeds);
+    this.#seed([...o.seeds, ...o.sitemaps]);
     if (dir !== undefined) this.#checkpoint();
   }
 
@@ -697,6 +707,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const f = this.#frontier!;
     const max = this.options.concurrency;
     this.#flushStarts();
+    if (this.#sitemapQueue.length > 0) this.#seed(this.#sitemapQueue.splice(0));
     while (this.#flights.size < max && this.#budgetLeft() > 0) {
       // A fresh clock per dispatch: the time recorded is the time the request leaves.
       const req = f.dispatch(this.#clock());
@@ -857,6 +868,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
     for (const l of o.links ?? []) if (!l.nofollow) this.#directory.register(l.url);
+    if (this.#hints !== undefined) for (const l of o.links ?? []) if (l.lastmod !== undefined) this.#hints.note(l.url, l.lastmod);
     let location: string | undefined;
     let capped: string | undefined;
     if (o.location !== undefined) {

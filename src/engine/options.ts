@@ -53,6 +53,13 @@ export type EngineResolve = Resolver;
 export interface EngineOptions {
   /** Start URLs (canonicalized; invalid ones are reported in `Engine.rejectedSeeds`). Default none (resume only). */
   readonly seeds: readonly string[];
+  /**
+   * Sitemap URLs to start from (sitemaps or sitemap indexes, gzip or not): fetched like seeds,
+   * their entries followed as links. Default none.
+   */
+  readonly sitemaps: readonly string[];
+  /** Follow the `Sitemap:` lines of every robots.txt fetched. Default true. */
+  readonly robotsSitemaps: boolean;
   /** User-Agent sent with every request, product token first (`MyBot/1.0 (+https://example.com/bot)`). Required. */
   readonly agent: string;
   /**
@@ -171,6 +178,8 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
   'EngineOptions',
   {
     seeds: seedsField,
+    sitemaps: seedsField,
+    robotsSitemaps: booleanField(true),
     agent: agentField,
     dataDir: customField<string | undefined>('a directory path (non-empty string)', (v): v is string => typeof v === 'string' && v !== ''),
     concurrency: numberField({ min: 1, max: 100_000, integer: true, default: 64 }),

@@ -42,6 +42,7 @@ import { simhashText } from '../core/simhash.js';
 import { contentFp } from '../dedup/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
+import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { LinkExtractor } from './links.js';
@@ -204,6 +205,18 @@ async function* teeEntity(body: AsyncIterable<Uint8Array>, capture: Capture): As
   }
 }
 
+/**
+ * A sitemap's entries as links (with their lastmod), or undefined when the body is not a
+ * sitemap. An index is followed only near the seeds (depth ≤ 1: an index, and one nested index
+ * below it), so a chain of indexes cannot lead the crawl on.
+ */
+function sitemapLinks(bytes: Uint8Array, url: string, depth: number, canonPolicy: CanonPolicy | undefined, nofollow: boolean): Link[] | undefined {
+  const sm = parseSitemap(bytes, url, { canonPolicy });
+  if (sm.kind === undefined) return undefined;
+  if (sm.kind === 'sitemapindex' && depth > 1) return [];
+  return sm.entries.map((e): Link => ({ url: e.url, ...(e.lastmod !== undefined ? { lastmod: e.lastmod } : {}), ...(nofollow ? { nofollow: true } : {}) }));
+}
+
 function firstHeader(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -337,7 +350,7 @@ export class HttpFetcher implements Fetcher {
     if (typeof req !== 'object' || req === null || typeof req.url !== 'string') {
       throw new InvalidArgumentError(`HttpFetcher.fetch: expected a FetchRequest with a url string, received ${req === null ? 'null' : typeof req}`);
     }
-    return this.#run(req.row, req.url, req.ip, { etag: req.etag, lastModified: req.lastModified }, signal, this.#defaultMode);
+    return this.#run(req.row, req.url, req.ip, { etag: req.etag, lastModified: req.lastModified }, signal, this.#defaultMode, req.depth);
   }
 
   /**
@@ -357,6 +370,7 @@ export class HttpFetcher implements Fetcher {
         parseLinks: options.parseLinks ?? this.#o.parseLinks,
         analyze: options.analyze ?? true,
       },
+      0,
     );
   }
 
@@ -439,6 +453,7 @@ export class HttpFetcher implements Fetcher {
     validators: Validators,
     signal: AbortSignal,
     mode: Mode,
+    depth: number,
   ): Promise<Outcome> {
     const o = this.#o;
     const t0 = o.now();
@@ -578,6 +593,10 @@ export class HttpFetcher implements Fetcher {
         } else if (contentType !== undefined && TEXTUAL_TYPE.test(contentType)) {
           base.simhash = simhashText(decodeText(bytes, contentType));
         }
+      }
+      if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {
+        const links = sitemapLinks(bytes, url, depth, o.canonPolicy, robotsHeader.nofollow);
+        if (links !== undefined) base.links = links;
       }
       return base;
     } catch (err) {
