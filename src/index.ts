@@ -11,3 +11,4 @@ export * from './sim/index.js';
 export * from './engine/index.js';
 export * from './warc/index.js';
 export { type WarcCounts, type WarcLocation, WarcWriter, type WarcWriterOptions } from './cli/warc.js';
+export * from './observe/index.js';

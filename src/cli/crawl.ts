@@ -19,6 +19,7 @@ import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
+import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
 
 /** The pages index file in the data directory. */
@@ -54,6 +55,8 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s; also at stop)' },
     { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
+    { name: 'log-level', kind: 'choice', arg: 'LEVEL', choices: ['debug', 'info', 'warn', 'error', 'silent'], help: 'log to stderr from this level: start/stop, host transitions, checkpoints, errors (default info)' },
+    { name: 'log-format', kind: 'choice', arg: 'FMT', choices: ['lines', 'json'], help: 'log lines as text or as JSON objects (pino-style; default lines)' },
   ],
   notes: [
     'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
@@ -76,6 +79,8 @@ export interface CrawlSetup {
   readonly title: string;
   /** Progress period; default by output kind. */
   readonly progressIntervalMs: number | undefined;
+  /** Log level and format (stderr); undefined logs nothing. */
+  readonly log?: { readonly level: LogLevel; readonly format: 'lines' | 'json' } | undefined;
   /** Called before each page is taken (the demo records statuses). */
   readonly onPage?: ((page: import('../engine/index.js').Page) => void) | undefined;
 }
@@ -124,7 +129,18 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   const intervalMs = setup.progressIntervalMs ?? (json ? 1000 : tty ? 250 : 5000);
   // With WARC output the fetcher records each exchange as it crossed the wire.
   const record = setup.warcDir !== undefined && setup.engine.fetcher === undefined;
-  const engine = new Engine({ ...setup.engine, ...(record ? { http: { ...setup.engine.http, record: true } } : {}), progressIntervalMs: intervalMs, handleSignals: false });
+  // Log lines go to stderr; on a terminal, through the status block so it is not torn.
+  const logger =
+    setup.log === undefined || setup.log.level === 'silent'
+      ? undefined
+      : lineLogger({ level: setup.log.level, format: setup.log.format, write: (line) => (tty && setup.log?.format !== 'json' ? view.note(line.trimEnd()) : io.stderr.write(line)) });
+  const engine = new Engine({
+    ...setup.engine,
+    ...(record ? { http: { ...setup.engine.http, record: true } } : {}),
+    ...(logger !== undefined ? { logger } : {}),
+    progressIntervalMs: intervalMs,
+    handleSignals: false,
+  });
   const maxPages = engine.options.maxPages;
   const continuous = engine.options.recrawl || engine.options.freshness !== undefined;
   let pages: PagesIndex | undefined;
@@ -203,6 +219,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         json?.emit('page', { ...rec });
       }
     } catch (err) {
+      logger?.error({ event: 'error', error: err instanceof Error ? err.message : String(err) }, 'crawl failed');
       throw fileContext(err, dataDir);
     }
     const end = summary ?? { reason: engine.stopReason ?? 'stopped', progress: engine.progress(), recovery: engine.recovery };
@@ -372,6 +389,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
         warcDir,
         warcMaxBytes: args.number('warc-size'),
         warcDigest: args.text('warc-digest') as 'sha1' | 'sha256' | undefined,
+        log: { level: (args.text('log-level') ?? 'info') as LogLevel, format: (args.text('log-format') ?? 'lines') as 'lines' | 'json' },
         json,
         title: `meguri crawl → ${dataDir}`,
         progressIntervalMs: args.number('interval'),

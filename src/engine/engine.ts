@@ -54,6 +54,7 @@ import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, ex
 import { SendGate } from './send-gate.js';
 import { robotsSitemaps, sitemapKey } from './sitemaps.js';
 import { SitemapHints } from '../sitemap/index.js';
+import { attachLogger } from '../observe/index.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
@@ -97,7 +98,9 @@ export interface EngineEvents {
   /** `dataDir` is open (resumed or new) and the crawl is about to start. */
   open: [RecoveryInfo];
   progress: [Progress];
-  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number }];
+  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number; readonly ms: number }];
+  /** A fetch completed (emitted before the page is yielded): for logs and metrics. */
+  fetched: [Page];
   end: [CrawlSummary];
   /** A robots.txt request (each redirect hop) got its answer: for archiving (WARC) and logs. */
   robots: [RobotsCapture];
@@ -318,6 +321,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       (group, ip, atMs) => void this.#frontier?.recordStart(group, ip, atMs),
     );
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
+    if (o.logger !== undefined) attachLogger(this, o.logger);
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
   }
 
@@ -895,6 +899,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       body: undefined,
     };
     flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
+    if (this.listenerCount('fetched') > 0) this.emit('fetched', flight.page);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
   }
@@ -1001,6 +1006,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const f = this.#frontier;
     if (dir === undefined || f === undefined) return;
     const generation = this.#generation + 1;
+    const startedMs = performance.now();
     const image = f.checkpoint();
     const state: EngineState = {
       v: STATE_VERSION,
@@ -1021,7 +1027,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#journal = Journal.create(join(dir, JOURNAL_FILE), generation, { syncEvery: this.options.journalSyncEvery });
     this.#generation = generation;
     this.#c.checkpoints++;
-    this.emit('checkpoint', { generation, bytes, urls: image.rows });
+    this.emit('checkpoint', { generation, bytes, urls: image.rows, ms: performance.now() - startedMs });
   }
 
   /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */

@@ -21,6 +21,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import type { Progress } from './status.js';
+import type { Logger } from '../observe/log.js';
 
 /** Politeness overrides in the embedder's words. Every field is optional. */
 export interface EnginePoliteness {
@@ -148,6 +149,11 @@ export interface EngineOptions {
   readonly http: Readonly<Partial<HttpFetcherOptions>> | undefined;
   /** The crawl's canonicalization policy, pinned for its whole life. Default src/url's. */
   readonly canonPolicy: CanonPolicy | undefined;
+  /**
+   * A pino-compatible logger (`info/warn/error/debug(object, message)`): start, resume, stop,
+   * host transitions, checkpoints, fetch errors (src/observe). Default none: silent.
+   */
+  readonly logger: Logger | undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -222,6 +228,10 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       (v): v is Partial<HttpFetcherOptions> => isObject(v) && Object.keys(v).every((k) => !HTTP_OWNED.includes(k)),
     ),
     canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => isObject(v)),
+    logger: customField<Logger | undefined>(
+      'a logger with debug, info, warn and error methods (pino or compatible)',
+      (v): v is Logger => typeof v === 'object' && v !== null && ['debug', 'info', 'warn', 'error'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+    ),
   },
   (o) => {
     if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';
