@@ -55,6 +55,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s; also at stop)' },
     { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
+    { name: 'metrics-port', kind: 'integer', arg: 'PORT', min: 0, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (needs the prom-client package)' },
     { name: 'log-level', kind: 'choice', arg: 'LEVEL', choices: ['debug', 'info', 'warn', 'error', 'silent'], help: 'log to stderr from this level: start/stop, host transitions, checkpoints, errors (default info)' },
     { name: 'log-format', kind: 'choice', arg: 'FMT', choices: ['lines', 'json'], help: 'log lines as text or as JSON objects (pino-style; default lines)' },
   ],
@@ -161,6 +162,10 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     view.update(p, context(p));
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
+  void engine.metrics()?.then(
+    (m) => m.url !== undefined && logger?.info({ event: 'metrics', url: m.url }, 'metrics served'),
+    () => undefined, // run() reports it
+  );
   const pagesPath = join(dataDir, PAGES_FILE);
   engine.once('open', (r) => {
     // Only now does this process hold the data directory's lock: pages.jsonl (whose torn last
@@ -368,6 +373,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     seeds,
     ...(sitemaps.length > 0 ? { sitemaps: usableSeeds(sitemaps, resumable, io) } : {}),
     robotsSitemaps: !args.flag('no-robots-sitemaps'),
+    ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
     ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),
     ...(args.has('max-urls-per-host') ? { maxUrlsPerHost: args.number('max-urls-per-host')! } : {}),

@@ -54,7 +54,7 @@ import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, ex
 import { SendGate } from './send-gate.js';
 import { robotsSitemaps, sitemapKey } from './sitemaps.js';
 import { SitemapHints } from '../sitemap/index.js';
-import { attachLogger } from '../observe/index.js';
+import { type EngineMetrics, attachLogger, startMetrics } from '../observe/index.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
@@ -192,6 +192,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #freshness: FreshnessHook | undefined;
   /** Sitemap lastmod hints (continuous mode only). */
   readonly #hints: SitemapHints | undefined;
+  /** Prometheus metrics being started (`metrics` option). */
+  readonly #metrics: Promise<EngineMetrics> | undefined;
   /** Sitemaps named by robots.txt answers, seeded at the next fill. */
   readonly #sitemapQueue: string[] = [];
   /**
@@ -322,6 +324,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     );
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
     if (o.logger !== undefined) attachLogger(this, o.logger);
+    this.#metrics = o.metrics === undefined ? undefined : startMetrics(this, o.metrics);
+    this.#metrics?.catch(() => undefined); // surfaced by run()
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
   }
 
@@ -343,6 +347,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let completedNormally = false;
     this.#detach = this.#attachSignals();
     try {
+      if (this.#metrics !== undefined) await this.#metrics;
       this.#open();
       this.#opened = true;
       this.emit('open', this.#recovery);
@@ -419,6 +424,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#phase = 'closed';
     this.#stop.abort();
+    await (await this.#metrics?.catch(() => undefined))?.close();
     this.#journal?.close();
     this.#journal = undefined;
     if (this.#ownsFetcher && this.#fetcher instanceof HttpFetcher) await this.#fetcher.close();
@@ -437,6 +443,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   get options(): Readonly<EngineOptions> {
     return this.#options;
+  }
+
+  /** The Prometheus metrics (`metrics` option): registry and endpoint URL; undefined without. */
+  metrics(): Promise<EngineMetrics> | undefined {
+    return this.#metrics;
   }
 
   /** Why the run ended (undefined while running). */

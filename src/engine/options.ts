@@ -22,6 +22,7 @@ import { type PolitenessConfig, politenessConfig } from '../politeness/index.js'
 import type { CanonPolicy } from '../url/index.js';
 import type { Progress } from './status.js';
 import type { Logger } from '../observe/log.js';
+import type { MetricsOptions } from '../observe/metrics.js';
 
 /** Politeness overrides in the embedder's words. Every field is optional. */
 export interface EnginePoliteness {
@@ -154,6 +155,11 @@ export interface EngineOptions {
    * host transitions, checkpoints, fetch errors (src/observe). Default none: silent.
    */
   readonly logger: Logger | undefined;
+  /**
+   * Prometheus metrics (prom-client, an optional dependency): `{ port }` serves `/metrics` on
+   * 127.0.0.1, `{ registry }` registers into yours (src/observe/metrics.ts). Default none.
+   */
+  readonly metrics: MetricsOptions | undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -231,6 +237,13 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     logger: customField<Logger | undefined>(
       'a logger with debug, info, warn and error methods (pino or compatible)',
       (v): v is Logger => typeof v === 'object' && v !== null && ['debug', 'info', 'warn', 'error'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+    ),
+    metrics: customField<MetricsOptions | undefined>(
+      'an object with some of port (0–65535), host, registry, prefix',
+      (v): v is MetricsOptions =>
+        isObject(v) &&
+        Object.keys(v).every((k) => ['port', 'host', 'registry', 'prefix'].includes(k)) &&
+        (v['port'] === undefined || (Number.isInteger(v['port']) && (v['port'] as number) >= 0 && (v['port'] as number) <= 65535)),
     ),
   },
   (o) => {
