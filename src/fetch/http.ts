@@ -43,6 +43,7 @@ import { contentFp } from '../dedup/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
 import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
+import { ProxyTunnel } from './proxy.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { LinkExtractor } from './links.js';
@@ -104,6 +105,13 @@ export interface HttpFetcherOptions {
    * the response bytes as received) for WARC writers; see record.ts. Default false.
    */
   record: boolean;
+  /**
+   * Fetch through this HTTP(S) proxy (`http://user:pass@proxy:3128`), by CONNECT tunnels to the
+   * address the fetcher resolved and checked — the proxy never resolves target names (proxy.ts).
+   */
+  proxy: string | undefined;
+  /** Offer HTTP/2 (ALPN) on TLS connections; default false. */
+  allowH2: boolean;
   /** Monotonic clock in ms for timing (default `performance.now`). */
   now: () => number;
 }
@@ -168,6 +176,8 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     keepBody: booleanField(true),
     tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
     record: booleanField(false),
+    proxy: stringField({ nonEmpty: true }),
+    allowH2: booleanField(false),
     now: functionField<() => number>(() => performance.now()),
   },
   (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
@@ -316,6 +326,7 @@ export class HttpFetcher implements Fetcher {
   readonly #extraHeaders: Record<string, string>;
   readonly #pools = new Map<string, Pool>();
   readonly #defaultMode: Mode;
+  readonly #proxy: ProxyTunnel | undefined;
   #closed = false;
 
   constructor(options: Partial<HttpFetcherOptions> & Pick<HttpFetcherOptions, 'agent'>) {
@@ -332,6 +343,7 @@ export class HttpFetcher implements Fetcher {
     this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
     // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
     if (!isCoreLoaded()) loadCoreSync();
+    this.#proxy = this.#o.proxy === undefined ? undefined : new ProxyTunnel(this.#o.proxy, this.#o.connectTimeoutMs);
     if (this.#o.record) retainRecorder();
   }
 
@@ -390,6 +402,7 @@ export class HttpFetcher implements Fetcher {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
     await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+    await this.#proxy?.close().catch(() => undefined);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -406,18 +419,32 @@ export class HttpFetcher implements Fetcher {
     const o = this.#o;
     const dial = buildConnector({
       timeout: o.connectTimeoutMs,
+      // ALPN is offered by the connector: with a custom one, the Pool's allowH2 alone does not.
+      ...(o.allowH2 ? { allowH2: true } : {}),
       ...(o.tls?.ca !== undefined ? { ca: typeof o.tls.ca === 'string' ? o.tls.ca : [...o.tls.ca] } : {}),
       ...(o.tls?.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.tls.rejectUnauthorized } : {}),
     });
     // Dial the pinned address; `host` (hostname:port) still names the server for SNI and the
     // certificate check, and the Pool's origin still writes the Host header.
-    const connect: buildConnector.connector = (opts, callback) => dial({ ...opts, hostname: ip }, callback);
+    const proxy = this.#proxy;
+    const connect: buildConnector.connector =
+      proxy === undefined
+        ? (opts, callback) => dial({ ...opts, hostname: ip }, callback)
+        : (opts, callback) => {
+            // Through the proxy: a tunnel to the checked address, then TLS over it for https.
+            const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);
+            proxy.open(ip, port).then(
+              (socket) => (opts.protocol === 'https:' ? dial({ ...opts, hostname: ip, httpSocket: socket }, callback) : callback(null, socket)),
+              (err: Error) => callback(err, null),
+            );
+          };
     const pool = new Pool(origin, {
       connections: o.connectionsPerOrigin,
       pipelining: 1,
       keepAliveTimeout: o.keepAliveTimeoutMs,
       keepAliveMaxTimeout: Math.max(o.keepAliveTimeoutMs, 60_000),
       maxHeaderSize: o.maxHeaderBytes,
+      allowH2: o.allowH2,
       headersTimeout: o.headersTimeoutMs,
       bodyTimeout: o.bodyTimeoutMs,
       connect,
