@@ -37,6 +37,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'agent', kind: 'agent', arg: 'UA', help: 'User-Agent sent with every request, product token first', required: 'e.g. --agent "MyBot/1.0 (+https://example.com/bot)"; sites identify and contact you by it' },
     { name: 'seeds', kind: 'string', arg: 'FILE', help: 'more seed URLs, one per line (# starts a comment)' },
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
+    { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N fetches in the campaign (resumes count earlier runs)' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
@@ -185,6 +186,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
     }
   });
+  const requisites = new Set<string>();
   let count = 0;
   hub.route((signal) => {
     count++;
@@ -221,7 +223,9 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
         const where = warc?.write(page);
-        const rec = pageRecord(page, where, dataDir);
+        // Requisites are marked by how they were found (remembered for this run, bounded).
+        for (const l of page.links) if (l.requisite === true && requisites.size < MAX_REQUISITES) requisites.add(l.url);
+        const rec = pageRecord(page, where, dataDir, requisites.delete(page.url));
         pages!.append(rec);
         json?.emit('page', { ...rec });
       }
@@ -375,6 +379,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     seeds,
     ...(sitemaps.length > 0 ? { sitemaps: usableSeeds(sitemaps, resumable, io) } : {}),
     robotsSitemaps: !args.flag('no-robots-sitemaps'),
+    ...(args.flag('requisites') ? { requisites: true } : {}),
     ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
     ...(args.has('proxy') || args.flag('http2') ? { http: { ...(args.has('proxy') ? { proxy: args.text('proxy')! } : {}), ...(args.flag('http2') ? { allowH2: true } : {}) } } : {}),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
@@ -460,6 +465,9 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
     );
   }
 }
+
+/** Requisite URLs remembered until fetched (so pages.jsonl can mark them). */
+const MAX_REQUISITES = 1_000_000;
 
 /** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */
 export const DEFAULT_RECRAWL_BUDGET = 3600;

@@ -45,12 +45,14 @@ export interface PageRecord {
   readonly location: string | null;
   /** Why there was no usable response. */
   readonly error: string | null;
+  /** Fetched as a page requisite (an image, script or stylesheet a page referenced; `--requisites`). */
+  readonly requisite: boolean;
 }
 
 const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
 /** The pages.jsonl line of a page and where its WARC record went. */
-export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: string): PageRecord {
+export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: string, requisite = false): PageRecord {
   let warcFile: string | null = null;
   if (warc !== undefined) {
     const rel = relative(dataDir, warc.file);
@@ -75,6 +77,7 @@ export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: 
     soft404: page.soft404,
     location: page.headers.location ?? null,
     error: page.error ?? null,
+    requisite,
   };
 }
 

@@ -276,6 +276,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         allowPrivate: o.allowPrivate,
         dns: this.#dns,
         canonPolicy: o.http?.canonPolicy ?? o.canonPolicy,
+        requisites: o.http?.requisites ?? o.requisites,
         now: o.clock,
       });
       this.#ownsFetcher = true;

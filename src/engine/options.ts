@@ -60,6 +60,11 @@ export interface EngineOptions {
    * their entries followed as links. Default none.
    */
   readonly sitemaps: readonly string[];
+  /**
+   * Also fetch each HTML page's requisites (images, scripts, stylesheets), as frontier URLs
+   * under the same politeness, robots and budget rules. Default false.
+   */
+  readonly requisites: boolean;
   /** Follow the `Sitemap:` lines of every robots.txt fetched. Default true. */
   readonly robotsSitemaps: boolean;
   /** User-Agent sent with every request, product token first (`MyBot/1.0 (+https://example.com/bot)`). Required. */
@@ -192,6 +197,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     seeds: seedsField,
     sitemaps: seedsField,
     robotsSitemaps: booleanField(true),
+    requisites: booleanField(false),
     agent: agentField,
     dataDir: customField<string | undefined>('a directory path (non-empty string)', (v): v is string => typeof v === 'string' && v !== ''),
     concurrency: numberField({ min: 1, max: 100_000, integer: true, default: 64 }),

@@ -110,6 +110,8 @@ export interface HttpFetcherOptions {
    * address the fetcher resolved and checked — the proxy never resolves target names (proxy.ts).
    */
   proxy: string | undefined;
+  /** Also return page requisites (images, scripts, stylesheets) as links marked `requisite`; default false. */
+  requisites: boolean;
   /** Offer HTTP/2 (ALPN) on TLS connections; default false. */
   allowH2: boolean;
   /** Monotonic clock in ms for timing (default `performance.now`). */
@@ -178,6 +180,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     record: booleanField(false),
     proxy: stringField({ nonEmpty: true }),
     allowH2: booleanField(false),
+    requisites: booleanField(false),
     now: functionField<() => number>(() => performance.now()),
   },
   (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
@@ -608,7 +611,7 @@ export class HttpFetcher implements Fetcher {
         // Computed once, here: the frontier and freshness only compare them.
         base.contentFp = contentFp(bytes);
         if (looksLikeHtml(contentType, bytes)) {
-          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true });
+          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true, requisites: o.requisites });
           extractor.write(decodeText(bytes, contentType));
           const found = extractor.end();
           base.simhash = simhashText(found.text ?? '');

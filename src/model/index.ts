@@ -87,6 +87,8 @@ export interface Link {
   readonly url: string;
   /** rel=nofollow on the anchor (recorded; the engine does not follow it). */
   readonly nofollow?: boolean;
+  /** A page requisite (image, script, stylesheet…) rather than a link (`requisites` option). */
+  readonly requisite?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
   readonly lastmod?: number | undefined;
 }

@@ -13,13 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCrawl } from '../../src/cli/crawl.js';
-import { SignalHub } from '../../src/cli/io.js';
 import { readStrict } from '../warc/strict-reader.js';
-import { AGENT, bufferIo } from './helpers.js';
+import { crawlTwice } from './recrawl-run.js';
 import { readWarc } from './warc-read.js';
 
-const HOUR = 3_600_000;
 const DATE = 'Date: Tue, 01 Dec 2026 10:00:00 GMT\r\n';
 const HOME = '<html><body><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a> <a href="/d">d</a></body></html>';
 const A_GZ = gzipSync(Buffer.from(`<html><body>${'chunked and gzipped '.repeat(40)}</body></html>`), { level: 9 });
@@ -101,44 +98,9 @@ describe('WARC as recorded, with a recrawl', () => {
   });
 
   it('archives responses and requests byte for byte, and the recrawl as revisits', async () => {
-    let skew = 0;
-    const clock = (): number => performance.timeOrigin + performance.now() + skew;
-    const stop = new AbortController();
-    let pages = 0;
-    const io = bufferIo();
-    const hub = SignalHub.open(io, () => undefined);
-    const result = await runCrawl(
-      {
-        engine: {
-          agent: AGENT,
-          dataDir: join(dir, 'data'),
-          seeds: [`${origin}/`],
-          allowPrivate: true,
-          grouping: 'host',
-          politeness: { minDelayMs: 5, startDelayMs: 5 },
-          recrawl: true,
-          freshness: (_record, nowHours) => nowHours + 1,
-          clock,
-          signal: stop.signal,
-        },
-        warcDir: join(dir, 'warc'),
-        warcMaxBytes: undefined,
-        json: true,
-        title: 'test',
-        progressIntervalMs: undefined,
-        onPage: () => {
-          pages++;
-          // First pass: /, /a, /b, /c, /d. Then two hours pass and the four live pages come due.
-          // (once the fifth page is taken and its outcome recorded: it is due an hour after that)
-          if (pages === 5) setTimeout(() => (skew = 2 * HOUR), 20);
-          if (pages === 9) setTimeout(() => stop.abort(), 0);
-        },
-      },
-      io,
-      hub,
-    );
-    hub.close();
-    expect(pages, io.err()).toBe(9);
+    // First pass: /, /a, /b, /c, /d; then the four live pages come due again.
+    const { result, pages, stderr } = await crawlTwice(dir, [`${origin}/`], 5, 9, { grouping: 'host' });
+    expect(pages, stderr).toBe(9);
 
     const { records, problems } = readStrict(result.warcFiles);
     expect(problems).toEqual([]);
