@@ -26,6 +26,10 @@
  *  6. Timing: `latencyMs` (start to headers) and `fetchMs` (start to end of body) on the
  *     injected monotonic clock.
  *
+ * Length: one file because a fetch is one sequence best read top to bottom; what can stand
+ * alone already does — wire recording (record.ts), proxy tunnels (proxy.ts), bodies
+ * (body.ts), links (links.ts), sitemaps (src/sitemap).
+ *
  * Redirect counts are capped by whoever follows them — the engine for pages (its
  * `maxRedirects`, 10 hops; the frontier's state machine records each hop), RobotsCache for
  * robots.txt (5 hops) — since a fetcher that does not follow cannot count; it does refuse a
@@ -213,7 +217,8 @@ function headerMap(raw: readonly string[]): Record<string, string | string[] | u
 /** Passes the body through, keeping a copy of the entity bytes for the HTTP/2 recording fallback. */
 async function* teeEntity(body: AsyncIterable<Uint8Array>, capture: Capture): AsyncGenerator<Uint8Array> {
   for await (const chunk of body) {
-    capture.addEntity(chunk);
+    // Only when the socket tap saw nothing (HTTP/2): HTTP/1 bytes are already recorded whole.
+    if (capture.size === 0) capture.addEntity(chunk);
     yield chunk;
   }
 }

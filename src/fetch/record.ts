@@ -135,14 +135,18 @@ export function finishCapture(
 ): HttpExchange | undefined {
   c.done = true;
   const request = c.request;
-  if (request === undefined && rawHeaders.length === 0) return undefined;
   const wire = c.size > 0 ? Buffer.concat(c.chunks, c.size) : undefined;
+  // The socket's tap keeps pointing at this capture until its next request: drop the copies.
+  c.chunks.length = 0;
+  if (request === undefined && rawHeaders.length === 0) return undefined;
   if (wire !== undefined && STATUS_LINE.test(wire.subarray(0, 16).toString('latin1'))) {
+    c.entity.length = 0;
     return { request: Buffer.from(request ?? '', 'latin1'), response: wire, truncated: c.cut || !complete, synthesized: false };
   }
   let head = `${protocol} ${status}${statusText ? ` ${statusText}` : ''}\r\n`;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   head += '\r\n';
   const response = Buffer.concat([Buffer.from(head, 'latin1'), ...c.entity]);
+  c.entity.length = 0;
   return { request: Buffer.from(request ?? '', 'latin1'), response, truncated: !complete, synthesized: true };
 }
