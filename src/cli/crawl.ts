@@ -230,7 +230,6 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         json?.emit('page', { ...rec });
       }
     } catch (err) {
-      logger?.error({ event: 'error', error: err instanceof Error ? err.message : String(err) }, 'crawl failed');
       throw fileContext(err, dataDir);
     }
     const end = summary ?? { reason: engine.stopReason ?? 'stopped', progress: engine.progress(), recovery: engine.recovery };

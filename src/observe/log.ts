@@ -81,7 +81,9 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   const watch = new HostWatch();
   // Opening writes a first checkpoint before 'open' fires: it is logged after the start line.
   let early: object[] | undefined = [];
+  let opened = false;
   const onOpen = (r: RecoveryInfo): void => {
+    opened = true;
     if (r.resumed) {
       logger.info({ event: 'resume', generation: r.generation, replayedOutcomes: r.replayedOutcomes, refetch: r.refetch.length, tornBytes: r.tornBytes }, 'crawl resumed');
     } else logger.info({ event: 'start', seeds: engine.options.seeds.length, dataDir: engine.options.dataDir ?? null }, 'crawl started');
@@ -103,6 +105,8 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
     else logger.debug({ event: 'fetched', url: p.url, status: p.status }, 'fetched');
   };
   const onEnd = (s: CrawlSummary): void => {
+    // A run that failed to open (a usage or a corrupt-file error) says so through its caller.
+    if (!opened) return;
     logger.info({ event: 'stop', reason: s.reason, fetched: s.progress.fetched, fetchedThisRun: s.progress.fetchedThisRun, errors: s.progress.errors }, 'crawl stopped');
   };
   engine.on('open', onOpen);
