@@ -96,9 +96,10 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
       logger[level]({ event: 'host', ...t }, TRANSITION_TEXT[t.kind]);
     }
   };
-  const onCheckpoint = (c: { generation: number; bytes: number; urls: number; ms?: number }): void => {
-    if (early !== undefined) early.push({ event: 'checkpoint', ...c });
-    else logger.info({ event: 'checkpoint', ...c }, 'checkpoint written');
+  const onCheckpoint = (c: { generation: number; bytes: number; urls: number; ms: number }): void => {
+    const fields = { event: 'checkpoint', ...c, ms: Math.round(c.ms * 10) / 10 };
+    if (early !== undefined) early.push(fields);
+    else logger.info(fields, 'checkpoint written');
   };
   const onFetched = (p: { url: string; status: number; errorKind?: string | undefined; error?: string | undefined; host: string }): void => {
     if (p.status === 0) logger.warn({ event: 'fetch-error', url: p.url, host: p.host, errorKind: p.errorKind, error: p.error }, 'fetch failed');
