@@ -58,7 +58,7 @@ import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
 import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher } from '../fetch/index.js';
+import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from '../model/index.js';
@@ -79,6 +79,9 @@ import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
 import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost } from './status.js';
 import { SendGate } from './send-gate.js';
+import { robotsSitemaps, sitemapKey } from './sitemaps.js';
+import { SitemapHints } from '../sitemap/index.js';
+import { type EngineMetrics, attachLogger, startMetrics } from '../observe/index.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
@@ -119,6 +122,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #groupingGiven: boolean;
   /** The freshness hook in force: the caller's, or meguri's scheduler in continuous mode. */
   readonly #freshness: FreshnessHook | undefined;
+  /** Sitemap lastmod hints (continuous mode only). */
+  readonly #hints: SitemapHints | undefined;
+  /** Prometheus metrics being started (`metrics` option). */
+  readonly #metrics: Promise<EngineMetrics> | undefined;
+  /** Sitemaps named by robots.txt answers, seeded at the next fill. */
+  readonly #sitemapQueue: string[] = [];
   /**
    * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
    * continuous mode, which never gives up (see `EngineOptions.robotsMaxAttempts`).
@@ -199,7 +208,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
     this.#scope = new Scope(o.scope, canonicalSeeds(o.seeds, o.canonPolicy), o.include, o.exclude);
-    this.#freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
+    const freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
+    // Sitemap lastmod hints wrap the scheduler in force (src/sitemap/hints.ts).
+    this.#hints = freshness === undefined ? undefined : new SitemapHints(freshness, { keyOf: (url) => sitemapKey(this.#directory, url) });
+    this.#freshness = this.#hints?.hook() ?? freshness;
     this.#robotsGiveUp = o.recrawl || o.freshness !== undefined ? undefined : o.robotsMaxAttempts;
     this.policy = enginePolitenessConfig(o.politeness);
     this.#clock = o.clock;
@@ -215,6 +227,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         allowPrivate: o.allowPrivate,
         dns: this.#dns,
         canonPolicy: o.http?.canonPolicy ?? o.canonPolicy,
+        requisites: o.http?.requisites ?? o.requisites,
         now: o.clock,
       });
       this.#ownsFetcher = true;
@@ -239,7 +252,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       scope: this.#scope,
       tally: this.#tally,
       enabled: o.robots,
-      fetch: robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock),
+      fetch: this.#observedRobotsFetch(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock)),
       agent: o.agent,
       ttlMs: o.robotsTtlMs,
       retryMs: o.robotsRetryMs,
@@ -252,6 +265,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     });
     this.#hops = new RedirectHops(o.maxRedirects);
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
+    if (o.logger !== undefined) attachLogger(this, o.logger);
+    this.#metrics = o.metrics === undefined ? undefined : startMetrics(this, o.metrics);
+    this.#metrics?.catch(() => undefined); // surfaced by run()
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
   }
 
@@ -275,6 +291,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let completedNormally = false;
     this.#detach = this.#attachSignals();
     try {
+      if (this.#metrics !== undefined) await this.#metrics;
       this.#open();
       this.#opened = true;
       this.emit('open', this.#recovery);
@@ -438,6 +455,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#phase = 'closed';
     this.#stop.abort();
+    await (await this.#metrics?.catch(() => undefined))?.close();
     this.#data?.release();
     if (this.#ownsFetcher && this.#fetcher instanceof HttpFetcher) await this.#fetcher.close();
     this.#frontier?.free();
@@ -454,6 +472,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   get options(): Readonly<EngineOptions> {
     return this.#options;
+  }
+
+  /** The Prometheus metrics (`metrics` option): registry and endpoint URL; undefined without. */
+  metrics(): Promise<EngineMetrics> | undefined {
+    return this.#metrics;
   }
 
   /** Why the run ended (undefined while running). */
@@ -565,7 +588,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
     }
-    this.#seed([...o.seeds, ...this.#pendingSeeds.splice(0)]);
+    this.#seed([...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]);
     if (data !== undefined) {
       writeCrawlSettings(data.path, this.options, this.#changes, new Date());
       this.#checkpoint();
@@ -741,6 +764,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const f = this.#frontier!;
     const max = this.options.concurrency;
     this.#flushStarts();
+    if (this.#sitemapQueue.length > 0) this.#seed(this.#sitemapQueue.splice(0));
     while (this.#flights.size < max && this.#budgetLeft() > 0) {
       // A fresh clock per dispatch: the time recorded is the time the request leaves.
       const req = f.dispatch(this.#clock());
@@ -843,6 +867,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       links = inside.length === links.length ? links : inside;
       for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
+      if (this.#hints !== undefined) for (const l of links) if (l.lastmod !== undefined) this.#hints.note(l.url, l.lastmod);
     }
     let location: string | undefined;
     let capped: string | undefined;
@@ -877,6 +902,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (soft404) flight.outside.length = 0;
     this.#tally.outcome(splitOrigin(req.url)?.host ?? req.host, s, soft404, o.errorKind, o.error);
     flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
+    if (this.listenerCount('fetched') > 0) this.emit('fetched', flight.page);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
     this.#notifyQuiet();
@@ -977,11 +1003,27 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   // ───────────────────────────── checkpoints and progress ─────────────────────────────
 
+  /**
+   * The robots.txt fetch as the gate makes it, observed: each answer is emitted as a `robots`
+   * event (WARC archiving, logs) and its `Sitemap:` lines are queued as seeds when
+   * `robotsSitemaps` is on.
+   */
+  #observedRobotsFetch(base: RobotsFetch): RobotsFetch {
+    return async (url, signal) => {
+      const startedAtMs = this.#clock();
+      const result = await base(url, signal);
+      if (this.listenerCount('robots') > 0) this.emit('robots', { url, startedAtMs, result });
+      if (this.options.robotsSitemaps) this.#sitemapQueue.push(...robotsSitemaps(url, result));
+      return result;
+    };
+  }
+
   #checkpoint(): void {
     const data = this.#data;
     const f = this.#frontier;
     if (data === undefined || f === undefined) return;
     const generation = this.#generation + 1;
+    const startedMs = performance.now();
     const image = f.checkpoint();
     const bytes = data.checkpoint(
       image,
@@ -1000,7 +1042,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     );
     this.#generation = generation;
     this.#c.checkpoints++;
-    this.emit('checkpoint', { generation, bytes, urls: image.rows });
+    this.emit('checkpoint', { generation, bytes, urls: image.rows, ms: performance.now() - startedMs });
   }
 
   /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */

@@ -2,6 +2,8 @@
  * The engine's public vocabulary of a run: why it ended, what resuming found, the end summary
  * and the events. Types only, so the CLI and embedders can name them without the engine.
  */
+import type { RobotsFetchResult } from '../fetch/index.js';
+import type { Page } from './page.js';
 import type { SettingChange } from './settings.js';
 import type { Progress } from './status.js';
 import type { CrawlCounts, FailingHost, HandlerFailure, UnresolvedHost } from './tally.js';
@@ -58,7 +60,20 @@ export interface EngineEvents {
   /** `dataDir` is open (resumed or new) and the crawl is about to start. */
   open: [RecoveryInfo];
   progress: [Progress];
-  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number }];
+  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number; readonly ms: number }];
+  /** A fetch completed (emitted before the page is yielded): for logs and metrics. */
+  fetched: [Page];
   end: [CrawlSummary];
+  /** A robots.txt request (each redirect hop) got its answer: for archiving (WARC) and logs. */
+  robots: [RobotsCapture];
+}
+
+/** One robots.txt request and its answer (an `Outcome` with `HttpFetcher`). */
+export interface RobotsCapture {
+  readonly url: string;
+  /** Epoch ms when the request left. */
+  readonly startedAtMs: number;
+  /** With `HttpFetcher` this is its `Outcome` (with `exchange` when it records). */
+  readonly result: RobotsFetchResult;
 }
 
