@@ -207,7 +207,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     const o = resolveEngineOptions(merged);
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
-    this.#scope = new Scope(o.scope, canonicalSeeds(o.seeds, o.canonPolicy), o.include, o.exclude);
+    // Sitemaps given as starting points count as seeds for the scope.
+    this.#scope = new Scope(o.scope, canonicalSeeds([...o.seeds, ...o.sitemaps], o.canonPolicy), o.include, o.exclude);
     const freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
     // Sitemap lastmod hints wrap the scheduler in force (src/sitemap/hints.ts).
     this.#hints = freshness === undefined ? undefined : new SitemapHints(freshness, { keyOf: (url) => sitemapKey(this.#directory, url) });

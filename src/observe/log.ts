@@ -108,6 +108,9 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   const onEnd = (s: CrawlSummary): void => {
     // A run that failed to open (a usage or a corrupt-file error) says so through its caller.
     if (!opened) return;
+    // Names that do not exist are refused before any request, so they never show as fetch
+    // errors: one line each, as the end summary prints them.
+    for (const u of s.unresolvedHosts) logger.warn({ event: 'no-such-name', host: u.host, code: u.code, urls: u.urls }, 'name does not exist: its URLs were not fetched');
     logger.info({ event: 'stop', reason: s.reason, fetched: s.progress.fetched, fetchedThisRun: s.progress.fetchedThisRun, errors: s.progress.errors }, 'crawl stopped');
   };
   engine.on('open', onOpen);

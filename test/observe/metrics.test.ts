@@ -53,8 +53,8 @@ describe('metrics', () => {
     const text = await res.text();
     await engine.close();
     const s = samples(text);
-    expect(s.get('meguri_pages_total{class="2xx"}')).toBe(3);
-    expect(s.get('meguri_pages_total{class="4xx"}')).toBe(1);
+    expect(s.get('meguri_pages_total{class="ok"}')).toBe(3);
+    expect(s.get('meguri_pages_total{class="gone"}')).toBe(1);
     expect(s.get('meguri_body_bytes_total')).toBe(bodyBytes);
     expect(s.get('meguri_fetch_duration_seconds_count')).toBe(4);
     expect(s.get('meguri_checkpoint_duration_seconds_count')).toBeGreaterThanOrEqual(1);
@@ -75,7 +75,7 @@ describe('metrics', () => {
     const json = await registry.getMetricsAsJSON();
     await engine.close();
     const pages = json.find((x) => x.name === 'crawl_pages_total')!;
-    expect(pages.values.map((v) => [v.labels['class'], v.value])).toEqual([['2xx', 1]]);
+    expect(pages.values.map((v) => [v.labels['class'], v.value])).toEqual([['ok', 1]]);
     const label = (status: number, soft404 = false, errorKind?: 'url' | 'timeout'): string => pageOutcomeClass({ status, soft404, errorKind });
     expect([label(0, false, 'timeout'), label(0, false, 'url'), label(429), label(200, true), label(204), label(304), label(301), label(404), label(503)]).toEqual([
       'transient',
