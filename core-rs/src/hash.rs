@@ -94,7 +94,7 @@ pub fn xxh64(input: &[u8], seed: u64) -> u64 {
     // which is where long bodies spend their time.
     let stripes = input.chunks_exact(32);
     let tail = stripes.remainder();
-    let mut h = if len >= 32 {
+    let h = if len >= 32 {
         let mut v1 = seed.wrapping_add(P1).wrapping_add(P2);
         let mut r2 = seed.wrapping_add(P2).wrapping_mul(P1_INV);
         let mut v3 = seed;
