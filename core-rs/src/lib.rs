@@ -12,6 +12,7 @@
 
 pub mod abi;
 pub mod bloom;
+pub mod canon;
 pub mod drum;
 pub mod filter;
 pub mod hash;
