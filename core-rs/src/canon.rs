@@ -13,8 +13,10 @@
 //! ## Contract: agree exactly, or decline
 //! For every input this module either produces exactly what `canonicalize(raw, base)` returns
 //! under the default policy, or answers [`Outcome::Fallback`] and the caller runs the
-//! TypeScript function for that link. It declines everything the TypeScript fast paths
-//! decline (so both go to the WHATWG parser), and also:
+//! TypeScript function for that link. It answers what the TypeScript fast paths answer, plus
+//! relative-path links (`x/y`, `../x`, `?q`) against a plain page URL, which the TS path
+//! parses with WHATWG ([`relative_path`] resolves them and hands the result to the same
+//! checks). It declines everything else the TypeScript fast paths decline, and also:
 //! - any byte ≥ 0x80 in the link (UTF-16 and UTF-8 lengths differ; IDNA and escaping rules),
 //!   and links longer than the raw-length cap (the TS path answers null for those);
 //! - a path holding `;jsessionid=` or `;phpsessid=` (the TS path strips them with a regular
@@ -431,9 +433,12 @@ pub fn canonicalize(raw: &[u8], base: Option<&[u8]>, origin: Option<usize>, out:
         return fast_canonical(raw, auth, out, sc).unwrap_or(Outcome::Fallback);
     }
     let (base, origin) = match (base, origin) {
-        (Some(b), Some(o)) if raw.first() == Some(&b'/') => (b, o),
+        (Some(b), Some(o)) => (b, o),
         _ => return Outcome::Fallback,
     };
+    if raw.first() != Some(&b'/') {
+        return relative_path(raw, base, origin, out, sc).unwrap_or(Outcome::Fallback);
+    }
     // The TS `fastRelative`: join to the base's scheme (`//host/…`) or origin (`/path`).
     let scheme_end = if base[4] == b's' { 6 } else { 5 };
     let (prefix, auth) = if raw.get(1) == Some(&b'/') { (scheme_end, scheme_end + 2) } else { (origin, scheme_end + 2) };
@@ -447,6 +452,107 @@ pub fn canonicalize(raw: &[u8], base: Option<&[u8]>, origin: Option<usize>, out:
         None => Outcome::Fallback,
         Some(Outcome::RawPrefix(len)) => Outcome::Joined(prefix, len - prefix),
         Some(other) => other,
+    }
+}
+
+/// A relative-path link (`x/y`, `../x`, `?q`) against a plain page URL, resolved the way
+/// WHATWG resolves it when nothing about either is unusual: the page's directory (its path
+/// up to the last `/`; the whole path for `?q`) joined with the link, then `.`/`..`
+/// segments removed (a `..` at the root stays there; a final `.` or `..` leaves a trailing
+/// `/`). The joined URL then goes through [`fast_canonical`], which declines anything WHATWG
+/// would still change. Declined here: an empty link or a fragment-only one, a `:` before the
+/// first `/` (a scheme), `%2e` anywhere (WHATWG reads it as a dot), and a page URL with
+/// bytes WHATWG strips or rewrites (controls, spaces, `\`, `%2e`).
+fn relative_path(raw: &[u8], base: &[u8], origin: usize, out: &mut Vec<u8>, sc: &mut Scratch) -> Option<Outcome> {
+    let first = *raw.first()?;
+    if first == b'#' {
+        return None;
+    }
+    let part_end = raw.iter().position(|&c| c == b'?' || c == b'#').unwrap_or(raw.len());
+    // Bytes WHATWG strips, trims or reads as '/' would change which segments `..` removes,
+    // before fast_canonical could see them: decline them here.
+    let odd = |c: &u8| *c <= 0x20 || *c >= 0x7F || *c == b'\\';
+    if raw.iter().any(odd) || raw[..part_end].iter().take_while(|&&c| c != b'/').any(|&c| c == b':') || contains_dot_escape(raw) {
+        return None;
+    }
+    let base_end = base[origin..].iter().position(|&c| c == b'?' || c == b'#').map_or(base.len(), |p| origin + p);
+    if base.iter().any(odd) || contains_dot_escape(base) {
+        return None;
+    }
+    let base_path: &[u8] = if base_end == origin { b"/" } else { &base[origin..base_end] };
+    let mut joined = std::mem::take(&mut sc.joined);
+    joined.clear();
+    joined.extend_from_slice(&base[..origin]);
+    if first == b'?' {
+        // The page's own path (fast_canonical declines it if it holds dot segments).
+        joined.extend_from_slice(base_path);
+    } else {
+        let dir_end = base_path.iter().rposition(|&c| c == b'/').map_or(0, |p| p + 1);
+        push_without_dot_segments(&mut joined, &base_path[..dir_end], &raw[..part_end]);
+    }
+    joined.extend_from_slice(&raw[part_end..]);
+    let auth = scheme_prefix(&joined);
+    let got = fast_canonical(&joined, auth, out, sc);
+    let got = match got {
+        Some(Outcome::RawPrefix(len)) => {
+            let from = out.len();
+            out.extend_from_slice(&joined[..len]);
+            Some(Outcome::Written(from, out.len()))
+        }
+        other => other,
+    };
+    sc.joined = joined;
+    got
+}
+
+fn contains_dot_escape(s: &[u8]) -> bool {
+    s.windows(3).any(|w| w[0] == b'%' && w[1] == b'2' && (w[2] == b'e' || w[2] == b'E'))
+}
+
+/// Appends the path `dir ‖ rel` (`dir` starts with `/`) with `.` and `..` segments removed,
+/// WHATWG's way: `..` pops a segment (never the root), and a final `.` or `..` leaves an
+/// empty last segment (a trailing `/`).
+fn push_without_dot_segments(out: &mut Vec<u8>, dir: &[u8], rel: &[u8]) {
+    let start = out.len();
+    let mut segs: Vec<(usize, usize, bool)> = Vec::new(); // (from, to, in rel)
+    let push_segments = |s: &[u8], in_rel: bool, segs: &mut Vec<(usize, usize, bool)>| {
+        let mut from = 0;
+        for i in 0..=s.len() {
+            if i == s.len() || s[i] == b'/' {
+                segs.push((from, i, in_rel));
+                from = i + 1;
+            }
+        }
+    };
+    // `dir` is "/a/b/": its segments are "a", "b" (the empty one before the first '/' and
+    // after the last are not segments of the result).
+    if dir.len() > 1 {
+        push_segments(&dir[1..dir.len() - 1], false, &mut segs);
+    }
+    push_segments(rel, true, &mut segs);
+    let mut keep: Vec<(usize, usize, bool)> = Vec::with_capacity(segs.len());
+    let last = segs.len() - 1;
+    for (j, &(f, t, in_rel)) in segs.iter().enumerate() {
+        let seg = if in_rel { &rel[f..t] } else { &dir[1 + f..1 + t] };
+        if seg == b".." {
+            keep.pop();
+            if j == last {
+                keep.push((0, 0, true));
+            }
+        } else if seg == b"." {
+            if j == last {
+                keep.push((0, 0, true));
+            }
+        } else {
+            keep.push((f, t, in_rel));
+        }
+    }
+    for &(f, t, in_rel) in &keep {
+        out.push(b'/');
+        out.extend_from_slice(if in_rel { &rel[f..t] } else { &dir[1 + f..1 + t] });
+    }
+    if out.len() == start {
+        out.push(b'/');
     }
 }
 
@@ -542,8 +648,22 @@ mod tests {
         ok("/x/y?z=1", page, "https://www.example.com/x/y?z=1");
         ok("//cdn.example.net/lib.js", page, "https://cdn.example.net/lib.js");
         ok("/x?gclid=abc", page, "https://www.example.com/x");
-        assert_eq!(canon("x/y", page), None);
+        ok("x/y", page, "https://www.example.com/dir/x/y");
+        ok("../x?b=1&a=2", page, "https://www.example.com/x?a=2&b=1");
+        ok("../../../x", page, "https://www.example.com/x");
+        ok("./", page, "https://www.example.com/dir/");
+        ok("a/..", page, "https://www.example.com/dir/");
+        ok("?q=2", page, "https://www.example.com/dir/page?q=2");
+        ok("x", Some("https://e.com"), "https://e.com/x");
+        ok("x", Some("https://e.com/a/b/../c/"), "https://e.com/a/c/x");
         assert_eq!(canon("/x/../y", page), None);
+        assert_eq!(canon("mailto:x", page), None);
+        assert_eq!(canon("%2e%2e/x", page), None);
+        assert_eq!(canon("#top", page), None);
+        assert_eq!(canon("", page), None);
+        assert_eq!(canon("x y", page), None);
+        assert_eq!(canon(" /..", page), None);
+        assert_eq!(canon("a\\..", page), None);
         assert_eq!(canon("/x", Some("https://EXAMPLE.com/")), None);
     }
 

@@ -5,9 +5,11 @@
  * The core mirrors the TypeScript fast paths byte for byte under the default policy: absolute
  * http(s) links and path-absolute or scheme-relative links against a plain page URL, ASCII,
  * already in canonical percent-encoding, with the query re-encoded, tracking parameters
- * dropped and pairs sorted. Everything else (IDNA, IP literals, ports, userinfo, dot segments,
- * backslashes, non-ASCII, relative paths, session path parameters, possible session tokens,
- * any non-default policy) comes back flagged and goes through `canonicalize`, so the answer
+ * dropped and pairs sorted; and it resolves relative paths (`x/y`, `../x`, `?q`, which the
+ * TS path sends through the WHATWG parser) against a plain page URL. Everything else (IDNA,
+ * IP literals, ports, userinfo, dot segments in absolute links, `%2e`, backslashes, controls,
+ * non-ASCII, session path parameters, possible session tokens, any non-default policy) comes
+ * back flagged and goes through `canonicalize`, so the answer
  * is always exactly `hrefs.map((h) => canonicalize(h, base, policy))`
  * (test/url/canonicalize-core.test.ts holds the two to that over generated links and the WPT
  * URL data). Results that are a prefix of the link, or the page's origin followed by the

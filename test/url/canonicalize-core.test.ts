@@ -53,6 +53,27 @@ describe('canonicalizeBatch (wasm core) against canonicalize', () => {
     expect(answered).toBeLessThan(total);
   });
 
+  it('agrees on relative paths with dot segments against pages with odd paths (fast-check, seed 21)', () => {
+    const seg = fc.constantFrom('..', '.', 'a', 'B', '', '%2e', '%2E.', 'x:y', 'p.html', '~u', '%41', ' ', '\\', 'é');
+    const rel = fc
+      .tuple(fc.array(seg, { minLength: 1, maxLength: 6 }), fc.option(fc.constantFrom('?a=1', '?b=2&a=1', '?', '?utm_x=1')), fc.option(fc.constantFrom('#f', '#')))
+      .map(([segs, q, f]) => `${segs.join('/')}${q ?? ''}${f ?? ''}`);
+    const odd = fc.constantFrom(
+      'https://e.com/a/b/c', 'https://e.com/a/b/', 'https://e.com', 'https://e.com/', 'https://e.com/a/../b/c', 'https://e.com/a/./b',
+      'https://e.com/%2e%2e/x', 'https://e.com/a%7eb/c', 'https://e.com/a b/c', 'https://e.com/a\\b/c', 'https://e.com//x/y', 'https://e.com/x?q#f',
+    );
+    let answered = 0;
+    fc.assert(
+      fc.property(fc.array(rel, { minLength: 1, maxLength: 10 }), odd, (links, page) => {
+        const got = canonicalizeBatch(links, page);
+        answered += coreAnswered;
+        links.forEach((l, i) => expect(got[i], `${JSON.stringify(l)} on ${page}`).toBe(canonicalize(l, page)));
+      }),
+      { seed: 21, numRuns: 1500 },
+    );
+    expect(answered).toBeGreaterThan(1000);
+  });
+
   it('agrees under every test policy (non-default policies run the TypeScript path)', () => {
     fc.assert(
       fc.property(fc.array(linkArb, { maxLength: 20 }), fc.constantFrom(...pages), fc.constantFrom(...policies), (links, page, p) => {
