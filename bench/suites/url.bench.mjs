@@ -5,7 +5,7 @@
 // the same for relative links resolved against their page. The seen-set rows join later.
 //
 // BENCH_URLS overrides the stream length; BENCH_RUNS the number of interleaved rounds (default 5).
-import { canonicalize, canonicalizeBatch, urlKey, urlKeyBatch } from '../../dist/index.js';
+import { SeenSet, admitLinksBatch, canonicalize, canonicalizeBatch, urlKey, urlKeyBatch } from '../../dist/index.js';
 import { canonicalizeFast } from '../../dist/url/canonicalize.js';
 import { median, printTable } from '../lib/harness.mjs';
 
@@ -229,6 +229,22 @@ export async function run() {
       batch: () => {
         for (const { page, links: ls } of pages) sink += canonicalizeBatch(ls, page).length;
       },
+      // Link intake: canonical string → "new or seen", each run from an empty set.
+      setCanon: () => {
+        const set = new Set();
+        for (const { page, links: ls } of pages) {
+          for (let i = 0; i < ls.length; i++) {
+            const c = canonicalize(ls[i], page);
+            if (c !== null && !set.has(c)) set.add(c);
+          }
+        }
+        sink += set.size;
+      },
+      admit: () => {
+        const seen = new SeenSet();
+        for (const { page, links: ls } of pages) sink += admitLinksBatch(seen, page, ls).fresh.length;
+        seen.free();
+      },
     },
     links,
   );
@@ -236,6 +252,8 @@ export async function run() {
     { work: 'page links: new URL(l, page).href', 'URLs/s': tp.rate.whatwg, 'ns/URL': 1e9 / tp.rate.whatwg, 'ratio vs WHATWG': 1 },
     { work: 'page links: canonicalize(l, page) each', 'URLs/s': tp.rate.canon, 'ns/URL': 1e9 / tp.rate.canon, 'ratio vs WHATWG': tp.ratio('canon', 'whatwg') },
     { work: 'page links: canonicalizeBatch(links, page) (wasm)', 'URLs/s': tp.rate.batch, 'ns/URL': 1e9 / tp.rate.batch, 'ratio vs WHATWG': tp.ratio('batch', 'whatwg') },
+    { work: 'intake: canonicalize each + Set<string>', 'URLs/s': tp.rate.setCanon, 'ns/URL': 1e9 / tp.rate.setCanon, 'ratio vs WHATWG': tp.ratio('setCanon', 'whatwg') },
+    { work: 'intake: admitLinksBatch (canon + key + SeenSet)', 'URLs/s': tp.rate.admit, 'ns/URL': 1e9 / tp.rate.admit, 'ratio vs WHATWG': tp.ratio('admit', 'whatwg'), 'vs canon+Set': tp.ratio('admit', 'setCanon') },
   ];
   console.log(`\n${pages.length} pages of ${PAGE_LINKS} links (50 % absolute, 30 % path-absolute, 20 % relative paths)`);
   printTable(pageRows);
