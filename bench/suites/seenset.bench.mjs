@@ -13,9 +13,10 @@
 // into another's figures. A peer that cannot hold a size is reported, not hidden.
 //
 // A second table isolates the seen-set tier on precomputed keys: SeenSet.merge (one core call:
-// filter query, hinted DRUM merge, filter add) against the same two structures driven as
-// DrumSet.merge + BloomFilter.addBatch (the exact lookup for every key) and DrumSet.merge alone,
-// plus the filter's growth cost (refill ns/key and its amortized share).
+// exact-set probe per key, filter add for the new ones) against the baseline revision's
+// SeenSet.merge (DRUM runs behind a filter query; bench/lib/baseline-core.mjs, same process),
+// the same two structures driven as DrumSet.merge + BloomFilter.addBatch, and DrumSet.merge
+// alone, plus the filter's growth cost (refill ns/key and its amortized share).
 //
 // BENCH_SEEN_URLS="1000000,10000000" picks the sizes; BENCH_RUNS (default 3) the runs at
 // sizes ≤ 2M (larger sizes run once); BENCH_SEEN_HEAP_MB (default 8192) the child heap cap.

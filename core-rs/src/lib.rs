@@ -16,6 +16,7 @@ pub mod canon;
 pub mod drum;
 pub mod filter;
 pub mod hash;
+pub mod intake;
 pub mod neardup;
 pub mod ribbon;
 pub mod seen;

@@ -52,6 +52,24 @@ export interface CanonExports {
     arena: number,
     arenaLen: number,
   ): number;
+  meguri_admit_page(
+    origins: number,
+    set: number,
+    filter: number,
+    base: number,
+    baseLen: number,
+    data: number,
+    dataLen: number,
+    offsets: number,
+    count: number,
+    seedLo: number,
+    seedHi: number,
+    lanes: number,
+    arena: number,
+    arenaLen: number,
+    keys: number,
+    verdicts: number,
+  ): number;
 }
 
 export interface UrlKeyExports {
@@ -273,4 +291,5 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_urlkey_batch',
   'meguri_urlkey_one',
   'meguri_canon_batch',
+  'meguri_admit_page',
 ];

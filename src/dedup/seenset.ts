@@ -239,6 +239,19 @@ export class SeenSet {
   }
 
   /**
+   * @internal Runs `f` with the two tiers (for a fused core call that merges into them, such
+   * as `admitLinksBatch`), then rebuilds the filter larger if the set outgrew it.
+   */
+  withTiers<T>(f: (set: DrumSet, filter: BloomFilter) => T): T {
+    const { set, filter } = this.#tiers();
+    try {
+      return f(set, filter);
+    } finally {
+      this.#growIfNeeded(set);
+    }
+  }
+
+  /**
    * Check-and-insert of a batch: one verdict per key, **1 = new** (now recorded), **0 =
    * already seen** — the `DrumSet.merge` convention. A key repeated inside the batch is new
    * at most at its first occurrence, so merging the same batch again (at-least-once

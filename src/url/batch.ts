@@ -38,6 +38,30 @@ const decoder = new TextDecoder();
 /** How many links of the last `canonicalizeBatch` call the core answered (tests check the fast path is exercised). */
 export let coreAnswered = 0;
 
+/** @internal The page URL as `canonicalize` uses it: undefined when absent, empty or too long. */
+export function usablePage(base: string | undefined): string | undefined {
+  return typeof base === 'string' && base !== '' && base.length <= DEFAULT_MAX_URL_LENGTH * RAW_LENGTH_FACTOR ? base : undefined;
+}
+
+/** @internal Whether `policy` resolves to the default one (the only policy the core implements). */
+export function isDefaultPolicy(policy: Partial<CanonPolicy> | null | undefined): boolean {
+  return compiledPolicy(policy) === compiledPolicy(undefined);
+}
+
+/** @internal UTF-16 units of hrefs[from, …) that fit one chunk: `{ to, units }`. Throws on a non-string. */
+export function planChunk(hrefs: readonly string[], from: number): { to: number; units: number } {
+  let to = from;
+  let units = 0;
+  while (to < hrefs.length) {
+    const s = hrefs[to];
+    if (typeof s !== 'string') throw new InvalidArgumentError(`element ${to} is ${typeof s}, expected a string`);
+    if (to > from && units + s.length > CHUNK_UNITS) break;
+    units += s.length;
+    to++;
+  }
+  return { to, units };
+}
+
 /**
  * Canonicalizes every link of a page found at `base`: `out[i]` is exactly
  * `canonicalize(hrefs[i], base, policy)` (a canonical URL, or null). One wasm call per page
@@ -51,52 +75,75 @@ export function canonicalizeBatch(
   out: (string | null)[] = new Array<string | null>(hrefs.length),
 ): (string | null)[] {
   if (!Array.isArray(hrefs)) throw new InvalidArgumentError(`canonicalizeBatch: expected an array of strings, received ${typeof hrefs}`);
-  const p = compiledPolicy(policy);
   coreAnswered = 0;
-  if (p !== compiledPolicy(undefined)) {
+  if (!isDefaultPolicy(policy)) {
     for (let i = 0; i < hrefs.length; i++) out[i] = canonicalize(hrefs[i]!, base, policy);
     return out;
   }
-  const page = typeof base === 'string' && base !== '' && base.length <= DEFAULT_MAX_URL_LENGTH * RAW_LENGTH_FACTOR ? base : undefined;
+  const page = usablePage(base);
   let from = 0;
   while (from < hrefs.length) {
-    let to = from;
-    let units = 0;
-    while (to < hrefs.length) {
-      const s = hrefs[to];
-      if (typeof s !== 'string') throw new InvalidArgumentError(`canonicalizeBatch: element ${to} is ${typeof s}, expected a string`);
-      if (to > from && units + s.length > CHUNK_UNITS) break;
-      units += s.length;
-      to++;
+    let plan: { to: number; units: number };
+    try {
+      plan = planChunk(hrefs, from);
+    } catch (err) {
+      throw new InvalidArgumentError(`canonicalizeBatch: ${(err as Error).message}`);
     }
-    chunk(hrefs, from, to, units, page, out);
-    from = to;
+    chunk(hrefs, from, plan.to, plan.units, page, out);
+    from = plan.to;
   }
   return out;
 }
 
-/** One wasm call over hrefs[from, to) (holding `units` UTF-16 units). */
-function chunk(hrefs: readonly string[], from: number, to: number, units: number, page: string | undefined, out: (string | null)[]): void {
+/** @internal Where `stagePage` put a chunk of links in the scratch region. */
+export interface StagedPage {
+  readonly count: number;
+  readonly lanes: number;
+  readonly offsets: number;
+  readonly page: number;
+  readonly pageBytes: number;
+  readonly data: number;
+  readonly dataBytes: number;
+  readonly arena: number;
+  readonly arenaLen: number;
+  /** `extraBytes` for the caller's own outputs (16-byte aligned). */
+  readonly extra: number;
+}
+
+/**
+ * @internal Stages hrefs[from, to) (holding `units` UTF-16 units) and the page URL for a
+ * canonicalizing export. Layout: lanes (12·count) | offsets | page UTF-8 | links UTF-8 |
+ * arena | extra.
+ */
+export function stagePage(hrefs: readonly string[], from: number, to: number, units: number, page: string | undefined, extraBytes: number): StagedPage {
   const c = core();
   const count = to - from;
   const pageLen = page === undefined ? 0 : page.length;
-  // Layout: lanes (12·count) | offsets (4·(count + 1)) | page UTF-8 | links UTF-8 | arena.
   const lanesBytes = (count * 12 + 15) & ~15;
   const offsetsBytes = ((count + 1) * 4 + 15) & ~15;
-  const arenaLen = 3 * (units + count * Math.min(pageLen, ORIGIN_MAX)) + 16;
-  const base = c.scratch(lanesBytes + offsetsBytes + pageLen * 3 + units * 3 + arenaLen + 16);
-  const offsetsPtr = base + lanesBytes;
-  const pagePtr = offsetsPtr + offsetsBytes;
+  const arenaLen = (3 * (units + count * Math.min(pageLen, ORIGIN_MAX)) + 31) & ~15;
+  const base = c.scratch(lanesBytes + offsetsBytes + pageLen * 3 + units * 3 + 32 + arenaLen + extraBytes);
+  const offsets = base + lanesBytes;
+  const pagePtr = offsets + offsetsBytes;
   const pageBytes = page === undefined ? 0 : encoder.encodeInto(page, c.u8.subarray(pagePtr, pagePtr + pageLen * 3)).written;
-  const dataPtr = pagePtr + pageBytes;
-  const written = stageStrings(hrefs, from, to, dataPtr, offsetsPtr);
-  const arenaPtr = dataPtr + written;
-  c.exports.meguri_canon_batch(pagePtr, pageBytes, dataPtr, written, offsetsPtr, count, base, arenaPtr, arenaLen);
+  const data = pagePtr + pageBytes;
+  const dataBytes = stageStrings(hrefs, from, to, data, offsets);
+  const arena = (data + dataBytes + 15) & ~15;
+  return { count, lanes: base, offsets, page: pagePtr, pageBytes, data, dataBytes, arena, arenaLen, extra: arena + arenaLen };
+}
+
+/**
+ * @internal Reads the canonical URLs a canonicalizing export wrote for a staged chunk into
+ * `out` at `from`, running `canonicalize` for the links the core declined. Returns how many
+ * the core answered.
+ */
+export function readCanonical(s: StagedPage, hrefs: readonly string[], from: number, page: string | undefined, out: (string | null)[]): number {
+  const c = core();
   const u32 = c.u32;
   const u8 = c.u8;
-  const l = base >>> 2;
+  const l = s.lanes >>> 2;
   let answered = 0;
-  for (let k = 0; k < count; k++) {
+  for (let k = 0; k < s.count; k++) {
     const kind = u32[l + 3 * k]!;
     const a = u32[l + 3 * k + 1]!;
     const b = u32[l + 3 * k + 2]!;
@@ -109,9 +156,16 @@ function chunk(hrefs: readonly string[], from: number, to: number, units: number
     if (kind === NULL) r = null;
     else if (kind === RAW_PREFIX) r = a === raw.length ? raw : raw.slice(0, a);
     else if (kind === JOINED) r = page!.slice(0, a) + (b === raw.length ? raw : raw.slice(0, b));
-    else r = decoder.decode(u8.subarray(arenaPtr + a, arenaPtr + b));
+    else r = decoder.decode(u8.subarray(s.arena + a, s.arena + b));
     out[from + k] = r;
     answered++;
   }
-  coreAnswered += answered;
+  return answered;
+}
+
+/** One wasm call over hrefs[from, to) (holding `units` UTF-16 units). */
+function chunk(hrefs: readonly string[], from: number, to: number, units: number, page: string | undefined, out: (string | null)[]): void {
+  const s = stagePage(hrefs, from, to, units, page, 0);
+  core().exports.meguri_canon_batch(s.page, s.pageBytes, s.data, s.dataBytes, s.offsets, s.count, s.lanes, s.arena, s.arenaLen);
+  coreAnswered += readCanonical(s, hrefs, from, page, out);
 }
