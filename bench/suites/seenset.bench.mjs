@@ -13,18 +13,22 @@
 // into another's figures. A peer that cannot hold a size is reported, not hidden.
 //
 // A second table isolates the seen-set tier on precomputed keys: SeenSet.merge (one core call:
-// filter query, hinted DRUM merge, filter add) against the same two structures driven as
-// DrumSet.merge + BloomFilter.addBatch (the exact lookup for every key) and DrumSet.merge alone,
-// plus the filter's growth cost (refill ns/key and its amortized share).
+// exact-set probe per key, filter add for the new ones) against the baseline revision's
+// SeenSet.merge (DRUM runs behind a filter query; bench/lib/baseline-core.mjs, same process),
+// the same two structures driven as DrumSet.merge + BloomFilter.addBatch, and DrumSet.merge
+// alone, plus the filter's growth cost (refill ns/key and its amortized share).
 //
 // BENCH_SEEN_URLS="1000000,10000000" picks the sizes; BENCH_RUNS (default 3) the runs at
 // sizes ≤ 2M (larger sizes run once); BENCH_SEEN_HEAP_MB (default 8192) the child heap cap.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { BASELINE_REV, loadBaselineCore } from '../lib/baseline-core.mjs';
 import { median, printTable } from '../lib/harness.mjs';
 
 const here = fileURLToPath(import.meta.url);
 const SIZES = (process.env.BENCH_SEEN_URLS ?? '1000000,10000000').split(',').map(Number);
+// BENCH_SEEN_TIER_ONLY=1 skips the intake table (canonicalize + key + set), timing only the tier.
+const TIER_ONLY = process.env.BENCH_SEEN_TIER_ONLY === '1';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const HEAP_MB = Number(process.env.BENCH_SEEN_HEAP_MB ?? 8192);
 const BATCH = 4096;
@@ -140,9 +144,10 @@ async function tier(n) {
   const keys = urlKeyBatch(canon);
   canon.length = 0;
   const m = keys.length / 4;
+  const old = loadBaselineCore();
   const variants = {
     // Both filters are planned for every key, so neither variant pays growth (measured apart).
-    hinted: (b, upTo) => {
+    seenSet: (b, upTo) => {
       const s = new SeenSet({ capacity: m });
       for (let i = 0; i < upTo; i += b) s.merge(keys.subarray(i * 4, Math.min(upTo, i + b) * 4));
       s.free();
@@ -167,6 +172,27 @@ async function tier(n) {
       d.free();
     },
   };
+  if (old) {
+    // The baseline revision's SeenSet.merge (DRUM runs behind the same Bloom filter), driven
+    // through its raw exports exactly as src/core/seen.ts drives the current core: the batch
+    // is copied into its memory, one meguri_seen_merge call per batch.
+    const ex = old.exports;
+    variants.baseline = (b, upTo) => {
+      const set = ex.meguri_drum_new(8);
+      const filter = ex.meguri_bloom_new(m, 0.01);
+      const kp = old.alloc(b * 16);
+      const out = old.alloc(b);
+      for (let i = 0; i < upTo; i += b) {
+        const count = Math.min(upTo, i + b) - i;
+        new Uint32Array(ex.memory.buffer, kp, count * 4).set(keys.subarray(i * 4, (i + count) * 4));
+        ex.meguri_seen_merge(set, filter, kp, count, out);
+      }
+      old.free(kp, b * 16);
+      old.free(out, b);
+      ex.meguri_drum_free(set);
+      ex.meguri_bloom_free(filter);
+    };
+  }
   // Warm up every variant on the full size once (JIT, and wasm memory grown to its high-water
   // mark, so no variant pays memory.grow for the others), then time rounds in rotating order.
   const names = Object.keys(variants);
@@ -233,56 +259,60 @@ function child(args) {
   }
 }
 
+/** The intake table at size n: every peer in its own child process. */
+function intakeTable(n) {
+  const runs = n <= 2_000_000 ? RUNS : 1;
+  const peers = n <= 2_000_000 ? Object.keys(PEERS) : ['meguri', 'setCanonical', 'setWhatwg'];
+  const results = Object.fromEntries(peers.map((p) => [p, []]));
+  for (let r = 0; r < runs; r++) for (const p of peers) results[p].push(child(['intake', p, String(n)]));
+  const summary = {};
+  for (const p of peers) {
+    const ok = results[p].filter((x) => !x.error);
+    if (ok.length === 0) {
+      summary[p] = { error: results[p][0].error };
+      continue;
+    }
+    const last = ok[ok.length - 1];
+    summary[p] = {
+      rate: (n * 1e9) / median(ok.map((x) => x.cpu)),
+      wallRate: (n * 1e9) / median(ok.map((x) => x.wall)),
+      bytes: median(ok.map((x) => (x.heap + x.wasm) / x.len)),
+      last,
+    };
+  }
+  const base = summary.setCanonical;
+  console.log(`\n${n.toLocaleString('en')} links (${runs} run${runs > 1 ? 's' : ''}, CPU-time rates)`);
+  const table = peers.map((p) => {
+    const s = summary[p];
+    if (s.error) return { work: PEERS[p], 'URLs/s': 'could not run', 'B/URL resident': s.error };
+    return {
+      work: PEERS[p],
+      'URLs/s': s.rate,
+      'ns/URL': 1e9 / s.rate,
+      'vs canon+Set': base && !base.error ? s.rate / base.rate : NaN,
+      'B/URL resident': s.bytes,
+      'memory vs canon+Set': base && !base.error ? base.bytes / s.bytes : NaN,
+      distinct: s.last.len,
+    };
+  });
+  printTable(table);
+  const m = summary.meguri;
+  if (m && !m.error) {
+    const st = m.last.stages;
+    const per = (x) => (x / n).toFixed(0);
+    console.log(
+      `meguri: stages (CPU) canonicalize ${per(st.canon)} ns, key ${per(st.key)} ns, seen-set ${per(st.seen)} ns per link; ` +
+        `SeenSet accounts ${(m.last.accounted / m.last.len).toFixed(1)} B/URL (filter ${m.last.bitsPerUrl.toFixed(1)} bits/URL, ${m.last.growths} growths); ` +
+        `wasm growth ${(m.last.wasm / m.last.len).toFixed(1)} B/URL, JS heap ${(m.last.heap / m.last.len).toFixed(1)} B/URL`,
+    );
+  }
+  return table.map((t) => ({ size: n, ...t }));
+}
+
 export async function run() {
   const rows = [];
   for (const n of SIZES) {
-    const runs = n <= 2_000_000 ? RUNS : 1;
-    const peers = n <= 2_000_000 ? Object.keys(PEERS) : ['meguri', 'setCanonical', 'setWhatwg'];
-    const results = Object.fromEntries(peers.map((p) => [p, []]));
-    for (let r = 0; r < runs; r++) for (const p of peers) results[p].push(child(['intake', p, String(n)]));
-    const summary = {};
-    for (const p of peers) {
-      const ok = results[p].filter((x) => !x.error);
-      if (ok.length === 0) {
-        summary[p] = { error: results[p][0].error };
-        continue;
-      }
-      const last = ok[ok.length - 1];
-      summary[p] = {
-        rate: (n * 1e9) / median(ok.map((x) => x.cpu)),
-        wallRate: (n * 1e9) / median(ok.map((x) => x.wall)),
-        bytes: median(ok.map((x) => (x.heap + x.wasm) / x.len)),
-        last,
-      };
-    }
-    const base = summary.setCanonical;
-    console.log(`\n${n.toLocaleString('en')} links (${runs} run${runs > 1 ? 's' : ''}, CPU-time rates)`);
-    const table = peers.map((p) => {
-      const s = summary[p];
-      if (s.error) return { work: PEERS[p], 'URLs/s': 'could not run', 'B/URL resident': s.error };
-      return {
-        work: PEERS[p],
-        'URLs/s': s.rate,
-        'ns/URL': 1e9 / s.rate,
-        'vs canon+Set': base && !base.error ? s.rate / base.rate : NaN,
-        'B/URL resident': s.bytes,
-        'memory vs canon+Set': base && !base.error ? base.bytes / s.bytes : NaN,
-        distinct: s.last.len,
-      };
-    });
-    printTable(table);
-    const m = summary.meguri;
-    if (m && !m.error) {
-      const st = m.last.stages;
-      const per = (x) => (x / n).toFixed(0);
-      console.log(
-        `meguri: stages (CPU) canonicalize ${per(st.canon)} ns, key ${per(st.key)} ns, seen-set ${per(st.seen)} ns per link; ` +
-          `SeenSet accounts ${(m.last.accounted / m.last.len).toFixed(1)} B/URL (filter ${m.last.bitsPerUrl.toFixed(1)} bits/URL, ${m.last.growths} growths); ` +
-          `wasm growth ${(m.last.wasm / m.last.len).toFixed(1)} B/URL, JS heap ${(m.last.heap / m.last.len).toFixed(1)} B/URL`,
-      );
-    }
-    rows.push(...table.map((t) => ({ size: n, ...t })));
-
+    if (!TIER_ONLY) rows.push(...intakeTable(n));
     const tierResult = child(['tier', String(n)]);
     if (tierResult.error) {
       console.log(`seen-set tier: could not run (${tierResult.error})`);
@@ -291,10 +321,11 @@ export async function run() {
     console.log(`\nseen-set tier alone, ${tierResult.m.toLocaleString('en')} precomputed keys (CPU ns per key)`);
     const tierRows = tierResult.batches.map((b) => ({
       batch: b.batch,
-      'SeenSet.merge (1 call)': b.hinted,
+      'SeenSet.merge (1 call)': b.seenSet,
+      [`SeenSet.merge @${BASELINE_REV}`]: b.baseline ?? NaN,
+      'speedup vs baseline': (b.baseline ?? NaN) / b.seenSet,
       'DrumSet.merge + Bloom.addBatch': b.twoCalls,
       'DrumSet.merge alone': b.drumOnly,
-      'speedup vs 2 calls': b.twoCalls / b.hinted,
     }));
     printTable(tierRows);
     const g = tierResult.growth;

@@ -5,7 +5,7 @@
 // the same for relative links resolved against their page. The seen-set rows join later.
 //
 // BENCH_URLS overrides the stream length; BENCH_RUNS the number of interleaved rounds (default 5).
-import { canonicalize, urlKey, urlKeyBatch } from '../../dist/index.js';
+import { SeenSet, admitLinksBatch, canonicalize, canonicalizeBatch, urlKey, urlKeyBatch } from '../../dist/index.js';
 import { canonicalizeFast } from '../../dist/url/canonicalize.js';
 import { mulberry32 } from '../../dist/core/mix.js';
 import { median, printTable } from '../lib/harness.mjs';
@@ -91,6 +91,27 @@ function relativeLinks(urls, count) {
     out.push([rel, page]);
   }
   return out;
+}
+
+const PAGE_LINKS = 60;
+
+/** `count` links of the stream grouped into pages of PAGE_LINKS, with relative forms mixed in. */
+export function makePages(urls, count) {
+  const r = rng(11);
+  const pages = [];
+  for (let p = 0; p + PAGE_LINKS <= count; p += PAGE_LINKS) {
+    const u = urls[p];
+    const page = `${u.slice(0, u.indexOf('/', 8))}/section/${WORDS[p % 25]}/page.html`;
+    const links = [];
+    for (let k = 0; k < PAGE_LINKS; k++) {
+      const l = urls[p + k];
+      const slash = l.indexOf('/', 8);
+      const shape = k % 10;
+      links.push(shape < 5 ? l : shape < 8 ? l.slice(slash) : shape === 8 ? `../${WORDS[(k * 7) % 25]}/${slug(r, 3)}` : `${slug(r, 2)}.html?ref=${k}`);
+    }
+    pages.push({ page, links });
+  }
+  return pages;
 }
 
 /**
@@ -184,7 +205,51 @@ export async function run() {
   ];
   console.log('');
   printTable(relRows);
+
+  // Pages: 60 links each, found on a page of the stream's hosts; half absolute, 30 %
+  // path-absolute, 10 % `../dir/slug`, 10 % `slug.html?ref=n` (the last two the core declines).
+  const pages = makePages(urls, Math.min(urls.length, 300_000));
+  const links = pages.reduce((a, p) => a + p.links.length, 0);
+  const tp = interleaved(
+    {
+      whatwg: () => {
+        for (const { page, links: ls } of pages) for (let i = 0; i < ls.length; i++) sink += new URL(ls[i], page).href.length;
+      },
+      canon: () => {
+        for (const { page, links: ls } of pages) for (let i = 0; i < ls.length; i++) sink += canonicalize(ls[i], page)?.length ?? 0;
+      },
+      batch: () => {
+        for (const { page, links: ls } of pages) sink += canonicalizeBatch(ls, page).length;
+      },
+      // Link intake: canonical string → "new or seen", each run from an empty set.
+      setCanon: () => {
+        const set = new Set();
+        for (const { page, links: ls } of pages) {
+          for (let i = 0; i < ls.length; i++) {
+            const c = canonicalize(ls[i], page);
+            if (c !== null && !set.has(c)) set.add(c);
+          }
+        }
+        sink += set.size;
+      },
+      admit: () => {
+        const seen = new SeenSet();
+        for (const { page, links: ls } of pages) sink += admitLinksBatch(seen, page, ls).fresh.length;
+        seen.free();
+      },
+    },
+    links,
+  );
+  const pageRows = [
+    { work: 'page links: new URL(l, page).href', 'URLs/s': tp.rate.whatwg, 'ns/URL': 1e9 / tp.rate.whatwg, 'ratio vs WHATWG': 1 },
+    { work: 'page links: canonicalize(l, page) each', 'URLs/s': tp.rate.canon, 'ns/URL': 1e9 / tp.rate.canon, 'ratio vs WHATWG': tp.ratio('canon', 'whatwg') },
+    { work: 'page links: canonicalizeBatch(links, page) (wasm)', 'URLs/s': tp.rate.batch, 'ns/URL': 1e9 / tp.rate.batch, 'ratio vs WHATWG': tp.ratio('batch', 'whatwg') },
+    { work: 'intake: canonicalize each + Set<string>', 'URLs/s': tp.rate.setCanon, 'ns/URL': 1e9 / tp.rate.setCanon, 'ratio vs WHATWG': tp.ratio('setCanon', 'whatwg') },
+    { work: 'intake: admitLinksBatch (canon + key + SeenSet)', 'URLs/s': tp.rate.admit, 'ns/URL': 1e9 / tp.rate.admit, 'ratio vs WHATWG': tp.ratio('admit', 'whatwg'), 'vs canon+Set': tp.ratio('admit', 'setCanon') },
+  ];
+  console.log(`\n${pages.length} pages of ${PAGE_LINKS} links (50 % absolute, 30 % path-absolute, 20 % relative paths)`);
+  printTable(pageRows);
   console.log('ratio = URLs/s of the row / URLs/s of the WHATWG parser alone, same run (higher is better)');
   if (sink === 0) console.log('');
-  return [...rows, ...relRows];
+  return [...rows, ...relRows, ...pageRows];
 }

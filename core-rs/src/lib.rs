@@ -12,9 +12,11 @@
 
 pub mod abi;
 pub mod bloom;
+pub mod canon;
 pub mod drum;
 pub mod filter;
 pub mod hash;
+pub mod intake;
 pub mod neardup;
 pub mod ribbon;
 pub mod seen;

@@ -1,96 +1,64 @@
-//! The seen-set's batch step (DESIGN §6): a one-sided blocked Bloom filter in front of the
-//! DRUM exact key set, driven in one call per batch.
+//! The seen-set's batch step (DESIGN §6): a one-sided blocked Bloom filter kept beside the
+//! exact key set, driven in one call per batch.
 //!
 //! ## Problem
 //! Classify a batch of discovered URLKeys as new or already seen, inserting the new ones,
-//! with no false negatives and as few cache misses per key as possible. The exact set alone
-//! answers correctly but pays for it: at intake batch sizes (thousands of keys into
-//! millions) a bucket's batch keys land far apart in its sorted main run, so each lookup is a
-//! gallop of about `2·log2(|M|/c)` probes, nearly all cache misses (measured natively: 1.8 µs
-//! per key for 1 M keys in batches of 4096, two thirds of it in those probes). A Bloom query
-//! is one cache line.
+//! with no false negatives, at a per-key cost that does not grow with the set.
 //!
 //! ## Protocol
 //! Invariant **F ⊇ S**: every key of the exact set `S` has been added to the filter `F`.
 //!
 //! ```text
 //! merge(keys):
-//!   1. maybe_i   = F.may_contain(k_i)                   one cache miss per key
-//!   2. verdict_i = S.merge_hinted(keys, maybe)           maybe_i = 0 skips the exact lookup
-//!   3. F.add(k_i) for every i with verdict_i = 1         restores F ⊇ S
-//!   (steps 1–2 become a plain S.merge when the batch is dense in S: see HINT_MIN_RATIO)
-//! contains(keys):  maybe_i = F.may_contain(k_i); exact lookup only where maybe_i = 1
-//! fill(F, S):      F.add(k) for every k in S             growth rebuild and recovery
+//!   1. verdict_i = S.merge(keys)                  one table probe per key
+//!   2. F.add(k_i) for every i with verdict_i = 1  restores F ⊇ S
+//! contains(keys):  S.lookup(k_i)                   one table probe per key
+//! fill(F, S):      F.add(k) for every k in S       growth rebuild and recovery
 //! ```
 //!
-//! Step 2 is sound because of the invariant: `maybe_i = 0` means `k_i ∉ F ⊇ S`, exactly the
-//! promise `DrumSet::merge_hinted` asks for. A key repeated inside the batch gets the same
-//! `maybe` at each occurrence (the filter is queried before anything is inserted) and the
-//! DRUM sort keeps only its first occurrence new. A false positive (`maybe_i = 1`, key absent)
-//! costs one ordinary exact lookup and is then inserted: never a dropped URL.
+//! The filter is no longer queried on the way in. It was, while the exact set was DRUM's
+//! sorted runs: there a lookup was a gallop of `≈ 2·log2(|M|/c)` cache misses and a filter
+//! miss (one cache line) let a new key skip it. The exact set is now an open-addressed table
+//! ([`crate::drum`]) where a lookup is one control-line miss, the same as the filter query it
+//! would save, and inserting a new key needs that probe anyway (to find its slot, and to
+//! catch a repeat inside the batch, which the filter cannot tell from a new key). The filter
+//! stays for what only it gives: the compact, marshalable "maybe seen" answer that
+//! checkpoints and cold partitions carry.
 //!
 //! ## Cost
-//! With a fraction `r` of rediscoveries and filter false-positive rate `ε`, the exact lookups
-//! fall from every key to `r + (1 − r)·ε` of them (31 % for a crawl's 30 % rediscoveries at
-//! ε = 1 %); the insert itself (side run, then a sequential fold into the main run) is paid
-//! for every new key either way. Measured numbers: see `HINT_MIN_RATIO` and
-//! `bench/suites/seenset.bench.mjs`.
+//! Per key: one exact-set probe (two cache misses for a new key: its control line and its
+//! slot), plus one filter block for a new key. None of it depends on the set's size; see
+//! `bench/suites/seenset.bench.mjs` for the figures at 1 M and 10 M keys.
 
 use crate::bloom::BlockedBloom;
 use crate::drum::{key_of, DrumSet, Key};
-use crate::filter::{Membership, UrlKey};
-
-/// The filter query is skipped when the set holds fewer than this many keys per batch key.
-/// Then a bucket's batch keys fall close together in its main run, each gallop stays within
-/// a few cache lines, and the query costs more than the lookups it saves. Measured (wasm, CPU
-/// ns per key, bench/suites/seenset.bench.mjs, 1M-key stream): batches of 65 536 (ratio ≈ 15)
-/// hinted 433 vs unhinted 407; batches of 4096 (ratio ≈ 240) hinted 1041 vs 1257; 10M keys in
-/// batches of 4096 (ratio ≈ 2400) hinted 2437 vs 3134.
-const HINT_MIN_RATIO: usize = 32;
+use crate::filter::UrlKey;
 
 fn to_drum_keys(keys: &[UrlKey]) -> Vec<Key> {
     keys.iter().map(|k| key_of(k[0], k[1])).collect()
 }
 
-/// Classifies and inserts `keys` through the filter; see the module documentation.
-/// `verdicts[i]` becomes 1 when key `i` was new (first occurrence in the batch of a key not in
-/// the set), else 0. Returns the number of new keys. Both structures must satisfy F ⊇ S on
-/// entry (an empty pair does); they do again on return.
+/// Classifies and inserts `keys`; see the module documentation. `verdicts[i]` becomes 1 when
+/// key `i` was new (first occurrence in the batch of a key not in the set), else 0. Returns
+/// the number of new keys. Both structures must satisfy F ⊇ S on entry (an empty pair does);
+/// they do again on return.
 pub fn merge(set: &mut DrumSet, filter: &mut BlockedBloom, keys: &[UrlKey], verdicts: &mut [u8]) -> usize {
     assert_eq!(keys.len(), verdicts.len(), "seen::merge: one verdict slot per key");
-    let n = keys.len();
-    if n == 0 {
+    if keys.is_empty() {
         return 0;
     }
-    let drum_keys = to_drum_keys(keys);
-    let added = if set.len() >= HINT_MIN_RATIO * n {
-        let mut maybe = vec![0u8; n];
-        filter.may_contain_batch(keys, &mut maybe);
-        set.merge_hinted(&drum_keys, None, Some(&maybe), Some(verdicts))
-    } else {
-        set.merge(&drum_keys, None, Some(verdicts))
-    };
+    let added = set.merge(&to_drum_keys(keys), None, Some(verdicts));
     let fresh: Vec<UrlKey> = keys.iter().zip(verdicts.iter()).filter(|(_, &v)| v == 1).map(|(k, _)| *k).collect();
     debug_assert_eq!(fresh.len(), added);
     filter.add_batch(&fresh);
     added
 }
 
-/// Exact membership through the filter: `out[i]` = 1 when key `i` is in the set. Keys the
-/// filter rules out are answered without touching the exact set; the rest go to the exact
-/// set as one lookup batch (sorted and galloped when it is large).
-pub fn contains(set: &DrumSet, filter: &BlockedBloom, keys: &[UrlKey], out: &mut [u8]) {
+/// Exact membership: `out[i]` = 1 when key `i` is in the set. The filter is not consulted: a
+/// table probe costs what a filter query would, and answers exactly.
+pub fn contains(set: &DrumSet, keys: &[UrlKey], out: &mut [u8]) {
     assert_eq!(keys.len(), out.len(), "seen::contains: one verdict slot per key");
-    filter.may_contain_batch(keys, out);
-    let mut at: Vec<usize> = Vec::new();
-    let mut maybe: Vec<Key> = Vec::new();
-    for (i, (k, o)) in keys.iter().zip(out.iter()).enumerate() {
-        if *o != 0 {
-            at.push(i);
-            maybe.push(key_of(k[0], k[1]));
-        }
-    }
-    set.lookup_batch(&maybe, |j, hit| out[at[j]] = u8::from(hit.is_some()));
+    set.lookup_batch(&to_drum_keys(keys), |i, hit| out[i] = u8::from(hit.is_some()));
 }
 
 /// Adds every key of `set` to `filter`, establishing F ⊇ S for a fresh filter (the growth
@@ -112,6 +80,7 @@ pub fn fill(set: &DrumSet, filter: &mut BlockedBloom) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::Membership;
     use crate::testutil::Rng;
     use std::collections::HashSet;
 
@@ -142,7 +111,7 @@ mod tests {
             assert_eq!(set.len(), model.len());
             let probes: Vec<UrlKey> = (0..40).map(|_| key(&mut r)).collect();
             let mut out = vec![9u8; probes.len()];
-            contains(&set, &filter, &probes, &mut out);
+            contains(&set, &probes, &mut out);
             for (k, o) in probes.iter().zip(&out) {
                 assert_eq!(*o, u8::from(model.contains(k)));
             }

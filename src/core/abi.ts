@@ -39,6 +39,39 @@ export interface HashExports {
  * URLs and origins are packed UTF-8 with a u32 offset table; an id of `u32::MAX` (-1 from
  * `meguri_urlkey_one`) means the origin is not held. `ids` may be 0 in `meguri_urlkey_batch`.
  */
+/** Batch canonicalizer (core-rs/src/abi/canon.rs): one call per page's links. */
+export interface CanonExports {
+  meguri_canon_batch(
+    base: number,
+    baseLen: number,
+    data: number,
+    dataLen: number,
+    offsets: number,
+    count: number,
+    lanes: number,
+    arena: number,
+    arenaLen: number,
+  ): number;
+  meguri_admit_page(
+    origins: number,
+    set: number,
+    filter: number,
+    base: number,
+    baseLen: number,
+    data: number,
+    dataLen: number,
+    offsets: number,
+    count: number,
+    seedLo: number,
+    seedHi: number,
+    lanes: number,
+    arena: number,
+    arenaLen: number,
+    keys: number,
+    verdicts: number,
+  ): number;
+}
+
 export interface UrlKeyExports {
   meguri_urlkey_table_new(): number;
   meguri_urlkey_table_free(h: number): void;
@@ -176,7 +209,8 @@ export type CoreExports = MemoryExports &
   RibbonExports &
   SeenExports &
   NearDupExports &
-  UrlKeyExports;
+  UrlKeyExports &
+  CanonExports;
 
 /** Names checked at load time, so a stale or foreign binary fails loudly and early. */
 export const REQUIRED_FUNCTIONS: readonly string[] = [
@@ -256,4 +290,6 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_urlkey_table_insert_batch',
   'meguri_urlkey_batch',
   'meguri_urlkey_one',
+  'meguri_canon_batch',
+  'meguri_admit_page',
 ];

@@ -3,16 +3,18 @@
  *
  * The seen-set's exact tier behind the Bloom filter and the frontier's key → row index
  * (DESIGN §6). Keys are bucketed by the high bits of their HostKey, so a host's keys share a
- * bucket; each bucket is a sorted main run plus a small sorted side run. A batch is sorted
- * once and classified against each touched bucket in one sequential galloping pass; new keys
- * fold into the side run, which is merged into the main run when it passes about 4·√(bucket
- * size). So a large batch costs one merge pass per bucket (the DRUM property), and a stream of
- * single-key merges costs O(√bucket) element moves per key amortized — never the O(n) shift
- * of inserting into one sorted array. The derivation is in core-rs/src/drum.rs.
+ * bucket; each bucket is an open-addressed hash table of 128-byte lines (six keys with their
+ * payloads and tags per line), grown by half when it passes 7/8 full. A merge, a lookup or an
+ * insert reads about one line per key whatever the set's size, and a key is moved at most
+ * about three times over its life (growth rehashes one bucket at a time). The name is
+ * historical: the set began as IRLbot's DRUM (sorted runs merged per batch), which in memory
+ * slowed with the set's size (223 ns/key at 1M, 781 at 10M); the derivation, the measured
+ * alternatives and the element-move and line-read bounds its tests hold are in
+ * core-rs/src/drum.rs.
  *
- * Lookup batches of a few thousand keys or more are sorted the same way and galloped through
- * each bucket, so they read memory sequentially. Every batch method takes a packed `KeyArray`
- * (4 u32 lanes per key) and crosses the wasm boundary once per chunk of up to 2^20 keys.
+ * Ordered export sorts one bucket at a time, so checkpoints (`exportSorted`, `fromSorted`)
+ * keep their URLKey order and bytes. Every batch method takes a packed `KeyArray` (4 u32
+ * lanes per key) and crosses the wasm boundary once per chunk of up to 2^20 keys.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { customField, defineOptions } from '../options/index.js';
@@ -24,8 +26,8 @@ import { Resident, stageKeys } from './resident.js';
 export interface DrumSetOptions {
   /**
    * Bucket count, a power of two in [1, 65536] (default 256). Key k lands in bucket
-   * `HostKey(k) >> (64 − log2(buckets))`. More buckets make single-key merges cheaper (each
-   * touches a shorter run) at 48 bytes of table per bucket.
+   * `HostKey(k) >> (64 − log2(buckets))`. Each bucket's table grows on its own, so more
+   * buckets make each growth step smaller (12 bytes of header per bucket).
    */
   buckets: number;
 }
@@ -92,7 +94,7 @@ export class DrumSet extends Resident {
     return core().exports.meguri_drum_len(this.handle) >>> 0;
   }
 
-  /** Bytes of wasm memory the set holds (run capacities and bucket table), for bytes/key figures. */
+  /** Bytes of wasm memory the set holds (table capacities and bucket headers), for bytes/key figures. */
   get memoryBytes(): number {
     return core().exports.meguri_drum_memory_bytes(this.handle) >>> 0;
   }
@@ -221,8 +223,7 @@ export class DrumSet extends Resident {
 
   /**
    * Every key in URLKey order (HostKey then PathKey, unsigned) with its payload: the
-   * checkpoint form. Folds the side runs into the main runs as a side effect (which only
-   * changes layout, never contents).
+   * checkpoint form (each bucket's table is sorted as it is reached).
    */
   exportSorted(): { keys: KeyArray; payloads: Uint32Array } {
     const h = this.handle;
@@ -244,7 +245,7 @@ export class DrumSet extends Resident {
 
   /**
    * Rebuilds a set from keys already in URLKey order with no repeats (an `exportSorted`
-   * result, or a checkpoint's key column), in one sequential pass. Throws
+   * result, or a checkpoint's key column), in one pass. Throws
    * `InvalidArgumentError` naming the first key that is out of order or repeated.
    */
   static fromSorted(keys: KeyArray, payloads: Uint32Array, options?: Partial<DrumSetOptions>): DrumSet {

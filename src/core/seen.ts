@@ -1,14 +1,14 @@
 /**
  * The seen-set's batch step over the core (core-rs/src/seen.rs holds the protocol and its
- * cost): a `BloomFilter` in front of a `DrumSet`, driven by one export per chunk that queries
- * the filter, merges into the exact set — skipping the exact lookup of every key the filter
- * rules out — and adds the new keys to the filter. (A batch large next to the set skips the
- * query: its lookups are cheap sequential gallops; the threshold is measured in seen.rs.)
+ * cost): a `BloomFilter` beside a `DrumSet`, driven by one export per chunk that merges into
+ * the exact set (one hash-table probe per key) and adds the new keys to the filter. The
+ * filter is not queried on the way in: an exact probe costs what the query would, and only
+ * the probe can tell a repeat inside the batch from a new key.
  *
  * Internal: `SeenSet` (src/dedup) is the public face and the only caller. The pair must keep
- * the invariant every key of the set is in the filter; these functions keep it, and anything
- * that adds to one structure without the other would break the promise the hinted merge
- * relies on (a filter miss means "not in the set").
+ * the invariant every key of the set is in the filter (the filter blob a checkpoint carries
+ * promises no false negatives); these functions keep it, and anything that adds to one
+ * structure without the other would break it.
  */
 import type { BloomFilter } from './bloom.js';
 import type { DrumSet } from './drum.js';
@@ -17,8 +17,8 @@ import { KEY_BYTES, type KeyArray } from './keys.js';
 import { residentHandle } from './resident.js';
 
 /**
- * Keys per export call. Large chunks help the DRUM merge (one sorted pass per bucket per
- * chunk); 2¹⁶ keys is 1 MiB of keys plus their verdicts in the scratch region.
+ * Keys per export call: 2¹⁶ keys is 1 MiB of keys plus their verdicts in the scratch region,
+ * and the call overhead is nothing next to 65 536 probes.
  */
 export const SEEN_CHUNK = 1 << 16;
 
@@ -45,7 +45,7 @@ function stageOne(keys: KeyArray, i: number): number {
 }
 
 /**
- * Merges keys [from, from + count) of `keys` (count ≤ SEEN_CHUNK) through the filter and
+ * Merges keys [from, from + count) of `keys` (count ≤ SEEN_CHUNK) into the pair and
  * writes one verdict per key (1 new, 0 seen) into `verdicts` at `from` when given. Returns
  * the number of new keys.
  */
@@ -74,7 +74,7 @@ export function seenMergeOne(set: DrumSet, filter: BloomFilter, keys: KeyArray, 
 }
 
 /**
- * Exact membership of keys [from, from + count) (count ≤ SEEN_CHUNK) through the filter,
+ * Exact membership of keys [from, from + count) (count ≤ SEEN_CHUNK) from the exact set,
  * one byte per key (1 present) into `result` at `from`.
  */
 export function seenContainsChunk(
@@ -93,7 +93,7 @@ export function seenContainsChunk(
   result.set(c.u8.subarray(out, out + count), from);
 }
 
-/** Exact membership of key `i` of `keys` alone, through the filter. */
+/** Exact membership of key `i` of `keys` alone. */
 export function seenContainsOne(set: DrumSet, filter: BloomFilter, keys: KeyArray, i: number): boolean {
   const s = residentHandle(set);
   const f = residentHandle(filter);

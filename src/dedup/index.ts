@@ -32,3 +32,4 @@ export {
 export { NearDup, type NearDupOptions } from './neardup.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';
+export { type LinkIntake, admitLinksBatch } from './intake.js';

@@ -1,21 +1,18 @@
 /**
- * SeenSet: the two-tier dedup authority of DESIGN §6 — a blocked Bloom filter in front of
- * the DRUM exact key set, both resident in the WebAssembly core.
+ * SeenSet: the two-tier dedup authority of DESIGN §6 — a blocked Bloom filter beside the
+ * exact key set (`DrumSet`), both resident in the WebAssembly core.
  *
- * The filter answers "definitely not seen" authoritatively and "probably seen" provisionally;
- * a provisional hit is confirmed against the exact set. So a false positive costs one exact
- * lookup and a false negative never happens: the filter is one-sided and always holds every
- * key of the exact set (the invariant F ⊇ S of core-rs/src/seen.rs). Check-and-insert makes
- * discovery idempotent — a key delivered twice creates one entry — which is what lets the
- * frontier accept at-least-once delivery of discoveries.
+ * The exact set answers every check-and-insert (one hash-table probe per key, a cost that
+ * does not grow with the set: core-rs/src/drum.rs); the filter always holds every key of the
+ * exact set (the invariant F ⊇ S of core-rs/src/seen.rs), so `maybeContains` and the filter
+ * blob a checkpoint carries (`marshalFilter`, `marshalRibbon`) never answer a false negative.
+ * Check-and-insert makes discovery idempotent — a key delivered twice creates one entry —
+ * which is what lets the frontier accept at-least-once delivery of discoveries.
  *
- * Why the filter earns its place when the exact set is also in memory: an exact lookup in a
- * sorted bucket of millions is a gallop of ~2·log2(distance) probes, nearly all cache misses,
- * while a Bloom query is one. A crawl's intake is mostly new URLs, and the filter lets every
- * key it rules out skip the exact lookup: 1.2× to 1.3× less CPU per key than merging into the
- * exact set and then adding to the filter, at 1M and 10M keys in batches of 4096 (measured
- * in bench/suites/seenset.bench.mjs; core-rs/src/seen.rs has the numbers and the rule that
- * skips the query for batches large next to the set, where lookups are already cheap).
+ * Why the filter is no longer consulted on the way in: it was while the exact set was DRUM's
+ * sorted runs, where a lookup was a gallop of ~2·log2(distance) cache misses and a filter
+ * miss let a new key skip it. A table probe is one line, the same as a filter query, and
+ * only the probe can tell a repeat inside the batch from a new key.
  *
  * Growth: the filter is planned for `capacity` keys. When the exact set passes that, the
  * filter is rebuilt at twice the capacity (repeatedly, until it fits) from the exact set, in
@@ -50,13 +47,13 @@ export interface SeenSetOptions {
   readonly capacity: number;
   /** Target filter false-positive rate in [1e-6, 0.5], default 0.01, kept across growth. */
   readonly fpRate: number;
-  /** DRUM buckets of the exact set: a power of two in [1, 65536], default 256. */
+  /** Buckets of the exact set: a power of two in [1, 65536], default 256. */
   readonly buckets: number;
 }
 
 /** Options of `SeenSet.restore(…)`: the filter's plan comes from the blob. */
 export interface SeenSetRestoreOptions {
-  /** DRUM buckets of the exact set: a power of two in [1, 65536], default 256. */
+  /** Buckets of the exact set: a power of two in [1, 65536], default 256. */
   readonly buckets: number;
 }
 
@@ -70,11 +67,9 @@ const isBucketCount = (v: unknown): v is number =>
   typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 65536 && (v & (v - 1)) === 0;
 
 /**
- * Default bucket count, as `DrumSet`'s. Measured (3M-key stream with 30 % repeats, batches of
- * 4096, CPU ns per key, 3 interleaved runs): 256 buckets 1559–1658, 1024 1761–1809, 4096
- * 1770–2012, 16384 1754–2050; bytes per key 22.6–23.5 for all. Fewer buckets mean longer
- * runs to fold new keys into, more buckets mean more per-bucket work per batch; at crawl
- * batch sizes the second dominates.
+ * Default bucket count, as `DrumSet`'s. With hash-table buckets the count only sets how
+ * finely growth is split (each bucket rehashes alone, so at most 1/256 of the set is
+ * allocated twice at once); a probe costs the same for any count.
  */
 const DEFAULT_BUCKETS = 256;
 const bucketsField = customField('a power of two in [1, 65536]', isBucketCount, () => DEFAULT_BUCKETS);
@@ -244,6 +239,19 @@ export class SeenSet {
   }
 
   /**
+   * @internal Runs `f` with the two tiers (for a fused core call that merges into them, such
+   * as `admitLinksBatch`), then rebuilds the filter larger if the set outgrew it.
+   */
+  withTiers<T>(f: (set: DrumSet, filter: BloomFilter) => T): T {
+    const { set, filter } = this.#tiers();
+    try {
+      return f(set, filter);
+    } finally {
+      this.#growIfNeeded(set);
+    }
+  }
+
+  /**
    * Check-and-insert of a batch: one verdict per key, **1 = new** (now recorded), **0 =
    * already seen** — the `DrumSet.merge` convention. A key repeated inside the batch is new
    * at most at its first occurrence, so merging the same batch again (at-least-once
@@ -276,10 +284,7 @@ export class SeenSet {
     return added;
   }
 
-  /**
-   * Exact membership of key `i` of `keys`, without inserting: the filter first (a miss is
-   * an authoritative false), the exact set only on a filter hit.
-   */
+  /** Exact membership of key `i` of `keys`, without inserting (one exact-set probe). */
   contains(keys: KeyArray, i = 0): boolean {
     const { set, filter } = this.#tiers();
     keyAt(keys, i);

@@ -9,6 +9,7 @@
  * derivation is a storage format, versioned by `URL_KEY_FORMAT_VERSION`.
  */
 export { canonicalize } from './canonicalize.js';
+export { canonicalizeBatch } from './batch.js';
 export { AMBIGUOUS_SESSION_PARAMS, TRACKING_PARAMS } from './canonicalize.js';
 export { type CanonPolicy, DEFAULT_MAX_URL_LENGTH, DEFAULT_POLICY, canonPolicy } from './policy.js';
 export { HOST_GROUPINGS, hostGroupKey, registrableDomain } from './host.js';

@@ -26,6 +26,7 @@
  */
 import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
 import { KEY_LANES, type KeyArray } from '../core/keys.js';
+import { residentHandle } from '../core/resident.js';
 import { ORIGIN_MISS, OriginKeyTable } from '../core/urlkey.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
@@ -343,4 +344,9 @@ export function clearUrlKeyMemo(): void {
 /** @internal Origins memoized in wasm for `grouping` (tests check the memo is exercised). */
 export function urlKeyMemoSize(grouping: HostGrouping): number {
   return memoFor(grouping).groups.length;
+}
+
+/** @internal The wasm origin table of `grouping` (created on first use), for fused core calls. */
+export function originTableHandle(grouping: HostGrouping): number {
+  return residentHandle(memoFor(grouping).t);
 }

@@ -109,6 +109,31 @@ describe('simhash against the pure-TypeScript reference', () => {
   });
 });
 
+describe('simhash kernel shapes (wasm simd128 counter and 64-byte block tokenizer)', () => {
+  it('agrees with the reference across the u8 counters\' fold points (255 tokens per fold)', () => {
+    // The shipped build counts bits in u8 lanes folded every 255 hashes: token counts on
+    // either side of each fold must give the reference value (a missed fold wraps a lane).
+    const words = ['alpha', 'Beta', 'gamma7', 'déjà', 'x', 'longer-than-eight'];
+    for (const n of [254, 255, 256, 509, 510, 511, 765, 1000, 70_000]) {
+      const text = Array.from({ length: n }, (_, i) => words[(i * 7 + (i >> 3)) % words.length]).join(' ');
+      expect(hex(simhashText(text)), `n=${n}`).toBe(hex(referenceSimhashText(text)));
+    }
+    // One word 70 000 times: each of its set bits must survive every fold.
+    expect(simhashText('w '.repeat(70_000))).toBe(simhashText('w'));
+  });
+
+  it('agrees with the reference on long ASCII and mixed texts (tokens across 64-byte blocks)', () => {
+    const asciiPiece = fc.constantFrom('word', 'Word', 'WORD', 'w0rd', '42', ' ', '\n', '.', '<p class="c1">', 'x'.repeat(70), 'Q'.repeat(130));
+    const longText = fc.array(fc.oneof(asciiPiece, piece), { minLength: 20, maxLength: 200 }).map((ps) => ps.join(''));
+    fc.assert(
+      fc.property(longText, (text) => {
+        expect(hex(simhashText(text))).toBe(hex(referenceSimhashText(text)));
+      }),
+      { seed: 0x534c, numRuns: 200 },
+    );
+  });
+});
+
 describe('simhash as a similarity signal', () => {
   /** A vocabulary of 5000 pseudo-words and 500-word documents drawn from it. */
   function makeRng(seed: number): () => number {

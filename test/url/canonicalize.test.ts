@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 import { canonicalizeFast, canonicalizeSlow } from '../../src/url/canonicalize.js';
 import { type CanonPolicy, canonicalize, canonPolicy } from '../../src/url/index.js';
+import { cleanArb, messy, policies, urlArb } from './arbitraries.js';
 
 /** [raw, base, expected] under the default policy; '' base means none. */
 type Case = readonly [raw: string, base: string, expected: string | null];
@@ -334,41 +335,6 @@ describe('CanonPolicy validation', () => {
 });
 
 // ---- properties ----------------------------------------------------------------------------
-
-const policies: readonly CanonPolicy[] = [
-  canonPolicy(),
-  canonPolicy({ foldTrailing: true, foldIndex: true, foldCase: true, collapseSlash: true }),
-  canonPolicy({ foldIndex: true }),
-  canonPolicy({ queryAllow: ['id', 'A', 'sid'], queryDeny: ['x'] }),
-];
-
-/** Characters that exercise every rule: delimiters, escapes, dots, case, non-ASCII, controls. */
-const pieceChars = [
-  'a', 'B', 'z', '0', '9', '-', '.', '_', '~', '/', '//', '..', '.', '?', '#', '&', '=', ';', '%', '%2e', '%2E', '%2f',
-  '%41', '%7e', '%zz', '%%', '%25', ' ', '+', '\t', '\n', '\\', '|', '^', '"', "'", '<', '`', '{', '[', ']', '@', ':',
-  'é', '😀', '\ud800', '\u0000', '\u007f', 'index.html', 'utm_source=1', 'sid=9f8e7d6c5b4a39281726', ';jsessionid=AB',
-  'A=1', 'id=2', 'x=3',
-];
-const piece = fc.constantFrom(...pieceChars);
-const messy = fc.array(piece, { maxLength: 14 }).map((ps) => ps.join(''));
-const hostArb = fc.constantFrom(
-  'e.com', 'WWW.Example.COM', 'example.com.', 'bücher.de', 'xn--bcher-kva.de', '127.0.0.1', '0x7f.1', '[::1]', '[2001:DB8::1]',
-  'a..b', 'user:pw@e.com', 'e.com:80', 'e.com:8080', 'e.com:443', 'localhost', 'sub_domain.e.co.uk', 'EXAMPLE.123', '',
-);
-const urlArb = fc
-  .tuple(fc.constantFrom('http://', 'https://', 'HTTP://', 'ftp://', 'javascript:', '', '//'), hostArb, messy, fc.option(messy), fc.option(messy))
-  .map(([scheme, host, path, query, frag]) => `${scheme}${host}/${path}${query === null ? '' : `?${query}`}${frag === null ? '' : `#${frag}`}`);
-
-/** Mostly-canonical links, the kind the fast path is for, with the odd rule to apply. */
-const cleanArb = fc
-  .tuple(
-    fc.constantFrom('http://', 'https://'),
-    fc.constantFrom('e.com', 'www.example.co.uk', 'a-b.c_d.org', 'localhost', 'x.y.z.example'),
-    fc.array(fc.constantFrom('a', 'B', 'x.y', '%2F', '%C3%A9', '~', 'index.html', ';v=1', ';jsessionid=A1', '..a', '', '%3A'), { maxLength: 6 }),
-    fc.option(fc.array(fc.constantFrom('a=1', 'B=2', 'a=0', 'utm_source=x', 'sid=9f8e7d6c5b4a39281726', 'x', '=y', 'a=%2B', 'q=/p?x', ''), { maxLength: 6 })),
-    fc.option(fc.constantFrom('', 'frag', 'f?x=1')),
-  )
-  .map(([scheme, host, segs, pairs, frag]) => `${scheme}${host}/${segs.join('/')}${pairs === null ? '' : `?${pairs.join('&')}`}${frag === null ? '' : `#${frag}`}`);
 
 describe('properties', () => {
   it('is idempotent and always yields ASCII within the cap (fast-check, seed 5)', () => {

@@ -15,6 +15,7 @@
 //!   (panic = "abort"), which the TS side reports as a `WasmAbiError` rather than guessing.
 
 pub mod bloom;
+pub mod canon;
 pub mod drum;
 pub mod filter;
 pub mod hash;

@@ -39,8 +39,9 @@ pub unsafe extern "C" fn meguri_seen_merge(
     }
 }
 
-/// Writes 1 (present) or 0 (absent) per key to `out`, consulting the exact set only for
-/// keys the filter passes ([`seen::contains`]).
+/// Writes 1 (present) or 0 (absent) per key to `out` from the exact set ([`seen::contains`]).
+/// `filter` is part of the signature the TypeScript side pairs with every seen-set call; the
+/// lookup no longer reads it (an exact probe costs what a filter query would).
 ///
 /// # Safety
 /// `set` and `filter` are live handles (read only during the call) paired as in
@@ -55,8 +56,9 @@ pub unsafe extern "C" fn meguri_seen_contains(
     out: *mut u8,
 ) {
     // SAFETY: per the contract: live handles, n aligned keys, n writable output bytes.
-    let (set, filter, ks, out) = unsafe { (&*set, &*filter, keys(keys_ptr, n), verdicts(out, n)) };
-    seen::contains(set, filter, ks, out);
+    let (set, ks, out) = unsafe { (&*set, keys(keys_ptr, n), verdicts(out, n)) };
+    let _ = filter;
+    seen::contains(set, ks, out);
 }
 
 /// Adds every key of `set` to `filter` ([`seen::fill`]).

@@ -1,0 +1,99 @@
+//! Exports for the batch canonicalizer ([`crate::canon`]): one call per page, links packed
+//! as UTF-8 with a u32 offset table, results as three u32 lanes per link plus an arena for
+//! the rewritten ones.
+
+use super::packed;
+use crate::bloom::BlockedBloom;
+use crate::canon;
+use crate::drum::DrumSet;
+use crate::intake;
+use crate::urlkey::OriginTable;
+
+/// Canonicalizes `count` links against the page URL `base..base+base_len` (`base_len` 0: no
+/// page URL); see [`canon::canonicalize_batch`]. Writes `3·count` u32 lanes to `lanes` and
+/// rewritten URLs into `arena..arena+arena_len`; returns the arena bytes used.
+///
+/// # Safety
+/// As for [`packed`] over `data`/`offsets`, plus: `base..base+base_len` readable; `lanes`
+/// points to `3·count` writable aligned u32 slots and `arena` to `arena_len` writable bytes;
+/// the outputs overlap neither each other nor any input.
+#[no_mangle]
+pub unsafe extern "C" fn meguri_canon_batch(
+    base: *const u8,
+    base_len: usize,
+    data: *const u8,
+    data_len: usize,
+    offsets: *const u32,
+    count: usize,
+    lanes: *mut u32,
+    arena: *mut u8,
+    arena_len: usize,
+) -> usize {
+    // SAFETY: every region is valid for its length and disjoint from the outputs per the
+    // contract; empty regions are never dereferenced.
+    let (page, (data, offsets), lanes, arena) = unsafe {
+        (
+            if base_len == 0 { None } else { Some(std::slice::from_raw_parts(base, base_len)) },
+            packed(data, data_len, offsets, count),
+            if count == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(lanes, count * 3) },
+            if arena_len == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(arena, arena_len) },
+        )
+    };
+    canon::canonicalize_batch(page, data, offsets, lanes, arena)
+}
+
+/// A page's intake in one call ([`crate::intake::admit_page`]): canonicalize as
+/// [`meguri_canon_batch`] (same `lanes` and `arena`), then, when every link was answered and
+/// every origin is in the table `origins`, key the links into `keys` (two u64 per link) and
+/// merge them into the seen-set pair, writing `verdicts`. Returns 1 when the page is done, 0
+/// when only the canonicalize step ran (nothing inserted).
+///
+/// # Safety
+/// As for [`meguri_canon_batch`], plus: `origins` is a live origin-table handle, `set` a live
+/// DRUM handle and `filter` a live Bloom handle paired with it (every key of `set` is in
+/// `filter`), all distinct and not referenced elsewhere for the call; `keys` points to
+/// `2·count` writable aligned u64 slots and `verdicts` to `count` writable bytes, overlapping
+/// nothing else.
+#[no_mangle]
+pub unsafe extern "C" fn meguri_admit_page(
+    origins: *mut OriginTable,
+    set: *mut DrumSet,
+    filter: *mut BlockedBloom,
+    base: *const u8,
+    base_len: usize,
+    data: *const u8,
+    data_len: usize,
+    offsets: *const u32,
+    count: usize,
+    seed_lo: u32,
+    seed_hi: u32,
+    lanes: *mut u32,
+    arena: *mut u8,
+    arena_len: usize,
+    keys: *mut u64,
+    verdicts: *mut u8,
+) -> u32 {
+    if count == 0 {
+        return 1;
+    }
+    // SAFETY: per the contract: live, distinct, unaliased handles; readable inputs; disjoint
+    // writable outputs of the stated lengths (count > 0 here).
+    let (origins, set, filter, page, (data, offsets), lanes, arena, keys, verdicts) = unsafe {
+        (
+            &mut *origins,
+            &mut *set,
+            &mut *filter,
+            if base_len == 0 { None } else { Some(std::slice::from_raw_parts(base, base_len)) },
+            packed(data, data_len, offsets, count),
+            std::slice::from_raw_parts_mut(lanes, count * 3),
+            if arena_len == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(arena, arena_len) },
+            std::slice::from_raw_parts_mut(keys, count * 2),
+            std::slice::from_raw_parts_mut(verdicts, count),
+        )
+    };
+    let seed = super::join_u64(seed_lo, seed_hi);
+    match intake::admit_page(origins, set, filter, page, data, offsets, seed, lanes, arena, keys, verdicts) {
+        intake::Admitted::Done => 1,
+        intake::Admitted::Canonicalized => 0,
+    }
+}
