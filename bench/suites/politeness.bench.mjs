@@ -62,7 +62,7 @@ export async function run() {
   const ipOps = opsPerSec(() => {
     for (let i = 0; i < OPS; i++) {
       const ip = ips[i % HOSTS];
-      if (table.eligibleAt(ip) <= ti) table.spend(ip, ti, 1000);
+      if (table.eligibleAt(ip) <= ti) table.spend(ip, ti);
       ti += 0.1;
     }
   }, { ops: OPS });

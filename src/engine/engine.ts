@@ -45,7 +45,7 @@
  *   robots-gate.ts     the frontier's robots seam; owns the RobotsCache and the robots.txt
  *                      request path: gate → cache → gate.paced → send-gate → fetcher
  *   send-gate.ts       per-IP send order of content and robots.txt requests (undici's
- *                      sendHeaders), reading host intervals through `Frontier#hostIntervalMs`
+ *                      sendHeaders), reading each address's interval through `Frontier#ipIntervalMs`
  *   datadir.ts         lock, checkpoint (.meguri + engine state) and journal files
  *   records.ts         journal record codec; redirect-hops.ts the maxRedirects counts
  *   scope.ts           which URLs the crawl may fetch (scope over the seeds, globs)
@@ -243,7 +243,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // frontier exists from run() on, and no request is sent before it does.
     this.#sends = new SendGate(
       o.clock,
-      (group) => Math.max(this.policy.ipFloorMs, this.#frontier?.hostIntervalMs(group) ?? this.policy.floorMs),
+      (_group, ip) => this.#frontier?.ipIntervalMs(ip) ?? this.policy.ipFloorMs,
       (group, ip, atMs) => void this.#frontier?.recordStart(group, ip, atMs),
     );
     this.#gate = new RobotsGate({

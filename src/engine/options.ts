@@ -34,8 +34,13 @@ export interface EnginePoliteness {
   readonly startDelayMs?: number | undefined;
   /** Ceiling of the adaptive interval, ms; a host pinned there is treated as dead. Default 300 000. */
   readonly maxDelayMs?: number | undefined;
-  /** Minimum between two fetch starts to one IP address, ms. Default: `minDelayMs`. */
+  /**
+   * Minimum between two fetch starts to one IP address, ms: where each address's own
+   * adaptive interval starts and never goes below. Default: `minDelayMs`.
+   */
   readonly ipMinDelayMs?: number | undefined;
+  /** Most content fetches in flight to one IP address at once; 0 = no cap. Default 0. */
+  readonly ipMaxInFlight?: number | undefined;
   /** Multiplicative back-off on 429, 5xx and transport errors. Default 2. */
   readonly backoff?: number | undefined;
   /** Additive narrowing per healthy fetch, ms. Default 50. */
@@ -213,7 +218,7 @@ export interface EngineOptions {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const POLITENESS_KEYS = ['minDelayMs', 'startDelayMs', 'maxDelayMs', 'ipMinDelayMs', 'backoff', 'narrowMs', 'softWiden', 'latencyRise'];
+const POLITENESS_KEYS = ['minDelayMs', 'startDelayMs', 'maxDelayMs', 'ipMinDelayMs', 'ipMaxInFlight', 'backoff', 'narrowMs', 'softWiden', 'latencyRise'];
 
 const HTTP_OWNED = ['agent', 'allowPrivate', 'dns', 'now'];
 
@@ -323,7 +328,8 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
 /**
  * The frontier's `PolitenessConfig` from the embedder's overrides: `minDelayMs` → floor,
  * `startDelayMs` → the interval of a new host (default max(1000, floor)), `maxDelayMs` →
- * ceiling, `ipMinDelayMs` → the per-IP floor (default: the host floor).
+ * ceiling, `ipMinDelayMs` → the per-IP floor (default: the host floor), `ipMaxInFlight` → the
+ * per-IP in-flight cap.
  * @throws InvalidArgumentError for values the policy rejects.
  */
 export function enginePolitenessConfig(p: EnginePoliteness | undefined): Readonly<PolitenessConfig> {
@@ -334,6 +340,7 @@ export function enginePolitenessConfig(p: EnginePoliteness | undefined): Readonl
     ipFloorMs: p?.ipMinDelayMs ?? floor,
   };
   if (p?.maxDelayMs !== undefined) partial.ceilingMs = p.maxDelayMs;
+  if (p?.ipMaxInFlight !== undefined) partial.ipMaxInFlight = p.ipMaxInFlight;
   if (p?.backoff !== undefined) partial.backoff = p.backoff;
   if (p?.narrowMs !== undefined) partial.narrowMs = p.narrowMs;
   if (p?.softWiden !== undefined) partial.softWiden = p.softWiden;

@@ -10,7 +10,7 @@
  * still unsent and the IP's step since the last request actually left has passed; otherwise
  * it waits in that IP's queue. When a request is seen leaving (`sent`), the caller re-spends
  * the frontier's windows from that instant (`onSent`), and the next queued request may leave
- * one step later (`max(ipFloor, the host's interval)`, the frontier's IP rule). A request that
+ * one step later (the address's own interval, `Frontier#ipIntervalMs`: the frontier's IP rule). A request that
  * ends without leaving (refused, failed to connect) releases the IP without a step.
  *
  * The gate sees requests leave only with the undici fetcher (its `sendHeaders` diagnostics
@@ -52,12 +52,12 @@ export class SendGate {
 
   /**
    * @param clock epoch-ms clock
-   * @param stepOf the IP step after a request of `group` leaves, ms
+   * @param stepOf the IP step after a request of `group` on `ip` leaves, ms
    * @param onSent a request of `group` on `ip` left at `atMs`
    */
   constructor(
     private readonly clock: () => number,
-    private readonly stepOf: (group: string) => number,
+    private readonly stepOf: (group: string, ip: string) => number,
     private readonly onSent: (group: string, ip: string | undefined, atMs: number) => void,
   ) {}
 
@@ -147,7 +147,7 @@ export class SendGate {
     const st = this.#ips.get(p.ip);
     if (st === undefined) return;
     if (st.unsent === id) st.unsent = undefined;
-    st.freeAt = Math.max(st.freeAt, atMs + this.stepOf(p.group));
+    st.freeAt = Math.max(st.freeAt, atMs + this.stepOf(p.group, p.ip));
     this.#schedule(p.ip, st);
   }
 

@@ -23,7 +23,11 @@ export type HostWhy =
   | 'backoff'
   /** A Retry-After answer holds it past its interval. */
   | 'retry-after'
-  /** Another host on the same IP spent the address's window. */
+  /**
+   * Its IP, not the host, is what it waits for: the address's own window (its interval, spent
+   * by any host on it) opens later than the host's, or the address has `ipMaxInFlight`
+   * fetches out.
+   */
   | 'shared-ip'
   /** robots.txt or DNS is being fetched before its first page. */
   | 'robots-pending'
@@ -54,6 +58,10 @@ export interface HostStatus {
   readonly nextAtMs: number | undefined;
   readonly intervalMs: number;
   readonly crawlDelayMs: number;
+  /** Its IP's own adaptive interval (ms); undefined when it has no IP. */
+  readonly ipIntervalMs?: number | undefined;
+  /** Every host group on its IP, this one included; undefined when it has no IP (or not known). */
+  readonly ipHosts?: readonly string[] | undefined;
   /** Doublings of the interval above its base (0 = none). */
   readonly backoffLevel: number;
   /** URLs waiting for a fetch. */
@@ -118,9 +126,17 @@ function backoffLevelOf(s: HostSnapshot, p: Readonly<PolitenessConfig>): number 
   return Math.max(1, Math.ceil(Math.log(s.intervalMs / base) / Math.log(p.backoff) - 1e-9));
 }
 
+/** "; shared by 4 hosts: a.example, b.example, c.example, …" (the first three by name). */
+function sharing(hosts: readonly string[] | undefined): string {
+  if (hosts === undefined || hosts.length === 0) return '';
+  const named = [...hosts].sort().slice(0, 3).join(', ');
+  return `; shared by ${hosts.length} ${hosts.length === 1 ? 'host' : 'hosts'}: ${named}${hosts.length > 3 ? ', …' : ''}`;
+}
+
 /**
- * Explains one host at `nowMs`: the first of dead, in flight, robots.txt, Retry-After,
- * backoff, crawl-delay, interval, shared IP, queued, budget, done that holds.
+ * Explains one host at `nowMs`: the first of dead, in flight, robots.txt, queued, budget,
+ * done, its IP (when the address's window opens after the host's own, or the address is at
+ * its in-flight cap), Retry-After, backoff, crawl-delay, interval that holds.
  */
 export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<PolitenessConfig>, extra: HostExtra = {}): HostStatus {
   const level = backoffLevelOf(s, policy);
@@ -161,6 +177,15 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
   } else if (s.state === 'front' || s.state === 'idle') {
     why = 'queued';
     reason = `${s.queued} URLs waiting for an active slot`;
+  } else if (s.ip !== '' && policy.ipMaxInFlight > 0 && (s.ipInFlight ?? 0) >= policy.ipMaxInFlight) {
+    why = 'shared-ip';
+    nextAtMs = undefined;
+    reason = `waiting on shared IP ${s.ip}: ${s.ipInFlight} fetches in flight, its cap (ipMaxInFlight)${sharing(s.ipHosts)}`;
+  } else if (ipAt > nowMs && ipAt > ownAt) {
+    why = 'shared-ip';
+    nextAtMs = ipAt;
+    const iv = s.ipIntervalMs === undefined ? '' : ` (IP interval ${duration(s.ipIntervalMs)}${sharing(s.ipHosts)})`;
+    reason = `waiting on shared IP ${s.ip}${iv} until ${at(ipAt)}`;
   } else if (ownAt > nowMs && s.lastDispatchMs >= 0 && ownAt > s.lastDispatchMs + s.intervalMs + 1) {
     why = 'retry-after';
     nextAtMs = ownAt;
@@ -177,10 +202,6 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     why = 'interval';
     nextAtMs = ownAt;
     reason = `interval ${duration(s.intervalMs)}, next at ${at(ownAt)}`;
-  } else if (ipAt > nowMs) {
-    why = 'shared-ip';
-    nextAtMs = ipAt;
-    reason = `waiting on shared IP ${s.ip} until ${at(ipAt)}`;
   } else {
     why = 'ready';
     reason = 'ready';
@@ -194,6 +215,8 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     nextAtMs,
     intervalMs: s.intervalMs,
     crawlDelayMs: s.crawlDelayMs,
+    ipIntervalMs: s.ip === '' ? undefined : s.ipIntervalMs,
+    ipHosts: s.ip === '' ? undefined : s.ipHosts,
     backoffLevel: level,
     queued: s.queued,
     admitted: s.admitted,
@@ -285,11 +308,28 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
       else if (status[r] === UrlStatus.Refused) refused[host[r]!]!++;
     }
   }
+  // Each address's window and interval: its own record (minor 1), or, in a file from before
+  // addresses had state, what that writer's rule made of its hosts' last spends.
   const ipAt = new Map<string, number>();
+  const ipInterval = new Map<string, number>();
+  if (image.ips !== undefined) {
+    for (const x of image.ips) {
+      ipAt.set(x.ip, x.nextEligibleMs);
+      ipInterval.set(x.ip, x.intervalMs);
+    }
+  } else {
+    for (const h of image.hosts) {
+      if (h.ip === '' || h.ipSpendMs < 0) continue;
+      const t = h.ipSpendMs + Math.max(cfg.ipFloorMs, h.ipSpendIntervalMs);
+      if (t > (ipAt.get(h.ip) ?? 0)) ipAt.set(h.ip, t);
+    }
+  }
+  const ipHosts = new Map<string, string[]>();
   for (const h of image.hosts) {
-    if (h.ip === '' || h.ipSpendMs < 0) continue;
-    const t = h.ipSpendMs + Math.max(cfg.ipFloorMs, h.ipSpendIntervalMs);
-    if (t > (ipAt.get(h.ip) ?? 0)) ipAt.set(h.ip, t);
+    if (h.ip === '') continue;
+    const list = ipHosts.get(h.ip);
+    if (list === undefined) ipHosts.set(h.ip, [h.name]);
+    else list.push(h.name);
   }
   return image.hosts.map((h, i) => {
     const q = queued[i]!;
@@ -302,6 +342,9 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
       crawlDelayMs: h.crawlDelayMs,
       nextEligibleMs: h.nextEligibleMs,
       ipEligibleMs: ipAt.get(h.ip) ?? 0,
+      ipIntervalMs: h.ip === '' ? undefined : (ipInterval.get(h.ip) ?? cfg.ipFloorMs),
+      ipInFlight: h.ip === '' ? undefined : 0,
+      ipHosts: h.ip === '' ? undefined : ipHosts.get(h.ip),
       lastDispatchMs: h.lastDispatchMs,
       latencyMs: h.latencyMs,
       queued: q,

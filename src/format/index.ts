@@ -15,6 +15,7 @@ export {
   FORMAT_MAJOR,
   FORMAT_MINOR,
   type HostImage,
+  type IpImage,
   PARTITION_MAGIC,
   type PartitionImage,
   type PartitionMeta,

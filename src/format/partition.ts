@@ -31,6 +31,13 @@
  * | 6  | prioritizer | the prioritizer's host-level state blob                           |
  * | 7  | freshness   | the freshness policy's state blob                                 |
  * | 8  | scheduler   | scheduler counters the URL and host records do not carry          |
+ * | 9  | ips         | (minor 1) u32 count, then per address: u32 record length, f64     |
+ * |    |             | interval, next-eligible, last start, pressure, the address string |
+ * |    |             | (sorted by address; newer fields append; readers skip what they   |
+ * |    |             | lack). Written only when some host has an address.                 |
+ *
+ * A file is stamped with the lowest minor that describes it: without an `ips` section it is
+ * minor 0, byte for byte what a minor-0 writer made of the same frontier.
  *
  * Rows in `urls` are sorted by URLKey and hosts by HostKey, so a file is a canonical image
  * of its frontier: the same frontier always encodes to the same bytes.
@@ -51,8 +58,11 @@ import { ByteReader, ByteWriter } from './bytes.js';
 export const PARTITION_MAGIC: Uint8Array = Uint8Array.of(0x89, 0x4d, 0x45, 0x47, 0x55, 0x52, 0x49, 0x0a);
 /** The format major this build reads and writes. */
 export const FORMAT_MAJOR = 1;
-/** The format minor this build writes. */
-export const FORMAT_MINOR = 0;
+/**
+ * The newest format minor this build writes (1: the `ips` section). A file is stamped with
+ * the lowest minor that describes it (0 when it has no `ips` section).
+ */
+export const FORMAT_MINOR = 1;
 
 /** Section ids (see the module comment). */
 export const SectionId = {
@@ -64,6 +74,7 @@ export const SectionId = {
   Prioritizer: 6,
   Freshness: 7,
   Scheduler: 8,
+  Ips: 9,
 } as const;
 
 const SECTION_NAMES: Record<number, string> = {
@@ -75,6 +86,7 @@ const SECTION_NAMES: Record<number, string> = {
   6: 'prioritizer',
   7: 'freshness',
   8: 'scheduler',
+  9: 'ips',
 };
 
 const HEADER_BYTES = 32;
@@ -148,6 +160,23 @@ export interface HostImage {
   ceilingStreak: number;
 }
 
+/** One address's durable politeness state (field meanings: src/politeness/ip-table.ts). */
+export interface IpImage {
+  /** The address. */
+  ip: string;
+  /** Its adaptive start-to-start interval (ms). */
+  intervalMs: number;
+  /** Dispatch clock (ms) at which it may next be fetched. */
+  nextEligibleMs: number;
+  /** Dispatch clock (ms) of its latest fetch start, −1 when none. */
+  lastStartMs: number;
+  /** Moving average of machine signals among its outcomes, in [0, 1]. */
+  pressure: number;
+}
+
+/** Numeric fields of an address record, in their on-disk order (all f64). */
+const IP_NUMBERS = ['intervalMs', 'nextEligibleMs', 'lastStartMs', 'pressure'] as const satisfies readonly (keyof IpImage)[];
+
 /** Numeric fields of a host record, in their on-disk order after the key (all f64). */
 const HOST_NUMBERS = [
   'flags',
@@ -203,6 +232,11 @@ export interface PartitionImage {
   readonly freshness: Uint8Array;
   /** Scheduler counters the URL and host records do not carry. */
   readonly scheduler: Uint8Array;
+  /**
+   * Per-address politeness state, sorted by address; undefined when the frontier tracks no
+   * address (no section is written: a minor-0 file) or the file predates it.
+   */
+  readonly ips?: readonly IpImage[] | undefined;
 }
 
 function checksum(bytes: Uint8Array, out: Uint32Array): Uint32Array {
@@ -258,6 +292,44 @@ function encodeHosts(p: PartitionImage): Uint8Array {
   return w.view8().slice();
 }
 
+function encodeIps(ips: readonly IpImage[]): Uint8Array {
+  const w = new ByteWriter(16 + ips.length * 64);
+  w.u32(ips.length);
+  for (const x of ips) {
+    const start = w.length;
+    w.u32(0);
+    for (const f of IP_NUMBERS) w.f64(x[f]);
+    w.string(x.ip);
+    w.patchU32(start, w.length - start);
+  }
+  return w.view8().slice();
+}
+
+function decodeIps(r: ByteReader): IpImage[] {
+  const count = r.u32('address count');
+  const out: IpImage[] = [];
+  let prev: string | undefined;
+  for (let i = 0; i < count; i++) {
+    const start = r.pos;
+    const len = r.u32('address record length');
+    if (len < 4 || start + len > r.bytes.length) r.fail(`address ${i} record length ${len} runs past the section`);
+    const rec = new ByteReader(r.take(len - 4, `address ${i}`), r.section);
+    const x = {} as IpImage;
+    for (const f of IP_NUMBERS) {
+      const v = rec.f64(f);
+      if (!Number.isFinite(v)) rec.fail(`address ${i} field ${f} is not finite`);
+      (x as unknown as Record<string, number>)[f] = v;
+    }
+    x.ip = rec.string('address');
+    // Fields a newer minor appended are skipped: the record length bounds them.
+    if (prev !== undefined && !(prev < x.ip)) r.fail(`address ${i} (${x.ip}) is not in strictly increasing order`);
+    prev = x.ip;
+    out.push(x);
+  }
+  r.end();
+  return out;
+}
+
 /**
  * Encodes a partition image into `.meguri` bytes. Deterministic: equal images give equal
  * bytes.
@@ -273,6 +345,8 @@ export function encodePartition(p: PartitionImage): Uint8Array {
     [SectionId.Freshness, p.freshness],
     [SectionId.Scheduler, p.scheduler],
   ];
+  const withIps = p.ips !== undefined;
+  if (withIps) bodies.push([SectionId.Ips, encodeIps(p.ips!)]);
   const n = bodies.length;
   const headerBytes = HEADER_BYTES + ENTRY_BYTES * n;
   let total = headerBytes;
@@ -285,7 +359,7 @@ export function encodePartition(p: PartitionImage): Uint8Array {
   const dv = new DataView(out.buffer);
   out.set(PARTITION_MAGIC, 0);
   dv.setUint16(8, FORMAT_MAJOR, true);
-  dv.setUint16(10, FORMAT_MINOR, true);
+  dv.setUint16(10, withIps ? FORMAT_MINOR : 0, true);
   dv.setUint32(12, n, true);
   dv.setUint32(16, headerBytes, true);
   const sum = new Uint32Array(2);
@@ -489,6 +563,7 @@ export function decodePartition(input: Uint8Array): PartitionImage {
   if (minor <= FORMAT_MINOR) metaReader.end();
   const columns = decodeUrls(new ByteReader(section(SectionId.Urls), 'urls'), rows);
   const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount);
+  const ips = found.has(SectionId.Ips) ? decodeIps(new ByteReader(section(SectionId.Ips), 'ips')) : undefined;
   return {
     meta,
     formatMinor: minor,
@@ -500,6 +575,7 @@ export function decodePartition(input: Uint8Array): PartitionImage {
     prioritizer: section(SectionId.Prioritizer).slice(),
     freshness: section(SectionId.Freshness).slice(),
     scheduler: section(SectionId.Scheduler).slice(),
+    ips,
   };
 }
 

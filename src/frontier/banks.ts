@@ -203,15 +203,19 @@ export function markInFlight(s: FrontierState, h: HostRecord, row: number, nowMs
   s.inFlight++;
   s.dispatches++;
   spendWindows(s, h, nowMs);
+  if (h.ip !== '') s.ips.begin(h.ip);
   h.servedSinceActivation++;
 }
 
-/** A fetch start to `h` at `nowMs`: the host's window and its IP's window are spent. */
+/**
+ * A fetch start to `h` at `nowMs`: the host's window (its own interval) and its IP's window
+ * (the address's own interval) are spent.
+ */
 export function spendWindows(s: FrontierState, h: HostRecord, nowMs: number): void {
   h.lastDispatchMs = nowMs;
   h.nextEligibleMs = nowMs + h.intervalMs;
   if (h.ip !== '') {
-    s.ips.spend(h.ip, nowMs, h.intervalMs);
+    s.ips.spend(h.ip, nowMs);
     h.ipSpendMs = nowMs;
     h.ipSpendIntervalMs = h.intervalMs;
   }
@@ -221,6 +225,28 @@ export function spendWindows(s: FrontierState, h: HostRecord, nowMs: number): vo
 export function landed(s: FrontierState, h: HostRecord): void {
   h.inFlightRow = -1;
   s.inFlight--;
+  if (h.ip !== '' && s.ips.end(h.ip)) wakeIpWaiters(s, h.ip);
+}
+
+/** Holds `h` until a fetch to its address `ip` (at `ipMaxInFlight`) is answered. */
+export function holdForIp(s: FrontierState, h: HostRecord, ip: string): void {
+  parkUntil(s, h, Infinity);
+  const list = s.ipWaiters.get(ip);
+  if (list === undefined) s.ipWaiters.set(ip, [h.id]);
+  else list.push(h.id);
+}
+
+/** The address `ip` has a free slot again: every host held for it waits for its windows only. */
+function wakeIpWaiters(s: FrontierState, ip: string): void {
+  const list = s.ipWaiters.get(ip);
+  if (list === undefined) return;
+  s.ipWaiters.delete(ip);
+  for (const id of list) {
+    const h = s.hosts[id]!;
+    if (h.state !== HostState.Parked || s.parkedAt[id] !== Infinity) continue;
+    s.parkedAt[id] = Math.max(h.nextEligibleMs, s.ips.eligibleAt(h.ip));
+    s.hostHeap.update(id);
+  }
 }
 
 /** Re-places a host after its outcome: yield to an aged front-bank host, park, or give up the slot. */
@@ -265,7 +291,7 @@ export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefi
   const next = atMs + h.intervalMs;
   if (next > h.nextEligibleMs) h.nextEligibleMs = next;
   if (h.ip !== '') {
-    s.ips.spend(h.ip, atMs, h.intervalMs);
+    s.ips.spend(h.ip, atMs);
     if (atMs > h.ipSpendMs) {
       h.ipSpendMs = atMs;
       h.ipSpendIntervalMs = h.intervalMs;
@@ -306,7 +332,9 @@ export function nextEligible(s: FrontierState): number | undefined {
       heap.update(h.id);
       continue;
     }
-    if (at === undefined || s.parkedAt[h.id]! < at) at = s.parkedAt[h.id]!;
+    // Hosts held for a full address (parked at Infinity) wait for an answer, not a time.
+    const top = s.parkedAt[h.id]!;
+    if (top !== Infinity && (at === undefined || top < at)) at = top;
     break;
   }
   if (s.wheel && s.wheel.len > 0) {

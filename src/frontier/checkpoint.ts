@@ -88,6 +88,9 @@ export function checkpoint(s: FrontierState): PartitionImage {
     prioritizer,
     freshness,
     scheduler: new TextEncoder().encode(JSON.stringify(sched)),
+    // Addresses' own windows and intervals; no section at all when no host has an address,
+    // so such a partition is byte for byte what a minor-0 writer made.
+    ips: hosts.some((h) => h.ip !== '') ? s.ips.export() : undefined,
   };
 }
 
@@ -144,10 +147,15 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     fresh.importState(image.freshness);
   }
   loadQueues(s, rows);
-  // Per-IP windows: replay each host's last spend in time order.
-  const spenders = s.hosts.filter((h) => h.ip !== '' && h.ipSpendMs >= 0);
-  spenders.sort((a, b) => a.ipSpendMs - b.ipSpendMs || (hostKeyBefore(a, b) ? -1 : 1));
-  for (const h of spenders) s.ips.spend(h.ip, h.ipSpendMs, h.ipSpendIntervalMs);
+  if (image.ips !== undefined) {
+    s.ips.import(image.ips);
+  } else {
+    // A partition from before addresses had state of their own (minor 0): each address is
+    // held as that writer's rule held it, from its hosts' last spends — never earlier.
+    for (const h of s.hosts) {
+      if (h.ip !== '' && h.ipSpendMs >= 0) s.ips.holdUntil(h.ip, h.ipSpendMs + Math.max(s.politeness.ipFloorMs, h.ipSpendIntervalMs));
+    }
+  }
   restoreBanks(s, wasActive);
 }
 

@@ -11,7 +11,7 @@
 import { lanesToU64 } from '../core/lanes.js';
 import { type FetchRequest, HostFlags, UrlStatus } from '../model/index.js';
 import { hostInterval } from '../politeness/index.js';
-import { deactivate, ipOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady } from './banks.js';
+import { deactivate, holdForIp, ipOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
 import type { RobotsSeam } from './options.js';
@@ -34,6 +34,10 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     const ipAt = s.ips.eligibleAt(ip);
     if (ipAt > nowMs) {
       parkUntil(s, h, ipAt);
+      continue;
+    }
+    if (s.ips.maxInFlight > 0 && s.ips.full(ip)) {
+      holdForIp(s, h, ip);
       continue;
     }
     if (!robotsCleared(s, h, nowMs)) continue;

@@ -327,6 +327,15 @@ export class Frontier {
     return q.hostIntervalMs(this.#s, group);
   }
 
+  /**
+   * The current start-to-start interval (ms) of address `ip` — its own adaptive interval,
+   * the policy's `ipFloorMs` when it has none (or for an unknown address). O(1): what a send
+   * gate spacing requests per IP uses.
+   */
+  ipIntervalMs(ip: string | undefined): number {
+    return q.ipIntervalMs(this.#s, ip);
+  }
+
   /** The prioritizer when prioritization is on (read-only inspection), else undefined. */
   prioritizer(): Prioritizer | undefined {
     return this.#s.prio;

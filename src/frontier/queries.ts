@@ -71,6 +71,12 @@ export interface HostSnapshot {
   readonly nextEligibleMs: number;
   /** When its IP's window opens (ms, 0 when no IP or no spend). */
   readonly ipEligibleMs: number;
+  /** Its IP's own adaptive interval (ms); undefined when the host has no IP. */
+  readonly ipIntervalMs?: number | undefined;
+  /** Content fetches in flight to its IP (by any host); undefined when it has no IP. */
+  readonly ipInFlight?: number | undefined;
+  /** Every host group on its IP, this one included, in host-id order; undefined when it has no IP. */
+  readonly ipHosts?: readonly string[] | undefined;
   /** Last fetch start (ms, −1 = none). */
   readonly lastDispatchMs: number;
   /** Smoothed latency (ms, 0 = none yet). */
@@ -110,8 +116,22 @@ function wantsFetch(st: number): boolean {
 /** `Frontier.hostSnapshots` (see there). */
 export function hostSnapshots(s: FrontierState, name?: string): HostSnapshot[] {
   const ids = name === undefined ? s.hosts.map((h) => h.id) : [s.dir.id(name)].filter((x): x is number => x !== undefined);
+  // The hosts on each address asked about, one shared array per address.
+  const wanted = new Set<string>();
+  for (const id of ids) if (s.hosts[id]!.ip !== '') wanted.add(s.hosts[id]!.ip);
+  const byIp = new Map<string, string[]>();
+  if (wanted.size > 0) {
+    for (const h of s.hosts) {
+      if (!wanted.has(h.ip)) continue;
+      const list = byIp.get(h.ip);
+      if (list === undefined) byIp.set(h.ip, [h.name]);
+      else list.push(h.name);
+    }
+  }
   return ids.map((id) => {
     const h = s.hosts[id]!;
+    const ip = h.ip !== '';
+    // No IP, no IP fields at all (undefined keys stay out of JSON, so such a snapshot reads as before).
     return {
       name: h.name,
       ip: h.ip,
@@ -121,6 +141,9 @@ export function hostSnapshots(s: FrontierState, name?: string): HostSnapshot[] {
       crawlDelayMs: h.crawlDelayMs,
       nextEligibleMs: h.nextEligibleMs,
       ipEligibleMs: s.ips.eligibleAt(h.ip),
+      ipIntervalMs: ip ? s.ips.intervalOf(h.ip) : undefined,
+      ipInFlight: ip ? s.ips.inFlight(h.ip) : undefined,
+      ipHosts: ip ? byIp.get(h.ip) : undefined,
       lastDispatchMs: h.lastDispatchMs,
       latencyMs: h.latencyMs,
       queued: s.queues.size(id),
@@ -131,6 +154,11 @@ export function hostSnapshots(s: FrontierState, name?: string): HostSnapshot[] {
       inFlightUrl: h.inFlightRow >= 0 ? s.table.urlOf(h.inFlightRow) : undefined,
     };
   });
+}
+
+/** The current interval (ms) of address `ip`: the IP floor when it has none of its own. O(1). */
+export function ipIntervalMs(s: FrontierState, ip: string | undefined): number {
+  return s.ips.intervalOf(ip);
 }
 
 /** The current politeness interval (ms) of host group `group`, or undefined when unknown. O(1). */

@@ -71,7 +71,10 @@ export class FrontierState {
   readonly aging: HostHeap;
   readonly hostHeap: HostHeap;
   readonly ready: HostHeap[];
+  /** Each address's own interval and window (DESIGN §7). */
   readonly ips: IpTable;
+  /** Hosts held because their address is at `ipMaxInFlight`, by address (woken by `landed`). */
+  readonly ipWaiters = new Map<string, number[]>();
   readonly wheel: DueWheel | undefined;
   readonly prio: Prioritizer | undefined;
   readonly resolver: HostResolver | undefined;
@@ -131,7 +134,7 @@ export class FrontierState {
     this.hostHeap = new HostHeap({ key: (id) => this.parkedAt[id]!, lanes, tie });
     this.ready = [];
     for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new HostHeap(bestRow));
-    this.ips = new IpTable(this.politeness.ipFloorMs);
+    this.ips = new IpTable(this.politeness.ipFloorMs, this.politeness);
     this.wheelHour = createdHours;
     this.wheel = this.opts.scheduleIndex ? newWheel(createdHours) : undefined;
     const p = this.opts.prioritizer;

@@ -5,8 +5,9 @@
  * It owns three things:
  * - the frontier's rate policy — `PolitenessConfig` (built only by `politenessConfig(partial?)`,
  *   which validates and returns the frozen defaulted config; no argument gives the defaults), the AIMD
- *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling` — and the shared
- *   per-IP throttle `IpTable`;
+ *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling` — and the per-IP
+ *   unit: `ipSignalOf` (what an outcome says of the machine), `adaptIp`, and `IpTable`, each
+ *   address's own adaptive interval and window shared by the hosts on it;
  * - the standalone `Governor`, a pacer for crawlers that keep their own fetch loop, and its
  *   jitter primitive `waitJitter`;
  * - the one Retry-After parser both layers use, `parseRetryAfter`.
@@ -21,11 +22,15 @@
  */
 export {
   adapt,
+  adaptIp,
   atCeiling,
   hostInterval,
+  ipSignalOf,
   isThrottle,
+  latencyRose,
   politenessConfig,
   signalOf,
+  type IpSignal,
   type PolitenessConfig,
   type Signal,
 } from './policy.js';

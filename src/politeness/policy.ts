@@ -36,8 +36,13 @@ export interface PolitenessConfig {
   readonly floorMs: number;
   /** Hard maximum interval; a host pinned here is treated as dead. Default 300 000 ms (5 min). */
   readonly ceilingMs: number;
-  /** Minimum between two fetch starts to one IP address, however many hosts share it. Default 250 ms. */
+  /**
+   * Minimum between two fetch starts to one IP address, however many hosts share it; the
+   * address's own adaptive interval starts here and never goes below it. Default 250 ms.
+   */
   readonly ipFloorMs: number;
+  /** Most content fetches in flight to one IP address at once; 0 = no cap. Default 0. */
+  readonly ipMaxInFlight: number;
   /** Multiplicative widening on 429, 5xx and transport errors; ≥ 1. Default 2. */
   readonly backoff: number;
   /** Multiplicative widening when latency rises sharply; ≥ 1. Default 1.25. */
@@ -58,6 +63,7 @@ export interface PolitenessConfig {
  * | `floorMs`           | 250     | ≥ 0, ≤ ceilingMs                        |
  * | `ceilingMs`         | 300000  | > 0                                     |
  * | `ipFloorMs`         | 250     | ≥ 0                                     |
+ * | `ipMaxInFlight`     | 0 (off) | integer ≥ 0                             |
  * | `backoff`           | 2       | ≥ 1                                     |
  * | `softWiden`         | 1.25    | ≥ 1                                     |
  * | `narrowMs`          | 50      | ≥ 0                                     |
@@ -74,6 +80,7 @@ export const politenessConfig: (partial?: Partial<PolitenessConfig> | null) => R
       floorMs: numberField({ min: 0, default: 250 }),
       ceilingMs: numberField({ above: 0, default: 300_000 }),
       ipFloorMs: numberField({ min: 0, default: 250 }),
+      ipMaxInFlight: numberField({ min: 0, integer: true, default: 0 }),
       backoff: numberField({ min: 1, default: 2 }),
       softWiden: numberField({ min: 1, default: 1.25 }),
       narrowMs: numberField({ min: 0, default: 50 }),
@@ -132,12 +139,60 @@ export function adapt(config: PolitenessConfig, intervalMs: number, signal: Sign
     const ra = signal.retryAfterMs;
     return ra !== undefined && ra > widened ? ra : widened;
   }
-  const latency = signal.latencyMs;
-  const prev = signal.prevLatencyMs;
-  if (latency !== undefined && prev !== undefined && prev > 0 && latency > prev * config.latencyRise) {
-    return intervalMs * config.softWiden;
-  }
+  if (latencyRose(config, signal.latencyMs, signal.prevLatencyMs)) return intervalMs * config.softWiden;
   return intervalMs - config.narrowMs;
+}
+
+/**
+ * What one outcome says about the *machine* behind a host (the per-IP unit, `IpTable`):
+ *
+ * | signal     | outcomes                                                              |
+ * |------------|-----------------------------------------------------------------------|
+ * | `throttle` | 429, 503, and transport failures of the machine (connect, timeout,    |
+ * |            | reset or other network error)                                         |
+ * | `slow`     | the host's latency rose sharply (× `latencyRise` over its own average)|
+ * | `healthy`  | any other answer below 500                                            |
+ * | `none`     | other 5xx (an application error of one site), and failures that say  |
+ * |            | nothing of the machine (DNS, TLS, a refused address, a bad URL, abort) |
+ *
+ * A host's own slowness is compared with its own history, never with its siblings', so a
+ * slow site on a fast machine does not read as a struggling machine.
+ */
+export type IpSignal = 'throttle' | 'slow' | 'healthy' | 'none';
+
+/**
+ * Classifies one outcome for the per-IP interval (see `IpSignal`).
+ *
+ * @param errorKind the fetcher's transport failure kind when `status` is 0.
+ * @param latencyRose whether the host-level rule saw a sharp latency rise (`adapt`'s test).
+ */
+export function ipSignalOf(status: number, errorKind: string | undefined, latencyRose: boolean): IpSignal {
+  if (status === 429 || status === 503) return 'throttle';
+  if (status === 0) {
+    return errorKind === undefined || errorKind === 'connect' || errorKind === 'timeout' || errorKind === 'network' ? 'throttle' : 'none';
+  }
+  if (status >= 500) return 'none';
+  return latencyRose ? 'slow' : 'healthy';
+}
+
+/** Whether `latencyMs` is a sharp rise over `prevLatencyMs` under `config` (`adapt`'s test). */
+export function latencyRose(config: PolitenessConfig, latencyMs: number | undefined, prevLatencyMs: number | undefined): boolean {
+  return latencyMs !== undefined && prevLatencyMs !== undefined && prevLatencyMs > 0 && latencyMs > prevLatencyMs * config.latencyRise;
+}
+
+/**
+ * One AIMD step of a per-IP interval, clamped to [ipFloorMs, max(ipFloorMs, ceilingMs)]:
+ * `throttle` multiplies by `backoff` (at least + `narrowMs`, so a zero floor still widens),
+ * `slow` by `softWiden`, `healthy` subtracts `narrowMs`, `none` keeps it. Whether a signal
+ * is acted on at all is the table's decision (`IpTable.observe` aggregates them first).
+ */
+export function adaptIp(config: PolitenessConfig, intervalMs: number, signal: IpSignal): number {
+  let next = intervalMs;
+  if (signal === 'throttle') next = Math.max(intervalMs * config.backoff, intervalMs + config.narrowMs);
+  else if (signal === 'slow') next = intervalMs * config.softWiden;
+  else if (signal === 'healthy') next = intervalMs - config.narrowMs;
+  const hi = Math.max(config.ipFloorMs, config.ceilingMs);
+  return next < config.ipFloorMs ? config.ipFloorMs : next > hi ? hi : next;
 }
 
 /**

@@ -60,10 +60,18 @@ describe('explainHost', () => {
       [{ intervalMs: 10_000, crawlDelayMs: 10_000, nextEligibleMs: NOW + 9000 }, 'crawl-delay', /^crawl-delay 10 s, next at 12:00:09 \(in 9 s\)$/],
       [{ nextEligibleMs: NOW + 250, lastDispatchMs: NOW - 750 }, 'interval', /^interval 1 s, next at 12:00:00 \(in 250 ms\)$/],
       [{ ipEligibleMs: NOW + 400 }, 'shared-ip', /^waiting on shared IP 192\.0\.2\.1 until 12:00:00 \(in 400 ms\)$/],
+      // The IP binds even when the host has a window of its own (here a Crawl-delay) that opens first.
+      [
+        { intervalMs: 10_000, crawlDelayMs: 10_000, nextEligibleMs: NOW + 300, ipEligibleMs: NOW + 900, ipIntervalMs: 600, ipHosts: ['d.example', 'a.example', 'c.example', 'b.example'] },
+        'shared-ip',
+        /^waiting on shared IP 192\.0\.2\.1 \(IP interval 600 ms; shared by 4 hosts: a\.example, b\.example, c\.example, …\) until 12:00:00 \(in 900 ms\)$/,
+      ],
+      [{ ipInFlight: 2, ipHosts: ['a.example', 'b.example'] }, 'shared-ip', /^waiting on shared IP 192\.0\.2\.1: 2 fetches in flight, its cap \(ipMaxInFlight\); shared by 2 hosts: a\.example, b\.example$/],
       [{}, 'ready', /^ready$/],
     ];
+    const capped = { ...policy, ipMaxInFlight: 2 };
     for (const [over, why, reason] of cases) {
-      const s = explainHost(snap(over), NOW, policy);
+      const s = explainHost(snap(over), NOW, capped);
       expect([s.why, s.reason], why).toEqual([why, expect.stringMatching(reason)]);
     }
     const outage = explainHost(snap({ flags: HostFlags.RobotsUnreachable }), NOW, policy, { robotsRetryAtMs: NOW + 60_000, robotsStatus: 503 });
@@ -87,7 +95,10 @@ describe('explainHost', () => {
       const fromFile = hostStatesFromPartition(readPartition(file), NOW + 20, policy);
       expect(fromFile.map((s) => [s.host, s.why, s.reason, s.queued])).toEqual(live.map((s) => [s.host, s.why, s.reason, s.queued]));
       expect(fromFile.find((s) => s.host === req.host)?.why).toBe('retry-after');
-      expect(fromFile.find((s) => s.host !== req.host)?.why).toBe('shared-ip');
+      const sibling = fromFile.find((s) => s.host !== req.host)!;
+      expect(sibling.why).toBe('shared-ip');
+      expect(sibling.reason).toMatch(/IP interval 250 ms; shared by 2 hosts: a\.example, b\.example\)/);
+      expect(sibling.ipHosts).toHaveLength(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
       f.free();

@@ -83,7 +83,7 @@ describe('.meguri codec', () => {
       }
       expect(err, `cut at ${cut}`).toBeInstanceOf(CorruptPartitionError);
       expect((err as CorruptPartitionError).code).toBe('MEGURI_ERR_CORRUPT_PARTITION');
-      expect((err as CorruptPartitionError).section).toMatch(/^(header|meta|urls|hosts|arena|seen-filter|prioritizer|freshness|scheduler)$/);
+      expect((err as CorruptPartitionError).section).toMatch(/^(header|meta|urls|hosts|arena|seen-filter|prioritizer|freshness|scheduler|ips)$/);
     }
   });
 
@@ -144,6 +144,33 @@ describe('.meguri codec', () => {
     expect(Frontier.recover(newer, options).checkpointBytes()).toEqual(bytes);
     // The same bytes claiming this minor are damaged: this build knows every meta field of its own minor.
     expect(() => decodePartition(assemble(extended, FORMAT_MINOR))).toThrow(expect.objectContaining({ section: 'meta' }));
+  });
+
+  it('writes the ips section (minor 1) only when a host has an address; a minor-0 file with addresses still loads', () => {
+    const minorOf = (b: Uint8Array): number => new DataView(b.buffer, b.byteOffset).getUint16(10, true);
+    expect(minorOf(bytes)).toBe(FORMAT_MINOR);
+    const image = decodePartition(bytes);
+    expect(image.ips!.map((x) => x.ip)).toEqual(['10.0.0.1']);
+    expect(image.ips![0]!.intervalMs).toBeGreaterThanOrEqual(250);
+    // No address anywhere: no section, stamped minor 0 (what a minor-0 writer made).
+    const plain = new Frontier(1, 10, {});
+    plain.seed('https://p.example/', 'p.example', 1, 10, 10, 0);
+    const plainBytes = plain.checkpointBytes();
+    expect(minorOf(plainBytes)).toBe(0);
+    expect(decodePartition(plainBytes).ips).toBeUndefined();
+    expect(partitionSections(plainBytes).map((x) => x.name)).not.toContain('ips');
+    plain.free();
+    // A minor-0 file whose hosts have addresses: each address is held as that writer's rule
+    // held it (its hosts' last spend + max(ipFloor, their interval then)), never earlier.
+    const old = assemble(sectionsOf(bytes).filter((x) => x.id !== SectionId.Ips), 0);
+    const options = { prioritizer: true, stateMachine: true, resolver: (h: string) => (h.startsWith('a') ? '10.0.0.1' : undefined) };
+    const g = Frontier.recover(old, options);
+    const held = Math.max(...image.hosts.filter((h) => h.ip === '10.0.0.1').map((h) => h.ipSpendMs + Math.max(250, h.ipSpendIntervalMs)));
+    expect(g.hostSnapshots().find((h) => h.ip === '10.0.0.1')!.ipEligibleMs).toBe(held);
+    g.free();
+    // Addresses out of order are damage.
+    const two = { ...image, ips: [{ ...image.ips![0]!, ip: '10.0.0.2' }, image.ips![0]!] };
+    expect(() => decodePartition(encodePartition(two))).toThrow(expect.objectContaining({ section: 'ips' }));
   });
 
   it('catches semantic damage that checksums cannot (re-encoded bad images)', () => {

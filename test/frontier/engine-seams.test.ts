@@ -28,18 +28,28 @@ describe('robots.txt requests', () => {
     f.seed('https://a.example/', 'a.example', 1, 0, 0);
     f.seed('https://b.example/', 'b.example', 1, 0, 0);
     expect(f.dispatch(10)).toBeUndefined();
-    // a.example asked first; b.example shares the IP, whose window the request spent (an
-    // IP step is max(ipFloor, the dispatching host's interval)).
+    // a.example asked first; b.example shares the IP, whose window the request spent: the
+    // address's own interval (ipFloor 200 ms), not a.example's 1 s.
     expect(asked).toEqual([10]);
-    expect(f.nextEligible()).toBe(1010);
-    expect(f.hostSnapshots('a.example')[0]).toMatchObject({ lastDispatchMs: 10, nextEligibleMs: 1010, ipEligibleMs: 1010, state: 'parked' });
+    expect(f.nextEligible()).toBe(210);
+    expect(f.hostSnapshots('a.example')[0]).toMatchObject({
+      lastDispatchMs: 10,
+      nextEligibleMs: 1010,
+      ipEligibleMs: 210,
+      ipIntervalMs: 200,
+      ipHosts: ['a.example', 'b.example'],
+      state: 'parked',
+    });
     ready = true;
+    expect(f.dispatch(209)).toBeUndefined();
+    expect(f.dispatch(210)?.url).toBe('https://b.example/'); // its sibling's interval does not hold it
     expect(f.dispatch(1009)).toBeUndefined();
     const req = f.dispatch(1010);
     expect(req?.url).toBe('https://a.example/');
-    expect(f.dispatch(1010)).toBeUndefined(); // b.example: the IP is spent again
+    expect(f.dispatch(1010)).toBeUndefined(); // b.example has its fetch in flight
     const snap = f.hostSnapshots('a.example')[0]!;
     expect(snap.state).toBe('in-flight');
+    expect(snap.ipInFlight).toBe(2);
     expect(snap.lastDispatchMs).toBe(1010);
   });
 
@@ -203,13 +213,13 @@ describe('replay', () => {
     const recovered = Frontier.recover(f.checkpointBytes(), { politeness, resolver: () => '192.0.2.9' });
     expect(recovered.recordStart('a.example', '192.0.2.9', 5000)).toBe(true);
     expect(recovered.recordStart('nope.example', undefined, 5000)).toBe(false);
-    expect(recovered.hostSnapshots('a.example')[0]).toMatchObject({ lastDispatchMs: 5000, nextEligibleMs: 6000, ipEligibleMs: 6000 });
-    expect(recovered.dispatch(5999)).toBeUndefined(); // both hosts wait: a for itself, b for the shared IP
+    expect(recovered.hostSnapshots('a.example')[0]).toMatchObject({ lastDispatchMs: 5000, nextEligibleMs: 6000, ipEligibleMs: 5200 });
+    expect(recovered.dispatch(5199)).toBeUndefined(); // both hosts wait: a for itself, b for the shared IP
+    expect(recovered.nextEligible()).toBe(5200);
+    expect(recovered.dispatch(5200)?.host).toBe('b.example');
+    expect(recovered.dispatch(5200)).toBeUndefined();
     expect(recovered.nextEligible()).toBe(6000);
-    expect(recovered.dispatch(6000)).toBeDefined();
-    expect(recovered.dispatch(6000)).toBeUndefined();
-    expect(recovered.nextEligible()).toBe(7000);
-    expect(recovered.dispatch(7000)).toBeDefined();
+    expect(recovered.dispatch(6000)?.host).toBe('a.example');
     expect(recovered.stats(0).byStatus['InFlight']).toBe(2);
     expect(UrlStatus.InFlight).toBe(1);
     f.free();

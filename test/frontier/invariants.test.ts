@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FetchRequest, Frontier, type Outcome, adapt, hostInterval, politenessConfig } from '../../src/index.js';
-import { drainRecorded, frontierFor, replayDrain, resolverOf, scenarioArb, scriptedFetcher, seedScenario, urlOf } from './scenario.js';
+import { drainRecorded, frontierFor, referenceIps, replayDrain, resolverOf, scenarioArb, scriptedFetcher, seedScenario, urlOf } from './scenario.js';
 
 describe('invariants 1 and 2: politeness windows and priority order (drain replay)', () => {
   it('state machine off: every dispatch is the one the rules pick, at the earliest legal time', () => {
@@ -48,7 +48,8 @@ describe('invariant 1 under concurrency: delayed reports, shards, a bounded acti
           const interval = new Map<string, number>();
           const hostNext = new Map<string, number>();
           const latency = new Map<string, number>();
-          const ipNext = new Map<string, number>();
+          const ipRef = referenceIps(cfg);
+          const ipNext = ipRef.next;
           const out: { req: FetchRequest; outcome: Outcome }[] = [];
           let now = 0;
           const step = (a: number): void => {
@@ -63,7 +64,7 @@ describe('invariant 1 under concurrency: delayed reports, shards, a bounded acti
               const iv = interval.get(req.host) ?? hostInterval(cfg, cfg.defaultIntervalMs, delay.get(req.host)!);
               if (ip !== '') {
                 expect(now, `IP ${ip} window`).toBeGreaterThanOrEqual(ipNext.get(ip) ?? 0);
-                ipNext.set(ip, Math.max(ipNext.get(ip) ?? 0, now + Math.max(cfg.ipFloorMs, iv)));
+                ipRef.start(ip, now);
               }
               interval.set(req.host, iv);
               hostNext.set(req.host, Infinity);
@@ -73,6 +74,8 @@ describe('invariant 1 under concurrency: delayed reports, shards, a bounded acti
               expect(f.report(outcome, now)).toBe(true);
               const ra = outcome.retryAfter === undefined ? undefined : Number(outcome.retryAfter) * 1000;
               const prev = latency.get(req.host) ?? 0;
+              const rip = ips.get(req.host)!;
+              if (rip !== '') ipRef.outcome(rip, outcome, prev > 0 ? prev : undefined);
               const iv = hostInterval(cfg, adapt(cfg, interval.get(req.host)!, { status: outcome.status, retryAfterMs: ra, latencyMs: outcome.latencyMs, prevLatencyMs: prev > 0 ? prev : undefined }), delay.get(req.host)!);
               latency.set(req.host, prev > 0 ? 0.7 * prev + 0.3 * outcome.latencyMs! : outcome.latencyMs!);
               interval.set(req.host, iv);

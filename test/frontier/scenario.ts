@@ -6,8 +6,12 @@ import {
   type FrontierOptions,
   type Outcome,
   Frontier,
+  type PolitenessConfig,
   adapt,
+  adaptIp,
   hostInterval,
+  ipSignalOf,
+  latencyRose,
   politenessConfig,
 } from '../../src/index.js';
 import { urlKeyHex } from '../../src/frontier/frontier.js';
@@ -127,7 +131,8 @@ export function replayDrain(
     pending: h.priorities.map((p, i) => ({ url: urlOf(hi, i), key: urlKeyHex(urlOf(hi, i), h.name), priority: Math.fround(p), retries: 0 })) as Pend[],
   }));
   for (const h of hosts) h.interval = hostInterval(cfg, h.interval, h.crawlDelay);
-  const ipNext = new Map<string, number>();
+  const ip = referenceIps(cfg);
+  const ipNext = ip.next;
   const better = (a: Pend, b: Pend): boolean => (a.priority !== b.priority ? a.priority > b.priority : a.key < b.key);
   const best = (h: (typeof hosts)[number]): Pend | undefined => h.pending.reduce<Pend | undefined>((m, p) => (m === undefined || better(p, m) ? p : m), undefined);
   const eligibleAt = (h: (typeof hosts)[number]): number => Math.max(h.next, h.ip === '' ? 0 : (ipNext.get(h.ip) ?? 0));
@@ -145,9 +150,10 @@ export function replayDrain(
     if (d.url !== want.url) return `dispatch ${n} at ${t} sent ${d.url}, the rules pick ${want.url} (priority ${want.priority})`;
     const h = winner;
     if (d.ip !== h.ip) return `dispatch ${n} carried ip ${d.ip}, expected ${h.ip}`;
-    if (h.ip !== '') ipNext.set(h.ip, Math.max(ipNext.get(h.ip) ?? 0, t + Math.max(cfg.ipFloorMs, h.interval)));
+    if (h.ip !== '') ip.start(h.ip, t);
     const o = fetched[n]!;
     const ra = o.retryAfter === undefined ? undefined : Number(o.retryAfter) * 1000;
+    if (h.ip !== '') ip.outcome(h.ip, o, h.latency > 0 ? h.latency : undefined);
     h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, prevLatencyMs: h.latency > 0 ? h.latency : undefined }), h.crawlDelay);
     if (o.latencyMs !== undefined) h.latency = h.latency > 0 ? 0.7 * h.latency + 0.3 * o.latencyMs : o.latencyMs;
     h.next = t + h.interval;
@@ -163,6 +169,45 @@ export function replayDrain(
   const left = hosts.reduce((a, h) => a + h.pending.length, 0);
   if (left > 0) return `${left} URLs were never dispatched`;
   return undefined;
+}
+
+/**
+ * The per-IP rule restated for the oracles (DESIGN §7): each address has its own interval,
+ * starting at the IP floor; a start at t opens it again at t + interval; an outcome's machine
+ * signal (`ipSignalOf`) moves a pressure average p ← 0.8·p + 0.2·x, and widens the interval
+ * (`adaptIp`) only while p ≥ 0.3, a healthy answer narrows it; a wider interval counts from
+ * the last start at once, a narrower one never moves the window earlier.
+ */
+export function referenceIps(cfg: PolitenessConfig): {
+  next: Map<string, number>;
+  interval: (ip: string) => number;
+  start: (ip: string, t: number) => void;
+  outcome: (ip: string, o: Outcome, prevLatency: number | undefined) => void;
+} {
+  const next = new Map<string, number>();
+  const interval = new Map<string, number>();
+  const pressure = new Map<string, number>();
+  const last = new Map<string, number>();
+  const iv = (ip: string): number => interval.get(ip) ?? cfg.ipFloorMs;
+  return {
+    next,
+    interval: iv,
+    start: (ip, t) => {
+      next.set(ip, Math.max(next.get(ip) ?? 0, t + iv(ip)));
+      last.set(ip, Math.max(last.get(ip) ?? -1, t));
+    },
+    outcome: (ip, o, prevLatency) => {
+      const sig = ipSignalOf(o.status, o.errorKind, latencyRose(cfg, o.latencyMs, prevLatency));
+      if (sig === 'none') return;
+      const machine = sig !== 'healthy';
+      const p = (pressure.get(ip) ?? 0) * 0.8 + (machine ? 0.2 : 0);
+      pressure.set(ip, p);
+      if (machine && p < 0.3) return;
+      interval.set(ip, adaptIp(cfg, iv(ip), sig));
+      const l = last.get(ip);
+      if (l !== undefined && l >= 0) next.set(ip, Math.max(next.get(ip) ?? 0, l + iv(ip)));
+    },
+  };
 }
 
 /** Runs a drain recording every outcome handed back. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { adapt, hostInterval, IpTable, isUnknownIp, politenessConfig, type PolitenessConfig } from '../../src/politeness/index.js';
+import { adapt, hostInterval, IpTable, ipSignalOf, isUnknownIp, politenessConfig, type PolitenessConfig } from '../../src/politeness/index.js';
 
 const SEED = 0x1fab1e;
 
@@ -10,49 +10,117 @@ describe('IpTable', () => {
     const t = new IpTable(1000);
     for (const ip of ['', undefined, null, '0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']) {
       expect(isUnknownIp(ip)).toBe(true);
-      t.spend(ip, 10, 5000);
+      t.spend(ip, 10);
+      t.observe(ip, 'throttle');
+      t.begin(ip);
       expect(t.eligibleAt(ip)).toBe(0);
+      expect(t.intervalOf(ip)).toBe(1000);
     }
     expect(t.size).toBe(0);
     expect(isUnknownIp('10.0.0.1')).toBe(false);
     expect(isUnknownIp('::1')).toBe(false);
   });
 
-  it('an unseen IP is eligible at 0; a spend pushes it by max(floor, host interval)', () => {
+  it('an unseen IP is eligible at 0; a spend pushes it by the address\'s own interval, whatever the host', () => {
     const t = new IpTable(1000);
     expect(t.eligibleAt('10.0.0.1')).toBe(0);
-    t.spend('10.0.0.1', 5000, 250);
-    expect(t.eligibleAt('10.0.0.1')).toBe(6000); // the IP floor beats a faster host
-    t.spend('10.0.0.1', 6000, 4000);
-    expect(t.eligibleAt('10.0.0.1')).toBe(10_000); // a slower host's interval beats the floor
+    t.spend('10.0.0.1', 5000);
+    expect(t.eligibleAt('10.0.0.1')).toBe(6000);
+    t.spend('10.0.0.1', 6000);
+    expect(t.eligibleAt('10.0.0.1')).toBe(7000);
     expect(t.eligibleAt('10.0.0.2')).toBe(0);
   });
 
   it('never moves an instant backward', () => {
     const t = new IpTable(1000);
-    t.spend('a', 0, 8000);
-    t.spend('a', 1, 250); // an early spend with a short interval
+    t.holdUntil('a', 8000);
+    t.spend('a', 1); // an early spend
+    expect(t.eligibleAt('a')).toBe(8000);
+    t.holdUntil('a', 10);
     expect(t.eligibleAt('a')).toBe(8000);
   });
 
-  it('evict drops only IPs eligible by the cutoff and counts them', () => {
+  it('widens on machine signals only once they are aggregated, narrows additively, never below the floor', () => {
+    const cfg = politenessConfig({ ipFloorMs: 250, backoff: 2, narrowMs: 50, softWiden: 1.25 });
+    const t = new IpTable(250, cfg);
+    t.spend('a', 0);
+    // One 429 among healthy answers is that site's own limit: the address keeps its floor.
+    expect(t.observe('a', 'throttle')).toBe(false);
+    expect(t.intervalOf('a')).toBe(250);
+    for (let i = 0; i < 10; i++) t.observe('a', 'healthy');
+    expect(t.intervalOf('a')).toBe(250);
+    // Two machine signals in a row: the machine is struggling.
+    t.observe('a', 'throttle');
+    expect(t.observe('a', 'throttle')).toBe(true);
+    expect(t.intervalOf('a')).toBe(500);
+    expect(t.eligibleAt('a')).toBe(500); // widening moves the open window later at once
+    expect(t.observe('a', 'slow')).toBe(true);
+    expect(t.intervalOf('a')).toBe(625);
+    expect(t.observe('a', 'none')).toBe(false);
+    t.observe('a', 'healthy');
+    expect(t.intervalOf('a')).toBe(575);
+    expect(t.eligibleAt('a')).toBe(625); // narrowing never moves it earlier
+    for (let i = 0; i < 20; i++) t.observe('a', 'healthy');
+    expect(t.intervalOf('a')).toBe(250);
+    t.spend('a', 1000);
+    expect(t.eligibleAt('a')).toBe(1250);
+  });
+
+  it('caps the interval at the ceiling and counts fetches in flight against ipMaxInFlight', () => {
+    const cfg = politenessConfig({ ipFloorMs: 100, ceilingMs: 1000, ipMaxInFlight: 2 });
+    const t = new IpTable(100, cfg);
+    for (let i = 0; i < 30; i++) t.observe('a', 'throttle');
+    expect(t.intervalOf('a')).toBe(1000);
+    expect(t.full('a')).toBe(false);
+    t.begin('a');
+    t.begin('a');
+    expect(t.full('a')).toBe(true);
+    expect(t.end('a')).toBe(true); // full → not full
+    expect(t.end('a')).toBe(false);
+    expect(t.end('a')).toBe(false); // never below zero
+    expect(t.inFlight('a')).toBe(0);
+    expect(new IpTable(100).full('a')).toBe(false); // no cap by default
+  });
+
+  it('exports its state sorted by address and imports it back, clamped into the band', () => {
+    const cfg = politenessConfig({ ipFloorMs: 100, ceilingMs: 1000 });
+    const t = new IpTable(100, cfg);
+    t.spend('b', 10);
+    t.spend('a', 20);
+    t.observe('a', 'throttle');
+    t.observe('a', 'throttle');
+    const img = t.export();
+    expect(img.map((x) => x.ip)).toEqual(['a', 'b']);
+    const u = new IpTable(100, cfg);
+    u.import([...img, { ip: 'c', intervalMs: 5e6, nextEligibleMs: 7, lastStartMs: 1, pressure: 3 }]);
+    expect(u.export().slice(0, 2)).toEqual(img);
+    expect(u.intervalOf('c')).toBe(1000);
+  });
+
+  it('evict drops only IPs eligible by the cutoff that carry nothing else, and counts them', () => {
     const t = new IpTable(100);
-    t.spend('a', 0, 100); // eligible at 100
-    t.spend('b', 0, 500); // 500
-    t.spend('c', 50, 1000); // 1050
+    t.spend('a', 0); // eligible at 100
+    t.holdUntil('b', 500);
+    t.spend('c', 950); // 1050
+    t.spend('d', 0);
+    t.begin('d'); // in flight: kept
+    t.observe('e', 'throttle');
+    t.observe('e', 'throttle'); // widened: kept until idle for a minute
     expect(t.evict(99)).toBe(0);
     expect(t.evict(500)).toBe(2);
-    expect(t.size).toBe(1);
+    expect(t.size).toBe(3);
     expect(t.eligibleAt('c')).toBe(1050);
     expect(t.eligibleAt('a')).toBe(0);
+    expect(t.evict(70_000)).toBe(2); // c and the idle widened e
+    expect(t.size).toBe(1);
   });
 
   it('validates its numbers', () => {
     expect(() => new IpTable(-1)).toThrow(InvalidArgumentError);
     expect(() => new IpTable(Number.NaN)).toThrow(/floorMs/);
     const t = new IpTable(10);
-    expect(() => t.spend('a', Number.NaN, 10)).toThrow(/nowMs/);
-    expect(() => t.spend('a', 0, Number.POSITIVE_INFINITY)).toThrow(/hostIntervalMs/);
+    expect(() => t.spend('a', Number.NaN)).toThrow(/nowMs/);
+    expect(() => t.holdUntil('a', Number.POSITIVE_INFINITY)).toThrow(/atMs/);
     expect(() => t.evict(Number.NaN)).toThrow(/cutoffMs/);
   });
 
@@ -61,7 +129,7 @@ describe('IpTable', () => {
     let peak = 0;
     // 100 000 distinct IPs, one new IP every 10 ms: at most ~100 are ever still gated.
     for (let i = 0; i < 100_000; i++) {
-      t.spend(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, i * 10, 250);
+      t.spend(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, i * 10);
       peak = Math.max(peak, t.size);
     }
     expect(peak).toBeLessThanOrEqual(2 * 101 + 64);
@@ -73,7 +141,7 @@ describe('IpTable', () => {
  * IP's gate permit; a start spends both. Hosts adapt their interval from random outcomes.
  */
 function simulate(cfg: PolitenessConfig, hosts: { ip: string; crawlDelayMs: number }[], outcomes: number[], starts: number, useIpTable: boolean) {
-  const ips = new IpTable(cfg.ipFloorMs);
+  const ips = new IpTable(cfg.ipFloorMs, cfg);
   const state = hosts.map((h) => ({ ...h, interval: cfg.defaultIntervalMs, next: 0 }));
   const perIp = new Map<string, number[]>();
   let now = 0;
@@ -92,11 +160,13 @@ function simulate(cfg: PolitenessConfig, hosts: { ip: string; crawlDelayMs: numb
     now = bestAt;
     const gap = hostInterval(cfg, h.interval, h.crawlDelayMs);
     h.next = now + gap;
-    ips.spend(h.ip, now, gap);
+    ips.spend(h.ip, now);
     const list = perIp.get(h.ip) ?? [];
     list.push(now);
     perIp.set(h.ip, list);
-    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: outcomes[k % outcomes.length]! }), h.crawlDelayMs);
+    const status = outcomes[k % outcomes.length]!;
+    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status }), h.crawlDelayMs);
+    ips.observe(h.ip, ipSignalOf(status, undefined, false));
     if (k % 997 === 0) ips.evict(now);
   }
   return perIp;

@@ -13,6 +13,7 @@ describe('politenessConfig', () => {
       floorMs: 250,
       ceilingMs: 300_000,
       ipFloorMs: 250,
+      ipMaxInFlight: 0,
       backoff: 2,
       softWiden: 1.25,
       narrowMs: 50,
