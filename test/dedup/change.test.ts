@@ -68,6 +68,36 @@ describe('changeKindLanes', () => {
   });
 });
 
+describe('changeKindLanes with churn fingerprints (issue 21)', () => {
+  const sim = 0x8123456789abcdefn;
+  const withChurn = (oldFp: bigint, newFp: bigint, oldSim: bigint, newSim: bigint, oc: bigint, nc: bigint): ChangeKind =>
+    changeKindLanes(lo(oldFp), hi(oldFp), lo(newFp), hi(newFp), lo(oldSim), hi(oldSim), lo(newSim), hi(newSim), NEAR_DUP_DISTANCE, lo(oc), hi(oc), lo(nc), hi(nc));
+  it.each([
+    ['equal churn, far simhashes: churn', 1n, 2n, sim, ~sim & ((1n << 64n) - 1n), 5n, 5n, ChangeKind.Cosmetic],
+    ['different churn, equal simhashes: an edit', 1n, 2n, sim, sim, 5n, 6n, ChangeKind.Real],
+    ['different churn above 2^31 in the high lane only', 1n, 2n, sim, sim, 0x80000000_00000005n, 5n, ChangeKind.Real],
+    ['equal fingerprints win', 1n, 1n, sim, 0n, 5n, 6n, ChangeKind.NoChange],
+    ['old side without churn: the simhash rule', 1n, 2n, sim, sim ^ 1n, 0n, 6n, ChangeKind.Cosmetic],
+    ['new side without churn: the simhash rule', 1n, 2n, sim, sim ^ 0b1111n, 5n, 0n, ChangeKind.Real],
+  ])('%s', (_n, a, b, c, d, e, f, want) => {
+    expect(withChurn(a, b, c, d, e, f)).toBe(want);
+    expect(classifyChange(a, b, c, d, e, f)).toBe(want);
+  });
+
+  it('agrees with the oracle extended by the churn rule (fast-check, seed 2121)', () => {
+    const u64 = fc.oneof(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), fc.constantFrom(0n, 1n, 1n << 63n));
+    fc.assert(
+      fc.property(u64, u64, u64, u64, u64, fc.boolean(), (a, b, s, t, oc, same) => {
+        const nc = same ? oc : oc ^ 1n;
+        const want = a === b ? ChangeKind.NoChange : oc !== 0n && nc !== 0n ? (oc === nc ? ChangeKind.Cosmetic : ChangeKind.Real) : oracle(a, b, s, t);
+        expect(withChurn(a, b, s, t, oc, nc)).toBe(want);
+        expect(classifyChange(a, b, s, t, oc, nc)).toBe(want);
+      }),
+      { seed: 2121, numRuns: 2000 },
+    );
+  });
+});
+
 describe('every layer asks the same classifier', () => {
   it("observeChange: a zero new simhash is no signal (a real change), and the threshold is the params'", () => {
     const r = newFreshnessRecord();
