@@ -51,8 +51,21 @@ import { ByteReader, ByteWriter } from './bytes.js';
 export const PARTITION_MAGIC: Uint8Array = Uint8Array.of(0x89, 0x4d, 0x45, 0x47, 0x55, 0x52, 0x49, 0x0a);
 /** The format major this build reads and writes. */
 export const FORMAT_MAJOR = 1;
-/** The format minor this build writes. */
-export const FORMAT_MINOR = 0;
+/**
+ * The newest format minor this build writes. Minors: 0 the first; 1 adds the URL table's
+ * optional `churnFp` column (id 22, `CHURN_COLUMN_ID`). A file is written with the lowest
+ * minor that describes it (`minorOf`), so a frontier that never stored a churn fingerprint
+ * still writes the minor-0 bytes it always did, and a minor-0 reader is told the truth.
+ */
+export const FORMAT_MINOR = 1;
+
+/** The URL-table column id minor 1 introduced (src/frontier/table.ts `ColumnId.ChurnFp`). */
+export const CHURN_COLUMN_ID = 22;
+
+/** The lowest minor whose features `p` uses. */
+function minorOf(p: PartitionImage): number {
+  return p.columns.some((c) => c.id === CHURN_COLUMN_ID) ? 1 : 0;
+}
 
 /** Section ids (see the module comment). */
 export const SectionId = {
@@ -285,7 +298,7 @@ export function encodePartition(p: PartitionImage): Uint8Array {
   const dv = new DataView(out.buffer);
   out.set(PARTITION_MAGIC, 0);
   dv.setUint16(8, FORMAT_MAJOR, true);
-  dv.setUint16(10, FORMAT_MINOR, true);
+  dv.setUint16(10, minorOf(p), true);
   dv.setUint32(12, n, true);
   dv.setUint32(16, headerBytes, true);
   const sum = new Uint32Array(2);

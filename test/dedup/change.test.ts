@@ -110,6 +110,19 @@ describe('every layer asks the same classifier', () => {
     expect(observeChange(q, { row: 0, url: 'u', status: 200, contentFp: 2n, simhash: 0xf1n }, 1, strict)).toBe(true);
   });
 
+  it('observeChange reads churn fingerprints: an edit the simhash misses is a change, churn is not, and a fetch without one falls back', () => {
+    const r = newFreshnessRecord();
+    const at = (contentFp: bigint, simhash: bigint, churnFp?: bigint): boolean => observeChange(r, { row: 0, url: 'u', status: 200, contentFp, simhash, churnFp }, 0);
+    at(1n, 0xf0n, 7n);
+    expect([r.churnFpLo, r.churnFpHi]).toEqual([7, 0]);
+    expect(at(2n, 0xf1n, 8n)).toBe(true); // one simhash bit, new text
+    expect(at(3n, 0x0fn, 8n)).toBe(false); // eight bits, same text: churn
+    expect(at(4n, 0x0en)).toBe(false); // no churn fingerprint: the simhash rule (1 bit)
+    expect([r.churnFpLo, r.churnFpHi]).toEqual([0, 0]);
+    expect(at(5n, 0x0en, 9n)).toBe(false); // old side unknown: simhash rule (0 bits)
+    expect(at(6n, 0x0en, 10n)).toBe(true);
+  });
+
   it("the frontier's verdict (the record its freshness hook reads) matches the oracle (fast-check, seed 77)", () => {
     const u64 = fc.oneof(fc.bigInt({ min: 1n, max: (1n << 64n) - 1n }), fc.constantFrom(1n, 1n << 63n));
     const sim = fc.oneof(fc.constant(0n), fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }));
