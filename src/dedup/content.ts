@@ -10,10 +10,13 @@
  * stored in partitions, so this definition is a format like the URLKey's.
  *
  * `classifyChange` is where dedup meets freshness (DESIGN §8): equal fingerprints are no
- * change; different fingerprints whose simhashes are within Hamming distance 3 are a
- * cosmetic change (a rotating ad, a clock), which the change-rate estimator counts as no
- * change; anything further is a real change. A zero simhash means "no near-dup signal"
- * (an empty or token-free body) and never counts as near.
+ * change; different fingerprints with equal churn fingerprints (src/dedup/churn.ts: the main
+ * text with clocks, counters and tokens masked) are a cosmetic change, which the change-rate
+ * estimator counts as no change; different churn fingerprints are a real change, however
+ * close the simhashes. Only when either side has no churn fingerprint (data stored before it
+ * existed, a body without text) does the simhash decide, as it used to: within Hamming
+ * distance 3 is cosmetic. A zero simhash means "no near-dup signal" (an empty or token-free
+ * body) and never counts as near.
  */
 import { core } from '../core/instance.js';
 import { u64Lanes } from '../core/lanes.js';
@@ -114,9 +117,12 @@ export function contentFpLanes(body: Uint8Array | string, out: Uint32Array = new
 export const ChangeKind = {
   /** Byte-identical after normalization (equal content fingerprints). */
   NoChange: 0,
-  /** Different bytes, simhash within Hamming 3: counts as no change for the rate estimator. */
+  /**
+   * Different bytes, same main text once churn is masked (or, without churn fingerprints,
+   * simhash within Hamming 3): counts as no change for the rate estimator.
+   */
   Cosmetic: 1,
-  /** Different bytes and the simhash moved further (or there is no simhash signal). */
+  /** The main text changed (or, without churn fingerprints, the simhash moved further or gave no signal). */
   Real: 2,
 } as const;
 /** One of the `ChangeKind` values: 0 NoChange, 1 Cosmetic, 2 Real. */
@@ -130,13 +136,15 @@ export const CHANGE_KIND_NAMES: readonly string[] = ['NoChange', 'Cosmetic', 'Re
  * compares a fetch with a stored copy — `classifyChange`, the engine's `Page.change`, the
  * frontier's `report` and freshness's `observeChange` — asks this function.
  *
- * Fingerprints and simhashes are u64s given as [lo, hi] u32 lanes (no BigInt, no wasm call:
- * the frontier runs it on every report). Rules, in order:
+ * Fingerprints, simhashes and churn fingerprints are u64s given as [lo, hi] u32 lanes (no
+ * BigInt, no wasm call: the frontier runs it on every report). Rules, in order:
  * - equal fingerprints → NoChange;
- * - a zero simhash on either side (an empty or token-free body, or no simhash at all: pass
- *   0, 0) is no near-duplicate signal → Real;
- * - Hamming distance ≤ `threshold` (default `NEAR_DUP_DISTANCE`, 3) → Cosmetic;
- * - otherwise → Real.
+ * - both churn fingerprints present (non-zero): equal → Cosmetic (only boilerplate moved),
+ *   different → Real (the text was edited; the simhash is not asked, since it is built to miss
+ *   small edits);
+ * - otherwise the simhash rule of old data: a zero simhash on either side (an empty or
+ *   token-free body, or no simhash at all: pass 0, 0) is no near-duplicate signal → Real;
+ *   Hamming distance ≤ `threshold` (default `NEAR_DUP_DISTANCE`, 3) → Cosmetic; else Real.
  * Deciding that a first fetch is not a change is the caller's concern: with no stored
  * fingerprint there is nothing to pass. Precondition: lanes are u32 (or int32) values and
  * `threshold` an integer in [0, 64] (64: every pair of non-zero simhashes is near).
@@ -151,27 +159,39 @@ export function changeKindLanes(
   newSimLo: number,
   newSimHi: number,
   threshold: number = NEAR_DUP_DISTANCE,
+  oldChurnLo = 0,
+  oldChurnHi = 0,
+  newChurnLo = 0,
+  newChurnHi = 0,
 ): ChangeKind {
   if ((oldFpLo ^ newFpLo) === 0 && (oldFpHi ^ newFpHi) === 0) return ChangeKind.NoChange;
+  if ((oldChurnLo | oldChurnHi) !== 0 && (newChurnLo | newChurnHi) !== 0) {
+    return (oldChurnLo ^ newChurnLo) === 0 && (oldChurnHi ^ newChurnHi) === 0 ? ChangeKind.Cosmetic : ChangeKind.Real;
+  }
   if ((oldSimLo | oldSimHi) === 0 || (newSimLo | newSimHi) === 0) return ChangeKind.Real;
   return hammingLanes(oldSimLo, oldSimHi, newSimLo, newSimHi) <= threshold ? ChangeKind.Cosmetic : ChangeKind.Real;
 }
 
 /**
- * Classifies a fresh fetch against the stored signals: equal fingerprints → NoChange;
- * simhashes within `NEAR_DUP_DISTANCE` → Cosmetic; otherwise (or when either simhash is 0,
- * meaning no signal) → Real. The BigInt form of `changeKindLanes`. Deciding that a first
- * fetch is not a change is the caller's concern: there is no old fingerprint to pass.
+ * Classifies a fresh fetch against the stored signals: equal fingerprints → NoChange; with
+ * both churn fingerprints (`churnFp`, 0 or omitted = none), equal → Cosmetic and different →
+ * Real; without them, simhashes within `NEAR_DUP_DISTANCE` → Cosmetic, otherwise (or when
+ * either simhash is 0, meaning no signal) → Real. The BigInt form of `changeKindLanes`.
+ * Deciding that a first fetch is not a change is the caller's concern: there is no old
+ * fingerprint to pass.
  */
-export function classifyChange(oldFp: bigint, newFp: bigint, oldSim: bigint, newSim: bigint): ChangeKind {
-  if (typeof oldFp !== 'bigint' || typeof newFp !== 'bigint' || typeof oldSim !== 'bigint' || typeof newSim !== 'bigint') {
+export function classifyChange(oldFp: bigint, newFp: bigint, oldSim: bigint, newSim: bigint, oldChurn = 0n, newChurn = 0n): ChangeKind {
+  const args = [oldFp, newFp, oldSim, newSim, oldChurn, newChurn];
+  if (args.some((v) => typeof v !== 'bigint')) {
     throw new InvalidArgumentError(
-      `classifyChange: expected four bigints (oldFp, newFp, oldSim, newSim), received ${[oldFp, newFp, oldSim, newSim].map((v) => typeof v).join(', ')}`,
+      `classifyChange: expected four bigints (oldFp, newFp, oldSim, newSim) and optionally two more (oldChurn, newChurn), received ${args.map((v) => typeof v).join(', ')}`,
     );
   }
   const [ofLo, ofHi] = u64Lanes(oldFp, 'classifyChange: oldFp');
   const [nfLo, nfHi] = u64Lanes(newFp, 'classifyChange: newFp');
   const [osLo, osHi] = u64Lanes(oldSim, 'classifyChange: oldSim');
   const [nsLo, nsHi] = u64Lanes(newSim, 'classifyChange: newSim');
-  return changeKindLanes(ofLo, ofHi, nfLo, nfHi, osLo, osHi, nsLo, nsHi);
+  const [ocLo, ocHi] = u64Lanes(oldChurn, 'classifyChange: oldChurn');
+  const [ncLo, ncHi] = u64Lanes(newChurn, 'classifyChange: newChurn');
+  return changeKindLanes(ofLo, ofHi, nfLo, nfHi, osLo, osHi, nsLo, nsHi, NEAR_DUP_DISTANCE, ocLo, ocHi, ncLo, ncHi);
 }

@@ -20,6 +20,7 @@ export {
   contentFpLanes,
   normalizeBody,
 } from './content.js';
+export { churnFp, maskChurn } from './churn.js';
 export { type HostRef, SoftDetector, type SoftDetectorOptions } from './soft404.js';
 export {
   PATTERN_KIND_NAMES,

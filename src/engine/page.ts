@@ -53,6 +53,8 @@ export interface Page {
   readonly contentFp: bigint | undefined;
   /** 64-bit simhash of the visible text. */
   readonly simhash: bigint | undefined;
+  /** Churn fingerprint of the main text (what tells an edit from boilerplate churn). */
+  readonly churnFp: bigint | undefined;
   /** Against the previous fetch of this URL; undefined for non-2xx/304 answers. */
   readonly change: PageChange | undefined;
   /** The body is the host's soft-404 template (treated as gone). */
@@ -79,7 +81,7 @@ export function changeOf(req: FetchRequest, o: Outcome): PageChange | undefined 
   if (o.status < 200 || o.status >= 300) return undefined;
   if (o.contentFp === undefined) return req.prevContentFp === undefined ? 'first' : 'none';
   if (req.prevContentFp === undefined) return 'first';
-  const kind = classifyChange(req.prevContentFp, o.contentFp, req.prevSimhash ?? 0n, o.simhash ?? 0n);
+  const kind = classifyChange(req.prevContentFp, o.contentFp, req.prevSimhash ?? 0n, o.simhash ?? 0n, req.prevChurnFp ?? 0n, o.churnFp ?? 0n);
   return kind === ChangeKind.NoChange ? 'none' : kind === ChangeKind.Cosmetic ? 'cosmetic' : 'real';
 }
 
@@ -104,6 +106,7 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     links: o.links ?? [],
     contentFp: o.contentFp,
     simhash: o.simhash,
+    churnFp: o.churnFp,
     change: changeOf(req, o),
     soft404,
     truncated: o.truncated === true,

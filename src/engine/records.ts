@@ -47,6 +47,8 @@ export interface OutcomeRecord {
   readonly loc?: string | undefined;
   readonly fp?: string | undefined;
   readonly sh?: string | undefined;
+  /** Churn fingerprint (absent in journals written before it existed: unknown). */
+  readonly cf?: string | undefined;
   readonly lat?: number | undefined;
   /** Followed links (canonical). */
   readonly l?: readonly string[] | undefined;
@@ -78,6 +80,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     loc: o.location,
     fp: o.contentFp === undefined ? undefined : hex64(o.contentFp),
     sh: o.simhash === undefined ? undefined : hex64(o.simhash),
+    cf: o.churnFp === undefined ? undefined : hex64(o.churnFp),
     lat: o.latencyMs,
     l: links && links.length > 0 ? links : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
@@ -97,6 +100,7 @@ export function recordOutcome(r: OutcomeRecord): Outcome {
     location: r.loc,
     contentFp: r.fp === undefined ? undefined : BigInt(`0x${r.fp}`),
     simhash: r.sh === undefined ? undefined : BigInt(`0x${r.sh}`),
+    churnFp: r.cf === undefined ? undefined : BigInt(`0x${r.cf}`),
     latencyMs: r.lat,
     links,
   };
@@ -139,7 +143,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if (!isStr(o['k']) || !HEX128.test(o['k']) || !isStr(o['u']) || !isStr(o['h'])) return bad('outcome identity');
     if (!isNum(o['at']) || !isNum(o['now']) || !isNum(o['s'])) return bad('outcome times or status');
     if (!optStr(o['ra']) || !optStr(o['et']) || !optNum(o['lm']) || !optStr(o['loc']) || !optNum(o['lat'])) return bad('outcome headers');
-    for (const f of ['fp', 'sh']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
+    for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];
     if (l !== undefined && !(Array.isArray(l) && l.every(isStr))) return bad('links');
     const x = o['x'];

@@ -19,8 +19,9 @@
  *     kept. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
  *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
  *     fingerprinted once: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
- *     bytes) and `simhash` (src/core: of the visible text for HTML, of the text for other
- *     textual types, none for binary). HTML is scanned in the same pass for links (through
+ *     bytes), `simhash` (src/core: of the visible text for HTML, of the text for other
+ *     textual types, none for binary) and `churnFp` (src/dedup: of the main text with
+ *     clocks, counters and tokens masked; what tells an edit from boilerplate churn). HTML is scanned in the same pass for links (through
  *     src/url's `canonicalize` under `canonPolicy`), canonical and meta robots. Other
  *     bodies are drained (bounded) so the connection can be reused.
  *  6. Timing: `latencyMs` (start to headers) and `fetchMs` (start to end of body) on the
@@ -43,7 +44,7 @@ import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
 import { simhashText } from '../core/simhash.js';
-import { contentFp } from '../dedup/index.js';
+import { churnFp, contentFp } from '../dedup/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
 import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
@@ -620,13 +621,16 @@ export class HttpFetcher implements Fetcher {
           extractor.write(decodeText(bytes, contentType));
           const found = extractor.end();
           base.simhash = simhashText(found.text ?? '');
+          base.churnFp = churnFp(found.mainText ?? '');
           if (found.noindex) base.noindex = true;
           if (mode.parseLinks) {
             base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
             if (found.canonical !== undefined) base.canonical = found.canonical;
           }
         } else if (contentType !== undefined && TEXTUAL_TYPE.test(contentType)) {
-          base.simhash = simhashText(decodeText(bytes, contentType));
+          const text = decodeText(bytes, contentType);
+          base.simhash = simhashText(text);
+          base.churnFp = churnFp(text);
         }
       }
       if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {

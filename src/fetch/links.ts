@@ -5,7 +5,11 @@
  * `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
  * `canonicalize` under the crawl's pinned `CanonPolicy`, once — deduplicated in document
  * order. On request the same pass collects the page's visible text (outside script, style,
- * noscript and template) for the simhash, so markup never moves the signature.
+ * noscript and template) for the simhash, so markup never moves the signature, and the
+ * page's main text for the churn fingerprint (src/dedup/churn.ts): inside `<main>`/`<article>`
+ * when the page has one, and never inside navigation, page-level header/footer, asides,
+ * forms, iframes or blocks marked as ads (`class`/`id` tokens like `ad-slot`, `sponsored`,
+ * `promo`) — the places where a page's text churns without its author editing it.
  *
  * As in browsers, the first `<base href>` of the document sets the base for every link, even
  * ones before it, so hrefs are collected raw while parsing and resolved at `end()`. A meta
@@ -40,6 +44,12 @@ export interface ExtractedLinks {
   readonly truncated: boolean;
   /** The visible text, with a space at every tag boundary (only with `collectText`). */
   readonly text?: string | undefined;
+  /**
+   * The main text (only with `collectText`): the visible text inside `<main>`/`<article>`
+   * when the page has either, else all of it, in both cases without boilerplate blocks (see
+   * the module comment). What `churnFp` hashes.
+   */
+  readonly mainText?: string | undefined;
 }
 
 /** Options of `extractLinks` / `LinkExtractor`. */
@@ -76,6 +86,34 @@ function tokens(value: string | undefined, separators: RegExp): string[] {
 }
 
 const WS = /[\s]+/;
+
+/** Elements whose text is page furniture wherever they sit. */
+const BOILERPLATE = new Set(['nav', 'aside', 'form', 'select', 'button', 'iframe', 'ins', 'dialog']);
+/** Elements that are furniture only at page level (inside an article they hold its heading or byline). */
+const PAGE_LEVEL = new Set(['header', 'footer']);
+/** Elements that hold the page's own content. */
+const CONTENT = new Set(['main', 'article']);
+/** ARIA landmarks that are furniture. */
+const BOILERPLATE_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog', 'alert', 'timer', 'marquee']);
+/** A class or id token naming an ad or promotion slot: `ad`, `ads`, `ad-slot`, `top_ad`, `advert…`, `sponsor…`, `promo…`. */
+const AD_TOKEN = /(?:^|[-_])(?:ads?|adslot|adunit|advert\w*|sponsor\w*|promo\w*|banner|dfp|taboola|outbrain)(?:$|[-_])/;
+
+/** A class or id token naming page furniture, for pages built of plain divs (`div id=footer`): page level only. */
+const FURNITURE_TOKEN = /^(?:site-?|page-?|global-?)?(?:header|footer|sidebar|menu|navbar|nav|breadcrumbs?|toc|cookies?|gdpr|masthead)$/;
+
+/** Whether an element's content is boilerplate: its name, landmark role, or an ad-like (or, at page level, furniture) class/id. */
+function isBoilerplate(name: string, attribs: Record<string, string>, inContent: boolean): boolean {
+  if (BOILERPLATE.has(name)) return true;
+  if (PAGE_LEVEL.has(name) && !inContent) return true;
+  const role = attribs['role'];
+  if (role !== undefined && BOILERPLATE_ROLES.has(role.trim().toLowerCase())) return true;
+  if (attribs['aria-hidden'] === 'true' || attribs['hidden'] !== undefined) return true;
+  const id = attribs['id']?.toLowerCase();
+  for (const t of id === undefined ? tokens(attribs['class'], WS) : [id, ...tokens(attribs['class'], WS)]) {
+    if (AD_TOKEN.test(t) || (!inContent && FURNITURE_TOKEN.test(t))) return true;
+  }
+  return false;
+}
 const META_SEP = /[\s,]+/;
 
 /** A streaming extractor: `write()` HTML as it arrives, `end()` for the result. */
@@ -85,6 +123,14 @@ export class LinkExtractor {
   readonly #policy: CanonPolicy;
   readonly #text: string[] | undefined;
   #hiddenDepth = 0;
+  /** Main-text pieces inside `<main>`/`<article>`, and outside them (see `mainText`). */
+  readonly #inContent: string[] = [];
+  readonly #outContent: string[] = [];
+  #sawContent = false;
+  /** Per open element: bit 0 opened a boilerplate block, bit 1 a content block. */
+  readonly #open: number[] = [];
+  #boilerDepth = 0;
+  #contentDepth = 0;
   readonly #agent: string | undefined;
   readonly #parser: Parser;
   readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean }[] = [];
@@ -112,17 +158,38 @@ export class LinkExtractor {
     this.#parser = new Parser(
       {
         ontext: (data) => {
-          if (this.#text !== undefined && this.#hiddenDepth === 0) this.#text.push(data);
+          if (this.#text === undefined || this.#hiddenDepth !== 0) return;
+          this.#text.push(data);
+          if (this.#boilerDepth === 0) (this.#contentDepth > 0 ? this.#inContent : this.#outContent).push(data);
         },
         // A tag boundary separates words; text pieces between tags join as they came (the
         // tokenizer may split one text run at a chunk or entity boundary).
         onclosetag: (name) => {
           if (HIDDEN.has(name) && this.#hiddenDepth > 0) this.#hiddenDepth--;
-          this.#text?.push(' ');
+          if (this.#text === undefined) return;
+          this.#text.push(' ');
+          const kind = this.#open.pop() ?? 0;
+          if ((kind & 1) !== 0) this.#boilerDepth--;
+          if ((kind & 2) !== 0) this.#contentDepth--;
+          (this.#contentDepth > 0 ? this.#inContent : this.#outContent).push(' ');
         },
         onopentag: (name, attribs) => {
           if (HIDDEN.has(name)) this.#hiddenDepth++;
-          this.#text?.push(' ');
+          if (this.#text !== undefined) {
+            this.#text.push(' ');
+            (this.#contentDepth > 0 ? this.#inContent : this.#outContent).push(' ');
+            let kind = 0;
+            if (isBoilerplate(name, attribs, this.#contentDepth > 0)) {
+              kind |= 1;
+              this.#boilerDepth++;
+            }
+            if (CONTENT.has(name)) {
+              kind |= 2;
+              this.#contentDepth++;
+              this.#sawContent = true;
+            }
+            this.#open.push(kind);
+          }
           if (this.#opts.requisites) {
             const src = requisiteOf(name, attribs);
             if (src !== undefined && this.#hrefs.length < rawCap) this.#hrefs.push({ href: src, nofollow: false, requisite: true });
@@ -217,7 +284,8 @@ export class LinkExtractor {
     });
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(this.#canonical, base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
-    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text };
+    const mainText = text === undefined ? undefined : this.#sawContent ? this.#inContent.join('') : this.#outContent.join('');
+    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text, mainText };
   }
 }
 

@@ -14,6 +14,7 @@ export {
   type ColumnType,
   FORMAT_MAJOR,
   FORMAT_MINOR,
+  CHURN_COLUMN_ID,
   type HostImage,
   type IpImage,
   PARTITION_MAGIC,

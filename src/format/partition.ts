@@ -59,10 +59,23 @@ export const PARTITION_MAGIC: Uint8Array = Uint8Array.of(0x89, 0x4d, 0x45, 0x47,
 /** The format major this build reads and writes. */
 export const FORMAT_MAJOR = 1;
 /**
- * The newest format minor this build writes (1: the `ips` section). A file is stamped with
- * the lowest minor that describes it (0 when it has no `ips` section).
+/**
+ * The newest format minor this build writes. Minors: 0 the first; 1 adds the `ips` section
+ * (per-IP politeness state); 2 adds the URL table's optional `churnFp` column (id 22,
+ * `CHURN_COLUMN_ID`). A file is stamped with the lowest minor that describes it (`minorOf`),
+ * so a frontier that never stored either still writes the minor-0 bytes it always did, and an
+ * older reader is told the truth.
  */
-export const FORMAT_MINOR = 1;
+export const FORMAT_MINOR = 2;
+
+/** The URL-table column id minor 2 introduced (src/frontier/table.ts `ColumnId.ChurnFp`). */
+export const CHURN_COLUMN_ID = 22;
+
+/** The lowest minor whose features `p` uses (`withIps`: it has an `ips` section). */
+function minorOf(p: PartitionImage, withIps: boolean): number {
+  if (p.columns.some((c) => c.id === CHURN_COLUMN_ID)) return 2;
+  return withIps ? 1 : 0;
+}
 
 /** Section ids (see the module comment). */
 export const SectionId = {
@@ -359,7 +372,7 @@ export function encodePartition(p: PartitionImage): Uint8Array {
   const dv = new DataView(out.buffer);
   out.set(PARTITION_MAGIC, 0);
   dv.setUint16(8, FORMAT_MAJOR, true);
-  dv.setUint16(10, withIps ? FORMAT_MINOR : 0, true);
+  dv.setUint16(10, minorOf(p, withIps), true);
   dv.setUint32(12, n, true);
   dv.setUint32(16, headerBytes, true);
   const sum = new Uint32Array(2);

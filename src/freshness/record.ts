@@ -22,6 +22,7 @@
  * | lmHours          | f32         | Last-Modified exposure Σ Tᵢ, hours; −1 = not trusted         |
  * | contentFpLo/Hi   | u32 ×2      | xxHash64 content fingerprint as two lanes (0,0 = none)       |
  * | simhashLo/Hi     | u32 ×2      | 64-bit simhash as two lanes                                 |
+ * | churnFpLo/Hi     | u32 ×2      | churn fingerprint (src/dedup/churn.ts) as two lanes (0,0 = none) |
  * | spreadKey        | u32         | a per-URL hash (e.g. PathKey's low lane) for the host spread |
  *
  * Invariants: changeCount ≤ crawlCount − 1 (a first fetch is never a change);
@@ -56,6 +57,8 @@ export interface FreshnessRecord {
   contentFpHi: number;
   simhashLo: number;
   simhashHi: number;
+  churnFpLo: number;
+  churnFpHi: number;
   spreadKey: number;
 }
 
@@ -77,6 +80,8 @@ export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRe
     contentFpHi: 0,
     simhashLo: 0,
     simhashHi: 0,
+    churnFpLo: 0,
+    churnFpHi: 0,
     spreadKey: 0,
     ...init,
   };
@@ -107,6 +112,7 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
   const haveOld = rec.contentFpLo !== 0 || rec.contentFpHi !== 0;
   if (fp === undefined || !haveOld) return Verdict.First;
   const sh = o.simhash ?? 0n;
+  const cf = o.churnFp ?? 0n;
   const kind = changeKindLanes(
     rec.contentFpLo,
     rec.contentFpHi,
@@ -117,6 +123,10 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
     Number(sh & MASK32),
     Number((sh >> 32n) & MASK32),
     threshold,
+    rec.churnFpLo,
+    rec.churnFpHi,
+    Number(cf & MASK32),
+    Number((cf >> 32n) & MASK32),
   );
   return kind === ChangeKind.NoChange ? Verdict.Same : kind === ChangeKind.Cosmetic ? Verdict.Cosmetic : Verdict.Changed;
 }
@@ -125,9 +135,11 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  * Decides whether one fetch saw a meaningful change and folds it into the record's counters.
  *
  * Order of trust (DESIGN §8): a 304 is a definitive no-change; an equal
- * content fingerprint is a no-change; a different fingerprint whose simhash is within
- * `params.simhashNearDupThreshold` bits of the stored one is cosmetic churn (a rotating ad, a
- * clock) and not a change; anything else is a change. A first fetch — or the first fetch that
+ * content fingerprint is a no-change; a different fingerprint with the same churn fingerprint
+ * as the stored one is cosmetic churn (a rotating ad, a clock, a token) and not a change, a
+ * different churn fingerprint is a change; without churn fingerprints on both sides, a simhash
+ * within `params.simhashNearDupThreshold` bits of the stored one is cosmetic and anything else
+ * a change. A first fetch — or the first fetch that
  * carries a fingerprint — only seeds the comparison and is not a change; a later fetch that
  * cannot be compared (no fingerprint) counts as an interval without a change. Only 2xx and 304
  * outcomes are accepted (anything else throws `InvalidArgumentError`): errors, redirects and
@@ -194,6 +206,13 @@ export function observeChange(
     if (sh !== undefined) {
       rec.simhashLo = Number(sh & MASK32);
       rec.simhashHi = Number((sh >> 32n) & MASK32);
+    }
+    // A new fingerprint without a churn fingerprint forgets the stored one (it described an
+    // older copy): the next comparison falls back to the simhash.
+    const cf = outcome.churnFp;
+    if (fp !== undefined || cf !== undefined) {
+      rec.churnFpLo = cf === undefined ? 0 : Number(cf & MASK32);
+      rec.churnFpHi = cf === undefined ? 0 : Number((cf >> 32n) & MASK32);
     }
     if (newLm !== undefined && newLm > 0) rec.lastModified = newLm >>> 0;
   }

@@ -121,6 +121,7 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   return {
     prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
     prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
+    prevChurnFp: (fp & FpFlag.ChurnFp) !== 0 ? lanesToU64(t.churnFp[row * 2]!, t.churnFp[row * 2 + 1]!) : undefined,
     row,
     key,
     url,

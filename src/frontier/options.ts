@@ -81,9 +81,10 @@ export interface HostResolver {
 /**
  * The record view the freshness hook reads (one reused object; valid during the call only).
  * Counters and fingerprints already include this crawl; `change` is the frontier's verdict
- * (fingerprint equality, then simhash Hamming ≤ 3), so a hook need not classify again. The
- * `previous…` fields keep what this crawl overwrote, for hooks that judge the server's
- * Last-Modified against the content (src/freshness's `withFreshness`).
+ * (`changeKindLanes`: fingerprint equality, then churn fingerprints, else simhash Hamming ≤ 3),
+ * so a hook need not classify again. The `previous…` fields keep what this crawl overwrote, for
+ * hooks that judge the server's Last-Modified against the content (src/freshness's
+ * `withFreshness`).
  */
 export interface CrawledRecord {
   readonly row: number;

@@ -102,11 +102,16 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
     const had = (t.fpFlags[row]! & FpFlag.ContentFp) !== 0;
     if (had) {
       // A stored simhash and a new one are both needed for a near-duplicate signal; a missing
-      // one is passed as zero, which the classifier reads as "no signal" (a real change).
+      // one is passed as zero, which the classifier reads as "no signal" (a real change). The
+      // same for churn fingerprints: both or neither (then the simhash rule decides).
       let slo = 0;
       let shi = 0;
       const both = o.simhash !== undefined && (t.fpFlags[row]! & FpFlag.Simhash) !== 0;
       if (both) [slo, shi] = u64Lanes(o.simhash!, 'outcome.simhash');
+      let clo = 0;
+      let chi = 0;
+      const churn = o.churnFp !== undefined && (t.fpFlags[row]! & FpFlag.ChurnFp) !== 0;
+      if (churn) [clo, chi] = u64Lanes(o.churnFp!, 'outcome.churnFp');
       const kind = changeKindLanes(
         t.contentFp[row * 2]!,
         t.contentFp[row * 2 + 1]!,
@@ -116,6 +121,11 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
         both ? t.simhash[row * 2 + 1]! : 0,
         slo,
         shi,
+        undefined,
+        churn ? t.churnFp[row * 2]! : 0,
+        churn ? t.churnFp[row * 2 + 1]! : 0,
+        clo,
+        chi,
       );
       if (kind === ChangeKind.Real) change = 'real';
       else if (kind === ChangeKind.Cosmetic) change = 'cosmetic';
@@ -129,6 +139,16 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
     t.simhash[row * 2] = slo;
     t.simhash[row * 2 + 1] = shi;
     t.fpFlags[row] = t.fpFlags[row]! | FpFlag.Simhash;
+  }
+  if (content && o.churnFp !== undefined) {
+    const [clo, chi] = u64Lanes(o.churnFp, 'outcome.churnFp');
+    t.ensureChurn();
+    t.churnFp[row * 2] = clo;
+    t.churnFp[row * 2 + 1] = chi;
+    t.fpFlags[row] = t.fpFlags[row]! | FpFlag.ChurnFp;
+  } else if (content && o.contentFp !== undefined) {
+    // A new fingerprint without a churn fingerprint: the stored one described an older copy.
+    t.fpFlags[row] = t.fpFlags[row]! & ~FpFlag.ChurnFp;
   }
   if (o.etag !== undefined && o.etag !== t.etagOf(row)) t.etag[row] = t.arena.add(o.etag) + 1;
   if (o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified >= 0) {

@@ -25,6 +25,14 @@
  * | 19 | host           | u32     | host id (index into the host table)                        |
  * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set                  |
  * | 21 | lastChanged    | u32     | epoch-hours of the last real change, 0 = never             |
+ * | 22 | churnFp        | u32 × 2 | churn fingerprint of the main text [lo, hi] (src/dedup/churn.ts) |
+ *
+ * `churnFp` (format minor 2) is allocated on the first churn fingerprint a report carries and
+ * written only when some row has one (fpFlags bit 2): a file from minor 0, or of a crawl whose
+ * fetcher computes none, has no such column — it is then written as minor 0, byte for byte
+ * what a minor-0 build wrote — and loads with every row's churn fingerprint unknown, which the
+ * change classifier reads as "use the simhash rule". fpFlags: bit 0 contentFp set · bit 1
+ * simhash set · bit 2 churnFp set.
  *
  * Optional columns, present only when the frontier runs with the freshness option (a file
  * without them still loads: `Frontier.recover` fills them in), and skipped by readers that do
@@ -42,7 +50,7 @@
  *   redirectTo(r) = 0 ∨ redirectTo(r) − 1 < rows
  *
  * Growth is geometric (×1.5), so n appends cost O(n) amortized copying (each byte is copied
- * about twice) and at most a third of the capacity is slack; at rest the columns cost 87
+ * about twice) and at most a third of the capacity is slack; at rest the columns cost 95
  * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint); the
  * freshness columns add 8.
  *
@@ -81,6 +89,8 @@ export const ColumnId = {
   Host: 19,
   FpFlags: 20,
   LastChanged: 21,
+  /** Churn fingerprint (format minor 2; written only when some row has one). */
+  ChurnFp: 22, // = CHURN_COLUMN_ID, the column format minor 2 introduced (src/format/partition.ts)
   /** Prioritizer columns (written only when the prioritizer is on). */
   Cash: 40,
   History: 41,
@@ -91,7 +101,7 @@ export const ColumnId = {
 } as const;
 
 /** fpFlags bits. */
-export const FpFlag = { ContentFp: 1, Simhash: 2 } as const;
+export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4 } as const;
 
 /** A growable byte arena of varint-length-prefixed UTF-8 strings. */
 export class StringArena {
@@ -255,6 +265,7 @@ type ColumnName =
   | 'host'
   | 'fpFlags'
   | 'lastChanged'
+  | 'churnFp'
   | 'firstCrawled'
   | 'lmHours';
 
@@ -283,7 +294,10 @@ export const COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.LastChanged, name: 'lastChanged', type: 'u32', lanes: 1 },
 ];
 
-/** The optional freshness columns, in file order after `COLUMNS`. */
+/** The churn fingerprint column, after `COLUMNS`: in memory once a row has one, in a file only when some row has one. */
+export const CHURN_COLUMN: ColumnSpec = { id: ColumnId.ChurnFp, name: 'churnFp', type: 'u32', lanes: 2 };
+
+/** The optional freshness columns, in file order after `COLUMNS` and `CHURN_COLUMN`. */
 export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.FirstCrawled, name: 'firstCrawled', type: 'u32', lanes: 1 },
   { id: ColumnId.LmHours, name: 'lmHours', type: 'f32', lanes: 1 },
@@ -355,11 +369,16 @@ export class UrlTable {
   host = new Uint32Array(0);
   fpFlags = new Uint8Array(0);
   lastChanged = new Uint32Array(0);
+  /**
+   * Churn fingerprint lanes, meaningful where fpFlags has `FpFlag.ChurnFp`; empty until
+   * `ensureChurn` (a crawl without churn fingerprints pays nothing for the column).
+   */
+  churnFp = new Uint32Array(0);
   /** Optional (freshness): stay empty unless the table was built with `freshness`. */
   firstCrawled = new Uint32Array(0);
   lmHours = new Float32Array(0);
   arena: StringArena;
-  /** The columns this table carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for. */
+  /** The columns this table always carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for (`churnFp` is kept apart: lazy). */
   readonly schema: readonly ColumnSpec[];
 
   constructor(capacity = 1024, arenaBytes = capacity * 64, freshness = false) {
@@ -376,7 +395,17 @@ export class UrlTable {
       next.set(self[c.name].subarray(0, this.rows * c.lanes) as never);
       self[c.name] = next;
     }
+    if (this.churnFp.length > 0) {
+      const next = new Uint32Array(cap * 2);
+      next.set(this.churnFp.subarray(0, this.rows * 2));
+      this.churnFp = next;
+    }
     this.capacity = cap;
+  }
+
+  /** Allocates the churn column (zero lanes for every row) if it is not there yet. */
+  ensureChurn(): void {
+    if (this.churnFp.length === 0) this.churnFp = new Uint32Array(this.capacity * 2);
   }
 
   /** Appends a zeroed row and returns its index. */
@@ -406,7 +435,7 @@ export class UrlTable {
     let b = this.arena.bytes.byteLength;
     const self = this as unknown as Record<ColumnName, ColumnData>;
     for (const c of this.schema) b += self[c.name].byteLength;
-    return b;
+    return b + this.churnFp.byteLength;
   }
 
   /**
@@ -421,7 +450,11 @@ export class UrlTable {
     const arena = new StringArena(Math.max(1024, this.arena.length));
     const self = this as unknown as Record<ColumnName, ColumnData>;
     const columns: ColumnBlock[] = [];
-    for (const c of this.schema) {
+    // Without a churn fingerprint on any row the file is what minor 0 wrote, column for column.
+    let churn = false;
+    if (this.churnFp.length > 0) for (let i = 0; i < n && !churn; i++) churn = (this.fpFlags[order[i]!]! & FpFlag.ChurnFp) !== 0;
+    const specs = churn ? [...COLUMNS, CHURN_COLUMN, ...this.schema.slice(COLUMNS.length)] : this.schema;
+    for (const c of specs) {
       const src = self[c.name];
       const out = allocColumn(c.type, n * c.lanes);
       permuteColumn(src, out, order, c.lanes);
@@ -447,15 +480,18 @@ export class UrlTable {
   /**
    * Builds a table from decoded columns, checking the schema and every per-row invariant
    * that does not need the host table (the frontier checks those). Unknown column ids are
-   * ignored; a missing or mistyped required column is corruption. With `freshness` the table
-   * also carries the optional freshness columns: a mistyped one is corruption, a missing one
-   * is left zero (the caller fills it in).
+   * ignored; a missing or mistyped required column is corruption. The churn column, and with
+   * `freshness` the optional freshness columns, may be missing (left zero: for churn that is
+   * "unknown", since no row's fpFlags says otherwise; freshness's the caller fills in); a
+   * mistyped one is corruption. A row whose fpFlags claims a churn fingerprint the file does
+   * not carry is corruption too.
    */
   static fromColumns(rows: number, columns: readonly ColumnBlock[], arena: Uint8Array, freshness = false): UrlTable {
     const t = new UrlTable(Math.max(rows, 1024), 0, freshness);
     const byId = new Map(columns.map((c) => [c.id, c]));
     const self = t as unknown as Record<ColumnName, ColumnData>;
-    for (const c of t.schema) {
+    if (byId.has(ColumnId.ChurnFp)) t.ensureChurn();
+    for (const c of byId.has(ColumnId.ChurnFp) ? [...t.schema, CHURN_COLUMN] : t.schema) {
       const block = byId.get(c.id);
       if (!block && !COLUMNS.includes(c)) continue;
       if (!block) throw new CorruptPartitionError('urls', `required column ${c.name} (id ${c.id}) is missing`);
@@ -464,6 +500,7 @@ export class UrlTable {
       }
       self[c.name].set(block.data as never);
     }
+    const churnStored = byId.has(ColumnId.ChurnFp);
     t.rows = rows;
     t.arena.bytes = new Uint8Array(Math.max(1024, arena.length * 2));
     t.arena.bytes.set(arena);
@@ -477,6 +514,7 @@ export class UrlTable {
       if (e !== 0 && entryEnd(arena, e - 1, arena.length) < 0) {
         throw new CorruptPartitionError('urls', `row ${r} etag offset ${e - 1} is outside the arena`);
       }
+      if (!churnStored && (t.fpFlags[r]! & FpFlag.ChurnFp) !== 0) throw new CorruptPartitionError('urls', `row ${r} flags a churn fingerprint but the file has no churnFp column`);
       const d = t.redirectTo[r]!;
       if (d > rows) throw new CorruptPartitionError('urls', `row ${r} redirects to row ${d - 1}, only ${rows} rows`);
       if (r > 0) {

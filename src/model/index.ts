@@ -55,6 +55,8 @@ export interface FetchRequest {
   readonly prevContentFp?: bigint | undefined;
   /** Simhash of the previous fetch, when there was one. */
   readonly prevSimhash?: bigint | undefined;
+  /** Churn fingerprint of the previous fetch, when it had one (see `Outcome.churnFp`). */
+  readonly prevChurnFp?: bigint | undefined;
 }
 
 /** A link found on a fetched page, already canonicalized. */
@@ -115,6 +117,12 @@ export interface Outcome {
   readonly contentFp?: bigint | undefined;
   /** 64-bit simhash of the body text. */
   readonly simhash?: bigint | undefined;
+  /**
+   * Churn fingerprint (src/dedup `churnFp`): the main text with clocks, counters and tokens
+   * masked. Equal on both fetches → the difference is boilerplate churn (Cosmetic); different →
+   * an edit (Real). Absent: the change classifier falls back to the simhash rule.
+   */
+  readonly churnFp?: bigint | undefined;
   /** Out-links (canonical), when the body was parsed. */
   readonly links?: readonly Link[] | undefined;
   /** Start-to-headers latency in ms. */
@@ -137,7 +145,7 @@ export interface Outcome {
   /**
    * The decoded body bytes, for embedders (WARC writers, indexers). Present for 2xx responses
    * whose body was read; capped at the fetcher's decoded-size limit (see `truncated`). The
-   * frontier itself reads only `contentFp` and `simhash`.
+   * frontier itself reads only `contentFp`, `simhash` and `churnFp`.
    */
   readonly body?: Uint8Array | undefined;
   /** `<link rel=canonical>` of an HTML page, canonicalized. */

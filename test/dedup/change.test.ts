@@ -68,6 +68,36 @@ describe('changeKindLanes', () => {
   });
 });
 
+describe('changeKindLanes with churn fingerprints (issue 21)', () => {
+  const sim = 0x8123456789abcdefn;
+  const withChurn = (oldFp: bigint, newFp: bigint, oldSim: bigint, newSim: bigint, oc: bigint, nc: bigint): ChangeKind =>
+    changeKindLanes(lo(oldFp), hi(oldFp), lo(newFp), hi(newFp), lo(oldSim), hi(oldSim), lo(newSim), hi(newSim), NEAR_DUP_DISTANCE, lo(oc), hi(oc), lo(nc), hi(nc));
+  it.each([
+    ['equal churn, far simhashes: churn', 1n, 2n, sim, ~sim & ((1n << 64n) - 1n), 5n, 5n, ChangeKind.Cosmetic],
+    ['different churn, equal simhashes: an edit', 1n, 2n, sim, sim, 5n, 6n, ChangeKind.Real],
+    ['different churn above 2^31 in the high lane only', 1n, 2n, sim, sim, 0x80000000_00000005n, 5n, ChangeKind.Real],
+    ['equal fingerprints win', 1n, 1n, sim, 0n, 5n, 6n, ChangeKind.NoChange],
+    ['old side without churn: the simhash rule', 1n, 2n, sim, sim ^ 1n, 0n, 6n, ChangeKind.Cosmetic],
+    ['new side without churn: the simhash rule', 1n, 2n, sim, sim ^ 0b1111n, 5n, 0n, ChangeKind.Real],
+  ])('%s', (_n, a, b, c, d, e, f, want) => {
+    expect(withChurn(a, b, c, d, e, f)).toBe(want);
+    expect(classifyChange(a, b, c, d, e, f)).toBe(want);
+  });
+
+  it('agrees with the oracle extended by the churn rule (fast-check, seed 2121)', () => {
+    const u64 = fc.oneof(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), fc.constantFrom(0n, 1n, 1n << 63n));
+    fc.assert(
+      fc.property(u64, u64, u64, u64, u64, fc.boolean(), (a, b, s, t, oc, same) => {
+        const nc = same ? oc : oc ^ 1n;
+        const want = a === b ? ChangeKind.NoChange : oc !== 0n && nc !== 0n ? (oc === nc ? ChangeKind.Cosmetic : ChangeKind.Real) : oracle(a, b, s, t);
+        expect(withChurn(a, b, s, t, oc, nc)).toBe(want);
+        expect(classifyChange(a, b, s, t, oc, nc)).toBe(want);
+      }),
+      { seed: 2121, numRuns: 2000 },
+    );
+  });
+});
+
 describe('every layer asks the same classifier', () => {
   it("observeChange: a zero new simhash is no signal (a real change), and the threshold is the params'", () => {
     const r = newFreshnessRecord();
@@ -78,6 +108,19 @@ describe('every layer asks the same classifier', () => {
     const q = newFreshnessRecord();
     observeChange(q, { row: 0, url: 'u', status: 200, contentFp: 1n, simhash: 0xf0n }, 0, strict);
     expect(observeChange(q, { row: 0, url: 'u', status: 200, contentFp: 2n, simhash: 0xf1n }, 1, strict)).toBe(true);
+  });
+
+  it('observeChange reads churn fingerprints: an edit the simhash misses is a change, churn is not, and a fetch without one falls back', () => {
+    const r = newFreshnessRecord();
+    const at = (contentFp: bigint, simhash: bigint, churnFp?: bigint): boolean => observeChange(r, { row: 0, url: 'u', status: 200, contentFp, simhash, churnFp }, 0);
+    at(1n, 0xf0n, 7n);
+    expect([r.churnFpLo, r.churnFpHi]).toEqual([7, 0]);
+    expect(at(2n, 0xf1n, 8n)).toBe(true); // one simhash bit, new text
+    expect(at(3n, 0x0fn, 8n)).toBe(false); // eight bits, same text: churn
+    expect(at(4n, 0x0en)).toBe(false); // no churn fingerprint: the simhash rule (1 bit)
+    expect([r.churnFpLo, r.churnFpHi]).toEqual([0, 0]);
+    expect(at(5n, 0x0en, 9n)).toBe(false); // old side unknown: simhash rule (0 bits)
+    expect(at(6n, 0x0en, 10n)).toBe(true);
   });
 
   it("the frontier's verdict (the record its freshness hook reads) matches the oracle (fast-check, seed 77)", () => {

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CorruptJournalError,
+  changeOf,
   explainHost,
   Frontier,
   type HostSnapshot,
@@ -142,6 +143,27 @@ describe('journal records', () => {
   it('refuses records it did not write', () => {
     const bad = ['not json', '[]', '{"t":"x"}', '{"t":"o","k":"zz","u":"u","h":"h","at":1,"now":1,"s":200}', '{"t":"d","h":"h"}', '{"t":"o","k":"0123456789abcdef0123456789abcdef","u":"u","h":"h","at":1,"now":1,"s":200,"fp":"xyz"}'];
     for (const b of bad) expect(() => decodeRecord(new TextEncoder().encode(b), 3), b).toThrow(CorruptJournalError);
+  });
+});
+
+describe('churn fingerprints in the engine (issue 21)', () => {
+  it('journal records carry the churn fingerprint; a record written before it (no cf) replays as unknown', () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    const o = { row: 1, url: 'https://a.example/x', status: 200, contentFp: 5n, simhash: 6n, churnFp: 0x8000_0000_0000_0007n };
+    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
+    expect(rec).toMatchObject({ cf: '8000000000000007' });
+    expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0]).churnFp).toBe(0x8000_0000_0000_0007n);
+    const old = decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":200,"fp":"0000000000000005"}`), 0);
+    expect(recordOutcome(old as Parameters<typeof recordOutcome>[0]).churnFp).toBeUndefined();
+    expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":200,"cf":"xyz"}`), 0)).toThrow(CorruptJournalError);
+  });
+
+  it("Page.change reads the request's previous churn fingerprint", () => {
+    const req = { row: 0, key: new Uint32Array(4), url: 'u', host: 'h', depth: 0, dispatchedAtMs: 0, prevContentFp: 1n, prevSimhash: 0xf0n, prevChurnFp: 9n };
+    expect(changeOf(req, { row: 0, url: 'u', status: 200, contentFp: 2n, simhash: 0xf0n, churnFp: 10n })).toBe('real');
+    expect(changeOf(req, { row: 0, url: 'u', status: 200, contentFp: 2n, simhash: 0x0fn, churnFp: 9n })).toBe('cosmetic');
+    // No churn fingerprint on the new side: the simhash rule, as before.
+    expect(changeOf(req, { row: 0, url: 'u', status: 200, contentFp: 2n, simhash: 0xf1n })).toBe('cosmetic');
   });
 });
 

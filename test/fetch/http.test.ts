@@ -18,6 +18,8 @@ import {
   normalizeBody,
   readBody,
   simhashText,
+  churnFp,
+  extractLinks,
   xxh64,
 } from '../../src/index.js';
 import { type Handler, type TestServer, startServer } from './server.js';
@@ -107,6 +109,26 @@ describe('HttpFetcher: a page', () => {
     expect(seen.headers['accept-encoding']).toBe('gzip, deflate, br');
     expect(seen.headers['host']).toBe(`127.0.0.1:${s.port}`);
     expect(seen.path).toBe('/dir/page');
+  });
+
+  it('churn fingerprint: a clock, a counter, an ad and a CSRF token leave it; an edit of the text moves it (issue 21)', async () => {
+    const page = (clock: string, views: number, ad: string, csrf: string, extra: string): string =>
+      `<header>${clock}</header><main><h1>Title</h1><p>${views} views</p><p>Body text here.${extra}</p>` +
+      `<div class="ad-slot">${ad}</div><form><input type="hidden" name="csrf" value="${csrf}"></form></main>`;
+    const pages: Record<string, string> = {
+      '/1': page('10:01', 12, 'Buy shoes', 'tok1', ''),
+      '/2': page('10:07', 19, 'Try an app', 'tok2', ''),
+      '/3': page('10:07', 19, 'Try an app', 'tok2', ' A new sentence.'),
+    };
+    const s = await serve((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(pages[req.url!]!);
+    });
+    const f = fetcher();
+    const [a, b, c] = await Promise.all(['/1', '/2', '/3'].map((p) => f.fetchUrl(`${s.origin}${p}`)));
+    expect(a!.churnFp).toBe(churnFp(extractLinks(pages['/1']!, s.origin, { collectText: true }).mainText!));
+    expect(a!.contentFp).not.toBe(b!.contentFp);
+    expect(b!.churnFp).toBe(a!.churnFp);
+    expect(c!.churnFp).not.toBe(b!.churnFp);
   });
 
   it('fingerprint and simhash: reflow keeps the fingerprint, markup never moves the simhash', async () => {

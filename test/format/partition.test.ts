@@ -148,7 +148,7 @@ describe('.meguri codec', () => {
 
   it('writes the ips section (minor 1) only when a host has an address; a minor-0 file with addresses still loads', () => {
     const minorOf = (b: Uint8Array): number => new DataView(b.buffer, b.byteOffset).getUint16(10, true);
-    expect(minorOf(bytes)).toBe(FORMAT_MINOR);
+    expect(minorOf(bytes)).toBe(1);
     const image = decodePartition(bytes);
     expect(image.ips!.map((x) => x.ip)).toEqual(['10.0.0.1']);
     expect(image.ips![0]!.intervalMs).toBeGreaterThanOrEqual(250);
