@@ -31,6 +31,7 @@ export { freshness, fundedRate, inverseMarginal, marginalFreshness } from './mod
 export {
   desiredRate,
   hostClampedRate,
+  hostWaterLevel,
   reviseNextDue,
   setNextDue,
   targetInterval,

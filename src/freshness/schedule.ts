@@ -54,9 +54,18 @@ export interface HostCapacity {
    * demand exceeds its capacity scales every URL by capacity/demand instead of an equal share.
    */
   readonly demandPerHour?: number | undefined;
+  /**
+   * Optional: the host's own water level τ_h (≥ the partition's τ), solved so the host's
+   * demand at τ_h fits its capacity (`hostWaterLevel`). When given, every URL of the host is
+   * priced at max(τ, τ_h), and `demandPerHour` should be the demand at that level (the
+   * proportional scaling then only acts where re-probe floors alone exceed the capacity).
+   */
+  readonly tau?: number | undefined;
 }
 
 const TWO_POW_32 = 4294967296;
+/** Largest factor by which a deeply starved URL's re-probes are stretched beyond `reprobeRate`. */
+const REPROBE_STRETCH = 16;
 const U32_MAX = 0xffffffff;
 
 function lambdaOf(rec: FreshnessRecord, p: FreshnessParams): number {
@@ -87,7 +96,15 @@ export function desiredRate(rec: FreshnessRecord, tau: number, params: Freshness
   const w = rec.priority > 0 ? rec.priority : 0;
   const rate = fundedRate(lambdaOf(rec, params), w, tau);
   const ceiling = 1 / params.minReprobeGap;
-  if (!(rate > params.reprobeRate)) return params.reprobeRate;
+  if (!(rate > params.reprobeRate)) {
+    // Starved: re-probe, the less often the further below the water line (margin m = τλ/w ≥ 1),
+    // at most REPROBE_STRETCH times slower than reprobeRate.
+    if (!(rate > 0) && w > 0) {
+      const margin = (tau * lambdaOf(rec, params)) / w;
+      if (margin > 1) return params.reprobeRate / (margin < REPROBE_STRETCH ? margin : REPROBE_STRETCH);
+    }
+    return params.reprobeRate;
+  }
   return rate > ceiling ? ceiling : rate;
 }
 
@@ -123,7 +140,28 @@ export function targetInterval(
   tau: number,
   params: FreshnessParams,
 ): number {
-  return 1 / hostClampedRate(desiredRate(rec, tau, params), host);
+  const level = host?.tau;
+  return 1 / hostClampedRate(desiredRate(rec, level !== undefined && level > tau ? level : tau, params), host);
+}
+
+/**
+ * A saturated host's own water level (Kolobov et al. 2019's per-host multiplier): the
+ * smallest τ_h ≥ `tau` at which the host's demand `demandAt(τ_h)` fits `capacity`, by
+ * bisection in log τ (60 steps). Returns `tau` itself when the host already fits, and
+ * +Infinity-free values only: when even the re-probe floor exceeds the capacity the result is
+ * the top of the range, where every URL asks the re-probe rate.
+ */
+export function hostWaterLevel(demandAt: (tau: number) => number, capacity: number, tau: number): number {
+  if (!(capacity < Number.POSITIVE_INFINITY) || demandAt(tau) <= capacity) return tau;
+  let lo = Math.log(tau);
+  let hi = Math.log(1e12);
+  if (demandAt(1e12) > capacity) return 1e12;
+  for (let k = 0; k < 60 && hi - lo > 1e-6; k++) {
+    const m = 0.5 * (lo + hi);
+    if (demandAt(Math.exp(m)) > capacity) lo = m;
+    else hi = m;
+  }
+  return Math.exp(hi);
 }
 
 /**
