@@ -285,7 +285,8 @@ const GOLDEN: Record<string, Run> = {
   seedBatch: { log: '5a39c16641e59940', count: 440, mid: '2b7830134d47ad34', end: 'e73f9adc31d5a113', recovered: '5a5da6369fb5ac76', queries: '53b57597c839c80f' },
   discover: { log: 'e80f4c83ee68afd', count: 72, mid: '47cb0542d37a1f7d', end: '40c636a09b1cd953', recovered: 'b9f49e39352d4739', queries: '4ee68cc4a7eff74b' },
   router: { log: '39fdf3036d265a1a', count: 440, mid: '5061bd4c72357777', end: '18c855d7ab927729', recovered: '66ae7e862b1f8ed9', queries: '290986eb9a3d07bb' },
-  freshness: { log: '286afd51ed97cb65', count: 440, mid: 'da30f51ef289b581', end: 'ae3600ebc22f98f3', recovered: '9160771c3bc951d', queries: '58fcdfb0a75df5b0' },
+  // Re-pinned with the posterior change-rate estimator, stretched re-probes and per-host water levels (issue 21).
+  freshness: { log: '1444107267cb3191', count: 440, mid: '3a588c883359a10f', end: 'b6cf7dc65a90e22d', recovered: '84e4ae4d88eb6b8b', queries: 'f1387ec81da605c0' },
   robots: { log: '6f1d7598901bed0c', count: 440, mid: '8daf3e1e498db539', end: '98ba47be996e5fe', recovered: '7db9b8869c3c25e8', queries: '6c32f2d65e59f898' },
 };
 const GOLDEN_MISC = { log: 'b2a52cd24746df6d', count: 49, bytes: 'a408cd8f49ef1e8f' };
