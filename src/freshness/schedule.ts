@@ -9,15 +9,23 @@
  * rate, so a page that comes back to life is eventually noticed. The funded rate is then kept
  * within the global band [reprobeRate, 1/minReprobeGap].
  *
- * ## Host clamp (after Kolobov, Peres, Lubetzky & Horvitz 2019, "Optimal freshness crawl under
+ * ## Host clamp (Kolobov, Peres, Lubetzky & Horvitz 2019, "Optimal freshness crawl under
  * politeness constraints")
- * A host allows at most C crawls/hour. If the frontier tracks the host's total demand D (the
- * sum of its URLs' `desiredRate`s) and D > C, every URL of the host is scaled by C/D, so the
- * host's schedule sums to exactly C and its URLs keep their relative shares. (The exact
- * optimum gives a saturated host its own, higher water level instead — `optimalRates` does
- * that; scaling is the one-pass approximation: with the true λ, the simulator's gap to the
- * optimum is about one point wider with caps on than off.) Without a demand figure, each URL gets the equal share C/n. The clamp may go
- * below the re-probe rate: politeness is a hard limit, the band is a preference.
+ * A host allows at most C crawls/hour. When its demand at τ exceeds C, the optimum gives the
+ * host its own, higher water level τ_h — its Lagrange multiplier — at which its demand is C:
+ * its least valuable URLs (the fastest, relative to their weight) are starved first instead of
+ * every URL being slowed alike. `hostWaterLevel` finds τ_h by bisection and `targetInterval`
+ * prices the host's URLs at max(τ, τ_h) (funded rates within 4 % of `optimalRates` on small
+ * cases; the simulator with true λ and tight caps went from 0.948 to 0.987 of the optimum).
+ * Proportional scaling C/D remains the fallback when only the demand is known, and the guard
+ * where re-probe floors alone exceed C; without a demand figure each URL gets the equal share
+ * C/n. The clamp may go below the re-probe rate: politeness is a hard limit.
+ *
+ * ## Re-probes of starved pages
+ * A starved page (w/λ ≤ τ) is still re-probed, so a page that slows down is noticed; but each
+ * re-probe spends budget the optimum spends elsewhere. The further below the line (margin
+ * m = τλ/w ≥ 1), the rarer: reprobeRate/m, at most 16 times rarer (true-λ simulator: 0.970 →
+ * 0.991 of the optimum together with the host levels; margin² or a stretch of 64 did no better).
  *
  * ## Spacing (Coffman, Liu & Weber 1998, "Optimal robot scheduling for web search engines")
  * Even spacing beats random spacing at the same rate (F(λ, f) above versus f/(λ + f) for
