@@ -23,6 +23,7 @@ import {
   desiredRate,
   estimate,
   hostClampedRate,
+  hostWaterLevel,
   newFreshnessRecord,
   observeChange,
   optimalRates,
@@ -153,6 +154,7 @@ interface HostView {
   capacityPerHour: number;
   urlCount: number;
   demandPerHour: number | undefined;
+  tau: number | undefined;
 }
 
 /**
@@ -223,7 +225,7 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#demand = new Float64Array(world.hostCount);
     this.#want = new Float64Array(n);
     for (let h = 0; h < world.hostCount; h++) {
-      this.#hosts.push({ capacityPerHour: world.hostCap[h]!, urlCount: world.hostSize[h]!, demandPerHour: undefined });
+      this.#hosts.push({ capacityPerHour: world.hostCap[h]!, urlCount: world.hostSize[h]!, demandPerHour: undefined, tau: undefined });
     }
     // First fetches spread over the time one pass of the budget takes (N / B hours).
     this.#heap = new DueHeap(n);
@@ -306,9 +308,11 @@ export class MeguriEstimatorPolicy implements Policy {
       total += d < host.capacityPerHour ? d : host.capacityPerHour;
     }
     this.tauTrace.push(this.#tau.tick(total));
+    this.#hostLevels(world, tau);
     for (let i = 0; i < world.n; i++) {
       if (this.#crawlCount[i] === 0) continue; // first fetch not yet made: not the rescheduler's
-      const rate = hostClampedRate(want[i]!, this.#hosts[world.host[i]!]);
+      const hv = this.#hosts[world.host[i]!]!;
+      const rate = hostClampedRate(want[i]!, hv);
       if (!(rate > 0)) continue;
       view.lastCrawled = this.#lastCrawled[i]!;
       view.nextDue = this.#nextDue[i]!;
@@ -317,6 +321,42 @@ export class MeguriEstimatorPolicy implements Policy {
         this.#nextDue[i] = view.nextDue;
         this.#heap.push(view.nextDue, i); // the old entry goes stale and is skipped
       }
+    }
+  }
+
+  #byHost: Int32Array[] | undefined;
+  /** Per saturated host, its own water level (see `hostWaterLevel`). */
+  #hostLevels(world: World, tau: number): void {
+    if (this.#byHost === undefined) {
+      const lists: number[][] = Array.from({ length: world.hostCount }, () => []);
+      for (let i = 0; i < world.n; i++) lists[world.host[i]!]!.push(i);
+      this.#byHost = lists.map((l) => Int32Array.from(l));
+    }
+    const p = this.#params;
+    const view = this.#view;
+    for (let h = 0; h < world.hostCount; h++) {
+      const host = this.#hosts[h]!;
+      host.tau = undefined;
+      if (!(this.#demand[h]! > host.capacityPerHour)) continue;
+      const pages = this.#byHost[h]!;
+      host.tau = hostWaterLevel((t) => {
+        let s = 0;
+        for (const i of pages) {
+          view.lambda = this.#lambda[i]!;
+          view.priority = this.#priority[i]!;
+          s += desiredRate(view, t, p);
+        }
+        return s;
+      }, host.capacityPerHour, tau);
+      let demand = 0;
+      for (const i of pages) {
+        view.lambda = this.#lambda[i]!;
+        view.priority = this.#priority[i]!;
+        const r = desiredRate(view, host.tau, p);
+        this.#want[i] = r;
+        demand += r;
+      }
+      host.demandPerHour = demand;
     }
   }
 

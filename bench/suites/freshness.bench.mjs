@@ -11,13 +11,20 @@ export async function run() {
   try {
     const { compare, report } = await import('../freshness/run.ts');
     const sizes = (process.env.FRESHNESS_N ?? '10000,100000').split(',').map(Number);
+    // Scenarios (FRESHNESS_SCENARIOS=base,tight-caps,low-budget): the base world; 60 % of hosts
+    // capped at half their uniform share; half the crawl budget.
+    const SCENARIOS = { base: {}, 'tight-caps': { cappedHostFraction: 0.6 }, 'low-budget': { budgetPerPageDay: 0.1 } };
+    const names = (process.env.FRESHNESS_SCENARIOS ?? 'base').split(',');
+    const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101').split(',').map(Number);
     const rows = [];
-    for (const n of sizes) {
-      const c = compare({ n });
-      report(c, `N = ${n}, 150 days (30 warm-up), budget 0.2·N crawls/day`);
+    for (const n of sizes) for (const name of names) for (const seed of seeds) {
+      const c = compare({ n, seed, ...(SCENARIOS[name] ?? {}) });
+      report(c, `${name}, seed ${seed}: N = ${n}, 150 days (30 warm-up), budget ${name === 'low-budget' ? '0.1' : '0.2'}·N crawls/day`);
       for (const r of c.rows) {
         rows.push({
           n,
+          scenario: name,
+          seed,
           policy: r.policy,
           freshness: r.freshness,
           budgetUse: r.budgetUse,
@@ -25,10 +32,10 @@ export async function run() {
           cpuSeconds: r.cpuMs / 1000,
         });
       }
-      rows.push({ n, policy: 'meguri-estimator / optimum', freshness: c.meguriOverOptimum });
-      rows.push({ n, policy: 'meguri-estimator / uniform', freshness: c.meguriOverUniform });
-      rows.push({ n, policy: 'meguri-frontier / optimum', freshness: c.frontierOverOptimum });
-      rows.push({ n, policy: 'meguri-frontier / uniform', freshness: c.frontierOverUniform });
+      rows.push({ n, scenario: name, seed, policy: 'meguri-estimator / optimum', freshness: c.meguriOverOptimum });
+      rows.push({ n, scenario: name, seed, policy: 'meguri-estimator / uniform', freshness: c.meguriOverUniform });
+      rows.push({ n, scenario: name, seed, policy: 'meguri-frontier / optimum', freshness: c.frontierOverOptimum });
+      rows.push({ n, scenario: name, seed, policy: 'meguri-frontier / uniform', freshness: c.frontierOverUniform });
     }
     return rows;
   } finally {

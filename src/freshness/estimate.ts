@@ -35,17 +35,40 @@
  * dominated by the correction term), the URL is still trusted (`lmHours ≥ 0`) and
  * `params.trustLastModified` is on; otherwise the ratio estimator stands.
  *
- * ## Recency pull
+ * ## Posterior (the estimate used without a trusted Last-Modified)
+ * The ratio r̂ above assumes equal intervals and saturates: when every interval saw a change it
+ * cannot exceed ln(2n + 1) changes per mean interval, so a page changing far faster than it is
+ * crawled looks only a few times faster, and the long re-probe gap of a starved page drags Ī
+ * (and the estimate) down, so it is funded again at once. `estimate` therefore works with the
+ * likelihood of what was seen. An interval of length I ends unchanged with probability
+ * e^(−λI) and changed with 1 − e^(−λI); with U the total length of the unchanged intervals and
+ * the X changed ones taken at their mean length I_c,
+ *
+ *     ℓ(λ) = −λU + X·ln(1 − e^(−λ I_c)),
+ *
+ * evaluated on 48 log-spaced points of [minRate, maxRate] with a prior flat in ln λ. The
+ * record keeps counts and the span, not each gap, so U is (n − X)·Ī (keeping U exactly in a
+ * column of its own moved the simulator's score by < 0.0005). The summary is the harmonic mean
+ * 1/E[1/λ]: the value of the first crawl of a page at rate → 0 is w·E[1/λ], so this is the
+ * point estimate that makes the starvation test w/λ ≤ τ the posterior-correct one. With
+ * every interval changed the posterior keeps rising with n (a page proven too fast heads for
+ * the starved side, as the water-filling rule wants); with no change it falls like 1/U toward
+ * minRate (a page proven static is crawled less and less). Measured on the simulator
+ * (bench/freshness, N = 10,000): 0.973–0.976 of the offline optimum against 0.936–0.945 for the
+ * ratio estimator with the recency pull.
+ *
+ * ## Recency pull (Last-Modified path)
  * Counts over the whole history react slowly when a page goes quiet. A streak of s unchanged
  * intervals on its own implies the Jeffreys-posterior mean rate α/(sĪ) (prior λ^(−1/2), zero
- * events in time sĪ, posterior Gamma(½, sĪ)); the estimate is pulled toward it, geometrically
- * in log-rate, with weight ω = 1 − 2^(−s/H) where H = recencyHalfLife (8 intervals → half-way
- * after 8 quiet intervals). The pull only ever lowers λ: a streak is evidence of stability.
+ * events in time sĪ, posterior Gamma(½, sĪ)); the Last-Modified estimate is pulled toward it,
+ * geometrically in log-rate, with weight ω = 1 − 2^(−s/H) where H = recencyHalfLife (8
+ * intervals → half-way after 8 quiet intervals). The pull only ever lowers λ. (On the
+ * posterior path it did not help: 0.9681 with it, 0.9685 without, N = 5,000.)
  *
  * ## Clamp
- * Finally λ̂ is clamped to [minRate, maxRate]: a page never seen to change still gets a yearly
- * rate (never zero, so the allocation still re-probes it), and the ceiling keeps the numbers
- * finite for pages that change faster than we can tell.
+ * Finally λ̂ is clamped to [minRate, maxRate]: a page never seen to change keeps a small rate
+ * (never zero, so the allocation still re-probes it), and the ceiling keeps the numbers finite
+ * for pages that change faster than we can tell.
  *
  * Before any interval has been observed (crawlCount ≤ 1) there is nothing to estimate from:
  * the prior is the reference rate (one change per reference interval), clamped.
@@ -91,19 +114,57 @@ export function estimate(rec: FreshnessRecord, params: FreshnessParams): number 
   let lambda: number;
   if (params.trustLastModified && rec.lmHours > 0 && X >= 2) {
     lambda = lastModifiedEstimate(n, X, rec.lmHours);
-  } else {
-    lambda = noChangeRatioEstimate(n, X, params.alpha) / meanInterval;
-  }
-  const s = Math.min(rec.noChangeStreak, n);
-  if (s > 0) {
-    const streakRate = params.alpha / (s * meanInterval);
-    if (streakRate < lambda) {
-      const w = 1 - Math.pow(2, -s / params.recencyHalfLife);
-      lambda = Math.exp((1 - w) * Math.log(lambda) + w * Math.log(streakRate));
+    const s = Math.min(rec.noChangeStreak, n);
+    if (s > 0) {
+      const streakRate = params.alpha / (s * meanInterval);
+      if (streakRate < lambda) {
+        const w = 1 - Math.pow(2, -s / params.recencyHalfLife);
+        lambda = Math.exp((1 - w) * Math.log(lambda) + w * Math.log(streakRate));
+      }
     }
+    return clamp(lambda, params);
   }
-  return clamp(lambda, params);
+  // The unchanged intervals' total, at the mean interval: the record keeps counts and the span,
+  // not each gap (measured: keeping the exact unchanged exposure in its own column moved the
+  // simulator's score by < 0.0005, so the column is not worth its 4 bytes per URL).
+  const unchanged = meanInterval * (n - X);
+  return clamp(posteriorRate(X, unchanged, span - unchanged, params), params);
 }
+
+/** Points of the log-λ grid the posterior is evaluated on (spacing ln(maxRate/minRate)/47 ≈ 0.27). */
+const GRID = 48;
+
+/**
+ * The change rate a URL's history supports, as the harmonic posterior mean 1/E[1/λ] (see the
+ * module comment, "Posterior"). `X` changed intervals covering `changedHours` in all, and
+ * `unchangedHours` of intervals without a change; λ in changes/hour over the grid
+ * [minRate, maxRate], flat in log λ. Pure; 48 exp/log pairs.
+ */
+export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams): number {
+  const lo = Math.log(params.minRate);
+  const step = (Math.log(params.maxRate) - lo) / (GRID - 1);
+  const perChange = X > 0 ? changedHours / X : 0;
+  // Log-likelihood at each grid point, then weights relative to the best (no underflow).
+  let best = Number.NEGATIVE_INFINITY;
+  const ll = scratch;
+  for (let k = 0; k < GRID; k++) {
+    const lambda = Math.exp(lo + k * step);
+    let l = -lambda * unchangedHours;
+    if (X > 0) l += X * Math.log(-Math.expm1(-lambda * perChange));
+    ll[k] = l;
+    if (l > best) best = l;
+  }
+  let mass = 0;
+  let inverse = 0;
+  for (let k = 0; k < GRID; k++) {
+    const w = Math.exp(ll[k]! - best);
+    mass += w;
+    inverse += w * Math.exp(-(lo + k * step));
+  }
+  return mass / inverse;
+}
+
+const scratch = new Float64Array(GRID);
 
 function clamp(lambda: number, p: FreshnessParams): number {
   if (!(lambda >= p.minRate)) return p.minRate; // also catches NaN and 0

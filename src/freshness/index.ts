@@ -26,11 +26,12 @@ export {
   type ChangeVerdict,
   type FreshnessRecord,
 } from './record.js';
-export { estimate, lastModifiedEstimate, noChangeRatioEstimate } from './estimate.js';
+export { estimate, lastModifiedEstimate, noChangeRatioEstimate, posteriorRate } from './estimate.js';
 export { freshness, fundedRate, inverseMarginal, marginalFreshness } from './model.js';
 export {
   desiredRate,
   hostClampedRate,
+  hostWaterLevel,
   reviseNextDue,
   setNextDue,
   targetInterval,

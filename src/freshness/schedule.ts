@@ -9,15 +9,23 @@
  * rate, so a page that comes back to life is eventually noticed. The funded rate is then kept
  * within the global band [reprobeRate, 1/minReprobeGap].
  *
- * ## Host clamp (after Kolobov, Peres, Lubetzky & Horvitz 2019, "Optimal freshness crawl under
+ * ## Host clamp (Kolobov, Peres, Lubetzky & Horvitz 2019, "Optimal freshness crawl under
  * politeness constraints")
- * A host allows at most C crawls/hour. If the frontier tracks the host's total demand D (the
- * sum of its URLs' `desiredRate`s) and D > C, every URL of the host is scaled by C/D, so the
- * host's schedule sums to exactly C and its URLs keep their relative shares. (The exact
- * optimum gives a saturated host its own, higher water level instead — `optimalRates` does
- * that; scaling is the one-pass approximation: with the true λ, the simulator's gap to the
- * optimum is about one point wider with caps on than off.) Without a demand figure, each URL gets the equal share C/n. The clamp may go
- * below the re-probe rate: politeness is a hard limit, the band is a preference.
+ * A host allows at most C crawls/hour. When its demand at τ exceeds C, the optimum gives the
+ * host its own, higher water level τ_h — its Lagrange multiplier — at which its demand is C:
+ * its least valuable URLs (the fastest, relative to their weight) are starved first instead of
+ * every URL being slowed alike. `hostWaterLevel` finds τ_h by bisection and `targetInterval`
+ * prices the host's URLs at max(τ, τ_h) (funded rates within 4 % of `optimalRates` on small
+ * cases; the simulator with true λ and tight caps went from 0.948 to 0.987 of the optimum).
+ * Proportional scaling C/D remains the fallback when only the demand is known, and the guard
+ * where re-probe floors alone exceed C; without a demand figure each URL gets the equal share
+ * C/n. The clamp may go below the re-probe rate: politeness is a hard limit.
+ *
+ * ## Re-probes of starved pages
+ * A starved page (w/λ ≤ τ) is still re-probed, so a page that slows down is noticed; but each
+ * re-probe spends budget the optimum spends elsewhere. The further below the line (margin
+ * m = τλ/w ≥ 1), the rarer: reprobeRate/m, at most 16 times rarer (true-λ simulator: 0.970 →
+ * 0.991 of the optimum together with the host levels; margin² or a stretch of 64 did no better).
  *
  * ## Spacing (Coffman, Liu & Weber 1998, "Optimal robot scheduling for web search engines")
  * Even spacing beats random spacing at the same rate (F(λ, f) above versus f/(λ + f) for
@@ -54,9 +62,18 @@ export interface HostCapacity {
    * demand exceeds its capacity scales every URL by capacity/demand instead of an equal share.
    */
   readonly demandPerHour?: number | undefined;
+  /**
+   * Optional: the host's own water level τ_h (≥ the partition's τ), solved so the host's
+   * demand at τ_h fits its capacity (`hostWaterLevel`). When given, every URL of the host is
+   * priced at max(τ, τ_h), and `demandPerHour` should be the demand at that level (the
+   * proportional scaling then only acts where re-probe floors alone exceed the capacity).
+   */
+  readonly tau?: number | undefined;
 }
 
 const TWO_POW_32 = 4294967296;
+/** Largest factor by which a deeply starved URL's re-probes are stretched beyond `reprobeRate`. */
+const REPROBE_STRETCH = 16;
 const U32_MAX = 0xffffffff;
 
 function lambdaOf(rec: FreshnessRecord, p: FreshnessParams): number {
@@ -87,7 +104,15 @@ export function desiredRate(rec: FreshnessRecord, tau: number, params: Freshness
   const w = rec.priority > 0 ? rec.priority : 0;
   const rate = fundedRate(lambdaOf(rec, params), w, tau);
   const ceiling = 1 / params.minReprobeGap;
-  if (!(rate > params.reprobeRate)) return params.reprobeRate;
+  if (!(rate > params.reprobeRate)) {
+    // Starved: re-probe, the less often the further below the water line (margin m = τλ/w ≥ 1),
+    // at most REPROBE_STRETCH times slower than reprobeRate.
+    if (!(rate > 0) && w > 0) {
+      const margin = (tau * lambdaOf(rec, params)) / w;
+      if (margin > 1) return params.reprobeRate / (margin < REPROBE_STRETCH ? margin : REPROBE_STRETCH);
+    }
+    return params.reprobeRate;
+  }
   return rate > ceiling ? ceiling : rate;
 }
 
@@ -123,7 +148,28 @@ export function targetInterval(
   tau: number,
   params: FreshnessParams,
 ): number {
-  return 1 / hostClampedRate(desiredRate(rec, tau, params), host);
+  const level = host?.tau;
+  return 1 / hostClampedRate(desiredRate(rec, level !== undefined && level > tau ? level : tau, params), host);
+}
+
+/**
+ * A saturated host's own water level (Kolobov et al. 2019's per-host multiplier): the
+ * smallest τ_h ≥ `tau` at which the host's demand `demandAt(τ_h)` fits `capacity`, by
+ * bisection in log τ (60 steps). Returns `tau` itself when the host already fits, and
+ * +Infinity-free values only: when even the re-probe floor exceeds the capacity the result is
+ * the top of the range, where every URL asks the re-probe rate.
+ */
+export function hostWaterLevel(demandAt: (tau: number) => number, capacity: number, tau: number): number {
+  if (!(capacity < Number.POSITIVE_INFINITY) || demandAt(tau) <= capacity) return tau;
+  let lo = Math.log(tau);
+  let hi = Math.log(1e12);
+  if (demandAt(1e12) > capacity) return 1e12;
+  for (let k = 0; k < 60 && hi - lo > 1e-6; k++) {
+    const m = 0.5 * (lo + hi);
+    if (demandAt(Math.exp(m)) > capacity) lo = m;
+    else hi = m;
+  }
+  return Math.exp(hi);
 }
 
 /**

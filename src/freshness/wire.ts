@@ -44,7 +44,7 @@ import { customField, defineOptions, numberField } from '../options/index.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
 import { type FreshnessRecord, lastModifiedExposure, newFreshnessRecord } from './record.js';
-import { desiredRate, hostClampedRate, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
+import { desiredRate, hostClampedRate, hostWaterLevel, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
 import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
 
 /** Options of `withFreshness` beyond the params and the budget. */
@@ -72,7 +72,7 @@ const HOUR_MS = 3_600_000;
  */
 const FIXED = 2 ** 20;
 const MAGIC = 0x5346474d; // "MGFS" little-endian
-const STATE_VERSION = 1;
+const STATE_VERSION = 2;
 const HEADER_BYTES = 40;
 
 /** Statuses that still want fetches: the rows whose desired rates make up the demand. */
@@ -85,6 +85,7 @@ interface HostView {
   capacityPerHour: number;
   urlCount: number;
   demandPerHour: number | undefined;
+  tau: number | undefined;
 }
 
 /**
@@ -105,10 +106,15 @@ export class FreshnessScheduler {
   /** Per host id: Σ desired rate at the last pass (−1 = unknown), schedulable URLs. */
   #demand = new Float64Array(0);
   #urls = new Uint32Array(0);
+  /** Per host id: its own water level τ_h when saturated at the last pass (0 = none). */
+  #hostTau = new Float64Array(0);
+  /** Scratch: rows grouped by host (CSR) for the per-host levels. */
+  #byHost = new Uint32Array(0);
+  #hostStart = new Uint32Array(0);
   /** Scratch: desired rate per row in a pass. */
   #want = new Float64Array(0);
   readonly #view: FreshnessRecord = newFreshnessRecord();
-  readonly #host: HostView = { capacityPerHour: Number.POSITIVE_INFINITY, urlCount: 1, demandPerHour: undefined };
+  readonly #host: HostView = { capacityPerHour: Number.POSITIVE_INFINITY, urlCount: 1, demandPerHour: undefined, tau: undefined };
 
   constructor(params: Partial<FreshnessParams> | FreshnessParams | null | undefined, budgetPerHour: number, options?: Partial<WithFreshnessOptions> | null) {
     if (typeof budgetPerHour !== 'number' || !Number.isFinite(budgetPerHour) || budgetPerHour < 0) {
@@ -173,6 +179,8 @@ export class FreshnessScheduler {
     const d = h < this.#hostCount ? this.#demand[h]! : -1;
     host.urlCount = d >= 0 ? this.#urls[h]! : 1;
     host.demandPerHour = d >= 0 ? d : undefined;
+    const level = d >= 0 ? this.#hostTau[h]! : 0;
+    host.tau = level > 0 ? level : undefined;
     const interval = targetInterval(v, host, this.#tau.tau(), p);
     return setNextDue(v, interval, nowHours, p);
   }
@@ -197,8 +205,11 @@ export class FreshnessScheduler {
       demand.set(this.#demand.subarray(0, this.#hostCount));
       const urls = new Uint32Array(size);
       urls.set(this.#urls.subarray(0, this.#hostCount));
+      const hostTau = new Float64Array(size);
+      hostTau.set(this.#hostTau.subarray(0, this.#hostCount));
       this.#demand = demand;
       this.#urls = urls;
+      this.#hostTau = hostTau;
     }
     if (this.#want.length < n) this.#want = new Float64Array(Math.max(1024, Math.ceil(n * 1.5)));
     const demand = this.#demand;
@@ -242,6 +253,7 @@ export class FreshnessScheduler {
       total += Math.round((d < k ? d : k) * FIXED);
     }
     this.#tau.tick(total / FIXED);
+    this.#hostLevels(rows, tau);
 
     // Pass 2: re-time URLs waiting for their recrawl whose interval has moved.
     const { crawlCount, lastCrawled, nextDue, key, moved } = rows;
@@ -254,6 +266,7 @@ export class FreshnessScheduler {
       hv.capacityPerHour = cap[h]!;
       hv.urlCount = urls[h]!;
       hv.demandPerHour = demand[h]!;
+      hv.tau = this.#hostTau[h]! > 0 ? this.#hostTau[h]! : undefined;
       const rate = hostClampedRate(want[r]!, hv);
       if (!(rate > 0)) continue;
       v.lastCrawled = lastCrawled[r]!;
@@ -266,6 +279,63 @@ export class FreshnessScheduler {
       }
     }
     return m;
+  }
+
+  /**
+   * Gives every host whose demand at τ exceeds its capacity its own water level τ_h
+   * (`hostWaterLevel`, Kolobov et al. 2019's per-host multiplier) and re-prices its rows at it:
+   * `want` and the host's demand become those at τ_h, so the re-timing pass and the
+   * per-outcome path drop the host's least valuable URLs instead of slowing all of them.
+   * Sums are fixed point in row order (see FIXED), so a recovered partition gets the same τ_h.
+   */
+  #hostLevels(rows: FreshnessRows, tau: number): void {
+    const { status, priority, lambda, host, hostCapacity: cap } = rows;
+    const n = rows.rows;
+    const hostCount = rows.hosts;
+    const demand = this.#demand;
+    const hostTau = this.#hostTau;
+    hostTau.fill(0, 0, hostCount);
+    let saturated = 0;
+    for (let h = 0; h < hostCount; h++) if (demand[h]! > cap[h]!) saturated++;
+    if (saturated === 0) return;
+    // Rows of each host, in row order (counting sort).
+    if (this.#hostStart.length < hostCount + 1) this.#hostStart = new Uint32Array(Math.max(64, hostCount * 2) + 1);
+    if (this.#byHost.length < n) this.#byHost = new Uint32Array(Math.max(1024, Math.ceil(n * 1.5)));
+    const start = this.#hostStart;
+    const byHost = this.#byHost;
+    start.fill(0, 0, hostCount + 1);
+    for (let r = 0; r < n; r++) if (schedulable(status[r]!)) start[host[r]! + 1]!++;
+    for (let h = 0; h < hostCount; h++) start[h + 1]! += start[h]!;
+    const fill = start.slice(0, hostCount);
+    for (let r = 0; r < n; r++) if (schedulable(status[r]!)) byHost[fill[host[r]!]!++] = r;
+    const p = this.params;
+    const v = this.#view;
+    const want = this.#want;
+    const demandAt = (h: number, level: number): number => {
+      let sum = 0;
+      for (let i = start[h]!; i < start[h + 1]!; i++) {
+        const r = byHost[i]!;
+        v.priority = priority[r]!;
+        v.lambda = lambda[r]!;
+        sum += Math.round(desiredRate(v, level, p) * FIXED);
+      }
+      return sum / FIXED;
+    };
+    for (let h = 0; h < hostCount; h++) {
+      if (!(demand[h]! > cap[h]!)) continue;
+      const level = hostWaterLevel((t) => demandAt(h, t), cap[h]!, tau);
+      hostTau[h] = level;
+      let sum = 0;
+      for (let i = start[h]!; i < start[h + 1]!; i++) {
+        const r = byHost[i]!;
+        v.priority = priority[r]!;
+        v.lambda = lambda[r]!;
+        const w = desiredRate(v, level, p);
+        want[r] = w;
+        sum += Math.round(w * FIXED);
+      }
+      demand[h] = sum / FIXED;
+    }
   }
 
   /** Σ_h min(D_h(τ), C_h) over the schedulable rows: the spend a level τ would schedule. */
@@ -292,16 +362,17 @@ export class FreshnessScheduler {
    * `hostOrder` gives (host i of the file is id `hostOrder[i]` here).
    *
    * ```
-   *  0   u32  magic "MGFS"        4  u16  version (1)     6  u16  reserved
+   *  0   u32  magic "MGFS"        4  u16  version (2; 1 is read)     6  u16  reserved
    *  8   f64  ln τ               16  f64  hour of the last pass (−1 = none)
    *  24  f64  rows at the last seeding of τ (0 = never)
    *  32  u32  host count H       36  u32  reserved
-   *  40  H × f64 host demand (crawls/hour, −1 = unknown), then H × u32 schedulable URLs
+   *  40  H × f64 host demand (crawls/hour, −1 = unknown), then H × u32 schedulable URLs,
+   *      then (version 2) H × f64 the host's own water level τ_h (0 = none)
    * ```
    */
   exportState(hostOrder: Uint32Array): Uint8Array {
     const hosts = hostOrder.length;
-    const out = new Uint8Array(HEADER_BYTES + hosts * 12);
+    const out = new Uint8Array(HEADER_BYTES + hosts * 20);
     const dv = new DataView(out.buffer);
     dv.setUint32(0, MAGIC, true);
     dv.setUint16(4, STATE_VERSION, true);
@@ -315,6 +386,7 @@ export class FreshnessScheduler {
       const known = id < this.#hostCount;
       dv.setFloat64(HEADER_BYTES + i * 8, known ? this.#demand[id]! : -1, true);
       dv.setUint32(urlsAt + i * 4, known ? this.#urls[id]! : 0, true);
+      dv.setFloat64(HEADER_BYTES + hosts * 12 + i * 8, known ? this.#hostTau[id]! : 0, true);
     }
     return out;
   }
@@ -332,23 +404,31 @@ export class FreshnessScheduler {
     const dv = new DataView(state.buffer, state.byteOffset, state.byteLength);
     if (dv.getUint32(0, true) !== MAGIC) fail('state does not start with the MGFS tag');
     const version = dv.getUint16(4, true);
-    if (version !== STATE_VERSION) fail(`state version ${version}, this build reads ${STATE_VERSION}`);
+    if (version !== 1 && version !== STATE_VERSION) fail(`state version ${version}, this build reads 1 and ${STATE_VERSION}`);
+    // Version 1 had no per-host levels (12 bytes per host); they come back at the next pass.
+    const perHost = version === 1 ? 12 : 20;
     const logTau = dv.getFloat64(8, true);
     const lastTick = dv.getFloat64(16, true);
     const seeded = dv.getFloat64(24, true);
     const hosts = dv.getUint32(32, true);
-    if (state.length !== HEADER_BYTES + hosts * 12) fail(`state is ${state.length} bytes, ${hosts} hosts need ${HEADER_BYTES + hosts * 12}`);
+    if (state.length !== HEADER_BYTES + hosts * perHost) fail(`state is ${state.length} bytes, ${hosts} hosts need ${HEADER_BYTES + hosts * perHost}`);
     if (Number.isNaN(logTau) || !Number.isFinite(lastTick) || lastTick < -1 || !(seeded >= 0) || !Number.isInteger(seeded)) {
       fail(`state holds ln τ ${logTau}, last pass ${lastTick}, seeded rows ${seeded}`);
     }
     const demand = new Float64Array(Math.max(64, hosts * 2)).fill(-1);
     const urls = new Uint32Array(demand.length);
+    const hostTau = new Float64Array(demand.length);
     const urlsAt = HEADER_BYTES + hosts * 8;
     for (let i = 0; i < hosts; i++) {
       const d = dv.getFloat64(HEADER_BYTES + i * 8, true);
       if (Number.isNaN(d) || d < -1) fail(`host ${i} demand ${d}`);
       demand[i] = d;
       urls[i] = dv.getUint32(urlsAt + i * 4, true);
+      if (perHost === 20) {
+        const level = dv.getFloat64(HEADER_BYTES + hosts * 12 + i * 8, true);
+        if (!(level >= 0) || !Number.isFinite(level)) fail(`host ${i} water level ${level}`);
+        hostTau[i] = level;
+      }
     }
     this.#tau.setLogTau(logTau);
     this.#lastTick = lastTick;
@@ -356,6 +436,7 @@ export class FreshnessScheduler {
     this.#hostCount = hosts;
     this.#demand = demand;
     this.#urls = urls;
+    this.#hostTau = hostTau;
   }
 }
 

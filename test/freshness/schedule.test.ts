@@ -12,6 +12,8 @@ import {
   setNextDue,
   targetInterval,
   valueDensity,
+  hostWaterLevel,
+  optimalRates,
 } from '../../src/freshness/index.js';
 import { UrlStatus } from '../../src/model/index.js';
 
@@ -37,12 +39,18 @@ describe('targetInterval', () => {
     expect(1 / targetInterval(r, undefined, tau, p)).toBeCloseTo(fundedRate(1 / 24, 2, tau), 12);
   });
 
-  it('starves a page to the re-probe rate when w/λ ≤ τ, and faster pages first', () => {
+  it('starves a page to a re-probe when w/λ ≤ τ, stretched by how far below the line it is, and faster pages first', () => {
     const tau = 30;
-    const fast = newFreshnessRecord({ lambda: 1 / 20, priority: 1 }); // w/λ = 20 ≤ 30
+    const fast = newFreshnessRecord({ lambda: 1 / 20, priority: 1 }); // w/λ = 20 ≤ 30: margin τλ/w = 1.5
     const slower = newFreshnessRecord({ lambda: 1 / 60, priority: 1 }); // w/λ = 60 > 30
-    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(1 / p.reprobeRate, 9);
+    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(1.5 / p.reprobeRate, 9);
     expect(targetInterval(slower, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
+    // Far below the line: at most 16 re-probe intervals apart.
+    const hyper = newFreshnessRecord({ lambda: 4, priority: 1 }); // margin 120
+    expect(targetInterval(hyper, undefined, tau, p)).toBeCloseTo(16 / p.reprobeRate, 9);
+    // Funded pages are untouched by the stretch: just above the line they are crawled faster than a re-probe.
+    const edge = newFreshnessRecord({ lambda: 1 / 30.5, priority: 1 });
+    expect(targetInterval(edge, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
   });
 
   it('stays within the global band', () => {
@@ -50,7 +58,7 @@ describe('targetInterval', () => {
       fc.property(fc.double({ min: 1e-6, max: 10, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: 1e-9, max: 1e6, noNaN: true }), (lambda, priority, tau) => {
         const i = targetInterval(newFreshnessRecord({ lambda, priority }), undefined, tau, p);
         expect(i).toBeGreaterThanOrEqual(p.minReprobeGap * (1 - 1e-12));
-        expect(i).toBeLessThanOrEqual((1 / p.reprobeRate) * (1 + 1e-12));
+        expect(i).toBeLessThanOrEqual((16 / p.reprobeRate) * (1 + 1e-12));
       }),
       { seed: 8101, numRuns: 300 },
     );
@@ -171,5 +179,30 @@ describe('reviseNextDue', () => {
     expect(reviseNextDue(r, 500, 2001, p)).toBe(true);
     expect(r.nextDue).toBeGreaterThan(2400);
     expect(() => reviseNextDue(r, 0, 2001, p)).toThrow(/reviseNextDue: expected a positive interval/);
+  });
+});
+
+describe('hostWaterLevel', () => {
+  it("gives a saturated host its own level: funded rates as the exact offline optimum's, starved pages only re-probed", () => {
+    const pages = [
+      [1 / 24, 1],
+      [1 / 48, 2],
+      [1 / 12, 0.5],
+      [1 / 100, 1],
+      [1 / 6, 0.3],
+    ].map(([lambda, weight]) => ({ lambda: lambda!, weight: weight!, host: 'a' }));
+    const cap = 0.08;
+    const optimum = optimalRates(pages, 1e3, new Map([['a', cap]]));
+    const rate = (i: number, tau: number): number => desiredRate(newFreshnessRecord({ lambda: pages[i]!.lambda, priority: pages[i]!.weight }), tau, p);
+    const demand = (tau: number): number => pages.reduce((s, _, i) => s + rate(i, tau), 0);
+    const level = hostWaterLevel(demand, cap, 1e-9);
+    expect(level).toBeGreaterThan(1e-9);
+    expect(demand(level)).toBeLessThanOrEqual(cap * (1 + 1e-6));
+    pages.forEach((_, i) => {
+      if (optimum[i]! > 0) expect(Math.abs(rate(i, level) / optimum[i]! - 1)).toBeLessThan(0.05);
+      else expect(rate(i, level)).toBeLessThanOrEqual(p.reprobeRate);
+    });
+    // A host that fits keeps the partition's level.
+    expect(hostWaterLevel(demand, 10, 1e-3)).toBe(1e-3);
   });
 });

@@ -273,6 +273,28 @@ describe('withFreshness: state and partitions', () => {
     expect(new DataView(wider.buffer).getFloat64(40, true)).toBe(-1);
   });
 
+  it('gives over-demanded hosts their own water level, keeps it in the state, and still reads version-1 state', () => {
+    // Host 1 can take 0.02 crawls/hour for 30 URLs: its demand at τ is far over it.
+    const rows = rowsOf(90, [Number.POSITIVE_INFINITY, 0.02, 5], (r) => ({ host: r % 3, priority: 1 + (r % 4), lambda: 0.01 * (1 + (r % 9)) }));
+    const a = withFreshness(p, 1);
+    a.tick(rows, T0, true);
+    const blob = a.exportState(Uint32Array.of(0, 1, 2));
+    expect(new DataView(blob.buffer).getUint16(4, true)).toBe(2);
+    const levels = [0, 1, 2].map((i) => new DataView(blob.buffer).getFloat64(40 + 3 * 12 + i * 8, true));
+    expect(levels[1]!).toBeGreaterThan(a.tau()); // saturated: its own, higher level
+    expect(levels[0]).toBe(0);
+    // The host's demand is now what its level schedules: within its capacity.
+    expect(new DataView(blob.buffer).getFloat64(40 + 8, true)).toBeLessThanOrEqual(0.02 * (1 + 1e-6));
+    // Version 1 (no levels): loads, and the levels come back at the next pass.
+    const v1 = blob.slice(0, 40 + 3 * 12);
+    new DataView(v1.buffer).setUint16(4, 1, true);
+    const b = withFreshness(p, 1);
+    b.importState(v1);
+    expect(b.tau()).toBe(a.tau());
+    b.tick(rows, T0 + 6, true);
+    expect(new DataView(b.exportState(Uint32Array.of(0, 1, 2)).buffer).getFloat64(40 + 3 * 12 + 8, true)).toBeGreaterThan(0);
+  });
+
   it('refuses a state blob that is not its format', () => {
     const good = withFreshness(p, 1).exportState(new Uint32Array(2));
     const hook = withFreshness(p, 1);
