@@ -16,6 +16,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fmix32 } from '../../dist/core/mix.js';
 import { printTable } from '../lib/harness.mjs';
 
 const here = fileURLToPath(import.meta.url);
@@ -29,15 +30,6 @@ const PEERS = {
   seenSet: 'SeenSet.merge in memory (Bloom + DrumSet)',
   lmdb: 'lmdb (npm, LMDB B+tree): doesExist + put per key, one sync transaction per batch',
 };
-
-function fmix32(h) {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 function batchOf(from, n, distinct, keys, pays) {
   for (let i = 0; i < n; i++) {
