@@ -12,6 +12,9 @@ function instantiate(name: string): errors.MeguriError {
   switch (name) {
     case 'CorruptPartitionError':
       return new Ctor('header', 'bad magic');
+    case 'CorruptBucketError':
+    case 'DiskFullError':
+      return new Ctor('/data/b0001.run', 'bad checksum');
     case 'WouldBlockError':
       return new Ctor('example.com', 1);
     default:

@@ -99,3 +99,28 @@ export class WouldBlockError extends MeguriError {
     this.host = host;
   }
 }
+
+/** A disk-tier file (a DRUM bucket run, pending file, output log or manifest) failed validation; `file` names it. */
+export class CorruptBucketError extends MeguriError {
+  /** Path of the offending file. */
+  readonly file: string;
+
+  constructor(file: string, message: string) {
+    super('MEGURI_ERR_CORRUPT_BUCKET', `corrupt disk-tier file ${file}: ${message}`);
+    this.file = file;
+  }
+}
+
+/**
+ * A disk-tier write failed because the device is full (ENOSPC) or over quota (EDQUOT); `file`
+ * names the file being written. The store's durable state is the last committed manifest.
+ */
+export class DiskFullError extends MeguriError {
+  /** Path of the file whose write failed. */
+  readonly file: string;
+
+  constructor(file: string, message: string, options?: { cause?: unknown }) {
+    super('MEGURI_ERR_DISK_FULL', `disk full writing ${file}: ${message}`, options);
+    this.file = file;
+  }
+}

@@ -1,0 +1,181 @@
+// Disk tier intake (issue 20): the DRUM store on disk (DrumStore: per-bucket pending files,
+// sorted runs merged sequentially, every merge committed and fsynced) beside the in-memory
+// seen-set (SeenSet.merge: Bloom filter + DrumSet in wasm), on the same key stream: item j is
+// key id (j·7919) mod D over 5,000 hosts, 1.25·D items, so 20 % are rediscoveries.
+//
+// Figures per (peer, D): intake rate (stream items per second of wall time, key generation
+// included for both), keys reported new (must be D), bytes written per item and bytes on disk
+// per distinct key (DrumStore, counted through its I/O seam), resident bytes per key (JS heap +
+// wasm growth after the run) and peak RSS. Each (peer, size) runs in its own child process so
+// peak RSS and wasm memory (which never shrinks) belong to one peer.
+//
+// BENCH_DISK_KEYS="1000000,10000000" picks D; BENCH_DISK_MERGE_MB (default 64) is DrumStore's
+// pending bytes between merges — the RAM the tier borrows, and the knob of bytes written/key.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmix32 } from '../../dist/core/mix.js';
+import { printTable } from '../lib/harness.mjs';
+
+const here = fileURLToPath(import.meta.url);
+const SIZES = (process.env.BENCH_DISK_KEYS ?? '1000000,10000000').split(',').map(Number);
+const MERGE_MB = Number(process.env.BENCH_DISK_MERGE_MB ?? 64);
+const BATCH = 65536;
+const HOSTS = 5000;
+
+const PEERS = {
+  drumStore: `DrumStore on disk (64 buckets, ${MERGE_MB} MiB between merges, fsync per merge)`,
+  seenSet: 'SeenSet.merge in memory (Bloom + DrumSet)',
+  lmdb: 'lmdb (npm, LMDB B+tree): doesExist + put per key, one sync transaction per batch',
+};
+
+function batchOf(from, n, distinct, keys, pays) {
+  for (let i = 0; i < n; i++) {
+    const id = ((from + i) * 7919) % distinct;
+    const h = id % HOSTS;
+    keys[4 * i] = fmix32(h ^ 0x9e3779b9);
+    keys[4 * i + 1] = fmix32(h);
+    keys[4 * i + 2] = id;
+    keys[4 * i + 3] = fmix32(id ^ 0x85ebca6b);
+    pays[i] = id;
+  }
+}
+
+async function child(peer, distinct) {
+  const lib = await import('../../dist/index.js');
+  lib.core();
+  const inUse = () => {
+    globalThis.gc?.();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.external; // external holds array buffers and wasm memory
+  };
+  const mem0 = inUse();
+  let resident = 0;
+  const total = Math.round(distinct * 1.25);
+  const keys = new Uint32Array(BATCH * 4);
+  const pays = new Uint32Array(BATCH);
+  let fresh = 0;
+  const extra = {};
+  const t0 = process.hrtime.bigint();
+  if (peer === 'drumStore') {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-disk-bench-'));
+    const io = new lib.CountingIo();
+    const store = lib.DrumStore.open(dir, { mergeBytes: MERGE_MB << 20, io });
+    let merges = 0;
+    for (let j = 0; j < total; j += BATCH) {
+      const n = Math.min(BATCH, total - j);
+      batchOf(j, n, distinct, keys, pays);
+      store.add(n === BATCH ? keys : keys.subarray(0, 4 * n), n === BATCH ? pays : pays.subarray(0, n));
+      if (store.needsMerge) {
+        fresh += store.merge(j + n).payloads.length;
+        merges++;
+      }
+    }
+    fresh += store.merge(total).payloads.length;
+    merges++;
+    Object.assign(extra, {
+      merges,
+      writtenPerItem: io.counters.bytesWritten / total,
+      readPerItem: io.counters.bytesRead / total,
+      diskPerKey: store.diskBytes / distinct,
+      fsyncs: io.counters.fsyncs,
+      seeks: io.counters.seeks,
+    });
+    resident = inUse() - mem0;
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  } else if (peer === 'lmdb') {
+    const { open } = await import('lmdb');
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-disk-bench-lmdb-'));
+    const db = open({ path: join(dir, 'db'), keyEncoding: 'binary', encoding: 'binary', compression: false });
+    const kb = Buffer.from(keys.buffer);
+    const pb = Buffer.from(pays.buffer);
+    for (let j = 0; j < total; j += BATCH) {
+      const n = Math.min(BATCH, total - j);
+      batchOf(j, n, distinct, keys, pays);
+      db.transactionSync(() => {
+        for (let k = 0; k < n; k++) {
+          const key = kb.subarray(16 * k, 16 * k + 16);
+          if (!db.doesExist(key)) {
+            db.putSync(key, pb.subarray(4 * k, 4 * k + 4));
+            fresh++;
+          }
+        }
+      });
+    }
+    // Allocated blocks, not the sparse map size.
+    let bytes = 0;
+    for (const f of readdirSync(dir, { recursive: true })) {
+      const st = statSync(join(dir, String(f)));
+      if (st.isFile()) bytes += st.blocks * 512;
+    }
+    extra.diskPerKey = bytes / distinct;
+    resident = inUse() - mem0; // lmdb's pages live in the OS page cache (counted in peak RSS)
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  } else {
+    const seen = new lib.SeenSet();
+    for (let j = 0; j < total; j += BATCH) {
+      const n = Math.min(BATCH, total - j);
+      batchOf(j, n, distinct, keys, pays);
+      const v = seen.merge(n === BATCH ? keys : keys.subarray(0, 4 * n));
+      for (let k = 0; k < n; k++) fresh += v[k];
+    }
+    extra.accounted = seen.memoryBytes / distinct;
+    resident = inUse() - mem0;
+    seen.free();
+  }
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
+  return {
+    peer,
+    distinct,
+    fresh,
+    rate: total / wall,
+    residentPerKey: resident / distinct,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    ...extra,
+  };
+}
+
+if (process.argv[1] === here && process.argv[2] === 'child') {
+  const out = await child(process.argv[3], Number(process.argv[4]));
+  process.stdout.write(JSON.stringify(out));
+}
+
+export async function run() {
+  const rows = [];
+  for (const distinct of SIZES) {
+    for (const peer of Object.keys(PEERS)) {
+      let r;
+      try {
+        r = JSON.parse(execFileSync(process.execPath, ['--expose-gc', here, 'child', peer, String(distinct)], { encoding: 'utf8', maxBuffer: 1 << 20 }));
+      } catch (err) {
+        r = { peer, distinct, fresh: `failed: ${String(err.message).split('\n')[0]}` };
+      }
+      rows.push(r);
+    }
+  }
+  console.log(Object.entries(PEERS).map(([k, v]) => `  ${k}: ${v}`).join('\n'));
+  printTable(
+    rows.map((r) => ({
+      peer: r.peer,
+      keys: r.distinct,
+      new: r.fresh,
+      'items/s': r.rate,
+      'written B/item': r.writtenPerItem ?? '',
+      'disk B/key': r.diskPerKey ?? '',
+      'resident B/key': r.residentPerKey,
+      'peak RSS MiB': r.peakRssMiB,
+      merges: r.merges ?? '',
+      seeks: r.seeks ?? '',
+    })),
+  );
+  for (const distinct of SIZES) {
+    const d = rows.find((r) => r.peer === 'drumStore' && r.distinct === distinct);
+    const s = rows.find((r) => r.peer === 'seenSet' && r.distinct === distinct);
+    if (d?.rate && s?.rate) console.log(`  ${distinct}: DrumStore intake at ${(d.rate / s.rate).toFixed(2)}× the in-memory SeenSet; resident ${(d.residentPerKey / s.residentPerKey).toFixed(2)}×`);
+  }
+  return rows;
+}

@@ -1,0 +1,154 @@
+/**
+ * The disk tier's file-system seam: every byte the disk tier reads or writes goes through one
+ * `DiskIo`, so tests can inject ENOSPC at an exact byte and count bytes and read positions
+ * (the "sequential I/O" and "bytes written per key" assertions), and nothing else in src/disk
+ * touches `node:fs` for data. Synchronous on purpose: merges are large sequential batches run
+ * between dispatch steps, and a sync call keeps a merge atomic with respect to the event loop.
+ */
+import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import { DiskFullError } from '../errors/index.js';
+
+/** The file operations the disk tier uses. Every method may throw the `node:fs` error. */
+export interface DiskIo {
+  /** Opens `path` with node:fs `flags` ('r', 'r+', 'w', 'a+'…); returns a descriptor. */
+  open(path: string, flags: string): number;
+  /** Writes `length` bytes of `buf` from `offset` at file `position`; returns bytes written. */
+  write(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number;
+  /** Reads up to `length` bytes at `position` into `buf` at `offset`; returns bytes read. */
+  read(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number;
+  fsync(fd: number): void;
+  close(fd: number): void;
+  rename(from: string, to: string): void;
+  /** Shrinks (or extends with zeros) the file to `length` bytes. */
+  truncate(fd: number, length: number): void;
+}
+
+/** The real file system. */
+export const nodeIo: DiskIo = {
+  open: (path, flags) => openSync(path, flags),
+  write: (fd, buf, offset, length, position) => writeSync(fd, buf, offset, length, position),
+  read: (fd, buf, offset, length, position) => readSync(fd, buf, offset, length, position),
+  fsync: (fd) => fsyncSync(fd),
+  close: (fd) => closeSync(fd),
+  rename: (from, to) => renameSync(from, to),
+  truncate: (fd, length) => ftruncateSync(fd, length),
+};
+
+/** Whether `err` is the file system saying the device or quota is full. */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** Writes all of `buf[0, length)` at `position` of `path`'s descriptor; ENOSPC becomes `DiskFullError`. */
+export function writeFully(io: DiskIo, fd: number, path: string, buf: Uint8Array, length: number, position: number): void {
+  let off = 0;
+  try {
+    while (off < length) off += io.write(fd, buf, off, length - off, position + off);
+  } catch (err) {
+    if (isDiskFull(err)) throw new DiskFullError(path, `${length - off} of ${length} bytes unwritten at offset ${position + off}`, { cause: err });
+    throw err;
+  }
+}
+
+/** fsync that turns a late ENOSPC (delayed allocation) into `DiskFullError` too. */
+export function syncFully(io: DiskIo, fd: number, path: string): void {
+  try {
+    io.fsync(fd);
+  } catch (err) {
+    if (isDiskFull(err)) throw new DiskFullError(path, 'fsync reported the device full', { cause: err });
+    throw err;
+  }
+}
+
+/** Reads exactly `length` bytes at `position`; returns how many were available (short at end of file). */
+export function readFully(io: DiskIo, fd: number, buf: Uint8Array, length: number, position: number): number {
+  let off = 0;
+  while (off < length) {
+    const n = io.read(fd, buf, off, length - off, position + off);
+    if (n === 0) break;
+    off += n;
+  }
+  return off;
+}
+
+/** Counters a `CountingIo` keeps: the figures the complexity tests and the benchmark assert. */
+export interface IoCounters {
+  bytesWritten: number;
+  bytesRead: number;
+  writes: number;
+  reads: number;
+  fsyncs: number;
+  /** Reads that did not start where the previous read of the same descriptor ended. */
+  seeks: number;
+}
+
+/**
+ * Wraps a `DiskIo`, counting bytes, calls and non-sequential reads; `failWritesAfter` (bytes)
+ * makes every write past that budget throw an ENOSPC error, as a full disk would.
+ */
+export class CountingIo implements DiskIo {
+  readonly counters: IoCounters = { bytesWritten: 0, bytesRead: 0, writes: 0, reads: 0, fsyncs: 0, seeks: 0 };
+  /** Bytes of writes still allowed before ENOSPC; Infinity = never fail. */
+  failWritesAfter = Infinity;
+  private readonly nextRead = new Map<number, number>();
+
+  constructor(private readonly inner: DiskIo = nodeIo) {}
+
+  open(path: string, flags: string): number {
+    const fd = this.inner.open(path, flags);
+    this.nextRead.delete(fd);
+    return fd;
+  }
+
+  write(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
+    if (length > this.failWritesAfter) {
+      // A full disk accepts what fits, then refuses: write the part that fits, then fail.
+      const fit = Math.max(0, Math.floor(this.failWritesAfter));
+      if (fit > 0) {
+        this.failWritesAfter = 0;
+        const n = this.inner.write(fd, buf, offset, fit, position);
+        this.counters.bytesWritten += n;
+        return n;
+      }
+      const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
+      err.code = 'ENOSPC';
+      throw err;
+    }
+    const n = this.inner.write(fd, buf, offset, length, position);
+    this.failWritesAfter -= n;
+    this.counters.bytesWritten += n;
+    this.counters.writes++;
+    return n;
+  }
+
+  read(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
+    const expected = this.nextRead.get(fd);
+    if (expected !== undefined && expected !== position) this.counters.seeks++;
+    const n = this.inner.read(fd, buf, offset, length, position);
+    this.nextRead.set(fd, position + n);
+    this.counters.bytesRead += n;
+    this.counters.reads++;
+    return n;
+  }
+
+  fsync(fd: number): void {
+    this.counters.fsyncs++;
+    this.inner.fsync(fd);
+  }
+
+  close(fd: number): void {
+    this.nextRead.delete(fd);
+    this.inner.close(fd);
+  }
+
+  rename(from: string, to: string): void {
+    this.inner.rename(from, to);
+  }
+
+  truncate(fd: number, length: number): void {
+    // A truncated file is read again from its start: a new pass, not a seek.
+    this.nextRead.delete(fd);
+    this.inner.truncate(fd, length);
+  }
+}
