@@ -18,7 +18,8 @@
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
  *     kept. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
  *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
- *     fingerprinted once: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
+ *     analyzed once — on a worker thread from 32 KiB up (`PageAnalyzer`, page-work.ts), so
+ *     no page holds the event loop that paces the other hosts: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
  *     bytes) and `simhash` (src/core: of the visible text for HTML, of the text for other
  *     textual types, none for binary). HTML is scanned in the same pass for links (through
  *     src/url's `canonicalize` under `canonPolicy`), canonical and meta robots. Other
@@ -38,13 +39,11 @@ import { booleanField, customField, defineOptions, functionField, numberField, s
 import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
-import { simhashText } from '../core/simhash.js';
-import { contentFp } from '../dedup/index.js';
 import type { CanonPolicy } from '../url/index.js';
-import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
+import { ACCEPT_ENCODING, parseContentEncoding, readBody } from './body.js';
 import { DnsCache } from './dns.js';
-import { LinkExtractor } from './links.js';
 import { lruSet, lruTouch } from './lru.js';
+import { PageAnalyzer, type PageAnalyzerStats, defaultAnalyzeThreads } from './page-work.js';
 import type { RobotsFetch } from './robots-cache.js';
 import { ROBOTS_PARSE_LIMIT_BYTES, isAgentString, productToken } from './robots.js';
 
@@ -95,6 +94,14 @@ export interface HttpFetcherOptions {
   maxLinks: number;
   /** Keep the decoded body on the outcome (`Outcome.body`); default true. */
   keepBody: boolean;
+  /**
+   * Worker threads for the per-page CPU work (fingerprint, simhash, links) of bodies of at
+   * least `analyzeInlineBelowBytes`; 0 keeps it all on the event loop. Default: cores − 1,
+   * between 1 and 4.
+   */
+  analyzeThreads: number;
+  /** Bodies shorter than this are analyzed on the event loop; default 32 KiB (see src/fetch/page-work.ts). */
+  analyzeInlineBelowBytes: number;
   /** TLS trust for intranets and tests: CA certificates (PEM, replacing Node's roots), or `rejectUnauthorized: false`. */
   tls: TlsOptions | undefined;
   /** Monotonic clock in ms for timing (default `performance.now`). */
@@ -159,6 +166,8 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
     maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
     keepBody: booleanField(true),
+    analyzeThreads: numberField({ min: 0, max: 64, integer: true, default: defaultAnalyzeThreads() }),
+    analyzeInlineBelowBytes: numberField({ min: 0, integer: true, default: 32 * 1024 }),
     tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
     now: functionField<() => number>(() => performance.now()),
   },
@@ -191,20 +200,6 @@ function httpDateSeconds(value: string | undefined): number | undefined {
 
 /** Visible ASCII, space, tab and obs-text: what RFC 9110 §5.5 allows in a field value. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]+$/;
-
-const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
-/** Non-HTML types whose text is worth a simhash (binary types get none). */
-const TEXTUAL_TYPE = /^\s*(text\/|application\/(json|xml|javascript|x-javascript|ld\+json)\b|[\w.-]+\/[\w.-]+\+(xml|json)\b)/i;
-
-function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array): boolean {
-  if (contentType) return HTML_TYPE.test(contentType);
-  for (let i = 0; i < bytes.length && i < 512; i++) {
-    const b = bytes[i]!;
-    if (b === 0x3c) return true; // '<'
-    if (b !== 0x20 && (b < 0x09 || b > 0x0d) && b !== 0xef && b !== 0xbb && b !== 0xbf) return false;
-  }
-  return false;
-}
 
 /** X-Robots-Tag directives for `token` (or for every agent): noindex / nofollow. */
 function xRobots(values: string | string[] | undefined, token: string): { noindex: boolean; nofollow: boolean } {
@@ -276,6 +271,7 @@ export class HttpFetcher implements Fetcher {
   readonly #extraHeaders: Record<string, string>;
   readonly #pools = new Map<string, Pool>();
   readonly #defaultMode: Mode;
+  readonly #analyzer: PageAnalyzer;
   #closed = false;
 
   constructor(options: Partial<HttpFetcherOptions> & Pick<HttpFetcherOptions, 'agent'>) {
@@ -292,6 +288,12 @@ export class HttpFetcher implements Fetcher {
     this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
     // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
     if (!isCoreLoaded()) loadCoreSync();
+    this.#analyzer = new PageAnalyzer({ threads: this.#o.analyzeThreads, inlineBelowBytes: this.#o.analyzeInlineBelowBytes });
+  }
+
+  /** Where page bodies were analyzed so far: inline, on a worker thread, or inline after a thread failed. */
+  get analysisStats(): PageAnalyzerStats {
+    return this.#analyzer.stats;
   }
 
   /** The DnsCache this fetcher resolves through. */
@@ -346,7 +348,7 @@ export class HttpFetcher implements Fetcher {
     this.#closed = true;
     const pools = [...this.#pools.values()];
     this.#pools.clear();
-    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+    await Promise.all([...pools.map((p) => p.close().catch(() => undefined)), this.#analyzer.close()]);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -524,21 +526,19 @@ export class HttpFetcher implements Fetcher {
       const bytes = read.bytes;
       if (o.keepBody) base.body = bytes;
       if (bytes.length > 0 && !read.encoded && mode.analyze) {
-        // Computed once, here: the frontier and freshness only compare them.
-        base.contentFp = contentFp(bytes);
-        if (looksLikeHtml(contentType, bytes)) {
-          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true });
-          extractor.write(decodeText(bytes, contentType));
-          const found = extractor.end();
-          base.simhash = simhashText(found.text ?? '');
-          if (found.noindex) base.noindex = true;
-          if (mode.parseLinks) {
-            base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
-            if (found.canonical !== undefined) base.canonical = found.canonical;
-          }
-        } else if (contentType !== undefined && TEXTUAL_TYPE.test(contentType)) {
-          base.simhash = simhashText(decodeText(bytes, contentType));
+        // Computed once, here (on a worker thread for large bodies): the frontier and
+        // freshness only compare them.
+        const found = await this.#analyzer.analyze(
+          { url, bytes, contentType, token: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, parseLinks: mode.parseLinks },
+          signal,
+        );
+        base.contentFp = found.contentFp;
+        if (found.simhash !== undefined) base.simhash = found.simhash;
+        if (found.noindex) base.noindex = true;
+        if (found.links !== undefined) {
+          base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
         }
+        if (found.canonical !== undefined) base.canonical = found.canonical;
       }
       return base;
     } catch (err) {

@@ -1,5 +1,6 @@
 /**
- * Link extraction from HTML with htmlparser2's streaming tokenizer: `a`/`area` hrefs, the
+ * Link extraction from HTML with htmlparser2's streaming tokenizer (no tree, no stack: see
+ * `LinkExtractor`): `a`/`area` hrefs, the
  * document's `<base href>`, `<link rel=canonical>` (recorded, not followed as a link),
  * `<meta name=robots>` (and `<meta name=AGENT>`) `noindex`/`nofollow`/`none`, and
  * `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
@@ -16,7 +17,7 @@
  * Never: fetch anything, or follow `link rel=canonical` as an ordinary link. Parsing is
  * bounded: at most `maxLinks` distinct links are kept.
  */
-import { Parser } from 'htmlparser2';
+import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { Link } from '../model/index.js';
 import { booleanField, customField, defineOptions, numberField, stringField } from '../options/index.js';
@@ -62,6 +63,9 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
 /** Elements whose content is not visible text. */
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template']);
 
+/** The only elements whose attributes are read; every other tag's attributes are skipped unsliced. */
+const WANTED = new Set(['a', 'area', 'base', 'link', 'meta']);
+
 function tokens(value: string | undefined, separators: RegExp): string[] {
   return value ? value.toLowerCase().split(separators).filter((t) => t !== '') : [];
 }
@@ -69,7 +73,29 @@ function tokens(value: string | undefined, separators: RegExp): string[] {
 const WS = /[\s]+/;
 const META_SEP = /[\s,]+/;
 
-/** A streaming extractor: `write()` HTML as it arrives, `end()` for the result. */
+/** A code point from the entity decoder as text (it already maps invalid ones to U+FFFD). */
+function codePoint(cp: number): string {
+  return cp <= 0x10ffff ? String.fromCodePoint(cp) : '\ufffd';
+}
+
+/**
+ * A streaming extractor: `write()` HTML as it arrives, `end()` for the result.
+ *
+ * Why a bare tokenizer and not htmlparser2's `Parser`: the Parser keeps the open elements in
+ * an array it `unshift`s per tag, so a page of n nested elements costs O(n²) — measured
+ * through this class before the change: 80k nested `<div>` 2.0 s, 1M (5 MB, under the body
+ * cap) about 450 s of one blocked event loop. Nothing here needs the tree: links, base,
+ * canonical and meta robots are per-tag facts, and the visible text only needs to know
+ * whether it is inside script/style/noscript/template, which one counter answers. So the
+ * state kept is O(1) in the nesting depth, and every tokenizer event costs O(1) plus the
+ * characters it slices — linear in the document for any shape (`work` counts it; the test
+ * in test/fetch/links.test.ts holds the series to that).
+ *
+ * What the tree would have changed, and why it does not matter here: implied closes
+ * (`<p>a<div>`) only add word boundaries where a tag boundary already is; an unclosed
+ * `<noscript>`/`<template>` hides the rest of the document either way; script and style
+ * are raw text in the tokenizer itself, so markup inside them is never seen as tags.
+ */
 export class LinkExtractor {
   readonly #documentUrl: string;
   readonly #opts: Readonly<ExtractLinksOptions>;
@@ -77,8 +103,20 @@ export class LinkExtractor {
   readonly #text: string[] | undefined;
   #hiddenDepth = 0;
   readonly #agent: string | undefined;
-  readonly #parser: Parser;
+  readonly #tokenizer: Tokenizer;
+  readonly #rawCap: number;
   readonly #hrefs: { href: string; nofollow: boolean }[] = [];
+  /** Written chunks not yet wholly consumed, and the document offset of the first. */
+  readonly #chunks: string[] = [];
+  #chunksOffset = 0;
+  /** The tag being read: its lowercased name, and its attributes when it is a WANTED one. */
+  #tag = '';
+  #attribs: Record<string, string> | null = null;
+  #attribName = '';
+  #attribValue = '';
+  /** The last text piece pushed was a boundary space (runs of them collapse to one). */
+  #spaced = true;
+  #work = 0;
   #base: string | undefined;
   #canonical: string | undefined;
   #noindex = false;
@@ -99,74 +137,33 @@ export class LinkExtractor {
     this.#text = this.#opts.collectText ? [] : undefined;
     this.#agent = this.#opts.agent?.trim().toLowerCase() || undefined;
     // Raw hrefs kept before dedup: generous, but bounded for hostile pages.
-    const rawCap = this.#opts.maxLinks * 4 + 64;
-    this.#parser = new Parser(
-      {
-        ontext: (data) => {
-          if (this.#text !== undefined && this.#hiddenDepth === 0) this.#text.push(data);
-        },
-        // A tag boundary separates words; text pieces between tags join as they came (the
-        // tokenizer may split one text run at a chunk or entity boundary).
-        onclosetag: (name) => {
-          if (HIDDEN.has(name) && this.#hiddenDepth > 0) this.#hiddenDepth--;
-          this.#text?.push(' ');
-        },
-        onopentag: (name, attribs) => {
-          if (HIDDEN.has(name)) this.#hiddenDepth++;
-          this.#text?.push(' ');
-          switch (name) {
-            case 'a':
-            case 'area': {
-              const href = attribs['href'];
-              if (href === undefined) return;
-              if (this.#hrefs.length >= rawCap) {
-                this.#overflow = true;
-                return;
-              }
-              this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow') });
-              return;
-            }
-            case 'base':
-              if (this.#base === undefined && attribs['href'] !== undefined) {
-                try {
-                  this.#base = new URL(attribs['href'].trim(), this.#documentUrl).href;
-                } catch {
-                  // an invalid base is ignored, as browsers do
-                }
-              }
-              return;
-            case 'link':
-              if (this.#canonical === undefined && attribs['href'] !== undefined && tokens(attribs['rel'], WS).includes('canonical')) {
-                this.#canonical = attribs['href'];
-              }
-              return;
-            case 'meta': {
-              const who = attribs['name']?.trim().toLowerCase();
-              if (who !== 'robots' && (this.#agent === undefined || who !== this.#agent)) return;
-              for (const t of tokens(attribs['content'], META_SEP)) {
-                if (t === 'noindex' || t === 'none') this.#noindex = true;
-                if (t === 'nofollow' || t === 'none') this.#nofollow = true;
-              }
-              return;
-            }
-          }
-        },
-      },
-      { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-    );
+    this.#rawCap = this.#opts.maxLinks * 4 + 64;
+    this.#tokenizer = new Tokenizer({ xmlMode: false, decodeEntities: true }, this.#callbacks());
+  }
+
+  /**
+   * Units of work done so far: one per tokenizer event plus one per chunk dropped. It is
+   * the cost measure the linearity test holds to O(input); nothing in this class loops
+   * over the nesting depth, so there is no other term to count.
+   */
+  get work(): number {
+    return this.#work;
   }
 
   /** Feeds the next piece of the document. */
   write(chunk: string): void {
     if (this.#ended) throw new InvalidArgumentError('LinkExtractor: write() after end()');
-    this.#parser.write(chunk);
+    if (chunk.length === 0) return;
+    this.#chunks.push(chunk);
+    this.#tokenizer.write(chunk);
   }
 
   /** Finishes parsing and returns what the page links to. */
   end(): ExtractedLinks {
     if (!this.#ended) {
       this.#ended = true;
-      this.#parser.end();
+      this.#tokenizer.end();
+      this.#chunks.length = 0;
     }
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
@@ -193,6 +190,143 @@ export class LinkExtractor {
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(this.#canonical, base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
     return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text };
+  }
+
+  /**
+   * The document text from offset `start` to `end`. A tag or attribute name may span
+   * chunks (the tokenizer reports text and attribute values at every chunk end, but not
+   * names), so chunks are dropped only once the tokenizer has moved past them.
+   */
+  #slice(start: number, end: number): string {
+    if (end <= start) return '';
+    const chunks = this.#chunks;
+    while (start - this.#chunksOffset >= chunks[0]!.length) {
+      this.#chunksOffset += chunks.shift()!.length;
+      this.#work++;
+    }
+    let out = chunks[0]!.slice(start - this.#chunksOffset, end - this.#chunksOffset);
+    let i = 0;
+    let at = this.#chunksOffset;
+    while (end - at > chunks[i]!.length) {
+      at += chunks[i]!.length;
+      i++;
+      out += chunks[i]!.slice(0, end - at);
+    }
+    return out;
+  }
+
+  #pushText(piece: string): void {
+    this.#text!.push(piece);
+    this.#spaced = false;
+  }
+
+  /** A tag boundary separates words; text pieces between tags join as they came. */
+  #boundary(): void {
+    if (this.#text !== undefined && !this.#spaced) {
+      this.#text.push(' ');
+      this.#spaced = true;
+    }
+  }
+
+  #callbacks(): TokenizerCallbacks {
+    return {
+      ontext: (start, end) => {
+        this.#work++;
+        if (this.#text !== undefined && this.#hiddenDepth === 0) this.#pushText(this.#slice(start, end));
+      },
+      ontextentity: (cp) => {
+        this.#work++;
+        if (this.#text !== undefined && this.#hiddenDepth === 0) this.#pushText(codePoint(cp));
+      },
+      onopentagname: (start, end) => {
+        this.#work++;
+        const name = this.#slice(start, end).toLowerCase();
+        this.#tag = name;
+        if (HIDDEN.has(name)) this.#hiddenDepth++;
+        this.#boundary();
+        this.#attribs = WANTED.has(name) ? {} : null;
+      },
+      onattribname: (start, end) => {
+        this.#work++;
+        if (this.#attribs !== null) this.#attribName = this.#slice(start, end).toLowerCase();
+      },
+      onattribdata: (start, end) => {
+        this.#work++;
+        if (this.#attribs !== null) this.#attribValue += this.#slice(start, end);
+      },
+      onattribentity: (cp) => {
+        this.#work++;
+        if (this.#attribs !== null) this.#attribValue += codePoint(cp);
+      },
+      onattribend: () => {
+        this.#work++;
+        const attribs = this.#attribs;
+        // The first of repeated attributes wins, as in browsers.
+        if (attribs !== null && !Object.hasOwn(attribs, this.#attribName)) attribs[this.#attribName] = this.#attribValue;
+        this.#attribValue = '';
+      },
+      onopentagend: () => this.#openTagEnd(),
+      // HTML ignores the slash of `<div/>`: the element stays open, as for `<div>`.
+      onselfclosingtag: () => this.#openTagEnd(),
+      onclosetag: (start, end) => {
+        this.#work++;
+        const name = this.#slice(start, end).toLowerCase();
+        if (HIDDEN.has(name) && this.#hiddenDepth > 0) this.#hiddenDepth--;
+        this.#boundary();
+      },
+      oncomment: () => void this.#work++,
+      oncdata: () => void this.#work++,
+      ondeclaration: () => void this.#work++,
+      onprocessinginstruction: () => void this.#work++,
+      onend: () => void this.#work++,
+    };
+  }
+
+  #openTagEnd(): void {
+    this.#work++;
+    const attribs = this.#attribs;
+    this.#attribs = null;
+    if (attribs !== null) this.#element(this.#tag, attribs);
+  }
+
+  /** One WANTED element with its attributes. */
+  #element(name: string, attribs: Record<string, string>): void {
+    switch (name) {
+      case 'a':
+      case 'area': {
+        const href = attribs['href'];
+        if (href === undefined) return;
+        if (this.#hrefs.length >= this.#rawCap) {
+          this.#overflow = true;
+          return;
+        }
+        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow') });
+        return;
+      }
+      case 'base':
+        if (this.#base === undefined && attribs['href'] !== undefined) {
+          try {
+            this.#base = new URL(attribs['href'].trim(), this.#documentUrl).href;
+          } catch {
+            // an invalid base is ignored, as browsers do
+          }
+        }
+        return;
+      case 'link':
+        if (this.#canonical === undefined && attribs['href'] !== undefined && tokens(attribs['rel'], WS).includes('canonical')) {
+          this.#canonical = attribs['href'];
+        }
+        return;
+      case 'meta': {
+        const who = attribs['name']?.trim().toLowerCase();
+        if (who !== 'robots' && (this.#agent === undefined || who !== this.#agent)) return;
+        for (const t of tokens(attribs['content'], META_SEP)) {
+          if (t === 'noindex' || t === 'none') this.#noindex = true;
+          if (t === 'nofollow' || t === 'none') this.#nofollow = true;
+        }
+        return;
+      }
+    }
   }
 }
 
