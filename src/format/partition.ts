@@ -25,7 +25,9 @@
  * | 2  | urls        | u32 rows, u32 columns, then per column: u16 id, u8 type, u8 lanes,|
  * |    |             | u32 byte length, the data (rows·lanes values), padded to 8        |
  * | 3  | hosts       | u32 count, then per host: u32 record length, fixed fields, name   |
- * |    |             | and IP strings (newer fields append; readers skip what they lack) |
+ * |    |             | and IP strings, then (minor ≥ 1) f64 latencyVarMs and f64         |
+ * |    |             | latencyRiseScore (newer fields append; readers skip what they     |
+ * |    |             | lack)                                                             |
  * | 4  | arena       | the string arena the URL columns refer into                       |
  * | 5  | seen-filter | the seen-set filter blob (empty until a SeenSet fronts the table) |
  * | 6  | prioritizer | the prioritizer's host-level state blob                           |
@@ -51,8 +53,13 @@ import { ByteReader, ByteWriter } from './bytes.js';
 export const PARTITION_MAGIC: Uint8Array = Uint8Array.of(0x89, 0x4d, 0x45, 0x47, 0x55, 0x52, 0x49, 0x0a);
 /** The format major this build reads and writes. */
 export const FORMAT_MAJOR = 1;
-/** The format minor this build writes. */
-export const FORMAT_MINOR = 0;
+/**
+ * The format minor this build writes. Minor 1 appends to each host record the latency
+ * estimator's RTTVAR and rise score (f64 each, after the IP string), so a recovered frontier
+ * judges latency exactly as the one that wrote the checkpoint; a minor-0 record restarts
+ * them as RFC 6298 does after a first sample (RTTVAR = SRTT/2, score 0).
+ */
+export const FORMAT_MINOR = 1;
 
 /** Section ids (see the module comment). */
 export const SectionId = {
@@ -146,6 +153,10 @@ export interface HostImage {
   servedSinceActivation: number;
   /** Consecutive reports that left the interval pinned at the ceiling. */
   ceilingStreak: number;
+  /** Latency deviation (ms, RFC 6298's RTTVAR); minor ≥ 1, else SRTT/2 on read. */
+  latencyVarMs: number;
+  /** Latency rise score (src/politeness `observeLatency`), an integer in [0, 255]; minor ≥ 1, else 0. */
+  latencyRiseScore: number;
 }
 
 /** Numeric fields of a host record, in their on-disk order after the key (all f64). */
@@ -253,6 +264,8 @@ function encodeHosts(p: PartitionImage): Uint8Array {
     for (const f of HOST_NUMBERS) w.f64(h[f]);
     w.string(h.name);
     w.string(h.ip);
+    w.f64(h.latencyVarMs);
+    w.f64(h.latencyRiseScore);
     w.patchU32(start, w.length - start);
   }
   return w.view8().slice();
@@ -387,7 +400,7 @@ function decodeUrls(r: ByteReader, rows: number): ColumnBlock[] {
   return cols;
 }
 
-function decodeHosts(r: ByteReader, hostCount: number): HostImage[] {
+function decodeHosts(r: ByteReader, hostCount: number, minor: number): HostImage[] {
   const count = r.u32('host count');
   if (count !== hostCount) r.fail(`holds ${count} hosts, the meta section says ${hostCount}`);
   const hosts: HostImage[] = [];
@@ -406,6 +419,17 @@ function decodeHosts(r: ByteReader, hostCount: number): HostImage[] {
     }
     h.name = rec.string('host name');
     h.ip = rec.string('host ip');
+    if (minor >= 1) {
+      h.latencyVarMs = rec.f64('latencyVarMs');
+      if (!(h.latencyVarMs >= 0 && h.latencyVarMs < Infinity)) rec.fail(`host ${i} field latencyVarMs is ${h.latencyVarMs}, expected a finite number >= 0`);
+      h.latencyRiseScore = rec.f64('latencyRiseScore');
+      if (!Number.isInteger(h.latencyRiseScore) || h.latencyRiseScore < 0 || h.latencyRiseScore > 255) {
+        rec.fail(`host ${i} field latencyRiseScore is ${h.latencyRiseScore}, expected an integer in [0, 255]`);
+      }
+    } else {
+      h.latencyVarMs = h.latencyMs / 2;
+      h.latencyRiseScore = 0;
+    }
     // Fields a newer minor appended are skipped: the record length bounds them.
     if (h.hostKeyHi < prevHi || (h.hostKeyHi === prevHi && h.hostKeyLo <= prevLo)) {
       r.fail(`host ${i} (${h.name}) is not in strictly increasing HostKey order`);
@@ -488,7 +512,7 @@ export function decodePartition(input: Uint8Array): PartitionImage {
   // A newer minor may append meta fields; this minor's reader stops at what it knows.
   if (minor <= FORMAT_MINOR) metaReader.end();
   const columns = decodeUrls(new ByteReader(section(SectionId.Urls), 'urls'), rows);
-  const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount);
+  const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount, minor);
   return {
     meta,
     formatMinor: minor,

@@ -58,6 +58,7 @@ import {
   atCeiling,
   hostInterval,
   isThrottle,
+  observeLatency,
   politenessConfig,
   signalOf,
 } from '../politeness/index.js';
@@ -1009,12 +1010,8 @@ export class Frontier {
 
   private adaptPoliteness(h: HostRecord, o: Outcome, nowMs: number): void {
     const cfg = this.politeness;
-    const signal = signalOf(o, h.latencyMs > 0 ? h.latencyMs : undefined, nowMs);
+    const signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
     h.intervalMs = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
-    const lat = o.latencyMs;
-    if (typeof lat === 'number' && Number.isFinite(lat) && lat >= 0) {
-      h.latencyMs = h.latencyMs > 0 ? 0.7 * h.latencyMs + 0.3 * lat : lat;
-    }
     let next = h.lastDispatchMs + h.intervalMs;
     const ra = signal.retryAfterMs;
     if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;

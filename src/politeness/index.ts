@@ -5,8 +5,9 @@
  * It owns three things:
  * - the frontier's rate policy — `PolitenessConfig` (built only by `politenessConfig(partial?)`,
  *   which validates and returns the frozen defaulted config; no argument gives the defaults), the AIMD
- *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling` — and the shared
- *   per-IP throttle `IpTable`;
+ *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling`, the latency-rise
+ *   estimator `observeLatency` (RFC 6298's SRTT/RTTVAR) — and the shared per-IP throttle
+ *   `IpTable`;
  * - the standalone `Governor`, a pacer for crawlers that keep their own fetch loop, and its
  *   jitter primitive `waitJitter`;
  * - the one Retry-After parser both layers use, `parseRetryAfter`.
@@ -29,6 +30,7 @@ export {
   type PolitenessConfig,
   type Signal,
 } from './policy.js';
+export { type LatencyState, RISE_RUN, RISE_SCORE_MAX, observeLatency } from './latency.js';
 export { IpTable, isUnknownIp } from './ip-table.js';
 export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 export {

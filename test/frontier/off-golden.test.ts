@@ -4,7 +4,12 @@
 // behaviour with freshness off changed. One deliberate change since: the `end` checkpoints of
 // `full` and `threads` moved when a host pinned at the ceiling by a long delay rather than by
 // failures stopped counting toward Dead (the stored ceilingStreak differs; the dispatch log
-// and the mid-run checkpoints are unchanged).
+// and the mid-run checkpoints are unchanged). A second deliberate change (issue 23, finding
+// 2): every hash moved when latency began to feed the interval through the RFC 6298
+// estimator (src/politeness/latency.ts) instead of one sample against an EWMA, healthy
+// fetches began to narrow in proportion far above the floor, and host records gained
+// RTTVAR and the rise score (format minor 1). This test's latencies are a 40–439 ms
+// sawtooth, so its hosts do see rises; the dispatch counts moved with the intervals.
 import { describe, expect, it } from 'vitest';
 import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, xxh64 } from '../../src/index.js';
 
@@ -75,7 +80,7 @@ describe('freshness off: dispatch sequence and checkpoint bytes pinned to the pr
 });
 
 const GOLDEN: Record<string, { log: string; mid: string; end: string; count: number }> = {
-  plain: { log: '1c42c26a18af9f4d', mid: 'e9e6cba81577e4b5', end: '63a253b6553f3424', count: 63 },
-  full: { log: '8a32da6b5d46357c', mid: 'f2ea7bcecaf58f43', end: 'f4652f571eb8e733', count: 217 },
-  threads: { log: '15ce0362bfb22af5', mid: '209bedcb8e9ee01d', end: '67f8972849cb8651', count: 228 },
+  plain: { log: '99a5f4f93e5456c9', mid: 'a97ab1f5b047c961', end: '62b8f4283396d5f8', count: 60 },
+  full: { log: 'fdacf4b16965f3e', mid: '85df634e7d27aaf6', end: '49b15f2adfcbc08b', count: 220 },
+  threads: { log: 'd45d6b4b13d614d9', mid: '27095600b267b115', end: 'eaa6ca4202755271', count: 230 },
 };

@@ -8,6 +8,7 @@ import {
   Frontier,
   adapt,
   hostInterval,
+  observeLatency,
   politenessConfig,
 } from '../../src/index.js';
 import { urlKeyHex } from '../../src/frontier/frontier.js';
@@ -123,7 +124,7 @@ export function replayDrain(
     crawlDelay: h.crawlDelay,
     interval: hostInterval(cfg, cfg.defaultIntervalMs, 0),
     next: 0,
-    latency: 0,
+    latency: { latencyMs: 0, latencyVarMs: 0, latencyRiseScore: 0 },
     pending: h.priorities.map((p, i) => ({ url: urlOf(hi, i), key: urlKeyHex(urlOf(hi, i), h.name), priority: Math.fround(p), retries: 0 })) as Pend[],
   }));
   for (const h of hosts) h.interval = hostInterval(cfg, h.interval, h.crawlDelay);
@@ -148,8 +149,8 @@ export function replayDrain(
     if (h.ip !== '') ipNext.set(h.ip, Math.max(ipNext.get(h.ip) ?? 0, t + Math.max(cfg.ipFloorMs, h.interval)));
     const o = fetched[n]!;
     const ra = o.retryAfter === undefined ? undefined : Number(o.retryAfter) * 1000;
-    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, prevLatencyMs: h.latency > 0 ? h.latency : undefined }), h.crawlDelay);
-    if (o.latencyMs !== undefined) h.latency = h.latency > 0 ? 0.7 * h.latency + 0.3 * o.latencyMs : o.latencyMs;
+    const latencyRising = o.latencyMs !== undefined && observeLatency(cfg, h.latency, o.latencyMs);
+    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, latencyRising }), h.crawlDelay);
     h.next = t + h.interval;
     if (ra !== undefined && ra > 0) h.next = Math.max(h.next, t + ra);
     const transient = o.status === 429 || o.status === 0 || (o.status >= 500 && o.status < 600);
