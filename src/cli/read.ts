@@ -119,17 +119,19 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
 }
 
 /** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */
-function journalInfo(file: string, generation: number | undefined): { records: number; outcomes: number; tornBytes: number } | undefined {
+function journalInfo(file: string, generation: number | undefined): { records: number; outcomes: number; tornBytes: number; damaged: number; lost: number } | undefined {
   const path = join(file, '..', JOURNAL_FILE);
   if (!file.endsWith(CHECKPOINT_FILE) || !existsSync(path)) return undefined;
   try {
     const r = parseJournal(readFileSync(path));
-    if (generation !== undefined && r.generation !== BigInt(generation)) return { records: 0, outcomes: 0, tornBytes: r.tornBytes };
+    const damaged = r.damage.length;
+    const lost = r.damage.reduce((n, d) => n + (d.lostRecords ?? 1), 0);
+    if (generation !== undefined && r.generation !== BigInt(generation)) return { records: 0, outcomes: 0, tornBytes: r.tornBytes, damaged, lost };
     let outcomes = 0;
     r.records.forEach((rec, seq) => {
       if (decodeRecord(rec, seq).t === 'o') outcomes++;
     });
-    return { records: r.records.length, outcomes, tornBytes: r.tornBytes };
+    return { records: r.records.length, outcomes, tornBytes: r.tornBytes, damaged, lost };
   } catch (err) {
     throw inFile(err, path);
   }
@@ -190,7 +192,8 @@ export function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): n
     `  memory      ${bytes(st.memoryBytes)} when loaded (${(st.urls === 0 ? 0 : st.memoryBytes / st.urls).toFixed(0)} B/URL)`,
   ];
   if (engine) {
-    const j = journal === undefined ? 'no journal' : `${int(journal.outcomes)} outcomes journaled since (applied on resume)${journal.tornBytes > 0 ? `, ${journal.tornBytes} torn bytes` : ''}`;
+    const damage = journal === undefined || journal.damaged === 0 ? '' : `, DAMAGED in ${journal.damaged} place(s), at least ${journal.lost} record(s) lost (resume keeps a copy as ${JOURNAL_FILE}.damaged-<time>)`;
+    const j = journal === undefined ? 'no journal' : `${int(journal.outcomes)} outcomes journaled since (applied on resume)${journal.tornBytes > 0 ? `, ${journal.tornBytes} torn bytes` : ''}${damage}`;
     lines.push(`  campaign    ${int(engine.completed)} fetches done; ${j}`);
   }
   io.stdout.write(`${lines.join('\n')}\n`);
