@@ -15,12 +15,13 @@
  * continues from the highest one in the directory, so a crash can at worst leave a torn last
  * record in a file nobody writes to again.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
+import { ensureDirectory } from '../format/file.js';
 
 type Warcio = typeof import('warcio');
 
@@ -101,7 +102,7 @@ export class WarcWriter {
     }
     const prefix = o.prefix ?? 'meguri';
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) throw new InvalidArgumentError(`WarcWriter: prefix must be letters, digits, '.', '_' or '-', received ${JSON.stringify(prefix)}`);
-    mkdirSync(o.dir, { recursive: true });
+    ensureDirectory(o.dir);
     const pattern = new RegExp(`^${prefix.replace(/[.]/g, '\\.')}-\\d{14}-(\\d{5,})\\.warc\\.gz$`);
     let last = 0;
     for (const name of readdirSync(o.dir)) {

@@ -29,7 +29,7 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
@@ -38,7 +38,7 @@ import { SoftDetector, TrapDetector } from '../dedup/index.js';
 import { CorruptPartitionError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { DnsCache, type Fetcher, HttpFetcher, RobotsCache, type RobotsFetch } from '../fetch/index.js';
 import { productToken } from '../fetch/robots.js';
-import { readPartition, writePartition } from '../format/file.js';
+import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
 import type { PartitionImage } from '../format/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
@@ -498,7 +498,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const dir = o.dataDir;
     let image: PartitionImage | undefined;
     if (dir !== undefined) {
-      mkdirSync(dir, { recursive: true });
+      ensureDirectory(dir);
       this.#lock(dir);
       const cp = join(dir, CHECKPOINT_FILE);
       if (existsSync(cp)) image = readPartition(cp);

@@ -3,14 +3,86 @@
  *
  * A write goes to a temporary file beside the target, is fsynced, renamed over the target
  * and the directory is fsynced, so a crash leaves either the old file or the new one, never
- * a torn mix (the rename is atomic on POSIX file systems). Exported from `src/index.ts`
- * only; the byte codec in `./partition.ts` stays browser-safe.
+ * a torn mix (the rename is atomic on POSIX file systems). `ensureDirectory` makes the
+ * directories such files live in without Node's recursive mkdir. Exported from
+ * `src/index.ts` only; the byte codec in `./partition.ts` stays browser-safe.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, basename, join, resolve } from 'node:path';
 import { type PartitionImage, decodePartition, encodePartition } from './partition.js';
 
 let tempCounter = 0;
+
+const codeOf = (err: unknown): unknown => (err as { code?: unknown } | null)?.code;
+
+/**
+ * Creates directory `path` and its missing parents, one non-recursive `mkdir` per level,
+ * and throws the first system error (naming the path) — `ENOTDIR` when a parent is a file.
+ *
+ * Why not `mkdirSync(path, { recursive: true })`: on Node 20 it retries forever, at 100 %
+ * CPU and deaf to Ctrl-C, where a file system answers `mkdir` with ENOENT although the
+ * parent exists — /proc and /sys do (issue 23: `--data /proc/x`). Here that answer is an
+ * error at once, worded for what it is.
+ */
+export function ensureDirectory(path: string): void {
+  walkDirectory(path, false);
+}
+
+/**
+ * Why `ensureDirectory(path)` would fail, found without leaving anything behind: the
+ * nearest existing ancestor must be a directory, and the first missing level is created and
+ * removed again (one non-recursive probe). Undefined when `path` is, or can be made, a
+ * directory. For validating a flag before anything runs.
+ */
+export function directoryProblem(path: string): string | undefined {
+  try {
+    walkDirectory(path, true);
+    return undefined;
+  } catch (err) {
+    const m = err instanceof Error ? /^(E[A-Z]+): ([^,]+)(?:, \w+ '(.*)')?/.exec(err.message) : null;
+    if (m === null) return err instanceof Error ? err.message : String(err);
+    return `${m[2]} (${m[1]})${m[3] !== undefined && m[3] !== resolve(path) ? ` at ${m[3]}` : ''}`;
+  }
+}
+
+function walkDirectory(path: string, probe: boolean): void {
+  const missing: string[] = [];
+  let at = resolve(path);
+  for (;;) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(at).isDirectory();
+    } catch (err) {
+      // ENOTDIR: some ancestor is a file; walking up finds which, to name it.
+      if (codeOf(err) !== 'ENOENT' && codeOf(err) !== 'ENOTDIR') throw err;
+      const up = dirname(at);
+      if (up === at) throw err;
+      missing.push(at);
+      at = up;
+      continue;
+    }
+    if (!isDir) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${at}'`), { code: 'ENOTDIR', syscall: 'mkdir', path: at });
+    break;
+  }
+  for (let i = missing.length - 1; i >= 0; i--) {
+    const dir = missing[i]!;
+    try {
+      mkdirSync(dir);
+      if (probe) {
+        rmdirSync(dir);
+        return;
+      }
+    } catch (err) {
+      const code = codeOf(err);
+      if (code === 'EEXIST' && statSync(dir).isDirectory()) continue; // made by someone else meanwhile
+      if (code === 'ENOENT') {
+        // The parent exists (made or found just above): the file system refuses directories here.
+        throw Object.assign(new Error(`ENOENT: this file system does not allow creating a directory here, mkdir '${dir}'`), { code, syscall: 'mkdir', path: dir });
+      }
+      throw err;
+    }
+  }
+}
 
 /**
  * Writes a partition to `path` atomically (temp file, fsync, rename, directory fsync).
