@@ -10,7 +10,7 @@
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { InvalidArgumentError } from '../errors/index.js';
-import { isAgentString } from '../fetch/robots.js';
+import { userAgentProblem } from '../fetch/robots.js';
 
 /** How a flag's text becomes a value. */
 export type FlagKind =
@@ -212,9 +212,14 @@ export function convertFlag(f: FlagSpec, raw: string): string | number | readonl
     }
     case 'choice':
       return (f.choices ?? []).includes(text) ? text : bad();
-    case 'agent':
-      // Product/version first (RFC 9110 §10.1.5); robots.txt groups match the product token.
-      return isAgentString(raw) && /^\s*[A-Za-z_-]+\/[^\s/]+/.test(raw) && !/[\r\n]/.test(raw) ? raw.trim() : bad();
+    case 'agent': {
+      // Product/version first (RFC 9110 §10.1.5); robots.txt groups match the product token;
+      // header-safe text throughout, or every request would fail locally.
+      const problem = userAgentProblem(raw);
+      // A product token followed by text a header cannot carry: say which character.
+      if (problem !== undefined && /^\s*[A-Za-z_-]/.test(raw)) throw new InvalidArgumentError(`--${f.name}: ${JSON.stringify(raw)}: ${problem}`);
+      return problem === undefined && /^\s*[A-Za-z_-]+\/[^\s/]+/.test(raw) ? raw.trim() : bad();
+    }
     case 'mapping': {
       const eq = text.indexOf('=');
       if (eq <= 0) return bad();

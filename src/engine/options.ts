@@ -4,7 +4,7 @@
  * `PolitenessConfig`.
  */
 import type { Fetcher, HttpFetcherOptions, Resolver } from '../fetch/index.js';
-import { isAgentString } from '../fetch/robots.js';
+import { userAgentField } from '../fetch/http.js';
 import type { FreshnessHook } from '../frontier/index.js';
 import type { HostGrouping } from '../model/index.js';
 import {
@@ -163,10 +163,7 @@ const seedsField: FieldSpec<readonly string[]> = {
   fallback: () => Object.freeze([]),
 };
 
-const agentField: FieldSpec<string> = customField(
-  'a User-Agent starting with a product token, e.g. "MyBot/1.0 (+https://example.com/bot)"',
-  isAgentString,
-);
+const agentField: FieldSpec<string> = userAgentField;
 
 /** Validates engine options (throws `InvalidArgumentError` naming the option). */
 export const resolveEngineOptions = defineOptions<EngineOptions>(

@@ -35,7 +35,7 @@
 import { Pool, buildConnector } from 'undici';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { FetchErrorKind, FetchRequest, Link, Outcome } from '../model/index.js';
-import { booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
+import { type FieldSpec, booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
 import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
@@ -45,7 +45,7 @@ import { DnsCache } from './dns.js';
 import { lruSet, lruTouch } from './lru.js';
 import { PageAnalyzer, type PageAnalyzerStats, defaultAnalyzeThreads } from './page-work.js';
 import type { RobotsFetch } from './robots-cache.js';
-import { ROBOTS_PARSE_LIMIT_BYTES, isAgentString, productToken } from './robots.js';
+import { ROBOTS_PARSE_LIMIT_BYTES, productToken, userAgentProblem } from './robots.js';
 
 /** Fetches one URL. Implementations resolve every failure to an Outcome (status 0), never reject. */
 export interface Fetcher {
@@ -140,13 +140,29 @@ interface Mode {
 
 const MiB = 1024 * 1024;
 
+/** RFC 9110 §5.1 field names (tokens) and, like the agent, values of visible ASCII. */
 const isHeaderRecord = (v: unknown): v is Readonly<Record<string, string>> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Object.entries(v).every(([k, x]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) && typeof x === 'string' && /^[\t\x20-\x7e]*$/.test(x));
+
+/**
+ * The User-Agent option of every entry point that sends requests (HttpFetcher, Engine): a
+ * product token first and header-safe text throughout (`userAgentProblem` says why not).
+ */
+export const userAgentField: FieldSpec<string> = {
+  expects: 'a User-Agent of visible ASCII starting with a product token, e.g. "MyBot/1.0 (+https://example.com/bot)"',
+  check: (value, fail) => {
+    const problem = userAgentProblem(value);
+    return problem === undefined ? (value as string) : fail(problem);
+  },
+};
 
 const resolveOptions = defineOptions<HttpFetcherOptions>(
   'HttpFetcher',
   {
-    agent: customField<string>('a non-blank User-Agent starting with a product token ([A-Za-z_-])', isAgentString),
+    agent: userAgentField,
     allowPrivate: booleanField(false),
     dns: customField<DnsCache | undefined>('a DnsCache', (v): v is DnsCache => v instanceof DnsCache),
     connectTimeoutMs: numberField({ above: 0, default: 10_000 }),
@@ -161,7 +177,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     keepAliveTimeoutMs: numberField({ above: 0, default: 30_000 }),
     maxOrigins: numberField({ min: 1, integer: true, default: 1024 }),
     accept: stringField({ default: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8' }),
-    headers: customField('an object of string header values', isHeaderRecord, () => ({})),
+    headers: customField('an object of header names (tokens) to values of visible ASCII', isHeaderRecord, () => ({})),
     parseLinks: booleanField(true),
     canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
     maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
@@ -229,8 +245,17 @@ function errorMessage(err: unknown): string {
   return String(err);
 }
 
-/** Classifies a thrown transport error. */
-function classify(err: unknown, callerAborted: boolean, totalTimedOut: boolean, o: Readonly<HttpFetcherOptions>): [FetchErrorKind, string] {
+/**
+ * Error codes of a request the client refused before sending anything: undici's argument
+ * and capability checks, Node's header-token and character checks.
+ */
+const LOCAL_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_ARG_TYPE', 'ERR_INVALID_ARG_VALUE', 'ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN']);
+
+/**
+ * Classifies a thrown transport error. Exported for its test only (not re-exported): a
+ * local refusal cannot be provoked through the validated options.
+ */
+export function classify(err: unknown, callerAborted: boolean, totalTimedOut: boolean, o: Readonly<Pick<HttpFetcherOptions, 'connectTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs' | 'totalTimeoutMs' | 'maxHeaderBytes'>>): [FetchErrorKind, string] {
   if (callerAborted) return ['aborted', 'aborted by the caller'];
   if (totalTimedOut) return ['timeout', `total timeout after ${o.totalTimeoutMs} ms`];
   const code = errorCode(err);
@@ -250,6 +275,9 @@ function classify(err: unknown, callerAborted: boolean, totalTimedOut: boolean, 
     case 'EADDRNOTAVAIL':
     case 'ECONNRESET':
       return ['connect', `${code}: ${errorMessage(err)}`];
+  }
+  if (LOCAL_CODES.has(code)) {
+    return ['local', `request not sent: the HTTP client refused it locally (${code}: ${errorMessage(err)}); check the crawler's agent and headers`];
   }
   if (code.startsWith('HPE_') || cause.startsWith('HPE_')) return ['protocol', `invalid HTTP response: ${errorMessage(err)}`];
   if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
