@@ -239,7 +239,9 @@ export function convertFlag(f: FlagSpec, raw: string): string | number | readonl
  */
 export function parseCommand(spec: CommandSpec, argv: readonly string[]): ParsedArgs {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' } };
-  for (const f of spec.flags) options[f.name] = { type: f.kind === 'boolean' ? 'boolean' : 'string', ...(f.multiple ? { multiple: true } : {}) };
+  // Every valued flag is collected as a list, so a repeated one has each of its values
+  // checked (the last one given wins), not only the last.
+  for (const f of spec.flags) options[f.name] = f.kind === 'boolean' ? { type: 'boolean' } : { type: 'string', multiple: true };
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
@@ -261,7 +263,8 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
       const out = texts.map((t) => convertFlag(f, t));
       values.set(f.name, f.kind === 'mapping' ? (out as (readonly [string, string])[]) : out.map(String));
     } else {
-      values.set(f.name, convertFlag(f, texts[texts.length - 1] ?? '') as string | number);
+      const all = texts.map((t) => convertFlag(f, t));
+      values.set(f.name, (all[all.length - 1] ?? convertFlag(f, '')) as string | number);
     }
   }
   const positionals = parsed.positionals;

@@ -32,7 +32,9 @@ import { u64Lanes } from '../core/lanes.js';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptJournalError, InvalidArgumentError } from '../errors/index.js';
 
-const MAGIC = new TextEncoder().encode('MGJRNL01');
+/** The first 8 bytes of every journal file. */
+export const JOURNAL_MAGIC: Uint8Array = new TextEncoder().encode('MGJRNL01');
+const MAGIC = JOURNAL_MAGIC;
 const HEADER_BYTES = 16;
 const RECORD_HEADER_BYTES = 20;
 /** Refuse absurd record lengths so a corrupted length cannot make replay allocate gigabytes. */
