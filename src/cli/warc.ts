@@ -13,9 +13,12 @@
  *
  * A run never appends to an earlier run's file: file names carry a sequence number that
  * continues from the highest one in the directory, so a crash can at worst leave a torn last
- * record in a file nobody writes to again.
+ * record in a file nobody writes to again — and `open` tidies that up (`cleanTail`): a file
+ * left empty by a kill between its creation and its first record is removed, and the last
+ * file is cut back to its last whole gzip member, so every file passes `gzip -t`.
  */
-import { closeSync, fsyncSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { inflateRawSync } from 'node:zlib';
 import { join } from 'node:path';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
@@ -61,6 +64,82 @@ export interface WarcWriterOptions {
 
 const DEFAULT_MAX_BYTES = 1024 ** 3;
 
+/**
+ * The end of the last whole gzip member of `b` (0 when the first is not whole): members are
+ * walked from the start, each header parsed (RFC 1952 §2.3) and its deflate stream inflated
+ * to learn where it ends, then the 8-byte trailer skipped. Linear in the file (about 3 s per
+ * GiB); run once per open, on the previous run's last file only.
+ */
+export function wholeGzipPrefix(b: Uint8Array): number {
+  let at = 0;
+  while (at < b.length) {
+    if (b.length - at < 18 || b[at] !== 0x1f || b[at + 1] !== 0x8b || b[at + 2] !== 8) return at;
+    const flags = b[at + 3]!;
+    let p = at + 10;
+    if (flags & 4) p += 2 + (b[p]! | (b[p + 1]! << 8));
+    for (const bit of [8, 16]) {
+      if (flags & bit) {
+        while (p < b.length && b[p] !== 0) p++;
+        p++;
+      }
+    }
+    if (flags & 2) p += 2;
+    if (p >= b.length) return at;
+    let used: number;
+    try {
+      used = (inflateRawSync(b.subarray(p), { info: true }) as unknown as { engine: { bytesWritten: number } }).engine.bytesWritten;
+    } catch {
+      return at;
+    }
+    const end = p + used + 8;
+    if (end > b.length) return at;
+    at = end;
+  }
+  return at;
+}
+
+/**
+ * Tidies what a killed run left in `dir`: removes empty files of `pattern` and cuts the
+ * last (highest-numbered) file back to its last whole gzip member. Returns what it did.
+ */
+export function cleanTail(dir: string, pattern: RegExp): { removed: string[]; truncated: { file: string; from: number; to: number } | undefined } {
+  const removed: string[] = [];
+  let last: { file: string; seq: number } | undefined;
+  for (const name of readdirSync(dir)) {
+    const m = pattern.exec(name);
+    if (!m) continue;
+    const file = join(dir, name);
+    if (statSync(file).size === 0) {
+      unlinkSync(file);
+      removed.push(file);
+      continue;
+    }
+    const seq = Number(m[1]);
+    if (last === undefined || seq > last.seq) last = { file, seq };
+  }
+  let truncated: { file: string; from: number; to: number } | undefined;
+  if (last !== undefined) {
+    const bytes = readFileSync(last.file);
+    const whole = wholeGzipPrefix(bytes);
+    if (whole < bytes.length) {
+      const fd = openSync(last.file, 'r+');
+      try {
+        ftruncateSync(fd, whole);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      if (whole === 0) {
+        unlinkSync(last.file);
+        removed.push(last.file);
+      } else {
+        truncated = { file: last.file, from: bytes.length, to: whole };
+      }
+    }
+  }
+  return { removed, truncated };
+}
+
 function stamp14(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
 }
@@ -84,7 +163,11 @@ export class WarcWriter {
   readonly #files: string[] = [];
   #bytes = 0;
 
-  private constructor(w: Warcio, o: WarcWriterOptions, seq: number) {
+  readonly #pattern: RegExp;
+  #tidied = false;
+
+  private constructor(w: Warcio, o: WarcWriterOptions, seq: number, pattern: RegExp) {
+    this.#pattern = pattern;
     this.#w = w;
     this.dir = o.dir;
     this.#prefix = o.prefix ?? 'meguri';
@@ -109,7 +192,7 @@ export class WarcWriter {
       const m = pattern.exec(name);
       if (m) last = Math.max(last, Number(m[1]));
     }
-    return new WarcWriter(await loadWarcio(), o, last + 1);
+    return new WarcWriter(await loadWarcio(), o, last + 1, pattern);
   }
 
   /** Files written by this writer, in order. */
@@ -206,6 +289,13 @@ export class WarcWriter {
   async #room(need: number): Promise<void> {
     if (this.#fd >= 0 && (this.#pagesInFile === 0 || this.#size + need <= this.#maxBytes)) return;
     this.close();
+    if (!this.#tidied) {
+      // Only now, with the first page in hand: pages flow once the engine holds the data
+      // directory's lock, so no other crawl is writing these files (the WARC directory is
+      // taken to be this crawl's own, as the default under --data is).
+      this.#tidied = true;
+      cleanTail(this.dir, this.#pattern);
+    }
     const name = `${this.#prefix}-${stamp14(this.#now())}-${String(this.#seq++).padStart(5, '0')}.warc.gz`;
     this.#file = join(this.dir, name);
     this.#fd = openSync(this.#file, 'wx', 0o644);

@@ -7,7 +7,7 @@
  * directories such files live in without Node's recursive mkdir. Exported from
  * `src/index.ts` only; the byte codec in `./partition.ts` stays browser-safe.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { type PartitionImage, decodePartition, encodePartition } from './partition.js';
 
@@ -84,14 +84,59 @@ function walkDirectory(path: string, probe: boolean): void {
   }
 }
 
+/** Whether process `pid` is alive (signal 0 probes without signalling; EPERM means it exists). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return codeOf(err) === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temp files a killed writer left beside `path` (`.<name>.<pid>.<n>.tmp` of a
+ * process no longer alive); returns their paths. Temp files of this process or of a live
+ * one are never touched, so it is safe without holding any lock. Run by every
+ * `writePartition`, so a checkpoint after a kill -9 (the engine writes one on open) tidies
+ * up the previous run's.
+ */
+export function removeStaleTemps(path: string): string[] {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const m = /^(\d+)\.\d+\.tmp$/.exec(name.slice(prefix.length));
+    if (m === null) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || alive(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed.push(join(dir, name));
+    } catch {
+      // gone already, or not ours to remove: leave it
+    }
+  }
+  return removed;
+}
+
 /**
  * Writes a partition to `path` atomically (temp file, fsync, rename, directory fsync).
  * `partition` is an image or already-encoded bytes (e.g. `Frontier#checkpointBytes()`).
- * Returns the number of bytes written.
+ * Returns the number of bytes written. Temp files of writers killed earlier are removed
+ * first (`removeStaleTemps`).
  */
 export function writePartition(path: string, partition: PartitionImage | Uint8Array): number {
   const bytes = partition instanceof Uint8Array ? partition : encodePartition(partition);
   const dir = dirname(path);
+  removeStaleTemps(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${tempCounter++}.tmp`);
   const fd = openSync(temp, 'w', 0o644);
   let open = true;

@@ -44,7 +44,7 @@ describe('meguri inspect beyond .meguri files', () => {
     expect(io.err()).toBe('');
     // One flipped payload byte in record 1.
     const bad = readFileSync(path);
-    bad[16 + 20 + 40 + 20 + 5] ^= 0x20;
+    bad[16 + 20 + 40 + 20 + 5]! ^= 0x20;
     writeFileSync(path, bad);
     io = bufferIo();
     expect(await main(['inspect', path, '--json'], io)).toBe(1);
