@@ -14,6 +14,8 @@
  * history however often it looks. Times are absolute epoch-hours starting at `t0`.
  */
 
+import { fmix32, mulberry32, mulberry32Step } from '../../src/core/mix.js';
+
 /** Options of `makeWorld`. */
 export interface WorldOptions {
   readonly n: number;
@@ -65,36 +67,14 @@ export interface World {
 }
 
 /** A small seeded PRNG (mulberry32): uniform in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 /** One step of the same generator on an external state word: returns [0, 1), updates state[i]. */
-export function stepStream(state: Uint32Array, i: number): number {
-  const s = (state[i]! + 0x6d2b79f5) >>> 0;
-  state[i] = s;
-  let t = s;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+export const stepStream = mulberry32Step;
 
-/** A 32-bit integer mix (for fingerprints and per-page seeds). */
+/** A 32-bit integer mix (for fingerprints and per-page seeds): three words folded, then fmix32. */
 export function mix32(a: number, b: number, c: number): number {
-  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x7f4a7c15, 0xc2b2ae35) ^ Math.imul(c + 0x165667b1, 0x27d4eb2f);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return fmix32(Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x7f4a7c15, 0xc2b2ae35) ^ Math.imul(c + 0x165667b1, 0x27d4eb2f));
 }
 
 function gaussian(rand: () => number): number {

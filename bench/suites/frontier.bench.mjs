@@ -8,6 +8,13 @@
 // memory and typed arrays; meguri's own accounting (`stats().memoryBytes`) is shown beside it.
 // crawlee runs on a smaller N: its in-memory queue costs milliseconds per URL here (measured:
 // 20k URLs ≈ 6 s intake, ≈ 50 s drain), so rates are compared per URL, not per run.
+//
+// Link intake (issue 15): the cost of `report` for pages that carry realistic out-links —
+// LINKS_PER_PAGE (~60) canonical links per 200 outcome, SEEN_SHARE (~70 %) of them URLs the
+// frontier already holds (seeds or earlier discoveries), the rest new. Only the `report` calls
+// are timed (dispatch and link generation are not). The baseline in the same run is the naive
+// frontier fed the same links (URL parse for the host, Set dedup, per-host arrays).
+// `FRONTIER_PARTS` picks parts (default `links,main,crawlee`): `links` alone runs this part.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,6 +138,104 @@ async function crawleeRun(n) {
   return { tIntake, tDrain, bytes, owned: NaN, tWrite: NaN, tRead: NaN, size: NaN };
 }
 
+const LINK_PAGES = Number(process.env.FRONTIER_LINK_PAGES ?? 10_000);
+const LINKS_PER_PAGE = Number(process.env.FRONTIER_LINKS_PER_PAGE ?? 60);
+const SEEN_SHARE = Number(process.env.FRONTIER_SEEN_SHARE ?? 0.7);
+
+/**
+ * The link lists of `pages` outcomes: page p's links are fixed by p alone, ~SEEN_SHARE of them
+ * drawn (seeded LCG) from the URLs known so far (the `pages` seeds plus earlier new links).
+ */
+function linkLists(pages) {
+  const known = [];
+  for (let i = 0; i < pages; i++) known.push(urlOf(i));
+  let next = pages;
+  let x = 0x9e3779b9;
+  const lists = [];
+  let seen = 0;
+  for (let p = 0; p < pages; p++) {
+    const links = [];
+    for (let j = 0; j < LINKS_PER_PAGE; j++) {
+      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+      if (x / 2 ** 32 < SEEN_SHARE) {
+        links.push({ url: known[(Math.imul(x, 2654435761) >>> 0) % known.length] });
+        seen++;
+      } else {
+        const u = urlOf(next++);
+        known.push(u);
+        links.push({ url: u });
+      }
+    }
+    lists.push(links);
+  }
+  return { lists, seen, total: pages * LINKS_PER_PAGE };
+}
+
+function meguriLinkRun(lists) {
+  const n = lists.length;
+  const f = new Frontier(1, 0, { politeness: POLITE });
+  const specs = [];
+  for (let i = 0; i < n; i++) specs.push({ url: urlOf(i), host: hostOf(i), priority: 1, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+  f.seedBatch(specs);
+  let now = 0;
+  let ns = 0n;
+  let p = 0;
+  while (p < n) {
+    const req = f.dispatch(now);
+    if (req === undefined) {
+      const at = f.nextEligible();
+      if (at === undefined) throw new Error('link intake: the frontier ran dry');
+      now = Math.max(now, at);
+      continue;
+    }
+    const o = { row: req.row, url: req.url, status: 200, links: lists[p++] };
+    const t0 = process.hrtime.bigint();
+    f.report(o, now);
+    ns += process.hrtime.bigint() - t0;
+  }
+  const urls = f.len();
+  f.free();
+  return { t: Number(ns) / 1e9, urls };
+}
+
+function naiveLinkRun(lists) {
+  const n = lists.length;
+  const f = new NaiveFrontier(250);
+  for (let i = 0; i < n; i++) f.add(urlOf(i), hostOf(i));
+  let ns = 0n;
+  for (let p = 0; p < n; p++) {
+    const links = lists[p];
+    const t0 = process.hrtime.bigint();
+    for (let j = 0; j < links.length; j++) {
+      const u = links[j].url;
+      f.add(u, new URL(u).hostname);
+    }
+    ns += process.hrtime.bigint() - t0;
+  }
+  return { t: Number(ns) / 1e9, urls: f.seen.size };
+}
+
+/** The link-intake rows: links per second through `report`, meguri against the naive baseline. */
+function linkIntake() {
+  const { lists, seen, total } = linkLists(LINK_PAGES);
+  const m = [];
+  const v = [];
+  for (let r = 0; r < RUNS; r++) {
+    m.push(meguriLinkRun(lists));
+    v.push(naiveLinkRun(lists));
+  }
+  const mt = median(m.map((x) => x.t));
+  const vt = median(v.map((x) => x.t));
+  if (m[0].urls !== v[0].urls) throw new Error(`link intake: meguri holds ${m[0].urls} URLs, naive ${v[0].urls}`);
+  const rows = [
+    { impl: 'meguri report (links)', pages: LINK_PAGES, links: total, 'seen %': (100 * seen) / total, 'links/s': total / mt, 'µs/page': (mt * 1e6) / LINK_PAGES, 'links/s ×': 1, URLs: m[0].urls },
+    { impl: 'naive add (same links)', pages: LINK_PAGES, links: total, 'seen %': (100 * seen) / total, 'links/s': total / vt, 'µs/page': (vt * 1e6) / LINK_PAGES, 'links/s ×': mt / vt, URLs: v[0].urls },
+  ];
+  printTable(rows);
+  console.log('link intake: only report() is timed; × = that implementation / meguri (>1 faster than meguri)');
+  return rows;
+}
+
 function summarize(runs) {
   const pick = (k) => median(runs.map((r) => r[k]));
   return { tIntake: pick('tIntake'), tDrain: pick('tDrain'), bytes: pick('bytes'), owned: pick('owned'), tWrite: pick('tWrite'), tRead: pick('tRead'), size: pick('size') };
@@ -154,6 +259,9 @@ function row(name, n, s, base) {
 }
 
 export async function run() {
+  const parts = (process.env.FRONTIER_PARTS ?? 'links,main,crawlee').split(',');
+  const linkRows = parts.includes('links') ? linkIntake() : [];
+  if (!parts.includes('main')) return linkRows;
   const dir = mkdtempSync(join(tmpdir(), 'meguri-bench-'));
   const rows = [];
   try {
@@ -170,20 +278,22 @@ export async function run() {
       rows.push(row('meguri Frontier', n, ms, undefined));
       rows.push(row('naive Map+Set+heap', n, summarize(v), base));
     }
-    const c = await crawleeRun(CRAWLEE_N);
-    const ref = rows[0];
-    rows.push(
-      row('crawlee RequestQueue (memory)', CRAWLEE_N, c, {
-        intake: ref['intake URL/s'],
-        drain: ref['dispatch+report/s'],
-        bytes: ref['B/URL resident'],
-      }),
-    );
+    if (parts.includes('crawlee')) {
+      const c = await crawleeRun(CRAWLEE_N);
+      const ref = rows[0];
+      rows.push(
+        row('crawlee RequestQueue (memory)', CRAWLEE_N, c, {
+          intake: ref['intake URL/s'],
+          drain: ref['dispatch+report/s'],
+          bytes: ref['B/URL resident'],
+        }),
+      );
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   printTable(rows);
   console.log('× columns = that implementation / meguri at the first size (intake, drain: >1 faster than meguri; bytes: >1 larger)');
   console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + DrumSet + queues');
-  return rows;
+  return [...linkRows, ...rows];
 }

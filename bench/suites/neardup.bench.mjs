@@ -8,6 +8,9 @@ import { median, printTable } from '../lib/harness.mjs';
 
 const N = Number(process.env.BENCH_NEARDUP_N ?? 1_000_000);
 
+// A deliberate copy of src/core/simhash.ts's popcount32 (keep in sync): the baseline is the
+// loop a user would write by hand, all in one module, with nothing from meguri on its hot
+// path — calling the library's exported `hammingLanes` would make it part-meguri.
 function popcount32(x) {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);

@@ -7,6 +7,7 @@
 // BENCH_URLS overrides the stream length; BENCH_RUNS the number of interleaved rounds (default 5).
 import { canonicalize, urlKey, urlKeyBatch } from '../../dist/index.js';
 import { canonicalizeFast } from '../../dist/url/canonicalize.js';
+import { mulberry32 } from '../../dist/core/mix.js';
 import { median, printTable } from '../lib/harness.mjs';
 
 const N = Number(process.env.BENCH_URLS ?? 1_000_000);
@@ -14,16 +15,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const HOSTS = 10_000;
 
 /** mulberry32: a seeded stream, so every run measures the same URLs. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 const WORDS = ['news', 'world', 'sport', 'tech', 'review', 'guide', 'best', 'how', 'to', 'cheap', 'new', 'video', 'photo',
   'travel', 'food', 'health', 'market', 'update', 'story', 'city', 'local', 'garden', 'music', 'film', 'science'];

@@ -12,6 +12,7 @@
  * pages carry a small query. Randomness is a seeded 32-bit generator (mulberry32), so the same
  * options give the same stream in Node and in a browser.
  */
+import { fmix32, mulberry32 } from '../../src/core/mix.js';
 import { defineOptions, numberField } from '../../src/options/index.js';
 
 /** Options of `SyntheticUrls`. */
@@ -38,23 +39,11 @@ const PARAMS = ['page', 'sort', 'lang', 'q', 'color', 'size'];
 const TRACKERS = ['utm_source=newsletter', 'utm_medium=email&utm_campaign=spring', 'gclid=EAIaIQobChMI', 'fbclid=IwAR0x', 'msclkid=9f3c'];
 
 /** mulberry32: a small, fast, well-mixed 32-bit generator; returns a function giving [0, 1). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 /** A 32-bit mix of (seed, id) for the per-page choices (murmur3's finalizer). */
 function mix(seed: number, id: number): number {
-  let h = (seed ^ Math.imul(id, 0x9e3779b1)) >>> 0;
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
+  return fmix32(seed ^ Math.imul(id, 0x9e3779b1));
 }
 
 /** The parts of page `id`'s plain spelling. */

@@ -7,9 +7,25 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
-import { CHECKPOINT_FILE, type CrawlSummary, Engine, type EngineOptions, type EngineResolve, type HostStatus, JOURNAL_FILE, type Progress } from '../engine/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CHECKPOINT_FILE,
+  type CrawlCounts,
+  type CrawlSettings,
+  type CrawlSummary,
+  Engine,
+  type EngineOptions,
+  type EngineResolve,
+  type HostStatus,
+  JOURNAL_FILE,
+  type Progress,
+  SETTINGS_FILE,
+  Scope,
+  readCrawlSettings,
+} from '../engine/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
-import { lookupResolver, systemResolver } from '../fetch/index.js';
+import { DataDir } from '../engine/datadir.js';
+import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import { canonicalize } from '../url/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
@@ -32,9 +48,13 @@ export const CRAWL_SPEC: CommandSpec = {
   maxPositionals: Infinity,
   flags: [
     { name: 'data', kind: 'string', arg: 'DIR', help: 'crawl state: checkpoint, journal, pages.jsonl (an existing one resumes)', required: 'where the crawl keeps its state' },
-    { name: 'agent', kind: 'agent', arg: 'UA', help: 'User-Agent sent with every request, product token first', required: 'e.g. --agent "MyBot/1.0 (+https://example.com/bot)"; sites identify and contact you by it' },
+    { name: 'agent', kind: 'agent', arg: 'UA', help: 'User-Agent sent with every request, product token first (required); a resume reuses the saved one' },
     { name: 'seeds', kind: 'string', arg: 'FILE', help: 'more seed URLs, one per line (# starts a comment)' },
-    { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N fetches in the campaign (resumes count earlier runs)' },
+    { name: 'scope', kind: 'choice', arg: 'SCOPE', choices: ['domain', 'host', 'origin', 'any'], help: "how far from the seeds: their registrable domain (default), host name, origin, or anywhere" },
+    { name: 'include', kind: 'string', arg: 'GLOB', multiple: true, help: 'only URLs matching one of these globs, e.g. "https://example.com/docs/**"' },
+    { name: 'exclude', kind: 'string', arg: 'GLOB', multiple: true, help: 'never URLs matching one of these globs, e.g. "**/*.pdf"' },
+    { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304) in the campaign; resumes count earlier runs, failures do not' },
+    { name: 'max-requests', kind: 'integer', arg: 'N', min: 1, help: 'stop after N requests of any outcome in the campaign' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
@@ -54,7 +74,9 @@ export const CRAWL_SPEC: CommandSpec = {
   notes: [
     'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
     'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
-    'Exit codes: 0 done, 1 failure, 2 usage, 130 interrupted (resumable).',
+    'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
+    'Globs match the whole canonical URL: * stays within a path segment, ** crosses them.',
+    'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 130 interrupted (resumable).',
   ],
 };
 
@@ -72,6 +94,8 @@ export interface CrawlSetup {
   readonly progressIntervalMs: number | undefined;
   /** Called before each page is taken (the demo records statuses). */
   readonly onPage?: ((page: import('../engine/index.js').Page) => void) | undefined;
+  /** Called with the engine once it is built, before the crawl starts. */
+  readonly onEngine?: ((engine: Engine) => void) | undefined;
 }
 
 /** What a crawl run did. */
@@ -117,6 +141,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   const tty = view instanceof TtyProgress;
   const intervalMs = setup.progressIntervalMs ?? (json ? 1000 : tty ? 250 : 5000);
   const engine = new Engine({ ...setup.engine, progressIntervalMs: intervalMs, handleSignals: false });
+  setup.onEngine?.(engine);
   const maxPages = engine.options.maxPages;
   const continuous = engine.options.recrawl || engine.options.freshness !== undefined;
   let pages: PagesIndex | undefined;
@@ -186,7 +211,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     } catch (err) {
       throw fileContext(err, dataDir);
     }
-    const end = summary ?? { reason: engine.stopReason ?? 'stopped', progress: engine.progress(), recovery: engine.recovery };
+    const end = summary ?? engine.summary();
     hostsCache = engine.hostStates();
     const stats = engine.frontier?.stats(Math.floor(Date.now() / 3_600_000));
     view.finish(end.progress, context(end.progress, interrupted ? `stopped (${end.reason}); checkpoint written — run the same command to resume` : undefined));
@@ -289,9 +314,44 @@ function inFlagWords(err: unknown, args: ParsedArgs, dataDir: string): unknown {
   return new InvalidArgumentError(`--grouping ${args.text('grouping') ?? ''}: ${dataDir} was crawled with --grouping ${theirs}; give that, or leave --grouping out to continue with it`, { cause: err });
 }
 
+/** The flag of each saved setting, as a resume's changes are printed. */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  seeds: 'seeds',
+  scope: '--scope',
+  include: '--include',
+  exclude: '--exclude',
+  agent: '--agent',
+  grouping: '--grouping',
+  allowPrivate: '--allow-private',
+  maxPages: '--max-pages',
+  maxRequests: '--max-requests',
+  maxDepth: '--max-depth',
+  maxUrlsPerHost: '--max-urls-per-host',
+  concurrency: '--concurrency',
+  politeness: '--min-delay',
+  maxCrawlDelayMs: '--max-crawl-delay',
+  recrawl: '--recrawl',
+  recrawlBudget: '--budget',
+  extraSettings: '--resolve',
+};
+
+/** A saved value as the user would type it. */
+function shown(v: unknown): string {
+  if (v === Infinity || v === null) return 'unlimited';
+  if (typeof v === 'object' && v !== null && 'resolve' in v) return (v as { resolve: [string, string][] }).resolve.map(([n, ip]) => `${n}=${ip}`).join(' ') || 'none';
+  if (typeof v === 'object' && v !== null && 'minDelayMs' in v) return `${String((v as { minDelayMs: unknown }).minDelayMs)}ms`;
+  return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
+}
+
 /** `meguri crawl`. */
 export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dataDir = directoryFlag('data', resolvePath(args.text('data')!));
+  let saved: CrawlSettings | undefined;
+  try {
+    saved = readCrawlSettings(dataDir);
+  } catch (err) {
+    throw inFile(err, join(dataDir, SETTINGS_FILE));
+  }
   const given = [...args.positionals];
   const seedsFile = args.text('seeds');
   if (seedsFile !== undefined) given.push(...readSeedsFile(seedsFile));
@@ -299,18 +359,28 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   if (given.length === 0 && !resumable) {
     throw new InvalidArgumentError(`crawl: nothing to crawl: give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume (${JSON.stringify(dataDir)} has none)`);
   }
+  const agent = args.text('agent') ?? saved?.agent;
+  if (agent === undefined) throw new InvalidArgumentError('crawl: --agent is required (e.g. --agent "MyBot/1.0 (+https://example.com/bot)"; sites identify and contact you by it)');
   const warcDir = directoryFlag('warc', resolvePath(args.text('warc') ?? join(dataDir, 'warc')));
   const budget = args.number('budget');
   const recrawl = args.flag('recrawl');
-  if (budget !== undefined && !recrawl) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
+  if (budget !== undefined && !recrawl && saved?.recrawl !== true) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
   const minDelay = args.number('min-delay');
   const maxCrawlDelay = args.number('max-crawl-delay');
   const seeds = usableSeeds(given, resumable, io);
+  // Only what was given goes in: the engine fills in the rest from the saved settings.
+  const allowPrivate = args.flag('allow-private') || saved?.allowPrivate === true;
+  const savedPairs = (saved?.extraSettings?.['resolve'] as [string, string][] | undefined) ?? [];
+  const pairs = args.has('resolve') ? args.pairs('resolve').map(([n, ip]): [string, string] => [n, ip]) : savedPairs;
   const engine: CrawlSetup['engine'] = {
-    agent: args.text('agent')!,
+    agent,
     dataDir,
     seeds,
+    ...(args.has('scope') ? { scope: args.text('scope') as EngineOptions['scope'] } : {}),
+    ...(args.has('include') ? { include: args.list('include') } : {}),
+    ...(args.has('exclude') ? { exclude: args.list('exclude') } : {}),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
+    ...(args.has('max-requests') ? { maxRequests: args.number('max-requests')! } : {}),
     ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),
     ...(args.has('max-urls-per-host') ? { maxUrlsPerHost: args.number('max-urls-per-host')! } : {}),
     ...(args.has('concurrency') ? { concurrency: args.number('concurrency')! } : {}),
@@ -318,11 +388,14 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(args.has('checkpoint-every') ? { checkpointIntervalMs: args.number('checkpoint-every')! } : {}),
     ...(maxCrawlDelay !== undefined ? { maxCrawlDelayMs: maxCrawlDelay } : {}),
     ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
-    ...(recrawl ? recrawlFreshness(budget ?? DEFAULT_RECRAWL_BUDGET) : {}),
-    allowPrivate: args.flag('allow-private'),
-    resolve: tableResolver(args.pairs('resolve'), args.flag('allow-private')),
+    ...(recrawl ? recrawlFreshness(budget ?? saved?.recrawlBudget ?? DEFAULT_RECRAWL_BUDGET) : budget !== undefined ? { recrawlBudget: budget } : {}),
+    ...(args.flag('allow-private') ? { allowPrivate: true } : {}),
+    ...(args.has('resolve') || saved === undefined ? { extraSettings: { resolve: pairs } } : {}),
+    resolve: tableResolver(pairs, allowPrivate),
   };
   const json = args.flag('json');
+  DataDir.checkFree(dataDir);
+  await preflightSeeds(engine, saved, allowPrivate, resumable, io);
   const hub = SignalHub.open(io, stillEnding(io, json));
   try {
     const result = await runCrawl(
@@ -333,6 +406,15 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
         json,
         title: `meguri crawl → ${dataDir}`,
         progressIntervalMs: args.number('interval'),
+        onEngine: (e) => {
+          if (json) return;
+          e.once('open', () => {
+            if (saved !== undefined) io.stderr.write(`meguri: resuming ${dataDir} with its saved settings (${SETTINGS_FILE})\n`);
+            for (const c of e.settingChanges) {
+              io.stderr.write(`meguri: ${FLAG_OF[c.name] ?? c.name}: ${shown(c.from)} → ${shown(c.to)} (overrides the saved value; recorded in ${SETTINGS_FILE})\n`);
+            }
+          });
+        },
       },
       io,
       hub,
@@ -340,9 +422,60 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
       throw inFlagWords(err, args, dataDir);
     });
     printCrawlEnd(result, io, json, dataDir, warcDir);
-    return result.interrupted ? EXIT.interrupted : EXIT.ok;
+    if (result.interrupted) return EXIT.interrupted;
+    return result.summary.okInCampaign === 0 && result.summary.reason !== 'stopped' ? EXIT.nothingFetched : EXIT.ok;
   } finally {
     hub.close();
+  }
+}
+
+/** How long the seed checks wait for a DNS answer, ms. */
+const PREFLIGHT_DNS_MS = 5000;
+
+/** Why a seed cannot be fetched under the settings, with the flag that would allow it. */
+interface SeedRefusal {
+  readonly seed: string;
+  readonly reason: string;
+  readonly fix: string;
+}
+
+/**
+ * Asks of every seed, before the crawl starts, what the engine would: is it in the scope and
+ * patterns, does its name exist, may its address be fetched. Each refusal is printed with the
+ * flag that would allow it; when every seed is refused and there is no earlier work to
+ * resume, the command stops with exit 2.
+ */
+async function preflightSeeds(engine: CrawlSetup['engine'], saved: CrawlSettings | undefined, allowPrivate: boolean, resumable: boolean, io: CliIo): Promise<void> {
+  const before = saved?.seeds ?? [];
+  const seeds = [...before, ...(engine.seeds ?? []).filter((s) => !before.includes(s))].filter((s) => canonicalize(s) !== null);
+  if (seeds.length === 0) return;
+  const scope = new Scope(engine.scope ?? saved?.scope ?? 'domain', seeds.map((u) => canonicalize(u)!), engine.include ?? saved?.include, engine.exclude ?? saved?.exclude);
+  const dns = new DnsCache({ ...(engine.resolve ? { resolver: engine.resolve } : {}), maxConcurrent: 16 });
+  const refusals: SeedRefusal[] = [];
+  await Promise.all(
+    seeds.map(async (seed) => {
+      const url = canonicalize(seed)!;
+      const out = scope.check(url);
+      if (out !== undefined) {
+        refusals.push({ seed, reason: `out of scope (${out})`, fix: out === 'excluded' ? 'drop the --exclude that matches it' : '--include a pattern that matches it' });
+        return;
+      }
+      const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+      // A resolver that does not answer in a few seconds leaves the verdict to the crawl.
+      const answer = await Promise.race([dns.lookup(host), sleep(PREFLIGHT_DNS_MS, undefined, { ref: false })]);
+      if (answer === undefined) return;
+      if (!answer.ok) {
+        if (answer.notFound) refusals.push({ seed, reason: `no such name ${host} (${answer.code})`, fix: allowPrivate ? `--resolve ${host}=IP` : `--resolve ${host}=IP, or --allow-private for a name only /etc/hosts knows` });
+        return;
+      }
+      const why = answer.addresses.map((a) => refusalReason(a.address, allowPrivate));
+      if (why.every((w) => w !== undefined)) refusals.push({ seed, reason: `${why[0]!} refused`, fix: '--allow-private' });
+    }),
+  );
+  for (const r of refusals) io.stderr.write(`meguri: seed ${r.seed} refused: ${r.reason} (to allow it: ${r.fix})\n`);
+  if (refusals.length === seeds.length && !resumable) {
+    const first = refusals[0]!;
+    throw new InvalidArgumentError(`crawl: every seed is refused by the settings — ${first.reason}; to allow it: ${first.fix}`);
   }
 }
 
@@ -358,38 +491,73 @@ export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) 
   };
 }
 
+/** The counts line of the end summary: ok / redirects / 4xx / 5xx / network / refused / out of scope. */
+export function countsLine(c: CrawlCounts): string {
+  const parts = [`${int(c.ok)} ok`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
+  const refused = Object.entries(c.refusedBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${int(n)}`);
+  parts.push(`${int(c.refusedByPolicy)} refused by policy${refused.length > 0 ? ` (${refused.join(', ')})` : ''}`);
+  if (c.robotsDisallowed > 0) parts.push(`${int(c.robotsDisallowed)} disallowed by robots.txt`);
+  const out = Object.entries(c.outOfScopeBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${int(n)}`);
+  parts.push(`${int(c.outOfScope)} out of scope${out.length > 0 ? ` (${out.join(', ')})` : ''}`);
+  if (c.handlerFailed > 0) parts.push(`${int(c.handlerFailed)} handler failures`);
+  return parts.join(' · ');
+}
+
+/** Why nothing was fetched, with the flag that would change it. */
+function nothingFetched(s: CrawlSummary): string {
+  const c = s.counts;
+  if (c.refusedBy['private-address'] > 0) return `${int(c.refusedBy['private-address'])} URL(s) refused: private or loopback address — add --allow-private`;
+  if (s.unresolvedHosts.length > 0) return `no such name: ${s.unresolvedHosts.map((h) => h.host).slice(0, 3).join(', ')} — check the URL, or --resolve NAME=IP`;
+  if (s.refusedSeeds.length > 0) return `every seed was refused (${s.refusedSeeds[0]!.reason}) — see --scope, --include, --exclude`;
+  if (c.outOfScope > 0 && c.ok === 0) return `${int(c.outOfScope)} URL(s) out of scope — widen --scope or --include`;
+  const top = s.failingHosts[0];
+  return top === undefined ? 'no page answered' : `${top.host}: ${top.reason}`;
+}
+
 function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string): void {
   const s = result.summary;
   const p = s.progress;
+  const resume = `npx meguri crawl --data ${dataDir}`;
   if (json) {
     new JsonEvents(io.stdout).emit('end', {
       reason: s.reason,
       interrupted: result.interrupted,
       fetched: p.fetched,
       fetchedThisRun: p.fetchedThisRun,
+      okInCampaign: s.okInCampaign,
+      counts: s.counts,
+      failingHosts: s.failingHosts,
+      unresolvedHosts: s.unresolvedHosts,
+      settingChanges: s.settingChanges,
       urls: result.urlsAfter,
       warcFiles: result.warcFiles,
       warcBytes: result.warcBytes,
       pagesFile: join(dataDir, PAGES_FILE),
+      resume,
       stats: result.stats ?? null,
     });
-  } else {
-    const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', stopped: 'stopped', aborted: 'aborted' }[s.reason];
-    io.stdout.write(
-      `${[
-        `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign, ${int(result.urlsAfter)} URLs known`,
-        `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
-        `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
-        s.reason === 'maxPages' && !result.interrupted
-          ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(p.fetched)} fetches so far)`
-          : result.interrupted || s.reason !== 'drained'
-            ? `  resume meguri crawl --data ${dataDir} --agent … (same command)`
-            : '',
-      ]
-        .filter(Boolean)
-        .join('\n')}\n`,
-    );
+    return;
   }
+  const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', maxRequests: 'request limit reached', stopped: 'stopped', aborted: 'aborted' }[s.reason];
+  const failing = s.failingHosts.map((h) => `${h.host} ${int(h.failures)}× (${h.reason})`).join('; ');
+  io.stdout.write(
+    `${[
+      `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK), ${int(result.urlsAfter)} URLs known`,
+      `  this run  ${countsLine(s.counts)}`,
+      failing === '' ? '' : `  failing   ${failing}`,
+      s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
+      s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s)}` : '',
+      `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
+      `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
+      s.reason === 'maxPages' && !result.interrupted
+        ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(s.okInCampaign)} pages fetched OK so far): ${resume} --max-pages N`
+        : result.interrupted || s.reason !== 'drained'
+          ? `  resume ${resume}   (settings are saved in ${join(dataDir, SETTINGS_FILE)}; a flag given overrides them)`
+          : '',
+    ]
+      .filter(Boolean)
+      .join('\n')}\n`,
+  );
 }
 
 /** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */

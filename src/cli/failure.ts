@@ -11,8 +11,10 @@ export const EXIT = {
   ok: 0,
   /** A run-time failure (corrupt file, I/O error, violations in the demo). */
   failure: 1,
-  /** A usage mistake: bad flag, missing argument. */
+  /** A usage mistake: bad flag, missing argument; or every seed refused by the settings. */
   usage: 2,
+  /** A crawl that ended without a single page fetched OK in the whole campaign (the summary says why). */
+  nothingFetched: 3,
   /** Stopped by SIGINT/SIGTERM after a clean checkpoint (128 + SIGINT). */
   interrupted: 130,
 } as const;

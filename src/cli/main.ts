@@ -12,7 +12,9 @@ import { type CommandSpec, commandHelp, parseCommand } from './args.js';
 import { CRAWL_SPEC, crawlCommand, packageVersion } from './crawl.js';
 import { DEMO_SPEC, demoCommand } from './demo.js';
 import { EXIT, reportFailure } from './failure.js';
+import { CLUSTER_SPEC, clusterCommand } from './cluster.js';
 import { type CliIo, processIo } from './io.js';
+import { SERVE_SPEC, serveCommand } from './serve.js';
 import {
   EXPORT_SPEC,
   HOSTS_SPEC,
@@ -39,6 +41,8 @@ const COMMANDS: readonly (readonly [CommandSpec, Run])[] = [
   [HOSTS_SPEC, hostsCommand],
   [INSPECT_SPEC, inspectCommand],
   [EXPORT_SPEC, exportCommand],
+  [SERVE_SPEC, serveCommand],
+  [CLUSTER_SPEC, clusterCommand],
 ];
 
 function overview(): string {

@@ -16,7 +16,8 @@
  * (an empty or token-free body) and never counts as near.
  */
 import { core } from '../core/instance.js';
-import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
+import { u64Lanes } from '../core/lanes.js';
+import { NEAR_DUP_DISTANCE, hammingLanes } from '../core/simhash.js';
 import { InvalidArgumentError } from '../errors/index.js';
 
 /** Seed of the content fingerprint's xxHash64. */
@@ -125,10 +126,42 @@ export type ChangeKind = (typeof ChangeKind)[keyof typeof ChangeKind];
 export const CHANGE_KIND_NAMES: readonly string[] = ['NoChange', 'Cosmetic', 'Real'];
 
 /**
+ * The one content-change classifier (DESIGN §6, §8), lanes in, verdict out: every layer that
+ * compares a fetch with a stored copy — `classifyChange`, the engine's `Page.change`, the
+ * frontier's `report` and freshness's `observeChange` — asks this function.
+ *
+ * Fingerprints and simhashes are u64s given as [lo, hi] u32 lanes (no BigInt, no wasm call:
+ * the frontier runs it on every report). Rules, in order:
+ * - equal fingerprints → NoChange;
+ * - a zero simhash on either side (an empty or token-free body, or no simhash at all: pass
+ *   0, 0) is no near-duplicate signal → Real;
+ * - Hamming distance ≤ `threshold` (default `NEAR_DUP_DISTANCE`, 3) → Cosmetic;
+ * - otherwise → Real.
+ * Deciding that a first fetch is not a change is the caller's concern: with no stored
+ * fingerprint there is nothing to pass. Precondition: lanes are u32 (or int32) values and
+ * `threshold` an integer in [0, 64] (64: every pair of non-zero simhashes is near).
+ */
+export function changeKindLanes(
+  oldFpLo: number,
+  oldFpHi: number,
+  newFpLo: number,
+  newFpHi: number,
+  oldSimLo: number,
+  oldSimHi: number,
+  newSimLo: number,
+  newSimHi: number,
+  threshold: number = NEAR_DUP_DISTANCE,
+): ChangeKind {
+  if ((oldFpLo ^ newFpLo) === 0 && (oldFpHi ^ newFpHi) === 0) return ChangeKind.NoChange;
+  if ((oldSimLo | oldSimHi) === 0 || (newSimLo | newSimHi) === 0) return ChangeKind.Real;
+  return hammingLanes(oldSimLo, oldSimHi, newSimLo, newSimHi) <= threshold ? ChangeKind.Cosmetic : ChangeKind.Real;
+}
+
+/**
  * Classifies a fresh fetch against the stored signals: equal fingerprints → NoChange;
  * simhashes within `NEAR_DUP_DISTANCE` → Cosmetic; otherwise (or when either simhash is 0,
- * meaning no signal) → Real. Deciding that a first fetch is not a change is the caller's
- * concern: there is no old fingerprint to pass.
+ * meaning no signal) → Real. The BigInt form of `changeKindLanes`. Deciding that a first
+ * fetch is not a change is the caller's concern: there is no old fingerprint to pass.
  */
 export function classifyChange(oldFp: bigint, newFp: bigint, oldSim: bigint, newSim: bigint): ChangeKind {
   if (typeof oldFp !== 'bigint' || typeof newFp !== 'bigint' || typeof oldSim !== 'bigint' || typeof newSim !== 'bigint') {
@@ -136,7 +169,9 @@ export function classifyChange(oldFp: bigint, newFp: bigint, oldSim: bigint, new
       `classifyChange: expected four bigints (oldFp, newFp, oldSim, newSim), received ${[oldFp, newFp, oldSim, newSim].map((v) => typeof v).join(', ')}`,
     );
   }
-  if (oldFp === newFp) return ChangeKind.NoChange;
-  if (oldSim === 0n || newSim === 0n) return ChangeKind.Real;
-  return hamming(oldSim, newSim) <= NEAR_DUP_DISTANCE ? ChangeKind.Cosmetic : ChangeKind.Real;
+  const [ofLo, ofHi] = u64Lanes(oldFp, 'classifyChange: oldFp');
+  const [nfLo, nfHi] = u64Lanes(newFp, 'classifyChange: newFp');
+  const [osLo, osHi] = u64Lanes(oldSim, 'classifyChange: oldSim');
+  const [nsLo, nsHi] = u64Lanes(newSim, 'classifyChange: newSim');
+  return changeKindLanes(ofLo, ofHi, nfLo, nfHi, osLo, osHi, nsLo, nsHi);
 }

@@ -14,6 +14,7 @@ export {
   CHANGE_KIND_NAMES,
   CONTENT_FP_SEED,
   ChangeKind,
+  changeKindLanes,
   classifyChange,
   contentFp,
   contentFpLanes,

@@ -24,48 +24,62 @@
  * crash (`Frontier#recordStart`).
  *
  * Politeness is entirely the frontier's: the engine only asks `dispatch(now)` and sleeps until
- * `nextEligible()`; robots.txt and DNS go through the frontier's seams (src/engine/gate.ts),
- * so even a robots.txt request is paced as a fetch start.
+ * `nextEligible()`; robots.txt and DNS go through the frontier's seams, so even a robots.txt
+ * request is paced as a fetch start.
+ *
+ * The seams, one file each, each called in one direction (the engine wires them once, in its
+ * constructor; none holds a reference back to the engine, only the callbacks it was given):
+ *
+ *   host-directory.ts  group → origins and hostnames (every URL registers before it enters)
+ *   dns-seam.ts        the frontier's DNS seam; the address a URL is pinned to
+ *   robots-gate.ts     the frontier's robots seam; owns the RobotsCache and the robots.txt
+ *                      request path: gate → cache → gate.paced → send-gate → fetcher
+ *   send-gate.ts       per-IP send order of content and robots.txt requests (undici's
+ *                      sendHeaders), reading host intervals through `Frontier#hostIntervalMs`
+ *   datadir.ts         lock, checkpoint (.meguri + engine state) and journal files
+ *   records.ts         journal record codec; redirect-hops.ts the maxRedirects counts
  */
-import diagnostics from 'node:diagnostics_channel';
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
-import { CorruptPartitionError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher, RobotsCache, type RobotsFetch } from '../fetch/index.js';
-import { productToken } from '../fetch/robots.js';
-import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
-import type { PartitionImage } from '../format/index.js';
+import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
+import { DnsCache, type Fetcher, HttpFetcher } from '../fetch/index.js';
+import { readPartition } from '../format/file.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { Journal } from '../journal/index.js';
-import { type FetchRequest, HostFlags, type HostGrouping, type Outcome } from '../model/index.js';
+import { type FetchRequest, HostFlags, type HostGrouping, type Link, type Outcome, UrlStatus } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
+import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
-import { HostDirectory, RobotsGate, pickAddress } from './gate.js';
+import { CHECKPOINT_FILE, DataDir, type EngineState } from './datadir.js';
+import { DnsSeam } from './dns-seam.js';
+import { HostDirectory } from './host-directory.js';
+import { RedirectHops } from './redirect-hops.js';
+import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
-import { type OutcomeRecord, type JournalRecord, decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from './records.js';
+import { Scope, type ScopeReason } from './scope.js';
+import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
+import { type CrawlCounts, type FailingHost, type HandlerFailure, Tally, type UnresolvedHost } from './tally.js';
+import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
 import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
 import { SendGate } from './send-gate.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
-/** The checkpoint file in `dataDir`. */
-export const CHECKPOINT_FILE = 'frontier.meguri';
-/** The journal file in `dataDir`. */
-export const JOURNAL_FILE = 'journal.mgj';
-const LOCK_FILE = 'lock';
-/** Redirect-hop counts kept at most (see `#countHops`). */
-const MAX_HOP_ENTRIES = 100_000;
-const STATE_VERSION = 1;
 
 /** Why a run ended. */
-export type StopReason = 'drained' | 'maxPages' | 'stopped' | 'aborted';
+export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted';
+
+/** A seed the settings refuse (reported before the crawl starts; never fetched while they hold). */
+export interface RefusedSeed {
+  readonly url: string;
+  /** `not-http` (not an http(s) URL), or why the scope refuses it (`not-included`, `excluded`). */
+  readonly reason: string;
+}
 
 /** What `open` found in `dataDir`. */
 export interface RecoveryInfo {
@@ -83,11 +97,25 @@ export interface RecoveryInfo {
   readonly refetch: readonly string[];
 }
 
-/** The end of a run. */
+/** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
 export interface CrawlSummary {
   readonly reason: StopReason;
   readonly progress: Progress;
   readonly recovery: RecoveryInfo;
+  /** This run's outcomes, refusals and out-of-scope URLs (see `CrawlCounts`). */
+  readonly counts: CrawlCounts;
+  /** Pages fetched OK in the whole campaign (what `maxPages` counts). */
+  readonly okInCampaign: number;
+  /** The hosts that failed most this run, with the last reason. */
+  readonly failingHosts: readonly FailingHost[];
+  /** Names that do not exist, each taken out of the crawl at once. */
+  readonly unresolvedHosts: readonly UnresolvedHost[];
+  /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
+  readonly handlerFailures: readonly HandlerFailure[];
+  /** Seeds the settings refused. */
+  readonly refusedSeeds: readonly RefusedSeed[];
+  /** Saved settings this run's options overrode. */
+  readonly settingChanges: readonly SettingChange[];
 }
 
 /** Events of an `Engine` (`engine.on(name, listener)`). */
@@ -99,21 +127,6 @@ export interface EngineEvents {
   end: [CrawlSummary];
 }
 
-/** The engine's own part of a checkpoint (in the partition's settings, key `engine`). */
-interface EngineState {
-  readonly v: number;
-  readonly generation: number;
-  readonly completed: number;
-  readonly grouping: HostGrouping;
-  readonly politeness: PolitenessConfig;
-  readonly groups: [string, string[]][];
-  /** URLs in flight at the checkpoint (written back as schedulable). */
-  readonly inFlight: string[];
-  /** Hosts waiting out a robots.txt outage (for `meguri hosts --why`; not read back on resume). */
-  readonly robotsOutages?: RobotsOutageRecord[];
-  readonly robotsMaxAttempts?: number;
-}
-
 interface Flight {
   readonly req: FetchRequest;
   readonly key: string;
@@ -121,6 +134,8 @@ interface Flight {
   sendId: string | undefined;
   /** The outcome as the frontier will be told it (set on completion). */
   reported: Outcome | undefined;
+  /** Links and redirect target out of scope, with why (refused at the ack, never fetched). */
+  outside: { url: string; reason: ScopeReason }[];
   page: Page | undefined;
 }
 
@@ -136,32 +151,6 @@ interface Counters {
   soft404: number;
   bytes: number;
   checkpoints: number;
-}
-
-/** The identity undici reports a request by: origin + path and query. */
-function sendId(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    return u.origin + u.pathname + u.search;
-  } catch {
-    return undefined;
-  }
-}
-
-function isEngineState(v: unknown): v is EngineState {
-  if (typeof v !== 'object' || v === null) return false;
-  const s = v as Record<string, unknown>;
-  return s['v'] === STATE_VERSION && (s['grouping'] === 'host' || s['grouping'] === 'registrable' || s['grouping'] === 'origin') && typeof s['generation'] === 'number' && typeof s['completed'] === 'number' && Array.isArray(s['groups']) && Array.isArray(s['inFlight']);
-}
-
-/** Whether process `pid` is alive (signal 0 probes without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === 'EPERM';
-  }
 }
 
 /**
@@ -185,8 +174,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #dns: DnsCache;
   readonly #fetcher: Fetcher;
   readonly #ownsFetcher: boolean;
-  readonly #robots: RobotsCache | undefined;
   readonly #directory: HostDirectory;
+  readonly #names: DnsSeam;
   readonly #gate: RobotsGate;
   readonly #soft: SoftDetector;
   readonly #traps: TrapDetector | undefined;
@@ -196,11 +185,25 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #flights = new Map<number, Flight>();
   readonly #outputs: Flight[] = [];
   readonly #rejected: string[] = [];
-  /** Redirect hops that led to each URL still to be fetched (only URLs a redirect led to). */
-  readonly #hops = new Map<string, number>();
+  readonly #refusedSeeds: RefusedSeed[] = [];
+  /** Which URLs the crawl may fetch at all (scope and patterns over the seeds). */
+  readonly #scope: Scope;
+  readonly #tally = new Tally();
+  /** Saved settings the options overrode (printed by the CLI, recorded in settings.json). */
+  readonly #changes: readonly SettingChange[];
+  /** Pages fetched OK in the campaign (`maxPages`). */
+  #ok = 0;
+  /** Seeds given to `add()` before `run()` opened the crawl. */
+  readonly #pendingSeeds: string[] = [];
+  /** Resolves whoever waits in `stop()`/`abort()` once no fetch is running. */
+  #quietWaiters: (() => void)[] = [];
+  #summary: CrawlSummary | undefined;
+  /** Redirect hops that led to each URL still to be fetched (`maxRedirects`). */
+  readonly #hops: RedirectHops;
   readonly #c: Counters = { dispatched: 0, completed: 0, s2xx: 0, s3xx: 0, s4xx: 0, s429: 0, s5xx: 0, errors: 0, soft404: 0, bytes: 0, checkpoints: 0 };
   #frontier: Frontier | undefined;
-  #journal: Journal | undefined;
+  /** The data directory's files; undefined for an in-memory crawl. */
+  readonly #data: DataDir | undefined;
   #generation = 0;
   #completed = 0;
   #phase: 'new' | 'running' | 'ended' | 'closed' = 'new';
@@ -210,9 +213,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   #driverDone = false;
   #driver: Promise<void> = Promise.resolve();
   #driverError: unknown;
-  #ended: Promise<void> | undefined;
-  #endedResolve: (() => void) | undefined;
-  #lockPath: string | undefined;
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
@@ -225,16 +225,24 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * Validates `options` (see `EngineOptions`; `agent` is required) and builds the fetcher,
-   * DNS cache and robots cache. Nothing touches the disk or the network until `run()`.
+   * DNS cache and robots cache. With a `dataDir` holding a crawl, its saved settings
+   * (`settings.json`) fill in every option not given, and seeds are added to the saved ones;
+   * an option given with another value overrides the saved one (`settingChanges`). Nothing
+   * but that file is read, and nothing is written or fetched, until `run()`.
    * @throws InvalidArgumentError naming the offending option.
    */
   constructor(options: Partial<EngineOptions> & Pick<EngineOptions, 'agent'>) {
     super();
     // Every fetch and robots.txt load listens on the stop signal while it runs.
     setMaxListeners(0, this.#stop.signal);
-    const o = resolveEngineOptions(options);
+    // A resumed crawl's saved settings fill in every option not given (settings.ts).
+    const dir = typeof options.dataDir === 'string' && options.dataDir !== '' ? options.dataDir : undefined;
+    const { options: merged, changes } = mergeSettings(dir === undefined ? undefined : readCrawlSettings(dir), options);
+    this.#changes = changes;
+    const o = resolveEngineOptions(merged);
     this.#options = o;
-    this.#groupingGiven = options.grouping !== undefined;
+    this.#groupingGiven = merged.grouping !== undefined;
+    this.#scope = new Scope(o.scope, canonicalSeeds(o.seeds, o.canonPolicy), o.include, o.exclude);
     this.#freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
     this.#robotsGiveUp = o.recrawl || o.freshness !== undefined ? undefined : o.robotsMaxAttempts;
     this.policy = enginePolitenessConfig(o.politeness);
@@ -255,41 +263,38 @@ export class Engine extends EventEmitter<EngineEvents> {
       });
       this.#ownsFetcher = true;
     }
+    this.#data = o.dataDir === undefined ? undefined : new DataDir(o.dataDir);
     this.#directory = new HostDirectory(o.grouping);
-    let robotsFetch: RobotsFetch = () => Promise.resolve({ status: 0, error: 'not ready' });
-    this.#robots = o.robots
-      ? new RobotsCache({
-          fetch: (url, signal) => robotsFetch(url, signal),
-          agent: o.agent,
-          now: o.clock,
-          ttlMs: o.robotsTtlMs,
-          retryBaseMs: o.robotsRetryMs,
-          retryMaxMs: Math.max(o.robotsRetryMs, HOUR_MS),
-        })
-      : undefined;
-    this.#gate = new RobotsGate({
-      directory: this.#directory,
-      dns: this.#dns,
-      robots: this.#robots,
-      allowPrivate: o.allowPrivate,
-      maxAttempts: this.#robotsGiveUp ?? Infinity,
-      maxCrawlDelayMs: o.maxCrawlDelayMs,
-      agentToken: productToken(o.agent),
-      clock: o.clock,
-      onStart: (group, url) => this.#robotsStarted(group, url),
-      send: (group, url, start) => this.#enterSend(url, group, this.#addressOf(url), start),
-      sendDone: (url) => this.#sendDone(url),
-      onSettled: (group) => {
-        if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
-      },
-      signal: this.#stop.signal,
-    });
-    robotsFetch = this.#gate.wrapFetch(this.#baseRobotsFetch());
+    const wake = (group: string): void => {
+      if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
+    };
+    this.#names = new DnsSeam({ dns: this.#dns, directory: this.#directory, allowPrivate: o.allowPrivate, clock: o.clock, onSettled: wake });
+    // The send order reads the frontier's host intervals and re-spends its windows; the
+    // frontier exists from run() on, and no request is sent before it does.
     this.#sends = new SendGate(
       o.clock,
-      (group) => Math.max(this.policy.ipFloorMs, this.#frontier?.hostSnapshots(group)[0]?.intervalMs ?? this.policy.floorMs),
+      (group) => Math.max(this.policy.ipFloorMs, this.#frontier?.hostIntervalMs(group) ?? this.policy.floorMs),
       (group, ip, atMs) => void this.#frontier?.recordStart(group, ip, atMs),
     );
+    this.#gate = new RobotsGate({
+      directory: this.#directory,
+      names: this.#names,
+      sends: this.#sends,
+      scope: this.#scope,
+      tally: this.#tally,
+      enabled: o.robots,
+      fetch: robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock),
+      agent: o.agent,
+      ttlMs: o.robotsTtlMs,
+      retryMs: o.robotsRetryMs,
+      maxAttempts: this.#robotsGiveUp ?? Infinity,
+      maxCrawlDelayMs: o.maxCrawlDelayMs,
+      clock: o.clock,
+      onStart: (group, url) => this.#robotsStarted(group, url),
+      onSettled: wake,
+      signal: this.#stop.signal,
+    });
+    this.#hops = new RedirectHops(o.maxRedirects);
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
   }
@@ -301,21 +306,23 @@ export class Engine extends EventEmitter<EngineEvents> {
    * `page.ok`). Opens (or resumes) `dataDir` first. The next page is requested from the
    * generator only after the loop body returns, and only then is the page's outcome recorded:
    * a page the body has not finished with is fetched again after a crash, never lost. Breaking
-   * out of the loop stops the crawl (in-flight fetches are cut and fetched again next run).
-   * Can be called once per engine.
+   * out of the loop stops the crawl (in-flight fetches are cut and fetched again next run);
+   * so does an exception thrown by the loop body — use `crawl(options, handler)` for a
+   * handler whose failures are retried and recorded while the crawl goes on. Returns (as the
+   * generator's value) the end summary, which `summary()` also gives. Can be called once per
+   * engine.
    * @throws InvalidStateError when called twice or after `close()`.
    */
-  async *run(): AsyncGenerator<Page, void, undefined> {
+  async *run(): AsyncGenerator<Page, CrawlSummary, undefined> {
     if (this.#phase !== 'new') throw new InvalidStateError(`Engine.run: the engine is ${this.#phase}; run() can be called once`);
     this.#phase = 'running';
-    this.#ended = new Promise((resolve) => (this.#endedResolve = resolve));
     let completedNormally = false;
     this.#detach = this.#attachSignals();
     try {
       this.#open();
       this.#opened = true;
       this.emit('open', this.#recovery);
-      this.#watchSends(true);
+      this.#sends.watch(this.#fetcher instanceof HttpFetcher);
       this.#runStartMs = this.#clock();
       this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };
       const driver = this.#drive().catch((err: unknown) => {
@@ -347,29 +354,116 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#detach();
       this.#finish();
     }
+    return this.summary();
   }
 
 
   /**
-   * Stops dispatching; the fetches in flight complete and their pages are still yielded, a
-   * checkpoint is written and `run()` ends. Resolves when the run has ended — so call it
-   * without awaiting from inside the `for await` body (the run waits for that body).
+   * Stops dispatching; the fetches in flight complete and their pages are still yielded, then
+   * a checkpoint is written and `run()` ends. Resolves once no fetch is running any more — it
+   * never waits for the loop body, so `await engine.stop()` is safe inside the `for await`
+   * body, from another task, twice, and before `run()` (which then opens the crawl, writes a
+   * checkpoint and ends without fetching). Await the loop itself for the checkpoint.
    */
   stop(): Promise<void> {
-    if (this.#phase !== 'running') return Promise.resolve();
+    if (this.#phase === 'ended' || this.#phase === 'closed') return Promise.resolve();
     if (!this.#stopping) {
       this.#stopping = true;
       this.#reason ??= 'stopped';
       this.#driverWaker.notify();
     }
-    return this.#ended ?? Promise.resolve();
+    return this.#quiet();
   }
 
-  /** Cuts the fetches in flight (they are fetched again next run), checkpoints and ends `run()`. */
+  /**
+   * Cuts the fetches in flight (they are fetched again next run); `run()` then checkpoints and
+   * ends. Resolves at once: safe from anywhere, as `stop()` is; before `run()` it makes the
+   * run end without fetching.
+   */
   abort(): Promise<void> {
-    if (this.#phase !== 'running') return Promise.resolve();
+    if (this.#phase === 'ended' || this.#phase === 'closed') return Promise.resolve();
+    if (this.#phase === 'new') {
+      this.#stopping = true;
+      this.#reason ??= 'aborted';
+      return Promise.resolve();
+    }
     this.#abortNow('aborted');
-    return this.#ended ?? Promise.resolve();
+    return this.#quiet();
+  }
+
+  /** Resolves when no fetch is running (every one in flight has its page, or the loop ended). */
+  #quiet(): Promise<void> {
+    if (this.#isQuiet()) return Promise.resolve();
+    return new Promise((resolve) => this.#quietWaiters.push(resolve));
+  }
+
+  #isQuiet(): boolean {
+    if (this.#phase !== 'running' || this.#driverDone) return true;
+    for (const f of this.#flights.values()) if (f.page === undefined) return false;
+    return true;
+  }
+
+  #notifyQuiet(): void {
+    if (this.#quietWaiters.length === 0 || !this.#isQuiet()) return;
+    for (const resolve of this.#quietWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Adds seed URLs to the crawl, running or not yet started (they widen the scope like the
+   * first seeds, and are saved with the crawl's settings). Returns how many were new to the
+   * frontier (before `run()`: how many were accepted) and the ones refused, with why.
+   * @throws InvalidStateError after the run ended.
+   */
+  add(urls: string | readonly string[]): { added: number; refused: readonly RefusedSeed[] } {
+    if (this.#phase === 'ended' || this.#phase === 'closed') throw new InvalidStateError(`Engine.add: the engine is ${this.#phase}; add seeds before or during run()`);
+    const list = typeof urls === 'string' ? [urls] : [...urls];
+    if (!list.every((u) => typeof u === 'string')) throw new InvalidArgumentError(`Engine.add: expected URL strings, received ${JSON.stringify(list)}`);
+    this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, ...list.filter((u) => !this.#options.seeds.includes(u))]) });
+    for (const u of canonicalSeeds(list, this.options.canonPolicy)) this.#scope.addSeed(u);
+    if (this.#frontier === undefined) {
+      this.#pendingSeeds.push(...list);
+      return { added: list.length, refused: [] };
+    }
+    const before = this.#refusedSeeds.length;
+    const added = this.#seed(list);
+    if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
+    this.#driverWaker.notify();
+    return { added, refused: this.#refusedSeeds.slice(before) };
+  }
+
+  /** The end statistics: final once `run()` has ended, the figures so far before. */
+  summary(): CrawlSummary {
+    if (this.#summary !== undefined) return this.#summary;
+    return {
+      reason: this.#reason ?? 'stopped',
+      progress: this.#progress(this.#clock(), false),
+      recovery: this.#recovery,
+      counts: this.#tally.counts(),
+      okInCampaign: this.#ok,
+      failingHosts: this.#tally.failingHosts(),
+      unresolvedHosts: this.#tally.unresolvedHosts(),
+      handlerFailures: this.#tally.handlerFailures(),
+      refusedSeeds: this.#refusedSeeds,
+      settingChanges: this.#changes,
+    };
+  }
+
+  /** Saved settings this engine's options overrode (empty for a new crawl). */
+  get settingChanges(): readonly SettingChange[] {
+    return this.#changes;
+  }
+
+  /** Seeds the settings refused (out of scope by a pattern, or not http(s)); known once `run()` opened the crawl. */
+  get refusedSeeds(): readonly RefusedSeed[] {
+    return this.#refusedSeeds;
+  }
+
+  /**
+   * Records that `crawl()`'s handler failed on `page` for good (after its retries): counted
+   * in the summary with the error's message. The page's fetch stays recorded as fetched.
+   */
+  recordHandlerFailure(page: Page, error: unknown): void {
+    this.#tally.handlerFailed(page.url, error instanceof Error ? error.message : String(error));
   }
 
   /**
@@ -388,12 +482,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#phase = 'closed';
     this.#stop.abort();
-    this.#journal?.close();
-    this.#journal = undefined;
+    this.#data?.release();
     if (this.#ownsFetcher && this.#fetcher instanceof HttpFetcher) await this.#fetcher.close();
     this.#frontier?.free();
     this.#frontier = undefined;
-    this.#releaseLock();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -481,7 +573,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       stateMachine: true,
       retryLimit: o.retryLimit,
       robots: this.#gate,
-      resolver: this.#gate.resolver(),
+      resolver: this.#names.resolver(),
       grouping: o.grouping,
       urlBudget: o.maxUrlsPerHost,
       depthCap: o.maxDepth,
@@ -495,17 +587,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   #open(): void {
     const o = this.options;
     const now = this.#clock();
-    const dir = o.dataDir;
-    let image: PartitionImage | undefined;
-    if (dir !== undefined) {
-      ensureDirectory(dir);
-      this.#lock(dir);
-      const cp = join(dir, CHECKPOINT_FILE);
-      if (existsSync(cp)) image = readPartition(cp);
-    }
-    if (image !== undefined) {
-      const state = image.meta.settings['engine'];
-      if (!isEngineState(state)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
+    const data = this.#data;
+    data?.lock();
+    const found = data?.readCheckpoint();
+    if (found !== undefined) {
+      const { image, state } = found;
       if (state.grouping !== o.grouping && !this.#groupingGiven) {
         // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
         this.#options = Object.freeze({ ...o, grouping: state.grouping });
@@ -517,41 +603,52 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#frontier = Frontier.recover(image, this.#frontierOptions());
       this.#generation = state.generation;
       this.#completed = state.completed;
-      this.#replay(dir!, state);
+      this.#ok = state.ok ?? state.completed;
+      this.#replay(data!, state);
+      this.#reconsider();
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
     }
-    this.#seed(o.seeds);
-    if (dir !== undefined) this.#checkpoint();
+    this.#seed([...o.seeds, ...this.#pendingSeeds.splice(0)]);
+    if (data !== undefined) {
+      writeCrawlSettings(data.path, this.options, this.#changes, new Date());
+      this.#checkpoint();
+    }
   }
 
-  #replay(dir: string, state: EngineState): void {
+  /**
+   * A resume asks again of every URL a setting refused: those the scope now takes are queued
+   * (a refused address or a name that did not exist is asked again at dispatch, costing no
+   * request if it still holds). URLs robots.txt disallowed are queued again when the agent or
+   * the robots setting changed.
+   */
+  #reconsider(): void {
+    const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
+    this.#frontier!.reconsider((url, status) => {
+      if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
+      return this.#directory.register(url) !== undefined;
+    });
+  }
+
+  /** Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes are redone. */
+  #replay(data: DataDir, state: EngineState): void {
     const f = this.#frontier!;
-    const path = join(dir, JOURNAL_FILE);
     const pending = new Map<string, string>();
     for (const u of state.inFlight) pending.set(u, u);
     let outcomes = 0;
     let dispatches = 0;
-    let torn = 0;
-    if (existsSync(path)) {
-      const { journal, replay } = Journal.open(path);
-      journal.close();
-      torn = replay.tornBytes;
-      if (replay.generation === BigInt(state.generation)) {
-        replay.records.forEach((bytes, seq) => {
-          const r: JournalRecord = decodeRecord(bytes, seq);
-          if (r.t === 'd') {
-            if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
-            if (r.u !== undefined) pending.set(r.u, r.u);
-            return;
-          }
-          this.#replayOutcome(r);
-          pending.delete(r.u);
-          outcomes++;
-        });
+    const { records, tornBytes } = data.readJournal(state.generation);
+    for (const r of records) {
+      if (r.t === 'd') {
+        if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
+        if (r.u !== undefined) pending.set(r.u, r.u);
+        continue;
       }
+      this.#replayOutcome(r);
+      pending.delete(r.u);
+      outcomes++;
     }
-    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes: torn, refetch: [...pending.keys()] };
+    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()] };
   }
 
   #replayOutcome(r: OutcomeRecord): void {
@@ -562,61 +659,63 @@ export class Engine extends EventEmitter<EngineEvents> {
       // A template only ever observed again re-confirms itself; the count is per distinct URL.
       this.#soft.observe(r.h, o.contentFp, keyFromHex(r.k));
     }
-    if (this.#frontier!.replay(r.k, o, r.at, r.now)) this.#completed++;
+    if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
+      this.#completed++;
+      if (isOk(r.s)) this.#ok++;
+    }
+    for (const url of r.x ?? []) this.#refuse(url, 0, r.now);
   }
 
-  #seed(urls: readonly string[]): void {
-    if (urls.length === 0) return;
+  /** Seeds the frontier with `urls` (those the scope takes); returns how many were new. */
+  #seed(urls: readonly string[]): number {
+    if (urls.length === 0) return 0;
     const hours = Math.floor(this.#clock() / HOUR_MS);
     const policy = this.options.canonPolicy;
     const specs = [];
     for (const raw of urls) {
       const url = canonicalize(raw, undefined, policy);
-      const group = url === null ? undefined : this.#directory.register(url);
-      if (url === null || group === undefined) {
+      if (url === null) {
         this.#rejected.push(raw);
+        this.#refusedSeeds.push({ url: raw, reason: 'not-http' });
+        continue;
+      }
+      const out = this.#scope.check(url);
+      if (out !== undefined) {
+        this.#refusedSeeds.push({ url: raw, reason: out });
+        continue;
+      }
+      const group = this.#directory.register(url);
+      if (group === undefined) {
+        this.#rejected.push(raw);
+        this.#refusedSeeds.push({ url: raw, reason: 'not-http' });
         continue;
       }
       specs.push({ url, host: group, priority: 1, firstSeen: hours, nextDue: hours, crawlDelay: 0 });
     }
-    this.#frontier!.seedBatch(specs);
-  }
-
-  #lock(dir: string): void {
-    const path = join(dir, LOCK_FILE);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(path, 'wx');
-        writeSync(fd, `${process.pid}\n`);
-        closeSync(fd);
-        this.#lockPath = path;
-        return;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'EEXIST') throw err;
-        const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-          throw new InvalidStateError(`Engine: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${path} if that is wrong)`);
-        }
-        unlinkSync(path); // stale: its process is gone
-      }
-    }
-    throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(dir)}`);
-  }
-
-  #releaseLock(): void {
-    if (this.#lockPath === undefined) return;
-    try {
-      unlinkSync(this.#lockPath);
-    } catch {
-      // already gone
-    }
-    this.#lockPath = undefined;
+    return this.#frontier!.seedBatch(specs);
   }
 
   // ───────────────────────────── the loop ─────────────────────────────
 
+  /** Fetches the limits still allow (fetches in flight count as if they will succeed). */
   #budgetLeft(): number {
-    return this.options.maxPages - this.#completed - this.#flights.size;
+    const o = this.options;
+    const n = this.#flights.size;
+    return Math.min(o.maxPages - this.#ok - n, o.maxRequests - this.#completed - n);
+  }
+
+  /**
+   * Continuous mode asks again, once an hour, of the names that did not exist: their URLs are
+   * queued again and resolved anew (the negative answer is cached 5 minutes).
+   */
+  #recheckUnresolved(): void {
+    const names = new Set(this.#tally.unresolvedHosts().map((h) => h.host));
+    if (names.size === 0) return;
+    const n = this.#frontier!.reconsider((url, status) => {
+      const host = status === UrlStatus.Refused ? splitOrigin(url)?.host : undefined;
+      return host !== undefined && names.has(host) && this.#scope.check(url) === undefined && this.#directory.register(url) !== undefined;
+    });
+    if (n > 0) this.#driverWaker.notify();
   }
 
   async #drive(): Promise<void> {
@@ -625,8 +724,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     const reporting = (): boolean => o.onProgress !== undefined || this.listenerCount('progress') > 0;
     let nextCheckpoint = this.#clock() + o.checkpointIntervalMs;
     let nextProgress = this.#clock() + o.progressIntervalMs;
+    let nextRecheck = this.#clock() + HOUR_MS;
     for (;;) {
       let now = this.#clock();
+      if (this.#freshness !== undefined && now >= nextRecheck) {
+        this.#recheckUnresolved();
+        nextRecheck = now + HOUR_MS;
+      }
       if (o.dataDir !== undefined && now >= nextCheckpoint) {
         this.#checkpoint();
         now = this.#clock();
@@ -645,7 +749,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#fill();
       if (this.#flights.size === 0) {
         if (this.#budgetLeft() <= 0) {
-          this.#reason = 'maxPages';
+          this.#reason = o.maxPages - this.#ok <= 0 ? 'maxPages' : 'maxRequests';
           break;
         }
         if (f.nextEligible() === undefined) {
@@ -674,6 +778,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#driverDone = true;
     this.#outputWaker.notify();
+    this.#notifyQuiet();
   }
 
   #fill(): void {
@@ -691,19 +796,15 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #launch(req: FetchRequest): void {
     const key = keyToHex(req.key, 0);
-    const flight: Flight = { req, key, sendId: undefined, reported: undefined, page: undefined };
+    const flight: Flight = { req, key, sendId: undefined, reported: undefined, outside: [], page: undefined };
     this.#flights.set(req.row, flight);
     this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
-    let pinned = req;
-    try {
-      const u = new URL(req.url);
-      const ip = this.#addressOfHost(u.hostname);
-      if (ip !== undefined && ip !== req.ip) pinned = { ...req, ip };
-      if (this.#watching) flight.sendId = u.origin + u.pathname + u.search;
-    } catch {
-      // not a URL: the fetcher answers with a clear outcome
-    }
+    // Pinned to the URL's own hostname's address: under registrable grouping the group's
+    // address is its first origin's, which a sibling hostname may not share (or may not have:
+    // then the fetcher resolves it itself and fails with a clear outcome).
+    const ip = this.#names.addressOf(req.url);
+    const pinned = ip !== req.ip ? { ...req, ip } : req;
     const begin = (): void => {
       // The request leaves now: if that is later than its dispatch, the windows count from now.
       const at = this.#clock();
@@ -719,68 +820,10 @@ export class Engine extends EventEmitter<EngineEvents> {
         (err: unknown) => this.#complete(flight, { row: req.row, url: req.url, status: 0, errorKind: 'network', error: err instanceof Error ? err.message : String(err) }),
       );
     };
-    if (flight.sendId === undefined) begin();
-    else this.#sends.enter(pinned.ip, flight.sendId, req.host, begin);
-  }
-
-  /** The address a hostname resolves to (the one its connection is pinned to). */
-  #addressOfHost(hostname: string): string | undefined {
-    const name = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-    return pickAddress(this.#dns.peek(name), this.options.allowPrivate);
-  }
-
-  /** The address `url`'s hostname resolves to. */
-  #addressOf(url: string): string | undefined {
-    try {
-      return this.#addressOfHost(new URL(url).hostname);
-    } catch {
-      return undefined;
-    }
-  }
-
-  /**
-   * Starts a request through the per-IP send order. With the undici fetcher the engine sees
-   * each request leave (the `sendHeaders` diagnostics channel): a request can leave well after
-   * its dispatch — a new connection first needs a connect, and a busy event loop delays that —
-   * so the host's and IP's windows are re-spent from the moment it really left
-   * (`Frontier#recordStart`), and a later request on the same IP waits for it (send-gate.ts).
-   */
-  #enterSend(url: string, group: string, ip: string | undefined, start: () => void): void {
-    const id = this.#watching ? sendId(url) : undefined;
-    if (id === undefined) start();
-    else this.#sends.enter(ip, id, group, start);
-  }
-
-  #sendDone(url: string): void {
-    const id = this.#watching ? sendId(url) : undefined;
-    if (id !== undefined) this.#sends.done(id);
-  }
-
-  readonly #onSendHeaders = (message: unknown): void => {
-    const r = (message as { request?: { origin?: unknown; path?: unknown } } | null)?.request;
-    if (r === undefined || typeof r.origin !== 'string' || typeof r.path !== 'string') return;
-    this.#sends.sent(r.origin + r.path, this.#clock());
-  };
-
-  #watching = false;
-
-  #watchSends(on: boolean): void {
-    if (on === this.#watching || !(this.#fetcher instanceof HttpFetcher)) return;
-    this.#watching = on;
-    if (on) diagnostics.subscribe('undici:client:sendHeaders', this.#onSendHeaders);
-    else {
-      diagnostics.unsubscribe('undici:client:sendHeaders', this.#onSendHeaders);
-      this.#sends.clear();
-    }
-  }
-
-  #baseRobotsFetch(): RobotsFetch {
-    const fetcher = this.#fetcher;
-    if (fetcher instanceof HttpFetcher) return fetcher.robotsFetch();
-    const maybe = (fetcher as { robotsFetch?: () => RobotsFetch }).robotsFetch;
-    if (typeof maybe === 'function') return maybe.call(fetcher);
-    return (url, signal) =>
-      fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', ip: this.#addressOf(url), depth: 0, dispatchedAtMs: this.#clock() }, signal);
+    // A request can leave well after its dispatch (a new connection first needs a connect,
+    // and a busy event loop delays that): the send order re-spends the host's and IP's windows
+    // from the moment it really left, and holds a later request on the same IP (send-gate.ts).
+    flight.sendId = this.#sends.send(req.url, req.host, pinned.ip, begin);
   }
 
   /**
@@ -790,7 +833,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * from inside it.
    */
   #robotsStarted(group: string, url: string): void {
-    const ip = this.#addressOf(url);
+    const ip = this.#names.addressOf(url);
     const at = this.#clock();
     this.#append({ t: 'd', h: group, ip, at, r: 1 });
     this.#starts.push({ group, ip, at });
@@ -808,15 +851,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   #frontierStatus(req: FetchRequest, o: Outcome, soft404: boolean): number {
     if (soft404) return 404;
     if (o.status !== 0) return o.status;
-    if (o.errorKind === 'refused' || o.errorKind === 'url') return 410;
-    if (o.errorKind === 'dns') {
-      try {
-        const answer = this.#dns.peek(new URL(req.url).hostname);
-        if (answer !== undefined && !answer.ok && answer.notFound) return 410;
-      } catch {
-        return 410;
-      }
-    }
+    // A refused address is a setting, not the server's word: transient here, and the retry is
+    // refused at dispatch (`RobotsGate#refuses`) as `Refused`, which a resume re-evaluates.
+    if (o.errorKind === 'url') return 410;
+    if (o.errorKind === 'dns' && this.#names.notFound(req.url)) return 410;
     return 0;
   }
 
@@ -839,14 +877,29 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 300) c.s3xx++;
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
-    for (const l of o.links ?? []) if (!l.nofollow) this.#directory.register(l.url);
+    let links = o.links;
+    if (links !== undefined) {
+      const inside: Link[] = [];
+      for (const l of links) {
+        const out = this.#scope.check(l.url);
+        if (out === undefined) inside.push(l);
+        else if (!l.nofollow) flight.outside.push({ url: l.url, reason: out });
+      }
+      links = inside.length === links.length ? links : inside;
+      for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
+    }
     let location: string | undefined;
     let capped: string | undefined;
     if (o.location !== undefined) {
       location = canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined;
       const max = this.options.maxRedirects;
-      if (location !== undefined && s >= 300 && s < 400 && (this.#hops.get(req.url) ?? 0) >= max) {
+      if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {
         capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
+        location = undefined;
+      }
+      const out = location === undefined ? undefined : this.#scope.check(location);
+      if (location !== undefined && out !== undefined) {
+        flight.outside.push({ url: location, reason: out });
         location = undefined;
       }
       if (location !== undefined) this.#directory.register(location);
@@ -862,12 +915,15 @@ export class Engine extends EventEmitter<EngineEvents> {
       url: req.url,
       status: this.#frontierStatus(req, o, soft404),
       location,
-      links: soft404 ? undefined : o.links,
+      links: soft404 ? undefined : links,
       body: undefined,
     };
+    if (soft404) flight.outside.length = 0;
+    this.#tally.outcome(splitOrigin(req.url)?.host ?? req.host, s, soft404, o.errorKind, o.error);
     flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
+    this.#notifyQuiet();
   }
 
   /** The consumer took the page: record the outcome, report it, free the slot. */
@@ -875,9 +931,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     const req = flight.req;
     if (this.#flights.get(req.row) !== flight || flight.reported === undefined) return;
     const now = this.#clock();
-    if (this.#journal !== undefined) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported));
+    const outside = flight.outside.map((x) => x.url);
+    if (this.#data?.journaling === true) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported, outside));
     this.#frontier!.report(flight.reported, now);
-    this.#countHops(req.url, flight.reported);
+    for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
+    this.#hops.count(req.url, flight.reported);
+    if (isOk(flight.reported.status)) this.#ok++;
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);
@@ -885,29 +944,22 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * Redirect hops: the target of a followed redirect is one hop further than its source. A
-   * URL's count is kept while it may still be fetched (a retry keeps it) and dropped once it
-   * has a final answer. Bounded: the oldest counts go first (a chain they belonged to may
-   * then run a few hops longer, never unboundedly: each hop needs a URL the frontier admits).
+   * Keeps an out-of-scope URL in the frontier as `Refused` (so a resume under a wider scope
+   * can fetch it) without registering its origin: nothing is resolved or asked of robots.txt
+   * for it. Returns whether it was new.
    */
-  #countHops(url: string, reported: Outcome): void {
-    const s = reported.status;
-    const hops = this.#hops.get(url) ?? 0;
-    if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
-    this.#hops.delete(url);
-    if (reported.location === undefined || s < 300 || s >= 400) return;
-    const next = hops + 1;
-    const known = this.#hops.get(reported.location);
-    if (known !== undefined && known <= next) return;
-    this.#hops.set(reported.location, next);
-    if (this.#hops.size > MAX_HOP_ENTRIES) {
-      const oldest = this.#hops.keys().next();
-      if (!oldest.done) this.#hops.delete(oldest.value);
+  #refuse(url: string, depth: number, now: number): boolean {
+    let host: string;
+    try {
+      host = hostGroupKey(url, this.options.grouping);
+    } catch {
+      return false;
     }
+    return this.#frontier!.refuse({ url, host, depth, cash: 0 }, now);
   }
 
   #append(r: JournalRecord): void {
-    if (this.#journal !== undefined) this.#journal.append(encodeRecord(r));
+    this.#data?.append(r);
   }
 
   #abortNow(reason: StopReason): void {
@@ -923,6 +975,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#flights.clear();
     this.#driverWaker.notify();
     this.#outputWaker.notify();
+    this.#notifyQuiet();
   }
 
   #attachSignals(): () => void {
@@ -956,40 +1009,39 @@ export class Engine extends EventEmitter<EngineEvents> {
   #finish(): void {
     if (this.#phase !== 'running') return;
     this.#phase = 'ended';
-    this.#watchSends(false);
+    this.#sends.watch(false);
     this.#reason ??= 'stopped';
     if (this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
-    this.#journal?.sync();
-    const summary: CrawlSummary = { reason: this.#reason, progress: this.#progress(this.#clock(), false), recovery: this.#recovery };
+    this.#data?.sync();
+    const summary = this.summary();
+    this.#summary = summary;
     this.emit('end', summary);
-    this.#endedResolve?.();
+    this.#notifyQuiet();
   }
 
   // ───────────────────────────── checkpoints and progress ─────────────────────────────
 
   #checkpoint(): void {
-    const dir = this.options.dataDir;
+    const data = this.#data;
     const f = this.#frontier;
-    if (dir === undefined || f === undefined) return;
+    if (data === undefined || f === undefined) return;
     const generation = this.#generation + 1;
     const image = f.checkpoint();
-    const state: EngineState = {
-      v: STATE_VERSION,
-      generation,
-      completed: this.#completed,
-      grouping: this.options.grouping,
-      politeness: { ...this.policy },
-      groups: this.#directory.export(),
-      inFlight: [...this.#flights.values()].map((x) => x.req.url),
-      robotsOutages: this.#robotsOutages(f),
-      robotsMaxAttempts: this.#robotsGiveUp,
-    };
-    const bytes = writePartition(join(dir, CHECKPOINT_FILE), {
-      ...image,
-      meta: { ...image.meta, settings: { ...image.meta.settings, engine: state } },
-    });
-    this.#journal?.close();
-    this.#journal = Journal.create(join(dir, JOURNAL_FILE), generation, { syncEvery: this.options.journalSyncEvery });
+    const bytes = data.checkpoint(
+      image,
+      {
+        generation,
+        completed: this.#completed,
+        ok: this.#ok,
+        grouping: this.options.grouping,
+        politeness: { ...this.policy },
+        groups: this.#directory.export(),
+        inFlight: [...this.#flights.values()].map((x) => x.req.url),
+        robotsOutages: this.#robotsOutages(f),
+        robotsMaxAttempts: this.#robotsGiveUp,
+      },
+      this.options.journalSyncEvery,
+    );
     this.#generation = generation;
     this.#c.checkpoints++;
     this.emit('checkpoint', { generation, bytes, urls: image.rows });
@@ -1042,6 +1094,21 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 }
 
+/** Whether a status as the frontier was told it is a page fetched OK (soft-404s are told 404). */
+function isOk(status: number): boolean {
+  return status === 304 || (status >= 200 && status < 300);
+}
+
+/** The canonical forms of the seeds that are http(s) URLs. */
+function canonicalSeeds(seeds: readonly string[], policy: EngineOptions['canonPolicy']): string[] {
+  const out: string[] = [];
+  for (const raw of seeds) {
+    const url = canonicalize(raw, undefined, policy);
+    if (url !== null) out.push(url);
+  }
+  return out;
+}
+
 /**
  * Host statuses of a crawl from its checkpoint (`dataDir` or the `.meguri` file), as a live
  * engine's `hostStates()` would give them at `nowMs` — what `meguri hosts --why` shows for a
@@ -1055,19 +1122,35 @@ export function readHostStates(path: string, nowMs: number = Date.now()): HostSt
 /**
  * Runs a crawl to its end: `onPage` sees every page (awaited before the next is taken), and
  * the engine is closed afterwards. Resolves with why it ended and the final stats.
+ *
+ * A handler that throws (or rejects) is given the same page again, up to `handlerRetries`
+ * more times (default 2); then the page is recorded as failed with the error's message
+ * (`summary.counts.handlerFailed`, `summary.handlerFailures`) and the crawl goes on — unless
+ * `onHandlerError` is given and throws, which ends the crawl with its error.
  */
 export async function crawl(
   options: Partial<EngineOptions> & Pick<EngineOptions, 'agent'>,
   onPage?: (page: Page) => void | Promise<void>,
 ): Promise<CrawlSummary> {
   const engine = new Engine(options);
-  let summary: CrawlSummary | undefined;
-  engine.once('end', (s) => (summary = s));
+  const { handlerRetries, onHandlerError } = engine.options;
   try {
-    for await (const page of engine.run()) await onPage?.(page);
+    for await (const page of engine.run()) {
+      if (onPage === undefined) continue;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await onPage(page);
+          break;
+        } catch (err) {
+          if (attempt < handlerRetries) continue;
+          engine.recordHandlerFailure(page, err);
+          await onHandlerError?.(err, page);
+          break;
+        }
+      }
+    }
   } finally {
     await engine.close();
   }
-  return summary ?? { reason: engine.stopReason ?? 'stopped', progress: engine.progress(), recovery: engine.recovery };
+  return engine.summary();
 }
-

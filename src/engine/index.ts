@@ -4,7 +4,8 @@
  *
  * Owns: the dispatch loop (`Engine`, `crawl`): slots, sleeping until the frontier's next
  * eligible host or a completion, feeding outcomes back; the robots.txt and DNS seams it fills
- * for the frontier (robots before a host's first page, requests paced like fetches); soft-404
+ * for the frontier (robots before a host's first page, requests paced like fetches); the
+ * crawl's scope (seeds, scope, include/exclude globs) and its saved settings; soft-404
  * and trap detection around the frontier's admission; checkpoints (`.meguri`) plus the journal
  * of outcomes since, and recovery from both; signals; progress stats and per-host idle
  * reasons (`hostStates`, `readHostStates`).
@@ -16,18 +17,21 @@
  *
  * Node-only (node:fs, node:events, undici through src/fetch): exported from `src/index.ts`.
  */
+export { CHECKPOINT_FILE, JOURNAL_FILE } from './datadir.js';
 export {
-  CHECKPOINT_FILE,
   type CrawlSummary,
   Engine,
   type EngineEvents,
-  JOURNAL_FILE,
   type RecoveryInfo,
+  type RefusedSeed,
   type StopReason,
   crawl,
   readHostStates,
 } from './engine.js';
 export { type EngineOptions, type EnginePoliteness, type EngineResolve, enginePolitenessConfig, resolveEngineOptions } from './options.js';
+export { CRAWL_SCOPES, type CrawlScope, SCOPE_REASONS, Scope, type ScopeReason } from './scope.js';
+export { type CrawlSettings, SAVED_SETTINGS, SETTINGS_FILE, type SavedSetting, type SettingChange, readCrawlSettings } from './settings.js';
+export { type CrawlCounts, type FailingHost, type HandlerFailure, type PolicyReason, type UnresolvedHost } from './tally.js';
 export { type Page, type PageChange, type PageHeaders, type PageTiming, changeOf } from './page.js';
 export {
   type HostCategory,

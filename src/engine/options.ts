@@ -20,6 +20,8 @@ import {
 import { InvalidArgumentError } from '../errors/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import type { CanonPolicy } from '../url/index.js';
+import type { Page } from './page.js';
+import { CRAWL_SCOPES, type CrawlScope } from './scope.js';
 import type { Progress } from './status.js';
 
 /** Politeness overrides in the embedder's words. Every field is optional. */
@@ -48,6 +50,16 @@ export interface EnginePoliteness {
  * Custom DNS: a hostname to one address or several, as strings or as records with their TTL
  * (`{ address, family, ttlSeconds }`, which the engine's DNS cache then respects; without a
  * TTL an answer is kept 5 minutes). The same type as `DnsCache`'s `resolver`.
+ *
+ * The contract, per hostname:
+ * - **no such name**: resolve to an empty array, or reject with an error whose `code` is
+ *   `ENOTFOUND`, `ENODATA`, `NXDOMAIN`, `ENONAME`, `NODATA` or `NOTFOUND`. The host is taken
+ *   out at once: every URL of it is refused (status `Refused`, no request), it is named once
+ *   in the end summary, and the answer is cached 5 minutes (continuous mode asks again later;
+ *   a resume with other settings, e.g. a `--resolve` for it, re-evaluates its URLs).
+ * - **try again**: reject with any other error (a plain `Error`, `ETIMEOUT`, `ESERVFAIL`, …).
+ *   The URL's fetch fails as a transient network error and is retried up to `retryLimit`
+ *   times; the answer is cached 30 seconds.
  */
 export type EngineResolve = Resolver;
 
@@ -65,8 +77,40 @@ export interface EngineOptions {
   readonly dataDir: string | undefined;
   /** Fetches in flight at once (across hosts; one per host always). Default 64. */
   readonly concurrency: number;
-  /** Content fetches for the campaign (resumes count the earlier runs). Default unlimited. */
+  /**
+   * Pages fetched OK (2xx or 304, soft-404s aside) for the campaign, resumes included: the
+   * crawl stops once this many have been taken. Failures, redirects and robots.txt requests
+   * do not count. Default unlimited.
+   */
   readonly maxPages: number;
+  /** Content requests of any outcome for the campaign, resumes included (a cap on work). Default unlimited. */
+  readonly maxRequests: number;
+  /**
+   * How far from its seeds the crawl goes: `host` (a seed's host name), `domain` (a seed's
+   * registrable domain; the default), `origin` (a seed's scheme, host and port) or `any`.
+   * Out-of-scope links are counted per reason and never fetched, nor their robots.txt.
+   */
+  readonly scope: CrawlScope;
+  /** Glob patterns (picomatch) over the canonical URL; when given, a URL must match one. Default none. */
+  readonly include: readonly string[];
+  /** Glob patterns over the canonical URL; a URL matching one is out of scope. Default none. */
+  readonly exclude: readonly string[];
+  /**
+   * For `crawl(options, handler)`: times a page is handed to the handler again after it
+   * threw, before it is recorded as failed with the error's message. Default 2.
+   */
+  readonly handlerRetries: number;
+  /**
+   * For `crawl(options, handler)`: called when the handler failed on a page `handlerRetries + 1`
+   * times. Throw (or reject) to end the crawl with that error; return to go on (the default).
+   */
+  readonly onHandlerError: ((error: unknown, page: Page) => void | Promise<void>) | undefined;
+  /**
+   * JSON-serializable settings of the embedder, saved with the crawl's own in the data
+   * directory's `settings.json` and given back by `readCrawlSettings` (the CLI keeps its
+   * `--resolve` table there). Default none.
+   */
+  readonly extraSettings: Readonly<Record<string, unknown>> | undefined;
   /** Deepest link depth admitted (seeds are 0); 0 = unlimited. Default 32. */
   readonly maxDepth: number;
   /** URLs admitted per host group (the blunt trap defense); 0 = unlimited. Default 100 000. */
@@ -157,11 +201,12 @@ const maxPagesField: FieldSpec<number> = {
   fallback: () => Infinity,
 };
 
-const seedsField: FieldSpec<readonly string[]> = {
-  expects: 'an array of URL strings',
+const stringsField: FieldSpec<readonly string[]> = {
+  expects: 'an array of strings',
   check: (v, fail) => (Array.isArray(v) && v.every((s) => typeof s === 'string') ? Object.freeze([...(v as string[])]) : fail()),
   fallback: () => Object.freeze([]),
 };
+const seedsField: FieldSpec<readonly string[]> = { ...stringsField, expects: 'an array of URL strings' };
 
 const agentField: FieldSpec<string> = userAgentField;
 
@@ -174,6 +219,13 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     dataDir: customField<string | undefined>('a directory path (non-empty string)', (v): v is string => typeof v === 'string' && v !== ''),
     concurrency: numberField({ min: 1, max: 100_000, integer: true, default: 64 }),
     maxPages: maxPagesField,
+    maxRequests: maxPagesField,
+    scope: enumField<CrawlScope>(CRAWL_SCOPES, 'domain'),
+    include: { ...stringsField, expects: 'an array of glob patterns' },
+    exclude: { ...stringsField, expects: 'an array of glob patterns' },
+    handlerRetries: numberField({ min: 0, max: 100, integer: true, default: 2 }),
+    onHandlerError: functionField<(error: unknown, page: Page) => void>() as FieldSpec<((error: unknown, page: Page) => void | Promise<void>) | undefined>,
+    extraSettings: customField<Readonly<Record<string, unknown>> | undefined>('a JSON-serializable object', (v): v is Record<string, unknown> => isObject(v)),
     maxDepth: numberField({ min: 0, max: 0xffff, integer: true, default: 32 }),
     maxUrlsPerHost: numberField({ min: 0, integer: true, default: 100_000 }),
     allowPrivate: booleanField(false),

@@ -4,6 +4,7 @@
  *
  *   { t: 'd', h, ip?, at, k?, u?, r? }   a fetch start (content: key and URL; robots.txt: r = 1)
  *   { t: 'o', k, u, h, at, now, s, … }   an outcome as the frontier was told it
+ *                                        (x: its out-of-scope links, recorded as Refused)
  *
  * An outcome record carries everything `Frontier#replay` needs to redo the report exactly —
  * the status as reported (soft-404s as 404, permanent transport failures as 410), validators,
@@ -49,6 +50,8 @@ export interface OutcomeRecord {
   readonly lat?: number | undefined;
   /** Followed links (canonical). */
   readonly l?: readonly string[] | undefined;
+  /** Links and redirect target outside the crawl's scope (canonical): refused, never fetched. */
+  readonly x?: readonly string[] | undefined;
 }
 
 export type JournalRecord = DispatchRecord | OutcomeRecord;
@@ -59,7 +62,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
 /** The record of an outcome about to be reported. */
-export function outcomeRecord(key: string, host: string, dispatchedAtMs: number, nowMs: number, o: Outcome): OutcomeRecord {
+export function outcomeRecord(key: string, host: string, dispatchedAtMs: number, nowMs: number, o: Outcome, outside?: readonly string[]): OutcomeRecord {
   const links = o.links?.filter((l) => !l.nofollow).map((l) => l.url);
   return {
     t: 'o',
@@ -77,6 +80,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     sh: o.simhash === undefined ? undefined : hex64(o.simhash),
     lat: o.latencyMs,
     l: links && links.length > 0 ? links : undefined,
+    x: outside && outside.length > 0 ? outside : undefined,
   };
 }
 
@@ -138,6 +142,8 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     for (const f of ['fp', 'sh']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];
     if (l !== undefined && !(Array.isArray(l) && l.every(isStr))) return bad('links');
+    const x = o['x'];
+    if (x !== undefined && !(Array.isArray(x) && x.every(isStr))) return bad('out-of-scope links');
     return o as unknown as OutcomeRecord;
   }
   return bad(`kind ${JSON.stringify(o['t'])}`);

@@ -12,7 +12,23 @@
  * the frontier's windows from that instant (`onSent`), and the next queued request may leave
  * one step later (`max(ipFloor, the host's interval)`, the frontier's IP rule). A request that
  * ends without leaving (refused, failed to connect) releases the IP without a step.
+ *
+ * The gate sees requests leave only with the undici fetcher (its `sendHeaders` diagnostics
+ * channel, `watch(true)`); unwatched, `send` starts every request at once. Content fetches and
+ * robots.txt hops both enter through `send` and leave through `finished`, keyed as undici
+ * names a request (origin + path and query).
  */
+import diagnostics from 'node:diagnostics_channel';
+
+/** The identity undici reports a request by: origin + path and query. */
+export function sendId(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.origin + u.pathname + u.search;
+  } catch {
+    return undefined;
+  }
+}
 
 interface Held {
   readonly id: string;
@@ -44,6 +60,47 @@ export class SendGate {
     private readonly stepOf: (group: string) => number,
     private readonly onSent: (group: string, ip: string | undefined, atMs: number) => void,
   ) {}
+
+  #watching = false;
+
+  readonly #onSendHeaders = (message: unknown): void => {
+    const r = (message as { request?: { origin?: unknown; path?: unknown } } | null)?.request;
+    if (r === undefined || typeof r.origin !== 'string' || typeof r.path !== 'string') return;
+    this.sent(r.origin + r.path, this.clock());
+  };
+
+  /** Whether requests are seen leaving (undici's `sendHeaders` channel is subscribed). */
+  get watching(): boolean {
+    return this.#watching;
+  }
+
+  /** Starts (true) or stops (false) watching requests leave; stopping forgets everything. */
+  watch(on: boolean): void {
+    if (on === this.#watching) return;
+    this.#watching = on;
+    if (on) diagnostics.subscribe('undici:client:sendHeaders', this.#onSendHeaders);
+    else {
+      diagnostics.unsubscribe('undici:client:sendHeaders', this.#onSendHeaders);
+      this.clear();
+    }
+  }
+
+  /**
+   * Starts the request for `url` of `group` on `ip` through the send order (at once when
+   * unwatched). Returns the id `finished` takes, or undefined when the request is not tracked.
+   */
+  send(url: string, group: string, ip: string | undefined, start: () => void): string | undefined {
+    const id = this.#watching ? sendId(url) : undefined;
+    if (id === undefined) start();
+    else this.enter(ip, id, group, start);
+    return id;
+  }
+
+  /** The request for `url` ended (answered or failed). */
+  finished(url: string): void {
+    const id = this.#watching ? sendId(url) : undefined;
+    if (id !== undefined) this.done(id);
+  }
 
   /** Requests started and not yet seen leaving. */
   get unsent(): number {

@@ -1,7 +1,7 @@
 /**
  * DnsCache: hostname → addresses, cached for the record's TTL, with negative caching, one
  * resolution in flight per name, and prefetch that never blocks the caller. One cache can
- * serve every partition in a process (the frontier seed's WithResolverCache): a name any of
+ * serve every partition in a process (as the reference design's shared resolver cache does): a name any of
  * them resolved is hot for all, and in-flight dedup keeps two of them from asking at once.
  *
  * The default resolver is c-ares (`dns.promises.Resolver#resolve4` and `#resolve6` with

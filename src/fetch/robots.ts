@@ -44,6 +44,15 @@
  *   open: otherwise `User-agent: *`, `Crawl-delay: 5`, `User-agent: BadBot`, `Disallow: /`
  *   would disallow everyone). Keys are case-insensitive; the common misspellings
  *   `useragent`, `user agent`, `dissallow`, `dissalow`, `disalow`, `crawldelay` are accepted.
+ * - §2.3.1.5 parsing errors ("try to parse each line … use the parseable rules"): a line whose
+ *   colon is missing after a known key (`user-agent FooBot`, `disallow /`, `crawl-delay 5`,
+ *   `sitemap https://…`) is read as if the colon were there, provided it is exactly two words
+ *   separated by spaces or tabs — Google's parser (google/robotstxt) accepts the same lines, and
+ *   the author plainly meant a rule, so obeying it is the polite reading. A longer line
+ *   (`Disallow all robots`) is prose and stays ignored, as in Google's parser. Unlike Google's,
+ *   a colon inside the value does not hide the key (`Disallow /a:b`, `Sitemap https://…` are
+ *   read; Google splits them at that colon and drops them). robots-parser ignores every
+ *   colon-less line. With the colon present nothing changes: keys and values are read as above.
  * - §2.5 limits: only the first 500 KiB (512 000 bytes) of UTF-8 are parsed; a line cut by
  *   the limit is dropped rather than read as a shorter pattern. A leading BOM is skipped;
  *   CR, LF and CRLF all end lines; binary input parses to whatever lines are well formed.
@@ -268,6 +277,21 @@ const KEYS: ReadonlyMap<string, Key> = new Map<string, Key>([
   ['sitemap', 'sitemap'],
 ]);
 
+/** `key value` with one run of spaces/tabs between two words and nothing else (no colon needed). */
+const COLONLESS = /^([^ \t]+)[ \t]+([^ \t]+)$/;
+
+/**
+ * The key and value of a line that has no known key before its first colon, read with
+ * whitespace as the separator (RFC 9309 §2.3.1.5 leniency; see the module comment), or
+ * undefined when it is not exactly a known key and one word.
+ */
+function colonlessLine(line: string): { key: Key; value: string } | undefined {
+  const m = COLONLESS.exec(line.trim());
+  if (m === null) return undefined;
+  const key = KEYS.get(m[1]!.toLowerCase());
+  return key === undefined ? undefined : { key, value: m[2]! };
+}
+
 /** Crawl-delay values: a non-negative decimal number of seconds, nothing else. */
 const DELAY = /^\d+(?:\.\d+)?$|^\.\d+$/;
 
@@ -342,10 +366,15 @@ export class RobotsTxt {
       const hash = line.indexOf('#');
       if (hash >= 0) line = line.slice(0, hash);
       const colon = line.indexOf(':');
-      if (colon < 0) continue;
-      const key = KEYS.get(line.slice(0, colon).trim().toLowerCase());
-      if (key === undefined) continue;
-      const value = line.slice(colon + 1).trim();
+      let key = colon < 0 ? undefined : KEYS.get(line.slice(0, colon).trim().toLowerCase());
+      let value: string;
+      if (key !== undefined) {
+        value = line.slice(colon + 1).trim();
+      } else {
+        const lenient = colonlessLine(line);
+        if (lenient === undefined) continue;
+        ({ key, value } = lenient);
+      }
       switch (key) {
         case 'user-agent':
           if (!inAgentRun || current === undefined) {

@@ -1,5 +1,5 @@
 /**
- * The rescheduler's knobs (seed section 12) and their validation.
+ * The rescheduler's knobs (DESIGN §8) and their validation.
  *
  * Rates are changes (or crawls) per hour and intervals are hours, the unit of the URL table's
  * epoch-hour timestamps (DESIGN §4). The defaults are starting points to be checked against

@@ -35,6 +35,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import type { Outcome } from '../model/index.js';
 import { UrlStatus } from '../model/index.js';
+import { ChangeKind, changeKindLanes } from '../dedup/content.js';
 import type { FreshnessParams } from './params.js';
 import { defaultParams } from './params.js';
 
@@ -90,39 +91,40 @@ const MASK32 = 0xffffffffn;
 /** A change may be dated this far (seconds) before our previous fetch: the server's clock may lag ours. */
 const LM_SKEW_SECONDS = 3600;
 
-function popcount32(v: number): number {
-  let x = v >>> 0;
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
-}
-
 /** How a fetch compared with the stored copy. */
 const Verdict = { First: 0, Same: 1, Cosmetic: 2, Changed: 3 } as const;
 type Verdict = (typeof Verdict)[keyof typeof Verdict];
 
+/**
+ * The verdict of one fetch: a 304 is no change (or a first fetch), a fetch without a
+ * fingerprint or without a stored one only seeds the comparison, and otherwise src/dedup's
+ * `changeKindLanes` decides (one classifier for every layer; a missing or zero simhash is no
+ * near-duplicate signal).
+ */
 function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict {
   if (o.status === 304) return rec.crawlCount === 0 ? Verdict.First : Verdict.Same;
   const fp = o.contentFp;
   const haveOld = rec.contentFpLo !== 0 || rec.contentFpHi !== 0;
   if (fp === undefined || !haveOld) return Verdict.First;
-  const lo = Number(fp & MASK32);
-  const hi = Number((fp >> 32n) & MASK32);
-  if (lo === rec.contentFpLo && hi === rec.contentFpHi) return Verdict.Same;
-  const sh = o.simhash;
-  if (sh !== undefined && (rec.simhashLo !== 0 || rec.simhashHi !== 0)) {
-    const d =
-      popcount32(Number(sh & MASK32) ^ rec.simhashLo) + popcount32(Number((sh >> 32n) & MASK32) ^ rec.simhashHi);
-    if (d <= threshold) return Verdict.Cosmetic;
-  }
-  return Verdict.Changed;
+  const sh = o.simhash ?? 0n;
+  const kind = changeKindLanes(
+    rec.contentFpLo,
+    rec.contentFpHi,
+    Number(fp & MASK32),
+    Number((fp >> 32n) & MASK32),
+    rec.simhashLo,
+    rec.simhashHi,
+    Number(sh & MASK32),
+    Number((sh >> 32n) & MASK32),
+    threshold,
+  );
+  return kind === ChangeKind.NoChange ? Verdict.Same : kind === ChangeKind.Cosmetic ? Verdict.Cosmetic : Verdict.Changed;
 }
 
 /**
  * Decides whether one fetch saw a meaningful change and folds it into the record's counters.
  *
- * Order of trust (seed section 7, DESIGN §8): a 304 is a definitive no-change; an equal
+ * Order of trust (DESIGN §8): a 304 is a definitive no-change; an equal
  * content fingerprint is a no-change; a different fingerprint whose simhash is within
  * `params.simhashNearDupThreshold` bits of the stored one is cosmetic churn (a rotating ad, a
  * clock) and not a change; anything else is a change. A first fetch — or the first fetch that

@@ -1,7 +1,8 @@
 /**
  * The frontier's imports from sibling modules, gathered in one file so the scheduler reads
  * against one small surface: the exact key → row index (`DrumSet`), the due-time wheel
- * (`TimingWheel`), URL keying and host grouping (src/url), and admission (src/dedup).
+ * (`TimingWheel`), URL keying and host grouping (src/url), and admission and the change
+ * classifier (src/dedup).
  */
 import { DrumSet } from '../core/drum.js';
 import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
@@ -9,8 +10,9 @@ import type { KeyArray } from '../core/keys.js';
 import { TimingWheel } from '../core/wheel.js';
 import type { HostGrouping } from '../model/index.js';
 import { HOST_KEY_SEED, PATH_KEY_SEED, canonicalKey, urlKey } from '../url/index.js';
+import { urlKeyBatchLoose } from '../url/keys.js';
 
-export { admit } from '../dedup/index.js';
+export { ChangeKind, admit, changeKindLanes } from '../dedup/index.js';
 
 /** The exact key → row index: a DrumSet whose payload is the row. */
 export type KeyIndex = DrumSet;
@@ -89,4 +91,46 @@ export function linkKey(raw: string, base: string | undefined, grouping: HostGro
   if (c === null) return undefined;
   out.set(c.key.subarray(0, 4), 0);
   return { url: c.url, host: c.hostGroup };
+}
+
+/**
+ * `linkKey` for a page's links (base undefined: links arrive canonical from the fetcher), in
+ * one batched wasm call for every link `urlKey` accepts as it stands; the rest go through
+ * `linkKey` one by one (canonicalized, or dropped). Writes key i at lanes [4i, 4i + 4) of
+ * `keys` and the canonical URL and host group at `urls[i]`, `hosts[i]`; a dropped link gets
+ * `urls[i] = undefined`. The same keys, URLs and groups as a loop of `linkKey`.
+ */
+export function linkKeyBatch(raws: readonly string[], grouping: HostGrouping, keys: Uint32Array, urls: (string | undefined)[], hosts: string[]): void {
+  const n = raws.length;
+  const ok = new Uint8Array(n);
+  let allStrings = true;
+  for (let i = 0; i < n; i++) if (typeof raws[i] !== 'string') allStrings = false;
+  if (allStrings) {
+    urlKeyBatchLoose(raws, grouping, keys, hosts, ok);
+  } else {
+    // A non-string link (an embedder's mistake) takes the one-by-one path, as it always did.
+    const at: number[] = [];
+    for (let i = 0; i < n; i++) if (typeof raws[i] === 'string') at.push(i);
+    const subKeys = new Uint32Array(at.length * 4);
+    const subHosts: string[] = new Array<string>(at.length);
+    const subOk = new Uint8Array(at.length);
+    urlKeyBatchLoose(at.map((i) => raws[i]!), grouping, subKeys, subHosts, subOk);
+    at.forEach((i, j) => {
+      ok[i] = subOk[j]!;
+      keys.set(subKeys.subarray(j * 4, j * 4 + 4), i * 4);
+      hosts[i] = subHosts[j]!;
+    });
+  }
+  const one = new Uint32Array(4);
+  for (let i = 0; i < n; i++) {
+    if (ok[i] === 1) {
+      urls[i] = raws[i]!;
+      continue;
+    }
+    const c = linkKey(raws[i]!, undefined, grouping, one);
+    urls[i] = c?.url;
+    if (c === undefined) continue;
+    hosts[i] = c.host;
+    keys.set(one, i * 4);
+  }
 }

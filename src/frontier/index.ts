@@ -9,6 +9,13 @@
  * `FetchRequest`s, consumes `Outcome`s and `Discovery`s, and reads time only from the
  * `nowMs` its caller passes, so a drain over a logical clock is exactly reproducible and a
  * recovered partition continues the same dispatch sequence.
+ *
+ * Layout: `frontier.ts` is the `Frontier` façade; its state has one owner (`state.ts`), and
+ * each protocol step is a sibling file of plain functions over it — `banks.ts` (the only code
+ * that moves a host between scheduler states), `dispatch.ts`, `intake.ts`, `outcome.ts`,
+ * `recrawl.ts`, `checkpoint.ts`, `queries.ts` — with `groups.ts` owning host identity and the
+ * data structures in `table.ts`, `queues.ts`, `heap.ts`, `hosts.ts`. Only this file's exports
+ * are public.
  */
 export {
   type Dispatched,

@@ -30,6 +30,12 @@ export interface RobotsSeam {
   request?(host: string, nowMs: number): RobotsRequest | undefined | void;
   /** Whether `url` may be fetched (only asked once `ready(host)` is true). */
   isAllowed(url: string): boolean;
+  /**
+   * Whether a crawl setting refuses `url` (out of scope, a refused address, a name that does
+   * not exist): asked before `isAllowed`, once `ready(host)` is true; a refused URL becomes
+   * `Refused` (no request, no window spent) until `Frontier#reconsider` queues it again.
+   */
+  refuses?(url: string): boolean;
   /** The host's Crawl-delay in ms, if robots.txt set one. */
   crawlDelayMs(host: string): number | undefined;
 }

@@ -35,7 +35,7 @@
  * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch, 0 = never fetched          |
  * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
  *
- * Invariants, for every row r < rows (checked by `validate`, which recovery runs):
+ * Invariants, for every row r < rows (checked by `UrlTable.fromColumns` and `Frontier.recover`):
  *   key(r) ≠ key(s) for r ≠ s, and the DrumSet index maps key(r) ↦ r
  *   status(r) ∈ [0, 8];  host(r) < hosts;  hostKey(key(r)) = hostKey(host(r))
  *   url(r) + varint + len ≤ arena.length;  etag(r) = 0 ∨ etag(r) − 1 + varint + len ≤ arena.length
@@ -469,7 +469,7 @@ export class UrlTable {
     t.arena.bytes.set(arena);
     t.arena.length = arena.length;
     for (let r = 0; r < rows; r++) {
-      if (t.status[r]! > 8) throw new CorruptPartitionError('urls', `row ${r} has status ${t.status[r]}, expected 0..8`);
+      if (t.status[r]! > 9) throw new CorruptPartitionError('urls', `row ${r} has status ${t.status[r]}, expected 0..9`);
       if (entryEnd(arena, t.url[r]!, arena.length) < 0) {
         throw new CorruptPartitionError('urls', `row ${r} url offset ${t.url[r]} is outside the arena (${arena.length} bytes)`);
       }

@@ -1,46 +1,21 @@
 /**
  * src/model: the vocabulary every layer shares — URL statuses, host flags, host grouping,
  * and the messages that cross the frontier's boundary (`FetchRequest` out, `Outcome` and
- * `Discovery` in). It holds types and small constants only, so any module may import it
- * without pulling in behaviour.
+ * `Discovery` in), and the outcome vocabulary (`outcomeClass` and its transition table, in
+ * outcome.ts). It holds types, small constants and pure table look-ups only, so any module
+ * may import it without pulling in behaviour.
  */
 import type { KeyArray } from '../core/keys.js';
 
-/** Where a URL is in its life (DESIGN §4). Stored as a u8 in the URL table. */
-export const UrlStatus = {
-  /** Waiting in the front bank or a back queue for its first (or a retried) fetch. */
-  Scheduled: 0,
-  /** Dispatched; its outcome has not been reported yet. */
-  InFlight: 1,
-  /** Fetched (200/304); waits for its next due time if recrawl is on. */
-  Crawled: 2,
-  /** Its recrawl time has come; schedulable again. */
-  DueRecrawl: 3,
-  /** A transient failure (429, 5xx, transport); re-queued after a backoff. */
-  RetryWait: 4,
-  /** 404/410, or retries exhausted: not fetched again. */
-  Gone: 5,
-  /** Parked by the trap defense (budget, depth, pattern); kept to dedup rediscoveries. */
-  Trapped: 6,
-  /** robots.txt forbids it. */
-  Disallowed: 7,
-  /** Answered with a redirect; `redirectTo` names the target's row. */
-  Redirected: 8,
-} as const;
-export type UrlStatus = (typeof UrlStatus)[keyof typeof UrlStatus];
-
-/** Names of the statuses, indexed by value (for stats and the CLI). */
-export const URL_STATUS_NAMES: readonly string[] = [
-  'Scheduled',
-  'InFlight',
-  'Crawled',
-  'DueRecrawl',
-  'RetryWait',
-  'Gone',
-  'Trapped',
-  'Disallowed',
-  'Redirected',
-];
+export { UrlStatus, URL_STATUS_NAMES } from './status.js';
+export {
+  OUTCOME_TRANSITIONS,
+  OutcomeClass,
+  type OutcomeTransition,
+  classOfOutcome,
+  isTransientStatus,
+  outcomeClass,
+} from './outcome.js';
 
 /** Bit flags on a host record. */
 export const HostFlags = {

@@ -17,12 +17,34 @@ export function wallClockNow(): number {
   return Date.now();
 }
 
-/** Resolves after `ms` milliseconds of real time, in timer-sized chunks so huge delays do not fire early. */
-export async function timerSleep(ms: number): Promise<void> {
+/**
+ * Resolves after `ms` milliseconds of real time, in timer-sized chunks so huge delays do not
+ * fire early. An abort of `signal` clears the pending timer and rejects with the signal's
+ * reason, so a cancelled wait holds no timer.
+ */
+export async function timerSleep(ms: number, signal?: AbortSignal): Promise<void> {
   let left = ms;
   while (left > 0) {
     const step = left > MAX_TIMER_MS ? MAX_TIMER_MS : left;
-    await new Promise<void>((resolve) => setTimeout(resolve, step));
+    await new Promise<void>((resolve, reject) => {
+      if (signal === undefined) {
+        setTimeout(resolve, step);
+        return;
+      }
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, step);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
     left -= step;
   }
 }

@@ -1,9 +1,10 @@
 /**
- * The governor: a per-host pacer for crawlers that keep their own fetch loop (DESIGN §7,
- * seeds/governor-c.txt). Call `acquire(host)` before a request, `observe(host, status,
- * retryAfter)` when its response arrives and `release(host)` when it is done.
+ * The governor: a per-host pacer for crawlers that keep their own fetch loop (DESIGN §7). Call
+ * `acquire(host)` before a request, `observe(host, status, retryAfter)` when its response
+ * arrives and `release(host)` when it is done. Any number of workers may share one governor:
+ * past a host's in-flight cap, `acquire` waits its turn in that host's FIFO queue.
  *
- * Per host it keeps six numbers:
+ * Per host it keeps these numbers (and a queue of waiting acquires):
  *
  * | field      | unit     | meaning                                                        |
  * |------------|----------|----------------------------------------------------------------|
@@ -12,6 +13,8 @@
  * | `level`    | count    | consecutive-throttle level, 0 ≤ level ≤ MAX_BACKOFF_LEVEL      |
  * | `streak`   | count    | non-throttle responses since the level last changed            |
  * | `inFlight` | count    | acquired and not yet released, 0 ≤ inFlight ≤ maxInFlight      |
+ * | `lastStart`| mono ms  | latest start planned or made (the minimum-interval spacing)    |
+ * | `begun`    | mono ms  | latest start an `acquire` actually made                         |
  * | `used`     | counter  | use stamp of the last touch (LRU order for eviction)           |
  *
  * Token bucket. A bucket of `burst` tokens refilled at `ratePerMin` is kept as one timestamp
@@ -21,13 +24,25 @@
  * starts are exactly T apart. Because the reservation is made before sleeping, concurrent
  * acquires for one host queue behind each other instead of all seeing the same free token.
  *
- * acquire: refuse with `WouldBlockError` — synchronously, before any state changes or any
- * sleep — when `inFlight = maxInFlight`; else start at
+ * Slots. A host is *blocked* when `inFlight = maxInFlight` or acquires are already queued for
+ * it (a newcomer never overtakes the queue). `acquire` on a blocked host joins the host's FIFO
+ * queue; `release` hands its slot straight to the head of the queue (the in-flight count does
+ * not dip, so nothing can slip in between), and slots are granted in the order acquires
+ * arrived. `tryAcquire` and `reserve` refuse a blocked host with `WouldBlockError` instead —
+ * synchronously, before any state changes or any sleep. An `AbortSignal` cancels a queued
+ * acquire (it leaves the queue, nothing else changes) or a sleeping one (its slot passes to
+ * the next waiter; the bucket charge is kept, which can only delay later starts).
  *
- *     s = max(now, tat − τ, gate) + jitter,   jitter ~ U[jitterMinMs, jitterMaxMs]
+ * Start time. Once a slot is held, the start is planned at
  *
- * charge the bucket, count one in flight, and sleep s − now. If a response observed during
- * that sleep pushes the gate further, the acquire sleeps on until the new gate.
+ *     s = max(now, tat − τ, gate, lastStart + m) + jitter,   jitter ~ U[jitterMinMs, jitterMaxMs]
+ *
+ * where m is the host's minimum interval (`setMinInterval`, e.g. a robots.txt Crawl-delay, or
+ * the config's `minIntervalMs`); the bucket is charged and the acquire sleeps s − now. On
+ * waking it checks again against what may have changed meanwhile — a gate pushed by a response
+ * observed during the sleep, or another acquire of the same host that actually started within
+ * m — and sleeps on until both allow: the spacing holds between starts as they happen, not
+ * only as planned.
  *
  * observe: on 429 or 503, `level ← min(level + 1, MAX_BACKOFF_LEVEL)`, window
  * `W = min(backoffBaseMs · 2^(level−1), backoffMaxMs)`, a full-jitter draw `b ~ U[0, W]`
@@ -49,15 +64,17 @@
  * becomes max(maxHosts, 2 · size): a sweep costs O(n log n) and comes at most once per n/2 new
  * hosts, so amortized O(log n) per new host. (Keeping the Map itself in LRU order by delete +
  * re-insert on every touch measured about 1.5× slower per observe over 10 000 hosts.) A host
- * is idle when nothing is in flight, its bucket is full and its gate has passed — plus one
- * `backoffMaxMs` if it is still backed off — so dropping it and recreating it later never
- * lets a request start earlier than keeping it would have, except that a long-quiet
- * backed-off host restarts at level 0.
+ * is idle when nothing is in flight (so nobody is queued), its bucket is full, its minimum
+ * interval since the last start has passed and its gate has passed — plus one `backoffMaxMs`
+ * if it is still backed off — so dropping it and recreating it later never lets a request
+ * start earlier than keeping it would have, except that a long-quiet backed-off host restarts
+ * at level 0. Minimum intervals set with `setMinInterval` live in their own Map and are never
+ * evicted (one entry per host the caller configured, until cleared).
  */
 import { InvalidArgumentError, WouldBlockError } from '../errors/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
 import { monotonicNow, timerSleep, wallClockNow } from './clock.js';
-import { SeededRandom } from './random.js';
+import { SeededRandom, randomSeed } from './random.js';
 import { parseRetryAfter } from './retry-after.js';
 
 /** Backoff level ceiling: past it a throttle no longer raises the level (the window is long since at its max). */
@@ -79,6 +96,8 @@ export interface GovernorConfig {
   readonly maxInFlight: number;
   /** Soft cap on remembered hosts; only idle ones are evicted, least recently used first. Default 1024. */
   readonly maxHosts: number;
+  /** Minimum start-to-start spacing for every host without its own (`setMinInterval`). Default 0 ms. */
+  readonly minIntervalMs: number;
 }
 
 /**
@@ -93,6 +112,7 @@ export interface GovernorConfig {
  * | `decayAfter`    | 4       | integer ≥ 1                 |
  * | `maxInFlight`   | 1       | integer ≥ 1                 |
  * | `maxHosts`      | 1024    | integer ≥ 1                 |
+ * | `minIntervalMs` | 0       | ≥ 0 (0: no spacing floor)   |
  *
  * @throws InvalidArgumentError naming the option and the value received.
  */
@@ -107,6 +127,7 @@ export const governorConfig: (partial?: Partial<GovernorConfig> | null) => Reado
       decayAfter: numberField({ min: 1, integer: true, default: 4 }),
       maxInFlight: numberField({ min: 1, integer: true, default: 1 }),
       maxHosts: numberField({ min: 1, integer: true, default: 1024 }),
+      minIntervalMs: numberField({ min: 0, default: 0 }),
     },
     (c) =>
       c.backoffMaxMs < c.backoffBaseMs
@@ -120,18 +141,27 @@ export interface GovernorOptions {
   readonly seed: number;
   /** Monotonic milliseconds. Default `performance.now()`. */
   readonly now: () => number;
-  /** Resolves after `ms` milliseconds. Default: timers. */
-  readonly sleep: (ms: number) => Promise<void>;
+  /**
+   * Resolves after `ms` milliseconds. Default: timers. It receives the acquire's `AbortSignal`
+   * (when one was given) and may reject early on abort; the governor stops waiting on an abort
+   * either way.
+   */
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Wall-clock Unix milliseconds, read only for HTTP-date Retry-After. Default `Date.now()`. */
   readonly wallNow: () => number;
 }
 
-/** Jitter bounds for one `acquire`. */
+/** Options of one `acquire` / `tryAcquire` / `reserve`. */
 export interface AcquireOptions {
   /** Smallest spacing delay added to the wait. Default 0. */
   readonly jitterMinMs: number;
   /** Largest spacing delay; raised to `jitterMinMs` when below it. Default 0. */
   readonly jitterMaxMs: number;
+  /**
+   * Cancels the acquire while it waits for a slot or for its start: the promise rejects with
+   * the signal's reason and the acquire holds nothing afterwards. Ignored by `reserve`.
+   */
+  readonly signal: AbortSignal | undefined;
 }
 
 /** What `peek` reports about a host. */
@@ -142,28 +172,54 @@ export interface HostPeek {
   readonly earliestNextMs: number;
   /** Requests acquired and not yet released. */
   readonly inFlight: number;
+  /** Acquires queued for a slot. */
+  readonly waiting: number;
+  /** The minimum start-to-start interval that applies to the host (ms). */
+  readonly minIntervalMs: number;
 }
 
-function randomSeed(): number {
-  return Math.floor(Math.random() * 4294967296);
-}
 
 const isSafeInteger = (v: unknown): v is number => Number.isSafeInteger(v);
+
+/** An AbortSignal from this realm or another (duck-typed: `instanceof` fails across realms). */
+function isAbortSignal(v: unknown): v is AbortSignal {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as AbortSignal).aborted === 'boolean' &&
+    typeof (v as AbortSignal).addEventListener === 'function' &&
+    typeof (v as AbortSignal).removeEventListener === 'function'
+  );
+}
 
 const governorOptions = defineOptions<GovernorOptions>('Governor options', {
   seed: customField('a safe integer', isSafeInteger, randomSeed),
   now: functionField<() => number>(monotonicNow),
-  sleep: functionField<(ms: number) => Promise<void>>(timerSleep),
+  sleep: functionField<(ms: number, signal?: AbortSignal) => Promise<void>>(timerSleep),
   wallNow: functionField<() => number>(wallClockNow),
 });
 
 const acquireOptions = defineOptions<AcquireOptions>('Governor.acquire options', {
   jitterMinMs: numberField({ min: 0, default: 0 }),
   jitterMaxMs: numberField({ min: 0, default: 0 }),
+  signal: customField('an AbortSignal', isAbortSignal),
 });
 
 /** `acquireOptions()` computed once: the common no-options call skips the validator. */
 const NO_JITTER = acquireOptions();
+
+/** Reads `signal.aborted` afresh (a function, so a check before an await does not narrow it). */
+function abortedNow(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
+/** An `acquire` queued for a slot of a blocked host. */
+interface Waiter {
+  readonly grant: () => void;
+  readonly signal: AbortSignal | undefined;
+  /** The abort listener while queued (removed on grant). */
+  onAbort: (() => void) | undefined;
+}
 
 interface HostState {
   /** Value of the use counter when the host was last touched (LRU order for the sweep). */
@@ -173,6 +229,10 @@ interface HostState {
   level: number;
   streak: number;
   inFlight: number;
+  lastStart: number;
+  begun: number;
+  /** FIFO of acquires waiting for a slot; undefined until the host is first contended. */
+  waiters: Waiter[] | undefined;
 }
 
 function requireHost(method: string, host: unknown): asserts host is string {
@@ -181,14 +241,19 @@ function requireHost(method: string, host: unknown): asserts host is string {
   }
 }
 
-/** A closed-loop per-host pacer: token bucket with burst, backoff with full jitter, Retry-After, in-flight cap. */
+/**
+ * A closed-loop per-host pacer: token bucket with burst, backoff with full jitter, Retry-After,
+ * a minimum start-to-start interval, and an in-flight cap with a FIFO queue per host.
+ */
 export class Governor {
   /** The validated config this governor runs with. */
   readonly config: Readonly<GovernorConfig>;
   readonly #hosts = new Map<string, HostState>();
+  /** Per-host minimum intervals set with `setMinInterval` (never evicted). */
+  readonly #minIntervals = new Map<string, number>();
   readonly #rng: SeededRandom;
   readonly #now: () => number;
-  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #wallNow: () => number;
   /** T: ms between sustained starts. */
   readonly #interval: number;
@@ -237,7 +302,17 @@ export class Governor {
       return existing;
     }
     if (this.#hosts.size >= this.#sweepAt) this.#sweep(now);
-    const fresh: HostState = { used: ++this.#uses, tat: now, gate: now, level: 0, streak: 0, inFlight: 0 };
+    const fresh: HostState = {
+      used: ++this.#uses,
+      tat: now,
+      gate: now,
+      level: 0,
+      streak: 0,
+      inFlight: 0,
+      lastStart: Number.NEGATIVE_INFINITY,
+      begun: Number.NEGATIVE_INFINITY,
+      waiters: undefined,
+    };
     this.#hosts.set(host, fresh);
     return fresh;
   }
@@ -248,12 +323,46 @@ export class Governor {
     const quiet = this.config.backoffMaxMs;
     const idle: [string, number][] = [];
     for (const [host, r] of this.#hosts) {
-      if (r.inFlight === 0 && r.tat <= now && r.gate + (r.level > 0 ? quiet : 0) <= now) idle.push([host, r.used]);
+      if (r.inFlight === 0 && r.tat <= now && r.gate + (r.level > 0 ? quiet : 0) <= now && r.lastStart + this.#minOf(host) <= now) {
+        idle.push([host, r.used]);
+      }
     }
     if (idle.length > excess) idle.sort((a, b) => a[1] - b[1]);
     const n = Math.min(excess, idle.length);
     for (let i = 0; i < n; i++) this.#hosts.delete((idle[i] as [string, number])[0]);
     this.#sweepAt = Math.max(this.config.maxHosts, 2 * this.#hosts.size);
+  }
+
+  /** The minimum start-to-start interval of `host` (its own, else the config's). */
+  #minOf(host: string): number {
+    // Most governors set no override: skip the Map probe on the reserve path then.
+    if (this.#minIntervals.size === 0) return this.config.minIntervalMs;
+    return this.#minIntervals.get(host) ?? this.config.minIntervalMs;
+  }
+
+  /**
+   * Sets the minimum start-to-start interval of `host` in milliseconds — e.g. a robots.txt
+   * Crawl-delay × 1000 — on top of the token bucket and the backoff gate; `undefined` returns the
+   * host to the config's `minIntervalMs`. It applies to starts planned from now on and to
+   * acquires still waiting. Overrides are kept (never evicted) until cleared.
+   *
+   * @throws InvalidArgumentError on a non-string host or a negative / non-finite interval.
+   */
+  setMinInterval(host: string, ms: number | undefined): void {
+    requireHost('setMinInterval', host);
+    if (ms === undefined) {
+      this.#minIntervals.delete(host);
+      return;
+    }
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+      throw new InvalidArgumentError(`Governor.setMinInterval: expected ms to be a finite number >= 0 or undefined, received ${String(ms)}`);
+    }
+    this.#minIntervals.set(host, ms);
+  }
+
+  /** Whether a new acquire of this host must wait: at its cap, or others already queued. */
+  #blocked(rec: HostState): boolean {
+    return rec.inFlight >= this.config.maxInFlight || (rec.waiters !== undefined && rec.waiters.length > 0);
   }
 
   /**
@@ -262,68 +371,179 @@ export class Governor {
    * is this plus the sleep; use `reserve` when your loop schedules its own timers. Pair every
    * successful call with one `release`.
    *
-   * @throws WouldBlockError when `host` already has `maxInFlight` requests in flight; nothing
-   *   changes in that case.
-   * @throws InvalidArgumentError on a non-string host or bad jitter bounds (also before any change).
+   * @throws WouldBlockError when `host` already has `maxInFlight` requests in flight or
+   *   acquires waiting; nothing changes in that case.
+   * @throws InvalidArgumentError on a non-string host or bad options (also before any change).
    */
   reserve(host: string, options?: Partial<AcquireOptions> | null): number {
-    const r = this.#reserve('reserve', host, options);
-    return r.start - r.now;
-  }
-
-  /** `reserve` returning the record, the clock reading and the planned start. */
-  #reserve(method: string, host: string, options: Partial<AcquireOptions> | null | undefined): { rec: HostState; now: number; start: number } {
-    requireHost(method, host);
-    const { jitterMinMs, jitterMaxMs } = options == null ? NO_JITTER : acquireOptions(options);
+    requireHost('reserve', host);
+    const o = options == null ? NO_JITTER : acquireOptions(options);
     const known = this.#hosts.get(host);
-    if (known !== undefined && known.inFlight >= this.config.maxInFlight) {
-      throw new WouldBlockError(host, known.inFlight);
-    }
+    if (known !== undefined && this.#blocked(known)) throw new WouldBlockError(host, known.inFlight);
     const now = this.#clock();
     const rec = this.#touch(host, now);
+    rec.inFlight++;
+    return this.#plan(rec, host, now, o) - now;
+  }
+
+  /** Plans the start of a request that holds a slot of `rec`: charges the bucket, returns the instant. */
+  #plan(rec: HostState, host: string, now: number, o: Readonly<AcquireOptions>): number {
     let ready = rec.tat - this.#tolerance;
     if (ready < now) ready = now;
     if (ready < rec.gate) ready = rec.gate;
-    const start = ready + this.#rng.between(jitterMinMs, jitterMaxMs);
+    const spaced = rec.lastStart + this.#minOf(host);
+    if (ready < spaced) ready = spaced;
+    const start = ready + this.#rng.between(o.jitterMinMs, o.jitterMaxMs);
     rec.tat = (start > rec.tat ? start : rec.tat) + this.#interval;
-    rec.inFlight++;
-    return { rec, now, start };
+    if (start > rec.lastStart) rec.lastStart = start;
+    return start;
   }
 
   /**
-   * Waits until a request to `host` may start, then counts it in flight. Rejects at once with
-   * `WouldBlockError` — no sleep, no state change — when the host is at its in-flight cap.
-   * Otherwise waits for the token bucket, the backoff / Retry-After gate and a jittered spacing
-   * in [jitterMinMs, jitterMaxMs]; a gate raised by `observe` while waiting extends the wait.
-   * If the injected sleep rejects, the slot is released and the rejection passed on.
-   * The caller must call `release(host)` once the request is done.
+   * Waits until a request to `host` may start, then counts it in flight. When the host is at
+   * its in-flight cap (or others are already waiting), it first waits its turn in the host's
+   * FIFO queue for a `release`. Then it waits for the token bucket, the backoff / Retry-After
+   * gate, the host's minimum interval and a jittered spacing in [jitterMinMs, jitterMaxMs]; a
+   * gate raised by `observe` while waiting extends the wait. The caller must call
+   * `release(host)` once the request is done.
+   *
+   * If `options.signal` aborts, or the injected sleep rejects, the promise rejects with that
+   * reason and nothing is held: a queued acquire leaves the queue, a sleeping one gives its slot
+   * to the next in line.
    */
-  async acquire(host: string, options?: Partial<AcquireOptions> | null): Promise<void> {
-    const { rec, now, start } = this.#reserve('acquire', host, options);
-    // `rec` is in flight, so never swept: it stays the host's record while we wait.
-    let until = start;
-    let delay = start - now;
-    try {
-      while (delay > 0) {
-        await this.#sleep(delay);
-        if (rec.gate <= until) break;
-        until = rec.gate;
-        delay = until - this.#clock();
+  acquire(host: string, options?: Partial<AcquireOptions> | null): Promise<void> {
+    return this.#acquire('acquire', host, options, true);
+  }
+
+  /**
+   * `acquire` that refuses instead of queueing: rejects at once with `WouldBlockError` — no
+   * sleep, no state change — when the host is at its in-flight cap or acquires are waiting for
+   * it. Otherwise the same as `acquire`.
+   */
+  tryAcquire(host: string, options?: Partial<AcquireOptions> | null): Promise<void> {
+    return this.#acquire('tryAcquire', host, options, false);
+  }
+
+  async #acquire(method: string, host: string, options: Partial<AcquireOptions> | null | undefined, queue: boolean): Promise<void> {
+    requireHost(method, host);
+    const o = options == null ? NO_JITTER : acquireOptions(options);
+    const signal = o.signal;
+    if (signal?.aborted === true) throw signal.reason;
+    const known = this.#hosts.get(host);
+    let rec: HostState;
+    let now: number;
+    if (known !== undefined && this.#blocked(known)) {
+      if (!queue) throw new WouldBlockError(host, known.inFlight);
+      // A host with waiters has something in flight, so it is never swept while we queue.
+      await this.#enqueue(known, signal);
+      rec = known;
+      // The slot is ours from here: give it on if the signal fired after the grant.
+      if (signal !== undefined && abortedNow(signal)) {
+        this.#releaseSlot(rec);
+        throw signal.reason;
       }
+      try {
+        now = this.#clock();
+      } catch (err) {
+        this.#releaseSlot(rec);
+        throw err;
+      }
+      rec.used = ++this.#uses;
+    } else {
+      now = this.#clock();
+      rec = this.#touch(host, now);
+      rec.inFlight++;
+    }
+    // `rec` is in flight, so never swept: it stays the host's record while we wait.
+    const start = this.#plan(rec, host, now, o);
+    try {
+      await this.#waitForStart(rec, host, start, now, signal);
     } catch (err) {
-      if (rec.inFlight > 0) rec.inFlight--;
+      this.#releaseSlot(rec);
       throw err;
     }
   }
 
+  /** Joins `rec`'s FIFO queue; resolves when `#releaseSlot` hands this acquire a slot. */
+  #enqueue(rec: HostState, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { grant: resolve, signal, onAbort: undefined };
+      if (signal !== undefined) {
+        waiter.onAbort = () => {
+          const queue = rec.waiters;
+          const i = queue === undefined ? -1 : queue.indexOf(waiter);
+          if (i >= 0) queue!.splice(i, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      (rec.waiters ??= []).push(waiter);
+    });
+  }
+
+  /** Gives up one slot of `rec`: to the first queued acquire if any (the count stays), else back. */
+  #releaseSlot(rec: HostState): void {
+    const next = rec.waiters?.shift();
+    if (next !== undefined) {
+      if (next.onAbort !== undefined) next.signal!.removeEventListener('abort', next.onAbort);
+      next.grant();
+      return;
+    }
+    if (rec.inFlight > 0) rec.inFlight--;
+  }
+
   /**
-   * Returns the slot taken by a matching `acquire`/`reserve`. An unmatched release, an unknown
-   * host or a non-string is a no-op, so cleanup paths can call it unconditionally.
+   * Sleeps until `start`, then on until the gate and the minimum interval since the host's
+   * latest actual start both allow (either may have moved during the sleep), and records the start.
+   */
+  async #waitForStart(rec: HostState, host: string, start: number, now: number, signal: AbortSignal | undefined): Promise<void> {
+    let until = start;
+    let t = now;
+    for (;;) {
+      if (until > t) {
+        await this.#sleepFor(until - t, signal);
+        t = this.#clock();
+        if (until > t) continue; // woke early (a coarse timer): finish the wait first
+      }
+      let need = rec.gate;
+      const spaced = rec.begun + this.#minOf(host);
+      if (spaced > need) need = spaced;
+      if (need <= t) break;
+      until = need;
+    }
+    rec.begun = t;
+    if (t > rec.lastStart) rec.lastStart = t;
+  }
+
+  /** The injected sleep, abandoned (with the signal's reason) as soon as `signal` aborts. */
+  #sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (signal === undefined) return this.#sleep(ms);
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#sleep(ms, signal).then(
+        () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  /**
+   * Returns the slot taken by a matching `acquire`/`tryAcquire`/`reserve`; if acquires are
+   * queued for the host, the first of them gets it. An unmatched release, an unknown host or a
+   * non-string is a no-op, so cleanup paths can call it unconditionally.
    */
   release(host: string): void {
     if (typeof host !== 'string') return;
     const rec = this.#hosts.get(host);
-    if (rec !== undefined && rec.inFlight > 0) rec.inFlight--;
+    if (rec !== undefined && rec.inFlight > 0) this.#releaseSlot(rec);
   }
 
   /**
@@ -367,35 +587,12 @@ export class Governor {
   peek(host: string): HostPeek | undefined {
     const rec = typeof host === 'string' ? this.#hosts.get(host) : undefined;
     if (rec === undefined) return undefined;
-    return { backoffLevel: rec.level, earliestNextMs: rec.gate, inFlight: rec.inFlight };
+    return {
+      backoffLevel: rec.level,
+      earliestNextMs: rec.gate,
+      inFlight: rec.inFlight,
+      waiting: rec.waiters === undefined ? 0 : rec.waiters.length,
+      minIntervalMs: this.#minOf(host),
+    };
   }
-}
-
-/** Seams for `waitJitter`. */
-export interface JitterOptions {
-  /** Source of the draw; pass a `SeededRandom` for a reproducible sequence. Default: one shared randomly seeded source. */
-  readonly random?: SeededRandom | undefined;
-  /** Resolves after `ms` milliseconds. Default: timers. */
-  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
-}
-
-let sharedRandom: SeededRandom | undefined;
-
-/**
- * Sleeps a random delay in [minMs, max(minMs, maxMs)] and resolves with it — the open-loop
- * jitter primitive, for spacing requests so they do not arrive on a fixed beat. Uses one step
- * of `options.random`; the sleep is asked for exactly the returned delay (skipped when 0).
- *
- * @throws InvalidArgumentError (as a rejection) when a bound is negative or not finite.
- */
-export async function waitJitter(minMs: number, maxMs: number, options?: JitterOptions): Promise<number> {
-  for (const [name, v] of [['minMs', minMs], ['maxMs', maxMs]] as const) {
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-      throw new InvalidArgumentError(`waitJitter: expected ${name} to be a finite number >= 0, received ${String(v)}`);
-    }
-  }
-  const random = options?.random ?? (sharedRandom ??= new SeededRandom(randomSeed()));
-  const delay = random.between(minMs, maxMs);
-  if (delay > 0) await (options?.sleep ?? timerSleep)(delay);
-  return delay;
 }

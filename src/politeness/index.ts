@@ -16,7 +16,7 @@
  * for real in a test. Every instant is a number handed in (the frontier passes its dispatch
  * clock; the governor and `waitJitter` take injected `now`, `sleep` and `wallNow`, defaulting to
  * the real ones only at those entry points), which is what lets the whole module run on a virtual clock
- * and keeps it browser-safe. The split mirrors the seeds: meguri owns the politeness policy,
+ * and keeps it browser-safe. The split follows the reference design: meguri owns the politeness policy,
  * the fetcher owns the mechanism, and the frontier owns the per-host state the policy reads
  * and writes — the only state kept here is the per-IP table and the governor's own hosts.
  */
@@ -37,11 +37,10 @@ export {
   Governor,
   governorConfig,
   MAX_BACKOFF_LEVEL,
-  waitJitter,
   type AcquireOptions,
   type GovernorConfig,
   type GovernorOptions,
   type HostPeek,
-  type JitterOptions,
 } from './governor.js';
+export { waitJitter, type JitterOptions } from './jitter.js';
 export { SeededRandom } from './random.js';

@@ -33,6 +33,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { parseRetryAfter } from './retry-after.js';
+import { isTransientStatus } from '../model/outcome.js';
 
 /**
  * The politeness policy: the interval band and the AIMD reaction constants. All durations are
@@ -119,9 +120,12 @@ export interface Signal {
   readonly latencyRising?: boolean | undefined;
 }
 
-/** Whether a status means "the server is struggling or refusing": 429, any 5xx, or a transport error (0). */
+/**
+ * Whether a status means "the server is struggling or refusing": 429, any 5xx, or a transport
+ * error (0) — src/model's `isTransientStatus`, the one statement of that rule.
+ */
 export function isThrottle(status: number): boolean {
-  return status === 429 || status === 0 || (status >= 500 && status <= 599);
+  return isTransientStatus(status);
 }
 
 function requireInterval(fn: string, name: string, value: number): void {

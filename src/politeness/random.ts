@@ -14,6 +14,7 @@
  * (hi − lo + 1) / 2^32 — under 2·10⁻⁵ for a one-minute window — which is irrelevant for
  * request spacing.
  */
+import { fmix32 } from '../core/mix.js';
 import { InvalidArgumentError } from '../errors/index.js';
 
 const TWO_POW_32 = 4294967296;
@@ -21,14 +22,7 @@ const TWO_POW_32 = 4294967296;
 const ZERO_STATE_FALLBACK = 0x9e3779b9;
 
 /** murmur3's fmix32: a bijective avalanche on 32-bit words. */
-function mix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+const mix32 = fmix32;
 
 /** Reproducible 32-bit random numbers from a seed (xoshiro128**). */
 export class SeededRandom {
@@ -80,4 +74,9 @@ export class SeededRandom {
     const v = lo + Math.floor(u * (hi - lo + 1));
     return v > hi ? hi : v;
   }
+}
+
+/** A fresh random seed (32 bits) for generators the caller did not seed. */
+export function randomSeed(): number {
+  return Math.floor(Math.random() * 4294967296);
 }

@@ -6,7 +6,7 @@
  * Generation order is fixed and every choice comes from a generator seeded by what is being
  * chosen (the host, the page), so the same seed and options give the same web. The model owns
  * no sockets, no clock and no rendering: src/sim/content.ts turns a page into HTML and
- * src/sim/server.ts answers requests from this model.
+ * src/sim/web.ts (`SimWeb`) answers requests from this model.
  */
 import { ChangeProcess } from './change.js';
 import type { SimMix, SimWebOptions } from './options.js';

@@ -9,15 +9,7 @@
  * no `Math.random`.
  */
 
-/** The murmur3 32-bit finalizer: spreads every input bit over the whole word. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+import { fmix32 } from '../core/mix.js';
 
 /**
  * Hashes a seed and a list of parts to an unsigned 32-bit integer. Parts are separated, so

@@ -213,7 +213,25 @@ export function urlKeyBatch(
   if (!(out instanceof Uint32Array) || out.length < n * KEY_LANES) {
     throw new InvalidArgumentError(`urlKeyBatch: out must be a Uint32Array of at least ${n * KEY_LANES} lanes for ${n} URLs`);
   }
-  const m = memoFor(grouping);
+  keyBatchInto(canonUrls, memoFor(grouping), out, groupsOut, undefined);
+  return out;
+}
+
+/**
+ * @internal The frontier's link intake: `urlKeyBatch` over a page's out-links that never
+ * throws for one link. `ok[i]` becomes 1 when URL i was keyed exactly as `urlKey` keys it,
+ * and 0 when `urlKey` would have thrown (not shaped like a canonical URL, or a host with no
+ * group); the caller canonicalizes those one by one. Every element must be a string;
+ * `groupsOut` receives the host groups of the keyed URLs.
+ */
+export function urlKeyBatchLoose(urls: readonly string[], grouping: HostGrouping, out: KeyArray, groupsOut: string[], ok: Uint8Array): void {
+  ok.fill(1, 0, urls.length);
+  keyBatchInto(urls, memoFor(grouping), out, groupsOut, ok);
+}
+
+/** `urlKeyBatch`'s loop; with `ok`, a URL `urlKey` would reject is marked 0 instead of thrown on. */
+function keyBatchInto(canonUrls: readonly string[], m: OriginMemo, out: KeyArray, groupsOut: string[] | undefined, ok: Uint8Array | undefined): void {
+  const n = canonUrls.length;
   let ids: Uint32Array | undefined;
   let from = 0;
   while (from < n) {
@@ -236,26 +254,31 @@ export function urlKeyBatch(
         if (id !== ORIGIN_MISS) groupsOut[k] = groups[id]!;
       }
     }
-    if (misses.length > 0) keyMisses(m, canonUrls, from, misses, out, groupsOut);
+    if (misses.length > 0) keyMisses(m, canonUrls, from, misses, out, groupsOut, ok);
     from = to;
   }
-  return out;
 }
 
 /**
  * The URLs of a chunk whose origin the memo did not hold (`misses`, relative to `from`):
  * checks each is canonical, computes each new origin's group and HostKey once, writes their
- * HostKey lanes (and groups) and memoizes the origins.
+ * HostKey lanes (and groups) and memoizes the origins. With `ok`, a URL that is not canonical
+ * or whose origin has no host group is marked 0 there (and left unkeyed) instead of thrown on.
  */
-function keyMisses(m: OriginMemo, urls: readonly string[], from: number, misses: Uint32Array, out: KeyArray, groupsOut?: string[]): void {
+function keyMisses(m: OriginMemo, urls: readonly string[], from: number, misses: Uint32Array, out: KeyArray, groupsOut: string[] | undefined, ok: Uint8Array | undefined): void {
   const slotOf = new Map<string, number>();
   const origins: string[] = [];
-  const slots = new Uint32Array(misses.length);
+  const slots = new Int32Array(misses.length);
   for (let j = 0; j < misses.length; j++) {
     const k = from + misses[j]!;
     const url = urls[k]!;
     const end = originEnd(url);
-    if (end < 0) notCanonical(url, `urlKeyBatch (element ${k})`);
+    if (end < 0) {
+      if (ok === undefined) notCanonical(url, `urlKeyBatch (element ${k})`);
+      ok[k] = 0;
+      slots[j] = -1;
+      continue;
+    }
     const origin = url.slice(0, end);
     let slot = slotOf.get(origin);
     if (slot === undefined) {
@@ -265,16 +288,51 @@ function keyMisses(m: OriginMemo, urls: readonly string[], from: number, misses:
     }
     slots[j] = slot;
   }
-  const groups = origins.map((o) => hostGroupKey(o, m.grouping));
+  let groups: string[];
+  let bad: Uint8Array | undefined;
+  if (ok === undefined) {
+    groups = origins.map((o) => hostGroupKey(o, m.grouping));
+  } else {
+    groups = new Array<string>(origins.length);
+    for (let o = 0; o < origins.length; o++) {
+      try {
+        groups[o] = hostGroupKey(origins[o]!, m.grouping);
+      } catch {
+        bad ??= new Uint8Array(origins.length);
+        bad[o] = 1;
+        groups[o] = '';
+      }
+    }
+  }
   const lanes = xxh64BatchLanes(groups, HOST_KEY_SEED);
   for (let j = 0; j < misses.length; j++) {
     const k = from + misses[j]!;
     const slot = slots[j]!;
+    if (slot < 0) continue;
+    if (bad !== undefined && bad[slot] === 1) {
+      ok![k] = 0;
+      continue;
+    }
     out[k * 4] = lanes[2 * slot]!;
     out[k * 4 + 1] = lanes[2 * slot + 1]!;
     if (groupsOut) groupsOut[k] = groups[slot]!;
   }
-  m.remember(origins, groups, lanes);
+  if (bad === undefined) {
+    m.remember(origins, groups, lanes);
+    return;
+  }
+  const keep: number[] = [];
+  for (let o = 0; o < origins.length; o++) if (bad[o] !== 1) keep.push(o);
+  const kl = new Uint32Array(keep.length * 2);
+  keep.forEach((o, i) => {
+    kl[2 * i] = lanes[2 * o]!;
+    kl[2 * i + 1] = lanes[2 * o + 1]!;
+  });
+  m.remember(
+    keep.map((o) => origins[o]!),
+    keep.map((o) => groups[o]!),
+    kl,
+  );
 }
 
 /** @internal Empties the origin memo (tests that count hashing work). */

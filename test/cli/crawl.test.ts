@@ -115,7 +115,7 @@ describe('meguri crawl against a simulated web', () => {
     expect(first.code, first.stderr).toBe(130);
     expect(first.stderr).toContain('SIGINT: stopping');
     expect(first.stdout).toMatch(/meguri crawl: stopped after .* fetched this run/);
-    expect(first.stdout).toContain(`resume meguri crawl --data ${data}`);
+    expect(first.stdout).toContain(`resume npx meguri crawl --data ${data}`);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/meguri crawl: nothing left to fetch after/);
     expect(second.stderr).toMatch(/resumed checkpoint generation \d+/);

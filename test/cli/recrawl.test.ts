@@ -66,7 +66,7 @@ describe('meguri crawl --recrawl', () => {
     const code = await main(['crawl', ...sim.seeds().slice(0, 1), '--data', join(dir, 'limit'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--max-pages', '2', '--min-delay', '20ms'], io);
     expect(code, io.err()).toBe(0);
     expect(io.out()).toMatch(/^meguri crawl: page limit reached after .* — 2 fetched this run, 2 in the campaign/);
-    expect(io.out()).toContain('  more   run it again with a higher --max-pages (the limit counts the whole campaign: 2 fetches so far)');
+    expect(io.out()).toContain('  more   run it again with a higher --max-pages (the limit counts the whole campaign: 2 pages fetched OK so far)');
     expect(io.out()).not.toContain('resume');
   });
 

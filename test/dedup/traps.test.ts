@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/core/mix.js';
 import {
   HostFlags,
   InvalidArgumentError,
@@ -18,16 +19,7 @@ import {
 const NOW = Date.UTC(2026, 6, 15) / 3_600_000;
 
 /** A seeded generator (mulberry32), so every synthetic stream is reproducible. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 function token(r: () => number, n = 26): string {
   const abc = 'abcdefghijklmnopqrstuvwxyz0123456789';

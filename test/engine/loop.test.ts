@@ -140,9 +140,15 @@ describe('the loop', () => {
     for await (const _ of second.run()) n++;
     expect([n, second.stopReason, second.progress().fetched]).toEqual([6, 'maxPages', 6]);
     await second.close();
-    const third = new Engine(options(web, { dataDir }));
+    // The limit is saved with the crawl: a resume without one keeps it, a new one overrides it.
+    const same = new Engine(options(web, { dataDir }));
+    for await (const _ of same.run()) n++;
+    expect([n, same.stopReason, same.options.maxPages]).toEqual([6, 'maxPages', 6]);
+    await same.close();
+    const third = new Engine(options(web, { dataDir, maxPages: Infinity }));
     for await (const _ of third.run()) n++;
     expect(third.stopReason).toBe('drained');
+    expect(third.settingChanges).toEqual([{ name: 'maxPages', from: 6, to: Infinity }]);
     expect(n).toBe(14);
     // Nothing fetched twice across the three runs.
     const urls = web.contentRequests().map((r) => r.url);
@@ -247,7 +253,7 @@ describe('the loop', () => {
     const generation = (readPartition(join(dataDir, 'frontier.meguri')).meta.settings['engine'] as { generation: number }).generation;
     Journal.create(join(dataDir, 'journal.mgj'), generation).close();
     appendFileSync(join(dataDir, 'journal.mgj'), Buffer.from([9, 0, 0, 0, 1, 2, 3]));
-    const c = new Engine(options(web, { dataDir }));
+    const c = new Engine(options(web, { dataDir, maxPages: Infinity }));
     let n = 0;
     for await (const _ of c.run()) n++;
     expect(c.recovery).toMatchObject({ resumed: true, tornBytes: 7, replayedOutcomes: 0 });
@@ -276,8 +282,8 @@ describe('the loop', () => {
       // one page
     }
     await a.close();
-    const b = new Engine(options(web, { dataDir }));
-    expect(b.options.grouping).toBe('registrable'); // not opened yet
+    const b = new Engine(options(web, { dataDir, maxPages: Infinity }));
+    expect(b.options.grouping).toBe('host'); // from the saved settings
     const urls: string[] = [];
     for await (const p of b.run()) urls.push(p.url);
     await b.close();

@@ -294,3 +294,92 @@ describe('oracles', () => {
     }
   });
 });
+
+describe('parseRobots: a missing colon after a known key (RFC 9309 §2.3.1.5, as Google reads it)', () => {
+  const google = (text: string) => parseRobots(text, 'http://foo.bar/robots.txt');
+  const theirs = (text: string, path: string, agent: string) => robotsParser(`${ORIGIN}/robots.txt`, text).isAllowed(`${ORIGIN}${path}`, agent);
+
+  it("Google's line-syntax behaviour: the colon-less form binds like the correct one, unknown keys do not", () => {
+    const url = 'http://foo.bar/x/y';
+    expect(google('user-agent: FooBot\ndisallow: /\n').isAllowed(url, 'FooBot')).toBe(false);
+    expect(google('user-agent FooBot\ndisallow /\n').isAllowed(url, 'FooBot')).toBe(false);
+    expect(google('foo: FooBot\nbar: /\n').isAllowed(url, 'FooBot')).toBe(true);
+    expect(google('foo FooBot\nbar /\n').isAllowed(url, 'FooBot')).toBe(true);
+  });
+
+  it('every known key, any case, a tab or a run of spaces as the separator', () => {
+    const r = at('USER-AGENT\tFooBot\nDisallow   /private\nALLOW /private/open\ncrawl-delay 7\nSitemap https://www.example.com/s.xml\n');
+    expect(r.isAllowed('/private/x', 'FooBot')).toBe(false);
+    expect(r.isAllowed('/private/open/x', 'FooBot')).toBe(true);
+    expect(r.isAllowed('/public', 'FooBot')).toBe(true);
+    expect(r.crawlDelay('FooBot')).toBe(7);
+    expect(r.sitemaps).toEqual(['https://www.example.com/s.xml']);
+    // The misspellings accepted with a colon are accepted without one too.
+    expect(at('useragent FooBot\ndisalow /\n').isAllowed('/x', 'FooBot')).toBe(false);
+  });
+
+  it('only two words make a directive: prose and three-word lines stay ignored', () => {
+    expect(at('User-agent: *\nDisallow all robots please\n').isAllowed('/x', 'a')).toBe(true);
+    // `user agent FooBot` is three words (Google ignores it too); the group below binds `*`.
+    const r = at('user agent FooBot\nUser-agent: *\nDisallow: /x\n');
+    expect(r.isAllowed('/x', 'FooBot')).toBe(false);
+    expect(r.groupCount).toBe(1);
+    expect(at('User-agent: *\ndisallow\n').isAllowed('/x', 'a')).toBe(true); // one word: no value
+  });
+
+  it('groups form the same way: a colon-less user-agent line after a rule starts a new group', () => {
+    const r = at('User-agent: a\nDisallow: /a\nuser-agent b\ndisallow /b\n');
+    expect(r.groupCount).toBe(2);
+    expect(r.isAllowed('/a', 'a')).toBe(false);
+    expect(r.isAllowed('/b', 'a')).toBe(true);
+    expect(r.isAllowed('/b', 'b')).toBe(false);
+    expect(r.isAllowed('/a', 'b')).toBe(true);
+    // Before the first user-agent line a colon-less rule is ignored like any other (§2.2.2).
+    expect(at('disallow /\nUser-agent: *\nDisallow: /p\n').isAllowed('/x', 'a')).toBe(true);
+  });
+
+  it('a colon inside the value does not hide the key (where Google drops the line: the polite reading)', () => {
+    const r = at('User-agent *\nDisallow /a:b\nSitemap https://www.example.com/s.xml\n');
+    expect(r.isAllowed('/a:b/c', 'x')).toBe(false);
+    expect(r.isAllowed('/a', 'x')).toBe(true);
+    expect(r.sitemaps).toEqual(['https://www.example.com/s.xml']);
+    // A known key before the colon still wins: the value keeps its spaces as before.
+    expect(at('User-agent: *\nDisallow: /a b\n').isAllowed('/a%20b', 'x')).toBe(false);
+  });
+
+  it('robots-parser ignores colon-less lines; with the colons restored it agrees with us', () => {
+    const cases = [
+      { text: 'user-agent FooBot\ndisallow /\n', fixed: 'user-agent: FooBot\ndisallow: /\n', path: '/x', agent: 'FooBot' },
+      { text: 'User-agent: *\nDisallow /private\n', fixed: 'User-agent: *\nDisallow: /private\n', path: '/private/a', agent: 'b' },
+      { text: 'User-agent *\nDisallow: /\n', fixed: 'User-agent: *\nDisallow: /\n', path: '/a', agent: 'b' },
+    ];
+    for (const c of cases) {
+      expect(at(c.text).isAllowed(`${ORIGIN}${c.path}`, c.agent), c.text).toBe(false);
+      expect(theirs(c.text, c.path, c.agent), c.text).toBe(true);
+      expect(at(c.fixed).isAllowed(`${ORIGIN}${c.path}`, c.agent), c.fixed).toBe(false);
+      expect(theirs(c.fixed, c.path, c.agent), c.fixed).toBe(false);
+    }
+  });
+
+  it('dropping the colons (of two-word lines) never changes a verdict or a crawl-delay', () => {
+    const agent = fc.constantFrom('foo', 'bar', '*');
+    const rule = fc.tuple(fc.constantFrom('Allow', 'Disallow', 'allow', 'DISALLOW'), fc.stringMatching(/^\/[ab/.*]{0,6}\$?$/));
+    const delay = fc.integer({ min: 0, max: 30 }).map((d) => ['Crawl-delay', String(d)] as [string, string]);
+    const group = fc.tuple(
+      fc.array(agent.map((a) => ['User-agent', a] as [string, string]), { minLength: 1, maxLength: 2 }),
+      fc.array(fc.oneof(rule, delay), { minLength: 1, maxLength: 5 }),
+    );
+    const lines = fc.array(group, { maxLength: 4 }).map((gs) => gs.flatMap(([agents, rules]) => [...agents, ...rules]));
+    const separators = fc.array(fc.constantFrom(' ', '\t', '  \t'), { minLength: 30, maxLength: 30 });
+    fc.assert(
+      fc.property(lines, separators, fc.stringMatching(/^\/[ab/.]{0,8}$/), fc.constantFrom('foo', 'bar', 'baz'), (ls, seps, p, who) => {
+        const withColons = at(ls.map(([k, v]) => `${k}: ${v}`).join('\n'));
+        const without = at(ls.map(([k, v], i) => `${k}${seps[i % seps.length]}${v}`).join('\n'));
+        expect(without.groupCount).toBe(withColons.groupCount);
+        expect(without.isAllowed(p, who)).toBe(withColons.isAllowed(p, who));
+        expect(without.crawlDelay(who)).toBe(withColons.crawlDelay(who));
+      }),
+      { seed: 9309, numRuns: 1500 },
+    );
+  });
+});

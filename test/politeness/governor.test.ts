@@ -43,6 +43,7 @@ describe('governorConfig and construction', () => {
       decayAfter: 4,
       maxInFlight: 1,
       maxHosts: 1024,
+      minIntervalMs: 0,
     });
     expect(Object.isFrozen(new Governor().config)).toBe(true);
   });
@@ -56,6 +57,7 @@ describe('governorConfig and construction', () => {
     [{ backoffBaseMs: 5000, backoffMaxMs: 1000 }, /backoffMaxMs \(1000\) must not be below backoffBaseMs \(5000\)/],
     [{ decayAfter: 0 }, /decayAfter/],
     [{ maxHosts: 0 }, /maxHosts/],
+    [{ minIntervalMs: -1 }, /minIntervalMs/],
     [{ rate: 60 }, /unknown option "rate"/],
   ])('rejects config %j', (config, message) => {
     expect(() => new Governor(config as Partial<GovernorConfig>)).toThrow(InvalidArgumentError);
@@ -305,7 +307,7 @@ describe('Retry-After', () => {
   it('a Retry-After on a non-throttle response is still a floor, without raising the level', () => {
     const { g, clock } = governor();
     g.observe('a', 200, '30');
-    expect(g.peek('a')).toEqual({ backoffLevel: 0, earliestNextMs: clock.t + 30_000, inFlight: 0 });
+    expect(g.peek('a')).toEqual({ backoffLevel: 0, earliestNextMs: clock.t + 30_000, inFlight: 0, waiting: 0, minIntervalMs: 0 });
   });
 
   it('never shortens a gate already set', () => {
@@ -350,7 +352,7 @@ describe('in-flight cap', () => {
     const sleeps = clock.sleeps.length;
     const t = clock.t;
 
-    const refused = g.acquire('a', jitter);
+    const refused = g.tryAcquire('a', jitter);
     expect(clock.sleeps.length).toBe(sleeps); // synchronously: no sleep was requested
     const err: unknown = await refused.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WouldBlockError);
@@ -373,7 +375,7 @@ describe('in-flight cap', () => {
     await g.acquire('a');
     await g.acquire('a');
     await g.acquire('a');
-    await expect(g.acquire('a')).rejects.toThrow(WouldBlockError);
+    await expect(g.tryAcquire('a')).rejects.toThrow(WouldBlockError);
     await g.acquire('b');
     g.release('a');
     await g.acquire('a');

@@ -5,6 +5,7 @@
  * from its definition (XOR of Z[s + j] over the coefficient's set bits).
  */
 import { referenceXxh64 } from './xxh64.js';
+import { fmix32 } from '../../src/core/mix.js';
 
 const M64 = (1n << 64n) - 1n;
 const HOST_MUL = 0x9e3779b97f4a7c15n;
@@ -36,10 +37,7 @@ export function randomKeys(n: number, seed: number): Uint32Array {
   let s = Math.imul(seed, 0x2545f491) >>> 0;
   for (let i = 0; i < a.length; i++) {
     s = (s + 0x9e3779b9) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-    a[i] = (z ^ (z >>> 16)) >>> 0;
+    a[i] = fmix32(s);
   }
   return a;
 }

@@ -1,0 +1,33 @@
+/**
+ * The cluster's failure kinds, each with a stable `code` (to be listed in the README's errors
+ * table with the others). Messages name the offending value and what was expected.
+ */
+import { MeguriError } from '../errors/index.js';
+
+/** A joining node's crawl-wide setting differs from the one recorded when the crawl was created. */
+export class CrawlSettingsMismatchError extends MeguriError {
+  /** The setting's name. */
+  readonly setting: string;
+  constructor(crawl: string, setting: string, recorded: unknown, given: unknown) {
+    super(
+      'MEGURI_ERR_CRAWL_SETTINGS',
+      `crawl ${JSON.stringify(crawl)} was created with ${setting} = ${JSON.stringify(recorded)}; this node was given ` +
+        `${setting} = ${JSON.stringify(given)}. Join without it (the recorded value is used) or start a new crawl.`,
+    );
+    this.setting = setting;
+  }
+}
+
+/** A checkpoint was refused because the slot moved on (its epoch is newer than the writer's). */
+export class StaleEpochError extends MeguriError {
+  constructor(slot: number, epoch: number) {
+    super('MEGURI_ERR_STALE_EPOCH', `slot ${slot}: checkpoint at epoch ${epoch} refused (the slot has a newer owner or epoch)`);
+  }
+}
+
+/** The durability barrier could not be met (too few replicas acknowledged a WAIT). */
+export class DurabilityError extends MeguriError {
+  constructor(message: string) {
+    super('MEGURI_ERR_DURABILITY', message);
+  }
+}

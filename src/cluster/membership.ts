@@ -1,0 +1,133 @@
+/**
+ * Membership and ownership: a node's heartbeat, and the coordinator duty any node may hold.
+ *
+ * Heartbeat: the node's entry in the node table expires `ttlMs` after each renewal on the
+ * Redis clock. The node counts a renewal from the moment it *sent* it, and stops dispatching
+ * once its last renewal is `ttlMs / 2` old: Redis set the expiry no earlier than the send, so
+ * the node stops at least `ttlMs / 2` before anyone can take its slots (clock-rate drift
+ * between a node and Redis is far below 2×). An entry that expired is never revived: the node
+ * drops its slots and joins again.
+ *
+ * Coordinator: whoever holds the lease reads the live nodes and the slot records and moves
+ * slots toward `balance()` — an orphan at once (epoch + 1), a live owner's slot by asking for a
+ * hand-off, which the owner completes by releasing the slot with its final checkpoint.
+ */
+import type { Redis } from 'ioredis';
+import { balance } from './balance.js';
+import type { ClusterKeys } from './keys.js';
+import { ASSIGN, HEARTBEAT, LEASE, LIVE_NODES } from './scripts.js';
+
+/** One slot record as read from Redis. */
+export interface SlotRecord {
+  readonly slot: number;
+  readonly owner: string;
+  readonly epoch: number;
+  readonly want: string;
+  readonly ckpt: string;
+  readonly cursor: string;
+  readonly applied: number;
+}
+
+const FIELDS = ['owner', 'epoch', 'want', 'ckpt', 'cursor', 'applied'] as const;
+
+/** Reads slot records [0, slots) in one pipeline. */
+export async function readSlots(redis: Redis, keys: ClusterKeys, slots: number): Promise<SlotRecord[]> {
+  const p = redis.pipeline();
+  for (let s = 0; s < slots; s++) p.hmget(keys.slot(s), ...FIELDS);
+  const res = (await p.exec()) ?? [];
+  return res.map(([err, v], s) => {
+    if (err) throw err;
+    const [owner, epoch, want, ckpt, cursor, applied] = v as (string | null)[];
+    return { slot: s, owner: owner ?? '', epoch: Number(epoch ?? 0), want: want ?? '', ckpt: ckpt ?? '', cursor: cursor ?? '0-0', applied: Number(applied ?? 0) };
+  });
+}
+
+/** Live node ids. */
+export async function liveNodes(redis: Redis, keys: ClusterKeys): Promise<string[]> {
+  return (await LIVE_NODES.run(redis, [keys.nodes], [])) as string[];
+}
+
+/** A node's heartbeat and dispatch permission. */
+export class Heartbeat {
+  /** Local clock (ms) at which the last successful renewal was sent; −∞ before the first. */
+  private okSentAt = -Infinity;
+  private joined = false;
+  /** Set when the node's entry expired: it must drop its slots and rejoin. */
+  expired = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ClusterKeys,
+    readonly nodeId: string,
+    readonly ttlMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Renews (or first registers) the entry. Returns false when it failed or had expired. */
+  async beat(): Promise<boolean> {
+    const sentAt = this.now();
+    let r: number;
+    try {
+      r = Number(await HEARTBEAT.run(this.redis, [this.keys.nodes], [this.nodeId, this.ttlMs, this.joined ? 0 : 1]));
+    } catch {
+      return false;
+    }
+    if (r < 0) {
+      this.expired = true;
+      return false;
+    }
+    this.joined = true;
+    if (sentAt > this.okSentAt) this.okSentAt = sentAt;
+    return true;
+  }
+
+  /** Whether the node may dispatch now: its last renewal is younger than ttl/2. */
+  canDispatch(): boolean {
+    return !this.expired && this.now() - this.okSentAt < this.ttlMs / 2;
+  }
+
+  /** Ms since the last successful renewal was sent. */
+  age(): number {
+    return this.now() - this.okSentAt;
+  }
+
+  /** Leaves the node table (a graceful stop, after the node released its slots). */
+  async leave(): Promise<void> {
+    await this.redis.zrem(this.keys.nodes, this.nodeId);
+  }
+}
+
+/** What one coordinator round did. */
+export interface CoordinateResult {
+  readonly leader: boolean;
+  readonly assigned: number;
+  readonly handoffsRequested: number;
+}
+
+/**
+ * One coordinator round for node `nodeId`: takes or renews the lease (`leaseMs`) and, if
+ * held, moves slots toward the balanced map.
+ */
+export async function coordinate(redis: Redis, keys: ClusterKeys, nodeId: string, slots: number, leaseMs: number): Promise<CoordinateResult> {
+  const held = Number(await LEASE.run(redis, [keys.lease], [nodeId, leaseMs])) === 1;
+  if (!held) return { leader: false, assigned: 0, handoffsRequested: 0 };
+  const live = await liveNodes(redis, keys);
+  if (live.length === 0) return { leader: true, assigned: 0, handoffsRequested: 0 };
+  const recs = await readSlots(redis, keys, slots);
+  const target = balance(
+    recs.map((r) => r.owner),
+    live,
+  );
+  let assigned = 0;
+  let handoffsRequested = 0;
+  for (const r of recs) {
+    const to = target[r.slot]!;
+    if (to === r.owner && r.want === '') continue;
+    // A hand-off already requested from a live owner: wait for it to release the slot.
+    if (to !== r.owner && r.want === to && live.includes(r.owner)) continue;
+    const res = Number(await ASSIGN.run(redis, [keys.slot(r.slot), keys.nodes], [to, r.epoch]));
+    if (res === 2) assigned++;
+    if (res === 1) handoffsRequested++;
+  }
+  return { leader: true, assigned, handoffsRequested };
+}

@@ -1,0 +1,592 @@
+/**
+ * `ClusterNode`: one process's share of a cluster crawl — the slots the coordinator gives it,
+ * each a `Frontier` recovered from its accepted checkpoint, driven against a `Fetcher` behind
+ * one process-wide send gate, with links routed to other slots over their inbox streams.
+ *
+ * This file owns the node's loop and the slot life cycle (open → run → checkpoint → hand off
+ * or drop); the Redis-side decisions are in scripts.ts, the stream plumbing in routing.ts, the
+ * consistent cut of a slot in slot.ts. It is long (≈ 600 lines) because the life cycle's
+ * steps read best together: every `await` in it is a point where a slot may have moved, and
+ * each is followed by the same re-check (`live`).
+ *
+ * Invariants:
+ * - A slot dispatches only while this node's heartbeat is younger than TTL/2 and the slot
+ *   record names this node at the slot's epoch (re-read every `pollMs`).
+ * - Links to another slot — owned here or not — go through that slot's inbox, so each slot's
+ *   checkpoint stands alone (admitting a link straight into a sibling slot would tie the two
+ *   checkpoints together: a crash between them could lose it).
+ * - A checkpoint is a synchronous snapshot (partition + cursor), then the outbox barrier, then
+ *   the write, then the fenced accept, then XACK/XTRIM — in that order.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import { loadCoreSync } from '../core/node.js';
+import type { FrontierOptions } from '../frontier/index.js';
+import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
+import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
+import { canonicalKey } from '../url/keys.js';
+import { StaleEpochError } from './errors.js';
+import { IpGate } from './gate.js';
+import { SendWatch } from './sends.js';
+import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOfKey } from './keys.js';
+import { type SlotRecord, Heartbeat, coordinate, readSlots } from './membership.js';
+import { type Durability, type InboxEntry, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
+import { acceptCheckpoint } from './scripts.js';
+import { type CrawlSettings, joinCrawl } from './settings.js';
+import { SlotState } from './slot.js';
+import { CheckpointStore } from './store.js';
+
+/** A node's counters (also published to Redis for `meguri cluster status`). */
+export interface ClusterNodeStats {
+  readonly nodeId: string;
+  readonly slots: number[];
+  readonly moving: number[];
+  readonly pages: number;
+  readonly pagesPerSec: number;
+  readonly inFlight: number;
+  readonly linksRouted: number;
+  readonly entriesApplied: number;
+  readonly checkpoints: number;
+  readonly handoffs: number;
+  readonly canDispatch: boolean;
+  readonly ipGateBlocked: boolean;
+  readonly sharedIps: number;
+  /** Round trips to the Redis IP gate. */
+  readonly ipGateCalls: number;
+  readonly redisErrors: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class ClusterNode {
+  readonly nodeId: string;
+  readonly keys: ClusterKeys;
+  private readonly redis: Redis;
+  private readonly ownsRedis: boolean;
+  private readonly store: CheckpointStore;
+  private readonly now: () => number;
+  private readonly o: Readonly<ClusterNodeOptions>;
+  private settings: CrawlSettings | undefined;
+  private salt: Uint32Array = new Uint32Array(2);
+  private hb!: Heartbeat;
+  private outbox!: Outbox;
+  private gate: IpGate | undefined;
+  private sends!: SendWatch;
+  private blocker: Redis | undefined;
+  private readonly slots = new Map<number, SlotState>();
+  private readonly busy = new Set<number>();
+  /** Periodic checkpoints under way, by slot. */
+  private readonly committing = new Map<number, Promise<void>>();
+  private inFlight = 0;
+  private stopping = false;
+  private wakeUp: (() => void) | undefined;
+  private pages = 0;
+  private applied = 0;
+  private checkpoints = 0;
+  private handoffs = 0;
+  private redisErrors = 0;
+  private rate = { at: 0, pages: 0, perSec: 0 };
+  private rr = 0;
+
+  /**
+   * A node of crawl `options.crawl`; nothing is contacted until `start()`.
+   * @throws InvalidArgumentError naming a missing or malformed option.
+   */
+  constructor(options: Partial<ClusterNodeOptions>) {
+    const o = resolveClusterNodeOptions(options);
+    this.o = o;
+    loadCoreSync();
+    this.nodeId = o.nodeId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.keys = new ClusterKeys(o.crawl);
+    this.ownsRedis = typeof o.redis === 'string';
+    this.redis = typeof o.redis === 'string' ? new Redis(o.redis, { maxRetriesPerRequest: null, lazyConnect: false }) : o.redis;
+    this.redis.on('error', () => {
+      this.redisErrors++;
+    });
+    this.store = new CheckpointStore(o.store, o.crawl);
+    this.now = o.now;
+  }
+
+  /** The crawl's recorded settings (after `start`). */
+  get crawlSettings(): CrawlSettings | undefined {
+    return this.settings;
+  }
+
+  /** Joins (or creates) the crawl and registers the node. */
+  async start(): Promise<void> {
+    this.settings = await joinCrawl(this.redis, this.keys, this.o.settings);
+    await checkDurability(this.redis, this.o.durability);
+    this.salt = crawlSalt(this.o.crawl);
+    this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
+    this.outbox = new Outbox(this.redis, this.keys, this.o.durability);
+    this.sends = new SendWatch(this.now);
+    if (this.o.ipGate) {
+      const ipFloor = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);
+      this.gate = new IpGate(this.redis, this.keys, this.nodeId, { verdictMs: this.o.ipVerdictMs, maxIntervalMs: ipFloor, now: this.now });
+    }
+    await this.hb.beat();
+  }
+
+  /** The slot of a canonical URL's key. */
+  slotOfKey(key: Uint32Array): number {
+    return slotOfKey(key, 0, this.salt, this.settings!.slots);
+  }
+
+  /** Routes seeds (raw URLs) to their owning slots' inboxes; returns how many were accepted. */
+  async seed(urls: readonly string[], priority = 1): Promise<number> {
+    const by = new Map<number, { url: string; host: string; priority: number }[]>();
+    let n = 0;
+    for (const raw of urls) {
+      const c = canonicalKey(raw, undefined, this.settings!.grouping);
+      if (c === null) continue;
+      const s = this.slotOfKey(c.key);
+      let list = by.get(s);
+      if (list === undefined) by.set(s, (list = []));
+      list.push({ url: c.url, host: c.hostGroup, priority });
+      n++;
+    }
+    for (const [s, list] of by) this.outbox.push(s, 's', encodeSeeds(list), list.length);
+    await this.outbox.flush(true);
+    return n;
+  }
+
+  /** Asks the node to stop: it hands its slots back (final checkpoints) and leaves. */
+  stop(): void {
+    this.stopping = true;
+    this.wakeUp?.();
+  }
+
+  /** Runs until `stop()` or, for a campaign, until the whole crawl is drained. */
+  async run(): Promise<ClusterNodeStats> {
+    const ttl = this.o.heartbeatTtlMs;
+    let lastBeat = this.now();
+    let lastPoll = -Infinity;
+    let lastCoord = -Infinity;
+    let lastDone = -Infinity;
+    let lastPublish = -Infinity;
+    while (!this.stopping) {
+      const now = this.now();
+      if (now - lastBeat >= ttl / 4) {
+        lastBeat = now;
+        if (!(await this.hb.beat()) && this.hb.expired) await this.rejoin();
+      }
+      try {
+        if (now - lastCoord >= Math.min(1_000, ttl / 4)) {
+          lastCoord = now;
+          await coordinate(this.redis, this.keys, this.nodeId, this.settings!.slots, ttl);
+        }
+        if (now - lastPoll >= this.o.pollMs) {
+          lastPoll = now;
+          await this.poll();
+        }
+        await this.pump();
+        if (this.outbox.size > 0) await this.outbox.flush();
+        this.checkpointDue();
+        if (now - lastPublish >= 1_000) {
+          lastPublish = now;
+          await this.publish();
+        }
+        if (this.o.campaign && now - lastDone >= 500) {
+          lastDone = now;
+          if (await this.crawlDone()) break;
+        }
+      } catch (err) {
+        if (err instanceof StaleEpochError) continue;
+        // Redis unreachable or a reply error: back off; the heartbeat gate stops dispatching.
+        this.redisErrors++;
+        await sleep(Math.min(1_000, ttl / 10));
+        continue;
+      }
+      this.dispatch();
+      await this.idle();
+    }
+    await this.shutdown();
+    return this.stats();
+  }
+
+  // ───────────── slot life cycle ─────────────
+
+  private async poll(): Promise<void> {
+    const recs = await readSlots(this.redis, this.keys, this.settings!.slots);
+    for (const r of recs) {
+      const mine = this.slots.get(r.slot);
+      if (this.busy.has(r.slot)) continue;
+      if (mine !== undefined && (r.owner !== this.nodeId || r.epoch !== mine.epoch)) {
+        this.drop(r.slot); // moved on without us (expired, or fenced): no checkpoint
+        if (r.owner !== this.nodeId) continue;
+      }
+      if (r.owner !== this.nodeId) continue;
+      const cur = this.slots.get(r.slot);
+      if (cur === undefined) await this.open(r);
+      else if (r.want !== '' && !cur.moving) void this.handoff(cur);
+    }
+  }
+
+  private async open(r: SlotRecord): Promise<void> {
+    this.busy.add(r.slot);
+    try {
+      const source = r.ckpt === '' ? undefined : await this.store.read(r.ckpt);
+      await resetInbox(this.redis, this.keys, r.slot, source?.meta.cursor ?? '0-0');
+      const s = this.settings!;
+      const opts: Partial<FrontierOptions> = {
+        // A fetch abandoned before it started (the node lost the right to dispatch) is reported
+        // as a transport failure: with the state machine it is retried, never marked crawled.
+        stateMachine: true,
+        retryLimit: 8,
+        ...this.o.frontier,
+        grouping: s.grouping,
+        politeness: { ...this.o.frontier.politeness, ...s.politeness },
+        linkRouter: (ds) => this.route(r.slot, ds),
+      };
+      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
+      this.slots.set(r.slot, state);
+    } finally {
+      this.busy.delete(r.slot);
+    }
+  }
+
+  private drop(slot: number): void {
+    const s = this.slots.get(slot);
+    if (s === undefined) return;
+    this.slots.delete(slot);
+    s.free();
+  }
+
+  /** Hand-off: stop dispatching the slot, let its fetches finish (bounded), flush, checkpoint and release. */
+  private async handoff(s: SlotState): Promise<void> {
+    s.moving = true;
+    this.busy.add(s.slot);
+    try {
+      await this.committing.get(s.slot);
+      const until = this.now() + this.o.handoffDrainMs;
+      while (s.inFlight > 0 && this.now() < until) await sleep(10);
+      await this.outbox.flush(true);
+      this.o.faults?.('handoff-flushed', s.slot);
+      const res = await this.commit(s, true);
+      if (res === 2) {
+        this.handoffs++;
+        this.slots.delete(s.slot);
+        s.free();
+      } else {
+        s.moving = false;
+      }
+    } catch {
+      s.moving = false;
+    } finally {
+      this.busy.delete(s.slot);
+    }
+  }
+
+  /**
+   * Writes and accepts one checkpoint of `s`; with `release`, hands the slot to its `want`.
+   * Returns ACCEPT's answer (1 accepted, 2 accepted and released); a refusal drops the slot.
+   */
+  private async commit(s: SlotState, release: boolean): Promise<number> {
+    const snap = s.snapshot();
+    this.o.faults?.('snapshot', s.slot);
+    try {
+      await this.outbox.flush(true); // sender barrier: every XADD issued before the snapshot
+      const rel = await this.store.write(snap.meta, snap.partition);
+      this.o.faults?.('checkpointed', s.slot);
+      const res = await acceptCheckpoint(this.redis, this.keys.slot(s.slot), {
+        epoch: s.epoch,
+        nodeId: this.nodeId,
+        ckpt: rel,
+        cursor: snap.meta.cursor,
+        applied: snap.meta.applied,
+        release,
+      });
+      if (res === 0) {
+        this.drop(s.slot);
+        throw new StaleEpochError(s.slot, s.epoch);
+      }
+      this.checkpoints++;
+      s.checkpointedAt = this.now();
+      this.o.faults?.('accepted', s.slot);
+      await settleInbox(this.redis, this.keys, s.slot, snap.acks, snap.meta.cursor);
+      await this.store.prune(s.slot, rel).catch(() => {});
+      return res;
+    } catch (err) {
+      if (this.slots.get(s.slot) === s) s.unsnapshot(snap);
+      throw err;
+    }
+  }
+
+  /**
+   * Starts the periodic checkpoints that are due, in the background: the snapshot is
+   * synchronous, and the slot keeps dispatching and applying its inbox while the write and the
+   * accept are under way (what it does meanwhile goes into the next checkpoint). Measured: an
+   * awaited checkpoint round of 16 slots stalled a node's whole loop on its fsyncs.
+   */
+  private checkpointDue(): void {
+    const now = this.now();
+    for (const s of this.slots.values()) {
+      if (s.moving || this.busy.has(s.slot) || this.committing.has(s.slot) || now - s.checkpointedAt < this.o.checkpointMs) continue;
+      s.checkpointedAt = now; // a failed attempt is retried one period later, not at once
+      const p = this.commit(s, false)
+        .then(
+          () => {},
+          () => {
+            this.redisErrors++; // refused (the slot is dropped) or Redis/store unavailable
+          },
+        )
+        .finally(() => this.committing.delete(s.slot));
+      this.committing.set(s.slot, p);
+    }
+  }
+
+  /**
+   * Reads and applies new inbox entries of every running slot: one XREADGROUP naming every
+   * running slot's stream (measured: a pipeline of one read per slot cost more node and Redis
+   * CPU per page than the pages it fed once a node ran 16+ mostly quiet slots). Several streams
+   * in one command is fine on a single Redis; on a Redis Cluster it would be split by shard.
+   */
+  private async pump(): Promise<void> {
+    await this.readInboxes(this.redis, undefined);
+  }
+
+  /** `pump`, blocking up to `ms` for the first entry, on a connection of its own (a blocked connection holds back every command queued behind it). */
+  private async blockOnInboxes(ms: number): Promise<void> {
+    if (this.blocker === undefined) {
+      // Fails fast while Redis is away (the loop's own calls wait and retry with backoff).
+      this.blocker = this.redis.duplicate({ maxRetriesPerRequest: 0, commandTimeout: ms + 1_000 });
+      this.blocker.on('error', () => {});
+    }
+    try {
+      if (!(await this.readInboxes(this.blocker, ms))) await sleep(ms);
+    } catch {
+      this.redisErrors++;
+      await sleep(ms);
+    }
+  }
+
+  /** One XREADGROUP over the running slots' inboxes; false when no slot runs. */
+  private async readInboxes(conn: Redis, blockMs: number | undefined): Promise<boolean> {
+    const running = [...this.slots.values()].filter((s) => !this.busy.has(s.slot)).map((s) => s.slot);
+    if (running.length === 0) return false;
+    const keys = running.map((s) => this.keys.inbox(s));
+    const args: (string | number)[] = ['GROUP', INBOX_GROUP, this.nodeId, 'COUNT', 1_000];
+    if (blockMs !== undefined) args.push('BLOCK', blockMs);
+    args.push('STREAMS', ...keys, ...keys.map(() => '>'));
+    const res = (await conn.call('XREADGROUP', ...args)) as [string, InboxEntry[]][] | null;
+    const got = new Map<number, InboxEntry[]>();
+    for (const [key, entries] of res ?? []) if (entries.length > 0) got.set(running[keys.indexOf(key)]!, entries);
+    this.applyRead(got);
+    return true;
+  }
+
+  private applyRead(got: Map<number, InboxEntry[]>): void {
+    const now = this.now();
+    for (const [slot, entries] of got) {
+      const s = this.slots.get(slot);
+      if (s === undefined) continue; // dropped while reading: the next owner resets the group
+      s.apply(entries, now);
+      this.applied += entries.length;
+      this.o.faults?.('applied', slot);
+    }
+  }
+
+  /** The frontier's link router: links of the slot itself stay; the rest go to their inboxes, one entry per target slot. */
+  private route(from: number, ds: Discovery[]): readonly Discovery[] {
+    const local: Discovery[] = [];
+    let by: Map<number, Discovery[]> | undefined;
+    const S = this.settings!.slots;
+    for (const d of ds) {
+      const t = d.key === undefined ? from : slotOfKey(d.key, 0, this.salt, S);
+      if (t === from) {
+        local.push(d);
+        continue;
+      }
+      by ??= new Map();
+      let list = by.get(t);
+      if (list === undefined) by.set(t, (list = []));
+      list.push(d);
+    }
+    if (by !== undefined) for (const [t, list] of by) this.outbox.push(t, 'l', encodeLinks(list), list.length);
+    return local;
+  }
+
+  // ───────────── dispatch ─────────────
+
+  private dispatch(): void {
+    if (!this.hb.canDispatch()) return;
+    const list = [...this.slots.values()].filter((s) => !s.moving);
+    if (list.length === 0) return;
+    let idleRound = 0;
+    while (this.inFlight < this.o.concurrency && idleRound < list.length) {
+      const s = list[this.rr++ % list.length]!;
+      const req = this.busy.has(s.slot) ? undefined : s.frontier.dispatch(this.now());
+      if (req === undefined) {
+        idleRound++;
+        continue;
+      }
+      idleRound = 0;
+      void this.fetchOne(s, req);
+    }
+  }
+
+  private async fetchOne(s: SlotState, req: FetchRequest): Promise<void> {
+    this.inFlight++;
+    s.inFlight++;
+    let outcome: Outcome;
+    let startedAt = this.now();
+    try {
+      if (this.gate !== undefined && req.ip !== undefined) {
+        const ticket = await this.gate.acquire(req.ip, s.frontier.politenessPolicy.ipFloorMs);
+        // The wait may have outlived the right to dispatch (the node paused, the slot moved).
+        if (!this.hb.canDispatch() || this.slots.get(s.slot) !== s) {
+          this.gate.release(ticket, this.now());
+          throw new Error('slot no longer dispatchable');
+        }
+        // Hold the IP until the request is seen leaving (or ends without leaving).
+        const watch = this.sends.expect(req.url);
+        const pending = this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
+        startedAt = await Promise.race([watch.sent, pending.then(this.now, this.now)]);
+        watch.cancel();
+        this.gate.release(ticket, startedAt);
+        if (this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
+        outcome = await pending;
+      } else {
+        outcome = await this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
+      }
+    } catch (err) {
+      outcome = { row: req.row, url: req.url, status: 0, error: String(err), errorKind: 'network' };
+    }
+    s.inFlight--;
+    this.inFlight--;
+    // The slot may have been handed off or dropped meanwhile: then its state is gone, and the
+    // URL is fetched again by the next owner (it was in flight at the checkpoint).
+    if (this.slots.get(s.slot) === s) {
+      s.frontier.report(outcome, this.now());
+      this.pages++;
+      this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
+    }
+    this.wakeUp?.();
+  }
+
+  private async idle(): Promise<void> {
+    let wait = this.o.pollMs;
+    const now = this.now();
+    if (this.hb.canDispatch() && this.inFlight < this.o.concurrency) {
+      for (const s of this.slots.values()) {
+        if (s.moving) continue;
+        const at = s.frontier.nextEligible();
+        if (at !== undefined) wait = Math.min(wait, Math.max(0, at - now));
+      }
+    }
+    if (wait <= 0) return;
+    if (this.inFlight === 0 && this.outbox.size === 0) {
+      // Nothing can wake the node but an inbox entry: wait on the inboxes themselves.
+      await this.blockOnInboxes(Math.max(1, Math.min(wait, 50)));
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, Math.min(wait, 50));
+      function done(): void {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+    this.wakeUp = undefined;
+  }
+
+  // ───────────── ending ─────────────
+
+  /** Whether every slot is owned, idle at its owner and has no unread inbox entry. */
+  private async crawlDone(): Promise<boolean> {
+    for (const s of this.slots.values()) if (!s.idle() || s.moving) return false;
+    if (this.inFlight > 0 || this.outbox.size > 0) return false;
+    await this.publishIdle();
+    const S = this.settings!.slots;
+    const p = this.redis.pipeline();
+    for (let s = 0; s < S; s++) p.hmget(this.keys.slot(s), 'owner', 'idle', 'idleCursor', 'epoch');
+    for (let s = 0; s < S; s++) p.xinfo('STREAM', this.keys.inbox(s));
+    const res = (await p.exec()) ?? [];
+    for (let s = 0; s < S; s++) {
+      const [owner, idle, cursor, epoch] = res[s]![1] as (string | null)[];
+      if (!owner || idle !== `${epoch}`) return false;
+      const info = res[S + s]!;
+      if (info[0] !== null) continue; // no stream: nothing was ever sent to the slot
+      const arr = info[1] as unknown[];
+      const last = String(arr[arr.indexOf('last-generated-id') + 1]);
+      if (last !== '0-0' && (!cursor || compareIds(cursor, last) < 0)) return false;
+    }
+    return true;
+  }
+
+  /** Marks this node's slots idle (with the epoch and the cursor they are idle at) or busy. */
+  private async publishIdle(): Promise<void> {
+    const p = this.redis.pipeline();
+    for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() ? `${s.epoch}` : '', 'idleCursor', s.cursor);
+    await p.exec();
+  }
+
+  private async publish(): Promise<void> {
+    const st = this.stats();
+    await this.redis.set(this.keys.nodeInfo(this.nodeId), JSON.stringify({ ...st, at: Date.now() }), 'PX', this.o.heartbeatTtlMs * 3);
+    const p = this.redis.pipeline();
+    for (const s of this.slots.values()) if (!s.idle()) p.hset(this.keys.slot(s.slot), 'idle', '');
+    await p.exec();
+  }
+
+  private async rejoin(): Promise<void> {
+    for (const slot of [...this.slots.keys()]) this.drop(slot);
+    this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
+    await this.hb.beat();
+  }
+
+  private async shutdown(): Promise<void> {
+    const deadline = this.now() + this.o.handoffDrainMs;
+    while (this.inFlight > 0 && this.now() < deadline) await sleep(10);
+    await Promise.all(this.committing.values());
+    for (const s of [...this.slots.values()]) {
+      if (this.slots.get(s.slot) !== s) continue;
+      try {
+        s.moving = true;
+        await this.commit(s, false);
+      } catch {
+        // fenced or Redis gone: the next owner recovers from the last accepted checkpoint
+      }
+    }
+    try {
+      const p = this.redis.pipeline();
+      // Leaving: unowned slots go to the remaining nodes at once, from the checkpoints just written.
+      for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() ? `${s.epoch}` : '');
+      await p.exec();
+      await this.hb.leave();
+    } catch {
+      // Redis unreachable: the heartbeat expires instead
+    }
+    for (const slot of [...this.slots.keys()]) this.drop(slot);
+    this.sends.close();
+    this.blocker?.disconnect();
+    if (this.ownsRedis) this.redis.disconnect();
+  }
+
+  /** The node's counters. */
+  stats(): ClusterNodeStats {
+    const now = this.now();
+    if (now - this.rate.at >= 1_000) {
+      this.rate = { at: now, pages: this.pages, perSec: this.rate.at === 0 ? 0 : ((this.pages - this.rate.pages) * 1000) / (now - this.rate.at) };
+    }
+    return {
+      nodeId: this.nodeId,
+      slots: [...this.slots.keys()].sort((a, b) => a - b),
+      moving: [...this.slots.values()].filter((s) => s.moving).map((s) => s.slot),
+      pages: this.pages,
+      pagesPerSec: this.rate.perSec,
+      inFlight: this.inFlight,
+      linksRouted: this.outbox?.links ?? 0,
+      entriesApplied: this.applied,
+      checkpoints: this.checkpoints,
+      handoffs: this.handoffs,
+      canDispatch: this.hb?.canDispatch() ?? false,
+      ipGateBlocked: this.gate?.blocked ?? false,
+      sharedIps: this.gate?.sharedIps().length ?? 0,
+      ipGateCalls: this.gate?.gateCalls ?? 0,
+      redisErrors: this.redisErrors,
+    };
+  }
+}

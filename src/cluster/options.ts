@@ -1,0 +1,111 @@
+/**
+ * `ClusterNode`'s options, validated by one table (STYLE habit 3): every option named, typed,
+ * ranged and defaulted here, and a frozen, fully defaulted object out.
+ */
+import type { Redis } from 'ioredis';
+import type { Fetcher } from '../fetch/index.js';
+import type { FrontierOptions } from '../frontier/index.js';
+import { booleanField, customField, defineOptions, functionField, numberField } from '../options/index.js';
+import type { Durability } from './routing.js';
+import type { CrawlSettings } from './settings.js';
+
+/** Points where a test may inject a crash (kill -9 of the node process). */
+export type FaultPoint = 'applied' | 'snapshot' | 'checkpointed' | 'accepted' | 'handoff-flushed';
+
+/** A page fetched by a node. */
+export interface ClusterPage {
+  readonly slot: number;
+  readonly epoch: number;
+  readonly request: import('../model/index.js').FetchRequest;
+  readonly outcome: import('../model/index.js').Outcome;
+  /** Clock at which the request was seen leaving (or the fetch started, without the send gate). */
+  readonly startedAtMs: number;
+}
+
+/** Options of `new ClusterNode(...)` (resolved: every default filled). */
+export interface ClusterNodeOptions {
+  /** Redis URL (or a connected client the node will not close). Required. */
+  readonly redis: string | Redis;
+  /** The crawl's name (letters, digits, '.', '_', '-'). Required. */
+  readonly crawl: string;
+  /** Checkpoint store directory (shared by every node of the crawl). Required. */
+  readonly store: string;
+  /** Fetches one URL (src/fetch's `HttpFetcher`, or any `Fetcher`). Required. */
+  readonly fetcher: Fetcher;
+  /** Crawl-wide settings given to this node (recorded at creation; verified when joining). */
+  readonly settings: Partial<CrawlSettings>;
+  /** Local frontier options (DNS seam…); grouping and politeness come from the crawl record. */
+  readonly frontier: Partial<FrontierOptions>;
+  /** Max fetches in flight over all slots (default 64). */
+  readonly concurrency: number;
+  /** Heartbeat TTL, ms (default 10 000); the node stops dispatching at TTL/2 without a renewal. */
+  readonly heartbeatTtlMs: number;
+  /** Checkpoint period per slot, ms (default 10 000). */
+  readonly checkpointMs: number;
+  /** How often slot records are re-read, ms (default 200). */
+  readonly pollMs: number;
+  /** Longest wait for a moving slot's in-flight fetches, ms (default 5 000). */
+  readonly handoffDrainMs: number;
+  /** Sender barrier: 'none' (default), 'aof' (Redis with appendfsync always) or `{ replicas, timeoutMs }` (WAIT). */
+  readonly durability: Durability;
+  /** Stop once every slot is drained and every inbox empty (default true). */
+  readonly campaign: boolean;
+  /** Cross-process per-IP gate (default true). */
+  readonly ipGate: boolean;
+  /** A "not shared" IP verdict's life, ms (default 2 000). */
+  readonly ipVerdictMs: number;
+  /** Node id (default host-pid-random). */
+  readonly nodeId: string | undefined;
+  /** Clock in epoch ms (default performance.timeOrigin + performance.now()). */
+  readonly now: () => number;
+  /** Called with every page fetched by this node. */
+  readonly onPage: ((page: ClusterPage) => void) | undefined;
+  /** Crash injection for tests. */
+  readonly faults: ((point: FaultPoint, slot: number) => void) | undefined;
+}
+
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
+const REQUIRED = ['redis', 'crawl', 'store', 'fetcher'] as const;
+
+/** Validates `ClusterNode` options and fills defaults. */
+export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
+  'ClusterNodeOptions',
+  {
+    redis: customField('a redis:// URL or an ioredis client', (v): v is string | Redis =>
+      (typeof v === 'string' && /^rediss?:\/\//.test(v)) || (isObject(v) && typeof (v as { pipeline?: unknown }).pipeline === 'function'),
+    ),
+    crawl: customField("a name of 1–100 letters, digits, '.', '_' or '-'", (v): v is string => typeof v === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(v)),
+    store: customField('a directory path', (v): v is string => typeof v === 'string' && v !== ''),
+    fetcher: customField('an object with fetch(request, signal)', (v): v is Fetcher => isObject(v) && typeof (v as { fetch?: unknown }).fetch === 'function'),
+    settings: customField('a CrawlSettings object', (v): v is Partial<CrawlSettings> => isObject(v), () => ({})),
+    frontier: customField('a FrontierOptions object', (v): v is Partial<FrontierOptions> => isObject(v), () => ({})),
+    concurrency: numberField({ default: 64, min: 1, max: 100_000, integer: true }),
+    heartbeatTtlMs: numberField({ default: 10_000, min: 100 }),
+    checkpointMs: numberField({ default: 10_000, min: 10 }),
+    pollMs: numberField({ default: 200, min: 1 }),
+    handoffDrainMs: numberField({ default: 5_000, min: 0 }),
+    durability: customField(
+      "'none', 'aof' or { replicas, timeoutMs }",
+      (v): v is Durability =>
+        v === 'none' ||
+        v === 'aof' ||
+        (isObject(v) &&
+          Number.isInteger((v as { replicas?: unknown }).replicas) &&
+          ((v as { replicas: number }).replicas >= 1) &&
+          typeof (v as { timeoutMs?: unknown }).timeoutMs === 'number' &&
+          (v as { timeoutMs: number }).timeoutMs >= 0),
+      () => 'none',
+    ),
+    campaign: booleanField(true),
+    ipGate: booleanField(true),
+    ipVerdictMs: numberField({ default: 2_000, min: 10 }),
+    nodeId: customField('a non-empty id without spaces', (v): v is string => typeof v === 'string' && /^\S{1,200}$/.test(v)),
+    now: functionField<() => number>(() => performance.timeOrigin + performance.now()),
+    onPage: customField('a function', (v): v is (page: ClusterPage) => void => typeof v === 'function'),
+    faults: customField('a function', (v): v is (point: FaultPoint, slot: number) => void => typeof v === 'function'),
+  },
+  (o) => {
+    const missing = REQUIRED.filter((k) => o[k] === undefined);
+    return missing.length ? `missing required option(s) ${missing.join(', ')}` : undefined;
+  },
+);

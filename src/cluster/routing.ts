@@ -1,0 +1,184 @@
+/**
+ * Link routing over Redis Streams: the entry codec, the sender's outbox with its durability
+ * barrier, and the owner's inbox plumbing (consumer group at a cursor, acknowledgment and
+ * trimming after a checkpoint).
+ *
+ * One stream entry carries one page's links for one target slot (or a batch of seeds):
+ * fields `k` (kind: `l` links, `s` seeds) and `d` (records, one a line, tab-separated). A
+ * canonical URL and a host group never hold a tab or a newline (canonicalization
+ * percent-encodes them), so the records need no escaping.
+ *
+ * Sender barrier: a slot's checkpoint is written only after every XADD issued before its
+ * snapshot is durable — the XADD replies have arrived, then `WAIT` on replicas, or nothing
+ * more when Redis runs AOF with `appendfsync always` (a reply then means fsynced). A crash
+ * before that re-dispatches the page from the previous checkpoint, so links may be sent
+ * twice (admission dedups them by URLKey), never lost.
+ */
+import type { Redis } from 'ioredis';
+import type { Discovery } from '../model/index.js';
+import { DurabilityError } from './errors.js';
+import { INBOX_GROUP, type ClusterKeys } from './keys.js';
+
+/** How the sender barrier makes XADDs durable before a checkpoint. */
+export type Durability = 'none' | 'aof' | { readonly replicas: number; readonly timeoutMs: number };
+
+/** A seed as routed to its owning slot. */
+export interface RoutedSeed {
+  readonly url: string;
+  readonly host: string;
+  readonly priority: number;
+}
+
+/** Encodes one page's links to one slot. */
+export function encodeLinks(links: readonly Discovery[]): string {
+  let s = '';
+  for (let i = 0; i < links.length; i++) {
+    const d = links[i]!;
+    if (i > 0) s += '\n';
+    s += `${d.url}\t${d.host}\t${d.depth}\t${d.cash}\t${d.fromHost ?? ''}`;
+  }
+  return s;
+}
+
+/** Decodes `encodeLinks`' output. */
+export function decodeLinks(payload: string): Discovery[] {
+  const out: Discovery[] = [];
+  for (const line of payload.split('\n')) {
+    if (line === '') continue;
+    const [url, host, depth, cash, from] = line.split('\t');
+    out.push({ url: url!, host: host!, depth: Number(depth), cash: Number(cash), fromHost: from === '' || from === undefined ? undefined : from });
+  }
+  return out;
+}
+
+export function encodeSeeds(seeds: readonly RoutedSeed[]): string {
+  return seeds.map((s) => `${s.url}\t${s.host}\t${s.priority}`).join('\n');
+}
+
+export function decodeSeeds(payload: string): RoutedSeed[] {
+  return payload
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => {
+      const [url, host, p] = l.split('\t');
+      return { url: url!, host: host!, priority: Number(p) };
+    });
+}
+
+/** Checks that Redis is configured for the chosen durability; throws DurabilityError naming what it found. */
+export async function checkDurability(redis: Redis, durability: Durability): Promise<void> {
+  if (durability !== 'aof') return;
+  const [, aof] = (await redis.config('GET', 'appendonly')) as string[];
+  const [, fsync] = (await redis.config('GET', 'appendfsync')) as string[];
+  if (aof !== 'yes' || fsync !== 'always') {
+    throw new DurabilityError(
+      `durability 'aof' needs Redis with appendonly yes and appendfsync always; found appendonly ${String(aof)}, appendfsync ${String(fsync)}`,
+    );
+  }
+}
+
+interface Pending {
+  readonly key: string;
+  readonly kind: string;
+  readonly payload: string;
+}
+
+/** The sender's queue of entries to XADD, flushed in pipelines. */
+export class Outbox {
+  private queue: Pending[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  /** Entries queued / acknowledged by Redis, over the node's life. */
+  queued = 0;
+  sent = 0;
+  /** Links carried by sent entries. */
+  links = 0;
+  /** Failed flush attempts (Redis unreachable); entries stay queued and are retried. */
+  failures = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ClusterKeys,
+    private readonly durability: Durability,
+  ) {}
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** Queues one entry for slot `slot`'s inbox. */
+  push(slot: number, kind: 'l' | 's', payload: string, count = 1): void {
+    this.queue.push({ key: this.keys.inbox(slot), kind, payload });
+    this.queued++;
+    this.links += count;
+  }
+
+  /**
+   * Sends everything queued so far in one pipeline and, with `durable`, passes the barrier.
+   * Calls are serialized, so a flush resolves only after every entry queued before it is in
+   * Redis. On an error the unsent entries go back to the head of the queue and it rethrows.
+   */
+  flush(durable = false): Promise<void> {
+    const run = this.chain.then(() => this.flushNow(durable));
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  private async flushNow(durable: boolean): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length > 0) {
+      const p = this.redis.pipeline();
+      for (const e of batch) p.xadd(e.key, '*', 'k', e.kind, 'd', e.payload);
+      let res: [Error | null, unknown][] | null;
+      try {
+        res = await p.exec();
+      } catch (err) {
+        this.failures++;
+        this.queue = batch.concat(this.queue);
+        throw err;
+      }
+      const failed = batch.filter((_, i) => res?.[i]?.[0] != null);
+      this.sent += batch.length - failed.length;
+      if (failed.length > 0) {
+        this.failures++;
+        this.queue = failed.concat(this.queue);
+        throw res!.find((r) => r[0] != null)![0]!;
+      }
+    }
+    if (durable && typeof this.durability === 'object') {
+      const { replicas, timeoutMs } = this.durability;
+      const acked = Number(await this.redis.call('WAIT', replicas, timeoutMs));
+      if (acked < replicas) throw new DurabilityError(`WAIT: ${acked} of ${replicas} replica(s) acknowledged within ${timeoutMs} ms`);
+    }
+  }
+}
+
+/** An inbox entry as read: id and fields. */
+export type InboxEntry = [id: string, fields: string[]];
+
+/** Points slot `slot`'s consumer group at `cursor` (creating stream and group as needed). */
+export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, cursor: string): Promise<void> {
+  const key = keys.inbox(slot);
+  try {
+    await redis.xgroup('CREATE', key, INBOX_GROUP, cursor, 'MKSTREAM');
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.includes('BUSYGROUP')) throw err;
+  }
+  await redis.xgroup('SETID', key, INBOX_GROUP, cursor);
+}
+
+/** After a checkpoint through `cursor` is accepted: acknowledges the applied ids and trims the stream below the cursor. */
+export async function settleInbox(redis: Redis, keys: ClusterKeys, slot: number, ids: readonly string[], cursor: string): Promise<void> {
+  const key = keys.inbox(slot);
+  const p = redis.pipeline();
+  for (let i = 0; i < ids.length; i += 1000) p.xack(key, INBOX_GROUP, ...ids.slice(i, i + 1000));
+  if (cursor !== '0-0') p.xtrim(key, 'MINID', cursor);
+  await p.exec();
+}
+
+/** Compares stream ids `a` and `b` ("ms-seq"). */
+export function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-');
+  const [bm, bs] = b.split('-');
+  return Number(am) - Number(bm) || Number(as) - Number(bs);
+}

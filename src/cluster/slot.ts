@@ -1,0 +1,127 @@
+/**
+ * One slot's live state on its owner: the slot's `Frontier`, the inbox cursor its state has
+ * applied through, and the applied count and digest an audit checks. Applying an entry and
+ * advancing the cursor happen together in one synchronous step, and a snapshot takes the
+ * partition and the cursor together, so a checkpoint always pairs a state with exactly the
+ * entries it contains: recovery resets the consumer group to that cursor and every entry is
+ * applied to the slot's state exactly once.
+ */
+import { Frontier, type FrontierOptions } from '../frontier/index.js';
+import { decodeLinks, decodeSeeds, type InboxEntry } from './routing.js';
+import type { SlotCheckpointMeta } from './store.js';
+
+const HOUR_MS = 3_600_000;
+
+/** Folds an entry id into an order-sensitive digest (FNV-1a over the id, then mixed into the running value). */
+export function foldDigest(digest: number, id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (Math.imul(digest ^ 0x9e3779b9, 0x85ebca6b) ^ h) >>> 0;
+}
+
+/** A consistent cut of a slot: the partition and the cursor it applied through. */
+export interface SlotSnapshot {
+  readonly partition: Uint8Array;
+  readonly meta: SlotCheckpointMeta;
+  /** Ids applied since the previous snapshot (acknowledged once this one is accepted). */
+  readonly acks: string[];
+}
+
+export class SlotState {
+  cursor: string;
+  applied: number;
+  digest: number;
+  private seq: number;
+  private acks: string[] = [];
+  /** The owner is handing the slot off: no new dispatches from it. */
+  moving = false;
+  /** In-flight fetches of this slot. */
+  inFlight = 0;
+  /** Clock (ms) of the last accepted checkpoint. */
+  checkpointedAt: number;
+
+  constructor(
+    readonly crawl: string,
+    readonly slot: number,
+    readonly epoch: number,
+    readonly frontier: Frontier,
+    meta: SlotCheckpointMeta | undefined,
+    nowMs: number,
+  ) {
+    this.cursor = meta?.cursor ?? '0-0';
+    this.applied = meta?.applied ?? 0;
+    this.digest = meta?.digest ?? 0;
+    this.seq = meta !== undefined && meta.epoch === epoch ? meta.seq : 0;
+    this.checkpointedAt = nowMs;
+  }
+
+  /** A slot from its accepted checkpoint (or empty when it has none). */
+  static open(
+    crawl: string,
+    slot: number,
+    epoch: number,
+    source: { meta: SlotCheckpointMeta; partition: Uint8Array } | undefined,
+    options: Partial<FrontierOptions>,
+    nowMs: number,
+  ): SlotState {
+    const f = source === undefined ? new Frontier(slot, Math.floor(nowMs / HOUR_MS), options) : Frontier.recover(source.partition, options);
+    return new SlotState(crawl, slot, epoch, f, source?.meta, nowMs);
+  }
+
+  /** Applies inbox entries in stream order; returns the URLs that entered as schedulable. */
+  apply(entries: readonly InboxEntry[], nowMs: number): number {
+    const f = this.frontier;
+    const hours = Math.floor(nowMs / HOUR_MS);
+    let fresh = 0;
+    for (const [id, fields] of entries) {
+      let kind = '';
+      let payload = '';
+      for (let i = 0; i + 1 < fields.length; i += 2) {
+        if (fields[i] === 'k') kind = fields[i + 1]!;
+        else if (fields[i] === 'd') payload = fields[i + 1]!;
+      }
+      if (kind === 'l') {
+        for (const d of decodeLinks(payload)) if (f.discover(d, nowMs)) fresh++;
+      } else if (kind === 's') {
+        for (const s of decodeSeeds(payload)) if (f.seed(s.url, s.host, s.priority, hours, hours, 0)) fresh++;
+      }
+      this.cursor = id;
+      this.applied++;
+      this.digest = foldDigest(this.digest, id);
+      this.acks.push(id);
+    }
+    return fresh;
+  }
+
+  /** Partition and cursor, taken together (synchronously). */
+  snapshot(): SlotSnapshot {
+    const partition = this.frontier.checkpointBytes();
+    const meta: SlotCheckpointMeta = {
+      format: 'meguri-slot/1',
+      crawl: this.crawl,
+      slot: this.slot,
+      epoch: this.epoch,
+      seq: ++this.seq,
+      cursor: this.cursor,
+      applied: this.applied,
+      digest: this.digest,
+    };
+    const acks = this.acks;
+    this.acks = [];
+    return { partition, meta, acks };
+  }
+
+  /** Puts back the ids of a snapshot that was not accepted (they are acknowledged with the next one). */
+  unsnapshot(s: SlotSnapshot): void {
+    this.acks = s.acks.concat(this.acks);
+  }
+
+  /** Whether nothing is queued or in flight in the slot. */
+  idle(): boolean {
+    return this.inFlight === 0 && this.frontier.pending() === 0;
+  }
+
+  free(): void {
+    this.frontier.free();
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * `meguri cluster status`: what a crawl's Redis says about it — nodes, slots per node, inbox
+ * lag, pages/s, hand-offs in progress. Read-only: it never writes a key.
+ */
+import type { Redis } from 'ioredis';
+import { ClusterKeys, INBOX_GROUP } from './keys.js';
+import { liveNodes, readSlots } from './membership.js';
+import { type CrawlSettings, readCrawl } from './settings.js';
+
+/** One node as the status sees it. */
+export interface NodeStatus {
+  readonly id: string;
+  readonly live: boolean;
+  /** Slots the slot records name it owner of. */
+  readonly slots: number[];
+  /** From the node's last published stats (undefined when none). */
+  readonly pages: number | undefined;
+  readonly pagesPerSec: number | undefined;
+  readonly canDispatch: boolean | undefined;
+  readonly ipGateBlocked: boolean | undefined;
+}
+
+/** One slot as the status sees it. */
+export interface SlotStatus {
+  readonly slot: number;
+  readonly owner: string;
+  readonly epoch: number;
+  /** The node a hand-off is moving it to ('' = none). */
+  readonly movingTo: string;
+  /** Inbox entries not yet read by the owner (the consumer group's lag). */
+  readonly inboxLag: number;
+  /** Inbox entries kept (not yet trimmed behind an accepted checkpoint). */
+  readonly inboxLength: number;
+  readonly checkpoint: string;
+}
+
+export interface ClusterStatus {
+  readonly crawl: string;
+  readonly settings: CrawlSettings;
+  readonly nodes: NodeStatus[];
+  readonly slots: SlotStatus[];
+  readonly pagesPerSec: number;
+  readonly handoffs: number;
+  readonly orphanSlots: number;
+  readonly inboxLag: number;
+}
+
+/** Reads a crawl's status, or undefined when the crawl does not exist. */
+export async function clusterStatus(redis: Redis, crawl: string): Promise<ClusterStatus | undefined> {
+  const keys = new ClusterKeys(crawl);
+  const settings = await readCrawl(redis, keys);
+  if (settings === undefined) return undefined;
+  const live = new Set(await liveNodes(redis, keys));
+  const recs = await readSlots(redis, keys, settings.slots);
+  const p = redis.pipeline();
+  for (const r of recs) {
+    p.xlen(keys.inbox(r.slot));
+    p.xinfo('GROUPS', keys.inbox(r.slot));
+  }
+  const res = (await p.exec()) ?? [];
+  const slots: SlotStatus[] = recs.map((r, i) => {
+    const len = Number(res[2 * i]?.[1] ?? 0);
+    let lag = 0;
+    const groups = res[2 * i + 1]?.[0] === null ? (res[2 * i + 1]![1] as unknown[][]) : [];
+    for (const g of groups) {
+      const name = g[g.indexOf('name') + 1];
+      if (name !== INBOX_GROUP) continue;
+      const l = g[g.indexOf('lag') + 1];
+      lag = typeof l === 'number' ? l : len; // a null lag (after trims) counts every kept entry
+    }
+    return { slot: r.slot, owner: r.owner, epoch: r.epoch, movingTo: r.want, inboxLag: lag, inboxLength: len, checkpoint: r.ckpt };
+  });
+  const ids = new Set<string>([...live, ...recs.map((r) => r.owner).filter((o) => o !== '')]);
+  const infos = ids.size === 0 ? [] : await redis.mget(...[...ids].map((id) => keys.nodeInfo(id)));
+  const nodes: NodeStatus[] = [...ids].sort().map((id, i) => {
+    const info = infos[i] ? (JSON.parse(infos[i]!) as Record<string, unknown>) : undefined;
+    return {
+      id,
+      live: live.has(id),
+      slots: slots.filter((s) => s.owner === id).map((s) => s.slot),
+      pages: info ? Number(info['pages']) : undefined,
+      pagesPerSec: info ? Number(info['pagesPerSec']) : undefined,
+      canDispatch: info ? Boolean(info['canDispatch']) : undefined,
+      ipGateBlocked: info ? Boolean(info['ipGateBlocked']) : undefined,
+    };
+  });
+  return {
+    crawl,
+    settings,
+    nodes,
+    slots,
+    pagesPerSec: nodes.reduce((s, n) => s + (n.live ? (n.pagesPerSec ?? 0) : 0), 0),
+    handoffs: slots.filter((s) => s.movingTo !== '').length,
+    orphanSlots: slots.filter((s) => s.owner === '' || !live.has(s.owner)).length,
+    inboxLag: slots.reduce((s, x) => s + x.inboxLag, 0),
+  };
+}
+
+/** The status as a few lines for a terminal. */
+export function formatClusterStatus(st: ClusterStatus): string {
+  const lines = [
+    `crawl ${st.crawl}: ${st.settings.slots} slots, grouping ${st.settings.grouping}; ${st.nodes.filter((n) => n.live).length} live node(s), ` +
+      `${st.pagesPerSec.toFixed(1)} pages/s, inbox lag ${st.inboxLag}, hand-offs in progress ${st.handoffs}, orphan slots ${st.orphanSlots}`,
+  ];
+  for (const n of st.nodes) {
+    const flags = [n.live ? 'live' : 'gone', n.canDispatch === false ? 'not dispatching' : '', n.ipGateBlocked ? 'IP gate blocked (Redis unreachable)' : '']
+      .filter((f) => f !== '')
+      .join(', ');
+    lines.push(
+      `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}`,
+    );
+  }
+  for (const s of st.slots) if (s.movingTo !== '') lines.push(`  slot ${s.slot}: moving ${s.owner} → ${s.movingTo}`);
+  const lagging = st.slots.filter((s) => s.inboxLag > 0).sort((a, b) => b.inboxLag - a.inboxLag).slice(0, 5);
+  if (lagging.length) lines.push(`  most inbox lag: ${lagging.map((s) => `slot ${s.slot}=${s.inboxLag}`).join(', ')}`);
+  return `${lines.join('\n')}\n`;
+}

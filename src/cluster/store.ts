@@ -1,0 +1,106 @@
+/**
+ * The checkpoint store seam: a directory (local disk, or a network file system every node
+ * mounts) holding each slot's checkpoints as `<crawl>/slot-<s>/e<epoch>-<seq>/`, one directory
+ * per write with the slot's `.meguri` partition (readable by `meguri inspect`) and
+ * `cluster.json` (the inbox cursor the state applied through, the applied count and digest).
+ *
+ * A write goes to a temporary directory, is fsynced and renamed into place, so a reader sees a
+ * whole checkpoint or none. Writing is not accepting: only the slot record's `ckpt` pointer,
+ * set by the fenced `ACCEPT` script, says which checkpoint is the slot's state; a stale
+ * writer's directory is never pointed at and is pruned later.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** What travels with a slot's partition. */
+export interface SlotCheckpointMeta {
+  readonly format: 'meguri-slot/1';
+  readonly crawl: string;
+  readonly slot: number;
+  readonly epoch: number;
+  readonly seq: number;
+  /** The last inbox entry id applied to this state ('0-0' = none). */
+  readonly cursor: string;
+  /** Inbox entries applied to this state over its life. */
+  readonly applied: number;
+  /** Order-sensitive digest of the applied entry ids (`foldDigest`). */
+  readonly digest: number;
+}
+
+export const PARTITION_FILE = 'partition.meguri';
+export const META_FILE = 'cluster.json';
+
+function writeDurably(path: string, data: Uint8Array | string): void {
+  const fd = openSync(path, 'w');
+  try {
+    const buf = typeof data === 'string' ? Buffer.from(data) : data;
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fsyncDir(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const pad = (n: number, w: number): string => String(n).padStart(w, '0');
+
+/** A crawl's checkpoints under `root`. */
+export class CheckpointStore {
+  readonly dir: string;
+  constructor(root: string, readonly crawl: string) {
+    this.dir = join(root, crawl);
+  }
+
+  /** The slot's directory, relative to the crawl's. */
+  slotDir(slot: number): string {
+    return `slot-${pad(slot, 5)}`;
+  }
+
+  /** Writes one checkpoint; returns its path relative to the crawl's directory (what the slot record stores). */
+  async write(meta: SlotCheckpointMeta, partition: Uint8Array): Promise<string> {
+    const slotPath = join(this.dir, this.slotDir(meta.slot));
+    await mkdir(slotPath, { recursive: true });
+    const name = `e${pad(meta.epoch, 9)}-${pad(meta.seq, 9)}`;
+    const tmp = join(slotPath, `.tmp-${name}-${randomBytes(4).toString('hex')}`);
+    await mkdir(tmp);
+    writeDurably(join(tmp, PARTITION_FILE), partition);
+    writeDurably(join(tmp, META_FILE), `${JSON.stringify(meta)}\n`);
+    fsyncDir(tmp);
+    await rm(join(slotPath, name), { recursive: true, force: true });
+    await rename(tmp, join(slotPath, name));
+    fsyncDir(slotPath);
+    return `${this.slotDir(meta.slot)}/${name}`;
+  }
+
+  /** Reads an accepted checkpoint. */
+  async read(rel: string): Promise<{ meta: SlotCheckpointMeta; partition: Uint8Array }> {
+    const at = join(this.dir, rel);
+    const meta = JSON.parse(await readFile(join(at, META_FILE), 'utf8')) as SlotCheckpointMeta;
+    if (meta.format !== 'meguri-slot/1' || meta.crawl !== this.crawl) {
+      throw new Error(`checkpoint ${at}: expected format meguri-slot/1 of crawl ${this.crawl}, found ${meta.format} of ${meta.crawl}`);
+    }
+    return { meta, partition: new Uint8Array(await readFile(join(at, PARTITION_FILE))) };
+  }
+
+  /** Removes a slot's checkpoints older than `keep` (same or lower epoch and seq) and stale temporaries. */
+  async prune(slot: number, keep: string): Promise<void> {
+    const slotPath = join(this.dir, this.slotDir(slot));
+    const keepName = keep.slice(keep.lastIndexOf('/') + 1);
+    for (const name of await readdir(slotPath).catch(() => [] as string[])) {
+      const old = name.startsWith('e') && name < keepName;
+      const tmp = name.startsWith('.tmp-') && name.slice(5, 5 + keepName.length) < keepName;
+      if (old || tmp) await rm(join(slotPath, name), { recursive: true, force: true });
+    }
+  }
+}

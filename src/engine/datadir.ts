@@ -1,0 +1,183 @@
+/**
+ * `DataDir`: the files of a crawl's data directory, and the only code that touches them.
+ *
+ *   lock             the pid of the process crawling it (a live one keeps others out)
+ *   frontier.meguri  the checkpoint: the frontier's partition image, with the engine's own
+ *                    state (`EngineState`) in its settings under the key `engine`
+ *   journal.mgj      fetch starts and outcomes since that checkpoint (same generation)
+ *
+ * A checkpoint of generation g+1 is written first and only then is a fresh journal of
+ * generation g+1 created: a crash between the two leaves a journal of generation g, which
+ * recovery ignores (its outcomes are in the checkpoint). Replay reads the journal only when
+ * its generation matches the checkpoint's.
+ *
+ * Never: decide what a record means (records.ts encodes them, the engine replays them) or
+ * hold the lock past `release()`.
+ */
+import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
+import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
+import type { PartitionImage } from '../format/index.js';
+import { Journal } from '../journal/index.js';
+import type { HostGrouping } from '../model/index.js';
+import type { PolitenessConfig } from '../politeness/index.js';
+import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
+import type { RobotsOutageRecord } from './status.js';
+
+/** The checkpoint file in `dataDir`. */
+export const CHECKPOINT_FILE = 'frontier.meguri';
+/** The journal file in `dataDir`. */
+export const JOURNAL_FILE = 'journal.mgj';
+const LOCK_FILE = 'lock';
+const STATE_VERSION = 1;
+
+/** The engine's own part of a checkpoint (in the partition's settings, key `engine`). */
+export interface EngineState {
+  readonly v: number;
+  readonly generation: number;
+  readonly completed: number;
+  /** Pages fetched OK in the campaign (`maxPages`); absent in checkpoints older than it. */
+  readonly ok?: number;
+  readonly grouping: HostGrouping;
+  readonly politeness: PolitenessConfig;
+  readonly groups: [string, string[]][];
+  /** URLs in flight at the checkpoint (written back as schedulable). */
+  readonly inFlight: string[];
+  /** Hosts waiting out a robots.txt outage (for `meguri hosts --why`; not read back on resume). */
+  readonly robotsOutages?: RobotsOutageRecord[];
+  readonly robotsMaxAttempts?: number;
+}
+
+/** An `EngineState` without its version tag (the tag is this file's business). */
+export type EngineStateFields = Omit<EngineState, 'v'>;
+
+function isEngineState(v: unknown): v is EngineState {
+  if (typeof v !== 'object' || v === null) return false;
+  const s = v as Record<string, unknown>;
+  return s['v'] === STATE_VERSION && (s['grouping'] === 'host' || s['grouping'] === 'registrable' || s['grouping'] === 'origin') && typeof s['generation'] === 'number' && typeof s['completed'] === 'number' && Array.isArray(s['groups']) && Array.isArray(s['inFlight']);
+}
+
+/** Whether process `pid` is alive (signal 0 probes without sending anything). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM';
+  }
+}
+
+/** The journal of the checkpoint's generation, read back. */
+export interface JournalReplay {
+  readonly records: readonly JournalRecord[];
+  readonly tornBytes: number;
+}
+
+/** A crawl's data directory (see the module comment). */
+export class DataDir {
+  #lockPath: string | undefined;
+  #journal: Journal | undefined;
+
+  constructor(readonly path: string) {}
+
+  /**
+   * Throws the error `lock()` would when a live process holds `path`'s lock (a caller that
+   * does slow work before opening, like the CLI's seed checks, fails first on this).
+   */
+  static checkFree(path: string): void {
+    const lock = join(path, LOCK_FILE);
+    let pid: number;
+    try {
+      pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
+    } catch {
+      return; // no lock
+    }
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new InvalidStateError(`Engine: ${JSON.stringify(path)} is in use by process ${pid} (remove ${lock} if that is wrong)`);
+    }
+  }
+
+  /**
+   * Creates the directory if needed (one level at a time: Node's recursive mkdir spins on
+   * /proc) and takes its lock (a stale lock of a dead process is broken).
+   */
+  lock(): void {
+    ensureDirectory(this.path);
+    const path = join(this.path, LOCK_FILE);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(path, 'wx');
+        writeSync(fd, `${process.pid}\n`);
+        closeSync(fd);
+        this.#lockPath = path;
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'EEXIST') throw err;
+        DataDir.checkFree(this.path);
+        unlinkSync(path); // stale: its process is gone
+      }
+    }
+    throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(this.path)}`);
+  }
+
+  /** The checkpoint and its engine state, or undefined for a new crawl. */
+  readCheckpoint(): { image: PartitionImage; state: EngineState } | undefined {
+    const cp = join(this.path, CHECKPOINT_FILE);
+    if (!existsSync(cp)) return undefined;
+    const image = readPartition(cp);
+    const state = image.meta.settings['engine'];
+    if (!isEngineState(state)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
+    return { image, state };
+  }
+
+  /** The journal records of `generation` (none when the journal is of another one or absent). */
+  readJournal(generation: number): JournalReplay {
+    const path = join(this.path, JOURNAL_FILE);
+    if (!existsSync(path)) return { records: [], tornBytes: 0 };
+    const { journal, replay } = Journal.open(path);
+    journal.close();
+    if (replay.generation !== BigInt(generation)) return { records: [], tornBytes: replay.tornBytes };
+    return { records: replay.records.map((bytes, seq) => decodeRecord(bytes, seq)), tornBytes: replay.tornBytes };
+  }
+
+  /**
+   * Writes the checkpoint `image` with the engine's `state`, then starts the journal of the
+   * state's generation. Returns the checkpoint's size in bytes.
+   */
+  checkpoint(image: PartitionImage, state: EngineStateFields, syncEvery: number): number {
+    const engine: EngineState = { v: STATE_VERSION, ...state };
+    const bytes = writePartition(join(this.path, CHECKPOINT_FILE), { ...image, meta: { ...image.meta, settings: { ...image.meta.settings, engine } } });
+    this.#journal?.close();
+    this.#journal = Journal.create(join(this.path, JOURNAL_FILE), state.generation, { syncEvery });
+    return bytes;
+  }
+
+  /** Appends a record to the journal (a no-op before the first checkpoint). */
+  append(record: JournalRecord): void {
+    this.#journal?.append(encodeRecord(record));
+  }
+
+  /** Whether a journal is open (records are being kept). */
+  get journaling(): boolean {
+    return this.#journal !== undefined;
+  }
+
+  /** fsyncs the journal. */
+  sync(): void {
+    this.#journal?.sync();
+  }
+
+  /** Closes the journal and releases the lock. Idempotent. */
+  release(): void {
+    this.#journal?.close();
+    this.#journal = undefined;
+    if (this.#lockPath === undefined) return;
+    try {
+      unlinkSync(this.#lockPath);
+    } catch {
+      // already gone
+    }
+    this.#lockPath = undefined;
+  }
+}

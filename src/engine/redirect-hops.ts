@@ -1,0 +1,44 @@
+/**
+ * `RedirectHops`: how many redirect hops led to each URL still to be fetched, so that
+ * `maxRedirects` bounds a chain of fresh URLs (`/r/1` → `/r/2` → …) that the frontier would
+ * otherwise admit one by one up to the host's URL budget.
+ *
+ * The target of a followed redirect is one hop further than its source. A URL's count is kept
+ * while it may still be fetched (a retry keeps it) and dropped once it has a final answer.
+ * Bounded: the oldest counts go first (a chain they belonged to may then run a few hops
+ * longer, never unboundedly: each hop needs a URL the frontier admits). Counts live in memory
+ * only; they restart when a crawl is resumed.
+ */
+import type { Outcome } from '../model/index.js';
+
+/** Redirect-hop counts kept at most. */
+const MAX_HOP_ENTRIES = 100_000;
+
+/** Redirect hops per URL (only URLs a redirect led to). */
+export class RedirectHops {
+  readonly #hops = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  /** Whether a redirect answered for `url` may still be followed (fewer than `max` hops led here). */
+  mayFollow(url: string): boolean {
+    return (this.#hops.get(url) ?? 0) < this.max;
+  }
+
+  /** Records the outcome of `url` as the frontier was told it. */
+  count(url: string, reported: Outcome): void {
+    const s = reported.status;
+    const hops = this.#hops.get(url) ?? 0;
+    if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
+    this.#hops.delete(url);
+    if (reported.location === undefined || s < 300 || s >= 400) return;
+    const next = hops + 1;
+    const known = this.#hops.get(reported.location);
+    if (known !== undefined && known <= next) return;
+    this.#hops.set(reported.location, next);
+    if (this.#hops.size > MAX_HOP_ENTRIES) {
+      const oldest = this.#hops.keys().next();
+      if (!oldest.done) this.#hops.delete(oldest.value);
+    }
+  }
+}

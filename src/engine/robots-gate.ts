@@ -1,0 +1,315 @@
+/**
+ * `RobotsGate`: the frontier's robots seam. It owns the crawl's `RobotsCache` and the way a
+ * robots.txt request reaches a server, in one direction:
+ *
+ *   frontier.dispatch → gate.request(group) → RobotsCache.check → gate.paced (this file)
+ *     → SendGate (per-IP send order) → onStart (journal, host windows) → fetch
+ *
+ * A group is *ready* when every origin's hostname is answered (dns-seam.ts) and every
+ * origin's robots.txt is known (fetched, 4xx, or given up after `maxAttempts` unreachable
+ * answers in a row, which then disallows everything, RFC 9309 §2.3.1.4; continuous mode
+ * passes Infinity and leaves the long-outage rule to RobotsCache). When the frontier asks for
+ * a not-ready group it is at a moment the host and its IP may be fetched, so the gate starts
+ * *one* request: a DNS resolution (not a fetch: the host waits a short poll) or one
+ * robots.txt hop (a fetch start: `started: true`, and the frontier spends the host and IP
+ * windows for it). A redirected robots.txt hop waits for the next such moment, so every
+ * request the server sees is paced like a content fetch. An unreachable robots.txt parks the
+ * host until its retry time. A hostname that does not resolve, or resolves only to refused
+ * addresses, needs no robots.txt: its content fetch fails with a clear outcome instead.
+ *
+ * Never: fetch a content URL, resolve a name itself (the DNS seam does), or let a group's
+ * content dispatch before its robots.txt is answered.
+ */
+import { type Fetcher, HttpFetcher } from '../fetch/http.js';
+import { RobotsCache, type RobotsFetch, type RobotsFetchResult } from '../fetch/robots-cache.js';
+import { productToken } from '../fetch/robots.js';
+import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
+import { splitOrigin } from '../url/host.js';
+import type { DnsSeam } from './dns-seam.js';
+import type { HostDirectory } from './host-directory.js';
+import type { Scope } from './scope.js';
+import type { SendGate } from './send-gate.js';
+import type { Tally } from './tally.js';
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The fetch of one robots.txt hop for `fetcher`: the HTTP fetcher's own robots fetch, a
+ * custom fetcher's `robotsFetch()` when it has one, else its `fetch` with a synthetic request
+ * pinned to the address `addressOf` gives.
+ */
+export function robotsFetchOf(fetcher: Fetcher, addressOf: (url: string) => string | undefined, clock: () => number): RobotsFetch {
+  if (fetcher instanceof HttpFetcher) return fetcher.robotsFetch();
+  const maybe = (fetcher as { robotsFetch?: () => RobotsFetch }).robotsFetch;
+  if (typeof maybe === 'function') return maybe.call(fetcher);
+  return (url, signal) => fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', ip: addressOf(url), depth: 0, dispatchedAtMs: clock() }, signal);
+}
+
+/** One robots.txt load in progress. */
+interface Load {
+  readonly group: string;
+  readonly startedAtMs: number;
+  hops: number;
+  /** Set while a redirect hop waits for the frontier's next slot. */
+  release: (() => void) | undefined;
+}
+
+/** Options of `RobotsGate`. */
+export interface RobotsGateOptions {
+  readonly directory: HostDirectory;
+  /** DNS answers per hostname (a name that cannot be fetched needs no robots.txt). */
+  readonly names: DnsSeam;
+  /** The per-IP send order every robots.txt hop leaves through, like a content request. */
+  readonly sends: SendGate;
+  /** The crawl's scope, asked again at dispatch (settings may have narrowed on resume). */
+  readonly scope: Scope;
+  /** Counts refusals and robots.txt disallows per reason. */
+  readonly tally: Tally;
+  /** Obey robots.txt; when false the gate only waits for DNS. */
+  readonly enabled: boolean;
+  /** Fetches one robots.txt hop (no redirects followed); see `robotsFetchOf`. */
+  readonly fetch: RobotsFetch;
+  /** The User-Agent; robots.txt groups are matched against its product token. */
+  readonly agent: string;
+  readonly ttlMs: number;
+  /** First retry of an unreachable robots.txt, ms (doubles per failure up to max(this, 1 h)). */
+  readonly retryMs: number;
+  readonly maxAttempts: number;
+  readonly maxCrawlDelayMs: number;
+  readonly clock: () => number;
+  /** A robots.txt hop is handed to the fetcher now (journal it, time it). */
+  readonly onStart: (group: string, robotsUrl: string) => void;
+  /** A group's robots.txt load or DNS resolution finished (the host may go now). */
+  readonly onSettled: (group: string) => void;
+  /** Aborts every load when the engine stops. */
+  readonly signal: AbortSignal;
+}
+
+/** Shortest and longest wait between the frontier's polls of a pending group, ms. */
+const POLL_MIN_MS = 10;
+const POLL_MAX_MS = 1000;
+
+/** The robots seam over a `HostDirectory`, a `DnsSeam` and a `RobotsCache` it owns. */
+export class RobotsGate implements RobotsSeam {
+  private readonly loads = new Map<string, Load>();
+  private readonly loadBySignal = new WeakMap<AbortSignal, Load>();
+  private readonly cache: RobotsCache | undefined;
+  private readonly agentToken: string;
+  /** Robots.txt requests started (each hop counts). */
+  requests = 0;
+  /** isAllowed asked for an origin the directory never registered (should stay 0). */
+  misses = 0;
+
+  constructor(private readonly o: RobotsGateOptions) {
+    this.agentToken = productToken(o.agent);
+    this.cache = o.enabled
+      ? new RobotsCache({
+          fetch: (url, signal) => this.paced(url, signal),
+          agent: o.agent,
+          now: o.clock,
+          ttlMs: o.ttlMs,
+          retryBaseMs: o.retryMs,
+          retryMaxMs: Math.max(o.retryMs, HOUR_MS),
+        })
+      : undefined;
+  }
+
+  /**
+   * One robots.txt hop of a load this gate started: a redirect hop first waits for the
+   * frontier's next slot for the group (`request`), then every hop leaves through the per-IP
+   * send order and is announced (`onStart`) the moment it is handed to the fetcher.
+   */
+  private async paced(url: string, signal: AbortSignal): Promise<RobotsFetchResult> {
+    const load = this.loadBySignal.get(signal);
+    if (load === undefined) {
+      this.requests++;
+      return this.o.fetch(url, signal);
+    }
+    if (load.hops > 0) {
+      await new Promise<void>((resolve) => {
+        load.release = resolve;
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      if (signal.aborted) return { status: 0, error: 'aborted' };
+    }
+    load.hops++;
+    const group = load.group;
+    const sends = this.o.sends;
+    try {
+      return await new Promise<RobotsFetchResult>((resolve) => {
+        signal.addEventListener('abort', () => resolve({ status: 0, error: 'aborted' }), { once: true });
+        sends.send(url, group, this.o.names.addressOf(url), () => {
+          this.requests++;
+          this.o.onStart(group, url);
+          this.o.fetch(url, signal).then(resolve, (err: unknown) => resolve({ status: 0, error: err instanceof Error ? err.message : String(err) }));
+        });
+      });
+    } finally {
+      sends.finished(url);
+    }
+  }
+
+  private givenUp(origin: string): boolean {
+    const e = this.cache?.entry(origin);
+    return e !== undefined && e.state === 'unreachable' && e.robots === undefined && e.failures >= this.o.maxAttempts;
+  }
+
+  /** Whether the origin's robots.txt is settled for now (known, or given up). */
+  private robotsKnown(origin: string): boolean {
+    const cache = this.cache;
+    if (cache === undefined) return true;
+    // Given up stays given up for the campaign, even once the entry is due for a refresh.
+    if (this.givenUp(origin)) return true;
+    const v = cache.peek(`${origin}/`);
+    if (v === undefined) return false;
+    return v.reason !== 'unreachable';
+  }
+
+  ready(group: string): boolean {
+    for (const origin of this.o.directory.originsOf(group)) {
+      const name = this.o.names.nameState(this.o.directory.hostnameOf(origin));
+      if (name === 'pending') return false;
+      if (name === 'unfetchable') continue;
+      if (!this.robotsKnown(origin)) return false;
+    }
+    return true;
+  }
+
+  request(group: string, nowMs: number): RobotsRequest {
+    let pollAt = Infinity;
+    let retryAt = Infinity;
+    for (const origin of this.o.directory.originsOf(group)) {
+      const hostname = this.o.directory.hostnameOf(origin);
+      const name = this.o.names.nameState(hostname);
+      if (name === 'pending') {
+        this.o.names.resolve(hostname, group);
+        const since = this.o.names.resolvingSince(hostname) ?? nowMs;
+        pollAt = Math.min(pollAt, nowMs + clampPoll(nowMs - since));
+        continue;
+      }
+      if (name === 'unfetchable' || this.robotsKnown(origin)) continue;
+      const load = this.loads.get(origin);
+      if (load !== undefined) {
+        if (load.release !== undefined) {
+          const release = load.release;
+          load.release = undefined;
+          release();
+          return { started: true };
+        }
+        pollAt = Math.min(pollAt, nowMs + clampPoll(nowMs - load.startedAtMs));
+        continue;
+      }
+      const cache = this.cache!;
+      const stale = cache.peek(`${origin}/`);
+      if (stale !== undefined && stale.reason === 'unreachable') {
+        // Unreachable and not yet due for a retry (peek answers only while the entry is fresh).
+        retryAt = Math.min(retryAt, stale.retryAtMs ?? nowMs + POLL_MAX_MS);
+        continue;
+      }
+      this.start(group, origin, nowMs);
+      return { started: true };
+    }
+    if (pollAt < Infinity) return { started: false, retryAtMs: Math.min(pollAt, retryAt) };
+    if (retryAt < Infinity) return { started: false, retryAtMs: retryAt, unreachable: true };
+    return { started: false, retryAtMs: nowMs + POLL_MIN_MS };
+  }
+
+  private start(group: string, origin: string, nowMs: number): void {
+    const controller = new AbortController();
+    const outer = this.o.signal;
+    const onAbort = (): void => controller.abort();
+    outer.addEventListener('abort', onAbort, { once: true });
+    const load: Load = { group, startedAtMs: nowMs, hops: 0, release: undefined };
+    this.loads.set(origin, load);
+    this.loadBySignal.set(controller.signal, load);
+    void this.cache!
+      .check(`${origin}/`, controller.signal)
+      .catch(() => undefined)
+      .finally(() => {
+        outer.removeEventListener('abort', onAbort);
+        this.loads.delete(origin);
+        this.o.onSettled(group);
+      });
+  }
+
+  /**
+   * Whether a setting refuses `url`: out of scope, a name that does not exist, an address the
+   * policy refuses. Counted once per URL (the frontier keeps it `Refused`).
+   */
+  refuses(url: string): boolean {
+    const out = this.o.scope.check(url);
+    if (out !== undefined) {
+      this.o.tally.outOfScope(out);
+      return true;
+    }
+    const parts = splitOrigin(url);
+    if (parts === undefined) return false;
+    const refusal = this.o.names.refusal(parts.host);
+    if (refusal === undefined) return false;
+    this.o.tally.refused(refusal.reason, parts.host, refusal.detail);
+    return true;
+  }
+
+  isAllowed(url: string): boolean {
+    const allowed = this.allowed(url);
+    if (!allowed) this.o.tally.disallowed();
+    return allowed;
+  }
+
+  private allowed(url: string): boolean {
+    const cache = this.cache;
+    if (cache === undefined) return true;
+    const parts = splitOrigin(url);
+    if (parts === undefined) return false;
+    const origin = parts.origin;
+    if (this.o.names.nameState(this.o.directory.hostnameOf(origin) || parts.host) === 'unfetchable') return true;
+    if (this.givenUp(origin)) return false;
+    const v = cache.peek(url);
+    if (v !== undefined) return v.allowed;
+    // The entry went stale between ready() and here: judge by the copy it still holds.
+    const e = cache.entry(url);
+    if (e?.robots !== undefined) return e.robots.isAllowed(url, this.agentToken);
+    if (e?.state === 'unavailable') return true;
+    this.misses++;
+    return false;
+  }
+
+  crawlDelayMs(group: string): number | undefined {
+    const cache = this.cache;
+    if (cache === undefined) return undefined;
+    let delay: number | undefined;
+    for (const origin of this.o.directory.originsOf(group)) {
+      const d = cache.crawlDelayMs(`${origin}/`);
+      if (d !== undefined && Number.isFinite(d) && (delay === undefined || d > delay)) delay = d;
+    }
+    return delay === undefined ? undefined : Math.min(delay, this.o.maxCrawlDelayMs);
+  }
+
+  /** Whether a robots.txt load or a DNS resolution for the group is under way. */
+  pending(group: string): boolean {
+    for (const origin of this.o.directory.originsOf(group)) {
+      if (this.loads.has(origin) || this.o.names.resolvingSince(this.o.directory.hostnameOf(origin)) !== undefined) return true;
+    }
+    return false;
+  }
+
+  /** robots.txt retry time, last status and failures in a row of a group's unreachable origin, if any. */
+  outage(group: string): { retryAtMs: number; status: number; failures: number } | undefined {
+    const cache = this.cache;
+    if (cache === undefined) return undefined;
+    for (const origin of this.o.directory.originsOf(group)) {
+      const e = cache.entry(origin);
+      if (e?.state === 'unreachable') return { retryAtMs: e.refreshAtMs, status: e.lastStatus, failures: e.failures };
+    }
+    return undefined;
+  }
+
+  /** robots.txt loads in progress. */
+  get loading(): number {
+    return this.loads.size;
+  }
+}
+
+function clampPoll(ageMs: number): number {
+  return Math.min(POLL_MAX_MS, Math.max(POLL_MIN_MS, ageMs));
+}

@@ -1,0 +1,167 @@
+/**
+ * `Tally`: what a run did, in the words an end summary uses — pages fetched OK, redirects,
+ * client and server errors, network errors, URLs refused by a setting (per reason), URLs out
+ * of scope (per reason), robots.txt refusals, handler failures — plus the hosts that failed
+ * most and why, and the names that do not exist.
+ *
+ * Counts are of this run; a policy refusal or an out-of-scope link is counted once per URL
+ * (the frontier keeps it `Refused`, so it is not asked again until the settings change).
+ *
+ * Never: change what is fetched; it only counts what the engine reports to it.
+ */
+import type { FetchErrorKind } from '../model/index.js';
+import { SCOPE_REASONS, type ScopeReason } from './scope.js';
+
+/** Why a setting refused a URL that is in scope. */
+export type PolicyReason = 'private-address' | 'no-such-name';
+
+/** The end-of-run counts (see the module comment). */
+export interface CrawlCounts {
+  /** 2xx and 304 answers, soft-404s aside. */
+  readonly ok: number;
+  readonly redirects: number;
+  /** 4xx answers (429 included) and soft-404s. */
+  readonly clientErrors: number;
+  readonly serverErrors: number;
+  /** No HTTP answer: DNS, connect, TLS, timeout, protocol. */
+  readonly networkErrors: number;
+  /** URLs refused by a setting though in scope (private address, a name that does not exist). */
+  readonly refusedByPolicy: number;
+  readonly refusedBy: Readonly<Record<PolicyReason, number>>;
+  /** URLs robots.txt disallows. */
+  readonly robotsDisallowed: number;
+  /** Links and redirect targets outside the scope or patterns: never fetched. */
+  readonly outOfScope: number;
+  readonly outOfScopeBy: Readonly<Record<ScopeReason, number>>;
+  /** Pages the handler of `crawl()` failed on after its retries. */
+  readonly handlerFailed: number;
+}
+
+/** A host that failed, with how often and the last reason. */
+export interface FailingHost {
+  readonly host: string;
+  readonly failures: number;
+  readonly reason: string;
+}
+
+/** A name that does not exist, taken out of the crawl at once. */
+export interface UnresolvedHost {
+  readonly host: string;
+  readonly code: string;
+  /** URLs of it refused this run. */
+  readonly urls: number;
+}
+
+/** A page the handler failed on. */
+export interface HandlerFailure {
+  readonly url: string;
+  readonly message: string;
+}
+
+/** Handler failures kept for the summary (the count is exact). */
+const MAX_HANDLER_FAILURES = 100;
+
+function zeros<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+}
+
+/** Counts of a run (see the module comment). */
+export class Tally {
+  #ok = 0;
+  #redirects = 0;
+  #client = 0;
+  #server = 0;
+  #network = 0;
+  #disallowed = 0;
+  #handler = 0;
+  readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
+  readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
+  readonly #failing = new Map<string, { failures: number; reason: string }>();
+  readonly #unresolved = new Map<string, { code: string; urls: number }>();
+  readonly #handlerFailures: HandlerFailure[] = [];
+
+  /** A fetch's answer (`status` 0: no HTTP answer, `error` says why). */
+  outcome(host: string, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
+    if (soft404) this.#client++;
+    else if (status === 0) this.#network++;
+    else if (status === 304 || (status >= 200 && status < 300)) this.#ok++;
+    else if (status >= 300 && status < 400) this.#redirects++;
+    else if (status >= 400 && status < 500) this.#client++;
+    else if (status >= 500) this.#server++;
+    else this.#ok++;
+    if (status !== 0 && status < 400 && !soft404) return;
+    const reason = soft404 ? 'soft-404' : status === 0 ? `${errorKind ?? 'network'}: ${error ?? 'no answer'}` : `HTTP ${status}`;
+    const f = this.#failing.get(host);
+    if (f === undefined) this.#failing.set(host, { failures: 1, reason });
+    else {
+      f.failures++;
+      f.reason = reason;
+    }
+  }
+
+  /** A URL a setting refused. */
+  refused(reason: PolicyReason, host: string, code?: string): void {
+    this.#refusedBy[reason]++;
+    if (reason !== 'no-such-name') return;
+    const u = this.#unresolved.get(host);
+    if (u === undefined) this.#unresolved.set(host, { code: code ?? 'ENOTFOUND', urls: 1 });
+    else u.urls++;
+  }
+
+  /** A URL out of scope (counted once per URL). */
+  outOfScope(reason: ScopeReason): void {
+    this.#scopeBy[reason]++;
+  }
+
+  /** A URL robots.txt disallows. */
+  disallowed(): void {
+    this.#disallowed++;
+  }
+
+  /** The handler failed on `url` for good. */
+  handlerFailed(url: string, message: string): void {
+    this.#handler++;
+    if (this.#handlerFailures.length < MAX_HANDLER_FAILURES) this.#handlerFailures.push({ url, message });
+  }
+
+  /** Pages fetched OK this run. */
+  get ok(): number {
+    return this.#ok;
+  }
+
+  counts(): CrawlCounts {
+    const refusedBy = { ...this.#refusedBy };
+    const outOfScopeBy = { ...this.#scopeBy };
+    return {
+      ok: this.#ok,
+      redirects: this.#redirects,
+      clientErrors: this.#client,
+      serverErrors: this.#server,
+      networkErrors: this.#network,
+      refusedByPolicy: refusedBy['private-address'] + refusedBy['no-such-name'],
+      refusedBy,
+      robotsDisallowed: this.#disallowed,
+      outOfScope: Object.values(outOfScopeBy).reduce((a, b) => a + b, 0),
+      outOfScopeBy,
+      handlerFailed: this.#handler,
+    };
+  }
+
+  /** The `n` hosts with most failures, most first (ties by name). */
+  failingHosts(n = 5): FailingHost[] {
+    return [...this.#failing]
+      .map(([host, f]) => ({ host, failures: f.failures, reason: f.reason }))
+      .sort((a, b) => b.failures - a.failures || (a.host < b.host ? -1 : 1))
+      .slice(0, n);
+  }
+
+  /** Names that do not exist, in the order they were met. */
+  unresolvedHosts(): UnresolvedHost[] {
+    return [...this.#unresolved].map(([host, u]) => ({ host, code: u.code, urls: u.urls }));
+  }
+
+  /** Pages the handler failed on (at most 100; `counts().handlerFailed` is exact). */
+  handlerFailures(): readonly HandlerFailure[] {
+    return this.#handlerFailures;
+  }
+}

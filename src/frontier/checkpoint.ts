@@ -1,0 +1,233 @@
+/**
+ * Checkpoint and restore: the frontier's state to and from a `.meguri` partition image
+ * (DESIGN §9.5, §10).
+ *
+ * A checkpoint writes URL rows in URLKey order (a URL in flight written back as schedulable),
+ * hosts in HostKey order with their live politeness windows (host ids in the file are those
+ * positions), the compacted arena, and the prioritizer, freshness and scheduler sections.
+ * Restore rebuilds every derived structure from that alone — the key index, the row queues,
+ * the schedule index, the per-IP windows and the banks — so a recovered frontier makes the
+ * same decisions as the one that was checkpointed.
+ */
+import { CorruptPartitionError } from '../errors/index.js';
+import { type ColumnBlock, type PartitionImage, FORMAT_MINOR } from '../format/index.js';
+import { UrlStatus } from '../model/index.js';
+import { registerHost, restoreBanks } from './banks.js';
+import { keyIndexFromSorted } from './deps.js';
+import { HostRecord, hostKeyBefore } from './hosts.js';
+import type { FrontierState } from './state.js';
+import { ColumnId, UrlTable } from './table.js';
+
+/** Scheduler counters that live outside the URL and host records. */
+interface SchedulerState {
+  clockMs: number;
+  wheelHour: number;
+  dispatches: number;
+  parkedScores: [string, number][];
+}
+
+/** Statuses whose row waits in a host queue. */
+export function isQueuedStatus(st: number): boolean {
+  return st === UrlStatus.Scheduled || st === UrlStatus.DueRecrawl || st === UrlStatus.RetryWait;
+}
+
+/** `Frontier.checkpoint` (see there). */
+export function checkpoint(s: FrontierState): PartitionImage {
+  const order = s.index.exportSorted().payloads;
+  const { columns, arena } = s.table.exportRows(order);
+  const status = columns.find((c) => c.id === ColumnId.Status)!.data;
+  const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
+  for (let i = 0; i < status.length; i++) {
+    if (status[i] === UrlStatus.InFlight) status[i] = crawls[i] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
+  }
+  const blocks: ColumnBlock[] = [...columns];
+  const hosts = s.hosts;
+  const hostOrder = hosts.map((h) => h.id).sort((a, b) => (hostKeyBefore(hosts[a]!, hosts[b]!) ? -1 : 1));
+  let prioritizer: Uint8Array = new Uint8Array(0);
+  if (s.prio) {
+    const { cash, history, rank } = s.prio.rowColumns();
+    const permute = (src: Float32Array): Float32Array => {
+      const out = new Float32Array(order.length);
+      for (let i = 0; i < order.length; i++) out[i] = src[order[i]!]!;
+      return out;
+    };
+    blocks.push({ id: ColumnId.Cash, type: 'f32', lanes: 1, data: permute(cash) });
+    blocks.push({ id: ColumnId.History, type: 'f32', lanes: 1, data: permute(history) });
+    blocks.push({ id: ColumnId.Rank, type: 'f32', lanes: 1, data: permute(rank) });
+    prioritizer = s.prio.encodeHosts(hostOrder);
+  }
+  // Host ids in the file are positions in HostKey order; remap the host column.
+  const hostRemap = new Uint32Array(hosts.length);
+  hostOrder.forEach((id, pos) => {
+    hostRemap[id] = pos;
+  });
+  const hostCol = blocks.find((c) => c.id === ColumnId.Host)!.data;
+  for (let i = 0; i < hostCol.length; i++) hostCol[i] = hostRemap[hostCol[i]!]!;
+  const fresh = s.opts.freshness;
+  const freshness =
+    fresh !== undefined && typeof fresh === 'object' && fresh.exportState ? fresh.exportState(Uint32Array.from(hostOrder)) : new Uint8Array(0);
+  const sched: SchedulerState = {
+    clockMs: s.clockMs,
+    wheelHour: s.wheelHour,
+    dispatches: s.dispatches,
+    parkedScores: s.dir.parkedScores(),
+  };
+  return {
+    meta: {
+      partitionId: s.partitionId,
+      createdHours: s.createdHours,
+      canonPolicyVersion: s.opts.canonPolicyVersion,
+      settings: { grouping: s.opts.grouping, scheduleIndex: s.opts.scheduleIndex, prioritizer: s.prio !== undefined },
+    },
+    formatMinor: FORMAT_MINOR,
+    rows: order.length,
+    columns: blocks,
+    hosts: hostOrder.map((id) => hosts[id]!.toImage()),
+    arena,
+    seenFilter: s.opts.seenFilter?.serialize() ?? new Uint8Array(0),
+    prioritizer,
+    freshness,
+    scheduler: new TextEncoder().encode(JSON.stringify(sched)),
+  };
+}
+
+/** Loads `image` into the empty state `s` (see `Frontier.recover`). */
+export function restore(s: FrontierState, image: PartitionImage): void {
+  const sched = parseScheduler(image.scheduler);
+  s.clockMs = sched.clockMs;
+  s.wheelHour = Math.max(sched.wheelHour, s.createdHours);
+  s.dispatches = sched.dispatches;
+  for (const [name, score] of sched.parkedScores) s.dir.parkScore(name, score);
+  const rows = image.rows;
+  const t = UrlTable.fromColumns(rows, image.columns, image.arena, s.opts.freshness !== undefined);
+  if (s.opts.freshness !== undefined) fillFreshnessColumns(t, image.columns);
+  // Swap the validated table's columns into this frontier's table object.
+  Object.assign(s.table, t);
+  const hostCount = image.hosts.length;
+  const wasActive: boolean[] = [];
+  image.hosts.forEach((img, id) => {
+    if (s.dir.id(img.name) !== undefined) throw new CorruptPartitionError('hosts', `host ${JSON.stringify(img.name)} appears twice`);
+    const { host, wasActive: act } = HostRecord.fromImage(id, img, s.hostTimes);
+    s.dir.add(host);
+    registerHost(s, host);
+    wasActive.push(act);
+  });
+  const tk = s.table.key;
+  for (let r = 0; r < rows; r++) {
+    const hid = s.table.host[r]!;
+    const h = s.hosts[hid];
+    if (h === undefined) throw new CorruptPartitionError('urls', `row ${r} names host ${hid}, only ${hostCount} hosts`);
+    if (tk[r * 4] !== h.hostKeyLo || tk[r * 4 + 1] !== h.hostKeyHi) {
+      throw new CorruptPartitionError('urls', `row ${r} key's HostKey does not match host ${JSON.stringify(h.name)}`);
+    }
+    if (s.table.status[r] === UrlStatus.InFlight) {
+      s.table.status[r] = s.table.crawlCount[r] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
+    }
+  }
+  s.index.free();
+  const payloads = new Uint32Array(rows);
+  for (let r = 0; r < rows; r++) payloads[r] = r;
+  s.index = keyIndexFromSorted(tk.slice(0, rows * 4), payloads);
+  s.queues.ensureRows(rows);
+  if (s.prio) {
+    const col = (id: number): Float32Array => {
+      const c = image.columns.find((x) => x.id === id);
+      if (c === undefined) return new Float32Array(rows);
+      if (c.type !== 'f32' || c.lanes !== 1) throw new CorruptPartitionError('urls', `prioritizer column ${id} is ${c.type}×${c.lanes}, expected f32×1`);
+      return c.data as Float32Array;
+    };
+    s.prio.restoreRows(rows, col(ColumnId.Cash), col(ColumnId.History), col(ColumnId.Rank));
+    s.prio.restoreHosts(image.prioritizer, hostCount);
+  }
+  const fresh = s.opts.freshness;
+  if (fresh !== undefined && typeof fresh === 'object' && fresh.importState && image.freshness.length > 0) {
+    fresh.importState(image.freshness);
+  }
+  loadQueues(s, rows);
+  // Per-IP windows: replay each host's last spend in time order.
+  const spenders = s.hosts.filter((h) => h.ip !== '' && h.ipSpendMs >= 0);
+  spenders.sort((a, b) => a.ipSpendMs - b.ipSpendMs || (hostKeyBefore(a, b) ? -1 : 1));
+  for (const h of spenders) s.ips.spend(h.ip, h.ipSpendMs, h.ipSpendIntervalMs);
+  restoreBanks(s, wasActive);
+}
+
+/** Schedule index and queues from the restored rows (in key order, so each host's rows are contiguous). */
+function loadQueues(s: FrontierState, rows: number): void {
+  const status = s.table.status;
+  const nextDue = s.table.nextDue;
+  const deferIds: number[] = [];
+  const deferTicks: number[] = [];
+  // Gather a host's queued rows and load its heap in one pass.
+  const batch = new Uint32Array(rows);
+  let batchHost = -1;
+  let batchLen = 0;
+  const hostOf = s.table.host;
+  for (let r = 0; r < rows; r++) {
+    const st = status[r]!;
+    let queue = false;
+    if (s.wheel && (st === UrlStatus.Crawled || st === UrlStatus.Scheduled) && nextDue[r]! > s.wheelHour) {
+      deferIds.push(r);
+      deferTicks.push(nextDue[r]!);
+    } else if (s.wheel && st === UrlStatus.Crawled) {
+      status[r] = UrlStatus.DueRecrawl;
+      queue = true;
+    } else if (isQueuedStatus(st)) {
+      queue = true;
+    }
+    if (!queue) continue;
+    const h = hostOf[r]!;
+    if (h !== batchHost) {
+      if (batchLen > 0) s.queues.pushAll(batchHost, batch, batchLen);
+      batchHost = h;
+      batchLen = 0;
+    }
+    batch[batchLen++] = r;
+  }
+  if (batchLen > 0) s.queues.pushAll(batchHost, batch, batchLen);
+  if (s.wheel && deferIds.length > 0) {
+    s.wheel.advance(s.wheelHour);
+    s.wheel.scheduleBatch(Uint32Array.from(deferIds), Uint32Array.from(deferTicks));
+  }
+}
+
+/**
+ * A partition written without the freshness columns (freshness was off, or an older writer)
+ * gets defaults: the first fetch is dated at the first-seen hour (or the only fetch), and a
+ * URL already fetched has no trusted Last-Modified history (its exposure was never measured).
+ */
+function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): void {
+  const has = (id: number): boolean => columns.some((c) => c.id === id);
+  if (!has(ColumnId.FirstCrawled)) {
+    for (let r = 0; r < t.rows; r++) {
+      const n = t.crawlCount[r]!;
+      t.firstCrawled[r] = n === 0 ? 0 : n === 1 ? t.lastCrawled[r]! : Math.min(t.firstSeen[r]!, t.lastCrawled[r]!);
+    }
+  }
+  if (!has(ColumnId.LmHours)) {
+    for (let r = 0; r < t.rows; r++) t.lmHours[r] = t.crawlCount[r] === 0 ? 0 : -1;
+  }
+}
+
+function parseScheduler(blob: Uint8Array): SchedulerState {
+  if (blob.length === 0) return { clockMs: 0, wheelHour: 0, dispatches: 0, parkedScores: [] };
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(blob));
+  } catch {
+    throw new CorruptPartitionError('scheduler', 'state is not valid UTF-8 JSON');
+  }
+  const o = v as Partial<SchedulerState> | null;
+  const num = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+  if (
+    o === null ||
+    typeof o !== 'object' ||
+    !num(o.clockMs) ||
+    !num(o.wheelHour) ||
+    !num(o.dispatches) ||
+    !Array.isArray(o.parkedScores) ||
+    !o.parkedScores.every((p) => Array.isArray(p) && typeof p[0] === 'string' && num(p[1]))
+  ) {
+    throw new CorruptPartitionError('scheduler', 'state lacks clockMs, wheelHour, dispatches or parkedScores');
+  }
+  return o as SchedulerState;
+}

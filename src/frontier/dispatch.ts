@@ -1,0 +1,136 @@
+/**
+ * Dispatch: one step of the Mercator loop at clock `nowMs` (DESIGN §9).
+ *
+ * The freshness pass and the schedule index run first (recrawl.ts), the front bank refills the
+ * active set, parked hosts whose windows opened surface into the ready banks (banks.ts), and
+ * the best ready host is asked the one robots question per host — is robots.txt known for it?
+ * — before its best row is launched. A host whose robots.txt is not known is parked (and, when
+ * the seam starts a robots.txt request, its windows are spent for that request); a disallowed
+ * row is marked and skipped. `launch` turns a row into a `FetchRequest`.
+ */
+import { lanesToU64 } from '../core/lanes.js';
+import { type FetchRequest, HostFlags, UrlStatus } from '../model/index.js';
+import { hostInterval } from '../politeness/index.js';
+import { deactivate, ipOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady } from './banks.js';
+import type { HostRecord } from './hosts.js';
+import { advanceWheel, autoTickFreshness } from './recrawl.js';
+import type { RobotsSeam } from './options.js';
+import type { FrontierState } from './state.js';
+import { FpFlag } from './table.js';
+
+/** `Frontier.dispatchShard` after argument checks (see there). */
+export function dispatchShard(s: FrontierState, nowMs: number, shard: number): FetchRequest | undefined {
+  if (nowMs > s.clockMs) s.clockMs = nowMs;
+  if (s.freshTicks) autoTickFreshness(s);
+  advanceWheel(s, nowMs);
+  refill(s, nowMs);
+  surface(s, nowMs);
+  for (;;) {
+    const bank = pickBank(s, shard);
+    if (bank === undefined) return undefined;
+    const id = bank.pop();
+    const h = s.hosts[id]!;
+    const ip = ipOf(s, h);
+    const ipAt = s.ips.eligibleAt(ip);
+    if (ipAt > nowMs) {
+      parkUntil(s, h, ipAt);
+      continue;
+    }
+    if (!robotsCleared(s, h, nowMs)) continue;
+    const row = s.queues.pop(id);
+    const robots = s.opts.robots;
+    const refused = robots === undefined ? undefined : refusal(robots, s.table.urlOf(row));
+    if (refused !== undefined) {
+      s.table.status[row] = refused;
+      if (s.queues.size(h.id) > 0) toReady(s, h);
+      else deactivate(s, h, nowMs);
+      continue;
+    }
+    return launch(s, h, row, nowMs);
+  }
+}
+
+/**
+ * The robots question for a host popped from a ready bank: true when its content URLs may be
+ * dispatched now. Otherwise the host has been parked (robots.txt not known yet, or a new
+ * Crawl-delay pushed its window past `nowMs`).
+ */
+function robotsCleared(s: FrontierState, h: HostRecord, nowMs: number): boolean {
+  const robots = s.opts.robots;
+  if (!robots) return true;
+  if (!robots.ready(h.name)) {
+    const asked = robots.request?.(h.name, nowMs);
+    if (asked && asked.started) {
+      // The robots.txt request is a fetch start: it spends the host's and the IP's windows.
+      spendWindows(s, h, nowMs);
+      h.flags &= ~HostFlags.RobotsUnreachable;
+      parkUntil(s, h, Math.max(h.nextEligibleMs, s.ips.eligibleAt(h.ip)));
+    } else {
+      const at = asked ? asked.retryAtMs : undefined;
+      if (asked && asked.unreachable) h.flags |= HostFlags.RobotsUnreachable;
+      parkUntil(s, h, at !== undefined && Number.isFinite(at) && at > nowMs ? at : nowMs + s.opts.robotsRetryMs);
+    }
+    return false;
+  }
+  h.flags &= ~HostFlags.RobotsUnreachable;
+  // A robots Crawl-delay raises the host's floor (never lowers a configured one).
+  const delay = robots.crawlDelayMs(h.name) ?? 0;
+  if (delay > h.crawlDelayMs && Number.isFinite(delay)) {
+    h.crawlDelayMs = delay;
+    h.intervalMs = hostInterval(s.politeness, h.intervalMs, delay);
+    if (h.lastDispatchMs >= 0) h.nextEligibleMs = h.lastDispatchMs + h.intervalMs;
+    if (h.nextEligibleMs > nowMs) {
+      park(s, h);
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Sends `row` of `h` at `nowMs`: the row goes in flight and its request is built. */
+export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: number): FetchRequest {
+  const t = s.table;
+  // Every column of the row is read first, back to back. Consecutive dispatches go to
+  // different hosts, so their rows are scattered and each read is likely a cache miss
+  // (profiled on the frontier bench: these reads are most of launch's time); reads issued
+  // together can overlap, where reads behind the allocations and calls below could not.
+  const urlAt = t.url[row]!;
+  const k = t.key;
+  const at = row * 4;
+  const k0 = k[at]!;
+  const k1 = k[at + 1]!;
+  const k2 = k[at + 2]!;
+  const k3 = k[at + 3]!;
+  const etagAt = t.etag[row]!;
+  const lm = t.lastModified[row]!;
+  const fp = t.fpFlags[row]!;
+  const depth = t.depth[row]!;
+  // The URL's bytes wait on its offset, the one miss that cannot overlap the others: next.
+  const url = t.arena.get(urlAt);
+  t.status[row] = UrlStatus.InFlight;
+  markInFlight(s, h, row, nowMs);
+  const key = new Uint32Array(4);
+  key[0] = k0;
+  key[1] = k1;
+  key[2] = k2;
+  key[3] = k3;
+  return {
+    prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
+    prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
+    row,
+    key,
+    url,
+    host: h.name,
+    ip: h.ip === '' ? undefined : h.ip,
+    etag: etagAt === 0 ? undefined : t.arena.get(etagAt - 1),
+    lastModified: lm === 0 ? undefined : lm,
+    depth,
+    dispatchedAtMs: nowMs,
+  };
+}
+
+/** What a crawl setting or robots.txt says of `url` at dispatch: Refused, Disallowed, or go (undefined). */
+function refusal(robots: RobotsSeam, url: string): UrlStatus | undefined {
+  if (robots.refuses?.(url) === true) return UrlStatus.Refused;
+  return robots.isAllowed(url) ? undefined : UrlStatus.Disallowed;
+}

@@ -1,0 +1,399 @@
+/**
+ * Intake: URLs entering the partition — seeds (`seed`, `seedBatch`) and routed discoveries
+ * (`discover`) — and the rows and host records they create.
+ *
+ * A URL is identified by its URLKey (HostKey of its group, PathKey of the canonical URL); the
+ * exact key → row index says whether it is known, and the optional seen filter in front of
+ * it lets a sure miss skip the look-up. Intake is idempotent: a known key never makes a second
+ * row (a rediscovery only credits the known row's cash). A new discovery passes admission
+ * (the host's URL budget and depth cap, and the trap seam for suspect hosts) and is queued, or
+ * kept as Trapped so a rediscovery stays a no-op. Seeds are never asked about traps.
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import type { KeyArray } from '../core/keys.js';
+import { type Discovery, HostFlags, UrlStatus } from '../model/index.js';
+import { hostInterval } from '../politeness/index.js';
+import { enqueue, registerHost, reprioritize } from './banks.js';
+import { admit, keyBatch, keyOf } from './deps.js';
+import { HostRecord } from './hosts.js';
+import { type FrontierState, HOUR_MS, MISSING, checkHours, checkMs } from './state.js';
+
+/** One candidate for `seedBatch`: the arguments of `seed`. */
+export interface SeedSpec {
+  readonly url: string;
+  readonly host: string;
+  readonly priority: number;
+  readonly firstSeen: number;
+  readonly nextDue: number;
+  /** The host's crawl-delay in ms (0 = none). */
+  readonly crawlDelay: number;
+}
+
+function checkSeed(url: string, host: string, priority: number, firstSeen: number, nextDue: number, crawlDelay: number): void {
+  if (typeof url !== 'string' || url === '') throw new InvalidArgumentError(`seed: expected a canonical URL string, received ${String(url)}`);
+  if (typeof host !== 'string' || host === '') throw new InvalidArgumentError(`seed: expected a host group name, received ${String(host)}`);
+  if (typeof priority !== 'number' || !Number.isFinite(priority)) {
+    throw new InvalidArgumentError(`seed: expected a finite priority, received ${String(priority)}`);
+  }
+  checkHours('seed firstSeen', firstSeen);
+  checkHours('seed nextDue', nextDue);
+  if (typeof crawlDelay !== 'number' || !(crawlDelay >= 0) || !Number.isFinite(crawlDelay)) {
+    throw new InvalidArgumentError(`seed: expected crawlDelay as ms >= 0, received ${String(crawlDelay)}`);
+  }
+}
+
+/** `Frontier.seed` (see there). */
+export function seed(s: FrontierState, url: string, host: string, priority: number, firstSeen: number, nextDue: number, crawlDelay: number): boolean {
+  checkSeed(url, host, priority, firstSeen, nextDue, crawlDelay);
+  const k = s.oneKey;
+  keyOf(url, host, k, 0);
+  if (s.index.get(k, 0) !== undefined) return false;
+  const row = addSeedRow(s, url, host, priority, firstSeen, nextDue, crawlDelay, k, 0);
+  s.index.insertBatch(k, Uint32Array.of(row));
+  s.opts.seenFilter?.add(k, 0);
+  return true;
+}
+
+/** `Frontier.seedBatch` (see there). */
+export function seedBatch(s: FrontierState, specs: readonly SeedSpec[]): number {
+  if (!Array.isArray(specs)) throw new InvalidArgumentError(`seedBatch: expected an array of seed specs, received ${typeof specs}`);
+  const n = specs.length;
+  const keys = new Uint32Array(n * 4);
+  const urls: string[] = new Array<string>(n);
+  const hosts: string[] = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const sp = specs[i]!;
+    checkSeed(sp.url, sp.host, sp.priority, sp.firstSeen, sp.nextDue, sp.crawlDelay ?? 0);
+    urls[i] = sp.url;
+    hosts[i] = sp.host;
+  }
+  keyBatch(urls, hosts, keys);
+  const found = s.index.getBatch(keys, new Uint32Array(n), MISSING);
+  const isNew = firstMisses(keys, found, n);
+  let fresh = 0;
+  for (let i = 0; i < n; i++) fresh += isNew[i]!;
+  s.table.reserve(fresh);
+  const newKeys = new Uint32Array(fresh * 4);
+  const rows = new Uint32Array(fresh);
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    if (isNew[i] === 0) continue;
+    const sp = specs[i]!;
+    rows[m] = addSeedRow(s, sp.url, sp.host, sp.priority, sp.firstSeen, sp.nextDue, sp.crawlDelay ?? 0, keys, i);
+    newKeys.set(keys.subarray(i * 4, i * 4 + 4), m * 4);
+    s.opts.seenFilter?.add(keys, i);
+    m++;
+  }
+  if (fresh > 0) s.index.insertBatch(newKeys, rows);
+  return fresh;
+}
+
+/**
+ * Which of `n` keys are new: missing from the index (`found[i] === MISSING`) and the first of
+ * their key in the batch (in-batch repeats keep the first occurrence). 1 = new.
+ */
+export function firstMisses(keys: Uint32Array, found: Uint32Array, n: number): Uint8Array {
+  const miss: number[] = [];
+  for (let i = 0; i < n; i++) if (found[i] === MISSING) miss.push(i);
+  // Sort the missing indices by key (index as tie-break) and keep the first of each key.
+  miss.sort((a, b) => compareKeys(keys, a, b) || a - b);
+  const isNew = new Uint8Array(n);
+  for (let j = 0; j < miss.length; j++) {
+    const i = miss[j]!;
+    const prev = miss[j - 1];
+    if (prev === undefined || !sameKey(keys, i, prev)) isNew[i] = 1;
+  }
+  return isNew;
+}
+
+function sameKey(keys: Uint32Array, a: number, b: number): boolean {
+  const x = a * 4;
+  const y = b * 4;
+  return keys[x] === keys[y] && keys[x + 1] === keys[y + 1] && keys[x + 2] === keys[y + 2] && keys[x + 3] === keys[y + 3];
+}
+
+function addSeedRow(
+  s: FrontierState,
+  url: string,
+  host: string,
+  priority: number,
+  firstSeen: number,
+  nextDue: number,
+  crawlDelay: number,
+  keys: KeyArray,
+  i: number,
+): number {
+  const h = hostFor(s, host, keys, i);
+  if (crawlDelay > h.crawlDelayMs) {
+    h.crawlDelayMs = crawlDelay;
+    h.intervalMs = hostInterval(s.politeness, h.intervalMs, crawlDelay);
+  }
+  const row = newRow(s, keys, i, url, h, 0, firstSeen, UrlStatus.Scheduled);
+  const t = s.table;
+  t.nextDue[row] = nextDue;
+  h.admitted++;
+  if (s.prio) {
+    s.prio.endow(row, priority);
+    t.priority[row] = s.prio.priority(row, h.id, h.hostScore);
+  } else {
+    t.priority[row] = priority;
+  }
+  if (s.wheel && nextDue > s.wheelHour) s.wheel.schedule(row, nextDue);
+  else enqueue(s, row);
+  return row;
+}
+
+/** Throws unless `d` is a well-formed discovery. */
+export function checkDiscovery(d: Discovery, nowMs: number): void {
+  if (d === null || typeof d !== 'object') throw new InvalidArgumentError(`discover: expected a Discovery, received ${String(d)}`);
+  if (typeof d.url !== 'string' || d.url === '') throw new InvalidArgumentError(`discover: expected a canonical URL, received ${String(d.url)}`);
+  if (typeof d.host !== 'string' || d.host === '') throw new InvalidArgumentError(`discover: expected a host group name, received ${String(d.host)}`);
+  if (!Number.isInteger(d.depth) || d.depth < 0) throw new InvalidArgumentError(`discover: expected depth as an integer >= 0, received ${String(d.depth)}`);
+  if (typeof d.cash !== 'number' || !Number.isFinite(d.cash) || d.cash < 0) {
+    throw new InvalidArgumentError(`discover: expected cash as a finite number >= 0, received ${String(d.cash)}`);
+  }
+  checkMs('discover nowMs', nowMs);
+  if (d.key !== undefined && (!(d.key instanceof Uint32Array) || d.key.length !== 4)) {
+    throw new InvalidArgumentError(`discover: expected key as a 4-lane Uint32Array, received ${String(d.key)}`);
+  }
+}
+
+/** `Frontier.discover` (see there). */
+export function discover(s: FrontierState, d: Discovery, nowMs: number): boolean {
+  checkDiscovery(d, nowMs);
+  const k = s.oneKey;
+  if (d.key !== undefined) k.set(d.key);
+  else keyOf(d.url, d.host, k, 0);
+  const filter = s.opts.seenFilter;
+  const h = hostFor(s, d.host, k, 0);
+  creditInDegree(s, h, d);
+  const existing = filter === undefined || filter.maybeContains(k, 0) ? s.index.get(k, 0) : undefined;
+  if (existing !== undefined) {
+    creditKnown(s, existing, d.cash);
+    return false;
+  }
+  const row = addDiscovered(s, d, k, 0, h, nowMs);
+  s.index.insertBatch(k, Uint32Array.of(row));
+  return s.table.status[row] === UrlStatus.Scheduled;
+}
+
+/** Whether `discover` would accept `d` (the checks of `checkDiscovery`, without throwing). */
+function validDiscovery(d: Discovery, nowMs: number): boolean {
+  try {
+    checkDiscovery(d, nowMs);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `discover` for a batch (a page's routed out-links), with the same result as a loop of
+ * `discover` over it in order — the same rows, hosts, seam calls and credits, in the same
+ * order — but keys computed in one batched hash, known keys looked up in one index call and
+ * new keys inserted in one more. A key repeated inside the batch is new only at its first
+ * occurrence (later ones credit its row). An invalid discovery throws when the loop reaches
+ * it, after the ones before it took effect.
+ */
+export function discoverBatch(s: FrontierState, ds: readonly Discovery[], nowMs: number): void {
+  let n = 0;
+  while (n < ds.length && validDiscovery(ds[n]!, nowMs)) n++;
+  if (n > 0) discoverValid(s, ds, n, nowMs);
+  if (n < ds.length) checkDiscovery(ds[n]!, nowMs); // throws
+}
+
+function discoverValid(s: FrontierState, ds: readonly Discovery[], n: number, nowMs: number): void {
+  const keys = new Uint32Array(n * 4);
+  let unkeyed: number[] | undefined;
+  for (let i = 0; i < n; i++) {
+    const key = ds[i]!.key;
+    if (key !== undefined) keys.set(key, i * 4);
+    else (unkeyed ??= []).push(i);
+  }
+  if (unkeyed !== undefined) {
+    const urls = unkeyed.map((i) => ds[i]!.url);
+    const sub = new Uint32Array(unkeyed.length * 4);
+    keyBatch(
+      urls,
+      unkeyed.map((i) => ds[i]!.host),
+      sub,
+    );
+    unkeyed.forEach((i, j) => keys.set(sub.subarray(j * 4, j * 4 + 4), i * 4));
+  }
+  const found = s.index.getBatch(keys, new Uint32Array(n), MISSING);
+  // The first occurrence of each key missing from the index: a later repeat finds its row.
+  const first = firstOccurrence(keys, found, n);
+  const rowAt = new Int32Array(n).fill(-1);
+  const filter = s.opts.seenFilter;
+  const newKeys = new Uint32Array(n * 4);
+  const newRows = new Uint32Array(n);
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const d = ds[i]!;
+    const h = hostFor(s, d.host, keys, i);
+    creditInDegree(s, h, d);
+    let existing = -1;
+    if (filter === undefined || filter.maybeContains(keys, i)) {
+      if (found[i] !== MISSING) existing = found[i]!;
+      else if (first[i] !== i) existing = rowAt[first[i]!]!;
+    }
+    if (existing >= 0) {
+      creditKnown(s, existing, d.cash);
+      continue;
+    }
+    const row = addDiscovered(s, d, keys, i, h, nowMs);
+    rowAt[i] = row;
+    newKeys.set(keys.subarray(i * 4, i * 4 + 4), m * 4);
+    newRows[m++] = row;
+  }
+  if (m > 0) s.index.insertBatch(newKeys.subarray(0, m * 4), newRows.subarray(0, m));
+}
+
+/**
+ * For each of `n` keys missing from the index (`found[i] === MISSING`), the index of the first
+ * key equal to it in the batch (itself when it is the first); −1 for keys the index holds.
+ */
+function firstOccurrence(keys: Uint32Array, found: Uint32Array, n: number): Int32Array {
+  const first = new Int32Array(n).fill(-1);
+  const miss: number[] = [];
+  for (let i = 0; i < n; i++) if (found[i] === MISSING) miss.push(i);
+  if (miss.length === 0) return first;
+  miss.sort((a, b) => compareKeys(keys, a, b) || a - b);
+  let lead = -1;
+  for (let j = 0; j < miss.length; j++) {
+    const i = miss[j]!;
+    if (lead < 0 || !sameKey(keys, i, lead)) lead = i;
+    first[i] = lead;
+  }
+  return first;
+}
+
+function compareKeys(keys: Uint32Array, a: number, b: number): number {
+  const x = a * 4;
+  const y = b * 4;
+  return keys[x + 1]! - keys[y + 1]! || keys[x]! - keys[y]! || keys[x + 3]! - keys[y + 3]! || keys[x + 2]! - keys[y + 2]!;
+}
+
+/** A link from another registrable domain raises the host's in-degree (and maybe its budget). */
+function creditInDegree(s: FrontierState, h: HostRecord, d: Discovery): void {
+  const prio = s.prio;
+  if (!prio || d.fromHost === undefined || d.fromHost === d.host) return;
+  const linking = s.dir.domainOf(d.fromHost);
+  if (linking !== s.dir.domainOf(d.host) && prio.linkFrom(h.id, linking)) {
+    const budget = prio.hostBudget(h.id);
+    if (budget > h.urlBudget) h.urlBudget = budget;
+  }
+}
+
+/** A rediscovery of known `row`: only its cash. */
+function creditKnown(s: FrontierState, row: number, cash: number): void {
+  if (s.prio && cash > 0) {
+    s.prio.credit(row, cash);
+    reprioritize(s, row);
+  }
+}
+
+/**
+ * Adds discovery `d` (key at index `i` of `keys`, host `h`, known to be new) as a row:
+ * admission, the trap seam, the seen filter, its cash; queued when Scheduled. Returns the row;
+ * the caller inserts its key into the exact index (one insert per batch).
+ */
+function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number, h: HostRecord, nowMs: number): number {
+  const hours = Math.floor(nowMs / HOUR_MS);
+  let passes = true;
+  const traps = s.opts.traps;
+  if (traps) {
+    const k = keys.length === 4 ? keys : keys.subarray(i * 4, i * 4 + 4);
+    if (traps.observe(d.url, d.host, k, nowMs)) h.flags |= HostFlags.TrapSuspect;
+    if ((h.flags & HostFlags.TrapSuspect) !== 0) passes = traps.passes(d.url, d.host, nowMs);
+  }
+  const depth = Math.min(d.depth, 0xffff);
+  const status = admit(depth, h, passes);
+  const row = newRow(s, keys, i, d.url, h, depth, hours, status);
+  s.table.nextDue[row] = hours;
+  s.opts.seenFilter?.add(keys, i);
+  if (s.prio) {
+    s.prio.credit(row, d.cash);
+    s.table.priority[row] = s.prio.priority(row, h.id, h.hostScore);
+  } else {
+    s.table.priority[row] = d.cash;
+  }
+  if (status === UrlStatus.Scheduled) enqueue(s, row);
+  return row;
+}
+
+function newRow(s: FrontierState, keys: KeyArray, i: number, url: string, h: HostRecord, depth: number, firstSeen: number, status: number): number {
+  const t = s.table;
+  const row = t.addRow();
+  t.key.set(keys.subarray(i * 4, i * 4 + 4), row * 4);
+  t.url[row] = t.arena.add(url);
+  t.status[row] = status;
+  t.depth[row] = depth;
+  t.firstSeen[row] = firstSeen;
+  t.host[row] = h.id;
+  s.queues.ensureRows(t.rows);
+  s.prio?.ensureRows(t.rows);
+  return row;
+}
+
+/** The record of group `name`, created (with HostKey lanes from key `i` of `keys`) on first sight. */
+export function hostFor(s: FrontierState, name: string, keys: KeyArray, i: number): HostRecord {
+  const id = s.dir.id(name);
+  if (id !== undefined) return s.hosts[id]!;
+  const h = new HostRecord(s.hosts.length, keys[i * 4]!, keys[i * 4 + 1]!, name, s.politeness.defaultIntervalMs, s.hostTimes);
+  h.intervalMs = hostInterval(s.politeness, h.intervalMs, 0);
+  h.urlBudget = s.opts.urlBudget;
+  h.depthCap = s.opts.depthCap;
+  const parked = s.dir.takeScore(name);
+  if (parked !== undefined) h.hostScore = parked;
+  s.dir.add(h);
+  registerHost(s, h);
+  s.prio?.ensureHost(h.id);
+  if (s.prio) {
+    const budget = s.prio.hostBudget(h.id);
+    if (budget > h.urlBudget) h.urlBudget = budget;
+  }
+  return h;
+}
+
+/** `Frontier.refuse` (see there). */
+export function refuse(s: FrontierState, d: Discovery, nowMs: number): boolean {
+  if (d === null || typeof d !== 'object' || typeof d.url !== 'string' || d.url === '' || typeof d.host !== 'string' || d.host === '') {
+    throw new InvalidArgumentError(`refuse: expected a Discovery with a canonical URL and a host group, received ${String(d?.url)}`);
+  }
+  checkMs('refuse nowMs', nowMs);
+  const k = s.oneKey;
+  if (d.key !== undefined) k.set(d.key);
+  else keyOf(d.url, d.host, k, 0);
+  const filter = s.opts.seenFilter;
+  if ((filter === undefined || filter.maybeContains(k, 0)) && s.index.get(k, 0) !== undefined) return false;
+  const h = hostFor(s, d.host, k, 0);
+  const hours = Math.floor(nowMs / HOUR_MS);
+  const row = newRow(s, k, 0, d.url, h, Math.min(Math.max(0, d.depth | 0), 0xffff), hours, UrlStatus.Refused);
+  s.table.nextDue[row] = hours;
+  s.index.insertBatch(k, Uint32Array.of(row));
+  filter?.add(k, 0);
+  if (s.prio) {
+    s.prio.credit(row, d.cash > 0 ? d.cash : 0);
+    s.table.priority[row] = s.prio.priority(row, h.id, h.hostScore);
+  } else {
+    s.table.priority[row] = d.cash;
+  }
+  return true;
+}
+
+/** `Frontier.reconsider` (see there). */
+export function reconsider(s: FrontierState, accept: (url: string, status: UrlStatus) => boolean): number {
+  const t = s.table;
+  let n = 0;
+  for (let row = 0; row < t.rows; row++) {
+    const st = t.status[row]! as UrlStatus;
+    if (st !== UrlStatus.Refused && st !== UrlStatus.Disallowed) continue;
+    if (!accept(t.urlOf(row), st)) continue;
+    t.status[row] = UrlStatus.Scheduled;
+    t.retries[row] = 0;
+    enqueue(s, row);
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,201 @@
+/**
+ * Outcomes: what `report` does with a fetch's answer (DESIGN §4, §7, §9).
+ *
+ * In order: the host leaves the in-flight state, politeness adapts to the answer (interval,
+ * latency, Retry-After, the Dead streak), the URL's status moves by the outcome class table
+ * of src/model (crawled, redirected, retried, gone, disallowed), a crawl records what changed
+ * and when the URL is due again (recrawl.ts), the page's links enter intake, and the host is
+ * re-placed in the banks. `replay` applies an outcome the last checkpoint did not see.
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import { u64Lanes } from '../core/lanes.js';
+import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
+import { adapt, atCeiling, hostInterval, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
+import { afterReport, ipOf, landed, takeForReplay } from './banks.js';
+import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
+import { launch } from './dispatch.js';
+import type { HostRecord } from './hosts.js';
+import { discover, discoverBatch } from './intake.js';
+import type { CrawledRecord } from './options.js';
+import { scheduleRecrawl } from './recrawl.js';
+import { type FrontierState, HOUR_MS, checkMs } from './state.js';
+import { FpFlag } from './table.js';
+
+/** Reports pinned at the politeness ceiling in a row before a host is flagged Dead. */
+const DEAD_AFTER = 3;
+
+/** `Frontier.report` (see there): false for a stale or duplicate report. */
+export function report(s: FrontierState, outcome: Outcome, nowMs: number): boolean {
+  if (outcome === null || typeof outcome !== 'object') throw new InvalidArgumentError(`report: expected an Outcome, received ${String(outcome)}`);
+  checkMs('report nowMs', nowMs);
+  const row = outcome.row;
+  const t = s.table;
+  if (!Number.isInteger(row) || row < 0 || row >= t.rows) {
+    throw new InvalidArgumentError(`report: outcome.row ${String(row)} is not a row of this frontier (0..${t.rows - 1})`);
+  }
+  if (typeof outcome.status !== 'number') throw new InvalidArgumentError(`report: expected a numeric status, received ${String(outcome.status)}`);
+  if (t.status[row] !== UrlStatus.InFlight) return false;
+  if (outcome.url !== undefined && !t.arena.equals(t.url[row]!, outcome.url)) return false;
+  if (nowMs > s.clockMs) s.clockMs = nowMs;
+  const h = s.hosts[t.host[row]!]!;
+  landed(s, h);
+  adaptPoliteness(s, h, outcome, nowMs);
+  // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
+  const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
+  const tr = OUTCOME_TRANSITIONS[cls];
+  if (tr.crawl) {
+    markCrawled(s, row, outcome, nowMs, h, tr.content);
+  } else if (tr.follow) {
+    markRedirected(s, row, outcome, nowMs, h);
+  } else if (tr.retry) {
+    const tries = t.retries[row]! + 1;
+    t.retries[row] = Math.min(tries, 255);
+    if (tries > s.opts.retryLimit) {
+      t.status[row] = UrlStatus.Gone;
+    } else {
+      t.status[row] = tr.to;
+      s.queues.push(row);
+    }
+  } else {
+    t.status[row] = tr.to;
+  }
+  afterReport(s, h, nowMs);
+  return true;
+}
+
+function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number): void {
+  const cfg = s.politeness;
+  const signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
+  h.intervalMs = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
+  let next = h.lastDispatchMs + h.intervalMs;
+  const ra = signal.retryAfterMs;
+  if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;
+  h.nextEligibleMs = next;
+  // Dead means pinned at the ceiling by the server's own failures; a robots crawl-delay at or
+  // above the ceiling pins the interval there too, and must not make a healthy host dead.
+  if (atCeiling(cfg, h.intervalMs) && isThrottle(signal.status)) {
+    h.ceilingStreak++;
+    if (h.ceilingStreak >= DEAD_AFTER) h.flags |= HostFlags.Dead;
+  } else {
+    h.ceilingStreak = 0;
+    h.flags &= ~HostFlags.Dead;
+  }
+}
+
+/** Records a crawl of `row`; `content` false (a 304) keeps the stored fingerprints and takes no links. */
+function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h: HostRecord, content: boolean): void {
+  const t = s.table;
+  const hours = Math.floor(nowMs / HOUR_MS);
+  const previousCrawled = t.lastCrawled[row]!;
+  const previousLastModified = t.lastModified[row]!;
+  const first = t.crawlCount[row] === 0 && (t.fpFlags[row]! & FpFlag.ContentFp) === 0;
+  let change: CrawledRecord['change'] = first ? 'first' : 'none';
+  if (content && o.contentFp !== undefined) {
+    const [lo, hi] = u64Lanes(o.contentFp, 'outcome.contentFp');
+    const had = (t.fpFlags[row]! & FpFlag.ContentFp) !== 0;
+    if (had) {
+      // A stored simhash and a new one are both needed for a near-duplicate signal; a missing
+      // one is passed as zero, which the classifier reads as "no signal" (a real change).
+      let slo = 0;
+      let shi = 0;
+      const both = o.simhash !== undefined && (t.fpFlags[row]! & FpFlag.Simhash) !== 0;
+      if (both) [slo, shi] = u64Lanes(o.simhash!, 'outcome.simhash');
+      const kind = changeKindLanes(
+        t.contentFp[row * 2]!,
+        t.contentFp[row * 2 + 1]!,
+        lo,
+        hi,
+        both ? t.simhash[row * 2]! : 0,
+        both ? t.simhash[row * 2 + 1]! : 0,
+        slo,
+        shi,
+      );
+      if (kind === ChangeKind.Real) change = 'real';
+      else if (kind === ChangeKind.Cosmetic) change = 'cosmetic';
+    }
+    t.contentFp[row * 2] = lo;
+    t.contentFp[row * 2 + 1] = hi;
+    t.fpFlags[row] = t.fpFlags[row]! | FpFlag.ContentFp;
+  }
+  if (content && o.simhash !== undefined) {
+    const [slo, shi] = u64Lanes(o.simhash, 'outcome.simhash');
+    t.simhash[row * 2] = slo;
+    t.simhash[row * 2 + 1] = shi;
+    t.fpFlags[row] = t.fpFlags[row]! | FpFlag.Simhash;
+  }
+  if (o.etag !== undefined && o.etag !== t.etagOf(row)) t.etag[row] = t.arena.add(o.etag) + 1;
+  if (o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified >= 0) {
+    t.lastModified[row] = Math.min(o.lastModified, 0xffff_ffff);
+  }
+  t.status[row] = UrlStatus.Crawled;
+  t.retries[row] = 0;
+  t.lastCrawled[row] = hours;
+  t.crawlCount[row] = Math.min(t.crawlCount[row]! + 1, 0xffff);
+  if (change === 'real') {
+    t.changeCount[row] = Math.min(t.changeCount[row]! + 1, 0xffff);
+    t.noChangeStreak[row] = 0;
+    t.lastChanged[row] = hours;
+  } else if (change !== 'first') {
+    t.noChangeStreak[row] = Math.min(t.noChangeStreak[row]! + 1, 0xffff);
+  }
+  scheduleRecrawl(s, row, o, nowMs, h, change, previousCrawled, previousLastModified);
+  const links = o.links;
+  const cashEach = s.prio ? s.prio.crawl(row, links?.length ?? 0) : 0;
+  if (links !== undefined && links.length > 0 && content) intakeLinks(s, row, links, cashEach, h);
+}
+
+/**
+ * A crawled page's out-links: keyed in one batch (`linkKeyBatch`), routed, then looked up and
+ * admitted in one batch (`discoverBatch`) — the result of discovering them one by one.
+ */
+function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['links']>, cashEach: number, h: HostRecord): void {
+  const t = s.table;
+  const depth = Math.min(t.depth[row]! + 1, 0xffff);
+  const weight = s.prio ? cashEach : 1 / (depth + 1);
+  const raws: string[] = [];
+  for (const link of links) if (!link.nofollow) raws.push(link.url);
+  const n = raws.length;
+  const keys = new Uint32Array(n * 4);
+  const urls: (string | undefined)[] = new Array<string | undefined>(n);
+  const hosts: string[] = new Array<string>(n);
+  linkKeyBatch(raws, s.opts.grouping, keys, urls, hosts);
+  const batch: Discovery[] = [];
+  for (let i = 0; i < n; i++) {
+    const url = urls[i];
+    if (url === undefined) continue;
+    batch.push({ url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth, cash: weight, fromHost: h.name });
+  }
+  const local = s.opts.linkRouter ? s.opts.linkRouter(batch) : batch;
+  discoverBatch(s, local, s.clockMs);
+}
+
+function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number, h: HostRecord): void {
+  const t = s.table;
+  t.status[row] = UrlStatus.Redirected;
+  t.retries[row] = 0;
+  const cash = s.prio ? s.prio.crawl(row, 1) : t.priority[row]!;
+  if (o.location === undefined) return;
+  const k = s.oneKey;
+  const c = linkKey(o.location, t.urlOf(row), s.opts.grouping, k);
+  if (c === undefined) return;
+  const key = k.slice();
+  const d: Discovery = { url: c.url, key, host: c.host, depth: t.depth[row]!, cash, fromHost: h.name };
+  const local = s.opts.linkRouter ? s.opts.linkRouter([d]) : [d];
+  for (const x of local) {
+    discover(s, x, nowMs);
+    if (x.url !== c.url) continue;
+    const to = s.index.get(key, 0);
+    if (to !== undefined && to !== row) t.redirectTo[row] = to + 1;
+  }
+}
+
+/** `Frontier.replay` once the key resolved to a queued `row` (see there). */
+export function replayRow(s: FrontierState, row: number, outcome: Outcome, dispatchedAtMs: number, nowMs: number): boolean {
+  const h = s.hosts[s.table.host[row]!]!;
+  if (!takeForReplay(s, h, dispatchedAtMs)) return false;
+  if (dispatchedAtMs > s.clockMs) s.clockMs = dispatchedAtMs;
+  s.queues.remove(row);
+  ipOf(s, h);
+  launch(s, h, row, dispatchedAtMs);
+  return report(s, { ...outcome, row, url: s.table.urlOf(row) }, nowMs);
+}

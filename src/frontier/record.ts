@@ -1,0 +1,103 @@
+/**
+ * The record view the freshness hook reads (`CrawledRecord`): one reused object per frontier
+ * over the URL table's columns, bound to a row for the duration of one call, so a recrawl
+ * allocates nothing per URL.
+ */
+import type { CrawledRecord } from './options.js';
+import type { UrlTable } from './table.js';
+
+/** The reusable record view handed to the freshness hook (valid during the call only). */
+export class MutableRecord implements CrawledRecord {
+  row = 0;
+  change: CrawledRecord['change'] = 'first';
+  hostIntervalMs = 0;
+  status = 0;
+  fetchedAtHours = 0;
+  previousCrawled = 0;
+  previousLastModified = 0;
+  sentLastModified = 0;
+  constructor(private readonly t: UrlTable) {}
+  bind(
+    row: number,
+    change: CrawledRecord['change'],
+    hostIntervalMs: number,
+    status: number,
+    fetchedAtHours: number,
+    previousCrawled: number,
+    previousLastModified: number,
+    sentLastModified: number,
+  ): this {
+    this.row = row;
+    this.change = change;
+    this.hostIntervalMs = hostIntervalMs;
+    this.status = status;
+    this.fetchedAtHours = fetchedAtHours;
+    this.previousCrawled = previousCrawled;
+    this.previousLastModified = previousLastModified;
+    this.sentLastModified = sentLastModified;
+    return this;
+  }
+  get host(): number {
+    return this.t.host[this.row]!;
+  }
+  get firstCrawled(): number {
+    return this.t.firstCrawled[this.row]!;
+  }
+  get lmHours(): number {
+    return this.t.lmHours[this.row]!;
+  }
+  set lmHours(v: number) {
+    if (Number.isFinite(v) && v >= -1) this.t.lmHours[this.row] = v;
+  }
+  get url(): string {
+    return this.t.urlOf(this.row);
+  }
+  get firstSeen(): number {
+    return this.t.firstSeen[this.row]!;
+  }
+  get lastCrawled(): number {
+    return this.t.lastCrawled[this.row]!;
+  }
+  get lastChanged(): number {
+    return this.t.lastChanged[this.row]!;
+  }
+  get crawlCount(): number {
+    return this.t.crawlCount[this.row]!;
+  }
+  get changeCount(): number {
+    return this.t.changeCount[this.row]!;
+  }
+  get noChangeStreak(): number {
+    return this.t.noChangeStreak[this.row]!;
+  }
+  get priority(): number {
+    return this.t.priority[this.row]!;
+  }
+  get nextDue(): number {
+    return this.t.nextDue[this.row]!;
+  }
+  get lastModified(): number {
+    return this.t.lastModified[this.row]!;
+  }
+  get contentFpLo(): number {
+    return this.t.contentFp[this.row * 2]!;
+  }
+  get contentFpHi(): number {
+    return this.t.contentFp[this.row * 2 + 1]!;
+  }
+  get simhashLo(): number {
+    return this.t.simhash[this.row * 2]!;
+  }
+  get simhashHi(): number {
+    return this.t.simhash[this.row * 2 + 1]!;
+  }
+  get spreadKey(): number {
+    return this.t.key[this.row * 4 + 2]!;
+  }
+  get lambda(): number {
+    return this.t.lambda[this.row]!;
+  }
+  set lambda(v: number) {
+    if (Number.isFinite(v) && v >= 0) this.t.lambda[this.row] = v;
+  }
+}

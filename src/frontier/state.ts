@@ -1,0 +1,152 @@
+/**
+ * The frontier's state, in one owner (the undici shape: a client's state in one object, its
+ * protocol steps as sibling files of plain functions over it).
+ *
+ * `FrontierState` holds everything a partition is: the URL table and its key index, the host
+ * records and their dense copies, the row queues, the four host banks, the per-IP windows, the
+ * schedule index, the prioritizer, the seams and the scheduler counters. It has no behaviour
+ * beyond building itself from validated options; the steps live beside it:
+ *
+ * ```
+ *  state.ts       this file: the fields and their construction
+ *  banks.ts       front bank, aging, host heap, ready banks — the only code that moves a host
+ *                 between scheduler states (Idle/Front/Parked/Ready/InFlight)
+ *  dispatch.ts    dispatch: surface eligible hosts, the robots question, launch a row
+ *  intake.ts      seed, seedBatch, discover: new rows and new hosts
+ *  outcome.ts     report: the outcome state machine, politeness adaptation, change recording,
+ *                 link intake; replay
+ *  recrawl.ts     the schedule index (timing wheel), freshness passes, the record view
+ *  checkpoint.ts  checkpoint / restore
+ *  queries.ts     stats, due URLs, host snapshots and intervals, imported signals, warm
+ *  frontier.ts    the `Frontier` façade: argument checks and delegation, the drain driver
+ * ```
+ *
+ * Nothing here is exported from the package: the façade is the public surface.
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import { type PolitenessConfig, IpTable, politenessConfig } from '../politeness/index.js';
+import { Prioritizer } from '../prioritize/index.js';
+import { type DueWheel, type KeyIndex, newKeyIndex, newWheel } from './deps.js';
+import { HostHeap } from './heap.js';
+import { HostDirectory } from './groups.js';
+import { type HostRecord, HostTimes } from './hosts.js';
+import { type FrontierOptions, type HostResolver, resolveFrontierOptions } from './options.js';
+import { RowQueues } from './queues.js';
+import { MutableRecord } from './record.js';
+import { UrlTable } from './table.js';
+
+export const HOUR_MS = 3_600_000;
+/** `DrumSet.getBatch`'s miss sentinel. */
+export const MISSING = 0xffff_ffff;
+
+/** Throws unless `v` is an epoch-hour (integer in [0, 2^32)). */
+export function checkHours(what: string, v: number): void {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) {
+    throw new InvalidArgumentError(`${what}: expected epoch-hours as an integer in [0, 2^32), received ${String(v)}`);
+  }
+}
+
+/** Throws unless `v` is a finite clock value (ms). */
+export function checkMs(what: string, v: number): void {
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    throw new InvalidArgumentError(`${what}: expected a finite clock value in ms, received ${String(v)}`);
+  }
+}
+
+/** The single-partition scheduler's state (see the module comment). */
+export class FrontierState {
+  readonly partitionId: number;
+  readonly createdHours: number;
+  readonly opts: Readonly<FrontierOptions>;
+  readonly politeness: Readonly<PolitenessConfig>;
+  readonly table: UrlTable;
+  /** The exact key → row index (replaced wholesale by a restore). */
+  index: KeyIndex;
+  /** Host records, their names and groups (the one owner of host identity). */
+  readonly dir: HostDirectory;
+  /** The host records' clock fields, dense by host id (see `HostTimes`). */
+  readonly hostTimes = new HostTimes();
+  readonly queues: RowQueues;
+  readonly frontBank: HostHeap;
+  readonly aging: HostHeap;
+  readonly hostHeap: HostHeap;
+  readonly ready: HostHeap[];
+  readonly ips: IpTable;
+  readonly wheel: DueWheel | undefined;
+  readonly prio: Prioritizer | undefined;
+  readonly resolver: HostResolver | undefined;
+  readonly effectiveTarget: number;
+  /** Hosts holding a back queue. */
+  active = 0;
+  inFlight = 0;
+  /** The latest clock value seen by dispatch or report (ms). */
+  clockMs = 0;
+  /** The schedule index's current epoch-hour. */
+  wheelHour: number;
+  dispatches = 0;
+  /** Scratch for one URLKey. */
+  readonly oneKey = new Uint32Array(4);
+  /** HostKey lanes [lo, hi] by host id (dense copy of the records' keys for the heaps). */
+  hostLanes: Uint32Array = new Uint32Array(128);
+  /** Eligibility key (ms) each parked host sits under in the host heap, by host id. */
+  parkedAt: Float64Array = new Float64Array(64);
+  /** Scratch of `dispatchShard`: the hosts surfacing from the host heap at one clock value. */
+  surfaced: Int32Array = new Int32Array(64);
+  /** Whether the freshness hook runs background passes (`FreshnessHook.tick`). */
+  readonly freshTicks: boolean;
+  /** Clock hour of the last automatic freshness tick (transient: the hook keeps its cadence). */
+  freshHour = -1;
+  /** Scratch of freshness passes: host capacities and moved rows (grown on demand). */
+  freshCaps: Float64Array = new Float64Array(0);
+  freshMoved: Uint32Array = new Uint32Array(0);
+  /** The reusable record view handed to the freshness hook. */
+  readonly record: MutableRecord;
+
+  constructor(partitionId: number, createdHours: number, options?: Partial<FrontierOptions> | null) {
+    if (!Number.isInteger(partitionId) || partitionId < 0 || partitionId > 0xffff_ffff) {
+      throw new InvalidArgumentError(`Frontier: expected partitionId as an integer in [0, 2^32), received ${String(partitionId)}`);
+    }
+    checkHours('Frontier createdHours', createdHours);
+    this.partitionId = partitionId;
+    this.createdHours = createdHours;
+    this.opts = resolveFrontierOptions(options);
+    this.politeness = politenessConfig(this.opts.politeness ?? {});
+    this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
+    this.index = newKeyIndex();
+    this.dir = new HostDirectory(this.opts.grouping);
+    this.queues = new RowQueues(this.table);
+    // Host-level orders read dense per-host keys (measured: comparing through the URL
+    // columns cost a cache miss per look-up and dominated dispatch at 10k hosts). Rows of
+    // different hosts differ in HostKey, so (best priority, HostKey) orders hosts exactly as
+    // their best rows order; the row comparison only breaks a 64-bit HostKey collision.
+    // Each heap copies an id's key when it enters or is updated (see heap.ts), so every
+    // change to a key below is followed by an `update` of the heaps holding that host.
+    const lanes = (): Uint32Array => this.hostLanes;
+    const tie = (a: number, b: number): boolean => this.queues.better(this.queues.peek(a), this.queues.peek(b));
+    // Best priority first: the key is its negation (exact, and NaN still compares unequal).
+    const bestRow = { key: (id: number): number => -this.queues.topPriority[id]!, lanes, tie };
+    const hosts = this.dir.hosts;
+    this.frontBank = new HostHeap(bestRow);
+    this.aging = new HostHeap({ key: (id) => hosts[id]!.waitingSinceMs, lanes, tie });
+    this.hostHeap = new HostHeap({ key: (id) => this.parkedAt[id]!, lanes, tie });
+    this.ready = [];
+    for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new HostHeap(bestRow));
+    this.ips = new IpTable(this.politeness.ipFloorMs);
+    this.wheelHour = createdHours;
+    this.wheel = this.opts.scheduleIndex ? newWheel(createdHours) : undefined;
+    const p = this.opts.prioritizer;
+    this.prio = p === false ? undefined : new Prioritizer(p === true ? {} : p);
+    const r = this.opts.resolver;
+    this.resolver = r === undefined ? undefined : typeof r === 'function' ? { lookup: r } : r;
+    const floor = this.opts.dispatchThreads > 0 ? this.opts.dispatchThreads * this.opts.backQueuesPerThread : 0;
+    this.effectiveTarget = this.opts.target === 0 ? 0 : Math.max(this.opts.target, floor);
+    this.record = new MutableRecord(this.table);
+    const fresh = this.opts.freshness;
+    this.freshTicks = fresh !== undefined && typeof fresh === 'object' && typeof fresh.tick === 'function';
+  }
+
+  /** The host records by id (the directory's array). */
+  get hosts(): readonly HostRecord[] {
+    return this.dir.hosts;
+  }
+}

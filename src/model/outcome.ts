@@ -1,0 +1,90 @@
+/**
+ * The outcome vocabulary: one name for what a fetch's answer means, and one table of what the
+ * frontier's state machine does with each (DESIGN §4).
+ *
+ * ```
+ *   status / errorKind                         class         URL status after report
+ *   2xx, 1xx, ≥ 600 (anything unlisted)        ok            Crawled (fingerprints, recrawl, links)
+ *   304                                        notModified   Crawled (no new fingerprint, no links)
+ *   3xx other than 304                         redirect      Redirected (the Location is discovered)
+ *   429, 5xx, 0 (transport)                    transient     RetryWait, or Gone after retryLimit
+ *   0 with errorKind 'url' or 'refused'        gone          Gone (will never succeed)
+ *   4xx other than 429                         gone          Gone
+ *   robots.txt forbids it (outcome flag)       disallowed    Disallowed
+ * ```
+ *
+ * `isTransientStatus` is the "429 / 0 / 5xx" rule, written once: politeness reads it as "the
+ * server is struggling" (`isThrottle`), the state machine as "try again later". A DNS answer
+ * of "no such name" is also permanent, but only the engine's resolver cache can tell it from
+ * a failed look-up, so the engine reports such an outcome as 410.
+ *
+ * Pure functions and frozen constants only: any layer may import this without behaviour.
+ */
+import type { FetchErrorKind } from './index.js';
+import { UrlStatus } from './status.js';
+
+/** What an outcome means for its URL. */
+export const OutcomeClass = {
+  Ok: 'ok',
+  NotModified: 'notModified',
+  Redirect: 'redirect',
+  Transient: 'transient',
+  Gone: 'gone',
+  Disallowed: 'disallowed',
+} as const;
+/** One of the `OutcomeClass` values. */
+export type OutcomeClass = (typeof OutcomeClass)[keyof typeof OutcomeClass];
+
+/** Whether `status` is a transient failure: 429, any 5xx, or no response at all (0). */
+export function isTransientStatus(status: number): boolean {
+  return status === 429 || status === 0 || (status >= 500 && status <= 599);
+}
+
+/**
+ * The class of an answer with HTTP `status` (0 = no response) and, for status 0, the
+ * transport's `errorKind`. Robots disallowance is a flag of the outcome, not a status: see
+ * `classOfOutcome`.
+ */
+export function outcomeClass(status: number, errorKind?: FetchErrorKind): OutcomeClass {
+  if (status === 0) return errorKind === 'url' || errorKind === 'refused' ? OutcomeClass.Gone : OutcomeClass.Transient;
+  if (status === 304) return OutcomeClass.NotModified;
+  if (isTransientStatus(status)) return OutcomeClass.Transient;
+  if (status >= 300 && status < 400) return OutcomeClass.Redirect;
+  if (status >= 400 && status < 500) return OutcomeClass.Gone;
+  return OutcomeClass.Ok;
+}
+
+/** `outcomeClass` of a whole outcome: `disallowed` when robots.txt forbade the URL. */
+export function classOfOutcome(o: { readonly status: number; readonly errorKind?: FetchErrorKind | undefined; readonly robotsDisallowed?: boolean | undefined }): OutcomeClass {
+  return o.robotsDisallowed ? OutcomeClass.Disallowed : outcomeClass(o.status, o.errorKind);
+}
+
+/** What the frontier's state machine does with one outcome class. */
+export interface OutcomeTransition {
+  /** The URL status it leaves (for `transient`: the status while retries remain). */
+  readonly to: number;
+  /** Record a crawl: validators, change verdict, next-due hour. */
+  readonly crawl: boolean;
+  /** Take the page's fingerprints and links (false for a 304: nothing new was read). */
+  readonly content: boolean;
+  /** Discover the Location as the URL's redirect target. */
+  readonly follow: boolean;
+  /** Re-queue until the retry limit, then Gone. */
+  readonly retry: boolean;
+}
+
+const T = (to: number, crawl: boolean, content: boolean, follow: boolean, retry: boolean): OutcomeTransition =>
+  Object.freeze({ to, crawl, content, follow, retry });
+
+/**
+ * The state transitions, by class. The frontier's `report` reads this table and nothing else to
+ * move a URL; an engine counting or logging outcomes reads the same classes.
+ */
+export const OUTCOME_TRANSITIONS: Readonly<Record<OutcomeClass, OutcomeTransition>> = Object.freeze({
+  ok: T(UrlStatus.Crawled, true, true, false, false),
+  notModified: T(UrlStatus.Crawled, true, false, false, false),
+  redirect: T(UrlStatus.Redirected, false, false, true, false),
+  transient: T(UrlStatus.RetryWait, false, false, false, true),
+  gone: T(UrlStatus.Gone, false, false, false, false),
+  disallowed: T(UrlStatus.Disallowed, false, false, false, false),
+});

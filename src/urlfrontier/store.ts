@@ -1,0 +1,625 @@
+/**
+ * The URLFrontier store: crawls, their queues and their URLs, and every rule of the API that
+ * decides what a call does — which item is stored, which URL is served, which queue waits.
+ *
+ * Owns: the in-memory state and its invariants. Never: gRPC, files or a clock. Every method
+ * takes the time (`nowMs`, epoch milliseconds) from its caller, and every change it makes is
+ * reported to an `OpLog` as a self-contained operation carrying that time, so replaying the
+ * journal through the same methods rebuilds exactly the state that was acknowledged.
+ *
+ * Why its own store rather than meguri's `Frontier`: URLFrontier clients choose the queue key,
+ * lease URLs in batches of many per queue, date refetches to the second and keep politeness
+ * themselves (SetDelay); the Frontier is a Mercator scheduler with one fetch in flight per
+ * host and hour-resolution schedules. The two share URL identity when `canonicalize` is on.
+ *
+ * State, per crawl:
+ *
+ *   urls    Map url → UrlRec          every URL ever stored and not deleted (done ones too)
+ *   queues  Map key → Queue           queues with URLs, and queues only named by a control call
+ *   order   Queue[]                   rotation order for GetURLs (creation order)
+ *
+ * Over 600 lines because it is one set of rules over one state: every method reads and
+ * writes the same counters and heaps, and the invariants below only hold together.
+ *
+ * Invariants (checked by the tests):
+ *   queue.total     = |{u ∈ urls : u.queue = q}|
+ *   queue.completed = |{u : u.queue = q, u.dueMs = ∞}|
+ *   queue.leased    = |{u : u.queue = q, u.leaseMs > 0}|   (after `expire(now)`)
+ *   u is in q.heap  ⇔ u.dueMs < ∞
+ *   a leased URL is never served again before its lease ends or a known update ends it.
+ */
+import { canonicalize as canonicalizeUrl } from '../url/index.js';
+import { LeaseHeap, UrlHeap, readyAt } from './heap.js';
+import { type ChangeHistory, fingerprintOf, observe, refetchInterval, wantsAuto } from './refetch.js';
+
+/** The crawl an empty crawlID names. */
+export const DEFAULT_CRAWL = 'DEFAULT';
+/** Longest queue key and crawl ID accepted (longer ones are SKIPPED). */
+export const MAX_KEY_LENGTH = 255;
+
+/**
+ * Longest URL accepted, in UTF-16 units (longer ones are SKIPPED). Far above any real link
+ * (browsers and servers stop near 8 k–64 k); it keeps one hostile item from costing megabytes
+ * of memory and journal.
+ */
+export const MAX_URL_LENGTH = 65_536;
+
+/** Ack statuses, as the schema names them. */
+export type AckStatus = 'OK' | 'SKIPPED' | 'FAIL';
+
+/** URL metadata as it travels on the wire: each key maps to a list of values. */
+export type Metadata = Record<string, { values: string[] }>;
+
+/** One stored URL. */
+export interface UrlRec {
+  readonly url: string;
+  queue: Queue;
+  meta: Metadata;
+  /** When first stored (epoch ms). */
+  readonly createdMs: number;
+  dueMs: number;
+  leaseMs: number;
+  seq: number;
+  pos: number;
+  /** Fingerprint history (known items that carried `meguri.fingerprint`), for `meguri.refetch: auto`. */
+  history?: ChangeHistory | undefined;
+}
+
+/** One queue of a crawl, with its control state. */
+export class Queue {
+  readonly heap = new UrlHeap<UrlRec>();
+  total = 0;
+  completed = 0;
+  leased = 0;
+  /** Own delay between servings (ms), or -1 for the crawl's default. */
+  delayMs = -1;
+  /** No URL is served before this time (epoch ms); 0 = not blocked. */
+  blockedUntilMs = 0;
+  /** Completed URLs after which the queue serves nothing; 0 = no limit. */
+  limit = 0;
+  /** Last time this queue produced URLs (epoch ms); -Infinity = never. */
+  lastServedMs = Number.NEGATIVE_INFINITY;
+
+  constructor(readonly key: string) {}
+
+  /** URLs not done yet (in flight included). */
+  get active(): number {
+    return this.total - this.completed;
+  }
+
+  /** Holds URLs that are not done and is not blocked (the schema's definition; due dates aside). */
+  isActive(nowMs: number): boolean {
+    return this.active > 0 && this.blockedUntilMs <= nowMs;
+  }
+
+  /** True when nothing but the key is known: no URL, no control setting. */
+  get bare(): boolean {
+    return this.total === 0 && this.delayMs < 0 && this.blockedUntilMs === 0 && this.limit === 0;
+  }
+}
+
+/** One crawl: isolated URLs, queues and default delay. */
+export class Crawl {
+  readonly urls = new Map<string, UrlRec>();
+  readonly queues = new Map<string, Queue>();
+  order: Queue[] = [];
+  /** Rotation position for the next GetURLs. */
+  cursor = 0;
+  /** Delay between two servings of a queue with no delay of its own (ms). */
+  defaultDelayMs: number;
+  readonly leases = new LeaseHeap<UrlRec>();
+  seq = 0;
+
+  constructor(
+    readonly id: string,
+    defaultDelayMs: number,
+  ) {
+    this.defaultDelayMs = defaultDelayMs;
+  }
+
+  queue(key: string): Queue {
+    let q = this.queues.get(key);
+    if (q === undefined) {
+      q = new Queue(key);
+      this.queues.set(key, q);
+      this.order.push(q);
+    }
+    return q;
+  }
+
+  delayOf(q: Queue): number {
+    return q.delayMs >= 0 ? q.delayMs : this.defaultDelayMs;
+  }
+}
+
+/** Receives every state change as it is applied (the journal; nothing in memory-only mode). */
+export interface OpLog {
+  discovered(crawl: string, url: string, key: string, meta: Metadata, nowMs: number): void;
+  known(crawl: string, url: string, key: string, meta: Metadata, dueMs: number, nowMs: number): void;
+  served(crawl: string, key: string, urls: readonly string[], nowMs: number, leaseUntilMs: number): void;
+  control(op: ControlOp): void;
+}
+
+/** A control call, as journaled. */
+export type ControlOp =
+  | { readonly kind: 'delay'; readonly crawl: string; readonly key: string; readonly delayMs: number }
+  | { readonly kind: 'block'; readonly crawl: string; readonly key: string; readonly untilMs: number }
+  | { readonly kind: 'limit'; readonly crawl: string; readonly key: string; readonly limit: number }
+  | { readonly kind: 'active'; readonly state: boolean }
+  | { readonly kind: 'deleteQueue'; readonly crawl: string; readonly key: string }
+  | { readonly kind: 'deleteCrawl'; readonly crawl: string }
+  | { readonly kind: 'purge'; readonly crawl: string; readonly key: string; readonly beforeMs: number };
+
+/** A URL handed out by `getUrls`. */
+export interface Served {
+  readonly url: string;
+  readonly key: string;
+  readonly meta: Metadata;
+  readonly crawl: string;
+}
+
+/** What `getUrls` is asked for (the schema's GetParams, with defaults resolved). */
+export interface ServeRequest {
+  /** 0 = unbounded. */
+  readonly maxUrlsPerQueue: number;
+  /** 0 = unbounded. */
+  readonly maxQueues: number;
+  /** '' = any queue. */
+  readonly key: string;
+  /** Lease length (ms). */
+  readonly leaseMs: number;
+  /** undefined = every crawl; else one crawl ID ('' = DEFAULT). */
+  readonly crawl: string | undefined;
+}
+
+/** GetStats's answer. */
+export interface StoreStats {
+  readonly size: number;
+  readonly inProcess: number;
+  readonly completed: number;
+  readonly activeQueues: number;
+  readonly numberOfQueues: number;
+  readonly crawlID: string;
+}
+
+/** One URL as ListURLs and GetURLStatus report it. */
+export interface UrlView {
+  readonly url: string;
+  readonly key: string;
+  readonly meta: Metadata;
+  readonly crawl: string;
+  readonly createdMs: number;
+  /** Epoch ms, Infinity when done. */
+  readonly dueMs: number;
+}
+
+/** Filters of ListURLs and CountURLs. */
+export interface UrlFilter {
+  readonly key: string;
+  readonly filter: string;
+  readonly ignoreCase: boolean;
+}
+
+/** Store settings. */
+export interface StoreSettings {
+  /** Delay between servings of a queue until SetDelay says otherwise (ms). */
+  readonly defaultDelayMs: number;
+  /** Canonicalize URLs with meguri's rules before they become identities. */
+  readonly canonicalize: boolean;
+}
+
+const NO_LOG: OpLog = { discovered() {}, known() {}, served() {}, control() {} };
+
+/** `''` → DEFAULT; every other ID as given. */
+export function crawlName(id: string | undefined): string {
+  return id === undefined || id === '' ? DEFAULT_CRAWL : id;
+}
+
+const EMPTY_META: Metadata = Object.freeze({}) as Metadata;
+
+/**
+ * The queue key of `url` when the client gave none: its host name, as the WHATWG URL parser
+ * gives it. Returns '' for a URL that does not parse or has no host (such items are SKIPPED).
+ *
+ * Fast path: an `http(s)://` URL whose authority is already a plain lowercase DNS name (no
+ * userinfo, port, escapes or IPv4-looking numbers) is its own hostname, found by one scan.
+ * `new URL()` costs 1–4 µs a call (measured 4.1 µs under load), as much as the rest of an
+ * ingest; it remains the answer for every other shape.
+ */
+export function defaultKey(url: string): string {
+  const start = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : 0;
+  if (start > 0) {
+    let i = start;
+    let letter = false;
+    const n = url.length;
+    for (; i < n; i++) {
+      const c = url.charCodeAt(i);
+      if (c >= 0x61 && c <= 0x7a) letter = true;
+      else if (c === 0x2f || c === 0x3f || c === 0x23) break; // '/', '?', '#'
+      else if (!((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e)) {
+        i = -1; // anything else: let the parser decide
+        break;
+      }
+    }
+    if (i > start && letter) {
+      const host = url.slice(start, i);
+      // A last label starting with a digit makes the parser read an IPv4 address ("0x7f.1");
+      // empty labels stay with the parser too.
+      const last = host.charCodeAt(host.lastIndexOf('.') + 1);
+      if (!(last >= 0x30 && last <= 0x39) && host.charCodeAt(0) !== 0x2e && !host.includes('..') && !host.endsWith('.')) return host;
+    }
+  }
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
+}
+
+/** The store. One owner (the server); not safe to share between processes. */
+export class UrlFrontierStore {
+  readonly crawls = new Map<string, Crawl>();
+  /** Whether GetURLs serves anything (SetActive). */
+  active = true;
+  private log: OpLog = NO_LOG;
+
+  constructor(readonly settings: StoreSettings) {}
+
+  /** Starts reporting changes to `log` (after a replay, which must not be journaled again). */
+  attach(log: OpLog): void {
+    this.log = log;
+  }
+
+  crawl(id: string): Crawl {
+    let c = this.crawls.get(id);
+    if (c === undefined) {
+      c = new Crawl(id, this.settings.defaultDelayMs);
+      this.crawls.set(id, c);
+    }
+    return c;
+  }
+
+  /** The identity of `raw`: itself, or its canonical form; '' when unusable. */
+  identity(raw: string): string {
+    if (typeof raw !== 'string' || raw === '' || raw.length > MAX_URL_LENGTH) return '';
+    if (!this.settings.canonicalize) return raw;
+    return canonicalizeUrl(raw) ?? '';
+  }
+
+  /** Resolves crawl, URL and key of an incoming item, or returns undefined (SKIPPED). */
+  private resolve(rawUrl: string, rawKey: string, crawlId: string): { crawl: string; url: string; key: string } | undefined {
+    const url = this.identity(rawUrl);
+    if (url === '') return undefined;
+    const host = defaultKey(url);
+    if (host === '') return undefined; // no host: not a crawlable URL
+    const key = rawKey === '' ? host : rawKey;
+    const crawl = crawlName(crawlId);
+    if (key.length > MAX_KEY_LENGTH || crawl.length > MAX_KEY_LENGTH) return undefined;
+    return { crawl, url, key };
+  }
+
+  /** A discovered URL: stored (OK) unless unusable or already known in any state (SKIPPED). */
+  putDiscovered(rawUrl: string, rawKey: string, crawlId: string, meta: Metadata | undefined, nowMs: number): AckStatus {
+    const r = this.resolve(rawUrl, rawKey, crawlId);
+    if (r === undefined) return 'SKIPPED';
+    const c = this.crawl(r.crawl);
+    if (c.urls.has(r.url)) return 'SKIPPED';
+    const m = meta ?? EMPTY_META;
+    this.insert(c, r.url, c.queue(r.key), m, nowMs, nowMs);
+    this.log.discovered(r.crawl, r.url, r.key, m, nowMs);
+    return 'OK';
+  }
+
+  /**
+   * A known URL's update: always applied (created if unknown). `refetchSec` 0 = done, never
+   * served again; else not before that time. Ends the URL's lease.
+   */
+  putKnown(rawUrl: string, rawKey: string, crawlId: string, meta: Metadata | undefined, refetchSec: number, nowMs: number): AckStatus {
+    const r = this.resolve(rawUrl, rawKey, crawlId);
+    if (r === undefined) return 'SKIPPED';
+    let dueMs = refetchSec > 0 ? refetchSec * 1000 : Number.POSITIVE_INFINITY;
+    const fp = wantsAuto(meta) ? fingerprintOf(meta) : undefined;
+    if (fp !== undefined) {
+      // meguri dates the refetch from the page's change history (refetch.ts); the client's date is ignored
+      dueMs = nowMs + refetchInterval(observe(this.crawls.get(r.crawl)?.urls.get(r.url)?.history, fp, nowMs));
+    }
+    const m = meta ?? EMPTY_META;
+    this.applyKnown(r.crawl, r.url, r.key, m, dueMs, nowMs);
+    this.log.known(r.crawl, r.url, r.key, m, dueMs, nowMs);
+    return 'OK';
+  }
+
+  /** Replays a journaled discovery (it was unknown when acknowledged, so it is stored). */
+  applyDiscovered(crawlId: string, url: string, key: string, meta: Metadata, nowMs: number): void {
+    const c = this.crawl(crawlId);
+    if (!c.urls.has(url)) this.insert(c, url, c.queue(key), meta, nowMs, nowMs);
+  }
+
+  /** Applies a resolved known update (also the journal's replay path). */
+  applyKnown(crawlId: string, url: string, key: string, meta: Metadata, dueMs: number, nowMs: number): void {
+    this.updateKnown(crawlId, url, key, meta, dueMs, nowMs);
+    const fp = fingerprintOf(meta);
+    if (fp !== undefined) {
+      const rec = this.crawls.get(crawlId)!.urls.get(url)!;
+      rec.history = observe(rec.history, fp, nowMs);
+    }
+  }
+
+  private updateKnown(crawlId: string, url: string, key: string, meta: Metadata, dueMs: number, nowMs: number): void {
+    const c = this.crawl(crawlId);
+    const rec = c.urls.get(url);
+    if (rec === undefined) {
+      this.insert(c, url, c.queue(key), meta, nowMs, dueMs);
+      return;
+    }
+    let q = rec.queue;
+    if (q.key !== key) {
+      // The client moved the URL to another queue: detach it whole, attach it whole.
+      this.detach(rec);
+      q = c.queue(key);
+      rec.queue = q;
+      q.total++;
+      rec.dueMs = dueMs;
+      rec.leaseMs = 0;
+      rec.meta = meta;
+      if (dueMs === Number.POSITIVE_INFINITY) q.completed++;
+      else q.heap.push(rec);
+      return;
+    }
+    if (rec.leaseMs > 0) {
+      rec.leaseMs = 0;
+      q.leased--;
+    }
+    rec.meta = meta;
+    const wasDone = rec.dueMs === Number.POSITIVE_INFINITY;
+    rec.dueMs = dueMs;
+    const isDone = dueMs === Number.POSITIVE_INFINITY;
+    if (wasDone && !isDone) {
+      q.completed--;
+      q.heap.push(rec);
+    } else if (!wasDone && isDone) {
+      q.completed++;
+      q.heap.remove(rec);
+    } else if (!isDone) {
+      q.heap.update(rec);
+    }
+  }
+
+  /** Stores a new URL (also the journal's replay path for discovered items). */
+  insert(c: Crawl, url: string, q: Queue, meta: Metadata, createdMs: number, dueMs: number): UrlRec {
+    const rec: UrlRec = { url, queue: q, meta, createdMs, dueMs, leaseMs: 0, seq: c.seq++, pos: -1 };
+    c.urls.set(url, rec);
+    q.total++;
+    if (dueMs === Number.POSITIVE_INFINITY) q.completed++;
+    else q.heap.push(rec);
+    return rec;
+  }
+
+  /** Takes `rec` out of its queue's counters and heap (not out of the crawl's map). */
+  private detach(rec: UrlRec): void {
+    const q = rec.queue;
+    q.total--;
+    if (rec.dueMs === Number.POSITIVE_INFINITY) q.completed--;
+    if (rec.leaseMs > 0) q.leased--;
+    q.heap.remove(rec);
+    rec.leaseMs = 0;
+  }
+
+  /** Ends every lease of `c` that ran out by `nowMs`: those URLs can be served again. */
+  expire(c: Crawl, nowMs: number): void {
+    c.leases.popExpired(nowMs, (rec) => {
+      rec.leaseMs = 0;
+      rec.queue.leased--;
+      rec.queue.heap.update(rec);
+    });
+  }
+
+  /**
+   * GetURLs: leases and returns due URLs, earliest first, from at most `maxQueues` queues
+   * (rotating across calls) and at most `maxUrlsPerQueue` per queue counting URLs already
+   * leased. A queue serves only when it is not blocked, not at its crawl limit, and its delay
+   * since it last produced URLs has passed; producing URLs restarts its delay.
+   */
+  getUrls(req: ServeRequest, nowMs: number): Served[] {
+    const out: Served[] = [];
+    if (!this.active) return out;
+    const perQueue = req.maxUrlsPerQueue > 0 ? req.maxUrlsPerQueue : Number.POSITIVE_INFINITY;
+    let queuesLeft = req.maxQueues > 0 ? req.maxQueues : Number.POSITIVE_INFINITY;
+    const crawls = req.crawl === undefined ? [...this.crawls.values()] : [this.crawls.get(crawlName(req.crawl))];
+    const until = nowMs + req.leaseMs;
+    for (const c of crawls) {
+      if (c === undefined || queuesLeft <= 0) continue;
+      this.expire(c, nowMs);
+      if (req.key !== '') {
+        const q = c.queues.get(req.key);
+        if (q !== undefined && this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+        continue;
+      }
+      const n = c.order.length;
+      let i = 0;
+      for (; i < n && queuesLeft > 0; i++) {
+        const q = c.order[(c.cursor + i) % n]!;
+        if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+      }
+      // The next call starts after the last queue looked at, so every queue gets its turn.
+      if (n > 0) c.cursor = (c.cursor + i) % n;
+    }
+    return out;
+  }
+
+  private serveQueue(c: Crawl, q: Queue, perQueue: number, nowMs: number, until: number, out: Served[]): number {
+    if (q.heap.size === 0 || q.blockedUntilMs > nowMs) return 0;
+    if (q.lastServedMs + c.delayOf(q) > nowMs) return 0;
+    let room = perQueue - q.leased;
+    if (q.limit > 0) room = Math.min(room, q.limit - q.completed - q.leased);
+    if (room <= 0) return 0;
+    const urls: string[] = [];
+    while (room > 0) {
+      const rec = q.heap.peek();
+      if (rec === undefined || readyAt(rec) > nowMs) break;
+      this.lease(c, rec, until);
+      urls.push(rec.url);
+      out.push({ url: rec.url, key: q.key, meta: rec.meta, crawl: c.id });
+      room--;
+    }
+    if (urls.length > 0) {
+      q.lastServedMs = nowMs;
+      this.log.served(c.id, q.key, urls, nowMs, until);
+    }
+    return urls.length;
+  }
+
+  private lease(c: Crawl, rec: UrlRec, until: number): void {
+    rec.leaseMs = until;
+    rec.queue.leased++;
+    rec.queue.heap.update(rec);
+    c.leases.push(until, rec);
+  }
+
+  /** Replays a journaled serving: the same leases and the same delay window. */
+  applyServed(crawlId: string, key: string, urls: readonly string[], nowMs: number, until: number): void {
+    const c = this.crawl(crawlId);
+    const q = c.queue(key);
+    for (const url of urls) {
+      const rec = c.urls.get(url);
+      if (rec === undefined || rec.queue !== q || rec.dueMs === Number.POSITIVE_INFINITY) continue;
+      if (rec.leaseMs > 0) rec.queue.leased--;
+      this.lease(c, rec, until);
+    }
+    q.lastServedMs = nowMs;
+  }
+
+  /** Applies a control call and journals it. */
+  control(op: ControlOp): number {
+    const n = this.applyControl(op);
+    this.log.control(op);
+    return n;
+  }
+
+  /** Applies a control call; returns the URLs removed for deletes and purges, else 0. */
+  applyControl(op: ControlOp): number {
+    switch (op.kind) {
+      case 'active':
+        this.active = op.state;
+        return 0;
+      case 'delay': {
+        const c = this.crawl(op.crawl);
+        if (op.key === '') c.defaultDelayMs = op.delayMs;
+        else c.queue(op.key).delayMs = op.delayMs;
+        return 0;
+      }
+      case 'block':
+        this.crawl(op.crawl).queue(op.key).blockedUntilMs = op.untilMs;
+        return 0;
+      case 'limit':
+        this.crawl(op.crawl).queue(op.key).limit = op.limit;
+        return 0;
+      case 'deleteQueue':
+        return this.deleteQueue(op.crawl, op.key);
+      case 'deleteCrawl': {
+        const c = this.crawls.get(op.crawl);
+        if (c === undefined) return 0;
+        this.crawls.delete(op.crawl);
+        return c.urls.size;
+      }
+      case 'purge':
+        return this.purge(op.crawl, op.key, op.beforeMs);
+    }
+  }
+
+  private deleteQueue(crawlId: string, key: string): number {
+    const c = this.crawls.get(crawlId);
+    const q = c?.queues.get(key);
+    if (c === undefined || q === undefined) return 0;
+    let n = 0;
+    if (q.total > 0) {
+      for (const [url, rec] of c.urls) {
+        if (rec.queue !== q) continue;
+        c.urls.delete(url);
+        rec.leaseMs = -1; // stale for the lease heap
+        n++;
+      }
+    }
+    c.queues.delete(key);
+    const at = c.order.indexOf(q);
+    c.order.splice(at, 1);
+    if (c.cursor > at) c.cursor--;
+    if (c.cursor >= c.order.length) c.cursor = 0;
+    return n;
+  }
+
+  private purge(crawlId: string, key: string, beforeMs: number): number {
+    const c = this.crawls.get(crawlId);
+    if (c === undefined) return 0;
+    let n = 0;
+    for (const [url, rec] of c.urls) {
+      if (rec.createdMs >= beforeMs || (key !== '' && rec.queue.key !== key)) continue;
+      this.detach(rec);
+      rec.leaseMs = -1;
+      c.urls.delete(url);
+      n++;
+    }
+    return n;
+  }
+
+  /** SetCrawlLimit's precondition: the queue must exist (URLs or earlier control calls). */
+  hasQueue(crawlId: string, key: string): boolean {
+    return this.crawls.get(crawlId)?.queues.has(key) === true;
+  }
+
+  /** GetStats for a queue (`key` non-empty) or a whole crawl. */
+  stats(crawlId: string, key: string, nowMs: number): StoreStats {
+    const c = this.crawls.get(crawlId);
+    let size = 0;
+    let inProcess = 0;
+    let completed = 0;
+    let activeQueues = 0;
+    let numberOfQueues = 0;
+    if (c !== undefined) {
+      this.expire(c, nowMs);
+      const qs = key === '' ? c.order : c.queues.has(key) ? [c.queues.get(key)!] : [];
+      for (const q of qs) {
+        size += q.active;
+        inProcess += q.leased;
+        completed += q.completed;
+        if (q.isActive(nowMs) || q.leased > 0) activeQueues++;
+        numberOfQueues++;
+      }
+    }
+    return { size, inProcess, completed, activeQueues, numberOfQueues, crawlID: crawlId };
+  }
+
+  /** ListQueues: keys of the crawl's queues in rotation order, active ones unless `includeInactive`. */
+  listQueues(crawlId: string, includeInactive: boolean, nowMs: number): string[] {
+    const c = this.crawls.get(crawlId);
+    if (c === undefined) return [];
+    this.expire(c, nowMs);
+    const out: string[] = [];
+    for (const q of c.order) if (includeInactive || q.isActive(nowMs)) out.push(q.key);
+    return out;
+  }
+
+  /** Calls `visit` for every URL of the crawl matching `f`, in storage order, until it returns false. */
+  scanUrls(crawlId: string, f: UrlFilter, visit: (v: UrlView) => boolean): void {
+    const c = this.crawls.get(crawlId);
+    if (c === undefined) return;
+    const needle = f.ignoreCase ? f.filter.toLowerCase() : f.filter;
+    for (const rec of c.urls.values()) {
+      if (f.key !== '' && rec.queue.key !== f.key) continue;
+      if (needle !== '' && !(f.ignoreCase ? rec.url.toLowerCase() : rec.url).includes(needle)) continue;
+      if (!visit(this.view(c, rec))) return;
+    }
+  }
+
+  /** GetURLStatus: the URL's record, or undefined when unknown (or in another queue than `key`). */
+  status(crawlId: string, rawUrl: string, key: string): UrlView | undefined {
+    const c = this.crawls.get(crawlId);
+    const rec = c?.urls.get(this.identity(rawUrl));
+    if (c === undefined || rec === undefined || (key !== '' && rec.queue.key !== key)) return undefined;
+    return this.view(c, rec);
+  }
+
+  private view(c: Crawl, rec: UrlRec): UrlView {
+    return { url: rec.url, key: rec.queue.key, meta: rec.meta, crawl: c.id, createdMs: rec.createdMs, dueMs: rec.dueMs };
+  }
+}

@@ -1,0 +1,206 @@
+// Durability: control state, leases and URLs survive a restart (checkpoint) and a kill -9
+// (journal); a damaged checkpoint is refused with a coded error, never misread.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startUrlFrontierServer } from '../../src/urlfrontier/index.js';
+import {
+  type Client,
+  type Harness,
+  type Msg,
+  ManualClock,
+  call,
+  connect,
+  discovered,
+  getUrls,
+  known,
+  putUrls,
+  removeDir,
+  start,
+  stream,
+  tempDir,
+} from './helpers.js';
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) removeDir(d);
+});
+
+function dir(): string {
+  const d = tempDir();
+  dirs.push(d);
+  return d;
+}
+
+describe('restart', () => {
+  it('keeps URLs, leases, delays, blocks, limits and the active flag', async () => {
+    const data = dir();
+    const clock = new ManualClock();
+    h = await start({ dataDir: data, defaultDelayMs: 0 }, clock);
+    await putUrls(h.client, [1, 2, 3].flatMap((i) => [discovered(`https://a.example/${i}`), discovered(`https://b.example/${i}`)]));
+    await putUrls(h.client, [known('https://c.example/done', 0)]);
+    expect(await getUrls(h.client, { key: 'a.example', max_urls_per_queue: 1, delay_requestable: 100 })).toEqual(['https://a.example/1']);
+    await call(h.client, 'SetDelay', { key: 'a.example', delay_requestable: 50 });
+    await call(h.client, 'SetDelay', { key: '', delay_requestable: 7, crawlID: 'other' });
+    await call(h.client, 'BlockQueueUntil', { key: 'b.example', time: clock.sec + 20 });
+    await call(h.client, 'BlockQueueUntil', { key: 'nourl.example', time: clock.sec + 20 });
+    await call(h.client, 'SetCrawlLimit', { key: 'c.example', limit: 5 });
+    await call(h.client, 'SetActive', { state: false });
+    await h.close();
+
+    h = await start({ dataDir: data, defaultDelayMs: 0 }, clock);
+    expect((await call<{ state: boolean }>(h.client, 'GetActive', {})).state).toBe(false);
+    expect(await getUrls(h.client, {})).toEqual([]);
+    await call(h.client, 'SetActive', { state: true });
+    const stats = await call<Record<string, unknown>>(h.client, 'GetStats', {});
+    expect(stats).toMatchObject({ size: 6, inProcess: 1, numberOfQueues: 4 });
+    expect(stats['counts']).toMatchObject({ completed: 1 });
+    // a: its delay (50 s) runs from the serving before the restart; b: blocked for 20 s
+    expect(await getUrls(h.client, {})).toEqual([]);
+    clock.advance(20_000);
+    expect(await getUrls(h.client, { max_urls_per_queue: 1 })).toEqual(['https://b.example/1']);
+    clock.advance(30_000);
+    expect(await getUrls(h.client, { key: 'a.example', max_urls_per_queue: 2 })).toEqual(['https://a.example/2']);
+    // the lease from before the restart (100 s) still holds a/1; the queue without URLs is kept
+    const queues = await call<{ values: string[] }>(h.client, 'ListQueues', { include_inactive: true });
+    expect(queues.values).toEqual(['a.example', 'b.example', 'c.example', 'nourl.example']);
+    clock.advance(50_000); // a/1's 100 s lease and a/2's 30 s one have both run out now
+    expect(await getUrls(h.client, { key: 'a.example' })).toEqual(['https://a.example/1', 'https://a.example/2', 'https://a.example/3']);
+    await h.close();
+    h = await start({ dataDir: data, defaultDelayMs: 0 }, clock);
+    await putUrls(h.client, [known('https://c.example/more', clock.sec)]);
+    await call(h.client, 'SetCrawlLimit', { key: 'c.example', limit: 1 });
+    expect(await getUrls(h.client, { key: 'c.example' })).toEqual([]); // 1 completed ≥ limit 1
+    expect(readdirSync(data).filter((f) => f.endsWith('.journal')).length).toBe(1);
+  });
+
+  it('rotates checkpoints under load and loses nothing', async () => {
+    const data = dir();
+    h = await start({ dataDir: data, checkpointBytes: 64 * 1024 });
+    const items: Msg[] = [];
+    for (let i = 0; i < 5000; i++) items.push(discovered(`https://h${i % 50}.example/page/${i}`, { metadata: { n: { values: [String(i)] } } }));
+    const acks = await putUrls(h.client, items);
+    expect(acks.every((a) => a.status === 'OK')).toBe(true);
+    const gen = readdirSync(data).find((f) => f.endsWith('.journal'))!;
+    expect(Number(/(\d+)/.exec(gen)![1])).toBeGreaterThan(3);
+    await h.close();
+    h = await start({ dataDir: data });
+    expect((await call<{ value: number }>(h.client, 'CountURLs', {})).value).toBe(5000);
+    const st = await call<{ known: { info: { metadata: Record<string, { values: string[] }> } } }>(h.client, 'GetURLStatus', { url: 'https://h7.example/page/4007' });
+    expect(st.known.info.metadata).toEqual({ n: { values: ['4007'] } });
+  });
+
+  it('one server per data directory: a second open is MEGURI_ERR_INVALID_STATE, free again after close', async () => {
+    const data = dir();
+    h = await start({ dataDir: data });
+    await expect(startUrlFrontierServer({ port: 0, dataDir: data, log: () => {} })).rejects.toMatchObject({ code: 'MEGURI_ERR_INVALID_STATE' });
+    await h.close();
+    h = await start({ dataDir: data });
+  });
+
+  it('refuses a damaged checkpoint with MEGURI_ERR_CORRUPT_PARTITION', async () => {
+    const data = dir();
+    h = await start({ dataDir: data });
+    await putUrls(h.client, [discovered('https://a.example/1')]);
+    await h.close();
+    h = undefined;
+    const path = join(data, 'urlfrontier.ckpt');
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x40;
+    writeFileSync(path, bytes);
+    await expect(startUrlFrontierServer({ port: 0, dataDir: data, log: () => {} })).rejects.toMatchObject({ code: 'MEGURI_ERR_CORRUPT_PARTITION' });
+    expect(readdirSync(data)).not.toContain('urlfrontier.lock'); // the failed start released it
+  });
+});
+
+/** Starts the server in a child process; resolves with the child and its port. */
+function serverChild(data: string): Promise<{ child: ChildProcess; port: number }> {
+  const entry = new URL('../../src/urlfrontier/index.ts', import.meta.url).pathname;
+  const script = `
+    import { startUrlFrontierServer } from ${JSON.stringify(entry)};
+    const s = await startUrlFrontierServer({ port: 0, dataDir: ${JSON.stringify(data)}, log: () => {} });
+    process.stdout.write('PORT ' + s.port + '\\n');
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`server child exited early (${code})`)));
+  });
+}
+
+describe('kill -9', () => {
+  it('every item acked OK before the kill is there after restart, with the control state', async () => {
+    const data = dir();
+    const { child, port } = await serverChild(data);
+    const client: Client = connect(port);
+    const now = Date.now();
+    await call(client, 'SetDelay', { key: 'slow.example', delay_requestable: 3600 });
+    await call(client, 'BlockQueueUntil', { key: 'blocked.example', time: Math.floor(now / 1000) + 3600 });
+    await putUrls(client, [discovered('https://leased.example/1'), discovered('https://blocked.example/1')]);
+    expect(await getUrls(client, { key: 'leased.example', delay_requestable: 3600 })).toEqual(['https://leased.example/1']);
+
+    const okIds: string[] = [];
+    const total = 200_000;
+    const killAfter = 20_000;
+    await new Promise<void>((resolve) => {
+      const s = client['PutURLs']!() as grpc.ClientDuplexStream<Msg, { ID: string; status: string }>;
+      let i = 0;
+      let killed = false;
+      s.on('data', (a) => {
+        if (a.status === 'OK') okIds.push(a.ID);
+        if (!killed && okIds.length >= killAfter) {
+          killed = true;
+          child.kill('SIGKILL');
+        }
+      });
+      s.on('error', () => resolve());
+      s.on('end', () => resolve());
+      const pump = (): void => {
+        while (i < total) {
+          const ok = s.write(discovered(`https://h${i % 97}.example/item/${i}`, {}, `id${i}`));
+          i++;
+          if (!ok) {
+            s.once('drain', pump);
+            return;
+          }
+        }
+        s.end();
+      };
+      pump();
+    });
+    client.close();
+    await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)));
+    expect(child.signalCode).toBe('SIGKILL');
+    expect(okIds.length).toBeGreaterThanOrEqual(killAfter);
+    expect(okIds.length).toBeLessThan(total); // the kill landed mid-stream
+
+    const clock = new ManualClock(now + 1000);
+    h = await start({ dataDir: data }, clock);
+    expect(h.server.recovery!.replayedRecords).toBeGreaterThan(0);
+    const count = (await call<{ value: number }>(h.client, 'CountURLs', {})).value;
+    expect(count).toBeGreaterThanOrEqual(okIds.length + 2);
+    const stored = new Set((await stream<{ known: { info: { url: string } } }>(h.client, 'ListURLs', { size: 1_000_000 })).map((u) => u.known.info.url));
+    const missing = okIds.filter((id) => !stored.has(`https://h${Number(id.slice(2)) % 97}.example/item/${id.slice(2)}`));
+    expect(missing).toEqual([]);
+    // control state and the lease from before the kill
+    expect(await getUrls(h.client, { key: 'leased.example' })).toEqual([]);
+    expect(await getUrls(h.client, { key: 'blocked.example' })).toEqual([]);
+    await putUrls(h.client, [discovered('https://slow.example/1'), discovered('https://slow.example/2')]);
+    expect(await getUrls(h.client, { key: 'slow.example' })).toEqual(['https://slow.example/1', 'https://slow.example/2']);
+    await putUrls(h.client, [discovered('https://slow.example/3')]);
+    expect(await getUrls(h.client, { key: 'slow.example' })).toEqual([]); // its one-hour delay is back in force
+  });
+});

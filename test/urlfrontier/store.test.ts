@@ -1,0 +1,119 @@
+// The store's pure parts against oracles: the host fast path against the WHATWG parser, and
+// the queue invariants under random operation sequences (seeded).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { UrlFrontierStore, defaultKey } from '../../src/urlfrontier/store.js';
+
+const SEED = 0x5eed16;
+
+function oracle(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
+}
+
+describe('defaultKey', () => {
+  it('equals the WHATWG hostname on hosts built from the risky alphabet (seed printed on failure)', () => {
+    const hostChar = fc.constantFrom(...'ab-.0x9Z_%@:[]'.split(''));
+    const url = fc.tuple(fc.constantFrom('http://', 'https://', 'ftp://', 'https:'), fc.array(hostChar, { maxLength: 12 }), fc.constantFrom('', '/', '/p?q', '#f', '?x'));
+    let fast = 0;
+    fc.assert(
+      fc.property(url, ([scheme, host, tail]) => {
+        const u = scheme + host.join('') + tail;
+        if (/^[a-z0-9.-]+$/.test(host.join('')) && scheme.endsWith('//')) fast++;
+        expect(defaultKey(u)).toBe(oracle(u));
+      }),
+      { seed: SEED, numRuns: 5000 },
+    );
+    expect(fast).toBeGreaterThan(100); // the fast path was exercised
+  });
+
+  it('handles the shapes crawlers send', () => {
+    for (const u of ['https://www.example.com/a', 'http://example.com', 'https://EXAMPLE.com/', 'https://a.example:8080/', 'https://user@a.example/', 'http://127.0.0.1/', 'http://0x7f.1/', 'https://xn--nxasmq6b.example/', 'https://a.example./x', 'mailto:x@y', 'file:///etc/passwd']) {
+      expect(defaultKey(u)).toBe(oracle(u));
+    }
+  });
+});
+
+describe('UrlFrontierStore invariants', () => {
+  it('counters match the URLs after random puts, servings, updates, expiries and deletes', () => {
+    const op = fc.oneof(
+      fc.record({ t: fc.constant('disc' as const), u: fc.nat(40), q: fc.nat(4) }),
+      fc.record({ t: fc.constant('known' as const), u: fc.nat(40), q: fc.nat(4), due: fc.nat(3) }),
+      fc.record({ t: fc.constant('get' as const), per: fc.nat(3), qs: fc.nat(3) }),
+      fc.record({ t: fc.constant('tick' as const), ms: fc.nat(40_000) }),
+      fc.record({ t: fc.constant('delq' as const), q: fc.nat(4) }),
+      fc.record({ t: fc.constant('purge' as const) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+        const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+        let now = 1_000_000;
+        const leasedUntil = new Map<string, number>();
+        for (const o of ops) {
+          switch (o.t) {
+            case 'disc':
+              s.putDiscovered(`https://h${o.q}.example/${o.u}`, '', '', undefined, now);
+              break;
+            case 'known':
+              s.putKnown(`https://h${o.q}.example/${o.u}`, '', '', undefined, o.due === 0 ? 0 : Math.floor(now / 1000) + o.due * 10, now);
+              leasedUntil.delete(`https://h${o.q}.example/${o.u}`);
+              break;
+            case 'get':
+              for (const sv of s.getUrls({ maxUrlsPerQueue: o.per, maxQueues: o.qs, key: '', leaseMs: 30_000, crawl: '' }, now)) {
+                // never served twice inside a lease
+                expect((leasedUntil.get(sv.url) ?? 0) <= now).toBe(true);
+                leasedUntil.set(sv.url, now + 30_000);
+              }
+              break;
+            case 'tick':
+              now += o.ms;
+              break;
+            case 'delq':
+              s.control({ kind: 'deleteQueue', crawl: 'DEFAULT', key: `h${o.q}.example` });
+              for (const k of [...leasedUntil.keys()]) if (k.startsWith(`https://h${o.q}.example/`)) leasedUntil.delete(k);
+              break;
+            case 'purge':
+              s.control({ kind: 'purge', crawl: 'DEFAULT', key: '', beforeMs: now - 20_000 });
+              for (const k of [...leasedUntil.keys()]) if (!s.crawls.get('DEFAULT')?.urls.has(k)) leasedUntil.delete(k);
+              break;
+          }
+          const c = s.crawls.get('DEFAULT');
+          if (c === undefined) continue;
+          s.expire(c, now);
+          for (const q of c.order) {
+            const mine = [...c.urls.values()].filter((r) => r.queue === q);
+            expect(q.total).toBe(mine.length);
+            expect(q.completed).toBe(mine.filter((r) => r.dueMs === Infinity).length);
+            expect(q.leased).toBe(mine.filter((r) => r.leaseMs > 0).length);
+            expect(q.heap.size).toBe(mine.filter((r) => r.dueMs !== Infinity).length);
+          }
+        }
+      }),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+});
+
+describe('lease bookkeeping', () => {
+  it('stale lease entries are compacted away: the heap stays bounded by live leases, not completions', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const now = 1_000_000;
+    let maxHeap = 0;
+    for (let round = 0; round < 40; round++) {
+      for (let i = 0; i < 10_000; i++) s.putDiscovered(`https://h${i % 100}.example/${round}/${i}`, '', '', undefined, now);
+      const served = s.getUrls({ maxUrlsPerQueue: 0, maxQueues: 0, key: '', leaseMs: 86_400_000, crawl: '' }, now);
+      expect(served.length).toBe(10_000);
+      // all but 10 complete at once: their day-long lease entries go stale
+      for (let i = 10; i < served.length; i++) s.putKnown(served[i]!.url, '', '', undefined, 0, now);
+      maxHeap = Math.max(maxHeap, s.crawls.get('DEFAULT')!.leases.size);
+    }
+    // 400 k leases granted; at most ~10.4 k live at a time (one round) → bound 2·live + slack + one round
+    expect(maxHeap).toBeLessThan(2 * 10_400 + 65_536 + 10_000);
+    expect(s.stats('DEFAULT', '', now).inProcess).toBe(400);
+    // the live leases still expire on time
+    expect(s.stats('DEFAULT', '', now + 86_400_000).inProcess).toBe(0);
+  });
+});
