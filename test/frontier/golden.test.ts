@@ -8,7 +8,12 @@
 // points, the bytes of a recovered-and-continued run, and the query outputs.
 //
 // The hashes were taken from main at eaa560c (before the split). If one changes, behaviour
-// changed: find out why before updating it.
+// changed: find out why before updating it. One deliberate change since (issue 23, finding
+// 2): every hash moved when latency began to feed the interval through the RFC 6298
+// estimator (src/politeness/latency.ts) instead of one sample against an EWMA, healthy
+// fetches began to narrow in proportion far above the floor, and host records gained RTTVAR
+// and the rise score (.meguri format minor 1). The outcomes here carry a 30–529 ms latency
+// sawtooth, so hosts do see rises; every dispatch count is unchanged.
 import { describe, expect, it } from 'vitest';
 import {
   type Discovery,
@@ -282,10 +287,10 @@ describe('frontier goldens: dispatch sequences, checkpoint bytes and queries', (
 
 // Regenerate (only after explaining the change): GOLDEN_PRINT=1 npx vitest run test/frontier/golden.test.ts
 const GOLDEN: Record<string, Run> = {
-  seedBatch: { log: '5a39c16641e59940', count: 440, mid: '2b7830134d47ad34', end: 'e73f9adc31d5a113', recovered: '5a5da6369fb5ac76', queries: '53b57597c839c80f' },
-  discover: { log: 'e80f4c83ee68afd', count: 72, mid: '47cb0542d37a1f7d', end: '40c636a09b1cd953', recovered: 'b9f49e39352d4739', queries: '4ee68cc4a7eff74b' },
-  router: { log: '39fdf3036d265a1a', count: 440, mid: '5061bd4c72357777', end: '18c855d7ab927729', recovered: '66ae7e862b1f8ed9', queries: '290986eb9a3d07bb' },
-  freshness: { log: '286afd51ed97cb65', count: 440, mid: 'da30f51ef289b581', end: 'ae3600ebc22f98f3', recovered: '9160771c3bc951d', queries: '58fcdfb0a75df5b0' },
-  robots: { log: '6f1d7598901bed0c', count: 440, mid: '8daf3e1e498db539', end: '98ba47be996e5fe', recovered: '7db9b8869c3c25e8', queries: '6c32f2d65e59f898' },
+  seedBatch: { log: '33a92e5adf78456b', count: 440, mid: '200b32acf814e507', end: '13ee7f3f4d4bcf2f', recovered: '389e4beba9c9bf75', queries: '69fa4c7bd7c04d3b' },
+  discover: { log: '77706699c36fd19d', count: 72, mid: 'c67966e7101035a7', end: 'a8cc5740ea42b3af', recovered: '1ee05153cddba17e', queries: '86581f6729000227' },
+  router: { log: '19025737db190605', count: 440, mid: 'c9a9a3e8ac85a87d', end: '207bd03feb47193e', recovered: 'c6e6a1b192207d97', queries: 'e2c947d524d3b899' },
+  freshness: { log: 'e1a5b1d036924314', count: 440, mid: '76719e4e01f3c5c9', end: '9022fd4aabea1676', recovered: '72dbb3fb2584ea9c', queries: '92192d2361b40ccd' },
+  robots: { log: '231336cf1f3a6d9', count: 440, mid: 'd0ff7269537c9e75', end: '3e6950e1c66ce668', recovered: '96a5aaf65c2583db', queries: 'b66a1c76f7fb6e07' },
 };
-const GOLDEN_MISC = { log: 'b2a52cd24746df6d', count: 49, bytes: 'a408cd8f49ef1e8f' };
+const GOLDEN_MISC = { log: '19c196c2cb70e390', count: 49, bytes: 'caa7112644e2de2b' };
