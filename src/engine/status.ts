@@ -76,6 +76,8 @@ export interface HostExtra {
   readonly robotsFailures?: number | undefined;
   /** Unreachable answers in a row after which the engine gives the host up (`robotsMaxAttempts`). */
   readonly robotsMaxAttempts?: number | undefined;
+  /** An origin of the group whose robots.txt was given up on (its URLs were written off). */
+  readonly robotsGaveUp?: { readonly origin: string; readonly status: number; readonly failures: number; readonly error: string | undefined } | undefined;
 }
 
 /** A host's robots.txt outage as a checkpoint records it: `[group, retryAtMs, status, failures]`. */
@@ -153,7 +155,12 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
       reason = `budget exhausted (${s.admitted} of ${s.urlBudget} URLs admitted)`;
     } else {
       why = 'done';
-      reason = 'nothing to fetch';
+      const g = extra.robotsGaveUp;
+      // A host whose robots.txt never answered ends here too: say so, or "nothing to fetch"
+      // reads as if its pages had been crawled.
+      reason = g === undefined
+        ? 'nothing to fetch'
+        : `nothing to fetch: robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${g.status === 0 ? `no response${g.error ? `: ${g.error}` : ''}` : `HTTP ${g.status}`}); its URLs were not fetched`;
     }
   } else if (s.state === 'front' || s.state === 'idle') {
     why = 'queued';
