@@ -78,6 +78,8 @@ export interface HostExtra {
   readonly robotsMaxAttempts?: number | undefined;
   /** An origin of the group whose robots.txt was given up on (its URLs were written off). */
   readonly robotsGaveUp?: { readonly origin: string; readonly status: number; readonly failures: number; readonly error: string | undefined } | undefined;
+  /** URLs of the host a setting refused (`Refused`: scope, private address, no such name). */
+  readonly refused?: number | undefined;
 }
 
 /** A host's robots.txt outage as a checkpoint records it: `[group, retryAtMs, status, failures]`. */
@@ -156,11 +158,13 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     } else {
       why = 'done';
       const g = extra.robotsGaveUp;
+      const n = extra.refused ?? 0;
       // A host whose robots.txt never answered ends here too: say so, or "nothing to fetch"
       // reads as if its pages had been crawled.
-      reason = g === undefined
-        ? 'nothing to fetch'
-        : `nothing to fetch: robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${g.status === 0 ? `no response${g.error ? `: ${g.error}` : ''}` : `HTTP ${g.status}`}); its URLs were not fetched`;
+      const robots = g === undefined
+        ? ''
+        : `: robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${g.status === 0 ? `no response${g.error ? `: ${g.error}` : ''}` : `HTTP ${g.status}`}); its URLs were not fetched`;
+      reason = `nothing to fetch${robots}${n > 0 ? `; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : ''}`;
     }
   } else if (s.state === 'front' || s.state === 'idle') {
     why = 'queued';
@@ -282,9 +286,11 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
   const status = image.columns.find((c) => c.id === ColumnId.Status)?.data;
   const host = image.columns.find((c) => c.id === ColumnId.Host)?.data;
   const queued = new Uint32Array(image.hosts.length);
+  const refused = new Uint32Array(image.hosts.length);
   if (status && host) {
     for (let r = 0; r < image.rows; r++) {
       if (QUEUED.has(status[r]!)) queued[host[r]!]!++;
+      else if (status[r] === UrlStatus.Refused) refused[host[r]!]!++;
     }
   }
   const ipAt = new Map<string, number>();
@@ -313,6 +319,6 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
       ceilingStreak: h.ceilingStreak,
       inFlightUrl: undefined,
     };
-    return explainHost(snap, nowMs, cfg, outages.get(h.name));
+    return explainHost(snap, nowMs, cfg, { ...outages.get(h.name), refused: refused[i] });
   });
 }

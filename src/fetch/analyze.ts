@@ -27,6 +27,8 @@ export interface PageInput {
   readonly canonPolicy: CanonPolicy | undefined;
   /** Keep links and canonical (the text is parsed for the simhash either way). */
   readonly parseLinks: boolean;
+  /** Also return page requisites as links marked `requisite` (`ExtractLinksOptions.requisites`). */
+  readonly requisites: boolean;
 }
 
 /** What a body says. */
@@ -62,7 +64,7 @@ export function analyzePage(input: PageInput): PageAnalysis {
   const { bytes, contentType } = input;
   const fp = contentFp(bytes);
   if (looksLikeHtml(contentType, bytes)) {
-    const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true });
+    const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true, requisites: input.requisites });
     extractor.write(decodeText(bytes, contentType));
     const found = extractor.end();
     return {

@@ -51,6 +51,12 @@ export interface ExtractLinksOptions {
   canonPolicy: CanonPolicy | undefined;
   /** Also collect the visible text (`ExtractedLinks.text`); default false. */
   collectText: boolean;
+  /**
+   * Also return the page's requisites — `img`/`script`/`source`/`embed`/`input type=image`
+   * `src`, `video` `poster`, `link rel=stylesheet|icon` `href` — as links marked `requisite`;
+   * default false.
+   */
+  requisites: boolean;
 }
 
 const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
@@ -58,6 +64,7 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
   maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
   canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy object', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
   collectText: booleanField(false),
+  requisites: booleanField(false),
 });
 
 /** Elements whose content is not visible text. */
@@ -65,6 +72,8 @@ const HIDDEN = new Set(['script', 'style', 'noscript', 'template']);
 
 /** The only elements whose attributes are read; every other tag's attributes are skipped unsliced. */
 const WANTED = new Set(['a', 'area', 'base', 'link', 'meta']);
+/** Elements that may reference a requisite (see `requisiteOf`); read only with `requisites`. */
+const REQUISITE_TAGS = new Set(['img', 'script', 'source', 'embed', 'audio', 'video', 'input', 'link']);
 
 function tokens(value: string | undefined, separators: RegExp): string[] {
   return value ? value.toLowerCase().split(separators).filter((t) => t !== '') : [];
@@ -105,7 +114,7 @@ export class LinkExtractor {
   readonly #agent: string | undefined;
   readonly #tokenizer: Tokenizer;
   readonly #rawCap: number;
-  readonly #hrefs: { href: string; nofollow: boolean }[] = [];
+  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean }[] = [];
   /** Written chunks not yet wholly consumed, and the document offset of the first. */
   readonly #chunks: string[] = [];
   #chunksOffset = 0;
@@ -168,15 +177,16 @@ export class LinkExtractor {
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
     const index = new Map<string, number>();
-    const links: { url: string; nofollow: boolean }[] = [];
+    const links: { url: string; nofollow: boolean; requisite: boolean }[] = [];
     let truncated = this.#overflow;
-    for (const { href, nofollow } of this.#hrefs) {
+    for (const { href, nofollow, requisite = false } of this.#hrefs) {
       const url = canonicalize(href, base, this.#policy);
       if (url === null) continue;
       const at = index.get(url);
       if (at !== undefined) {
-        // Followable if any occurrence is.
+        // Followable if any occurrence is; a requisite if any occurrence is one.
         if (!nofollow) links[at]!.nofollow = false;
+        if (requisite) links[at]!.requisite = true;
         continue;
       }
       if (links.length >= max) {
@@ -184,9 +194,14 @@ export class LinkExtractor {
         continue;
       }
       index.set(url, links.length);
-      links.push({ url, nofollow });
+      links.push({ url, nofollow, requisite });
     }
-    const out: Link[] = links.map((l) => (l.nofollow || this.#nofollow ? { url: l.url, nofollow: true } : { url: l.url }));
+    const out: Link[] = links.map((l) => {
+      const link: { url: string; nofollow?: boolean; requisite?: boolean } = { url: l.url };
+      if (l.nofollow || this.#nofollow) link.nofollow = true;
+      if (l.requisite) link.requisite = true;
+      return link;
+    });
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(this.#canonical, base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
     return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text };
@@ -244,7 +259,7 @@ export class LinkExtractor {
         this.#tag = name;
         if (HIDDEN.has(name)) this.#hiddenDepth++;
         this.#boundary();
-        this.#attribs = WANTED.has(name) ? {} : null;
+        this.#attribs = WANTED.has(name) || (this.#opts.requisites && REQUISITE_TAGS.has(name)) ? {} : null;
       },
       onattribname: (start, end) => {
         this.#work++;
@@ -286,7 +301,12 @@ export class LinkExtractor {
     this.#work++;
     const attribs = this.#attribs;
     this.#attribs = null;
-    if (attribs !== null) this.#element(this.#tag, attribs);
+    if (attribs === null) return;
+    if (this.#opts.requisites) {
+      const src = requisiteOf(this.#tag, attribs);
+      if (src !== undefined && this.#hrefs.length < this.#rawCap) this.#hrefs.push({ href: src, nofollow: false, requisite: true });
+    }
+    if (WANTED.has(this.#tag)) this.#element(this.#tag, attribs);
   }
 
   /** One WANTED element with its attributes. */
@@ -327,6 +347,28 @@ export class LinkExtractor {
         return;
       }
     }
+  }
+}
+
+/** The requisite URL an element references (see `ExtractLinksOptions.requisites`), if any. */
+function requisiteOf(name: string, attribs: Record<string, string>): string | undefined {
+  switch (name) {
+    case 'img':
+    case 'script':
+    case 'source':
+    case 'embed':
+    case 'audio':
+      return attribs['src'] || undefined;
+    case 'video':
+      return attribs['poster'] || attribs['src'] || undefined;
+    case 'input':
+      return attribs['type']?.toLowerCase() === 'image' ? attribs['src'] || undefined : undefined;
+    case 'link': {
+      const rel = tokens(attribs['rel'], WS);
+      return rel.includes('stylesheet') || rel.includes('icon') ? attribs['href'] || undefined : undefined;
+    }
+    default:
+      return undefined;
   }
 }
 

@@ -20,6 +20,7 @@ const input = (html: string, contentType: string | undefined = 'text/html'): Pag
   maxLinks: 50,
   canonPolicy: undefined,
   parseLinks: true,
+  requisites: false,
 });
 
 describe('PageAnalyzer', () => {
@@ -28,14 +29,14 @@ describe('PageAnalyzer', () => {
 
   it('threaded and inline analyses agree (seeded random pages)', async () => {
     const piece = fc.oneof(
-      fc.constantFrom('<div>', '</div>', '<p>', '</p>', '<script>x<a href=/no></script>', '<meta name=robots content=noindex>', '<base href="/b/">', '<link rel=canonical href=/c>'),
+      fc.constantFrom('<div>', '</div>', '<p>', '</p>', '<script>x<a href=/no></script>', '<meta name=robots content=noindex>', '<base href="/b/">', '<link rel=canonical href=/c>', '<img src=/i.png>', '<link rel=stylesheet href=/s.css>'),
       fc.string({ maxLength: 12 }).map((s) => `<a href="${s}">${s}</a>`),
       fc.string({ maxLength: 20 }),
     );
     const pages = fc.sample(fc.array(piece, { maxLength: 40 }).map((a) => a.join('')), { seed: 23, numRuns: 60 });
     for (const html of pages) {
       for (const type of ['text/html', 'text/plain', 'image/png', undefined]) {
-        const x = input(html, type);
+        const x = { ...input(html, type), requisites: type === 'text/html' };
         expect(await threaded.analyze(x), `${type} ${JSON.stringify(html)}`).toEqual(analyzePage(x));
       }
     }
