@@ -8,7 +8,7 @@
  */
 export * from './browser.js';
 export { CORE_WASM_URL, loadCoreSync } from './core/node.js';
-export { readPartition, writePartition } from './format/file.js';
+export { ensureDirectory, readPartition, writePartition } from './format/file.js';
 export { Journal, type JournalOptions, type JournalReplay, MAX_RECORD_BYTES, parseJournal } from './journal/index.js';
 export { CountingIo, type DiskIo, DrumStore, type DrumStoreOptions, type IoCounters, type MergeResult, isDiskFull, nodeIo } from './disk/index.js';
 export * from './fetch/index.js';

@@ -10,7 +10,7 @@
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { InvalidArgumentError } from '../errors/index.js';
-import { isAgentString } from '../fetch/robots.js';
+import { userAgentProblem } from '../fetch/robots.js';
 
 /** How a flag's text becomes a value. */
 export type FlagKind =
@@ -212,9 +212,14 @@ export function convertFlag(f: FlagSpec, raw: string): string | number | readonl
     }
     case 'choice':
       return (f.choices ?? []).includes(text) ? text : bad();
-    case 'agent':
-      // Product/version first (RFC 9110 §10.1.5); robots.txt groups match the product token.
-      return isAgentString(raw) && /^\s*[A-Za-z_-]+\/[^\s/]+/.test(raw) && !/[\r\n]/.test(raw) ? raw.trim() : bad();
+    case 'agent': {
+      // Product/version first (RFC 9110 §10.1.5); robots.txt groups match the product token;
+      // header-safe text throughout, or every request would fail locally.
+      const problem = userAgentProblem(raw);
+      // A product token followed by text a header cannot carry: say which character.
+      if (problem !== undefined && /^\s*[A-Za-z_-]/.test(raw)) throw new InvalidArgumentError(`--${f.name}: ${JSON.stringify(raw)}: ${problem}`);
+      return problem === undefined && /^\s*[A-Za-z_-]+\/[^\s/]+/.test(raw) ? raw.trim() : bad();
+    }
     case 'mapping': {
       const eq = text.indexOf('=');
       if (eq <= 0) return bad();
@@ -234,7 +239,9 @@ export function convertFlag(f: FlagSpec, raw: string): string | number | readonl
  */
 export function parseCommand(spec: CommandSpec, argv: readonly string[]): ParsedArgs {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' } };
-  for (const f of spec.flags) options[f.name] = { type: f.kind === 'boolean' ? 'boolean' : 'string', ...(f.multiple ? { multiple: true } : {}) };
+  // Every valued flag is collected as a list, so a repeated one has each of its values
+  // checked (the last one given wins), not only the last.
+  for (const f of spec.flags) options[f.name] = f.kind === 'boolean' ? { type: 'boolean' } : { type: 'string', multiple: true };
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
@@ -256,7 +263,8 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
       const out = texts.map((t) => convertFlag(f, t));
       values.set(f.name, f.kind === 'mapping' ? (out as (readonly [string, string])[]) : out.map(String));
     } else {
-      values.set(f.name, convertFlag(f, texts[texts.length - 1] ?? '') as string | number);
+      const all = texts.map((t) => convertFlag(f, t));
+      values.set(f.name, (all[all.length - 1] ?? convertFlag(f, '')) as string | number);
     }
   }
   const positionals = parsed.positionals;

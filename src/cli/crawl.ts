@@ -5,7 +5,7 @@
  * SIGINT/SIGTERM turned into a graceful stop with a checkpoint (a second signal cuts the
  * fetches in flight; they are fetched again on resume).
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -32,7 +32,8 @@ import { canonicalize } from '../url/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
-import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
+import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
+import { ensureDirectory } from '../format/file.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
@@ -229,7 +230,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   let summary: CrawlSummary | undefined;
   engine.once('end', (s) => (summary = s));
   try {
-    mkdirSync(dataDir, { recursive: true });
+    ensureDirectory(dataDir);
     if (setup.warcDir !== undefined) {
       warc = await WarcWriter.open({
         dir: setup.warcDir,
@@ -347,18 +348,6 @@ export function tableResolver(
       }
     }
   };
-}
-
-/** `path` for `--flag`, which must be a directory if it exists (exit 2 otherwise). */
-function directoryFlag(flag: string, path: string): string {
-  let isFile = false;
-  try {
-    isFile = !statSync(path).isDirectory();
-  } catch {
-    // missing: created when the crawl starts
-  }
-  if (isFile) throw new InvalidArgumentError(`--${flag}: ${JSON.stringify(path)} is a file, expected a directory`);
-  return path;
 }
 
 /** The seeds the engine can crawl (http(s) URLs); the rest are reported once, up front. */

@@ -13,7 +13,7 @@
  * in well under a minute; the rules are the same ones a real crawl keeps.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +23,8 @@ import { type PolitenessReport, SIM_VIOLATION_KINDS, type SimWebInit, createSimW
 import type { CommandSpec, ParsedArgs } from './args.js';
 import { PAGES_FILE, runCrawl, stillEnding } from './crawl.js';
 import { CliFailure, EXIT } from './failure.js';
-import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
+import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
+import { ensureDirectory } from '../format/file.js';
 import { JsonEvents } from './progress.js';
 
 /** `meguri demo`'s flags. */
@@ -130,11 +131,11 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
   const given = args.text('out');
   let out: string;
   if (given !== undefined) {
-    out = resolvePath(given);
+    out = directoryFlag('out', resolvePath(given));
     if (existsSync(join(out, 'data', CHECKPOINT_FILE)) || (existsSync(out) && readdirSync(out).some((n) => n === 'warc' || n === 'data'))) {
       throw new InvalidArgumentError(`--out ${JSON.stringify(given)} already holds a demo crawl; give a new or empty directory (each demo web listens on a fresh port, so it cannot be resumed)`);
     }
-    mkdirSync(out, { recursive: true });
+    ensureDirectory(out);
   } else {
     out = mkdtempSync(join(tmpdir(), 'meguri-demo-'));
   }

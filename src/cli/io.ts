@@ -4,6 +4,28 @@
  * the real process.
  */
 
+import { statSync } from 'node:fs';
+import { InvalidArgumentError } from '../errors/index.js';
+import { directoryProblem } from '../format/file.js';
+
+/**
+ * `path` for `--flag`: a directory, or one that can be made (checked with one non-recursive
+ * probe, never Node's recursive mkdir, which spins on /proc). Throws InvalidArgumentError
+ * (exit 2) with the reason otherwise.
+ */
+export function directoryFlag(flag: string, path: string): string {
+  let isFile = false;
+  try {
+    isFile = !statSync(path).isDirectory();
+  } catch {
+    // missing (or unreadable): the probe below says whether it can be made
+  }
+  if (isFile) throw new InvalidArgumentError(`--${flag}: ${JSON.stringify(path)} is a file, expected a directory`);
+  const problem = directoryProblem(path);
+  if (problem !== undefined) throw new InvalidArgumentError(`--${flag}: cannot create directory ${JSON.stringify(path)}: ${problem}`);
+  return path;
+}
+
 /** A text sink (process.stdout / process.stderr, or a test buffer). */
 export interface TextOut {
   write(text: string): unknown;

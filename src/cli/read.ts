@@ -5,7 +5,7 @@
  * never write to the data directory. Outcomes journaled after the checkpoint are counted
  * (and applied by the next `meguri crawl`), not replayed here.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyToHex } from '../core/keys.js';
@@ -17,7 +17,7 @@ import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, ho
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
 import { Frontier, type FrontierStats } from '../frontier/index.js';
 import { UrlTable } from '../frontier/table.js';
-import { parseJournal } from '../journal/index.js';
+import { JOURNAL_MAGIC, parseJournal } from '../journal/index.js';
 import { URL_STATUS_NAMES } from '../model/index.js';
 import type { CommandSpec, ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
@@ -54,12 +54,12 @@ export const EXPORT_SPEC: CommandSpec = dirCommand('export', 'The URL table of a
   { name: 'format', kind: 'choice', arg: 'FMT', choices: ['jsonl'], help: 'output format (jsonl)' },
 ]);
 
-/** `inspect FILE.meguri`. */
+/** `inspect FILE.meguri` (or a journal). */
 export const INSPECT_SPEC: CommandSpec = {
   name: 'inspect',
-  summary: 'A .meguri file taken apart: header, sections with their checksums verified, and counts.',
+  summary: 'A .meguri file taken apart: header, sections with their checksums verified, and counts (a journal.mgj: its records and any damage).',
   usage: 'FILE.meguri',
-  positionalHelp: 'a .meguri file (or a crawl directory)',
+  positionalHelp: 'a .meguri file, a journal.mgj, or a crawl directory',
   minPositionals: 1,
   maxPositionals: 1,
   flags: [{ name: 'json', kind: 'boolean', help: 'print one JSON object' }],
@@ -85,11 +85,48 @@ export function checkpointPath(arg: string): string {
   return file;
 }
 
+/** Most bytes read from a file that is not a regular one (a device, a FIFO). */
+const NON_REGULAR_CAP = 64 * 1024 * 1024;
+
+/** Whether `b` starts like a file meguri writes (a partition or a journal), as far as it goes. */
+function knownStart(b: Uint8Array): boolean {
+  const starts = (magic: Uint8Array): boolean => magic.every((m, i) => i >= b.length || b[i] === m);
+  return starts(PARTITION_MAGIC) || starts(JOURNAL_MAGIC);
+}
+
+/**
+ * A file's bytes. A regular file is read whole; anything else (`/dev/zero`, a FIFO) has no
+ * end to trust, so reading stops once the bytes cannot be a meguri file's, or past
+ * `NON_REGULAR_CAP` (an error): `inspect /dev/zero` ends.
+ */
+function readBounded(file: string): Uint8Array {
+  const fd = openSync(file, 'r');
+  try {
+    if (fstatSync(fd).isFile()) return readFileSync(fd);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const buf = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      chunks.push(Buffer.from(buf.subarray(0, n)));
+      total += n;
+      if (!knownStart(chunks[0]!)) break; // enough to say what it is not
+      if (total > NON_REGULAR_CAP) {
+        throw new CliFailure('EFBIG', `${file}: not a regular file, and longer than ${bytes(NON_REGULAR_CAP)}: not read further`, EXIT.failure);
+      }
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The file's bytes (with the wasm core loaded for checksums); a read error names the file. */
 function readBytes(file: string): Uint8Array {
   ensureCore();
   try {
-    return readFileSync(file);
+    return readBounded(file);
   } catch (err) {
     throw inFile(err, file);
   }
@@ -119,17 +156,19 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
 }
 
 /** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */
-function journalInfo(file: string, generation: number | undefined): { records: number; outcomes: number; tornBytes: number } | undefined {
+function journalInfo(file: string, generation: number | undefined): { records: number; outcomes: number; tornBytes: number; damaged: number; lost: number } | undefined {
   const path = join(file, '..', JOURNAL_FILE);
   if (!file.endsWith(CHECKPOINT_FILE) || !existsSync(path)) return undefined;
   try {
     const r = parseJournal(readFileSync(path));
-    if (generation !== undefined && r.generation !== BigInt(generation)) return { records: 0, outcomes: 0, tornBytes: r.tornBytes };
+    const damaged = r.damage.length;
+    const lost = r.damage.reduce((n, d) => n + (d.lostRecords ?? 1), 0);
+    if (generation !== undefined && r.generation !== BigInt(generation)) return { records: 0, outcomes: 0, tornBytes: r.tornBytes, damaged, lost };
     let outcomes = 0;
     r.records.forEach((rec, seq) => {
       if (decodeRecord(rec, seq).t === 'o') outcomes++;
     });
-    return { records: r.records.length, outcomes, tornBytes: r.tornBytes };
+    return { records: r.records.length, outcomes, tornBytes: r.tornBytes, damaged, lost };
   } catch (err) {
     throw inFile(err, path);
   }
@@ -190,7 +229,8 @@ export function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): n
     `  memory      ${bytes(st.memoryBytes)} when loaded (${(st.urls === 0 ? 0 : st.memoryBytes / st.urls).toFixed(0)} B/URL)`,
   ];
   if (engine) {
-    const j = journal === undefined ? 'no journal' : `${int(journal.outcomes)} outcomes journaled since (applied on resume)${journal.tornBytes > 0 ? `, ${journal.tornBytes} torn bytes` : ''}`;
+    const damage = journal === undefined || journal.damaged === 0 ? '' : `, DAMAGED in ${journal.damaged} place(s), at least ${journal.lost} record(s) lost (resume keeps a copy as ${JOURNAL_FILE}.damaged-<time>)`;
+    const j = journal === undefined ? 'no journal' : `${int(journal.outcomes)} outcomes journaled since (applied on resume)${journal.tornBytes > 0 ? `, ${journal.tornBytes} torn bytes` : ''}${damage}`;
     lines.push(`  campaign    ${int(engine.completed)} fetches done; ${j}`);
   }
   io.stdout.write(`${lines.join('\n')}\n`);
@@ -356,11 +396,52 @@ export async function exportCommand(args: ParsedArgs, io: CliIo): Promise<number
 
 const hex = (lanes: Uint32Array): string => lanesToU64(lanes[0]!, lanes[1]!).toString(16).padStart(16, '0');
 
-/** `meguri inspect FILE.meguri`. */
+/** `meguri inspect journal.mgj`: header, records by kind, torn tail, damage. */
+function inspectJournal(file: string, b: Uint8Array, asJson: boolean, io: CliIo): number {
+  let r: ReturnType<typeof parseJournal>;
+  try {
+    r = parseJournal(b);
+  } catch (err) {
+    throw inFile(err, file);
+  }
+  let outcomes = 0;
+  let dispatches = 0;
+  let undecodable = 0;
+  r.records.forEach((rec, seq) => {
+    try {
+      if (decodeRecord(rec, seq).t === 'o') outcomes++;
+      else dispatches++;
+    } catch {
+      undecodable++;
+    }
+  });
+  const lost = r.damage.reduce((n, d) => n + (d.lostRecords ?? 1), 0);
+  if (asJson) {
+    json(io.stdout, { file, bytes: b.length, kind: 'journal', generation: r.generation.toString(), records: r.records.length, outcomes, dispatches, undecodable, tornBytes: r.tornBytes, damage: r.damage, ok: r.damage.length === 0 && undecodable === 0 });
+  } else {
+    const lines = [
+      `${file}: ${int(b.length)} bytes`,
+      `  magic     ${[...b.subarray(0, 8)].map((x) => x.toString(16).padStart(2, '0')).join(' ')}  meguri journal`,
+      `  generation ${r.generation} (the checkpoint it extends)`,
+      `  records   ${int(r.records.length)} intact: ${int(outcomes)} outcomes, ${int(dispatches)} fetch starts${undecodable > 0 ? `, ${int(undecodable)} NOT ENGINE RECORDS` : ''}`,
+      `  tail      ${r.tornBytes === 0 ? 'clean' : `${int(r.tornBytes)} torn bytes (a write cut short; dropped on resume)`}`,
+      `  damage    ${r.damage.length === 0 ? 'none' : `${r.damage.length} place(s), at least ${lost} record(s) lost`}`,
+      ...r.damage.map((d) => `    at byte ${int(d.offset)}: ${d.reason}`),
+    ];
+    io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (r.damage.length > 0 || undecodable > 0) {
+    throw new CliFailure('MEGURI_ERR_CORRUPT_JOURNAL', `${file}: journal damaged`, EXIT.failure, `the next 'meguri crawl' on its directory keeps a copy as ${JOURNAL_FILE}.damaged-<time> and resumes from what verified`);
+  }
+  return EXIT.ok;
+}
+
+/** `meguri inspect FILE.meguri` (or a journal). */
 export function inspectCommand(args: ParsedArgs, io: CliIo): number {
   const file = checkpointPath(args.positionals[0]!);
   const b = readBytes(file);
   const asJson = args.flag('json');
+  if (b.length >= JOURNAL_MAGIC.length && JOURNAL_MAGIC.every((m, i) => b[i] === m)) return inspectJournal(file, b, asJson, io);
   const out: string[] = [];
   const report: Record<string, unknown> = { file, bytes: b.length };
   const magicOk = b.length >= 8 && PARTITION_MAGIC.every((m, i) => b[i] === m);

@@ -18,14 +18,19 @@
  *
  * A run never appends to an earlier run's file: file names carry a sequence number that
  * continues from the highest one in the directory, so a crash can at worst leave a torn last
- * record in a file nobody writes to again.
+ * record in a file nobody writes to again — and the writer tidies that up before its first
+ * file (`cleanTail`): a file left empty by a kill between its creation and its first record
+ * is removed, and the last file is cut back to its last whole gzip member, so every file
+ * passes `gzip -t`.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { inflateRawSync } from 'node:zlib';
 import { basename, join } from 'node:path';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
+import { ensureDirectory } from '../format/file.js';
 import type { HttpExchange, Outcome } from '../model/index.js';
 import {
   CaptureIndex,
@@ -95,6 +100,82 @@ interface Capture {
 
 const DEFAULT_MAX_BYTES = 1024 ** 3;
 
+/**
+ * The end of the last whole gzip member of `b` (0 when the first is not whole): members are
+ * walked from the start, each header parsed (RFC 1952 §2.3) and its deflate stream inflated
+ * to learn where it ends, then the 8-byte trailer skipped. Linear in the file (about 3 s per
+ * GiB); run once per open, on the previous run's last file only.
+ */
+export function wholeGzipPrefix(b: Uint8Array): number {
+  let at = 0;
+  while (at < b.length) {
+    if (b.length - at < 18 || b[at] !== 0x1f || b[at + 1] !== 0x8b || b[at + 2] !== 8) return at;
+    const flags = b[at + 3]!;
+    let p = at + 10;
+    if (flags & 4) p += 2 + (b[p]! | (b[p + 1]! << 8));
+    for (const bit of [8, 16]) {
+      if (flags & bit) {
+        while (p < b.length && b[p] !== 0) p++;
+        p++;
+      }
+    }
+    if (flags & 2) p += 2;
+    if (p >= b.length) return at;
+    let used: number;
+    try {
+      used = (inflateRawSync(b.subarray(p), { info: true }) as unknown as { engine: { bytesWritten: number } }).engine.bytesWritten;
+    } catch {
+      return at;
+    }
+    const end = p + used + 8;
+    if (end > b.length) return at;
+    at = end;
+  }
+  return at;
+}
+
+/**
+ * Tidies what a killed run left in `dir`: removes empty files of `pattern` and cuts the
+ * last (highest-numbered) file back to its last whole gzip member. Returns what it did.
+ */
+export function cleanTail(dir: string, pattern: RegExp): { removed: string[]; truncated: { file: string; from: number; to: number } | undefined } {
+  const removed: string[] = [];
+  let last: { file: string; seq: number } | undefined;
+  for (const name of readdirSync(dir)) {
+    const m = pattern.exec(name);
+    if (!m) continue;
+    const file = join(dir, name);
+    if (statSync(file).size === 0) {
+      unlinkSync(file);
+      removed.push(file);
+      continue;
+    }
+    const seq = Number(m[1]);
+    if (last === undefined || seq > last.seq) last = { file, seq };
+  }
+  let truncated: { file: string; from: number; to: number } | undefined;
+  if (last !== undefined) {
+    const bytes = readFileSync(last.file);
+    const whole = wholeGzipPrefix(bytes);
+    if (whole < bytes.length) {
+      const fd = openSync(last.file, 'r+');
+      try {
+        ftruncateSync(fd, whole);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      if (whole === 0) {
+        unlinkSync(last.file);
+        removed.push(last.file);
+      } else {
+        truncated = { file: last.file, from: bytes.length, to: whole };
+      }
+    }
+  }
+  return { removed, truncated };
+}
+
 function stamp14(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
 }
@@ -133,7 +214,11 @@ export class WarcWriter {
   #bytes = 0;
   readonly counts: WarcCounts = { response: 0, request: 0, revisit: 0, warcinfo: 0, dedupBytes: 0 };
 
-  private constructor(o: WarcWriterOptions, seq: number) {
+  readonly #pattern: RegExp;
+  #tidied = false;
+
+  private constructor(o: WarcWriterOptions, seq: number, pattern: RegExp) {
+    this.#pattern = pattern;
     this.dir = o.dir;
     this.#prefix = o.prefix ?? 'meguri';
     this.#maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -157,14 +242,14 @@ export class WarcWriter {
     }
     const prefix = o.prefix ?? 'meguri';
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) throw new InvalidArgumentError(`WarcWriter: prefix must be letters, digits, '.', '_' or '-', received ${JSON.stringify(prefix)}`);
-    mkdirSync(o.dir, { recursive: true });
+    ensureDirectory(o.dir);
     const pattern = new RegExp(`^${prefix.replace(/[.]/g, '\\.')}-\\d{14}-(\\d{5,})\\.warc\\.gz$`);
     let last = 0;
     for (const name of readdirSync(o.dir)) {
       const m = pattern.exec(name);
       if (m) last = Math.max(last, Number(m[1]));
     }
-    return Promise.resolve(new WarcWriter(o, last + 1));
+    return Promise.resolve(new WarcWriter(o, last + 1, pattern));
   }
 
   /** Files written by this writer, in order. */
@@ -328,6 +413,13 @@ export class WarcWriter {
   #room(need: number): boolean {
     if (this.#fd >= 0 && (this.#inFile === 0 || this.#size + need <= this.#maxBytes)) return false;
     this.close();
+    if (!this.#tidied) {
+      // Only now, with the first capture in hand: pages flow once the engine holds the data
+      // directory's lock, so no other crawl is writing these files (the WARC directory is
+      // taken to be this crawl's own, as the default under --data is).
+      this.#tidied = true;
+      cleanTail(this.dir, this.#pattern);
+    }
     const name = `${this.#prefix}-${stamp14(this.#now())}-${String(this.#seq++).padStart(5, '0')}.warc.gz`;
     this.#file = join(this.dir, name);
     this.#fd = openSync(this.#file, 'wx', 0o644);

@@ -14,10 +14,10 @@
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
-import { readPartition, writePartition } from '../format/file.js';
+import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
 import type { PartitionImage } from '../format/index.js';
 import { Journal } from '../journal/index.js';
 import type { HostGrouping } from '../model/index.js';
@@ -98,9 +98,12 @@ export class DataDir {
     }
   }
 
-  /** Creates the directory if needed and takes its lock (a stale lock of a dead process is broken). */
+  /**
+   * Creates the directory if needed (one level at a time: Node's recursive mkdir spins on
+   * /proc) and takes its lock (a stale lock of a dead process is broken).
+   */
   lock(): void {
-    mkdirSync(this.path, { recursive: true });
+    ensureDirectory(this.path);
     const path = join(this.path, LOCK_FILE);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {

@@ -523,6 +523,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsStatus: outage?.status,
         robotsFailures: outage?.failures,
         robotsMaxAttempts: outage === undefined ? undefined : this.#robotsGiveUp,
+        robotsGaveUp: s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined,
       });
     });
   }

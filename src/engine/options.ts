@@ -4,7 +4,7 @@
  * `PolitenessConfig`.
  */
 import type { Fetcher, HttpFetcherOptions, Resolver } from '../fetch/index.js';
-import { isAgentString } from '../fetch/robots.js';
+import { userAgentField } from '../fetch/http.js';
 import type { FreshnessHook } from '../frontier/index.js';
 import type { HostGrouping } from '../model/index.js';
 import {
@@ -45,9 +45,11 @@ export interface EnginePoliteness {
   readonly backoff?: number | undefined;
   /** Additive narrowing per healthy fetch, ms. Default 50. */
   readonly narrowMs?: number | undefined;
-  /** Multiplicative widening when latency rises sharply. Default 1.25. */
+  /** Proportional narrowing: at least this share of the interval's excess over the floor per healthy fetch. Default 1/16. */
+  readonly narrowShare?: number | undefined;
+  /** Multiplicative widening per fetch while latency is in a sustained rise. Default 1.25. */
   readonly softWiden?: number | undefined;
-  /** Latency above the smoothed latency times this counts as rising sharply. Default 1.5. */
+  /** A latency sample counts toward a rise only above the smoothed latency times this (and above it plus four deviations). Default 1.5. */
   readonly latencyRise?: number | undefined;
 }
 
@@ -218,7 +220,7 @@ export interface EngineOptions {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const POLITENESS_KEYS = ['minDelayMs', 'startDelayMs', 'maxDelayMs', 'ipMinDelayMs', 'ipMaxInFlight', 'backoff', 'narrowMs', 'softWiden', 'latencyRise'];
+const POLITENESS_KEYS = ['minDelayMs', 'startDelayMs', 'maxDelayMs', 'ipMinDelayMs', 'ipMaxInFlight', 'backoff', 'narrowMs', 'narrowShare', 'softWiden', 'latencyRise'];
 
 const HTTP_OWNED = ['agent', 'allowPrivate', 'dns', 'now'];
 
@@ -235,10 +237,7 @@ const stringsField: FieldSpec<readonly string[]> = {
 };
 const seedsField: FieldSpec<readonly string[]> = { ...stringsField, expects: 'an array of URL strings' };
 
-const agentField: FieldSpec<string> = customField(
-  'a User-Agent starting with a product token, e.g. "MyBot/1.0 (+https://example.com/bot)"',
-  isAgentString,
-);
+const agentField: FieldSpec<string> = userAgentField;
 
 /** Validates engine options (throws `InvalidArgumentError` naming the option). */
 export const resolveEngineOptions = defineOptions<EngineOptions>(
@@ -343,6 +342,7 @@ export function enginePolitenessConfig(p: EnginePoliteness | undefined): Readonl
   if (p?.ipMaxInFlight !== undefined) partial.ipMaxInFlight = p.ipMaxInFlight;
   if (p?.backoff !== undefined) partial.backoff = p.backoff;
   if (p?.narrowMs !== undefined) partial.narrowMs = p.narrowMs;
+  if (p?.narrowShare !== undefined) partial.narrowShare = p.narrowShare;
   if (p?.softWiden !== undefined) partial.softWiden = p.softWiden;
   if (p?.latencyRise !== undefined) partial.latencyRise = p.latencyRise;
   for (const [k, v] of Object.entries(p ?? {})) {

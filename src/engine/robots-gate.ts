@@ -89,6 +89,16 @@ export interface RobotsGateOptions {
 const POLL_MIN_MS = 10;
 const POLL_MAX_MS = 1000;
 
+/** An origin whose robots.txt the gate gave up on, and what its last attempt got. */
+export interface RobotsGiveUp {
+  readonly origin: string;
+  /** Status of the last attempt (0 = no response). */
+  readonly status: number;
+  readonly failures: number;
+  /** Why the last attempt failed, when there was no response. */
+  readonly error: string | undefined;
+}
+
 /** The robots seam over a `HostDirectory`, a `DnsSeam` and a `RobotsCache` it owns. */
 export class RobotsGate implements RobotsSeam {
   private readonly loads = new Map<string, Load>();
@@ -300,6 +310,20 @@ export class RobotsGate implements RobotsSeam {
     for (const origin of this.o.directory.originsOf(group)) {
       const e = cache.entry(origin);
       if (e?.state === 'unreachable') return { retryAtMs: e.refreshAtMs, status: e.lastStatus, failures: e.failures };
+    }
+    return undefined;
+  }
+
+  /**
+   * The first origin of a group whose robots.txt the gate gave up on (unreachable
+   * `maxAttempts` times in a row, no copy ever read): its URLs were written off, and a host
+   * left with nothing else to fetch should say so rather than just "nothing to fetch".
+   */
+  gaveUp(group: string): RobotsGiveUp | undefined {
+    for (const origin of this.o.directory.originsOf(group)) {
+      if (!this.givenUp(origin)) continue;
+      const e = this.cache!.entry(origin)!;
+      return { origin, status: e.lastStatus, failures: e.failures, error: e.lastError };
     }
     return undefined;
   }

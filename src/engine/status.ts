@@ -84,6 +84,8 @@ export interface HostExtra {
   readonly robotsFailures?: number | undefined;
   /** Unreachable answers in a row after which the engine gives the host up (`robotsMaxAttempts`). */
   readonly robotsMaxAttempts?: number | undefined;
+  /** An origin of the group whose robots.txt was given up on (its URLs were written off). */
+  readonly robotsGaveUp?: { readonly origin: string; readonly status: number; readonly failures: number; readonly error: string | undefined } | undefined;
   /** URLs of the host a setting refused (`Refused`: scope, private address, no such name). */
   readonly refused?: number | undefined;
 }
@@ -171,8 +173,14 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
       reason = `budget exhausted (${s.admitted} of ${s.urlBudget} URLs admitted)`;
     } else {
       why = 'done';
+      const g = extra.robotsGaveUp;
       const n = extra.refused ?? 0;
-      reason = n > 0 ? `nothing to fetch; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : 'nothing to fetch';
+      // A host whose robots.txt never answered ends here too: say so, or "nothing to fetch"
+      // reads as if its pages had been crawled.
+      const robots = g === undefined
+        ? ''
+        : `: robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${g.status === 0 ? `no response${g.error ? `: ${g.error}` : ''}` : `HTTP ${g.status}`}); its URLs were not fetched`;
+      reason = `nothing to fetch${robots}${n > 0 ? `; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : ''}`;
     }
   } else if (s.state === 'front' || s.state === 'idle') {
     why = 'queued';

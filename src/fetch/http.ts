@@ -18,7 +18,8 @@
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
  *     kept. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
  *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
- *     fingerprinted once: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
+ *     analyzed once — on a worker thread from 32 KiB up (`PageAnalyzer`, page-work.ts), so
+ *     no page holds the event loop that paces the other hosts: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
  *     bytes), `simhash` (src/core: of the visible text for HTML, of the text for other
  *     textual types, none for binary) and `churnFp` (src/dedup: of the main text with
  *     clocks, counters and tokens masked; what tells an edit from boilerplate churn). HTML is scanned in the same pass for links (through
@@ -39,22 +40,21 @@
 import { Pool, buildConnector } from 'undici';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { FetchErrorKind, FetchRequest, HttpExchange, Link, Outcome } from '../model/index.js';
-import { booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
+import { type FieldSpec, booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
 import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
-import { simhashText } from '../core/simhash.js';
-import { churnFp, contentFp } from '../dedup/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
 import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
 import { ProxyTunnel } from './proxy.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
-import { LinkExtractor } from './links.js';
 import { lruSet, lruTouch } from './lru.js';
+import { looksLikeHtml } from './analyze.js';
+import { PageAnalyzer, type PageAnalyzerStats, defaultAnalyzeThreads } from './page-work.js';
 import type { RobotsFetch } from './robots-cache.js';
-import { ROBOTS_PARSE_LIMIT_BYTES, isAgentString, productToken } from './robots.js';
+import { ROBOTS_PARSE_LIMIT_BYTES, productToken, userAgentProblem } from './robots.js';
 
 /** Fetches one URL. Implementations resolve every failure to an Outcome (status 0), never reject. */
 export interface Fetcher {
@@ -103,6 +103,14 @@ export interface HttpFetcherOptions {
   maxLinks: number;
   /** Keep the decoded body on the outcome (`Outcome.body`); default true. */
   keepBody: boolean;
+  /**
+   * Worker threads for the per-page CPU work (fingerprint, simhash, links) of bodies of at
+   * least `analyzeInlineBelowBytes`; 0 keeps it all on the event loop. Default: cores − 1,
+   * between 1 and 4.
+   */
+  analyzeThreads: number;
+  /** Bodies shorter than this are analyzed on the event loop; default 32 KiB (see src/fetch/page-work.ts). */
+  analyzeInlineBelowBytes: number;
   /** TLS trust for intranets and tests: CA certificates (PEM, replacing Node's roots), or `rejectUnauthorized: false`. */
   tls: TlsOptions | undefined;
   /**
@@ -155,13 +163,29 @@ interface Mode {
 
 const MiB = 1024 * 1024;
 
+/** RFC 9110 §5.1 field names (tokens) and, like the agent, values of visible ASCII. */
 const isHeaderRecord = (v: unknown): v is Readonly<Record<string, string>> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Object.entries(v).every(([k, x]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) && typeof x === 'string' && /^[\t\x20-\x7e]*$/.test(x));
+
+/**
+ * The User-Agent option of every entry point that sends requests (HttpFetcher, Engine): a
+ * product token first and header-safe text throughout (`userAgentProblem` says why not).
+ */
+export const userAgentField: FieldSpec<string> = {
+  expects: 'a User-Agent of visible ASCII starting with a product token, e.g. "MyBot/1.0 (+https://example.com/bot)"',
+  check: (value, fail) => {
+    const problem = userAgentProblem(value);
+    return problem === undefined ? (value as string) : fail(problem);
+  },
+};
 
 const resolveOptions = defineOptions<HttpFetcherOptions>(
   'HttpFetcher',
   {
-    agent: customField<string>('a non-blank User-Agent starting with a product token ([A-Za-z_-])', isAgentString),
+    agent: userAgentField,
     allowPrivate: booleanField(false),
     dns: customField<DnsCache | undefined>('a DnsCache', (v): v is DnsCache => v instanceof DnsCache),
     connectTimeoutMs: numberField({ above: 0, default: 10_000 }),
@@ -176,11 +200,13 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     keepAliveTimeoutMs: numberField({ above: 0, default: 30_000 }),
     maxOrigins: numberField({ min: 1, integer: true, default: 1024 }),
     accept: stringField({ default: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8' }),
-    headers: customField('an object of string header values', isHeaderRecord, () => ({})),
+    headers: customField('an object of header names (tokens) to values of visible ASCII', isHeaderRecord, () => ({})),
     parseLinks: booleanField(true),
     canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
     maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
     keepBody: booleanField(true),
+    analyzeThreads: numberField({ min: 0, max: 64, integer: true, default: defaultAnalyzeThreads() }),
+    analyzeInlineBelowBytes: numberField({ min: 0, integer: true, default: 32 * 1024 }),
     tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
     record: booleanField(false),
     proxy: stringField({ nonEmpty: true }),
@@ -251,20 +277,6 @@ function httpDateSeconds(value: string | undefined): number | undefined {
 /** Visible ASCII, space, tab and obs-text: what RFC 9110 §5.5 allows in a field value. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]+$/;
 
-const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
-/** Non-HTML types whose text is worth a simhash (binary types get none). */
-const TEXTUAL_TYPE = /^\s*(text\/|application\/(json|xml|javascript|x-javascript|ld\+json)\b|[\w.-]+\/[\w.-]+\+(xml|json)\b)/i;
-
-function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array): boolean {
-  if (contentType) return HTML_TYPE.test(contentType);
-  for (let i = 0; i < bytes.length && i < 512; i++) {
-    const b = bytes[i]!;
-    if (b === 0x3c) return true; // '<'
-    if (b !== 0x20 && (b < 0x09 || b > 0x0d) && b !== 0xef && b !== 0xbb && b !== 0xbf) return false;
-  }
-  return false;
-}
-
 /** X-Robots-Tag directives for `token` (or for every agent): noindex / nofollow. */
 function xRobots(values: string | string[] | undefined, token: string): { noindex: boolean; nofollow: boolean } {
   const result = { noindex: false, nofollow: false };
@@ -293,8 +305,17 @@ function errorMessage(err: unknown): string {
   return String(err);
 }
 
-/** Classifies a thrown transport error. */
-function classify(err: unknown, callerAborted: boolean, totalTimedOut: boolean, o: Readonly<HttpFetcherOptions>): [FetchErrorKind, string] {
+/**
+ * Error codes of a request the client refused before sending anything: undici's argument
+ * and capability checks, Node's header-token and character checks.
+ */
+const LOCAL_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_ARG_TYPE', 'ERR_INVALID_ARG_VALUE', 'ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN']);
+
+/**
+ * Classifies a thrown transport error. Exported for its test only (not re-exported): a
+ * local refusal cannot be provoked through the validated options.
+ */
+export function classify(err: unknown, callerAborted: boolean, totalTimedOut: boolean, o: Readonly<Pick<HttpFetcherOptions, 'connectTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs' | 'totalTimeoutMs' | 'maxHeaderBytes'>>): [FetchErrorKind, string] {
   if (callerAborted) return ['aborted', 'aborted by the caller'];
   if (totalTimedOut) return ['timeout', `total timeout after ${o.totalTimeoutMs} ms`];
   const code = errorCode(err);
@@ -314,6 +335,9 @@ function classify(err: unknown, callerAborted: boolean, totalTimedOut: boolean, 
     case 'EADDRNOTAVAIL':
     case 'ECONNRESET':
       return ['connect', `${code}: ${errorMessage(err)}`];
+  }
+  if (LOCAL_CODES.has(code)) {
+    return ['local', `request not sent: the HTTP client refused it locally (${code}: ${errorMessage(err)}); check the crawler's agent and headers`];
   }
   if (code.startsWith('HPE_') || cause.startsWith('HPE_')) return ['protocol', `invalid HTTP response: ${errorMessage(err)}`];
   if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
@@ -335,6 +359,7 @@ export class HttpFetcher implements Fetcher {
   readonly #extraHeaders: Record<string, string>;
   readonly #pools = new Map<string, Pool>();
   readonly #defaultMode: Mode;
+  readonly #analyzer: PageAnalyzer;
   readonly #proxy: ProxyTunnel | undefined;
   #closed = false;
 
@@ -352,8 +377,14 @@ export class HttpFetcher implements Fetcher {
     this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
     // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
     if (!isCoreLoaded()) loadCoreSync();
+    this.#analyzer = new PageAnalyzer({ threads: this.#o.analyzeThreads, inlineBelowBytes: this.#o.analyzeInlineBelowBytes });
     this.#proxy = this.#o.proxy === undefined ? undefined : new ProxyTunnel(this.#o.proxy, this.#o.connectTimeoutMs);
     if (this.#o.record) retainRecorder();
+  }
+
+  /** Where page bodies were analyzed so far: inline, on a worker thread, or inline after a thread failed. */
+  get analysisStats(): PageAnalyzerStats {
+    return this.#analyzer.stats;
   }
 
   /** The DnsCache this fetcher resolves through. */
@@ -410,7 +441,7 @@ export class HttpFetcher implements Fetcher {
     this.#closed = true;
     const pools = [...this.#pools.values()];
     this.#pools.clear();
-    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+    await Promise.all([...pools.map((p) => p.close().catch(() => undefined)), this.#analyzer.close()]);
     await this.#proxy?.close().catch(() => undefined);
   }
 
@@ -614,24 +645,20 @@ export class HttpFetcher implements Fetcher {
       const bytes = read.bytes;
       if (o.keepBody) base.body = bytes;
       if (bytes.length > 0 && !read.encoded && mode.analyze) {
-        // Computed once, here: the frontier and freshness only compare them.
-        base.contentFp = contentFp(bytes);
-        if (looksLikeHtml(contentType, bytes)) {
-          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true, requisites: o.requisites });
-          extractor.write(decodeText(bytes, contentType));
-          const found = extractor.end();
-          base.simhash = simhashText(found.text ?? '');
-          base.churnFp = churnFp(found.mainText ?? '');
-          if (found.noindex) base.noindex = true;
-          if (mode.parseLinks) {
-            base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
-            if (found.canonical !== undefined) base.canonical = found.canonical;
-          }
-        } else if (contentType !== undefined && TEXTUAL_TYPE.test(contentType)) {
-          const text = decodeText(bytes, contentType);
-          base.simhash = simhashText(text);
-          base.churnFp = churnFp(text);
+        // Computed once, here (on a worker thread for large bodies): the frontier and
+        // freshness only compare them.
+        const found = await this.#analyzer.analyze(
+          { url, bytes, contentType, token: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, parseLinks: mode.parseLinks, requisites: o.requisites },
+          signal,
+        );
+        base.contentFp = found.contentFp;
+        if (found.simhash !== undefined) base.simhash = found.simhash;
+        if (found.churnFp !== undefined) base.churnFp = found.churnFp;
+        if (found.noindex) base.noindex = true;
+        if (found.links !== undefined) {
+          base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
         }
+        if (found.canonical !== undefined) base.canonical = found.canonical;
       }
       if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {
         const links = sitemapLinks(bytes, url, depth, o.canonPolicy, robotsHeader.nofollow);

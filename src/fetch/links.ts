@@ -1,5 +1,6 @@
 /**
- * Link extraction from HTML with htmlparser2's streaming tokenizer: `a`/`area` hrefs, the
+ * Link extraction from HTML with htmlparser2's streaming tokenizer (no tree, no stack: see
+ * `LinkExtractor`): `a`/`area` hrefs, the
  * document's `<base href>`, `<link rel=canonical>` (recorded, not followed as a link),
  * `<meta name=robots>` (and `<meta name=AGENT>`) `noindex`/`nofollow`/`none`, and
  * `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
@@ -20,7 +21,7 @@
  * Never: fetch anything, or follow `link rel=canonical` as an ordinary link. Parsing is
  * bounded: at most `maxLinks` distinct links are kept.
  */
-import { Parser } from 'htmlparser2';
+import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { Link } from '../model/index.js';
 import { booleanField, customField, defineOptions, numberField, stringField } from '../options/index.js';
@@ -81,6 +82,15 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
 /** Elements whose content is not visible text. */
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template']);
 
+/** The only elements whose attributes are read; every other tag's attributes are skipped unsliced. */
+const WANTED = new Set(['a', 'area', 'base', 'link', 'meta']);
+/** Elements that never have content or a close tag (HTML's void elements). */
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+/** Boilerplate blocks tracked inside one another at most (a hostile page cannot grow the state). */
+const MAX_BOILER_NESTING = 64;
+/** Elements that may reference a requisite (see `requisiteOf`); read only with `requisites`. */
+const REQUISITE_TAGS = new Set(['img', 'script', 'source', 'embed', 'audio', 'video', 'input', 'link']);
+
 function tokens(value: string | undefined, separators: RegExp): string[] {
   return value ? value.toLowerCase().split(separators).filter((t) => t !== '') : [];
 }
@@ -116,7 +126,29 @@ function isBoilerplate(name: string, attribs: Record<string, string>, inContent:
 }
 const META_SEP = /[\s,]+/;
 
-/** A streaming extractor: `write()` HTML as it arrives, `end()` for the result. */
+/** A code point from the entity decoder as text (it already maps invalid ones to U+FFFD). */
+function codePoint(cp: number): string {
+  return cp <= 0x10ffff ? String.fromCodePoint(cp) : '\ufffd';
+}
+
+/**
+ * A streaming extractor: `write()` HTML as it arrives, `end()` for the result.
+ *
+ * Why a bare tokenizer and not htmlparser2's `Parser`: the Parser keeps the open elements in
+ * an array it `unshift`s per tag, so a page of n nested elements costs O(n²) — measured
+ * through this class before the change: 80k nested `<div>` 2.0 s, 1M (5 MB, under the body
+ * cap) about 450 s of one blocked event loop. Nothing here needs the tree: links, base,
+ * canonical and meta robots are per-tag facts, and the visible text only needs to know
+ * whether it is inside script/style/noscript/template, which one counter answers. So the
+ * state kept is O(1) in the nesting depth, and every tokenizer event costs O(1) plus the
+ * characters it slices — linear in the document for any shape (`work` counts it; the test
+ * in test/fetch/links.test.ts holds the series to that).
+ *
+ * What the tree would have changed, and why it does not matter here: implied closes
+ * (`<p>a<div>`) only add word boundaries where a tag boundary already is; an unclosed
+ * `<noscript>`/`<template>` hides the rest of the document either way; script and style
+ * are raw text in the tokenizer itself, so markup inside them is never seen as tags.
+ */
 export class LinkExtractor {
   readonly #documentUrl: string;
   readonly #opts: Readonly<ExtractLinksOptions>;
@@ -127,13 +159,30 @@ export class LinkExtractor {
   readonly #inContent: string[] = [];
   readonly #outContent: string[] = [];
   #sawContent = false;
-  /** Per open element: bit 0 opened a boilerplate block, bit 1 a content block. */
-  readonly #open: number[] = [];
-  #boilerDepth = 0;
+  /**
+   * Open boilerplate blocks, innermost last: each block's element name and how many elements
+   * of that name are open inside it (so its own close tag is found without a tree). Bounded:
+   * blocks nested deeper than MAX_BOILER_NESTING are not tracked (their text is kept).
+   */
+  readonly #boilerNames: string[] = [];
+  readonly #boilerNest: number[] = [];
+  /** Open `<main>`/`<article>` elements (counted by name: O(1) state). */
   #contentDepth = 0;
   readonly #agent: string | undefined;
-  readonly #parser: Parser;
+  readonly #tokenizer: Tokenizer;
+  readonly #rawCap: number;
   readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean }[] = [];
+  /** Written chunks not yet wholly consumed, and the document offset of the first. */
+  readonly #chunks: string[] = [];
+  #chunksOffset = 0;
+  /** The tag being read: its lowercased name, and its attributes when it is a WANTED one. */
+  #tag = '';
+  #attribs: Record<string, string> | null = null;
+  #attribName = '';
+  #attribValue = '';
+  /** The last text piece pushed was a boundary space (runs of them collapse to one). */
+  #spaced = true;
+  #work = 0;
   #base: string | undefined;
   #canonical: string | undefined;
   #noindex = false;
@@ -154,99 +203,71 @@ export class LinkExtractor {
     this.#text = this.#opts.collectText ? [] : undefined;
     this.#agent = this.#opts.agent?.trim().toLowerCase() || undefined;
     // Raw hrefs kept before dedup: generous, but bounded for hostile pages.
-    const rawCap = this.#opts.maxLinks * 4 + 64;
-    this.#parser = new Parser(
-      {
-        ontext: (data) => {
-          if (this.#text === undefined || this.#hiddenDepth !== 0) return;
-          this.#text.push(data);
-          if (this.#boilerDepth === 0) (this.#contentDepth > 0 ? this.#inContent : this.#outContent).push(data);
-        },
-        // A tag boundary separates words; text pieces between tags join as they came (the
-        // tokenizer may split one text run at a chunk or entity boundary).
-        onclosetag: (name) => {
-          if (HIDDEN.has(name) && this.#hiddenDepth > 0) this.#hiddenDepth--;
-          if (this.#text === undefined) return;
-          this.#text.push(' ');
-          const kind = this.#open.pop() ?? 0;
-          if ((kind & 1) !== 0) this.#boilerDepth--;
-          if ((kind & 2) !== 0) this.#contentDepth--;
-          (this.#contentDepth > 0 ? this.#inContent : this.#outContent).push(' ');
-        },
-        onopentag: (name, attribs) => {
-          if (HIDDEN.has(name)) this.#hiddenDepth++;
-          if (this.#text !== undefined) {
-            this.#text.push(' ');
-            (this.#contentDepth > 0 ? this.#inContent : this.#outContent).push(' ');
-            let kind = 0;
-            if (isBoilerplate(name, attribs, this.#contentDepth > 0)) {
-              kind |= 1;
-              this.#boilerDepth++;
-            }
-            if (CONTENT.has(name)) {
-              kind |= 2;
-              this.#contentDepth++;
-              this.#sawContent = true;
-            }
-            this.#open.push(kind);
-          }
-          if (this.#opts.requisites) {
-            const src = requisiteOf(name, attribs);
-            if (src !== undefined && this.#hrefs.length < rawCap) this.#hrefs.push({ href: src, nofollow: false, requisite: true });
-          }
-          switch (name) {
-            case 'a':
-            case 'area': {
-              const href = attribs['href'];
-              if (href === undefined) return;
-              if (this.#hrefs.length >= rawCap) {
-                this.#overflow = true;
-                return;
-              }
-              this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow') });
-              return;
-            }
-            case 'base':
-              if (this.#base === undefined && attribs['href'] !== undefined) {
-                try {
-                  this.#base = new URL(attribs['href'].trim(), this.#documentUrl).href;
-                } catch {
-                  // an invalid base is ignored, as browsers do
-                }
-              }
-              return;
-            case 'link':
-              if (this.#canonical === undefined && attribs['href'] !== undefined && tokens(attribs['rel'], WS).includes('canonical')) {
-                this.#canonical = attribs['href'];
-              }
-              return;
-            case 'meta': {
-              const who = attribs['name']?.trim().toLowerCase();
-              if (who !== 'robots' && (this.#agent === undefined || who !== this.#agent)) return;
-              for (const t of tokens(attribs['content'], META_SEP)) {
-                if (t === 'noindex' || t === 'none') this.#noindex = true;
-                if (t === 'nofollow' || t === 'none') this.#nofollow = true;
-              }
-              return;
-            }
-          }
-        },
-      },
-      { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-    );
+    this.#rawCap = this.#opts.maxLinks * 4 + 64;
+    this.#tokenizer = new Tokenizer({ xmlMode: false, decodeEntities: true }, this.#callbacks());
+  }
+
+  /**
+   * Units of work done so far: one per tokenizer event plus one per chunk dropped. It is
+   * the cost measure the linearity test holds to O(input); nothing in this class loops
+   * over the nesting depth, so there is no other term to count.
+   */
+  get work(): number {
+    return this.#work;
+  }
+
+  /** The main-text list a text piece goes to now, or undefined inside boilerplate. */
+  #mainList(): string[] | undefined {
+    if (this.#text === undefined || this.#boilerNames.length > 0) return undefined;
+    return this.#contentDepth > 0 ? this.#inContent : this.#outContent;
+  }
+
+  /**
+   * Main-text structure at an opening tag (`collectText` only): content and boilerplate
+   * blocks, tracked by element name so the state stays O(1) in the nesting depth of ordinary
+   * markup. Void elements never open a block.
+   */
+  #openStructure(name: string, attribs: Record<string, string>): void {
+    if (VOID.has(name)) return;
+    const top = this.#boilerNames.length - 1;
+    if (top >= 0 && this.#boilerNames[top] === name) this.#boilerNest[top]!++;
+    if (top < MAX_BOILER_NESTING && isBoilerplate(name, attribs, this.#contentDepth > 0)) {
+      this.#boilerNames.push(name);
+      this.#boilerNest.push(0);
+    }
+    if (CONTENT.has(name)) {
+      this.#contentDepth++;
+      this.#sawContent = true;
+    }
+  }
+
+  /** Main-text structure at a closing tag (see `#openStructure`). */
+  #closeStructure(name: string): void {
+    const top = this.#boilerNames.length - 1;
+    if (top >= 0 && this.#boilerNames[top] === name) {
+      if (this.#boilerNest[top]! > 0) this.#boilerNest[top]!--;
+      else {
+        this.#boilerNames.pop();
+        this.#boilerNest.pop();
+      }
+    }
+    if (CONTENT.has(name) && this.#contentDepth > 0) this.#contentDepth--;
   }
 
   /** Feeds the next piece of the document. */
   write(chunk: string): void {
     if (this.#ended) throw new InvalidArgumentError('LinkExtractor: write() after end()');
-    this.#parser.write(chunk);
+    if (chunk.length === 0) return;
+    this.#chunks.push(chunk);
+    this.#tokenizer.write(chunk);
   }
 
   /** Finishes parsing and returns what the page links to. */
   end(): ExtractedLinks {
     if (!this.#ended) {
       this.#ended = true;
-      this.#parser.end();
+      this.#tokenizer.end();
+      this.#chunks.length = 0;
     }
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
@@ -286,6 +307,154 @@ export class LinkExtractor {
     const text = this.#text?.join('');
     const mainText = text === undefined ? undefined : this.#sawContent ? this.#inContent.join('') : this.#outContent.join('');
     return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text, mainText };
+  }
+
+  /**
+   * The document text from offset `start` to `end`. A tag or attribute name may span
+   * chunks (the tokenizer reports text and attribute values at every chunk end, but not
+   * names), so chunks are dropped only once the tokenizer has moved past them.
+   */
+  #slice(start: number, end: number): string {
+    if (end <= start) return '';
+    const chunks = this.#chunks;
+    while (start - this.#chunksOffset >= chunks[0]!.length) {
+      this.#chunksOffset += chunks.shift()!.length;
+      this.#work++;
+    }
+    let out = chunks[0]!.slice(start - this.#chunksOffset, end - this.#chunksOffset);
+    let i = 0;
+    let at = this.#chunksOffset;
+    while (end - at > chunks[i]!.length) {
+      at += chunks[i]!.length;
+      i++;
+      out += chunks[i]!.slice(0, end - at);
+    }
+    return out;
+  }
+
+  #pushText(piece: string): void {
+    this.#text!.push(piece);
+    this.#mainList()?.push(piece);
+    this.#spaced = false;
+  }
+
+  /** A tag boundary separates words; text pieces between tags join as they came. */
+  #boundary(): void {
+    if (this.#text !== undefined && !this.#spaced) {
+      this.#text.push(' ');
+      this.#mainList()?.push(' ');
+      this.#spaced = true;
+    }
+  }
+
+  #callbacks(): TokenizerCallbacks {
+    return {
+      ontext: (start, end) => {
+        this.#work++;
+        if (this.#text !== undefined && this.#hiddenDepth === 0) this.#pushText(this.#slice(start, end));
+      },
+      ontextentity: (cp) => {
+        this.#work++;
+        if (this.#text !== undefined && this.#hiddenDepth === 0) this.#pushText(codePoint(cp));
+      },
+      onopentagname: (start, end) => {
+        this.#work++;
+        const name = this.#slice(start, end).toLowerCase();
+        this.#tag = name;
+        if (HIDDEN.has(name)) this.#hiddenDepth++;
+        this.#boundary();
+        // Attributes are read for the WANTED tags, requisites, and (for the main text's
+        // boilerplate test) every tag when text is collected.
+        this.#attribs = this.#text !== undefined || WANTED.has(name) || (this.#opts.requisites && REQUISITE_TAGS.has(name)) ? {} : null;
+      },
+      onattribname: (start, end) => {
+        this.#work++;
+        if (this.#attribs !== null) this.#attribName = this.#slice(start, end).toLowerCase();
+      },
+      onattribdata: (start, end) => {
+        this.#work++;
+        if (this.#attribs !== null) this.#attribValue += this.#slice(start, end);
+      },
+      onattribentity: (cp) => {
+        this.#work++;
+        if (this.#attribs !== null) this.#attribValue += codePoint(cp);
+      },
+      onattribend: () => {
+        this.#work++;
+        const attribs = this.#attribs;
+        // The first of repeated attributes wins, as in browsers.
+        if (attribs !== null && !Object.hasOwn(attribs, this.#attribName)) attribs[this.#attribName] = this.#attribValue;
+        this.#attribValue = '';
+      },
+      onopentagend: () => this.#openTagEnd(),
+      // HTML ignores the slash of `<div/>`: the element stays open, as for `<div>`.
+      onselfclosingtag: () => this.#openTagEnd(),
+      onclosetag: (start, end) => {
+        this.#work++;
+        const name = this.#slice(start, end).toLowerCase();
+        if (HIDDEN.has(name) && this.#hiddenDepth > 0) this.#hiddenDepth--;
+        this.#boundary();
+        if (this.#text !== undefined) this.#closeStructure(name);
+      },
+      oncomment: () => void this.#work++,
+      oncdata: () => void this.#work++,
+      ondeclaration: () => void this.#work++,
+      onprocessinginstruction: () => void this.#work++,
+      onend: () => void this.#work++,
+    };
+  }
+
+  #openTagEnd(): void {
+    this.#work++;
+    const attribs = this.#attribs;
+    this.#attribs = null;
+    if (attribs === null) return;
+    if (this.#text !== undefined) this.#openStructure(this.#tag, attribs);
+    if (this.#opts.requisites) {
+      const src = requisiteOf(this.#tag, attribs);
+      if (src !== undefined && this.#hrefs.length < this.#rawCap) this.#hrefs.push({ href: src, nofollow: false, requisite: true });
+    }
+    if (WANTED.has(this.#tag)) this.#element(this.#tag, attribs);
+  }
+
+  /** One WANTED element with its attributes. */
+  #element(name: string, attribs: Record<string, string>): void {
+    switch (name) {
+      case 'a':
+      case 'area': {
+        const href = attribs['href'];
+        if (href === undefined) return;
+        if (this.#hrefs.length >= this.#rawCap) {
+          this.#overflow = true;
+          return;
+        }
+        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow') });
+        return;
+      }
+      case 'base':
+        if (this.#base === undefined && attribs['href'] !== undefined) {
+          try {
+            this.#base = new URL(attribs['href'].trim(), this.#documentUrl).href;
+          } catch {
+            // an invalid base is ignored, as browsers do
+          }
+        }
+        return;
+      case 'link':
+        if (this.#canonical === undefined && attribs['href'] !== undefined && tokens(attribs['rel'], WS).includes('canonical')) {
+          this.#canonical = attribs['href'];
+        }
+        return;
+      case 'meta': {
+        const who = attribs['name']?.trim().toLowerCase();
+        if (who !== 'robots' && (this.#agent === undefined || who !== this.#agent)) return;
+        for (const t of tokens(attribs['content'], META_SEP)) {
+          if (t === 'noindex' || t === 'none') this.#noindex = true;
+          if (t === 'nofollow' || t === 'none') this.#nofollow = true;
+        }
+        return;
+      }
+    }
   }
 }
 

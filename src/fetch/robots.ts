@@ -231,6 +231,29 @@ export function isAgentString(value: unknown): value is string {
   return typeof value === 'string' && TOKEN_CHAR.test(value.trim());
 }
 
+/** A character a header value may not carry (anything but visible ASCII, space and tab). */
+const NOT_HEADER_TEXT = /[^\t\x20-\x7e]/u;
+
+/**
+ * Why `value` cannot be sent as a User-Agent, or undefined when it can: it must start with a
+ * product token, and — being an HTTP header value — hold only visible ASCII, spaces and tabs.
+ * RFC 9110 §5.5 tolerates obs-text (0x80–0xFF) in field values only as opaque legacy bytes,
+ * and anything past U+00FF cannot be sent at all: undici refuses every request locally, which
+ * is how a non-ASCII agent once made a whole crawl report "robots.txt unreachable" (issue 23).
+ */
+export function userAgentProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return `not a string (${typeof value})`;
+  if (!TOKEN_CHAR.test(value.trim())) return 'it must start with a product token ([A-Za-z_-]+)';
+  const bad = NOT_HEADER_TEXT.exec(value);
+  if (bad !== null) {
+    const c = bad[0];
+    const code = `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    const shown = /[\p{L}\p{N}\p{P}\p{S}]/u.test(c) ? `"${c}" (${code})` : code;
+    return `character ${shown} at index ${bad.index} is not visible ASCII; a User-Agent is an HTTP header value (RFC 9110 §5.5)`;
+  }
+  return undefined;
+}
+
 /** The token a user-agent line names: `*`, a lowercased product token, or '' (matches nothing). */
 function lineAgent(value: string): string {
   if (value.startsWith('*')) return '*';

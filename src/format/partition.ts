@@ -25,7 +25,9 @@
  * | 2  | urls        | u32 rows, u32 columns, then per column: u16 id, u8 type, u8 lanes,|
  * |    |             | u32 byte length, the data (rows·lanes values), padded to 8        |
  * | 3  | hosts       | u32 count, then per host: u32 record length, fixed fields, name   |
- * |    |             | and IP strings (newer fields append; readers skip what they lack) |
+ * |    |             | and IP strings, then (minor ≥ 3) f64 latencyVarMs and f64         |
+ * |    |             | latencyRiseScore (newer fields append; readers skip what they     |
+ * |    |             | lack)                                                             |
  * | 4  | arena       | the string arena the URL columns refer into                       |
  * | 5  | seen-filter | the seen-set filter blob (empty until a SeenSet fronts the table) |
  * | 6  | prioritizer | the prioritizer's host-level state blob                           |
@@ -36,8 +38,9 @@
  * |    |             | (sorted by address; newer fields append; readers skip what they   |
  * |    |             | lack). Written only when some host has an address.                 |
  *
- * A file is stamped with the lowest minor that describes it: without an `ips` section it is
- * minor 0, byte for byte what a minor-0 writer made of the same frontier.
+ * A file is stamped with the lowest minor that describes it (`minorOf`): a file with hosts is
+ * minor 3 (their records carry the latency fields); without hosts it is minor 2 with a
+ * `churnFp` column, else minor 0.
  *
  * Rows in `urls` are sorted by URLKey and hosts by HostKey, so a file is a canonical image
  * of its frontier: the same frontier always encodes to the same bytes.
@@ -59,20 +62,22 @@ export const PARTITION_MAGIC: Uint8Array = Uint8Array.of(0x89, 0x4d, 0x45, 0x47,
 /** The format major this build reads and writes. */
 export const FORMAT_MAJOR = 1;
 /**
-/**
  * The newest format minor this build writes. Minors: 0 the first; 1 adds the `ips` section
  * (per-IP politeness state); 2 adds the URL table's optional `churnFp` column (id 22,
- * `CHURN_COLUMN_ID`). A file is stamped with the lowest minor that describes it (`minorOf`),
- * so a frontier that never stored either still writes the minor-0 bytes it always did, and an
- * older reader is told the truth.
+ * `CHURN_COLUMN_ID`); 3 appends to each host record the latency estimator's RTTVAR and rise
+ * score (f64 each, after the IP string), so a recovered frontier judges latency exactly as the
+ * one that wrote the checkpoint (an older record restarts them as RFC 6298 does after a first
+ * sample: RTTVAR = SRTT/2, score 0). A file is stamped with the lowest minor that describes it
+ * (`minorOf`), and an older reader is told the truth.
  */
-export const FORMAT_MINOR = 2;
+export const FORMAT_MINOR = 3;
 
 /** The URL-table column id minor 2 introduced (src/frontier/table.ts `ColumnId.ChurnFp`). */
 export const CHURN_COLUMN_ID = 22;
 
 /** The lowest minor whose features `p` uses (`withIps`: it has an `ips` section). */
 function minorOf(p: PartitionImage, withIps: boolean): number {
+  if (p.hosts.length > 0) return 3; // every host record carries the latency fields
   if (p.columns.some((c) => c.id === CHURN_COLUMN_ID)) return 2;
   return withIps ? 1 : 0;
 }
@@ -171,6 +176,10 @@ export interface HostImage {
   servedSinceActivation: number;
   /** Consecutive reports that left the interval pinned at the ceiling. */
   ceilingStreak: number;
+  /** Latency deviation (ms, RFC 6298's RTTVAR); minor ≥ 3, else SRTT/2 on read. */
+  latencyVarMs: number;
+  /** Latency rise score (src/politeness `observeLatency`), an integer in [0, 255]; minor ≥ 3, else 0. */
+  latencyRiseScore: number;
 }
 
 /** One address's durable politeness state (field meanings: src/politeness/ip-table.ts). */
@@ -300,6 +309,8 @@ function encodeHosts(p: PartitionImage): Uint8Array {
     for (const f of HOST_NUMBERS) w.f64(h[f]);
     w.string(h.name);
     w.string(h.ip);
+    w.f64(h.latencyVarMs);
+    w.f64(h.latencyRiseScore);
     w.patchU32(start, w.length - start);
   }
   return w.view8().slice();
@@ -474,7 +485,7 @@ function decodeUrls(r: ByteReader, rows: number): ColumnBlock[] {
   return cols;
 }
 
-function decodeHosts(r: ByteReader, hostCount: number): HostImage[] {
+function decodeHosts(r: ByteReader, hostCount: number, minor: number): HostImage[] {
   const count = r.u32('host count');
   if (count !== hostCount) r.fail(`holds ${count} hosts, the meta section says ${hostCount}`);
   const hosts: HostImage[] = [];
@@ -493,6 +504,17 @@ function decodeHosts(r: ByteReader, hostCount: number): HostImage[] {
     }
     h.name = rec.string('host name');
     h.ip = rec.string('host ip');
+    if (minor >= 3) {
+      h.latencyVarMs = rec.f64('latencyVarMs');
+      if (!(h.latencyVarMs >= 0 && h.latencyVarMs < Infinity)) rec.fail(`host ${i} field latencyVarMs is ${h.latencyVarMs}, expected a finite number >= 0`);
+      h.latencyRiseScore = rec.f64('latencyRiseScore');
+      if (!Number.isInteger(h.latencyRiseScore) || h.latencyRiseScore < 0 || h.latencyRiseScore > 255) {
+        rec.fail(`host ${i} field latencyRiseScore is ${h.latencyRiseScore}, expected an integer in [0, 255]`);
+      }
+    } else {
+      h.latencyVarMs = h.latencyMs / 2;
+      h.latencyRiseScore = 0;
+    }
     // Fields a newer minor appended are skipped: the record length bounds them.
     if (h.hostKeyHi < prevHi || (h.hostKeyHi === prevHi && h.hostKeyLo <= prevLo)) {
       r.fail(`host ${i} (${h.name}) is not in strictly increasing HostKey order`);
@@ -575,7 +597,7 @@ export function decodePartition(input: Uint8Array): PartitionImage {
   // A newer minor may append meta fields; this minor's reader stops at what it knows.
   if (minor <= FORMAT_MINOR) metaReader.end();
   const columns = decodeUrls(new ByteReader(section(SectionId.Urls), 'urls'), rows);
-  const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount);
+  const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount, minor);
   const ips = found.has(SectionId.Ips) ? decodeIps(new ByteReader(section(SectionId.Ips), 'ips')) : undefined;
   return {
     meta,

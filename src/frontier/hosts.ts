@@ -30,17 +30,18 @@ const NEXT_ELIGIBLE = 0;
 const LAST_DISPATCH = 1;
 const INTERVAL = 2;
 const LATENCY = 3;
-const TIME_SLOTS = 4;
+const LATENCY_VAR = 4;
+const TIME_SLOTS = 5;
 
 /**
- * The dispatch path's per-host clock values, dense by host id: four f64 (32 bytes) per
+ * The dispatch path's per-host clock values, dense by host id: five f64 (40 bytes) per
  * host, read and written through accessors of `HostRecord`.
  *
  * As plain fields these hold fractional or epoch-ms values, which V8 keeps as a pointer to
  * a separately allocated number (the field is "boxed"): one more dependent cache miss per
  * read, on every dispatch and report, wherever the collector happened to put the box.
  * Measured on bench/suites/frontier.bench.mjs (100k URLs, 10k hosts): dispatch+report
- * 3–4 % faster; the dense rows of all 10k hosts take 320 KB.
+ * 3–4 % faster; the dense rows of all 10k hosts took 320 KB at four slots (400 KB at five).
  */
 export class HostTimes {
   /** Rows of TIME_SLOTS values by host id; replaced (not resized) on growth. */
@@ -84,6 +85,8 @@ export class HostRecord {
   servedSinceActivation = 0;
   /** Consecutive reports that left the interval pinned at the ceiling. */
   ceilingStreak = 0;
+  /** Latency rise score (src/politeness `observeLatency`). */
+  latencyRiseScore = 0;
 
   constructor(
     /** Dense id within the frontier. */
@@ -102,6 +105,7 @@ export class HostRecord {
     t[at + LAST_DISPATCH] = -1;
     t[at + INTERVAL] = intervalMs;
     t[at + LATENCY] = 0;
+    t[at + LATENCY_VAR] = 0;
   }
 
   /** Adaptive start-to-start interval (ms), already clamped. */
@@ -128,12 +132,20 @@ export class HostRecord {
     this.times.f64[this.id * TIME_SLOTS + LAST_DISPATCH] = v;
   }
 
-  /** Smoothed latency (ms), 0 = none yet. */
+  /** Smoothed latency (ms; RFC 6298's SRTT), 0 = none yet. */
   get latencyMs(): number {
     return this.times.f64[this.id * TIME_SLOTS + LATENCY]!;
   }
   set latencyMs(v: number) {
     this.times.f64[this.id * TIME_SLOTS + LATENCY] = v;
+  }
+
+  /** Latency deviation (ms; RFC 6298's RTTVAR). */
+  get latencyVarMs(): number {
+    return this.times.f64[this.id * TIME_SLOTS + LATENCY_VAR]!;
+  }
+  set latencyVarMs(v: number) {
+    this.times.f64[this.id * TIME_SLOTS + LATENCY_VAR] = v;
   }
 
   /** Whether the host holds a back queue. */
@@ -165,6 +177,8 @@ export class HostRecord {
       ipSpendIntervalMs: this.ipSpendIntervalMs,
       servedSinceActivation: this.servedSinceActivation,
       ceilingStreak: this.ceilingStreak,
+      latencyVarMs: this.latencyVarMs,
+      latencyRiseScore: this.latencyRiseScore,
     };
   }
 
@@ -177,6 +191,8 @@ export class HostRecord {
     r.nextEligibleMs = h.nextEligibleMs;
     r.lastDispatchMs = h.lastDispatchMs;
     r.latencyMs = h.latencyMs;
+    r.latencyVarMs = h.latencyVarMs;
+    r.latencyRiseScore = h.latencyRiseScore;
     r.urlBudget = h.urlBudget;
     r.depthCap = h.depthCap;
     r.admitted = h.admitted;

@@ -10,7 +10,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
-import { adapt, atCeiling, hostInterval, ipSignalOf, isThrottle, latencyRose, signalOf } from '../politeness/index.js';
+import { adapt, atCeiling, hostInterval, ipSignalOf, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
 import { afterReport, ipOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
@@ -65,15 +65,12 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
 
 function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number): void {
   const cfg = s.politeness;
-  const signal = signalOf(o, h.latencyMs > 0 ? h.latencyMs : undefined, nowMs);
+  const signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
   h.intervalMs = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
   // The address hears what this answer says of the machine (never the host's Retry-After
-  // or Crawl-delay: those are the host's own).
-  if (h.ip !== '') s.ips.observe(h.ip, ipSignalOf(o.status, o.errorKind, latencyRose(cfg, signal.latencyMs, signal.prevLatencyMs)));
-  const lat = o.latencyMs;
-  if (typeof lat === 'number' && Number.isFinite(lat) && lat >= 0) {
-    h.latencyMs = h.latencyMs > 0 ? 0.7 * h.latencyMs + 0.3 * lat : lat;
-  }
+  // or Crawl-delay: those are the host's own). The latency verdict is the host's own
+  // estimator's (observeLatency above), so a slow site on a fast machine is not the machine.
+  if (h.ip !== '') s.ips.observe(h.ip, ipSignalOf(o.status, o.errorKind, signal.latencyRising === true));
   let next = h.lastDispatchMs + h.intervalMs;
   const ra = signal.retryAfterMs;
   if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;

@@ -3,8 +3,11 @@
  * of crash safety (the `.meguri` checkpoint is the other half).
  *
  * Owns: the byte format, durable appends, replay, and telling a torn tail (the process died
- * mid-write: drop it silently) from corruption (bytes changed under us: refuse loudly). Never:
- * interpreting payloads (the engine encodes outcomes), or deciding when to checkpoint.
+ * mid-write: drop it silently) from damage (bytes changed under us). Damage is never
+ * truncated away: replay repairs what the checksums prove, steps over the rest to the next
+ * record that verifies, keeps the damaged file aside and says what was lost (or, on request,
+ * refuses with `CorruptJournalError`). Never: interpreting payloads (the engine encodes
+ * outcomes), or deciding when to checkpoint.
  *
  * Why writes go straight to the file descriptor: a record handed to `append` is in the
  * kernel's page cache when `append` returns, so it survives the crawler process being killed
@@ -24,12 +27,14 @@
  * numbers start at 0 and increase by one; a gap or repeat is corruption. The checksum's seed
  * mixes both, so a record copied from another journal or another position fails validation.
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { u64Lanes } from '../core/lanes.js';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptJournalError, InvalidArgumentError } from '../errors/index.js';
 
-const MAGIC = new TextEncoder().encode('MGJRNL01');
+/** The first 8 bytes of every journal file. */
+export const JOURNAL_MAGIC: Uint8Array = new TextEncoder().encode('MGJRNL01');
+const MAGIC = JOURNAL_MAGIC;
 const HEADER_BYTES = 16;
 const RECORD_HEADER_BYTES = 20;
 /** Refuse absurd record lengths so a corrupted length cannot make replay allocate gigabytes. */
@@ -43,6 +48,10 @@ export interface JournalReplay {
   readonly tornBytes: number;
   /** Generation recorded in the file header. */
   readonly generation: bigint;
+  /** Damage replay stepped over or repaired (empty for a healthy file; see `parseJournal`). */
+  readonly damage: readonly JournalDamage[];
+  /** Where `Journal.open` kept the damaged file before rewriting the journal, if it did. */
+  readonly savedAs: string | undefined;
 }
 
 const laneScratch = new Uint32Array(2);
@@ -65,16 +74,85 @@ function readAll(fd: number): Uint8Array {
   return buf.subarray(0, off);
 }
 
+/** One damaged stretch of a journal that replay stepped over. */
+export interface JournalDamage {
+  /** Byte offset where the damage starts. */
+  readonly offset: number;
+  /** Bytes stepped over (0 when a damaged header field was repaired and nothing was lost). */
+  readonly bytes: number;
+  /** Records lost there (by sequence number; undefined when the damage runs to the end of the file). */
+  readonly lostRecords: number | undefined;
+  /** What was wrong, in words. */
+  readonly reason: string;
+}
+
+/** How `parseJournal` and `Journal.open` treat damage (anything a crash cannot produce). */
+export type JournalDamagePolicy = 'resync' | 'throw';
+
+/** Sequence numbers a resynchronization accepts ahead of the expected one. */
+const RESYNC_WINDOW = 1 << 20;
+
 /**
- * Parses journal bytes. Returns the intact records and how many trailing bytes form a torn
- * tail; throws `CorruptJournalError` for anything a crash cannot produce (bad header, a bad
- * record followed by more data, a sequence gap).
+ * The record at `off` if it verifies as sequence number `seq`: length in bounds, inside the
+ * file, and its checksum matches its payload under `seq` (the stored sequence field is not
+ * trusted: the checksum's seed already binds the position).
  */
-export function parseJournal(bytes: Uint8Array, expectGeneration?: bigint): JournalReplay & { validBytes: number } {
+function verifies(bytes: Uint8Array, view: DataView, off: number, payloadEnd: number, seq: bigint, generation: bigint): boolean {
+  if (payloadEnd > bytes.length || payloadEnd < off + RECORD_HEADER_BYTES) return false;
+  const [lo, hi] = checksum(bytes.subarray(off + RECORD_HEADER_BYTES, payloadEnd), seq, generation);
+  return view.getUint32(off + 12, true) === lo && view.getUint32(off + 16, true) === hi;
+}
+
+/**
+ * The next record start after `from` whose stored sequence lies in [seq, seq + window) and
+ * whose checksum verifies under it: where replay picks up after damage. Records carry no
+ * magic of their own; the sync pattern is a plausible (length, sequence) pair confirmed by
+ * a 64-bit checksum seeded with that sequence, so a false sync has odds of about 2⁻⁶⁴ per
+ * candidate, and candidates are rare (the sequence filter passes few positions of text).
+ */
+function findSync(bytes: Uint8Array, view: DataView, from: number, seq: bigint, generation: bigint): { at: number; seq: bigint } | undefined {
+  const lo = Number(seq);
+  for (let q = from; q + RECORD_HEADER_BYTES <= bytes.length; q++) {
+    const len = view.getUint32(q, true);
+    if (len > MAX_RECORD_BYTES || q + RECORD_HEADER_BYTES + len > bytes.length) continue;
+    const s = view.getUint32(q + 8, true) * 0x1_0000_0000 + view.getUint32(q + 4, true);
+    if (s < lo || s >= lo + RESYNC_WINDOW) continue;
+    const at = BigInt(s);
+    if (verifies(bytes, view, q, q + RECORD_HEADER_BYTES + len, at, generation)) return { at: q, seq: at };
+  }
+  return undefined;
+}
+
+function allZero(bytes: Uint8Array, from: number): boolean {
+  for (let i = from; i < bytes.length; i++) if (bytes[i] !== 0) return false;
+  return true;
+}
+
+/**
+ * Parses journal bytes: the intact records, the torn tail, and any damage stepped over.
+ *
+ * A *torn tail* is what a crash leaves: a final record cut short (its header incomplete, or
+ * whole with a payload running past the end of the file), or zeros a power loss left after
+ * the last record. It is dropped silently (`tornBytes`).
+ *
+ * Anything else is *damage* (bytes changed under us): a record whose checksum fails with
+ * data after it, a length or sequence field that does not fit. With `onDamage: 'resync'`
+ * (the default) replay repairs what the checksum can prove — a damaged sequence field (the
+ * checksum is seeded with the true sequence), a damaged length field (the payload then runs
+ * to the next record, and its checksum says so) — and otherwise steps to the next record
+ * that verifies (`findSync`), listing each stretch in `damage` with the records lost. With
+ * `'throw'` the first damage is a `CorruptJournalError`. A bad file header, or another
+ * generation than `expectGeneration`, always throws.
+ */
+export function parseJournal(
+  bytes: Uint8Array,
+  expectGeneration?: bigint,
+  onDamage: JournalDamagePolicy = 'resync',
+): JournalReplay & { validBytes: number } {
   if (bytes.length < HEADER_BYTES) {
     // A crash between creating the file and writing its header leaves fewer than 16 bytes.
     if (bytes.length === 0 || MAGIC.subarray(0, bytes.length).every((b, i) => bytes[i] === b)) {
-      return { records: [], tornBytes: bytes.length, generation: expectGeneration ?? 0n, validBytes: 0 };
+      return { records: [], tornBytes: bytes.length, generation: expectGeneration ?? 0n, damage: [], savedAs: undefined, validBytes: 0 };
     }
     throw new CorruptJournalError(`journal header is damaged (${bytes.length} bytes, bad magic)`);
   }
@@ -87,35 +165,56 @@ export function parseJournal(bytes: Uint8Array, expectGeneration?: bigint): Jour
     throw new CorruptJournalError(`journal generation ${generation} does not match the checkpoint's ${expectGeneration}`);
   }
   const records: Uint8Array[] = [];
+  const damage: JournalDamage[] = [];
+  const damaged = (d: JournalDamage): void => {
+    if (onDamage === 'throw') throw new CorruptJournalError(`journal damaged at byte ${d.offset}: ${d.reason}`);
+    damage.push(d);
+  };
   let off = HEADER_BYTES;
+  let validBytes = off;
   let seq = 0n;
   while (off < bytes.length) {
-    const remaining = bytes.length - off;
-    if (remaining < RECORD_HEADER_BYTES) break; // torn inside a record header
+    if (bytes.length - off < RECORD_HEADER_BYTES) break; // torn inside a record header
     const len = view.getUint32(off, true);
     const recSeq = view.getBigUint64(off + 4, true);
     const end = off + RECORD_HEADER_BYTES + len;
-    if (len > MAX_RECORD_BYTES) {
-      throw new CorruptJournalError(`record ${seq} at byte ${off} claims ${len} bytes (limit ${MAX_RECORD_BYTES})`);
+    if (len <= MAX_RECORD_BYTES && verifies(bytes, view, off, end, seq, generation)) {
+      if (recSeq !== seq) damaged({ offset: off + 4, bytes: 0, lostRecords: 0, reason: `record ${seq}: sequence field reads ${recSeq} (repaired: the checksum proves ${seq})` });
+      records.push(bytes.slice(off + RECORD_HEADER_BYTES, end));
+      seq++;
+      off = validBytes = end;
+      continue;
     }
-    if (end > bytes.length) break; // torn inside a payload
-    const payload = bytes.subarray(off + RECORD_HEADER_BYTES, end);
-    const [lo, hi] = checksum(payload, recSeq, generation);
-    const good = recSeq === seq && view.getUint32(off + 12, true) === lo && view.getUint32(off + 16, true) === hi;
-    if (!good) {
-      // Only the last record can be half-written; a bad record with data after it was damaged.
-      if (end === bytes.length) break;
-      throw new CorruptJournalError(
-        recSeq !== seq
-          ? `record at byte ${off} has sequence ${recSeq}, expected ${seq}`
-          : `record ${seq} at byte ${off} fails its checksum and is not the last record`,
-      );
+    const next = findSync(bytes, view, off + 1, seq, generation);
+    if (next === undefined) {
+      if (verifies(bytes, view, off, bytes.length, seq, generation)) {
+        // The last record, whole, behind a damaged length field.
+        damaged({ offset: off, bytes: 0, lostRecords: 0, reason: `record ${seq}: length field reads ${len}, the checksum proves ${bytes.length - off - RECORD_HEADER_BYTES} (repaired)` });
+        records.push(bytes.slice(off + RECORD_HEADER_BYTES));
+        off = validBytes = bytes.length;
+        break;
+      }
+      // Nothing verifies after here: a record cut short by a crash, power-loss zeros, or damage to the end.
+      const cutShort = recSeq === seq && len <= MAX_RECORD_BYTES && end > bytes.length;
+      if (cutShort || allZero(bytes, off)) break;
+      damaged({ offset: off, bytes: bytes.length - off, lostRecords: undefined, reason: `record ${seq} and everything after it fail validation` });
+      off = bytes.length;
+      break;
     }
-    records.push(payload.slice());
-    seq++;
-    off = end;
+    const repaired = verifies(bytes, view, off, next.at, seq, generation);
+    if (repaired) {
+      // Only the length field was wrong: the payload runs exactly to the next record.
+      damaged({ offset: off, bytes: 0, lostRecords: 0, reason: `record ${seq}: length field reads ${len}, the checksum proves ${next.at - off - RECORD_HEADER_BYTES} (repaired)` });
+      records.push(bytes.slice(off + RECORD_HEADER_BYTES, next.at));
+      seq++;
+    } else {
+      const lost = Number(next.seq - seq);
+      damaged({ offset: off, bytes: next.at - off, lostRecords: lost, reason: `${next.at - off} bytes fail validation (${lost} record${lost === 1 ? '' : 's'} lost); replay resumes at record ${next.seq}` });
+    }
+    seq = next.seq;
+    off = validBytes = next.at;
   }
-  return { records, tornBytes: bytes.length - off, generation, validBytes: off };
+  return { records, tornBytes: bytes.length - off, generation, damage, savedAs: undefined, validBytes };
 }
 
 /** Options for `Journal.open`. */
@@ -124,6 +223,52 @@ export interface JournalOptions {
   generation?: bigint | number;
   /** fsync after every N appends (0 = only on `sync()`/`close()`). Default 0. */
   syncEvery?: number;
+  /** Damage (not a torn tail): step over it and keep the damaged file aside (`'resync'`, default), or throw. */
+  onDamage?: JournalDamagePolicy;
+  /** Wall clock (epoch ms) for the name of a damaged file kept aside; default `Date.now`. */
+  now?: () => number;
+}
+
+/** Writes `data` to a new file at `path` (never replacing one) and fsyncs it. */
+function writeNew(path: string, data: Uint8Array): void {
+  const fd = openSync(path, 'wx');
+  try {
+    let off = 0;
+    while (off < data.length) off += writeSync(fd, data, off, data.length - off, off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `journal.mgj.damaged-20261201T212800Z` (a counter appended if taken). */
+function asideName(path: string, nowMs: number): string {
+  const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  let name = `${path}.damaged-${stamp}`;
+  for (let i = 1; existsSync(name); i++) name = `${path}.damaged-${stamp}-${i}`;
+  return name;
+}
+
+/** A whole journal file: header of `generation`, then `records` numbered from 0. */
+function encodeJournal(generation: bigint, records: readonly Uint8Array[]): Uint8Array {
+  let size = HEADER_BYTES;
+  for (const r of records) size += RECORD_HEADER_BYTES + r.length;
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  out.set(MAGIC);
+  view.setBigUint64(8, generation, true);
+  let off = HEADER_BYTES;
+  records.forEach((r, i) => {
+    const seq = BigInt(i);
+    const [lo, hi] = checksum(r, seq, generation);
+    view.setUint32(off, r.length, true);
+    view.setBigUint64(off + 4, seq, true);
+    view.setUint32(off + 12, lo, true);
+    view.setUint32(off + 16, hi, true);
+    out.set(r, off + RECORD_HEADER_BYTES);
+    off += RECORD_HEADER_BYTES + r.length;
+  });
+  return out;
 }
 
 /**
@@ -151,9 +296,13 @@ export class Journal {
   /**
    * Opens (creating if absent) the journal at `path`. Returns the journal, positioned after
    * the last intact record, and the replay of what was there. A torn tail is truncated off the
-   * file. When `options.generation` is given and an existing non-empty journal has another
-   * generation, throws `CorruptJournalError` (the caller decides whether a stale journal is
-   * discarded — see `Journal.create`).
+   * file. Damage (see `parseJournal`) is never truncated away: the file as found is first
+   * copied to `<path>.damaged-<UTC time>` (`replay.savedAs`), then the journal is rewritten
+   * atomically with the records that verified, renumbered — or, with `onDamage: 'throw'`,
+   * nothing is touched and `CorruptJournalError` is thrown. When `options.generation` is
+   * given and an existing non-empty journal has another generation, throws
+   * `CorruptJournalError` (the caller decides whether a stale journal is discarded — see
+   * `Journal.create`).
    */
   static open(path: string, options: JournalOptions = {}): { journal: Journal; replay: JournalReplay } {
     const syncEvery = options.syncEvery ?? 0;
@@ -165,10 +314,31 @@ export class Journal {
       const [lo, hi] = u64Lanes(options.generation, 'Journal.generation');
       want = (BigInt(hi) << 32n) | BigInt(lo);
     }
-    const fd = openSync(path, 'a+');
+    const onDamage = options.onDamage ?? 'resync';
+    if (onDamage !== 'resync' && onDamage !== 'throw') {
+      throw new InvalidArgumentError(`Journal.onDamage: expected 'resync' or 'throw', received ${String(onDamage)}`);
+    }
+    let fd = openSync(path, 'a+');
     try {
       const bytes = readAll(fd);
-      const parsed = parseJournal(bytes, bytes.length >= HEADER_BYTES ? want : undefined);
+      const parsed = parseJournal(bytes, bytes.length >= HEADER_BYTES ? want : undefined, onDamage);
+      if (parsed.damage.length > 0) {
+        // Keep the evidence, then replace the journal with what verified (write + rename:
+        // a crash in between leaves either file whole).
+        const savedAs = asideName(path, (options.now ?? Date.now)());
+        writeNew(savedAs, bytes);
+        const clean = encodeJournal(parsed.generation, parsed.records);
+        const tmp = `${path}.rewrite`;
+        // A rewrite cut short by a crash left only a copy of what we are about to write again.
+        rmSync(tmp, { force: true });
+        writeNew(tmp, clean);
+        renameSync(tmp, path);
+        closeSync(fd);
+        fd = -1;
+        fd = openSync(path, 'a+');
+        const journal = new Journal(fd, parsed.generation, BigInt(parsed.records.length), clean.length, syncEvery);
+        return { journal, replay: { records: parsed.records, tornBytes: parsed.tornBytes, generation: parsed.generation, damage: parsed.damage, savedAs } };
+      }
       let generation = parsed.generation;
       let size = parsed.validBytes;
       if (parsed.tornBytes > 0 || bytes.length < HEADER_BYTES) ftruncateSync(fd, size);
@@ -183,9 +353,9 @@ export class Journal {
         size = HEADER_BYTES;
       }
       const journal = new Journal(fd, generation, BigInt(parsed.records.length), size, syncEvery);
-      return { journal, replay: { records: parsed.records, tornBytes: parsed.tornBytes, generation } };
+      return { journal, replay: { records: parsed.records, tornBytes: parsed.tornBytes, generation, damage: [], savedAs: undefined } };
     } catch (err) {
-      closeSync(fd);
+      if (fd >= 0) closeSync(fd);
       throw err;
     }
   }

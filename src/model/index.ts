@@ -92,6 +92,11 @@ export type FetchErrorKind =
   | 'protocol'
   /** The caller aborted the fetch. */
   | 'aborted'
+  /**
+   * The request was never sent: the HTTP client refused it locally (an invalid header value,
+   * an unsupported option). A fault of the crawler's configuration, not of the server.
+   */
+  | 'local'
   /** Any other transport failure. */
   | 'network'
   /** A response arrived but its body could not be (fully) decoded; status is kept. */

@@ -5,9 +5,10 @@
  * It owns three things:
  * - the frontier's rate policy — `PolitenessConfig` (built only by `politenessConfig(partial?)`,
  *   which validates and returns the frozen defaulted config; no argument gives the defaults), the AIMD
- *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling` — and the per-IP
- *   unit: `ipSignalOf` (what an outcome says of the machine), `adaptIp`, and `IpTable`, each
- *   address's own adaptive interval and window shared by the hosts on it;
+ *   step `adapt`, the clamp `hostInterval`, the dead-host test `atCeiling`, the latency-rise
+ *   estimator `observeLatency` (RFC 6298's SRTT/RTTVAR) — and the per-IP unit: `ipSignalOf`
+ *   (what an outcome says of the machine), `adaptIp`, and `IpTable`, each address's own
+ *   adaptive interval and window shared by the hosts on it;
  * - the standalone `Governor`, a pacer for crawlers that keep their own fetch loop, and its
  *   jitter primitive `waitJitter`;
  * - the one Retry-After parser both layers use, `parseRetryAfter`.
@@ -27,13 +28,13 @@ export {
   hostInterval,
   ipSignalOf,
   isThrottle,
-  latencyRose,
   politenessConfig,
   signalOf,
   type IpSignal,
   type PolitenessConfig,
   type Signal,
 } from './policy.js';
+export { type LatencyState, RISE_RUN, RISE_SCORE_MAX, observeLatency } from './latency.js';
 export { IpTable, isUnknownIp } from './ip-table.js';
 export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 export {

@@ -6,8 +6,9 @@
  * every fetch the frontier folds one `Signal` into it:
  *
  *     throttled (429, 5xx, status 0):  I' = max(I · backoff, retryAfter)    multiplicative increase
- *     latency > prevLatency · rise:    I' = I · softWiden                    gentle increase
- *     otherwise:                       I' = I − narrow                       additive decrease
+ *     latency in a sustained rise:     I' = I · softWiden                    gentle increase
+ *     otherwise:                       I' = I − max(narrow,                  additive decrease, or
+ *                                                   (I − floor) · share)     proportional far above the floor
  *
  * and dispatches no sooner than `hostInterval(config, I', crawlDelay)` after the previous
  * start, i.e. I' clamped into [max(floor, crawlDelay), ceiling]. Additive decrease with
@@ -15,10 +16,19 @@
  * struggling server within a few responses and creeps back toward the floor slowly, so the
  * crawl probes a recovered host's capacity instead of jumping back to full speed.
  *
+ * "A sustained rise" is `observeLatency`'s verdict (latency.ts): the sample and the two
+ * before it all beyond the host's smoothed latency plus four deviations, as TCP's RTO
+ * estimator bounds a round trip (RFC 6298). A single late answer never widens.
+ *
+ * The decrease is additive near the floor and proportional far above it: a host widened by
+ * a latency rise or a run of 503s gives back a fixed share (1/16) of its excess over the
+ * floor per healthy fetch, so its recovery takes a number of fetches that does not grow
+ * with the height it reached (from the 5 min ceiling, about 90 fetches instead of 6,000).
+ *
  * With the defaults (1 s start, ×2 back-off, −50 ms per healthy fetch): one 503 takes a host
- * from 1 s to 2 s, fifteen healthy fetches bring a 1 s host to the 250 ms floor, and nine
- * consecutive failures from 1 s reach the 5 min ceiling, the point at which the frontier
- * treats the host as dead (`atCeiling`).
+ * from 1 s to 2 s, fifteen healthy fetches bring a 1 s host to the 250 ms floor (the share
+ * of 750 ms, 47 ms, is below 50 ms there), and nine consecutive failures from 1 s reach the
+ * 5 min ceiling, the point at which the frontier treats the host as dead (`atCeiling`).
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
@@ -49,7 +59,15 @@ export interface PolitenessConfig {
   readonly softWiden: number;
   /** Additive narrowing per healthy fetch. Default 50 ms. */
   readonly narrowMs: number;
-  /** Latency over `prevLatency · latencyRise` counts as rising sharply; ≥ 1. Default 1.5. */
+  /**
+   * Proportional narrowing: a healthy fetch takes off at least this share of the interval's
+   * excess over the floor (when that exceeds `narrowMs`); in [0, 1]. Default 1/16.
+   */
+  readonly narrowShare: number;
+  /**
+   * A latency sample counts as high only above the smoothed latency times this (as well as
+   * above the smoothed latency plus four deviations); ≥ 1. Default 1.5.
+   */
   readonly latencyRise: number;
 }
 
@@ -67,6 +85,7 @@ export interface PolitenessConfig {
  * | `backoff`           | 2       | ≥ 1                                     |
  * | `softWiden`         | 1.25    | ≥ 1                                     |
  * | `narrowMs`          | 50      | ≥ 0                                     |
+ * | `narrowShare`       | 0.0625  | in [0, 1]                               |
  * | `latencyRise`       | 1.5     | ≥ 1                                     |
  *
  * @throws InvalidArgumentError naming the option and the value received (unknown keys,
@@ -84,6 +103,7 @@ export const politenessConfig: (partial?: Partial<PolitenessConfig> | null) => R
       backoff: numberField({ min: 1, default: 2 }),
       softWiden: numberField({ min: 1, default: 1.25 }),
       narrowMs: numberField({ min: 0, default: 50 }),
+      narrowShare: numberField({ min: 0, max: 1, default: 1 / 16 }),
       latencyRise: numberField({ min: 1, default: 1.5 }),
     },
     (c) => {
@@ -101,10 +121,10 @@ export interface Signal {
   readonly status: number;
   /** The parsed Retry-After delay (see `parseRetryAfter`), absent or 0 when none. */
   readonly retryAfterMs?: number | undefined;
-  /** This fetch's latency. */
+  /** This fetch's latency (informational: the rise verdict is `latencyRising`). */
   readonly latencyMs?: number | undefined;
-  /** The host's smoothed latency before this fetch. */
-  readonly prevLatencyMs?: number | undefined;
+  /** The host's latency estimator saw a sustained rise with this fetch (`observeLatency`). */
+  readonly latencyRising?: boolean | undefined;
 }
 
 /**
@@ -126,9 +146,10 @@ function requireInterval(fn: string, name: string, value: number): void {
  *
  * In order: a throttle (429, 5xx, or status 0 — a server too busy to answer is treated like
  * one that answers 503) multiplies the interval by `backoff` and takes `retryAfterMs` as a
- * floor; otherwise a latency above `prevLatencyMs · latencyRise` multiplies it by
- * `softWiden`; otherwise it narrows by `narrowMs`. The result may lie outside the legal band
- * (even below zero); pass it through `hostInterval` before use.
+ * floor; otherwise a sustained latency rise (`latencyRising`) multiplies it by `softWiden`;
+ * otherwise it narrows by `max(narrowMs, (intervalMs − floorMs) · narrowShare)`. The result
+ * may lie outside the legal band (even below zero); pass it through `hostInterval` before
+ * use.
  *
  * @throws InvalidArgumentError when `intervalMs` is NaN or not a number.
  */
@@ -139,8 +160,9 @@ export function adapt(config: PolitenessConfig, intervalMs: number, signal: Sign
     const ra = signal.retryAfterMs;
     return ra !== undefined && ra > widened ? ra : widened;
   }
-  if (latencyRose(config, signal.latencyMs, signal.prevLatencyMs)) return intervalMs * config.softWiden;
-  return intervalMs - config.narrowMs;
+  if (signal.latencyRising === true) return intervalMs * config.softWiden;
+  const share = (intervalMs - config.floorMs) * config.narrowShare;
+  return intervalMs - (share > config.narrowMs ? share : config.narrowMs);
 }
 
 /**
@@ -164,7 +186,7 @@ export type IpSignal = 'throttle' | 'slow' | 'healthy' | 'none';
  * Classifies one outcome for the per-IP interval (see `IpSignal`).
  *
  * @param errorKind the fetcher's transport failure kind when `status` is 0.
- * @param latencyRose whether the host-level rule saw a sharp latency rise (`adapt`'s test).
+ * @param latencyRose whether the host's own latency estimator saw a sustained rise (`observeLatency`).
  */
 export function ipSignalOf(status: number, errorKind: string | undefined, latencyRose: boolean): IpSignal {
   if (status === 429 || status === 503) return 'throttle';
@@ -173,11 +195,6 @@ export function ipSignalOf(status: number, errorKind: string | undefined, latenc
   }
   if (status >= 500) return 'none';
   return latencyRose ? 'slow' : 'healthy';
-}
-
-/** Whether `latencyMs` is a sharp rise over `prevLatencyMs` under `config` (`adapt`'s test). */
-export function latencyRose(config: PolitenessConfig, latencyMs: number | undefined, prevLatencyMs: number | undefined): boolean {
-  return latencyMs !== undefined && prevLatencyMs !== undefined && prevLatencyMs > 0 && latencyMs > prevLatencyMs * config.latencyRise;
 }
 
 /**
@@ -222,22 +239,22 @@ export function atCeiling(config: PolitenessConfig, intervalMs: number): boolean
 }
 
 /**
- * Builds the `Signal` for one fetch outcome: its status and latency, the host's previous
- * smoothed latency, and its Retry-After header parsed against the wall clock.
+ * Builds the `Signal` for one fetch outcome: its status and latency, the latency
+ * estimator's verdict, and its Retry-After header parsed against the wall clock.
  *
  * @param outcome anything with `status` and optional raw `retryAfter` / `latencyMs` (a model `Outcome` fits).
- * @param prevLatencyMs the host's smoothed latency before this fetch, if known.
+ * @param latencyRising what `observeLatency` answered for this fetch's latency.
  * @param nowWallMs the current wall-clock time (Unix ms), for an HTTP-date Retry-After.
  */
 export function signalOf(
   outcome: { readonly status: number; readonly retryAfter?: string | undefined; readonly latencyMs?: number | undefined },
-  prevLatencyMs: number | undefined,
+  latencyRising: boolean,
   nowWallMs: number,
 ): Signal {
   return {
     status: outcome.status,
     retryAfterMs: parseRetryAfter(outcome.retryAfter, nowWallMs) ?? undefined,
     latencyMs: outcome.latencyMs,
-    prevLatencyMs,
+    latencyRising,
   };
 }

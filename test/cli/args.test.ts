@@ -121,6 +121,12 @@ describe('main with a bad command line', () => {
     [['hosts', 'a', 'b'], /unexpected argument "b"/],
     [['export', 'dir', '--format', 'csv'], /--format: expected one of jsonl, received "csv"/],
     [['demo', '--hosts', '2'], /--hosts: expected a whole number >= 4/],
+    // A repeated flag has every value checked, not only the last (issue 23).
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', AGENT, '--concurrency', '0', '--concurrency', '4'], /^meguri: --concurrency: expected a whole number >= 1 and <= 100000, received "0"$/m],
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', 'Bot/1.0 (ロボット)', '--agent', AGENT], /^meguri: --agent: "Bot\/1\.0 \(ロボット\)": character "ロ"/m],
+    [['demo', '--hosts', '2', '--hosts', '8'], /--hosts: expected a whole number >= 4/],
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', 'Bot/1.0 (ロボット)'], /^meguri: --agent: "Bot\/1\.0 \(ロボット\)": character "ロ" \(U\+30ED\) at index 9 is not visible ASCII; a User-Agent is an HTTP header value \(RFC 9110 §5\.5\)$/m],
+    [['crawl', 'https://example.com/', '--data', '/tmp/x', '--agent', 'Bötchen/1.0'], /^meguri: --agent: "Bötchen\/1\.0": character "ö" \(U\+00F6\) at index 1/m],
   ];
   it.each(cases)('meguri %j → exit 2 with a clear message', async (argv, message) => {
     const io = bufferIo();

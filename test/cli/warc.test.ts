@@ -3,12 +3,13 @@
  * per page, linked; offsets that point at the record; rotation by size; numbering that a later
  * run continues; a torn pages.jsonl line cut on reopen.
  */
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PagesIndex, pageRecord } from '../../src/cli/pages.js';
-import { WarcWriter } from '../../src/cli/warc.js';
+import { WarcWriter, wholeGzipPrefix } from '../../src/cli/warc.js';
 import { type Page, makePage } from '../../src/engine/page.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { AGENT } from './helpers.js';
@@ -102,6 +103,31 @@ describe('WarcWriter', () => {
     expect(a.files[0]).toMatch(/-00001\.warc\.gz$/);
     expect(b.files[0]).toMatch(/-00002\.warc\.gz$/);
     expect(readFileSync(a.files[0]!).equals(before)).toBe(true);
+  });
+
+  it('tidies what a kill left: an empty file removed, a torn last record cut to the last whole gzip member (gzip -t passes)', async () => {
+    const dir = tempDir();
+    const w1 = await WarcWriter.open({ dir, agent: AGENT, software: 'meguri/test' });
+    for (let i = 0; i < 3; i++) await w1.write(page(i));
+    w1.close();
+    const [first] = w1.files;
+    const whole = readFileSync(first!);
+    // The kill: half a record appended to the file being written, and a next file created but never written.
+    const torn = gzipSync(Buffer.from('WARC/1.1\r\nWARC-Type: response\r\n'.repeat(40))).subarray(0, 50);
+    appendFileSync(first!, torn);
+    const empty = join(dir, 'meguri-20250102030405-00002.warc.gz');
+    writeFileSync(empty, '');
+    expect(() => gunzipSync(readFileSync(first!))).toThrow();
+    const w2 = await WarcWriter.open({ dir, agent: AGENT, software: 'meguri/test' });
+    await w2.write(page(3));
+    w2.close();
+    expect(existsSync(empty)).toBe(false);
+    expect(readFileSync(first!)).toEqual(whole);
+    for (const f of readdirSync(dir)) expect(() => gunzipSync(readFileSync(join(dir, f))), f).not.toThrow();
+    expect(wholeGzipPrefix(whole)).toBe(whole.length);
+    expect(wholeGzipPrefix(Buffer.concat([whole, torn]))).toBe(whole.length);
+    expect(wholeGzipPrefix(torn)).toBe(0);
+    expect((await readWarc(first!)).filter((r) => r.type === 'response')).toHaveLength(3);
   });
 
   it('rejects a bad size or prefix', async () => {

@@ -76,6 +76,8 @@ describe('hostile hosts', () => {
       expect(requests.length).toBe(3); // robotsMaxAttempts
       const state = engine.hostStates().find((s) => s.host === h.name)!;
       expect(state.why).toBe('done');
+      // … and says why, rather than a bare "nothing to fetch" (issue 23).
+      expect(state.reason).toMatch(/^nothing to fetch: robots\.txt of http:\/\/.+ unreachable, given up after 3 tries \(HTTP 500\); its URLs were not fetched$/);
       expect(engine.frontier!.dueUrls(0xffff_fff0, h.name)).toEqual([]);
     }
     // Every other host was crawled completely.

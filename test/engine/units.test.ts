@@ -79,6 +79,9 @@ describe('explainHost', () => {
     expect(outage.reason).toBe('robots.txt unreachable (HTTP 503), retry at 12:01:00 (in 60 s)');
     expect(outage.category).toBe('blocked');
     expect(explainHost(snap({ queued: 2 }), NOW, policy, { robotsPending: true }).why).toBe('robots-pending');
+    // A host whose robots.txt never answered is done, and says why (issue 23).
+    const silent = explainHost(snap({ queued: 0 }), NOW, policy, { robotsGaveUp: { origin: 'http://a.example', status: 0, failures: 3, error: 'headers timeout after 30000 ms' } });
+    expect([silent.why, silent.reason]).toEqual(['done', 'nothing to fetch: robots.txt of http://a.example unreachable, given up after 3 tries (no response: headers timeout after 30000 ms); its URLs were not fetched']);
   });
 
   it('reads the same answers from a checkpoint', () => {

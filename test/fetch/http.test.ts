@@ -4,9 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { brotliCompressSync, constants, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
+import { errors as undiciErrors } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { classify } from '../../src/fetch/http.js';
 import {
   DnsCache,
+  Engine,
   type FetchRequest,
   HttpFetcher,
   type HttpFetcherOptions,
@@ -568,6 +571,24 @@ describe('HttpFetcher: options', () => {
     expect(() => new HttpFetcher({ agent: 'Bot/1', tls: { cert: 'x' } as unknown as HttpFetcherOptions['tls'] })).toThrow(/tls/);
     expect(() => new HttpFetcher({ agent: 'Bot/1', headers: { 'User-Agent': 'spoof' } })).toThrow(/set by the fetcher/);
     expect(() => new HttpFetcher({ agent: 'Bot/1', nonsense: 1 } as Partial<HttpFetcherOptions> & { agent: string })).toThrow(/unknown option/);
+  });
+
+  it('refuses an agent or extra header that is not header text, naming the character (issue 23: it failed every request locally)', () => {
+    expect(() => new HttpFetcher({ agent: 'Bot/1.0 (ロボット)' })).toThrow('HttpFetcher.agent: expected a User-Agent of visible ASCII starting with a product token, e.g. "MyBot/1.0 (+https://example.com/bot)", received "Bot/1.0 (ロボット)" (character "ロ" (U+30ED) at index 9 is not visible ASCII; a User-Agent is an HTTP header value (RFC 9110 §5.5))');
+    expect(() => new HttpFetcher({ agent: 'Bötchen/1.0' })).toThrow(/character "ö" \(U\+00F6\) at index 1/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1.0\r\nX-Evil: 1' })).toThrow(/character U\+000D at index 7/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', headers: { from: 'bötchen@example.com' } })).toThrow(/HttpFetcher\.headers/);
+    expect(() => new HttpFetcher({ agent: 'Bot/1', headers: { 'bad name': 'x' } })).toThrow(/HttpFetcher\.headers/);
+    expect(() => new Engine({ agent: 'Bötchen/1.0' })).toThrow(/EngineOptions\.agent: .*character "ö" \(U\+00F6\)/);
+  });
+
+  it('calls a request the client refused locally what it is, not a network failure', () => {
+    const o = { connectTimeoutMs: 1, headersTimeoutMs: 1, bodyTimeoutMs: 1, totalTimeoutMs: 1, maxHeaderBytes: 1024 };
+    const [kind, message] = classify(new undiciErrors.InvalidArgumentError('invalid user-agent header'), false, false, o);
+    expect(kind).toBe('local');
+    expect(message).toBe("request not sent: the HTTP client refused it locally (UND_ERR_INVALID_ARG: invalid user-agent header); check the crawler's agent and headers");
+    expect(classify(Object.assign(new TypeError('Invalid character in header content ["x"]'), { code: 'ERR_INVALID_CHAR' }), false, false, o)[0]).toBe('local');
+    expect(classify(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), false, false, o)[0]).toBe('connect');
   });
 
   it('sends extra headers', async () => {

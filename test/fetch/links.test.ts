@@ -130,6 +130,59 @@ describe('extractLinks', () => {
     for (const ch of '<p>hello world</p>') x.write(ch);
     expect(x.end().text!.trim()).toBe('hello world');
   });
+
+  it('costs work linear in the input for any nesting depth (10k, 40k, 160k nested elements)', () => {
+    // `work` counts every tokenizer event and every bookkeeping step; with an open-element
+    // stack (htmlparser2's Parser, before) the per-tag cost grew with the depth and the
+    // series was quadratic. Each shape's work per input character must stay flat across the
+    // series, and the links inside must still be found.
+    const shapes: [string, (n: number) => string][] = [
+      ['nested div', (n) => `${'<div>'.repeat(n)}<a href="/in">x</a>${'</div>'.repeat(n)}`],
+      ['unclosed div with attributes', (n) => `${'<div class="c" id=d>'.repeat(n)}<a href="/in">x</a>`],
+      ['nested anchors', (n) => `${'<a href="/in">'.repeat(n)}t`],
+      ['nested noscript, then visible text', (n) => `${'<noscript>'.repeat(n)}${'</noscript>'.repeat(n)}<a href="/in">x</a>`],
+      ['implied closes', (n) => `${'<p><li><td>'.repeat(n)}<a href="/in">x</a>`],
+    ];
+    for (const [name, make] of shapes) {
+      const perChar: number[] = [];
+      for (const n of [10_000, 40_000, 160_000]) {
+        const html = make(n);
+        const x = new LinkExtractor(PAGE, { collectText: true });
+        x.write(html);
+        const r = x.end();
+        expect(r.links, name).toEqual([{ url: 'https://site.test/in' }]);
+        perChar.push(x.work / html.length);
+      }
+      expect(Math.max(...perChar) / Math.min(...perChar), `${name}: work per character ${perChar.map((w) => w.toFixed(4)).join(', ')}`).toBeLessThan(1.01);
+      // And bounded in absolute terms: a handful of events per tag at most.
+      expect(Math.max(...perChar), name).toBeLessThan(1);
+    }
+  });
+
+  it('chunked input costs the same work per character as whole input (a chunk is dropped once consumed)', () => {
+    const html = `${'<div class="a">'.repeat(20_000)}<a href="/in">x</a>`;
+    const whole = new LinkExtractor(PAGE);
+    whole.write(html);
+    whole.end();
+    const chunked = new LinkExtractor(PAGE);
+    for (let i = 0; i < html.length; i += 7) chunked.write(html.slice(i, i + 7));
+    expect(chunked.end().links).toEqual([{ url: 'https://site.test/in' }]);
+    // Events split at chunk ends (text and attribute values are reported per chunk) plus
+    // one step per dropped chunk: at most ~2 per chunk on top.
+    expect(chunked.work).toBeLessThan(whole.work + (2 * html.length) / 7 + 10);
+  });
+
+  it('visible text: nested hidden elements, entities in attributes and text, a name split across chunks', () => {
+    const html = '<noscript><noscript>a</noscript>b</noscript>c<a hr' + 'ef="/x?a=1&amp;b=2">d&eacute;f</a><template><template>t</template></template>g';
+    const r = extractLinks(html, PAGE, { collectText: true });
+    expect(r.text!.split(/\s+/).filter(Boolean)).toEqual(['c', 'déf', 'g']);
+    expect(r.links).toEqual([{ url: 'https://site.test/x?a=1&b=2' }]);
+    const x = new LinkExtractor(PAGE, { collectText: true });
+    for (const part of ['<a hr', 'ef="/x?a=1&am', 'p;b=2">d&eac', 'ute;f</a>']) x.write(part);
+    const y = x.end();
+    expect(y.links).toEqual([{ url: 'https://site.test/x?a=1&b=2' }]);
+    expect(y.text!.trim()).toBe('déf');
+  });
 });
 
 describe('requisites', () => {

@@ -132,7 +132,7 @@ describe('.meguri codec', () => {
   it('reads a newer minor: appended meta and host fields and an unknown section are skipped', () => {
     const extended = sectionsOf(bytes).map((s) => {
       if (s.id === SectionId.Meta) return { id: s.id, data: Uint8Array.from([...s.data, 1, 2, 3, 4, 5, 6, 7, 8]) };
-      if (s.id === SectionId.Hosts) return { id: s.id, data: widenHostRecords(s.data, 12) };
+      if (s.id === SectionId.Hosts) return { id: s.id, data: resizeHostRecords(s.data, 12) };
       return s;
     });
     extended.push({ id: 77, data: new TextEncoder().encode('a section from minor 1') });
@@ -146,17 +146,17 @@ describe('.meguri codec', () => {
     expect(() => decodePartition(assemble(extended, FORMAT_MINOR))).toThrow(expect.objectContaining({ section: 'meta' }));
   });
 
-  it('writes the ips section (minor 1) only when a host has an address; a minor-0 file with addresses still loads', () => {
+  it('writes the ips section only when a host has an address (a file with hosts is minor 3); a minor-0 file with addresses still loads', () => {
     const minorOf = (b: Uint8Array): number => new DataView(b.buffer, b.byteOffset).getUint16(10, true);
-    expect(minorOf(bytes)).toBe(1);
+    expect(minorOf(bytes)).toBe(3);
     const image = decodePartition(bytes);
     expect(image.ips!.map((x) => x.ip)).toEqual(['10.0.0.1']);
     expect(image.ips![0]!.intervalMs).toBeGreaterThanOrEqual(250);
-    // No address anywhere: no section, stamped minor 0 (what a minor-0 writer made).
+    // No address anywhere: no section.
     const plain = new Frontier(1, 10, {});
     plain.seed('https://p.example/', 'p.example', 1, 10, 10, 0);
     const plainBytes = plain.checkpointBytes();
-    expect(minorOf(plainBytes)).toBe(0);
+    expect(minorOf(plainBytes)).toBe(3);
     expect(decodePartition(plainBytes).ips).toBeUndefined();
     expect(partitionSections(plainBytes).map((x) => x.name)).not.toContain('ips');
     plain.free();
@@ -171,6 +171,27 @@ describe('.meguri codec', () => {
     // Addresses out of order are damage.
     const two = { ...image, ips: [{ ...image.ips![0]!, ip: '10.0.0.2' }, image.ips![0]!] };
     expect(() => decodePartition(encodePartition(two))).toThrow(expect.objectContaining({ section: 'ips' }));
+  });
+
+  it('reads a minor-0 file: host records without the latency estimator restart it (RTTVAR = SRTT/2, score 0)', () => {
+    const current = decodePartition(bytes);
+    const measured = encodePartition({ ...current, hosts: current.hosts.map((h, i) => ({ ...h, latencyMs: 80 + i, latencyVarMs: 3, latencyRiseScore: 2 })) });
+    const old = assemble(
+      sectionsOf(measured).map((s) => (s.id === SectionId.Hosts ? { id: s.id, data: resizeHostRecords(s.data, -16) } : s)),
+      0,
+    );
+    const image = decodePartition(old);
+    expect(image.formatMinor).toBe(0);
+    expect(image.hosts.map((h) => [h.latencyMs, h.latencyVarMs, h.latencyRiseScore])).toEqual(current.hosts.map((_, i) => [80 + i, (80 + i) / 2, 0]));
+  });
+
+  it('rejects a host latency estimator out of range, naming the field', () => {
+    const image = decodePartition(bytes);
+    for (const [field, value] of [['latencyVarMs', -1], ['latencyVarMs', Infinity], ['latencyRiseScore', 0.5], ['latencyRiseScore', 256]] as const) {
+      const bad = { ...image, hosts: image.hosts.map((h, i) => (i === 0 ? { ...h, [field]: value } : h)) };
+      expect(() => decodePartition(encodePartition(bad)), `${field} ${value}`).toThrow(CorruptPartitionError);
+      expect(() => decodePartition(encodePartition(bad))).toThrow(new RegExp(field));
+    }
   });
 
   it('catches semantic damage that checksums cannot (re-encoded bad images)', () => {
@@ -249,22 +270,25 @@ function appendSection(bytes: Uint8Array, id: number, body: Uint8Array): Uint8Ar
   return assemble([...sectionsOf(encodePartition(decodePartition(bytes))), { id, data: body }], FORMAT_MINOR);
 }
 
-/** A hosts section with `extra` bytes appended to every host record (a newer minor's new fields). */
-function widenHostRecords(hosts: Uint8Array, extra: number): Uint8Array {
+/**
+ * A hosts section with every host record resized by `delta` bytes: positive appends 0xAB
+ * bytes (a newer minor's new fields), negative cuts the record's tail (an older minor's).
+ */
+function resizeHostRecords(hosts: Uint8Array, delta: number): Uint8Array {
   const src = new DataView(hosts.buffer, hosts.byteOffset, hosts.byteLength);
   const count = src.getUint32(0, true);
-  const out = new Uint8Array(hosts.length + count * extra);
+  const out = new Uint8Array(hosts.length + count * delta);
   const dst = new DataView(out.buffer);
   dst.setUint32(0, count, true);
   let r = 4;
   let w = 4;
   for (let i = 0; i < count; i++) {
     const len = src.getUint32(r, true);
-    out.set(hosts.subarray(r, r + len), w);
-    dst.setUint32(w, len + extra, true);
-    out.fill(0xab, w + len, w + len + extra);
+    out.set(hosts.subarray(r, r + Math.min(len, len + delta)), w);
+    dst.setUint32(w, len + delta, true);
+    if (delta > 0) out.fill(0xab, w + len, w + len + delta);
     r += len;
-    w += len + extra;
+    w += len + delta;
   }
   return out;
 }

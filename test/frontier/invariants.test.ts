@@ -2,7 +2,7 @@
 // (Invariant 5, recovery, is in recovery.test.ts.)
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type FetchRequest, Frontier, type Outcome, adapt, hostInterval, politenessConfig } from '../../src/index.js';
+import { type FetchRequest, Frontier, type LatencyState, type Outcome, adapt, hostInterval, observeLatency, politenessConfig } from '../../src/index.js';
 import { drainRecorded, frontierFor, referenceIps, replayDrain, resolverOf, scenarioArb, scriptedFetcher, seedScenario, urlOf } from './scenario.js';
 
 describe('invariants 1 and 2: politeness windows and priority order (drain replay)', () => {
@@ -47,7 +47,7 @@ describe('invariant 1 under concurrency: delayed reports, shards, a bounded acti
           const delay = new Map(s.hosts.map((h) => [h.name, h.crawlDelay]));
           const interval = new Map<string, number>();
           const hostNext = new Map<string, number>();
-          const latency = new Map<string, number>();
+          const latency = new Map<string, LatencyState>();
           const ipRef = referenceIps(cfg);
           const ipNext = ipRef.next;
           const out: { req: FetchRequest; outcome: Outcome }[] = [];
@@ -73,11 +73,12 @@ describe('invariant 1 under concurrency: delayed reports, shards, a bounded acti
               const [{ req, outcome }] = out.splice(a % out.length, 1) as [{ req: FetchRequest; outcome: Outcome }];
               expect(f.report(outcome, now)).toBe(true);
               const ra = outcome.retryAfter === undefined ? undefined : Number(outcome.retryAfter) * 1000;
-              const prev = latency.get(req.host) ?? 0;
+              let est = latency.get(req.host);
+              if (est === undefined) latency.set(req.host, (est = { latencyMs: 0, latencyVarMs: 0, latencyRiseScore: 0 }));
+              const latencyRising = observeLatency(cfg, est, outcome.latencyMs!);
               const rip = ips.get(req.host)!;
-              if (rip !== '') ipRef.outcome(rip, outcome, prev > 0 ? prev : undefined);
-              const iv = hostInterval(cfg, adapt(cfg, interval.get(req.host)!, { status: outcome.status, retryAfterMs: ra, latencyMs: outcome.latencyMs, prevLatencyMs: prev > 0 ? prev : undefined }), delay.get(req.host)!);
-              latency.set(req.host, prev > 0 ? 0.7 * prev + 0.3 * outcome.latencyMs! : outcome.latencyMs!);
+              if (rip !== '') ipRef.outcome(rip, outcome, latencyRising);
+              const iv = hostInterval(cfg, adapt(cfg, interval.get(req.host)!, { status: outcome.status, retryAfterMs: ra, latencyMs: outcome.latencyMs, latencyRising }), delay.get(req.host)!);
               interval.set(req.host, iv);
               hostNext.set(req.host, Math.max(req.dispatchedAtMs + iv, ra ? now + ra : 0));
             } else {

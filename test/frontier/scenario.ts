@@ -11,7 +11,7 @@ import {
   adaptIp,
   hostInterval,
   ipSignalOf,
-  latencyRose,
+  observeLatency,
   politenessConfig,
 } from '../../src/index.js';
 import { urlKeyHex } from '../../src/frontier/frontier.js';
@@ -127,7 +127,7 @@ export function replayDrain(
     crawlDelay: h.crawlDelay,
     interval: hostInterval(cfg, cfg.defaultIntervalMs, 0),
     next: 0,
-    latency: 0,
+    latency: { latencyMs: 0, latencyVarMs: 0, latencyRiseScore: 0 },
     pending: h.priorities.map((p, i) => ({ url: urlOf(hi, i), key: urlKeyHex(urlOf(hi, i), h.name), priority: Math.fround(p), retries: 0 })) as Pend[],
   }));
   for (const h of hosts) h.interval = hostInterval(cfg, h.interval, h.crawlDelay);
@@ -153,9 +153,9 @@ export function replayDrain(
     if (h.ip !== '') ip.start(h.ip, t);
     const o = fetched[n]!;
     const ra = o.retryAfter === undefined ? undefined : Number(o.retryAfter) * 1000;
-    if (h.ip !== '') ip.outcome(h.ip, o, h.latency > 0 ? h.latency : undefined);
-    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, prevLatencyMs: h.latency > 0 ? h.latency : undefined }), h.crawlDelay);
-    if (o.latencyMs !== undefined) h.latency = h.latency > 0 ? 0.7 * h.latency + 0.3 * o.latencyMs : o.latencyMs;
+    const latencyRising = o.latencyMs !== undefined && observeLatency(cfg, h.latency, o.latencyMs);
+    if (h.ip !== '') ip.outcome(h.ip, o, latencyRising);
+    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, latencyRising }), h.crawlDelay);
     h.next = t + h.interval;
     if (ra !== undefined && ra > 0) h.next = Math.max(h.next, t + ra);
     const transient = o.status === 429 || o.status === 0 || (o.status >= 500 && o.status < 600);
@@ -182,7 +182,7 @@ export function referenceIps(cfg: PolitenessConfig): {
   next: Map<string, number>;
   interval: (ip: string) => number;
   start: (ip: string, t: number) => void;
-  outcome: (ip: string, o: Outcome, prevLatency: number | undefined) => void;
+  outcome: (ip: string, o: Outcome, latencyRising: boolean) => void;
 } {
   const next = new Map<string, number>();
   const interval = new Map<string, number>();
@@ -196,8 +196,8 @@ export function referenceIps(cfg: PolitenessConfig): {
       next.set(ip, Math.max(next.get(ip) ?? 0, t + iv(ip)));
       last.set(ip, Math.max(last.get(ip) ?? -1, t));
     },
-    outcome: (ip, o, prevLatency) => {
-      const sig = ipSignalOf(o.status, o.errorKind, latencyRose(cfg, o.latencyMs, prevLatency));
+    outcome: (ip, o, latencyRising) => {
+      const sig = ipSignalOf(o.status, o.errorKind, latencyRising);
       if (sig === 'none') return;
       const machine = sig !== 'healthy';
       const p = (pressure.get(ip) ?? 0) * 0.8 + (machine ? 0.2 : 0);

@@ -17,6 +17,7 @@ describe('politenessConfig', () => {
       backoff: 2,
       softWiden: 1.25,
       narrowMs: 50,
+      narrowShare: 1 / 16,
       latencyRise: 1.5,
     });
     expect(Object.isFrozen(C)).toBe(true);
@@ -38,6 +39,7 @@ describe('politenessConfig', () => {
     [{ ceilingMs: 0 }, /ceilingMs.*> 0/],
     [{ ipFloorMs: Number.NaN }, /ipFloorMs.*received NaN/],
     [{ narrowMs: Number.POSITIVE_INFINITY }, /narrowMs/],
+    [{ narrowShare: 1.5 }, /narrowShare.*<= 1/],
     [{ backoff: '2' }, /backoff.*received "2"/],
     [{ floor: 250 }, /unknown option "floor"/],
   ])('rejects %j', (input, message) => {
@@ -62,11 +64,24 @@ describe('adapt (AIMD, unclamped)', () => {
     expect(adapt(C, 1000, { status: 200, retryAfterMs: 30_000 })).toBe(950);
   });
 
-  it('widens softly when latency rises past prev × latencyRise, and only then', () => {
-    expect(adapt(C, 1000, { status: 200, latencyMs: 151, prevLatencyMs: 100 })).toBe(1250);
-    expect(adapt(C, 1000, { status: 200, latencyMs: 150, prevLatencyMs: 100 })).toBe(950); // not over
-    expect(adapt(C, 1000, { status: 200, latencyMs: 5000 })).toBe(950); // no baseline yet
-    expect(adapt(C, 1000, { status: 200, latencyMs: 5000, prevLatencyMs: 0 })).toBe(950);
+  it('widens softly on a sustained latency rise (the estimator verdict), and only then', () => {
+    expect(adapt(C, 1000, { status: 200, latencyMs: 5000, latencyRising: true })).toBe(1250);
+    expect(adapt(C, 1000, { status: 200, latencyMs: 5000, latencyRising: false })).toBe(950);
+    expect(adapt(C, 1000, { status: 200, latencyMs: 5000 })).toBe(950); // one late sample alone is no rise
+    expect(adapt(C, 1000, { status: 503, latencyRising: true })).toBe(2000); // a throttle wins
+  });
+
+  it('narrows additively near the floor and in proportion far above it', () => {
+    // (I − floor) / 16 against 50 ms: 1000 → 47 (additive wins), 10 000 → 609, 300 000 → 18 734.
+    expect(adapt(C, 1000, { status: 200 })).toBe(950);
+    expect(adapt(C, 10_000, { status: 200 })).toBe(10_000 - 9750 / 16);
+    expect(adapt(C, 300_000, { status: 200 })).toBe(300_000 - 299_750 / 16);
+    // From the ceiling to within 50 ms of the floor: ~90 healthy fetches, not ~6,000.
+    let i = C.ceilingMs;
+    let n = 0;
+    for (; i > C.floorMs + 50; n++) i = hostInterval(C, adapt(C, i, { status: 200 }));
+    expect(n).toBeLessThan(120);
+    expect(n).toBeGreaterThan(60);
   });
 
   it.each([200, 204, 301, 304, 404, 410])('status %i narrows additively', (status) => {
@@ -141,6 +156,7 @@ describe('hostInterval and atCeiling', () => {
         backoff: fc.double({ min: 1, max: 10, noNaN: true }),
         softWiden: fc.double({ min: 1, max: 4, noNaN: true }),
         narrowMs: fc.integer({ min: 0, max: 1000 }),
+        narrowShare: fc.double({ min: 0, max: 1, noNaN: true }),
         latencyRise: fc.double({ min: 1, max: 4, noNaN: true }),
       })
       .map(({ span, ...r }) => politenessConfig({ ...r, ceilingMs: Math.max(1, r.floorMs + span), defaultIntervalMs: r.floorMs }));
@@ -148,7 +164,7 @@ describe('hostInterval and atCeiling', () => {
       status: fc.constantFrom(0, 200, 304, 404, 429, 500, 503),
       retryAfterMs: fc.option(fc.integer({ min: 0, max: 1e7 }), { nil: undefined }),
       latencyMs: fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined }),
-      prevLatencyMs: fc.option(fc.integer({ min: 0, max: 10_000 }), { nil: undefined }),
+      latencyRising: fc.option(fc.boolean(), { nil: undefined }),
     });
     fc.assert(
       fc.property(cfg, fc.double({ min: -1e9, max: 1e9, noNaN: true }), fc.integer({ min: 0, max: 1e6 }), signal, (c, interval, crawlDelay, s) => {
@@ -167,14 +183,14 @@ describe('hostInterval and atCeiling', () => {
 describe('signalOf', () => {
   it('parses the raw Retry-After against the wall clock and copies the rest', () => {
     const wall = Date.UTC(2026, 0, 1);
-    expect(signalOf({ status: 429, retryAfter: '30', latencyMs: 80 }, 60, wall)).toEqual({
+    expect(signalOf({ status: 429, retryAfter: '30', latencyMs: 80 }, true, wall)).toEqual({
       status: 429,
       retryAfterMs: 30_000,
       latencyMs: 80,
-      prevLatencyMs: 60,
+      latencyRising: true,
     });
-    expect(signalOf({ status: 503, retryAfter: 'Thu, 01 Jan 2026 00:01:00 GMT' }, undefined, wall).retryAfterMs).toBe(60_000);
-    expect(signalOf({ status: 503, retryAfter: 'junk' }, undefined, wall).retryAfterMs).toBeUndefined();
-    expect(signalOf({ status: 200 }, undefined, wall).retryAfterMs).toBeUndefined();
+    expect(signalOf({ status: 503, retryAfter: 'Thu, 01 Jan 2026 00:01:00 GMT' }, false, wall).retryAfterMs).toBe(60_000);
+    expect(signalOf({ status: 503, retryAfter: 'junk' }, false, wall).retryAfterMs).toBeUndefined();
+    expect(signalOf({ status: 200 }, false, wall).retryAfterMs).toBeUndefined();
   });
 });

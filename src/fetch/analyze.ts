@@ -1,0 +1,86 @@
+/**
+ * The per-page CPU work of a fetch, as one pure function: the content fingerprint, the
+ * simhash of the visible text, and (HTML) links, canonical and meta robots. It is what
+ * `PageAnalyzer` runs either inline or on a worker thread, so it takes and returns only
+ * structured-cloneable values (bytes, strings, bigints, plain objects) and reads no state
+ * but the loaded wasm core.
+ *
+ * Never: touch the network, the clock, or the caller's objects (the worker gets copies).
+ */
+import { simhashText } from '../core/simhash.js';
+import { churnFp, contentFp } from '../dedup/index.js';
+import type { Link } from '../model/index.js';
+import type { CanonPolicy } from '../url/index.js';
+import { decodeText } from './body.js';
+import { LinkExtractor } from './links.js';
+
+/** One body to analyze. */
+export interface PageInput {
+  /** The fetched URL (the base for relative links). */
+  readonly url: string;
+  /** The decoded body (content-encoding removed). */
+  readonly bytes: Uint8Array;
+  readonly contentType: string | undefined;
+  /** The crawler's product token, lowercased (its own `<meta name=…>` counts as robots). */
+  readonly token: string;
+  readonly maxLinks: number;
+  readonly canonPolicy: CanonPolicy | undefined;
+  /** Keep links and canonical (the text is parsed for the simhash either way). */
+  readonly parseLinks: boolean;
+  /** Also return page requisites as links marked `requisite` (`ExtractLinksOptions.requisites`). */
+  readonly requisites: boolean;
+}
+
+/** What a body says. */
+export interface PageAnalysis {
+  /** xxHash64 of the normalized body. */
+  readonly contentFp: bigint;
+  /** Of the visible text (HTML) or the text (other textual types); none for binary. */
+  readonly simhash: bigint | undefined;
+  /** Of the main text with clocks, counters and tokens masked (src/dedup `churnFp`): what tells an edit from boilerplate churn; none for binary. */
+  readonly churnFp: bigint | undefined;
+  /** `<meta name=robots>` (or the agent's own) said noindex. */
+  readonly noindex: boolean;
+  /** Out-links in document order (only when `parseLinks` and HTML). */
+  readonly links: readonly Link[] | undefined;
+  readonly canonical: string | undefined;
+}
+
+const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
+/** Non-HTML types whose text is worth a simhash (binary types get none). */
+const TEXTUAL_TYPE = /^\s*(text\/|application\/(json|xml|javascript|x-javascript|ld\+json)\b|[\w.-]+\/[\w.-]+\+(xml|json)\b)/i;
+
+/** HTML by its type or, without one, by a `<` before any non-space in the first 512 bytes. */
+export function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array): boolean {
+  if (contentType) return HTML_TYPE.test(contentType);
+  for (let i = 0; i < bytes.length && i < 512; i++) {
+    const b = bytes[i]!;
+    if (b === 0x3c) return true; // '<'
+    if (b !== 0x20 && (b < 0x09 || b > 0x0d) && b !== 0xef && b !== 0xbb && b !== 0xbf) return false;
+  }
+  return false;
+}
+
+/** Fingerprints, simhashes and (HTML) scans one body. The wasm core must be loaded. */
+export function analyzePage(input: PageInput): PageAnalysis {
+  const { bytes, contentType } = input;
+  const fp = contentFp(bytes);
+  if (looksLikeHtml(contentType, bytes)) {
+    const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true, requisites: input.requisites });
+    extractor.write(decodeText(bytes, contentType));
+    const found = extractor.end();
+    return {
+      contentFp: fp,
+      simhash: simhashText(found.text ?? ''),
+      churnFp: churnFp(found.mainText ?? ''),
+      noindex: found.noindex,
+      links: input.parseLinks ? found.links : undefined,
+      canonical: input.parseLinks ? found.canonical : undefined,
+    };
+  }
+  if (contentType === undefined || !TEXTUAL_TYPE.test(contentType)) {
+    return { contentFp: fp, simhash: undefined, churnFp: undefined, noindex: false, links: undefined, canonical: undefined };
+  }
+  const text = decodeText(bytes, contentType);
+  return { contentFp: fp, simhash: simhashText(text), churnFp: churnFp(text), noindex: false, links: undefined, canonical: undefined };
+}

@@ -1,0 +1,73 @@
+/**
+ * PageAnalyzer: a page analyzed on a worker thread gives exactly what the inline analysis
+ * gives (the same function, across a structured clone), small pages stay inline, and an
+ * aborted threaded analysis rejects without a result.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadCoreSync } from '../../src/core/node.js';
+import { analyzePage, type PageInput } from '../../src/fetch/analyze.js';
+import { PageAnalyzer } from '../../src/fetch/page-work.js';
+
+loadCoreSync();
+
+const enc = new TextEncoder();
+const input = (html: string, contentType: string | undefined = 'text/html'): PageInput => ({
+  url: 'https://site.test/dir/page',
+  bytes: enc.encode(html),
+  contentType,
+  token: 'mybot',
+  maxLinks: 50,
+  canonPolicy: undefined,
+  parseLinks: true,
+  requisites: false,
+});
+
+describe('PageAnalyzer', () => {
+  const threaded = new PageAnalyzer({ threads: 1, inlineBelowBytes: 0 });
+  afterAll(() => threaded.close());
+
+  it('threaded and inline analyses agree (seeded random pages)', async () => {
+    const piece = fc.oneof(
+      fc.constantFrom('<div>', '</div>', '<p>', '</p>', '<script>x<a href=/no></script>', '<meta name=robots content=noindex>', '<base href="/b/">', '<link rel=canonical href=/c>', '<img src=/i.png>', '<link rel=stylesheet href=/s.css>'),
+      fc.string({ maxLength: 12 }).map((s) => `<a href="${s}">${s}</a>`),
+      fc.string({ maxLength: 20 }),
+    );
+    const pages = fc.sample(fc.array(piece, { maxLength: 40 }).map((a) => a.join('')), { seed: 23, numRuns: 60 });
+    for (const html of pages) {
+      for (const type of ['text/html', 'text/plain', 'image/png', undefined]) {
+        const x = { ...input(html, type), requisites: type === 'text/html' };
+        expect(await threaded.analyze(x), `${type} ${JSON.stringify(html)}`).toEqual(analyzePage(x));
+      }
+    }
+    expect(threaded.stats).toMatchObject({ threaded: 240, fallbacks: 0 });
+  });
+
+  it('keeps bodies under the threshold inline and never touches a thread for them', async () => {
+    const a = new PageAnalyzer({ threads: 1, inlineBelowBytes: 1024 });
+    const small = await a.analyze(input('<a href="/x">x</a> words'));
+    expect(small.links).toEqual([{ url: 'https://site.test/x' }]);
+    await a.analyze(input(`<p>${'w '.repeat(600)}</p>`));
+    expect(a.stats).toEqual({ inline: 1, threaded: 1, fallbacks: 0 });
+    await a.close();
+    const none = new PageAnalyzer({ threads: 0, inlineBelowBytes: 0 });
+    await none.analyze(input('<p>x</p>'.repeat(1000)));
+    expect(none.stats).toEqual({ inline: 1, threaded: 0, fallbacks: 0 });
+  });
+
+  it("leaves the caller's body intact, a Buffer view into a larger buffer included", async () => {
+    const backing = Buffer.from(`xxxx<a href="/b">b</a>${'<p>words</p>'.repeat(100)}yyyy`);
+    const view = backing.subarray(4, backing.length - 4);
+    const out = await threaded.analyze({ ...input(''), bytes: view });
+    expect(out.links).toEqual([{ url: 'https://site.test/b' }]);
+    expect(view.length).toBe(backing.length - 8);
+    expect(backing.toString('latin1', 0, 4)).toBe('xxxx');
+  });
+
+  it('an abort rejects a threaded analysis', async () => {
+    const controller = new AbortController();
+    const pending = threaded.analyze(input('<div>'.repeat(200_000)), controller.signal);
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+  });
+});
