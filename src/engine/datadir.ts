@@ -18,10 +18,10 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, w
 import { join } from 'node:path';
 import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import { readPartition, writePartition } from '../format/file.js';
-import type { PartitionImage } from '../format/index.js';
+import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
 import { Journal } from '../journal/index.js';
 import type { HostGrouping } from '../model/index.js';
-import type { PolitenessConfig } from '../politeness/index.js';
+import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import type { RobotsOutageRecord } from './status.js';
 
@@ -52,10 +52,58 @@ export interface EngineState {
 /** An `EngineState` without its version tag (the tag is this file's business). */
 export type EngineStateFields = Omit<EngineState, 'v'>;
 
-function isEngineState(v: unknown): v is EngineState {
-  if (typeof v !== 'object' || v === null) return false;
+/** How each numeric field of `EngineState` is checked on load (kinds: src/format `fieldProblem`). */
+const STATE_NUMBERS: readonly (readonly [keyof EngineState, FieldKind, 'required' | 'optional'])[] = [
+  ['generation', 'count', 'required'],
+  ['completed', 'count', 'required'],
+  ['ok', 'count', 'optional'],
+  ['robotsMaxAttempts', 'count', 'optional'],
+];
+
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/**
+ * The engine state of a checkpoint, every field checked for type and range. A checksum-valid
+ * file can still carry a value no engine writes (a fractional generation, a negative count
+ * that would overshoot `maxPages`); each is refused naming the field.
+ *
+ * @throws CorruptPartitionError (section `meta`) naming the field and the value found.
+ */
+export function parseEngineState(v: unknown): EngineState {
+  const bad = (field: string, problem: string): never => {
+    throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} field engine.${field} ${problem}`);
+  };
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
   const s = v as Record<string, unknown>;
-  return s['v'] === STATE_VERSION && (s['grouping'] === 'host' || s['grouping'] === 'registrable' || s['grouping'] === 'origin') && typeof s['generation'] === 'number' && typeof s['completed'] === 'number' && Array.isArray(s['groups']) && Array.isArray(s['inFlight']);
+  if (s['v'] !== STATE_VERSION) bad('v', `is ${JSON.stringify(s['v'])}, this build reads ${STATE_VERSION}`);
+  const g = s['grouping'];
+  if (g !== 'host' && g !== 'registrable' && g !== 'origin') bad('grouping', `is ${JSON.stringify(g)}, expected "host", "registrable" or "origin"`);
+  for (const [field, kind, need] of STATE_NUMBERS) {
+    const x = s[field];
+    if (x === undefined && need === 'optional') continue;
+    const problem = fieldProblem(x, kind);
+    if (problem !== undefined) bad(field, problem);
+  }
+  const groups = s['groups'];
+  if (!Array.isArray(groups)) return bad('groups', 'is not an array');
+  groups.forEach((p: unknown, i) => {
+    if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== 'string' || !isStringArray(p[1])) bad(`groups[${i}]`, 'is not a [group, origins[]] pair');
+  });
+  if (!isStringArray(s['inFlight'])) bad('inFlight', 'is not an array of URLs');
+  try {
+    politenessConfig(s['politeness'] as Partial<PolitenessConfig>);
+  } catch (err) {
+    bad('politeness', `is not a valid politeness config: ${(err as Error).message}`);
+  }
+  const outages = s['robotsOutages'];
+  if (outages !== undefined) {
+    if (!Array.isArray(outages)) return bad('robotsOutages', 'is not an array');
+    outages.forEach((o: unknown, i) => {
+      const ok = Array.isArray(o) && o.length === 4 && typeof o[0] === 'string' && fieldProblem(o[1], 'time') === undefined && fieldProblem(o[2], 'count') === undefined && fieldProblem(o[3], 'count') === undefined;
+      if (!ok) bad(`robotsOutages[${i}]`, 'is not a [host, retry time, status, failures] record');
+    });
+  }
+  return s as unknown as EngineState;
 }
 
 /** Whether process `pid` is alive (signal 0 probes without sending anything). */
@@ -123,9 +171,7 @@ export class DataDir {
     const cp = join(this.path, CHECKPOINT_FILE);
     if (!existsSync(cp)) return undefined;
     const image = readPartition(cp);
-    const state = image.meta.settings['engine'];
-    if (!isEngineState(state)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
-    return { image, state };
+    return { image, state: parseEngineState(image.meta.settings['engine']) };
   }
 
   /** The journal records of `generation` (none when the journal is of another one or absent). */
