@@ -12,8 +12,8 @@
  * connection) has no record; pages.jsonl still lists it.
  *
  * A run never appends to an earlier run's file: file names carry a sequence number that
- * continues from the highest one in the directory, so a crash can at worst leave a torn last
- * record in a file nobody writes to again.
+ * continues from the highest one in the directory. A kill can leave a torn last record or an
+ * empty file; the next open cuts or removes it (./warc-tail.ts).
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
+import { repairWarcTails } from './warc-tail.js';
 
 type Warcio = typeof import('warcio');
 
@@ -103,11 +104,15 @@ export class WarcWriter {
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) throw new InvalidArgumentError(`WarcWriter: prefix must be letters, digits, '.', '_' or '-', received ${JSON.stringify(prefix)}`);
     mkdirSync(o.dir, { recursive: true });
     const pattern = new RegExp(`^${prefix.replace(/[.]/g, '\\.')}-\\d{14}-(\\d{5,})\\.warc\\.gz$`);
-    let last = 0;
+    const found: [number, string][] = [];
     for (const name of readdirSync(o.dir)) {
       const m = pattern.exec(name);
-      if (m) last = Math.max(last, Number(m[1]));
+      if (m) found.push([Number(m[1]), name]);
     }
+    found.sort((a, b) => a[0] - b[0]);
+    const last = found.length === 0 ? 0 : found[found.length - 1]![0];
+    // A killed run may have left an empty file or a torn last record: cut it before writing on.
+    repairWarcTails(o.dir, found.map(([, name]) => name));
     return new WarcWriter(await loadWarcio(), o, last + 1);
   }
 

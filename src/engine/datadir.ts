@@ -5,6 +5,8 @@
  *   frontier.meguri  the checkpoint: the frontier's partition image, with the engine's own
  *                    state (`EngineState`) in its settings under the key `engine`
  *   journal.mgj      fetch starts and outcomes since that checkpoint (same generation)
+ *   .frontier.meguri.<pid>.<n>.tmp   a checkpoint being written; a kill before its rename
+ *                    leaves it, and taking the lock removes it
  *
  * A checkpoint of generation g+1 is written first and only then is a fresh journal of
  * generation g+1 created: a crash between the two leaves a journal of generation g, which
@@ -14,7 +16,7 @@
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import { readPartition, writePartition } from '../format/file.js';
@@ -30,6 +32,8 @@ export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
 export const JOURNAL_FILE = 'journal.mgj';
 const LOCK_FILE = 'lock';
+/** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
+const CHECKPOINT_TEMP = /^\.frontier\.meguri\.\d+\.\d+\.tmp$/;
 const STATE_VERSION = 1;
 
 /** The engine's own part of a checkpoint (in the partition's settings, key `engine`). */
@@ -156,6 +160,7 @@ export class DataDir {
         writeSync(fd, `${process.pid}\n`);
         closeSync(fd);
         this.#lockPath = path;
+        this.#removeTempFiles();
         return;
       } catch (err) {
         if ((err as { code?: string }).code !== 'EEXIST') throw err;
@@ -164,6 +169,22 @@ export class DataDir {
       }
     }
     throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(this.path)}`);
+  }
+
+  /**
+   * Removes checkpoint temp files a killed writer left (`writePartition` writes
+   * `.frontier.meguri.<pid>.<n>.tmp` and renames it; a kill before the rename leaves it).
+   * Safe only under the lock: no other process writes here.
+   */
+  #removeTempFiles(): void {
+    for (const name of readdirSync(this.path)) {
+      if (!CHECKPOINT_TEMP.test(name)) continue;
+      try {
+        unlinkSync(join(this.path, name));
+      } catch {
+        // gone already
+      }
+    }
   }
 
   /** The checkpoint and its engine state, or undefined for a new crawl. */
