@@ -195,6 +195,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   #ok = 0;
   /** Seeds given to `add()` before `run()` opened the crawl. */
   readonly #pendingSeeds: string[] = [];
+  /** The flight whose page the `run()` loop body holds (yielded, not yet acknowledged). */
+  #taken: Flight | undefined;
   /** Resolves whoever waits in `stop()`/`abort()` once no fetch is running. */
   #quietWaiters: (() => void)[] = [];
   #summary: CrawlSummary | undefined;
@@ -335,7 +337,9 @@ export class Engine extends EventEmitter<EngineEvents> {
         for (;;) {
           const next = this.#outputs.shift();
           if (next !== undefined) {
+            this.#taken = next;
             yield next.page!;
+            this.#taken = undefined;
             this.#ack(next);
             continue;
           }
@@ -345,7 +349,10 @@ export class Engine extends EventEmitter<EngineEvents> {
         }
         completedNormally = true;
       } finally {
-        if (!completedNormally) this.#abortNow(this.#reason ?? 'stopped');
+        if (!completedNormally) {
+          this.#taken = undefined; // the body did not finish with it: fetched again next run
+          this.#abortNow(this.#reason ?? 'stopped');
+        }
         this.#driverWaker.notify();
         await driver;
       }
@@ -474,8 +481,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   async close(): Promise<void> {
     if (this.#phase === 'closed') return;
     if (this.#phase === 'running') {
+      // A consumer suspended at a yield never resumes the generator: wind down from here (the
+      // page it holds is not acknowledged, so it is fetched again next run).
+      this.#taken = undefined;
       this.#abortNow('aborted');
-      // A consumer suspended at a yield never resumes the generator: wind down from here.
       await this.#driver;
       this.#detach();
       this.#finish();
@@ -973,6 +982,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#outputs.length = 0;
     // Fetches still running resolve as aborted and are dropped in #complete; stop waiting for them.
     this.#flights.clear();
+    // Except the page the loop body holds: it may be writing it now, and when the body returns
+    // its outcome must be journaled like any other, or a resume fetches and writes it again
+    // (issue 23: a second Ctrl-C during a WARC write duplicated the page). If the body throws
+    // or breaks instead, the flight stays in flight and the checkpoint re-queues it.
+    const taken = this.#taken;
+    if (taken !== undefined) this.#flights.set(taken.req.row, taken);
     this.#driverWaker.notify();
     this.#outputWaker.notify();
     this.#notifyQuiet();
