@@ -609,6 +609,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
       }
       this.#directory.import(state.groups);
+      // robots.txt files still fresh are used until their own expiry: a restart asks no origin again.
+      if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       this.#frontier = Frontier.recover(image, this.#frontierOptions());
       this.#generation = state.generation;
       this.#completed = state.completed;
@@ -1053,6 +1055,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         groups: this.#directory.export(),
         inFlight: [...this.#flights.values()].map((x) => x.req.url),
         robotsOutages: this.#robotsOutages(f),
+        robots: this.#gate.exportRobots(),
         robotsMaxAttempts: this.#robotsGiveUp,
       },
       this.options.journalSyncEvery,

@@ -47,6 +47,7 @@ const validState = {
   inFlight: ['https://h1.example/p/2'],
   robotsOutages: [['h2.example', 1_700_000_000_000, 503, 2]],
   robotsMaxAttempts: 5,
+  robots: [{ origin: 'http://h0.example', state: 'parsed', text: 'User-agent: *\nDisallow: /x\n', fetchedAtMs: 1_700_000_000_000, refreshAtMs: 1_700_086_400_000, lastStatus: 200, redirects: 0 }],
 };
 
 /** `image` carrying engine state `state`, through the bytes (JSON turns ±Infinity into null, as a file would). */
@@ -118,6 +119,17 @@ describe('absurd but checksum-valid checkpoints', () => {
       fc.tuple(fc.constant('politeness'), fc.constantFrom<unknown>({ ...politenessConfig(), floorMs: -5 }, { ...politenessConfig(), ceilingMs: Infinity }, { bogus: 1 }, 'x')),
       fc.tuple(fc.constant('robotsOutages'), fc.constantFrom<unknown>([['h', Infinity, 503, 1]], [['h', 1e300, 503, 1]], [['h', 0, 503.5, 1]], [['h', 0, 503, -1]], [[1, 0, 0, 0]], 'x')),
       fc.tuple(fc.constant('v'), fc.constantFrom<unknown>(2, 0.5, null)),
+      fc.tuple(
+        fc.constant('robots'),
+        fc.constantFrom<unknown>(
+          'x',
+          [{ origin: 'http://a.test', state: 'parsed', text: '', fetchedAtMs: 1e300, refreshAtMs: 0, lastStatus: 200, redirects: 0 }],
+          [{ origin: 'http://a.test', state: 'parsed', text: '', fetchedAtMs: 0, refreshAtMs: Infinity, lastStatus: 200, redirects: 0 }],
+          [{ origin: 'http://a.test', state: 'unreachable', fetchedAtMs: 0, refreshAtMs: 0, lastStatus: 503, redirects: 0 }],
+          [{ origin: 'not an origin', state: 'parsed', fetchedAtMs: 0, refreshAtMs: 0, lastStatus: 200, redirects: 0 }],
+          [{ origin: 'http://a.test', state: 'parsed', text: 5, fetchedAtMs: 0, refreshAtMs: 0, lastStatus: 200, redirects: -1 }],
+        ),
+      ),
     );
     fc.assert(
       fc.property(cases, ([field, value]) => {
