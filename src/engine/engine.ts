@@ -95,6 +95,12 @@ export interface RecoveryInfo {
   readonly tornBytes: number;
   /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
   readonly refetch: readonly string[];
+  /**
+   * Of those, the fetches whose start is in the journal, with that start (epoch ms): a consumer
+   * that keeps outputs can tell a page it wrote just before the kill, whose outcome never
+   * reached the journal, and not write it twice (the CLI does so for WARC and pages.jsonl).
+   */
+  readonly interrupted?: readonly { readonly url: string; readonly dispatchedAtMs: number }[] | undefined;
 }
 
 /** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
@@ -644,22 +650,23 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes are redone. */
   #replay(data: DataDir, state: EngineState): void {
     const f = this.#frontier!;
-    const pending = new Map<string, string>();
-    for (const u of state.inFlight) pending.set(u, u);
+    // URL → its last journaled fetch start (undefined: in flight at the checkpoint).
+    const pending = new Map<string, number | undefined>();
+    for (const u of state.inFlight) pending.set(u, undefined);
     let outcomes = 0;
     let dispatches = 0;
     const { records, tornBytes } = data.readJournal(state.generation);
     for (const r of records) {
       if (r.t === 'd') {
         if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
-        if (r.u !== undefined) pending.set(r.u, r.u);
+        if (r.u !== undefined) pending.set(r.u, r.at);
         continue;
       }
       this.#replayOutcome(r);
       pending.delete(r.u);
       outcomes++;
     }
-    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()] };
+    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()], interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])) };
   }
 
   #replayOutcome(r: OutcomeRecord): void {
