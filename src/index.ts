@@ -45,3 +45,6 @@ export {
 export * from './engine/index.js';
 export * from './urlfrontier/index.js';
 export * from './cluster/index.js';
+export * from './warc/index.js';
+export { type WarcCounts, type WarcLocation, WarcWriter, type WarcWriterOptions } from './cli/warc.js';
+export * from './observe/index.js';

@@ -20,6 +20,7 @@ import {
   JOURNAL_FILE,
   type Progress,
   type RecoveryInfo,
+  type RobotsCapture,
   SETTINGS_FILE,
   Scope,
   readCrawlSettings,
@@ -27,6 +28,7 @@ import {
 import { InvalidArgumentError } from '../errors/index.js';
 import { DataDir } from '../engine/datadir.js';
 import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
+import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
 import type { FrontierStats } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
@@ -35,6 +37,8 @@ import { type CliIo, SignalHub, bytes, int, seconds } from './io.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
+import { type LogLevel, lineLogger } from '../observe/index.js';
+import { CaptureIndex } from '../warc/index.js';
 
 /** The pages index file in the data directory. */
 export const PAGES_FILE = 'pages.jsonl';
@@ -55,6 +59,9 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'exclude', kind: 'string', arg: 'GLOB', multiple: true, help: 'never URLs matching one of these globs, e.g. "**/*.pdf"' },
     { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304) in the campaign; resumes count earlier runs, failures do not' },
     { name: 'max-requests', kind: 'integer', arg: 'N', min: 1, help: 'stop after N requests of any outcome in the campaign' },
+    { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
+    { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
+    { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
@@ -63,6 +70,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'budget', kind: 'number', arg: 'N', above: 0, help: 'with --recrawl: recrawls per hour the freshness scheduler spends (default 3600)' },
     { name: 'warc', kind: 'string', arg: 'DIR', help: 'WARC output directory (default DIR/warc under --data)' },
     { name: 'warc-size', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'rotate WARC files at this size (default 1G)' },
+    { name: 'warc-digest', kind: 'choice', arg: 'ALG', choices: ['sha1', 'sha256'], help: 'WARC-Block/Payload-Digest algorithm, base32 (default sha1)' },
     { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests); names DNS does not know are looked up in /etc/hosts too' },
     { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
@@ -70,11 +78,16 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s; also at stop)' },
     { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
+    { name: 'proxy', kind: 'string', arg: 'URL', help: 'fetch through this HTTP proxy (CONNECT tunnels to addresses meguri resolved and checked)' },
+    { name: 'http2', kind: 'boolean', help: 'offer HTTP/2 on TLS connections' },
+    { name: 'metrics-port', kind: 'integer', arg: 'PORT', min: 0, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (needs the prom-client package)' },
+    { name: 'log-level', kind: 'choice', arg: 'LEVEL', choices: ['debug', 'info', 'warn', 'error', 'silent'], help: 'log to stderr from this level: start/stop, host transitions, checkpoints, errors (default info)' },
+    { name: 'log-format', kind: 'choice', arg: 'FMT', choices: ['lines', 'json'], help: 'log lines as text or as JSON objects (pino-style; default lines)' },
   ],
   notes: [
     'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
     'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
-    'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
+    'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
     'Globs match the whole canonical URL: * stays within a path segment, ** crosses them.',
     'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 130 interrupted (resumable).',
   ],
@@ -87,11 +100,15 @@ export interface CrawlSetup {
   /** WARC output directory; undefined writes none. */
   readonly warcDir: string | undefined;
   readonly warcMaxBytes: number | undefined;
+  /** WARC digest algorithm (default sha1). */
+  readonly warcDigest?: 'sha1' | 'sha256' | undefined;
   readonly json: boolean;
   /** First line of the status block. */
   readonly title: string;
   /** Progress period; default by output kind. */
   readonly progressIntervalMs: number | undefined;
+  /** Log level and format (stderr); undefined logs nothing. */
+  readonly log?: { readonly level: LogLevel; readonly format: 'lines' | 'json' } | undefined;
   /** Called before each page is taken (the demo records statuses). */
   readonly onPage?: ((page: import('../engine/index.js').Page) => void) | undefined;
   /** Called with the engine once it is built, before the crawl starts. */
@@ -140,7 +157,20 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   const json = view instanceof JsonEvents ? view : undefined;
   const tty = view instanceof TtyProgress;
   const intervalMs = setup.progressIntervalMs ?? (json ? 1000 : tty ? 250 : 5000);
-  const engine = new Engine({ ...setup.engine, progressIntervalMs: intervalMs, handleSignals: false });
+  // With WARC output the fetcher records each exchange as it crossed the wire.
+  const record = setup.warcDir !== undefined && setup.engine.fetcher === undefined;
+  // Log lines go to stderr; on a terminal, through the status block so it is not torn.
+  const logger =
+    setup.log === undefined || setup.log.level === 'silent'
+      ? undefined
+      : lineLogger({ level: setup.log.level, format: setup.log.format, write: (line) => (tty && setup.log?.format !== 'json' ? view.note(line.trimEnd()) : io.stderr.write(line)) });
+  const engine = new Engine({
+    ...setup.engine,
+    ...(record ? { http: { ...setup.engine.http, record: true } } : {}),
+    ...(logger !== undefined ? { logger } : {}),
+    progressIntervalMs: intervalMs,
+    handleSignals: false,
+  });
   setup.onEngine?.(engine);
   const maxPages = engine.options.maxPages;
   const continuous = engine.options.recrawl || engine.options.freshness !== undefined;
@@ -162,12 +192,18 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     view.update(p, context(p));
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
+  void engine.metrics()?.then(
+    (m) => m.url !== undefined && logger?.info({ event: 'metrics', url: m.url }, 'metrics served'),
+    () => undefined, // run() reports it
+  );
   const pagesPath = join(dataDir, PAGES_FILE);
   engine.once('open', (r) => {
     // Only now does this process hold the data directory's lock: pages.jsonl (whose torn last
     // line opening cuts off) is never touched while another crawl writes to it.
     try {
       pages = PagesIndex.open(pagesPath);
+      // Earlier runs' captures, so an unchanged page becomes a revisit record.
+      if (warc !== undefined) warc.useCaptures(CaptureIndex.fromPages(pagesPath, warc.digest));
     } catch (err) {
       throw inFile(err, pagesPath);
     }
@@ -180,6 +216,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   });
   let writtenUnjournaled: string | undefined;
   const holdAfter = testHoldAfter(io);
+  const requisites = new Set<string>();
   let count = 0;
   hub.route((signal) => {
     count++;
@@ -198,7 +235,16 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   try {
     mkdirSync(dataDir, { recursive: true });
     if (setup.warcDir !== undefined) {
-      warc = await WarcWriter.open({ dir: setup.warcDir, maxBytes: setup.warcMaxBytes, agent: setup.engine.agent, software: `meguri/${packageVersion()}` });
+      warc = await WarcWriter.open({
+        dir: setup.warcDir,
+        maxBytes: setup.warcMaxBytes,
+        agent: setup.engine.agent,
+        software: `meguri/${packageVersion()}`,
+        robots: engine.options.robots,
+        digest: setup.warcDigest,
+      });
+      const w = warc;
+      engine.on('robots', (r) => void w.writeOutcome(robotsOutcome(r), r.startedAtMs));
     }
     json?.emit('start', { dataDir, warcDir: setup.warcDir ?? null, seeds: setup.engine.seeds?.length ?? 0 });
     try {
@@ -206,13 +252,16 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         setup.onPage?.(page);
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
+        // Requisites are marked by how they were found (remembered for this run, bounded).
+        for (const l of page.links) if (l.requisite === true && requisites.size < MAX_REQUISITES) requisites.add(l.url);
         if (page.url === writtenUnjournaled) {
           // Written just before a kill, journaled never: its outputs are already there once.
           writtenUnjournaled = undefined;
+          requisites.delete(page.url);
           continue;
         }
-        const where = warc === undefined ? undefined : await warc.write(page);
-        const rec = pageRecord(page, where, dataDir);
+        const where = warc?.write(page);
+        const rec = pageRecord(page, where, dataDir, requisites.delete(page.url));
         pages!.append(rec);
         json?.emit('page', { ...rec });
         if (holdAfter !== undefined && pages!.appended === holdAfter) await holdForTest(io);
@@ -245,6 +294,13 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     pages?.close();
     await engine.close();
   }
+}
+
+/** A robots.txt answer as an Outcome for the WARC writer (HttpFetcher's answers already are one). */
+function robotsOutcome(r: RobotsCapture): Outcome {
+  const res = r.result as RobotsCapture['result'] & Partial<Outcome>;
+  const body = typeof r.result.body === 'string' ? new TextEncoder().encode(r.result.body) : r.result.body;
+  return { ...res, row: -1, url: r.url, body };
 }
 
 /** Names the checkpoint or journal in a corrupt-file error from the engine. */
@@ -374,10 +430,11 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     throw inFile(err, join(dataDir, SETTINGS_FILE));
   }
   const given = [...args.positionals];
+  const sitemaps = args.list('sitemap');
   const seedsFile = args.text('seeds');
   if (seedsFile !== undefined) given.push(...readSeedsFile(seedsFile));
   const resumable = existsSync(join(dataDir, CHECKPOINT_FILE));
-  if (given.length === 0 && !resumable) {
+  if (given.length === 0 && sitemaps.length === 0 && !resumable) {
     throw new InvalidArgumentError(`crawl: nothing to crawl: give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume (${JSON.stringify(dataDir)} has none)`);
   }
   const agent = args.text('agent') ?? saved?.agent;
@@ -388,7 +445,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   if (budget !== undefined && !recrawl && saved?.recrawl !== true) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
   const minDelay = args.number('min-delay');
   const maxCrawlDelay = args.number('max-crawl-delay');
-  const seeds = usableSeeds(given, resumable, io);
+  const seeds = usableSeeds(given, resumable || sitemaps.length > 0, io);
   // Only what was given goes in: the engine fills in the rest from the saved settings.
   const allowPrivate = args.flag('allow-private') || saved?.allowPrivate === true;
   const savedPairs = (saved?.extraSettings?.['resolve'] as [string, string][] | undefined) ?? [];
@@ -400,6 +457,11 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(args.has('scope') ? { scope: args.text('scope') as EngineOptions['scope'] } : {}),
     ...(args.has('include') ? { include: args.list('include') } : {}),
     ...(args.has('exclude') ? { exclude: args.list('exclude') } : {}),
+    ...(sitemaps.length > 0 ? { sitemaps: usableSeeds(sitemaps, resumable, io) } : {}),
+    robotsSitemaps: !args.flag('no-robots-sitemaps'),
+    ...(args.flag('requisites') ? { requisites: true } : {}),
+    ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
+    ...(args.has('proxy') || args.flag('http2') ? { http: { ...(args.has('proxy') ? { proxy: args.text('proxy')! } : {}), ...(args.flag('http2') ? { allowH2: true } : {}) } } : {}),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
     ...(args.has('max-requests') ? { maxRequests: args.number('max-requests')! } : {}),
     ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),
@@ -424,6 +486,8 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
         engine,
         warcDir,
         warcMaxBytes: args.number('warc-size'),
+        warcDigest: args.text('warc-digest') as 'sha1' | 'sha256' | undefined,
+        log: { level: (args.text('log-level') ?? 'info') as LogLevel, format: (args.text('log-format') ?? 'lines') as 'lines' | 'json' },
         json,
         title: `meguri crawl → ${dataDir}`,
         progressIntervalMs: args.number('interval'),
@@ -610,6 +674,9 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       .join('\n')}\n`,
   );
 }
+
+/** Requisite URLs remembered until fetched (so pages.jsonl can mark them). */
+const MAX_REQUISITES = 1_000_000;
 
 /** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */
 export const DEFAULT_RECRAWL_BUDGET = 3600;

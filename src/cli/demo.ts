@@ -208,7 +208,7 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
         ...(violations === 0 ? [] : SIM_VIOLATION_KINDS.filter((k) => r.violations[k].length > 0).map((k) => `                 ${k}: ${r.violations[k].length}, e.g. ${r.violations[k][0]!.detail}`)),
         `  WARC         ${warcDir} (${result.warcFiles.length} file${result.warcFiles.length === 1 ? '' : 's'}, ${bytes(result.warcBytes)})`,
         `  pages.jsonl  ${summary.pagesFile}`,
-        `  look around  meguri hosts ${dataDir} --why · meguri stats ${dataDir} · meguri inspect ${join(dataDir, CHECKPOINT_FILE)}`,
+        `  look around  npx meguri hosts ${dataDir} --why · npx meguri stats ${dataDir} · npx meguri inspect ${join(dataDir, CHECKPOINT_FILE)}`,
       ];
       io.stdout.write(`${lines.join('\n')}\n`);
     }

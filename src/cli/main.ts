@@ -49,17 +49,18 @@ function overview(): string {
   const width = Math.max(...COMMANDS.map(([s]) => s.name.length)) + 2;
   return `meguri — a polite crawl frontier
 
-Usage: meguri <command> [options]
+Usage: npx meguri <command> [options]
 
 Commands:
 ${COMMANDS.map(([s]) => `  ${s.name.padEnd(width)}${s.summary}`).join('\n')}
 
 Start here:
-  meguri demo                                   crawl a simulated web on loopback (no network)
-  meguri crawl https://example.com/ --data ./crawl --agent "MyBot/1.0 (+https://example.com/bot)"
-  meguri hosts ./crawl --why                    why is each host idle?
+  npx meguri demo                               crawl a simulated web on loopback (no network)
+  npx meguri crawl https://example.com/ --data ./crawl --agent "MyBot/1.0 (+https://example.com/bot)"
+  npx meguri crawl --data ./crawl               resume it with its saved settings
+  npx meguri hosts ./crawl --why                why is each host idle?
 
-'meguri <command> --help' lists a command's options; 'meguri --version' prints the version.
+'npx meguri <command> --help' lists a command's options; 'npx meguri --version' prints the version.
 `;
 }
 

@@ -1,7 +1,8 @@
 /**
  * `pages.jsonl`: one line per fetched page for people who do not want WARC — the URL, the
  * status, when, the content fingerprint, how it changed since the last fetch, and where its
- * WARC response record is (file and byte offset). Appended as pages are taken from the
+ * WARC response record is (file, byte offset, record id and payload digest — the digests let a
+ * later run write revisit records instead of storing an unchanged body again). Appended as pages are taken from the
  * engine, across resumed runs; a line torn by a crash is cut off when the file is reopened,
  * so the file always parses line by line.
  */
@@ -27,6 +28,12 @@ export interface PageRecord {
   readonly warcOffset: number | null;
   /** Compressed length of the response record. */
   readonly warcLength: number | null;
+  /** WARC-Record-ID of that record. */
+  readonly warcRecordId: string | null;
+  /** `response`, or `revisit` when the payload was already archived (or the server said 304). */
+  readonly warcType: string | null;
+  /** WARC-Payload-Digest (`sha1:BASE32`): what a later recrawl deduplicates against. */
+  readonly payloadDigest: string | null;
   readonly host: string;
   readonly depth: number;
   readonly contentType: string | null;
@@ -38,6 +45,8 @@ export interface PageRecord {
   readonly location: string | null;
   /** Why there was no usable response. */
   readonly error: string | null;
+  /** Fetched as a page requisite (an image, script or stylesheet a page referenced; `--requisites`). */
+  readonly requisite: boolean;
 }
 
 /** Bytes read back from the end to find the last line (a record is well under this). */
@@ -46,7 +55,7 @@ const LAST_LINE_WINDOW = 1 << 20;
 const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
 /** The pages.jsonl line of a page and where its WARC record went. */
-export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: string): PageRecord {
+export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: string, requisite = false): PageRecord {
   let warcFile: string | null = null;
   if (warc !== undefined) {
     const rel = relative(dataDir, warc.file);
@@ -61,6 +70,9 @@ export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: 
     warcFile,
     warcOffset: warc?.offset ?? null,
     warcLength: warc?.length ?? null,
+    warcRecordId: warc?.id ?? null,
+    warcType: warc?.type ?? null,
+    payloadDigest: warc?.payloadDigest ?? null,
     host: page.host,
     depth: page.depth,
     contentType: page.headers.contentType ?? null,
@@ -68,6 +80,7 @@ export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: 
     soft404: page.soft404,
     location: page.headers.location ?? null,
     error: page.error ?? null,
+    requisite,
   };
 }
 

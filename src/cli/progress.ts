@@ -87,7 +87,7 @@ function etaText(c: StatusContext): string {
   if (e.remaining === 0) return 'finishing';
   if (!Number.isFinite(e.seconds)) {
     const until = e.blockedUntilMs === undefined ? '' : `; the first may go at ${clockTime(e.blockedUntilMs)} UTC`;
-    return `unknown (every host with work is blocked${until}; meguri hosts --why says why)`;
+    return `unknown (every host with work is blocked${until}; npx meguri hosts --why says why)`;
   }
   const cap = e.capacityPerSec > 0 ? `politeness allows ≤ ${e.capacityPerSec < 10 ? e.capacityPerSec.toFixed(1) : int(e.capacityPerSec)} pages/s` : '';
   return `~${seconds(e.seconds)}${cap ? ` (${cap}${e.hostBound ? '; slowest host bounds it' : ''})` : ''}`;

@@ -54,7 +54,7 @@ export async function serveCommand(args: ParsedArgs, io: CliIo, stop?: Promise<u
     });
     hub.route(undefined);
     await server.close();
-    io.stdout.write('meguri serve: closed (checkpoint written)\n');
+    io.stdout.write(`meguri serve: closed${data === undefined ? '' : ' (checkpoint written)'}\n`);
     return EXIT.ok;
   } finally {
     hub.close();

@@ -1,46 +1,62 @@
 /**
- * WARC/1.1 output through the `warcio` package: per fetched page a `response` record and the
- * `request` record that produced it (linked by WARC-Concurrent-To), each record its own gzip
- * member so a reader can seek to any record's offset; files rotate when the next record would
- * push one past `maxBytes`, and each file opens with a `warcinfo` record.
+ * WARC/1.1 output as recorded: per fetch a `response` record holding the response exactly as
+ * it arrived (status line with the real HTTP version, every header in order, the body with
+ * its transfer and content codings) and the `request` record as it was sent, linked by
+ * WARC-Concurrent-To; robots.txt fetches the same way. Each record is its own gzip member,
+ * files rotate before the next record would push one past `maxBytes`, and each file opens
+ * with a `warcinfo` record every other record names in WARC-Warcinfo-ID.
  *
- * What the records hold: the engine yields the decoded body (Content-Encoding already undone)
- * and the headers a crawler keeps (Content-Type, ETag, Last-Modified, Location, Retry-After),
- * not the raw bytes off the wire. So the HTTP header block of each record is rebuilt from
- * those (with a Content-Length matching the stored body), and a body cut at the fetcher's cap
- * is marked `WARC-Truncated: length`. A fetch with no HTTP response (DNS failure, refused
- * connection) has no record; pages.jsonl still lists it.
+ * Recrawls: a 2xx whose payload digest equals an earlier capture's becomes a `revisit` record
+ * (profile identical-payload-digest, block = the response head) pointing at the record that
+ * stored the payload; a 304 becomes a `revisit` (profile server-not-modified) pointing at the
+ * URL's latest capture. The memory of earlier captures is `CaptureIndex` (src/warc).
+ *
+ * Without a recording (a custom fetcher, or `HttpFetcher` without `record`), the HTTP head is
+ * rebuilt from the headers the engine keeps and the body stored decoded, as a fallback.
+ * A fetch with no HTTP response (DNS failure, refused connection) has no record; pages.jsonl
+ * still lists it.
  *
  * A run never appends to an earlier run's file: file names carry a sequence number that
  * continues from the highest one in the directory. A kill can leave a torn last record or an
  * empty file; the next open cuts or removes it (./warc-tail.ts).
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
+import type { HttpExchange, Outcome } from '../model/index.js';
+import {
+  CaptureIndex,
+  PROFILE_IDENTICAL,
+  PROFILE_NOT_MODIFIED,
+  type WarcDigestAlgorithm,
+  type WarcType,
+  gzipRecord,
+  payloadOf,
+  recordBytes,
+  recordId,
+  warcDate,
+  warcDigest,
+  warcFields,
+} from '../warc/index.js';
 import { repairWarcTails } from './warc-tail.js';
 
-type Warcio = typeof import('warcio');
-
-let warcio: Promise<Warcio> | undefined;
-
-/** warcio, imported on first use (it costs a few hundred ms; `meguri stats` never needs it). */
-function loadWarcio(): Promise<Warcio> {
-  warcio ??= import('warcio');
-  return warcio;
-}
-
-/** Where a page's response record went. */
+/** Where a capture's main record (response or revisit) went. */
 export interface WarcLocation {
   /** The file's path. */
   readonly file: string;
-  /** Byte offset of the response record's gzip member. */
+  /** Byte offset of the record's gzip member. */
   readonly offset: number;
-  /** Compressed length of the response record. */
+  /** Compressed length of the record. */
   readonly length: number;
+  /** Its WARC-Record-ID. */
+  readonly id: string;
+  /** `response` or `revisit`. */
+  readonly type: WarcType;
+  /** Its WARC-Payload-Digest (undefined for a 304 revisit). */
+  readonly payloadDigest: string | undefined;
 }
 
 /** Options of `WarcWriter.open`. */
@@ -51,12 +67,31 @@ export interface WarcWriterOptions {
   readonly prefix?: string | undefined;
   /** Rotate before a file would exceed this many bytes. Default 1 GiB. */
   readonly maxBytes?: number | undefined;
-  /** The crawl's User-Agent (recorded in warcinfo and the request records). */
+  /** The crawl's User-Agent (recorded in warcinfo and rebuilt request records). */
   readonly agent: string;
-  /** `software` of the warcinfo record. */
+  /** `software` of the warcinfo record, e.g. `meguri/0.1.0`. */
   readonly software: string;
+  /** Whether the crawl obeys robots.txt (warcinfo `robots`). Default true. */
+  readonly robots?: boolean | undefined;
+  /** Digest algorithm of WARC-Block-Digest / WARC-Payload-Digest. Default `sha1`. */
+  readonly digest?: WarcDigestAlgorithm | undefined;
+  /** Write revisit records for unchanged payloads and 304s. Default true. */
+  readonly revisits?: boolean | undefined;
+  /** Earlier captures to deduplicate against (default: none; see `CaptureIndex.fromPages`). */
+  readonly captures?: CaptureIndex | undefined;
   /** Wall clock for file names and warcinfo dates. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
+}
+
+/** One fetch to archive. */
+interface Capture {
+  readonly url: string;
+  readonly dateMs: number;
+  readonly ip: string | undefined;
+  readonly status: number;
+  readonly exchange: HttpExchange | undefined;
+  /** The head and body rebuilt from kept headers, when there is no recording. */
+  readonly rebuild: () => HttpExchange;
 }
 
 const DEFAULT_MAX_BYTES = 1024 ** 3;
@@ -65,32 +100,50 @@ function stamp14(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
 }
 
-/** Writes pages as WARC/1.1 records into size-rotated `.warc.gz` files. */
+/** Counts of what a writer wrote. */
+export interface WarcCounts {
+  response: number;
+  request: number;
+  revisit: number;
+  warcinfo: number;
+  /** Payload bytes a revisit did not store again. */
+  dedupBytes: number;
+}
+
+/** Writes captures as WARC/1.1 records into size-rotated `.warc.gz` files. */
 export class WarcWriter {
   readonly dir: string;
   readonly #prefix: string;
   readonly #maxBytes: number;
   readonly #agent: string;
   readonly #software: string;
+  readonly #robots: boolean;
+  readonly #digest: WarcDigestAlgorithm;
+  readonly #revisits: boolean;
+  #captures: CaptureIndex;
   readonly #now: () => number;
-  readonly #w: Warcio;
   #seq: number;
   #fd = -1;
   #file = '';
+  #warcinfoId = '';
   #size = 0;
-  /** Pages in the current file (a page larger than maxBytes still goes into a fresh file alone). */
-  #pagesInFile = 0;
+  /** Captures in the current file (one larger than maxBytes still goes into a fresh file alone). */
+  #inFile = 0;
   #records = 0;
   readonly #files: string[] = [];
   #bytes = 0;
+  readonly counts: WarcCounts = { response: 0, request: 0, revisit: 0, warcinfo: 0, dedupBytes: 0 };
 
-  private constructor(w: Warcio, o: WarcWriterOptions, seq: number) {
-    this.#w = w;
+  private constructor(o: WarcWriterOptions, seq: number) {
     this.dir = o.dir;
     this.#prefix = o.prefix ?? 'meguri';
     this.#maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
     this.#agent = o.agent;
     this.#software = o.software;
+    this.#robots = o.robots ?? true;
+    this.#digest = o.digest ?? 'sha1';
+    this.#revisits = o.revisits ?? true;
+    this.#captures = o.captures ?? new CaptureIndex();
     this.#now = o.now ?? Date.now;
     this.#seq = seq;
   }
@@ -99,6 +152,9 @@ export class WarcWriter {
   static async open(o: WarcWriterOptions): Promise<WarcWriter> {
     if (!(typeof o.maxBytes === 'undefined' || (Number.isSafeInteger(o.maxBytes) && o.maxBytes > 0))) {
       throw new InvalidArgumentError(`WarcWriter: maxBytes must be a positive integer, received ${String(o.maxBytes)}`);
+    }
+    if (o.digest !== undefined && o.digest !== 'sha1' && o.digest !== 'sha256') {
+      throw new InvalidArgumentError(`WarcWriter: digest must be "sha1" or "sha256", received ${JSON.stringify(o.digest)}`);
     }
     const prefix = o.prefix ?? 'meguri';
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) throw new InvalidArgumentError(`WarcWriter: prefix must be letters, digits, '.', '_' or '-', received ${JSON.stringify(prefix)}`);
@@ -113,7 +169,7 @@ export class WarcWriter {
     const last = found.length === 0 ? 0 : found[found.length - 1]![0];
     // A killed run may have left an empty file or a torn last record: cut it before writing on.
     repairWarcTails(o.dir, found.map(([, name]) => name));
-    return new WarcWriter(await loadWarcio(), o, last + 1);
+    return Promise.resolve(new WarcWriter(o, last + 1));
   }
 
   /** Files written by this writer, in order. */
@@ -131,68 +187,50 @@ export class WarcWriter {
     return this.#records;
   }
 
+  /** The digest algorithm in use. */
+  get digest(): WarcDigestAlgorithm {
+    return this.#digest;
+  }
+
+  /** Replaces the memory of earlier captures (e.g. rebuilt from pages.jsonl once it is open). */
+  useCaptures(index: CaptureIndex): void {
+    this.#captures = index;
+  }
+
   /**
-   * Writes the response and request records of `page`; resolves to where the response
+   * Writes the records of `page` (response or revisit, then request); returns where the main
    * record is, or undefined for a fetch without an HTTP response.
    */
-  async write(page: Page): Promise<WarcLocation | undefined> {
+  write(page: Page): WarcLocation | undefined {
     if (page.status === 0) return undefined;
-    const { WARCRecord, WARCSerializer } = this.#w;
-    const date = new Date(page.timing.dispatchedAtMs).toISOString();
-    const warcHeaders: Record<string, string> = {};
-    if (page.ip !== undefined) warcHeaders['WARC-IP-Address'] = page.ip;
-    if (page.truncated) warcHeaders['WARC-Truncated'] = 'length';
-    const body = page.body ?? new Uint8Array(0);
-    const http: [string, string][] = [];
-    const h = page.headers;
-    if (h.contentType !== undefined) http.push(['Content-Type', h.contentType]);
-    if (h.etag !== undefined) http.push(['ETag', h.etag]);
-    if (h.lastModified !== undefined) http.push(['Last-Modified', new Date(h.lastModified * 1000).toUTCString()]);
-    if (h.location !== undefined) http.push(['Location', h.location]);
-    if (h.retryAfter !== undefined) http.push(['Retry-After', h.retryAfter]);
-    http.push(['Content-Length', String(body.length)]);
-    const response = WARCRecord.create(
-      {
-        url: page.url,
-        date,
-        type: 'response',
-        warcVersion: 'WARC/1.1',
-        statusline: `HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Unknown'}`,
-        httpHeaders: http,
-        warcHeaders,
-        keepHeadersCase: true,
-      },
-      [body],
-    );
-    const u = new URL(page.url);
-    const request = WARCRecord.create(
-      {
-        url: page.url,
-        date,
-        type: 'request',
-        warcVersion: 'WARC/1.1',
-        statusline: `GET ${u.pathname}${u.search} HTTP/1.1`,
-        httpHeaders: [
-          ['Host', u.host],
-          ['User-Agent', this.#agent],
-          ['Accept-Encoding', ACCEPT_ENCODING],
-        ],
-        warcHeaders: {
-          'WARC-Concurrent-To': response.warcHeaders.headers.get('WARC-Record-ID') ?? '',
-          ...(page.ip !== undefined ? { 'WARC-IP-Address': page.ip } : {}),
-        },
-        keepHeadersCase: true,
-      },
-      [],
-    );
-    const resBytes = await WARCSerializer.serialize(response, { gzip: true });
-    const reqBytes = await WARCSerializer.serialize(request, { gzip: true });
-    await this.#room(resBytes.length + reqBytes.length);
-    const offset = this.#size;
-    this.#append(resBytes);
-    this.#append(reqBytes);
-    this.#pagesInFile++;
-    return { file: this.#file, offset, length: resBytes.length };
+    return this.#write({
+      url: page.url,
+      dateMs: page.timing.dispatchedAtMs,
+      ip: page.ip,
+      status: page.status,
+      exchange: page.exchange,
+      rebuild: () => rebuildExchange(page.url, page.status, page.headers, page.body, page.truncated, this.#agent),
+    });
+  }
+
+  /** Writes a bare fetch (robots.txt, a sitemap) that has an HTTP response; see `write`. */
+  writeOutcome(o: Outcome, dateMs: number): WarcLocation | undefined {
+    if (o.status === 0) return undefined;
+    const headers = {
+      contentType: o.contentType,
+      etag: o.etag,
+      lastModified: o.lastModified,
+      location: o.location,
+      retryAfter: o.retryAfter,
+    };
+    return this.#write({
+      url: o.url,
+      dateMs,
+      ip: o.ip,
+      status: o.status,
+      exchange: o.exchange,
+      rebuild: () => rebuildExchange(o.url, o.status, headers, o.body, o.truncated === true, this.#agent),
+    });
   }
 
   /** Flushes and closes the current file. */
@@ -206,28 +244,125 @@ export class WarcWriter {
     }
   }
 
-  /** Opens a new file when none is open or the next `need` bytes would overflow this one. */
-  async #room(need: number): Promise<void> {
-    if (this.#fd >= 0 && (this.#pagesInFile === 0 || this.#size + need <= this.#maxBytes)) return;
+  #write(c: Capture): WarcLocation {
+    const ex = c.exchange ?? c.rebuild();
+    const alg = this.#digest;
+    const payload = payloadOf(ex.response);
+    const truncated = ex.truncated || !payload.complete;
+    const payloadDigest = warcDigest(alg, payload.bytes);
+    const date = warcDate(c.dateMs);
+    const mainId = recordId();
+    const requestId = recordId();
+    let type: WarcType = 'response';
+    let block: Uint8Array = ex.response;
+    let extra: [string, string | undefined][] = [
+      ['WARC-Payload-Digest', payloadDigest],
+      ['WARC-Truncated', truncated ? 'length' : undefined],
+    ];
+    if (this.#revisits && c.status === 304 && payload.head !== undefined) {
+      const latest = this.#captures.latest(c.url);
+      const original = latest === undefined ? undefined : this.#captures.original(latest);
+      type = 'revisit';
+      extra = [
+        ['WARC-Profile', PROFILE_NOT_MODIFIED],
+        ['WARC-Refers-To-Target-URI', original?.uri],
+        ['WARC-Refers-To-Date', original?.date],
+        ['WARC-Refers-To', original?.id],
+      ];
+    } else if (this.#revisits && c.status >= 200 && c.status < 300 && !truncated && payload.bytes.length > 0 && payload.head !== undefined) {
+      const original = this.#captures.original(payloadDigest);
+      if (original !== undefined) {
+        type = 'revisit';
+        block = ex.response.subarray(0, payload.head.length);
+        extra = [
+          ['WARC-Profile', PROFILE_IDENTICAL],
+          ['WARC-Refers-To-Target-URI', original.uri],
+          ['WARC-Refers-To-Date', original.date],
+          ['WARC-Refers-To', original.id],
+          ['WARC-Payload-Digest', payloadDigest],
+        ];
+      }
+    }
+    const request = ex.request.length > 0 ? ex.request : c.rebuild().request;
+    const build = (): [Buffer, Buffer] => {
+      const main = recordBytes(
+        type,
+        [
+          ['WARC-Record-ID', mainId],
+          ['WARC-Date', date],
+          ['WARC-Target-URI', c.url],
+          ['WARC-Warcinfo-ID', this.#warcinfoId],
+          ['WARC-IP-Address', c.ip],
+          ['Content-Type', 'application/http;msgtype=response'],
+          ['WARC-Block-Digest', warcDigest(alg, block)],
+          ...extra,
+        ],
+        block,
+      );
+      const req = recordBytes(
+        'request',
+        [
+          ['WARC-Record-ID', requestId],
+          ['WARC-Date', date],
+          ['WARC-Target-URI', c.url],
+          ['WARC-Warcinfo-ID', this.#warcinfoId],
+          ['WARC-IP-Address', c.ip],
+          ['WARC-Concurrent-To', mainId],
+          ['Content-Type', 'application/http;msgtype=request'],
+          ['WARC-Block-Digest', warcDigest(alg, request)],
+        ],
+        request,
+      );
+      return [gzipRecord(main), gzipRecord(req)];
+    };
+    let [mainGz, reqGz] = build();
+    if (this.#room(mainGz.length + reqGz.length)) [mainGz, reqGz] = build(); // new file: new warcinfo id
+    const offset = this.#size;
+    this.#append(mainGz);
+    this.#append(reqGz);
+    this.#inFile++;
+    this.counts[type === 'revisit' ? 'revisit' : 'response']++;
+    this.counts.request++;
+    if (type === 'revisit' && c.status !== 304) this.counts.dedupBytes += payload.bytes.length;
+    if (type === 'response' && c.status >= 200 && c.status < 300 && !truncated) this.#captures.add(c.url, payloadDigest, { uri: c.url, date, id: mainId });
+    else if (type === 'revisit' && c.status !== 304) this.#captures.add(c.url, payloadDigest, undefined);
+    return { file: this.#file, offset, length: mainGz.length, id: mainId, type, payloadDigest: type === 'revisit' && c.status === 304 ? undefined : payloadDigest };
+  }
+
+  /** Opens a new file when none is open or `need` more bytes would overflow this one; true when it did. */
+  #room(need: number): boolean {
+    if (this.#fd >= 0 && (this.#inFile === 0 || this.#size + need <= this.#maxBytes)) return false;
     this.close();
     const name = `${this.#prefix}-${stamp14(this.#now())}-${String(this.#seq++).padStart(5, '0')}.warc.gz`;
     this.#file = join(this.dir, name);
     this.#fd = openSync(this.#file, 'wx', 0o644);
     this.#size = 0;
-    this.#pagesInFile = 0;
+    this.#inFile = 0;
     this.#files.push(this.#file);
-    const info = this.#w.WARCRecord.createWARCInfo(
-      { filename: name, warcVersion: 'WARC/1.1', date: new Date(this.#now()).toISOString(), keepHeadersCase: true },
-      {
-        software: this.#software,
-        format: 'WARC File Format 1.1',
-        conformsTo: 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/',
-        'http-header-user-agent': this.#agent,
-        robots: 'obey',
-        description: 'HTTP header blocks rebuilt from the headers meguri keeps; bodies stored decoded (no Content-Encoding)',
-      },
+    this.#warcinfoId = recordId();
+    const fields = warcFields([
+      ['software', this.#software],
+      ['format', 'WARC File Format 1.1'],
+      ['conformsTo', 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/'],
+      ['http-header-user-agent', this.#agent],
+      ['robots', this.#robots ? 'obey' : 'ignore'],
+      ['digest', this.#digest],
+      ['description', 'responses and requests as sent and received on the wire; revisit records for unchanged payloads and 304s'],
+    ]);
+    const info = recordBytes(
+      'warcinfo',
+      [
+        ['WARC-Record-ID', this.#warcinfoId],
+        ['WARC-Date', warcDate(this.#now())],
+        ['WARC-Filename', basename(name)],
+        ['Content-Type', 'application/warc-fields'],
+        ['WARC-Block-Digest', warcDigest(this.#digest, fields)],
+      ],
+      fields,
     );
-    this.#append(await this.#w.WARCSerializer.serialize(info, { gzip: true }));
+    this.#append(gzipRecord(info));
+    this.counts.warcinfo++;
+    return true;
   }
 
   #append(b: Uint8Array): void {
@@ -237,4 +372,32 @@ export class WarcWriter {
     this.#bytes += b.length;
     this.#records++;
   }
+}
+
+/** The headers a page keeps, for the rebuilt fallback. */
+interface KeptHeaders {
+  readonly contentType: string | undefined;
+  readonly etag: string | undefined;
+  readonly lastModified: number | undefined;
+  readonly location: string | undefined;
+  readonly retryAfter: string | undefined;
+}
+
+/**
+ * A response head rebuilt from kept headers (with a Content-Length matching the decoded body
+ * stored) and a request head with the fetcher's fixed headers: the fallback when the fetch was
+ * not recorded on the wire.
+ */
+function rebuildExchange(url: string, status: number, h: KeptHeaders, body: Uint8Array | undefined, truncated: boolean, agent: string): HttpExchange {
+  const b = body ?? new Uint8Array(0);
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
+  if (h.contentType !== undefined) head += `Content-Type: ${h.contentType}\r\n`;
+  if (h.etag !== undefined) head += `ETag: ${h.etag}\r\n`;
+  if (h.lastModified !== undefined) head += `Last-Modified: ${new Date(h.lastModified * 1000).toUTCString()}\r\n`;
+  if (h.location !== undefined) head += `Location: ${h.location}\r\n`;
+  if (h.retryAfter !== undefined) head += `Retry-After: ${h.retryAfter}\r\n`;
+  head += `Content-Length: ${b.length}\r\n\r\n`;
+  const u = new URL(url);
+  const request = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: ${agent}\r\nAccept-Encoding: ${ACCEPT_ENCODING}\r\n\r\n`;
+  return { request: Buffer.from(request, 'latin1'), response: Buffer.concat([Buffer.from(head, 'latin1'), b]), truncated, synthesized: true };
 }

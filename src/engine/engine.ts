@@ -1,6 +1,16 @@
 /**
  * `Engine`: the live crawl loop around one frontier partition.
  *
+ * Why this file is over 600 lines: what is left here is one state machine — the table of
+ * fetches in flight (`#flights`), the pages waiting for the consumer (`#outputs`), the phase
+ * (new → running → ended → closed) and the stop/abort flags — and every method below reads or
+ * changes that state together: dispatch adds a flight, completion shapes its page, the ack
+ * journals and reports it and frees the slot, stop/abort/close wind the same table down, and
+ * the checkpoint writes the flights back as schedulable. Split across files, each piece would
+ * need the whole table passed in and the invariants ("an outcome is journaled only after the
+ * consumer took its page", "a flight is dropped exactly once") would be kept in several
+ * places. Everything that is not that state machine lives in the sibling files listed below.
+ *
  * ```
  *  driver (timers, completions)                        consumer (for await … of run())
  *  ───────────────────────────                        ────────────────────────────────
@@ -38,100 +48,43 @@
  *                      sendHeaders), reading host intervals through `Frontier#hostIntervalMs`
  *   datadir.ts         lock, checkpoint (.meguri + engine state) and journal files
  *   records.ts         journal record codec; redirect-hops.ts the maxRedirects counts
+ *   scope.ts           which URLs the crawl may fetch (scope over the seeds, globs)
+ *   settings.ts        the settings saved with the crawl (settings.json) and a resume's overrides
+ *   tally.ts           the end summary's counts; run-types.ts its types; crawl.ts `crawl()`
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
 import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher } from '../fetch/index.js';
-import { readPartition } from '../format/file.js';
+import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type HostGrouping, type Link, type Outcome, UrlStatus } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
-import { CHECKPOINT_FILE, DataDir, type EngineState } from './datadir.js';
+import { DataDir, type EngineState } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
 import { HostDirectory } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
 import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
+import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, StopReason } from './run-types.js';
 import { Scope, type ScopeReason } from './scope.js';
 import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
-import { type CrawlCounts, type FailingHost, type HandlerFailure, Tally, type UnresolvedHost } from './tally.js';
+import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
-import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost, hostStatesFromPartition } from './status.js';
+import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost } from './status.js';
 import { SendGate } from './send-gate.js';
+import { robotsSitemaps, sitemapKey } from './sitemaps.js';
+import { SitemapHints } from '../sitemap/index.js';
+import { type EngineMetrics, attachLogger, startMetrics } from '../observe/index.js';
 import { Waker } from './waker.js';
 
 const HOUR_MS = 3_600_000;
-
-/** Why a run ended. */
-export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted';
-
-/** A seed the settings refuse (reported before the crawl starts; never fetched while they hold). */
-export interface RefusedSeed {
-  readonly url: string;
-  /** `not-http` (not an http(s) URL), or why the scope refuses it (`not-included`, `excluded`). */
-  readonly reason: string;
-}
-
-/** What `open` found in `dataDir`. */
-export interface RecoveryInfo {
-  /** A checkpoint was found and resumed. */
-  readonly resumed: boolean;
-  /** Checkpoint generation resumed (0 for a new campaign). */
-  readonly generation: number;
-  /** Outcomes replayed from the journal. */
-  readonly replayedOutcomes: number;
-  /** Fetch starts replayed from the journal (intervals kept across the crash). */
-  readonly replayedDispatches: number;
-  /** Bytes of a torn journal tail that were dropped. */
-  readonly tornBytes: number;
-  /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
-  readonly refetch: readonly string[];
-  /**
-   * Of those, the fetches whose start is in the journal, with that start (epoch ms): a consumer
-   * that keeps outputs can tell a page it wrote just before the kill, whose outcome never
-   * reached the journal, and not write it twice (the CLI does so for WARC and pages.jsonl).
-   */
-  readonly interrupted?: readonly { readonly url: string; readonly dispatchedAtMs: number }[] | undefined;
-}
-
-/** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
-export interface CrawlSummary {
-  readonly reason: StopReason;
-  readonly progress: Progress;
-  readonly recovery: RecoveryInfo;
-  /** This run's outcomes, refusals and out-of-scope URLs (see `CrawlCounts`). */
-  readonly counts: CrawlCounts;
-  /** Pages fetched OK in the whole campaign (what `maxPages` counts). */
-  readonly okInCampaign: number;
-  /** The hosts that failed most this run, with the last reason. */
-  readonly failingHosts: readonly FailingHost[];
-  /** Names that do not exist, each taken out of the crawl at once. */
-  readonly unresolvedHosts: readonly UnresolvedHost[];
-  /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
-  readonly handlerFailures: readonly HandlerFailure[];
-  /** Seeds the settings refused. */
-  readonly refusedSeeds: readonly RefusedSeed[];
-  /** Saved settings this run's options overrode. */
-  readonly settingChanges: readonly SettingChange[];
-}
-
-/** Events of an `Engine` (`engine.on(name, listener)`). */
-export interface EngineEvents {
-  /** `dataDir` is open (resumed or new) and the crawl is about to start. */
-  open: [RecoveryInfo];
-  progress: [Progress];
-  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number }];
-  end: [CrawlSummary];
-}
 
 interface Flight {
   readonly req: FetchRequest;
@@ -169,6 +122,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #groupingGiven: boolean;
   /** The freshness hook in force: the caller's, or meguri's scheduler in continuous mode. */
   readonly #freshness: FreshnessHook | undefined;
+  /** Sitemap lastmod hints (continuous mode only). */
+  readonly #hints: SitemapHints | undefined;
+  /** Prometheus metrics being started (`metrics` option). */
+  readonly #metrics: Promise<EngineMetrics> | undefined;
+  /** Sitemaps named by robots.txt answers, seeded at the next fill. */
+  readonly #sitemapQueue: string[] = [];
   /**
    * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
    * continuous mode, which never gives up (see `EngineOptions.robotsMaxAttempts`).
@@ -251,7 +210,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
     this.#scope = new Scope(o.scope, canonicalSeeds(o.seeds, o.canonPolicy), o.include, o.exclude);
-    this.#freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
+    const freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
+    // Sitemap lastmod hints wrap the scheduler in force (src/sitemap/hints.ts).
+    this.#hints = freshness === undefined ? undefined : new SitemapHints(freshness, { keyOf: (url) => sitemapKey(this.#directory, url) });
+    this.#freshness = this.#hints?.hook() ?? freshness;
     this.#robotsGiveUp = o.recrawl || o.freshness !== undefined ? undefined : o.robotsMaxAttempts;
     this.policy = enginePolitenessConfig(o.politeness);
     this.#clock = o.clock;
@@ -267,6 +229,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         allowPrivate: o.allowPrivate,
         dns: this.#dns,
         canonPolicy: o.http?.canonPolicy ?? o.canonPolicy,
+        requisites: o.http?.requisites ?? o.requisites,
         now: o.clock,
       });
       this.#ownsFetcher = true;
@@ -291,7 +254,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       scope: this.#scope,
       tally: this.#tally,
       enabled: o.robots,
-      fetch: robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock),
+      fetch: this.#observedRobotsFetch(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock)),
       agent: o.agent,
       ttlMs: o.robotsTtlMs,
       retryMs: o.robotsRetryMs,
@@ -304,6 +267,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     });
     this.#hops = new RedirectHops(o.maxRedirects);
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
+    if (o.logger !== undefined) attachLogger(this, o.logger);
+    this.#metrics = o.metrics === undefined ? undefined : startMetrics(this, o.metrics);
+    this.#metrics?.catch(() => undefined); // surfaced by run()
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
   }
 
@@ -327,6 +293,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let completedNormally = false;
     this.#detach = this.#attachSignals();
     try {
+      if (this.#metrics !== undefined) await this.#metrics;
       this.#open();
       this.#opened = true;
       this.emit('open', this.#recovery);
@@ -497,6 +464,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#phase = 'closed';
     this.#stop.abort();
+    await (await this.#metrics?.catch(() => undefined))?.close();
     this.#data?.release();
     if (this.#ownsFetcher && this.#fetcher instanceof HttpFetcher) await this.#fetcher.close();
     this.#frontier?.free();
@@ -513,6 +481,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   get options(): Readonly<EngineOptions> {
     return this.#options;
+  }
+
+  /** The Prometheus metrics (`metrics` option): registry and endpoint URL; undefined without. */
+  metrics(): Promise<EngineMetrics> | undefined {
+    return this.#metrics;
   }
 
   /** Why the run ended (undefined while running). */
@@ -626,7 +599,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
     }
-    this.#seed([...o.seeds, ...this.#pendingSeeds.splice(0)]);
+    this.#seed([...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]);
     if (data !== undefined) {
       writeCrawlSettings(data.path, this.options, this.#changes, new Date());
       this.#checkpoint();
@@ -803,6 +776,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const f = this.#frontier!;
     const max = this.options.concurrency;
     this.#flushStarts();
+    if (this.#sitemapQueue.length > 0) this.#seed(this.#sitemapQueue.splice(0));
     while (this.#flights.size < max && this.#budgetLeft() > 0) {
       // A fresh clock per dispatch: the time recorded is the time the request leaves.
       const req = f.dispatch(this.#clock());
@@ -905,6 +879,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       links = inside.length === links.length ? links : inside;
       for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
+      if (this.#hints !== undefined) for (const l of links) if (l.lastmod !== undefined) this.#hints.note(l.url, l.lastmod);
     }
     let location: string | undefined;
     let capped: string | undefined;
@@ -939,6 +914,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (soft404) flight.outside.length = 0;
     this.#tally.outcome(splitOrigin(req.url)?.host ?? req.host, s, soft404, o.errorKind, o.error);
     flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
+    if (this.listenerCount('fetched') > 0) this.emit('fetched', flight.page);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
     this.#notifyQuiet();
@@ -1045,11 +1021,27 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   // ───────────────────────────── checkpoints and progress ─────────────────────────────
 
+  /**
+   * The robots.txt fetch as the gate makes it, observed: each answer is emitted as a `robots`
+   * event (WARC archiving, logs) and its `Sitemap:` lines are queued as seeds when
+   * `robotsSitemaps` is on.
+   */
+  #observedRobotsFetch(base: RobotsFetch): RobotsFetch {
+    return async (url, signal) => {
+      const startedAtMs = this.#clock();
+      const result = await base(url, signal);
+      if (this.listenerCount('robots') > 0) this.emit('robots', { url, startedAtMs, result });
+      if (this.options.robotsSitemaps) this.#sitemapQueue.push(...robotsSitemaps(url, result));
+      return result;
+    };
+  }
+
   #checkpoint(): void {
     const data = this.#data;
     const f = this.#frontier;
     if (data === undefined || f === undefined) return;
     const generation = this.#generation + 1;
+    const startedMs = performance.now();
     const image = f.checkpoint();
     const bytes = data.checkpoint(
       image,
@@ -1069,7 +1061,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     );
     this.#generation = generation;
     this.#c.checkpoints++;
-    this.emit('checkpoint', { generation, bytes, urls: image.rows });
+    this.emit('checkpoint', { generation, bytes, urls: image.rows, ms: performance.now() - startedMs });
   }
 
   /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */
@@ -1134,48 +1126,3 @@ function canonicalSeeds(seeds: readonly string[], policy: EngineOptions['canonPo
   return out;
 }
 
-/**
- * Host statuses of a crawl from its checkpoint (`dataDir` or the `.meguri` file), as a live
- * engine's `hostStates()` would give them at `nowMs` — what `meguri hosts --why` shows for a
- * crawl that is not running.
- */
-export function readHostStates(path: string, nowMs: number = Date.now()): HostStatus[] {
-  const file = path.endsWith('.meguri') ? path : join(path, CHECKPOINT_FILE);
-  return hostStatesFromPartition(readPartition(file), nowMs);
-}
-
-/**
- * Runs a crawl to its end: `onPage` sees every page (awaited before the next is taken), and
- * the engine is closed afterwards. Resolves with why it ended and the final stats.
- *
- * A handler that throws (or rejects) is given the same page again, up to `handlerRetries`
- * more times (default 2); then the page is recorded as failed with the error's message
- * (`summary.counts.handlerFailed`, `summary.handlerFailures`) and the crawl goes on — unless
- * `onHandlerError` is given and throws, which ends the crawl with its error.
- */
-export async function crawl(
-  options: Partial<EngineOptions> & Pick<EngineOptions, 'agent'>,
-  onPage?: (page: Page) => void | Promise<void>,
-): Promise<CrawlSummary> {
-  const engine = new Engine(options);
-  const { handlerRetries, onHandlerError } = engine.options;
-  try {
-    for await (const page of engine.run()) {
-      if (onPage === undefined) continue;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await onPage(page);
-          break;
-        } catch (err) {
-          if (attempt < handlerRetries) continue;
-          engine.recordHandlerFailure(page, err);
-          await onHandlerError?.(err, page);
-          break;
-        }
-      }
-    }
-  } finally {
-    await engine.close();
-  }
-  return engine.summary();
-}

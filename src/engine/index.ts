@@ -18,16 +18,9 @@
  * Node-only (node:fs, node:events, undici through src/fetch): exported from `src/index.ts`.
  */
 export { CHECKPOINT_FILE, JOURNAL_FILE } from './datadir.js';
-export {
-  type CrawlSummary,
-  Engine,
-  type EngineEvents,
-  type RecoveryInfo,
-  type RefusedSeed,
-  type StopReason,
-  crawl,
-  readHostStates,
-} from './engine.js';
+export { type CrawlSummary, type EngineEvents, type RecoveryInfo, type RefusedSeed, type RobotsCapture, type StopReason } from './run-types.js';
+export { Engine } from './engine.js';
+export { crawl, readHostStates } from './crawl.js';
 export { type EngineOptions, type EnginePoliteness, type EngineResolve, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 export { CRAWL_SCOPES, type CrawlScope, SCOPE_REASONS, Scope, type ScopeReason } from './scope.js';
 export { type CrawlSettings, SAVED_SETTINGS, SETTINGS_FILE, type SavedSetting, type SettingChange, readCrawlSettings } from './settings.js';

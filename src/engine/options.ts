@@ -23,6 +23,8 @@ import type { CanonPolicy } from '../url/index.js';
 import type { Page } from './page.js';
 import { CRAWL_SCOPES, type CrawlScope } from './scope.js';
 import type { Progress } from './status.js';
+import type { Logger } from '../observe/log.js';
+import type { MetricsOptions } from '../observe/metrics.js';
 
 /** Politeness overrides in the embedder's words. Every field is optional. */
 export interface EnginePoliteness {
@@ -65,6 +67,18 @@ export type EngineResolve = Resolver;
 export interface EngineOptions {
   /** Start URLs (canonicalized; invalid ones are reported in `Engine.rejectedSeeds`). Default none (resume only). */
   readonly seeds: readonly string[];
+  /**
+   * Sitemap URLs to start from (sitemaps or sitemap indexes, gzip or not): fetched like seeds,
+   * their entries followed as links. Default none.
+   */
+  readonly sitemaps: readonly string[];
+  /**
+   * Also fetch each HTML page's requisites (images, scripts, stylesheets), as frontier URLs
+   * under the same politeness, robots and budget rules. Default false.
+   */
+  readonly requisites: boolean;
+  /** Follow the `Sitemap:` lines of every robots.txt fetched. Default true. */
+  readonly robotsSitemaps: boolean;
   /** User-Agent sent with every request, product token first (`MyBot/1.0 (+https://example.com/bot)`). Required. */
   readonly agent: string;
   /**
@@ -185,6 +199,16 @@ export interface EngineOptions {
   readonly http: Readonly<Partial<HttpFetcherOptions>> | undefined;
   /** The crawl's canonicalization policy, pinned for its whole life. Default src/url's. */
   readonly canonPolicy: CanonPolicy | undefined;
+  /**
+   * A pino-compatible logger (`info/warn/error/debug(object, message)`): start, resume, stop,
+   * host transitions, checkpoints, fetch errors (src/observe). Default none: silent.
+   */
+  readonly logger: Logger | undefined;
+  /**
+   * Prometheus metrics (prom-client, an optional dependency): `{ port }` serves `/metrics` on
+   * 127.0.0.1, `{ registry }` registers into yours (src/observe/metrics.ts). Default none.
+   */
+  readonly metrics: MetricsOptions | undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -216,6 +240,9 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
   'EngineOptions',
   {
     seeds: seedsField,
+    sitemaps: seedsField,
+    robotsSitemaps: booleanField(true),
+    requisites: booleanField(false),
     agent: agentField,
     dataDir: customField<string | undefined>('a directory path (non-empty string)', (v): v is string => typeof v === 'string' && v !== ''),
     concurrency: numberField({ min: 1, max: 100_000, integer: true, default: 64 }),
@@ -265,6 +292,17 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       (v): v is Partial<HttpFetcherOptions> => isObject(v) && Object.keys(v).every((k) => !HTTP_OWNED.includes(k)),
     ),
     canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => isObject(v)),
+    logger: customField<Logger | undefined>(
+      'a logger with debug, info, warn and error methods (pino or compatible)',
+      (v): v is Logger => typeof v === 'object' && v !== null && ['debug', 'info', 'warn', 'error'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+    ),
+    metrics: customField<MetricsOptions | undefined>(
+      'an object with some of port (0–65535), host, registry, prefix',
+      (v): v is MetricsOptions =>
+        isObject(v) &&
+        Object.keys(v).every((k) => ['port', 'host', 'registry', 'prefix'].includes(k)) &&
+        (v['port'] === undefined || (Number.isInteger(v['port']) && (v['port'] as number) >= 0 && (v['port'] as number) <= 65535)),
+    ),
   },
   (o) => {
     if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';

@@ -5,7 +5,7 @@
  */
 import { decodeText } from '../fetch/body.js';
 import { ChangeKind, classifyChange } from '../dedup/index.js';
-import type { FetchErrorKind, FetchRequest, Link, Outcome } from '../model/index.js';
+import type { FetchErrorKind, FetchRequest, HttpExchange, Link, Outcome } from '../model/index.js';
 
 /** How a page compares with its previous fetch. */
 export type PageChange = 'first' | 'none' | 'cosmetic' | 'real';
@@ -67,6 +67,8 @@ export interface Page {
   /** The address connected to. */
   readonly ip: string | undefined;
   readonly timing: PageTiming;
+  /** The exchange as it crossed the wire, when the fetcher records (for WARC writers). */
+  readonly exchange: HttpExchange | undefined;
   /** The body as text (charset from Content-Type or the document), '' without a body. */
   text(): string;
 }
@@ -110,6 +112,7 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     error: o.error,
     errorKind: o.errorKind,
     ip: o.ip,
+    exchange: o.exchange,
     timing: Object.freeze({ dispatchedAtMs: req.dispatchedAtMs, completedAtMs, latencyMs: o.latencyMs, fetchMs: o.fetchMs }),
     text: (): string => (body === undefined || body.length === 0 ? '' : decodeText(body, contentType)),
   });

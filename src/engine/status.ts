@@ -77,6 +77,8 @@ export interface HostExtra {
   readonly robotsFailures?: number | undefined;
   /** Unreachable answers in a row after which the engine gives the host up (`robotsMaxAttempts`). */
   readonly robotsMaxAttempts?: number | undefined;
+  /** URLs of the host a setting refused (`Refused`: scope, private address, no such name). */
+  readonly refused?: number | undefined;
 }
 
 /** A host's robots.txt outage as a checkpoint records it: `[group, retryAtMs, status, failures]`. */
@@ -154,7 +156,8 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
       reason = `budget exhausted (${s.admitted} of ${s.urlBudget} URLs admitted)`;
     } else {
       why = 'done';
-      reason = 'nothing to fetch';
+      const n = extra.refused ?? 0;
+      reason = n > 0 ? `nothing to fetch; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : 'nothing to fetch';
     }
   } else if (s.state === 'front' || s.state === 'idle') {
     why = 'queued';
@@ -277,9 +280,11 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
   const status = image.columns.find((c) => c.id === ColumnId.Status)?.data;
   const host = image.columns.find((c) => c.id === ColumnId.Host)?.data;
   const queued = new Uint32Array(image.hosts.length);
+  const refused = new Uint32Array(image.hosts.length);
   if (status && host) {
     for (let r = 0; r < image.rows; r++) {
       if (QUEUED.has(status[r]!)) queued[host[r]!]!++;
+      else if (status[r] === UrlStatus.Refused) refused[host[r]!]!++;
     }
   }
   const ipAt = new Map<string, number>();
@@ -308,6 +313,6 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
       ceilingStreak: h.ceilingStreak,
       inFlightUrl: undefined,
     };
-    return explainHost(snap, nowMs, cfg, outages.get(h.name));
+    return explainHost(snap, nowMs, cfg, { ...outages.get(h.name), refused: refused[i] });
   });
 }

@@ -83,6 +83,13 @@ export class InvalidStateError extends MeguriError {
   }
 }
 
+/** An optional package a feature needs is not installed (e.g. prom-client for metrics). */
+export class MissingDependencyError extends MeguriError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('MEGURI_ERR_MISSING_DEPENDENCY', message, options);
+  }
+}
+
 /** The governor refused a request because the host is at its in-flight cap. */
 export class WouldBlockError extends MeguriError {
   readonly host: string;

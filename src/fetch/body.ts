@@ -86,7 +86,7 @@ function oneOf(stream: Transform, events: readonly string[]): Promise<void> {
  * reset) rethrows after the decoders are cleaned up.
  */
 export async function readBody(
-  source: Readable,
+  source: AsyncIterable<Uint8Array> | Readable,
   codings: readonly string[],
   maxWireBytes: number,
   maxDecodedBytes: number,

@@ -26,6 +26,10 @@
  *  6. Timing: `latencyMs` (start to headers) and `fetchMs` (start to end of body) on the
  *     injected monotonic clock.
  *
+ * Length: one file because a fetch is one sequence best read top to bottom; what can stand
+ * alone already does — wire recording (record.ts), proxy tunnels (proxy.ts), bodies
+ * (body.ts), links (links.ts), sitemaps (src/sitemap).
+ *
  * Redirect counts are capped by whoever follows them — the engine for pages (its
  * `maxRedirects`, 10 hops; the frontier's state machine records each hop), RobotsCache for
  * robots.txt (5 hops) — since a fetcher that does not follow cannot count; it does refuse a
@@ -33,7 +37,7 @@
  */
 import { Pool, buildConnector } from 'undici';
 import { InvalidArgumentError } from '../errors/index.js';
-import type { FetchErrorKind, FetchRequest, Link, Outcome } from '../model/index.js';
+import type { FetchErrorKind, FetchRequest, HttpExchange, Link, Outcome } from '../model/index.js';
 import { booleanField, customField, defineOptions, functionField, numberField, stringField } from '../options/index.js';
 import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
@@ -42,6 +46,9 @@ import { simhashText } from '../core/simhash.js';
 import { contentFp } from '../dedup/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
+import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
+import { ProxyTunnel } from './proxy.js';
+import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { LinkExtractor } from './links.js';
 import { lruSet, lruTouch } from './lru.js';
@@ -97,6 +104,20 @@ export interface HttpFetcherOptions {
   keepBody: boolean;
   /** TLS trust for intranets and tests: CA certificates (PEM, replacing Node's roots), or `rejectUnauthorized: false`. */
   tls: TlsOptions | undefined;
+  /**
+   * Record each exchange as it crossed the wire (`Outcome.exchange`: the request head as sent,
+   * the response bytes as received) for WARC writers; see record.ts. Default false.
+   */
+  record: boolean;
+  /**
+   * Fetch through this HTTP(S) proxy (`http://user:pass@proxy:3128`), by CONNECT tunnels to the
+   * address the fetcher resolved and checked — the proxy never resolves target names (proxy.ts).
+   */
+  proxy: string | undefined;
+  /** Also return page requisites (images, scripts, stylesheets) as links marked `requisite`; default false. */
+  requisites: boolean;
+  /** Offer HTTP/2 (ALPN) on TLS connections; default false. */
+  allowH2: boolean;
   /** Monotonic clock in ms for timing (default `performance.now`). */
   now: () => number;
 }
@@ -160,6 +181,10 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
     keepBody: booleanField(true),
     tls: customField<TlsOptions | undefined>('an object { ca?, rejectUnauthorized? }', isTlsOptions),
+    record: booleanField(false),
+    proxy: stringField({ nonEmpty: true }),
+    allowH2: booleanField(false),
+    requisites: booleanField(false),
     now: functionField<() => number>(() => performance.now()),
   },
   (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
@@ -175,6 +200,39 @@ function isTlsOptions(v: unknown): v is TlsOptions {
   const { ca, rejectUnauthorized, ...rest } = v as Record<string, unknown>;
   const caOk = ca === undefined || typeof ca === 'string' || (Array.isArray(ca) && ca.every((c) => typeof c === 'string'));
   return caOk && (rejectUnauthorized === undefined || typeof rejectUnauthorized === 'boolean') && Object.keys(rest).length === 0;
+}
+
+/** A raw [name, value, …] list as undici's lower-cased header object (repeats become arrays). */
+function headerMap(raw: readonly string[]): Record<string, string | string[] | undefined> {
+  const out: Record<string, string | string[] | undefined> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    const prev = out[name];
+    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+/** Passes the body through, keeping a copy of the entity bytes for the HTTP/2 recording fallback. */
+async function* teeEntity(body: AsyncIterable<Uint8Array>, capture: Capture): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    // Only when the socket tap saw nothing (HTTP/2): HTTP/1 bytes are already recorded whole.
+    if (capture.size === 0) capture.addEntity(chunk);
+    yield chunk;
+  }
+}
+
+/**
+ * A sitemap's entries as links (with their lastmod), or undefined when the body is not a
+ * sitemap. An index is followed only near the seeds (depth ≤ 1: an index, and one nested index
+ * below it), so a chain of indexes cannot lead the crawl on.
+ */
+function sitemapLinks(bytes: Uint8Array, url: string, depth: number, canonPolicy: CanonPolicy | undefined, nofollow: boolean): Link[] | undefined {
+  const sm = parseSitemap(bytes, url, { canonPolicy });
+  if (sm.kind === undefined) return undefined;
+  if (sm.kind === 'sitemapindex' && depth > 1) return [];
+  return sm.entries.map((e): Link => ({ url: e.url, ...(e.lastmod !== undefined ? { lastmod: e.lastmod } : {}), ...(nofollow ? { nofollow: true } : {}) }));
 }
 
 function firstHeader(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -276,6 +334,7 @@ export class HttpFetcher implements Fetcher {
   readonly #extraHeaders: Record<string, string>;
   readonly #pools = new Map<string, Pool>();
   readonly #defaultMode: Mode;
+  readonly #proxy: ProxyTunnel | undefined;
   #closed = false;
 
   constructor(options: Partial<HttpFetcherOptions> & Pick<HttpFetcherOptions, 'agent'>) {
@@ -292,6 +351,8 @@ export class HttpFetcher implements Fetcher {
     this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
     // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
     if (!isCoreLoaded()) loadCoreSync();
+    this.#proxy = this.#o.proxy === undefined ? undefined : new ProxyTunnel(this.#o.proxy, this.#o.connectTimeoutMs);
+    if (this.#o.record) retainRecorder();
   }
 
   /** The DnsCache this fetcher resolves through. */
@@ -309,7 +370,7 @@ export class HttpFetcher implements Fetcher {
     if (typeof req !== 'object' || req === null || typeof req.url !== 'string') {
       throw new InvalidArgumentError(`HttpFetcher.fetch: expected a FetchRequest with a url string, received ${req === null ? 'null' : typeof req}`);
     }
-    return this.#run(req.row, req.url, req.ip, { etag: req.etag, lastModified: req.lastModified }, signal, this.#defaultMode);
+    return this.#run(req.row, req.url, req.ip, { etag: req.etag, lastModified: req.lastModified }, signal, this.#defaultMode, req.depth);
   }
 
   /**
@@ -329,6 +390,7 @@ export class HttpFetcher implements Fetcher {
         parseLinks: options.parseLinks ?? this.#o.parseLinks,
         analyze: options.analyze ?? true,
       },
+      0,
     );
   }
 
@@ -343,10 +405,12 @@ export class HttpFetcher implements Fetcher {
 
   /** Closes every pool, waiting for requests in flight. The fetcher cannot be used afterwards. */
   async close(): Promise<void> {
+    if (!this.#closed && this.#o.record) releaseRecorder();
     this.#closed = true;
     const pools = [...this.#pools.values()];
     this.#pools.clear();
     await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+    await this.#proxy?.close().catch(() => undefined);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -363,18 +427,32 @@ export class HttpFetcher implements Fetcher {
     const o = this.#o;
     const dial = buildConnector({
       timeout: o.connectTimeoutMs,
+      // ALPN is offered by the connector: with a custom one, the Pool's allowH2 alone does not.
+      ...(o.allowH2 ? { allowH2: true } : {}),
       ...(o.tls?.ca !== undefined ? { ca: typeof o.tls.ca === 'string' ? o.tls.ca : [...o.tls.ca] } : {}),
       ...(o.tls?.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.tls.rejectUnauthorized } : {}),
     });
     // Dial the pinned address; `host` (hostname:port) still names the server for SNI and the
     // certificate check, and the Pool's origin still writes the Host header.
-    const connect: buildConnector.connector = (opts, callback) => dial({ ...opts, hostname: ip }, callback);
+    const proxy = this.#proxy;
+    const connect: buildConnector.connector =
+      proxy === undefined
+        ? (opts, callback) => dial({ ...opts, hostname: ip }, callback)
+        : (opts, callback) => {
+            // Through the proxy: a tunnel to the checked address, then TLS over it for https.
+            const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);
+            proxy.open(ip, port).then(
+              (socket) => (opts.protocol === 'https:' ? dial({ ...opts, hostname: ip, httpSocket: socket }, callback) : callback(null, socket)),
+              (err: Error) => callback(err, null),
+            );
+          };
     const pool = new Pool(origin, {
       connections: o.connectionsPerOrigin,
       pipelining: 1,
       keepAliveTimeout: o.keepAliveTimeoutMs,
       keepAliveMaxTimeout: Math.max(o.keepAliveTimeoutMs, 60_000),
       maxHeaderSize: o.maxHeaderBytes,
+      allowH2: o.allowH2,
       headersTimeout: o.headersTimeoutMs,
       bodyTimeout: o.bodyTimeoutMs,
       connect,
@@ -410,6 +488,7 @@ export class HttpFetcher implements Fetcher {
     validators: Validators,
     signal: AbortSignal,
     mode: Mode,
+    depth: number,
   ): Promise<Outcome> {
     const o = this.#o;
     const t0 = o.now();
@@ -463,6 +542,8 @@ export class HttpFetcher implements Fetcher {
     }, o.totalTimeoutMs);
     const combined = controller.signal;
     let latencyMs: number | undefined;
+    // Recording: the wire bytes go up to the body cap plus the header cap (and framing slack).
+    const capture = o.record ? beginCapture(mode.maxBodyBytes + o.maxHeaderBytes + 64 * 1024) : undefined;
     try {
       const res = await this.#pool(u.origin, ip).request({
         path: `${u.pathname}${u.search}`,
@@ -471,9 +552,14 @@ export class HttpFetcher implements Fetcher {
         signal: combined,
         headersTimeout: o.headersTimeoutMs,
         bodyTimeout: o.bodyTimeoutMs,
+        ...(capture !== undefined ? { opaque: capture, responseHeaders: 'raw' as const } : {}),
       });
       latencyMs = o.now() - t0;
-      const h = res.headers;
+      // With raw headers undici hands a flat [name, value, …] list in received order.
+      const raw = capture !== undefined ? (res.headers as unknown as string[]) : undefined;
+      const h = raw !== undefined ? headerMap(raw) : res.headers;
+      const exchange = (complete: boolean): HttpExchange | undefined =>
+        capture === undefined || raw === undefined ? undefined : finishCapture(capture, res.statusCode, res.statusText ?? '', raw, 'HTTP/2', complete);
       const status = res.statusCode;
       const contentType = firstHeader(h, 'content-type');
       const base: {
@@ -510,10 +596,13 @@ export class HttpFetcher implements Fetcher {
       if (status < 200 || status >= 300) {
         await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
         base.fetchMs = o.now() - t0;
+        if (capture !== undefined) base.exchange = exchange(true);
         return base;
       }
-      const read = await readBody(res.body, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes);
+      const source = capture === undefined ? res.body : teeEntity(res.body, capture);
+      const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes);
       base.fetchMs = o.now() - t0;
+      if (capture !== undefined) base.exchange = exchange(!read.truncated && read.error === undefined);
       if (read.truncated) base.truncated = true;
       if (read.error !== undefined) {
         base.error = read.error;
@@ -527,7 +616,7 @@ export class HttpFetcher implements Fetcher {
         // Computed once, here: the frontier and freshness only compare them.
         base.contentFp = contentFp(bytes);
         if (looksLikeHtml(contentType, bytes)) {
-          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true });
+          const extractor = new LinkExtractor(url, { agent: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, collectText: true, requisites: o.requisites });
           extractor.write(decodeText(bytes, contentType));
           const found = extractor.end();
           base.simhash = simhashText(found.text ?? '');
@@ -539,6 +628,10 @@ export class HttpFetcher implements Fetcher {
         } else if (contentType !== undefined && TEXTUAL_TYPE.test(contentType)) {
           base.simhash = simhashText(decodeText(bytes, contentType));
         }
+      }
+      if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {
+        const links = sitemapLinks(bytes, url, depth, o.canonPolicy, robotsHeader.nofollow);
+        if (links !== undefined) base.links = links;
       }
       return base;
     } catch (err) {

@@ -50,6 +50,12 @@ export interface ExtractLinksOptions {
   canonPolicy: CanonPolicy | undefined;
   /** Also collect the visible text (`ExtractedLinks.text`); default false. */
   collectText: boolean;
+  /**
+   * Also return the page's requisites — `img`/`script`/`source`/`embed`/`input type=image`
+   * `src`, `video` `poster`, `link rel=stylesheet|icon` `href` — as links marked `requisite`;
+   * default false.
+   */
+  requisites: boolean;
 }
 
 const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
@@ -57,6 +63,7 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
   maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
   canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy object', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
   collectText: booleanField(false),
+  requisites: booleanField(false),
 });
 
 /** Elements whose content is not visible text. */
@@ -78,7 +85,7 @@ export class LinkExtractor {
   #hiddenDepth = 0;
   readonly #agent: string | undefined;
   readonly #parser: Parser;
-  readonly #hrefs: { href: string; nofollow: boolean }[] = [];
+  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean }[] = [];
   #base: string | undefined;
   #canonical: string | undefined;
   #noindex = false;
@@ -114,6 +121,10 @@ export class LinkExtractor {
         onopentag: (name, attribs) => {
           if (HIDDEN.has(name)) this.#hiddenDepth++;
           this.#text?.push(' ');
+          if (this.#opts.requisites) {
+            const src = requisiteOf(name, attribs);
+            if (src !== undefined && this.#hrefs.length < rawCap) this.#hrefs.push({ href: src, nofollow: false, requisite: true });
+          }
           switch (name) {
             case 'a':
             case 'area': {
@@ -171,15 +182,16 @@ export class LinkExtractor {
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
     const index = new Map<string, number>();
-    const links: { url: string; nofollow: boolean }[] = [];
+    const links: { url: string; nofollow: boolean; requisite: boolean }[] = [];
     let truncated = this.#overflow;
-    for (const { href, nofollow } of this.#hrefs) {
+    for (const { href, nofollow, requisite = false } of this.#hrefs) {
       const url = canonicalize(href, base, this.#policy);
       if (url === null) continue;
       const at = index.get(url);
       if (at !== undefined) {
-        // Followable if any occurrence is.
+        // Followable if any occurrence is; a requisite if any occurrence is one.
         if (!nofollow) links[at]!.nofollow = false;
+        if (requisite) links[at]!.requisite = true;
         continue;
       }
       if (links.length >= max) {
@@ -187,12 +199,39 @@ export class LinkExtractor {
         continue;
       }
       index.set(url, links.length);
-      links.push({ url, nofollow });
+      links.push({ url, nofollow, requisite });
     }
-    const out: Link[] = links.map((l) => (l.nofollow || this.#nofollow ? { url: l.url, nofollow: true } : { url: l.url }));
+    const out: Link[] = links.map((l) => {
+      const link: { url: string; nofollow?: boolean; requisite?: boolean } = { url: l.url };
+      if (l.nofollow || this.#nofollow) link.nofollow = true;
+      if (l.requisite) link.requisite = true;
+      return link;
+    });
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(this.#canonical, base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
     return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text };
+  }
+}
+
+/** The requisite URL an element references (see `ExtractLinksOptions.requisites`), if any. */
+function requisiteOf(name: string, attribs: Record<string, string>): string | undefined {
+  switch (name) {
+    case 'img':
+    case 'script':
+    case 'source':
+    case 'embed':
+    case 'audio':
+      return attribs['src'] || undefined;
+    case 'video':
+      return attribs['poster'] || attribs['src'] || undefined;
+    case 'input':
+      return attribs['type']?.toLowerCase() === 'image' ? attribs['src'] || undefined : undefined;
+    case 'link': {
+      const rel = tokens(attribs['rel'], WS);
+      return rel.includes('stylesheet') || rel.includes('icon') ? attribs['href'] || undefined : undefined;
+    }
+    default:
+      return undefined;
   }
 }
 

@@ -62,6 +62,10 @@ export interface Link {
   readonly url: string;
   /** rel=nofollow on the anchor (recorded; the engine does not follow it). */
   readonly nofollow?: boolean;
+  /** A page requisite (image, script, stylesheet…) rather than a link (`requisites` option). */
+  readonly requisite?: boolean | undefined;
+  /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
+  readonly lastmod?: number | undefined;
 }
 
 /**
@@ -140,6 +144,20 @@ export interface Outcome {
   readonly canonical?: string | undefined;
   /** Meta robots or X-Robots-Tag said noindex. */
   readonly noindex?: boolean | undefined;
+  /** The exchange as it crossed the wire, when the fetcher records (`HttpFetcher`'s `record`). */
+  readonly exchange?: HttpExchange | undefined;
+}
+
+/** One HTTP exchange as it crossed the wire (what a WARC request/response record pair holds). */
+export interface HttpExchange {
+  /** The request head as sent (for a GET, the whole request). */
+  readonly request: Uint8Array;
+  /** The response as received: head then body bytes, transfer coding (chunked) included. */
+  readonly response: Uint8Array;
+  /** The response was cut at the recording cap or when the fetch stopped reading. */
+  readonly truncated: boolean;
+  /** No HTTP/1 bytes were seen (HTTP/2): head rebuilt from the raw header list, body de-framed. */
+  readonly synthesized: boolean;
 }
 
 /** A routed out-link entering a partition's intake (idempotent by key). */

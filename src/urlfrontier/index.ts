@@ -10,7 +10,7 @@
  *
  * Node-only (gRPC, files): exported from the Node entry, not the browser one.
  */
-export { type LogLevel, type LogSink, type UrlFrontierServer, type UrlFrontierServerOptions, startUrlFrontierServer } from './server.js';
+export { type LogLevel as UrlFrontierLogLevel, type LogSink, type UrlFrontierServer, type UrlFrontierServerOptions, startUrlFrontierServer } from './server.js';
 export { URLFRONTIER_PROTO_PATH } from './schema.js';
 export { DEFAULT_CRAWL, MAX_KEY_LENGTH, MAX_URL_LENGTH } from './store.js';
 export { FINGERPRINT_KEY, REFETCH_BOUNDS, REFETCH_KEY } from './refetch.js';

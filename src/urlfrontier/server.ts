@@ -129,9 +129,6 @@ export async function startUrlFrontierServer(options?: Partial<UrlFrontierServer
     throw err;
   }
   address = `${o.host}:${port}`;
-  if (levels.enabled('meguri.urlfrontier', 'INFO')) {
-    o.log('INFO', 'meguri.urlfrontier', `listening on ${address}${o.dataDir ? `, data in ${o.dataDir}` : ' (memory only)'}`);
-  }
   let closing: Promise<void> | undefined;
   return {
     port,

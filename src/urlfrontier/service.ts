@@ -13,7 +13,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { FrontierNode, PutItem } from './node.js';
-import { type AckStatus, DEFAULT_CRAWL, type Metadata, type UrlView, crawlName } from './store.js';
+import { type AckStatus, type Metadata, type UrlView, crawlName } from './store.js';
 
 // ---- message shapes (as @grpc/proto-loader decodes them with LOADER_OPTIONS) ----
 
@@ -402,4 +402,3 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
   };
 }
 
-export { DEFAULT_CRAWL };

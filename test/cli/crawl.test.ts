@@ -5,7 +5,7 @@
  * with warcio against pages.jsonl; and a corrupt data directory. The sim judges both runs
  * together from its own request log.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { partitionSections } from '../../src/format/index.js';
 import type { PolitenessReport, SimRequest, SimWeb } from '../../src/index.js';
 import { answered, forkSim, notFetchedOnce, JUDGE_TOLERANCE_MS, type RemoteSim, violationCounts } from '../engine/helpers.js';
 import { AGENT, type CliRun, STACK_LINE, bufferIo, runCli, startCli } from './helpers.js';
+import { readStrict } from '../warc/strict-reader.js';
 import { readRecordAt, readWarc } from './warc-read.js';
 
 interface Line {
@@ -25,6 +26,8 @@ interface Line {
   warcFile: string | null;
   warcOffset: number | null;
   warcLength: number | null;
+  warcType: string | null;
+  warcRecordId: string | null;
   soft404: boolean;
 }
 
@@ -144,7 +147,16 @@ describe('meguri crawl against a simulated web', () => {
     expect(files.length).toBeGreaterThan(1); // 64 KiB rotation, and a new file per run
     const records = (await Promise.all(files.map((f) => readWarc(f)))).flat();
     for (const r of records) expect(r.problems, `${r.type} ${r.url}`).toEqual([]);
-    const responses = records.filter((r) => r.type === 'response');
+    // The strict reader over every file: digests, fields and links (revisits may point across files).
+    const everyFile = readdirSync(join(data, 'warc')).sort().map((f) => join(data, 'warc', f));
+    expect(readStrict(everyFile).problems).toEqual([]);
+    // Pages are responses, or revisits when the payload was stored before; the other response
+    // records are robots.txt answers (each hop of a redirected one), at most one per robots request.
+    const pageIds = new Set(lines.map((l) => l.warcRecordId));
+    const responses = records.filter((r) => (r.type === 'response' || r.type === 'revisit') && pageIds.has(r.id));
+    const robotsRecords = records.filter((r) => (r.type === 'response' || r.type === 'revisit') && !pageIds.has(r.id));
+    expect(robotsRecords.length).toBeGreaterThan(0);
+    expect(robotsRecords.length).toBeLessThanOrEqual(log.filter((e) => e.kind === 'robots').length);
     const byPlace = new Map(responses.map((r) => [`${r.file}@${r.offset}`, r]));
     const fetched = lines.filter((l) => l.status !== 0);
     expect(responses.length).toBe(fetched.length);
@@ -160,11 +172,11 @@ describe('meguri crawl against a simulated web', () => {
     expect(new Set(ok).size).toBe(ok.length);
     const ids = new Set(responses.map((r) => r.id));
     const requests = records.filter((r) => r.type === 'request');
-    expect(requests.length).toBe(responses.length);
-    for (const q of requests) expect(ids.has(q.concurrentTo ?? '')).toBe(true);
+    expect(requests.length).toBe(responses.length + robotsRecords.length);
+    for (const q of requests) expect(ids.has(q.concurrentTo ?? '') || robotsRecords.some((r) => r.id === q.concurrentTo)).toBe(true);
     // A record can be read alone from its offset.
     const sample = fetched[Math.floor(fetched.length / 2)]!;
-    expect(await readRecordAt(join(data, sample.warcFile!), sample.warcOffset!, sample.warcLength!)).toEqual({ type: 'response', url: sample.url });
+    expect(await readRecordAt(join(data, sample.warcFile!), sample.warcOffset!, sample.warcLength!)).toEqual({ type: sample.warcType, url: sample.url });
     // Fingerprints and change kinds are recorded for 2xx pages.
     for (const l of lines.filter((x) => x.status === 200)) {
       expect(l.fingerprint).toMatch(/^[0-9a-f]{16}$/);

@@ -75,8 +75,14 @@ describe.skipIf(!hasScript())('meguri demo in a terminal', () => {
     const files = readdirSync(warcDir).filter((f) => f.endsWith('.warc.gz'));
     expect(files.length).toBeGreaterThan(0);
     const records = (await Promise.all(files.map((f) => readWarc(join(warcDir, f))))).flat();
-    const lines = readFileSync(join(dir, 'out', 'data', 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { status: number });
-    expect(records.filter((r) => r.type === 'response').length).toBe(lines.filter((l) => l.status !== 0).length);
+    const lines = readFileSync(join(dir, 'out', 'data', 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { status: number; warcRecordId: string | null });
+    // Every answered page has its own record (a response, or a revisit of a payload stored before);
+    // robots.txt answers are archived as well.
+    const ids = new Set(records.filter((r) => r.type === 'response' || r.type === 'revisit').map((r) => r.id));
+    const answered = lines.filter((l) => l.status !== 0);
+    expect(new Set(answered.map((l) => l.warcRecordId)).size).toBe(answered.length);
+    for (const l of answered) expect(ids.has(l.warcRecordId!)).toBe(true);
+    expect(ids.size).toBeGreaterThan(answered.length);
     expect(existsSync(join(dir, 'out', 'data', 'frontier.meguri'))).toBe(true);
   });
 });

@@ -83,7 +83,7 @@ describe('estimateEta', () => {
     const at = Date.UTC(2026, 0, 1, 12, 0, 30);
     const held = estimateEta(progress({ queued: 5, pagesPerSec: 0 }), [{ ...host('a', '10.0.0.1', 3, 1000, 'blocked'), nextAtMs: at + 60_000 }, { ...host('b', '10.0.0.2', 2, 1000, 'blocked'), nextAtMs: at }], Infinity);
     expect(held.blockedUntilMs).toBe(at);
-    expect(statusLines(progress(), ctx({ eta: held })).join('\n')).toContain('ETA      unknown (every host with work is blocked; the first may go at 12:00:30 UTC; meguri hosts --why says why)');
+    expect(statusLines(progress(), ctx({ eta: held })).join('\n')).toContain('ETA      unknown (every host with work is blocked; the first may go at 12:00:30 UTC; npx meguri hosts --why says why)');
   });
 });
 

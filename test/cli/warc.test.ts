@@ -116,7 +116,7 @@ describe('pages.jsonl', () => {
     const path = join(dir, 'pages.jsonl');
     const idx = PagesIndex.open(path);
     const p = page(5);
-    const rec = pageRecord(p, { file: join(dir, 'warc', 'm.warc.gz'), offset: 1234, length: 567 }, dir);
+    const rec = pageRecord(p, { file: join(dir, 'warc', 'm.warc.gz'), offset: 1234, length: 567, id: '<urn:uuid:00000000-0000-4000-8000-000000000000>', type: 'response', payloadDigest: 'sha1:AAAA' }, dir);
     idx.append(rec);
     idx.append(pageRecord(page(6, { status: 0, body: undefined, contentFp: undefined, error: 'refused' }), undefined, dir));
     idx.close();

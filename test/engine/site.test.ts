@@ -129,6 +129,36 @@ describe('DNS answers are per host (finding 5)', () => {
     }
   });
 
+  it('continuous mode asks again an hour later, and fetches the host once its name exists', { timeout: 30_000 }, async () => {
+    let offset = 0;
+    let exists = false;
+    const e = new Engine(
+      options({
+        recrawl: true,
+        clock: () => performance.timeOrigin + performance.now() + offset,
+        onProgress: () => undefined,
+        progressIntervalMs: 50,
+        resolve: (h) => (h === 'docs.site.test' && !exists ? Promise.reject(Object.assign(new Error('nope'), { code: 'ENOTFOUND' })) : site.resolve(h)),
+      }),
+    );
+    const poll = setInterval(() => {
+      // Both of its URLs refused first: only the hourly re-check can bring them back.
+      if (exists || e.summary().unresolvedHosts[0]?.urls !== 2) return;
+      exists = true;
+      offset += 2 * 3_600_000; // past the hourly re-check and the 5-minute negative DNS answer
+    }, 20);
+    try {
+      for await (const p of e.run()) {
+        if (new URL(p.url).hostname === 'docs.site.test') break;
+      }
+    } finally {
+      clearInterval(poll);
+      await e.close();
+    }
+    expect(exists).toBe(true);
+    expect(pathsOf('docs.site.test').length).toBeGreaterThan(0);
+  });
+
   it('any other failure is "try again": the URL is retried as a network error', async () => {
     const summary = await crawl(options({ retryLimit: 1, resolve: (h) => (h === 'docs.site.test' ? Promise.reject(new Error('SERVFAIL')) : site.resolve(h)) }));
     expect(summary.unresolvedHosts).toEqual([]);

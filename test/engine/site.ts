@@ -34,6 +34,8 @@ export interface SiteOptions {
   readonly missing?: readonly string[];
   /** Delay before each answer, ms. */
   readonly delayMs?: number;
+  /** Link the 500 page (retried with backoff: slow under default politeness). Default true. */
+  readonly serverErrors?: boolean;
 }
 
 export async function serveSite(options: SiteOptions = {}): Promise<LocalSite> {
@@ -61,7 +63,8 @@ export async function serveSite(options: SiteOptions = {}): Promise<LocalSite> {
       if (m) {
         const i = Number(m[1]);
         const links = [`/p/${(i + 1) % n}`, `/p/${(i * 7 + 3) % n}`, `${o('other.test')}/x/${i}`, `${o('elsewhere.test')}/y/${i}`];
-        if (i === 0) links.push('/private/secret', '/missing', '/boom', '/moved', `${o('docs.site.test')}/d/1`);
+        if (i === 0) links.push('/private/secret', '/missing', '/moved', `${o('docs.site.test')}/d/1`);
+        if (i === 0 && options.serverErrors !== false) links.push('/boom');
         return send(200, page(links));
       }
       if (path === '/missing') return send(404, 'gone');

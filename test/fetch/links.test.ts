@@ -131,3 +131,16 @@ describe('extractLinks', () => {
     expect(x.end().text!.trim()).toBe('hello world');
   });
 });
+
+describe('requisites', () => {
+  const html = `<html><head><link rel="stylesheet" href="/s.css"><link rel="icon" href="/f.ico"><link rel="alternate" href="/feed"><script src="/a.js"></script><script>inline()</script></head>
+    <body><img src="/i.png"><img src=""><video poster="/p.jpg"><source src="/v.mp4"></video><input type="image" src="/b.png"><input type="text" src="/no">
+    <a href="/page">page</a><a href="/i.png">the image as a link too</a></body></html>`;
+
+  it('are returned only when asked, marked, deduplicated with links, and canonicalized', () => {
+    expect(extractLinks(html, 'http://a.test/x').links.map((l) => l.url)).toEqual(['http://a.test/page', 'http://a.test/i.png']);
+    const withReq = extractLinks(html, 'http://a.test/x', { requisites: true }).links;
+    expect(withReq.filter((l) => l.requisite).map((l) => l.url)).toEqual(['http://a.test/s.css', 'http://a.test/f.ico', 'http://a.test/a.js', 'http://a.test/i.png', 'http://a.test/p.jpg', 'http://a.test/v.mp4', 'http://a.test/b.png']);
+    expect(withReq.filter((l) => !l.requisite).map((l) => l.url)).toEqual(['http://a.test/page']);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * The engine's public vocabulary of a run: why it ended, what resuming found, the end summary
+ * and the events. Types only, so the CLI and embedders can name them without the engine.
+ */
+import type { RobotsFetchResult } from '../fetch/index.js';
+import type { Page } from './page.js';
+import type { SettingChange } from './settings.js';
+import type { Progress } from './status.js';
+import type { CrawlCounts, FailingHost, HandlerFailure, UnresolvedHost } from './tally.js';
+
+/** Why a run ended. */
+export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted';
+
+/** A seed the settings refuse (reported before the crawl starts; never fetched while they hold). */
+export interface RefusedSeed {
+  readonly url: string;
+  /** `not-http` (not an http(s) URL), or why the scope refuses it (`not-included`, `excluded`). */
+  readonly reason: string;
+}
+
+/** What `open` found in `dataDir`. */
+export interface RecoveryInfo {
+  /** A checkpoint was found and resumed. */
+  readonly resumed: boolean;
+  /** Checkpoint generation resumed (0 for a new campaign). */
+  readonly generation: number;
+  /** Outcomes replayed from the journal. */
+  readonly replayedOutcomes: number;
+  /** Fetch starts replayed from the journal (intervals kept across the crash). */
+  readonly replayedDispatches: number;
+  /** Bytes of a torn journal tail that were dropped. */
+  readonly tornBytes: number;
+  /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
+  readonly refetch: readonly string[];
+  /**
+   * Of those, the fetches whose start is in the journal, with that start (epoch ms): a consumer
+   * that keeps outputs can tell a page it wrote just before the kill, whose outcome never
+   * reached the journal, and not write it twice (the CLI does so for WARC and pages.jsonl).
+   */
+  readonly interrupted?: readonly { readonly url: string; readonly dispatchedAtMs: number }[] | undefined;
+}
+
+/** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
+export interface CrawlSummary {
+  readonly reason: StopReason;
+  readonly progress: Progress;
+  readonly recovery: RecoveryInfo;
+  /** This run's outcomes, refusals and out-of-scope URLs (see `CrawlCounts`). */
+  readonly counts: CrawlCounts;
+  /** Pages fetched OK in the whole campaign (what `maxPages` counts). */
+  readonly okInCampaign: number;
+  /** The hosts that failed most this run, with the last reason. */
+  readonly failingHosts: readonly FailingHost[];
+  /** Names that do not exist, each taken out of the crawl at once. */
+  readonly unresolvedHosts: readonly UnresolvedHost[];
+  /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
+  readonly handlerFailures: readonly HandlerFailure[];
+  /** Seeds the settings refused. */
+  readonly refusedSeeds: readonly RefusedSeed[];
+  /** Saved settings this run's options overrode. */
+  readonly settingChanges: readonly SettingChange[];
+}
+
+/** Events of an `Engine` (`engine.on(name, listener)`). */
+export interface EngineEvents {
+  /** `dataDir` is open (resumed or new) and the crawl is about to start. */
+  open: [RecoveryInfo];
+  progress: [Progress];
+  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number; readonly ms: number }];
+  /** A fetch completed (emitted before the page is yielded): for logs and metrics. */
+  fetched: [Page];
+  end: [CrawlSummary];
+  /** A robots.txt request (each redirect hop) got its answer: for archiving (WARC) and logs. */
+  robots: [RobotsCapture];
+}
+
+/** One robots.txt request and its answer (an `Outcome` with `HttpFetcher`). */
+export interface RobotsCapture {
+  readonly url: string;
+  /** Epoch ms when the request left. */
+  readonly startedAtMs: number;
+  /** With `HttpFetcher` this is its `Outcome` (with `exchange` when it records). */
+  readonly result: RobotsFetchResult;
+}
+

@@ -1,0 +1,195 @@
+/**
+ * Prometheus metrics of a running engine, with prom-client loaded only when metrics are asked
+ * for (it is an optional peer dependency; without it `startMetrics` rejects with
+ * `MissingDependencyError` saying how to install it).
+ *
+ * Counted from the engine's events: pages by outcome class (`2xx`, `3xx`, `4xx`, `429`, `5xx`,
+ * `error` for no response, `soft404`), body bytes, fetch latency (start to end of body),
+ * checkpoint duration. Read at each scrape (collect callbacks, so an idle crawl costs
+ * nothing between scrapes): frontier URLs by status, hosts by state (ready / waiting / blocked
+ * / dead / idle), hosts waiting on a shared IP per address (the 50 busiest), journal and
+ * checkpoint size on disk.
+ *
+ * The endpoint (`port`) listens on 127.0.0.1 unless `host` says otherwise: metrics name the
+ * hosts a crawl visits, which is not for the whole network by default.
+ */
+import { outcomeClass } from '../model/index.js';
+import { statSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Engine, Page } from '../engine/index.js';
+import { CHECKPOINT_FILE, JOURNAL_FILE, countHosts } from '../engine/index.js';
+import { MissingDependencyError } from '../errors/index.js';
+
+type PromClient = typeof import('prom-client');
+type Registry = import('prom-client').Registry;
+
+/** Options of `startMetrics` (and the engine's `metrics` option). */
+export interface MetricsOptions {
+  /** Serve `/metrics` on this port (0 picks a free one). Default: no server. */
+  readonly port?: number | undefined;
+  /** Interface to listen on. Default 127.0.0.1. */
+  readonly host?: string | undefined;
+  /** A prom-client `Registry` to register into (default: a new one). */
+  readonly registry?: Registry | undefined;
+  /** Metric name prefix. Default `meguri_`. */
+  readonly prefix?: string | undefined;
+}
+
+/** A running metrics attachment. */
+export interface EngineMetrics {
+  readonly registry: Registry;
+  /** `http://host:port/metrics` when a server was asked for. */
+  readonly url: string | undefined;
+  /** Detaches from the engine and stops the server. */
+  close(): Promise<void>;
+}
+
+let promClient: Promise<PromClient> | undefined;
+
+/** prom-client, imported once; a clear error when it is not installed. */
+export function loadPromClient(): Promise<PromClient> {
+  promClient ??= import('prom-client').then(
+    (m) => ((m as { default?: PromClient }).default ?? m) as PromClient,
+    (err: unknown) => {
+      promClient = undefined;
+      throw new MissingDependencyError('metrics need the optional package prom-client: npm install prom-client', { cause: err });
+    },
+  );
+  return promClient;
+}
+
+/**
+ * The `class` label of a page in `meguri_pages_total`: the outcome class of the one outcome
+ * vocabulary (`outcomeClass` in src/model: ok, notModified, redirect, transient, gone, …), or
+ * `soft404` for a 200 the soft-404 detector recognised.
+ */
+export function pageOutcomeClass(p: Pick<Page, 'status' | 'soft404' | 'errorKind'>): string {
+  return p.soft404 ? 'soft404' : outcomeClass(p.status, p.errorKind);
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Registers the engine's metrics and, with `port`, serves them. */
+export async function startMetrics(engine: Engine, o: MetricsOptions = {}): Promise<EngineMetrics> {
+  const prom = await loadPromClient();
+  const registry = o.registry ?? new prom.Registry();
+  const p = o.prefix ?? 'meguri_';
+  const registers = [registry];
+  const pages = new prom.Counter({ name: `${p}pages_total`, help: 'Fetches completed, by outcome class', labelNames: ['class'], registers });
+  const bytes = new prom.Counter({ name: `${p}body_bytes_total`, help: 'Decoded body bytes received', registers });
+  const latency = new prom.Histogram({
+    name: `${p}fetch_duration_seconds`,
+    help: 'Fetch time, request start to end of body',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const checkpoint = new prom.Histogram({ name: `${p}checkpoint_duration_seconds`, help: 'Time to write a checkpoint', buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers });
+  const frontier = engine;
+  new prom.Gauge({
+    name: `${p}frontier_urls`,
+    help: 'URLs in the frontier, by status',
+    labelNames: ['status'],
+    registers,
+    collect() {
+      const stats = frontier.frontier?.stats(Math.floor(Date.now() / 3_600_000));
+      for (const [status, n] of Object.entries(stats?.byStatus ?? {})) this.set({ status }, n);
+    },
+  });
+  new prom.Gauge({
+    name: `${p}hosts`,
+    help: 'Hosts by state (ready, waiting, blocked, dead, idle)',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      const c = countHosts(frontier.hostStates());
+      for (const state of ['ready', 'waiting', 'blocked', 'dead', 'idle'] as const) this.set({ state }, c[state]);
+    },
+  });
+  new prom.Gauge({
+    name: `${p}ip_waiting_hosts`,
+    help: 'Hosts waiting because another host on their IP address spent its window (50 busiest addresses)',
+    labelNames: ['ip'],
+    registers,
+    collect() {
+      this.reset();
+      const per = new Map<string, number>();
+      for (const h of frontier.hostStates()) if (h.why === 'shared-ip') per.set(h.ip, (per.get(h.ip) ?? 0) + 1);
+      for (const [ip, n] of [...per].sort((a, b) => b[1] - a[1]).slice(0, 50)) this.set({ ip }, n);
+    },
+  });
+  const dataDir = engine.options.dataDir;
+  new prom.Gauge({
+    name: `${p}journal_bytes`,
+    help: 'Size of the outcome journal since the last checkpoint',
+    registers,
+    collect() {
+      this.set(dataDir === undefined ? 0 : fileSize(join(dataDir, JOURNAL_FILE)));
+    },
+  });
+  new prom.Gauge({
+    name: `${p}checkpoint_bytes`,
+    help: 'Size of the last checkpoint',
+    registers,
+    collect() {
+      this.set(dataDir === undefined ? 0 : fileSize(join(dataDir, CHECKPOINT_FILE)));
+    },
+  });
+  const onFetched = (page: Page): void => {
+    pages.inc({ class: pageOutcomeClass(page) });
+    if (page.body !== undefined) bytes.inc(page.body.length);
+    if (page.timing.fetchMs !== undefined) latency.observe(page.timing.fetchMs / 1000);
+  };
+  const onCheckpoint = (c: { ms: number }): void => checkpoint.observe(c.ms / 1000);
+  engine.on('fetched', onFetched);
+  engine.on('checkpoint', onCheckpoint);
+
+  let server: Server | undefined;
+  let url: string | undefined;
+  if (o.port !== undefined) {
+    const s = createServer((req, res) => {
+      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+        res.statusCode = 404;
+        res.end('not found: metrics are at /metrics\n');
+        return;
+      }
+      registry.metrics().then(
+        (text) => {
+          res.setHeader('content-type', registry.contentType);
+          res.end(text);
+        },
+        (err: unknown) => {
+          res.statusCode = 500;
+          res.end(String(err));
+        },
+      );
+    });
+    server = s;
+    const host = o.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(o.port, host, () => resolve());
+    });
+    const a = s.address() as AddressInfo;
+    url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`;
+  }
+  return {
+    registry,
+    url,
+    close: async () => {
+      engine.off('fetched', onFetched);
+      engine.off('checkpoint', onCheckpoint);
+      if (server !== undefined) {
+        server.closeAllConnections();
+        await new Promise((r) => server!.close(r));
+      }
+    },
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * Sitemaps: the parser against the protocol's forms and its limits (50 000 entries, the byte
+ * cap on gzip bombs, other origins dropped), the lastmod hints' trust rule, and the engine on
+ * a loopback site whose pages are reachable only through sitemaps — named by robots.txt, one
+ * gzipped, one an index with a loop, a nested index, a hostile index chain and another host's
+ * URLs — fetched under the same robots rules as pages.
+ */
+import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyToHex } from '../../src/core/keys.js';
+import { Engine } from '../../src/engine/index.js';
+import type { CrawledRecord, FreshnessRows } from '../../src/frontier/index.js';
+import { UrlStatus } from '../../src/model/index.js';
+import { SitemapHints, parseLastmod, parseSitemap } from '../../src/sitemap/index.js';
+import { type TestServer, startServer } from '../fetch/server.js';
+
+const AGENT = 'MapBot/1.0 (+https://example.test/bot)';
+const urlset = (urls: string[], extra = ''): string =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls.map((u) => `<url><loc>${u}</loc>${extra}</url>`).join('')}</urlset>`;
+const index = (urls: string[]): string => `<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls.map((u) => `<sitemap><loc>${u}</loc></sitemap>`).join('')}</sitemapindex>`;
+
+describe('parseSitemap', () => {
+  const at = 'http://a.test/sitemap.xml';
+
+  it('reads urlset entries with lastmod, entities, namespace prefixes; ignores changefreq and priority', () => {
+    const xml = `<?xml version="1.0"?><s:urlset xmlns:s="http://www.sitemaps.org/schemas/sitemap/0.9">
+      <s:url><s:loc> http://a.test/x?a=1&amp;b=2 </s:loc><s:lastmod>2024-05-01T10:00:00+02:00</s:lastmod><s:changefreq>always</s:changefreq><s:priority>1.0</s:priority></s:url>
+      <s:url><s:loc>http://a.test/y</s:loc><s:lastmod>2024-05-01</s:lastmod></s:url>
+      <s:url><s:loc>http://a.test/y</s:loc></s:url>
+      <s:url><s:loc>http://b.test/elsewhere</s:loc></s:url>
+      <s:url><s:loc>javascript:alert(1)</s:loc></s:url>
+      <s:url><s:loc>http://a.test/z</s:loc><s:lastmod>yesterday</s:lastmod></s:url>
+    </s:urlset>`;
+    const r = parseSitemap(Buffer.from(xml), at);
+    expect(r.kind).toBe('urlset');
+    expect(r.entries).toEqual([
+      { url: 'http://a.test/x?a=1&b=2', lastmod: Date.UTC(2024, 4, 1, 8) / 1000 },
+      { url: 'http://a.test/y', lastmod: Date.UTC(2024, 4, 1) / 1000 },
+      { url: 'http://a.test/z' },
+    ]);
+    expect(r.offOrigin).toBe(1);
+    expect(r.invalid).toBe(1);
+    expect(parseLastmod('2024')).toBe(Date.UTC(2024, 0, 1) / 1000);
+    expect(parseLastmod('2024-13-45T99:00Z')).toBeUndefined();
+  });
+
+  it('reads an index, a gzip file, and refuses what is not a sitemap', () => {
+    const idx = parseSitemap(gzipSync(index(['http://a.test/s1.xml.gz', 'http://a.test/s2.xml'])), at);
+    expect(idx.kind).toBe('sitemapindex');
+    expect(idx.entries.map((e) => e.url)).toEqual(['http://a.test/s1.xml.gz', 'http://a.test/s2.xml']);
+    expect(parseSitemap(Buffer.from('<rss><channel><link>http://a.test/</link></channel></rss>'), at).kind).toBeUndefined();
+    expect(parseSitemap(Buffer.from('not xml at all <<<'), at).entries).toEqual([]);
+  });
+
+  it('keeps at most 50 000 entries, and stops a gzip bomb at the byte cap', () => {
+    const many = Array.from({ length: 50_010 }, (_, i) => `http://a.test/p${i}`);
+    const r = parseSitemap(Buffer.from(urlset(many)), at);
+    expect(r.entries.length).toBe(50_000);
+    expect(r.truncated).toBe(true);
+    const bomb = gzipSync(Buffer.concat([Buffer.from('<urlset>'), Buffer.alloc(4 << 20, 0x20), Buffer.from('<url><loc>http://a.test/after</loc></url></urlset>')]));
+    expect(bomb.length).toBeLessThan(20_000);
+    const cut = parseSitemap(bomb, at, { maxBytes: 1 << 20 });
+    expect(cut.truncated).toBe(true);
+    expect(cut.entries).toEqual([]);
+  });
+});
+
+describe('SitemapHints', () => {
+  const urls = ['http://a.test/1', 'http://a.test/2', 'http://b.test/1'];
+  const keys = new Uint32Array(4 * urls.length).map((_, i) => 0x1000 + i);
+  const keyOf = (url: string): string | undefined => {
+    const i = urls.indexOf(url);
+    return i < 0 ? undefined : keyToHex(keys, i);
+  };
+  const record = (url: string, previousCrawled: number, fetchedAtHours: number, change: CrawledRecord['change']): CrawledRecord =>
+    ({ url, previousCrawled, fetchedAtHours, change }) as unknown as CrawledRecord;
+  const rows = (lastCrawled: number[], nextDue: number[]): FreshnessRows =>
+    ({ rows: urls.length, status: new Uint8Array(urls.length).fill(UrlStatus.Crawled), lastCrawled: Uint32Array.from(lastCrawled), nextDue: Uint32Array.from(nextDue), key: keys, moved: new Uint32Array(urls.length) }) as unknown as FreshnessRows;
+
+  it('acts on a host only after its claims agreed twice, and never after one disagreed', () => {
+    const h = new SitemapHints(() => 1000, { keyOf });
+    const hook = h.hook() as { nextDue: (r: CrawledRecord, n: number) => number; tick: (r: FreshnessRows, n: number, f: boolean) => number };
+    // a.test: lastmod at hour 15 between fetches at 10 and 20, and the fetch saw a real change: agree.
+    h.note('http://a.test/1', 15 * 3600);
+    expect(hook.nextDue(record('http://a.test/1', 10, 20, 'real'), 20)).toBe(1000);
+    // lastmod at hour 5, before the previous fetch at 10, and no change seen: agree again.
+    h.note('http://a.test/2', 5 * 3600);
+    hook.nextDue(record('http://a.test/2', 10, 20, 'none'), 20);
+    expect(h.trusted('a.test')).toBe(true);
+    // b.test claims a change (hour 15) that the fetch did not see: never trusted.
+    h.note('http://b.test/1', 15 * 3600);
+    hook.nextDue(record('http://b.test/1', 10, 20, 'none'), 20);
+    expect(h.trusted('b.test')).toBe(false);
+    // New claims newer than the last fetches: only the trusted host's URL is made due now.
+    h.note('http://a.test/1', 30 * 3600);
+    h.note('http://b.test/1', 30 * 3600);
+    const r = rows([20, 20, 20], [100, 100, 100]);
+    expect(hook.tick(r, 40, false)).toBe(1);
+    expect([...r.nextDue]).toEqual([40, 100, 100]);
+    expect(r.moved[0]).toBe(0);
+    expect(h.applied).toBe(1);
+  });
+});
+
+describe('the engine and sitemaps', () => {
+  let site: TestServer;
+  let other: TestServer;
+
+  beforeAll(async () => {
+    other = await startServer((_req, res) => res.end('<html>other</html>'));
+    const o = (path: string): string => `${site.origin}${path}`;
+    site = await startServer((req: IncomingMessage, res: ServerResponse) => {
+      const xml = (body: string | Buffer, type = 'application/xml'): void => {
+        res.setHeader('content-type', type);
+        res.end(body);
+      };
+      switch (req.url) {
+        case '/robots.txt':
+          return void res.end(`User-agent: *\nDisallow: /private\nSitemap: ${o('/sitemap_index.xml')}\n`);
+        case '/':
+          return void res.end('<html><body>no links here</body></html>');
+        case '/sitemap_index.xml':
+          // a loop to itself, a gzip sitemap, a plain one, a nested index, and a chain of indexes
+          return xml(index([o('/sitemap_index.xml'), o('/s1.xml.gz'), o('/s2.xml'), o('/nested.xml'), o('/chain/1.xml')]));
+        case '/s1.xml.gz':
+          return xml(gzipSync(urlset([o('/p1'), o('/p2'), `${other.origin}/stolen`])), 'application/gzip');
+        case '/s2.xml':
+          return xml(urlset([o('/p3'), o('/private/secret')], '<lastmod>2024-01-01</lastmod>'));
+        case '/nested.xml':
+          return xml(index([o('/s3.xml')]));
+        case '/s3.xml':
+          return xml(urlset([o('/p4')]));
+        default: {
+          const chain = /^\/chain\/(\d+)\.xml$/.exec(req.url ?? '');
+          if (chain) return xml(index([o(`/chain/${Number(chain[1]) + 1}.xml`), o(`/deep${chain[1]}`)]));
+          return void res.end(`<html><body>${req.url}</body></html>`);
+        }
+      }
+    });
+  });
+
+  afterAll(async () => {
+    await site.close();
+    await other.close();
+  });
+
+  it('crawls pages reachable only through the sitemaps robots.txt names, in scope and bounded', async () => {
+    const engine = new Engine({ seeds: [`${site.origin}/`], agent: AGENT, allowPrivate: true, grouping: 'host', politeness: { minDelayMs: 1, startDelayMs: 1 } });
+    const fetched: string[] = [];
+    for await (const p of engine.run()) fetched.push(new URL(p.url).pathname);
+    await engine.close();
+    const paths = new Set(site.requests.map((r) => r.path));
+    for (const p of ['/p1', '/p2', '/p3', '/p4', '/s1.xml.gz', '/s2.xml', '/nested.xml', '/s3.xml']) expect(paths.has(p), p).toBe(true);
+    // robots.txt rules apply to sitemap URLs; other hosts' URLs never enter the crawl.
+    expect(paths.has('/private/secret')).toBe(false);
+    expect(other.requests.length).toBe(0);
+    // The chain of indexes: robots' index (depth 0) and one nested index (chain/1) are read; the
+    // index chain/1 lists is fetched at depth 2 but its entries are not followed.
+    expect([...paths].filter((p) => p.startsWith('/chain/')).sort()).toEqual(['/chain/1.xml', '/chain/2.xml']);
+    expect([...paths].filter((p) => p.startsWith('/deep')).sort()).toEqual(['/deep1']);
+    // Each sitemap fetched once, the self-loop included.
+    expect(site.requests.filter((r) => r.path === '/sitemap_index.xml').length).toBe(1);
+    expect(fetched.length).toBe(new Set(fetched).size);
+  });
+
+  it('starts from the sitemaps option alone, with robots.txt sitemaps off', async () => {
+    const before = site.requests.length;
+    const engine = new Engine({ sitemaps: [`${site.origin}/s2.xml`], robotsSitemaps: false, agent: AGENT, allowPrivate: true, grouping: 'host', politeness: { minDelayMs: 1, startDelayMs: 1 } });
+    for await (const _ of engine.run()) {
+      // every page
+    }
+    await engine.close();
+    expect(site.requests.slice(before).map((r) => r.path).sort()).toEqual(['/p3', '/robots.txt', '/s2.xml']);
+  });
+});
