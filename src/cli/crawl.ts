@@ -19,6 +19,7 @@ import {
   type HostStatus,
   JOURNAL_FILE,
   type Progress,
+  type RecoveryInfo,
   type RobotsCapture,
   SETTINGS_FILE,
   Scope,
@@ -208,11 +209,14 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       throw inFile(err, pagesPath);
     }
     urlsBefore = engine.frontier?.len() ?? 0;
+    writtenUnjournaled = writtenBeforeKill(r, pages);
     json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore, resumedPages: pages.existing });
     if (r.resumed && json === undefined) {
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
     }
   });
+  let writtenUnjournaled: string | undefined;
+  const holdAfter = testHoldAfter(io);
   const requisites = new Set<string>();
   let count = 0;
   hub.route((signal) => {
@@ -249,12 +253,19 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         setup.onPage?.(page);
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
-        const where = warc?.write(page);
         // Requisites are marked by how they were found (remembered for this run, bounded).
         for (const l of page.links) if (l.requisite === true && requisites.size < MAX_REQUISITES) requisites.add(l.url);
+        if (page.url === writtenUnjournaled) {
+          // Written just before a kill, journaled never: its outputs are already there once.
+          writtenUnjournaled = undefined;
+          requisites.delete(page.url);
+          continue;
+        }
+        const where = warc?.write(page);
         const rec = pageRecord(page, where, dataDir, requisites.delete(page.url));
         pages!.append(rec);
         json?.emit('page', { ...rec });
+        if (holdAfter !== undefined && pages!.appended === holdAfter) await holdForTest(io);
       }
     } catch (err) {
       throw fileContext(err, dataDir);
@@ -540,6 +551,36 @@ async function preflightSeeds(engine: CrawlSetup['engine'], saved: CrawlSettings
     const first = refusals[0]!;
     throw new InvalidArgumentError(`crawl: every seed is refused by the settings — ${first.reason}; to allow it: ${first.fix}`);
   }
+}
+
+/**
+ * The URL whose page a killed run wrote (WARC, pages.jsonl) but never journaled, or
+ * undefined. Pages are written one at a time and each is journaled before the next is taken,
+ * so only the last line of pages.jsonl can be such a page: it is one when it matches an
+ * interrupted fetch of the journal by URL and fetch start. Its refetch is then not written.
+ */
+export function writtenBeforeKill(r: RecoveryInfo, pages: PagesIndex | undefined): string | undefined {
+  if (!r.resumed || pages === undefined) return undefined;
+  const last = pages.lastRecord();
+  if (last === undefined) return undefined;
+  const hit = r.interrupted?.find((i) => i.url === last.url && new Date(i.dispatchedAtMs).toISOString() === last.time);
+  return hit?.url;
+}
+
+/**
+ * Test hook: with `MEGURI_TEST_HOLD_AFTER_WRITE=N`, the crawl stops forever right after the Nth
+ * page's outputs are written and before its outcome is journaled (announced on stderr), so a
+ * test can kill it at exactly that moment.
+ */
+function testHoldAfter(io: CliIo): number | undefined {
+  const v = io.env['MEGURI_TEST_HOLD_AFTER_WRITE'];
+  const n = v === undefined ? Number.NaN : Number(v);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+function holdForTest(io: CliIo): Promise<never> {
+  io.stderr.write('meguri: test hold: page written, not journaled\n');
+  return new Promise<never>(() => undefined);
 }
 
 /**

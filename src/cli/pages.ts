@@ -49,6 +49,9 @@ export interface PageRecord {
   readonly requisite: boolean;
 }
 
+/** Bytes read back from the end to find the last line (a record is well under this). */
+const LAST_LINE_WINDOW = 1 << 20;
+
 const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
 /** The pages.jsonl line of a page and where its WARC record went. */
@@ -111,6 +114,33 @@ export class PagesIndex {
     } catch (err) {
       closeSync(fd);
       throw err;
+    }
+  }
+
+  /**
+   * The file's last complete record, or undefined (empty file, or a last line that does not
+   * parse). On resume it tells whether the page written just before a kill is the one whose
+   * outcome the journal lacks.
+   */
+  lastRecord(): PageRecord | undefined {
+    const end = this.#size;
+    if (end === 0) return undefined;
+    const len = Math.min(end, LAST_LINE_WINDOW);
+    const buf = Buffer.allocUnsafe(len);
+    let got = 0;
+    while (got < len) {
+      const n = readSync(this.#fd, buf, got, len - got, end - len + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    const text = buf.subarray(0, got).toString('utf8').replace(/\n$/, '');
+    const nl = text.lastIndexOf('\n');
+    if (nl < 0 && len < end) return undefined; // a line longer than the window: not ours to guess
+    try {
+      const r = JSON.parse(text.slice(nl + 1)) as PageRecord;
+      return typeof r === 'object' && r !== null && typeof r.url === 'string' && typeof r.time === 'string' ? r : undefined;
+    } catch {
+      return undefined;
     }
   }
 

@@ -13,6 +13,7 @@ import { lanesToU64 } from '../core/lanes.js';
 import { xxh64Lanes } from '../core/hash.js';
 import { loadCoreSync } from '../core/node.js';
 import { decodeRecord } from '../engine/records.js';
+import { parseEngineState } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
 import { Frontier, type FrontierStats } from '../frontier/index.js';
@@ -135,7 +136,10 @@ function readBytes(file: string): Uint8Array {
 function readImage(file: string): PartitionImage {
   const bytesRead = readBytes(file);
   try {
-    return decodePartition(bytesRead);
+    const image = decodePartition(bytesRead);
+    // An engine's checkpoint: its state is checked as a resume would (a typed error naming the field).
+    if (image.meta.settings['engine'] !== undefined) parseEngineState(image.meta.settings['engine']);
+    return image;
   } catch (err) {
     throw inFile(err, file);
   }

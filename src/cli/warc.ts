@@ -18,14 +18,13 @@
  *
  * A run never appends to an earlier run's file: file names carry a sequence number that
  * continues from the highest one in the directory, so a crash can at worst leave a torn last
- * record in a file nobody writes to again — and the writer tidies that up before its first
- * file (`cleanTail`): a file left empty by a kill between its creation and its first record
- * is removed, and the last file is cut back to its last whole gzip member, so every file
- * passes `gzip -t`.
+ * record in a file nobody writes to again — and `open` tidies that up (./warc-tail.ts): a
+ * file left empty by a kill between its creation and its first record is removed, and the
+ * last file is cut back to its last whole gzip member, so every file passes `gzip -t`.
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { inflateRawSync } from 'node:zlib';
 import { basename, join } from 'node:path';
+import { repairWarcTails } from './warc-tail.js';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
@@ -100,82 +99,6 @@ interface Capture {
 
 const DEFAULT_MAX_BYTES = 1024 ** 3;
 
-/**
- * The end of the last whole gzip member of `b` (0 when the first is not whole): members are
- * walked from the start, each header parsed (RFC 1952 §2.3) and its deflate stream inflated
- * to learn where it ends, then the 8-byte trailer skipped. Linear in the file (about 3 s per
- * GiB); run once per open, on the previous run's last file only.
- */
-export function wholeGzipPrefix(b: Uint8Array): number {
-  let at = 0;
-  while (at < b.length) {
-    if (b.length - at < 18 || b[at] !== 0x1f || b[at + 1] !== 0x8b || b[at + 2] !== 8) return at;
-    const flags = b[at + 3]!;
-    let p = at + 10;
-    if (flags & 4) p += 2 + (b[p]! | (b[p + 1]! << 8));
-    for (const bit of [8, 16]) {
-      if (flags & bit) {
-        while (p < b.length && b[p] !== 0) p++;
-        p++;
-      }
-    }
-    if (flags & 2) p += 2;
-    if (p >= b.length) return at;
-    let used: number;
-    try {
-      used = (inflateRawSync(b.subarray(p), { info: true }) as unknown as { engine: { bytesWritten: number } }).engine.bytesWritten;
-    } catch {
-      return at;
-    }
-    const end = p + used + 8;
-    if (end > b.length) return at;
-    at = end;
-  }
-  return at;
-}
-
-/**
- * Tidies what a killed run left in `dir`: removes empty files of `pattern` and cuts the
- * last (highest-numbered) file back to its last whole gzip member. Returns what it did.
- */
-export function cleanTail(dir: string, pattern: RegExp): { removed: string[]; truncated: { file: string; from: number; to: number } | undefined } {
-  const removed: string[] = [];
-  let last: { file: string; seq: number } | undefined;
-  for (const name of readdirSync(dir)) {
-    const m = pattern.exec(name);
-    if (!m) continue;
-    const file = join(dir, name);
-    if (statSync(file).size === 0) {
-      unlinkSync(file);
-      removed.push(file);
-      continue;
-    }
-    const seq = Number(m[1]);
-    if (last === undefined || seq > last.seq) last = { file, seq };
-  }
-  let truncated: { file: string; from: number; to: number } | undefined;
-  if (last !== undefined) {
-    const bytes = readFileSync(last.file);
-    const whole = wholeGzipPrefix(bytes);
-    if (whole < bytes.length) {
-      const fd = openSync(last.file, 'r+');
-      try {
-        ftruncateSync(fd, whole);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      if (whole === 0) {
-        unlinkSync(last.file);
-        removed.push(last.file);
-      } else {
-        truncated = { file: last.file, from: bytes.length, to: whole };
-      }
-    }
-  }
-  return { removed, truncated };
-}
-
 function stamp14(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14);
 }
@@ -215,7 +138,6 @@ export class WarcWriter {
   readonly counts: WarcCounts = { response: 0, request: 0, revisit: 0, warcinfo: 0, dedupBytes: 0 };
 
   readonly #pattern: RegExp;
-  #tidied = false;
 
   private constructor(o: WarcWriterOptions, seq: number, pattern: RegExp) {
     this.#pattern = pattern;
@@ -244,11 +166,15 @@ export class WarcWriter {
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) throw new InvalidArgumentError(`WarcWriter: prefix must be letters, digits, '.', '_' or '-', received ${JSON.stringify(prefix)}`);
     ensureDirectory(o.dir);
     const pattern = new RegExp(`^${prefix.replace(/[.]/g, '\\.')}-\\d{14}-(\\d{5,})\\.warc\\.gz$`);
-    let last = 0;
+    const found: [number, string][] = [];
     for (const name of readdirSync(o.dir)) {
       const m = pattern.exec(name);
-      if (m) last = Math.max(last, Number(m[1]));
+      if (m) found.push([Number(m[1]), name]);
     }
+    found.sort((a, b) => a[0] - b[0]);
+    const last = found.length === 0 ? 0 : found[found.length - 1]![0];
+    // A killed run may have left an empty file or a torn last record: cut it before writing on.
+    repairWarcTails(o.dir, found.map(([, name]) => name));
     return Promise.resolve(new WarcWriter(o, last + 1, pattern));
   }
 
@@ -413,13 +339,6 @@ export class WarcWriter {
   #room(need: number): boolean {
     if (this.#fd >= 0 && (this.#inFile === 0 || this.#size + need <= this.#maxBytes)) return false;
     this.close();
-    if (!this.#tidied) {
-      // Only now, with the first capture in hand: pages flow once the engine holds the data
-      // directory's lock, so no other crawl is writing these files (the WARC directory is
-      // taken to be this crawl's own, as the default under --data is).
-      this.#tidied = true;
-      cleanTail(this.dir, this.#pattern);
-    }
     const name = `${this.#prefix}-${stamp14(this.#now())}-${String(this.#seq++).padStart(5, '0')}.warc.gz`;
     this.#file = join(this.dir, name);
     this.#fd = openSync(this.#file, 'wx', 0o644);

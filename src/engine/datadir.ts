@@ -5,6 +5,8 @@
  *   frontier.meguri  the checkpoint: the frontier's partition image, with the engine's own
  *                    state (`EngineState`) in its settings under the key `engine`
  *   journal.mgj      fetch starts and outcomes since that checkpoint (same generation)
+ *   .frontier.meguri.<pid>.<n>.tmp   a checkpoint being written; a kill before its rename
+ *                    leaves it, and taking the lock removes it
  *
  * A checkpoint of generation g+1 is written first and only then is a fresh journal of
  * generation g+1 created: a crash between the two leaves a journal of generation g, which
@@ -14,14 +16,15 @@
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
-import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
-import type { PartitionImage } from '../format/index.js';
+import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
 import { Journal } from '../journal/index.js';
 import type { HostGrouping } from '../model/index.js';
-import type { PolitenessConfig } from '../politeness/index.js';
+import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
+import type { RobotsSnapshot } from '../fetch/robots-cache.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import type { RobotsOutageRecord } from './status.js';
 
@@ -30,6 +33,8 @@ export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
 export const JOURNAL_FILE = 'journal.mgj';
 const LOCK_FILE = 'lock';
+/** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
+const CHECKPOINT_TEMP = /^\.frontier\.meguri\.\d+\.\d+\.tmp$/;
 const STATE_VERSION = 1;
 
 /** The engine's own part of a checkpoint (in the partition's settings, key `engine`). */
@@ -47,15 +52,88 @@ export interface EngineState {
   /** Hosts waiting out a robots.txt outage (for `meguri hosts --why`; not read back on resume). */
   readonly robotsOutages?: RobotsOutageRecord[];
   readonly robotsMaxAttempts?: number;
+  /** Fresh robots.txt files with their age (absent in checkpoints older than it: fetched again). */
+  readonly robots?: RobotsSnapshot[];
 }
 
 /** An `EngineState` without its version tag (the tag is this file's business). */
 export type EngineStateFields = Omit<EngineState, 'v'>;
 
-function isEngineState(v: unknown): v is EngineState {
-  if (typeof v !== 'object' || v === null) return false;
+/** How each numeric field of `EngineState` is checked on load (kinds: src/format `fieldProblem`). */
+const STATE_NUMBERS: readonly (readonly [keyof EngineState, FieldKind, 'required' | 'optional'])[] = [
+  ['generation', 'count', 'required'],
+  ['completed', 'count', 'required'],
+  ['ok', 'count', 'optional'],
+  ['robotsMaxAttempts', 'count', 'optional'],
+];
+
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/**
+ * The engine state of a checkpoint, every field checked for type and range. A checksum-valid
+ * file can still carry a value no engine writes (a fractional generation, a negative count
+ * that would overshoot `maxPages`); each is refused naming the field.
+ *
+ * @throws CorruptPartitionError (section `meta`) naming the field and the value found.
+ */
+export function parseEngineState(v: unknown): EngineState {
+  const bad = (field: string, problem: string): never => {
+    throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} field engine.${field} ${problem}`);
+  };
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
   const s = v as Record<string, unknown>;
-  return s['v'] === STATE_VERSION && (s['grouping'] === 'host' || s['grouping'] === 'registrable' || s['grouping'] === 'origin') && typeof s['generation'] === 'number' && typeof s['completed'] === 'number' && Array.isArray(s['groups']) && Array.isArray(s['inFlight']);
+  if (s['v'] !== STATE_VERSION) bad('v', `is ${JSON.stringify(s['v'])}, this build reads ${STATE_VERSION}`);
+  const g = s['grouping'];
+  if (g !== 'host' && g !== 'registrable' && g !== 'origin') bad('grouping', `is ${JSON.stringify(g)}, expected "host", "registrable" or "origin"`);
+  for (const [field, kind, need] of STATE_NUMBERS) {
+    const x = s[field];
+    if (x === undefined && need === 'optional') continue;
+    const problem = fieldProblem(x, kind);
+    if (problem !== undefined) bad(field, problem);
+  }
+  const groups = s['groups'];
+  if (!Array.isArray(groups)) return bad('groups', 'is not an array');
+  groups.forEach((p: unknown, i) => {
+    if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== 'string' || !isStringArray(p[1])) bad(`groups[${i}]`, 'is not a [group, origins[]] pair');
+  });
+  if (!isStringArray(s['inFlight'])) bad('inFlight', 'is not an array of URLs');
+  try {
+    politenessConfig(s['politeness'] as Partial<PolitenessConfig>);
+  } catch (err) {
+    bad('politeness', `is not a valid politeness config: ${(err as Error).message}`);
+  }
+  const outages = s['robotsOutages'];
+  if (outages !== undefined) {
+    if (!Array.isArray(outages)) return bad('robotsOutages', 'is not an array');
+    outages.forEach((o: unknown, i) => {
+      const ok = Array.isArray(o) && o.length === 4 && typeof o[0] === 'string' && fieldProblem(o[1], 'time') === undefined && fieldProblem(o[2], 'count') === undefined && fieldProblem(o[3], 'count') === undefined;
+      if (!ok) bad(`robotsOutages[${i}]`, 'is not a [host, retry time, status, failures] record');
+    });
+  }
+  const robots = s['robots'];
+  if (robots !== undefined) {
+    if (!Array.isArray(robots)) return bad('robots', 'is not an array');
+    robots.forEach((r: unknown, i) => {
+      const problem = robotsSnapshotProblem(r);
+      if (problem !== undefined) bad(`robots[${i}]`, problem);
+    });
+  }
+  return s as unknown as EngineState;
+}
+
+/** Why `v` is not a `RobotsSnapshot`, or undefined. */
+function robotsSnapshotProblem(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'is not an object';
+  const r = v as Record<string, unknown>;
+  if (typeof r['origin'] !== 'string' || !/^https?:\/\/[^/]+$/.test(r['origin'])) return `origin ${JSON.stringify(r['origin'])} is not an http(s) origin`;
+  if (r['state'] !== 'parsed' && r['state'] !== 'unavailable') return `state is ${JSON.stringify(r['state'])}, expected "parsed" or "unavailable"`;
+  if (r['text'] !== undefined && typeof r['text'] !== 'string') return 'text is not a string';
+  if (r['truncated'] !== undefined && typeof r['truncated'] !== 'boolean') return 'truncated is not a boolean';
+  for (const [f, kind] of [['fetchedAtMs', 'time'], ['refreshAtMs', 'time'], ['lastStatus', 'count'], ['redirects', 'count']] as const) {
+    const problem = fieldProblem(r[f], kind);
+    if (problem !== undefined) return `${f} ${problem}`;
+  }
+  return undefined;
 }
 
 /** Whether process `pid` is alive (signal 0 probes without sending anything). */
@@ -111,6 +189,7 @@ export class DataDir {
         writeSync(fd, `${process.pid}\n`);
         closeSync(fd);
         this.#lockPath = path;
+        this.#removeTempFiles();
         return;
       } catch (err) {
         if ((err as { code?: string }).code !== 'EEXIST') throw err;
@@ -121,14 +200,28 @@ export class DataDir {
     throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(this.path)}`);
   }
 
+  /**
+   * Removes checkpoint temp files a killed writer left (`writePartition` writes
+   * `.frontier.meguri.<pid>.<n>.tmp` and renames it; a kill before the rename leaves it).
+   * Safe only under the lock: no other process writes here.
+   */
+  #removeTempFiles(): void {
+    for (const name of readdirSync(this.path)) {
+      if (!CHECKPOINT_TEMP.test(name)) continue;
+      try {
+        unlinkSync(join(this.path, name));
+      } catch {
+        // gone already
+      }
+    }
+  }
+
   /** The checkpoint and its engine state, or undefined for a new crawl. */
   readCheckpoint(): { image: PartitionImage; state: EngineState } | undefined {
     const cp = join(this.path, CHECKPOINT_FILE);
     if (!existsSync(cp)) return undefined;
     const image = readPartition(cp);
-    const state = image.meta.settings['engine'];
-    if (!isEngineState(state)) throw new CorruptPartitionError('meta', `${CHECKPOINT_FILE} carries no engine state (not written by an Engine?)`);
-    return { image, state };
+    return { image, state: parseEngineState(image.meta.settings['engine']) };
   }
 
   /** The journal records of `generation` (none when the journal is of another one or absent). */

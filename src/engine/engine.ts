@@ -160,6 +160,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   #ok = 0;
   /** Seeds given to `add()` before `run()` opened the crawl. */
   readonly #pendingSeeds: string[] = [];
+  /** The flight whose page the `run()` loop body holds (yielded, not yet acknowledged). */
+  #taken: Flight | undefined;
   /** Resolves whoever waits in `stop()`/`abort()` once no fetch is running. */
   #quietWaiters: (() => void)[] = [];
   #summary: CrawlSummary | undefined;
@@ -309,7 +311,9 @@ export class Engine extends EventEmitter<EngineEvents> {
         for (;;) {
           const next = this.#outputs.shift();
           if (next !== undefined) {
+            this.#taken = next;
             yield next.page!;
+            this.#taken = undefined;
             this.#ack(next);
             continue;
           }
@@ -319,7 +323,10 @@ export class Engine extends EventEmitter<EngineEvents> {
         }
         completedNormally = true;
       } finally {
-        if (!completedNormally) this.#abortNow(this.#reason ?? 'stopped');
+        if (!completedNormally) {
+          this.#taken = undefined; // the body did not finish with it: fetched again next run
+          this.#abortNow(this.#reason ?? 'stopped');
+        }
         this.#driverWaker.notify();
         await driver;
       }
@@ -448,8 +455,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   async close(): Promise<void> {
     if (this.#phase === 'closed') return;
     if (this.#phase === 'running') {
+      // A consumer suspended at a yield never resumes the generator: wind down from here (the
+      // page it holds is not acknowledged, so it is fetched again next run).
+      this.#taken = undefined;
       this.#abortNow('aborted');
-      // A consumer suspended at a yield never resumes the generator: wind down from here.
       await this.#driver;
       this.#detach();
       this.#finish();
@@ -581,6 +590,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
       }
       this.#directory.import(state.groups);
+      // robots.txt files still fresh are used until their own expiry: a restart asks no origin again.
+      if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       this.#frontier = Frontier.recover(image, this.#frontierOptions());
       this.#generation = state.generation;
       this.#completed = state.completed;
@@ -614,22 +625,23 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes are redone. */
   #replay(data: DataDir, state: EngineState): void {
     const f = this.#frontier!;
-    const pending = new Map<string, string>();
-    for (const u of state.inFlight) pending.set(u, u);
+    // URL → its last journaled fetch start (undefined: in flight at the checkpoint).
+    const pending = new Map<string, number | undefined>();
+    for (const u of state.inFlight) pending.set(u, undefined);
     let outcomes = 0;
     let dispatches = 0;
     const { records, tornBytes } = data.readJournal(state.generation);
     for (const r of records) {
       if (r.t === 'd') {
         if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
-        if (r.u !== undefined) pending.set(r.u, r.u);
+        if (r.u !== undefined) pending.set(r.u, r.at);
         continue;
       }
       this.#replayOutcome(r);
       pending.delete(r.u);
       outcomes++;
     }
-    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()] };
+    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()], interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])) };
   }
 
   #replayOutcome(r: OutcomeRecord): void {
@@ -957,6 +969,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#outputs.length = 0;
     // Fetches still running resolve as aborted and are dropped in #complete; stop waiting for them.
     this.#flights.clear();
+    // Except the page the loop body holds: it may be writing it now, and when the body returns
+    // its outcome must be journaled like any other, or a resume fetches and writes it again
+    // (issue 23: a second Ctrl-C during a WARC write duplicated the page). If the body throws
+    // or breaks instead, the flight stays in flight and the checkpoint re-queues it.
+    const taken = this.#taken;
+    if (taken !== undefined) this.#flights.set(taken.req.row, taken);
     this.#driverWaker.notify();
     this.#outputWaker.notify();
     this.#notifyQuiet();
@@ -1038,6 +1056,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         groups: this.#directory.export(),
         inFlight: [...this.#flights.values()].map((x) => x.req.url),
         robotsOutages: this.#robotsOutages(f),
+        robots: this.#gate.exportRobots(),
         robotsMaxAttempts: this.#robotsGiveUp,
       },
       this.options.journalSyncEvery,

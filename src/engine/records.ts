@@ -12,6 +12,7 @@
  * read (no body). u64 fingerprints are 16 hex digits; keys 32.
  */
 import { CorruptJournalError } from '../errors/index.js';
+import { type FieldKind, fieldProblem } from '../format/index.js';
 import type { Link, Outcome } from '../model/index.js';
 
 /** A fetch start (a content URL, or a robots.txt request). */
@@ -111,10 +112,37 @@ export function encodeRecord(r: JournalRecord): Uint8Array {
   return encoder.encode(JSON.stringify(r));
 }
 
-const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isStr = (v: unknown): v is string => typeof v === 'string';
 const optStr = (v: unknown): boolean => v === undefined || isStr(v);
-const optNum = (v: unknown): boolean => v === undefined || isNum(v);
+
+/**
+ * Numeric fields of each record kind and how they are checked (kinds: src/format
+ * `fieldProblem`). A checksum proves only that the bytes are the ones written: a time no clock
+ * gives (`at: 1e300`) would otherwise fail every resume, or a status no server sends would be
+ * replayed as one.
+ */
+const DISPATCH_NUMBERS: readonly (readonly [string, FieldKind, boolean])[] = [['at', 'time', true]];
+const OUTCOME_NUMBERS: readonly (readonly [string, FieldKind, boolean])[] = [
+  ['at', 'time', true],
+  ['now', 'time', true],
+  ['s', 'count', true],
+  ['lm', 'time', false],
+  ['lat', 'duration', false],
+];
+/** Largest status a record may carry (HTTP statuses are three digits; 0 = no response). */
+const MAX_STATUS = 999;
+
+/** The first numeric field of `o` that breaks its rule, as a message, or undefined. */
+function numbersProblem(o: Record<string, unknown>, fields: readonly (readonly [string, FieldKind, boolean])[]): string | undefined {
+  for (const [name, kind, required] of fields) {
+    const v = o[name];
+    if (v === undefined && !required) continue;
+    const problem = fieldProblem(v, kind);
+    if (problem !== undefined) return `field ${name} ${problem}`;
+  }
+  return undefined;
+}
+
 const HEX64 = /^[0-9a-f]{16}$/;
 const HEX128 = /^[0-9a-f]{32}$/;
 
@@ -135,14 +163,19 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
   };
   if (o === null || typeof o !== 'object') return bad('not an object');
   if (o['t'] === 'd') {
-    if (!isStr(o['h']) || !isNum(o['at']) || !optStr(o['ip']) || !optStr(o['u'])) return bad('dispatch fields');
+    if (!isStr(o['h']) || !optStr(o['ip']) || !optStr(o['u'])) return bad('dispatch fields');
+    const problem = numbersProblem(o, DISPATCH_NUMBERS);
+    if (problem !== undefined) return bad(problem);
     if (o['k'] !== undefined && !(isStr(o['k']) && HEX128.test(o['k']))) return bad('dispatch key');
+    if (o['r'] !== undefined && o['r'] !== 1) return bad(`field r is ${JSON.stringify(o['r'])}, expected 1 or absent`);
     return o as unknown as DispatchRecord;
   }
   if (o['t'] === 'o') {
     if (!isStr(o['k']) || !HEX128.test(o['k']) || !isStr(o['u']) || !isStr(o['h'])) return bad('outcome identity');
-    if (!isNum(o['at']) || !isNum(o['now']) || !isNum(o['s'])) return bad('outcome times or status');
-    if (!optStr(o['ra']) || !optStr(o['et']) || !optNum(o['lm']) || !optStr(o['loc']) || !optNum(o['lat'])) return bad('outcome headers');
+    const problem = numbersProblem(o, OUTCOME_NUMBERS);
+    if (problem !== undefined) return bad(problem);
+    if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
+    if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];
     if (l !== undefined && !(Array.isArray(l) && l.every(isStr))) return bad('links');

@@ -21,7 +21,7 @@
  * content dispatch before its robots.txt is answered.
  */
 import { type Fetcher, HttpFetcher } from '../fetch/http.js';
-import { RobotsCache, type RobotsFetch, type RobotsFetchResult } from '../fetch/robots-cache.js';
+import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnapshot } from '../fetch/robots-cache.js';
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
@@ -326,6 +326,16 @@ export class RobotsGate implements RobotsSeam {
       return { origin, status: e.lastStatus, failures: e.failures, error: e.lastError };
     }
     return undefined;
+  }
+
+  /** Fresh robots.txt entries for a checkpoint (none with robots off). */
+  exportRobots(): RobotsSnapshot[] {
+    return this.cache?.exportFresh() ?? [];
+  }
+
+  /** Takes back a checkpoint's robots.txt entries; returns how many are still fresh. */
+  importRobots(snapshots: readonly RobotsSnapshot[]): number {
+    return this.cache?.importFresh(snapshots) ?? 0;
   }
 
   /** robots.txt loads in progress. */

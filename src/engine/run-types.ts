@@ -32,6 +32,12 @@ export interface RecoveryInfo {
   readonly tornBytes: number;
   /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
   readonly refetch: readonly string[];
+  /**
+   * Of those, the fetches whose start is in the journal, with that start (epoch ms): a consumer
+   * that keeps outputs can tell a page it wrote just before the kill, whose outcome never
+   * reached the journal, and not write it twice (the CLI does so for WARC and pages.jsonl).
+   */
+  readonly interrupted?: readonly { readonly url: string; readonly dispatchedAtMs: number }[] | undefined;
 }
 
 /** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */

@@ -5,6 +5,7 @@
  * records — so the same words come out of both.
  */
 import type { PartitionImage } from '../format/index.js';
+import { parseEngineState } from './datadir.js';
 import { ColumnId, type HostSnapshot } from '../frontier/index.js';
 import { HostFlags, UrlStatus } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
@@ -293,7 +294,8 @@ const QUEUED = new Set<number>([UrlStatus.Scheduled, UrlStatus.DueRecrawl, UrlSt
  * count as queued: they are fetched again).
  */
 export function hostStatesFromPartition(image: PartitionImage, nowMs: number, policy?: Readonly<PolitenessConfig>): HostStatus[] {
-  const engine = image.meta.settings['engine'] as { politeness?: PolitenessConfig; robotsOutages?: unknown; robotsMaxAttempts?: unknown } | undefined;
+  const raw = image.meta.settings['engine'];
+  const engine = raw === undefined ? undefined : parseEngineState(raw);
   const recorded = engine?.politeness;
   const outages = new Map<string, HostExtra>();
   if (Array.isArray(engine?.robotsOutages)) {

@@ -4,6 +4,12 @@
  * is remembered (once), so a completion that lands between two waits is not lost. `wakeups`
  * counts resolutions: the engine's "never a busy loop" promise is tested by bounding it.
  */
+/**
+ * Longest single timer: Node runs a longer `setTimeout` after 1 ms instead (a busy loop), so a
+ * far-off wake-up is capped here and the loop simply looks again.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class Waker {
   /** How many times a wait ended. */
   wakeups = 0;
@@ -43,7 +49,7 @@ export class Waker {
           this.#timer = undefined;
           this.timerWakeups++;
           this.notify();
-        }, Math.max(1, Math.ceil(delayMs)));
+        }, Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(delayMs))));
       }
     });
   }

@@ -30,6 +30,7 @@ export {
   type RobotsFetch,
   type RobotsFetchResult,
   type RobotsReason,
+  type RobotsSnapshot,
   type RobotsState,
   type RobotsVerdict,
   RobotsCache,

@@ -95,6 +95,24 @@ export interface RobotsEntry {
   readonly redirects: number;
 }
 
+/**
+ * A fresh entry as a checkpoint keeps it: the text that was parsed (not the parsed form) and
+ * the entry's age, so a resumed crawl uses it until the same expiry instead of fetching the
+ * file again at every restart. Unreachable entries are not kept: a resume retries them.
+ */
+export interface RobotsSnapshot {
+  readonly origin: string;
+  readonly state: 'parsed' | 'unavailable';
+  /** The parsed text (`parsed` only). */
+  readonly text?: string | undefined;
+  /** The file was cut at the parse limit (`parsed` only). */
+  readonly truncated?: boolean | undefined;
+  readonly fetchedAtMs: number;
+  readonly refreshAtMs: number;
+  readonly lastStatus: number;
+  readonly redirects: number;
+}
+
 /** Options of `RobotsCache`. */
 export interface RobotsCacheOptions {
   /** Fetches a URL without following redirects (required). */
@@ -250,6 +268,50 @@ export class RobotsCache {
   /** Forgets every origin. */
   clear(): void {
     this.#entries.clear();
+  }
+
+  /** The entries still fresh now that a restart can reuse (parsed and unavailable ones). */
+  exportFresh(): RobotsSnapshot[] {
+    const now = this.#opts.now();
+    const out: RobotsSnapshot[] = [];
+    for (const e of this.#entries.values()) {
+      if (e.state === 'unreachable' || now >= e.refreshAtMs) continue;
+      out.push({
+        origin: e.origin,
+        state: e.state,
+        text: e.robots?.text,
+        truncated: e.robots?.truncated === true ? true : undefined,
+        fetchedAtMs: e.fetchedAtMs,
+        refreshAtMs: e.refreshAtMs,
+        lastStatus: e.lastStatus,
+        redirects: e.redirects,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Takes back entries `exportFresh` gave: each is used until its own expiry, never past
+   * `ttlMs` from now (a shorter TTL on resume applies at once); expired ones and origins this
+   * cache already holds are skipped. Returns how many were taken.
+   */
+  importFresh(snapshots: readonly RobotsSnapshot[]): number {
+    const { now, ttlMs, maxEntries } = this.#opts;
+    const t = now();
+    let taken = 0;
+    for (const s of snapshots) {
+      const refreshAtMs = Math.min(s.refreshAtMs, s.fetchedAtMs + ttlMs, t + ttlMs);
+      if (t >= refreshAtMs || this.#entries.has(s.origin)) continue;
+      const robots = s.state === 'parsed' ? parseRobots(s.text ?? '', `${s.origin}/robots.txt`, { truncated: s.truncated === true }) : undefined;
+      lruSet(
+        this.#entries,
+        s.origin,
+        { origin: s.origin, state: s.state, robots, fetchedAtMs: s.fetchedAtMs, refreshAtMs, failures: 0, outageSinceMs: undefined, lastStatus: s.lastStatus, lastError: undefined, redirects: s.redirects },
+        maxEntries,
+      );
+      taken++;
+    }
+    return taken;
   }
 
   #fresh(origin: string): Entry | undefined {

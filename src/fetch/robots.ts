@@ -323,6 +323,11 @@ export class RobotsTxt {
   readonly sitemaps: readonly string[];
   /** The input was longer than the 500 KiB parse limit (or arrived cut) and its tail was ignored. */
   readonly truncated: boolean;
+  /**
+   * The text that was parsed (decoded, within the limit): parsing it again gives the same
+   * rules, which is how a checkpoint keeps a robots.txt without refetching it.
+   */
+  readonly text: string;
   /** Number of groups in the file (after nothing is merged). */
   readonly groupCount: number;
 
@@ -355,6 +360,7 @@ export class RobotsTxt {
       throw new InvalidArgumentError(`parseRobots: expected the file as a string or Uint8Array, received ${typeof input}`);
     }
     this.truncated = truncated;
+    this.text = text;
     const groups: Group[] = [];
     const sitemaps: string[] = [];
     const seenSitemaps = new Set<string>();

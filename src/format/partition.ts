@@ -199,26 +199,67 @@ export interface IpImage {
 /** Numeric fields of an address record, in their on-disk order (all f64). */
 const IP_NUMBERS = ['intervalMs', 'nextEligibleMs', 'lastStartMs', 'pressure'] as const satisfies readonly (keyof IpImage)[];
 
-/** Numeric fields of a host record, in their on-disk order after the key (all f64). */
+
+/**
+ * The largest magnitude of a time or duration (ms) a decoded field may hold: the range of a
+ * JavaScript `Date` (±8.64e15 ms, about 273,790 years), so every stored time can be shown and
+ * compared without overflow. Anything beyond is not a clock reading but damage.
+ */
+export const MAX_TIME_MS = 8.64e15;
+
+/**
+ * What a decoded number may be. A checksum only proves the bytes are the ones written; a
+ * value no writer produces (an interval of Infinity, a fractional counter) is refused here by
+ * name, so it can neither crash a reader nor quietly mislead a resumed crawl.
+ *
+ * | kind       | rule                                         |
+ * |------------|----------------------------------------------|
+ * | `bits`     | integer in [0, 2³²)                           |
+ * | `count`    | safe integer ≥ 0                              |
+ * | `time`     | finite, |v| ≤ MAX_TIME_MS (−1 = none fits)    |
+ * | `duration` | finite, 0 ≤ v ≤ MAX_TIME_MS                   |
+ * | `real`     | finite                                        |
+ */
+export type FieldKind = 'bits' | 'count' | 'time' | 'duration' | 'real';
+
+/** Why `v` is not a `kind`, or undefined when it is one. */
+export function fieldProblem(v: unknown, kind: FieldKind): string | undefined {
+  if (typeof v !== 'number') return `is ${v === null ? 'null' : typeof v}, expected a number`;
+  if (!Number.isFinite(v)) return `is ${v}, expected a finite number`;
+  switch (kind) {
+    case 'bits':
+      return Number.isInteger(v) && v >= 0 && v <= 0xffff_ffff ? undefined : `is ${v}, expected an integer in [0, 2^32)`;
+    case 'count':
+      return Number.isSafeInteger(v) && v >= 0 ? undefined : `is ${v}, expected a non-negative integer`;
+    case 'time':
+      return Math.abs(v) <= MAX_TIME_MS ? undefined : `is ${v}, expected a time within ±${MAX_TIME_MS} ms`;
+    case 'duration':
+      return v >= 0 && v <= MAX_TIME_MS ? undefined : `is ${v}, expected a duration in [0, ${MAX_TIME_MS}] ms`;
+    case 'real':
+      return undefined;
+  }
+}
+
+/** Numeric fields of a host record, in their on-disk order after the key (all f64), with their kinds. */
 const HOST_NUMBERS = [
-  'flags',
-  'sched',
-  'crawlDelayMs',
-  'intervalMs',
-  'nextEligibleMs',
-  'lastDispatchMs',
-  'latencyMs',
-  'urlBudget',
-  'depthCap',
-  'admitted',
-  'hostScore',
-  'activatedAtMs',
-  'waitingSinceMs',
-  'ipSpendMs',
-  'ipSpendIntervalMs',
-  'servedSinceActivation',
-  'ceilingStreak',
-] as const satisfies readonly (keyof HostImage)[];
+  ['flags', 'bits'],
+  ['sched', 'bits'],
+  ['crawlDelayMs', 'duration'],
+  ['intervalMs', 'duration'],
+  ['nextEligibleMs', 'time'],
+  ['lastDispatchMs', 'time'],
+  ['latencyMs', 'duration'],
+  ['urlBudget', 'count'],
+  ['depthCap', 'count'],
+  ['admitted', 'count'],
+  ['hostScore', 'real'],
+  ['activatedAtMs', 'time'],
+  ['waitingSinceMs', 'time'],
+  ['ipSpendMs', 'time'],
+  ['ipSpendIntervalMs', 'duration'],
+  ['servedSinceActivation', 'count'],
+  ['ceilingStreak', 'count'],
+] as const satisfies readonly (readonly [keyof HostImage, FieldKind])[];
 
 /** Small fixed facts about the partition. */
 export interface PartitionMeta {
@@ -306,7 +347,7 @@ function encodeHosts(p: PartitionImage): Uint8Array {
     w.u32(0);
     w.u32(h.hostKeyLo);
     w.u32(h.hostKeyHi);
-    for (const f of HOST_NUMBERS) w.f64(h[f]);
+    for (const [f] of HOST_NUMBERS) w.f64(h[f]);
     w.string(h.name);
     w.string(h.ip);
     w.f64(h.latencyVarMs);
@@ -497,9 +538,10 @@ function decodeHosts(r: ByteReader, hostCount: number, minor: number): HostImage
     if (len < 4 || start + len > r.bytes.length) r.fail(`host ${i} record length ${len} runs past the section`);
     const rec = new ByteReader(r.take(len - 4, `host ${i}`), r.section);
     const h = { hostKeyLo: rec.u32('host key'), hostKeyHi: rec.u32('host key') } as HostImage;
-    for (const f of HOST_NUMBERS) {
+    for (const [f, kind] of HOST_NUMBERS) {
       const v = rec.f64(f);
-      if (Number.isNaN(v)) rec.fail(`host ${i} field ${f} is NaN`);
+      const problem = fieldProblem(v, kind);
+      if (problem !== undefined) rec.fail(`host ${i} field ${f} ${problem}`);
       (h as unknown as Record<string, number>)[f] = v;
     }
     h.name = rec.string('host name');

@@ -10,7 +10,7 @@
  * same decisions as the one that was checkpointed.
  */
 import { CorruptPartitionError } from '../errors/index.js';
-import { type ColumnBlock, type PartitionImage, FORMAT_MINOR } from '../format/index.js';
+import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, fieldProblem } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
 import { registerHost, restoreBanks } from './banks.js';
 import { keyIndexFromSorted } from './deps.js';
@@ -216,6 +216,13 @@ function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): voi
   }
 }
 
+/** How each scheduler counter is checked on load (kinds: src/format `fieldProblem`). */
+const SCHEDULER_NUMBERS: readonly (readonly [keyof SchedulerState, FieldKind])[] = [
+  ['clockMs', 'time'],
+  ['wheelHour', 'count'],
+  ['dispatches', 'count'],
+];
+
 function parseScheduler(blob: Uint8Array): SchedulerState {
   if (blob.length === 0) return { clockMs: 0, wheelHour: 0, dispatches: 0, parkedScores: [] };
   let v: unknown;
@@ -224,18 +231,18 @@ function parseScheduler(blob: Uint8Array): SchedulerState {
   } catch {
     throw new CorruptPartitionError('scheduler', 'state is not valid UTF-8 JSON');
   }
-  const o = v as Partial<SchedulerState> | null;
-  const num = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
-  if (
-    o === null ||
-    typeof o !== 'object' ||
-    !num(o.clockMs) ||
-    !num(o.wheelHour) ||
-    !num(o.dispatches) ||
-    !Array.isArray(o.parkedScores) ||
-    !o.parkedScores.every((p) => Array.isArray(p) && typeof p[0] === 'string' && num(p[1]))
-  ) {
-    throw new CorruptPartitionError('scheduler', 'state lacks clockMs, wheelHour, dispatches or parkedScores');
+  const o = v as Record<string, unknown> | null;
+  if (o === null || typeof o !== 'object') throw new CorruptPartitionError('scheduler', 'state is not a JSON object');
+  for (const [field, kind] of SCHEDULER_NUMBERS) {
+    const problem = fieldProblem(o[field], kind);
+    if (problem !== undefined) throw new CorruptPartitionError('scheduler', `field ${field} ${problem}`);
   }
-  return o as SchedulerState;
+  const parked = o['parkedScores'];
+  if (!Array.isArray(parked)) throw new CorruptPartitionError('scheduler', 'field parkedScores is not an array');
+  parked.forEach((p: unknown, i) => {
+    if (!Array.isArray(p) || typeof p[0] !== 'string' || fieldProblem(p[1], 'real') !== undefined) {
+      throw new CorruptPartitionError('scheduler', `field parkedScores[${i}] is not a [host, finite score] pair`);
+    }
+  });
+  return o as unknown as SchedulerState;
 }

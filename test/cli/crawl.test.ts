@@ -227,7 +227,7 @@ describe('meguri crawl against a simulated web', () => {
     expect(inspect.out).toMatch(/magic {5}89 4d 45 47 55 52 49 0a {2}ok/);
     // Nine sections: the crawl's hosts have addresses, so the partition carries their own state (minor 1).
     expect(inspect.out).toMatch(/header {4}320 bytes, 9 sections, xxh64 [0-9a-f]{16} ok/);
-    expect(inspect.out).toMatch(/format {4}1\.1/);
+    expect(inspect.out).toMatch(/format {4}1\.3/);
     for (const name of ['meta', 'urls', 'hosts', 'arena', 'seen-filter', 'prioritizer', 'freshness', 'scheduler', 'ips']) {
       expect(inspect.out).toMatch(new RegExp(`^ +\\d +${name} +[\\d,]+ +[\\d,]+ +[0-9a-f]{16} +ok$`, 'm'));
     }

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PagesIndex, pageRecord } from '../../src/cli/pages.js';
-import { WarcWriter, wholeGzipPrefix } from '../../src/cli/warc.js';
+import { WarcWriter } from '../../src/cli/warc.js';
+import { gzipMemberLength } from '../../src/cli/warc-tail.js';
 import { type Page, makePage } from '../../src/engine/page.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { AGENT } from './helpers.js';
@@ -124,9 +125,15 @@ describe('WarcWriter', () => {
     expect(existsSync(empty)).toBe(false);
     expect(readFileSync(first!)).toEqual(whole);
     for (const f of readdirSync(dir)) expect(() => gunzipSync(readFileSync(join(dir, f))), f).not.toThrow();
-    expect(wholeGzipPrefix(whole)).toBe(whole.length);
-    expect(wholeGzipPrefix(Buffer.concat([whole, torn]))).toBe(whole.length);
-    expect(wholeGzipPrefix(torn)).toBe(0);
+    // The whole file is whole gzip members; the torn piece is not one.
+    let at = 0;
+    while (at < whole.length) {
+      const m = gzipMemberLength(whole, at);
+      expect(m).toBeGreaterThan(0);
+      at += m;
+    }
+    expect(at).toBe(whole.length);
+    expect(gzipMemberLength(torn, 0)).toBeLessThanOrEqual(0);
     expect((await readWarc(first!)).filter((r) => r.type === 'response')).toHaveLength(3);
   });
 
