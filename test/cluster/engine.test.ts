@@ -109,6 +109,7 @@ describe('Engine in cluster mode', () => {
     for (const r of log.filter((x) => x.kind === 'page')) counts.set(`${r.host}${r.target}`, (counts.get(`${r.host}${r.target}`) ?? 0) + 1);
     const refetches = [...counts.values()].reduce((s, n) => s + n - 1, 0);
     expect(refetches).toBeLessThanOrEqual(pages(c).length + 8);
+    console.log(`engine cluster: pages A ${pages(a).length}, B ${pages(b).length}, C ${pages(c).length} (killed); ${ready.pages.length} pages; re-fetches ${refetches}; robots.txt requests ${log.filter((r) => r.kind === 'robots').length}`);
     const summary = a.lines.find((l) => l['type'] === 'summary')!;
     const stats = summary['stats'] as Record<string, number>;
     expect(stats['handoffs']! + (b.lines.find((l) => l['type'] === 'summary')!['stats'] as Record<string, number>)['handoffs']!).toBeGreaterThan(0);
