@@ -24,7 +24,7 @@ describe('meguri crawl on a cluster crawl', () => {
   beforeAll(async () => {
     server = await startRedis();
     dir = mkdtempSync(join(tmpdir(), 'meguri-ccli-'));
-    sim = fork(SIM, [JSON.stringify({ seed: 5, hosts: 4, pagesPerHost: 8, ips: 2, hostIntervalMs: 50, ipIntervalMs: 20, mix: PLAIN_MIX })], {
+    sim = fork(SIM, [JSON.stringify({ seed: 5, hosts: 4, pagesPerHost: 4, ips: 2, hostIntervalMs: 50, ipIntervalMs: 20, mix: PLAIN_MIX })], {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -64,5 +64,5 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(hosts.code, hosts.stderr).toBe(0);
     expect(hosts.stdout.trim().split('\n')).toHaveLength(4);
     sim.send({ type: 'close' });
-  }, 120_000);
+  }, 240_000);
 });
