@@ -88,6 +88,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'crawl', kind: 'string', arg: 'NAME', help: "with --redis: the cluster crawl's name" },
     { name: 'store', kind: 'string', arg: 'DIR', help: 'with --redis: the checkpoint store every node shares (a network file system across machines)' },
     { name: 'slots', kind: 'integer', arg: 'N', min: 1, max: 65_536, help: 'with --redis: slots of a new cluster crawl (default 64; fixed at creation)' },
+    { name: 'durability', kind: 'choice', arg: 'MODE', choices: ['none', 'aof', 'wait'], help: "with --redis: links durable before each checkpoint by Redis's AOF (appendfsync always), by WAIT 1 on a replica, or not (default none)" },
     { name: 'log-format', kind: 'choice', arg: 'FMT', choices: ['lines', 'json'], help: 'log lines as text or as JSON objects (pino-style; default lines)' },
   ],
   notes: [
@@ -522,7 +523,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
  */
 async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOptions; recordedAgent: string | undefined } | undefined> {
   if (!args.has('redis')) {
-    for (const f of ['crawl', 'store', 'slots']) if (args.has(f)) throw new InvalidArgumentError(`crawl: --${f} applies to a cluster crawl: add --redis URL`);
+    for (const f of ['crawl', 'store', 'slots', 'durability']) if (args.has(f)) throw new InvalidArgumentError(`crawl: --${f} applies to a cluster crawl: add --redis URL`);
     return undefined;
   }
   const redis = args.text('redis')!;
@@ -540,7 +541,14 @@ async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOpti
   } finally {
     client.disconnect();
   }
-  const options: EngineClusterOptions = { redis, crawl, store: resolvePath(store), ...(args.has('slots') ? { slots: args.number('slots')! } : {}) };
+  const durability = args.text('durability');
+  const options: EngineClusterOptions = {
+    redis,
+    crawl,
+    store: resolvePath(store),
+    ...(args.has('slots') ? { slots: args.number('slots')! } : {}),
+    ...(durability === 'aof' ? { durability: 'aof' as const } : durability === 'wait' ? { durability: { replicas: 1, timeoutMs: 1_000 } } : {}),
+  };
   return { options, recordedAgent: recorded?.agent ?? undefined };
 }
 
