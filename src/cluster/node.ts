@@ -115,8 +115,18 @@ export class ClusterNode {
     return this.settings;
   }
 
-  /** Joins (or creates) the crawl and registers the node. */
+  /** Joins (or creates) the crawl and registers the node; a failed start releases the connection it opened. */
   async start(): Promise<void> {
+    try {
+      await this.join();
+    } catch (err) {
+      // Refused (settings, durability) or Redis unreachable: nothing may keep the process alive.
+      if (this.ownsRedis) this.redis.disconnect();
+      throw err;
+    }
+  }
+
+  private async join(): Promise<void> {
     this.settings = await joinCrawl(this.redis, this.keys, this.o.settings);
     await checkDurability(this.redis, this.o.durability);
     this.salt = crawlSalt(this.o.crawl);

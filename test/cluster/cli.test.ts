@@ -64,5 +64,5 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(hosts.code, hosts.stderr).toBe(0);
     expect(hosts.stdout.trim().split('\n')).toHaveLength(4);
     sim.send({ type: 'close' });
-  }, 240_000);
+  }, 120_000);
 });
