@@ -4,6 +4,9 @@
  * taken (so a page is on disk before its outcome is journaled), progress shown while it runs,
  * SIGINT/SIGTERM turned into a graceful stop with a checkpoint (a second signal cuts the
  * fetches in flight; they are fetched again on resume).
+ *
+ * Over 600 lines because the flag table, the flags' reading (cluster flags included) and the end
+ * report all describe this one command; each is a separate function.
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';

@@ -5,7 +5,7 @@
  *
  * This file owns the node's loop and the slot life cycle (open → run → checkpoint → hand off
  * or drop); the Redis-side decisions are in scripts.ts, the stream plumbing in routing.ts, the
- * consistent cut of a slot in slot.ts. It is long (≈ 600 lines) because the life cycle's
+ * consistent cut of a slot in slot.ts. It is long (≈ 650 lines) because the life cycle's
  * steps read best together: every `await` in it is a point where a slot may have moved, and
  * each is followed by the same re-check (`live`).
  *

@@ -51,6 +51,8 @@
  *   scope.ts           which URLs the crawl may fetch (scope over the seeds, globs)
  *   settings.ts        the settings saved with the crawl (settings.json) and a resume's overrides
  *   tally.ts           the end summary's counts; run-types.ts its types; crawl.ts `crawl()`
+ *   cluster-mode.ts    the `cluster` option: `run()` then drives src/cluster's ClusterNode (its
+ *                      slot life cycle) with these same seams instead of the one frontier
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { isCoreLoaded } from '../core/instance.js';
