@@ -4,6 +4,9 @@
  * taken (so a page is on disk before its outcome is journaled), progress shown while it runs,
  * SIGINT/SIGTERM turned into a graceful stop with a checkpoint (a second signal cuts the
  * fetches in flight; they are fetched again on resume).
+ *
+ * Over 600 lines because the flag table, the flags' reading (cluster flags included) and the end
+ * report all describe this one command; each is a separate function.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
@@ -40,6 +43,9 @@ import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyPro
 import { WarcWriter } from './warc.js';
 import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
+import { Redis } from 'ioredis';
+import { type ClusterCrawlSettings, ClusterKeys, readCrawl } from '../cluster/index.js';
+import type { EngineClusterOptions } from '../engine/cluster-mode.js';
 
 /** The pages index file in the data directory. */
 export const PAGES_FILE = 'pages.jsonl';
@@ -83,12 +89,18 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'http2', kind: 'boolean', help: 'offer HTTP/2 on TLS connections' },
     { name: 'metrics-port', kind: 'integer', arg: 'PORT', min: 0, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (needs the prom-client package)' },
     { name: 'log-level', kind: 'choice', arg: 'LEVEL', choices: ['debug', 'info', 'warn', 'error', 'silent'], help: 'log to stderr from this level: start/stop, host transitions, checkpoints, errors (default info)' },
+    { name: 'redis', kind: 'string', arg: 'URL', help: 'join (or create) a cluster crawl coordinated by this Redis; needs --crawl and --store' },
+    { name: 'crawl', kind: 'string', arg: 'NAME', help: "with --redis: the cluster crawl's name" },
+    { name: 'store', kind: 'string', arg: 'DIR', help: 'with --redis: the checkpoint store every node shares (a network file system across machines)' },
+    { name: 'slots', kind: 'integer', arg: 'N', min: 1, max: 65_536, help: 'with --redis: slots of a new cluster crawl (default 64; fixed at creation)' },
+    { name: 'durability', kind: 'choice', arg: 'MODE', choices: ['none', 'aof', 'wait'], help: "with --redis: links durable before each checkpoint by Redis's AOF (appendfsync always), by WAIT 1 on a replica, or not (default none)" },
     { name: 'log-format', kind: 'choice', arg: 'FMT', choices: ['lines', 'json'], help: 'log lines as text or as JSON objects (pino-style; default lines)' },
   ],
   notes: [
     'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
     'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
     'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
+    'With --redis URL --crawl NAME --store DIR the crawl runs on as many processes and machines as\njoin it: crawl-wide flags (agent, scope, patterns, grouping, --min-delay, limits, --slots) are\nrecorded when the crawl is created; a node joining with none of them uses the recorded ones,\nand a differing one is refused naming both values. --data is then this node\'s pages and WARCs.',
     'Globs match the whole canonical URL: * stays within a path segment, ** crosses them.',
     'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 130 interrupted (resumable).',
   ],
@@ -422,11 +434,12 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   const sitemaps = args.list('sitemap');
   const seedsFile = args.text('seeds');
   if (seedsFile !== undefined) given.push(...readSeedsFile(seedsFile));
-  const resumable = existsSync(join(dataDir, CHECKPOINT_FILE));
+  const cluster = await clusterOf(args);
+  const resumable = existsSync(join(dataDir, CHECKPOINT_FILE)) || cluster !== undefined;
   if (given.length === 0 && sitemaps.length === 0 && !resumable) {
     throw new InvalidArgumentError(`crawl: nothing to crawl: give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume (${JSON.stringify(dataDir)} has none)`);
   }
-  const agent = args.text('agent') ?? saved?.agent;
+  const agent = args.text('agent') ?? saved?.agent ?? cluster?.recordedAgent;
   if (agent === undefined) throw new InvalidArgumentError('crawl: --agent is required (e.g. --agent "MyBot/1.0 (+https://example.com/bot)"; sites identify and contact you by it)');
   const warcDir = directoryFlag('warc', resolvePath(args.text('warc') ?? join(dataDir, 'warc')));
   const budget = args.number('budget');
@@ -464,6 +477,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(args.flag('allow-private') ? { allowPrivate: true } : {}),
     ...(args.has('resolve') || saved === undefined ? { extraSettings: { resolve: pairs } } : {}),
     resolve: tableResolver(pairs, allowPrivate),
+    ...(cluster !== undefined ? { cluster: cluster.options } : {}),
   };
   const json = args.flag('json');
   DataDir.checkFree(dataDir);
@@ -497,10 +511,48 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     });
     printCrawlEnd(result, io, json, dataDir, warcDir);
     if (result.interrupted) return EXIT.interrupted;
+    // A cluster node that joined late may fetch nothing while the crawl went well: 0 on a drained crawl.
+    if (cluster !== undefined) return EXIT.ok;
     return result.summary.okInCampaign === 0 && result.summary.reason !== 'stopped' ? EXIT.nothingFetched : EXIT.ok;
   } finally {
     hub.close();
   }
+}
+
+/**
+ * `--redis URL --crawl NAME --store DIR [--slots N]`: the engine's cluster options, and the
+ * agent recorded with the crawl (a node joining without --agent uses it); undefined without
+ * `--redis`.
+ */
+async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOptions; recordedAgent: string | undefined } | undefined> {
+  if (!args.has('redis')) {
+    for (const f of ['crawl', 'store', 'slots', 'durability']) if (args.has(f)) throw new InvalidArgumentError(`crawl: --${f} applies to a cluster crawl: add --redis URL`);
+    return undefined;
+  }
+  const redis = args.text('redis')!;
+  const crawl = args.text('crawl');
+  const store = args.text('store');
+  if (crawl === undefined || store === undefined) throw new InvalidArgumentError('crawl: --redis needs --crawl NAME and --store DIR (the checkpoint store every node shares)');
+  const client = new Redis(redis, { maxRetriesPerRequest: 1, connectTimeout: 5_000, retryStrategy: (n) => (n > 2 ? null : 200), lazyConnect: true });
+  client.on('error', () => {});
+  let recorded: ClusterCrawlSettings | undefined;
+  try {
+    await client.connect();
+    recorded = await readCrawl(client, new ClusterKeys(crawl));
+  } catch (err) {
+    throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${redis}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
+  } finally {
+    client.disconnect();
+  }
+  const durability = args.text('durability');
+  const options: EngineClusterOptions = {
+    redis,
+    crawl,
+    store: resolvePath(store),
+    ...(args.has('slots') ? { slots: args.number('slots')! } : {}),
+    ...(durability === 'aof' ? { durability: 'aof' as const } : durability === 'wait' ? { durability: { replicas: 1, timeoutMs: 1_000 } } : {}),
+  };
+  return { options, recordedAgent: recorded?.agent ?? undefined };
 }
 
 /** How long the seed checks wait for a DNS answer, ms. */

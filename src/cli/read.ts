@@ -14,6 +14,7 @@ import { xxh64Lanes } from '../core/hash.js';
 import { loadCoreSync } from '../core/node.js';
 import { decodeRecord } from '../engine/records.js';
 import { parseEngineState } from '../engine/datadir.js';
+import { CLUSTER_READ_FLAGS, type SlotFile, clusterSlotFiles } from './cluster-read.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
 import { Frontier, type FrontierStats } from '../frontier/index.js';
@@ -31,8 +32,25 @@ function dirCommand(name: string, summary: string, flags: CommandSpec['flags']):
   return { name, summary, usage: 'DIR', positionalHelp: 'the crawl directory (--data of meguri crawl) or a .meguri file', minPositionals: 1, maxPositionals: 1, flags };
 }
 
+/** A command over one crawl directory, or a cluster crawl (`--redis --crawl --store`, src/cli/cluster-read.ts). */
+function crawlCommandSpec(name: string, summary: string, flags: CommandSpec['flags']): CommandSpec {
+  return {
+    ...dirCommand(name, summary, [...flags, ...CLUSTER_READ_FLAGS]),
+    usage: 'DIR | --redis URL --crawl NAME --store DIR',
+    positionalHelp: 'the crawl directory (--data of meguri crawl), a .meguri file, or --redis/--crawl/--store of a cluster crawl',
+    minPositionals: 0,
+  };
+}
+
+/** The crawl directory positional, required unless the command reads a cluster crawl. */
+function dirArg(args: ParsedArgs, name: string): string {
+  const dir = args.positionals[0];
+  if (dir === undefined) throw new CliFailure('MEGURI_ERR_INVALID_ARG', `${name}: missing the crawl directory (or --redis URL --crawl NAME --store DIR)`, EXIT.usage, `usage: meguri ${name} DIR`);
+  return dir;
+}
+
 /** `stats DIR`. */
-export const STATS_SPEC: CommandSpec = dirCommand('stats', "The frontier's counters from a crawl's checkpoint: URLs by status, hosts, queue, schedule, memory.", [
+export const STATS_SPEC: CommandSpec = crawlCommandSpec('stats', "The frontier's counters from a crawl's checkpoint: URLs by status, hosts, queue, schedule, memory.", [
   { name: 'json', kind: 'boolean', help: 'print one JSON object' },
 ]);
 
@@ -44,7 +62,7 @@ export const SCHEDULE_SPEC: CommandSpec = dirCommand('schedule', 'What is due an
 ]);
 
 /** `hosts DIR`. */
-export const HOSTS_SPEC: CommandSpec = dirCommand('hosts', 'Every host of a crawl: its state, queue and interval; --why says why an idle host is idle.', [
+export const HOSTS_SPEC: CommandSpec = crawlCommandSpec('hosts', 'Every host of a crawl: its state, queue and interval; --why says why an idle host is idle.', [
   { name: 'why', kind: 'boolean', help: 'add the reason: crawl-delay, Retry-After, backoff level, budget, shared IP, robots.txt…' },
   { name: 'limit', kind: 'integer', arg: 'N', min: 0, help: 'at most N hosts; 0 = all (default 0)' },
   { name: 'json', kind: 'boolean', help: 'one JSON object per line' },
@@ -202,8 +220,10 @@ function json(out: TextOut, v: unknown): void {
 }
 
 /** `meguri stats DIR`. */
-export function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): number {
-  const file = checkpointPath(args.positionals[0]!);
+export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): Promise<number> {
+  const slots = await clusterSlotFiles(args);
+  if (slots !== undefined) return clusterStats(slots, args, io, nowMs);
+  const file = checkpointPath(dirArg(args, 'stats'));
   const image = readImage(file);
   const engine = engineInfo(image);
   const journal = journalInfo(file, engine?.generation);
@@ -310,11 +330,13 @@ const CATEGORY_ORDER = { blocked: 0, dead: 1, waiting: 2, ready: 3, idle: 4 } as
 const byName = new Intl.Collator('en', { numeric: true }).compare;
 
 /** `meguri hosts DIR [--why]`. */
-export function hostsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): number {
-  const file = checkpointPath(args.positionals[0]!);
-  const image = readImage(file);
+export async function hostsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): Promise<number> {
+  const slots = await clusterSlotFiles(args);
+  const files = slots?.map((x) => x.file) ?? [checkpointPath(dirArg(args, 'hosts'))];
+  const file = files[0];
   const limit = args.number('limit') ?? 0;
-  const all: HostStatus[] = hostStatesFromPartition(image, nowMs).sort(
+  // A host group never spans two slots: the cluster's hosts are the slots' hosts side by side.
+  const all: HostStatus[] = files.flatMap((f) => hostStatesFromPartition(readImage(f), nowMs)).sort(
     (a, b) => CATEGORY_ORDER[a.category] - CATEGORY_ORDER[b.category] || b.queued - a.queued || byName(a.host, b.host),
   );
   const shown = limit > 0 ? all.slice(0, limit) : all;
@@ -329,8 +351,9 @@ export function hostsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): n
   for (const h of shown) {
     rows.push([h.host, h.ip || '—', h.why, int(h.queued), h.urlBudget > 0 ? `${int(h.admitted)}/${int(h.urlBudget)}` : int(h.admitted), duration(h.intervalMs), ...(why ? [h.reason] : [])]);
   }
-  const age = Math.max(0, nowMs - statSync(file).mtimeMs);
-  const head = `${int(all.length)} hosts: ready ${counts.ready} · waiting ${counts.waiting} · blocked ${counts.blocked} · dead ${counts.dead} · done ${counts.idle}  (at ${clockTime(nowMs)} UTC, from the checkpoint written ${duration(age)} ago)`;
+  const age = file === undefined ? 0 : Math.max(0, nowMs - Math.min(...files.map((f) => statSync(f).mtimeMs)));
+  const from = slots === undefined ? `the checkpoint written ${duration(age)} ago` : `${slots.length} slot checkpoints, the oldest written ${duration(age)} ago`;
+  const head = `${int(all.length)} hosts: ready ${counts.ready} · waiting ${counts.waiting} · blocked ${counts.blocked} · dead ${counts.dead} · done ${counts.idle}  (at ${clockTime(nowMs)} UTC, from ${from})`;
   io.stdout.write(`${[head, ...table(rows, new Set([3, 4])).map((l) => `  ${l}`), shown.length < all.length ? `  … ${int(all.length - shown.length)} more (--limit 0 for all)` : ''].filter(Boolean).join('\n')}\n`);
   return EXIT.ok;
 }
@@ -519,5 +542,42 @@ export function inspectCommand(args: ParsedArgs, io: CliIo): number {
   }
   if (error !== undefined) throw inFile(error, file);
   if (problem !== undefined) throw new CliFailure('MEGURI_ERR_CORRUPT_PARTITION', `${file}: ${problem} failed its check`, EXIT.failure);
+  return EXIT.ok;
+}
+
+/** `meguri stats --redis URL --crawl NAME --store DIR`: per slot and summed. */
+function clusterStats(slots: readonly SlotFile[], args: ParsedArgs, io: CliIo, nowMs: number): number {
+  const per = slots.map((x) => {
+    const image = readImage(x.file);
+    const f = recoverFrontier(x.file, image);
+    try {
+      return { ...x, ...f.stats(Math.floor(nowMs / HOUR_MS)) };
+    } finally {
+      f.free();
+    }
+  });
+  const sum = (k: 'urls' | 'hosts' | 'activeHosts' | 'inFlight' | 'pending' | 'deferred' | 'due' | 'seenKeys' | 'memoryBytes'): number => per.reduce((t, s) => t + s[k], 0);
+  const byStatus: Record<string, number> = {};
+  for (const s of per) for (const [k, n] of Object.entries(s.byStatus)) byStatus[k] = (byStatus[k] ?? 0) + n;
+  const total = { slots: per.length, urls: sum('urls'), hosts: sum('hosts'), activeHosts: sum('activeHosts'), pending: sum('pending'), deferred: sum('deferred'), due: sum('due'), seenKeys: sum('seenKeys'), memoryBytes: sum('memoryBytes'), byStatus };
+  if (args.flag('json')) {
+    json(io.stdout, { total, slots: per });
+    return EXIT.ok;
+  }
+  const statuses = Object.entries(byStatus)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${int(n)}`)
+    .join(' · ');
+  const rows: string[][] = [['SLOT', 'EPOCH', 'OWNER', 'URLS', 'HOSTS', 'WAITING', 'MEMORY']];
+  for (const s of per) rows.push([String(s.slot), String(s.epoch), s.owner || '—', int(s.urls), int(s.hosts), int(s.pending), bytes(s.memoryBytes)]);
+  const lines = [
+    `cluster crawl ${args.text('crawl')}: ${per.length} slots with an accepted checkpoint`,
+    `  urls        ${int(total.urls)}${statuses ? `  (${statuses})` : ''}`,
+    `  hosts       ${int(total.hosts)} (${int(total.activeHosts)} holding a back queue)`,
+    `  queue       ${int(total.pending)} waiting for a fetch, ${int(total.deferred)} deferred to their hour, ${int(total.due)} due now`,
+    `  memory      ${bytes(total.memoryBytes)} when loaded`,
+    ...table(rows, new Set([3, 4, 5])).map((l) => `  ${l}`),
+  ];
+  io.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.ok;
 }

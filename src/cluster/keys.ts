@@ -29,6 +29,11 @@ export class ClusterKeys {
     this.lease = `${this.tag}:coordinator`;
   }
 
+  /** Set of the seeds every node was given (the scope grows from them on every node). */
+  get scopeSeeds(): string {
+    return `${this.tag}:seeds`;
+  }
+
   /** Hash of slot `s`'s record: owner, epoch, want, ckpt, cursor. */
   slot(s: number): string {
     return `${this.tag}:slot:${s}`;

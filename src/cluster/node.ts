@@ -5,7 +5,7 @@
  *
  * This file owns the node's loop and the slot life cycle (open → run → checkpoint → hand off
  * or drop); the Redis-side decisions are in scripts.ts, the stream plumbing in routing.ts, the
- * consistent cut of a slot in slot.ts. It is long (≈ 600 lines) because the life cycle's
+ * consistent cut of a slot in slot.ts. It is long (≈ 650 lines) because the life cycle's
  * steps read best together: every `await` in it is a point where a slot may have moved, and
  * each is followed by the same re-check (`live`).
  *
@@ -29,7 +29,7 @@ import { canonicalKey } from '../url/keys.js';
 import { StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
-import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOfKey } from './keys.js';
+import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, coordinate, readSlots } from './membership.js';
 import { type Durability, type InboxEntry, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
 import { acceptCheckpoint } from './scripts.js';
@@ -88,6 +88,8 @@ export class ClusterNode {
   private redisErrors = 0;
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
+  /** The crawl's per-IP interval (every slot's frontier has the same politeness). */
+  private ipFloorMs = 250;
 
   /**
    * A node of crawl `options.crawl`; nothing is contacted until `start()`.
@@ -113,17 +115,27 @@ export class ClusterNode {
     return this.settings;
   }
 
-  /** Joins (or creates) the crawl and registers the node. */
+  /** Joins (or creates) the crawl and registers the node; a failed start releases the connection it opened. */
   async start(): Promise<void> {
+    try {
+      await this.join();
+    } catch (err) {
+      // Refused (settings, durability) or Redis unreachable: nothing may keep the process alive.
+      if (this.ownsRedis) this.redis.disconnect();
+      throw err;
+    }
+  }
+
+  private async join(): Promise<void> {
     this.settings = await joinCrawl(this.redis, this.keys, this.o.settings);
     await checkDurability(this.redis, this.o.durability);
     this.salt = crawlSalt(this.o.crawl);
+    this.ipFloorMs = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
     this.outbox = new Outbox(this.redis, this.keys, this.o.durability);
     this.sends = new SendWatch(this.now);
     if (this.o.ipGate) {
-      const ipFloor = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);
-      this.gate = new IpGate(this.redis, this.keys, this.nodeId, { verdictMs: this.o.ipVerdictMs, maxIntervalMs: ipFloor, now: this.now });
+      this.gate = new IpGate(this.redis, this.keys, this.nodeId, { verdictMs: this.o.ipVerdictMs, maxIntervalMs: this.ipFloorMs, now: this.now });
     }
     await this.hb.beat();
   }
@@ -131,6 +143,26 @@ export class ClusterNode {
   /** The slot of a canonical URL's key. */
   slotOfKey(key: Uint32Array): number {
     return slotOfKey(key, 0, this.salt, this.settings!.slots);
+  }
+
+  /** The frontier of the running slot that holds host group `group`, if this node owns it. */
+  frontierOf(group: string): import('../frontier/index.js').Frontier | undefined {
+    if (this.settings === undefined) return undefined;
+    return this.slots.get(slotOf(this.o.crawl, group, this.settings.slots, this.salt))?.frontier;
+  }
+
+  /** Re-checks a parked host group (robots.txt or DNS answer arrived) and wakes the loop if it moved. */
+  wake(group: string): void {
+    if (this.frontierOf(group)?.wake(group) === true) this.wakeUp?.();
+  }
+
+  /**
+   * Records `urls` among the crawl's scope seeds and returns all of them (every node's): a
+   * crawl scoped by its seeds must take the same links on every node, whoever was given them.
+   */
+  async scopeSeeds(urls: readonly string[]): Promise<string[]> {
+    if (urls.length > 0) await this.redis.sadd(this.keys.scopeSeeds, ...urls);
+    return this.redis.smembers(this.keys.scopeSeeds);
   }
 
   /** Routes seeds (raw URLs) to their owning slots' inboxes; returns how many were accepted. */
@@ -237,6 +269,10 @@ export class ClusterNode {
         ...this.o.frontier,
         grouping: s.grouping,
         politeness: { ...this.o.frontier.politeness, ...s.politeness },
+        // Recorded limits hold on every node, whatever this one was given.
+        ...(s.limits['maxUrlsPerHost'] !== undefined ? { urlBudget: s.limits['maxUrlsPerHost'] } : {}),
+        ...(s.limits['maxDepth'] !== undefined ? { depthCap: s.limits['maxDepth'] } : {}),
+        ...(s.limits['retryLimit'] !== undefined ? { retryLimit: s.limits['retryLimit'] } : {}),
         linkRouter: (ds) => this.route(r.slot, ds),
       };
       const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
@@ -381,7 +417,7 @@ export class ClusterNode {
     for (const [slot, entries] of got) {
       const s = this.slots.get(slot);
       if (s === undefined) continue; // dropped while reading: the next owner resets the group
-      s.apply(entries, now);
+      s.apply(entries, now, this.o.admitted);
       this.applied += entries.length;
       this.o.faults?.('applied', slot);
     }
@@ -395,6 +431,7 @@ export class ClusterNode {
     for (const d of ds) {
       const t = d.key === undefined ? from : slotOfKey(d.key, 0, this.salt, S);
       if (t === from) {
+        this.o.admitted?.(d.url);
         local.push(d);
         continue;
       }
@@ -432,24 +469,11 @@ export class ClusterNode {
     let outcome: Outcome;
     let startedAt = this.now();
     try {
-      if (this.gate !== undefined && req.ip !== undefined) {
-        const ticket = await this.gate.acquire(req.ip, s.frontier.politenessPolicy.ipFloorMs);
-        // The wait may have outlived the right to dispatch (the node paused, the slot moved).
-        if (!this.hb.canDispatch() || this.slots.get(s.slot) !== s) {
-          this.gate.release(ticket, this.now());
-          throw new Error('slot no longer dispatchable');
-        }
-        // Hold the IP until the request is seen leaving (or ends without leaving).
-        const watch = this.sends.expect(req.url);
-        const pending = this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
-        startedAt = await Promise.race([watch.sent, pending.then(this.now, this.now)]);
-        watch.cancel();
-        this.gate.release(ticket, startedAt);
-        if (this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
-        outcome = await pending;
-      } else {
-        outcome = await this.o.fetcher.fetch(req, AbortSignal.timeout(120_000));
-      }
+      // The wait at the gate may outlive the right to dispatch (the node paused, the slot moved).
+      const r = await this.gatedFetch(req, AbortSignal.timeout(120_000), () => this.hb.canDispatch() && this.slots.get(s.slot) === s);
+      outcome = r.outcome;
+      startedAt = r.startedAt;
+      if (r.gated && this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
     } catch (err) {
       outcome = { row: req.row, url: req.url, status: 0, error: String(err), errorKind: 'network' };
     }
@@ -458,11 +482,47 @@ export class ClusterNode {
     // The slot may have been handed off or dropped meanwhile: then its state is gone, and the
     // URL is fetched again by the next owner (it was in flight at the checkpoint).
     if (this.slots.get(s.slot) === s) {
-      s.frontier.report(outcome, this.now());
+      const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
+      s.frontier.report(shaped, this.now());
       this.pages++;
       this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
     }
     this.wakeUp?.();
+  }
+
+  /**
+   * Fetches `req` with the node's fetcher behind the process-wide IP gate (and, for an IP
+   * another node fetches from too, the Redis gate): the IP is held until the request is seen
+   * leaving, and `startedAt` is that moment. `mayGo` is asked after the wait at the gate; false
+   * abandons the fetch unstarted (it throws). The Engine sends its robots.txt requests through
+   * here too, so they are spaced against the other nodes' starts like any page.
+   */
+  async gatedFetch(req: FetchRequest, signal: AbortSignal, mayGo: () => boolean = () => true): Promise<{ outcome: Outcome; startedAt: number; gated: boolean }> {
+    if (this.gate === undefined || req.ip === undefined) return { outcome: await this.o.fetcher.fetch(req, signal), startedAt: this.now(), gated: false };
+    const r = await this.gated(req.ip, req.url, () => this.o.fetcher.fetch(req, signal), mayGo);
+    return { outcome: r.value, startedAt: r.startedAt, gated: true };
+  }
+
+  /** `gatedFetch` for any request to `url` at `ip` that `send` makes (the Engine's robots.txt loads). */
+  async gated<T>(ip: string, url: string, send: () => Promise<T>, mayGo: () => boolean = () => true): Promise<{ value: T; startedAt: number }> {
+    if (this.gate === undefined) return { value: await send(), startedAt: this.now() };
+    const ticket = await this.gate.acquire(ip, this.ipFloorMs);
+    if (!mayGo()) {
+      this.gate.release(ticket, this.now());
+      throw new Error('slot no longer dispatchable');
+    }
+    // Hold the IP until the request is seen leaving (or ends without leaving).
+    const watch = this.sends.expect(url);
+    let pending: Promise<T>;
+    try {
+      pending = send();
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    const startedAt = await Promise.race([watch.sent, pending.then(this.now, this.now)]);
+    watch.cancel();
+    this.gate.release(ticket, startedAt);
+    return { value: await pending, startedAt };
   }
 
   private async idle(): Promise<void> {

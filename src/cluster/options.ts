@@ -60,6 +60,13 @@ export interface ClusterNodeOptions {
   readonly now: () => number;
   /** Called with every page fetched by this node. */
   readonly onPage: ((page: ClusterPage) => void) | undefined;
+  /**
+   * Shapes an outcome before its slot's frontier is told it (the Engine's scope filter, soft-404
+   * and redirect rules); the identity when absent.
+   */
+  readonly shape: ((request: import('../model/index.js').FetchRequest, outcome: import('../model/index.js').Outcome) => import('../model/index.js').Outcome) | undefined;
+  /** Called with every URL that enters one of this node's slots (seeds and links, local or from an inbox) before the frontier sees it. */
+  readonly admitted: ((url: string) => void) | undefined;
   /** Crash injection for tests. */
   readonly faults: ((point: FaultPoint, slot: number) => void) | undefined;
 }
@@ -102,6 +109,8 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     nodeId: customField('a non-empty id without spaces', (v): v is string => typeof v === 'string' && /^\S{1,200}$/.test(v)),
     now: functionField<() => number>(() => performance.timeOrigin + performance.now()),
     onPage: customField('a function', (v): v is (page: ClusterPage) => void => typeof v === 'function'),
+    shape: customField('a function', (v): v is ClusterNodeOptions['shape'] & object => typeof v === 'function'),
+    admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
     faults: customField('a function', (v): v is (point: FaultPoint, slot: number) => void => typeof v === 'function'),
   },
   (o) => {

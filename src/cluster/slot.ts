@@ -69,7 +69,7 @@ export class SlotState {
   }
 
   /** Applies inbox entries in stream order; returns the URLs that entered as schedulable. */
-  apply(entries: readonly InboxEntry[], nowMs: number): number {
+  apply(entries: readonly InboxEntry[], nowMs: number, admitted?: (url: string) => void): number {
     const f = this.frontier;
     const hours = Math.floor(nowMs / HOUR_MS);
     let fresh = 0;
@@ -81,9 +81,15 @@ export class SlotState {
         else if (fields[i] === 'd') payload = fields[i + 1]!;
       }
       if (kind === 'l') {
-        for (const d of decodeLinks(payload)) if (f.discover(d, nowMs)) fresh++;
+        for (const d of decodeLinks(payload)) {
+          admitted?.(d.url);
+          if (f.discover(d, nowMs)) fresh++;
+        }
       } else if (kind === 's') {
-        for (const s of decodeSeeds(payload)) if (f.seed(s.url, s.host, s.priority, hours, hours, 0)) fresh++;
+        for (const s of decodeSeeds(payload)) {
+          admitted?.(s.url);
+          if (f.seed(s.url, s.host, s.priority, hours, hours, 0)) fresh++;
+        }
       }
       this.cursor = id;
       this.applied++;

@@ -51,6 +51,8 @@
  *   scope.ts           which URLs the crawl may fetch (scope over the seeds, globs)
  *   settings.ts        the settings saved with the crawl (settings.json) and a resume's overrides
  *   tally.ts           the end summary's counts; run-types.ts its types; crawl.ts `crawl()`
+ *   cluster-mode.ts    the `cluster` option: `run()` then drives src/cluster's ClusterNode (its
+ *                      slot life cycle) with these same seams instead of the one frontier
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { isCoreLoaded } from '../core/instance.js';
@@ -83,6 +85,8 @@ import { robotsSitemaps, sitemapKey } from './sitemaps.js';
 import { SitemapHints } from '../sitemap/index.js';
 import { type EngineMetrics, attachLogger, startMetrics } from '../observe/index.js';
 import { Waker } from './waker.js';
+import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
+import { clusterNodeOf } from './cluster-mode.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -189,6 +193,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Per-IP send order of requests handed to undici (see send-gate.ts). */
   readonly #sends: SendGate;
   #stalls = 0;
+  /** Options the caller set (cluster mode records only those in the crawl record). */
+  readonly #given: ReadonlySet<string>;
+  /** Cluster mode: the node running this engine's slots (from run() on). */
+  #node: ClusterNode | undefined;
+  /** Cluster mode: pages fetched, waiting for the consumer. */
+  readonly #clusterPages: Page[] = [];
 
   /**
    * Validates `options` (see `EngineOptions`; `agent` is required) and builds the fetcher,
@@ -206,6 +216,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const dir = typeof options.dataDir === 'string' && options.dataDir !== '' ? options.dataDir : undefined;
     const { options: merged, changes } = mergeSettings(dir === undefined ? undefined : readCrawlSettings(dir), options);
     this.#changes = changes;
+    this.#given = new Set(Object.keys(merged).filter((k) => (merged as Record<string, unknown>)[k] !== undefined));
     const o = resolveEngineOptions(merged);
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
@@ -236,17 +247,20 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#ownsFetcher = true;
     }
     this.#data = o.dataDir === undefined ? undefined : new DataDir(o.dataDir);
-    this.#directory = new HostDirectory(o.grouping);
+    // Cluster mode: a slot recovered from another node's checkpoint names groups this process
+    // never registered; one of the slot's own URLs gives the origin.
+    this.#directory = new HostDirectory(o.grouping, o.cluster === undefined ? undefined : (group) => this.#node?.frontierOf(group)?.dueUrls(0xffff_ffff, group, 1)[0]?.url);
     const wake = (group: string): void => {
-      if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
+      if (this.#node !== undefined) this.#node.wake(group);
+      else if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();
     };
     this.#names = new DnsSeam({ dns: this.#dns, directory: this.#directory, allowPrivate: o.allowPrivate, clock: o.clock, onSettled: wake });
     // The send order reads the frontier's host intervals and re-spends its windows; the
     // frontier exists from run() on, and no request is sent before it does.
     this.#sends = new SendGate(
       o.clock,
-      (_group, ip) => this.#frontier?.ipIntervalMs(ip) ?? this.policy.ipFloorMs,
-      (group, ip, atMs) => void this.#frontier?.recordStart(group, ip, atMs),
+      (group, ip) => this.#frontierOf(group)?.ipIntervalMs(ip) ?? this.policy.ipFloorMs,
+      (group, ip, atMs) => void this.#frontierOf(group)?.recordStart(group, ip, atMs),
     );
     this.#gate = new RobotsGate({
       directory: this.#directory,
@@ -255,7 +269,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       scope: this.#scope,
       tally: this.#tally,
       enabled: o.robots,
-      fetch: this.#observedRobotsFetch(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock)),
+      fetch: this.#observedRobotsFetch(this.#gatedRobots(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock))),
       agent: o.agent,
       ttlMs: o.robotsTtlMs,
       retryMs: o.robotsRetryMs,
@@ -291,6 +305,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   async *run(): AsyncGenerator<Page, CrawlSummary, undefined> {
     if (this.#phase !== 'new') throw new InvalidStateError(`Engine.run: the engine is ${this.#phase}; run() can be called once`);
     this.#phase = 'running';
+    if (this.options.cluster !== undefined) return yield* this.#runCluster();
     let completedNormally = false;
     this.#detach = this.#attachSignals();
     try {
@@ -348,6 +363,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   stop(): Promise<void> {
     if (this.#phase === 'ended' || this.#phase === 'closed') return Promise.resolve();
+    if (this.options.cluster !== undefined) return this.#stopCluster();
     if (!this.#stopping) {
       this.#stopping = true;
       this.#reason ??= 'stopped';
@@ -363,6 +379,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   abort(): Promise<void> {
     if (this.#phase === 'ended' || this.#phase === 'closed') return Promise.resolve();
+    if (this.options.cluster !== undefined) return this.#stopCluster();
     if (this.#phase === 'new') {
       this.#stopping = true;
       this.#reason ??= 'aborted';
@@ -458,6 +475,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       // A consumer suspended at a yield never resumes the generator: wind down from here (the
       // page it holds is not acknowledged, so it is fetched again next run).
       this.#taken = undefined;
+      this.#node?.stop();
       this.#abortNow('aborted');
       await this.#driver;
       this.#detach();
@@ -540,6 +558,136 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The progress stats now (what the `progress` event carries). */
   progress(): Progress {
     return this.#progress(this.#clock(), false);
+  }
+
+  // ───────────────────────────── cluster mode ─────────────────────────────
+
+  /**
+   * `run()` in cluster mode: joins the crawl, routes this engine's seeds to their slots and
+   * yields the pages of whichever slots the coordinator gives this node, until the campaign
+   * is drained on every node (or `stop()`). The slot life cycle is `ClusterNode`'s; this
+   * engine lends it its seams (robots.txt, DNS, traps, scope, soft-404) — cluster-mode.ts.
+   */
+  async *#runCluster(): AsyncGenerator<Page, CrawlSummary, undefined> {
+    let node: ClusterNode | undefined;
+    let done: Promise<void> | undefined;
+    let failure: unknown;
+    let ended = false;
+    this.#detach = this.#attachSignals();
+    try {
+      if (this.#metrics !== undefined) await this.#metrics;
+      this.#data?.lock();
+      node = clusterNodeOf(this.options, this.#given, {
+        fetcher: this.#fetcher,
+        frontier: this.#frontierOptions(),
+        clock: this.#clock,
+        admitted: (url) => void this.#directory.register(url),
+        shape: (req, outcome) => this.#shapeCluster(req, outcome),
+        onPage: () => undefined,
+      });
+      await node.start();
+      const recorded = node.crawlSettings!.grouping;
+      if (recorded !== this.options.grouping) {
+        // A node that named no grouping takes the crawl's (one that named another was refused).
+        this.#options = Object.freeze({ ...this.options, grouping: recorded });
+        this.#directory.regroup(recorded);
+      }
+      this.#node = node;
+      const o = this.options;
+      const seeds: string[] = [];
+      for (const raw of [...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]) {
+        const url = canonicalize(raw, undefined, o.canonPolicy);
+        const out = url === null ? 'not-http' : this.#scope.check(url);
+        if (out !== undefined) this.#refusedSeeds.push({ url: raw, reason: out });
+        else seeds.push(url!);
+      }
+      // The scope grows from every node's seeds; re-read while running for seeds given later elsewhere.
+      const widen = async (): Promise<void> => {
+        for (const u of await node!.scopeSeeds([])) this.#scope.addSeed(u);
+      };
+      for (const u of await node.scopeSeeds(seeds)) this.#scope.addSeed(u);
+      if (seeds.length > 0) await node.seed(seeds);
+      const timer = setInterval(() => void widen().catch(() => undefined), 2_000);
+      timer.unref();
+      this.#opened = true;
+      this.emit('open', this.#recovery);
+      this.#sends.watch(this.#fetcher instanceof HttpFetcher);
+      this.#runStartMs = this.#clock();
+      this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };
+      if (this.#stopping) node.stop();
+      done = node
+        .run()
+        .then(
+          () => undefined,
+          (err: unknown) => void (failure = err),
+        )
+        .finally(() => {
+          clearInterval(timer);
+          ended = true;
+          this.#outputWaker.notify();
+        });
+      for (;;) {
+        const page = this.#clusterPages.shift();
+        if (page !== undefined) {
+          yield page;
+          continue;
+        }
+        if (failure !== undefined) throw failure;
+        if (ended) break;
+        await this.#outputWaker.wait();
+      }
+      this.#reason ??= 'drained';
+    } finally {
+      if (node !== undefined && !ended) {
+        // The consumer broke out or threw: hand the slots back (final checkpoints) and leave.
+        node.stop();
+        await done;
+      }
+      this.#detach();
+      this.#finish();
+    }
+    return this.summary();
+  }
+
+  /**
+   * robots.txt loads in cluster mode: the node's IP gate holds them like page fetches (an IP
+   * shared with another node is spaced on the Redis clock). As is otherwise.
+   */
+  #gatedRobots(base: RobotsFetch): RobotsFetch {
+    return (url, signal) => {
+      const node = this.#node;
+      const ip = node === undefined ? undefined : this.#names.addressOf(url);
+      if (node === undefined || ip === undefined) return base(url, signal);
+      return node.gated(ip, url, () => base(url, signal)).then((r) => r.value);
+    };
+  }
+
+  #stopCluster(): Promise<void> {
+    this.#reason ??= 'stopped';
+    this.#stopping = true;
+    this.#node?.stop();
+    return Promise.resolve();
+  }
+
+  /** A page fetched by the node: the engine's rules, counted as acknowledged, queued for the consumer; returns what the slot is told. */
+  #shapeCluster(req: FetchRequest, outcome: Outcome): Outcome {
+    const outside: Flight['outside'] = [];
+    const { reported, page } = this.#shape(req, outcome, outside);
+    for (const x of outside) this.#tally.outOfScope(x.reason);
+    this.#hops.count(req.url, reported);
+    if (isOk(reported.status)) this.#ok++;
+    this.#completed++;
+    this.#c.dispatched++;
+    this.#c.completed++;
+    if (this.listenerCount('fetched') > 0) this.emit('fetched', page);
+    this.#clusterPages.push(page);
+    this.#outputWaker.notify();
+    return reported;
+  }
+
+  /** Cluster mode: this node's counters (slots, hand-offs, routed links, IP gate); undefined otherwise or before `run()`. */
+  clusterStats(): ClusterNodeStats | undefined {
+    return this.#node?.stats();
   }
 
   // ───────────────────────────── opening and recovery ─────────────────────────────
@@ -831,14 +979,19 @@ export class Engine extends EventEmitter<EngineEvents> {
     const at = this.#clock();
     this.#append({ t: 'd', h: group, ip, at, r: 1 });
     this.#starts.push({ group, ip, at });
+    // In cluster mode the node's loop calls dispatch: apply right after it returns.
+    if (this.#node !== undefined && this.#starts.length === 1) queueMicrotask(() => this.#flushStarts());
   }
 
   readonly #starts: { group: string; ip: string | undefined; at: number }[] = [];
 
   #flushStarts(): void {
-    const f = this.#frontier;
-    if (f === undefined) return;
-    for (const s of this.#starts.splice(0)) f.recordStart(s.group, s.ip, s.at);
+    for (const s of this.#starts.splice(0)) this.#frontierOf(s.group)?.recordStart(s.group, s.ip, s.at);
+  }
+
+  /** The frontier holding host group `group`: the one frontier, or in cluster mode its slot's (if this node owns it). */
+  #frontierOf(group: string): Frontier | undefined {
+    return this.#node !== undefined ? this.#node.frontierOf(group) : this.#frontier;
   }
 
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */
@@ -861,6 +1014,21 @@ export class Engine extends EventEmitter<EngineEvents> {
       return;
     }
     if (flight.sendId !== undefined) this.#sends.done(flight.sendId);
+    const shaped = this.#shape(req, o, flight.outside);
+    flight.reported = shaped.reported;
+    flight.page = shaped.page;
+    if (this.listenerCount('fetched') > 0) this.emit('fetched', flight.page);
+    this.#outputs.push(flight);
+    this.#outputWaker.notify();
+    this.#notifyQuiet();
+  }
+
+  /**
+   * The engine's rules over a fetched outcome: counts, scope over its links and redirect
+   * target (those outside go to `outside`), redirect hops, soft-404; returns the outcome as the
+   * frontier is told it and the page the consumer gets.
+   */
+  #shape(req: FetchRequest, o: Outcome, outside: Flight['outside']): { reported: Outcome; page: Page } {
     const now = this.#clock();
     const c = this.#c;
     const s = o.status;
@@ -877,7 +1045,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       for (const l of links) {
         const out = this.#scope.check(l.url);
         if (out === undefined) inside.push(l);
-        else if (!l.nofollow) flight.outside.push({ url: l.url, reason: out });
+        else if (!l.nofollow) outside.push({ url: l.url, reason: out });
       }
       links = inside.length === links.length ? links : inside;
       for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
@@ -894,7 +1062,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       const out = location === undefined ? undefined : this.#scope.check(location);
       if (location !== undefined && out !== undefined) {
-        flight.outside.push({ url: location, reason: out });
+        outside.push({ url: location, reason: out });
         location = undefined;
       }
       if (location !== undefined) this.#directory.register(location);
@@ -904,7 +1072,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
       if (soft404) c.soft404++;
     }
-    flight.reported = {
+    const reported: Outcome = {
       ...o,
       row: req.row,
       url: req.url,
@@ -913,13 +1081,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       links: soft404 ? undefined : links,
       body: undefined,
     };
-    if (soft404) flight.outside.length = 0;
+    if (soft404) outside.length = 0;
     this.#tally.outcome(splitOrigin(req.url)?.host ?? req.host, s, soft404, o.errorKind, o.error);
-    flight.page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
-    if (this.listenerCount('fetched') > 0) this.emit('fetched', flight.page);
-    this.#outputs.push(flight);
-    this.#outputWaker.notify();
-    this.#notifyQuiet();
+    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
+    return { reported, page };
   }
 
   /** The consumer took the page: record the outcome, report it, free the slot. */

@@ -19,7 +19,15 @@ export class HostDirectory {
   private readonly groupOfOrigin = new Map<string, string>();
   private readonly hostOf = new Map<string, string>();
 
-  constructor(private grouping: HostGrouping) {}
+  /**
+   * @param miss asked for a URL of a group nobody registered (cluster mode: a slot recovered
+   *   from another node's checkpoint holds groups this process never saw enter); the URL's
+   *   origin is registered then.
+   */
+  constructor(
+    private grouping: HostGrouping,
+    private readonly miss?: (group: string) => string | undefined,
+  ) {}
 
   /** Changes the grouping before any origin is registered (a resumed crawl's own grouping). */
   regroup(grouping: HostGrouping): void {
@@ -53,6 +61,10 @@ export class HostDirectory {
 
   /** Origins of a group (empty when unknown). */
   originsOf(group: string): readonly string[] {
+    const known = this.origins.get(group);
+    if (known !== undefined || this.miss === undefined) return known ?? [];
+    const url = this.miss(group);
+    if (url !== undefined) this.register(url);
     return this.origins.get(group) ?? [];
   }
 

@@ -23,6 +23,7 @@ import type { CanonPolicy } from '../url/index.js';
 import type { Page } from './page.js';
 import { CRAWL_SCOPES, type CrawlScope } from './scope.js';
 import type { Progress } from './status.js';
+import { type EngineClusterOptions, isEngineClusterOptions } from './cluster-mode.js';
 import type { Logger } from '../observe/log.js';
 import type { MetricsOptions } from '../observe/metrics.js';
 
@@ -216,6 +217,12 @@ export interface EngineOptions {
    * 127.0.0.1, `{ registry }` registers into yours (src/observe/metrics.ts). Default none.
    */
   readonly metrics: MetricsOptions | undefined;
+  /**
+   * Cluster mode: this engine joins (or creates) crawl `cluster.crawl`, coordinated through
+   * Redis, and runs whichever slots the coordinator gives it (src/engine/cluster-mode.ts).
+   * Default none: a single-process crawl.
+   */
+  readonly cluster: EngineClusterOptions | undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -300,6 +307,10 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       'a logger with debug, info, warn and error methods (pino or compatible)',
       (v): v is Logger => typeof v === 'object' && v !== null && ['debug', 'info', 'warn', 'error'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
     ),
+    cluster: customField<EngineClusterOptions | undefined>(
+      `an object with redis (URL), crawl (name), store (directory) and optionally slots, durability, heartbeatTtlMs, checkpointMs, pollMs, nodeId`,
+      isEngineClusterOptions,
+    ),
     metrics: customField<MetricsOptions | undefined>(
       'an object with some of port (0–65535), host, registry, prefix',
       (v): v is MetricsOptions =>
@@ -309,6 +320,9 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     ),
   },
   (o) => {
+    if (o.cluster !== undefined && (o.maxPages !== Infinity || o.maxRequests !== Infinity)) {
+      return 'maxPages and maxRequests are per-process budgets: not supported with cluster (they would not add up across nodes)';
+    }
     if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';
     try {
       enginePolitenessConfig(o.politeness);

@@ -1,4 +1,4 @@
-/** Spawning test/cluster/node-child.ts processes and reading their JSON lines. */
+/** Spawning test/cluster/node-child.ts (or engine-child.ts) processes and reading their JSON lines. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -13,8 +13,8 @@ export interface NodeProc {
   kill(): void;
 }
 
-export function spawnNode(config: Record<string, unknown>): NodeProc {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+export function spawnNode(config: Record<string, unknown>, script = CHILD): NodeProc {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const lines: Record<string, unknown>[] = [];
   let buf = '';
   let onReady: (id: string) => void = () => {};

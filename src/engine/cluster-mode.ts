@@ -1,0 +1,123 @@
+/**
+ * The Engine's cluster mode: `new Engine({ …, cluster: { redis, crawl, slots, store } })`.
+ *
+ * Owns: the `cluster` option (validated here), the mapping of the engine's crawl-wide options
+ * onto the crawl record (`crawlSettingsOf`), and the `ClusterNode` built around the engine's
+ * seams (`clusterNodeOf`). Never: the slot life cycle, link routing, fencing or the IP gate —
+ * those are src/cluster's `ClusterNode`, reused as is, so the engine and a bare node run the
+ * same code; nor the engine's per-page rules (scope, soft-404, redirects), which the engine
+ * hands in as `shape`.
+ *
+ * What differs from a single-process crawl, and why:
+ * - Durability is the slot checkpoints in the shared store plus the inbox streams, not
+ *   `dataDir`'s journal: a slot moves between processes, and a journal is one process's. A
+ *   crash re-fetches the pages since the slot's last accepted checkpoint (the bound of issue 24).
+ * - An outcome is reported to its slot when the fetch completes, not when the consumer took the
+ *   page: the slot's checkpoint is cut on the node's schedule, and a page the consumer had not
+ *   taken at a crash is not fetched again. A consumer that must see every page exactly once
+ *   after a crash keys its output by URL.
+ * - `maxPages`/`maxRequests` are per-process budgets and do not combine across nodes: refused
+ *   in cluster mode rather than silently meaning something else.
+ */
+import type { Fetcher } from '../fetch/index.js';
+import type { FrontierOptions } from '../frontier/index.js';
+import type { FetchRequest, Outcome } from '../model/index.js';
+import { ClusterNode } from '../cluster/node.js';
+import type { ClusterPage } from '../cluster/options.js';
+import type { Durability } from '../cluster/routing.js';
+import type { CrawlSettings } from '../cluster/settings.js';
+import type { EngineOptions } from './options.js';
+import { enginePolitenessConfig } from './options.js';
+
+/** `EngineOptions.cluster`: join (or create) crawl `crawl` coordinated through `redis`. */
+export interface EngineClusterOptions {
+  /** Redis URL, e.g. 'redis://127.0.0.1:6379'. */
+  readonly redis: string;
+  /** The crawl's name (letters, digits, '.', '_', '-'). */
+  readonly crawl: string;
+  /** Slots of the crawl (fixed when it is created; default 64; a differing value is refused). */
+  readonly slots?: number;
+  /** Checkpoint store directory, the same content on every node (a network file system across machines). */
+  readonly store: string;
+  /** Sender barrier: 'none' (default), 'aof' or `{ replicas, timeoutMs }` (see docs). */
+  readonly durability?: Durability;
+  /** Heartbeat TTL, ms (default 10 000). */
+  readonly heartbeatTtlMs?: number;
+  /** Checkpoint period per slot, ms (default 10 000). */
+  readonly checkpointMs?: number;
+  /** How often slot records are re-read, ms (default 200). */
+  readonly pollMs?: number;
+  /** This node's id (default host-pid-random). */
+  readonly nodeId?: string;
+}
+
+const KEYS = ['redis', 'crawl', 'slots', 'store', 'durability', 'heartbeatTtlMs', 'checkpointMs', 'pollMs', 'nodeId'];
+
+/** Whether `v` is a plausible `EngineClusterOptions` (ClusterNode validates each field on start). */
+export function isEngineClusterOptions(v: unknown): v is EngineClusterOptions {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
+  return Object.keys(o).every((k) => KEYS.includes(k)) && typeof o['redis'] === 'string' && typeof o['crawl'] === 'string' && typeof o['store'] === 'string';
+}
+
+/**
+ * The crawl-wide settings this engine's options give, for the crawl record: only those the
+ * caller set (`given`), so a node that joins with none of them takes the recorded ones, and
+ * one that sets another value is refused naming both.
+ */
+export function crawlSettingsOf(o: Readonly<EngineOptions>, given: ReadonlySet<string>): Partial<CrawlSettings> {
+  const c = o.cluster!;
+  const s: { -readonly [K in keyof CrawlSettings]?: CrawlSettings[K] } = {};
+  if (c.slots !== undefined) s.slots = c.slots;
+  if (given.has('grouping')) s.grouping = o.grouping;
+  if (given.has('agent')) s.agent = o.agent;
+  if (given.has('scope')) s.scope = o.scope;
+  if (given.has('include') || given.has('exclude')) s.patterns = [...o.include.map((p) => `+${p}`), ...o.exclude.map((p) => `-${p}`)];
+  if (given.has('politeness')) {
+    const p = enginePolitenessConfig(o.politeness);
+    s.politeness = { floorMs: p.floorMs, defaultIntervalMs: p.defaultIntervalMs, ipFloorMs: p.ipFloorMs, ceilingMs: p.ceilingMs };
+  }
+  const limits: Record<string, number> = {};
+  if (given.has('maxDepth')) limits['maxDepth'] = o.maxDepth;
+  if (given.has('maxUrlsPerHost')) limits['maxUrlsPerHost'] = o.maxUrlsPerHost;
+  if (given.has('retryLimit')) limits['retryLimit'] = o.retryLimit;
+  if (Object.keys(limits).length > 0) s.limits = limits;
+  return s;
+}
+
+/** What the engine hands its node. */
+export interface ClusterSeams {
+  readonly fetcher: Fetcher;
+  /** The engine's frontier options (robots, resolver, traps, freshness…); grouping and politeness come from the crawl record. */
+  readonly frontier: Partial<FrontierOptions>;
+  readonly shape: (request: FetchRequest, outcome: Outcome) => Outcome;
+  readonly admitted: (url: string) => void;
+  readonly onPage: (page: ClusterPage) => void;
+  readonly clock: () => number;
+}
+
+/** The engine's `ClusterNode` (not started). */
+export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<string>, seams: ClusterSeams): ClusterNode {
+  const c = o.cluster!;
+  const frontier = { ...seams.frontier };
+  delete frontier.grouping;
+  return new ClusterNode({
+    redis: c.redis,
+    crawl: c.crawl,
+    store: c.store,
+    fetcher: seams.fetcher,
+    settings: crawlSettingsOf(o, given),
+    frontier,
+    concurrency: o.concurrency,
+    campaign: !o.recrawl && o.freshness === undefined,
+    now: seams.clock,
+    shape: seams.shape,
+    admitted: seams.admitted,
+    onPage: seams.onPage,
+    ...(c.durability !== undefined ? { durability: c.durability } : {}),
+    ...(c.heartbeatTtlMs !== undefined ? { heartbeatTtlMs: c.heartbeatTtlMs } : {}),
+    ...(c.checkpointMs !== undefined ? { checkpointMs: c.checkpointMs } : {}),
+    ...(c.pollMs !== undefined ? { pollMs: c.pollMs } : {}),
+    ...(c.nodeId !== undefined ? { nodeId: c.nodeId } : {}),
+  });
+}

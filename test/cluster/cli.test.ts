@@ -1,0 +1,68 @@
+/**
+ * `meguri crawl --redis URL --crawl NAME --store DIR --data DIR` (a child process, a real
+ * redis-server, the sim on loopback): the crawl is created with its crawl-wide flags recorded
+ * and runs to its end; a node joining with another --agent is refused naming both values;
+ * `meguri stats` and `meguri hosts` read the cluster crawl from its slots' accepted checkpoints.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLAIN_MIX } from '../../src/index.js';
+import { STACK_LINE, runCli } from '../cli/helpers.js';
+import { type RedisServer, startRedis } from './redis.js';
+
+const SIM = fileURLToPath(new URL('./sim-child.ts', import.meta.url));
+
+describe('meguri crawl on a cluster crawl', () => {
+  let server: RedisServer;
+  let dir: string;
+  let sim: ChildProcess;
+  let ready: { dns: Record<string, string>; seeds: string[]; pages: string[] };
+  beforeAll(async () => {
+    server = await startRedis();
+    dir = mkdtempSync(join(tmpdir(), 'meguri-ccli-'));
+    sim = fork(SIM, [JSON.stringify({ seed: 5, hosts: 4, pagesPerHost: 4, ips: 2, hostIntervalMs: 50, ipIntervalMs: 20, mix: PLAIN_MIX })], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    ready = await new Promise((resolve) => sim.once('message', resolve));
+  });
+  afterAll(async () => {
+    if (sim.exitCode === null) sim.kill('SIGKILL');
+    await server.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates the crawl and crawls it; refuses a differing --agent naming both; stats and hosts read it', async () => {
+    const cluster = ['--redis', server.url, '--crawl', 'cli', '--store', join(dir, 'store')];
+    const resolve = Object.entries(ready.dns).flatMap(([n, ip]) => ['--resolve', `${n}=${ip}`]);
+    const first = await runCli(['crawl', ...ready.seeds, ...cluster, '--slots', '8', '--grouping', 'host', '--min-delay', '100ms', '--data', join(dir, 'a'), '--agent', 'first/1.0', '--allow-private', ...resolve, '--json']);
+    expect(first.stderr).not.toMatch(STACK_LINE);
+    expect(first.code, first.stderr).toBe(0);
+    const fetched = new Set(first.stdout.split('\n').filter((l) => l.includes('"page"')).map((l) => (JSON.parse(l) as { url: string }).url));
+    expect(ready.pages.filter((u) => !fetched.has(u))).toEqual([]);
+
+    const refused = await runCli(['crawl', ...cluster, '--data', join(dir, 'b'), '--agent', 'second/2.0', '--allow-private', ...resolve]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('first/1.0');
+    expect(refused.stderr).toContain('second/2.0');
+    expect(refused.stderr).not.toMatch(STACK_LINE);
+
+    const stats = await runCli(['stats', ...cluster, '--json']);
+    expect(stats.code, stats.stderr).toBe(0);
+    const st = JSON.parse(stats.stdout) as { total: { slots: number; urls: number; hosts: number; byStatus: Record<string, number> } };
+    expect(st.total.hosts).toBe(4);
+    expect(st.total.urls).toBeGreaterThanOrEqual(ready.pages.length);
+    expect(st.total.slots).toBeGreaterThan(0);
+    const text = await runCli(['stats', ...cluster]);
+    expect(text.stdout).toContain('slots with an accepted checkpoint');
+
+    const hosts = await runCli(['hosts', ...cluster, '--json']);
+    expect(hosts.code, hosts.stderr).toBe(0);
+    expect(hosts.stdout.trim().split('\n')).toHaveLength(4);
+    sim.send({ type: 'close' });
+  }, 120_000);
+});

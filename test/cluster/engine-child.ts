@@ -1,0 +1,59 @@
+/**
+ * An `Engine` in cluster mode in its own process (kill -9 tests): run with `--import tsx`,
+ * config as JSON in argv[2]. Fetches the sim over HTTP with its DNS table. Prints one JSON line
+ * per event ("ready", "page", "summary", "error") on stdout; IPC message "stop" stops it
+ * gracefully.
+ */
+import { Engine } from '../../src/index.js';
+
+interface Config {
+  redis: string;
+  crawl: string;
+  store: string;
+  slots?: number;
+  ttlMs?: number;
+  checkpointMs?: number;
+  seeds?: string[];
+  dns: Record<string, string>;
+  politeness?: Record<string, number>;
+  concurrency?: number;
+  grouping?: 'host' | 'registrable' | 'origin';
+  agent?: string;
+}
+
+const cfg = JSON.parse(process.argv[2]!) as Config;
+const out = (o: unknown): void => {
+  process.stdout.write(`${JSON.stringify(o)}\n`);
+};
+const engine = new Engine({
+  agent: cfg.agent ?? 'meguri-test/1.0',
+  seeds: cfg.seeds ?? [],
+  allowPrivate: true,
+  resolve: async (h) => cfg.dns[h] ?? [],
+  concurrency: cfg.concurrency ?? 8,
+  ...(cfg.grouping ? { grouping: cfg.grouping } : {}),
+  ...(cfg.politeness ? { politeness: cfg.politeness } : {}),
+  cluster: {
+    redis: cfg.redis,
+    crawl: cfg.crawl,
+    store: cfg.store,
+    ...(cfg.slots !== undefined ? { slots: cfg.slots } : {}),
+    heartbeatTtlMs: cfg.ttlMs ?? 1_000,
+    checkpointMs: cfg.checkpointMs ?? 200,
+    pollMs: 50,
+  },
+});
+engine.once('open', () => out({ type: 'ready', node: engine.clusterStats()?.nodeId }));
+process.on('message', (m: string) => {
+  if (m === 'stop') void engine.stop();
+});
+try {
+  for await (const page of engine.run()) out({ type: 'page', url: page.url, status: page.status, at: Date.now() });
+  out({ type: 'summary', summary: engine.summary(), stats: engine.clusterStats() });
+  await engine.close();
+  process.exit(0);
+} catch (err) {
+  out({ type: 'error', error: String(err), name: (err as Error).name, message: (err as Error).message });
+  await engine.close();
+  process.exit(3);
+}
