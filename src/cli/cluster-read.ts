@@ -8,10 +8,10 @@
  * still be in the store until pruned), or write anything.
  */
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { ClusterKeys, readCrawl, readSlots } from '../cluster/index.js';
 import { PARTITION_FILE } from '../cluster/store.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
+import { connectRedis } from './cluster.js';
 import { CliFailure, EXIT } from './failure.js';
 
 /** The flags that point a reading command at a cluster crawl. */
@@ -40,14 +40,8 @@ export async function clusterSlotFiles(args: ParsedArgs): Promise<SlotFile[] | u
   const crawl = args.text('crawl');
   const store = args.text('store');
   if (crawl === undefined || store === undefined) throw new CliFailure('MEGURI_ERR_INVALID_ARG', '--redis needs --crawl NAME and --store DIR too', EXIT.usage, 'name the crawl and its checkpoint store');
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5_000, retryStrategy: (n) => (n > 2 ? null : 200), lazyConnect: true });
-  redis.on('error', () => {});
+  const redis = await connectRedis(url);
   try {
-    try {
-      await redis.connect();
-    } catch (err) {
-      throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${url}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
-    }
     const keys = new ClusterKeys(crawl);
     const settings = await readCrawl(redis, keys);
     if (settings === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}`, EXIT.failure, 'check --crawl');

@@ -27,14 +27,8 @@ export async function clusterCommand(args: ParsedArgs, io: CliIo): Promise<numbe
   if (sub !== 'status') throw new CliFailure('MEGURI_ERR_INVALID_ARG', `cluster: unknown subcommand ${JSON.stringify(sub)}`, EXIT.usage, 'the only subcommand is `status`');
   const url = args.text('redis')!;
   const crawl = args.text('crawl')!;
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5_000, retryStrategy: (n) => (n > 2 ? null : 200), lazyConnect: true });
-  redis.on('error', () => {});
+  const redis = await connectRedis(url);
   try {
-    try {
-      await redis.connect();
-    } catch (err) {
-      throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${url}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
-    }
     const st = await clusterStatus(redis, crawl);
     if (st === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}`, EXIT.failure, 'check --crawl; a crawl is created by the first `meguri crawl --redis … --crawl NAME`');
     io.stdout.write(args.flag('json') ? `${JSON.stringify(st)}\n` : formatClusterStatus(st));
@@ -42,4 +36,20 @@ export async function clusterCommand(args: ParsedArgs, io: CliIo): Promise<numbe
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * A connection for a read command: a few quick tries, then a CLI failure naming the address
+ * (the shared connect step of `cluster status` and `stats`/`hosts --redis`).
+ */
+export async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5_000, retryStrategy: (n) => (n > 2 ? null : 200), lazyConnect: true });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${url}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
+  }
+  return redis;
 }

@@ -12,6 +12,7 @@
  */
 import '../core/node.js';
 import { xxh64Lanes } from '../core/hash.js';
+import { fmix32 } from '../core/mix.js';
 import type { KeyArray } from '../core/keys.js';
 import { HOST_KEY_SEED } from '../url/keys.js';
 
@@ -66,16 +67,6 @@ export const INBOX_GROUP = 'owner';
 /** A crawl's hash as two u32 lanes (the slot function's salt). */
 export function crawlSalt(crawl: string): Uint32Array {
   return xxh64Lanes(crawl, 0x736c6f74);
-}
-
-/** murmur3's 32-bit finalizer: every input bit flips each output bit with probability ~½. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
 
 /** The slot of the URL key at index `i` of `keys` (its HostKey lanes), for a crawl salted `salt`, among `slots`. */

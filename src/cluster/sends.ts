@@ -5,15 +5,10 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 
-/** `origin + path` as undici reports it for a URL. */
-export function sendId(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    return u.origin + u.pathname + u.search;
-  } catch {
-    return undefined;
-  }
-}
+// One identity for a request on the wire, the send gate's (keep the two watchers in step).
+import { sendId } from '../engine/send-gate.js';
+
+export { sendId };
 
 export class SendWatch {
   private readonly waiting = new Map<string, ((atMs: number) => void)[]>();

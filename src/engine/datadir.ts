@@ -137,7 +137,7 @@ function robotsSnapshotProblem(v: unknown): string | undefined {
 }
 
 /** Whether process `pid` is alive (signal 0 probes without sending anything). */
-function alive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -171,7 +171,7 @@ export class DataDir {
     } catch {
       return; // no lock
     }
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
       throw new InvalidStateError(`Engine: ${JSON.stringify(path)} is in use by process ${pid} (remove ${lock} if that is wrong)`);
     }
   }

@@ -24,10 +24,11 @@
  * deleted; a crash in between leaves a journal whose generation is older than the checkpoint,
  * which recovery ignores (its operations are in the checkpoint).
  */
-import { closeSync, existsSync, fsync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidStateError } from '../errors/index.js';
-import { writePartition } from '../format/file.js';
+import { ensureDirectory, writePartition } from '../format/file.js';
+import { processAlive } from '../engine/datadir.js';
 import { Journal } from '../journal/index.js';
 import {
   OpWriter,
@@ -47,15 +48,6 @@ export const LOCK_FILE = 'urlfrontier.lock';
 /** Directories this process holds (a pid check cannot tell two owners in one process apart). */
 const heldHere = new Set<string>();
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === 'EPERM';
-  }
-}
-
 /**
  * Takes the directory's lock file, or throws InvalidStateError naming the live owner. A lock
  * left by a dead process (kill -9) is stale and taken over — the journal is what makes that
@@ -74,7 +66,7 @@ function lockDir(dir: string): string {
     } catch (err) {
       if ((err as { code?: string }).code !== 'EEXIST') throw err;
       const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
         throw new InvalidStateError(`URLFrontier: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${path} if that is wrong)`);
       }
       unlinkSync(path);
@@ -180,7 +172,7 @@ export class FrontierLog implements OpLog, Committer {
    * generation — and returns the log, attached to the store, plus what recovery found.
    */
   static open(store: UrlFrontierStore, settings: LogSettings): { log: FrontierLog; recovery: Recovery } {
-    mkdirSync(settings.dir, { recursive: true });
+    ensureDirectory(settings.dir); // one level at a time: a recursive mkdir spins on /proc
     const lock = lockDir(settings.dir);
     let journal: Journal | undefined;
     try {
