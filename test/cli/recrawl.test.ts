@@ -35,11 +35,13 @@ describe('meguri crawl --recrawl', () => {
     const code = await main(['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--recrawl', '--budget', '500', '--max-pages', '12', '--min-delay', '20ms', '--json'], io);
     expect(code, io.err()).toBe(0);
     expect(io.err()).not.toMatch(STACK_LINE);
-    const events = io.out().trim().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string; fetched?: number });
+    const events = io.out().trim().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string; fetched?: number; status?: number });
     expect(events[0]!.type).toBe('start');
-    expect(events.filter((e) => e.type === 'page')).toHaveLength(12);
+    // --max-pages counts pages fetched OK (2xx/304); an error page on the way is fetched, not counted.
+    const pages = events.filter((e) => e.type === 'page');
+    expect(pages.filter((e) => (e.status! >= 200 && e.status! < 300) || e.status === 304)).toHaveLength(12);
     const end = events.at(-1)!;
-    expect(end).toMatchObject({ type: 'end', reason: 'maxPages', fetched: 12 });
+    expect(end).toMatchObject({ type: 'end', reason: 'maxPages', fetched: pages.length });
     // Every line is an event object.
     for (const e of events) expect(['start', 'open', 'page', 'progress', 'checkpoint', 'end']).toContain(e.type);
     expect(events.find((e) => e.type === 'open')).toMatchObject({ type: 'open', resumed: false });
@@ -65,7 +67,8 @@ describe('meguri crawl --recrawl', () => {
     const io = bufferIo();
     const code = await main(['crawl', ...sim.seeds().slice(0, 1), '--data', join(dir, 'limit'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--max-pages', '2', '--min-delay', '20ms'], io);
     expect(code, io.err()).toBe(0);
-    expect(io.out()).toMatch(/^meguri crawl: page limit reached after .* — 2 fetched this run, 2 in the campaign/);
+    // --max-pages counts pages fetched OK; a 404 on the way is fetched but not counted.
+    expect(io.out()).toMatch(/^meguri crawl: page limit reached after .* — \d+ fetched this run, \d+ in the campaign \(2 OK\)/);
     expect(io.out()).toContain('  more   run it again with a higher --max-pages (the limit counts the whole campaign: 2 pages fetched OK so far)');
     expect(io.out()).not.toContain('resume');
   });
