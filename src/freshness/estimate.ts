@@ -141,14 +141,13 @@ const GRID = 48;
  * [minRate, maxRate], flat in log λ. Pure; 48 exp/log pairs.
  */
 export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams): number {
-  const lo = Math.log(params.minRate);
-  const step = (Math.log(params.maxRate) - lo) / (GRID - 1);
+  const { lambda: grid, inverse: inv } = gridOf(params);
   const perChange = X > 0 ? changedHours / X : 0;
   // Log-likelihood at each grid point, then weights relative to the best (no underflow).
   let best = Number.NEGATIVE_INFINITY;
   const ll = scratch;
   for (let k = 0; k < GRID; k++) {
-    const lambda = Math.exp(lo + k * step);
+    const lambda = grid[k]!;
     let l = -lambda * unchangedHours;
     if (X > 0) l += X * Math.log(-Math.expm1(-lambda * perChange));
     ll[k] = l;
@@ -159,9 +158,26 @@ export function posteriorRate(X: number, unchangedHours: number, changedHours: n
   for (let k = 0; k < GRID; k++) {
     const w = Math.exp(ll[k]! - best);
     mass += w;
-    inverse += w * Math.exp(-(lo + k * step));
+    inverse += w * inv[k]!;
   }
   return mass / inverse;
+}
+
+/** The grid points λ_k and 1/λ_k for one [minRate, maxRate], computed once per band (params are frozen and shared). */
+let cachedGrid: { lo: number; hi: number; lambda: Float64Array; inverse: Float64Array } | undefined;
+function gridOf(params: FreshnessParams): { lambda: Float64Array; inverse: Float64Array } {
+  const c = cachedGrid;
+  if (c !== undefined && c.lo === params.minRate && c.hi === params.maxRate) return c;
+  const lo = Math.log(params.minRate);
+  const step = (Math.log(params.maxRate) - lo) / (GRID - 1);
+  const lambda = new Float64Array(GRID);
+  const inverse = new Float64Array(GRID);
+  for (let k = 0; k < GRID; k++) {
+    lambda[k] = Math.exp(lo + k * step);
+    inverse[k] = Math.exp(-(lo + k * step));
+  }
+  cachedGrid = { lo: params.minRate, hi: params.maxRate, lambda, inverse };
+  return cachedGrid;
 }
 
 const scratch = new Float64Array(GRID);

@@ -26,6 +26,10 @@ import { canonicalize, keyToHex, simhashText, urlKey } from '../../src/index.js'
 
 const OUTPUT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../test-output');
 const SKIP = process.env['MEGURI_SKIP_BROWSER'] === '1';
+// CI never skips the browser test: an opt-out there would hide a missing install step.
+if (SKIP && process.env['CI'] === 'true') {
+  throw new Error('MEGURI_SKIP_BROWSER=1 is refused in CI (CI=true): install Chromium with scripts/install-chromium.sh and unset it');
+}
 
 if (SKIP) {
   console.warn(

@@ -22,6 +22,12 @@ function hasScript(): boolean {
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
+// Outside CI a machine without util-linux `script` skips this file; in CI (CI=true) that
+// would hide a missing install step, so it fails with the fix instead.
+if (!hasScript() && process.env['CI'] === 'true') {
+  throw new Error("util-linux's `script` is missing (the pseudo-terminal for the demo test): apt-get install bsdutils");
+}
+
 describe.skipIf(!hasScript())('meguri demo in a terminal', () => {
   let out: string;
   let code: number | null;

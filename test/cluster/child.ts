@@ -1,8 +1,36 @@
 /** Spawning test/cluster/node-child.ts (or engine-child.ts) processes and reading their JSON lines. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import type { PolitenessReport, SimRequest } from '../../src/index.js';
 import { fileURLToPath } from 'node:url';
 
 const CHILD = fileURLToPath(new URL('./node-child.ts', import.meta.url));
+const SIM = fileURLToPath(new URL('./sim-child.ts', import.meta.url));
+
+/** What test/cluster/sim-child.ts sends once its web is listening. */
+export interface SimReady {
+  port: number;
+  dns: Record<string, string>;
+  seeds: string[];
+  pages: string[];
+}
+
+/** Forks the simulated web (test/cluster/sim-child.ts) with `options`; `track` gets the process for teardown. */
+export function startSim(options: Record<string, unknown>, track: (proc: ChildProcess) => void): Promise<{ proc: ChildProcess; ready: SimReady }> {
+  const proc = fork(SIM, [JSON.stringify(options)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  track(proc);
+  return new Promise((resolve, reject) => {
+    proc.once('message', (m: SimReady) => resolve({ proc, ready: m }));
+    proc.once('exit', (code) => reject(new Error(`sim exited with ${code}`)));
+  });
+}
+
+/** The sim's politeness report and request log. */
+export function simReport(proc: ChildProcess, options: Record<string, unknown> = {}): Promise<{ report: PolitenessReport; log: SimRequest[] }> {
+  return new Promise((resolve) => {
+    proc.once('message', (m: { report: PolitenessReport; log: SimRequest[] }) => resolve(m));
+    proc.send({ type: 'report', options });
+  });
+}
 
 export interface NodeProc {
   readonly child: ChildProcess;

@@ -7,42 +7,20 @@
  * crawl-wide setting that differs from the recorded one is refused naming both values; a
  * Redis restart is waited out and loses nothing.
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrawlSettingsMismatchError, Engine, PLAIN_MIX, type PolitenessReport, type SimRequest } from '../../src/index.js';
-import { type NodeProc, spawnNode, until } from './child.js';
+import { CrawlSettingsMismatchError, Engine, PLAIN_MIX } from '../../src/index.js';
+import { type NodeProc, simReport, spawnNode, startSim as forkSim, until } from './child.js';
 import { type RedisServer, startRedis } from './redis.js';
 
-const SIM = fileURLToPath(new URL('./sim-child.ts', import.meta.url));
 const ENGINE = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
 const started: ChildProcess[] = [];
 
-interface SimReady {
-  port: number;
-  dns: Record<string, string>;
-  seeds: string[];
-  pages: string[];
-}
-
-function startSim(options: Record<string, unknown>): Promise<{ proc: ChildProcess; ready: SimReady }> {
-  const proc = fork(SIM, [JSON.stringify(options)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  started.push(proc);
-  return new Promise((resolve, reject) => {
-    proc.once('message', (m: SimReady) => resolve({ proc, ready: m }));
-    proc.once('exit', (code) => reject(new Error(`sim exited with ${code}`)));
-  });
-}
-
-function simReport(proc: ChildProcess): Promise<{ report: PolitenessReport; log: SimRequest[] }> {
-  return new Promise((resolve) => {
-    proc.once('message', (m: { report: PolitenessReport; log: SimRequest[] }) => resolve(m));
-    proc.send({ type: 'report', options: {} });
-  });
-}
+const startSim = (options: Record<string, unknown>) => forkSim(options, (proc) => started.push(proc));
 
 type Line = Record<string, unknown>;
 const pages = (p: NodeProc): Line[] => p.lines.filter((l) => l['type'] === 'page');
