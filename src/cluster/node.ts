@@ -88,7 +88,7 @@ export class ClusterNode {
   private redisErrors = 0;
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
-  /** The crawl's per-IP interval (every slot's frontier has the same politeness). */
+  /** The crawl's per-IP floor (every slot's frontier has the same politeness): the least interval of any IP. */
   private ipFloorMs = 250;
 
   /**
@@ -484,6 +484,8 @@ export class ClusterNode {
     if (this.slots.get(s.slot) === s) {
       const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
       s.frontier.report(shaped, this.now());
+      // The outcome may have moved the slot's view of the IP's interval: the gate spaces by it from now on.
+      if (req.ip !== undefined) this.gate?.note(req.ip, s.frontier.ipIntervalMs(req.ip), String(s.slot));
       this.pages++;
       this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
     }
@@ -493,20 +495,27 @@ export class ClusterNode {
   /**
    * Fetches `req` with the node's fetcher behind the process-wide IP gate (and, for an IP
    * another node fetches from too, the Redis gate): the IP is held until the request is seen
-   * leaving, and `startedAt` is that moment. `mayGo` is asked after the wait at the gate; false
-   * abandons the fetch unstarted (it throws). The Engine sends its robots.txt requests through
-   * here too, so they are spaced against the other nodes' starts like any page.
+   * leaving, and `startedAt` is that moment. The start is spaced by the largest current view of
+   * the IP's interval (this slot's frontier's adaptive per-IP interval among the others').
+   * `mayGo` is asked after the wait at the gate; false abandons the fetch unstarted (it throws).
+   * The Engine sends its robots.txt requests through `gated` too, so they are spaced against
+   * the other nodes' starts like any page.
    */
   async gatedFetch(req: FetchRequest, signal: AbortSignal, mayGo: () => boolean = () => true): Promise<{ outcome: Outcome; startedAt: number; gated: boolean }> {
     if (this.gate === undefined || req.ip === undefined) return { outcome: await this.o.fetcher.fetch(req, signal), startedAt: this.now(), gated: false };
-    const r = await this.gated(req.ip, req.url, () => this.o.fetcher.fetch(req, signal), mayGo);
+    const r = await this.gated(req.ip, req.url, () => this.o.fetcher.fetch(req, signal), mayGo, req.host);
     return { outcome: r.value, startedAt: r.startedAt, gated: true };
   }
 
-  /** `gatedFetch` for any request to `url` at `ip` that `send` makes (the Engine's robots.txt loads). */
-  async gated<T>(ip: string, url: string, send: () => Promise<T>, mayGo: () => boolean = () => true): Promise<{ value: T; startedAt: number }> {
+  /**
+   * `gatedFetch` for any request to `url` at `ip` that `send` makes (the Engine's robots.txt
+   * loads). `group` is the URL's host group when the caller knows it (else it is derived from
+   * `url`): its slot's frontier, when this node runs the slot, gives the view of the IP's interval.
+   */
+  async gated<T>(ip: string, url: string, send: () => Promise<T>, mayGo: () => boolean = () => true, group?: string): Promise<{ value: T; startedAt: number }> {
     if (this.gate === undefined) return { value: await send(), startedAt: this.now() };
-    const ticket = await this.gate.acquire(ip, this.ipFloorMs);
+    const view = this.ipView(ip, group ?? canonicalKey(url, undefined, this.settings?.grouping)?.hostGroup);
+    const ticket = await this.gate.acquire(ip, view.intervalMs, view.source);
     if (!mayGo()) {
       this.gate.release(ticket, this.now());
       throw new Error('slot no longer dispatchable');
@@ -523,6 +532,20 @@ export class ClusterNode {
     watch.cancel();
     this.gate.release(ticket, startedAt);
     return { value: await pending, startedAt };
+  }
+
+  /**
+   * A view of `ip`'s interval for a start of host group `group`: the group's slot frontier's
+   * (its adaptive per-IP interval, issue 22), named by the slot, when this node runs that slot;
+   * the crawl's IP floor otherwise.
+   */
+  private ipView(ip: string, group: string | undefined): { intervalMs: number; source: string } {
+    if (group !== undefined && this.settings !== undefined) {
+      const slot = slotOf(this.o.crawl, group, this.settings.slots, this.salt);
+      const f = this.slots.get(slot)?.frontier;
+      if (f !== undefined) return { intervalMs: f.ipIntervalMs(ip), source: String(slot) };
+    }
+    return { intervalMs: this.ipFloorMs, source: '' };
   }
 
   private async idle(): Promise<void> {
