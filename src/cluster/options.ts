@@ -34,6 +34,8 @@ export interface ClusterCheckpoint {
   readonly bytes: number;
   /** Snapshot to acceptance, ms (the outbox barrier, the write and the fenced accept). */
   readonly ms: number;
+  /** The snapshot itself, ms: the one synchronous step, during which the node's other slots wait. */
+  readonly snapshotMs: number;
   /** The slot leaves this node with it (a hand-off, or the node leaving). */
   readonly leaving: boolean;
   /**
