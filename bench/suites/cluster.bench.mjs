@@ -205,6 +205,14 @@ async function throughput(redis, procs, store) {
   c.disconnect();
   const total = nodes[0].state.ready.pages;
   const rc = redis.client();
+  // Idle cost first: the nodes' loops with nothing to fetch (slot polls, coordinator, inbox waits), 2 s.
+  for (const n of nodes) n.child.send('mark');
+  const idle0 = await redisCpu(rc);
+  const idleT0 = performance.now();
+  await sleep(2_000);
+  const idleS = (performance.now() - idleT0) / 1000;
+  const idleCpu = nodes.reduce((x, n) => x + (n.state.last?.cpuS ?? 0), 0) / idleS; // node CPU-s per s, all processes
+  const idleRedis = ((await redisCpu(rc)) - idle0) / idleS;
   const redis0 = await redisCpu(rc);
   for (const n of nodes) n.child.send('mark');
   const wall0 = performance.now();
@@ -244,6 +252,10 @@ async function throughput(redis, procs, store) {
     // CPU the run obtained (nodes from 'mark' to their end, which includes idle polling after the crawl drained; Redis over the crawl).
     coresUsed: (cpu + redisS) / Math.max(seconds, wallS),
     pagesPerCpuS: pages / (cpu + redisS),
+    // The fixed cost of running P processes, per second, and the per-page cost net of it.
+    idleCoresPerProc: idleCpu / procs,
+    idleRedisCores: idleRedis,
+    netCpuPerPageUs: (Math.max(0, cpu - idleCpu * wallS) * 1e6) / pages,
     load: loadavg()[0],
   };
 }
@@ -470,13 +482,16 @@ export async function run() {
           'cores obtained': fmt(r.coresUsed),
           'pages/CPU-s (nodes+Redis)': fmt(r.pagesPerCpuS),
           'CPU efficiency vs 1': `${fmt(r.pagesPerCpuS / one.pagesPerCpuS)}×`,
+          'idle CPU per process': `${(100 * r.idleCoresPerProc).toFixed(1)} %`,
+          'node CPU µs/page net of idle': fmt(r.netCpuPerPageUs),
           'load avg': r.load.toFixed(1),
         })),
       );
       console.log(
         '  (cores obtained = node + Redis CPU-seconds / wall seconds: on a shared 2-core machine the processes get what the other jobs leave, so pages/s ' +
           'measures the machine; pages per CPU-second measures the cluster\'s own cost. With P free cores, P processes would reach ≈ P × (pages/CPU-s at P) ' +
-          'as long as one Redis core keeps up — Redis CPU/page × pages/s < 1 s/s.)',
+          'as long as one Redis core keeps up — Redis CPU/page × pages/s < 1 s/s. Idle CPU per process: what a node costs with nothing to fetch (slot polls, ' +
+          'coordinator, blocking inbox reads); net µs/page takes it out, so the rise with the process count splits into fixed per-process cost and per-page cost.)',
       );
       out.throughput = tp;
     }
