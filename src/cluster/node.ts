@@ -349,7 +349,8 @@ export class ClusterNode {
     if (this.slots.get(s.slot) !== s) return;
     const now = this.now();
     for (const p of s.parked.splice(0)) {
-      s.frontier.report({ row: p.req.row, url: p.req.url, status: 0, error: 'hand-off abandoned', errorKind: 'network' }, now);
+      // 'aborted': the crawler's doing, not the machine's — the IP's interval does not widen for it.
+      s.frontier.report({ row: p.req.row, url: p.req.url, status: 0, error: 'hand-off abandoned', errorKind: 'aborted' }, now);
     }
   }
 
