@@ -24,12 +24,12 @@
  * deleted; a crash in between leaves a journal whose generation is older than the checkpoint,
  * which recovery ignores (its operations are in the checkpoint).
  */
-import { closeSync, existsSync, fsync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidStateError } from '../errors/index.js';
 import { ensureDirectory, writePartition } from '../format/file.js';
 import { processAlive } from '../engine/datadir.js';
-import { Journal } from '../journal/index.js';
+import { Journal, parseJournal } from '../journal/index.js';
 import {
   OpWriter,
   decodeCheckpoint,
@@ -199,6 +199,29 @@ export class FrontierLog implements OpLog, Committer {
     }
   }
 
+  /**
+   * Starts a fresh directory for a store that already holds state (a cluster slot taken over
+   * from its previous owner's directory): whatever `dir` held is removed, the store's state
+   * becomes the directory's first checkpoint, and the log is attached.
+   */
+  static adopt(store: UrlFrontierStore, settings: LogSettings): FrontierLog {
+    rmSync(settings.dir, { recursive: true, force: true });
+    ensureDirectory(settings.dir);
+    const lock = lockDir(settings.dir);
+    try {
+      const generation = 1n;
+      const bytes = writePartition(join(settings.dir, CHECKPOINT_FILE), encodeCheckpoint(store, generation));
+      const journal = Journal.create(join(settings.dir, journalFile(generation)), generation);
+      const log = new FrontierLog(store, settings, generation, journal, lock);
+      log.lastCheckpointBytes = bytes;
+      store.attach(log);
+      return log;
+    } catch (err) {
+      unlockDir(lock);
+      throw err;
+    }
+  }
+
   // ---- OpLog: encode each change into the pending batch (codec.ts) ----
 
   discovered(crawl: string, url: string, key: string, meta: Metadata, nowMs: number): void {
@@ -343,5 +366,33 @@ export class FrontierLog implements OpLog, Committer {
   /** The generation of the current checkpoint/journal pair. */
   get currentGeneration(): bigint {
     return this.generation;
+  }
+}
+
+/**
+ * Reads the state another process left in `dir` (checkpoint, then the journal of the same
+ * generation) without writing to it: the previous owner of a cluster slot may be gone, or —
+ * past its lease — still rotating its files. A checkpoint that changed while the journal was
+ * read is read again, so the result is always a checkpoint plus a prefix of its journal.
+ * `fresh` makes the empty store to load into.
+ */
+export function loadFrontierDir(dir: string, fresh: () => UrlFrontierStore): UrlFrontierStore {
+  const ckpt = join(dir, CHECKPOINT_FILE);
+  const generationOf = (): bigint | undefined => {
+    if (!existsSync(ckpt)) return undefined;
+    const head = readFileSync(ckpt).subarray(16, 24);
+    return head.length === 8 ? new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true) : undefined;
+  };
+  for (let attempt = 0; ; attempt++) {
+    const store = fresh();
+    const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
+    const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
+    const path = join(dir, journalFile(generation));
+    const bytes = existsSync(path) ? readFileSync(path) : undefined;
+    if (generationOf() !== (image === undefined ? undefined : generation) && attempt < 10) continue;
+    if (bytes !== undefined && bytes.length > 0) {
+      for (const rec of parseJournal(bytes, generation).records) replayRecord(rec, store);
+    }
+    return store;
   }
 }
