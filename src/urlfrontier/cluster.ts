@@ -77,6 +77,16 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const mono = (): number => performance.now();
 const unavailable = (message: string): StatusError => new StatusError(grpc.status.UNAVAILABLE, message);
 
+/** Forwarding calls in flight to one node before further puts wait and go together. */
+const PUT_WINDOW = 2;
+
+interface PendingPut {
+  readonly slot: number;
+  readonly items: readonly PutItem[];
+  readonly resolve: (statuses: AckStatus[]) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 interface Covered<T> {
   readonly slots: number[];
   readonly values: T[];
@@ -99,6 +109,8 @@ export class ClusterFrontier implements FrontierNode {
   private lastBeat = -Infinity;
   private lastCoord = -Infinity;
   private rr = 0;
+  /** Forwarded puts per destination node: calls in flight and groups waiting for the next. */
+  private readonly outgoing = new Map<string, { inFlight: number; queue: PendingPut[]; scheduled: boolean }>();
   private stopped = false;
   private readonly ttl: number;
   private readonly pollMs: number;
@@ -250,8 +262,18 @@ export class ClusterFrontier implements FrontierNode {
     const crawl = a['crawl'] as string;
     const key = a['key'] as string;
     switch (op) {
-      case 'put':
-        return { statuses: await h.put(a['slot'] as number, a['items'] as PutItem[]) };
+      case 'put': {
+        // Groups of items, one per slot, each answered on its own (one may have moved).
+        const groups = a['groups'] as { slot: number; items: PutItem[] }[];
+        const settled = await Promise.allSettled(groups.map((g) => h.put(g.slot, g.items)));
+        return {
+          results: settled.map((r) =>
+            r.status === 'fulfilled'
+              ? { statuses: r.value }
+              : { code: (r.reason as { grpcCode?: number }).grpcCode ?? grpc.status.INTERNAL, error: r.reason instanceof Error ? r.reason.message : String(r.reason) },
+          ),
+        };
+      }
       case 'control':
         return h.control(a['slot'] as number, a['op'] as ControlOp);
       case 'getUrls':
@@ -278,6 +300,54 @@ export class ClusterFrontier implements FrontierNode {
     }
   };
 
+  /**
+   * Sends one slot's items to node `id`. Groups for one node travel together: those gathered
+   * in one event-loop turn, and those that arrive while `PUT_WINDOW` calls to it are in flight
+   * (sent when one returns). A stream's turn often carries one or two items, and one peer call
+   * per turn and slot cost more than the items (measured: ~1 k forwarded items/s with two
+   * nodes and a same-process client, one call per 1.3 items).
+   */
+  private sendPut(id: string, slot: number, items: readonly PutItem[]): Promise<AckStatus[]> {
+    if (id === this.nodeId && this.host !== undefined) return this.host.put(slot, items);
+    return new Promise((resolve, reject) => {
+      let lane = this.outgoing.get(id);
+      if (lane === undefined) this.outgoing.set(id, (lane = { inFlight: 0, queue: [], scheduled: false }));
+      lane.queue.push({ slot, items, resolve, reject });
+      if (lane.inFlight < PUT_WINDOW && !lane.scheduled) {
+        lane.scheduled = true;
+        setImmediate(() => this.flushPuts(id));
+      }
+    });
+  }
+
+  private flushPuts(id: string): void {
+    const lane = this.outgoing.get(id);
+    if (lane === undefined) return;
+    lane.scheduled = false;
+    if (lane.queue.length === 0 || lane.inFlight >= PUT_WINDOW) return;
+    const batch = lane.queue;
+    lane.queue = [];
+    lane.inFlight++;
+    type Result = { statuses: AckStatus[] } | { code: number; error: string };
+    this.on<{ results: Result[] }>(id, 'put', { groups: batch.map((g) => ({ slot: g.slot, items: g.items })) })
+      .then(
+        (res) =>
+          batch.forEach((g, i) => {
+            const r = res.results[i];
+            if (r !== undefined && 'statuses' in r) g.resolve(r.statuses);
+            else g.reject(new StatusError(r?.code ?? grpc.status.INTERNAL, r?.error ?? 'no answer for this slot'));
+          }),
+        (err: unknown) => {
+          for (const g of batch) g.reject(err);
+        },
+      )
+      .finally(() => {
+        lane.inFlight--;
+        if (lane.queue.length > 0) this.flushPuts(id);
+        else if (lane.inFlight === 0) this.outgoing.delete(id);
+      });
+  }
+
   /** Runs `op` at the owner of `slot`, retrying on a fresh slot map while the slot moves or has no live owner. */
   private async toOwner<T>(slot: number, op: string, args: Record<string, unknown>): Promise<T> {
     const deadline = mono() + this.forwardTimeoutMs;
@@ -285,6 +355,7 @@ export class ClusterFrontier implements FrontierNode {
       const owner = this.records[slot]?.owner ?? '';
       try {
         if (owner === '' || !this.live.includes(owner)) throw unavailable(`slot ${slot} has no live owner`);
+        if (op === 'put') return { statuses: await this.sendPut(owner, slot, args['items'] as PutItem[]) } as T;
         return await this.on<T>(owner, op, { ...args, slot });
       } catch (err) {
         if (!retryable(err) || mono() >= deadline || this.stopped) throw err;

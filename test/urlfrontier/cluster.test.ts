@@ -1,10 +1,12 @@
 // URLFrontier cluster mode: real redis-server, real serve nodes (in-process servers here; child
 // processes where a node must die by kill -9), real gRPC clients. No timed assertions: waits
 // poll for a state and assert counts.
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../cluster/redis.js';
 import { type UrlFrontierServer, startUrlFrontierServer } from '../../src/urlfrontier/index.js';
-import { type Client, call, connect, discovered, getUrls, known, putUrls, removeDir, tempDir } from './helpers.js';
+import { type Client, type Msg, call, connect, discovered, getUrls, known, putUrls, removeDir, stream, tempDir } from './helpers.js';
 
 let redis: RedisServer;
 const dirs: string[] = [];
@@ -100,5 +102,109 @@ describe('URLFrontier cluster', () => {
     const after = await call<{ size: number; counts: { completed: number } }>(a.client, 'GetStats', {});
     expect(after.counts.completed).toBe(400);
     expect(after.size).toBe(0);
+  });
+});
+
+/** A serve node in a child process (so it can be killed -9 or stopped); resolves once it listens and joined. */
+function childNode(crawl: string, store: string, ttl: number, peerTimeoutMs = 2000): Promise<{ child: ChildProcess; port: number }> {
+  const entry = new URL('../../src/urlfrontier/index.ts', import.meta.url).pathname;
+  const opts = { port: 0, fsync: false, log: undefined, defaultDelayMs: 0, cluster: { redis: redis.url, crawl, store, slots: 8, heartbeatTtlMs: ttl, pollMs: 50, peerTimeoutMs } };
+  const script = `
+    import { startUrlFrontierServer } from ${JSON.stringify(entry)};
+    const s = await startUrlFrontierServer({ ...${JSON.stringify(opts)}, log: () => {} });
+    process.stdout.write('PORT ' + s.port + '\\n');
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`node child exited early (${code})`)));
+  });
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+/** Every URL of the default crawl, from one ListURLs call. */
+async function allUrls(client: Client): Promise<Set<string>> {
+  const items = await stream<{ known: { info: { url: string } } }>(client, 'ListURLs', { start: 0, size: 1_000_000, key: '', crawlID: '' });
+  return new Set(items.map((i) => i.known.info.url));
+}
+
+describe('URLFrontier cluster: failures', () => {
+  it('a node killed -9 mid-stream: its slots move and every item acked OK is still there', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store);
+    const b = await node(crawl, store);
+    const c = await childNode(crawl, store, TTL);
+    await settled(a.client, 3);
+    const okIds: string[] = [];
+    const total = 6000;
+    await new Promise<void>((resolve, reject) => {
+      const s = a.client['PutURLs']!() as grpc.ClientDuplexStream<Msg, { ID: string; status: string }>;
+      let killed = false;
+      s.on('data', (ack) => {
+        if (ack.status === 'OK') okIds.push(ack.ID);
+        if (!killed && okIds.length >= 1500) {
+          killed = true;
+          c.child.kill('SIGKILL');
+        }
+      });
+      s.on('error', reject);
+      s.on('end', () => resolve());
+      let i = 0;
+      const pump = (): void => {
+        while (i < total) {
+          const ok = s.write(discovered(`https://h${i % 64}.example/item/${i}`));
+          i++;
+          if (!ok) return void s.once('drain', pump);
+          if (i % 500 === 0) return void setTimeout(pump, 5); // spread the stream over the kill
+        }
+        s.end();
+      };
+      pump();
+    });
+    expect(c.child.signalCode).toBe('SIGKILL');
+    expect(okIds.length).toBeGreaterThanOrEqual(1500);
+    await until(() => call<{ values: string[] }>(b.client, 'ListNodes'), (r) => r.values.length === 2, 'ListNodes after the kill');
+    const urls = await until(() => allUrls(b.client), () => true, 'ListURLs after the kill');
+    const lost = okIds.filter((u) => !urls.has(u));
+    expect(lost).toEqual([]);
+    const st = await call<{ size: number }>(a.client, 'GetStats', {});
+    expect(st.size).toBe(urls.size);
+  });
+
+  it('a node that does not answer makes stats and counts fail (UNAVAILABLE), never under-count; a node that leaves hands its slots over', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store, { heartbeatTtlMs: 60_000, peerTimeoutMs: 1000 });
+    const c = await childNode(crawl, store, 60_000, 1000);
+    const b = await node(crawl, store, { heartbeatTtlMs: 60_000, peerTimeoutMs: 1000 });
+    await settled(a.client, 3);
+    await settled(b.client, 3);
+    const urls = Array.from({ length: 300 }, (_, i) => `https://s${i % 30}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    expect((await call<{ size: number }>(a.client, 'GetStats', {})).size).toBe(300);
+    expect((await call<{ values: string[] }>(a.client, 'ListNodes')).values).toHaveLength(3);
+
+    c.child.kill('SIGSTOP');
+    for (const method of ['GetStats', 'CountURLs', 'ListQueues']) {
+      await expect(call(a.client, method, {})).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringMatching(/did not answer.*under-count/) });
+    }
+    c.child.kill('SIGCONT');
+    expect((await call<{ size: number }>(a.client, 'GetStats', {})).size).toBe(300);
+
+    // A node that leaves cleanly hands its slots to the others: the count stays whole.
+    await servers.splice(servers.indexOf(b.server), 1)[0]!.close();
+    await until(() => call<{ values: string[] }>(a.client, 'ListNodes'), (r) => r.values.length === 2, 'ListNodes after a leave');
+    const st = await until(() => call<{ size: number }>(a.client, 'GetStats', {}), () => true, 'GetStats after a leave');
+    expect(st.size).toBe(300);
+    expect((await allUrls(a.client)).size).toBe(300);
   });
 });
