@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { bufferIo, startCli } from '../cli/helpers.js';
 import { type RedisServer, startRedis } from '../cluster/redis.js';
-import { call, connect, discovered, getUrls, putUrls, removeDir, tempDir } from './helpers.js';
+import { call, connect, discovered, getUrls, putUrls, removeDir, tempDir, until } from './helpers.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -71,8 +71,11 @@ describe('meguri serve --redis (cluster) and --router', () => {
     const store = tempDir();
     dirs.push(store);
     const cluster = ['--redis', redis.url, '--crawl', 'cli-cluster', '--no-fsync'];
-    const nodes = [startCli(['serve', '--port', '0', ...cluster, '--store', store, '--slots', '4']), startCli(['serve', '--port', '0', ...cluster, '--store', store])];
-    const ports = await Promise.all(nodes.map(portOf));
+    // The first node creates the cluster with 4 slots; the second joins it (no --slots: the recorded value).
+    const nodes = [startCli(['serve', '--port', '0', ...cluster, '--store', store, '--slots', '4'])];
+    const ports = [await portOf(nodes[0]!)];
+    nodes.push(startCli(['serve', '--port', '0', ...cluster, '--store', store]));
+    ports.push(await portOf(nodes[1]!));
     const router = startCli(['serve', '--port', '0', ...cluster, '--router']);
     const client = connect(await portOf(router));
     expect(router.stdout()).toContain('router for cluster cli-cluster');
@@ -102,19 +105,3 @@ describe('meguri serve --redis (cluster) and --router', () => {
     for (const run of [router, ...nodes]) expect((await run.done).code).toBe(0);
   });
 });
-
-/** Polls `probe` until `ok` accepts its answer (a state, not a duration, is asserted). */
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  let last: unknown;
-  for (let i = 0; i < 600; i++) {
-    try {
-      const v = await probe();
-      if (ok(v)) return v;
-      last = v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`never reached; last ${last instanceof Error ? last.message : JSON.stringify(last)}`);
-}

@@ -1,12 +1,12 @@
 // URLFrontier cluster mode: real redis-server, real serve nodes (in-process servers here; child
 // processes where a node must die by kill -9), real gRPC clients. No timed assertions: waits
 // poll for a state and assert counts.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../cluster/redis.js';
 import { type UrlFrontierServer, startUrlFrontierServer } from '../../src/urlfrontier/index.js';
-import { type Client, type Msg, call, connect, discovered, getUrls, known, putUrls, removeDir, stream, tempDir } from './helpers.js';
+import { type Client, type Msg, call, connect, discovered, getUrls, known, putUrls, removeDir, serverChild, stream, tempDir, until } from './helpers.js';
 
 let redis: RedisServer;
 const dirs: string[] = [];
@@ -40,22 +40,6 @@ async function node(crawl: string, store: string, extra: Record<string, unknown>
   const client = connect(server.port);
   clients.push(client);
   return { server, client };
-}
-
-/** Polls `probe` until it resolves with a value `ok` accepts (states, not durations, are asserted). */
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
-  let last: unknown;
-  for (let i = 0; i < 600; i++) {
-    try {
-      const v = await probe();
-      if (ok(v)) return v;
-      last = v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what}: never reached; last ${last instanceof Error ? last.message : JSON.stringify(last)}`);
 }
 
 function newCrawl(): { crawl: string; store: string } {
@@ -106,25 +90,10 @@ describe('URLFrontier cluster', () => {
 });
 
 /** A serve node in a child process (so it can be killed -9 or stopped); resolves once it listens and joined. */
-function childNode(crawl: string, store: string, ttl: number, peerTimeoutMs = 2000): Promise<{ child: ChildProcess; port: number }> {
-  const entry = new URL('../../src/urlfrontier/index.ts', import.meta.url).pathname;
-  const opts = { port: 0, fsync: false, log: undefined, defaultDelayMs: 0, cluster: { redis: redis.url, crawl, store, slots: 8, heartbeatTtlMs: ttl, pollMs: 50, peerTimeoutMs } };
-  const script = `
-    import { startUrlFrontierServer } from ${JSON.stringify(entry)};
-    const s = await startUrlFrontierServer({ ...${JSON.stringify(opts)}, log: () => {} });
-    process.stdout.write('PORT ' + s.port + '\\n');
-  `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`node child exited early (${code})`)));
-  });
+async function childNode(crawl: string, store: string, ttl: number, peerTimeoutMs = 2000): Promise<{ child: ChildProcess; port: number }> {
+  const n = await serverChild({ port: 0, fsync: false, defaultDelayMs: 0, cluster: { redis: redis.url, crawl, store, slots: 8, heartbeatTtlMs: ttl, pollMs: 50, peerTimeoutMs } });
+  children.push(n.child);
+  return n;
 }
 
 const children: ChildProcess[] = [];

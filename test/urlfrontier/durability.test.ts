@@ -1,6 +1,6 @@
 // Durability: control state, leases and URLs survive a restart (checkpoint) and a kill -9
 // (journal); a damaged checkpoint is refused with a coded error, never misread.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -18,6 +18,7 @@ import {
   known,
   putUrls,
   removeDir,
+  serverChild,
   start,
   stream,
   tempDir,
@@ -120,31 +121,11 @@ describe('restart', () => {
   });
 });
 
-/** Starts the server in a child process; resolves with the child and its port. */
-function serverChild(data: string): Promise<{ child: ChildProcess; port: number }> {
-  const entry = new URL('../../src/urlfrontier/index.ts', import.meta.url).pathname;
-  const script = `
-    import { startUrlFrontierServer } from ${JSON.stringify(entry)};
-    const s = await startUrlFrontierServer({ port: 0, dataDir: ${JSON.stringify(data)}, log: () => {} });
-    process.stdout.write('PORT ' + s.port + '\\n');
-  `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`server child exited early (${code})`)));
-  });
-}
-
 describe('kill -9', () => {
   it('every item acked OK before the kill is there after restart, with the control state', async () => {
     const data = dir();
-    const { child, port } = await serverChild(data);
+    const { child, port } = await serverChild({ port: 0, dataDir: data });
+    children.push(child);
     const client: Client = connect(port);
     const now = Date.now();
     await call(client, 'SetDelay', { key: 'slow.example', delay_requestable: 3600 });
