@@ -4,6 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ClusterKeys, readSlots, slotOf } from '../../src/cluster/index.js';
 import { type RedisServer, startRedis } from '../cluster/redis.js';
 import { type UrlFrontierServer, startUrlFrontierServer } from '../../src/urlfrontier/index.js';
 import { type Client, type Msg, call, connect, discovered, getUrls, known, putUrls, removeDir, serverChild, stream, tempDir, until } from './helpers.js';
@@ -55,39 +56,91 @@ async function settled(client: Client, n: number): Promise<void> {
 }
 
 describe('URLFrontier cluster', () => {
-  it('forwards puts to the slot owner, serves every URL once across nodes, and stats equal the sum', async () => {
+  it('forwards puts to the slot owner, serves every URL once across nodes, stats equal the sum; a joining node takes slots with their leases', async () => {
     const { crawl, store } = newCrawl();
     const a = await node(crawl, store);
     const b = await node(crawl, store);
     await settled(a.client, 2);
+    await until(async () => (await slotOwners(crawl)).filter((o) => o === b.server.nodeId).length, (n) => n === 4, 'B owns half the slots');
     await settled(b.client, 2);
     const urls = Array.from({ length: 400 }, (_, i) => `https://h${i % 40}.example/p/${i}`);
+    // Put on A the URLs whose slot B owns: acked once B applied them, visible from either node.
+    const owners = await slotOwners(crawl);
+    const ofB = urls.filter((u) => owners[slotOf('DEFAULT', new URL(u).hostname, 8)] === b.server.nodeId);
+    expect(ofB.length).toBeGreaterThan(0);
+    expect(ofB.length).toBeLessThan(urls.length);
+    expect((await putUrls(a.client, ofB.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const c of [a.client, b.client]) {
+      expect(await call(c, 'GetURLStatus', { url: ofB[0], key: '', crawlID: '' })).toMatchObject({ known: { info: { url: ofB[0] } } });
+    }
     const acks = await putUrls(a.client, urls.map((u) => discovered(u)));
-    expect(acks.filter((x) => x.status === 'OK')).toHaveLength(400);
-    const again = await putUrls(b.client, urls.slice(0, 10).map((u) => discovered(u)));
-    expect(again.map((x) => x.status)).toEqual(new Array(10).fill('SKIPPED'));
+    expect(acks.filter((x) => x.status === 'OK')).toHaveLength(urls.length - ofB.length);
+    expect(acks.filter((x) => x.status === 'SKIPPED')).toHaveLength(ofB.length); // already there: discovered again = SKIPPED
     for (const c of [a.client, b.client]) {
       const st = await call<{ size: number; numberOfQueues: number }>(c, 'GetStats', {});
       expect(st.size).toBe(400);
       expect(st.numberOfQueues).toBe(40);
       expect((await call<{ value: number }>(c, 'CountURLs', {})).value).toBe(400);
+      expect((await call<{ values: string[] }>(c, 'ListQueues', { size: 1000 })).values).toHaveLength(40);
+      expect((await call<{ values: string[] }>(c, 'ListCrawls', {})).values).toEqual(['DEFAULT']);
     }
-    const s = await call<{ url: string }>(b.client, 'GetURLStatus', { url: urls[7], key: '', crawlID: '' });
-    expect(s).toMatchObject({ known: { info: { url: urls[7] } } });
     const served: string[] = [];
     for (let round = 0; round < 3; round++) {
       for (const c of [a.client, b.client]) served.push(...(await getUrls(c, { max_urls_per_queue: 100, max_queues: 0, delay_requestable: 600 })));
     }
-    expect(served.sort()).toEqual([...urls].sort());
-    const st = await call<{ inProcess: number }>(a.client, 'GetStats', {});
-    expect(st.inProcess).toBe(400);
-    const done = await putUrls(b.client, urls.map((u) => known(u, 0)));
+    expect(served.sort()).toEqual([...urls].sort()); // every URL once: leases hold across calls and nodes
+    expect((await call<{ inProcess: number }>(a.client, 'GetStats', {})).inProcess).toBe(400);
+
+    // A third node joins: slots move to it by hand-over, with their URLs and leases.
+    const c = await node(crawl, store);
+    await until(async () => (await slotOwners(crawl)).filter((o) => o === c.server.nodeId).length, (n) => n >= 2, 'slots handed to the new node');
+    const st = await until(() => call<{ size: number; inProcess: number }>(c.client, 'GetStats', {}), () => true, 'stats after the join');
+    expect(st).toMatchObject({ size: 400, inProcess: 400 });
+    for (const cl of [a.client, b.client, c.client]) expect(await getUrls(cl, { max_urls_per_queue: 100, delay_requestable: 600 })).toEqual([]);
+
+    const done = await putUrls(c.client, urls.map((u) => known(u, 0)));
     expect(done.every((x) => x.status === 'OK')).toBe(true);
     const after = await call<{ size: number; counts: { completed: number } }>(a.client, 'GetStats', {});
     expect(after.counts.completed).toBe(400);
     expect(after.size).toBe(0);
   });
+
+  it('control calls reach the owners: per queue (delay, block, limit, delete) and crawl-wide (active, delete crawl)', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store);
+    const b = await node(crawl, store);
+    await settled(a.client, 2);
+    const urls = Array.from({ length: 60 }, (_, i) => `https://q${i % 6}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u, { crawlID: 'c1' })))).every((x) => x.status === 'OK')).toBe(true);
+    await putUrls(b.client, [discovered('https://other.example/1', { crawlID: 'c2' })]);
+    const now = Math.floor(Date.now() / 1000);
+    await call(a.client, 'BlockQueueUntil', { key: 'q0.example', crawlID: 'c1', time: now + 3600 });
+    await call(a.client, 'SetCrawlLimit', { key: 'q1.example', crawlID: 'c1', limit: 0 });
+    await expect(call(a.client, 'SetCrawlLimit', { key: 'nope.example', crawlID: 'c1', limit: 3 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    expect((await call<{ value: number }>(a.client, 'DeleteQueue', { key: 'q2.example', crawlID: 'c1' })).value).toBe(10);
+    await call(b.client, 'SetActive', { state: false });
+    for (const c of [a.client, b.client]) {
+      expect((await call<{ state: boolean }>(c, 'GetActive', {})).state).toBe(false);
+      expect(await getUrls(c, { crawlID: 'c1' })).toEqual([]);
+    }
+    await call(a.client, 'SetActive', { state: true });
+    const served = [...(await getUrls(a.client, { crawlID: 'c1', delay_requestable: 600 })), ...(await getUrls(b.client, { crawlID: 'c1', delay_requestable: 600 }))];
+    expect(new Set(served.map((u) => new URL(u).hostname))).toEqual(new Set(['q1.example', 'q3.example', 'q4.example', 'q5.example']));
+    expect((await call<{ values: string[] }>(a.client, 'ListCrawls', {})).values.sort()).toEqual(['c1', 'c2']);
+    expect((await call<{ value: number }>(b.client, 'DeleteCrawl', { value: 'c1' })).value).toBe(50);
+    expect((await call<{ values: string[] }>(a.client, 'ListCrawls', {})).values).toEqual(['c2']);
+  });
 });
+
+/** Owner node id of each slot of `crawl`, from its Redis slot records. */
+async function slotOwners(crawl: string): Promise<string[]> {
+  const r = redis.client();
+  try {
+    return (await readSlots(r, new ClusterKeys(crawl), 8)).map((x) => x.owner);
+  } finally {
+    r.disconnect();
+  }
+}
 
 /** A serve node in a child process (so it can be killed -9 or stopped); resolves once it listens and joined. */
 async function childNode(crawl: string, store: string, ttl: number, peerTimeoutMs = 2000): Promise<{ child: ChildProcess; port: number }> {
@@ -114,6 +167,8 @@ describe('URLFrontier cluster: failures', () => {
     const b = await node(crawl, store);
     const c = await childNode(crawl, store, TTL);
     await settled(a.client, 3);
+    const ab = [a.server.nodeId, b.server.nodeId];
+    await until(async () => (await slotOwners(crawl)).filter((o) => !ab.includes(o)).length, (n) => n >= 2, 'the child node owns slots');
     const okIds: string[] = [];
     const total = 6000;
     await new Promise<void>((resolve, reject) => {
@@ -143,6 +198,7 @@ describe('URLFrontier cluster: failures', () => {
     expect(c.child.signalCode).toBe('SIGKILL');
     expect(okIds.length).toBeGreaterThanOrEqual(1500);
     await until(() => call<{ values: string[] }>(b.client, 'ListNodes'), (r) => r.values.length === 2, 'ListNodes after the kill');
+    await until(() => slotOwners(crawl), (o) => o.every((x) => ab.includes(x)), "the killed node's slots moved");
     const urls = await until(() => allUrls(b.client), () => true, 'ListURLs after the kill');
     const lost = okIds.filter((u) => !urls.has(u));
     expect(lost).toEqual([]);
