@@ -226,6 +226,9 @@ function inProcessFrontier() {
 // 60 k-item PutURLs stream); a client streaming acks has no use for call-level retries.
 const CLIENT_OPTIONS = { 'grpc.enable_retries': 0 };
 
+/** Medians of a row's runs. */
+const pick = (xs) => ({ rate: median(xs.map((x) => x.rate)), serverUs: median(xs.map((x) => x.serverUs)), clientUs: median(xs.map((x) => x.clientUs)) });
+
 async function grpcRuns(durable) {
   const res = { one: [], four: [], batch: [], serve: [] };
   for (let r = 0; r < RUNS; r++) {
@@ -243,7 +246,6 @@ async function grpcRuns(durable) {
       if (dir) rmSync(dir, { recursive: true, force: true });
     }
   }
-  const pick = (xs) => ({ rate: median(xs.map((x) => x.rate)), serverUs: median(xs.map((x) => x.serverUs)), clientUs: median(xs.map((x) => x.clientUs)) });
   return { one: pick(res.one), four: pick(res.four), batch: pick(res.batch), serve: pick(res.serve) };
 }
 
@@ -313,7 +315,6 @@ async function clusterRuns() {
       rmSync(store, { recursive: true, force: true });
     }
   }
-  const pick = (xs) => ({ rate: median(xs.map((x) => x.rate)), serverUs: median(xs.map((x) => x.serverUs)), clientUs: median(xs.map((x) => x.clientUs)) });
   return { nodeA: pick(res.nodeA), router: pick(res.router), batch: pick(res.batch), serve: pick(res.serve) };
 }
 
