@@ -185,3 +185,38 @@ describe('kill -9', () => {
     expect(await getUrls(h.client, { key: 'slow.example' })).toEqual([]); // its one-hour delay is back in force
   });
 });
+
+describe('journal write errors', () => {
+  it('a failed journal write answers FAIL (and control calls UNAVAILABLE), never OK; every OK before it survives', async () => {
+    const data = dir();
+    // 256 KiB per file: the journal hits EFBIG after a few thousand items, as on a full disk.
+    const { child, port } = await serverChild({ port: 0, dataDir: data, fsync: false }, 256);
+    children.push(child);
+    const client: Client = connect(port);
+    const statuses: string[] = [];
+    const ok: string[] = [];
+    for (let b = 0; b < 200 && !statuses.includes('FAIL'); b++) {
+      const items = Array.from({ length: 100 }, (_, i) => discovered(`https://f${i % 7}.example/${b}/${i}`));
+      for (const a of await putUrls(client, items)) {
+        statuses.push(a.status);
+        if (a.status === 'OK') ok.push(a.ID);
+      }
+    }
+    const firstFail = statuses.indexOf('FAIL');
+    expect(firstFail).toBeGreaterThan(0);
+    expect(ok.length).toBeGreaterThan(0);
+    // From the failed write on, nothing is acked OK: the journal has a hole it cannot vouch for.
+    const later = await putUrls(client, [discovered('https://after.example/1'), discovered('https://after.example/2')]);
+    expect(later.map((a) => a.status)).toEqual(['FAIL', 'FAIL']);
+    await expect(call(client, 'SetDelay', { key: 'f1.example', delay_requestable: 5 })).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+    expect((await call<{ size: number }>(client, 'GetStats', {})).size).toBeGreaterThanOrEqual(ok.length); // still up
+    client.close();
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    h = await start({ dataDir: data });
+    const urls = new Set((await stream<{ known: { info: { url: string } } }>(h.client, 'ListURLs', { size: 1_000_000 })).map((i) => i.known.info.url));
+    expect(ok.filter((u) => !urls.has(u))).toEqual([]);
+  });
+});
+

@@ -124,16 +124,22 @@ export async function getUrls(client: Client, params: Msg = {}): Promise<string[
 
 /**
  * Starts `startUrlFrontierServer(options)` in a child process (so a test can kill -9 or stop
- * it; `options` is JSON, the log is silenced); resolves once it listens.
+ * it; `options` is JSON, the log is silenced); resolves once it listens. `maxFileKb` caps
+ * the size of every file the child writes (bash `ulimit -f`: a write past it fails with
+ * EFBIG, as on a full disk).
  */
-export function serverChild(options: Msg): Promise<{ child: ChildProcess; port: number }> {
+export function serverChild(options: Msg, maxFileKb?: number): Promise<{ child: ChildProcess; port: number }> {
   const entry = new URL('../../src/urlfrontier/index.ts', import.meta.url).pathname;
   const script = `
     import { startUrlFrontierServer } from ${JSON.stringify(entry)};
     const s = await startUrlFrontierServer({ ...${JSON.stringify(options)}, log: () => {} });
     process.stdout.write('PORT ' + s.port + '\\n');
   `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const argv = ['--import', 'tsx', '--input-type=module', '-e', script];
+  const child =
+    maxFileKb === undefined
+      ? spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
+      : spawn('bash', ['-c', `ulimit -f ${maxFileKb} && exec "$0" "$@"`, process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (b: Buffer) => {
