@@ -1,11 +1,13 @@
 // Durability: control state, leases and URLs survive a restart (checkpoint) and a kill -9
 // (journal); a damaged checkpoint is refused with a coded error, never misread.
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startUrlFrontierServer } from '../../src/urlfrontier/index.js';
+import { CHECKPOINT_FILE, FrontierLog, loadFrontierDir } from '../../src/urlfrontier/persist.js';
+import { UrlFrontierStore } from '../../src/urlfrontier/store.js';
 import {
   type Client,
   type Harness,
@@ -220,3 +222,57 @@ describe('journal write errors', () => {
   });
 });
 
+
+describe('background checkpoint', () => {
+  it('acks go on while a checkpoint file is written; a crash before it lands loses nothing', async () => {
+    const data = dir();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const fresh = (): UrlFrontierStore => new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const store = fresh();
+    const { log } = FrontierLog.open(store, { dir: data, fsync: true, checkpointBytes: 4096, checkpointEveryMs: 1e12, now: () => 0, beforeCheckpointWrite: () => held });
+    const commit = (): Promise<Error | undefined> => new Promise((r) => log.afterCommit(r));
+    for (let i = 0; i < 200; i++) store.putDiscovered(`https://a.example/${i}`, '', '', undefined, 1);
+    expect(await commit()).toBeUndefined(); // journal 0 passed 4 KiB: the checkpoint began after this write
+    expect(log.checkpointing).toBe(true);
+    for (let i = 0; i < 50; i++) store.putDiscovered(`https://c.example/${i}`, '', '', undefined, 2);
+    expect(await commit()).toBeUndefined(); // answered while the checkpoint file waits
+    expect(log.checkpointing).toBe(true);
+    expect(existsSync(join(data, CHECKPOINT_FILE))).toBe(false);
+    // A crash now: recovery reads journal 0 and journal 1 (the checkpoint of 1 never landed).
+    expect(loadFrontierDir(data, fresh).crawls.get('DEFAULT')!.urls.size).toBe(250);
+    release();
+    await log.close();
+    expect(existsSync(join(data, CHECKPOINT_FILE))).toBe(true);
+    const again = fresh();
+    const reopened = FrontierLog.open(again, { dir: data, fsync: true, checkpointBytes: 4096, checkpointEveryMs: 1e12, now: () => 0 });
+    expect(again.crawls.get('DEFAULT')!.urls.size).toBe(250);
+    await reopened.log.close();
+  });
+
+  it('recovers checkpoint g + journal g + journal g+1 when the process died before the checkpoint file landed', async () => {
+    const data = dir();
+    const fresh = (): UrlFrontierStore => new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const store = fresh();
+    const { log } = FrontierLog.open(store, { dir: data, fsync: false, checkpointBytes: 4096, checkpointEveryMs: 1e12, now: () => 0, beforeCheckpointWrite: () => new Promise(() => {}) });
+    const commit = (): Promise<Error | undefined> => new Promise((r) => log.afterCommit(r));
+    for (let i = 0; i < 200; i++) store.putDiscovered(`https://a.example/${i}`, '', '', undefined, 1);
+    await commit();
+    for (let i = 0; i < 30; i++) store.putDiscovered(`https://c.example/${i}`, '', '', undefined, 2);
+    await commit();
+    expect(readdirSync(data).filter((n) => n.endsWith('.journal')).sort()).toEqual(['urlfrontier-0.journal', 'urlfrontier-1.journal']);
+    // The files as a kill would leave them (the checkpoint write never finished), recovered elsewhere.
+    const crashed = dir();
+    for (const n of readdirSync(data)) if (n.endsWith('.journal')) copyFileSync(join(data, n), join(crashed, n));
+    const again = fresh();
+    const { log: log2, recovery } = FrontierLog.open(again, { dir: crashed, fsync: false, checkpointBytes: 1e9, checkpointEveryMs: 1e12, now: () => 0 });
+    expect(again.crawls.get('DEFAULT')!.urls.size).toBe(230);
+    expect(recovery.replayedRecords).toBeGreaterThanOrEqual(2);
+    expect(readdirSync(crashed).filter((n) => n.endsWith('.journal'))).toEqual(['urlfrontier-1.journal']); // folded into checkpoint 1
+    await log2.close();
+    const third = fresh();
+    const { log: log3 } = FrontierLog.open(third, { dir: crashed, fsync: false, checkpointBytes: 1e9, checkpointEveryMs: 1e12, now: () => 0 });
+    expect(third.crawls.get('DEFAULT')!.urls.size).toBe(230);
+    await log3.close();
+  });
+});
