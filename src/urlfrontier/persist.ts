@@ -440,13 +440,13 @@ export function loadFrontierDir(dir: string, fresh: () => UrlFrontierStore): Url
     const store = fresh();
     const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
     const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
-    const path = join(dir, journalFile(generation));
-    const bytes = existsSync(path) ? readFileSync(path) : undefined;
+    const bytes = readIfThere(join(dir, journalFile(generation)));
+    const next = readIfThere(join(dir, journalFile(generation + 1n)));
     if (generationOf() !== (image === undefined ? undefined : generation) && attempt < 10) continue;
     if (bytes !== undefined && bytes.length > 0) {
       for (const rec of parseJournal(bytes, generation).records) replayRecord(rec, store);
     }
-    replayNext(dir, generation, store);
+    if (next !== undefined) replayJournal(next, generation + 1n, store);
     return store;
   }
 }
@@ -456,11 +456,23 @@ export function loadFrontierDir(dir: string, fresh: () => UrlFrontierStore): Url
  * not landed); returns its record count, or undefined when there is none.
  */
 function replayNext(dir: string, generation: bigint, store: UrlFrontierStore): number | undefined {
-  const path = join(dir, journalFile(generation + 1n));
-  if (!existsSync(path)) return undefined;
-  const bytes = readFileSync(path);
+  const bytes = readIfThere(join(dir, journalFile(generation + 1n)));
+  return bytes === undefined ? undefined : replayJournal(bytes, generation + 1n, store);
+}
+
+function readIfThere(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Replays a journal's intact records; returns how many. */
+function replayJournal(bytes: Uint8Array, generation: bigint, store: UrlFrontierStore): number {
   if (bytes.length < 16) return 0; // created, header not yet written: nothing after the cut
-  const records = parseJournal(bytes, generation + 1n).records;
+  const records = parseJournal(bytes, generation).records;
   for (const rec of records) replayRecord(rec, store);
   return records.length;
 }
