@@ -169,32 +169,7 @@ describe('URLFrontier cluster: failures', () => {
     await settled(a.client, 3);
     const ab = [a.server.nodeId, b.server.nodeId];
     await until(async () => (await slotOwners(crawl)).filter((o) => !ab.includes(o)).length, (n) => n >= 2, 'the child node owns slots');
-    const okIds: string[] = [];
-    const total = 6000;
-    await new Promise<void>((resolve, reject) => {
-      const s = a.client['PutURLs']!() as grpc.ClientDuplexStream<Msg, { ID: string; status: string }>;
-      let killed = false;
-      s.on('data', (ack) => {
-        if (ack.status === 'OK') okIds.push(ack.ID);
-        if (!killed && okIds.length >= 1500) {
-          killed = true;
-          c.child.kill('SIGKILL');
-        }
-      });
-      s.on('error', reject);
-      s.on('end', () => resolve());
-      let i = 0;
-      const pump = (): void => {
-        while (i < total) {
-          const ok = s.write(discovered(`https://h${i % 64}.example/item/${i}`));
-          i++;
-          if (!ok) return void s.once('drain', pump);
-          if (i % 500 === 0) return void setTimeout(pump, 5); // spread the stream over the kill
-        }
-        s.end();
-      };
-      pump();
-    });
+    const okIds = await streamPuts(a.client, 6000, 1500, () => c.child.kill('SIGKILL'));
     expect(c.child.signalCode).toBe('SIGKILL');
     expect(okIds.length).toBeGreaterThanOrEqual(1500);
     await until(() => call<{ values: string[] }>(b.client, 'ListNodes'), (r) => r.values.length === 2, 'ListNodes after the kill');
@@ -204,6 +179,20 @@ describe('URLFrontier cluster: failures', () => {
     expect(lost).toEqual([]);
     const st = await call<{ size: number }>(a.client, 'GetStats', {});
     expect(st.size).toBe(urls.size);
+  });
+
+  it('a node joining mid-stream takes slots by hand-over; every item acked OK is there', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store);
+    const b = await node(crawl, store);
+    await settled(a.client, 2);
+    let joining: Promise<{ server: UrlFrontierServer; client: Client }> | undefined;
+    const okIds = await streamPuts(a.client, 5000, 1000, () => (joining = node(crawl, store)));
+    const c = await joining!;
+    await until(async () => (await slotOwners(crawl)).filter((o) => o === c.server.nodeId).length, (n) => n >= 2, 'slots handed to the joining node');
+    const urls = await until(() => allUrls(c.client), () => true, 'ListURLs after the join');
+    expect(okIds.filter((u) => !urls.has(u))).toEqual([]);
+    expect((await call<{ size: number }>(b.client, 'GetStats', {})).size).toBe(urls.size);
   });
 
   it('a node that does not answer makes stats and counts fail (UNAVAILABLE), never under-count; a node that leaves hands its slots over', async () => {
@@ -233,3 +222,35 @@ describe('URLFrontier cluster: failures', () => {
     expect((await allUrls(a.client)).size).toBe(300);
   });
 });
+
+/**
+ * Writes `total` discovered URLs on one PutURLs stream (paced, so the stream spans `midway`),
+ * calls `midway` once `at` items were acked OK, and resolves with the URLs acked OK.
+ */
+function streamPuts(client: Client, total: number, at: number, midway: () => void): Promise<string[]> {
+  const okIds: string[] = [];
+  return new Promise<string[]>((resolve, reject) => {
+    const s = client['PutURLs']!() as grpc.ClientDuplexStream<Msg, { ID: string; status: string }>;
+    let fired = false;
+    s.on('data', (ack) => {
+      if (ack.status === 'OK') okIds.push(ack.ID);
+      if (!fired && okIds.length >= at) {
+        fired = true;
+        midway();
+      }
+    });
+    s.on('error', reject);
+    s.on('end', () => resolve(okIds));
+    let i = 0;
+    const pump = (): void => {
+      while (i < total) {
+        const ok = s.write(discovered(`https://h${i % 64}.example/item/${i}`));
+        i++;
+        if (!ok) return void s.once('drain', pump);
+        if (i % 500 === 0) return void setTimeout(pump, 5);
+      }
+      s.end();
+    };
+    pump();
+  });
+}
