@@ -16,6 +16,8 @@
  * min(1 s, ttl/4) (whoever holds the lease moves slots), and a re-read of the slot records,
  * live nodes and their advertised peer addresses every `pollMs`.
  */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
 import { ClusterKeys, type SlotRecord, coordinate, crawlSalt, joinCrawl, liveNodes, readCrawl, readSlots, slotOf } from '../cluster/index.js';
@@ -122,7 +124,7 @@ export class ClusterFrontier implements FrontierNode {
     private readonly ctx: ClusterContext,
   ) {
     this.keys = new ClusterKeys(o.crawl);
-    this.nodeId = o.nodeId ?? `${(process.env['HOSTNAME'] ?? 'node').slice(0, 40)}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    this.nodeId = o.nodeId ?? `${hostname().slice(0, 60)}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.ttl = o.heartbeatTtlMs ?? 10_000;
     this.pollMs = o.pollMs ?? 200;
     this.peerTimeoutMs = o.peerTimeoutMs ?? 5_000;

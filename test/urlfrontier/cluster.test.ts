@@ -105,6 +105,14 @@ describe('URLFrontier cluster', () => {
     expect(after.size).toBe(0);
   });
 
+  it('refuses bad cluster options, a router for a cluster that does not exist, and a differing canonicalize', async () => {
+    const { crawl, store } = newCrawl();
+    await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, store, slots: 0 } })).rejects.toMatchObject({ code: 'MEGURI_ERR_INVALID_ARG' });
+    await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, router: true } })).rejects.toThrow(/does not exist.*start a node/);
+    await node(crawl, store);
+    await expect(startUrlFrontierServer({ port: 0, log: () => {}, canonicalize: true, cluster: { redis: redis.url, crawl, store } })).rejects.toThrow(/canonicalize false; this node was given true/);
+  });
+
   it('control calls reach the owners: per queue (delay, block, limit, delete) and crawl-wide (active, delete crawl)', async () => {
     const { crawl, store } = newCrawl();
     const a = await node(crawl, store);
