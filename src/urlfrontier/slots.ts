@@ -249,6 +249,8 @@ export class SlotHost {
           ),
       ),
     );
+    // Durable; answered only while no slot can have moved yet (as for puts).
+    for (const o of targets) if (!this.leaseValid() || this.slots.get(o.slot) !== o) throw notOwner(o.slot, 'lost while applying; retry');
     return { removed, slots: targets.map((o) => o.slot) };
   }
 
