@@ -27,6 +27,7 @@ import {
   newFreshnessRecord,
   observeChange,
   optimalRates,
+  recrawlInterval,
   reviseNextDue,
   setNextDue,
   solveWaterLevel,
@@ -242,6 +243,8 @@ export class MeguriEstimatorPolicy implements Policy {
   #lambda = new Float32Array(0);
   #lastModified = new Uint32Array(0);
   #lmHours = new Float32Array(0);
+  #unchanged = new Float32Array(0);
+  #changedLog = new Float32Array(0);
   #fp = new Uint32Array(0);
   #sh = new Uint32Array(0);
   #spread = new Uint32Array(0);
@@ -271,6 +274,8 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda = new Float32Array(n);
     this.#lastModified = new Uint32Array(n);
     this.#lmHours = new Float32Array(n);
+    this.#unchanged = new Float32Array(n);
+    this.#changedLog = new Float32Array(n);
     this.#fp = new Uint32Array(2 * n);
     this.#sh = new Uint32Array(2 * n);
     this.#spread = Uint32Array.from(world.spreadKey);
@@ -367,10 +372,14 @@ export class MeguriEstimatorPolicy implements Policy {
       const hv = this.#hosts[world.host[i]!]!;
       const rate = hostClampedRate(want[i]!, hv);
       if (!(rate > 0)) continue;
+      view.lambda = this.#lambda[i]!;
+      view.priority = this.#priority[i]!;
+      view.crawlCount = this.#crawlCount[i]!;
       view.lastCrawled = this.#lastCrawled[i]!;
       view.nextDue = this.#nextDue[i]!;
       view.spreadKey = this.#spread[i]!;
-      if (reviseNextDue(view, 1 / rate, now, p)) {
+      const level = hv.tau !== undefined && hv.tau > tau ? hv.tau : tau;
+      if (reviseNextDue(view, recrawlInterval(view, rate, level, p), now, p)) {
         this.#nextDue[i] = view.nextDue;
         this.#heap.push(view.nextDue, i); // the old entry goes stale and is skipped
       }
@@ -426,6 +435,8 @@ export class MeguriEstimatorPolicy implements Policy {
     v.lambda = this.#lambda[i]!;
     v.lastModified = this.#lastModified[i]!;
     v.lmHours = this.#lmHours[i]!;
+    v.unchangedHours = this.#unchanged[i]!;
+    v.changedLogHours = this.#changedLog[i]!;
     v.contentFpLo = this.#fp[2 * i]!;
     v.contentFpHi = this.#fp[2 * i + 1]!;
     v.simhashLo = this.#sh[2 * i]!;
@@ -445,6 +456,8 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda[i] = v.lambda;
     this.#lastModified[i] = v.lastModified;
     this.#lmHours[i] = v.lmHours;
+    this.#unchanged[i] = v.unchangedHours;
+    this.#changedLog[i] = v.changedLogHours;
     this.#fp[2 * i] = v.contentFpLo;
     this.#fp[2 * i + 1] = v.contentFpHi;
     this.#sh[2 * i] = v.simhashLo;

@@ -124,11 +124,16 @@ export function estimate(rec: FreshnessRecord, params: FreshnessParams): number 
     }
     return clamp(lambda, params);
   }
-  // The unchanged intervals' total, at the mean interval: the record keeps counts and the span,
-  // not each gap (measured: keeping the exact unchanged exposure in its own column moved the
-  // simulator's score by < 0.0005, so the column is not worth its 4 bytes per URL).
-  const unchanged = meanInterval * (n - X);
-  return clamp(posteriorRate(X, unchanged, span - unchanged, params), params);
+  // With the interval statistics kept (and consistent with the span): the unchanged total
+  // exactly, and the changed intervals' geometric mean beside their arithmetic one. Without
+  // them (a record from an older file, or a caller that never passed fetch times): the
+  // unchanged total at the mean interval and the changed intervals taken as equal.
+  let unchanged = rec.unchangedHours;
+  const logSum = rec.changedLogHours;
+  const kept = unchanged >= 0 && unchanged <= span + 1 && Number.isFinite(logSum);
+  if (!kept) unchanged = meanInterval * (n - X);
+  if (unchanged > span) unchanged = span;
+  return clamp(posteriorRate(X, unchanged, span - unchanged, params, kept ? logSum : undefined), params);
 }
 
 /** Points of the log-λ grid the posterior is evaluated on (spacing ln(maxRate/minRate)/47 ≈ 0.27). */
@@ -138,18 +143,34 @@ const GRID = 48;
  * The change rate a URL's history supports, as the harmonic posterior mean 1/E[1/λ] (see the
  * module comment, "Posterior"). `X` changed intervals covering `changedHours` in all, and
  * `unchangedHours` of intervals without a change; λ in changes/hour over the grid
- * [minRate, maxRate], flat in log λ. Pure; 48 exp/log pairs.
+ * [minRate, maxRate], flat in log λ. With `changedLogHours` (Σ ln of the changed intervals'
+ * lengths) the changed intervals are two equal atoms a, b matching both their arithmetic mean
+ * A and their geometric mean G (a, b = A ∓ √(A² − G²)), else all at A. Pure; 48 (or 96)
+ * exp/log pairs.
  */
-export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams): number {
+export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams, changedLogHours?: number): number {
   const { lambda: grid, inverse: inv } = gridOf(params);
   const perChange = X > 0 ? changedHours / X : 0;
+  let short = perChange;
+  let long = perChange;
+  if (X >= 2 && changedLogHours !== undefined && perChange > 0) {
+    const g = Math.exp(changedLogHours / X);
+    if (g < perChange) {
+      const d = Math.sqrt((perChange - g) * (perChange + g));
+      short = g * (g / (perChange + d)); // = A − d, without the cancellation
+      long = perChange + d;
+    }
+  }
+  const half = 0.5 * X;
   // Log-likelihood at each grid point, then weights relative to the best (no underflow).
   let best = Number.NEGATIVE_INFINITY;
   const ll = scratch;
   for (let k = 0; k < GRID; k++) {
     const lambda = grid[k]!;
     let l = -lambda * unchangedHours;
-    if (X > 0) l += X * Math.log(-Math.expm1(-lambda * perChange));
+    if (X > 0) {
+      l += short === long ? X * Math.log(-Math.expm1(-lambda * short)) : half * (Math.log(-Math.expm1(-lambda * short)) + Math.log(-Math.expm1(-lambda * long)));
+    }
     ll[k] = l;
     if (l > best) best = l;
   }

@@ -75,6 +75,8 @@ const TWO_POW_32 = 4294967296;
 /** Largest factor by which a deeply starved URL's re-probes are stretched beyond `reprobeRate`. */
 const REPROBE_STRETCH = 16;
 const U32_MAX = 0xffffffff;
+/** Below this margin τλ/w a starved URL's re-probes come in pairs with a test interval (`recrawlInterval`). */
+const PROBE_TEST_MARGIN = 4;
 
 function lambdaOf(rec: FreshnessRecord, p: FreshnessParams): number {
   const l = rec.lambda > 0 ? rec.lambda : p.refRate;
@@ -148,8 +150,32 @@ export function targetInterval(
   tau: number,
   params: FreshnessParams,
 ): number {
-  const level = host?.tau;
-  return 1 / hostClampedRate(desiredRate(rec, level !== undefined && level > tau ? level : tau, params), host);
+  const level = host?.tau !== undefined && host.tau > tau ? host.tau : tau;
+  return recrawlInterval(rec, hostClampedRate(desiredRate(rec, level, params), host), level, params);
+}
+
+/**
+ * The interval, hours, after the URL's latest fetch for a URL asking `rate` crawls/hour (its
+ * host-clamped desired rate at water level `level`): 1/rate — except for a starved URL whose
+ * estimate sits less than PROBE_TEST_MARGIN times above the line (w/λ ≤ τ, margin τλ/w), whose
+ * re-probes come in pairs at the same average rate: a long gap 2/rate − T, then a test T = τ/w
+ * later, T being the mean time between changes of a page exactly on the line. A re-probe
+ * after weeks almost always finds a change whatever the rate, so it cannot tell a page just
+ * over the line from one far over it; a pair's short interval can, and the interval statistics
+ * keep that answer when the next long gap comes (see `estimate`). The pair's order follows the
+ * crawl count's parity (odd: the test is next), so the background pass re-times a waiting URL
+ * to the same due time as the fetch did.
+ */
+export function recrawlInterval(rec: FreshnessRecord, rate: number, level: number, params: FreshnessParams): number {
+  const base = 1 / rate;
+  const w = rec.priority;
+  if (!(w > 0) || !(rate > 0)) return base;
+  const lambda = lambdaOf(rec, params);
+  const margin = (level * lambda) / w;
+  if (!(margin >= 1 && margin < PROBE_TEST_MARGIN)) return base;
+  const test = level / w;
+  if (!(2 * test < base)) return base;
+  return (rec.crawlCount & 1) === 1 ? test : 2 * base - test;
 }
 
 /**

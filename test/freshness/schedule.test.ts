@@ -43,7 +43,12 @@ describe('targetInterval', () => {
     const tau = 30;
     const fast = newFreshnessRecord({ lambda: 1 / 20, priority: 1 }); // w/λ = 20 ≤ 30: margin τλ/w = 1.5
     const slower = newFreshnessRecord({ lambda: 1 / 60, priority: 1 }); // w/λ = 60 > 30
-    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(1.5 / p.reprobeRate, 9);
+    // Close to the line (margin < 4) the re-probes come in pairs at the same average rate: a
+    // long gap, then a test one threshold interval τ/w = 30 h later (odd crawl count: test next).
+    expect(desiredRate(fast, tau, p)).toBeCloseTo(p.reprobeRate / 1.5, 12);
+    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(2 * (1.5 / p.reprobeRate) - 30, 9);
+    fast.crawlCount = 1;
+    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(30, 9);
     expect(targetInterval(slower, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
     // Far below the line: at most 16 re-probe intervals apart.
     const hyper = newFreshnessRecord({ lambda: 4, priority: 1 }); // margin 120
