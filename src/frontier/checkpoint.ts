@@ -214,6 +214,16 @@ function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): voi
   if (!has(ColumnId.LmHours)) {
     for (let r = 0; r < t.rows; r++) t.lmHours[r] = t.crawlCount[r] === 0 ? 0 : -1;
   }
+  // Before minor 4 the estimator kept only counts and the span: its interval statistics are
+  // unknown (NaN) for a URL already fetched, and the hook rebuilds them from the counts at the
+  // URL's next fetch (src/freshness `seedIntervals`).
+  if (!has(ColumnId.UnchangedHours) || !has(ColumnId.ChangedLogHours)) {
+    for (let r = 0; r < t.rows; r++) {
+      const unknown = t.crawlCount[r]! > 1 ? Number.NaN : 0;
+      t.unchangedHours[r] = unknown;
+      t.changedLogHours[r] = unknown;
+    }
+  }
 }
 
 /** How each scheduler counter is checked on load (kinds: src/format `fieldProblem`). */

@@ -42,6 +42,8 @@
  * |----|----------------|---------|-----------------------------------------------------------|
  * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch, 0 = never fetched          |
  * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
+ * | 45 | unchangedHours | f32     | Σ hours of the intervals that ended without a change (minor 4) |
+ * | 46 | changedLogHours| f32     | Σ ln hours of the intervals that ended in a change (minor 4) |
  *
  * Invariants, for every row r < rows (checked by `UrlTable.fromColumns` and `Frontier.recover`):
  *   key(r) ≠ key(s) for r ≠ s, and the DrumSet index maps key(r) ↦ r
@@ -52,7 +54,7 @@
  * Growth is geometric (×1.5), so n appends cost O(n) amortized copying (each byte is copied
  * about twice) and at most a third of the capacity is slack; at rest the columns cost 95
  * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint); the
- * freshness columns add 8.
+ * freshness columns add 16.
  *
  * ```
  *  row:    0      1      2      …          arena: [len|https://a.example/…][len|https://…]…
@@ -98,6 +100,9 @@ export const ColumnId = {
   /** Freshness columns (written only when the freshness option is on). */
   FirstCrawled: 43,
   LmHours: 44,
+  /** Freshness interval statistics (format minor 4; see src/freshness/record.ts). */
+  UnchangedHours: 45,
+  ChangedLogHours: 46,
 } as const;
 
 /** fpFlags bits. */
@@ -267,7 +272,9 @@ type ColumnName =
   | 'lastChanged'
   | 'churnFp'
   | 'firstCrawled'
-  | 'lmHours';
+  | 'lmHours'
+  | 'unchangedHours'
+  | 'changedLogHours';
 
 /** The schema, in file order. */
 export const COLUMNS: readonly ColumnSpec[] = [
@@ -301,6 +308,8 @@ export const CHURN_COLUMN: ColumnSpec = { id: ColumnId.ChurnFp, name: 'churnFp',
 export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.FirstCrawled, name: 'firstCrawled', type: 'u32', lanes: 1 },
   { id: ColumnId.LmHours, name: 'lmHours', type: 'f32', lanes: 1 },
+  { id: ColumnId.UnchangedHours, name: 'unchangedHours', type: 'f32', lanes: 1 },
+  { id: ColumnId.ChangedLogHours, name: 'changedLogHours', type: 'f32', lanes: 1 },
 ];
 
 function allocColumn(type: ColumnType, n: number): ColumnData {
@@ -377,6 +386,8 @@ export class UrlTable {
   /** Optional (freshness): stay empty unless the table was built with `freshness`. */
   firstCrawled = new Uint32Array(0);
   lmHours = new Float32Array(0);
+  unchangedHours = new Float32Array(0);
+  changedLogHours = new Float32Array(0);
   arena: StringArena;
   /** The columns this table always carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for (`churnFp` is kept apart: lazy). */
   readonly schema: readonly ColumnSpec[];
