@@ -584,6 +584,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         admitted: (url) => void this.#directory.register(url),
         shape: (req, outcome) => this.#shapeCluster(req, outcome),
         onPage: () => undefined,
+        onCheckpoint: (c) =>
+          void this.emit('checkpoint', { generation: c.seq, bytes: c.bytes, urls: 0, ms: c.ms, slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }),
       });
       await node.start();
       const recorded = node.crawlSettings!.grouping;
