@@ -7,6 +7,7 @@
 // BENCH_URLS overrides the stream length; BENCH_RUNS the number of interleaved rounds (default 5).
 import { SeenSet, admitLinksBatch, canonicalize, canonicalizeBatch, urlKey, urlKeyBatch } from '../../dist/index.js';
 import { canonicalizeFast } from '../../dist/url/canonicalize.js';
+import { admitStats } from '../../dist/dedup/intake.js';
 import { mulberry32 } from '../../dist/core/mix.js';
 import { median, printTable } from '../lib/harness.mjs';
 
@@ -247,7 +248,18 @@ export async function run() {
     { work: 'intake: canonicalize each + Set<string>', 'URLs/s': tp.rate.setCanon, 'ns/URL': 1e9 / tp.rate.setCanon, 'ratio vs WHATWG': tp.ratio('setCanon', 'whatwg') },
     { work: 'intake: admitLinksBatch (canon + key + SeenSet)', 'URLs/s': tp.rate.admit, 'ns/URL': 1e9 / tp.rate.admit, 'ratio vs WHATWG': tp.ratio('admit', 'whatwg'), 'vs canon+Set': tp.ratio('admit', 'setCanon') },
   ];
+  const a0 = { ...admitStats };
+  {
+    const seen = new SeenSet();
+    for (const { page, links: ls } of pages) admitLinksBatch(seen, page, ls);
+    seen.free();
+  }
+  const routed = (k) => admitStats[k] - a0[k];
   console.log(`\n${pages.length} pages of ${PAGE_LINKS} links (50 % absolute, 30 % path-absolute, 20 % relative paths)`);
+  console.log(
+    `admitLinksBatch: ${((routed('fused') / pages.length) * 100).toFixed(1)} % of pages in one call, ` +
+      `${((routed('pending') / links) * 100).toFixed(2)} % of links handed back to the TypeScript path`,
+  );
   printTable(pageRows);
   console.log('ratio = URLs/s of the row / URLs/s of the WHATWG parser alone, same run (higher is better)');
   if (sink === 0) console.log('');
