@@ -198,9 +198,14 @@ function collect(canonical: (string | null)[], verdicts: Uint8Array, keyIndex: (
   let f = 0;
   for (let i = 0; i < verdicts.length; i++) {
     if (verdicts[i] !== 1) continue;
-    const j = keyIndex(i);
+    const j = keyIndex(i) * KEY_LANES;
+    const o = f * KEY_LANES;
     fresh[f] = canonical[i]!;
-    freshKeys.set(keys.subarray(j * KEY_LANES, (j + 1) * KEY_LANES), f * KEY_LANES);
+    // Lane by lane: a subarray view per link cost more than the copy.
+    freshKeys[o] = keys[j]!;
+    freshKeys[o + 1] = keys[j + 1]!;
+    freshKeys[o + 2] = keys[j + 2]!;
+    freshKeys[o + 3] = keys[j + 3]!;
     f++;
   }
   return { canonical, verdicts, fresh, freshKeys };

@@ -148,6 +148,9 @@ export function readCanonical(s: StagedPage, hrefs: readonly string[], from: num
   // The rewritten URLs are decoded in one piece, on first need, and sliced (they are ASCII,
   // so byte offsets are string offsets): one decoder call per page instead of one per URL.
   let written: string | undefined;
+  // Joined results share the page's origin (or scheme): slice it once per length.
+  let prefixLen = -1;
+  let prefix = '';
   for (let k = 0; k < s.count; k++) {
     const kind = u32[l + 3 * k]!;
     const a = u32[l + 3 * k + 1]!;
@@ -160,7 +163,13 @@ export function readCanonical(s: StagedPage, hrefs: readonly string[], from: num
     }
     if (kind === NULL) r = null;
     else if (kind === RAW_PREFIX) r = a === raw.length ? raw : raw.slice(0, a);
-    else if (kind === JOINED) r = page!.slice(0, a) + (b === raw.length ? raw : raw.slice(0, b));
+    else if (kind === JOINED) {
+      if (a !== prefixLen) {
+        prefixLen = a;
+        prefix = page!.slice(0, a);
+      }
+      r = prefix + (b === raw.length ? raw : raw.slice(0, b));
+    }
     else {
       written ??= decoder.decode(u8.subarray(s.arena, s.arena + arenaUsed(u32, l, s.count)));
       r = written.slice(a, b);
