@@ -4,7 +4,8 @@
 // percent normalization, no key) and so is the floor to compare against. A second table does
 // the same for relative links resolved against their page. The seen-set rows join later.
 //
-// BENCH_URLS overrides the stream length; BENCH_RUNS the number of interleaved rounds (default 5).
+// Times are this process's CPU time (the machine is shared). BENCH_URLS overrides the stream
+// length; BENCH_RUNS the number of interleaved rounds (default 5).
 import { SeenSet, admitLinksBatch, canonicalize, canonicalizeBatch, urlKey, urlKeyBatch } from '../../dist/index.js';
 import { canonicalizeFast } from '../../dist/url/canonicalize.js';
 import { admitStats } from '../../dist/dedup/intake.js';
@@ -115,10 +116,17 @@ export function makePages(urls, count) {
   return pages;
 }
 
+/** Nanoseconds of this process's CPU time (user + system): the machine is shared, and wall time would time the queue for a core too. */
+function cpuNs() {
+  const c = process.cpuUsage();
+  return (c.user + c.system) * 1000;
+}
+
 /**
  * Times every function once per round, rounds interleaved, so load that comes and goes on a
- * shared machine hits all of them alike. Rates are medians over rounds; a ratio is the median
- * of the per-round ratios (steadier than a ratio of medians taken at different moments).
+ * shared machine hits all of them alike. Times are CPU time (cpuNs). Rates are medians over
+ * rounds; a ratio is the median of the per-round ratios (steadier than a ratio of medians
+ * taken at different moments).
  */
 function interleaved(fns, ops, rounds = RUNS) {
   const names = Object.keys(fns);
@@ -126,9 +134,9 @@ function interleaved(fns, ops, rounds = RUNS) {
   const times = Object.fromEntries(names.map((n) => [n, []]));
   for (let r = 0; r < rounds; r++) {
     for (const name of names) {
-      const t0 = process.hrtime.bigint();
+      const t0 = cpuNs();
       fns[name]();
-      times[name].push(Number(process.hrtime.bigint() - t0));
+      times[name].push(cpuNs() - t0);
     }
   }
   const rate = Object.fromEntries(names.map((n) => [n, (ops * 1e9) / median(times[n])]));
@@ -283,17 +291,17 @@ export async function run() {
     const set = new Set(seedCanon);
     const seen = new SeenSet();
     seen.merge(seedKeys);
-    let t0 = process.hrtime.bigint();
+    let t0 = cpuNs();
     for (const { page, links: ls } of pages) {
       for (let i = 0; i < ls.length; i++) {
         const c = canonicalize(ls[i], page);
         if (c !== null && !set.has(c)) set.add(c);
       }
     }
-    const tSet = Number(process.hrtime.bigint() - t0);
-    t0 = process.hrtime.bigint();
+    const tSet = cpuNs() - t0;
+    t0 = cpuNs();
     for (const { page, links: ls } of pages) sink += admitLinksBatch(seen, page, ls).fresh.length;
-    const tAdmit = Number(process.hrtime.bigint() - t0);
+    const tAdmit = cpuNs() - t0;
     seen.free();
     if (round > 0) {
       ts.setCanon.push(tSet);
