@@ -11,7 +11,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
 import { adapt, atCeiling, hostInterval, ipSignalOf, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
-import { afterReport, ipOf, landed, takeForReplay } from './banks.js';
+import { afterReport, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
@@ -70,7 +70,7 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   // The address hears what this answer says of the machine (never the host's Retry-After
   // or Crawl-delay: those are the host's own). The latency verdict is the host's own
   // estimator's (observeLatency above), so a slow site on a fast machine is not the machine.
-  if (h.ip !== '') s.ips.observe(h.ip, ipSignalOf(o.status, o.errorKind, signal.latencyRising === true));
+  if (h.ip !== '') s.ips.observeSlot(ipSlotOf(s, h), ipSignalOf(o.status, o.errorKind, signal.latencyRising === true));
   let next = h.lastDispatchMs + h.intervalMs;
   const ra = signal.retryAfterMs;
   if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;
