@@ -241,6 +241,7 @@ export function spendWindows(s: FrontierState, h: HostRecord, nowMs: number): vo
 /** The fetch of `h` was answered: no longer in flight (before the outcome is applied). */
 export function landed(s: FrontierState, h: HostRecord): void {
   h.inFlightRow = -1;
+  h.inFlightUrl = undefined;
   s.inFlight--;
   if (s.ips.endSlot(ipSlotOf(s, h))) wakeIpWaiters(s, h.ip);
 }

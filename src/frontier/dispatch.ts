@@ -114,6 +114,7 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   const url = t.arena.get(urlAt);
   t.status[row] = UrlStatus.InFlight;
   markInFlight(s, h, row, nowMs);
+  h.inFlightUrl = url;
   const key = new Uint32Array(4);
   key[0] = k0;
   key[1] = k1;

@@ -63,6 +63,11 @@ export class HostRecord {
   state: HostState = HostState.Idle;
   /** Row in flight, or −1. */
   inFlightRow = -1;
+  /**
+   * The URL string handed out for `inFlightRow` (transient): `report` checks an outcome's URL
+   * against it by identity first, instead of comparing the arena bytes character by character.
+   */
+  inFlightUrl: string | undefined = undefined;
   #ip = '';
   /**
    * The address's slot in the frontier's `IpTable` (−1 = the unknown address), −2 until

@@ -35,9 +35,11 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   }
   if (typeof outcome.status !== 'number') throw new InvalidArgumentError(`report: expected a numeric status, received ${String(outcome.status)}`);
   if (t.status[row] !== UrlStatus.InFlight) return false;
-  if (outcome.url !== undefined && !t.arena.equals(t.url[row]!, outcome.url)) return false;
-  if (nowMs > s.clockMs) s.clockMs = nowMs;
   const h = s.hosts[t.host[row]!]!;
+  const url = outcome.url;
+  // The string launch handed out is usually the one that comes back: identity, not bytes.
+  if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
+  if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
   adaptPoliteness(s, h, outcome, nowMs);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).

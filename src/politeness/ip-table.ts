@@ -107,6 +107,8 @@ export class IpTable {
   #live: Uint8Array = new Uint8Array(16);
   #size = 0;
   #sweepAt = MIN_SWEEP_SIZE;
+  /** Address look-ups by string since construction (the `…Slot` methods make none). */
+  lookups = 0;
 
   /**
    * @param floorMs minimum interval between fetch starts to one IP, however fast each host on
@@ -138,6 +140,7 @@ export class IpTable {
    */
   slotOf(ip: string | null | undefined): number {
     if (isUnknownIp(ip)) return -1;
+    this.lookups++;
     const known = this.#slots.get(ip as string);
     if (known !== undefined) return known;
     const slot = this.#names.length;
@@ -168,6 +171,7 @@ export class IpTable {
   /** The slot of a tracked `ip`, or −1 (unknown, never met, or evicted). */
   #find(ip: string | null | undefined): number {
     if (isUnknownIp(ip)) return -1;
+    this.lookups++;
     const slot = this.#slots.get(ip as string);
     return slot !== undefined && this.#live[slot] === 1 ? slot : -1;
   }
