@@ -13,6 +13,24 @@ import { InvalidStateError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 
+/**
+ * The `scheme://authority` prefix of an http(s) `url`, or undefined when it has none: a cache
+ * key only (a prefix `splitOrigin` would reject is never cached, since a miss goes through it).
+ * One slice instead of `splitOrigin`'s object and two slices, on the per-link path.
+ */
+export function originKey(url: string): string | undefined {
+  const start = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : 0;
+  if (start === 0) return undefined;
+  let end = start;
+  const n = url.length;
+  while (end < n) {
+    const c = url.charCodeAt(end);
+    if (c === 0x2f || c === 0x3f || c === 0x23) break;
+    end++;
+  }
+  return url.slice(0, end);
+}
+
 /** The origins of each host group. */
 export class HostDirectory {
   private readonly origins = new Map<string, string[]>();
@@ -37,6 +55,11 @@ export class HostDirectory {
 
   /** Records a canonical URL's origin; returns its group, or undefined for a non-http(s) string. */
   register(url: string): string | undefined {
+    // Every link of every page passes here: a known origin is one slice and one look-up.
+    const key = originKey(url);
+    if (key === undefined) return undefined;
+    const seen = this.groupOfOrigin.get(key);
+    if (seen !== undefined) return seen;
     const parts = splitOrigin(url);
     if (parts === undefined) return undefined;
     const known = this.groupOfOrigin.get(parts.origin);
