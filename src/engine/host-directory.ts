@@ -11,7 +11,7 @@
  */
 import { InvalidStateError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
-import { hostGroupKey, splitOrigin } from '../url/host.js';
+import { hostGroupKey, originEnd, splitOrigin } from '../url/host.js';
 
 /**
  * The `scheme://authority` prefix of an http(s) `url`, or undefined when it has none: a cache
@@ -19,16 +19,8 @@ import { hostGroupKey, splitOrigin } from '../url/host.js';
  * One slice instead of `splitOrigin`'s object and two slices, on the per-link path.
  */
 export function originKey(url: string): string | undefined {
-  const start = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : 0;
-  if (start === 0) return undefined;
-  let end = start;
-  const n = url.length;
-  while (end < n) {
-    const c = url.charCodeAt(end);
-    if (c === 0x2f || c === 0x3f || c === 0x23) break;
-    end++;
-  }
-  return url.slice(0, end);
+  const end = originEnd(url);
+  return end < 0 ? undefined : url.slice(0, end);
 }
 
 /** The origins of each host group. */
