@@ -59,6 +59,8 @@ export class RowQueues {
   private hosts = 0;
   /** Rows queued across all hosts. */
   total = 0;
+  /** Entry moves inside host heaps since construction (sift steps): what complexity tests count. */
+  moves = 0;
   /** Priority of each host's best row (−∞ when its queue is empty), by host id. */
   topPriority: Float64Array = new Float64Array(64).fill(Number.NEGATIVE_INFINITY);
 
@@ -315,6 +317,7 @@ export class RowQueues {
       const a = b + i * STRIDE;
       // Compare the moving entry (still stored at slot i) with the parent.
       if (!this.before(a, p)) break;
+      this.moves++;
       u[a] = u[p]!;
       u[a + 1] = u[p + 1]!;
       u[a + 2] = u[p + 2]!;
@@ -338,6 +341,7 @@ export class RowQueues {
       let c = first;
       for (let j = first + 1; j < last; j++) if (this.before(b + j * STRIDE, b + c * STRIDE)) c = j;
       if (!this.before(b + c * STRIDE, b + i * STRIDE)) break;
+      this.moves++;
       const x = b + i * STRIDE;
       const y = b + c * STRIDE;
       const t0 = u[x]!;
