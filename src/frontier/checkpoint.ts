@@ -13,7 +13,7 @@ import { CorruptPartitionError } from '../errors/index.js';
 import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, fieldProblem } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
 import { registerHost, restoreBanks } from './banks.js';
-import { keyIndexFromSorted } from './deps.js';
+import { keyIndexOfRows } from './deps.js';
 import { HostRecord, hostKeyBefore } from './hosts.js';
 import type { FrontierState } from './state.js';
 import { ColumnId, UrlTable } from './table.js';
@@ -33,7 +33,7 @@ export function isQueuedStatus(st: number): boolean {
 
 /** `Frontier.checkpoint` (see there). */
 export function checkpoint(s: FrontierState): PartitionImage {
-  const order = s.index.exportSorted().payloads;
+  const order = s.index.sortedRows();
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
@@ -128,9 +128,7 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     }
   }
   s.index.free();
-  const payloads = new Uint32Array(rows);
-  for (let r = 0; r < rows; r++) payloads[r] = r;
-  s.index = keyIndexFromSorted(tk.slice(0, rows * 4), payloads);
+  s.index = keyIndexOfRows(s.table, rows);
   s.queues.ensureRows(rows);
   if (s.prio) {
     const col = (id: number): Float32Array => {

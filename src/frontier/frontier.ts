@@ -418,7 +418,7 @@ export class Frontier {
     return f;
   }
 
-  /** Releases the wasm-resident index. The frontier must not be used afterwards. */
+  /** Releases the wasm-resident structures (the schedule index). The frontier must not be used afterwards. */
   free(): void {
     this.#s.index.free();
     this.#s.wheel?.free();

@@ -51,7 +51,7 @@ describe('bytes per URL (counted)', () => {
       const t = s.table;
       expect((t.memoryBytes - a.capacityBytes) / t.capacity).toBeLessThanOrEqual(87);
       expect(t.capacity).toBeLessThanOrEqual(Math.ceil(N * 1.5));
-      expect(s.index.memoryBytes / N).toBeLessThanOrEqual(31);
+      expect(s.index.memoryBytes / N).toBeLessThan(8.8);
       expect(s.queues.memoryBytes / N).toBeLessThanOrEqual(32);
       expect(memoryBytes(s)).toBe(t.memoryBytes + s.index.memoryBytes + s.queues.memoryBytes);
       s.index.free();

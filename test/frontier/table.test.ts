@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { StringArena, entryEnd } from '../../src/frontier/table.js';
+import { RowIndex } from '../../src/frontier/rowindex.js';
+import { StringArena, UrlTable, entryEnd } from '../../src/frontier/table.js';
 
 describe('string arena', () => {
   it('round-trips any string (ASCII fast path, UTF-8, 1–3 byte varints) and compares without decoding', () => {
@@ -55,5 +56,73 @@ describe('string arena', () => {
     // Held bytes stay within the entries' bytes plus one open chunk, the oversized entry's
     // worst-case reserve (3 bytes per UTF-16 unit) and each chunk's unused tail.
     expect(a.capacityBytes).toBeLessThan(a.length + (1 << 20) + 2 * (3 << 20) + 64 * 1024);
+  });
+});
+
+describe('row index', () => {
+  it('maps every row key to its row, misses absent keys, and lists rows in URLKey order (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(5), fc.nat(3), fc.integer({ min: 0, max: 0xffff_ffff }), fc.nat(2)), { maxLength: 400 }),
+        fc.integer({ min: 1, max: 50 }),
+        (specs, batch) => {
+          // Few HostKeys and PathKey high lanes: tie-breaks reach the low lanes; extreme lane values.
+          const lanes = [0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1234_5678];
+          const t = new UrlTable(16);
+          const idx = new RowIndex(t);
+          const seen = new Map<string, number>();
+          let pending: number[] = [];
+          const flush = (): void => {
+            const keys = new Uint32Array(pending.length * 4);
+            pending.forEach((r, j) => keys.set(t.key.subarray(r * 4, r * 4 + 4), j * 4));
+            expect(idx.insertBatch(keys, Uint32Array.from(pending))).toBe(pending.length);
+            pending = [];
+          };
+          for (const [h, ph, pl, hl] of specs) {
+            const key = [lanes[h]!, lanes[(h + hl) % lanes.length]!, pl, lanes[ph]!];
+            const name = key.join(',');
+            const probe = Uint32Array.from(key);
+            if (seen.has(name)) {
+              expect(idx.get(probe) ?? pending.find((r) => t.key.subarray(r * 4, r * 4 + 4).join(',') === name)).toBe(seen.get(name));
+              continue;
+            }
+            if (!pending.some((r) => t.key.subarray(r * 4, r * 4 + 4).join(',') === name)) expect(idx.get(probe)).toBeUndefined();
+            const row = t.addRow();
+            t.key.set(probe, row * 4);
+            seen.set(name, row);
+            pending.push(row);
+            if (pending.length >= batch) flush();
+          }
+          flush();
+          expect(idx.len).toBe(seen.size);
+          const all = new Uint32Array(t.rows * 4);
+          all.set(t.key.subarray(0, t.rows * 4));
+          const got = idx.getBatch(all, new Uint32Array(t.rows), 0xffff_ffff);
+          expect([...got]).toEqual([...Array(t.rows).keys()]);
+          // Re-inserting a present key changes nothing.
+          expect(idx.insertBatch(all, new Uint32Array(t.rows).fill(7))).toBe(0);
+          const k = t.key;
+          const want = [...Array(t.rows).keys()].sort((a, b) => k[a * 4 + 1]! - k[b * 4 + 1]! || k[a * 4]! - k[b * 4]! || k[a * 4 + 3]! - k[b * 4 + 3]! || k[a * 4 + 2]! - k[b * 4 + 2]!);
+          expect([...idx.sortedRows()]).toEqual(want);
+          expect([...RowIndex.ofRows(t, t.rows).sortedRows()]).toEqual(want);
+        },
+      ),
+      { seed: 19, numRuns: 200 },
+    );
+  });
+
+  it('holds a key in about 5 bytes over its load factor', () => {
+    const t = new UrlTable(16);
+    const idx = new RowIndex(t);
+    let x = 7;
+    const n = 50_000;
+    const keys = new Uint32Array(n * 4);
+    for (let i = 0; i < n * 4; i++) keys[i] = x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    t.reserve(n);
+    for (let i = 0; i < n; i++) t.key.set(keys.subarray(i * 4, i * 4 + 4), t.addRow() * 4);
+    for (let i = 0; i < n; i += 1000) idx.insertBatch(keys.subarray(i * 4, (i + 1000) * 4), Uint32Array.from({ length: 1000 }, (_, j) => i + j));
+    // Load stays in [0.57, 0.85): 5.9–8.8 bytes per key.
+    expect(idx.memoryBytes / n).toBeLessThan(8.8);
+    expect(idx.memoryBytes / n).toBeGreaterThan(5.8);
   });
 });
