@@ -36,7 +36,7 @@ import { MutableRecord } from './record.js';
 import { UrlTable } from './table.js';
 
 export const HOUR_MS = 3_600_000;
-/** `DrumSet.getBatch`'s miss sentinel. */
+/** The key index's miss sentinel (`getBatch`). */
 export const MISSING = 0xffff_ffff;
 
 /** Throws unless `v` is an epoch-hour (integer in [0, 2^32)). */

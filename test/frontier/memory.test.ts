@@ -50,9 +50,9 @@ describe('bytes per URL (counted)', () => {
       // Columns: bytes per row of capacity, and capacity at most 1.5× the rows.
       const t = s.table;
       expect((t.memoryBytes - a.capacityBytes) / t.capacity).toBeLessThanOrEqual(87);
-      expect(t.capacity).toBeLessThanOrEqual(Math.ceil(N * 1.5));
+      expect(t.capacity).toBeLessThanOrEqual(Math.ceil(N * 1.25));
       expect(s.index.memoryBytes / N).toBeLessThan(8.8);
-      expect(s.queues.memoryBytes / N).toBeLessThanOrEqual(32);
+      expect(s.queues.memoryBytes / N).toBeLessThanOrEqual(24);
       expect(memoryBytes(s)).toBe(t.memoryBytes + s.index.memoryBytes + s.queues.memoryBytes);
       s.index.free();
     });
