@@ -64,9 +64,9 @@
  */
 import { CorruptPartitionError } from '../errors/index.js';
 import type { ColumnBlock, ColumnData, ColumnType } from '../format/index.js';
+import { StringArena, entryEnd } from './arena.js';
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+export { StringArena, entryEnd } from './arena.js';
 
 /** Column ids in the partition file (stable; new columns take new ids). */
 export const ColumnId = {
@@ -104,231 +104,6 @@ export const ColumnId = {
 
 /** fpFlags bits. */
 export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4 } as const;
-
-/** log2 of an arena chunk's size: 1 MiB chunks, 4096 of them address the 4 GiB of a u32 offset. */
-const CHUNK_BITS = 20;
-const CHUNK = 1 << CHUNK_BITS;
-const CHUNK_MASK = CHUNK - 1;
-
-/**
- * A growable byte arena of varint-length-prefixed UTF-8 strings, addressed by u32 offsets.
- *
- * The bytes live in a `base` (a loaded file's arena, exact size) followed by chunks of 1 MiB;
- * an entry never straddles a chunk, so offset `o ≥ baseLength` is byte `(o − baseLength) mod
- * 2^20` of chunk `(o − baseLength) >> 20`. Only the last chunk grows (by doubling, from the
- * constructor's capacity up to 1 MiB). Why: one contiguous array grown ×1.5 was a quarter
- * slack on average (measured: 97 bytes held per 67 used at 1M URLs, bench/suites/
- * frontier.bench.mjs) and copied every byte about twice; chunks hold at most one partly
- * filled chunk and the unused tail of each full one (≤ the largest entry's worst-case size),
- * and never copy a full chunk. An entry larger than a chunk gets a chunk of its own, spanning
- * as many chunk slots as it needs.
- */
-export class StringArena {
-  /** The loaded file's bytes: offsets [0, baseLength). */
-  private base: Uint8Array = new Uint8Array(0);
-  private baseLength = 0;
-  /** Chunk slots by index (an oversized entry's chunk fills several slots). */
-  private chunks: Uint8Array[] = [];
-  /** Slot index where the last chunk begins (an oversized chunk fills several slots). */
-  private lastStart = 0;
-  /** Bytes written into the last chunk. */
-  private fill = 0;
-  /** Bytes held by entries (base included): an upper bound on what an export copies. */
-  length = 0;
-
-  constructor(capacity = 4096) {
-    this.chunks.push(new Uint8Array(Math.min(CHUNK, Math.max(16, capacity))));
-  }
-
-  /** An arena whose entries are the bytes of `bytes` (offsets unchanged); appends go after it. */
-  static fromBytes(bytes: Uint8Array, capacity = 4096): StringArena {
-    if (bytes.length > 0xffff_ffff - CHUNK) throw new RangeError(`string arena of ${bytes.length} bytes exceeds 4 GiB`);
-    const a = new StringArena(capacity);
-    a.base = bytes.slice();
-    a.baseLength = bytes.length;
-    a.length = bytes.length;
-    return a;
-  }
-
-  /** Bytes allocated (base and every chunk, filled or not). */
-  get capacityBytes(): number {
-    let b = this.base.byteLength;
-    for (let i = 0; i < this.chunks.length; i++) if (i === 0 || this.chunks[i] !== this.chunks[i - 1]) b += this.chunks[i]!.byteLength;
-    return b;
-  }
-
-  /** Room for `n` bytes at the end of the last chunk; returns the chunk to write into. */
-  private reserve(n: number): Uint8Array {
-    const c = this.chunks[this.lastStart]!;
-    if (this.fill + n <= c.length) return c;
-    if (c.length < CHUNK && this.fill + n <= CHUNK) {
-      // The first chunk starts at the constructor's capacity and doubles up to a full chunk.
-      let cap = c.length * 2;
-      while (cap < this.fill + n) cap *= 2;
-      const next = new Uint8Array(Math.min(cap, CHUNK));
-      next.set(c.subarray(0, this.fill));
-      this.chunks[this.lastStart] = next;
-      return next;
-    }
-    // A new full chunk (or one chunk over several slots, for an entry larger than a chunk).
-    const slots = Math.max(1, Math.ceil(n / CHUNK));
-    if (this.baseLength + (this.chunks.length + slots) * CHUNK > 0x1_0000_0000) throw new RangeError(`string arena would exceed 4 GiB (${n} more bytes)`);
-    const next = new Uint8Array(slots > 1 ? n : CHUNK);
-    this.lastStart = this.chunks.length;
-    for (let i = 0; i < slots; i++) this.chunks.push(next);
-    this.fill = 0;
-    return next;
-  }
-
-  /** Offset of the next byte written into the last chunk. */
-  private offsetOfFill(): number {
-    return this.baseLength + this.lastStart * CHUNK + this.fill;
-  }
-
-  /** Appends a string; returns its offset. */
-  add(s: string): number {
-    const b = this.reserve(s.length * 3 + 5);
-    const at = this.offsetOfFill();
-    const start = this.fill;
-    // ASCII fast path (nearly every canonical URL): a plain loop, no subarray allocated.
-    // Measured in bench/suites/frontier.bench.mjs: encodeInto with a fresh subarray per
-    // string was ~9 % of intake and fed the garbage collector.
-    const n = s.length;
-    if (n < 0x4000) {
-      let p = start + (n < 0x80 ? 1 : 2);
-      let i = 0;
-      for (; i < n; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) break;
-        b[p++] = c;
-      }
-      if (i === n) {
-        if (n < 0x80) b[start] = n;
-        else {
-          b[start] = (n & 0x7f) | 0x80;
-          b[start + 1] = n >>> 7;
-        }
-        this.wrote(b, p - start);
-        return at;
-      }
-    }
-    // Encode first after a 5-byte gap, then write the varint and slide the bytes down.
-    const written = encoder.encodeInto(s, b.subarray(start + 5)).written;
-    let p = start;
-    let v = written;
-    while (v >= 0x80) {
-      b[p++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    b[p++] = v;
-    if (p !== start + 5) b.copyWithin(p, start + 5, start + 5 + written);
-    this.wrote(b, p + written - start);
-    return at;
-  }
-
-  /** Accounts `n` bytes just written at the fill of chunk `b`. */
-  private wrote(b: Uint8Array, n: number): void {
-    this.fill += n;
-    this.length += n;
-    // An oversized chunk is full with its one entry: the next entry starts a new slot.
-    if (b.length > CHUNK) this.fill = b.length;
-  }
-
-  /** Appends the raw entry at `offset` of the byte array `src` (varint + bytes); returns its offset here. */
-  copyFrom(src: Uint8Array, offset: number): number {
-    const end = entryEnd(src, offset, src.length);
-    if (end < 0) throw new RangeError(`arena entry at ${offset} is malformed`);
-    const n = end - offset;
-    const b = this.reserve(n);
-    const at = this.offsetOfFill();
-    b.set(src.subarray(offset, end), this.fill);
-    this.wrote(b, n);
-    return at;
-  }
-
-  /** The raw entry (varint length and bytes) at `offset`, as a view (valid until the next append). */
-  entry(offset: number): Uint8Array {
-    const p = this.locate(offset);
-    const b = this.cur;
-    const end = entryEnd(b, p, b.length);
-    if (end < 0) throw new RangeError(`arena entry at ${offset} is malformed`);
-    return b.subarray(p, end);
-  }
-
-  /** The chunk (or base) `locate` last found. */
-  private cur: Uint8Array = this.base;
-  /** Payload length of the entry `open` last read. */
-  private curLen = 0;
-
-  /** Sets `cur` to the array holding `offset`; returns the position of `offset` in it. */
-  private locate(offset: number): number {
-    if (offset < this.baseLength) {
-      this.cur = this.base;
-      return offset;
-    }
-    const r = offset - this.baseLength;
-    this.cur = this.chunks[r >>> CHUNK_BITS]!;
-    return r & CHUNK_MASK;
-  }
-
-  /** Locates the entry at `offset` and reads its varint into `curLen`; returns where its bytes start. */
-  private open(offset: number): number {
-    let p = this.locate(offset);
-    const b = this.cur;
-    let len = 0;
-    let shift = 0;
-    for (;;) {
-      const c = b[p++]!;
-      len |= (c & 0x7f) << shift;
-      if (c < 0x80) break;
-      shift += 7;
-    }
-    this.curLen = len;
-    return p;
-  }
-
-  /** Whether the entry at `offset` equals `s` (no string is built for an ASCII entry). */
-  equals(offset: number, s: string): boolean {
-    const p = this.open(offset);
-    const b = this.cur;
-    const len = this.curLen;
-    if (len === s.length) {
-      let i = 0;
-      for (; i < len; i++) {
-        const c = b[p + i]!;
-        if (c >= 0x80) break;
-        if (c !== s.charCodeAt(i)) return false;
-      }
-      if (i === len) return true;
-    } else if (len < s.length) {
-      // UTF-8 is never shorter in bytes than the UTF-16 length of the same text.
-      return false;
-    }
-    return this.get(offset) === s;
-  }
-
-  /** The string at `offset`. */
-  get(offset: number): string {
-    const p = this.open(offset);
-    return decoder.decode(this.cur.subarray(p, p + this.curLen));
-  }
-}
-
-/**
- * End offset of the arena entry at `offset` in `bytes[0, limit)`, or −1 when the varint or
- * the payload runs past the limit (the validation recovery uses).
- */
-export function entryEnd(bytes: Uint8Array, offset: number, limit: number): number {
-  let p = offset;
-  let len = 0;
-  for (let shift = 0; shift < 35; shift += 7) {
-    if (p >= limit) return -1;
-    const b = bytes[p++]!;
-    len += (b & 0x7f) * 2 ** shift;
-    if (b < 0x80) return p + len <= limit ? p + len : -1;
-  }
-  return -1;
-}
 
 interface ColumnSpec {
   readonly id: number;
@@ -513,6 +288,25 @@ export class UrlTable {
     if (this.rows + n > this.capacity) this.grow(this.rows + n);
   }
 
+  /** Origin prefix id last used for each host's URLs (−1 = none yet), by host id. */
+  private hostPrefix = new Int32Array(0);
+  private readonly prefixOut = new Int32Array(1);
+
+  /**
+   * Stores canonical URL `url` of a row of host `host` in the arena (sharing the origin with
+   * that host's other URLs) and returns its offset, for the `url` column.
+   */
+  addUrl(url: string, host: number): number {
+    if (host >= this.hostPrefix.length) {
+      const next = new Int32Array(Math.max(64, host + 1, this.hostPrefix.length * 2)).fill(-1);
+      next.set(this.hostPrefix);
+      this.hostPrefix = next;
+    }
+    const at = this.arena.addUrl(url, this.hostPrefix[host]!, this.prefixOut);
+    if (this.prefixOut[0]! >= 0) this.hostPrefix[host] = this.prefixOut[0]!;
+    return at;
+  }
+
   /** Canonical URL of `row`. */
   urlOf(row: number): string {
     return this.arena.get(this.url[row]!);
@@ -526,7 +320,7 @@ export class UrlTable {
 
   /** Bytes held by columns and arena (capacity, not just rows). */
   get memoryBytes(): number {
-    let b = this.arena.capacityBytes;
+    let b = this.arena.capacityBytes + this.hostPrefix.byteLength;
     const self = this as unknown as Record<ColumnName, ColumnData>;
     for (const c of this.schema) b += self[c.name].byteLength;
     return b + this.churnFp.byteLength;
@@ -558,30 +352,26 @@ export class UrlTable {
     const urlOut = u32Of('url');
     const etagOut = u32Of('etag');
     const redirOut = u32Of('redirectTo');
-    // The file's arena is contiguous: the entries of the rows in file order, url then etag.
+    // The file's arena is contiguous and plain: the entries of the rows in file order, url then etag.
     const src = this.arena;
     let size = 0;
     for (let i = 0; i < n; i++) {
       const r = order[i]!;
-      size += src.entry(this.url[r]!).length;
+      size += src.plainLength(this.url[r]!);
       const e = this.etag[r]!;
-      if (e !== 0) size += src.entry(e - 1).length;
+      if (e !== 0) size += src.plainLength(e - 1);
     }
     const arena = new Uint8Array(size);
     let at = 0;
     for (let i = 0; i < n; i++) {
       const r = order[i]!;
-      const u = src.entry(this.url[r]!);
-      arena.set(u, at);
       urlOut[i] = at;
-      at += u.length;
+      at = src.writePlain(this.url[r]!, arena, at);
       const e = this.etag[r]!;
       if (e === 0) etagOut[i] = 0;
       else {
-        const v = src.entry(e - 1);
-        arena.set(v, at);
         etagOut[i] = at + 1;
-        at += v.length;
+        at = src.writePlain(e - 1, arena, at);
       }
       const t = this.redirectTo[r]!;
       redirOut[i] = t === 0 ? 0 : remap[t - 1]! + 1;

@@ -41,15 +41,21 @@ for (let i = 0; i < N; i++) urlBytes += urlOf(i).length + 1;
 
 describe('bytes per URL (counted)', () => {
   for (const path of ['batch', 'one'] as const) {
-    it(`${path === 'batch' ? 'seedBatch' : 'seed()'}: the arena holds its URLs plus at most one open chunk`, () => {
+    it(`${path === 'batch' ? 'seedBatch' : 'seed()'}: columns, arena, index and queues stay within their per-URL bounds`, () => {
       const s = build(path);
       const a = s.table.arena;
-      expect(a.length).toBe(urlBytes);
-      // At most the last chunk's unfilled part (1 MiB) and each full chunk's unused tail.
-      expect(a.capacityBytes).toBeLessThanOrEqual(urlBytes + (1 << 20) + Math.ceil(urlBytes / (1 << 20)) * 400);
+      // Each URL's 25-byte origin is stored once per host, the rest with a 3-byte header.
+      expect(a.prefixCount).toBe(HOSTS);
+      expect(a.length).toBeLessThanOrEqual(urlBytes - 22 * N);
+      // At most the last chunk's unfilled part (1 MiB), each full chunk's unused tail and the prefixes.
+      expect(a.capacityBytes).toBeLessThanOrEqual(a.length + (1 << 20) + Math.ceil(a.length / (1 << 20)) * 400 + HOSTS * 100);
       // Columns: bytes per row of capacity, and capacity at most 1.5× the rows.
       const t = s.table;
-      expect((t.memoryBytes - a.capacityBytes) / t.capacity).toBeLessThanOrEqual(87);
+      let columns = 0;
+      for (const c of t.schema) columns += (t as unknown as Record<string, Uint8Array>)[c.name]!.byteLength;
+      expect(columns / t.capacity).toBe(87);
+      // The rest of the table: the arena and a per-host prefix id (4 bytes, ×2 growth).
+      expect(t.memoryBytes - columns - a.capacityBytes).toBeLessThanOrEqual(8 * HOSTS);
       expect(t.capacity).toBeLessThanOrEqual(Math.ceil(N * 1.25));
       expect(s.index.memoryBytes / N).toBeLessThan(8.8);
       expect(s.queues.memoryBytes / N).toBeLessThanOrEqual(24);

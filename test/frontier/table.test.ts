@@ -3,6 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { RowIndex } from '../../src/frontier/rowindex.js';
 import { StringArena, UrlTable, entryEnd } from '../../src/frontier/table.js';
 
+/** The entry at `off` in the file's plain form. */
+function plain(a: StringArena, off: number): Uint8Array {
+  const out = new Uint8Array(a.plainLength(off));
+  expect(a.writePlain(off, out, 0)).toBe(out.length);
+  return out;
+}
+
 describe('string arena', () => {
   it('round-trips any string (ASCII fast path, UTF-8, 1–3 byte varints) and compares without decoding', () => {
     fc.assert(
@@ -14,7 +21,7 @@ describe('string arena', () => {
           expect(a.equals(offs[i]!, s)).toBe(true);
           expect(a.equals(offs[i]!, `${s}!`)).toBe(false);
           if (s.length > 0) expect(a.equals(offs[i]!, s.slice(1))).toBe(false);
-          const raw = a.entry(offs[i]!);
+          const raw = plain(a, offs[i]!);
           expect(entryEnd(raw, 0, raw.length)).toBe(raw.length);
         });
       }),
@@ -22,9 +29,50 @@ describe('string arena', () => {
     );
   });
 
+  it('shares origins between URLs of a host: same strings, same plain entries, fewer bytes (fast-check)', () => {
+    const origins = ['https://www.a.example/', 'http://a.example:8080/', 'https://b.example/', 'https://xn--bcher-kva.example/', 'https://ü.example/', 'mailto:x'];
+    const urlArb = fc.tuple(fc.nat(origins.length - 1), fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 10 })), fc.nat(3));
+    fc.assert(
+      fc.property(fc.array(urlArb, { maxLength: 200 }), (specs) => {
+        const t = new UrlTable(16);
+        const offs: number[] = [];
+        const urls = specs.map(([o, path, host]) => {
+          const u = origins[o]! + path;
+          offs.push(t.addUrl(u, host));
+          return u;
+        });
+        const enc = new TextEncoder();
+        urls.forEach((u, i) => {
+          expect(t.arena.get(offs[i]!)).toBe(u);
+          expect(t.arena.equals(offs[i]!, u)).toBe(true);
+          expect(t.arena.equals(offs[i]!, `${u}x`)).toBe(false);
+          expect(t.arena.equals(offs[i]!, u.slice(0, -1))).toBe(u.length === 0);
+          expect(t.arena.equals(offs[i]!, `z${u}`)).toBe(false);
+          const bytes = enc.encode(u);
+          const raw = plain(t.arena, offs[i]!);
+          expect(entryEnd(raw, 0, raw.length)).toBe(raw.length);
+          expect([...raw.subarray(raw.length - bytes.length)]).toEqual([...bytes]);
+        });
+        // Non-ASCII origins and a URL without a path are stored in full.
+        expect(t.arena.prefixCount).toBeLessThanOrEqual(4);
+      }),
+      { seed: 1919, numRuns: 100 },
+    );
+    const t = new UrlTable(16);
+    let full = 0;
+    for (let i = 0; i < 1000; i++) {
+      const u = `https://www.site${i % 10}.example/news/story-${i}.html`;
+      full += u.length + 1;
+      t.addUrl(u, i % 10);
+    }
+    // Ten prefixes; each URL pays 2 bytes of header for its 25-byte origin.
+    expect(t.arena.prefixCount).toBe(10);
+    expect(t.arena.length).toBeLessThan(full - 1000 * 20);
+  });
+
   it('reports an entry that runs past the limit', () => {
     const a = new StringArena(16);
-    const raw = a.entry(a.add('https://a.example/long/path'));
+    const raw = plain(a, a.add('https://a.example/long/path'));
     expect(entryEnd(raw, 0, raw.length - 1)).toBe(-1);
     expect(entryEnd(Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0x01), 0, 6)).toBe(-1);
   });
@@ -35,7 +83,7 @@ describe('string arena', () => {
     const loaded = new Uint8Array(base.length);
     let at = 0;
     for (const o of baseOffs) {
-      const raw = base.entry(o);
+      const raw = plain(base, o);
       loaded.set(raw, at);
       at += raw.length;
     }
