@@ -6,6 +6,8 @@
 // strings inside its timed intake, so every structure owns (and is charged for) its URLs.
 // Resident bytes = Δ(heapUsed + external) after a GC, where `external` includes wasm linear
 // memory and typed arrays; meguri's own accounting (`stats().memoryBytes`) is shown beside it.
+// meguri runs twice per size: intake through `seedBatch` (batches of 10,000) and through one
+// `seed()` call per URL (the bytes-per-URL target of issue 19 holds for both).
 // crawlee runs on a smaller N: its in-memory queue costs milliseconds per URL here (measured:
 // 20k URLs ≈ 6 s intake, ≈ 50 s drain), so rates are compared per URL, not per run.
 //
@@ -64,10 +66,15 @@ async function timeAsync(fn) {
   return [Number(process.hrtime.bigint() - t0) / 1e9, out];
 }
 
-function meguriRun(n, dir) {
+/** meguri's run; `one` seeds with one `seed()` call per URL instead of `seedBatch`. */
+function meguriRun(n, dir, one = false) {
   const before = resident();
   const f = new Frontier(1, 0, { politeness: POLITE });
   const [tIntake] = time(() => {
+    if (one) {
+      for (let i = 0; i < n; i++) f.seed(urlOf(i), hostOf(i), (i % 5) / 4, 0, 0, 0);
+      return;
+    }
     for (let from = 0; from < n; from += BATCH) {
       const specs = [];
       for (let i = from; i < Math.min(n, from + BATCH); i++) specs.push({ url: urlOf(i), host: hostOf(i), priority: (i % 5) / 4, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
@@ -268,14 +275,17 @@ export async function run() {
     for (const n of SIZES) {
       const runs = n >= 1_000_000 ? 1 : RUNS;
       const m = [];
+      const o = [];
       const v = [];
       for (let r = 0; r < runs; r++) {
         m.push(meguriRun(n, dir));
+        o.push(meguriRun(n, dir, true));
         v.push(naiveRun(n, dir));
       }
       const ms = summarize(m);
       const base = { intake: n / ms.tIntake, drain: n / ms.tDrain, bytes: ms.bytes / n };
       rows.push(row('meguri Frontier', n, ms, undefined));
+      rows.push(row('meguri Frontier, seed() each', n, summarize(o), base));
       rows.push(row('naive Map+Set+heap', n, summarize(v), base));
     }
     if (parts.includes('crawlee')) {

@@ -33,7 +33,7 @@ export function isQueuedStatus(st: number): boolean {
 
 /** `Frontier.checkpoint` (see there). */
 export function checkpoint(s: FrontierState): PartitionImage {
-  const order = s.index.sortedRows();
+  const order = s.index.exportSorted().payloads;
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
