@@ -304,6 +304,6 @@ export async function run() {
   }
   printTable(rows);
   console.log('× columns = that implementation / meguri at the first size (intake, drain: >1 faster than meguri; bytes: >1 larger)');
-  console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + DrumSet + queues');
+  console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + key index + queues');
   return [...linkRows, ...rows];
 }

@@ -127,6 +127,8 @@ export function restore(s: FrontierState, image: PartitionImage): void {
       s.table.status[r] = s.table.crawlCount[r] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
     }
   }
+  // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
+  s.table.shareOrigins();
   s.index.free();
   s.index = keyIndexOfRows(s.table, rows);
   s.queues.ensureRows(rows);

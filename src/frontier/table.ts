@@ -307,6 +307,26 @@ export class UrlTable {
     return at;
   }
 
+  /**
+   * Re-stores every row's URL (and ETag) in a fresh arena, URLs sharing their host's origin as
+   * intake stores them; for a table loaded from a file, whose arena is plain. Needs valid host
+   * ids (the frontier checks them first). Offsets change; what they refer to does not.
+   */
+  shareOrigins(): void {
+    const old = this.arena;
+    this.arena = new StringArena(Math.min(1 << 20, Math.max(1024, old.length)));
+    this.hostPrefix = new Int32Array(0);
+    for (let r = 0; r < this.rows; r++) {
+      this.url[r] = this.addUrl(old.get(this.url[r]!), this.host[r]!);
+      const e = this.etag[r]!;
+      if (e === 0) continue;
+      // An ETag moves byte for byte (a file's ETag bytes are not checked as UTF-8).
+      const raw = new Uint8Array(old.plainLength(e - 1));
+      old.writePlain(e - 1, raw, 0);
+      this.etag[r] = this.arena.copyFrom(raw, 0) + 1;
+    }
+  }
+
   /** Canonical URL of `row`. */
   urlOf(row: number): string {
     return this.arena.get(this.url[row]!);
