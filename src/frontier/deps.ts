@@ -1,30 +1,32 @@
 /**
  * The frontier's imports from sibling modules, gathered in one file so the scheduler reads
- * against one small surface: the exact key → row index (`DrumSet`), the due-time wheel
+ * against one small surface: the exact key → row index (`RowIndex`, over the table's key
+ * column), the due-time wheel
  * (`TimingWheel`), URL keying and host grouping (src/url), and admission and the change
  * classifier (src/dedup).
  */
-import { DrumSet } from '../core/drum.js';
 import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
 import type { KeyArray } from '../core/keys.js';
 import { TimingWheel } from '../core/wheel.js';
 import type { HostGrouping } from '../model/index.js';
 import { HOST_KEY_SEED, PATH_KEY_SEED, canonicalKey, urlKey } from '../url/index.js';
 import { urlKeyBatchLoose } from '../url/keys.js';
+import { RowIndex } from './rowindex.js';
+import type { UrlTable } from './table.js';
 
 export { ChangeKind, admit, changeKindLanes } from '../dedup/index.js';
 
-/** The exact key → row index: a DrumSet whose payload is the row. */
-export type KeyIndex = DrumSet;
+/** The exact key → row index over the URL table's key column. */
+export type KeyIndex = RowIndex;
 
-/** A new empty key index. */
-export function newKeyIndex(): KeyIndex {
-  return new DrumSet();
+/** A new empty key index over `table`'s keys. */
+export function newKeyIndex(table: UrlTable): KeyIndex {
+  return new RowIndex(table);
 }
 
-/** A key index built from keys sorted in URLKey order with their rows. */
-export function keyIndexFromSorted(keys: Uint32Array, payloads: Uint32Array): KeyIndex {
-  return DrumSet.fromSorted(keys, payloads);
+/** The key index of `table`'s first `rows` rows (distinct keys, as a validated table's are). */
+export function keyIndexOfRows(table: UrlTable, rows: number): KeyIndex {
+  return RowIndex.ofRows(table, rows);
 }
 
 /** The due-time wheel; ticks are epoch-hours. */

@@ -429,7 +429,7 @@ export class Frontier {
     return { dispatches: s.dispatches, hostHeapMoves, queueMoves: s.queues.moves, ipLookups: s.ips.lookups };
   }
 
-  /** Releases the wasm-resident index. The frontier must not be used afterwards. */
+  /** Releases the wasm-resident structures (the schedule index). The frontier must not be used afterwards. */
   free(): void {
     this.#s.index.free();
     this.#s.wheel?.free();
