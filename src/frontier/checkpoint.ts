@@ -33,7 +33,15 @@ export function isQueuedStatus(st: number): boolean {
 
 /** `Frontier.checkpoint` (see there). */
 export function checkpoint(s: FrontierState): PartitionImage {
+  // A full image carries the URLs spilled to disk too: they come back for the copy (spill.ts).
+  const spill = s.spill;
+  if (spill !== undefined && spill.spilled > 0) return spill.withAllResident(() => image(s));
+  return image(s);
+}
+
+function image(s: FrontierState): PartitionImage {
   const order = s.index.exportSorted().payloads;
+  if (s.spill !== undefined) for (let i = 0; i < order.length; i++) order[i] = s.rowOf(order[i]!);
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
@@ -131,6 +139,7 @@ export function restore(s: FrontierState, image: PartitionImage): void {
   const payloads = new Uint32Array(rows);
   for (let r = 0; r < rows; r++) payloads[r] = r;
   s.index = keyIndexFromSorted(tk.slice(0, rows * 4), payloads);
+  s.spill?.resetIdentity(rows);
   s.queues.ensureRows(rows);
   if (s.prio) {
     const col = (id: number): Float32Array => {

@@ -1,0 +1,496 @@
+/**
+ * The spill tier: a frontier bigger than its memory budget (issue 20, DESIGN §14).
+ *
+ * With `memoryBudget` and `storeDir` set, once the resident estimate exceeds the budget every
+ * host keeps only a window of its best `spillWindow` queued URLs resident; the rest of its
+ * queue — the URL string and the row's columns — is written to append-only, checksummed
+ * segment files in `storeDir` in extents of at most one window each, and the rows are
+ * vacated for reuse. When a host's resident window runs low (a dispatch leaves it at or below
+ * a quarter of the window), its best extent is read back in one sequential read, ahead of the
+ * host running dry, so dispatch only ever pops resident rows.
+ *
+ * Row identity. The exact key index (a `DrumSet`, resident in this round) cannot change a
+ * payload in place, so with the tier on its payload is a *URL id* (uid), fixed for the URL's
+ * life, and the tier maps uid → row (`slotOf`, −1 while spilled) and row → uid (`uidOf`).
+ * Without the tier nothing of this exists and the payload is the row, as before. Uids are
+ * handed out in row order, so while nothing was spilled uid = row and every decision,
+ * checkpoint byte and dispatch is what the frontier without a budget makes (the goldens).
+ *
+ * What is spilled: only plain first-fetch candidates — a queued `Scheduled` row never fetched,
+ * with no validators, fingerprints, redirect, retries or change history — because those are
+ * nearly the whole of a large frontier and their record is small (30 B + URL, 42 B with the
+ * prioritizer). Rows in flight, recrawls, redirect targets (pinned: a redirect source refers
+ * to its target's row) and rows of other statuses stay resident. A rediscovery of a spilled
+ * URL is still recognized (the key index has it) but its OPIC credit is not applied.
+ *
+ * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
+ * itself when the Node entry is loaded, so this file reaches no `node:` module and the
+ * browser entry stays clean (a browser frontier given `storeDir` is refused).
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import { UrlStatus } from '../model/index.js';
+import type { FrontierState } from './state.js';
+import type { ColumnData } from '../format/index.js';
+import { StringArena, entryEnd } from './table.js';
+
+/** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
+export const VACANT = 0xff;
+
+/** Where one extent went: its file and byte range. */
+export interface ExtentAt {
+  readonly file: number;
+  readonly offset: number;
+  readonly bytes: number;
+}
+
+/**
+ * The file side of the tier (implemented over `DiskIo` in src/disk/spill-files.ts). Every
+ * method may throw `DiskFullError` (writes) or `CorruptBucketError` naming the file (reads).
+ */
+export interface SpillFiles {
+  /** Appends one extent (framed and checksummed by the backend); returns where it went. */
+  append(hostLo: number, hostHi: number, count: number, payload: Uint8Array, length: number): ExtentAt;
+  /** Reads extent `at` back, checked against its frame, host and checksum; returns its payload. */
+  read(at: ExtentAt, hostLo: number, hostHi: number, count: number): Uint8Array;
+  /** One extent of `file` is no longer needed; a file with none left is deleted. */
+  release(file: number): void;
+  /** fsyncs the files written since the last sync. */
+  sync(): void;
+  /** Segment files and bytes on disk now. */
+  readonly fileCount: number;
+  readonly byteCount: number;
+  /** Closes (and, with `remove`, deletes) every file. */
+  close(remove: boolean): void;
+}
+
+/** Makes the backend for a directory; `io` is the embedder's `DiskIo` (or undefined). */
+export type SpillFilesFactory = (dir: string, io: unknown) => SpillFiles;
+
+let backend: SpillFilesFactory | undefined;
+
+/** Registers the file backend (the Node entry does this; see the module comment). */
+export function registerSpillFiles(factory: SpillFilesFactory): void {
+  backend = factory;
+}
+
+/** One extent of a host's spilled queue: up to one window of rows, best first. */
+interface Extent {
+  readonly at: ExtentAt;
+  readonly count: number;
+  /** Priority of its first (best) row: a refill takes the host's best extent. */
+  readonly top: number;
+}
+
+/** Figures of the disk tier (for stats, inspect and the benchmark). */
+export interface SpillStats {
+  /** URLs whose rows are on disk now. */
+  readonly spilledUrls: number;
+  readonly files: number;
+  readonly diskBytes: number;
+  /** Rows written out and read back since the frontier opened. */
+  readonly rowsWritten: number;
+  readonly rowsRead: number;
+  /** The per-host resident window in force (it halves when the budget cannot hold the windows). */
+  readonly window: number;
+  /** The resident estimate the budget is compared with (bytes). */
+  readonly residentBytes: number;
+}
+
+/** Fixed bytes of one spilled row's record (before the prioritizer's 12 and the URL). */
+const FIXED = 30;
+/** The smallest window the tier shrinks to. */
+const MIN_WINDOW = 4;
+
+/** The spill tier of one frontier (owned by `FrontierState`). */
+export class SpillTier {
+  /** uid → row, −1 while spilled. */
+  slotOf: Int32Array = new Int32Array(1024);
+  /** row → uid. */
+  uidOf: Uint32Array = new Uint32Array(1024);
+  nextUid = 0;
+  /** Vacated rows waiting for reuse. */
+  private free: number[] = [];
+  /** Spilled extents by host id. */
+  private chains: (Extent[] | undefined)[] = [];
+  /** Spilled rows by host id. */
+  private spilledOf: Int32Array = new Int32Array(64);
+  spilled = 0;
+  /** Rows that must stay resident (redirect targets). */
+  private readonly pinned = new Set<number>();
+  /** Arena bytes of vacated rows (reclaimed by `compactArena`). */
+  private arenaGarbage = 0;
+  private rowsWritten = 0;
+  private rowsRead = 0;
+  window: number;
+  private readonly files: SpillFiles;
+  private scratch = new Uint8Array(1 << 16);
+  /** Extents on disk (all hosts). */
+  private extents = 0;
+  private perRowAt = -1;
+  private perRowBytes = 0;
+
+  constructor(
+    private readonly s: FrontierState,
+    readonly budget: number,
+    dir: string,
+    window: number,
+    io: unknown,
+  ) {
+    if (backend === undefined) {
+      throw new InvalidArgumentError('FrontierOptions.storeDir needs the Node entry of meguri (the disk tier uses node:fs)');
+    }
+    this.window = window;
+    this.files = backend(dir, io);
+  }
+
+  // ───────────────────────────── identity ─────────────────────────────
+
+  /** A row for a new URL (a vacated one when there is one) with a fresh uid. */
+  newRow(): number {
+    const t = this.s.table;
+    const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
+    this.bind(this.nextUid++, row);
+    return row;
+  }
+
+  /** The index payload of `row`. */
+  payloadOf(row: number): number {
+    return this.uidOf[row]!;
+  }
+
+  /** Row of index payload `uid`, or −1 while its URL is on disk. */
+  rowOf(uid: number): number {
+    return uid < this.nextUid ? this.slotOf[uid]! : -1;
+  }
+
+  /** After a restore: rows 0..rows−1 are uids 0..rows−1. */
+  resetIdentity(rows: number): void {
+    this.nextUid = 0;
+    this.free = [];
+    for (let r = 0; r < rows; r++) this.bind(this.nextUid++, r);
+  }
+
+  /** Keeps `row` resident for good (a redirect source refers to it by row). */
+  pin(row: number): void {
+    this.pinned.add(row);
+  }
+
+  /** Resident rows (the table's rows minus the vacated ones). */
+  get liveRows(): number {
+    return this.s.table.rows - this.free.length;
+  }
+
+  /** Vacated rows (in the table, waiting for reuse). */
+  get vacantRows(): number {
+    return this.free.length;
+  }
+
+  /** Spilled rows of host `id`. */
+  spilledOfHost(id: number): number {
+    return id < this.spilledOf.length ? this.spilledOf[id]! : 0;
+  }
+
+  private bind(uid: number, row: number): void {
+    if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
+    if (row >= this.uidOf.length) this.uidOf = grow32(this.uidOf, row + 1) as Uint32Array;
+    this.slotOf[uid] = row;
+    this.uidOf[row] = uid;
+  }
+
+  // ───────────────────────────── budget ─────────────────────────────
+
+  /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, uid, prioritizer. */
+  private perRow(): number {
+    const t = this.s.table;
+    if (t.capacity !== this.perRowAt) {
+      this.perRowAt = t.capacity;
+      this.perRowBytes = (t.memoryBytes - t.arena.bytes.byteLength) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
+    }
+    return this.perRowBytes;
+  }
+
+  /** The resident estimate (bytes) compared with the budget: live rows, live arena, index, maps. */
+  residentBytes(): number {
+    const s = this.s;
+    const t = s.table;
+    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.nextUid * 4 + this.extents * 64;
+  }
+
+  /**
+   * Sheds resident rows when the estimate exceeds the budget, down to 80 % of it: each
+   * host's queued rows beyond its best `window` are written out, the window halving (to
+   * `MIN_WINDOW`) while a full pass cannot reach the target. Returns rows spilled.
+   */
+  maybeShed(): number {
+    if (this.residentBytes() <= this.budget) return 0;
+    const target = this.budget * 0.8;
+    let moved = 0;
+    for (;;) {
+      const hosts = this.s.hosts.length;
+      for (let id = 0; id < hosts; id++) {
+        if (this.s.queues.size(id) > this.window) moved += this.shedHost(id, this.window);
+        if ((id & 255) === 255 && this.residentBytes() <= target) break;
+      }
+      if (this.residentBytes() <= target || this.window <= MIN_WINDOW) break;
+      this.window = Math.max(MIN_WINDOW, this.window >> 1);
+    }
+    this.compactArenaIfWasteful();
+    return moved;
+  }
+
+  /** Writes the rows of host `id` beyond its best `keep` to disk (spillable ones only). */
+  private shedHost(id: number, keep: number): number {
+    const s = this.s;
+    const q = s.queues;
+    const rows = Array.from(q.rowsOf(id));
+    rows.sort((a, b) => (q.better(a, b) ? -1 : 1));
+    const stay: number[] = rows.slice(0, keep);
+    const go: number[] = [];
+    for (let i = keep; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (this.spillable(r)) go.push(r);
+      else stay.push(r);
+    }
+    if (go.length === 0) return 0;
+    const h = s.hosts[id]!;
+    const per = Math.max(MIN_WINDOW, this.window);
+    // Every extent is written before any row is vacated: a full disk leaves the frontier as it was.
+    const extents: Extent[] = [];
+    for (let from = 0; from < go.length; from += per) {
+      const part = go.slice(from, from + per);
+      const length = this.encode(part);
+      extents.push({ at: this.files.append(h.hostKeyLo, h.hostKeyHi, part.length, this.scratch, length), count: part.length, top: s.table.priority[part[0]!]! });
+    }
+    q.replaceAll(id, stay);
+    for (const r of go) this.vacate(r);
+    const chain = (this.chains[id] ??= []);
+    chain.push(...extents);
+    this.extents += extents.length;
+    if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+    this.spilledOf[id] = this.spilledOf[id]! + go.length;
+    this.spilled += go.length;
+    this.rowsWritten += go.length;
+    return go.length;
+  }
+
+  /** A plain first-fetch candidate (see the module comment). */
+  private spillable(r: number): boolean {
+    const t = this.s.table;
+    if (t.status[r] !== UrlStatus.Scheduled || this.pinned.has(r)) return false;
+    if (t.crawlCount[r] !== 0 || t.lastCrawled[r] !== 0 || t.etag[r] !== 0 || t.lastModified[r] !== 0) return false;
+    if (t.fpFlags[r] !== 0 || t.redirectTo[r] !== 0 || t.retries[r] !== 0 || t.lastChanged[r] !== 0) return false;
+    if (t.changeCount[r] !== 0 || t.noChangeStreak[r] !== 0) return false;
+    if (t.firstCrawled.length > 0 && (t.firstCrawled[r] !== 0 || t.lmHours[r] !== 0)) return false;
+    return true;
+  }
+
+  /** Serializes `rows` into the scratch buffer; returns its length. */
+  private encode(rows: readonly number[]): number {
+    const t = this.s.table;
+    const prio = this.s.prio?.rowColumns();
+    let need = 0;
+    for (const r of rows) need += FIXED + 12 + entryEnd(t.arena.bytes, t.url[r]!, t.arena.length) - t.url[r]!;
+    if (need > this.scratch.length) this.scratch = new Uint8Array(Math.max(need, this.scratch.length * 2));
+    const b = this.scratch;
+    const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    let p = 0;
+    for (const r of rows) {
+      v.setUint32(p, this.uidOf[r]!, true);
+      v.setUint32(p + 4, t.key[r * 4 + 2]!, true);
+      v.setUint32(p + 8, t.key[r * 4 + 3]!, true);
+      v.setFloat32(p + 12, t.priority[r]!, true);
+      v.setUint32(p + 16, t.firstSeen[r]!, true);
+      v.setUint32(p + 20, t.nextDue[r]!, true);
+      v.setFloat32(p + 24, t.lambda[r]!, true);
+      v.setUint16(p + 28, t.depth[r]!, true);
+      p += FIXED;
+      if (prio) {
+        v.setFloat32(p, prio.cash[r]!, true);
+        v.setFloat32(p + 4, prio.history[r]!, true);
+        v.setFloat32(p + 8, prio.rank[r]!, true);
+        p += 12;
+      }
+      const at = t.url[r]!;
+      const end = entryEnd(t.arena.bytes, at, t.arena.length);
+      b.set(t.arena.bytes.subarray(at, end), p);
+      p += end - at;
+    }
+    return p;
+  }
+
+  /** Empties `row` for reuse: zero columns, status VACANT, its uid marked spilled. */
+  private vacate(row: number): void {
+    const t = this.s.table;
+    const at = t.url[row]!;
+    this.arenaGarbage += entryEnd(t.arena.bytes, at, t.arena.length) - at;
+    this.slotOf[this.uidOf[row]!] = -1;
+    clearRow(this.s, row);
+    t.status[row] = VACANT;
+    this.free.push(row);
+  }
+
+  // ───────────────────────────── refill ─────────────────────────────
+
+  /**
+   * Called after a row of host `id` left its queue: when the resident window is at or below a
+   * quarter (or empty) and rows are on disk, the host's best extent comes back. The host is
+   * out of every bank here (or about to be re-placed), so rows are pushed without moving it.
+   */
+  topUp(id: number): void {
+    if (this.spilledOfHost(id) === 0) return;
+    const size = this.s.queues.size(id);
+    if (size > 0 && size > this.window >> 2) return;
+    this.load(id, this.takeBest(id), true);
+  }
+
+  /** Brings every spilled row of host `id` back (crash replay of one of its URLs). */
+  loadHost(id: number): void {
+    while (this.spilledOfHost(id) > 0) this.load(id, this.takeBest(id), true);
+  }
+
+  private takeBest(id: number): Extent {
+    const chain = this.chains[id]!;
+    let best = 0;
+    for (let i = 1; i < chain.length; i++) if (chain[i]!.top > chain[best]!.top) best = i;
+    const e = chain[best]!;
+    chain[best] = chain[chain.length - 1]!;
+    chain.pop();
+    this.extents--;
+    return e;
+  }
+
+  /** Decodes extent `e` of host `id` into rows; queued when `queue`. Returns the rows. */
+  private load(id: number, e: Extent, queue: boolean): number[] {
+    const s = this.s;
+    const t = s.table;
+    const h = s.hosts[id]!;
+    const payload = this.files.read(e.at, h.hostKeyLo, h.hostKeyHi, e.count);
+    const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    const prio = s.prio;
+    const rows: number[] = [];
+    let p = 0;
+    for (let i = 0; i < e.count; i++) {
+      const uid = v.getUint32(p, true);
+      const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
+      s.queues.ensureRows(t.rows);
+      prio?.ensureRows(t.rows);
+      this.bind(uid, row);
+      t.key[row * 4] = h.hostKeyLo;
+      t.key[row * 4 + 1] = h.hostKeyHi;
+      t.key[row * 4 + 2] = v.getUint32(p + 4, true);
+      t.key[row * 4 + 3] = v.getUint32(p + 8, true);
+      t.priority[row] = v.getFloat32(p + 12, true);
+      t.firstSeen[row] = v.getUint32(p + 16, true);
+      t.nextDue[row] = v.getUint32(p + 20, true);
+      t.lambda[row] = v.getFloat32(p + 24, true);
+      t.depth[row] = v.getUint16(p + 28, true);
+      p += FIXED;
+      if (prio) {
+        const c = prio.rowColumns();
+        c.cash[row] = v.getFloat32(p, true);
+        c.history[row] = v.getFloat32(p + 4, true);
+        c.rank[row] = v.getFloat32(p + 8, true);
+        p += 12;
+      }
+      t.url[row] = t.arena.copyFrom(payload, p);
+      p = entryEnd(payload, p, payload.length);
+      t.host[row] = id;
+      t.status[row] = UrlStatus.Scheduled;
+      if (queue) s.queues.push(row);
+      rows.push(row);
+    }
+    if (queue) {
+      this.files.release(e.at.file);
+      this.spilledOf[id] = this.spilledOf[id]! - e.count;
+      this.spilled -= e.count;
+      this.rowsRead += e.count;
+    }
+    return rows;
+  }
+
+  // ───────────────────────────── whole-partition views ─────────────────────────────
+
+  /**
+   * Runs `fn` with every spilled row loaded into the table (not queued, extents kept), then
+   * vacates them again: what a full `.meguri` image (checkpoint, export) needs.
+   */
+  withAllResident<T>(fn: () => T): T {
+    const loaded: number[] = [];
+    try {
+      for (let id = 0; id < this.chains.length; id++) {
+        const chain = this.chains[id];
+        if (chain === undefined) continue;
+        for (const e of chain) for (const r of this.load(id, e, false)) loaded.push(r);
+      }
+      return fn();
+    } finally {
+      for (const r of loaded) this.vacate(r);
+    }
+  }
+
+  /** Reclaims the arena bytes of vacated rows once they outweigh the live ones. */
+  private compactArenaIfWasteful(): void {
+    const t = this.s.table;
+    if (this.arenaGarbage < 1 << 20 || this.arenaGarbage * 2 < t.arena.length) return;
+    const live = t.arena.length - this.arenaGarbage;
+    const next = new StringArena(Math.max(1024, Math.ceil(live * 1.25)));
+    const src = t.arena.bytes;
+    for (let r = 0; r < t.rows; r++) {
+      if (t.status[r] === VACANT) continue;
+      t.url[r] = next.copyFrom(src, t.url[r]!);
+      const e = t.etag[r]!;
+      if (e !== 0) t.etag[r] = next.copyFrom(src, e - 1) + 1;
+    }
+    t.arena = next;
+    this.arenaGarbage = 0;
+  }
+
+  /** fsyncs what was written. */
+  sync(): void {
+    this.files.sync();
+  }
+
+  stats(): SpillStats {
+    return {
+      spilledUrls: this.spilled,
+      files: this.files.fileCount,
+      diskBytes: this.files.byteCount,
+      rowsWritten: this.rowsWritten,
+      rowsRead: this.rowsRead,
+      window: this.window,
+      residentBytes: this.residentBytes(),
+    };
+  }
+
+  /** Bytes of the tier's own maps (slotOf, uidOf, extent records). */
+  get memoryBytes(): number {
+    return this.slotOf.byteLength + this.uidOf.byteLength + this.spilledOf.byteLength + this.extents * 64;
+  }
+
+  /** Closes the files and deletes them (the spilled rows die with the frontier). */
+  close(): void {
+    this.files.close(true);
+  }
+}
+
+/** A copy of `a` (Int32Array or Uint32Array) with room for `n` entries (×1.5 growth). */
+function grow32(a: Int32Array | Uint32Array, n: number): Int32Array | Uint32Array {
+  const cap = Math.max(n, Math.ceil(a.length * 1.5), 1024);
+  const next = a instanceof Int32Array ? new Int32Array(cap) : new Uint32Array(cap);
+  next.set(a);
+  return next;
+}
+
+/** Zeroes every column of `row` (the table's schema, churn and the prioritizer's columns). */
+function clearRow(s: FrontierState, row: number): void {
+  const t = s.table;
+  const cols = t as unknown as Record<string, ColumnData>;
+  for (const c of t.schema) cols[c.name]!.fill(0, row * c.lanes, (row + 1) * c.lanes);
+  if (t.churnFp.length > 0) t.churnFp.fill(0, row * 2, row * 2 + 2);
+  if (s.prio) {
+    const c = s.prio.rowColumns();
+    c.cash[row] = 0;
+    c.history[row] = 0;
+    c.rank[row] = 0;
+  }
+}
