@@ -55,6 +55,7 @@
  *                      slot life cycle) with these same seams instead of the one frontier
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
+import { join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
@@ -89,6 +90,8 @@ import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
 import { clusterNodeOf } from './cluster-mode.js';
 
 const HOUR_MS = 3_600_000;
+/** The frontier's disk tier, under the data directory (with `memoryBudget`). */
+export const DISK_DIR = 'disk';
 
 interface Flight {
   readonly req: FetchRequest;
@@ -218,6 +221,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#changes = changes;
     this.#given = new Set(Object.keys(merged).filter((k) => (merged as Record<string, unknown>)[k] !== undefined));
     const o = resolveEngineOptions(merged);
+    if (o.memoryBudget > 0 && o.dataDir === undefined) {
+      throw new InvalidArgumentError('EngineOptions.memoryBudget: the disk tier lives in the data directory; give dataDir too');
+    }
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
     // Sitemaps given as starting points count as seeds for the scope.
@@ -719,6 +725,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       freshness: this.#freshness,
       traps,
       canonPolicyVersion: (o.canonPolicy ?? DEFAULT_POLICY).version,
+      memoryBudget: o.memoryBudget,
+      storeDir: o.dataDir === undefined ? undefined : join(o.dataDir, DISK_DIR),
     };
   }
 
