@@ -4,7 +4,7 @@
  * With `memoryBudget` and `storeDir` set, once the resident estimate exceeds the budget every
  * host keeps only a window of its best `spillWindow` queued URLs resident; the rest of its
  * queue — the URL string and the row's columns — is written to append-only, checksummed
- * segment files in `storeDir` in extents of at most one window each, and the rows are
+ * segment files in `storeDir` in extents of at most half a window each, and the rows are
  * vacated for reuse. When a host's resident window runs low (a dispatch leaves it at or below
  * a quarter of the window), its best extent is read back in one sequential read, ahead of the
  * host running dry, so dispatch only ever pops resident rows.
@@ -29,6 +29,7 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { UrlStatus } from '../model/index.js';
+import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
 import type { ColumnData } from '../format/index.js';
 import { StringArena, entryEnd } from './table.js';
@@ -73,14 +74,6 @@ export function registerSpillFiles(factory: SpillFilesFactory): void {
   backend = factory;
 }
 
-/** One extent of a host's spilled queue: up to one window of rows, best first. */
-interface Extent {
-  readonly at: ExtentAt;
-  readonly count: number;
-  /** Priority of its first (best) row: a refill takes the host's best extent. */
-  readonly top: number;
-}
-
 /** Figures of the disk tier (for stats, inspect and the benchmark). */
 export interface SpillStats {
   /** URLs whose rows are on disk now. */
@@ -98,6 +91,8 @@ export interface SpillStats {
 
 /** Fixed bytes of one spilled row's record (before the prioritizer's 12 and the URL). */
 const FIXED = 30;
+/** The fewest rows an extent is cut to (see `shedHost`). */
+const MIN_EXTENT = 8;
 /** The smallest window the tier shrinks to. */
 const MIN_WINDOW = 4;
 
@@ -110,8 +105,8 @@ export class SpillTier {
   nextUid = 0;
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
-  /** Spilled extents by host id. */
-  private chains: (Extent[] | undefined)[] = [];
+  /** Spilled extents by host id (each up to half a window of rows, best first). */
+  private readonly pool = new ExtentPool();
   /** Spilled rows by host id. */
   private spilledOf: Int32Array = new Int32Array(64);
   spilled = 0;
@@ -124,9 +119,9 @@ export class SpillTier {
   window: number;
   private readonly files: SpillFiles;
   private scratch = new Uint8Array(1 << 16);
-  /** Extents on disk (all hosts). */
-  private extents = 0;
   private perRowAt = -1;
+  /** After a pass that could not reach its target: no new pass until the estimate passes this. */
+  private retryAbove = 0;
   private perRowBytes = 0;
 
   constructor(
@@ -213,28 +208,36 @@ export class SpillTier {
   residentBytes(): number {
     const s = this.s;
     const t = s.table;
-    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.nextUid * 4 + this.extents * 64;
+    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.nextUid * 4 + this.pool.memoryBytes;
   }
 
   /**
-   * Sheds resident rows when the estimate exceeds the budget, down to 80 % of it: each
-   * host's queued rows beyond its best `window` are written out, the window halving (to
-   * `MIN_WINDOW`) while a full pass cannot reach the target. Returns rows spilled.
+   * Sheds resident rows when the estimate exceeds the budget, down to 80 % of it: a host with
+   * more than `window` queued rows keeps its best half window and writes the rest out (so an
+   * extent holds at least half a window, and the host is not touched again until its queue
+   * grows past the window), the window halving (to `MIN_WINDOW`) while a full pass cannot
+   * reach the target. Returns rows spilled.
    */
   maybeShed(): number {
-    if (this.residentBytes() <= this.budget) return 0;
+    const now = this.residentBytes();
+    if (now <= this.budget || now <= this.retryAbove) return 0;
     const target = this.budget * 0.8;
     let moved = 0;
     for (;;) {
       const hosts = this.s.hosts.length;
       for (let id = 0; id < hosts; id++) {
-        if (this.s.queues.size(id) > this.window) moved += this.shedHost(id, this.window);
+        if (this.s.queues.size(id) > this.window) moved += this.shedHost(id, this.window >> 1);
         if ((id & 255) === 255 && this.residentBytes() <= target) break;
       }
       if (this.residentBytes() <= target || this.window <= MIN_WINDOW) break;
       this.window = Math.max(MIN_WINDOW, this.window >> 1);
     }
     this.compactArenaIfWasteful();
+    // What cannot be spilled (crawled rows, the key index) may hold the estimate over the
+    // budget: then wait for it to grow by a twentieth of the budget before the next pass,
+    // instead of walking every host at every report.
+    const after = this.residentBytes();
+    this.retryAbove = after > target ? after + Math.max(this.budget / 20, 1 << 20) : 0;
     return moved;
   }
 
@@ -253,19 +256,19 @@ export class SpillTier {
     }
     if (go.length === 0) return 0;
     const h = s.hosts[id]!;
-    const per = Math.max(MIN_WINDOW, this.window);
+    // Extents of at most half a window (a refill at a quarter window stays under the window),
+    // and at least MIN_EXTENT rows: a read per few dispatches cost a quarter of dispatch speed.
+    const per = Math.max(MIN_EXTENT, this.window >> 1);
     // Every extent is written before any row is vacated: a full disk leaves the frontier as it was.
-    const extents: Extent[] = [];
+    const extents: [ExtentAt, number, number][] = [];
     for (let from = 0; from < go.length; from += per) {
       const part = go.slice(from, from + per);
       const length = this.encode(part);
-      extents.push({ at: this.files.append(h.hostKeyLo, h.hostKeyHi, part.length, this.scratch, length), count: part.length, top: s.table.priority[part[0]!]! });
+      extents.push([this.files.append(h.hostKeyLo, h.hostKeyHi, part.length, this.scratch, length), part.length, s.table.priority[part[0]!]!]);
     }
     q.replaceAll(id, stay);
     for (const r of go) this.vacate(r);
-    const chain = (this.chains[id] ??= []);
-    chain.push(...extents);
-    this.extents += extents.length;
+    for (const [at, count, top] of extents) this.pool.add(id, at, count, top);
     if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
     this.spilledOf[id] = this.spilledOf[id]! + go.length;
     this.spilled += go.length;
@@ -340,36 +343,34 @@ export class SpillTier {
     if (this.spilledOfHost(id) === 0) return;
     const size = this.s.queues.size(id);
     if (size > 0 && size > this.window >> 2) return;
-    this.load(id, this.takeBest(id), true);
+    this.take(id);
   }
 
   /** Brings every spilled row of host `id` back (crash replay of one of its URLs). */
   loadHost(id: number): void {
-    while (this.spilledOfHost(id) > 0) this.load(id, this.takeBest(id), true);
+    while (this.spilledOfHost(id) > 0) this.take(id);
   }
 
-  private takeBest(id: number): Extent {
-    const chain = this.chains[id]!;
-    let best = 0;
-    for (let i = 1; i < chain.length; i++) if (chain[i]!.top > chain[best]!.top) best = i;
-    const e = chain[best]!;
-    chain[best] = chain[chain.length - 1]!;
-    chain.pop();
-    this.extents--;
-    return e;
+  /** Brings host `id`'s best extent back into its queue. */
+  private take(id: number): void {
+    const slot = this.pool.takeBest(id);
+    const count = this.pool.count[slot]!;
+    const at = this.pool.at(slot);
+    this.pool.release(slot);
+    this.load(id, at, count, true);
   }
 
   /** Decodes extent `e` of host `id` into rows; queued when `queue`. Returns the rows. */
-  private load(id: number, e: Extent, queue: boolean): number[] {
+  private load(id: number, at: ExtentAt, count: number, queue: boolean): number[] {
     const s = this.s;
     const t = s.table;
     const h = s.hosts[id]!;
-    const payload = this.files.read(e.at, h.hostKeyLo, h.hostKeyHi, e.count);
+    const payload = this.files.read(at, h.hostKeyLo, h.hostKeyHi, count);
     const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     const prio = s.prio;
     const rows: number[] = [];
     let p = 0;
-    for (let i = 0; i < e.count; i++) {
+    for (let i = 0; i < count; i++) {
       const uid = v.getUint32(p, true);
       const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
       s.queues.ensureRows(t.rows);
@@ -400,10 +401,10 @@ export class SpillTier {
       rows.push(row);
     }
     if (queue) {
-      this.files.release(e.at.file);
-      this.spilledOf[id] = this.spilledOf[id]! - e.count;
-      this.spilled -= e.count;
-      this.rowsRead += e.count;
+      this.files.release(at.file);
+      this.spilledOf[id] = this.spilledOf[id]! - count;
+      this.spilled -= count;
+      this.rowsRead += count;
     }
     return rows;
   }
@@ -417,10 +418,8 @@ export class SpillTier {
   withAllResident<T>(fn: () => T): T {
     const loaded: number[] = [];
     try {
-      for (let id = 0; id < this.chains.length; id++) {
-        const chain = this.chains[id];
-        if (chain === undefined) continue;
-        for (const e of chain) for (const r of this.load(id, e, false)) loaded.push(r);
+      for (let id = 0; id < this.pool.hostSpan; id++) {
+        for (const slot of this.pool.slotsOf(id)) for (const r of this.load(id, this.pool.at(slot), this.pool.count[slot]!, false)) loaded.push(r);
       }
       return fn();
     } finally {
@@ -464,7 +463,7 @@ export class SpillTier {
 
   /** Bytes of the tier's own maps (slotOf, uidOf, extent records). */
   get memoryBytes(): number {
-    return this.slotOf.byteLength + this.uidOf.byteLength + this.spilledOf.byteLength + this.extents * 64;
+    return this.slotOf.byteLength + this.uidOf.byteLength + this.spilledOf.byteLength + this.pool.memoryBytes;
   }
 
   /** Closes the files and deletes them (the spilled rows die with the frontier). */
