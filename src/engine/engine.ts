@@ -698,7 +698,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   // ───────────────────────────── opening and recovery ─────────────────────────────
 
-  #frontierOptions(): Partial<FrontierOptions> {
+  #frontierOptions(diskTier = false): Partial<FrontierOptions> {
     const o = this.options;
     let traps: TrapSeam | undefined;
     const detector = this.#traps;
@@ -725,7 +725,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       freshness: this.#freshness,
       traps,
       canonPolicyVersion: (o.canonPolicy ?? DEFAULT_POLICY).version,
-      memoryBudget: o.memoryBudget,
+      // A checkpoint with URLs on disk resumes with its tier even without a budget (nothing sheds).
+      memoryBudget: o.memoryBudget > 0 ? o.memoryBudget : diskTier ? Number.MAX_SAFE_INTEGER : 0,
       storeDir: o.dataDir === undefined ? undefined : join(o.dataDir, DISK_DIR),
     };
   }
@@ -748,7 +749,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#directory.import(state.groups);
       // robots.txt files still fresh are used until their own expiry: a restart asks no origin again.
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
-      this.#frontier = Frontier.recover(image, this.#frontierOptions());
+      this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = state.generation;
       this.#completed = state.completed;
       this.#ok = state.ok ?? state.completed;
@@ -1217,7 +1218,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (data === undefined || f === undefined) return;
     const generation = this.#generation + 1;
     const startedMs = performance.now();
-    const image = f.checkpoint();
+    // With a disk tier: the resident rows and the tier's committed manifest, not every URL.
+    const image = f.checkpointIncremental();
     const bytes = data.checkpoint(
       image,
       {

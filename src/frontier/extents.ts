@@ -2,7 +2,7 @@
  * The spill tier's record of where each host's spilled rows are: one entry per extent (file,
  * offset, bytes, rows, best priority), chained per host, all in typed arrays. An object per
  * extent cost ~50 B of JS heap per spilled URL at 1M URLs (bench/suites/disk.bench.mjs); an
- * entry here is 28 B per extent, an extent holding many rows.
+ * entry here is 36 B per extent, an extent holding many rows.
  */
 import type { ExtentAt } from './spill.js';
 
@@ -13,6 +13,8 @@ export class ExtentPool {
   bytes = new Uint32Array(1024);
   count = new Uint32Array(1024);
   top = new Float32Array(1024);
+  /** Offset of the extent's keys in its segment's key log. */
+  keys = new Float64Array(1024);
   private next = new Int32Array(1024);
   /** First slot of each host's chain, by host id. */
   private head = new Int32Array(64).fill(-1);
@@ -39,6 +41,7 @@ export class ExtentPool {
     this.bytes[slot] = at.bytes;
     this.count[slot] = count;
     this.top[slot] = top;
+    this.keys[slot] = at.keys;
     this.next[slot] = this.head[host]!;
     this.head[host] = slot;
     this.size++;
@@ -62,7 +65,7 @@ export class ExtentPool {
 
   /** Where slot `slot`'s extent is. */
   at(slot: number): ExtentAt {
-    return { file: this.file[slot]!, offset: this.offset[slot]!, bytes: this.bytes[slot]! };
+    return { file: this.file[slot]!, offset: this.offset[slot]!, bytes: this.bytes[slot]!, keys: this.keys[slot]! };
   }
 
   /** Returns a slot `takeBest` gave out to the free list. */
@@ -84,7 +87,7 @@ export class ExtentPool {
   }
 
   get memoryBytes(): number {
-    return this.file.length * 28 + this.head.byteLength;
+    return this.file.length * 36 + this.head.byteLength;
   }
 
   private grow(): void {
@@ -99,6 +102,7 @@ export class ExtentPool {
     this.bytes = g(this.bytes, (k) => new Uint32Array(k));
     this.count = g(this.count, (k) => new Uint32Array(k));
     this.top = g(this.top, (k) => new Float32Array(k));
+    this.keys = g(this.keys, (k) => new Float64Array(k));
     this.next = g(this.next, (k) => new Int32Array(k));
   }
 }

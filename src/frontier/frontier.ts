@@ -42,7 +42,7 @@ import type { Discovery, FetchRequest, Outcome, UrlStatus } from '../model/index
 import type { PolitenessConfig } from '../politeness/index.js';
 import type { Prioritizer } from '../prioritize/index.js';
 import * as banks from './banks.js';
-import { checkpoint, restore } from './checkpoint.js';
+import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { type SeedSpec, discover, reconsider, refuse, seed, seedBatch } from './intake.js';
@@ -431,6 +431,18 @@ export class Frontier {
    */
   checkpoint(): PartitionImage {
     return checkpoint(this.#s);
+  }
+
+  /**
+   * The durable checkpoint of a frontier with a disk tier: the tier's files fsynced and its
+   * manifest committed (temporary file, fsync, rename), then the image of the *resident* rows
+   * only, naming the manifest in its settings (`spill`) — not the whole partition. Recovery
+   * (`Frontier.recover` with `storeDir`) reads the manifest and the spilled URLs' keys, never
+   * their rows. The files it names are the tier's until the next incremental checkpoint commits
+   * (so keep the image; `free()` then leaves them). Without a disk tier: `checkpoint()`.
+   */
+  checkpointIncremental(): PartitionImage {
+    return checkpointIncremental(this.#s);
   }
 
   /** `checkpoint()` encoded as `.meguri` bytes. */

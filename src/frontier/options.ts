@@ -270,6 +270,8 @@ export interface FrontierOptions {
   readonly spillWindow: number;
   /** The disk tier's file seam, a `DiskIo` from src/disk (tests inject ENOSPC through it); default the real file system. */
   readonly diskIo: object | undefined;
+  /** Open a recovered disk tier without deleting files its manifest does not name (a reader beside a live crawl). */
+  readonly diskReadOnly: boolean;
 }
 
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -315,4 +317,5 @@ export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOp
   storeDir: stringField({ nonEmpty: true }),
   spillWindow: numberField({ default: 64, min: 4, max: 1 << 20, integer: true }),
   diskIo: customField('a DiskIo object', (v): v is object => isObject(v)),
+  diskReadOnly: booleanField(false),
 });

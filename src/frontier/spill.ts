@@ -27,7 +27,7 @@
  * itself when the Node entry is loaded, so this file reaches no `node:` module and the
  * browser entry stays clean (a browser frontier given `storeDir` is refused).
  */
-import { InvalidArgumentError } from '../errors/index.js';
+import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { UrlStatus } from '../model/index.js';
 import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
@@ -37,11 +37,18 @@ import { StringArena, entryEnd } from './table.js';
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
 export const VACANT = 0xff;
 
-/** Where one extent went: its file and byte range. */
+/** Where one extent went: its file and byte range, and its keys' place in the file's key log. */
 export interface ExtentAt {
   readonly file: number;
   readonly offset: number;
   readonly bytes: number;
+  readonly keys: number;
+}
+
+/** What a durable checkpoint of the tier left on disk: the manifest's name and checksum. */
+export interface SpillCommit {
+  readonly manifest: string;
+  readonly checksum: string;
 }
 
 /**
@@ -49,14 +56,30 @@ export interface ExtentAt {
  * method may throw `DiskFullError` (writes) or `CorruptBucketError` naming the file (reads).
  */
 export interface SpillFiles {
-  /** Appends one extent (framed and checksummed by the backend); returns where it went. */
-  append(hostLo: number, hostHi: number, count: number, payload: Uint8Array, length: number): ExtentAt;
+  /**
+   * Appends one extent (framed and checksummed by the backend) and its rows' PathKeys (`paths`,
+   * two lanes a row) to the segment's key log; returns where they went.
+   */
+  append(hostLo: number, hostHi: number, count: number, payload: Uint8Array, length: number, paths: Uint32Array): ExtentAt;
   /** Reads extent `at` back, checked against its frame, host and checksum; returns its payload. */
   read(at: ExtentAt, hostLo: number, hostHi: number, count: number): Uint8Array;
-  /** One extent of `file` is no longer needed; a file with none left is deleted. */
+  /** Reads extent `at`'s PathKeys back from the key log (two lanes a row), checked. */
+  readKeys(at: ExtentAt, count: number): Uint32Array;
+  /**
+   * One extent of `file` is no longer needed. Before the first `commit` a file with none left
+   * is deleted at once; after it, only by `commit` once no committed manifest names it.
+   */
   release(file: number): void;
-  /** fsyncs the files written since the last sync. */
-  sync(): void;
+  /**
+   * Makes everything appended so far durable and writes `manifest` (the tier's extents) as the
+   * next manifest file (temporary file, fsync, rename, directory fsync); deletes the files and
+   * manifests neither this nor the previous manifest needs. Returns its name and checksum.
+   */
+  commit(manifest: Uint8Array): SpillCommit;
+  /** Reads (and checks) a committed manifest back. */
+  readManifest(commit: SpillCommit): Uint8Array;
+  /** An extent of a resumed manifest lives in `file` (counts it as needed). */
+  adopt(file: number): void;
   /** Segment files and bytes on disk now. */
   readonly fileCount: number;
   readonly byteCount: number;
@@ -64,8 +87,13 @@ export interface SpillFiles {
   close(remove: boolean): void;
 }
 
-/** Makes the backend for a directory; `io` is the embedder's `DiskIo` (or undefined). */
-export type SpillFilesFactory = (dir: string, io: unknown) => SpillFiles;
+/**
+ * Makes the backend for a directory; `io` is the embedder's `DiskIo` (or undefined). Fresh
+ * (`resume` undefined): files left in the directory are scratch and deleted. Resuming: the
+ * files `resume` names are kept (the rest deleted, unless `readOnly`), new extents go to new
+ * segment files.
+ */
+export type SpillFilesFactory = (dir: string, io: unknown, resume?: SpillCommit, readOnly?: boolean) => SpillFiles;
 
 let backend: SpillFilesFactory | undefined;
 
@@ -90,7 +118,20 @@ export interface SpillStats {
 }
 
 /** Fixed bytes of one spilled row's record (before the prioritizer's 12 and the URL). */
-const FIXED = 30;
+const FIXED = 26;
+/** Bytes of one extent in a manifest: HostKey, file, bytes, offset, key offset, rows, top. */
+const EXTENT_BYTES = 40;
+
+/** What a checkpoint image records of the disk tier (in its settings, `spill`). */
+export interface SpillMeta {
+  /** The tier's directory when it was written. */
+  readonly dir: string;
+  readonly manifest: string;
+  readonly checksum: string;
+  readonly spilled: number;
+  readonly extents: number;
+}
+
 /** The fewest rows an extent is cut to (see `shedHost`). */
 const MIN_EXTENT = 8;
 /** The smallest window the tier shrinks to. */
@@ -117,7 +158,8 @@ export class SpillTier {
   private rowsWritten = 0;
   private rowsRead = 0;
   window: number;
-  private readonly files: SpillFiles;
+  /** The file backend, made on first use (fresh) or by `resume`. */
+  private backendFiles: SpillFiles | undefined;
   private scratch = new Uint8Array(1 << 16);
   private perRowAt = -1;
   /** After a pass that could not reach its target: no new pass until the estimate passes this. */
@@ -127,15 +169,18 @@ export class SpillTier {
   constructor(
     private readonly s: FrontierState,
     readonly budget: number,
-    dir: string,
+    readonly dir: string,
     window: number,
-    io: unknown,
+    private readonly io: unknown,
   ) {
     if (backend === undefined) {
       throw new InvalidArgumentError('FrontierOptions.storeDir needs the Node entry of meguri (the disk tier uses node:fs)');
     }
     this.window = window;
-    this.files = backend(dir, io);
+  }
+
+  private get files(): SpillFiles {
+    return (this.backendFiles ??= backend!(this.dir, this.io));
   }
 
   // ───────────────────────────── identity ─────────────────────────────
@@ -264,7 +309,12 @@ export class SpillTier {
     for (let from = 0; from < go.length; from += per) {
       const part = go.slice(from, from + per);
       const length = this.encode(part);
-      extents.push([this.files.append(h.hostKeyLo, h.hostKeyHi, part.length, this.scratch, length), part.length, s.table.priority[part[0]!]!]);
+      const paths = new Uint32Array(part.length * 2);
+      for (let i = 0; i < part.length; i++) {
+        paths[2 * i] = s.table.key[part[i]! * 4 + 2]!;
+        paths[2 * i + 1] = s.table.key[part[i]! * 4 + 3]!;
+      }
+      extents.push([this.files.append(h.hostKeyLo, h.hostKeyHi, part.length, this.scratch, length, paths), part.length, s.table.priority[part[0]!]!]);
     }
     q.replaceAll(id, stay);
     for (const r of go) this.vacate(r);
@@ -298,14 +348,13 @@ export class SpillTier {
     const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
     let p = 0;
     for (const r of rows) {
-      v.setUint32(p, this.uidOf[r]!, true);
-      v.setUint32(p + 4, t.key[r * 4 + 2]!, true);
-      v.setUint32(p + 8, t.key[r * 4 + 3]!, true);
-      v.setFloat32(p + 12, t.priority[r]!, true);
-      v.setUint32(p + 16, t.firstSeen[r]!, true);
-      v.setUint32(p + 20, t.nextDue[r]!, true);
-      v.setFloat32(p + 24, t.lambda[r]!, true);
-      v.setUint16(p + 28, t.depth[r]!, true);
+      v.setUint32(p, t.key[r * 4 + 2]!, true);
+      v.setUint32(p + 4, t.key[r * 4 + 3]!, true);
+      v.setFloat32(p + 8, t.priority[r]!, true);
+      v.setUint32(p + 12, t.firstSeen[r]!, true);
+      v.setUint32(p + 16, t.nextDue[r]!, true);
+      v.setFloat32(p + 20, t.lambda[r]!, true);
+      v.setUint16(p + 24, t.depth[r]!, true);
       p += FIXED;
       if (prio) {
         v.setFloat32(p, prio.cash[r]!, true);
@@ -369,22 +418,32 @@ export class SpillTier {
     const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     const prio = s.prio;
     const rows: number[] = [];
+    // Uids from the key index (a recovery numbers them afresh; the records carry only keys).
+    const keys = new Uint32Array(count * 4);
+    for (let i = 0, p = 0; i < count; i++) {
+      keys[4 * i] = h.hostKeyLo;
+      keys[4 * i + 1] = h.hostKeyHi;
+      keys[4 * i + 2] = v.getUint32(p, true);
+      keys[4 * i + 3] = v.getUint32(p + 4, true);
+      p = entryEnd(payload, p + FIXED + (prio ? 12 : 0), payload.length);
+    }
+    const uids = s.index.getBatch(keys);
     let p = 0;
     for (let i = 0; i < count; i++) {
-      const uid = v.getUint32(p, true);
+      const uid = uids[i]!;
       const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
       s.queues.ensureRows(t.rows);
       prio?.ensureRows(t.rows);
       this.bind(uid, row);
       t.key[row * 4] = h.hostKeyLo;
       t.key[row * 4 + 1] = h.hostKeyHi;
-      t.key[row * 4 + 2] = v.getUint32(p + 4, true);
-      t.key[row * 4 + 3] = v.getUint32(p + 8, true);
-      t.priority[row] = v.getFloat32(p + 12, true);
-      t.firstSeen[row] = v.getUint32(p + 16, true);
-      t.nextDue[row] = v.getUint32(p + 20, true);
-      t.lambda[row] = v.getFloat32(p + 24, true);
-      t.depth[row] = v.getUint16(p + 28, true);
+      t.key[row * 4 + 2] = keys[4 * i + 2]!;
+      t.key[row * 4 + 3] = keys[4 * i + 3]!;
+      t.priority[row] = v.getFloat32(p + 8, true);
+      t.firstSeen[row] = v.getUint32(p + 12, true);
+      t.nextDue[row] = v.getUint32(p + 16, true);
+      t.lambda[row] = v.getFloat32(p + 20, true);
+      t.depth[row] = v.getUint16(p + 24, true);
       p += FIXED;
       if (prio) {
         const c = prio.rowColumns();
@@ -444,16 +503,100 @@ export class SpillTier {
     this.arenaGarbage = 0;
   }
 
-  /** fsyncs what was written. */
-  sync(): void {
-    this.files.sync();
+  // ───────────────────────────── durability ─────────────────────────────
+
+  /**
+   * A durable checkpoint of the tier: every extent appended so far made durable and the extent
+   * table written as the next manifest (the backend's commit). What the checkpoint image
+   * records (`SpillMeta`) names it; the image itself carries only the resident rows.
+   */
+  commit(): SpillMeta {
+    const pool = this.pool;
+    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES);
+    const v = new DataView(out.buffer);
+    v.setUint32(0, pool.size, true);
+    v.setUint32(4, this.window, true);
+    v.setFloat64(8, this.spilled, true);
+    let p = 16;
+    for (let id = 0; id < pool.hostSpan; id++) {
+      const h = this.s.hosts[id];
+      for (const slot of pool.slotsOf(id)) {
+        v.setUint32(p, h!.hostKeyLo, true);
+        v.setUint32(p + 4, h!.hostKeyHi, true);
+        v.setUint32(p + 8, pool.file[slot]!, true);
+        v.setUint32(p + 12, pool.bytes[slot]!, true);
+        v.setFloat64(p + 16, pool.offset[slot]!, true);
+        v.setFloat64(p + 24, pool.keys[slot]!, true);
+        v.setUint32(p + 32, pool.count[slot]!, true);
+        v.setFloat32(p + 36, pool.top[slot]!, true);
+        p += EXTENT_BYTES;
+      }
+    }
+    const c = this.files.commit(out);
+    return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: pool.size };
+  }
+
+  /**
+   * Loads the disk tier a checkpoint named (after the resident rows were restored): the
+   * manifest's extents go back to their hosts' chains and their keys — read from the key
+   * logs, 8 B a URL, never a URL string — into the key index as spilled. `readOnly` opens the
+   * files without deleting what the manifest does not name (a reader beside a live crawl).
+   */
+  resume(meta: SpillMeta, readOnly: boolean): void {
+    const c: SpillCommit = { manifest: meta.manifest, checksum: meta.checksum };
+    this.backendFiles = backend!(this.dir, this.io, c, readOnly);
+    const bytes = this.files.readManifest(c);
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const n = v.getUint32(0, true);
+    this.window = Math.min(this.window, Math.max(MIN_WINDOW, v.getUint32(4, true)));
+    const byKey = new Map<string, number>();
+    for (const h of this.s.hosts) byKey.set(`${h.hostKeyLo}:${h.hostKeyHi}`, h.id);
+    const s = this.s;
+    const BATCH = 65_536;
+    let keys = new Uint32Array(BATCH * 4);
+    let uids = new Uint32Array(BATCH);
+    let k = 0;
+    const flush = (): void => {
+      if (k > 0) s.index.insertBatch(keys.subarray(0, k * 4), uids.subarray(0, k));
+      k = 0;
+    };
+    for (let i = 0, p = 16; i < n; i++, p += EXTENT_BYTES) {
+      const lo = v.getUint32(p, true);
+      const hi = v.getUint32(p + 4, true);
+      const id = byKey.get(`${lo}:${hi}`);
+      const at: ExtentAt = { file: v.getUint32(p + 8, true), bytes: v.getUint32(p + 12, true), offset: v.getFloat64(p + 16, true), keys: v.getFloat64(p + 24, true) };
+      const count = v.getUint32(p + 32, true);
+      if (id === undefined) throw new CorruptPartitionError('hosts', `the disk tier's manifest ${meta.manifest} names a host the checkpoint does not have`);
+      this.pool.add(id, at, count, v.getFloat32(p + 36, true));
+      this.files.adopt(at.file);
+      const paths = this.files.readKeys(at, count);
+      if (k + count > BATCH) flush();
+      if (count > keys.length / 4) {
+        keys = new Uint32Array(count * 4);
+        uids = new Uint32Array(count);
+      }
+      for (let j = 0; j < count; j++, k++) {
+        keys[4 * k] = lo;
+        keys[4 * k + 1] = hi;
+        keys[4 * k + 2] = paths[2 * j]!;
+        keys[4 * k + 3] = paths[2 * j + 1]!;
+        const uid = this.nextUid++;
+        if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
+        this.slotOf[uid] = -1;
+        uids[k] = uid;
+      }
+      if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+      this.spilledOf[id] = this.spilledOf[id]! + count;
+      this.spilled += count;
+    }
+    flush();
   }
 
   stats(): SpillStats {
     return {
       spilledUrls: this.spilled,
-      files: this.files.fileCount,
-      diskBytes: this.files.byteCount,
+      files: this.backendFiles?.fileCount ?? 0,
+      diskBytes: this.backendFiles?.byteCount ?? 0,
       rowsWritten: this.rowsWritten,
       rowsRead: this.rowsRead,
       window: this.window,
@@ -466,9 +609,9 @@ export class SpillTier {
     return this.slotOf.byteLength + this.uidOf.byteLength + this.spilledOf.byteLength + this.pool.memoryBytes;
   }
 
-  /** Closes the files and deletes them (the spilled rows die with the frontier). */
+  /** Closes the files; deletes them unless a checkpoint committed them (then they are durable state). */
   close(): void {
-    this.files.close(true);
+    this.backendFiles?.close(true);
   }
 }
 
