@@ -5,30 +5,14 @@
 // phase — `spill` (a shed) or `checkpoint` (the manifest commit) — half-writing it: a real
 // kill -9 at an exact byte.
 import { join } from 'node:path';
-import { CountingIo, type DiskIo } from '../../src/disk/index.js';
+import { killingIo } from '../disk/kill-io.js';
 import { Frontier, type SeedSpec, loadCoreSync, writePartition } from '../../src/index.js';
 
 const [dir, total, phase, at] = process.argv.slice(2);
 const killAt = Number(at);
 loadCoreSync();
 let current = '';
-let writes = 0;
-const inner = new CountingIo();
-const io: DiskIo = {
-  open: (p, f) => inner.open(p, f),
-  read: (fd, b, o, l, p) => inner.read(fd, b, o, l, p),
-  fsync: (fd) => inner.fsync(fd),
-  close: (fd) => inner.close(fd),
-  truncate: (fd, l) => inner.truncate(fd, l),
-  rename: (a, b) => inner.rename(a, b),
-  write(fd, b, o, l, p) {
-    if (current === phase && ++writes === killAt) {
-      inner.write(fd, b, o, Math.max(1, l >> 1), p);
-      process.kill(process.pid, 'SIGKILL');
-    }
-    return inner.write(fd, b, o, l, p);
-  },
-};
+const io = killingIo(phase!, killAt, () => current);
 const f = new Frontier(0, 0, { memoryBudget: 1 << 20, storeDir: join(dir!, 'disk'), spillWindow: 8, diskIo: io });
 const HOSTS = 200;
 let clock = 0;
