@@ -56,6 +56,8 @@
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { join } from 'node:path';
+// The frontier's disk tier (memoryBudget) writes through src/disk; importing it registers the backend.
+import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
