@@ -304,6 +304,13 @@ export class StringArena {
     return this.curPrefix === '' ? rest : this.curPrefix + rest;
   }
 
+  /** Bytes the entry at `offset` holds here (its in-memory form), as `length` counted them. */
+  storedLength(offset: number): number {
+    const start = offset < this.baseLength ? offset : (offset - this.baseLength) & CHUNK_MASK;
+    const p = this.open(offset);
+    return p - start + this.curLen;
+  }
+
   /** Bytes of the entry at `offset` in the file's plain form (varint length + UTF-8). */
   plainLength(offset: number): number {
     this.open(offset);

@@ -189,6 +189,17 @@ export class RowQueues {
     this.refreshTop(host);
   }
 
+  /** Replaces the queue of `host` with `rows` (the spill tier keeping a host's best rows). */
+  replaceAll(host: number, rows: readonly number[]): void {
+    const n = this.size(host);
+    const b = this.base[host]!;
+    for (let i = 0; i < n; i++) this.qpos[this.slab[b + i * STRIDE]!] = -1;
+    this.total -= n;
+    if (n > 0) this.sizes[host] = 0;
+    this.pushAll(host, rows, rows.length);
+    if (n > 0) this.refreshTop(host);
+  }
+
   /** Removes and returns the best row of `host`, or −1. */
   pop(host: number): number {
     if (this.size(host) === 0) return -1;

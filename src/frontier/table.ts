@@ -321,13 +321,20 @@ export class UrlTable {
   /**
    * Re-stores every row's URL (and ETag) in a fresh arena, URLs sharing their host's origin as
    * intake stores them; for a table loaded from a file, whose arena is plain. Needs valid host
-   * ids (the frontier checks them first). Offsets change; what they refer to does not.
+   * ids (the frontier checks them first). Offsets change; what they refer to does not. Rows
+   * whose status is `skipStatus` (the spill tier's vacated rows) keep no string.
    */
-  shareOrigins(): void {
+  shareOrigins(skipStatus = -1): void {
     const old = this.arena;
     this.arena = new StringArena(Math.min(1 << 20, Math.max(1024, old.length)));
     this.hostPrefix = new Int32Array(0);
     for (let r = 0; r < this.rows; r++) {
+      if (this.status[r] === skipStatus) {
+        // A vacated row (the spill tier's): no string of its own to keep.
+        this.url[r] = 0;
+        this.etag[r] = 0;
+        continue;
+      }
       this.url[r] = this.addUrl(old.get(this.url[r]!), this.host[r]!);
       const e = this.etag[r]!;
       if (e === 0) continue;
