@@ -130,6 +130,13 @@ export function printScenario(r: ScenarioResult): void {
   console.log(`  meguri-frontier  / optimum  ${fmt(r.frontierOverOptimum)}`);
   console.log(`  meguri-frontier  / uniform  ${fmt(r.frontierOverUniform)}`);
   console.log(`  meguri-estimator / optimum  ${fmt(r.estimatorOverOptimum)}`);
+  for (const policy of ['meguri-estimator', 'meguri-frontier']) {
+    const rows = r.runs.map((c) => c.rows.find((x) => x.policy === policy)).filter((x) => x !== undefined);
+    if (rows.length === 0) continue;
+    const use = rows.map((x) => x.budgetUse);
+    const violations = rows.reduce((a, x) => a + x.capViolations, 0);
+    console.log(`  ${policy.padEnd(16)} budget use ${Math.min(...use).toFixed(3)}–${Math.max(...use).toFixed(3)}, host-cap violations ${violations} over ${rows.length} runs`);
+  }
   const cell = (x: string, i: number): string => (i === 0 ? x.padEnd(18) : x.padStart(10));
   console.log(`  ${['crawl share', ...BANDS.map((b) => b.label)].map(cell).join('')}`);
   for (const [policy, s] of r.shares) {
