@@ -128,7 +128,7 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     }
   }
   // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
-  s.table.shareOrigins();
+  s.table.shareOrigins(image.arena);
   s.index.free();
   s.index = keyIndexOfRows(s.table, rows);
   s.queues.ensureRows(rows);
