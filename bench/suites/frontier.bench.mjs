@@ -16,7 +16,9 @@
 // frontier already holds (seeds or earlier discoveries), the rest new. Only the `report` calls
 // are timed (dispatch and link generation are not). The baseline in the same run is the naive
 // frontier fed the same links (URL parse for the host, Set dedup, per-host arrays).
-// `FRONTIER_PARTS` picks parts (default `links,main,crawlee`): `links` alone runs this part.
+// `FRONTIER_PARTS` picks parts (default `links,main,ips,crawlee`): `links` alone runs this part;
+// `ips` adds a meguri row with IP windows on (a resolver putting two hosts on each address,
+// so the address's window binds as often as the host's).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,10 +68,19 @@ async function timeAsync(fn) {
   return [Number(process.hrtime.bigint() - t0) / 1e9, out];
 }
 
-/** meguri's run; `one` seeds with one `seed()` call per URL instead of `seedBatch`. */
-function meguriRun(n, dir, one = false) {
+/**
+ * The address of host `name` (`siteN.com`) when IP windows are on: two hosts per address, so
+ * every address's window binds (each host's own window is the same 250 ms).
+ */
+function addressOf(name) {
+  const a = Number(name.slice(4, -4)) >> 1;
+  return `10.${(a >> 16) & 255}.${(a >> 8) & 255}.${a & 255}`;
+}
+
+/** meguri's run; `ips` puts two hosts on each address (IP windows on); `one` seeds with one `seed()` call per URL instead of `seedBatch`. */
+function meguriRun(n, dir, { ips = false, one = false } = {}) {
   const before = resident();
-  const f = new Frontier(1, 0, { politeness: POLITE });
+  const f = new Frontier(1, 0, { politeness: POLITE, ...(ips ? { resolver: addressOf } : {}) });
   const [tIntake] = time(() => {
     if (one) {
       for (let i = 0; i < n; i++) f.seed(urlOf(i), hostOf(i), (i % 5) / 4, 0, 0, 0);
@@ -85,7 +96,7 @@ function meguriRun(n, dir, one = false) {
   const owned = f.stats(0).memoryBytes;
   const path = join(dir, 'frontier.meguri');
   const [tWrite, size] = time(() => writePartition(path, f.checkpointBytes()));
-  const [tRead, g] = time(() => Frontier.recover(readPartition(path), { politeness: POLITE }));
+  const [tRead, g] = time(() => Frontier.recover(readPartition(path), { politeness: POLITE, ...(ips ? { resolver: addressOf } : {}) }));
   if (g.len() !== n) throw new Error(`recovered ${g.len()} of ${n}`);
   g.free();
   const [tDrain, log] = time(() => f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200 })));
@@ -266,25 +277,29 @@ function row(name, n, s, base) {
 }
 
 export async function run() {
-  const parts = (process.env.FRONTIER_PARTS ?? 'links,main,crawlee').split(',');
+  const parts = (process.env.FRONTIER_PARTS ?? 'links,main,ips,crawlee').split(',');
   const linkRows = parts.includes('links') ? linkIntake() : [];
   if (!parts.includes('main')) return linkRows;
   const dir = mkdtempSync(join(tmpdir(), 'meguri-bench-'));
+  const withIps = parts.includes('ips');
   const rows = [];
   try {
     for (const n of SIZES) {
       const runs = n >= 1_000_000 ? 1 : RUNS;
       const m = [];
+      const w = [];
       const o = [];
       const v = [];
       for (let r = 0; r < runs; r++) {
         m.push(meguriRun(n, dir));
-        o.push(meguriRun(n, dir, true));
+        o.push(meguriRun(n, dir, { one: true }));
+        if (withIps) w.push(meguriRun(n, dir, { ips: true }));
         v.push(naiveRun(n, dir));
       }
       const ms = summarize(m);
       const base = { intake: n / ms.tIntake, drain: n / ms.tDrain, bytes: ms.bytes / n };
       rows.push(row('meguri Frontier', n, ms, undefined));
+      if (withIps) rows.push(row('meguri Frontier, IP windows (2 hosts/address)', n, summarize(w), base));
       rows.push(row('meguri Frontier, seed() each', n, summarize(o), base));
       rows.push(row('naive Map+Set+heap', n, summarize(v), base));
     }
@@ -303,7 +318,7 @@ export async function run() {
     rmSync(dir, { recursive: true, force: true });
   }
   printTable(rows);
-  console.log('× columns = that implementation / meguri at the first size (intake, drain: >1 faster than meguri; bytes: >1 larger)');
+  console.log('× columns = that implementation / meguri without IP windows at the same size (crawlee: at the first size; intake, drain: >1 faster than meguri; bytes: >1 larger)');
   console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + key index + queues');
   return [...linkRows, ...rows];
 }

@@ -260,6 +260,23 @@ export class StringArena {
     return at;
   }
 
+  /**
+   * `addUrl` for the URL entry at `offset` of arena `src`: a loaded file's plain entry is
+   * copied as bytes (`addPlainUrl`), any other is decoded and added.
+   */
+  addUrlFrom(src: StringArena, offset: number, hint: number, out: Int32Array): number {
+    if (offset < src.baseLength) return this.addPlainUrl(src.base, offset, hint, out);
+    return this.addUrl(src.get(offset), hint, out);
+  }
+
+  /** Appends the entry at `offset` of arena `src` as a plain string entry, byte for byte; returns its offset here. */
+  copyEntryFrom(src: StringArena, offset: number): number {
+    if (offset < src.baseLength) return this.copyFrom(src.base, offset);
+    const raw = new Uint8Array(src.plainLength(offset));
+    src.writePlain(offset, raw, 0);
+    return this.copyFrom(raw, 0);
+  }
+
   /** The id of origin prefix `origin`, made on first sight. */
   private prefixOf(origin: string): number {
     let id = this.prefixIds.get(origin);
@@ -350,6 +367,13 @@ export class StringArena {
     const p = this.open(offset);
     const rest = decoder.decode(this.cur.subarray(p, p + this.curLen));
     return this.curPrefix === '' ? rest : this.curPrefix + rest;
+  }
+
+  /** Bytes the entry at `offset` holds here (its in-memory form), as `length` counted them. */
+  storedLength(offset: number): number {
+    const start = offset < this.baseLength ? offset : (offset - this.baseLength) & CHUNK_MASK;
+    const p = this.open(offset);
+    return p - start + this.curLen;
   }
 
   /** Bytes of the entry at `offset` in the file's plain form (varint length + UTF-8). */

@@ -5,6 +5,7 @@
  * (`TimingWheel`), URL keying and host grouping (src/url), and admission and the change
  * classifier (src/dedup).
  */
+import { DrumSet } from '../core/drum.js';
 import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
 import type { KeyArray } from '../core/keys.js';
 import { TimingWheel } from '../core/wheel.js';
@@ -16,17 +17,38 @@ import type { UrlTable } from './table.js';
 
 export { ChangeKind, admit, changeKindLanes } from '../dedup/index.js';
 
-/** The exact key → row index over the URL table's key column. */
-export type KeyIndex = RowIndex;
-
-/** A new empty key index over `table`'s keys. */
-export function newKeyIndex(table: UrlTable): KeyIndex {
-  return new RowIndex(table);
+/**
+ * The exact key index. Without the disk tier it is a `RowIndex` over the URL table's key
+ * column (payload = row; no second copy of the keys). With the tier a URL's row comes and goes
+ * while its key must stay known, so the index is a `DrumSet` holding the keys itself, its
+ * payload the URL's fixed id (spill.ts, "Row identity").
+ */
+export interface KeyIndex {
+  readonly len: number;
+  readonly memoryBytes: number;
+  get(keys: KeyArray, i?: number): number | undefined;
+  getBatch(keys: KeyArray, out: Uint32Array, missing: number): Uint32Array;
+  insertBatch(keys: KeyArray, payloads: Uint32Array): number;
+  exportSorted(): { payloads: Uint32Array };
+  free(): void;
 }
 
-/** The key index of `table`'s first `rows` rows (distinct keys, as a validated table's are). */
-export function keyIndexOfRows(table: UrlTable, rows: number): KeyIndex {
-  return RowIndex.ofRows(table, rows);
+/** A new empty key index over `table`'s keys (`holdsKeys`: the disk tier's own-key index). */
+export function newKeyIndex(table: UrlTable, holdsKeys = false): KeyIndex {
+  return holdsKeys ? new DrumSet() : new RowIndex(table);
+}
+
+/**
+ * The key index of `table`'s first `rows` rows (distinct keys, as a validated table's are),
+ * payload = row; `holdsKeys` as for `newKeyIndex`.
+ */
+export function keyIndexOfRows(table: UrlTable, rows: number, holdsKeys = false): KeyIndex {
+  if (!holdsKeys) return RowIndex.ofRows(table, rows);
+  const set = new DrumSet();
+  const payloads = new Uint32Array(rows);
+  for (let r = 0; r < rows; r++) payloads[r] = r;
+  if (rows > 0) set.insertBatch(table.key.subarray(0, rows * 4), payloads);
+  return set;
 }
 
 /** The due-time wheel; ticks are epoch-hours. */

@@ -67,6 +67,8 @@ export class RowQueues {
   private hosts = 0;
   /** Rows queued across all hosts. */
   total = 0;
+  /** Entry moves inside host heaps since construction (sift steps): what complexity tests count. */
+  moves = 0;
   /** Priority of each host's best row (−∞ when its queue is empty), by host id. */
   topPriority: Float64Array = new Float64Array(64).fill(Number.NEGATIVE_INFINITY);
 
@@ -185,6 +187,17 @@ export class RowQueues {
     this.total += count;
     for (let i = (count - 2) >> 2; i >= 0; i--) this.down(b, count, i);
     this.refreshTop(host);
+  }
+
+  /** Replaces the queue of `host` with `rows` (the spill tier keeping a host's best rows). */
+  replaceAll(host: number, rows: readonly number[]): void {
+    const n = this.size(host);
+    const b = this.base[host]!;
+    for (let i = 0; i < n; i++) this.qpos[this.slab[b + i * STRIDE]!] = -1;
+    this.total -= n;
+    if (n > 0) this.sizes[host] = 0;
+    this.pushAll(host, rows, rows.length);
+    if (n > 0) this.refreshTop(host);
   }
 
   /** Removes and returns the best row of `host`, or −1. */
@@ -324,6 +337,7 @@ export class RowQueues {
       const a = b + i * STRIDE;
       // Compare the moving entry (still stored at slot i) with the parent.
       if (!this.before(a, p)) break;
+      this.moves++;
       u[a] = u[p]!;
       u[a + 1] = u[p + 1]!;
       u[a + 2] = u[p + 2]!;
@@ -347,6 +361,7 @@ export class RowQueues {
       let c = first;
       for (let j = first + 1; j < last; j++) if (this.before(b + j * STRIDE, b + c * STRIDE)) c = j;
       if (!this.before(b + c * STRIDE, b + i * STRIDE)) break;
+      this.moves++;
       const x = b + i * STRIDE;
       const y = b + c * STRIDE;
       const t0 = u[x]!;

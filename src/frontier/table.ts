@@ -42,6 +42,8 @@
  * |----|----------------|---------|-----------------------------------------------------------|
  * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch, 0 = never fetched          |
  * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
+ * | 45 | unchangedHours | f32     | Σ hours of the intervals that ended without a change (minor 4) |
+ * | 46 | changedLogHours| f32     | Σ ln hours of the intervals that ended in a change (minor 4) |
  *
  * Invariants, for every row r < rows (checked by `UrlTable.fromColumns` and `Frontier.recover`):
  *   key(r) ≠ key(s) for r ≠ s, and the key index (RowIndex) maps key(r) ↦ r
@@ -52,7 +54,7 @@
  * Column growth is geometric (×1.25), so n appends cost O(n) amortized copying (each byte is
  * copied about four times, a memcpy per column) and at most a fifth of the capacity is slack
  * (×1.5 left 15 % at the frontier bench's 1M rows); at rest the columns cost
- * 87 bytes per row of capacity (the freshness columns add 8, churnFp 8 once used). The arena
+ * 87 bytes per row of capacity (the freshness columns add 16, churnFp 8 once used). The arena
  * grows by 1 MiB chunks (see `StringArena`): its URL bytes (URL length + 1 for its varint)
  * plus at most one open chunk.
  *
@@ -100,6 +102,9 @@ export const ColumnId = {
   /** Freshness columns (written only when the freshness option is on). */
   FirstCrawled: 43,
   LmHours: 44,
+  /** Freshness interval statistics (format minor 4; see src/freshness/record.ts). */
+  UnchangedHours: 45,
+  ChangedLogHours: 46,
 } as const;
 
 /** fpFlags bits. */
@@ -136,7 +141,9 @@ type ColumnName =
   | 'lastChanged'
   | 'churnFp'
   | 'firstCrawled'
-  | 'lmHours';
+  | 'lmHours'
+  | 'unchangedHours'
+  | 'changedLogHours';
 
 /** The schema, in file order. */
 export const COLUMNS: readonly ColumnSpec[] = [
@@ -170,6 +177,8 @@ export const CHURN_COLUMN: ColumnSpec = { id: ColumnId.ChurnFp, name: 'churnFp',
 export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.FirstCrawled, name: 'firstCrawled', type: 'u32', lanes: 1 },
   { id: ColumnId.LmHours, name: 'lmHours', type: 'f32', lanes: 1 },
+  { id: ColumnId.UnchangedHours, name: 'unchangedHours', type: 'f32', lanes: 1 },
+  { id: ColumnId.ChangedLogHours, name: 'changedLogHours', type: 'f32', lanes: 1 },
 ];
 
 function allocColumn(type: ColumnType, n: number): ColumnData {
@@ -246,6 +255,8 @@ export class UrlTable {
   /** Optional (freshness): stay empty unless the table was built with `freshness`. */
   firstCrawled = new Uint32Array(0);
   lmHours = new Float32Array(0);
+  unchangedHours = new Float32Array(0);
+  changedLogHours = new Float32Array(0);
   arena: StringArena;
   /** The columns this table always carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for (`churnFp` is kept apart: lazy). */
   readonly schema: readonly ColumnSpec[];
@@ -304,20 +315,29 @@ export class UrlTable {
 
   /**
    * Re-stores every row's URL (and ETag) in a fresh arena, URLs sharing their host's origin as
-   * intake stores them: for a table just loaded from a file, whose offsets index `plain` (the
-   * file's arena). Needs valid host ids (the frontier checks them first). Offsets change; what
-   * they refer to does not (bytes are copied, never re-encoded).
+   * intake stores them; for a table loaded from a file, whose arena is plain (those entries are
+   * copied byte for byte, never re-encoded), and for the spill tier's compaction. Needs valid
+   * host ids (the frontier checks them first). Offsets change; what they refer to does not.
+   * Rows whose status is `skipStatus` (the spill tier's vacated rows) keep no string.
    */
-  shareOrigins(plain: Uint8Array): void {
-    this.arena = new StringArena(Math.min(1 << 20, Math.max(1024, plain.length)));
+  shareOrigins(skipStatus = -1): void {
+    const old = this.arena;
+    this.arena = new StringArena(Math.min(1 << 20, Math.max(1024, old.length)));
     this.hostPrefix = new Int32Array(0);
     const out = this.prefixOut;
     for (let r = 0; r < this.rows; r++) {
+      if (this.status[r] === skipStatus) {
+        // A vacated row (the spill tier's): no string of its own to keep.
+        this.url[r] = 0;
+        this.etag[r] = 0;
+        continue;
+      }
       const host = this.host[r]!;
-      this.url[r] = this.arena.addPlainUrl(plain, this.url[r]!, this.hintFor(host), out);
+      this.url[r] = this.arena.addUrlFrom(old, this.url[r]!, this.hintFor(host), out);
       if (out[0]! >= 0) this.hostPrefix[host] = out[0]!;
       const e = this.etag[r]!;
-      if (e !== 0) this.etag[r] = this.arena.copyFrom(plain, e - 1) + 1;
+      // An ETag moves byte for byte (a file's ETag bytes are not checked as UTF-8).
+      if (e !== 0) this.etag[r] = this.arena.copyEntryFrom(old, e - 1) + 1;
     }
   }
 
