@@ -87,6 +87,13 @@ function originEnd(url: string): number {
   return e + 1;
 }
 
+/** Whether the `len` bytes at `src[p]` start with ASCII string `prefix`. */
+function bytesStartWith(src: Uint8Array, p: number, len: number, prefix: string): boolean {
+  if (len < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (src[p + i] !== prefix.charCodeAt(i)) return false;
+  return true;
+}
+
 /** A growable arena of strings addressed by u32 offsets (see the module comment). */
 export class StringArena {
   /** The loaded file's bytes: offsets [0, baseLength), plain entries. */
@@ -104,18 +111,24 @@ export class StringArena {
   private prefixChars = 0;
   /** Bytes held by entries (base included). */
   length = 0;
+  /** Bytes every entry takes in plain form (base included): an export's upper bound. */
+  plainBytes = 0;
 
   constructor(capacity = 4096) {
     this.chunks.push(new Uint8Array(Math.min(CHUNK, Math.max(16, capacity))));
   }
 
-  /** An arena whose entries are the plain entries of `bytes` (offsets unchanged); appends go after it. */
+  /**
+   * An arena whose entries are the plain entries of `bytes` (offsets unchanged); appends go
+   * after it. `bytes` is kept, not copied (a decoded file's fresh section): do not change it.
+   */
   static fromBytes(bytes: Uint8Array, capacity = 4096): StringArena {
     if (bytes.length > 0xffff_ffff - CHUNK) throw new RangeError(`string arena of ${bytes.length} bytes exceeds 4 GiB`);
     const a = new StringArena(capacity);
-    a.base = bytes.slice();
+    a.base = bytes;
     a.baseLength = bytes.length;
     a.length = bytes.length;
+    a.plainBytes = bytes.length;
     return a;
   }
 
@@ -124,6 +137,11 @@ export class StringArena {
     let b = this.base.byteLength + this.prefixChars + this.prefixes.length * PREFIX_OVERHEAD;
     for (let i = 0; i < this.chunks.length; i++) if (i === 0 || this.chunks[i] !== this.chunks[i - 1]) b += this.chunks[i]!.byteLength;
     return b;
+  }
+
+  /** Whether the arena began from a file's bytes (whose rows may share entries). */
+  get loaded(): boolean {
+    return this.baseLength > 0;
   }
 
   /** Origin prefixes held. */
@@ -154,9 +172,10 @@ export class StringArena {
     return next;
   }
 
-  /** Accounts the bytes written into chunk `b` up to position `end`. */
-  private wrote(b: Uint8Array, end: number): void {
+  /** Accounts the bytes written into chunk `b` up to position `end`, an entry of `plain` bytes in plain form. */
+  private wrote(b: Uint8Array, end: number, plain: number): void {
     this.length += end - this.fill;
+    this.plainBytes += plain;
     this.fill = end;
     // An oversized chunk is full with its one entry: the next entry starts a new slot.
     if (b.length > CHUNK) this.fill = b.length;
@@ -181,7 +200,7 @@ export class StringArena {
       }
       if (i === s.length) {
         putVarint(b, start, n);
-        this.wrote(b, q);
+        this.wrote(b, q, varintSize(s.length) + s.length);
         return at;
       }
     }
@@ -189,7 +208,7 @@ export class StringArena {
     const written = encoder.encodeInto(from === 0 ? s : s.slice(from), b.subarray(start + 5)).written;
     const q = putVarint(b, start, written);
     if (q !== start + 5) b.copyWithin(q, start + 5, start + 5 + written);
-    this.wrote(b, q + written);
+    this.wrote(b, q + written, varintSize(from + written) + from + written);
     return at;
   }
 
@@ -207,21 +226,67 @@ export class StringArena {
     let id = hint;
     if (id < 0 || !url.startsWith(this.prefixes[id]!)) {
       const end = originEnd(url);
-      if (end < 0 || end === url.length) {
-        out[0] = -1;
-        return this.append(0, url, 0);
-      }
-      const origin = url.slice(0, end);
-      id = this.prefixIds.get(origin) ?? -1;
-      if (id < 0) {
-        id = this.prefixes.length;
-        this.prefixes.push(origin);
-        this.prefixIds.set(origin, id);
-        this.prefixChars += end;
-      }
+      id = end < 0 || end === url.length ? -1 : this.prefixOf(url.slice(0, end));
     }
     out[0] = id;
-    return this.append(id + 1, url, this.prefixes[id]!.length);
+    return id < 0 ? this.append(0, url, 0) : this.append(id + 1, url, this.prefixes[id]!.length);
+  }
+
+  /**
+   * `addUrl` for a URL given as the plain entry at `offset` of `src` (a file's arena, valid
+   * UTF-8): the bytes are copied, and a string is built only for an origin the hint misses.
+   */
+  addPlainUrl(src: Uint8Array, offset: number, hint: number, out: Int32Array): number {
+    let p = offset;
+    let len = 0;
+    for (let shift = 0; ; shift += 7) {
+      const c = src[p++]!;
+      len |= (c & 0x7f) << shift;
+      if (c < 0x80) break;
+    }
+    let id = hint;
+    if (id < 0 || !bytesStartWith(src, p, len, this.prefixes[id]!)) {
+      const end = originEnd(String.fromCharCode(...src.subarray(p, p + Math.min(len, MAX_PREFIX + 1))));
+      id = end < 0 || end === len ? -1 : this.prefixOf(String.fromCharCode(...src.subarray(p, p + end)));
+    }
+    out[0] = id;
+    const skip = id < 0 ? 0 : this.prefixes[id]!.length;
+    const n = len - skip;
+    const b = this.reserve(5 + 5 + n);
+    const at = this.baseLength + this.lastStart * CHUNK + this.fill;
+    const q = putVarint(b, putVarint(b, this.fill, id + 1), n);
+    b.set(src.subarray(p + skip, p + len), q);
+    this.wrote(b, q + n, p - offset + len);
+    return at;
+  }
+
+  /**
+   * `addUrl` for the URL entry at `offset` of arena `src`: a loaded file's plain entry is
+   * copied as bytes (`addPlainUrl`), any other is decoded and added.
+   */
+  addUrlFrom(src: StringArena, offset: number, hint: number, out: Int32Array): number {
+    if (offset < src.baseLength) return this.addPlainUrl(src.base, offset, hint, out);
+    return this.addUrl(src.get(offset), hint, out);
+  }
+
+  /** Appends the entry at `offset` of arena `src` as a plain string entry, byte for byte; returns its offset here. */
+  copyEntryFrom(src: StringArena, offset: number): number {
+    if (offset < src.baseLength) return this.copyFrom(src.base, offset);
+    const raw = new Uint8Array(src.plainLength(offset));
+    src.writePlain(offset, raw, 0);
+    return this.copyFrom(raw, 0);
+  }
+
+  /** The id of origin prefix `origin`, made on first sight. */
+  private prefixOf(origin: string): number {
+    let id = this.prefixIds.get(origin);
+    if (id === undefined) {
+      id = this.prefixes.length;
+      this.prefixes.push(origin);
+      this.prefixIds.set(origin, id);
+      this.prefixChars += origin.length;
+    }
+    return id;
   }
 
   /** Appends the plain entry at `offset` of the byte array `src` (varint + bytes); returns its offset here. */
@@ -232,7 +297,7 @@ export class StringArena {
     const at = this.baseLength + this.lastStart * CHUNK + this.fill;
     b[this.fill] = 0;
     b.set(src.subarray(offset, end), this.fill + 1);
-    this.wrote(b, this.fill + 1 + end - offset);
+    this.wrote(b, this.fill + 1 + end - offset, end - offset);
     return at;
   }
 
@@ -321,10 +386,18 @@ export class StringArena {
   /** Writes the entry at `offset` in plain form at `out[at]`; returns the position after it. */
   writePlain(offset: number, out: Uint8Array, at: number): number {
     const p = this.open(offset);
-    const pre = this.curPrefix;
-    let q = putVarint(out, at, pre.length + this.curLen);
-    for (let i = 0; i < pre.length; i++) out[q++] = pre.charCodeAt(i);
-    out.set(this.cur.subarray(p, p + this.curLen), q);
-    return q + this.curLen;
+    const b = this.cur;
+    const prefix = this.curPrefix;
+    const len = this.curLen;
+    let q = putVarint(out, at, prefix.length + len);
+    for (let i = 0; i < prefix.length; i++) out[q++] = prefix.charCodeAt(i);
+    // Short copies by loop: a checkpoint calls this once per row, and a subarray per entry fed
+    // the garbage collector.
+    if (len > 256) {
+      out.set(b.subarray(p, p + len), q);
+      return q + len;
+    }
+    for (let i = 0; i < len; i++) out[q++] = b[p + i]!;
+    return q;
   }
 }

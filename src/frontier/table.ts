@@ -308,26 +308,23 @@ export class UrlTable {
    * that host's other URLs) and returns its offset, for the `url` column.
    */
   addUrl(url: string, host: number): number {
-    if (host >= this.hostPrefix.length) {
-      const next = new Int32Array(Math.max(64, host + 1, this.hostPrefix.length * 2)).fill(-1);
-      next.set(this.hostPrefix);
-      this.hostPrefix = next;
-    }
-    const at = this.arena.addUrl(url, this.hostPrefix[host]!, this.prefixOut);
+    const at = this.arena.addUrl(url, this.hintFor(host), this.prefixOut);
     if (this.prefixOut[0]! >= 0) this.hostPrefix[host] = this.prefixOut[0]!;
     return at;
   }
 
   /**
    * Re-stores every row's URL (and ETag) in a fresh arena, URLs sharing their host's origin as
-   * intake stores them; for a table loaded from a file, whose arena is plain. Needs valid host
-   * ids (the frontier checks them first). Offsets change; what they refer to does not. Rows
-   * whose status is `skipStatus` (the spill tier's vacated rows) keep no string.
+   * intake stores them; for a table loaded from a file, whose arena is plain (those entries are
+   * copied byte for byte, never re-encoded), and for the spill tier's compaction. Needs valid
+   * host ids (the frontier checks them first). Offsets change; what they refer to does not.
+   * Rows whose status is `skipStatus` (the spill tier's vacated rows) keep no string.
    */
   shareOrigins(skipStatus = -1): void {
     const old = this.arena;
     this.arena = new StringArena(Math.min(1 << 20, Math.max(1024, old.length)));
     this.hostPrefix = new Int32Array(0);
+    const out = this.prefixOut;
     for (let r = 0; r < this.rows; r++) {
       if (this.status[r] === skipStatus) {
         // A vacated row (the spill tier's): no string of its own to keep.
@@ -335,14 +332,23 @@ export class UrlTable {
         this.etag[r] = 0;
         continue;
       }
-      this.url[r] = this.addUrl(old.get(this.url[r]!), this.host[r]!);
+      const host = this.host[r]!;
+      this.url[r] = this.arena.addUrlFrom(old, this.url[r]!, this.hintFor(host), out);
+      if (out[0]! >= 0) this.hostPrefix[host] = out[0]!;
       const e = this.etag[r]!;
-      if (e === 0) continue;
       // An ETag moves byte for byte (a file's ETag bytes are not checked as UTF-8).
-      const raw = new Uint8Array(old.plainLength(e - 1));
-      old.writePlain(e - 1, raw, 0);
-      this.etag[r] = this.arena.copyFrom(raw, 0) + 1;
+      if (e !== 0) this.etag[r] = this.arena.copyEntryFrom(old, e - 1) + 1;
     }
+  }
+
+  /** The prefix id last used for `host`'s URLs (−1 = none), growing the table of them. */
+  private hintFor(host: number): number {
+    if (host >= this.hostPrefix.length) {
+      const next = new Int32Array(Math.max(64, host + 1, this.hostPrefix.length * 2)).fill(-1);
+      next.set(this.hostPrefix);
+      this.hostPrefix = next;
+    }
+    return this.hostPrefix[host]!;
   }
 
   /** Canonical URL of `row`. */
@@ -390,31 +396,36 @@ export class UrlTable {
     const urlOut = u32Of('url');
     const etagOut = u32Of('etag');
     const redirOut = u32Of('redirectTo');
-    // The file's arena is contiguous and plain: the entries of the rows in file order, url then etag.
+    // The file's arena is contiguous and plain: the entries of the rows in file order, url then
+    // etag. Every entry the arena holds, in plain form, bounds its size (one pass, then a copy).
     const src = this.arena;
-    let size = 0;
-    for (let i = 0; i < n; i++) {
-      const r = order[i]!;
-      size += src.plainLength(this.url[r]!);
-      const e = this.etag[r]!;
-      if (e !== 0) size += src.plainLength(e - 1);
+    let size = src.plainBytes;
+    if (src.loaded) {
+      // A file's rows may share an entry (one written twice here): count exactly.
+      size = 0;
+      for (let i = 0; i < n; i++) {
+        const r = order[i]!;
+        size += src.plainLength(this.url[r]!);
+        const e = this.etag[r]!;
+        if (e !== 0) size += src.plainLength(e - 1);
+      }
     }
-    const arena = new Uint8Array(size);
+    const full = new Uint8Array(size);
     let at = 0;
     for (let i = 0; i < n; i++) {
       const r = order[i]!;
       urlOut[i] = at;
-      at = src.writePlain(this.url[r]!, arena, at);
+      at = src.writePlain(this.url[r]!, full, at);
       const e = this.etag[r]!;
       if (e === 0) etagOut[i] = 0;
       else {
         etagOut[i] = at + 1;
-        at = src.writePlain(e - 1, arena, at);
+        at = src.writePlain(e - 1, full, at);
       }
       const t = this.redirectTo[r]!;
       redirOut[i] = t === 0 ? 0 : remap[t - 1]! + 1;
     }
-    return { columns, arena };
+    return { columns, arena: at === size ? full : full.slice(0, at) };
   }
 
   /**

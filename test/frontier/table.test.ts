@@ -151,8 +151,8 @@ describe('row index', () => {
           expect(idx.insertBatch(all, new Uint32Array(t.rows).fill(7))).toBe(0);
           const k = t.key;
           const want = [...Array(t.rows).keys()].sort((a, b) => k[a * 4 + 1]! - k[b * 4 + 1]! || k[a * 4]! - k[b * 4]! || k[a * 4 + 3]! - k[b * 4 + 3]! || k[a * 4 + 2]! - k[b * 4 + 2]!);
-          expect([...idx.sortedRows()]).toEqual(want);
-          expect([...RowIndex.ofRows(t, t.rows).sortedRows()]).toEqual(want);
+          expect([...idx.exportSorted().payloads]).toEqual(want);
+          expect([...RowIndex.ofRows(t, t.rows).exportSorted().payloads]).toEqual(want);
         },
       ),
       { seed: 19, numRuns: 200 },
