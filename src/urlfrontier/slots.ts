@@ -133,14 +133,25 @@ export class SlotHost {
   private async open(r: SlotRecord): Promise<void> {
     const rel = this.rel(r.slot, r.epoch);
     const fresh = (): UrlFrontierStore => new UrlFrontierStore(this.s.store);
+    let source = r.ckpt.startsWith('urlfrontier/') ? r.ckpt : '';
+    if (source === '') {
+      // No record of a checkpoint, yet the store may hold the slot (Redis lost its data, or a
+      // cluster restarted under the same name): resume the newest directory, never wipe it.
+      const dir = `urlfrontier/slot-${pad(r.slot, 5)}`;
+      const newest = (await readdir(this.abs(dir)).catch(() => [] as string[])).filter((n) => /^e\d{9}$/.test(n)).sort().pop();
+      if (newest !== undefined) {
+        source = `${dir}/${newest}`;
+        this.s.warn(`slot ${r.slot}: its record names no checkpoint, but ${source} exists in the store; resuming from it`);
+      }
+    }
     let store: UrlFrontierStore;
     let log: FrontierLog;
-    if (r.ckpt === rel) {
-      // Ours already (reopened after a failed hand-over): recover in place.
+    if (source === rel) {
+      // Ours already (reopened after a failed hand-over, or resumed): recover in place.
       store = fresh();
       log = FrontierLog.open(store, this.logSettings(this.abs(rel))).log;
     } else {
-      store = r.ckpt.startsWith('urlfrontier/') ? loadFrontierDir(this.abs(r.ckpt), fresh) : fresh();
+      store = source === '' ? fresh() : loadFrontierDir(this.abs(source), fresh);
       log = FrontierLog.adopt(store, this.logSettings(this.abs(rel)));
     }
     let res: number;

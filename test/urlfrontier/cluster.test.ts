@@ -262,3 +262,23 @@ function streamPuts(client: Client, total: number, at: number, midway: () => voi
     pump();
   });
 }
+
+describe('URLFrontier cluster: restart', () => {
+  it('a cluster stopped and restarted on the same store resumes every URL, even when Redis lost its records', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store);
+    const b = await node(crawl, store);
+    await settled(a.client, 2);
+    const urls = Array.from({ length: 200 }, (_, i) => `https://z${i % 25}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    const r = redis.client();
+    await r.flushall();
+    r.disconnect();
+
+    const c = await node(crawl, store);
+    await settled(c.client, 1);
+    expect((await call<{ size: number; numberOfQueues: number }>(c.client, 'GetStats', {})).size).toBe(200);
+    expect([...(await allUrls(c.client))].sort()).toEqual([...urls].sort());
+  });
+});
