@@ -55,12 +55,18 @@ async function settled(client: Client, n: number): Promise<void> {
   await until(() => call(client, 'GetStats', {}), () => true, 'GetStats');
 }
 
+/** A new cluster of two in-process nodes, both listed and every slot answered. */
+async function twoNodes(): Promise<{ crawl: string; store: string; a: Awaited<ReturnType<typeof node>>; b: Awaited<ReturnType<typeof node>> }> {
+  const { crawl, store } = newCrawl();
+  const a = await node(crawl, store);
+  const b = await node(crawl, store);
+  await settled(a.client, 2);
+  return { crawl, store, a, b };
+}
+
 describe('URLFrontier cluster', () => {
   it('forwards puts to the slot owner, serves every URL once across nodes, stats equal the sum; a joining node takes slots with their leases', async () => {
-    const { crawl, store } = newCrawl();
-    const a = await node(crawl, store);
-    const b = await node(crawl, store);
-    await settled(a.client, 2);
+    const { crawl, store, a, b } = await twoNodes();
     await until(async () => (await slotOwners(crawl)).filter((o) => o === b.server.nodeId).length, (n) => n === 4, 'B owns half the slots');
     await settled(b.client, 2);
     const urls = Array.from({ length: 400 }, (_, i) => `https://h${i % 40}.example/p/${i}`);
@@ -114,10 +120,7 @@ describe('URLFrontier cluster', () => {
   });
 
   it('control calls reach the owners: per queue (delay, block, limit, delete) and crawl-wide (active, delete crawl)', async () => {
-    const { crawl, store } = newCrawl();
-    const a = await node(crawl, store);
-    const b = await node(crawl, store);
-    await settled(a.client, 2);
+    const { crawl, store, a, b } = await twoNodes();
     const urls = Array.from({ length: 60 }, (_, i) => `https://q${i % 6}.example/${i}`);
     expect((await putUrls(b.client, urls.map((u) => discovered(u, { crawlID: 'c1' })))).every((x) => x.status === 'OK')).toBe(true);
     await putUrls(b.client, [discovered('https://other.example/1', { crawlID: 'c2' })]);
@@ -190,10 +193,7 @@ describe('URLFrontier cluster: failures', () => {
   });
 
   it('a node joining mid-stream takes slots by hand-over; every item acked OK is there', async () => {
-    const { crawl, store } = newCrawl();
-    const a = await node(crawl, store);
-    const b = await node(crawl, store);
-    await settled(a.client, 2);
+    const { crawl, store, a, b } = await twoNodes();
     let joining: Promise<{ server: UrlFrontierServer; client: Client }> | undefined;
     const okIds = await streamPuts(a.client, 5000, 1000, () => (joining = node(crawl, store)));
     const c = await joining!;
@@ -265,10 +265,7 @@ function streamPuts(client: Client, total: number, at: number, midway: () => voi
 
 describe('URLFrontier cluster: restart', () => {
   it('a cluster stopped and restarted on the same store resumes every URL, even when Redis lost its records', async () => {
-    const { crawl, store } = newCrawl();
-    const a = await node(crawl, store);
-    const b = await node(crawl, store);
-    await settled(a.client, 2);
+    const { crawl, store, a, b } = await twoNodes();
     const urls = Array.from({ length: 200 }, (_, i) => `https://z${i % 25}.example/${i}`);
     expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
     for (const s of servers.splice(0)) await s.close();
