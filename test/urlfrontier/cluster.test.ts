@@ -190,6 +190,13 @@ describe('URLFrontier cluster: failures', () => {
     expect(lost).toEqual([]);
     const st = await call<{ size: number }>(a.client, 'GetStats', {});
     expect(st.size).toBe(urls.size);
+    // The dead node's advertised address is forgotten (ids are new per process; the hash must not grow).
+    const r = redis.client();
+    try {
+      await until(async () => Object.keys(await r.hgetall(`${new ClusterKeys(crawl).nodes}:urlfrontier`)).sort(), (ids) => JSON.stringify(ids) === JSON.stringify([...ab].sort()), 'addresses of live nodes only');
+    } finally {
+      r.disconnect();
+    }
   });
 
   it('a node joining mid-stream takes slots by hand-over; every item acked OK is there', async () => {
