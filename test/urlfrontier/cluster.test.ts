@@ -82,8 +82,16 @@ describe('URLFrontier cluster', () => {
     const acks = await putUrls(a.client, urls.map((u) => discovered(u)));
     expect(acks.filter((x) => x.status === 'OK')).toHaveLength(urls.length - ofB.length);
     expect(acks.filter((x) => x.status === 'SKIPPED')).toHaveLength(ofB.length); // already there: discovered again = SKIPPED
+    // The fan-out answers exactly what one server given the same items answers.
+    const single = await startUrlFrontierServer({ port: 0, log: () => {}, defaultDelayMs: 0 });
+    servers.push(single);
+    const sc = connect(single.port);
+    clients.push(sc);
+    await putUrls(sc, urls.map((u) => discovered(u)));
+    const expected = await call(sc, 'GetStats', {});
     for (const c of [a.client, b.client]) {
       const st = await call<{ size: number; numberOfQueues: number }>(c, 'GetStats', {});
+      expect(st).toEqual(expected);
       expect(st.size).toBe(400);
       expect(st.numberOfQueues).toBe(40);
       expect((await call<{ value: number }>(c, 'CountURLs', {})).value).toBe(400);
