@@ -366,8 +366,8 @@ export class ClusterFrontier implements FrontierNode {
   }
 
   /** Runs `op` at the owner of `slot`, retrying on a fresh slot map while the slot moves or has no live owner. */
-  private async toOwner<T>(slot: number, op: string, args: Record<string, unknown>): Promise<T> {
-    const deadline = mono() + this.forwardTimeoutMs;
+  private async toOwner<T>(slot: number, op: string, args: Record<string, unknown>, timeoutMs = this.forwardTimeoutMs): Promise<T> {
+    const deadline = mono() + timeoutMs;
     for (;;) {
       const owner = this.records[slot]?.owner ?? '';
       try {
@@ -451,7 +451,8 @@ export class ClusterFrontier implements FrontierNode {
       // One queue: its owner serves it, wherever the call came in.
       const slot = this.slotOf(crawlName(req.crawl), req.key);
       if (this.host === undefined || this.records[slot]?.owner !== this.nodeId) {
-        return (await this.toOwner<{ served: Served[] }>(slot, 'getUrls', { req }).catch(() => ({ served: [] }))).served;
+        // A crawler polls GetURLs again anyway: wait for a moving queue no longer than one peer call.
+        return (await this.toOwner<{ served: Served[] }>(slot, 'getUrls', { req }, this.peerTimeoutMs).catch(() => ({ served: [] }))).served;
       }
     }
     if (this.host !== undefined) return this.host.getUrls(req);
