@@ -292,5 +292,17 @@ describe('URLFrontier cluster: restart', () => {
     await settled(c.client, 1);
     expect((await call<{ size: number; numberOfQueues: number }>(c.client, 'GetStats', {})).size).toBe(200);
     expect([...(await allUrls(c.client))].sort()).toEqual([...urls].sort());
+
+    // Again, after more puts: epochs restarted at 1, so the directories of the first life (the
+    // handed-over slots reached epoch 2) must not pass for the newest now.
+    const more = Array.from({ length: 100 }, (_, i) => `https://y${i % 25}.example/${i}`);
+    expect((await putUrls(c.client, more.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    const r2 = redis.client();
+    await r2.flushall();
+    r2.disconnect();
+    const d = await node(crawl, store);
+    await settled(d.client, 1);
+    expect([...(await allUrls(d.client))].sort()).toEqual([...urls, ...more].sort());
   });
 });
