@@ -279,30 +279,29 @@ function streamPuts(client: Client, total: number, at: number, midway: () => voi
 }
 
 describe('URLFrontier cluster: restart', () => {
-  it('a cluster stopped and restarted on the same store resumes every URL, even when Redis lost its records', async () => {
-    const { crawl, store, a, b } = await twoNodes();
-    const urls = Array.from({ length: 200 }, (_, i) => `https://z${i % 25}.example/${i}`);
-    expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+  /** Puts `urls` through `client` (all OK), stops every node, empties Redis and starts one node on the same store. */
+  async function putStopForget(client: Client, urls: string[], crawl: string, store: string): Promise<Client> {
+    expect((await putUrls(client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
     for (const s of servers.splice(0)) await s.close();
     const r = redis.client();
     await r.flushall();
     r.disconnect();
+    const n = await node(crawl, store);
+    await settled(n.client, 1);
+    return n.client;
+  }
 
-    const c = await node(crawl, store);
-    await settled(c.client, 1);
-    expect((await call<{ size: number; numberOfQueues: number }>(c.client, 'GetStats', {})).size).toBe(200);
-    expect([...(await allUrls(c.client))].sort()).toEqual([...urls].sort());
+  it('a cluster stopped and restarted on the same store resumes every URL, even when Redis lost its records', async () => {
+    const { crawl, store, b } = await twoNodes();
+    const urls = Array.from({ length: 200 }, (_, i) => `https://z${i % 25}.example/${i}`);
+    const c = await putStopForget(b.client, urls, crawl, store);
+    expect((await call<{ size: number }>(c, 'GetStats', {})).size).toBe(200);
+    expect([...(await allUrls(c))].sort()).toEqual([...urls].sort());
 
     // Again, after more puts: epochs restarted at 1, so the directories of the first life (the
     // handed-over slots reached epoch 2) must not pass for the newest now.
     const more = Array.from({ length: 100 }, (_, i) => `https://y${i % 25}.example/${i}`);
-    expect((await putUrls(c.client, more.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
-    for (const s of servers.splice(0)) await s.close();
-    const r2 = redis.client();
-    await r2.flushall();
-    r2.disconnect();
-    const d = await node(crawl, store);
-    await settled(d.client, 1);
-    expect([...(await allUrls(d.client))].sort()).toEqual([...urls, ...more].sort());
+    const d = await putStopForget(c, more, crawl, store);
+    expect([...(await allUrls(d))].sort()).toEqual([...urls, ...more].sort());
   });
 });
