@@ -111,6 +111,8 @@ export class ClusterFrontier implements FrontierNode {
   private lastBeat = -Infinity;
   private lastCoord = -Infinity;
   private rr = 0;
+  /** Advertised nodes that were not live at the coordinator's last round. */
+  private notLive = new Set<string>();
   /** Forwarded puts per destination node: calls in flight and groups waiting for the next. */
   private readonly outgoing = new Map<string, { inFlight: number; queue: PendingPut[]; scheduled: boolean }>();
   private stopped = false;
@@ -201,11 +203,24 @@ export class ClusterFrontier implements FrontierNode {
       }
       if (now - this.lastCoord >= Math.min(1_000, this.ttl / 4)) {
         this.lastCoord = now;
-        await coordinate(this.redis, this.keys, this.nodeId, this.S, this.ttl);
+        const round = await coordinate(this.redis, this.keys, this.nodeId, this.S, this.ttl);
+        if (round.leader) await this.forgetAddresses();
       }
     }
     await this.refresh();
     this.host?.reconcile(this.records);
+  }
+
+  /**
+   * The coordinator drops the advertised addresses of nodes that were not live in two rounds
+   * running (node ids are new per process, so the hash would only grow); two rounds, because a
+   * starting node advertises just before its first heartbeat.
+   */
+  private async forgetAddresses(): Promise<void> {
+    const gone = [...this.addresses.keys()].filter((id) => !this.live.includes(id));
+    const twice = gone.filter((id) => this.notLive.has(id));
+    this.notLive = new Set(gone);
+    if (twice.length > 0) await this.redis.hdel(this.peersKey, ...twice);
   }
 
   /** Re-reads slot records, live nodes and addresses (concurrent callers share one read). */
@@ -351,8 +366,8 @@ export class ClusterFrontier implements FrontierNode {
   }
 
   /** Runs `op` at the owner of `slot`, retrying on a fresh slot map while the slot moves or has no live owner. */
-  private async toOwner<T>(slot: number, op: string, args: Record<string, unknown>): Promise<T> {
-    const deadline = mono() + this.forwardTimeoutMs;
+  private async toOwner<T>(slot: number, op: string, args: Record<string, unknown>, timeoutMs = this.forwardTimeoutMs): Promise<T> {
+    const deadline = mono() + timeoutMs;
     for (;;) {
       const owner = this.records[slot]?.owner ?? '';
       try {
@@ -436,7 +451,8 @@ export class ClusterFrontier implements FrontierNode {
       // One queue: its owner serves it, wherever the call came in.
       const slot = this.slotOf(crawlName(req.crawl), req.key);
       if (this.host === undefined || this.records[slot]?.owner !== this.nodeId) {
-        return (await this.toOwner<{ served: Served[] }>(slot, 'getUrls', { req }).catch(() => ({ served: [] }))).served;
+        // A crawler polls GetURLs again anyway: wait for a moving queue no longer than one peer call.
+        return (await this.toOwner<{ served: Served[] }>(slot, 'getUrls', { req }, this.peerTimeoutMs).catch(() => ({ served: [] }))).served;
       }
     }
     if (this.host !== undefined) return this.host.getUrls(req);

@@ -133,16 +133,33 @@ export class SlotHost {
   private async open(r: SlotRecord): Promise<void> {
     const rel = this.rel(r.slot, r.epoch);
     const fresh = (): UrlFrontierStore => new UrlFrontierStore(this.s.store);
+    let source = r.ckpt.startsWith('urlfrontier/') ? r.ckpt : '';
+    let resumed = false;
+    if (source === '') {
+      // No record of a checkpoint, yet the store may hold the slot (Redis lost its data, or a
+      // cluster restarted under the same name): resume the newest directory, never wipe it.
+      const dir = `urlfrontier/slot-${pad(r.slot, 5)}`;
+      const newest = (await readdir(this.abs(dir)).catch(() => [] as string[])).filter((n) => /^e\d{9}$/.test(n)).sort().pop();
+      if (newest !== undefined) {
+        source = `${dir}/${newest}`;
+        resumed = true;
+        this.s.warn(`slot ${r.slot}: its record names no checkpoint, but ${source} exists in the store; resuming from it`);
+      }
+    }
     let store: UrlFrontierStore;
     let log: FrontierLog;
-    if (r.ckpt === rel) {
-      // Ours already (reopened after a failed hand-over): recover in place.
+    if (source === rel) {
+      // Ours already (reopened after a failed hand-over, or resumed): recover in place.
       store = fresh();
       log = FrontierLog.open(store, this.logSettings(this.abs(rel))).log;
     } else {
-      store = r.ckpt.startsWith('urlfrontier/') ? loadFrontierDir(this.abs(r.ckpt), fresh) : fresh();
+      store = source === '' ? fresh() : loadFrontierDir(this.abs(source), fresh);
       log = FrontierLog.adopt(store, this.logSettings(this.abs(rel)));
     }
+    // Resumed without a record: the epochs restarted, so every other directory (higher-numbered
+    // ones included) is from before and would be mistaken for the newest next time. Nobody
+    // else can open this slot before our ACCEPT (the record names us), so removing them is safe.
+    if (resumed) await this.prune(r.slot, r.epoch, true);
     let res: number;
     try {
       res = await acceptCheckpoint(this.s.redis, this.s.keys.slot(r.slot), { epoch: r.epoch, nodeId: this.s.nodeId, ckpt: rel, cursor: '0-0', applied: 0, release: false });
@@ -159,12 +176,12 @@ export class SlotHost {
     void this.prune(r.slot, r.epoch);
   }
 
-  /** Removes the slot's directories of earlier epochs (their state is in ours now). */
-  private async prune(slot: number, epoch: number): Promise<void> {
+  /** Removes the slot's directories of earlier epochs (their state is in ours now), or with `all` every other one. */
+  private async prune(slot: number, epoch: number, all = false): Promise<void> {
     const dir = this.abs(`urlfrontier/slot-${pad(slot, 5)}`);
     const keep = `e${pad(epoch, 9)}`;
     for (const name of await readdir(dir).catch(() => [] as string[])) {
-      if (name.startsWith('e') && name < keep) await rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined);
+      if (name.startsWith('e') && (name < keep || (all && name !== keep))) await rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined);
     }
   }
 

@@ -55,12 +55,18 @@ async function settled(client: Client, n: number): Promise<void> {
   await until(() => call(client, 'GetStats', {}), () => true, 'GetStats');
 }
 
+/** A new cluster of two in-process nodes, both listed and every slot answered. */
+async function twoNodes(): Promise<{ crawl: string; store: string; a: Awaited<ReturnType<typeof node>>; b: Awaited<ReturnType<typeof node>> }> {
+  const { crawl, store } = newCrawl();
+  const a = await node(crawl, store);
+  const b = await node(crawl, store);
+  await settled(a.client, 2);
+  return { crawl, store, a, b };
+}
+
 describe('URLFrontier cluster', () => {
   it('forwards puts to the slot owner, serves every URL once across nodes, stats equal the sum; a joining node takes slots with their leases', async () => {
-    const { crawl, store } = newCrawl();
-    const a = await node(crawl, store);
-    const b = await node(crawl, store);
-    await settled(a.client, 2);
+    const { crawl, store, a, b } = await twoNodes();
     await until(async () => (await slotOwners(crawl)).filter((o) => o === b.server.nodeId).length, (n) => n === 4, 'B owns half the slots');
     await settled(b.client, 2);
     const urls = Array.from({ length: 400 }, (_, i) => `https://h${i % 40}.example/p/${i}`);
@@ -76,8 +82,16 @@ describe('URLFrontier cluster', () => {
     const acks = await putUrls(a.client, urls.map((u) => discovered(u)));
     expect(acks.filter((x) => x.status === 'OK')).toHaveLength(urls.length - ofB.length);
     expect(acks.filter((x) => x.status === 'SKIPPED')).toHaveLength(ofB.length); // already there: discovered again = SKIPPED
+    // The fan-out answers exactly what one server given the same items answers.
+    const single = await startUrlFrontierServer({ port: 0, log: () => {}, defaultDelayMs: 0 });
+    servers.push(single);
+    const sc = connect(single.port);
+    clients.push(sc);
+    await putUrls(sc, urls.map((u) => discovered(u)));
+    const expected = await call(sc, 'GetStats', {});
     for (const c of [a.client, b.client]) {
       const st = await call<{ size: number; numberOfQueues: number }>(c, 'GetStats', {});
+      expect(st).toEqual(expected);
       expect(st.size).toBe(400);
       expect(st.numberOfQueues).toBe(40);
       expect((await call<{ value: number }>(c, 'CountURLs', {})).value).toBe(400);
@@ -114,10 +128,7 @@ describe('URLFrontier cluster', () => {
   });
 
   it('control calls reach the owners: per queue (delay, block, limit, delete) and crawl-wide (active, delete crawl)', async () => {
-    const { crawl, store } = newCrawl();
-    const a = await node(crawl, store);
-    const b = await node(crawl, store);
-    await settled(a.client, 2);
+    const { crawl, store, a, b } = await twoNodes();
     const urls = Array.from({ length: 60 }, (_, i) => `https://q${i % 6}.example/${i}`);
     expect((await putUrls(b.client, urls.map((u) => discovered(u, { crawlID: 'c1' })))).every((x) => x.status === 'OK')).toBe(true);
     await putUrls(b.client, [discovered('https://other.example/1', { crawlID: 'c2' })]);
@@ -187,13 +198,17 @@ describe('URLFrontier cluster: failures', () => {
     expect(lost).toEqual([]);
     const st = await call<{ size: number }>(a.client, 'GetStats', {});
     expect(st.size).toBe(urls.size);
+    // The dead node's advertised address is forgotten (ids are new per process; the hash must not grow).
+    const r = redis.client();
+    try {
+      await until(async () => Object.keys(await r.hgetall(`${new ClusterKeys(crawl).nodes}:urlfrontier`)).sort(), (ids) => JSON.stringify(ids) === JSON.stringify([...ab].sort()), 'addresses of live nodes only');
+    } finally {
+      r.disconnect();
+    }
   });
 
   it('a node joining mid-stream takes slots by hand-over; every item acked OK is there', async () => {
-    const { crawl, store } = newCrawl();
-    const a = await node(crawl, store);
-    const b = await node(crawl, store);
-    await settled(a.client, 2);
+    const { crawl, store, a, b } = await twoNodes();
     let joining: Promise<{ server: UrlFrontierServer; client: Client }> | undefined;
     const okIds = await streamPuts(a.client, 5000, 1000, () => (joining = node(crawl, store)));
     const c = await joining!;
@@ -262,3 +277,31 @@ function streamPuts(client: Client, total: number, at: number, midway: () => voi
     pump();
   });
 }
+
+describe('URLFrontier cluster: restart', () => {
+  /** Puts `urls` through `client` (all OK), stops every node, empties Redis and starts one node on the same store. */
+  async function putStopForget(client: Client, urls: string[], crawl: string, store: string): Promise<Client> {
+    expect((await putUrls(client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    const r = redis.client();
+    await r.flushall();
+    r.disconnect();
+    const n = await node(crawl, store);
+    await settled(n.client, 1);
+    return n.client;
+  }
+
+  it('a cluster stopped and restarted on the same store resumes every URL, even when Redis lost its records', async () => {
+    const { crawl, store, b } = await twoNodes();
+    const urls = Array.from({ length: 200 }, (_, i) => `https://z${i % 25}.example/${i}`);
+    const c = await putStopForget(b.client, urls, crawl, store);
+    expect((await call<{ size: number }>(c, 'GetStats', {})).size).toBe(200);
+    expect([...(await allUrls(c))].sort()).toEqual([...urls].sort());
+
+    // Again, after more puts: epochs restarted at 1, so the directories of the first life (the
+    // handed-over slots reached epoch 2) must not pass for the newest now.
+    const more = Array.from({ length: 100 }, (_, i) => `https://y${i % 25}.example/${i}`);
+    const d = await putStopForget(c, more, crawl, store);
+    expect([...(await allUrls(d))].sort()).toEqual([...urls, ...more].sort());
+  });
+});
