@@ -109,17 +109,19 @@ function pathExists(p: string, fromDir: string): boolean {
   return false;
 }
 
-/** Text of every file the document describes (TypeScript and Rust sources, scripts, package.json). */
+/** Text of every file the document describes (TypeScript and Rust sources, benchmarks, scripts, package.json). */
 function describedSources(): string {
   const parts: string[] = [readFileSync(join(ROOT, 'package.json'), 'utf8')];
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir)) {
+      if (name === 'node_modules') continue;
       const path = join(dir, name);
       if (statSync(path).isDirectory()) walk(path);
       else if (/\.(ts|rs|sh|mjs)$/.test(name)) parts.push(readFileSync(path, 'utf8'));
     }
   };
-  for (const d of ['src', 'core-rs/src', 'scripts']) walk(join(ROOT, d));
+  // The design cites benchmark knobs (world options, FRONTIER_PARTS) beside the figures they made.
+  for (const d of ['src', 'core-rs/src', 'bench', 'scripts']) walk(join(ROOT, d));
   return parts.join('\n');
 }
 
