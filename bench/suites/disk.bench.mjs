@@ -11,6 +11,12 @@
 //
 // BENCH_DISK_KEYS="1000000,10000000" picks D; BENCH_DISK_MERGE_MB (default 64) is DrumStore's
 // pending bytes between merges — the RAM the tier borrows, and the knob of bytes written/key.
+//
+// The frontier rows (issue 20's workload, scaled): N URLs over N/100 hosts seeded through
+// `seedBatch` (65,536 a batch, hosts interleaved), then `drain` of BENCH_DISK_DRAIN dispatches
+// with reports (default min(N, 1M)), then `checkpointBytes()` and `Frontier.recover` — the fully
+// resident frontier beside the same frontier under `memoryBudget` (BENCH_DISK_BUDGET_MB, default
+// 256) with its disk tier. BENCH_DISK_FRONTIER="1000000,10000000" picks N (empty: skip).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +30,13 @@ const SIZES = (process.env.BENCH_DISK_KEYS ?? '1000000,10000000').split(',').map
 const MERGE_MB = Number(process.env.BENCH_DISK_MERGE_MB ?? 64);
 const BATCH = 65536;
 const HOSTS = 5000;
+
+const FRONTIER_SIZES = (process.env.BENCH_DISK_FRONTIER ?? '1000000,10000000').split(',').filter(Boolean).map(Number);
+const BUDGET_MB = Number(process.env.BENCH_DISK_BUDGET_MB ?? 256);
+const FRONTIER_PEERS = {
+  frontierResident: 'Frontier, every URL resident (no budget)',
+  frontierSpill: `Frontier with memoryBudget ${BUDGET_MB} MiB and its disk tier (storeDir)`,
+};
 
 const PEERS = {
   drumStore: `DrumStore on disk (64 buckets, ${MERGE_MB} MiB between merges, fsync per merge)`,
@@ -139,13 +152,114 @@ async function child(peer, distinct) {
   };
 }
 
+/** One frontier peer at N URLs (see the top comment); every figure of its row. */
+async function frontierChild(peer, n) {
+  const lib = await import('../../dist/index.js');
+  lib.core();
+  const inUse = () => {
+    globalThis.gc?.();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.external;
+  };
+  const hosts = Math.max(1, Math.round(n / 100));
+  const dir = peer === 'frontierSpill' ? mkdtempSync(join(tmpdir(), 'meguri-frontier-spill-')) : undefined;
+  const opts = (sub) => (dir === undefined ? {} : { memoryBudget: BUDGET_MB << 20, storeDir: join(dir, sub) });
+  const mem0 = inUse();
+  const f = new lib.Frontier(0, 0, opts('a'));
+  const t0 = process.hrtime.bigint();
+  for (let j = 0; j < n; j += BATCH) {
+    const specs = [];
+    for (let k = j; k < Math.min(n, j + BATCH); k++) {
+      const h = k % hosts;
+      specs.push({ url: `https://h${h}.example/p/${(k - h) / hosts}`, host: `h${h}.example`, priority: (k * 7919) % 13, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+    }
+    f.seedBatch(specs);
+  }
+  const intake = Number(process.hrtime.bigint() - t0) / 1e9;
+  const resident = inUse() - mem0;
+  const tierAfterIntake = f.diskTier();
+  const drains = Math.min(n, Number(process.env.BENCH_DISK_DRAIN ?? 1_000_000));
+  const t1 = process.hrtime.bigint();
+  const log = f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200, latencyMs: 50 }), drains);
+  const drainSecs = Number(process.hrtime.bigint() - t1) / 1e9;
+  const peakBeforeCheckpoint = process.resourceUsage().maxRSS / 1024;
+  const tier = f.diskTier();
+  const t2 = process.hrtime.bigint();
+  const bytes = f.checkpointBytes();
+  const checkpointSecs = Number(process.hrtime.bigint() - t2) / 1e9;
+  f.free();
+  const t3 = process.hrtime.bigint();
+  const back = lib.Frontier.recover(bytes, opts('b'));
+  const recoverSecs = Number(process.hrtime.bigint() - t3) / 1e9;
+  const ok = back.len() === n;
+  back.free();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  return {
+    peer,
+    urls: n,
+    hosts,
+    intakeRate: n / intake,
+    residentPerUrl: resident / n,
+    diskPerUrl: tierAfterIntake === undefined ? 0 : tierAfterIntake.diskBytes / n,
+    spilled: tierAfterIntake?.spilledUrls ?? 0,
+    dispatchRate: log.length / drainSecs,
+    rowsRead: tier?.rowsRead ?? 0,
+    window: tier?.window ?? '',
+    checkpointSecs,
+    checkpointMiB: bytes.length / 2 ** 20,
+    recoverSecs,
+    recoveredAll: ok,
+    peakRssMiB: peakBeforeCheckpoint,
+    peakRssAfterCheckpointMiB: process.resourceUsage().maxRSS / 1024,
+  };
+}
+
 if (process.argv[1] === here && process.argv[2] === 'child') {
-  const out = await child(process.argv[3], Number(process.argv[4]));
+  const peer = process.argv[3];
+  const out = peer in FRONTIER_PEERS ? await frontierChild(peer, Number(process.argv[4])) : await child(peer, Number(process.argv[4]));
   process.stdout.write(JSON.stringify(out));
+}
+
+function frontierRows() {
+  const rows = [];
+  for (const n of FRONTIER_SIZES) {
+    for (const peer of Object.keys(FRONTIER_PEERS)) {
+      try {
+        rows.push(JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=16384', here, 'child', peer, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })));
+      } catch (err) {
+        rows.push({ peer, urls: n, intakeRate: `failed: ${String(err.message).split('\n')[0]}` });
+      }
+    }
+  }
+  console.log(Object.entries(FRONTIER_PEERS).map(([k, v]) => `  ${k}: ${v}`).join('\n'));
+  printTable(
+    rows.map((r) => ({
+      peer: r.peer,
+      urls: r.urls,
+      'intake URLs/s': r.intakeRate,
+      'resident B/URL': r.residentPerUrl ?? '',
+      'disk B/URL': r.diskPerUrl ?? '',
+      spilled: r.spilled ?? '',
+      'dispatch+report/s': r.dispatchRate ?? '',
+      'checkpoint s': r.checkpointSecs ?? '',
+      'recover s': r.recoverSecs ?? '',
+      'peak RSS MiB': r.peakRssMiB ?? '',
+      'peak RSS w/ ckpt MiB': r.peakRssAfterCheckpointMiB ?? '',
+    })),
+  );
+  for (const n of FRONTIER_SIZES) {
+    const a = rows.find((r) => r.peer === 'frontierResident' && r.urls === n);
+    const b = rows.find((r) => r.peer === 'frontierSpill' && r.urls === n);
+    if (a?.dispatchRate && b?.dispatchRate) {
+      console.log(`  ${n}: under the budget intake ${(b.intakeRate / a.intakeRate).toFixed(2)}×, dispatch+report ${(b.dispatchRate / a.dispatchRate).toFixed(2)}×, resident ${(b.residentPerUrl / a.residentPerUrl).toFixed(2)}× of the resident frontier`);
+    }
+  }
+  return rows;
 }
 
 export async function run() {
   const rows = [];
+  if (process.env.BENCH_DISK_ONLY_FRONTIER !== undefined) return frontierRows();
   for (const distinct of SIZES) {
     for (const peer of Object.keys(PEERS)) {
       let r;
@@ -177,5 +291,5 @@ export async function run() {
     const s = rows.find((r) => r.peer === 'seenSet' && r.distinct === distinct);
     if (d?.rate && s?.rate) console.log(`  ${distinct}: DrumStore intake at ${(d.rate / s.rate).toFixed(2)}× the in-memory SeenSet; resident ${(d.residentPerKey / s.residentPerKey).toFixed(2)}×`);
   }
-  return rows;
+  return [...rows, ...frontierRows()];
 }

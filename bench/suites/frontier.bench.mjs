@@ -6,6 +6,8 @@
 // strings inside its timed intake, so every structure owns (and is charged for) its URLs.
 // Resident bytes = Δ(heapUsed + external) after a GC, where `external` includes wasm linear
 // memory and typed arrays; meguri's own accounting (`stats().memoryBytes`) is shown beside it.
+// meguri runs twice per size: intake through `seedBatch` (batches of 10,000) and through one
+// `seed()` call per URL (the bytes-per-URL target of issue 19 holds for both).
 // crawlee runs on a smaller N: its in-memory queue costs milliseconds per URL here (measured:
 // 20k URLs ≈ 6 s intake, ≈ 50 s drain), so rates are compared per URL, not per run.
 //
@@ -82,10 +84,15 @@ function addressOf(name) {
   return `10.${(a >> 16) & 255}.${(a >> 8) & 255}.${a & 255}`;
 }
 
-function meguriRun(n, dir, ips = false) {
+/** meguri's run; `ips` puts two hosts on each address (IP windows on); `one` seeds with one `seed()` call per URL instead of `seedBatch`. */
+function meguriRun(n, dir, { ips = false, one = false } = {}) {
   const before = resident();
   const f = new Frontier(1, 0, { politeness: POLITE, ...(ips ? { resolver: addressOf } : {}) });
   const [tIntake] = time(() => {
+    if (one) {
+      for (let i = 0; i < n; i++) f.seed(urlOf(i), hostOf(i), (i % 5) / 4, 0, 0, 0);
+      return;
+    }
     for (let from = 0; from < n; from += BATCH) {
       const specs = [];
       for (let i = from; i < Math.min(n, from + BATCH); i++) specs.push({ url: urlOf(i), host: hostOf(i), priority: (i % 5) / 4, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
@@ -292,16 +299,19 @@ export async function run() {
       const runs = n >= 1_000_000 ? 1 : RUNS;
       const m = [];
       const w = [];
+      const o = [];
       const v = [];
       for (let r = 0; r < runs; r++) {
         m.push(meguriRun(n, dir));
-        if (withIps) w.push(meguriRun(n, dir, true));
+        o.push(meguriRun(n, dir, { one: true }));
+        if (withIps) w.push(meguriRun(n, dir, { ips: true }));
         v.push(naiveRun(n, dir));
       }
       const ms = summarize(m);
       const base = { intake: n / ms.tIntake, drain: n / ms.tDrain, drainCpu: n / ms.cDrain, bytes: ms.bytes / n };
       rows.push(row('meguri Frontier', n, ms, undefined));
       if (withIps) rows.push(row('meguri Frontier, IP windows (2 hosts/address)', n, summarize(w), base));
+      rows.push(row('meguri Frontier, seed() each', n, summarize(o), base));
       rows.push(row('naive Map+Set+heap', n, summarize(v), base));
     }
     if (parts.includes('crawlee')) {
@@ -322,6 +332,6 @@ export async function run() {
   printTable(rows);
   console.log('× columns = that implementation / meguri without IP windows at the same size (crawlee: at the first size; intake, drain: >1 faster than meguri; bytes: >1 larger)');
   console.log('per CPU-s = dispatch+report per CPU second of this process (all its threads): steadier than wall time on a shared machine');
-  console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + DrumSet + queues');
+  console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + key index + queues');
   return [...linkRows, ...rows];
 }

@@ -5,8 +5,8 @@
  * never write to the data directory. Outcomes journaled after the checkpoint are counted
  * (and applied by the next `meguri crawl`), not replayed here.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyToHex } from '../core/keys.js';
 import { lanesToU64 } from '../core/lanes.js';
@@ -15,9 +15,11 @@ import { loadCoreSync } from '../core/node.js';
 import { decodeRecord } from '../engine/records.js';
 import { parseEngineState } from '../engine/datadir.js';
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterSlotFiles } from './cluster-read.js';
+import { DISK_DIR } from '../engine/engine.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
-import { Frontier, type FrontierStats } from '../frontier/index.js';
+import { Frontier, type FrontierOptions, type FrontierStats } from '../frontier/index.js';
+import type { SpillMeta } from '../frontier/spill.js';
 import { UrlTable } from '../frontier/table.js';
 import { JOURNAL_MAGIC, parseJournal } from '../journal/index.js';
 import { URL_STATUS_NAMES } from '../model/index.js';
@@ -157,9 +159,33 @@ function readImage(file: string): PartitionImage {
     const image = decodePartition(bytesRead);
     // An engine's checkpoint: its state is checked as a resume would (a typed error naming the field).
     if (image.meta.settings['engine'] !== undefined) parseEngineState(image.meta.settings['engine']);
-    return image;
+    return withSpilledRows(file, image);
   } catch (err) {
     throw inFile(err, file);
+  }
+}
+
+/** The directory holding the disk tier a checkpoint names: `disk` beside it (a crawl directory), else where it was written. */
+function storeDirOf(file: string, spill: SpillMeta): string {
+  const beside = join(dirname(file), DISK_DIR);
+  return existsSync(beside) ? beside : dirname(spill.dir);
+}
+
+/**
+ * An incremental checkpoint (its URLs partly in the disk tier, settings `spill`) as the whole
+ * partition: the tier opened read-only (nothing deleted or written, so a crawl may be running),
+ * every spilled row pulled back in. Other images are returned as they are.
+ */
+function withSpilledRows(file: string, image: PartitionImage): PartitionImage {
+  const spill = image.meta.settings['spill'] as SpillMeta | undefined;
+  if (spill === undefined) return image;
+  const f = recoverFrontier(file, image, { memoryBudget: Number.MAX_SAFE_INTEGER, storeDir: storeDirOf(file, spill), diskReadOnly: true });
+  try {
+    const full = f.checkpoint();
+    const { spill: _s, ...settings } = image.meta.settings;
+    return { ...full, meta: { ...full.meta, settings } };
+  } finally {
+    f.free();
   }
 }
 
@@ -197,11 +223,13 @@ function journalInfo(file: string, generation: number | undefined): { records: n
 }
 
 /** A frontier rebuilt from a checkpoint with the settings it recorded (for stats and schedule). */
-function recoverFrontier(file: string, image: PartitionImage): Frontier {
+function recoverFrontier(file: string, image: PartitionImage, disk?: Partial<FrontierOptions>): Frontier {
   const s = image.meta.settings;
   const grouping = s['grouping'];
+  ensureCore();
   try {
     return Frontier.recover(image, {
+      ...disk,
       grouping: grouping === 'host' || grouping === 'origin' || grouping === 'registrable' ? grouping : undefined,
       scheduleIndex: s['scheduleIndex'] === true,
       prioritizer: s['prioritizer'] === true,
@@ -532,6 +560,14 @@ export function inspectCommand(args: ParsedArgs, io: CliIo): number {
     out.push(`    status ${Object.entries(byStatus).map(([k, v]) => `${k} ${int(v)}`).join(' · ') || '—'}`);
     out.push(`    blobs  seen-filter ${bytes(image.seenFilter.length)} · prioritizer ${bytes(image.prioritizer.length)} · freshness ${bytes(image.freshness.length)} · scheduler ${bytes(image.scheduler.length)}`);
     out.push(`    meta   partition ${image.meta.partitionId} · created ${hourText(image.meta.createdHours)} · canon policy v${image.meta.canonPolicyVersion} · settings ${JSON.stringify(settings)}`);
+    const spill = image.meta.settings['spill'] as SpillMeta | undefined;
+    if (spill !== undefined) {
+      const tier = join(storeDirOf(file, spill), basename(spill.dir));
+      const files = existsSync(tier) ? readdirSync(tier).filter((n) => /^spill-\d+\.(seg|keys)$/.test(n)) : [];
+      const onDisk = files.reduce((a, n) => a + statSync(join(tier, n)).size, 0);
+      out.push(`    disk   ${int(spill.spilled)} URLs spilled (rows above are the resident ones) in ${int(spill.extents)} extents · ${spill.manifest} · ${files.length} files, ${bytes(onDisk)} in ${tier}`);
+      report['diskTier'] = { spilledUrls: spill.spilled, extents: spill.extents, manifest: spill.manifest, files: files.length, bytes: onDisk, dir: tier };
+    }
     if (eng) out.push(`    engine generation ${eng.generation} · ${int(eng.completed)} fetches done · ${eng.inFlight.length} in flight at the checkpoint (fetched again) · grouping ${eng.grouping}`);
     Object.assign(report, { rows: image.rows, hosts: image.hosts.length, columns: image.columns.map((c) => ({ id: c.id, type: c.type, lanes: c.lanes })), arenaBytes: image.arena.length, byStatus, meta: image.meta });
   }

@@ -15,3 +15,5 @@
  */
 export { type DiskIo, type IoCounters, CountingIo, isDiskFull, nodeIo } from './io.js';
 export { DrumStore, type DrumStoreOptions, type MergeResult } from './drum-store.js';
+// Importing the spill segments registers them as the frontier's disk-tier backend.
+export { SEGMENT_BYTES, SpillSegments } from './spill-files.js';

@@ -55,6 +55,9 @@
  *                      slot life cycle) with these same seams instead of the one frontier
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
+import { join } from 'node:path';
+// The frontier's disk tier (memoryBudget) writes through src/disk; importing it registers the backend.
+import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
@@ -89,6 +92,8 @@ import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
 import { clusterNodeOf } from './cluster-mode.js';
 
 const HOUR_MS = 3_600_000;
+/** The frontier's disk tier, under the data directory (with `memoryBudget`). */
+export const DISK_DIR = 'disk';
 
 interface Flight {
   readonly req: FetchRequest;
@@ -219,6 +224,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#changes = changes;
     this.#given = new Set(Object.keys(merged).filter((k) => (merged as Record<string, unknown>)[k] !== undefined));
     const o = resolveEngineOptions(merged);
+    if (o.memoryBudget > 0 && o.dataDir === undefined) {
+      throw new InvalidArgumentError('EngineOptions.memoryBudget: the disk tier lives in the data directory; give dataDir too');
+    }
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
     // Sitemaps given as starting points count as seeds for the scope.
@@ -585,6 +593,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         admitted: (url) => void this.#directory.register(url),
         shape: (req, outcome) => this.#shapeCluster(req, outcome),
         onPage: () => undefined,
+        onCheckpoint: (c) =>
+          void this.emit('checkpoint', { generation: c.seq, bytes: c.bytes, urls: 0, ms: c.ms, slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }),
       });
       await node.start();
       const recorded = node.crawlSettings!.grouping;
@@ -693,7 +703,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   // ───────────────────────────── opening and recovery ─────────────────────────────
 
-  #frontierOptions(): Partial<FrontierOptions> {
+  #frontierOptions(diskTier = false): Partial<FrontierOptions> {
     const o = this.options;
     let traps: TrapSeam | undefined;
     const detector = this.#traps;
@@ -720,6 +730,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       freshness: this.#freshness,
       traps,
       canonPolicyVersion: (o.canonPolicy ?? DEFAULT_POLICY).version,
+      // A checkpoint with URLs on disk resumes with its tier even without a budget (nothing sheds).
+      memoryBudget: o.memoryBudget > 0 ? o.memoryBudget : diskTier ? Number.MAX_SAFE_INTEGER : 0,
+      storeDir: o.dataDir === undefined ? undefined : join(o.dataDir, DISK_DIR),
     };
   }
 
@@ -741,7 +754,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#directory.import(state.groups);
       // robots.txt files still fresh are used until their own expiry: a restart asks no origin again.
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
-      this.#frontier = Frontier.recover(image, this.#frontierOptions());
+      this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = state.generation;
       this.#completed = state.completed;
       this.#ok = state.ok ?? state.completed;
@@ -1212,7 +1225,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (data === undefined || f === undefined) return;
     const generation = this.#generation + 1;
     const startedMs = performance.now();
-    const image = f.checkpoint();
+    // With a disk tier: the resident rows and the tier's committed manifest, not every URL.
+    const image = f.checkpointIncremental();
     const bytes = data.checkpoint(
       image,
       {

@@ -95,6 +95,13 @@ export interface EngineOptions {
    * in memory only.
    */
   readonly dataDir: string | undefined;
+  /**
+   * Resident memory budget of the frontier in bytes (0 = none, the default). Past it, hosts'
+   * queued URLs beyond a window of their best are spilled to `<dataDir>/disk` and read back
+   * ahead of need (DESIGN §14); needs `dataDir`. A property of this machine, not of the
+   * crawl: not saved in settings.json.
+   */
+  readonly memoryBudget: number;
   /** Fetches in flight at once (across hosts; one per host always). Default 64. */
   readonly concurrency: number;
   /**
@@ -256,6 +263,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     requisites: booleanField(false),
     agent: agentField,
     dataDir: customField<string | undefined>('a directory path (non-empty string)', (v): v is string => typeof v === 'string' && v !== ''),
+    memoryBudget: numberField({ min: 0, integer: true, default: 0 }),
     concurrency: numberField({ min: 1, max: 100_000, integer: true, default: 64 }),
     maxPages: maxPagesField,
     maxRequests: maxPagesField,

@@ -148,6 +148,7 @@ export function deactivate(s: FrontierState, h: HostRecord, nowMs: number): void
   s.hostHeap.remove(h.id);
   s.ready[shardOf(s, h.id)]!.remove(h.id);
   s.active--;
+  s.spill?.topUp(h.id);
   if (s.queues.size(h.id) > 0) toFront(s, h, nowMs);
   else h.state = HostState.Idle;
 }

@@ -9,12 +9,13 @@
  * the schedule index, the per-IP windows and the banks — so a recovered frontier makes the
  * same decisions as the one that was checkpointed.
  */
-import { CorruptPartitionError } from '../errors/index.js';
+import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, fieldProblem } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
 import { registerHost, restoreBanks } from './banks.js';
-import { keyIndexFromSorted } from './deps.js';
+import { keyIndexOfRows } from './deps.js';
 import { HostRecord, hostKeyBefore } from './hosts.js';
+import type { SpillMeta } from './spill.js';
 import type { FrontierState } from './state.js';
 import { ColumnId, UrlTable } from './table.js';
 
@@ -33,7 +34,34 @@ export function isQueuedStatus(st: number): boolean {
 
 /** `Frontier.checkpoint` (see there). */
 export function checkpoint(s: FrontierState): PartitionImage {
-  const order = s.index.exportSorted().payloads;
+  // A full image carries the URLs spilled to disk too: they come back for the copy (spill.ts).
+  const spill = s.spill;
+  if (spill !== undefined && spill.spilled > 0) return spill.withAllResident(() => image(s));
+  return image(s);
+}
+
+/**
+ * `Frontier.checkpointIncremental`: with the disk tier, its files made durable and its manifest
+ * committed first, then the image of the resident rows only, naming that manifest (settings
+ * `spill`); without it, `checkpoint`.
+ */
+export function checkpointIncremental(s: FrontierState): PartitionImage {
+  if (s.spill === undefined) return checkpoint(s);
+  const meta = s.spill.commit();
+  return image(s, meta);
+}
+
+function image(s: FrontierState, spill?: SpillMeta): PartitionImage {
+  let order = s.index.exportSorted().payloads;
+  if (s.spill !== undefined) {
+    // Keys spilled to disk (row −1) stay out of an incremental image: its manifest has them.
+    let n = 0;
+    for (let i = 0; i < order.length; i++) {
+      const r = s.rowOf(order[i]!);
+      if (r >= 0) order[n++] = r;
+    }
+    order = order.subarray(0, n);
+  }
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
@@ -77,7 +105,7 @@ export function checkpoint(s: FrontierState): PartitionImage {
       partitionId: s.partitionId,
       createdHours: s.createdHours,
       canonPolicyVersion: s.opts.canonPolicyVersion,
-      settings: { grouping: s.opts.grouping, scheduleIndex: s.opts.scheduleIndex, prioritizer: s.prio !== undefined },
+      settings: { grouping: s.opts.grouping, scheduleIndex: s.opts.scheduleIndex, prioritizer: s.prio !== undefined, ...(spill === undefined ? {} : { spill }) },
     },
     formatMinor: FORMAT_MINOR,
     rows: order.length,
@@ -127,10 +155,18 @@ export function restore(s: FrontierState, image: PartitionImage): void {
       s.table.status[r] = s.table.crawlCount[r] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
     }
   }
+  // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
+  s.table.shareOrigins();
   s.index.free();
-  const payloads = new Uint32Array(rows);
-  for (let r = 0; r < rows; r++) payloads[r] = r;
-  s.index = keyIndexFromSorted(tk.slice(0, rows * 4), payloads);
+  s.index = keyIndexOfRows(s.table, rows, s.spill !== undefined);
+  s.spill?.resetIdentity(rows);
+  const spill = image.meta.settings['spill'] as SpillMeta | undefined;
+  if (spill !== undefined) {
+    if (s.spill === undefined) {
+      throw new InvalidArgumentError(`Frontier.recover: this checkpoint keeps ${String(spill.spilled)} URLs in its disk tier (${String(spill.dir)}): recover it with memoryBudget and storeDir`);
+    }
+    s.spill.resume(spill, s.opts.diskReadOnly);
+  }
   s.queues.ensureRows(rows);
   if (s.prio) {
     const col = (id: number): Float32Array => {
@@ -147,6 +183,8 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     fresh.importState(image.freshness);
   }
   loadQueues(s, rows);
+  // A host whose whole queue was on disk at the checkpoint gets its best extent back.
+  if (s.spill !== undefined) for (const h of s.hosts) if (s.queues.size(h.id) === 0) s.spill.topUp(h.id);
   if (image.ips !== undefined) {
     s.ips.import(image.ips);
   } else {
@@ -213,6 +251,16 @@ function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): voi
   }
   if (!has(ColumnId.LmHours)) {
     for (let r = 0; r < t.rows; r++) t.lmHours[r] = t.crawlCount[r] === 0 ? 0 : -1;
+  }
+  // Before minor 4 the estimator kept only counts and the span: its interval statistics are
+  // unknown (NaN) for a URL already fetched, and the hook rebuilds them from the counts at the
+  // URL's next fetch (src/freshness `seedIntervals`).
+  if (!has(ColumnId.UnchangedHours) || !has(ColumnId.ChangedLogHours)) {
+    for (let r = 0; r < t.rows; r++) {
+      const unknown = t.crawlCount[r]! > 1 ? Number.NaN : 0;
+      t.unchangedHours[r] = unknown;
+      t.changedLogHours[r] = unknown;
+    }
   }
 }
 

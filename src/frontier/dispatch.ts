@@ -43,6 +43,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     }
     if (!robotsCleared(s, h, nowMs)) continue;
     const row = s.queues.pop(id);
+    s.spill?.topUp(id);
     const robots = s.opts.robots;
     const refused = robots === undefined ? undefined : refusal(robots, s.table.urlOf(row));
     if (refused !== undefined) {

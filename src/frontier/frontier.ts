@@ -35,14 +35,14 @@
  * re-timed URL waits for the next wake-up.
  */
 import { InvalidArgumentError } from '../errors/index.js';
-import { type KeyArray, keyToHex } from '../core/keys.js';
+import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
 import type { PartitionImage } from '../format/index.js';
 import { decodePartition, encodePartition } from '../format/index.js';
 import type { Discovery, FetchRequest, Outcome, UrlStatus } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import type { Prioritizer } from '../prioritize/index.js';
 import * as banks from './banks.js';
-import { checkpoint, restore } from './checkpoint.js';
+import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { type SeedSpec, discover, reconsider, refuse, seed, seedBatch } from './intake.js';
@@ -51,10 +51,15 @@ import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
 import type { DueUrl, FrontierStats, HostSignal, HostSnapshot, UrlSignal } from './queries.js';
 import { runFreshnessTick } from './recrawl.js';
+import type { SpillStats } from './spill.js';
 import { FrontierState, checkHours, checkMs } from './state.js';
 
 export type { SeedSpec } from './intake.js';
+export type { SpillStats } from './spill.js';
 export type { DueUrl, FrontierStats, HostSchedState, HostSignal, HostSnapshot, UrlSignal } from './queries.js';
+
+/** Seeds a budgeted frontier takes between two sheds. */
+const SHED_CHUNK = 8192;
 
 /** One entry of a drain's dispatch log. */
 export interface Dispatched {
@@ -102,7 +107,7 @@ export class Frontier {
    * false). With the schedule index on, a seed due after the current hour waits for it.
    */
   seed(url: string, host: string, priority: number, firstSeen: number, nextDue: number, crawlDelay = 0): boolean {
-    return seed(this.#s, url, host, priority, firstSeen, nextDue, crawlDelay);
+    return this.#shed(seed(this.#s, url, host, priority, firstSeen, nextDue, crawlDelay));
   }
 
   /**
@@ -111,7 +116,12 @@ export class Frontier {
    * first occurrence). Returns the number of new URLs.
    */
   seedBatch(specs: readonly SeedSpec[]): number {
-    return seedBatch(this.#s, specs);
+    if (this.#s.spill === undefined || !Array.isArray(specs) || specs.length <= SHED_CHUNK) return this.#shed(seedBatch(this.#s, specs));
+    // Under a budget a large batch enters in chunks with a shed between them, so the batch
+    // never sits resident whole (equivalent: a seed loop gives the same frontier either way).
+    let n = 0;
+    for (let i = 0; i < specs.length; i += SHED_CHUNK) n += this.#shed(seedBatch(this.#s, specs.slice(i, i + SHED_CHUNK)));
+    return n;
   }
 
   /**
@@ -120,7 +130,7 @@ export class Frontier {
    * receives the link's cash. Returns true when a new schedulable URL entered.
    */
   discover(discovery: Discovery, nowMs: number): boolean {
-    return discover(this.#s, discovery, nowMs);
+    return this.#shed(discover(this.#s, discovery, nowMs));
   }
 
   /**
@@ -129,7 +139,7 @@ export class Frontier {
    * other settings can queue it. Returns false, changing nothing, for a known URL.
    */
   refuse(discovery: Discovery, nowMs: number): boolean {
-    return refuse(this.#s, discovery, nowMs);
+    return this.#shed(refuse(this.#s, discovery, nowMs));
   }
 
   /**
@@ -194,7 +204,17 @@ export class Frontier {
    * duplicate or stale report.
    */
   report(outcome: Outcome, nowMs: number): boolean {
-    return report(this.#s, outcome, nowMs);
+    return this.#shed(report(this.#s, outcome, nowMs));
+  }
+
+  /**
+   * Passes `result` through after letting the disk tier shed rows when the resident estimate
+   * is over the memory budget (spill.ts): every call that adds rows ends here. A full disk
+   * throws `DiskFullError` from here with the frontier unchanged by the failed spill.
+   */
+  #shed<T>(result: T): T {
+    this.#s.spill?.maybeShed();
+    return result;
   }
 
   /**
@@ -223,7 +243,14 @@ export class Frontier {
     if (outcome === null || typeof outcome !== 'object') throw new InvalidArgumentError(`replay: expected an Outcome, received ${String(outcome)}`);
     checkMs('replay dispatchedAtMs', dispatchedAtMs);
     checkMs('replay nowMs', nowMs);
-    const row = q.rowOfKey(this.#s, key);
+    let row = q.rowOfKey(this.#s, key);
+    if (row === undefined && this.#s.spill !== undefined) {
+      // Spilled to disk: bring its host's rows back so the replay sees the queued URL.
+      const k = typeof key === 'string' ? keyFromHex(key, new Uint32Array(4)) : key;
+      const h = this.#s.hosts.find((x) => x.hostKeyLo === k[0] && x.hostKeyHi === k[1]);
+      if (h !== undefined) this.#s.spill.loadHost(h.id);
+      row = q.rowOfKey(this.#s, key);
+    }
     if (row === undefined || !this.#s.queues.queued(row)) return false;
     return replayRow(this.#s, row, outcome, dispatchedAtMs, nowMs);
   }
@@ -290,12 +317,20 @@ export class Frontier {
 
   /** URLs queued for dispatch (front bank and back queues). */
   pending(): number {
-    return this.#s.queues.total;
+    return this.#s.queues.total + (this.#s.spill?.spilled ?? 0);
   }
 
-  /** URLs the frontier holds (every status). */
+  /** URLs the frontier holds (every status, resident or spilled to disk). */
   len(): number {
-    return this.#s.table.rows;
+    return this.#s.spill === undefined ? this.#s.table.rows : this.#s.index.len;
+  }
+
+  /**
+   * The disk tier's figures (URLs spilled, segment files and bytes, rows written and read
+   * back, the resident window and estimate), or undefined without a memory budget.
+   */
+  diskTier(): SpillStats | undefined {
+    return this.#s.spill?.stats();
   }
 
   /** The politeness policy in force (frozen). */
@@ -398,6 +433,18 @@ export class Frontier {
     return checkpoint(this.#s);
   }
 
+  /**
+   * The durable checkpoint of a frontier with a disk tier: the tier's files fsynced and its
+   * manifest committed (temporary file, fsync, rename), then the image of the *resident* rows
+   * only, naming the manifest in its settings (`spill`) — not the whole partition. Recovery
+   * (`Frontier.recover` with `storeDir`) reads the manifest and the spilled URLs' keys, never
+   * their rows. The files it names are the tier's until the next incremental checkpoint commits
+   * (so keep the image; `free()` then leaves them). Without a disk tier: `checkpoint()`.
+   */
+  checkpointIncremental(): PartitionImage {
+    return checkpointIncremental(this.#s);
+  }
+
   /** `checkpoint()` encoded as `.meguri` bytes. */
   checkpointBytes(): Uint8Array {
     return encodePartition(this.checkpoint());
@@ -415,6 +462,7 @@ export class Frontier {
     const image = source instanceof Uint8Array ? decodePartition(source) : source;
     const f = new Frontier(image.meta.partitionId, image.meta.createdHours, options);
     restore(f.#s, image);
+    f.#s.spill?.maybeShed();
     return f;
   }
 
@@ -429,10 +477,11 @@ export class Frontier {
     return { dispatches: s.dispatches, hostHeapMoves, queueMoves: s.queues.moves, ipLookups: s.ips.lookups };
   }
 
-  /** Releases the wasm-resident index. The frontier must not be used afterwards. */
+  /** Releases the wasm-resident structures (the schedule index). The frontier must not be used afterwards. */
   free(): void {
     this.#s.index.free();
     this.#s.wheel?.free();
+    this.#s.spill?.close();
   }
 
   /** Same as `free()`. */

@@ -28,6 +28,7 @@ export {
   type HostSnapshot,
   type HostSignal,
   type SeedSpec,
+  type SpillStats,
   type UrlSignal,
 } from './frontier.js';
 export {

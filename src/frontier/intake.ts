@@ -49,7 +49,7 @@ export function seed(s: FrontierState, url: string, host: string, priority: numb
   keyOf(url, host, k, 0);
   if (s.index.get(k, 0) !== undefined) return false;
   const row = addSeedRow(s, url, host, priority, firstSeen, nextDue, crawlDelay, k, 0);
-  s.index.insertBatch(k, Uint32Array.of(row));
+  s.index.insertBatch(k, Uint32Array.of(s.payloadOf(row)));
   s.opts.seenFilter?.add(k, 0);
   return true;
 }
@@ -79,7 +79,7 @@ export function seedBatch(s: FrontierState, specs: readonly SeedSpec[]): number 
   for (let i = 0; i < n; i++) {
     if (isNew[i] === 0) continue;
     const sp = specs[i]!;
-    rows[m] = addSeedRow(s, sp.url, sp.host, sp.priority, sp.firstSeen, sp.nextDue, sp.crawlDelay ?? 0, keys, i);
+    rows[m] = s.payloadOf(addSeedRow(s, sp.url, sp.host, sp.priority, sp.firstSeen, sp.nextDue, sp.crawlDelay ?? 0, keys, i));
     newKeys.set(keys.subarray(i * 4, i * 4 + 4), m * 4);
     s.opts.seenFilter?.add(keys, i);
     m++;
@@ -169,11 +169,11 @@ export function discover(s: FrontierState, d: Discovery, nowMs: number): boolean
   creditInDegree(s, h, d);
   const existing = filter === undefined || filter.maybeContains(k, 0) ? s.index.get(k, 0) : undefined;
   if (existing !== undefined) {
-    creditKnown(s, existing, d.cash);
+    creditKnown(s, s.rowOf(existing), d.cash);
     return false;
   }
   const row = addDiscovered(s, d, k, 0, h, nowMs);
-  s.index.insertBatch(k, Uint32Array.of(row));
+  s.index.insertBatch(k, Uint32Array.of(s.payloadOf(row)));
   return s.table.status[row] === UrlStatus.Scheduled;
 }
 
@@ -232,19 +232,20 @@ function discoverValid(s: FrontierState, ds: readonly Discovery[], n: number, no
     const d = ds[i]!;
     const h = hostFor(s, d.host, keys, i);
     creditInDegree(s, h, d);
-    let existing = -1;
+    // A known URL whose row is spilled to disk (rowOf −1) takes no credit (spill.ts).
+    let existing = -2;
     if (filter === undefined || filter.maybeContains(keys, i)) {
-      if (found[i] !== MISSING) existing = found[i]!;
+      if (found[i] !== MISSING) existing = s.rowOf(found[i]!);
       else if (first[i] !== i) existing = rowAt[first[i]!]!;
     }
-    if (existing >= 0) {
+    if (existing !== -2) {
       creditKnown(s, existing, d.cash);
       continue;
     }
     const row = addDiscovered(s, d, keys, i, h, nowMs);
     rowAt[i] = row;
     newKeys.set(keys.subarray(i * 4, i * 4 + 4), m * 4);
-    newRows[m++] = row;
+    newRows[m++] = s.payloadOf(row);
   }
   if (m > 0) s.index.insertBatch(newKeys.subarray(0, m * 4), newRows.subarray(0, m));
 }
@@ -287,7 +288,7 @@ function creditInDegree(s: FrontierState, h: HostRecord, d: Discovery): void {
 
 /** A rediscovery of known `row`: only its cash. */
 function creditKnown(s: FrontierState, row: number, cash: number): void {
-  if (s.prio && cash > 0) {
+  if (s.prio && cash > 0 && row >= 0) {
     s.prio.credit(row, cash);
     reprioritize(s, row);
   }
@@ -324,9 +325,9 @@ function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number
 
 function newRow(s: FrontierState, keys: KeyArray, i: number, url: string, h: HostRecord, depth: number, firstSeen: number, status: number): number {
   const t = s.table;
-  const row = t.addRow();
+  const row = s.spill ? s.spill.newRow() : t.addRow();
   t.key.set(keys.subarray(i * 4, i * 4 + 4), row * 4);
-  t.url[row] = t.arena.add(url);
+  t.url[row] = t.addUrl(url, h.id);
   t.status[row] = status;
   t.depth[row] = depth;
   t.firstSeen[row] = firstSeen;
@@ -371,7 +372,7 @@ export function refuse(s: FrontierState, d: Discovery, nowMs: number): boolean {
   const hours = Math.floor(nowMs / HOUR_MS);
   const row = newRow(s, k, 0, d.url, h, Math.min(Math.max(0, d.depth | 0), 0xffff), hours, UrlStatus.Refused);
   s.table.nextDue[row] = hours;
-  s.index.insertBatch(k, Uint32Array.of(row));
+  s.index.insertBatch(k, Uint32Array.of(s.payloadOf(row)));
   filter?.add(k, 0);
   if (s.prio) {
     s.prio.credit(row, d.cash > 0 ? d.cash : 0);

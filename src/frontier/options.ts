@@ -10,6 +10,7 @@ import {
   defineOptions,
   enumField,
   numberField,
+  stringField,
 } from '../options/index.js';
 import type { HostGrouping } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
@@ -108,6 +109,13 @@ export interface CrawledRecord {
   readonly sentLastModified: number;
   /** Last-Modified exposure in hours (−1 = not trusted); the hook may store a new value. */
   lmHours: number;
+  /**
+   * The change-rate estimator's interval statistics (src/freshness `FreshnessRecord`): hours of
+   * the intervals that ended without a change, and Σ ln hours of those that ended in one (NaN
+   * = not kept). The hook folds this fetch's interval in and stores the new values.
+   */
+  unchangedHours: number;
+  changedLogHours: number;
   readonly firstSeen: number;
   readonly lastCrawled: number;
   readonly lastChanged: number;
@@ -257,6 +265,20 @@ export interface FrontierOptions {
   readonly urlBudget: number;
   /** Depth cap of a new host (0 = unlimited). */
   readonly depthCap: number;
+  /**
+   * Resident memory budget in bytes (0 = none, the default: everything stays resident). With
+   * `storeDir`, once the resident estimate exceeds it, hosts' queued URLs beyond a window of
+   * their best are spilled to files in `storeDir` and read back ahead of need (DESIGN §14).
+   */
+  readonly memoryBudget: number;
+  /** Directory of the disk tier (Node only); required with `memoryBudget`. */
+  readonly storeDir: string | undefined;
+  /** Queued URLs each host keeps resident once spilling (default 64; halves while the budget cannot hold the windows). */
+  readonly spillWindow: number;
+  /** The disk tier's file seam, a `DiskIo` from src/disk (tests inject ENOSPC through it); default the real file system. */
+  readonly diskIo: object | undefined;
+  /** Open a recovered disk tier without deleting files its manifest does not name (a reader beside a live crawl). */
+  readonly diskReadOnly: boolean;
 }
 
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -298,4 +320,9 @@ export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOp
   canonPolicyVersion: numberField({ default: 1, min: 0, max: 0xffff_ffff, integer: true }),
   urlBudget: numberField({ default: 0, min: 0, integer: true }),
   depthCap: numberField({ default: 0, min: 0, max: 0xffff, integer: true }),
+  memoryBudget: numberField({ default: 0, min: 0, integer: true }),
+  storeDir: stringField({ nonEmpty: true }),
+  spillWindow: numberField({ default: 64, min: 4, max: 1 << 20, integer: true }),
+  diskIo: customField('a DiskIo object', (v): v is object => isObject(v)),
+  diskReadOnly: booleanField(false),
 });

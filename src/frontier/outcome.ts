@@ -210,8 +210,12 @@ function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number
   for (const x of local) {
     discover(s, x, nowMs);
     if (x.url !== c.url) continue;
-    const to = s.index.get(key, 0);
-    if (to !== undefined && to !== row) t.redirectTo[row] = to + 1;
+    const p = s.index.get(key, 0);
+    const to = p === undefined ? -1 : s.rowOf(p);
+    if (to >= 0 && to !== row) {
+      t.redirectTo[row] = to + 1;
+      s.spill?.pin(to);
+    }
   }
 }
 

@@ -13,6 +13,7 @@ import { hostGainedWork, reprioritize } from './banks.js';
 import { keyOf } from './deps.js';
 import type { FrontierState } from './state.js';
 import { checkHours } from './state.js';
+import { VACANT } from './spill.js';
 import { FpFlag } from './table.js';
 
 /** One entry of `dueUrls`. */
@@ -176,23 +177,28 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
   let nextDue = 0;
   for (let r = 0; r < t.rows; r++) {
     const st = t.status[r]!;
+    if (st === VACANT) continue;
     counts[st]!++;
     if (!wantsFetch(st)) continue;
     const d = t.nextDue[r]!;
     if (d <= nowHours) due++;
     if (nextDue === 0 || d < nextDue) nextDue = d;
   }
+  // URLs spilled to disk are queued first fetches (spill.ts), due when they were spilled.
+  const spilled = s.spill?.spilled ?? 0;
+  counts[UrlStatus.Scheduled]! += spilled;
+  due += spilled;
   const byStatus: Record<string, number> = {};
   URL_STATUS_NAMES.forEach((name, i) => {
     byStatus[name] = counts[i]!;
   });
   const seenKeys = s.index.len;
   return {
-    urls: t.rows,
+    urls: t.rows - (s.spill === undefined ? 0 : s.spill.vacantRows) + spilled,
     hosts: s.hosts.length,
     activeHosts: s.active,
     inFlight: s.inFlight,
-    pending: s.queues.total,
+    pending: s.queues.total + spilled,
     deferred: s.wheel?.len ?? 0,
     due,
     byStatus,
@@ -207,6 +213,7 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
 export function memoryBytes(s: FrontierState): number {
   let b = s.table.memoryBytes + s.queues.memoryBytes + s.index.memoryBytes;
   if (s.prio) b += s.table.capacity * 12;
+  if (s.spill) b += s.spill.memoryBytes;
   return b;
 }
 
@@ -248,7 +255,9 @@ export function dueUrls(s: FrontierState, beforeHours: number, host: string | bi
 export function rowOfKey(s: FrontierState, key: KeyArray | string): number | undefined {
   const k = typeof key === 'string' ? keyFromHex(key, s.oneKey) : key;
   if (!(k instanceof Uint32Array) || k.length < 4) throw new InvalidArgumentError(`expected a URLKey (4 lanes or 32 hex digits), received ${String(key)}`);
-  return s.index.get(k, 0);
+  const p = s.index.get(k, 0);
+  // A URL spilled to disk has no row until its host's window brings it back (spill.ts).
+  return p === undefined || s.rowOf(p) < 0 ? undefined : s.rowOf(p);
 }
 
 /** `Frontier.warm` (see there). */
@@ -305,7 +314,8 @@ export function importUrlSignal(s: FrontierState, signal: UrlSignal): boolean {
   if (signal.key !== undefined) row = rowOfKey(s, signal.key);
   else if (typeof signal.url === 'string' && typeof signal.host === 'string') {
     keyOf(signal.url, signal.host, s.oneKey, 0);
-    row = s.index.get(s.oneKey, 0);
+    const p = s.index.get(s.oneKey, 0);
+    row = p === undefined || s.rowOf(p) < 0 ? undefined : s.rowOf(p);
   } else {
     throw new InvalidArgumentError('importUrlSignal: expected a key, or a url with its host');
   }

@@ -33,10 +33,11 @@ import { type HostRecord, HostTimes } from './hosts.js';
 import { type FrontierOptions, type HostResolver, resolveFrontierOptions } from './options.js';
 import { RowQueues } from './queues.js';
 import { MutableRecord } from './record.js';
+import { SpillTier } from './spill.js';
 import { UrlTable } from './table.js';
 
 export const HOUR_MS = 3_600_000;
-/** `DrumSet.getBatch`'s miss sentinel. */
+/** The key index's miss sentinel (`getBatch`). */
 export const MISSING = 0xffff_ffff;
 
 /** Throws unless `v` is an epoch-hour (integer in [0, 2^32)). */
@@ -104,6 +105,8 @@ export class FrontierState {
   freshMoved: Uint32Array = new Uint32Array(0);
   /** The reusable record view handed to the freshness hook. */
   readonly record: MutableRecord;
+  /** The disk tier (spill.ts) when a memory budget and a store directory are set, else undefined. */
+  readonly spill: SpillTier | undefined;
 
   constructor(partitionId: number, createdHours: number, options?: Partial<FrontierOptions> | null) {
     if (!Number.isInteger(partitionId) || partitionId < 0 || partitionId > 0xffff_ffff) {
@@ -115,7 +118,7 @@ export class FrontierState {
     this.opts = resolveFrontierOptions(options);
     this.politeness = politenessConfig(this.opts.politeness ?? {});
     this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
-    this.index = newKeyIndex();
+    this.index = newKeyIndex(this.table, this.opts.memoryBudget > 0);
     this.dir = new HostDirectory(this.opts.grouping);
     this.queues = new RowQueues(this.table);
     // Host-level orders read dense per-host keys (measured: comparing through the URL
@@ -146,6 +149,19 @@ export class FrontierState {
     this.record = new MutableRecord(this.table);
     const fresh = this.opts.freshness;
     this.freshTicks = fresh !== undefined && typeof fresh === 'object' && typeof fresh.tick === 'function';
+    const { memoryBudget, storeDir } = this.opts;
+    if (memoryBudget > 0 && storeDir === undefined) throw new InvalidArgumentError('FrontierOptions.memoryBudget needs storeDir (the directory of the disk tier)');
+    this.spill = memoryBudget > 0 ? new SpillTier(this, memoryBudget, `${storeDir}/spill-p${partitionId}`, this.opts.spillWindow, this.opts.diskIo) : undefined;
+  }
+
+  /** The key index's payload for `row` (its uid under the spill tier, else the row). */
+  payloadOf(row: number): number {
+    return this.spill === undefined ? row : this.spill.payloadOf(row);
+  }
+
+  /** The row of key-index payload `p`, or −1 while its URL is spilled to disk. */
+  rowOf(p: number): number {
+    return this.spill === undefined ? p : this.spill.rowOf(p);
   }
 
   /** The host records by id (the directory's array). */

@@ -59,6 +59,15 @@ const PRESSURE_THRESHOLD = 0.3;
 const IDLE_FORGET_INTERVALS = 10;
 const IDLE_FORGET_MIN_MS = 60_000;
 
+/**
+ * How long an address's widened interval outlives its last start: `IDLE_FORGET_INTERVALS` of
+ * its intervals, at least a minute. Also how long a node's view of an IP counts at the
+ * cluster's Redis gate (src/cluster/gate.ts), so both forget on the same terms.
+ */
+export function ipForgetAfterMs(intervalMs: number): number {
+  return Math.max(IDLE_FORGET_MIN_MS, IDLE_FORGET_INTERVALS * intervalMs);
+}
+
 /** Whether `ip` is the unknown/unresolved address, which the table never throttles. */
 export function isUnknownIp(ip: string | null | undefined): boolean {
   if (ip == null || ip === '') return true;
@@ -334,7 +343,7 @@ export class IpTable {
       if (next > cutoffMs || this.#inFlight[slot]! > 0) continue;
       const interval = this.#interval[slot]!;
       const plain = interval <= this.floorMs && this.#pressure[slot]! < 0.01;
-      const idle = cutoffMs - Math.max(this.#last[slot]!, 0) >= Math.max(IDLE_FORGET_MIN_MS, IDLE_FORGET_INTERVALS * interval);
+      const idle = cutoffMs - Math.max(this.#last[slot]!, 0) >= ipForgetAfterMs(interval);
       if (plain || idle) {
         this.#reset(slot);
         dropped++;

@@ -2,7 +2,8 @@
 // when due and checkpointing every third batch, and SIGKILLs itself at the K-th write of a
 // chosen phase (merge or checkpoint) or right after the N-th manifest rename (a commit whose
 // cleanup has not run) — a real kill -9 at an exact byte, not a simulated one.
-import { CountingIo, DrumStore, type DiskIo } from '../../src/disk/index.js';
+import { DrumStore } from '../../src/disk/index.js';
+import { killingIo } from './kill-io.js';
 import { streamBatch } from './stream.js';
 
 const [dir, total, distinct, phase, at] = process.argv.slice(2);
@@ -10,28 +11,7 @@ const L = Number(total);
 const D = Number(distinct);
 const killAt = Number(at ?? 0);
 let current = '';
-let writes = 0;
-let renames = 0;
-const inner = new CountingIo();
-const io: DiskIo = {
-  open: (p, f) => inner.open(p, f),
-  read: (fd, b, o, l, p) => inner.read(fd, b, o, l, p),
-  fsync: (fd) => inner.fsync(fd),
-  close: (fd) => inner.close(fd),
-  truncate: (fd, l) => inner.truncate(fd, l),
-  write(fd, b, o, l, p) {
-    if (current === phase && ++writes === killAt) {
-      // Half of this write reaches the file first: a torn tail.
-      inner.write(fd, b, o, Math.max(1, l >> 1), p);
-      process.kill(process.pid, 'SIGKILL');
-    }
-    return inner.write(fd, b, o, l, p);
-  },
-  rename(from, to) {
-    inner.rename(from, to);
-    if (phase === 'rename' && ++renames === killAt) process.kill(process.pid, 'SIGKILL');
-  },
-};
+const io = killingIo(phase!, killAt, () => current);
 
 const store = DrumStore.open(dir!, { bucketBits: 4, blockRecords: 256, mergeBytes: 300_000, io });
 const BATCH = 5000;

@@ -1,0 +1,354 @@
+/**
+ * The frontier's spill segments on disk (the `SpillFiles` backend of src/frontier/spill.ts).
+ *
+ * A segment file `spill-<n>.seg` is append-only: a 32-byte file header, then extents, each a
+ * 32-byte frame and its payload (one host's spilled rows, best first). Beside it,
+ * `spill-<n>.keys` is the key log: per extent a 16-byte frame and its rows' PathKeys (8 B
+ * each), so a recovery rebuilds the exact key set without reading a URL. A manifest
+ * `MANIFEST-<g>` names the segments a checkpoint needs and carries the frontier's extent table.
+ *
+ *   segment header 32 B: magic "MGSPILL1" (8) | format version u32 | segment number u32 | 16 zero
+ *   extent frame   32 B: magic u32 "SPX1" | payload bytes u32 | rows u32 | HostKey lo u32 |
+ *                        HostKey hi u32 | 0 u32 | checksum u64
+ *   key frame      16 B: rows u32 | 0 u32 | checksum u64, then rows × 8 B
+ *   manifest       32 B: magic "MGSPMAN1" (8) | files u32 | payload bytes u32 | checksum u64 |
+ *                        generation u64, then files × u32 segment numbers, then the payload
+ *   checksums = xxHash64(bytes, seed = kind·2^56 + segment·2^32 + offset of the frame)
+ *
+ * Writes are positioned at the tracked end of the current segment, so a write a full disk cut
+ * short is simply overwritten by the next append, and a tail a crash tore is never named by a
+ * manifest. Segments roll over at `SEGMENT_BYTES`. Before the first commit a segment none of
+ * whose extents is needed is deleted at once; after it, only when neither the new nor the
+ * previous manifest names it (the previous one may still be the committed one if the
+ * checkpoint that names the new one is cut short). A read checks the frame against what the
+ * frontier recorded (length, rows, host) and the checksum: a short file, a torn frame or a
+ * flipped byte is `CorruptBucketError` naming the file. Registered as the frontier's backend
+ * when this module loads (the Node entry imports src/disk), so the frontier itself never
+ * imports `node:fs`.
+ */
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { xxh64Lanes } from '../core/hash.js';
+import { CorruptBucketError, InvalidArgumentError } from '../errors/index.js';
+import { type ExtentAt, type SpillCommit, type SpillFiles, registerSpillFiles } from '../frontier/spill.js';
+import { type DiskIo, nodeIo, readFully, syncFully, writeFully } from './io.js';
+
+const MAGIC = new TextEncoder().encode('MGSPILL1');
+const MANIFEST_MAGIC = new TextEncoder().encode('MGSPMAN1');
+const FRAME_MAGIC = 0x3158_5053; // "SPX1" little-endian
+const HEADER = 32;
+const FRAME = 32;
+const KEY_FRAME = 16;
+const VERSION = 1;
+/** A segment rolls over past this many bytes. */
+export const SEGMENT_BYTES = 64 * 1024 * 1024;
+const enum Kind {
+  Extent = 1,
+  Keys = 2,
+  Manifest = 3,
+}
+
+const sum = new Uint32Array(2);
+
+interface Segment {
+  readonly fd: number;
+  readonly path: string;
+  readonly keyFd: number;
+  readonly keyPath: string;
+  size: number;
+  keySize: number;
+  /** Extents still needed. */
+  live: number;
+  dirty: boolean;
+}
+
+/** Spill segments in one directory over a `DiskIo` (see the module comment). */
+export class SpillSegments implements SpillFiles {
+  private readonly segs = new Map<number, Segment>();
+  private current = -1;
+  private next = 0;
+  private readonly frame = new Uint8Array(FRAME);
+  /** Whether a manifest was ever committed or resumed (deletions wait for `commit` then). */
+  private durable = false;
+  private generation = 0;
+  /** Segments the previous manifest names, and its file name. */
+  private prevFiles = new Set<number>();
+  private prevManifest: string | undefined;
+
+  constructor(
+    readonly dir: string,
+    private readonly io: DiskIo = nodeIo,
+    resume?: SpillCommit,
+    private readonly readOnly = false,
+  ) {
+    if (!readOnly) mkdirSync(dir, { recursive: true });
+    if (resume === undefined) {
+      // Files left by an earlier process without a checkpoint naming them are scratch.
+      for (const name of readdirSync(dir)) if (/^(spill-\d+\.(seg|keys)|MANIFEST-\d+(\.tmp)?)$/.test(name)) unlinkSync(join(dir, name));
+      return;
+    }
+    const files = this.manifestFiles(this.readManifestFile(resume));
+    this.durable = true;
+    this.generation = Number(/^MANIFEST-(\d+)$/.exec(resume.manifest)![1]);
+    this.prevManifest = resume.manifest;
+    this.prevFiles = new Set(files);
+    for (const n of files) {
+      const path = join(dir, segmentName(n));
+      const keyPath = join(dir, keysName(n));
+      for (const p of [path, keyPath]) if (!existsSync(p)) throw new CorruptBucketError(p, 'missing: the checkpoint\'s manifest names it');
+      const flags = readOnly ? 'r' : 'r+';
+      this.segs.set(n, { fd: io.open(path, flags), path, keyFd: io.open(keyPath, flags), keyPath, size: statSync(path).size, keySize: statSync(keyPath).size, live: 0, dirty: false });
+      this.next = Math.max(this.next, n + 1);
+    }
+    if (readOnly) return;
+    // Whatever the manifest does not name is from after the checkpoint: never committed.
+    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)])]);
+    for (const name of readdirSync(dir)) if (/^(spill-\d+\.(seg|keys)|MANIFEST-\d+(\.tmp)?)$/.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
+  }
+
+  get fileCount(): number {
+    return this.segs.size * 2;
+  }
+
+  get byteCount(): number {
+    let n = 0;
+    for (const s of this.segs.values()) n += s.size + s.keySize;
+    return n;
+  }
+
+  /** An extent loaded from the resumed manifest lives in `file`. */
+  adopt(file: number): void {
+    const seg = this.segs.get(file);
+    if (seg === undefined) throw new CorruptBucketError(join(this.dir, segmentName(file)), 'the manifest names an extent in a segment it does not list');
+    seg.live++;
+  }
+
+  append(hostLo: number, hostHi: number, count: number, payload: Uint8Array, length: number, paths: Uint32Array): ExtentAt {
+    if (this.readOnly) throw new InvalidArgumentError(`spill segments in ${this.dir} are open read-only`);
+    let seg = this.segs.get(this.current);
+    if (seg === undefined || seg.size + FRAME + length > SEGMENT_BYTES) seg = this.roll();
+    const offset = seg.size;
+    const f = this.frame;
+    const v = new DataView(f.buffer);
+    v.setUint32(0, FRAME_MAGIC, true);
+    v.setUint32(4, length, true);
+    v.setUint32(8, count, true);
+    v.setUint32(12, hostLo, true);
+    v.setUint32(16, hostHi, true);
+    v.setUint32(20, 0, true);
+    checksum(payload.subarray(0, length), Kind.Extent, this.current, offset);
+    v.setUint32(24, sum[0]!, true);
+    v.setUint32(28, sum[1]!, true);
+    writeFully(this.io, seg.fd, seg.path, f, FRAME, offset);
+    writeFully(this.io, seg.fd, seg.path, payload, length, offset + FRAME);
+    const keyBytes = new Uint8Array(paths.buffer, paths.byteOffset, count * 8);
+    const keys = seg.keySize;
+    v.setUint32(0, count, true);
+    v.setUint32(4, 0, true);
+    checksum(keyBytes, Kind.Keys, this.current, keys);
+    v.setUint32(8, sum[0]!, true);
+    v.setUint32(12, sum[1]!, true);
+    writeFully(this.io, seg.keyFd, seg.keyPath, f, KEY_FRAME, keys);
+    writeFully(this.io, seg.keyFd, seg.keyPath, keyBytes, keyBytes.length, keys + KEY_FRAME);
+    seg.size = offset + FRAME + length;
+    seg.keySize = keys + KEY_FRAME + keyBytes.length;
+    seg.live++;
+    seg.dirty = true;
+    return { file: this.current, offset, bytes: FRAME + length, keys };
+  }
+
+  read(at: ExtentAt, hostLo: number, hostHi: number, count: number): Uint8Array {
+    const seg = this.segment(at.file);
+    const buf = new Uint8Array(at.bytes);
+    const got = readFully(this.io, seg.fd, buf, at.bytes, at.offset);
+    if (got < at.bytes) throw new CorruptBucketError(seg.path, `truncated: extent at ${at.offset} needs ${at.bytes} bytes, ${got} there`);
+    const v = new DataView(buf.buffer);
+    const length = at.bytes - FRAME;
+    if (v.getUint32(0, true) !== FRAME_MAGIC || v.getUint32(4, true) !== length || v.getUint32(8, true) !== count) {
+      throw new CorruptBucketError(seg.path, `extent frame at ${at.offset} does not match (magic, length or row count)`);
+    }
+    if (v.getUint32(12, true) !== hostLo >>> 0 || v.getUint32(16, true) !== hostHi >>> 0) {
+      throw new CorruptBucketError(seg.path, `extent at ${at.offset} belongs to another host`);
+    }
+    const payload = buf.subarray(FRAME);
+    checksum(payload, Kind.Extent, at.file, at.offset);
+    if (v.getUint32(24, true) !== sum[0] || v.getUint32(28, true) !== sum[1]) throw new CorruptBucketError(seg.path, `extent at ${at.offset}: checksum mismatch`);
+    return payload;
+  }
+
+  readKeys(at: ExtentAt, count: number): Uint32Array {
+    const seg = this.segment(at.file);
+    const buf = new Uint8Array(KEY_FRAME + count * 8);
+    const got = readFully(this.io, seg.keyFd, buf, buf.length, at.keys);
+    if (got < buf.length) throw new CorruptBucketError(seg.keyPath, `truncated: keys at ${at.keys} need ${buf.length} bytes, ${got} there`);
+    const v = new DataView(buf.buffer);
+    const body = buf.subarray(KEY_FRAME);
+    checksum(body, Kind.Keys, at.file, at.keys);
+    if (v.getUint32(0, true) !== count || v.getUint32(8, true) !== sum[0] || v.getUint32(12, true) !== sum[1]) {
+      throw new CorruptBucketError(seg.keyPath, `keys at ${at.keys}: frame or checksum mismatch`);
+    }
+    return new Uint32Array(buf.buffer, KEY_FRAME, count * 2);
+  }
+
+  release(file: number): void {
+    const seg = this.segs.get(file);
+    if (seg === undefined) return;
+    seg.live--;
+    if (seg.live <= 0 && file !== this.current && !this.durable) this.drop(file, seg);
+  }
+
+  commit(manifest: Uint8Array): SpillCommit {
+    for (const seg of this.segs.values()) {
+      if (!seg.dirty) continue;
+      syncFully(this.io, seg.fd, seg.path);
+      syncFully(this.io, seg.keyFd, seg.keyPath);
+      seg.dirty = false;
+    }
+    const files = [...this.segs.entries()].filter(([n, s]) => s.live > 0 || n === this.current).map(([n]) => n);
+    const gen = ++this.generation;
+    const name = `MANIFEST-${gen}`;
+    const head = new Uint8Array(HEADER + files.length * 4);
+    head.set(MANIFEST_MAGIC);
+    const v = new DataView(head.buffer);
+    v.setUint32(8, files.length, true);
+    v.setUint32(12, manifest.length, true);
+    files.forEach((n, i) => v.setUint32(HEADER + i * 4, n, true));
+    const body = new Uint8Array(files.length * 4 + manifest.length);
+    body.set(head.subarray(HEADER));
+    body.set(manifest, files.length * 4);
+    checksum(body, Kind.Manifest, 0, gen);
+    v.setUint32(16, sum[0]!, true);
+    v.setUint32(20, sum[1]!, true);
+    v.setBigUint64(24, BigInt(gen), true);
+    const tmp = join(this.dir, `${name}.tmp`);
+    const fd = this.io.open(tmp, 'w');
+    try {
+      writeFully(this.io, fd, tmp, head, head.length, 0);
+      writeFully(this.io, fd, tmp, manifest, manifest.length, head.length);
+      syncFully(this.io, fd, tmp);
+    } finally {
+      this.io.close(fd);
+    }
+    this.io.rename(tmp, join(this.dir, name));
+    syncDir(this.io, this.dir);
+    // Neither the new nor the previous manifest needs these any more.
+    for (const [n, seg] of [...this.segs]) if (seg.live <= 0 && n !== this.current && !this.prevFiles.has(n)) this.drop(n, seg);
+    for (const old of readdirSync(this.dir)) if (/^MANIFEST-\d+$/.test(old) && old !== name && old !== this.prevManifest) unlinkSync(join(this.dir, old));
+    this.durable = true;
+    this.prevFiles = new Set(files);
+    this.prevManifest = name;
+    return { manifest: name, checksum: `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}` };
+  }
+
+  readManifest(commit: SpillCommit): Uint8Array {
+    const bytes = this.readManifestFile(commit);
+    const files = new DataView(bytes.buffer, bytes.byteOffset).getUint32(8, true);
+    return bytes.subarray(HEADER + files * 4);
+  }
+
+  close(remove: boolean): void {
+    for (const [n, seg] of this.segs) {
+      this.io.close(seg.fd);
+      this.io.close(seg.keyFd);
+      if (remove && !this.durable) {
+        unlinkSync(seg.path);
+        unlinkSync(seg.keyPath);
+      }
+      this.segs.delete(n);
+    }
+  }
+
+  /** The whole manifest file, checked against its own checksum and the one the checkpoint recorded. */
+  private readManifestFile(commit: SpillCommit): Uint8Array {
+    const path = join(this.dir, commit.manifest);
+    if (!/^MANIFEST-\d+$/.test(commit.manifest) || !existsSync(path)) throw new CorruptBucketError(path, 'missing: the checkpoint names this manifest');
+    const size = statSync(path).size;
+    const bytes = new Uint8Array(size);
+    const fd = this.io.open(path, 'r');
+    try {
+      readFully(this.io, fd, bytes, size, 0);
+    } finally {
+      this.io.close(fd);
+    }
+    const v = new DataView(bytes.buffer);
+    const ok = size >= HEADER && MANIFEST_MAGIC.every((b, i) => bytes[i] === b);
+    const files = ok ? v.getUint32(8, true) : 0;
+    if (!ok || size !== HEADER + files * 4 + v.getUint32(12, true)) throw new CorruptBucketError(path, 'truncated or not a spill manifest');
+    checksum(bytes.subarray(HEADER), Kind.Manifest, 0, Number(v.getBigUint64(24, true)));
+    const hex = `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}`;
+    if (v.getUint32(16, true) !== sum[0] || v.getUint32(20, true) !== sum[1] || hex !== commit.checksum) throw new CorruptBucketError(path, 'checksum mismatch');
+    return bytes;
+  }
+
+  private manifestFiles(bytes: Uint8Array): number[] {
+    const v = new DataView(bytes.buffer, bytes.byteOffset);
+    const out: number[] = [];
+    for (let i = 0; i < v.getUint32(8, true); i++) out.push(v.getUint32(HEADER + i * 4, true));
+    return out;
+  }
+
+  private segment(file: number): Segment {
+    const seg = this.segs.get(file);
+    if (seg === undefined) throw new CorruptBucketError(join(this.dir, segmentName(file)), 'segment is gone (deleted while an extent still needed it)');
+    return seg;
+  }
+
+  private roll(): Segment {
+    const old = this.segs.get(this.current);
+    if (old !== undefined && old.live <= 0 && !this.durable) this.drop(this.current, old);
+    const n = this.next++;
+    const path = join(this.dir, segmentName(n));
+    const keyPath = join(this.dir, keysName(n));
+    const seg: Segment = { fd: this.io.open(path, 'w+'), path, keyFd: this.io.open(keyPath, 'w+'), keyPath, size: 0, keySize: 0, live: 0, dirty: true };
+    this.segs.set(n, seg);
+    this.current = n;
+    const h = new Uint8Array(HEADER);
+    h.set(MAGIC);
+    const v = new DataView(h.buffer);
+    v.setUint32(8, VERSION, true);
+    v.setUint32(12, n, true);
+    writeFully(this.io, seg.fd, path, h, HEADER, 0);
+    seg.size = HEADER;
+    return seg;
+  }
+
+  private drop(n: number, seg: Segment): void {
+    this.io.close(seg.fd);
+    this.io.close(seg.keyFd);
+    unlinkSync(seg.path);
+    unlinkSync(seg.keyPath);
+    this.segs.delete(n);
+  }
+}
+
+function segmentName(n: number): string {
+  return `spill-${n}.seg`;
+}
+
+function keysName(n: number): string {
+  return `spill-${n}.keys`;
+}
+
+function checksum(bytes: Uint8Array, kind: Kind, file: number, offset: number): void {
+  xxh64Lanes(bytes, (BigInt(kind) << 56n) + (BigInt(file >>> 0) << 32n) + BigInt(offset), sum, 0);
+}
+
+/** fsyncs a directory (a rename's durability); a file system that refuses is left as it is. */
+function syncDir(io: DiskIo, dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = io.open(dir, 'r');
+    io.fsync(fd);
+  } catch {
+    // Some platforms cannot open or fsync a directory; the rename is as durable as they allow.
+  } finally {
+    if (fd !== undefined) io.close(fd);
+  }
+}
+
+registerSpillFiles((dir, io, resume, readOnly) => {
+  if (io !== undefined && (typeof io !== 'object' || io === null || typeof (io as DiskIo).write !== 'function')) {
+    throw new InvalidArgumentError('FrontierOptions.diskIo: expected a DiskIo (src/disk)');
+  }
+  return new SpillSegments(dir, (io as DiskIo | undefined) ?? nodeIo, resume, readOnly);
+});

@@ -1,0 +1,108 @@
+/**
+ * The spill tier's record of where each host's spilled rows are: one entry per extent (file,
+ * offset, bytes, rows, best priority), chained per host, all in typed arrays. An object per
+ * extent cost ~50 B of JS heap per spilled URL at 1M URLs (bench/suites/disk.bench.mjs); an
+ * entry here is 36 B per extent, an extent holding many rows.
+ */
+import type { ExtentAt } from './spill.js';
+
+/** Host chains of extents in typed arrays (a slot per extent, −1 ends a chain). */
+export class ExtentPool {
+  file = new Uint32Array(1024);
+  offset = new Float64Array(1024);
+  bytes = new Uint32Array(1024);
+  count = new Uint32Array(1024);
+  top = new Float32Array(1024);
+  /** Offset of the extent's keys in its segment's key log. */
+  keys = new Float64Array(1024);
+  private next = new Int32Array(1024);
+  /** First slot of each host's chain, by host id. */
+  private head = new Int32Array(64).fill(-1);
+  private freeSlot = -1;
+  private used = 0;
+  /** Extents held. */
+  size = 0;
+
+  /** Adds an extent to host `host`'s chain. */
+  add(host: number, at: ExtentAt, count: number, top: number): void {
+    if (host >= this.head.length) {
+      const h = new Int32Array(Math.max(host + 1, this.head.length * 2)).fill(-1);
+      h.set(this.head);
+      this.head = h;
+    }
+    let slot = this.freeSlot;
+    if (slot >= 0) this.freeSlot = this.next[slot]!;
+    else {
+      if (this.used === this.file.length) this.grow();
+      slot = this.used++;
+    }
+    this.file[slot] = at.file;
+    this.offset[slot] = at.offset;
+    this.bytes[slot] = at.bytes;
+    this.count[slot] = count;
+    this.top[slot] = top;
+    this.keys[slot] = at.keys;
+    this.next[slot] = this.head[host]!;
+    this.head[host] = slot;
+    this.size++;
+  }
+
+  /** Unlinks host `host`'s extent with the best top priority and returns its slot (valid until `release`). */
+  takeBest(host: number): number {
+    let best = this.head[host]!;
+    let bestPrev = -1;
+    for (let prev = best, s = this.next[best]!; s >= 0; prev = s, s = this.next[s]!) {
+      if (this.top[s]! > this.top[best]!) {
+        best = s;
+        bestPrev = prev;
+      }
+    }
+    if (bestPrev < 0) this.head[host] = this.next[best]!;
+    else this.next[bestPrev] = this.next[best]!;
+    this.size--;
+    return best;
+  }
+
+  /** Where slot `slot`'s extent is. */
+  at(slot: number): ExtentAt {
+    return { file: this.file[slot]!, offset: this.offset[slot]!, bytes: this.bytes[slot]!, keys: this.keys[slot]! };
+  }
+
+  /** Returns a slot `takeBest` gave out to the free list. */
+  release(slot: number): void {
+    this.next[slot] = this.freeSlot;
+    this.freeSlot = slot;
+  }
+
+  /** The slots of host `host`'s chain. */
+  slotsOf(host: number): number[] {
+    const out: number[] = [];
+    if (host < this.head.length) for (let s = this.head[host]!; s >= 0; s = this.next[s]!) out.push(s);
+    return out;
+  }
+
+  /** Hosts that may have a chain (ids below it). */
+  get hostSpan(): number {
+    return this.head.length;
+  }
+
+  get memoryBytes(): number {
+    return this.file.length * 36 + this.head.byteLength;
+  }
+
+  private grow(): void {
+    const n = this.file.length * 2;
+    const g = <T extends Uint32Array | Float64Array | Float32Array | Int32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(n);
+      b.set(a as never);
+      return b;
+    };
+    this.file = g(this.file, (k) => new Uint32Array(k));
+    this.offset = g(this.offset, (k) => new Float64Array(k));
+    this.bytes = g(this.bytes, (k) => new Uint32Array(k));
+    this.count = g(this.count, (k) => new Uint32Array(k));
+    this.top = g(this.top, (k) => new Float32Array(k));
+    this.keys = g(this.keys, (k) => new Float64Array(k));
+    this.next = g(this.next, (k) => new Int32Array(k));
+  }
+}

@@ -1,0 +1,637 @@
+/**
+ * The spill tier: a frontier bigger than its memory budget (issue 20, DESIGN §14).
+ *
+ * With `memoryBudget` and `storeDir` set, once the resident estimate exceeds the budget every
+ * host keeps only a window of its best `spillWindow` queued URLs resident; the rest of its
+ * queue — the URL string and the row's columns — is written to append-only, checksummed
+ * segment files in `storeDir` in extents of at most half a window each, and the rows are
+ * vacated for reuse. When a host's resident window runs low (a dispatch leaves it at or below
+ * a quarter of the window), its best extent is read back in one sequential read, ahead of the
+ * host running dry, so dispatch only ever pops resident rows.
+ *
+ * Row identity. The exact key index (a `DrumSet`, resident in this round) cannot change a
+ * payload in place, so with the tier on its payload is a *URL id* (uid), fixed for the URL's
+ * life, and the tier maps uid → row (`slotOf`, −1 while spilled) and row → uid (`uidOf`).
+ * Without the tier nothing of this exists and the payload is the row, as before. Uids are
+ * handed out in row order, so while nothing was spilled uid = row and every decision,
+ * checkpoint byte and dispatch is what the frontier without a budget makes (the goldens).
+ *
+ * What is spilled: only plain first-fetch candidates — a queued `Scheduled` row never fetched,
+ * with no validators, fingerprints, redirect, retries or change history — because those are
+ * nearly the whole of a large frontier and their record is small (30 B + URL, 42 B with the
+ * prioritizer). Rows in flight, recrawls, redirect targets (pinned: a redirect source refers
+ * to its target's row) and rows of other statuses stay resident. A rediscovery of a spilled
+ * URL is still recognized (the key index has it) but its OPIC credit is not applied.
+ *
+ * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
+ * itself when the Node entry is loaded, so this file reaches no `node:` module and the
+ * browser entry stays clean (a browser frontier given `storeDir` is refused).
+ */
+import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
+import { UrlStatus } from '../model/index.js';
+import { ExtentPool } from './extents.js';
+import type { FrontierState } from './state.js';
+import type { ColumnData } from '../format/index.js';
+import { entryEnd } from './arena.js';
+
+/** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
+export const VACANT = 0xff;
+
+/** Where one extent went: its file and byte range, and its keys' place in the file's key log. */
+export interface ExtentAt {
+  readonly file: number;
+  readonly offset: number;
+  readonly bytes: number;
+  readonly keys: number;
+}
+
+/** What a durable checkpoint of the tier left on disk: the manifest's name and checksum. */
+export interface SpillCommit {
+  readonly manifest: string;
+  readonly checksum: string;
+}
+
+/**
+ * The file side of the tier (implemented over `DiskIo` in src/disk/spill-files.ts). Every
+ * method may throw `DiskFullError` (writes) or `CorruptBucketError` naming the file (reads).
+ */
+export interface SpillFiles {
+  /**
+   * Appends one extent (framed and checksummed by the backend) and its rows' PathKeys (`paths`,
+   * two lanes a row) to the segment's key log; returns where they went.
+   */
+  append(hostLo: number, hostHi: number, count: number, payload: Uint8Array, length: number, paths: Uint32Array): ExtentAt;
+  /** Reads extent `at` back, checked against its frame, host and checksum; returns its payload. */
+  read(at: ExtentAt, hostLo: number, hostHi: number, count: number): Uint8Array;
+  /** Reads extent `at`'s PathKeys back from the key log (two lanes a row), checked. */
+  readKeys(at: ExtentAt, count: number): Uint32Array;
+  /**
+   * One extent of `file` is no longer needed. Before the first `commit` a file with none left
+   * is deleted at once; after it, only by `commit` once no committed manifest names it.
+   */
+  release(file: number): void;
+  /**
+   * Makes everything appended so far durable and writes `manifest` (the tier's extents) as the
+   * next manifest file (temporary file, fsync, rename, directory fsync); deletes the files and
+   * manifests neither this nor the previous manifest needs. Returns its name and checksum.
+   */
+  commit(manifest: Uint8Array): SpillCommit;
+  /** Reads (and checks) a committed manifest back. */
+  readManifest(commit: SpillCommit): Uint8Array;
+  /** An extent of a resumed manifest lives in `file` (counts it as needed). */
+  adopt(file: number): void;
+  /** Segment files and bytes on disk now. */
+  readonly fileCount: number;
+  readonly byteCount: number;
+  /** Closes (and, with `remove`, deletes) every file. */
+  close(remove: boolean): void;
+}
+
+/**
+ * Makes the backend for a directory; `io` is the embedder's `DiskIo` (or undefined). Fresh
+ * (`resume` undefined): files left in the directory are scratch and deleted. Resuming: the
+ * files `resume` names are kept (the rest deleted, unless `readOnly`), new extents go to new
+ * segment files.
+ */
+export type SpillFilesFactory = (dir: string, io: unknown, resume?: SpillCommit, readOnly?: boolean) => SpillFiles;
+
+let backend: SpillFilesFactory | undefined;
+
+/** Registers the file backend (the Node entry does this; see the module comment). */
+export function registerSpillFiles(factory: SpillFilesFactory): void {
+  backend = factory;
+}
+
+/** Figures of the disk tier (for stats, inspect and the benchmark). */
+export interface SpillStats {
+  /** URLs whose rows are on disk now. */
+  readonly spilledUrls: number;
+  readonly files: number;
+  readonly diskBytes: number;
+  /** Rows written out and read back since the frontier opened. */
+  readonly rowsWritten: number;
+  readonly rowsRead: number;
+  /** The per-host resident window in force (it halves when the budget cannot hold the windows). */
+  readonly window: number;
+  /** The resident estimate the budget is compared with (bytes). */
+  readonly residentBytes: number;
+}
+
+/** Fixed bytes of one spilled row's record (before the prioritizer's 12 and the URL). */
+const FIXED = 26;
+/** Bytes of one extent in a manifest: HostKey, file, bytes, offset, key offset, rows, top. */
+const EXTENT_BYTES = 40;
+
+/** What a checkpoint image records of the disk tier (in its settings, `spill`). */
+export interface SpillMeta {
+  /** The tier's directory when it was written. */
+  readonly dir: string;
+  readonly manifest: string;
+  readonly checksum: string;
+  readonly spilled: number;
+  readonly extents: number;
+}
+
+/** The fewest rows an extent is cut to (see `shedHost`). */
+const MIN_EXTENT = 8;
+/** The smallest window the tier shrinks to. */
+const MIN_WINDOW = 4;
+
+/** The spill tier of one frontier (owned by `FrontierState`). */
+export class SpillTier {
+  /** uid → row, −1 while spilled. */
+  slotOf: Int32Array = new Int32Array(1024);
+  /** row → uid. */
+  uidOf: Uint32Array = new Uint32Array(1024);
+  nextUid = 0;
+  /** Vacated rows waiting for reuse. */
+  private free: number[] = [];
+  /** Spilled extents by host id (each up to half a window of rows, best first). */
+  private readonly pool = new ExtentPool();
+  /** Spilled rows by host id. */
+  private spilledOf: Int32Array = new Int32Array(64);
+  spilled = 0;
+  /** Rows that must stay resident (redirect targets). */
+  private readonly pinned = new Set<number>();
+  /** Arena bytes of vacated rows (reclaimed by `compactArena`). */
+  private arenaGarbage = 0;
+  private rowsWritten = 0;
+  private rowsRead = 0;
+  window: number;
+  /** The file backend, made on first use (fresh) or by `resume`. */
+  private backendFiles: SpillFiles | undefined;
+  private scratch = new Uint8Array(1 << 16);
+  private perRowAt = -1;
+  /** After a pass that could not reach its target: no new pass until the estimate passes this. */
+  private retryAbove = 0;
+  private perRowBytes = 0;
+
+  constructor(
+    private readonly s: FrontierState,
+    readonly budget: number,
+    readonly dir: string,
+    window: number,
+    private readonly io: unknown,
+  ) {
+    if (backend === undefined) {
+      throw new InvalidArgumentError('FrontierOptions.storeDir needs the Node entry of meguri (the disk tier uses node:fs)');
+    }
+    this.window = window;
+  }
+
+  private get files(): SpillFiles {
+    return (this.backendFiles ??= backend!(this.dir, this.io));
+  }
+
+  // ───────────────────────────── identity ─────────────────────────────
+
+  /** A row for a new URL (a vacated one when there is one) with a fresh uid. */
+  newRow(): number {
+    const t = this.s.table;
+    const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
+    this.bind(this.nextUid++, row);
+    return row;
+  }
+
+  /** The index payload of `row`. */
+  payloadOf(row: number): number {
+    return this.uidOf[row]!;
+  }
+
+  /** Row of index payload `uid`, or −1 while its URL is on disk. */
+  rowOf(uid: number): number {
+    return uid < this.nextUid ? this.slotOf[uid]! : -1;
+  }
+
+  /** After a restore: rows 0..rows−1 are uids 0..rows−1. */
+  resetIdentity(rows: number): void {
+    this.nextUid = 0;
+    this.free = [];
+    for (let r = 0; r < rows; r++) this.bind(this.nextUid++, r);
+  }
+
+  /** Keeps `row` resident for good (a redirect source refers to it by row). */
+  pin(row: number): void {
+    this.pinned.add(row);
+  }
+
+  /** Resident rows (the table's rows minus the vacated ones). */
+  get liveRows(): number {
+    return this.s.table.rows - this.free.length;
+  }
+
+  /** Vacated rows (in the table, waiting for reuse). */
+  get vacantRows(): number {
+    return this.free.length;
+  }
+
+  /** Spilled rows of host `id`. */
+  spilledOfHost(id: number): number {
+    return id < this.spilledOf.length ? this.spilledOf[id]! : 0;
+  }
+
+  private bind(uid: number, row: number): void {
+    if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
+    if (row >= this.uidOf.length) this.uidOf = grow32(this.uidOf, row + 1) as Uint32Array;
+    this.slotOf[uid] = row;
+    this.uidOf[row] = uid;
+  }
+
+  // ───────────────────────────── budget ─────────────────────────────
+
+  /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, uid, prioritizer. */
+  private perRow(): number {
+    const t = this.s.table;
+    if (t.capacity !== this.perRowAt) {
+      this.perRowAt = t.capacity;
+      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
+    }
+    return this.perRowBytes;
+  }
+
+  /** The resident estimate (bytes) compared with the budget: live rows, live arena, index, maps. */
+  residentBytes(): number {
+    const s = this.s;
+    const t = s.table;
+    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.nextUid * 4 + this.pool.memoryBytes;
+  }
+
+  /**
+   * Sheds resident rows when the estimate exceeds the budget, down to 80 % of it: a host with
+   * more than `window` queued rows keeps its best half window and writes the rest out (so an
+   * extent holds at least half a window, and the host is not touched again until its queue
+   * grows past the window), the window halving (to `MIN_WINDOW`) while a full pass cannot
+   * reach the target. Returns rows spilled.
+   */
+  maybeShed(): number {
+    const now = this.residentBytes();
+    if (now <= this.budget || now <= this.retryAbove) return 0;
+    const target = this.budget * 0.8;
+    let moved = 0;
+    for (;;) {
+      const hosts = this.s.hosts.length;
+      for (let id = 0; id < hosts; id++) {
+        if (this.s.queues.size(id) > this.window) moved += this.shedHost(id, this.window >> 1);
+        if ((id & 255) === 255 && this.residentBytes() <= target) break;
+      }
+      if (this.residentBytes() <= target || this.window <= MIN_WINDOW) break;
+      this.window = Math.max(MIN_WINDOW, this.window >> 1);
+    }
+    this.compactArenaIfWasteful();
+    // What cannot be spilled (crawled rows, the key index) may hold the estimate over the
+    // budget: then wait for it to grow by a twentieth of the budget before the next pass,
+    // instead of walking every host at every report.
+    const after = this.residentBytes();
+    this.retryAbove = after > target ? after + Math.max(this.budget / 20, 1 << 20) : 0;
+    return moved;
+  }
+
+  /** Writes the rows of host `id` beyond its best `keep` to disk (spillable ones only). */
+  private shedHost(id: number, keep: number): number {
+    const s = this.s;
+    const q = s.queues;
+    const rows = Array.from(q.rowsOf(id));
+    rows.sort((a, b) => (q.better(a, b) ? -1 : 1));
+    const stay: number[] = rows.slice(0, keep);
+    const go: number[] = [];
+    for (let i = keep; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (this.spillable(r)) go.push(r);
+      else stay.push(r);
+    }
+    if (go.length === 0) return 0;
+    const h = s.hosts[id]!;
+    // Extents of at most half a window (a refill at a quarter window stays under the window),
+    // and at least MIN_EXTENT rows: a read per few dispatches cost a quarter of dispatch speed.
+    const per = Math.max(MIN_EXTENT, this.window >> 1);
+    // Every extent is written before any row is vacated: a full disk leaves the frontier as it was.
+    const extents: [ExtentAt, number, number][] = [];
+    for (let from = 0; from < go.length; from += per) {
+      const part = go.slice(from, from + per);
+      const length = this.encode(part);
+      const paths = new Uint32Array(part.length * 2);
+      for (let i = 0; i < part.length; i++) {
+        paths[2 * i] = s.table.key[part[i]! * 4 + 2]!;
+        paths[2 * i + 1] = s.table.key[part[i]! * 4 + 3]!;
+      }
+      extents.push([this.files.append(h.hostKeyLo, h.hostKeyHi, part.length, this.scratch, length, paths), part.length, s.table.priority[part[0]!]!]);
+    }
+    q.replaceAll(id, stay);
+    for (const r of go) this.vacate(r);
+    for (const [at, count, top] of extents) this.pool.add(id, at, count, top);
+    if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+    this.spilledOf[id] = this.spilledOf[id]! + go.length;
+    this.spilled += go.length;
+    this.rowsWritten += go.length;
+    return go.length;
+  }
+
+  /** A plain first-fetch candidate (see the module comment). */
+  private spillable(r: number): boolean {
+    const t = this.s.table;
+    if (t.status[r] !== UrlStatus.Scheduled || this.pinned.has(r)) return false;
+    if (t.crawlCount[r] !== 0 || t.lastCrawled[r] !== 0 || t.etag[r] !== 0 || t.lastModified[r] !== 0) return false;
+    if (t.fpFlags[r] !== 0 || t.redirectTo[r] !== 0 || t.retries[r] !== 0 || t.lastChanged[r] !== 0) return false;
+    if (t.changeCount[r] !== 0 || t.noChangeStreak[r] !== 0) return false;
+    if (t.firstCrawled.length > 0 && (t.firstCrawled[r] !== 0 || t.lmHours[r] !== 0)) return false;
+    return true;
+  }
+
+  /** Serializes `rows` into the scratch buffer; returns its length. */
+  private encode(rows: readonly number[]): number {
+    const t = this.s.table;
+    const prio = this.s.prio?.rowColumns();
+    let need = 0;
+    for (const r of rows) need += FIXED + 12 + t.arena.plainLength(t.url[r]!);
+    if (need > this.scratch.length) this.scratch = new Uint8Array(Math.max(need, this.scratch.length * 2));
+    const b = this.scratch;
+    const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    let p = 0;
+    for (const r of rows) {
+      v.setUint32(p, t.key[r * 4 + 2]!, true);
+      v.setUint32(p + 4, t.key[r * 4 + 3]!, true);
+      v.setFloat32(p + 8, t.priority[r]!, true);
+      v.setUint32(p + 12, t.firstSeen[r]!, true);
+      v.setUint32(p + 16, t.nextDue[r]!, true);
+      v.setFloat32(p + 20, t.lambda[r]!, true);
+      v.setUint16(p + 24, t.depth[r]!, true);
+      p += FIXED;
+      if (prio) {
+        v.setFloat32(p, prio.cash[r]!, true);
+        v.setFloat32(p + 4, prio.history[r]!, true);
+        v.setFloat32(p + 8, prio.rank[r]!, true);
+        p += 12;
+      }
+      p = t.arena.writePlain(t.url[r]!, b, p);
+    }
+    return p;
+  }
+
+  /** Empties `row` for reuse: zero columns, status VACANT, its uid marked spilled. */
+  private vacate(row: number): void {
+    const t = this.s.table;
+    const at = t.url[row]!;
+    this.arenaGarbage += t.arena.storedLength(at);
+    this.slotOf[this.uidOf[row]!] = -1;
+    clearRow(this.s, row);
+    t.status[row] = VACANT;
+    this.free.push(row);
+  }
+
+  // ───────────────────────────── refill ─────────────────────────────
+
+  /**
+   * Called after a row of host `id` left its queue: when the resident window is at or below a
+   * quarter (or empty) and rows are on disk, the host's best extent comes back. The host is
+   * out of every bank here (or about to be re-placed), so rows are pushed without moving it.
+   */
+  topUp(id: number): void {
+    if (this.spilledOfHost(id) === 0) return;
+    const size = this.s.queues.size(id);
+    if (size > 0 && size > this.window >> 2) return;
+    this.take(id);
+  }
+
+  /** Brings every spilled row of host `id` back (crash replay of one of its URLs). */
+  loadHost(id: number): void {
+    while (this.spilledOfHost(id) > 0) this.take(id);
+  }
+
+  /** Brings host `id`'s best extent back into its queue. */
+  private take(id: number): void {
+    const slot = this.pool.takeBest(id);
+    const count = this.pool.count[slot]!;
+    const at = this.pool.at(slot);
+    this.pool.release(slot);
+    this.load(id, at, count, true);
+  }
+
+  /** Decodes extent `e` of host `id` into rows; queued when `queue`. Returns the rows. */
+  private load(id: number, at: ExtentAt, count: number, queue: boolean): number[] {
+    const s = this.s;
+    const t = s.table;
+    const h = s.hosts[id]!;
+    const payload = this.files.read(at, h.hostKeyLo, h.hostKeyHi, count);
+    const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    const prio = s.prio;
+    const rows: number[] = [];
+    // Uids from the key index (a recovery numbers them afresh; the records carry only keys).
+    const keys = new Uint32Array(count * 4);
+    for (let i = 0, p = 0; i < count; i++) {
+      keys[4 * i] = h.hostKeyLo;
+      keys[4 * i + 1] = h.hostKeyHi;
+      keys[4 * i + 2] = v.getUint32(p, true);
+      keys[4 * i + 3] = v.getUint32(p + 4, true);
+      p = entryEnd(payload, p + FIXED + (prio ? 12 : 0), payload.length);
+    }
+    const uids = s.index.getBatch(keys, new Uint32Array(count), 0xffff_ffff);
+    let p = 0;
+    for (let i = 0; i < count; i++) {
+      const uid = uids[i]!;
+      const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
+      s.queues.ensureRows(t.rows);
+      prio?.ensureRows(t.rows);
+      this.bind(uid, row);
+      t.key[row * 4] = h.hostKeyLo;
+      t.key[row * 4 + 1] = h.hostKeyHi;
+      t.key[row * 4 + 2] = keys[4 * i + 2]!;
+      t.key[row * 4 + 3] = keys[4 * i + 3]!;
+      t.priority[row] = v.getFloat32(p + 8, true);
+      t.firstSeen[row] = v.getUint32(p + 12, true);
+      t.nextDue[row] = v.getUint32(p + 16, true);
+      t.lambda[row] = v.getFloat32(p + 20, true);
+      t.depth[row] = v.getUint16(p + 24, true);
+      p += FIXED;
+      if (prio) {
+        const c = prio.rowColumns();
+        c.cash[row] = v.getFloat32(p, true);
+        c.history[row] = v.getFloat32(p + 4, true);
+        c.rank[row] = v.getFloat32(p + 8, true);
+        p += 12;
+      }
+      // Back into the arena sharing its host's origin, as intake stores a URL.
+      const end = entryEnd(payload, p, payload.length);
+      t.url[row] = t.addUrl(plainString(payload, p, end), id);
+      p = end;
+      t.host[row] = id;
+      t.status[row] = UrlStatus.Scheduled;
+      if (queue) s.queues.push(row);
+      rows.push(row);
+    }
+    if (queue) {
+      this.files.release(at.file);
+      this.spilledOf[id] = this.spilledOf[id]! - count;
+      this.spilled -= count;
+      this.rowsRead += count;
+    }
+    return rows;
+  }
+
+  // ───────────────────────────── whole-partition views ─────────────────────────────
+
+  /**
+   * Runs `fn` with every spilled row loaded into the table (not queued, extents kept), then
+   * vacates them again: what a full `.meguri` image (checkpoint, export) needs.
+   */
+  withAllResident<T>(fn: () => T): T {
+    const loaded: number[] = [];
+    try {
+      for (let id = 0; id < this.pool.hostSpan; id++) {
+        for (const slot of this.pool.slotsOf(id)) for (const r of this.load(id, this.pool.at(slot), this.pool.count[slot]!, false)) loaded.push(r);
+      }
+      return fn();
+    } finally {
+      for (const r of loaded) this.vacate(r);
+    }
+  }
+
+  /** Reclaims the arena bytes of vacated rows once they outweigh the live ones. */
+  private compactArenaIfWasteful(): void {
+    const t = this.s.table;
+    if (this.arenaGarbage < 1 << 20 || this.arenaGarbage * 2 < t.arena.length) return;
+    t.shareOrigins(VACANT);
+    this.arenaGarbage = 0;
+  }
+
+  // ───────────────────────────── durability ─────────────────────────────
+
+  /**
+   * A durable checkpoint of the tier: every extent appended so far made durable and the extent
+   * table written as the next manifest (the backend's commit). What the checkpoint image
+   * records (`SpillMeta`) names it; the image itself carries only the resident rows.
+   */
+  commit(): SpillMeta {
+    const pool = this.pool;
+    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES);
+    const v = new DataView(out.buffer);
+    v.setUint32(0, pool.size, true);
+    v.setUint32(4, this.window, true);
+    v.setFloat64(8, this.spilled, true);
+    let p = 16;
+    for (let id = 0; id < pool.hostSpan; id++) {
+      const h = this.s.hosts[id];
+      for (const slot of pool.slotsOf(id)) {
+        v.setUint32(p, h!.hostKeyLo, true);
+        v.setUint32(p + 4, h!.hostKeyHi, true);
+        v.setUint32(p + 8, pool.file[slot]!, true);
+        v.setUint32(p + 12, pool.bytes[slot]!, true);
+        v.setFloat64(p + 16, pool.offset[slot]!, true);
+        v.setFloat64(p + 24, pool.keys[slot]!, true);
+        v.setUint32(p + 32, pool.count[slot]!, true);
+        v.setFloat32(p + 36, pool.top[slot]!, true);
+        p += EXTENT_BYTES;
+      }
+    }
+    const c = this.files.commit(out);
+    return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: pool.size };
+  }
+
+  /**
+   * Loads the disk tier a checkpoint named (after the resident rows were restored): the
+   * manifest's extents go back to their hosts' chains and their keys — read from the key
+   * logs, 8 B a URL, never a URL string — into the key index as spilled. `readOnly` opens the
+   * files without deleting what the manifest does not name (a reader beside a live crawl).
+   */
+  resume(meta: SpillMeta, readOnly: boolean): void {
+    const c: SpillCommit = { manifest: meta.manifest, checksum: meta.checksum };
+    this.backendFiles = backend!(this.dir, this.io, c, readOnly);
+    const bytes = this.files.readManifest(c);
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const n = v.getUint32(0, true);
+    this.window = Math.min(this.window, Math.max(MIN_WINDOW, v.getUint32(4, true)));
+    const byKey = new Map<string, number>();
+    for (const h of this.s.hosts) byKey.set(`${h.hostKeyLo}:${h.hostKeyHi}`, h.id);
+    const s = this.s;
+    const BATCH = 65_536;
+    let keys = new Uint32Array(BATCH * 4);
+    let uids = new Uint32Array(BATCH);
+    let k = 0;
+    const flush = (): void => {
+      if (k > 0) s.index.insertBatch(keys.subarray(0, k * 4), uids.subarray(0, k));
+      k = 0;
+    };
+    for (let i = 0, p = 16; i < n; i++, p += EXTENT_BYTES) {
+      const lo = v.getUint32(p, true);
+      const hi = v.getUint32(p + 4, true);
+      const id = byKey.get(`${lo}:${hi}`);
+      const at: ExtentAt = { file: v.getUint32(p + 8, true), bytes: v.getUint32(p + 12, true), offset: v.getFloat64(p + 16, true), keys: v.getFloat64(p + 24, true) };
+      const count = v.getUint32(p + 32, true);
+      if (id === undefined) throw new CorruptPartitionError('hosts', `the disk tier's manifest ${meta.manifest} names a host the checkpoint does not have`);
+      this.pool.add(id, at, count, v.getFloat32(p + 36, true));
+      this.files.adopt(at.file);
+      const paths = this.files.readKeys(at, count);
+      if (k + count > BATCH) flush();
+      if (count > keys.length / 4) {
+        keys = new Uint32Array(count * 4);
+        uids = new Uint32Array(count);
+      }
+      for (let j = 0; j < count; j++, k++) {
+        keys[4 * k] = lo;
+        keys[4 * k + 1] = hi;
+        keys[4 * k + 2] = paths[2 * j]!;
+        keys[4 * k + 3] = paths[2 * j + 1]!;
+        const uid = this.nextUid++;
+        if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
+        this.slotOf[uid] = -1;
+        uids[k] = uid;
+      }
+      if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+      this.spilledOf[id] = this.spilledOf[id]! + count;
+      this.spilled += count;
+    }
+    flush();
+  }
+
+  stats(): SpillStats {
+    return {
+      spilledUrls: this.spilled,
+      files: this.backendFiles?.fileCount ?? 0,
+      diskBytes: this.backendFiles?.byteCount ?? 0,
+      rowsWritten: this.rowsWritten,
+      rowsRead: this.rowsRead,
+      window: this.window,
+      residentBytes: this.residentBytes(),
+    };
+  }
+
+  /** Bytes of the tier's own maps (slotOf, uidOf, extent records). */
+  get memoryBytes(): number {
+    return this.slotOf.byteLength + this.uidOf.byteLength + this.spilledOf.byteLength + this.pool.memoryBytes;
+  }
+
+  /** Closes the files; deletes them unless a checkpoint committed them (then they are durable state). */
+  close(): void {
+    this.backendFiles?.close(true);
+  }
+}
+
+/** A copy of `a` (Int32Array or Uint32Array) with room for `n` entries (×1.5 growth). */
+function grow32(a: Int32Array | Uint32Array, n: number): Int32Array | Uint32Array {
+  const cap = Math.max(n, Math.ceil(a.length * 1.5), 1024);
+  const next = a instanceof Int32Array ? new Int32Array(cap) : new Uint32Array(cap);
+  next.set(a);
+  return next;
+}
+
+/** Zeroes every column of `row` (the table's schema, churn and the prioritizer's columns). */
+function clearRow(s: FrontierState, row: number): void {
+  const t = s.table;
+  const cols = t as unknown as Record<string, ColumnData>;
+  for (const c of t.schema) cols[c.name]!.fill(0, row * c.lanes, (row + 1) * c.lanes);
+  if (t.churnFp.length > 0) t.churnFp.fill(0, row * 2, row * 2 + 2);
+  if (s.prio) {
+    const c = s.prio.rowColumns();
+    c.cash[row] = 0;
+    c.history[row] = 0;
+    c.rank[row] = 0;
+  }
+}
+
+const utf8 = new TextDecoder();
+
+/** The string of the plain arena entry (varint length + UTF-8) in `bytes[at, end)`. */
+function plainString(bytes: Uint8Array, at: number, end: number): string {
+  let p = at;
+  while (bytes[p]! >= 0x80) p++;
+  return utf8.decode(bytes.subarray(p + 1, end));
+}

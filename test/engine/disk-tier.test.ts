@@ -1,0 +1,77 @@
+/**
+ * The engine under a memory budget (issue 20): `memoryBudget` with a data directory puts the
+ * frontier's disk tier in `<data>/disk`; a crawl of the simulated web under a budget far too
+ * small for its queues fetches every page the unbudgeted crawl fetches, each once, politely —
+ * with rows spilled and read back on the way. And `meguri crawl --memory` parses sizes.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { Engine, InvalidArgumentError } from '../../src/index.js';
+import { bufferIo } from '../cli/helpers.js';
+import { JUDGE_TOLERANCE_MS, answered, collect, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
+
+const INTERVAL_MS = 10;
+const root = mkdtempSync(join(tmpdir(), 'meguri-disk-engine-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Crawls a fresh copy of the same simulated web; returns the pages fetched and what the server judged. */
+async function crawl(name: string, memoryBudget: number) {
+  const remote = await forkSim({
+    seed: 7,
+    hosts: 6,
+    pagesPerHost: 120,
+    linksPerPage: 6,
+    ips: 6,
+    hostIntervalMs: INTERVAL_MS,
+    ipIntervalMs: 5,
+    compress: false,
+    mix: { unresolvable: 0, hostile: 0, robotsError: 0, robotsFlaky: 0, erroring: 0, throttled: 0, slow: 0, crawlDelaySeconds: [0.02], brokenLinks: 0, calendarTrap: 0, sessionTrap: 0, soft404: 0 },
+  });
+  const dataDir = join(root, name);
+  const engine = new Engine({ ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: 6, dataDir, memoryBudget, checkpointIntervalMs: 500 });
+  try {
+    const pages = await collect(engine.run());
+    const tier = engine.frontier?.diskTier();
+    const { report, log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
+    // Each sim listens on its own port: compare host and path.
+    return { pages: pages.map((p) => p.url.replace(/:\d+\//, '/')).sort(), tier, report, counts: answered(log), sim: remote.sim, dataDir, reason: engine.stopReason };
+  } finally {
+    await engine.close();
+    await remote.close();
+  }
+}
+
+describe('the engine under a memory budget', () => {
+  it('fetches the same pages as without, each once, politely, spilling to <data>/disk', async () => {
+    const plain = await crawl('plain', 0);
+    const tight = await crawl('tight', 64 * 1024);
+    expect(plain.reason).toBe('drained');
+    expect(tight.reason).toBe('drained');
+    expect(plain.tier).toBeUndefined();
+    expect(tight.tier!.rowsWritten).toBeGreaterThan(20);
+    expect(tight.tier!.rowsRead).toBe(tight.tier!.rowsWritten);
+    expect(existsSync(join(tight.dataDir, 'disk'))).toBe(true);
+    expect(tight.pages).toEqual(plain.pages);
+    expect(tight.pages.length).toBeGreaterThan(500);
+    const { missing, twice } = notFetchedOnce(tight.sim, tight.counts);
+    expect({ missing, twice }).toEqual({ missing: [], twice: [] });
+    const v = violationCounts(tight.report);
+    expect({ hostInterval: v['hostInterval'], ipInterval: v['ipInterval'], hostConcurrency: v['hostConcurrency'] }).toEqual({ hostInterval: 0, ipInterval: 0, hostConcurrency: 0 });
+  }, 240_000);
+
+  it('needs a data directory for the disk tier', () => {
+    expect(() => new Engine({ agent: 'x/1.0 (+https://example.test)', seeds: ['https://a.example/'], memoryBudget: 1 << 20 })).toThrow(InvalidArgumentError);
+  });
+
+  it('meguri crawl --memory takes KiB/MiB/GiB sizes and names a bad one', async () => {
+    for (const bad of ['lots', '4TB', '-1G', '100']) {
+      const io = bufferIo();
+      const code = await main(['crawl', 'https://a.example/', '--data', join(root, 'cli'), '--agent', 'x/1.0 (+https://example.test)', '--memory', bad], io);
+      expect(code).toBe(2);
+      expect(io.err()).toContain('--memory');
+    }
+  });
+});

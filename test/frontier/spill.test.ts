@@ -1,0 +1,303 @@
+// The frontier's disk tier (issue 20, src/frontier/spill.ts): under a memory budget the rows of
+// hosts' queues beyond a resident window go to segment files and come back ahead of need.
+// Asserted: the same URLs dispatched as without a budget, each exactly once, host windows kept;
+// byte-identical dispatch logs and checkpoints when the budget holds everything; a checkpoint
+// carries the spilled rows; a corrupt segment is refused naming the file; a full disk throws
+// DiskFullError and loses nothing.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CountingIo } from '../../src/disk/index.js';
+import { CorruptBucketError, DiskFullError } from '../../src/errors/index.js';
+import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type SeedSpec } from '../../src/index.js';
+import { drainRecorded, frontierFor, scenarioArb, scriptedFetcher } from './scenario.js';
+
+const root = mkdtempSync(join(tmpdir(), 'meguri-spill-'));
+let dirs = 0;
+const freshDir = (): string => join(root, `d${dirs++}`);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** `hosts` hosts with `perHost` URLs each, priorities varied, seeded in one batch. */
+function specs(hosts: number, perHost: number): SeedSpec[] {
+  const out: SeedSpec[] = [];
+  for (let h = 0; h < hosts; h++) {
+    for (let i = 0; i < perHost; i++) {
+      out.push({ url: `https://h${h}.example/p/${i}`, host: `h${h}.example`, priority: (i * 7919) % 13, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+    }
+  }
+  return out;
+}
+
+/**
+ * A fetcher answering 200; every `every`-th seeded page links to a new page of its host, one of
+ * the next host, and itself (a rediscovery) — links that depend on the page, not on the order.
+ */
+function linkingFetcher(hosts: number, every: number): (r: FetchRequest) => Outcome {
+  return (r) => {
+    const m = /h(\d+)\.example\/p\/(\d+)$/.exec(r.url);
+    const h = m === null ? 0 : Number(m[1]);
+    const i = m === null ? 1 : Number(m[2]);
+    const links = i % every === 0 ? [`https://h${h}.example/l/${i}`, `https://h${(h + 1) % hosts}.example/l/${h}-${i}`, r.url] : [];
+    return { row: r.row, url: r.url, status: 200, latencyMs: 20 + (i % 7), links: links.map((url) => ({ url })) };
+  };
+}
+
+/** Drains and checks each URL once and each host's starts at least the politeness floor apart. */
+function drainChecked(f: Frontier, fetch: (r: FetchRequest) => Outcome): { urls: string[]; spilledMax: number } {
+  const seen = new Set<string>();
+  const lastAt = new Map<string, number>();
+  let spilledMax = 0;
+  const floor = f.politenessPolicy.floorMs;
+  const log = f.drain(0, (r, now) => {
+    expect(seen.has(r.url)).toBe(false);
+    seen.add(r.url);
+    const prev = lastAt.get(r.host);
+    if (prev !== undefined) expect(now - prev).toBeGreaterThanOrEqual(floor);
+    lastAt.set(r.host, now);
+    spilledMax = Math.max(spilledMax, f.diskTier()?.spilledUrls ?? 0);
+    return fetch(r);
+  });
+  expect(log.length).toBe(seen.size);
+  return { urls: [...seen].sort(), spilledMax };
+}
+
+describe('the disk tier (memoryBudget + storeDir)', () => {
+  it('with a budget that holds everything: the same dispatch log and checkpoint bytes (property)', () => {
+    fc.assert(
+      fc.property(scenarioArb({ maxHosts: 5, maxUrls: 8 }), fc.boolean(), (sc, stateMachine) => {
+        const links = (url: string, n: number): string[] => (n % 3 === 0 ? [`${url}/x${n}`] : []);
+        const plain = frontierFor(sc, { stateMachine });
+        const budget = frontierFor(sc, { stateMachine, memoryBudget: 2 ** 40, storeDir: freshDir() });
+        const a = drainRecorded(plain, scriptedFetcher(sc, links), 0, 40);
+        const b = drainRecorded(budget, scriptedFetcher(sc, links), 0, 40);
+        expect(b.log).toEqual(a.log);
+        expect(Buffer.from(budget.checkpointBytes()).equals(Buffer.from(plain.checkpointBytes()))).toBe(true);
+        expect(budget.diskTier()!.spilledUrls).toBe(0);
+        plain.free();
+        budget.free();
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('under a tiny budget: the same URLs dispatched, each once, host windows kept, rows read back from disk', () => {
+    const hosts = 60;
+    const run = (opts: Partial<FrontierOptions>): { urls: string[]; spilledMax: number; f: Frontier } => {
+      const f = new Frontier(0, 0, { target: 8, ...opts });
+      f.seedBatch(specs(hosts, 150));
+      const r = drainChecked(f, linkingFetcher(hosts, 5));
+      return { ...r, f };
+    };
+    const plain = run({});
+    const spilled = run({ memoryBudget: 256 * 1024, storeDir: freshDir(), spillWindow: 8 });
+    expect(spilled.urls).toEqual(plain.urls);
+    expect(spilled.urls.length).toBeGreaterThan(hosts * 150);
+    expect(spilled.spilledMax).toBeGreaterThan(hosts * 100);
+    const tier = spilled.f.diskTier()!;
+    expect(tier.rowsRead).toBe(tier.rowsWritten);
+    expect(tier.spilledUrls).toBe(0);
+    expect(spilled.f.pending()).toBe(0);
+    expect(spilled.f.len()).toBe(plain.f.len());
+    plain.f.free();
+    spilled.f.free();
+  });
+
+  it('keeps resident rows bounded by the windows, and a checkpoint carries every spilled URL', () => {
+    const dir = freshDir();
+    const f = new Frontier(0, 0, { memoryBudget: 2 << 20, storeDir: dir, spillWindow: 16 });
+    f.seedBatch(specs(100, 400));
+    const tier = f.diskTier()!;
+    expect(tier.spilledUrls).toBeGreaterThan(30_000);
+    expect(tier.files).toBeGreaterThan(0);
+    expect(readdirSync(join(dir, 'spill-p0')).length).toBe(tier.files);
+    expect(tier.residentBytes).toBeLessThanOrEqual(2 << 20);
+    // Capacity peaks at the budget plus one intake chunk (8,192 seeds) before a shed.
+    expect(f.memoryBytes()).toBeLessThan(3 * (2 << 20));
+    expect(f.len()).toBe(40_000);
+    expect(f.pending()).toBe(40_000);
+    expect(f.stats(0).byStatus['Scheduled']).toBe(40_000);
+    // The full image has every URL; a frontier recovered from it without a budget drains them all.
+    const bytes = f.checkpointBytes();
+    expect(f.diskTier()!.spilledUrls).toBe(tier.spilledUrls);
+    const back = Frontier.recover(bytes);
+    expect(back.len()).toBe(40_000);
+    const urls = drainChecked(back, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
+    expect(urls).toEqual(specs(100, 400).map((s) => s.url).sort());
+    // And recovering under a budget spills again at once.
+    const again = Frontier.recover(bytes, { memoryBudget: 2 << 20, storeDir: freshDir(), spillWindow: 16 });
+    expect(again.diskTier()!.spilledUrls).toBeGreaterThan(30_000);
+    expect(drainChecked(again, (r) => ({ row: r.row, url: r.url, status: 200 })).urls).toEqual(urls);
+    for (const x of [f, back, again]) x.free();
+  });
+
+  it('refuses a corrupt or truncated segment with CorruptBucketError naming the file', () => {
+    for (const damage of ['flip', 'truncate'] as const) {
+      const dir = freshDir();
+      const f = new Frontier(0, 0, { memoryBudget: 256 * 1024, storeDir: dir, spillWindow: 8 });
+      f.seedBatch(specs(40, 200));
+      expect(f.diskTier()!.spilledUrls).toBeGreaterThan(0);
+      const seg = join(dir, 'spill-p0', readdirSync(join(dir, 'spill-p0')).filter((n) => n.endsWith('.seg')).sort()[0]!);
+      const b = readFileSync(seg);
+      if (damage === 'flip') {
+        for (let i = 100; i < b.length; i += 997) b[i] = b[i]! ^ 0x5a;
+        writeFileSync(seg, b);
+      } else {
+        writeFileSync(seg, b.subarray(0, 64));
+      }
+      let err: unknown;
+      try {
+        f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200 }));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(CorruptBucketError);
+      expect((err as CorruptBucketError).file).toBe(seg);
+      expect((err as Error).message).toContain(seg);
+      f.free();
+    }
+  });
+
+  it('a full disk (injected ENOSPC) throws DiskFullError and loses nothing', () => {
+    const io = new CountingIo();
+    io.failWritesAfter = 200_000;
+    const f = new Frontier(0, 0, { memoryBudget: 256 * 1024, storeDir: freshDir(), spillWindow: 8, diskIo: io });
+    const all = specs(50, 300);
+    let err: unknown;
+    let fed = 0;
+    try {
+      for (; fed < all.length; fed += 500) f.seedBatch(all.slice(fed, fed + 500));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(DiskFullError);
+    // The batch that hit the full disk is in (the spill after it failed, not the intake).
+    const inFrontier = Math.min(all.length, fed + 500);
+    expect(f.len()).toBe(inFrontier);
+    expect(f.pending()).toBe(inFrontier);
+    io.failWritesAfter = Infinity;
+    const urls = drainChecked(f, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
+    expect(urls).toEqual(all.slice(0, inFrontier).map((s) => s.url).sort());
+    f.free();
+  });
+});
+
+describe('the disk tier at CI size (100,000 URLs over 1,000 hosts; ~15 s alone)', () => {
+  const N = 100_000;
+  const HOSTS = 1_000;
+  /** Seeds N URLs in 65,536-spec batches, hosts interleaved (as the benchmark does). */
+  function seeded(opts: Partial<FrontierOptions>): Frontier {
+    const f = new Frontier(0, 0, opts);
+    for (let j = 0; j < N; j += 65_536) {
+      const batch: SeedSpec[] = [];
+      for (let k = j; k < Math.min(N, j + 65_536); k++) {
+        const h = k % HOSTS;
+        batch.push({ url: `https://h${h}.example/p/${(k - h) / HOSTS}`, host: `h${h}.example`, priority: (k * 7919) % 13, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+      }
+      f.seedBatch(batch);
+    }
+    return f;
+  }
+  const ok = (r: FetchRequest): Outcome => ({ row: r.row, url: r.url, status: 200, latencyMs: 40 });
+
+  it('under a budget that forces spilling: every URL dispatched exactly once; with one that holds all: the same sequence', () => {
+    const plain = seeded({});
+    const plainLog = plain.drain(0, ok);
+    expect(plainLog.length).toBe(N);
+    const roomy = seeded({ memoryBudget: 2 ** 40, storeDir: freshDir() });
+    const roomyLog = roomy.drain(0, ok);
+    expect(roomyLog.length).toBe(N);
+    // Same sequence: URL, host, clock and IP of every dispatch.
+    for (let i = 0; i < N; i++) {
+      const a = plainLog[i]!;
+      const b = roomyLog[i]!;
+      if (a.url !== b.url || a.atMs !== b.atMs) expect(`${i}: ${b.url} at ${b.atMs}`).toBe(`${i}: ${a.url} at ${a.atMs}`);
+    }
+    const tight = seeded({ memoryBudget: 4 << 20, storeDir: freshDir() });
+    expect(tight.diskTier()!.spilledUrls).toBeGreaterThan(N / 2);
+    const tightLog = tight.drain(0, ok);
+    expect(tightLog.length).toBe(N);
+    const seen = new Set(tightLog.map((d) => d.url));
+    expect(seen.size).toBe(N);
+    for (const d of plainLog) if (!seen.has(d.url)) expect(d.url).toBe('dispatched under the budget');
+    // Host windows: per host, starts at least the politeness floor apart.
+    const floor = tight.politenessPolicy.floorMs;
+    const last = new Map<string, number>();
+    let tooClose = 0;
+    for (const d of tightLog) {
+      const p = last.get(d.host);
+      if (p !== undefined && d.atMs - p < floor) tooClose++;
+      last.set(d.host, d.atMs);
+    }
+    expect(tooClose).toBe(0);
+    for (const f of [plain, roomy, tight]) f.free();
+  }, 120_000);
+});
+
+describe('the disk tier is durable state (incremental checkpoints)', () => {
+  /** URLs of the drill child's seeds, and a full drain of `f` (each once asserted). */
+  const childUrl = (k: number): string => `https://h${k % 200}.example/p/${k}`;
+
+  it('a checkpoint writes the resident rows and a manifest; recovery reads keys, not URLs; nothing is lost', () => {
+    const dir = freshDir();
+    const f = new Frontier(0, 0, { memoryBudget: 1 << 20, storeDir: dir, spillWindow: 8 });
+    f.seedBatch(specs(100, 300));
+    const spilled = f.diskTier()!.spilledUrls;
+    expect(spilled).toBeGreaterThan(20_000);
+    const image = f.checkpointIncremental();
+    expect(image.rows).toBe(30_000 - spilled);
+    expect((image.meta.settings['spill'] as { spilled: number }).spilled).toBe(spilled);
+    const disk = f.diskTier()!.diskBytes;
+    // The frontier goes on (more spills, refills) and is then lost without a word, as in a crash.
+    f.seedBatch(specs(120, 300).slice(30_000));
+    f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200 }), 5_000);
+    const io = new CountingIo();
+    const back = Frontier.recover(image, { memoryBudget: 1 << 20, storeDir: dir, spillWindow: 8, diskIo: io });
+    expect(back.len()).toBe(30_000);
+    // Its spilled URLs, and what the recovered resident rows shed again at once (over budget).
+    expect(back.diskTier()!.spilledUrls).toBeGreaterThanOrEqual(spilled);
+    // Keys (8 B a URL, a 16 B frame per extent), the manifest (40 B per extent of ≥ 8 URLs) and
+    // at most one extent per host whose queue was all on disk — not the URLs and rows.
+    expect(io.counters.bytesRead).toBeLessThan(spilled * 20 + 100_000);
+    expect(io.counters.bytesRead).toBeLessThan(disk / 2);
+    const urls = drainChecked(back, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
+    expect(urls).toEqual(specs(100, 300).map((s) => s.url).sort());
+    back.free();
+  });
+
+  it('kill -9 mid-spill and mid-checkpoint: the last checkpoint comes back whole, every URL once', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { existsSync } = await import('node:fs');
+    const { readPartition } = await import('../../src/index.js');
+    const drills: [string, number][] = [
+      ['spill', 40],
+      ['spill', 400],
+      ['checkpoint', 2],
+      ['checkpoint', 9],
+    ];
+    for (const [phase, at] of drills) {
+      const dir = freshDir();
+      let killed = false;
+      try {
+        execFileSync(process.execPath, ['--import', 'tsx', new URL('./spill-child.ts', import.meta.url).pathname, dir, '30000', phase, String(at)], { stdio: 'pipe' });
+      } catch (e) {
+        killed = (e as { signal?: string }).signal === 'SIGKILL';
+      }
+      expect(killed, `${phase} ${at}`).toBe(true);
+      const file = join(dir, 'frontier.meguri');
+      if (!existsSync(file)) continue; // killed before the first checkpoint: nothing was promised
+      const image = readPartition(file);
+      const back = Frontier.recover(image, { memoryBudget: 1 << 20, storeDir: join(dir, 'disk'), spillWindow: 8 });
+      const n = back.len();
+      expect(n % 3000, `${phase} ${at}`).toBe(0);
+      // Everything seeded up to the checkpoint is there: dispatched before it (Crawled) or waiting.
+      const crawled = back.stats(0).byStatus['Crawled']!;
+      const urls = drainChecked(back, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
+      expect(urls.length + crawled, `${phase} ${at}`).toBe(n);
+      const all = new Set(Array.from({ length: n }, (_, k) => childUrl(k)));
+      for (const u of urls) expect(all.has(u)).toBe(true);
+      back.free();
+    }
+  }, 120_000);
+});
