@@ -197,7 +197,9 @@ async function sharedRows() {
 
 export async function run() {
   if (process.env.BENCH_ONLY === 'shared') return { shared: await sharedRows() };
-  const shared = await sharedRows();
+  // `BENCH_ONLY=cpu`: the utilization and CPU-per-page rows alone (no shared-address rows, no memory row).
+  const cpuOnly = process.env.BENCH_ONLY === 'cpu';
+  const shared = cpuOnly ? [] : await sharedRows();
   console.log('');
   const rows = [];
   const cases = [
@@ -224,6 +226,7 @@ export async function run() {
   const cpuRows = [{ case: 'CPU per page (this process)', 'engine µs': engineCpu, 'HttpFetcher alone µs': base, ratio: engineCpu / base }];
   console.log('');
   printTable(cpuRows);
+  if (cpuOnly) return { utilization: rows, cpu: cpuRows };
   const out = execFileSync(process.execPath, ['--expose-gc', join(here, '..', 'lib', 'engine-mem.mjs'), '300000'], { encoding: 'utf8' });
   const mem = JSON.parse(out.trim().split('\n').pop());
   const memRows = [

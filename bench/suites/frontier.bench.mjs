@@ -56,10 +56,17 @@ function resident() {
   return m.heapUsed + m.external;
 }
 
+/** CPU seconds (all of this process's threads) spent in the last `time` call. */
+let lastCpu = 0;
+
 function time(fn) {
+  const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const out = fn();
-  return [Number(process.hrtime.bigint() - t0) / 1e9, out];
+  const t = Number(process.hrtime.bigint() - t0) / 1e9;
+  const c = process.cpuUsage(c0);
+  lastCpu = (c.user + c.system) / 1e6;
+  return [t, out];
 }
 
 async function timeAsync(fn) {
@@ -100,9 +107,10 @@ function meguriRun(n, dir, { ips = false, one = false } = {}) {
   if (g.len() !== n) throw new Error(`recovered ${g.len()} of ${n}`);
   g.free();
   const [tDrain, log] = time(() => f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200 })));
+  const cDrain = lastCpu;
   if (log.length !== n) throw new Error(`meguri drained ${log.length} of ${n}`);
   f.free();
-  return { tIntake, tDrain, bytes, owned, tWrite, tRead, size };
+  return { tIntake, tDrain, cDrain, bytes, owned, tWrite, tRead, size };
 }
 
 function naiveRun(n, dir) {
@@ -124,8 +132,9 @@ function naiveRun(n, dir) {
   const [tDrain, count] = time(() => f.drain((url) => {
     sink += url.length;
   }));
+  const cDrain = lastCpu;
   if (count !== n || sink === 0) throw new Error(`naive drained ${count} of ${n}`);
-  return { tIntake, tDrain, bytes, owned: NaN, tWrite, tRead, size };
+  return { tIntake, tDrain, cDrain, bytes, owned: NaN, tWrite, tRead, size };
 }
 
 async function crawleeRun(n) {
@@ -153,7 +162,7 @@ async function crawleeRun(n) {
   });
   if (count !== n) throw new Error(`crawlee drained ${count} of ${n}`);
   await rq.drop();
-  return { tIntake, tDrain, bytes, owned: NaN, tWrite: NaN, tRead: NaN, size: NaN };
+  return { tIntake, tDrain, cDrain: NaN, bytes, owned: NaN, tWrite: NaN, tRead: NaN, size: NaN };
 }
 
 const LINK_PAGES = Number(process.env.FRONTIER_LINK_PAGES ?? 10_000);
@@ -256,7 +265,7 @@ function linkIntake() {
 
 function summarize(runs) {
   const pick = (k) => median(runs.map((r) => r[k]));
-  return { tIntake: pick('tIntake'), tDrain: pick('tDrain'), bytes: pick('bytes'), owned: pick('owned'), tWrite: pick('tWrite'), tRead: pick('tRead'), size: pick('size') };
+  return { tIntake: pick('tIntake'), tDrain: pick('tDrain'), cDrain: pick('cDrain'), bytes: pick('bytes'), owned: pick('owned'), tWrite: pick('tWrite'), tRead: pick('tRead'), size: pick('size') };
 }
 
 function row(name, n, s, base) {
@@ -265,6 +274,7 @@ function row(name, n, s, base) {
     URLs: n,
     'intake URL/s': n / s.tIntake,
     'dispatch+report/s': n / s.tDrain,
+    'per CPU-s': n / s.cDrain,
     'B/URL resident': s.bytes / n,
     'B/URL owned': s.owned / n,
     'ckpt write MB/s': s.size / 1e6 / s.tWrite,
@@ -272,6 +282,7 @@ function row(name, n, s, base) {
     'file B/URL': s.size / n,
     'intake ×': base ? (n / s.tIntake) / base.intake : 1,
     'drain ×': base ? (n / s.tDrain) / base.drain : 1,
+    'drain × CPU': base ? (n / s.cDrain) / base.drainCpu : 1,
     'bytes ×': base ? s.bytes / n / base.bytes : 1,
   };
 }
@@ -297,7 +308,7 @@ export async function run() {
         v.push(naiveRun(n, dir));
       }
       const ms = summarize(m);
-      const base = { intake: n / ms.tIntake, drain: n / ms.tDrain, bytes: ms.bytes / n };
+      const base = { intake: n / ms.tIntake, drain: n / ms.tDrain, drainCpu: n / ms.cDrain, bytes: ms.bytes / n };
       rows.push(row('meguri Frontier', n, ms, undefined));
       if (withIps) rows.push(row('meguri Frontier, IP windows (2 hosts/address)', n, summarize(w), base));
       rows.push(row('meguri Frontier, seed() each', n, summarize(o), base));
@@ -310,6 +321,7 @@ export async function run() {
         row('crawlee RequestQueue (memory)', CRAWLEE_N, c, {
           intake: ref['intake URL/s'],
           drain: ref['dispatch+report/s'],
+          drainCpu: ref['per CPU-s'],
           bytes: ref['B/URL resident'],
         }),
       );
@@ -319,6 +331,7 @@ export async function run() {
   }
   printTable(rows);
   console.log('× columns = that implementation / meguri without IP windows at the same size (crawlee: at the first size; intake, drain: >1 faster than meguri; bytes: >1 larger)');
+  console.log('per CPU-s = dispatch+report per CPU second of this process (all its threads): steadier than wall time on a shared machine');
   console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + key index + queues');
   return [...linkRows, ...rows];
 }
