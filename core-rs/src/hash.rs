@@ -122,9 +122,9 @@ pub fn xxh64(input: &[u8], seed: u64) -> u64 {
     finish(h.wrapping_add(len as u64), tail)
 }
 
-/// Consumes the last `< 32` bytes 8, then 4, then 1 at a time, and avalanches.
+/// The 8- and 4-byte steps over the last `< 32` bytes; returns the state and the 0–3 bytes left.
 #[inline(always)]
-fn finish(mut h: u64, mut tail: &[u8]) -> u64 {
+fn tail_words(mut h: u64, mut tail: &[u8]) -> (u64, &[u8]) {
     while tail.len() >= 8 {
         h ^= round(0, read_u64(tail, 0));
         h = h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
@@ -135,6 +135,13 @@ fn finish(mut h: u64, mut tail: &[u8]) -> u64 {
         h = h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
         tail = &tail[4..];
     }
+    (h, tail)
+}
+
+/// Consumes the last `< 32` bytes 8, then 4, then 1 at a time, and avalanches.
+#[inline(always)]
+fn finish(h: u64, tail: &[u8]) -> u64 {
+    let (mut h, tail) = tail_words(h, tail);
     for &b in tail {
         h ^= u64::from(b).wrapping_mul(P5);
         h = h.rotate_left(11).wrapping_mul(P1);
@@ -156,18 +163,7 @@ fn finish(mut h: u64, mut tail: &[u8]) -> u64 {
 pub fn xxh64_short(input: &[u8], seed: u64) -> u64 {
     debug_assert!(input.len() < 32);
     let len = input.len();
-    let mut h = seed.wrapping_add(P5).wrapping_add(len as u64);
-    let mut tail = input;
-    while tail.len() >= 8 {
-        h ^= round(0, read_u64(tail, 0));
-        h = h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
-        tail = &tail[8..];
-    }
-    if tail.len() >= 4 {
-        h ^= read_u32(tail, 0).wrapping_mul(P1);
-        h = h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
-        tail = &tail[4..];
-    }
+    let (h, tail) = tail_words(seed.wrapping_add(P5).wrapping_add(len as u64), input);
     let r = tail.len();
     if len == 0 {
         return avalanche(h);
