@@ -122,9 +122,9 @@ pub fn xxh64(input: &[u8], seed: u64) -> u64 {
     finish(h.wrapping_add(len as u64), tail)
 }
 
-/// Consumes the last `< 32` bytes 8, then 4, then 1 at a time, and avalanches.
+/// The 8- and 4-byte steps over the last `< 32` bytes; returns the state and the 0–3 bytes left.
 #[inline(always)]
-fn finish(mut h: u64, mut tail: &[u8]) -> u64 {
+fn tail_words(mut h: u64, mut tail: &[u8]) -> (u64, &[u8]) {
     while tail.len() >= 8 {
         h ^= round(0, read_u64(tail, 0));
         h = h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
@@ -135,6 +135,13 @@ fn finish(mut h: u64, mut tail: &[u8]) -> u64 {
         h = h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
         tail = &tail[4..];
     }
+    (h, tail)
+}
+
+/// Consumes the last `< 32` bytes 8, then 4, then 1 at a time, and avalanches.
+#[inline(always)]
+fn finish(h: u64, tail: &[u8]) -> u64 {
+    let (mut h, tail) = tail_words(h, tail);
     for &b in tail {
         h ^= u64::from(b).wrapping_mul(P5);
         h = h.rotate_left(11).wrapping_mul(P1);
@@ -146,10 +153,30 @@ fn finish(mut h: u64, mut tail: &[u8]) -> u64 {
 /// loop's setup and the call, inlined where short strings dominate. Simhash features are words of
 /// 1–15 bytes, and this form measured (bench/suites/simhash.bench.mjs) faster than calling
 /// the general function per token.
+///
+/// The last 0–3 bytes, one dependent step each in XXH64, are where short inputs of varied
+/// length mispredict: a loop of 0–3 rounds. Here all three steps are computed (reading
+/// in-bounds bytes; the unused results are discarded) and the one the length calls for is
+/// selected without a branch, so consecutive tokens' hashes overlap in the pipeline instead of
+/// each waiting on a mispredicted loop exit.
 #[inline(always)]
 pub fn xxh64_short(input: &[u8], seed: u64) -> u64 {
     debug_assert!(input.len() < 32);
-    finish(seed.wrapping_add(P5).wrapping_add(input.len() as u64), input)
+    let len = input.len();
+    let (h, tail) = tail_words(seed.wrapping_add(P5).wrapping_add(len as u64), input);
+    let r = tail.len();
+    if len == 0 {
+        return avalanche(h);
+    }
+    // Bytes len−r, len−r+⌊r/2⌋, len−1: for r = 1, 2, 3 exactly the tail's bytes in order (for
+    // r = 0 some valid byte, unused).
+    let last = len - 1;
+    let step = |h: u64, b: u8| (h ^ u64::from(b).wrapping_mul(P5)).rotate_left(11).wrapping_mul(P1);
+    let s1 = step(h, input[(len - r).min(last)]);
+    let s2 = step(s1, input[(len - r + r / 2).min(last)]);
+    let s3 = step(s2, input[last]);
+    let pick = |k: usize| 0u64.wrapping_sub(u64::from(r == k));
+    avalanche((h & pick(0)) | (s1 & pick(1)) | (s2 & pick(2)) | (s3 & pick(3)))
 }
 
 /// Hashes `count` byte strings packed back to back in `data`, where string `i` spans

@@ -98,7 +98,7 @@ export function admitLinksBatch(
     admitStats.pending += pending.length;
     finishPending(seen, canonical, pending, grouping, keys, verdicts);
   }
-  return collect(canonical, verdicts, (i) => i, keys);
+  return collect(canonical, verdicts, null, keys);
 }
 
 /**
@@ -186,21 +186,24 @@ function finish(seen: SeenSet, hrefs: readonly string[], canonical: (string | nu
   const merged = seen.merge(keys);
   const verdicts = new Uint8Array(n);
   for (let i = 0; i < n; i++) if (at[i]! >= 0 && merged[at[i]!] === 1) verdicts[i] = 1;
-  return collect(canonical, verdicts, (i) => at[i]!, keys);
+  return collect(canonical, verdicts, at, keys);
 }
 
-/** Gathers the fresh URLs and their keys (`keyIndex(i)` = where link i's key sits in `keys`). */
-function collect(canonical: (string | null)[], verdicts: Uint8Array, keyIndex: (i: number) => number, keys: KeyArray): LinkIntake {
+/**
+ * Gathers the fresh URLs and their keys. Link i's key is at `keyAt[i]` in `keys`, or at i
+ * when `keyAt` is null (an index array rather than a callback: the call per link did not inline).
+ */
+function collect(canonical: (string | null)[], verdicts: Uint8Array, keyAt: Int32Array | null, keys: KeyArray): LinkIntake {
   let count = 0;
   for (let i = 0; i < verdicts.length; i++) count += verdicts[i]!;
-  const fresh = new Array<string>(count);
+  const fresh: string[] = [];
   const freshKeys = new Uint32Array(count * KEY_LANES);
   let f = 0;
   for (let i = 0; i < verdicts.length; i++) {
     if (verdicts[i] !== 1) continue;
-    const j = keyIndex(i) * KEY_LANES;
+    const j = (keyAt === null ? i : keyAt[i]!) * KEY_LANES;
     const o = f * KEY_LANES;
-    fresh[f] = canonical[i]!;
+    fresh.push(canonical[i]!);
     // Lane by lane: a subarray view per link cost more than the copy.
     freshKeys[o] = keys[j]!;
     freshKeys[o + 1] = keys[j + 1]!;
