@@ -67,7 +67,7 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
   for (let i = 0; i < n; i++) {
     stream[i] = mix32(world.seed, i, 0x5eed);
     lastChange[i] = world.created[i]!;
-    nextChange[i] = world.t0 + expo(stream, i, world.lambda[i]!);
+    nextChange[i] = changeAfter(world, stream, i, world.t0);
   }
   const lastCrawl = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
   const freshUntil = new Float64Array(n);
@@ -84,7 +84,7 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
     while (nextChange[i]! <= t) {
       lastChange[i] = nextChange[i]!;
       version[i]!++;
-      nextChange[i] = nextChange[i]! + expo(stream, i, world.lambda[i]!);
+      nextChange[i] = changeAfter(world, stream, i, nextChange[i]!);
     }
   };
   const account = (i: number, upTo: number): void => {
@@ -182,6 +182,19 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
   };
 }
 
+/**
+ * The next change of page i after time t: an exponential wait at the rate in force at t; a
+ * wait that crosses the drift is redrawn from the drift at the new rate (exact, by
+ * memorylessness). A page of rate 0 never changes (+Infinity).
+ */
+function changeAfter(world: World, stream: Uint32Array, i: number, t: number): number {
+  const before = t < world.driftAt;
+  const next = t + expo(stream, i, before ? world.lambda[i]! : world.lambdaAfter[i]!);
+  if (!before || next < world.driftAt || world.lambdaAfter === world.lambda || world.lambdaAfter[i] === world.lambda[i]) return next;
+  return world.driftAt + expo(stream, i, world.lambdaAfter[i]!);
+}
+
 function expo(stream: Uint32Array, i: number, rate: number): number {
-  return -Math.log(1 - stepStream(stream, i)) / rate;
+  const u = stepStream(stream, i);
+  return rate > 0 ? -Math.log(1 - u) / rate : Number.POSITIVE_INFINITY;
 }

@@ -27,6 +27,7 @@ import {
   newFreshnessRecord,
   observeChange,
   optimalRates,
+  recrawlInterval,
   reviseNextDue,
   setNextDue,
   solveWaterLevel,
@@ -43,17 +44,29 @@ import type { World } from './world.js';
 
 const TWO_POW_32 = 4294967296;
 
-/** Crawls each page at a fixed rate (per hour), evenly spaced from a per-page phase. */
+/**
+ * Crawls each page at a fixed rate (per hour), evenly spaced from a per-page phase. A page of
+ * rate 0 is fetched once, in a first pass over the first N / B hours (a copy is needed before
+ * it can be fresh; a static page needs nothing more). With `ratesAfterFor` and a world with a
+ * rate drift, the rates switch at the drift: each page's next crawl is re-placed one new
+ * interval after its last (or spread over one new interval from the drift if that is past).
+ */
 export class FixedRatePolicy implements Policy {
   readonly observes = false;
   readonly name: string;
   readonly #ratesFor: (world: World) => Float64Array;
+  readonly #ratesAfterFor: ((world: World) => Float64Array) | undefined;
   #rates: Float64Array = new Float64Array(0);
+  #after: Float64Array | undefined;
+  #switchAt = Number.POSITIVE_INFINITY;
+  #last = new Float64Array(0);
   #heap = new DueHeap(1);
+  #world: World | undefined;
 
-  constructor(name: string, ratesFor: (world: World) => Float64Array) {
+  constructor(name: string, ratesFor: (world: World) => Float64Array, ratesAfterFor?: (world: World) => Float64Array) {
     this.name = name;
     this.#ratesFor = ratesFor;
+    this.#ratesAfterFor = ratesAfterFor;
   }
 
   /** The rates chosen at start (per hour). */
@@ -62,22 +75,54 @@ export class FixedRatePolicy implements Policy {
   }
 
   start(world: World): void {
+    this.#world = world;
     this.#rates = this.#ratesFor(world);
+    const drift = this.#ratesAfterFor !== undefined && world.driftAt < Number.POSITIVE_INFINITY;
+    this.#after = drift ? this.#ratesAfterFor!(world) : undefined;
+    this.#switchAt = drift ? world.driftAt : Number.POSITIVE_INFINITY;
+    this.#last = new Float64Array(world.n).fill(Number.NEGATIVE_INFINITY);
     this.#heap = new DueHeap(world.n);
+    const firstPass = world.n / world.budgetPerHour;
     for (let i = 0; i < world.n; i++) {
       const r = this.#rates[i]!;
-      if (r > 0) this.#heap.push(world.t0 + world.spreadKey[i]! / TWO_POW_32 / r, i);
+      const u = world.spreadKey[i]! / TWO_POW_32;
+      this.#heap.push(world.t0 + (r > 0 ? u / r : u * firstPass), i);
     }
   }
 
   advance(_from: number, to: number, crawl: (page: number, at: number) => Outcome | null): void {
+    if (this.#after !== undefined && to > this.#switchAt) this.#switch();
     const heap = this.#heap;
+    const last = this.#last;
     while (heap.peekTime() < to) {
       const t = heap.peekTime();
       const i = heap.pop();
       crawl(i, t);
-      heap.push(t + 1 / this.#rates[i]!, i);
+      last[i] = t;
+      const r = this.#rates[i]!;
+      if (r > 0) heap.push(t + 1 / r, i);
     }
+  }
+
+  /** Moves to the after-drift rates (once). */
+  #switch(): void {
+    const world = this.#world!;
+    const after = this.#after!;
+    this.#after = undefined;
+    this.#rates = after;
+    const at = this.#switchAt;
+    const heap = new DueHeap(world.n);
+    for (let i = 0; i < world.n; i++) {
+      const r = after[i]!;
+      const last = this.#last[i]!;
+      if (!(r > 0)) {
+        if (last === Number.NEGATIVE_INFINITY) heap.push(at, i); // never fetched yet: once
+        continue;
+      }
+      const next = last + 1 / r;
+      heap.push(next >= at ? next : at + (world.spreadKey[i]! / TWO_POW_32) / r, i);
+    }
+    this.#heap = heap;
   }
 }
 
@@ -116,26 +161,35 @@ export function uniformPolicy(): FixedRatePolicy {
   return new FixedRatePolicy('uniform', (w) => shapedRates(w, new Float64Array(w.n).fill(1)));
 }
 
-/** Rates proportional to the true λ, caps respected. */
+/** Rates proportional to the true λ (the rates after a drift from the drift on), caps respected. */
 export function proportionalPolicy(): FixedRatePolicy {
-  return new FixedRatePolicy('proportional', (w) => shapedRates(w, w.lambda));
+  return new FixedRatePolicy(
+    'proportional',
+    (w) => shapedRates(w, w.lambda),
+    (w) => shapedRates(w, w.lambdaAfter),
+  );
 }
 
-/** The pages of a world as `optimalRates` input, with its host caps. */
-export function worldPages(world: World): { pages: PageRate[]; caps: Map<string, number> } {
+/** The pages of a world as `optimalRates` input (at the rates before a drift, or after it), with its host caps. */
+export function worldPages(world: World, afterDrift = false): { pages: PageRate[]; caps: Map<string, number> } {
   const pages: PageRate[] = [];
-  for (let i = 0; i < world.n; i++) pages.push({ lambda: world.lambda[i]!, weight: world.weight[i]!, host: world.hostName[world.host[i]!]! });
+  const lambda = afterDrift ? world.lambdaAfter : world.lambda;
+  for (let i = 0; i < world.n; i++) pages.push({ lambda: lambda[i]!, weight: world.weight[i]!, host: world.hostName[world.host[i]!]! });
   const caps = new Map<string, number>();
   for (let h = 0; h < world.hostCount; h++) if (world.hostCap[h]! < Number.POSITIVE_INFINITY) caps.set(world.hostName[h]!, world.hostCap[h]!);
   return { pages, caps };
 }
 
-/** The exact offline optimum from the true λ, weights and caps. */
+/**
+ * The exact offline optimum from the true λ, weights and caps; in a world with a rate drift,
+ * the optimum for each phase (it knows when and how the rates change).
+ */
 export function optimumPolicy(): FixedRatePolicy {
-  return new FixedRatePolicy('optimum', (w) => {
-    const { pages, caps } = worldPages(w);
+  const phase = (afterDrift: boolean) => (w: World): Float64Array => {
+    const { pages, caps } = worldPages(w, afterDrift);
     return optimalRates(pages, w.budgetPerHour, caps);
-  });
+  };
+  return new FixedRatePolicy('optimum', phase(false), phase(true));
 }
 
 /** Options of the learning policy. */
@@ -189,6 +243,8 @@ export class MeguriEstimatorPolicy implements Policy {
   #lambda = new Float32Array(0);
   #lastModified = new Uint32Array(0);
   #lmHours = new Float32Array(0);
+  #unchanged = new Float32Array(0);
+  #changedLog = new Float32Array(0);
   #fp = new Uint32Array(0);
   #sh = new Uint32Array(0);
   #spread = new Uint32Array(0);
@@ -218,6 +274,8 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda = new Float32Array(n);
     this.#lastModified = new Uint32Array(n);
     this.#lmHours = new Float32Array(n);
+    this.#unchanged = new Float32Array(n);
+    this.#changedLog = new Float32Array(n);
     this.#fp = new Uint32Array(2 * n);
     this.#sh = new Uint32Array(2 * n);
     this.#spread = Uint32Array.from(world.spreadKey);
@@ -314,10 +372,14 @@ export class MeguriEstimatorPolicy implements Policy {
       const hv = this.#hosts[world.host[i]!]!;
       const rate = hostClampedRate(want[i]!, hv);
       if (!(rate > 0)) continue;
+      view.lambda = this.#lambda[i]!;
+      view.priority = this.#priority[i]!;
+      view.crawlCount = this.#crawlCount[i]!;
       view.lastCrawled = this.#lastCrawled[i]!;
       view.nextDue = this.#nextDue[i]!;
       view.spreadKey = this.#spread[i]!;
-      if (reviseNextDue(view, 1 / rate, now, p)) {
+      const level = hv.tau !== undefined && hv.tau > tau ? hv.tau : tau;
+      if (reviseNextDue(view, recrawlInterval(view, rate, level, p), now, p)) {
         this.#nextDue[i] = view.nextDue;
         this.#heap.push(view.nextDue, i); // the old entry goes stale and is skipped
       }
@@ -373,6 +435,8 @@ export class MeguriEstimatorPolicy implements Policy {
     v.lambda = this.#lambda[i]!;
     v.lastModified = this.#lastModified[i]!;
     v.lmHours = this.#lmHours[i]!;
+    v.unchangedHours = this.#unchanged[i]!;
+    v.changedLogHours = this.#changedLog[i]!;
     v.contentFpLo = this.#fp[2 * i]!;
     v.contentFpHi = this.#fp[2 * i + 1]!;
     v.simhashLo = this.#sh[2 * i]!;
@@ -392,6 +456,8 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda[i] = v.lambda;
     this.#lastModified[i] = v.lastModified;
     this.#lmHours[i] = v.lmHours;
+    this.#unchanged[i] = v.unchangedHours;
+    this.#changedLog[i] = v.changedLogHours;
     this.#fp[2 * i] = v.contentFpLo;
     this.#fp[2 * i + 1] = v.contentFpHi;
     this.#sh[2 * i] = v.simhashLo;

@@ -15,7 +15,7 @@ import { expectedFreshness } from '../../src/freshness/index.js';
 import { simulate, type Policy, type SimResult } from './engine.js';
 import { MeguriFrontierPolicy } from './frontier-policy.js';
 import { FixedRatePolicy, MeguriEstimatorPolicy, optimumPolicy, proportionalPolicy, uniformPolicy, worldPages } from './policies.js';
-import { makeWorld, type WorldOptions } from './world.js';
+import { makeWorld, type World, type WorldOptions } from './world.js';
 
 /** One row of the comparison. */
 export interface Row extends SimResult {
@@ -29,6 +29,8 @@ export interface Row extends SimResult {
 
 /** The comparison of all policies over one world. */
 export interface Comparison {
+  /** The world the policies ran over (for per-page diagnostics such as the λ-band table). */
+  readonly world: World;
   readonly rows: Row[];
   readonly meguriOverOptimum: number;
   readonly meguriOverUniform: number;
@@ -46,17 +48,22 @@ export function defaultPolicies(): Policy[] {
 export function compare(opts: WorldOptions, policies: Policy[] = defaultPolicies(), clock?: () => number): Comparison {
   const world = makeWorld(opts);
   const { pages } = worldPages(world);
+  // The formula's figure for a fixed-rate policy: a static page fetched once counts as fresh
+  // (F(0, f) = 1 needs f > 0); with a drift the rates change mid-run and the formula does not apply.
+  const drift = world.driftAt < Number.POSITIVE_INFINITY;
+  const formulaRates = (rates: Float64Array): Float64Array => rates.map((r, i) => (world.lambda[i] === 0 ? 1 : r));
   const rows: Row[] = [];
   for (const policy of policies) {
     const cpu0 = process.cpuUsage();
     const r = simulate(world, policy, clock);
     const cpu = process.cpuUsage(cpu0);
-    const expected = policy instanceof FixedRatePolicy ? expectedFreshness(pages, policy.rates) : Number.NaN;
+    const expected = policy instanceof FixedRatePolicy && !drift ? expectedFreshness(pages, formulaRates(policy.rates)) : Number.NaN;
     const bytesPerUrl = policy instanceof MeguriFrontierPolicy ? policy.frontier.memoryBytes() / world.n : Number.NaN;
     rows.push({ ...r, expected, cpuMs: (cpu.user + cpu.system) / 1000, bytesPerUrl });
   }
   const get = (name: string): number => rows.find((r) => r.policy === name)?.freshness ?? Number.NaN;
   return {
+    world,
     rows,
     meguriOverOptimum: get('meguri-estimator') / get('optimum'),
     meguriOverUniform: get('meguri-estimator') / get('uniform'),

@@ -9,6 +9,13 @@
  * real changes, some stamp Last-Modified with the response time (a liar the estimator must
  * catch); some pages carry cosmetic churn (a ticking clock: new bytes, simhash one bit away).
  *
+ * Two scenario options reshape the rates, drawn from a second PRNG stream so the base world is
+ * the same with or without them: `staticFraction` makes that share of pages never change
+ * (λ = 0: one fetch is all they ever need), and `driftFraction` redraws that share of pages'
+ * rates (log-uniform over the same band) at `driftDay`, so a learner has to notice a page that
+ * woke up or went quiet; the change process is Poisson at the old rate before the drift and at
+ * the new rate after it (memorylessness makes the switch exact).
+ *
  * Every random choice comes from a seeded PRNG, and each page's change times come from its own
  * PRNG stream, advanced lazily as time is observed, so every policy sees the identical change
  * history however often it looks. Times are absolute epoch-hours starting at `t0`.
@@ -36,6 +43,12 @@ export interface WorldOptions {
   readonly stampedLastModifiedHosts?: number;
   readonly conditionalHosts?: number;
   readonly cosmeticPages?: number;
+  /** Share of pages that never change (λ = 0). Default 0. */
+  readonly staticFraction?: number;
+  /** Share of pages whose rate is redrawn at `driftDay`. Default 0. */
+  readonly driftFraction?: number;
+  /** Day of the run (from t0) at which drifting pages switch rate. Default: half-way. */
+  readonly driftDay?: number;
 }
 
 /** The simulated population. Rates are per hour. */
@@ -48,6 +61,10 @@ export interface World {
   /** Crawls per hour for the whole population. */
   readonly budgetPerHour: number;
   readonly lambda: Float64Array;
+  /** Rates from `driftAt` on (the same array as `lambda` without a drift). */
+  readonly lambdaAfter: Float64Array;
+  /** Absolute epoch-hour of the rate drift (+Infinity: none). */
+  readonly driftAt: number;
   readonly weight: Float64Array;
   readonly host: Int32Array;
   readonly spreadKey: Uint32Array;
@@ -134,6 +151,23 @@ export function makeWorld(opts: WorldOptions): World {
     created[i] = t0 - 24 * (1 + 1000 * rand());
   }
 
+  // Scenario reshaping from its own stream: the base draws above are the same with or without it.
+  const staticFraction = opts.staticFraction ?? 0;
+  const driftFraction = opts.driftFraction ?? 0;
+  const reshape = rng(mix32(seed, 0x57a71c, 0xd21f7));
+  if (staticFraction > 0) for (let i = 0; i < n; i++) if (reshape() < staticFraction) lambda[i] = 0;
+  let lambdaAfter = lambda;
+  let driftAt = Number.POSITIVE_INFINITY;
+  if (driftFraction > 0) {
+    lambdaAfter = Float64Array.from(lambda);
+    driftAt = t0 + 24 * (opts.driftDay ?? days / 2);
+    for (let i = 0; i < n; i++) {
+      const u = reshape();
+      const v = reshape();
+      if (u < driftFraction && lambda[i]! > 0) lambdaAfter[i] = Math.exp(lo + (hi - lo) * v) / 24;
+    }
+  }
+
   const hostSize = new Int32Array(hostCount);
   for (let i = 0; i < n; i++) hostSize[host[i]!]!++;
   const budgetPerHour = (budgetPerPageDay * n) / 24;
@@ -161,6 +195,8 @@ export function makeWorld(opts: WorldOptions): World {
     warmupHours: warmupDays * 24,
     budgetPerHour,
     lambda,
+    lambdaAfter,
+    driftAt,
     weight,
     host,
     spreadKey,

@@ -1,41 +1,41 @@
-// Freshness: the simulated web of bench/freshness at N = 10,000 and 100,000 (override with
-// FRESHNESS_N=a,b). Every policy sees the identical change history; the rows are importance-
-// weighted freshness, budget use and cap violations, and the headline ratios are
-// meguri / optimum and meguri / uniform, both for the estimator over bare columns and for the
-// real Frontier with withFreshness (meguri-frontier). The simulator is TypeScript over src/, run through
-// tsx's loader (a devDependency of the root package).
+// Freshness: the simulated web of bench/freshness over the issue-21 scenarios (the base world;
+// half and 2.5× the crawl budget; 60 % of hosts capped; caps at ¼ of the uniform share; a third
+// of the pages static; 30 % of the rates redrawn mid-run), several seeds each. Every policy
+// sees the identical change history. Printed per scenario: meguri / optimum and meguri / uniform
+// as mean ± sd (min–max) over the seeds, for the real Frontier with withFreshness
+// (meguri-frontier, the headline) and the estimator over bare columns, and the crawl share per
+// band of true change rate beside the optimum's. Override with FRESHNESS_N (default 5000),
+// FRESHNESS_SEEDS (default 20260101,7,42) and FRESHNESS_SCENARIOS (default all). The simulator
+// is TypeScript over src/, run through tsx's loader (a devDependency of the root package).
 import { register } from 'tsx/esm/api';
 
 export async function run() {
   const unregister = register();
   try {
-    const { compare, report } = await import('../freshness/run.ts');
-    const sizes = (process.env.FRESHNESS_N ?? '10000,100000').split(',').map(Number);
-    // Scenarios (FRESHNESS_SCENARIOS=base,tight-caps,low-budget): the base world; 60 % of hosts
-    // capped at half their uniform share; half the crawl budget.
-    const SCENARIOS = { base: {}, 'tight-caps': { cappedHostFraction: 0.6 }, 'low-budget': { budgetPerPageDay: 0.1 } };
-    const names = (process.env.FRESHNESS_SCENARIOS ?? 'base').split(',');
-    const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101').split(',').map(Number);
+    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS } = await import('../freshness/scenarios.ts');
+    const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
+    const names = process.env.FRESHNESS_SCENARIOS?.split(',');
+    const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101,7,42').split(',').map(Number);
+    const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
     const rows = [];
-    for (const n of sizes) for (const name of names) for (const seed of seeds) {
-      const c = compare({ n, seed, ...(SCENARIOS[name] ?? {}) });
-      report(c, `${name}, seed ${seed}: N = ${n}, 150 days (30 warm-up), budget ${name === 'low-budget' ? '0.1' : '0.2'}·N crawls/day`);
-      for (const r of c.rows) {
-        rows.push({
-          n,
-          scenario: name,
-          seed,
-          policy: r.policy,
-          freshness: r.freshness,
-          budgetUse: r.budgetUse,
-          capViolations: r.capViolations,
-          cpuSeconds: r.cpuMs / 1000,
-        });
+    for (const n of sizes) {
+      const results = [];
+      for (const s of chosen) {
+        const r = runScenario(s, n, seeds);
+        printScenario(r);
+        results.push(r);
+        for (const [label, sp] of [
+          ['meguri-frontier / optimum', r.frontierOverOptimum],
+          ['meguri-frontier / uniform', r.frontierOverUniform],
+          ['meguri-estimator / optimum', r.estimatorOverOptimum],
+        ]) {
+          rows.push({ n, scenario: s.name, seeds: seeds.join(' '), policy: label, mean: sp.mean, sd: sp.sd, min: sp.min, max: sp.max });
+        }
+        for (const [policy, share] of r.shares) {
+          rows.push({ n, scenario: s.name, policy: `crawl share: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, share[i]])) });
+        }
       }
-      rows.push({ n, scenario: name, seed, policy: 'meguri-estimator / optimum', freshness: c.meguriOverOptimum });
-      rows.push({ n, scenario: name, seed, policy: 'meguri-estimator / uniform', freshness: c.meguriOverUniform });
-      rows.push({ n, scenario: name, seed, policy: 'meguri-frontier / optimum', freshness: c.frontierOverOptimum });
-      rows.push({ n, scenario: name, seed, policy: 'meguri-frontier / uniform', freshness: c.frontierOverUniform });
+      printSummary(results);
     }
     return rows;
   } finally {

@@ -6,6 +6,8 @@
 // strings inside its timed intake, so every structure owns (and is charged for) its URLs.
 // Resident bytes = Δ(heapUsed + external) after a GC, where `external` includes wasm linear
 // memory and typed arrays; meguri's own accounting (`stats().memoryBytes`) is shown beside it.
+// meguri runs twice per size: intake through `seedBatch` (batches of 10,000) and through one
+// `seed()` call per URL (the bytes-per-URL target of issue 19 holds for both).
 // crawlee runs on a smaller N: its in-memory queue costs milliseconds per URL here (measured:
 // 20k URLs ≈ 6 s intake, ≈ 50 s drain), so rates are compared per URL, not per run.
 //
@@ -14,7 +16,9 @@
 // frontier already holds (seeds or earlier discoveries), the rest new. Only the `report` calls
 // are timed (dispatch and link generation are not). The baseline in the same run is the naive
 // frontier fed the same links (URL parse for the host, Set dedup, per-host arrays).
-// `FRONTIER_PARTS` picks parts (default `links,main,crawlee`): `links` alone runs this part.
+// `FRONTIER_PARTS` picks parts (default `links,main,ips,crawlee`): `links` alone runs this part;
+// `ips` adds a meguri row with IP windows on (a resolver putting two hosts on each address,
+// so the address's window binds as often as the host's).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,10 +68,24 @@ async function timeAsync(fn) {
   return [Number(process.hrtime.bigint() - t0) / 1e9, out];
 }
 
-function meguriRun(n, dir) {
+/**
+ * The address of host `name` (`siteN.com`) when IP windows are on: two hosts per address, so
+ * every address's window binds (each host's own window is the same 250 ms).
+ */
+function addressOf(name) {
+  const a = Number(name.slice(4, -4)) >> 1;
+  return `10.${(a >> 16) & 255}.${(a >> 8) & 255}.${a & 255}`;
+}
+
+/** meguri's run; `ips` puts two hosts on each address (IP windows on); `one` seeds with one `seed()` call per URL instead of `seedBatch`. */
+function meguriRun(n, dir, { ips = false, one = false } = {}) {
   const before = resident();
-  const f = new Frontier(1, 0, { politeness: POLITE });
+  const f = new Frontier(1, 0, { politeness: POLITE, ...(ips ? { resolver: addressOf } : {}) });
   const [tIntake] = time(() => {
+    if (one) {
+      for (let i = 0; i < n; i++) f.seed(urlOf(i), hostOf(i), (i % 5) / 4, 0, 0, 0);
+      return;
+    }
     for (let from = 0; from < n; from += BATCH) {
       const specs = [];
       for (let i = from; i < Math.min(n, from + BATCH); i++) specs.push({ url: urlOf(i), host: hostOf(i), priority: (i % 5) / 4, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
@@ -78,7 +96,7 @@ function meguriRun(n, dir) {
   const owned = f.stats(0).memoryBytes;
   const path = join(dir, 'frontier.meguri');
   const [tWrite, size] = time(() => writePartition(path, f.checkpointBytes()));
-  const [tRead, g] = time(() => Frontier.recover(readPartition(path), { politeness: POLITE }));
+  const [tRead, g] = time(() => Frontier.recover(readPartition(path), { politeness: POLITE, ...(ips ? { resolver: addressOf } : {}) }));
   if (g.len() !== n) throw new Error(`recovered ${g.len()} of ${n}`);
   g.free();
   const [tDrain, log] = time(() => f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200 })));
@@ -259,23 +277,30 @@ function row(name, n, s, base) {
 }
 
 export async function run() {
-  const parts = (process.env.FRONTIER_PARTS ?? 'links,main,crawlee').split(',');
+  const parts = (process.env.FRONTIER_PARTS ?? 'links,main,ips,crawlee').split(',');
   const linkRows = parts.includes('links') ? linkIntake() : [];
   if (!parts.includes('main')) return linkRows;
   const dir = mkdtempSync(join(tmpdir(), 'meguri-bench-'));
+  const withIps = parts.includes('ips');
   const rows = [];
   try {
     for (const n of SIZES) {
       const runs = n >= 1_000_000 ? 1 : RUNS;
       const m = [];
+      const w = [];
+      const o = [];
       const v = [];
       for (let r = 0; r < runs; r++) {
         m.push(meguriRun(n, dir));
+        o.push(meguriRun(n, dir, { one: true }));
+        if (withIps) w.push(meguriRun(n, dir, { ips: true }));
         v.push(naiveRun(n, dir));
       }
       const ms = summarize(m);
       const base = { intake: n / ms.tIntake, drain: n / ms.tDrain, bytes: ms.bytes / n };
       rows.push(row('meguri Frontier', n, ms, undefined));
+      if (withIps) rows.push(row('meguri Frontier, IP windows (2 hosts/address)', n, summarize(w), base));
+      rows.push(row('meguri Frontier, seed() each', n, summarize(o), base));
       rows.push(row('naive Map+Set+heap', n, summarize(v), base));
     }
     if (parts.includes('crawlee')) {
@@ -293,7 +318,7 @@ export async function run() {
     rmSync(dir, { recursive: true, force: true });
   }
   printTable(rows);
-  console.log('× columns = that implementation / meguri at the first size (intake, drain: >1 faster than meguri; bytes: >1 larger)');
-  console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + DrumSet + queues');
+  console.log('× columns = that implementation / meguri without IP windows at the same size (crawlee: at the first size; intake, drain: >1 faster than meguri; bytes: >1 larger)');
+  console.log('resident = Δ(heapUsed + external incl. wasm memory) after GC; owned = meguri columns + arena + key index + queues');
   return [...linkRows, ...rows];
 }

@@ -11,8 +11,15 @@
 // (bench/lib/urlfrontier-server.mjs); "durable" rows journal to a temp dir and fsync before
 // each ack (group commit), "memory" rows run without --data.
 // Targets (issue 16): ≥ 50 k URLs/s ingest on one stream, ≥ 20 k/s served and completed.
-import { fork } from 'node:child_process';
+//
+// Cluster rows (URLFRONTIER_CLUSTER=0 skips them): a redis-server, two serve nodes and a
+// router, each in its own process, memory-durable slots (journal without fsync) in a temp
+// store: PutURLs into node A (the items of B's slots are forwarded, about half) and through
+// the router (every item forwarded), and GetURLs + PutURLs known through the router. Server
+// CPU is the sum over the three processes; the baseline is the single-node memory rows above.
+import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -39,8 +46,9 @@ const pkg = grpc.loadPackageDefinition(
   protoLoader.loadSync(URLFRONTIER_PROTO_PATH, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true }),
 ).urlfrontier;
 
-function startServer(dataDir, fsync) {
-  const child = fork(new URL('../lib/urlfrontier-server.mjs', import.meta.url), [dataDir ?? '', fsync ? '1' : '0'], { stdio: 'inherit' });
+function startServer(dataDir, fsync, cluster) {
+  const args = [dataDir ?? '', fsync ? '1' : '0', ...(cluster ? [JSON.stringify(cluster)] : [])];
+  const child = fork(new URL('../lib/urlfrontier-server.mjs', import.meta.url), args, { stdio: 'inherit' });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: m.port }));
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
@@ -61,13 +69,15 @@ function serverCpu(s) {
   });
 }
 
-/** Runs `fn` and returns its rate plus the server's and this process's CPU µs per URL. */
-async function measured(server, fn) {
-  const s0 = await serverCpu(server);
+/** Runs `fn` and returns its rate plus the server's (all of `servers`) and this process's CPU µs per URL. */
+async function measured(servers, fn) {
+  const list = Array.isArray(servers) ? servers : [servers];
+  const cpu = async () => (await Promise.all(list.map(serverCpu))).reduce((a, b) => a + b, 0);
+  const s0 = await cpu();
   const c0 = process.cpuUsage();
   const rate = await fn();
   const c = process.cpuUsage(c0);
-  const s1 = await serverCpu(server);
+  const s1 = await cpu();
   return { rate, serverUs: (s1 - s0) / N, clientUs: (c.user + c.system) / N };
 }
 
@@ -216,6 +226,9 @@ function inProcessFrontier() {
 // 60 k-item PutURLs stream); a client streaming acks has no use for call-level retries.
 const CLIENT_OPTIONS = { 'grpc.enable_retries': 0 };
 
+/** Medians of a row's runs. */
+const pick = (xs) => ({ rate: median(xs.map((x) => x.rate)), serverUs: median(xs.map((x) => x.serverUs)), clientUs: median(xs.map((x) => x.clientUs)) });
+
 async function grpcRuns(durable) {
   const res = { one: [], four: [], batch: [], serve: [] };
   for (let r = 0; r < RUNS; r++) {
@@ -233,8 +246,76 @@ async function grpcRuns(durable) {
       if (dir) rmSync(dir, { recursive: true, force: true });
     }
   }
-  const pick = (xs) => ({ rate: median(xs.map((x) => x.rate)), serverUs: median(xs.map((x) => x.serverUs)), clientUs: median(xs.map((x) => x.clientUs)) });
   return { one: pick(res.one), four: pick(res.four), batch: pick(res.batch), serve: pick(res.serve) };
+}
+
+/** A redis-server on a free loopback port (no persistence), for the cluster rows. */
+async function startRedis() {
+  const port = await new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const child = spawn(process.env.REDIS_SERVER ?? '/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 200; i++) {
+    const up = await new Promise((resolve) => {
+      const sock = connectTcp(port, '127.0.0.1', () => {
+        sock.end();
+        resolve(true);
+      });
+      sock.on('error', () => resolve(false));
+    });
+    if (up) return { url: `redis://127.0.0.1:${port}`, child };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error('redis-server did not start (set REDIS_SERVER=/path/to/redis-server)');
+}
+
+const unary = (client, method, req) => new Promise((resolve, reject) => client[method](req, (err, res) => (err ? reject(err) : resolve(res))));
+
+async function clusterRuns() {
+  const res = { nodeA: [], router: [], batch: [], serve: [] };
+  for (let r = 0; r < RUNS; r++) {
+    const redis = await startRedis();
+    const store = mkdtempSync(join(tmpdir(), 'meguri-ufc-'));
+    const base = { redis: redis.url, crawl: `bench${r}`, store, slots: 16 };
+    const procs = [];
+    try {
+      procs.push(await startServer(undefined, false, base));
+      procs.push(await startServer(undefined, false, base));
+      procs.push(await startServer(undefined, false, { redis: redis.url, crawl: `bench${r}`, router: true }));
+      const [a, , router] = procs;
+      const ca = new pkg.URLFrontier(`127.0.0.1:${a.port}`, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+      const cr = new pkg.URLFrontier(`127.0.0.1:${router.port}`, grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+      try {
+        // Settled: both nodes listed and every slot answered, the second node holding its half.
+        for (let i = 0; ; i++) {
+          try {
+            const nodes = await unary(cr, 'ListNodes', {});
+            const st = await unary(cr, 'GetStats', { key: '', crawlID: '', local: false });
+            if (nodes.values.length === 2 && st !== undefined && i > 20) break;
+          } catch {
+            // not yet
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        res.nodeA.push(await measured(procs, () => ingest(ca, 1, '')));
+        res.serve.push(await measured(procs, () => serveAll(cr)));
+        res.router.push(await measured(procs, () => ingest(cr, 1, '-b')));
+        res.batch.push(await measured(procs, () => ingestBatches(ca, '-c')));
+      } finally {
+        ca.close();
+        cr.close();
+      }
+    } finally {
+      for (const p of procs.reverse()) await stopServer(p);
+      redis.child.kill('SIGKILL');
+      rmSync(store, { recursive: true, force: true });
+    }
+  }
+  return { nodeA: pick(res.nodeA), router: pick(res.router), batch: pick(res.batch), serve: pick(res.serve) };
 }
 
 export async function run() {
@@ -249,7 +330,7 @@ export async function run() {
   const mem = await grpcRuns(false);
   const dur = await grpcRuns(true);
   const rows = [
-    { path: 'in process: URLFrontier store (ingest)', 'URL/s': st.ingest, '×store': 1, 'server µs/URL': 1e6 / st.ingest, 'URL/s per server core': st.ingest, 'client µs/URL': NaN },
+    { path: 'in process: URLFrontier store (ingest)', 'URL/s': st.ingest, '×store': 1, 'server µs/URL': 1e6 / st.ingest, 'URL/s per server core': st.ingest, 'client µs/URL': NaN, '×single': undefined },
     { path: 'in process: meguri Frontier (seedBatch)', 'URL/s': fr.ingest, '×store': fr.ingest / st.ingest, 'server µs/URL': 1e6 / fr.ingest, 'URL/s per server core': fr.ingest, 'client µs/URL': NaN },
   ];
   const grpcRow = (path, g, base) => ({
@@ -269,10 +350,19 @@ export async function run() {
   rows.push({ path: 'in process: meguri Frontier (dispatch+report)', 'URL/s': fr.serve, '×store': fr.serve / st.serve, 'server µs/URL': 1e6 / fr.serve, 'URL/s per server core': fr.serve, 'client µs/URL': NaN });
   rows.push(grpcRow('gRPC memory: GetURLs + PutURLs known', mem.serve, st.serve));
   rows.push(grpcRow('gRPC durable: GetURLs + PutURLs known', dur.serve, st.serve));
+  if (process.env.URLFRONTIER_CLUSTER !== '0') {
+    const cl = await clusterRuns();
+    const vs = (row, single) => ({ ...row, '×single': row['URL/s'] / single.rate });
+    rows.push(vs(grpcRow('cluster 2 nodes: PutURLs 1 stream into node A (½ forwarded)', cl.nodeA, st.ingest), mem.one));
+    rows.push(vs(grpcRow('cluster 2 nodes: PutURLs 1 stream via router (all forwarded)', cl.router, st.ingest), mem.one));
+    rows.push(vs(grpcRow('cluster 2 nodes: PutDiscovered batches of 100 into node A', cl.batch, st.ingest), mem.batch));
+    rows.push(vs(grpcRow('cluster 2 nodes: GetURLs + PutURLs known via router', cl.serve, st.serve), mem.serve));
+  }
   printTable(rows);
   console.log(`${N} URLs over ${HOSTS} hosts; medians of ${RUNS} runs. ×store = wall-clock rate / the same store in process (the cost of gRPC, protobuf and loopback).`);
   console.log('server µs/URL = the server process\'s CPU (user+system) per URL; URL/s per server core = 1e6 / that: the rate one dedicated core sustains, which a loaded shared machine does not distort.');
   console.log('durable = journal in a temp dir, fsync before each ack (group commit). Serve: GetURLs (100 per queue) then PutURLs(known, refetchable 0) per URL; the Frontier row is dispatch+report on a logical clock.');
   console.log('Targets (issue 16): ≥ 50 k/s ingest on one stream, ≥ 20 k/s served and completed.');
+  console.log('cluster rows: 2 nodes + router (3 processes, server µs/URL summed), slots journaled without fsync; ×single = wall rate / the single-node memory row of the same call.');
   return rows;
 }

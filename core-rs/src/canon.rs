@@ -83,6 +83,36 @@ const fn class_table(query: bool) -> [u8; 128] {
 }
 
 const PATH_CLASS: [u8; 128] = class_table(false);
+
+/// Byte classes for the scanning loops, one table (bit flags).
+const PATH_PLAIN: u8 = 1; // a path byte kept as is with nothing to check: LIT but '.' and ';'
+const QUERY_KEPT: u8 = 2; // a query byte WHATWG keeps (fast_canonical declines the others)
+const HOST: u8 = 4; // a DNS label byte: [A-Za-z0-9_-]
+const UPPER: u8 = 8; // [A-Z]
+
+const fn byte_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        if PATH_CLASS[c] == LIT && b != b'.' && b != b';' {
+            t[c] |= PATH_PLAIN;
+        }
+        if b > 0x20 && b < 0x7F && b != b'"' && b != b'<' && b != b'>' && b != b'\'' && b != b'#' {
+            t[c] |= QUERY_KEPT;
+        }
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            t[c] |= HOST;
+        }
+        if b.is_ascii_uppercase() {
+            t[c] |= UPPER;
+        }
+        c += 1;
+    }
+    t
+}
+
+const BYTE: [u8; 256] = byte_table();
 const QUERY_CLASS: [u8; 128] = class_table(true);
 
 #[inline]
@@ -159,12 +189,17 @@ fn normalize(q: &[u8], class: &[u8; 128], out: &mut Vec<u8>) -> bool {
     let mut changed = false;
     let mut i = 0;
     while i < q.len() {
+        let run = i;
+        while i < q.len() && class[q[i] as usize] == LIT {
+            i += 1;
+        }
+        out.extend_from_slice(&q[run..i]);
+        if i == q.len() {
+            break;
+        }
         let c = q[i];
         match class[c as usize] {
-            LIT => {
-                out.push(c);
-                i += 1;
-            }
+            LIT => unreachable!(),
             ENC => {
                 out.extend_from_slice(&[b'%', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]);
                 changed = true;
@@ -217,6 +252,33 @@ fn may_be_session_token(v: &[u8]) -> bool {
     letter && digit
 }
 
+/// Names grouped by length (index = length, at most [`LIST_MAX`]): a key is compared only
+/// with the names of its own length, a handful instead of all forty.
+const LIST_MAX: usize = 16;
+type ByLen = [[&'static str; 16]; LIST_MAX + 1];
+
+const fn by_len<const N: usize>(names: [&'static str; N]) -> ByLen {
+    let mut t: ByLen = [[""; 16]; LIST_MAX + 1];
+    let mut fill = [0usize; LIST_MAX + 1];
+    let mut i = 0;
+    while i < N {
+        let l = names[i].len();
+        t[l][fill[l]] = names[i]; // a list outgrowing the table fails the const evaluation
+        fill[l] += 1;
+        i += 1;
+    }
+    t
+}
+
+const TRACKING_BY_LEN: ByLen = by_len(TRACKING_PARAMS);
+const SESSION_BY_LEN: ByLen = by_len(AMBIGUOUS_SESSION_PARAMS);
+
+/// Whether the lowercase key `lk` is one of the names in `table`.
+#[inline]
+fn listed(table: &ByLen, lk: &[u8]) -> bool {
+    lk.len() <= LIST_MAX && lk.len() > 0 && table[lk.len()].iter().take_while(|p| !p.is_empty()).any(|p| p.as_bytes() == lk)
+}
+
 /// Whether the global deny-list drops a pair with key `key` (any case); `None` to decline.
 fn denied(key: &[u8], value: Option<&[u8]>) -> Option<bool> {
     let mut buf = [0u8; 32];
@@ -228,10 +290,10 @@ fn denied(key: &[u8], value: Option<&[u8]>) -> Option<bool> {
         *d = s.to_ascii_lowercase();
     }
     let lk: &[u8] = lk;
-    if lk.starts_with(b"utm_") || TRACKING_PARAMS.iter().any(|p| p.as_bytes() == lk) {
+    if lk.starts_with(b"utm_") || listed(&TRACKING_BY_LEN, lk) {
         return Some(true);
     }
-    if AMBIGUOUS_SESSION_PARAMS.iter().any(|p| p.as_bytes() == lk) && value.map_or(false, may_be_session_token) {
+    if listed(&SESSION_BY_LEN, lk) && value.map_or(false, may_be_session_token) {
         return None;
     }
     Some(false)
@@ -306,11 +368,12 @@ fn folding_host_end(s: &[u8], auth: usize) -> Option<(usize, bool)> {
     let mut upper = false;
     while i < s.len() {
         let c = s[i];
-        if c.is_ascii_alphanumeric() || c == b'-' || c == b'_' {
+        let class = BYTE[c as usize];
+        if class & HOST != 0 {
             if label == 0 && (c == b'x' || c == b'X') && starts_with_ci(&s[i..], b"xn--") {
                 return None;
             }
-            upper |= c.is_ascii_uppercase();
+            upper |= class & UPPER != 0;
             label += 1;
             if label > 63 {
                 return None;
@@ -337,8 +400,15 @@ fn folding_host_end(s: &[u8], auth: usize) -> Option<(usize, bool)> {
 /// lowercase, of unreserved bytes or bare `%` (re-encoded by step 7; `%2e` declines, as WHATWG
 /// reads it as a dot). `None` when it declines. A result written to `out` is appended.
 fn fast_canonical(raw: &[u8], auth: usize, out: &mut Vec<u8>, sc: &mut Scratch) -> Option<Outcome> {
-    let n = raw.len();
     let (host_end, upper) = folding_host_end(raw, auth)?;
+    after_host(raw, auth, host_end, upper, out, sc)
+}
+
+/// [`fast_canonical`] past the host: `raw[auth..host_end]` is a host [`folding_host_end`]
+/// accepted (`upper`: it holds uppercase letters). A link joined to a page's plain origin
+/// starts here, its host checked once per page.
+fn after_host(raw: &[u8], auth: usize, host_end: usize, upper: bool, out: &mut Vec<u8>, sc: &mut Scratch) -> Option<Outcome> {
+    let n = raw.len();
     let mut path_start = host_end;
     if raw.get(host_end) == Some(&b':') {
         let default: &[u8] = if auth == 8 { b"443" } else { b"80" };
@@ -351,26 +421,28 @@ fn fast_canonical(raw: &[u8], auth: usize, out: &mut Vec<u8>, sc: &mut Scratch) 
     if raw.get(path_start) != Some(&b'/') {
         return None;
     }
-    let mut seg = path_start + 1;
-    let mut i = seg;
+    let mut i = path_start + 1;
     let mut norm_path = false;
-    while i < n {
-        let c = raw[i];
-        if c >= 0x80 {
-            return None;
+    let mut semi = false;
+    loop {
+        // The run of path bytes that need no look (most of a path), then the one that does.
+        while i < n && BYTE[raw[i] as usize] & PATH_PLAIN != 0 {
+            i += 1;
         }
-        match PATH_CLASS[c as usize] {
-            LIT => {
-                if c == b'/' {
-                    if is_dot_segment(&raw[seg..i]) {
-                        return None;
-                    }
-                    seg = i + 1;
+        if i == n {
+            break;
+        }
+        match raw[i] {
+            // A dot segment ("." or ".."): its first dot follows a '/'.
+            b'.' if raw[i - 1] == b'/' => {
+                let j = if raw.get(i + 1) == Some(&b'.') { i + 2 } else { i + 1 };
+                if matches!(raw.get(j), None | Some(b'/') | Some(b'?') | Some(b'#')) {
+                    return None;
                 }
             }
-            ENC if c == b'?' || c == b'#' => break,
-            ENC => return None,
-            _ => {
+            b'.' => {}
+            b';' => semi = true,
+            b'%' => {
                 if starts_with_ci(&raw[i + 1..], b"2e") {
                     return None;
                 }
@@ -383,36 +455,32 @@ fn fast_canonical(raw: &[u8], auth: usize, out: &mut Vec<u8>, sc: &mut Scratch) 
                     _ => norm_path = true, // a bare '%' becomes %25
                 }
             }
+            b'?' | b'#' => break,
+            _ => return None, // step 7 would escape it, or not ASCII
         }
         i += 1;
-    }
-    if is_dot_segment(&raw[seg..i]) {
-        return None;
     }
     let path_end = i;
     let mut query_end = path_end;
     if raw.get(path_end) == Some(&b'?') {
         i = path_end + 1;
-        while i < n {
-            let c = raw[i];
-            if c == b'#' {
-                break;
-            }
-            if c <= 0x20 || c >= 0x7F || c == b'"' || c == b'<' || c == b'>' || c == b'\'' {
-                return None;
-            }
+        while i < n && BYTE[raw[i] as usize] & QUERY_KEPT != 0 {
             i += 1;
+        }
+        if i < n && raw[i] != b'#' {
+            return None;
         }
         query_end = i;
     }
     let Scratch { query, norm, pairs, path, .. } = sc;
-    path.clear();
-    if norm_path {
+    let path: &[u8] = if norm_path {
+        path.clear();
         normalize(&raw[path_start..path_end], &PATH_CLASS, path);
+        path
     } else {
-        path.extend_from_slice(&raw[path_start..path_end]);
-    }
-    if has_session_path_param(path) {
+        &raw[path_start..path_end]
+    };
+    if semi && has_session_path_param(path) {
         return None;
     }
     let search = if query_end > path_end + 1 { &raw[path_end + 1..query_end] } else { &[][..] };
@@ -460,32 +528,92 @@ pub fn plain_origin(base: &[u8]) -> Option<usize> {
     }
 }
 
-/// Canonicalizes `raw` found on the page `base` (`None` when absent or unusable); see the
-/// module documentation. `origin` is `plain_origin(base)`, computed once per page. A result
-/// written to `out` is appended at its end.
-pub fn canonicalize(raw: &[u8], base: Option<&[u8]>, origin: Option<usize>, out: &mut Vec<u8>, sc: &mut Scratch) -> Outcome {
-    if raw.len() > MAX_RAW || raw.iter().any(|&b| b >= 0x80) {
+/// Whether every byte of `s` is below 0x80, eight at a time.
+#[inline]
+fn is_ascii(s: &[u8]) -> bool {
+    let mut words = s.chunks_exact(8);
+    let mut high = 0u64;
+    for w in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        high |= u64::from_le_bytes(word);
+    }
+    high & 0x8080_8080_8080_8080 == 0 && words.remainder().iter().all(|&b| b < 0x80)
+}
+
+/// What [`canonicalize`] needs of the page URL, worked out once per page.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    /// The page URL.
+    pub base: &'a [u8],
+    /// `plain_origin(base)`: `None` declines every link that is not absolute.
+    origin: Option<usize>,
+    /// Whether relative-path links may be resolved here (no byte WHATWG strips or rewrites).
+    rel_ok: bool,
+    /// End of the page's path (its `?` or `#`, or the end).
+    path_end: usize,
+    /// End of the page's directory (just past the last `/` of its path), 0 when the path is empty.
+    dir_end: usize,
+    /// Whether the directory holds a `.` or `..` segment (then [`push_without_dot_segments`]
+    /// removes them along with the link's).
+    dir_dots: bool,
+}
+
+impl<'a> Page<'a> {
+    /// Inspects the page URL `base`.
+    pub fn new(base: &'a [u8]) -> Page<'a> {
+        let origin = plain_origin(base);
+        let o = origin.unwrap_or(0);
+        let path_end = base[o..].iter().position(|&c| c == b'?' || c == b'#').map_or(base.len(), |p| o + p);
+        let dir_end = base[o..path_end].iter().rposition(|&c| c == b'/').map_or(0, |p| o + p + 1);
+        let dir_dots = dir_end > o + 1 && base[o + 1..dir_end - 1].split(|&c| c == b'/').any(is_dot_segment);
+        // A page path ending in a dot segment ("/a/b/..") is a directory WHATWG works out
+        // from the parsed path, not the raw one: decline those pages' relative links.
+        let last_dots = is_dot_segment(&base[dir_end.max(o)..path_end]);
+        let rel_ok = origin.is_some() && !last_dots && !base.iter().any(odd_for_relative) && !contains_dot_escape(base);
+        Page { base, origin, rel_ok, path_end, dir_end, dir_dots }
+    }
+}
+
+/// Bytes WHATWG strips, trims or reads as `/`, which would change which segments `..` removes
+/// before [`fast_canonical`] could see them.
+#[inline]
+fn odd_for_relative(c: &u8) -> bool {
+    *c <= 0x20 || *c >= 0x7F || *c == b'\\'
+}
+
+/// Canonicalizes `raw` found on the page `page` (`None` when absent or unusable); see the
+/// module documentation. A result written to `out` is appended at its end.
+pub fn canonicalize(raw: &[u8], page: Option<&Page>, out: &mut Vec<u8>, sc: &mut Scratch) -> Outcome {
+    if raw.len() > MAX_RAW || !is_ascii(raw) {
         return Outcome::Fallback;
     }
     let auth = scheme_prefix(raw);
     if auth != 0 {
         return fast_canonical(raw, auth, out, sc).unwrap_or(Outcome::Fallback);
     }
-    let (base, origin) = match (base, origin) {
-        (Some(b), Some(o)) => (b, o),
+    let (page, origin) = match page {
+        Some(p @ Page { origin: Some(o), .. }) => (p, *o),
         _ => return Outcome::Fallback,
     };
+    let base = page.base;
     if raw.first() != Some(&b'/') {
-        return relative_path(raw, base, origin, out, sc).unwrap_or(Outcome::Fallback);
+        return relative_path(raw, page, out, sc).unwrap_or(Outcome::Fallback);
     }
     // The TS `fastRelative`: join to the base's scheme (`//host/…`) or origin (`/path`).
     let scheme_end = if base[4] == b's' { 6 } else { 5 };
-    let (prefix, auth) = if raw.get(1) == Some(&b'/') { (scheme_end, scheme_end + 2) } else { (origin, scheme_end + 2) };
+    let scheme_relative = raw.get(1) == Some(&b'/');
+    let prefix = if scheme_relative { scheme_end } else { origin };
     let mut joined = std::mem::take(&mut sc.joined);
     joined.clear();
     joined.extend_from_slice(&base[..prefix]);
     joined.extend_from_slice(raw);
-    let got = fast_canonical(&joined, auth, out, sc);
+    let got = if scheme_relative {
+        fast_canonical(&joined, scheme_end + 2, out, sc)
+    } else {
+        // The page's plain origin: a lowercase DNS host, already checked.
+        after_host(&joined, scheme_end + 2, origin, false, out, sc)
+    };
     sc.joined = joined;
     match got {
         None => Outcome::Fallback,
@@ -502,36 +630,33 @@ pub fn canonicalize(raw: &[u8], base: Option<&[u8]>, origin: Option<usize>, out:
 /// would still change. Declined here: an empty link or a fragment-only one, a `:` before the
 /// first `/` (a scheme), `%2e` anywhere (WHATWG reads it as a dot), and a page URL with
 /// bytes WHATWG strips or rewrites (controls, spaces, `\`, `%2e`).
-fn relative_path(raw: &[u8], base: &[u8], origin: usize, out: &mut Vec<u8>, sc: &mut Scratch) -> Option<Outcome> {
+fn relative_path(raw: &[u8], page: &Page, out: &mut Vec<u8>, sc: &mut Scratch) -> Option<Outcome> {
     let first = *raw.first()?;
-    if first == b'#' {
+    if first == b'#' || !page.rel_ok {
         return None;
     }
     let part_end = raw.iter().position(|&c| c == b'?' || c == b'#').unwrap_or(raw.len());
-    // Bytes WHATWG strips, trims or reads as '/' would change which segments `..` removes,
-    // before fast_canonical could see them: decline them here.
-    let odd = |c: &u8| *c <= 0x20 || *c >= 0x7F || *c == b'\\';
-    if raw.iter().any(odd) || raw[..part_end].iter().take_while(|&&c| c != b'/').any(|&c| c == b':') || contains_dot_escape(raw) {
+    if raw.iter().any(odd_for_relative) || raw[..part_end].iter().take_while(|&&c| c != b'/').any(|&c| c == b':') || contains_dot_escape(raw) {
         return None;
     }
-    let base_end = base[origin..].iter().position(|&c| c == b'?' || c == b'#').map_or(base.len(), |p| origin + p);
-    if base.iter().any(odd) || contains_dot_escape(base) {
-        return None;
-    }
-    let base_path: &[u8] = if base_end == origin { b"/" } else { &base[origin..base_end] };
+    let (base, origin) = (page.base, page.origin?);
     let mut joined = std::mem::take(&mut sc.joined);
     joined.clear();
     joined.extend_from_slice(&base[..origin]);
     if first == b'?' {
         // The page's own path (fast_canonical declines it if it holds dot segments).
-        joined.extend_from_slice(base_path);
+        joined.extend_from_slice(if page.path_end == origin { b"/" } else { &base[origin..page.path_end] });
+    } else if page.dir_end == 0 {
+        push_without_dot_segments(&mut joined, b"/", &raw[..part_end]);
+    } else if page.dir_dots {
+        push_without_dot_segments(&mut joined, &base[origin..page.dir_end], &raw[..part_end]);
     } else {
-        let dir_end = base_path.iter().rposition(|&c| c == b'/').map_or(0, |p| p + 1);
-        push_without_dot_segments(&mut joined, &base_path[..dir_end], &raw[..part_end]);
+        joined.extend_from_slice(&base[origin..page.dir_end]);
+        push_relative(&mut joined, origin, &raw[..part_end]);
     }
     joined.extend_from_slice(&raw[part_end..]);
-    let auth = scheme_prefix(&joined);
-    let got = fast_canonical(&joined, auth, out, sc);
+    // The page's plain origin: a lowercase DNS host, already checked.
+    let got = after_host(&joined, scheme_prefix(&joined), origin, false, out, sc);
     let got = match got {
         Some(Outcome::RawPrefix(len)) => {
             let from = out.len();
@@ -542,6 +667,29 @@ fn relative_path(raw: &[u8], base: &[u8], origin: usize, out: &mut Vec<u8>, sc: 
     };
     sc.joined = joined;
     got
+}
+
+/// Appends the relative path `rel` to `out`, which holds an origin (`out[..path]`) and a
+/// directory free of dot segments ending in `/`, removing `rel`'s `.` and `..` segments as
+/// [`push_without_dot_segments`] does, in place: `..` drops the last directory (never the
+/// root's `/`), and a final `.` or `..` leaves the trailing `/`.
+fn push_relative(out: &mut Vec<u8>, path: usize, rel: &[u8]) {
+    let mut segs = rel.split(|&c| c == b'/').peekable();
+    while let Some(seg) = segs.next() {
+        let last = segs.peek().is_none();
+        if seg == b".." {
+            // `out` ends with '/': cut back to the '/' before the last segment.
+            let end = out.len() - 1;
+            if let Some(p) = out[path..end].iter().rposition(|&c| c == b'/') {
+                out.truncate(path + p + 1);
+            }
+        } else if seg != b"." {
+            out.extend_from_slice(seg);
+            if !last {
+                out.push(b'/');
+            }
+        }
+    }
 }
 
 fn contains_dot_escape(s: &[u8]) -> bool {
@@ -616,14 +764,14 @@ pub mod kind {
 pub fn canonicalize_batch(base: Option<&[u8]>, data: &[u8], offsets: &[u32], lanes: &mut [u32], arena: &mut [u8]) -> usize {
     let count = offsets.len() - 1;
     assert_eq!(lanes.len(), count * 3, "canonicalize_batch: three lanes per link");
-    let origin = base.and_then(plain_origin);
+    let page = base.map(Page::new);
     let mut sc = Scratch::default();
     let mut out = Vec::new();
     let mut used = 0usize;
     for i in 0..count {
         let raw = &data[offsets[i] as usize..offsets[i + 1] as usize];
         out.clear();
-        let (k, a, b) = match canonicalize(raw, base, origin, &mut out, &mut sc) {
+        let (k, a, b) = match canonicalize(raw, page.as_ref(), &mut out, &mut sc) {
             Outcome::Null => (kind::NULL, 0, 0),
             Outcome::Fallback => (kind::FALLBACK, 0, 0),
             Outcome::RawPrefix(len) => (kind::RAW_PREFIX, len, 0),
@@ -654,8 +802,8 @@ mod tests {
         let mut out = Vec::new();
         let mut sc = Scratch::default();
         let b = base.map(str::as_bytes);
-        let origin = b.and_then(plain_origin);
-        match canonicalize(raw.as_bytes(), b, origin, &mut out, &mut sc) {
+        let page = b.map(Page::new);
+        match canonicalize(raw.as_bytes(), page.as_ref(), &mut out, &mut sc) {
             Outcome::Fallback => None,
             Outcome::Null => Some(None),
             Outcome::RawPrefix(len) => Some(Some(raw[..len].to_string())),
@@ -695,6 +843,8 @@ mod tests {
         ok("?q=2", page, "https://www.example.com/dir/page?q=2");
         ok("x", Some("https://e.com"), "https://e.com/x");
         ok("x", Some("https://e.com/a/b/../c/"), "https://e.com/a/c/x");
+        assert_eq!(canon("x", Some("https://e.com/a/b/..")), None, "the page's directory is /a/, which the raw path does not show");
+        assert_eq!(canon("x", Some("https://e.com/a/..?q")), None);
         assert_eq!(canon("/x/../y", page), None);
         assert_eq!(canon("mailto:x", page), None);
         assert_eq!(canon("%2e%2e/x", page), None);

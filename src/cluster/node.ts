@@ -5,7 +5,7 @@
  *
  * This file owns the node's loop and the slot life cycle (open → run → checkpoint → hand off
  * or drop); the Redis-side decisions are in scripts.ts, the stream plumbing in routing.ts, the
- * consistent cut of a slot in slot.ts. It is long (≈ 650 lines) because the life cycle's
+ * consistent cut of a slot in slot.ts. It is long (≈ 720 lines) because the life cycle's
  * steps read best together: every `await` in it is a point where a slot may have moved, and
  * each is followed by the same re-check (`live`).
  *
@@ -49,6 +49,8 @@ export interface ClusterNodeStats {
   readonly entriesApplied: number;
   readonly checkpoints: number;
   readonly handoffs: number;
+  /** Sent fetches that hand-offs (and leaving) cut at the drain bound: the next owners fetch them again. */
+  readonly handoffRefetches: number;
   readonly canDispatch: boolean;
   readonly ipGateBlocked: boolean;
   readonly sharedIps: number;
@@ -85,10 +87,12 @@ export class ClusterNode {
   private applied = 0;
   private checkpoints = 0;
   private handoffs = 0;
+  /** Sent fetches cut by hand-off drains (and a leaving node's): re-fetched by the slots' next owners. */
+  private handoffRefetches = 0;
   private redisErrors = 0;
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
-  /** The crawl's per-IP interval (every slot's frontier has the same politeness). */
+  /** The crawl's per-IP floor (every slot's frontier has the same politeness): the least interval of any IP. */
   private ipFloorMs = 250;
 
   /**
@@ -241,6 +245,10 @@ export class ClusterNode {
 
   private async poll(): Promise<void> {
     const recs = await readSlots(this.redis, this.keys, this.settings!.slots);
+    // Slots given to this node open together: a joiner takes ⌊S/N⌋ at once, and opening them one
+    // by one (read, recover, inbox reset each) held every one of them until the last was open —
+    // measured 1.6 s of a 1.8 s hand-off pause for 21 slots on a loaded 2-core machine.
+    const opening: Promise<void>[] = [];
     for (const r of recs) {
       const mine = this.slots.get(r.slot);
       if (this.busy.has(r.slot)) continue;
@@ -250,9 +258,10 @@ export class ClusterNode {
       }
       if (r.owner !== this.nodeId) continue;
       const cur = this.slots.get(r.slot);
-      if (cur === undefined) await this.open(r);
+      if (cur === undefined) opening.push(this.open(r));
       else if (r.want !== '' && !cur.moving) void this.handoff(cur);
     }
+    await Promise.all(opening);
   }
 
   private async open(r: SlotRecord): Promise<void> {
@@ -289,14 +298,18 @@ export class ClusterNode {
     s.free();
   }
 
-  /** Hand-off: stop dispatching the slot, let its fetches finish (bounded), flush, checkpoint and release. */
+  /**
+   * Hand-off: stop dispatching the slot, let its sent fetches finish (bounded), flush,
+   * checkpoint and release. Starts still waiting at the IP gate are abandoned there unsent
+   * (`fetchOne`); sent fetches still out at the bound are cut (`drain`), and the checkpoint
+   * counts them in `refetch`.
+   */
   private async handoff(s: SlotState): Promise<void> {
     s.moving = true;
     this.busy.add(s.slot);
     try {
       await this.committing.get(s.slot);
-      const until = this.now() + this.o.handoffDrainMs;
-      while (s.inFlight > 0 && this.now() < until) await sleep(10);
+      await this.drain([s], this.now() + this.o.handoffDrainMs);
       await this.outbox.flush(true);
       this.o.faults?.('handoff-flushed', s.slot);
       const res = await this.commit(s, true);
@@ -305,12 +318,39 @@ export class ClusterNode {
         this.slots.delete(s.slot);
         s.free();
       } else {
-        s.moving = false;
+        this.resume(s);
       }
     } catch {
-      s.moving = false;
+      this.resume(s);
     } finally {
       this.busy.delete(s.slot);
+    }
+  }
+
+  /**
+   * Waits until the moving slots' sent fetches are answered or `until` passes, then aborts the
+   * rest: their outcomes are never told (a late answer would land after the checkpoint and be
+   * lost with the slot anyway), their rows stay in flight and the checkpoint writes them
+   * schedulable. The bound keeps a hand-off's pause — and a leaving node's exit — finite
+   * whatever a server does; what it costs is exactly the cut fetches, re-fetched by the next
+   * owner and counted (`ClusterCheckpoint.refetch`, `ClusterNodeStats.handoffRefetches`).
+   */
+  private async drain(list: readonly SlotState[], until: number): Promise<void> {
+    while (list.some((s) => s.sending > 0) && this.now() < until) await sleep(10);
+    for (const s of list) if (s.sending > 0) s.abort.abort();
+    // Let the aborted fetches unwind (park) before the snapshot: each is one microtask chain away.
+    if (list.some((s) => s.abort.signal.aborted)) await sleep(0);
+  }
+
+  /** A hand-off that did not happen: the slot dispatches again; fetches parked for it are told as transport failures (retried). */
+  private resume(s: SlotState): void {
+    s.moving = false;
+    if (s.abort.signal.aborted) s.abort = new AbortController();
+    if (this.slots.get(s.slot) !== s) return;
+    const now = this.now();
+    for (const p of s.parked.splice(0)) {
+      // 'aborted': the crawler's doing, not the machine's — the IP's interval does not widen for it.
+      s.frontier.report({ row: p.req.row, url: p.req.url, status: 0, error: 'hand-off abandoned', errorKind: 'aborted' }, now);
     }
   }
 
@@ -319,7 +359,12 @@ export class ClusterNode {
    * Returns ACCEPT's answer (1 accepted, 2 accepted and released); a refusal drops the slot.
    */
   private async commit(s: SlotState, release: boolean): Promise<number> {
+    const t0 = performance.now();
     const snap = s.snapshot();
+    const snapshotMs = performance.now() - t0;
+    const atMs = this.now();
+    // A moving slot leaves with this checkpoint: sent fetches whose outcome is not in it are fetched again by the next owner.
+    const refetch = s.moving ? s.unreported() : 0;
     this.o.faults?.('snapshot', s.slot);
     try {
       await this.outbox.flush(true); // sender barrier: every XADD issued before the snapshot
@@ -339,6 +384,8 @@ export class ClusterNode {
       }
       this.checkpoints++;
       s.checkpointedAt = this.now();
+      this.handoffRefetches += refetch;
+      this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
       this.o.faults?.('accepted', s.slot);
       await settleInbox(this.redis, this.keys, s.slot, snap.acks, snap.meta.cursor);
       await this.store.prune(s.slot, rel).catch(() => {});
@@ -376,7 +423,10 @@ export class ClusterNode {
    * Reads and applies new inbox entries of every running slot: one XREADGROUP naming every
    * running slot's stream (measured: a pipeline of one read per slot cost more node and Redis
    * CPU per page than the pages it fed once a node ran 16+ mostly quiet slots). Several streams
-   * in one command is fine on a single Redis; on a Redis Cluster it would be split by shard.
+   * in one command needs one Redis: on a Redis Cluster every inbox is its own hash slot (its own
+   * tag, so the inboxes spread), a multi-key command across them is refused (CROSSSLOT), and the
+   * read would be one command per inbox — docs/CLUSTER.md "Redis Cluster" lists this with the
+   * other changes one needs.
    */
   private async pump(): Promise<void> {
     await this.readInboxes(this.redis, undefined);
@@ -468,9 +518,17 @@ export class ClusterNode {
     s.inFlight++;
     let outcome: Outcome;
     let startedAt = this.now();
+    let sent = false;
+    // Asked right before the request goes (after the wait at the gate, which may outlive the
+    // right to dispatch): the node paused, the slot moved or is moving — then it never leaves.
+    const mayGo = (): boolean => {
+      if (!this.hb.canDispatch() || this.slots.get(s.slot) !== s || s.moving) return false;
+      sent = true;
+      s.sending++;
+      return true;
+    };
     try {
-      // The wait at the gate may outlive the right to dispatch (the node paused, the slot moved).
-      const r = await this.gatedFetch(req, AbortSignal.timeout(120_000), () => this.hb.canDispatch() && this.slots.get(s.slot) === s);
+      const r = await this.gatedFetch(req, AbortSignal.any([AbortSignal.timeout(120_000), s.abort.signal]), mayGo);
       outcome = r.outcome;
       startedAt = r.startedAt;
       if (r.gated && this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
@@ -479,13 +537,21 @@ export class ClusterNode {
     }
     s.inFlight--;
     this.inFlight--;
+    if (sent) s.sending--;
     // The slot may have been handed off or dropped meanwhile: then its state is gone, and the
     // URL is fetched again by the next owner (it was in flight at the checkpoint).
     if (this.slots.get(s.slot) === s) {
-      const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
-      s.frontier.report(shaped, this.now());
-      this.pages++;
-      this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
+      if (s.moving && (!sent || s.abort.signal.aborted)) {
+        // Leaving with the slot: never sent, or cut by the drain bound. Not told (see `drain`).
+        s.parked.push({ req, sent });
+      } else {
+        const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
+        s.frontier.report(shaped, this.now());
+        // The outcome may have moved the slot's view of the IP's interval: the gate spaces by it from now on.
+        if (req.ip !== undefined) this.gate?.note(req.ip, s.frontier.ipIntervalMs(req.ip), String(s.slot));
+        this.pages++;
+        this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
+      }
     }
     this.wakeUp?.();
   }
@@ -493,20 +559,30 @@ export class ClusterNode {
   /**
    * Fetches `req` with the node's fetcher behind the process-wide IP gate (and, for an IP
    * another node fetches from too, the Redis gate): the IP is held until the request is seen
-   * leaving, and `startedAt` is that moment. `mayGo` is asked after the wait at the gate; false
-   * abandons the fetch unstarted (it throws). The Engine sends its robots.txt requests through
-   * here too, so they are spaced against the other nodes' starts like any page.
+   * leaving, and `startedAt` is that moment. The start is spaced by the largest current view of
+   * the IP's interval (this slot's frontier's adaptive per-IP interval among the others').
+   * `mayGo` is asked after the wait at the gate; false abandons the fetch unstarted (it throws).
+   * The Engine sends its robots.txt requests through `gated` too, so they are spaced against
+   * the other nodes' starts like any page.
    */
   async gatedFetch(req: FetchRequest, signal: AbortSignal, mayGo: () => boolean = () => true): Promise<{ outcome: Outcome; startedAt: number; gated: boolean }> {
-    if (this.gate === undefined || req.ip === undefined) return { outcome: await this.o.fetcher.fetch(req, signal), startedAt: this.now(), gated: false };
-    const r = await this.gated(req.ip, req.url, () => this.o.fetcher.fetch(req, signal), mayGo);
+    if (this.gate === undefined || req.ip === undefined) {
+      if (!mayGo()) throw new Error('slot no longer dispatchable');
+      return { outcome: await this.o.fetcher.fetch(req, signal), startedAt: this.now(), gated: false };
+    }
+    const r = await this.gated(req.ip, req.url, () => this.o.fetcher.fetch(req, signal), mayGo, req.host);
     return { outcome: r.value, startedAt: r.startedAt, gated: true };
   }
 
-  /** `gatedFetch` for any request to `url` at `ip` that `send` makes (the Engine's robots.txt loads). */
-  async gated<T>(ip: string, url: string, send: () => Promise<T>, mayGo: () => boolean = () => true): Promise<{ value: T; startedAt: number }> {
+  /**
+   * `gatedFetch` for any request to `url` at `ip` that `send` makes (the Engine's robots.txt
+   * loads). `group` is the URL's host group when the caller knows it (else it is derived from
+   * `url`): its slot's frontier, when this node runs the slot, gives the view of the IP's interval.
+   */
+  async gated<T>(ip: string, url: string, send: () => Promise<T>, mayGo: () => boolean = () => true, group?: string): Promise<{ value: T; startedAt: number }> {
     if (this.gate === undefined) return { value: await send(), startedAt: this.now() };
-    const ticket = await this.gate.acquire(ip, this.ipFloorMs);
+    const view = this.ipView(ip, group ?? canonicalKey(url, undefined, this.settings?.grouping)?.hostGroup);
+    const ticket = await this.gate.acquire(ip, view.intervalMs, view.source);
     if (!mayGo()) {
       this.gate.release(ticket, this.now());
       throw new Error('slot no longer dispatchable');
@@ -523,6 +599,20 @@ export class ClusterNode {
     watch.cancel();
     this.gate.release(ticket, startedAt);
     return { value: await pending, startedAt };
+  }
+
+  /**
+   * A view of `ip`'s interval for a start of host group `group`: the group's slot frontier's
+   * (its adaptive per-IP interval, issue 22), named by the slot, when this node runs that slot;
+   * the crawl's IP floor otherwise.
+   */
+  private ipView(ip: string, group: string | undefined): { intervalMs: number; source: string } {
+    if (group !== undefined && this.settings !== undefined) {
+      const slot = slotOf(this.o.crawl, group, this.settings.slots, this.salt);
+      const f = this.slots.get(slot)?.frontier;
+      if (f !== undefined) return { intervalMs: f.ipIntervalMs(ip), source: String(slot) };
+    }
+    return { intervalMs: this.ipFloorMs, source: '' };
   }
 
   private async idle(): Promise<void> {
@@ -598,13 +688,14 @@ export class ClusterNode {
   }
 
   private async shutdown(): Promise<void> {
-    const deadline = this.now() + this.o.handoffDrainMs;
-    while (this.inFlight > 0 && this.now() < deadline) await sleep(10);
+    // Leaving with every slot: the same bounded drain as a hand-off.
+    const leaving = [...this.slots.values()];
+    for (const s of leaving) s.moving = true;
+    await this.drain(leaving, this.now() + this.o.handoffDrainMs);
     await Promise.all(this.committing.values());
-    for (const s of [...this.slots.values()]) {
+    for (const s of leaving) {
       if (this.slots.get(s.slot) !== s) continue;
       try {
-        s.moving = true;
         await this.commit(s, false);
       } catch {
         // fenced or Redis gone: the next owner recovers from the last accepted checkpoint
@@ -642,6 +733,7 @@ export class ClusterNode {
       entriesApplied: this.applied,
       checkpoints: this.checkpoints,
       handoffs: this.handoffs,
+      handoffRefetches: this.handoffRefetches,
       canDispatch: this.hb?.canDispatch() ?? false,
       ipGateBlocked: this.gate?.blocked ?? false,
       sharedIps: this.gate?.sharedIps().length ?? 0,

@@ -22,6 +22,30 @@ export interface ClusterPage {
   readonly startedAtMs: number;
 }
 
+/** An accepted checkpoint of one of the node's slots. */
+export interface ClusterCheckpoint {
+  readonly slot: number;
+  readonly epoch: number;
+  /** The checkpoint's sequence number within the epoch. */
+  readonly seq: number;
+  /** Clock at the snapshot: every outcome the slot was told before it is in the checkpoint. */
+  readonly atMs: number;
+  /** Partition bytes written. */
+  readonly bytes: number;
+  /** Snapshot to acceptance, ms (the outbox barrier, the write and the fenced accept). */
+  readonly ms: number;
+  /** The snapshot itself, ms: the one synchronous step, during which the node's other slots wait. */
+  readonly snapshotMs: number;
+  /** The slot leaves this node with it (a hand-off, or the node leaving). */
+  readonly leaving: boolean;
+  /**
+   * Sent fetches the checkpoint holds as schedulable because their outcome was not in at the
+   * snapshot (only when `leaving`): the next owner fetches each again. The hand-off drain waits
+   * up to `handoffDrainMs` for them, then cuts them.
+   */
+  readonly refetch: number;
+}
+
 /** Options of `new ClusterNode(...)` (resolved: every default filled). */
 export interface ClusterNodeOptions {
   /** Redis URL (or a connected client the node will not close). Required. */
@@ -67,6 +91,8 @@ export interface ClusterNodeOptions {
   readonly shape: ((request: import('../model/index.js').FetchRequest, outcome: import('../model/index.js').Outcome) => import('../model/index.js').Outcome) | undefined;
   /** Called with every URL that enters one of this node's slots (seeds and links, local or from an inbox) before the frontier sees it. */
   readonly admitted: ((url: string) => void) | undefined;
+  /** Called with every accepted checkpoint of the node's slots. */
+  readonly onCheckpoint: ((checkpoint: ClusterCheckpoint) => void) | undefined;
   /** Crash injection for tests. */
   readonly faults: ((point: FaultPoint, slot: number) => void) | undefined;
 }
@@ -111,6 +137,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     onPage: customField('a function', (v): v is (page: ClusterPage) => void => typeof v === 'function'),
     shape: customField('a function', (v): v is ClusterNodeOptions['shape'] & object => typeof v === 'function'),
     admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
+    onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
     faults: customField('a function', (v): v is (point: FaultPoint, slot: number) => void => typeof v === 'function'),
   },
   (o) => {

@@ -101,55 +101,106 @@ end
 return 1`);
 
 /**
- * The cross-process per-IP gate, take half. KEYS: gate (hash: next, holder, until).
- * ARGV: holder token, lockMs. A start to the IP holds the gate from its take until its
- * request is seen leaving (`IP_RELEASE`), because what the server sees is when bytes leave,
- * which can lag the take by a connect and a busy event loop. Returns 0 (taken; held until
- * release, or lockMs if the holder dies) or the wait in ms, on the Redis clock.
+ * The callers' views of one IP's interval, kept in the gate hash as `v:<node>` =
+ * "<intervalMs>:<expiresAt>" (Redis clock). Each node reports its own current interval for the
+ * IP (the largest of its slots' views) with every take and registration; the gate spaces
+ * starts by the largest live report, so a node that saw the machine push back (429s, a latency
+ * rise) slows every node down, not only itself. A report lives `keepMs` (the caller passes
+ * its IP table's idle-forget horizon): a node that stopped fetching from the IP stops counting
+ * then, and one whose view narrowed overwrites its own report at its next take.
+ * Sets `eff` (the largest live interval, ms; 0 without any).
  */
-export const IP_TAKE = new Script(`${NOW}
+const VIEWS = `
+redis.call('HSET', KEYS[1], 'v:' .. ARGV[3], ARGV[4] .. ':' .. (now + tonumber(ARGV[5])))
+local eff = 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if string.sub(all[i], 1, 2) == 'v:' then
+    local iv, exp = string.match(all[i + 1], '^([%d%.]+):(%d+)$')
+    if (not exp) or tonumber(exp) < now then redis.call('HDEL', KEYS[1], all[i])
+    elseif tonumber(iv) > eff then eff = tonumber(iv) end
+  end
+end`;
+
+/**
+ * The cross-process per-IP gate, take half. KEYS: gate (hash: last, next, holder, until, and
+ * the callers' views `v:<node>`). ARGV: holder token, lockMs, node id, the node's interval for
+ * the IP (ms), keepMs (how long that report counts).
+ * A start to the IP holds the gate from its take until its request is seen leaving
+ * (`IP_RELEASE`), because what the server sees is when bytes leave, which can lag the take by
+ * a connect and a busy event loop. The next start may go once the last one left `eff` ago —
+ * `eff` the largest live view, evaluated now, so a view that rose after the last release still
+ * binds — and not before `next` (the sharing guard). Returns 0 (taken; held until release, or
+ * lockMs if the holder dies) or the wait in ms, on the Redis clock.
+ */
+export const IP_TAKE = new Script(`${NOW}${VIEWS}
 local h = redis.call('HGET', KEYS[1], 'holder') or ''
 if h ~= '' then
   local u = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
   if u > now then return math.max(1, math.min(u - now, 10)) end
 end
-local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
-if nxt > now then return nxt - now end
+local at = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+local last = tonumber(redis.call('HGET', KEYS[1], 'last') or '')
+if last and last + eff > at then at = last + eff end
+if at > now then return math.ceil(at - now) end
 redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'until', now + tonumber(ARGV[2]))
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
+redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[2]), tonumber(ARGV[5])) + 60000)
 return 0`);
 
 /**
- * The gate's release half. KEYS: gate. ARGV: holder token, intervalMs.
- * The request left (or ended without leaving): the next start may take the gate intervalMs
- * from now on the Redis clock — a moment no earlier than the request's bytes left.
+ * Records a node's view of an IP's interval between takes (it rose: a slot's frontier widened
+ * the IP after a 429 or a latency rise), so the other nodes' next takes are spaced by it at
+ * once rather than after this node's next take. KEYS: gate. ARGV: (unused), (unused), node id,
+ * intervalMs, keepMs. Returns the largest live view.
+ */
+export const IP_VIEW = new Script(`${NOW}${VIEWS}
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]) + 60000)
+return eff`);
+
+/**
+ * The gate's release half. KEYS: gate. ARGV: holder token, intervalMs, keepMs.
+ * The request left (or ended without leaving) now on the Redis clock — a moment no earlier
+ * than its bytes left: `last` moves here, and the next take measures the largest live view
+ * from it. `next` is raised to now + intervalMs as well, for a node still running the earlier
+ * gate (which reads only `next`).
  */
 export const IP_RELEASE = new Script(`${NOW}
+local last = tonumber(redis.call('HGET', KEYS[1], 'last') or '0')
+if now > last then redis.call('HSET', KEYS[1], 'last', now) end
 local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
 local want = now + tonumber(ARGV[2])
 if want > nxt then redis.call('HSET', KEYS[1], 'next', want) end
 if (redis.call('HGET', KEYS[1], 'holder') or '') == ARGV[1] then redis.call('HSET', KEYS[1], 'holder', '') end
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
+redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[2]), tonumber(ARGV[3] or '0')) + 60000)
 return 1`);
 
 /**
  * Registers a node as fetching from an IP and says whether another live node does too.
- * KEYS: ipUsers, gate. ARGV: node id, ttlMs, guardMs.
- * When this registration makes the IP shared, the gate's next start is pushed to now + guardMs,
- * so the node that had it alone (and spaced it locally) learns of the sharing — its verdict
- * lasts at most ttlMs, within guardMs — before anyone passes the gate. Returns live users.
+ * KEYS: ipUsers, gate. ARGV: ttlMs (how long the registration counts), guardMs, node id, the
+ * node's interval for the IP, keepMs, verdictMs.
+ * A registration lasts as long as the node's view of the IP does (at least a minute, more for
+ * a widened IP), not merely two verdicts: a node whose raised interval spaces its starts
+ * further apart than that would otherwise drop out between them, and two such nodes would
+ * each believe they were alone.
+ * When this registration makes the IP shared, the gate's next start is pushed to
+ * now + verdictMs + max(guardMs, the largest live view), so the node that had it alone (and
+ * spaced it locally) learns of the sharing — its verdict lasts at most verdictMs — and its
+ * last lone start is one of its own intervals behind before anyone passes the gate. The
+ * node's view is recorded like a take's, so a lone node's raised interval is known the moment
+ * another joins. Returns live users.
  */
-export const IP_REGISTER = new Script(`${NOW}
+export const IP_REGISTER = new Script(`${NOW}${VIEWS.replaceAll('KEYS[1]', 'KEYS[2]')}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
-local had = redis.call('ZSCORE', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+local had = redis.call('ZSCORE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 2)
 local n = redis.call('ZCARD', KEYS[1])
 if n > 1 and not had then
   local nxt = tonumber(redis.call('HGET', KEYS[2], 'next') or '0')
-  local g = now + tonumber(ARGV[3])
-  if g > nxt then redis.call('HSET', KEYS[2], 'next', g); redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]) + 60000) end
+  local g = now + tonumber(ARGV[6]) + math.max(tonumber(ARGV[2]), eff)
+  if g > nxt then redis.call('HSET', KEYS[2], 'next', g) end
 end
+redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[2]), tonumber(ARGV[5])) + 60000)
 return n`);
 
 /**

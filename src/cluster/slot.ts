@@ -7,6 +7,7 @@
  * applied to the slot's state exactly once.
  */
 import { Frontier, type FrontierOptions } from '../frontier/index.js';
+import type { FetchRequest } from '../model/index.js';
 import { decodeLinks, decodeSeeds, type InboxEntry } from './routing.js';
 import type { SlotCheckpointMeta } from './store.js';
 
@@ -33,10 +34,21 @@ export class SlotState {
   digest: number;
   private seq: number;
   private acks: string[] = [];
-  /** The owner is handing the slot off: no new dispatches from it. */
+  /** The owner is handing the slot off (or leaving): no new dispatches, and no new sends, from it. */
   moving = false;
-  /** In-flight fetches of this slot. */
+  /** In-flight fetches of this slot (dispatched, outcome not yet in; some may still wait at the IP gate). */
   inFlight = 0;
+  /** In-flight fetches whose request left (the server saw them). */
+  sending = 0;
+  /** Aborts the slot's sent fetches when a hand-off's drain bound passes. */
+  abort = new AbortController();
+  /**
+   * Fetches of a moving slot whose outcome the frontier is never told: abandoned at the gate
+   * unsent, or cut by the drain bound (`sent`). Their rows stay in flight, which a checkpoint
+   * writes schedulable, so the next owner dispatches them; if the hand-off fails they are
+   * reported as transport failures (retried).
+   */
+  readonly parked: { readonly req: FetchRequest; readonly sent: boolean }[] = [];
   /** Clock (ms) of the last accepted checkpoint. */
   checkpointedAt: number;
 
@@ -120,6 +132,16 @@ export class SlotState {
   /** Puts back the ids of a snapshot that was not accepted (they are acknowledged with the next one). */
   unsnapshot(s: SlotSnapshot): void {
     this.acks = s.acks.concat(this.acks);
+  }
+
+  /**
+   * Sent fetches whose outcome a checkpoint cut now would not hold: still out, or cut by the
+   * drain. When the slot then moves on, the next owner fetches each of them again.
+   */
+  unreported(): number {
+    let n = this.sending;
+    for (const p of this.parked) if (p.sent) n++;
+    return n;
   }
 
   /** Whether nothing is queued or in flight in the slot. */

@@ -52,7 +52,8 @@ export interface CanonExports {
     arena: number,
     arenaLen: number,
   ): number;
-  meguri_admit_page(
+  /** Returns how many link indexes it wrote to `pending` (links left to the caller). */
+  meguri_admit_links(
     origins: number,
     set: number,
     filter: number,
@@ -69,6 +70,7 @@ export interface CanonExports {
     arenaLen: number,
     keys: number,
     verdicts: number,
+    pending: number,
   ): number;
 }
 
@@ -291,5 +293,5 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_urlkey_batch',
   'meguri_urlkey_one',
   'meguri_canon_batch',
-  'meguri_admit_page',
+  'meguri_admit_links',
 ];

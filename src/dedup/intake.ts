@@ -1,15 +1,17 @@
 /**
  * `admitLinksBatch`: a page's links from raw hrefs to "new or seen".
  *
- * One wasm call per page in the common case (`meguri_admit_page`, core-rs/src/intake.rs):
- * canonicalize (core-rs/src/canon.rs), key with the resident origin table and check-and-insert
- * into the seen-set, the canonical URLs never leaving wasm memory between the steps. When the
- * core cannot finish a page — a link its canonicalizer declines (finished by `canonicalize`
- * here), or an origin not yet in the key table (its host group needs the public suffix list)
- * — it inserts nothing, and the page continues with `urlKeyBatch` and `SeenSet.merge` (two
- * more calls). Either route gives the same seen-set and verdicts. The per-link path it
- * replaces (`canonicalize` + `urlKey` + `SeenSet.seen`) crosses the boundary twice per link
- * and parses every relative link with WHATWG.
+ * One wasm call per page (`meguri_admit_links`, core-rs/src/intake.rs): canonicalize
+ * (core-rs/src/canon.rs), key with the resident origin table and check-and-insert into the
+ * seen-set, the canonical URLs never leaving wasm memory between the steps. The core finishes
+ * every link it can and hands back the indexes of the rest — links its canonicalizer declines
+ * (finished by `canonicalize` here) and links of an origin not yet in the key table (its host
+ * group needs the public suffix list) — which continue with `urlKeyBatch` and
+ * `SeenSet.merge` (two more calls, made only when something is pending). Merging the core's
+ * links first can put a page's "new" verdict on a later repeat of a pending link; `repair`
+ * moves it back to the first occurrence, so the verdicts are exactly those of merging the
+ * page in order. The per-link path it replaces (`canonicalize` + `urlKey` + `SeenSet.seen`)
+ * crosses the boundary twice per link and parses every relative link with WHATWG.
  *
  * Verdicts follow `SeenSet.merge`: 1 = new (recorded by this call), 0 = seen before, a repeat
  * of an earlier link of the same page, or not a frontier URL (its `canonical` is null). The
@@ -37,8 +39,12 @@ export interface LinkIntake {
   readonly freshKeys: KeyArray;
 }
 
-/** @internal How many pages the last process finished in one core call (tests check the fused path runs). */
-export const admitStats = { fused: 0, split: 0 };
+/**
+ * @internal Route counters (tests check each route runs): `fused` pages the core finished in
+ * one call, `partial` pages it finished but for `pending` links, `split` pages that took the
+ * separate steps throughout (non-default policy, oversized pages).
+ */
+export const admitStats = { fused: 0, partial: 0, pending: 0, split: 0 };
 
 /**
  * Canonicalizes `hrefs` found on `pageUrl`, keys them under `grouping` and checks-and-inserts
@@ -66,31 +72,104 @@ export function admitLinksBatch(
   }
   const page = usablePage(pageUrl);
   const origins = originTableHandle(grouping);
-  // Extra outputs: keys (16·n), then verdicts (n).
-  const s = stagePage(hrefs, 0, n, plan.units, page, n * 17);
+  // Extra outputs: keys (16·n), pending (4·n), then verdicts (n).
+  const s = stagePage(hrefs, 0, n, plan.units, page, n * 21);
   const keysPtr = s.extra;
-  const verdictsPtr = keysPtr + n * 16;
+  const pendingPtr = keysPtr + n * 16;
+  const verdictsPtr = pendingPtr + n * 4;
   const canonical = new Array<string | null>(n);
-  const verdicts = new Uint8Array(n);
-  let keys: Uint32Array | undefined;
+  let verdicts!: Uint8Array;
+  let keys!: Uint32Array;
+  let pending!: Uint32Array;
   seen.withTiers((set, filter) => {
-    const done = core().exports.meguri_admit_page(
+    const np = core().exports.meguri_admit_links(
       origins, residentHandle(set), residentHandle(filter), s.page, s.pageBytes, s.data, s.dataBytes, s.offsets, n,
-      PATH_KEY_SEED, 0, s.lanes, s.arena, s.arenaLen, keysPtr, verdictsPtr,
+      PATH_KEY_SEED, 0, s.lanes, s.arena, s.arenaLen, keysPtr, verdictsPtr, pendingPtr,
     );
-    if (done === 1) {
-      const c = core();
-      verdicts.set(c.u8.subarray(verdictsPtr, verdictsPtr + n));
-      keys = c.u32.slice(keysPtr >>> 2, (keysPtr >>> 2) + n * KEY_LANES);
-    }
+    const c = core();
+    verdicts = c.u8.slice(verdictsPtr, verdictsPtr + n);
+    keys = c.u32.slice(keysPtr >>> 2, (keysPtr >>> 2) + n * KEY_LANES);
+    pending = c.u32.slice(pendingPtr >>> 2, (pendingPtr >>> 2) + np);
   });
   readCanonical(s, hrefs, 0, page, canonical);
-  if (keys === undefined) {
-    admitStats.split++;
-    return finish(seen, hrefs, canonical, grouping);
+  if (pending.length === 0) admitStats.fused++;
+  else {
+    admitStats.partial++;
+    admitStats.pending += pending.length;
+    finishPending(seen, canonical, pending, grouping, keys, verdicts);
   }
-  admitStats.fused++;
   return collect(canonical, verdicts, (i) => i, keys);
+}
+
+/**
+ * Keys and merges the links the core handed back (`pending`, ascending), writing their keys
+ * and verdicts into the page's `keys` and `verdicts`, then repairs the first-occurrence rule.
+ */
+function finishPending(seen: SeenSet, canonical: (string | null)[], pending: Uint32Array, grouping: HostGrouping, keys: KeyArray, verdicts: Uint8Array): void {
+  const at: number[] = [];
+  const urls: string[] = [];
+  for (let p = 0; p < pending.length; p++) {
+    const u = canonical[pending[p]!] ?? null;
+    if (u === null) continue;
+    at.push(pending[p]!);
+    urls.push(u);
+  }
+  if (urls.length === 0) return;
+  const got = urlKeyBatch(urls, grouping);
+  const merged = seen.merge(got);
+  for (let j = 0; j < at.length; j++) {
+    const i = at[j]!;
+    keys.set(got.subarray(j * KEY_LANES, (j + 1) * KEY_LANES), i * KEY_LANES);
+    verdicts[i] = merged[j]!;
+  }
+  repair(at, merged, keys, verdicts);
+}
+
+/**
+ * @internal The first-occurrence repair. The core merged the page's answered links before the
+ * pending ones (`at`, ascending, with their merge verdicts `merged`), so a pending link `i`
+ * answered 0 may share its key with an answered link `j > i` that took the page's 1: the 1
+ * belongs to `i`, the first occurrence. Pending links are visited in page order, so once a
+ * 1 moves to `i` no later pending link can claim it. A key holds at most one 1 on a page, and
+ * a key seen before the page holds none, so nothing else changes.
+ */
+export function repair(at: readonly number[], merged: Uint8Array, keys: KeyArray, verdicts: Uint8Array): void {
+  const n = verdicts.length;
+  let byKey: Map<string, number> | undefined;
+  for (let j = 0; j < at.length; j++) {
+    if (merged[j] === 1) continue;
+    const i = at[j]!;
+    let hit = -1;
+    if (at.length * (n - i) <= 4096) {
+      for (let k = i + 1; k < n; k++) if (verdicts[k] === 1 && sameKey(keys, i, k)) { hit = k; break; }
+    } else {
+      // Many pending links on a large page: one pass to index the page's new links instead.
+      byKey ??= newLinksByKey(keys, verdicts);
+      hit = byKey.get(keyString(keys, i)) ?? -1;
+      if (hit < i || verdicts[hit] !== 1) hit = -1;
+    }
+    if (hit > i) {
+      verdicts[hit] = 0;
+      verdicts[i] = 1;
+    }
+  }
+}
+
+function sameKey(keys: KeyArray, a: number, b: number): boolean {
+  const x = a * KEY_LANES;
+  const y = b * KEY_LANES;
+  return keys[x] === keys[y] && keys[x + 1] === keys[y + 1] && keys[x + 2] === keys[y + 2] && keys[x + 3] === keys[y + 3];
+}
+
+function keyString(keys: KeyArray, i: number): string {
+  const x = i * KEY_LANES;
+  return `${keys[x]},${keys[x + 1]},${keys[x + 2]},${keys[x + 3]}`;
+}
+
+function newLinksByKey(keys: KeyArray, verdicts: Uint8Array): Map<string, number> {
+  const m = new Map<string, number>();
+  for (let k = 0; k < verdicts.length; k++) if (verdicts[k] === 1) m.set(keyString(keys, k), k);
+  return m;
 }
 
 /** The split route: key the canonical links and merge them (two more batch calls). */
@@ -119,9 +198,14 @@ function collect(canonical: (string | null)[], verdicts: Uint8Array, keyIndex: (
   let f = 0;
   for (let i = 0; i < verdicts.length; i++) {
     if (verdicts[i] !== 1) continue;
-    const j = keyIndex(i);
+    const j = keyIndex(i) * KEY_LANES;
+    const o = f * KEY_LANES;
     fresh[f] = canonical[i]!;
-    freshKeys.set(keys.subarray(j * KEY_LANES, (j + 1) * KEY_LANES), f * KEY_LANES);
+    // Lane by lane: a subarray view per link cost more than the copy.
+    freshKeys[o] = keys[j]!;
+    freshKeys[o + 1] = keys[j + 1]!;
+    freshKeys[o + 2] = keys[j + 2]!;
+    freshKeys[o + 3] = keys[j + 3]!;
     f++;
   }
   return { canonical, verdicts, fresh, freshKeys };

@@ -23,7 +23,7 @@ import type { Fetcher } from '../fetch/index.js';
 import type { FrontierOptions } from '../frontier/index.js';
 import type { FetchRequest, Outcome } from '../model/index.js';
 import { ClusterNode } from '../cluster/node.js';
-import type { ClusterPage } from '../cluster/options.js';
+import type { ClusterCheckpoint, ClusterPage } from '../cluster/options.js';
 import type { Durability } from '../cluster/routing.js';
 import type { CrawlSettings } from '../cluster/settings.js';
 import type { EngineOptions } from './options.js';
@@ -93,6 +93,7 @@ export interface ClusterSeams {
   readonly shape: (request: FetchRequest, outcome: Outcome) => Outcome;
   readonly admitted: (url: string) => void;
   readonly onPage: (page: ClusterPage) => void;
+  readonly onCheckpoint: (checkpoint: ClusterCheckpoint) => void;
   readonly clock: () => number;
 }
 
@@ -114,6 +115,7 @@ export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<str
     shape: seams.shape,
     admitted: seams.admitted,
     onPage: seams.onPage,
+    onCheckpoint: seams.onCheckpoint,
     ...(c.durability !== undefined ? { durability: c.durability } : {}),
     ...(c.heartbeatTtlMs !== undefined ? { heartbeatTtlMs: c.heartbeatTtlMs } : {}),
     ...(c.checkpointMs !== undefined ? { checkpointMs: c.checkpointMs } : {}),

@@ -97,6 +97,7 @@ export const DISK_DIR = 'disk';
 
 interface Flight {
   readonly req: FetchRequest;
+  /** The URLKey in hex for the journal ('' without a data directory). */
   readonly key: string;
   /** origin + path, as undici names the request; undefined when sends are not watched. */
   sendId: string | undefined;
@@ -592,6 +593,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         admitted: (url) => void this.#directory.register(url),
         shape: (req, outcome) => this.#shapeCluster(req, outcome),
         onPage: () => undefined,
+        onCheckpoint: (c) =>
+          void this.emit('checkpoint', { generation: c.seq, bytes: c.bytes, urls: 0, ms: c.ms, slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }),
       });
       await node.start();
       const recorded = node.crawlSettings!.grouping;
@@ -948,10 +951,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   #launch(req: FetchRequest): void {
-    const key = keyToHex(req.key, 0);
+    // The key in hex names the URL in the journal only: no data directory, no journal, no key.
+    const data = this.#data;
+    const key = data === undefined ? '' : keyToHex(req.key, 0);
     const flight: Flight = { req, key, sendId: undefined, reported: undefined, outside: [], page: undefined };
     this.#flights.set(req.row, flight);
-    this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
+    if (data !== undefined) this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
     // Pinned to the URL's own hostname's address: under registrable grouping the group's
     // address is its first origin's, which a sibling hostname may not share (or may not have:
@@ -1093,7 +1098,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       body: undefined,
     };
     if (soft404) outside.length = 0;
-    this.#tally.outcome(splitOrigin(req.url)?.host ?? req.host, s, soft404, o.errorKind, o.error);
+    this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
     const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };
   }

@@ -66,7 +66,25 @@ export interface EngineEvents {
   /** `dataDir` is open (resumed or new) and the crawl is about to start. */
   open: [RecoveryInfo];
   progress: [Progress];
-  checkpoint: [{ readonly generation: number; readonly bytes: number; readonly urls: number; readonly ms: number }];
+  /**
+   * A checkpoint was written (and, in cluster mode, accepted). In cluster mode one per slot
+   * checkpoint, with `slot`, `epoch`, `atMs` (the snapshot's clock: every page fetched before it
+   * is in it) and `refetch` (pages a hand-off or the node leaving cut at the drain bound, fetched
+   * again by the slot's next owner); `generation` is then the checkpoint's number in its epoch and
+   * `urls` is 0 (not counted there).
+   */
+  checkpoint: [
+    {
+      readonly generation: number;
+      readonly bytes: number;
+      readonly urls: number;
+      readonly ms: number;
+      readonly slot?: number;
+      readonly epoch?: number;
+      readonly atMs?: number;
+      readonly refetch?: number;
+    },
+  ];
   /** A fetch completed (emitted before the page is yielded): for logs and metrics. */
   fetched: [Page];
   end: [CrawlSummary];

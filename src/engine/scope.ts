@@ -25,6 +25,7 @@
 import picomatch from 'picomatch';
 import { InvalidArgumentError } from '../errors/index.js';
 import { hostGroupKey } from '../url/host.js';
+import { originKey } from './host-directory.js';
 
 /** How far from its seeds a crawl may go (see the module comment). */
 export type CrawlScope = 'host' | 'domain' | 'origin' | 'any';
@@ -37,6 +38,9 @@ export type ScopeReason = 'off-host' | 'off-domain' | 'off-origin' | 'not-includ
 
 /** The scope's reasons, in the order a summary lists them. */
 export const SCOPE_REASONS: readonly ScopeReason[] = ['off-host', 'off-domain', 'off-origin', 'not-included', 'excluded'];
+
+/** Origins whose scope verdict `Scope` remembers before it starts over. */
+const CACHE_MAX = 65_536;
 
 const GROUPING = { host: 'host', domain: 'registrable', origin: 'origin' } as const;
 const REASON = { host: 'off-host', domain: 'off-domain', origin: 'off-origin' } as const;
@@ -68,6 +72,13 @@ export class Scope {
   readonly #keys = new Set<string>();
   readonly #include: ((url: string) => boolean)[];
   readonly #exclude: ((url: string) => boolean)[];
+  /**
+   * Whether an origin is inside the seeds' keys, by origin: the key of a URL under every
+   * grouping a scope uses is a function of its origin alone, and every link of every page is
+   * checked (the registrable domain is a public-suffix look-up). Cleared when a seed widens
+   * the scope, and when it reaches `CACHE_MAX` origins.
+   */
+  readonly #inside = new Map<string, boolean>();
 
   /**
    * @param scope how far from the seeds
@@ -86,14 +97,26 @@ export class Scope {
     if (this.#scope === 'any') return;
     const key = keyOf(url, this.#scope);
     if (key !== undefined) this.#keys.add(key);
+    this.#inside.clear();
+  }
+
+  /** Whether `url`'s origin is inside the seeds' keys (cached by origin). */
+  #insideKeys(url: string, scope: Exclude<CrawlScope, 'any'>): boolean {
+    const origin = originKey(url);
+    const known = origin === undefined ? undefined : this.#inside.get(origin);
+    if (known !== undefined) return known;
+    const key = keyOf(url, scope);
+    const inside = key !== undefined && this.#keys.has(key);
+    if (origin !== undefined) {
+      if (this.#inside.size >= CACHE_MAX) this.#inside.clear();
+      this.#inside.set(origin, inside);
+    }
+    return inside;
   }
 
   /** Why `url` (canonical) is out of scope, or undefined when it is in scope. */
   check(url: string): ScopeReason | undefined {
-    if (this.#scope !== 'any') {
-      const key = keyOf(url, this.#scope);
-      if (key === undefined || !this.#keys.has(key)) return REASON[this.#scope];
-    }
+    if (this.#scope !== 'any' && !this.#insideKeys(url, this.#scope)) return REASON[this.#scope];
     if (this.#include.length > 0 && !this.#include.some((m) => m(url))) return 'not-included';
     if (this.#exclude.some((m) => m(url))) return 'excluded';
     return undefined;

@@ -11,6 +11,7 @@
  */
 import type { FetchErrorKind } from '../model/index.js';
 import { SCOPE_REASONS, type ScopeReason } from './scope.js';
+import { splitOrigin } from '../url/host.js';
 
 /** Why a setting refused a URL that is in scope. */
 export type PolicyReason = 'private-address' | 'no-such-name';
@@ -80,8 +81,8 @@ export class Tally {
   readonly #unresolved = new Map<string, { code: string; urls: number }>();
   readonly #handlerFailures: HandlerFailure[] = [];
 
-  /** A fetch's answer (`status` 0: no HTTP answer, `error` says why). */
-  outcome(host: string, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
+  /** The answer to `req` (`status` 0: no HTTP answer, `error` says why); a failure is filed under its URL's hostname. */
+  outcome(req: { readonly url: string; readonly host: string }, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
     if (soft404) this.#client++;
     else if (status === 0) this.#network++;
     else if (status === 304 || (status >= 200 && status < 300)) this.#ok++;
@@ -91,6 +92,8 @@ export class Tally {
     else this.#ok++;
     if (status !== 0 && status < 400 && !soft404) return;
     const reason = soft404 ? 'soft-404' : status === 0 ? `${errorKind ?? 'network'}: ${error ?? 'no answer'}` : `HTTP ${status}`;
+    // The URL's own hostname (a group can hold several): derived only for a failure.
+    const host = splitOrigin(req.url)?.host ?? req.host;
     const f = this.#failing.get(host);
     if (f === undefined) this.#failing.set(host, { failures: 1, reason });
     else {

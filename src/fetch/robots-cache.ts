@@ -179,7 +179,25 @@ type Result =
 const NEVER = new AbortController().signal;
 
 /** The origin (`scheme://host[:port]`) that governs `url`, or throws. */
+/** `originOf` answers for recent URLs; cleared when it reaches `ORIGIN_MEMO_MAX` entries. */
+const originMemo = new Map<string, { origin: string; path: string }>();
+const ORIGIN_MEMO_MAX = 4096;
+
+/**
+ * The origin and path of `url`. Memoized: the crawl engine asks about the same
+ * `https://host/` strings several times per dispatch (readiness, give-up state, Crawl-delay),
+ * and a WHATWG parse each time was most of the robots question's cost.
+ */
 function originOf(url: string): { origin: string; path: string } {
+  const known = originMemo.get(url);
+  if (known !== undefined) return known;
+  const parts = parseOrigin(url);
+  if (originMemo.size >= ORIGIN_MEMO_MAX) originMemo.clear();
+  originMemo.set(url, parts);
+  return parts;
+}
+
+function parseOrigin(url: string): { origin: string; path: string } {
   let u: URL;
   try {
     u = new URL(url);

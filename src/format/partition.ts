@@ -67,16 +67,22 @@ export const FORMAT_MAJOR = 1;
  * `CHURN_COLUMN_ID`); 3 appends to each host record the latency estimator's RTTVAR and rise
  * score (f64 each, after the IP string), so a recovered frontier judges latency exactly as the
  * one that wrote the checkpoint (an older record restarts them as RFC 6298 does after a first
- * sample: RTTVAR = SRTT/2, score 0). A file is stamped with the lowest minor that describes it
+ * sample: RTTVAR = SRTT/2, score 0); 4 adds the freshness columns `unchangedHours` and
+ * `changedLogHours` (ids 45, 46: the change-rate estimator's interval statistics; a file
+ * without them loads with both rebuilt from the counts and the span). A file is stamped with the lowest minor that describes it
  * (`minorOf`), and an older reader is told the truth.
  */
-export const FORMAT_MINOR = 3;
+export const FORMAT_MINOR = 4;
 
 /** The URL-table column id minor 2 introduced (src/frontier/table.ts `ColumnId.ChurnFp`). */
 export const CHURN_COLUMN_ID = 22;
 
+/** The URL-table column id minor 4 introduced (src/frontier/table.ts `ColumnId.UnchangedHours`; 46 comes with it). */
+export const INTERVAL_COLUMN_ID = 45;
+
 /** The lowest minor whose features `p` uses (`withIps`: it has an `ips` section). */
 function minorOf(p: PartitionImage, withIps: boolean): number {
+  if (p.columns.some((c) => c.id === INTERVAL_COLUMN_ID)) return 4;
   if (p.hosts.length > 0) return 3; // every host record carries the latency fields
   if (p.columns.some((c) => c.id === CHURN_COLUMN_ID)) return 2;
   return withIps ? 1 : 0;

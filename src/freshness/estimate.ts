@@ -41,21 +41,30 @@
  * crawled looks only a few times faster, and the long re-probe gap of a starved page drags Ī
  * (and the estimate) down, so it is funded again at once. `estimate` therefore works with the
  * likelihood of what was seen. An interval of length I ends unchanged with probability
- * e^(−λI) and changed with 1 − e^(−λI); with U the total length of the unchanged intervals and
- * the X changed ones taken at their mean length I_c,
+ * e^(−λI) and changed with 1 − e^(−λI), so with U the total length of the unchanged intervals
+ * and I_j the changed ones (Cho & Garcia-Molina's irregular-access likelihood)
  *
- *     ℓ(λ) = −λU + X·ln(1 − e^(−λ I_c)),
+ *     ℓ(λ) = −λU + Σ_j ln(1 − e^(−λ I_j)),
  *
  * evaluated on 48 log-spaced points of [minRate, maxRate] with a prior flat in ln λ. The
- * record keeps counts and the span, not each gap, so U is (n − X)·Ī (keeping U exactly in a
- * column of its own moved the simulator's score by < 0.0005). The summary is the harmonic mean
+ * record keeps two interval statistics besides the counts and the span (`FreshnessRecord`):
+ * U exactly, and Σ ln I_j. With the span they give the changed intervals' arithmetic mean A
+ * and geometric mean G; the sum over them is taken as over a log-normal with those two means
+ * (σ² = 2 ln(A/G)), at two equal atoms G·e^(∓σ). Both ends of ln(1 − e^(−x)) are then right:
+ * for λI ≪ 1 it is ln λ + ln I, whose sum Σ ln I is kept exactly, and for λI ≫ 1 it vanishes.
+ * That matters for a starved page: its fortnightly re-probes find a change whatever its rate,
+ * and with only the mean changed interval they averaged away the short changed intervals that
+ * proved it fast, so it was funded again (finding 1 of issue 21). On Poisson histories mixing
+ * 2–48 h gaps with 5–30-day ones the estimate is within 0.95–1.35 of λ (the grid's step is
+ * 1.31×). Without the statistics (a record from before format minor 4, until its next fetch
+ * rebuilds them: `seedIntervals`) U is (n − X)·Ī and every changed interval is taken at the
+ * mean, as before. The summary is the harmonic mean
  * 1/E[1/λ]: the value of the first crawl of a page at rate → 0 is w·E[1/λ], so this is the
  * point estimate that makes the starvation test w/λ ≤ τ the posterior-correct one. With
  * every interval changed the posterior keeps rising with n (a page proven too fast heads for
  * the starved side, as the water-filling rule wants); with no change it falls like 1/U toward
- * minRate (a page proven static is crawled less and less). Measured on the simulator
- * (bench/freshness, N = 10,000): 0.973–0.976 of the offline optimum against 0.936–0.945 for the
- * ratio estimator with the recency pull.
+ * minRate (a page proven static is crawled less and less). Measured on the simulator: see
+ * DESIGN §8 and `npm run bench freshness` (every scenario, several seeds).
  *
  * ## Recency pull (Last-Modified path)
  * Counts over the whole history react slowly when a page goes quiet. A streak of s unchanged
@@ -100,9 +109,9 @@ export function lastModifiedEstimate(n: number, X: number, exposure: number): nu
 }
 
 /**
- * Recomputes a URL's change rate λ (changes/hour) from its counters and timestamps: the
- * no-change-ratio estimate (or the Last-Modified estimate when trusted), pulled toward a
- * no-change streak's rate and clamped to [minRate, maxRate]. Pure: reads `rec`, writes nothing
+ * Recomputes a URL's change rate λ (changes/hour) from its counters, timestamps and interval
+ * statistics: the harmonic posterior mean (`posteriorRate`), or the Last-Modified estimate
+ * when trusted, pulled toward a no-change streak's rate; clamped to [minRate, maxRate]. Pure: reads `rec`, writes nothing
  * (the caller stores the result in `rec.lambda`).
  */
 export function estimate(rec: FreshnessRecord, params: FreshnessParams): number {
@@ -124,32 +133,53 @@ export function estimate(rec: FreshnessRecord, params: FreshnessParams): number 
     }
     return clamp(lambda, params);
   }
-  // The unchanged intervals' total, at the mean interval: the record keeps counts and the span,
-  // not each gap (measured: keeping the exact unchanged exposure in its own column moved the
-  // simulator's score by < 0.0005, so the column is not worth its 4 bytes per URL).
-  const unchanged = meanInterval * (n - X);
-  return clamp(posteriorRate(X, unchanged, span - unchanged, params), params);
+  // With the interval statistics kept (and consistent with the span): the unchanged total
+  // exactly, and the changed intervals' geometric mean beside their arithmetic one. Without
+  // them (a record from an older file, or a caller that never passed fetch times): the
+  // unchanged total at the mean interval and the changed intervals taken as equal.
+  let unchanged = rec.unchangedHours;
+  const logSum = rec.changedLogHours;
+  const kept = unchanged >= 0 && unchanged <= span + 1 && Number.isFinite(logSum);
+  if (!kept) unchanged = meanInterval * (n - X);
+  if (unchanged > span) unchanged = span;
+  return clamp(posteriorRate(X, unchanged, span - unchanged, params, kept ? logSum : undefined), params);
 }
 
-/** Points of the log-λ grid the posterior is evaluated on (spacing ln(maxRate/minRate)/47 ≈ 0.27). */
+/** Points of the log-λ grid over [minRate, maxRate] (spacing ln(maxRate/minRate)/47 ≈ 0.27). */
 const GRID = 48;
 
 /**
  * The change rate a URL's history supports, as the harmonic posterior mean 1/E[1/λ] (see the
  * module comment, "Posterior"). `X` changed intervals covering `changedHours` in all, and
  * `unchangedHours` of intervals without a change; λ in changes/hour over the grid
- * [minRate, maxRate], flat in log λ. Pure; 48 exp/log pairs.
+ * [minRate, maxRate], flat in log λ. With `changedLogHours` (Σ ln of the changed intervals'
+ * lengths) the changed intervals are taken as log-normal with their geometric mean G and
+ * arithmetic mean A (σ² = 2 ln(A/G)) and summed at two equal atoms G·e^(∓σ) (two-point
+ * Gauss–Hermite), else all at A. Pure; 48 (or 96) exp/log pairs.
  */
-export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams): number {
+export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams, changedLogHours?: number): number {
   const { lambda: grid, inverse: inv } = gridOf(params);
   const perChange = X > 0 ? changedHours / X : 0;
+  let short = perChange;
+  let long = perChange;
+  if (X >= 2 && changedLogHours !== undefined && perChange > 0) {
+    const g = Math.exp(changedLogHours / X);
+    if (g < perChange) {
+      const spread = Math.exp(Math.sqrt(2 * Math.log(perChange / g)));
+      short = g / spread;
+      long = g * spread;
+    }
+  }
+  const half = 0.5 * X;
   // Log-likelihood at each grid point, then weights relative to the best (no underflow).
   let best = Number.NEGATIVE_INFINITY;
   const ll = scratch;
   for (let k = 0; k < GRID; k++) {
     const lambda = grid[k]!;
     let l = -lambda * unchangedHours;
-    if (X > 0) l += X * Math.log(-Math.expm1(-lambda * perChange));
+    if (X > 0) {
+      l += short === long ? X * Math.log(-Math.expm1(-lambda * short)) : half * (Math.log(-Math.expm1(-lambda * short)) + Math.log(-Math.expm1(-lambda * long)));
+    }
     ll[k] = l;
     if (l > best) best = l;
   }

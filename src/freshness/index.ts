@@ -20,9 +20,12 @@
 export { defaultParams, freshnessParams, type FreshnessParams } from './params.js';
 export {
   LM_UNTRUSTED,
+  MIN_INTERVAL_HOURS,
+  foldInterval,
   lastModifiedExposure,
   newFreshnessRecord,
   observeChange,
+  seedIntervals,
   type ChangeVerdict,
   type FreshnessRecord,
 } from './record.js';
@@ -32,6 +35,7 @@ export {
   desiredRate,
   hostClampedRate,
   hostWaterLevel,
+  recrawlInterval,
   reviseNextDue,
   setNextDue,
   targetInterval,

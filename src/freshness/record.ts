@@ -20,6 +20,13 @@
  * | lambda           | f32         | estimated change rate, changes/hour (0 = not estimated)     |
  * | lastModified     | u32         | the server's Last-Modified, epoch seconds (0 = none)        |
  * | lmHours          | f32         | Last-Modified exposure Σ Tᵢ, hours; −1 = not trusted         |
+ * | unchangedHours   | f32         | Σ length of the intervals that ended without a change, hours; NaN = not kept |
+ * | changedLogHours  | f32         | Σ ln(length in hours) of the intervals that ended in a change; NaN = not kept |
+ *
+ * The two interval statistics start at 0 on a first fetch with a time; a record built with
+ * counts but without them (NaN, the default of `newFreshnessRecord`) is estimated as if every
+ * interval had the mean length, and gets them rebuilt that way at its next timed fetch
+ * (`seedIntervals`).
  * | contentFpLo/Hi   | u32 ×2      | xxHash64 content fingerprint as two lanes (0,0 = none)       |
  * | simhashLo/Hi     | u32 ×2      | 64-bit simhash as two lanes                                 |
  * | churnFpLo/Hi     | u32 ×2      | churn fingerprint (src/dedup/churn.ts) as two lanes (0,0 = none) |
@@ -53,6 +60,8 @@ export interface FreshnessRecord {
   lambda: number;
   lastModified: number;
   lmHours: number;
+  unchangedHours: number;
+  changedLogHours: number;
   contentFpLo: number;
   contentFpHi: number;
   simhashLo: number;
@@ -76,6 +85,8 @@ export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRe
     lambda: 0,
     lastModified: 0,
     lmHours: 0,
+    unchangedHours: Number.NaN,
+    changedLogHours: Number.NaN,
     contentFpLo: 0,
     contentFpHi: 0,
     simhashLo: 0,
@@ -147,7 +158,8 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  *
  * Updates crawlCount, changeCount, noChangeStreak, the stored fingerprint, simhash and
  * Last-Modified, and — when `nowHours` (the fetch time, epoch-hours) is given — lastCrawled,
- * firstCrawled on a first fetch, and the Last-Modified exposure `lmHours`. Call it before
+ * firstCrawled on a first fetch, the Last-Modified exposure `lmHours` and the interval
+ * statistics (`foldInterval`; without `nowHours` they become NaN, not kept). Call it before
  * stamping lastCrawled yourself, or pass `nowHours` and let it stamp.
  *
  * ## When Last-Modified is trusted
@@ -183,6 +195,8 @@ export function observeChange(
   const verdict = classify(rec, outcome, params.simhashNearDupThreshold);
   const first = rec.crawlCount === 0;
   const prevCrawled = rec.lastCrawled;
+  const prevIntervals = rec.crawlCount - 1;
+  const prevChanges = rec.changeCount;
   const oldLm = rec.lastModified;
   const newLm = outcome.lastModified;
 
@@ -217,10 +231,51 @@ export function observeChange(
     if (newLm !== undefined && newLm > 0) rec.lastModified = newLm >>> 0;
   }
   if (nowHours !== undefined) {
-    if (first) rec.firstCrawled = nowHours;
+    if (first) {
+      rec.unchangedHours = 0;
+      rec.changedLogHours = 0;
+      rec.firstCrawled = nowHours;
+    } else {
+      seedIntervals(rec, prevIntervals, prevChanges, prevCrawled - rec.firstCrawled);
+      foldInterval(rec, nowHours - prevCrawled, changed);
+    }
     rec.lastCrawled = nowHours;
+  } else {
+    // The interval is unknown: the interval statistics no longer describe the history.
+    rec.unchangedHours = Number.NaN;
+    rec.changedLogHours = Number.NaN;
   }
   return changed;
+}
+
+/**
+ * Interval statistics for a record that has none (NaN: fetched by a build that did not keep
+ * them, or without fetch times), rebuilt as the counts-and-span estimator saw the history: `n`
+ * intervals over `spanHours`, `changed` of them changed, all of the mean length. Later fetches
+ * then add their exact intervals (`foldInterval`). Leaves kept statistics alone.
+ */
+export function seedIntervals(rec: Pick<FreshnessRecord, 'unchangedHours' | 'changedLogHours'>, n: number, changed: number, spanHours: number): void {
+  if (Number.isFinite(rec.unchangedHours) && Number.isFinite(rec.changedLogHours)) return;
+  const x = changed < n ? changed : n;
+  const mean = n > 0 && spanHours > 0 ? spanHours / n : 0;
+  rec.unchangedHours = n > x ? mean * (n - x) : 0;
+  rec.changedLogHours = x > 0 ? x * Math.log(mean > MIN_INTERVAL_HOURS ? mean : MIN_INTERVAL_HOURS) : 0;
+}
+
+/** Shortest interval the log statistic counts, hours: two fetches within a few minutes are not evidence of a rate of hundreds per hour. */
+export const MIN_INTERVAL_HOURS = 0.25;
+
+/**
+ * Folds one observed interval of `hours` (the fetch time minus the previous fetch's) into the
+ * interval statistics `estimate` reads: an unchanged interval adds its length to
+ * `unchangedHours`, a changed one adds ln(max(hours, MIN_INTERVAL_HOURS)) to `changedLogHours`
+ * (with the span and the counts, that is the changed intervals' arithmetic and geometric mean).
+ * NaN (not kept) stays NaN.
+ */
+export function foldInterval(rec: Pick<FreshnessRecord, 'unchangedHours' | 'changedLogHours'>, hours: number, changed: boolean): void {
+  const h = hours > 0 ? hours : 0;
+  if (changed) rec.changedLogHours += Math.log(h > MIN_INTERVAL_HOURS ? h : MIN_INTERVAL_HOURS);
+  else rec.unchangedHours += h;
 }
 
 /**

@@ -43,8 +43,8 @@ import { UrlStatus } from '../model/index.js';
 import { customField, defineOptions, numberField } from '../options/index.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
-import { type FreshnessRecord, lastModifiedExposure, newFreshnessRecord } from './record.js';
-import { desiredRate, hostClampedRate, hostWaterLevel, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
+import { type FreshnessRecord, foldInterval, lastModifiedExposure, newFreshnessRecord, seedIntervals } from './record.js';
+import { desiredRate, hostClampedRate, hostWaterLevel, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
 import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
 
 /** Options of `withFreshness` beyond the params and the budget. */
@@ -169,6 +169,23 @@ export class FreshnessScheduler {
     );
     rec.lmHours = lm;
     v.lmHours = Math.fround(lm);
+    // The interval statistics: this fetch's interval folded in (after rebuilding them from the
+    // counts if an older build left none), in the whole hours the span is measured in, so the
+    // intervals add up to it exactly.
+    v.unchangedHours = rec.unchangedHours;
+    v.changedLogHours = rec.changedLogHours;
+    if (rec.crawlCount > 1) {
+      const real = rec.change === 'real';
+      seedIntervals(v, rec.crawlCount - 2, rec.changeCount - (real ? 1 : 0), rec.previousCrawled - rec.firstCrawled);
+      foldInterval(v, Math.floor(rec.fetchedAtHours) - rec.previousCrawled, real);
+      v.unchangedHours = Math.fround(v.unchangedHours);
+      v.changedLogHours = Math.fround(v.changedLogHours);
+    } else {
+      v.unchangedHours = 0;
+      v.changedLogHours = 0;
+    }
+    rec.unchangedHours = v.unchangedHours;
+    rec.changedLogHours = v.changedLogHours;
     // Stored as f32: schedule with the value the next pass will read.
     const lambda = Math.fround(estimate(v, p));
     rec.lambda = lambda;
@@ -269,11 +286,14 @@ export class FreshnessScheduler {
       hv.tau = this.#hostTau[h]! > 0 ? this.#hostTau[h]! : undefined;
       const rate = hostClampedRate(want[r]!, hv);
       if (!(rate > 0)) continue;
+      v.priority = priority[r]!;
+      v.lambda = lambda[r]!;
       v.lastCrawled = lastCrawled[r]!;
       v.nextDue = nextDue[r]!;
       v.crawlCount = crawlCount[r]!;
       v.spreadKey = key[r * 4 + 2]!;
-      if (reviseNextDue(v, 1 / rate, nowHours, p, tolerance)) {
+      const level = hv.tau !== undefined && hv.tau > tau ? hv.tau : tau;
+      if (reviseNextDue(v, recrawlInterval(v, rate, level, p), nowHours, p, tolerance)) {
         nextDue[r] = v.nextDue;
         moved[m++] = r;
       }

@@ -98,15 +98,31 @@ export function shardOf(s: FrontierState, id: number): number {
 
 /** The host's IP, resolved through the DNS seam on first need ('' when unknown). */
 export function ipOf(s: FrontierState, h: HostRecord): string {
-  if (s.resolver && h.ip === '') h.ip = s.resolver.lookup(h.name) ?? '';
+  if (s.resolver && h.ip === '') {
+    const ip = s.resolver.lookup(h.name);
+    if (ip !== undefined && ip !== '') h.ip = ip;
+  }
   return h.ip;
+}
+
+/** The slot of the host's address in `s.ips` (−1 = none), looked up once per address change. */
+export function ipSlotOf(s: FrontierState, h: HostRecord): number {
+  const slot = h.ipSlot;
+  return slot !== -2 ? slot : (h.ipSlot = s.ips.slotOf(h.ip));
+}
+
+/** When the host's own and its address's windows are both open (ms). */
+export function windowsOpenAt(s: FrontierState, h: HostRecord): number {
+  const own = h.nextEligibleMs;
+  const ip = s.ips.eligibleAtSlot(ipSlotOf(s, h));
+  return ip > own ? ip : own;
 }
 
 /** Parks `h` in the host heap until its own and its IP's windows open. */
 export function park(s: FrontierState, h: HostRecord): void {
-  const ip = ipOf(s, h);
+  ipOf(s, h);
   h.state = HostState.Parked;
-  s.parkedAt[h.id] = Math.max(h.nextEligibleMs, s.ips.eligibleAt(ip));
+  s.parkedAt[h.id] = windowsOpenAt(s, h);
   s.hostHeap.push(h.id);
 }
 
@@ -164,7 +180,7 @@ export function surface(s: FrontierState, nowMs: number): void {
   for (let i = 0; i < n; i++) {
     const id = surfaced[i]!;
     const h = s.hosts[id]!;
-    const trueAt = Math.max(h.nextEligibleMs, s.ips.eligibleAt(h.ip));
+    const trueAt = windowsOpenAt(s, h);
     if (trueAt > nowMs) {
       s.parkedAt[id] = trueAt;
       heap.push(id);
@@ -204,7 +220,7 @@ export function markInFlight(s: FrontierState, h: HostRecord, row: number, nowMs
   s.inFlight++;
   s.dispatches++;
   spendWindows(s, h, nowMs);
-  if (h.ip !== '') s.ips.begin(h.ip);
+  s.ips.beginSlot(ipSlotOf(s, h));
   h.servedSinceActivation++;
 }
 
@@ -214,19 +230,21 @@ export function markInFlight(s: FrontierState, h: HostRecord, row: number, nowMs
  */
 export function spendWindows(s: FrontierState, h: HostRecord, nowMs: number): void {
   h.lastDispatchMs = nowMs;
-  h.nextEligibleMs = nowMs + h.intervalMs;
+  const interval = h.intervalMs;
+  h.nextEligibleMs = nowMs + interval;
   if (h.ip !== '') {
-    s.ips.spend(h.ip, nowMs);
+    s.ips.spendSlot(ipSlotOf(s, h), nowMs);
     h.ipSpendMs = nowMs;
-    h.ipSpendIntervalMs = h.intervalMs;
+    h.ipSpendIntervalMs = interval;
   }
 }
 
 /** The fetch of `h` was answered: no longer in flight (before the outcome is applied). */
 export function landed(s: FrontierState, h: HostRecord): void {
   h.inFlightRow = -1;
+  h.inFlightUrl = undefined;
   s.inFlight--;
-  if (h.ip !== '' && s.ips.end(h.ip)) wakeIpWaiters(s, h.ip);
+  if (s.ips.endSlot(ipSlotOf(s, h))) wakeIpWaiters(s, h.ip);
 }
 
 /** Holds `h` until a fetch to its address `ip` (at `ipMaxInFlight`) is answered. */
@@ -245,7 +263,7 @@ function wakeIpWaiters(s: FrontierState, ip: string): void {
   for (const id of list) {
     const h = s.hosts[id]!;
     if (h.state !== HostState.Parked || s.parkedAt[id] !== Infinity) continue;
-    s.parkedAt[id] = Math.max(h.nextEligibleMs, s.ips.eligibleAt(h.ip));
+    s.parkedAt[id] = windowsOpenAt(s, h);
     s.hostHeap.update(id);
   }
 }
@@ -292,7 +310,7 @@ export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefi
   const next = atMs + h.intervalMs;
   if (next > h.nextEligibleMs) h.nextEligibleMs = next;
   if (h.ip !== '') {
-    s.ips.spend(h.ip, atMs);
+    s.ips.spendSlot(ipSlotOf(s, h), atMs);
     if (atMs > h.ipSpendMs) {
       h.ipSpendMs = atMs;
       h.ipSpendIntervalMs = h.intervalMs;
@@ -309,7 +327,7 @@ export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefi
 export function wake(s: FrontierState, h: HostRecord): boolean {
   if (h.state !== HostState.Parked) return false;
   const id = h.id;
-  const at = Math.max(h.nextEligibleMs, s.ips.eligibleAt(h.ip));
+  const at = windowsOpenAt(s, h);
   if (at >= s.parkedAt[id]!) return false;
   s.parkedAt[id] = at;
   s.hostHeap.update(id);
@@ -327,7 +345,7 @@ export function nextEligible(s: FrontierState): number | undefined {
   const heap = s.hostHeap;
   while (heap.size > 0) {
     const h = s.hosts[heap.peek()]!;
-    const trueAt = Math.max(h.nextEligibleMs, s.ips.eligibleAt(h.ip));
+    const trueAt = windowsOpenAt(s, h);
     if (trueAt > s.parkedAt[h.id]!) {
       s.parkedAt[h.id] = trueAt;
       heap.update(h.id);

@@ -13,7 +13,7 @@ import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js'
 import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, fieldProblem } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
 import { registerHost, restoreBanks } from './banks.js';
-import { keyIndexFromSorted } from './deps.js';
+import { keyIndexOfRows } from './deps.js';
 import { HostRecord, hostKeyBefore } from './hosts.js';
 import type { SpillMeta } from './spill.js';
 import type { FrontierState } from './state.js';
@@ -155,10 +155,10 @@ export function restore(s: FrontierState, image: PartitionImage): void {
       s.table.status[r] = s.table.crawlCount[r] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
     }
   }
+  // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
+  s.table.shareOrigins();
   s.index.free();
-  const payloads = new Uint32Array(rows);
-  for (let r = 0; r < rows; r++) payloads[r] = r;
-  s.index = keyIndexFromSorted(tk.slice(0, rows * 4), payloads);
+  s.index = keyIndexOfRows(s.table, rows, s.spill !== undefined);
   s.spill?.resetIdentity(rows);
   const spill = image.meta.settings['spill'] as SpillMeta | undefined;
   if (spill !== undefined) {
@@ -251,6 +251,16 @@ function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): voi
   }
   if (!has(ColumnId.LmHours)) {
     for (let r = 0; r < t.rows; r++) t.lmHours[r] = t.crawlCount[r] === 0 ? 0 : -1;
+  }
+  // Before minor 4 the estimator kept only counts and the span: its interval statistics are
+  // unknown (NaN) for a URL already fetched, and the hook rebuilds them from the counts at the
+  // URL's next fetch (src/freshness `seedIntervals`).
+  if (!has(ColumnId.UnchangedHours) || !has(ColumnId.ChangedLogHours)) {
+    for (let r = 0; r < t.rows; r++) {
+      const unknown = t.crawlCount[r]! > 1 ? Number.NaN : 0;
+      t.unchangedHours[r] = unknown;
+      t.changedLogHours[r] = unknown;
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * The frontier's imports from sibling modules, gathered in one file so the scheduler reads
- * against one small surface: the exact key → row index (`DrumSet`), the due-time wheel
+ * against one small surface: the exact key → row index (`RowIndex`, over the table's key
+ * column), the due-time wheel
  * (`TimingWheel`), URL keying and host grouping (src/url), and admission and the change
  * classifier (src/dedup).
  */
@@ -11,20 +12,43 @@ import { TimingWheel } from '../core/wheel.js';
 import type { HostGrouping } from '../model/index.js';
 import { HOST_KEY_SEED, PATH_KEY_SEED, canonicalKey, urlKey } from '../url/index.js';
 import { urlKeyBatchLoose } from '../url/keys.js';
+import { RowIndex } from './rowindex.js';
+import type { UrlTable } from './table.js';
 
 export { ChangeKind, admit, changeKindLanes } from '../dedup/index.js';
 
-/** The exact key → row index: a DrumSet whose payload is the row. */
-export type KeyIndex = DrumSet;
-
-/** A new empty key index. */
-export function newKeyIndex(): KeyIndex {
-  return new DrumSet();
+/**
+ * The exact key index. Without the disk tier it is a `RowIndex` over the URL table's key
+ * column (payload = row; no second copy of the keys). With the tier a URL's row comes and goes
+ * while its key must stay known, so the index is a `DrumSet` holding the keys itself, its
+ * payload the URL's fixed id (spill.ts, "Row identity").
+ */
+export interface KeyIndex {
+  readonly len: number;
+  readonly memoryBytes: number;
+  get(keys: KeyArray, i?: number): number | undefined;
+  getBatch(keys: KeyArray, out: Uint32Array, missing: number): Uint32Array;
+  insertBatch(keys: KeyArray, payloads: Uint32Array): number;
+  exportSorted(): { payloads: Uint32Array };
+  free(): void;
 }
 
-/** A key index built from keys sorted in URLKey order with their rows. */
-export function keyIndexFromSorted(keys: Uint32Array, payloads: Uint32Array): KeyIndex {
-  return DrumSet.fromSorted(keys, payloads);
+/** A new empty key index over `table`'s keys (`holdsKeys`: the disk tier's own-key index). */
+export function newKeyIndex(table: UrlTable, holdsKeys = false): KeyIndex {
+  return holdsKeys ? new DrumSet() : new RowIndex(table);
+}
+
+/**
+ * The key index of `table`'s first `rows` rows (distinct keys, as a validated table's are),
+ * payload = row; `holdsKeys` as for `newKeyIndex`.
+ */
+export function keyIndexOfRows(table: UrlTable, rows: number, holdsKeys = false): KeyIndex {
+  if (!holdsKeys) return RowIndex.ofRows(table, rows);
+  const set = new DrumSet();
+  const payloads = new Uint32Array(rows);
+  for (let r = 0; r < rows; r++) payloads[r] = r;
+  if (rows > 0) set.insertBatch(table.key.subarray(0, rows * 4), payloads);
+  return set;
 }
 
 /** The due-time wheel; ticks are epoch-hours. */

@@ -11,7 +11,7 @@
 import { lanesToU64 } from '../core/lanes.js';
 import { type FetchRequest, HostFlags, UrlStatus } from '../model/index.js';
 import { hostInterval } from '../politeness/index.js';
-import { deactivate, holdForIp, ipOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady } from './banks.js';
+import { deactivate, holdForIp, ipOf, ipSlotOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady, windowsOpenAt } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
 import type { RobotsSeam } from './options.js';
@@ -31,12 +31,13 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     const id = bank.pop();
     const h = s.hosts[id]!;
     const ip = ipOf(s, h);
-    const ipAt = s.ips.eligibleAt(ip);
+    const slot = ipSlotOf(s, h);
+    const ipAt = s.ips.eligibleAtSlot(slot);
     if (ipAt > nowMs) {
       parkUntil(s, h, ipAt);
       continue;
     }
-    if (s.ips.maxInFlight > 0 && s.ips.full(ip)) {
+    if (s.ips.fullSlot(slot)) {
       holdForIp(s, h, ip);
       continue;
     }
@@ -69,7 +70,7 @@ function robotsCleared(s: FrontierState, h: HostRecord, nowMs: number): boolean 
       // The robots.txt request is a fetch start: it spends the host's and the IP's windows.
       spendWindows(s, h, nowMs);
       h.flags &= ~HostFlags.RobotsUnreachable;
-      parkUntil(s, h, Math.max(h.nextEligibleMs, s.ips.eligibleAt(h.ip)));
+      parkUntil(s, h, windowsOpenAt(s, h));
     } else {
       const at = asked ? asked.retryAtMs : undefined;
       if (asked && asked.unreachable) h.flags |= HostFlags.RobotsUnreachable;
@@ -114,6 +115,7 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   const url = t.arena.get(urlAt);
   t.status[row] = UrlStatus.InFlight;
   markInFlight(s, h, row, nowMs);
+  h.inFlightUrl = url;
   const key = new Uint32Array(4);
   key[0] = k0;
   key[1] = k1;

@@ -466,7 +466,18 @@ export class Frontier {
     return f;
   }
 
-  /** Releases the wasm-resident index. The frontier must not be used afterwards. */
+  /**
+   * @internal For complexity tests: counts of the work the scheduler did since construction
+   * (heap moves, queue moves, address look-ups), so a test can bound the work per dispatch.
+   */
+  static workCounters(f: Frontier): WorkCounters {
+    const s = f.#s;
+    let hostHeapMoves = s.frontBank.moves + s.aging.moves + s.hostHeap.moves;
+    for (const b of s.ready) hostHeapMoves += b.moves;
+    return { dispatches: s.dispatches, hostHeapMoves, queueMoves: s.queues.moves, ipLookups: s.ips.lookups };
+  }
+
+  /** Releases the wasm-resident structures (the schedule index). The frontier must not be used afterwards. */
   free(): void {
     this.#s.index.free();
     this.#s.wheel?.free();
@@ -477,6 +488,18 @@ export class Frontier {
   [Symbol.dispose](): void {
     this.free();
   }
+}
+
+/** Work counters of a frontier since construction (`Frontier.workCounters`), for complexity tests. */
+export interface WorkCounters {
+  /** Dispatches made. */
+  readonly dispatches: number;
+  /** Slot writes in the host-level heaps (front bank, aging, host heap, ready banks). */
+  readonly hostHeapMoves: number;
+  /** Entry moves inside the per-host row queues. */
+  readonly queueMoves: number;
+  /** Address look-ups by string in the per-IP table. */
+  readonly ipLookups: number;
 }
 
 /** @internal For tests: the URLKey of (url, host) as 32 hex digits. */

@@ -57,6 +57,8 @@ export class HostHeap {
   private pos: Int32Array = new Int32Array(16).fill(-1);
   /** Number of ids in the heap. */
   size = 0;
+  /** Slot writes since construction (each sift step is one): what complexity tests count. */
+  moves = 0;
 
   constructor(private readonly order: HostOrder) {}
 
@@ -213,6 +215,7 @@ export class HostHeap {
   }
 
   private fill(i: number, key: number, hi: number, id: number): void {
+    this.moves++;
     this.keys[i * F64_PER_SLOT] = key;
     this.words[i * U32_PER_SLOT + HI] = hi;
     this.words[i * U32_PER_SLOT + ID] = id;
@@ -221,6 +224,7 @@ export class HostHeap {
 
   /** Copies slot `from` into slot `to` and records the moved id's new position. */
   private move(from: number, to: number): void {
+    this.moves++;
     const w = this.words;
     this.keys[to * F64_PER_SLOT] = this.keys[from * F64_PER_SLOT]!;
     w[to * U32_PER_SLOT + HI] = w[from * U32_PER_SLOT + HI]!;

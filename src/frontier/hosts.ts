@@ -63,8 +63,17 @@ export class HostRecord {
   state: HostState = HostState.Idle;
   /** Row in flight, or −1. */
   inFlightRow = -1;
-  /** Resolved IP ('' = none / unknown). */
-  ip = '';
+  /**
+   * The URL string handed out for `inFlightRow` (transient): `report` checks an outcome's URL
+   * against it by identity first, instead of comparing the arena bytes character by character.
+   */
+  inFlightUrl: string | undefined = undefined;
+  #ip = '';
+  /**
+   * The address's slot in the frontier's `IpTable` (−1 = the unknown address), −2 until
+   * looked up: transient, re-derived after every change of `ip` (banks.ts `ipSlotOf`).
+   */
+  ipSlot = -2;
   flags = 0;
   crawlDelayMs = 0;
   /** Admission: max URLs admitted (0 = unlimited). */
@@ -106,6 +115,15 @@ export class HostRecord {
     t[at + INTERVAL] = intervalMs;
     t[at + LATENCY] = 0;
     t[at + LATENCY_VAR] = 0;
+  }
+
+  /** Resolved IP ('' = none / unknown). */
+  get ip(): string {
+    return this.#ip;
+  }
+  set ip(v: string) {
+    this.#ip = v;
+    this.ipSlot = -2;
   }
 
   /** Adaptive start-to-start interval (ms), already clamped. */

@@ -327,7 +327,7 @@ function newRow(s: FrontierState, keys: KeyArray, i: number, url: string, h: Hos
   const t = s.table;
   const row = s.spill ? s.spill.newRow() : t.addRow();
   t.key.set(keys.subarray(i * 4, i * 4 + 4), row * 4);
-  t.url[row] = t.arena.add(url);
+  t.url[row] = t.addUrl(url, h.id);
   t.status[row] = status;
   t.depth[row] = depth;
   t.firstSeen[row] = firstSeen;

@@ -109,6 +109,13 @@ export interface CrawledRecord {
   readonly sentLastModified: number;
   /** Last-Modified exposure in hours (−1 = not trusted); the hook may store a new value. */
   lmHours: number;
+  /**
+   * The change-rate estimator's interval statistics (src/freshness `FreshnessRecord`): hours of
+   * the intervals that ended without a change, and Σ ln hours of those that ended in one (NaN
+   * = not kept). The hook folds this fetch's interval in and stores the new values.
+   */
+  unchangedHours: number;
+  changedLogHours: number;
   readonly firstSeen: number;
   readonly lastCrawled: number;
   readonly lastChanged: number;

@@ -11,7 +11,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
 import { adapt, atCeiling, hostInterval, ipSignalOf, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
-import { afterReport, ipOf, landed, takeForReplay } from './banks.js';
+import { afterReport, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
@@ -35,9 +35,11 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   }
   if (typeof outcome.status !== 'number') throw new InvalidArgumentError(`report: expected a numeric status, received ${String(outcome.status)}`);
   if (t.status[row] !== UrlStatus.InFlight) return false;
-  if (outcome.url !== undefined && !t.arena.equals(t.url[row]!, outcome.url)) return false;
-  if (nowMs > s.clockMs) s.clockMs = nowMs;
   const h = s.hosts[t.host[row]!]!;
+  const url = outcome.url;
+  // The string launch handed out is usually the one that comes back: identity, not bytes.
+  if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
+  if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
   adaptPoliteness(s, h, outcome, nowMs);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
@@ -70,7 +72,7 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   // The address hears what this answer says of the machine (never the host's Retry-After
   // or Crawl-delay: those are the host's own). The latency verdict is the host's own
   // estimator's (observeLatency above), so a slow site on a fast machine is not the machine.
-  if (h.ip !== '') s.ips.observe(h.ip, ipSignalOf(o.status, o.errorKind, signal.latencyRising === true));
+  if (h.ip !== '') s.ips.observeSlot(ipSlotOf(s, h), ipSignalOf(o.status, o.errorKind, signal.latencyRising === true));
   let next = h.lastDispatchMs + h.intervalMs;
   const ra = signal.retryAfterMs;
   if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;

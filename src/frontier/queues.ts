@@ -22,9 +22,9 @@
  * Every host's heap lives in one shared slab, as a region of `cap` entries at word offset
  * `base`. A typed array per host put three dependent cache misses (the array object, its
  * buffer, its bytes) in front of every pop; profiled on the same benchmark, they were most of
- * the queue's share of dispatch. A region that fills moves to the end of the slab at twice
+ * the queue's share of dispatch. A region that fills moves to the end of the slab at 1.5×
  * its capacity (in place when it already ends the slab); the slab is re-packed, dropping the
- * vacated regions, whenever it has to grow, so at most about half of it is ever vacated.
+ * vacated regions, whenever it has to grow (see `REGION_GROWTH`).
  * Positions inside a region are host-relative, so moves never touch `qpos`.
  *
  * ```
@@ -39,6 +39,14 @@ import type { UrlTable } from './table.js';
 const STRIDE = 3;
 /** Entries of a host's first region. */
 const MIN_CAP = 4;
+/**
+ * A full region grows by half (a third of it is slack at most, a fifth on average), and a
+ * re-packed slab gets a quarter of headroom. Measured at 1M URLs over 10k hosts
+ * (bench/suites/frontier.bench.mjs): ×2 regions and ×1.5 slabs held 27 bytes per queued URL
+ * for 12 of entries and 4 of position; these hold 19.9.
+ */
+const REGION_GROWTH = 1.5;
+const SLAB_SLACK = 1.25;
 
 /** The pending rows of every host, by host id. */
 export class RowQueues {
@@ -59,6 +67,8 @@ export class RowQueues {
   private hosts = 0;
   /** Rows queued across all hosts. */
   total = 0;
+  /** Entry moves inside host heaps since construction (sift steps): what complexity tests count. */
+  moves = 0;
   /** Priority of each host's best row (−∞ when its queue is empty), by host id. */
   topPriority: Float64Array = new Float64Array(64).fill(Number.NEGATIVE_INFINITY);
 
@@ -67,7 +77,7 @@ export class RowQueues {
   /** Grows the position column to cover `rows` rows. */
   ensureRows(rows: number): void {
     if (rows <= this.qpos.length) return;
-    const next = new Int32Array(Math.max(rows, Math.ceil(this.qpos.length * 1.5), 1024)).fill(-1);
+    const next = new Int32Array(Math.max(rows, Math.ceil(this.qpos.length * 1.25), 1024)).fill(-1);
     next.set(this.qpos);
     this.qpos = next;
   }
@@ -137,7 +147,7 @@ export class RowQueues {
     if (this.queued(row)) return;
     const host = this.table.host[row]!;
     const n = this.sizes[host]!;
-    if (n === this.cap[host]!) this.growRegion(host, Math.max(MIN_CAP, n * 2));
+    if (n === this.cap[host]!) this.growRegion(host, Math.max(MIN_CAP, Math.ceil(n * REGION_GROWTH)));
     this.sizes[host] = n + 1;
     this.total++;
     const at = this.base[host]! + n * STRIDE;
@@ -271,13 +281,14 @@ export class RowQueues {
 
   /**
    * Copies every host's region, in host order, into a fresh slab with room for `extra` more
-   * words and half again as much: the vacated regions are dropped, and between two re-packs
-   * at least a third of the slab is appended, so the copying is O(1) per word amortized.
+   * words and a quarter again as much: the vacated regions are dropped, and between two
+   * re-packs at least a fifth of the slab is appended, so the copying is O(1) per word
+   * amortized (at most five copies).
    */
   private repack(extra: number): void {
     let live = 0;
     for (let h = 0; h < this.hosts; h++) live += this.cap[h]! * STRIDE;
-    const next = new Uint32Array(Math.ceil((live + extra) * 1.5));
+    const next = new Uint32Array(Math.ceil((live + extra) * SLAB_SLACK));
     let at = 0;
     for (let h = 0; h < this.hosts; h++) {
       const c = this.cap[h]!;
@@ -326,6 +337,7 @@ export class RowQueues {
       const a = b + i * STRIDE;
       // Compare the moving entry (still stored at slot i) with the parent.
       if (!this.before(a, p)) break;
+      this.moves++;
       u[a] = u[p]!;
       u[a + 1] = u[p + 1]!;
       u[a + 2] = u[p + 2]!;
@@ -349,6 +361,7 @@ export class RowQueues {
       let c = first;
       for (let j = first + 1; j < last; j++) if (this.before(b + j * STRIDE, b + c * STRIDE)) c = j;
       if (!this.before(b + c * STRIDE, b + i * STRIDE)) break;
+      this.moves++;
       const x = b + i * STRIDE;
       const y = b + c * STRIDE;
       const t0 = u[x]!;

@@ -49,6 +49,18 @@ export class MutableRecord implements CrawledRecord {
   set lmHours(v: number) {
     if (Number.isFinite(v) && v >= -1) this.t.lmHours[this.row] = v;
   }
+  get unchangedHours(): number {
+    return this.t.unchangedHours[this.row]!;
+  }
+  set unchangedHours(v: number) {
+    this.t.unchangedHours[this.row] = v;
+  }
+  get changedLogHours(): number {
+    return this.t.changedLogHours[this.row]!;
+  }
+  set changedLogHours(v: number) {
+    this.t.changedLogHours[this.row] = v;
+  }
   get url(): string {
     return this.t.urlOf(this.row);
   }

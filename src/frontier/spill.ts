@@ -31,7 +31,9 @@ import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js'
 import { UrlStatus } from '../model/index.js';
 import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
-import { StringArena, entryEnd } from './table.js';
+import type { ColumnData } from '../format/index.js';
+import { entryEnd } from './arena.js';
+import { COLUMNS } from './table.js';
 
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
 export const VACANT = 0xff;
@@ -243,7 +245,7 @@ export class SpillTier {
     const t = this.s.table;
     if (t.capacity !== this.perRowAt) {
       this.perRowAt = t.capacity;
-      this.perRowBytes = (t.memoryBytes - t.arena.bytes.byteLength) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
+      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
     }
     return this.perRowBytes;
   }
@@ -343,7 +345,7 @@ export class SpillTier {
     const t = this.s.table;
     const prio = this.s.prio?.rowColumns();
     let need = 0;
-    for (const r of rows) need += FIXED + 12 + entryEnd(t.arena.bytes, t.url[r]!, t.arena.length) - t.url[r]!;
+    for (const r of rows) need += FIXED + 12 + t.arena.plainLength(t.url[r]!);
     if (need > this.scratch.length) this.scratch = new Uint8Array(Math.max(need, this.scratch.length * 2));
     const b = this.scratch;
     const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -363,10 +365,7 @@ export class SpillTier {
         v.setFloat32(p + 8, prio.rank[r]!, true);
         p += 12;
       }
-      const at = t.url[r]!;
-      const end = entryEnd(t.arena.bytes, at, t.arena.length);
-      b.set(t.arena.bytes.subarray(at, end), p);
-      p += end - at;
+      p = t.arena.writePlain(t.url[r]!, b, p);
     }
     return p;
   }
@@ -375,7 +374,7 @@ export class SpillTier {
   private vacate(row: number): void {
     const t = this.s.table;
     const at = t.url[row]!;
-    this.arenaGarbage += entryEnd(t.arena.bytes, at, t.arena.length) - at;
+    this.arenaGarbage += t.arena.storedLength(at);
     this.slotOf[this.uidOf[row]!] = -1;
     clearRow(this.s, row);
     t.status[row] = VACANT;
@@ -428,7 +427,7 @@ export class SpillTier {
       keys[4 * i + 3] = v.getUint32(p + 4, true);
       p = entryEnd(payload, p + FIXED + (prio ? 12 : 0), payload.length);
     }
-    const uids = s.index.getBatch(keys);
+    const uids = s.index.getBatch(keys, new Uint32Array(count), 0xffff_ffff);
     let p = 0;
     for (let i = 0; i < count; i++) {
       const uid = uids[i]!;
@@ -453,8 +452,10 @@ export class SpillTier {
         c.rank[row] = v.getFloat32(p + 8, true);
         p += 12;
       }
-      t.url[row] = t.arena.copyFrom(payload, p);
-      p = entryEnd(payload, p, payload.length);
+      // Back into the arena sharing its host's origin, as intake stores a URL.
+      const end = entryEnd(payload, p, payload.length);
+      t.url[row] = t.addUrl(plainString(payload, p, end), id);
+      p = end;
       t.host[row] = id;
       t.status[row] = UrlStatus.Scheduled;
       if (queue) s.queues.push(row);
@@ -491,16 +492,7 @@ export class SpillTier {
   private compactArenaIfWasteful(): void {
     const t = this.s.table;
     if (this.arenaGarbage < 1 << 20 || this.arenaGarbage * 2 < t.arena.length) return;
-    const live = t.arena.length - this.arenaGarbage;
-    const next = new StringArena(Math.max(1024, Math.ceil(live * 1.25)));
-    const src = t.arena.bytes;
-    for (let r = 0; r < t.rows; r++) {
-      if (t.status[r] === VACANT) continue;
-      t.url[r] = next.copyFrom(src, t.url[r]!);
-      const e = t.etag[r]!;
-      if (e !== 0) t.etag[r] = next.copyFrom(src, e - 1) + 1;
-    }
-    t.arena = next;
+    t.shareOrigins(VACANT);
     this.arenaGarbage = 0;
   }
 
@@ -634,10 +626,25 @@ function clearRow(s: FrontierState, row: number): void {
   t.priority[row] = 0;
   t.nextDue[row] = 0;
   t.lambda[row] = 0;
+  // The optional columns (freshness) are few: zeroed whatever they hold.
+  const cols = t as unknown as Record<string, ColumnData>;
+  for (let i = COLUMNS.length; i < t.schema.length; i++) {
+    const c = t.schema[i]!;
+    cols[c.name]!.fill(0, row * c.lanes, (row + 1) * c.lanes);
+  }
   if (s.prio) {
     const c = s.prio.rowColumns();
     c.cash[row] = 0;
     c.history[row] = 0;
     c.rank[row] = 0;
   }
+}
+
+const utf8 = new TextDecoder();
+
+/** The string of the plain arena entry (varint length + UTF-8) in `bytes[at, end)`. */
+function plainString(bytes: Uint8Array, at: number, end: number): string {
+  let p = at;
+  while (bytes[p]! >= 0x80) p++;
+  return utf8.decode(bytes.subarray(p + 1, end));
 }

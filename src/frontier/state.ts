@@ -37,7 +37,7 @@ import { SpillTier } from './spill.js';
 import { UrlTable } from './table.js';
 
 export const HOUR_MS = 3_600_000;
-/** `DrumSet.getBatch`'s miss sentinel. */
+/** The key index's miss sentinel (`getBatch`). */
 export const MISSING = 0xffff_ffff;
 
 /** Throws unless `v` is an epoch-hour (integer in [0, 2^32)). */
@@ -118,7 +118,7 @@ export class FrontierState {
     this.opts = resolveFrontierOptions(options);
     this.politeness = politenessConfig(this.opts.politeness ?? {});
     this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
-    this.index = newKeyIndex();
+    this.index = newKeyIndex(this.table, this.opts.memoryBudget > 0);
     this.dir = new HostDirectory(this.opts.grouping);
     this.queues = new RowQueues(this.table);
     // Host-level orders read dense per-host keys (measured: comparing through the URL

@@ -42,17 +42,21 @@
  * |----|----------------|---------|-----------------------------------------------------------|
  * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch, 0 = never fetched          |
  * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
+ * | 45 | unchangedHours | f32     | Σ hours of the intervals that ended without a change (minor 4) |
+ * | 46 | changedLogHours| f32     | Σ ln hours of the intervals that ended in a change (minor 4) |
  *
  * Invariants, for every row r < rows (checked by `UrlTable.fromColumns` and `Frontier.recover`):
- *   key(r) ≠ key(s) for r ≠ s, and the DrumSet index maps key(r) ↦ r
+ *   key(r) ≠ key(s) for r ≠ s, and the key index (RowIndex) maps key(r) ↦ r
  *   status(r) ∈ [0, 8];  host(r) < hosts;  hostKey(key(r)) = hostKey(host(r))
  *   url(r) + varint + len ≤ arena.length;  etag(r) = 0 ∨ etag(r) − 1 + varint + len ≤ arena.length
  *   redirectTo(r) = 0 ∨ redirectTo(r) − 1 < rows
  *
- * Growth is geometric (×1.5), so n appends cost O(n) amortized copying (each byte is copied
- * about twice) and at most a third of the capacity is slack; at rest the columns cost 95
- * bytes per row of capacity plus the arena's URL bytes (URL length + 1 for its varint); the
- * freshness columns add 8.
+ * Column growth is geometric (×1.25), so n appends cost O(n) amortized copying (each byte is
+ * copied about four times, a memcpy per column) and at most a fifth of the capacity is slack
+ * (×1.5 left 15 % at the frontier bench's 1M rows); at rest the columns cost
+ * 87 bytes per row of capacity (the freshness columns add 16, churnFp 8 once used). The arena
+ * grows by 1 MiB chunks (see `StringArena`): its URL bytes (URL length + 1 for its varint)
+ * plus at most one open chunk.
  *
  * ```
  *  row:    0      1      2      …          arena: [len|https://a.example/…][len|https://…]…
@@ -62,9 +66,9 @@
  */
 import { CorruptPartitionError } from '../errors/index.js';
 import type { ColumnBlock, ColumnData, ColumnType } from '../format/index.js';
+import { StringArena, entryEnd } from './arena.js';
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+export { StringArena, entryEnd } from './arena.js';
 
 /** Column ids in the partition file (stable; new columns take new ids). */
 export const ColumnId = {
@@ -98,143 +102,13 @@ export const ColumnId = {
   /** Freshness columns (written only when the freshness option is on). */
   FirstCrawled: 43,
   LmHours: 44,
+  /** Freshness interval statistics (format minor 4; see src/freshness/record.ts). */
+  UnchangedHours: 45,
+  ChangedLogHours: 46,
 } as const;
 
 /** fpFlags bits. */
 export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4 } as const;
-
-/** A growable byte arena of varint-length-prefixed UTF-8 strings. */
-export class StringArena {
-  bytes: Uint8Array;
-  length = 0;
-
-  constructor(capacity = 4096) {
-    this.bytes = new Uint8Array(capacity);
-  }
-
-  private reserve(n: number): void {
-    const need = this.length + n;
-    if (need <= this.bytes.length) return;
-    // 1.5× growth: at most a third of the arena is slack (2× left it half empty at 1M URLs).
-    let cap = Math.ceil(this.bytes.length * 1.5);
-    while (cap < need) cap = Math.ceil(cap * 1.5);
-    if (cap > 0xffff_ffff) cap = 0xffff_ffff;
-    if (need > cap) throw new RangeError(`string arena would exceed 4 GiB (${need} bytes)`);
-    const next = new Uint8Array(cap);
-    next.set(this.bytes.subarray(0, this.length));
-    this.bytes = next;
-  }
-
-  /** Appends a string; returns its offset. */
-  add(s: string): number {
-    this.reserve(s.length * 3 + 5);
-    const at = this.length;
-    // ASCII fast path (nearly every canonical URL): a plain loop, no subarray allocated.
-    // Measured in bench/suites/frontier.bench.mjs: encodeInto with a fresh subarray per
-    // string was ~9 % of intake and fed the garbage collector.
-    const n = s.length;
-    if (n < 0x4000) {
-      const b = this.bytes;
-      let p = at + (n < 0x80 ? 1 : 2);
-      let i = 0;
-      for (; i < n; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) break;
-        b[p++] = c;
-      }
-      if (i === n) {
-        if (n < 0x80) b[at] = n;
-        else {
-          b[at] = (n & 0x7f) | 0x80;
-          b[at + 1] = n >>> 7;
-        }
-        this.length = p;
-        return at;
-      }
-    }
-    // Encode first after a 5-byte gap, then write the varint and slide the bytes down.
-    const written = encoder.encodeInto(s, this.bytes.subarray(at + 5)).written;
-    let p = at;
-    let v = written;
-    while (v >= 0x80) {
-      this.bytes[p++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.bytes[p++] = v;
-    if (p !== at + 5) this.bytes.copyWithin(p, at + 5, at + 5 + written);
-    this.length = p + written;
-    return at;
-  }
-
-  /** Appends the raw entry at `offset` of another arena (varint + bytes); returns its offset here. */
-  copyFrom(src: Uint8Array, offset: number): number {
-    const end = entryEnd(src, offset, src.length);
-    if (end < 0) throw new RangeError(`arena entry at ${offset} is malformed`);
-    const n = end - offset;
-    this.reserve(n);
-    const at = this.length;
-    this.bytes.set(src.subarray(offset, end), at);
-    this.length += n;
-    return at;
-  }
-
-  /** Whether the entry at `offset` equals `s` (no string is built for an ASCII entry). */
-  equals(offset: number, s: string): boolean {
-    const b = this.bytes;
-    let p = offset;
-    let len = 0;
-    let shift = 0;
-    for (;;) {
-      const c = b[p++]!;
-      len |= (c & 0x7f) << shift;
-      if (c < 0x80) break;
-      shift += 7;
-    }
-    if (len === s.length) {
-      let i = 0;
-      for (; i < len; i++) {
-        const c = b[p + i]!;
-        if (c >= 0x80) break;
-        if (c !== s.charCodeAt(i)) return false;
-      }
-      if (i === len) return true;
-    } else if (len < s.length) {
-      // UTF-8 is never shorter in bytes than the UTF-16 length of the same text.
-      return false;
-    }
-    return this.get(offset) === s;
-  }
-
-  /** The string at `offset`. */
-  get(offset: number): string {
-    let p = offset;
-    let len = 0;
-    let shift = 0;
-    for (;;) {
-      const b = this.bytes[p++]!;
-      len |= (b & 0x7f) << shift;
-      if (b < 0x80) break;
-      shift += 7;
-    }
-    return decoder.decode(this.bytes.subarray(p, p + len));
-  }
-}
-
-/**
- * End offset of the arena entry at `offset` in `bytes[0, limit)`, or −1 when the varint or
- * the payload runs past the limit (the validation recovery uses).
- */
-export function entryEnd(bytes: Uint8Array, offset: number, limit: number): number {
-  let p = offset;
-  let len = 0;
-  for (let shift = 0; shift < 35; shift += 7) {
-    if (p >= limit) return -1;
-    const b = bytes[p++]!;
-    len += (b & 0x7f) * 2 ** shift;
-    if (b < 0x80) return p + len <= limit ? p + len : -1;
-  }
-  return -1;
-}
 
 interface ColumnSpec {
   readonly id: number;
@@ -267,7 +141,9 @@ type ColumnName =
   | 'lastChanged'
   | 'churnFp'
   | 'firstCrawled'
-  | 'lmHours';
+  | 'lmHours'
+  | 'unchangedHours'
+  | 'changedLogHours';
 
 /** The schema, in file order. */
 export const COLUMNS: readonly ColumnSpec[] = [
@@ -301,6 +177,8 @@ export const CHURN_COLUMN: ColumnSpec = { id: ColumnId.ChurnFp, name: 'churnFp',
 export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.FirstCrawled, name: 'firstCrawled', type: 'u32', lanes: 1 },
   { id: ColumnId.LmHours, name: 'lmHours', type: 'f32', lanes: 1 },
+  { id: ColumnId.UnchangedHours, name: 'unchangedHours', type: 'f32', lanes: 1 },
+  { id: ColumnId.ChangedLogHours, name: 'changedLogHours', type: 'f32', lanes: 1 },
 ];
 
 function allocColumn(type: ColumnType, n: number): ColumnData {
@@ -377,6 +255,8 @@ export class UrlTable {
   /** Optional (freshness): stay empty unless the table was built with `freshness`. */
   firstCrawled = new Uint32Array(0);
   lmHours = new Float32Array(0);
+  unchangedHours = new Float32Array(0);
+  changedLogHours = new Float32Array(0);
   arena: StringArena;
   /** The columns this table always carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for (`churnFp` is kept apart: lazy). */
   readonly schema: readonly ColumnSpec[];
@@ -388,7 +268,7 @@ export class UrlTable {
   }
 
   private grow(min: number): void {
-    const cap = Math.max(min, Math.ceil(this.capacity * 1.5), 1024);
+    const cap = Math.max(min, Math.ceil(this.capacity * 1.25), 1024);
     const self = this as unknown as Record<ColumnName, ColumnData>;
     for (const c of this.schema) {
       const next = allocColumn(c.type, cap * c.lanes);
@@ -419,6 +299,58 @@ export class UrlTable {
     if (this.rows + n > this.capacity) this.grow(this.rows + n);
   }
 
+  /** Origin prefix id last used for each host's URLs (−1 = none yet), by host id. */
+  private hostPrefix = new Int32Array(0);
+  private readonly prefixOut = new Int32Array(1);
+
+  /**
+   * Stores canonical URL `url` of a row of host `host` in the arena (sharing the origin with
+   * that host's other URLs) and returns its offset, for the `url` column.
+   */
+  addUrl(url: string, host: number): number {
+    const at = this.arena.addUrl(url, this.hintFor(host), this.prefixOut);
+    if (this.prefixOut[0]! >= 0) this.hostPrefix[host] = this.prefixOut[0]!;
+    return at;
+  }
+
+  /**
+   * Re-stores every row's URL (and ETag) in a fresh arena, URLs sharing their host's origin as
+   * intake stores them; for a table loaded from a file, whose arena is plain (those entries are
+   * copied byte for byte, never re-encoded), and for the spill tier's compaction. Needs valid
+   * host ids (the frontier checks them first). Offsets change; what they refer to does not.
+   * Rows whose status is `skipStatus` (the spill tier's vacated rows) keep no string.
+   */
+  shareOrigins(skipStatus = -1): void {
+    const old = this.arena;
+    this.arena = new StringArena(Math.min(1 << 20, Math.max(1024, old.length)));
+    this.hostPrefix = new Int32Array(0);
+    const out = this.prefixOut;
+    for (let r = 0; r < this.rows; r++) {
+      if (this.status[r] === skipStatus) {
+        // A vacated row (the spill tier's): no string of its own to keep.
+        this.url[r] = 0;
+        this.etag[r] = 0;
+        continue;
+      }
+      const host = this.host[r]!;
+      this.url[r] = this.arena.addUrlFrom(old, this.url[r]!, this.hintFor(host), out);
+      if (out[0]! >= 0) this.hostPrefix[host] = out[0]!;
+      const e = this.etag[r]!;
+      // An ETag moves byte for byte (a file's ETag bytes are not checked as UTF-8).
+      if (e !== 0) this.etag[r] = this.arena.copyEntryFrom(old, e - 1) + 1;
+    }
+  }
+
+  /** The prefix id last used for `host`'s URLs (−1 = none), growing the table of them. */
+  private hintFor(host: number): number {
+    if (host >= this.hostPrefix.length) {
+      const next = new Int32Array(Math.max(64, host + 1, this.hostPrefix.length * 2)).fill(-1);
+      next.set(this.hostPrefix);
+      this.hostPrefix = next;
+    }
+    return this.hostPrefix[host]!;
+  }
+
   /** Canonical URL of `row`. */
   urlOf(row: number): string {
     return this.arena.get(this.url[row]!);
@@ -432,7 +364,7 @@ export class UrlTable {
 
   /** Bytes held by columns and arena (capacity, not just rows). */
   get memoryBytes(): number {
-    let b = this.arena.bytes.byteLength;
+    let b = this.arena.capacityBytes + this.hostPrefix.byteLength;
     const self = this as unknown as Record<ColumnName, ColumnData>;
     for (const c of this.schema) b += self[c.name].byteLength;
     return b + this.churnFp.byteLength;
@@ -447,7 +379,6 @@ export class UrlTable {
     const n = order.length;
     const remap = new Uint32Array(this.rows);
     for (let i = 0; i < n; i++) remap[order[i]!] = i;
-    const arena = new StringArena(Math.max(1024, this.arena.length));
     const self = this as unknown as Record<ColumnName, ColumnData>;
     const columns: ColumnBlock[] = [];
     // Without a churn fingerprint on any row the file is what minor 0 wrote, column for column.
@@ -465,16 +396,36 @@ export class UrlTable {
     const urlOut = u32Of('url');
     const etagOut = u32Of('etag');
     const redirOut = u32Of('redirectTo');
-    const src = this.arena.bytes;
+    // The file's arena is contiguous and plain: the entries of the rows in file order, url then
+    // etag. Every entry the arena holds, in plain form, bounds its size (one pass, then a copy).
+    const src = this.arena;
+    let size = src.plainBytes;
+    if (src.loaded) {
+      // A file's rows may share an entry (one written twice here): count exactly.
+      size = 0;
+      for (let i = 0; i < n; i++) {
+        const r = order[i]!;
+        size += src.plainLength(this.url[r]!);
+        const e = this.etag[r]!;
+        if (e !== 0) size += src.plainLength(e - 1);
+      }
+    }
+    const full = new Uint8Array(size);
+    let at = 0;
     for (let i = 0; i < n; i++) {
       const r = order[i]!;
-      urlOut[i] = arena.copyFrom(src, this.url[r]!);
+      urlOut[i] = at;
+      at = src.writePlain(this.url[r]!, full, at);
       const e = this.etag[r]!;
-      etagOut[i] = e === 0 ? 0 : arena.copyFrom(src, e - 1) + 1;
+      if (e === 0) etagOut[i] = 0;
+      else {
+        etagOut[i] = at + 1;
+        at = src.writePlain(e - 1, full, at);
+      }
       const t = this.redirectTo[r]!;
       redirOut[i] = t === 0 ? 0 : remap[t - 1]! + 1;
     }
-    return { columns, arena: arena.bytes.slice(0, arena.length) };
+    return { columns, arena: at === size ? full : full.slice(0, at) };
   }
 
   /**
@@ -502,9 +453,8 @@ export class UrlTable {
     }
     const churnStored = byId.has(ColumnId.ChurnFp);
     t.rows = rows;
-    t.arena.bytes = new Uint8Array(Math.max(1024, arena.length * 2));
-    t.arena.bytes.set(arena);
-    t.arena.length = arena.length;
+    // Exactly the file's bytes; new entries go to chunks after them (no copy, no slack).
+    t.arena = StringArena.fromBytes(arena);
     for (let r = 0; r < rows; r++) {
       if (t.status[r]! > 9) throw new CorruptPartitionError('urls', `row ${r} has status ${t.status[r]}, expected 0..9`);
       if (entryEnd(arena, t.url[r]!, arena.length) < 0) {

@@ -35,7 +35,7 @@ export {
   type Signal,
 } from './policy.js';
 export { type LatencyState, RISE_RUN, RISE_SCORE_MAX, observeLatency } from './latency.js';
-export { IpTable, isUnknownIp } from './ip-table.js';
+export { IpTable, ipForgetAfterMs, isUnknownIp } from './ip-table.js';
 export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 export {
   Governor,

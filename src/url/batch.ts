@@ -13,7 +13,8 @@
  * is always exactly `hrefs.map((h) => canonicalize(h, base, policy))`
  * (test/url/canonicalize-core.test.ts holds the two to that over generated links and the WPT
  * URL data). Results that are a prefix of the link, or the page's origin followed by the
- * link, are sliced from the strings the caller passed; only rewritten ones are decoded.
+ * link, are sliced from the strings the caller passed; the rewritten ones are decoded once
+ * per page and sliced from that string.
  */
 import { stageStrings } from '../core/hash.js';
 import { core } from '../core/instance.js';
@@ -26,6 +27,7 @@ const NULL = 0;
 const FALLBACK = 1;
 const RAW_PREFIX = 2;
 const JOINED = 3;
+const WRITTEN = 4;
 
 /** UTF-16 units of links staged per wasm call. */
 const CHUNK_UNITS = 1 << 18;
@@ -143,6 +145,12 @@ export function readCanonical(s: StagedPage, hrefs: readonly string[], from: num
   const u8 = c.u8;
   const l = s.lanes >>> 2;
   let answered = 0;
+  // The rewritten URLs are decoded in one piece, on first need, and sliced (they are ASCII,
+  // so byte offsets are string offsets): one decoder call per page instead of one per URL.
+  let written: string | undefined;
+  // Joined results share the page's origin (or scheme): slice it once per length.
+  let prefixLen = -1;
+  let prefix = '';
   for (let k = 0; k < s.count; k++) {
     const kind = u32[l + 3 * k]!;
     const a = u32[l + 3 * k + 1]!;
@@ -155,12 +163,27 @@ export function readCanonical(s: StagedPage, hrefs: readonly string[], from: num
     }
     if (kind === NULL) r = null;
     else if (kind === RAW_PREFIX) r = a === raw.length ? raw : raw.slice(0, a);
-    else if (kind === JOINED) r = page!.slice(0, a) + (b === raw.length ? raw : raw.slice(0, b));
-    else r = decoder.decode(u8.subarray(s.arena + a, s.arena + b));
+    else if (kind === JOINED) {
+      if (a !== prefixLen) {
+        prefixLen = a;
+        prefix = page!.slice(0, a);
+      }
+      r = prefix + (b === raw.length ? raw : raw.slice(0, b));
+    }
+    else {
+      written ??= decoder.decode(u8.subarray(s.arena, s.arena + arenaUsed(u32, l, s.count)));
+      r = written.slice(a, b);
+    }
     out[from + k] = r;
     answered++;
   }
   return answered;
+}
+
+/** Arena bytes a canonicalizing export used: the end of its last rewritten URL (they are written in order). */
+function arenaUsed(u32: Uint32Array, lanes: number, count: number): number {
+  for (let k = count - 1; k >= 0; k--) if (u32[lanes + 3 * k] === WRITTEN) return u32[lanes + 3 * k + 2]!;
+  return 0;
 }
 
 /** One wasm call over hrefs[from, to) (holding `units` UTF-16 units). */

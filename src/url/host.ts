@@ -55,12 +55,12 @@ export function registrableDomain(host: string): string {
 const DEFAULT_PORT: Readonly<Record<string, string>> = { 'http:': '80', 'https:': '443' };
 
 /**
- * Splits an origin or canonical URL (`scheme://host[:port]…`) into its origin and host.
- * Returns undefined when the string does not start with an http(s) origin.
+ * Where the `scheme://authority` prefix of an http(s) URL ends (the first `/`, `?` or `#`
+ * after the scheme, or the length), or −1 when `url` does not start with `http(s)://`.
  */
-export function splitOrigin(url: string): { origin: string; host: string } | undefined {
+export function originEnd(url: string): number {
   const authStart = url.startsWith('https://') ? 8 : url.startsWith('http://') ? 7 : 0;
-  if (authStart === 0) return undefined;
+  if (authStart === 0) return -1;
   let end = authStart;
   const n = url.length;
   while (end < n) {
@@ -68,6 +68,17 @@ export function splitOrigin(url: string): { origin: string; host: string } | und
     if (c === 0x2f || c === 0x3f || c === 0x23) break;
     end++;
   }
+  return end;
+}
+
+/**
+ * Splits an origin or canonical URL (`scheme://host[:port]…`) into its origin and host.
+ * Returns undefined when the string does not start with an http(s) origin.
+ */
+export function splitOrigin(url: string): { origin: string; host: string } | undefined {
+  const end = originEnd(url);
+  if (end < 0) return undefined;
+  const authStart = url.charCodeAt(4) === 0x73 ? 8 : 7;
   if (end === authStart) return undefined;
   let hostEnd = end;
   if (url.charCodeAt(authStart) === 0x5b) hostEnd = url.indexOf(']', authStart) + 1;

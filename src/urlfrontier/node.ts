@@ -52,8 +52,13 @@ export interface FrontierNode {
   hasQueue(crawl: string, key: string): Promise<boolean>;
   stats(crawl: string, key: string): Promise<StoreStats>;
   listQueues(crawl: string, includeInactive: boolean): Promise<string[]>;
-  /** Calls `visit` per matching URL in storage order until it returns false. */
-  scanUrls(crawl: string, filter: UrlFilter, visit: (v: UrlView) => boolean): Promise<void>;
+  /**
+   * Calls `visit` per matching URL in storage order until it returns false; `limit` bounds
+   * how many it may ask for (a cluster fetches no more than that from each slot).
+   */
+  scanUrls(crawl: string, filter: UrlFilter, limit: number, visit: (v: UrlView) => boolean): Promise<void>;
+  /** How many URLs match. */
+  countUrls(crawl: string, filter: UrlFilter): Promise<number>;
   status(crawl: string, url: string, key: string): Promise<UrlView | undefined>;
   crawls(): Promise<string[]>;
   isActive(): Promise<boolean>;
@@ -121,8 +126,17 @@ export class LocalNode implements FrontierNode {
     return this.store.listQueues(crawlName(crawl), includeInactive, this.clock());
   }
 
-  async scanUrls(crawl: string, filter: UrlFilter, visit: (v: UrlView) => boolean): Promise<void> {
+  async scanUrls(crawl: string, filter: UrlFilter, _limit: number, visit: (v: UrlView) => boolean): Promise<void> {
     this.store.scanUrls(crawlName(crawl), filter, visit);
+  }
+
+  async countUrls(crawl: string, filter: UrlFilter): Promise<number> {
+    let n = 0;
+    this.store.scanUrls(crawlName(crawl), filter, () => {
+      n++;
+      return true;
+    });
+    return n;
   }
 
   async status(crawl: string, url: string, key: string): Promise<UrlView | undefined> {

@@ -20,16 +20,22 @@
  *   urlfrontier.ckpt            checkpoint of generation g (atomic write: temp, fsync, rename)
  *   urlfrontier-<g>.journal     operations since that checkpoint (journal generation g)
  *
- * A checkpoint of generation g+1 is written first, then journal g+1 is started and journal g
- * deleted; a crash in between leaves a journal whose generation is older than the checkpoint,
- * which recovery ignores (its operations are in the checkpoint).
+ * A periodic checkpoint does not stop the event loop for its file: the store is encoded as
+ * generation g+1 synchronously (a consistent cut: every earlier change is in journal g, none
+ * later), journal g+1 starts at once and takes every later change, and the checkpoint file is
+ * written, fsynced and renamed in the thread pool while calls go on; journal g is deleted
+ * after the rename. Recovery reads the checkpoint and the journal of its generation and, when
+ * the checkpoint of g+1 never landed (a crash during the write), journal g+1 after journal g:
+ * checkpoint g + journal g is exactly what checkpoint g+1 would hold. A journal whose
+ * generation is older than the checkpoint is ignored (its operations are in the checkpoint).
  */
-import { closeSync, existsSync, fsync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, fsync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { open as openAsync, rename as renameAsync, unlink as unlinkAsync } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { InvalidStateError } from '../errors/index.js';
-import { ensureDirectory, writePartition } from '../format/file.js';
+import { ensureDirectory, removeStaleTemps, writePartition } from '../format/file.js';
 import { processAlive } from '../engine/datadir.js';
-import { Journal } from '../journal/index.js';
+import { Journal, parseJournal } from '../journal/index.js';
 import {
   OpWriter,
   decodeCheckpoint,
@@ -132,6 +138,8 @@ export interface LogSettings {
   readonly checkpointEveryMs: number;
   /** Monotonic-enough clock for the checkpoint cadence (ms). */
   readonly now: () => number;
+  /** Awaited before a periodic checkpoint's file is written (tests hold it to observe calls during the write). */
+  readonly beforeCheckpointWrite?: () => Promise<void>;
 }
 
 /** What recovery found. */
@@ -148,6 +156,8 @@ export class FrontierLog implements OpLog, Committer {
   private scheduled = false;
   private syncing = false;
   private closed = false;
+  /** The periodic checkpoint being written in the background, if any. */
+  private writing: Promise<void> | undefined;
   private failure: Error | undefined;
   private lastCheckpointMs: number;
   /** Size of the last checkpoint written: the journal may grow to half of it before the next. */
@@ -182,18 +192,45 @@ export class FrontierLog implements OpLog, Committer {
       const opened = Journal.open(join(settings.dir, journalFile(generation)), { generation });
       journal = opened.journal;
       for (const rec of opened.replay.records) replayRecord(rec, store);
+      // A checkpoint of g+1 that never landed: its journal holds what came after the cut.
+      const after = replayNext(settings.dir, generation, store);
       for (const name of readdirSync(settings.dir)) {
         const m = JOURNAL_RE.exec(name);
-        // Older generations are covered by the checkpoint; newer ones cannot exist without it.
-        if (m !== null && BigInt(m[1]!) !== generation) unlinkSync(join(settings.dir, name));
+        // Older generations are covered by the checkpoint; g+1 was just replayed (and is
+        // folded into a checkpoint below); newer ones cannot exist without a checkpoint.
+        if (m !== null && BigInt(m[1]!) !== generation && BigInt(m[1]!) !== generation + 1n) unlinkSync(join(settings.dir, name));
       }
       const log = new FrontierLog(store, settings, generation, journal, lock);
       log.lastCheckpointBytes = image?.length ?? 0;
       store.attach(log);
-      return { log, recovery: { generation, replayedRecords: opened.replay.records.length, tornBytes: opened.replay.tornBytes } };
+      if (after !== undefined) log.checkpoint(); // writes g+1 and restarts journal g+1 empty
+      return { log, recovery: { generation, replayedRecords: opened.replay.records.length + (after ?? 0), tornBytes: opened.replay.tornBytes } };
     } catch (err) {
       // A failed start leaves nothing held.
       journal?.close();
+      unlockDir(lock);
+      throw err;
+    }
+  }
+
+  /**
+   * Starts a fresh directory for a store that already holds state (a cluster slot taken over
+   * from its previous owner's directory): whatever `dir` held is removed, the store's state
+   * becomes the directory's first checkpoint, and the log is attached.
+   */
+  static adopt(store: UrlFrontierStore, settings: LogSettings): FrontierLog {
+    rmSync(settings.dir, { recursive: true, force: true });
+    ensureDirectory(settings.dir);
+    const lock = lockDir(settings.dir);
+    try {
+      const generation = 1n;
+      const bytes = writePartition(join(settings.dir, CHECKPOINT_FILE), encodeCheckpoint(store, generation));
+      const journal = Journal.create(join(settings.dir, journalFile(generation)), generation);
+      const log = new FrontierLog(store, settings, generation, journal, lock);
+      log.lastCheckpointBytes = bytes;
+      store.attach(log);
+      return log;
+    } catch (err) {
       unlockDir(lock);
       throw err;
     }
@@ -266,39 +303,77 @@ export class FrontierLog implements OpLog, Committer {
   private flush(): void {
     if (this.syncing || this.closed) return; // the running fsync reschedules when it ends
     if (this.w.length === 0 && this.waiting.length === 0) return;
-    const now = this.settings.now();
-    if (
-      this.failure === undefined &&
-      // Half the checkpoint's size keeps rewriting it O(1) amortized per change as the store grows.
-      (this.journal.bytes >= Math.max(this.settings.checkpointBytes, this.lastCheckpointBytes / 2) ||
-        (now - this.lastCheckpointMs >= this.settings.checkpointEveryMs && this.journal.length > 0))
-    ) {
-      // The checkpoint holds every applied change (pending ones included) and is fsynced.
-      const cbs = this.waiting;
-      this.waiting = [];
-      this.w.length = 0;
-      try {
-        this.checkpoint();
-      } catch (err) {
-        this.failure = err instanceof Error ? err : new Error(String(err));
-      }
-      this.release(cbs, this.failure);
-      return;
-    }
     this.write();
     const cbs = this.waiting;
     this.waiting = [];
+    const fd = this.syncFd; // the journal this batch went to
+    if (this.failure === undefined && this.writing === undefined && this.checkpointDue()) this.beginCheckpoint();
     if (this.failure !== undefined || !this.settings.fsync) {
+      if (fd !== this.syncFd) closeSync(fd); // rotated, and no fsync on it in flight
       this.release(cbs, this.failure);
       return;
     }
     this.syncing = true;
-    fsync(this.syncFd, (err) => {
+    fsync(fd, (err) => {
       this.syncing = false;
+      if (fd !== this.syncFd) closeSync(fd);
       if (err && this.failure === undefined) this.failure = err;
       this.release(cbs, this.failure);
       if (this.w.length > 0 || this.waiting.length > 0) this.schedule();
     });
+  }
+
+  private checkpointDue(): boolean {
+    const now = this.settings.now();
+    // Half the checkpoint's size keeps rewriting it O(1) amortized per change as the store grows.
+    return (
+      this.journal.bytes >= Math.max(this.settings.checkpointBytes, this.lastCheckpointBytes / 2) ||
+      (now - this.lastCheckpointMs >= this.settings.checkpointEveryMs && this.journal.length > 0)
+    );
+  }
+
+  /**
+   * A periodic checkpoint: the cut and the journal rotation now (nothing is pending: `flush`
+   * just wrote it to the old journal), the file in the background. A failed write stops all
+   * acks (`failure`): recovery could not span a second rotation without this checkpoint.
+   */
+  private beginCheckpoint(): void {
+    const next = this.generation + 1n;
+    let bytes: Uint8Array;
+    let journal: Journal;
+    try {
+      bytes = encodeCheckpoint(this.store, next);
+      journal = Journal.create(join(this.settings.dir, journalFile(next)), next);
+    } catch (err) {
+      this.failure = err instanceof Error ? err : new Error(String(err));
+      return;
+    }
+    const old = this.journal;
+    const oldPath = join(this.settings.dir, journalFile(this.generation));
+    this.journal = journal;
+    this.syncFd = openSync(join(this.settings.dir, journalFile(next)), 'r');
+    this.generation = next;
+    this.lastCheckpointMs = this.settings.now();
+    this.writing = (async () => {
+      try {
+        await this.settings.beforeCheckpointWrite?.();
+        this.lastCheckpointBytes = await writeFileDurably(join(this.settings.dir, CHECKPOINT_FILE), bytes);
+        // Journal g is covered now; sync it off the loop so closing it costs nothing, then drop it.
+        const h = await openAsync(oldPath, 'r');
+        await h.sync().finally(() => h.close());
+        old.close();
+        await unlinkAsync(oldPath);
+      } catch (err) {
+        if (this.failure === undefined) this.failure = err instanceof Error ? err : new Error(String(err));
+      } finally {
+        this.writing = undefined;
+      }
+    })();
+  }
+
+  /** Whether a periodic checkpoint is being written. */
+  get checkpointing(): boolean {
+    return this.writing !== undefined;
   }
 
   /** Writes a checkpoint of the store as the next generation and starts its empty journal. */
@@ -319,6 +394,7 @@ export class FrontierLog implements OpLog, Committer {
   async close(): Promise<void> {
     if (this.closed) return;
     while (this.syncing) await new Promise((resolve) => setTimeout(resolve, 1));
+    await this.writing;
     this.closed = true;
     const cbs = this.waiting;
     this.waiting = [];
@@ -344,4 +420,77 @@ export class FrontierLog implements OpLog, Committer {
   get currentGeneration(): bigint {
     return this.generation;
   }
+}
+
+/**
+ * Reads the state another process left in `dir` (checkpoint, then the journal of the same
+ * generation) without writing to it: the previous owner of a cluster slot may be gone, or —
+ * past its lease — still rotating its files. A checkpoint that changed while the journal was
+ * read is read again, so the result is always a checkpoint plus a prefix of its journal.
+ * `fresh` makes the empty store to load into.
+ */
+export function loadFrontierDir(dir: string, fresh: () => UrlFrontierStore): UrlFrontierStore {
+  const ckpt = join(dir, CHECKPOINT_FILE);
+  const generationOf = (): bigint | undefined => {
+    if (!existsSync(ckpt)) return undefined;
+    const head = readFileSync(ckpt).subarray(16, 24);
+    return head.length === 8 ? new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true) : undefined;
+  };
+  for (let attempt = 0; ; attempt++) {
+    const store = fresh();
+    const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
+    const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
+    const bytes = readIfThere(join(dir, journalFile(generation)));
+    const next = readIfThere(join(dir, journalFile(generation + 1n)));
+    if (generationOf() !== (image === undefined ? undefined : generation) && attempt < 10) continue;
+    if (bytes !== undefined && bytes.length > 0) {
+      for (const rec of parseJournal(bytes, generation).records) replayRecord(rec, store);
+    }
+    if (next !== undefined) replayJournal(next, generation + 1n, store);
+    return store;
+  }
+}
+
+/**
+ * Replays journal g+1 when it exists beside checkpoint g (a periodic checkpoint whose file had
+ * not landed); returns its record count, or undefined when there is none.
+ */
+function replayNext(dir: string, generation: bigint, store: UrlFrontierStore): number | undefined {
+  const bytes = readIfThere(join(dir, journalFile(generation + 1n)));
+  return bytes === undefined ? undefined : replayJournal(bytes, generation + 1n, store);
+}
+
+function readIfThere(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Replays a journal's intact records; returns how many. */
+function replayJournal(bytes: Uint8Array, generation: bigint, store: UrlFrontierStore): number {
+  if (bytes.length < 16) return 0; // created, header not yet written: nothing after the cut
+  const records = parseJournal(bytes, generation).records;
+  for (const rec of records) replayRecord(rec, store);
+  return records.length;
+}
+
+/** Writes `bytes` to `path` atomically off the event loop (temp file, fsync, rename, directory fsync); returns the size. */
+async function writeFileDurably(path: string, bytes: Uint8Array): Promise<number> {
+  // Named like writePartition's temporaries, so its removeStaleTemps tidies one a kill -9 left.
+  removeStaleTemps(path);
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now() % 1e9}.tmp`);
+  const h = await openAsync(temp, 'w');
+  try {
+    await h.writeFile(bytes);
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+  await renameAsync(temp, path);
+  const d = await openAsync(dirname(path), 'r');
+  await d.sync().finally(() => d.close());
+  return bytes.length;
 }

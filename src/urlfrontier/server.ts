@@ -1,7 +1,8 @@
 /**
- * `startUrlFrontierServer`: a single-node URLFrontier 2.6 server on @grpc/grpc-js — options
- * validated first, then recovery from `dataDir`, then the listening socket; a failed start
- * releases whatever it had acquired.
+ * `startUrlFrontierServer`: a URLFrontier 2.6 server on @grpc/grpc-js — single-node (options
+ * validated first, then recovery from `dataDir`, then the listening socket) or a cluster node
+ * / router (`cluster`: the socket first, since the node advertises its port, then joining the
+ * cluster); a failed start releases whatever it had acquired.
  */
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -12,7 +13,9 @@ import {
   numberField,
   stringField,
 } from '../options/index.js';
-import { LocalNode } from './node.js';
+import { ClusterFrontier, type UrlFrontierClusterOptions } from './cluster.js';
+import { type FrontierNode, LocalNode } from './node.js';
+import { PEER_SERVICE, peerHandlers } from './peer.js';
 import { type Committer, FrontierLog, MemoryCommitter, type Recovery } from './persist.js';
 import { urlFrontierService } from './schema.js';
 import { type LogLevel, type LogSink, LogLevels, urlFrontierHandlers } from './service.js';
@@ -49,6 +52,12 @@ export interface UrlFrontierServerOptions {
   maxMessageBytes: number;
   /** Where log lines go (level, logger, message), filtered by SetLogLevel (INFO by default). Default: stderr. */
   log: LogSink;
+  /**
+   * Join a cluster instead of running alone: `{ redis, crawl, store }` (a node owning slots,
+   * their state in the shared `store`), or `{ redis, crawl, router: true }` (one address in
+   * front of the cluster). `dataDir` is not used then.
+   */
+  cluster: UrlFrontierClusterOptions | undefined;
 }
 
 /** A running server. */
@@ -57,8 +66,10 @@ export interface UrlFrontierServer {
   readonly port: number;
   /** The address it listens on. */
   readonly host: string;
-  /** What recovery found in `dataDir` (undefined in memory-only mode). */
+  /** What recovery found in `dataDir` (undefined in memory-only and cluster mode). */
   readonly recovery: Recovery | undefined;
+  /** This node's id in its cluster (undefined single-node). */
+  readonly nodeId: string | undefined;
   /** Stops accepting calls, finishes streams briefly, writes a final checkpoint and closes files. */
   close(): Promise<void>;
 }
@@ -81,18 +92,41 @@ const resolveOptions = defineOptions<UrlFrontierServerOptions>('UrlFrontierServe
   maxBatchItems: numberField({ min: 1, integer: true, default: 100_000 }),
   maxMessageBytes: numberField({ min: 1024, max: 2 ** 31 - 1, integer: true, default: 64 * 1024 * 1024 }),
   log: customField<LogSink>('a function (level, logger, message)', (v): v is LogSink => typeof v === 'function', () => stderrLog),
+  cluster: customField<UrlFrontierClusterOptions>(
+    '{ redis: "redis://…", crawl: NAME, store: DIR } or { redis, crawl, router: true }, with slots 1–65536, heartbeatTtlMs 100–600000, pollMs 1–60000, peerTimeoutMs 10–600000 if given',
+    (v): v is UrlFrontierClusterOptions => {
+      const c = v as Partial<UrlFrontierClusterOptions> | null;
+      const within = (v: unknown, min: number, max: number): boolean => v === undefined || (typeof v === 'number' && v >= min && v <= max);
+      return (
+        typeof c === 'object' && c !== null &&
+        typeof c.redis === 'string' && /^rediss?:\/\//.test(c.redis) &&
+        typeof c.crawl === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(c.crawl) &&
+        (c.router === true || (typeof c.store === 'string' && c.store !== '')) &&
+        within(c.slots, 1, 65_536) && (c.slots === undefined || Number.isInteger(c.slots)) &&
+        within(c.heartbeatTtlMs, 100, 600_000) && within(c.pollMs, 1, 60_000) &&
+        within(c.peerTimeoutMs, 10, 600_000) && within(c.forwardTimeoutMs, 0, 3_600_000) &&
+        (c.nodeId === undefined || (typeof c.nodeId === 'string' && /^\S{1,200}$/.test(c.nodeId))) &&
+        (c.advertise === undefined || (typeof c.advertise === 'string' && c.advertise !== ''))
+      );
+    },
+  ),
 });
 
 /**
- * Starts a single-node URLFrontier server and resolves once it listens.
+ * Starts a URLFrontier server and resolves once it listens (and, with `cluster`, has joined).
  *
  * @example
  * const server = await startUrlFrontierServer({ port: 7071, dataDir: './frontier' });
  * // … point StormCrawler or scrapy-url-frontier at 127.0.0.1:7071 …
  * await server.close();
+ *
+ * @example
+ * // a cluster node (one per machine, the same redis, crawl and shared store on each):
+ * await startUrlFrontierServer({ port: 7071, cluster: { redis: 'redis://10.0.0.5:6379', crawl: 'web', store: '/mnt/frontier' } });
  */
 export async function startUrlFrontierServer(options?: Partial<UrlFrontierServerOptions> | null): Promise<UrlFrontierServer> {
   const o = resolveOptions(options);
+  if (o.cluster !== undefined) return startClusterServer(o, o.cluster);
   const store = new UrlFrontierStore({ defaultDelayMs: o.defaultDelayMs, canonicalize: o.canonicalize });
   let committer: Committer;
   let recovery: Recovery | undefined;
@@ -109,48 +143,91 @@ export async function startUrlFrontierServer(options?: Partial<UrlFrontierServer
   } else {
     committer = new MemoryCommitter();
   }
-  const levels = new LogLevels();
   let address = `${o.host}:${o.port}`;
   const node = new LocalNode(store, committer, o.clock, () => address);
+  let bound: Bound;
+  try {
+    bound = await listen(o, node, new LogLevels());
+  } catch (err) {
+    await committer.close().catch(() => undefined);
+    throw err;
+  }
+  address = `${o.host}:${bound.port}`;
+  return serverHandle(o, bound, recovery, undefined, () => committer.close());
+}
+
+interface Bound {
+  readonly server: grpc.Server;
+  readonly port: number;
+}
+
+/** A gRPC server with the URLFrontier service over `node` (and, in a cluster, the peer service), listening. */
+async function listen(o: UrlFrontierServerOptions, node: FrontierNode, levels: LogLevels, peer?: ClusterFrontier): Promise<Bound> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': o.maxMessageBytes,
     'grpc.max_send_message_length': o.maxMessageBytes,
   });
   server.addService(urlFrontierService(), urlFrontierHandlers(node, { defaultLeaseMs: o.defaultLeaseMs, maxBatchItems: o.maxBatchItems, levels, log: o.log }));
-  let port: number;
+  if (peer !== undefined) server.addService(PEER_SERVICE, peerHandlers(peer.local));
   try {
-    port = await new Promise<number>((resolve, reject) => {
+    const port = await new Promise<number>((resolve, reject) => {
       const target = o.host.includes(':') ? `[${o.host}]:${o.port}` : `${o.host}:${o.port}`;
-      server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+      server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
     });
+    return { server, port };
   } catch (err) {
     server.forceShutdown();
-    await committer.close().catch(() => undefined);
     throw err;
   }
-  address = `${o.host}:${port}`;
+}
+
+function serverHandle(o: UrlFrontierServerOptions, b: Bound, recovery: Recovery | undefined, nodeId: string | undefined, release: () => Promise<void>): UrlFrontierServer {
   let closing: Promise<void> | undefined;
   return {
-    port,
+    port: b.port,
     host: o.host,
     recovery,
+    nodeId,
     close(): Promise<void> {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
-            server.forceShutdown();
+            b.server.forceShutdown();
             resolve();
           }, 2000);
-          server.tryShutdown(() => {
+          b.server.tryShutdown(() => {
             clearTimeout(timer);
             resolve();
           });
         });
-        await committer.close();
+        await release();
       })();
       return closing;
     },
   };
 }
 
+/** A cluster node or router: listen first (the node advertises its port), then join. */
+async function startClusterServer(o: UrlFrontierServerOptions, c: UrlFrontierClusterOptions): Promise<UrlFrontierServer> {
+  const levels = new LogLevels();
+  const node = new ClusterFrontier(c, {
+    store: { defaultDelayMs: o.defaultDelayMs, canonicalize: o.canonicalize },
+    fsync: o.fsync,
+    checkpointBytes: o.checkpointBytes,
+    checkpointEveryMs: o.checkpointEveryMs,
+    clock: o.clock,
+    maxMessageBytes: o.maxMessageBytes,
+    warn: (message) => {
+      if (levels.enabled('meguri.urlfrontier.cluster', 'WARN')) o.log('WARN', 'meguri.urlfrontier.cluster', message);
+    },
+  });
+  const bound = await listen(o, node, levels, c.router === true ? undefined : node);
+  try {
+    await node.start(`${o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host}:${bound.port}`);
+  } catch (err) {
+    bound.server.forceShutdown();
+    throw err;
+  }
+  return serverHandle(o, bound, undefined, c.router === true ? undefined : node.nodeId, () => node.close());
+}
 export type { LogLevel, LogSink };

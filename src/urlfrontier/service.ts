@@ -119,6 +119,15 @@ function status(code: grpc.status, details: string): grpc.ServiceError {
   return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
 }
 
+/**
+ * The gRPC status of a failed node call: the one it carries (`grpcCode`, e.g. a cluster
+ * fan-out's UNAVAILABLE) or INTERNAL.
+ */
+function codeOf(err: unknown): grpc.status {
+  const c = (err as { grpcCode?: unknown } | undefined)?.grpcCode;
+  return typeof c === 'number' ? (c as grpc.status) : grpc.status.INTERNAL;
+}
+
 function infoOf(item: UrlItemMsg): { info: UrlInfoMsg | undefined; known: boolean; refetch: number } {
   if (item.item === 'known' && item.known) return { info: item.known.info ?? undefined, known: true, refetch: item.known.refetchable_from_date };
   if (item.item === 'discovered' && item.discovered) return { info: item.discovered.info ?? undefined, known: false, refetch: 0 };
@@ -209,7 +218,7 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
       };
       const fail = (err: unknown): void => {
         warn(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
-        reply(status(grpc.status.INTERNAL, `${name}: ${err instanceof Error ? err.message : String(err)}`));
+        reply(status(codeOf(err), `${name}: ${err instanceof Error ? err.message : String(err)}`));
       };
       try {
         const pending = fn(call.request, reply);
@@ -227,7 +236,7 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
         () => call.end(),
         (err: unknown) => {
           warn(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
-          call.destroy(status(grpc.status.INTERNAL, `${name}: ${err instanceof Error ? err.message : String(err)}`));
+          call.destroy(status(codeOf(err), `${name}: ${err instanceof Error ? err.message : String(err)}`));
         },
       );
     };
@@ -236,7 +245,7 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
   const controlDone =
     (reply: (err: grpc.ServiceError | null, res?: object) => void, shape: (removed: number) => object) =>
     (err: Error | undefined, removed: number): void => {
-      if (err) reply(status(grpc.status.UNAVAILABLE, `not durable: ${err.message}`));
+      if (err) reply(status(grpc.status.UNAVAILABLE, codeOf(err) === grpc.status.INTERNAL ? `not durable: ${err.message}` : err.message));
       else reply(null, shape(removed));
     };
 
@@ -306,7 +315,7 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
       const p = call.request;
       let skip = p.start;
       let left = p.size > 0 ? p.size : DEFAULT_PAGE;
-      await node.scanUrls(p.crawlID, { key: p.key, filter: p.filter ?? '', ignoreCase: p.ignoreCase === true }, (v) => {
+      await node.scanUrls(p.crawlID, { key: p.key, filter: p.filter ?? '', ignoreCase: p.ignoreCase === true }, skip + left, (v) => {
         if (skip > 0) {
           skip--;
           return true;
@@ -323,12 +332,7 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     }),
 
     CountURLs: unary<CountUrlMsg, object>('CountURLs', async (req, reply) => {
-      let n = 0;
-      await node.scanUrls(req.crawlID, { key: req.key, filter: req.filter ?? '', ignoreCase: req.ignoreCase === true }, () => {
-        n++;
-        return true;
-      });
-      reply(null, { value: n });
+      reply(null, { value: await node.countUrls(req.crawlID, { key: req.key, filter: req.filter ?? '', ignoreCase: req.ignoreCase === true }) });
     }),
 
     GetStats: unary<QueueParamsMsg, object>('GetStats', async (req, reply) => {

@@ -256,6 +256,35 @@ export function defaultKey(url: string): string {
   }
 }
 
+/** The identity of `raw`: itself, or its canonical form (`canonicalize`); '' when unusable. */
+export function identityOf(raw: string, canonicalize: boolean): string {
+  if (typeof raw !== 'string' || raw === '' || raw.length > MAX_URL_LENGTH) return '';
+  if (!canonicalize) return raw;
+  return canonicalizeUrl(raw) ?? '';
+}
+
+/** An item's crawl, URL identity and queue key, as the store files it. */
+export interface ResolvedItem {
+  readonly crawl: string;
+  readonly url: string;
+  readonly key: string;
+}
+
+/**
+ * Resolves an incoming item's crawl, URL and key, or returns undefined (it is SKIPPED). A
+ * cluster routes by the result, so every node must resolve alike (same `canonicalize`).
+ */
+export function resolveItem(rawUrl: string, rawKey: string, crawlId: string, canonicalize: boolean): ResolvedItem | undefined {
+  const url = identityOf(rawUrl, canonicalize);
+  if (url === '') return undefined;
+  const host = defaultKey(url);
+  if (host === '') return undefined; // no host: not a crawlable URL
+  const key = rawKey === '' ? host : rawKey;
+  const crawl = crawlName(crawlId);
+  if (key.length > MAX_KEY_LENGTH || crawl.length > MAX_KEY_LENGTH) return undefined;
+  return { crawl, url, key };
+}
+
 /** The store. One owner (the server); not safe to share between processes. */
 export class UrlFrontierStore {
   readonly crawls = new Map<string, Crawl>();
@@ -281,21 +310,12 @@ export class UrlFrontierStore {
 
   /** The identity of `raw`: itself, or its canonical form; '' when unusable. */
   identity(raw: string): string {
-    if (typeof raw !== 'string' || raw === '' || raw.length > MAX_URL_LENGTH) return '';
-    if (!this.settings.canonicalize) return raw;
-    return canonicalizeUrl(raw) ?? '';
+    return identityOf(raw, this.settings.canonicalize);
   }
 
   /** Resolves crawl, URL and key of an incoming item, or returns undefined (SKIPPED). */
-  private resolve(rawUrl: string, rawKey: string, crawlId: string): { crawl: string; url: string; key: string } | undefined {
-    const url = this.identity(rawUrl);
-    if (url === '') return undefined;
-    const host = defaultKey(url);
-    if (host === '') return undefined; // no host: not a crawlable URL
-    const key = rawKey === '' ? host : rawKey;
-    const crawl = crawlName(crawlId);
-    if (key.length > MAX_KEY_LENGTH || crawl.length > MAX_KEY_LENGTH) return undefined;
-    return { crawl, url, key };
+  private resolve(rawUrl: string, rawKey: string, crawlId: string): ResolvedItem | undefined {
+    return resolveItem(rawUrl, rawKey, crawlId, this.settings.canonicalize);
   }
 
   /** A discovered URL: stored (OK) unless unusable or already known in any state (SKIPPED). */

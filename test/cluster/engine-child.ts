@@ -1,7 +1,7 @@
 /**
  * An `Engine` in cluster mode in its own process (kill -9 tests): run with `--import tsx`,
  * config as JSON in argv[2]. Fetches the sim over HTTP with its DNS table. Prints one JSON line
- * per event ("ready", "page", "summary", "error") on stdout; IPC message "stop" stops it
+ * per event ("ready", "fetched", "checkpoint", "page", "summary", "error") on stdout; IPC message "stop" stops it
  * gracefully.
  */
 import { Engine } from '../../src/index.js';
@@ -44,6 +44,9 @@ const engine = new Engine({
   },
 });
 engine.once('open', () => out({ type: 'ready', node: engine.clusterStats()?.nodeId }));
+// At report time (the engine's clock): a slot checkpoint whose snapshot is later holds the page.
+engine.on('fetched', (p) => out({ type: 'fetched', url: p.url, at: performance.timeOrigin + performance.now() }));
+engine.on('checkpoint', (c) => out({ type: 'checkpoint', slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }));
 process.on('message', (m: string) => {
   if (m === 'stop') void engine.stop();
 });

@@ -20,6 +20,7 @@ interface Config {
   campaign?: boolean;
   seeds?: string[];
   dns?: Record<string, string>;
+  /** Crawl-wide politeness (recorded), e.g. narrowMs 0 to keep a raised IP interval raised. */
   politeness?: Record<string, number>;
   concurrency?: number;
   logPages?: boolean;
@@ -53,7 +54,19 @@ const node = new ClusterNode({
   campaign: cfg.campaign ?? false,
   concurrency: cfg.concurrency ?? 16,
   onPage: cfg.logPages
-    ? (p) => out({ type: 'page', slot: p.slot, epoch: p.epoch, url: p.request.url, at: p.startedAtMs, status: p.outcome.status, node: node.nodeId })
+    ? (p) =>
+        out({
+          type: 'page',
+          slot: p.slot,
+          epoch: p.epoch,
+          url: p.request.url,
+          at: p.startedAtMs,
+          status: p.outcome.status,
+          node: node.nodeId,
+          // The slot's view of the IP's interval after this outcome, and when it was reported.
+          iv: p.request.ip === undefined ? undefined : node.frontierOf(p.request.host)?.ipIntervalMs(p.request.ip),
+          seen: performance.timeOrigin + performance.now(),
+        })
     : undefined,
   faults: (p: FaultPoint, slot: number) => {
     if (cfg.logPages && (p === 'snapshot' || p === 'accepted')) out({ type: p, slot });

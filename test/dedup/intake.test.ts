@@ -45,9 +45,50 @@ describe('admitLinksBatch', () => {
       ),
       { seed: 22, numRuns: 200 },
     );
-    // Both routes ran: pages the core finished in one call, and pages it handed back.
+    // Both routes ran: pages the core finished in one call, and pages it finished but for a few links.
     expect(admitStats.fused).toBeGreaterThan(before.fused + 50);
-    expect(admitStats.split).toBeGreaterThan(before.split + 50);
+    expect(admitStats.partial).toBeGreaterThan(before.partial + 50);
+  });
+
+  it('hands back only the links the core cannot answer, and repairs the first occurrence', () => {
+    const seen = new SeenSet({ capacity: 64 });
+    const page = 'https://e.com/dir/page';
+    try {
+      admitLinksBatch(seen, page, ['/warm', 'https://f.org/warm']); // both origins now in the key table
+      const links: string[] = [];
+      for (let k = 0; k < 58; k++) links.push(k % 2 === 0 ? `/p/${k}` : `https://f.org/q/${k}?b=1&a=${k}`);
+      links.splice(10, 0, 'https://e.com/x/./y'); // declined (dot segment) …
+      links.push('/x/y'); // … and the same URL, answered by the core, later on the page
+      const before = { ...admitStats };
+      const got = admitLinksBatch(seen, page, links);
+      expect(admitStats.partial).toBe(before.partial + 1);
+      expect(admitStats.pending).toBe(before.pending + 1);
+      expect(got.canonical[10]).toBe('https://e.com/x/y');
+      expect(got.verdicts[10]).toBe(1);
+      expect(got.verdicts[59]).toBe(0);
+      expect(got.fresh.length).toBe(59);
+      expect(seen.len).toBe(2 + 59);
+      // The same page again: all seen, and still one pending link.
+      const again = admitLinksBatch(seen, page, links);
+      expect([...again.verdicts].every((v) => v === 0)).toBe(true);
+      expect(admitStats.pending).toBe(before.pending + 2);
+      // A page of known origins and plain links goes in one call.
+      admitLinksBatch(seen, page, links.filter((_, i) => i !== 10));
+      expect(admitStats.fused).toBe(before.fused + 1);
+      // A large page with many declined links (the repair's indexed branch).
+      const big: string[] = [];
+      for (let k = 0; k < 200; k++) big.push(`/big/./${k}`);
+      for (let k = 0; k < 2000; k++) big.push(`/big/${k % 400}`);
+      const b = admitLinksBatch(seen, page, big);
+      const model = new Set<string>();
+      big.forEach((l, i) => {
+        const c = canonicalize(l, page)!;
+        expect(b.verdicts[i]).toBe(model.has(c) ? 0 : 1);
+        model.add(c);
+      });
+    } finally {
+      seen.free();
+    }
   });
 
   it('rejects a non-array', () => {

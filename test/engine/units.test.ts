@@ -1,7 +1,9 @@
 /**
  * The engine's small parts on their own: host explanations (live and from a checkpoint), the
- * journal record codec, the per-IP send gate, and the waker.
+ * journal record codec, the per-IP send gate, the waker, and the per-origin caches of the
+ * scope and the host directory.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   CorruptJournalError,
@@ -18,6 +20,8 @@ import {
 } from '../../src/index.js';
 import { decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from '../../src/engine/records.js';
 import { SendGate } from '../../src/engine/send-gate.js';
+import { HostDirectory } from '../../src/engine/host-directory.js';
+import { Scope } from '../../src/engine/scope.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,5 +217,39 @@ describe('Waker', () => {
     setTimeout(() => w.notify(), 5);
     await w.wait(10_000);
     expect([w.wakeups, w.timerWakeups]).toEqual([3, 1]);
+  });
+});
+
+describe('Scope and HostDirectory by origin (issue 19: per-link caches)', () => {
+  const hosts = ['a.example.com', 'b.example.com', 'example.com', 'x.example.org', 'bob.github.io', 'alice.github.io', '127.0.0.1', '[::1]'];
+  const url = fc
+    .tuple(fc.constantFrom('http', 'https'), fc.constantFrom(...hosts), fc.constantFrom('', ':8080', ':443'), fc.constantFrom('/', '/p/1', '?q=1', '#f', ''))
+    .map(([s, h, port, rest]) => `${s}://${h}${port}${rest}`);
+
+  it('a long-lived Scope answers as a fresh one would, across seeds that widen it (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('host', 'domain', 'origin', 'any' as const), fc.array(fc.tuple(fc.boolean(), url), { maxLength: 40 }), (scope, ops) => {
+        const seeds = ['https://a.example.com/'];
+        const kept = new Scope(scope, seeds, [], ['**/*.pdf']);
+        for (const [seed, u] of ops) {
+          if (seed) {
+            seeds.push(u);
+            kept.addSeed(u);
+          }
+          expect(kept.check(u)).toBe(new Scope(scope, seeds, [], ['**/*.pdf']).check(u));
+        }
+      }),
+      { seed: 1919, numRuns: 200 },
+    );
+  });
+
+  it('HostDirectory.register groups a URL as on first sight, origin by origin', () => {
+    fc.assert(
+      fc.property(fc.array(url, { maxLength: 30 }), (urls) => {
+        const d = new HostDirectory('registrable');
+        for (const u of urls) expect(d.register(u)).toBe(new HostDirectory('registrable').register(u));
+      }),
+      { seed: 1920, numRuns: 100 },
+    );
   });
 });

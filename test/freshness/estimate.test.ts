@@ -1,12 +1,17 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   defaultParams,
   estimate,
+  foldInterval,
   freshnessParams,
   lastModifiedEstimate,
   newFreshnessRecord,
   noChangeRatioEstimate,
+  observeChange,
   posteriorRate,
+  seedIntervals,
+  type FreshnessRecord,
 } from '../../src/freshness/index.js';
 import { mulberry32 } from '../../src/core/mix.js';
 
@@ -128,5 +133,114 @@ describe('estimate', () => {
       expect(l).toBeGreaterThanOrEqual(p.minRate);
       expect(l).toBeLessThanOrEqual(p.maxRate);
     }
+  });
+});
+
+/** A record after fetches separated by `gaps` (hours), `changed[k]` telling whether gap k ended in a change, with the interval statistics kept. */
+function history(gaps: readonly number[], changed: readonly boolean[]): FreshnessRecord {
+  const r = newFreshnessRecord({ crawlCount: 1, firstCrawled: 1000, lastCrawled: 1000, lmHours: -1, unchangedHours: 0, changedLogHours: 0 });
+  for (let k = 0; k < gaps.length; k++) {
+    foldInterval(r, gaps[k]!, changed[k]!);
+    r.crawlCount++;
+    if (changed[k]) r.changeCount++;
+    r.lastCrawled += gaps[k]!;
+  }
+  return r;
+}
+
+/** The same record without the interval statistics (what a build before format minor 4 kept). */
+const countsOnly = (r: FreshnessRecord): FreshnessRecord => ({ ...r, unchangedHours: Number.NaN, changedLogHours: Number.NaN });
+
+describe('estimate with the interval statistics (irregular gaps)', () => {
+  it('keeps a fast page fast when long re-probe gaps follow short changed intervals', () => {
+    // 30 six-hour intervals, all changed, then four fortnightly re-probes, all changed: the
+    // short intervals say λ ≳ 1/6 h; the counts and span alone average them into 1/(≈ 40 h).
+    const gaps = [...Array<number>(30).fill(6), 336, 336, 336, 336];
+    const r = history(gaps, gaps.map(() => true));
+    const kept = estimate(r, p);
+    expect(kept).toBeGreaterThan(1 / 6);
+    expect(kept / estimate(countsOnly(r), p)).toBeGreaterThan(3);
+    // With regular gaps the statistics add nothing: the same estimate either way.
+    const even = history(Array<number>(20).fill(12), [...Array<boolean>(10).fill(true), ...Array<boolean>(10).fill(false)]);
+    expect(estimate(even, p)).toBeCloseTo(estimate(countsOnly(even), p), 6);
+  });
+
+  it('is consistent on Poisson histories with irregular gaps, short and long mixed (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0.02, max: 3, noNaN: true }), fc.integer({ min: 1, max: 0x7fffffff }), (perDay, seed) => {
+        const lambda = perDay / 24;
+        const rand = mulberry32(seed);
+        const gaps: number[] = [];
+        const changed: boolean[] = [];
+        // 2,000 intervals: three in four of 2–48 h, one in four a re-probe-like 5–30 days. The
+        // posterior is sharp, so the harmonic mean lands within about one grid step (1.31×).
+        for (let i = 0; i < 2000; i++) {
+          const gap = rand() < 0.75 ? 2 + 46 * rand() : 24 * (5 + 25 * rand());
+          gaps.push(gap);
+          changed.push(rand() < -Math.expm1(-lambda * gap));
+        }
+        const ratio = estimate(history(gaps, changed), p) / lambda;
+        expect(ratio).toBeGreaterThan(0.8);
+        expect(ratio).toBeLessThan(1.4);
+      }),
+      { seed: 2112, numRuns: 25 },
+    );
+  });
+
+  it('all-changed histories: at least one change per longest gap, rising with the evidence, lowered by a quiet interval (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0.5, max: 400, noNaN: true }), { minLength: 5, maxLength: 60 }), fc.double({ min: 0.5, max: 400, noNaN: true }), (gaps, quiet) => {
+        const all = gaps.map(() => true);
+        const est = estimate(history(gaps, all), p);
+        expect(est).toBeGreaterThanOrEqual(Math.min(p.maxRate, 1 / Math.max(...gaps)));
+        // The same gaps seen twice: the likelihood squared (it rises with λ), so the estimate rises.
+        expect(estimate(history([...gaps, ...gaps], [...all, ...all]), p)).toBeGreaterThanOrEqual(est * (1 - 1e-9));
+        // One more interval without a change can only lower it.
+        expect(estimate(history([...gaps, quiet], [...all, false]), p)).toBeLessThanOrEqual(est * (1 + 1e-9));
+      }),
+      { seed: 77, numRuns: 200 },
+    );
+  });
+
+  it('never-changed histories: about one change per quiet span at most, falling toward minRate as quiet time adds up (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0.5, max: 2000, noNaN: true }), { minLength: 1, maxLength: 60 }), (gaps) => {
+        const none = gaps.map(() => false);
+        const quiet = gaps.reduce((a, b) => a + b, 0);
+        const est = estimate(history(gaps, none), p);
+        expect(est).toBeGreaterThanOrEqual(p.minRate);
+        // At most 1/U on a continuous log-flat prior while U ≪ 1/minRate (the 48-point grid adds
+        // up to one step); once U nears 1/minRate the floor holds it within twice minRate.
+        expect(est).toBeLessThanOrEqual(Math.max(2 * p.minRate, 1.31 / quiet));
+        expect(estimate(history([...gaps, 24], [...none, false]), p)).toBeLessThanOrEqual(est * (1 + 1e-9));
+      }),
+      { seed: 78, numRuns: 200 },
+    );
+  });
+
+  it('rebuilds missing statistics from the counts as the counts-only estimator saw them, and leaves kept ones alone', () => {
+    const r = countsOnly(history([10, 30, 20, 40], [true, false, true, false]));
+    seedIntervals(r, 4, 2, 100);
+    expect(r.unchangedHours).toBeCloseTo(50, 12);
+    expect(r.changedLogHours).toBeCloseTo(2 * Math.log(25), 12);
+    expect(estimate(r, p)).toBeCloseTo(estimate(countsOnly(r), p), 9);
+    const kept = history([10, 30], [true, false]);
+    seedIntervals(kept, 2, 1, 40);
+    expect(kept.unchangedHours).toBe(30);
+    expect(kept.changedLogHours).toBeCloseTo(Math.log(10), 12);
+  });
+
+  it('folds what observeChange sees when given fetch times: exact unchanged hours and Σ ln of the changed gaps', () => {
+    const r = newFreshnessRecord();
+    const at = (fp: bigint, h: number): void => void observeChange(r, { row: 0, url: 'u', status: 200, contentFp: fp, simhash: fp * 0x9e3779b97f4a7c15n & 0xffffffffffffffffn }, h, p);
+    at(1n, 100);
+    at(1n, 130); // 30 h unchanged
+    at(2n, 135); // 5 h changed
+    at(3n, 235); // 100 h changed
+    expect(r.unchangedHours).toBe(30);
+    expect(r.changedLogHours).toBeCloseTo(Math.log(5) + Math.log(100), 12);
+    // Without a time the interval is unknown: not kept from then on (the estimate falls back to the counts).
+    observeChange(r, { row: 0, url: 'u', status: 304 }, undefined, p);
+    expect(r.unchangedHours).toBeNaN();
   });
 });

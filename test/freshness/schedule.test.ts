@@ -43,7 +43,12 @@ describe('targetInterval', () => {
     const tau = 30;
     const fast = newFreshnessRecord({ lambda: 1 / 20, priority: 1 }); // w/λ = 20 ≤ 30: margin τλ/w = 1.5
     const slower = newFreshnessRecord({ lambda: 1 / 60, priority: 1 }); // w/λ = 60 > 30
-    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(1.5 / p.reprobeRate, 9);
+    // Close to the line (margin < 4) the re-probes come in pairs at the same average rate: a
+    // long gap, then a test one threshold interval τ/w = 30 h later (odd crawl count: test next).
+    expect(desiredRate(fast, tau, p)).toBeCloseTo(p.reprobeRate / 1.5, 12);
+    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(2 * (1.5 / p.reprobeRate) - 30, 9);
+    fast.crawlCount = 1;
+    expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(30, 9);
     expect(targetInterval(slower, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
     // Far below the line: at most 16 re-probe intervals apart.
     const hyper = newFreshnessRecord({ lambda: 4, priority: 1 }); // margin 120
@@ -204,5 +209,28 @@ describe('hostWaterLevel', () => {
     });
     // A host that fits keeps the partition's level.
     expect(hostWaterLevel(demand, 10, 1e-3)).toBe(1e-3);
+  });
+
+  it('matches optimalRates on random small saturated hosts (fast-check)', () => {
+    // Re-probes made negligible, so the host's capacity goes to funded pages as in the optimum.
+    const q = freshnessParams({ reprobeRate: 1e-6, minReprobeGap: 0.01 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.double({ min: 1 / 500, max: 2, noNaN: true }), fc.double({ min: 0.1, max: 10, noNaN: true })), { minLength: 2, maxLength: 8 }),
+        fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+        (spec, share) => {
+          const pages = spec.map(([lambda, weight]) => ({ lambda, weight, host: 'h' }));
+          const rate = (i: number, tau: number): number => desiredRate(newFreshnessRecord({ lambda: pages[i]!.lambda, priority: pages[i]!.weight }), tau, q);
+          const demand = (tau: number): number => pages.reduce((sum, _, i) => sum + rate(i, tau), 0);
+          // The cap: a share of what the host would take at a level that funds nearly everything.
+          const cap = share * demand(1e-3);
+          const optimum = optimalRates(pages, 1e6, new Map([['h', cap]]));
+          const level = hostWaterLevel(demand, cap, 1e-9);
+          expect(demand(level)).toBeLessThanOrEqual(cap * (1 + 1e-6));
+          pages.forEach((_, i) => expect(Math.abs(rate(i, level) - optimum[i]!)).toBeLessThanOrEqual(0.01 * cap + 1e-5));
+        },
+      ),
+      { seed: 4242, numRuns: 200 },
+    );
   });
 });

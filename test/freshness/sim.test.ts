@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { simulate, type Policy } from '../../bench/freshness/engine.js';
 import { MeguriFrontierPolicy } from '../../bench/freshness/frontier-policy.js';
-import { MeguriEstimatorPolicy } from '../../bench/freshness/policies.js';
+import { MeguriEstimatorPolicy, optimumPolicy, worldPages } from '../../bench/freshness/policies.js';
+import { optimalRates } from '../../src/freshness/index.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
 
@@ -98,5 +99,45 @@ describe('freshness simulator (small)', () => {
       },
     };
     expect(() => simulate(world, rogue)).toThrow(/rogue: crawl of page 0/);
+  });
+});
+
+// The scenario options of the world (issue 21's bench scenarios): static pages and a mid-run drift.
+describe('freshness simulator scenarios', () => {
+  it('static pages never change and the base draws are untouched; the optimum fetches them once and keeps them fresh', () => {
+    const base = makeWorld({ n: 600, seed: 5, days: 40, warmupDays: 10 });
+    const world = makeWorld({ n: 600, seed: 5, days: 40, warmupDays: 10, staticFraction: 1 / 3 });
+    const still = [...world.lambda.keys()].filter((i) => world.lambda[i] === 0);
+    expect(still.length).toBeGreaterThan(150);
+    expect(still.length).toBeLessThan(250);
+    for (let i = 0; i < 600; i++) {
+      expect(world.weight[i]).toBe(base.weight[i]);
+      if (world.lambda[i] !== 0) expect(world.lambda[i]).toBe(base.lambda[i]);
+    }
+    const c = compare({ n: 600, seed: 5, days: 40, warmupDays: 10, staticFraction: 1 / 3 }, [optimumPolicy()]);
+    const r = c.rows[0]!;
+    const window = (40 - 10) * 24;
+    for (const i of still) {
+      expect(r.pageCrawls[i]).toBe(0); // fetched once, in the warm-up
+      expect(r.pageFreshHours[i]).toBeCloseTo(window, 6);
+    }
+  });
+
+  it('a drift switches the redrawn pages to their new rate at the drift (changes counted on each side)', () => {
+    const world = makeWorld({ n: 2000, seed: 9, days: 80, warmupDays: 10, driftFraction: 0.5, driftDay: 40 });
+    expect(world.driftAt).toBe(world.t0 + 40 * 24);
+    const moved = [...world.lambda.keys()].filter((i) => world.lambdaAfter[i] !== world.lambda[i]);
+    expect(moved.length).toBeGreaterThan(800);
+    expect(moved.length).toBeLessThan(1200);
+    // Expected changes: Σ λ × 40 days before and Σ λ' × 40 days after; a crawl-everything policy sees them all.
+    let expected = 0;
+    for (let i = 0; i < world.n; i++) expected += 24 * 40 * (world.lambda[i]! + world.lambdaAfter[i]!);
+    const optimum = optimumPolicy();
+    const r = simulate(world, optimum);
+    expect(Math.abs(r.totalChanges / expected - 1)).toBeLessThan(0.03);
+    // The offline optimum follows the drift: after it, the allocation of the new rates.
+    const { pages, caps } = worldPages(world, true);
+    expect(Array.from(optimum.rates)).toEqual(Array.from(optimalRates(pages, world.budgetPerHour, caps)));
+    expect(Array.from(optimum.rates)).not.toEqual(Array.from(optimalRates(worldPages(world).pages, world.budgetPerHour, caps)));
   });
 });

@@ -52,16 +52,16 @@ describe('frontier churn fingerprints', () => {
     f.free();
   });
 
-  it('checkpoints the column and recovers it; without churn fingerprints the file has no column (minor 3: its host records carry the latency fields)', () => {
+  it('checkpoints the column and recovers it; without churn fingerprints the file has no column (minor 4: a freshness frontier writes the interval statistics columns)', () => {
     const seen: CrawledRecord['change'][] = [];
     const { f } = oneUrl(seen);
     const empty = f.checkpointBytes();
-    expect(new DataView(empty.buffer, empty.byteOffset).getUint16(10, true)).toBe(3);
+    expect(new DataView(empty.buffer, empty.byteOffset).getUint16(10, true)).toBe(4);
     expect(decodePartition(empty).columns.some((c) => c.id === CHURN_COLUMN_ID)).toBe(false);
     crawl(f, 1n, SIM, 100n);
     const bytes = f.checkpointBytes();
-    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint16(10, true)).toBe(3);
-    expect(decodePartition(bytes).formatMinor).toBe(3);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint16(10, true)).toBe(4);
+    expect(decodePartition(bytes).formatMinor).toBe(4);
     expect(decodePartition(bytes).columns.some((c) => c.id === CHURN_COLUMN_ID)).toBe(true);
     f.free();
     const { f: g } = oneUrl(seen, bytes);
@@ -78,7 +78,7 @@ describe('frontier churn fingerprints', () => {
     crawl(f, 1n, SIM); // a fetcher of before churn fingerprints
     const old = f.checkpointBytes();
     f.free();
-    expect(new DataView(old.buffer, old.byteOffset).getUint16(10, true)).toBe(3);
+    expect(new DataView(old.buffer, old.byteOffset).getUint16(10, true)).toBe(4);
     const { f: g } = oneUrl(seen, old);
     expect(crawl(g, 2n, SIM ^ 1n, 200n).prevChurnFp).toBeUndefined();
     expect(crawl(g, 3n, SIM ^ 1n, 201n).prevChurnFp).toBe(200n);
@@ -105,7 +105,7 @@ describe('frontier churn fingerprints', () => {
     const image = decodePartition(f.checkpointBytes());
     f.free();
     const damaged = encodePartition({ ...image, columns: image.columns.filter((c) => c.id !== CHURN_COLUMN_ID) });
-    expect(new DataView(damaged.buffer, damaged.byteOffset).getUint16(10, true)).toBe(3);
+    expect(new DataView(damaged.buffer, damaged.byteOffset).getUint16(10, true)).toBe(4);
     expect(() => Frontier.recover(damaged, options)).toThrow(CorruptPartitionError);
     expect(() => Frontier.recover(damaged, options)).toThrow(/churn fingerprint/);
   });

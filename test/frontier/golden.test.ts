@@ -305,8 +305,11 @@ const GOLDEN: Record<string, Run> = {
   seedBatch: { log: '22bebf58d9ab8178', count: 440, mid: 'f2e237b616fdebd7', end: '4ff31c60c24ae85d', recovered: 'd5c37b3111906dc5', queries: 'df7ec458b772edd9' },
   discover: { log: '77706699c36fd19d', count: 72, mid: 'f5e76d90acefa505', end: '8de5a26f4e668429', recovered: '11e9a882d8578a6d', queries: 'c7ffbd2d7273aee7' },
   router: { log: '19025737db190605', count: 440, mid: 'e2c91c373e9eee42', end: '4a25c97f143af89b', recovered: '6a9cfdf9de13bf06', queries: '7032ef7d7695204c' },
-  // Re-pinned with the posterior change-rate estimator, stretched re-probes and per-host water levels (issue 21).
-  freshness: { log: 'e1a5b1d036924314', count: 440, mid: 'df3a921225d343b6', end: 'fa9733cac30d9885', recovered: 'ed810167383f796a', queries: '6c952c9dbc0c3f2b' },
+  // Re-pinned with the posterior change-rate estimator, stretched re-probes and per-host water levels (issue 21);
+  // again for the estimator's interval statistics (format minor 4: two more freshness columns in the checkpoint
+  // bytes) with paired re-probes near the line, and funded rates no longer floored at the re-probe rate (a slow
+  // funded page may be crawled less often than a fortnightly re-probe, down to reprobeRate/16): the log moves.
+  freshness: { log: '491d8a0c4dce00e7', count: 440, mid: 'c86986fffa851a1', end: '97f78a8e20a80a09', recovered: '82bbfdb44a0ac4ba', queries: 'deb34bc1b3fd5d95' },
   robots: { log: '11cbde8a2f4d7613', count: 440, mid: '30f3e417398a769', end: 'bfd3d1f451f05fe1', recovered: 'de2967b3381c1c4e', queries: '7df9e029373fc3bd' },
 };
 const GOLDEN_MISC = { log: '51884b85a570f9a4', count: 49, bytes: '3d40c238f3b7530e' };

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { StringArena, entryEnd } from '../../src/frontier/table.js';
+import { RowIndex } from '../../src/frontier/rowindex.js';
+import { StringArena, UrlTable, entryEnd } from '../../src/frontier/table.js';
+
+/** The entry at `off` in the file's plain form. */
+function plain(a: StringArena, off: number): Uint8Array {
+  const out = new Uint8Array(a.plainLength(off));
+  expect(a.writePlain(off, out, 0)).toBe(out.length);
+  return out;
+}
 
 describe('string arena', () => {
   it('round-trips any string (ASCII fast path, UTF-8, 1–3 byte varints) and compares without decoding', () => {
@@ -13,17 +21,156 @@ describe('string arena', () => {
           expect(a.equals(offs[i]!, s)).toBe(true);
           expect(a.equals(offs[i]!, `${s}!`)).toBe(false);
           if (s.length > 0) expect(a.equals(offs[i]!, s.slice(1))).toBe(false);
-          expect(entryEnd(a.bytes, offs[i]!, a.length)).toBe(i + 1 < offs.length ? offs[i + 1] : a.length);
+          const raw = plain(a, offs[i]!);
+          expect(entryEnd(raw, 0, raw.length)).toBe(raw.length);
         });
       }),
       { seed: 401, numRuns: 150 },
     );
   });
 
+  it('shares origins between URLs of a host: same strings, same plain entries, fewer bytes (fast-check)', () => {
+    const origins = ['https://www.a.example/', 'http://a.example:8080/', 'https://b.example/', 'https://xn--bcher-kva.example/', 'https://ü.example/', 'mailto:x'];
+    const urlArb = fc.tuple(fc.nat(origins.length - 1), fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 10 })), fc.nat(3));
+    fc.assert(
+      fc.property(fc.array(urlArb, { maxLength: 200 }), (specs) => {
+        const t = new UrlTable(16);
+        const offs: number[] = [];
+        const urls = specs.map(([o, path, host]) => {
+          const u = origins[o]! + path;
+          offs.push(t.addUrl(u, host));
+          return u;
+        });
+        const enc = new TextEncoder();
+        urls.forEach((u, i) => {
+          expect(t.arena.get(offs[i]!)).toBe(u);
+          expect(t.arena.equals(offs[i]!, u)).toBe(true);
+          expect(t.arena.equals(offs[i]!, `${u}x`)).toBe(false);
+          expect(t.arena.equals(offs[i]!, u.slice(0, -1))).toBe(u.length === 0);
+          expect(t.arena.equals(offs[i]!, `z${u}`)).toBe(false);
+          const bytes = enc.encode(u);
+          const raw = plain(t.arena, offs[i]!);
+          expect(entryEnd(raw, 0, raw.length)).toBe(raw.length);
+          expect([...raw.subarray(raw.length - bytes.length)]).toEqual([...bytes]);
+        });
+        // Non-ASCII origins and a URL without a path are stored in full.
+        expect(t.arena.prefixCount).toBeLessThanOrEqual(4);
+      }),
+      { seed: 1919, numRuns: 100 },
+    );
+    const t = new UrlTable(16);
+    let full = 0;
+    for (let i = 0; i < 1000; i++) {
+      const u = `https://www.site${i % 10}.example/news/story-${i}.html`;
+      full += u.length + 1;
+      t.addUrl(u, i % 10);
+    }
+    // Ten prefixes; each URL pays 2 bytes of header for its 25-byte origin.
+    expect(t.arena.prefixCount).toBe(10);
+    expect(t.arena.length).toBeLessThan(full - 1000 * 20);
+  });
+
   it('reports an entry that runs past the limit', () => {
     const a = new StringArena(16);
-    const at = a.add('https://a.example/long/path');
-    expect(entryEnd(a.bytes, at, a.length - 1)).toBe(-1);
+    const raw = plain(a, a.add('https://a.example/long/path'));
+    expect(entryEnd(raw, 0, raw.length - 1)).toBe(-1);
     expect(entryEnd(Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0x01), 0, 6)).toBe(-1);
+  });
+
+  it('spans chunks: entries across 1 MiB boundaries, an entry larger than a chunk, after a loaded base', () => {
+    const base = new StringArena(16);
+    const baseOffs = ['https://a.example/', 'ü'.repeat(40)].map((x) => base.add(x));
+    const loaded = new Uint8Array(base.length);
+    let at = 0;
+    for (const o of baseOffs) {
+      const raw = plain(base, o);
+      loaded.set(raw, at);
+      at += raw.length;
+    }
+    const a = StringArena.fromBytes(loaded, 64);
+    expect(a.get(0)).toBe('https://a.example/');
+    const strings: string[] = [];
+    const offs: number[] = [];
+    for (let i = 0; i < 40_000; i++) {
+      const s = i === 20_000 ? 'y'.repeat(3 << 20) : `https://www.site${i % 97}.com/path/${i}/${'é'.repeat(i % 5)}`;
+      strings.push(s);
+      offs.push(a.add(s));
+    }
+    strings.forEach((s, i) => {
+      expect(a.equals(offs[i]!, s)).toBe(true);
+      if (i % 1000 === 0 || i === 20_000) expect(a.get(offs[i]!)).toBe(s);
+    });
+    expect(a.get(offs[20_001]!)).toBe(strings[20_001]);
+    // Held bytes stay within the entries' bytes plus one open chunk, the oversized entry's
+    // worst-case reserve (3 bytes per UTF-16 unit) and each chunk's unused tail.
+    expect(a.capacityBytes).toBeLessThan(a.length + (1 << 20) + 2 * (3 << 20) + 64 * 1024);
+  });
+});
+
+describe('row index', () => {
+  it('maps every row key to its row, misses absent keys, and lists rows in URLKey order (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(5), fc.nat(3), fc.integer({ min: 0, max: 0xffff_ffff }), fc.nat(2)), { maxLength: 400 }),
+        fc.integer({ min: 1, max: 50 }),
+        (specs, batch) => {
+          // Few HostKeys and PathKey high lanes: tie-breaks reach the low lanes; extreme lane values.
+          const lanes = [0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1234_5678];
+          const t = new UrlTable(16);
+          const idx = new RowIndex(t);
+          const seen = new Map<string, number>();
+          let pending: number[] = [];
+          const flush = (): void => {
+            const keys = new Uint32Array(pending.length * 4);
+            pending.forEach((r, j) => keys.set(t.key.subarray(r * 4, r * 4 + 4), j * 4));
+            expect(idx.insertBatch(keys, Uint32Array.from(pending))).toBe(pending.length);
+            pending = [];
+          };
+          for (const [h, ph, pl, hl] of specs) {
+            const key = [lanes[h]!, lanes[(h + hl) % lanes.length]!, pl, lanes[ph]!];
+            const name = key.join(',');
+            const probe = Uint32Array.from(key);
+            if (seen.has(name)) {
+              expect(idx.get(probe) ?? pending.find((r) => t.key.subarray(r * 4, r * 4 + 4).join(',') === name)).toBe(seen.get(name));
+              continue;
+            }
+            if (!pending.some((r) => t.key.subarray(r * 4, r * 4 + 4).join(',') === name)) expect(idx.get(probe)).toBeUndefined();
+            const row = t.addRow();
+            t.key.set(probe, row * 4);
+            seen.set(name, row);
+            pending.push(row);
+            if (pending.length >= batch) flush();
+          }
+          flush();
+          expect(idx.len).toBe(seen.size);
+          const all = new Uint32Array(t.rows * 4);
+          all.set(t.key.subarray(0, t.rows * 4));
+          const got = idx.getBatch(all, new Uint32Array(t.rows), 0xffff_ffff);
+          expect([...got]).toEqual([...Array(t.rows).keys()]);
+          // Re-inserting a present key changes nothing.
+          expect(idx.insertBatch(all, new Uint32Array(t.rows).fill(7))).toBe(0);
+          const k = t.key;
+          const want = [...Array(t.rows).keys()].sort((a, b) => k[a * 4 + 1]! - k[b * 4 + 1]! || k[a * 4]! - k[b * 4]! || k[a * 4 + 3]! - k[b * 4 + 3]! || k[a * 4 + 2]! - k[b * 4 + 2]!);
+          expect([...idx.exportSorted().payloads]).toEqual(want);
+          expect([...RowIndex.ofRows(t, t.rows).exportSorted().payloads]).toEqual(want);
+        },
+      ),
+      { seed: 19, numRuns: 200 },
+    );
+  });
+
+  it('holds a key in about 5 bytes over its load factor', () => {
+    const t = new UrlTable(16);
+    const idx = new RowIndex(t);
+    let x = 7;
+    const n = 50_000;
+    const keys = new Uint32Array(n * 4);
+    for (let i = 0; i < n * 4; i++) keys[i] = x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    t.reserve(n);
+    for (let i = 0; i < n; i++) t.key.set(keys.subarray(i * 4, i * 4 + 4), t.addRow() * 4);
+    for (let i = 0; i < n; i += 1000) idx.insertBatch(keys.subarray(i * 4, (i + 1000) * 4), Uint32Array.from({ length: 1000 }, (_, j) => i + j));
+    // Load stays in [0.57, 0.85): 5.9–8.8 bytes per key.
+    expect(idx.memoryBytes / n).toBeLessThan(8.8);
+    expect(idx.memoryBytes / n).toBeGreaterThan(5.8);
   });
 });

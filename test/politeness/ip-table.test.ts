@@ -218,4 +218,56 @@ describe('an IP shared by 100 hosts', () => {
       { seed: SEED, numRuns: 60 },
     );
   });
+  it('a spend that triggers the sweep is kept (the sweep runs before the new record exists)', () => {
+    const t = new IpTable(100);
+    // 64 plain addresses whose windows have passed by 1000: the 65th spend sweeps them all.
+    for (let i = 0; i < 64; i++) t.spend(`10.0.0.${i}`, 0);
+    expect(t.size).toBe(64);
+    t.spend('10.0.1.1', 1000);
+    expect(t.size).toBe(1);
+    expect(t.eligibleAt('10.0.1.1')).toBe(1100);
+    expect(t.export().map((x) => x.ip)).toEqual(['10.0.1.1']);
+  });
+
+  it('the slot methods are the string methods: same windows, intervals, in-flight counts and exports (fast-check)', () => {
+    const op = fc.record({
+      kind: fc.constantFrom('spend', 'observe', 'begin', 'end', 'evict'),
+      ip: fc.constantFrom('10.0.0.1', '10.0.0.2', '10.0.0.3', '', '0.0.0.0'),
+      dt: fc.integer({ min: 0, max: 70_000 }),
+      signal: fc.constantFrom('healthy', 'throttle', 'slow', 'none' as const),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
+        const cfg = politenessConfig({ ipMaxInFlight: 2 });
+        const a = new IpTable(100, cfg);
+        const b = new IpTable(100, cfg);
+        let now = 0;
+        for (const o of ops) {
+          now += o.dt;
+          const slot = b.slotOf(o.ip);
+          expect(slot < 0).toBe(isUnknownIp(o.ip));
+          if (o.kind === 'spend') {
+            a.spend(o.ip, now);
+            b.spendSlot(slot, now);
+          } else if (o.kind === 'observe') {
+            expect(b.observeSlot(slot, o.signal as 'healthy')).toBe(a.observe(o.ip, o.signal as 'healthy'));
+          } else if (o.kind === 'begin') {
+            a.begin(o.ip);
+            b.beginSlot(slot);
+          } else if (o.kind === 'end') {
+            expect(b.endSlot(slot)).toBe(a.end(o.ip));
+          } else {
+            expect(b.evict(now)).toBe(a.evict(now));
+          }
+          expect(b.eligibleAtSlot(slot)).toBe(a.eligibleAt(o.ip));
+          expect(b.fullSlot(slot)).toBe(a.full(o.ip));
+          expect(b.intervalOf(o.ip)).toBe(a.intervalOf(o.ip));
+          expect(b.inFlight(o.ip)).toBe(a.inFlight(o.ip));
+          expect(b.size).toBe(a.size);
+        }
+        expect(b.export()).toEqual(a.export());
+      }),
+      { seed: SEED, numRuns: 100 },
+    );
+  });
 });

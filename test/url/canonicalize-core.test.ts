@@ -61,6 +61,7 @@ describe('canonicalizeBatch (wasm core) against canonicalize', () => {
     const odd = fc.constantFrom(
       'https://e.com/a/b/c', 'https://e.com/a/b/', 'https://e.com', 'https://e.com/', 'https://e.com/a/../b/c', 'https://e.com/a/./b',
       'https://e.com/%2e%2e/x', 'https://e.com/a%7eb/c', 'https://e.com/a b/c', 'https://e.com/a\\b/c', 'https://e.com//x/y', 'https://e.com/x?q#f',
+      'https://e.com/a/b/..', 'https://e.com/x/.', 'https://e.com/a/..?q', 'https://e.com/..',
     );
     let answered = 0;
     fc.assert(

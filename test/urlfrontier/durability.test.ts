@@ -1,11 +1,13 @@
 // Durability: control state, leases and URLs survive a restart (checkpoint) and a kill -9
 // (journal); a damaged checkpoint is refused with a coded error, never misread.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startUrlFrontierServer } from '../../src/urlfrontier/index.js';
+import { CHECKPOINT_FILE, FrontierLog, loadFrontierDir } from '../../src/urlfrontier/persist.js';
+import { UrlFrontierStore } from '../../src/urlfrontier/store.js';
 import {
   type Client,
   type Harness,
@@ -18,6 +20,7 @@ import {
   known,
   putUrls,
   removeDir,
+  serverChild,
   start,
   stream,
   tempDir,
@@ -120,31 +123,11 @@ describe('restart', () => {
   });
 });
 
-/** Starts the server in a child process; resolves with the child and its port. */
-function serverChild(data: string): Promise<{ child: ChildProcess; port: number }> {
-  const entry = new URL('../../src/urlfrontier/index.ts', import.meta.url).pathname;
-  const script = `
-    import { startUrlFrontierServer } from ${JSON.stringify(entry)};
-    const s = await startUrlFrontierServer({ port: 0, dataDir: ${JSON.stringify(data)}, log: () => {} });
-    process.stdout.write('PORT ' + s.port + '\\n');
-  `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`server child exited early (${code})`)));
-  });
-}
-
 describe('kill -9', () => {
   it('every item acked OK before the kill is there after restart, with the control state', async () => {
     const data = dir();
-    const { child, port } = await serverChild(data);
+    const { child, port } = await serverChild({ port: 0, dataDir: data });
+    children.push(child);
     const client: Client = connect(port);
     const now = Date.now();
     await call(client, 'SetDelay', { key: 'slow.example', delay_requestable: 3600 });
@@ -202,5 +185,94 @@ describe('kill -9', () => {
     expect(await getUrls(h.client, { key: 'slow.example' })).toEqual(['https://slow.example/1', 'https://slow.example/2']);
     await putUrls(h.client, [discovered('https://slow.example/3')]);
     expect(await getUrls(h.client, { key: 'slow.example' })).toEqual([]); // its one-hour delay is back in force
+  });
+});
+
+describe('journal write errors', () => {
+  it('a failed journal write answers FAIL (and control calls UNAVAILABLE), never OK; every OK before it survives', async () => {
+    const data = dir();
+    // 256 KiB per file: the journal hits EFBIG after a few thousand items, as on a full disk.
+    const { child, port } = await serverChild({ port: 0, dataDir: data, fsync: false }, 256);
+    children.push(child);
+    const client: Client = connect(port);
+    const statuses: string[] = [];
+    const ok: string[] = [];
+    for (let b = 0; b < 200 && !statuses.includes('FAIL'); b++) {
+      const items = Array.from({ length: 100 }, (_, i) => discovered(`https://f${i % 7}.example/${b}/${i}`));
+      for (const a of await putUrls(client, items)) {
+        statuses.push(a.status);
+        if (a.status === 'OK') ok.push(a.ID);
+      }
+    }
+    const firstFail = statuses.indexOf('FAIL');
+    expect(firstFail).toBeGreaterThan(0);
+    expect(ok.length).toBeGreaterThan(0);
+    // From the failed write on, nothing is acked OK: the journal has a hole it cannot vouch for.
+    const later = await putUrls(client, [discovered('https://after.example/1'), discovered('https://after.example/2')]);
+    expect(later.map((a) => a.status)).toEqual(['FAIL', 'FAIL']);
+    await expect(call(client, 'SetDelay', { key: 'f1.example', delay_requestable: 5 })).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+    expect((await call<{ size: number }>(client, 'GetStats', {})).size).toBeGreaterThanOrEqual(ok.length); // still up
+    client.close();
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    h = await start({ dataDir: data });
+    const urls = new Set((await stream<{ known: { info: { url: string } } }>(h.client, 'ListURLs', { size: 1_000_000 })).map((i) => i.known.info.url));
+    expect(ok.filter((u) => !urls.has(u))).toEqual([]);
+  });
+});
+
+
+describe('background checkpoint', () => {
+  it('acks go on while a checkpoint file is written; a crash before it lands loses nothing', async () => {
+    const data = dir();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const fresh = (): UrlFrontierStore => new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const store = fresh();
+    const { log } = FrontierLog.open(store, { dir: data, fsync: true, checkpointBytes: 4096, checkpointEveryMs: 1e12, now: () => 0, beforeCheckpointWrite: () => held });
+    const commit = (): Promise<Error | undefined> => new Promise((r) => log.afterCommit(r));
+    for (let i = 0; i < 200; i++) store.putDiscovered(`https://a.example/${i}`, '', '', undefined, 1);
+    expect(await commit()).toBeUndefined(); // journal 0 passed 4 KiB: the checkpoint began after this write
+    expect(log.checkpointing).toBe(true);
+    for (let i = 0; i < 50; i++) store.putDiscovered(`https://c.example/${i}`, '', '', undefined, 2);
+    expect(await commit()).toBeUndefined(); // answered while the checkpoint file waits
+    expect(log.checkpointing).toBe(true);
+    expect(existsSync(join(data, CHECKPOINT_FILE))).toBe(false);
+    // A crash now: recovery reads journal 0 and journal 1 (the checkpoint of 1 never landed).
+    expect(loadFrontierDir(data, fresh).crawls.get('DEFAULT')!.urls.size).toBe(250);
+    release();
+    await log.close();
+    expect(existsSync(join(data, CHECKPOINT_FILE))).toBe(true);
+    const again = fresh();
+    const reopened = FrontierLog.open(again, { dir: data, fsync: true, checkpointBytes: 4096, checkpointEveryMs: 1e12, now: () => 0 });
+    expect(again.crawls.get('DEFAULT')!.urls.size).toBe(250);
+    await reopened.log.close();
+  });
+
+  it('recovers checkpoint g + journal g + journal g+1 when the process died before the checkpoint file landed', async () => {
+    const data = dir();
+    const fresh = (): UrlFrontierStore => new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const store = fresh();
+    const { log } = FrontierLog.open(store, { dir: data, fsync: false, checkpointBytes: 4096, checkpointEveryMs: 1e12, now: () => 0, beforeCheckpointWrite: () => new Promise(() => {}) });
+    const commit = (): Promise<Error | undefined> => new Promise((r) => log.afterCommit(r));
+    for (let i = 0; i < 200; i++) store.putDiscovered(`https://a.example/${i}`, '', '', undefined, 1);
+    await commit();
+    for (let i = 0; i < 30; i++) store.putDiscovered(`https://c.example/${i}`, '', '', undefined, 2);
+    await commit();
+    expect(readdirSync(data).filter((n) => n.endsWith('.journal')).sort()).toEqual(['urlfrontier-0.journal', 'urlfrontier-1.journal']);
+    // The files as a kill would leave them (the checkpoint write never finished), recovered elsewhere.
+    const crashed = dir();
+    for (const n of readdirSync(data)) if (n.endsWith('.journal')) copyFileSync(join(data, n), join(crashed, n));
+    const again = fresh();
+    const { log: log2, recovery } = FrontierLog.open(again, { dir: crashed, fsync: false, checkpointBytes: 1e9, checkpointEveryMs: 1e12, now: () => 0 });
+    expect(again.crawls.get('DEFAULT')!.urls.size).toBe(230);
+    expect(recovery.replayedRecords).toBeGreaterThanOrEqual(2);
+    expect(readdirSync(crashed).filter((n) => n.endsWith('.journal'))).toEqual(['urlfrontier-1.journal']); // folded into checkpoint 1
+    await log2.close();
+    const third = fresh();
+    const { log: log3 } = FrontierLog.open(third, { dir: crashed, fsync: false, checkpointBytes: 1e9, checkpointEveryMs: 1e12, now: () => 0 });
+    expect(third.crawls.get('DEFAULT')!.urls.size).toBe(230);
+    await log3.close();
   });
 });

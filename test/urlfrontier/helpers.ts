@@ -1,4 +1,5 @@
 // A real @grpc/grpc-js client against a real server on loopback, with an injected clock.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,7 @@ export function connect(port: number): Client {
   return new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': 256 * 1024 * 1024,
     'grpc.max_send_message_length': 256 * 1024 * 1024,
+    'grpc.enable_retries': 0, // grpc-js keeps every message of a stream for retries otherwise (quadratic on long streams)
   }) as unknown as Client;
 }
 
@@ -118,4 +120,49 @@ export function known(url: string, refetchSec: number, extra: Msg = {}, id = '')
 export async function getUrls(client: Client, params: Msg = {}): Promise<string[]> {
   const infos = await stream<{ url: string }>(client, 'GetURLs', params);
   return infos.map((i) => i.url);
+}
+
+/**
+ * Starts `startUrlFrontierServer(options)` in a child process (so a test can kill -9 or stop
+ * it; `options` is JSON, the log is silenced); resolves once it listens. `maxFileKb` caps
+ * the size of every file the child writes (bash `ulimit -f`: a write past it fails with
+ * EFBIG, as on a full disk).
+ */
+export function serverChild(options: Msg, maxFileKb?: number): Promise<{ child: ChildProcess; port: number }> {
+  const entry = new URL('../../src/urlfrontier/index.ts', import.meta.url).pathname;
+  const script = `
+    import { startUrlFrontierServer } from ${JSON.stringify(entry)};
+    const s = await startUrlFrontierServer({ ...${JSON.stringify(options)}, log: () => {} });
+    process.stdout.write('PORT ' + s.port + '\\n');
+  `;
+  const argv = ['--import', 'tsx', '--input-type=module', '-e', script];
+  const child =
+    maxFileKb === undefined
+      ? spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
+      : spawn('bash', ['-c', `ulimit -f ${maxFileKb} && exec "$0" "$@"`, process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`server child exited early (${code})`)));
+  });
+}
+
+/** Polls `probe` until `ok` accepts its answer: tests assert states reached, never durations. */
+export async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what = 'state'): Promise<T> {
+  let last: unknown;
+  for (let i = 0; i < 600; i++) {
+    try {
+      const v = await probe();
+      if (ok(v)) return v;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what}: never reached; last ${last instanceof Error ? last.message : JSON.stringify(last)}`);
 }

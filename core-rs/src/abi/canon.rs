@@ -42,20 +42,20 @@ pub unsafe extern "C" fn meguri_canon_batch(
     canon::canonicalize_batch(page, data, offsets, lanes, arena)
 }
 
-/// A page's intake in one call ([`crate::intake::admit_page`]): canonicalize as
-/// [`meguri_canon_batch`] (same `lanes` and `arena`), then, when every link was answered and
-/// every origin is in the table `origins`, key the links into `keys` (two u64 per link) and
-/// merge them into the seen-set pair, writing `verdicts`. Returns 1 when the page is done, 0
-/// when only the canonicalize step ran (nothing inserted).
+/// A page's intake in one call ([`crate::intake::admit_links`]): canonicalize as
+/// [`meguri_canon_batch`] (same `lanes` and `arena`), key the answered links whose origin is
+/// in the table `origins` into `keys` (two u64 per link), merge them into the seen-set pair
+/// writing `verdicts`, and write the indexes of the links left to the caller (declined or of
+/// an unknown origin) in ascending order to `pending`. Returns how many are pending.
 ///
 /// # Safety
 /// As for [`meguri_canon_batch`], plus: `origins` is a live origin-table handle, `set` a live
 /// DRUM handle and `filter` a live Bloom handle paired with it (every key of `set` is in
 /// `filter`), all distinct and not referenced elsewhere for the call; `keys` points to
-/// `2·count` writable aligned u64 slots and `verdicts` to `count` writable bytes, overlapping
-/// nothing else.
+/// `2·count` writable aligned u64 slots, `verdicts` to `count` writable bytes and `pending`
+/// to `count` writable aligned u32 slots, overlapping nothing else.
 #[no_mangle]
-pub unsafe extern "C" fn meguri_admit_page(
+pub unsafe extern "C" fn meguri_admit_links(
     origins: *mut OriginTable,
     set: *mut DrumSet,
     filter: *mut BlockedBloom,
@@ -72,13 +72,14 @@ pub unsafe extern "C" fn meguri_admit_page(
     arena_len: usize,
     keys: *mut u64,
     verdicts: *mut u8,
-) -> u32 {
+    pending: *mut u32,
+) -> usize {
     if count == 0 {
-        return 1;
+        return 0;
     }
     // SAFETY: per the contract: live, distinct, unaliased handles; readable inputs; disjoint
     // writable outputs of the stated lengths (count > 0 here).
-    let (origins, set, filter, page, (data, offsets), lanes, arena, keys, verdicts) = unsafe {
+    let (origins, set, filter, page, (data, offsets), lanes, arena, keys, verdicts, pending) = unsafe {
         (
             &mut *origins,
             &mut *set,
@@ -89,11 +90,9 @@ pub unsafe extern "C" fn meguri_admit_page(
             if arena_len == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(arena, arena_len) },
             std::slice::from_raw_parts_mut(keys, count * 2),
             std::slice::from_raw_parts_mut(verdicts, count),
+            std::slice::from_raw_parts_mut(pending, count),
         )
     };
     let seed = super::join_u64(seed_lo, seed_hi);
-    match intake::admit_page(origins, set, filter, page, data, offsets, seed, lanes, arena, keys, verdicts) {
-        intake::Admitted::Done => 1,
-        intake::Admitted::Canonicalized => 0,
-    }
+    intake::admit_links(origins, set, filter, page, data, offsets, seed, lanes, arena, keys, verdicts, pending)
 }

@@ -1,0 +1,174 @@
+/**
+ * The freshness scenarios the issue asks the bench to cover, run over several seeds: the score
+ * meguri / optimum (and / uniform) per scenario as mean ± standard deviation with the range,
+ * and where the crawls go, as each policy's share of the window's crawls per band of true
+ * change rate beside the optimum's share.
+ *
+ *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third]
+ *
+ * (`npm run bench freshness` runs it through bench/suites/freshness.bench.mjs.)
+ */
+import type { Policy } from './engine.js';
+import { MeguriFrontierPolicy } from './frontier-policy.js';
+import { MeguriEstimatorPolicy, optimumPolicy, uniformPolicy } from './policies.js';
+import { compare, type Comparison } from './run.js';
+import type { World, WorldOptions } from './world.js';
+
+/** A named world shape (the seed and N come from the sweep). */
+export interface Scenario {
+  readonly name: string;
+  readonly what: string;
+  readonly options: Partial<WorldOptions>;
+}
+
+/** The scenarios: the base world, the budget ratio, the host-cap share, static pages, a drift in rates. */
+export const SCENARIOS: readonly Scenario[] = [
+  { name: 'base', what: 'budget 0.2 crawls/page/day, 30 % of hosts capped at ½ their uniform share', options: {} },
+  { name: 'low-budget', what: 'budget 0.1 crawls/page/day', options: { budgetPerPageDay: 0.1 } },
+  { name: 'high-budget', what: 'budget 0.5 crawls/page/day', options: { budgetPerPageDay: 0.5 } },
+  { name: 'tight-caps', what: '60 % of hosts capped at ½ their uniform share', options: { cappedHostFraction: 0.6 } },
+  { name: 'narrow-caps', what: '30 % of hosts capped at ¼ their uniform share', options: { capShare: 0.25 } },
+  { name: 'static-third', what: 'a third of the pages never change', options: { staticFraction: 1 / 3 } },
+  { name: 'drift', what: '30 % of the pages draw a new rate on day 75 (of 150)', options: { driftFraction: 0.3 } },
+];
+
+/** Bands of true change rate (changes/day) for the crawl-share table; λ = 0 is its own band. */
+export const BANDS: readonly { readonly label: string; readonly lo: number; readonly hi: number }[] = [
+  { label: 'static', lo: 0, hi: 0 },
+  { label: '0.01-0.03', lo: 0, hi: 0.03 },
+  { label: '0.03-0.1', lo: 0.03, hi: 0.1 },
+  { label: '0.1-0.3', lo: 0.1, hi: 0.3 },
+  { label: '0.3-1', lo: 0.3, hi: 1 },
+  { label: '1-3', lo: 1, hi: 3 },
+  { label: '3-10', lo: 3, hi: Number.POSITIVE_INFINITY },
+];
+
+/** The band of a rate in changes/day (index into BANDS). */
+export function bandOf(perDay: number): number {
+  if (!(perDay > 0)) return 0;
+  for (let b = 1; b < BANDS.length; b++) if (perDay < BANDS[b]!.hi) return b;
+  return BANDS.length - 1;
+}
+
+/** Per band, the share of a run's window crawls spent on pages of that (initial) true rate. */
+export function bandShares(world: World, pageCrawls: Uint32Array): number[] {
+  const out = new Array<number>(BANDS.length).fill(0);
+  let total = 0;
+  for (let i = 0; i < world.n; i++) {
+    const c = pageCrawls[i]!;
+    out[bandOf(world.lambda[i]! * 24)]! += c;
+    total += c;
+  }
+  return out.map((c) => (total > 0 ? c / total : 0));
+}
+
+/** Mean, sample standard deviation, min and max. */
+export interface Spread {
+  readonly mean: number;
+  readonly sd: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export function spread(xs: readonly number[]): Spread {
+  const n = xs.length;
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  const sd = n > 1 ? Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1)) : 0;
+  return { mean, sd, min: Math.min(...xs), max: Math.max(...xs) };
+}
+
+/** One scenario over all seeds. */
+export interface ScenarioResult {
+  readonly scenario: Scenario;
+  readonly n: number;
+  readonly seeds: readonly number[];
+  readonly runs: readonly Comparison[];
+  readonly frontierOverOptimum: Spread;
+  readonly frontierOverUniform: Spread;
+  readonly estimatorOverOptimum: Spread;
+  /** Per policy name, the crawl share per band averaged over seeds. */
+  readonly shares: ReadonlyMap<string, number[]>;
+}
+
+/** The policies a sweep runs: uniform, optimum, the estimator over columns and the real Frontier. */
+export function sweepPolicies(): Policy[] {
+  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy()];
+}
+
+/** Runs one scenario over `seeds` at size `n`. */
+export function runScenario(scenario: Scenario, n: number, seeds: readonly number[], policies: () => Policy[] = sweepPolicies): ScenarioResult {
+  const runs: Comparison[] = [];
+  const shares = new Map<string, number[]>();
+  for (const seed of seeds) {
+    const c = compare({ n, seed, ...scenario.options }, policies());
+    runs.push(c);
+    for (const r of c.rows) {
+      const s = bandShares(c.world, r.pageCrawls);
+      const acc = shares.get(r.policy) ?? new Array<number>(BANDS.length).fill(0);
+      for (let b = 0; b < BANDS.length; b++) acc[b]! += s[b]! / seeds.length;
+      shares.set(r.policy, acc);
+    }
+  }
+  const pick = (f: (c: Comparison) => number): Spread => spread(runs.map(f));
+  return {
+    scenario,
+    n,
+    seeds,
+    runs,
+    frontierOverOptimum: pick((c) => c.frontierOverOptimum),
+    frontierOverUniform: pick((c) => c.frontierOverUniform),
+    estimatorOverOptimum: pick((c) => c.meguriOverOptimum),
+    shares,
+  };
+}
+
+const fmt = (s: Spread): string => (Number.isNaN(s.mean) ? '-' : `${s.mean.toFixed(4)} ± ${s.sd.toFixed(4)} (${s.min.toFixed(3)}–${s.max.toFixed(3)})`);
+
+/** Prints one scenario: its score line and its per-band crawl-share table. */
+export function printScenario(r: ScenarioResult): void {
+  console.log(`\n${r.scenario.name}: ${r.scenario.what}; N = ${r.n}, seeds ${r.seeds.join(', ')}`);
+  console.log(`  meguri-frontier  / optimum  ${fmt(r.frontierOverOptimum)}`);
+  console.log(`  meguri-frontier  / uniform  ${fmt(r.frontierOverUniform)}`);
+  console.log(`  meguri-estimator / optimum  ${fmt(r.estimatorOverOptimum)}`);
+  for (const policy of ['meguri-estimator', 'meguri-frontier']) {
+    const rows = r.runs.map((c) => c.rows.find((x) => x.policy === policy)).filter((x) => x !== undefined);
+    if (rows.length === 0) continue;
+    const use = rows.map((x) => x.budgetUse);
+    const violations = rows.reduce((a, x) => a + x.capViolations, 0);
+    console.log(`  ${policy.padEnd(16)} budget use ${Math.min(...use).toFixed(3)}–${Math.max(...use).toFixed(3)}, host-cap violations ${violations} over ${rows.length} runs`);
+  }
+  const cell = (x: string, i: number): string => (i === 0 ? x.padEnd(18) : x.padStart(10));
+  console.log(`  ${['crawl share', ...BANDS.map((b) => b.label)].map(cell).join('')}`);
+  for (const [policy, s] of r.shares) {
+    console.log(`  ${[policy, ...s.map((x) => `${(100 * x).toFixed(1)}%`)].map(cell).join('')}`);
+  }
+}
+
+/** Prints the summary table over scenarios (the README's freshness table is drawn from it). */
+export function printSummary(results: readonly ScenarioResult[]): void {
+  console.log('\nscenario        meguri-frontier / optimum          / uniform     meguri-estimator / optimum');
+  for (const r of results) {
+    console.log(
+      `${r.scenario.name.padEnd(15)} ${fmt(r.frontierOverOptimum).padEnd(34)} ${r.frontierOverUniform.mean.toFixed(3).padStart(8)}     ${fmt(r.estimatorOverOptimum)}`,
+    );
+  }
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const n = Number(arg('n') ?? 5000);
+  const seeds = (arg('seeds') ?? '20260101,7,42').split(',').map(Number);
+  const names = arg('scenarios')?.split(',');
+  const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
+  const results: ScenarioResult[] = [];
+  for (const s of chosen) {
+    const r = runScenario(s, n, seeds);
+    printScenario(r);
+    results.push(r);
+  }
+  printSummary(results);
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { Frontier } from '../../src/index.js';
+import { seed, seedBatch } from '../../src/frontier/intake.js';
+import { memoryBytes } from '../../src/frontier/queries.js';
+import { FrontierState } from '../../src/frontier/state.js';
+
+// Bytes per URL, counted (not timed): the frontier's own accounting of its buffers — table
+// columns and string arena, key index, row queues — after seeding N URLs over N/100 hosts,
+// through `seedBatch` (batches of 10,000) and one `seed()` at a time. The URLs are the
+// frontier bench's (70–110 bytes, bench/suites/frontier.bench.mjs), so the bounds here track
+// its resident B/URL row at 1M (issue 19's target: ≤ 160 through both paths).
+
+const N = 200_000;
+const HOSTS = N / 100;
+const WORDS = ['news', 'article', 'products', 'category', 'blog', 'forum', 'docs', 'shop', 'review', 'archive'];
+const hostOf = (i: number): string => `site${(i * 7919) % HOSTS}.com`;
+function urlOf(i: number): string {
+  const h = (i * 7919) % HOSTS;
+  const w = WORDS[i % WORDS.length]!;
+  const x = (i * 2654435761) >>> 0;
+  return `https://www.site${h}.com/${w}/${2000 + (x % 25)}/${w}-${(x >>> 8).toString(36)}-story-${i}.html${i % 3 === 0 ? `?page=${x % 9}` : ''}`;
+}
+
+function build(path: 'batch' | 'one'): FrontierState {
+  const s = new FrontierState(1, 0, { politeness: { defaultIntervalMs: 250, floorMs: 250, ipFloorMs: 250, narrowMs: 0 } });
+  if (path === 'batch') {
+    for (let from = 0; from < N; from += 10_000) {
+      const specs = [];
+      for (let i = from; i < from + 10_000; i++) specs.push({ url: urlOf(i), host: hostOf(i), priority: (i % 5) / 4, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+      seedBatch(s, specs);
+    }
+  } else {
+    for (let i = 0; i < N; i++) seed(s, urlOf(i), hostOf(i), (i % 5) / 4, 0, 0, 0);
+  }
+  expect(s.table.rows).toBe(N);
+  return s;
+}
+
+let urlBytes = 0;
+for (let i = 0; i < N; i++) urlBytes += urlOf(i).length + 1;
+
+describe('bytes per URL (counted)', () => {
+  for (const path of ['batch', 'one'] as const) {
+    it(`${path === 'batch' ? 'seedBatch' : 'seed()'}: columns, arena, index and queues stay within their per-URL bounds`, () => {
+      const s = build(path);
+      const a = s.table.arena;
+      // Each URL's 25-byte origin is stored once per host, the rest with a 3-byte header.
+      expect(a.prefixCount).toBe(HOSTS);
+      expect(a.length).toBeLessThanOrEqual(urlBytes - 22 * N);
+      // At most the last chunk's unfilled part (1 MiB), each full chunk's unused tail and the prefixes.
+      expect(a.capacityBytes).toBeLessThanOrEqual(a.length + (1 << 20) + Math.ceil(a.length / (1 << 20)) * 400 + HOSTS * 100);
+      // Columns: bytes per row of capacity, and capacity at most 1.5× the rows.
+      const t = s.table;
+      let columns = 0;
+      for (const c of t.schema) columns += (t as unknown as Record<string, Uint8Array>)[c.name]!.byteLength;
+      expect(columns / t.capacity).toBe(87);
+      // The rest of the table: the arena and a per-host prefix id (4 bytes, ×2 growth).
+      expect(t.memoryBytes - columns - a.capacityBytes).toBeLessThanOrEqual(8 * HOSTS);
+      expect(t.capacity).toBeLessThanOrEqual(Math.ceil(N * 1.25));
+      expect(s.index.memoryBytes / N).toBeLessThan(8.8);
+      expect(s.queues.memoryBytes / N).toBeLessThanOrEqual(24);
+      expect(memoryBytes(s)).toBe(t.memoryBytes + s.index.memoryBytes + s.queues.memoryBytes);
+      s.index.free();
+    });
+  }
+
+  it('a recovered frontier shares origins again and writes the same bytes', () => {
+    const n = 50_000;
+    const polite = { defaultIntervalMs: 250, floorMs: 250, ipFloorMs: 250, narrowMs: 0 };
+    const f = new Frontier(1, 0, { politeness: polite });
+    const specs = [];
+    for (let i = 0; i < n; i++) specs.push({ url: urlOf(i), host: hostOf(i), priority: (i % 5) / 4, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+    f.seedBatch(specs);
+    // An ETag and a crawled row, so the arena carries more than URLs.
+    const req = f.dispatch(0)!;
+    f.report({ row: req.row, url: req.url, status: 200, etag: 'W/"é-1"' }, 1000);
+    const bytes = f.checkpointBytes();
+    const g = Frontier.recover(bytes, { politeness: polite });
+    expect(Buffer.compare(Buffer.from(g.checkpointBytes()), Buffer.from(bytes))).toBe(0);
+    // Within a few bytes per URL of the frontier that took the URLs in (the file's arena is plain).
+    expect(g.memoryBytes() / n).toBeLessThan(f.memoryBytes() / n + 4);
+    expect(g.dispatch(0)?.url).toBe(f.dispatch(0)?.url);
+    f.free();
+    g.free();
+  });
+});

@@ -1,0 +1,307 @@
+// URLFrontier cluster mode: real redis-server, real serve nodes (in-process servers here; child
+// processes where a node must die by kill -9), real gRPC clients. No timed assertions: waits
+// poll for a state and assert counts.
+import type { ChildProcess } from 'node:child_process';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ClusterKeys, readSlots, slotOf } from '../../src/cluster/index.js';
+import { type RedisServer, startRedis } from '../cluster/redis.js';
+import { type UrlFrontierServer, startUrlFrontierServer } from '../../src/urlfrontier/index.js';
+import { type Client, type Msg, call, connect, discovered, getUrls, known, putUrls, removeDir, serverChild, stream, tempDir, until } from './helpers.js';
+
+let redis: RedisServer;
+const dirs: string[] = [];
+const servers: UrlFrontierServer[] = [];
+const clients: Client[] = [];
+let crawlSeq = 0;
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.dispose();
+  for (const d of dirs) removeDir(d);
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await Promise.all(servers.splice(0).map((s) => s.close().catch(() => undefined)));
+});
+
+const TTL = 1500;
+
+async function node(crawl: string, store: string, extra: Record<string, unknown> = {}): Promise<{ server: UrlFrontierServer; client: Client }> {
+  const server = await startUrlFrontierServer({
+    port: 0,
+    fsync: false,
+    log: () => {},
+    defaultDelayMs: 0,
+    cluster: { redis: redis.url, crawl, store, slots: 8, heartbeatTtlMs: TTL, pollMs: 50, peerTimeoutMs: 2000, ...extra },
+  });
+  servers.push(server);
+  const client = connect(server.port);
+  clients.push(client);
+  return { server, client };
+}
+
+function newCrawl(): { crawl: string; store: string } {
+  const store = tempDir();
+  dirs.push(store);
+  return { crawl: `uf${process.pid}x${crawlSeq++}`, store };
+}
+
+/** Waits until every node answers stats (every slot has a serving owner) and ListNodes shows `n` nodes. */
+async function settled(client: Client, n: number): Promise<void> {
+  await until(() => call<{ values: string[] }>(client, 'ListNodes'), (r) => r.values.length === n, 'ListNodes');
+  await until(() => call(client, 'GetStats', {}), () => true, 'GetStats');
+}
+
+/** A new cluster of two in-process nodes, both listed and every slot answered. */
+async function twoNodes(): Promise<{ crawl: string; store: string; a: Awaited<ReturnType<typeof node>>; b: Awaited<ReturnType<typeof node>> }> {
+  const { crawl, store } = newCrawl();
+  const a = await node(crawl, store);
+  const b = await node(crawl, store);
+  await settled(a.client, 2);
+  return { crawl, store, a, b };
+}
+
+describe('URLFrontier cluster', () => {
+  it('forwards puts to the slot owner, serves every URL once across nodes, stats equal the sum; a joining node takes slots with their leases', async () => {
+    const { crawl, store, a, b } = await twoNodes();
+    await until(async () => (await slotOwners(crawl)).filter((o) => o === b.server.nodeId).length, (n) => n === 4, 'B owns half the slots');
+    await settled(b.client, 2);
+    const urls = Array.from({ length: 400 }, (_, i) => `https://h${i % 40}.example/p/${i}`);
+    // Put on A the URLs whose slot B owns: acked once B applied them, visible from either node.
+    const owners = await slotOwners(crawl);
+    const ofB = urls.filter((u) => owners[slotOf('DEFAULT', new URL(u).hostname, 8)] === b.server.nodeId);
+    expect(ofB.length).toBeGreaterThan(0);
+    expect(ofB.length).toBeLessThan(urls.length);
+    expect((await putUrls(a.client, ofB.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const c of [a.client, b.client]) {
+      expect(await call(c, 'GetURLStatus', { url: ofB[0], key: '', crawlID: '' })).toMatchObject({ known: { info: { url: ofB[0] } } });
+    }
+    const acks = await putUrls(a.client, urls.map((u) => discovered(u)));
+    expect(acks.filter((x) => x.status === 'OK')).toHaveLength(urls.length - ofB.length);
+    expect(acks.filter((x) => x.status === 'SKIPPED')).toHaveLength(ofB.length); // already there: discovered again = SKIPPED
+    // The fan-out answers exactly what one server given the same items answers.
+    const single = await startUrlFrontierServer({ port: 0, log: () => {}, defaultDelayMs: 0 });
+    servers.push(single);
+    const sc = connect(single.port);
+    clients.push(sc);
+    await putUrls(sc, urls.map((u) => discovered(u)));
+    const expected = await call(sc, 'GetStats', {});
+    for (const c of [a.client, b.client]) {
+      const st = await call<{ size: number; numberOfQueues: number }>(c, 'GetStats', {});
+      expect(st).toEqual(expected);
+      expect(st.size).toBe(400);
+      expect(st.numberOfQueues).toBe(40);
+      expect((await call<{ value: number }>(c, 'CountURLs', {})).value).toBe(400);
+      expect((await call<{ values: string[] }>(c, 'ListQueues', { size: 1000 })).values).toHaveLength(40);
+      expect((await call<{ values: string[] }>(c, 'ListCrawls', {})).values).toEqual(['DEFAULT']);
+    }
+    const served: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const c of [a.client, b.client]) served.push(...(await getUrls(c, { max_urls_per_queue: 100, max_queues: 0, delay_requestable: 600 })));
+    }
+    expect(served.sort()).toEqual([...urls].sort()); // every URL once: leases hold across calls and nodes
+    expect((await call<{ inProcess: number }>(a.client, 'GetStats', {})).inProcess).toBe(400);
+
+    // A third node joins: slots move to it by hand-over, with their URLs and leases.
+    const c = await node(crawl, store);
+    await until(async () => (await slotOwners(crawl)).filter((o) => o === c.server.nodeId).length, (n) => n >= 2, 'slots handed to the new node');
+    const st = await until(() => call<{ size: number; inProcess: number }>(c.client, 'GetStats', {}), () => true, 'stats after the join');
+    expect(st).toMatchObject({ size: 400, inProcess: 400 });
+    for (const cl of [a.client, b.client, c.client]) expect(await getUrls(cl, { max_urls_per_queue: 100, delay_requestable: 600 })).toEqual([]);
+
+    const done = await putUrls(c.client, urls.map((u) => known(u, 0)));
+    expect(done.every((x) => x.status === 'OK')).toBe(true);
+    const after = await call<{ size: number; counts: { completed: number } }>(a.client, 'GetStats', {});
+    expect(after.counts.completed).toBe(400);
+    expect(after.size).toBe(0);
+  });
+
+  it('refuses bad cluster options, a router for a cluster that does not exist, and a differing canonicalize', async () => {
+    const { crawl, store } = newCrawl();
+    await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, store, slots: 0 } })).rejects.toMatchObject({ code: 'MEGURI_ERR_INVALID_ARG' });
+    await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, router: true } })).rejects.toThrow(/does not exist.*start a node/);
+    await node(crawl, store);
+    await expect(startUrlFrontierServer({ port: 0, log: () => {}, canonicalize: true, cluster: { redis: redis.url, crawl, store } })).rejects.toThrow(/canonicalize false; this node was given true/);
+  });
+
+  it('control calls reach the owners: per queue (delay, block, limit, delete) and crawl-wide (active, delete crawl)', async () => {
+    const { crawl, store, a, b } = await twoNodes();
+    const urls = Array.from({ length: 60 }, (_, i) => `https://q${i % 6}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u, { crawlID: 'c1' })))).every((x) => x.status === 'OK')).toBe(true);
+    await putUrls(b.client, [discovered('https://other.example/1', { crawlID: 'c2' })]);
+    const now = Math.floor(Date.now() / 1000);
+    await call(a.client, 'BlockQueueUntil', { key: 'q0.example', crawlID: 'c1', time: now + 3600 });
+    await call(a.client, 'SetCrawlLimit', { key: 'q1.example', crawlID: 'c1', limit: 0 });
+    await expect(call(a.client, 'SetCrawlLimit', { key: 'nope.example', crawlID: 'c1', limit: 3 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    expect((await call<{ value: number }>(a.client, 'DeleteQueue', { key: 'q2.example', crawlID: 'c1' })).value).toBe(10);
+    await call(b.client, 'SetActive', { state: false });
+    for (const c of [a.client, b.client]) {
+      expect((await call<{ state: boolean }>(c, 'GetActive', {})).state).toBe(false);
+      expect(await getUrls(c, { crawlID: 'c1' })).toEqual([]);
+    }
+    await call(a.client, 'SetActive', { state: true });
+    const served = [...(await getUrls(a.client, { crawlID: 'c1', delay_requestable: 600 })), ...(await getUrls(b.client, { crawlID: 'c1', delay_requestable: 600 }))];
+    expect(new Set(served.map((u) => new URL(u).hostname))).toEqual(new Set(['q1.example', 'q3.example', 'q4.example', 'q5.example']));
+    expect((await call<{ values: string[] }>(a.client, 'ListCrawls', {})).values.sort()).toEqual(['c1', 'c2']);
+    expect((await call<{ value: number }>(b.client, 'DeleteCrawl', { value: 'c1' })).value).toBe(50);
+    expect((await call<{ values: string[] }>(a.client, 'ListCrawls', {})).values).toEqual(['c2']);
+  });
+});
+
+/** Owner node id of each slot of `crawl`, from its Redis slot records. */
+async function slotOwners(crawl: string): Promise<string[]> {
+  const r = redis.client();
+  try {
+    return (await readSlots(r, new ClusterKeys(crawl), 8)).map((x) => x.owner);
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** A serve node in a child process (so it can be killed -9 or stopped); resolves once it listens and joined. */
+async function childNode(crawl: string, store: string, ttl: number, peerTimeoutMs = 2000): Promise<{ child: ChildProcess; port: number }> {
+  const n = await serverChild({ port: 0, fsync: false, defaultDelayMs: 0, cluster: { redis: redis.url, crawl, store, slots: 8, heartbeatTtlMs: ttl, pollMs: 50, peerTimeoutMs } });
+  children.push(n.child);
+  return n;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+/** Every URL of the default crawl, from one ListURLs call. */
+async function allUrls(client: Client): Promise<Set<string>> {
+  const items = await stream<{ known: { info: { url: string } } }>(client, 'ListURLs', { start: 0, size: 1_000_000, key: '', crawlID: '' });
+  return new Set(items.map((i) => i.known.info.url));
+}
+
+describe('URLFrontier cluster: failures', () => {
+  it('a node killed -9 mid-stream: its slots move and every item acked OK is still there', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store);
+    const b = await node(crawl, store);
+    const c = await childNode(crawl, store, TTL);
+    await settled(a.client, 3);
+    const ab = [a.server.nodeId, b.server.nodeId];
+    await until(async () => (await slotOwners(crawl)).filter((o) => !ab.includes(o)).length, (n) => n >= 2, 'the child node owns slots');
+    const okIds = await streamPuts(a.client, 6000, 1500, () => c.child.kill('SIGKILL'));
+    expect(c.child.signalCode).toBe('SIGKILL');
+    expect(okIds.length).toBeGreaterThanOrEqual(1500);
+    await until(() => call<{ values: string[] }>(b.client, 'ListNodes'), (r) => r.values.length === 2, 'ListNodes after the kill');
+    await until(() => slotOwners(crawl), (o) => o.every((x) => ab.includes(x)), "the killed node's slots moved");
+    const urls = await until(() => allUrls(b.client), () => true, 'ListURLs after the kill');
+    const lost = okIds.filter((u) => !urls.has(u));
+    expect(lost).toEqual([]);
+    const st = await call<{ size: number }>(a.client, 'GetStats', {});
+    expect(st.size).toBe(urls.size);
+    // The dead node's advertised address is forgotten (ids are new per process; the hash must not grow).
+    const r = redis.client();
+    try {
+      await until(async () => Object.keys(await r.hgetall(`${new ClusterKeys(crawl).nodes}:urlfrontier`)).sort(), (ids) => JSON.stringify(ids) === JSON.stringify([...ab].sort()), 'addresses of live nodes only');
+    } finally {
+      r.disconnect();
+    }
+  });
+
+  it('a node joining mid-stream takes slots by hand-over; every item acked OK is there', async () => {
+    const { crawl, store, a, b } = await twoNodes();
+    let joining: Promise<{ server: UrlFrontierServer; client: Client }> | undefined;
+    const okIds = await streamPuts(a.client, 5000, 1000, () => (joining = node(crawl, store)));
+    const c = await joining!;
+    await until(async () => (await slotOwners(crawl)).filter((o) => o === c.server.nodeId).length, (n) => n >= 2, 'slots handed to the joining node');
+    const urls = await until(() => allUrls(c.client), () => true, 'ListURLs after the join');
+    expect(okIds.filter((u) => !urls.has(u))).toEqual([]);
+    expect((await call<{ size: number }>(b.client, 'GetStats', {})).size).toBe(urls.size);
+  });
+
+  it('a node that does not answer makes stats and counts fail (UNAVAILABLE), never under-count; a node that leaves hands its slots over', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store, { heartbeatTtlMs: 60_000, peerTimeoutMs: 1000 });
+    const c = await childNode(crawl, store, 60_000, 1000);
+    const b = await node(crawl, store, { heartbeatTtlMs: 60_000, peerTimeoutMs: 1000 });
+    await settled(a.client, 3);
+    await settled(b.client, 3);
+    const urls = Array.from({ length: 300 }, (_, i) => `https://s${i % 30}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    expect((await call<{ size: number }>(a.client, 'GetStats', {})).size).toBe(300);
+    expect((await call<{ values: string[] }>(a.client, 'ListNodes')).values).toHaveLength(3);
+
+    c.child.kill('SIGSTOP');
+    for (const method of ['GetStats', 'CountURLs', 'ListQueues']) {
+      await expect(call(a.client, method, {})).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringMatching(/did not answer.*under-count/) });
+    }
+    c.child.kill('SIGCONT');
+    expect((await call<{ size: number }>(a.client, 'GetStats', {})).size).toBe(300);
+
+    // A node that leaves cleanly hands its slots to the others: the count stays whole.
+    await servers.splice(servers.indexOf(b.server), 1)[0]!.close();
+    await until(() => call<{ values: string[] }>(a.client, 'ListNodes'), (r) => r.values.length === 2, 'ListNodes after a leave');
+    const st = await until(() => call<{ size: number }>(a.client, 'GetStats', {}), () => true, 'GetStats after a leave');
+    expect(st.size).toBe(300);
+    expect((await allUrls(a.client)).size).toBe(300);
+  });
+});
+
+/**
+ * Writes `total` discovered URLs on one PutURLs stream (paced, so the stream spans `midway`),
+ * calls `midway` once `at` items were acked OK, and resolves with the URLs acked OK.
+ */
+function streamPuts(client: Client, total: number, at: number, midway: () => void): Promise<string[]> {
+  const okIds: string[] = [];
+  return new Promise<string[]>((resolve, reject) => {
+    const s = client['PutURLs']!() as grpc.ClientDuplexStream<Msg, { ID: string; status: string }>;
+    let fired = false;
+    s.on('data', (ack) => {
+      if (ack.status === 'OK') okIds.push(ack.ID);
+      if (!fired && okIds.length >= at) {
+        fired = true;
+        midway();
+      }
+    });
+    s.on('error', reject);
+    s.on('end', () => resolve(okIds));
+    let i = 0;
+    const pump = (): void => {
+      while (i < total) {
+        const ok = s.write(discovered(`https://h${i % 64}.example/item/${i}`));
+        i++;
+        if (!ok) return void s.once('drain', pump);
+        if (i % 500 === 0) return void setTimeout(pump, 5);
+      }
+      s.end();
+    };
+    pump();
+  });
+}
+
+describe('URLFrontier cluster: restart', () => {
+  /** Puts `urls` through `client` (all OK), stops every node, empties Redis and starts one node on the same store. */
+  async function putStopForget(client: Client, urls: string[], crawl: string, store: string): Promise<Client> {
+    expect((await putUrls(client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    const r = redis.client();
+    await r.flushall();
+    r.disconnect();
+    const n = await node(crawl, store);
+    await settled(n.client, 1);
+    return n.client;
+  }
+
+  it('a cluster stopped and restarted on the same store resumes every URL, even when Redis lost its records', async () => {
+    const { crawl, store, b } = await twoNodes();
+    const urls = Array.from({ length: 200 }, (_, i) => `https://z${i % 25}.example/${i}`);
+    const c = await putStopForget(b.client, urls, crawl, store);
+    expect((await call<{ size: number }>(c, 'GetStats', {})).size).toBe(200);
+    expect([...(await allUrls(c))].sort()).toEqual([...urls].sort());
+
+    // Again, after more puts: epochs restarted at 1, so the directories of the first life (the
+    // handed-over slots reached epoch 2) must not pass for the newest now.
+    const more = Array.from({ length: 100 }, (_, i) => `https://y${i % 25}.example/${i}`);
+    const d = await putStopForget(c, more, crawl, store);
+    expect([...(await allUrls(d))].sort()).toEqual([...urls, ...more].sort());
+  });
+});
