@@ -67,7 +67,8 @@ export class SpillSegments implements SpillFiles {
   private readonly segs = new Map<number, Segment>();
   private current = -1;
   private next = 0;
-  private readonly frame = new Uint8Array(FRAME);
+  /** Staging for one extent's frame and payload (or its key block). */
+  private out = new Uint8Array(64 * 1024);
   /** Whether a manifest was ever committed or resumed (deletions wait for `commit` then). */
   private durable = false;
   private generation = 0;
@@ -128,7 +129,10 @@ export class SpillSegments implements SpillFiles {
     let seg = this.segs.get(this.current);
     if (seg === undefined || seg.size + FRAME + length > SEGMENT_BYTES) seg = this.roll();
     const offset = seg.size;
-    const f = this.frame;
+    // Frame and payload leave in one write (and the keys in one more): half the system calls
+    // of writing them apart, which a profile of a budgeted run put at 8 %.
+    if (this.out.length < FRAME + length || this.out.length < KEY_FRAME + count * 8) this.out = new Uint8Array(Math.max(FRAME + length, KEY_FRAME + count * 8, this.out.length * 2));
+    const f = this.out;
     const v = new DataView(f.buffer);
     v.setUint32(0, FRAME_MAGIC, true);
     v.setUint32(4, length, true);
@@ -139,8 +143,8 @@ export class SpillSegments implements SpillFiles {
     checksum(payload.subarray(0, length), Kind.Extent, this.current, offset);
     v.setUint32(24, sum[0]!, true);
     v.setUint32(28, sum[1]!, true);
-    writeFully(this.io, seg.fd, seg.path, f, FRAME, offset);
-    writeFully(this.io, seg.fd, seg.path, payload, length, offset + FRAME);
+    f.set(payload.subarray(0, length), FRAME);
+    writeFully(this.io, seg.fd, seg.path, f, FRAME + length, offset);
     const keyBytes = new Uint8Array(paths.buffer, paths.byteOffset, count * 8);
     const keys = seg.keySize;
     v.setUint32(0, count, true);
@@ -148,8 +152,8 @@ export class SpillSegments implements SpillFiles {
     checksum(keyBytes, Kind.Keys, this.current, keys);
     v.setUint32(8, sum[0]!, true);
     v.setUint32(12, sum[1]!, true);
-    writeFully(this.io, seg.keyFd, seg.keyPath, f, KEY_FRAME, keys);
-    writeFully(this.io, seg.keyFd, seg.keyPath, keyBytes, keyBytes.length, keys + KEY_FRAME);
+    f.set(keyBytes, KEY_FRAME);
+    writeFully(this.io, seg.keyFd, seg.keyPath, f, KEY_FRAME + keyBytes.length, keys);
     seg.size = offset + FRAME + length;
     seg.keySize = keys + KEY_FRAME + keyBytes.length;
     seg.live++;

@@ -33,6 +33,7 @@ import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
 import type { ColumnData } from '../format/index.js';
 import { entryEnd } from './arena.js';
+import { COLUMNS } from './table.js';
 
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
 export const VACANT = 0xff;
@@ -271,7 +272,9 @@ export class SpillTier {
     for (;;) {
       const hosts = this.s.hosts.length;
       for (let id = 0; id < hosts; id++) {
-        if (this.s.queues.size(id) > this.window) moved += this.shedHost(id, this.window >> 1);
+        // Past the window and two least extents: a refill (≤ max(8, W/2) rows at ≤ W/4) never
+        // crosses it, so rows read back are not written out again by the next pass.
+        if (this.s.queues.size(id) > Math.max(this.window, 2 * MIN_EXTENT)) moved += this.shedHost(id, this.window >> 1);
         if ((id & 255) === 255 && this.residentBytes() <= target) break;
       }
       if (this.residentBytes() <= target || this.window <= MIN_WINDOW) break;
@@ -613,12 +616,22 @@ function grow32(a: Int32Array | Uint32Array, n: number): Int32Array | Uint32Arra
   return next;
 }
 
-/** Zeroes every column of `row` (the table's schema, churn and the prioritizer's columns). */
+/**
+ * Zeroes what a new URL does not overwrite in a vacated row. Only spillable rows are vacated,
+ * and their other cold columns are zero already (`spillable`); key, url, depth, firstSeen and
+ * host are written by every new row. Measured: zeroing every column was 8 % of a budgeted run.
+ */
 function clearRow(s: FrontierState, row: number): void {
   const t = s.table;
+  t.priority[row] = 0;
+  t.nextDue[row] = 0;
+  t.lambda[row] = 0;
+  // The optional columns (freshness) are few: zeroed whatever they hold.
   const cols = t as unknown as Record<string, ColumnData>;
-  for (const c of t.schema) cols[c.name]!.fill(0, row * c.lanes, (row + 1) * c.lanes);
-  if (t.churnFp.length > 0) t.churnFp.fill(0, row * 2, row * 2 + 2);
+  for (let i = COLUMNS.length; i < t.schema.length; i++) {
+    const c = t.schema[i]!;
+    cols[c.name]!.fill(0, row * c.lanes, (row + 1) * c.lanes);
+  }
   if (s.prio) {
     const c = s.prio.rowColumns();
     c.cash[row] = 0;
