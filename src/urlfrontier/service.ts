@@ -167,9 +167,9 @@ interface InnerCall {
  * still goes through grpc-js's own send (serialization, size limit, status on a failed
  * write), and the batch completes when the last one's write does (HTTP/2 writes complete in
  * order). The wire is unchanged: one gRPC message per ack. Streams of another shape (a
- * future grpc-js) keep the one-at-a-time path.
+ * future grpc-js) keep the one-at-a-time path. Exported for test/urlfrontier/writes.test.ts.
  */
-function batchWrites(stream: object): void {
+export function batchWrites(stream: object): void {
   const inner = (stream as { call?: Partial<InnerCall> }).call;
   if (typeof inner?.sendMessage !== 'function' || typeof (stream as { _writev?: unknown })._writev === 'function') return;
   const send = inner.sendMessage.bind(inner);
