@@ -161,6 +161,7 @@ export class SpillTier {
   private backendFiles: SpillFiles | undefined;
   private scratch = new Uint8Array(1 << 16);
   private perRowAt = -1;
+  private perRowSlots = -1;
   /** After a pass that could not reach its target: no new pass until the estimate passes this. */
   private retryAbove = 0;
   private perRowBytes = 0;
@@ -241,8 +242,10 @@ export class SpillTier {
   /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, uid, prioritizer. */
   private perRow(): number {
     const t = this.s.table;
-    if (t.capacity !== this.perRowAt) {
+    // Fetch-state slots grow apart from the rows (src/frontier/table.ts): either growth re-prices.
+    if (t.capacity !== this.perRowAt || t.slotCapacity !== this.perRowSlots) {
       this.perRowAt = t.capacity;
+      this.perRowSlots = t.slotCapacity;
       this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
     }
     return this.perRowBytes;
