@@ -152,7 +152,7 @@ export function restore(s: FrontierState, image: PartitionImage): void {
       throw new CorruptPartitionError('urls', `row ${r} key's HostKey does not match host ${JSON.stringify(h.name)}`);
     }
     if (s.table.status[r] === UrlStatus.InFlight) {
-      s.table.status[r] = s.table.crawlCount[r] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
+      s.table.status[r] = s.table.crawlCount[s.table.slot[r]!] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
     }
   }
   // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
@@ -243,23 +243,31 @@ function loadQueues(s: FrontierState, rows: number): void {
  */
 function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): void {
   const has = (id: number): boolean => columns.some((c) => c.id === id);
+  // Fetch state is by slot; a row without one was never fetched, and its defaults are zeros.
   if (!has(ColumnId.FirstCrawled)) {
     for (let r = 0; r < t.rows; r++) {
-      const n = t.crawlCount[r]!;
-      t.firstCrawled[r] = n === 0 ? 0 : n === 1 ? t.lastCrawled[r]! : Math.min(t.firstSeen[r]!, t.lastCrawled[r]!);
+      const sl = t.slot[r]!;
+      if (sl === 0) continue;
+      const n = t.crawlCount[sl]!;
+      t.firstCrawled[sl] = n === 0 ? 0 : n === 1 ? t.lastCrawled[sl]! : Math.min(t.firstSeen[r]!, t.lastCrawled[sl]!);
     }
   }
   if (!has(ColumnId.LmHours)) {
-    for (let r = 0; r < t.rows; r++) t.lmHours[r] = t.crawlCount[r] === 0 ? 0 : -1;
+    for (let r = 0; r < t.rows; r++) {
+      const sl = t.slot[r]!;
+      if (sl !== 0) t.lmHours[sl] = t.crawlCount[sl] === 0 ? 0 : -1;
+    }
   }
   // Before minor 4 the estimator kept only counts and the span: its interval statistics are
   // unknown (NaN) for a URL already fetched, and the hook rebuilds them from the counts at the
   // URL's next fetch (src/freshness `seedIntervals`).
   if (!has(ColumnId.UnchangedHours) || !has(ColumnId.ChangedLogHours)) {
     for (let r = 0; r < t.rows; r++) {
-      const unknown = t.crawlCount[r]! > 1 ? Number.NaN : 0;
-      t.unchangedHours[r] = unknown;
-      t.changedLogHours[r] = unknown;
+      const sl = t.slot[r]!;
+      if (sl === 0) continue;
+      const unknown = t.crawlCount[sl]! > 1 ? Number.NaN : 0;
+      t.unchangedHours[sl] = unknown;
+      t.changedLogHours[sl] = unknown;
     }
   }
 }

@@ -392,7 +392,8 @@ export function reconsider(s: FrontierState, accept: (url: string, status: UrlSt
     if (st !== UrlStatus.Refused && st !== UrlStatus.Disallowed) continue;
     if (!accept(t.urlOf(row), st)) continue;
     t.status[row] = UrlStatus.Scheduled;
-    t.retries[row] = 0;
+    const sl = t.slot[row]!;
+    if (sl !== 0) t.retries[sl] = 0;
     enqueue(s, row);
     n++;
   }

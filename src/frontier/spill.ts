@@ -31,9 +31,7 @@ import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js'
 import { UrlStatus } from '../model/index.js';
 import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
-import type { ColumnData } from '../format/index.js';
 import { entryEnd } from './arena.js';
-import { COLUMNS } from './table.js';
 
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
 export const VACANT = 0xff;
@@ -163,6 +161,7 @@ export class SpillTier {
   private backendFiles: SpillFiles | undefined;
   private scratch = new Uint8Array(1 << 16);
   private perRowAt = -1;
+  private perRowSlots = -1;
   /** After a pass that could not reach its target: no new pass until the estimate passes this. */
   private retryAbove = 0;
   private perRowBytes = 0;
@@ -243,8 +242,10 @@ export class SpillTier {
   /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, uid, prioritizer. */
   private perRow(): number {
     const t = this.s.table;
-    if (t.capacity !== this.perRowAt) {
+    // Fetch-state slots grow apart from the rows (src/frontier/table.ts): either growth re-prices.
+    if (t.capacity !== this.perRowAt || t.slotCapacity !== this.perRowSlots) {
       this.perRowAt = t.capacity;
+      this.perRowSlots = t.slotCapacity;
       this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
     }
     return this.perRowBytes;
@@ -333,11 +334,8 @@ export class SpillTier {
   private spillable(r: number): boolean {
     const t = this.s.table;
     if (t.status[r] !== UrlStatus.Scheduled || this.pinned.has(r)) return false;
-    if (t.crawlCount[r] !== 0 || t.lastCrawled[r] !== 0 || t.etag[r] !== 0 || t.lastModified[r] !== 0) return false;
-    if (t.fpFlags[r] !== 0 || t.redirectTo[r] !== 0 || t.retries[r] !== 0 || t.lastChanged[r] !== 0) return false;
-    if (t.changeCount[r] !== 0 || t.noChangeStreak[r] !== 0) return false;
-    if (t.firstCrawled.length > 0 && (t.firstCrawled[r] !== 0 || t.lmHours[r] !== 0)) return false;
-    return true;
+    // Fetch state but λ (which the record carries) is zero: no slot, or a slot of zeros.
+    return t.fetchStateIsZero(r, 'lambda');
   }
 
   /** Serializes `rows` into the scratch buffer; returns its length. */
@@ -356,7 +354,7 @@ export class SpillTier {
       v.setFloat32(p + 8, t.priority[r]!, true);
       v.setUint32(p + 12, t.firstSeen[r]!, true);
       v.setUint32(p + 16, t.nextDue[r]!, true);
-      v.setFloat32(p + 20, t.lambda[r]!, true);
+      v.setFloat32(p + 20, t.lambda[t.slot[r]!]!, true);
       v.setUint16(p + 24, t.depth[r]!, true);
       p += FIXED;
       if (prio) {
@@ -442,7 +440,8 @@ export class SpillTier {
       t.priority[row] = v.getFloat32(p + 8, true);
       t.firstSeen[row] = v.getUint32(p + 12, true);
       t.nextDue[row] = v.getUint32(p + 16, true);
-      t.lambda[row] = v.getFloat32(p + 20, true);
+      // λ is fetch state (by slot): a row takes a slot only for a λ that is not zero bits.
+      if (v.getUint32(p + 20, true) !== 0) t.lambda[t.slotFor(row)] = v.getFloat32(p + 20, true);
       t.depth[row] = v.getUint16(p + 24, true);
       p += FIXED;
       if (prio) {
@@ -618,20 +617,15 @@ function grow32(a: Int32Array | Uint32Array, n: number): Int32Array | Uint32Arra
 
 /**
  * Zeroes what a new URL does not overwrite in a vacated row. Only spillable rows are vacated,
- * and their other cold columns are zero already (`spillable`); key, url, depth, firstSeen and
- * host are written by every new row. Measured: zeroing every column was 8 % of a budgeted run.
+ * and their fetch state is zero but λ (`spillable`): giving the slot back zeroes it; key,
+ * url, depth, firstSeen and host are written by every new row. Measured: zeroing every column
+ * was 8 % of a budgeted run.
  */
 function clearRow(s: FrontierState, row: number): void {
   const t = s.table;
   t.priority[row] = 0;
   t.nextDue[row] = 0;
-  t.lambda[row] = 0;
-  // The optional columns (freshness) are few: zeroed whatever they hold.
-  const cols = t as unknown as Record<string, ColumnData>;
-  for (let i = COLUMNS.length; i < t.schema.length; i++) {
-    const c = t.schema[i]!;
-    cols[c.name]!.fill(0, row * c.lanes, (row + 1) * c.lanes);
-  }
+  t.releaseSlot(row);
   if (s.prio) {
     const c = s.prio.rowColumns();
     c.cash[row] = 0;
