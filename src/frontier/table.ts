@@ -1,6 +1,8 @@
 /**
  * The URL table: one row per URL the partition knows, as struct-of-arrays typed columns
- * plus a string arena (DESIGN §4). There is no object per URL; a row is an index.
+ * plus a string arena (DESIGN §4). There is no object per URL; a row is an index. (The file is
+ * past 600 lines on purpose: the schema, the row/slot layout and the file conversion — export
+ * and load — must change together, and splitting them would spread one schema over three files.)
  *
  * | id | column         | type    | unit / meaning                                            |
  * |----|----------------|---------|-----------------------------------------------------------|
@@ -240,7 +242,10 @@ function permute32(src: Uint32Array, out: Uint32Array, order: Uint32Array, lanes
   for (let i = 0, o = 0; i < order.length; i++) for (let l = 0, r = order[i]! * lanes; l < lanes; l++) out[o++] = src[r + l]!;
 }
 
-/** used[r] = 1 where row r of `data` (`lanes` values a row) has a non-zero bit, for r < rows. */
+/**
+ * used[r] = 1 where row r of `data` (`lanes` values a row) has a non-zero bit, for r < rows;
+ * one loop per element width, as in `permuteColumn` and for the same reason.
+ */
 function markNonZero(data: ColumnData, lanes: number, rows: number, used: Uint8Array): void {
   const width = data.BYTES_PER_ELEMENT;
   const n = rows * lanes;
