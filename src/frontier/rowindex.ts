@@ -10,7 +10,7 @@
  *
  * Linear probing over the tags: a miss (most of intake) reads tags until an empty one, in one
  * or two cache lines; only a tag match (1 in 255 for a wrong key) reads the table's key lanes.
- * There is no removal (a row, once made, keeps its key). Growth is ×1.5 past 0.85 full and
+ * Removal (`remove`) is for the spill tier, whose rows leave for disk and are reused. Growth is ×1.5 past 0.85 full and
  * rehashes every row from the key column.
  *
  * ```
@@ -167,6 +167,32 @@ export class RowIndex {
     }
     this.len += fresh;
     return fresh;
+  }
+
+  /**
+   * Removes the key at key index `i` of `keys` (the spill tier, when a row leaves for disk);
+   * returns whether it was held. Backward-shift deletion: later entries of the probe run move
+   * into the hole unless their home lies cyclically in (hole, entry], so no tombstones.
+   */
+  remove(keys: KeyArray, i: number): boolean {
+    let hole = this.find(keys, i * 4);
+    if (!this.found) return false;
+    const tags = this.tags;
+    const slots = this.slots;
+    const cap = this.cap;
+    const k = this.table.key;
+    for (let j = hole; ; ) {
+      if (++j === cap) j = 0;
+      if (tags[j] === 0) break;
+      const h = home(k, slots[j]! * 4, cap);
+      if (hole <= j ? hole < h && h <= j : hole < h || h <= j) continue;
+      tags[hole] = tags[j]!;
+      slots[hole] = slots[j]!;
+      hole = j;
+    }
+    tags[hole] = 0;
+    this.len--;
+    return true;
   }
 
   /**

@@ -9,19 +9,18 @@
  * a quarter of the window), its best extent is read back in one sequential read, ahead of the
  * host running dry, so dispatch only ever pops resident rows.
  *
- * Row identity. The exact key index (a `DrumSet`, resident in this round) cannot change a
- * payload in place, so with the tier on its payload is a *URL id* (uid), fixed for the URL's
- * life, and the tier maps uid → row (`slotOf`, −1 while spilled) and row → uid (`uidOf`).
- * Without the tier nothing of this exists and the payload is the row, as before. Uids are
- * handed out in row order, so while nothing was spilled uid = row and every decision,
- * checkpoint byte and dispatch is what the frontier without a budget makes (the goldens).
+ * Keys. The exact key index is a `TieredIndex` (spillkeys.ts): the resident rows' `RowIndex`
+ * (payload = row, as without a budget) and the spilled URLs' PathKeys per host. A row that
+ * spills leaves the first for the second (`vacate`); a row read back does the reverse (`load`).
+ * While nothing was spilled the index is the one the frontier without a budget has, so every
+ * decision, checkpoint byte and dispatch is the same (the goldens).
  *
  * What is spilled: only plain first-fetch candidates — a queued `Scheduled` row never fetched,
  * with no validators, fingerprints, redirect, retries or change history — because those are
  * nearly the whole of a large frontier and their record is small (30 B + URL, 42 B with the
  * prioritizer). Rows in flight, recrawls, redirect targets (pinned: a redirect source refers
  * to its target's row) and rows of other statuses stay resident. A rediscovery of a spilled
- * URL is still recognized (the key index has it) but its OPIC credit is not applied.
+ * URL is still recognized (its key is in the spilled set) but its OPIC credit is not applied.
  *
  * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
  * itself when the Node entry is loaded, so this file reaches no `node:` module and the
@@ -34,6 +33,7 @@ import type { FrontierState } from './state.js';
 import type { ColumnData } from '../format/index.js';
 import { entryEnd } from './arena.js';
 import { COLUMNS } from './table.js';
+import { SpilledKeys, type TieredIndex } from './spillkeys.js';
 
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
 export const VACANT = 0xff;
@@ -114,6 +114,8 @@ export interface SpillStats {
   readonly rowsRead: number;
   /** The per-host resident window in force (it halves when the budget cannot hold the windows). */
   readonly window: number;
+  /** Resident bytes of the spilled URLs' exact keys (`SpilledKeys`). */
+  readonly keyBytes: number;
   /** The resident estimate the budget is compared with (bytes). */
   readonly residentBytes: number;
 }
@@ -140,11 +142,8 @@ const MIN_WINDOW = 4;
 
 /** The spill tier of one frontier (owned by `FrontierState`). */
 export class SpillTier {
-  /** uid → row, −1 while spilled. */
-  slotOf: Int32Array = new Int32Array(1024);
-  /** row → uid. */
-  uidOf: Uint32Array = new Uint32Array(1024);
-  nextUid = 0;
+  /** The spilled URLs' keys (the second tier of the frontier's key index). */
+  readonly keys = new SpilledKeys();
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
   /** Spilled extents by host id (each up to half a window of rows, best first). */
@@ -186,29 +185,19 @@ export class SpillTier {
 
   // ───────────────────────────── identity ─────────────────────────────
 
-  /** A row for a new URL (a vacated one when there is one) with a fresh uid. */
+  /** A row for a new URL (a vacated one when there is one). */
   newRow(): number {
-    const t = this.s.table;
-    const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
-    this.bind(this.nextUid++, row);
-    return row;
+    return this.free.length > 0 ? this.free.pop()! : this.s.table.addRow();
   }
 
-  /** The index payload of `row`. */
-  payloadOf(row: number): number {
-    return this.uidOf[row]!;
-  }
-
-  /** Row of index payload `uid`, or −1 while its URL is on disk. */
-  rowOf(uid: number): number {
-    return uid < this.nextUid ? this.slotOf[uid]! : -1;
-  }
-
-  /** After a restore: rows 0..rows−1 are uids 0..rows−1. */
-  resetIdentity(rows: number): void {
-    this.nextUid = 0;
+  /** After a restore replaced the table: no vacated rows. */
+  resetRows(): void {
     this.free = [];
-    for (let r = 0; r < rows; r++) this.bind(this.nextUid++, r);
+  }
+
+  /** The frontier's key index (a `TieredIndex` whenever the tier exists). */
+  private get index(): TieredIndex {
+    return this.s.index as TieredIndex;
   }
 
   /** Keeps `row` resident for good (a redirect source refers to it by row). */
@@ -231,30 +220,23 @@ export class SpillTier {
     return id < this.spilledOf.length ? this.spilledOf[id]! : 0;
   }
 
-  private bind(uid: number, row: number): void {
-    if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
-    if (row >= this.uidOf.length) this.uidOf = grow32(this.uidOf, row + 1) as Uint32Array;
-    this.slotOf[uid] = row;
-    this.uidOf[row] = uid;
-  }
-
   // ───────────────────────────── budget ─────────────────────────────
 
-  /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, uid, prioritizer. */
+  /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, prioritizer. */
   private perRow(): number {
     const t = this.s.table;
     if (t.capacity !== this.perRowAt) {
       this.perRowAt = t.capacity;
-      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
+      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + (this.s.prio ? 12 : 0);
     }
     return this.perRowBytes;
   }
 
-  /** The resident estimate (bytes) compared with the budget: live rows, live arena, index, maps. */
+  /** The resident estimate (bytes) compared with the budget: live rows, live arena, both key tiers, extents. */
   residentBytes(): number {
     const s = this.s;
     const t = s.table;
-    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.nextUid * 4 + this.pool.memoryBytes;
+    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.pool.memoryBytes;
   }
 
   /**
@@ -322,7 +304,7 @@ export class SpillTier {
     q.replaceAll(id, stay);
     for (const r of go) this.vacate(r);
     for (const [at, count, top] of extents) this.pool.add(id, at, count, top);
-    if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+    if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
     this.spilledOf[id] = this.spilledOf[id]! + go.length;
     this.spilled += go.length;
     this.rowsWritten += go.length;
@@ -370,12 +352,15 @@ export class SpillTier {
     return p;
   }
 
-  /** Empties `row` for reuse: zero columns, status VACANT, its uid marked spilled. */
+  /** Empties `row` for reuse: its key from the row index to the spilled set, zero columns, status VACANT. */
   private vacate(row: number): void {
     const t = this.s.table;
     const at = t.url[row]!;
     this.arenaGarbage += t.arena.storedLength(at);
-    this.slotOf[this.uidOf[row]!] = -1;
+    const k = t.key;
+    const b = row * 4;
+    this.index.resident.remove(k, row);
+    this.keys.add(t.host[row]!, k[b]!, k[b + 1]!, k[b + 2]!, k[b + 3]!);
     clearRow(this.s, row);
     t.status[row] = VACANT;
     this.free.push(row);
@@ -418,7 +403,6 @@ export class SpillTier {
     const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     const prio = s.prio;
     const rows: number[] = [];
-    // Uids from the key index (a recovery numbers them afresh; the records carry only keys).
     const keys = new Uint32Array(count * 4);
     for (let i = 0, p = 0; i < count; i++) {
       keys[4 * i] = h.hostKeyLo;
@@ -427,14 +411,14 @@ export class SpillTier {
       keys[4 * i + 3] = v.getUint32(p + 4, true);
       p = entryEnd(payload, p + FIXED + (prio ? 12 : 0), payload.length);
     }
-    const uids = s.index.getBatch(keys, new Uint32Array(count), 0xffff_ffff);
+    const rowIds = new Uint32Array(count);
     let p = 0;
     for (let i = 0; i < count; i++) {
-      const uid = uids[i]!;
       const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
       s.queues.ensureRows(t.rows);
       prio?.ensureRows(t.rows);
-      this.bind(uid, row);
+      rowIds[i] = row;
+      this.keys.delete(id, keys[4 * i + 2]!, keys[4 * i + 3]!);
       t.key[row * 4] = h.hostKeyLo;
       t.key[row * 4 + 1] = h.hostKeyHi;
       t.key[row * 4 + 2] = keys[4 * i + 2]!;
@@ -461,6 +445,7 @@ export class SpillTier {
       if (queue) s.queues.push(row);
       rows.push(row);
     }
+    this.index.resident.insertBatch(keys, rowIds);
     if (queue) {
       this.files.release(at.file);
       this.spilledOf[id] = this.spilledOf[id]! - count;
@@ -544,15 +529,6 @@ export class SpillTier {
     this.window = Math.min(this.window, Math.max(MIN_WINDOW, v.getUint32(4, true)));
     const byKey = new Map<string, number>();
     for (const h of this.s.hosts) byKey.set(`${h.hostKeyLo}:${h.hostKeyHi}`, h.id);
-    const s = this.s;
-    const BATCH = 65_536;
-    let keys = new Uint32Array(BATCH * 4);
-    let uids = new Uint32Array(BATCH);
-    let k = 0;
-    const flush = (): void => {
-      if (k > 0) s.index.insertBatch(keys.subarray(0, k * 4), uids.subarray(0, k));
-      k = 0;
-    };
     for (let i = 0, p = 16; i < n; i++, p += EXTENT_BYTES) {
       const lo = v.getUint32(p, true);
       const hi = v.getUint32(p + 4, true);
@@ -563,26 +539,11 @@ export class SpillTier {
       this.pool.add(id, at, count, v.getFloat32(p + 36, true));
       this.files.adopt(at.file);
       const paths = this.files.readKeys(at, count);
-      if (k + count > BATCH) flush();
-      if (count > keys.length / 4) {
-        keys = new Uint32Array(count * 4);
-        uids = new Uint32Array(count);
-      }
-      for (let j = 0; j < count; j++, k++) {
-        keys[4 * k] = lo;
-        keys[4 * k + 1] = hi;
-        keys[4 * k + 2] = paths[2 * j]!;
-        keys[4 * k + 3] = paths[2 * j + 1]!;
-        const uid = this.nextUid++;
-        if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
-        this.slotOf[uid] = -1;
-        uids[k] = uid;
-      }
-      if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+      for (let j = 0; j < count; j++) this.keys.add(id, lo, hi, paths[2 * j]!, paths[2 * j + 1]!);
+      if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
       this.spilledOf[id] = this.spilledOf[id]! + count;
       this.spilled += count;
     }
-    flush();
   }
 
   stats(): SpillStats {
@@ -593,13 +554,14 @@ export class SpillTier {
       rowsWritten: this.rowsWritten,
       rowsRead: this.rowsRead,
       window: this.window,
+      keyBytes: this.keys.memoryBytes,
       residentBytes: this.residentBytes(),
     };
   }
 
-  /** Bytes of the tier's own maps (slotOf, uidOf, extent records). */
+  /** Bytes of the tier's own maps (spilled counts, extent records; its keys count in the key index). */
   get memoryBytes(): number {
-    return this.slotOf.byteLength + this.uidOf.byteLength + this.spilledOf.byteLength + this.pool.memoryBytes;
+    return this.spilledOf.byteLength + this.pool.memoryBytes;
   }
 
   /** Closes the files; deletes them unless a checkpoint committed them (then they are durable state). */
@@ -608,10 +570,10 @@ export class SpillTier {
   }
 }
 
-/** A copy of `a` (Int32Array or Uint32Array) with room for `n` entries (×1.5 growth). */
-function grow32(a: Int32Array | Uint32Array, n: number): Int32Array | Uint32Array {
+/** A copy of `a` with room for `n` entries (×1.5 growth). */
+function grow32(a: Int32Array, n: number): Int32Array {
   const cap = Math.max(n, Math.ceil(a.length * 1.5), 1024);
-  const next = a instanceof Int32Array ? new Int32Array(cap) : new Uint32Array(cap);
+  const next = new Int32Array(cap);
   next.set(a);
   return next;
 }
