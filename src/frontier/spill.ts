@@ -139,6 +139,14 @@ export interface SpillMeta {
 const MIN_EXTENT = 8;
 /** The smallest window the tier shrinks to. */
 const MIN_WINDOW = 4;
+/**
+ * The share of the budget resident rows (columns and URL bytes) may take. The table keeps its
+ * peak capacity (a vacated row is reused, never returned), so rows allowed the whole budget
+ * early leave no room for what grows with the URLs on disk — the spilled keys and the extent
+ * table — and their capacity stays: at 10⁷ URLs under 256 MiB the table kept 2.8 M rows of
+ * capacity for 0.85 M live ones, 25 B a URL. Half the budget for rows bounds that.
+ */
+const ROW_SHARE = 0.5;
 
 /** The spill tier of one frontier (owned by `FrontierState`). */
 export class SpillTier {
@@ -239,15 +247,29 @@ export class SpillTier {
     return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.pool.memoryBytes;
   }
 
+  /** The resident rows' share of the estimate: their columns and URL bytes. */
+  private rowBytes(): number {
+    const t = this.s.table;
+    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage);
+  }
+
   /**
-   * Sheds resident rows when the estimate exceeds the budget, down to 80 % of it: a host with
+   * What is compared with the budget: the estimate, or the rows' bytes over their share of the
+   * budget (`ROW_SHARE`) when that is larger.
+   */
+  private pressure(): number {
+    return Math.max(this.residentBytes(), this.rowBytes() / ROW_SHARE);
+  }
+
+  /**
+   * Sheds resident rows when the pressure exceeds the budget, down to 80 % of it: a host with
    * more than `window` queued rows keeps its best half window and writes the rest out (so an
    * extent holds at least half a window, and the host is not touched again until its queue
    * grows past the window), the window halving (to `MIN_WINDOW`) while a full pass cannot
    * reach the target. Returns rows spilled.
    */
   maybeShed(): number {
-    const now = this.residentBytes();
+    const now = this.pressure();
     if (now <= this.budget || now <= this.retryAbove) return 0;
     const target = this.budget * 0.8;
     let moved = 0;
@@ -257,16 +279,16 @@ export class SpillTier {
         // Past the window and two least extents: a refill (≤ max(8, W/2) rows at ≤ W/4) never
         // crosses it, so rows read back are not written out again by the next pass.
         if (this.s.queues.size(id) > Math.max(this.window, 2 * MIN_EXTENT)) moved += this.shedHost(id, this.window >> 1);
-        if ((id & 255) === 255 && this.residentBytes() <= target) break;
+        if ((id & 255) === 255 && this.pressure() <= target) break;
       }
-      if (this.residentBytes() <= target || this.window <= MIN_WINDOW) break;
+      if (this.pressure() <= target || this.window <= MIN_WINDOW) break;
       this.window = Math.max(MIN_WINDOW, this.window >> 1);
     }
     this.compactArenaIfWasteful();
     // What cannot be spilled (crawled rows, the key index) may hold the estimate over the
     // budget: then wait for it to grow by a twentieth of the budget before the next pass,
     // instead of walking every host at every report.
-    const after = this.residentBytes();
+    const after = this.pressure();
     this.retryAbove = after > target ? after + Math.max(this.budget / 20, 1 << 20) : 0;
     return moved;
   }
