@@ -20,7 +20,9 @@
  * nearly the whole of a large frontier and their record is small (30 B + URL, 42 B with the
  * prioritizer). Rows in flight, recrawls, redirect targets (pinned: a redirect source refers
  * to its target's row) and rows of other statuses stay resident. A rediscovery of a spilled
- * URL is still recognized (its key is in the spilled set) but its OPIC credit is not applied.
+ * URL is still recognized (its key is in the spilled set) and its OPIC credit is kept beside the
+ * key (`credit`), added to the row's cash when it is read back (resident only: a recovery starts
+ * again from the cash the extent was written with).
  *
  * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
  * itself when the Node entry is loaded, so this file reaches no `node:` module and the
@@ -206,6 +208,16 @@ export class SpillTier {
   /** The frontier's key index (a `TieredIndex` whenever the tier exists). */
   private get index(): TieredIndex {
     return this.s.index as TieredIndex;
+  }
+
+  /**
+   * A rediscovery of the spilled URL at key index `i` of `keys` brought `cash`: kept beside its
+   * key until the row is read back. Returns whether the key is spilled.
+   */
+  credit(keys: Uint32Array, i: number, cash: number): boolean {
+    const b = i * 4;
+    const id = this.keys.hostOf(keys[b]!, keys[b + 1]!);
+    return id >= 0 && this.keys.credit(id, keys[b + 2]!, keys[b + 3]!, cash);
   }
 
   /** Keeps `row` resident for good (a redirect source refers to it by row). */
@@ -416,8 +428,12 @@ export class SpillTier {
     this.load(id, at, count, true);
   }
 
-  /** Decodes extent `e` of host `id` into rows; queued when `queue`. Returns the rows. */
-  private load(id: number, at: ExtentAt, count: number, queue: boolean): number[] {
+  /**
+   * Decodes extent `at` of host `id` into rows (their keys moved to the row index, their
+   * credits added to their cash); queued when `queue`. Returns the rows; `credits` (when
+   * given) gets each row's credit, for `withAllResident` to put back.
+   */
+  private load(id: number, at: ExtentAt, count: number, queue: boolean, credits?: number[]): number[] {
     const s = this.s;
     const t = s.table;
     const h = s.hosts[id]!;
@@ -441,6 +457,8 @@ export class SpillTier {
       prio?.ensureRows(t.rows);
       rowIds[i] = row;
       this.keys.delete(id, keys[4 * i + 2]!, keys[4 * i + 3]!);
+      const credit = this.keys.takenCash;
+      credits?.push(credit);
       t.key[row * 4] = h.hostKeyLo;
       t.key[row * 4 + 1] = h.hostKeyHi;
       t.key[row * 4 + 2] = keys[4 * i + 2]!;
@@ -457,6 +475,10 @@ export class SpillTier {
         c.history[row] = v.getFloat32(p + 4, true);
         c.rank[row] = v.getFloat32(p + 8, true);
         p += 12;
+        if (credit > 0) {
+          prio.credit(row, credit);
+          t.priority[row] = prio.priority(row, id, h.hostScore);
+        }
       }
       // Back into the arena sharing its host's origin, as intake stores a URL.
       const end = entryEnd(payload, p, payload.length);
@@ -485,13 +507,19 @@ export class SpillTier {
    */
   withAllResident<T>(fn: () => T): T {
     const loaded: number[] = [];
+    const credits: number[] = [];
     try {
       for (let id = 0; id < this.pool.hostSpan; id++) {
-        for (const slot of this.pool.slotsOf(id)) for (const r of this.load(id, this.pool.at(slot), this.pool.count[slot]!, false)) loaded.push(r);
+        for (const slot of this.pool.slotsOf(id)) for (const r of this.load(id, this.pool.at(slot), this.pool.count[slot]!, false, credits)) loaded.push(r);
       }
       return fn();
     } finally {
-      for (const r of loaded) this.vacate(r);
+      const k = this.s.table.key;
+      loaded.forEach((r, i) => {
+        this.vacate(r);
+        // The extent on disk still has the cash it was written with: the credit goes back too.
+        if (credits[i]! > 0) this.keys.credit(this.s.table.host[r]!, k[r * 4 + 2]!, k[r * 4 + 3]!, credits[i]!);
+      });
     }
   }
 

@@ -17,6 +17,9 @@
  * issue's 64 B/URL; the on-disk set (DrumStore, src/disk) would take it to a filter's ~2 B
  * but make intake's verdict deferred for every key the filter cannot rule out (DESIGN §14).
  *
+ * A rediscovery of a spilled URL credits its OPIC cash beside its key (a Float32 per slot, made
+ * on a host's first credit), handed to the row when it is read back.
+ *
  * HostKey → host id: the look-up gets a bare URLKey, so hosts with spilled URLs are found by
  * HostKey through a map on its low lane with a chain for lanes that collide.
  */
@@ -50,21 +53,29 @@ export class SpilledKeys {
   private sets: (Uint32Array | undefined)[] = [];
   /** Keys held per host id (a PathKey (0, 0) counted, held in `zero`). */
   private counts = new Uint32Array(64);
-  /** Hosts whose set holds the PathKey (0, 0) (it cannot sit in a slot). */
-  private readonly zero = new Set<number>();
+  /**
+   * OPIC cash credited to a held key since it spilled (rediscoveries), per host id beside its
+   * slots; made on a host's first credit, so hosts never credited pay nothing.
+   */
+  private cash: (Float32Array | undefined)[] = [];
+  /** Hosts whose set holds the PathKey (0, 0) (it cannot sit in a slot), with its credit. */
+  private readonly zero = new Map<number, number>();
+  /** The credit of the key the last `delete` removed (0 when none). */
+  takenCash = 0;
   /** HostKey low lane → first host id with it; `sameLo` chains ids sharing a low lane. */
   private readonly byLo = new Map<number, number>();
   private hostHi = new Uint32Array(64);
   private sameLo = new Int32Array(64).fill(-1);
   private known = new Uint8Array(64);
   private slotBytes = 0;
+  private cashBytes = 0;
   private arrays = 0;
   /** Keys held. */
   size = 0;
 
   /** Bytes held: the sets' slots and objects, the per-host arrays and the HostKey map. */
   get memoryBytes(): number {
-    return this.slotBytes + this.arrays * ARRAY_OVERHEAD + this.counts.byteLength * 3 + this.known.byteLength + this.byLo.size * 40;
+    return this.slotBytes + this.cashBytes + this.arrays * ARRAY_OVERHEAD + this.counts.byteLength * 3 + this.known.byteLength + this.byLo.size * 40;
   }
 
   /** The host id with HostKey (lo, hi) among hosts that ever held a key, or −1. */
@@ -98,7 +109,7 @@ export class SpilledKeys {
     this.register(id, hostLo >>> 0, hostHi >>> 0);
     if (lo === 0 && hi === 0) {
       if (this.zero.has(id)) return;
-      this.zero.add(id);
+      this.zero.set(id, 0);
       this.counts[id]!++;
       this.size++;
       return;
@@ -121,10 +132,37 @@ export class SpilledKeys {
     this.size++;
   }
 
-  /** Removes PathKey (lo, hi) from host `id`; returns whether it was held. */
-  delete(id: number, lo: number, hi: number): boolean {
+  /**
+   * Adds `amount` of OPIC cash to held PathKey (lo, hi) of host `id` (kept until `delete`
+   * hands it over in `takenCash`); returns whether the key is held.
+   */
+  credit(id: number, lo: number, hi: number, amount: number): boolean {
     if (lo === 0 && hi === 0) {
-      if (!this.zero.delete(id)) return false;
+      const c = this.zero.get(id);
+      if (c !== undefined) this.zero.set(id, c + amount);
+      return c !== undefined;
+    }
+    const set = this.sets[id];
+    const i = set === undefined ? -1 : this.find(set, lo, hi);
+    if (i < 0) return false;
+    let cash = this.cash[id];
+    if (cash === undefined) {
+      cash = this.cash[id] = new Float32Array(set!.length >>> 1);
+      this.cashBytes += cash.byteLength;
+      this.arrays++;
+    }
+    cash[i] = cash[i]! + amount;
+    return true;
+  }
+
+  /** Removes PathKey (lo, hi) from host `id`; returns whether it was held (its credit: `takenCash`). */
+  delete(id: number, lo: number, hi: number): boolean {
+    this.takenCash = 0;
+    if (lo === 0 && hi === 0) {
+      const c = this.zero.get(id);
+      if (c === undefined) return false;
+      this.zero.delete(id);
+      this.takenCash = c;
       this.dropOne(id);
       return true;
     }
@@ -132,6 +170,8 @@ export class SpilledKeys {
     if (set === undefined) return false;
     let i = this.find(set, lo, hi);
     if (i < 0) return false;
+    const cash = this.cash[id];
+    if (cash !== undefined) this.takenCash = cash[i]!;
     // Backward-shift deletion: pull later entries of the probe run into the hole unless their
     // home lies cyclically in (hole, entry], so every entry stays reachable from its home.
     const cap = set.length >>> 1;
@@ -145,10 +185,12 @@ export class SpilledKeys {
       if (stays) continue;
       set[2 * i] = a;
       set[2 * i + 1] = c;
+      if (cash !== undefined) cash[i] = cash[j]!;
       i = j;
     }
     set[2 * i] = 0;
     set[2 * i + 1] = 0;
+    if (cash !== undefined) cash[i] = 0;
     this.dropOne(id);
     return true;
   }
@@ -172,6 +214,11 @@ export class SpilledKeys {
     this.slotBytes -= set.byteLength;
     this.arrays--;
     this.sets[id] = undefined;
+    const cash = this.cash[id];
+    if (cash === undefined) return;
+    this.cashBytes -= cash.byteLength;
+    this.arrays--;
+    this.cash[id] = undefined;
   }
 
   /** Slot of PathKey (lo, hi) in `set`, or −1. */
@@ -195,6 +242,8 @@ export class SpilledKeys {
     let cap = old === undefined ? MIN_SLOTS : old.length >>> 1;
     while (need > cap * MAX_LOAD) cap = Math.ceil(cap * 1.5);
     const set = new Uint32Array(cap * 2);
+    const oldCash = this.cash[id];
+    const cash = oldCash === undefined ? undefined : new Float32Array(cap);
     if (old !== undefined) {
       const oldCap = old.length >>> 1;
       for (let s = 0; s < oldCap; s++) {
@@ -205,9 +254,14 @@ export class SpilledKeys {
         while (set[2 * t] !== 0 || set[2 * t + 1] !== 0) if (++t === cap) t = 0;
         set[2 * t] = a;
         set[2 * t + 1] = c;
+        if (cash !== undefined) cash[t] = oldCash![s]!;
       }
       this.slotBytes -= old.byteLength;
       this.arrays--;
+    }
+    if (cash !== undefined) {
+      this.cashBytes += cash.byteLength - oldCash!.byteLength;
+      this.cash[id] = cash;
     }
     this.sets[id] = set;
     this.slotBytes += set.byteLength;

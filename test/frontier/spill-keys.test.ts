@@ -21,12 +21,12 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const LANES = [0, 1, 2, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1234_5678, 0xdead_beef];
 
 describe('SpilledKeys', () => {
-  it('holds exactly the PathKeys added and not deleted, per host (fast-check against a Set)', () => {
-    const op = fc.record({ del: fc.boolean(), host: fc.nat(4), lo: fc.nat(LANES.length - 1), hi: fc.nat(LANES.length - 1), salt: fc.nat(40) });
+  it('holds exactly the PathKeys added and not deleted, per host, with their credits (fast-check against a Map)', () => {
+    const op = fc.record({ kind: fc.nat(2), host: fc.nat(4), lo: fc.nat(LANES.length - 1), hi: fc.nat(LANES.length - 1), salt: fc.nat(40) });
     fc.assert(
       fc.property(fc.array(op, { maxLength: 600 }), (ops) => {
         const keys = new SpilledKeys();
-        const oracle = new Set<string>();
+        const oracle = new Map<string, number>();
         // Hosts 0 and 1 share a HostKey low lane (the map's collision chain).
         const hostLo = (h: number): number => (h <= 1 ? 0xabcd : 0x1000 + h);
         const hostHi = (h: number): number => 0x5000 + h;
@@ -34,11 +34,17 @@ describe('SpilledKeys', () => {
           const lo = (LANES[o.lo]! + (o.salt > 30 ? o.salt : 0)) >>> 0;
           const hi = LANES[o.hi]!;
           const name = `${o.host}:${lo}:${hi}`;
-          if (o.del) {
+          if (o.kind === 0) {
+            const credit = oracle.get(name);
             expect(keys.delete(o.host, lo, hi)).toBe(oracle.delete(name));
-          } else {
+            expect(keys.takenCash).toBe(credit ?? 0);
+          } else if (o.kind === 1) {
             keys.add(o.host, hostLo(o.host), hostHi(o.host), lo, hi);
-            oracle.add(name);
+            if (!oracle.has(name)) oracle.set(name, 0);
+          } else {
+            // Whole amounts: f32 sums stay exact.
+            expect(keys.credit(o.host, lo, hi, o.salt + 1)).toBe(oracle.has(name));
+            if (oracle.has(name)) oracle.set(name, oracle.get(name)! + o.salt + 1);
           }
           expect(keys.size).toBe(oracle.size);
         }
@@ -164,5 +170,37 @@ describe('a budgeted frontier with nearly every URL on disk', () => {
     });
     expect(seen.size).toBe(3 * hosts * per);
     f.free();
+  });
+});
+
+describe('OPIC credit of a spilled URL', () => {
+  it('a rediscovery of a URL on disk keeps its cash: the full image equals the one without a budget', () => {
+    const hosts = 50;
+    const per = 80;
+    const specs: SeedSpec[] = [];
+    for (let i = 0; i < hosts * per; i++) {
+      const h = i % hosts;
+      specs.push({ url: `https://h${h}.example/p/${(i - h) / hosts}`, host: `h${h}.example`, priority: 1 + (i % 5), firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+    }
+    const plain = new Frontier(0, 0, { prioritizer: true });
+    const budget = new Frontier(0, 0, { prioritizer: true, memoryBudget: 128 * 1024, storeDir: join(root, 'credit') });
+    for (const f of [plain, budget]) f.seedBatch(specs);
+    expect(budget.diskTier()!.spilledUrls).toBeGreaterThan(hosts * per * 0.5);
+    // Every other URL rediscovered once with cash (one credit each: f32 sums stay exact).
+    for (let i = 0; i < specs.length; i += 2) {
+      const d = { url: specs[i]!.url, host: specs[i]!.host, depth: 1, cash: 0.25 + (i % 7) };
+      expect(plain.discover(d, 0)).toBe(false);
+      expect(budget.discover(d, 0)).toBe(false);
+    }
+    const keyBytes = budget.diskTier()!.keyBytes;
+    // The full image (spilled rows read back, credits added) is byte for byte the plain one's,
+    // twice: taking it puts the credits back beside the keys.
+    for (let round = 0; round < 2; round++) expect(Buffer.from(budget.checkpointBytes()).equals(Buffer.from(plain.checkpointBytes()))).toBe(true);
+    expect(budget.diskTier()!.keyBytes).toBe(keyBytes);
+    // A credited URL comes back with its cash: the two frontiers dispatch the same set.
+    const drained = (f: Frontier): string[] => f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200 })).map((x) => x.url).sort();
+    expect(drained(budget)).toEqual(drained(plain));
+    plain.free();
+    budget.free();
   });
 });
