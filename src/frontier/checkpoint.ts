@@ -52,16 +52,9 @@ export function checkpointIncremental(s: FrontierState): PartitionImage {
 }
 
 function image(s: FrontierState, spill?: SpillMeta): PartitionImage {
-  let order = s.index.exportSorted().payloads;
-  if (s.spill !== undefined) {
-    // Keys spilled to disk (row −1) stay out of an incremental image: its manifest has them.
-    let n = 0;
-    for (let i = 0; i < order.length; i++) {
-      const r = s.rowOf(order[i]!);
-      if (r >= 0) order[n++] = r;
-    }
-    order = order.subarray(0, n);
-  }
+  // The resident rows only: spilled URLs' keys are not in the row index (an incremental
+  // image's manifest has them; a full one loaded them back first).
+  const order = s.index.exportSorted().payloads;
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
@@ -158,8 +151,8 @@ export function restore(s: FrontierState, image: PartitionImage): void {
   // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
   s.table.shareOrigins();
   s.index.free();
-  s.index = keyIndexOfRows(s.table, rows, s.spill !== undefined);
-  s.spill?.resetIdentity(rows);
+  s.spill?.resetRows();
+  s.index = keyIndexOfRows(s.table, rows, s.spill?.keys);
   const spill = image.meta.settings['spill'] as SpillMeta | undefined;
   if (spill !== undefined) {
     if (s.spill === undefined) {
