@@ -1002,6 +1002,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #starts: { group: string; ip: string | undefined; at: number }[] = [];
 
   #flushStarts(): void {
+    // Called around every dispatch; robots.txt starts are rare, so no array is made without one.
+    if (this.#starts.length === 0) return;
     for (const s of this.#starts.splice(0)) this.#frontierOf(s.group)?.recordStart(s.group, s.ip, s.at);
   }
 
