@@ -70,6 +70,34 @@ describe('string arena', () => {
     expect(t.arena.length).toBeLessThan(full - 1000 * 20);
   });
 
+  it('decodes malformed bytes (a loaded ETag, copied byte for byte) exactly as TextDecoder does (fast-check)', () => {
+    // get() decodes with Node's utf8Slice, not TextDecoder: both must replace malformed UTF-8
+    // with the same U+FFFD sequence, or a recovered ETag would change its text.
+    const tricky = [0x41, 0x7f, 0x80, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x9f, 0x90, 0x8f];
+    const byte = fc.oneof(fc.constantFrom(...tricky), fc.integer({ min: 0, max: 255 }));
+    const td = new TextDecoder();
+    fc.assert(
+      fc.property(fc.array(fc.array(byte, { maxLength: 14 }), { minLength: 1, maxLength: 20 }), (entries) => {
+        const plainBytes: number[] = [];
+        const offs: number[] = [];
+        for (const e of entries) {
+          offs.push(plainBytes.length);
+          plainBytes.push(e.length, ...e);
+        }
+        const loaded = StringArena.fromBytes(Uint8Array.from(plainBytes));
+        // The same entries again as chunk entries (the copy shareOrigins makes of an ETag).
+        const copied = new StringArena(16);
+        const copies = offs.map((o) => copied.copyEntryFrom(loaded, o));
+        entries.forEach((e, i) => {
+          const want = td.decode(Uint8Array.from(e));
+          expect(loaded.get(offs[i]!)).toBe(want);
+          expect(copied.get(copies[i]!)).toBe(want);
+        });
+      }),
+      { seed: 1903, numRuns: 300 },
+    );
+  });
+
   it('reports an entry that runs past the limit', () => {
     const a = new StringArena(16);
     const raw = plain(a, a.add('https://a.example/long/path'));
