@@ -71,6 +71,7 @@ async function utilization({ hosts, ips, intervalMs, pagesPerHost, durationMs, w
     politeness: { minDelayMs: intervalMs, startDelayMs: intervalMs, ipMinDelayMs: 50, latencyRise: 1000 },
   });
   setTimeout(() => void engine.stop(), durationMs);
+  globalThis.gc?.(); // the garbage of the run before is not this run's cost
   const cpu0 = process.cpuUsage();
   let pages = 0;
   for await (const _ of engine.run()) pages++;
@@ -171,6 +172,7 @@ async function fetcherPaced(init, intervalMs, pages) {
   setMaxListeners(0, signal);
   const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
   const hosts = remote.sim.truth.hosts.map((h) => h.name);
+  globalThis.gc?.(); // the garbage of the run before is not this run's cost
   const cpu0 = process.cpuUsage();
   let fetched = 0;
   await Promise.all(
@@ -197,6 +199,7 @@ async function fetcherOnly({ hosts, pagesPerHost }) {
   const remote = await forkSim(init);
   const fetcher = new HttpFetcher({ agent: AGENT, allowPrivate: true, dns: new DnsCache({ resolver: remote.sim.resolve }) });
   const urls = remote.sim.pageUrls();
+  globalThis.gc?.(); // the garbage of the run before is not this run's cost
   const cpu0 = process.cpuUsage();
   let i = 0;
   await Promise.all(
@@ -251,10 +254,11 @@ export async function run() {
     // The same web with connections kept 75 s (for the CPU rows; its utilization is printed too).
     { hosts: 500, ips: 500, intervalMs: 4000, pagesPerHost: 14, durationMs: 40_000, warmupMs: 8000, keepAliveMs: 75_000 },
   ];
-  // The first large engine run in a process costs 1.3× the next ones per page, whichever case
-  // it is (measured by swapping the first two cases: compiling the hot paths and growing the
-  // heap to a 500-host crawl's size). A crawl of the same size first, not measured, so that
-  // every measured run is warm (the baselines run warm too).
+  // The first measured run in a process cost 1.3× the next ones per page, whichever case it
+  // was (measured by swapping the first two cases): compiling the hot paths, and collecting the
+  // garbage of the run before. A crawl of the same size first, not measured, and a full GC
+  // before every measured run (engine and baselines), so that each is warm and pays only for
+  // its own garbage.
   await utilization({ hosts: 500, ips: 500, intervalMs: 2000, pagesPerHost: 14, durationMs: 16_000, warmupMs: 0 });
   const runs = [];
   for (const c of cases) {
