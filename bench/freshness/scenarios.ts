@@ -62,6 +62,45 @@ export function bandShares(world: World, pageCrawls: Uint32Array): number[] {
   return out.map((c) => (total > 0 ? c / total : 0));
 }
 
+/**
+ * Where a policy stands on capped hosts against the optimum: its crawls on capped hosts over
+ * the optimum's there, and its weighted fresh time on the pages of capped and of uncapped
+ * hosts over the optimum's on the same pages. The real frontier and the estimator over bare
+ * columns schedule alike; only the frontier also spaces a capped host's fetches by its crawl
+ * delay (politeness), so the difference between the two rows is what that spacing costs.
+ */
+export interface CapSplit {
+  readonly cappedCrawls: number;
+  readonly cappedFresh: number;
+  readonly uncappedFresh: number;
+}
+
+/** The cap split of each non-optimum policy of one comparison (see `CapSplit`). */
+export function capSplits(c: Comparison): Map<string, CapSplit> {
+  const w = c.world;
+  const opt = c.rows.find((x) => x.policy === 'optimum');
+  const out = new Map<string, CapSplit>();
+  if (opt === undefined) return out;
+  const sums = (pageCrawls: Uint32Array, fresh: Float64Array): number[] => {
+    const a = [0, 0, 0];
+    for (let i = 0; i < w.n; i++) {
+      const capped = w.hostCap[w.host[i]!]! < Number.POSITIVE_INFINITY;
+      if (capped) {
+        a[0]! += pageCrawls[i]!;
+        a[1]! += w.weight[i]! * fresh[i]!;
+      } else a[2]! += w.weight[i]! * fresh[i]!;
+    }
+    return a;
+  };
+  const o = sums(opt.pageCrawls, opt.pageFreshHours);
+  for (const r of c.rows) {
+    if (r === opt || r.policy === 'uniform') continue;
+    const a = sums(r.pageCrawls, r.pageFreshHours);
+    out.set(r.policy, { cappedCrawls: a[0]! / o[0]!, cappedFresh: a[1]! / o[1]!, uncappedFresh: a[2]! / o[2]! });
+  }
+  return out;
+}
+
 /** Mean, sample standard deviation, min and max. */
 export interface Spread {
   readonly mean: number;
@@ -88,6 +127,8 @@ export interface ScenarioResult {
   readonly estimatorOverOptimum: Spread;
   /** Per policy name, the crawl share per band averaged over seeds. */
   readonly shares: ReadonlyMap<string, number[]>;
+  /** Per policy name, its `CapSplit` averaged over seeds. */
+  readonly caps: ReadonlyMap<string, CapSplit>;
 }
 
 /** The policies a sweep runs: uniform, optimum, the estimator over columns and the real Frontier. */
@@ -99,9 +140,19 @@ export function sweepPolicies(): Policy[] {
 export function runScenario(scenario: Scenario, n: number, seeds: readonly number[], policies: () => Policy[] = sweepPolicies): ScenarioResult {
   const runs: Comparison[] = [];
   const shares = new Map<string, number[]>();
+  const caps = new Map<string, CapSplit>();
   for (const seed of seeds) {
     const c = compare({ n, seed, ...scenario.options }, policies());
     runs.push(c);
+    for (const [policy, x] of capSplits(c)) {
+      const acc = caps.get(policy) ?? { cappedCrawls: 0, cappedFresh: 0, uncappedFresh: 0 };
+      const k = seeds.length;
+      caps.set(policy, {
+        cappedCrawls: acc.cappedCrawls + x.cappedCrawls / k,
+        cappedFresh: acc.cappedFresh + x.cappedFresh / k,
+        uncappedFresh: acc.uncappedFresh + x.uncappedFresh / k,
+      });
+    }
     for (const r of c.rows) {
       const s = bandShares(c.world, r.pageCrawls);
       const acc = shares.get(r.policy) ?? new Array<number>(BANDS.length).fill(0);
@@ -119,6 +170,7 @@ export function runScenario(scenario: Scenario, n: number, seeds: readonly numbe
     frontierOverUniform: pick((c) => c.frontierOverUniform),
     estimatorOverOptimum: pick((c) => c.meguriOverOptimum),
     shares,
+    caps,
   };
 }
 
@@ -136,6 +188,11 @@ export function printScenario(r: ScenarioResult): void {
     const use = rows.map((x) => x.budgetUse);
     const violations = rows.reduce((a, x) => a + x.capViolations, 0);
     console.log(`  ${policy.padEnd(16)} budget use ${Math.min(...use).toFixed(3)}–${Math.max(...use).toFixed(3)}, host-cap violations ${violations} over ${rows.length} runs`);
+  }
+  for (const [policy, x] of r.caps) {
+    console.log(
+      `  ${policy.padEnd(16)} / optimum on capped hosts: crawls ${x.cappedCrawls.toFixed(3)}, fresh ${x.cappedFresh.toFixed(4)}; uncapped hosts: fresh ${x.uncappedFresh.toFixed(4)}`,
+    );
   }
   const cell = (x: string, i: number): string => (i === 0 ? x.padEnd(18) : x.padStart(10));
   console.log(`  ${['crawl share', ...BANDS.map((b) => b.label)].map(cell).join('')}`);

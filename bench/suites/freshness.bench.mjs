@@ -4,7 +4,8 @@
 // sees the identical change history. Printed per scenario: meguri / optimum and meguri / uniform
 // as mean ± sd (min–max) over the seeds, for the real Frontier with withFreshness
 // (meguri-frontier, the headline) and the estimator over bare columns, and the crawl share per
-// band of true change rate beside the optimum's. Override with FRESHNESS_N (default 5000),
+// band of true change rate beside the optimum's, and on capped hosts the crawls and fresh time
+// against the optimum's (what the frontier's crawl-delay spacing costs). Override with FRESHNESS_N (default 5000),
 // FRESHNESS_SEEDS (default 20260101,7,42) and FRESHNESS_SCENARIOS (default all). The simulator
 // is TypeScript over src/, run through tsx's loader (a devDependency of the root package).
 import { register } from 'tsx/esm/api';
@@ -30,6 +31,9 @@ export async function run() {
           ['meguri-estimator / optimum', r.estimatorOverOptimum],
         ]) {
           rows.push({ n, scenario: s.name, seeds: seeds.join(' '), policy: label, mean: sp.mean, sd: sp.sd, min: sp.min, max: sp.max });
+        }
+        for (const [policy, x] of r.caps) {
+          rows.push({ n, scenario: s.name, policy: `capped hosts: ${policy}`, crawlsVsOptimum: x.cappedCrawls, cappedFresh: x.cappedFresh, uncappedFresh: x.uncappedFresh });
         }
         for (const [policy, share] of r.shares) {
           rows.push({ n, scenario: s.name, policy: `crawl share: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, share[i]])) });
