@@ -4,11 +4,11 @@
  *
  * Each of the N pages is seeded as one URL of its host (`https://h<k>.sim.example/p/<i>`: the
  * page is read back from the URL, since a recovery renumbers rows), with its importance weight
- * as priority. A capped host's cap is a rate over the measurement window (the simulator counts
- * a host over it as a violation); the frontier gets a crawl delay of `politenessShare` hours /
- * cap and the hook the same `politenessShare` (0.5 by default), so the schedule books the cap
- * while the shorter spacing lets a host's backlog drain. With a share of 1 the crawl delay is
- * the cap itself, as before: every collision of due hours then queues (DESIGN §20).
+ * as priority. A capped host gets a crawl delay of `politenessShare` hours / cap, and the hook
+ * the same `politenessShare` (1 by default: the crawl delay is the cap, and the frontier's
+ * spacing is what keeps the host within it). Below 1 the schedule books the cap while the
+ * shorter spacing lets a backlog drain; nothing then enforces the cap over short windows, so
+ * the simulator's window check is the only guard (an experiment, DESIGN §20).
  * First fetches are spread over the time one pass of the budget takes (N / B hours), as the
  * estimator policy does, by seeding each URL's next-due hour into the schedule index.
  *
@@ -76,7 +76,7 @@ export class MeguriFrontierPolicy implements Policy {
 
   /** Share of a capped host's crawl-delay capacity the schedule books (see the module comment). */
   get politenessShare(): number {
-    return this.#options.freshness?.politenessShare ?? 0.5;
+    return this.#options.freshness?.politenessShare ?? 1;
   }
 
   #makeOptions(world: World): Partial<FrontierOptions> {

@@ -4,7 +4,7 @@
  * and where the crawls go, as each policy's share of the window's crawls per band of true
  * change rate beside the optimum's share.
  *
- *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third]
+ *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third] [--share 1]
  *
  * (`npm run bench freshness` runs it through bench/suites/freshness.bench.mjs.)
  */
@@ -131,9 +131,13 @@ export interface ScenarioResult {
   readonly caps: ReadonlyMap<string, CapSplit>;
 }
 
-/** The policies a sweep runs: uniform, optimum, the estimator over columns and the real Frontier. */
-export function sweepPolicies(): Policy[] {
-  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy()];
+/**
+ * The policies a sweep runs: uniform, optimum, the estimator over columns and the real
+ * Frontier, whose capped hosts get a crawl delay of `politenessShare` / cap (see
+ * frontier-policy.ts; 1 = the crawl delay is the cap).
+ */
+export function sweepPolicies(politenessShare = 1): Policy[] {
+  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy({ freshness: { politenessShare } })];
 }
 
 /** Runs one scenario over `seeds` at size `n`. */
@@ -187,7 +191,10 @@ export function printScenario(r: ScenarioResult): void {
     if (rows.length === 0) continue;
     const use = rows.map((x) => x.budgetUse);
     const violations = rows.reduce((a, x) => a + x.capViolations, 0);
-    console.log(`  ${policy.padEnd(16)} budget use ${Math.min(...use).toFixed(3)}–${Math.max(...use).toFixed(3)}, host-cap violations ${violations} over ${rows.length} runs`);
+    const worst = Math.max(...rows.map((x) => x.worstCapRatio));
+    console.log(
+      `  ${policy.padEnd(16)} budget use ${Math.min(...use).toFixed(3)}–${Math.max(...use).toFixed(3)}, host-cap violations ${violations} over ${rows.length} runs, busiest capped host at ${worst.toFixed(3)}× its cap over the window`,
+    );
   }
   for (const [policy, x] of r.caps) {
     console.log(
@@ -220,10 +227,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(arg('n') ?? 5000);
   const seeds = (arg('seeds') ?? '20260101,7,42').split(',').map(Number);
   const names = arg('scenarios')?.split(',');
+  const share = Number(arg('share') ?? 1);
   const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
   const results: ScenarioResult[] = [];
   for (const s of chosen) {
-    const r = runScenario(s, n, seeds);
+    const r = runScenario(s, n, seeds, () => sweepPolicies(share));
     printScenario(r);
     results.push(r);
   }

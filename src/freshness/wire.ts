@@ -58,11 +58,11 @@ export interface WithFreshnessOptions {
   /**
    * Share of a host's politeness capacity (one fetch per host interval) the schedule books, in
    * (0, 1]; 1 by default. A host booked at its full capacity queues: due URLs that collide wait
-   * for the host's next slot, and a slot that finds the queue empty is lost, so it delivers
-   * 95–97 % of its cap and every fetch is late by hours. When a host's limit is a *rate* (C
-   * fetches/hour over a window) rather than a minimum spacing, give the frontier a crawl delay
-   * of share/C and this option `share`: the schedule then spends C an hour on the host, and the
-   * shorter spacing lets a backlog drain and the host make up slots it lost (DESIGN §20).
+   * for the host's next slot, and a slot that finds the queue empty is lost, so a saturated
+   * host delivers 95–97 % of its capacity and its fetches run hours late. Below 1 the schedule
+   * asks less of the host than its spacing allows, so a backlog drains. The frontier enforces
+   * only the spacing: with a crawl delay of share/C to book a rate C, the host keeps C on
+   * average but can run above it over days (DESIGN §20 has the measurements).
    */
   readonly politenessShare: number;
 }

@@ -39,8 +39,7 @@ describe('freshness simulator (small)', () => {
     expect(f.budgetUse).toBeGreaterThan(0.95);
     expect(f.budgetUse).toBeLessThan(1.05);
     expect(f.capViolations).toBe(0);
-    // The schedule books each capped host's cap (crawl delay at half the cap's interval,
-    // politenessShare ½): never above it over the window, beyond window-edge rounding.
+    // The frontier's politeness interval is the cap: never above it, beyond window-edge rounding.
     expect(f.worstCapRatio).toBeLessThan(1.02);
     expect(f.freshness).toBeGreaterThan(row('uniform').freshness * 1.05);
     expect(c.frontierOverOptimum).toBeGreaterThan(0.88);
