@@ -14,9 +14,12 @@
 //
 // The frontier rows (issue 20's workload, scaled): N URLs over N/100 hosts seeded through
 // `seedBatch` (65,536 a batch, hosts interleaved), then `drain` of BENCH_DISK_DRAIN dispatches
-// with reports (default min(N, 1M)), then `checkpointBytes()` and `Frontier.recover` — the fully
+// with reports (default min(N, 1M)), then the Engine's checkpoint (`checkpointIncremental()`
+// written with `writePartition`) and `Frontier.recover` from it, then the full single-file
+// `checkpointBytes()` and `Frontier.recover` of those bytes — the fully
 // resident frontier beside the same frontier under `memoryBudget` (BENCH_DISK_BUDGET_MB, default
-// 256) with its disk tier. BENCH_DISK_FRONTIER="1000000,10000000" picks N (empty: skip).
+// 256) with its disk tier. BENCH_DISK_FRONTIER="1000000,10000000" picks N (empty: skip);
+// BENCH_DISK_PEERS="frontierSpill" runs one peer; BENCH_DISK_HEAP_MB caps the child's V8 heap.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +36,7 @@ const HOSTS = 5000;
 
 const FRONTIER_SIZES = (process.env.BENCH_DISK_FRONTIER ?? '1000000,10000000').split(',').filter(Boolean).map(Number);
 const BUDGET_MB = Number(process.env.BENCH_DISK_BUDGET_MB ?? 256);
+const HEAP_MB = Number(process.env.BENCH_DISK_HEAP_MB ?? 16384);
 const FRONTIER_PEERS = {
   frontierResident: 'Frontier, every URL resident (no budget)',
   frontierSpill: `Frontier with memoryBudget ${BUDGET_MB} MiB and its disk tier (storeDir)`,
@@ -184,15 +188,40 @@ async function frontierChild(peer, n) {
   const drainSecs = Number(process.hrtime.bigint() - t1) / 1e9;
   const peakBeforeCheckpoint = process.resourceUsage().maxRSS / 1024;
   const tier = f.diskTier();
-  const t2 = process.hrtime.bigint();
-  const bytes = f.checkpointBytes();
-  const checkpointSecs = Number(process.hrtime.bigint() - t2) / 1e9;
+  // The Engine's checkpoint: checkpointIncremental() (the tier's files fsynced, its manifest
+  // committed, the image of the resident rows) written atomically with writePartition (temp
+  // file, fsync, rename); then recovery from that file, the tier reopened at its manifest.
+  const ckDir = mkdtempSync(join(tmpdir(), 'meguri-frontier-ckpt-'));
+  const ckPath = join(ckDir, 'p0.meguri');
+  const t4 = process.hrtime.bigint();
+  const incrementalBytes = lib.writePartition(ckPath, f.checkpointIncremental());
+  const incrementalSecs = Number(process.hrtime.bigint() - t4) / 1e9;
   f.free();
-  const t3 = process.hrtime.bigint();
-  const back = lib.Frontier.recover(bytes, opts('b'));
-  const recoverSecs = Number(process.hrtime.bigint() - t3) / 1e9;
-  const ok = back.len() === n;
-  back.free();
+  const t5 = process.hrtime.bigint();
+  const resumed = lib.Frontier.recover(lib.readPartition(ckPath), opts('a'));
+  const incrementalRecoverSecs = Number(process.hrtime.bigint() - t5) / 1e9;
+  const okIncremental = resumed.len() === n;
+  // The full single-file checkpoint (export form: spilled rows read back for the copy) and
+  // recovery from it into a fresh tier; BENCH_DISK_FULL=0 skips it (at 10⁷ it peaks ~6.5 GiB).
+  let checkpointSecs = '';
+  let recoverSecs = '';
+  let ok = okIncremental;
+  let fullMiB = '';
+  if (process.env.BENCH_DISK_FULL !== '0') {
+    const t2 = process.hrtime.bigint();
+    const bytes = resumed.checkpointBytes();
+    checkpointSecs = Number(process.hrtime.bigint() - t2) / 1e9;
+    fullMiB = bytes.length / 2 ** 20;
+    resumed.free();
+    const t3 = process.hrtime.bigint();
+    const back = lib.Frontier.recover(bytes, opts('b'));
+    recoverSecs = Number(process.hrtime.bigint() - t3) / 1e9;
+    ok = ok && back.len() === n;
+    back.free();
+  } else {
+    resumed.free();
+  }
+  rmSync(ckDir, { recursive: true, force: true });
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   return {
     peer,
@@ -205,8 +234,12 @@ async function frontierChild(peer, n) {
     dispatchRate: log.length / drainSecs,
     rowsRead: tier?.rowsRead ?? 0,
     window: tier?.window ?? '',
+    incrementalSecs,
+    incrementalMiB: incrementalBytes / 2 ** 20,
+    incrementalRecoverSecs,
+    keyBytesPerSpilled: tierAfterIntake === undefined || tierAfterIntake.spilledUrls === 0 ? '' : tierAfterIntake.keyBytes / tierAfterIntake.spilledUrls,
     checkpointSecs,
-    checkpointMiB: bytes.length / 2 ** 20,
+    checkpointMiB: fullMiB,
     recoverSecs,
     recoveredAll: ok,
     peakRssMiB: peakBeforeCheckpoint,
@@ -223,9 +256,9 @@ if (process.argv[1] === here && process.argv[2] === 'child') {
 function frontierRows() {
   const rows = [];
   for (const n of FRONTIER_SIZES) {
-    for (const peer of Object.keys(FRONTIER_PEERS)) {
+    for (const peer of (process.env.BENCH_DISK_PEERS ?? Object.keys(FRONTIER_PEERS).join(',')).split(',')) {
       try {
-        rows.push(JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=16384', here, 'child', peer, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })));
+        rows.push(JSON.parse(execFileSync(process.execPath, ['--expose-gc', `--max-old-space-size=${HEAP_MB}`, here, 'child', peer, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })));
       } catch (err) {
         rows.push({ peer, urls: n, intakeRate: `failed: ${String(err.message).split('\n')[0]}` });
       }
@@ -241,8 +274,13 @@ function frontierRows() {
       'disk B/URL': r.diskPerUrl ?? '',
       spilled: r.spilled ?? '',
       'dispatch+report/s': r.dispatchRate ?? '',
-      'checkpoint s': r.checkpointSecs ?? '',
-      'recover s': r.recoverSecs ?? '',
+      'incr. ckpt s': r.incrementalSecs ?? '',
+      'incr. ckpt MiB': r.incrementalMiB ?? '',
+      'incr. recover s': r.incrementalRecoverSecs ?? '',
+      'full ckpt s': r.checkpointSecs ?? '',
+      'full recover s': r.recoverSecs ?? '',
+      'key B/spilled': r.keyBytesPerSpilled ?? '',
+      'all back': r.recoveredAll ?? '',
       'peak RSS MiB': r.peakRssMiB ?? '',
       'peak RSS w/ ckpt MiB': r.peakRssAfterCheckpointMiB ?? '',
     })),

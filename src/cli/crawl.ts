@@ -80,6 +80,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'warc-size', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'rotate WARC files at this size (default 1G)' },
     { name: 'warc-digest', kind: 'choice', arg: 'ALG', choices: ['sha1', 'sha256'], help: 'WARC-Block/Payload-Digest algorithm, base32 (default sha1)' },
     { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests); names DNS does not know are looked up in /etc/hosts too' },
+    { name: 'no-allow-private', kind: 'boolean', help: 'on resume: turn a saved --allow-private off (private, loopback and link-local addresses refused again)' },
     { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
     { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
@@ -450,7 +451,8 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   const maxCrawlDelay = args.number('max-crawl-delay');
   const seeds = usableSeeds(given, resumable || sitemaps.length > 0, io);
   // Only what was given goes in: the engine fills in the rest from the saved settings.
-  const allowPrivate = args.flag('allow-private') || saved?.allowPrivate === true;
+  if (args.flag('allow-private') && args.flag('no-allow-private')) throw new InvalidArgumentError('--allow-private and --no-allow-private contradict each other: give one');
+  const allowPrivate = args.flag('no-allow-private') ? false : args.flag('allow-private') || saved?.allowPrivate === true;
   const savedPairs = (saved?.extraSettings?.['resolve'] as [string, string][] | undefined) ?? [];
   const pairs = args.has('resolve') ? args.pairs('resolve').map(([n, ip]): [string, string] => [n, ip]) : savedPairs;
   const engine: CrawlSetup['engine'] = {
@@ -476,7 +478,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(maxCrawlDelay !== undefined ? { maxCrawlDelayMs: maxCrawlDelay } : {}),
     ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
     ...(recrawl ? recrawlFreshness(budget ?? saved?.recrawlBudget ?? DEFAULT_RECRAWL_BUDGET) : budget !== undefined ? { recrawlBudget: budget } : {}),
-    ...(args.flag('allow-private') ? { allowPrivate: true } : {}),
+    ...(args.flag('allow-private') ? { allowPrivate: true } : args.flag('no-allow-private') ? { allowPrivate: false } : {}),
     ...(args.has('resolve') || saved === undefined ? { extraSettings: { resolve: pairs } } : {}),
     resolve: tableResolver(pairs, allowPrivate),
     ...(cluster !== undefined ? { cluster: cluster.options } : {}),

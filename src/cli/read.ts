@@ -419,8 +419,9 @@ export async function exportCommand(args: ParsedArgs, io: CliIo): Promise<number
   const iso = (hours: number): string | null => (hours === 0 ? null : new Date(hours * HOUR_MS).toISOString());
   function* lines(): Generator<string> {
     for (let r = 0; r < t.rows; r++) {
-      const fp = t.fpFlags[r]!;
-      const redirect = t.redirectTo[r]!;
+      const sl = t.slot[r]!; // fetch state is by slot (0: never fetched, zeros)
+      const fp = t.fpFlags[sl]!;
+      const redirect = t.redirectTo[sl]!;
       yield `${JSON.stringify({
         url: t.urlOf(r),
         key: keyToHex(t.key, r),
@@ -429,19 +430,19 @@ export async function exportCommand(args: ParsedArgs, io: CliIo): Promise<number
         depth: t.depth[r],
         priority: t.priority[r],
         firstSeen: iso(t.firstSeen[r]!),
-        lastCrawled: iso(t.lastCrawled[r]!),
+        lastCrawled: iso(t.lastCrawled[sl]!),
         nextDue: iso(t.nextDue[r]!),
-        lastChanged: iso(t.lastChanged[r]!),
-        crawlCount: t.crawlCount[r],
-        changeCount: t.changeCount[r],
-        noChangeStreak: t.noChangeStreak[r],
-        changesPerHour: t.lambda[r],
+        lastChanged: iso(t.lastChanged[sl]!),
+        crawlCount: t.crawlCount[sl],
+        changeCount: t.changeCount[sl],
+        noChangeStreak: t.noChangeStreak[sl],
+        changesPerHour: t.lambda[sl],
         etag: t.etagOf(r) ?? null,
-        lastModified: t.lastModified[r] === 0 ? null : new Date(t.lastModified[r]! * 1000).toISOString(),
-        contentFp: (fp & 1) !== 0 ? lanesToU64(t.contentFp[r * 2]!, t.contentFp[r * 2 + 1]!).toString(16).padStart(16, '0') : null,
-        simhash: (fp & 2) !== 0 ? lanesToU64(t.simhash[r * 2]!, t.simhash[r * 2 + 1]!).toString(16).padStart(16, '0') : null,
+        lastModified: t.lastModified[sl] === 0 ? null : new Date(t.lastModified[sl]! * 1000).toISOString(),
+        contentFp: (fp & 1) !== 0 ? lanesToU64(t.contentFp[sl * 2]!, t.contentFp[sl * 2 + 1]!).toString(16).padStart(16, '0') : null,
+        simhash: (fp & 2) !== 0 ? lanesToU64(t.simhash[sl * 2]!, t.simhash[sl * 2 + 1]!).toString(16).padStart(16, '0') : null,
         redirectTo: redirect === 0 || redirect - 1 >= t.rows ? null : t.urlOf(redirect - 1),
-        retries: t.retries[r],
+        retries: t.retries[sl],
       })}\n`;
     }
   }

@@ -1002,6 +1002,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #starts: { group: string; ip: string | undefined; at: number }[] = [];
 
   #flushStarts(): void {
+    // Called around every dispatch; robots.txt starts are rare, so no array is made without one.
+    if (this.#starts.length === 0) return;
     for (const s of this.#starts.splice(0)) this.#frontierOf(s.group)?.recordStart(s.group, s.ip, s.at);
   }
 
@@ -1088,14 +1090,33 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
       if (soft404) c.soft404++;
     }
-    const reported: Outcome = {
-      ...o,
+    // Every field named rather than `{ ...o }`: outcomes come in many shapes (a fetcher sets
+    // the optional fields it has), and spreading one was the engine's costliest line per page.
+    // The type makes a field added to Outcome a compile error here until it is carried.
+    const reported: { [K in keyof Required<Outcome>]: Outcome[K] } = {
       row: req.row,
       url: req.url,
       status: this.#frontierStatus(req, o, soft404),
+      retryAfter: o.retryAfter,
+      etag: o.etag,
+      lastModified: o.lastModified,
+      contentType: o.contentType,
       location,
+      contentFp: o.contentFp,
+      simhash: o.simhash,
+      churnFp: o.churnFp,
       links: soft404 ? undefined : links,
+      latencyMs: o.latencyMs,
+      truncated: o.truncated,
+      robotsDisallowed: o.robotsDisallowed,
+      error: o.error,
+      errorKind: o.errorKind,
+      ip: o.ip,
+      fetchMs: o.fetchMs,
       body: undefined,
+      canonical: o.canonical,
+      noindex: o.noindex,
+      exchange: o.exchange,
     };
     if (soft404) outside.length = 0;
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
@@ -1108,8 +1129,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     const req = flight.req;
     if (this.#flights.get(req.row) !== flight || flight.reported === undefined) return;
     const now = this.#clock();
-    const outside = flight.outside.map((x) => x.url);
-    if (this.#data?.journaling === true) this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported, outside));
+    if (this.#data?.journaling === true) {
+      const outside = flight.outside.map((x) => x.url);
+      this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported, outside));
+    }
     this.#frontier!.report(flight.reported, now);
     for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, flight.reported);

@@ -253,6 +253,16 @@ const seedsField: FieldSpec<readonly string[]> = { ...stringsField, expects: 'an
 
 const agentField: FieldSpec<string> = userAgentField;
 
+/**
+ * The default engine clock: epoch ms from the monotonic clock. `performance.timeOrigin` is a
+ * getter and fixed for the thread, so it is read once (the loop reads the clock several times
+ * per page).
+ */
+const TIME_ORIGIN = performance.timeOrigin;
+function monotonicEpochMs(): number {
+  return TIME_ORIGIN + performance.now();
+}
+
 /** Validates engine options (throws `InvalidArgumentError` naming the option). */
 export const resolveEngineOptions = defineOptions<EngineOptions>(
   'EngineOptions',
@@ -300,7 +310,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),
-    clock: functionField<() => number>(() => performance.timeOrigin + performance.now()),
+    clock: functionField<() => number>(monotonicEpochMs),
     signal: customField<AbortSignal | undefined>('an AbortSignal', (v): v is AbortSignal => v instanceof AbortSignal),
     handleSignals: booleanField(false),
     onProgress: functionField<(progress: Progress) => void>() as FieldSpec<((progress: Progress) => void) | undefined>,

@@ -229,7 +229,7 @@ export class FreshnessScheduler {
     const hostCount = rows.hosts;
     const p = this.params;
     const v = this.#view;
-    const { status, priority, lambda, host, hostCapacity: cap } = rows;
+    const { status, priority, slot, lambda, host, hostCapacity: cap } = rows;
     if (this.#demand.length < hostCount) {
       const size = Math.max(64, hostCount * 2);
       const demand = new Float64Array(size).fill(-1);
@@ -270,7 +270,7 @@ export class FreshnessScheduler {
     for (let r = 0; r < n; r++) {
       if (!schedulable(status[r]!)) continue;
       v.priority = priority[r]!;
-      v.lambda = lambda[r]!;
+      v.lambda = lambda[slot[r]!]!;
       const w = desiredRate(v, tau, p);
       want[r] = w;
       const h = host[r]!;
@@ -292,7 +292,8 @@ export class FreshnessScheduler {
     const tolerance = this.#options.reviseTolerance;
     let m = 0;
     for (let r = 0; r < n; r++) {
-      if (status[r] !== UrlStatus.Crawled || crawlCount[r] === 0) continue;
+      const sl = slot[r]!;
+      if (status[r] !== UrlStatus.Crawled || crawlCount[sl] === 0) continue;
       const h = host[r]!;
       hv.capacityPerHour = cap[h]!;
       hv.urlCount = urls[h]!;
@@ -301,10 +302,10 @@ export class FreshnessScheduler {
       const rate = hostClampedRate(want[r]!, hv);
       if (!(rate > 0)) continue;
       v.priority = priority[r]!;
-      v.lambda = lambda[r]!;
-      v.lastCrawled = lastCrawled[r]!;
+      v.lambda = lambda[slot[r]!]!;
+      v.lastCrawled = lastCrawled[sl]!;
       v.nextDue = nextDue[r]!;
-      v.crawlCount = crawlCount[r]!;
+      v.crawlCount = crawlCount[sl]!;
       v.spreadKey = key[r * 4 + 2]!;
       const level = hv.tau !== undefined && hv.tau > tau ? hv.tau : tau;
       if (reviseNextDue(v, recrawlInterval(v, rate, level, p), nowHours, p, tolerance)) {
@@ -334,7 +335,7 @@ export class FreshnessScheduler {
    * Sums are fixed point in row order (see FIXED), so a recovered partition gets the same τ_h.
    */
   #hostLevels(rows: FreshnessRows, tau: number): void {
-    const { status, priority, lambda, host, hostCapacity: cap } = rows;
+    const { status, priority, slot, lambda, host, hostCapacity: cap } = rows;
     const n = rows.rows;
     const hostCount = rows.hosts;
     const demand = this.#demand;
@@ -361,7 +362,7 @@ export class FreshnessScheduler {
       for (let i = start[h]!; i < start[h + 1]!; i++) {
         const r = byHost[i]!;
         v.priority = priority[r]!;
-        v.lambda = lambda[r]!;
+        v.lambda = lambda[slot[r]!]!;
         sum += Math.round(desiredRate(v, level, p) * FIXED);
       }
       return sum / FIXED;
@@ -374,7 +375,7 @@ export class FreshnessScheduler {
       for (let i = start[h]!; i < start[h + 1]!; i++) {
         const r = byHost[i]!;
         v.priority = priority[r]!;
-        v.lambda = lambda[r]!;
+        v.lambda = lambda[slot[r]!]!;
         const w = desiredRate(v, level, p);
         want[r] = w;
         sum += Math.round(w * FIXED);
@@ -385,7 +386,7 @@ export class FreshnessScheduler {
 
   /** Σ_h min(D_h(τ), C_h) over the schedulable rows: the spend a level τ would schedule. */
   #cappedDemand(rows: FreshnessRows, tau: number): number {
-    const { status, priority, lambda, host, hostCapacity: cap } = rows;
+    const { status, priority, slot, lambda, host, hostCapacity: cap } = rows;
     const demand = this.#demand;
     const hostCount = rows.hosts;
     const p = this.params;
@@ -394,7 +395,7 @@ export class FreshnessScheduler {
     for (let r = 0; r < rows.rows; r++) {
       if (!schedulable(status[r]!)) continue;
       v.priority = priority[r]!;
-      v.lambda = lambda[r]!;
+      v.lambda = lambda[slot[r]!]!;
       demand[host[r]!]! += Math.round(desiredRate(v, tau, p) * FIXED);
     }
     let total = 0;

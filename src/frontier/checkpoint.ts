@@ -52,16 +52,9 @@ export function checkpointIncremental(s: FrontierState): PartitionImage {
 }
 
 function image(s: FrontierState, spill?: SpillMeta): PartitionImage {
-  let order = s.index.exportSorted().payloads;
-  if (s.spill !== undefined) {
-    // Keys spilled to disk (row −1) stay out of an incremental image: its manifest has them.
-    let n = 0;
-    for (let i = 0; i < order.length; i++) {
-      const r = s.rowOf(order[i]!);
-      if (r >= 0) order[n++] = r;
-    }
-    order = order.subarray(0, n);
-  }
+  // The resident rows only: spilled URLs' keys are not in the row index (an incremental
+  // image's manifest has them; a full one loaded them back first).
+  const order = s.index.exportSorted().payloads;
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
@@ -152,14 +145,14 @@ export function restore(s: FrontierState, image: PartitionImage): void {
       throw new CorruptPartitionError('urls', `row ${r} key's HostKey does not match host ${JSON.stringify(h.name)}`);
     }
     if (s.table.status[r] === UrlStatus.InFlight) {
-      s.table.status[r] = s.table.crawlCount[r] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
+      s.table.status[r] = s.table.crawlCount[s.table.slot[r]!] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
     }
   }
   // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
   s.table.shareOrigins();
   s.index.free();
-  s.index = keyIndexOfRows(s.table, rows, s.spill !== undefined);
-  s.spill?.resetIdentity(rows);
+  s.spill?.resetRows();
+  s.index = keyIndexOfRows(s.table, rows, s.spill?.keys);
   const spill = image.meta.settings['spill'] as SpillMeta | undefined;
   if (spill !== undefined) {
     if (s.spill === undefined) {
@@ -243,23 +236,31 @@ function loadQueues(s: FrontierState, rows: number): void {
  */
 function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): void {
   const has = (id: number): boolean => columns.some((c) => c.id === id);
+  // Fetch state is by slot; a row without one was never fetched, and its defaults are zeros.
   if (!has(ColumnId.FirstCrawled)) {
     for (let r = 0; r < t.rows; r++) {
-      const n = t.crawlCount[r]!;
-      t.firstCrawled[r] = n === 0 ? 0 : n === 1 ? t.lastCrawled[r]! : Math.min(t.firstSeen[r]!, t.lastCrawled[r]!);
+      const sl = t.slot[r]!;
+      if (sl === 0) continue;
+      const n = t.crawlCount[sl]!;
+      t.firstCrawled[sl] = n === 0 ? 0 : n === 1 ? t.lastCrawled[sl]! : Math.min(t.firstSeen[r]!, t.lastCrawled[sl]!);
     }
   }
   if (!has(ColumnId.LmHours)) {
-    for (let r = 0; r < t.rows; r++) t.lmHours[r] = t.crawlCount[r] === 0 ? 0 : -1;
+    for (let r = 0; r < t.rows; r++) {
+      const sl = t.slot[r]!;
+      if (sl !== 0) t.lmHours[sl] = t.crawlCount[sl] === 0 ? 0 : -1;
+    }
   }
   // Before minor 4 the estimator kept only counts and the span: its interval statistics are
   // unknown (NaN) for a URL already fetched, and the hook rebuilds them from the counts at the
   // URL's next fetch (src/freshness `seedIntervals`).
   if (!has(ColumnId.UnchangedHours) || !has(ColumnId.ChangedLogHours)) {
     for (let r = 0; r < t.rows; r++) {
-      const unknown = t.crawlCount[r]! > 1 ? Number.NaN : 0;
-      t.unchangedHours[r] = unknown;
-      t.changedLogHours[r] = unknown;
+      const sl = t.slot[r]!;
+      if (sl === 0) continue;
+      const unknown = t.crawlCount[sl]! > 1 ? Number.NaN : 0;
+      t.unchangedHours[sl] = unknown;
+      t.changedLogHours[sl] = unknown;
     }
   }
 }

@@ -5,7 +5,6 @@
  * (`TimingWheel`), URL keying and host grouping (src/url), and admission and the change
  * classifier (src/dedup).
  */
-import { DrumSet } from '../core/drum.js';
 import { xxh64BatchLanes, xxh64Lanes } from '../core/hash.js';
 import type { KeyArray } from '../core/keys.js';
 import { TimingWheel } from '../core/wheel.js';
@@ -13,15 +12,16 @@ import type { HostGrouping } from '../model/index.js';
 import { HOST_KEY_SEED, PATH_KEY_SEED, canonicalKey, urlKey } from '../url/index.js';
 import { urlKeyBatchLoose } from '../url/keys.js';
 import { RowIndex } from './rowindex.js';
+import { type SpilledKeys, TieredIndex } from './spillkeys.js';
 import type { UrlTable } from './table.js';
 
 export { ChangeKind, admit, changeKindLanes } from '../dedup/index.js';
 
 /**
  * The exact key index. Without the disk tier it is a `RowIndex` over the URL table's key
- * column (payload = row; no second copy of the keys). With the tier a URL's row comes and goes
- * while its key must stay known, so the index is a `DrumSet` holding the keys itself, its
- * payload the URL's fixed id (spill.ts, "Row identity").
+ * column (payload = row; no second copy of the keys). With the tier it is a `TieredIndex`: the
+ * same `RowIndex` over the resident rows, then the spilled URLs' keys (payload `SPILLED`;
+ * spillkeys.ts).
  */
 export interface KeyIndex {
   readonly len: number;
@@ -33,22 +33,19 @@ export interface KeyIndex {
   free(): void;
 }
 
-/** A new empty key index over `table`'s keys (`holdsKeys`: the disk tier's own-key index). */
-export function newKeyIndex(table: UrlTable, holdsKeys = false): KeyIndex {
-  return holdsKeys ? new DrumSet() : new RowIndex(table);
+/** A new empty key index over `table`'s keys (`spilled`: the disk tier's spilled keys). */
+export function newKeyIndex(table: UrlTable, spilled?: SpilledKeys): KeyIndex {
+  const rows = new RowIndex(table);
+  return spilled === undefined ? rows : new TieredIndex(rows, spilled);
 }
 
 /**
  * The key index of `table`'s first `rows` rows (distinct keys, as a validated table's are),
- * payload = row; `holdsKeys` as for `newKeyIndex`.
+ * payload = row; `spilled` as for `newKeyIndex`.
  */
-export function keyIndexOfRows(table: UrlTable, rows: number, holdsKeys = false): KeyIndex {
-  if (!holdsKeys) return RowIndex.ofRows(table, rows);
-  const set = new DrumSet();
-  const payloads = new Uint32Array(rows);
-  for (let r = 0; r < rows; r++) payloads[r] = r;
-  if (rows > 0) set.insertBatch(table.key.subarray(0, rows * 4), payloads);
-  return set;
+export function keyIndexOfRows(table: UrlTable, rows: number, spilled?: SpilledKeys): KeyIndex {
+  const index = RowIndex.ofRows(table, rows);
+  return spilled === undefined ? index : new TieredIndex(index, spilled);
 }
 
 /** The due-time wheel; ticks are epoch-hours. */

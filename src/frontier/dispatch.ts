@@ -107,9 +107,11 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   const k1 = k[at + 1]!;
   const k2 = k[at + 2]!;
   const k3 = k[at + 3]!;
-  const etagAt = t.etag[row]!;
-  const lm = t.lastModified[row]!;
-  const fp = t.fpFlags[row]!;
+  // Fetch state by slot (slot 0: never fetched, all zeros).
+  const sl = t.slot[row]!;
+  const etagAt = t.etag[sl]!;
+  const lm = t.lastModified[sl]!;
+  const fp = t.fpFlags[sl]!;
   const depth = t.depth[row]!;
   // The URL's bytes wait on its offset, the one miss that cannot overlap the others: next.
   const url = t.arena.get(urlAt);
@@ -122,9 +124,9 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   key[2] = k2;
   key[3] = k3;
   return {
-    prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[row * 2]!, t.contentFp[row * 2 + 1]!) : undefined,
-    prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[row * 2]!, t.simhash[row * 2 + 1]!) : undefined,
-    prevChurnFp: (fp & FpFlag.ChurnFp) !== 0 ? lanesToU64(t.churnFp[row * 2]!, t.churnFp[row * 2 + 1]!) : undefined,
+    prevContentFp: (fp & FpFlag.ContentFp) !== 0 ? lanesToU64(t.contentFp[sl * 2]!, t.contentFp[sl * 2 + 1]!) : undefined,
+    prevSimhash: (fp & FpFlag.Simhash) !== 0 ? lanesToU64(t.simhash[sl * 2]!, t.simhash[sl * 2 + 1]!) : undefined,
+    prevChurnFp: (fp & FpFlag.ChurnFp) !== 0 ? lanesToU64(t.churnFp[sl * 2]!, t.churnFp[sl * 2 + 1]!) : undefined,
     row,
     key,
     url,

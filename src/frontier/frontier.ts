@@ -474,7 +474,7 @@ export class Frontier {
     const s = f.#s;
     let hostHeapMoves = s.frontBank.moves + s.aging.moves + s.hostHeap.moves;
     for (const b of s.ready) hostHeapMoves += b.moves;
-    return { dispatches: s.dispatches, hostHeapMoves, queueMoves: s.queues.moves, ipLookups: s.ips.lookups };
+    return { dispatches: s.dispatches, hostHeapMoves, queueMoves: s.queues.moves, ipLookups: s.ips.lookups, urlDecodes: s.table.arena.decodes };
   }
 
   /** Releases the wasm-resident structures (the schedule index). The frontier must not be used afterwards. */
@@ -500,6 +500,8 @@ export interface WorkCounters {
   readonly queueMoves: number;
   /** Address look-ups by string in the per-IP table. */
   readonly ipLookups: number;
+  /** Strings decoded from the URL table's arena (URLs and ETags; restarts when recovery re-packs the arena). */
+  readonly urlDecodes: number;
 }
 
 /** @internal For tests: the URLKey of (url, host) as 32 hex digits. */

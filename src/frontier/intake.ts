@@ -169,7 +169,7 @@ export function discover(s: FrontierState, d: Discovery, nowMs: number): boolean
   creditInDegree(s, h, d);
   const existing = filter === undefined || filter.maybeContains(k, 0) ? s.index.get(k, 0) : undefined;
   if (existing !== undefined) {
-    creditKnown(s, s.rowOf(existing), d.cash);
+    creditKnown(s, s.rowOf(existing), d.cash, k, 0);
     return false;
   }
   const row = addDiscovered(s, d, k, 0, h, nowMs);
@@ -232,14 +232,14 @@ function discoverValid(s: FrontierState, ds: readonly Discovery[], n: number, no
     const d = ds[i]!;
     const h = hostFor(s, d.host, keys, i);
     creditInDegree(s, h, d);
-    // A known URL whose row is spilled to disk (rowOf −1) takes no credit (spill.ts).
+    // A known URL whose row is spilled to disk (rowOf −1) is credited beside its key (spill.ts).
     let existing = -2;
     if (filter === undefined || filter.maybeContains(keys, i)) {
       if (found[i] !== MISSING) existing = s.rowOf(found[i]!);
       else if (first[i] !== i) existing = rowAt[first[i]!]!;
     }
     if (existing !== -2) {
-      creditKnown(s, existing, d.cash);
+      creditKnown(s, existing, d.cash, keys, i);
       continue;
     }
     const row = addDiscovered(s, d, keys, i, h, nowMs);
@@ -286,11 +286,14 @@ function creditInDegree(s: FrontierState, h: HostRecord, d: Discovery): void {
   }
 }
 
-/** A rediscovery of known `row`: only its cash. */
-function creditKnown(s: FrontierState, row: number, cash: number): void {
-  if (s.prio && cash > 0 && row >= 0) {
+/** A rediscovery of known `row` (−1: on disk, key at index `i` of `keys`): only its cash. */
+function creditKnown(s: FrontierState, row: number, cash: number, keys: Uint32Array, i: number): void {
+  if (!s.prio || !(cash > 0)) return;
+  if (row >= 0) {
     s.prio.credit(row, cash);
     reprioritize(s, row);
+  } else {
+    s.spill?.credit(keys, i, cash);
   }
 }
 
@@ -392,7 +395,8 @@ export function reconsider(s: FrontierState, accept: (url: string, status: UrlSt
     if (st !== UrlStatus.Refused && st !== UrlStatus.Disallowed) continue;
     if (!accept(t.urlOf(row), st)) continue;
     t.status[row] = UrlStatus.Scheduled;
-    t.retries[row] = 0;
+    const sl = t.slot[row]!;
+    if (sl !== 0) t.retries[sl] = 0;
     enqueue(s, row);
     n++;
   }

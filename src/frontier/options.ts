@@ -146,8 +146,12 @@ export interface CrawledRecord {
 /**
  * The frontier's columns as a freshness pass sees them (`FreshnessHook.tick`): typed arrays
  * indexed by row (valid for rows < `rows`) and by host id (< `hosts`), never an object per
- * URL. A pass may write `nextDue` and `lambda`; it lists every row whose `nextDue` it changed
- * in `moved` and returns their count, and the frontier re-times them in its schedule index.
+ * URL. Fetch state — `lambda`, `crawlCount`, `firstCrawled`, `lastCrawled` — is indexed by the
+ * row's slot, `slot[r]`: slot 0 stands for every URL never fetched and reads as zeros (so
+ * `lastCrawled[slot[r]]` is 0 for such a URL, with no branch). A pass may write `nextDue[r]`,
+ * and `lambda[slot[r]]` where `slot[r]` ≠ 0 (a write through slot 0 is undone after the pass);
+ * it lists every row whose `nextDue` it changed in `moved` and returns their count, and the
+ * frontier re-times them in its schedule index.
  */
 export interface FreshnessRows {
   readonly rows: number;
@@ -155,16 +159,20 @@ export interface FreshnessRows {
   readonly status: Uint8Array;
   /** Importance weight per row. */
   readonly priority: Float32Array;
-  /** Estimated changes per hour per row (0 = not estimated). */
+  /** Fetch-state slot per row (0 = never fetched): the index into the four arrays below. */
+  readonly slot: Uint32Array;
+  /** Estimated changes per hour, by slot (0 = not estimated). */
   readonly lambda: Float32Array;
   /** Host id per row. */
   readonly host: Uint32Array;
   /** URLKey lanes, four per row; lane 2 (PathKey low) is the per-URL spread key. */
   readonly key: Uint32Array;
+  /** Fetches, by slot. */
   readonly crawlCount: Uint16Array;
-  /** Epoch-hours. */
+  /** Epoch-hours, by slot. */
   readonly firstCrawled: Uint32Array;
   readonly lastCrawled: Uint32Array;
+  /** Epoch-hours, by row. */
   readonly nextDue: Uint32Array;
   readonly hosts: number;
   /** Crawls per hour each host's politeness interval allows (Infinity for a zero interval). */

@@ -50,8 +50,9 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   } else if (tr.follow) {
     markRedirected(s, row, outcome, nowMs, h);
   } else if (tr.retry) {
-    const tries = t.retries[row]! + 1;
-    t.retries[row] = Math.min(tries, 255);
+    const sl = t.slotFor(row);
+    const tries = t.retries[sl]! + 1;
+    t.retries[sl] = Math.min(tries, 255);
     if (tries > s.opts.retryLimit) {
       t.status[row] = UrlStatus.Gone;
     } else {
@@ -92,77 +93,79 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
 function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h: HostRecord, content: boolean): void {
   const t = s.table;
   const hours = Math.floor(nowMs / HOUR_MS);
-  const previousCrawled = t.lastCrawled[row]!;
-  const previousLastModified = t.lastModified[row]!;
-  const first = t.crawlCount[row] === 0 && (t.fpFlags[row]! & FpFlag.ContentFp) === 0;
+  // Fetch state is indexed by the row's slot (src/frontier/table.ts), taken at its first report.
+  const sl = t.slotFor(row);
+  const previousCrawled = t.lastCrawled[sl]!;
+  const previousLastModified = t.lastModified[sl]!;
+  const first = t.crawlCount[sl] === 0 && (t.fpFlags[sl]! & FpFlag.ContentFp) === 0;
   let change: CrawledRecord['change'] = first ? 'first' : 'none';
   if (content && o.contentFp !== undefined) {
     const [lo, hi] = u64Lanes(o.contentFp, 'outcome.contentFp');
-    const had = (t.fpFlags[row]! & FpFlag.ContentFp) !== 0;
+    const had = (t.fpFlags[sl]! & FpFlag.ContentFp) !== 0;
     if (had) {
       // A stored simhash and a new one are both needed for a near-duplicate signal; a missing
       // one is passed as zero, which the classifier reads as "no signal" (a real change). The
       // same for churn fingerprints: both or neither (then the simhash rule decides).
       let slo = 0;
       let shi = 0;
-      const both = o.simhash !== undefined && (t.fpFlags[row]! & FpFlag.Simhash) !== 0;
+      const both = o.simhash !== undefined && (t.fpFlags[sl]! & FpFlag.Simhash) !== 0;
       if (both) [slo, shi] = u64Lanes(o.simhash!, 'outcome.simhash');
       let clo = 0;
       let chi = 0;
-      const churn = o.churnFp !== undefined && (t.fpFlags[row]! & FpFlag.ChurnFp) !== 0;
+      const churn = o.churnFp !== undefined && (t.fpFlags[sl]! & FpFlag.ChurnFp) !== 0;
       if (churn) [clo, chi] = u64Lanes(o.churnFp!, 'outcome.churnFp');
       const kind = changeKindLanes(
-        t.contentFp[row * 2]!,
-        t.contentFp[row * 2 + 1]!,
+        t.contentFp[sl * 2]!,
+        t.contentFp[sl * 2 + 1]!,
         lo,
         hi,
-        both ? t.simhash[row * 2]! : 0,
-        both ? t.simhash[row * 2 + 1]! : 0,
+        both ? t.simhash[sl * 2]! : 0,
+        both ? t.simhash[sl * 2 + 1]! : 0,
         slo,
         shi,
         undefined,
-        churn ? t.churnFp[row * 2]! : 0,
-        churn ? t.churnFp[row * 2 + 1]! : 0,
+        churn ? t.churnFp[sl * 2]! : 0,
+        churn ? t.churnFp[sl * 2 + 1]! : 0,
         clo,
         chi,
       );
       if (kind === ChangeKind.Real) change = 'real';
       else if (kind === ChangeKind.Cosmetic) change = 'cosmetic';
     }
-    t.contentFp[row * 2] = lo;
-    t.contentFp[row * 2 + 1] = hi;
-    t.fpFlags[row] = t.fpFlags[row]! | FpFlag.ContentFp;
+    t.contentFp[sl * 2] = lo;
+    t.contentFp[sl * 2 + 1] = hi;
+    t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.ContentFp;
   }
   if (content && o.simhash !== undefined) {
     const [slo, shi] = u64Lanes(o.simhash, 'outcome.simhash');
-    t.simhash[row * 2] = slo;
-    t.simhash[row * 2 + 1] = shi;
-    t.fpFlags[row] = t.fpFlags[row]! | FpFlag.Simhash;
+    t.simhash[sl * 2] = slo;
+    t.simhash[sl * 2 + 1] = shi;
+    t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.Simhash;
   }
   if (content && o.churnFp !== undefined) {
     const [clo, chi] = u64Lanes(o.churnFp, 'outcome.churnFp');
     t.ensureChurn();
-    t.churnFp[row * 2] = clo;
-    t.churnFp[row * 2 + 1] = chi;
-    t.fpFlags[row] = t.fpFlags[row]! | FpFlag.ChurnFp;
+    t.churnFp[sl * 2] = clo;
+    t.churnFp[sl * 2 + 1] = chi;
+    t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.ChurnFp;
   } else if (content && o.contentFp !== undefined) {
     // A new fingerprint without a churn fingerprint: the stored one described an older copy.
-    t.fpFlags[row] = t.fpFlags[row]! & ~FpFlag.ChurnFp;
+    t.fpFlags[sl] = t.fpFlags[sl]! & ~FpFlag.ChurnFp;
   }
-  if (o.etag !== undefined && o.etag !== t.etagOf(row)) t.etag[row] = t.arena.add(o.etag) + 1;
+  if (o.etag !== undefined && o.etag !== t.etagOf(row)) t.etag[sl] = t.arena.add(o.etag) + 1;
   if (o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified >= 0) {
-    t.lastModified[row] = Math.min(o.lastModified, 0xffff_ffff);
+    t.lastModified[sl] = Math.min(o.lastModified, 0xffff_ffff);
   }
   t.status[row] = UrlStatus.Crawled;
-  t.retries[row] = 0;
-  t.lastCrawled[row] = hours;
-  t.crawlCount[row] = Math.min(t.crawlCount[row]! + 1, 0xffff);
+  t.retries[sl] = 0;
+  t.lastCrawled[sl] = hours;
+  t.crawlCount[sl] = Math.min(t.crawlCount[sl]! + 1, 0xffff);
   if (change === 'real') {
-    t.changeCount[row] = Math.min(t.changeCount[row]! + 1, 0xffff);
-    t.noChangeStreak[row] = 0;
-    t.lastChanged[row] = hours;
+    t.changeCount[sl] = Math.min(t.changeCount[sl]! + 1, 0xffff);
+    t.noChangeStreak[sl] = 0;
+    t.lastChanged[sl] = hours;
   } else if (change !== 'first') {
-    t.noChangeStreak[row] = Math.min(t.noChangeStreak[row]! + 1, 0xffff);
+    t.noChangeStreak[sl] = Math.min(t.noChangeStreak[sl]! + 1, 0xffff);
   }
   scheduleRecrawl(s, row, o, nowMs, h, change, previousCrawled, previousLastModified);
   const links = o.links;
@@ -198,7 +201,8 @@ function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['
 function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number, h: HostRecord): void {
   const t = s.table;
   t.status[row] = UrlStatus.Redirected;
-  t.retries[row] = 0;
+  const sl = t.slot[row]!;
+  if (sl !== 0) t.retries[sl] = 0;
   const cash = s.prio ? s.prio.crawl(row, 1) : t.priority[row]!;
   if (o.location === undefined) return;
   const k = s.oneKey;
@@ -213,7 +217,7 @@ function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number
     const p = s.index.get(key, 0);
     const to = p === undefined ? -1 : s.rowOf(p);
     if (to >= 0 && to !== row) {
-      t.redirectTo[row] = to + 1;
+      t.redirectTo[t.slotFor(row)] = to + 1;
       s.spill?.pin(to);
     }
   }

@@ -265,19 +265,22 @@ export function warm(s: FrontierState, key: KeyArray | string, etag: string | un
   const row = rowOfKey(s, key);
   if (row === undefined) return false;
   const t = s.table;
-  if (t.crawlCount[row] !== 0) return false;
-  if (etag !== undefined && etag !== '') t.etag[row] = t.arena.add(etag) + 1;
+  if (t.crawlCount[t.slot[row]!] !== 0) return false;
   if (lastModified !== undefined) {
     if (!Number.isInteger(lastModified) || lastModified < 0 || lastModified > 0xffff_ffff) {
       throw new InvalidArgumentError(`warm: expected lastModified as epoch-seconds, received ${String(lastModified)}`);
     }
-    t.lastModified[row] = lastModified;
   }
+  const [lo, hi] = prevFp === undefined ? [0, 0] : u64Lanes(prevFp, 'warm prevFp');
+  // Validators are fetch state: they take the row a slot (src/frontier/table.ts).
+  if ((etag === undefined || etag === '') && lastModified === undefined && prevFp === undefined) return true;
+  const sl = t.slotFor(row);
+  if (etag !== undefined && etag !== '') t.etag[sl] = t.arena.add(etag) + 1;
+  if (lastModified !== undefined) t.lastModified[sl] = lastModified;
   if (prevFp !== undefined) {
-    const [lo, hi] = u64Lanes(prevFp, 'warm prevFp');
-    t.contentFp[row * 2] = lo;
-    t.contentFp[row * 2 + 1] = hi;
-    t.fpFlags[row] = t.fpFlags[row]! | FpFlag.ContentFp;
+    t.contentFp[sl * 2] = lo;
+    t.contentFp[sl * 2 + 1] = hi;
+    t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.ContentFp;
   }
   return true;
 }

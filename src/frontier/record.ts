@@ -1,7 +1,8 @@
 /**
  * The record view the freshness hook reads (`CrawledRecord`): one reused object per frontier
  * over the URL table's columns, bound to a row for the duration of one call, so a recrawl
- * allocates nothing per URL.
+ * allocates nothing per URL. It is bound only to a row just reported, which has a fetch-state
+ * slot (src/frontier/table.ts): the fetch-state getters and setters go through it.
  */
 import type { CrawledRecord } from './options.js';
 import type { UrlTable } from './table.js';
@@ -9,6 +10,8 @@ import type { UrlTable } from './table.js';
 /** The reusable record view handed to the freshness hook (valid during the call only). */
 export class MutableRecord implements CrawledRecord {
   row = 0;
+  /** The row's fetch-state slot (never 0 while bound: the report took one). */
+  slot = 0;
   change: CrawledRecord['change'] = 'first';
   hostIntervalMs = 0;
   status = 0;
@@ -28,6 +31,7 @@ export class MutableRecord implements CrawledRecord {
     sentLastModified: number,
   ): this {
     this.row = row;
+    this.slot = this.t.slotFor(row);
     this.change = change;
     this.hostIntervalMs = hostIntervalMs;
     this.status = status;
@@ -41,25 +45,25 @@ export class MutableRecord implements CrawledRecord {
     return this.t.host[this.row]!;
   }
   get firstCrawled(): number {
-    return this.t.firstCrawled[this.row]!;
+    return this.t.firstCrawled[this.slot]!;
   }
   get lmHours(): number {
-    return this.t.lmHours[this.row]!;
+    return this.t.lmHours[this.slot]!;
   }
   set lmHours(v: number) {
-    if (Number.isFinite(v) && v >= -1) this.t.lmHours[this.row] = v;
+    if (Number.isFinite(v) && v >= -1) this.t.lmHours[this.slot] = v;
   }
   get unchangedHours(): number {
-    return this.t.unchangedHours[this.row]!;
+    return this.t.unchangedHours[this.slot]!;
   }
   set unchangedHours(v: number) {
-    this.t.unchangedHours[this.row] = v;
+    this.t.unchangedHours[this.slot] = v;
   }
   get changedLogHours(): number {
-    return this.t.changedLogHours[this.row]!;
+    return this.t.changedLogHours[this.slot]!;
   }
   set changedLogHours(v: number) {
-    this.t.changedLogHours[this.row] = v;
+    this.t.changedLogHours[this.slot] = v;
   }
   get url(): string {
     return this.t.urlOf(this.row);
@@ -68,19 +72,19 @@ export class MutableRecord implements CrawledRecord {
     return this.t.firstSeen[this.row]!;
   }
   get lastCrawled(): number {
-    return this.t.lastCrawled[this.row]!;
+    return this.t.lastCrawled[this.slot]!;
   }
   get lastChanged(): number {
-    return this.t.lastChanged[this.row]!;
+    return this.t.lastChanged[this.slot]!;
   }
   get crawlCount(): number {
-    return this.t.crawlCount[this.row]!;
+    return this.t.crawlCount[this.slot]!;
   }
   get changeCount(): number {
-    return this.t.changeCount[this.row]!;
+    return this.t.changeCount[this.slot]!;
   }
   get noChangeStreak(): number {
-    return this.t.noChangeStreak[this.row]!;
+    return this.t.noChangeStreak[this.slot]!;
   }
   get priority(): number {
     return this.t.priority[this.row]!;
@@ -89,27 +93,27 @@ export class MutableRecord implements CrawledRecord {
     return this.t.nextDue[this.row]!;
   }
   get lastModified(): number {
-    return this.t.lastModified[this.row]!;
+    return this.t.lastModified[this.slot]!;
   }
   get contentFpLo(): number {
-    return this.t.contentFp[this.row * 2]!;
+    return this.t.contentFp[this.slot * 2]!;
   }
   get contentFpHi(): number {
-    return this.t.contentFp[this.row * 2 + 1]!;
+    return this.t.contentFp[this.slot * 2 + 1]!;
   }
   get simhashLo(): number {
-    return this.t.simhash[this.row * 2]!;
+    return this.t.simhash[this.slot * 2]!;
   }
   get simhashHi(): number {
-    return this.t.simhash[this.row * 2 + 1]!;
+    return this.t.simhash[this.slot * 2 + 1]!;
   }
   get spreadKey(): number {
     return this.t.key[this.row * 4 + 2]!;
   }
   get lambda(): number {
-    return this.t.lambda[this.row]!;
+    return this.t.lambda[this.slot]!;
   }
   set lambda(v: number) {
-    if (Number.isFinite(v) && v >= 0) this.t.lambda[this.row] = v;
+    if (Number.isFinite(v) && v >= 0) this.t.lambda[this.slot] = v;
   }
 }

@@ -54,7 +54,8 @@ export function scheduleRecrawl(
   let due = hours + FLAT_RECRAWL_HOURS;
   const fresh = s.opts.freshness;
   if (fresh !== undefined) {
-    if (t.crawlCount[row] === 1) t.firstCrawled[row] = hours;
+    const sl = t.slot[row]!; // taken by the report that called this
+    if (t.crawlCount[sl] === 1) t.firstCrawled[sl] = hours;
     const sent = o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified > 0 ? Math.min(o.lastModified, 0xffff_ffff) : 0;
     const rec = s.record.bind(row, change, h.intervalMs, o.status, nowMs / HOUR_MS, previousCrawled, previousLastModified, sent);
     const v = typeof fresh === 'function' ? fresh(rec, hours) : fresh.nextDue(rec, hours);
@@ -93,6 +94,7 @@ export function runFreshnessTick(s: FrontierState, hour: number, force: boolean)
     rows: t.rows,
     status: t.status,
     priority: t.priority,
+    slot: t.slot,
     lambda: t.lambda,
     host: t.host,
     key: t.key,
@@ -105,6 +107,8 @@ export function runFreshnessTick(s: FrontierState, hour: number, force: boolean)
     moved: s.freshMoved.subarray(0, t.rows),
   };
   const moved = fresh.tick(view, hour, force);
+  // Slot 0 stands for every never-fetched row and must stay zero, whatever the pass wrote.
+  t.lambda[0] = 0;
   if (!(moved > 0)) return moved;
   const n = Math.min(moved, t.rows);
   const ids = s.freshMoved.subarray(0, n);

@@ -10,11 +10,11 @@
  *
  * Linear probing over the tags: a miss (most of intake) reads tags until an empty one, in one
  * or two cache lines; only a tag match (1 in 255 for a wrong key) reads the table's key lanes.
- * There is no removal (a row, once made, keeps its key). Growth is ×1.5 past 0.85 full and
+ * Removal (`remove`, by tombstone) is for the spill tier, whose rows leave for disk and are reused. Growth is ×1.5 past 0.85 full and
  * rehashes every row from the key column.
  *
  * ```
- *  tags:  [0 |t7|0 |t2|t2|0 …]   0 = empty; t = 1 + (key mix mod 255)
+ *  tags:  [0 |t7|0 |t2|t2|0 …]   0 = empty; 255 = removed; t = 1 + (key mix mod 254)
  *  rows:  [· |r7|· |r2|r9|· …]   the row whose key hashes here (or probed on from its home)
  *                 └─► table.key[4·row …] ─ compared lane by lane on a tag match
  * ```
@@ -24,6 +24,8 @@ import type { UrlTable } from './table.js';
 
 /** Load factor past which the table grows. */
 const MAX_LOAD = 0.85;
+/** Live load a rebuild that drops tombstones leaves at most. */
+const REBUILD_LOAD = 0.6;
 const MIN_CAP = 64;
 
 /** Home hash of a key (lanes hostLo, hostHi, pathLo, pathHi): a u32. */
@@ -43,9 +45,12 @@ function home(k: KeyArray, b: number, cap: number): number {
   return Math.floor((homeHash(k, b) / 0x1_0000_0000) * cap);
 }
 
-/** One-byte tag of a key, never 0 (0 marks an empty slot). */
+/** The tag of a removed entry's slot (a tombstone: probing goes on past it). */
+const TOMB = 255;
+
+/** One-byte tag of a key, never 0 (an empty slot) nor `TOMB`. */
 function tagOf(k: KeyArray, b: number): number {
-  return 1 + (((k[b + 3]! ^ k[b + 1]!) >>> 0) % 255);
+  return 1 + (((k[b + 3]! ^ k[b + 1]!) >>> 0) % 254);
 }
 
 /** The exact key → row index over a URL table's key column (see the module comment). */
@@ -55,6 +60,8 @@ export class RowIndex {
   private cap: number;
   /** Keys held. */
   len = 0;
+  /** Tombstones (removed entries' slots), dropped by the next rebuild. */
+  private tombs = 0;
 
   constructor(private readonly table: UrlTable, capacity = MIN_CAP) {
     this.cap = Math.max(MIN_CAP, Math.ceil(capacity / MAX_LOAD) + 1);
@@ -79,7 +86,10 @@ export class RowIndex {
   /** Whether the last `find` found its key. */
   private found = false;
 
-  /** Slot of the key at lane `b` of `k`: where it is, or the empty slot where it would go (then `found` is false). */
+  /**
+   * Slot of the key at lane `b` of `k`: where it is, or the slot where it would go — the first
+   * tombstone on its probe path, else the empty slot ending it (then `found` is false).
+   */
   private find(k: KeyArray, b: number): number {
     const tags = this.tags;
     const cap = this.cap;
@@ -90,11 +100,12 @@ export class RowIndex {
     const k1 = k[b + 1]!;
     const k2 = k[b + 2]!;
     const k3 = k[b + 3]!;
+    let tomb = -1;
     for (;;) {
       const t = tags[i]!;
       if (t === 0) {
         this.found = false;
-        return i;
+        return tomb >= 0 ? tomb : i;
       }
       if (t === tag) {
         const r = this.slots[i]! * 4;
@@ -102,6 +113,8 @@ export class RowIndex {
           this.found = true;
           return i;
         }
+      } else if (t === TOMB && tomb < 0) {
+        tomb = i;
       }
       if (++i === cap) i = 0;
     }
@@ -117,10 +130,18 @@ export class RowIndex {
     this.slots[i] = row;
   }
 
-  private grow(need: number): void {
+  /**
+   * Room for `n` more keys: grows ×1.5 while the live keys would pass the load factor, and
+   * rebuilds once tombstones would — to at most `REBUILD_LOAD` live, so a quarter of the slots
+   * turn over before the next rebuild (removals stay O(1) amortized). Without removals this is
+   * the plain ×1.5 growth.
+   */
+  private grow(n: number): void {
+    if (this.len + this.tombs + n <= this.cap * MAX_LOAD) return;
+    const load = this.tombs > 0 ? REBUILD_LOAD : MAX_LOAD;
     let cap = this.cap;
-    while (need > cap * MAX_LOAD) cap = Math.ceil(cap * 1.5);
-    if (cap === this.cap) return;
+    while (this.len + n > cap * load) cap = Math.ceil(cap * 1.5);
+    this.tombs = 0;
     const oldTags = this.tags;
     const oldSlots = this.slots;
     this.cap = cap;
@@ -128,7 +149,7 @@ export class RowIndex {
     this.slots = new Uint32Array(cap);
     const k = this.table.key;
     for (let i = 0; i < oldTags.length; i++) {
-      if (oldTags[i] === 0) continue;
+      if (oldTags[i] === 0 || oldTags[i] === TOMB) continue;
       const r = oldSlots[i]!;
       this.place(k, r * 4, r);
     }
@@ -156,17 +177,33 @@ export class RowIndex {
    */
   insertBatch(keys: KeyArray, rows: Uint32Array): number {
     const n = keys.length >>> 2;
-    this.grow(this.len + n);
+    this.grow(n);
     let fresh = 0;
     for (let i = 0; i < n; i++) {
       const s = this.find(keys, i * 4);
       if (this.found) continue;
+      if (this.tags[s] === TOMB) this.tombs--;
       this.tags[s] = tagOf(keys, i * 4);
       this.slots[s] = rows[i]!;
       fresh++;
     }
     this.len += fresh;
     return fresh;
+  }
+
+  /**
+   * Removes the key at key index `i` of `keys` (the spill tier, when a row leaves for disk);
+   * returns whether it was held. Its slot becomes a tombstone (probes go on past it, an insert
+   * reuses it), dropped at the next rebuild: a backward shift instead read the key of every
+   * later entry of the probe run, a cache miss each, and was a tenth of a budgeted intake.
+   */
+  remove(keys: KeyArray, i: number): boolean {
+    const s = this.find(keys, i * 4);
+    if (!this.found) return false;
+    this.tags[s] = TOMB;
+    this.tombs++;
+    this.len--;
+    return true;
   }
 
   /**
@@ -181,7 +218,7 @@ export class RowIndex {
     // The held rows in increasing order, from a bitmap of them (no sort).
     const k = this.table.key;
     const held = new Uint8Array(k.length >>> 2);
-    for (let i = 0; i < this.cap; i++) if (this.tags[i] !== 0) held[this.slots[i]!] = 1;
+    for (let i = 0; i < this.cap; i++) if (this.tags[i] !== 0 && this.tags[i] !== TOMB) held[this.slots[i]!] = 1;
     const rows = new Uint32Array(this.len);
     let m = 0;
     for (let r = 0; r < held.length; r++) if (held[r] !== 0) rows[m++] = r;

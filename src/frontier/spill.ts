@@ -9,19 +9,20 @@
  * a quarter of the window), its best extent is read back in one sequential read, ahead of the
  * host running dry, so dispatch only ever pops resident rows.
  *
- * Row identity. The exact key index (a `DrumSet`, resident in this round) cannot change a
- * payload in place, so with the tier on its payload is a *URL id* (uid), fixed for the URL's
- * life, and the tier maps uid → row (`slotOf`, −1 while spilled) and row → uid (`uidOf`).
- * Without the tier nothing of this exists and the payload is the row, as before. Uids are
- * handed out in row order, so while nothing was spilled uid = row and every decision,
- * checkpoint byte and dispatch is what the frontier without a budget makes (the goldens).
+ * Keys. The exact key index is a `TieredIndex` (spillkeys.ts): the resident rows' `RowIndex`
+ * (payload = row, as without a budget) and the spilled URLs' PathKeys per host. A row that
+ * spills leaves the first for the second (`vacate`); a row read back does the reverse (`load`).
+ * While nothing was spilled the index is the one the frontier without a budget has, so every
+ * decision, checkpoint byte and dispatch is the same (the goldens).
  *
  * What is spilled: only plain first-fetch candidates — a queued `Scheduled` row never fetched,
  * with no validators, fingerprints, redirect, retries or change history — because those are
  * nearly the whole of a large frontier and their record is small (30 B + URL, 42 B with the
  * prioritizer). Rows in flight, recrawls, redirect targets (pinned: a redirect source refers
  * to its target's row) and rows of other statuses stay resident. A rediscovery of a spilled
- * URL is still recognized (the key index has it) but its OPIC credit is not applied.
+ * URL is still recognized (its key is in the spilled set) and its OPIC credit is kept beside the
+ * key (`credit`), added to the row's cash when it is read back (resident only: a recovery starts
+ * again from the cash the extent was written with).
  *
  * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
  * itself when the Node entry is loaded, so this file reaches no `node:` module and the
@@ -31,9 +32,8 @@ import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js'
 import { UrlStatus } from '../model/index.js';
 import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
-import type { ColumnData } from '../format/index.js';
 import { entryEnd } from './arena.js';
-import { COLUMNS } from './table.js';
+import { SpilledKeys, type TieredIndex } from './spillkeys.js';
 
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
 export const VACANT = 0xff;
@@ -114,6 +114,8 @@ export interface SpillStats {
   readonly rowsRead: number;
   /** The per-host resident window in force (it halves when the budget cannot hold the windows). */
   readonly window: number;
+  /** Resident bytes of the spilled URLs' exact keys (`SpilledKeys`). */
+  readonly keyBytes: number;
   /** The resident estimate the budget is compared with (bytes). */
   readonly residentBytes: number;
 }
@@ -137,14 +139,19 @@ export interface SpillMeta {
 const MIN_EXTENT = 8;
 /** The smallest window the tier shrinks to. */
 const MIN_WINDOW = 4;
+/**
+ * The share of the budget resident rows (columns and URL bytes) may take. The table keeps its
+ * peak capacity (a vacated row is reused, never returned), so rows allowed the whole budget
+ * early leave no room for what grows with the URLs on disk — the spilled keys and the extent
+ * table — and their capacity stays: at 10⁷ URLs under 256 MiB the table kept 2.8 M rows of
+ * capacity for 0.85 M live ones, 25 B a URL. Half the budget for rows bounds that.
+ */
+const ROW_SHARE = 0.5;
 
 /** The spill tier of one frontier (owned by `FrontierState`). */
 export class SpillTier {
-  /** uid → row, −1 while spilled. */
-  slotOf: Int32Array = new Int32Array(1024);
-  /** row → uid. */
-  uidOf: Uint32Array = new Uint32Array(1024);
-  nextUid = 0;
+  /** The spilled URLs' keys (the second tier of the frontier's key index). */
+  readonly keys = new SpilledKeys();
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
   /** Spilled extents by host id (each up to half a window of rows, best first). */
@@ -163,6 +170,7 @@ export class SpillTier {
   private backendFiles: SpillFiles | undefined;
   private scratch = new Uint8Array(1 << 16);
   private perRowAt = -1;
+  private perRowSlots = -1;
   /** After a pass that could not reach its target: no new pass until the estimate passes this. */
   private retryAbove = 0;
   private perRowBytes = 0;
@@ -186,29 +194,29 @@ export class SpillTier {
 
   // ───────────────────────────── identity ─────────────────────────────
 
-  /** A row for a new URL (a vacated one when there is one) with a fresh uid. */
+  /** A row for a new URL (a vacated one when there is one). */
   newRow(): number {
-    const t = this.s.table;
-    const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
-    this.bind(this.nextUid++, row);
-    return row;
+    return this.free.length > 0 ? this.free.pop()! : this.s.table.addRow();
   }
 
-  /** The index payload of `row`. */
-  payloadOf(row: number): number {
-    return this.uidOf[row]!;
-  }
-
-  /** Row of index payload `uid`, or −1 while its URL is on disk. */
-  rowOf(uid: number): number {
-    return uid < this.nextUid ? this.slotOf[uid]! : -1;
-  }
-
-  /** After a restore: rows 0..rows−1 are uids 0..rows−1. */
-  resetIdentity(rows: number): void {
-    this.nextUid = 0;
+  /** After a restore replaced the table: no vacated rows. */
+  resetRows(): void {
     this.free = [];
-    for (let r = 0; r < rows; r++) this.bind(this.nextUid++, r);
+  }
+
+  /** The frontier's key index (a `TieredIndex` whenever the tier exists). */
+  private get index(): TieredIndex {
+    return this.s.index as TieredIndex;
+  }
+
+  /**
+   * A rediscovery of the spilled URL at key index `i` of `keys` brought `cash`: kept beside its
+   * key until the row is read back. Returns whether the key is spilled.
+   */
+  credit(keys: Uint32Array, i: number, cash: number): boolean {
+    const b = i * 4;
+    const id = this.keys.hostOf(keys[b]!, keys[b + 1]!);
+    return id >= 0 && this.keys.credit(id, keys[b + 2]!, keys[b + 3]!, cash);
   }
 
   /** Keeps `row` resident for good (a redirect source refers to it by row). */
@@ -231,41 +239,50 @@ export class SpillTier {
     return id < this.spilledOf.length ? this.spilledOf[id]! : 0;
   }
 
-  private bind(uid: number, row: number): void {
-    if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
-    if (row >= this.uidOf.length) this.uidOf = grow32(this.uidOf, row + 1) as Uint32Array;
-    this.slotOf[uid] = row;
-    this.uidOf[row] = uid;
-  }
-
   // ───────────────────────────── budget ─────────────────────────────
 
-  /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, uid, prioritizer. */
+  /** Resident bytes of one row: its columns (per row of capacity), queue entry and position, prioritizer. */
   private perRow(): number {
     const t = this.s.table;
-    if (t.capacity !== this.perRowAt) {
+    // Fetch-state slots grow apart from the rows (src/frontier/table.ts): either growth re-prices.
+    if (t.capacity !== this.perRowAt || t.slotCapacity !== this.perRowSlots) {
       this.perRowAt = t.capacity;
-      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 4 + (this.s.prio ? 12 : 0);
+      this.perRowSlots = t.slotCapacity;
+      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + (this.s.prio ? 12 : 0);
     }
     return this.perRowBytes;
   }
 
-  /** The resident estimate (bytes) compared with the budget: live rows, live arena, index, maps. */
+  /** The resident estimate (bytes) compared with the budget: live rows, live arena, both key tiers, extents. */
   residentBytes(): number {
     const s = this.s;
     const t = s.table;
-    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.nextUid * 4 + this.pool.memoryBytes;
+    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage) + s.index.memoryBytes + this.pool.memoryBytes;
+  }
+
+  /** The resident rows' share of the estimate: their columns and URL bytes. */
+  private rowBytes(): number {
+    const t = this.s.table;
+    return this.liveRows * this.perRow() + (t.arena.length - this.arenaGarbage);
   }
 
   /**
-   * Sheds resident rows when the estimate exceeds the budget, down to 80 % of it: a host with
+   * What is compared with the budget: the estimate, or the rows' bytes over their share of the
+   * budget (`ROW_SHARE`) when that is larger.
+   */
+  private pressure(): number {
+    return Math.max(this.residentBytes(), this.rowBytes() / ROW_SHARE);
+  }
+
+  /**
+   * Sheds resident rows when the pressure exceeds the budget, down to 80 % of it: a host with
    * more than `window` queued rows keeps its best half window and writes the rest out (so an
    * extent holds at least half a window, and the host is not touched again until its queue
    * grows past the window), the window halving (to `MIN_WINDOW`) while a full pass cannot
    * reach the target. Returns rows spilled.
    */
   maybeShed(): number {
-    const now = this.residentBytes();
+    const now = this.pressure();
     if (now <= this.budget || now <= this.retryAbove) return 0;
     const target = this.budget * 0.8;
     let moved = 0;
@@ -275,16 +292,16 @@ export class SpillTier {
         // Past the window and two least extents: a refill (≤ max(8, W/2) rows at ≤ W/4) never
         // crosses it, so rows read back are not written out again by the next pass.
         if (this.s.queues.size(id) > Math.max(this.window, 2 * MIN_EXTENT)) moved += this.shedHost(id, this.window >> 1);
-        if ((id & 255) === 255 && this.residentBytes() <= target) break;
+        if ((id & 255) === 255 && this.pressure() <= target) break;
       }
-      if (this.residentBytes() <= target || this.window <= MIN_WINDOW) break;
+      if (this.pressure() <= target || this.window <= MIN_WINDOW) break;
       this.window = Math.max(MIN_WINDOW, this.window >> 1);
     }
     this.compactArenaIfWasteful();
     // What cannot be spilled (crawled rows, the key index) may hold the estimate over the
     // budget: then wait for it to grow by a twentieth of the budget before the next pass,
     // instead of walking every host at every report.
-    const after = this.residentBytes();
+    const after = this.pressure();
     this.retryAbove = after > target ? after + Math.max(this.budget / 20, 1 << 20) : 0;
     return moved;
   }
@@ -322,7 +339,7 @@ export class SpillTier {
     q.replaceAll(id, stay);
     for (const r of go) this.vacate(r);
     for (const [at, count, top] of extents) this.pool.add(id, at, count, top);
-    if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+    if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
     this.spilledOf[id] = this.spilledOf[id]! + go.length;
     this.spilled += go.length;
     this.rowsWritten += go.length;
@@ -333,11 +350,8 @@ export class SpillTier {
   private spillable(r: number): boolean {
     const t = this.s.table;
     if (t.status[r] !== UrlStatus.Scheduled || this.pinned.has(r)) return false;
-    if (t.crawlCount[r] !== 0 || t.lastCrawled[r] !== 0 || t.etag[r] !== 0 || t.lastModified[r] !== 0) return false;
-    if (t.fpFlags[r] !== 0 || t.redirectTo[r] !== 0 || t.retries[r] !== 0 || t.lastChanged[r] !== 0) return false;
-    if (t.changeCount[r] !== 0 || t.noChangeStreak[r] !== 0) return false;
-    if (t.firstCrawled.length > 0 && (t.firstCrawled[r] !== 0 || t.lmHours[r] !== 0)) return false;
-    return true;
+    // Fetch state but λ (which the record carries) is zero: no slot, or a slot of zeros.
+    return t.fetchStateIsZero(r, 'lambda');
   }
 
   /** Serializes `rows` into the scratch buffer; returns its length. */
@@ -356,7 +370,7 @@ export class SpillTier {
       v.setFloat32(p + 8, t.priority[r]!, true);
       v.setUint32(p + 12, t.firstSeen[r]!, true);
       v.setUint32(p + 16, t.nextDue[r]!, true);
-      v.setFloat32(p + 20, t.lambda[r]!, true);
+      v.setFloat32(p + 20, t.lambda[t.slot[r]!]!, true);
       v.setUint16(p + 24, t.depth[r]!, true);
       p += FIXED;
       if (prio) {
@@ -370,12 +384,15 @@ export class SpillTier {
     return p;
   }
 
-  /** Empties `row` for reuse: zero columns, status VACANT, its uid marked spilled. */
+  /** Empties `row` for reuse: its key from the row index to the spilled set, zero columns, status VACANT. */
   private vacate(row: number): void {
     const t = this.s.table;
     const at = t.url[row]!;
     this.arenaGarbage += t.arena.storedLength(at);
-    this.slotOf[this.uidOf[row]!] = -1;
+    const k = t.key;
+    const b = row * 4;
+    this.index.resident.remove(k, row);
+    this.keys.add(t.host[row]!, k[b]!, k[b + 1]!, k[b + 2]!, k[b + 3]!);
     clearRow(this.s, row);
     t.status[row] = VACANT;
     this.free.push(row);
@@ -409,8 +426,12 @@ export class SpillTier {
     this.load(id, at, count, true);
   }
 
-  /** Decodes extent `e` of host `id` into rows; queued when `queue`. Returns the rows. */
-  private load(id: number, at: ExtentAt, count: number, queue: boolean): number[] {
+  /**
+   * Decodes extent `at` of host `id` into rows (their keys moved to the row index, their
+   * credits added to their cash); queued when `queue`. Returns the rows; `credits` (when
+   * given) gets each row's credit, for `withAllResident` to put back.
+   */
+  private load(id: number, at: ExtentAt, count: number, queue: boolean, credits?: number[]): number[] {
     const s = this.s;
     const t = s.table;
     const h = s.hosts[id]!;
@@ -418,7 +439,6 @@ export class SpillTier {
     const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     const prio = s.prio;
     const rows: number[] = [];
-    // Uids from the key index (a recovery numbers them afresh; the records carry only keys).
     const keys = new Uint32Array(count * 4);
     for (let i = 0, p = 0; i < count; i++) {
       keys[4 * i] = h.hostKeyLo;
@@ -427,14 +447,16 @@ export class SpillTier {
       keys[4 * i + 3] = v.getUint32(p + 4, true);
       p = entryEnd(payload, p + FIXED + (prio ? 12 : 0), payload.length);
     }
-    const uids = s.index.getBatch(keys, new Uint32Array(count), 0xffff_ffff);
+    const rowIds = new Uint32Array(count);
     let p = 0;
     for (let i = 0; i < count; i++) {
-      const uid = uids[i]!;
       const row = this.free.length > 0 ? this.free.pop()! : t.addRow();
       s.queues.ensureRows(t.rows);
       prio?.ensureRows(t.rows);
-      this.bind(uid, row);
+      rowIds[i] = row;
+      this.keys.delete(id, keys[4 * i + 2]!, keys[4 * i + 3]!);
+      const credit = this.keys.takenCash;
+      credits?.push(credit);
       t.key[row * 4] = h.hostKeyLo;
       t.key[row * 4 + 1] = h.hostKeyHi;
       t.key[row * 4 + 2] = keys[4 * i + 2]!;
@@ -442,7 +464,8 @@ export class SpillTier {
       t.priority[row] = v.getFloat32(p + 8, true);
       t.firstSeen[row] = v.getUint32(p + 12, true);
       t.nextDue[row] = v.getUint32(p + 16, true);
-      t.lambda[row] = v.getFloat32(p + 20, true);
+      // λ is fetch state (by slot): a row takes a slot only for a λ that is not zero bits.
+      if (v.getUint32(p + 20, true) !== 0) t.lambda[t.slotFor(row)] = v.getFloat32(p + 20, true);
       t.depth[row] = v.getUint16(p + 24, true);
       p += FIXED;
       if (prio) {
@@ -451,6 +474,10 @@ export class SpillTier {
         c.history[row] = v.getFloat32(p + 4, true);
         c.rank[row] = v.getFloat32(p + 8, true);
         p += 12;
+        if (credit > 0) {
+          prio.credit(row, credit);
+          t.priority[row] = prio.priority(row, id, h.hostScore);
+        }
       }
       // Back into the arena sharing its host's origin, as intake stores a URL.
       const end = entryEnd(payload, p, payload.length);
@@ -461,6 +488,7 @@ export class SpillTier {
       if (queue) s.queues.push(row);
       rows.push(row);
     }
+    this.index.resident.insertBatch(keys, rowIds);
     if (queue) {
       this.files.release(at.file);
       this.spilledOf[id] = this.spilledOf[id]! - count;
@@ -478,13 +506,19 @@ export class SpillTier {
    */
   withAllResident<T>(fn: () => T): T {
     const loaded: number[] = [];
+    const credits: number[] = [];
     try {
       for (let id = 0; id < this.pool.hostSpan; id++) {
-        for (const slot of this.pool.slotsOf(id)) for (const r of this.load(id, this.pool.at(slot), this.pool.count[slot]!, false)) loaded.push(r);
+        for (const slot of this.pool.slotsOf(id)) for (const r of this.load(id, this.pool.at(slot), this.pool.count[slot]!, false, credits)) loaded.push(r);
       }
       return fn();
     } finally {
-      for (const r of loaded) this.vacate(r);
+      const k = this.s.table.key;
+      loaded.forEach((r, i) => {
+        this.vacate(r);
+        // The extent on disk still has the cash it was written with: the credit goes back too.
+        if (credits[i]! > 0) this.keys.credit(this.s.table.host[r]!, k[r * 4 + 2]!, k[r * 4 + 3]!, credits[i]!);
+      });
     }
   }
 
@@ -544,15 +578,6 @@ export class SpillTier {
     this.window = Math.min(this.window, Math.max(MIN_WINDOW, v.getUint32(4, true)));
     const byKey = new Map<string, number>();
     for (const h of this.s.hosts) byKey.set(`${h.hostKeyLo}:${h.hostKeyHi}`, h.id);
-    const s = this.s;
-    const BATCH = 65_536;
-    let keys = new Uint32Array(BATCH * 4);
-    let uids = new Uint32Array(BATCH);
-    let k = 0;
-    const flush = (): void => {
-      if (k > 0) s.index.insertBatch(keys.subarray(0, k * 4), uids.subarray(0, k));
-      k = 0;
-    };
     for (let i = 0, p = 16; i < n; i++, p += EXTENT_BYTES) {
       const lo = v.getUint32(p, true);
       const hi = v.getUint32(p + 4, true);
@@ -563,26 +588,11 @@ export class SpillTier {
       this.pool.add(id, at, count, v.getFloat32(p + 36, true));
       this.files.adopt(at.file);
       const paths = this.files.readKeys(at, count);
-      if (k + count > BATCH) flush();
-      if (count > keys.length / 4) {
-        keys = new Uint32Array(count * 4);
-        uids = new Uint32Array(count);
-      }
-      for (let j = 0; j < count; j++, k++) {
-        keys[4 * k] = lo;
-        keys[4 * k + 1] = hi;
-        keys[4 * k + 2] = paths[2 * j]!;
-        keys[4 * k + 3] = paths[2 * j + 1]!;
-        const uid = this.nextUid++;
-        if (uid >= this.slotOf.length) this.slotOf = grow32(this.slotOf, uid + 1) as Int32Array;
-        this.slotOf[uid] = -1;
-        uids[k] = uid;
-      }
-      if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1) as Int32Array;
+      for (let j = 0; j < count; j++) this.keys.add(id, lo, hi, paths[2 * j]!, paths[2 * j + 1]!);
+      if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
       this.spilledOf[id] = this.spilledOf[id]! + count;
       this.spilled += count;
     }
-    flush();
   }
 
   stats(): SpillStats {
@@ -593,13 +603,14 @@ export class SpillTier {
       rowsWritten: this.rowsWritten,
       rowsRead: this.rowsRead,
       window: this.window,
+      keyBytes: this.keys.memoryBytes,
       residentBytes: this.residentBytes(),
     };
   }
 
-  /** Bytes of the tier's own maps (slotOf, uidOf, extent records). */
+  /** Bytes of the tier's own maps (spilled counts, extent records; its keys count in the key index). */
   get memoryBytes(): number {
-    return this.slotOf.byteLength + this.uidOf.byteLength + this.spilledOf.byteLength + this.pool.memoryBytes;
+    return this.spilledOf.byteLength + this.pool.memoryBytes;
   }
 
   /** Closes the files; deletes them unless a checkpoint committed them (then they are durable state). */
@@ -608,30 +619,25 @@ export class SpillTier {
   }
 }
 
-/** A copy of `a` (Int32Array or Uint32Array) with room for `n` entries (×1.5 growth). */
-function grow32(a: Int32Array | Uint32Array, n: number): Int32Array | Uint32Array {
+/** A copy of `a` with room for `n` entries (×1.5 growth). */
+function grow32(a: Int32Array, n: number): Int32Array {
   const cap = Math.max(n, Math.ceil(a.length * 1.5), 1024);
-  const next = a instanceof Int32Array ? new Int32Array(cap) : new Uint32Array(cap);
+  const next = new Int32Array(cap);
   next.set(a);
   return next;
 }
 
 /**
  * Zeroes what a new URL does not overwrite in a vacated row. Only spillable rows are vacated,
- * and their other cold columns are zero already (`spillable`); key, url, depth, firstSeen and
- * host are written by every new row. Measured: zeroing every column was 8 % of a budgeted run.
+ * and their fetch state is zero but λ (`spillable`): giving the slot back zeroes it; key,
+ * url, depth, firstSeen and host are written by every new row. Measured: zeroing every column
+ * was 8 % of a budgeted run.
  */
 function clearRow(s: FrontierState, row: number): void {
   const t = s.table;
   t.priority[row] = 0;
   t.nextDue[row] = 0;
-  t.lambda[row] = 0;
-  // The optional columns (freshness) are few: zeroed whatever they hold.
-  const cols = t as unknown as Record<string, ColumnData>;
-  for (let i = COLUMNS.length; i < t.schema.length; i++) {
-    const c = t.schema[i]!;
-    cols[c.name]!.fill(0, row * c.lanes, (row + 1) * c.lanes);
-  }
+  t.releaseSlot(row);
   if (s.prio) {
     const c = s.prio.rowColumns();
     c.cash[row] = 0;

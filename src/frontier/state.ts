@@ -34,6 +34,7 @@ import { type FrontierOptions, type HostResolver, resolveFrontierOptions } from 
 import { RowQueues } from './queues.js';
 import { MutableRecord } from './record.js';
 import { SpillTier } from './spill.js';
+import { SPILLED } from './spillkeys.js';
 import { UrlTable } from './table.js';
 
 export const HOUR_MS = 3_600_000;
@@ -118,7 +119,6 @@ export class FrontierState {
     this.opts = resolveFrontierOptions(options);
     this.politeness = politenessConfig(this.opts.politeness ?? {});
     this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
-    this.index = newKeyIndex(this.table, this.opts.memoryBudget > 0);
     this.dir = new HostDirectory(this.opts.grouping);
     this.queues = new RowQueues(this.table);
     // Host-level orders read dense per-host keys (measured: comparing through the URL
@@ -152,16 +152,17 @@ export class FrontierState {
     const { memoryBudget, storeDir } = this.opts;
     if (memoryBudget > 0 && storeDir === undefined) throw new InvalidArgumentError('FrontierOptions.memoryBudget needs storeDir (the directory of the disk tier)');
     this.spill = memoryBudget > 0 ? new SpillTier(this, memoryBudget, `${storeDir}/spill-p${partitionId}`, this.opts.spillWindow, this.opts.diskIo) : undefined;
+    this.index = newKeyIndex(this.table, this.spill?.keys);
   }
 
-  /** The key index's payload for `row` (its uid under the spill tier, else the row). */
+  /** The key index's payload for `row` (the row itself). */
   payloadOf(row: number): number {
-    return this.spill === undefined ? row : this.spill.payloadOf(row);
+    return row;
   }
 
   /** The row of key-index payload `p`, or −1 while its URL is spilled to disk. */
   rowOf(p: number): number {
-    return this.spill === undefined ? p : this.spill.rowOf(p);
+    return p === SPILLED ? -1 : p;
   }
 
   /** The host records by id (the directory's array). */

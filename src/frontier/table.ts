@@ -1,6 +1,8 @@
 /**
  * The URL table: one row per URL the partition knows, as struct-of-arrays typed columns
- * plus a string arena (DESIGN §4). There is no object per URL; a row is an index.
+ * plus a string arena (DESIGN §4). There is no object per URL; a row is an index. (The file is
+ * past 600 lines on purpose: the schema, the row/slot layout and the file conversion — export
+ * and load — must change together, and splitting them would spread one schema over three files.)
  *
  * | id | column         | type    | unit / meaning                                            |
  * |----|----------------|---------|-----------------------------------------------------------|
@@ -45,16 +47,34 @@
  * | 45 | unchangedHours | f32     | Σ hours of the intervals that ended without a change (minor 4) |
  * | 46 | changedLogHours| f32     | Σ ln hours of the intervals that ended in a change (minor 4) |
  *
+ * Fetch state lives in slots. Columns 7, 9–18 and 20–22 (and the freshness columns) are zero
+ * until a URL's first report, and most of a large frontier has never been fetched; in memory
+ * they are indexed by a per-row *slot* (`slot`, u32), not by the row. Slot 0 is all zeros and
+ * is never written: a row that was never fetched has slot 0, so a read needs no branch
+ * (`t.lastCrawled[t.slot[row]]` is 0); the first write takes a slot (`slotFor`). A row costs
+ * 16 + 4 + 1 + 4 + 2 + 4 + 4 + 4 = 39 bytes of row columns plus its 4-byte slot, and a fetched row
+ * 48 bytes more (56 with churnFp, 72 with the freshness columns). Files are unchanged: a
+ * checkpoint writes every column dense, by row (a never-fetched row's fetch state as zeros),
+ * and a load gives a slot to each row whose fetch state is not all zero bits.
+ *
+ * ```
+ *  row:     0   1   2   3   …        slot:  0 (zeros)   1         2
+ *  slot:  [ 0 | 2 | 0 | 1 | …]       lastCrawled: [0 | 492301 | 492288 | …]
+ *  lastCrawled of row 3 = lastCrawled[slot[3]] = lastCrawled[1];  of row 0 = lastCrawled[0] = 0
+ * ```
+ *
  * Invariants, for every row r < rows (checked by `UrlTable.fromColumns` and `Frontier.recover`):
  *   key(r) ≠ key(s) for r ≠ s, and the key index (RowIndex) maps key(r) ↦ r
  *   status(r) ∈ [0, 8];  host(r) < hosts;  hostKey(key(r)) = hostKey(host(r))
  *   url(r) + varint + len ≤ arena.length;  etag(r) = 0 ∨ etag(r) − 1 + varint + len ≤ arena.length
  *   redirectTo(r) = 0 ∨ redirectTo(r) − 1 < rows
+ *   slot(r) < slots;  slot(r) = slot(q) ≠ 0 ⇒ r = q;  every fetch-state column is 0 at slot 0
  *
  * Column growth is geometric (×1.25), so n appends cost O(n) amortized copying (each byte is
  * copied about four times, a memcpy per column) and at most a fifth of the capacity is slack
- * (×1.5 left 15 % at the frontier bench's 1M rows); at rest the columns cost
- * 87 bytes per row of capacity (the freshness columns add 16, churnFp 8 once used). The arena
+ * (×1.5 left 15 % at the frontier bench's 1M rows); at rest the row columns cost
+ * 43 bytes per row of capacity (with the slot), and the slot columns 48 per slot of capacity
+ * (the freshness columns add 16, churnFp 8 once used); slots grow ×1.25 too. The arena
  * grows by 1 MiB chunks (see `StringArena`): its URL bytes (URL length + 1 for its varint)
  * plus at most one open chunk.
  *
@@ -117,7 +137,7 @@ interface ColumnSpec {
   readonly lanes: number;
 }
 
-type ColumnName =
+export type ColumnName =
   | 'key'
   | 'url'
   | 'status'
@@ -222,7 +242,65 @@ function permute32(src: Uint32Array, out: Uint32Array, order: Uint32Array, lanes
   for (let i = 0, o = 0; i < order.length; i++) for (let l = 0, r = order[i]! * lanes; l < lanes; l++) out[o++] = src[r + l]!;
 }
 
-/** The URL table. Columns are public for the scheduler's hot loops; rows ≥ `rows` are garbage. */
+/**
+ * used[r] = 1 where row r of `data` (`lanes` values a row) has a non-zero bit, for r < rows;
+ * one loop per element width, as in `permuteColumn` and for the same reason.
+ */
+function markNonZero(data: ColumnData, lanes: number, rows: number, used: Uint8Array): void {
+  const width = data.BYTES_PER_ELEMENT;
+  const n = rows * lanes;
+  if (width === 1) markNonZero8(new Uint8Array(data.buffer, data.byteOffset, n), lanes, used);
+  else if (width === 2) markNonZero16(new Uint16Array(data.buffer, data.byteOffset, n), lanes, used);
+  else if (width === 4) markNonZero32(new Uint32Array(data.buffer, data.byteOffset, n), lanes, used);
+  else {
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, n * width);
+    for (let i = 0; i < bytes.length; i++) if (bytes[i] !== 0) used[Math.floor(i / (lanes * width))] = 1;
+  }
+}
+
+function markNonZero8(v: Uint8Array, lanes: number, used: Uint8Array): void {
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) used[(i / lanes) | 0] = 1;
+}
+
+function markNonZero16(v: Uint16Array, lanes: number, used: Uint8Array): void {
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) used[(i / lanes) | 0] = 1;
+}
+
+function markNonZero32(v: Uint32Array, lanes: number, used: Uint8Array): void {
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) used[(i / lanes) | 0] = 1;
+}
+
+/** Names of the columns indexed by slot (fetch state: zero until a URL's first report). */
+const SLOT_COLUMNS: ReadonlySet<ColumnName> = new Set<ColumnName>([
+  'lastCrawled',
+  'crawlCount',
+  'changeCount',
+  'noChangeStreak',
+  'lambda',
+  'etag',
+  'lastModified',
+  'contentFp',
+  'simhash',
+  'redirectTo',
+  'retries',
+  'fpFlags',
+  'lastChanged',
+  'churnFp',
+  'firstCrawled',
+  'lmHours',
+  'unchangedHours',
+  'changedLogHours',
+]);
+
+/** Whether column `c` is indexed by slot (fetch state) rather than by row. */
+export function isSlotColumn(c: ColumnSpec): boolean {
+  return SLOT_COLUMNS.has(c.name);
+}
+
+/**
+ * The URL table. Columns are public for the scheduler's hot loops; rows ≥ `rows` are garbage.
+ * Row columns are indexed by row; fetch-state columns by `slot[row]` (see the file comment).
+ */
 export class UrlTable {
   rows = 0;
   capacity = 0;
@@ -232,8 +310,17 @@ export class UrlTable {
   priority = new Float32Array(0);
   depth = new Uint16Array(0);
   firstSeen = new Uint32Array(0);
-  lastCrawled = new Uint32Array(0);
   nextDue = new Uint32Array(0);
+  host = new Uint32Array(0);
+  /** Fetch-state slot of each row (0 = none: reads through it see zeros). */
+  slot = new Uint32Array(0);
+  /** Slots in use, slot 0 included (so ≥ 1), and slots there is room for. */
+  slots = 1;
+  slotCapacity = 0;
+  /** Slots given back (`releaseSlot`), zeroed, taken again before new ones. */
+  private freeSlots: number[] = [];
+  // Indexed by slot (fetch state):
+  lastCrawled = new Uint32Array(0);
   crawlCount = new Uint16Array(0);
   changeCount = new Uint16Array(0);
   noChangeStreak = new Uint16Array(0);
@@ -244,15 +331,14 @@ export class UrlTable {
   simhash = new Uint32Array(0);
   redirectTo = new Uint32Array(0);
   retries = new Uint8Array(0);
-  host = new Uint32Array(0);
   fpFlags = new Uint8Array(0);
   lastChanged = new Uint32Array(0);
   /**
-   * Churn fingerprint lanes, meaningful where fpFlags has `FpFlag.ChurnFp`; empty until
-   * `ensureChurn` (a crawl without churn fingerprints pays nothing for the column).
+   * Churn fingerprint lanes (by slot), meaningful where fpFlags has `FpFlag.ChurnFp`; empty
+   * until `ensureChurn` (a crawl without churn fingerprints pays nothing for the column).
    */
   churnFp = new Uint32Array(0);
-  /** Optional (freshness): stay empty unless the table was built with `freshness`. */
+  /** Optional (freshness, by slot): stay empty unless the table was built with `freshness`. */
   firstCrawled = new Uint32Array(0);
   lmHours = new Float32Array(0);
   unchangedHours = new Float32Array(0);
@@ -260,35 +346,103 @@ export class UrlTable {
   arena: StringArena;
   /** The columns this table always carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for (`churnFp` is kept apart: lazy). */
   readonly schema: readonly ColumnSpec[];
+  /** `schema`'s row columns and slot columns. */
+  private readonly rowSpecs: readonly ColumnSpec[];
+  private readonly slotSpecs: readonly ColumnSpec[];
 
-  constructor(capacity = 1024, arenaBytes = capacity * 64, freshness = false) {
+  constructor(capacity = 1024, arenaBytes = capacity * 64, freshness = false, slotCapacity = 1024) {
     this.arena = new StringArena(Math.max(1024, arenaBytes));
     this.schema = freshness ? [...COLUMNS, ...FRESHNESS_COLUMNS] : COLUMNS;
+    this.rowSpecs = this.schema.filter((c) => !isSlotColumn(c));
+    this.slotSpecs = this.schema.filter(isSlotColumn);
     this.grow(capacity);
+    this.growSlots(slotCapacity);
   }
 
   private grow(min: number): void {
     const cap = Math.max(min, Math.ceil(this.capacity * 1.25), 1024);
-    const self = this as unknown as Record<ColumnName, ColumnData>;
-    for (const c of this.schema) {
+    const self = this as unknown as Record<ColumnName | 'slot', ColumnData>;
+    for (const c of this.rowSpecs) {
       const next = allocColumn(c.type, cap * c.lanes);
       next.set(self[c.name].subarray(0, this.rows * c.lanes) as never);
       self[c.name] = next;
     }
-    if (this.churnFp.length > 0) {
-      const next = new Uint32Array(cap * 2);
-      next.set(this.churnFp.subarray(0, this.rows * 2));
-      this.churnFp = next;
-    }
+    const slot = new Uint32Array(cap);
+    slot.set(this.slot.subarray(0, this.rows));
+    this.slot = slot;
     this.capacity = cap;
   }
 
-  /** Allocates the churn column (zero lanes for every row) if it is not there yet. */
-  ensureChurn(): void {
-    if (this.churnFp.length === 0) this.churnFp = new Uint32Array(this.capacity * 2);
+  private growSlots(min: number): void {
+    const cap = Math.max(min, Math.ceil(this.slotCapacity * 1.25), 1024);
+    const self = this as unknown as Record<ColumnName, ColumnData>;
+    for (const c of this.slotSpecs) {
+      const next = allocColumn(c.type, cap * c.lanes);
+      next.set(self[c.name].subarray(0, this.slots * c.lanes) as never);
+      self[c.name] = next;
+    }
+    if (this.churnFp.length > 0) {
+      const next = new Uint32Array(cap * 2);
+      next.set(this.churnFp.subarray(0, this.slots * 2));
+      this.churnFp = next;
+    }
+    this.slotCapacity = cap;
   }
 
-  /** Appends a zeroed row and returns its index. */
+  /**
+   * The fetch-state slot of `row`, taking one (zeroed) if it has none: call it before writing
+   * any fetch-state column, and re-read the columns after (taking a slot may grow them).
+   */
+  slotFor(row: number): number {
+    const s = this.slot[row]!;
+    return s !== 0 ? s : this.takeSlot(row);
+  }
+
+  private takeSlot(row: number): number {
+    let s = this.freeSlots.pop();
+    if (s === undefined) {
+      if (this.slots === this.slotCapacity) this.growSlots(this.slots + 1);
+      s = this.slots++;
+    }
+    this.slot[row] = s;
+    return s;
+  }
+
+  /**
+   * Zeroes `row`'s fetch state and gives its slot back (the spill tier's vacated rows);
+   * a row without a slot is left as it is.
+   */
+  releaseSlot(row: number): void {
+    const s = this.slot[row]!;
+    if (s === 0) return;
+    const self = this as unknown as Record<ColumnName, ColumnData>;
+    for (const c of this.slotSpecs) self[c.name].fill(0, s * c.lanes, (s + 1) * c.lanes);
+    if (this.churnFp.length > 0) this.churnFp.fill(0, s * 2, s * 2 + 2);
+    this.slot[row] = 0;
+    this.freeSlots.push(s);
+  }
+
+  /** True when `row`'s fetch state, column `except` aside, is all zero bits (no slot, or a slot of zeros). */
+  fetchStateIsZero(row: number, except?: ColumnName): boolean {
+    const s = this.slot[row]!;
+    if (s === 0) return true;
+    const self = this as unknown as Record<ColumnName, ColumnData>;
+    const specs = this.churnFp.length > 0 ? [...this.slotSpecs, CHURN_COLUMN] : this.slotSpecs;
+    for (const c of specs) {
+      if (c.name === except) continue;
+      const col = self[c.name];
+      const bits = new Uint8Array(col.buffer, col.byteOffset + s * c.lanes * col.BYTES_PER_ELEMENT, c.lanes * col.BYTES_PER_ELEMENT);
+      for (let i = 0; i < bits.length; i++) if (bits[i] !== 0) return false;
+    }
+    return true;
+  }
+
+  /** Allocates the churn column (zero lanes for every slot) if it is not there yet. */
+  ensureChurn(): void {
+    if (this.churnFp.length === 0) this.churnFp = new Uint32Array(this.slotCapacity * 2);
+  }
+
+  /** Appends a zeroed row (no slot) and returns its index. */
   addRow(): number {
     if (this.rows === this.capacity) this.grow(this.rows + 1);
     return this.rows++;
@@ -327,17 +481,17 @@ export class UrlTable {
     const out = this.prefixOut;
     for (let r = 0; r < this.rows; r++) {
       if (this.status[r] === skipStatus) {
-        // A vacated row (the spill tier's): no string of its own to keep.
+        // A vacated row (the spill tier's): no string of its own to keep (and no slot).
         this.url[r] = 0;
-        this.etag[r] = 0;
         continue;
       }
       const host = this.host[r]!;
       this.url[r] = this.arena.addUrlFrom(old, this.url[r]!, this.hintFor(host), out);
       if (out[0]! >= 0) this.hostPrefix[host] = out[0]!;
-      const e = this.etag[r]!;
+      const sl = this.slot[r]!;
+      const e = this.etag[sl]!;
       // An ETag moves byte for byte (a file's ETag bytes are not checked as UTF-8).
-      if (e !== 0) this.etag[r] = this.arena.copyEntryFrom(old, e - 1) + 1;
+      if (e !== 0) this.etag[sl] = this.arena.copyEntryFrom(old, e - 1) + 1;
     }
   }
 
@@ -358,7 +512,7 @@ export class UrlTable {
 
   /** ETag of `row`, or undefined. */
   etagOf(row: number): string | undefined {
-    const e = this.etag[row]!;
+    const e = this.etag[this.slot[row]!]!;
     return e === 0 ? undefined : this.arena.get(e - 1);
   }
 
@@ -367,7 +521,7 @@ export class UrlTable {
     let b = this.arena.capacityBytes + this.hostPrefix.byteLength;
     const self = this as unknown as Record<ColumnName, ColumnData>;
     for (const c of this.schema) b += self[c.name].byteLength;
-    return b + this.churnFp.byteLength;
+    return b + this.slot.byteLength + this.churnFp.byteLength + this.freeSlots.length * 8;
   }
 
   /**
@@ -381,14 +535,18 @@ export class UrlTable {
     for (let i = 0; i < n; i++) remap[order[i]!] = i;
     const self = this as unknown as Record<ColumnName, ColumnData>;
     const columns: ColumnBlock[] = [];
+    // Slot columns are written dense, by row, as a table without slots held them: a row
+    // without a slot reads slot 0's zeros.
+    const slotOrder = new Uint32Array(n);
+    for (let i = 0; i < n; i++) slotOrder[i] = this.slot[order[i]!]!;
     // Without a churn fingerprint on any row the file is what minor 0 wrote, column for column.
     let churn = false;
-    if (this.churnFp.length > 0) for (let i = 0; i < n && !churn; i++) churn = (this.fpFlags[order[i]!]! & FpFlag.ChurnFp) !== 0;
+    if (this.churnFp.length > 0) for (let i = 0; i < n && !churn; i++) churn = (this.fpFlags[slotOrder[i]!]! & FpFlag.ChurnFp) !== 0;
     const specs = churn ? [...COLUMNS, CHURN_COLUMN, ...this.schema.slice(COLUMNS.length)] : this.schema;
     for (const c of specs) {
       const src = self[c.name];
       const out = allocColumn(c.type, n * c.lanes);
-      permuteColumn(src, out, order, c.lanes);
+      permuteColumn(src, out, isSlotColumn(c) ? slotOrder : order, c.lanes);
       columns.push({ id: c.id, type: c.type, lanes: c.lanes, data: out });
     }
     // Typed as Uint32Array (not the column union) so these stores stay monomorphic.
@@ -406,7 +564,7 @@ export class UrlTable {
       for (let i = 0; i < n; i++) {
         const r = order[i]!;
         size += src.plainLength(this.url[r]!);
-        const e = this.etag[r]!;
+        const e = this.etag[slotOrder[i]!]!;
         if (e !== 0) size += src.plainLength(e - 1);
       }
     }
@@ -416,13 +574,14 @@ export class UrlTable {
       const r = order[i]!;
       urlOut[i] = at;
       at = src.writePlain(this.url[r]!, full, at);
-      const e = this.etag[r]!;
+      const sl = slotOrder[i]!;
+      const e = this.etag[sl]!;
       if (e === 0) etagOut[i] = 0;
       else {
         etagOut[i] = at + 1;
         at = src.writePlain(e - 1, full, at);
       }
-      const t = this.redirectTo[r]!;
+      const t = this.redirectTo[sl]!;
       redirOut[i] = t === 0 ? 0 : remap[t - 1]! + 1;
     }
     return { columns, arena: at === size ? full : full.slice(0, at) };
@@ -438,18 +597,37 @@ export class UrlTable {
    * not carry is corruption too.
    */
   static fromColumns(rows: number, columns: readonly ColumnBlock[], arena: Uint8Array, freshness = false): UrlTable {
-    const t = new UrlTable(Math.max(rows, 1024), 0, freshness);
     const byId = new Map(columns.map((c) => [c.id, c]));
-    const self = t as unknown as Record<ColumnName, ColumnData>;
-    if (byId.has(ColumnId.ChurnFp)) t.ensureChurn();
-    for (const c of byId.has(ColumnId.ChurnFp) ? [...t.schema, CHURN_COLUMN] : t.schema) {
+    const schema = freshness ? [...COLUMNS, ...FRESHNESS_COLUMNS] : COLUMNS;
+    const present: [ColumnSpec, ColumnBlock][] = [];
+    for (const c of byId.has(ColumnId.ChurnFp) ? [...schema, CHURN_COLUMN] : schema) {
       const block = byId.get(c.id);
       if (!block && !COLUMNS.includes(c)) continue;
       if (!block) throw new CorruptPartitionError('urls', `required column ${c.name} (id ${c.id}) is missing`);
       if (block.type !== c.type || block.lanes !== c.lanes) {
         throw new CorruptPartitionError('urls', `column ${c.name} is ${block.type}×${block.lanes}, expected ${c.type}×${c.lanes}`);
       }
-      self[c.name].set(block.data as never);
+      present.push([c, block]);
+    }
+    // A slot for each row whose fetch state is not all zero bits (bits, not values: −0 and NaN
+    // must come back as they were written), in row order.
+    const used = new Uint8Array(rows);
+    for (const [c, block] of present) if (isSlotColumn(c)) markNonZero(block.data, c.lanes, rows, used);
+    let fetched = 0;
+    for (let r = 0; r < rows; r++) fetched += used[r]!;
+    const rowOfSlot = new Uint32Array(fetched);
+    const t = new UrlTable(Math.max(rows, 1024), 0, freshness, fetched + 1);
+    for (let r = 0, k = 0; r < rows; r++) {
+      if (used[r] === 0) continue;
+      rowOfSlot[k++] = r;
+      t.slot[r] = k;
+    }
+    t.slots = fetched + 1;
+    const self = t as unknown as Record<ColumnName, ColumnData>;
+    if (byId.has(ColumnId.ChurnFp)) t.ensureChurn();
+    for (const [c, block] of present) {
+      if (!isSlotColumn(c)) self[c.name].set(block.data as never);
+      else permuteColumn(block.data, self[c.name].subarray(c.lanes, (fetched + 1) * c.lanes), rowOfSlot, c.lanes);
     }
     const churnStored = byId.has(ColumnId.ChurnFp);
     t.rows = rows;
@@ -460,12 +638,13 @@ export class UrlTable {
       if (entryEnd(arena, t.url[r]!, arena.length) < 0) {
         throw new CorruptPartitionError('urls', `row ${r} url offset ${t.url[r]} is outside the arena (${arena.length} bytes)`);
       }
-      const e = t.etag[r]!;
+      const sl = t.slot[r]!;
+      const e = t.etag[sl]!;
       if (e !== 0 && entryEnd(arena, e - 1, arena.length) < 0) {
         throw new CorruptPartitionError('urls', `row ${r} etag offset ${e - 1} is outside the arena`);
       }
-      if (!churnStored && (t.fpFlags[r]! & FpFlag.ChurnFp) !== 0) throw new CorruptPartitionError('urls', `row ${r} flags a churn fingerprint but the file has no churnFp column`);
-      const d = t.redirectTo[r]!;
+      if (!churnStored && (t.fpFlags[sl]! & FpFlag.ChurnFp) !== 0) throw new CorruptPartitionError('urls', `row ${r} flags a churn fingerprint but the file has no churnFp column`);
+      const d = t.redirectTo[sl]!;
       if (d > rows) throw new CorruptPartitionError('urls', `row ${r} redirects to row ${d - 1}, only ${rows} rows`);
       if (r > 0) {
         const a = (r - 1) * 4;

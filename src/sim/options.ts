@@ -195,6 +195,11 @@ export interface SimWebOptions {
   readonly hostIntervalMs: number;
   /** Minimum start-to-start interval per IP address, ms. */
   readonly ipIntervalMs: number;
+  /**
+   * How long the server keeps an idle connection open, ms (announced as `Keep-Alive: timeout=`
+   * in whole seconds). Default 5,000: Node's and Apache httpd's default; nginx's is 75,000.
+   */
+  readonly keepAliveMs: number;
   /** Extra same-host links per page (beyond the tree links to children and parent). */
   readonly linksPerPage: number;
   /** Cross-host links per page. */
@@ -256,6 +261,7 @@ export const resolveSimWebOptions = defineOptions<SimWebOptions>(
     ),
     hostIntervalMs: numberField({ min: 0, max: 3_600_000, default: 250 }),
     ipIntervalMs: numberField({ min: 0, max: 3_600_000, default: 50 }),
+    keepAliveMs: numberField({ integer: true, min: 1000, max: 3_600_000, default: 5_000 }),
     linksPerPage: numberField({ integer: true, min: 0, max: 1000, default: 4 }),
     crossLinksPerPage: numberField({ integer: true, min: 0, max: 1000, default: 1 }),
     epochMs: numberField({ integer: true, min: 0, default: DEFAULT_SIM_EPOCH_MS }),

@@ -346,7 +346,7 @@ export class SimWeb {
       this.manualClock = clock;
       this.simNow = () => clock.now();
     }
-    this.http = createServer({ keepAliveTimeout: 5_000 }, (req, res) => this.handle(req, res));
+    this.http = createServer({ keepAliveTimeout: o.keepAliveMs }, (req, res) => this.handle(req, res));
   }
 
   /** The port every listener uses (the `port` option until `start()` binds one). */

@@ -131,7 +131,7 @@ export class SitemapHints {
   /** Makes crawled URLs due now when a trusted hint is newer than their last fetch. */
   #retime(rows: FreshnessRows, nowHours: number, m: number): number {
     if (this.#hints.size === 0) return 0;
-    const { status, lastCrawled, nextDue, key, moved } = rows;
+    const { status, slot, lastCrawled, nextDue, key, moved } = rows;
     let added = 0;
     const already = new Set<number>();
     for (let i = 0; i < m; i++) already.add(moved[i]!);
@@ -139,7 +139,7 @@ export class SitemapHints {
       if (status[r] !== UrlStatus.Crawled) continue;
       const hint = this.#hints.get(keyToHex(key, r));
       if (hint === undefined || !this.trusted(hint.host)) continue;
-      if (hint.atHours <= lastCrawled[r]! || nextDue[r]! <= nowHours) continue;
+      if (hint.atHours <= lastCrawled[slot[r]!]! || nextDue[r]! <= nowHours) continue;
       nextDue[r] = Math.floor(nowHours);
       if (!already.has(r)) moved[m + added++] = r;
       this.applied++;

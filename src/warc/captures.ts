@@ -4,11 +4,14 @@
  * date, record id), and per URL the payload digest of its latest capture (what a 304 refers
  * to).
  *
- * Lives in memory (≈ 150 bytes per URL and per distinct payload) and is rebuilt at start from
- * pages.jsonl, whose lines carry each page's record id, type and payload digest — so a
- * resumed or continuous crawl keeps deduplicating across runs without reading WARC files.
+ * Lives in memory (≈ 150 bytes per URL and per distinct payload; a URL's digest string is
+ * shared with the payload's entry) and is rebuilt at start from pages.jsonl, whose lines carry
+ * each page's record id, type and payload digest — so a resumed or continuous crawl keeps
+ * deduplicating across runs without reading WARC files. pages.jsonl is read in 1 MiB chunks,
+ * never as one string: a long crawl's file passes V8's string limit (≈ 512 MiB, about two
+ * million pages), and reading it whole would stop the resume with ERR_STRING_TOO_LONG.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 
 /** A response record that stored a payload. */
 export interface OriginalCapture {
@@ -19,18 +22,21 @@ export interface OriginalCapture {
 
 /** Payload digest → original capture, URL → latest payload digest. */
 export class CaptureIndex {
-  readonly #byDigest = new Map<string, OriginalCapture>();
+  readonly #byDigest = new Map<string, OriginalCapture & { readonly digest: string }>();
   readonly #byUrl = new Map<string, string>();
 
   /** Records a capture: `stored` when this record holds the payload (a response record). */
   add(uri: string, digest: string, stored: OriginalCapture | undefined): void {
-    if (stored !== undefined && !this.#byDigest.has(digest)) this.#byDigest.set(digest, stored);
+    const known = this.#byDigest.get(digest);
+    if (known !== undefined) digest = known.digest;
+    else if (stored !== undefined) this.#byDigest.set(digest, { uri: stored.uri, date: stored.date, id: stored.id, digest });
     this.#byUrl.set(uri, digest);
   }
 
   /** The record that stored `digest`. */
   original(digest: string): OriginalCapture | undefined {
-    return this.#byDigest.get(digest);
+    const o = this.#byDigest.get(digest);
+    return o === undefined ? undefined : { uri: o.uri, date: o.date, id: o.id };
   }
 
   /** The payload digest of `uri`'s latest capture. */
@@ -48,11 +54,11 @@ export class CaptureIndex {
    * a missing file gives an empty index). Only digests of the `algorithm` given are kept:
    * a crawl that switched digest algorithms starts deduplicating afresh.
    */
-  static fromPages(path: string, algorithm: string): CaptureIndex {
+  static fromPages(path: string, algorithm: string, chunkBytes = 1 << 20): CaptureIndex {
     const index = new CaptureIndex();
     if (!existsSync(path)) return index;
     const prefix = `${algorithm}:`;
-    for (const line of readFileSync(path, 'utf8').split('\n')) {
+    for (const line of fileLines(path, chunkBytes)) {
       if (line === '') continue;
       let r: { url?: unknown; time?: unknown; payloadDigest?: unknown; warcRecordId?: unknown; warcType?: unknown };
       try {
@@ -65,5 +71,33 @@ export class CaptureIndex {
       index.add(r.url, r.payloadDigest, stored);
     }
     return index;
+  }
+}
+
+/**
+ * The lines of a file, read `chunkBytes` at a time; a line split across chunks (a multi-byte
+ * character included) is joined as bytes before decoding. A last line without its newline
+ * (a torn append) is still yielded: the JSON parse above drops it when it is incomplete.
+ */
+function* fileLines(path: string, chunkBytes: number): Generator<string> {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(chunkBytes);
+    let carry: Buffer | undefined;
+    for (;;) {
+      const n = readSync(fd, buf, 0, chunkBytes, null);
+      if (n === 0) break;
+      let start = 0;
+      for (let nl = buf.indexOf(10, 0); nl !== -1 && nl < n; nl = buf.indexOf(10, start)) {
+        const piece = buf.subarray(start, nl);
+        yield carry === undefined ? piece.toString('utf8') : Buffer.concat([carry, piece]).toString('utf8');
+        carry = undefined;
+        start = nl + 1;
+      }
+      if (start < n) carry = carry === undefined ? Buffer.from(buf.subarray(start, n)) : Buffer.concat([carry, buf.subarray(start, n)]);
+    }
+    if (carry !== undefined) yield carry.toString('utf8');
+  } finally {
+    closeSync(fd);
   }
 }

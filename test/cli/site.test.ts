@@ -67,6 +67,18 @@ describe('meguri crawl pointed at a site', () => {
     expect([...new Set(site.requests.map((q) => q.host))].sort()).toEqual(['docs.site.test', 'site.test']);
     expect(second.out).toMatch(/ok · 1 redirects · 1 4xx · 0 5xx · 0 network errors · 0 refused by policy · 1 disallowed by robots\.txt · \d+ out of scope \(off-domain \d+\)/);
     expect(second.out).toMatch(/failing {3}site\.test 1× \(HTTP 404\)/);
+    // A saved --allow-private can be turned off: the change is printed and recorded, and the
+    // loopback site is refused again (nothing new is requested).
+    site.requests.length = 0;
+    const third = await run(['crawl', '--data', dir, '--no-allow-private', '--max-pages', '2000']);
+    expect(third.err).toContain('--allow-private: true → false (overrides the saved value; recorded in settings.json)');
+    expect(third.err).toContain(`seed ${site.origin('site.test')}/ refused: loopback address 127.0.0.1 refused (to allow it: --allow-private)`);
+    expect(site.requests).toEqual([]);
+    const settings = JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')) as { settings: { allowPrivate: boolean } };
+    expect(settings.settings.allowPrivate).toBe(false);
+    const both = await run(['crawl', '--data', dir, '--allow-private', '--no-allow-private']);
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('--allow-private and --no-allow-private contradict each other');
   });
 
   it('a resume with a corrected flag fetches what the first run refused, and says so', { timeout: 90_000 }, async () => {

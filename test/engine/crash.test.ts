@@ -1,6 +1,6 @@
 /**
  * Crash safety end to end: a crawler child process is killed with SIGKILL at seeded random
- * moments and restarted on the same dataDir until its crawl drains. Judged from the server's
+ * moments (after a seeded count of pages handed over) and restarted on the same dataDir until its crawl drains. Judged from the server's
  * log and the pages the children handed to their consumer: no page lost, and a page fetched
  * twice only when it was in flight at a kill (the resumed engine names those URLs itself).
  * Also: SIGINT with `handleSignals` stops gracefully (exit 0, checkpoint) and resumes.
@@ -21,6 +21,8 @@ interface Run {
   readonly child: ChildProcess;
   /** Resolves with the child's recovery info once its dataDir is open. */
   readonly opened: Promise<RecoveryInfo>;
+  /** Resolves once the child has handed `n` pages to its consumer (each recorded in pagesFile first), or has exited. */
+  readonly pages: (n: number) => Promise<void>;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: { type: string; [k: string]: unknown }[] }>;
 }
 
@@ -30,6 +32,13 @@ function start(config: object): Run {
   let buffered = '';
   let onOpen: (r: RecoveryInfo) => void = () => undefined;
   const opened = new Promise<RecoveryInfo>((resolve) => (onOpen = resolve));
+  let pageCount = 0;
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const settle = (all: boolean): void => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (all || pageCount >= waiters[i]!.n) waiters.splice(i, 1)[0]!.resolve();
+    }
+  };
   child.stdout!.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
     let nl: number;
@@ -38,15 +47,25 @@ function start(config: object): Run {
       buffered = buffered.slice(nl + 1);
       lines.push(line);
       if (line.type === 'recovery') onOpen(line.recovery!);
+      if (line.type === 'page') {
+        pageCount++;
+        settle(false);
+      }
     }
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: typeof lines }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal, lines })),
+    child.once('exit', (code, signal) => {
+      settle(true);
+      resolve({ code, signal, lines });
+    }),
   );
-  return { child, opened, exited };
+  const pages = (n: number): Promise<void> =>
+    new Promise((resolve) => {
+      waiters.push({ n, resolve });
+      settle(child.exitCode !== null || child.signalCode !== null);
+    });
+  return { child, opened, exited, pages };
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('kill -9 at random points, then resume', () => {
   const init: SimWebInit = {
@@ -89,7 +108,10 @@ describe('kill -9 at random points, then resume', () => {
       // Alternate frequent checkpoints with none (then the kill leaves a journal to replay).
       const run = start({ ...config, checkpointIntervalMs: k % 2 === 0 ? 60_000 : config.checkpointIntervalMs });
       recoveries.push(await run.opened);
-      await sleep(rng.between(300, 1200));
+      // Killed after a seeded count of pages, not after a sleep: under a heavy load a sleep
+      // could end before any page, and then no kill would leave a journal to replay. Two or
+      // more: the first page's outcome is journaled before the second is handed over.
+      await run.pages(rng.between(2, 10));
       run.child.kill('SIGKILL');
       const { signal } = await run.exited;
       expect(signal).toBe('SIGKILL');
@@ -159,7 +181,7 @@ describe('kill -9 at random points, then resume', () => {
     const run = start(config);
     const first = await run.opened;
     expect(first.resumed).toBe(false);
-    await sleep(600);
+    await run.pages(3);
     run.child.kill('SIGINT');
     const end = await run.exited;
     expect(end.code).toBe(0);

@@ -218,6 +218,44 @@ describe('Waker', () => {
     await w.wait(10_000);
     expect([w.wakeups, w.timerWakeups]).toEqual([3, 1]);
   });
+
+  it('keeps one timer across notifies, moves it only for an earlier deadline, and never holds the process (issue 19)', async () => {
+    const w = new Waker();
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    for (let i = 0; i < 100; i++) {
+      // Counted around synchronous calls only: the test runner's own timers come and go across awaits.
+      const idle = timers();
+      const woke = w.wait(60_000);
+      expect(timers()).toBe(idle + 1); // the waiter's deadline holds the process
+      w.notify();
+      expect(timers()).toBe(idle); // notified: the kept timer no longer does
+      await woke;
+    }
+    expect([w.timersArmed, w.wakeups, w.timerWakeups]).toEqual([1, 100, 0]);
+    // An earlier deadline moves the timer, and it ends the wait.
+    await w.wait(5);
+    expect([w.timersArmed, w.wakeups, w.timerWakeups]).toEqual([2, 101, 1]);
+    // A kept timer firing before a later deadline re-arms for the rest instead of waking early
+    // (or, if it fired before the wait began, was dropped and the wait arms one: two either way).
+    const v = new Waker();
+    const early = v.wait(5);
+    v.notify();
+    await early;
+    await v.wait(40);
+    expect([v.timersArmed, v.wakeups, v.timerWakeups]).toEqual([2, 2, 1]);
+    // A wait without a deadline never wakes by a timer left from before.
+    const u = new Waker();
+    const first = u.wait(3);
+    u.notify();
+    await first;
+    let resolved = false;
+    const open = u.wait().then(() => (resolved = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(resolved).toBe(false);
+    u.notify();
+    await open;
+    expect(u.timerWakeups).toBe(0);
+  });
 });
 
 describe('Scope and HostDirectory by origin (issue 19: per-link caches)', () => {

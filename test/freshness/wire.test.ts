@@ -143,18 +143,23 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
   });
 });
 
-/** A hand-built column view: n rows over `caps.length` hosts. */
+/**
+ * A hand-built column view: n rows over `caps.length` hosts. Fetch state is by slot, as the
+ * frontier keeps it: row r has slot n − r (reversed, so a pass that indexed those arrays by
+ * row would read another row's values), slot 0 stays zero.
+ */
 function rowsOf(n: number, caps: number[], fill: (r: number) => { host: number; priority: number; lambda: number; status?: number; crawled?: number }): FreshnessRows {
   const v = {
     rows: n,
     status: new Uint8Array(n),
     priority: new Float32Array(n),
-    lambda: new Float32Array(n),
+    slot: new Uint32Array(n).map((_, r) => n - r),
+    lambda: new Float32Array(n + 1),
     host: new Uint32Array(n),
     key: new Uint32Array(4 * n),
-    crawlCount: new Uint16Array(n),
-    firstCrawled: new Uint32Array(n),
-    lastCrawled: new Uint32Array(n),
+    crawlCount: new Uint16Array(n + 1),
+    firstCrawled: new Uint32Array(n + 1),
+    lastCrawled: new Uint32Array(n + 1),
     nextDue: new Uint32Array(n),
     hosts: caps.length,
     hostCapacity: Float64Array.from(caps),
@@ -164,13 +169,13 @@ function rowsOf(n: number, caps: number[], fill: (r: number) => { host: number; 
     const x = fill(r);
     v.host[r] = x.host;
     v.priority[r] = x.priority;
-    v.lambda[r] = x.lambda;
+    v.lambda[v.slot[r]!] = x.lambda;
     v.status[r] = x.status ?? UrlStatus.Scheduled;
     v.key[4 * r + 2] = Math.imul(r + 1, 0x9e3779b9) >>> 0;
     if (x.crawled !== undefined) {
-      v.crawlCount[r] = 1;
-      v.firstCrawled[r] = x.crawled;
-      v.lastCrawled[r] = x.crawled;
+      v.crawlCount[v.slot[r]!] = 1;
+      v.firstCrawled[v.slot[r]!] = x.crawled;
+      v.lastCrawled[v.slot[r]!] = x.crawled;
       v.nextDue[r] = x.crawled + 24 * 14;
     }
   }
@@ -191,7 +196,7 @@ describe('withFreshness: the background pass', () => {
       const d = [0, 0, 0];
       for (let r = 0; r < rows.rows; r++) {
         view.priority = rows.priority[r]!;
-        view.lambda = rows.lambda[r]!;
+        view.lambda = rows.lambda[rows.slot[r]!]!;
         d[rows.host[r]!]! += desiredRate(view, tau, p);
       }
       return d.reduce((s, x, h) => s + Math.min(x, caps[h]!), 0);

@@ -8,7 +8,7 @@ import { Frontier } from '../../src/index.js';
 const POLITE = { defaultIntervalMs: 250, floorMs: 250, ipFloorMs: 250, narrowMs: 0 };
 
 /** `hosts` hosts (two per address) of `perHost` URLs at five priority levels, drained over a logical clock. */
-function crawl(hosts: number, perHost: number): { perDispatch: { hostHeap: number; queue: number }; warmLookups: number; lookups: number; dispatched: number } {
+function crawl(hosts: number, perHost: number): { perDispatch: { hostHeap: number; queue: number; decodes: number }; warmLookups: number; lookups: number; dispatched: number } {
   const f = new Frontier(0, 0, { politeness: POLITE, resolver: (h: string) => `10.1.${Number(h.slice(1, h.indexOf('.'))) >> 9}.${(Number(h.slice(1, h.indexOf('.'))) >> 1) & 255}` });
   const specs = [];
   for (let i = 0; i < hosts * perHost; i++) {
@@ -35,7 +35,7 @@ function crawl(hosts: number, perHost: number): { perDispatch: { hostHeap: numbe
   f.free();
   const d = end.dispatches - warm.dispatches;
   return {
-    perDispatch: { hostHeap: (end.hostHeapMoves - warm.hostHeapMoves) / d, queue: (end.queueMoves - warm.queueMoves) / d },
+    perDispatch: { hostHeap: (end.hostHeapMoves - warm.hostHeapMoves) / d, queue: (end.queueMoves - warm.queueMoves) / d, decodes: (end.urlDecodes - warm.urlDecodes) / d },
     warmLookups: end.ipLookups - warm.ipLookups,
     lookups: end.ipLookups,
     dispatched: end.dispatches,
@@ -60,5 +60,11 @@ describe('dispatch work per dispatch', () => {
     // Row queues (4-ary): logarithmic in the URLs per host, and independent of the host count.
     expect(deep.perDispatch.queue).toBeLessThanOrEqual(2 * Math.log(256) / Math.log(4) + 1);
     expect(large.perDispatch.queue).toBeLessThanOrEqual(small.perDispatch.queue * 1.25 + 0.5);
+  });
+
+  it('decodes one string per dispatch and none per report (the URL handed out comes back by identity)', () => {
+    const r = crawl(256, 8);
+    expect(r.dispatched).toBe(256 * 8);
+    expect(r.perDispatch.decodes).toBe(1);
   });
 });

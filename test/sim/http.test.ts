@@ -85,6 +85,21 @@ describe('virtual hosts on several loopback addresses', () => {
     const h = sim.truth.hosts[0]!;
     expect((await get(sim, sim.url(h.name, '/'), { method: 'POST' })).status).toBe(405);
   });
+
+  it('keeps idle connections keepAliveMs and announces it in Keep-Alive (default 5 s, as Node and Apache)', async () => {
+    const { Agent: HttpAgent } = await import('node:http');
+    const long = createSimWeb({ seed: 11, hosts: 2, keepAliveMs: 75_000, mix: PLAIN_MIX });
+    await long.start();
+    const agent = new HttpAgent({ keepAlive: true });
+    try {
+      expect((await get(long, long.url('h0.sim.test', '/'), { agent })).headers['keep-alive']).toBe('timeout=75');
+      expect((await get(sim, sim.url(sim.truth.hosts[0]!.name, '/'), { agent })).headers['keep-alive']).toBe('timeout=5');
+    } finally {
+      agent.destroy();
+      await long.close();
+    }
+    expect(() => createSimWeb({ keepAliveMs: 500 })).toThrow(/keepAliveMs/);
+  });
 });
 
 describe('robots.txt', () => {

@@ -75,8 +75,17 @@ describe('SitemapHints', () => {
   };
   const record = (url: string, previousCrawled: number, fetchedAtHours: number, change: CrawledRecord['change']): CrawledRecord =>
     ({ url, previousCrawled, fetchedAtHours, change }) as unknown as CrawledRecord;
+  // Fetch state by slot, as the frontier keeps it: row r at slot n − r (slot 0 = never fetched).
   const rows = (lastCrawled: number[], nextDue: number[]): FreshnessRows =>
-    ({ rows: urls.length, status: new Uint8Array(urls.length).fill(UrlStatus.Crawled), lastCrawled: Uint32Array.from(lastCrawled), nextDue: Uint32Array.from(nextDue), key: keys, moved: new Uint32Array(urls.length) }) as unknown as FreshnessRows;
+    ({
+      rows: urls.length,
+      status: new Uint8Array(urls.length).fill(UrlStatus.Crawled),
+      slot: Uint32Array.from(urls, (_, r) => urls.length - r),
+      lastCrawled: Uint32Array.from([0, ...lastCrawled.slice().reverse()]),
+      nextDue: Uint32Array.from(nextDue),
+      key: keys,
+      moved: new Uint32Array(urls.length),
+    }) as unknown as FreshnessRows;
 
   it('acts on a host only after its claims agreed twice, and never after one disagreed', () => {
     const h = new SitemapHints(() => 1000, { keyOf });
