@@ -3,8 +3,12 @@
  * `withFreshness` — the policy a user of the library gets, not a re-implementation of it.
  *
  * Each of the N pages is seeded as one URL of its host (`https://h<k>.sim.example/p/<i>`: the
- * page is read back from the URL, since a recovery renumbers rows), with its importance weight as priority and, for a capped host, a crawl
- * delay of one hour / cap: the frontier's politeness is what keeps the host within its cap.
+ * page is read back from the URL, since a recovery renumbers rows), with its importance weight
+ * as priority. A capped host gets a crawl delay of `politenessShare` hours / cap, and the hook
+ * the same `politenessShare` (1 by default: the crawl delay is the cap, and the frontier's
+ * spacing is what keeps the host within it). Below 1 the schedule books the cap while the
+ * shorter spacing lets a backlog drain; nothing then enforces the cap over short windows, so
+ * the simulator's window check is the only guard (an experiment, DESIGN §20).
  * First fetches are spread over the time one pass of the budget takes (N / B hours), as the
  * estimator policy does, by seeding each URL's next-due hour into the schedule index.
  *
@@ -70,14 +74,20 @@ export class MeguriFrontierPolicy implements Policy {
     return this.#frontier;
   }
 
+  /** Share of a capped host's crawl-delay capacity the schedule books (see the module comment). */
+  get politenessShare(): number {
+    return this.#options.freshness?.politenessShare ?? 1;
+  }
+
   #makeOptions(world: World): Partial<FrontierOptions> {
+    const share = this.politenessShare;
     let maxDelay = 0;
     for (let h = 0; h < world.hostCount; h++) {
       const cap = world.hostCap[h]!;
-      if (cap < Number.POSITIVE_INFINITY) maxDelay = Math.max(maxDelay, HOUR_MS / cap);
+      if (cap < Number.POSITIVE_INFINITY) maxDelay = Math.max(maxDelay, (share * HOUR_MS) / cap);
     }
     return {
-      freshness: withFreshness(this.#options.params, world.budgetPerHour, this.#options.freshness),
+      freshness: withFreshness(this.#options.params, world.budgetPerHour, { ...this.#options.freshness, politenessShare: share }),
       scheduleIndex: true,
       stateMachine: true,
       // A capped host's crawl delay is its cap, often hours: keep the AIMD ceiling above it so a
@@ -92,6 +102,7 @@ export class MeguriFrontierPolicy implements Policy {
     this.#budget = world.budgetPerHour;
     const f = new Frontier(1, world.t0, this.#frontierOptions);
     const firstPass = world.n / world.budgetPerHour;
+    const share = this.politenessShare;
     const specs: SeedSpec[] = [];
     for (let i = 0; i < world.n; i++) {
       const h = world.host[i]!;
@@ -102,7 +113,7 @@ export class MeguriFrontierPolicy implements Policy {
         priority: world.weight[i]!,
         firstSeen: world.t0,
         nextDue: world.t0 + Math.floor((world.spreadKey[i]! / TWO_POW_32) * firstPass),
-        crawlDelay: cap < Number.POSITIVE_INFINITY ? HOUR_MS / cap : 0,
+        crawlDelay: cap < Number.POSITIVE_INFINITY ? (share * HOUR_MS) / cap : 0,
       });
     }
     if (f.seedBatch(specs) !== world.n) throw new Error('meguri-frontier: seeding lost pages');

@@ -4,7 +4,7 @@
  * and where the crawls go, as each policy's share of the window's crawls per band of true
  * change rate beside the optimum's share.
  *
- *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third]
+ *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third] [--share 1]
  *
  * (`npm run bench freshness` runs it through bench/suites/freshness.bench.mjs.)
  */
@@ -62,6 +62,45 @@ export function bandShares(world: World, pageCrawls: Uint32Array): number[] {
   return out.map((c) => (total > 0 ? c / total : 0));
 }
 
+/**
+ * Where a policy stands on capped hosts against the optimum: its crawls on capped hosts over
+ * the optimum's there, and its weighted fresh time on the pages of capped and of uncapped
+ * hosts over the optimum's on the same pages. The real frontier and the estimator over bare
+ * columns schedule alike; only the frontier also spaces a capped host's fetches by its crawl
+ * delay (politeness), so the difference between the two rows is what that spacing costs.
+ */
+export interface CapSplit {
+  readonly cappedCrawls: number;
+  readonly cappedFresh: number;
+  readonly uncappedFresh: number;
+}
+
+/** The cap split of each non-optimum policy of one comparison (see `CapSplit`). */
+export function capSplits(c: Comparison): Map<string, CapSplit> {
+  const w = c.world;
+  const opt = c.rows.find((x) => x.policy === 'optimum');
+  const out = new Map<string, CapSplit>();
+  if (opt === undefined) return out;
+  const sums = (pageCrawls: Uint32Array, fresh: Float64Array): number[] => {
+    const a = [0, 0, 0];
+    for (let i = 0; i < w.n; i++) {
+      const capped = w.hostCap[w.host[i]!]! < Number.POSITIVE_INFINITY;
+      if (capped) {
+        a[0]! += pageCrawls[i]!;
+        a[1]! += w.weight[i]! * fresh[i]!;
+      } else a[2]! += w.weight[i]! * fresh[i]!;
+    }
+    return a;
+  };
+  const o = sums(opt.pageCrawls, opt.pageFreshHours);
+  for (const r of c.rows) {
+    if (r === opt || r.policy === 'uniform') continue;
+    const a = sums(r.pageCrawls, r.pageFreshHours);
+    out.set(r.policy, { cappedCrawls: a[0]! / o[0]!, cappedFresh: a[1]! / o[1]!, uncappedFresh: a[2]! / o[2]! });
+  }
+  return out;
+}
+
 /** Mean, sample standard deviation, min and max. */
 export interface Spread {
   readonly mean: number;
@@ -88,20 +127,36 @@ export interface ScenarioResult {
   readonly estimatorOverOptimum: Spread;
   /** Per policy name, the crawl share per band averaged over seeds. */
   readonly shares: ReadonlyMap<string, number[]>;
+  /** Per policy name, its `CapSplit` averaged over seeds. */
+  readonly caps: ReadonlyMap<string, CapSplit>;
 }
 
-/** The policies a sweep runs: uniform, optimum, the estimator over columns and the real Frontier. */
-export function sweepPolicies(): Policy[] {
-  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy()];
+/**
+ * The policies a sweep runs: uniform, optimum, the estimator over columns and the real
+ * Frontier, whose capped hosts get a crawl delay of `politenessShare` / cap (see
+ * frontier-policy.ts; 1 = the crawl delay is the cap).
+ */
+export function sweepPolicies(politenessShare = 1): Policy[] {
+  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy({ freshness: { politenessShare } })];
 }
 
 /** Runs one scenario over `seeds` at size `n`. */
 export function runScenario(scenario: Scenario, n: number, seeds: readonly number[], policies: () => Policy[] = sweepPolicies): ScenarioResult {
   const runs: Comparison[] = [];
   const shares = new Map<string, number[]>();
+  const caps = new Map<string, CapSplit>();
   for (const seed of seeds) {
     const c = compare({ n, seed, ...scenario.options }, policies());
     runs.push(c);
+    for (const [policy, x] of capSplits(c)) {
+      const acc = caps.get(policy) ?? { cappedCrawls: 0, cappedFresh: 0, uncappedFresh: 0 };
+      const k = seeds.length;
+      caps.set(policy, {
+        cappedCrawls: acc.cappedCrawls + x.cappedCrawls / k,
+        cappedFresh: acc.cappedFresh + x.cappedFresh / k,
+        uncappedFresh: acc.uncappedFresh + x.uncappedFresh / k,
+      });
+    }
     for (const r of c.rows) {
       const s = bandShares(c.world, r.pageCrawls);
       const acc = shares.get(r.policy) ?? new Array<number>(BANDS.length).fill(0);
@@ -119,6 +174,7 @@ export function runScenario(scenario: Scenario, n: number, seeds: readonly numbe
     frontierOverUniform: pick((c) => c.frontierOverUniform),
     estimatorOverOptimum: pick((c) => c.meguriOverOptimum),
     shares,
+    caps,
   };
 }
 
@@ -135,7 +191,15 @@ export function printScenario(r: ScenarioResult): void {
     if (rows.length === 0) continue;
     const use = rows.map((x) => x.budgetUse);
     const violations = rows.reduce((a, x) => a + x.capViolations, 0);
-    console.log(`  ${policy.padEnd(16)} budget use ${Math.min(...use).toFixed(3)}–${Math.max(...use).toFixed(3)}, host-cap violations ${violations} over ${rows.length} runs`);
+    const worst = Math.max(...rows.map((x) => x.worstCapRatio));
+    console.log(
+      `  ${policy.padEnd(16)} budget use ${Math.min(...use).toFixed(3)}–${Math.max(...use).toFixed(3)}, host-cap violations ${violations} over ${rows.length} runs, busiest capped host at ${worst.toFixed(3)}× its cap over the window`,
+    );
+  }
+  for (const [policy, x] of r.caps) {
+    console.log(
+      `  ${policy.padEnd(16)} / optimum on capped hosts: crawls ${x.cappedCrawls.toFixed(3)}, fresh ${x.cappedFresh.toFixed(4)}; uncapped hosts: fresh ${x.uncappedFresh.toFixed(4)}`,
+    );
   }
   const cell = (x: string, i: number): string => (i === 0 ? x.padEnd(18) : x.padStart(10));
   console.log(`  ${['crawl share', ...BANDS.map((b) => b.label)].map(cell).join('')}`);
@@ -163,10 +227,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(arg('n') ?? 5000);
   const seeds = (arg('seeds') ?? '20260101,7,42').split(',').map(Number);
   const names = arg('scenarios')?.split(',');
+  const share = Number(arg('share') ?? 1);
   const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
   const results: ScenarioResult[] = [];
   for (const s of chosen) {
-    const r = runScenario(s, n, seeds);
+    const r = runScenario(s, n, seeds, () => sweepPolicies(share));
     printScenario(r);
     results.push(r);
   }

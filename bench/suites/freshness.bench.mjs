@@ -4,15 +4,19 @@
 // sees the identical change history. Printed per scenario: meguri / optimum and meguri / uniform
 // as mean ± sd (min–max) over the seeds, for the real Frontier with withFreshness
 // (meguri-frontier, the headline) and the estimator over bare columns, and the crawl share per
-// band of true change rate beside the optimum's. Override with FRESHNESS_N (default 5000),
-// FRESHNESS_SEEDS (default 20260101,7,42) and FRESHNESS_SCENARIOS (default all). The simulator
+// band of true change rate beside the optimum's, and on capped hosts the crawls and fresh time
+// against the optimum's (what the frontier's crawl-delay spacing costs). Override with FRESHNESS_N (default 5000),
+// FRESHNESS_SEEDS (default 20260101,7,42), FRESHNESS_SCENARIOS (default all) and
+// FRESHNESS_SHARE (the frontier's politenessShare on capped hosts, default 1; below 1 an
+// experiment: the cap is then kept by the schedule only, see DESIGN §20). The simulator
 // is TypeScript over src/, run through tsx's loader (a devDependency of the root package).
 import { register } from 'tsx/esm/api';
 
 export async function run() {
   const unregister = register();
   try {
-    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS } = await import('../freshness/scenarios.ts');
+    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, sweepPolicies } = await import('../freshness/scenarios.ts');
+    const share = Number(process.env.FRESHNESS_SHARE ?? 1);
     const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
     const names = process.env.FRESHNESS_SCENARIOS?.split(',');
     const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101,7,42').split(',').map(Number);
@@ -21,7 +25,7 @@ export async function run() {
     for (const n of sizes) {
       const results = [];
       for (const s of chosen) {
-        const r = runScenario(s, n, seeds);
+        const r = runScenario(s, n, seeds, () => sweepPolicies(share));
         printScenario(r);
         results.push(r);
         for (const [label, sp] of [
@@ -30,6 +34,9 @@ export async function run() {
           ['meguri-estimator / optimum', r.estimatorOverOptimum],
         ]) {
           rows.push({ n, scenario: s.name, seeds: seeds.join(' '), policy: label, mean: sp.mean, sd: sp.sd, min: sp.min, max: sp.max });
+        }
+        for (const [policy, x] of r.caps) {
+          rows.push({ n, scenario: s.name, policy: `capped hosts: ${policy}`, crawlsVsOptimum: x.cappedCrawls, cappedFresh: x.cappedFresh, uncappedFresh: x.uncappedFresh });
         }
         for (const [policy, share] of r.shares) {
           rows.push({ n, scenario: s.name, policy: `crawl share: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, share[i]])) });

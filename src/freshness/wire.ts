@@ -55,12 +55,23 @@ export interface WithFreshnessOptions {
   readonly reviseTolerance: number;
   /** Tuning of the water-level controller (its `initialTau` is replaced by the seeded level). */
   readonly tau: Readonly<Partial<TauControllerOptions>> | undefined;
+  /**
+   * Share of a host's politeness capacity (one fetch per host interval) the schedule books, in
+   * (0, 1]; 1 by default. A host booked at its full capacity queues: due URLs that collide wait
+   * for the host's next slot, and a slot that finds the queue empty is lost, so a saturated
+   * host delivers 95–97 % of its capacity and its fetches run hours late. Below 1 the schedule
+   * asks less of the host than its spacing allows, so a backlog drains. The frontier enforces
+   * only the spacing: with a crawl delay of share/C to book a rate C, the host keeps C on
+   * average but can run above it over days (DESIGN §20 has the measurements).
+   */
+  readonly politenessShare: number;
 }
 
 const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions', {
   cadenceHours: numberField({ min: 1, max: 24 * 365, integer: true, default: 6 }),
   reviseTolerance: numberField({ min: 0, max: 10, default: 0.1 }),
   tau: customField('a TauControllerOptions object', (v): v is Partial<TauControllerOptions> => typeof v === 'object' && v !== null && !Array.isArray(v)),
+  politenessShare: numberField({ above: 0, max: 1, default: 1 }),
 });
 
 const HOUR_MS = 3_600_000;
@@ -111,6 +122,8 @@ export class FreshnessScheduler {
   /** Scratch: rows grouped by host (CSR) for the per-host levels. */
   #byHost = new Uint32Array(0);
   #hostStart = new Uint32Array(0);
+  /** Scratch: host capacities booked at `politenessShare`. */
+  #cap = new Float64Array(0);
   /** Scratch: desired rate per row in a pass. */
   #want = new Float64Array(0);
   readonly #view: FreshnessRecord = newFreshnessRecord();
@@ -192,7 +205,7 @@ export class FreshnessScheduler {
     v.lambda = lambda;
     const host = this.#host;
     const h = rec.host;
-    host.capacityPerHour = rec.hostIntervalMs > 0 ? HOUR_MS / rec.hostIntervalMs : Number.POSITIVE_INFINITY;
+    host.capacityPerHour = rec.hostIntervalMs > 0 ? (this.#options.politenessShare * HOUR_MS) / rec.hostIntervalMs : Number.POSITIVE_INFINITY;
     const d = h < this.#hostCount ? this.#demand[h]! : -1;
     host.urlCount = d >= 0 ? this.#urls[h]! : 1;
     host.demandPerHour = d >= 0 ? d : undefined;
@@ -207,10 +220,11 @@ export class FreshnessScheduler {
    * clock has entered a new `cadenceHours` block since the last pass; returns the number of
    * rows re-timed (listed in `rows.moved`), or −1 when it made no pass.
    */
-  tick(rows: FreshnessRows, nowHours: number, force: boolean): number {
+  tick(frontierRows: FreshnessRows, nowHours: number, force: boolean): number {
     const c = this.#options.cadenceHours;
     if (!force && this.#lastTick >= 0 && Math.floor(nowHours / c) === Math.floor(this.#lastTick / c)) return -1;
     this.#lastTick = nowHours;
+    const rows = this.#booked(frontierRows);
     const n = rows.rows;
     const hostCount = rows.hosts;
     const p = this.params;
@@ -300,6 +314,17 @@ export class FreshnessScheduler {
       }
     }
     return m;
+  }
+
+  /** The rows with each host's capacity scaled by `politenessShare` (the rows themselves at 1). */
+  #booked(rows: FreshnessRows): FreshnessRows {
+    const share = this.#options.politenessShare;
+    if (share === 1) return rows;
+    const n = rows.hosts;
+    if (this.#cap.length < n) this.#cap = new Float64Array(Math.max(64, n * 2));
+    const cap = this.#cap.subarray(0, n);
+    for (let h = 0; h < n; h++) cap[h] = rows.hostCapacity[h]! * share;
+    return { ...rows, hostCapacity: cap };
   }
 
   /**

@@ -5,6 +5,7 @@ import { MeguriEstimatorPolicy, optimumPolicy, worldPages } from '../../bench/fr
 import { optimalRates } from '../../src/freshness/index.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
+import { capSplits } from '../../bench/freshness/scenarios.js';
 
 // The simulator at small size (N = 1500, 150 days, 30 of warm-up): the bench runs it at
 // 10,000 and 100,000. Bounds are loose enough for any seed, tight enough to catch a
@@ -45,6 +46,38 @@ describe('freshness simulator (small)', () => {
     // It schedules what the column-level estimator policy schedules, up to the frontier's
     // whole-hour timestamps and per-host queues.
     expect(Math.abs(f.freshness / row('meguri-estimator').freshness - 1)).toBeLessThan(0.02);
+  });
+
+  it('splits each policy against the optimum on capped and uncapped hosts (capSplits)', () => {
+    const split = capSplits(c);
+    expect([...split.keys()].sort()).toEqual(['meguri-estimator', 'meguri-frontier', 'proportional']);
+    // By hand for the frontier: its crawls on capped hosts and weighted fresh time on each side, over the optimum's.
+    const w = c.world;
+    const sums = (name: string) => {
+      const r = row(name);
+      let crawls = 0;
+      let capped = 0;
+      let uncapped = 0;
+      for (let i = 0; i < w.n; i++) {
+        const f = w.weight[i]! * r.pageFreshHours[i]!;
+        if (w.hostCap[w.host[i]!]! < Number.POSITIVE_INFINITY) {
+          crawls += r.pageCrawls[i]!;
+          capped += f;
+        } else uncapped += f;
+      }
+      return { crawls, capped, uncapped };
+    };
+    const o = sums('optimum');
+    const f = sums('meguri-frontier');
+    const got = split.get('meguri-frontier')!;
+    expect(got.cappedCrawls).toBeCloseTo(f.crawls / o.crawls, 12);
+    expect(got.cappedFresh).toBeCloseTo(f.capped / o.capped, 12);
+    expect(got.uncappedFresh).toBeCloseTo(f.uncapped / o.uncapped, 12);
+    // The estimator books a capped host's whole cap and fetches on time; the frontier spaces each
+    // fetch by the crawl delay and never exceeds the cap.
+    expect(Math.abs(split.get('meguri-estimator')!.cappedCrawls - 1)).toBeLessThan(0.05);
+    expect(got.cappedCrawls).toBeLessThan(1.02);
+    expect(got.cappedCrawls).toBeGreaterThan(0.85);
   });
 
   it('keeps every policy on budget and within the host caps', () => {

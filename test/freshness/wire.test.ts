@@ -238,6 +238,30 @@ describe('withFreshness: the background pass', () => {
     expect(mean).toBeLessThan(24 * 14 * 0.5);
   });
 
+  it('books a share of each host\'s politeness capacity (politenessShare): share ½ at capacity 2c schedules what share 1 does at c', () => {
+    expect(() => withFreshness(p, 1, { politenessShare: 0 })).toThrow(InvalidArgumentError);
+    expect(() => withFreshness(p, 1, { politenessShare: 1.5 })).toThrow(InvalidArgumentError);
+    // Host 1 is saturated (its own water level), host 2 is not, host 0 has no cap.
+    const caps = [Number.POSITIVE_INFINITY, 0.02, 5];
+    const fill = (r: number) => ({ host: r % 3, priority: 1 + (r % 4), lambda: 0.01 * (1 + (r % 9)), status: UrlStatus.Crawled, crawled: T0 - 100 + (r % 50) });
+    const whole = rowsOf(90, caps, fill);
+    const halved = rowsOf(90, caps.map((c) => 2 * c), fill);
+    const a = withFreshness(p, 1);
+    const b = withFreshness(p, 1, { politenessShare: 0.5 });
+    for (let k = 0; k < 4; k++) {
+      const ma = a.tick(whole, T0 + 6 * k, true);
+      const mb = b.tick(halved, T0 + 6 * k, true);
+      expect(mb).toBe(ma);
+      expect(Array.from(halved.moved.subarray(0, mb))).toEqual(Array.from(whole.moved.subarray(0, ma)));
+      expect(b.tau()).toBe(a.tau());
+    }
+    const order = Uint32Array.of(0, 1, 2);
+    expect(b.exportState(order)).toEqual(a.exportState(order));
+    expect(Array.from(halved.nextDue)).toEqual(Array.from(whole.nextDue));
+    // The frontier's capacities are read, never written.
+    expect(Array.from(halved.hostCapacity)).toEqual(caps.map((c) => 2 * c));
+  });
+
   it('re-times waiting URLs in the frontier\'s schedule index', () => {
     const hook = withFreshness({ reprobeRate: 1 / 400 }, 0.3);
     const f = new Frontier(1, T0, { freshness: hook, scheduleIndex: true, stateMachine: true });
