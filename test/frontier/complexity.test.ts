@@ -55,7 +55,8 @@ describe('dispatch work per dispatch', () => {
     const large = crawl(2048, 16);
     const deep = crawl(128, 256);
     // Host heaps: logarithmic in the hosts (2^7 → 2^11: at most 11/7 as many moves, with slack).
-    expect(large.perDispatch.hostHeap).toBeLessThanOrEqual(4 * Math.log2(2048));
+    // 4-ary heaps: 15.0 slot writes per dispatch at 2048 hosts (binary ones wrote 23.6).
+    expect(large.perDispatch.hostHeap).toBeLessThanOrEqual(2 * Math.log2(2048));
     expect(large.perDispatch.hostHeap / small.perDispatch.hostHeap).toBeLessThanOrEqual((11 / 7) * 1.25);
     // Row queues (4-ary): logarithmic in the URLs per host, and independent of the host count.
     expect(deep.perDispatch.queue).toBeLessThanOrEqual(2 * Math.log(256) / Math.log(4) + 1);
