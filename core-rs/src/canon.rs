@@ -62,42 +62,31 @@ pub const MAX_LENGTH: usize = 2048;
 /// Longest raw link considered (`maxLength · RAW_LENGTH_FACTOR`); longer ones are declined.
 pub const MAX_RAW: usize = MAX_LENGTH * 16;
 
-const LIT: u8 = 0;
-const ENC: u8 = 1;
-const PCT: u8 = 2;
-
-/// Step 7's classes: 0 literal, 1 must be encoded, 2 `%`. `query` also keeps `?` literal.
-const fn class_table(query: bool) -> [u8; 128] {
-    let mut t = [ENC; 128];
-    let lit = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/";
-    let mut i = 0;
-    while i < lit.len() {
-        t[lit[i] as usize] = LIT;
-        i += 1;
-    }
-    if query {
-        t[b'?' as usize] = LIT;
-    }
-    t[b'%' as usize] = PCT;
-    t
-}
-
-const PATH_CLASS: [u8; 128] = class_table(false);
-
-/// Byte classes for the scanning loops, one table (bit flags).
-const PATH_PLAIN: u8 = 1; // a path byte kept as is with nothing to check: LIT but '.' and ';'
+/// Byte classes for the scanning loops, one table of bit flags; [`run_end`] scans a run of
+/// bytes sharing a bit. Bytes ≥ 0x80 have no bit (every loop stops at them and declines).
+const PATH_PLAIN: u8 = 1; // a path byte kept as is with nothing to check: PATH_LIT but '.' and ';'
 const QUERY_KEPT: u8 = 2; // a query byte WHATWG keeps (fast_canonical declines the others)
 const HOST: u8 = 4; // a DNS label byte: [A-Za-z0-9_-]
 const UPPER: u8 = 8; // [A-Z]
+const PATH_LIT: u8 = 16; // step 7 keeps it literal in a path (RFC 3986 unreserved, sub-delims, ":@/")
+const QUERY_LIT: u8 = 32; // step 7 keeps it literal in a query (PATH_LIT and '?')
 
 const fn byte_table() -> [u8; 256] {
     let mut t = [0u8; 256];
+    let lit = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/";
+    let mut i = 0;
+    while i < lit.len() {
+        let b = lit[i];
+        t[b as usize] |= PATH_LIT | QUERY_LIT;
+        if b != b'.' && b != b';' {
+            t[b as usize] |= PATH_PLAIN;
+        }
+        i += 1;
+    }
+    t[b'?' as usize] |= QUERY_LIT;
     let mut c = 0;
     while c < 128 {
         let b = c as u8;
-        if PATH_CLASS[c] == LIT && b != b'.' && b != b';' {
-            t[c] |= PATH_PLAIN;
-        }
         if b > 0x20 && b < 0x7F && b != b'"' && b != b'<' && b != b'>' && b != b'\'' && b != b'#' {
             t[c] |= QUERY_KEPT;
         }
@@ -113,7 +102,36 @@ const fn byte_table() -> [u8; 256] {
 }
 
 const BYTE: [u8; 256] = byte_table();
-const QUERY_CLASS: [u8; 128] = class_table(true);
+
+/// End of the run of bytes of `s` from `i` whose class holds `bit` (`s.len()` if it runs to
+/// the end): the one scanning loop of the module.
+#[inline(always)]
+fn run_end(s: &[u8], mut i: usize, bit: u8) -> usize {
+    while i < s.len() && BYTE[s[i] as usize] & bit != 0 {
+        i += 1;
+    }
+    i
+}
+
+/// Whether `a == b`, eight bytes at a time: slice equality compiles to `memcmp`, which the
+/// wasm build runs byte by byte (3.9 % of the link-intake profile before this).
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut wa, mut wb) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut wa).zip(&mut wb) {
+        let mut p = [0u8; 8];
+        let mut q = [0u8; 8];
+        p.copy_from_slice(x);
+        q.copy_from_slice(y);
+        if u64::from_le_bytes(p) != u64::from_le_bytes(q) {
+            return false;
+        }
+    }
+    wa.remainder().iter().zip(wb.remainder()).all(|(x, y)| x == y)
+}
 
 #[inline]
 fn is_unreserved(b: u8) -> bool {
@@ -183,50 +201,46 @@ fn starts_with_ci(s: &[u8], lower: &[u8]) -> bool {
     s.len() >= lower.len() && s.iter().zip(lower).all(|(a, b)| a.to_ascii_lowercase() == *b)
 }
 
-/// Step 7 over a component (the TS `normalizeEncoding` with `class`, no case fold), appended
-/// to `out`. Returns whether anything changed. Input bytes are < 0x7F.
-fn normalize(q: &[u8], class: &[u8; 128], out: &mut Vec<u8>) -> bool {
+/// Step 7 over a component (the TS `normalizeEncoding`, no case fold), appended to `out`:
+/// bytes whose class holds `lit` ([`PATH_LIT`] or [`QUERY_LIT`]) kept, `%XY` escapes
+/// re-encoded (uppercase hex, unreserved bytes decoded), a bare `%` as `%25`, any other byte
+/// escaped. Returns whether anything changed. Input bytes are < 0x7F.
+fn normalize(q: &[u8], lit: u8, out: &mut Vec<u8>) -> bool {
     let mut changed = false;
     let mut i = 0;
     while i < q.len() {
         let run = i;
-        while i < q.len() && class[q[i] as usize] == LIT {
-            i += 1;
-        }
+        i = run_end(q, i, lit);
         out.extend_from_slice(&q[run..i]);
         if i == q.len() {
             break;
         }
         let c = q[i];
-        match class[c as usize] {
-            LIT => unreachable!(),
-            ENC => {
-                out.extend_from_slice(&[b'%', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]);
-                changed = true;
-                i += 1;
+        if c != b'%' {
+            out.extend_from_slice(&[b'%', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]);
+            changed = true;
+            i += 1;
+            continue;
+        }
+        let h1 = q.get(i + 1).copied().and_then(hex_value);
+        let h2 = q.get(i + 2).copied().and_then(hex_value);
+        match (h1, h2) {
+            (Some(a), Some(b)) => {
+                let v = (a << 4) | b;
+                if is_unreserved(v) {
+                    out.push(v);
+                    changed = true;
+                } else {
+                    let esc = [b'%', HEX[(v >> 4) as usize], HEX[(v & 15) as usize]];
+                    changed |= esc[..] != q[i..i + 3];
+                    out.extend_from_slice(&esc);
+                }
+                i += 3;
             }
             _ => {
-                let h1 = q.get(i + 1).copied().and_then(hex_value);
-                let h2 = q.get(i + 2).copied().and_then(hex_value);
-                match (h1, h2) {
-                    (Some(a), Some(b)) => {
-                        let v = (a << 4) | b;
-                        if is_unreserved(v) {
-                            out.push(v);
-                            changed = true;
-                        } else {
-                            let esc = [b'%', HEX[(v >> 4) as usize], HEX[(v & 15) as usize]];
-                            changed |= esc[..] != q[i..i + 3];
-                            out.extend_from_slice(&esc);
-                        }
-                        i += 3;
-                    }
-                    _ => {
-                        out.extend_from_slice(b"%25");
-                        changed = true;
-                        i += 1;
-                    }
-                }
+                out.extend_from_slice(b"%25");
+                changed = true;
+                i += 1;
             }
         }
     }
@@ -276,7 +290,7 @@ const SESSION_BY_LEN: ByLen = by_len(AMBIGUOUS_SESSION_PARAMS);
 /// Whether the lowercase key `lk` is one of the names in `table`.
 #[inline]
 fn listed(table: &ByLen, lk: &[u8]) -> bool {
-    lk.len() <= LIST_MAX && lk.len() > 0 && table[lk.len()].iter().take_while(|p| !p.is_empty()).any(|p| p.as_bytes() == lk)
+    lk.len() <= LIST_MAX && lk.len() > 0 && table[lk.len()].iter().take_while(|p| !p.is_empty()).any(|p| same_bytes(p.as_bytes(), lk))
 }
 
 /// Whether the global deny-list drops a pair with key `key` (any case); `None` to decline.
@@ -299,13 +313,29 @@ fn denied(key: &[u8], value: Option<&[u8]>) -> Option<bool> {
     Some(false)
 }
 
+/// Byte order of two query keys (the TS code-unit order for ASCII), compared in a loop:
+/// keys are short, and slice ordering would call the wasm build's byte-wise `memcmp`.
+#[inline]
+fn key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 /// Steps 7, 9 and 10 over a query without its `?` (the TS `canonicalQuery`, default policy):
 /// writes the canonical query to `out` and returns `Some(true)` when it differs from `search`,
 /// `Some(false)` when it is `search` itself (nothing written), `None` to decline.
 fn canonical_query(search: &[u8], out: &mut Vec<u8>, scratch: &mut Vec<u8>, pairs: &mut Vec<(usize, usize, usize)>) -> Option<bool> {
-    scratch.clear();
-    let mut changed = normalize(search, &QUERY_CLASS, scratch);
-    let q: &[u8] = scratch;
+    // Most queries need no re-encoding: then step 7 is the identity and `search` is used as is.
+    let (mut changed, q): (bool, &[u8]) = if run_end(search, 0, QUERY_LIT) == search.len() {
+        (false, search)
+    } else {
+        scratch.clear();
+        (normalize(search, QUERY_LIT, scratch), &scratch[..])
+    };
     pairs.clear();
     let mut sorted = true;
     let mut start = 0;
@@ -321,7 +351,7 @@ fn canonical_query(search: &[u8], out: &mut Vec<u8>, scratch: &mut Vec<u8>, pair
                 changed = true;
             } else {
                 if let Some(&(ps, _, pk)) = pairs.last() {
-                    if pair[..key_end] < q[ps..ps + pk] {
+                    if key_order(&pair[..key_end], &q[ps..ps + pk]).is_lt() {
                         sorted = false;
                     }
                 }
@@ -338,7 +368,7 @@ fn canonical_query(search: &[u8], out: &mut Vec<u8>, scratch: &mut Vec<u8>, pair
     }
     if !sorted {
         // Stable by key bytes (ASCII: the TS code-unit order).
-        pairs.sort_by(|a, b| q[a.0..a.0 + a.2].cmp(&q[b.0..b.0 + b.2]));
+        pairs.sort_by(|a, b| key_order(&q[a.0..a.0 + a.2], &q[b.0..b.0 + b.2]));
     }
     for (j, &(s, e, _)) in pairs.iter().enumerate() {
         if j > 0 {
@@ -357,6 +387,20 @@ pub struct Scratch {
     norm: Vec<u8>,
     pairs: Vec<(usize, usize, usize)>,
     joined: Vec<u8>,
+}
+
+impl Scratch {
+    /// Releases any buffer an outsized link grew past [`SCRATCH_KEEP`] bytes.
+    pub fn trim(&mut self) {
+        for v in [&mut self.path, &mut self.query, &mut self.norm, &mut self.joined] {
+            if v.capacity() > SCRATCH_KEEP {
+                *v = Vec::new();
+            }
+        }
+        if self.pairs.capacity() * std::mem::size_of::<(usize, usize, usize)>() > SCRATCH_KEEP {
+            self.pairs = Vec::new();
+        }
+    }
 }
 
 /// End of a DNS host like [`plain_host_end`]'s, but also accepting uppercase ASCII letters,
@@ -426,9 +470,7 @@ fn after_host(raw: &[u8], auth: usize, host_end: usize, upper: bool, out: &mut V
     let mut semi = false;
     loop {
         // The run of path bytes that need no look (most of a path), then the one that does.
-        while i < n && BYTE[raw[i] as usize] & PATH_PLAIN != 0 {
-            i += 1;
-        }
+        i = run_end(raw, i, PATH_PLAIN);
         if i == n {
             break;
         }
@@ -463,10 +505,7 @@ fn after_host(raw: &[u8], auth: usize, host_end: usize, upper: bool, out: &mut V
     let path_end = i;
     let mut query_end = path_end;
     if raw.get(path_end) == Some(&b'?') {
-        i = path_end + 1;
-        while i < n && BYTE[raw[i] as usize] & QUERY_KEPT != 0 {
-            i += 1;
-        }
+        i = run_end(raw, path_end + 1, QUERY_KEPT);
         if i < n && raw[i] != b'#' {
             return None;
         }
@@ -475,7 +514,7 @@ fn after_host(raw: &[u8], auth: usize, host_end: usize, upper: bool, out: &mut V
     let Scratch { query, norm, pairs, path, .. } = sc;
     let path: &[u8] = if norm_path {
         path.clear();
-        normalize(&raw[path_start..path_end], &PATH_CLASS, path);
+        normalize(&raw[path_start..path_end], PATH_LIT, path);
         path
     } else {
         &raw[path_start..path_end]
@@ -762,16 +801,36 @@ pub mod kind {
 /// [`kind`]) and rewritten URLs back to back into `arena`; a link whose rewrite does not fit
 /// in what is left of `arena` is declined. Returns the arena bytes used.
 pub fn canonicalize_batch(base: Option<&[u8]>, data: &[u8], offsets: &[u32], lanes: &mut [u32], arena: &mut [u8]) -> usize {
+    BATCH_SCRATCH.with(|cell| {
+        let (sc, out) = &mut *cell.borrow_mut();
+        let used = batch_in(sc, out, base, data, offsets, lanes, arena);
+        sc.trim();
+        if out.capacity() > SCRATCH_KEEP {
+            *out = Vec::new();
+        }
+        used
+    })
+}
+
+thread_local! {
+    /// [`canonicalize_batch`]'s buffers, reused from page to page (the wasm build has one
+    /// thread): once grown to a page's size, a page allocates nothing. They hold no state
+    /// between calls, only capacity.
+    static BATCH_SCRATCH: std::cell::RefCell<(Scratch, Vec<u8>)> = std::cell::RefCell::new(Default::default());
+}
+
+/// Capacity a reused buffer keeps between pages; a larger one (an outsized page) is released.
+pub const SCRATCH_KEEP: usize = 1 << 20;
+
+fn batch_in(sc: &mut Scratch, out: &mut Vec<u8>, base: Option<&[u8]>, data: &[u8], offsets: &[u32], lanes: &mut [u32], arena: &mut [u8]) -> usize {
     let count = offsets.len() - 1;
     assert_eq!(lanes.len(), count * 3, "canonicalize_batch: three lanes per link");
     let page = base.map(Page::new);
-    let mut sc = Scratch::default();
-    let mut out = Vec::new();
     let mut used = 0usize;
     for i in 0..count {
         let raw = &data[offsets[i] as usize..offsets[i + 1] as usize];
         out.clear();
-        let (k, a, b) = match canonicalize(raw, page.as_ref(), &mut out, &mut sc) {
+        let (k, a, b) = match canonicalize(raw, page.as_ref(), out, sc) {
             Outcome::Null => (kind::NULL, 0, 0),
             Outcome::Fallback => (kind::FALLBACK, 0, 0),
             Outcome::RawPrefix(len) => (kind::RAW_PREFIX, len, 0),
@@ -885,6 +944,24 @@ mod tests {
         assert_eq!(canon("http://e.com:443/a", None), None);
         assert_eq!(canon("https://e.com/%6Asessionid", None).is_some(), true);
         assert_eq!(canon("https://e.com/a;%6Asessionid=1", None), None);
+    }
+
+    #[test]
+    fn word_compares_agree_with_slice_compares() {
+        let a: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for len in 0..a.len() {
+            let x = &a[..len];
+            assert!(same_bytes(x, x));
+            assert!(!same_bytes(x, &a[..len + 1]));
+            for at in 0..len {
+                let mut y = x.to_vec();
+                y[at] ^= 1;
+                assert!(!same_bytes(x, &y), "len {} differing at {}", len, at);
+                assert_eq!(key_order(x, &y), x.cmp(&y[..]));
+                assert_eq!(key_order(&y, x), y[..].cmp(x));
+            }
+            assert_eq!(key_order(x, &a[..len + 1]), std::cmp::Ordering::Less);
+        }
     }
 
     #[test]
