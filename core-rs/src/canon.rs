@@ -163,9 +163,9 @@ pub const AMBIGUOUS_SESSION_PARAMS: [&str; 6] = ["sid", "sessid", "sess", "sessi
 
 /// Length of the `http://` / `https://` prefix of `s`, or 0 (exact lowercase only).
 pub fn scheme_prefix(s: &[u8]) -> usize {
-    if s.starts_with(b"https://") {
+    if has_prefix(s, b"https://") {
         8
-    } else if s.starts_with(b"http://") {
+    } else if has_prefix(s, b"http://") {
         7
     } else {
         0
@@ -304,13 +304,19 @@ fn denied(key: &[u8], value: Option<&[u8]>) -> Option<bool> {
         *d = s.to_ascii_lowercase();
     }
     let lk: &[u8] = lk;
-    if lk.starts_with(b"utm_") || listed(&TRACKING_BY_LEN, lk) {
+    if has_prefix(lk, b"utm_") || listed(&TRACKING_BY_LEN, lk) {
         return Some(true);
     }
     if listed(&SESSION_BY_LEN, lk) && value.map_or(false, may_be_session_token) {
         return None;
     }
     Some(false)
+}
+
+/// `s.starts_with(prefix)` through [`same_bytes`].
+#[inline]
+fn has_prefix(s: &[u8], prefix: &[u8]) -> bool {
+    s.len() >= prefix.len() && same_bytes(&s[..prefix.len()], prefix)
 }
 
 /// Byte order of two query keys (the TS code-unit order for ASCII), compared in a loop:
@@ -387,12 +393,14 @@ pub struct Scratch {
     norm: Vec<u8>,
     pairs: Vec<(usize, usize, usize)>,
     joined: Vec<u8>,
+    /// The page URL as WHATWG parses it, when [`fold_base`] rewrote it.
+    base: Vec<u8>,
 }
 
 impl Scratch {
     /// Releases any buffer an outsized link grew past [`SCRATCH_KEEP`] bytes.
     pub fn trim(&mut self) {
-        for v in [&mut self.path, &mut self.query, &mut self.norm, &mut self.joined] {
+        for v in [&mut self.path, &mut self.query, &mut self.norm, &mut self.joined, &mut self.base] {
             if v.capacity() > SCRATCH_KEEP {
                 *v = Vec::new();
             }
@@ -457,7 +465,7 @@ fn after_host(raw: &[u8], auth: usize, host_end: usize, upper: bool, out: &mut V
     if raw.get(host_end) == Some(&b':') {
         let default: &[u8] = if auth == 8 { b"443" } else { b"80" };
         let p = host_end + 1;
-        if !(raw[p..].starts_with(default) && raw.get(p + default.len()) == Some(&b'/')) {
+        if !(has_prefix(&raw[p..], default) && raw.get(p + default.len()) == Some(&b'/')) {
             return None;
         }
         path_start = p + default.len();
@@ -565,6 +573,38 @@ pub fn plain_origin(base: &[u8]) -> Option<usize> {
         None | Some(b'/') | Some(b'?') | Some(b'#') => Some(end),
         _ => None,
     }
+}
+
+/// When WHATWG's parse of the page URL `base` changes its authority only by lowercasing the
+/// host's letters and dropping the scheme's default port (`https://News.Example.COM:443/a`),
+/// writes that parsed form to `buf` and returns true; relative links then resolve against it
+/// as against a plain page URL. False (nothing usable in `buf`) for any other authority:
+/// ports other than the default, userinfo, IP literals and IDNA stay declined.
+pub fn fold_base(base: &[u8], buf: &mut Vec<u8>) -> bool {
+    let auth = scheme_prefix(base);
+    if auth == 0 {
+        return false;
+    }
+    let end = match folding_host_end(base, auth) {
+        Some((end, _)) => end,
+        None => return false,
+    };
+    let mut rest = end;
+    if base.get(end) == Some(&b':') {
+        let default: &[u8] = if auth == 8 { b"443" } else { b"80" };
+        if !has_prefix(&base[end + 1..], default) {
+            return false;
+        }
+        rest = end + 1 + default.len();
+    }
+    if !matches!(base.get(rest), None | Some(b'/') | Some(b'?') | Some(b'#')) {
+        return false;
+    }
+    buf.clear();
+    buf.extend_from_slice(&base[..auth]);
+    buf.extend(base[auth..end].iter().map(u8::to_ascii_lowercase));
+    buf.extend_from_slice(&base[rest..]);
+    true
 }
 
 /// Whether every byte of `s` is below 0x80, eight at a time.
@@ -825,12 +865,26 @@ pub const SCRATCH_KEEP: usize = 1 << 20;
 fn batch_in(sc: &mut Scratch, out: &mut Vec<u8>, base: Option<&[u8]>, data: &[u8], offsets: &[u32], lanes: &mut [u32], arena: &mut [u8]) -> usize {
     let count = offsets.len() - 1;
     assert_eq!(lanes.len(), count * 3, "canonicalize_batch: three lanes per link");
-    let page = base.map(Page::new);
+    // A page URL whose host WHATWG lowercases or whose default port it drops: relative links
+    // resolve against the parsed form, which the caller does not hold, so joined results are
+    // written out in full.
+    let mut parsed = std::mem::take(&mut sc.base);
+    let folded = matches!(base, Some(b) if plain_origin(b).is_none() && fold_base(b, &mut parsed));
+    let page = if folded { Some(Page::new(&parsed)) } else { base.map(Page::new) };
     let mut used = 0usize;
     for i in 0..count {
         let raw = &data[offsets[i] as usize..offsets[i + 1] as usize];
         out.clear();
-        let (k, a, b) = match canonicalize(raw, page.as_ref(), out, sc) {
+        let got = match canonicalize(raw, page.as_ref(), out, sc) {
+            Outcome::Joined(p, r) if folded => {
+                let from = out.len();
+                out.extend_from_slice(&parsed[..p]);
+                out.extend_from_slice(&raw[..r]);
+                Outcome::Written(from, out.len())
+            }
+            other => other,
+        };
+        let (k, a, b) = match got {
             Outcome::Null => (kind::NULL, 0, 0),
             Outcome::Fallback => (kind::FALLBACK, 0, 0),
             Outcome::RawPrefix(len) => (kind::RAW_PREFIX, len, 0),
@@ -850,6 +904,7 @@ fn batch_in(sc: &mut Scratch, out: &mut Vec<u8>, base: Option<&[u8]>, data: &[u8
         lanes[3 * i + 1] = a as u32;
         lanes[3 * i + 2] = b as u32;
     }
+    sc.base = parsed;
     used
 }
 
@@ -944,6 +999,55 @@ mod tests {
         assert_eq!(canon("http://e.com:443/a", None), None);
         assert_eq!(canon("https://e.com/%6Asessionid", None).is_some(), true);
         assert_eq!(canon("https://e.com/a;%6Asessionid=1", None), None);
+    }
+
+    /// Canonicalizes `links` on `page` through [`canonicalize_batch`]; `None` for a declined link.
+    fn batch(page: &str, links: &[&str]) -> Vec<Option<Option<String>>> {
+        let mut data = Vec::new();
+        let mut offs = vec![0u32];
+        for l in links {
+            data.extend_from_slice(l.as_bytes());
+            offs.push(data.len() as u32);
+        }
+        let mut lanes = vec![0u32; 3 * links.len()];
+        let mut arena = vec![0u8; 4096];
+        canonicalize_batch(Some(page.as_bytes()), &data, &offs, &mut lanes, &mut arena);
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+        (0..links.len())
+            .map(|i| {
+                let (a, b) = (lanes[3 * i + 1] as usize, lanes[3 * i + 2] as usize);
+                let raw = links[i].as_bytes();
+                match lanes[3 * i] {
+                    kind::FALLBACK => None,
+                    kind::NULL => Some(None),
+                    kind::RAW_PREFIX => Some(Some(text(&raw[..a]))),
+                    kind::JOINED => Some(Some(text(&page.as_bytes()[..a]) + &text(&raw[..b]))),
+                    _ => Some(Some(text(&arena[a..b]))),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn relative_links_resolve_against_the_parsed_page_url() {
+        let some = |s: &str| Some(Some(s.to_string()));
+        let links = ["/x?b=1&a=2", "y", "../z", "?q", "//cdn.e.net/j", "https://f.org/"];
+        let want = [
+            some("https://news.e.com/x?a=2&b=1"),
+            some("https://news.e.com/s/y"),
+            some("https://news.e.com/z"),
+            some("https://news.e.com/s/p?q"),
+            some("https://cdn.e.net/j"),
+            some("https://f.org/"),
+        ];
+        for page in ["https://NEWS.E.com:443/s/p", "https://News.e.com/s/p#top", "https://news.e.com:443/s/p"] {
+            assert_eq!(batch(page, &links), want, "{}", page);
+        }
+        assert_eq!(batch("http://E.com:80", &["a"]), [some("http://e.com/a")]);
+        // Other authorities stay declined: another port, the wrong default, userinfo, IDNA.
+        for page in ["https://E.com:8443/s/p", "https://E.com:80/s/p", "https://u@E.com/s/p", "https://XN--bcher-kva.de/", "https://E.com:/p"] {
+            assert_eq!(batch(page, &["/x", "y"]), [None, None], "{}", page);
+        }
     }
 
     #[test]
