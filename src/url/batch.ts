@@ -6,8 +6,10 @@
  * http(s) links and path-absolute or scheme-relative links against a plain page URL, ASCII,
  * already in canonical percent-encoding, with the query re-encoded, tracking parameters
  * dropped and pairs sorted; and it resolves relative paths (`x/y`, `../x`, `?q`, which the
- * TS path sends through the WHATWG parser) against a plain page URL. Everything else (IDNA,
- * IP literals, ports, userinfo, dot segments in absolute links, `%2e`, backslashes, controls,
+ * TS path sends through the WHATWG parser) against a plain page URL — or one whose host has
+ * uppercase letters or carries the default port, resolved against the form WHATWG parses it
+ * into (the core writes those results out in full). Everything else (IDNA, IP literals, other
+ * ports, userinfo, dot segments in absolute links, `%2e`, backslashes, controls,
  * non-ASCII, session path parameters, possible session tokens, any non-default policy) comes
  * back flagged and goes through `canonicalize`, so the answer
  * is always exactly `hrefs.map((h) => canonicalize(h, base, policy))`
