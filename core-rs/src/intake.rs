@@ -210,10 +210,13 @@ mod tests {
     }
 
     fn run(table: &mut OriginTable, set: &mut DrumSet, filter: &mut BlockedBloom, links: &[&str]) -> (Vec<u32>, Vec<u8>, Vec<u64>) {
+        run_on(b"https://e.com/dir/page", table, set, filter, links)
+    }
+
+    fn run_on(page: &[u8], table: &mut OriginTable, set: &mut DrumSet, filter: &mut BlockedBloom, links: &[&str]) -> (Vec<u32>, Vec<u8>, Vec<u64>) {
         let (data, offs) = pack(links);
         let n = links.len();
         let (mut lanes, mut arena, mut keys, mut v, mut pending) = (vec![0u32; 3 * n], vec![0u8; 4096], vec![0u64; 2 * n], vec![9u8; n], vec![0u32; n]);
-        let page: &[u8] = b"https://e.com/dir/page";
         let np = admit_links(table, set, filter, Some(page), &data, &offs, 7, &mut lanes, &mut arena, &mut keys, &mut v, &mut pending);
         pending.truncate(np);
         (pending, v, keys)
@@ -241,10 +244,8 @@ mod tests {
             assert_eq!([keys[2 * i], keys[2 * i + 1]], k, "link {} ({})", i, links[i]);
         }
         // A page whose origin the table does not hold: its links are handed back.
-        let (data, offs) = pack(&["/a", "https://e.com/a"]);
-        let (mut lanes, mut arena, mut keys, mut v, mut pending) = (vec![0u32; 6], vec![0u8; 4096], vec![0u64; 4], vec![9u8; 2], vec![0u32; 2]);
-        let np = admit_links(&mut table, &mut set, &mut filter, Some(b"https://g.net/p"), &data, &offs, 7, &mut lanes, &mut arena, &mut keys, &mut v, &mut pending);
-        assert_eq!(&pending[..np], [0]);
+        let (pending, v, _) = run_on(b"https://g.net/p", &mut table, &mut set, &mut filter, &["/a", "https://e.com/a"]);
+        assert_eq!(pending, [0]);
         assert_eq!(v, [0, 0], "https://e.com/a was merged above");
     }
 
