@@ -2,7 +2,11 @@
 // (1M discovered links, 60–90 characters, 10k hosts, 30 % rediscoveries), side by side with
 // the WHATWG parser alone (`new URL(u).href`), which does less work (no query filtering, no
 // percent normalization, no key) and so is the floor to compare against. A second table does
-// the same for relative links resolved against their page. The seen-set rows join later.
+// the same for relative links resolved against their page; a third takes the links a page at
+// a time (60 per page), up to link intake (`admitLinksBatch`: canonical URL → key → seen-set)
+// against canonicalize + Set<string>; a fourth repeats the intake into sets that already hold
+// ~70 % of what the pages link to, with the bytes per URL each side holds (needs --expose-gc,
+// which `npm run bench` passes).
 //
 // Times are this process's CPU time (the machine is shared). BENCH_URLS overrides the stream
 // length; BENCH_RUNS the number of interleaved rounds (default 5).
@@ -114,6 +118,37 @@ export function makePages(urls, count) {
     pages.push({ page, links });
   }
   return pages;
+}
+
+/**
+ * Bytes per URL each side of the ~70 %-seen intake holds once the pages are in: the
+ * SeenSet's accounted wasm bytes (exact table + filter) over its keys, and the JS heap a
+ * Set<string> grows by over its entries (its table plus the canonical strings, each seeded
+ * string a fresh copy so that no other reference hides its bytes), after a full GC.
+ */
+function intakeBytes(pages, seedCanon, seedKeys) {
+  const gcHeap = () => {
+    globalThis.gc?.();
+    globalThis.gc?.();
+    return process.memoryUsage().heapUsed;
+  };
+  const seen = new SeenSet();
+  seen.merge(seedKeys);
+  for (const { page, links: ls } of pages) admitLinksBatch(seen, page, ls);
+  const seenBytes = seen.memoryBytes / seen.len;
+  seen.free();
+  const h0 = gcHeap();
+  const set = new Set();
+  for (const c of seedCanon) set.add(Buffer.from(c).toString());
+  for (const { page, links: ls } of pages) {
+    for (let i = 0; i < ls.length; i++) {
+      const c = canonicalize(ls[i], page);
+      if (c !== null && !set.has(c)) set.add(c);
+    }
+  }
+  const setBytes = (gcHeap() - h0) / set.size;
+  if (globalThis.gc === undefined) return { seen: seenBytes, set: 'needs --expose-gc' };
+  return { seen: seenBytes, set: set.size > 0 ? setBytes : 0 };
 }
 
 /** Nanoseconds of this process's CPU time (user + system): the machine is shared, and wall time would time the queue for a core too. */
@@ -310,9 +345,10 @@ export async function run() {
   }
   const rate70 = (k) => (links * 1e9) / median(ts[k]);
   const ratio70 = median(ts.admit.map((ta, i) => ts.setCanon[i] / ta));
+  const mem = intakeBytes(pages, seedCanon, seedKeys);
   const seenRows = [
-    { work: 'intake, ~70 % seen: canonicalize each + Set<string>', 'URLs/s': rate70('setCanon'), 'ns/URL': 1e9 / rate70('setCanon'), 'vs canon+Set': 1 },
-    { work: 'intake, ~70 % seen: admitLinksBatch', 'URLs/s': rate70('admit'), 'ns/URL': 1e9 / rate70('admit'), 'vs canon+Set': ratio70 },
+    { work: 'intake, ~70 % seen: canonicalize each + Set<string>', 'URLs/s': rate70('setCanon'), 'ns/URL': 1e9 / rate70('setCanon'), 'vs canon+Set': 1, 'B/URL': mem.set },
+    { work: 'intake, ~70 % seen: admitLinksBatch', 'URLs/s': rate70('admit'), 'ns/URL': 1e9 / rate70('admit'), 'vs canon+Set': ratio70, 'B/URL': mem.seen },
   ];
   console.log(`\nthe same pages into sets seeded with ${seedCanon.length} of their canonical URLs: ${((seenShare / links) * 100).toFixed(1)} % of links seen before or repeated`);
   printTable(seenRows);

@@ -18,8 +18,62 @@ use crate::bloom::BlockedBloom;
 use crate::canon::{self, kind};
 use crate::drum::DrumSet;
 use crate::filter::UrlKey;
+use crate::hash::xxh64;
 use crate::seen;
 use crate::urlkey::OriginTable;
+
+/// What a link is, between the steps of [`admit_links`] (kept in its `verdicts` slot).
+mod state {
+    /// Nothing to key: null, or not reached yet.
+    pub const NONE: u8 = 0;
+    /// Keyed (`keys[2i..2i+2]` set): goes into the merge.
+    pub const KEYED: u8 = 2;
+    /// Declined, or of an origin the table does not hold: handed back.
+    pub const PENDING: u8 = 3;
+}
+
+/// [`admit_links`]' buffers, reused from page to page (the wasm build has one thread): once
+/// grown to a page's size, a page's intake allocates nothing here. No state survives a call,
+/// only capacity.
+#[derive(Default)]
+struct Scratch {
+    /// Canonical URLs of the links keyed by [`OriginTable::key_batch`], packed, and their
+    /// offsets and link indexes.
+    packed: Vec<u8>,
+    offs: Vec<u32>,
+    which: Vec<u32>,
+    /// `key_batch`'s outputs.
+    found: Vec<u64>,
+    misses: Vec<u32>,
+    /// A joined canonical URL (page prefix + link), for hashing.
+    joined: Vec<u8>,
+    /// The keyed links in page order, their keys and their merge verdicts.
+    keyed: Vec<u32>,
+    url_keys: Vec<UrlKey>,
+    merged: Vec<u8>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.packed.clear();
+        self.offs.clear();
+        self.offs.push(0);
+        self.which.clear();
+        self.keyed.clear();
+        self.url_keys.clear();
+    }
+
+    /// Releases buffers an outsized page grew past [`canon::SCRATCH_KEEP`] bytes.
+    fn trim(&mut self) {
+        if self.packed.capacity() + 16 * self.url_keys.capacity() + 16 * self.found.capacity() > canon::SCRATCH_KEEP {
+            *self = Scratch::default();
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
 
 /// Canonicalizes the links of a page as [`canon::canonicalize_batch`] (writing `lanes` and
 /// `arena` the same way), keys the canonical ones whose origin the table holds
@@ -28,6 +82,10 @@ use crate::urlkey::OriginTable;
 /// `FALLBACK`) or of an unknown origin — get verdict 0 and key zero, and their indexes are
 /// written in ascending order to the front of `pending`; returns how many. Null links get
 /// verdict 0 and key zero and are finished (nothing to do).
+///
+/// A link of the page's own origin (a path-absolute or relative link, or an absolute one
+/// back to the same host: most of a real page's links) takes the page's HostKey, looked up
+/// once per page; only the others go through the table's batch lookup.
 #[allow(clippy::too_many_arguments)]
 pub fn admit_links(
     table: &mut OriginTable,
@@ -43,76 +101,97 @@ pub fn admit_links(
     verdicts: &mut [u8],
     pending: &mut [u32],
 ) -> usize {
-    let count = offsets.len() - 1;
-    assert_eq!(keys.len(), 2 * count, "admit_links: two u64 per link");
-    assert_eq!(verdicts.len(), count, "admit_links: one verdict per link");
-    assert!(pending.len() >= count, "admit_links: one pending slot per link");
-    canon::canonicalize_batch(base, data, offsets, lanes, arena);
-    keys.fill(0);
-    verdicts.fill(0);
-    // Pack the canonical URLs of the answered links; note the declined ones.
-    let mut packed: Vec<u8> = Vec::with_capacity(data.len() + count * 16);
-    let mut offs: Vec<u32> = Vec::with_capacity(count + 1);
-    offs.push(0);
-    let mut which: Vec<u32> = Vec::with_capacity(count);
-    let mut declined: Vec<u32> = Vec::new();
-    for i in 0..count {
-        let (k, a, b) = (lanes[3 * i], lanes[3 * i + 1] as usize, lanes[3 * i + 2] as usize);
-        let raw = &data[offsets[i] as usize..offsets[i + 1] as usize];
-        match k {
-            kind::NULL => continue,
-            kind::FALLBACK => {
-                declined.push(i as u32);
+    SCRATCH.with(|cell| {
+        let sc = &mut *cell.borrow_mut();
+        let count = offsets.len() - 1;
+        assert_eq!(keys.len(), 2 * count, "admit_links: two u64 per link");
+        assert_eq!(verdicts.len(), count, "admit_links: one verdict per link");
+        assert!(pending.len() >= count, "admit_links: one pending slot per link");
+        canon::canonicalize_batch(base, data, offsets, lanes, arena);
+        keys.fill(0);
+        verdicts.fill(state::NONE);
+        sc.clear();
+        // The page's origin and HostKey, when the page has a plain origin the table holds.
+        let home = base.and_then(|b| {
+            let o = canon::plain_origin(b)?;
+            table.get(&b[..o]).map(|(_, host)| (&b[..o], host))
+        });
+        // Step 1: key the links of the page's origin now; pack the others for the table.
+        for i in 0..count {
+            let (k, a, b) = (lanes[3 * i], lanes[3 * i + 1] as usize, lanes[3 * i + 2] as usize);
+            let raw = &data[offsets[i] as usize..offsets[i + 1] as usize];
+            let url: &[u8] = match k {
+                kind::NULL => continue,
+                kind::FALLBACK => {
+                    verdicts[i] = state::PENDING;
+                    continue;
+                }
+                kind::RAW_PREFIX => &raw[..a],
+                kind::JOINED => {
+                    sc.joined.clear();
+                    sc.joined.extend_from_slice(&base.expect("a joined link has a page")[..a]);
+                    sc.joined.extend_from_slice(&raw[..b]);
+                    &sc.joined
+                }
+                _ => &arena[a..b],
+            };
+            match home {
+                Some((origin, host)) if url.get(origin.len()) == Some(&b'/') && canon::same_bytes(&url[..origin.len()], origin) => {
+                    keys[2 * i] = host;
+                    keys[2 * i + 1] = xxh64(url, path_seed);
+                    verdicts[i] = state::KEYED;
+                }
+                _ => {
+                    sc.packed.extend_from_slice(url);
+                    sc.offs.push(sc.packed.len() as u32);
+                    sc.which.push(i as u32);
+                }
+            }
+        }
+        // Step 2: the table's batch lookup for the rest; a miss is handed back.
+        let m = sc.which.len();
+        sc.found.clear();
+        sc.found.resize(2 * m, 0);
+        sc.misses.clear();
+        sc.misses.resize(m, 0);
+        let missed = table.key_batch(&sc.packed, &sc.offs, path_seed, &mut sc.found, None, &mut sc.misses);
+        let mut next_miss = 0;
+        for (j, &i) in sc.which.iter().enumerate() {
+            let i = i as usize;
+            if next_miss < missed && sc.misses[next_miss] as usize == j {
+                next_miss += 1;
+                verdicts[i] = state::PENDING;
                 continue;
             }
-            kind::RAW_PREFIX => packed.extend_from_slice(&raw[..a]),
-            kind::JOINED => {
-                packed.extend_from_slice(&base.expect("a joined link has a page")[..a]);
-                packed.extend_from_slice(&raw[..b]);
+            keys[2 * i] = sc.found[2 * j];
+            keys[2 * i + 1] = sc.found[2 * j + 1];
+            verdicts[i] = state::KEYED;
+        }
+        // Step 3: merge the keyed links in page order; hand back the pending ones in order.
+        let mut p = 0;
+        for i in 0..count {
+            match verdicts[i] {
+                state::KEYED => {
+                    sc.keyed.push(i as u32);
+                    sc.url_keys.push([keys[2 * i], keys[2 * i + 1]]);
+                }
+                state::PENDING => {
+                    pending[p] = i as u32;
+                    p += 1;
+                }
+                _ => {}
             }
-            _ => packed.extend_from_slice(&arena[a..b]),
+            verdicts[i] = 0;
         }
-        offs.push(packed.len() as u32);
-        which.push(i as u32);
-    }
-    let m = which.len();
-    let mut found = vec![0u64; 2 * m];
-    let mut misses = vec![0u32; m];
-    let missed = table.key_batch(&packed, &offs, path_seed, &mut found, None, &mut misses);
-    // The keyed links: every packed one but the misses (both lists ascending).
-    let mut url_keys: Vec<UrlKey> = Vec::with_capacity(m - missed);
-    let mut keyed: Vec<u32> = Vec::with_capacity(m - missed);
-    let mut next_miss = 0;
-    for j in 0..m {
-        if next_miss < missed && misses[next_miss] as usize == j {
-            next_miss += 1;
-            continue;
+        sc.merged.clear();
+        sc.merged.resize(sc.url_keys.len(), 0);
+        seen::merge(set, filter, &sc.url_keys, &mut sc.merged);
+        for (&i, &v) in sc.keyed.iter().zip(&sc.merged) {
+            verdicts[i as usize] = v;
         }
-        url_keys.push([found[2 * j], found[2 * j + 1]]);
-        keyed.push(which[j]);
-    }
-    let mut v = vec![0u8; url_keys.len()];
-    seen::merge(set, filter, &url_keys, &mut v);
-    for ((&i, k), &vj) in keyed.iter().zip(&url_keys).zip(&v) {
-        let i = i as usize;
-        keys[2 * i] = k[0];
-        keys[2 * i + 1] = k[1];
-        verdicts[i] = vj;
-    }
-    // Pending: the declined links and the missed ones, merged in page order.
-    let (mut d, mut x, mut p) = (0, 0, 0);
-    while d < declined.len() || x < missed {
-        let from_declined = x >= missed || (d < declined.len() && declined[d] < which[misses[x] as usize]);
-        pending[p] = if from_declined {
-            d += 1;
-            declined[d - 1]
-        } else {
-            x += 1;
-            which[misses[x - 1] as usize]
-        };
-        p += 1;
-    }
-    p
+        sc.trim();
+        p
+    })
 }
 
 #[cfg(test)]
@@ -131,13 +210,43 @@ mod tests {
     }
 
     fn run(table: &mut OriginTable, set: &mut DrumSet, filter: &mut BlockedBloom, links: &[&str]) -> (Vec<u32>, Vec<u8>, Vec<u64>) {
+        run_on(b"https://e.com/dir/page", table, set, filter, links)
+    }
+
+    fn run_on(page: &[u8], table: &mut OriginTable, set: &mut DrumSet, filter: &mut BlockedBloom, links: &[&str]) -> (Vec<u32>, Vec<u8>, Vec<u64>) {
         let (data, offs) = pack(links);
         let n = links.len();
         let (mut lanes, mut arena, mut keys, mut v, mut pending) = (vec![0u32; 3 * n], vec![0u8; 4096], vec![0u64; 2 * n], vec![9u8; n], vec![0u32; n]);
-        let page: &[u8] = b"https://e.com/dir/page";
         let np = admit_links(table, set, filter, Some(page), &data, &offs, 7, &mut lanes, &mut arena, &mut keys, &mut v, &mut pending);
         pending.truncate(np);
         (pending, v, keys)
+    }
+
+    #[test]
+    fn links_of_the_page_origin_get_the_keys_the_table_gives() {
+        // The page's HostKey is looked up once and given to every link of its origin; the
+        // keys must be those of keying each canonical URL through the table.
+        let mut table = OriginTable::new();
+        table.insert(b"https://e.com", 0xE).unwrap();
+        table.insert(b"https://f.org", 0xF).unwrap();
+        let mut set = DrumSet::new(4);
+        let mut filter = BlockedBloom::new(1000, 0.01).unwrap();
+        let links = ["/a", "x/y", "https://e.com/b?z=1&y=2", "https://E.com/c", "//e.com/d", "https://f.org/e", "/a", "../up", "?q=1"];
+        let (pending, v, keys) = run(&mut table, &mut set, &mut filter, &links);
+        assert!(pending.is_empty());
+        assert_eq!(v, [1, 1, 1, 1, 1, 1, 0, 1, 1]);
+        let want = [
+            "https://e.com/a", "https://e.com/dir/x/y", "https://e.com/b?y=2&z=1", "https://e.com/c", "https://e.com/d",
+            "https://f.org/e", "https://e.com/a", "https://e.com/up", "https://e.com/dir/page?q=1",
+        ];
+        for (i, url) in want.iter().enumerate() {
+            let (k, _) = table.key_one(url.as_bytes(), 7);
+            assert_eq!([keys[2 * i], keys[2 * i + 1]], k, "link {} ({})", i, links[i]);
+        }
+        // A page whose origin the table does not hold: its links are handed back.
+        let (pending, v, _) = run_on(b"https://g.net/p", &mut table, &mut set, &mut filter, &["/a", "https://e.com/a"]);
+        assert_eq!(pending, [0]);
+        assert_eq!(v, [0, 0], "https://e.com/a was merged above");
     }
 
     #[test]

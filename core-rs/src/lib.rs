@@ -4,7 +4,9 @@
 //! simhash, DRUM and wheel modules as they land) are safe Rust over slices, and every raw
 //! pointer and `extern "C"` export lives under [`abi`], where each function documents the
 //! contract its TypeScript caller must keep. Nothing here does I/O, reads a clock or keeps
-//! global mutable state beyond the allocator, so the same binary serves Node and browsers.
+//! global mutable state beyond the allocator and the per-page scratch buffers of `canon` and
+//! `intake` (capacity kept between calls, never contents an answer depends on), so the same
+//! binary serves Node and browsers.
 //!
 //! The crate must build with Debian's rustc 1.63 and has no crates.io dependencies.
 #![deny(unsafe_op_in_unsafe_fn)]

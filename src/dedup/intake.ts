@@ -22,9 +22,11 @@ import { KEY_LANES, type KeyArray } from '../core/keys.js';
 import { residentHandle } from '../core/resident.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
-import { canonicalizeBatch, isDefaultPolicy, planChunk, readCanonical, stagePage, usablePage } from '../url/batch.js';
+import { type StagedPage, canonicalizeBatch, isDefaultPolicy, planChunk, readCanonical, stagePage, usablePage } from '../url/batch.js';
 import { PATH_KEY_SEED, originTableHandle, urlKeyBatch } from '../url/keys.js';
 import type { CanonPolicy } from '../url/policy.js';
+import type { BloomFilter } from '../core/bloom.js';
+import type { DrumSet } from '../core/drum.js';
 import type { SeenSet } from './seenset.js';
 
 /** What `admitLinksBatch` found on a page. */
@@ -71,34 +73,73 @@ export function admitLinksBatch(
     return finish(seen, hrefs, canonicalizeBatch(hrefs, pageUrl, policy), grouping);
   }
   const page = usablePage(pageUrl);
-  const origins = originTableHandle(grouping);
   // Extra outputs: keys (16·n), pending (4·n), then verdicts (n).
   const s = stagePage(hrefs, 0, n, plan.units, page, n * 21);
-  const keysPtr = s.extra;
-  const pendingPtr = keysPtr + n * 16;
-  const verdictsPtr = pendingPtr + n * 4;
+  call.origins = originTableHandle(grouping);
+  call.s = s;
+  call.keys = s.extra;
+  call.pending = call.keys + n * 16;
+  call.verdicts = call.pending + n * 4;
+  const np = seen.withTiers(admitCall);
+  const { keys: keysPtr, pending: pendingPtr, verdicts: verdictsPtr } = call;
+  call.s = undefined;
+  const c = core();
+  const verdicts = c.u8.slice(verdictsPtr, verdictsPtr + n);
   const canonical = new Array<string | null>(n);
-  let verdicts!: Uint8Array;
-  let keys!: Uint32Array;
-  let pending!: Uint32Array;
-  seen.withTiers((set, filter) => {
-    const np = core().exports.meguri_admit_links(
-      origins, residentHandle(set), residentHandle(filter), s.page, s.pageBytes, s.data, s.dataBytes, s.offsets, n,
-      PATH_KEY_SEED, 0, s.lanes, s.arena, s.arenaLen, keysPtr, verdictsPtr, pendingPtr,
-    );
-    const c = core();
-    verdicts = c.u8.slice(verdictsPtr, verdictsPtr + n);
-    keys = c.u32.slice(keysPtr >>> 2, (keysPtr >>> 2) + n * KEY_LANES);
-    pending = c.u32.slice(pendingPtr >>> 2, (pendingPtr >>> 2) + np);
-  });
-  readCanonical(s, hrefs, 0, page, canonical);
-  if (pending.length === 0) admitStats.fused++;
-  else {
-    admitStats.partial++;
-    admitStats.pending += pending.length;
-    finishPending(seen, canonical, pending, grouping, keys, verdicts);
+  if (np === 0) {
+    // Every link answered: the new links' keys are read straight from wasm memory (before
+    // readCanonical, which here runs no TypeScript canonicalize and so nothing that could
+    // reuse the scratch region, but reads nothing of it either).
+    const freshKeys = freshKeysOf(verdicts, c.u32, keysPtr >>> 2);
+    readCanonical(s, hrefs, 0, page, canonical);
+    admitStats.fused++;
+    return { canonical, verdicts, fresh: freshOf(canonical, verdicts, freshKeys.length / KEY_LANES), freshKeys };
   }
+  const keys = c.u32.slice(keysPtr >>> 2, (keysPtr >>> 2) + n * KEY_LANES);
+  const pending = c.u32.slice(pendingPtr >>> 2, (pendingPtr >>> 2) + np);
+  readCanonical(s, hrefs, 0, page, canonical);
+  admitStats.partial++;
+  admitStats.pending += pending.length;
+  finishPending(seen, canonical, pending, grouping, keys, verdicts);
   return collect(canonical, verdicts, null, keys);
+}
+
+/**
+ * The arguments of the page's `meguri_admit_links` call, in module scratch so that
+ * `withTiers` takes one function made once rather than a closure per page.
+ */
+const call = { origins: 0, s: undefined as StagedPage | undefined, keys: 0, pending: 0, verdicts: 0 };
+
+function admitCall(set: DrumSet, filter: BloomFilter): number {
+  const s = call.s!;
+  return core().exports.meguri_admit_links(
+    call.origins, residentHandle(set), residentHandle(filter), s.page, s.pageBytes, s.data, s.dataBytes, s.offsets, s.count,
+    PATH_KEY_SEED, 0, s.lanes, s.arena, s.arenaLen, call.keys, call.verdicts, call.pending,
+  );
+}
+
+/** The keys of the links with verdict 1, copied from `u32` (link i's at `base + 4i`). */
+function freshKeysOf(verdicts: Uint8Array, u32: Uint32Array, base: number): Uint32Array {
+  let count = 0;
+  for (let i = 0; i < verdicts.length; i++) count += verdicts[i]!;
+  const out = new Uint32Array(count * KEY_LANES);
+  for (let i = 0, o = 0; o < out.length; i++) {
+    if (verdicts[i] !== 1) continue;
+    const j = base + i * KEY_LANES;
+    out[o] = u32[j]!;
+    out[o + 1] = u32[j + 1]!;
+    out[o + 2] = u32[j + 2]!;
+    out[o + 3] = u32[j + 3]!;
+    o += KEY_LANES;
+  }
+  return out;
+}
+
+/** The canonical URLs of the `count` links with verdict 1, in page order. */
+function freshOf(canonical: (string | null)[], verdicts: Uint8Array, count: number): string[] {
+  const fresh = new Array<string>(count);
+  for (let i = 0, f = 0; f < count; i++) if (verdicts[i] === 1) fresh[f++] = canonical[i]!;
+  return fresh;
 }
 
 /**

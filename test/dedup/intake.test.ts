@@ -14,7 +14,7 @@ describe('admitLinksBatch', () => {
     const before = { ...admitStats };
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.constantFrom('https://e.com/dir/page', 'https://e.com/', 'http://x.org/a/b?c'), fc.array(linkArb, { maxLength: 30 })), {
+        fc.array(fc.tuple(fc.constantFrom('https://e.com/dir/page', 'https://e.com/', 'http://x.org/a/b?c', 'https://bücher.de/p', 'https://e.com:8080/q'), fc.array(linkArb, { maxLength: 30 })), {
           maxLength: 8,
         }),
         (pages) => {

@@ -10,6 +10,10 @@ const pages = [
   'https://www.example.com/dir/page.html?x=1#top', 'http://e.com', 'https://e.com?q', 'https://e.com#f', 'https://E.com/a',
   'https://e.com:8443/a', 'https://u:p@e.com/a', 'http://127.0.0.1/a', 'https://xn--bcher-kva.de/a', 'https://e.com./a',
   'https://e..com/a', 'not a base', 'mailto:x@y.z', 'https://e.com/a b/c', 'https://bücher.de/ü', '',
+  // Authorities WHATWG rewrites: the core resolves against the parsed page URL (a lowercase
+  // host, no default port) or declines.
+  'https://NEWS.E.com:443/s/p.html', 'http://E.com:80', 'https://e.com:443?q', 'https://E.COM#f', 'https://E.com:0443/a',
+  'https://E.com:/a', 'https://Xn--bcher-kva.de/a', 'HTTPS://e.com/a', 'http://E.com:443/a', 'https://E.com:443/a/b/..',
 ];
 
 /** Query pairs naming every listed parameter, in several cases, with token and non-token values. */
@@ -62,6 +66,7 @@ describe('canonicalizeBatch (wasm core) against canonicalize', () => {
       'https://e.com/a/b/c', 'https://e.com/a/b/', 'https://e.com', 'https://e.com/', 'https://e.com/a/../b/c', 'https://e.com/a/./b',
       'https://e.com/%2e%2e/x', 'https://e.com/a%7eb/c', 'https://e.com/a b/c', 'https://e.com/a\\b/c', 'https://e.com//x/y', 'https://e.com/x?q#f',
       'https://e.com/a/b/..', 'https://e.com/x/.', 'https://e.com/a/..?q', 'https://e.com/..',
+      'https://E.com:443/a/b/c', 'https://E.com:443/a/../b/c', 'https://E.COM/a/b/', 'https://e.com:443',
     );
     let answered = 0;
     fc.assert(
@@ -106,6 +111,18 @@ describe('canonicalizeBatch (wasm core) against canonicalize', () => {
       null,
     ]);
     expect(got[0]).toBe(links[0]);
+  });
+
+  it('resolves relative links in the core against a page URL whose host WHATWG lowercases or whose default port it drops', () => {
+    const links = ['/x?b=1&a=2', 'y', '../z', '?q', '//cdn.e.net/j'];
+    for (const page of ['https://NEWS.E.com:443/s/p', 'https://News.e.com/s/p#top', 'https://news.e.com:443/s/p']) {
+      const got = canonicalizeBatch(links, page);
+      expect(coreAnswered, page).toBe(links.length);
+      expect(got).toEqual(['https://news.e.com/x?a=2&b=1', 'https://news.e.com/s/y', 'https://news.e.com/z', 'https://news.e.com/s/p?q', 'https://cdn.e.net/j']);
+      expect(got).toEqual(links.map((l) => canonicalize(l, page)));
+    }
+    canonicalizeBatch(links, 'https://NEWS.E.com:8443/s/p');
+    expect(coreAnswered).toBe(0); // another port: every relative link stays with the TypeScript path
   });
 
   it('handles large batches across chunks, empty batches and bad input', () => {

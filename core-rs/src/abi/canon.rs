@@ -29,17 +29,51 @@ pub unsafe extern "C" fn meguri_canon_batch(
     arena: *mut u8,
     arena_len: usize,
 ) -> usize {
+    // SAFETY: this function's contract is `page_io`'s.
+    let io = unsafe { page_io(base, base_len, data, data_len, offsets, count, lanes, arena, arena_len) };
+    canon::canonicalize_batch(io.page, io.data, io.offsets, io.lanes, io.arena)
+}
+
+/// The inputs and outputs both exports share: a page's links and their canonical forms.
+struct PageIo<'a> {
+    page: Option<&'a [u8]>,
+    data: &'a [u8],
+    offsets: &'a [u32],
+    lanes: &'a mut [u32],
+    arena: &'a mut [u8],
+}
+
+/// Builds the [`PageIo`] of a canonicalizing export's arguments.
+///
+/// # Safety
+/// [`meguri_canon_batch`]'s contract: `base..base+base_len` readable (any `base` when
+/// `base_len` is 0), `data`/`offsets` as for [`packed`], `lanes` pointing to `3·count`
+/// writable aligned u32 slots and `arena` to `arena_len` writable bytes, the outputs
+/// overlapping neither each other nor any input, for the lifetime `'a` the caller picks.
+#[allow(clippy::too_many_arguments)]
+unsafe fn page_io<'a>(
+    base: *const u8,
+    base_len: usize,
+    data: *const u8,
+    data_len: usize,
+    offsets: *const u32,
+    count: usize,
+    lanes: *mut u32,
+    arena: *mut u8,
+    arena_len: usize,
+) -> PageIo<'a> {
     // SAFETY: every region is valid for its length and disjoint from the outputs per the
     // contract; empty regions are never dereferenced.
-    let (page, (data, offsets), lanes, arena) = unsafe {
-        (
-            if base_len == 0 { None } else { Some(std::slice::from_raw_parts(base, base_len)) },
-            packed(data, data_len, offsets, count),
-            if count == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(lanes, count * 3) },
-            if arena_len == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(arena, arena_len) },
-        )
-    };
-    canon::canonicalize_batch(page, data, offsets, lanes, arena)
+    unsafe {
+        let (data, offsets) = packed(data, data_len, offsets, count);
+        PageIo {
+            page: if base_len == 0 { None } else { Some(std::slice::from_raw_parts(base, base_len)) },
+            data,
+            offsets,
+            lanes: if count == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(lanes, count * 3) },
+            arena: if arena_len == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(arena, arena_len) },
+        }
+    }
 }
 
 /// A page's intake in one call ([`crate::intake::admit_links`]): canonicalize as
@@ -78,21 +112,19 @@ pub unsafe extern "C" fn meguri_admit_links(
         return 0;
     }
     // SAFETY: per the contract: live, distinct, unaliased handles; readable inputs; disjoint
-    // writable outputs of the stated lengths (count > 0 here).
-    let (origins, set, filter, page, (data, offsets), lanes, arena, keys, verdicts, pending) = unsafe {
+    // writable outputs of the stated lengths (count > 0 here); the page's regions as
+    // `page_io` requires.
+    let (origins, set, filter, io, keys, verdicts, pending) = unsafe {
         (
             &mut *origins,
             &mut *set,
             &mut *filter,
-            if base_len == 0 { None } else { Some(std::slice::from_raw_parts(base, base_len)) },
-            packed(data, data_len, offsets, count),
-            std::slice::from_raw_parts_mut(lanes, count * 3),
-            if arena_len == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(arena, arena_len) },
+            page_io(base, base_len, data, data_len, offsets, count, lanes, arena, arena_len),
             std::slice::from_raw_parts_mut(keys, count * 2),
             std::slice::from_raw_parts_mut(verdicts, count),
             std::slice::from_raw_parts_mut(pending, count),
         )
     };
     let seed = super::join_u64(seed_lo, seed_hi);
-    intake::admit_links(origins, set, filter, page, data, offsets, seed, lanes, arena, keys, verdicts, pending)
+    intake::admit_links(origins, set, filter, io.page, io.data, io.offsets, seed, io.lanes, io.arena, keys, verdicts, pending)
 }
