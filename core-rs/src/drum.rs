@@ -257,6 +257,26 @@ impl Table {
         }
     }
 
+    /// The first empty slot of hash `h`'s probe sequence, for a key known to be absent (a
+    /// rehash: every key it moves is distinct), so no slot is compared with the key.
+    /// Requires a non-full table with at least one line.
+    #[inline]
+    fn first_vacant(&self, h: u64) -> (usize, usize) {
+        let nl = self.lines.len();
+        let mut i = self.home(h);
+        loop {
+            let line = &self.lines[i];
+            // Occupied slots are a prefix of the line: find its end.
+            if let Some(w) = line.keys.iter().position(vacant) {
+                return (i, w);
+            }
+            i += 1;
+            if i == nl {
+                i = 0;
+            }
+        }
+    }
+
     /// Payload stored in slot `(i, w)`.
     #[inline(always)]
     fn pay(&self, i: usize, w: usize) -> u32 {
@@ -305,15 +325,10 @@ impl Table {
                 if vacant(&s) {
                     break;
                 }
-                let h = slot_hash(key_of_slot(&s));
-                match self.probe(s, h).0 {
-                    Probe::Vacant(i, v) => {
-                        self.lines[i].keys[v] = s;
-                        if !old_pays.is_empty() {
-                            self.pays[i * WAYS + v] = old_pays[oi * WAYS + w];
-                        }
-                    }
-                    Probe::Found(..) => unreachable!("resize: a key was held twice"),
+                let (i, v) = self.first_vacant(slot_hash(key_of_slot(&s)));
+                self.lines[i].keys[v] = s;
+                if !old_pays.is_empty() {
+                    self.pays[i * WAYS + v] = old_pays[oi * WAYS + w];
                 }
             }
         }
