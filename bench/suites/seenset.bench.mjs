@@ -13,10 +13,14 @@
 // into another's figures. A peer that cannot hold a size is reported, not hidden.
 //
 // A second table isolates the seen-set tier on precomputed keys: SeenSet.merge (one core call:
-// exact-set probe per key, filter add for the new ones) against the baseline revision's
-// SeenSet.merge (DRUM runs behind a filter query; bench/lib/baseline-core.mjs, same process),
-// the same two structures driven as DrumSet.merge + BloomFilter.addBatch, and DrumSet.merge
-// alone, plus the filter's growth cost (refill ns/key and its amortized share).
+// exact-set probe per key, filter add for the new ones), the same sized up front for the
+// stream's distinct keys (expectedKeys), the previous table's SeenSet.merge (PREV_REV) and
+// the issue-19 baseline's (DRUM runs behind a filter query; bench/lib/baseline-core.mjs), both
+// loaded from git into the same process, the same two structures driven as DrumSet.merge +
+// BloomFilter.addBatch, and DrumSet.merge alone, each with its bytes per distinct key, plus
+// the filter's growth cost (refill ns/key and its amortized share). Above 20M keys
+// (BENCH_SEEN_SYNTH_ABOVE) the keys are synthetic, of the stream's shape, and only SeenSet
+// and the previous table run, once.
 //
 // BENCH_SEEN_URLS="1000000,10000000" picks the sizes; BENCH_RUNS (default 3) the runs at
 // sizes ≤ 2M (larger sizes run once); BENCH_SEEN_HEAP_MB (default 8192) the child heap cap.

@@ -56,10 +56,12 @@
 //!   HostKey's u64 (a u128 shift is a compiler-rt call).
 //!
 //! ## Memory
-//! 16 bytes per slot at load between 7/12 and 7/8: 18.3 to 27.4 bytes per key (22.4–22.6
-//! measured at 1 M and 10 M; the buckets grow at different moments, so the whole set sits
-//! near the mean), plus a 64-byte table header per bucket. The previous layout (six 20-byte
-//! slots and their tags per line) held 30; DRUM's runs 20–22.5.
+//! 16 bytes per slot at load between 7/12 and 7/8: 18.3 to 27.4 bytes per key (22.4–22.7
+//! measured at 1 M, 10 M and 100 M; the buckets grow at different moments, so the whole set
+//! sits near the mean), plus a table header per bucket (36 bytes in wasm). The previous
+//! layout (six 20-byte slots and their tags per line) held 30; DRUM's runs 20–22.5.
+//! [`DrumSet::with_capacity`] sizes every table up front at load 3/4 (21⅓ bytes per planned
+//! key) for callers that know their scale: no rehash while a bucket stays within its share.
 //!
 //! ## Order
 //! Keys compare as the unsigned 128-bit integer `host·2⁶⁴ + path` (HostKey then PathKey),
