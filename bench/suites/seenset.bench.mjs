@@ -13,10 +13,14 @@
 // into another's figures. A peer that cannot hold a size is reported, not hidden.
 //
 // A second table isolates the seen-set tier on precomputed keys: SeenSet.merge (one core call:
-// exact-set probe per key, filter add for the new ones) against the baseline revision's
-// SeenSet.merge (DRUM runs behind a filter query; bench/lib/baseline-core.mjs, same process),
-// the same two structures driven as DrumSet.merge + BloomFilter.addBatch, and DrumSet.merge
-// alone, plus the filter's growth cost (refill ns/key and its amortized share).
+// exact-set probe per key, filter add for the new ones), the same sized up front for the
+// stream's distinct keys (expectedKeys), the previous table's SeenSet.merge (PREV_REV) and
+// the issue-19 baseline's (DRUM runs behind a filter query; bench/lib/baseline-core.mjs), both
+// loaded from git into the same process, the same two structures driven as DrumSet.merge +
+// BloomFilter.addBatch, and DrumSet.merge alone, each with its bytes per distinct key, plus
+// the filter's growth cost (refill ns/key and its amortized share). Above 20M keys
+// (BENCH_SEEN_SYNTH_ABOVE) the keys are synthetic, of the stream's shape, and only SeenSet
+// and the previous table run, once.
 //
 // BENCH_SEEN_URLS="1000000,10000000" picks the sizes; BENCH_RUNS (default 3) the runs at
 // sizes ≤ 2M (larger sizes run once); BENCH_SEEN_HEAP_MB (default 8192) the child heap cap.
@@ -129,30 +133,117 @@ async function intake(peer, n) {
   return { n, fresh, cpu, wall, heap, wasm, stages: total > 0 ? stages : undefined, ...extra };
 }
 
+/**
+ * Keys of the url suite's stream shape without building its strings: 10k hosts (HostKey =
+ * a hash of the host number), random PathKeys, 30 % rediscoveries of an earlier key. Used
+ * above SYNTH_ABOVE keys, where the strings themselves (≈ 100 B each) would not fit.
+ */
+function synthKeys(n) {
+  const keys = new Uint32Array(n * 4);
+  let s = 2026;
+  const next = () => {
+    // xorshift32: plenty for bench keys; the table hashes them again.
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return s >>> 0;
+  };
+  const host = new Uint32Array(20_000);
+  for (let i = 0; i < host.length; i++) host[i] = next();
+  let fresh = 0;
+  for (let i = 0; i < n; i++) {
+    const o = i * 4;
+    if (fresh > 0 && next() % 10 < 3) {
+      const j = (next() % fresh) * 4;
+      keys.copyWithin(o, j, j + 4);
+      continue;
+    }
+    const h = next() % 10_000;
+    keys[o] = host[2 * h];
+    keys[o + 1] = host[2 * h + 1];
+    keys[o + 2] = next();
+    keys[o + 3] = next();
+    // Fresh keys are written in order, so "an earlier fresh key" is any earlier slot i'
+    // that was fresh; the index below i is close enough (a rediscovery of a rediscovery).
+    fresh = i + 1;
+  }
+  return keys;
+}
+
+const SYNTH_ABOVE = Number(process.env.BENCH_SEEN_SYNTH_ABOVE ?? 20_000_000);
+
+/** The previous seen-set table (6-slot lines with tags and payloads), the same-run baseline of this round. */
+const PREV_REV = process.env.BENCH_SEEN_PREV ?? '3fca872';
+
+/** Drives a raw baseline core's seen-set exactly as src/core/seen.ts drives the current one. */
+function rawSeenSet(core, m) {
+  const ex = core.exports;
+  return (b, upTo, report) => {
+    const set = ex.meguri_drum_new(8);
+    const filter = ex.meguri_bloom_new(m, 0.01);
+    const kp = core.alloc(b * 16);
+    const out = core.alloc(b);
+    for (let i = 0; i < upTo; i += b) {
+      const count = Math.min(upTo, i + b) - i;
+      new Uint32Array(ex.memory.buffer, kp, count * 4).set(KEYS.subarray(i * 4, (i + count) * 4));
+      ex.meguri_seen_merge(set, filter, kp, count, out);
+    }
+    if (report) report((Number(ex.meguri_drum_memory_bytes(set) >>> 0) + ex.meguri_bloom_payload_bits(filter) / 8) / ex.meguri_drum_len(set));
+    core.free(kp, b * 16);
+    core.free(out, b);
+    ex.meguri_drum_free(set);
+    ex.meguri_bloom_free(filter);
+  };
+}
+
+let KEYS;
+
 /** The seen-set tier alone, on precomputed keys of the same stream. */
 async function tier(n) {
   const { canonicalize, urlKeyBatch, SeenSet, DrumSet, BloomFilter } = await import('../../dist/index.js');
   const { seenFill } = await import('../../dist/core/seen.js');
   const { makeStream } = await import('./url.bench.mjs');
-  let urls = makeStream(n);
-  const canon = [];
-  for (const u of urls) {
-    const cu = canonicalize(u);
-    if (cu !== null) canon.push(cu);
+  const big = n > SYNTH_ABOVE;
+  let keys;
+  if (big) {
+    keys = synthKeys(n);
+  } else {
+    let urls = makeStream(n);
+    const canon = [];
+    for (const u of urls) {
+      const cu = canonicalize(u);
+      if (cu !== null) canon.push(cu);
+    }
+    urls = undefined;
+    keys = urlKeyBatch(canon);
+    canon.length = 0;
   }
-  urls = undefined;
-  const keys = urlKeyBatch(canon);
-  canon.length = 0;
+  KEYS = keys;
   const m = keys.length / 4;
-  const old = loadBaselineCore();
+  const bytesPerKey = {};
+  let distinct = 0;
   const variants = {
     // Both filters are planned for every key, so neither variant pays growth (measured apart).
-    seenSet: (b, upTo) => {
+    seenSet: (b, upTo, report) => {
       const s = new SeenSet({ capacity: m });
       for (let i = 0; i < upTo; i += b) s.merge(keys.subarray(i * 4, Math.min(upTo, i + b) * 4));
+      if (report) report(s.memoryBytes / s.len);
+      distinct = s.len;
       s.free();
     },
-    twoCalls: (b, upTo) => {
+    // The same, its tables sized up front for the stream's distinct keys (expectedKeys; the
+    // count comes from the run above, which goes first).
+    seenSetPlanned: (b, upTo, report) => {
+      const s = new SeenSet({ capacity: m, expectedKeys: distinct });
+      for (let i = 0; i < upTo; i += b) s.merge(keys.subarray(i * 4, Math.min(upTo, i + b) * 4));
+      if (report) report(s.memoryBytes / s.len);
+      s.free();
+    },
+  };
+  const prev = loadBaselineCore(PREV_REV);
+  if (prev) variants.prevTable = rawSeenSet(prev, m);
+  if (!big) {
+    variants.twoCalls = (b, upTo) => {
       const d = new DrumSet({ buckets: 256 });
       const f = new BloomFilter({ capacity: m });
       const fresh = new Uint32Array(b * 4);
@@ -165,40 +256,33 @@ async function tier(n) {
       }
       d.free();
       f.free();
-    },
-    drumOnly: (b, upTo) => {
+    };
+    variants.drumOnly = (b, upTo) => {
       const d = new DrumSet({ buckets: 256 });
       for (let i = 0; i < upTo; i += b) d.merge(keys.subarray(i * 4, Math.min(upTo, i + b) * 4));
       d.free();
-    },
-  };
-  if (old) {
-    // The baseline revision's SeenSet.merge (DRUM runs behind the same Bloom filter), driven
-    // through its raw exports exactly as src/core/seen.ts drives the current core: the batch
-    // is copied into its memory, one meguri_seen_merge call per batch.
-    const ex = old.exports;
-    variants.baseline = (b, upTo) => {
-      const set = ex.meguri_drum_new(8);
-      const filter = ex.meguri_bloom_new(m, 0.01);
-      const kp = old.alloc(b * 16);
-      const out = old.alloc(b);
-      for (let i = 0; i < upTo; i += b) {
-        const count = Math.min(upTo, i + b) - i;
-        new Uint32Array(ex.memory.buffer, kp, count * 4).set(keys.subarray(i * 4, (i + count) * 4));
-        ex.meguri_seen_merge(set, filter, kp, count, out);
-      }
-      old.free(kp, b * 16);
-      old.free(out, b);
-      ex.meguri_drum_free(set);
-      ex.meguri_bloom_free(filter);
     };
+    // The revision before issue 19's kernels: DRUM runs behind the same Bloom filter
+    // (bench/lib/baseline-core.mjs), driven through its raw exports the same way.
+    const old = loadBaselineCore();
+    if (old) variants.baseline = rawSeenSet(old, m);
   }
   // Warm up every variant on the full size once (JIT, and wasm memory grown to its high-water
-  // mark, so no variant pays memory.grow for the others), then time rounds in rotating order.
+  // mark, so no variant pays memory.grow for the others), recording its bytes per key, then
+  // time rounds in rotating order. Above SYNTH_ABOVE the warm-up is the one timed run.
   const names = Object.keys(variants);
-  for (const name of names) variants[name](4096, m);
   const rounds = n <= 2_000_000 ? 3 : 1;
   const out = [];
+  const ns = Object.fromEntries(names.map((k) => [k, []]));
+  for (const name of names) {
+    const t = cpuNs();
+    variants[name](4096, m, (x) => (bytesPerKey[name] = x));
+    if (big) ns[name].push((cpuNs() - t) / m);
+  }
+  if (big) {
+    out.push({ batch: 4096, ...Object.fromEntries(names.map((k) => [k, median(ns[k])])) });
+    return { m, batches: out, bytesPerKey, synthetic: true };
+  }
   for (const b of n <= 2_000_000 ? [4096, 65536] : [4096]) {
     const ns = Object.fromEntries(names.map((k) => [k, []]));
     for (let r = 0; r < rounds; r++) {
@@ -232,7 +316,7 @@ async function tier(n) {
   exact.free();
   filter.free();
   s.free();
-  return { m, batches: out, growth };
+  return { m, batches: out, growth, bytesPerKey };
 }
 
 if (process.argv[1] === here && process.argv[2] === 'child') {
@@ -318,16 +402,29 @@ export async function run() {
       console.log(`seen-set tier: could not run (${tierResult.error})`);
       continue;
     }
-    console.log(`\nseen-set tier alone, ${tierResult.m.toLocaleString('en')} precomputed keys (CPU ns per key)`);
+    const bk = tierResult.bytesPerKey;
+    console.log(
+      `\nseen-set tier alone, ${tierResult.m.toLocaleString('en')} precomputed keys${tierResult.synthetic ? ' (synthetic: the stream\'s shape without its strings)' : ''} (CPU ns per key; B/key = table + filter bytes per distinct key)`,
+    );
     const tierRows = tierResult.batches.map((b) => ({
       batch: b.batch,
       'SeenSet.merge (1 call)': b.seenSet,
-      [`SeenSet.merge @${BASELINE_REV}`]: b.baseline ?? NaN,
-      'speedup vs baseline': (b.baseline ?? NaN) / b.seenSet,
-      'DrumSet.merge + Bloom.addBatch': b.twoCalls,
-      'DrumSet.merge alone': b.drumOnly,
+      'B/key': bk.seenSet ?? NaN,
+      'planned (expectedKeys)': b.seenSetPlanned ?? NaN,
+      'B/key  ': bk.seenSetPlanned ?? NaN,
+      [`@${PREV_REV} (previous table)`]: b.prevTable ?? NaN,
+      'B/key ': bk.prevTable ?? NaN,
+      'speedup vs previous': (b.prevTable ?? NaN) / b.seenSet,
+      [`@${BASELINE_REV} (DRUM)`]: b.baseline ?? NaN,
+      'speedup vs DRUM': (b.baseline ?? NaN) / b.seenSet,
+      'DrumSet.merge + Bloom.addBatch': b.twoCalls ?? NaN,
+      'DrumSet.merge alone': b.drumOnly ?? NaN,
     }));
     printTable(tierRows);
+    if (!tierResult.growth) {
+      rows.push(...tierRows.map((t) => ({ size: n, ...t })));
+      continue;
+    }
     const g = tierResult.growth;
     console.log(
       `growth from a 1 Ki plan: ${g.growths} rebuilds re-adding ${g.rebuilt.toLocaleString('en')} keys in all (${(g.rebuilt / g.len).toFixed(2)} per key); ` +

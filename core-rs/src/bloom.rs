@@ -31,12 +31,15 @@
 //! by the TypeScript wrapper (1e-6 needs k = 16 at ≈ 38.5 bits/key).
 //!
 //! ## Batches
-//! `add_batch` and `may_contain_batch` work in groups of `GROUP` = 16 keys: first locate
+//! `add_batch` and `may_contain_batch` work in groups of `GROUP` = 64 keys: first locate
 //! every key of the group and read its block's first word, then set or test the bits. The
 //! reads of a group do not depend on each other, so their cache misses overlap instead of
 //! queuing. Measured in the wasm build (CPU time per key, median of 5 runs on a shared
 //! 2-core machine): 1M-key filter, add 126 → 90 ns and query 182 → 103 ns; 10M keys, add
-//! 208 → 112 ns and query 258 → 128 ns. Groups of 8 or 32 measured the same.
+//! 208 → 112 ns and query 258 → 128 ns. Groups of 8 or 32 measured the same then; with
+//! `add_batch` locating the group before a separate loop of bare block loads, 64 keys
+//! keep more misses in flight (the seen-set's merge, wasm, CPU time: see DESIGN's seen-set
+//! section for the figures).
 //!
 //! ## Invariants
 //! No false negatives: `add(x)` sets every bit `may_contain(x)` tests, and bits are never
@@ -56,7 +59,7 @@ const SALT: u64 = 0x5BD1_E995_2F0E_4C3B;
 const PROBES_PER_WORD: u32 = 7;
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Keys located ahead in the batch loops (see `add_batch`).
-const GROUP: usize = 16;
+const GROUP: usize = 64;
 
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
@@ -192,12 +195,17 @@ impl BlockedBloom {
     pub fn add_batch(&mut self, keys: &[UrlKey]) {
         let mut at = [(0usize, 0u64); GROUP];
         for group in keys.chunks(GROUP) {
-            // Locate the whole group and touch each block before writing any: the group's
-            // cache misses then overlap instead of each waiting behind the previous store.
-            let mut touched = 0u64;
+            // Locate the whole group, then touch each block in a loop of a few instructions
+            // per key before writing any: the group's cache misses then overlap instead of
+            // each waiting behind the previous store, and with the hashing done first, more
+            // of them fit in the reorder window at once (see `crate::drum` on wasm's lack of
+            // a prefetch instruction).
             for (slot, k) in at.iter_mut().zip(group) {
                 *slot = self.locate(k);
-                touched ^= self.blocks[slot.0].0[0];
+            }
+            let mut touched = 0u64;
+            for &(b, _) in &at[..group.len()] {
+                touched ^= self.blocks[b].0[0];
             }
             self.touched ^= touched;
             let probes = self.probes;

@@ -99,6 +99,7 @@ export interface UrlKeyExports {
 /** DRUM exact key set (core-rs/src/abi/drum.rs). `h` is a set handle; 0 = absent array. */
 export interface DrumExports {
   meguri_drum_new(bits: number): number;
+  meguri_drum_new_planned(bits: number, expected: number): number;
   meguri_drum_free(h: number): void;
   meguri_drum_len(h: number): number;
   meguri_drum_memory_bytes(h: number): number;
@@ -222,6 +223,7 @@ export const REQUIRED_FUNCTIONS: readonly string[] = [
   'meguri_xxh64',
   'meguri_xxh64_batch',
   'meguri_drum_new',
+  'meguri_drum_new_planned',
   'meguri_drum_free',
   'meguri_drum_len',
   'meguri_drum_memory_bytes',

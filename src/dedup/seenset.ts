@@ -49,6 +49,12 @@ export interface SeenSetOptions {
   readonly fpRate: number;
   /** Buckets of the exact set: a power of two in [1, 65536], default 256. */
   readonly buckets: number;
+  /**
+   * Keys to size the exact set's tables for up front (`DrumSet`'s `expectedKeys`): an
+   * integer in [0, 2³²), default 0 (grow from empty). Within the plan each key is written
+   * about once instead of ≈ 3 times; the tables cost about 21 bytes per planned key at once.
+   */
+  readonly expectedKeys: number;
 }
 
 /** Options of `SeenSet.restore(…)`: the filter's plan comes from the blob. */
@@ -78,6 +84,7 @@ const resolveOptions = defineOptions<SeenSetOptions>('SeenSetOptions', {
   capacity: numberField({ min: 1, max: BLOOM_MAX_CAPACITY, integer: true, default: 1 << 20 }),
   fpRate: numberField({ min: 1e-6, max: 0.5, default: 0.01 }),
   buckets: bucketsField,
+  expectedKeys: numberField({ min: 0, max: 2 ** 32 - 1, integer: true, default: 0 }),
 });
 
 const resolveRestoreOptions = defineOptions<SeenSetRestoreOptions>('SeenSetRestoreOptions', { buckets: bucketsField });
@@ -134,7 +141,7 @@ export class SeenSet {
       this.#filter = filter!;
     } else {
       this.options = resolveOptions(options);
-      this.#set = new DrumSet({ buckets: this.options.buckets });
+      this.#set = new DrumSet({ buckets: this.options.buckets, expectedKeys: this.options.expectedKeys });
       try {
         this.#filter = new BloomFilter({ capacity: this.options.capacity, fpRate: this.options.fpRate });
       } catch (err) {
@@ -196,7 +203,7 @@ export class SeenSet {
       filter.free();
       throw err;
     }
-    const o: SeenSetOptions = Object.freeze({ capacity: filter.capacity, fpRate: filter.fpRate, buckets });
+    const o: SeenSetOptions = Object.freeze({ capacity: filter.capacity, fpRate: filter.fpRate, buckets, expectedKeys: 0 });
     return new SeenSet(adopt, o, set, filter);
   }
 

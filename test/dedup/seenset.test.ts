@@ -255,6 +255,33 @@ describe('SeenSet serialization and recovery', () => {
   });
 });
 
+describe('SeenSet sized up front (expectedKeys)', () => {
+  it('answers exactly as a set grown from empty, within the plan and past it', () => {
+    // 30,000 keys with repeats into sets planned for 0, 1,000 (outgrown) and 40,000 keys:
+    // the same verdicts batch by batch; the planned set's memory is allocated at once.
+    const fresh = randomKeys(24_000, 12);
+    const stream = new Uint32Array(30_000 * 4);
+    stream.set(fresh);
+    stream.set(fresh.subarray(0, 6_000 * 4), 24_000 * 4);
+    const sets = [0, 1000, 40_000].map((expectedKeys) => new SeenSet({ expectedKeys }));
+    try {
+      expect(sets[2]!.memoryBytes).toBeGreaterThan(40_000 * 16);
+      for (let i = 0; i < 30_000; i += 4096) {
+        const chunk = stream.subarray(i * 4, Math.min(30_000, i + 4096) * 4);
+        const [a, b, c] = sets.map((s) => s.merge(chunk));
+        expect(b).toEqual(a);
+        expect(c).toEqual(a);
+      }
+      for (const s of sets) {
+        expect(s.len).toBe(24_000);
+        expect(s.exportSorted()).toEqual(sets[0]!.exportSorted());
+      }
+    } finally {
+      for (const s of sets) s.free();
+    }
+  });
+});
+
 describe('SeenSet options and misuse', () => {
   it.each([
     [{ capacity: 0 }, /SeenSetOptions\.capacity: expected an integer >= 1/],
@@ -266,6 +293,9 @@ describe('SeenSet options and misuse', () => {
     [{ buckets: 3 }, /SeenSetOptions\.buckets: expected a power of two in \[1, 65536\], received 3/],
     [{ buckets: 131072 }, /buckets/],
     [{ buckets: '256' }, /buckets/],
+    [{ expectedKeys: -1 }, /SeenSetOptions\.expectedKeys: expected an integer >= 0/],
+    [{ expectedKeys: 2.5 }, /expectedKeys/],
+    [{ expectedKeys: 2 ** 32 }, /expectedKeys/],
     [{ size: 3 }, /unknown option "size"/],
   ])('rejects %j', (options, message) => {
     expect(() => new SeenSet(options as { capacity: number })).toThrow(message);
@@ -274,7 +304,7 @@ describe('SeenSet options and misuse', () => {
 
   it('has documented defaults', () => {
     using s = new SeenSet();
-    expect(s.options).toEqual({ capacity: 1 << 20, fpRate: 0.01, buckets: 256 });
+    expect(s.options).toEqual({ capacity: 1 << 20, fpRate: 0.01, buckets: 256, expectedKeys: 0 });
     expect(Object.isFrozen(s.options)).toBe(true);
     expect([s.len, s.capacity, s.fpRate, s.growths, s.bitsPerUrl]).toEqual([0, 1 << 20, 0.01, 0, 0]);
   });

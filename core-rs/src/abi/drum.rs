@@ -48,6 +48,17 @@ pub extern "C" fn meguri_drum_new(bits: u32) -> *mut DrumSet {
     Box::into_raw(Box::new(DrumSet::new(bits)))
 }
 
+/// Creates an empty set with `2^bits` buckets sized up front for `expected` keys
+/// ([`DrumSet::with_capacity`]) and returns its handle, or null when `bits` exceeds 16 or
+/// `expected` is not a whole number in `0..2³²`.
+#[no_mangle]
+pub extern "C" fn meguri_drum_new_planned(bits: u32, expected: f64) -> *mut DrumSet {
+    if bits > MAX_BUCKET_BITS || !(0.0..4_294_967_296.0).contains(&expected) || expected.fract() != 0.0 {
+        return std::ptr::null_mut();
+    }
+    Box::into_raw(Box::new(DrumSet::with_capacity(bits, expected as usize)))
+}
+
 /// Frees a set.
 ///
 /// # Safety
