@@ -132,7 +132,7 @@ export async function run() {
 
   const exportS = seconds(() => set.exportSorted());
   printTable(rows);
-  console.log(`bytes/key: DrumSet ${drumBytes.toFixed(1)} (16-byte key + u32 row + run headroom), Map of hex strings ${mapBytes.toFixed(1)} (heap growth / keys)`);
+  console.log(`bytes/key: DrumSet ${drumBytes.toFixed(1)} (16-byte key, u32 row payload, table slack), Map of hex strings ${mapBytes.toFixed(1)} (heap growth / keys)`);
   console.log(`exportSorted of ${set.len.toLocaleString()} keys: ${(exportS * 1000).toFixed(0)} ms; ratio = DrumSet / Map (higher is better for DrumSet)`);
   set.free();
   return { rows, drumBytesPerKey: drumBytes, mapBytesPerKey: mapBytes, exportMs: exportS * 1000 };
