@@ -90,7 +90,7 @@ export function admitLinksBatch(
     // Every link answered: the new links' keys are read straight from wasm memory (before
     // readCanonical, which here runs no TypeScript canonicalize and so nothing that could
     // reuse the scratch region, but reads nothing of it either).
-    const freshKeys = freshKeysOf(verdicts, c.u32, keysPtr >>> 2);
+    const freshKeys = freshKeysOf(verdicts, c.u32, keysPtr >>> 2, null);
     readCanonical(s, hrefs, 0, page, canonical);
     admitStats.fused++;
     return { canonical, verdicts, fresh: freshOf(canonical, verdicts, freshKeys.length / KEY_LANES), freshKeys };
@@ -118,18 +118,22 @@ function admitCall(set: DrumSet, filter: BloomFilter): number {
   );
 }
 
-/** The keys of the links with verdict 1, copied from `u32` (link i's at `base + 4i`). */
-function freshKeysOf(verdicts: Uint8Array, u32: Uint32Array, base: number): Uint32Array {
+/**
+ * The keys of the links with verdict 1, in page order: link i's key is at `base + 4·keyAt[i]`
+ * in `keys`, or at `base + 4i` when `keyAt` is null (an index array rather than a callback:
+ * the call per link did not inline). Lane by lane: a subarray view per link cost more.
+ */
+function freshKeysOf(verdicts: Uint8Array, keys: KeyArray, base: number, keyAt: Int32Array | null): Uint32Array {
   let count = 0;
   for (let i = 0; i < verdicts.length; i++) count += verdicts[i]!;
   const out = new Uint32Array(count * KEY_LANES);
   for (let i = 0, o = 0; o < out.length; i++) {
     if (verdicts[i] !== 1) continue;
-    const j = base + i * KEY_LANES;
-    out[o] = u32[j]!;
-    out[o + 1] = u32[j + 1]!;
-    out[o + 2] = u32[j + 2]!;
-    out[o + 3] = u32[j + 3]!;
+    const j = base + (keyAt === null ? i : keyAt[i]!) * KEY_LANES;
+    out[o] = keys[j]!;
+    out[o + 1] = keys[j + 1]!;
+    out[o + 2] = keys[j + 2]!;
+    out[o + 3] = keys[j + 3]!;
     o += KEY_LANES;
   }
   return out;
@@ -230,27 +234,8 @@ function finish(seen: SeenSet, hrefs: readonly string[], canonical: (string | nu
   return collect(canonical, verdicts, at, keys);
 }
 
-/**
- * Gathers the fresh URLs and their keys. Link i's key is at `keyAt[i]` in `keys`, or at i
- * when `keyAt` is null (an index array rather than a callback: the call per link did not inline).
- */
+/** Gathers the fresh URLs and their keys (see `freshKeysOf` for `keyAt`). */
 function collect(canonical: (string | null)[], verdicts: Uint8Array, keyAt: Int32Array | null, keys: KeyArray): LinkIntake {
-  let count = 0;
-  for (let i = 0; i < verdicts.length; i++) count += verdicts[i]!;
-  const fresh: string[] = [];
-  const freshKeys = new Uint32Array(count * KEY_LANES);
-  let f = 0;
-  for (let i = 0; i < verdicts.length; i++) {
-    if (verdicts[i] !== 1) continue;
-    const j = (keyAt === null ? i : keyAt[i]!) * KEY_LANES;
-    const o = f * KEY_LANES;
-    fresh.push(canonical[i]!);
-    // Lane by lane: a subarray view per link cost more than the copy.
-    freshKeys[o] = keys[j]!;
-    freshKeys[o + 1] = keys[j + 1]!;
-    freshKeys[o + 2] = keys[j + 2]!;
-    freshKeys[o + 3] = keys[j + 3]!;
-    f++;
-  }
-  return { canonical, verdicts, fresh, freshKeys };
+  const freshKeys = freshKeysOf(verdicts, keys, 0, keyAt);
+  return { canonical, verdicts, fresh: freshOf(canonical, verdicts, freshKeys.length / KEY_LANES), freshKeys };
 }
