@@ -205,7 +205,11 @@ export class FreshnessScheduler {
     v.lambda = lambda;
     const host = this.#host;
     const h = rec.host;
-    host.capacityPerHour = rec.hostIntervalMs > 0 ? (this.#options.politenessShare * HOUR_MS) / rec.hostIntervalMs : Number.POSITIVE_INFINITY;
+    // The host's capacity: one crawl per interval, or its rate cap's crawls / window if lower
+    // (a record from a frontier without caps has no hostCapPerHour: no cap).
+    const spacing = rec.hostIntervalMs > 0 ? HOUR_MS / rec.hostIntervalMs : Number.POSITIVE_INFINITY;
+    const capped = rec.hostCapPerHour !== undefined && rec.hostCapPerHour < spacing ? rec.hostCapPerHour : spacing;
+    host.capacityPerHour = this.#options.politenessShare * capped;
     const d = h < this.#hostCount ? this.#demand[h]! : -1;
     host.urlCount = d >= 0 ? this.#urls[h]! : 1;
     host.demandPerHour = d >= 0 ? d : undefined;
