@@ -51,6 +51,8 @@ export interface FrontierPolicyOptions {
   readonly capWindowHours?: number;
   /** A capped host's crawl delay as a fraction of its cap interval 1/C (default: ½ with a window cap, else `politenessShare`). */
   readonly spacing?: number;
+  /** When > 0, every capped host's window holds this many starts (K), whatever its cap: W = K / C. */
+  readonly capWindowSlots?: number;
 }
 
 /** The default window of a capped host's rate cap (hours): DESIGN §20 has the sweep. */
@@ -62,8 +64,8 @@ export const CAP_SPACING = 0.5;
  * The rate cap a host capped at `capPerHour` gets over a window of about `windowHours`: K =
  * round(C·W) ≥ 1 starts in exactly K / C hours, so the cap is exactly C.
  */
-export function capWindowOf(capPerHour: number, windowHours: number): { crawls: number; windowHours: number } {
-  const crawls = Math.max(1, Math.round(capPerHour * windowHours));
+export function capWindowOf(capPerHour: number, windowHours: number, slots = 0): { crawls: number; windowHours: number } {
+  const crawls = slots > 0 ? slots : Math.max(1, Math.round(capPerHour * windowHours));
   return { crawls, windowHours: crawls / capPerHour };
 }
 
@@ -154,7 +156,7 @@ export class MeguriFrontierPolicy implements Policy {
       for (let h = 0; h < world.hostCount; h++) {
         const cap = world.hostCap[h]!;
         if (!(cap < Number.POSITIVE_INFINITY) || world.hostSize[h] === 0) continue;
-        const w = capWindowOf(cap, windowHours);
+        const w = capWindowOf(cap, windowHours, this.#options.capWindowSlots ?? 0);
         if (!f.setHostCap(world.hostName[h]!, { crawls: w.crawls, windowMs: w.windowHours * HOUR_MS })) throw new Error(`meguri-frontier: host ${h} unknown`);
       }
     }
