@@ -4,14 +4,16 @@
  *
  * Each of the N pages is seeded as one URL of its host (`https://h<k>.sim.example/p/<i>`: the
  * page is read back from the URL, since a recovery renumbers rows), with its importance weight
- * as priority. A host the world caps at C crawls/hour gets, by default, a rate cap over a
- * window (`Frontier.setHostCap`: K = round(C × `capWindowHours`) starts in any K / C hours, so
- * the cap is exactly C) and a crawl delay of `spacing` / C as its hard minimum spacing: the
- * frontier enforces the cap over every window, and a host whose queue was empty may make up
- * the missed slots at up to 1 / `spacing` times its cap. With `capWindowHours` 0 there is no
- * window cap and the crawl delay is the only enforcement (`spacing` then defaults to
- * `politenessShare`, the hook's booking share: at 1 the crawl delay is the cap; below 1 the
- * cap holds on average only — the experiment of DESIGN §20).
+ * as priority. By default a host the world caps at C crawls/hour gets a crawl delay of 1/C:
+ * the frontier's spacing is the cap (`spacing` = `politenessShare` = 1). With
+ * `capWindowSlots` K (or `capWindowHours` W: K = round(C·W)) it gets a rate cap over a window
+ * instead (`Frontier.setHostCap`: K starts in any K / C hours, so the cap is exactly C) and a
+ * crawl delay of `spacing` / C (½ by default) as its hard minimum spacing: the frontier holds
+ * the cap in every window, and a host whose queue was empty may make up the missed slots at
+ * up to 1 / `spacing` times its cap. Without a window and with `politenessShare` below 1 (the
+ * crawl delay then `politenessShare` / C) the cap holds on average only — the experiment of
+ * DESIGN §20. The default stays the crawl delay: the window caps measured level with it
+ * (DESIGN §20, "Host rate caps over a window").
  * First fetches are spread over the time one pass of the budget takes (N / B hours), as the
  * estimator policy does, by seeding each URL's next-due hour into the schedule index.
  *
@@ -47,18 +49,18 @@ export interface FrontierPolicyOptions {
    * recover a new one from the bytes (with a new freshness hook) and carry on with it.
    */
   readonly recoverAfter?: readonly number[];
-  /** Window (hours, about: see `capWindowOf`) of a capped host's rate cap; 0 = none, the crawl delay alone. */
+  /** Window (hours, about: see `capWindowOf`) of a capped host's rate cap; 0 (default) = none. */
   readonly capWindowHours?: number;
+  /** When > 0, every capped host's window holds this many starts (K), whatever its cap: W = K / C (over `capWindowHours`). */
+  readonly capWindowSlots?: number;
   /** A capped host's crawl delay as a fraction of its cap interval 1/C (default: ½ with a window cap, else `politenessShare`). */
   readonly spacing?: number;
-  /** When > 0, every capped host's window holds this many starts (K), whatever its cap: W = K / C. */
-  readonly capWindowSlots?: number;
 }
 
-/** The default window of a capped host's rate cap (hours): DESIGN §20 has the sweep. */
-export const CAP_WINDOW_HOURS = 120;
-/** The default crawl delay of a window-capped host, as a fraction of its cap interval. */
+/** The crawl delay of a window-capped host by default, as a fraction of its cap interval. */
 export const CAP_SPACING = 0.5;
+/** The window the bench measures a host's most starts over when its policy has none (hours, about). */
+export const PEAK_WINDOW_HOURS = 120;
 
 /**
  * The rate cap a host capped at `capPerHour` gets over a window of about `windowHours`: K =
@@ -102,14 +104,14 @@ export class MeguriFrontierPolicy implements Policy {
     return this.#options.freshness?.politenessShare ?? 1;
   }
 
-  /** Window of a capped host's rate cap, hours (0 = no window cap). */
-  get capWindowHours(): number {
-    return this.#options.capWindowHours ?? CAP_WINDOW_HOURS;
+  /** Whether capped hosts get a rate cap over a window (`capWindowSlots` or `capWindowHours` > 0). */
+  get windowed(): boolean {
+    return (this.#options.capWindowSlots ?? 0) > 0 || (this.#options.capWindowHours ?? 0) > 0;
   }
 
   /** A capped host's crawl delay as a fraction of its cap interval. */
   get spacing(): number {
-    return this.#options.spacing ?? (this.capWindowHours > 0 ? CAP_SPACING : this.politenessShare);
+    return this.#options.spacing ?? (this.windowed ? CAP_SPACING : this.politenessShare);
   }
 
   #makeOptions(world: World): Partial<FrontierOptions> {
@@ -151,12 +153,11 @@ export class MeguriFrontierPolicy implements Policy {
       });
     }
     if (f.seedBatch(specs) !== world.n) throw new Error('meguri-frontier: seeding lost pages');
-    const windowHours = this.capWindowHours;
-    if (windowHours > 0) {
+    if (this.windowed) {
       for (let h = 0; h < world.hostCount; h++) {
         const cap = world.hostCap[h]!;
         if (!(cap < Number.POSITIVE_INFINITY) || world.hostSize[h] === 0) continue;
-        const w = capWindowOf(cap, windowHours, this.#options.capWindowSlots ?? 0);
+        const w = capWindowOf(cap, this.#options.capWindowHours ?? 0, this.#options.capWindowSlots ?? 0);
         if (!f.setHostCap(world.hostName[h]!, { crawls: w.crawls, windowMs: w.windowHours * HOUR_MS })) throw new Error(`meguri-frontier: host ${h} unknown`);
       }
     }

@@ -5,15 +5,16 @@
  * change rate beside the optimum's share.
  *
  *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third]
- *     [--window 120] [--spacing 0.5] [--share 1]
+ *     [--window 120] [--slots 6] [--spacing 0.5] [--share 1]
  *
- * (--window: a capped host's rate-cap window in hours, 0 = none; --spacing: its crawl delay
+ * (--window: a capped host's rate-cap window in hours, 0 = none (default); --slots: K > 0 gives
+ * every capped host a window of K starts per K / C hours instead; --spacing: its crawl delay
  * as a fraction of the cap interval; --share: the hook's politenessShare. frontier-policy.ts.)
  *
  * (`npm run bench freshness` runs it through bench/suites/freshness.bench.mjs.)
  */
 import type { Policy } from './engine.js';
-import { CAP_WINDOW_HOURS, MeguriFrontierPolicy, capWindowOf } from './frontier-policy.js';
+import { MeguriFrontierPolicy, PEAK_WINDOW_HOURS, capWindowOf } from './frontier-policy.js';
 import { MeguriEstimatorPolicy, optimumPolicy, uniformPolicy } from './policies.js';
 import { compare, type Comparison } from './run.js';
 import type { World, WorldOptions } from './world.js';
@@ -130,8 +131,8 @@ export function windowPeak(times: readonly number[], width: number): number {
   return most;
 }
 
-/** The cap delivery of each non-optimum policy of one comparison, windows of about `windowHours` (see `CapDelivery`). */
-export function capDelivery(c: Comparison, windowHours: number): Map<string, CapDelivery> {
+/** The cap delivery of each non-optimum policy of one comparison, over the windows `capWindowOf(C, windowHours, slots)` (see `CapDelivery`). */
+export function capDelivery(c: Comparison, windowHours: number, slots = 0): Map<string, CapDelivery> {
   const w = c.world;
   const out = new Map<string, CapDelivery>();
   const opt = c.rows.find((x) => x.policy === 'optimum');
@@ -147,7 +148,7 @@ export function capDelivery(c: Comparison, windowHours: number): Map<string, Cap
       const cap = w.hostCap[h]!;
       const starts = r.cappedStarts[h];
       if (!(cap < Number.POSITIVE_INFINITY) || starts === undefined || w.hostSize[h] === 0) continue;
-      const win = capWindowOf(cap, windowHours);
+      const win = capWindowOf(cap, windowHours, slots);
       peak = Math.max(peak, windowPeak(starts, win.windowHours) / win.crawls);
       const allowed = cap * span;
       if (opt.cappedStarts[h]!.length < 0.97 * allowed) continue;
@@ -191,8 +192,9 @@ export interface ScenarioResult {
   readonly caps: ReadonlyMap<string, CapSplit>;
   /** Per policy name, its `CapDelivery` over the seeds (means averaged; least and peak the extremes). */
   readonly delivery: ReadonlyMap<string, CapDelivery>;
-  /** The window (hours, about) the delivery's peak is measured over. */
+  /** The window the delivery's peak is measured over: hours (about), or K starts per K / C hours when `slots` > 0. */
   readonly windowHours: number;
+  readonly slots: number;
 }
 
 /** How the real Frontier treats the world's capped hosts in a sweep (frontier-policy.ts). */
@@ -203,6 +205,8 @@ export interface SweepOptions {
   readonly capWindowHours?: number;
   /** Crawl delay as a fraction of the cap interval. */
   readonly spacing?: number;
+  /** When > 0, every capped host's window holds this many starts: W = K / C (`capWindowOf`). */
+  readonly capWindowSlots?: number;
 }
 
 /**
@@ -211,7 +215,12 @@ export interface SweepOptions {
  * frontier-policy.ts and `SweepOptions`).
  */
 export function sweepPolicies(o: SweepOptions = {}): Policy[] {
-  const frontier = new MeguriFrontierPolicy({ freshness: { politenessShare: o.politenessShare ?? 1 }, capWindowHours: o.capWindowHours, spacing: o.spacing });
+  const frontier = new MeguriFrontierPolicy({
+    freshness: { politenessShare: o.politenessShare ?? 1 },
+    capWindowHours: o.capWindowHours,
+    spacing: o.spacing,
+    capWindowSlots: o.capWindowSlots,
+  });
   return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), frontier];
 }
 
@@ -221,7 +230,8 @@ export function runScenario(
   n: number,
   seeds: readonly number[],
   policies: () => Policy[] = sweepPolicies,
-  windowHours: number = CAP_WINDOW_HOURS,
+  windowHours: number = PEAK_WINDOW_HOURS,
+  slots = 0,
 ): ScenarioResult {
   const runs: Comparison[] = [];
   const shares = new Map<string, number[]>();
@@ -230,7 +240,7 @@ export function runScenario(
   for (const seed of seeds) {
     const c = compare({ n, seed, ...scenario.options }, policies());
     runs.push(c);
-    for (const [policy, x] of capDelivery(c, windowHours)) {
+    for (const [policy, x] of capDelivery(c, windowHours, slots)) {
       const acc = delivery.get(policy);
       const k = seeds.length;
       delivery.set(policy, {
@@ -269,6 +279,7 @@ export function runScenario(
     caps,
     delivery,
     windowHours,
+    slots,
   };
 }
 
@@ -297,7 +308,7 @@ export function printScenario(r: ScenarioResult): void {
   }
   for (const [policy, x] of r.delivery) {
     console.log(
-      `  ${policy.padEnd(16)} capped-host delivery (${x.saturated.toFixed(1)} hosts at their cap): crawls / allowed ${x.delivered.toFixed(3)} (least ${x.leastDelivered.toFixed(3)}); most in one ~${r.windowHours} h cap window ${x.peak.toFixed(3)}× the cap`,
+      `  ${policy.padEnd(16)} capped-host delivery (${x.saturated.toFixed(1)} hosts at their cap): crawls / allowed ${x.delivered.toFixed(3)} (least ${x.leastDelivered.toFixed(3)}); most in one ${r.slots > 0 ? `${r.slots}-slot` : `~${r.windowHours} h`} cap window ${x.peak.toFixed(3)}× the cap`,
     );
   }
   const cell = (x: string, i: number): string => (i === 0 ? x.padEnd(18) : x.padStart(10));
@@ -318,12 +329,19 @@ export function printSummary(results: readonly ScenarioResult[]): void {
 }
 
 /** Sweep options from their command-line or environment strings (undefined = default). */
-export function sweepOptionsOf(share: string | undefined, window: string | undefined, spacing: string | undefined): SweepOptions {
+export function sweepOptionsOf(share: string | undefined, window: string | undefined, spacing: string | undefined, slots?: string): SweepOptions {
   return {
     politenessShare: share === undefined ? undefined : Number(share),
-    capWindowHours: window === undefined ? CAP_WINDOW_HOURS : Number(window),
+    capWindowHours: window === undefined ? undefined : Number(window),
     spacing: spacing === undefined ? undefined : Number(spacing),
+    capWindowSlots: slots === undefined ? undefined : Number(slots),
   };
+}
+
+/** The window `capDelivery` measures the peak over for a sweep: the policy's own, else ~PEAK_WINDOW_HOURS. */
+export function peakWindowOf(o: SweepOptions): { hours: number; slots: number } {
+  const hours = o.capWindowHours ?? 0;
+  return { hours: hours > 0 ? hours : PEAK_WINDOW_HOURS, slots: o.capWindowSlots ?? 0 };
 }
 
 function arg(name: string): string | undefined {
@@ -335,11 +353,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(arg('n') ?? 5000);
   const seeds = (arg('seeds') ?? '20260101,7,42').split(',').map(Number);
   const names = arg('scenarios')?.split(',');
-  const o = sweepOptionsOf(arg('share'), arg('window'), arg('spacing'));
+  const o = sweepOptionsOf(arg('share'), arg('window'), arg('spacing'), arg('slots'));
   const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
   const results: ScenarioResult[] = [];
   for (const s of chosen) {
-    const r = runScenario(s, n, seeds, () => sweepPolicies(o), o.capWindowHours || CAP_WINDOW_HOURS);
+    const w = peakWindowOf(o);
+    const r = runScenario(s, n, seeds, () => sweepPolicies(o), w.hours, w.slots);
     printScenario(r);
     results.push(r);
   }

@@ -9,7 +9,8 @@
 // keeps at their cap, and the most starts in one window of a host's rate cap over the cap.
 // Override with FRESHNESS_N (default 5000), FRESHNESS_SEEDS (default 20260101,7,42),
 // FRESHNESS_SCENARIOS (default all), FRESHNESS_WINDOW (a capped host's rate-cap window in
-// hours, default 120; 0 = none, the crawl delay alone enforces the cap), FRESHNESS_SPACING
+// hours; default 0 = none, the crawl delay 1/C alone enforces the cap), FRESHNESS_SLOTS (K > 0:
+// every capped host's window holds K starts, W = K / C instead), FRESHNESS_SPACING
 // (its crawl delay as a fraction of the cap interval) and FRESHNESS_SHARE (the hook's
 // politenessShare, default 1; see DESIGN §20 and bench/freshness/frontier-policy.ts). The simulator
 // is TypeScript over src/, run through tsx's loader (a devDependency of the root package).
@@ -18,8 +19,8 @@ import { register } from 'tsx/esm/api';
 export async function run() {
   const unregister = register();
   try {
-    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, sweepPolicies, sweepOptionsOf } = await import('../freshness/scenarios.ts');
-    const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING);
+    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
+    const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING, process.env.FRESHNESS_SLOTS);
     const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
     const names = process.env.FRESHNESS_SCENARIOS?.split(',');
     const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101,7,42').split(',').map(Number);
@@ -28,7 +29,8 @@ export async function run() {
     for (const n of sizes) {
       const results = [];
       for (const s of chosen) {
-        const r = runScenario(s, n, seeds, () => sweepPolicies(o), o.capWindowHours || undefined);
+        const w = peakWindowOf(o);
+        const r = runScenario(s, n, seeds, () => sweepPolicies(o), w.hours, w.slots);
         printScenario(r);
         results.push(r);
         for (const [label, sp] of [
