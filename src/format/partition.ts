@@ -57,6 +57,9 @@
  * the arena, status values) are the frontier's, in `Frontier.recover`.
  *
  * The codec is browser-safe (no `node:` import); the atomic file write is in `./file.ts`.
+ * It is one file of more than 600 lines on purpose: the layout above, each section's encoder
+ * and its decoder change together (a field added to one and not the others is a misread
+ * file), and reading them side by side is how a format change is reviewed.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { xxh64Lanes } from '../core/hash.js';
