@@ -68,6 +68,47 @@ export function bandShares(world: World, pageCrawls: Uint32Array): number[] {
 }
 
 /**
+ * Where a policy's shortfall against the optimum lies: per band of (initial) true change rate,
+ * the optimum's weighted fresh time on that band's pages minus the policy's, over the optimum's
+ * total. The bands sum to 1 − policy / optimum exactly, so a row reads as "points of the
+ * optimum lost here" (negative: the policy keeps that band fresher than the optimum does, by
+ * spending on it what another band then lacks). Beside `bandShares` it tells an over-funded
+ * band from a mistimed one.
+ */
+export function bandLosses(c: Comparison): Map<string, number[]> {
+  return lossesBy(c, BANDS.length, (i) => bandOf(c.world.lambda[i]! * 24));
+}
+
+/** Groups of `driftLosses`: pages whose rate rose, fell, or stayed at the drift. */
+export const DRIFT_GROUPS = ['rate rose', 'rate fell', 'unchanged'] as const;
+
+/**
+ * In a world with a rate drift, the shortfall against the optimum (as `bandLosses`) split by
+ * what the drift did to each page: its rate rose, fell, or stayed. Empty without a drift.
+ */
+export function driftLosses(c: Comparison): Map<string, number[]> {
+  const w = c.world;
+  if (!(w.driftAt < Number.POSITIVE_INFINITY)) return new Map();
+  return lossesBy(c, DRIFT_GROUPS.length, (i) => (w.lambdaAfter[i]! > w.lambda[i]! ? 0 : w.lambdaAfter[i]! < w.lambda[i]! ? 1 : 2));
+}
+
+function lossesBy(c: Comparison, groups: number, groupOf: (page: number) => number): Map<string, number[]> {
+  const w = c.world;
+  const out = new Map<string, number[]>();
+  const opt = c.rows.find((x) => x.policy === 'optimum');
+  if (opt === undefined) return out;
+  let total = 0;
+  for (let i = 0; i < w.n; i++) total += w.weight[i]! * opt.pageFreshHours[i]!;
+  for (const r of c.rows) {
+    if (r === opt) continue;
+    const loss = new Array<number>(groups).fill(0);
+    for (let i = 0; i < w.n; i++) loss[groupOf(i)]! += (w.weight[i]! * (opt.pageFreshHours[i]! - r.pageFreshHours[i]!)) / total;
+    out.set(r.policy, loss);
+  }
+  return out;
+}
+
+/**
  * Where a policy stands on capped hosts against the optimum: its crawls on capped hosts over
  * the optimum's there, and its weighted fresh time on the pages of capped and of uncapped
  * hosts over the optimum's on the same pages. The real frontier and the estimator over bare
@@ -197,6 +238,10 @@ export interface ScenarioResult {
   /** The window the delivery's peak is measured over: hours (about), or K starts per K / C hours when `slots` > 0. */
   readonly windowHours: number;
   readonly slots: number;
+  /** Per policy name, its `bandLosses` averaged over seeds. */
+  readonly losses: ReadonlyMap<string, number[]>;
+  /** Per policy name, its `driftLosses` averaged over seeds (empty without a drift). */
+  readonly driftLosses: ReadonlyMap<string, number[]>;
 }
 
 /** How the real Frontier treats the world's capped hosts in a sweep (frontier-policy.ts). */
@@ -239,9 +284,20 @@ export function runScenario(
   const shares = new Map<string, number[]>();
   const caps = new Map<string, CapSplit>();
   const delivery = new Map<string, CapDelivery>();
+  const losses = new Map<string, number[]>();
+  const drift = new Map<string, number[]>();
+  const average = (into: Map<string, number[]>, from: Map<string, number[]>): void => {
+    for (const [policy, x] of from) {
+      const acc = into.get(policy) ?? new Array<number>(x.length).fill(0);
+      for (let b = 0; b < x.length; b++) acc[b]! += x[b]! / seeds.length;
+      into.set(policy, acc);
+    }
+  };
   for (const seed of seeds) {
     const c = compare({ n, seed, ...scenario.options }, policies());
     runs.push(c);
+    average(losses, bandLosses(c));
+    average(drift, driftLosses(c));
     for (const [policy, x] of capDelivery(c, windowHours, slots)) {
       const acc = delivery.get(policy);
       const k = seeds.length;
@@ -282,6 +338,8 @@ export function runScenario(
     delivery,
     windowHours,
     slots,
+    losses,
+    driftLosses: drift,
   };
 }
 
@@ -317,6 +375,19 @@ export function printScenario(r: ScenarioResult): void {
   console.log(`  ${['crawl share', ...BANDS.map((b) => b.label)].map(cell).join('')}`);
   for (const [policy, s] of r.shares) {
     console.log(`  ${[policy, ...s.map((x) => `${(100 * x).toFixed(1)}%`)].map(cell).join('')}`);
+  }
+  // Points of the optimum's weighted fresh time lost per band (they sum to 100 × (1 − ratio)).
+  console.log(`  ${['points lost', ...BANDS.map((b) => b.label)].map(cell).join('')}`);
+  for (const [policy, s] of r.losses) {
+    if (policy === 'uniform') continue;
+    console.log(`  ${[policy, ...s.map((x) => (100 * x).toFixed(2))].map(cell).join('')}`);
+  }
+  if (r.driftLosses.size > 0) {
+    console.log(`  ${['points lost', ...DRIFT_GROUPS].map(cell).join('')}`);
+    for (const [policy, s] of r.driftLosses) {
+      if (policy === 'uniform') continue;
+      console.log(`  ${[policy, ...s.map((x) => (100 * x).toFixed(2))].map(cell).join('')}`);
+    }
   }
 }
 

@@ -4,7 +4,8 @@
 // sees the identical change history. Printed per scenario: meguri / optimum and meguri / uniform
 // as mean ± sd (min–max) over the seeds, for the real Frontier with withFreshness
 // (meguri-frontier, the headline) and the estimator over bare columns, and the crawl share per
-// band of true change rate beside the optimum's, and on capped hosts the crawls and fresh time
+// band of true change rate beside the optimum's, the points of the optimum lost per band (and,
+// in the drift scenario, on the pages whose rate rose, fell or stayed), and on capped hosts the crawls and fresh time
 // against the optimum's, and capped-host delivery: crawls / allowed on the hosts the optimum
 // keeps at their cap, and the most starts in one window of a host's rate cap over the cap.
 // Override with FRESHNESS_N (default 5000), FRESHNESS_SEEDS (default 20260101,7,42),
@@ -19,7 +20,7 @@ import { register } from 'tsx/esm/api';
 export async function run() {
   const unregister = register();
   try {
-    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
+    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, DRIFT_GROUPS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
     const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING, process.env.FRESHNESS_SLOTS);
     const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
     const names = process.env.FRESHNESS_SCENARIOS?.split(',');
@@ -48,6 +49,12 @@ export async function run() {
         }
         for (const [policy, share] of r.shares) {
           rows.push({ n, scenario: s.name, policy: `crawl share: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, share[i]])) });
+        }
+        for (const [policy, loss] of r.losses) {
+          rows.push({ n, scenario: s.name, policy: `points lost: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, 100 * loss[i]])) });
+        }
+        for (const [policy, loss] of r.driftLosses) {
+          rows.push({ n, scenario: s.name, policy: `points lost by drift: ${policy}`, ...Object.fromEntries(DRIFT_GROUPS.map((g, i) => [g, 100 * loss[i]])) });
         }
       }
       printSummary(results);
