@@ -5,11 +5,12 @@
  * change rate beside the optimum's share.
  *
  *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third]
- *     [--window 120] [--slots 6] [--spacing 0.5] [--share 1]
+ *     [--window 120] [--slots 6] [--spacing 0.5] [--share 1] [--calendar 1]
  *
  * (--window: a capped host's rate-cap window in hours, 0 = none (default); --slots: K > 0 gives
  * every capped host a window of K starts per K / C hours instead; --spacing: its crawl delay
- * as a fraction of the cap interval; --share: the hook's politenessShare. frontier-policy.ts.)
+ * as a fraction of the cap interval; --share: the hook's politenessShare; --calendar 1: the
+ * hook's slotCalendar. frontier-policy.ts.)
  *
  * (`npm run bench freshness` runs it through bench/suites/freshness.bench.mjs.)
  */
@@ -254,6 +255,8 @@ export interface SweepOptions {
   readonly spacing?: number;
   /** When > 0, every capped host's window holds this many starts: W = K / C (`capWindowOf`). */
   readonly capWindowSlots?: number;
+  /** The hook's `slotCalendar` (saturated hosts' dues on free slots of their cap). */
+  readonly slotCalendar?: boolean;
 }
 
 /**
@@ -263,7 +266,7 @@ export interface SweepOptions {
  */
 export function sweepPolicies(o: SweepOptions = {}): Policy[] {
   const frontier = new MeguriFrontierPolicy({
-    freshness: { politenessShare: o.politenessShare ?? 1 },
+    freshness: { politenessShare: o.politenessShare ?? 1, slotCalendar: o.slotCalendar ?? false },
     capWindowHours: o.capWindowHours,
     spacing: o.spacing,
     capWindowSlots: o.capWindowSlots,
@@ -402,8 +405,9 @@ export function printSummary(results: readonly ScenarioResult[]): void {
 }
 
 /** Sweep options from their command-line or environment strings (undefined = default). */
-export function sweepOptionsOf(share: string | undefined, window: string | undefined, spacing: string | undefined, slots?: string): SweepOptions {
+export function sweepOptionsOf(share: string | undefined, window: string | undefined, spacing: string | undefined, slots?: string, calendar?: string): SweepOptions {
   return {
+    slotCalendar: calendar === undefined ? undefined : calendar === '1' || calendar === 'true',
     politenessShare: share === undefined ? undefined : Number(share),
     capWindowHours: window === undefined ? undefined : Number(window),
     spacing: spacing === undefined ? undefined : Number(spacing),
@@ -426,7 +430,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(arg('n') ?? 5000);
   const seeds = (arg('seeds') ?? '20260101,7,42').split(',').map(Number);
   const names = arg('scenarios')?.split(',');
-  const o = sweepOptionsOf(arg('share'), arg('window'), arg('spacing'), arg('slots'));
+  const o = sweepOptionsOf(arg('share'), arg('window'), arg('spacing'), arg('slots'), arg('calendar'));
   const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
   const results: ScenarioResult[] = [];
   for (const s of chosen) {

@@ -13,7 +13,7 @@
 // hours; default 0 = none, the crawl delay 1/C alone enforces the cap), FRESHNESS_SLOTS (K > 0:
 // every capped host's window holds K starts, W = K / C instead), FRESHNESS_SPACING
 // (its crawl delay as a fraction of the cap interval) and FRESHNESS_SHARE (the hook's
-// politenessShare, default 1; see DESIGN §20 and bench/freshness/frontier-policy.ts). The simulator
+// politenessShare, default 1) and FRESHNESS_CALENDAR=1 (the hook's slotCalendar; see DESIGN §20 and bench/freshness/frontier-policy.ts). The simulator
 // is TypeScript over src/, run through tsx's loader (a devDependency of the root package).
 import { register } from 'tsx/esm/api';
 
@@ -21,7 +21,7 @@ export async function run() {
   const unregister = register();
   try {
     const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, DRIFT_GROUPS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
-    const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING, process.env.FRESHNESS_SLOTS);
+    const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING, process.env.FRESHNESS_SLOTS, process.env.FRESHNESS_CALENDAR);
     const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
     const names = process.env.FRESHNESS_SCENARIOS?.split(',');
     const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101,7,42').split(',').map(Number);

@@ -41,7 +41,8 @@
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import type { CrawledRecord, FreshnessRows } from '../frontier/options.js';
 import { UrlStatus } from '../model/index.js';
-import { customField, defineOptions, numberField } from '../options/index.js';
+import { booleanField, customField, defineOptions, numberField } from '../options/index.js';
+import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
 import { type FreshnessRecord, foldInterval, lastModifiedExposure, newFreshnessRecord, seedIntervals } from './record.js';
@@ -69,6 +70,22 @@ export interface WithFreshnessOptions {
    * give it a crawl delay below the cap interval and keep the share at 1.
    */
   readonly politenessShare: number;
+  /**
+   * Place the due hours of a host whose demand at the last pass reached `calendarLoad` of its
+   * capacity on a per-host slot calendar (`SlotCalendar`: at most one due per 1/C of the
+   * host's capacity C, each URL on the free slot nearest its ideal hour within
+   * `reviseTolerance` of its interval), so a saturated host's arrivals do not bunch and queue.
+   * Off by default (DESIGN §20, "Slot calendar", has the measurements).
+   */
+  readonly slotCalendar: boolean;
+  /** Demand / capacity at the last pass from which a host's dues go on its calendar. */
+  readonly calendarLoad: number;
+  /**
+   * How far from its ideal hour a URL may be placed on its host's calendar, as a fraction of
+   * its interval (at least an hour); the background pass then re-times such a URL only when
+   * its ideal moved by more than `reviseTolerance` + this.
+   */
+  readonly calendarReach: number;
 }
 
 const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions', {
@@ -76,6 +93,9 @@ const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions
   reviseTolerance: numberField({ min: 0, max: 10, default: 0.1 }),
   tau: customField('a TauControllerOptions object', (v): v is Partial<TauControllerOptions> => typeof v === 'object' && v !== null && !Array.isArray(v)),
   politenessShare: numberField({ above: 0, max: 1, default: 1 }),
+  slotCalendar: booleanField(false),
+  calendarLoad: numberField({ above: 0, max: 10, default: 0.9 }),
+  calendarReach: numberField({ min: 0, max: 1, default: 0.25 }),
 });
 
 const HOUR_MS = 3_600_000;
@@ -88,11 +108,22 @@ const HOUR_MS = 3_600_000;
 const FIXED = 2 ** 20;
 const MAGIC = 0x5346474d; // "MGFS" little-endian
 const STATE_VERSION = 2;
+/** The version written when some host has a slot calendar (2 otherwise, byte for byte as before). */
+const CALENDAR_VERSION = 3;
 const HEADER_BYTES = 40;
 
 /** Statuses that still want fetches: the rows whose desired rates make up the demand. */
 function schedulable(s: number): boolean {
   return s <= UrlStatus.RetryWait; // Scheduled, InFlight, Crawled, DueRecrawl, RetryWait
+}
+
+/** Orders rows a and b by their URL keys (four u32 words each). */
+function compareKeys(key: Uint32Array, a: number, b: number): number {
+  for (let i = 0; i < 4; i++) {
+    const d = key[a * 4 + i]! - key[b * 4 + i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 /** A mutable `HostCapacity` reused across calls. */
@@ -130,6 +161,8 @@ export class FreshnessScheduler {
   #cap = new Float64Array(0);
   /** Scratch: desired rate per row in a pass. */
   #want = new Float64Array(0);
+  /** Per host id: its slot calendar while saturated (`slotCalendar`), else undefined. */
+  #calendars: (SlotCalendar | undefined)[] = [];
   readonly #view: FreshnessRecord = newFreshnessRecord();
   readonly #host: HostView = { capacityPerHour: Number.POSITIVE_INFINITY, urlCount: 1, demandPerHour: undefined, tau: undefined };
 
@@ -220,7 +253,42 @@ export class FreshnessScheduler {
     const level = d >= 0 ? this.#hostTau[h]! : 0;
     host.tau = level > 0 ? level : undefined;
     const interval = targetInterval(v, host, this.#tau.tau(), p);
-    return setNextDue(v, interval, nowHours, p);
+    const due = setNextDue(v, interval, nowHours, p);
+    const cal = this.#calendarOf(h, d, host.capacityPerHour, nowHours);
+    return cal === undefined ? due : this.#place(cal, due, interval, nowHours);
+  }
+
+  /**
+   * Host h's calendar when `slotCalendar` is on and its demand at the last pass reached
+   * `calendarLoad` of its capacity (made, or remade when the capacity moved, and advanced to
+   * the clock); otherwise undefined, and a calendar it had is dropped.
+   */
+  #calendarOf(h: number, demand: number, capacity: number, nowHours: number): SlotCalendar | undefined {
+    const o = this.#options;
+    if (!o.slotCalendar) return undefined;
+    if (!(demand >= 0) || !(capacity > 0) || !Number.isFinite(capacity) || demand < o.calendarLoad * capacity) {
+      if (this.#calendars[h] !== undefined) this.#calendars[h] = undefined;
+      return undefined;
+    }
+    let c = this.#calendars[h];
+    // The per-outcome capacity and the pass's are computed apart: an ulp is not a new rate.
+    if (c === undefined || Math.abs(c.perHour - capacity) > 1e-9 * capacity) this.#calendars[h] = c = new SlotCalendar(capacity, nowHours);
+    c.advance(nowHours);
+    return c;
+  }
+
+  /**
+   * The hour of the free slot nearest `due` within 0.9 × `reviseTolerance` of the interval (at
+   * least an hour, never before now + minReprobeGap), so the background pass does not take it
+   * back; `due` itself when none is free.
+   */
+  #place(cal: SlotCalendar, due: number, interval: number, nowHours: number): number {
+    const reach = Math.max(1, this.#options.calendarReach * interval);
+    const lo = Math.max(Math.ceil(nowHours + this.params.minReprobeGap), Math.ceil(due - reach));
+    const placed = cal.place(due, lo, Math.floor(due + reach));
+    if (placed === undefined) return due;
+    this.#view.nextDue = placed;
+    return placed;
   }
 
   /**
@@ -293,12 +361,16 @@ export class FreshnessScheduler {
     }
     this.#tau.tick(total / FIXED);
     this.#hostLevels(rows, tau);
+    // Calendars of hosts no longer saturated go (the state stays that of the saturated ones).
+    const calendars = this.#calendars;
+    for (let h = 0; h < calendars.length; h++) if (calendars[h] !== undefined) this.#calendarOf(h, h < hostCount ? demand[h]! : -1, h < hostCount ? cap[h]! : 0, nowHours);
 
     // Pass 2: re-time URLs waiting for their recrawl whose interval has moved.
     const { crawlCount, lastCrawled, nextDue, key, moved } = rows;
     const hv = this.#host;
     const tolerance = this.#options.reviseTolerance;
     let m = 0;
+    const pending: { r: number; ideal: number; interval: number }[] = [];
     for (let r = 0; r < n; r++) {
       const sl = slot[r]!;
       if (status[r] !== UrlStatus.Crawled || crawlCount[sl] === 0) continue;
@@ -316,10 +388,28 @@ export class FreshnessScheduler {
       v.crawlCount = crawlCount[sl]!;
       v.spreadKey = key[r * 4 + 2]!;
       const level = hv.tau !== undefined && hv.tau > tau ? hv.tau : tau;
-      if (reviseNextDue(v, recrawlInterval(v, rate, level, p), nowHours, p, tolerance)) {
+      const interval = recrawlInterval(v, rate, level, p);
+      const cal = this.#calendarOf(h, hv.demandPerHour, hv.capacityPerHour, nowHours);
+      if (reviseNextDue(v, interval, nowHours, p, cal === undefined ? tolerance : tolerance + this.#options.calendarReach)) {
+        if (cal !== undefined) {
+          pending.push({ r, ideal: v.nextDue, interval });
+          continue;
+        }
         nextDue[r] = v.nextDue;
         moved[m++] = r;
       }
+    }
+    if (pending.length === 0) return m;
+    // Calendar hosts' re-timed URLs are placed in an order that does not depend on row numbers
+    // (a recovered frontier numbers rows in key order): by ideal hour, then URL key. Their old
+    // slots are freed first (a set operation, the same in any order).
+    pending.sort((a, b) => a.ideal - b.ideal || compareKeys(key, a.r, b.r));
+    for (const q of pending) this.#calendars[host[q.r]!]!.free(nextDue[q.r]!);
+    for (const q of pending) {
+      const placed = this.#place(this.#calendars[host[q.r]!]!, q.ideal, q.interval, nowHours);
+      if (placed === nextDue[q.r]) continue;
+      nextDue[q.r] = placed;
+      moved[m++] = q.r;
     }
     return m;
   }
@@ -422,14 +512,19 @@ export class FreshnessScheduler {
    *  32  u32  host count H       36  u32  reserved
    *  40  H × f64 host demand (crawls/hour, −1 = unknown), then H × u32 schedulable URLs,
    *      then (version 2) H × f64 the host's own water level τ_h (0 = none)
+   *      then (version 3, written only when some host has a slot calendar) u32 count M and M ×
+   *      (u32 host position, `CALENDAR_BYTES` of `SlotCalendar.write`), positions ascending
    * ```
    */
   exportState(hostOrder: Uint32Array): Uint8Array {
     const hosts = hostOrder.length;
-    const out = new Uint8Array(HEADER_BYTES + hosts * 20);
+    const withCalendar: number[] = [];
+    for (let i = 0; i < hosts; i++) if (this.#calendars[hostOrder[i]!] !== undefined) withCalendar.push(i);
+    const calendarBytes = withCalendar.length > 0 ? 4 + withCalendar.length * (4 + CALENDAR_BYTES) : 0;
+    const out = new Uint8Array(HEADER_BYTES + hosts * 20 + calendarBytes);
     const dv = new DataView(out.buffer);
     dv.setUint32(0, MAGIC, true);
-    dv.setUint16(4, STATE_VERSION, true);
+    dv.setUint16(4, calendarBytes > 0 ? CALENDAR_VERSION : STATE_VERSION, true);
     dv.setFloat64(8, this.#tau.logTau(), true);
     dv.setFloat64(16, this.#lastTick, true);
     dv.setFloat64(24, this.#seededRows, true);
@@ -441,6 +536,16 @@ export class FreshnessScheduler {
       dv.setFloat64(HEADER_BYTES + i * 8, known ? this.#demand[id]! : -1, true);
       dv.setUint32(urlsAt + i * 4, known ? this.#urls[id]! : 0, true);
       dv.setFloat64(HEADER_BYTES + hosts * 12 + i * 8, known ? this.#hostTau[id]! : 0, true);
+    }
+    if (calendarBytes > 0) {
+      let at = HEADER_BYTES + hosts * 20;
+      dv.setUint32(at, withCalendar.length, true);
+      at += 4;
+      for (const i of withCalendar) {
+        dv.setUint32(at, i, true);
+        this.#calendars[hostOrder[i]!]!.write(dv, at + 4);
+        at += 4 + CALENDAR_BYTES;
+      }
     }
     return out;
   }
@@ -458,14 +563,17 @@ export class FreshnessScheduler {
     const dv = new DataView(state.buffer, state.byteOffset, state.byteLength);
     if (dv.getUint32(0, true) !== MAGIC) fail('state does not start with the MGFS tag');
     const version = dv.getUint16(4, true);
-    if (version !== 1 && version !== STATE_VERSION) fail(`state version ${version}, this build reads 1 and ${STATE_VERSION}`);
+    if (version < 1 || version > CALENDAR_VERSION) fail(`state version ${version}, this build reads 1 to ${CALENDAR_VERSION}`);
     // Version 1 had no per-host levels (12 bytes per host); they come back at the next pass.
     const perHost = version === 1 ? 12 : 20;
     const logTau = dv.getFloat64(8, true);
     const lastTick = dv.getFloat64(16, true);
     const seeded = dv.getFloat64(24, true);
     const hosts = dv.getUint32(32, true);
-    if (state.length !== HEADER_BYTES + hosts * perHost) fail(`state is ${state.length} bytes, ${hosts} hosts need ${HEADER_BYTES + hosts * perHost}`);
+    const hostBytes = HEADER_BYTES + hosts * perHost;
+    const count = version === CALENDAR_VERSION && state.length >= hostBytes + 4 ? dv.getUint32(hostBytes, true) : 0;
+    const expected = hostBytes + (version === CALENDAR_VERSION ? 4 + count * (4 + CALENDAR_BYTES) : 0);
+    if (state.length !== expected) fail(`state is ${state.length} bytes, ${hosts} hosts${count > 0 ? ` and ${count} calendars` : ''} need ${expected}`);
     if (Number.isNaN(logTau) || !Number.isFinite(lastTick) || lastTick < -1 || !(seeded >= 0) || !Number.isInteger(seeded)) {
       fail(`state holds ln τ ${logTau}, last pass ${lastTick}, seeded rows ${seeded}`);
     }
@@ -484,6 +592,15 @@ export class FreshnessScheduler {
         hostTau[i] = level;
       }
     }
+    const calendars: (SlotCalendar | undefined)[] = [];
+    let last = -1;
+    for (let j = 0, at = hostBytes + 4; j < count; j++, at += 4 + CALENDAR_BYTES) {
+      const i = dv.getUint32(at, true);
+      if (i >= hosts || i <= last) fail(`calendar ${j} of host ${i} (${hosts} hosts, positions ascending)`);
+      last = i;
+      calendars[i] = SlotCalendar.read(dv, at + 4) ?? fail(`calendar of host ${i} has a bad rate or base`);
+    }
+    this.#calendars = calendars;
     this.#tau.setLogTau(logTau);
     this.#lastTick = lastTick;
     this.#seededRows = seeded;

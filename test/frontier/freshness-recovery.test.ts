@@ -12,17 +12,29 @@ import { makeWorld } from '../../bench/freshness/world.js';
 describe('recovery with freshness on', () => {
   const world = makeWorld({ n: 400, seed: 5, days: 40, warmupDays: 10 });
 
-  function run(recoverAfter: number[], capWindowSlots = 0) {
-    const policy = new MeguriFrontierPolicy({ recoverAfter, capWindowSlots });
+  function run(recoverAfter: number[], capWindowSlots = 0, slotCalendar = false) {
+    const policy = new MeguriFrontierPolicy({ recoverAfter, capWindowSlots, freshness: { slotCalendar } });
     policy.log = [];
     const result = simulate(world, policy, () => 0);
     const bytes = policy.frontier.checkpointBytes();
     return { policy, result, bytes, log: policy.log };
   }
 
-  it.each([0, 6])('checkpoint → recover → continue gives the identical schedule and partition (window slots %i)', (slots) => {
-    const full = run([], slots);
-    expect(partitionSections(full.bytes).some((x) => x.name === 'caps')).toBe(slots > 0);
+  it.each([
+    [0, false],
+    [6, false],
+    [0, true],
+  ])('checkpoint → recover → continue gives the identical schedule and partition (window slots %i, slot calendar %s)', (slots, calendar) => {
+    const full = run([], slots, calendar);
+    const sections = partitionSections(full.bytes);
+    expect(sections.some((x) => x.name === 'caps')).toBe(slots > 0);
+    // With the calendar on, the saturated hosts' calendars are in the freshness state (version 3).
+    const fs = sections.find((x) => x.name === 'freshness');
+    expect(fs).toBeDefined();
+    const body = full.bytes.subarray(fs!.offset, fs!.offset + fs!.length);
+    const tag = body.findIndex((_, i) => body[i] === 0x4d && body[i + 1] === 0x47 && body[i + 2] === 0x46 && body[i + 3] === 0x53);
+    expect(tag).toBeGreaterThanOrEqual(0);
+    expect(body[tag + 4]).toBe(calendar ? 3 : 2);
     expect(full.log.length).toBeGreaterThan(400 * 40 * 0.2 * 0.9);
     const hourOf = (entry: string) => Math.floor(Number(entry.split('@')[1]) / 3_600_000);
     // The last dispatch before a 6-hour background pass, and the first one after it (the pass
@@ -35,7 +47,7 @@ describe('recovery with freshness on', () => {
     // Mid-hour cuts: between dispatches that share a clock hour.
     const cuts = [...new Set([37, 401, 1203, 2222, ...edges, full.log.length - 5])].sort((a, b) => a - b);
     expect(cuts.length).toBeGreaterThanOrEqual(9);
-    const cut = run(cuts, slots);
+    const cut = run(cuts, slots, calendar);
     expect(cut.policy.recoveries).toEqual(cuts.map(() => true));
     expect(cut.log).toEqual(full.log);
     expect(cut.result).toEqual(full.result);
