@@ -6,6 +6,9 @@
  * `spill-<n>.keys` is the key log: per extent a 16-byte frame and its rows' PathKeys (8 B
  * each), so a recovery rebuilds the exact key set without reading a URL. A manifest
  * `MANIFEST-<g>` names the segments a checkpoint needs and carries the frontier's extent table.
+ * A row run `rows-<n>.run` (src/frontier/rowruns.ts) is a `.meguri` image of resident rows,
+ * written and fsynced once at a checkpoint and never changed; the manifest lists it among its
+ * files with the top bit set, and it is deleted like a segment once no committed manifest names it.
  *
  *   segment header 32 B: magic "MGSPILL1" (8) | format version u32 | segment number u32 | 16 zero
  *   extent frame   32 B: magic u32 "SPX1" | payload bytes u32 | rows u32 | HostKey lo u32 |
@@ -29,7 +32,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
-import { CorruptBucketError, InvalidArgumentError } from '../errors/index.js';
+import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type ExtentAt, type SpillCommit, type SpillFiles, registerSpillFiles } from '../frontier/spill.js';
 import { type DiskIo, nodeIo, readFully, syncFully, writeFully } from './io.js';
 
@@ -49,6 +52,10 @@ const enum Kind {
 }
 
 const sum = new Uint32Array(2);
+/** Tags a row run in a manifest's file list (the rest are segment numbers). */
+const RUN_FLAG = 0x8000_0000;
+/** Every file the tier writes in its directory. */
+const TIER_FILE = /^(spill-\d+\.(seg|keys)|rows-\d+\.run|MANIFEST-\d+(\.tmp)?)$/;
 
 interface Segment {
   readonly fd: number;
@@ -75,6 +82,10 @@ export class SpillSegments implements SpillFiles {
   /** Segments the previous manifest names, and its file name. */
   private prevFiles = new Set<number>();
   private prevManifest: string | undefined;
+  /** Row runs on disk (id → bytes), the next run id, and the runs the previous manifest names. */
+  private readonly runs = new Map<number, number>();
+  private nextRun = 1;
+  private prevRuns = new Set<number>();
 
   constructor(
     readonly dir: string,
@@ -85,10 +96,20 @@ export class SpillSegments implements SpillFiles {
     if (!readOnly) mkdirSync(dir, { recursive: true });
     if (resume === undefined) {
       // Files left by an earlier process without a checkpoint naming them are scratch.
-      for (const name of readdirSync(dir)) if (/^(spill-\d+\.(seg|keys)|MANIFEST-\d+(\.tmp)?)$/.test(name)) unlinkSync(join(dir, name));
+      for (const name of readdirSync(dir)) if (TIER_FILE.test(name)) unlinkSync(join(dir, name));
       return;
     }
-    const files = this.manifestFiles(this.readManifestFile(resume));
+    const listed = this.manifestFiles(this.readManifestFile(resume));
+    const files = listed.filter((n) => (n & RUN_FLAG) === 0);
+    for (const n of listed) {
+      if ((n & RUN_FLAG) === 0) continue;
+      const run = n & ~RUN_FLAG;
+      const path = join(dir, runName(run));
+      if (!existsSync(path)) throw new CorruptBucketError(path, "missing: the checkpoint's manifest names it");
+      this.runs.set(run, statSync(path).size);
+      this.nextRun = Math.max(this.nextRun, run + 1);
+    }
+    this.prevRuns = new Set(this.runs.keys());
     this.durable = true;
     this.generation = Number(/^MANIFEST-(\d+)$/.exec(resume.manifest)![1]);
     this.prevManifest = resume.manifest;
@@ -103,17 +124,18 @@ export class SpillSegments implements SpillFiles {
     }
     if (readOnly) return;
     // Whatever the manifest does not name is from after the checkpoint: never committed.
-    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)])]);
-    for (const name of readdirSync(dir)) if (/^(spill-\d+\.(seg|keys)|MANIFEST-\d+(\.tmp)?)$/.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
+    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName)]);
+    for (const name of readdirSync(dir)) if (TIER_FILE.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
   }
 
   get fileCount(): number {
-    return this.segs.size * 2;
+    return this.segs.size * 2 + this.runs.size;
   }
 
   get byteCount(): number {
     let n = 0;
     for (const s of this.segs.values()) n += s.size + s.keySize;
+    for (const b of this.runs.values()) n += b;
     return n;
   }
 
@@ -201,14 +223,44 @@ export class SpillSegments implements SpillFiles {
     if (seg.live <= 0 && file !== this.current && !this.durable) this.drop(file, seg);
   }
 
-  commit(manifest: Uint8Array): SpillCommit {
+  writeRun(bytes: Uint8Array): number {
+    if (this.readOnly) throw new InvalidArgumentError(`spill segments in ${this.dir} are open read-only`);
+    const n = this.nextRun++;
+    const path = join(this.dir, runName(n));
+    const fd = this.io.open(path, 'w');
+    try {
+      writeFully(this.io, fd, path, bytes, bytes.length, 0);
+      syncFully(this.io, fd, path);
+    } finally {
+      this.io.close(fd);
+    }
+    this.runs.set(n, bytes.length);
+    return n;
+  }
+
+  readRun<T>(run: number, decode: (bytes: Uint8Array) => T): T {
+    const path = join(this.dir, runName(run));
+    if (!this.runs.has(run) || !existsSync(path)) throw new CorruptBucketError(path, "missing: the checkpoint's manifest names it");
+    const bytes = this.readWhole(path);
+    try {
+      return decode(bytes);
+    } catch (err) {
+      // The run is a .meguri image: its codec names the section; the error names the file.
+      if (err instanceof CorruptPartitionError) throw new CorruptBucketError(path, err.message);
+      throw err;
+    }
+  }
+
+  commit(manifest: Uint8Array, runs: readonly number[] = []): SpillCommit {
     for (const seg of this.segs.values()) {
       if (!seg.dirty) continue;
       syncFully(this.io, seg.fd, seg.path);
       syncFully(this.io, seg.keyFd, seg.keyPath);
       seg.dirty = false;
     }
-    const files = [...this.segs.entries()].filter(([n, s]) => s.live > 0 || n === this.current).map(([n]) => n);
+    const segments = [...this.segs.entries()].filter(([n, s]) => s.live > 0 || n === this.current).map(([n]) => n);
+    // Row runs share the list, tagged by the top bit.
+    const files = [...segments, ...runs.map((n) => (n | RUN_FLAG) >>> 0)];
     const gen = ++this.generation;
     const name = `MANIFEST-${gen}`;
     const head = new Uint8Array(HEADER + files.length * 4);
@@ -238,8 +290,15 @@ export class SpillSegments implements SpillFiles {
     // Neither the new nor the previous manifest needs these any more.
     for (const [n, seg] of [...this.segs]) if (seg.live <= 0 && n !== this.current && !this.prevFiles.has(n)) this.drop(n, seg);
     for (const old of readdirSync(this.dir)) if (/^MANIFEST-\d+$/.test(old) && old !== name && old !== this.prevManifest) unlinkSync(join(this.dir, old));
+    const needed = new Set(runs);
+    for (const n of [...this.runs.keys()]) {
+      if (needed.has(n) || this.prevRuns.has(n)) continue;
+      unlinkSync(join(this.dir, runName(n)));
+      this.runs.delete(n);
+    }
     this.durable = true;
-    this.prevFiles = new Set(files);
+    this.prevRuns = needed;
+    this.prevFiles = new Set(segments);
     this.prevManifest = name;
     return { manifest: name, checksum: `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}` };
   }
@@ -260,12 +319,28 @@ export class SpillSegments implements SpillFiles {
       }
       this.segs.delete(n);
     }
+    if (remove && !this.durable) for (const n of this.runs.keys()) unlinkSync(join(this.dir, runName(n)));
+    this.runs.clear();
   }
 
   /** The whole manifest file, checked against its own checksum and the one the checkpoint recorded. */
   private readManifestFile(commit: SpillCommit): Uint8Array {
     const path = join(this.dir, commit.manifest);
     if (!/^MANIFEST-\d+$/.test(commit.manifest) || !existsSync(path)) throw new CorruptBucketError(path, 'missing: the checkpoint names this manifest');
+    const bytes = this.readWhole(path);
+    const size = bytes.length;
+    const v = new DataView(bytes.buffer);
+    const ok = size >= HEADER && MANIFEST_MAGIC.every((b, i) => bytes[i] === b);
+    const files = ok ? v.getUint32(8, true) : 0;
+    if (!ok || size !== HEADER + files * 4 + v.getUint32(12, true)) throw new CorruptBucketError(path, 'truncated or not a spill manifest');
+    checksum(bytes.subarray(HEADER), Kind.Manifest, 0, Number(v.getBigUint64(24, true)));
+    const hex = `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}`;
+    if (v.getUint32(16, true) !== sum[0] || v.getUint32(20, true) !== sum[1] || hex !== commit.checksum) throw new CorruptBucketError(path, 'checksum mismatch');
+    return bytes;
+  }
+
+  /** A whole file, read through the I/O seam (counted). */
+  private readWhole(path: string): Uint8Array {
     const size = statSync(path).size;
     const bytes = new Uint8Array(size);
     const fd = this.io.open(path, 'r');
@@ -274,13 +349,6 @@ export class SpillSegments implements SpillFiles {
     } finally {
       this.io.close(fd);
     }
-    const v = new DataView(bytes.buffer);
-    const ok = size >= HEADER && MANIFEST_MAGIC.every((b, i) => bytes[i] === b);
-    const files = ok ? v.getUint32(8, true) : 0;
-    if (!ok || size !== HEADER + files * 4 + v.getUint32(12, true)) throw new CorruptBucketError(path, 'truncated or not a spill manifest');
-    checksum(bytes.subarray(HEADER), Kind.Manifest, 0, Number(v.getBigUint64(24, true)));
-    const hex = `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}`;
-    if (v.getUint32(16, true) !== sum[0] || v.getUint32(20, true) !== sum[1] || hex !== commit.checksum) throw new CorruptBucketError(path, 'checksum mismatch');
     return bytes;
   }
 
@@ -323,6 +391,11 @@ export class SpillSegments implements SpillFiles {
     unlinkSync(seg.keyPath);
     this.segs.delete(n);
   }
+}
+
+/** A row run's file (src/frontier/rowruns.ts): a `.meguri` image of rows only, written once. */
+function runName(n: number): string {
+  return `rows-${n}.run`;
 }
 
 function segmentName(n: number): string {

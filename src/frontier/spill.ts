@@ -33,6 +33,7 @@ import { UrlStatus } from '../model/index.js';
 import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
 import { entryEnd } from './arena.js';
+import { RowRuns, type RunInfo, type RunPlan } from './rowruns.js';
 import { SpilledKeys, type TieredIndex } from './spillkeys.js';
 
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
@@ -76,7 +77,14 @@ export interface SpillFiles {
    * next manifest file (temporary file, fsync, rename, directory fsync); deletes the files and
    * manifests neither this nor the previous manifest needs. Returns its name and checksum.
    */
-  commit(manifest: Uint8Array): SpillCommit;
+  commit(manifest: Uint8Array, runs?: readonly number[]): SpillCommit;
+  /** Writes a row run (rowruns.ts) as a new file and makes it durable; returns its id. */
+  writeRun(bytes: Uint8Array): number;
+  /**
+   * Reads row run `run` and hands its bytes to `decode`; a missing or short file, or a
+   * `CorruptPartitionError` from `decode`, is `CorruptBucketError` naming the file.
+   */
+  readRun<T>(run: number, decode: (bytes: Uint8Array) => T): T;
   /** Reads (and checks) a committed manifest back. */
   readManifest(commit: SpillCommit): Uint8Array;
   /** An extent of a resumed manifest lives in `file` (counts it as needed). */
@@ -118,6 +126,12 @@ export interface SpillStats {
   readonly keyBytes: number;
   /** The resident estimate the budget is compared with (bytes). */
   readonly residentBytes: number;
+  /** Row runs the last checkpoint named (rowruns.ts). */
+  readonly runs: number;
+  /** Bytes the last checkpoint wrote to the tier: its row run and manifest. */
+  readonly lastCommitBytes: number;
+  /** Rows in the last checkpoint's row run (changed rows, and rows moved out of garbage-heavy runs). */
+  readonly lastRunRows: number;
 }
 
 /** Fixed bytes of one spilled row's record (before the prioritizer's 12 and the URL). */
@@ -152,6 +166,12 @@ const ROW_SHARE = 0.5;
 export class SpillTier {
   /** The spilled URLs' keys (the second tier of the frontier's key index). */
   readonly keys = new SpilledKeys();
+  /** Which run holds each resident row's newest durable record (the incremental checkpoint). */
+  readonly runs = new RowRuns();
+  /** The row runs a resumed manifest names (oldest first), until the restore merges them. */
+  resumedRuns: RunInfo[] = [];
+  private lastCommitBytes = 0;
+  private lastRunRows = 0;
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
   /** Spilled extents by host id (each up to half a window of rows, best first). */
@@ -248,7 +268,8 @@ export class SpillTier {
     if (t.capacity !== this.perRowAt || t.slotCapacity !== this.perRowSlots) {
       this.perRowAt = t.capacity;
       this.perRowSlots = t.slotCapacity;
-      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + (this.s.prio ? 12 : 0);
+      // + 12: the row's run and digest (rowruns.ts).
+      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 12 + (this.s.prio ? 12 : 0);
     }
     return this.perRowBytes;
   }
@@ -533,13 +554,21 @@ export class SpillTier {
   // ───────────────────────────── durability ─────────────────────────────
 
   /**
-   * A durable checkpoint of the tier: every extent appended so far made durable and the extent
-   * table written as the next manifest (the backend's commit). What the checkpoint image
-   * records (`SpillMeta`) names it; the image itself carries only the resident rows.
+   * A durable checkpoint of the tier: the resident rows `plan` chose written as a new row run
+   * (rowruns.ts), every extent appended so far made durable, and the extent table and the runs
+   * written as the next manifest (the backend's commit). What the checkpoint image records
+   * (`SpillMeta`) names it; the image itself carries no rows.
    */
-  commit(): SpillMeta {
+  commit(plan: RunPlan, encode: (rows: Uint32Array) => Uint8Array): SpillMeta {
+    let runBytes = 0;
+    if (plan.rows.length > 0) {
+      const bytes = encode(plan.rows);
+      runBytes = bytes.length;
+      this.runs.written(plan, this.files.writeRun(bytes));
+    }
     const pool = this.pool;
-    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES);
+    const runs = this.runs.runs;
+    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES + 4 + runs.length * 8);
     const v = new DataView(out.buffer);
     v.setUint32(0, pool.size, true);
     v.setUint32(4, this.window, true);
@@ -559,8 +588,23 @@ export class SpillTier {
         p += EXTENT_BYTES;
       }
     }
-    const c = this.files.commit(out);
+    // The row runs, oldest first (a manifest from before them ends at the extents).
+    v.setUint32(p, runs.length, true);
+    p += 4;
+    for (const r of runs) {
+      v.setUint32(p, r.id, true);
+      v.setUint32(p + 4, r.rows, true);
+      p += 8;
+    }
+    const c = this.files.commit(out, runs.map((r) => r.id));
+    this.lastCommitBytes = runBytes + out.length;
+    this.lastRunRows = plan.rows.length;
     return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: pool.size };
+  }
+
+  /** Reads and decodes the runs a resumed manifest named (oldest first). */
+  readRuns<T>(decode: (bytes: Uint8Array) => T): T[] {
+    return this.resumedRuns.map((r) => this.files.readRun(r.id, decode));
   }
 
   /**
@@ -593,6 +637,14 @@ export class SpillTier {
       this.spilledOf[id] = this.spilledOf[id]! + count;
       this.spilled += count;
     }
+    let p = 16 + n * EXTENT_BYTES;
+    this.resumedRuns = [];
+    if (p + 4 <= bytes.length) {
+      const runs = v.getUint32(p, true);
+      p += 4;
+      if (p + runs * 8 > bytes.length) throw new CorruptPartitionError('spill', `the disk tier's manifest ${meta.manifest} lists ${runs} row runs past its end`);
+      for (let i = 0; i < runs; i++, p += 8) this.resumedRuns.push({ id: v.getUint32(p, true), rows: v.getUint32(p + 4, true), live: 0 });
+    }
   }
 
   stats(): SpillStats {
@@ -605,12 +657,15 @@ export class SpillTier {
       window: this.window,
       keyBytes: this.keys.memoryBytes,
       residentBytes: this.residentBytes(),
+      runs: this.runs.runs.length,
+      lastCommitBytes: this.lastCommitBytes,
+      lastRunRows: this.lastRunRows,
     };
   }
 
   /** Bytes of the tier's own maps (spilled counts, extent records; its keys count in the key index). */
   get memoryBytes(): number {
-    return this.spilledOf.byteLength + this.pool.memoryBytes;
+    return this.spilledOf.byteLength + this.pool.memoryBytes + this.runs.memoryBytes;
   }
 
   /** Closes the files; deletes them unless a checkpoint committed them (then they are durable state). */

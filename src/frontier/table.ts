@@ -201,7 +201,8 @@ export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.ChangedLogHours, name: 'changedLogHours', type: 'f32', lanes: 1 },
 ];
 
-function allocColumn(type: ColumnType, n: number): ColumnData {
+/** A zeroed column of `n` elements of `type`. */
+export function allocColumn(type: ColumnType, n: number): ColumnData {
   switch (type) {
     case 'u8':
       return new Uint8Array(n);
