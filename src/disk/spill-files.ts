@@ -9,6 +9,10 @@
  * A row run `rows-<n>.run` (src/frontier/rowruns.ts) is a `.meguri` image of resident rows,
  * written and fsynced once at a checkpoint and never changed; the manifest lists it among its
  * files with the top bit set, and it is deleted like a segment once no committed manifest names it.
+ * A credit log `credits-<n>.log` holds the OPIC credits of rediscovered spilled URLs: a 32-byte
+ * header (magic "MGSPCRD1", version, log number), then per checkpoint a 16-byte frame (records
+ * u32, 0, checksum u64) and 24-byte records (HostKey, PathKey, cash f64), the last record of a
+ * key winning; the manifest names the log and its length (a new log starts with every credit).
  *
  *   segment header 32 B: magic "MGSPILL1" (8) | format version u32 | segment number u32 | 16 zero
  *   extent frame   32 B: magic u32 "SPX1" | payload bytes u32 | rows u32 | HostKey lo u32 |
@@ -33,7 +37,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:f
 import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
-import { type ExtentAt, type SpillCommit, type SpillFiles, registerSpillFiles } from '../frontier/spill.js';
+import { type CreditsAt, type ExtentAt, type SpillCommit, type SpillFiles, registerSpillFiles } from '../frontier/spill.js';
 import { type DiskIo, nodeIo, readFully, syncFully, writeFully } from './io.js';
 
 const MAGIC = new TextEncoder().encode('MGSPILL1');
@@ -49,13 +53,18 @@ const enum Kind {
   Extent = 1,
   Keys = 2,
   Manifest = 3,
+  Credits = 4,
 }
+const CREDIT_MAGIC = new TextEncoder().encode('MGSPCRD1');
+/** Bytes of one credit record: HostKey lo, hi, PathKey lo, hi (u32 each), cash (f64). */
+export const CREDIT_RECORD = 24;
 
 const sum = new Uint32Array(2);
-/** Tags a row run in a manifest's file list (the rest are segment numbers). */
+/** Tags a row run, and a credit log, in a manifest's file list (the rest are segment numbers). */
 const RUN_FLAG = 0x8000_0000;
+const LOG_FLAG = 0x4000_0000;
 /** Every file the tier writes in its directory. */
-const TIER_FILE = /^(spill-\d+\.(seg|keys)|rows-\d+\.run|MANIFEST-\d+(\.tmp)?)$/;
+const TIER_FILE = /^(spill-\d+\.(seg|keys)|rows-\d+\.run|credits-\d+\.log|MANIFEST-\d+(\.tmp)?)$/;
 
 interface Segment {
   readonly fd: number;
@@ -86,6 +95,10 @@ export class SpillSegments implements SpillFiles {
   private readonly runs = new Map<number, number>();
   private nextRun = 1;
   private prevRuns = new Set<number>();
+  /** The credit log appended to (its number and durable end), and the one the previous manifest names. */
+  private log: CreditsAt | undefined;
+  private nextLog = 1;
+  private prevLog = 0;
 
   constructor(
     readonly dir: string,
@@ -100,7 +113,10 @@ export class SpillSegments implements SpillFiles {
       return;
     }
     const listed = this.manifestFiles(this.readManifestFile(resume));
-    const files = listed.filter((n) => (n & RUN_FLAG) === 0);
+    const files = listed.filter((n) => (n & (RUN_FLAG | LOG_FLAG)) === 0);
+    const logs = listed.filter((n) => (n & LOG_FLAG) !== 0).map((n) => n & ~LOG_FLAG);
+    for (const n of logs) this.nextLog = Math.max(this.nextLog, n + 1);
+    this.prevLog = logs[0] ?? 0;
     for (const n of listed) {
       if ((n & RUN_FLAG) === 0) continue;
       const run = n & ~RUN_FLAG;
@@ -124,7 +140,7 @@ export class SpillSegments implements SpillFiles {
     }
     if (readOnly) return;
     // Whatever the manifest does not name is from after the checkpoint: never committed.
-    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName)]);
+    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName), ...logs.map(logName)]);
     for (const name of readdirSync(dir)) if (TIER_FILE.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
   }
 
@@ -251,6 +267,69 @@ export class SpillSegments implements SpillFiles {
     }
   }
 
+  appendCredits(records: Uint8Array, count: number, fresh: boolean): CreditsAt {
+    if (this.readOnly) throw new InvalidArgumentError(`spill segments in ${this.dir} are open read-only`);
+    let at = this.log;
+    const body = records.subarray(0, count * CREDIT_RECORD);
+    if (fresh || at === undefined) {
+      at = { log: this.nextLog++, length: HEADER };
+      const h = new Uint8Array(HEADER);
+      h.set(CREDIT_MAGIC);
+      const v = new DataView(h.buffer);
+      v.setUint32(8, VERSION, true);
+      v.setUint32(12, at.log, true);
+      const path = join(this.dir, logName(at.log));
+      const fd = this.io.open(path, 'w');
+      try {
+        writeFully(this.io, fd, path, h, HEADER, 0);
+      } finally {
+        this.io.close(fd);
+      }
+    }
+    const path = join(this.dir, logName(at.log));
+    const block = new Uint8Array(KEY_FRAME + body.length);
+    const v = new DataView(block.buffer);
+    v.setUint32(0, count, true);
+    checksum(body, Kind.Credits, at.log, at.length);
+    v.setUint32(8, sum[0]!, true);
+    v.setUint32(12, sum[1]!, true);
+    block.set(body, KEY_FRAME);
+    // Written at the recorded end: a tail a crash tore past it is overwritten, never read.
+    const fd = this.io.open(path, 'r+');
+    try {
+      writeFully(this.io, fd, path, block, block.length, at.length);
+      syncFully(this.io, fd, path);
+    } finally {
+      this.io.close(fd);
+    }
+    this.log = { log: at.log, length: at.length + block.length };
+    return this.log;
+  }
+
+  readCredits(at: CreditsAt): Uint8Array {
+    const path = join(this.dir, logName(at.log));
+    if (!existsSync(path)) throw new CorruptBucketError(path, "missing: the checkpoint's manifest names it");
+    const bytes = this.readWhole(path);
+    if (bytes.length < at.length) throw new CorruptBucketError(path, `truncated: the manifest records ${at.length} bytes, ${bytes.length} there`);
+    if (!CREDIT_MAGIC.every((b, i) => bytes[i] === b) || new DataView(bytes.buffer).getUint32(12, true) !== at.log) throw new CorruptBucketError(path, 'not this credit log (header)');
+    const out = new Uint8Array(at.length);
+    let n = 0;
+    const v = new DataView(bytes.buffer);
+    for (let p = HEADER; p < at.length; ) {
+      const count = p + KEY_FRAME <= at.length ? v.getUint32(p, true) : -1;
+      const end = p + KEY_FRAME + count * CREDIT_RECORD;
+      if (count < 0 || end > at.length) throw new CorruptBucketError(path, `credit block at ${p} runs past the recorded end ${at.length}`);
+      const body = bytes.subarray(p + KEY_FRAME, end);
+      checksum(body, Kind.Credits, at.log, p);
+      if (v.getUint32(p + 8, true) !== sum[0] || v.getUint32(p + 12, true) !== sum[1]) throw new CorruptBucketError(path, `credit block at ${p}: checksum mismatch`);
+      out.set(body, n);
+      n += body.length;
+      p = end;
+    }
+    if (!this.readOnly) this.log = { ...at };
+    return out.subarray(0, n);
+  }
+
   commit(manifest: Uint8Array, runs: readonly number[] = []): SpillCommit {
     for (const seg of this.segs.values()) {
       if (!seg.dirty) continue;
@@ -260,7 +339,8 @@ export class SpillSegments implements SpillFiles {
     }
     const segments = [...this.segs.entries()].filter(([n, s]) => s.live > 0 || n === this.current).map(([n]) => n);
     // Row runs share the list, tagged by the top bit.
-    const files = [...segments, ...runs.map((n) => (n | RUN_FLAG) >>> 0)];
+    const log = this.log?.log ?? 0;
+    const files = [...segments, ...runs.map((n) => (n | RUN_FLAG) >>> 0), ...(log === 0 ? [] : [(log | LOG_FLAG) >>> 0])];
     const gen = ++this.generation;
     const name = `MANIFEST-${gen}`;
     const head = new Uint8Array(HEADER + files.length * 4);
@@ -296,6 +376,11 @@ export class SpillSegments implements SpillFiles {
       unlinkSync(join(this.dir, runName(n)));
       this.runs.delete(n);
     }
+    for (const old of readdirSync(this.dir)) {
+      const m = /^credits-(\d+)\.log$/.exec(old);
+      if (m !== null && Number(m[1]) !== log && Number(m[1]) !== this.prevLog) unlinkSync(join(this.dir, old));
+    }
+    this.prevLog = log;
     this.durable = true;
     this.prevRuns = needed;
     this.prevFiles = new Set(segments);
@@ -391,6 +476,11 @@ export class SpillSegments implements SpillFiles {
     unlinkSync(seg.keyPath);
     this.segs.delete(n);
   }
+}
+
+/** A credit log: OPIC credits of spilled URLs, appended at checkpoints. */
+function logName(n: number): string {
+  return `credits-${n}.log`;
 }
 
 /** A row run's file (src/frontier/rowruns.ts): a `.meguri` image of rows only, written once. */

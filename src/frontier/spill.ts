@@ -21,8 +21,9 @@
  * prioritizer). Rows in flight, recrawls, redirect targets (pinned: a redirect source refers
  * to its target's row) and rows of other statuses stay resident. A rediscovery of a spilled
  * URL is still recognized (its key is in the spilled set) and its OPIC credit is kept beside the
- * key (`credit`), added to the row's cash when it is read back (resident only: a recovery starts
- * again from the cash the extent was written with).
+ * key (`credit`), added to the row's cash when it is read back, and made durable at each
+ * checkpoint in the tier's credit log (the credits changed since the last one; a recovery
+ * replays it), so a crash loses none.
  *
  * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
  * itself when the Node entry is loaded, so this file reaches no `node:` module and the
@@ -45,6 +46,12 @@ export interface ExtentAt {
   readonly offset: number;
   readonly bytes: number;
   readonly keys: number;
+}
+
+/** Where a credit log ends durably: its number and length in bytes. */
+export interface CreditsAt {
+  readonly log: number;
+  readonly length: number;
 }
 
 /** What a durable checkpoint of the tier left on disk: the manifest's name and checksum. */
@@ -85,6 +92,13 @@ export interface SpillFiles {
    * `CorruptPartitionError` from `decode`, is `CorruptBucketError` naming the file.
    */
   readRun<T>(run: number, decode: (bytes: Uint8Array) => T): T;
+  /**
+   * Appends `count` credit records (24 B each: HostKey, PathKey, cash f64) to the credit log
+   * (a new log when `fresh`: it must then hold every credit) and makes them durable.
+   */
+  appendCredits(records: Uint8Array, count: number, fresh: boolean): CreditsAt;
+  /** The records of credit log `at` up to its recorded length, checked (later records win). */
+  readCredits(at: CreditsAt): Uint8Array;
   /** Reads (and checks) a committed manifest back. */
   readManifest(commit: SpillCommit): Uint8Array;
   /** An extent of a resumed manifest lives in `file` (counts it as needed). */
@@ -134,6 +148,8 @@ export interface SpillStats {
   readonly lastRunRows: number;
 }
 
+/** Bytes of one credit record (src/disk/spill-files.ts): HostKey, PathKey (u32 each), cash f64. */
+const CREDIT_RECORD = 24;
 /** Fixed bytes of one spilled row's record (before the prioritizer's 12 and the URL). */
 const FIXED = 26;
 /** Bytes of one extent in a manifest: HostKey, file, bytes, offset, key offset, rows, top. */
@@ -171,6 +187,11 @@ export class SpillTier {
   /** The row runs a resumed manifest names (oldest first), until the restore merges them. */
   resumedRuns: RunInfo[] = [];
   private lastCommitBytes = 0;
+  /** Spilled keys whose credit changed since the last checkpoint: host id, PathKey lo, hi. */
+  private creditDirty: number[] = [];
+  /** The credit log's durable end, and its size when it was last started afresh. */
+  private creditsAt: CreditsAt | undefined;
+  private creditBase = 0;
   private lastRunRows = 0;
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
@@ -236,7 +257,10 @@ export class SpillTier {
   credit(keys: Uint32Array, i: number, cash: number): boolean {
     const b = i * 4;
     const id = this.keys.hostOf(keys[b]!, keys[b + 1]!);
-    return id >= 0 && this.keys.credit(id, keys[b + 2]!, keys[b + 3]!, cash);
+    if (id < 0 || !this.keys.credit(id, keys[b + 2]!, keys[b + 3]!, cash)) return false;
+    // Durable at the next checkpoint (its credit log), so a crash does not lose it.
+    this.creditDirty.push(id, keys[b + 2]!, keys[b + 3]!);
+    return true;
   }
 
   /** Keeps `row` resident for good (a redirect source refers to it by row). */
@@ -477,6 +501,8 @@ export class SpillTier {
       rowIds[i] = row;
       this.keys.delete(id, keys[4 * i + 2]!, keys[4 * i + 3]!);
       const credit = this.keys.takenCash;
+      // The row has its credit now: the log's record of it is void from the next checkpoint.
+      if (queue && credit !== 0) this.creditDirty.push(id, keys[4 * i + 2]!, keys[4 * i + 3]!);
       credits?.push(credit);
       t.key[row * 4] = h.hostKeyLo;
       t.key[row * 4 + 1] = h.hostKeyHi;
@@ -566,9 +592,10 @@ export class SpillTier {
       runBytes = bytes.length;
       this.runs.written(plan, this.files.writeRun(bytes));
     }
+    const credits = this.commitCredits();
     const pool = this.pool;
     const runs = this.runs.runs;
-    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES + 4 + runs.length * 8);
+    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES + 4 + runs.length * 8 + 12);
     const v = new DataView(out.buffer);
     v.setUint32(0, pool.size, true);
     v.setUint32(4, this.window, true);
@@ -596,10 +623,43 @@ export class SpillTier {
       v.setUint32(p + 4, r.rows, true);
       p += 8;
     }
+    // The credit log and its durable end (0: none).
+    v.setUint32(p, this.creditsAt?.log ?? 0, true);
+    v.setFloat64(p + 4, this.creditsAt?.length ?? 0, true);
     const c = this.files.commit(out, runs.map((r) => r.id));
-    this.lastCommitBytes = runBytes + out.length;
+    this.lastCommitBytes = runBytes + credits + out.length;
     this.lastRunRows = plan.rows.length;
     return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: pool.size };
+  }
+
+  /**
+   * Appends the credits changed since the last checkpoint to the credit log (each key's credit
+   * now, 0 when its row came back), or starts a new log with every credit once the log has
+   * grown past twice its size when last started; returns bytes written.
+   */
+  private commitCredits(): number {
+    const dirty = this.creditDirty;
+    if (dirty.length === 0) return 0;
+    const fresh = this.creditsAt === undefined || this.creditsAt.length > Math.max(1 << 20, 2 * this.creditBase);
+    const hosts = this.s.hosts;
+    const recs: number[] = [];
+    const put = (id: number, lo: number, hi: number, cash: number): void => {
+      recs.push(hosts[id]!.hostKeyLo, hosts[id]!.hostKeyHi, lo, hi, cash);
+    };
+    if (fresh) this.keys.forEachCredit(put);
+    else for (let i = 0; i < dirty.length; i += 3) put(dirty[i]!, dirty[i + 1]!, dirty[i + 2]!, this.keys.creditOf(dirty[i]!, dirty[i + 1]!, dirty[i + 2]!));
+    const n = recs.length / 5;
+    const bytes = new Uint8Array(n * CREDIT_RECORD);
+    const v = new DataView(bytes.buffer);
+    for (let i = 0; i < n; i++) {
+      const p = i * CREDIT_RECORD;
+      for (let l = 0; l < 4; l++) v.setUint32(p + 4 * l, recs[5 * i + l]!, true);
+      v.setFloat64(p + 16, recs[5 * i + 4]!, true);
+    }
+    this.creditsAt = this.files.appendCredits(bytes, n, fresh);
+    if (fresh) this.creditBase = this.creditsAt.length;
+    this.creditDirty = [];
+    return bytes.length;
   }
 
   /** Reads and decodes the runs a resumed manifest named (oldest first). */
@@ -644,6 +704,19 @@ export class SpillTier {
       p += 4;
       if (p + runs * 8 > bytes.length) throw new CorruptPartitionError('spill', `the disk tier's manifest ${meta.manifest} lists ${runs} row runs past its end`);
       for (let i = 0; i < runs; i++, p += 8) this.resumedRuns.push({ id: v.getUint32(p, true), rows: v.getUint32(p + 4, true), live: 0 });
+    }
+    // Credits of spilled URLs: the log replayed in order (a key's last record wins).
+    if (p + 12 <= bytes.length && v.getUint32(p, true) !== 0) {
+      const at: CreditsAt = { log: v.getUint32(p, true), length: v.getFloat64(p + 4, true) };
+      const recs = this.files.readCredits(at);
+      const r = new DataView(recs.buffer, recs.byteOffset, recs.byteLength);
+      for (let q = 0; q < recs.length; q += CREDIT_RECORD) {
+        const id = byKey.get(`${r.getUint32(q, true)}:${r.getUint32(q + 4, true)}`);
+        if (id === undefined) throw new CorruptPartitionError('hosts', `the disk tier's credit log names a host the checkpoint does not have`);
+        this.keys.setCredit(id, r.getUint32(q + 8, true), r.getUint32(q + 12, true), r.getFloat64(q + 16, true));
+      }
+      this.creditsAt = at;
+      this.creditBase = at.length;
     }
   }
 

@@ -1,7 +1,8 @@
 // Row runs (src/frontier/rowruns.ts): a budgeted frontier's incremental checkpoint writes only
 // the resident rows that changed since the last one, and recovery from any checkpoint gives
 // back exactly the frontier as it was then — oracle: the full single-file image, byte for byte.
-// Also asserted: a checkpoint after a little work writes a little (not the crawled rows again),
+// OPIC credits of spilled URLs (the credit log) survive kill -9 mid-checkpoint. Also asserted:
+// a checkpoint after a little work writes a little (not the crawled rows again),
 // runs mostly garbage are folded away, and a corrupt or truncated run is refused naming the file.
 import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CorruptBucketError } from '../../src/errors/index.js';
-import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type PartitionImage, type SeedSpec } from '../../src/index.js';
+import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type PartitionImage, type SeedSpec, readPartition } from '../../src/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'meguri-runs-'));
 let dirs = 0;
@@ -56,10 +57,13 @@ describe('row runs: incremental checkpoints of the resident rows', () => {
           dispatches: fc.integer({ min: 0, max: 120 }),
           budgetKiB: fc.constantFrom(24, 48, 1 << 20),
           salt: fc.nat(1000),
+          prioritizer: fc.boolean(),
         }),
-        ({ hosts, rounds, perRound, dispatches, budgetKiB, salt }) => {
+        ({ hosts, rounds, perRound, dispatches, budgetKiB, salt, prioritizer }) => {
           const dir = freshDir();
-          const opts: Partial<FrontierOptions> = { memoryBudget: budgetKiB * 1024, storeDir: dir, spillWindow: 8 };
+          // With the prioritizer, links to spilled URLs credit cash beside their keys: the
+          // credit log must bring it back.
+          const opts: Partial<FrontierOptions> = { memoryBudget: budgetKiB * 1024, storeDir: dir, spillWindow: 8, prioritizer };
           const f = new Frontier(0, 0, opts);
           const fetch = fetcher(hosts, salt);
           let clock = 0;
@@ -133,6 +137,26 @@ describe('row runs: incremental checkpoints of the resident rows', () => {
     expect(Buffer.from(back.checkpointBytes()).equals(Buffer.from(expected))).toBe(true);
     back.free();
   });
+
+  it('OPIC credits of spilled URLs survive kill -9 (mid-run, mid-credit-log, mid-manifest): the full image is the one at the checkpoint', async () => {
+    const { execFileSync } = await import('node:child_process');
+    for (const at of [1, 2, 3, 4]) {
+      const dir = freshDir();
+      let killed = false;
+      try {
+        execFileSync(process.execPath, ['--import', 'tsx', new URL('./credit-child.ts', import.meta.url).pathname, dir, String(at)], { stdio: 'pipe' });
+      } catch (e) {
+        killed = (e as { signal?: string }).signal === 'SIGKILL';
+      }
+      expect(killed, `write ${at}`).toBe(true);
+      const opts: Partial<FrontierOptions> = { prioritizer: true, memoryBudget: 96 * 1024, storeDir: join(dir, 'disk'), spillWindow: 8 };
+      const back = Frontier.recover(readPartition(join(dir, 'frontier.meguri')), opts);
+      expect(Buffer.from(back.checkpointBytes()).equals(readFileSync(join(dir, 'expected.bin'))), `write ${at}`).toBe(true);
+      back.free();
+      // The credits were there to lose: the checkpoint's tier has a credit log.
+      expect(readdirSync(join(dir, 'disk', 'spill-p0')).some((n) => /^credits-\d+\.log$/.test(n))).toBe(true);
+    }
+  }, 120_000);
 
   it('refuses a corrupt or truncated row run with CorruptBucketError naming the file', () => {
     for (const damage of ['flip', 'truncate'] as const) {
