@@ -50,7 +50,7 @@ export function checkpoint(s: FrontierState): PartitionImage {
 export function checkpointIncremental(s: FrontierState): PartitionImage {
   const spill = s.spill;
   if (spill === undefined) return checkpoint(s);
-  const plan = spill.runs.plan(s, s.index.exportSorted().payloads);
+  const plan = spill.runs.plan(s, () => s.index.exportSorted().payloads);
   const meta = spill.commit(plan, (rows) => encodePartition(runImage(s, rows)));
   return image(s, meta, new Uint32Array(0));
 }

@@ -93,32 +93,34 @@ export class RowRuns {
   }
 
   /**
-   * The next run: every row of `order` (resident rows in key order) whose digest changed or that
-   * has no record, plus rows moved out of garbage-heavy runs, plus the redirect target of any row
+   * The next run, in key order (`sorted` gives every resident row in key order, asked for only
+   * when much is written): every resident row whose digest changed or that has no record, plus rows moved out of garbage-heavy runs, plus the redirect target of any row
    * chosen (a run's redirects point inside the run). Changes nothing: `written` records it once
    * the run is durable.
    */
-  plan(s: FrontierState, order: Uint32Array): RunPlan {
+  plan(s: FrontierState, sorted: () => Uint32Array): RunPlan {
     const t = s.table;
     this.ensure(t.rows);
-    // A vacated row's record is garbage (its URL spilled; a key there is skipped on recovery).
+    // The resident rows, in row order; a vacated row's record is garbage (its URL spilled, and
+    // a spilled key is skipped on recovery).
     const status = t.status;
+    const live = new Uint32Array(t.rows);
+    let n = 0;
     for (let r = 0; r < t.rows; r++) {
-      const run = this.runOf[r]!;
-      if (run !== 0 && status[r] === VACANT) {
-        this.drop(run);
+      if (status[r] !== VACANT) live[n++] = r;
+      else if (this.runOf[r] !== 0) {
+        this.drop(this.runOf[r]!);
         this.runOf[r] = 0;
       }
     }
-    const n = order.length;
     const digests = new Uint32Array(2 * n);
-    this.digestRows(s, order, digests);
-    const pick = new Uint8Array(n);
+    this.digestRows(s, live.subarray(0, n), digests);
+    const pick = new Uint8Array(t.rows);
     let changed = 0;
     for (let i = 0; i < n; i++) {
-      const r = order[i]!;
+      const r = live[i]!;
       if (this.runOf[r] === 0 || this.digest[2 * r] !== digests[2 * i] || this.digest[2 * r + 1] !== digests[2 * i + 1]) {
-        pick[i] = 1;
+        pick[r] = 1;
         changed++;
       }
     }
@@ -126,36 +128,44 @@ export class RowRuns {
     const quota = this.quotas(Math.max(changed, MIN_MOVE));
     if (quota.size > 0) {
       for (let i = 0; i < n; i++) {
-        if (pick[i] === 1) continue;
-        const run = this.runOf[order[i]!]!;
-        const q = quota.get(run);
+        const r = live[i]!;
+        if (pick[r] === 1) continue;
+        const q = quota.get(this.runOf[r]!);
         if (q !== undefined && q > 0) {
-          pick[i] = 1;
-          quota.set(run, q - 1);
+          pick[r] = 1;
+          quota.set(this.runOf[r]!, q - 1);
         }
       }
     }
     // A chosen row's redirect target goes in the same run (its reference is a position in it).
-    let redirects = false;
-    for (let i = 0; i < n && !redirects; i++) redirects = pick[i] === 1 && t.redirectTo[t.slot[order[i]!]!] !== 0;
-    if (redirects) {
-      const pos = new Int32Array(t.rows).fill(-1);
-      for (let i = 0; i < n; i++) pos[order[i]!] = i;
-      for (let i = 0; i < n; i++) {
-        const d = pick[i] === 1 ? t.redirectTo[t.slot[order[i]!]!]! : 0;
-        if (d !== 0 && pos[d - 1]! >= 0) pick[pos[d - 1]!] = 1;
-      }
+    for (let i = 0; i < n; i++) {
+      const r = live[i]!;
+      const d = pick[r] === 1 ? t.redirectTo[t.slot[r]!]! : 0;
+      if (d !== 0) pick[d - 1] = 1;
     }
     let k = 0;
-    for (let i = 0; i < n; i++) k += pick[i]!;
-    const rows = new Uint32Array(k);
+    for (let i = 0; i < n; i++) k += pick[live[i]!]!;
+    // Key order: the index's sorted export when much is written, else a sort of the chosen rows
+    // (a checkpoint after a little work must not sort the whole partition).
+    let rows: Uint32Array;
+    if (4 * k > n) {
+      const order = sorted();
+      rows = new Uint32Array(k);
+      for (let i = 0, j = 0; i < order.length; i++) if (pick[order[i]!] === 1) rows[j++] = order[i]!;
+    } else {
+      rows = new Uint32Array(k);
+      for (let i = 0, j = 0; i < n; i++) if (pick[live[i]!] === 1) rows[j++] = live[i]!;
+      const key = t.key;
+      rows.sort((x, y) => keyCompare(key, x, key, y));
+    }
+    // Each chosen row's digest, by its place in `live` (rows ascend there).
+    const at = new Int32Array(t.rows);
+    for (let i = 0; i < n; i++) at[live[i]!] = i;
     const out = new Uint32Array(2 * k);
-    for (let i = 0, j = 0; i < n; i++) {
-      if (pick[i] === 0) continue;
-      rows[j] = order[i]!;
+    for (let j = 0; j < k; j++) {
+      const i = at[rows[j]!]!;
       out[2 * j] = digests[2 * i]!;
       out[2 * j + 1] = digests[2 * i + 1]!;
-      j++;
     }
     return { rows, digests: out, changed };
   }
@@ -252,18 +262,17 @@ export class RowRuns {
     const pri = new Uint32Array(t.priority.buffer, t.priority.byteOffset, t.priority.length);
     const crawlCount = t.crawlCount;
     const etag = t.etag;
+    const { depth, firstSeen, nextDue, slot, status } = t;
     for (let i = 0; i < order.length; i++) {
       const r = order[i]!;
-      const sl = t.slot[r]!;
-      let st = t.status[r]!;
+      const sl = slot[r]!;
+      let st = status[r]!;
       if (st === UrlStatus.InFlight) st = crawlCount[sl] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
-      let a = 0x243f6a88;
-      let b = 0x85a308d3;
-      const words = [key[4 * r]!, key[4 * r + 1]!, key[4 * r + 2]!, key[4 * r + 3]!, st, pri[r]!, t.depth[r]!, t.firstSeen[r]!, t.nextDue[r]!];
-      for (const w of words) {
-        a = mixA(a, w);
-        b = mixB(b, w);
-      }
+      // The row columns, written out (an array of them per row was a third of the pass).
+      let a = mixA(mixA(mixA(mixA(0x243f6a88, key[4 * r]!), key[4 * r + 1]!), key[4 * r + 2]!), key[4 * r + 3]!);
+      let b = mixB(mixB(mixB(mixB(0x85a308d3, key[4 * r]!), key[4 * r + 1]!), key[4 * r + 2]!), key[4 * r + 3]!);
+      a = mixA(mixA(mixA(mixA(mixA(a, st), pri[r]!), depth[r]!), firstSeen[r]!), nextDue[r]!);
+      b = mixB(mixB(mixB(mixB(mixB(b, st), pri[r]!), depth[r]!), firstSeen[r]!), nextDue[r]!);
       if (sl !== 0) {
         for (let c = 0; c < w32.length; c++) {
           const col = w32[c]!;
