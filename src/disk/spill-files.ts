@@ -9,10 +9,13 @@
  * A row run `rows-<n>.run` (src/frontier/rowruns.ts) is a `.meguri` image of resident rows,
  * written and fsynced once at a checkpoint and never changed; the manifest lists it among its
  * files with the top bit set, and it is deleted like a segment once no committed manifest names it.
- * A credit log `credits-<n>.log` holds the OPIC credits of rediscovered spilled URLs: a 32-byte
- * header (magic "MGSPCRD1", version, log number), then per checkpoint a 16-byte frame (records
- * u32, 0, checksum u64) and 24-byte records (HostKey, PathKey, cash f64), the last record of a
- * key winning; the manifest names the log and its length (a new log starts with every credit).
+ * Two append-only logs carry what changes a little between checkpoints: `credits-<n>.log` (the
+ * OPIC credits of rediscovered spilled URLs) and `extents-<n>.log` (extents added and dropped,
+ * so a checkpoint does not rewrite the whole extent table). Each is a 32-byte header (magic
+ * "MGSPLOG1", version, log number, log kind), then per checkpoint a 16-byte frame (body bytes
+ * u32, 0, checksum u64) and the records the frontier wrote (src/frontier/spill.ts says their
+ * layout), later records winning; the manifest names each log and its durable length, and a
+ * new log starts with the whole state (the frontier decides when).
  *
  *   segment header 32 B: magic "MGSPILL1" (8) | format version u32 | segment number u32 | 16 zero
  *   extent frame   32 B: magic u32 "SPX1" | payload bytes u32 | rows u32 | HostKey lo u32 |
@@ -37,7 +40,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:f
 import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
-import { type CreditsAt, type ExtentAt, type SpillCommit, type SpillFiles, registerSpillFiles } from '../frontier/spill.js';
+import { type ExtentAt, type LogAt, type SpillCommit, type SpillFiles, type TierLog, registerSpillFiles } from '../frontier/spill.js';
 import { type DiskIo, nodeIo, readFully, syncFully, writeFully } from './io.js';
 
 const MAGIC = new TextEncoder().encode('MGSPILL1');
@@ -54,17 +57,18 @@ const enum Kind {
   Keys = 2,
   Manifest = 3,
   Credits = 4,
+  Extents = 5,
 }
-const CREDIT_MAGIC = new TextEncoder().encode('MGSPCRD1');
-/** Bytes of one credit record: HostKey lo, hi, PathKey lo, hi (u32 each), cash (f64). */
-export const CREDIT_RECORD = 24;
+const LOG_MAGIC = new TextEncoder().encode('MGSPLOG1');
 
 const sum = new Uint32Array(2);
-/** Tags a row run, and a credit log, in a manifest's file list (the rest are segment numbers). */
+/** Tags a row run, a credit log and an extent log in a manifest's file list (the rest are segments). */
 const RUN_FLAG = 0x8000_0000;
-const LOG_FLAG = 0x4000_0000;
+const LOG_FLAGS: Readonly<Record<TierLog, number>> = { credits: 0x4000_0000, extents: 0x2000_0000 };
+const ANY_LOG = 0x6000_0000;
+const LOG_KIND: Readonly<Record<TierLog, Kind>> = { credits: Kind.Credits, extents: Kind.Extents };
 /** Every file the tier writes in its directory. */
-const TIER_FILE = /^(spill-\d+\.(seg|keys)|rows-\d+\.run|credits-\d+\.log|MANIFEST-\d+(\.tmp)?)$/;
+const TIER_FILE = /^(spill-\d+\.(seg|keys)|rows-\d+\.run|(credits|extents)-\d+\.log|MANIFEST-\d+(\.tmp)?)$/;
 
 interface Segment {
   readonly fd: number;
@@ -95,10 +99,11 @@ export class SpillSegments implements SpillFiles {
   private readonly runs = new Map<number, number>();
   private nextRun = 1;
   private prevRuns = new Set<number>();
-  /** The credit log appended to (its number and durable end), and the one the previous manifest names. */
-  private log: CreditsAt | undefined;
-  private nextLog = 1;
-  private prevLog = 0;
+  /** Per log: the one appended to (its number and durable end), the next number, the previous manifest's. */
+  private readonly logs: Record<TierLog, { at: LogAt | undefined; next: number; prev: number }> = {
+    credits: { at: undefined, next: 1, prev: 0 },
+    extents: { at: undefined, next: 1, prev: 0 },
+  };
 
   constructor(
     readonly dir: string,
@@ -113,10 +118,17 @@ export class SpillSegments implements SpillFiles {
       return;
     }
     const listed = this.manifestFiles(this.readManifestFile(resume));
-    const files = listed.filter((n) => (n & (RUN_FLAG | LOG_FLAG)) === 0);
-    const logs = listed.filter((n) => (n & LOG_FLAG) !== 0).map((n) => n & ~LOG_FLAG);
-    for (const n of logs) this.nextLog = Math.max(this.nextLog, n + 1);
-    this.prevLog = logs[0] ?? 0;
+    const files = listed.filter((n) => (n & (RUN_FLAG | ANY_LOG)) === 0);
+    const logNames: string[] = [];
+    for (const name of ['credits', 'extents'] as const) {
+      const flag = LOG_FLAGS[name];
+      const n = listed.find((x) => (x & RUN_FLAG) === 0 && (x & ANY_LOG) === flag);
+      if (n === undefined) continue;
+      const log = n & ~ANY_LOG;
+      this.logs[name].next = log + 1;
+      this.logs[name].prev = log;
+      logNames.push(logName(name, log));
+    }
     for (const n of listed) {
       if ((n & RUN_FLAG) === 0) continue;
       const run = n & ~RUN_FLAG;
@@ -140,7 +152,7 @@ export class SpillSegments implements SpillFiles {
     }
     if (readOnly) return;
     // Whatever the manifest does not name is from after the checkpoint: never committed.
-    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName), ...logs.map(logName)]);
+    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName), ...logNames]);
     for (const name of readdirSync(dir)) if (TIER_FILE.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
   }
 
@@ -267,18 +279,19 @@ export class SpillSegments implements SpillFiles {
     }
   }
 
-  appendCredits(records: Uint8Array, count: number, fresh: boolean): CreditsAt {
+  appendLog(name: TierLog, records: Uint8Array, fresh: boolean): LogAt {
     if (this.readOnly) throw new InvalidArgumentError(`spill segments in ${this.dir} are open read-only`);
-    let at = this.log;
-    const body = records.subarray(0, count * CREDIT_RECORD);
+    const state = this.logs[name];
+    let at = state.at;
     if (fresh || at === undefined) {
-      at = { log: this.nextLog++, length: HEADER };
+      at = { log: state.next++, length: HEADER };
       const h = new Uint8Array(HEADER);
-      h.set(CREDIT_MAGIC);
+      h.set(LOG_MAGIC);
       const v = new DataView(h.buffer);
       v.setUint32(8, VERSION, true);
       v.setUint32(12, at.log, true);
-      const path = join(this.dir, logName(at.log));
+      v.setUint32(16, LOG_KIND[name], true);
+      const path = join(this.dir, logName(name, at.log));
       const fd = this.io.open(path, 'w');
       try {
         writeFully(this.io, fd, path, h, HEADER, 0);
@@ -286,14 +299,14 @@ export class SpillSegments implements SpillFiles {
         this.io.close(fd);
       }
     }
-    const path = join(this.dir, logName(at.log));
-    const block = new Uint8Array(KEY_FRAME + body.length);
+    const path = join(this.dir, logName(name, at.log));
+    const block = new Uint8Array(KEY_FRAME + records.length);
     const v = new DataView(block.buffer);
-    v.setUint32(0, count, true);
-    checksum(body, Kind.Credits, at.log, at.length);
+    v.setUint32(0, records.length, true);
+    checksum(records, LOG_KIND[name], at.log, at.length);
     v.setUint32(8, sum[0]!, true);
     v.setUint32(12, sum[1]!, true);
-    block.set(body, KEY_FRAME);
+    block.set(records, KEY_FRAME);
     // Written at the recorded end: a tail a crash tore past it is overwritten, never read.
     const fd = this.io.open(path, 'r+');
     try {
@@ -302,31 +315,30 @@ export class SpillSegments implements SpillFiles {
     } finally {
       this.io.close(fd);
     }
-    this.log = { log: at.log, length: at.length + block.length };
-    return this.log;
+    state.at = { log: at.log, length: at.length + block.length };
+    return state.at;
   }
 
-  readCredits(at: CreditsAt): Uint8Array {
-    const path = join(this.dir, logName(at.log));
+  readLog(name: TierLog, at: LogAt): Uint8Array {
+    const path = join(this.dir, logName(name, at.log));
     if (!existsSync(path)) throw new CorruptBucketError(path, "missing: the checkpoint's manifest names it");
     const bytes = this.readWhole(path);
-    if (bytes.length < at.length) throw new CorruptBucketError(path, `truncated: the manifest records ${at.length} bytes, ${bytes.length} there`);
-    if (!CREDIT_MAGIC.every((b, i) => bytes[i] === b) || new DataView(bytes.buffer).getUint32(12, true) !== at.log) throw new CorruptBucketError(path, 'not this credit log (header)');
+    if (bytes.length < at.length || at.length < HEADER) throw new CorruptBucketError(path, `truncated: the manifest records ${at.length} bytes, ${bytes.length} there`);
+    const v = new DataView(bytes.buffer);
+    if (!LOG_MAGIC.every((b, i) => bytes[i] === b) || v.getUint32(12, true) !== at.log || v.getUint32(16, true) !== LOG_KIND[name]) throw new CorruptBucketError(path, 'not this log (header)');
     const out = new Uint8Array(at.length);
     let n = 0;
-    const v = new DataView(bytes.buffer);
     for (let p = HEADER; p < at.length; ) {
-      const count = p + KEY_FRAME <= at.length ? v.getUint32(p, true) : -1;
-      const end = p + KEY_FRAME + count * CREDIT_RECORD;
-      if (count < 0 || end > at.length) throw new CorruptBucketError(path, `credit block at ${p} runs past the recorded end ${at.length}`);
+      const end = p + KEY_FRAME <= at.length ? p + KEY_FRAME + v.getUint32(p, true) : at.length + 1;
+      if (end > at.length) throw new CorruptBucketError(path, `block at ${p} runs past the recorded end ${at.length}`);
       const body = bytes.subarray(p + KEY_FRAME, end);
-      checksum(body, Kind.Credits, at.log, p);
-      if (v.getUint32(p + 8, true) !== sum[0] || v.getUint32(p + 12, true) !== sum[1]) throw new CorruptBucketError(path, `credit block at ${p}: checksum mismatch`);
+      checksum(body, LOG_KIND[name], at.log, p);
+      if (v.getUint32(p + 8, true) !== sum[0] || v.getUint32(p + 12, true) !== sum[1]) throw new CorruptBucketError(path, `block at ${p}: checksum mismatch`);
       out.set(body, n);
       n += body.length;
       p = end;
     }
-    if (!this.readOnly) this.log = { ...at };
+    if (!this.readOnly) this.logs[name].at = { ...at };
     return out.subarray(0, n);
   }
 
@@ -339,8 +351,8 @@ export class SpillSegments implements SpillFiles {
     }
     const segments = [...this.segs.entries()].filter(([n, s]) => s.live > 0 || n === this.current).map(([n]) => n);
     // Row runs share the list, tagged by the top bit.
-    const log = this.log?.log ?? 0;
-    const files = [...segments, ...runs.map((n) => (n | RUN_FLAG) >>> 0), ...(log === 0 ? [] : [(log | LOG_FLAG) >>> 0])];
+    const logs = (['credits', 'extents'] as const).filter((name) => this.logs[name].at !== undefined);
+    const files = [...segments, ...runs.map((n) => (n | RUN_FLAG) >>> 0), ...logs.map((name) => (this.logs[name].at!.log | LOG_FLAGS[name]) >>> 0)];
     const gen = ++this.generation;
     const name = `MANIFEST-${gen}`;
     const head = new Uint8Array(HEADER + files.length * 4);
@@ -377,10 +389,12 @@ export class SpillSegments implements SpillFiles {
       this.runs.delete(n);
     }
     for (const old of readdirSync(this.dir)) {
-      const m = /^credits-(\d+)\.log$/.exec(old);
-      if (m !== null && Number(m[1]) !== log && Number(m[1]) !== this.prevLog) unlinkSync(join(this.dir, old));
+      const m = /^(credits|extents)-(\d+)\.log$/.exec(old);
+      if (m === null) continue;
+      const state = this.logs[m[1] as TierLog];
+      if (Number(m[2]) !== (state.at?.log ?? 0) && Number(m[2]) !== state.prev) unlinkSync(join(this.dir, old));
     }
-    this.prevLog = log;
+    for (const name of ['credits', 'extents'] as const) this.logs[name].prev = this.logs[name].at?.log ?? 0;
     this.durable = true;
     this.prevRuns = needed;
     this.prevFiles = new Set(segments);
@@ -478,9 +492,9 @@ export class SpillSegments implements SpillFiles {
   }
 }
 
-/** A credit log: OPIC credits of spilled URLs, appended at checkpoints. */
-function logName(n: number): string {
-  return `credits-${n}.log`;
+/** A tier log's file (credits or extents), appended at checkpoints. */
+function logName(name: TierLog, n: number): string {
+  return `${name}-${n}.log`;
 }
 
 /** A row run's file (src/frontier/rowruns.ts): a `.meguri` image of rows only, written once. */

@@ -48,8 +48,11 @@ export interface ExtentAt {
   readonly keys: number;
 }
 
-/** Where a credit log ends durably: its number and length in bytes. */
-export interface CreditsAt {
+/** The tier's append-only logs (src/disk/spill-files.ts): spilled URLs' credits, extents added and dropped. */
+export type TierLog = 'credits' | 'extents';
+
+/** Where a tier log ends durably: its number and length in bytes. */
+export interface LogAt {
   readonly log: number;
   readonly length: number;
 }
@@ -93,12 +96,12 @@ export interface SpillFiles {
    */
   readRun<T>(run: number, decode: (bytes: Uint8Array) => T): T;
   /**
-   * Appends `count` credit records (24 B each: HostKey, PathKey, cash f64) to the credit log
-   * (a new log when `fresh`: it must then hold every credit) and makes them durable.
+   * Appends `records` as one checksummed block to log `name` (a new log when `fresh`: the
+   * records must then be the whole state) and makes it durable; returns the log's new end.
    */
-  appendCredits(records: Uint8Array, count: number, fresh: boolean): CreditsAt;
-  /** The records of credit log `at` up to its recorded length, checked (later records win). */
-  readCredits(at: CreditsAt): Uint8Array;
+  appendLog(name: TierLog, records: Uint8Array, fresh: boolean): LogAt;
+  /** The records of log `name` up to `at`'s length, every block checked, in the order written. */
+  readLog(name: TierLog, at: LogAt): Uint8Array;
   /** Reads (and checks) a committed manifest back. */
   readManifest(commit: SpillCommit): Uint8Array;
   /** An extent of a resumed manifest lives in `file` (counts it as needed). */
@@ -190,8 +193,19 @@ export class SpillTier {
   /** Spilled keys whose credit changed since the last checkpoint: host id, PathKey lo, hi. */
   private creditDirty: number[] = [];
   /** The credit log's durable end, and its size when it was last started afresh. */
-  private creditsAt: CreditsAt | undefined;
+  private creditsAt: LogAt | undefined;
   private creditBase = 0;
+  /**
+   * The extent log (extents added and dropped since the last checkpoint, so a checkpoint does not
+   * rewrite the whole extent table): its durable end and size when started, the extents added
+   * since (by file and offset → pool slot) and the durable ones dropped since (file, offset).
+   */
+  private extentsAt: LogAt | undefined;
+  private extentBase = 0;
+  private extentAdds = new Map<number, number>();
+  /** The host of each pool slot added since the last checkpoint. */
+  private extentHost: Int32Array = new Int32Array(1024);
+  private extentDrops: number[] = [];
   private lastRunRows = 0;
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
@@ -383,7 +397,7 @@ export class SpillTier {
     }
     q.replaceAll(id, stay);
     for (const r of go) this.vacate(r);
-    for (const [at, count, top] of extents) this.pool.add(id, at, count, top);
+    for (const [at, count, top] of extents) this.extentAdded(id, this.pool.add(id, at, count, top));
     if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
     this.spilledOf[id] = this.spilledOf[id]! + go.length;
     this.spilled += go.length;
@@ -465,6 +479,7 @@ export class SpillTier {
   /** Brings host `id`'s best extent back into its queue. */
   private take(id: number): void {
     const slot = this.pool.takeBest(id);
+    this.extentTaken(slot);
     const count = this.pool.count[slot]!;
     const at = this.pool.at(slot);
     this.pool.release(slot);
@@ -593,28 +608,15 @@ export class SpillTier {
       this.runs.written(plan, this.files.writeRun(bytes));
     }
     const credits = this.commitCredits();
-    const pool = this.pool;
+    const extents = this.commitExtents();
     const runs = this.runs.runs;
-    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES + 4 + runs.length * 8 + 12);
+    // No extents inline (a manifest from before the extent log lists them here).
+    const out = new Uint8Array(16 + 4 + runs.length * 8 + 12 + 12);
     const v = new DataView(out.buffer);
-    v.setUint32(0, pool.size, true);
+    v.setUint32(0, 0, true);
     v.setUint32(4, this.window, true);
     v.setFloat64(8, this.spilled, true);
     let p = 16;
-    for (let id = 0; id < pool.hostSpan; id++) {
-      const h = this.s.hosts[id];
-      for (const slot of pool.slotsOf(id)) {
-        v.setUint32(p, h!.hostKeyLo, true);
-        v.setUint32(p + 4, h!.hostKeyHi, true);
-        v.setUint32(p + 8, pool.file[slot]!, true);
-        v.setUint32(p + 12, pool.bytes[slot]!, true);
-        v.setFloat64(p + 16, pool.offset[slot]!, true);
-        v.setFloat64(p + 24, pool.keys[slot]!, true);
-        v.setUint32(p + 32, pool.count[slot]!, true);
-        v.setFloat32(p + 36, pool.top[slot]!, true);
-        p += EXTENT_BYTES;
-      }
-    }
     // The row runs, oldest first (a manifest from before them ends at the extents).
     v.setUint32(p, runs.length, true);
     p += 4;
@@ -626,10 +628,13 @@ export class SpillTier {
     // The credit log and its durable end (0: none).
     v.setUint32(p, this.creditsAt?.log ?? 0, true);
     v.setFloat64(p + 4, this.creditsAt?.length ?? 0, true);
+    // The extent log and its durable end (0: none).
+    v.setUint32(p + 12, this.extentsAt?.log ?? 0, true);
+    v.setFloat64(p + 16, this.extentsAt?.length ?? 0, true);
     const c = this.files.commit(out, runs.map((r) => r.id));
-    this.lastCommitBytes = runBytes + credits + out.length;
+    this.lastCommitBytes = runBytes + credits + extents + out.length;
     this.lastRunRows = plan.rows.length;
-    return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: pool.size };
+    return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: this.pool.size };
   }
 
   /**
@@ -656,10 +661,65 @@ export class SpillTier {
       for (let l = 0; l < 4; l++) v.setUint32(p + 4 * l, recs[5 * i + l]!, true);
       v.setFloat64(p + 16, recs[5 * i + 4]!, true);
     }
-    this.creditsAt = this.files.appendCredits(bytes, n, fresh);
+    this.creditsAt = this.files.appendLog('credits', bytes, fresh);
     if (fresh) this.creditBase = this.creditsAt.length;
     this.creditDirty = [];
     return bytes.length;
+  }
+
+  /**
+   * Appends the extents dropped and added since the last checkpoint to the extent log (40-byte
+   * records as the manifest's: HostKey, file, bytes, offset, key offset, rows, top; a drop has
+   * bytes 0), or starts a new log with every extent once it passed twice its size when started;
+   * returns bytes written.
+   */
+  private commitExtents(): number {
+    const pool = this.pool;
+    const fresh = this.extentsAt === undefined || this.extentsAt.length > Math.max(1 << 20, 2 * this.extentBase);
+    if (fresh && this.extentsAt === undefined && pool.size === 0) return 0;
+    if (!fresh && this.extentAdds.size === 0 && this.extentDrops.length === 0) return 0;
+    const drops = fresh ? [] : this.extentDrops;
+    const adds: [number, number][] = [];
+    if (fresh) for (let id = 0; id < pool.hostSpan; id++) for (const slot of pool.slotsOf(id)) adds.push([id, slot]);
+    else for (const slot of this.extentAdds.values()) adds.push([this.extentHost[slot]!, slot]);
+    const out = new Uint8Array((drops.length / 2 + adds.length) * EXTENT_BYTES);
+    const v = new DataView(out.buffer);
+    let p = 0;
+    for (let i = 0; i < drops.length; i += 2, p += EXTENT_BYTES) {
+      v.setUint32(p + 8, drops[i]!, true);
+      v.setFloat64(p + 16, drops[i + 1]!, true);
+    }
+    for (const [id, slot] of adds) {
+      const h = this.s.hosts[id]!;
+      v.setUint32(p, h.hostKeyLo, true);
+      v.setUint32(p + 4, h.hostKeyHi, true);
+      v.setUint32(p + 8, pool.file[slot]!, true);
+      v.setUint32(p + 12, pool.bytes[slot]!, true);
+      v.setFloat64(p + 16, pool.offset[slot]!, true);
+      v.setFloat64(p + 24, pool.keys[slot]!, true);
+      v.setUint32(p + 32, pool.count[slot]!, true);
+      v.setFloat32(p + 36, pool.top[slot]!, true);
+      p += EXTENT_BYTES;
+    }
+    this.extentsAt = this.files.appendLog('extents', out, fresh);
+    if (fresh) this.extentBase = this.extentsAt.length;
+    this.extentAdds = new Map();
+    this.extentDrops = [];
+    return out.length;
+  }
+
+  /** An extent appended to the pool at `slot` for host `id`: in the extent log at the next checkpoint. */
+  private extentAdded(id: number, slot: number): void {
+    if (slot >= this.extentHost.length) this.extentHost = grow32(this.extentHost, slot + 1);
+    this.extentHost[slot] = id;
+    this.extentAdds.set(this.pool.file[slot]! * 0x1_0000_0000 + this.pool.offset[slot]!, slot);
+  }
+
+  /** The extent at pool slot `slot` is leaving: a drop record, unless it was added since the last checkpoint. */
+  private extentTaken(slot: number): void {
+    const file = this.pool.file[slot]!;
+    const offset = this.pool.offset[slot]!;
+    if (!this.extentAdds.delete(file * 0x1_0000_0000 + offset)) this.extentDrops.push(file, offset);
   }
 
   /** Reads and decodes the runs a resumed manifest named (oldest first). */
@@ -682,14 +742,34 @@ export class SpillTier {
     this.window = Math.min(this.window, Math.max(MIN_WINDOW, v.getUint32(4, true)));
     const byKey = new Map<string, number>();
     for (const h of this.s.hosts) byKey.set(`${h.hostKeyLo}:${h.hostKeyHi}`, h.id);
-    for (let i = 0, p = 16; i < n; i++, p += EXTENT_BYTES) {
-      const lo = v.getUint32(p, true);
-      const hi = v.getUint32(p + 4, true);
+    // Extents: inline (a manifest from before the extent log), then the log replayed (a drop,
+    // bytes 0, removes the extent at its file and offset; records keep their order).
+    const found = new Map<number, [Uint8Array, number]>();
+    for (let i = 0; i < n; i++) found.set(i, [bytes, 16 + i * EXTENT_BYTES]);
+    const tail = 16 + n * EXTENT_BYTES;
+    const runCount = tail + 4 <= bytes.length ? v.getUint32(tail, true) : 0;
+    const logAt = tail + 4 + runCount * 8 + 12;
+    if (logAt + 12 <= bytes.length && v.getUint32(logAt, true) !== 0) {
+      const at: LogAt = { log: v.getUint32(logAt, true), length: v.getFloat64(logAt + 4, true) };
+      const recs = this.files.readLog('extents', at);
+      const r = new DataView(recs.buffer, recs.byteOffset, recs.byteLength);
+      for (let q = 0; q + EXTENT_BYTES <= recs.length; q += EXTENT_BYTES) {
+        const key = r.getUint32(q + 8, true) * 0x1_0000_0000 + r.getFloat64(q + 16, true);
+        if (r.getUint32(q + 12, true) === 0) found.delete(key);
+        else found.set(key, [recs, q]);
+      }
+      this.extentsAt = at;
+      this.extentBase = at.length;
+    }
+    for (const [buf, p] of found.values()) {
+      const e = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+      const lo = e.getUint32(p, true);
+      const hi = e.getUint32(p + 4, true);
       const id = byKey.get(`${lo}:${hi}`);
-      const at: ExtentAt = { file: v.getUint32(p + 8, true), bytes: v.getUint32(p + 12, true), offset: v.getFloat64(p + 16, true), keys: v.getFloat64(p + 24, true) };
-      const count = v.getUint32(p + 32, true);
+      const at: ExtentAt = { file: e.getUint32(p + 8, true), bytes: e.getUint32(p + 12, true), offset: e.getFloat64(p + 16, true), keys: e.getFloat64(p + 24, true) };
+      const count = e.getUint32(p + 32, true);
       if (id === undefined) throw new CorruptPartitionError('hosts', `the disk tier's manifest ${meta.manifest} names a host the checkpoint does not have`);
-      this.pool.add(id, at, count, v.getFloat32(p + 36, true));
+      this.pool.add(id, at, count, e.getFloat32(p + 36, true));
       this.files.adopt(at.file);
       const paths = this.files.readKeys(at, count);
       for (let j = 0; j < count; j++) this.keys.add(id, lo, hi, paths[2 * j]!, paths[2 * j + 1]!);
@@ -707,8 +787,8 @@ export class SpillTier {
     }
     // Credits of spilled URLs: the log replayed in order (a key's last record wins).
     if (p + 12 <= bytes.length && v.getUint32(p, true) !== 0) {
-      const at: CreditsAt = { log: v.getUint32(p, true), length: v.getFloat64(p + 4, true) };
-      const recs = this.files.readCredits(at);
+      const at: LogAt = { log: v.getUint32(p, true), length: v.getFloat64(p + 4, true) };
+      const recs = this.files.readLog('credits', at);
       const r = new DataView(recs.buffer, recs.byteOffset, recs.byteLength);
       for (let q = 0; q < recs.length; q += CREDIT_RECORD) {
         const id = byKey.get(`${r.getUint32(q, true)}:${r.getUint32(q + 4, true)}`);
