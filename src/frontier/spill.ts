@@ -596,8 +596,9 @@ export class SpillTier {
 
   /**
    * A durable checkpoint of the tier: the resident rows `plan` chose written as a new row run
-   * (rowruns.ts), every extent appended so far made durable, and the extent table and the runs
-   * written as the next manifest (the backend's commit). What the checkpoint image records
+   * (rowruns.ts), the credits and extents changed since the last checkpoint appended to their
+   * logs, every extent appended so far made durable, and the next manifest naming the runs and
+   * the logs' durable ends (the backend's commit). What the checkpoint image records
    * (`SpillMeta`) names it; the image itself carries no rows.
    */
   commit(plan: RunPlan, encode: (rows: Uint32Array) => Uint8Array): SpillMeta {
@@ -728,8 +729,9 @@ export class SpillTier {
   }
 
   /**
-   * Loads the disk tier a checkpoint named (after the resident rows were restored): the
-   * manifest's extents go back to their hosts' chains and their keys — read from the key
+   * Loads the disk tier a checkpoint named (before the resident rows are restored: the row runs
+   * skip keys that are spilled): the extents — inline in a manifest from before the extent log,
+   * else the log replayed — go back to their hosts' chains and their keys — read from the key
    * logs, 8 B a URL, never a URL string — into the key index as spilled. `readOnly` opens the
    * files without deleting what the manifest does not name (a reader beside a live crawl).
    */

@@ -3,7 +3,8 @@
 // back exactly the frontier as it was then — oracle: the full single-file image, byte for byte.
 // OPIC credits of spilled URLs (the credit log) survive kill -9 mid-checkpoint. Also asserted:
 // a checkpoint after a little work writes a little (not the crawled rows again),
-// runs mostly garbage are folded away, and a corrupt or truncated run is refused naming the file.
+// runs mostly garbage are folded away, extents read back stay gone (the extent log), and a
+// corrupt or truncated run or extent log is refused naming the file.
 import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,8 +179,8 @@ describe('row runs: incremental checkpoints of the resident rows', () => {
     }
   }, 120_000);
 
-  it('refuses a corrupt or truncated row run with CorruptBucketError naming the file', () => {
-    for (const damage of ['flip', 'truncate'] as const) {
+  it('refuses a corrupt or truncated row run or extent log with CorruptBucketError naming the file', () => {
+    for (const [damage, kind] of [['flip', '.run'], ['truncate', '.run'], ['flip', '.log'], ['truncate', '.log']] as const) {
       const dir = freshDir();
       const opts: Partial<FrontierOptions> = { memoryBudget: 64 * 1024, storeDir: dir, spillWindow: 8 };
       const f = new Frontier(0, 0, opts);
@@ -188,7 +189,7 @@ describe('row runs: incremental checkpoints of the resident rows', () => {
       const image = f.checkpointIncremental();
       f.free();
       const tier = join(dir, 'spill-p0');
-      const run = readdirSync(tier).find((n) => n.endsWith('.run'))!;
+      const run = readdirSync(tier).find((n) => n.endsWith(kind) && !n.startsWith('credits'))!;
       const path = join(tier, run);
       if (damage === 'truncate') truncateSync(path, 100);
       else {
@@ -202,8 +203,8 @@ describe('row runs: incremental checkpoints of the resident rows', () => {
       } catch (e) {
         err = e;
       }
-      expect(err, damage).toBeInstanceOf(CorruptBucketError);
-      expect((err as Error).message, damage).toContain(run);
+      expect(err, `${damage} ${run}`).toBeInstanceOf(CorruptBucketError);
+      expect((err as Error).message, `${damage} ${run}`).toContain(run);
     }
   });
 });
