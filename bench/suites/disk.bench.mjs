@@ -203,8 +203,11 @@ async function frontierChild(peer, n) {
   // after the first. Recovery is from this one.
   const step = f.drain(3_600_000, (r) => ({ row: r.row, url: r.url, status: 200, latencyMs: 50 }), Number(process.env.BENCH_DISK_STEP ?? 100_000)).length;
   const t6 = process.hrtime.bigint();
-  const steadyBytes = lib.writePartition(ckPath, f.checkpointIncremental()) + (f.diskTier()?.lastCommitBytes ?? 0);
+  const steadyImage = lib.writePartition(ckPath, f.checkpointIncremental());
   const steadySecs = Number(process.hrtime.bigint() - t6) / 1e9;
+  const steadyTier = f.diskTier()?.lastCommitBytes ?? 0;
+  const steadyBytes = steadyImage + steadyTier;
+  const steadyRunRows = f.diskTier()?.lastRunRows ?? '';
   const heldUrls = f.len();
   f.free();
   const t5 = process.hrtime.bigint();
@@ -249,6 +252,8 @@ async function frontierChild(peer, n) {
     steadyStep: step,
     steadySecs,
     steadyMiB: steadyBytes / 2 ** 20,
+    steadyImageMiB: steadyImage / 2 ** 20,
+    steadyRunRows,
     incrementalRecoverSecs,
     keyBytesPerSpilled: tierAfterIntake === undefined || tierAfterIntake.spilledUrls === 0 ? '' : tierAfterIntake.keyBytes / tierAfterIntake.spilledUrls,
     checkpointSecs,
@@ -291,6 +296,8 @@ function frontierRows() {
       'first ckpt MiB': r.incrementalMiB ?? '',
       'next ckpt s': r.steadySecs ?? '',
       'next ckpt MiB': r.steadyMiB ?? '',
+      'of which image MiB': r.steadyImageMiB ?? '',
+      'rows written': r.steadyRunRows ?? '',
       'recover s': r.incrementalRecoverSecs ?? '',
       'full ckpt s': r.checkpointSecs ?? '',
       'full recover s': r.recoverSecs ?? '',
