@@ -403,15 +403,14 @@ export function mergeRuns(
     const data = allocColumn(type, n * lanes);
     const byRun = sources.map((src) => src.columns.find((c) => c.id === id));
     for (const b of byRun) if (b !== undefined && (b.type !== type || b.lanes !== lanes)) throw new CorruptPartitionError('urls', `column ${id} is ${b.type}×${b.lanes} in one row run, ${type}×${lanes} in another`);
-    // f32 moves as its bits (a NaN's payload and −0 come back as written).
-    const out = type === 'f32' ? new Uint32Array(data.buffer) : data;
-    const srcs = byRun.map((b) => (b === undefined ? undefined : type === 'f32' ? new Uint32Array(b.data.buffer, b.data.byteOffset, b.data.length) : b.data));
-    for (let j = 0; j < n; j++) {
-      const src = srcs[fromSrc[j]!];
-      if (src === undefined) continue;
-      const r = fromRow[j]! * lanes;
-      for (let l = 0; l < lanes; l++) out[j * lanes + l] = src[r + l]!;
-    }
+    // Through a u8, u16 or u32 view by width (an f32 moves as its bits: a NaN's payload and −0
+    // come back as written), one loop per width so each sees one array kind (as permuteColumn).
+    const width = data.BYTES_PER_ELEMENT;
+    const srcs = byRun.map((b) => b?.data);
+    if (width === 1) gather8(u8(data), srcs.map((d) => d && u8(d)), fromSrc, fromRow, n, lanes);
+    else if (width === 2) gather16(u16(data), srcs.map((d) => d && u16(d)), fromSrc, fromRow, n, lanes);
+    else if (width === 4) gather32(u32(data), srcs.map((d) => d && u32(d)), fromSrc, fromRow, n, lanes);
+    else throw new CorruptPartitionError('urls', `column ${id} is ${type}: no URL column has 8-byte elements`);
     columns.push({ id, type, lanes, data });
   }
   const col = (id: number): Uint32Array => columns.find((c) => c.id === id)!.data as Uint32Array;
@@ -478,4 +477,33 @@ export function mergeRuns(
   const runOf = new Uint32Array(n);
   for (let j = 0; j < n; j++) runOf[j] = sources[fromSrc[j]!]!.id;
   return { rows: n, columns, arena, runOf };
+}
+
+const u8 = (d: ColumnData): Uint8Array => new Uint8Array(d.buffer, d.byteOffset, d.length);
+const u16 = (d: ColumnData): Uint16Array => new Uint16Array(d.buffer, d.byteOffset, d.length);
+const u32 = (d: ColumnData): Uint32Array => new Uint32Array(d.buffer, d.byteOffset, d.length);
+
+/** out[j] = srcs[fromSrc[j]][fromRow[j]] for rows of `lanes` values (one per width: see mergeRuns). */
+function gather8(out: Uint8Array, srcs: (Uint8Array | undefined)[], fromSrc: Uint32Array, fromRow: Uint32Array, n: number, lanes: number): void {
+  for (let j = 0; j < n; j++) {
+    const src = srcs[fromSrc[j]!];
+    if (src === undefined) continue;
+    for (let l = 0, r = fromRow[j]! * lanes; l < lanes; l++) out[j * lanes + l] = src[r + l]!;
+  }
+}
+
+function gather16(out: Uint16Array, srcs: (Uint16Array | undefined)[], fromSrc: Uint32Array, fromRow: Uint32Array, n: number, lanes: number): void {
+  for (let j = 0; j < n; j++) {
+    const src = srcs[fromSrc[j]!];
+    if (src === undefined) continue;
+    for (let l = 0, r = fromRow[j]! * lanes; l < lanes; l++) out[j * lanes + l] = src[r + l]!;
+  }
+}
+
+function gather32(out: Uint32Array, srcs: (Uint32Array | undefined)[], fromSrc: Uint32Array, fromRow: Uint32Array, n: number, lanes: number): void {
+  for (let j = 0; j < n; j++) {
+    const src = srcs[fromSrc[j]!];
+    if (src === undefined) continue;
+    for (let l = 0, r = fromRow[j]! * lanes; l < lanes; l++) out[j * lanes + l] = src[r + l]!;
+  }
 }

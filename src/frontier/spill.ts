@@ -763,6 +763,14 @@ export class SpillTier {
       this.extentsAt = at;
       this.extentBase = at.length;
     }
+    // Each host's set sized once for all its spilled keys (growing it key by key rehashed it).
+    const per = new Map<number, number>();
+    for (const [buf, p] of found.values()) {
+      const e = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+      const id = byKey.get(`${e.getUint32(p, true)}:${e.getUint32(p + 4, true)}`);
+      if (id !== undefined) per.set(id, (per.get(id) ?? 0) + e.getUint32(p + 32, true));
+    }
+    for (const [id, n] of per) this.keys.reserve(id, n);
     for (const [buf, p] of found.values()) {
       const e = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
       const lo = e.getUint32(p, true);

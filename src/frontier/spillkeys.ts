@@ -104,6 +104,12 @@ export class SpilledKeys {
     return this.find(set, lo, hi) >= 0;
   }
 
+  /** Makes room in host `id`'s set for `n` keys in all (a recovery knows each host's count first). */
+  reserve(id: number, n: number): void {
+    const set = this.sets[id];
+    if (n > 0 && (set === undefined || n > (set.length >>> 1) * MAX_LOAD)) this.grow(id, n);
+  }
+
   /** Adds PathKey (lo, hi) to host `id` (HostKey hostLo, hostHi); a held key is left as it is. */
   add(id: number, hostLo: number, hostHi: number, lo: number, hi: number): void {
     this.register(id, hostLo >>> 0, hostHi >>> 0);
