@@ -25,6 +25,11 @@
  * checkpoint in the tier's credit log (the credits changed since the last one; a recovery
  * replays it), so a crash loses none.
  *
+ * The file is past 600 lines on purpose: the budget, the shed and refill paths and the
+ * durable state (manifest, the extent and credit logs) all read and write the same extent pool,
+ * key tiers and per-host counts; the row runs (rowruns.ts) and the files (src/disk) are apart
+ * because they own nothing of those.
+ *
  * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
  * itself when the Node entry is loaded, so this file reaches no `node:` module and the
  * browser entry stays clean (a browser frontier given `storeDir` is refused).
