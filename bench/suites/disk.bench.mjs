@@ -16,7 +16,9 @@
 // `seedBatch` (65,536 a batch, hosts interleaved), then `drain` of BENCH_DISK_DRAIN dispatches
 // with reports (default min(N, 1M)), then the Engine's checkpoint (`checkpointIncremental()`
 // written with `writePartition`) and `Frontier.recover` from it, then the full single-file
-// `checkpointBytes()` and `Frontier.recover` of those bytes — the fully
+// BENCH_DISK_STEP (default 100,000) more dispatches and the next checkpoint (the steady state:
+// with the disk tier it writes only the rows changed since the first), recovery from that one,
+// then `checkpointBytes()` and `Frontier.recover` of those bytes — the fully
 // resident frontier beside the same frontier under `memoryBudget` (BENCH_DISK_BUDGET_MB, default
 // 256) with its disk tier. BENCH_DISK_FRONTIER="1000000,10000000" picks N (empty: skip);
 // BENCH_DISK_PEERS="frontierSpill" runs one peer; BENCH_DISK_HEAP_MB caps the child's V8 heap.
@@ -194,13 +196,24 @@ async function frontierChild(peer, n) {
   const ckDir = mkdtempSync(join(tmpdir(), 'meguri-frontier-ckpt-'));
   const ckPath = join(ckDir, 'p0.meguri');
   const t4 = process.hrtime.bigint();
-  const incrementalBytes = lib.writePartition(ckPath, f.checkpointIncremental());
+  const incrementalBytes = lib.writePartition(ckPath, f.checkpointIncremental()) + (f.diskTier()?.lastCommitBytes ?? 0);
   const incrementalSecs = Number(process.hrtime.bigint() - t4) / 1e9;
+  // The steady state: BENCH_DISK_STEP more dispatches and reports (a checkpoint interval's
+  // work, default 100,000), then the next checkpoint — what a crawl pays at every checkpoint
+  // after the first. Recovery is from this one.
+  const step = f.drain(3_600_000, (r) => ({ row: r.row, url: r.url, status: 200, latencyMs: 50 }), Number(process.env.BENCH_DISK_STEP ?? 100_000)).length;
+  const t6 = process.hrtime.bigint();
+  const steadyImage = lib.writePartition(ckPath, f.checkpointIncremental());
+  const steadySecs = Number(process.hrtime.bigint() - t6) / 1e9;
+  const steadyTier = f.diskTier()?.lastCommitBytes ?? 0;
+  const steadyBytes = steadyImage + steadyTier;
+  const steadyRunRows = f.diskTier()?.lastRunRows ?? '';
+  const heldUrls = f.len();
   f.free();
   const t5 = process.hrtime.bigint();
   const resumed = lib.Frontier.recover(lib.readPartition(ckPath), opts('a'));
   const incrementalRecoverSecs = Number(process.hrtime.bigint() - t5) / 1e9;
-  const okIncremental = resumed.len() === n;
+  const okIncremental = resumed.len() === n && heldUrls === n;
   // The full single-file checkpoint (export form: spilled rows read back for the copy) and
   // recovery from it into a fresh tier; BENCH_DISK_FULL=0 skips it (at 10⁷ it peaks ~6.5 GiB).
   let checkpointSecs = '';
@@ -236,6 +249,11 @@ async function frontierChild(peer, n) {
     window: tier?.window ?? '',
     incrementalSecs,
     incrementalMiB: incrementalBytes / 2 ** 20,
+    steadyStep: step,
+    steadySecs,
+    steadyMiB: steadyBytes / 2 ** 20,
+    steadyImageMiB: steadyImage / 2 ** 20,
+    steadyRunRows,
     incrementalRecoverSecs,
     keyBytesPerSpilled: tierAfterIntake === undefined || tierAfterIntake.spilledUrls === 0 ? '' : tierAfterIntake.keyBytes / tierAfterIntake.spilledUrls,
     checkpointSecs,
@@ -274,9 +292,13 @@ function frontierRows() {
       'disk B/URL': r.diskPerUrl ?? '',
       spilled: r.spilled ?? '',
       'dispatch+report/s': r.dispatchRate ?? '',
-      'incr. ckpt s': r.incrementalSecs ?? '',
-      'incr. ckpt MiB': r.incrementalMiB ?? '',
-      'incr. recover s': r.incrementalRecoverSecs ?? '',
+      'first ckpt s': r.incrementalSecs ?? '',
+      'first ckpt MiB': r.incrementalMiB ?? '',
+      'next ckpt s': r.steadySecs ?? '',
+      'next ckpt MiB': r.steadyMiB ?? '',
+      'of which image MiB': r.steadyImageMiB ?? '',
+      'rows written': r.steadyRunRows ?? '',
+      'recover s': r.incrementalRecoverSecs ?? '',
       'full ckpt s': r.checkpointSecs ?? '',
       'full recover s': r.recoverSecs ?? '',
       'key B/spilled': r.keyBytesPerSpilled ?? '',

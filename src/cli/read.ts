@@ -564,10 +564,12 @@ export function inspectCommand(args: ParsedArgs, io: CliIo): number {
     const spill = image.meta.settings['spill'] as SpillMeta | undefined;
     if (spill !== undefined) {
       const tier = join(storeDirOf(file, spill), basename(spill.dir));
-      const files = existsSync(tier) ? readdirSync(tier).filter((n) => /^spill-\d+\.(seg|keys)$/.test(n)) : [];
+      const files = existsSync(tier) ? readdirSync(tier).filter((n) => /^(spill-\d+\.(seg|keys)|rows-\d+\.run)$/.test(n)) : [];
       const onDisk = files.reduce((a, n) => a + statSync(join(tier, n)).size, 0);
-      out.push(`    disk   ${int(spill.spilled)} URLs spilled (rows above are the resident ones) in ${int(spill.extents)} extents · ${spill.manifest} · ${files.length} files, ${bytes(onDisk)} in ${tier}`);
-      report['diskTier'] = { spilledUrls: spill.spilled, extents: spill.extents, manifest: spill.manifest, files: files.length, bytes: onDisk, dir: tier };
+      // Row runs hold the resident rows (a checkpoint from before them has those rows above).
+      const runs = files.filter((n) => n.endsWith('.run')).length;
+      out.push(`    disk   ${int(spill.spilled)} URLs spilled in ${int(spill.extents)} extents · resident rows in ${int(runs)} row runs · ${spill.manifest} · ${files.length} files, ${bytes(onDisk)} in ${tier}`);
+      report['diskTier'] = { spilledUrls: spill.spilled, extents: spill.extents, rowRuns: runs, manifest: spill.manifest, files: files.length, bytes: onDisk, dir: tier };
     }
     if (eng) out.push(`    engine generation ${eng.generation} · ${int(eng.completed)} fetches done · ${eng.inFlight.length} in flight at the checkpoint (fetched again) · grouping ${eng.grouping}`);
     Object.assign(report, { rows: image.rows, hosts: image.hosts.length, columns: image.columns.map((c) => ({ id: c.id, type: c.type, lanes: c.lanes })), arenaBytes: image.arena.length, byStatus, meta: image.meta });

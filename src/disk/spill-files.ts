@@ -6,6 +6,16 @@
  * `spill-<n>.keys` is the key log: per extent a 16-byte frame and its rows' PathKeys (8 B
  * each), so a recovery rebuilds the exact key set without reading a URL. A manifest
  * `MANIFEST-<g>` names the segments a checkpoint needs and carries the frontier's extent table.
+ * A row run `rows-<n>.run` (src/frontier/rowruns.ts) is a `.meguri` image of resident rows,
+ * written and fsynced once at a checkpoint and never changed; the manifest lists it among its
+ * files with the top bit set, and it is deleted like a segment once no committed manifest names it.
+ * Two append-only logs carry what changes a little between checkpoints: `credits-<n>.log` (the
+ * OPIC credits of rediscovered spilled URLs) and `extents-<n>.log` (extents added and dropped,
+ * so a checkpoint does not rewrite the whole extent table). Each is a 32-byte header (magic
+ * "MGSPLOG1", version, log number, log kind), then per checkpoint a 16-byte frame (body bytes
+ * u32, 0, checksum u64) and the records the frontier wrote (src/frontier/spill.ts says their
+ * layout), later records winning; the manifest names each log and its durable length, and a
+ * new log starts with the whole state (the frontier decides when).
  *
  *   segment header 32 B: magic "MGSPILL1" (8) | format version u32 | segment number u32 | 16 zero
  *   extent frame   32 B: magic u32 "SPX1" | payload bytes u32 | rows u32 | HostKey lo u32 |
@@ -29,8 +39,8 @@
 import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
-import { CorruptBucketError, InvalidArgumentError } from '../errors/index.js';
-import { type ExtentAt, type SpillCommit, type SpillFiles, registerSpillFiles } from '../frontier/spill.js';
+import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
+import { type ExtentAt, type LogAt, type SpillCommit, type SpillFiles, type TierLog, registerSpillFiles } from '../frontier/spill.js';
 import { type DiskIo, nodeIo, readFully, syncFully, writeFully } from './io.js';
 
 const MAGIC = new TextEncoder().encode('MGSPILL1');
@@ -46,9 +56,19 @@ const enum Kind {
   Extent = 1,
   Keys = 2,
   Manifest = 3,
+  Credits = 4,
+  Extents = 5,
 }
+const LOG_MAGIC = new TextEncoder().encode('MGSPLOG1');
 
 const sum = new Uint32Array(2);
+/** Tags a row run, a credit log and an extent log in a manifest's file list (the rest are segments). */
+const RUN_FLAG = 0x8000_0000;
+const LOG_FLAGS: Readonly<Record<TierLog, number>> = { credits: 0x4000_0000, extents: 0x2000_0000 };
+const ANY_LOG = 0x6000_0000;
+const LOG_KIND: Readonly<Record<TierLog, Kind>> = { credits: Kind.Credits, extents: Kind.Extents };
+/** Every file the tier writes in its directory. */
+const TIER_FILE = /^(spill-\d+\.(seg|keys)|rows-\d+\.run|(credits|extents)-\d+\.log|MANIFEST-\d+(\.tmp)?)$/;
 
 interface Segment {
   readonly fd: number;
@@ -75,6 +95,15 @@ export class SpillSegments implements SpillFiles {
   /** Segments the previous manifest names, and its file name. */
   private prevFiles = new Set<number>();
   private prevManifest: string | undefined;
+  /** Row runs on disk (id → bytes), the next run id, and the runs the previous manifest names. */
+  private readonly runs = new Map<number, number>();
+  private nextRun = 1;
+  private prevRuns = new Set<number>();
+  /** Per log: the one appended to (its number and durable end), the next number, the previous manifest's. */
+  private readonly logs: Record<TierLog, { at: LogAt | undefined; next: number; prev: number }> = {
+    credits: { at: undefined, next: 1, prev: 0 },
+    extents: { at: undefined, next: 1, prev: 0 },
+  };
 
   constructor(
     readonly dir: string,
@@ -85,10 +114,30 @@ export class SpillSegments implements SpillFiles {
     if (!readOnly) mkdirSync(dir, { recursive: true });
     if (resume === undefined) {
       // Files left by an earlier process without a checkpoint naming them are scratch.
-      for (const name of readdirSync(dir)) if (/^(spill-\d+\.(seg|keys)|MANIFEST-\d+(\.tmp)?)$/.test(name)) unlinkSync(join(dir, name));
+      for (const name of readdirSync(dir)) if (TIER_FILE.test(name)) unlinkSync(join(dir, name));
       return;
     }
-    const files = this.manifestFiles(this.readManifestFile(resume));
+    const listed = this.manifestFiles(this.readManifestFile(resume));
+    const files = listed.filter((n) => (n & (RUN_FLAG | ANY_LOG)) === 0);
+    const logNames: string[] = [];
+    for (const name of ['credits', 'extents'] as const) {
+      const flag = LOG_FLAGS[name];
+      const n = listed.find((x) => (x & RUN_FLAG) === 0 && (x & ANY_LOG) === flag);
+      if (n === undefined) continue;
+      const log = n & ~ANY_LOG;
+      this.logs[name].next = log + 1;
+      this.logs[name].prev = log;
+      logNames.push(logName(name, log));
+    }
+    for (const n of listed) {
+      if ((n & RUN_FLAG) === 0) continue;
+      const run = n & ~RUN_FLAG;
+      const path = join(dir, runName(run));
+      if (!existsSync(path)) throw new CorruptBucketError(path, "missing: the checkpoint's manifest names it");
+      this.runs.set(run, statSync(path).size);
+      this.nextRun = Math.max(this.nextRun, run + 1);
+    }
+    this.prevRuns = new Set(this.runs.keys());
     this.durable = true;
     this.generation = Number(/^MANIFEST-(\d+)$/.exec(resume.manifest)![1]);
     this.prevManifest = resume.manifest;
@@ -103,17 +152,18 @@ export class SpillSegments implements SpillFiles {
     }
     if (readOnly) return;
     // Whatever the manifest does not name is from after the checkpoint: never committed.
-    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)])]);
-    for (const name of readdirSync(dir)) if (/^(spill-\d+\.(seg|keys)|MANIFEST-\d+(\.tmp)?)$/.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
+    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName), ...logNames]);
+    for (const name of readdirSync(dir)) if (TIER_FILE.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
   }
 
   get fileCount(): number {
-    return this.segs.size * 2;
+    return this.segs.size * 2 + this.runs.size;
   }
 
   get byteCount(): number {
     let n = 0;
     for (const s of this.segs.values()) n += s.size + s.keySize;
+    for (const b of this.runs.values()) n += b;
     return n;
   }
 
@@ -201,14 +251,108 @@ export class SpillSegments implements SpillFiles {
     if (seg.live <= 0 && file !== this.current && !this.durable) this.drop(file, seg);
   }
 
-  commit(manifest: Uint8Array): SpillCommit {
+  writeRun(bytes: Uint8Array): number {
+    if (this.readOnly) throw new InvalidArgumentError(`spill segments in ${this.dir} are open read-only`);
+    const n = this.nextRun++;
+    const path = join(this.dir, runName(n));
+    const fd = this.io.open(path, 'w');
+    try {
+      writeFully(this.io, fd, path, bytes, bytes.length, 0);
+      syncFully(this.io, fd, path);
+    } finally {
+      this.io.close(fd);
+    }
+    this.runs.set(n, bytes.length);
+    return n;
+  }
+
+  readRun<T>(run: number, decode: (bytes: Uint8Array) => T): T {
+    const path = join(this.dir, runName(run));
+    if (!this.runs.has(run) || !existsSync(path)) throw new CorruptBucketError(path, "missing: the checkpoint's manifest names it");
+    const bytes = this.readWhole(path);
+    try {
+      return decode(bytes);
+    } catch (err) {
+      // The run is a .meguri image: its codec names the section; the error names the file.
+      if (err instanceof CorruptPartitionError) throw new CorruptBucketError(path, err.message);
+      throw err;
+    }
+  }
+
+  appendLog(name: TierLog, records: Uint8Array, fresh: boolean): LogAt {
+    if (this.readOnly) throw new InvalidArgumentError(`spill segments in ${this.dir} are open read-only`);
+    const state = this.logs[name];
+    let at = state.at;
+    if (fresh || at === undefined) {
+      at = { log: state.next++, length: HEADER };
+      const h = new Uint8Array(HEADER);
+      h.set(LOG_MAGIC);
+      const v = new DataView(h.buffer);
+      v.setUint32(8, VERSION, true);
+      v.setUint32(12, at.log, true);
+      v.setUint32(16, LOG_KIND[name], true);
+      const path = join(this.dir, logName(name, at.log));
+      const fd = this.io.open(path, 'w');
+      try {
+        writeFully(this.io, fd, path, h, HEADER, 0);
+      } finally {
+        this.io.close(fd);
+      }
+    }
+    const path = join(this.dir, logName(name, at.log));
+    const block = new Uint8Array(KEY_FRAME + records.length);
+    const v = new DataView(block.buffer);
+    v.setUint32(0, records.length, true);
+    checksum(records, LOG_KIND[name], at.log, at.length);
+    v.setUint32(8, sum[0]!, true);
+    v.setUint32(12, sum[1]!, true);
+    block.set(records, KEY_FRAME);
+    // Written at the recorded end: a tail a crash tore past it is overwritten, never read.
+    const fd = this.io.open(path, 'r+');
+    try {
+      writeFully(this.io, fd, path, block, block.length, at.length);
+      syncFully(this.io, fd, path);
+    } finally {
+      this.io.close(fd);
+    }
+    state.at = { log: at.log, length: at.length + block.length };
+    return state.at;
+  }
+
+  readLog(name: TierLog, at: LogAt): Uint8Array {
+    const path = join(this.dir, logName(name, at.log));
+    if (!existsSync(path)) throw new CorruptBucketError(path, "missing: the checkpoint's manifest names it");
+    const bytes = this.readWhole(path);
+    if (bytes.length < at.length || at.length < HEADER) throw new CorruptBucketError(path, `truncated: the manifest records ${at.length} bytes, ${bytes.length} there`);
+    const v = new DataView(bytes.buffer);
+    if (!LOG_MAGIC.every((b, i) => bytes[i] === b) || v.getUint32(12, true) !== at.log || v.getUint32(16, true) !== LOG_KIND[name]) throw new CorruptBucketError(path, 'not this log (header)');
+    const out = new Uint8Array(at.length);
+    let n = 0;
+    for (let p = HEADER; p < at.length; ) {
+      const end = p + KEY_FRAME <= at.length ? p + KEY_FRAME + v.getUint32(p, true) : at.length + 1;
+      if (end > at.length) throw new CorruptBucketError(path, `block at ${p} runs past the recorded end ${at.length}`);
+      const body = bytes.subarray(p + KEY_FRAME, end);
+      checksum(body, LOG_KIND[name], at.log, p);
+      if (v.getUint32(p + 8, true) !== sum[0] || v.getUint32(p + 12, true) !== sum[1]) throw new CorruptBucketError(path, `block at ${p}: checksum mismatch`);
+      out.set(body, n);
+      n += body.length;
+      p = end;
+    }
+    if (!this.readOnly) this.logs[name].at = { ...at };
+    return out.subarray(0, n);
+  }
+
+  commit(manifest: Uint8Array, runs: readonly number[] = []): SpillCommit {
     for (const seg of this.segs.values()) {
       if (!seg.dirty) continue;
       syncFully(this.io, seg.fd, seg.path);
       syncFully(this.io, seg.keyFd, seg.keyPath);
       seg.dirty = false;
     }
-    const files = [...this.segs.entries()].filter(([n, s]) => s.live > 0 || n === this.current).map(([n]) => n);
+    const segments = [...this.segs.entries()].filter(([n, s]) => s.live > 0 || n === this.current).map(([n]) => n);
+    // Row runs share the list, tagged by the top bit.
+    const logs = (['credits', 'extents'] as const).filter((name) => this.logs[name].at !== undefined);
+    const files = [...segments, ...runs.map((n) => (n | RUN_FLAG) >>> 0), ...logs.map((name) => (this.logs[name].at!.log | LOG_FLAGS[name]) >>> 0)];
     const gen = ++this.generation;
     const name = `MANIFEST-${gen}`;
     const head = new Uint8Array(HEADER + files.length * 4);
@@ -238,8 +382,22 @@ export class SpillSegments implements SpillFiles {
     // Neither the new nor the previous manifest needs these any more.
     for (const [n, seg] of [...this.segs]) if (seg.live <= 0 && n !== this.current && !this.prevFiles.has(n)) this.drop(n, seg);
     for (const old of readdirSync(this.dir)) if (/^MANIFEST-\d+$/.test(old) && old !== name && old !== this.prevManifest) unlinkSync(join(this.dir, old));
+    const needed = new Set(runs);
+    for (const n of [...this.runs.keys()]) {
+      if (needed.has(n) || this.prevRuns.has(n)) continue;
+      unlinkSync(join(this.dir, runName(n)));
+      this.runs.delete(n);
+    }
+    for (const old of readdirSync(this.dir)) {
+      const m = /^(credits|extents)-(\d+)\.log$/.exec(old);
+      if (m === null) continue;
+      const state = this.logs[m[1] as TierLog];
+      if (Number(m[2]) !== (state.at?.log ?? 0) && Number(m[2]) !== state.prev) unlinkSync(join(this.dir, old));
+    }
+    for (const name of ['credits', 'extents'] as const) this.logs[name].prev = this.logs[name].at?.log ?? 0;
     this.durable = true;
-    this.prevFiles = new Set(files);
+    this.prevRuns = needed;
+    this.prevFiles = new Set(segments);
     this.prevManifest = name;
     return { manifest: name, checksum: `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}` };
   }
@@ -260,12 +418,28 @@ export class SpillSegments implements SpillFiles {
       }
       this.segs.delete(n);
     }
+    if (remove && !this.durable) for (const n of this.runs.keys()) unlinkSync(join(this.dir, runName(n)));
+    this.runs.clear();
   }
 
   /** The whole manifest file, checked against its own checksum and the one the checkpoint recorded. */
   private readManifestFile(commit: SpillCommit): Uint8Array {
     const path = join(this.dir, commit.manifest);
     if (!/^MANIFEST-\d+$/.test(commit.manifest) || !existsSync(path)) throw new CorruptBucketError(path, 'missing: the checkpoint names this manifest');
+    const bytes = this.readWhole(path);
+    const size = bytes.length;
+    const v = new DataView(bytes.buffer);
+    const ok = size >= HEADER && MANIFEST_MAGIC.every((b, i) => bytes[i] === b);
+    const files = ok ? v.getUint32(8, true) : 0;
+    if (!ok || size !== HEADER + files * 4 + v.getUint32(12, true)) throw new CorruptBucketError(path, 'truncated or not a spill manifest');
+    checksum(bytes.subarray(HEADER), Kind.Manifest, 0, Number(v.getBigUint64(24, true)));
+    const hex = `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}`;
+    if (v.getUint32(16, true) !== sum[0] || v.getUint32(20, true) !== sum[1] || hex !== commit.checksum) throw new CorruptBucketError(path, 'checksum mismatch');
+    return bytes;
+  }
+
+  /** A whole file, read through the I/O seam (counted). */
+  private readWhole(path: string): Uint8Array {
     const size = statSync(path).size;
     const bytes = new Uint8Array(size);
     const fd = this.io.open(path, 'r');
@@ -274,13 +448,6 @@ export class SpillSegments implements SpillFiles {
     } finally {
       this.io.close(fd);
     }
-    const v = new DataView(bytes.buffer);
-    const ok = size >= HEADER && MANIFEST_MAGIC.every((b, i) => bytes[i] === b);
-    const files = ok ? v.getUint32(8, true) : 0;
-    if (!ok || size !== HEADER + files * 4 + v.getUint32(12, true)) throw new CorruptBucketError(path, 'truncated or not a spill manifest');
-    checksum(bytes.subarray(HEADER), Kind.Manifest, 0, Number(v.getBigUint64(24, true)));
-    const hex = `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}`;
-    if (v.getUint32(16, true) !== sum[0] || v.getUint32(20, true) !== sum[1] || hex !== commit.checksum) throw new CorruptBucketError(path, 'checksum mismatch');
     return bytes;
   }
 
@@ -323,6 +490,16 @@ export class SpillSegments implements SpillFiles {
     unlinkSync(seg.keyPath);
     this.segs.delete(n);
   }
+}
+
+/** A tier log's file (credits or extents), appended at checkpoints. */
+function logName(name: TierLog, n: number): string {
+  return `${name}-${n}.log`;
+}
+
+/** A row run's file (src/frontier/rowruns.ts): a `.meguri` image of rows only, written once. */
+function runName(n: number): string {
+  return `rows-${n}.run`;
 }
 
 function segmentName(n: number): string {

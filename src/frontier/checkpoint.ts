@@ -10,11 +10,12 @@
  * same decisions as the one that was checkpointed.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
-import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, fieldProblem } from '../format/index.js';
+import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, decodePartition, encodePartition, fieldProblem } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
 import { registerHost, restoreBanks } from './banks.js';
 import { keyIndexOfRows } from './deps.js';
 import { HostRecord, hostKeyBefore } from './hosts.js';
+import { type RunSource, mergeRuns } from './rowruns.js';
 import type { SpillMeta } from './spill.js';
 import type { FrontierState } from './state.js';
 import { ColumnId, UrlTable } from './table.js';
@@ -41,20 +42,43 @@ export function checkpoint(s: FrontierState): PartitionImage {
 }
 
 /**
- * `Frontier.checkpointIncremental`: with the disk tier, its files made durable and its manifest
- * committed first, then the image of the resident rows only, naming that manifest (settings
- * `spill`); without it, `checkpoint`.
+ * `Frontier.checkpointIncremental`: with the disk tier, the resident rows changed since the
+ * last checkpoint written as a new row run (rowruns.ts), the tier's files made durable and its
+ * manifest committed, then an image with no rows naming that manifest (settings `spill`);
+ * without it, `checkpoint`.
  */
 export function checkpointIncremental(s: FrontierState): PartitionImage {
-  if (s.spill === undefined) return checkpoint(s);
-  const meta = s.spill.commit();
-  return image(s, meta);
+  const spill = s.spill;
+  if (spill === undefined) return checkpoint(s);
+  const plan = spill.runs.plan(s, () => s.index.exportSorted().payloads);
+  const meta = spill.commit(plan, (rows) => encodePartition(runImage(s, rows)));
+  return image(s, meta, new Uint32Array(0));
 }
 
-function image(s: FrontierState, spill?: SpillMeta): PartitionImage {
-  // The resident rows only: spilled URLs' keys are not in the row index (an incremental
-  // image's manifest has them; a full one loaded them back first).
-  const order = s.index.exportSorted().payloads;
+/** A row run: the rows `order` lists (in key order) as a `.meguri` image without hosts. */
+function runImage(s: FrontierState, order: Uint32Array): PartitionImage {
+  const blocks = rowBlocks(s, order);
+  // Host ids mean nothing outside this process: a run's rows find their hosts by HostKey.
+  blocks.columns.find((c) => c.id === ColumnId.Host)!.data.fill(0);
+  return {
+    meta: { partitionId: s.partitionId, createdHours: s.createdHours, canonPolicyVersion: s.opts.canonPolicyVersion, settings: { rowRun: true } },
+    formatMinor: FORMAT_MINOR,
+    rows: order.length,
+    columns: blocks.columns,
+    hosts: [],
+    arena: blocks.arena,
+    seenFilter: new Uint8Array(0),
+    prioritizer: new Uint8Array(0),
+    freshness: new Uint8Array(0),
+    scheduler: new Uint8Array(0),
+  };
+}
+
+/**
+ * The file columns of the rows `order` lists (a URL in flight written back as schedulable),
+ * the prioritizer's row columns after them, and the compacted arena; host ids as in memory.
+ */
+function rowBlocks(s: FrontierState, order: Uint32Array): { columns: ColumnBlock[]; arena: Uint8Array } {
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
@@ -62,21 +86,32 @@ function image(s: FrontierState, spill?: SpillMeta): PartitionImage {
     if (status[i] === UrlStatus.InFlight) status[i] = crawls[i] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
   }
   const blocks: ColumnBlock[] = [...columns];
-  const hosts = s.hosts;
-  const hostOrder = hosts.map((h) => h.id).sort((a, b) => (hostKeyBefore(hosts[a]!, hosts[b]!) ? -1 : 1));
-  let prioritizer: Uint8Array = new Uint8Array(0);
   if (s.prio) {
     const { cash, history, rank } = s.prio.rowColumns();
     const permute = (src: Float32Array): Float32Array => {
       const out = new Float32Array(order.length);
-      for (let i = 0; i < order.length; i++) out[i] = src[order[i]!]!;
+      // As bits: a NaN's payload is kept.
+      const o32 = new Uint32Array(out.buffer);
+      const s32 = new Uint32Array(src.buffer, src.byteOffset, src.length);
+      for (let i = 0; i < order.length; i++) o32[i] = s32[order[i]!]!;
       return out;
     };
     blocks.push({ id: ColumnId.Cash, type: 'f32', lanes: 1, data: permute(cash) });
     blocks.push({ id: ColumnId.History, type: 'f32', lanes: 1, data: permute(history) });
     blocks.push({ id: ColumnId.Rank, type: 'f32', lanes: 1, data: permute(rank) });
-    prioritizer = s.prio.encodeHosts(hostOrder);
   }
+  return { columns: blocks, arena };
+}
+
+function image(s: FrontierState, spill?: SpillMeta, rows?: Uint32Array): PartitionImage {
+  // The resident rows only: spilled URLs' keys are not in the row index (an incremental
+  // image's manifest has them; a full one loaded them back first). An incremental image
+  // passes no rows: they are in its row runs.
+  const order = rows ?? s.index.exportSorted().payloads;
+  const { columns: blocks, arena } = rowBlocks(s, order);
+  const hosts = s.hosts;
+  const hostOrder = hosts.map((h) => h.id).sort((a, b) => (hostKeyBefore(hosts[a]!, hosts[b]!) ? -1 : 1));
+  const prioritizer: Uint8Array = s.prio ? s.prio.encodeHosts(hostOrder) : new Uint8Array(0);
   // Host ids in the file are positions in HostKey order; remap the host column.
   const hostRemap = new Uint32Array(hosts.length);
   hostOrder.forEach((id, pos) => {
@@ -122,11 +157,11 @@ export function restore(s: FrontierState, image: PartitionImage): void {
   s.wheelHour = Math.max(sched.wheelHour, s.createdHours);
   s.dispatches = sched.dispatches;
   for (const [name, score] of sched.parkedScores) s.dir.parkScore(name, score);
-  const rows = image.rows;
-  const t = UrlTable.fromColumns(rows, image.columns, image.arena, s.opts.freshness !== undefined);
-  if (s.opts.freshness !== undefined) fillFreshnessColumns(t, image.columns);
-  // Swap the validated table's columns into this frontier's table object.
-  Object.assign(s.table, t);
+  const spill = image.meta.settings['spill'] as SpillMeta | undefined;
+  if (spill !== undefined && s.spill === undefined) {
+    throw new InvalidArgumentError(`Frontier.recover: this checkpoint keeps ${String(spill.spilled)} URLs in its disk tier (${String(spill.dir)}): recover it with memoryBudget and storeDir`);
+  }
+  // Hosts first: the rows of a disk tier's row runs find their hosts by HostKey.
   const hostCount = image.hosts.length;
   const wasActive: boolean[] = [];
   image.hosts.forEach((img, id) => {
@@ -136,6 +171,18 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     registerHost(s, host);
     wasActive.push(act);
   });
+  let { rows, columns, arena } = image;
+  let runOf: Uint32Array | undefined;
+  if (spill !== undefined) {
+    // The tier's manifest: spilled keys and extents, and the row runs holding the resident rows.
+    s.spill!.resume(spill, s.opts.diskReadOnly);
+    const merged = resumeRuns(s, image);
+    if (merged !== undefined) ({ rows, columns, arena, runOf } = merged);
+  }
+  const t = UrlTable.fromColumns(rows, columns, arena, s.opts.freshness !== undefined);
+  if (s.opts.freshness !== undefined) fillFreshnessColumns(t, columns);
+  // Swap the validated table's columns into this frontier's table object.
+  Object.assign(s.table, t);
   const tk = s.table.key;
   for (let r = 0; r < rows; r++) {
     const hid = s.table.host[r]!;
@@ -153,17 +200,10 @@ export function restore(s: FrontierState, image: PartitionImage): void {
   s.index.free();
   s.spill?.resetRows();
   s.index = keyIndexOfRows(s.table, rows, s.spill?.keys);
-  const spill = image.meta.settings['spill'] as SpillMeta | undefined;
-  if (spill !== undefined) {
-    if (s.spill === undefined) {
-      throw new InvalidArgumentError(`Frontier.recover: this checkpoint keeps ${String(spill.spilled)} URLs in its disk tier (${String(spill.dir)}): recover it with memoryBudget and storeDir`);
-    }
-    s.spill.resume(spill, s.opts.diskReadOnly);
-  }
   s.queues.ensureRows(rows);
   if (s.prio) {
     const col = (id: number): Float32Array => {
-      const c = image.columns.find((x) => x.id === id);
+      const c = columns.find((x) => x.id === id);
       if (c === undefined) return new Float32Array(rows);
       if (c.type !== 'f32' || c.lanes !== 1) throw new CorruptPartitionError('urls', `prioritizer column ${id} is ${c.type}×${c.lanes}, expected f32×1`);
       return c.data as Float32Array;
@@ -175,6 +215,9 @@ export function restore(s: FrontierState, image: PartitionImage): void {
   if (fresh !== undefined && typeof fresh === 'object' && fresh.importState && image.freshness.length > 0) {
     fresh.importState(image.freshness);
   }
+  // Each row's run and digest as read, before the queues re-time any row (a row changed by
+  // the restore itself is written again at the next checkpoint).
+  if (s.spill !== undefined) s.spill.runs.adopt(s, s.spill.resumedRuns, runOf ?? new Uint32Array(rows));
   loadQueues(s, rows);
   // A host whose whole queue was on disk at the checkpoint gets its best extent back.
   if (s.spill !== undefined) for (const h of s.hosts) if (s.queues.size(h.id) === 0) s.spill.topUp(h.id);
@@ -188,6 +231,29 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     }
   }
   restoreBanks(s, wasActive);
+}
+
+/**
+ * The resident rows of a checkpoint with row runs: the runs its manifest names merged (newest
+ * record of each key; keys now spilled skipped), with the image's own rows, if any, newest (a
+ * checkpoint from before row runs carries them there). Undefined when there are no runs.
+ */
+function resumeRuns(s: FrontierState, image: PartitionImage): { rows: number; columns: ColumnBlock[]; arena: Uint8Array; runOf: Uint32Array } | undefined {
+  const spill = s.spill!;
+  if (spill.resumedRuns.length === 0) return undefined;
+  const sources: RunSource[] = spill.readRuns((bytes) => {
+    const run = decodePartition(bytes);
+    if (run.meta.settings['rowRun'] !== true) throw new CorruptPartitionError('meta', 'not a row run');
+    return run;
+  }).map((run, i) => ({ id: spill.resumedRuns[i]!.id, rows: run.rows, columns: run.columns, arena: run.arena }));
+  sources.forEach((src, i) => {
+    if (src.rows !== spill.resumedRuns[i]!.rows) throw new CorruptPartitionError('spill', `row run ${src.id} holds ${src.rows} rows, its manifest says ${spill.resumedRuns[i]!.rows}`);
+  });
+  if (image.rows > 0) sources.push({ id: 0, rows: image.rows, columns: image.columns, arena: image.arena });
+  const byKey = new Map<string, number>();
+  for (const h of s.hosts) byKey.set(`${h.hostKeyLo}:${h.hostKeyHi}`, h.id);
+  // The image's own rows name hosts by position; a run's by HostKey (both resolve the same).
+  return mergeRuns(sources, (k, i) => spill.keys.hasKey(k, i), (lo, hi) => byKey.get(`${lo}:${hi}`) ?? -1);
 }
 
 /** Schedule index and queues from the restored rows (in key order, so each host's rows are contiguous). */

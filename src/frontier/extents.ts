@@ -23,8 +23,8 @@ export class ExtentPool {
   /** Extents held. */
   size = 0;
 
-  /** Adds an extent to host `host`'s chain. */
-  add(host: number, at: ExtentAt, count: number, top: number): void {
+  /** Adds an extent to host `host`'s chain; returns its slot. */
+  add(host: number, at: ExtentAt, count: number, top: number): number {
     if (host >= this.head.length) {
       const h = new Int32Array(Math.max(host + 1, this.head.length * 2)).fill(-1);
       h.set(this.head);
@@ -45,6 +45,7 @@ export class ExtentPool {
     this.next[slot] = this.head[host]!;
     this.head[host] = slot;
     this.size++;
+    return slot;
   }
 
   /** Unlinks host `host`'s extent with the best top priority and returns its slot (valid until `release`). */

@@ -21,8 +21,14 @@
  * prioritizer). Rows in flight, recrawls, redirect targets (pinned: a redirect source refers
  * to its target's row) and rows of other statuses stay resident. A rediscovery of a spilled
  * URL is still recognized (its key is in the spilled set) and its OPIC credit is kept beside the
- * key (`credit`), added to the row's cash when it is read back (resident only: a recovery starts
- * again from the cash the extent was written with).
+ * key (`credit`), added to the row's cash when it is read back, and made durable at each
+ * checkpoint in the tier's credit log (the credits changed since the last one; a recovery
+ * replays it), so a crash loses none.
+ *
+ * The file is past 600 lines on purpose: the budget, the shed and refill paths and the
+ * durable state (manifest, the extent and credit logs) all read and write the same extent pool,
+ * key tiers and per-host counts; the row runs (rowruns.ts) and the files (src/disk) are apart
+ * because they own nothing of those.
  *
  * Files go through a `SpillFiles` backend: the Node one (src/disk/spill-files.ts) registers
  * itself when the Node entry is loaded, so this file reaches no `node:` module and the
@@ -33,6 +39,7 @@ import { UrlStatus } from '../model/index.js';
 import { ExtentPool } from './extents.js';
 import type { FrontierState } from './state.js';
 import { entryEnd } from './arena.js';
+import { RowRuns, type RunInfo, type RunPlan } from './rowruns.js';
 import { SpilledKeys, type TieredIndex } from './spillkeys.js';
 
 /** Status of a vacated row (its URL lives on disk, or the row waits for reuse). */
@@ -44,6 +51,15 @@ export interface ExtentAt {
   readonly offset: number;
   readonly bytes: number;
   readonly keys: number;
+}
+
+/** The tier's append-only logs (src/disk/spill-files.ts): spilled URLs' credits, extents added and dropped. */
+export type TierLog = 'credits' | 'extents';
+
+/** Where a tier log ends durably: its number and length in bytes. */
+export interface LogAt {
+  readonly log: number;
+  readonly length: number;
 }
 
 /** What a durable checkpoint of the tier left on disk: the manifest's name and checksum. */
@@ -76,7 +92,21 @@ export interface SpillFiles {
    * next manifest file (temporary file, fsync, rename, directory fsync); deletes the files and
    * manifests neither this nor the previous manifest needs. Returns its name and checksum.
    */
-  commit(manifest: Uint8Array): SpillCommit;
+  commit(manifest: Uint8Array, runs?: readonly number[]): SpillCommit;
+  /** Writes a row run (rowruns.ts) as a new file and makes it durable; returns its id. */
+  writeRun(bytes: Uint8Array): number;
+  /**
+   * Reads row run `run` and hands its bytes to `decode`; a missing or short file, or a
+   * `CorruptPartitionError` from `decode`, is `CorruptBucketError` naming the file.
+   */
+  readRun<T>(run: number, decode: (bytes: Uint8Array) => T): T;
+  /**
+   * Appends `records` as one checksummed block to log `name` (a new log when `fresh`: the
+   * records must then be the whole state) and makes it durable; returns the log's new end.
+   */
+  appendLog(name: TierLog, records: Uint8Array, fresh: boolean): LogAt;
+  /** The records of log `name` up to `at`'s length, every block checked, in the order written. */
+  readLog(name: TierLog, at: LogAt): Uint8Array;
   /** Reads (and checks) a committed manifest back. */
   readManifest(commit: SpillCommit): Uint8Array;
   /** An extent of a resumed manifest lives in `file` (counts it as needed). */
@@ -118,8 +148,16 @@ export interface SpillStats {
   readonly keyBytes: number;
   /** The resident estimate the budget is compared with (bytes). */
   readonly residentBytes: number;
+  /** Row runs the last checkpoint named (rowruns.ts). */
+  readonly runs: number;
+  /** Bytes the last checkpoint wrote to the tier: its row run and manifest. */
+  readonly lastCommitBytes: number;
+  /** Rows in the last checkpoint's row run (changed rows, and rows moved out of garbage-heavy runs). */
+  readonly lastRunRows: number;
 }
 
+/** Bytes of one credit record (src/disk/spill-files.ts): HostKey, PathKey (u32 each), cash f64. */
+const CREDIT_RECORD = 24;
 /** Fixed bytes of one spilled row's record (before the prioritizer's 12 and the URL). */
 const FIXED = 26;
 /** Bytes of one extent in a manifest: HostKey, file, bytes, offset, key offset, rows, top. */
@@ -152,6 +190,28 @@ const ROW_SHARE = 0.5;
 export class SpillTier {
   /** The spilled URLs' keys (the second tier of the frontier's key index). */
   readonly keys = new SpilledKeys();
+  /** Which run holds each resident row's newest durable record (the incremental checkpoint). */
+  readonly runs = new RowRuns();
+  /** The row runs a resumed manifest names (oldest first), until the restore merges them. */
+  resumedRuns: RunInfo[] = [];
+  private lastCommitBytes = 0;
+  /** Spilled keys whose credit changed since the last checkpoint: host id, PathKey lo, hi. */
+  private creditDirty: number[] = [];
+  /** The credit log's durable end, and its size when it was last started afresh. */
+  private creditsAt: LogAt | undefined;
+  private creditBase = 0;
+  /**
+   * The extent log (extents added and dropped since the last checkpoint, so a checkpoint does not
+   * rewrite the whole extent table): its durable end and size when started, the extents added
+   * since (by file and offset → pool slot) and the durable ones dropped since (file, offset).
+   */
+  private extentsAt: LogAt | undefined;
+  private extentBase = 0;
+  private extentAdds = new Map<number, number>();
+  /** The host of each pool slot added since the last checkpoint. */
+  private extentHost: Int32Array = new Int32Array(1024);
+  private extentDrops: number[] = [];
+  private lastRunRows = 0;
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
   /** Spilled extents by host id (each up to half a window of rows, best first). */
@@ -216,7 +276,10 @@ export class SpillTier {
   credit(keys: Uint32Array, i: number, cash: number): boolean {
     const b = i * 4;
     const id = this.keys.hostOf(keys[b]!, keys[b + 1]!);
-    return id >= 0 && this.keys.credit(id, keys[b + 2]!, keys[b + 3]!, cash);
+    if (id < 0 || !this.keys.credit(id, keys[b + 2]!, keys[b + 3]!, cash)) return false;
+    // Durable at the next checkpoint (its credit log), so a crash does not lose it.
+    this.creditDirty.push(id, keys[b + 2]!, keys[b + 3]!);
+    return true;
   }
 
   /** Keeps `row` resident for good (a redirect source refers to it by row). */
@@ -248,7 +311,8 @@ export class SpillTier {
     if (t.capacity !== this.perRowAt || t.slotCapacity !== this.perRowSlots) {
       this.perRowAt = t.capacity;
       this.perRowSlots = t.slotCapacity;
-      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + (this.s.prio ? 12 : 0);
+      // + 12: the row's run and digest (rowruns.ts).
+      this.perRowBytes = (t.memoryBytes - t.arena.capacityBytes) / Math.max(1, t.capacity) + 16 + 12 + (this.s.prio ? 12 : 0);
     }
     return this.perRowBytes;
   }
@@ -338,7 +402,7 @@ export class SpillTier {
     }
     q.replaceAll(id, stay);
     for (const r of go) this.vacate(r);
-    for (const [at, count, top] of extents) this.pool.add(id, at, count, top);
+    for (const [at, count, top] of extents) this.extentAdded(id, this.pool.add(id, at, count, top));
     if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
     this.spilledOf[id] = this.spilledOf[id]! + go.length;
     this.spilled += go.length;
@@ -420,6 +484,7 @@ export class SpillTier {
   /** Brings host `id`'s best extent back into its queue. */
   private take(id: number): void {
     const slot = this.pool.takeBest(id);
+    this.extentTaken(slot);
     const count = this.pool.count[slot]!;
     const at = this.pool.at(slot);
     this.pool.release(slot);
@@ -456,6 +521,8 @@ export class SpillTier {
       rowIds[i] = row;
       this.keys.delete(id, keys[4 * i + 2]!, keys[4 * i + 3]!);
       const credit = this.keys.takenCash;
+      // The row has its credit now: the log's record of it is void from the next checkpoint.
+      if (queue && credit !== 0) this.creditDirty.push(id, keys[4 * i + 2]!, keys[4 * i + 3]!);
       credits?.push(credit);
       t.key[row * 4] = h.hostKeyLo;
       t.key[row * 4 + 1] = h.hostKeyHi;
@@ -533,39 +600,143 @@ export class SpillTier {
   // ───────────────────────────── durability ─────────────────────────────
 
   /**
-   * A durable checkpoint of the tier: every extent appended so far made durable and the extent
-   * table written as the next manifest (the backend's commit). What the checkpoint image
-   * records (`SpillMeta`) names it; the image itself carries only the resident rows.
+   * A durable checkpoint of the tier: the resident rows `plan` chose written as a new row run
+   * (rowruns.ts), the credits and extents changed since the last checkpoint appended to their
+   * logs, every extent appended so far made durable, and the next manifest naming the runs and
+   * the logs' durable ends (the backend's commit). What the checkpoint image records
+   * (`SpillMeta`) names it; the image itself carries no rows.
    */
-  commit(): SpillMeta {
-    const pool = this.pool;
-    const out = new Uint8Array(16 + pool.size * EXTENT_BYTES);
+  commit(plan: RunPlan, encode: (rows: Uint32Array) => Uint8Array): SpillMeta {
+    let runBytes = 0;
+    if (plan.rows.length > 0) {
+      const bytes = encode(plan.rows);
+      runBytes = bytes.length;
+      this.runs.written(plan, this.files.writeRun(bytes));
+    }
+    const credits = this.commitCredits();
+    const extents = this.commitExtents();
+    const runs = this.runs.runs;
+    // No extents inline (a manifest from before the extent log lists them here).
+    const out = new Uint8Array(16 + 4 + runs.length * 8 + 12 + 12);
     const v = new DataView(out.buffer);
-    v.setUint32(0, pool.size, true);
+    v.setUint32(0, 0, true);
     v.setUint32(4, this.window, true);
     v.setFloat64(8, this.spilled, true);
     let p = 16;
-    for (let id = 0; id < pool.hostSpan; id++) {
-      const h = this.s.hosts[id];
-      for (const slot of pool.slotsOf(id)) {
-        v.setUint32(p, h!.hostKeyLo, true);
-        v.setUint32(p + 4, h!.hostKeyHi, true);
-        v.setUint32(p + 8, pool.file[slot]!, true);
-        v.setUint32(p + 12, pool.bytes[slot]!, true);
-        v.setFloat64(p + 16, pool.offset[slot]!, true);
-        v.setFloat64(p + 24, pool.keys[slot]!, true);
-        v.setUint32(p + 32, pool.count[slot]!, true);
-        v.setFloat32(p + 36, pool.top[slot]!, true);
-        p += EXTENT_BYTES;
-      }
+    // The row runs, oldest first (a manifest from before them ends at the extents).
+    v.setUint32(p, runs.length, true);
+    p += 4;
+    for (const r of runs) {
+      v.setUint32(p, r.id, true);
+      v.setUint32(p + 4, r.rows, true);
+      p += 8;
     }
-    const c = this.files.commit(out);
-    return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: pool.size };
+    // The credit log and its durable end (0: none).
+    v.setUint32(p, this.creditsAt?.log ?? 0, true);
+    v.setFloat64(p + 4, this.creditsAt?.length ?? 0, true);
+    // The extent log and its durable end (0: none).
+    v.setUint32(p + 12, this.extentsAt?.log ?? 0, true);
+    v.setFloat64(p + 16, this.extentsAt?.length ?? 0, true);
+    const c = this.files.commit(out, runs.map((r) => r.id));
+    this.lastCommitBytes = runBytes + credits + extents + out.length;
+    this.lastRunRows = plan.rows.length;
+    return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: this.pool.size };
   }
 
   /**
-   * Loads the disk tier a checkpoint named (after the resident rows were restored): the
-   * manifest's extents go back to their hosts' chains and their keys — read from the key
+   * Appends the credits changed since the last checkpoint to the credit log (each key's credit
+   * now, 0 when its row came back), or starts a new log with every credit once the log has
+   * grown past twice its size when last started; returns bytes written.
+   */
+  private commitCredits(): number {
+    const dirty = this.creditDirty;
+    if (dirty.length === 0) return 0;
+    const fresh = this.creditsAt === undefined || this.creditsAt.length > Math.max(1 << 20, 2 * this.creditBase);
+    const hosts = this.s.hosts;
+    const recs: number[] = [];
+    const put = (id: number, lo: number, hi: number, cash: number): void => {
+      recs.push(hosts[id]!.hostKeyLo, hosts[id]!.hostKeyHi, lo, hi, cash);
+    };
+    if (fresh) this.keys.forEachCredit(put);
+    else for (let i = 0; i < dirty.length; i += 3) put(dirty[i]!, dirty[i + 1]!, dirty[i + 2]!, this.keys.creditOf(dirty[i]!, dirty[i + 1]!, dirty[i + 2]!));
+    const n = recs.length / 5;
+    const bytes = new Uint8Array(n * CREDIT_RECORD);
+    const v = new DataView(bytes.buffer);
+    for (let i = 0; i < n; i++) {
+      const p = i * CREDIT_RECORD;
+      for (let l = 0; l < 4; l++) v.setUint32(p + 4 * l, recs[5 * i + l]!, true);
+      v.setFloat64(p + 16, recs[5 * i + 4]!, true);
+    }
+    this.creditsAt = this.files.appendLog('credits', bytes, fresh);
+    if (fresh) this.creditBase = this.creditsAt.length;
+    this.creditDirty = [];
+    return bytes.length;
+  }
+
+  /**
+   * Appends the extents dropped and added since the last checkpoint to the extent log (40-byte
+   * records as the manifest's: HostKey, file, bytes, offset, key offset, rows, top; a drop has
+   * bytes 0), or starts a new log with every extent once it passed twice its size when started;
+   * returns bytes written.
+   */
+  private commitExtents(): number {
+    const pool = this.pool;
+    const fresh = this.extentsAt === undefined || this.extentsAt.length > Math.max(1 << 20, 2 * this.extentBase);
+    if (fresh && this.extentsAt === undefined && pool.size === 0) return 0;
+    if (!fresh && this.extentAdds.size === 0 && this.extentDrops.length === 0) return 0;
+    const drops = fresh ? [] : this.extentDrops;
+    const adds: [number, number][] = [];
+    if (fresh) for (let id = 0; id < pool.hostSpan; id++) for (const slot of pool.slotsOf(id)) adds.push([id, slot]);
+    else for (const slot of this.extentAdds.values()) adds.push([this.extentHost[slot]!, slot]);
+    const out = new Uint8Array((drops.length / 2 + adds.length) * EXTENT_BYTES);
+    const v = new DataView(out.buffer);
+    let p = 0;
+    for (let i = 0; i < drops.length; i += 2, p += EXTENT_BYTES) {
+      v.setUint32(p + 8, drops[i]!, true);
+      v.setFloat64(p + 16, drops[i + 1]!, true);
+    }
+    for (const [id, slot] of adds) {
+      const h = this.s.hosts[id]!;
+      v.setUint32(p, h.hostKeyLo, true);
+      v.setUint32(p + 4, h.hostKeyHi, true);
+      v.setUint32(p + 8, pool.file[slot]!, true);
+      v.setUint32(p + 12, pool.bytes[slot]!, true);
+      v.setFloat64(p + 16, pool.offset[slot]!, true);
+      v.setFloat64(p + 24, pool.keys[slot]!, true);
+      v.setUint32(p + 32, pool.count[slot]!, true);
+      v.setFloat32(p + 36, pool.top[slot]!, true);
+      p += EXTENT_BYTES;
+    }
+    this.extentsAt = this.files.appendLog('extents', out, fresh);
+    if (fresh) this.extentBase = this.extentsAt.length;
+    this.extentAdds = new Map();
+    this.extentDrops = [];
+    return out.length;
+  }
+
+  /** An extent appended to the pool at `slot` for host `id`: in the extent log at the next checkpoint. */
+  private extentAdded(id: number, slot: number): void {
+    if (slot >= this.extentHost.length) this.extentHost = grow32(this.extentHost, slot + 1);
+    this.extentHost[slot] = id;
+    this.extentAdds.set(this.pool.file[slot]! * 0x1_0000_0000 + this.pool.offset[slot]!, slot);
+  }
+
+  /** The extent at pool slot `slot` is leaving: a drop record, unless it was added since the last checkpoint. */
+  private extentTaken(slot: number): void {
+    const file = this.pool.file[slot]!;
+    const offset = this.pool.offset[slot]!;
+    if (!this.extentAdds.delete(file * 0x1_0000_0000 + offset)) this.extentDrops.push(file, offset);
+  }
+
+  /** Reads and decodes the runs a resumed manifest named (oldest first). */
+  readRuns<T>(decode: (bytes: Uint8Array) => T): T[] {
+    return this.resumedRuns.map((r) => this.files.readRun(r.id, decode));
+  }
+
+  /**
+   * Loads the disk tier a checkpoint named (before the resident rows are restored: the row runs
+   * skip keys that are spilled): the extents — inline in a manifest from before the extent log,
+   * else the log replayed — go back to their hosts' chains and their keys — read from the key
    * logs, 8 B a URL, never a URL string — into the key index as spilled. `readOnly` opens the
    * files without deleting what the manifest does not name (a reader beside a live crawl).
    */
@@ -578,20 +749,69 @@ export class SpillTier {
     this.window = Math.min(this.window, Math.max(MIN_WINDOW, v.getUint32(4, true)));
     const byKey = new Map<string, number>();
     for (const h of this.s.hosts) byKey.set(`${h.hostKeyLo}:${h.hostKeyHi}`, h.id);
-    for (let i = 0, p = 16; i < n; i++, p += EXTENT_BYTES) {
-      const lo = v.getUint32(p, true);
-      const hi = v.getUint32(p + 4, true);
+    // Extents: inline (a manifest from before the extent log), then the log replayed (a drop,
+    // bytes 0, removes the extent at its file and offset; records keep their order).
+    const found = new Map<number, [Uint8Array, number]>();
+    for (let i = 0; i < n; i++) found.set(i, [bytes, 16 + i * EXTENT_BYTES]);
+    const tail = 16 + n * EXTENT_BYTES;
+    const runCount = tail + 4 <= bytes.length ? v.getUint32(tail, true) : 0;
+    const logAt = tail + 4 + runCount * 8 + 12;
+    if (logAt + 12 <= bytes.length && v.getUint32(logAt, true) !== 0) {
+      const at: LogAt = { log: v.getUint32(logAt, true), length: v.getFloat64(logAt + 4, true) };
+      const recs = this.files.readLog('extents', at);
+      const r = new DataView(recs.buffer, recs.byteOffset, recs.byteLength);
+      for (let q = 0; q + EXTENT_BYTES <= recs.length; q += EXTENT_BYTES) {
+        const key = r.getUint32(q + 8, true) * 0x1_0000_0000 + r.getFloat64(q + 16, true);
+        if (r.getUint32(q + 12, true) === 0) found.delete(key);
+        else found.set(key, [recs, q]);
+      }
+      this.extentsAt = at;
+      this.extentBase = at.length;
+    }
+    // Each host's set sized once for all its spilled keys (growing it key by key rehashed it).
+    const per = new Map<number, number>();
+    for (const [buf, p] of found.values()) {
+      const e = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+      const id = byKey.get(`${e.getUint32(p, true)}:${e.getUint32(p + 4, true)}`);
+      if (id !== undefined) per.set(id, (per.get(id) ?? 0) + e.getUint32(p + 32, true));
+    }
+    for (const [id, n] of per) this.keys.reserve(id, n);
+    for (const [buf, p] of found.values()) {
+      const e = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+      const lo = e.getUint32(p, true);
+      const hi = e.getUint32(p + 4, true);
       const id = byKey.get(`${lo}:${hi}`);
-      const at: ExtentAt = { file: v.getUint32(p + 8, true), bytes: v.getUint32(p + 12, true), offset: v.getFloat64(p + 16, true), keys: v.getFloat64(p + 24, true) };
-      const count = v.getUint32(p + 32, true);
+      const at: ExtentAt = { file: e.getUint32(p + 8, true), bytes: e.getUint32(p + 12, true), offset: e.getFloat64(p + 16, true), keys: e.getFloat64(p + 24, true) };
+      const count = e.getUint32(p + 32, true);
       if (id === undefined) throw new CorruptPartitionError('hosts', `the disk tier's manifest ${meta.manifest} names a host the checkpoint does not have`);
-      this.pool.add(id, at, count, v.getFloat32(p + 36, true));
+      this.pool.add(id, at, count, e.getFloat32(p + 36, true));
       this.files.adopt(at.file);
       const paths = this.files.readKeys(at, count);
       for (let j = 0; j < count; j++) this.keys.add(id, lo, hi, paths[2 * j]!, paths[2 * j + 1]!);
       if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
       this.spilledOf[id] = this.spilledOf[id]! + count;
       this.spilled += count;
+    }
+    let p = 16 + n * EXTENT_BYTES;
+    this.resumedRuns = [];
+    if (p + 4 <= bytes.length) {
+      const runs = v.getUint32(p, true);
+      p += 4;
+      if (p + runs * 8 > bytes.length) throw new CorruptPartitionError('spill', `the disk tier's manifest ${meta.manifest} lists ${runs} row runs past its end`);
+      for (let i = 0; i < runs; i++, p += 8) this.resumedRuns.push({ id: v.getUint32(p, true), rows: v.getUint32(p + 4, true), live: 0 });
+    }
+    // Credits of spilled URLs: the log replayed in order (a key's last record wins).
+    if (p + 12 <= bytes.length && v.getUint32(p, true) !== 0) {
+      const at: LogAt = { log: v.getUint32(p, true), length: v.getFloat64(p + 4, true) };
+      const recs = this.files.readLog('credits', at);
+      const r = new DataView(recs.buffer, recs.byteOffset, recs.byteLength);
+      for (let q = 0; q < recs.length; q += CREDIT_RECORD) {
+        const id = byKey.get(`${r.getUint32(q, true)}:${r.getUint32(q + 4, true)}`);
+        if (id === undefined) throw new CorruptPartitionError('hosts', `the disk tier's credit log names a host the checkpoint does not have`);
+        this.keys.setCredit(id, r.getUint32(q + 8, true), r.getUint32(q + 12, true), r.getFloat64(q + 16, true));
+      }
+      this.creditsAt = at;
+      this.creditBase = at.length;
     }
   }
 
@@ -605,12 +825,15 @@ export class SpillTier {
       window: this.window,
       keyBytes: this.keys.memoryBytes,
       residentBytes: this.residentBytes(),
+      runs: this.runs.runs.length,
+      lastCommitBytes: this.lastCommitBytes,
+      lastRunRows: this.lastRunRows,
     };
   }
 
   /** Bytes of the tier's own maps (spilled counts, extent records; its keys count in the key index). */
   get memoryBytes(): number {
-    return this.spilledOf.byteLength + this.pool.memoryBytes;
+    return this.spilledOf.byteLength + this.pool.memoryBytes + this.runs.memoryBytes;
   }
 
   /** Closes the files; deletes them unless a checkpoint committed them (then they are durable state). */

@@ -104,6 +104,12 @@ export class SpilledKeys {
     return this.find(set, lo, hi) >= 0;
   }
 
+  /** Makes room in host `id`'s set for `n` keys in all (a recovery knows each host's count first). */
+  reserve(id: number, n: number): void {
+    const set = this.sets[id];
+    if (n > 0 && (set === undefined || n > (set.length >>> 1) * MAX_LOAD)) this.grow(id, n);
+  }
+
   /** Adds PathKey (lo, hi) to host `id` (HostKey hostLo, hostHi); a held key is left as it is. */
   add(id: number, hostLo: number, hostHi: number, lo: number, hi: number): void {
     this.register(id, hostLo >>> 0, hostHi >>> 0);
@@ -153,6 +159,41 @@ export class SpilledKeys {
     }
     cash[i] = cash[i]! + amount;
     return true;
+  }
+
+  /** The credit held beside PathKey (lo, hi) of host `id` (0 when none, or the key is not held). */
+  creditOf(id: number, lo: number, hi: number): number {
+    if (lo === 0 && hi === 0) return this.zero.get(id) ?? 0;
+    const set = this.sets[id];
+    const cash = this.cash[id];
+    if (set === undefined || cash === undefined) return 0;
+    const i = this.find(set, lo, hi);
+    return i < 0 ? 0 : cash[i]!;
+  }
+
+  /** Sets the credit of held PathKey (lo, hi) of host `id` (a recovery replaying its credit log). */
+  setCredit(id: number, lo: number, hi: number, value: number): void {
+    const now = this.creditOf(id, lo, hi);
+    if (now === value || !this.has(id, lo, hi)) return;
+    if (lo === 0 && hi === 0) {
+      this.zero.set(id, value);
+      return;
+    }
+    // Through `credit` (which makes the host's cash array), then the exact value.
+    this.credit(id, lo, hi, 0);
+    const set = this.sets[id]!;
+    this.cash[id]![this.find(set, lo, hi)] = value;
+  }
+
+  /** Calls `fn` for every held key with a credit (host id, PathKey, cash). */
+  forEachCredit(fn: (id: number, lo: number, hi: number, cash: number) => void): void {
+    for (const [id, c] of this.zero) if (c !== 0) fn(id, 0, 0, c);
+    for (let id = 0; id < this.cash.length; id++) {
+      const cash = this.cash[id];
+      const set = this.sets[id];
+      if (cash === undefined || set === undefined) continue;
+      for (let i = 0; i < cash.length; i++) if (cash[i] !== 0 && (set[2 * i] !== 0 || set[2 * i + 1] !== 0)) fn(id, set[2 * i]!, set[2 * i + 1]!, cash[i]!);
+    }
   }
 
   /** Removes PathKey (lo, hi) from host `id`; returns whether it was held (its credit: `takenCash`). */

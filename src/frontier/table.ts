@@ -201,7 +201,8 @@ export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.ChangedLogHours, name: 'changedLogHours', type: 'f32', lanes: 1 },
 ];
 
-function allocColumn(type: ColumnType, n: number): ColumnData {
+/** A zeroed column of `n` elements of `type`. */
+export function allocColumn(type: ColumnType, n: number): ColumnData {
   switch (type) {
     case 'u8':
       return new Uint8Array(n);
@@ -558,8 +559,9 @@ export class UrlTable {
     // etag. Every entry the arena holds, in plain form, bounds its size (one pass, then a copy).
     const src = this.arena;
     let size = src.plainBytes;
-    if (src.loaded) {
-      // A file's rows may share an entry (one written twice here): count exactly.
+    if (src.loaded || 4 * n < this.rows) {
+      // A file's rows may share an entry (one written twice here), and a few rows (a row run of
+      // the disk tier) need not a buffer the size of every entry: count exactly.
       size = 0;
       for (let i = 0; i < n; i++) {
         const r = order[i]!;

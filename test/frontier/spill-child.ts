@@ -2,7 +2,7 @@
 // batch over 200 hosts) into a budgeted frontier, dispatching and reporting 500 after every
 // batch, and writes an incremental checkpoint (tier manifest, then the resident image via
 // writePartition) every second batch. It SIGKILLs itself at the K-th disk-tier write of a
-// phase — `spill` (a shed) or `checkpoint` (the manifest commit) — half-writing it: a real
+// phase — `spill` (a shed) or `checkpoint` (the row run and the manifest commit) — half-writing it: a real
 // kill -9 at an exact byte.
 import { join } from 'node:path';
 import { killingIo } from '../disk/kill-io.js';

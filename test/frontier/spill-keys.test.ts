@@ -22,7 +22,7 @@ const LANES = [0, 1, 2, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1234_5678, 0xde
 
 describe('SpilledKeys', () => {
   it('holds exactly the PathKeys added and not deleted, per host, with their credits (fast-check against a Map)', () => {
-    const op = fc.record({ kind: fc.nat(2), host: fc.nat(4), lo: fc.nat(LANES.length - 1), hi: fc.nat(LANES.length - 1), salt: fc.nat(40) });
+    const op = fc.record({ kind: fc.nat(3), host: fc.nat(4), lo: fc.nat(LANES.length - 1), hi: fc.nat(LANES.length - 1), salt: fc.nat(40) });
     fc.assert(
       fc.property(fc.array(op, { maxLength: 600 }), (ops) => {
         const keys = new SpilledKeys();
@@ -41,13 +41,22 @@ describe('SpilledKeys', () => {
           } else if (o.kind === 1) {
             keys.add(o.host, hostLo(o.host), hostHi(o.host), lo, hi);
             if (!oracle.has(name)) oracle.set(name, 0);
-          } else {
+          } else if (o.kind === 2) {
             // Whole amounts: f32 sums stay exact.
             expect(keys.credit(o.host, lo, hi, o.salt + 1)).toBe(oracle.has(name));
             if (oracle.has(name)) oracle.set(name, oracle.get(name)! + o.salt + 1);
+          } else {
+            // A recovery replaying its credit log sets a held key's credit (an unheld key: no-op).
+            keys.setCredit(o.host, lo, hi, o.salt);
+            if (oracle.has(name)) oracle.set(name, o.salt);
           }
           expect(keys.size).toBe(oracle.size);
+          expect(keys.creditOf(o.host, lo, hi)).toBe(oracle.get(name) ?? 0);
         }
+        // forEachCredit lists exactly the held keys with a credit.
+        const listed = new Map<string, number>();
+        keys.forEachCredit((id, lo, hi, cash) => listed.set(`${id}:${lo}:${hi}`, cash));
+        expect(listed).toEqual(new Map([...oracle].filter(([, c]) => c !== 0)));
         for (let h = 0; h < 5; h++) {
           for (const lo of LANES) {
             for (const hi of LANES) {
