@@ -271,8 +271,11 @@ describe('the disk tier is durable state (incremental checkpoints)', () => {
     const { existsSync } = await import('node:fs');
     const { readPartition } = await import('../../src/index.js');
     const drills: [string, number][] = [
-      ['spill', 40],
-      ['spill', 400],
+      // A shed writes a chunk of hosts' extents in one write and their keys in one more (and a
+      // segment header when it rolls): the run makes 11 such writes, its first after the
+      // first checkpoint; 2 half-writes the first chunk's extents, 9 a late chunk's.
+      ['spill', 2],
+      ['spill', 9],
       ['checkpoint', 2],
       ['checkpoint', 9],
     ];
