@@ -185,6 +185,9 @@ export class SpillTier {
    * One shed chunk: rows that stay and go, host by host; per host six numbers (id, its stay
    * range, its go range, the end of its extents); per extent three entries (where, rows, top).
    */
+  /** Rows vacated by the current shed pass whose keys are still in the row index. */
+  private unindexed = new Uint32Array(1024);
+  private unindexedCount = 0;
   private readonly plan = { stay: new Uint32Array(1024), go: new Uint32Array(1024), hosts: [] as number[], extents: [] as (ExtentAt | number)[] };
   private perRowAt = -1;
   private perRowSlots = -1;
@@ -303,14 +306,19 @@ export class SpillTier {
     if (now <= this.budget || now <= this.retryAbove) return 0;
     const target = this.budget * 0.8;
     let moved = 0;
-    for (;;) {
-      const hosts = this.s.hosts.length;
-      for (let from = 0; from < hosts; from += SHED_HOSTS) {
-        moved += this.shedHosts(from, Math.min(hosts, from + SHED_HOSTS), this.window >> 1);
-        if (this.pressure() <= target) break;
+    try {
+      for (;;) {
+        const hosts = this.s.hosts.length;
+        for (let from = 0; from < hosts; from += SHED_HOSTS) {
+          moved += this.shedHosts(from, Math.min(hosts, from + SHED_HOSTS), this.window >> 1);
+          if (this.pressure() <= target) break;
+        }
+        if (this.pressure() <= target || this.window <= MIN_WINDOW) break;
+        this.window = Math.max(MIN_WINDOW, this.window >> 1);
       }
-      if (this.pressure() <= target || this.window <= MIN_WINDOW) break;
-      this.window = Math.max(MIN_WINDOW, this.window >> 1);
+    } finally {
+      // Also after a full disk: the rows vacated by the chunks before it leave the index.
+      this.unindexVacated();
     }
     this.compactArenaIfWasteful();
     // What cannot be spilled (crawled rows, the key index) may hold the estimate over the
@@ -385,7 +393,9 @@ export class SpillTier {
       const go0 = plan.hosts[j + 3]!;
       const go1 = plan.hosts[j + 4]!;
       q.replaceAll(id, plan.stay.subarray(stay0, plan.hosts[j + 2]!));
-      for (let i = go0; i < go1; i++) this.vacate(plan.go[i]!);
+      const h = s.hosts[id]!;
+      this.keys.addRows(id, h.hostKeyLo, h.hostKeyHi, t.key, plan.go, go0, go1);
+      for (let i = go0; i < go1; i++) this.vacate(plan.go[i]!, true);
       for (const end = plan.hosts[j + 5]!; e < end; e += 3) this.pool.add(id, plan.extents[e] as ExtentAt, plan.extents[e + 1] as number, plan.extents[e + 2] as number);
       if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
       this.spilledOf[id] = this.spilledOf[id]! + (go1 - go0);
@@ -437,18 +447,45 @@ export class SpillTier {
     return p;
   }
 
-  /** Empties `row` for reuse: its key from the row index to the spilled set, zero columns, status VACANT. */
-  private vacate(row: number): void {
+  /**
+   * Empties `row` for reuse: its key from the row index to the spilled set, zero columns, status
+   * VACANT. With `later` the caller has put its key in the spilled set (`SpilledKeys.addRows`,
+   * a host's rows at once) and the key leaves the row index at `unindexVacated` (the end of the
+   * shed pass; the row is not reused before, as nothing adds rows during a pass).
+   */
+  private vacate(row: number, later = false): void {
     const t = this.s.table;
     const at = t.url[row]!;
     this.arenaGarbage += t.arena.storedLength(at);
-    const k = t.key;
-    const b = row * 4;
-    this.index.resident.remove(k, row);
-    this.keys.add(t.host[row]!, k[b]!, k[b + 1]!, k[b + 2]!, k[b + 3]!);
+    if (later) {
+      this.unindexed = push32(this.unindexed, this.unindexedCount++, row);
+    } else {
+      const k = t.key;
+      const b = row * 4;
+      this.index.resident.remove(k, row);
+      this.keys.add(t.host[row]!, k[b]!, k[b + 1]!, k[b + 2]!, k[b + 3]!);
+    }
     clearRow(this.s, row);
     t.status[row] = VACANT;
     this.free.push(row);
+  }
+
+  /**
+   * Takes the keys of the rows a shed pass vacated out of the row index: in one sweep of its
+   * slots when they are many (`RowIndex.removeWhere`: a probe per row was half the cost of
+   * vacating it), else one removal each (their keys are still in the key column).
+   */
+  private unindexVacated(): void {
+    const n = this.unindexedCount;
+    if (n === 0) return;
+    this.unindexedCount = 0;
+    const idx = this.index.resident;
+    const t = this.s.table;
+    if (n * 16 >= idx.capacity) {
+      idx.removeWhere(t.status, VACANT);
+      return;
+    }
+    for (let i = 0; i < n; i++) idx.remove(t.key, this.unindexed[i]!);
   }
 
   // ───────────────────────────── refill ─────────────────────────────
@@ -670,6 +707,13 @@ export class SpillTier {
   close(): void {
     this.backendFiles?.close(true);
   }
+}
+
+/** `a` with `v` at index `i` (a copy twice as large when `a` is full). */
+function push32(a: Uint32Array<ArrayBuffer>, i: number, v: number): Uint32Array<ArrayBuffer> {
+  const out = roomFor(a, i + 1);
+  out[i] = v;
+  return out;
 }
 
 /** `a`, or a copy of it at least twice as large when it has fewer than `n` entries. */
