@@ -53,6 +53,8 @@ export interface SimResult {
   /** Per page: crawls within the window, and fresh hours within it (diagnostics). */
   readonly pageCrawls: Uint32Array;
   readonly pageFreshHours: Float64Array;
+  /** Per capped host, its crawl times (hours) within the window, ascending (undefined for others). */
+  readonly cappedStarts: readonly (number[] | undefined)[];
 }
 
 /** Runs `policy` over `world` and measures it. `clock` times the run (outermost layer only). */
@@ -74,6 +76,8 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
   const seenVersion = new Int32Array(n).fill(-1);
   const seenCosmetic = new Float64Array(n);
   const hostCrawls = new Float64Array(world.hostCount);
+  const cappedStarts: (number[] | undefined)[] = [];
+  for (let h = 0; h < world.hostCount; h++) cappedStarts.push(world.hostCap[h]! < Number.POSITIVE_INFINITY ? [] : undefined);
   const pageCrawls = new Uint32Array(n);
   const fresh = new Float64Array(n);
   const w0 = world.t0 + world.warmupHours;
@@ -106,6 +110,7 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
     if (at >= w0 && at < w1) {
       crawls++;
       hostCrawls[world.host[i]!]!++;
+      cappedStarts[world.host[i]!]?.push(at);
       pageCrawls[i]!++;
     }
     if (!policy.observes) return null;
@@ -179,6 +184,7 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
     runtimeMs: clock() - begin,
     pageCrawls,
     pageFreshHours: fresh,
+    cappedStarts,
   };
 }
 

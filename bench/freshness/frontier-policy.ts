@@ -4,11 +4,16 @@
  *
  * Each of the N pages is seeded as one URL of its host (`https://h<k>.sim.example/p/<i>`: the
  * page is read back from the URL, since a recovery renumbers rows), with its importance weight
- * as priority. A capped host gets a crawl delay of `politenessShare` hours / cap, and the hook
- * the same `politenessShare` (1 by default: the crawl delay is the cap, and the frontier's
- * spacing is what keeps the host within it). Below 1 the schedule books the cap while the
- * shorter spacing lets a backlog drain; nothing then enforces the cap over short windows, so
- * the simulator's window check is the only guard (an experiment, DESIGN §20).
+ * as priority. By default a host the world caps at C crawls/hour gets a crawl delay of 1/C:
+ * the frontier's spacing is the cap (`spacing` = `politenessShare` = 1). With
+ * `capWindowSlots` K (or `capWindowHours` W: K = round(C·W)) it gets a rate cap over a window
+ * instead (`Frontier.setHostCap`: K starts in any K / C hours, so the cap is exactly C) and a
+ * crawl delay of `spacing` / C (½ by default) as its hard minimum spacing: the frontier holds
+ * the cap in every window, and a host whose queue was empty may make up the missed slots at
+ * up to 1 / `spacing` times its cap. Without a window and with `politenessShare` below 1 (the
+ * crawl delay then `politenessShare` / C) the cap holds on average only — the experiment of
+ * DESIGN §20. The default stays the crawl delay: the window caps measured level with it
+ * (DESIGN §20, "Host rate caps over a window").
  * First fetches are spread over the time one pass of the budget takes (N / B hours), as the
  * estimator policy does, by seeding each URL's next-due hour into the schedule index.
  *
@@ -44,6 +49,26 @@ export interface FrontierPolicyOptions {
    * recover a new one from the bytes (with a new freshness hook) and carry on with it.
    */
   readonly recoverAfter?: readonly number[];
+  /** Window (hours, about: see `capWindowOf`) of a capped host's rate cap; 0 (default) = none. */
+  readonly capWindowHours?: number;
+  /** When > 0, every capped host's window holds this many starts (K), whatever its cap: W = K / C (over `capWindowHours`). */
+  readonly capWindowSlots?: number;
+  /** A capped host's crawl delay as a fraction of its cap interval 1/C (default: ½ with a window cap, else `politenessShare`). */
+  readonly spacing?: number;
+}
+
+/** The crawl delay of a window-capped host by default, as a fraction of its cap interval. */
+export const CAP_SPACING = 0.5;
+/** The window the bench measures a host's most starts over when its policy has none (hours, about). */
+export const PEAK_WINDOW_HOURS = 120;
+
+/**
+ * The rate cap a host capped at `capPerHour` gets over a window of about `windowHours`: K =
+ * round(C·W) ≥ 1 starts in exactly K / C hours, so the cap is exactly C.
+ */
+export function capWindowOf(capPerHour: number, windowHours: number, slots = 0): { crawls: number; windowHours: number } {
+  const crawls = slots > 0 ? slots : Math.max(1, Math.round(capPerHour * windowHours));
+  return { crawls, windowHours: crawls / capPerHour };
 }
 
 /** Drives a real Frontier with `withFreshness` over the simulated web (see the module comment). */
@@ -79,12 +104,23 @@ export class MeguriFrontierPolicy implements Policy {
     return this.#options.freshness?.politenessShare ?? 1;
   }
 
+  /** Whether capped hosts get a rate cap over a window (`capWindowSlots` or `capWindowHours` > 0). */
+  get windowed(): boolean {
+    return (this.#options.capWindowSlots ?? 0) > 0 || (this.#options.capWindowHours ?? 0) > 0;
+  }
+
+  /** A capped host's crawl delay as a fraction of its cap interval. */
+  get spacing(): number {
+    return this.#options.spacing ?? (this.windowed ? CAP_SPACING : this.politenessShare);
+  }
+
   #makeOptions(world: World): Partial<FrontierOptions> {
     const share = this.politenessShare;
+    const spacing = this.spacing;
     let maxDelay = 0;
     for (let h = 0; h < world.hostCount; h++) {
       const cap = world.hostCap[h]!;
-      if (cap < Number.POSITIVE_INFINITY) maxDelay = Math.max(maxDelay, (share * HOUR_MS) / cap);
+      if (cap < Number.POSITIVE_INFINITY) maxDelay = Math.max(maxDelay, (spacing * HOUR_MS) / cap);
     }
     return {
       freshness: withFreshness(this.#options.params, world.budgetPerHour, { ...this.#options.freshness, politenessShare: share }),
@@ -102,7 +138,7 @@ export class MeguriFrontierPolicy implements Policy {
     this.#budget = world.budgetPerHour;
     const f = new Frontier(1, world.t0, this.#frontierOptions);
     const firstPass = world.n / world.budgetPerHour;
-    const share = this.politenessShare;
+    const spacing = this.spacing;
     const specs: SeedSpec[] = [];
     for (let i = 0; i < world.n; i++) {
       const h = world.host[i]!;
@@ -113,10 +149,18 @@ export class MeguriFrontierPolicy implements Policy {
         priority: world.weight[i]!,
         firstSeen: world.t0,
         nextDue: world.t0 + Math.floor((world.spreadKey[i]! / TWO_POW_32) * firstPass),
-        crawlDelay: cap < Number.POSITIVE_INFINITY ? (share * HOUR_MS) / cap : 0,
+        crawlDelay: cap < Number.POSITIVE_INFINITY ? (spacing * HOUR_MS) / cap : 0,
       });
     }
     if (f.seedBatch(specs) !== world.n) throw new Error('meguri-frontier: seeding lost pages');
+    if (this.windowed) {
+      for (let h = 0; h < world.hostCount; h++) {
+        const cap = world.hostCap[h]!;
+        if (!(cap < Number.POSITIVE_INFINITY) || world.hostSize[h] === 0) continue;
+        const w = capWindowOf(cap, this.#options.capWindowHours ?? 0, this.#options.capWindowSlots ?? 0);
+        if (!f.setHostCap(world.hostName[h]!, { crawls: w.crawls, windowMs: w.windowHours * HOUR_MS })) throw new Error(`meguri-frontier: host ${h} unknown`);
+      }
+    }
     this.#frontier?.free();
     this.#frontier = f;
     this.#clockMs = world.t0 * HOUR_MS;

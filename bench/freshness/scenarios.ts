@@ -4,12 +4,17 @@
  * and where the crawls go, as each policy's share of the window's crawls per band of true
  * change rate beside the optimum's share.
  *
- *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third] [--share 1]
+ *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third]
+ *     [--window 120] [--slots 6] [--spacing 0.5] [--share 1]
+ *
+ * (--window: a capped host's rate-cap window in hours, 0 = none (default); --slots: K > 0 gives
+ * every capped host a window of K starts per K / C hours instead; --spacing: its crawl delay
+ * as a fraction of the cap interval; --share: the hook's politenessShare. frontier-policy.ts.)
  *
  * (`npm run bench freshness` runs it through bench/suites/freshness.bench.mjs.)
  */
 import type { Policy } from './engine.js';
-import { MeguriFrontierPolicy } from './frontier-policy.js';
+import { MeguriFrontierPolicy, PEAK_WINDOW_HOURS, capWindowOf } from './frontier-policy.js';
 import { MeguriEstimatorPolicy, optimumPolicy, uniformPolicy } from './policies.js';
 import { compare, type Comparison } from './run.js';
 import type { World, WorldOptions } from './world.js';
@@ -63,6 +68,47 @@ export function bandShares(world: World, pageCrawls: Uint32Array): number[] {
 }
 
 /**
+ * Where a policy's shortfall against the optimum lies: per band of (initial) true change rate,
+ * the optimum's weighted fresh time on that band's pages minus the policy's, over the optimum's
+ * total. The bands sum to 1 − policy / optimum exactly, so a row reads as "points of the
+ * optimum lost here" (negative: the policy keeps that band fresher than the optimum does, by
+ * spending on it what another band then lacks). Beside `bandShares` it tells an over-funded
+ * band from a mistimed one.
+ */
+export function bandLosses(c: Comparison): Map<string, number[]> {
+  return lossesBy(c, BANDS.length, (i) => bandOf(c.world.lambda[i]! * 24));
+}
+
+/** Groups of `driftLosses`: pages whose rate rose, fell, or stayed at the drift. */
+export const DRIFT_GROUPS = ['rate rose', 'rate fell', 'unchanged'] as const;
+
+/**
+ * In a world with a rate drift, the shortfall against the optimum (as `bandLosses`) split by
+ * what the drift did to each page: its rate rose, fell, or stayed. Empty without a drift.
+ */
+export function driftLosses(c: Comparison): Map<string, number[]> {
+  const w = c.world;
+  if (!(w.driftAt < Number.POSITIVE_INFINITY)) return new Map();
+  return lossesBy(c, DRIFT_GROUPS.length, (i) => (w.lambdaAfter[i]! > w.lambda[i]! ? 0 : w.lambdaAfter[i]! < w.lambda[i]! ? 1 : 2));
+}
+
+function lossesBy(c: Comparison, groups: number, groupOf: (page: number) => number): Map<string, number[]> {
+  const w = c.world;
+  const out = new Map<string, number[]>();
+  const opt = c.rows.find((x) => x.policy === 'optimum');
+  if (opt === undefined) return out;
+  let total = 0;
+  for (let i = 0; i < w.n; i++) total += w.weight[i]! * opt.pageFreshHours[i]!;
+  for (const r of c.rows) {
+    if (r === opt) continue;
+    const loss = new Array<number>(groups).fill(0);
+    for (let i = 0; i < w.n; i++) loss[groupOf(i)]! += (w.weight[i]! * (opt.pageFreshHours[i]! - r.pageFreshHours[i]!)) / total;
+    out.set(r.policy, loss);
+  }
+  return out;
+}
+
+/**
  * Where a policy stands on capped hosts against the optimum: its crawls on capped hosts over
  * the optimum's there, and its weighted fresh time on the pages of capped and of uncapped
  * hosts over the optimum's on the same pages. The real frontier and the estimator over bare
@@ -101,6 +147,64 @@ export function capSplits(c: Comparison): Map<string, CapSplit> {
   return out;
 }
 
+/**
+ * How a policy delivers capped hosts' allowances. `delivered` / `leastDelivered`: crawls over
+ * the allowed C × window, mean and least over the capped hosts the optimum keeps at their cap
+ * (its crawls there ≥ 97 % of the allowance: the hosts with more demand than cap). `peak`:
+ * the most starts any capped host made in one window of its rate cap (K starts per K / C
+ * hours, `capWindowOf`), over K — above 1 is a window the cap did not hold.
+ */
+export interface CapDelivery {
+  readonly saturated: number;
+  readonly delivered: number;
+  readonly leastDelivered: number;
+  readonly peak: number;
+}
+
+/** The most of the ascending `times` in one half-open window of `width` (same unit). */
+export function windowPeak(times: readonly number[], width: number): number {
+  let most = 0;
+  for (let a = 0, b = 0; a < times.length; a++) {
+    // A few ms below the width: the frontier's epoch-ms clock rounds at ~2.4e-4 ms per start
+    // (its ulp), so K crawl-delay gaps can sum to a hair under K/C (seen: 420 starts of a
+    // 17-minute delay 51 µs short of 120 h), which is no start too many.
+    while (b < times.length && times[b]! < times[a]! + width - 1e-6) b++;
+    if (b - a > most) most = b - a;
+  }
+  return most;
+}
+
+/** The cap delivery of each non-optimum policy of one comparison, over the windows `capWindowOf(C, windowHours, slots)` (see `CapDelivery`). */
+export function capDelivery(c: Comparison, windowHours: number, slots = 0): Map<string, CapDelivery> {
+  const w = c.world;
+  const out = new Map<string, CapDelivery>();
+  const opt = c.rows.find((x) => x.policy === 'optimum');
+  if (opt === undefined) return out;
+  const span = w.hours - w.warmupHours;
+  for (const r of c.rows) {
+    if (r === opt || r.policy === 'uniform') continue;
+    let saturated = 0;
+    let sum = 0;
+    let least = Number.POSITIVE_INFINITY;
+    let peak = 0;
+    for (let h = 0; h < w.hostCount; h++) {
+      const cap = w.hostCap[h]!;
+      const starts = r.cappedStarts[h];
+      if (!(cap < Number.POSITIVE_INFINITY) || starts === undefined || w.hostSize[h] === 0) continue;
+      const win = capWindowOf(cap, windowHours, slots);
+      peak = Math.max(peak, windowPeak(starts, win.windowHours) / win.crawls);
+      const allowed = cap * span;
+      if (opt.cappedStarts[h]!.length < 0.97 * allowed) continue;
+      saturated++;
+      const d = starts.length / allowed;
+      sum += d;
+      if (d < least) least = d;
+    }
+    out.set(r.policy, { saturated, delivered: saturated > 0 ? sum / saturated : Number.NaN, leastDelivered: saturated > 0 ? least : Number.NaN, peak });
+  }
+  return out;
+}
+
 /** Mean, sample standard deviation, min and max. */
 export interface Spread {
   readonly mean: number;
@@ -129,25 +233,81 @@ export interface ScenarioResult {
   readonly shares: ReadonlyMap<string, number[]>;
   /** Per policy name, its `CapSplit` averaged over seeds. */
   readonly caps: ReadonlyMap<string, CapSplit>;
+  /** Per policy name, its `CapDelivery` over the seeds (means averaged; least and peak the extremes). */
+  readonly delivery: ReadonlyMap<string, CapDelivery>;
+  /** The window the delivery's peak is measured over: hours (about), or K starts per K / C hours when `slots` > 0. */
+  readonly windowHours: number;
+  readonly slots: number;
+  /** Per policy name, its `bandLosses` averaged over seeds. */
+  readonly losses: ReadonlyMap<string, number[]>;
+  /** Per policy name, its `driftLosses` averaged over seeds (empty without a drift). */
+  readonly driftLosses: ReadonlyMap<string, number[]>;
+}
+
+/** How the real Frontier treats the world's capped hosts in a sweep (frontier-policy.ts). */
+export interface SweepOptions {
+  /** The hook's `politenessShare` (1 by default). */
+  readonly politenessShare?: number;
+  /** Rate-cap window, hours (about); 0 = no window cap, the crawl delay alone. */
+  readonly capWindowHours?: number;
+  /** Crawl delay as a fraction of the cap interval. */
+  readonly spacing?: number;
+  /** When > 0, every capped host's window holds this many starts: W = K / C (`capWindowOf`). */
+  readonly capWindowSlots?: number;
 }
 
 /**
  * The policies a sweep runs: uniform, optimum, the estimator over columns and the real
- * Frontier, whose capped hosts get a crawl delay of `politenessShare` / cap (see
- * frontier-policy.ts; 1 = the crawl delay is the cap).
+ * Frontier, whose capped hosts get a rate cap over a window and a crawl delay (see
+ * frontier-policy.ts and `SweepOptions`).
  */
-export function sweepPolicies(politenessShare = 1): Policy[] {
-  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), new MeguriFrontierPolicy({ freshness: { politenessShare } })];
+export function sweepPolicies(o: SweepOptions = {}): Policy[] {
+  const frontier = new MeguriFrontierPolicy({
+    freshness: { politenessShare: o.politenessShare ?? 1 },
+    capWindowHours: o.capWindowHours,
+    spacing: o.spacing,
+    capWindowSlots: o.capWindowSlots,
+  });
+  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), frontier];
 }
 
-/** Runs one scenario over `seeds` at size `n`. */
-export function runScenario(scenario: Scenario, n: number, seeds: readonly number[], policies: () => Policy[] = sweepPolicies): ScenarioResult {
+/** Runs one scenario over `seeds` at size `n`; cap delivery is measured over windows of about `windowHours`. */
+export function runScenario(
+  scenario: Scenario,
+  n: number,
+  seeds: readonly number[],
+  policies: () => Policy[] = sweepPolicies,
+  windowHours: number = PEAK_WINDOW_HOURS,
+  slots = 0,
+): ScenarioResult {
   const runs: Comparison[] = [];
   const shares = new Map<string, number[]>();
   const caps = new Map<string, CapSplit>();
+  const delivery = new Map<string, CapDelivery>();
+  const losses = new Map<string, number[]>();
+  const drift = new Map<string, number[]>();
+  const average = (into: Map<string, number[]>, from: Map<string, number[]>): void => {
+    for (const [policy, x] of from) {
+      const acc = into.get(policy) ?? new Array<number>(x.length).fill(0);
+      for (let b = 0; b < x.length; b++) acc[b]! += x[b]! / seeds.length;
+      into.set(policy, acc);
+    }
+  };
   for (const seed of seeds) {
     const c = compare({ n, seed, ...scenario.options }, policies());
     runs.push(c);
+    average(losses, bandLosses(c));
+    average(drift, driftLosses(c));
+    for (const [policy, x] of capDelivery(c, windowHours, slots)) {
+      const acc = delivery.get(policy);
+      const k = seeds.length;
+      delivery.set(policy, {
+        saturated: (acc?.saturated ?? 0) + x.saturated / k,
+        delivered: (acc?.delivered ?? 0) + x.delivered / k,
+        leastDelivered: Math.min(acc?.leastDelivered ?? Number.POSITIVE_INFINITY, x.leastDelivered),
+        peak: Math.max(acc?.peak ?? 0, x.peak),
+      });
+    }
     for (const [policy, x] of capSplits(c)) {
       const acc = caps.get(policy) ?? { cappedCrawls: 0, cappedFresh: 0, uncappedFresh: 0 };
       const k = seeds.length;
@@ -175,6 +335,11 @@ export function runScenario(scenario: Scenario, n: number, seeds: readonly numbe
     estimatorOverOptimum: pick((c) => c.meguriOverOptimum),
     shares,
     caps,
+    delivery,
+    windowHours,
+    slots,
+    losses,
+    driftLosses: drift,
   };
 }
 
@@ -201,10 +366,28 @@ export function printScenario(r: ScenarioResult): void {
       `  ${policy.padEnd(16)} / optimum on capped hosts: crawls ${x.cappedCrawls.toFixed(3)}, fresh ${x.cappedFresh.toFixed(4)}; uncapped hosts: fresh ${x.uncappedFresh.toFixed(4)}`,
     );
   }
+  for (const [policy, x] of r.delivery) {
+    console.log(
+      `  ${policy.padEnd(16)} capped-host delivery (${x.saturated.toFixed(1)} hosts at their cap): crawls / allowed ${x.delivered.toFixed(3)} (least ${x.leastDelivered.toFixed(3)}); most in one ${r.slots > 0 ? `${r.slots}-slot` : `~${r.windowHours} h`} cap window ${x.peak.toFixed(3)}× the cap`,
+    );
+  }
   const cell = (x: string, i: number): string => (i === 0 ? x.padEnd(18) : x.padStart(10));
   console.log(`  ${['crawl share', ...BANDS.map((b) => b.label)].map(cell).join('')}`);
   for (const [policy, s] of r.shares) {
     console.log(`  ${[policy, ...s.map((x) => `${(100 * x).toFixed(1)}%`)].map(cell).join('')}`);
+  }
+  // Points of the optimum's weighted fresh time lost per band (they sum to 100 × (1 − ratio)).
+  console.log(`  ${['points lost', ...BANDS.map((b) => b.label)].map(cell).join('')}`);
+  for (const [policy, s] of r.losses) {
+    if (policy === 'uniform') continue;
+    console.log(`  ${[policy, ...s.map((x) => (100 * x).toFixed(2))].map(cell).join('')}`);
+  }
+  if (r.driftLosses.size > 0) {
+    console.log(`  ${['points lost', ...DRIFT_GROUPS].map(cell).join('')}`);
+    for (const [policy, s] of r.driftLosses) {
+      if (policy === 'uniform') continue;
+      console.log(`  ${[policy, ...s.map((x) => (100 * x).toFixed(2))].map(cell).join('')}`);
+    }
   }
 }
 
@@ -218,6 +401,22 @@ export function printSummary(results: readonly ScenarioResult[]): void {
   }
 }
 
+/** Sweep options from their command-line or environment strings (undefined = default). */
+export function sweepOptionsOf(share: string | undefined, window: string | undefined, spacing: string | undefined, slots?: string): SweepOptions {
+  return {
+    politenessShare: share === undefined ? undefined : Number(share),
+    capWindowHours: window === undefined ? undefined : Number(window),
+    spacing: spacing === undefined ? undefined : Number(spacing),
+    capWindowSlots: slots === undefined ? undefined : Number(slots),
+  };
+}
+
+/** The window `capDelivery` measures the peak over for a sweep: the policy's own, else ~PEAK_WINDOW_HOURS. */
+export function peakWindowOf(o: SweepOptions): { hours: number; slots: number } {
+  const hours = o.capWindowHours ?? 0;
+  return { hours: hours > 0 ? hours : PEAK_WINDOW_HOURS, slots: o.capWindowSlots ?? 0 };
+}
+
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : undefined;
@@ -227,11 +426,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(arg('n') ?? 5000);
   const seeds = (arg('seeds') ?? '20260101,7,42').split(',').map(Number);
   const names = arg('scenarios')?.split(',');
-  const share = Number(arg('share') ?? 1);
+  const o = sweepOptionsOf(arg('share'), arg('window'), arg('spacing'), arg('slots'));
   const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
   const results: ScenarioResult[] = [];
   for (const s of chosen) {
-    const r = runScenario(s, n, seeds, () => sweepPolicies(share));
+    const w = peakWindowOf(o);
+    const r = runScenario(s, n, seeds, () => sweepPolicies(o), w.hours, w.slots);
     printScenario(r);
     results.push(r);
   }

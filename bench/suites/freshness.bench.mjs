@@ -4,19 +4,24 @@
 // sees the identical change history. Printed per scenario: meguri / optimum and meguri / uniform
 // as mean ± sd (min–max) over the seeds, for the real Frontier with withFreshness
 // (meguri-frontier, the headline) and the estimator over bare columns, and the crawl share per
-// band of true change rate beside the optimum's, and on capped hosts the crawls and fresh time
-// against the optimum's (what the frontier's crawl-delay spacing costs). Override with FRESHNESS_N (default 5000),
-// FRESHNESS_SEEDS (default 20260101,7,42), FRESHNESS_SCENARIOS (default all) and
-// FRESHNESS_SHARE (the frontier's politenessShare on capped hosts, default 1; below 1 an
-// experiment: the cap is then kept by the schedule only, see DESIGN §20). The simulator
+// band of true change rate beside the optimum's, the points of the optimum lost per band (and,
+// in the drift scenario, on the pages whose rate rose, fell or stayed), and on capped hosts the crawls and fresh time
+// against the optimum's, and capped-host delivery: crawls / allowed on the hosts the optimum
+// keeps at their cap, and the most starts in one window of a host's rate cap over the cap.
+// Override with FRESHNESS_N (default 5000), FRESHNESS_SEEDS (default 20260101,7,42),
+// FRESHNESS_SCENARIOS (default all), FRESHNESS_WINDOW (a capped host's rate-cap window in
+// hours; default 0 = none, the crawl delay 1/C alone enforces the cap), FRESHNESS_SLOTS (K > 0:
+// every capped host's window holds K starts, W = K / C instead), FRESHNESS_SPACING
+// (its crawl delay as a fraction of the cap interval) and FRESHNESS_SHARE (the hook's
+// politenessShare, default 1; see DESIGN §20 and bench/freshness/frontier-policy.ts). The simulator
 // is TypeScript over src/, run through tsx's loader (a devDependency of the root package).
 import { register } from 'tsx/esm/api';
 
 export async function run() {
   const unregister = register();
   try {
-    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, sweepPolicies } = await import('../freshness/scenarios.ts');
-    const share = Number(process.env.FRESHNESS_SHARE ?? 1);
+    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, DRIFT_GROUPS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
+    const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING, process.env.FRESHNESS_SLOTS);
     const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
     const names = process.env.FRESHNESS_SCENARIOS?.split(',');
     const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101,7,42').split(',').map(Number);
@@ -25,7 +30,8 @@ export async function run() {
     for (const n of sizes) {
       const results = [];
       for (const s of chosen) {
-        const r = runScenario(s, n, seeds, () => sweepPolicies(share));
+        const w = peakWindowOf(o);
+        const r = runScenario(s, n, seeds, () => sweepPolicies(o), w.hours, w.slots);
         printScenario(r);
         results.push(r);
         for (const [label, sp] of [
@@ -38,8 +44,17 @@ export async function run() {
         for (const [policy, x] of r.caps) {
           rows.push({ n, scenario: s.name, policy: `capped hosts: ${policy}`, crawlsVsOptimum: x.cappedCrawls, cappedFresh: x.cappedFresh, uncappedFresh: x.uncappedFresh });
         }
+        for (const [policy, x] of r.delivery) {
+          rows.push({ n, scenario: s.name, policy: `cap delivery: ${policy}`, saturatedHosts: x.saturated, crawlsOverAllowed: x.delivered, least: x.leastDelivered, peakWindowOverCap: x.peak });
+        }
         for (const [policy, share] of r.shares) {
           rows.push({ n, scenario: s.name, policy: `crawl share: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, share[i]])) });
+        }
+        for (const [policy, loss] of r.losses) {
+          rows.push({ n, scenario: s.name, policy: `points lost: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, 100 * loss[i]])) });
+        }
+        for (const [policy, loss] of r.driftLosses) {
+          rows.push({ n, scenario: s.name, policy: `points lost by drift: ${policy}`, ...Object.fromEntries(DRIFT_GROUPS.map((g, i) => [g, 100 * loss[i]])) });
         }
       }
       printSummary(results);

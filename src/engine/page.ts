@@ -40,7 +40,13 @@ export interface Page {
   readonly host: string;
   /** Link depth from the nearest seed. */
   readonly depth: number;
-  /** HTTP status; 0 when there was no response (see `errorKind`). */
+  /**
+   * HTTP status; 0 when there was no response (see `errorKind`). Every attempt is a page, so a
+   * status-0 page may stand for a request the server never read — a kept-alive connection it
+   * closed as idle while the request was on its way resets under it — and the URL's next
+   * attempt comes later, paced like any fetch: a server log can show one request where the
+   * crawl yielded a failed attempt and the page.
+   */
   readonly status: number;
   /** A 2xx that is not a soft-404 template. */
   readonly ok: boolean;

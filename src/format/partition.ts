@@ -37,8 +37,13 @@
  * |    |             | interval, next-eligible, last start, pressure, the address string |
  * |    |             | (sorted by address; newer fields append; readers skip what they   |
  * |    |             | lack). Written only when some host has an address.                 |
+ * | 10 | caps        | (minor 5) u32 count, then per capped host, in host order: u32     |
+ * |    |             | record length, u32 host position, f64 crawls, f64 window (ms),    |
+ * |    |             | u32 n, n × f64 the most recent starts (ms, ascending; n ≤ crawls).|
+ * |    |             | Written only when some host has a rate cap (src/frontier hostcap).|
  *
- * A file is stamped with the lowest minor that describes it (`minorOf`): a file with hosts is
+ * A file is stamped with the lowest minor that describes it (`minorOf`): a file with a host
+ * rate cap is minor 5; one with the freshness interval columns minor 4; a file with hosts is
  * minor 3 (their records carry the latency fields); without hosts it is minor 2 with a
  * `churnFp` column, else minor 0.
  *
@@ -52,6 +57,9 @@
  * the arena, status values) are the frontier's, in `Frontier.recover`.
  *
  * The codec is browser-safe (no `node:` import); the atomic file write is in `./file.ts`.
+ * It is one file of more than 600 lines on purpose: the layout above, each section's encoder
+ * and its decoder change together (a field added to one and not the others is a misread
+ * file), and reading them side by side is how a format change is reviewed.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { xxh64Lanes } from '../core/hash.js';
@@ -69,10 +77,15 @@ export const FORMAT_MAJOR = 1;
  * one that wrote the checkpoint (an older record restarts them as RFC 6298 does after a first
  * sample: RTTVAR = SRTT/2, score 0); 4 adds the freshness columns `unchangedHours` and
  * `changedLogHours` (ids 45, 46: the change-rate estimator's interval statistics; a file
- * without them loads with both rebuilt from the counts and the span). A file is stamped with the lowest minor that describes it
- * (`minorOf`), and an older reader is told the truth.
+ * without them loads with both rebuilt from the counts and the span); 5 adds the `caps`
+ * section (a host's rate cap over a window and its recent starts, kept apart from the crawl
+ * delay in the host record; a file without it has no capped host). A file is stamped with the
+ * lowest minor that describes it (`minorOf`), and an older reader is told the truth.
  */
-export const FORMAT_MINOR = 4;
+export const FORMAT_MINOR = 5;
+
+/** The most starts a host's rate-cap window may hold (its ring keeps 8 bytes per start). */
+export const MAX_CAP_CRAWLS = 1 << 20;
 
 /** The URL-table column id minor 2 introduced (src/frontier/table.ts `ColumnId.ChurnFp`). */
 export const CHURN_COLUMN_ID = 22;
@@ -82,6 +95,7 @@ export const INTERVAL_COLUMN_ID = 45;
 
 /** The lowest minor whose features `p` uses (`withIps`: it has an `ips` section). */
 function minorOf(p: PartitionImage, withIps: boolean): number {
+  if (p.hosts.some((h) => h.cap !== undefined)) return 5;
   if (p.columns.some((c) => c.id === INTERVAL_COLUMN_ID)) return 4;
   if (p.hosts.length > 0) return 3; // every host record carries the latency fields
   if (p.columns.some((c) => c.id === CHURN_COLUMN_ID)) return 2;
@@ -99,6 +113,7 @@ export const SectionId = {
   Freshness: 7,
   Scheduler: 8,
   Ips: 9,
+  Caps: 10,
 } as const;
 
 const SECTION_NAMES: Record<number, string> = {
@@ -111,6 +126,7 @@ const SECTION_NAMES: Record<number, string> = {
   7: 'freshness',
   8: 'scheduler',
   9: 'ips',
+  10: 'caps',
 };
 
 const HEADER_BYTES = 32;
@@ -186,6 +202,18 @@ export interface HostImage {
   latencyVarMs: number;
   /** Latency rise score (src/politeness `observeLatency`), an integer in [0, 255]; minor ≥ 3, else 0. */
   latencyRiseScore: number;
+  /** The host's rate cap over a window (minor 5, the `caps` section); absent when it has none. */
+  cap?: HostCapImage | undefined;
+}
+
+/** A host's rate cap as stored (meanings: src/frontier/hostcap.ts). */
+export interface HostCapImage {
+  /** Fetch starts allowed in any window, an integer in [1, MAX_CAP_CRAWLS]. */
+  crawls: number;
+  /** The window (ms), > 0. */
+  windowMs: number;
+  /** The most recent starts (dispatch clock ms), ascending, at most `crawls` of them. */
+  starts: number[];
 }
 
 /** One address's durable politeness state (field meanings: src/politeness/ip-table.ts). */
@@ -363,6 +391,63 @@ function encodeHosts(p: PartitionImage): Uint8Array {
   return w.view8().slice();
 }
 
+function encodeCaps(p: PartitionImage): Uint8Array {
+  let count = 0;
+  let size = 4;
+  for (const h of p.hosts) {
+    if (h.cap === undefined) continue;
+    count++;
+    size += 28 + 8 * h.cap.starts.length;
+  }
+  const w = new ByteWriter(size);
+  w.u32(count);
+  p.hosts.forEach((h, i) => {
+    const c = h.cap;
+    if (c === undefined) return;
+    const start = w.length;
+    w.u32(0);
+    w.u32(i);
+    w.f64(c.crawls);
+    w.f64(c.windowMs);
+    w.u32(c.starts.length);
+    for (const t of c.starts) w.f64(t);
+    w.patchU32(start, w.length - start);
+  });
+  return w.view8().slice();
+}
+
+/** Reads the `caps` section onto `hosts` (each record validated; fields a newer minor appended are skipped). */
+function decodeCaps(r: ByteReader, hosts: HostImage[]): void {
+  const count = r.u32('capped host count');
+  let prev = -1;
+  for (let k = 0; k < count; k++) {
+    const start = r.pos;
+    const len = r.u32('cap record length');
+    if (len < 4 || start + len > r.bytes.length) r.fail(`cap ${k} record length ${len} runs past the section`);
+    const rec = new ByteReader(r.take(len - 4, `cap ${k}`), r.section);
+    const i = rec.u32('host position');
+    if (i >= hosts.length || i <= prev) r.fail(`cap ${k} names host ${i}: expected a position in (${prev}, ${hosts.length})`);
+    prev = i;
+    const crawls = rec.f64('crawls');
+    if (!Number.isInteger(crawls) || crawls < 1 || crawls > MAX_CAP_CRAWLS) r.fail(`cap of host ${i} field crawls is ${crawls}, expected an integer in [1, ${MAX_CAP_CRAWLS}]`);
+    const windowMs = rec.f64('windowMs');
+    const wp = fieldProblem(windowMs, 'duration');
+    if (wp !== undefined || windowMs === 0) r.fail(`cap of host ${i} field windowMs ${wp ?? 'is 0, expected a window > 0'}`);
+    const n = rec.u32('start count');
+    if (n > crawls) r.fail(`cap of host ${i} holds ${n} starts, more than its ${crawls} crawls`);
+    const starts: number[] = [];
+    for (let j = 0; j < n; j++) {
+      const t = rec.f64('start');
+      const tp = fieldProblem(t, 'time');
+      if (tp !== undefined) r.fail(`cap of host ${i} start ${j} ${tp}`);
+      if (j > 0 && t < starts[j - 1]!) r.fail(`cap of host ${i} starts are not ascending at ${j}`);
+      starts.push(t);
+    }
+    hosts[i]!.cap = { crawls, windowMs, starts };
+  }
+  r.end();
+}
+
 function encodeIps(ips: readonly IpImage[]): Uint8Array {
   const w = new ByteWriter(16 + ips.length * 64);
   w.u32(ips.length);
@@ -418,6 +503,8 @@ export function encodePartition(p: PartitionImage): Uint8Array {
   ];
   const withIps = p.ips !== undefined;
   if (withIps) bodies.push([SectionId.Ips, encodeIps(p.ips!)]);
+  // Only a frontier with a capped host has the section: others are byte for byte minor ≤ 4.
+  if (p.hosts.some((h) => h.cap !== undefined)) bodies.push([SectionId.Caps, encodeCaps(p)]);
   const n = bodies.length;
   const headerBytes = HEADER_BYTES + ENTRY_BYTES * n;
   let total = headerBytes;
@@ -647,6 +734,7 @@ export function decodePartition(input: Uint8Array): PartitionImage {
   const columns = decodeUrls(new ByteReader(section(SectionId.Urls), 'urls'), rows);
   const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount, minor);
   const ips = found.has(SectionId.Ips) ? decodeIps(new ByteReader(section(SectionId.Ips), 'ips')) : undefined;
+  if (found.has(SectionId.Caps)) decodeCaps(new ByteReader(section(SectionId.Caps), 'caps'), hosts);
   return {
     meta,
     formatMinor: minor,

@@ -104,7 +104,9 @@ export function valueDensity(rec: FreshnessRecord, params: FreshnessParams): num
  * The crawl rate (per hour) this URL asks for at water level `tau`, before any host clamp:
  * the funded rate λ/g⁻¹(τλ/w), kept within [reprobeRate/16, 1/minReprobeGap], or the
  * (stretched) re-probe rate if starved (w/λ ≤ τ). λ is `rec.lambda` (the prior refRate if not yet estimated).
- * Frontiers that track a host's demand sum these.
+ * Frontiers that track a host's demand sum these. Reads only `rec.priority` and `rec.lambda`:
+ * the background passes (withFreshness's tick, the simulator's) fill only those two fields of
+ * a shared view, so a rule that read a count here would see another URL's.
  */
 export function desiredRate(rec: FreshnessRecord, tau: number, params: FreshnessParams): number {
   const w = rec.priority > 0 ? rec.priority : 0;

@@ -12,7 +12,8 @@
  * the Last-Modified exposure from the verdict and the validators the crawl overwrote
  * (`lastModifiedExposure`, the rules of `observeChange`), re-estimates λ (`estimate`), asks
  * for the interval at the current water level under the host's politeness capacity
- * (`targetInterval`: capacity = one crawl per host interval, demand = the host's Σ desired
+ * (`targetInterval`: capacity = one crawl per host interval, or the host's rate cap over a
+ * window if lower, demand = the host's Σ desired
  * rate from the last pass) and places the next due hour (`setNextDue`).
  *
  * ## Background pass (`tick`, every `cadenceHours`, 6 by default)
@@ -62,7 +63,10 @@ export interface WithFreshnessOptions {
    * host delivers 95–97 % of its capacity and its fetches run hours late. Below 1 the schedule
    * asks less of the host than its spacing allows, so a backlog drains. The frontier enforces
    * only the spacing: with a crawl delay of share/C to book a rate C, the host keeps C on
-   * average but can run above it over days (DESIGN §20 has the measurements).
+   * average but can run above it over days (DESIGN §20 has the measurements). A host with a
+   * rate cap over a window (`Frontier.setHostCap`) has the lower of its spacing and the cap's
+   * crawls / window as its capacity, and the frontier holds it to the cap in every window:
+   * give it a crawl delay below the cap interval and keep the share at 1.
    */
   readonly politenessShare: number;
 }
@@ -205,7 +209,11 @@ export class FreshnessScheduler {
     v.lambda = lambda;
     const host = this.#host;
     const h = rec.host;
-    host.capacityPerHour = rec.hostIntervalMs > 0 ? (this.#options.politenessShare * HOUR_MS) / rec.hostIntervalMs : Number.POSITIVE_INFINITY;
+    // The host's capacity: one crawl per interval, or its rate cap's crawls / window if lower
+    // (a record from a frontier without caps has no hostCapPerHour: no cap).
+    const spacing = rec.hostIntervalMs > 0 ? HOUR_MS / rec.hostIntervalMs : Number.POSITIVE_INFINITY;
+    const capped = rec.hostCapPerHour !== undefined && rec.hostCapPerHour < spacing ? rec.hostCapPerHour : spacing;
+    host.capacityPerHour = this.#options.politenessShare * capped;
     const d = h < this.#hostCount ? this.#demand[h]! : -1;
     host.urlCount = d >= 0 ? this.#urls[h]! : 1;
     host.demandPerHour = d >= 0 ? d : undefined;

@@ -111,11 +111,30 @@ export function ipSlotOf(s: FrontierState, h: HostRecord): number {
   return slot !== -2 ? slot : (h.ipSlot = s.ips.slotOf(h.ip));
 }
 
-/** When the host's own and its address's windows are both open (ms). */
+/** When the host's own and its address's windows are both open, and its rate cap allows a start (ms). */
 export function windowsOpenAt(s: FrontierState, h: HostRecord): number {
   const own = h.nextEligibleMs;
   const ip = s.ips.eligibleAtSlot(ipSlotOf(s, h));
-  return ip > own ? ip : own;
+  const at = ip > own ? ip : own;
+  const cap = h.cap;
+  if (cap === undefined) return at;
+  const capAt = cap.openAt();
+  return capAt > at ? capAt : at;
+}
+
+/**
+ * The host's rate cap changed (`Frontier.setHostCap`): a ready host the new cap closes goes
+ * back to wait, a parked one is re-keyed to its new opening (earlier or later).
+ */
+export function capChanged(s: FrontierState, h: HostRecord): void {
+  if (h.state === HostState.Ready) {
+    if (windowsOpenAt(s, h) <= s.clockMs) return;
+    s.ready[shardOf(s, h.id)]!.remove(h.id);
+    park(s, h);
+  } else if (h.state === HostState.Parked && s.parkedAt[h.id] !== Infinity) {
+    s.parkedAt[h.id] = windowsOpenAt(s, h);
+    s.hostHeap.update(h.id);
+  }
 }
 
 /** Parks `h` in the host heap until its own and its IP's windows open. */
@@ -226,10 +245,11 @@ export function markInFlight(s: FrontierState, h: HostRecord, row: number, nowMs
 
 /**
  * A fetch start to `h` at `nowMs`: the host's window (its own interval) and its IP's window
- * (the address's own interval) are spent.
+ * (the address's own interval) are spent, and the start counts against its rate cap.
  */
 export function spendWindows(s: FrontierState, h: HostRecord, nowMs: number): void {
   h.lastDispatchMs = nowMs;
+  h.cap?.record(nowMs);
   const interval = h.intervalMs;
   h.nextEligibleMs = nowMs + interval;
   if (h.ip !== '') {
@@ -307,6 +327,7 @@ export function takeForReplay(s: FrontierState, h: HostRecord, atMs: number): bo
 export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefined, atMs: number): void {
   if (h.ip === '' && typeof ip === 'string') h.ip = ip;
   if (atMs > h.lastDispatchMs) h.lastDispatchMs = atMs;
+  h.cap?.record(atMs);
   const next = atMs + h.intervalMs;
   if (next > h.nextEligibleMs) h.nextEligibleMs = next;
   if (h.ip !== '') {

@@ -45,6 +45,7 @@ import * as banks from './banks.js';
 import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
+import { HostCap, checkCap } from './hostcap.js';
 import { type SeedSpec, discover, reconsider, refuse, seed, seedBatch } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
@@ -268,6 +269,33 @@ export class Frontier {
     const id = this.#s.dir.id(host);
     if (id === undefined) return false;
     banks.recordStart(this.#s, this.#s.hosts[id]!, ip, atMs);
+    return true;
+  }
+
+  /**
+   * Sets the rate cap of a known host group: at most `crawls` fetch starts in any window of
+   * `windowMs` (`null` removes it). The cap is kept apart from the host's crawl delay and
+   * politeness interval, which stay a hard minimum spacing: a host whose queue was empty for
+   * a while may make up the slots it missed, as fast as its spacing allows, until the window
+   * holds `crawls` starts again, and never exceeds them (src/frontier/hostcap.ts). Every start
+   * counts — dispatches, robots.txt requests, `recordStart`, replays — and the most recent
+   * `crawls` of them are kept (8 bytes each) and checkpointed. A freshness hook sees the host's
+   * capacity as the lower of its spacing and crawls / window. Changing the cap keeps the most
+   * recent starts that fit. Returns false for an unknown host.
+   * @throws InvalidArgumentError unless `crawls` is an integer in [1, 2²⁰] and `windowMs` > 0
+   */
+  setHostCap(host: string, cap: { readonly crawls: number; readonly windowMs: number } | null): boolean {
+    if (cap !== null && typeof cap !== 'object') {
+      throw new InvalidArgumentError(`setHostCap: expected { crawls, windowMs } or null, received ${String(cap)}`);
+    }
+    if (cap !== null) checkCap(cap.crawls, cap.windowMs);
+    const id = this.#s.dir.id(host);
+    if (id === undefined) return false;
+    const h = this.#s.hosts[id]!;
+    if (cap === null) h.cap = undefined;
+    else if (h.cap === undefined) h.cap = new HostCap(cap.crawls, cap.windowMs);
+    else if (h.cap.crawls !== cap.crawls || h.cap.windowMs !== cap.windowMs) h.cap = h.cap.resized(cap.crawls, cap.windowMs);
+    banks.capChanged(this.#s, h);
     return true;
   }
 

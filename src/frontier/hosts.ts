@@ -6,6 +6,7 @@
  * `state` and `inFlightRow` are derived on recovery (an in-flight URL is re-queued).
  */
 import type { HostImage } from '../format/index.js';
+import { HostCap } from './hostcap.js';
 
 /** Where a host is in the scheduler. */
 export const HostState = {
@@ -96,6 +97,11 @@ export class HostRecord {
   ceilingStreak = 0;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
+  /**
+   * The host's rate cap over a window (hostcap.ts), apart from the crawl delay and interval,
+   * which stay a hard minimum spacing; undefined = none (`Frontier.setHostCap`).
+   */
+  cap: HostCap | undefined = undefined;
 
   constructor(
     /** Dense id within the frontier. */
@@ -197,6 +203,8 @@ export class HostRecord {
       ceilingStreak: this.ceilingStreak,
       latencyVarMs: this.latencyVarMs,
       latencyRiseScore: this.latencyRiseScore,
+      // No key at all without a cap: such a host's image (and file) is what it was before caps.
+      ...(this.cap === undefined ? {} : { cap: this.cap.toImage() }),
     };
   }
 
@@ -221,6 +229,7 @@ export class HostRecord {
     r.ipSpendIntervalMs = h.ipSpendIntervalMs;
     r.servedSinceActivation = h.servedSinceActivation;
     r.ceilingStreak = h.ceilingStreak;
+    if (h.cap !== undefined) r.cap = HostCap.fromImage(h.cap);
     return { host: r, wasActive: (h.sched & SCHED_ACTIVE) !== 0 };
   }
 }

@@ -126,6 +126,12 @@ export interface CrawledRecord {
   readonly change: 'first' | 'none' | 'cosmetic' | 'real';
   /** Host's current politeness interval (ms), a lower bound on useful recrawl spacing. */
   readonly hostIntervalMs: number;
+  /**
+   * Crawls per hour the host's rate cap allows on average (crawls / window,
+   * `Frontier.setHostCap`), Infinity without one. The host's capacity is the lower of this and
+   * one crawl per `hostIntervalMs`.
+   */
+  readonly hostCapPerHour: number;
   /** Front-bank priority (the value weight of the page). */
   readonly priority: number;
   /** Next-due epoch-hour before this crawl. */
@@ -175,7 +181,10 @@ export interface FreshnessRows {
   /** Epoch-hours, by row. */
   readonly nextDue: Uint32Array;
   readonly hosts: number;
-  /** Crawls per hour each host's politeness interval allows (Infinity for a zero interval). */
+  /**
+   * Crawls per hour each host can take: the lower of one per politeness interval and its rate
+   * cap's crawls / window (Infinity for a zero interval and no cap).
+   */
   readonly hostCapacity: Float64Array;
   /** Out: rows whose `nextDue` the pass moved (room for `rows` entries). */
   readonly moved: Uint32Array;

@@ -91,6 +91,12 @@ export interface HostSnapshot {
   readonly ceilingStreak: number;
   /** The URL in flight, if any. */
   readonly inFlightUrl: string | undefined;
+  /**
+   * The host's rate cap (`Frontier.setHostCap`): starts allowed per window, the window (ms),
+   * starts in the window ending at the frontier's clock, and when the cap next allows a
+   * start (ms, −Infinity while it has room). Absent without a cap.
+   */
+  readonly cap?: { readonly crawls: number; readonly windowMs: number; readonly used: number; readonly openAtMs: number } | undefined;
 }
 
 /** An imported host quality score (dense host half of a ranking import). */
@@ -153,6 +159,7 @@ export function hostSnapshots(s: FrontierState, name?: string): HostSnapshot[] {
       admitted: h.admitted,
       ceilingStreak: h.ceilingStreak,
       inFlightUrl: h.inFlightRow >= 0 ? s.table.urlOf(h.inFlightRow) : undefined,
+      ...(h.cap === undefined ? {} : { cap: { crawls: h.cap.crawls, windowMs: h.cap.windowMs, used: h.cap.used(s.clockMs), openAtMs: h.cap.openAt() } }),
     };
   });
 }

@@ -14,6 +14,7 @@ export class MutableRecord implements CrawledRecord {
   slot = 0;
   change: CrawledRecord['change'] = 'first';
   hostIntervalMs = 0;
+  hostCapPerHour = Number.POSITIVE_INFINITY;
   status = 0;
   fetchedAtHours = 0;
   previousCrawled = 0;
@@ -24,6 +25,7 @@ export class MutableRecord implements CrawledRecord {
     row: number,
     change: CrawledRecord['change'],
     hostIntervalMs: number,
+    hostCapPerHour: number,
     status: number,
     fetchedAtHours: number,
     previousCrawled: number,
@@ -34,6 +36,7 @@ export class MutableRecord implements CrawledRecord {
     this.slot = this.t.slotFor(row);
     this.change = change;
     this.hostIntervalMs = hostIntervalMs;
+    this.hostCapPerHour = hostCapPerHour;
     this.status = status;
     this.fetchedAtHours = fetchedAtHours;
     this.previousCrawled = previousCrawled;

@@ -57,7 +57,8 @@ export function scheduleRecrawl(
     const sl = t.slot[row]!; // taken by the report that called this
     if (t.crawlCount[sl] === 1) t.firstCrawled[sl] = hours;
     const sent = o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified > 0 ? Math.min(o.lastModified, 0xffff_ffff) : 0;
-    const rec = s.record.bind(row, change, h.intervalMs, o.status, nowMs / HOUR_MS, previousCrawled, previousLastModified, sent);
+    const capPerHour = h.cap === undefined ? Number.POSITIVE_INFINITY : h.cap.perHour;
+    const rec = s.record.bind(row, change, h.intervalMs, capPerHour, o.status, nowMs / HOUR_MS, previousCrawled, previousLastModified, sent);
     const v = typeof fresh === 'function' ? fresh(rec, hours) : fresh.nextDue(rec, hours);
     if (typeof v === 'number' && Number.isFinite(v)) due = Math.floor(v);
   }
@@ -87,8 +88,12 @@ export function runFreshnessTick(s: FrontierState, hour: number, force: boolean)
   if (s.freshMoved.length < t.rows) s.freshMoved = new Uint32Array(t.capacity);
   const caps = s.freshCaps;
   for (let i = 0; i < hostCount; i++) {
-    const ms = s.hosts[i]!.intervalMs;
-    caps[i] = ms > 0 ? HOUR_MS / ms : Number.POSITIVE_INFINITY;
+    const h = s.hosts[i]!;
+    const ms = h.intervalMs;
+    const spacing = ms > 0 ? HOUR_MS / ms : Number.POSITIVE_INFINITY;
+    // A rate cap over a window holds the host to its crawls / window on average; the spacing
+    // only bounds how fast it may catch up.
+    caps[i] = h.cap !== undefined && h.cap.perHour < spacing ? h.cap.perHour : spacing;
   }
   const view: FreshnessRows = {
     rows: t.rows,

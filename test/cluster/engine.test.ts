@@ -22,6 +22,8 @@ import { type NodeProc, simReport, spawnNode, startSim as forkSim, until } from 
 import { type RedisServer, startRedis } from './redis.js';
 
 const ENGINE = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
+/** A generous bound on each wait for an event (a loaded 2-core machine starts a process in ~15 s). */
+const WAIT_MS = 120_000;
 const started: ChildProcess[] = [];
 
 const startSim = (options: Record<string, unknown>) => forkSim(options, (proc) => started.push(proc));
@@ -49,30 +51,72 @@ describe('Engine in cluster mode', () => {
 
   it('three engine processes (join, kill -9, graceful leave) over shared IPs: 0 violations, every page fetched, re-fetches bounded', async () => {
     const { proc: sim, ready } = await startSim({ seed: 11, hosts: 16, pagesPerHost: 30, ips: 2, hostIntervalMs: 100, ipIntervalMs: 40, linksPerPage: 3, crossLinksPerPage: 2, mix: PLAIN_MIX });
+    const salt = crawlSalt('ecrawl');
+    const slotOfUrl = (u: string): number => slotOfKey(canonicalKey(u, undefined, 'host')!.key, 0, salt, 8);
+    // Each phase needs work left in the slots of the node it watches, and on a loaded machine the
+    // other nodes can crawl the whole web while one process starts (seen: A and B fetched all 480
+    // pages while C loaded; B, once, had too little left after the kill). So one host per slot
+    // is held back — its DNS answer waits on a gate named by the slot (engine-child.ts `hold`) —
+    // and a slot's host is released only once the node the phase watches owns that slot: only
+    // that node can fetch it, and no slot holding a gated host can drain, so the crawl cannot end
+    // before the test releases the last gate.
+    const reserve = new Map<number, string>();
+    for (const seed of ready.seeds) if (!reserve.has(slotOfUrl(seed))) reserve.set(slotOfUrl(seed), new URL(seed).hostname);
+    expect([...reserve.keys()].sort(), 'a host in every slot (seed 11, 16 hosts)').toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     const base = {
       redis: server.url,
       crawl: 'ecrawl',
       store,
       dns: ready.dns,
       politeness: { minDelayMs: 200, startDelayMs: 200, ipMinDelayMs: 50 },
+      // A live node on a loaded machine may miss a 1 s lease (its slots would move, and what it
+      // fetched since their checkpoints be fetched again outside the bound below).
+      ttlMs: 4_000,
+      hold: Object.fromEntries([...reserve].map(([slot, host]) => [String(slot), [host]])),
+      // Loaded up front, joined on 'go': a start under tsx takes seconds on a loaded machine.
+      wait: true,
     };
     // A creates the crawl (slots, grouping, politeness recorded); B and C join with none of them.
     const a = spawnEngine({ ...base, slots: 8, grouping: 'host', seeds: ready.seeds });
-    await a.ready;
-    await until(() => pages(a).length >= 40, 60_000, 'A fetching');
     const b = spawnEngine(base);
-    await b.ready;
-    await until(() => pages(b).length >= 20, 60_000, 'B took slots by hand-off and fetches');
     const c = spawnEngine(base);
-    await c.ready;
-    await until(() => pages(c).length >= 10, 60_000, 'C fetching');
+    const nodes = [a, b, c];
+    const released = new Set<number>();
+    const slotsOf = (p: NodeProc): Set<number> => new Set(p.lines.filter((l) => l['type'] === 'checkpoint').map((l) => Number(l['slot'])));
+    /** Releases the held host of every slot `p` has checkpointed (so owns, or owned); true to go on polling. */
+    const releaseOwned = (p: NodeProc): boolean => {
+      for (const slot of slotsOf(p)) {
+        if (released.has(slot)) continue;
+        released.add(slot);
+        for (const n of nodes) if (n.child.connected) n.child.send({ type: 'release', gate: String(slot) });
+      }
+      return true;
+    };
+    const go = async (p: NodeProc): Promise<void> => {
+      p.child.send({ type: 'go' });
+      await p.ready;
+    };
+    await until(() => nodes.every((p) => p.lines.some((l) => l['type'] === 'loaded')), WAIT_MS, 'the engine processes loaded');
+    await go(a);
+    await until(() => pages(a).length >= 40, WAIT_MS, 'A fetching');
+    await go(b);
+    await until(() => releaseOwned(b) && pages(b).length >= 20, WAIT_MS, 'B took slots by hand-off and fetches');
+    await go(c);
+    await until(() => releaseOwned(c) && pages(c).length >= 10, WAIT_MS, 'C fetching');
     c.kill();
     await c.exited;
-    const bAtLeave = pages(b).length;
-    await until(() => pages(b).length >= bAtLeave + 10, 60_000, 'B fetching after the kill');
+    // The kill is recovered: every slot C held is opened again by a live node (at a later epoch).
+    // Gated hosts are left in A's slots, so the crawl cannot have ended without it.
+    const epochOf = (p: NodeProc, slot: number): number => Math.max(-1, ...p.lines.filter((l) => l['type'] === 'checkpoint' && l['slot'] === slot).map((l) => Number(l['epoch'])));
+    const cSlots = [...slotsOf(c)];
+    expect(cSlots.length).toBeGreaterThan(0);
+    expect([...reserve.keys()].some((slot) => !released.has(slot)), 'a gate still closed').toBe(true);
+    await until(() => cSlots.every((slot) => Math.max(epochOf(a, slot), epochOf(b, slot)) > epochOf(c, slot)), WAIT_MS, "C's slots recovered by A and B after the kill");
     b.stop(); // graceful: final checkpoints, slots handed to A
     const eb = await b.exited;
     expect(eb.code).toBe(0);
+    releaseOwned(a);
+    for (const slot of reserve.keys()) if (!released.has(slot)) a.child.send({ type: 'release', gate: String(slot) });
     const ea = await a.exited;
     expect(ea.code).toBe(0);
     for (const p of [a, b]) expect(p.lines.filter((l) => l['type'] === 'error')).toEqual([]);
@@ -92,8 +136,6 @@ describe('Engine in cluster mode', () => {
     const counts = new Map<string, number>();
     for (const r of log.filter((x) => x.kind === 'page')) counts.set(`${r.host}${r.target}`, (counts.get(`${r.host}${r.target}`) ?? 0) + 1);
     const refetches = [...counts.values()].reduce((s, n) => s + n - 1, 0);
-    const salt = crawlSalt('ecrawl');
-    const slotOfUrl = (u: string): number => slotOfKey(canonicalKey(u, undefined, 'host')!.key, 0, salt, 8);
     const held = c.lines.filter((l) => l['type'] === 'checkpoint');
     const uncoveredC = c.lines.filter((l) => l['type'] === 'fetched' && !held.some((k) => k['slot'] === slotOfUrl(String(l['url'])) && Number(k['atMs']) > Number(l['at']))).length;
     const cut = [a, b, c].flatMap((p) => p.lines.filter((l) => l['type'] === 'checkpoint')).reduce((n, l) => n + Number(l['refetch'] ?? 0), 0);
@@ -107,7 +149,7 @@ describe('Engine in cluster mode', () => {
     expect(stats['handoffs']! + (b.lines.find((l) => l['type'] === 'summary')!['stats'] as Record<string, number>)['handoffs']!).toBeGreaterThan(0);
     expect((summary['summary'] as { reason: string }).reason).toBe('drained');
     sim.send({ type: 'close' });
-  }, 240_000);
+  }, 8 * WAIT_MS);
 
   it('a node whose crawl-wide setting differs from the recorded one is refused, naming both values', async () => {
     const cluster = { redis: server.url, crawl: 'refuse', store, heartbeatTtlMs: 1_000, pollMs: 50 };
@@ -141,14 +183,17 @@ describe('Engine in cluster mode', () => {
       dns: ready.dns,
       politeness: { minDelayMs: 200, startDelayMs: 200, ipMinDelayMs: 50 },
       seeds: ready.seeds,
+      // One host held back until Redis is back: the crawl cannot have ended before the outage.
+      hold: { outage: [new URL(ready.seeds[0]!).hostname] },
     });
     await a.ready;
-    await until(() => pages(a).length >= 25, 60_000, 'A fetching');
+    await until(() => pages(a).length >= 25, WAIT_MS, 'A fetching');
     await server.stop('SIGKILL');
     const atStop = pages(a).length;
     await new Promise((r) => setTimeout(r, 1_500));
     expect(pages(a).length).toBeLessThanOrEqual(atStop + 8);
     await server.start();
+    a.child.send({ type: 'release', gate: 'outage' });
     expect((await a.exited).code).toBe(0);
     const stats = a.lines.find((l) => l['type'] === 'summary')!['stats'] as Record<string, number>;
     expect(stats['redisErrors']).toBeGreaterThan(0);
@@ -158,5 +203,5 @@ describe('Engine in cluster mode', () => {
     expect(report.violations.hostInterval).toEqual([]);
     expect(report.violations.ipInterval).toEqual([]);
     sim.send({ type: 'close' });
-  }, 120_000);
+  }, 2 * WAIT_MS);
 });

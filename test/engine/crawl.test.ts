@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentFp, Engine, formatPolitenessReport, type Page, type PolitenessReport, type SimRequest, type SimWeb } from '../../src/index.js';
-import { answered, notFetchedOnce, collect, forkSim, JUDGE_TOLERANCE_MS, maxInFlight, type RemoteSim, simEngineOptions, violationCounts } from './helpers.js';
+import { answered, notFetchedOnce, collect, reconcile, forkSim, JUDGE_TOLERANCE_MS, maxInFlight, type RemoteSim, simEngineOptions, violationCounts } from './helpers.js';
 
 const INTERVAL_MS = 30;
 const BUDGET = 30;
@@ -82,16 +82,16 @@ describe('a full crawl of a 200-host simulated web', () => {
     // tokens: the crawl keeps them, so each shop view is a new URL with an old page key.
     const dup = report.violations.duplicateFetch;
     for (const v of dup) expect(sim.truth.trapOf(v.host, v.key)?.kind, `${v.host}${v.key}`).toBe('session');
-    // Each request the server saw (robots.txt aside) is one page the engine yielded.
-    const requested = new Map<string, number>();
-    for (const e of log) if (e.kind !== 'robots') requested.set(sim.url(e.host, e.target), (requested.get(sim.url(e.host, e.target)) ?? 0) + 1);
-    const yielded = new Map<string, number>();
-    for (const p of pages) yielded.set(p.url, (yielded.get(p.url) ?? 0) + 1);
-    const diff = [...requested].filter(([u, n]) => yielded.get(u) !== n).map(([u, n]) => `${u} requested ${n}, yielded ${yielded.get(u) ?? 0}: ${log.filter((e) => sim.url(e.host, e.target) === u).map((e) => `${e.kind} ${e.status}`).join(', ')}`);
-    expect(diff).toEqual([]);
-    // Names that do not resolve are taken out at once, per host: no page, no request, each
-    // host named once in the summary, its URLs Refused (a resume asks again).
-    expect(pages.filter((p) => !requested.has(p.url))).toEqual([]);
+    // Each request the server saw (robots.txt aside) is one page the engine yielded, status for
+    // status, and no page comes without a request — except an attempt that failed with no
+    // response, whose request the server may never have seen: a kept-alive connection the
+    // server closed as idle while the request was on its way (its idle timer runs late on a
+    // loaded CPU) is reset under it, logged nowhere, and fetched again under politeness
+    // (helpers.ts `reconcile`, test/engine/keepalive-race.test.ts). Names that do not resolve
+    // are taken out at once, per host: no page, no request.
+    const served = log.filter((e) => e.kind !== 'robots').map((e) => ({ url: sim.url(e.host, e.target), status: e.status }));
+    expect(reconcile(served, pages)).toEqual([]);
+    // Each unresolved host is named once in the summary, its URLs Refused (a resume asks again).
     const summary = engine.summary();
     expect(summary.unresolvedHosts.length).toBeGreaterThan(0);
     expect(summary.counts.refusedBy['no-such-name']).toBeGreaterThanOrEqual(summary.unresolvedHosts.length);

@@ -147,3 +147,76 @@ export function maxInFlight(log: readonly SimRequest[], host: string): number {
   for (const e of log) if (e.host === host && e.inFlightAtArrival > m) m = e.inFlightAtArrival;
   return m;
 }
+
+/** A request as the server logged it: the URL asked for and the status it answered (0: it dropped the connection). */
+export interface ServedRequest {
+  readonly url: string;
+  readonly status: number;
+}
+
+/** A yielded page as `reconcile` reads it. */
+export interface YieldedAttempt {
+  readonly url: string;
+  readonly status: number;
+  readonly errorKind?: string | undefined;
+}
+
+/**
+ * Transport failures with no response at all, where the request may never have reached the
+ * server's application: a connection reset or closed under it (`connect`, `network`) or no
+ * answer in time (`timeout`). A kept-alive connection that the server closes as idle while a
+ * request is already on its way is the common case: the server's kernel holds the request, the
+ * server's event loop runs its overdue idle timer before reading it, and the close resets the
+ * connection (RFC 9112 §9.3.1 "closed prematurely"). The server logs nothing; the client sees
+ * ECONNRESET; the engine yields the attempt and retries under politeness. Under a loaded CPU the
+ * server's timer is late by seconds and such crossings happen (test/engine/keepalive-race.test).
+ */
+const NO_RESPONSE = new Set(['connect', 'network', 'timeout']);
+
+/**
+ * Reconciles what the server logged with what the engine yielded, URL by URL, and returns the
+ * discrepancies (empty when they agree):
+ * 1. every yielded page with a response (status ≠ 0) is one logged request with that status;
+ * 2. every logged request left (a connection the server dropped, or an answer the client gave
+ *    up on) is one yielded status-0 page;
+ * 3. the yielded pages left are transport failures with no response (`NO_RESPONSE`): attempts
+ *    whose request the server's application never saw. Nothing logged is left over.
+ * So a page is never yielded twice for one request, nor yielded without a request, nor a
+ * request made without a page; only a failed attempt can lack a logged request.
+ */
+export function reconcile(served: readonly ServedRequest[], yielded: readonly YieldedAttempt[]): string[] {
+  const byUrl = new Map<string, { served: number[]; yielded: YieldedAttempt[] }>();
+  const entry = (url: string): { served: number[]; yielded: YieldedAttempt[] } => {
+    let e = byUrl.get(url);
+    if (e === undefined) byUrl.set(url, (e = { served: [], yielded: [] }));
+    return e;
+  };
+  for (const r of served) entry(r.url).served.push(r.status);
+  for (const p of yielded) entry(p.url).yielded.push(p);
+  const problems: string[] = [];
+  for (const [url, { served: logged, yielded: pages }] of byUrl) {
+    const left = [...logged];
+    const zeros: YieldedAttempt[] = [];
+    const bad: string[] = [];
+    for (const p of pages) {
+      if (p.status === 0) {
+        zeros.push(p);
+        continue;
+      }
+      const i = left.indexOf(p.status);
+      if (i >= 0) left.splice(i, 1);
+      else bad.push(`yielded ${p.status} the server never answered`);
+    }
+    // Rule 2: a logged request without its answer in a page is a status-0 page (any kind).
+    while (left.length > 0 && zeros.length > 0) {
+      left.shift();
+      zeros.shift();
+    }
+    for (const s of left) bad.push(`the server logged a request (${s === 0 ? 'dropped' : `answered ${s}`}) no page accounts for`);
+    for (const p of zeros) if (!NO_RESPONSE.has(p.errorKind ?? '')) bad.push(`yielded a status-0 ${p.errorKind ?? '(no kind)'} page the server never logged`);
+    if (bad.length > 0) {
+      problems.push(`${url}: ${bad.join('; ')} (server: ${logged.join(', ') || 'nothing'}; engine: ${pages.map((p) => (p.status === 0 ? `0 ${p.errorKind ?? ''}`.trim() : String(p.status))).join(', ')})`);
+    }
+  }
+  return problems;
+}

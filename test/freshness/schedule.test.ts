@@ -234,3 +234,36 @@ describe('hostWaterLevel', () => {
     );
   });
 });
+
+describe('desiredRate reads only the weight and λ', () => {
+  // The background passes fill only priority and lambda of one shared view (DESIGN §20: a rule
+  // that read the change count there once saw another URL's and overspent the budget 1.18×).
+  it('gives the same rate whatever the other fields of the record hold', () => {
+    const p = defaultParams();
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1e-5, max: 4, noNaN: true }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        fc.double({ min: 1e-9, max: 1e6, noNaN: true }),
+        fc.record({
+          crawlCount: fc.integer({ min: 0, max: 1e6 }),
+          changeCount: fc.integer({ min: 0, max: 1e6 }),
+          noChangeStreak: fc.integer({ min: 0, max: 65535 }),
+          firstCrawled: fc.integer({ min: 0, max: 4e6 }),
+          lastCrawled: fc.integer({ min: 0, max: 4e6 }),
+          nextDue: fc.integer({ min: 0, max: 4e6 }),
+          lmHours: fc.double({ min: -1, max: 1e5, noNaN: true }),
+          unchangedHours: fc.double({ min: 0, max: 1e5, noNaN: true }),
+          changedLogHours: fc.double({ min: -10, max: 1e5, noNaN: true }),
+          spreadKey: fc.integer({ min: 0, max: 0xffffffff }),
+        }),
+        (lambda, priority, tau, other) => {
+          const bare = newFreshnessRecord({ lambda, priority });
+          const full = newFreshnessRecord({ lambda, priority, ...other });
+          expect(desiredRate(full, tau, p)).toBe(desiredRate(bare, tau, p));
+        },
+      ),
+      { seed: 20261202 },
+    );
+  });
+});

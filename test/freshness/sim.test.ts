@@ -5,7 +5,7 @@ import { MeguriEstimatorPolicy, optimumPolicy, worldPages } from '../../bench/fr
 import { optimalRates } from '../../src/freshness/index.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
-import { capSplits } from '../../bench/freshness/scenarios.js';
+import { BANDS, DRIFT_GROUPS, bandLosses, bandOf, capSplits, driftLosses } from '../../bench/freshness/scenarios.js';
 
 // The simulator at small size (N = 1500, 150 days, 30 of warm-up): the bench runs it at
 // 10,000 and 100,000. Bounds are loose enough for any seed, tight enough to catch a
@@ -172,5 +172,36 @@ describe('freshness simulator scenarios', () => {
     const { pages, caps } = worldPages(world, true);
     expect(Array.from(optimum.rates)).toEqual(Array.from(optimalRates(pages, world.budgetPerHour, caps)));
     expect(Array.from(optimum.rates)).not.toEqual(Array.from(optimalRates(worldPages(world).pages, world.budgetPerHour, caps)));
+  });
+});
+
+describe('freshness bench: where the shortfall lies', () => {
+  it('bandLosses per band and driftLosses per drift group each sum to 1 − policy/optimum', () => {
+    const c = compare({ n: 1200, seed: 11, days: 80, warmupDays: 10, driftFraction: 0.4, driftDay: 40 }, [optimumPolicy(), new MeguriEstimatorPolicy()]);
+    const ratio = c.meguriOverOptimum;
+    const bands = bandLosses(c).get('meguri-estimator')!;
+    expect(bands).toHaveLength(BANDS.length);
+    expect(bands.reduce((a, b) => a + b, 0)).toBeCloseTo(1 - ratio, 12);
+    const drift = driftLosses(c).get('meguri-estimator')!;
+    expect(drift).toHaveLength(DRIFT_GROUPS.length);
+    expect(drift.reduce((a, b) => a + b, 0)).toBeCloseTo(1 - ratio, 12);
+    // By hand for one band and one group: the pages whose rate fell at the drift.
+    const w = c.world;
+    const opt = c.rows.find((r) => r.policy === 'optimum')!;
+    const me = c.rows.find((r) => r.policy === 'meguri-estimator')!;
+    let total = 0;
+    let fell = 0;
+    let slowest = 0;
+    for (let i = 0; i < w.n; i++) {
+      const o = w.weight[i]! * opt.pageFreshHours[i]!;
+      const d = o - w.weight[i]! * me.pageFreshHours[i]!;
+      total += o;
+      if (w.lambdaAfter[i]! < w.lambda[i]!) fell += d;
+      if (bandOf(w.lambda[i]! * 24) === 1) slowest += d;
+    }
+    expect(drift[1]).toBeCloseTo(fell / total, 12);
+    expect(bands[1]).toBeCloseTo(slowest / total, 12);
+    // Without a drift there is no drift split.
+    expect(driftLosses(compare({ n: 300, seed: 3, days: 40, warmupDays: 10 }, [optimumPolicy(), new MeguriEstimatorPolicy()])).size).toBe(0);
   });
 });

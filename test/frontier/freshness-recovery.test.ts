@@ -1,25 +1,28 @@
 // DESIGN §9.5 with freshness on: the simulated web crawled through the real Frontier and
 // withFreshness, checkpointed and recovered mid-run (mid-hour and between background passes),
 // continues with the identical dispatch schedule, the identical measurements and the
-// identical final partition bytes.
+// identical final partition bytes — also with the capped hosts held to rate caps over a
+// window (`Frontier.setHostCap`, checkpointed in the `caps` section).
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../../bench/freshness/engine.js';
 import { MeguriFrontierPolicy } from '../../bench/freshness/frontier-policy.js';
+import { partitionSections } from '../../src/index.js';
 import { makeWorld } from '../../bench/freshness/world.js';
 
 describe('recovery with freshness on', () => {
   const world = makeWorld({ n: 400, seed: 5, days: 40, warmupDays: 10 });
 
-  function run(recoverAfter: number[]) {
-    const policy = new MeguriFrontierPolicy({ recoverAfter });
+  function run(recoverAfter: number[], capWindowSlots = 0) {
+    const policy = new MeguriFrontierPolicy({ recoverAfter, capWindowSlots });
     policy.log = [];
     const result = simulate(world, policy, () => 0);
     const bytes = policy.frontier.checkpointBytes();
     return { policy, result, bytes, log: policy.log };
   }
 
-  it('checkpoint → recover → continue gives the identical schedule and partition', () => {
-    const full = run([]);
+  it.each([0, 6])('checkpoint → recover → continue gives the identical schedule and partition (window slots %i)', (slots) => {
+    const full = run([], slots);
+    expect(partitionSections(full.bytes).some((x) => x.name === 'caps')).toBe(slots > 0);
     expect(full.log.length).toBeGreaterThan(400 * 40 * 0.2 * 0.9);
     const hourOf = (entry: string) => Math.floor(Number(entry.split('@')[1]) / 3_600_000);
     // The last dispatch before a 6-hour background pass, and the first one after it (the pass
@@ -32,7 +35,7 @@ describe('recovery with freshness on', () => {
     // Mid-hour cuts: between dispatches that share a clock hour.
     const cuts = [...new Set([37, 401, 1203, 2222, ...edges, full.log.length - 5])].sort((a, b) => a - b);
     expect(cuts.length).toBeGreaterThanOrEqual(9);
-    const cut = run(cuts);
+    const cut = run(cuts, slots);
     expect(cut.policy.recoveries).toEqual(cuts.map(() => true));
     expect(cut.log).toEqual(full.log);
     expect(cut.result).toEqual(full.result);
