@@ -22,6 +22,9 @@
 // resident frontier beside the same frontier under `memoryBudget` (BENCH_DISK_BUDGET_MB, default
 // 256) with its disk tier. BENCH_DISK_FRONTIER="1000000,10000000" picks N (empty: skip);
 // BENCH_DISK_PEERS="frontierSpill" runs one peer; BENCH_DISK_HEAP_MB caps the child's V8 heap.
+// Intake and dispatch+report are also given per CPU-second of the child (user + system time):
+// on a shared machine the wall rates of two peers run minutes apart can differ by 2–3× with
+// the other processes' load, their CPU rates do not.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -172,6 +175,11 @@ async function frontierChild(peer, n) {
   const opts = (sub) => (dir === undefined ? {} : { memoryBudget: BUDGET_MB << 20, storeDir: join(dir, sub) });
   const mem0 = inUse();
   const f = new lib.Frontier(0, 0, opts('a'));
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
+  const c0 = cpu();
   const t0 = process.hrtime.bigint();
   for (let j = 0; j < n; j += BATCH) {
     const specs = [];
@@ -182,12 +190,15 @@ async function frontierChild(peer, n) {
     f.seedBatch(specs);
   }
   const intake = Number(process.hrtime.bigint() - t0) / 1e9;
+  const intakeCpu = cpu() - c0;
   const resident = inUse() - mem0;
   const tierAfterIntake = f.diskTier();
   const drains = Math.min(n, Number(process.env.BENCH_DISK_DRAIN ?? 1_000_000));
+  const c1 = cpu();
   const t1 = process.hrtime.bigint();
   const log = f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200, latencyMs: 50 }), drains);
   const drainSecs = Number(process.hrtime.bigint() - t1) / 1e9;
+  const drainCpu = cpu() - c1;
   const peakBeforeCheckpoint = process.resourceUsage().maxRSS / 1024;
   const tier = f.diskTier();
   // The Engine's checkpoint: checkpointIncremental() (the tier's files fsynced, its manifest
@@ -241,6 +252,8 @@ async function frontierChild(peer, n) {
     urls: n,
     hosts,
     intakeRate: n / intake,
+    intakeCpuRate: n / intakeCpu,
+    dispatchCpuRate: log.length / drainCpu,
     residentPerUrl: resident / n,
     diskPerUrl: tierAfterIntake === undefined ? 0 : tierAfterIntake.diskBytes / n,
     spilled: tierAfterIntake?.spilledUrls ?? 0,
@@ -288,10 +301,12 @@ function frontierRows() {
       peer: r.peer,
       urls: r.urls,
       'intake URLs/s': r.intakeRate,
+      'intake /CPU-s': r.intakeCpuRate ?? '',
       'resident B/URL': r.residentPerUrl ?? '',
       'disk B/URL': r.diskPerUrl ?? '',
       spilled: r.spilled ?? '',
       'dispatch+report/s': r.dispatchRate ?? '',
+      'dispatch+report /CPU-s': r.dispatchCpuRate ?? '',
       'first ckpt s': r.incrementalSecs ?? '',
       'first ckpt MiB': r.incrementalMiB ?? '',
       'next ckpt s': r.steadySecs ?? '',
@@ -312,6 +327,9 @@ function frontierRows() {
     const b = rows.find((r) => r.peer === 'frontierSpill' && r.urls === n);
     if (a?.dispatchRate && b?.dispatchRate) {
       console.log(`  ${n}: under the budget intake ${(b.intakeRate / a.intakeRate).toFixed(2)}×, dispatch+report ${(b.dispatchRate / a.dispatchRate).toFixed(2)}×, resident ${(b.residentPerUrl / a.residentPerUrl).toFixed(2)}× of the resident frontier`);
+      // Per CPU-second (user + system, every thread of the child): what a shared machine's
+      // load does not move, where wall rates swing with the other processes.
+      console.log(`  ${n}: per CPU-second, intake ${(b.intakeCpuRate / a.intakeCpuRate).toFixed(2)}×, dispatch+report ${(b.dispatchCpuRate / a.dispatchCpuRate).toFixed(2)}× of the resident frontier`);
     }
   }
   return rows;

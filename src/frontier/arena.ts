@@ -276,12 +276,37 @@ export class StringArena {
   }
 
   /**
-   * `addUrl` for the URL entry at `offset` of arena `src`: a loaded file's plain entry is
-   * copied as bytes (`addPlainUrl`), any other is decoded and added.
+   * An empty arena holding this one's origin prefixes under the same ids, for a compaction
+   * that copies entries with `copyUrlFrom` (this arena is not changed, and must not be
+   * appended to afterwards: the prefixes are shared, not copied).
    */
-  addUrlFrom(src: StringArena, offset: number, hint: number, out: Int32Array): number {
+  withPrefixes(capacity: number): StringArena {
+    const a = new StringArena(capacity);
+    a.prefixes = this.prefixes;
+    a.prefixIds = this.prefixIds;
+    a.prefixChars = this.prefixChars;
+    return a;
+  }
+
+  /**
+   * `addUrl` for the URL entry at `offset` of arena `src`, into an arena made by `src.withPrefixes`: a chunk entry is copied byte for
+   * byte, its prefix id being the same here (no string decoded or re-encoded); a loaded
+   * file's plain entry goes through `addPlainUrl`. Measured: the spill tier's compaction
+   * decoding and re-adding every live URL was 6 % of a budgeted intake.
+   */
+  copyUrlFrom(src: StringArena, offset: number, hint: number, out: Int32Array): number {
     if (offset < src.baseLength) return this.addPlainUrl(src.base, offset, hint, out);
-    return this.addUrl(src.get(offset), hint, out);
+    const start = (offset - src.baseLength) & CHUNK_MASK;
+    const n = src.open(offset) + src.curLen - start;
+    const b = src.cur;
+    const dst = this.reserve(n);
+    const at = this.baseLength + this.lastStart * CHUNK + this.fill;
+    if (n > 256) dst.set(b.subarray(start, start + n), this.fill);
+    else for (let i = 0; i < n; i++) dst[this.fill + i] = b[start + i]!;
+    const plain = src.curPrefix.length + src.curLen;
+    this.wrote(dst, this.fill + n, varintSize(plain) + plain);
+    out[0] = src.curPrefixId - 1;
+    return at;
   }
 
   /** Appends the entry at `offset` of arena `src` as a plain string entry, byte for byte; returns its offset here. */
@@ -320,6 +345,8 @@ export class StringArena {
   private cur: Uint8Array = this.base;
   private curPrefix = '';
   private curLen = 0;
+  /** The entry's prefix id + 1 (0: none). */
+  private curPrefixId = 0;
 
   /**
    * Locates the entry at `offset`: sets `cur`, `curPrefix` and `curLen` and returns where its
@@ -349,6 +376,7 @@ export class StringArena {
       if (c < 0x80) break;
     }
     this.cur = b;
+    this.curPrefixId = prefix;
     this.curPrefix = prefix === 0 ? '' : this.prefixes[prefix - 1]!;
     this.curLen = len;
     return p;

@@ -207,6 +207,32 @@ export class RowIndex {
   }
 
   /**
+   * Removes every key whose row's `status` is `value`, in one sweep over the slots; returns
+   * how many. For the spill tier, whose shed pass vacates thousands of rows at once: a probe
+   * per row (`remove`) was half the cost of vacating one (two cache misses, tag and slot), the
+   * sweep reads the tags and slots in order and the status column (a byte a row).
+   */
+  removeWhere(status: Uint8Array, value: number): number {
+    const tags = this.tags;
+    const slots = this.slots;
+    let n = 0;
+    for (let i = 0; i < this.cap; i++) {
+      const t = tags[i]!;
+      if (t === 0 || t === TOMB || status[slots[i]!] !== value) continue;
+      tags[i] = TOMB;
+      n++;
+    }
+    this.tombs += n;
+    this.len -= n;
+    return n;
+  }
+
+  /** Slots (the cost of `removeWhere`). */
+  get capacity(): number {
+    return this.cap;
+  }
+
+  /**
    * Every held row in URLKey order (HostKey high, low, PathKey high, low lanes, unsigned), as
    * the payloads of a `DrumSet.exportSorted` (the checkpoint's call). Rows are bucketed by the
    * top 16 bits of HostKey high in one pass in row order (the key column read sequentially),

@@ -107,6 +107,12 @@ export interface SpillFiles {
   appendLog(name: TierLog, records: Uint8Array, fresh: boolean): LogAt;
   /** The records of log `name` up to `at`'s length, every block checked, in the order written. */
   readLog(name: TierLog, at: LogAt): Uint8Array;
+  /**
+   * Writes every extent appended since the last flush (appends may be staged in memory until
+   * then; reads and `commit` flush first). A failed write un-stages them and throws
+   * `DiskFullError`: their `ExtentAt`s name nothing.
+   */
+  flush(): void;
   /** Reads (and checks) a committed manifest back. */
   readManifest(commit: SpillCommit): Uint8Array;
   /** An extent of a resumed manifest lives in `file` (counts it as needed). */
@@ -173,8 +179,10 @@ export interface SpillMeta {
   readonly extents: number;
 }
 
-/** The fewest rows an extent is cut to (see `shedHost`). */
+/** The fewest rows an extent is cut to (see `shedHosts`). */
 const MIN_EXTENT = 8;
+/** Hosts per shed chunk: one staged write each, and the pressure checked between chunks. */
+const SHED_HOSTS = 256;
 /** The smallest window the tier shrinks to. */
 const MIN_WINDOW = 4;
 /**
@@ -229,6 +237,18 @@ export class SpillTier {
   /** The file backend, made on first use (fresh) or by `resume`. */
   private backendFiles: SpillFiles | undefined;
   private scratch = new Uint8Array(1 << 16);
+  private scratchView = new DataView(this.scratch.buffer);
+  /** A shed host's rows best first (`shedHosts`), and one extent's PathKeys. */
+  private order = new Uint32Array(256);
+  private paths = new Uint32Array(64);
+  /**
+   * One shed chunk: rows that stay and go, host by host; per host six numbers (id, its stay
+   * range, its go range, the end of its extents); per extent three entries (where, rows, top).
+   */
+  /** Rows vacated by the current shed pass whose keys are still in the row index. */
+  private unindexed = new Uint32Array(1024);
+  private unindexedCount = 0;
+  private readonly plan = { stay: new Uint32Array(1024), go: new Uint32Array(1024), hosts: [] as number[], extents: [] as (ExtentAt | number)[] };
   private perRowAt = -1;
   private perRowSlots = -1;
   /** After a pass that could not reach its target: no new pass until the estimate passes this. */
@@ -350,16 +370,19 @@ export class SpillTier {
     if (now <= this.budget || now <= this.retryAbove) return 0;
     const target = this.budget * 0.8;
     let moved = 0;
-    for (;;) {
-      const hosts = this.s.hosts.length;
-      for (let id = 0; id < hosts; id++) {
-        // Past the window and two least extents: a refill (≤ max(8, W/2) rows at ≤ W/4) never
-        // crosses it, so rows read back are not written out again by the next pass.
-        if (this.s.queues.size(id) > Math.max(this.window, 2 * MIN_EXTENT)) moved += this.shedHost(id, this.window >> 1);
-        if ((id & 255) === 255 && this.pressure() <= target) break;
+    try {
+      for (;;) {
+        const hosts = this.s.hosts.length;
+        for (let from = 0; from < hosts; from += SHED_HOSTS) {
+          moved += this.shedHosts(from, Math.min(hosts, from + SHED_HOSTS), this.window >> 1);
+          if (this.pressure() <= target) break;
+        }
+        if (this.pressure() <= target || this.window <= MIN_WINDOW) break;
+        this.window = Math.max(MIN_WINDOW, this.window >> 1);
       }
-      if (this.pressure() <= target || this.window <= MIN_WINDOW) break;
-      this.window = Math.max(MIN_WINDOW, this.window >> 1);
+    } finally {
+      // Also after a full disk: the rows vacated by the chunks before it leave the index.
+      this.unindexVacated();
     }
     this.compactArenaIfWasteful();
     // What cannot be spilled (crawled rows, the key index) may hold the estimate over the
@@ -370,44 +393,80 @@ export class SpillTier {
     return moved;
   }
 
-  /** Writes the rows of host `id` beyond its best `keep` to disk (spillable ones only). */
-  private shedHost(id: number, keep: number): number {
+  /**
+   * Sheds hosts [from, to): each with more queued rows than the window and two least extents
+   * (so a refill — ≤ max(8, W/2) rows at ≤ W/4 — never crosses it, and rows read back are not
+   * written out again by the next pass) keeps its best `keep` rows and the unspillable ones;
+   * the rest go to disk. Every extent of the chunk is staged and written (`SpillFiles.flush`)
+   * before any row is vacated: a full disk throws with the frontier as it was. One write for
+   * the chunk, not two per extent, and the hosts' rows sorted from their heap entries
+   * (`RowQueues.sortedRows`) rather than the URL columns. Returns rows spilled.
+   */
+  private shedHosts(from: number, to: number, keep: number): number {
     const s = this.s;
     const q = s.queues;
-    const rows = Array.from(q.rowsOf(id));
-    rows.sort((a, b) => (q.better(a, b) ? -1 : 1));
-    const stay: number[] = rows.slice(0, keep);
-    const go: number[] = [];
-    for (let i = keep; i < rows.length; i++) {
-      const r = rows[i]!;
-      if (this.spillable(r)) go.push(r);
-      else stay.push(r);
-    }
-    if (go.length === 0) return 0;
-    const h = s.hosts[id]!;
+    const t = s.table;
+    const over = Math.max(this.window, 2 * MIN_EXTENT);
     // Extents of at most half a window (a refill at a quarter window stays under the window),
     // and at least MIN_EXTENT rows: a read per few dispatches cost a quarter of dispatch speed.
     const per = Math.max(MIN_EXTENT, this.window >> 1);
-    // Every extent is written before any row is vacated: a full disk leaves the frontier as it was.
-    const extents: [ExtentAt, number, number][] = [];
-    for (let from = 0; from < go.length; from += per) {
-      const part = go.slice(from, from + per);
-      const length = this.encode(part);
-      const paths = new Uint32Array(part.length * 2);
-      for (let i = 0; i < part.length; i++) {
-        paths[2 * i] = s.table.key[part[i]! * 4 + 2]!;
-        paths[2 * i + 1] = s.table.key[part[i]! * 4 + 3]!;
+    const plan = this.plan;
+    plan.hosts.length = 0;
+    plan.extents.length = 0;
+    let stays = 0;
+    let goes = 0;
+    for (let id = from; id < to; id++) {
+      const n = q.size(id);
+      if (n <= over) continue;
+      const order = (this.order = roomFor(this.order, n));
+      q.sortedRows(id, order);
+      plan.stay = roomFor(plan.stay, stays + n);
+      plan.go = roomFor(plan.go, goes + n);
+      const stay0 = stays;
+      const go0 = goes;
+      for (let i = 0; i < n; i++) {
+        const r = order[i]!;
+        if (i < keep || !this.spillable(r)) plan.stay[stays++] = r;
+        else plan.go[goes++] = r;
       }
-      extents.push([this.files.append(h.hostKeyLo, h.hostKeyHi, part.length, this.scratch, length, paths), part.length, s.table.priority[part[0]!]!]);
+      if (goes === go0) {
+        stays = stay0;
+        continue;
+      }
+      const h = s.hosts[id]!;
+      for (let a = go0; a < goes; a += per) {
+        const b = Math.min(goes, a + per);
+        const length = this.encode(plan.go, a, b);
+        const paths = (this.paths = roomFor(this.paths, 2 * (b - a)));
+        for (let i = a; i < b; i++) {
+          const r = plan.go[i]!;
+          paths[2 * (i - a)] = t.key[r * 4 + 2]!;
+          paths[2 * (i - a) + 1] = t.key[r * 4 + 3]!;
+        }
+        plan.extents.push(this.files.append(h.hostKeyLo, h.hostKeyHi, b - a, this.scratch, length, paths), b - a, t.priority[plan.go[a]!]!);
+      }
+      plan.hosts.push(id, stay0, stays, go0, goes, plan.extents.length);
     }
-    q.replaceAll(id, stay);
-    for (const r of go) this.vacate(r);
-    for (const [at, count, top] of extents) this.extentAdded(id, this.pool.add(id, at, count, top));
-    if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
-    this.spilledOf[id] = this.spilledOf[id]! + go.length;
-    this.spilled += go.length;
-    this.rowsWritten += go.length;
-    return go.length;
+    if (goes === 0) return 0;
+    this.files.flush();
+    // Written: now the rows leave.
+    let e = 0;
+    for (let j = 0; j < plan.hosts.length; j += 6) {
+      const id = plan.hosts[j]!;
+      const stay0 = plan.hosts[j + 1]!;
+      const go0 = plan.hosts[j + 3]!;
+      const go1 = plan.hosts[j + 4]!;
+      q.replaceAll(id, plan.stay.subarray(stay0, plan.hosts[j + 2]!));
+      const h = s.hosts[id]!;
+      this.keys.addRows(id, h.hostKeyLo, h.hostKeyHi, t.key, plan.go, go0, go1);
+      for (let i = go0; i < go1; i++) this.vacate(plan.go[i]!, true);
+      for (const end = plan.hosts[j + 5]!; e < end; e += 3) this.extentAdded(id, this.pool.add(id, plan.extents[e] as ExtentAt, plan.extents[e + 1] as number, plan.extents[e + 2] as number));
+      if (id >= this.spilledOf.length) this.spilledOf = grow32(this.spilledOf, id + 1);
+      this.spilledOf[id] = this.spilledOf[id]! + (go1 - go0);
+    }
+    this.spilled += goes;
+    this.rowsWritten += goes;
+    return goes;
   }
 
   /** A plain first-fetch candidate (see the module comment). */
@@ -418,17 +477,21 @@ export class SpillTier {
     return t.fetchStateIsZero(r, 'lambda');
   }
 
-  /** Serializes `rows` into the scratch buffer; returns its length. */
-  private encode(rows: readonly number[]): number {
+  /** Serializes rows `rows[from, to)` into the scratch buffer; returns its length. */
+  private encode(rows: Uint32Array, from: number, to: number): number {
     const t = this.s.table;
     const prio = this.s.prio?.rowColumns();
     let need = 0;
-    for (const r of rows) need += FIXED + 12 + t.arena.plainLength(t.url[r]!);
-    if (need > this.scratch.length) this.scratch = new Uint8Array(Math.max(need, this.scratch.length * 2));
+    for (let i = from; i < to; i++) need += FIXED + 12 + t.arena.plainLength(t.url[rows[i]!]!);
+    if (need > this.scratch.length) {
+      this.scratch = new Uint8Array(Math.max(need, this.scratch.length * 2));
+      this.scratchView = new DataView(this.scratch.buffer);
+    }
     const b = this.scratch;
-    const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    const v = this.scratchView;
     let p = 0;
-    for (const r of rows) {
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
       v.setUint32(p, t.key[r * 4 + 2]!, true);
       v.setUint32(p + 4, t.key[r * 4 + 3]!, true);
       v.setFloat32(p + 8, t.priority[r]!, true);
@@ -448,18 +511,45 @@ export class SpillTier {
     return p;
   }
 
-  /** Empties `row` for reuse: its key from the row index to the spilled set, zero columns, status VACANT. */
-  private vacate(row: number): void {
+  /**
+   * Empties `row` for reuse: its key from the row index to the spilled set, zero columns, status
+   * VACANT. With `later` the caller has put its key in the spilled set (`SpilledKeys.addRows`,
+   * a host's rows at once) and the key leaves the row index at `unindexVacated` (the end of the
+   * shed pass; the row is not reused before, as nothing adds rows during a pass).
+   */
+  private vacate(row: number, later = false): void {
     const t = this.s.table;
     const at = t.url[row]!;
     this.arenaGarbage += t.arena.storedLength(at);
-    const k = t.key;
-    const b = row * 4;
-    this.index.resident.remove(k, row);
-    this.keys.add(t.host[row]!, k[b]!, k[b + 1]!, k[b + 2]!, k[b + 3]!);
+    if (later) {
+      this.unindexed = push32(this.unindexed, this.unindexedCount++, row);
+    } else {
+      const k = t.key;
+      const b = row * 4;
+      this.index.resident.remove(k, row);
+      this.keys.add(t.host[row]!, k[b]!, k[b + 1]!, k[b + 2]!, k[b + 3]!);
+    }
     clearRow(this.s, row);
     t.status[row] = VACANT;
     this.free.push(row);
+  }
+
+  /**
+   * Takes the keys of the rows a shed pass vacated out of the row index: in one sweep of its
+   * slots when they are many (`RowIndex.removeWhere`: a probe per row was half the cost of
+   * vacating it), else one removal each (their keys are still in the key column).
+   */
+  private unindexVacated(): void {
+    const n = this.unindexedCount;
+    if (n === 0) return;
+    this.unindexedCount = 0;
+    const idx = this.index.resident;
+    const t = this.s.table;
+    if (n * 16 >= idx.capacity) {
+      idx.removeWhere(t.status, VACANT);
+      return;
+    }
+    for (let i = 0; i < n; i++) idx.remove(t.key, this.unindexed[i]!);
   }
 
   // ───────────────────────────── refill ─────────────────────────────
@@ -840,6 +930,21 @@ export class SpillTier {
   close(): void {
     this.backendFiles?.close(true);
   }
+}
+
+/** `a` with `v` at index `i` (a copy twice as large when `a` is full). */
+function push32(a: Uint32Array<ArrayBuffer>, i: number, v: number): Uint32Array<ArrayBuffer> {
+  const out = roomFor(a, i + 1);
+  out[i] = v;
+  return out;
+}
+
+/** `a`, or a copy of it at least twice as large when it has fewer than `n` entries. */
+function roomFor(a: Uint32Array<ArrayBuffer>, n: number): Uint32Array<ArrayBuffer> {
+  if (a.length >= n) return a;
+  const next = new Uint32Array(Math.max(n, a.length * 2));
+  next.set(a);
+  return next;
 }
 
 /** A copy of `a` with room for `n` entries (×1.5 growth). */

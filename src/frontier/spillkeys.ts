@@ -123,6 +123,30 @@ export class SpilledKeys {
     let set = this.sets[id];
     const n = this.counts[id]! + 1;
     if (set === undefined || n > (set.length >>> 1) * MAX_LOAD) set = this.grow(id, n);
+    this.place(set, id, lo, hi);
+  }
+
+  /**
+   * `add` for the rows `rows[from, to)` of host `id`, PathKeys read from lanes 2–3 of the
+   * table's `key` column: registered and grown once for all of them (the spill tier vacates a
+   * host's rows together).
+   */
+  addRows(id: number, hostLo: number, hostHi: number, key: Uint32Array, rows: Uint32Array, from: number, to: number): void {
+    this.register(id, hostLo >>> 0, hostHi >>> 0);
+    const n = this.counts[id]! + (to - from);
+    let set = this.sets[id];
+    if (set === undefined || n > (set.length >>> 1) * MAX_LOAD) set = this.grow(id, n);
+    for (let i = from; i < to; i++) {
+      const b = rows[i]! * 4;
+      const lo = key[b + 2]!;
+      const hi = key[b + 3]!;
+      if (lo === 0 && hi === 0) this.add(id, hostLo, hostHi, 0, 0);
+      else this.place(set, id, lo, hi);
+    }
+  }
+
+  /** Puts PathKey (lo, hi), not (0, 0), in host `id`'s `set`, which has room; a held key is left as it is. */
+  private place(set: Uint32Array, id: number, lo: number, hi: number): void {
     const cap = set.length >>> 1;
     let s = home(lo, hi, cap);
     for (;;) {
@@ -134,7 +158,7 @@ export class SpilledKeys {
     }
     set[2 * s] = lo;
     set[2 * s + 1] = hi;
-    this.counts[id] = n;
+    this.counts[id]!++;
     this.size++;
   }
 

@@ -477,8 +477,9 @@ export class UrlTable {
    */
   shareOrigins(skipStatus = -1): void {
     const old = this.arena;
-    this.arena = new StringArena(Math.min(1 << 20, Math.max(1024, old.length)));
-    this.hostPrefix = new Int32Array(0);
+    // The same prefix ids in the fresh arena: URLs already sharing an origin are copied as
+    // they are, and each host's remembered prefix (`hostPrefix`) stays right.
+    this.arena = old.withPrefixes(Math.min(1 << 20, Math.max(1024, old.length)));
     const out = this.prefixOut;
     for (let r = 0; r < this.rows; r++) {
       if (this.status[r] === skipStatus) {
@@ -487,7 +488,7 @@ export class UrlTable {
         continue;
       }
       const host = this.host[r]!;
-      this.url[r] = this.arena.addUrlFrom(old, this.url[r]!, this.hintFor(host), out);
+      this.url[r] = this.arena.copyUrlFrom(old, this.url[r]!, this.hintFor(host), out);
       if (out[0]! >= 0) this.hostPrefix[host] = out[0]!;
       const sl = this.slot[r]!;
       const e = this.etag[sl]!;

@@ -100,6 +100,11 @@ describe('RowQueues', () => {
             expect(q.size(h)).toBe(want.length);
             expect(q.peek(h)).toBe(want.length > 0 ? want[0] : -1);
             expect([...q.rowsOf(h)].sort(order)).toEqual(want);
+            // The spill tier's sorted copy: the same order, the queue untouched.
+            const sorted = new Uint32Array(want.length);
+            expect(q.sortedRows(h, sorted)).toBe(want.length);
+            expect([...sorted]).toEqual(want);
+            expect(q.size(h)).toBe(want.length);
             expect(q.topPriority[h]).toBe(want.length > 0 ? t.priority[want[0]!] : Number.NEGATIVE_INFINITY);
           };
           const anyQueued = (pick: number): number | undefined => {

@@ -96,10 +96,10 @@ describe('SpilledKeys', () => {
   });
 });
 
-describe('RowIndex.remove and TieredIndex', () => {
+describe('RowIndex.remove, RowIndex.removeWhere and TieredIndex', () => {
   it('after any inserts and removals, every live row is found and every removed key missed (fast-check)', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(60)), { maxLength: 400 }), (ops) => {
+      fc.property(fc.array(fc.tuple(fc.nat(2), fc.nat(60)), { maxLength: 400 }), (ops) => {
         const t = new UrlTable(16);
         const idx = new RowIndex(t);
         const spilled = new SpilledKeys();
@@ -108,9 +108,21 @@ describe('RowIndex.remove and TieredIndex', () => {
         const keyOf = (n: number): number[] => [LANES[n % 3]!, 9, LANES[n % LANES.length]!, n];
         const rowOf = new Map<number, number>();
         const free: number[] = [];
-        for (const [remove, n] of ops) {
+        for (const [op, n] of ops) {
           const k = Uint32Array.from(keyOf(n));
-          if (remove) {
+          if (op === 2) {
+            // A shed pass: the rows of every live key ≡ n (mod 5) marked, then one sweep.
+            const gone = [...rowOf].filter(([m]) => m % 5 === n % 5);
+            for (const [, row] of gone) t.status[row] = 0xff;
+            expect(idx.removeWhere(t.status, 0xff)).toBe(gone.length);
+            for (const [m, row] of gone) {
+              t.status[row] = 0;
+              rowOf.delete(m);
+              free.push(row);
+              const km = Uint32Array.from(keyOf(m));
+              spilled.add(m % 3, km[0]!, km[1]!, km[2]!, km[3]!);
+            }
+          } else if (op === 1) {
             const row = rowOf.get(n);
             expect(idx.remove(k, 0)).toBe(row !== undefined);
             if (row !== undefined) {
