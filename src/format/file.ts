@@ -7,9 +7,10 @@
  * directories such files live in without Node's recursive mkdir. Exported from
  * `src/index.ts` only; the byte codec in `./partition.ts` stays browser-safe.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { type PartitionImage, decodePartition, encodePartition } from './partition.js';
+import { CorruptPartitionError } from '../errors/index.js';
 
 let tempCounter = 0;
 
@@ -187,5 +188,31 @@ export function writePartition(path: string, partition: PartitionImage | Uint8Ar
  * file (see `decodePartition`); file-system errors propagate as Node raised them.
  */
 export function readPartition(path: string): PartitionImage {
-  return decodePartition(readFileSync(path));
+  return decodePartition(readWhole(path));
+}
+
+/** Bytes a single `readSync` asks for (under the 2 GiB a read call may return). */
+const READ_CHUNK = 1 << 30;
+
+/**
+ * The whole file at `path`, read in pieces of at most `chunk` bytes. `readFileSync` refuses
+ * files over 2 GiB (ERR_FS_FILE_TOO_LARGE), and a budgeted frontier's checkpoint of 10⁸ URLs
+ * over 10⁶ hosts holds ~2 GiB of resident rows (issue 20); a Buffer may hold up to 4 GiB.
+ * A file that shrinks while being read throws rather than returning zeros.
+ */
+export function readWhole(path: string, chunk = READ_CHUNK): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    while (at < size) {
+      const n = readSync(fd, out, at, Math.min(chunk, size - at), at);
+      if (n === 0) throw new CorruptPartitionError('file', `${path} ended at byte ${at} of the ${size} it had when opened`);
+      at += n;
+    }
+    return out;
+  } finally {
+    closeSync(fd);
+  }
 }
