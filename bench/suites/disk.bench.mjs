@@ -100,7 +100,7 @@ async function child(peer, distinct) {
   if (peer === 'drumStore') {
     const dir = mkdtempSync(join(tmpdir(), 'meguri-disk-bench-'));
     const io = new lib.CountingIo();
-    const store = lib.DrumStore.open(dir, { mergeBytes: MERGE_MB << 20, io });
+    const store = lib.DrumStore.open(dir, { mergeBytes: MERGE_MB * 2 ** 20, io });
     let merges = 0;
     for (let j = 0; j < total; j += BATCH) {
       const n = Math.min(BATCH, total - j);
@@ -188,7 +188,9 @@ async function frontierChild(peer, n) {
   };
   const hosts = Math.max(1, Math.round(n / 100));
   const dir = peer === 'frontierSpill' ? mkdtempSync(join(tmpdir(), 'meguri-frontier-spill-')) : undefined;
-  const opts = (sub) => (dir === undefined ? {} : { memoryBudget: BUDGET_MB << 20, storeDir: join(dir, sub) });
+  // Not `BUDGET_MB << 20`: a 32-bit shift makes 4096 MiB 0 (no budget) and 2048 MiB negative.
+  const budget = BUDGET_MB * 2 ** 20;
+  const opts = (sub) => (dir === undefined ? {} : { memoryBudget: budget, storeDir: join(dir, sub) });
   const loud = n >= 10_000_000;
   const say = (msg) => {
     if (loud) process.stderr.write(`[disk ${peer} ${n}] ${new Date().toISOString()} ${msg} rss ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB load ${loadavg()[0].toFixed(1)}\n`);
@@ -235,6 +237,7 @@ async function frontierChild(peer, n) {
   say(`intake done in ${intake.toFixed(1)} s (${intakeCpu.toFixed(1)} CPU s); resident ${(resident / n).toFixed(1)} B/URL; spilled ${tierAfterIntake?.spilledUrls ?? 0}`);
   // The split (top comment): what the URLs on disk cost, and everything else over resident rows.
   const spilledUrls = tierAfterIntake?.spilledUrls ?? 0;
+  if (dir !== undefined && spilledUrls === 0 && resident > 2 * budget) throw new Error(`resident ${resident} B is twice the budget ${budget} B and nothing spilled: the budget was not applied`);
   const spilledBytes = tierAfterIntake === undefined ? 0 : tierAfterIntake.keyBytes + tierAfterIntake.extentBytes;
   const residentRows = f.len() - spilledUrls;
   const drains = Math.min(n, Number(process.env.BENCH_DISK_DRAIN ?? 1_000_000));
@@ -338,7 +341,9 @@ function frontierRows() {
   for (const n of FRONTIER_SIZES) {
     for (const peer of (process.env.BENCH_DISK_PEERS ?? Object.keys(FRONTIER_PEERS).join(',')).split(',')) {
       try {
-        rows.push(JSON.parse(execFileSync(process.execPath, ['--expose-gc', `--max-old-space-size=${HEAP_MB}`, here, 'child', peer, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })));
+        // stderr inherited: a long run's progress shows while it runs.
+        const out = execFileSync(process.execPath, ['--expose-gc', `--max-old-space-size=${HEAP_MB}`, here, 'child', peer, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+        rows.push(JSON.parse(out));
       } catch (err) {
         rows.push({ peer, urls: n, intakeRate: `failed: ${String(err.message).split('\n')[0]}` });
       }
