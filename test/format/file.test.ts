@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { Frontier, readPartition, writePartition } from '../../src/index.js';
-import { readWhole } from '../../src/format/file.js';
+import { readWhole, writeWhole } from '../../src/format/file.js';
+import { closeSync as closeFd, openSync as openFd } from 'node:fs';
 
 /** Which step of the write the mocked file system fails, if any. */
 const failAt = vi.hoisted(() => ({ step: '' as '' | 'write' | 'fsync' | 'rename', opened: [] as number[], closed: [] as number[] }));
@@ -97,5 +98,16 @@ describe('readWhole (readPartition past readFileSync\'s 2 GiB)', () => {
       expect(failAt.closed).toEqual(failAt.opened);
     }
     expect(readPartition(path).rows).toBe(40);
+  });
+
+  it('writes a file in pieces of any size (writeSync refuses 2 GiB and more in one call)', () => {
+    const bytes = partition(40);
+    for (const chunk of [1, 7, bytes.length - 1, bytes.length + 1]) {
+      const path = join(dir, `w-${chunk}.meguri`);
+      const fd = openFd(path, 'w');
+      writeWhole(fd, bytes, chunk);
+      closeFd(fd);
+      expect(new Uint8Array(readFileSync(path))).toEqual(bytes);
+    }
   });
 });
