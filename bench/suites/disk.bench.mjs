@@ -25,9 +25,30 @@
 // Intake and dispatch+report are also given per CPU-second of the child (user + system time):
 // on a shared machine the wall rates of two peers run minutes apart can differ by 2–3× with
 // the other processes' load, their CPU rates do not.
+//
+// Resident bytes, split (issue 20's "≤ 16 B/URL for URLs of hosts not currently active"). A
+// host's URLs beyond its resident window are on disk (spilled): the frontier treats them as an
+// inactive host's URLs — nothing of them is resident but their exact key in the host's hash set
+// and a share of their extent's record. So the row reports, after intake:
+//   - resident B/URL: JS heap + external (array buffers, wasm memory) after a GC, over N — the
+//     measured total, with everything that never shrinks (table capacity at its peak, wasm);
+//   - B/spilled URL: the structures that exist only for URLs on disk — the spilled keys' hash
+//     sets with their per-host arrays and HostKey map (`diskTier().keyBytes`) and the extent
+//     table with the per-host spilled counts (`extentBytes`) — over the URLs on disk. These are
+//     byte lengths of typed arrays plus a fixed overhead per array and map entry (spillkeys.ts);
+//   - B/resident URL: the measured total minus those structures, over the URLs with a resident
+//     row (windows, crawled rows). Per-host costs (host records, queues, wasm, the table's
+//     spare capacity) are all charged here, so this is the pessimistic side of the split;
+//   - marginal B/URL: the measured total's growth over the second half of intake over the URLs
+//     added then — with every host's window already full, nearly all of them go to disk, so this
+//     cross-checks the spilled figure without trusting the accounting (hash sets double in
+//     steps, so it moves with where the doublings fall).
+// Each phase also prints its CPU seconds (user + system, all threads of the child) and the load
+// average: on a shared machine wall-clock rates fall with load, CPU-time rates much less.
+// Runs of 10⁷ URLs and more print progress on stderr; BENCH_DISK_JSON=1 prints each row whole.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmix32 } from '../../dist/core/mix.js';
@@ -84,7 +105,7 @@ async function child(peer, distinct) {
   if (peer === 'drumStore') {
     const dir = mkdtempSync(join(tmpdir(), 'meguri-disk-bench-'));
     const io = new lib.CountingIo();
-    const store = lib.DrumStore.open(dir, { mergeBytes: MERGE_MB << 20, io });
+    const store = lib.DrumStore.open(dir, { mergeBytes: MERGE_MB * 2 ** 20, io });
     let merges = 0;
     for (let j = 0; j < total; j += BATCH) {
       const n = Math.min(BATCH, total - j);
@@ -172,16 +193,40 @@ async function frontierChild(peer, n) {
   };
   const hosts = Math.max(1, Math.round(n / 100));
   const dir = peer === 'frontierSpill' ? mkdtempSync(join(tmpdir(), 'meguri-frontier-spill-')) : undefined;
-  const opts = (sub) => (dir === undefined ? {} : { memoryBudget: BUDGET_MB << 20, storeDir: join(dir, sub) });
-  const mem0 = inUse();
-  const f = new lib.Frontier(0, 0, opts('a'));
-  const cpu = () => {
-    const u = process.cpuUsage();
+  // Not `BUDGET_MB << 20`: a 32-bit shift makes 4096 MiB 0 (no budget) and 2048 MiB negative.
+  const budget = BUDGET_MB * 2 ** 20;
+  const opts = (sub) => (dir === undefined ? {} : { memoryBudget: budget, storeDir: join(dir, sub) });
+  const loud = n >= 10_000_000;
+  const say = (msg) => {
+    if (loud) process.stderr.write(`[disk ${peer} ${n}] ${new Date().toISOString()} ${msg} rss ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB load ${loadavg()[0].toFixed(1)}\n`);
+  };
+  // CPU seconds (user + system) since `from` (a process.cpuUsage() value).
+  const cpuSince = (from) => {
+    const u = process.cpuUsage(from);
     return (u.user + u.system) / 1e6;
   };
-  const c0 = cpu();
+  const loads = {};
+  const mem0 = inUse();
+  const f = new lib.Frontier(0, 0, opts('a'));
+  // The measured total at half intake, for the marginal figure (the GC is outside the timing).
+  const half = Math.floor(n / 2 / BATCH) * BATCH;
+  let atHalf = 0;
+  let gcSecs = 0;
+  let nextSay = 0;
+  say('intake starts');
+  loads.intakeStart = loadavg()[0];
+  const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   for (let j = 0; j < n; j += BATCH) {
+    if (j === half && half > 0) {
+      const g = process.hrtime.bigint();
+      atHalf = inUse() - mem0;
+      gcSecs += Number(process.hrtime.bigint() - g) / 1e9;
+    }
+    if (j >= nextSay) {
+      say(`intake ${j} of ${n}`);
+      nextSay += Math.max(BATCH, Math.round(n / 20));
+    }
     const specs = [];
     for (let k = j; k < Math.min(n, j + BATCH); k++) {
       const h = k % hosts;
@@ -189,16 +234,26 @@ async function frontierChild(peer, n) {
     }
     f.seedBatch(specs);
   }
-  const intake = Number(process.hrtime.bigint() - t0) / 1e9;
-  const intakeCpu = cpu() - c0;
+  const intake = Number(process.hrtime.bigint() - t0) / 1e9 - gcSecs;
+  const intakeCpu = cpuSince(c0);
+  loads.intakeEnd = loadavg()[0];
   const resident = inUse() - mem0;
   const tierAfterIntake = f.diskTier();
+  say(`intake done in ${intake.toFixed(1)} s (${intakeCpu.toFixed(1)} CPU s); resident ${(resident / n).toFixed(1)} B/URL; spilled ${tierAfterIntake?.spilledUrls ?? 0}`);
+  // The split (top comment): what the URLs on disk cost, and everything else over resident rows.
+  const spilledUrls = tierAfterIntake?.spilledUrls ?? 0;
+  if (dir !== undefined && spilledUrls === 0 && resident > 2 * budget) throw new Error(`resident ${resident} B is twice the budget ${budget} B and nothing spilled: the budget was not applied`);
+  const spilledBytes = tierAfterIntake === undefined ? 0 : tierAfterIntake.keyBytes + tierAfterIntake.extentBytes;
+  const residentRows = f.len() - spilledUrls;
   const drains = Math.min(n, Number(process.env.BENCH_DISK_DRAIN ?? 1_000_000));
-  const c1 = cpu();
+  say(`drain of ${drains} starts`);
+  const c1 = process.cpuUsage();
   const t1 = process.hrtime.bigint();
   const log = f.drain(0, (r) => ({ row: r.row, url: r.url, status: 200, latencyMs: 50 }), drains);
   const drainSecs = Number(process.hrtime.bigint() - t1) / 1e9;
-  const drainCpu = cpu() - c1;
+  const drainCpu = cpuSince(c1);
+  loads.drainEnd = loadavg()[0];
+  say(`drain done in ${drainSecs.toFixed(1)} s (${drainCpu.toFixed(1)} CPU s)`);
   const peakBeforeCheckpoint = process.resourceUsage().maxRSS / 1024;
   const tier = f.diskTier();
   // The Engine's checkpoint: checkpointIncremental() (the tier's files fsynced, its manifest
@@ -206,9 +261,12 @@ async function frontierChild(peer, n) {
   // file, fsync, rename); then recovery from that file, the tier reopened at its manifest.
   const ckDir = mkdtempSync(join(tmpdir(), 'meguri-frontier-ckpt-'));
   const ckPath = join(ckDir, 'p0.meguri');
+  const c4 = process.cpuUsage();
   const t4 = process.hrtime.bigint();
   const incrementalBytes = lib.writePartition(ckPath, f.checkpointIncremental()) + (f.diskTier()?.lastCommitBytes ?? 0);
   const incrementalSecs = Number(process.hrtime.bigint() - t4) / 1e9;
+  const incrementalCpu = cpuSince(c4);
+  say(`checkpoint done in ${incrementalSecs.toFixed(1)} s (${incrementalCpu.toFixed(1)} CPU s), ${(incrementalBytes / 2 ** 20).toFixed(0)} MiB`);
   // The steady state: BENCH_DISK_STEP more dispatches and reports (a checkpoint interval's
   // work, default 100,000), then the next checkpoint — what a crawl pays at every checkpoint
   // after the first. Recovery is from this one.
@@ -221,9 +279,13 @@ async function frontierChild(peer, n) {
   const steadyRunRows = f.diskTier()?.lastRunRows ?? '';
   const heldUrls = f.len();
   f.free();
+  const c5 = process.cpuUsage();
   const t5 = process.hrtime.bigint();
   const resumed = lib.Frontier.recover(lib.readPartition(ckPath), opts('a'));
   const incrementalRecoverSecs = Number(process.hrtime.bigint() - t5) / 1e9;
+  const incrementalRecoverCpu = cpuSince(c5);
+  loads.recoverEnd = loadavg()[0];
+  say(`recovery done in ${incrementalRecoverSecs.toFixed(1)} s (${incrementalRecoverCpu.toFixed(1)} CPU s)`);
   const okIncremental = resumed.len() === n && heldUrls === n;
   // The full single-file checkpoint (export form: spilled rows read back for the copy) and
   // recovery from it into a fresh tier; BENCH_DISK_FULL=0 skips it (at 10⁷ it peaks ~6.5 GiB).
@@ -252,9 +314,20 @@ async function frontierChild(peer, n) {
     urls: n,
     hosts,
     intakeRate: n / intake,
+    intakeSecs: intake,
+    intakeCpu,
     intakeCpuRate: n / intakeCpu,
-    dispatchCpuRate: log.length / drainCpu,
     residentPerUrl: resident / n,
+    residentRows,
+    perSpilledUrl: spilledUrls === 0 ? '' : spilledBytes / spilledUrls,
+    perResidentUrl: (resident - spilledBytes) / residentRows,
+    marginalPerUrl: half === 0 ? '' : (resident - atHalf) / (n - half),
+    drainSecs,
+    drainCpu,
+    dispatchCpuRate: log.length / drainCpu,
+    incrementalCpu,
+    incrementalRecoverCpu,
+    loads,
     diskPerUrl: tierAfterIntake === undefined ? 0 : tierAfterIntake.diskBytes / n,
     spilled: tierAfterIntake?.spilledUrls ?? 0,
     dispatchRate: log.length / drainSecs,
@@ -289,7 +362,9 @@ function frontierRows() {
   for (const n of FRONTIER_SIZES) {
     for (const peer of (process.env.BENCH_DISK_PEERS ?? Object.keys(FRONTIER_PEERS).join(',')).split(',')) {
       try {
-        rows.push(JSON.parse(execFileSync(process.execPath, ['--expose-gc', `--max-old-space-size=${HEAP_MB}`, here, 'child', peer, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })));
+        // stderr inherited: a long run's progress shows while it runs.
+        const out = execFileSync(process.execPath, ['--expose-gc', `--max-old-space-size=${HEAP_MB}`, here, 'child', peer, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+        rows.push(JSON.parse(out));
       } catch (err) {
         rows.push({ peer, urls: n, intakeRate: `failed: ${String(err.message).split('\n')[0]}` });
       }
@@ -301,27 +376,35 @@ function frontierRows() {
       peer: r.peer,
       urls: r.urls,
       'intake URLs/s': r.intakeRate,
-      'intake /CPU-s': r.intakeCpuRate ?? '',
+      'intake URLs/CPU s': r.intakeCpuRate ?? '',
       'resident B/URL': r.residentPerUrl ?? '',
+      'B/spilled URL': r.perSpilledUrl ?? '',
+      'B/resident URL': r.perResidentUrl ?? '',
+      'marginal B/URL': r.marginalPerUrl ?? '',
       'disk B/URL': r.diskPerUrl ?? '',
       spilled: r.spilled ?? '',
       'dispatch+report/s': r.dispatchRate ?? '',
-      'dispatch+report /CPU-s': r.dispatchCpuRate ?? '',
+      'dispatch+report/CPU s': r.dispatchCpuRate ?? '',
       'first ckpt s': r.incrementalSecs ?? '',
+      'first ckpt CPU s': r.incrementalCpu ?? '',
       'first ckpt MiB': r.incrementalMiB ?? '',
       'next ckpt s': r.steadySecs ?? '',
       'next ckpt MiB': r.steadyMiB ?? '',
       'of which image MiB': r.steadyImageMiB ?? '',
       'rows written': r.steadyRunRows ?? '',
       'recover s': r.incrementalRecoverSecs ?? '',
+      'recover CPU s': r.incrementalRecoverCpu ?? '',
       'full ckpt s': r.checkpointSecs ?? '',
       'full recover s': r.recoverSecs ?? '',
       'key B/spilled': r.keyBytesPerSpilled ?? '',
       'all back': r.recoveredAll ?? '',
       'peak RSS MiB': r.peakRssMiB ?? '',
       'peak RSS w/ ckpt MiB': r.peakRssAfterCheckpointMiB ?? '',
+      'load (intake→recovery)': r.loads === undefined ? '' : `${r.loads.intakeStart.toFixed(1)}/${r.loads.intakeEnd.toFixed(1)}/${r.loads.drainEnd.toFixed(1)}/${r.loads.recoverEnd.toFixed(1)}`,
     })),
   );
+  if (process.env.BENCH_DISK_JSON === '1') for (const r of rows) console.log(JSON.stringify(r));
+  for (const r of rows) if (r.residentRows !== undefined) console.log(`  ${r.peer} ${r.urls}: ${r.residentRows} URLs with a resident row, ${r.spilled} on disk (window ${r.window || '—'}), over ${r.hosts} hosts`);
   for (const n of FRONTIER_SIZES) {
     const a = rows.find((r) => r.peer === 'frontierResident' && r.urls === n);
     const b = rows.find((r) => r.peer === 'frontierSpill' && r.urls === n);

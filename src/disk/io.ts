@@ -40,11 +40,18 @@ export function isDiskFull(err: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
+/**
+ * Bytes one `write` or `read` call asks for: node's writeSync and readSync refuse lengths of
+ * 2 GiB and more, and a first row run at 10⁸ URLs (issue 20) is ~3.6 GB. Keep in sync with
+ * src/format/file.ts's IO_CHUNK (the .meguri file's own reader and writer).
+ */
+export const IO_PIECE = 1 << 30;
+
 /** Writes all of `buf[0, length)` at `position` of `path`'s descriptor; ENOSPC becomes `DiskFullError`. */
 export function writeFully(io: DiskIo, fd: number, path: string, buf: Uint8Array, length: number, position: number): void {
   let off = 0;
   try {
-    while (off < length) off += io.write(fd, buf, off, length - off, position + off);
+    while (off < length) off += io.write(fd, buf, off, Math.min(IO_PIECE, length - off), position + off);
   } catch (err) {
     if (isDiskFull(err)) throw new DiskFullError(path, `${length - off} of ${length} bytes unwritten at offset ${position + off}`, { cause: err });
     throw err;
@@ -65,7 +72,7 @@ export function syncFully(io: DiskIo, fd: number, path: string): void {
 export function readFully(io: DiskIo, fd: number, buf: Uint8Array, length: number, position: number): number {
   let off = 0;
   while (off < length) {
-    const n = io.read(fd, buf, off, length - off, position + off);
+    const n = io.read(fd, buf, off, Math.min(IO_PIECE, length - off), position + off);
     if (n === 0) break;
     off += n;
   }

@@ -152,6 +152,11 @@ export interface SpillStats {
   readonly window: number;
   /** Resident bytes of the spilled URLs' exact keys (`SpilledKeys`). */
   readonly keyBytes: number;
+  /**
+   * Resident bytes of the tier's own maps (the extent table and the per-host spilled counts):
+   * with `keyBytes`, what the URLs on disk cost in memory (the benchmark's per-spilled-URL figure).
+   */
+  readonly extentBytes: number;
   /** The resident estimate the budget is compared with (bytes). */
   readonly residentBytes: number;
   /** Row runs the last checkpoint named (rowruns.ts). */
@@ -914,6 +919,7 @@ export class SpillTier {
       rowsRead: this.rowsRead,
       window: this.window,
       keyBytes: this.keys.memoryBytes,
+      extentBytes: this.memoryBytes,
       residentBytes: this.residentBytes(),
       runs: this.runs.runs.length,
       lastCommitBytes: this.lastCommitBytes,

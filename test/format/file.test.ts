@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { Frontier, readPartition, writePartition } from '../../src/index.js';
+import { readWhole, writeWhole } from '../../src/format/file.js';
+import { closeSync as closeFd, openSync as openFd } from 'node:fs';
 
 /** Which step of the write the mocked file system fails, if any. */
 const failAt = vi.hoisted(() => ({ step: '' as '' | 'write' | 'fsync' | 'rename', opened: [] as number[], closed: [] as number[] }));
@@ -77,5 +79,35 @@ describe('writePartition is atomic', () => {
   it('refuses a directory that does not exist without touching anything', () => {
     expect(() => writePartition(join(dir, 'missing-dir', 'x.meguri'), v1)).toThrow(/ENOENT/);
     expect(readdirSync(dir).some((f) => f.includes('.tmp'))).toBe(false);
+  });
+});
+
+describe('readWhole (readPartition past readFileSync\'s 2 GiB)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'meguri-file-read-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads a file in pieces of any size, byte for byte, and closes it', () => {
+    // The 1 GiB pieces of a real read scaled down: 7 B pieces cross every section boundary.
+    const bytes = partition(40);
+    const path = join(dir, 'p.meguri');
+    writePartition(path, bytes);
+    for (const chunk of [1, 7, bytes.length - 1, bytes.length, bytes.length + 1]) {
+      failAt.opened.length = 0;
+      failAt.closed.length = 0;
+      expect(new Uint8Array(readWhole(path, chunk))).toEqual(bytes);
+      expect(failAt.closed).toEqual(failAt.opened);
+    }
+    expect(readPartition(path).rows).toBe(40);
+  });
+
+  it('writes a file in pieces of any size (writeSync refuses 2 GiB and more in one call)', () => {
+    const bytes = partition(40);
+    for (const chunk of [1, 7, bytes.length - 1, bytes.length + 1]) {
+      const path = join(dir, `w-${chunk}.meguri`);
+      const fd = openFd(path, 'w');
+      writeWhole(fd, bytes, chunk);
+      closeFd(fd);
+      expect(new Uint8Array(readFileSync(path))).toEqual(bytes);
+    }
   });
 });
