@@ -27,16 +27,21 @@ const startSim = (options: Record<string, unknown>) => forkSim(options, (proc) =
 type Line = Record<string, unknown>;
 const pages = (p: NodeProc): Line[] => p.lines.filter((l) => l['type'] === 'page');
 
-/** Pages of `p` that its accepted checkpoints do not cover: per slot, those logged after the last snapshot that was then accepted. */
+/**
+ * Pages of `p` that its accepted checkpoints do not cover: per slot and epoch (one ownership),
+ * those logged after the last snapshot that was then accepted at that epoch. Per slot alone
+ * would count a frozen node's lost pages as covered once it owns the slot again later.
+ */
 function uncovered(p: NodeProc): number {
-  const lastCovered = new Map<number, number>();
+  const lastCovered = new Map<string, number>();
   const snapAt = new Map<number, number>();
   p.lines.forEach((l, i) => {
     const slot = Number(l['slot']);
     if (l['type'] === 'snapshot') snapAt.set(slot, i);
-    if (l['type'] === 'accepted') lastCovered.set(slot, snapAt.get(slot) ?? -1);
+    // Reported between the snapshot and 'accepted', after the accept (a slot commits one checkpoint at a time).
+    if (l['type'] === 'checkpoint') lastCovered.set(`${slot}:${Number(l['epoch'])}`, snapAt.get(slot) ?? -1);
   });
-  return p.lines.filter((l, i) => l['type'] === 'page' && i > (lastCovered.get(Number(l['slot'])) ?? -1)).length;
+  return p.lines.filter((l, i) => l['type'] === 'page' && i > (lastCovered.get(`${Number(l['slot'])}:${Number(l['epoch'])}`) ?? -1)).length;
 }
 
 describe('multi-process crawl over the simulated web', () => {

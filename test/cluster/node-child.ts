@@ -3,7 +3,7 @@
  * JSON in argv[2]. `crash: "point:n"` SIGKILLs the process at the n-th time the node reaches
  * that fault point. With `sim`, it fetches over HTTP (src/fetch) with the sim's DNS table;
  * otherwise a fetcher answers 200 with no links at once. Prints one JSON line per event
- * ("ready", "page", "stats") on stdout; IPC message "stop" stops the node gracefully.
+ * ("ready", "page", "snapshot", "checkpoint", "accepted", "stats") on stdout; IPC message "stop" stops the node gracefully.
  *
  * Two controls keep a test's phases independent of how fast a loaded machine starts processes
  * and crawls. `wait` loads everything, prints "loaded" and starts the node only at IPC
@@ -116,6 +116,8 @@ const node = new ClusterNode({
           seen: performance.timeOrigin + performance.now(),
         })
     : undefined,
+  // The accepted checkpoint's epoch: a page is covered only by a later snapshot of the same ownership.
+  onCheckpoint: cfg.logPages ? (c) => out({ type: 'checkpoint', slot: c.slot, epoch: c.epoch }) : undefined,
   faults: (p: FaultPoint, slot: number) => {
     if (cfg.logPages && (p === 'snapshot' || p === 'accepted')) out({ type: p, slot });
     if (p === point && ++hits === Number(nth)) process.kill(process.pid, 'SIGKILL');
