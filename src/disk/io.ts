@@ -34,6 +34,23 @@ export const nodeIo: DiskIo = {
   truncate: (fd, length) => ftruncateSync(fd, length),
 };
 
+let inForce: DiskIo = nodeIo;
+
+/**
+ * Internal test seam: the `DiskIo` a disk tier opened without its own `diskIo` writes through
+ * (default the real file system; `undefined` restores it). It reaches tiers the Engine and the
+ * CLI open, which take no `DiskIo` option, so a test can inject ENOSPC at a chosen write of a
+ * whole crawl (test/engine/disk-full.test.ts). Not exported from the package.
+ */
+export function setDiskIo(io: DiskIo | undefined): void {
+  inForce = io ?? nodeIo;
+}
+
+/** The `DiskIo` in force for tiers opened without their own (see `setDiskIo`). */
+export function diskIoInForce(): DiskIo {
+  return inForce;
+}
+
 /** Whether `err` is the file system saying the device or quota is full. */
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;

@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type ExtentAt, type LogAt, type SpillCommit, type SpillFiles, type TierLog, registerSpillFiles } from '../frontier/spill.js';
-import { type DiskIo, nodeIo, readFully, syncFully, writeFully } from './io.js';
+import { type DiskIo, diskIoInForce, nodeIo, readFully, syncFully, writeFully } from './io.js';
 
 const MAGIC = new TextEncoder().encode('MGSPILL1');
 const MANIFEST_MAGIC = new TextEncoder().encode('MGSPMAN1');
@@ -590,5 +590,5 @@ registerSpillFiles((dir, io, resume, readOnly) => {
   if (io !== undefined && (typeof io !== 'object' || io === null || typeof (io as DiskIo).write !== 'function')) {
     throw new InvalidArgumentError('FrontierOptions.diskIo: expected a DiskIo (src/disk)');
   }
-  return new SpillSegments(dir, (io as DiskIo | undefined) ?? nodeIo, resume, readOnly);
+  return new SpillSegments(dir, (io as DiskIo | undefined) ?? diskIoInForce(), resume, readOnly);
 });

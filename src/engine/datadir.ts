@@ -18,7 +18,8 @@
  */
 import { closeSync, existsSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
+import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
+import { isDiskFull } from '../disk/io.js';
 import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
 import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
 import { Journal } from '../journal/index.js';
@@ -240,15 +241,20 @@ export class DataDir {
    */
   checkpoint(image: PartitionImage, state: EngineStateFields, syncEvery: number): number {
     const engine: EngineState = { v: STATE_VERSION, ...state };
-    const bytes = writePartition(join(this.path, CHECKPOINT_FILE), { ...image, meta: { ...image.meta, settings: { ...image.meta.settings, engine } } });
+    const file = join(this.path, CHECKPOINT_FILE);
+    // writePartition writes a temporary file and renames it: a full disk leaves the last good checkpoint.
+    const bytes = full(file, 'the checkpoint was not written; the previous one stands', () => writePartition(file, { ...image, meta: { ...image.meta, settings: { ...image.meta.settings, engine } } }));
     this.#journal?.close();
-    this.#journal = Journal.create(join(this.path, JOURNAL_FILE), state.generation, { syncEvery });
+    this.#journal = undefined;
+    const journal = join(this.path, JOURNAL_FILE);
+    this.#journal = full(journal, 'the new journal was not created', () => Journal.create(journal, state.generation, { syncEvery }));
     return bytes;
   }
 
   /** Appends a record to the journal (a no-op before the first checkpoint). */
   append(record: JournalRecord): void {
-    this.#journal?.append(encodeRecord(record));
+    const j = this.#journal;
+    if (j !== undefined) full(join(this.path, JOURNAL_FILE), 'a journal record was cut short (a torn tail, dropped on resume)', () => j.append(encodeRecord(record)));
   }
 
   /** Whether a journal is open (records are being kept). */
@@ -258,13 +264,19 @@ export class DataDir {
 
   /** fsyncs the journal. */
   sync(): void {
-    this.#journal?.sync();
+    const j = this.#journal;
+    if (j !== undefined) full(join(this.path, JOURNAL_FILE), 'fsync reported the device full', () => j.sync());
   }
 
   /** Closes the journal and releases the lock. Idempotent. */
   release(): void {
-    this.#journal?.close();
+    const j = this.#journal;
     this.#journal = undefined;
+    try {
+      j?.close(); // its fsync may fail on a full disk: the lock is released regardless
+    } catch {
+      // the records are written; a resume drops a torn tail
+    }
     if (this.#lockPath === undefined) return;
     try {
       unlinkSync(this.#lockPath);
@@ -272,5 +284,15 @@ export class DataDir {
       // already gone
     }
     this.#lockPath = undefined;
+  }
+}
+
+/** Runs `write`; a full device or quota (ENOSPC, EDQUOT) becomes `DiskFullError` naming `file`. */
+function full<T>(file: string, message: string, write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    if (isDiskFull(err)) throw new DiskFullError(file, message, { cause: err });
+    throw err;
   }
 }

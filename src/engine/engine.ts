@@ -62,7 +62,7 @@ import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
-import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
+import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
@@ -190,6 +190,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   #driverDone = false;
   #driver: Promise<void> = Promise.resolve();
   #driverError: unknown;
+  /**
+   * The disk filled (frontier's disk tier, checkpoint or journal): the run stops as at an abort
+   * and writes no further checkpoint — the last good one plus the journal is the state a resume
+   * starts from, as after a crash.
+   */
+  #diskFull: DiskFullError | undefined;
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
@@ -326,6 +332,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#runStartMs = this.#clock();
       this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };
       const driver = this.#drive().catch((err: unknown) => {
+        if (err instanceof DiskFullError) this.#diskFull ??= err;
         this.#driverError = err;
         this.#driverDone = true;
         this.#outputWaker.notify();
@@ -338,7 +345,12 @@ export class Engine extends EventEmitter<EngineEvents> {
             this.#taken = next;
             yield next.page!;
             this.#taken = undefined;
-            this.#ack(next);
+            try {
+              this.#ack(next);
+            } catch (err) {
+              if (err instanceof DiskFullError) this.#diskFull ??= err;
+              throw err;
+            }
             continue;
           }
           if (this.#driverError !== undefined) throw this.#driverError;
@@ -480,6 +492,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   async close(): Promise<void> {
     if (this.#phase === 'closed') return;
+    let failure: { err: unknown } | undefined;
     if (this.#phase === 'running') {
       // A consumer suspended at a yield never resumes the generator: wind down from here (the
       // page it holds is not acknowledged, so it is fetched again next run).
@@ -488,7 +501,12 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#abortNow('aborted');
       await this.#driver;
       this.#detach();
-      this.#finish();
+      try {
+        this.#finish();
+      } catch (err) {
+        // A full disk at the final checkpoint: release everything first, then say so.
+        failure = { err };
+      }
     }
     this.#phase = 'closed';
     this.#stop.abort();
@@ -497,6 +515,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (this.#ownsFetcher && this.#fetcher instanceof HttpFetcher) await this.#fetcher.close();
     this.#frontier?.free();
     this.#frontier = undefined;
+    if (failure !== undefined) throw failure.err;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -1217,12 +1236,25 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#phase = 'ended';
     this.#sends.watch(false);
     this.#reason ??= 'stopped';
-    if (this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
-    this.#data?.sync();
+    try {
+      if (this.#diskFull === undefined && this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
+    } catch (err) {
+      if (!(err instanceof DiskFullError)) throw err;
+      this.#diskFull = err;
+    }
+    try {
+      this.#data?.sync();
+    } catch (err) {
+      // The journal's records so far are written; only their fsync failed on the full disk.
+      if (!(err instanceof DiskFullError)) throw err;
+      this.#diskFull ??= err;
+    }
     const summary = this.summary();
     this.#summary = summary;
     this.emit('end', summary);
     this.#notifyQuiet();
+    // The final checkpoint itself met the full disk: the run ends with that error too.
+    if (this.#diskFull !== undefined) throw this.#diskFull;
   }
 
   // ───────────────────────────── checkpoints and progress ─────────────────────────────

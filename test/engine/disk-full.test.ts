@@ -1,0 +1,139 @@
+/**
+ * A full disk stops the crawl cleanly (issue 20): the Engine under a memory budget meets ENOSPC
+ * — injected at a chosen write of the disk tier through src/disk's `setDiskIo` seam, the rest of
+ * the file system real — while shedding rows (link intake) or while checkpointing. The run ends
+ * with `DiskFullError` naming the file, the last good checkpoint is left byte for byte, and a
+ * resume once space is back fetches every page of the simulated web, re-fetching at most the
+ * fetches that were in flight.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CountingIo, setDiskIo } from '../../src/disk/io.js';
+import { DiskFullError, Engine } from '../../src/index.js';
+import { JUDGE_TOLERANCE_MS, answered, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
+
+const INTERVAL_MS = 10;
+const CONCURRENCY = 6;
+const root = mkdtempSync(join(tmpdir(), 'meguri-disk-full-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => setDiskIo(undefined));
+
+/** The real file system, except that writes to files named like `target` fail with ENOSPC from the `failAt`-th such write on. */
+class FullDiskIo extends CountingIo {
+  readonly #paths = new Map<number, string>();
+  #writes = 0;
+  constructor(
+    private readonly target: RegExp,
+    private readonly failAt: number,
+  ) {
+    super();
+  }
+
+  override open(path: string, flags: string): number {
+    const fd = super.open(path, flags);
+    this.#paths.set(fd, path);
+    return fd;
+  }
+
+  override write(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
+    if (this.target.test(basename(this.#paths.get(fd) ?? '')) && ++this.#writes >= this.failAt) {
+      const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
+      err.code = 'ENOSPC';
+      throw err;
+    }
+    return super.write(fd, buf, offset, length, position);
+  }
+}
+
+async function sim() {
+  return forkSim({
+    seed: 11,
+    hosts: 6,
+    pagesPerHost: 120,
+    linksPerPage: 6,
+    ips: 6,
+    hostIntervalMs: INTERVAL_MS,
+    ipIntervalMs: 5,
+    compress: false,
+    mix: { unresolvable: 0, hostile: 0, robotsError: 0, robotsFlaky: 0, erroring: 0, throttled: 0, slow: 0, crawlDelaySeconds: [0.02], brokenLinks: 0, calendarTrap: 0, sessionTrap: 0, soft404: 0 },
+  });
+}
+
+/**
+ * Crawls under `io` until the disk fills, then resumes on the real file system; returns what
+ * each run saw and what the server answered over both.
+ */
+async function fillThenResume(name: string, io: FullDiskIo, checkpointIntervalMs: number) {
+  const remote = await sim();
+  const dataDir = join(root, name);
+  const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: CONCURRENCY, dataDir, memoryBudget: 64 * 1024, checkpointIntervalMs };
+  try {
+    setDiskIo(io);
+    const first = new Engine(options);
+    let lastGood: Buffer | undefined;
+    first.on('checkpoint', () => {
+      lastGood = readFileSync(join(dataDir, 'frontier.meguri'));
+    });
+    let pages = 0;
+    let failure: unknown;
+    try {
+      for await (const _ of first.run()) pages++;
+    } catch (err) {
+      failure = err;
+    }
+    await first.close();
+    const after = readFileSync(join(dataDir, 'frontier.meguri'));
+    setDiskIo(undefined);
+
+    const second = new Engine(options);
+    let resumedPages = 0;
+    for await (const _ of second.run()) resumedPages++;
+    const recovery = second.summary().recovery;
+    const reason = second.stopReason;
+    await second.close();
+    const { report, log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
+    return { failure, pages, lastGood, after, resumedPages, recovery, reason, report, counts: answered(log), sim: remote.sim };
+  } finally {
+    setDiskIo(undefined);
+    await remote.close();
+  }
+}
+
+function expectCleanStopAndFullResume(r: Awaited<ReturnType<typeof fillThenResume>>, file: RegExp): void {
+  expect(r.failure).toBeInstanceOf(DiskFullError);
+  const err = r.failure as DiskFullError;
+  expect(err.code).toBe('MEGURI_ERR_DISK_FULL');
+  expect(basename(err.file)).toMatch(file);
+  expect(err.message).toContain(err.file);
+  // No partial checkpoint replaced the last good one.
+  expect(r.lastGood).toBeDefined();
+  expect(r.after.equals(r.lastGood!)).toBe(true);
+  // The stop came mid-crawl, and the resume finished the crawl.
+  expect(r.pages).toBeGreaterThan(0);
+  expect(r.resumedPages).toBeGreaterThan(0);
+  expect(r.reason).toBe('drained');
+  expect(r.recovery?.resumed).toBe(true);
+  // Nothing lost: every page fetched; again only the fetches in flight at the stop.
+  const { missing, twice } = notFetchedOnce(r.sim, r.counts);
+  expect(missing).toEqual([]);
+  expect(twice.length).toBeLessThanOrEqual(CONCURRENCY);
+  const v = violationCounts(r.report);
+  expect({ hostInterval: v['hostInterval'], ipInterval: v['ipInterval'], hostConcurrency: v['hostConcurrency'] }).toEqual({ hostInterval: 0, ipInterval: 0, hostConcurrency: 0 });
+}
+
+describe('a full disk under the engine', () => {
+  it('ENOSPC while shedding rows stops the crawl with DiskFullError; the resume loses nothing', async () => {
+    // The first shed (from Frontier#report, taking a page's links) writes the segment, then
+    // its keys: the second write meets a full disk, half-way through the shed.
+    const r = await fillThenResume('shed', new FullDiskIo(/^spill-\d+\.(seg|keys)$/, 2), 300);
+    expectCleanStopAndFullResume(r, /^spill-\d+\.(seg|keys)$/);
+  }, 240_000);
+
+  it('ENOSPC while checkpointing stops the crawl with DiskFullError and keeps the last good checkpoint; the resume loses nothing', async () => {
+    // The 3rd manifest commit (two writes each) fails: the opening checkpoint and the first periodic one stand.
+    const r = await fillThenResume('checkpoint', new FullDiskIo(/^MANIFEST-\d+\.tmp$/, 5), 300);
+    expectCleanStopAndFullResume(r, /^MANIFEST-\d+\.tmp$/);
+  }, 240_000);
+});
