@@ -1,9 +1,10 @@
 /**
  * How a failure reaches the user: one line (two with a hint) on stderr, never a stack trace,
- * and an exit code — 2 for a usage mistake (`InvalidArgumentError`), 1 for anything that went
- * wrong at run time. `MEGURI_DEBUG=1` adds the stack for bug reports.
+ * and an exit code — 2 for a usage mistake (`InvalidArgumentError`), 4 for a full disk
+ * (`DiskFullError`: the crawl stopped cleanly and resumes once space is freed), 1 for anything
+ * else that went wrong at run time. `MEGURI_DEBUG=1` adds the stack for bug reports.
  */
-import { CorruptJournalError, CorruptPartitionError, InvalidArgumentError, MeguriError } from '../errors/index.js';
+import { CorruptJournalError, CorruptPartitionError, DiskFullError, InvalidArgumentError, MeguriError } from '../errors/index.js';
 import type { CliIo } from './io.js';
 
 /** Exit codes. */
@@ -15,6 +16,11 @@ export const EXIT = {
   usage: 2,
   /** A crawl that ended without a single page fetched OK in the whole campaign (the summary says why). */
   nothingFetched: 3,
+  /**
+   * The disk filled (`DiskFullError`): the crawl stopped cleanly at its last good checkpoint;
+   * the same command resumes it once space is freed.
+   */
+  diskFull: 4,
   /** Stopped by SIGINT/SIGTERM after a clean checkpoint (128 + SIGINT). */
   interrupted: 130,
 } as const;
@@ -78,6 +84,13 @@ export function reportFailure(err: unknown, io: CliIo, command?: string): number
     // A system error's code is already in its text: "no such file or directory (ENOENT)".
     say(err.message.endsWith(`(${err.code})`) ? err.message : `${err.message} [${err.code}]`, err.hint);
     return err.exitCode;
+  }
+  if (err instanceof DiskFullError) {
+    say(
+      `${err.message} [${err.code}]`,
+      `the crawl stopped at its last checkpoint and loses nothing: free space on the device of ${err.file} (or give --memory a larger budget, so less goes to disk), then run the same command again to resume`,
+    );
+    return EXIT.diskFull;
   }
   if (err instanceof InvalidArgumentError) {
     say(err.message, command === undefined ? "see 'meguri --help'" : `see 'meguri ${command} --help'`);

@@ -315,7 +315,18 @@ export class Engine extends EventEmitter<EngineEvents> {
    * handler whose failures are retried and recorded while the crawl goes on. Returns (as the
    * generator's value) the end summary, which `summary()` also gives. Can be called once per
    * engine.
+   *
+   * A full disk (ENOSPC or EDQUOT on a write of the frontier's disk tier — a shed while taking
+   * links, a merge — of a checkpoint, or of the journal) stops the crawl as `abort()` does:
+   * fetches in flight are cut (fetched again next run), no further checkpoint is attempted, so
+   * the last good one stands (checkpoints and the tier's manifest are written to a temporary
+   * file and renamed), the `end` event fires with reason `diskFull`, and the generator throws
+   * the `DiskFullError` (code `MEGURI_ERR_DISK_FULL`, `file` naming the file that could not be
+   * written). Once space is freed, a new engine on the same `dataDir` resumes from that
+   * checkpoint plus the journal: every URL known before stays known, and only the fetches in
+   * flight at the stop are made again.
    * @throws InvalidStateError when called twice or after `close()`.
+   * @throws DiskFullError when the disk filled during the run (see above).
    */
   async *run(): AsyncGenerator<Page, CrawlSummary, undefined> {
     if (this.#phase !== 'new') throw new InvalidStateError(`Engine.run: the engine is ${this.#phase}; run() can be called once`);
@@ -332,7 +343,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#runStartMs = this.#clock();
       this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };
       const driver = this.#drive().catch((err: unknown) => {
-        if (err instanceof DiskFullError) this.#diskFull ??= err;
+        if (err instanceof DiskFullError) this.#noteDiskFull(err);
         this.#driverError = err;
         this.#driverDone = true;
         this.#outputWaker.notify();
@@ -348,7 +359,7 @@ export class Engine extends EventEmitter<EngineEvents> {
             try {
               this.#ack(next);
             } catch (err) {
-              if (err instanceof DiskFullError) this.#diskFull ??= err;
+              if (err instanceof DiskFullError) this.#noteDiskFull(err);
               throw err;
             }
             continue;
@@ -1203,6 +1214,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#notifyQuiet();
   }
 
+  /** The first full-disk error ends the run: reason `diskFull`, no further checkpoint (see `#diskFull`). */
+  #noteDiskFull(err: DiskFullError): void {
+    this.#diskFull ??= err;
+    this.#reason = 'diskFull';
+  }
+
   #attachSignals(): () => void {
     const o = this.options;
     const offs: (() => void)[] = [];
@@ -1240,14 +1257,14 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (this.#diskFull === undefined && this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
     } catch (err) {
       if (!(err instanceof DiskFullError)) throw err;
-      this.#diskFull = err;
+      this.#noteDiskFull(err);
     }
     try {
       this.#data?.sync();
     } catch (err) {
       // The journal's records so far are written; only their fsync failed on the full disk.
       if (!(err instanceof DiskFullError)) throw err;
-      this.#diskFull ??= err;
+      this.#noteDiskFull(err);
     }
     const summary = this.summary();
     this.#summary = summary;

@@ -8,8 +8,11 @@ import type { SettingChange } from './settings.js';
 import type { Progress } from './status.js';
 import type { CrawlCounts, FailingHost, HandlerFailure, UnresolvedHost } from './tally.js';
 
-/** Why a run ended. */
-export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted';
+/**
+ * Why a run ended. `diskFull`: a write met a full device or quota; `run()` then rejects with the
+ * `DiskFullError` (the summary, from `summary()` or the `end` event, still says why).
+ */
+export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted' | 'diskFull';
 
 /** A seed the settings refuse (reported before the crawl starts; never fetched while they hold). */
 export interface RefusedSeed {

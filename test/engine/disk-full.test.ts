@@ -10,8 +10,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
 import { CountingIo, setDiskIo } from '../../src/disk/io.js';
 import { DiskFullError, Engine } from '../../src/index.js';
+import { AGENT, STACK_LINE, bufferIo } from '../cli/helpers.js';
 import { JUDGE_TOLERANCE_MS, answered, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
 
 const INTERVAL_MS = 10;
@@ -24,6 +26,8 @@ afterEach(() => setDiskIo(undefined));
 class FullDiskIo extends CountingIo {
   readonly #paths = new Map<number, string>();
   #writes = 0;
+  /** Writes refused so far. */
+  refused = 0;
   constructor(
     private readonly target: RegExp,
     private readonly failAt: number,
@@ -39,6 +43,7 @@ class FullDiskIo extends CountingIo {
 
   override write(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
     if (this.target.test(basename(this.#paths.get(fd) ?? '')) && ++this.#writes >= this.failAt) {
+      this.refused++;
       const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
       err.code = 'ENOSPC';
       throw err;
@@ -76,6 +81,10 @@ async function fillThenResume(name: string, io: FullDiskIo, checkpointIntervalMs
     first.on('checkpoint', () => {
       lastGood = readFileSync(join(dataDir, 'frontier.meguri'));
     });
+    let ended = false;
+    first.on('end', () => {
+      ended = true;
+    });
     let pages = 0;
     let failure: unknown;
     try {
@@ -83,6 +92,7 @@ async function fillThenResume(name: string, io: FullDiskIo, checkpointIntervalMs
     } catch (err) {
       failure = err;
     }
+    const stopped = first.stopReason;
     await first.close();
     const after = readFileSync(join(dataDir, 'frontier.meguri'));
     setDiskIo(undefined);
@@ -94,7 +104,7 @@ async function fillThenResume(name: string, io: FullDiskIo, checkpointIntervalMs
     const reason = second.stopReason;
     await second.close();
     const { report, log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
-    return { failure, pages, lastGood, after, resumedPages, recovery, reason, report, counts: answered(log), sim: remote.sim };
+    return { failure, stopped, ended, refused: io.refused, pages, lastGood, after, resumedPages, recovery, reason, report, counts: answered(log), sim: remote.sim };
   } finally {
     setDiskIo(undefined);
     await remote.close();
@@ -107,6 +117,11 @@ function expectCleanStopAndFullResume(r: Awaited<ReturnType<typeof fillThenResum
   expect(err.code).toBe('MEGURI_ERR_DISK_FULL');
   expect(basename(err.file)).toMatch(file);
   expect(err.message).toContain(err.file);
+  // It stopped at the first refused write (no last checkpoint tried on the full disk), and
+  // still ended as a run ends: the 'end' event with its summary.
+  expect(r.refused).toBe(1);
+  expect(r.ended).toBe(true);
+  expect(r.stopped).toBe('diskFull');
   // No partial checkpoint replaced the last good one.
   expect(r.lastGood).toBeDefined();
   expect(r.after.equals(r.lastGood!)).toBe(true);
@@ -135,5 +150,48 @@ describe('a full disk under the engine', () => {
     // The 3rd manifest commit (two writes each) fails: the opening checkpoint and the first periodic one stand.
     const r = await fillThenResume('checkpoint', new FullDiskIo(/^MANIFEST-\d+\.tmp$/, 5), 300);
     expectCleanStopAndFullResume(r, /^MANIFEST-\d+\.tmp$/);
+  }, 240_000);
+});
+
+describe('meguri crawl --memory on a full disk', () => {
+  it('prints one line naming the file with a hint, exits 4, and the same command resumes to the end', async () => {
+    const remote = await forkSim({
+      seed: 5,
+      hosts: 8,
+      pagesPerHost: 500,
+      linksPerPage: 10,
+      ips: 8,
+      hostIntervalMs: INTERVAL_MS,
+      ipIntervalMs: 5,
+      compress: false,
+      mix: { unresolvable: 0, hostile: 0, robotsError: 0, robotsFlaky: 0, erroring: 0, throttled: 0, slow: 0, crawlDelaySeconds: [0.01], brokenLinks: 0, calendarTrap: 0, sessionTrap: 0, soft404: 0 },
+    });
+    try {
+      const data = join(root, 'cli');
+      const resolve = Object.entries(remote.sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
+      const args = ['crawl', ...remote.sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--min-delay', '10ms', '--concurrency', '8', '--checkpoint-every', '0.3s', '--memory', '1M'];
+      const io = new FullDiskIo(/^spill-\d+\.(seg|keys)$/, 1);
+      setDiskIo(io);
+      const full = bufferIo();
+      const code = await main(args, full);
+      setDiskIo(undefined);
+      expect(code, full.err()).toBe(4);
+      expect(io.refused).toBe(1);
+      const lines = full.err().trim().split('\n');
+      const message = lines.find((l) => l.startsWith('meguri: '))!;
+      expect(message).toMatch(/^meguri: disk full writing \/.*\/disk\/spill-p0\/spill-\d+\.(seg|keys): .*\[MEGURI_ERR_DISK_FULL\]$/);
+      expect(lines[lines.indexOf(message) + 1]).toMatch(/free space .*--memory.* resume/);
+      expect(full.err()).not.toMatch(STACK_LINE);
+
+      const again = bufferIo();
+      expect(await main(['crawl', '--data', data, ...resolve], again), again.err()).toBe(0);
+      const { log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
+      const { missing, twice } = notFetchedOnce(remote.sim, answered(log));
+      expect(missing).toEqual([]);
+      expect(twice.length).toBeLessThanOrEqual(8);
+    } finally {
+      setDiskIo(undefined);
+      await remote.close();
+    }
   }, 240_000);
 });
