@@ -28,7 +28,8 @@ import {
   Scope,
   readCrawlSettings,
 } from '../engine/index.js';
-import { InvalidArgumentError } from '../errors/index.js';
+import { DiskFullError, InvalidArgumentError } from '../errors/index.js';
+import { isDiskFull } from '../disk/io.js';
 import { DataDir } from '../engine/datadir.js';
 import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
@@ -275,9 +276,18 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
           requisites.delete(page.url);
           continue;
         }
-        const where = warc?.write(page);
+        let where: ReturnType<NonNullable<typeof warc>['write']> | undefined;
+        try {
+          where = warc?.write(page);
+        } catch (err) {
+          throw diskFull(err, warc?.files.at(-1) ?? setup.warcDir ?? dataDir, 'a WARC record was cut short');
+        }
         const rec = pageRecord(page, where, dataDir, requisites.delete(page.url));
-        pages!.append(rec);
+        try {
+          pages!.append(rec);
+        } catch (err) {
+          throw diskFull(err, pagesPath, 'a page line was cut short (a torn line, dropped on resume)');
+        }
         json?.emit('page', { ...rec });
         if (holdAfter !== undefined && pages!.appended === holdAfter) await holdForTest(io);
       }
@@ -316,6 +326,15 @@ function robotsOutcome(r: RobotsCapture): Outcome {
   const res = r.result as RobotsCapture['result'] & Partial<Outcome>;
   const body = typeof r.result.body === 'string' ? new TextEncoder().encode(r.result.body) : r.result.body;
   return { ...res, row: -1, url: r.url, body };
+}
+
+/**
+ * A full device or quota on one of the command's own files (WARC, pages.jsonl) as the engine's
+ * own writes report it: `DiskFullError` naming the file (exit 4). The page is not acknowledged,
+ * so a resume fetches it again. Other errors pass through.
+ */
+function diskFull(err: unknown, file: string, message: string): unknown {
+  return isDiskFull(err) && !(err instanceof DiskFullError) ? new DiskFullError(file, message, { cause: err }) : err;
 }
 
 /** Names the checkpoint or journal in a corrupt-file error from the engine. */
