@@ -336,7 +336,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#detach = this.#attachSignals();
     try {
       if (this.#metrics !== undefined) await this.#metrics;
-      this.#open();
+      try {
+        this.#open();
+      } catch (err) {
+        if (err instanceof DiskFullError) this.#noteDiskFull(err);
+        throw err;
+      }
       this.#opened = true;
       this.emit('open', this.#recovery);
       this.#sends.watch(this.#fetcher instanceof HttpFetcher);
@@ -356,6 +361,13 @@ export class Engine extends EventEmitter<EngineEvents> {
             this.#taken = next;
             yield next.page!;
             this.#taken = undefined;
+            if (this.#diskFull !== undefined) {
+              // The disk filled while the body held this page (add() shed onto it): keep its
+              // outcome in the journal so a resume does not fetch it again, but tell the
+              // frontier nothing more — no checkpoint will be written, and a report may shed.
+              this.#journalOutcome(next);
+              throw this.#diskFull;
+            }
             try {
               this.#ack(next);
             } catch (err) {
@@ -443,6 +455,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * first seeds, and are saved with the crawl's settings). Returns how many were new to the
    * frontier (before `run()`: how many were accepted) and the ones refused, with why.
    * @throws InvalidStateError after the run ended.
+   * @throws DiskFullError when shedding the new seeds met a full disk; a running crawl then
+   *   ends with the same error, as `run()` describes. The seeds are still saved with the
+   *   settings when that small file fits, so a resume seeds them again.
    */
   add(urls: string | readonly string[]): { added: number; refused: readonly RefusedSeed[] } {
     if (this.#phase === 'ended' || this.#phase === 'closed') throw new InvalidStateError(`Engine.add: the engine is ${this.#phase}; add seeds before or during run()`);
@@ -455,7 +470,25 @@ export class Engine extends EventEmitter<EngineEvents> {
       return { added: list.length, refused: [] };
     }
     const before = this.#refusedSeeds.length;
-    const added = this.#seed(list);
+    let added: number;
+    try {
+      added = this.#seed(list);
+    } catch (err) {
+      // A shed of the new seeds met a full disk: the run ends with it as from inside the loop.
+      if (err instanceof DiskFullError && this.#phase === 'running') {
+        // Saved with the settings all the same (a small file: it may still fit), so a resume
+        // seeds them again; if it does not fit, the caller has the error and the URLs.
+        try {
+          if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
+        } catch {
+          // the disk is full: the DiskFullError below says so
+        }
+        this.#noteDiskFull(err);
+        this.#driverError ??= err;
+        this.#abortNow('diskFull');
+      }
+      throw err;
+    }
     if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
     this.#driverWaker.notify();
     return { added, refused: this.#refusedSeeds.slice(before) };
@@ -1154,15 +1187,19 @@ export class Engine extends EventEmitter<EngineEvents> {
     return { reported, page };
   }
 
+  /** The journal's record of a page the consumer took (nothing without a data directory). */
+  #journalOutcome(flight: Flight, now = this.#clock()): void {
+    if (this.#data?.journaling !== true || flight.reported === undefined) return;
+    const outside = flight.outside.map((x) => x.url);
+    this.#append(outcomeRecord(flight.key, flight.req.host, flight.req.dispatchedAtMs, now, flight.reported, outside));
+  }
+
   /** The consumer took the page: record the outcome, report it, free the slot. */
   #ack(flight: Flight): void {
     const req = flight.req;
     if (this.#flights.get(req.row) !== flight || flight.reported === undefined) return;
     const now = this.#clock();
-    if (this.#data?.journaling === true) {
-      const outside = flight.outside.map((x) => x.url);
-      this.#append(outcomeRecord(flight.key, req.host, req.dispatchedAtMs, now, flight.reported, outside));
-    }
+    this.#journalOutcome(flight, now);
     this.#frontier!.report(flight.reported, now);
     for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, flight.reported);

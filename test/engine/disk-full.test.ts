@@ -151,6 +151,54 @@ describe('a full disk under the engine', () => {
     const r = await fillThenResume('checkpoint', new FullDiskIo(/^MANIFEST-\d+\.tmp$/, 5), 300);
     expectCleanStopAndFullResume(r, /^MANIFEST-\d+\.tmp$/);
   }, 240_000);
+
+  it('ENOSPC while shedding seeds given to add() during the run: add() and the run both throw it; the resume fetches them', async () => {
+    const remote = await sim();
+    const dataDir = join(root, 'add');
+    try {
+      const io = new FullDiskIo(/^spill-\d+\.(seg|keys)$/, 1);
+      setDiskIo(io);
+      const engine = new Engine({ ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: CONCURRENCY, dataDir, memoryBudget: 64 * 1024, checkpointIntervalMs: 300 });
+      const hosts = remote.sim.seeds().map((u) => new URL(u).origin);
+      const extra = Array.from({ length: 4000 }, (_, k) => `${hosts[k % hosts.length]}/added/${k}`);
+      let thrownByAdd: unknown;
+      let failure: unknown;
+      let pages = 0;
+      try {
+        for await (const _ of engine.run()) {
+          if (pages++ === 5) {
+            try {
+              engine.add(extra);
+            } catch (err) {
+              thrownByAdd = err;
+            }
+          }
+        }
+      } catch (err) {
+        failure = err;
+      }
+      await engine.close();
+      expect(thrownByAdd).toBeInstanceOf(DiskFullError);
+      expect(failure).toBe(thrownByAdd);
+      expect(engine.stopReason).toBe('diskFull');
+      expect(io.refused).toBe(1);
+      // The resume seeds the added URLs again (saved with the settings) and fetches each once.
+      setDiskIo(undefined);
+      const again = new Engine({ ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: CONCURRENCY, dataDir, memoryBudget: 64 * 1024, checkpointIntervalMs: 300 });
+      for await (const _ of again.run()) pages++;
+      expect(again.stopReason).toBe('drained');
+      await again.close();
+      const { log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
+      const added = new Map<string, number>();
+      for (const e of log) if (e.kind !== 'robots' && e.key.startsWith('/added/')) added.set(`${e.host} ${e.key}`, (added.get(`${e.host} ${e.key}`) ?? 0) + 1);
+      expect(added.size).toBe(extra.length);
+      expect([...added.values()].filter((n) => n > 1).length).toBeLessThanOrEqual(CONCURRENCY);
+      expect(notFetchedOnce(remote.sim, answered(log)).missing).toEqual([]);
+    } finally {
+      setDiskIo(undefined);
+      await remote.close();
+    }
+  }, 240_000);
 });
 
 describe('meguri crawl --memory on a full disk', () => {
