@@ -374,8 +374,8 @@ export class SpillTier {
   /**
    * Sheds resident rows when the pressure exceeds the budget, down to 80 % of it: a host with
    * more than `window` queued rows (and than a refill brings, `shedHosts`) keeps its best half
-   * window and writes the rest out in extents of `extentRows`, the window halving (to `MIN_WINDOW`) while a full pass cannot
-   * reach the target. Returns rows spilled.
+   * window and writes the rest out in extents of `extentRows`, the window halving (to
+   * `MIN_WINDOW`) while a full pass cannot reach the target. Returns rows spilled.
    */
   maybeShed(): number {
     const now = this.pressure();
@@ -407,10 +407,10 @@ export class SpillTier {
 
   /**
    * Sheds hosts [from, to): each with more queued rows than the window, two least extents and
-   * a quarter window plus an extent (so a refill — ≤ `extentRows` at ≤ W/4 — never crosses
-   * it, and rows read back are not written out again by the next pass) keeps its best `keep`
-   * rows and the unspillable ones;
-   * the rest go to disk. Every extent of the chunk is staged and written (`SpillFiles.flush`)
+   * either a quarter window plus an extent (so a refill — ≤ `extentRows` at ≤ W/4 — never
+   * crosses it, and rows read back are not written out again by the next pass) or nothing on
+   * disk yet (then extents of half the window) keeps its best `keep` rows and the unspillable
+   * ones; the rest go to disk. Every extent of the chunk is staged and written (`SpillFiles.flush`)
    * before any row is vacated: a full disk throws with the frontier as it was. One write for
    * the chunk, not two per extent, and the hosts' rows sorted from their heap entries
    * (`RowQueues.sortedRows`) rather than the URL columns. Returns rows spilled.
@@ -421,11 +421,15 @@ export class SpillTier {
     const t = s.table;
     // Extents of half the configured window (`extentRows`), however far the window has halved:
     // an extent record is ~36 B resident, so at the 10⁸ run's window of 16 extents of 8 rows
-    // cost 6 B a URL on disk, 32 rows ~1.5 B. A host is shed only past a refill's reach (a
-    // quarter window plus one extent), so rows read back are not written out again by the
-    // next pass; an active host may hold up to that many rows, an inactive one keeps `keep`.
-    const per = this.extentRows;
-    const over = Math.max(this.window, (this.window >> 2) + per, 2 * MIN_EXTENT);
+    // cost 6 B a URL on disk, 32 rows ~1.5 B. Such a host is shed only past a refill's reach
+    // (a quarter window plus one extent, `big`), so rows read back are not written out again
+    // by the next pass; an active host may hold up to that many rows, an inactive one `keep`.
+    // A host under that reach with nothing on disk yet is shed as before the change, in
+    // extents of half the window in force (`small`, whose refill stays under `over`), so small
+    // hosts still spill; one whose last large extent came back may be written once that way.
+    const over = Math.max(this.window, 2 * MIN_EXTENT);
+    const small = Math.max(MIN_EXTENT, this.window >> 1);
+    const big = Math.max(over, (this.window >> 2) + this.extentRows);
     const plan = this.plan;
     plan.hosts.length = 0;
     plan.extents.length = 0;
@@ -434,6 +438,8 @@ export class SpillTier {
     for (let id = from; id < to; id++) {
       const n = q.size(id);
       if (n <= over) continue;
+      const per = n > big ? this.extentRows : this.spilledOfHost(id) === 0 ? small : 0;
+      if (per === 0) continue;
       const order = (this.order = roomFor(this.order, n));
       q.sortedRows(id, order);
       plan.stay = roomFor(plan.stay, stays + n);
