@@ -4,7 +4,7 @@
  * With `memoryBudget` and `storeDir` set, once the resident estimate exceeds the budget every
  * host keeps only a window of its best `spillWindow` queued URLs resident; the rest of its
  * queue — the URL string and the row's columns — is written to append-only, checksummed
- * segment files in `storeDir` in extents of at most half a window each, and the rows are
+ * segment files in `storeDir` in extents of half the configured window each, and the rows are
  * vacated for reuse. When a host's resident window runs low (a dispatch leaves it at or below
  * a quarter of the window), its best extent is read back in one sequential read, ahead of the
  * host running dry, so dispatch only ever pops resident rows.
@@ -150,6 +150,8 @@ export interface SpillStats {
   readonly rowsRead: number;
   /** The per-host resident window in force (it halves when the budget cannot hold the windows). */
   readonly window: number;
+  /** Extent records held (each up to half the configured window of rows, however the window halved). */
+  readonly extents: number;
   /** Resident bytes of the spilled URLs' exact keys (`SpilledKeys`). */
   readonly keyBytes: number;
   /**
@@ -227,7 +229,7 @@ export class SpillTier {
   private lastRunRows = 0;
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
-  /** Spilled extents by host id (each up to half a window of rows, best first). */
+  /** Spilled extents by host id (each up to `extentRows` rows, best first). */
   private readonly pool = new ExtentPool();
   /** Spilled rows by host id. */
   private spilledOf: Int32Array = new Int32Array(64);
@@ -239,6 +241,11 @@ export class SpillTier {
   private rowsWritten = 0;
   private rowsRead = 0;
   window: number;
+  /**
+   * Rows per extent written: half the configured window (at least `MIN_EXTENT`), kept when the
+   * window halves under pressure (see `shedHosts`).
+   */
+  private readonly extentRows: number;
   /** The file backend, made on first use (fresh) or by `resume`. */
   private backendFiles: SpillFiles | undefined;
   private scratch = new Uint8Array(1 << 16);
@@ -271,6 +278,7 @@ export class SpillTier {
       throw new InvalidArgumentError('FrontierOptions.storeDir needs the Node entry of meguri (the disk tier uses node:fs)');
     }
     this.window = window;
+    this.extentRows = Math.max(MIN_EXTENT, window >> 1);
   }
 
   private get files(): SpillFiles {
@@ -365,10 +373,9 @@ export class SpillTier {
 
   /**
    * Sheds resident rows when the pressure exceeds the budget, down to 80 % of it: a host with
-   * more than `window` queued rows keeps its best half window and writes the rest out (so an
-   * extent holds at least half a window, and the host is not touched again until its queue
-   * grows past the window), the window halving (to `MIN_WINDOW`) while a full pass cannot
-   * reach the target. Returns rows spilled.
+   * more than `window` queued rows (and than a refill brings, `shedHosts`) keeps its best half
+   * window and writes the rest out in extents of `extentRows`, the window halving (to
+   * `MIN_WINDOW`) while a full pass cannot reach the target. Returns rows spilled.
    */
   maybeShed(): number {
     const now = this.pressure();
@@ -399,10 +406,11 @@ export class SpillTier {
   }
 
   /**
-   * Sheds hosts [from, to): each with more queued rows than the window and two least extents
-   * (so a refill — ≤ max(8, W/2) rows at ≤ W/4 — never crosses it, and rows read back are not
-   * written out again by the next pass) keeps its best `keep` rows and the unspillable ones;
-   * the rest go to disk. Every extent of the chunk is staged and written (`SpillFiles.flush`)
+   * Sheds hosts [from, to): each with more queued rows than the window, two least extents and
+   * either a quarter window plus an extent (so a refill — ≤ `extentRows` at ≤ W/4 — never
+   * crosses it, and rows read back are not written out again by the next pass) or nothing on
+   * disk yet (then extents of half the window) keeps its best `keep` rows and the unspillable
+   * ones; the rest go to disk. Every extent of the chunk is staged and written (`SpillFiles.flush`)
    * before any row is vacated: a full disk throws with the frontier as it was. One write for
    * the chunk, not two per extent, and the hosts' rows sorted from their heap entries
    * (`RowQueues.sortedRows`) rather than the URL columns. Returns rows spilled.
@@ -411,10 +419,17 @@ export class SpillTier {
     const s = this.s;
     const q = s.queues;
     const t = s.table;
+    // Extents of half the configured window (`extentRows`), however far the window has halved:
+    // an extent record is ~36 B resident, so at the 10⁸ run's window of 16 extents of 8 rows
+    // cost 6 B a URL on disk, 32 rows ~1.5 B. Such a host is shed only past a refill's reach
+    // (a quarter window plus one extent, `big`), so rows read back are not written out again
+    // by the next pass; an active host may hold up to that many rows, an inactive one `keep`.
+    // A host under that reach with nothing on disk yet is shed as before the change, in
+    // extents of half the window in force (`small`, whose refill stays under `over`), so small
+    // hosts still spill; one whose last large extent came back may be written once that way.
     const over = Math.max(this.window, 2 * MIN_EXTENT);
-    // Extents of at most half a window (a refill at a quarter window stays under the window),
-    // and at least MIN_EXTENT rows: a read per few dispatches cost a quarter of dispatch speed.
-    const per = Math.max(MIN_EXTENT, this.window >> 1);
+    const small = Math.max(MIN_EXTENT, this.window >> 1);
+    const big = Math.max(over, (this.window >> 2) + this.extentRows);
     const plan = this.plan;
     plan.hosts.length = 0;
     plan.extents.length = 0;
@@ -423,6 +438,8 @@ export class SpillTier {
     for (let id = from; id < to; id++) {
       const n = q.size(id);
       if (n <= over) continue;
+      const per = n > big ? this.extentRows : this.spilledOfHost(id) === 0 ? small : 0;
+      if (per === 0) continue;
       const order = (this.order = roomFor(this.order, n));
       q.sortedRows(id, order);
       plan.stay = roomFor(plan.stay, stays + n);
@@ -918,6 +935,7 @@ export class SpillTier {
       rowsWritten: this.rowsWritten,
       rowsRead: this.rowsRead,
       window: this.window,
+      extents: this.pool.size,
       keyBytes: this.keys.memoryBytes,
       extentBytes: this.memoryBytes,
       residentBytes: this.residentBytes(),

@@ -104,6 +104,29 @@ describe('the disk tier (memoryBudget + storeDir)', () => {
     spilled.f.free();
   });
 
+  it('a window halved under pressure keeps extents of half the configured window: the same URLs, each once', () => {
+    const hosts = 60;
+    const f = new Frontier(0, 0, { target: 8, memoryBudget: 256 * 1024, storeDir: freshDir(), spillWindow: 32 });
+    // Seeded in rounds: the later rounds are shed after the window has halved.
+    const all = specs(hosts, 150);
+    for (let round = 0; round < 5; round++) f.seedBatch(all.filter((_, j) => Math.floor((j % 150) / 30) === round));
+    const tier = f.diskTier()!;
+    // The budget cannot hold 60 windows of 32: the window halved, the extents did not (16 rows,
+    // a host's last one shorter), so the extent table costs a third of a record per 5 URLs.
+    expect(tier.window).toBeLessThan(32);
+    expect(tier.spilledUrls).toBeGreaterThan(hosts * 100);
+    expect(tier.spilledUrls / tier.extents).toBeGreaterThan(12);
+    const plain = new Frontier(0, 0, { target: 8 });
+    plain.seedBatch(specs(hosts, 150));
+    const a = drainChecked(plain, linkingFetcher(hosts, 5));
+    const b = drainChecked(f, linkingFetcher(hosts, 5));
+    expect(b.urls).toEqual(a.urls);
+    expect(f.diskTier()!.rowsRead).toBe(f.diskTier()!.rowsWritten);
+    expect(f.pending()).toBe(0);
+    plain.free();
+    f.free();
+  });
+
   it('keeps resident rows bounded by the windows, and a checkpoint carries every spilled URL', () => {
     const dir = freshDir();
     const f = new Frontier(0, 0, { memoryBudget: 2 << 20, storeDir: dir, spillWindow: 16 });
