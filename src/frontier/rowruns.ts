@@ -39,7 +39,7 @@ import { entryEnd } from './arena.js';
 import type { FrontierState } from './state.js';
 import { CHURN_COLUMN, ColumnId, type ColumnName, allocColumn, isSlotColumn } from './table.js';
 
-/** Status of a vacated row (spill.ts `VACANT`; repeated here to keep the import one-way). */
+/** Status of a vacated row: spill.ts `VACANT`, repeated here to keep the import one-way (keep in sync). */
 const VACANT = 0xff;
 /** Rows a checkpoint may move out of garbage-heavy runs even when little changed. */
 const MIN_MOVE = 65_536;

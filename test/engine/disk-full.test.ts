@@ -14,7 +14,7 @@ import { main } from '../../src/cli/main.js';
 import { CountingIo, setDiskIo } from '../../src/disk/io.js';
 import { DiskFullError, Engine } from '../../src/index.js';
 import { AGENT, STACK_LINE, bufferIo } from '../cli/helpers.js';
-import { JUDGE_TOLERANCE_MS, answered, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
+import { JUDGE_TOLERANCE_MS, answered, diskTierSim, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
 
 const INTERVAL_MS = 10;
 const CONCURRENCY = 6;
@@ -52,18 +52,8 @@ class FullDiskIo extends CountingIo {
   }
 }
 
-async function sim() {
-  return forkSim({
-    seed: 11,
-    hosts: 6,
-    pagesPerHost: 120,
-    linksPerPage: 6,
-    ips: 6,
-    hostIntervalMs: INTERVAL_MS,
-    ipIntervalMs: 5,
-    compress: false,
-    mix: { unresolvable: 0, hostile: 0, robotsError: 0, robotsFlaky: 0, erroring: 0, throttled: 0, slow: 0, crawlDelaySeconds: [0.02], brokenLinks: 0, calendarTrap: 0, sessionTrap: 0, soft404: 0 },
-  });
+function sim() {
+  return diskTierSim(11, INTERVAL_MS);
 }
 
 /**

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { Engine, InvalidArgumentError } from '../../src/index.js';
 import { bufferIo } from '../cli/helpers.js';
-import { JUDGE_TOLERANCE_MS, answered, collect, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
+import { JUDGE_TOLERANCE_MS, answered, collect, diskTierSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
 
 const INTERVAL_MS = 10;
 const root = mkdtempSync(join(tmpdir(), 'meguri-disk-engine-'));
@@ -19,17 +19,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Crawls a fresh copy of the same simulated web; returns the pages fetched and what the server judged. */
 async function crawl(name: string, memoryBudget: number) {
-  const remote = await forkSim({
-    seed: 7,
-    hosts: 6,
-    pagesPerHost: 120,
-    linksPerPage: 6,
-    ips: 6,
-    hostIntervalMs: INTERVAL_MS,
-    ipIntervalMs: 5,
-    compress: false,
-    mix: { unresolvable: 0, hostile: 0, robotsError: 0, robotsFlaky: 0, erroring: 0, throttled: 0, slow: 0, crawlDelaySeconds: [0.02], brokenLinks: 0, calendarTrap: 0, sessionTrap: 0, soft404: 0 },
-  });
+  const remote = await diskTierSim(7, INTERVAL_MS);
   const dataDir = join(root, name);
   const engine = new Engine({ ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: 6, dataDir, memoryBudget, checkpointIntervalMs: 500 });
   try {

@@ -106,6 +106,24 @@ export interface RemoteSim {
  * Starts the sim in a child process (its arrivals are timestamped by an event loop the
  * crawler under test does not share) and returns a mirror built from the same options.
  */
+/**
+ * The small web the disk-tier engine tests crawl: 6 hosts of 120 pages on 6 IPs, hosts `intervalMs`
+ * apart, nothing hostile or slow (so every difference between two crawls is the frontier's).
+ */
+export function diskTierSim(seed: number, intervalMs: number): Promise<RemoteSim> {
+  return forkSim({
+    seed,
+    hosts: 6,
+    pagesPerHost: 120,
+    linksPerPage: 6,
+    ips: 6,
+    hostIntervalMs: intervalMs,
+    ipIntervalMs: 5,
+    compress: false,
+    mix: { unresolvable: 0, hostile: 0, robotsError: 0, robotsFlaky: 0, erroring: 0, throttled: 0, slow: 0, crawlDelaySeconds: [0.02], brokenLinks: 0, calendarTrap: 0, sessionTrap: 0, soft404: 0 },
+  });
+}
+
 export async function forkSim(init: SimWebInit): Promise<RemoteSim> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./sim-child.ts', import.meta.url)), [JSON.stringify(init)], {
     execArgv: ['--import', 'tsx'],
