@@ -243,6 +243,7 @@ export class MeguriEstimatorPolicy implements Policy {
   #lambda = new Float32Array(0);
   #lastModified = new Uint32Array(0);
   #lmHours = new Float32Array(0);
+  #lastChanged = new Uint32Array(0);
   #unchanged = new Float32Array(0);
   #changedLog = new Float32Array(0);
   #fp = new Uint32Array(0);
@@ -274,6 +275,7 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda = new Float32Array(n);
     this.#lastModified = new Uint32Array(n);
     this.#lmHours = new Float32Array(n);
+    this.#lastChanged = new Uint32Array(n);
     this.#unchanged = new Float32Array(n);
     this.#changedLog = new Float32Array(n);
     this.#fp = new Uint32Array(2 * n);
@@ -435,6 +437,7 @@ export class MeguriEstimatorPolicy implements Policy {
     v.lambda = this.#lambda[i]!;
     v.lastModified = this.#lastModified[i]!;
     v.lmHours = this.#lmHours[i]!;
+    v.lastChanged = this.#lastChanged[i]!;
     v.unchangedHours = this.#unchanged[i]!;
     v.changedLogHours = this.#changedLog[i]!;
     v.contentFpLo = this.#fp[2 * i]!;
@@ -456,6 +459,7 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda[i] = v.lambda;
     this.#lastModified[i] = v.lastModified;
     this.#lmHours[i] = v.lmHours;
+    this.#lastChanged[i] = v.lastChanged;
     this.#unchanged[i] = v.unchangedHours;
     this.#changedLog[i] = v.changedLogHours;
     this.#fp[2 * i] = v.contentFpLo;

@@ -32,6 +32,16 @@ export interface FreshnessParams {
    * with the content (see `observeChange` and `estimate`).
    */
   readonly trustLastModified: boolean;
+  /**
+   * The change-point test's p*: a fetch whose quiet time had less than this probability under
+   * the URL's estimate restarts the URL's statistics (`restartOnSurprise`). 0 = never.
+   */
+  readonly changePointP: number;
+  /**
+   * Changes of a page's change rate per hour that a starved page's re-probes insure against:
+   * its re-probe interval is at most √(2τ / (w·h)) (`desiredRate`). 0 = no such bound.
+   */
+  readonly rateChangeHazard: number;
 }
 
 const HOURS_PER_YEAR = 8760;
@@ -49,6 +59,8 @@ const resolve = defineOptions<FreshnessParams>(
     minReprobeGap: numberField({ above: 0, max: 24 * 365, default: 1 }),
     hostSpreadWindow: numberField({ min: 0, max: 24 * 365, default: 24 }),
     trustLastModified: booleanField(true),
+    changePointP: numberField({ min: 0, max: 0.5, default: 1e-5 }),
+    rateChangeHazard: numberField({ min: 0, max: 1, default: 0.25 / HOURS_PER_YEAR }),
   },
   (p) => {
     if (p.minRate >= p.maxRate) return `minRate (${p.minRate}) must be below maxRate (${p.maxRate})`;
@@ -68,7 +80,8 @@ const DEFAULTS = resolve();
  * The section-12 defaults: α = 0.5; λ within [1/8760, 4] changes/hour (yearly floor, four per
  * hour ceiling); a recency half-life of 8 intervals; simhash threshold 3; a reference rate of
  * one crawl a day; a fortnightly re-probe; a one-hour minimum gap; a one-day host spread
- * window; Last-Modified trusted once proven. The returned object is frozen and shared.
+ * window; Last-Modified trusted once proven; a change point at p* = 1e-5; a rate change once
+ * in four years per page insured against (DESIGN §20, "Change points"). The returned object is frozen and shared.
  */
 export function defaultParams(): FreshnessParams {
   return DEFAULTS;

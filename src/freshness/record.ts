@@ -20,6 +20,7 @@
  * | lambda           | f32         | estimated change rate, changes/hour (0 = not estimated)     |
  * | lastModified     | u32         | the server's Last-Modified, epoch seconds (0 = none)        |
  * | lmHours          | f32         | Last-Modified exposure Σ Tᵢ, hours; −1 = not trusted         |
+ * | lastChanged      | u32         | epoch-hours of the latest fetch that saw a real change (0 = none) |
  * | unchangedHours   | f32         | Σ length of the intervals that ended without a change, hours; NaN = not kept |
  * | changedLogHours  | f32         | Σ ln(length in hours) of the intervals that ended in a change; NaN = not kept |
  *
@@ -31,6 +32,10 @@
  * | simhashLo/Hi     | u32 ×2      | 64-bit simhash as two lanes                                 |
  * | churnFpLo/Hi     | u32 ×2      | churn fingerprint (src/dedup/churn.ts) as two lanes (0,0 = none) |
  * | spreadKey        | u32         | a per-URL hash (e.g. PathKey's low lane) for the host spread |
+ *
+ * The counts, firstCrawled and the interval statistics describe the history since the URL's
+ * last change point (`restartOnSurprise`): the first fetch, or the fetch from which a surprise
+ * restarted them.
  *
  * Invariants: changeCount ≤ crawlCount − 1 (a first fetch is never a change);
  * noChangeStreak ≤ crawlCount − 1; lastCrawled ≥ firstCrawled; lmHours ≥ 0 only while every
@@ -60,6 +65,7 @@ export interface FreshnessRecord {
   lambda: number;
   lastModified: number;
   lmHours: number;
+  lastChanged: number;
   unchangedHours: number;
   changedLogHours: number;
   contentFpLo: number;
@@ -85,6 +91,7 @@ export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRe
     lambda: 0,
     lastModified: 0,
     lmHours: 0,
+    lastChanged: 0,
     unchangedHours: Number.NaN,
     changedLogHours: Number.NaN,
     contentFpLo: 0,
@@ -158,9 +165,11 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  *
  * Updates crawlCount, changeCount, noChangeStreak, the stored fingerprint, simhash and
  * Last-Modified, and — when `nowHours` (the fetch time, epoch-hours) is given — lastCrawled,
- * firstCrawled on a first fetch, the Last-Modified exposure `lmHours` and the interval
- * statistics (`foldInterval`; without `nowHours` they become NaN, not kept). Call it before
- * stamping lastCrawled yourself, or pass `nowHours` and let it stamp.
+ * lastChanged, firstCrawled on a first fetch, the Last-Modified exposure `lmHours` and the
+ * interval statistics (`foldInterval`; without `nowHours` they become NaN, not kept), or
+ * restarts the history when this fetch contradicts the URL's estimate `lambda`
+ * (`restartOnSurprise`, with `params.changePointP`). Call it before stamping lastCrawled
+ * yourself, or pass `nowHours` and let it stamp; call it before re-estimating λ.
  *
  * ## When Last-Modified is trusted
  * The known-modification-time estimator (see `estimate`) needs, for every observed interval,
@@ -199,6 +208,8 @@ export function observeChange(
   const prevChanges = rec.changeCount;
   const oldLm = rec.lastModified;
   const newLm = outcome.lastModified;
+  const oldExposure = rec.lmHours;
+  const priorLambda = rec.lambda;
 
   rec.lmHours = foldExposure(first, rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304);
 
@@ -236,9 +247,14 @@ export function observeChange(
       rec.changedLogHours = 0;
       rec.firstCrawled = nowHours;
     } else {
-      seedIntervals(rec, prevIntervals, prevChanges, prevCrawled - rec.firstCrawled);
-      foldInterval(rec, nowHours - prevCrawled, changed);
+      // A change the server dated shows the time since it passed quietly (the exposure it added).
+      const dated = changed && oldExposure >= 0 && rec.lmHours >= 0 ? rec.lmHours - oldExposure : 0;
+      if (!restartOnSurprise(rec, priorLambda, nowHours, prevCrawled, changed, dated, params.changePointP)) {
+        seedIntervals(rec, prevIntervals, prevChanges, prevCrawled - rec.firstCrawled);
+        foldInterval(rec, nowHours - prevCrawled, changed);
+      }
     }
+    if (changed) rec.lastChanged = nowHours;
     rec.lastCrawled = nowHours;
   } else {
     // The interval is unknown: the interval statistics no longer describe the history.
@@ -260,6 +276,109 @@ export function seedIntervals(rec: Pick<FreshnessRecord, 'unchangedHours' | 'cha
   const mean = n > 0 && spanHours > 0 ? spanHours / n : 0;
   rec.unchangedHours = n > x ? mean * (n - x) : 0;
   rec.changedLogHours = x > 0 ? x * Math.log(mean > MIN_INTERVAL_HOURS ? mean : MIN_INTERVAL_HOURS) : 0;
+}
+
+/**
+ * Whether one fetch says the URL's change rate fell: λ̂·q > −ln p* (see `restartOnSurprise`).
+ *
+ * @param lambda the URL's estimate before this fetch, changes/hour (≤ 0 or NaN: none, never)
+ * @param quietHours hours this fetch shows to have passed without a change
+ * @param pStar the improbability below which the test fires, in (0, 1); 0 = never
+ */
+export function rateFell(lambda: number, quietHours: number, pStar: number): boolean {
+  if (!(pStar > 0 && lambda > 0 && quietHours > 0)) return false;
+  return lambda * quietHours > -Math.log(pStar);
+}
+
+/**
+ * The change-point rule: when one fetch is too improbable under the URL's estimate for the URL
+ * still to change at that rate, its statistics restart instead of folding the fetch in. The
+ * interval statistics never forget (right while a page keeps its rate, wrong once it slows:
+ * its old evidence of speed outweighs the new quiet for months); discounting them all by age
+ * cost the stationary scenarios more than it bought (DESIGN §20), so they forget only on
+ * surprise.
+ *
+ * The test. Under a Poisson rate λ̂ a stretch of q hours passes without a change with
+ * probability e^(−λ̂q), and the rate very likely fell when that is below p*: λ̂q > −ln p*
+ * (`rateFell`). What a fetch shows passed quietly:
+ * - an unchanged fetch: everything since the fetch that first saw this content (lastChanged,
+ *   or firstCrawled if no change was ever seen), so a run of unchanged intervals is tested as
+ *   a whole — a funded page crawled at λ̂I ≈ 1–2 per interval is unsurprising once, not five
+ *   times running. Along one such run q only grows, so with λ̂ right the run trips the test
+ *   with probability e^(−λ̂q) < p* at most: ≤ p* false restarts per change seen;
+ * - a change the server dated (trusted Last-Modified): the time from that change to the fetch,
+ *   `datedQuietHours` (given a change in the interval, that quiet tail is ≥ q with probability
+ *   (e^(−λ̂q) − e^(−λ̂I))/(1 − e^(−λ̂I)) ≤ e^(−λ̂q), so the test is conservative there too);
+ * - any other change: nothing.
+ * A starved page's re-probe comes weeks after the last, where a quiet stretch at its old rate
+ * is astronomically improbable, so one such re-probe is enough.
+ *
+ * The restart. The history becomes what the surprise rests on: after a dated change, that one
+ * changed interval (the exposure its quiet tail); after a quiet run from `from`, its unchanged
+ * intervals (the exposure their length) preceded by one changed interval of the old changed
+ * intervals' geometric mean (whole hours, ≥ 1), so the page keeps the evidence that it does
+ * change instead of falling to the flat prior's floor (a quiet run alone puts the harmonic
+ * posterior near minRate). firstCrawled moves to the start of that history; crawlCount,
+ * changeCount and noChangeStreak count it. Fingerprints, validators, lastChanged and
+ * lastCrawled are untouched.
+ *
+ * Call it with the counters already counting this fetch and lmHours already folded, before
+ * the interval statistics and lastChanged are; `nowHours` and `previousCrawled` in the unit
+ * of firstCrawled (the frontier's whole hours). Returns whether it restarted (the statistics
+ * then hold this interval already: do not fold it again).
+ *
+ * @param priorLambda the URL's estimate before this fetch, changes/hour
+ * @param changed whether this fetch saw a real change
+ * @param datedQuietHours for a change the server dated, hours from it to this fetch; else 0
+ * @param pStar `changePointP`; 0 = off
+ */
+export function restartOnSurprise(
+  rec: Pick<
+    FreshnessRecord,
+    'firstCrawled' | 'crawlCount' | 'changeCount' | 'noChangeStreak' | 'unchangedHours' | 'changedLogHours' | 'lmHours' | 'lastChanged'
+  >,
+  priorLambda: number,
+  nowHours: number,
+  previousCrawled: number,
+  changed: boolean,
+  datedQuietHours: number,
+  pStar: number,
+): boolean {
+  if (!(pStar > 0) || rec.crawlCount < 2) return false;
+  const priorChanges = rec.changeCount - (changed ? 1 : 0);
+  const priorIntervals = rec.crawlCount - 2;
+  let from = previousCrawled;
+  let intervals = 1;
+  let quiet = changed ? datedQuietHours : nowHours - previousCrawled;
+  if (!changed) {
+    // The run's start: the fetch that saw the last change; the first fetch if none was seen. A
+    // record with changes but no lastChanged (kept by an older caller) tests this interval alone.
+    const start = rec.lastChanged > 0 ? rec.lastChanged : priorChanges > 0 ? previousCrawled : rec.firstCrawled;
+    if (start >= rec.firstCrawled && start <= previousCrawled) {
+      from = start;
+      quiet = nowHours - start;
+      const streak = Math.min(rec.noChangeStreak, rec.crawlCount - 1);
+      intervals = streak > 1 ? streak : 1;
+    }
+  }
+  if (!rateFell(priorLambda, quiet, pStar)) return false;
+  let keep = 0;
+  if (!changed && priorChanges >= 1 && priorIntervals >= 1) {
+    const x = Math.min(priorChanges, priorIntervals);
+    const g = Number.isFinite(rec.changedLogHours) ? Math.exp(rec.changedLogHours / x) : (previousCrawled - rec.firstCrawled) / priorIntervals;
+    keep = Math.max(1, Math.round(g));
+  }
+  const hours = nowHours - from;
+  rec.firstCrawled = from - keep;
+  rec.crawlCount = intervals + 1 + (keep > 0 ? 1 : 0);
+  rec.changeCount = changed || keep > 0 ? 1 : 0;
+  rec.noChangeStreak = changed ? 0 : intervals;
+  rec.unchangedHours = 0;
+  rec.changedLogHours = 0;
+  if (keep > 0) foldInterval(rec, keep, true);
+  foldInterval(rec, hours, changed);
+  if (rec.lmHours >= 0) rec.lmHours = changed ? Math.max(0, datedQuietHours) : hours;
+  return true;
 }
 
 /** Shortest interval the log statistic counts, hours: two fetches within a few minutes are not evidence of a rate of hundreds per hour. */

@@ -29,7 +29,10 @@
  * A starved page (w/λ ≤ τ) is still re-probed, so a page that slows down is noticed; but each
  * re-probe spends budget the optimum spends elsewhere. The further below the line (margin
  * m = τλ/w ≥ 1), the rarer: reprobeRate/m, at most 16 times rarer (true-λ simulator: 0.970 →
- * 0.991 of the optimum together with the host levels; margin² or a stretch of 64 did no better).
+ * 0.991 of the optimum together with the host levels; margin² or a stretch of 64 did no better)
+ * — but never rarer than the rate that insures against a change of the page's rate
+ * (`insuredReprobeRate`, √(w·h/(2τ)) for a hazard h = `rateChangeHazard`): a page that slowed
+ * down is only noticed at its next re-probe, and the stretch alone left some for months.
  *
  * ## Spacing (Coffman, Liu & Weber 1998, "Optimal robot scheduling for web search engines")
  * Even spacing beats random spacing at the same rate (F(λ, f) above versus f/(λ + f) for
@@ -103,7 +106,8 @@ export function valueDensity(rec: FreshnessRecord, params: FreshnessParams): num
 /**
  * The crawl rate (per hour) this URL asks for at water level `tau`, before any host clamp:
  * the funded rate λ/g⁻¹(τλ/w), kept within [reprobeRate/16, 1/minReprobeGap], or the
- * (stretched) re-probe rate if starved (w/λ ≤ τ). λ is `rec.lambda` (the prior refRate if not yet estimated).
+ * (stretched) re-probe rate if starved (w/λ ≤ τ), at least `insuredReprobeRate` and at most
+ * 1/minReprobeGap. λ is `rec.lambda` (the prior refRate if not yet estimated).
  * Frontiers that track a host's demand sum these. Reads only `rec.priority` and `rec.lambda`:
  * the background passes (withFreshness's tick, the simulator's) fill only those two fields of
  * a shared view, so a rule that read a count here would see another URL's.
@@ -117,13 +121,31 @@ export function desiredRate(rec: FreshnessRecord, tau: number, params: Freshness
     // at most REPROBE_STRETCH times slower than reprobeRate.
     if (!(rate > 0) && w > 0) {
       const margin = (tau * lambdaOf(rec, params)) / w;
-      if (margin > 1) return params.reprobeRate / (margin < REPROBE_STRETCH ? margin : REPROBE_STRETCH);
-      return params.reprobeRate;
+      const probe = margin > 1 ? params.reprobeRate / (margin < REPROBE_STRETCH ? margin : REPROBE_STRETCH) : params.reprobeRate;
+      const insured = insuredReprobeRate(w, tau, params.rateChangeHazard);
+      const r = probe > insured ? probe : insured;
+      return r < ceiling ? r : ceiling;
     }
     const floor = params.reprobeRate / REPROBE_STRETCH;
     return rate > floor ? rate : floor;
   }
   return rate > ceiling ? ceiling : rate;
+}
+
+/**
+ * The re-probe rate below which a starved page of importance w is not left at water level τ
+ * when its change rate may itself change at `hazard` per hour: 1/T with T = √(2τ / (w·h)).
+ * A page proven too fast to fund is worth re-probing only in case its rate changed; if it
+ * did (hazard h per hour) and it is now worth up to w of freshness per hour, a re-probe every
+ * T hours notices after T/2 on average, losing h·w·T/2 per hour, while the re-probes cost τ/T
+ * (τ is what a crawl is worth at the water level); the sum is least at T = √(2τ/(h·w)). The
+ * margin's stretch (above) bets that a page far over the line stays there; this bounds that
+ * bet by what a rate change would cost. 0 when the hazard is 0 (no bound).
+ */
+export function insuredReprobeRate(weight: number, tau: number, hazard: number): number {
+  if (!(hazard > 0) || !(weight > 0)) return 0;
+  if (!(tau > 0)) return Number.POSITIVE_INFINITY;
+  return Math.sqrt((weight * hazard) / (2 * tau));
 }
 
 /**

@@ -10,7 +10,9 @@
  * The frontier has already classified the fetch (`rec.change`) and folded it into the row's
  * counters and fingerprints, so this adapter does not call `observeChange` again. It updates
  * the Last-Modified exposure from the verdict and the validators the crawl overwrote
- * (`lastModifiedExposure`, the rules of `observeChange`), re-estimates λ (`estimate`), asks
+ * (`lastModifiedExposure`, the rules of `observeChange`), folds the interval into the
+ * estimator's statistics or, when it contradicts the stored λ, restarts the URL's history
+ * (`restartOnSurprise`: it rewrites the row's firstCrawled and counts), re-estimates λ (`estimate`), asks
  * for the interval at the current water level under the host's politeness capacity
  * (`targetInterval`: capacity = one crawl per host interval, or the host's rate cap over a
  * window if lower, demand = the host's Σ desired
@@ -45,7 +47,7 @@ import { booleanField, customField, defineOptions, numberField } from '../option
 import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
-import { type FreshnessRecord, foldInterval, lastModifiedExposure, newFreshnessRecord, seedIntervals } from './record.js';
+import { type FreshnessRecord, foldInterval, lastModifiedExposure, newFreshnessRecord, restartOnSurprise, seedIntervals } from './record.js';
 import { desiredRate, hostClampedRate, hostWaterLevel, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
 import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
 
@@ -208,6 +210,8 @@ export class FreshnessScheduler {
     v.noChangeStreak = rec.noChangeStreak;
     v.lastModified = rec.lastModified;
     v.spreadKey = rec.spreadKey;
+    v.lastChanged = rec.lastChanged;
+    const oldExposure = rec.lmHours;
     const lm = lastModifiedExposure(
       rec.lmHours,
       rec.change,
@@ -226,8 +230,21 @@ export class FreshnessScheduler {
     v.changedLogHours = rec.changedLogHours;
     if (rec.crawlCount > 1) {
       const real = rec.change === 'real';
-      seedIntervals(v, rec.crawlCount - 2, rec.changeCount - (real ? 1 : 0), rec.previousCrawled - rec.firstCrawled);
-      foldInterval(v, Math.floor(rec.fetchedAtHours) - rec.previousCrawled, real);
+      const now = Math.floor(rec.fetchedAtHours);
+      // The change-point rule (`restartOnSurprise`) on the URL's stored λ; a restart rewrites
+      // the history's start and counts, which the frontier keeps (no column of its own).
+      const dated = real && oldExposure >= 0 && lm >= 0 ? lm - oldExposure : 0;
+      if (restartOnSurprise(v, rec.lambda, now, rec.previousCrawled, real, dated, p.changePointP)) {
+        rec.firstCrawled = v.firstCrawled;
+        rec.crawlCount = v.crawlCount;
+        rec.changeCount = v.changeCount;
+        rec.noChangeStreak = v.noChangeStreak;
+        v.lmHours = Math.fround(v.lmHours);
+        rec.lmHours = v.lmHours;
+      } else {
+        seedIntervals(v, rec.crawlCount - 2, rec.changeCount - (real ? 1 : 0), rec.previousCrawled - rec.firstCrawled);
+        foldInterval(v, now - rec.previousCrawled, real);
+      }
       v.unchangedHours = Math.fround(v.unchangedHours);
       v.changedLogHours = Math.fround(v.changedLogHours);
     } else {

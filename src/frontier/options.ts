@@ -99,8 +99,14 @@ export interface CrawledRecord {
   readonly status: number;
   /** The report's clock in epoch-hours, fractional (`nowMs / 3 600 000`). */
   readonly fetchedAtHours: number;
-  /** Epoch-hour of the URL's first fetch (this one on a first fetch). */
-  readonly firstCrawled: number;
+  /**
+   * Epoch-hour of the URL's first fetch (this one on a first fetch) — or of the start of its
+   * history since its last change point: a hook may restart the history it estimates from
+   * (src/freshness `restartOnSurprise`) by storing new values here and in `crawlCount`,
+   * `changeCount` and `noChangeStreak` (integers; firstCrawled ≤ lastCrawled, counts within
+   * u16, crawlCount ≥ 1; other values are ignored).
+   */
+  firstCrawled: number;
   /** lastCrawled before this fetch (0 = never fetched). */
   readonly previousCrawled: number;
   /** The stored Last-Modified before this fetch, epoch-seconds (0 = none). */
@@ -119,9 +125,12 @@ export interface CrawledRecord {
   readonly firstSeen: number;
   readonly lastCrawled: number;
   readonly lastChanged: number;
-  readonly crawlCount: number;
-  readonly changeCount: number;
-  readonly noChangeStreak: number;
+  /** Fetches with a verdict (200/304) since the first fetch or the last change point (see `firstCrawled`). */
+  crawlCount: number;
+  /** Of those, fetches that saw a real change. */
+  changeCount: number;
+  /** Consecutive fetches without a real change, up to this one. */
+  noChangeStreak: number;
   /** What this fetch saw: 'first' fetch, 'none' (304 or same content), 'cosmetic', 'real'. */
   readonly change: 'first' | 'none' | 'cosmetic' | 'real';
   /** Host's current politeness interval (ms), a lower bound on useful recrawl spacing. */

@@ -50,6 +50,9 @@ export class MutableRecord implements CrawledRecord {
   get firstCrawled(): number {
     return this.t.firstCrawled[this.slot]!;
   }
+  set firstCrawled(v: number) {
+    if (Number.isInteger(v) && v >= 0 && v <= this.t.lastCrawled[this.slot]!) this.t.firstCrawled[this.slot] = v;
+  }
   get lmHours(): number {
     return this.t.lmHours[this.slot]!;
   }
@@ -83,11 +86,20 @@ export class MutableRecord implements CrawledRecord {
   get crawlCount(): number {
     return this.t.crawlCount[this.slot]!;
   }
+  set crawlCount(v: number) {
+    if (Number.isInteger(v) && v >= 1 && v <= 0xffff) this.t.crawlCount[this.slot] = v;
+  }
   get changeCount(): number {
     return this.t.changeCount[this.slot]!;
   }
+  set changeCount(v: number) {
+    if (Number.isInteger(v) && v >= 0 && v <= 0xffff) this.t.changeCount[this.slot] = v;
+  }
   get noChangeStreak(): number {
     return this.t.noChangeStreak[this.slot]!;
+  }
+  set noChangeStreak(v: number) {
+    if (Number.isInteger(v) && v >= 0 && v <= 0xffff) this.t.noChangeStreak[this.slot] = v;
   }
   get priority(): number {
     return this.t.priority[this.row]!;

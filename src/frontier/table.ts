@@ -14,8 +14,8 @@
  * | 6  | firstSeen      | u32     | epoch-hours                                                |
  * | 7  | lastCrawled    | u32     | epoch-hours, 0 = never                                     |
  * | 8  | nextDue        | u32     | epoch-hours                                                |
- * | 9  | crawlCount     | u16     | fetches that returned content (saturating)                 |
- * | 10 | changeCount    | u16     | fetches that saw a real change (saturating)                |
+ * | 9  | crawlCount     | u16     | fetches that returned content (saturating; since the freshness hook's last change point) |
+ * | 10 | changeCount    | u16     | fetches that saw a real change (saturating; likewise)      |
  * | 11 | noChangeStreak | u16     | consecutive fetches without a real change (saturating)     |
  * | 12 | lambda         | f32     | estimated changes per hour                                 |
  * | 13 | etag           | u32     | arena offset + 1 of the ETag, 0 = none                     |
@@ -42,7 +42,7 @@
  *
  * | id | column         | type    | unit / meaning                                            |
  * |----|----------------|---------|-----------------------------------------------------------|
- * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch, 0 = never fetched          |
+ * | 43 | firstCrawled   | u32     | epoch-hours of the first fetch (or the last change point's start), 0 = never fetched |
  * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
  * | 45 | unchangedHours | f32     | Σ hours of the intervals that ended without a change (minor 4) |
  * | 46 | changedLogHours| f32     | Σ ln hours of the intervals that ended in a change (minor 4) |

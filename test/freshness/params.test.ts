@@ -16,6 +16,8 @@ describe('freshness params', () => {
       minReprobeGap: 1,
       hostSpreadWindow: 24,
       trustLastModified: true,
+      changePointP: 1e-5,
+      rateChangeHazard: 0.25 / 8760,
     });
     expect(Object.isFrozen(p)).toBe(true);
     expect(freshnessParams()).toBe(p);
@@ -30,6 +32,9 @@ describe('freshness params', () => {
     [{ minReprobeGap: 0 }, /minReprobeGap/],
     [{ hostSpreadWindow: -1 }, /hostSpreadWindow/],
     [{ trustLastModified: 'yes' }, /trustLastModified: expected a boolean/],
+    [{ changePointP: 0.6 }, /changePointP/],
+    [{ changePointP: -1e-5 }, /changePointP/],
+    [{ rateChangeHazard: -1 }, /rateChangeHazard/],
     [{ minRate: 5 }, /minRate \(5\) must be below maxRate \(4\)/],
     [{ refRate: 10 }, /refRate \(10\) must lie within/],
     [{ reprobeRate: 2 }, /reprobeRate \(2\/h\) is faster than one crawl per minReprobeGap/],

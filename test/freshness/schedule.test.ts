@@ -50,9 +50,13 @@ describe('targetInterval', () => {
     fast.crawlCount = 1;
     expect(targetInterval(fast, undefined, tau, p)).toBeCloseTo(30, 9);
     expect(targetInterval(slower, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
-    // Far below the line: at most 16 re-probe intervals apart.
+    // Far below the line: at most 16 re-probe intervals apart without a rate-change hazard…
     const hyper = newFreshnessRecord({ lambda: 4, priority: 1 }); // margin 120
-    expect(targetInterval(hyper, undefined, tau, p)).toBeCloseTo(16 / p.reprobeRate, 9);
+    const steady = freshnessParams({ rateChangeHazard: 0 });
+    expect(targetInterval(hyper, undefined, tau, steady)).toBeCloseTo(16 / p.reprobeRate, 9);
+    // …and with one, at most √(2τ/(w·h)) apart: 60 days here, against 224 days of stretch.
+    expect(targetInterval(hyper, undefined, tau, p)).toBeCloseTo(Math.sqrt((2 * tau) / p.rateChangeHazard), 9);
+    expect(targetInterval(hyper, undefined, tau, p)).toBeLessThan(16 / p.reprobeRate);
     // Funded pages are untouched by the stretch: just above the line they are crawled faster than a re-probe.
     const edge = newFreshnessRecord({ lambda: 1 / 30.5, priority: 1 });
     expect(targetInterval(edge, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
