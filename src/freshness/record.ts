@@ -353,8 +353,8 @@ export function restartOnSurprise(
   if (!changed) {
     // The run's start: the fetch that saw the last change; the first fetch if none was seen. A
     // record with changes but no lastChanged (kept by an older caller) tests this interval alone.
-    const start = rec.lastChanged > 0 ? rec.lastChanged : priorChanges > 0 ? previousCrawled : rec.firstCrawled;
-    if (start >= rec.firstCrawled && start <= previousCrawled) {
+    const start = rec.lastChanged > 0 || priorChanges === 0 ? Math.max(rec.lastChanged, rec.firstCrawled) : previousCrawled;
+    if (start < previousCrawled) {
       from = start;
       quiet = nowHours - start;
       const streak = Math.min(rec.noChangeStreak, rec.crawlCount - 1);

@@ -13,6 +13,7 @@ import {
   targetInterval,
   valueDensity,
   hostWaterLevel,
+  insuredReprobeRate,
   optimalRates,
 } from '../../src/freshness/index.js';
 import { UrlStatus } from '../../src/model/index.js';
@@ -60,6 +61,24 @@ describe('targetInterval', () => {
     // Funded pages are untouched by the stretch: just above the line they are crawled faster than a re-probe.
     const edge = newFreshnessRecord({ lambda: 1 / 30.5, priority: 1 });
     expect(targetInterval(edge, undefined, tau, p)).toBeLessThan(1 / p.reprobeRate);
+  });
+
+  it('re-probes a starved page at least at the rate that insures against a change of its rate: √(w·h/(2τ))', () => {
+    const h = p.rateChangeHazard;
+    expect(insuredReprobeRate(2, 50, h)).toBeCloseTo(Math.sqrt((2 * h) / 100), 15);
+    expect(insuredReprobeRate(2, 50, 0)).toBe(0);
+    expect(insuredReprobeRate(0, 50, h)).toBe(0);
+    fc.assert(
+      fc.property(fc.double({ min: 1e-4, max: 4, noNaN: true }), fc.double({ min: 0.01, max: 100, noNaN: true }), fc.double({ min: 1e-3, max: 1e5, noNaN: true }), (lambda, w, tau) => {
+        const r = newFreshnessRecord({ lambda, priority: w });
+        const steady = freshnessParams({ rateChangeHazard: 0 });
+        const starved = !(fundedRate(lambda, w, tau) > 0);
+        // A starved page's rate is the stretched re-probe or the insured one, whichever is higher; a funded page's is untouched.
+        const want = starved ? Math.max(desiredRate(r, tau, steady), insuredReprobeRate(w, tau, p.rateChangeHazard)) : desiredRate(r, tau, steady);
+        expect(desiredRate(r, tau, p)).toBeCloseTo(want, 12);
+      }),
+      { seed: 2112, numRuns: 300 },
+    );
   });
 
   it('stays within the global band', () => {
