@@ -65,6 +65,13 @@ describe('restartOnSurprise', () => {
     expect(after).toBeLessThan(0.1);
   });
 
+  it('gives a trusted Last-Modified exposure the quiet run alone (the kept change adds none)', () => {
+    const rec = history({ firstCrawled: 1000, crawlCount: 21, changeCount: 12, noChangeStreak: 8, unchangedHours: 30, changedLogHours: 12 * Math.log(2), lmHours: 35, lastChanged: 1060 });
+    expect(restartOnSurprise(rec, 1, 1100, 1090, false, 0, 1e-5)).toBe(true);
+    expect(rec.lmHours).toBe(40);
+    expect(rec.unchangedHours).toBe(40);
+  });
+
   it('does not fire on a quiet run the estimate explains, nor when off', () => {
     const base = { firstCrawled: 1000, crawlCount: 21, changeCount: 12, noChangeStreak: 8, unchangedHours: 30, changedLogHours: 0, lmHours: -1, lastChanged: 1060 };
     const rec = history(base);
@@ -216,6 +223,45 @@ describe('on simulated Poisson histories', () => {
 });
 
 describe('withFreshness: the frontier restarts as observeChange does', () => {
+  it('a hook may rewrite firstCrawled and the counts; values outside their columns are ignored', () => {
+    const writes: [number, number, number, number][] = [
+      [0, -1, 70000, T0 + 999], // all ignored: crawlCount < 1, a negative changeCount, a streak above u16, firstCrawled after lastCrawled
+      [2, 1, 0, T0 + 1], // all taken
+      [1, 1.5, 1, T0 + 99], // crawlCount and the streak taken; a fractional changeCount and a late firstCrawled ignored
+    ];
+    let k = 0;
+    const f = new Frontier(1, T0, {
+      scheduleIndex: true,
+      stateMachine: true,
+      freshness: (rec, now) => {
+        if (rec.crawlCount >= 3 && k < writes.length) {
+          const [crawls, changes, streak, first] = writes[k++]!;
+          rec.crawlCount = crawls;
+          rec.changeCount = changes;
+          rec.noChangeStreak = streak;
+          rec.firstCrawled = first;
+        }
+        return now + 1;
+      },
+    });
+    f.seed('https://b.example/', 'b.example', 1, T0, T0, 0);
+    const column = (id: number): number => Array.from(f.checkpoint().columns.find((x) => x.id === id)!.data)[0]!;
+    const state = (): number[] => [9, 10, 11, 43].map(column);
+    let now = T0 * HOUR;
+    const after: number[][] = [];
+    for (let i = 0; i < 5; i++) {
+      let req = f.dispatch(now);
+      while (!req && now < (T0 + 100) * HOUR) req = f.dispatch((now += HOUR));
+      f.report({ row: req!.row, url: req!.url, status: 200, contentFp: BigInt(i + 1), simhash: BigInt(i) * 0x0f0f_0f0f_0f0f_0f0fn }, now);
+      after.push(state());
+    }
+    expect(after[2]).toEqual([3, 2, 0, T0]); // the first write: nothing taken
+    expect(after[3]).toEqual([2, 1, 0, T0 + 1]);
+    expect(after[4]).toEqual([1, 2, 1, T0 + 1]); // changeCount: 1 written, + this fetch's change
+    f.free();
+  });
+
+
   it('same columns at every fetch (counts, firstCrawled, statistics, exposure, λ), and the restarted counts survive a checkpoint', () => {
     // A page that changes every hour for 60 hours, then every 500 hours, on a server without Last-Modified.
     const changeAt = (h: number): number => (h <= T0 + 60 ? Math.floor(h) : T0 + 60 + Math.floor((h - T0 - 60) / 500) * 500);
