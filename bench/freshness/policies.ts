@@ -50,6 +50,13 @@ const TWO_POW_32 = 4294967296;
  * it can be fresh; a static page needs nothing more). With `ratesAfterFor` and a world with a
  * rate drift, the rates switch at the drift: each page's next crawl is re-placed one new
  * interval after its last (or spread over one new interval from the drift if that is past).
+ *
+ * `capSpacing` serves a capped host's fetches at least 1/C apart, as a crawl delay would (a
+ * fetch due while the host's gap is still running waits for the gap, in due order): with
+ * 'from-start' a page's next fetch is one interval after its (possibly late) start, as the
+ * frontier times it; with 'from-due' it stays on the page's own periodic grid, so lateness is
+ * made up by a shorter next interval. Without it the fixed rates are kept exactly and a capped
+ * host is held to its cap only on average (the offline optimum's own assumption).
  */
 export class FixedRatePolicy implements Policy {
   readonly observes = false;
@@ -62,11 +69,22 @@ export class FixedRatePolicy implements Policy {
   #last = new Float64Array(0);
   #heap = new DueHeap(1);
   #world: World | undefined;
+  readonly #capSpacing: CapSpacing | undefined;
+  /** Per host, the earliest next start under `capSpacing` (−∞: free). */
+  #hostFree = new Float64Array(0);
+  /** Per page, the due time of its pending fetch under `capSpacing` ('from-due' keeps the grid). */
+  #due = new Float64Array(0);
 
-  constructor(name: string, ratesFor: (world: World) => Float64Array, ratesAfterFor?: (world: World) => Float64Array) {
+  constructor(
+    name: string,
+    ratesFor: (world: World) => Float64Array,
+    ratesAfterFor?: (world: World) => Float64Array,
+    capSpacing?: CapSpacing,
+  ) {
     this.name = name;
     this.#ratesFor = ratesFor;
     this.#ratesAfterFor = ratesAfterFor;
+    this.#capSpacing = capSpacing;
   }
 
   /** The rates chosen at start (per hour). */
@@ -82,6 +100,8 @@ export class FixedRatePolicy implements Policy {
     this.#switchAt = drift ? world.driftAt : Number.POSITIVE_INFINITY;
     this.#last = new Float64Array(world.n).fill(Number.NEGATIVE_INFINITY);
     this.#heap = new DueHeap(world.n);
+    this.#hostFree = new Float64Array(world.hostCount).fill(Number.NEGATIVE_INFINITY);
+    this.#due = new Float64Array(world.n).fill(Number.NaN);
     const firstPass = world.n / world.budgetPerHour;
     for (let i = 0; i < world.n; i++) {
       const r = this.#rates[i]!;
@@ -94,13 +114,34 @@ export class FixedRatePolicy implements Policy {
     if (this.#after !== undefined && to > this.#switchAt) this.#switch();
     const heap = this.#heap;
     const last = this.#last;
+    const world = this.#world!;
+    const spacing = this.#capSpacing;
     while (heap.peekTime() < to) {
       const t = heap.peekTime();
       const i = heap.pop();
+      const r = this.#rates[i]!;
+      const h = world.host[i]!;
+      const cap = world.hostCap[h]!;
+      if (spacing === undefined || !(cap < Number.POSITIVE_INFINITY)) {
+        crawl(i, t);
+        last[i] = t;
+        if (r > 0) heap.push(t + 1 / r, i);
+        continue;
+      }
+      const due = Number.isNaN(this.#due[i]!) ? t : this.#due[i]!;
+      this.#due[i] = due;
+      if (t < this.#hostFree[h]!) {
+        heap.push(this.#hostFree[h]!, i); // the host's gap is running: wait for it
+        continue;
+      }
+      this.#hostFree[h] = t + 1 / cap;
       crawl(i, t);
       last[i] = t;
-      const r = this.#rates[i]!;
-      if (r > 0) heap.push(t + 1 / r, i);
+      this.#due[i] = Number.NaN;
+      if (!(r > 0)) continue;
+      const next = (spacing === 'from-due' ? due : t) + 1 / r;
+      this.#due[i] = next;
+      heap.push(next > t ? next : t, i);
     }
   }
 
@@ -123,8 +164,12 @@ export class FixedRatePolicy implements Policy {
       heap.push(next >= at ? next : at + (world.spreadKey[i]! / TWO_POW_32) / r, i);
     }
     this.#heap = heap;
+    this.#due.fill(Number.NaN);
   }
 }
+
+/** How a fixed-rate policy spaces a capped host's fetches (see `FixedRatePolicy`). */
+export type CapSpacing = 'from-start' | 'from-due';
 
 /**
  * Rates ∝ `shape`, scaled to spend the budget, with capped hosts scaled down to their caps and
@@ -185,11 +230,25 @@ export function worldPages(world: World, afterDrift = false): { pages: PageRate[
  * the optimum for each phase (it knows when and how the rates change).
  */
 export function optimumPolicy(): FixedRatePolicy {
-  const phase = (afterDrift: boolean) => (w: World): Float64Array => {
+  return new FixedRatePolicy('optimum', optimumPhase(false), optimumPhase(true));
+}
+
+/**
+ * The optimum's rates served as a polite crawler must: a capped host's fetches at least 1/C
+ * apart (its crawl delay), each page's next fetch one interval after its start (`capSpacing`
+ * 'from-start', as the frontier times a late fetch) or on its own grid ('from-due'). It is the
+ * offline optimum's allocation with what a crawl delay costs it; the scenarios print it beside
+ * the optimum so the real frontier's capped-host shortfall can be read against it.
+ */
+export function politeOptimumPolicy(spacing: CapSpacing = 'from-start'): FixedRatePolicy {
+  return new FixedRatePolicy(spacing === 'from-start' ? 'optimum-polite' : 'optimum-polite-grid', optimumPhase(false), optimumPhase(true), spacing);
+}
+
+function optimumPhase(afterDrift: boolean): (w: World) => Float64Array {
+  return (w) => {
     const { pages, caps } = worldPages(w, afterDrift);
     return optimalRates(pages, w.budgetPerHour, caps);
   };
-  return new FixedRatePolicy('optimum', phase(false), phase(true));
 }
 
 /** Options of the learning policy. */

@@ -16,7 +16,7 @@
  */
 import type { Policy } from './engine.js';
 import { MeguriFrontierPolicy, PEAK_WINDOW_HOURS, capWindowOf } from './frontier-policy.js';
-import { MeguriEstimatorPolicy, optimumPolicy, uniformPolicy } from './policies.js';
+import { MeguriEstimatorPolicy, optimumPolicy, politeOptimumPolicy, uniformPolicy } from './policies.js';
 import { compare, type Comparison } from './run.js';
 import type { World, WorldOptions } from './world.js';
 
@@ -78,6 +78,46 @@ export function bandShares(world: World, pageCrawls: Uint32Array): number[] {
  */
 export function bandLosses(c: Comparison): Map<string, number[]> {
   return lossesBy(c, BANDS.length, (i) => bandOf(c.world.lambda[i]! * 24));
+}
+
+/** Groups of `ratioLosses`: a page's crawls in the window over the optimum's on the same page. */
+export const RATIO_GROUPS = ['< 0.5', '0.5-0.8', '0.8-1.25', '1.25-2', '>= 2', 'optimum 0'] as const;
+
+/** The `RATIO_GROUPS` index of a page crawled `mine` times where the optimum crawled it `best` times. */
+export function ratioGroupOf(mine: number, best: number): number {
+  if (!(best > 0)) return 5;
+  const r = mine / best;
+  return r < 0.5 ? 0 : r < 0.8 ? 1 : r < 1.25 ? 2 : r < 2 ? 3 : 4;
+}
+
+/**
+ * The shortfall against the optimum (as `bandLosses`) grouped by how a policy's crawls of each
+ * page compare with the optimum's (`RATIO_GROUPS`), with the pages in each group. It tells a
+ * misjudged page from a mistimed one: points lost on pages crawled at less than half the
+ * optimum's count are pages the policy judged not worth crawling (starved on too high an
+ * estimate, or never re-estimated), points lost at 0.8–1.25 are timing (late fetches, uneven
+ * intervals), and the optimum-0 group (pages the optimum never recrawls) is what re-probes cost
+ * or buy.
+ */
+export function ratioLosses(c: Comparison): Map<string, { points: number[]; pages: number[] }> {
+  const w = c.world;
+  const out = new Map<string, { points: number[]; pages: number[] }>();
+  const opt = c.rows.find((x) => x.policy === 'optimum');
+  if (opt === undefined) return out;
+  let total = 0;
+  for (let i = 0; i < w.n; i++) total += w.weight[i]! * opt.pageFreshHours[i]!;
+  for (const r of c.rows) {
+    if (r === opt || r.policy === 'uniform') continue;
+    const points = new Array<number>(RATIO_GROUPS.length).fill(0);
+    const pages = new Array<number>(RATIO_GROUPS.length).fill(0);
+    for (let i = 0; i < w.n; i++) {
+      const g = ratioGroupOf(r.pageCrawls[i]!, opt.pageCrawls[i]!);
+      points[g]! += (w.weight[i]! * (opt.pageFreshHours[i]! - r.pageFreshHours[i]!)) / total;
+      pages[g]!++;
+    }
+    out.set(r.policy, { points, pages });
+  }
+  return out;
 }
 
 /** Groups of `driftLosses`: pages whose rate rose, fell, or stayed at the drift. */
@@ -230,6 +270,10 @@ export interface ScenarioResult {
   readonly frontierOverOptimum: Spread;
   readonly frontierOverUniform: Spread;
   readonly estimatorOverOptimum: Spread;
+  /** The optimum's rates served with each capped host's crawl delay (`politeOptimumPolicy`) over the optimum (NaN when not run). */
+  readonly politeOptimumOverOptimum: Spread;
+  /** Per policy name, its `ratioLosses` over the seeds (points averaged, pages averaged). */
+  readonly ratioLosses: ReadonlyMap<string, { points: number[]; pages: number[] }>;
   /** Per policy name, the crawl share per band averaged over seeds. */
   readonly shares: ReadonlyMap<string, number[]>;
   /** Per policy name, its `CapSplit` averaged over seeds. */
@@ -260,8 +304,8 @@ export interface SweepOptions {
 }
 
 /**
- * The policies a sweep runs: uniform, optimum, the estimator over columns and the real
- * Frontier, whose capped hosts get a rate cap over a window and a crawl delay (see
+ * The policies a sweep runs: uniform, optimum, the optimum with crawl delays
+ * (`politeOptimumPolicy`), the estimator over columns and the real Frontier, whose capped hosts get a rate cap over a window and a crawl delay (see
  * frontier-policy.ts and `SweepOptions`).
  */
 export function sweepPolicies(o: SweepOptions = {}): Policy[] {
@@ -271,7 +315,7 @@ export function sweepPolicies(o: SweepOptions = {}): Policy[] {
     spacing: o.spacing,
     capWindowSlots: o.capWindowSlots,
   });
-  return [uniformPolicy(), optimumPolicy(), new MeguriEstimatorPolicy(), frontier];
+  return [uniformPolicy(), optimumPolicy(), politeOptimumPolicy(), new MeguriEstimatorPolicy(), frontier];
 }
 
 /** Runs one scenario over `seeds` at size `n`; cap delivery is measured over windows of about `windowHours`. */
@@ -289,6 +333,7 @@ export function runScenario(
   const delivery = new Map<string, CapDelivery>();
   const losses = new Map<string, number[]>();
   const drift = new Map<string, number[]>();
+  const ratios = new Map<string, { points: number[]; pages: number[] }>();
   const average = (into: Map<string, number[]>, from: Map<string, number[]>): void => {
     for (const [policy, x] of from) {
       const acc = into.get(policy) ?? new Array<number>(x.length).fill(0);
@@ -301,6 +346,14 @@ export function runScenario(
     runs.push(c);
     average(losses, bandLosses(c));
     average(drift, driftLosses(c));
+    for (const [policy, x] of ratioLosses(c)) {
+      const acc = ratios.get(policy) ?? { points: new Array<number>(RATIO_GROUPS.length).fill(0), pages: new Array<number>(RATIO_GROUPS.length).fill(0) };
+      for (let g = 0; g < RATIO_GROUPS.length; g++) {
+        acc.points[g]! += x.points[g]! / seeds.length;
+        acc.pages[g]! += x.pages[g]! / seeds.length;
+      }
+      ratios.set(policy, acc);
+    }
     for (const [policy, x] of capDelivery(c, windowHours, slots)) {
       const acc = delivery.get(policy);
       const k = seeds.length;
@@ -336,6 +389,8 @@ export function runScenario(
     frontierOverOptimum: pick((c) => c.frontierOverOptimum),
     frontierOverUniform: pick((c) => c.frontierOverUniform),
     estimatorOverOptimum: pick((c) => c.meguriOverOptimum),
+    politeOptimumOverOptimum: pick((c) => freshnessOf(c, 'optimum-polite') / freshnessOf(c, 'optimum')),
+    ratioLosses: ratios,
     shares,
     caps,
     delivery,
@@ -346,6 +401,10 @@ export function runScenario(
   };
 }
 
+function freshnessOf(c: Comparison, policy: string): number {
+  return c.rows.find((x) => x.policy === policy)?.freshness ?? Number.NaN;
+}
+
 const fmt = (s: Spread): string => (Number.isNaN(s.mean) ? '-' : `${s.mean.toFixed(4)} ± ${s.sd.toFixed(4)} (${s.min.toFixed(3)}–${s.max.toFixed(3)})`);
 
 /** Prints one scenario: its score line and its per-band crawl-share table. */
@@ -354,6 +413,7 @@ export function printScenario(r: ScenarioResult): void {
   console.log(`  meguri-frontier  / optimum  ${fmt(r.frontierOverOptimum)}`);
   console.log(`  meguri-frontier  / uniform  ${fmt(r.frontierOverUniform)}`);
   console.log(`  meguri-estimator / optimum  ${fmt(r.estimatorOverOptimum)}`);
+  console.log(`  optimum-polite   / optimum  ${fmt(r.politeOptimumOverOptimum)}`);
   for (const policy of ['meguri-estimator', 'meguri-frontier']) {
     const rows = r.runs.map((c) => c.rows.find((x) => x.policy === policy)).filter((x) => x !== undefined);
     if (rows.length === 0) continue;
@@ -385,6 +445,12 @@ export function printScenario(r: ScenarioResult): void {
     if (policy === 'uniform') continue;
     console.log(`  ${[policy, ...s.map((x) => (100 * x).toFixed(2))].map(cell).join('')}`);
   }
+  // Points lost grouped by the policy's crawls of a page over the optimum's (pages in brackets).
+  console.log(`  ${['points lost', ...RATIO_GROUPS.map((g) => `crawls ${g}`)].map((x, i) => (i === 0 ? x.padEnd(18) : x.padStart(17))).join('')}`);
+  for (const [policy, x] of r.ratioLosses) {
+    const cells = x.points.map((p, g) => `${(100 * p).toFixed(2)} (${Math.round(x.pages[g]!)})`);
+    console.log(`  ${[policy, ...cells].map((c, i) => (i === 0 ? c.padEnd(18) : c.padStart(17))).join('')}`);
+  }
   if (r.driftLosses.size > 0) {
     console.log(`  ${['points lost', ...DRIFT_GROUPS].map(cell).join('')}`);
     for (const [policy, s] of r.driftLosses) {
@@ -396,10 +462,10 @@ export function printScenario(r: ScenarioResult): void {
 
 /** Prints the summary table over scenarios (the README's freshness table is drawn from it). */
 export function printSummary(results: readonly ScenarioResult[]): void {
-  console.log('\nscenario        meguri-frontier / optimum          / uniform     meguri-estimator / optimum');
+  console.log('\nscenario        meguri-frontier / optimum          / uniform     meguri-estimator / optimum        optimum-polite / optimum');
   for (const r of results) {
     console.log(
-      `${r.scenario.name.padEnd(15)} ${fmt(r.frontierOverOptimum).padEnd(34)} ${r.frontierOverUniform.mean.toFixed(3).padStart(8)}     ${fmt(r.estimatorOverOptimum)}`,
+      `${r.scenario.name.padEnd(15)} ${fmt(r.frontierOverOptimum).padEnd(34)} ${r.frontierOverUniform.mean.toFixed(3).padStart(8)}     ${fmt(r.estimatorOverOptimum).padEnd(34)} ${fmt(r.politeOptimumOverOptimum)}`,
     );
   }
 }

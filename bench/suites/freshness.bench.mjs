@@ -7,7 +7,9 @@
 // band of true change rate beside the optimum's, the points of the optimum lost per band (and,
 // in the drift scenario, on the pages whose rate rose, fell or stayed), and on capped hosts the crawls and fresh time
 // against the optimum's, and capped-host delivery: crawls / allowed on the hosts the optimum
-// keeps at their cap, and the most starts in one window of a host's rate cap over the cap.
+// keeps at their cap, and the most starts in one window of a host's rate cap over the cap;
+// beside them the optimum's rates served with each capped host's crawl delay (optimum-polite),
+// and the points lost grouped by each page's crawls over the optimum's (DESIGN §20).
 // Override with FRESHNESS_N (default 5000), FRESHNESS_SEEDS (default 20260101,7,42),
 // FRESHNESS_SCENARIOS (default all), FRESHNESS_WINDOW (a capped host's rate-cap window in
 // hours; default 0 = none, the crawl delay 1/C alone enforces the cap), FRESHNESS_SLOTS (K > 0:
@@ -20,7 +22,7 @@ import { register } from 'tsx/esm/api';
 export async function run() {
   const unregister = register();
   try {
-    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, DRIFT_GROUPS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
+    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, DRIFT_GROUPS, RATIO_GROUPS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
     const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING, process.env.FRESHNESS_SLOTS, process.env.FRESHNESS_CALENDAR);
     const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
     const names = process.env.FRESHNESS_SCENARIOS?.split(',');
@@ -38,6 +40,7 @@ export async function run() {
           ['meguri-frontier / optimum', r.frontierOverOptimum],
           ['meguri-frontier / uniform', r.frontierOverUniform],
           ['meguri-estimator / optimum', r.estimatorOverOptimum],
+          ['optimum-polite / optimum', r.politeOptimumOverOptimum],
         ]) {
           rows.push({ n, scenario: s.name, seeds: seeds.join(' '), policy: label, mean: sp.mean, sd: sp.sd, min: sp.min, max: sp.max });
         }
@@ -52,6 +55,9 @@ export async function run() {
         }
         for (const [policy, loss] of r.losses) {
           rows.push({ n, scenario: s.name, policy: `points lost: ${policy}`, ...Object.fromEntries(BANDS.map((b, i) => [b.label, 100 * loss[i]])) });
+        }
+        for (const [policy, x] of r.ratioLosses) {
+          rows.push({ n, scenario: s.name, policy: `points lost by crawls vs optimum: ${policy}`, ...Object.fromEntries(RATIO_GROUPS.map((g, i) => [g, 100 * x.points[i]])) });
         }
         for (const [policy, loss] of r.driftLosses) {
           rows.push({ n, scenario: s.name, policy: `points lost by drift: ${policy}`, ...Object.fromEntries(DRIFT_GROUPS.map((g, i) => [g, 100 * loss[i]])) });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { simulate, type Policy } from '../../bench/freshness/engine.js';
 import { MeguriFrontierPolicy } from '../../bench/freshness/frontier-policy.js';
-import { MeguriEstimatorPolicy, optimumPolicy, worldPages } from '../../bench/freshness/policies.js';
+import { MeguriEstimatorPolicy, optimumPolicy, politeOptimumPolicy, worldPages } from '../../bench/freshness/policies.js';
 import { optimalRates } from '../../src/freshness/index.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
-import { BANDS, DRIFT_GROUPS, bandLosses, bandOf, capSplits, driftLosses } from '../../bench/freshness/scenarios.js';
+import { BANDS, DRIFT_GROUPS, RATIO_GROUPS, bandLosses, bandOf, capSplits, driftLosses, ratioGroupOf, ratioLosses } from '../../bench/freshness/scenarios.js';
 
 // The simulator at small size (N = 1500, 150 days, 30 of warm-up): the bench runs it at
 // 10,000 and 100,000. Bounds are loose enough for any seed, tight enough to catch a
@@ -203,5 +203,63 @@ describe('freshness bench: where the shortfall lies', () => {
     expect(bands[1]).toBeCloseTo(slowest / total, 12);
     // Without a drift there is no drift split.
     expect(driftLosses(compare({ n: 300, seed: 3, days: 40, warmupDays: 10 }, [optimumPolicy(), new MeguriEstimatorPolicy()])).size).toBe(0);
+  });
+
+  it('ratioLosses groups the shortfall by crawls over the optimum\'s: it sums to 1 − ratio and counts every page once', () => {
+    expect([ratioGroupOf(0, 4), ratioGroupOf(2, 4), ratioGroupOf(3, 4), ratioGroupOf(4, 4), ratioGroupOf(5, 4), ratioGroupOf(7, 4), ratioGroupOf(8, 4), ratioGroupOf(3, 0)]).toEqual([
+      0, 1, 1, 2, 3, 3, 4, 5,
+    ]);
+    const c = compare({ n: 1200, seed: 5, days: 80, warmupDays: 10, budgetPerPageDay: 0.1 }, [optimumPolicy(), new MeguriEstimatorPolicy()]);
+    const x = ratioLosses(c).get('meguri-estimator')!;
+    expect(x.points).toHaveLength(RATIO_GROUPS.length);
+    expect(x.points.reduce((a, b) => a + b, 0)).toBeCloseTo(1 - c.meguriOverOptimum, 12);
+    expect(x.pages.reduce((a, b) => a + b, 0)).toBe(1200);
+    // By hand: the pages the optimum recrawls that the learner crawled less than half as often.
+    const w = c.world;
+    const opt = c.rows.find((r) => r.policy === 'optimum')!;
+    const me = c.rows.find((r) => r.policy === 'meguri-estimator')!;
+    let total = 0;
+    let starved = 0;
+    let count = 0;
+    for (let i = 0; i < w.n; i++) {
+      total += w.weight[i]! * opt.pageFreshHours[i]!;
+      if (opt.pageCrawls[i]! > 0 && me.pageCrawls[i]! < 0.5 * opt.pageCrawls[i]!) {
+        starved += w.weight[i]! * (opt.pageFreshHours[i]! - me.pageFreshHours[i]!);
+        count++;
+      }
+    }
+    expect(count).toBeGreaterThan(0);
+    expect(x.pages[0]).toBe(count);
+    expect(x.points[0]).toBeCloseTo(starved / total, 12);
+  });
+
+  it('the polite optimum spaces a capped host\'s fetches by 1/C and is the optimum itself where no host is capped', () => {
+    const capped = compare({ n: 1500, seed: 9, days: 60, warmupDays: 10, cappedHostFraction: 0.6 }, [optimumPolicy(), politeOptimumPolicy(), politeOptimumPolicy('from-due')]);
+    const w = capped.world;
+    let gaps = 0;
+    for (const name of ['optimum-polite', 'optimum-polite-grid']) {
+      const r = capped.rows.find((x) => x.policy === name)!;
+      for (let h = 0; h < w.hostCount; h++) {
+        const starts = r.cappedStarts[h];
+        if (starts === undefined) continue;
+        for (let k = 1; k < starts.length; k++) {
+          expect(starts[k]! - starts[k - 1]!).toBeGreaterThanOrEqual(1 / w.hostCap[h]! - 1e-9);
+          gaps++;
+        }
+      }
+    }
+    expect(gaps).toBeGreaterThan(1000);
+    // The optimum itself crowds some capped host closer than 1/C (so the spacing above is the policy's doing).
+    const opt = capped.rows.find((x) => x.policy === 'optimum')!;
+    let closer = 0;
+    for (let h = 0; h < w.hostCount; h++) {
+      const starts = opt.cappedStarts[h];
+      if (starts === undefined) continue;
+      for (let k = 1; k < starts.length; k++) if (starts[k]! - starts[k - 1]! < 1 / w.hostCap[h]! - 1e-9) closer++;
+    }
+    expect(closer).toBeGreaterThan(0);
+    const free = compare({ n: 800, seed: 9, days: 40, warmupDays: 10, cappedHostFraction: 0 }, [optimumPolicy(), politeOptimumPolicy()]);
+    expect(free.rows[1]!.freshness).toBe(free.rows[0]!.freshness);
+    expect(free.rows[1]!.crawls).toBe(free.rows[0]!.crawls);
   });
 });
