@@ -39,6 +39,12 @@
  * Costs: per outcome a few hundred ns (one estimate, one Newton solve); per pass two loops over
  * the rows with one Newton solve each, no allocation beyond scratch arrays that grow with the
  * partition.
+ *
+ * Why one file of ~650 lines: the per-outcome path, the background pass and the durable state
+ * (`exportState` / `importState`, ~100 lines of the MGFS layout) all read the scheduler's private
+ * per-host arrays and calendars; moving the encoding to a sibling file would need a snapshot copy
+ * of them, or exposing them. The split to make first if it grows: the host-level pass
+ * (`#hostLevels`, `#cappedDemand`, `#booked`) into functions over the arrays.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import type { CrawledRecord, FreshnessRows } from '../frontier/options.js';
