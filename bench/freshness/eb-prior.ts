@@ -8,7 +8,8 @@
  * normalized posterior (under the current prior), weighted by the hours of the interval that
  * fetch closed, so a URL counts by the time it was watched and fast-crawled pages do not
  * dominate; at each background tick the prior is rebuilt as the histogram mixed with a share
- * of the flat prior (no bin reaches zero), the histogram optionally decayed.
+ * of the flat prior (no bin reaches zero), the histogram optionally decayed. The batch variant
+ * (`fitBatch`) instead refits the prior at a tick by EM over every URL's current likelihood.
  */
 import { estimate, type FreshnessParams, type FreshnessRecord } from '../../src/freshness/index.js';
 
