@@ -41,6 +41,7 @@ import type { Outcome } from '../../src/model/index.js';
 import type { Policy } from './engine.js';
 import { DueHeap } from './heap.js';
 import type { World } from './world.js';
+import { LearnedPrior, estimateWithPrior, logLikelihood } from './eb-prior.js';
 
 const TWO_POW_32 = 4294967296;
 
@@ -260,6 +261,8 @@ export interface MeguriPolicyOptions {
   /** Diagnostic: schedule with the true λ instead of the estimate (isolates estimation error). */
   readonly oracleLambda?: boolean;
   readonly name?: string;
+  /** Experiment: the posterior under a prior learned from the crawl (eb-prior.ts); off by default. */
+  readonly learnedPrior?: { readonly mix?: number; readonly decayPerTick?: number; readonly frozen?: boolean; readonly batchEveryTicks?: number; readonly batchIterations?: number; readonly reestimate?: boolean };
 }
 
 /** A mutable host view for `targetInterval`. */
@@ -310,6 +313,8 @@ export class MeguriEstimatorPolicy implements Policy {
   #spread = new Uint32Array(0);
   /** Water level over time (sampled at each tick), for diagnostics. */
   readonly tauTrace: number[] = [];
+  readonly #ebOptions: MeguriPolicyOptions['learnedPrior'];
+  #eb: LearnedPrior | undefined;
 
   constructor(options: MeguriPolicyOptions = {}) {
     this.#params = options.params ?? defaultParams();
@@ -317,11 +322,13 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#tauOptions = options.tau ?? {};
     this.#oracle = options.oracleLambda ?? false;
     this.name = options.name ?? (this.#oracle ? 'meguri-true-lambda' : 'meguri-estimator');
+    this.#ebOptions = options.learnedPrior;
   }
 
   start(world: World): void {
     const n = world.n;
     this.#world = world;
+    this.#eb = this.#ebOptions === undefined ? undefined : new LearnedPrior(this.#ebOptions.mix, this.#ebOptions.decayPerTick);
     this.#tau = new TauController(world.budgetPerHour, { initialTau: this.#initialTau(world), ...this.#tauOptions });
     this.#status = new Uint8Array(n);
     this.#priority = Float32Array.from(world.weight);
@@ -368,8 +375,14 @@ export class MeguriEstimatorPolicy implements Policy {
       if (t !== this.#nextDue[i]) continue; // superseded by reviseNextDue
       const outcome = crawl(i, t)!;
       this.#load(i);
+      const before = view.crawlCount > 0 ? view.lastCrawled : t;
       observeChange(view, outcome, t, p);
-      view.lambda = this.#oracle ? world.lambda[i]! : estimate(view, p);
+      const eb = this.#eb;
+      if (eb !== undefined && !this.#oracle) {
+        const e = estimateWithPrior(view, p, eb);
+        view.lambda = e.lambda;
+        if (e.posterior) eb.observe(t - before);
+      } else view.lambda = this.#oracle ? world.lambda[i]! : estimate(view, p);
       const interval = targetInterval(view, this.#hosts[world.host[i]!], this.#tau.tau(), p);
       setNextDue(view, interval, t, p);
       this.#store(i);
@@ -406,6 +419,11 @@ export class MeguriEstimatorPolicy implements Policy {
    * (`reviseNextDue`), so a page parked at the re-probe interval answers a lower τ at once.
    */
   #retune(world: World, now: number): void {
+    if (this.#eb !== undefined && this.#ebOptions?.frozen !== true) {
+      const every = this.#ebOptions?.batchEveryTicks ?? 0;
+      if (every === 0) this.#eb.refresh();
+      else if (Math.round((now - world.t0) / this.#tickHours) % every === 0) this.#fitPrior(world);
+    }
     const tau = this.#tau.tau();
     const p = this.#params;
     const view = this.#view;
@@ -444,6 +462,50 @@ export class MeguriEstimatorPolicy implements Policy {
         this.#nextDue[i] = view.nextDue;
         this.#heap.push(view.nextDue, i); // the old entry goes stale and is skipped
       }
+    }
+  }
+
+  #lik = new Float64Array(0);
+  #likPage = new Int32Array(0);
+  /** Experiment: the learned prior refitted over every URL's current likelihood (batch EM). */
+  #fitPrior(world: World): void {
+    if (this.#lik.length !== world.n * 48) {
+      this.#lik = new Float64Array(world.n * 48);
+      this.#likPage = new Int32Array(world.n);
+    }
+    const row = new Float64Array(48);
+    const view = this.#view;
+    let count = 0;
+    for (let i = 0; i < world.n; i++) {
+      if (this.#crawlCount[i]! < 2) continue;
+      this.#load(i);
+      if (!logLikelihood(view, this.#params, row)) continue;
+      let best = Number.NEGATIVE_INFINITY;
+      for (let k = 0; k < 48; k++) if (row[k]! > best) best = row[k]!;
+      const o = count * 48;
+      for (let k = 0; k < 48; k++) this.#lik[o + k] = Math.exp(row[k]! - best);
+      this.#likPage[count] = i;
+      count++;
+    }
+    const eb = this.#eb!;
+    eb.fitBatch(this.#lik, count, this.#ebOptions?.batchIterations ?? 5);
+    if (this.#ebOptions?.reestimate !== true) return;
+    // Every URL's estimate under the new prior, not only those fetched from now on (a starved
+    // page is not fetched for weeks).
+    const p = this.#params;
+    const lo = Math.log(p.minRate);
+    const step = (Math.log(p.maxRate) - lo) / 47;
+    for (let j = 0; j < count; j++) {
+      const o = j * 48;
+      let mass = 0;
+      let inverse = 0;
+      for (let k = 0; k < 48; k++) {
+        const w = this.#lik[o + k]! * Math.exp(eb.logPrior[k]!);
+        mass += w;
+        inverse += w * Math.exp(-(lo + k * step));
+      }
+      const r = mass / inverse;
+      this.#lambda[this.#likPage[j]!] = r >= p.minRate ? (r > p.maxRate ? p.maxRate : r) : p.minRate;
     }
   }
 
@@ -530,6 +592,11 @@ export class MeguriEstimatorPolicy implements Policy {
   /** Last-Modified exposure per page (−1: not trusted), for diagnostics. */
   get lmHours(): Float32Array {
     return this.#lmHours;
+  }
+
+  /** The learned prior (experiment; undefined when off), for diagnostics. */
+  get learnedPrior(): LearnedPrior | undefined {
+    return this.#eb;
   }
 
   /** Estimated λ per page (per hour), for diagnostics. */

@@ -315,6 +315,14 @@ export function sweepPolicies(o: SweepOptions = {}): Policy[] {
     spacing: o.spacing,
     capWindowSlots: o.capWindowSlots,
   });
+  const eb = process.env.MEGURI_EB;
+  if (eb !== undefined && eb !== '') {
+    // Experiment (eb-prior.ts): MEGURI_EB=mix[,decay per tick][,frozen | batch:every ticks:EM steps[:1 = re-estimate every URL]]; the frontier column is left out.
+    const [mix, decay, mode] = eb.split(',');
+    const batch = mode?.startsWith('batch:') === true ? mode.split(':').map(Number) : undefined;
+    const learnedPrior = { mix: Number(mix), decayPerTick: decay ? Number(decay) : 1, frozen: mode === 'frozen', batchEveryTicks: batch?.[1], batchIterations: batch?.[2], reestimate: batch?.[3] === 1 };
+    return [uniformPolicy(), optimumPolicy(), politeOptimumPolicy(), new MeguriEstimatorPolicy({ learnedPrior })];
+  }
   return [uniformPolicy(), optimumPolicy(), politeOptimumPolicy(), new MeguriEstimatorPolicy(), frontier];
 }
 
