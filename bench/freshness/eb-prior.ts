@@ -13,7 +13,11 @@
  */
 import { estimate, type FreshnessParams, type FreshnessRecord } from '../../src/freshness/index.js';
 
-/** Grid points, as `posteriorRate`'s. */
+/**
+ * Grid points, as `posteriorRate`'s. The grid, the two-atom likelihood and the summary below are
+ * a deliberate copy of src/freshness/estimate.ts `posteriorRate` with a prior term added: keep in
+ * sync (the fast-check property in test/freshness/eb-prior.test.ts fails if they drift apart).
+ */
 export const EB_GRID = 48;
 
 /** The learned prior's state: the histogram and the log prior the posterior uses. */
