@@ -138,8 +138,10 @@ export class FixedRatePolicy implements Policy {
       this.#hostFree[h] = t + 1 / cap;
       crawl(i, t);
       last[i] = t;
-      this.#due[i] = Number.NaN;
-      if (!(r > 0)) continue;
+      if (!(r > 0)) {
+        this.#due[i] = Number.NaN; // fetched once, never again
+        continue;
+      }
       const next = (spacing === 'from-due' ? due : t) + 1 / r;
       this.#due[i] = next;
       heap.push(next > t ? next : t, i);

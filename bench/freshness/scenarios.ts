@@ -17,7 +17,7 @@
 import type { Policy } from './engine.js';
 import { MeguriFrontierPolicy, PEAK_WINDOW_HOURS, capWindowOf } from './frontier-policy.js';
 import { MeguriEstimatorPolicy, optimumPolicy, politeOptimumPolicy, uniformPolicy } from './policies.js';
-import { compare, type Comparison } from './run.js';
+import { compare, type Comparison, type Row } from './run.js';
 import type { World, WorldOptions } from './world.js';
 
 /** A named world shape (the seed and N come from the sweep). */
@@ -100,23 +100,12 @@ export function ratioGroupOf(mine: number, best: number): number {
  * or buy.
  */
 export function ratioLosses(c: Comparison): Map<string, { points: number[]; pages: number[] }> {
-  const w = c.world;
   const out = new Map<string, { points: number[]; pages: number[] }>();
   const opt = c.rows.find((x) => x.policy === 'optimum');
   if (opt === undefined) return out;
-  let total = 0;
-  for (let i = 0; i < w.n; i++) total += w.weight[i]! * opt.pageFreshHours[i]!;
-  for (const r of c.rows) {
-    if (r === opt || r.policy === 'uniform') continue;
-    const points = new Array<number>(RATIO_GROUPS.length).fill(0);
-    const pages = new Array<number>(RATIO_GROUPS.length).fill(0);
-    for (let i = 0; i < w.n; i++) {
-      const g = ratioGroupOf(r.pageCrawls[i]!, opt.pageCrawls[i]!);
-      points[g]! += (w.weight[i]! * (opt.pageFreshHours[i]! - r.pageFreshHours[i]!)) / total;
-      pages[g]!++;
-    }
-    out.set(r.policy, { points, pages });
-  }
+  const pages = new Map<string, number[]>();
+  const points = lossesBy(c, RATIO_GROUPS.length, (i, r) => ratioGroupOf(r.pageCrawls[i]!, opt.pageCrawls[i]!), pages);
+  for (const [policy, p] of points) if (policy !== 'uniform') out.set(policy, { points: p, pages: pages.get(policy)! });
   return out;
 }
 
@@ -133,7 +122,11 @@ export function driftLosses(c: Comparison): Map<string, number[]> {
   return lossesBy(c, DRIFT_GROUPS.length, (i) => (w.lambdaAfter[i]! > w.lambda[i]! ? 0 : w.lambdaAfter[i]! < w.lambda[i]! ? 1 : 2));
 }
 
-function lossesBy(c: Comparison, groups: number, groupOf: (page: number) => number): Map<string, number[]> {
+/**
+ * Per policy (all but the optimum), the points of the optimum's weighted fresh time lost on each
+ * group of pages, `groupOf(page, row)` naming the group; with `pages`, the pages per group too.
+ */
+function lossesBy(c: Comparison, groups: number, groupOf: (page: number, row: Row) => number, pages?: Map<string, number[]>): Map<string, number[]> {
   const w = c.world;
   const out = new Map<string, number[]>();
   const opt = c.rows.find((x) => x.policy === 'optimum');
@@ -143,8 +136,14 @@ function lossesBy(c: Comparison, groups: number, groupOf: (page: number) => numb
   for (const r of c.rows) {
     if (r === opt) continue;
     const loss = new Array<number>(groups).fill(0);
-    for (let i = 0; i < w.n; i++) loss[groupOf(i)]! += (w.weight[i]! * (opt.pageFreshHours[i]! - r.pageFreshHours[i]!)) / total;
+    const count = new Array<number>(groups).fill(0);
+    for (let i = 0; i < w.n; i++) {
+      const g = groupOf(i, r);
+      loss[g]! += (w.weight[i]! * (opt.pageFreshHours[i]! - r.pageFreshHours[i]!)) / total;
+      count[g]!++;
+    }
     out.set(r.policy, loss);
+    pages?.set(r.policy, count);
   }
   return out;
 }
