@@ -63,7 +63,7 @@ import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch } from '../fetch/index.js';
+import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from '../model/index.js';
@@ -199,7 +199,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
-  #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, tornBytes: 0, refetch: [] };
+  #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, replayedRobots: 0, tornBytes: 0, refetch: [] };
   #runStartMs = 0;
   #lastProgress = { atMs: 0, completed: 0 };
   /** Per-IP send order of requests handed to undici (see send-gate.ts). */
@@ -292,6 +292,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       maxCrawlDelayMs: o.maxCrawlDelayMs,
       clock: o.clock,
       onStart: (group, url) => this.#robotsStarted(group, url),
+      onAnswer: (answer) => this.#robotsAnswered(answer),
       onSettled: wake,
       signal: this.#stop.signal,
     });
@@ -815,8 +816,10 @@ export class Engine extends EventEmitter<EngineEvents> {
         throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
       }
       this.#directory.import(state.groups);
-      // robots.txt files still fresh are used until their own expiry: a restart asks no origin again.
+      // robots.txt files still fresh are used until their own expiry: a restart asks no origin
+      // again; an unreachable one keeps its retry time, failures and Retry-After hold.
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
+      if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = state.generation;
       this.#completed = state.completed;
@@ -847,7 +850,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     });
   }
 
-  /** Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes are redone. */
+  /**
+   * Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes
+   * are redone, robots.txt answers replace the checkpoint's entries (rules, retry state,
+   * Retry-After hold: the gate holds the host from its first dispatch on).
+   */
   #replay(data: DataDir, state: EngineState): void {
     const f = this.#frontier!;
     // URL → its last journaled fetch start (undefined: in flight at the checkpoint).
@@ -855,6 +862,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const u of state.inFlight) pending.set(u, undefined);
     let outcomes = 0;
     let dispatches = 0;
+    let robots = 0;
     const { records, tornBytes } = data.readJournal(state.generation);
     for (const r of records) {
       if (r.t === 'd') {
@@ -862,11 +870,25 @@ export class Engine extends EventEmitter<EngineEvents> {
         if (r.u !== undefined) pending.set(r.u, r.at);
         continue;
       }
+      if (r.t === 'r') {
+        this.#gate.restoreAnswer(r);
+        robots++;
+        continue;
+      }
       this.#replayOutcome(r);
       pending.delete(r.u);
       outcomes++;
     }
-    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()], interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])) };
+    this.#recovery = {
+      resumed: true,
+      generation: state.generation,
+      replayedOutcomes: outcomes,
+      replayedDispatches: dispatches,
+      replayedRobots: robots,
+      tornBytes,
+      refetch: [...pending.keys()],
+      interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])),
+    };
   }
 
   #replayOutcome(r: OutcomeRecord): void {
@@ -1063,6 +1085,25 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   readonly #starts: { group: string; ip: string | undefined; at: number }[] = [];
+
+  /**
+   * A robots.txt answer, before the robots cache acts on it: journaled first, as an outcome is
+   * before its report, so a kill after the answer took effect cannot lose it (`#replay` puts
+   * it back). A full disk ends the run as anywhere else, and the answer is not acted on.
+   */
+  #robotsAnswered(answer: RobotsSnapshot): void {
+    if (this.#data?.journaling !== true) return; // in memory, or cluster mode (see cluster-mode.ts)
+    try {
+      this.#append({ t: 'r', ...answer });
+    } catch (err) {
+      if (err instanceof DiskFullError && this.#phase === 'running') {
+        this.#noteDiskFull(err);
+        this.#driverError ??= err;
+        this.#abortNow('diskFull');
+      }
+      throw err;
+    }
+  }
 
   #flushStarts(): void {
     // Called around every dispatch; robots.txt starts are rare, so no array is made without one.
@@ -1348,6 +1389,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         inFlight: [...this.#flights.values()].map((x) => x.req.url),
         robotsOutages: this.#robotsOutages(f),
         robots: this.#gate.exportRobots(),
+        robotsUnreachable: this.#gate.exportOutages(),
         robotsMaxAttempts: this.#robotsGiveUp,
       },
       this.options.journalSyncEvery,

@@ -31,6 +31,11 @@ export interface RecoveryInfo {
   readonly replayedOutcomes: number;
   /** Fetch starts replayed from the journal (intervals kept across the crash). */
   readonly replayedDispatches: number;
+  /**
+   * robots.txt answers replayed from the journal (rules, retry state and Retry-After holds
+   * kept across the crash: no origin is asked again for an answer the journal holds).
+   */
+  readonly replayedRobots: number;
   /** Bytes of a torn journal tail that were dropped. */
   readonly tornBytes: number;
   /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
