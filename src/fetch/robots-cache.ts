@@ -393,18 +393,15 @@ export class RobotsCache {
 
   /**
    * Puts an answer `onAnswer` was told back as the origin's entry, replacing what the cache
-   * holds for it (a journal's answers are newer than a checkpoint's entries); a parsed or
-   * unavailable answer past its expiry (`ttlMs` from its fetch) is dropped, so the next
-   * check fetches it again. Returns whether the entry was set.
+   * holds for it (a journal's answers are newer than a checkpoint's entries). One past its
+   * expiry is kept as the live cache keeps it: the next check fetches the file again, and its
+   * rules stay the copy an outage falls back on. Returns whether the answer is in force now.
    */
   restore(answer: RobotsSnapshot): boolean {
-    const entry = this.#entryOf(answer, this.#opts.now());
-    if (entry === undefined) {
-      this.#entries.delete(answer.origin);
-      return false;
-    }
+    const t = this.#opts.now();
+    const entry = this.#entryOf(answer, t, true)!;
     lruSet(this.#entries, answer.origin, entry, this.#opts.maxEntries);
-    return true;
+    return t < entry.refreshAtMs;
   }
 
   /**
@@ -416,12 +413,12 @@ export class RobotsCache {
     return held !== undefined && held > this.#opts.now() ? held : 0;
   }
 
-  /** The entry a snapshot stands for at clock `t`, or undefined when it has expired. */
-  #entryOf(s: RobotsSnapshot, t: number): Entry | undefined {
+  /** The entry a snapshot stands for at clock `t`; undefined when it has expired, unless `keepExpired`. */
+  #entryOf(s: RobotsSnapshot, t: number, keepExpired = false): Entry | undefined {
     let refreshAtMs = s.refreshAtMs;
     if (s.state !== 'unreachable') {
       refreshAtMs = Math.min(refreshAtMs, s.fetchedAtMs + this.#opts.ttlMs, t + this.#opts.ttlMs);
-      if (t >= refreshAtMs) return undefined;
+      if (t >= refreshAtMs && !keepExpired) return undefined;
     }
     const unreachable = s.state === 'unreachable';
     // A parsed entry always has rules (no text: an empty file); an unreachable one its copy, if any.
