@@ -199,7 +199,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
-  #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, replayedRobots: 0, tornBytes: 0, refetch: [] };
+  #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, replayedRobots: 0, tornBytes: 0, refetch: [], robotsInFlight: [] };
   #runStartMs = 0;
   #lastProgress = { atMs: 0, completed: 0 };
   /** Per-IP send order of requests handed to undici (see send-gate.ts). */
@@ -860,6 +860,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     // URL → its last journaled fetch start (undefined: in flight at the checkpoint).
     const pending = new Map<string, number | undefined>();
     for (const u of state.inFlight) pending.set(u, undefined);
+    // robots.txt hop URL → its group, while the journal holds its start but no answer.
+    const robotsPending = new Map<string, string>();
     let outcomes = 0;
     let dispatches = 0;
     let robots = 0;
@@ -867,12 +869,18 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const r of records) {
       if (r.t === 'd') {
         if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
-        if (r.u !== undefined) pending.set(r.u, r.at);
+        if (r.u !== undefined) {
+          if (r.r === 1) robotsPending.set(r.u, r.h);
+          else pending.set(r.u, r.at);
+        }
         continue;
       }
       if (r.t === 'r') {
         this.#gate.restoreAnswer(r);
         robots++;
+        // The answer ends its group's load (every hop of a redirected one).
+        const group = hostGroupKey(`${r.origin}/`, this.options.grouping);
+        for (const [u, g] of robotsPending) if (g === group) robotsPending.delete(u);
         continue;
       }
       this.#replayOutcome(r);
@@ -887,6 +895,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       replayedRobots: robots,
       tornBytes,
       refetch: [...pending.keys()],
+      robotsInFlight: [...robotsPending.keys()],
       interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])),
     };
   }
@@ -1078,7 +1087,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #robotsStarted(group: string, url: string): void {
     const ip = this.#names.addressOf(url);
     const at = this.#clock();
-    this.#append({ t: 'd', h: group, ip, at, r: 1 });
+    this.#append({ t: 'd', h: group, ip, at, r: 1, u: url });
     this.#starts.push({ group, ip, at });
     // In cluster mode the node's loop calls dispatch: apply right after it returns.
     if (this.#node !== undefined && this.#starts.length === 1) queueMicrotask(() => this.#flushStarts());

@@ -37,7 +37,7 @@ export interface DispatchRecord {
   /** URLKey (hex) of a content fetch. */
   readonly k?: string | undefined;
   readonly u?: string | undefined;
-  /** 1 for a robots.txt request. */
+  /** 1 for a robots.txt request (then `u` is the hop's URL and `k` absent). */
   readonly r?: 1 | undefined;
 }
 

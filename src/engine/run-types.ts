@@ -41,6 +41,12 @@ export interface RecoveryInfo {
   /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
   readonly refetch: readonly string[];
   /**
+   * robots.txt requests (each hop's URL) the journal saw start but not answered: the previous
+   * run may have had its answer — a Retry-After too — and died before journaling it, so this
+   * run cannot honour it and asks again. Empty for journals older than these records.
+   */
+  readonly robotsInFlight: readonly string[];
+  /**
    * Of those, the fetches whose start is in the journal, with that start (epoch ms): a consumer
    * that keeps outputs can tell a page it wrote just before the kill, whose outcome never
    * reached the journal, and not write it twice (the CLI does so for WARC and pages.jsonl).

@@ -176,7 +176,7 @@ describe('robots.txt answers are journaled and survive kill -9', () => {
 
     const second = await start(s.config).exited;
     expect(second.code).toBe(0);
-    expect(second.recovery).toMatchObject({ resumed: true, replayedRobots: 2 });
+    expect(second.recovery).toMatchObject({ resumed: true, replayedRobots: 2, robotsInFlight: [] });
     // No request to held.test before its Retry-After ended — robots.txt or page.
     expect(early(s.held), JSON.stringify(s.requests(s.held))).toEqual([]);
     // Asked once more after the hold (now 200), and every page fetched.
