@@ -15,7 +15,8 @@
  *  driver (timers, completions)                        consumer (for await … of run())
  *  ───────────────────────────                        ────────────────────────────────
  *  fill: while slots free ─ frontier.dispatch(now) ─┐
- *        journal 'd'   → fetcher.fetch(req) ────────┤   (robots.txt / DNS: frontier's seams)
+ *        journal 'd'   → fetcher.fetch(req) ────────┤   (robots.txt / DNS: frontier's seams;
+ *                                                   │    each robots.txt answer: journal 'r')
  *  sleep until nextEligible / a completion / stop   │
  *                                                   ▼
  *                          outcome → soft-404, origins, change → outputs ─► yield page
@@ -31,7 +32,10 @@
  * checkpoint plus the journal's outcome records (replayed through `Frontier#replay`) rebuild
  * the state: every journaled fetch stays done, and only fetches in flight at the crash are
  * made again. The journal's dispatch records also keep the host and IP intervals across the
- * crash (`Frontier#recordStart`).
+ * crash (`Frontier#recordStart`). Each robots.txt answer is journaled too ('r', before the
+ * RobotsCache acts on it: journaled, then applied) and restored on resume, so the resumed
+ * process neither asks again for rules the killed one had read nor sends anything to a host
+ * before a Retry-After its robots.txt answered has ended (the robots gate holds the group).
  *
  * Politeness is entirely the frontier's: the engine only asks `dispatch(now)` and sleeps until
  * `nextEligible()`; robots.txt and DNS go through the frontier's seams, so even a robots.txt
