@@ -1102,17 +1102,19 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A robots.txt answer, before the robots cache acts on it: journaled first, as an outcome is
    * before its report, so a kill after the answer took effect cannot lose it (`#replay` puts
-   * it back). A full disk ends the run as anywhere else, and the answer is not acted on.
+   * it back). A failed append ends the run (`run()` throws it; a full disk as anywhere else)
+   * and the answer is not acted on: the robots gate swallows a load's failure, and would
+   * otherwise ask the server again and again.
    */
   #robotsAnswered(answer: RobotsSnapshot): void {
     if (this.#data?.journaling !== true) return; // in memory, or cluster mode (see cluster-mode.ts)
     try {
       this.#append({ t: 'r', ...answer });
     } catch (err) {
-      if (err instanceof DiskFullError && this.#phase === 'running') {
-        this.#noteDiskFull(err);
+      if (this.#phase === 'running') {
+        if (err instanceof DiskFullError) this.#noteDiskFull(err);
         this.#driverError ??= err;
-        this.#abortNow('diskFull');
+        this.#abortNow(this.#reason ?? 'stopped');
       }
       throw err;
     }

@@ -16,8 +16,9 @@
  * request the server sees is paced like a content fetch. An unreachable robots.txt parks the
  * host until its retry time, and a Retry-After on it (429, 503) holds the whole group until
  * the time it names — content fetches too, even while a cached copy of the rules applies.
- * Every answer goes to `onAnswer` before the cache acts on it (the engine journals it). A hostname that does not resolve, or resolves only to refused
- * addresses, needs no robots.txt: its content fetch fails with a clear outcome instead.
+ * Every answer goes to `onAnswer` before the cache acts on it (the engine journals it). A
+ * hostname that does not resolve, or resolves only to refused addresses, needs no robots.txt:
+ * its content fetch fails with a clear outcome instead.
  *
  * Never: fetch a content URL, resolve a name itself (the DNS seam does), or let a group's
  * content dispatch before its robots.txt is answered.

@@ -127,7 +127,7 @@ export interface RobotsSnapshot {
   readonly refreshAtMs: number;
   readonly lastStatus: number;
   readonly redirects: number;
-  /** Unreachable only: failures in a row (absent: 0). */
+  /** Unreachable only: failures in a row (absent: 1). */
   readonly failures?: number | undefined;
   /** Unreachable only: when the outage began. */
   readonly outageSinceMs?: number | undefined;
