@@ -18,6 +18,8 @@ interface ChildConfig {
   readonly dataDir: string;
   readonly killAfterRobots?: number;
   readonly killAfterPages?: number;
+  /** robots.txt TTL (default: the engine's, 24 h). */
+  readonly robotsTtlMs?: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ChildConfig;
@@ -31,6 +33,7 @@ const engine = new Engine({
   politeness: { minDelayMs: 20, startDelayMs: 20, ipMinDelayMs: 5 },
   // A retry after an unreachable robots.txt waits for its Retry-After, not for this backoff.
   robotsRetryMs: 100,
+  ...(config.robotsTtlMs === undefined ? {} : { robotsTtlMs: config.robotsTtlMs }),
   dataDir: config.dataDir,
   // No checkpoint after the opening one: what the kill leaves is in the journal alone.
   checkpointIntervalMs: 600_000,

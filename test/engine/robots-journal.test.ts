@@ -7,9 +7,10 @@
  * after the opening one; the judge is this process's loopback server and its request log
  * (arrival order and times, taken on an event loop the crawler does not share).
  *
- * Also: a torn robots record at the journal's tail is dropped like any torn record (its
- * origin is asked again), and a journal without robots records (as written before they
- * existed) still resumes.
+ * Also: a Retry-After on a robots.txt refresh holds the host's pages too while the old copy of
+ * the rules still applies, across a kill; a torn robots record at the journal's tail is
+ * dropped like any torn record (its origin is asked again); and a journal without robots
+ * records (as written before they existed) still resumes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
@@ -43,9 +44,13 @@ interface Arrival {
   notBefore?: number;
 }
 
+/** Pages of copy.test (enough that its crawl outlasts a 300 ms robots.txt TTL). */
+const COPY_PAGES = Array.from({ length: 40 }, (_, i) => `/c${i}`);
+
 /**
  * The web: held.test answers its first robots.txt request 429 with a Retry-After, then rules;
- * rules.test's robots.txt (padded with comments) disallows /secret/, which its home links.
+ * rules.test's robots.txt (padded with comments) disallows /secret/, which its home links;
+ * copy.test answers rules, then 503 with a Retry-After (the refresh), then rules again.
  * Robots answers are counted per host across every test (each test uses fresh hosts by a
  * name prefix, so one server serves them all).
  */
@@ -71,9 +76,15 @@ function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
         return send(429, 'slow down\n', { 'retry-after': String(RETRY_AFTER_S) });
       }
       if (kind === 'held') return send(200, 'User-agent: *\nDisallow: /nope/\n');
+      if (kind === 'copy' && n === 2) {
+        e.notBefore = performance.now() + RETRY_AFTER_S * 1000;
+        return send(503, 'maintenance\n', { 'retry-after': String(RETRY_AFTER_S) });
+      }
+      if (kind === 'copy') return send(200, 'User-agent: *\nDisallow: /nope/\n');
       return send(200, `# the rules\n${'# padding the parser reads and the journal need not keep\n'.repeat(200)}User-agent: *\nDisallow: /secret/\n`);
     }
     if (kind === 'held') return send(200, page(path === '/' ? HELD_PAGES.slice(1) : ['/']));
+    if (kind === 'copy') return send(200, page(path === '/' ? [...COPY_PAGES, '/nope/x'] : ['/']));
     if (path === '/') return send(200, page([...RULES_PAGES.slice(1), '/secret/a']));
     if (path.startsWith('/secret/')) return send(200, page([]));
     return send(200, page(['/']));
@@ -200,6 +211,24 @@ describe('robots.txt answers are journaled and survive kill -9', () => {
     expect(s.requests(s.rules, '/robots.txt')).toHaveLength(1);
     expect(s.requests(s.rules, '/secret/a')).toEqual([]);
     for (const p of RULES_PAGES) expect(s.requests(s.rules, p).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a Retry-After on a robots.txt refresh holds the pages too while the old rules apply, across the kill', async () => {
+    const copy = `e-copy.test`;
+    const origin = `http://${copy}:${web.port}`;
+    const config = { seeds: [`${origin}/`], dataDir: join(dir, 'e'), robotsTtlMs: 300 };
+    const requests = (path?: string) => web.log.filter((x) => x.host === copy && (path === undefined || x.path === path));
+    // The first answer gives the rules; the refresh 300 ms later answers 503 + Retry-After: killed then.
+    expect((await start({ ...config, killAfterRobots: 2 }).exited).signal).toBe('SIGKILL');
+    const answers = journalOf(config.dataDir).records.filter((r) => r.t === 'r');
+    expect(answers).toMatchObject([{ state: 'parsed' }, { state: 'unreachable', lastStatus: 503, text: 'User-agent: *\nDisallow: /nope/\n' }]);
+    const second = await start(config).exited;
+    expect(second.code).toBe(0);
+    expect(second.recovery).toMatchObject({ resumed: true, replayedRobots: 2 });
+    expect(early(copy), JSON.stringify(requests().slice(-5))).toEqual([]);
+    expect(requests('/robots.txt').map((x) => x.status).slice(0, 3)).toEqual([200, 503, 200]);
+    for (const p of COPY_PAGES) expect(requests(p).length, p).toBeGreaterThan(0);
+    expect(requests('/nope/x')).toEqual([]);
   }, 60_000);
 
   it('a torn robots record at the tail is dropped like any torn record: that origin is asked again, the others are not', async () => {
