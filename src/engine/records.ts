@@ -14,7 +14,9 @@
  * robots.txt answered since the checkpoint is asked again). An older build meeting an 'r'
  * record refuses the journal (`CorruptJournalError`, kind "r"): a crawl killed under this
  * version resumes only under this version or a later one (a graceful stop leaves an empty
- * journal, which any version reads).
+ * journal, which any version reads). One killed before any robots.txt answer, with a robots.txt
+ * start in its journal, loads in an older build, which lists that start's `u` among the URLs in
+ * flight (`RecoveryInfo.refetch`): a name only, nothing is fetched for it.
  *
  * An outcome record carries everything `Frontier#replay` needs to redo the report exactly —
  * the status as reported (soft-404s as 404, permanent transport failures as 410), validators,
