@@ -767,6 +767,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #frontierOptions(diskTier = false): Partial<FrontierOptions> {
     const o = this.options;
+    const budget = o.memoryBudget > 0 ? o.memoryBudget : diskTier ? Number.MAX_SAFE_INTEGER : 0;
     let traps: TrapSeam | undefined;
     const detector = this.#traps;
     if (detector) {
@@ -792,9 +793,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       freshness: this.#freshness,
       traps,
       canonPolicyVersion: (o.canonPolicy ?? DEFAULT_POLICY).version,
-      // A checkpoint with URLs on disk resumes with its tier even without a budget (nothing sheds).
-      memoryBudget: o.memoryBudget > 0 ? o.memoryBudget : diskTier ? Number.MAX_SAFE_INTEGER : 0,
-      storeDir: o.dataDir === undefined ? undefined : join(o.dataDir, DISK_DIR),
+      // A checkpoint with URLs on disk resumes with its tier even without a budget (nothing
+      // sheds). The frontier takes a storeDir only with a budget; the constructor has checked
+      // that a budget comes with a dataDir.
+      memoryBudget: budget,
+      storeDir: budget > 0 && o.dataDir !== undefined ? join(o.dataDir, DISK_DIR) : undefined,
     };
   }
 
