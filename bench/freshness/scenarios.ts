@@ -5,7 +5,7 @@
  * change rate beside the optimum's share.
  *
  *   node --import tsx bench/freshness/scenarios.ts [--n 5000] [--seeds 20260101,7,42] [--scenarios base,static-third]
- *     [--window 120] [--slots 6] [--spacing 0.5] [--share 1] [--calendar 1]
+ *     [--window 120] [--slots 6] [--spacing 0.5] [--share 1] [--calendar 1] [--days 150] [--warmup 30] [--drift-day 75]
  *
  * (--window: a capped host's rate-cap window in hours, 0 = none (default); --slots: K > 0 gives
  * every capped host a window of K starts per K / C hours instead; --spacing: its crawl delay
@@ -494,6 +494,30 @@ export function peakWindowOf(o: SweepOptions): { hours: number; slots: number } 
   return { hours: hours > 0 ? hours : PEAK_WINDOW_HOURS, slots: o.capWindowSlots ?? 0 };
 }
 
+/**
+ * World-length options from their command-line strings (undefined = the world's defaults: 150
+ * days, 30 of them warm-up, a drift at half the run): `--days 300 --warmup 150 --drift-day 225`
+ * measures the second half of a run twice as long, after 150 days of learning.
+ */
+export function horizonOf(days: string | undefined, warmup: string | undefined, driftDay: string | undefined): Partial<WorldOptions> {
+  const out: { days?: number; warmupDays?: number; driftDay?: number } = {};
+  if (days !== undefined) out.days = Number(days);
+  if (warmup !== undefined) out.warmupDays = Number(warmup);
+  if (driftDay !== undefined) out.driftDay = Number(driftDay);
+  const d = out.days ?? 150;
+  const w = out.warmupDays ?? 30;
+  if (!(Number.isInteger(d) && d > 0)) throw new RangeError(`--days must be a whole number of days > 0, received ${String(days)}`);
+  if (!(Number.isInteger(w) && w >= 0 && w < d)) throw new RangeError(`--warmup must be a whole number of days in [0, ${d}), received ${String(warmup ?? w)}`);
+  if (out.driftDay !== undefined && !(out.driftDay > 0 && out.driftDay < d)) throw new RangeError(`--drift-day must lie within (0, ${d}), received ${String(driftDay)}`);
+  return out;
+}
+
+/** The scenarios named (all when `names` is undefined), each run over `horizon`'s length. */
+export function scenariosFor(names: readonly string[] | undefined, horizon: Partial<WorldOptions> = {}): Scenario[] {
+  const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
+  return chosen.map((s) => ({ ...s, options: { ...horizon, ...s.options } }));
+}
+
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : undefined;
@@ -504,7 +528,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const seeds = (arg('seeds') ?? '20260101,7,42').split(',').map(Number);
   const names = arg('scenarios')?.split(',');
   const o = sweepOptionsOf(arg('share'), arg('window'), arg('spacing'), arg('slots'), arg('calendar'));
-  const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
+  const chosen = scenariosFor(names, horizonOf(arg('days'), arg('warmup'), arg('drift-day')));
   const results: ScenarioResult[] = [];
   for (const s of chosen) {
     const w = peakWindowOf(o);

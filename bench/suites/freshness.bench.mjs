@@ -15,19 +15,22 @@
 // hours; default 0 = none, the crawl delay 1/C alone enforces the cap), FRESHNESS_SLOTS (K > 0:
 // every capped host's window holds K starts, W = K / C instead), FRESHNESS_SPACING
 // (its crawl delay as a fraction of the cap interval) and FRESHNESS_SHARE (the hook's
-// politenessShare, default 1) and FRESHNESS_CALENDAR=1 (the hook's slotCalendar; see DESIGN §20 and bench/freshness/frontier-policy.ts). The simulator
+// politenessShare, default 1) and FRESHNESS_CALENDAR=1 (the hook's slotCalendar; see DESIGN §20 and bench/freshness/frontier-policy.ts);
+// FRESHNESS_DAYS, FRESHNESS_WARMUP and FRESHNESS_DRIFT_DAY set the run's length, its warm-up
+// and the drift's day (defaults 150, 30, half the run; 300, 150, 225 measures after 150 days
+// of learning, the README's second freshness table). The simulator
 // is TypeScript over src/, run through tsx's loader (a devDependency of the root package).
 import { register } from 'tsx/esm/api';
 
 export async function run() {
   const unregister = register();
   try {
-    const { SCENARIOS, runScenario, printScenario, printSummary, BANDS, DRIFT_GROUPS, RATIO_GROUPS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
+    const { scenariosFor, horizonOf, runScenario, printScenario, printSummary, BANDS, DRIFT_GROUPS, RATIO_GROUPS, sweepPolicies, sweepOptionsOf, peakWindowOf } = await import('../freshness/scenarios.ts');
     const o = sweepOptionsOf(process.env.FRESHNESS_SHARE, process.env.FRESHNESS_WINDOW, process.env.FRESHNESS_SPACING, process.env.FRESHNESS_SLOTS, process.env.FRESHNESS_CALENDAR);
     const sizes = (process.env.FRESHNESS_N ?? '5000').split(',').map(Number);
     const names = process.env.FRESHNESS_SCENARIOS?.split(',');
     const seeds = (process.env.FRESHNESS_SEEDS ?? '20260101,7,42').split(',').map(Number);
-    const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
+    const chosen = scenariosFor(names, horizonOf(process.env.FRESHNESS_DAYS, process.env.FRESHNESS_WARMUP, process.env.FRESHNESS_DRIFT_DAY));
     const rows = [];
     for (const n of sizes) {
       const results = [];

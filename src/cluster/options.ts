@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Fetcher } from '../fetch/index.js';
-import type { FrontierOptions } from '../frontier/index.js';
+import { type FrontierOptions, resolveFrontierOptions } from '../frontier/index.js';
 import { booleanField, customField, defineOptions, functionField, numberField } from '../options/index.js';
 import type { Durability } from './routing.js';
 import type { CrawlSettings } from './settings.js';
@@ -142,6 +142,15 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
   },
   (o) => {
     const missing = REQUIRED.filter((k) => o[k] === undefined);
-    return missing.length ? `missing required option(s) ${missing.join(', ')}` : undefined;
+    if (missing.length) return `missing required option(s) ${missing.join(', ')}`;
+    // The node opens a Frontier per slot with these options, possibly minutes later and on
+    // every node alike: a mistake in them (an unknown key, storeDir without memoryBudget) is
+    // reported here, at construction, instead of at the first slot the node takes.
+    try {
+      resolveFrontierOptions(o.frontier);
+    } catch (err) {
+      return `frontier: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    return undefined;
   },
 );

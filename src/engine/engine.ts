@@ -344,7 +344,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       try {
         this.#open();
       } catch (err) {
-        if (err instanceof DiskFullError) this.#noteDiskFull(err);
+        this.#noteDiskFull(err);
         throw err;
       }
       this.#opened = true;
@@ -353,7 +353,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#runStartMs = this.#clock();
       this.#lastProgress = { atMs: this.#runStartMs, completed: 0 };
       const driver = this.#drive().catch((err: unknown) => {
-        if (err instanceof DiskFullError) this.#noteDiskFull(err);
+        this.#noteDiskFull(err);
         this.#driverError = err;
         this.#driverDone = true;
         this.#outputWaker.notify();
@@ -376,7 +376,7 @@ export class Engine extends EventEmitter<EngineEvents> {
             try {
               this.#ack(next);
             } catch (err) {
-              if (err instanceof DiskFullError) this.#noteDiskFull(err);
+              this.#noteDiskFull(err);
               throw err;
             }
             continue;
@@ -480,7 +480,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       added = this.#seed(list);
     } catch (err) {
       // A shed of the new seeds met a full disk: the run ends with it as from inside the loop.
-      if (err instanceof DiskFullError && this.#phase === 'running') {
+      if (this.#phase === 'running' && this.#noteDiskFull(err)) {
         // Saved with the settings all the same (a small file: it may still fit), so a resume
         // seeds them again; if it does not fit, the caller has the error and the URLs.
         try {
@@ -488,7 +488,6 @@ export class Engine extends EventEmitter<EngineEvents> {
         } catch {
           // the disk is full: the DiskFullError below says so
         }
-        this.#noteDiskFull(err);
         this.#driverError ??= err;
         this.#abortNow('diskFull');
       }
@@ -773,6 +772,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #frontierOptions(diskTier = false): Partial<FrontierOptions> {
     const o = this.options;
+    const budget = o.memoryBudget > 0 ? o.memoryBudget : diskTier ? Number.MAX_SAFE_INTEGER : 0;
     let traps: TrapSeam | undefined;
     const detector = this.#traps;
     if (detector) {
@@ -798,9 +798,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       freshness: this.#freshness,
       traps,
       canonPolicyVersion: (o.canonPolicy ?? DEFAULT_POLICY).version,
-      // A checkpoint with URLs on disk resumes with its tier even without a budget (nothing sheds).
-      memoryBudget: o.memoryBudget > 0 ? o.memoryBudget : diskTier ? Number.MAX_SAFE_INTEGER : 0,
-      storeDir: o.dataDir === undefined ? undefined : join(o.dataDir, DISK_DIR),
+      // A checkpoint with URLs on disk resumes with its tier even without a budget (nothing
+      // sheds). The frontier takes a storeDir only with a budget; the constructor has checked
+      // that a budget comes with a dataDir.
+      memoryBudget: budget,
+      storeDir: budget > 0 && o.dataDir !== undefined ? join(o.dataDir, DISK_DIR) : undefined,
     };
   }
 
@@ -1307,10 +1309,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#notifyQuiet();
   }
 
-  /** The first full-disk error ends the run: reason `diskFull`, no further checkpoint (see `#diskFull`). */
-  #noteDiskFull(err: DiskFullError): void {
+  /**
+   * The one place the engine decides what a caught error means for the run: a `DiskFullError`
+   * ends it — the first one is kept (`#diskFull`: the error `run()` throws, and no further
+   * checkpoint), the reason becomes `diskFull` — and anything else is the caller's to handle.
+   * Returns whether `err` was a full disk; every catch that can meet one passes its error here.
+   */
+  #noteDiskFull(err: unknown): err is DiskFullError {
+    if (!(err instanceof DiskFullError)) return false;
     this.#diskFull ??= err;
     this.#reason = 'diskFull';
+    return true;
   }
 
   #attachSignals(): () => void {
@@ -1349,15 +1358,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     try {
       if (this.#diskFull === undefined && this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
     } catch (err) {
-      if (!(err instanceof DiskFullError)) throw err;
-      this.#noteDiskFull(err);
+      if (!this.#noteDiskFull(err)) throw err;
     }
     try {
       this.#data?.sync();
     } catch (err) {
       // The journal's records so far are written; only their fsync failed on the full disk.
-      if (!(err instanceof DiskFullError)) throw err;
-      this.#noteDiskFull(err);
+      if (!this.#noteDiskFull(err)) throw err;
     }
     const summary = this.summary();
     this.#summary = summary;

@@ -22,6 +22,7 @@ export {
   LM_UNTRUSTED,
   MIN_INTERVAL_HOURS,
   foldInterval,
+  foldOrRestart,
   lastModifiedExposure,
   newFreshnessRecord,
   observeChange,

@@ -168,7 +168,8 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  * lastChanged, firstCrawled on a first fetch, the Last-Modified exposure `lmHours` and the
  * interval statistics (`foldInterval`; without `nowHours` they become NaN, not kept), or
  * restarts the history when this fetch contradicts the URL's estimate `lambda`
- * (`restartOnSurprise`, with `params.changePointP`). Call it before stamping lastCrawled
+ * (`restartOnSurprise`, with `params.changePointP`) — both through `foldOrRestart`, the step
+ * the frontier's hook takes too. Call it before stamping lastCrawled
  * yourself, or pass `nowHours` and let it stamp; call it before re-estimating λ.
  *
  * ## When Last-Modified is trusted
@@ -204,8 +205,6 @@ export function observeChange(
   const verdict = classify(rec, outcome, params.simhashNearDupThreshold);
   const first = rec.crawlCount === 0;
   const prevCrawled = rec.lastCrawled;
-  const prevIntervals = rec.crawlCount - 1;
-  const prevChanges = rec.changeCount;
   const oldLm = rec.lastModified;
   const newLm = outcome.lastModified;
   const oldExposure = rec.lmHours;
@@ -242,18 +241,8 @@ export function observeChange(
     if (newLm !== undefined && newLm > 0) rec.lastModified = newLm >>> 0;
   }
   if (nowHours !== undefined) {
-    if (first) {
-      rec.unchangedHours = 0;
-      rec.changedLogHours = 0;
-      rec.firstCrawled = nowHours;
-    } else {
-      // A change the server dated shows the time since it passed quietly (the exposure it added).
-      const dated = changed && oldExposure >= 0 && rec.lmHours >= 0 ? rec.lmHours - oldExposure : 0;
-      if (!restartOnSurprise(rec, priorLambda, nowHours, prevCrawled, changed, dated, params.changePointP)) {
-        seedIntervals(rec, prevIntervals, prevChanges, prevCrawled - rec.firstCrawled);
-        foldInterval(rec, nowHours - prevCrawled, changed);
-      }
-    }
+    if (first) rec.firstCrawled = nowHours;
+    foldOrRestart(rec, priorLambda, oldExposure, nowHours, prevCrawled, changed, params.changePointP);
     if (changed) rec.lastChanged = nowHours;
     rec.lastCrawled = nowHours;
   } else {
@@ -262,6 +251,57 @@ export function observeChange(
     rec.changedLogHours = Number.NaN;
   }
   return changed;
+}
+
+/**
+ * One timed fetch's step on the URL's history — the one place it is written; `observeChange`
+ * and the frontier's hook (`withFreshness`) both call it. A first fetch (crawlCount 1) starts
+ * the interval statistics at 0. A later fetch either restarts the history at a change point
+ * (`restartOnSurprise`, with `pStar` = `changePointP`) or folds its interval in: the statistics
+ * are first rebuilt from the counts if none were kept (`seedIntervals`), then the interval
+ * `nowHours − previousCrawled` is added (`foldInterval`).
+ *
+ * The quiet a fetch shows for a change the server dated (its Last-Modified trusted before and
+ * after this fetch) is the exposure this fetch added, `rec.lmHours − previousExposure`: for a
+ * change, `lastModifiedExposure` adds exactly the time from the dated change to the fetch.
+ * That difference is taken from the new exposure *before* it is rounded to the f32 column: the
+ * old exposure is the stored (f32) value and the new one was computed from that same value, so
+ * the difference is the tail to an f64 rounding; rounding the new sum first would add to one
+ * fetch's tail the rounding of the whole history's Σ Tᵢ (up to half an f32 ulp of it: 2⁻¹¹ h ≈
+ * 1.8 s at a year of exposure, 14 s at eight years), a quantity that has nothing to do with
+ * this fetch. A caller that stores f32 rounds `lmHours` and the statistics after this call.
+ *
+ * Call it with the counters (crawlCount, changeCount, noChangeStreak) already counting this
+ * fetch and `rec.lmHours` holding the new exposure, unrounded; `nowHours` and `previousCrawled`
+ * in the unit of firstCrawled (observeChange: its caller's; the frontier: whole hours).
+ *
+ * @param priorLambda the URL's estimate before this fetch, changes/hour
+ * @param previousExposure `lmHours` before this fetch (as stored)
+ * @param changed whether this fetch saw a real change
+ * @returns whether the history restarted
+ */
+export function foldOrRestart(
+  rec: Pick<
+    FreshnessRecord,
+    'firstCrawled' | 'crawlCount' | 'changeCount' | 'noChangeStreak' | 'unchangedHours' | 'changedLogHours' | 'lmHours' | 'lastChanged'
+  >,
+  priorLambda: number,
+  previousExposure: number,
+  nowHours: number,
+  previousCrawled: number,
+  changed: boolean,
+  pStar: number,
+): boolean {
+  if (rec.crawlCount < 2) {
+    rec.unchangedHours = 0;
+    rec.changedLogHours = 0;
+    return false;
+  }
+  const dated = changed && previousExposure >= 0 && rec.lmHours >= 0 ? rec.lmHours - previousExposure : 0;
+  if (restartOnSurprise(rec, priorLambda, nowHours, previousCrawled, changed, dated, pStar)) return true;
+  seedIntervals(rec, rec.crawlCount - 2, rec.changeCount - (changed ? 1 : 0), previousCrawled - rec.firstCrawled);
+  foldInterval(rec, nowHours - previousCrawled, changed);
+  return false;
 }
 
 /**

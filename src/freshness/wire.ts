@@ -12,7 +12,8 @@
  * the Last-Modified exposure from the verdict and the validators the crawl overwrote
  * (`lastModifiedExposure`, the rules of `observeChange`), folds the interval into the
  * estimator's statistics or, when it contradicts the stored λ, restarts the URL's history
- * (`restartOnSurprise`: it rewrites the row's firstCrawled and counts), re-estimates λ (`estimate`), asks
+ * (`foldOrRestart`, the step observeChange takes too; a restart rewrites the row's
+ * firstCrawled and counts), re-estimates λ (`estimate`), asks
  * for the interval at the current water level under the host's politeness capacity
  * (`targetInterval`: capacity = one crawl per host interval, or the host's rate cap over a
  * window if lower, demand = the host's Σ desired
@@ -53,7 +54,7 @@ import { booleanField, customField, defineOptions, numberField } from '../option
 import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
-import { type FreshnessRecord, foldInterval, lastModifiedExposure, newFreshnessRecord, restartOnSurprise, seedIntervals } from './record.js';
+import { type FreshnessRecord, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
 import { desiredRate, hostClampedRate, hostWaterLevel, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
 import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
 
@@ -218,7 +219,7 @@ export class FreshnessScheduler {
     v.spreadKey = rec.spreadKey;
     v.lastChanged = rec.lastChanged;
     const oldExposure = rec.lmHours;
-    const lm = lastModifiedExposure(
+    v.lmHours = lastModifiedExposure(
       rec.lmHours,
       rec.change,
       rec.previousLastModified,
@@ -227,36 +228,25 @@ export class FreshnessScheduler {
       rec.fetchedAtHours,
       rec.status === 304,
     );
-    rec.lmHours = lm;
-    v.lmHours = Math.fround(lm);
     // The interval statistics: this fetch's interval folded in (after rebuilding them from the
     // counts if an older build left none), in the whole hours the span is measured in, so the
-    // intervals add up to it exactly.
+    // intervals add up to it exactly — or the history restarted at a change point on the URL's
+    // stored λ (`foldOrRestart`, the rule observeChange follows). A restart rewrites the
+    // history's start and counts, which the frontier keeps (no column of its own). The
+    // exposure is rounded to its f32 column only after (see foldOrRestart for why).
     v.unchangedHours = rec.unchangedHours;
     v.changedLogHours = rec.changedLogHours;
-    if (rec.crawlCount > 1) {
-      const real = rec.change === 'real';
-      const now = Math.floor(rec.fetchedAtHours);
-      // The change-point rule (`restartOnSurprise`) on the URL's stored λ; a restart rewrites
-      // the history's start and counts, which the frontier keeps (no column of its own).
-      const dated = real && oldExposure >= 0 && lm >= 0 ? lm - oldExposure : 0;
-      if (restartOnSurprise(v, rec.lambda, now, rec.previousCrawled, real, dated, p.changePointP)) {
-        rec.firstCrawled = v.firstCrawled;
-        rec.crawlCount = v.crawlCount;
-        rec.changeCount = v.changeCount;
-        rec.noChangeStreak = v.noChangeStreak;
-        v.lmHours = Math.fround(v.lmHours);
-        rec.lmHours = v.lmHours;
-      } else {
-        seedIntervals(v, rec.crawlCount - 2, rec.changeCount - (real ? 1 : 0), rec.previousCrawled - rec.firstCrawled);
-        foldInterval(v, now - rec.previousCrawled, real);
-      }
-      v.unchangedHours = Math.fround(v.unchangedHours);
-      v.changedLogHours = Math.fround(v.changedLogHours);
-    } else {
-      v.unchangedHours = 0;
-      v.changedLogHours = 0;
+    const now = Math.floor(rec.fetchedAtHours);
+    if (foldOrRestart(v, rec.lambda, oldExposure, now, rec.previousCrawled, rec.change === 'real', p.changePointP)) {
+      rec.firstCrawled = v.firstCrawled;
+      rec.crawlCount = v.crawlCount;
+      rec.changeCount = v.changeCount;
+      rec.noChangeStreak = v.noChangeStreak;
     }
+    v.lmHours = Math.fround(v.lmHours);
+    v.unchangedHours = Math.fround(v.unchangedHours);
+    v.changedLogHours = Math.fround(v.changedLogHours);
+    rec.lmHours = v.lmHours;
     rec.unchangedHours = v.unchangedHours;
     rec.changedLogHours = v.changedLogHours;
     // Stored as f32: schedule with the value the next pass will read.

@@ -292,12 +292,17 @@ export interface FrontierOptions {
   /** Depth cap of a new host (0 = unlimited). */
   readonly depthCap: number;
   /**
-   * Resident memory budget in bytes (0 = none, the default: everything stays resident). With
-   * `storeDir`, once the resident estimate exceeds it, hosts' queued URLs beyond a window of
-   * their best are spilled to files in `storeDir` and read back ahead of need (DESIGN §14).
+   * Resident memory budget in bytes (0 = none, the default: everything stays resident). Once
+   * the resident estimate exceeds it, hosts' queued URLs beyond a window of their best are
+   * spilled to files in `storeDir` and read back ahead of need (DESIGN §14). A budget needs
+   * `storeDir`, and `storeDir` needs a budget: either one alone throws `InvalidArgumentError`.
    */
   readonly memoryBudget: number;
-  /** Directory of the disk tier (Node only); required with `memoryBudget`. */
+  /**
+   * Directory of the disk tier (Node only). Given with a `memoryBudget` > 0 and only then: the
+   * budget is what makes the frontier spill, so a `storeDir` without one would never be
+   * written, and is refused rather than left silently unused.
+   */
   readonly storeDir: string | undefined;
   /** Queued URLs each host keeps resident once spilling (default 64; halves while the budget cannot hold the windows). */
   readonly spillWindow: number;
@@ -311,6 +316,20 @@ const isObject = (v: unknown): v is object => typeof v === 'object' && v !== nul
 const isFunctionOr = <T>(v: unknown, methods: readonly string[]): v is T =>
   typeof v === 'function' ||
   (isObject(v) && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'));
+
+/**
+ * The disk tier takes both options or neither (see `memoryBudget`): the one place that pairing
+ * is checked, for `new Frontier` and `Frontier.recover` alike. Returns the problem, if any.
+ */
+function diskTierPairing(o: FrontierOptions): string | undefined {
+  if (o.memoryBudget > 0 && o.storeDir === undefined) {
+    return `memoryBudget ${String(o.memoryBudget)} needs storeDir, the directory of the disk tier the queued URLs past the budget spill to`;
+  }
+  if (o.memoryBudget === 0 && o.storeDir !== undefined) {
+    return `storeDir ${JSON.stringify(o.storeDir)} is given without a memoryBudget (0, the default: nothing ever spills, so the directory would never be used); give memoryBudget in bytes for the frontier to spill there past it, or leave storeDir out`;
+  }
+  return undefined;
+}
 
 /** Validates frontier options and fills defaults. */
 export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOptions', {
@@ -351,4 +370,4 @@ export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOp
   spillWindow: numberField({ default: 64, min: 4, max: 1 << 20, integer: true }),
   diskIo: customField('a DiskIo object', (v): v is object => isObject(v)),
   diskReadOnly: booleanField(false),
-});
+}, diskTierPairing);

@@ -149,8 +149,8 @@ export class FrontierState {
     this.record = new MutableRecord(this.table);
     const fresh = this.opts.freshness;
     this.freshTicks = fresh !== undefined && typeof fresh === 'object' && typeof fresh.tick === 'function';
+    // Both or neither (resolveFrontierOptions refuses one alone).
     const { memoryBudget, storeDir } = this.opts;
-    if (memoryBudget > 0 && storeDir === undefined) throw new InvalidArgumentError('FrontierOptions.memoryBudget needs storeDir (the directory of the disk tier)');
     this.spill = memoryBudget > 0 ? new SpillTier(this, memoryBudget, `${storeDir}/spill-p${partitionId}`, this.opts.spillWindow, this.opts.diskIo) : undefined;
     this.index = newKeyIndex(this.table, this.spill?.keys);
   }

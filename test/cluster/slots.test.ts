@@ -112,4 +112,13 @@ describe('ClusterNode options', () => {
     expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, durability: { replicas: 0, timeoutMs: 5 } })).toThrow(/durability/);
     expect(() => new ClusterNode({ crawl: 'ok', store: '/tmp/x', fetcher })).toThrow(/missing required option\(s\) redis/);
   });
+
+  it('check the frontier options each slot will open with at construction, not at the first slot', async () => {
+    const { ClusterNode } = await import('../../src/cluster/index.js');
+    const fetcher = { fetch: async () => ({ row: 0, url: '', status: 200 }) };
+    const base = { redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher };
+    expect(() => new ClusterNode({ ...base, frontier: { storeDir: '/tmp/x/disk' } })).toThrow(/ClusterNodeOptions: frontier: .*storeDir.*memoryBudget/);
+    expect(() => new ClusterNode({ ...base, frontier: { retryLimit: -1 } as never })).toThrow(/frontier: .*retryLimit/);
+    expect(() => new ClusterNode({ ...base, frontier: { noSuchOption: 1 } as never })).toThrow(/frontier: .*unknown option "noSuchOption"/);
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * A full disk stops the crawl cleanly (issue 20): the Engine under a memory budget meets ENOSPC
  * — injected at a chosen write of the disk tier through src/disk's `setDiskIo` seam, the rest of
- * the file system real — while shedding rows (link intake) or while checkpointing. The run ends
+ * the file system real — while shedding rows (link intake) or while checkpointing (the opening
+ * checkpoint included: nothing fetched yet). The run ends
  * with `DiskFullError` naming the file, the last good checkpoint is left byte for byte, and a
  * resume once space is back fetches every page of the simulated web, re-fetching at most the
  * fetches that were in flight.
@@ -56,6 +57,22 @@ function sim() {
   return diskTierSim(11, INTERVAL_MS);
 }
 
+/** Runs `engine` to its end: the pages it yielded, what run() threw, whether 'end' fired. */
+async function runToEnd(engine: Engine): Promise<{ pages: number; failure: unknown; ended: boolean }> {
+  let ended = false;
+  engine.on('end', () => {
+    ended = true;
+  });
+  let pages = 0;
+  let failure: unknown;
+  try {
+    for await (const _ of engine.run()) pages++;
+  } catch (err) {
+    failure = err;
+  }
+  return { pages, failure, ended };
+}
+
 /**
  * Crawls under `io` until the disk fills, then resumes on the real file system; returns what
  * each run saw and what the server answered over both.
@@ -71,17 +88,7 @@ async function fillThenResume(name: string, io: FullDiskIo, checkpointIntervalMs
     first.on('checkpoint', () => {
       lastGood = readFileSync(join(dataDir, 'frontier.meguri'));
     });
-    let ended = false;
-    first.on('end', () => {
-      ended = true;
-    });
-    let pages = 0;
-    let failure: unknown;
-    try {
-      for await (const _ of first.run()) pages++;
-    } catch (err) {
-      failure = err;
-    }
+    const { pages, failure, ended } = await runToEnd(first);
     const stopped = first.stopReason;
     await first.close();
     const after = readFileSync(join(dataDir, 'frontier.meguri'));
@@ -140,6 +147,36 @@ describe('a full disk under the engine', () => {
     // The 3rd manifest commit (two writes each) fails: the opening checkpoint and the first periodic one stand.
     const r = await fillThenResume('checkpoint', new FullDiskIo(/^MANIFEST-\d+\.tmp$/, 5), 300);
     expectCleanStopAndFullResume(r, /^MANIFEST-\d+\.tmp$/);
+  }, 240_000);
+
+  it('ENOSPC at the opening checkpoint ends the run before any fetch, as a full disk later does; the next run crawls it all', async () => {
+    const remote = await sim();
+    const dataDir = join(root, 'open');
+    const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: CONCURRENCY, dataDir, memoryBudget: 64 * 1024, checkpointIntervalMs: 300 };
+    try {
+      // The first manifest write is the opening checkpoint's (inside Engine#open).
+      const io = new FullDiskIo(/^MANIFEST-\d+\.tmp$/, 1);
+      setDiskIo(io);
+      const engine = new Engine(options);
+      const { pages, failure, ended } = await runToEnd(engine);
+      await engine.close();
+      expect(failure).toBeInstanceOf(DiskFullError);
+      expect(basename((failure as DiskFullError).file)).toMatch(/^MANIFEST-\d+\.tmp$/);
+      expect(engine.stopReason).toBe('diskFull');
+      expect(ended).toBe(true);
+      expect(pages).toBe(0);
+      expect(io.refused).toBe(1);
+      setDiskIo(undefined);
+      const again = new Engine(options);
+      expect((await runToEnd(again)).failure).toBeUndefined();
+      expect(again.stopReason).toBe('drained');
+      await again.close();
+      const { log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
+      expect(notFetchedOnce(remote.sim, answered(log)).missing).toEqual([]);
+    } finally {
+      setDiskIo(undefined);
+      await remote.close();
+    }
   }, 240_000);
 
   it('ENOSPC while shedding seeds given to add() during the run: add() and the run both throw it; the resume fetches them', async () => {

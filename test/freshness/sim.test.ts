@@ -5,7 +5,7 @@ import { MeguriEstimatorPolicy, optimumPolicy, politeOptimumPolicy, worldPages }
 import { optimalRates } from '../../src/freshness/index.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
-import { BANDS, DRIFT_GROUPS, RATIO_GROUPS, bandLosses, bandOf, capSplits, driftLosses, ratioGroupOf, ratioLosses } from '../../bench/freshness/scenarios.js';
+import { BANDS, DRIFT_GROUPS, RATIO_GROUPS, bandLosses, bandOf, capSplits, driftLosses, horizonOf, ratioGroupOf, ratioLosses } from '../../bench/freshness/scenarios.js';
 
 // The simulator at small size (N = 1500, 150 days, 30 of warm-up): the bench runs it at
 // 10,000 and 100,000. Bounds are loose enough for any seed, tight enough to catch a
@@ -172,6 +172,22 @@ describe('freshness simulator scenarios', () => {
     const { pages, caps } = worldPages(world, true);
     expect(Array.from(optimum.rates)).toEqual(Array.from(optimalRates(pages, world.budgetPerHour, caps)));
     expect(Array.from(optimum.rates)).not.toEqual(Array.from(optimalRates(worldPages(world).pages, world.budgetPerHour, caps)));
+  });
+});
+
+describe('freshness bench: run length', () => {
+  it('--days, --warmup and --drift-day reach the world; defaults stay the world\'s; nonsense is refused', () => {
+    expect(horizonOf(undefined, undefined, undefined)).toEqual({});
+    const o = horizonOf('300', '150', '225');
+    expect(o).toEqual({ days: 300, warmupDays: 150, driftDay: 225 });
+    const world = makeWorld({ n: 50, seed: 3, driftFraction: 0.3, ...o });
+    expect(world.hours).toBe(300 * 24);
+    expect(world.warmupHours).toBe(150 * 24);
+    expect(world.driftAt).toBe(world.t0 + 225 * 24);
+    expect(() => horizonOf('abc', undefined, undefined)).toThrow(/--days/);
+    expect(() => horizonOf('100', '100', undefined)).toThrow(/--warmup/);
+    expect(() => horizonOf(undefined, '200', undefined)).toThrow(/--warmup/); // default 150 days
+    expect(() => horizonOf('300', '150', '300')).toThrow(/--drift-day/);
   });
 });
 

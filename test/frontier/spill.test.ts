@@ -4,13 +4,13 @@
 // byte-identical dispatch logs and checkpoints when the budget holds everything; a checkpoint
 // carries the spilled rows; a corrupt segment is refused naming the file; a full disk throws
 // DiskFullError and loses nothing.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CountingIo } from '../../src/disk/index.js';
-import { CorruptBucketError, DiskFullError } from '../../src/errors/index.js';
+import { CorruptBucketError, DiskFullError, InvalidArgumentError } from '../../src/errors/index.js';
 import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type SeedSpec } from '../../src/index.js';
 import { drainRecorded, frontierFor, scenarioArb, scriptedFetcher } from './scenario.js';
 
@@ -64,6 +64,27 @@ function drainChecked(f: Frontier, fetch: (r: FetchRequest) => Outcome): { urls:
 }
 
 describe('the disk tier (memoryBudget + storeDir)', () => {
+  it('takes both options or neither: either alone throws InvalidArgumentError naming both, before anything is written', () => {
+    const dir = freshDir();
+    // A storeDir without a budget would never be written (nothing spills at memoryBudget 0).
+    for (const opts of [{ storeDir: dir }, { storeDir: dir, memoryBudget: 0 }]) {
+      expect(() => new Frontier(0, 0, opts)).toThrow(InvalidArgumentError);
+      expect(() => new Frontier(0, 0, opts)).toThrow(`FrontierOptions: storeDir ${JSON.stringify(dir)} is given without a memoryBudget`);
+      expect(() => new Frontier(0, 0, opts)).toThrow(/give memoryBudget in bytes .* or leave storeDir out/);
+    }
+    expect(() => new Frontier(0, 0, { memoryBudget: 1 << 20 })).toThrow('FrontierOptions: memoryBudget 1048576 needs storeDir');
+    // Recovery resolves the same options.
+    const plain = new Frontier(0, 0);
+    plain.seed('https://a.example/', 'a.example', 1, 0, 0, 0);
+    const bytes = plain.checkpointBytes();
+    plain.free();
+    expect(() => Frontier.recover(bytes, { storeDir: dir })).toThrow(/storeDir .* without a memoryBudget/);
+    expect(existsSync(dir)).toBe(false);
+    // Both, or neither: accepted.
+    new Frontier(0, 0).free();
+    new Frontier(0, 0, { memoryBudget: 1 << 20, storeDir: dir }).free();
+  });
+
   it('with a budget that holds everything: the same dispatch log and checkpoint bytes (property)', () => {
     fc.assert(
       fc.property(scenarioArb({ maxHosts: 5, maxUrls: 8 }), fc.boolean(), (sc, stateMachine) => {
