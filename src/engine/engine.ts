@@ -1114,7 +1114,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#append({ t: 'r', ...answer });
     } catch (err) {
       if (this.#phase === 'running') {
-        if (err instanceof DiskFullError) this.#noteDiskFull(err);
+        this.#noteDiskFull(err);
         this.#driverError ??= err;
         this.#abortNow(this.#reason ?? 'stopped');
       }
