@@ -462,10 +462,13 @@ function inspectJournal(file: string, b: Uint8Array, asJson: boolean, io: CliIo)
   }
   let outcomes = 0;
   let dispatches = 0;
+  let robots = 0;
   let undecodable = 0;
   r.records.forEach((rec, seq) => {
     try {
-      if (decodeRecord(rec, seq).t === 'o') outcomes++;
+      const t = decodeRecord(rec, seq).t;
+      if (t === 'o') outcomes++;
+      else if (t === 'r') robots++;
       else dispatches++;
     } catch {
       undecodable++;
@@ -473,13 +476,13 @@ function inspectJournal(file: string, b: Uint8Array, asJson: boolean, io: CliIo)
   });
   const lost = r.damage.reduce((n, d) => n + (d.lostRecords ?? 1), 0);
   if (asJson) {
-    json(io.stdout, { file, bytes: b.length, kind: 'journal', generation: r.generation.toString(), records: r.records.length, outcomes, dispatches, undecodable, tornBytes: r.tornBytes, damage: r.damage, ok: r.damage.length === 0 && undecodable === 0 });
+    json(io.stdout, { file, bytes: b.length, kind: 'journal', generation: r.generation.toString(), records: r.records.length, outcomes, dispatches, robots, undecodable, tornBytes: r.tornBytes, damage: r.damage, ok: r.damage.length === 0 && undecodable === 0 });
   } else {
     const lines = [
       `${file}: ${int(b.length)} bytes`,
       `  magic     ${[...b.subarray(0, 8)].map((x) => x.toString(16).padStart(2, '0')).join(' ')}  meguri journal`,
       `  generation ${r.generation} (the checkpoint it extends)`,
-      `  records   ${int(r.records.length)} intact: ${int(outcomes)} outcomes, ${int(dispatches)} fetch starts${undecodable > 0 ? `, ${int(undecodable)} NOT ENGINE RECORDS` : ''}`,
+      `  records   ${int(r.records.length)} intact: ${int(outcomes)} outcomes, ${int(dispatches)} fetch starts, ${int(robots)} robots.txt answers${undecodable > 0 ? `, ${int(undecodable)} NOT ENGINE RECORDS` : ''}`,
       `  tail      ${r.tornBytes === 0 ? 'clean' : `${int(r.tornBytes)} torn bytes (a write cut short; dropped on resume)`}`,
       `  damage    ${r.damage.length === 0 ? 'none' : `${r.damage.length} place(s), at least ${lost} record(s) lost`}`,
       ...r.damage.map((d) => `    at byte ${int(d.offset)}: ${d.reason}`),

@@ -25,7 +25,7 @@ import { type FieldKind, type PartitionImage, fieldProblem } from '../format/ind
 import { Journal } from '../journal/index.js';
 import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
-import type { RobotsSnapshot } from '../fetch/robots-cache.js';
+import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import type { RobotsOutageRecord } from './status.js';
 
@@ -55,6 +55,12 @@ export interface EngineState {
   readonly robotsMaxAttempts?: number;
   /** Fresh robots.txt files with their age (absent in checkpoints older than it: fetched again). */
   readonly robots?: RobotsSnapshot[];
+  /**
+   * Unreachable robots.txt entries: retry time, failures, Retry-After hold, the copy of the
+   * rules kept through the outage (absent in checkpoints older than it: retried at once). Apart
+   * from `robots` so that an older build still reads the checkpoint (it ignores this field).
+   */
+  readonly robotsUnreachable?: RobotsSnapshot[];
 }
 
 /** An `EngineState` without its version tag (the tag is this file's business). */
@@ -111,30 +117,18 @@ export function parseEngineState(v: unknown): EngineState {
       if (!ok) bad(`robotsOutages[${i}]`, 'is not a [host, retry time, status, failures] record');
     });
   }
-  const robots = s['robots'];
-  if (robots !== undefined) {
-    if (!Array.isArray(robots)) return bad('robots', 'is not an array');
-    robots.forEach((r: unknown, i) => {
+  for (const [field, fresh] of [['robots', true], ['robotsUnreachable', false]] as const) {
+    const list = s[field];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) return bad(field, 'is not an array');
+    list.forEach((r: unknown, i) => {
       const problem = robotsSnapshotProblem(r);
-      if (problem !== undefined) bad(`robots[${i}]`, problem);
+      if (problem !== undefined) bad(`${field}[${i}]`, problem);
+      // `robots` holds fresh entries only (what older builds read there); outages go apart.
+      if (((r as RobotsSnapshot).state === 'unreachable') === fresh) bad(`${field}[${i}]`, `state is "${(r as RobotsSnapshot).state}", not kept in ${field}`);
     });
   }
   return s as unknown as EngineState;
-}
-
-/** Why `v` is not a `RobotsSnapshot`, or undefined. */
-function robotsSnapshotProblem(v: unknown): string | undefined {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'is not an object';
-  const r = v as Record<string, unknown>;
-  if (typeof r['origin'] !== 'string' || !/^https?:\/\/[^/]+$/.test(r['origin'])) return `origin ${JSON.stringify(r['origin'])} is not an http(s) origin`;
-  if (r['state'] !== 'parsed' && r['state'] !== 'unavailable') return `state is ${JSON.stringify(r['state'])}, expected "parsed" or "unavailable"`;
-  if (r['text'] !== undefined && typeof r['text'] !== 'string') return 'text is not a string';
-  if (r['truncated'] !== undefined && typeof r['truncated'] !== 'boolean') return 'truncated is not a boolean';
-  for (const [f, kind] of [['fetchedAtMs', 'time'], ['refreshAtMs', 'time'], ['lastStatus', 'count'], ['redirects', 'count']] as const) {
-    const problem = fieldProblem(r[f], kind);
-    if (problem !== undefined) return `${f} ${problem}`;
-  }
-  return undefined;
 }
 
 /** Whether process `pid` is alive (signal 0 probes without sending anything). */

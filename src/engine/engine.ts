@@ -15,7 +15,8 @@
  *  driver (timers, completions)                        consumer (for await … of run())
  *  ───────────────────────────                        ────────────────────────────────
  *  fill: while slots free ─ frontier.dispatch(now) ─┐
- *        journal 'd'   → fetcher.fetch(req) ────────┤   (robots.txt / DNS: frontier's seams)
+ *        journal 'd'   → fetcher.fetch(req) ────────┤   (robots.txt / DNS: frontier's seams;
+ *                                                   │    each robots.txt answer: journal 'r')
  *  sleep until nextEligible / a completion / stop   │
  *                                                   ▼
  *                          outcome → soft-404, origins, change → outputs ─► yield page
@@ -31,7 +32,10 @@
  * checkpoint plus the journal's outcome records (replayed through `Frontier#replay`) rebuild
  * the state: every journaled fetch stays done, and only fetches in flight at the crash are
  * made again. The journal's dispatch records also keep the host and IP intervals across the
- * crash (`Frontier#recordStart`).
+ * crash (`Frontier#recordStart`). Each robots.txt answer is journaled too ('r', before the
+ * RobotsCache acts on it: journaled, then applied) and restored on resume, so the resumed
+ * process neither asks again for rules the killed one had read nor sends anything to a host
+ * before a Retry-After its robots.txt answered has ended (the robots gate holds the group).
  *
  * Politeness is entirely the frontier's: the engine only asks `dispatch(now)` and sleeps until
  * `nextEligible()`; robots.txt and DNS go through the frontier's seams, so even a robots.txt
@@ -63,7 +67,7 @@ import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch } from '../fetch/index.js';
+import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from '../model/index.js';
@@ -199,7 +203,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
-  #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, tornBytes: 0, refetch: [] };
+  #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, replayedRobots: 0, tornBytes: 0, refetch: [], robotsInFlight: [] };
   #runStartMs = 0;
   #lastProgress = { atMs: 0, completed: 0 };
   /** Per-IP send order of requests handed to undici (see send-gate.ts). */
@@ -292,6 +296,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       maxCrawlDelayMs: o.maxCrawlDelayMs,
       clock: o.clock,
       onStart: (group, url) => this.#robotsStarted(group, url),
+      onAnswer: (answer) => this.#robotsAnswered(answer),
       onSettled: wake,
       signal: this.#stop.signal,
     });
@@ -817,8 +822,10 @@ export class Engine extends EventEmitter<EngineEvents> {
         throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
       }
       this.#directory.import(state.groups);
-      // robots.txt files still fresh are used until their own expiry: a restart asks no origin again.
+      // robots.txt files still fresh are used until their own expiry: a restart asks no origin
+      // again; an unreachable one keeps its retry time, failures and Retry-After hold.
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
+      if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = state.generation;
       this.#completed = state.completed;
@@ -849,26 +856,54 @@ export class Engine extends EventEmitter<EngineEvents> {
     });
   }
 
-  /** Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes are redone. */
+  /**
+   * Applies the journal of the checkpoint's generation: fetch starts keep intervals, outcomes
+   * are redone, robots.txt answers replace the checkpoint's entries (rules, retry state,
+   * Retry-After hold: the gate holds the host from its first dispatch on).
+   */
   #replay(data: DataDir, state: EngineState): void {
     const f = this.#frontier!;
     // URL → its last journaled fetch start (undefined: in flight at the checkpoint).
     const pending = new Map<string, number | undefined>();
     for (const u of state.inFlight) pending.set(u, undefined);
+    // robots.txt hop URL → its group, while the journal holds its start but no answer.
+    const robotsPending = new Map<string, string>();
     let outcomes = 0;
     let dispatches = 0;
+    let robots = 0;
     const { records, tornBytes } = data.readJournal(state.generation);
     for (const r of records) {
       if (r.t === 'd') {
         if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
-        if (r.u !== undefined) pending.set(r.u, r.at);
+        if (r.u !== undefined) {
+          if (r.r === 1) robotsPending.set(r.u, r.h);
+          else pending.set(r.u, r.at);
+        }
+        continue;
+      }
+      if (r.t === 'r') {
+        this.#gate.restoreAnswer(r);
+        robots++;
+        // The answer ends its group's load (every hop of a redirected one).
+        const group = hostGroupKey(`${r.origin}/`, this.options.grouping);
+        for (const [u, g] of robotsPending) if (g === group) robotsPending.delete(u);
         continue;
       }
       this.#replayOutcome(r);
       pending.delete(r.u);
       outcomes++;
     }
-    this.#recovery = { resumed: true, generation: state.generation, replayedOutcomes: outcomes, replayedDispatches: dispatches, tornBytes, refetch: [...pending.keys()], interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])) };
+    this.#recovery = {
+      resumed: true,
+      generation: state.generation,
+      replayedOutcomes: outcomes,
+      replayedDispatches: dispatches,
+      replayedRobots: robots,
+      tornBytes,
+      refetch: [...pending.keys()],
+      robotsInFlight: [...robotsPending.keys()],
+      interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])),
+    };
   }
 
   #replayOutcome(r: OutcomeRecord): void {
@@ -1058,13 +1093,34 @@ export class Engine extends EventEmitter<EngineEvents> {
   #robotsStarted(group: string, url: string): void {
     const ip = this.#names.addressOf(url);
     const at = this.#clock();
-    this.#append({ t: 'd', h: group, ip, at, r: 1 });
+    this.#append({ t: 'd', h: group, ip, at, r: 1, u: url });
     this.#starts.push({ group, ip, at });
     // In cluster mode the node's loop calls dispatch: apply right after it returns.
     if (this.#node !== undefined && this.#starts.length === 1) queueMicrotask(() => this.#flushStarts());
   }
 
   readonly #starts: { group: string; ip: string | undefined; at: number }[] = [];
+
+  /**
+   * A robots.txt answer, before the robots cache acts on it: journaled first, as an outcome is
+   * before its report, so a kill after the answer took effect cannot lose it (`#replay` puts
+   * it back). A failed append ends the run (`run()` throws it; a full disk as anywhere else)
+   * and the answer is not acted on: the robots gate swallows a load's failure, and would
+   * otherwise ask the server again and again.
+   */
+  #robotsAnswered(answer: RobotsSnapshot): void {
+    if (this.#data?.journaling !== true) return; // in memory, or cluster mode (see cluster-mode.ts)
+    try {
+      this.#append({ t: 'r', ...answer });
+    } catch (err) {
+      if (this.#phase === 'running') {
+        this.#noteDiskFull(err);
+        this.#driverError ??= err;
+        this.#abortNow(this.#reason ?? 'stopped');
+      }
+      throw err;
+    }
+  }
 
   #flushStarts(): void {
     // Called around every dispatch; robots.txt starts are rare, so no array is made without one.
@@ -1355,6 +1411,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         inFlight: [...this.#flights.values()].map((x) => x.req.url),
         robotsOutages: this.#robotsOutages(f),
         robots: this.#gate.exportRobots(),
+        robotsUnreachable: this.#gate.exportOutages(),
         robotsMaxAttempts: this.#robotsGiveUp,
       },
       this.options.journalSyncEvery,

@@ -2,9 +2,21 @@
  * The engine's journal records: what one fetch start or one reported outcome looks like on
  * disk (JSON payloads inside src/journal's checksummed frames).
  *
- *   { t: 'd', h, ip?, at, k?, u?, r? }   a fetch start (content: key and URL; robots.txt: r = 1)
+ *   { t: 'd', h, ip?, at, k?, u?, r? }   a fetch start (content: key and URL; robots.txt: r = 1
+ *                                        and u, the robots.txt URL of the hop)
  *   { t: 'o', k, u, h, at, now, s, … }   an outcome as the frontier was told it
  *                                        (x: its out-of-scope links, recorded as Refused)
+ *   { t: 'r', origin, state, … }         a robots.txt answer: the origin's RobotsCache entry as
+ *                                        it became (a `RobotsSnapshot`: rules as comment-free
+ *                                        text ≤ 500 KiB, times, failures, Retry-After hold)
+ *
+ * Journals written before 'r' records existed hold only 'd' and 'o' and replay as before (a
+ * robots.txt answered since the checkpoint is asked again). An older build meeting an 'r'
+ * record refuses the journal (`CorruptJournalError`, kind "r"): a crawl killed under this
+ * version resumes only under this version or a later one (a graceful stop leaves an empty
+ * journal, which any version reads). One killed before any robots.txt answer, with a robots.txt
+ * start in its journal, loads in an older build, which lists that start's `u` among the URLs in
+ * flight (`RecoveryInfo.refetch`): a name only, nothing is fetched for it.
  *
  * An outcome record carries everything `Frontier#replay` needs to redo the report exactly —
  * the status as reported (soft-404s as 404, permanent transport failures as 410), validators,
@@ -13,6 +25,7 @@
  */
 import { CorruptJournalError } from '../errors/index.js';
 import { type FieldKind, fieldProblem } from '../format/index.js';
+import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import type { Link, Outcome } from '../model/index.js';
 
 /** A fetch start (a content URL, or a robots.txt request). */
@@ -26,7 +39,7 @@ export interface DispatchRecord {
   /** URLKey (hex) of a content fetch. */
   readonly k?: string | undefined;
   readonly u?: string | undefined;
-  /** 1 for a robots.txt request. */
+  /** 1 for a robots.txt request (then `u` is the hop's URL and `k` absent). */
   readonly r?: 1 | undefined;
 }
 
@@ -57,7 +70,12 @@ export interface OutcomeRecord {
   readonly x?: readonly string[] | undefined;
 }
 
-export type JournalRecord = DispatchRecord | OutcomeRecord;
+/** A robots.txt answer, journaled before the robots cache acts on it. */
+export interface RobotsRecord extends RobotsSnapshot {
+  readonly t: 'r';
+}
+
+export type JournalRecord = DispatchRecord | OutcomeRecord | RobotsRecord;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -182,6 +200,11 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     const x = o['x'];
     if (x !== undefined && !(Array.isArray(x) && x.every(isStr))) return bad('out-of-scope links');
     return o as unknown as OutcomeRecord;
+  }
+  if (o['t'] === 'r') {
+    const problem = robotsSnapshotProblem(o);
+    if (problem !== undefined) return bad(`robots answer: ${problem}`);
+    return o as unknown as RobotsRecord;
   }
   return bad(`kind ${JSON.stringify(o['t'])}`);
 }

@@ -14,8 +14,11 @@
  * robots.txt hop (a fetch start: `started: true`, and the frontier spends the host and IP
  * windows for it). A redirected robots.txt hop waits for the next such moment, so every
  * request the server sees is paced like a content fetch. An unreachable robots.txt parks the
- * host until its retry time. A hostname that does not resolve, or resolves only to refused
- * addresses, needs no robots.txt: its content fetch fails with a clear outcome instead.
+ * host until its retry time, and a Retry-After on it (429, 503) holds the whole group until
+ * the time it names — content fetches too, even while a cached copy of the rules applies.
+ * Every answer goes to `onAnswer` before the cache acts on it (the engine journals it). A
+ * hostname that does not resolve, or resolves only to refused addresses, needs no robots.txt:
+ * its content fetch fails with a clear outcome instead.
  *
  * Never: fetch a content URL, resolve a name itself (the DNS seam does), or let a group's
  * content dispatch before its robots.txt is answered.
@@ -79,6 +82,8 @@ export interface RobotsGateOptions {
   readonly clock: () => number;
   /** A robots.txt hop is handed to the fetcher now (journal it, time it). */
   readonly onStart: (group: string, robotsUrl: string) => void;
+  /** A robots.txt answer, as the cache will hold it, before it does (journal it). */
+  readonly onAnswer: (answer: RobotsSnapshot) => void;
   /** A group's robots.txt load or DNS resolution finished (the host may go now). */
   readonly onSettled: (group: string) => void;
   /** Aborts every load when the engine stops. */
@@ -120,6 +125,7 @@ export class RobotsGate implements RobotsSeam {
           ttlMs: o.ttlMs,
           retryBaseMs: o.retryMs,
           retryMaxMs: Math.max(o.retryMs, HOUR_MS),
+          onAnswer: o.onAnswer,
         })
       : undefined;
   }
@@ -159,6 +165,11 @@ export class RobotsGate implements RobotsSeam {
     }
   }
 
+  /** Until when a robots.txt Retry-After holds the origin (0: it does not). */
+  private heldUntilMs(origin: string): number {
+    return this.cache === undefined ? 0 : this.cache.heldUntilMs(`${origin}/`);
+  }
+
   private givenUp(origin: string): boolean {
     const e = this.cache?.entry(origin);
     return e !== undefined && e.state === 'unreachable' && e.robots === undefined && e.failures >= this.o.maxAttempts;
@@ -180,7 +191,7 @@ export class RobotsGate implements RobotsSeam {
       const name = this.o.names.nameState(this.o.directory.hostnameOf(origin));
       if (name === 'pending') return false;
       if (name === 'unfetchable') continue;
-      if (!this.robotsKnown(origin)) return false;
+      if (!this.robotsKnown(origin) || this.heldUntilMs(origin) > 0) return false;
     }
     return true;
   }
@@ -197,7 +208,14 @@ export class RobotsGate implements RobotsSeam {
         pollAt = Math.min(pollAt, nowMs + clampPoll(nowMs - since));
         continue;
       }
-      if (name === 'unfetchable' || this.robotsKnown(origin)) continue;
+      if (name === 'unfetchable') continue;
+      const held = this.heldUntilMs(origin);
+      if (held > 0) {
+        // A Retry-After on its robots.txt: nothing goes to the origin before it ends.
+        retryAt = Math.min(retryAt, held);
+        continue;
+      }
+      if (this.robotsKnown(origin)) continue;
       const load = this.loads.get(origin);
       if (load !== undefined) {
         if (load.release !== undefined) {
@@ -333,9 +351,19 @@ export class RobotsGate implements RobotsSeam {
     return this.cache?.exportFresh() ?? [];
   }
 
-  /** Takes back a checkpoint's robots.txt entries; returns how many are still fresh. */
+  /** Unreachable robots.txt entries (retry time, failures, Retry-After hold) for a checkpoint. */
+  exportOutages(): RobotsSnapshot[] {
+    return this.cache?.exportOutages() ?? [];
+  }
+
+  /** Takes back a checkpoint's robots.txt entries; returns how many are still in force. */
   importRobots(snapshots: readonly RobotsSnapshot[]): number {
     return this.cache?.importFresh(snapshots) ?? 0;
+  }
+
+  /** Puts a journaled robots.txt answer back (replacing the checkpoint's); false when expired or robots are off. */
+  restoreAnswer(answer: RobotsSnapshot): boolean {
+    return this.cache?.restore(answer) ?? false;
   }
 
   /** robots.txt loads in progress. */

@@ -31,10 +31,21 @@ export interface RecoveryInfo {
   readonly replayedOutcomes: number;
   /** Fetch starts replayed from the journal (intervals kept across the crash). */
   readonly replayedDispatches: number;
+  /**
+   * robots.txt answers replayed from the journal (rules, retry state and Retry-After holds
+   * kept across the crash: no origin is asked again for an answer the journal holds).
+   */
+  readonly replayedRobots: number;
   /** Bytes of a torn journal tail that were dropped. */
   readonly tornBytes: number;
   /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
   readonly refetch: readonly string[];
+  /**
+   * robots.txt requests (each hop's URL) the journal saw start but not answered: the previous
+   * run may have had its answer — a Retry-After too — and died before journaling it, so this
+   * run cannot honour it and asks again. Empty for journals older than these records.
+   */
+  readonly robotsInFlight: readonly string[];
   /**
    * Of those, the fetches whose start is in the journal, with that start (epoch ms): a consumer
    * that keeps outputs can tell a page it wrote just before the kill, whose outcome never

@@ -16,7 +16,15 @@
  *
  * 429 is read as unreachable rather than as a 4xx: a server asking us to slow down has not
  * said its rules are absent, and answering it with an allow-all crawl would be the opposite
- * of polite (major crawlers do the same).
+ * of polite (major crawlers do the same). A Retry-After on an unreachable answer (429, 503)
+ * is kept as the entry's `heldUntilMs`, and the next attempt is never before it: the crawl
+ * engine also holds the origin's content fetches until then, even while a cached copy of the
+ * rules keeps applying.
+ *
+ * Every answer that changes an entry is handed to `onAnswer` as a `RobotsSnapshot` *before*
+ * the entry changes (the crawl engine journals it there, so a crash cannot lose an answer it
+ * acted on); `restore` puts such a snapshot back exactly, `exportFresh`/`exportOutages` and
+ * `importFresh` carry entries across a checkpoint.
  *
  * The network is an injected `fetch(url, signal)` returning an outcome-shaped
  * `{ status, location?, body?, error?, truncated? }` — `HttpFetcher#robotsFetch()` makes
@@ -25,9 +33,11 @@
  * used past `maxEntries`.
  */
 import { InvalidArgumentError } from '../errors/index.js';
+import { type FieldKind, fieldProblem } from '../format/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
+import { parseRetryAfter } from '../politeness/retry-after.js';
 import { lruSet, lruTouch } from './lru.js';
-import { type RobotsRule, type RobotsTxt, isAgentString, parseRobots, productToken } from './robots.js';
+import { type RobotsRule, type RobotsTxt, compactRobotsText, isAgentString, parseRobots, productToken } from './robots.js';
 
 /** What a robots fetch returned; an `Outcome` from `HttpFetcher.fetchUrl` has this shape. */
 export interface RobotsFetchResult {
@@ -41,6 +51,8 @@ export interface RobotsFetchResult {
   readonly error?: string | undefined;
   /** The transport cut the body short: its last, partial line is not parsed. */
   readonly truncated?: boolean | undefined;
+  /** The raw Retry-After header (honoured on an unreachable answer: 429, 5xx). */
+  readonly retryAfter?: string | undefined;
 }
 
 /** Fetches one URL without following redirects. Must not reject for network failures. */
@@ -93,25 +105,68 @@ export interface RobotsEntry {
   readonly lastError?: string | undefined;
   /** Redirect hops followed on the last fetch. */
   readonly redirects: number;
+  /** Unreachable only: the clock time the last answer's Retry-After asked us to wait until. */
+  readonly heldUntilMs?: number | undefined;
 }
 
 /**
- * A fresh entry as a checkpoint keeps it: the text that was parsed (not the parsed form) and
- * the entry's age, so a resumed crawl uses it until the same expiry instead of fetching the
- * file again at every restart. Unreachable entries are not kept: a resume retries them.
+ * An entry as a checkpoint or the crawl engine's journal keeps it: the rules as text (not the
+ * parsed form; comments dropped, see `compactRobotsText`) and every time and count, so a
+ * restarted crawl uses the rules until the same expiry and keeps an unreachable origin's
+ * retry time, failures in a row and Retry-After hold, instead of asking the server again.
+ * `text` is at most the 500 KiB parse limit (`ROBOTS_PARSE_LIMIT_BYTES`).
  */
 export interface RobotsSnapshot {
   readonly origin: string;
-  readonly state: 'parsed' | 'unavailable';
-  /** The parsed text (`parsed` only). */
+  readonly state: RobotsState;
+  /** The parsed text (`parsed`, or `unreachable` keeping a copy through its outage). */
   readonly text?: string | undefined;
-  /** The file was cut at the parse limit (`parsed` only). */
+  /** The file was cut at the parse limit (with `text`). */
   readonly truncated?: boolean | undefined;
   readonly fetchedAtMs: number;
   readonly refreshAtMs: number;
   readonly lastStatus: number;
   readonly redirects: number;
+  /** Unreachable only: failures in a row (absent: 1). */
+  readonly failures?: number | undefined;
+  /** Unreachable only: when the outage began. */
+  readonly outageSinceMs?: number | undefined;
+  readonly lastError?: string | undefined;
+  /** Unreachable only: a Retry-After's end (see `RobotsEntry.heldUntilMs`). */
+  readonly heldUntilMs?: number | undefined;
 }
+
+/**
+ * Why `v` is not a `RobotsSnapshot`, or undefined. A checksum proves only that the bytes are
+ * the ones written; a snapshot read back from a checkpoint or journal is checked field by
+ * field before it can become an entry.
+ */
+export function robotsSnapshotProblem(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'is not an object';
+  const r = v as Record<string, unknown>;
+  if (typeof r['origin'] !== 'string' || !/^https?:\/\/[^/]+$/.test(r['origin'])) return `origin ${JSON.stringify(r['origin'])} is not an http(s) origin`;
+  if (r['state'] !== 'parsed' && r['state'] !== 'unavailable' && r['state'] !== 'unreachable') return `state is ${JSON.stringify(r['state'])}, expected "parsed", "unavailable" or "unreachable"`;
+  if (r['text'] !== undefined && typeof r['text'] !== 'string') return 'text is not a string';
+  if (r['truncated'] !== undefined && typeof r['truncated'] !== 'boolean') return 'truncated is not a boolean';
+  if (r['lastError'] !== undefined && typeof r['lastError'] !== 'string') return 'lastError is not a string';
+  for (const [f, kind, need] of SNAPSHOT_NUMBERS) {
+    if (r[f] === undefined && !need) continue;
+    const problem = fieldProblem(r[f], kind);
+    if (problem !== undefined) return `${f} ${problem}`;
+  }
+  return undefined;
+}
+
+/** Numeric fields of a `RobotsSnapshot`: name, kind (src/format `fieldProblem`), required. */
+const SNAPSHOT_NUMBERS: readonly (readonly [keyof RobotsSnapshot, FieldKind, boolean])[] = [
+  ['fetchedAtMs', 'time', true],
+  ['refreshAtMs', 'time', true],
+  ['lastStatus', 'count', true],
+  ['redirects', 'count', true],
+  ['failures', 'count', false],
+  ['outageSinceMs', 'time', false],
+  ['heldUntilMs', 'time', false],
+];
 
 /** Options of `RobotsCache`. */
 export interface RobotsCacheOptions {
@@ -133,6 +188,12 @@ export interface RobotsCacheOptions {
   outageAllowAfterMs: number;
   /** Origins kept; least recently used beyond this are dropped. Default 100 000. */
   maxEntries: number;
+  /**
+   * Told each answer that changes an entry, as the entry will be, before it changes (optional;
+   * the crawl engine journals it). If it throws, the entry stays as it was and the check
+   * rejects with that error.
+   */
+  onAnswer: ((answer: RobotsSnapshot) => void) | undefined;
 }
 
 const HOUR = 3_600_000;
@@ -150,6 +211,7 @@ const resolveOptions = defineOptions<RobotsCacheOptions>(
     retryMaxMs: numberField({ above: 0, default: HOUR }),
     outageAllowAfterMs: numberField({ min: 0, default: 30 * 24 * HOUR }),
     maxEntries: numberField({ min: 1, integer: true, default: 100_000 }),
+    onAnswer: functionField<(answer: RobotsSnapshot) => void>(),
   },
   (o) => {
     if (typeof o.fetch !== 'function') return 'fetch is required: a function (url, signal) => Promise<{ status, location?, body? }>';
@@ -170,11 +232,13 @@ interface Entry {
   lastStatus: number;
   lastError: string | undefined;
   redirects: number;
+  heldUntilMs: number | undefined;
 }
 
 type Result =
   | { kind: 'parsed'; robots: RobotsTxt; status: number; redirects: number }
-  | { kind: 'unavailable' | 'unreachable'; status: number; error: string | undefined; redirects: number };
+  | { kind: 'unavailable'; status: number; error: string | undefined; redirects: number }
+  | { kind: 'unreachable'; status: number; error: string | undefined; redirects: number; retryAfter: string | undefined };
 
 const NEVER = new AbortController().signal;
 
@@ -292,44 +356,88 @@ export class RobotsCache {
   exportFresh(): RobotsSnapshot[] {
     const now = this.#opts.now();
     const out: RobotsSnapshot[] = [];
-    for (const e of this.#entries.values()) {
-      if (e.state === 'unreachable' || now >= e.refreshAtMs) continue;
-      out.push({
-        origin: e.origin,
-        state: e.state,
-        text: e.robots?.text,
-        truncated: e.robots?.truncated === true ? true : undefined,
-        fetchedAtMs: e.fetchedAtMs,
-        refreshAtMs: e.refreshAtMs,
-        lastStatus: e.lastStatus,
-        redirects: e.redirects,
-      });
-    }
+    for (const e of this.#entries.values()) if (e.state !== 'unreachable' && now < e.refreshAtMs) out.push(snapshotOf(e));
     return out;
   }
 
   /**
-   * Takes back entries `exportFresh` gave: each is used until its own expiry, never past
-   * `ttlMs` from now (a shorter TTL on resume applies at once); expired ones and origins this
-   * cache already holds are skipped. Returns how many were taken.
+   * Every unreachable entry: its retry time, failures in a row, outage start, Retry-After hold
+   * and the copy of the rules it keeps applying, so a restart neither asks early nor forgets
+   * how many attempts failed (kept apart from `exportFresh`'s, which older checkpoints hold).
+   */
+  exportOutages(): RobotsSnapshot[] {
+    const out: RobotsSnapshot[] = [];
+    for (const e of this.#entries.values()) if (e.state === 'unreachable') out.push(snapshotOf(e));
+    return out;
+  }
+
+  /**
+   * Takes back entries `exportFresh` or `exportOutages` gave: a parsed or unavailable one is
+   * used until its own expiry, never past `ttlMs` from now (a shorter TTL on resume applies at
+   * once), and skipped once expired; an unreachable one comes back as it was (its retry time
+   * and hold are the server's due, not a setting). Origins this cache already holds are
+   * skipped. Returns how many were taken.
    */
   importFresh(snapshots: readonly RobotsSnapshot[]): number {
-    const { now, ttlMs, maxEntries } = this.#opts;
-    const t = now();
+    const t = this.#opts.now();
     let taken = 0;
     for (const s of snapshots) {
-      const refreshAtMs = Math.min(s.refreshAtMs, s.fetchedAtMs + ttlMs, t + ttlMs);
-      if (t >= refreshAtMs || this.#entries.has(s.origin)) continue;
-      const robots = s.state === 'parsed' ? parseRobots(s.text ?? '', `${s.origin}/robots.txt`, { truncated: s.truncated === true }) : undefined;
-      lruSet(
-        this.#entries,
-        s.origin,
-        { origin: s.origin, state: s.state, robots, fetchedAtMs: s.fetchedAtMs, refreshAtMs, failures: 0, outageSinceMs: undefined, lastStatus: s.lastStatus, lastError: undefined, redirects: s.redirects },
-        maxEntries,
-      );
+      if (this.#entries.has(s.origin)) continue;
+      const entry = this.#entryOf(s, t);
+      if (entry === undefined) continue;
+      lruSet(this.#entries, s.origin, entry, this.#opts.maxEntries);
       taken++;
     }
     return taken;
+  }
+
+  /**
+   * Puts an answer `onAnswer` was told back as the origin's entry, replacing what the cache
+   * holds for it (a journal's answers are newer than a checkpoint's entries). One past its
+   * expiry is kept as the live cache keeps it: the next check fetches the file again, and its
+   * rules stay the copy an outage falls back on. Returns whether the answer is in force now.
+   */
+  restore(answer: RobotsSnapshot): boolean {
+    const t = this.#opts.now();
+    const entry = this.#entryOf(answer, t, true)!;
+    lruSet(this.#entries, answer.origin, entry, this.#opts.maxEntries);
+    return t < entry.refreshAtMs;
+  }
+
+  /**
+   * Until when a Retry-After holds `url`'s origin (0 when none is in force now). Allocates
+   * nothing: asked at every dispatch of the origin's host (45–57 ns a call over 500 origins on
+   * the shared 2-core box, against 1.3–1.8 µs for the `peek` the robots gate asks beside it).
+   */
+  heldUntilMs(url: string): number {
+    const held = this.#entries.get(originOf(url).origin)?.heldUntilMs;
+    return held !== undefined && held > this.#opts.now() ? held : 0;
+  }
+
+  /** The entry a snapshot stands for at clock `t`; undefined when it has expired, unless `keepExpired`. */
+  #entryOf(s: RobotsSnapshot, t: number, keepExpired = false): Entry | undefined {
+    let refreshAtMs = s.refreshAtMs;
+    if (s.state !== 'unreachable') {
+      refreshAtMs = Math.min(refreshAtMs, s.fetchedAtMs + this.#opts.ttlMs, t + this.#opts.ttlMs);
+      if (t >= refreshAtMs && !keepExpired) return undefined;
+    }
+    const unreachable = s.state === 'unreachable';
+    // A parsed entry always has rules (no text: an empty file); an unreachable one its copy, if any.
+    const text = s.state === 'parsed' ? (s.text ?? '') : unreachable ? s.text : undefined;
+    const robots = text === undefined ? undefined : parseRobots(text, `${s.origin}/robots.txt`, { truncated: s.truncated === true });
+    return {
+      origin: s.origin,
+      state: s.state,
+      robots,
+      fetchedAtMs: s.fetchedAtMs,
+      refreshAtMs,
+      failures: unreachable ? (s.failures ?? 1) : 0,
+      outageSinceMs: unreachable ? (s.outageSinceMs ?? s.fetchedAtMs) : undefined,
+      lastStatus: s.lastStatus,
+      lastError: s.lastError,
+      redirects: s.redirects,
+      heldUntilMs: unreachable ? s.heldUntilMs : undefined,
+    };
   }
 
   #fresh(origin: string): Entry | undefined {
@@ -403,29 +511,33 @@ export class RobotsCache {
         return { kind: 'parsed', robots, status, redirects: hops };
       }
       if (status >= 400 && status < 500 && status !== 429) return { kind: 'unavailable', status, error: undefined, redirects: hops };
-      return { kind: 'unreachable', status, error: res.error ?? (status === 0 ? 'no response' : `HTTP ${status}`), redirects: hops };
+      return { kind: 'unreachable', status, error: res.error ?? (status === 0 ? 'no response' : `HTTP ${status}`), redirects: hops, retryAfter: status === 0 ? undefined : res.retryAfter };
     }
   }
 
   #record(origin: string, result: Result): void {
-    const { now, ttlMs, retryBaseMs, retryMaxMs, maxEntries } = this.#opts;
+    const { now, ttlMs, retryBaseMs, retryMaxMs, maxEntries, onAnswer } = this.#opts;
     const t = now();
     const previous = this.#entries.get(origin);
     let entry: Entry;
     if (result.kind === 'unreachable') {
       const failures = (previous?.state === 'unreachable' ? previous.failures : 0) + 1;
       const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failures - 1, 52));
+      // The clock is read as wall time for an HTTP-date Retry-After, as the frontier does.
+      const wait = parseRetryAfter(result.retryAfter, t) ?? 0;
+      const heldUntilMs = wait > 0 ? t + wait : undefined;
       entry = {
         origin,
         state: 'unreachable',
         robots: previous?.robots, // a cached copy keeps applying through the outage (§2.4)
         fetchedAtMs: t,
-        refreshAtMs: t + delay,
+        refreshAtMs: Math.max(t + delay, heldUntilMs ?? 0),
         failures,
         outageSinceMs: previous?.state === 'unreachable' ? previous.outageSinceMs : t,
         lastStatus: result.status,
         lastError: result.error,
         redirects: result.redirects,
+        heldUntilMs,
       };
     } else {
       entry = {
@@ -439,8 +551,30 @@ export class RobotsCache {
         lastStatus: result.status,
         lastError: result.kind === 'unavailable' ? result.error : undefined,
         redirects: result.redirects,
+        heldUntilMs: undefined,
       };
     }
+    // Told first, applied second: an answer the caller could not record is not acted on.
+    onAnswer?.(snapshotOf(entry));
     lruSet(this.#entries, origin, entry, maxEntries);
   }
+}
+
+/** The snapshot of an entry (`RobotsSnapshot`): the rules' text without comments. */
+function snapshotOf(e: Entry): RobotsSnapshot {
+  const unreachable = e.state === 'unreachable';
+  return {
+    origin: e.origin,
+    state: e.state,
+    text: e.robots === undefined ? undefined : compactRobotsText(e.robots.text),
+    truncated: e.robots?.truncated === true ? true : undefined,
+    fetchedAtMs: e.fetchedAtMs,
+    refreshAtMs: e.refreshAtMs,
+    lastStatus: e.lastStatus,
+    redirects: e.redirects,
+    failures: unreachable ? e.failures : undefined,
+    outageSinceMs: unreachable ? e.outageSinceMs : undefined,
+    lastError: e.lastError,
+    heldUntilMs: e.heldUntilMs,
+  };
 }

@@ -315,6 +315,24 @@ function limitBytes(bytes: Uint8Array, cut: boolean): { text: string; truncated:
   return { text: new TextDecoder('utf-8').decode(view), truncated };
 }
 
+/**
+ * `text` (a `RobotsTxt#text`) with every comment cut off its line: the parser reads a line only
+ * up to its first `#`, so parsing the result gives the same groups, rules, Crawl-delays and
+ * sitemaps, with the same line numbers (lines are kept, emptied). What a checkpoint or the
+ * engine's journal stores: a padded file (the sim's `huge` robots.txt, 500 KiB once cut at the
+ * parse limit, is its rules and then comment lines) shrinks to its rules and a newline per
+ * comment line.
+ */
+export function compactRobotsText(text: string): string {
+  if (!text.includes('#')) return text;
+  const lines = text.split(/\r\n|\r|\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const hash = lines[i]!.indexOf('#');
+    if (hash >= 0) lines[i] = lines[i]!.slice(0, hash);
+  }
+  return lines.join('\n');
+}
+
 /** A parsed robots.txt: the answer to every question RFC 9309 lets a crawler ask of it. */
 export class RobotsTxt {
   /** The robots.txt URL the file was fetched for; its origin bounds which URLs it governs. */

@@ -27,6 +27,11 @@ export interface SimMix {
   readonly robotsFlaky: number;
   /** How many robots.txt requests a flaky host fails before it recovers. */
   readonly robotsFlakyFailures: number;
+  /**
+   * Retry-After (whole seconds) on a flaky host's robots.txt 503s; 0 sends none. The judge
+   * holds every request to the host until it ends, robots.txt and pages alike.
+   */
+  readonly robotsFlakyRetryAfterSeconds: number;
   /** Hosts whose robots.txt is a 301 to `/robots-main.txt` (same host) holding the rules. */
   readonly robotsRedirect: number;
   /** Hosts whose robots.txt is 64 KiB of binary noise with no rule in it (allow all). */
@@ -85,6 +90,7 @@ export const PLAIN_MIX: Readonly<SimMix> = Object.freeze({
   robotsError: 0,
   robotsFlaky: 0,
   robotsFlakyFailures: 2,
+  robotsFlakyRetryAfterSeconds: 0,
   robotsRedirect: 0,
   robotsBinary: 0,
   robotsHuge: 0,
@@ -132,6 +138,7 @@ export const resolveSimMix = defineOptions<SimMix>(
     robotsError: share(0.03),
     robotsFlaky: share(0.05),
     robotsFlakyFailures: numberField({ min: 1, max: 100, integer: true, default: 2 }),
+    robotsFlakyRetryAfterSeconds: numberField({ min: 0, max: 3600, integer: true, default: 0 }),
     robotsRedirect: share(0.05),
     robotsBinary: share(0.02),
     robotsHuge: share(0.02),

@@ -865,10 +865,11 @@ export class SimWeb {
         return { kind: 'robots', status: 404, contentType: HTML, body: notFoundBody(key) };
       case 'error':
         return { kind: 'robots', status: 500, contentType: TEXT, body: 'internal server error\n' };
-      case 'flaky':
-        return key === '/robots.txt' && n < this.options.mix.robotsFlakyFailures
-          ? { kind: 'robots', status: 503, contentType: TEXT, body: 'temporarily unavailable\n' }
-          : ok;
+      case 'flaky': {
+        if (key !== '/robots.txt' || n >= this.options.mix.robotsFlakyFailures) return ok;
+        const sec = this.options.mix.robotsFlakyRetryAfterSeconds;
+        return { kind: 'robots', status: 503, contentType: TEXT, body: 'temporarily unavailable\n', ...(sec > 0 ? { retry: { sec, form: 'seconds' as const } } : {}) };
+      }
       case 'redirect':
         return key === '/robots.txt'
           ? { kind: 'robots', status: 301, contentType: TEXT, body: 'moved\n', location: '/robots-main.txt' }

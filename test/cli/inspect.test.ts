@@ -34,12 +34,13 @@ describe('meguri inspect beyond .meguri files', () => {
     const j = Journal.create(path, 9n);
     const enc = new TextEncoder();
     for (let i = 0; i < 4; i++) j.append(enc.encode(JSON.stringify({ t: 'd', h: 'a.test', at: 1000 + i })));
+    j.append(enc.encode(JSON.stringify({ t: 'r', origin: 'https://a.test', state: 'unavailable', fetchedAtMs: 1005, refreshAtMs: 2005, lastStatus: 404, redirects: 0 })));
     j.close();
     let io = bufferIo();
     expect(await main(['inspect', path], io)).toBe(0);
     expect(io.out()).toContain('meguri journal');
     expect(io.out()).toContain('generation 9 (the checkpoint it extends)');
-    expect(io.out()).toContain('records   4 intact: 0 outcomes, 4 fetch starts');
+    expect(io.out()).toContain('records   5 intact: 0 outcomes, 4 fetch starts, 1 robots.txt answers');
     expect(io.out()).toContain('damage    none');
     expect(io.err()).toBe('');
     // One flipped payload byte in record 1.
@@ -49,7 +50,7 @@ describe('meguri inspect beyond .meguri files', () => {
     io = bufferIo();
     expect(await main(['inspect', path, '--json'], io)).toBe(1);
     const report = JSON.parse(io.out()) as { kind: string; records: number; damage: { lostRecords: number }[]; ok: boolean };
-    expect(report).toMatchObject({ kind: 'journal', records: 3, ok: false });
+    expect(report).toMatchObject({ kind: 'journal', records: 4, dispatches: 3, robots: 1, ok: false });
     expect(report.damage.map((d) => d.lostRecords)).toEqual([1]);
     expect(io.err()).toMatch(/journal damaged \[MEGURI_ERR_CORRUPT_JOURNAL\]\n {2}the next 'meguri crawl' on its directory keeps a copy/);
     expect(readFileSync(path)).toEqual(bad);

@@ -147,6 +147,21 @@ describe('journal records', () => {
     expect(decodeRecord(encodeRecord({ t: 'd', h: 'a.example', at: 5, r: 1 }), 1)).toEqual({ t: 'd', h: 'a.example', at: 5, r: 1 });
   });
 
+  it("round-trips a robots.txt answer ('r') and refuses one that is not a RobotsCache snapshot", () => {
+    const r = { t: 'r', origin: 'https://a.example', state: 'unreachable', text: 'User-agent: *\nDisallow: /x\n', fetchedAtMs: 10, refreshAtMs: 3010, lastStatus: 429, redirects: 0, failures: 2, outageSinceMs: 5, lastError: 'HTTP 429', heldUntilMs: 3010 } as const;
+    expect(decodeRecord(encodeRecord(r), 0)).toEqual(r);
+    const bad = [
+      { ...r, origin: 'ftp://a.example' },
+      { ...r, state: 'gone' },
+      { ...r, text: 5 },
+      { ...r, heldUntilMs: 1e300 },
+      { ...r, failures: -1 },
+      { ...r, fetchedAtMs: undefined },
+      { ...r, lastError: {} },
+    ];
+    for (const b of bad) expect(() => decodeRecord(encodeRecord(b as unknown as typeof r), 4), JSON.stringify(b)).toThrow(CorruptJournalError);
+  });
+
   it('refuses records it did not write', () => {
     const bad = ['not json', '[]', '{"t":"x"}', '{"t":"o","k":"zz","u":"u","h":"h","at":1,"now":1,"s":200}', '{"t":"d","h":"h"}', '{"t":"o","k":"0123456789abcdef0123456789abcdef","u":"u","h":"h","at":1,"now":1,"s":200,"fp":"xyz"}'];
     for (const b of bad) expect(() => decodeRecord(new TextEncoder().encode(b), 3), b).toThrow(CorruptJournalError);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, RobotsCache, type RobotsFetch, type RobotsFetchResult } from '../../src/index.js';
+import { InvalidArgumentError, RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnapshot } from '../../src/index.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -148,6 +148,92 @@ describe('RobotsCache', () => {
     expect(v.retryAtMs).toBeGreaterThan(c.now());
     expect((await cache.check('https://a.test/x')).allowed).toBe(false);
     expect(cache.entry(ROBOTS)).toMatchObject({ state: 'unreachable', failures: 1 });
+  });
+
+  it('a Retry-After on an unreachable answer holds the origin: no retry before it, heldUntilMs names it', async () => {
+    for (const [status, retryAfter] of [[429, '120'], [503, '120'], [429, new Date(1_700_000_000_000 + 120_000).toUTCString()]] as const) {
+      const s = server({ [ROBOTS]: (n) => (n === 1 ? { status, retryAfter } : { status: 200, body: 'User-agent: *\nDisallow: /x' }) });
+      const c = clock();
+      const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now, retryBaseMs: 1_000 });
+      const t0 = c.now();
+      // The retry waits for the Retry-After (120 s), not the 1 s backoff.
+      expect(await cache.check('https://a.test/y')).toEqual({ allowed: false, reason: 'unreachable', retryAtMs: t0 + 120_000 });
+      expect(cache.entry(ROBOTS)).toMatchObject({ heldUntilMs: t0 + 120_000, refreshAtMs: t0 + 120_000 });
+      c.advance(119_999);
+      expect(cache.heldUntilMs('https://a.test/y')).toBe(t0 + 120_000);
+      expect(cache.peek('https://a.test/y')).toMatchObject({ allowed: false });
+      c.advance(1);
+      expect(cache.heldUntilMs('https://a.test/y')).toBe(0);
+      expect(await cache.check('https://a.test/y')).toMatchObject({ allowed: true, reason: 'rules' });
+      expect(cache.entry(ROBOTS)?.heldUntilMs).toBeUndefined();
+      expect(s.calls).toHaveLength(2);
+    }
+    // A status-0 failure has no header to honour; an unparseable one is ignored.
+    const c = clock();
+    const cache = new RobotsCache({ fetch: async () => ({ status: 503, retryAfter: 'soon' }), agent: 'bot', now: c.now, retryBaseMs: 1_000 });
+    expect((await cache.check('https://a.test/y')).retryAtMs).toBe(c.now() + 1_000);
+    expect(cache.heldUntilMs('https://a.test/y')).toBe(0);
+  });
+
+  it('onAnswer is told each answer as the entry will be, before the entry changes; a throw leaves the entry as it was', async () => {
+    const s = server({ [ROBOTS]: (n) => (n === 1 ? { status: 200, body: 'User-agent: *\nDisallow: /x # no\n' } : { status: 429, retryAfter: '30' }) });
+    const c = clock();
+    const told: { answer: RobotsSnapshot; before: unknown }[] = [];
+    let fail = false;
+    const cache: RobotsCache = new RobotsCache({
+      fetch: s.fetch,
+      agent: 'bot',
+      now: c.now,
+      ttlMs: HOUR,
+      onAnswer: (answer) => {
+        told.push({ answer, before: cache.entry(ROBOTS) });
+        if (fail) throw new Error('disk full');
+      },
+    });
+    await cache.check('https://a.test/y');
+    expect(told).toHaveLength(1);
+    expect(told[0]!.before).toBeUndefined();
+    expect(told[0]!.answer).toMatchObject({ origin: 'https://a.test', state: 'parsed', text: 'User-agent: *\nDisallow: /x \n', fetchedAtMs: c.now(), refreshAtMs: c.now() + HOUR, lastStatus: 200 });
+    c.advance(HOUR);
+    fail = true;
+    await expect(cache.check('https://a.test/y')).rejects.toThrow('disk full');
+    expect(told[1]!.answer).toMatchObject({ state: 'unreachable', failures: 1, lastStatus: 429, heldUntilMs: c.now() + 30_000, text: 'User-agent: *\nDisallow: /x \n' });
+    expect(cache.entry(ROBOTS)).toMatchObject({ state: 'parsed', failures: 0 });
+  });
+
+  it('restore puts an answer back exactly (JSON round trip), replacing the entry; exportOutages and importFresh carry unreachable entries', async () => {
+    const s = server({ [ROBOTS]: (n) => (n === 1 ? { status: 200, body: 'User-agent: *\nDisallow: /x\nCrawl-delay: 3\n' } : { status: 503, retryAfter: '600' }) });
+    const c = clock();
+    const told: RobotsSnapshot[] = [];
+    const a = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now, ttlMs: HOUR, retryBaseMs: 60_000, onAnswer: (x) => void told.push(x) });
+    await a.check('https://a.test/y');
+    c.advance(HOUR);
+    await a.check('https://a.test/y'); // 503: the copy keeps applying, the origin is held 10 min
+    const fresh = () => new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now, ttlMs: HOUR, retryBaseMs: 60_000 });
+    const b = fresh();
+    // In journal order: the first answer has expired (kept, as the live cache keeps it), the second holds.
+    expect(told.map((t) => b.restore(JSON.parse(JSON.stringify(t)) as RobotsSnapshot))).toEqual([false, true]);
+    const { robots: _a, ...expected } = a.entry(ROBOTS)!;
+    const { robots: _b, ...restored } = b.entry(ROBOTS)!;
+    expect(restored).toEqual(expected);
+    expect(b.crawlDelayMs('https://a.test/')).toBe(3000);
+    expect(b.peek('https://a.test/x')).toEqual(a.peek('https://a.test/x'));
+    expect(b.heldUntilMs('https://a.test/y')).toBe(c.now() + 600_000);
+    // A checkpoint: fresh entries apart from outages; both come back.
+    expect(a.exportFresh()).toEqual([]);
+    const outages = a.exportOutages();
+    expect(outages).toHaveLength(1);
+    const d = fresh();
+    expect(d.importFresh(JSON.parse(JSON.stringify(outages)) as RobotsSnapshot[])).toBe(1);
+    const { robots: _d, ...imported } = d.entry(ROBOTS)!;
+    expect(imported).toEqual(expected);
+    // An expired parsed answer is kept as a stale entry: the next check fetches again.
+    c.advance(2 * HOUR);
+    const e = fresh();
+    expect(e.restore(told[0]!)).toBe(false);
+    expect(e.peek('https://a.test/y')).toBeUndefined();
+    expect(e.entry(ROBOTS)).toMatchObject({ state: 'parsed' });
+    expect(s.calls).toHaveLength(2);
   });
 
   it('follows up to 5 redirects (across origins); the rules found govern the original origin', async () => {

@@ -11,6 +11,7 @@ import {
   robotsPatternMatches,
 } from '../../src/index.js';
 import * as browser from '../../src/browser.js';
+import { compactRobotsText } from '../../src/fetch/robots.js';
 
 interface Fixture {
   source: string;
@@ -381,5 +382,58 @@ describe('parseRobots: a missing colon after a known key (RFC 9309 §2.3.1.5, as
       }),
       { seed: 9309, numRuns: 1500 },
     );
+  });
+});
+
+describe('compactRobotsText (what a checkpoint and the journal store)', () => {
+  /** Everything a crawl asks of a parsed file, for comparing two parses. */
+  const answers = (text: string, truncated = false) => {
+    const r = parseRobots(text, `${ORIGIN}/robots.txt`, { truncated });
+    const agents = ['meguri', 'foobot', 'other'];
+    const paths = ['/', '/a', '/a/b', '/x', '/x#y', '/c', '/p', '/pq', '/q?x=1', '/%7Ea'];
+    return {
+      verdicts: agents.flatMap((a) => paths.map((p) => r.explain(`${ORIGIN}${p}`, a))),
+      delays: agents.map((a) => r.crawlDelay(a)),
+      sitemaps: r.sitemaps,
+      groups: r.groupCount,
+      truncated: r.truncated,
+    };
+  };
+  const LINES = [
+    'User-agent: *', 'User-agent: meguri # us', 'user-agent foobot', 'Disallow: /a', 'Allow: /a/b', 'Disallow: /x#y', 'Disallow: /p$ # end',
+    'Crawl-delay: 2 # slow', 'crawl-delay 5', '# a comment', '', '   # indented comment', 'Sitemap: https://www.example.com/s.xml#frag',
+    'Disallow: /c', 'disallow /q', '#Disallow: /', 'Allow: /%7Ea',
+  ];
+  const ENDINGS = ['\n', '\r\n', '\r'];
+
+  it('parses to the same verdicts, rules (line numbers too), Crawl-delays and sitemaps (fast-check, seed 9309)', () => {
+    const file = fc.array(fc.tuple(fc.constantFrom(...LINES), fc.constantFrom(...ENDINGS)), { maxLength: 30 }).map((ls) => ls.map(([l, e]) => l + e).join(''));
+    fc.assert(
+      fc.property(file, fc.boolean(), (text, cut) => {
+        const original = parseRobots(text, `${ORIGIN}/robots.txt`, { truncated: cut });
+        const compact = compactRobotsText(original.text);
+        expect(compact.includes('#')).toBe(false);
+        expect(answers(compact, original.truncated)).toEqual(answers(original.text, original.truncated));
+      }),
+      { seed: 9309, numRuns: 400 },
+    );
+  });
+
+  it('the RFC 9309 example files keep every verdict', () => {
+    for (const c of fixture.cases) {
+      const compact = parseRobots(compactRobotsText(fixture.files[c.file]!), fixture.robotsUrl);
+      expect(compact.isAllowed(c.path, c.agent), `${c.file} ${c.agent} ${c.path}`).toBe(c.allowed);
+    }
+  });
+
+  it('a file padded with comments to the parse limit shrinks to its rules and a newline per line', () => {
+    const rules = 'User-agent: *\nDisallow: /private\n';
+    const padded = rules + '# padding: far larger than any parser should read\n'.repeat(20_000);
+    const original = parseRobots(padded, `${ORIGIN}/robots.txt`);
+    expect(original.truncated).toBe(true);
+    const compact = compactRobotsText(original.text);
+    expect(original.text.length).toBeGreaterThan(ROBOTS_PARSE_LIMIT_BYTES - 100);
+    expect(compact.length).toBeLessThan(original.text.length / 40);
+    expect(answers(compact, true)).toEqual(answers(original.text, true));
   });
 });

@@ -146,6 +146,24 @@ describe('robots.txt', () => {
     expect(prior).toBeLessThan(failures);
   });
 
+  it('flaky with robotsFlakyRetryAfterSeconds sends a Retry-After on its 503s, and the judge holds the host to it', async () => {
+    const web = createSimWeb({ seed: 3, hosts: 20, mix: { robotsFlaky: 0.1, robotsFlakyFailures: 1, robotsFlakyRetryAfterSeconds: 7 } });
+    await web.start();
+    try {
+      const h = web.truth.hosts.find((t) => t.robotsMode === 'flaky')!;
+      const first = await get(web, web.url(h.name, '/robots.txt'));
+      expect(first.status).toBe(503);
+      expect(first.headers['retry-after']).toBe('7');
+      const second = await get(web, web.url(h.name, '/robots.txt'));
+      expect(second.status).toBe(200);
+      // Asked again at once: the judge names the request that did not wait.
+      const early = web.politenessReport().violations.retryAfter;
+      expect(early.map((v) => [v.host, v.key])).toEqual([[h.name, '/robots.txt']]);
+    } finally {
+      await web.close();
+    }
+  });
+
   it('redirect answers 301 to /robots-main.txt, which has the rules', async () => {
     const h = hostWith((t) => t.robotsMode === 'redirect');
     const r = await get(sim, sim.url(h.name, '/robots.txt'));
