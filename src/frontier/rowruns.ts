@@ -68,10 +68,12 @@ const MAX_RUNS = 24;
  * 87 B of columns a row (95 with a churn column, 111 with the freshness columns, +12 with the
  * prioritizer) plus the URL and ETag in plain form (varint length + bytes) and ~0.5 KiB a file:
  * measured 116–130 B a row in runs of 400–2,300 rows with URLs of 25–35 B, with and without the
- * prioritizer (/tmp baseline of this change), and 115 B at 10⁷ in `npm run bench disk` (DESIGN
- * §14). So a full run is ~240–270 MB: a quarter of the 1 GiB piece `writeFully` writes at once,
- * a sixteenth of the 4 GiB a Buffer holds, and building it (the columns, the urls section and
- * the image: ~3× the run) stays under ~1 GiB. The first checkpoint at 10⁸ URLs over 10⁶ hosts
+ * prioritizer; 117.4 B in the first checkpoint of 2·10⁶ bench-shaped URLs over 2·10⁴ hosts under
+ * 128 MiB (731 k resident rows, 82 MiB); 115 B at 10⁷ in `npm run bench disk` (DESIGN §14). So
+ * a full run is ~240–270 MB: a quarter of the 1 GiB piece `writeFully` writes at once, a
+ * sixteenth of the 4 GiB a Buffer holds. Building a run costs ~2.5× its bytes at once (the
+ * 82 MiB single run above raised the peak RSS by 202 MiB; cut into 6 runs, by nothing
+ * measurable), so ~0.6 GiB for a full one. The first checkpoint at 10⁸ URLs over 10⁶ hosts
  * (~29 M resident rows) writes ~14 runs.
  */
 export const ROW_RUN_ROWS = 1 << 21;

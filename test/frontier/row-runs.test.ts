@@ -12,6 +12,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CorruptBucketError } from '../../src/errors/index.js';
 import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type PartitionImage, type SeedSpec, readPartition } from '../../src/index.js';
+import { seedBatch } from '../../src/frontier/intake.js';
+import { RowRuns } from '../../src/frontier/rowruns.js';
+import { FrontierState } from '../../src/frontier/state.js';
 
 const root = mkdtempSync(join(tmpdir(), 'meguri-runs-'));
 let dirs = 0;
@@ -433,5 +436,40 @@ describe('bounded row runs: a checkpoint writes its rows as runs of at most rowR
     const back = Frontier.recover(image, opts);
     expect(Buffer.from(back.checkpointBytes()).equals(Buffer.from(expected))).toBe(true);
     back.free();
+  });
+
+  it('pieces: a run is cut at its byte bound too (long URLs), each in key order, within the bound exactly as exportRows writes it, every redirect chain inside its run', () => {
+    const s = new FrontierState(0, 0, {});
+    const specs: SeedSpec[] = [];
+    for (let i = 0; i < 300; i++) specs.push({ url: `https://h${i % 7}.example/${'x'.repeat((i * 37) % 400)}/${i}`, host: `h${i % 7}.example`, priority: i % 5, firstSeen: 0, nextDue: 0, crawlDelay: 0 });
+    seedBatch(s, specs);
+    const t = s.table;
+    // Redirect chains, some across what become different runs: 3 → 250 → 17, 40 → 41 → 42, 200 → 5.
+    for (const [from, to] of [[3, 250], [250, 17], [40, 41], [41, 42], [200, 5]] as const) t.redirectTo[t.slotFor(from)] = to + 1;
+    const runs = new RowRuns(1_000, 8_192);
+    const plan = runs.plan(s, () => s.index.exportSorted().payloads);
+    expect(plan.rows.length).toBe(300);
+    const pieces = runs.pieces(s, plan);
+    expect(pieces.length).toBeGreaterThan(5);
+    const order = new Map(Array.from(s.index.exportSorted().payloads, (r, i) => [r, i] as const));
+    const count = new Map<number, number>();
+    for (const p of pieces) {
+      const { columns, arena } = t.exportRows(p.rows);
+      expect(columns.reduce((a, c) => a + c.data.byteLength, 0) + arena.length).toBeLessThanOrEqual(8_192);
+      for (let i = 1; i < p.rows.length; i++) expect(order.get(p.rows[i]!)!).toBeGreaterThan(order.get(p.rows[i - 1]!)!);
+      const inRun = new Set(p.rows);
+      for (const r of p.rows) {
+        const d = t.redirectTo[t.slot[r]!]!;
+        if (d !== 0) expect(inRun.has(d - 1), `row ${r} → ${d - 1}`).toBe(true);
+        count.set(r, (count.get(r) ?? 0) + 1);
+      }
+    }
+    // Every planned row, once — but a redirect target whose source fell in another run.
+    expect(count.size).toBe(300);
+    const twice = [...count].filter(([, n]) => n > 1).map(([r]) => r);
+    for (const r of twice) expect([250, 17, 41, 42, 5]).toContain(r);
+    expect(twice.length).toBeGreaterThan(0);
+    // Within the bound, the plan is one run, itself.
+    expect(new RowRuns(1_000, 1 << 30).pieces(s, plan)).toEqual([plan]);
   });
 });
