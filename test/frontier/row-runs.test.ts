@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CorruptBucketError } from '../../src/errors/index.js';
+import { CountingIo } from '../../src/disk/index.js';
+import { CorruptBucketError, DiskFullError } from '../../src/errors/index.js';
 import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type PartitionImage, type SeedSpec, readPartition } from '../../src/index.js';
 import { seedBatch } from '../../src/frontier/intake.js';
 import { RowRuns } from '../../src/frontier/rowruns.js';
@@ -389,6 +390,30 @@ describe('bounded row runs: a checkpoint writes its rows as runs of at most rowR
       back.free();
     }
   }, 180_000);
+
+  it('a full disk in the middle of a checkpoint\'s runs: DiskFullError, the torn run deleted, and the next checkpoint recovers whole', () => {
+    const dir = freshDir();
+    const io = new CountingIo();
+    const opts: Partial<FrontierOptions> = { memoryBudget: 256 * 1024, storeDir: dir, spillWindow: 8, rowRunRows: 50, diskIo: io };
+    const f = new Frontier(0, 0, opts);
+    f.seedBatch(seeds(40, 0, 100));
+    const clock = f.drain(0, fetcher(40, 1), 300).pop()!.atMs + 1;
+    // Room for a few runs of ~6 KB, then ENOSPC.
+    io.failWritesAfter = 20_000;
+    expect(() => f.checkpointIncremental()).toThrow(DiskFullError);
+    const tier = join(dir, 'spill-p0');
+    // The runs written before the failure are durable (the next manifest names them); the torn one is gone.
+    for (const n of readdirSync(tier).filter((x) => x.endsWith('.run'))) expect(readPartition(join(tier, n)).rows).toBeGreaterThan(0);
+    io.failWritesAfter = Infinity;
+    f.drain(clock, fetcher(40, 2), 100);
+    const image = f.checkpointIncremental();
+    expect(readdirSync(tier).filter((x) => x.endsWith('.run')).sort()).toEqual(namedRuns(tier).map(([id]) => `rows-${id}.run`).sort());
+    const expected = f.checkpointBytes();
+    f.free();
+    const back = Frontier.recover(image, { ...opts, diskIo: undefined });
+    expect(Buffer.from(back.checkpointBytes()).equals(Buffer.from(expected))).toBe(true);
+    back.free();
+  });
 
   it('a checkpoint written as one run (before runs were bounded) loads under a bound, and the next checkpoint splits', () => {
     const dir = freshDir();
