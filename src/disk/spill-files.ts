@@ -7,8 +7,10 @@
  * each), so a recovery rebuilds the exact key set without reading a URL. A manifest
  * `MANIFEST-<g>` names the segments a checkpoint needs and carries the frontier's extent table.
  * A row run `rows-<n>.run` (src/frontier/rowruns.ts) is a `.meguri` image of resident rows,
- * written and fsynced once at a checkpoint and never changed; the manifest lists it among its
- * files with the top bit set, and it is deleted like a segment once no committed manifest names it.
+ * written and fsynced once at a checkpoint (one or more a checkpoint, each of bounded size) and
+ * never changed; the manifest lists it among its files with the top bit set, and it is deleted
+ * like a segment once no committed manifest names it; one a full disk cut short is deleted at
+ * once (it was never named).
  * Two append-only logs carry what changes a little between checkpoints: `credits-<n>.log` (the
  * OPIC credits of rediscovered spilled URLs) and `extents-<n>.log` (extents added and dropped,
  * so a checkpoint does not rewrite the whole extent table). Each is a 32-byte header (magic
@@ -309,9 +311,13 @@ export class SpillSegments implements SpillFiles {
     try {
       writeFully(this.io, fd, path, bytes, bytes.length, 0);
       syncFully(this.io, fd, path);
-    } finally {
+    } catch (err) {
+      // Never named by a manifest: a torn run (a full disk) would stay until the tier is resumed.
       this.io.close(fd);
+      unlinkSync(path);
+      throw err;
     }
+    this.io.close(fd);
     this.runs.set(n, bytes.length);
     return n;
   }

@@ -43,7 +43,7 @@ export function checkpoint(s: FrontierState): PartitionImage {
 
 /**
  * `Frontier.checkpointIncremental`: with the disk tier, the resident rows changed since the
- * last checkpoint written as a new row run (rowruns.ts), the tier's files made durable and its
+ * last checkpoint written as new row runs (rowruns.ts), the tier's files made durable and its
  * manifest committed, then an image with no rows naming that manifest (settings `spill`);
  * without it, `checkpoint`.
  */

@@ -15,6 +15,7 @@ import {
 import type { HostGrouping } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import type { PrioritizerParams } from '../prioritize/index.js';
+import { ROW_RUN_ROWS } from './rowruns.js';
 
 /**
  * robots.txt, as the engine provides it. The frontier asks before a host's content URLs
@@ -310,6 +311,14 @@ export interface FrontierOptions {
   readonly diskIo: object | undefined;
   /** Open a recovered disk tier without deleting files its manifest does not name (a reader beside a live crawl). */
   readonly diskReadOnly: boolean;
+  /**
+   * Rows one row run of the disk tier's checkpoint holds at most (default 2²¹, ~250 MB of image;
+   * a run is also cut at ~384 MiB of estimated image for long URLs): a checkpoint that writes
+   * more writes several runs, so no run needs a Buffer near the 4 GiB limit (DESIGN §14, *Row
+   * runs*). There for tests, which set it small to make checkpoints of many runs; a crawl has no
+   * reason to change it.
+   */
+  readonly rowRunRows: number;
 }
 
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -370,4 +379,5 @@ export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOp
   spillWindow: numberField({ default: 64, min: 4, max: 1 << 20, integer: true }),
   diskIo: customField('a DiskIo object', (v): v is object => isObject(v)),
   diskReadOnly: booleanField(false),
+  rowRunRows: numberField({ default: ROW_RUN_ROWS, min: 8, max: 1 << 24, integer: true }),
 }, diskTierPairing);

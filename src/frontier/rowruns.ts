@@ -25,11 +25,29 @@
  * prioritizer's cash, history and rank), finished with fmix32: a change goes unnoticed with
  * probability about 2⁻⁶⁴ per changed row. The URL string is left out: the key names it.
  *
+ * Bounded runs: a checkpoint writes its planned rows as one or more runs (`pieces`), each at
+ * most `maxRows` rows (`FrontierOptions.rowRunRows`, default `ROW_RUN_ROWS`) and about
+ * `ROW_RUN_BYTES` of image, because a run is built as one Buffer — and a Node Buffer holds at
+ * most 4 GiB (`buffer.constants.MAX_LENGTH` on Node 20), the image of ~33 M rows: the first
+ * checkpoint of 10⁸ URLs over 10⁶ hosts plans ~29 M. A piece is a consecutive stretch of the
+ * plan (key order) plus the redirect chain of each of its rows (a run's redirect is a position
+ * inside it), so pieces are disjoint but for a redirect target whose source fell in another
+ * piece: it is written in both, the same record, and which copy recovery keeps is immaterial
+ * (it keeps the later run's, as `written` records). All runs of a checkpoint are named by its
+ * one manifest (spill.ts `commit`): a crash before that manifest's commit leaves the previous
+ * checkpoint whole, and the new run files are deleted as unnamed when it is resumed.
+ *
  * Garbage: a run's rows stay valid until the row changes, spills or is rewritten; `live`
- * counts them. A run with more garbage than live rows (or beyond `MAX_RUNS`, the smallest)
- * hands its live rows to the next run, at most max(changed rows, `MIN_MOVE`) a checkpoint, so a
- * checkpoint's cost stays proportional to the change and disk use stays within about twice the
- * resident rows' records.
+ * counts them. A run with more garbage than live rows (or, when there are more than
+ * `MAX_RUNS` + ⌊2 · resident rows / maxRows⌋ runs, the smallest beyond that) hands its live rows
+ * to the next run, at most max(changed rows, `MIN_MOVE`) a checkpoint, so a checkpoint's cost
+ * stays proportional to the change and disk use stays within about twice the resident rows'
+ * records. The count rule allows two runs per `maxRows` resident rows on top of `MAX_RUNS` (none
+ * while everything fits half a run: the rule as it was before runs were bounded): full runs
+ * down to half live are what the garbage rule keeps, and folding them into each other cannot
+ * reduce their number — counted against a flat 24, a checkpoint that wrote more than 24 bounded
+ * runs would have every later checkpoint fold rows out of full runs only to write them into new
+ * full runs.
  */
 import { fmix32 } from '../core/mix.js';
 import { CorruptPartitionError } from '../errors/index.js';
@@ -43,8 +61,29 @@ import { CHURN_COLUMN, ColumnId, type ColumnName, allocColumn, isSlotColumn } fr
 const VACANT = 0xff;
 /** Rows a checkpoint may move out of garbage-heavy runs even when little changed. */
 const MIN_MOVE = 65_536;
-/** Runs beyond this many have their smallest ones folded into the next run. */
+/** Runs beyond this many (plus ⌊2 · resident rows / maxRows⌋) have their smallest ones folded into the next run. */
 const MAX_RUNS = 24;
+/**
+ * Rows a row run holds at most by default (`FrontierOptions.rowRunRows`): 2²¹. A run's image is
+ * 87 B of columns a row (95 with a churn column, 111 with the freshness columns, +12 with the
+ * prioritizer) plus the URL and ETag in plain form (varint length + bytes) and ~0.5 KiB a file:
+ * measured 116–130 B a row in runs of 400–2,300 rows with URLs of 25–35 B, with and without the
+ * prioritizer; 117.4 B in the first checkpoint of 2·10⁶ bench-shaped URLs over 2·10⁴ hosts under
+ * 128 MiB (731 k resident rows, 82 MiB); 115 B at 10⁷ in `npm run bench disk` (DESIGN §14). So
+ * a full run is ~240–270 MB: a quarter of the 1 GiB piece `writeFully` writes at once, a
+ * sixteenth of the 4 GiB a Buffer holds. Building a run costs ~2.5× its bytes at once (the
+ * 82 MiB single run above raised the peak RSS by 202 MiB; cut into 6 runs, by nothing
+ * measurable), so ~0.6 GiB for a full one. The first checkpoint at 10⁸ URLs over 10⁶ hosts
+ * (~29 M resident rows) writes ~14 runs.
+ */
+export const ROW_RUN_ROWS = 1 << 21;
+/**
+ * Estimated image bytes past which a run is cut before `maxRows` rows: URLs may be up to the
+ * canonicalizer's `maxLength` (2,048 by default, up to 1 MiB), so rows alone do not bound the
+ * bytes. 384 MiB: above 2²¹ rows at the measured ~130 B (the row bound is the one that binds
+ * for ordinary URLs), and a run built in memory stays ~1 GiB at worst.
+ */
+export const ROW_RUN_BYTES = 384 * 1024 * 1024;
 
 /** One run the frontier knows: its id (the backend's file number), rows written, rows still valid. */
 export interface RunInfo {
@@ -53,10 +92,14 @@ export interface RunInfo {
   live: number;
 }
 
-/** What `plan` chose: the rows of the next run (in key order) and their digests. */
-export interface RunPlan {
+/** Rows of one run (in key order) and their digests. */
+export interface RunPiece {
   readonly rows: Uint32Array;
   readonly digests: Uint32Array;
+}
+
+/** What `plan` chose: the rows the checkpoint writes (in key order; `pieces` cuts them into runs) and their digests. */
+export interface RunPlan extends RunPiece {
   /** Rows in `rows` that changed (the rest are moved out of garbage-heavy runs or are redirect targets). */
   readonly changed: number;
 }
@@ -87,16 +130,27 @@ export class RowRuns {
   runs: RunInfo[] = [];
   private etagScratch = new Uint8Array(256);
 
+  /**
+   * `maxRows`: rows a run holds at most (`FrontierOptions.rowRunRows`; tests make it small to
+   * exercise checkpoints of many runs); `maxBytes`: estimated image bytes a run is cut at
+   * (a parameter so tests can make it small too).
+   */
+  constructor(
+    private readonly maxRows: number = ROW_RUN_ROWS,
+    private readonly maxBytes: number = ROW_RUN_BYTES,
+  ) {}
+
   /** Bytes held (the per-row maps). */
   get memoryBytes(): number {
     return this.runOf.byteLength + this.digest.byteLength;
   }
 
   /**
-   * The next run, in key order (`sorted` gives every resident row in key order, asked for only
-   * when much is written): every resident row whose digest changed or that has no record, plus rows moved out of garbage-heavy runs, plus the redirect target of any row
-   * chosen (a run's redirects point inside the run). Changes nothing: `written` records it once
-   * the run is durable.
+   * The rows the next checkpoint writes, in key order (`sorted` gives every resident row in key
+   * order, asked for only when much is written): every resident row whose digest changed or
+   * that has no record, plus rows moved out of garbage-heavy runs, plus the redirect chain of
+   * any row chosen (a run's redirects point inside the run). Changes nothing: `pieces` cuts it
+   * into runs and `written` records each once it is durable.
    */
   plan(s: FrontierState, sorted: () => Uint32Array): RunPlan {
     const t = s.table;
@@ -124,8 +178,8 @@ export class RowRuns {
         changed++;
       }
     }
-    // Rows moved out of runs with more garbage than live rows (or the smallest past MAX_RUNS).
-    const quota = this.quotas(Math.max(changed, MIN_MOVE));
+    // Rows moved out of runs with more garbage than live rows (or the smallest past the count).
+    const quota = this.quotas(Math.max(changed, MIN_MOVE), MAX_RUNS + Math.floor((2 * n) / this.maxRows));
     if (quota.size > 0) {
       for (let i = 0; i < n; i++) {
         const r = live[i]!;
@@ -137,11 +191,16 @@ export class RowRuns {
         }
       }
     }
-    // A chosen row's redirect target goes in the same run (its reference is a position in it).
+    // A chosen row's redirect chain goes in too (a reference is a position in the run): the
+    // whole chain, so a target re-written beside a new source keeps its own redirect (one step
+    // only missed the target's target when its row came earlier, and the run pointed it at its
+    // first row). A walk stops at a chosen row: its own walk covers the rest.
+    const redirectTo = t.redirectTo;
+    const slot = t.slot;
     for (let i = 0; i < n; i++) {
       const r = live[i]!;
-      const d = pick[r] === 1 ? t.redirectTo[t.slot[r]!]! : 0;
-      if (d !== 0) pick[d - 1] = 1;
+      if (pick[r] !== 1) continue;
+      for (let d = redirectTo[slot[r]!]!; d !== 0 && pick[d - 1] !== 1; d = redirectTo[slot[d - 1]!]!) pick[d - 1] = 1;
     }
     let k = 0;
     for (let i = 0; i < n; i++) k += pick[live[i]!]!;
@@ -170,9 +229,89 @@ export class RowRuns {
     return { rows, digests: out, changed };
   }
 
-  /** Records that `plan`'s rows are durable in run `id` (runs left with no valid row are forgotten). */
-  written(plan: RunPlan, id: number): void {
-    const { rows, digests } = plan;
+  /**
+   * `plan` cut into runs (see the module comment): consecutive stretches of its rows, each with
+   * the redirect chain of every row in it, at most `maxRows` rows and about `maxBytes` of image
+   * each (a single row's chain longer than that goes whole into one run), each in key order.
+   * The plan itself when it fits one run: the run a checkpoint wrote before runs were bounded.
+   */
+  pieces(s: FrontierState, plan: RunPlan): RunPiece[] {
+    const t = s.table;
+    const k = plan.rows.length;
+    // Image bytes of a row: its columns as written (exportRows, the prioritizer's three) and its
+    // URL and ETag in plain form; the arena's plain bytes bound every subset's at once.
+    let fixed = s.prio === undefined ? 0 : 12;
+    for (const c of t.churnFp.length > 0 ? [...t.schema, CHURN_COLUMN] : t.schema) fixed += allocColumn(c.type, 0).BYTES_PER_ELEMENT * c.lanes;
+    if (k <= this.maxRows && k * fixed + t.arena.plainBytes <= this.maxBytes) return k === 0 ? [] : [plan];
+    const { url, etag, redirectTo, slot, arena } = t;
+    const rowBytes = (r: number): number => {
+      const e = etag[slot[r]!]!;
+      return fixed + arena.plainLength(url[r]!) + (e === 0 ? 0 : arena.plainLength(e - 1));
+    };
+    // Each row's place in the plan; the piece holding it (a number that only grows).
+    const at = new Int32Array(t.rows).fill(-1);
+    for (let j = 0; j < k; j++) at[plan.rows[j]!] = j;
+    const mark = new Uint32Array(t.rows);
+    const out: RunPiece[] = [];
+    let members = new Uint32Array(Math.min(k, this.maxRows) + 16);
+    let n = 0;
+    let bytes = 0;
+    let piece = 1;
+    const chain: number[] = [];
+    let add = 0;
+    // Row r and the rows of its redirect chain this piece lacks, marked as in it.
+    const walk = (r: number): void => {
+      chain.length = 0;
+      add = 0;
+      for (let x = r; x >= 0 && mark[x] !== piece; x = redirectTo[slot[x]!]! - 1) {
+        mark[x] = piece;
+        chain.push(x);
+        add += rowBytes(x);
+      }
+    };
+    const emit = (): void => {
+      const pos = members.slice(0, n).sort();
+      const rows = new Uint32Array(n);
+      const digests = new Uint32Array(2 * n);
+      for (let i = 0; i < n; i++) {
+        const j = pos[i]!;
+        rows[i] = plan.rows[j]!;
+        digests[2 * i] = plan.digests[2 * j]!;
+        digests[2 * i + 1] = plan.digests[2 * j + 1]!;
+      }
+      out.push({ rows, digests });
+      n = 0;
+      bytes = 0;
+      piece++;
+    };
+    for (let j = 0; j < k; j++) {
+      const r = plan.rows[j]!;
+      if (mark[r] === piece) continue;
+      walk(r);
+      if (n > 0 && (n + chain.length > this.maxRows || bytes + add > this.maxBytes)) {
+        for (const x of chain) mark[x] = 0;
+        emit();
+        walk(r);
+      }
+      if (n + chain.length > members.length) {
+        const grown = new Uint32Array(2 * (n + chain.length));
+        grown.set(members.subarray(0, n));
+        members = grown;
+      }
+      for (const x of chain) {
+        // `plan` holds every chosen row's redirect chain: a row outside it is a bug here.
+        if (at[x]! < 0) throw new Error(`row run: row ${x}, a redirect target, is not in the checkpoint's plan (internal error)`);
+        members[n++] = at[x]!;
+      }
+      bytes += add;
+    }
+    if (n > 0) emit();
+    return out;
+  }
+
+  /** Records that `piece`'s rows are durable in run `id` (runs left with no valid row are forgotten). */
+  written(piece: RunPiece, id: number): void {
+    const { rows, digests } = piece;
     for (let j = 0; j < rows.length; j++) {
       const r = rows[j]!;
       const old = this.runOf[r]!;
@@ -207,11 +346,11 @@ export class RowRuns {
     if (x !== undefined) x.live--;
   }
 
-  /** Rows to move out of each garbage-heavy run, `budget` in all, emptiest runs first. */
-  private quotas(budget: number): Map<number, number> {
+  /** Rows to move out of each garbage-heavy run (and the smallest beyond `maxRuns`), `budget` in all, emptiest runs first. */
+  private quotas(budget: number, maxRuns: number): Map<number, number> {
     const heavy = this.runs.filter((x) => 2 * x.live < x.rows);
     const bySize = [...this.runs].sort((a, b) => a.live - b.live);
-    for (const x of bySize.slice(0, Math.max(0, this.runs.length - MAX_RUNS))) if (!heavy.includes(x)) heavy.push(x);
+    for (const x of bySize.slice(0, Math.max(0, this.runs.length - maxRuns))) if (!heavy.includes(x)) heavy.push(x);
     heavy.sort((a, b) => a.live - b.live);
     const out = new Map<number, number>();
     for (const x of heavy) {

@@ -163,10 +163,12 @@ export interface SpillStats {
   readonly residentBytes: number;
   /** Row runs the last checkpoint named (rowruns.ts). */
   readonly runs: number;
-  /** Bytes the last checkpoint wrote to the tier: its row run and manifest. */
+  /** Bytes the last checkpoint wrote to the tier: its row runs, log records and manifest. */
   readonly lastCommitBytes: number;
-  /** Rows in the last checkpoint's row run (changed rows, and rows moved out of garbage-heavy runs). */
+  /** Rows in the last checkpoint's row runs (changed rows, rows moved out of garbage-heavy runs, redirect targets). */
   readonly lastRunRows: number;
+  /** Row runs the last checkpoint wrote (each at most `FrontierOptions.rowRunRows` rows). */
+  readonly lastRuns: number;
 }
 
 /** Bytes of one credit record (src/disk/spill-files.ts): HostKey, PathKey (u32 each), cash f64. */
@@ -206,7 +208,7 @@ export class SpillTier {
   /** The spilled URLs' keys (the second tier of the frontier's key index). */
   readonly keys = new SpilledKeys();
   /** Which run holds each resident row's newest durable record (the incremental checkpoint). */
-  readonly runs = new RowRuns();
+  readonly runs: RowRuns;
   /** The row runs a resumed manifest names (oldest first), until the restore merges them. */
   resumedRuns: RunInfo[] = [];
   private lastCommitBytes = 0;
@@ -227,6 +229,7 @@ export class SpillTier {
   private extentHost: Int32Array = new Int32Array(1024);
   private extentDrops: number[] = [];
   private lastRunRows = 0;
+  private lastRuns = 0;
   /** Vacated rows waiting for reuse. */
   private free: number[] = [];
   /** Spilled extents by host id (each up to `extentRows` rows, best first). */
@@ -279,6 +282,7 @@ export class SpillTier {
     }
     this.window = window;
     this.extentRows = Math.max(MIN_EXTENT, window >> 1);
+    this.runs = new RowRuns(s.opts.rowRunRows);
   }
 
   private get files(): SpillFiles {
@@ -292,9 +296,19 @@ export class SpillTier {
     return this.free.length > 0 ? this.free.pop()! : this.s.table.addRow();
   }
 
-  /** After a restore replaced the table: no vacated rows. */
+  /**
+   * After a restore replaced the table: no vacated rows, and every redirect target pinned again
+   * (pins are by row: without them a recovered frontier could shed a target and reuse its row
+   * for another URL, and the source would redirect there).
+   */
   resetRows(): void {
     this.free = [];
+    this.pinned.clear();
+    const { redirectTo, slot, rows } = this.s.table;
+    for (let r = 0; r < rows; r++) {
+      const d = redirectTo[slot[r]!]!;
+      if (d !== 0) this.pinned.add(d - 1);
+    }
   }
 
   /** The frontier's key index (a `TieredIndex` whenever the tier exists). */
@@ -712,18 +726,23 @@ export class SpillTier {
   // ───────────────────────────── durability ─────────────────────────────
 
   /**
-   * A durable checkpoint of the tier: the resident rows `plan` chose written as a new row run
-   * (rowruns.ts), the credits and extents changed since the last checkpoint appended to their
-   * logs, every extent appended so far made durable, and the next manifest naming the runs and
-   * the logs' durable ends (the backend's commit). What the checkpoint image records
-   * (`SpillMeta`) names it; the image itself carries no rows.
+   * A durable checkpoint of the tier: the resident rows `plan` chose written as new row runs
+   * (rowruns.ts: one, or several of bounded size, each built, written and fsynced in turn so only
+   * one is in memory), the credits and extents changed since the last checkpoint appended to
+   * their logs, every extent appended so far made durable, and the next manifest naming the runs
+   * and the logs' durable ends (the backend's commit) — the one commit point for all of them:
+   * until it, the previous manifest names none of the new runs. What the checkpoint image
+   * records (`SpillMeta`) names it; the image itself carries no rows.
    */
   commit(plan: RunPlan, encode: (rows: Uint32Array) => Uint8Array): SpillMeta {
     let runBytes = 0;
-    if (plan.rows.length > 0) {
-      const bytes = encode(plan.rows);
-      runBytes = bytes.length;
-      this.runs.written(plan, this.files.writeRun(bytes));
+    let runRows = 0;
+    const pieces = this.runs.pieces(this.s, plan);
+    for (const piece of pieces) {
+      const bytes = encode(piece.rows);
+      runBytes += bytes.length;
+      runRows += piece.rows.length;
+      this.runs.written(piece, this.files.writeRun(bytes));
     }
     const credits = this.commitCredits();
     const extents = this.commitExtents();
@@ -751,7 +770,8 @@ export class SpillTier {
     v.setFloat64(p + 16, this.extentsAt?.length ?? 0, true);
     const c = this.files.commit(out, runs.map((r) => r.id));
     this.lastCommitBytes = runBytes + credits + extents + out.length;
-    this.lastRunRows = plan.rows.length;
+    this.lastRunRows = runRows;
+    this.lastRuns = pieces.length;
     return { dir: this.dir, manifest: c.manifest, checksum: c.checksum, spilled: this.spilled, extents: this.pool.size };
   }
 
@@ -942,6 +962,7 @@ export class SpillTier {
       runs: this.runs.runs.length,
       lastCommitBytes: this.lastCommitBytes,
       lastRunRows: this.lastRunRows,
+      lastRuns: this.lastRuns,
     };
   }
 

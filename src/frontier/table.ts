@@ -560,9 +560,10 @@ export class UrlTable {
     // etag. Every entry the arena holds, in plain form, bounds its size (one pass, then a copy).
     const src = this.arena;
     let size = src.plainBytes;
-    if (src.loaded || 4 * n < this.rows) {
+    if (src.loaded || 4 * n < this.rows || size > 1 << 30) {
       // A file's rows may share an entry (one written twice here), and a few rows (a row run of
-      // the disk tier) need not a buffer the size of every entry: count exactly.
+      // the disk tier) need not a buffer the size of every entry: count exactly. So past 1 GiB
+      // of entries: a bounded row run (rowruns.ts) must not allocate the whole arena's bytes.
       size = 0;
       for (let i = 0; i < n; i++) {
         const r = order[i]!;
