@@ -34,6 +34,14 @@
  * (`insuredReprobeRate`, √(w·h/(2τ)) for a hazard h = `rateChangeHazard`): a page that slowed
  * down is only noticed at its next re-probe, and the stretch alone left some for months.
  *
+ * ## A test before starving
+ * A funded page whose new estimate takes it over the line (margin from < 1 to [1, 4)) is first
+ * fetched once more after T = τ/w (`starvationTest`): near the line a funded page's intervals
+ * almost always end changed, so its estimate wanders, and a page starved on noise stays starved
+ * (its weeks-apart re-probes find a change whatever its rate). The test's answer either brings
+ * the estimate back under the line or confirms it; the background passes leave it in place
+ * (`awaitsTest`). `confirmStarvation: false` turns it off.
+ *
  * ## Spacing (Coffman, Liu & Weber 1998, "Optimal robot scheduling for web search engines")
  * Even spacing beats random spacing at the same rate (F(λ, f) above versus f/(λ + f) for
  * Poisson crawling), so the next due time is simply the crawl time plus the interval I. Two
