@@ -19,6 +19,7 @@
  */
 import {
   TauController,
+  awaitsTest,
   defaultParams,
   desiredRate,
   estimate,
@@ -378,6 +379,7 @@ export class MeguriEstimatorPolicy implements Policy {
       const outcome = crawl(i, t)!;
       this.#load(i);
       const before = view.crawlCount > 0 ? view.lastCrawled : t;
+      const previousLambda = view.lambda;
       observeChange(view, outcome, t, p);
       const eb = this.#eb;
       if (eb !== undefined && !this.#oracle) {
@@ -385,7 +387,7 @@ export class MeguriEstimatorPolicy implements Policy {
         view.lambda = e.lambda;
         if (e.posterior) eb.observe(t - before);
       } else view.lambda = this.#oracle ? world.lambda[i]! : estimate(view, p);
-      const interval = targetInterval(view, this.#hosts[world.host[i]!], this.#tau.tau(), p);
+      const interval = targetInterval(view, this.#hosts[world.host[i]!], this.#tau.tau(), p, previousLambda);
       setNextDue(view, interval, t, p);
       this.#store(i);
       if (view.nextDue < 0xffffffff) heap.push(view.nextDue, i);
@@ -460,6 +462,7 @@ export class MeguriEstimatorPolicy implements Policy {
       view.nextDue = this.#nextDue[i]!;
       view.spreadKey = this.#spread[i]!;
       const level = hv.tau !== undefined && hv.tau > tau ? hv.tau : tau;
+      if (awaitsTest(view, level, p)) continue; // a test interval in progress (wire.ts does the same)
       if (reviseNextDue(view, recrawlInterval(view, rate, level, p), now, p)) {
         this.#nextDue[i] = view.nextDue;
         this.#heap.push(view.nextDue, i); // the old entry goes stale and is skipped

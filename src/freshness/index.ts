@@ -35,6 +35,7 @@ export {
 export { estimate, lastModifiedEstimate, noChangeRatioEstimate, posteriorRate } from './estimate.js';
 export { freshness, fundedRate, inverseMarginal, marginalFreshness } from './model.js';
 export {
+  awaitsTest,
   desiredRate,
   hostClampedRate,
   hostWaterLevel,
@@ -42,6 +43,7 @@ export {
   recrawlInterval,
   reviseNextDue,
   setNextDue,
+  starvationTest,
   targetInterval,
   valueDensity,
   type HostCapacity,

@@ -42,6 +42,13 @@ export interface FreshnessParams {
    * its re-probe interval is at most √(2τ / (w·h)) (`desiredRate`). 0 = no such bound.
    */
   readonly rateChangeHazard: number;
+  /**
+   * Whether a fetch whose new estimate takes a funded URL just over the water line (margin
+   * τλ/w in [1, 4)) is followed by one test interval τ/w before the URL is re-probed as
+   * starved (`targetInterval`'s `previousLambda`), so a page is not starved on the noise of its
+   * estimate (DESIGN §20, "A test before starving").
+   */
+  readonly confirmStarvation: boolean;
 }
 
 const HOURS_PER_YEAR = 8760;
@@ -61,6 +68,7 @@ const resolve = defineOptions<FreshnessParams>(
     trustLastModified: booleanField(true),
     changePointP: numberField({ min: 0, max: 0.5, default: 1e-5 }),
     rateChangeHazard: numberField({ min: 0, max: 1, default: 0.25 / HOURS_PER_YEAR }),
+    confirmStarvation: booleanField(true),
   },
   (p) => {
     if (p.minRate >= p.maxRate) return `minRate (${p.minRate}) must be below maxRate (${p.maxRate})`;
@@ -81,7 +89,8 @@ const DEFAULTS = resolve();
  * hour ceiling); a recency half-life of 8 intervals; simhash threshold 3; a reference rate of
  * one crawl a day; a fortnightly re-probe; a one-hour minimum gap; a one-day host spread
  * window; Last-Modified trusted once proven; a change point at p* = 1e-5; a rate change once
- * in four years per page insured against (DESIGN §20, "Change points"). The returned object is frozen and shared.
+ * in four years per page insured against (DESIGN §20, "Change points"); a test interval before
+a funded page is starved. The returned object is frozen and shared.
  */
 export function defaultParams(): FreshnessParams {
   return DEFAULTS;

@@ -55,7 +55,7 @@ import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
 import { type FreshnessRecord, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
-import { desiredRate, hostClampedRate, hostWaterLevel, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
+import { awaitsTest, desiredRate, hostClampedRate, hostWaterLevel, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
 import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
 
 /** Options of `withFreshness` beyond the params and the budget. */
@@ -237,7 +237,8 @@ export class FreshnessScheduler {
     v.unchangedHours = rec.unchangedHours;
     v.changedLogHours = rec.changedLogHours;
     const now = Math.floor(rec.fetchedAtHours);
-    if (foldOrRestart(v, rec.lambda, oldExposure, now, rec.previousCrawled, rec.change === 'real', p.changePointP)) {
+    const previousLambda = rec.lambda;
+    if (foldOrRestart(v, previousLambda, oldExposure, now, rec.previousCrawled, rec.change === 'real', p.changePointP)) {
       rec.firstCrawled = v.firstCrawled;
       rec.crawlCount = v.crawlCount;
       rec.changeCount = v.changeCount;
@@ -265,7 +266,8 @@ export class FreshnessScheduler {
     host.demandPerHour = d >= 0 ? d : undefined;
     const level = d >= 0 ? this.#hostTau[h]! : 0;
     host.tau = level > 0 ? level : undefined;
-    const interval = targetInterval(v, host, this.#tau.tau(), p);
+    // With the estimate before this fetch: a URL it took over the line gets a test first.
+    const interval = targetInterval(v, host, this.#tau.tau(), p, previousLambda);
     const due = setNextDue(v, interval, nowHours, p);
     const cal = this.#calendarOf(h, d, host.capacityPerHour, nowHours);
     return cal === undefined ? due : this.#place(cal, due, interval, nowHours);
@@ -401,6 +403,7 @@ export class FreshnessScheduler {
       v.crawlCount = crawlCount[sl]!;
       v.spreadKey = key[r * 4 + 2]!;
       const level = hv.tau !== undefined && hv.tau > tau ? hv.tau : tau;
+      if (awaitsTest(v, level, p)) continue; // a test interval in progress: its answer decides
       const interval = recrawlInterval(v, rate, level, p);
       const cal = this.#calendarOf(h, hv.demandPerHour, hv.capacityPerHour, nowHours);
       if (reviseNextDue(v, interval, nowHours, p, cal === undefined ? tolerance : tolerance + this.#options.calendarReach)) {

@@ -18,6 +18,7 @@ describe('freshness params', () => {
       trustLastModified: true,
       changePointP: 1e-5,
       rateChangeHazard: 0.25 / 8760,
+      confirmStarvation: true,
     });
     expect(Object.isFrozen(p)).toBe(true);
     expect(freshnessParams()).toBe(p);
@@ -35,6 +36,7 @@ describe('freshness params', () => {
     [{ changePointP: 0.6 }, /changePointP/],
     [{ changePointP: -1e-5 }, /changePointP/],
     [{ rateChangeHazard: -1 }, /rateChangeHazard/],
+    [{ confirmStarvation: 1 }, /confirmStarvation: expected a boolean/],
     [{ minRate: 5 }, /minRate \(5\) must be below maxRate \(4\)/],
     [{ refRate: 10 }, /refRate \(10\) must lie within/],
     [{ reprobeRate: 2 }, /reprobeRate \(2\/h\) is faster than one crawl per minReprobeGap/],

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 import {
+  awaitsTest,
   defaultParams,
   desiredRate,
   freshnessParams,
@@ -10,6 +11,7 @@ import {
   newFreshnessRecord,
   reviseNextDue,
   setNextDue,
+  starvationTest,
   targetInterval,
   valueDensity,
   hostWaterLevel,
@@ -288,5 +290,62 @@ describe('desiredRate reads only the weight and λ', () => {
       ),
       { seed: 20261202 },
     );
+  });
+});
+
+describe('a test before starving (starvationTest, awaitsTest)', () => {
+  // Weight 2 at τ = 48: the line is λ* = w/τ = 1/24 per hour, the test interval τ/w = 24 h.
+  const tau = 48;
+  const w = 2;
+  const page = (lambda: number, crawlCount = 10) => newFreshnessRecord({ lambda, priority: w, crawlCount, changeCount: crawlCount - 2 });
+
+  it('owes one interval τ/w exactly when the new estimate took a funded page over the line (margin in [1, 4))', () => {
+    expect(starvationTest(page(1.5 / 24), 0.8 / 24, tau, p)).toBeCloseTo(24, 12);
+    expect(starvationTest(page(1 / 24), 0.99 / 24, tau, p)).toBeCloseTo(24, 12); // margin exactly 1 is starved
+    expect(starvationTest(page(1.5 / 24), 1.2 / 24, tau, p)).toBe(0); // starved before too: its re-probes decide
+    expect(starvationTest(page(0.9 / 24), 0.5 / 24, tau, p)).toBe(0); // still funded
+    expect(starvationTest(page(5 / 24), 0.8 / 24, tau, p)).toBe(0); // far over the line (margin ≥ 4): no doubt to test
+    expect(starvationTest(page(1.5 / 24, 2), 0.8 / 24, tau, p)).toBe(0); // one interval seen: the pair tests cover it
+    expect(starvationTest(newFreshnessRecord({ lambda: 1.5 / 24, priority: 0, crawlCount: 10 }), 0.8 / 24, tau, p)).toBe(0);
+    // Never shorter than minReprobeGap (a very heavy page's τ/w is minutes).
+    expect(starvationTest(newFreshnessRecord({ lambda: 1.5, priority: 500, crawlCount: 10 }), 0.5, 480, p)).toBe(p.minReprobeGap);
+  });
+
+  it('targetInterval takes it only with the previous estimate given and the param on; otherwise as before', () => {
+    const r = page(1.5 / 24);
+    const plain = targetInterval(r, undefined, tau, p);
+    expect(plain).toBeGreaterThan(24 * 14); // starved: the (stretched) re-probe
+    expect(targetInterval(r, undefined, tau, p, 0.8 / 24)).toBeCloseTo(24, 12);
+    expect(targetInterval(r, undefined, tau, freshnessParams({ confirmStarvation: false }), 0.8 / 24)).toBe(plain);
+    // A host with no capacity left gets no test either.
+    expect(targetInterval(r, { capacityPerHour: 0, urlCount: 1 }, tau, p, 0.8 / 24)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('with the estimate unchanged by a fetch, targetInterval is what it was without the previous estimate (property)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1e-4, max: 4, noNaN: true }), fc.double({ min: 0.01, max: 100, noNaN: true }), fc.double({ min: 0.01, max: 1e4, noNaN: true }), fc.integer({ min: 0, max: 50 }), (lambda, weight, level, n) => {
+        const r = newFreshnessRecord({ lambda, priority: weight, crawlCount: n });
+        expect(targetInterval(r, undefined, level, p, lambda)).toBe(targetInterval(r, undefined, level, p));
+      }),
+    );
+  });
+
+  it('a background pass leaves a scheduled test alone, and only that', () => {
+    const r = page(1.5 / 24);
+    r.lastCrawled = 1000;
+    r.nextDue = 1024; // the test
+    expect(awaitsTest(r, tau, p)).toBe(true);
+    r.nextDue = 1000 + 24 * 14; // a re-probe
+    expect(awaitsTest(r, tau, p)).toBe(false);
+    const funded = page(0.5 / 24);
+    funded.lastCrawled = 1000;
+    funded.nextDue = 1024;
+    expect(awaitsTest(funded, tau, p)).toBe(false); // funded: re-timed as usual
+    const far = page(5 / 24);
+    far.lastCrawled = 1000;
+    far.nextDue = 1024;
+    expect(awaitsTest(far, tau, p)).toBe(false);
+    r.nextDue = 1024;
+    expect(awaitsTest(r, tau, freshnessParams({ confirmStarvation: false }))).toBe(false);
   });
 });

@@ -107,12 +107,13 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
       // The oracle at the same τ the hook will use (the pass ran inside dispatch).
       const tau = hook.tau();
       oracle.spreadKey = (req.key[2] ?? 0) >>> 0;
+      const previousLambda = oracle.lambda;
       observeChange(oracle, o, hour, p);
       oracle.lmHours = Math.fround(oracle.lmHours);
       oracle.unchangedHours = Math.fround(oracle.unchangedHours);
       oracle.changedLogHours = Math.fround(oracle.changedLogHours);
       oracle.lambda = Math.fround(estimate(oracle, p));
-      const want = setNextDue(oracle, targetInterval(oracle, undefined, tau, p), hour, p);
+      const want = setNextDue(oracle, targetInterval(oracle, undefined, tau, p, previousLambda), hour, p);
       f.report(o, now);
       fetches++;
       expect(column(f, 12)[0]).toBe(oracle.lambda);
