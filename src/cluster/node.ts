@@ -149,6 +149,11 @@ export class ClusterNode {
     return slotOfKey(key, 0, this.salt, this.settings!.slots);
   }
 
+  /** The slot of host group `group` (undefined before `start`). */
+  slotOfGroup(group: string): number | undefined {
+    return this.settings === undefined ? undefined : slotOf(this.o.crawl, group, this.settings.slots, this.salt);
+  }
+
   /** The frontier of the running slot that holds host group `group`, if this node owns it. */
   frontierOf(group: string): import('../frontier/index.js').Frontier | undefined {
     if (this.settings === undefined) return undefined;
@@ -285,6 +290,8 @@ export class ClusterNode {
         linkRouter: (ds) => this.route(r.slot, ds),
       };
       const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
+      // Before the slot dispatches: a Retry-After its last owner heard binds here too.
+      this.o.robots?.import(r.slot, source?.meta.robots ?? []);
       this.slots.set(r.slot, state);
     } finally {
       this.busy.delete(r.slot);
@@ -296,6 +303,7 @@ export class ClusterNode {
     if (s === undefined) return;
     this.slots.delete(slot);
     s.free();
+    this.o.robots?.forget(slot);
   }
 
   /**
@@ -315,8 +323,7 @@ export class ClusterNode {
       const res = await this.commit(s, true);
       if (res === 2) {
         this.handoffs++;
-        this.slots.delete(s.slot);
-        s.free();
+        this.drop(s.slot);
       } else {
         this.resume(s);
       }
@@ -360,7 +367,7 @@ export class ClusterNode {
    */
   private async commit(s: SlotState, release: boolean): Promise<number> {
     const t0 = performance.now();
-    const snap = s.snapshot();
+    const snap = s.snapshot(this.o.robots?.export(s.slot));
     const snapshotMs = performance.now() - t0;
     const atMs = this.now();
     // A moving slot leaves with this checkpoint: sent fetches whose outcome is not in it are fetched again by the next owner.

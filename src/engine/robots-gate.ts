@@ -356,7 +356,18 @@ export class RobotsGate implements RobotsSeam {
     return this.cache?.exportOutages() ?? [];
   }
 
-  /** Takes back a checkpoint's robots.txt entries; returns how many are still in force. */
+  /** Fresh and unreachable robots.txt entries of `origins` (a cluster slot's), for its checkpoint. */
+  exportOrigins(origins: Iterable<string>): RobotsSnapshot[] {
+    return this.cache?.exportOrigins(origins) ?? [];
+  }
+
+  /** Forgets the robots.txt entries of `origins` (a cluster slot that left this process: its next owner holds them). */
+  forget(origins: Iterable<string>): void {
+    const cache = this.cache;
+    if (cache !== undefined) for (const origin of origins) cache.invalidate(`${origin}/`);
+  }
+
+  /** Takes back a checkpoint's robots.txt entries (an older one this process holds is replaced); returns how many are still in force. */
   importRobots(snapshots: readonly RobotsSnapshot[]): number {
     return this.cache?.importFresh(snapshots) ?? 0;
   }
