@@ -259,6 +259,20 @@ describe('older slot checkpoints', () => {
     return n;
   }
 
+  it("a checkpoint's robots.txt entries are read back as written, and checked field by field", async () => {
+    const st = new CheckpointStore(store, 'rfields');
+    const meta = { format: 'meguri-slot/1', minor: SLOT_FORMAT_MINOR, crawl: 'rfields', slot: 0, epoch: 1, seq: 1, cursor: '0-0', applied: 0, digest: 0 } as const;
+    const entry = { origin: 'http://a.test', state: 'unreachable', fetchedAtMs: 1_000, refreshAtMs: 61_000, lastStatus: 503, redirects: 0, failures: 1, heldUntilMs: 21_000 } as const;
+    const ok = await st.write({ ...meta, robots: [entry] }, new Uint8Array(0));
+    expect((await st.read(ok)).meta.robots).toEqual([entry]);
+    const bad = await st.write({ ...meta, seq: 2, robots: [{ ...entry, heldUntilMs: 'soon' as unknown as number }] }, new Uint8Array(0));
+    await expect(st.read(bad)).rejects.toThrow(/robots\[0\] heldUntilMs/);
+    // The older layout: no minor, no robots.
+    const old = await st.write({ format: 'meguri-slot/1', crawl: 'rfields', slot: 0, epoch: 1, seq: 3, cursor: '0-0', applied: 0, digest: 0 }, new Uint8Array(0));
+    const read = (await st.read(old)).meta;
+    expect([read.seq, read.minor, read.robots]).toEqual([3, undefined, undefined]);
+  });
+
   for (const older of [false, true]) {
     it(older ? 'a slot checkpoint in the older layout (minor 0, no robots entries) loads; its origins are asked again' : 'a restarted crawl takes the slots\' robots.txt entries back: asked once', async () => {
       const crawl = older ? 'rold' : 'rnew';
