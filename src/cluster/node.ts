@@ -15,8 +15,10 @@
  * - Links to another slot — owned here or not — go through that slot's inbox, so each slot's
  *   checkpoint stands alone (admitting a link straight into a sibling slot would tie the two
  *   checkpoints together: a crash between them could lose it).
- * - A checkpoint is a synchronous snapshot (partition + cursor), then the outbox barrier, then
- *   the write, then the fenced accept, then XACK/XTRIM — in that order.
+ * - A checkpoint is a synchronous snapshot (partition + cursor, and the robots seam's entries of
+ *   the slot's origins), then the outbox barrier, then the write, then the fenced accept, then
+ *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
+ *   seam before it dispatches; a slot leaving (hand-off, fenced, leaving) is forgotten by it.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';

@@ -4,7 +4,9 @@
  * advancing the cursor happen together in one synchronous step, and a snapshot takes the
  * partition and the cursor together, so a checkpoint always pairs a state with exactly the
  * entries it contains: recovery resets the consumer group to that cursor and every entry is
- * applied to the slot's state exactly once.
+ * applied to the slot's state exactly once. The robots.txt entries of the slot's origins, when
+ * the node has a robots seam, go into the same snapshot's meta (they are the robots cache's,
+ * not the slot's: this file only carries them).
  */
 import { Frontier, type FrontierOptions } from '../frontier/index.js';
 import type { FetchRequest } from '../model/index.js';
