@@ -345,7 +345,10 @@ export class ClusterNode {
    * owner and counted (`ClusterCheckpoint.refetch`, `ClusterNodeStats.handoffRefetches`).
    */
   private async drain(list: readonly SlotState[], until: number): Promise<void> {
-    while (list.some((s) => s.sending > 0) && this.now() < until) await sleep(10);
+    // A robots.txt answer still out would miss the checkpoint: the next owner would ask again,
+    // before a Retry-After in it ended. It is waited for like a page, within the same bound.
+    const robots = this.o.robots;
+    while (list.some((s) => s.sending > 0 || robots?.loading(s.slot) === true) && this.now() < until) await sleep(10);
     for (const s of list) if (s.sending > 0) s.abort.abort();
     // Let the aborted fetches unwind (park) before the snapshot: each is one microtask chain away.
     if (list.some((s) => s.abort.signal.aborted)) await sleep(0);

@@ -57,6 +57,12 @@ export interface SlotRobotsSeam {
   export(slot: number): RobotsSnapshot[];
   /** A slot opened here from a checkpoint carrying `entries` (before it dispatches anything). */
   import(slot: number, entries: readonly RobotsSnapshot[]): void;
+  /**
+   * Whether a robots.txt request for one of `slot`'s origins is out (or on its way out): a
+   * hand-off's drain waits for it, within its bound, so the answer is in the checkpoint rather
+   * than asked again by the next owner — a Retry-After in it included.
+   */
+  loading(slot: number): boolean;
   /** The slot left this process (handed off or dropped): its entries are its next owner's. */
   forget(slot: number): void;
 }
@@ -155,8 +161,8 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     shape: customField('a function', (v): v is ClusterNodeOptions['shape'] & object => typeof v === 'function'),
     admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
-    robots: customField('an object with export, import and forget', (v): v is SlotRobotsSeam =>
-      isObject(v) && ['export', 'import', 'forget'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
+    robots: customField('an object with export, import, loading and forget', (v): v is SlotRobotsSeam =>
+      isObject(v) && ['export', 'import', 'loading', 'forget'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
     ),
     faults: customField('a function', (v): v is (point: FaultPoint, slot: number) => void => typeof v === 'function'),
   },

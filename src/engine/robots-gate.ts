@@ -377,6 +377,14 @@ export class RobotsGate implements RobotsSeam {
     return this.cache?.restore(answer) ?? false;
   }
 
+  /**
+   * Origins whose robots.txt load has a request out or on its way to the send order — not one
+   * parked until the frontier's next slot for a redirect hop (that one sends nothing until then).
+   */
+  *sendingOrigins(): IterableIterator<string> {
+    for (const [origin, load] of this.loads) if (load.release === undefined) yield origin;
+  }
+
   /** robots.txt loads in progress. */
   get loading(): number {
     return this.loads.size;

@@ -54,6 +54,11 @@ export class SlotRobots implements SlotRobotsSeam {
     for (const e of entries) this.add(slot, e.origin);
   }
 
+  loading(slot: number): boolean {
+    for (const origin of this.gate.sendingOrigins()) if (this.slotOfOrigin(origin) === slot) return true;
+    return false;
+  }
+
   forget(slot: number): void {
     const set = this.bySlot.get(slot);
     if (set === undefined) return;

@@ -5,8 +5,10 @@
  * again. Judged by this process's loopback server and its request log (arrival order and
  * times on an event loop no crawler shares): every robots.txt read is asked once in the whole
  * crawl, and a host whose robots.txt answered 503 + Retry-After gets no request, robots.txt or
- * page, from any node before that ends. Plus: a slot checkpoint in the older layout (format
- * minor 0, no robots entries) still loads, and its origins are asked again, as before.
+ * page, from any node before that ends; a hand-off waits for a robots.txt answer still out
+ * (the server withholds it) so that it is in the checkpoint. Plus: a restarted crawl asks no
+ * robots.txt again; a slot checkpoint in the older layout (format minor 0, no robots entries)
+ * still loads, and its origins are asked again, as before; entries read back are checked.
  *
  * Real components only: a redis-server on a random loopback port, Engine processes in
  * cluster mode (engine-child.ts), in-process Engines for the restart cases.
@@ -48,7 +50,8 @@ const pagesOf = (kind: string): string[] => ['/', ...Array.from({ length: kind =
 
 /**
  * The web: a host named `…-held-…` answers its first robots.txt 503 with a Retry-After, then
- * rules; every other host answers rules at once. The rules disallow /secret/, which '/' links.
+ * rules; one named `…-slow-…` answers its first robots.txt only once the test says so; every
+ * other host answers rules at once. The rules disallow /secret/, which '/' links.
  */
 function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
   const log: Arrival[] = [];
@@ -66,6 +69,11 @@ function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
     if (path === '/robots.txt') {
       const n = (robotsAsked.get(host) ?? 0) + 1;
       robotsAsked.set(host, n);
+      if (kind === 'slow' && n === 1) {
+        // Withheld until the test releases it: the load is out while its slot is handed off.
+        void slowRobots.then(() => send(200, 'User-agent: *\nDisallow: /secret/\n'));
+        return;
+      }
       if (kind === 'held' && n === 1) {
         e.notBefore = performance.now() + RETRY_AFTER_S * 1000;
         return send(503, 'maintenance\n', { 'retry-after': String(RETRY_AFTER_S) });
@@ -77,6 +85,10 @@ function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, log })));
 }
+
+/** Releases the slow hosts' first robots.txt answers. */
+let releaseSlow = (): void => undefined;
+const slowRobots = new Promise<void>((r) => (releaseSlow = r));
 
 let web: Awaited<ReturnType<typeof serve>>;
 let redis: RedisServer;
@@ -208,6 +220,52 @@ describe('robots.txt entries travel with a cluster slot', () => {
         for (const p of pagesOf(h.split('-')[1]!)) expect(requests(h, p).length, `${h}${p}`).toBeGreaterThan(0);
         expect(requests(h, '/secret/x'), `${h}: the Disallow obeyed`).toEqual([]);
       }
+    }
+  }, 4 * WAIT_MS);
+
+  it('a hand-off waits for a robots.txt answer still out: it is in the checkpoint, not asked again', async () => {
+    const crawl = 'rslow';
+    const hosts = hostsOf(crawl, ['slow']);
+    const config = {
+      redis: redis.url,
+      crawl,
+      store,
+      grouping: 'host',
+      dns: Object.fromEntries(hosts.map((h) => [h.host, '127.0.0.1'])),
+      politeness: { minDelayMs: 100, startDelayMs: 100, ipMinDelayMs: 10 },
+      ttlMs: 4_000,
+      checkpointMs: 200,
+    };
+    const spawn = (extra: Record<string, unknown>): NodeProc => {
+      const p = spawnNode({ ...config, ...extra }, ENGINE);
+      started.push(p.child);
+      return p;
+    };
+    const a = spawn({ slots: SLOTS, seeds: hosts.map((h) => `${origin(h.host)}/`) });
+    const b = spawn({ wait: true });
+    await until(() => hosts.every((h) => requests(h.host, '/robots.txt').length === 1), WAIT_MS, 'every slow robots.txt asked by A');
+    await until(() => b.lines.some((l) => l['type'] === 'loaded'), WAIT_MS, 'B loaded');
+    b.child.send({ type: 'go' });
+    const client = redis.client();
+    try {
+      const keys = new ClusterKeys(crawl);
+      // Requested (a slot record names B as wanted), or already done when nothing held it up.
+      const handingOff = async (): Promise<boolean> =>
+        b.lines.some((l) => l['type'] === 'checkpoint') || (await Promise.all(hosts.map((h) => client.hget(keys.slot(h.slot), 'want')))).some((w) => !!w);
+      await until(handingOff, WAIT_MS, 'a hand-off to B');
+    } finally {
+      client.disconnect();
+    }
+    // Not an assertion: time for A to see the request and start the slot's drain (bounded at 5 s).
+    await new Promise((r) => setTimeout(r, 1_000));
+    releaseSlow();
+    expect((await a.exited).code).toBe(0);
+    expect((await b.exited).code).toBe(0);
+    expect(b.lines.some((l) => l['type'] === 'checkpoint'), 'B took a slot').toBe(true);
+    for (const h of hosts) {
+      expect(requests(h.host, '/robots.txt'), h.host).toHaveLength(1);
+      for (const p of pagesOf('slow')) expect(requests(h.host, p).length, `${h.host}${p}`).toBeGreaterThan(0);
+      expect(requests(h.host, '/secret/x'), h.host).toEqual([]);
     }
   }, 4 * WAIT_MS);
 });
