@@ -146,29 +146,25 @@ async function acceptedRobots(crawl: string, slot: number): Promise<SlotCheckpoi
   }
 }
 
+/**
+ * Two engine processes on `crawl`: A creates it (2 slots, host grouping) with `hosts` as seeds;
+ * B is loaded up front and joins on IPC 'go' (a start under tsx takes seconds on a loaded machine).
+ */
+function startTwo(crawl: string, hosts: readonly { host: string }[], extra: Record<string, unknown>): { a: NodeProc; b: NodeProc } {
+  const config = { redis: redis.url, crawl, store, grouping: 'host', dns: Object.fromEntries(hosts.map((h) => [h.host, '127.0.0.1'])), checkpointMs: 200, ...extra };
+  const spawn = (more: Record<string, unknown>): NodeProc => {
+    const p = spawnNode({ ...config, ...more }, ENGINE);
+    started.push(p.child);
+    return p;
+  };
+  return { a: spawn({ slots: SLOTS, seeds: hosts.map((h) => `${origin(h.host)}/`) }), b: spawn({ wait: true }) };
+}
+
 describe('robots.txt entries travel with a cluster slot', () => {
   it('a slot handed off and a slot recovered after a kill -9: each robots.txt read is asked once, and a robots.txt Retry-After binds on the next owner', async () => {
     const crawl = 'rmove';
     const hosts = hostsOf(crawl, ['held', 'rules']);
-    const config = {
-      redis: redis.url,
-      crawl,
-      store,
-      grouping: 'host',
-      dns: Object.fromEntries(hosts.map((h) => [h.host, '127.0.0.1'])),
-      politeness: { minDelayMs: 300, startDelayMs: 300, ipMinDelayMs: 10 },
-      ttlMs: 2_000,
-      checkpointMs: 200,
-      robotsRetryMs: 100,
-    };
-    const spawn = (extra: Record<string, unknown>): NodeProc => {
-      const p = spawnNode({ ...config, ...extra }, ENGINE);
-      started.push(p.child);
-      return p;
-    };
-    const a = spawn({ slots: SLOTS, seeds: hosts.map((h) => `${origin(h.host)}/`) });
-    // B is loaded up front and joins on 'go' (a start under tsx takes seconds on a loaded machine).
-    const b = spawn({ wait: true });
+    const { a, b } = startTwo(crawl, hosts, { politeness: { minDelayMs: 300, startDelayMs: 300, ipMinDelayMs: 10 }, ttlMs: 2_000, robotsRetryMs: 100 });
     await a.ready;
     // A has asked every robots.txt, and each slot's accepted checkpoint carries its origins' answers.
     await until(
@@ -226,23 +222,7 @@ describe('robots.txt entries travel with a cluster slot', () => {
   it('a hand-off waits for a robots.txt answer still out: it is in the checkpoint, not asked again', async () => {
     const crawl = 'rslow';
     const hosts = hostsOf(crawl, ['slow']);
-    const config = {
-      redis: redis.url,
-      crawl,
-      store,
-      grouping: 'host',
-      dns: Object.fromEntries(hosts.map((h) => [h.host, '127.0.0.1'])),
-      politeness: { minDelayMs: 100, startDelayMs: 100, ipMinDelayMs: 10 },
-      ttlMs: 4_000,
-      checkpointMs: 200,
-    };
-    const spawn = (extra: Record<string, unknown>): NodeProc => {
-      const p = spawnNode({ ...config, ...extra }, ENGINE);
-      started.push(p.child);
-      return p;
-    };
-    const a = spawn({ slots: SLOTS, seeds: hosts.map((h) => `${origin(h.host)}/`) });
-    const b = spawn({ wait: true });
+    const { a, b } = startTwo(crawl, hosts, { politeness: { minDelayMs: 100, startDelayMs: 100, ipMinDelayMs: 10 }, ttlMs: 4_000 });
     await until(() => hosts.every((h) => requests(h.host, '/robots.txt').length === 1), WAIT_MS, 'every slow robots.txt asked by A');
     await until(() => b.lines.some((l) => l['type'] === 'loaded'), WAIT_MS, 'B loaded');
     b.child.send({ type: 'go' });
