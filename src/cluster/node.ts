@@ -18,7 +18,7 @@
  * - A checkpoint is a synchronous snapshot (partition + cursor, and the robots seam's entries of
  *   the slot's origins), then the outbox barrier, then the write, then the fenced accept, then
  *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
- *   seam before it dispatches; a slot leaving (hand-off, fenced, leaving) is forgotten by it.
+ *   seam before it dispatches; a slot handed off is forgotten by it.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -305,7 +305,6 @@ export class ClusterNode {
     if (s === undefined) return;
     this.slots.delete(slot);
     s.free();
-    this.o.robots?.forget(slot);
   }
 
   /**
@@ -326,6 +325,10 @@ export class ClusterNode {
       if (res === 2) {
         this.handoffs++;
         this.drop(s.slot);
+        // Its robots.txt entries are the next owner's now: the checkpoint just accepted holds them.
+        // (A slot lost otherwise — fenced, expired — keeps them here: they may be newer than its
+        // last checkpoint, and should it come back, the newer of the two is kept.)
+        this.o.robots?.forget(s.slot);
       } else {
         this.resume(s);
       }

@@ -63,7 +63,7 @@ export interface SlotRobotsSeam {
    * than asked again by the next owner — a Retry-After in it included.
    */
   loading(slot: number): boolean;
-  /** The slot left this process (handed off or dropped): its entries are its next owner's. */
+  /** The slot was handed off: its entries are its next owner's (the accepted checkpoint holds them). */
   forget(slot: number): void;
 }
 

@@ -361,7 +361,7 @@ export class RobotsGate implements RobotsSeam {
     return this.cache?.exportOrigins(origins) ?? [];
   }
 
-  /** Forgets the robots.txt entries of `origins` (a cluster slot that left this process: its next owner holds them). */
+  /** Forgets the robots.txt entries of `origins` (a cluster slot handed off: its next owner holds them). */
   forget(origins: Iterable<string>): void {
     const cache = this.cache;
     if (cache !== undefined) for (const origin of origins) cache.invalidate(`${origin}/`);
