@@ -15,8 +15,10 @@
  * - Links to another slot — owned here or not — go through that slot's inbox, so each slot's
  *   checkpoint stands alone (admitting a link straight into a sibling slot would tie the two
  *   checkpoints together: a crash between them could lose it).
- * - A checkpoint is a synchronous snapshot (partition + cursor), then the outbox barrier, then
- *   the write, then the fenced accept, then XACK/XTRIM — in that order.
+ * - A checkpoint is a synchronous snapshot (partition + cursor, and the robots seam's entries of
+ *   the slot's origins), then the outbox barrier, then the write, then the fenced accept, then
+ *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
+ *   seam before it dispatches; a slot handed off is forgotten by it.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -147,6 +149,11 @@ export class ClusterNode {
   /** The slot of a canonical URL's key. */
   slotOfKey(key: Uint32Array): number {
     return slotOfKey(key, 0, this.salt, this.settings!.slots);
+  }
+
+  /** The slot of host group `group` (undefined before `start`). */
+  slotOfGroup(group: string): number | undefined {
+    return this.settings === undefined ? undefined : slotOf(this.o.crawl, group, this.settings.slots, this.salt);
   }
 
   /** The frontier of the running slot that holds host group `group`, if this node owns it. */
@@ -285,6 +292,8 @@ export class ClusterNode {
         linkRouter: (ds) => this.route(r.slot, ds),
       };
       const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
+      // Before the slot dispatches: a Retry-After its last owner heard binds here too.
+      this.o.robots?.import(r.slot, source?.meta.robots ?? []);
       this.slots.set(r.slot, state);
     } finally {
       this.busy.delete(r.slot);
@@ -315,8 +324,11 @@ export class ClusterNode {
       const res = await this.commit(s, true);
       if (res === 2) {
         this.handoffs++;
-        this.slots.delete(s.slot);
-        s.free();
+        this.drop(s.slot);
+        // Its robots.txt entries are the next owner's now: the checkpoint just accepted holds them.
+        // (A slot lost otherwise — fenced, expired — keeps them here: they may be newer than its
+        // last checkpoint, and should it come back, the newer of the two is kept.)
+        this.o.robots?.forget(s.slot);
       } else {
         this.resume(s);
       }
@@ -336,7 +348,10 @@ export class ClusterNode {
    * owner and counted (`ClusterCheckpoint.refetch`, `ClusterNodeStats.handoffRefetches`).
    */
   private async drain(list: readonly SlotState[], until: number): Promise<void> {
-    while (list.some((s) => s.sending > 0) && this.now() < until) await sleep(10);
+    // A robots.txt answer still out would miss the checkpoint: the next owner would ask again,
+    // before a Retry-After in it ended. It is waited for like a page, within the same bound.
+    const robots = this.o.robots;
+    while (list.some((s) => s.sending > 0 || robots?.loading(s.slot) === true) && this.now() < until) await sleep(10);
     for (const s of list) if (s.sending > 0) s.abort.abort();
     // Let the aborted fetches unwind (park) before the snapshot: each is one microtask chain away.
     if (list.some((s) => s.abort.signal.aborted)) await sleep(0);
@@ -360,7 +375,7 @@ export class ClusterNode {
    */
   private async commit(s: SlotState, release: boolean): Promise<number> {
     const t0 = performance.now();
-    const snap = s.snapshot();
+    const snap = s.snapshot(this.o.robots?.export(s.slot));
     const snapshotMs = performance.now() - t0;
     const atMs = this.now();
     // A moving slot leaves with this checkpoint: sent fetches whose outcome is not in it are fetched again by the next owner.

@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Fetcher } from '../fetch/index.js';
+import type { RobotsSnapshot } from '../fetch/robots-cache.js';
 import { type FrontierOptions, resolveFrontierOptions } from '../frontier/index.js';
 import { booleanField, customField, defineOptions, functionField, numberField } from '../options/index.js';
 import type { Durability } from './routing.js';
@@ -44,6 +45,26 @@ export interface ClusterCheckpoint {
    * up to `handoffDrainMs` for them, then cuts them.
    */
   readonly refetch: number;
+}
+
+/**
+ * The robots.txt entries of each slot's origins (the Engine's `RobotsCache`, src/engine
+ * slot-robots.ts): they travel in the slot's checkpoint, so the slot's next owner neither asks
+ * its origins again nor forgets a Retry-After one of them answered.
+ */
+export interface SlotRobotsSeam {
+  /** The entries of `slot`'s origins now, for the checkpoint being snapshotted (synchronous). */
+  export(slot: number): RobotsSnapshot[];
+  /** A slot opened here from a checkpoint carrying `entries` (before it dispatches anything). */
+  import(slot: number, entries: readonly RobotsSnapshot[]): void;
+  /**
+   * Whether a robots.txt request for one of `slot`'s origins is out (or on its way out): a
+   * hand-off's drain waits for it, within its bound, so the answer is in the checkpoint rather
+   * than asked again by the next owner — a Retry-After in it included.
+   */
+  loading(slot: number): boolean;
+  /** The slot was handed off: its entries are its next owner's (the accepted checkpoint holds them). */
+  forget(slot: number): void;
 }
 
 /** Options of `new ClusterNode(...)` (resolved: every default filled). */
@@ -93,6 +114,8 @@ export interface ClusterNodeOptions {
   readonly admitted: ((url: string) => void) | undefined;
   /** Called with every accepted checkpoint of the node's slots. */
   readonly onCheckpoint: ((checkpoint: ClusterCheckpoint) => void) | undefined;
+  /** robots.txt entries carried in each slot's checkpoint (none when absent). */
+  readonly robots: SlotRobotsSeam | undefined;
   /** Crash injection for tests. */
   readonly faults: ((point: FaultPoint, slot: number) => void) | undefined;
 }
@@ -138,6 +161,9 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     shape: customField('a function', (v): v is ClusterNodeOptions['shape'] & object => typeof v === 'function'),
     admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
+    robots: customField('an object with export, import, loading and forget', (v): v is SlotRobotsSeam =>
+      isObject(v) && ['export', 'import', 'loading', 'forget'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
+    ),
     faults: customField('a function', (v): v is (point: FaultPoint, slot: number) => void => typeof v === 'function'),
   },
   (o) => {

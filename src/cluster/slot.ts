@@ -4,12 +4,15 @@
  * advancing the cursor happen together in one synchronous step, and a snapshot takes the
  * partition and the cursor together, so a checkpoint always pairs a state with exactly the
  * entries it contains: recovery resets the consumer group to that cursor and every entry is
- * applied to the slot's state exactly once.
+ * applied to the slot's state exactly once. The robots.txt entries of the slot's origins, when
+ * the node has a robots seam, go into the same snapshot's meta (they are the robots cache's,
+ * not the slot's: this file only carries them).
  */
 import { Frontier, type FrontierOptions } from '../frontier/index.js';
 import type { FetchRequest } from '../model/index.js';
 import { decodeLinks, decodeSeeds, type InboxEntry } from './routing.js';
-import type { SlotCheckpointMeta } from './store.js';
+import type { RobotsSnapshot } from '../fetch/robots-cache.js';
+import { SLOT_FORMAT_MINOR, type SlotCheckpointMeta } from './store.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -111,11 +114,12 @@ export class SlotState {
     return fresh;
   }
 
-  /** Partition and cursor, taken together (synchronously). */
-  snapshot(): SlotSnapshot {
+  /** Partition and cursor, taken together (synchronously), with the slot's origins' robots.txt entries when given. */
+  snapshot(robots?: readonly RobotsSnapshot[]): SlotSnapshot {
     const partition = this.frontier.checkpointBytes();
     const meta: SlotCheckpointMeta = {
       format: 'meguri-slot/1',
+      minor: SLOT_FORMAT_MINOR,
       crawl: this.crawl,
       slot: this.slot,
       epoch: this.epoch,
@@ -123,6 +127,7 @@ export class SlotState {
       cursor: this.cursor,
       applied: this.applied,
       digest: this.digest,
+      ...(robots !== undefined && robots.length > 0 ? { robots } : {}),
     };
     const acks = this.acks;
     this.acks = [];

@@ -2,7 +2,8 @@
  * The checkpoint store seam: a directory (local disk, or a network file system every node
  * mounts) holding each slot's checkpoints as `<crawl>/slot-<s>/e<epoch>-<seq>/`, one directory
  * per write with the slot's `.meguri` partition (readable by `meguri inspect`) and
- * `cluster.json` (the inbox cursor the state applied through, the applied count and digest).
+ * `cluster.json` (the inbox cursor the state applied through, the applied count and digest,
+ * and — format minor 1 — the robots.txt entries of the slot's origins).
  *
  * A write goes to a temporary directory, is fsynced and renamed into place, so a reader sees a
  * whole checkpoint or none. Writing is not accepting: only the slot record's `ckpt` pointer,
@@ -12,10 +13,21 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
+
+/**
+ * The format minor this build writes. Minor 1 added `robots`; a minor is additive: a build
+ * reads every minor of its major (a checkpoint without `minor` is minor 0, and carries no
+ * robots.txt entries: the next owner asks its origins again), and an older build reading a
+ * newer minor ignores the fields it does not know — nodes of both builds share a crawl.
+ */
+export const SLOT_FORMAT_MINOR = 1;
 
 /** What travels with a slot's partition. */
 export interface SlotCheckpointMeta {
   readonly format: 'meguri-slot/1';
+  /** Format minor (absent: 0, written before robots.txt entries travelled with a slot). */
+  readonly minor?: number;
   readonly crawl: string;
   readonly slot: number;
   readonly epoch: number;
@@ -26,6 +38,13 @@ export interface SlotCheckpointMeta {
   readonly applied: number;
   /** Order-sensitive digest of the applied entry ids (`foldDigest`). */
   readonly digest: number;
+  /**
+   * The robots.txt entries of the slot's origins at the snapshot (minor ≥ 1): fresh rules and
+   * 4xx answers with their expiry, unreachable ones with retry time, failures in a row and
+   * Retry-After hold — the single-process checkpoint's `RobotsSnapshot`s. The next owner takes
+   * them instead of asking again; an answer heard after the snapshot is not in them (asked again).
+   */
+  readonly robots?: readonly RobotsSnapshot[];
 }
 
 export const PARTITION_FILE = 'partition.meguri';
@@ -90,6 +109,15 @@ export class CheckpointStore {
     const meta = JSON.parse(await readFile(join(at, META_FILE), 'utf8')) as SlotCheckpointMeta;
     if (meta.format !== 'meguri-slot/1' || meta.crawl !== this.crawl) {
       throw new Error(`checkpoint ${at}: expected format meguri-slot/1 of crawl ${this.crawl}, found ${meta.format} of ${meta.crawl}`);
+    }
+    const robots: unknown = meta.robots;
+    if (robots !== undefined) {
+      // Checked field by field before an entry can hold a host back or let a URL through.
+      if (!Array.isArray(robots)) throw new Error(`checkpoint ${at}: robots is not an array`);
+      robots.forEach((r: unknown, i) => {
+        const problem = robotsSnapshotProblem(r);
+        if (problem !== undefined) throw new Error(`checkpoint ${at}: robots[${i}] ${problem}`);
+      });
     }
     return { meta, partition: new Uint8Array(await readFile(join(at, PARTITION_FILE))) };
   }

@@ -16,6 +16,10 @@
  *   page: the slot's checkpoint is cut on the node's schedule, and a page the consumer had not
  *   taken at a crash is not fetched again. A consumer that must see every page exactly once
  *   after a crash keys its output by URL.
+ * - robots.txt answers are not journaled either: each slot's checkpoint carries the entries of
+ *   its origins (slot-robots.ts), and the slot's next owner takes them back — rules until
+ *   their expiry, an unreachable origin's retry time and Retry-After hold. An answer heard
+ *   after the slot's last accepted checkpoint is lost with a killed node and asked again.
  * - `maxPages`/`maxRequests` are per-process budgets and do not combine across nodes: refused
  *   in cluster mode rather than silently meaning something else.
  */
@@ -23,7 +27,7 @@ import type { Fetcher } from '../fetch/index.js';
 import type { FrontierOptions } from '../frontier/index.js';
 import type { FetchRequest, Outcome } from '../model/index.js';
 import { ClusterNode } from '../cluster/node.js';
-import type { ClusterCheckpoint, ClusterPage } from '../cluster/options.js';
+import type { ClusterCheckpoint, ClusterPage, SlotRobotsSeam } from '../cluster/options.js';
 import type { Durability } from '../cluster/routing.js';
 import type { CrawlSettings } from '../cluster/settings.js';
 import type { EngineOptions } from './options.js';
@@ -94,6 +98,8 @@ export interface ClusterSeams {
   readonly admitted: (url: string) => void;
   readonly onPage: (page: ClusterPage) => void;
   readonly onCheckpoint: (checkpoint: ClusterCheckpoint) => void;
+  /** The robots.txt entries of each slot's origins, carried in its checkpoint (slot-robots.ts). */
+  readonly robots: SlotRobotsSeam;
   readonly clock: () => number;
 }
 
@@ -116,6 +122,7 @@ export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<str
     admitted: seams.admitted,
     onPage: seams.onPage,
     onCheckpoint: seams.onCheckpoint,
+    robots: seams.robots,
     ...(c.durability !== undefined ? { durability: c.durability } : {}),
     ...(c.heartbeatTtlMs !== undefined ? { heartbeatTtlMs: c.heartbeatTtlMs } : {}),
     ...(c.checkpointMs !== undefined ? { checkpointMs: c.checkpointMs } : {}),

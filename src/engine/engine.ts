@@ -79,6 +79,7 @@ import { DnsSeam } from './dns-seam.js';
 import { HostDirectory } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
 import { RobotsGate, robotsFetchOf } from './robots-gate.js';
+import { SlotRobots } from './slot-robots.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
 import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, StopReason } from './run-types.js';
@@ -213,6 +214,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #given: ReadonlySet<string>;
   /** Cluster mode: the node running this engine's slots (from run() on). */
   #node: ClusterNode | undefined;
+  /** Cluster mode: which slot each robots.txt origin belongs to (its entry travels in that slot's checkpoint). */
+  readonly #slotRobots: SlotRobots | undefined;
   /** Cluster mode: pages fetched, waiting for the consumer. */
   readonly #clusterPages: Page[] = [];
 
@@ -300,6 +303,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       onSettled: wake,
       signal: this.#stop.signal,
     });
+    this.#slotRobots =
+      o.cluster === undefined
+        ? undefined
+        : new SlotRobots(this.#gate, (origin) => {
+            const group = this.#directory.register(`${origin}/`);
+            return group === undefined ? undefined : this.#node?.slotOfGroup(group);
+          });
     this.#hops = new RedirectHops(o.maxRedirects);
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
     if (o.logger !== undefined) attachLogger(this, o.logger);
@@ -659,6 +669,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         clock: this.#clock,
         admitted: (url) => void this.#directory.register(url),
         shape: (req, outcome) => this.#shapeCluster(req, outcome),
+        robots: this.#slotRobots!,
         onPage: () => undefined,
         onCheckpoint: (c) =>
           void this.emit('checkpoint', { generation: c.seq, bytes: c.bytes, urls: 0, ms: c.ms, slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }),
@@ -1109,6 +1120,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * otherwise ask the server again and again.
    */
   #robotsAnswered(answer: RobotsSnapshot): void {
+    this.#slotRobots?.answered(answer.origin); // cluster mode: carried in the origin's slot checkpoint
     if (this.#data?.journaling !== true) return; // in memory, or cluster mode (see cluster-mode.ts)
     try {
       this.#append({ t: 'r', ...answer });

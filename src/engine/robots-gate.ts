@@ -356,7 +356,18 @@ export class RobotsGate implements RobotsSeam {
     return this.cache?.exportOutages() ?? [];
   }
 
-  /** Takes back a checkpoint's robots.txt entries; returns how many are still in force. */
+  /** Fresh and unreachable robots.txt entries of `origins` (a cluster slot's), for its checkpoint. */
+  exportOrigins(origins: Iterable<string>): RobotsSnapshot[] {
+    return this.cache?.exportOrigins(origins) ?? [];
+  }
+
+  /** Forgets the robots.txt entries of `origins` (a cluster slot handed off: its next owner holds them). */
+  forget(origins: Iterable<string>): void {
+    const cache = this.cache;
+    if (cache !== undefined) for (const origin of origins) cache.invalidate(`${origin}/`);
+  }
+
+  /** Takes back a checkpoint's robots.txt entries (an older one this process holds is replaced); returns how many are still in force. */
   importRobots(snapshots: readonly RobotsSnapshot[]): number {
     return this.cache?.importFresh(snapshots) ?? 0;
   }
@@ -364,6 +375,14 @@ export class RobotsGate implements RobotsSeam {
   /** Puts a journaled robots.txt answer back (replacing the checkpoint's); false when expired or robots are off. */
   restoreAnswer(answer: RobotsSnapshot): boolean {
     return this.cache?.restore(answer) ?? false;
+  }
+
+  /**
+   * Origins whose robots.txt load has a request out or on its way to the send order — not one
+   * parked until the frontier's next slot for a redirect hop (that one sends nothing until then).
+   */
+  *sendingOrigins(): IterableIterator<string> {
+    for (const [origin, load] of this.loads) if (load.release === undefined) yield origin;
   }
 
   /** robots.txt loads in progress. */

@@ -24,7 +24,7 @@
  * Every answer that changes an entry is handed to `onAnswer` as a `RobotsSnapshot` *before*
  * the entry changes (the crawl engine journals it there, so a crash cannot lose an answer it
  * acted on); `restore` puts such a snapshot back exactly, `exportFresh`/`exportOutages` and
- * `importFresh` carry entries across a checkpoint.
+ * `importFresh` carry entries across a checkpoint (`exportOrigins`: a cluster slot's origins).
  *
  * The network is an injected `fetch(url, signal)` returning an outcome-shaped
  * `{ status, location?, body?, error?, truncated? }` — `HttpFetcher#robotsFetch()` makes
@@ -356,7 +356,7 @@ export class RobotsCache {
   exportFresh(): RobotsSnapshot[] {
     const now = this.#opts.now();
     const out: RobotsSnapshot[] = [];
-    for (const e of this.#entries.values()) if (e.state !== 'unreachable' && now < e.refreshAtMs) out.push(snapshotOf(e));
+    for (const e of this.#entries.values()) if (carried(e, now) === 'fresh') out.push(snapshotOf(e));
     return out;
   }
 
@@ -367,22 +367,40 @@ export class RobotsCache {
    */
   exportOutages(): RobotsSnapshot[] {
     const out: RobotsSnapshot[] = [];
-    for (const e of this.#entries.values()) if (e.state === 'unreachable') out.push(snapshotOf(e));
+    for (const e of this.#entries.values()) if (carried(e, 0) === 'outage') out.push(snapshotOf(e));
     return out;
   }
 
   /**
-   * Takes back entries `exportFresh` or `exportOutages` gave: a parsed or unavailable one is
-   * used until its own expiry, never past `ttlMs` from now (a shorter TTL on resume applies at
-   * once), and skipped once expired; an unreachable one comes back as it was (its retry time
-   * and hold are the server's due, not a setting). Origins this cache already holds are
-   * skipped. Returns how many were taken.
+   * What `exportFresh` and `exportOutages` together give, for `origins` only (the crawl
+   * engine's cluster mode: the origins of one slot, for that slot's checkpoint). Origins the
+   * cache does not hold are skipped.
+   */
+  exportOrigins(origins: Iterable<string>): RobotsSnapshot[] {
+    const now = this.#opts.now();
+    const out: RobotsSnapshot[] = [];
+    for (const origin of origins) {
+      const e = this.#entries.get(origin);
+      if (e !== undefined && carried(e, now) !== undefined) out.push(snapshotOf(e));
+    }
+    return out;
+  }
+
+  /**
+   * Takes back entries `exportFresh`, `exportOutages` or `exportOrigins` gave: a parsed or
+   * unavailable one is used until its own expiry, never past `ttlMs` from now (a shorter TTL on
+   * resume applies at once), and skipped once expired; an unreachable one comes back as it was
+   * (its retry time and hold are the server's due, not a setting). An origin this cache holds
+   * an answer for that is as new or newer (fetched at or after the snapshot's) keeps it; an
+   * older one is replaced (a cluster slot coming back to a process that held it before brings
+   * what its other owners heard since). Returns how many were taken.
    */
   importFresh(snapshots: readonly RobotsSnapshot[]): number {
     const t = this.#opts.now();
     let taken = 0;
     for (const s of snapshots) {
-      if (this.#entries.has(s.origin)) continue;
+      const held = this.#entries.get(s.origin);
+      if (held !== undefined && held.fetchedAtMs >= s.fetchedAtMs) continue;
       const entry = this.#entryOf(s, t);
       if (entry === undefined) continue;
       lruSet(this.#entries, s.origin, entry, this.#opts.maxEntries);
@@ -558,6 +576,16 @@ export class RobotsCache {
     onAnswer?.(snapshotOf(entry));
     lruSet(this.#entries, origin, entry, maxEntries);
   }
+}
+
+/**
+ * Whether a checkpoint carries entry `e` at clock `now`, and in which list: a parsed or
+ * unavailable entry while fresh ('fresh'), an unreachable one always ('outage': its retry time
+ * and hold bind whatever its age). The one rule behind every export.
+ */
+function carried(e: Entry, now: number): 'fresh' | 'outage' | undefined {
+  if (e.state === 'unreachable') return 'outage';
+  return now < e.refreshAtMs ? 'fresh' : undefined;
 }
 
 /** The snapshot of an entry (`RobotsSnapshot`): the rules' text without comments. */

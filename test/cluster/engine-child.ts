@@ -28,6 +28,8 @@ interface Config {
   agent?: string;
   wait?: boolean;
   hold?: Record<string, string[]>;
+  /** First retry of an unreachable robots.txt, ms (the engine's default is a minute). */
+  robotsRetryMs?: number;
 }
 
 const cfg = JSON.parse(process.argv[2]!) as Config;
@@ -66,6 +68,7 @@ const engine = new Engine({
   concurrency: cfg.concurrency ?? 8,
   ...(cfg.grouping ? { grouping: cfg.grouping } : {}),
   ...(cfg.politeness ? { politeness: cfg.politeness } : {}),
+  ...(cfg.robotsRetryMs !== undefined ? { robotsRetryMs: cfg.robotsRetryMs } : {}),
   cluster: {
     redis: cfg.redis,
     crawl: cfg.crawl,

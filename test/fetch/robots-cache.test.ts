@@ -236,6 +236,28 @@ describe('RobotsCache', () => {
     expect(s.calls).toHaveLength(2);
   });
 
+  it('exportOrigins gives what exportFresh and exportOutages give, for the named origins only; importFresh replaces an older entry, never a newer one', async () => {
+    const B = 'https://b.test/robots.txt';
+    const C = 'https://c.test/robots.txt';
+    const s = server({ [ROBOTS]: { status: 200, body: 'User-agent: *\nDisallow: /x\n' }, [B]: { status: 503, retryAfter: '600' }, [C]: { status: 200, body: '' } });
+    const c = clock();
+    const a = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now, ttlMs: HOUR });
+    for (const o of ['a', 'b', 'c']) await a.check(`https://${o}.test/y`);
+    const all = [...a.exportFresh(), ...a.exportOutages()];
+    expect(a.exportOrigins(['https://a.test', 'https://b.test', 'https://c.test', 'https://unknown.test']).sort((x, y) => x.origin.localeCompare(y.origin))).toEqual(all.sort((x, y) => x.origin.localeCompare(y.origin)));
+    expect(a.exportOrigins(['https://b.test'])).toEqual(a.exportOutages());
+    // A process holding an older answer takes the newer one; a newer held answer stays.
+    const older = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now, ttlMs: HOUR });
+    const snap = all.find((x) => x.origin === 'https://b.test')!;
+    expect(older.importFresh([{ ...snap, state: 'parsed', text: '', fetchedAtMs: snap.fetchedAtMs - 1, refreshAtMs: c.now() + HOUR, failures: undefined, heldUntilMs: undefined, outageSinceMs: undefined }])).toBe(1);
+    expect(older.importFresh([snap])).toBe(1);
+    expect(older.heldUntilMs('https://b.test/')).toBe(snap.heldUntilMs);
+    expect(older.importFresh([{ ...snap, fetchedAtMs: snap.fetchedAtMs - 1, heldUntilMs: undefined }])).toBe(0);
+    expect(older.heldUntilMs('https://b.test/')).toBe(snap.heldUntilMs);
+    c.advance(HOUR); // a.test's and c.test's rules expire; b.test's outage is carried whatever its age
+    expect(a.exportOrigins(['https://a.test', 'https://b.test', 'https://c.test']).map((x) => x.origin)).toEqual(['https://b.test']);
+  });
+
   it('follows up to 5 redirects (across origins); the rules found govern the original origin', async () => {
     const s = server({
       [ROBOTS]: { status: 301, location: 'https://www.a.test/robots.txt' },
