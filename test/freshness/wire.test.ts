@@ -110,6 +110,7 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
       const previousLambda = oracle.lambda;
       observeChange(oracle, o, hour, p);
       oracle.lmHours = Math.fround(oracle.lmHours);
+      oracle.lmAgeHours = Math.fround(oracle.lmAgeHours);
       oracle.unchangedHours = Math.fround(oracle.unchangedHours);
       oracle.changedLogHours = Math.fround(oracle.changedLogHours);
       oracle.lambda = Math.fround(estimate(oracle, p));
@@ -121,11 +122,13 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
       expect(column(f, 43)[0]).toBe(oracle.firstCrawled);
       expect(column(f, 45)[0]).toBe(oracle.unchangedHours);
       expect(column(f, 46)[0]).toBe(oracle.changedLogHours);
+      expect(column(f, 47)[0]).toBe(oracle.lmAgeHours);
       expect(f.dueUrls(0xffff_ffff)[0]!.dueHours).toBe(want);
       now = Math.max(now, f.nextEligible()!);
     }
     // The page stayed trusted (honest server), saw real changes, and the cosmetic one was not counted.
     expect(oracle.lmHours).toBeGreaterThan(0);
+    expect(oracle.lmAgeHours).toBeGreaterThan(0); // the first response was dated: its age is kept
     expect(oracle.changeCount).toBeGreaterThanOrEqual(2);
     expect(oracle.changeCount).toBeLessThan(changes.length);
     f.free();
