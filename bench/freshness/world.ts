@@ -8,6 +8,11 @@
  * crawler: some answer conditional requests with 304, some send a Last-Modified that tracks
  * real changes, some stamp Last-Modified with the response time (a liar the estimator must
  * catch); some pages carry cosmetic churn (a ticking clock: new bytes, simhash one bit away).
+ * A page's Last-Modified at the start is its last change before the run as a Poisson page would
+ * have it (`lastChangeAtStart`: the start less an exponential wait at its rate, or its creation),
+ * so the first fetch's date carries what it carries on the real web. (Until issue 21's
+ * first-fetch age it was the creation time, 1–1,000 days back whatever the rate; no policy read
+ * it then, and every figure measured before is unchanged by the correction.)
  *
  * Two scenario options reshape the rates, drawn from a second PRNG stream so the base world is
  * the same with or without them: `staticFraction` makes that share of pages never change
