@@ -11,7 +11,7 @@
  * of the flat prior (no bin reaches zero), the histogram optionally decayed. The batch variant
  * (`fitBatch`) instead refits the prior at a tick by EM over every URL's current likelihood.
  */
-import { estimate, type FreshnessParams, type FreshnessRecord } from '../../src/freshness/index.js';
+import { estimate, usesLastModified, type FreshnessParams, type FreshnessRecord } from '../../src/freshness/index.js';
 
 /**
  * Grid points, as `posteriorRate`'s. The grid, the two-atom likelihood and the summary below are
@@ -105,7 +105,7 @@ export function logLikelihood(rec: FreshnessRecord, p: FreshnessParams, out: Flo
   const n = rec.crawlCount - 1;
   const span = rec.lastCrawled - rec.firstCrawled;
   const X = Math.min(rec.changeCount, n);
-  if (n < 1 || !(span > 0) || (p.trustLastModified && rec.lmHours > 0 && X >= 2)) return false;
+  if (n < 1 || !(span > 0) || usesLastModified(rec, p)) return false;
   const meanInterval = span / n;
   let unchanged = rec.unchangedHours;
   const logSum = rec.changedLogHours;

@@ -68,7 +68,7 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
   const version = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     stream[i] = mix32(world.seed, i, 0x5eed);
-    lastChange[i] = world.created[i]!;
+    lastChange[i] = world.lastChangeAtStart[i]!;
     nextChange[i] = changeAfter(world, stream, i, world.t0);
   }
   const lastCrawl = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);

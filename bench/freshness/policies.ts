@@ -308,6 +308,7 @@ export class MeguriEstimatorPolicy implements Policy {
   #lambda = new Float32Array(0);
   #lastModified = new Uint32Array(0);
   #lmHours = new Float32Array(0);
+  #lmAge = new Float32Array(0);
   #lastChanged = new Uint32Array(0);
   #unchanged = new Float32Array(0);
   #changedLog = new Float32Array(0);
@@ -344,6 +345,7 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda = new Float32Array(n);
     this.#lastModified = new Uint32Array(n);
     this.#lmHours = new Float32Array(n);
+    this.#lmAge = new Float32Array(n);
     this.#lastChanged = new Uint32Array(n);
     this.#unchanged = new Float32Array(n);
     this.#changedLog = new Float32Array(n);
@@ -563,6 +565,7 @@ export class MeguriEstimatorPolicy implements Policy {
     v.lambda = this.#lambda[i]!;
     v.lastModified = this.#lastModified[i]!;
     v.lmHours = this.#lmHours[i]!;
+    v.lmAgeHours = this.#lmAge[i]!;
     v.lastChanged = this.#lastChanged[i]!;
     v.unchangedHours = this.#unchanged[i]!;
     v.changedLogHours = this.#changedLog[i]!;
@@ -585,6 +588,7 @@ export class MeguriEstimatorPolicy implements Policy {
     this.#lambda[i] = v.lambda;
     this.#lastModified[i] = v.lastModified;
     this.#lmHours[i] = v.lmHours;
+    this.#lmAge[i] = v.lmAgeHours;
     this.#lastChanged[i] = v.lastChanged;
     this.#unchanged[i] = v.unchangedHours;
     this.#changedLog[i] = v.changedLogHours;

@@ -8,6 +8,11 @@
  * crawler: some answer conditional requests with 304, some send a Last-Modified that tracks
  * real changes, some stamp Last-Modified with the response time (a liar the estimator must
  * catch); some pages carry cosmetic churn (a ticking clock: new bytes, simhash one bit away).
+ * A page's Last-Modified at the start is its last change before the run as a Poisson page would
+ * have it (`lastChangeAtStart`: the start less an exponential wait at its rate, or its creation),
+ * so the first fetch's date carries what it carries on the real web. (Until issue 21's
+ * first-fetch age it was the creation time, 1–1,000 days back whatever the rate; no policy read
+ * it then, and every figure measured before is unchanged by the correction.)
  *
  * Two scenario options reshape the rates, drawn from a second PRNG stream so the base world is
  * the same with or without them: `staticFraction` makes that share of pages never change
@@ -71,8 +76,15 @@ export interface World {
   /** Cosmetic tick period in hours (0 = none) and its phase. */
   readonly cosmeticPeriod: Float64Array;
   readonly cosmeticPhase: Float64Array;
-  /** Page creation time (the Last-Modified before its first change). */
+  /** Page creation time. */
   readonly created: Float64Array;
+  /**
+   * The page's last change before `t0` (its Last-Modified when the run starts): as a Poisson
+   * process at the page's rate that began at creation would have left it — `t0` less an
+   * exponential wait at rate λ, or the creation time if that wait reaches past it (and always
+   * for a static page). Drawn from a stream of its own, so the rest of the world is unchanged.
+   */
+  readonly lastChangeAtStart: Float64Array;
   readonly hostCount: number;
   readonly hostName: readonly string[];
   /** Crawls/hour allowed, Infinity when uncapped. */
@@ -168,6 +180,15 @@ export function makeWorld(opts: WorldOptions): World {
     }
   }
 
+  // The history before t0, from its own stream: memorylessness makes the changes after t0
+  // independent of it, so adding it moved no other draw.
+  const before = rng(mix32(seed, 0x1a57c, 0x9e3d));
+  const lastChangeAtStart = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const wait = lambda[i]! > 0 ? -Math.log(1 - before()) / lambda[i]! : Number.POSITIVE_INFINITY;
+    lastChangeAtStart[i] = Math.max(created[i]!, t0 - wait);
+  }
+
   const hostSize = new Int32Array(hostCount);
   for (let i = 0; i < n; i++) hostSize[host[i]!]!++;
   const budgetPerHour = (budgetPerPageDay * n) / 24;
@@ -203,6 +224,7 @@ export function makeWorld(opts: WorldOptions): World {
     cosmeticPeriod,
     cosmeticPhase,
     created,
+    lastChangeAtStart,
     hostCount,
     hostName,
     hostCap,

@@ -79,10 +79,12 @@ export const FORMAT_MAJOR = 1;
  * `changedLogHours` (ids 45, 46: the change-rate estimator's interval statistics; a file
  * without them loads with both rebuilt from the counts and the span); 5 adds the `caps`
  * section (a host's rate cap over a window and its recent starts, kept apart from the crawl
- * delay in the host record; a file without it has no capped host). A file is stamped with the
+ * delay in the host record; a file without it has no capped host); 6 adds the freshness column
+ * `lmAgeHours` (id 47: the age the first fetch's Last-Modified gave the page; a file without
+ * it loads with none known, and an older reader skips it as an unknown column). A file is stamped with the
  * lowest minor that describes it (`minorOf`), and an older reader is told the truth.
  */
-export const FORMAT_MINOR = 5;
+export const FORMAT_MINOR = 6;
 
 /** The most starts a host's rate-cap window may hold (its ring keeps 8 bytes per start). */
 export const MAX_CAP_CRAWLS = 1 << 20;
@@ -93,8 +95,12 @@ export const CHURN_COLUMN_ID = 22;
 /** The URL-table column id minor 4 introduced (src/frontier/table.ts `ColumnId.UnchangedHours`; 46 comes with it). */
 export const INTERVAL_COLUMN_ID = 45;
 
+/** The URL-table column id minor 6 introduced (src/frontier/table.ts `ColumnId.LmAgeHours`). */
+export const LM_AGE_COLUMN_ID = 47;
+
 /** The lowest minor whose features `p` uses (`withIps`: it has an `ips` section). */
 function minorOf(p: PartitionImage, withIps: boolean): number {
+  if (p.columns.some((c) => c.id === LM_AGE_COLUMN_ID)) return 6;
   if (p.hosts.some((h) => h.cap !== undefined)) return 5;
   if (p.columns.some((c) => c.id === INTERVAL_COLUMN_ID)) return 4;
   if (p.hosts.length > 0) return 3; // every host record carries the latency fields

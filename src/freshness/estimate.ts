@@ -31,9 +31,13 @@
  *     λ̂ = (X − 1 + c)/ΣTᵢ,        c = −(X/n) / ln(1 − X/n)   (c = 0 when X = n),
  *
  * which is (X − 1)/ΣTᵢ — unbiased for a Gamma sum — when every interval changed, and tends to
- * the MLE X/ΣTᵢ when changes are rare. It is used once X ≥ 2 (with one change, (X − 1 + c) is
- * dominated by the correction term), the URL is still trusted (`lmHours ≥ 0`) and
- * `params.trustLastModified` is on; otherwise the ratio estimator stands.
+ * the MLE X/ΣTᵢ when changes are rare. The first fetch's Last-Modified counts too, once later
+ * fetches have proven the server's dates: the page's age A at its first fetch (`lmAgeHours`)
+ * is one more dated change and quiet, as if an interval before the first fetch had ended in a
+ * change — X + 1 changes over n + 1 intervals and ΣTᵢ + A (see `firstFetchAge`). The estimate
+ * is used once that makes two dated changes (with one, (X − 1 + c) is dominated by the
+ * correction term), the URL is still trusted (`lmHours ≥ 0`) and `params.trustLastModified`
+ * is on; otherwise the posterior below stands.
  *
  * ## Posterior (the estimate used without a trusted Last-Modified)
  * The ratio r̂ above assumes equal intervals and saturates: when every interval saw a change it
@@ -121,8 +125,11 @@ export function estimate(rec: FreshnessRecord, params: FreshnessParams): number 
   const X = Math.min(rec.changeCount, n);
   const meanInterval = span / n;
   let lambda: number;
-  if (params.trustLastModified && rec.lmHours > 0 && X >= 2) {
-    lambda = lastModifiedEstimate(n, X, rec.lmHours);
+  if (usesLastModified(rec, params)) {
+    // The first fetch's own date is one more dated change and its quiet: an interval before
+    // the history that ended in a change, as every changed interval does here.
+    const before = rec.lmAgeHours > 0 ? 1 : 0;
+    lambda = lastModifiedEstimate(n + before, X + before, rec.lmHours + before * rec.lmAgeHours);
     const s = Math.min(rec.noChangeStreak, n);
     if (s > 0) {
       const streakRate = params.alpha / (s * meanInterval);
@@ -143,6 +150,19 @@ export function estimate(rec: FreshnessRecord, params: FreshnessParams): number 
   if (!kept) unchanged = meanInterval * (n - X);
   if (unchanged > span) unchanged = span;
   return clamp(posteriorRate(X, unchanged, span - unchanged, params, kept ? logSum : undefined), params);
+}
+
+/**
+ * Whether `estimate` takes the Last-Modified path for `rec`: the server's dates are trusted
+ * (`lmHours` ≥ 0, `params.trustLastModified` on) and give two dated changes or more — the
+ * changes seen, plus one for the first fetch's age when kept (`lmAgeHours` > 0) — over a
+ * positive exposure. (With one, (X − 1 + c) is dominated by its correction term.)
+ */
+export function usesLastModified(rec: FreshnessRecord, params: FreshnessParams): boolean {
+  const n = rec.crawlCount - 1;
+  if (!params.trustLastModified || !(rec.lmHours >= 0) || n < 1 || !(rec.lastCrawled > rec.firstCrawled)) return false;
+  const before = rec.lmAgeHours > 0 ? 1 : 0;
+  return Math.min(rec.changeCount, n) + before >= 2 && rec.lmHours + before * rec.lmAgeHours > 0;
 }
 
 /** Points of the log-λ grid over [minRate, maxRate] (spacing ln(maxRate/minRate)/47 ≈ 0.27). */

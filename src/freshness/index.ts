@@ -21,6 +21,7 @@ export { defaultParams, freshnessParams, type FreshnessParams } from './params.j
 export {
   LM_UNTRUSTED,
   MIN_INTERVAL_HOURS,
+  firstFetchAge,
   foldInterval,
   foldOrRestart,
   lastModifiedExposure,
@@ -32,7 +33,7 @@ export {
   type ChangeVerdict,
   type FreshnessRecord,
 } from './record.js';
-export { estimate, lastModifiedEstimate, noChangeRatioEstimate, posteriorRate } from './estimate.js';
+export { estimate, lastModifiedEstimate, noChangeRatioEstimate, posteriorRate, usesLastModified } from './estimate.js';
 export { freshness, fundedRate, inverseMarginal, marginalFreshness } from './model.js';
 export {
   awaitsTest,

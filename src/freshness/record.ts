@@ -20,6 +20,7 @@
  * | lambda           | f32         | estimated change rate, changes/hour (0 = not estimated)     |
  * | lastModified     | u32         | the server's Last-Modified, epoch seconds (0 = none)        |
  * | lmHours          | f32         | Last-Modified exposure Σ Tᵢ, hours; −1 = not trusted         |
+ * | lmAgeHours       | f32         | hours from the first fetch's Last-Modified to that fetch; 0 = none |
  * | lastChanged      | u32         | epoch-hours of the latest fetch that saw a real change (0 = none) |
  * | unchangedHours   | f32         | Σ length of the intervals that ended without a change, hours; NaN = not kept |
  * | changedLogHours  | f32         | Σ ln(length in hours) of the intervals that ended in a change; NaN = not kept |
@@ -65,6 +66,12 @@ export interface FreshnessRecord {
   lambda: number;
   lastModified: number;
   lmHours: number;
+  /**
+   * The quiet before the history began: hours from the Last-Modified the first fetch carried to
+   * that fetch (`firstFetchAge`), 0 when there is none — no date, a restarted history, or a
+   * record from a build that did not keep it. Read only while `lmHours` is trusted.
+   */
+  lmAgeHours: number;
   lastChanged: number;
   unchangedHours: number;
   changedLogHours: number;
@@ -91,6 +98,7 @@ export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRe
     lambda: 0,
     lastModified: 0,
     lmHours: 0,
+    lmAgeHours: 0,
     lastChanged: 0,
     unchangedHours: Number.NaN,
     changedLogHours: Number.NaN,
@@ -107,6 +115,28 @@ export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRe
 
 /** Sentinel in `lmHours`: this URL's Last-Modified is absent or has contradicted its content. */
 export const LM_UNTRUSTED = -1;
+
+/**
+ * The age a first response's Last-Modified gives the page: hours from that date to the fetch,
+ * or 0 when there is no usable date (none sent, none before the fetch, or no fetch time). The
+ * one rule for "a first fetch's date can start the trust test" (`foldExposure` asks it too).
+ *
+ * Why it is evidence: looking back from any moment, the time since the last event of a Poisson
+ * process of rate λ is exponential at rate λ (the backward recurrence time), so the first fetch
+ * already holds one dated change and the quiet after it — the same term, λ·e^(−λA), that each
+ * later changed interval adds with its own dated quiet (Cho & Garcia-Molina's known
+ * modification times). A page last modified three years before we first saw it and one
+ * modified an hour before are told apart before their second fetch. A page never changed since
+ * it was made gives its creation date: counted as a change, which overstates its rate by one
+ * event over years — below `minRate`'s floor for any page older than a year.
+ *
+ * @param sentLastModified the first response's Last-Modified, epoch seconds (0 or undefined = none)
+ * @param nowHours the fetch time, epoch-hours (fractional)
+ */
+export function firstFetchAge(sentLastModified: number | undefined, nowHours: number | undefined): number {
+  if (sentLastModified === undefined || !(sentLastModified > 0) || nowHours === undefined || !(sentLastModified < nowHours * 3600)) return 0;
+  return nowHours - sentLastModified / 3600;
+}
 
 const U32_MAX = 0xffffffff;
 const U16_MAX = 0xffff;
@@ -165,7 +195,7 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  *
  * Updates crawlCount, changeCount, noChangeStreak, the stored fingerprint, simhash and
  * Last-Modified, and — when `nowHours` (the fetch time, epoch-hours) is given — lastCrawled,
- * lastChanged, firstCrawled on a first fetch, the Last-Modified exposure `lmHours` and the
+ * lastChanged, firstCrawled and `lmAgeHours` on a first fetch, the Last-Modified exposure `lmHours` and the
  * interval statistics (`foldInterval`; without `nowHours` they become NaN, not kept), or
  * restarts the history when this fetch contradicts the URL's estimate `lambda`
  * (`restartOnSurprise`, with `params.changePointP`) — both through `foldOrRestart`, the step
@@ -185,7 +215,9 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  *   change older than a copy we already saw, or stamps the response time (which a server that
  *   also answers 304 when nothing changed would otherwise get away with) fails here.
  * One inconsistency sets `lmHours` to `LM_UNTRUSTED` for good; 304s carry no new date and only
- * add exposure. Without `nowHours` the exposure cannot be measured, so the URL is untrusted.
+ * add exposure. The first fetch's own date is kept apart (`lmAgeHours`, see `firstFetchAge`):
+ * it is evidence only once later fetches have proven the server's dates, so it waits there
+ * and `estimate` reads it only while `lmHours` is trusted. Without `nowHours` the exposure cannot be measured, so the URL is untrusted.
  * Pass the fetch time to the second (fractional epoch-hours), not the hour it fell in: with a
  * whole hour, a genuine change earlier in that same hour looks dated after the fetch and
  * conservatively withdraws trust.
@@ -211,6 +243,7 @@ export function observeChange(
   const priorLambda = rec.lambda;
 
   rec.lmHours = foldExposure(first, rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304);
+  if (first) rec.lmAgeHours = firstFetchAge(newLm, nowHours);
 
   if (rec.crawlCount < U32_MAX) rec.crawlCount++;
   const changed = verdict === Verdict.Changed;
@@ -283,7 +316,7 @@ export function observeChange(
 export function foldOrRestart(
   rec: Pick<
     FreshnessRecord,
-    'firstCrawled' | 'crawlCount' | 'changeCount' | 'noChangeStreak' | 'unchangedHours' | 'changedLogHours' | 'lmHours' | 'lastChanged'
+    'firstCrawled' | 'crawlCount' | 'changeCount' | 'noChangeStreak' | 'unchangedHours' | 'changedLogHours' | 'lmHours' | 'lmAgeHours' | 'lastChanged'
   >,
   priorLambda: number,
   previousExposure: number,
@@ -359,8 +392,9 @@ export function rateFell(lambda: number, quietHours: number, pStar: number): boo
  * intervals' geometric mean (whole hours, ≥ 1), so the page keeps the evidence that it does
  * change instead of falling to the flat prior's floor (a quiet run alone puts the harmonic
  * posterior near minRate). firstCrawled moves to the start of that history; crawlCount,
- * changeCount and noChangeStreak count it. Fingerprints, validators, lastChanged and
- * lastCrawled are untouched.
+ * changeCount and noChangeStreak count it; the Last-Modified exposure becomes that history's
+ * and the age before the first fetch (`lmAgeHours`) is dropped — it dated the old rate.
+ * Fingerprints, validators, lastChanged and lastCrawled are untouched.
  *
  * Call it with the counters already counting this fetch and lmHours already folded, before
  * the interval statistics and lastChanged are; `nowHours` and `previousCrawled` in the unit
@@ -375,7 +409,7 @@ export function rateFell(lambda: number, quietHours: number, pStar: number): boo
 export function restartOnSurprise(
   rec: Pick<
     FreshnessRecord,
-    'firstCrawled' | 'crawlCount' | 'changeCount' | 'noChangeStreak' | 'unchangedHours' | 'changedLogHours' | 'lmHours' | 'lastChanged'
+    'firstCrawled' | 'crawlCount' | 'changeCount' | 'noChangeStreak' | 'unchangedHours' | 'changedLogHours' | 'lmHours' | 'lmAgeHours' | 'lastChanged'
   >,
   priorLambda: number,
   nowHours: number,
@@ -418,6 +452,8 @@ export function restartOnSurprise(
   if (keep > 0) foldInterval(rec, keep, true);
   foldInterval(rec, hours, changed);
   if (rec.lmHours >= 0) rec.lmHours = changed ? Math.max(0, datedQuietHours) : hours;
+  // The quiet before the first fetch belonged to the rate that just ended.
+  rec.lmAgeHours = 0;
   return true;
 }
 
@@ -493,7 +529,7 @@ function foldExposure(
   nowHours: number | undefined,
   notModified: boolean,
 ): number {
-  if (first) return newLm !== undefined && newLm > 0 && nowHours !== undefined && newLm < nowHours * 3600 ? 0 : LM_UNTRUSTED;
+  if (first) return firstFetchAge(newLm, nowHours) > 0 ? 0 : LM_UNTRUSTED;
   if (exposure < 0) return exposure;
   if (nowHours === undefined || !(nowHours >= prevCrawled)) return LM_UNTRUSTED;
   const interval = nowHours - prevCrawled;

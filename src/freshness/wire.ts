@@ -35,7 +35,7 @@
  * per-host demand and URL counts go into the partition's freshness section (`exportState`),
  * in the host order the recovered frontier will use, so a recovered partition continues with
  * the identical schedule. Per-URL state lives in the frontier's columns (lambda, firstCrawled,
- * lmHours), never here. One instance serves one frontier: pass a new one to `Frontier.recover`.
+ * lmHours, lmAgeHours), never here. One instance serves one frontier: pass a new one to `Frontier.recover`.
  *
  * Costs: per outcome a few hundred ns (one estimate, one Newton solve); per pass two loops over
  * the rows with one Newton solve each, no allocation beyond scratch arrays that grow with the
@@ -54,7 +54,7 @@ import { booleanField, customField, defineOptions, numberField } from '../option
 import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
-import { type FreshnessRecord, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
+import { type FreshnessRecord, firstFetchAge, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
 import { awaitsTest, desiredRate, hostClampedRate, hostWaterLevel, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
 import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
 
@@ -228,6 +228,8 @@ export class FreshnessScheduler {
       rec.fetchedAtHours,
       rec.status === 304,
     );
+    // A first fetch's date waits in lmAgeHours until later fetches prove the server's dates.
+    v.lmAgeHours = rec.change === 'first' ? firstFetchAge(rec.sentLastModified, rec.fetchedAtHours) : rec.lmAgeHours;
     // The interval statistics: this fetch's interval folded in (after rebuilding them from the
     // counts if an older build left none), in the whole hours the span is measured in, so the
     // intervals add up to it exactly — or the history restarted at a change point on the URL's
@@ -245,9 +247,11 @@ export class FreshnessScheduler {
       rec.noChangeStreak = v.noChangeStreak;
     }
     v.lmHours = Math.fround(v.lmHours);
+    v.lmAgeHours = Math.fround(v.lmAgeHours);
     v.unchangedHours = Math.fround(v.unchangedHours);
     v.changedLogHours = Math.fround(v.changedLogHours);
     rec.lmHours = v.lmHours;
+    rec.lmAgeHours = v.lmAgeHours;
     rec.unchangedHours = v.unchangedHours;
     rec.changedLogHours = v.changedLogHours;
     // Stored as f32: schedule with the value the next pass will read.

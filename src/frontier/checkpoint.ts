@@ -317,6 +317,8 @@ function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): voi
       if (sl !== 0) t.lmHours[sl] = t.crawlCount[sl] === 0 ? 0 : -1;
     }
   }
+  // Before minor 6 no first-fetch age was kept: the column stays zero ("none"), and such a URL's
+  // Last-Modified estimate counts only the changes seen after its first fetch, as before.
   // Before minor 4 the estimator kept only counts and the span: its interval statistics are
   // unknown (NaN) for a URL already fetched, and the hook rebuilds them from the counts at the
   // URL's next fetch (src/freshness `seedIntervals`).

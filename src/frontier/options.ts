@@ -117,6 +117,12 @@ export interface CrawledRecord {
   /** Last-Modified exposure in hours (−1 = not trusted); the hook may store a new value. */
   lmHours: number;
   /**
+   * Hours from the first fetch's Last-Modified to that fetch (0 = none; src/freshness
+   * `firstFetchAge`); the hook stores it on a first fetch and clears it when it restarts the
+   * history. Finite values ≥ 0 are kept, others ignored.
+   */
+  lmAgeHours: number;
+  /**
    * The change-rate estimator's interval statistics (src/freshness `FreshnessRecord`): hours of
    * the intervals that ended without a change, and Σ ln hours of those that ended in one (NaN
    * = not kept). The hook folds this fetch's interval in and stores the new values.

@@ -59,6 +59,12 @@ export class MutableRecord implements CrawledRecord {
   set lmHours(v: number) {
     if (Number.isFinite(v) && v >= -1) this.t.lmHours[this.slot] = v;
   }
+  get lmAgeHours(): number {
+    return this.t.lmAgeHours[this.slot]!;
+  }
+  set lmAgeHours(v: number) {
+    if (Number.isFinite(v) && v >= 0) this.t.lmAgeHours[this.slot] = v;
+  }
   get unchangedHours(): number {
     return this.t.unchangedHours[this.slot]!;
   }

@@ -65,7 +65,7 @@ const MIN_MOVE = 65_536;
 const MAX_RUNS = 24;
 /**
  * Rows a row run holds at most by default (`FrontierOptions.rowRunRows`): 2²¹. A run's image is
- * 87 B of columns a row (95 with a churn column, 111 with the freshness columns, +12 with the
+ * 87 B of columns a row (95 with a churn column, 111 with the freshness columns, 115 with a first-fetch age, +12 with the
  * prioritizer) plus the URL and ETag in plain form (varint length + bytes) and ~0.5 KiB a file:
  * measured 116–130 B a row in runs of 400–2,300 rows with URLs of 25–35 B, with and without the
  * prioritizer; 117.4 B in the first checkpoint of 2·10⁶ bench-shaped URLs over 2·10⁴ hosts under

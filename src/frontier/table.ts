@@ -46,6 +46,7 @@
  * | 44 | lmHours        | f32     | Last-Modified exposure Σ Tᵢ in hours, −1 = not trusted     |
  * | 45 | unchangedHours | f32     | Σ hours of the intervals that ended without a change (minor 4) |
  * | 46 | changedLogHours| f32     | Σ ln hours of the intervals that ended in a change (minor 4) |
+ * | 47 | lmAgeHours     | f32     | hours from the first fetch's Last-Modified to that fetch, 0 = none (minor 6; written only when some row has one) |
  *
  * Fetch state lives in slots. Columns 7, 9–18 and 20–22 (and the freshness columns) are zero
  * until a URL's first report, and most of a large frontier has never been fetched; in memory
@@ -53,7 +54,7 @@
  * is never written: a row that was never fetched has slot 0, so a read needs no branch
  * (`t.lastCrawled[t.slot[row]]` is 0); the first write takes a slot (`slotFor`). A row costs
  * 16 + 4 + 1 + 4 + 2 + 4 + 4 + 4 = 39 bytes of row columns plus its 4-byte slot, and a fetched row
- * 48 bytes more (56 with churnFp, 72 with the freshness columns). Files are unchanged: a
+ * 48 bytes more (56 with churnFp, 76 with the freshness columns too). Files are unchanged: a
  * checkpoint writes every column dense, by row (a never-fetched row's fetch state as zeros),
  * and a load gives a slot to each row whose fetch state is not all zero bits.
  *
@@ -74,7 +75,7 @@
  * copied about four times, a memcpy per column) and at most a fifth of the capacity is slack
  * (×1.5 left 15 % at the frontier bench's 1M rows); at rest the row columns cost
  * 43 bytes per row of capacity (with the slot), and the slot columns 48 per slot of capacity
- * (the freshness columns add 16, churnFp 8 once used); slots grow ×1.25 too. The arena
+ * (the freshness columns add 20, churnFp 8 once used); slots grow ×1.25 too. The arena
  * grows by 1 MiB chunks (see `StringArena`): its URL bytes (URL length + 1 for its varint)
  * plus at most one open chunk.
  *
@@ -125,6 +126,8 @@ export const ColumnId = {
   /** Freshness interval statistics (format minor 4; see src/freshness/record.ts). */
   UnchangedHours: 45,
   ChangedLogHours: 46,
+  /** The first fetch's Last-Modified age (format minor 6; see src/freshness `firstFetchAge`). */
+  LmAgeHours: 47, // = LM_AGE_COLUMN_ID (src/format/partition.ts)
 } as const;
 
 /** fpFlags bits. */
@@ -163,7 +166,8 @@ export type ColumnName =
   | 'firstCrawled'
   | 'lmHours'
   | 'unchangedHours'
-  | 'changedLogHours';
+  | 'changedLogHours'
+  | 'lmAgeHours';
 
 /** The schema, in file order. */
 export const COLUMNS: readonly ColumnSpec[] = [
@@ -199,6 +203,7 @@ export const FRESHNESS_COLUMNS: readonly ColumnSpec[] = [
   { id: ColumnId.LmHours, name: 'lmHours', type: 'f32', lanes: 1 },
   { id: ColumnId.UnchangedHours, name: 'unchangedHours', type: 'f32', lanes: 1 },
   { id: ColumnId.ChangedLogHours, name: 'changedLogHours', type: 'f32', lanes: 1 },
+  { id: ColumnId.LmAgeHours, name: 'lmAgeHours', type: 'f32', lanes: 1 },
 ];
 
 /** A zeroed column of `n` elements of `type`. */
@@ -291,6 +296,7 @@ const SLOT_COLUMNS: ReadonlySet<ColumnName> = new Set<ColumnName>([
   'lmHours',
   'unchangedHours',
   'changedLogHours',
+  'lmAgeHours',
 ]);
 
 /** Whether column `c` is indexed by slot (fetch state) rather than by row. */
@@ -344,6 +350,7 @@ export class UrlTable {
   lmHours = new Float32Array(0);
   unchangedHours = new Float32Array(0);
   changedLogHours = new Float32Array(0);
+  lmAgeHours = new Float32Array(0);
   arena: StringArena;
   /** The columns this table always carries: `COLUMNS`, plus `FRESHNESS_COLUMNS` when asked for (`churnFp` is kept apart: lazy). */
   readonly schema: readonly ColumnSpec[];
@@ -544,7 +551,15 @@ export class UrlTable {
     // Without a churn fingerprint on any row the file is what minor 0 wrote, column for column.
     let churn = false;
     if (this.churnFp.length > 0) for (let i = 0; i < n && !churn; i++) churn = (this.fpFlags[slotOrder[i]!]! & FpFlag.ChurnFp) !== 0;
-    const specs = churn ? [...COLUMNS, CHURN_COLUMN, ...this.schema.slice(COLUMNS.length)] : this.schema;
+    let specs = churn ? [...COLUMNS, CHURN_COLUMN, ...this.schema.slice(COLUMNS.length)] : this.schema;
+    // Likewise without a first-fetch age on any row (no first response carried a usable
+    // Last-Modified) the file is what minor 4 or 5 wrote: the column is left out, and a reader
+    // fills it with zeros, "none" — which is what every row holds.
+    if (this.lmAgeHours.length > 0) {
+      let aged = false;
+      for (let i = 0; i < n && !aged; i++) aged = this.lmAgeHours[slotOrder[i]!] !== 0;
+      if (!aged) specs = specs.filter((c) => c.id !== ColumnId.LmAgeHours);
+    }
     for (const c of specs) {
       const src = self[c.name];
       const out = allocColumn(c.type, n * c.lanes);

@@ -67,10 +67,17 @@ describe('restartOnSurprise', () => {
   });
 
   it('gives a trusted Last-Modified exposure the quiet run alone (the kept change adds none)', () => {
-    const rec = history({ firstCrawled: 1000, crawlCount: 21, changeCount: 12, noChangeStreak: 8, unchangedHours: 30, changedLogHours: 12 * Math.log(2), lmHours: 35, lastChanged: 1060 });
+    const rec = history({ firstCrawled: 1000, crawlCount: 21, changeCount: 12, noChangeStreak: 8, unchangedHours: 30, changedLogHours: 12 * Math.log(2), lmHours: 35, lmAgeHours: 500, lastChanged: 1060 });
     expect(restartOnSurprise(rec, 1, 1100, 1090, false, 0, 1e-5)).toBe(true);
     expect(rec.lmHours).toBe(40);
     expect(rec.unchangedHours).toBe(40);
+    expect(rec.lmAgeHours).toBe(0); // the quiet before the first fetch dated the old rate
+  });
+
+  it('keeps the first fetch\'s age when it does not restart', () => {
+    const rec = history({ firstCrawled: 1000, crawlCount: 21, changeCount: 12, noChangeStreak: 0, unchangedHours: 30, changedLogHours: 12 * Math.log(2), lmHours: 35, lmAgeHours: 500, lastChanged: 1090 });
+    expect(restartOnSurprise(rec, 0.1, 1100, 1090, false, 0, 1e-5)).toBe(false); // 0.1 × 10 h is no surprise
+    expect(rec.lmAgeHours).toBe(500);
   });
 
   it('does not fire on a quiet run the estimate explains, nor when off', () => {

@@ -9,6 +9,7 @@ import {
   newFreshnessRecord,
   noChangeRatioEstimate,
   observeChange,
+  usesLastModified,
   posteriorRate,
   seedIntervals,
   type FreshnessRecord,
@@ -242,5 +243,83 @@ describe('estimate with the interval statistics (irregular gaps)', () => {
     // Without a time the interval is unknown: not kept from then on (the estimate falls back to the counts).
     observeChange(r, { row: 0, url: 'u', status: 304 }, undefined, p);
     expect(r.unchangedHours).toBeNaN();
+  });
+});
+
+describe('the first fetch\'s Last-Modified age (lmAgeHours)', () => {
+  it('counts as one more dated change and its quiet, once the dates are trusted', () => {
+    // Two fetches 10 h apart, the second saw a change dated 4 h before it; the first was dated 50 h old.
+    const r = newFreshnessRecord({ crawlCount: 2, changeCount: 1, firstCrawled: 100, lastCrawled: 110, lmHours: 4, lmAgeHours: 50, unchangedHours: 0, changedLogHours: Math.log(10) });
+    expect(usesLastModified(r, p)).toBe(true);
+    expect(estimate(r, p)).toBeCloseTo(lastModifiedEstimate(2, 2, 54), 12);
+    expect(estimate(r, p)).toBeCloseTo(1 / 54, 12); // every "interval" changed: (X − 1)/ΣT with X = 2
+    // Without the age one dated change is not enough: the posterior decides, as before.
+    const none = { ...r, lmAgeHours: 0 };
+    expect(usesLastModified(none, p)).toBe(false);
+    expect(estimate(none, p)).toBeCloseTo(posteriorRate(1, 0, 10, p, Math.log(10)), 12);
+    // Untrusted dates, or trust switched off: the age is never read.
+    expect(estimate({ ...r, lmHours: -1 }, p)).toBe(estimate({ ...none, lmHours: -1 }, p));
+    expect(estimate(r, freshnessParams({ trustLastModified: false }))).toBe(estimate(none, freshnessParams({ trustLastModified: false })));
+    // An unchanged second fetch: one dated change (the age) over the age and the quiet interval.
+    const quiet = newFreshnessRecord({ crawlCount: 3, changeCount: 1, firstCrawled: 100, lastCrawled: 130, lmHours: 24, lmAgeHours: 50, noChangeStreak: 1 });
+    const lm = lastModifiedEstimate(3, 2, 74);
+    const streak = p.alpha / 15;
+    const pulled = streak < lm ? Math.exp((1 - (1 - 2 ** (-1 / p.recencyHalfLife))) * Math.log(lm) + (1 - 2 ** (-1 / p.recencyHalfLife)) * Math.log(streak)) : lm;
+    expect(estimate(quiet, p)).toBeCloseTo(pulled, 12);
+  });
+
+  it('leaves every estimate without an age exactly as it was (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2, max: 60 }), fc.integer({ min: 0, max: 60 }), fc.double({ min: 1, max: 5000, noNaN: true }), fc.double({ min: -1, max: 5000, noNaN: true }), (crawls, changes, span, lmHours) => {
+        const x = Math.min(changes, crawls - 1);
+        const r = newFreshnessRecord({ crawlCount: crawls, changeCount: x, firstCrawled: 0, lastCrawled: span, lmHours: lmHours < 0 ? -1 : lmHours });
+        // The rule before the age existed: trusted, positive exposure, two changes seen.
+        const old = lmHours > 0 && x >= 2;
+        expect(usesLastModified(r, p)).toBe(old);
+        if (old) expect(estimate(r, p)).toBeCloseTo(Math.max(p.minRate, Math.min(p.maxRate, lastModifiedEstimate(crawls - 1, x, r.lmHours))), 12);
+      }),
+    );
+  });
+
+  it('is sharper after two fetches on Poisson pages with honest dates (seeded)', () => {
+    // 4,000 pages, λ log-uniform over 0.01–10 changes a day, each last changed an exponential
+    // wait before its first fetch (the backward recurrence time), fetched twice a day apart.
+    const rand = mulberry32(404);
+    const expo = (rate: number): number => -Math.log(1 - rand()) / rate;
+    let errWith = 0;
+    let errWithout = 0;
+    let used = 0;
+    for (let i = 0; i < 4000; i++) {
+      const lambda = Math.exp(Math.log(0.01) + Math.log(1000) * rand()) / 24;
+      const t1 = 480_000;
+      const lastBefore = t1 - expo(lambda);
+      const r = newFreshnessRecord();
+      let version = 1n;
+      observeChange(r, { row: 0, url: 'u', status: 200, contentFp: version, lastModified: Math.floor(lastBefore * 3600) }, t1, p);
+      const t2 = t1 + 24;
+      let at = t1 + expo(lambda);
+      let lastChange = lastBefore;
+      if (at <= t2) {
+        while (at <= t2) {
+          lastChange = at;
+          at += expo(lambda);
+        }
+        version++;
+      }
+      observeChange(r, { row: 0, url: 'u', status: 200, contentFp: version, lastModified: Math.floor(lastChange * 3600) }, t2, p);
+      expect(r.lmHours).toBeGreaterThanOrEqual(0); // honest dates stay trusted
+      expect(r.lmAgeHours).toBeCloseTo(t1 - Math.floor(lastBefore * 3600) / 3600, 6);
+      // The age is read once it makes two dated changes: here, when the second fetch saw a change.
+      expect(usesLastModified(r, p)).toBe(version === 2n);
+      if (version === 1n) continue;
+      errWith += Math.abs(Math.log(estimate(r, p) / lambda));
+      errWithout += Math.abs(Math.log(estimate({ ...r, lmAgeHours: 0 }, p) / lambda));
+      used++;
+    }
+    // Mean |ln(λ̂/λ)| over the pages whose estimate reads the age: measured 0.72 with it against
+    // 1.30 without (1,668 pages; seeds 7 and 99: 0.70 / 1.28, 0.71 / 1.26; 72 h apart 0.70–0.72
+    // against 1.51–1.54).
+    expect(used).toBeGreaterThan(1000);
+    expect(errWith / used).toBeLessThan(0.65 * (errWithout / used));
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { LM_UNTRUSTED, defaultParams, freshnessParams, newFreshnessRecord, observeChange } from '../../src/freshness/index.js';
+import { LM_UNTRUSTED, defaultParams, firstFetchAge, freshnessParams, lastModifiedExposure, newFreshnessRecord, observeChange } from '../../src/freshness/index.js';
 import type { Outcome } from '../../src/model/index.js';
 
 const FP_A = 0x0123456789abcdefn;
@@ -118,3 +118,43 @@ describe('observeChange', () => {
     expect(defaultParams().simhashNearDupThreshold).toBe(3);
   });
 });
+
+describe('the first fetch\'s Last-Modified age', () => {
+  it('firstFetchAge: hours from the date to the fetch, 0 when there is no usable date', () => {
+    expect(firstFetchAge(100 * 3600, 130)).toBe(30);
+    expect(firstFetchAge(100 * 3600 + 1800, 130.25)).toBeCloseTo(29.75, 12);
+    expect(firstFetchAge(undefined, 130)).toBe(0);
+    expect(firstFetchAge(0, 130)).toBe(0);
+    expect(firstFetchAge(130 * 3600, 130)).toBe(0); // dated at the fetch itself: a stamping server
+    expect(firstFetchAge(131 * 3600, 130)).toBe(0); // dated after it
+    expect(firstFetchAge(100 * 3600, undefined)).toBe(0);
+    expect(firstFetchAge(Number.NaN, 130)).toBe(0);
+  });
+
+  it('starts the trust test exactly when it gives an age (one rule for both)', () => {
+    for (const [lm, now] of [[100 * 3600, 130], [130 * 3600, 130], [0, 130], [131 * 3600, 130]] as const) {
+      expect(lastModifiedExposure(7, 'first', 0, lm, 0, now, false) === 0).toBe(firstFetchAge(lm, now) > 0);
+    }
+  });
+
+  it('observeChange keeps it from the first fetch only, and leaves it through later fetches', () => {
+    const r = newFreshnessRecord();
+    observeChange(r, ok(FP_A, SH, 100 * 3600), 400);
+    expect(r.lmAgeHours).toBe(300);
+    expect(r.lmHours).toBe(0);
+    observeChange(r, ok(FP_A, SH, 100 * 3600), 410); // unchanged, same date: trusted
+    observeChange(r, ok(FP_B, SH ^ 0xffffn, 415 * 3600), 420); // changed, dated after the previous fetch
+    expect(r.lmAgeHours).toBe(300);
+    expect(r.lmHours).toBe(15); // 10 quiet hours, then 5 after the dated change
+    // A stamping server: the age is kept, but the dates are never trusted, so nothing reads it.
+    const s = newFreshnessRecord();
+    observeChange(s, ok(FP_A, SH, 399 * 3600), 400);
+    observeChange(s, ok(FP_A, SH, 410 * 3600), 410.5);
+    expect(s.lmHours).toBe(LM_UNTRUSTED);
+    // An undated first response: no age.
+    const u = newFreshnessRecord();
+    observeChange(u, ok(FP_A, SH), 400);
+    expect(u.lmAgeHours).toBe(0);
+  });
+});
+

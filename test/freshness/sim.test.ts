@@ -156,6 +156,29 @@ describe('freshness simulator scenarios', () => {
     }
   });
 
+  it('dates each page\'s last change before the run as a Poisson page would have it (t0 less an exponential wait, or its creation)', () => {
+    const world = makeWorld({ n: 4000, seed: 21, days: 10, warmupDays: 1, staticFraction: 0.1 });
+    let scaled = 0;
+    let counted = 0;
+    for (let i = 0; i < world.n; i++) {
+      const last = world.lastChangeAtStart[i]!;
+      expect(last).toBeGreaterThanOrEqual(world.created[i]!);
+      expect(last).toBeLessThan(world.t0);
+      if (world.lambda[i] === 0) {
+        expect(last).toBe(world.created[i]); // a static page was last modified when it was made
+        continue;
+      }
+      // Pages made long before their mean wait: λ·(t0 − last) is then exponential with mean 1.
+      if (world.lambda[i]! * (world.t0 - world.created[i]!) > 20) {
+        scaled += world.lambda[i]! * (world.t0 - last);
+        counted++;
+      }
+    }
+    expect(counted).toBeGreaterThan(2000);
+    expect(scaled / counted).toBeGreaterThan(0.95);
+    expect(scaled / counted).toBeLessThan(1.05);
+  });
+
   it('a drift switches the redrawn pages to their new rate at the drift (changes counted on each side)', () => {
     const world = makeWorld({ n: 2000, seed: 9, days: 80, warmupDays: 10, driftFraction: 0.5, driftDay: 40 });
     expect(world.driftAt).toBe(world.t0 + 40 * 24);

@@ -110,6 +110,7 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
       const previousLambda = oracle.lambda;
       observeChange(oracle, o, hour, p);
       oracle.lmHours = Math.fround(oracle.lmHours);
+      oracle.lmAgeHours = Math.fround(oracle.lmAgeHours);
       oracle.unchangedHours = Math.fround(oracle.unchangedHours);
       oracle.changedLogHours = Math.fround(oracle.changedLogHours);
       oracle.lambda = Math.fround(estimate(oracle, p));
@@ -121,11 +122,13 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
       expect(column(f, 43)[0]).toBe(oracle.firstCrawled);
       expect(column(f, 45)[0]).toBe(oracle.unchangedHours);
       expect(column(f, 46)[0]).toBe(oracle.changedLogHours);
+      expect(column(f, 47)[0]).toBe(oracle.lmAgeHours);
       expect(f.dueUrls(0xffff_ffff)[0]!.dueHours).toBe(want);
       now = Math.max(now, f.nextEligible()!);
     }
     // The page stayed trusted (honest server), saw real changes, and the cosmetic one was not counted.
     expect(oracle.lmHours).toBeGreaterThan(0);
+    expect(oracle.lmAgeHours).toBeGreaterThan(0); // the first response was dated: its age is kept
     expect(oracle.changeCount).toBeGreaterThanOrEqual(2);
     expect(oracle.changeCount).toBeLessThan(changes.length);
     f.free();
@@ -423,6 +426,61 @@ describe('withFreshness: state and partitions', () => {
     f.free();
     again.free();
     g.free();
+  });
+
+  it('keeps the first fetch\'s Last-Modified age in column 47 (minor 6) only when some response was dated; a file without it loads with none', () => {
+    // Four pages, page i first served dated (i + 1) × 100 h before its first fetch, then changing
+    // at every other fetch with honest dates (half an hour before the fetch).
+    const fetches = [0, 0, 0, 0];
+    const firstAt = [0, 0, 0, 0];
+    const fetch = (r: FetchRequest, nowMs: number): Outcome => {
+      const i = Number(r.url.slice(-1));
+      const version = fetches[i]!++ >> 1;
+      if (version === 0 && fetches[i] === 1) firstAt[i] = nowMs / HOUR;
+      const dated = version === 0 ? T0 - (i + 1) * 100 : nowMs / HOUR - 0.5;
+      return { row: r.row, url: r.url, status: 200, contentFp: BigInt(1 + version), simhash: (BigInt(version + 1) * 0x0101_0101_0101_0101n) & 0xffff_ffff_ffff_ffffn, lastModified: Math.floor(dated * 3600) };
+    };
+    const params = freshnessParams({ reprobeRate: 1 / 6, minReprobeGap: 1 });
+    const options = { freshness: withFreshness(params, 4), scheduleIndex: true, stateMachine: true };
+    const f = new Frontier(1, T0, options);
+    for (let i = 0; i < 4; i++) f.seed(`https://d.example/${i}`, 'd.example', 1, T0, T0, 0);
+    f.drain(T0 * HOUR, fetch, { untilMs: (T0 + 100) * HOUR });
+    expect(fetches.every((n) => n >= 3)).toBe(true);
+    const bytes = f.checkpointBytes();
+    const image = decodePartition(bytes);
+    expect(image.formatMinor).toBe(6);
+    // Each age is its page's first fetch time less its first date (file rows are in key order).
+    const ages = column(f, 47);
+    const want = firstAt.map((t, i) => t - (T0 - (i + 1) * 100)).sort((a, b) => a - b);
+    const got = [...ages].sort((a, b) => a - b);
+    for (let i = 0; i < 4; i++) expect(got[i]).toBeCloseTo(want[i]!, 3);
+    const again = Frontier.recover(bytes, { ...options, freshness: withFreshness(params, 4) });
+    expect(column(again, 47)).toEqual(ages);
+    expect(again.checkpointBytes()).toEqual(bytes);
+
+    // The same partition as a minor-5 build wrote it: no column 47. It loads with no age known
+    // (such a URL is estimated from the changes seen after its first fetch, as before), and is
+    // written without the column again.
+    const old = encodePartition({ ...image, formatMinor: 5, columns: image.columns.filter((c) => c.id !== 47) });
+    expect(new DataView(old.buffer, old.byteOffset).getUint16(10, true)).toBe(4); // the lowest minor that describes it
+    const g = Frontier.recover(old, { ...options, freshness: withFreshness(params, 4) });
+    expect(g.checkpoint().columns.some((c) => c.id === 47)).toBe(false);
+    expect(column(g, 12)).toEqual(column(f, 12)); // the stored λ is the file's
+    f.free();
+    again.free();
+    g.free();
+  });
+
+  it('writes no age column when no first response was dated: the bytes of minor 4', () => {
+    const fetch = (r: FetchRequest): Outcome => ({ row: r.row, url: r.url, status: 200, contentFp: 5n, simhash: 9n });
+    const f = new Frontier(1, T0, { freshness: withFreshness(freshnessParams({ reprobeRate: 1 / 6, minReprobeGap: 1 }), 4), scheduleIndex: true, stateMachine: true });
+    for (let i = 0; i < 3; i++) f.seed(`https://e.example/${i}`, 'e.example', 1, T0, T0, 0);
+    f.drain(T0 * HOUR, fetch, { untilMs: (T0 + 20) * HOUR });
+    const image = decodePartition(f.checkpointBytes());
+    expect(image.formatMinor).toBe(4);
+    expect(image.columns.some((c) => c.id === 47)).toBe(false);
+    expect(column(f, 44)).toEqual([-1, -1, -1]); // undated: never trusted
+    f.free();
   });
 
   it('a function hook sees the first-fetch hour and may store a Last-Modified exposure', () => {

@@ -263,8 +263,8 @@ describe('checkpoint of host caps (format minor 5, `caps` section)', () => {
     const b = capped.checkpointBytes();
     expect(minorOf(a)).toBe(3);
     expect(partitionSections(a).map((s) => s.name)).not.toContain('caps');
-    expect(minorOf(b)).toBe(FORMAT_MINOR);
-    expect(FORMAT_MINOR).toBe(5);
+    expect(minorOf(b)).toBe(5); // the lowest minor that describes it (6 adds a column this file has not)
+    expect(FORMAT_MINOR).toBe(6);
     const img = decodePartition(b);
     expect(img.hosts.map((h) => h.cap?.crawls)).toEqual(img.hosts.map((h) => (h.name === 'k1.example' ? 3 : undefined)));
     const k1 = img.hosts.find((h) => h.name === 'k1.example')!.cap!;
