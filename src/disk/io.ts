@@ -4,6 +4,8 @@
  * (the "sequential I/O" and "bytes written per key" assertions), and nothing else in src/disk
  * touches `node:fs` for data. Synchronous on purpose: merges are large sequential batches run
  * between dispatch steps, and a sync call keeps a merge atomic with respect to the event loop.
+ * The journal (src/journal) opens its file through the `DiskIo` in force too, so one seam
+ * reaches every durable write a crawl makes outside the checkpoint file itself.
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { DiskFullError } from '../errors/index.js';
@@ -37,10 +39,11 @@ export const nodeIo: DiskIo = {
 let inForce: DiskIo = nodeIo;
 
 /**
- * Internal test seam: the `DiskIo` a disk tier opened without its own `diskIo` writes through
- * (default the real file system; `undefined` restores it). It reaches tiers the Engine and the
- * CLI open, which take no `DiskIo` option, so a test can inject ENOSPC at a chosen write of a
- * whole crawl (test/engine/disk-full.test.ts). Not exported from the package.
+ * Internal test seam: the `DiskIo` a disk tier opened without its own `diskIo` writes through,
+ * and every journal opened while it is in force (default the real file system; `undefined`
+ * restores it). It reaches tiers and journals the Engine and the CLI open, which take no
+ * `DiskIo` option, so a test can inject ENOSPC at a chosen write of a whole crawl
+ * (test/engine/disk-full.test.ts). Not exported from the package.
  */
 export function setDiskIo(io: DiskIo | undefined): void {
   inForce = io ?? nodeIo;

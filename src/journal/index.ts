@@ -14,7 +14,10 @@
  * (kill -9, OOM, crash) — the case the engine's "never fetch a journaled page twice" promise
  * is about. Surviving power loss additionally needs `sync()` (fsync), which the engine calls
  * at every checkpoint (closing a journal syncs it) and at the end of a run; `syncEvery` (the
- * engine's `journalSyncEvery`) makes it automatic per N records.
+ * engine's `journalSyncEvery`) makes it automatic per N records. The journal file's opens,
+ * writes, syncs, truncations and close go through src/disk's `DiskIo` seam in force when it is
+ * opened (the real file system unless a test set another), so a test can refuse one chosen
+ * append with ENOSPC as it can a disk-tier write (test/engine/disk-full.test.ts).
  *
  * File layout (little-endian):
  *
@@ -27,7 +30,8 @@
  * numbers start at 0 and increase by one; a gap or repeat is corruption. The checksum's seed
  * mixes both, so a record copied from another journal or another position fails validation.
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { type DiskIo, diskIoInForce } from '../disk/io.js';
 import { u64Lanes } from '../core/lanes.js';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptJournalError, InvalidArgumentError } from '../errors/index.js';
@@ -277,6 +281,7 @@ function encodeJournal(generation: bigint, records: readonly Uint8Array[]): Uint
  */
 export class Journal {
   private fd: number;
+  private readonly io: DiskIo;
   private seq: bigint;
   private readonly generation: bigint;
   private readonly syncEvery: number;
@@ -285,7 +290,8 @@ export class Journal {
   private readonly header = new Uint8Array(RECORD_HEADER_BYTES);
   private readonly headerView = new DataView(this.header.buffer);
 
-  private constructor(fd: number, generation: bigint, seq: bigint, size: number, syncEvery: number) {
+  private constructor(io: DiskIo, fd: number, generation: bigint, seq: bigint, size: number, syncEvery: number) {
+    this.io = io;
     this.fd = fd;
     this.generation = generation;
     this.seq = seq;
@@ -318,7 +324,8 @@ export class Journal {
     if (onDamage !== 'resync' && onDamage !== 'throw') {
       throw new InvalidArgumentError(`Journal.onDamage: expected 'resync' or 'throw', received ${String(onDamage)}`);
     }
-    let fd = openSync(path, 'a+');
+    const io = diskIoInForce();
+    let fd = io.open(path, 'a+');
     try {
       const bytes = readAll(fd);
       const parsed = parseJournal(bytes, bytes.length >= HEADER_BYTES ? want : undefined, onDamage);
@@ -333,37 +340,37 @@ export class Journal {
         rmSync(tmp, { force: true });
         writeNew(tmp, clean);
         renameSync(tmp, path);
-        closeSync(fd);
+        io.close(fd);
         fd = -1;
-        fd = openSync(path, 'a+');
-        const journal = new Journal(fd, parsed.generation, BigInt(parsed.records.length), clean.length, syncEvery);
+        fd = io.open(path, 'a+');
+        const journal = new Journal(io, fd, parsed.generation, BigInt(parsed.records.length), clean.length, syncEvery);
         return { journal, replay: { records: parsed.records, tornBytes: parsed.tornBytes, generation: parsed.generation, damage: parsed.damage, savedAs } };
       }
       let generation = parsed.generation;
       let size = parsed.validBytes;
-      if (parsed.tornBytes > 0 || bytes.length < HEADER_BYTES) ftruncateSync(fd, size);
+      if (parsed.tornBytes > 0 || bytes.length < HEADER_BYTES) io.truncate(fd, size);
       if (size < HEADER_BYTES) {
         generation = want ?? 0n;
         const head = new Uint8Array(HEADER_BYTES);
         head.set(MAGIC);
         new DataView(head.buffer).setBigUint64(8, generation, true);
-        ftruncateSync(fd, 0);
-        writeSync(fd, head, 0, HEADER_BYTES, 0);
-        fsyncSync(fd);
+        io.truncate(fd, 0);
+        io.write(fd, head, 0, HEADER_BYTES, 0);
+        io.fsync(fd);
         size = HEADER_BYTES;
       }
-      const journal = new Journal(fd, generation, BigInt(parsed.records.length), size, syncEvery);
+      const journal = new Journal(io, fd, generation, BigInt(parsed.records.length), size, syncEvery);
       return { journal, replay: { records: parsed.records, tornBytes: parsed.tornBytes, generation, damage: [], savedAs: undefined } };
     } catch (err) {
-      if (fd >= 0) closeSync(fd);
+      if (fd >= 0) io.close(fd);
       throw err;
     }
   }
 
   /** Starts a fresh, empty journal of `generation` at `path`, discarding any previous content. */
   static create(path: string, generation: bigint | number, options: Omit<JournalOptions, 'generation'> = {}): Journal {
-    const fd = openSync(path, 'w');
-    closeSync(fd);
+    const io = diskIoInForce();
+    io.close(io.open(path, 'w'));
     return Journal.open(path, { ...options, generation }).journal;
   }
 
@@ -399,7 +406,7 @@ export class Journal {
     rec.set(this.header, 0);
     rec.set(payload, RECORD_HEADER_BYTES);
     let off = 0;
-    while (off < rec.length) off += writeSync(this.fd, rec, off, rec.length - off, this.size + off);
+    while (off < rec.length) off += this.io.write(this.fd, rec, off, rec.length - off, this.size + off);
     this.size += rec.length;
     this.seq++;
     if (this.syncEvery > 0 && ++this.sinceSync >= this.syncEvery) this.sync();
@@ -408,7 +415,7 @@ export class Journal {
   /** fsync: makes every appended record survive power loss too. */
   sync(): void {
     if (this.fd < 0) return;
-    fsyncSync(this.fd);
+    this.io.fsync(this.fd);
     this.sinceSync = 0;
   }
 
@@ -416,9 +423,9 @@ export class Journal {
   close(): void {
     if (this.fd < 0) return;
     try {
-      fsyncSync(this.fd);
+      this.io.fsync(this.fd);
     } finally {
-      closeSync(this.fd);
+      this.io.close(this.fd);
       this.fd = -1;
     }
   }

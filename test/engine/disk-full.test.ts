@@ -2,7 +2,8 @@
  * A full disk stops the crawl cleanly (issue 20): the Engine under a memory budget meets ENOSPC
  * — injected at a chosen write of the disk tier through src/disk's `setDiskIo` seam, the rest of
  * the file system real — while shedding rows (link intake) or while checkpointing (the opening
- * checkpoint included: nothing fetched yet). The run ends
+ * checkpoint included: nothing fetched yet); and any Engine with a data directory meets it
+ * appending to its journal (an outcome, or a robots.txt answer, which is then not acted on). The run ends
  * with `DiskFullError` naming the file, the last good checkpoint is left byte for byte, and a
  * resume once space is back fetches every page of the simulated web, re-fetching at most the
  * fetches that were in flight.
@@ -14,6 +15,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { CountingIo, setDiskIo } from '../../src/disk/io.js';
 import { DiskFullError, Engine } from '../../src/index.js';
+import { JOURNAL_FILE } from '../../src/engine/datadir.js';
 import { AGENT, STACK_LINE, bufferIo } from '../cli/helpers.js';
 import { JUDGE_TOLERANCE_MS, answered, diskTierSim, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
 
@@ -48,6 +50,41 @@ class FullDiskIo extends CountingIo {
       const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
       err.code = 'ENOSPC';
       throw err;
+    }
+    return super.write(fd, buf, offset, length, position);
+  }
+}
+
+/** The real file system, except that the `failAt`-th journal write carrying `marker` (a record's JSON) fails with ENOSPC; later ones too. */
+class FullJournalIo extends CountingIo {
+  readonly #paths = new Map<number, string>();
+  #seen = 0;
+  refused = 0;
+  /** The first refused record's text. */
+  refusedRecord: string | undefined;
+  constructor(
+    private readonly marker: string,
+    private readonly failAt: number,
+  ) {
+    super();
+  }
+
+  override open(path: string, flags: string): number {
+    const fd = super.open(path, flags);
+    this.#paths.set(fd, path);
+    return fd;
+  }
+
+  override write(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
+    if (basename(this.#paths.get(fd) ?? '') === JOURNAL_FILE) {
+      const text = Buffer.from(buf.buffer, buf.byteOffset + offset, length).toString('latin1');
+      if (text.includes(this.marker) && ++this.#seen >= this.failAt) {
+        this.refused++;
+        this.refusedRecord ??= text.slice(text.indexOf('{'));
+        const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
+        err.code = 'ENOSPC';
+        throw err;
+      }
     }
     return super.write(fd, buf, offset, length, position);
   }
@@ -269,4 +306,67 @@ describe('meguri crawl --memory on a full disk', () => {
       await remote.close();
     }
   }, 240_000);
+
+  it('ENOSPC appending an outcome to the journal stops the crawl with DiskFullError; the resume loses nothing', async () => {
+    // No memory budget: the journal is the only durable write between checkpoints.
+    const r = await journalFullThenResume('journal-outcome', new FullJournalIo('{"t":"o"', 40));
+    expect(r.failure).toBeInstanceOf(DiskFullError);
+    expect(basename((r.failure as DiskFullError).file)).toBe(JOURNAL_FILE);
+    expect(r.stopped).toBe('diskFull');
+    expect(r.ended).toBe(true);
+    expect(r.refused).toBe(1); // the run stopped at the first refused append
+    expect(r.pages).toBeGreaterThan(0);
+    expect(r.reason).toBe('drained');
+    const { missing, twice } = notFetchedOnce(r.sim, r.counts);
+    expect(missing).toEqual([]);
+    // Again: the fetches in flight at the stop, and the one whose outcome could not be journaled.
+    expect(twice.length).toBeLessThanOrEqual(CONCURRENCY + 1);
+    expect(r.violations).toEqual({ hostInterval: 0, ipInterval: 0, hostConcurrency: 0, disallowed: 0, beforeRobots: 0 });
+  }, 240_000);
+
+  it('ENOSPC appending a robots.txt answer to the journal ends the run and the answer is not acted on; the resume asks again and loses nothing', async () => {
+    const r = await journalFullThenResume('journal-robots', new FullJournalIo('{"t":"r"', 1));
+    expect(r.failure).toBeInstanceOf(DiskFullError);
+    expect(basename((r.failure as DiskFullError).file)).toBe(JOURNAL_FILE);
+    expect(r.stopped).toBe('diskFull');
+    expect(r.refused).toBe(1);
+    // The refused answer's origin: no page of it was fetched by the first run (its rules never
+    // took effect there), and its robots.txt was asked again by the resume.
+    const origin = JSON.parse(r.refusedRecord!).origin as string;
+    const host = new URL(origin).hostname;
+    expect(r.firstRun.filter((e) => e.host === host && e.kind !== 'robots')).toEqual([]);
+    expect(r.firstRun.filter((e) => e.host === host && e.kind === 'robots').length).toBe(1);
+    expect(r.log.filter((e) => e.host === host && e.kind === 'robots').length).toBe(2);
+    expect(r.reason).toBe('drained');
+    expect(notFetchedOnce(r.sim, r.counts).missing).toEqual([]);
+    expect(r.violations).toEqual({ hostInterval: 0, ipInterval: 0, hostConcurrency: 0, disallowed: 0, beforeRobots: 0 });
+  }, 240_000);
 });
+
+/** Crawls with a data directory (no memory budget) under `io` until a journal append fails, then resumes on the real file system. */
+async function journalFullThenResume(name: string, io: FullJournalIo) {
+  const remote = await sim();
+  const dataDir = join(root, name);
+  const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: CONCURRENCY, dataDir, checkpointIntervalMs: 60_000 };
+  try {
+    setDiskIo(io);
+    const first = new Engine(options);
+    const { pages, failure, ended } = await runToEnd(first);
+    const stopped = first.stopReason;
+    await first.close();
+    setDiskIo(undefined);
+    const firstRun = (await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS })).log;
+    const second = new Engine(options);
+    for await (const _ of second.run());
+    const reason = second.stopReason;
+    await second.close();
+    const { report, log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
+    const v = violationCounts(report);
+    const violations = { hostInterval: v['hostInterval'], ipInterval: v['ipInterval'], hostConcurrency: v['hostConcurrency'], disallowed: v['disallowed'], beforeRobots: v['beforeRobots'] };
+    return { failure, stopped, ended, pages, refused: io.refused, refusedRecord: io.refusedRecord, firstRun, log, reason, counts: answered(log), sim: remote.sim, violations };
+  } finally {
+    setDiskIo(undefined);
+    await remote.close();
+  }
+}
+
