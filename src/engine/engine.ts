@@ -237,9 +237,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#changes = changes;
     this.#given = new Set(Object.keys(merged).filter((k) => (merged as Record<string, unknown>)[k] !== undefined));
     const o = resolveEngineOptions(merged);
-    if (o.memoryBudget > 0 && o.dataDir === undefined) {
-      throw new InvalidArgumentError('EngineOptions.memoryBudget: the disk tier lives in the data directory; give dataDir too');
-    }
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
     // Sitemaps given as starting points count as seeds for the scope.

@@ -342,6 +342,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       return 'maxPages and maxRequests are per-process budgets: not supported with cluster (they would not add up across nodes)';
     }
     if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';
+    if (o.memoryBudget > 0 && o.dataDir === undefined) return 'memoryBudget needs dataDir: the disk tier lives in the data directory';
     try {
       enginePolitenessConfig(o.politeness);
     } catch (err) {

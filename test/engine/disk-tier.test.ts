@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { Engine, InvalidArgumentError } from '../../src/index.js';
+import { resolveEngineOptions } from '../../src/engine/options.js';
 import { bufferIo } from '../cli/helpers.js';
 import { JUDGE_TOLERANCE_MS, answered, collect, diskTierSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
 
@@ -54,6 +55,9 @@ describe('the engine under a memory budget', () => {
 
   it('needs a data directory for the disk tier', () => {
     expect(() => new Engine({ agent: 'x/1.0 (+https://example.test)', seeds: ['https://a.example/'], memoryBudget: 1 << 20 })).toThrow(InvalidArgumentError);
+    expect(() => new Engine({ agent: 'x/1.0 (+https://example.test)', seeds: ['https://a.example/'], memoryBudget: 1 << 20 })).toThrow(/memoryBudget needs dataDir/);
+    // The same rule where every option is checked: the CLI's and settings' path too.
+    expect(() => resolveEngineOptions({ agent: 'x/1.0 (+https://example.test)', memoryBudget: 1 << 20 })).toThrow(/memoryBudget needs dataDir/);
   });
 
   it('meguri crawl --memory takes KiB/MiB/GiB sizes and names a bad one', async () => {
