@@ -1,0 +1,139 @@
+/**
+ * A cluster slot recovered on another node knows every origin of its host groups. Under
+ * `registrable` grouping one group holds several origins (www.<name>.test and
+ * blog.<name>.test here); the node that opens the slot from a checkpoint must ask the
+ * robots.txt of each of them before their URLs go, or those URLs have no robots.txt answer and
+ * are lost as Disallowed.
+ *
+ * The case: node A seeds both origins of each group, asks their robots.txt, and the server
+ * withholds every answer to A — so A's accepted checkpoints carry the URLs but no robots.txt
+ * entry (an answer heard after a slot's last checkpoint is lost with a killed node, and asked
+ * again by the next owner). A is killed (-9); node B recovers both slots. Judged from this
+ * process's loopback server's request log: after the kill, each origin's robots.txt is asked
+ * and obeyed (www disallows /secret/, blog disallows /private/: each origin's own rules) and
+ * every other page of both origins is fetched.
+ *
+ * Real components only: a redis-server on a random loopback port, Engine processes in
+ * cluster mode (engine-child.ts).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { type ServerResponse, type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { slotOf } from '../../src/cluster/index.js';
+import { type NodeProc, spawnNode, until } from './child.js';
+import { type RedisServer, startRedis } from './redis.js';
+
+const ENGINE = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
+const WAIT_MS = 120_000;
+const SLOTS = 2;
+const CRAWL = 'corig';
+const PAGES = ['/', '/p0', '/p1', '/p2', '/p3'];
+/** What each origin's robots.txt disallows (the other prefix is allowed there). */
+const RULES: Record<string, string> = { www: '/secret/', blog: '/private/' };
+
+interface Arrival {
+  readonly seq: number;
+  readonly host: string;
+  readonly path: string;
+}
+
+/** The web: '/' links p0–p3, /secret/x and /private/x; robots.txt is withheld until `answerRobots`. */
+function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
+  const log: Arrival[] = [];
+  const server = createServer((req, res) => {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const path = req.url ?? '/';
+    log.push({ seq: log.length, host, path });
+    if (path === '/robots.txt') {
+      if (!answerRobots) return void withheld.push(res);
+      return void res.writeHead(200, { 'content-type': 'text/plain' }).end(`User-agent: *\nDisallow: ${RULES[host.split('.')[0]!]}\n`);
+    }
+    const links = path === '/' ? [...PAGES.slice(1), '/secret/x', '/private/x'] : ['/'];
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>`);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, log })));
+}
+
+let answerRobots = false;
+const withheld: ServerResponse[] = [];
+let web: Awaited<ReturnType<typeof serve>>;
+let redis: RedisServer;
+let store: string;
+const started: ChildProcess[] = [];
+beforeAll(async () => {
+  web = await serve();
+  redis = await startRedis();
+  store = mkdtempSync(join(tmpdir(), 'meguri-clorigins-'));
+});
+afterAll(async () => {
+  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  web.server.closeAllConnections();
+  await new Promise((resolve) => web.server.close(resolve));
+  await redis.dispose();
+  rmSync(store, { recursive: true, force: true });
+});
+
+/** One registrable domain per slot, each with a www and a blog host. */
+function groups(): { domain: string; slot: number; hosts: string[] }[] {
+  const out: { domain: string; slot: number; hosts: string[] }[] = [];
+  for (let slot = 0; slot < SLOTS; slot++) {
+    for (let n = 0; ; n++) {
+      const domain = `${CRAWL}-${n}.test`;
+      if (slotOf(CRAWL, domain, SLOTS) !== slot) continue;
+      out.push({ domain, slot, hosts: [`www.${domain}`, `blog.${domain}`] });
+      break;
+    }
+  }
+  return out;
+}
+
+const origin = (host: string): string => `http://${host}:${web.port}`;
+const requests = (host: string, path: string, since = 0): Arrival[] => web.log.filter((e) => e.seq >= since && e.host === host && e.path === path);
+
+describe('a cluster slot recovered on another node knows every origin of its host groups', () => {
+  it('kill -9, robots.txt answers not in the checkpoint: the next owner asks each origin its robots.txt and fetches every allowed page of both', async () => {
+    const gs = groups();
+    const hosts = gs.flatMap((g) => g.hosts);
+    const config = { redis: redis.url, crawl: CRAWL, store, grouping: 'registrable', dns: Object.fromEntries(hosts.map((h) => [h, '127.0.0.1'])), checkpointMs: 200 };
+    const spawn = (more: Record<string, unknown>): NodeProc => {
+      const p = spawnNode({ ...config, ...more }, ENGINE);
+      started.push(p.child);
+      return p;
+    };
+    const a = spawn({ slots: SLOTS, seeds: hosts.map((h) => `${origin(h)}/`), politeness: { minDelayMs: 100, startDelayMs: 100, ipMinDelayMs: 5 } });
+    const b = spawn({ wait: true, politeness: { minDelayMs: 100, startDelayMs: 100, ipMinDelayMs: 5 } });
+    await a.ready;
+    // A asked every origin's robots.txt: its slots hold both seeds of each group.
+    await until(() => hosts.every((h) => requests(h, '/robots.txt').length === 1), WAIT_MS, 'A asking every robots.txt');
+    // Then a checkpoint of each slot is accepted after that: it holds the seeds, and no robots.txt answer.
+    const from = a.lines.length;
+    await until(() => gs.every((g) => a.lines.slice(from).some((l) => l['type'] === 'checkpoint' && l['slot'] === g.slot)), WAIT_MS, 'a checkpoint of each slot');
+    await until(() => b.lines.some((l) => l['type'] === 'loaded'), WAIT_MS, 'B loaded');
+    a.kill();
+    await a.exited;
+    const killedAt = web.log.length;
+    answerRobots = true;
+    for (const res of withheld.splice(0)) res.destroy();
+    b.child.send({ type: 'go' });
+    expect((await b.exited).code).toBe(0);
+    expect(b.lines.filter((l) => l['type'] === 'error')).toEqual([]);
+
+    for (const h of hosts) {
+      const kind = h.split('.')[0]!;
+      expect(requests(h, '/robots.txt', killedAt), `${h}: robots.txt asked by B`).toHaveLength(1);
+      for (const p of PAGES) expect(requests(h, p, killedAt).length, `${h}${p}`).toBeGreaterThan(0);
+      // Each origin's own rules: www disallows /secret/, blog /private/.
+      expect(requests(h, `${RULES[kind]}x`), `${h}: its Disallow obeyed`).toEqual([]);
+      const other = kind === 'www' ? RULES['blog']! : RULES['www']!;
+      expect(requests(h, `${other}x`).length, `${h}${other}x: allowed there`).toBeGreaterThan(0);
+    }
+    const summary = b.lines.find((l) => l['type'] === 'summary')!['summary'] as { robotsDisallowed: number };
+    // Exactly the one disallowed link of each origin: no URL lost for want of an answer.
+    expect(summary.robotsDisallowed).toBe(hosts.length);
+  }, 4 * WAIT_MS);
+});
