@@ -424,6 +424,15 @@ export class Frontier {
   }
 
   /**
+   * Calls `visit` with every URL the frontier holds in memory, whatever its status (URLs spilled
+   * to the disk tier are not visited). O(rows): for a caller that must see each URL of a
+   * recovered frontier once (the Engine's cluster mode registers their origins), not for a loop.
+   */
+  eachUrl(visit: (url: string) => void): void {
+    q.eachUrl(this.#s, visit);
+  }
+
+  /**
    * Pre-populates a never-crawled URL with validators from a prior crawl (ETag,
    * Last-Modified in epoch-seconds, prior content fingerprint), so its first fetch is
    * conditional and its first refetch is classified as change or no change. A no-op

@@ -132,8 +132,8 @@ describe('a cluster slot recovered on another node knows every origin of its hos
       const other = kind === 'www' ? RULES['blog']! : RULES['www']!;
       expect(requests(h, `${other}x`).length, `${h}${other}x: allowed there`).toBeGreaterThan(0);
     }
-    const summary = b.lines.find((l) => l['type'] === 'summary')!['summary'] as { robotsDisallowed: number };
+    const summary = b.lines.find((l) => l['type'] === 'summary')!['summary'] as { counts: { robotsDisallowed: number } };
     // Exactly the one disallowed link of each origin: no URL lost for want of an answer.
-    expect(summary.robotsDisallowed).toBe(hosts.length);
+    expect(summary.counts.robotsDisallowed).toBe(hosts.length);
   }, 4 * WAIT_MS);
 });
