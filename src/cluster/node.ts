@@ -292,11 +292,9 @@ export class ClusterNode {
         ...(s.limits['retryLimit'] !== undefined ? { retryLimit: s.limits['retryLimit'] } : {}),
         linkRouter: (ds) => this.route(r.slot, ds),
       };
-      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
       // The checkpoint's URLs enter this node now: each passes `admitted` like a seed or a link,
       // before the slot dispatches (the Engine learns every origin of their groups from them).
-      const admitted = this.o.admitted;
-      if (source !== undefined && admitted !== undefined) state.frontier.eachUrl(admitted);
+      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now(), this.o.admitted);
       // Before the slot dispatches: a Retry-After its last owner heard binds here too.
       this.o.robots?.import(r.slot, source?.meta.robots ?? []);
       this.slots.set(r.slot, state);

@@ -258,7 +258,7 @@ export function dueUrls(s: FrontierState, beforeHours: number, host: string | bi
   return out;
 }
 
-/** Calls `visit` with the URL of every resident row, whatever its status (a vacated row has none). O(rows). */
+/** Calls `visit` with the URL of every resident row, whatever its status (a vacated row has none). O(rows): `Frontier.recover`. */
 export function eachUrl(s: FrontierState, visit: (url: string) => void): void {
   const t = s.table;
   const status = t.status;
