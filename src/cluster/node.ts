@@ -18,7 +18,8 @@
  * - A checkpoint is a synchronous snapshot (partition + cursor, and the robots seam's entries of
  *   the slot's origins), then the outbox barrier, then the write, then the fenced accept, then
  *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
- *   seam before it dispatches; a slot handed off is forgotten by it.
+ *   seam, and each of its checkpoint's URLs to `admitted`, before it dispatches; a slot handed
+ *   off is forgotten by the robots seam.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -291,7 +292,9 @@ export class ClusterNode {
         ...(s.limits['retryLimit'] !== undefined ? { retryLimit: s.limits['retryLimit'] } : {}),
         linkRouter: (ds) => this.route(r.slot, ds),
       };
-      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now());
+      // The checkpoint's URLs enter this node now: each passes `admitted` like a seed or a link,
+      // before the slot dispatches (the Engine learns every origin of their groups from them).
+      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now(), this.o.admitted);
       // Before the slot dispatches: a Retry-After its last owner heard binds here too.
       this.o.robots?.import(r.slot, source?.meta.robots ?? []);
       this.slots.set(r.slot, state);

@@ -110,7 +110,10 @@ export interface ClusterNodeOptions {
    * and redirect rules); the identity when absent.
    */
   readonly shape: ((request: import('../model/index.js').FetchRequest, outcome: import('../model/index.js').Outcome) => import('../model/index.js').Outcome) | undefined;
-  /** Called with every URL that enters one of this node's slots (seeds and links, local or from an inbox) before the frontier sees it. */
+  /**
+   * Called with every URL that enters one of this node's slots before it can be dispatched:
+   * seeds and links, local or from an inbox, and each URL of the checkpoint a slot opens from.
+   */
   readonly admitted: ((url: string) => void) | undefined;
   /** Called with every accepted checkpoint of the node's slots. */
   readonly onCheckpoint: ((checkpoint: ClusterCheckpoint) => void) | undefined;

@@ -70,7 +70,10 @@ export class SlotState {
     this.checkpointedAt = nowMs;
   }
 
-  /** A slot from its accepted checkpoint (or empty when it has none). */
+  /**
+   * A slot from its accepted checkpoint (or empty when it has none); `admitted` is given each
+   * of the checkpoint's URLs, as `apply` gives each URL of an inbox entry.
+   */
   static open(
     crawl: string,
     slot: number,
@@ -78,8 +81,9 @@ export class SlotState {
     source: { meta: SlotCheckpointMeta; partition: Uint8Array } | undefined,
     options: Partial<FrontierOptions>,
     nowMs: number,
+    admitted?: (url: string) => void,
   ): SlotState {
-    const f = source === undefined ? new Frontier(slot, Math.floor(nowMs / HOUR_MS), options) : Frontier.recover(source.partition, options);
+    const f = source === undefined ? new Frontier(slot, Math.floor(nowMs / HOUR_MS), options) : Frontier.recover(source.partition, options, admitted);
     return new SlotState(crawl, slot, epoch, f, source?.meta, nowMs);
   }
 

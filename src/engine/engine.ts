@@ -266,9 +266,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#ownsFetcher = true;
     }
     this.#data = o.dataDir === undefined ? undefined : new DataDir(o.dataDir);
-    // Cluster mode: a slot recovered from another node's checkpoint names groups this process
-    // never registered; one of the slot's own URLs gives the origin.
-    this.#directory = new HostDirectory(o.grouping, o.cluster === undefined ? undefined : (group) => this.#node?.frontierOf(group)?.dueUrls(0xffff_ffff, group, 1)[0]?.url);
+    // Cluster mode: a slot opened from a checkpoint registers its URLs through `admitted`.
+    this.#directory = new HostDirectory(o.grouping);
     const wake = (group: string): void => {
       if (this.#node !== undefined) this.#node.wake(group);
       else if (this.#frontier?.wake(group) === true) this.#driverWaker.notify();

@@ -1,11 +1,18 @@
 /**
  * `HostDirectory`: which origins (and so which hostnames) each host group holds.
  *
- * Every URL that can enter the frontier passes `register` first (seeds, followed links,
- * redirect targets), so the seams the frontier asks per group — DNS (dns-seam.ts) and
- * robots.txt (robots-gate.ts) — know every hostname and every robots.txt the group's URLs
- * answer to. It is the one place the engine derives a URL's group; the checkpoint keeps its
- * pairs (`export`/`import`) so a resumed crawl knows the origins of URLs it has not fetched.
+ * Every URL that can enter a frontier of this process passes `register` first (seeds,
+ * followed links, redirect targets; in cluster mode also every URL of a slot opened from a
+ * checkpoint, through the node's `admitted`), so the seams the frontier asks per group — DNS
+ * (dns-seam.ts) and robots.txt (robots-gate.ts) — know every hostname and every robots.txt the
+ * group's URLs answer to. That matters because a group may hold several origins (http and
+ * https of a host; several hosts under `registrable` grouping): an origin missing here gets no
+ * robots.txt request, and its URLs no answer — the gate counts a `miss` and they are lost as
+ * Disallowed. It is the one place the engine derives a URL's group; the single-process
+ * checkpoint keeps its pairs (`export`/`import`) so a resumed crawl knows the origins of URLs it
+ * has not fetched. A cluster slot's checkpoint does not carry them: its URLs are registered
+ * when it opens instead — no format change, right for checkpoints of every minor, and the cost
+ * is one origin slice and map look-up per URL at open (measured in DESIGN §12), not per dispatch.
  *
  * Never: resolve, fetch, or decide anything; it only remembers.
  */
@@ -23,21 +30,15 @@ export function originKey(url: string): string | undefined {
   return end < 0 ? undefined : url.slice(0, end);
 }
 
+const NONE: readonly string[] = Object.freeze([]);
+
 /** The origins of each host group. */
 export class HostDirectory {
   private readonly origins = new Map<string, string[]>();
   private readonly groupOfOrigin = new Map<string, string>();
   private readonly hostOf = new Map<string, string>();
 
-  /**
-   * @param miss asked for a URL of a group nobody registered (cluster mode: a slot recovered
-   *   from another node's checkpoint holds groups this process never saw enter); the URL's
-   *   origin is registered then.
-   */
-  constructor(
-    private grouping: HostGrouping,
-    private readonly miss?: (group: string) => string | undefined,
-  ) {}
+  constructor(private grouping: HostGrouping) {}
 
   /** Changes the grouping before any origin is registered (a resumed crawl's own grouping). */
   regroup(grouping: HostGrouping): void {
@@ -76,11 +77,7 @@ export class HostDirectory {
 
   /** Origins of a group (empty when unknown). */
   originsOf(group: string): readonly string[] {
-    const known = this.origins.get(group);
-    if (known !== undefined || this.miss === undefined) return known ?? [];
-    const url = this.miss(group);
-    if (url !== undefined) this.register(url);
-    return this.origins.get(group) ?? [];
+    return this.origins.get(group) ?? NONE;
   }
 
   /** Hostname (no brackets) of a registered origin. */

@@ -484,12 +484,16 @@ export class Frontier {
    * re-enters its host queue, hosts come back with their politeness windows and back-queue
    * membership, the per-IP windows are replayed, the schedule index is rebuilt from
    * next-due hours, and URLs that were in flight are schedulable again.
+   * @param visit called with the URL of every row the image holds, whatever its status, before
+   *   any is shed to a disk tier (the Engine's cluster mode registers each URL's origin when a
+   *   slot opens); O(rows), one URL decode each.
    * @throws CorruptPartitionError when the file or its contents are inconsistent.
    */
-  static recover(source: Uint8Array | PartitionImage, options?: Partial<FrontierOptions> | null): Frontier {
+  static recover(source: Uint8Array | PartitionImage, options?: Partial<FrontierOptions> | null, visit?: (url: string) => void): Frontier {
     const image = source instanceof Uint8Array ? decodePartition(source) : source;
     const f = new Frontier(image.meta.partitionId, image.meta.createdHours, options);
     restore(f.#s, image);
+    if (visit !== undefined) q.eachUrl(f.#s, visit);
     f.#s.spill?.maybeShed();
     return f;
   }

@@ -258,6 +258,13 @@ export function dueUrls(s: FrontierState, beforeHours: number, host: string | bi
   return out;
 }
 
+/** Calls `visit` with the URL of every resident row, whatever its status (a vacated row has none). O(rows): `Frontier.recover`. */
+export function eachUrl(s: FrontierState, visit: (url: string) => void): void {
+  const t = s.table;
+  const status = t.status;
+  for (let r = 0; r < t.rows; r++) if (status[r] !== VACANT) visit(t.urlOf(r));
+}
+
 /** The row of a URLKey (4 lanes or 32 hex digits), or undefined when unknown. */
 export function rowOfKey(s: FrontierState, key: KeyArray | string): number | undefined {
   const k = typeof key === 'string' ? keyFromHex(key, s.oneKey) : key;

@@ -114,6 +114,18 @@ describe('recovery', () => {
     );
   });
 
+  it('recover gives its visitor every URL of the image once, whatever its status (the cluster node registers their origins)', () => {
+    const f = new Frontier(3, 0, { stateMachine: true });
+    const urls = ['http://www.a.test/', 'http://blog.a.test/x', 'https://www.a.test/y', 'http://b.test/'];
+    for (const u of urls) f.seed(u, new URL(u).hostname.split('.').slice(-2).join('.'), 1, 0, 0);
+    const sent = f.dispatch(0)!;
+    f.report({ row: sent.row, url: sent.url, status: 200 }, 1);
+    const seen: string[] = [];
+    const g = Frontier.recover(f.checkpointBytes(), { stateMachine: true }, (u) => seen.push(u));
+    expect(seen.sort()).toEqual([...urls].sort());
+    expect(g.stats(0).byStatus['Crawled']).toBe(1);
+  });
+
   it('keeps crawl history, validators and OPIC state across recovery', () => {
     const f = new Frontier(4, 0, { prioritizer: true, stateMachine: true });
     f.seed('https://a.example/x', 'a.example', 2, 0, 0, 0);

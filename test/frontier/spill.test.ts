@@ -169,9 +169,11 @@ describe('the disk tier (memoryBudget + storeDir)', () => {
     expect(back.len()).toBe(40_000);
     const urls = drainChecked(back, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
     expect(urls).toEqual(specs(100, 400).map((s) => s.url).sort());
-    // And recovering under a budget spills again at once.
-    const again = Frontier.recover(bytes, { memoryBudget: 2 << 20, storeDir: freshDir(), spillWindow: 16 });
+    // And recovering under a budget spills again at once — after its visitor saw every URL.
+    const visited: string[] = [];
+    const again = Frontier.recover(bytes, { memoryBudget: 2 << 20, storeDir: freshDir(), spillWindow: 16 }, (u) => visited.push(u));
     expect(again.diskTier()!.spilledUrls).toBeGreaterThan(30_000);
+    expect(visited.sort()).toEqual(urls);
     expect(drainChecked(again, (r) => ({ row: r.row, url: r.url, status: 200 })).urls).toEqual(urls);
     for (const x of [f, back, again]) x.free();
   });
