@@ -806,7 +806,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       traps,
       canonPolicyVersion: (o.canonPolicy ?? DEFAULT_POLICY).version,
       // A checkpoint with URLs on disk resumes with its tier even without a budget (nothing
-      // sheds). The frontier takes a storeDir only with a budget; the constructor has checked
+      // sheds). The frontier takes a storeDir only with a budget; the options validator has checked
       // that a budget comes with a dataDir.
       memoryBudget: budget,
       storeDir: budget > 0 && o.dataDir !== undefined ? join(o.dataDir, DISK_DIR) : undefined,
