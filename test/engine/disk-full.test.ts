@@ -25,15 +25,22 @@ const root = mkdtempSync(join(tmpdir(), 'meguri-disk-full-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 afterEach(() => setDiskIo(undefined));
 
-/** The real file system, except that writes to files named like `target` fail with ENOSPC from the `failAt`-th such write on. */
+/**
+ * The real file system, except that writes to files named like `target` fail with ENOSPC from
+ * the `failAt`-th such write on — counting only writes whose bytes contain `marker` when one is
+ * given (a journal record's JSON, e.g. '{"t":"r"').
+ */
 class FullDiskIo extends CountingIo {
   readonly #paths = new Map<number, string>();
   #writes = 0;
   /** Writes refused so far. */
   refused = 0;
+  /** The first refused write's bytes from its first '{' (a journal record's JSON), when a marker is given. */
+  refusedRecord: string | undefined;
   constructor(
     private readonly target: RegExp,
     private readonly failAt: number,
+    private readonly marker?: string,
   ) {
     super();
   }
@@ -45,42 +52,11 @@ class FullDiskIo extends CountingIo {
   }
 
   override write(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
-    if (this.target.test(basename(this.#paths.get(fd) ?? '')) && ++this.#writes >= this.failAt) {
-      this.refused++;
-      const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
-      err.code = 'ENOSPC';
-      throw err;
-    }
-    return super.write(fd, buf, offset, length, position);
-  }
-}
-
-/** The real file system, except that the `failAt`-th journal write carrying `marker` (a record's JSON) fails with ENOSPC; later ones too. */
-class FullJournalIo extends CountingIo {
-  readonly #paths = new Map<number, string>();
-  #seen = 0;
-  refused = 0;
-  /** The first refused record's text. */
-  refusedRecord: string | undefined;
-  constructor(
-    private readonly marker: string,
-    private readonly failAt: number,
-  ) {
-    super();
-  }
-
-  override open(path: string, flags: string): number {
-    const fd = super.open(path, flags);
-    this.#paths.set(fd, path);
-    return fd;
-  }
-
-  override write(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
-    if (basename(this.#paths.get(fd) ?? '') === JOURNAL_FILE) {
-      const text = Buffer.from(buf.buffer, buf.byteOffset + offset, length).toString('latin1');
-      if (text.includes(this.marker) && ++this.#seen >= this.failAt) {
+    if (this.target.test(basename(this.#paths.get(fd) ?? ''))) {
+      const text = this.marker === undefined ? '' : Buffer.from(buf.buffer, buf.byteOffset + offset, length).toString('latin1');
+      if ((this.marker === undefined || text.includes(this.marker)) && ++this.#writes >= this.failAt) {
         this.refused++;
-        this.refusedRecord ??= text.slice(text.indexOf('{'));
+        if (this.marker !== undefined) this.refusedRecord ??= text.slice(text.indexOf('{'));
         const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
         err.code = 'ENOSPC';
         throw err;
@@ -89,6 +65,9 @@ class FullJournalIo extends CountingIo {
     return super.write(fd, buf, offset, length, position);
   }
 }
+
+/** The journal's writes carrying `marker` refused from the `failAt`-th on. */
+const fullJournal = (marker: string, failAt: number): FullDiskIo => new FullDiskIo(new RegExp(`^${JOURNAL_FILE.replace('.', '\\.')}$`), failAt, marker);
 
 function sim() {
   return diskTierSim(11, INTERVAL_MS);
@@ -309,7 +288,7 @@ describe('meguri crawl --memory on a full disk', () => {
 
   it('ENOSPC appending an outcome to the journal stops the crawl with DiskFullError; the resume loses nothing', async () => {
     // No memory budget: the journal is the only durable write between checkpoints.
-    const r = await journalFullThenResume('journal-outcome', new FullJournalIo('{"t":"o"', 40));
+    const r = await journalFullThenResume('journal-outcome', fullJournal('{"t":"o"', 40));
     expect(r.failure).toBeInstanceOf(DiskFullError);
     expect(basename((r.failure as DiskFullError).file)).toBe(JOURNAL_FILE);
     expect(r.stopped).toBe('diskFull');
@@ -325,7 +304,7 @@ describe('meguri crawl --memory on a full disk', () => {
   }, 240_000);
 
   it('ENOSPC appending a robots.txt answer to the journal ends the run and the answer is not acted on; the resume asks again and loses nothing', async () => {
-    const r = await journalFullThenResume('journal-robots', new FullJournalIo('{"t":"r"', 1));
+    const r = await journalFullThenResume('journal-robots', fullJournal('{"t":"r"', 1));
     expect(r.failure).toBeInstanceOf(DiskFullError);
     expect(basename((r.failure as DiskFullError).file)).toBe(JOURNAL_FILE);
     expect(r.stopped).toBe('diskFull');
@@ -344,7 +323,7 @@ describe('meguri crawl --memory on a full disk', () => {
 });
 
 /** Crawls with a data directory (no memory budget) under `io` until a journal append fails, then resumes on the real file system. */
-async function journalFullThenResume(name: string, io: FullJournalIo) {
+async function journalFullThenResume(name: string, io: FullDiskIo) {
   const remote = await sim();
   const dataDir = join(root, name);
   const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: CONCURRENCY, dataDir, checkpointIntervalMs: 60_000 };
