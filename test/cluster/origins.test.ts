@@ -17,17 +17,13 @@
  * Real components only: a redis-server on a random loopback port, Engine processes in
  * cluster mode (engine-child.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { slotOf } from '../../src/cluster/index.js';
 import { type NodeProc, spawnNode, until } from './child.js';
-import { type RedisServer, startRedis } from './redis.js';
+import { clusterWorld } from './redis.js';
 
 const ENGINE = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
 const WAIT_MS = 120_000;
@@ -69,22 +65,7 @@ function answer(crawl: string): void {
   answering.add(crawl);
   for (const w of withheld.filter((x) => x.crawl === crawl)) w.reply();
 }
-let web: Awaited<ReturnType<typeof serve>>;
-let redis: RedisServer;
-let store: string;
-const started: ChildProcess[] = [];
-beforeAll(async () => {
-  web = await serve();
-  redis = await startRedis();
-  store = mkdtempSync(join(tmpdir(), 'meguri-clorigins-'));
-});
-afterAll(async () => {
-  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-  web.server.closeAllConnections();
-  await new Promise((resolve) => web.server.close(resolve));
-  await redis.dispose();
-  rmSync(store, { recursive: true, force: true });
-});
+const world = clusterWorld(serve, 'meguri-clorigins-');
 
 /** One registrable domain per slot, each with a www and a blog host. */
 function groups(crawl: string): { domain: string; slot: number; hosts: string[] }[] {
@@ -100,8 +81,8 @@ function groups(crawl: string): { domain: string; slot: number; hosts: string[] 
   return out;
 }
 
-const origin = (host: string): string => `http://${host}:${web.port}`;
-const requests = (host: string, path: string, since = 0): Arrival[] => web.log.filter((e) => e.seq >= since && e.host === host && e.path === path);
+const origin = (host: string): string => `http://${host}:${world.web.port}`;
+const requests = (host: string, path: string, since = 0): Arrival[] => world.web.log.filter((e) => e.seq >= since && e.host === host && e.path === path);
 
 describe('a cluster slot recovered on another node knows every origin of its host groups', () => {
   for (const how of ['kill', 'handoff'] as const) {
@@ -114,9 +95,9 @@ describe('a cluster slot recovered on another node knows every origin of its hos
       const gs = groups(crawl);
       const hosts = gs.flatMap((g) => g.hosts);
       const config = {
-        redis: redis.url,
+        redis: world.redis.url,
         crawl,
-        store,
+        store: world.store,
         grouping: 'registrable',
         dns: Object.fromEntries(hosts.map((h) => [h, '127.0.0.1'])),
         checkpointMs: 200,
@@ -124,7 +105,7 @@ describe('a cluster slot recovered on another node knows every origin of its hos
       };
       const spawn = (more: Record<string, unknown>): NodeProc => {
         const p = spawnNode({ ...config, ...more }, ENGINE);
-        started.push(p.child);
+        world.started.push(p.child);
         return p;
       };
       const a = spawn({ slots: SLOTS, seeds: hosts.map((h) => `${origin(h)}/`) });
@@ -139,7 +120,7 @@ describe('a cluster slot recovered on another node knows every origin of its hos
       const after = (slot: number): number => a.lines.slice(from).filter((l) => l['type'] === 'checkpoint' && l['slot'] === slot).length;
       await until(() => gs.every((g) => after(g.slot) >= 2), WAIT_MS, 'two checkpoints of each slot');
       await until(() => b.lines.some((l) => l['type'] === 'loaded'), WAIT_MS, 'B loaded');
-      const movedAt = web.log.length;
+      const movedAt = world.web.log.length;
       let moved: readonly string[];
       if (how === 'kill') {
         a.kill();

@@ -6,10 +6,12 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 const CANDIDATES = [process.env['REDIS_SERVER'], '/usr/bin/redis-server', '/usr/local/bin/redis-server'];
 
@@ -126,4 +128,35 @@ export class RedisServer {
 /** Starts a server; pair with `await server.dispose()` in afterAll/afterEach. */
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
   return new RedisServer(options).start();
+}
+
+/**
+ * A test file's cluster world, set up before its tests and torn down after them: a loopback web
+ * server (`serve`'s, with its `server`), one redis-server, a checkpoint-store directory, and the
+ * child processes the tests start (`started`: killed if still running). Read the fields inside
+ * tests (they are set in `beforeAll`).
+ */
+export interface ClusterWorld<W extends { readonly server: Server }> {
+  web: W;
+  redis: RedisServer;
+  store: string;
+  readonly started: ChildProcess[];
+}
+
+/** Registers the `beforeAll`/`afterAll` of a `ClusterWorld` (store directory named from `prefix`). */
+export function clusterWorld<W extends { readonly server: Server }>(serve: () => Promise<W>, prefix: string): ClusterWorld<W> {
+  const world = { started: [] as ChildProcess[] } as ClusterWorld<W>;
+  beforeAll(async () => {
+    world.web = await serve();
+    world.redis = await startRedis();
+    world.store = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    for (const p of world.started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    world.web.server.closeAllConnections();
+    await new Promise((resolve) => world.web.server.close(resolve));
+    await world.redis.dispose();
+    rmSync(world.store, { recursive: true, force: true });
+  });
+  return world;
 }

@@ -13,19 +13,17 @@
  * Real components only: a redis-server on a random loopback port, Engine processes in
  * cluster mode (engine-child.ts), in-process Engines for the restart cases.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CheckpointStore, ClusterKeys, SLOT_FORMAT_MINOR, type SlotCheckpointMeta, slotOf } from '../../src/cluster/index.js';
 import { META_FILE } from '../../src/cluster/store.js';
 import { Engine } from '../../src/index.js';
 import { type NodeProc, spawnNode, until } from './child.js';
-import { type RedisServer, startRedis } from './redis.js';
+import { clusterWorld } from './redis.js';
 import { JUDGE_TOLERANCE_MS } from '../engine/helpers.js';
 
 const ENGINE = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
@@ -90,22 +88,7 @@ function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
 let releaseSlow = (): void => undefined;
 const slowRobots = new Promise<void>((r) => (releaseSlow = r));
 
-let web: Awaited<ReturnType<typeof serve>>;
-let redis: RedisServer;
-let store: string;
-const started: ChildProcess[] = [];
-beforeAll(async () => {
-  web = await serve();
-  redis = await startRedis();
-  store = mkdtempSync(join(tmpdir(), 'meguri-clrobots-'));
-});
-afterAll(async () => {
-  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-  web.server.closeAllConnections();
-  await new Promise((resolve) => web.server.close(resolve));
-  await redis.dispose();
-  rmSync(store, { recursive: true, force: true });
-});
+const world = clusterWorld(serve, 'meguri-clrobots-');
 
 /** One host of each kind in each slot of `crawl` (names `<crawl>-<kind>-<n>.test`). */
 function hostsOf(crawl: string, kinds: readonly string[]): { host: string; kind: string; slot: number }[] {
@@ -123,8 +106,8 @@ function hostsOf(crawl: string, kinds: readonly string[]): { host: string; kind:
   return out;
 }
 
-const origin = (host: string): string => `http://${host}:${web.port}`;
-const requests = (host: string, path?: string): Arrival[] => web.log.filter((e) => e.host === host && (path === undefined || e.path === path));
+const origin = (host: string): string => `http://${host}:${world.web.port}`;
+const requests = (host: string, path?: string): Arrival[] => world.web.log.filter((e) => e.host === host && (path === undefined || e.path === path));
 
 /** Requests to `host` that arrived before the Retry-After its robots.txt answered had ended. */
 function early(host: string): Arrival[] {
@@ -136,11 +119,11 @@ function early(host: string): Arrival[] {
 
 /** The robots.txt entries of `slot`'s accepted checkpoint (none before it has one). */
 async function acceptedRobots(crawl: string, slot: number): Promise<SlotCheckpointMeta['robots']> {
-  const client = redis.client();
+  const client = world.redis.client();
   try {
     const rel = await client.hget(new ClusterKeys(crawl).slot(slot), 'ckpt');
     if (!rel) return undefined;
-    return (await new CheckpointStore(store, crawl).read(rel)).meta.robots;
+    return (await new CheckpointStore(world.store, crawl).read(rel)).meta.robots;
   } finally {
     client.disconnect();
   }
@@ -151,10 +134,10 @@ async function acceptedRobots(crawl: string, slot: number): Promise<SlotCheckpoi
  * B is loaded up front and joins on IPC 'go' (a start under tsx takes seconds on a loaded machine).
  */
 function startTwo(crawl: string, hosts: readonly { host: string }[], extra: Record<string, unknown>): { a: NodeProc; b: NodeProc } {
-  const config = { redis: redis.url, crawl, store, grouping: 'host', dns: Object.fromEntries(hosts.map((h) => [h.host, '127.0.0.1'])), checkpointMs: 200, ...extra };
+  const config = { redis: world.redis.url, crawl, store: world.store, grouping: 'host', dns: Object.fromEntries(hosts.map((h) => [h.host, '127.0.0.1'])), checkpointMs: 200, ...extra };
   const spawn = (more: Record<string, unknown>): NodeProc => {
     const p = spawnNode({ ...config, ...more }, ENGINE);
-    started.push(p.child);
+    world.started.push(p.child);
     return p;
   };
   return { a: spawn({ slots: SLOTS, seeds: hosts.map((h) => `${origin(h.host)}/`) }), b: spawn({ wait: true }) };
@@ -191,12 +174,12 @@ describe('robots.txt entries travel with a cluster slot', () => {
     // B owns a slot once it has checkpointed one: A handed it off (its requests end before).
     await until(() => b.lines.some((l) => l['type'] === 'checkpoint'), WAIT_MS, 'a slot handed off to B');
     const moved = Number(b.lines.find((l) => l['type'] === 'checkpoint')!['slot']);
-    const handedAt = web.log.length;
+    const handedAt = world.web.log.length;
     // Then A is killed: B recovers A's other slot from its last accepted checkpoint.
     const kept = 1 - moved;
     a.kill();
     await a.exited;
-    const killedAt = web.log.length;
+    const killedAt = world.web.log.length;
     expect((await b.exited).code).toBe(0);
     expect(b.lines.filter((l) => l['type'] === 'error')).toEqual([]);
 
@@ -226,7 +209,7 @@ describe('robots.txt entries travel with a cluster slot', () => {
     await until(() => hosts.every((h) => requests(h.host, '/robots.txt').length === 1), WAIT_MS, 'every slow robots.txt asked by A');
     await until(() => b.lines.some((l) => l['type'] === 'loaded'), WAIT_MS, 'B loaded');
     b.child.send({ type: 'go' });
-    const client = redis.client();
+    const client = world.redis.client();
     try {
       const keys = new ClusterKeys(crawl);
       // Requested (a slot record names B as wanted), or already done when nothing held it up.
@@ -261,7 +244,7 @@ describe('older slot checkpoints', () => {
       concurrency: 4,
       grouping: 'host',
       politeness: { minDelayMs: 50, startDelayMs: 50, ipMinDelayMs: 5 },
-      cluster: { redis: redis.url, crawl, store, slots: SLOTS, heartbeatTtlMs: 1_000, checkpointMs: 100, pollMs: 20 },
+      cluster: { redis: world.redis.url, crawl, store: world.store, slots: SLOTS, heartbeatTtlMs: 1_000, checkpointMs: 100, pollMs: 20 },
     });
     const pages: string[] = [];
     try {
@@ -277,13 +260,13 @@ describe('older slot checkpoints', () => {
 
   /** Every accepted slot checkpoint of `crawl`, as the previous build wrote it: no `minor`, no `robots`. */
   async function downgrade(crawl: string): Promise<number> {
-    const client = redis.client();
+    const client = world.redis.client();
     let n = 0;
     try {
       for (let slot = 0; slot < SLOTS; slot++) {
         const rel = await client.hget(new ClusterKeys(crawl).slot(slot), 'ckpt');
         if (!rel) continue;
-        const file = join(store, crawl, rel, META_FILE);
+        const file = join(world.store, crawl, rel, META_FILE);
         const meta = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
         expect(meta['minor']).toBe(SLOT_FORMAT_MINOR);
         delete meta['minor'];
@@ -298,7 +281,7 @@ describe('older slot checkpoints', () => {
   }
 
   it("a checkpoint's robots.txt entries are read back as written, and checked field by field", async () => {
-    const st = new CheckpointStore(store, 'rfields');
+    const st = new CheckpointStore(world.store, 'rfields');
     const meta = { format: 'meguri-slot/1', minor: SLOT_FORMAT_MINOR, crawl: 'rfields', slot: 0, epoch: 1, seq: 1, cursor: '0-0', applied: 0, digest: 0 } as const;
     const entry = { origin: 'http://a.test', state: 'unreachable', fetchedAtMs: 1_000, refreshAtMs: 61_000, lastStatus: 503, redirects: 0, failures: 1, heldUntilMs: 21_000 } as const;
     const ok = await st.write({ ...meta, robots: [entry] }, new Uint8Array(0));
