@@ -537,10 +537,14 @@ export class ClusterNode {
     let outcome: Outcome;
     let startedAt = this.now();
     let sent = false;
+    let approvedAt: number | undefined;
     // Asked right before the request goes (after the wait at the gate, which may outlive the
     // right to dispatch): the node paused, the slot moved or is moving — then it never leaves.
     const mayGo = (): boolean => {
+      // Read before the check: a stall between the two can only make the check fail.
+      const at = this.now();
       if (!this.hb.canDispatch() || this.slots.get(s.slot) !== s || s.moving) return false;
+      approvedAt = at;
       sent = true;
       s.sending++;
       return true;
@@ -568,7 +572,7 @@ export class ClusterNode {
         // The outcome may have moved the slot's view of the IP's interval: the gate spaces by it from now on.
         if (req.ip !== undefined) this.gate?.note(req.ip, s.frontier.ipIntervalMs(req.ip), String(s.slot));
         this.pages++;
-        this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt });
+        this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt, approvedAtMs: approvedAt });
       }
     }
     this.wakeUp?.();

@@ -21,6 +21,14 @@ export interface ClusterPage {
   readonly outcome: import('../model/index.js').Outcome;
   /** Clock at which the request was seen leaving (or the fetch started, without the send gate). */
   readonly startedAtMs: number;
+  /**
+   * Clock at which the node last confirmed, right before sending, that it may: its lease younger
+   * than TTL/2 and the slot its own and not moving (undefined: never sent). This is what fencing
+   * guarantees precedes any start of a newer owner of the slot; the send itself (`startedAtMs`)
+   * can come later when the process stalls in between (a pause, a SIGSTOP, a starved CPU) — a
+   * web server takes no fencing token, so no lease can rule that out.
+   */
+  readonly approvedAtMs: number | undefined;
 }
 
 /** An accepted checkpoint of one of the node's slots. */

@@ -172,14 +172,20 @@ describe('multi-process crawl over the simulated web', () => {
     for (const r of content) counts.set(`${r.host}${r.target}`, (counts.get(`${r.host}${r.target}`) ?? 0) + 1);
     const refetches = [...counts.values()].reduce((s, n) => s + n - 1, 0);
     expect(refetches).toBeLessThanOrEqual(uncovered(c) + 8 + uncovered(b));
-    // Fencing: per slot, no page of an older epoch starts after the first page of a newer one.
+    // Fencing: per slot, no page of an older epoch is approved for sending after the first page
+    // of a newer one starts. (Its send may still come later: B frozen between the approval and
+    // the request leaving sends it on thaw — seen once in a loaded CI run, 174 ms after the new
+    // owner's first start; no lease can stop that, a web server takes no fencing token. Those
+    // sends are among the re-fetches bounded above.)
     const all = [...pages(a), ...pages(b), ...pages(c)];
+    expect(all.filter((l) => l['approved'] !== undefined).length).toBeGreaterThan(content.length / 2);
     for (let slot = 0; slot < 8; slot++) {
       const mine = all.filter((l) => l['slot'] === slot);
       const firstOf = new Map<number, number>();
       for (const l of mine) firstOf.set(Number(l['epoch']), Math.min(firstOf.get(Number(l['epoch'])) ?? Infinity, Number(l['at'])));
       for (const l of mine) {
-        for (const [e, first] of firstOf) if (e > Number(l['epoch'])) expect(Number(l['at'])).toBeLessThan(first);
+        if (l['approved'] === undefined) continue; // never sent
+        for (const [e, first] of firstOf) if (e > Number(l['epoch'])) expect(Number(l['approved'])).toBeLessThan(first);
       }
     }
     const epochs = new Set(all.map((l) => `${l['slot']}:${l['epoch']}`));

@@ -109,6 +109,7 @@ const node = new ClusterNode({
           epoch: p.epoch,
           url: p.request.url,
           at: p.startedAtMs,
+          approved: p.approvedAtMs,
           status: p.outcome.status,
           node: node.nodeId,
           // The slot's view of the IP's interval after this outcome, and when it was reported.
