@@ -99,7 +99,9 @@ export interface EngineOptions {
    * Resident memory budget of the frontier in bytes (0 = none, the default). Past it, hosts'
    * queued URLs beyond a window of their best are spilled to `<dataDir>/disk` and read back
    * ahead of need (DESIGN §14); needs `dataDir`. A property of this machine, not of the
-   * crawl: not saved in settings.json.
+   * crawl: not saved in settings.json. In cluster mode it is each slot frontier's budget (a
+   * node running k slots may hold k × it), each slot spilling to `<dataDir>/disk/slots`
+   * (docs/CLUSTER.md).
    */
   readonly memoryBudget: number;
   /** Fetches in flight at once (across hosts; one per host always). Default 64. */
