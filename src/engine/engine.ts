@@ -658,8 +658,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (this.#metrics !== undefined) await this.#metrics;
       this.#data?.lock();
       // Each slot's frontier sheds (memoryBudget) to a scratch tier of its own: what a killed
-      // process left there is removed now, before any slot opens (DataDir#slotTiers).
-      const tiers = this.options.memoryBudget > 0 ? this.#data?.slotTiers() : undefined;
+      // process left there is removed now, before any slot opens (DataDir#slotTiers) — also
+      // when this run has no budget, so an earlier run's leftovers do not stay for good.
+      const tiers = this.#data?.slotTiers();
       node = clusterNodeOf(this.options, this.#given, {
         fetcher: this.#fetcher,
         frontier: this.#frontierOptions(false, tiers),
