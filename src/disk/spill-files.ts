@@ -478,9 +478,9 @@ export class SpillSegments implements SpillFiles {
     if (remove && !this.durable) for (const n of this.runs.keys()) unlinkSync(join(this.dir, runName(n)));
     this.runs.clear();
     if (remove && !this.durable) {
-      // A tier never committed leaves no folder either: in cluster mode a node opens one per
-      // slot it runs (`spill-p<slot>`), and slots come and go all run long. Not empty: another
-      // file is there (not the tier's), and stays.
+      // A tier never committed leaves no folder either (each frontier has one, `spill-p<id>`,
+      // and a process may open and free many). Not empty: another file is there (not the
+      // tier's), and stays.
       try {
         rmdirSync(this.dir);
       } catch {

@@ -22,9 +22,8 @@
  *   after the slot's last accepted checkpoint is lost with a killed node and asked again.
  * - `maxPages`/`maxRequests` are per-process budgets and do not combine across nodes: refused
  *   in cluster mode rather than silently meaning something else.
- * - `memoryBudget` is each slot frontier's, with a disk tier per slot under
- *   `<dataDir>/disk/slots` (`DataDir#slotTiers`): scratch, because a slot checkpoint is a full
- *   image that any node opens without this node's files.
+ * - `memoryBudget` is refused too (options.ts): a slot checkpoint is a full image, which loads
+ *   every URL the slot spilled, so a disk tier would not bound a slot's memory (docs/CLUSTER.md).
  */
 import type { Fetcher } from '../fetch/index.js';
 import type { FrontierOptions } from '../frontier/index.js';

@@ -7,10 +7,6 @@
  *   journal.mgj      fetch starts and outcomes since that checkpoint (same generation)
  *   .frontier.meguri.<pid>.<n>.tmp   a checkpoint being written; a kill before its rename
  *                    leaves it, and taking the lock removes it
- *   disk/            the frontier's disk tier (`memoryBudget`; src/disk) — `disk/spill-p0`
- *   disk/slots/      cluster mode: one disk tier per slot this node runs (`spill-p<slot>`),
- *                    scratch: a slot's checkpoint in the shared store is a full image, so no
- *                    file here outlives the process (`slotTiers`)
  *
  * A checkpoint of generation g+1 is written first and only then is a fresh journal of
  * generation g+1 created: a crash between the two leaves a journal of generation g, which
@@ -20,7 +16,7 @@
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
@@ -38,10 +34,6 @@ export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
 export const JOURNAL_FILE = 'journal.mgj';
 const LOCK_FILE = 'lock';
-/** The frontier's disk tier, under the data directory (with `memoryBudget`). */
-export const DISK_DIR = 'disk';
-/** Cluster mode's per-slot disk tiers, under `DISK_DIR` (apart from a single-process crawl's tier there). */
-const SLOT_TIERS_DIR = 'slots';
 /** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
 const CHECKPOINT_TEMP = /^\.frontier\.meguri\.\d+\.\d+\.tmp$/;
 const STATE_VERSION = 1;
@@ -217,21 +209,6 @@ export class DataDir {
         // gone already
       }
     }
-  }
-
-  /**
-   * Cluster mode: the directory of this node's per-slot disk tiers (each slot's frontier puts
-   * its tier in `spill-p<slot>` below it), emptied first. Nothing in it is durable — a slot's
-   * checkpoint in the shared store is a full image, its spilled rows included — so whatever is
-   * there is a dead process's (a kill -9 leaves a tier per slot it ran; under the lock nothing
-   * alive uses it), and a slot it ran may never come back to this node to reuse its folder.
-   * A slot's own files go when its frontier is freed (handed off, dropped, or the node leaving:
-   * src/disk/spill-files.ts `close`). Call with the lock held.
-   */
-  slotTiers(): string {
-    const dir = join(this.path, DISK_DIR, SLOT_TIERS_DIR);
-    rmSync(dir, { recursive: true, force: true });
-    return dir;
   }
 
   /** The checkpoint and its engine state, or undefined for a new crawl. */

@@ -74,7 +74,7 @@ import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
-import { DISK_DIR, DataDir, type EngineState } from './datadir.js';
+import { DataDir, type EngineState } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
 import { HostDirectory } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
@@ -97,6 +97,8 @@ import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
 import { clusterNodeOf } from './cluster-mode.js';
 
 const HOUR_MS = 3_600_000;
+/** The frontier's disk tier, under the data directory (with `memoryBudget`). */
+export const DISK_DIR = 'disk';
 
 interface Flight {
   readonly req: FetchRequest;
@@ -657,13 +659,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     try {
       if (this.#metrics !== undefined) await this.#metrics;
       this.#data?.lock();
-      // Each slot's frontier sheds (memoryBudget) to a scratch tier of its own: what a killed
-      // process left there is removed now, before any slot opens (DataDir#slotTiers) — also
-      // when this run has no budget, so an earlier run's leftovers do not stay for good.
-      const tiers = this.#data?.slotTiers();
       node = clusterNodeOf(this.options, this.#given, {
         fetcher: this.#fetcher,
-        frontier: this.#frontierOptions(false, tiers),
+        frontier: this.#frontierOptions(),
         clock: this.#clock,
         admitted: (url) => void this.#directory.register(url),
         shape: (req, outcome) => this.#shapeCluster(req, outcome),
@@ -779,13 +777,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   // ───────────────────────────── opening and recovery ─────────────────────────────
 
-  /**
-   * The frontier's options. `diskTier`: a checkpoint with URLs on disk is resumed (its tier is
-   * opened even without a budget). `tiers`: the directory of the disk tier (default
-   * `<dataDir>/disk`; cluster mode gives `DataDir#slotTiers`, each slot's frontier taking
-   * `spill-p<slot>` below it).
-   */
-  #frontierOptions(diskTier = false, tiers?: string): Partial<FrontierOptions> {
+  #frontierOptions(diskTier = false): Partial<FrontierOptions> {
     const o = this.options;
     const budget = o.memoryBudget > 0 ? o.memoryBudget : diskTier ? Number.MAX_SAFE_INTEGER : 0;
     let traps: TrapSeam | undefined;
@@ -817,7 +809,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       // sheds). The frontier takes a storeDir only with a budget; the options validator has checked
       // that a budget comes with a dataDir.
       memoryBudget: budget,
-      storeDir: budget > 0 && o.dataDir !== undefined ? (tiers ?? join(o.dataDir, DISK_DIR)) : undefined,
+      storeDir: budget > 0 && o.dataDir !== undefined ? join(o.dataDir, DISK_DIR) : undefined,
     };
   }
 

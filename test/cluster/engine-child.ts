@@ -30,9 +30,6 @@ interface Config {
   hold?: Record<string, string[]>;
   /** First retry of an unreachable robots.txt, ms (the engine's default is a minute). */
   robotsRetryMs?: number;
-  /** This node's data directory and frontier memory budget (the disk tier: test/cluster/disk-tier.test.ts). */
-  dataDir?: string;
-  memoryBudget?: number;
 }
 
 const cfg = JSON.parse(process.argv[2]!) as Config;
@@ -72,8 +69,6 @@ const engine = new Engine({
   ...(cfg.grouping ? { grouping: cfg.grouping } : {}),
   ...(cfg.politeness ? { politeness: cfg.politeness } : {}),
   ...(cfg.robotsRetryMs !== undefined ? { robotsRetryMs: cfg.robotsRetryMs } : {}),
-  ...(cfg.dataDir !== undefined ? { dataDir: cfg.dataDir } : {}),
-  ...(cfg.memoryBudget !== undefined ? { memoryBudget: cfg.memoryBudget } : {}),
   cluster: {
     redis: cfg.redis,
     crawl: cfg.crawl,
