@@ -38,7 +38,7 @@
  * when this module loads (the Node entry imports src/disk), so the frontier itself never
  * imports `node:fs`.
  */
-import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
@@ -477,6 +477,16 @@ export class SpillSegments implements SpillFiles {
     }
     if (remove && !this.durable) for (const n of this.runs.keys()) unlinkSync(join(this.dir, runName(n)));
     this.runs.clear();
+    if (remove && !this.durable) {
+      // A tier never committed leaves no folder either (each frontier has one, `spill-p<id>`,
+      // and a process may open and free many). Not empty: another file is there (not the
+      // tier's), and stays.
+      try {
+        rmdirSync(this.dir);
+      } catch {
+        // not empty, or gone
+      }
+    }
   }
 
   /** The whole manifest file, checked against its own checksum and the one the checkpoint recorded. */

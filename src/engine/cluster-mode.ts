@@ -22,6 +22,8 @@
  *   after the slot's last accepted checkpoint is lost with a killed node and asked again.
  * - `maxPages`/`maxRequests` are per-process budgets and do not combine across nodes: refused
  *   in cluster mode rather than silently meaning something else.
+ * - `memoryBudget` is refused too (options.ts): a slot checkpoint is a full image, which loads
+ *   every URL the slot spilled, so a disk tier would not bound a slot's memory (docs/CLUSTER.md).
  */
 import type { Fetcher } from '../fetch/index.js';
 import type { FrontierOptions } from '../frontier/index.js';

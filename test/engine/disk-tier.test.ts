@@ -60,6 +60,17 @@ describe('the engine under a memory budget', () => {
     expect(() => resolveEngineOptions({ agent: 'x/1.0 (+https://example.test)', memoryBudget: 1 << 20 })).toThrow(/memoryBudget needs dataDir/);
   });
 
+  it('is refused in cluster mode, naming both options', async () => {
+    // A slot checkpoint is a full image that loads every spilled URL back (docs/CLUSTER.md).
+    const cluster = { redis: 'redis://127.0.0.1:1', crawl: 'c', store: join(root, 'store') };
+    const o = { agent: 'x/1.0 (+https://example.test)', dataDir: join(root, 'cl'), memoryBudget: 1 << 20, cluster };
+    expect(() => new Engine(o)).toThrow(InvalidArgumentError);
+    expect(() => new Engine(o)).toThrow(/memoryBudget \(1048576\) is not supported with cluster: a slot checkpoint is a full image/);
+    expect(() => resolveEngineOptions(o)).toThrow(/not supported with cluster/);
+    // Without a budget, the same node is accepted (nothing connects before run()).
+    await new Engine({ ...o, memoryBudget: 0 }).close();
+  });
+
   it('meguri crawl --memory takes KiB/MiB/GiB sizes and names a bad one', async () => {
     for (const bad of ['lots', '4TB', '-1G', '100']) {
       const io = bufferIo();

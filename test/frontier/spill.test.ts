@@ -178,6 +178,23 @@ describe('the disk tier (memoryBudget + storeDir)', () => {
     for (const x of [f, back, again]) x.free();
   });
 
+  it('free() removes a tier no checkpoint committed, its folder too; another partition\'s and a committed one stay', () => {
+    const dir = freshDir();
+    const scratch = new Frontier(3, 0, { memoryBudget: 256 * 1024, storeDir: dir, spillWindow: 8 });
+    scratch.seedBatch(specs(40, 200));
+    expect(scratch.diskTier()!.files).toBeGreaterThan(0);
+    // Another partition's tier in the same directory is its own folder, untouched by the first.
+    const other = new Frontier(5, 0, { memoryBudget: 256 * 1024, storeDir: dir, spillWindow: 8 });
+    other.seedBatch(specs(40, 200));
+    // A full image commits nothing: the tier stays scratch.
+    scratch.checkpointBytes();
+    scratch.free();
+    expect(readdirSync(dir)).toEqual(['spill-p5']);
+    other.checkpointIncremental();
+    other.free();
+    expect(readdirSync(join(dir, 'spill-p5')).length).toBeGreaterThan(0);
+  });
+
   it('refuses a corrupt or truncated segment with CorruptBucketError naming the file', () => {
     for (const damage of ['flip', 'truncate'] as const) {
       const dir = freshDir();
