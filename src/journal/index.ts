@@ -17,7 +17,8 @@
  * engine's `journalSyncEvery`) makes it automatic per N records. The journal file's opens,
  * writes, syncs, truncations and close go through src/disk's `DiskIo` seam in force when it is
  * opened (the real file system unless a test set another), so a test can refuse one chosen
- * append with ENOSPC as it can a disk-tier write (test/engine/disk-full.test.ts).
+ * append with ENOSPC as it can a disk-tier write (test/engine/disk-full.test.ts); only the rare
+ * rewrite after damage (a copy set aside, a new file renamed over the old) uses node:fs directly.
  *
  * File layout (little-endian):
  *

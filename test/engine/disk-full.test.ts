@@ -289,11 +289,8 @@ describe('meguri crawl --memory on a full disk', () => {
   it('ENOSPC appending an outcome to the journal stops the crawl with DiskFullError; the resume loses nothing', async () => {
     // No memory budget: the journal is the only durable write between checkpoints.
     const r = await journalFullThenResume('journal-outcome', fullJournal('{"t":"o"', 40));
-    expect(r.failure).toBeInstanceOf(DiskFullError);
-    expect(basename((r.failure as DiskFullError).file)).toBe(JOURNAL_FILE);
-    expect(r.stopped).toBe('diskFull');
+    expectStoppedAtJournal(r);
     expect(r.ended).toBe(true);
-    expect(r.refused).toBe(1); // the run stopped at the first refused append
     expect(r.pages).toBeGreaterThan(0);
     expect(r.reason).toBe('drained');
     const { missing, twice } = notFetchedOnce(r.sim, r.counts);
@@ -305,10 +302,7 @@ describe('meguri crawl --memory on a full disk', () => {
 
   it('ENOSPC appending a robots.txt answer to the journal ends the run and the answer is not acted on; the resume asks again and loses nothing', async () => {
     const r = await journalFullThenResume('journal-robots', fullJournal('{"t":"r"', 1));
-    expect(r.failure).toBeInstanceOf(DiskFullError);
-    expect(basename((r.failure as DiskFullError).file)).toBe(JOURNAL_FILE);
-    expect(r.stopped).toBe('diskFull');
-    expect(r.refused).toBe(1);
+    expectStoppedAtJournal(r);
     // The refused answer's origin: no page of it was fetched by the first run (its rules never
     // took effect there), and its robots.txt was asked again by the resume.
     const origin = JSON.parse(r.refusedRecord!).origin as string;
@@ -321,6 +315,14 @@ describe('meguri crawl --memory on a full disk', () => {
     expect(r.violations).toEqual({ hostInterval: 0, ipInterval: 0, hostConcurrency: 0, disallowed: 0, beforeRobots: 0 });
   }, 240_000);
 });
+
+/** The first run ended with DiskFullError naming the journal, at the first refused append. */
+function expectStoppedAtJournal(r: Awaited<ReturnType<typeof journalFullThenResume>>): void {
+  expect(r.failure).toBeInstanceOf(DiskFullError);
+  expect(basename((r.failure as DiskFullError).file)).toBe(JOURNAL_FILE);
+  expect(r.stopped).toBe('diskFull');
+  expect(r.refused).toBe(1);
+}
 
 /** Crawls with a data directory (no memory budget) under `io` until a journal append fails, then resumes on the real file system. */
 async function journalFullThenResume(name: string, io: FullDiskIo) {
