@@ -11,7 +11,7 @@
  * of the flat prior (no bin reaches zero), the histogram optionally decayed. The batch variant
  * (`fitBatch`) instead refits the prior at a tick by EM over every URL's current likelihood.
  */
-import { estimate, usesLastModified, type FreshnessParams, type FreshnessRecord } from '../../src/freshness/index.js';
+import { datedAge, estimate, usesLastModified, type FreshnessParams, type FreshnessRecord } from '../../src/freshness/index.js';
 
 /**
  * Grid points, as `posteriorRate`'s. The grid, the two-atom likelihood and the summary below are
@@ -124,10 +124,12 @@ export function logLikelihood(rec: FreshnessRecord, p: FreshnessParams, out: Flo
       long = g * spread;
     }
   }
+  const age = datedAge(rec, p);
   const lam = gridOf(p);
   for (let k = 0; k < EB_GRID; k++) {
     const l0 = lam[k]!;
     let l = -l0 * unchanged;
+    if (age > 0) l += Math.log(l0) - l0 * age;
     if (X > 0) {
       l += short === long ? X * Math.log(-Math.expm1(-l0 * short)) : 0.5 * X * (Math.log(-Math.expm1(-l0 * short)) + Math.log(-Math.expm1(-l0 * long)));
     }

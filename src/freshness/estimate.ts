@@ -121,7 +121,9 @@ export function lastModifiedEstimate(n: number, X: number, exposure: number): nu
 export function estimate(rec: FreshnessRecord, params: FreshnessParams): number {
   const n = rec.crawlCount - 1;
   const span = rec.lastCrawled - rec.firstCrawled;
-  if (n < 1 || !(span > 0)) return clamp(params.refRate, params);
+  const age = datedAge(rec, params);
+  if (n < 1) return clamp(age > 0 ? E_MINUS_GAMMA / age : params.refRate, params);
+  if (!(span > 0)) return clamp(params.refRate, params);
   const X = Math.min(rec.changeCount, n);
   const meanInterval = span / n;
   let lambda: number;
@@ -149,7 +151,23 @@ export function estimate(rec: FreshnessRecord, params: FreshnessParams): number 
   const kept = unchanged >= 0 && unchanged <= span + 1 && Number.isFinite(logSum);
   if (!kept) unchanged = meanInterval * (n - X);
   if (unchanged > span) unchanged = span;
-  return clamp(posteriorRate(X, unchanged, span - unchanged, params, kept ? logSum : undefined), params);
+  return clamp(posteriorRate(X, unchanged, span - unchanged, params, kept ? logSum : undefined, age), params);
+}
+
+/** e^(−γ), γ Euler's constant: the geometric mean of an Exp(A) variable is e^(−γ)/A. */
+const E_MINUS_GAMMA = 0.5614594835668851;
+
+/**
+ * The first fetch's Last-Modified age as the posterior path reads it (see the module comment,
+ * "The first fetch's date before trust"): `lmAgeHours` while the server's dates have not been
+ * disproven (`lmHours` ≥ 0) and `params.trustLastModified` is on, and only from
+ * `minReprobeGap` up — an age of seconds or minutes is more often a server stamping the
+ * response time than a page changed just then; else 0.
+ */
+export function datedAge(rec: FreshnessRecord, params: FreshnessParams): number {
+  if (!params.trustLastModified || !(rec.lmHours >= 0)) return 0;
+  const a = rec.lmAgeHours;
+  return a >= params.minReprobeGap ? a : 0;
 }
 
 /**
@@ -177,7 +195,7 @@ const GRID = 48;
  * arithmetic mean A (σ² = 2 ln(A/G)) and summed at two equal atoms G·e^(∓σ) (two-point
  * Gauss–Hermite), else all at A. Pure; 48 (or 96) exp/log pairs.
  */
-export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams, changedLogHours?: number): number {
+export function posteriorRate(X: number, unchangedHours: number, changedHours: number, params: FreshnessParams, changedLogHours?: number, ageHours = 0): number {
   const { lambda: grid, inverse: inv } = gridOf(params);
   const perChange = X > 0 ? changedHours / X : 0;
   let short = perChange;
@@ -197,6 +215,7 @@ export function posteriorRate(X: number, unchangedHours: number, changedHours: n
   for (let k = 0; k < GRID; k++) {
     const lambda = grid[k]!;
     let l = -lambda * unchangedHours;
+    if (ageHours > 0) l += Math.log(lambda) - lambda * ageHours;
     if (X > 0) {
       l += short === long ? X * Math.log(-Math.expm1(-lambda * short)) : half * (Math.log(-Math.expm1(-lambda * short)) + Math.log(-Math.expm1(-lambda * long)));
     }

@@ -33,7 +33,7 @@ export {
   type ChangeVerdict,
   type FreshnessRecord,
 } from './record.js';
-export { estimate, lastModifiedEstimate, noChangeRatioEstimate, posteriorRate, usesLastModified } from './estimate.js';
+export { datedAge, estimate, lastModifiedEstimate, noChangeRatioEstimate, posteriorRate, usesLastModified } from './estimate.js';
 export { freshness, fundedRate, inverseMarginal, marginalFreshness } from './model.js';
 export {
   awaitsTest,
