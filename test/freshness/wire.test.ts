@@ -124,6 +124,8 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
       expect(column(f, 46)[0]).toBe(oracle.changedLogHours);
       expect(column(f, 47)[0]).toBe(oracle.lmAgeHours);
       expect(f.dueUrls(0xffff_ffff)[0]!.dueHours).toBe(want);
+      // The first fetch's date (changed 100 h before, 2 minutes past the hour) is its estimate: e^(−γ)/A, not the prior.
+      if (fetches === 1) expect(oracle.lambda).toBeCloseTo(Math.exp(-0.5772156649) / (100 - 2 / 60), 6);
       now = Math.max(now, f.nextEligible()!);
     }
     // The page stayed trusted (honest server), saw real changes, and the cosmetic one was not counted.
