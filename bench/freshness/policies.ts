@@ -603,6 +603,11 @@ export class MeguriEstimatorPolicy implements Policy {
     return this.#lmHours;
   }
 
+  /** The first response's Last-Modified age per page (0: none, or taken for a stamp), for diagnostics. */
+  get lmAgeHours(): Float32Array {
+    return this.#lmAge;
+  }
+
   /** The learned prior (experiment; undefined when off), for diagnostics. */
   get learnedPrior(): LearnedPrior | undefined {
     return this.#eb;

@@ -117,8 +117,22 @@ export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRe
 export const LM_UNTRUSTED = -1;
 
 /**
+ * A first response's Last-Modified less than this many seconds before the fetch's report is
+ * taken for the response time, stamped by a server that dates every response (dynamic pages
+ * often do), not for a change, so the trust test never starts. Without it a page that changes
+ * at every fetch on such a server passed every later test with a quiet of seconds, and was
+ * estimated at maxRate after two changes — a busy home page starved. Only the first response
+ * is judged so: a stamping server stamps that one too, while an honest server whose page
+ * changed in the minute before a later fetch keeps its trust. A first fetch that close after a
+ * real change is rare (λ·60 s: 0.3 % for a page changing five times a day) and costs the URL its
+ * dated estimate.
+ */
+const LM_STAMP_SECONDS = 60;
+
+/**
  * The age a first response's Last-Modified gives the page: hours from that date to the fetch,
- * or 0 when there is no usable date (none sent, none before the fetch, or no fetch time). The
+ * or 0 when there is no usable date (none sent, none at least `LM_STAMP_SECONDS` before the
+ * fetch — a date closer than that is the server stamping its response — or no fetch time). The
  * one rule for "a first fetch's date can start the trust test" (`foldExposure` asks it too).
  *
  * Why it is evidence: looking back from any moment, the time since the last event of a Poisson
@@ -134,7 +148,7 @@ export const LM_UNTRUSTED = -1;
  * @param nowHours the fetch time, epoch-hours (fractional)
  */
 export function firstFetchAge(sentLastModified: number | undefined, nowHours: number | undefined): number {
-  if (sentLastModified === undefined || !(sentLastModified > 0) || nowHours === undefined || !(sentLastModified < nowHours * 3600)) return 0;
+  if (sentLastModified === undefined || !(sentLastModified > 0) || nowHours === undefined || !(sentLastModified < nowHours * 3600 - LM_STAMP_SECONDS)) return 0;
   return nowHours - sentLastModified / 3600;
 }
 
@@ -213,7 +227,9 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  * - a meaningful change advances it to a time after our previous fetch (one hour of clock
  *   skew allowed) and strictly before this one — a server that never updates it, reports a
  *   change older than a copy we already saw, or stamps the response time (which a server that
- *   also answers 304 when nothing changed would otherwise get away with) fails here.
+ *   also answers 304 when nothing changed would otherwise get away with) fails here; a first
+ *   response dated less than a minute back is taken for a stamp and starts no test at all
+ *   (`firstFetchAge`), which catches a stamping server whose page changes at every fetch.
  * One inconsistency sets `lmHours` to `LM_UNTRUSTED` for good; 304s carry no new date and only
  * add exposure. The first fetch's own date is kept apart (`lmAgeHours`, see `firstFetchAge`):
  * it is evidence only once later fetches have proven the server's dates, so it waits there

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { LM_UNTRUSTED, defaultParams, firstFetchAge, freshnessParams, lastModifiedExposure, newFreshnessRecord, observeChange } from '../../src/freshness/index.js';
+import { LM_UNTRUSTED, defaultParams, estimate, firstFetchAge, freshnessParams, lastModifiedExposure, newFreshnessRecord, observeChange } from '../../src/freshness/index.js';
 import type { Outcome } from '../../src/model/index.js';
 
 const FP_A = 0x0123456789abcdefn;
@@ -155,6 +155,28 @@ describe('the first fetch\'s Last-Modified age', () => {
     const u = newFreshnessRecord();
     observeChange(u, ok(FP_A, SH), 400);
     expect(u.lmAgeHours).toBe(0);
+  });
+
+  it('takes a date less than a minute before the fetch for a stamp, not a change', () => {
+    expect(firstFetchAge(400 * 3600 - 30, 400)).toBe(0);
+    expect(firstFetchAge(400 * 3600 - 120, 400)).toBeCloseTo(2 / 60, 12);
+    // A page that changes at every fetch, on a server stamping each response 2 s before our
+    // report: before this rule its dates passed every test with a quiet of seconds, and the
+    // estimate went to maxRate after two changes. Now the first response starts no test.
+    const r = newFreshnessRecord();
+    for (let k = 0; k < 6; k++) {
+      const now = 400 + 24 * k;
+      observeChange(r, ok(k % 2 === 0 ? FP_A : FP_B, k % 2 === 0 ? SH : SH ^ 0xffffn, now * 3600 - 2), now);
+    }
+    expect(r.changeCount).toBe(5);
+    expect(r.lmHours).toBe(LM_UNTRUSTED);
+    expect(r.lmAgeHours).toBe(0);
+    expect(estimate(r, defaultParams())).toBeLessThan(defaultParams().maxRate / 4);
+    // Later fetches are not judged so: an honest change dated seconds before a later fetch counts.
+    const h = newFreshnessRecord();
+    observeChange(h, ok(FP_A, SH, 100 * 3600), 400);
+    observeChange(h, ok(FP_B, SH ^ 0xffffn, 424 * 3600 - 10), 424);
+    expect(h.lmHours).toBeCloseTo(10 / 3600, 9);
   });
 });
 
