@@ -30,7 +30,7 @@ import {
 } from '../engine/index.js';
 import { DiskFullError, InvalidArgumentError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
-import { DataDir } from '../engine/datadir.js';
+import { DataDir, singleProcessFiles } from '../engine/datadir.js';
 import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
@@ -445,6 +445,7 @@ function shown(v: unknown): string {
 /** `meguri crawl`. */
 export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dataDir = directoryFlag('data', resolvePath(args.text('data')!));
+  if (args.has('redis')) refuseSingleProcessData(dataDir);
   let saved: CrawlSettings | undefined;
   try {
     saved = readCrawlSettings(dataDir);
@@ -540,6 +541,20 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   } finally {
     hub.close();
   }
+}
+
+/**
+ * `--redis` with a `--data` directory holding a single-process crawl: refused in flag words
+ * (exit 2) before Redis is contacted or its settings.json read, as the Engine would refuse it
+ * (datadir.ts `refuseSingleProcessCrawl`): a cluster node would not resume that crawl.
+ */
+function refuseSingleProcessData(dataDir: string): void {
+  const found = singleProcessFiles(dataDir);
+  if (found.length === 0) return;
+  throw new InvalidArgumentError(
+    `crawl: --data ${dataDir} holds a single-process crawl (${found.join(', ')}), which a cluster node (--redis) would not resume; ` +
+      `resume it without --redis, --crawl and --store, give --data another directory, or remove ${found.join(', ')} from it to start fresh`,
+  );
 }
 
 /**
