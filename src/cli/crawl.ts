@@ -72,7 +72,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
-    { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
+    { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
     { name: 'grouping', kind: 'choice', arg: 'MODE', choices: ['registrable', 'host', 'origin'], help: 'politeness unit: registrable domain, host name or origin (default registrable)' },
     { name: 'recrawl', kind: 'boolean', help: 'continuous mode: pages come due again as often as they change; runs until stopped' },

@@ -10,7 +10,7 @@
  * One real redis-server,
  * a loopback web server.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -125,6 +125,14 @@ describe('cluster mode and a data directory', () => {
     const again = await runAll(new Engine(single(dir)));
     expect(again).toEqual({ pages: [], resumed: true });
   }, 120_000);
+
+  it('names only the files found: a disk tier folder alone is refused too', () => {
+    const dir = join(root, 'tier');
+    mkdirSync(join(dir, 'disk'), { recursive: true });
+    expect(() => new Engine(clustered(dir, 'dtier'))).toThrow(InvalidStateError);
+    expect(() => new Engine(clustered(dir, 'dtier'))).toThrow(`dataDir ${JSON.stringify(dir)} holds a single-process crawl (disk), which cluster mode`);
+    expect(() => new Engine(clustered(dir, 'dtier'))).toThrow(`or remove disk from ${JSON.stringify(dir)} to start fresh`);
+  });
 
   it('an empty directory runs, keeps nothing there, and runs again; a single-process engine on it starts a new crawl', async () => {
     const dir = join(root, 'cluster');
