@@ -30,11 +30,11 @@ import {
 } from '../engine/index.js';
 import { DiskFullError, InvalidArgumentError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
-import { DataDir } from '../engine/datadir.js';
+import { DataDir, singleProcessFiles } from '../engine/datadir.js';
 import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
-import type { FrontierStats } from '../frontier/index.js';
+import { type FrontierStats, MIN_MEMORY_BUDGET } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
@@ -72,7 +72,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
-    { name: 'memory', kind: 'size', arg: 'SIZE', min: 1 << 20, help: 'frontier memory budget, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
+    { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
     { name: 'grouping', kind: 'choice', arg: 'MODE', choices: ['registrable', 'host', 'origin'], help: 'politeness unit: registrable domain, host name or origin (default registrable)' },
     { name: 'recrawl', kind: 'boolean', help: 'continuous mode: pages come due again as often as they change; runs until stopped' },
@@ -445,6 +445,7 @@ function shown(v: unknown): string {
 /** `meguri crawl`. */
 export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dataDir = directoryFlag('data', resolvePath(args.text('data')!));
+  if (args.has('redis')) refuseSingleProcessData(dataDir);
   let saved: CrawlSettings | undefined;
   try {
     saved = readCrawlSettings(dataDir);
@@ -540,6 +541,20 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   } finally {
     hub.close();
   }
+}
+
+/**
+ * `--redis` with a `--data` directory holding a single-process crawl: refused in flag words
+ * (exit 2) before Redis is contacted or its settings.json read, as the Engine would refuse it
+ * (datadir.ts `refuseSingleProcessCrawl`): a cluster node would not resume that crawl.
+ */
+function refuseSingleProcessData(dataDir: string): void {
+  const found = singleProcessFiles(dataDir);
+  if (found.length === 0) return;
+  throw new InvalidArgumentError(
+    `crawl: --data ${dataDir} holds a single-process crawl (${found.join(', ')}), which a cluster node (--redis) would not resume; ` +
+      `resume it without --redis, --crawl and --store, give --data another directory, or remove ${found.join(', ')} from it to start fresh`,
+  );
 }
 
 /**

@@ -15,7 +15,7 @@ import { loadCoreSync } from '../core/node.js';
 import { decodeRecord } from '../engine/records.js';
 import { parseEngineState } from '../engine/datadir.js';
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterSlotFiles } from './cluster-read.js';
-import { DISK_DIR } from '../engine/engine.js';
+import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
 import { Frontier, type FrontierOptions, type FrontierStats } from '../frontier/index.js';

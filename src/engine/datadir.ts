@@ -7,6 +7,12 @@
  *   journal.mgj      fetch starts and outcomes since that checkpoint (same generation)
  *   .frontier.meguri.<pid>.<n>.tmp   a checkpoint being written; a kill before its rename
  *                    leaves it, and taking the lock removes it
+ *   settings.json    the crawl's saved settings (settings.ts writes and reads it)
+ *   disk/            the frontier's disk tier (with `memoryBudget`; src/disk writes it)
+ *
+ * Cluster mode uses only the lock: its state is its slots' checkpoints in the shared store and
+ * Redis. So a directory holding a single-process crawl (any of the last four files above) is
+ * refused in cluster mode (`refuseSingleProcessCrawl`) rather than silently not resumed.
  *
  * A checkpoint of generation g+1 is written first and only then is a fresh journal of
  * generation g+1 created: a crash between the two leaves a journal of generation g, which
@@ -27,13 +33,18 @@ import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
+import { SETTINGS_FILE } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
 
 /** The checkpoint file in `dataDir`. */
 export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
 export const JOURNAL_FILE = 'journal.mgj';
+/** The frontier's disk tier, under the data directory (with `memoryBudget`). */
+export const DISK_DIR = 'disk';
 const LOCK_FILE = 'lock';
+/** What a single-process crawl leaves in its data directory (cluster mode writes none of them). */
+const CRAWL_FILES = [CHECKPOINT_FILE, JOURNAL_FILE, SETTINGS_FILE, DISK_DIR] as const;
 /** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
 const CHECKPOINT_TEMP = /^\.frontier\.meguri\.\d+\.\d+\.tmp$/;
 const STATE_VERSION = 1;
@@ -139,6 +150,31 @@ export function processAlive(pid: number): boolean {
   } catch (err) {
     return (err as { code?: string }).code === 'EPERM';
   }
+}
+
+/**
+ * The files of a single-process crawl found in data directory `path` (checkpoint, journal,
+ * saved settings, disk tier), in that order; empty for a new directory or one only cluster mode
+ * used (it leaves nothing there once its lock is released).
+ */
+export function singleProcessFiles(path: string): string[] {
+  return CRAWL_FILES.filter((name) => existsSync(join(path, name)));
+}
+
+/**
+ * Cluster mode's check of its `dataDir`: a single-process crawl stored there would not be
+ * resumed (cluster mode reads nothing of it), so it is refused before anything is fetched or
+ * written to Redis, naming the directory, the files found and the ways out.
+ * @throws InvalidStateError when `path` holds any of a single-process crawl's files.
+ */
+export function refuseSingleProcessCrawl(path: string): void {
+  const found = singleProcessFiles(path);
+  if (found.length === 0) return;
+  throw new InvalidStateError(
+    `Engine: dataDir ${JSON.stringify(path)} holds a single-process crawl (${found.join(', ')}), which cluster mode would not resume: ` +
+      "a cluster crawl's state is its slots' checkpoints in cluster.store and Redis, and cluster mode uses only the data directory's lock. " +
+      `Resume that crawl single-process (the same options without cluster), give cluster mode another dataDir, or remove ${found.join(', ')} from ${JSON.stringify(path)} to start fresh`,
+  );
 }
 
 /** The journal of the checkpoint's generation, read back. */

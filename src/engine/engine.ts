@@ -74,7 +74,7 @@ import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
-import { DataDir, type EngineState } from './datadir.js';
+import { DISK_DIR, DataDir, type EngineState, refuseSingleProcessCrawl } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
 import { HostDirectory } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
@@ -97,8 +97,6 @@ import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
 import { clusterNodeOf } from './cluster-mode.js';
 
 const HOUR_MS = 3_600_000;
-/** The frontier's disk tier, under the data directory (with `memoryBudget`). */
-export const DISK_DIR = 'disk';
 
 interface Flight {
   readonly req: FetchRequest;
@@ -224,15 +222,21 @@ export class Engine extends EventEmitter<EngineEvents> {
    * DNS cache and robots cache. With a `dataDir` holding a crawl, its saved settings
    * (`settings.json`) fill in every option not given, and seeds are added to the saved ones;
    * an option given with another value overrides the saved one (`settingChanges`). Nothing
-   * but that file is read, and nothing is written or fetched, until `run()`.
+   * but that file is read, and nothing is written or fetched, until `run()`. In cluster mode
+   * the `dataDir` holds only the lock, and a single-process crawl found there is refused.
    * @throws InvalidArgumentError naming the offending option.
+   * @throws InvalidStateError in cluster mode, when `dataDir` holds a single-process crawl (its
+   *   checkpoint, journal, settings.json or disk tier), naming the files and the ways out; `run()`
+   *   checks again once it holds the directory's lock.
    */
   constructor(options: Partial<EngineOptions> & Pick<EngineOptions, 'agent'>) {
     super();
     // Every fetch and robots.txt load listens on the stop signal while it runs.
     setMaxListeners(0, this.#stop.signal);
-    // A resumed crawl's saved settings fill in every option not given (settings.ts).
     const dir = typeof options.dataDir === 'string' && options.dataDir !== '' ? options.dataDir : undefined;
+    // Before its settings.json is merged in: cluster mode would not resume the crawl (datadir.ts).
+    if (options.cluster !== undefined && dir !== undefined) refuseSingleProcessCrawl(dir);
+    // A resumed crawl's saved settings fill in every option not given (settings.ts).
     const { options: merged, changes } = mergeSettings(dir === undefined ? undefined : readCrawlSettings(dir), options);
     this.#changes = changes;
     this.#given = new Set(Object.keys(merged).filter((k) => (merged as Record<string, unknown>)[k] !== undefined));
@@ -336,7 +340,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * written). Once space is freed, a new engine on the same `dataDir` resumes from that
    * checkpoint plus the journal: every URL known before stays known, and only the fetches in
    * flight at the stop are made again.
-   * @throws InvalidStateError when called twice or after `close()`.
+   * @throws InvalidStateError when called twice or after `close()`; in cluster mode also when
+   *   `dataDir` holds a single-process crawl (see the constructor), before anything is fetched.
    * @throws DiskFullError when the disk filled during the run (see above).
    */
   async *run(): AsyncGenerator<Page, CrawlSummary, undefined> {
@@ -659,6 +664,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     try {
       if (this.#metrics !== undefined) await this.#metrics;
       this.#data?.lock();
+      // Again under the lock (a single-process run may have used the directory since the
+      // constructor): before the node connects, so nothing is fetched or written to Redis.
+      if (this.#data !== undefined) refuseSingleProcessCrawl(this.#data.path);
       node = clusterNodeOf(this.options, this.#given, {
         fetcher: this.#fetcher,
         frontier: this.#frontierOptions(),

@@ -5,7 +5,7 @@
  */
 import type { Fetcher, HttpFetcherOptions, Resolver } from '../fetch/index.js';
 import { userAgentField } from '../fetch/http.js';
-import type { FreshnessHook } from '../frontier/index.js';
+import { type FreshnessHook, MIN_MEMORY_BUDGET } from '../frontier/index.js';
 import type { HostGrouping } from '../model/index.js';
 import {
   type FieldSpec,
@@ -98,8 +98,10 @@ export interface EngineOptions {
   /**
    * Resident memory budget of the frontier in bytes (0 = none, the default). Past it, hosts'
    * queued URLs beyond a window of their best are spilled to `<dataDir>/disk` and read back
-   * ahead of need (DESIGN §14); needs `dataDir`. A property of this machine, not of the
-   * crawl: not saved in settings.json. Refused with `cluster` (docs/CLUSTER.md says why).
+   * ahead of need (DESIGN §14); needs `dataDir`. At least `MIN_MEMORY_BUDGET` (1 MiB) when
+   * given: under it the frontier would run past the budget by up to 1 MiB. A property of this
+   * machine, not of the crawl: not saved in settings.json. Refused with `cluster`
+   * (docs/CLUSTER.md says why).
    */
   readonly memoryBudget: number;
   /** Fetches in flight at once (across hosts; one per host always). Default 64. */
@@ -234,6 +236,31 @@ export interface EngineOptions {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+let memoryBudgetFloor = MIN_MEMORY_BUDGET;
+
+/**
+ * Internal test seam: the smallest `memoryBudget` > 0 the validator takes (default
+ * `MIN_MEMORY_BUDGET`; `undefined` restores it). The engine's disk-tier tests crawl a simulated
+ * web of a few hundred pages, which spills only under a budget of tens of KiB. Not exported
+ * from the package.
+ */
+export function setMemoryBudgetFloor(bytes: number | undefined): void {
+  memoryBudgetFloor = bytes ?? MIN_MEMORY_BUDGET;
+}
+
+/**
+ * The rule on `memoryBudget`'s size (0 = no disk tier, else at least `MIN_MEMORY_BUDGET`): the
+ * one place it is checked. Returns the problem, if any.
+ */
+function memoryBudgetProblem(budget: number): string | undefined {
+  if (budget === 0 || budget >= memoryBudgetFloor) return undefined;
+  return (
+    `memoryBudget (${budget}) is below the minimum of ${memoryBudgetFloor} bytes (${memoryBudgetFloor % (1 << 20) === 0 ? `${memoryBudgetFloor / (1 << 20)} MiB` : `${memoryBudgetFloor / 1024} KiB`}): ` +
+    'under it the frontier runs past the budget by up to 1 MiB (it sheds again only after that much growth); ' +
+    `give at least ${memoryBudgetFloor}, or 0 for no disk tier`
+  );
+}
+
 const POLITENESS_KEYS = ['minDelayMs', 'startDelayMs', 'maxDelayMs', 'ipMinDelayMs', 'ipMaxInFlight', 'backoff', 'narrowMs', 'narrowShare', 'softWiden', 'latencyRise'];
 
 const HTTP_OWNED = ['agent', 'allowPrivate', 'dns', 'now'];
@@ -342,6 +369,8 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       return 'maxPages and maxRequests are per-process budgets: not supported with cluster (they would not add up across nodes)';
     }
     if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';
+    const budgetProblem = memoryBudgetProblem(o.memoryBudget);
+    if (budgetProblem !== undefined) return budgetProblem;
     if (o.memoryBudget > 0 && o.dataDir === undefined) return 'memoryBudget needs dataDir: the disk tier lives in the data directory';
     if (o.cluster !== undefined && o.memoryBudget > 0) {
       // Measured (100,000 queued URLs, 2 MiB budget): after one full image the frontier holds

@@ -45,3 +45,4 @@ export {
   resolveFrontierOptions,
 } from './options.js';
 export { COLUMNS as URL_TABLE_COLUMNS, ColumnId } from './table.js';
+export { MIN_MEMORY_BUDGET } from './spill.js';

@@ -303,6 +303,10 @@ export interface FrontierOptions {
    * the resident estimate exceeds it, hosts' queued URLs beyond a window of their best are
    * spilled to files in `storeDir` and read back ahead of need (DESIGN §14). A budget needs
    * `storeDir`, and `storeDir` needs a budget: either one alone throws `InvalidArgumentError`.
+   * Under `MIN_MEMORY_BUDGET` (1 MiB) the estimate may run past the budget by up to 1 MiB (a
+   * shed pass that cannot reach its target waits for that much growth before the next): the
+   * Engine and the CLI refuse such budgets; the frontier takes them (tests spill small
+   * frontiers with them).
    */
   readonly memoryBudget: number;
   /**

@@ -11,18 +11,24 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { CountingIo, setDiskIo } from '../../src/disk/io.js';
 import { DiskFullError, Engine } from '../../src/index.js';
 import { JOURNAL_FILE } from '../../src/engine/datadir.js';
+import { setMemoryBudgetFloor } from '../../src/engine/options.js';
 import { AGENT, STACK_LINE, bufferIo } from '../cli/helpers.js';
 import { JUDGE_TOLERANCE_MS, answered, diskTierSim, forkSim, notFetchedOnce, simEngineOptions, violationCounts } from './helpers.js';
 
 const INTERVAL_MS = 10;
 const CONCURRENCY = 6;
 const root = mkdtempSync(join(tmpdir(), 'meguri-disk-full-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The simulated web spills only under a budget far below the Engine's 1 MiB minimum (MIN_MEMORY_BUDGET).
+beforeAll(() => setMemoryBudgetFloor(64 * 1024));
+afterAll(() => {
+  setMemoryBudgetFloor(undefined);
+  rmSync(root, { recursive: true, force: true });
+});
 afterEach(() => setDiskIo(undefined));
 
 /**
