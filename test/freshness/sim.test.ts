@@ -115,12 +115,12 @@ describe('freshness simulator (small)', () => {
       total[mode]!++;
       if (policy.lmHours[i]! >= 0) trusted[mode]!++;
       // A reliable page first fetched less than a minute after a change looks stamped (firstFetchAge).
-      else if (mode === 1 && policy.lmAgeHours[i] === 0) stampLike++;
+      else if (mode === 1 && policy.lmAgeHours[i]! === 0) stampLike++;
     }
     expect(total[1]).toBeGreaterThan(50);
     expect(total[2]).toBeGreaterThan(5);
     expect(trusted[0]).toBe(0); // no Last-Modified at all
-    expect(trusted[1] + stampLike).toBe(total[1]); // reliable: every page stays trusted, but for…
+    expect(trusted[1]! + stampLike).toBe(total[1]); // reliable: every page stays trusted, but for…
     expect(stampLike).toBeLessThanOrEqual(2); // …the rare first fetch within a minute of a change (1 here)
     expect(trusted[2]).toBe(0); // stamped with the response time: caught
   });
