@@ -14,9 +14,10 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ClusterKeys } from '../../src/cluster/index.js';
+import { ClusterKeys, slotOf } from '../../src/cluster/index.js';
 import { Engine, InvalidStateError } from '../../src/index.js';
 import type { RefusedSeed } from '../../src/index.js';
+import { until } from './child.js';
 import { clusterWorld } from './redis.js';
 
 const WAIT_MS = 60_000;
@@ -85,8 +86,8 @@ function engineOf(crawl: string, seeds: readonly string[], extra: Record<string,
 }
 
 describe('Engine.add() in cluster mode', () => {
-  it('seeds added mid-run are fetched and yielded; out-of-scope and malformed ones are refused with their reason', async () => {
-    const engine = engineOf('cadd', [url('a1.test', '/')], { exclude: ['**/private/**'] });
+  it('seeds added mid-run are fetched and yielded: an unlinked page, and a new host whose scope they widen', async () => {
+    const engine = engineOf('cadd', [url('a1.test', '/')]);
     const pages: string[] = [];
     let given: { added: number; refused: readonly RefusedSeed[] } | undefined;
     try {
@@ -94,32 +95,91 @@ describe('Engine.add() in cluster mode', () => {
         pages.push(page.url);
         if (given !== undefined) continue;
         // The run is going: a1.test/slow is withheld until this returns, so nothing drained yet.
-        given = engine.add([url('a1.test', '/extra'), url('b1.test', '/'), url('a1.test', '/private/x'), 'not a url', 'ftp://a1.test/f']);
+        given = engine.add([url('a1.test', '/extra'), url('b1.test', '/')]);
         world.web.release('a1.test');
         world.web.release('b1.test');
       }
     } finally {
       await engine.close();
     }
-    expect(given).toEqual({
-      added: 2,
-      refused: [
-        { url: url('a1.test', '/private/x'), reason: 'excluded' },
-        { url: 'not a url', reason: 'not-http' },
-        { url: 'ftp://a1.test/f', reason: 'not-http' },
-      ],
-    });
     expect(engine.stopReason).toBe('drained');
-    // Fetched (the server's own log) and yielded: the unlinked page, and the new host (its scope
-    // widened by the seed) with the pages its '/' links.
-    for (const u of [url('a1.test', '/extra'), url('b1.test', '/'), url('b1.test', '/slow'), url('b1.test', '/p1')]) {
-      expect(world.web.log, u).toContain(u.replace(/^http:\/\//, '').replace(`:${world.web.port}`, ''));
-      expect(pages, u).toContain(u);
+    // Fetched (the server's own log) and yielded: the unlinked page, and the new host with the
+    // pages its '/' links (in scope: the seed widened the host scope).
+    for (const [host, path] of [['a1.test', '/extra'], ['b1.test', '/'], ['b1.test', '/slow'], ['b1.test', '/p1']] as const) {
+      expect(world.web.log, `${host}${path} fetched`).toContain(`${host}${path}`);
+      expect(pages, `${host}${path} yielded`).toContain(url(host, path));
     }
-    expect(world.web.log).not.toContain('a1.test/private/x');
-    expect(engine.summary().refusedSeeds).toEqual(given!.refused);
+    expect(given).toEqual({ added: 2, refused: [] });
     expect(new Set(pages).size, 'each page yielded once').toBe(pages.length);
   }, WAIT_MS);
+
+  it('seeds out of scope or malformed are refused mid-run with their reason, and never fetched', async () => {
+    const engine = engineOf('cadd-refuse', [url('a4.test', '/')], { exclude: ['**/private/**'] });
+    const pages: string[] = [];
+    let given: { added: number; refused: readonly RefusedSeed[] } | undefined;
+    try {
+      for await (const page of engine.run()) {
+        pages.push(page.url);
+        if (given !== undefined) continue;
+        given = engine.add([url('a4.test', '/private/x'), 'not a url', 'ftp://a4.test/f', url('a4.test', '/extra')]);
+        world.web.release('a4.test');
+      }
+    } finally {
+      await engine.close();
+    }
+    const refused = [
+      { url: url('a4.test', '/private/x'), reason: 'excluded' },
+      { url: 'not a url', reason: 'not-http' },
+      { url: 'ftp://a4.test/f', reason: 'not-http' },
+    ];
+    expect(given).toEqual({ added: 1, refused });
+    expect(engine.summary().refusedSeeds).toEqual(refused);
+    expect(world.web.log).not.toContain('a4.test/private/x');
+    expect(world.web.log).toContain('a4.test/extra');
+    expect(pages).toContain(url('a4.test', '/extra'));
+  }, WAIT_MS);
+
+  it("a seed added on one node is fetched and yielded by the node owning its slot", async () => {
+    const crawl = 'cadd-two';
+    // One seed host per slot (each '/' links a withheld '/slow': neither slot drains before the add).
+    const hostIn = (prefix: string, slot: number): string => {
+      for (let n = 0; ; n++) if (slotOf(crawl, `${prefix}${n}.test`, SLOTS) === slot) return `${prefix}${n}.test`;
+    };
+    const seedHosts = [hostIn('s', 0), hostIn('s', 1)];
+    const a = engineOf(crawl, seedHosts.map((h) => url(h, '/')));
+    const b = engineOf(crawl, []);
+    const pagesA: string[] = [];
+    const pagesB: string[] = [];
+    const drive = async (engine: Engine, pages: string[]): Promise<void> => {
+      try {
+        for await (const page of engine.run()) pages.push(page.url);
+      } finally {
+        await engine.close();
+      }
+    };
+    const runA = drive(a, pagesA);
+    let runB: Promise<void> = Promise.resolve();
+    let extraHost = '';
+    try {
+      await until(() => a.clusterStats()?.slots.length === SLOTS, WAIT_MS, 'A owns every slot');
+      runB = drive(b, pagesB);
+      // The coordinator moves one slot to B (its withheld fetch is cut at the drain bound, 5 s).
+      await until(() => a.clusterStats()?.slots.length === 1 && b.clusterStats()?.slots.length === 1, WAIT_MS, 'one slot each');
+      extraHost = hostIn('x', b.clusterStats()!.slots[0]!);
+      expect(a.add(url(extraHost, '/extra'))).toEqual({ added: 1, refused: [] });
+      world.web.release(extraHost);
+    } finally {
+      for (const h of seedHosts) world.web.release(h);
+      // On a failure above: end both runs (a no-op for a run that ended).
+      if (extraHost === '') await Promise.all([a.stop(), b.stop()]);
+      await Promise.all([runA, runB]);
+    }
+    expect([a.stopReason, b.stopReason]).toEqual(['drained', 'drained']);
+    // Sent by A, fetched once and yielded by B, which owns the slot.
+    expect(world.web.log.filter((e) => e.startsWith(extraHost))).toEqual([`${extraHost}/robots.txt`, `${extraHost}/extra`]);
+    expect(pagesB).toContain(url(extraHost, '/extra'));
+    expect(pagesA).not.toContain(url(extraHost, '/extra'));
+  }, 2 * WAIT_MS);
 
   it('add() after the run ended throws, as before', async () => {
     const engine = engineOf('cadd-end', [url('a2.test', '/p1')]);
