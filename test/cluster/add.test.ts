@@ -1,13 +1,15 @@
 /**
  * `Engine.add()` while a cluster-mode run is running: the seeds the scope takes reach the crawl
  * through the engine's node (scope seeds, then the owning slots' inboxes) and are fetched and
- * yielded like the first seeds; the others are refused with their reason; a send Redis refuses
- * ends the run with that error; add() after the run ended throws. Before the fix, add() in
- * cluster mode queued the seeds for a start that had already happened and said they were taken.
+ * yielded like the first seeds — by whichever node owns their slot; the others are refused with
+ * their reason; seeds added as the run stops are in Redis when the node has left, and the next
+ * run fetches them; a send Redis refuses ends the run with that error; add() after the run ended
+ * throws. Before the fix, add() in cluster mode queued the seeds for a start already past and
+ * said they were taken (every test here but the last-but-one failed on that code).
  *
- * Deterministic without timed assertions: the seed page links a page the server withholds until
+ * Deterministic without timed assertions: each seed page links a page the server withholds until
  * the test has called add(), so the campaign cannot drain before the seeds are given; the rest
- * is judged by the server's request log and the pages yielded once the run has ended.
+ * is judged by the server's request log, Redis and the pages yielded once the runs have ended.
  *
  * Real components only: a redis-server on a random loopback port and in-process Engines.
  */
@@ -180,6 +182,43 @@ describe('Engine.add() in cluster mode', () => {
     expect(pagesB).toContain(url(extraHost, '/extra'));
     expect(pagesA).not.toContain(url(extraHost, '/extra'));
   }, 2 * WAIT_MS);
+
+  it('seeds added as the run stops reach the crawl before the node leaves: the next run fetches them', async () => {
+    const crawl = 'cadd-stop';
+    const first = engineOf(crawl, [url('a5.test', '/')]);
+    const pages: string[] = [];
+    let given: { added: number; refused: readonly RefusedSeed[] } | undefined;
+    try {
+      for await (const page of first.run()) {
+        pages.push(page.url);
+        if (given !== undefined) continue;
+        // The send is under way when the node is told to stop: it leaves only once the send is done.
+        given = first.add(url('a5.test', '/extra'));
+        void first.stop();
+        world.web.release('a5.test');
+      }
+    } finally {
+      await first.close();
+    }
+    expect(first.stopReason).toBe('stopped');
+    expect(given).toEqual({ added: 1, refused: [] });
+    const client = world.redis.client();
+    try {
+      expect(await client.sismember(new ClusterKeys(crawl).scopeSeeds, url('a5.test', '/extra'))).toBe(1);
+    } finally {
+      client.disconnect();
+    }
+    const next = engineOf(crawl, []);
+    try {
+      for await (const page of next.run()) pages.push(page.url);
+    } finally {
+      await next.close();
+    }
+    expect(next.stopReason).toBe('drained');
+    // Fetched by the stopping run or, from the inbox, by the next one.
+    expect(world.web.log).toContain('a5.test/extra');
+    expect(pages).toContain(url('a5.test', '/extra'));
+  }, WAIT_MS);
 
   it('add() after the run ended throws, as before', async () => {
     const engine = engineOf('cadd-end', [url('a2.test', '/p1')]);
