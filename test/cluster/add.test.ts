@@ -5,7 +5,7 @@
  * their reason; seeds added as the run stops are in Redis when the node has left, and the next
  * run fetches them; a send Redis refuses ends the run with that error; add() after the run ended
  * throws. Before the fix, add() in cluster mode queued the seeds for a start already past and
- * said they were taken (every test here but the last-but-one failed on that code).
+ * said they were taken (every test here but 'add() after the run ended' failed on that code).
  *
  * Deterministic without timed assertions: each seed page links a page the server withholds until
  * the test has called add(), so the campaign cannot drain before the seeds are given; the rest
