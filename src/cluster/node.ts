@@ -220,15 +220,15 @@ export class ClusterNode {
    * among the scope seeds, then routes them to their slots' inboxes — `scopeSeeds`, then
    * `seed`, as at the start of a run. Until the send settles the campaign is not counted
    * drained (a slot whose inbox is about to get a seed is not idle yet) and the node does not
-   * leave: `stop()` waits for it. Resolves with how many were routed; whether each was new is
-   * known only to its slot's frontier.
+   * leave (after `stop()` or the campaign's end). Resolves with how many were routed; whether
+   * each was new is known only to its slot's frontier.
    *
-   * Recording the scope seeds is the step that can fail (a Redis reply error, or the connection
-   * closed): nothing was routed, and the run ends — the node stops (final checkpoints, as at
-   * `stop()`) and `run()` rejects with that error once it has left. The returned promise rejects
-   * with it too; a caller that follows `run()` may ignore it. Once routed, the seeds are queued in
-   * the outbox like routed links: a failed flush leaves them there and the loop sends them again.
-   * While Redis is unreachable the send waits for it, as every other call does.
+   * Recording the scope seeds is the step that can fail (a Redis reply error): nothing was
+   * routed, and the run ends — the node stops (final checkpoints, as at `stop()`) and `run()`
+   * rejects with that error once it has left. The returned promise rejects with it too; a caller
+   * that follows `run()` may ignore it. Once routed, the seeds are queued in the outbox like
+   * routed links: a failed flush leaves them there and the loop sends them again. While Redis is
+   * unreachable the send waits for it, as every other call does.
    * @throws InvalidStateError (synchronously) before `start()` or once the node has begun to leave.
    */
   addSeeds(urls: readonly string[]): Promise<number> {

@@ -474,16 +474,17 @@ export class Engine extends EventEmitter<EngineEvents> {
    * In cluster mode, once `run()` has joined the crawl, the seeds the scope takes are sent to
    * the crawl through this engine's node — recorded among the crawl's scope seeds, then routed
    * to the inboxes of the slots that own them, whichever node holds those — as the seeds given
-   * at the start are. The send is asynchronous: `added` counts the seeds accepted and sent
-   * (whether each is new is known only to its slot's frontier); `refused` lists the others with
-   * why, as before `run()` (in `summary().refusedSeeds` too). Until the send is done the campaign
-   * does not end and `stop()`/`close()` let it finish before this node leaves; while Redis is
-   * unreachable it waits, as the node's other calls do. A send that fails (Redis refused to record
-   * the seeds, or the connection was closed) ends the run: the generator throws that error once
-   * the pages already fetched are yielded, as for any failure of the node. Before the run has
-   * joined the crawl, the seeds are kept and sent with the first ones.
-   * @throws InvalidStateError after the run ended; in cluster mode also once this node has left
-   *   the crawl (the run is ending: the campaign drained, or `stop()`).
+   * at the start are. The send is asynchronous: `added` counts the seeds accepted and handed to
+   * the node to send (whether each is new is known only to its slot's frontier); `refused` lists
+   * the others with why, as before `run()` (in `summary().refusedSeeds` too). Until the send is
+   * done the campaign does not end, and this node does not leave (after `stop()`, `close()` or the
+   * campaign's end) before it reached Redis; while Redis is unreachable it waits, as the node's
+   * other calls do. A send that fails (Redis answered the scope-seed record with an error) ends
+   * the run: the generator throws that error once the pages already fetched are yielded, as for
+   * any failure of the node. Before the run has joined the crawl, the seeds are kept and sent
+   * with the first ones.
+   * @throws InvalidStateError after the run ended; in cluster mode also once this node has begun
+   *   to leave the crawl (the campaign drained, or `stop()` took effect): the run is ending.
    * @throws DiskFullError when shedding the new seeds met a full disk; a running crawl then
    *   ends with the same error, as `run()` describes. The seeds are still saved with the
    *   settings when that small file fits, so a resume seeds them again.
