@@ -3,9 +3,11 @@
  * through the engine's node (scope seeds, then the owning slots' inboxes) and are fetched and
  * yielded like the first seeds — by whichever node owns their slot; the others are refused with
  * their reason; seeds added as the run stops are in Redis when the node has left, and the next
- * run fetches them; a send Redis refuses ends the run with that error; add() after the run ended
- * throws. Before the fix, add() in cluster mode queued the seeds for a start already past and
- * said they were taken (every test here but 'add() after the run ended' failed on that code).
+ * run fetches them; a send Redis refuses ends the run with that error; seeds given before run()
+ * are taken at the start as before; add() after the run ended throws. Before the fix, add() in
+ * cluster mode queued the seeds for a start already past and said they were taken (the mid-run
+ * tests fail on that code; the before-run one failed only on its seed refused twice, once from
+ * the options' seeds and once from the pending ones).
  *
  * Deterministic without timed assertions: each seed page links a page the server withholds until
  * the test has called add(), so the campaign cannot drain before the seeds are given; the rest
@@ -218,6 +220,23 @@ describe('Engine.add() in cluster mode', () => {
     // Fetched by the stopping run or, from the inbox, by the next one.
     expect(world.web.log).toContain('a5.test/extra');
     expect(pages).toContain(url('a5.test', '/extra'));
+  }, WAIT_MS);
+
+  it('seeds given to add() before run() are taken at the start, as before (each once)', async () => {
+    const engine = engineOf('cadd-before', [url('a6.test', '/')]);
+    world.web.release('a6.test');
+    // Before run() nothing is checked yet: every seed counts as accepted, refusals come at the start.
+    expect(engine.add([url('a6.test', '/extra'), 'not a url'])).toEqual({ added: 2, refused: [] });
+    const pages: string[] = [];
+    try {
+      for await (const page of engine.run()) pages.push(page.url);
+    } finally {
+      await engine.close();
+    }
+    expect(engine.stopReason).toBe('drained');
+    expect(world.web.log).toContain('a6.test/extra');
+    expect(pages).toContain(url('a6.test', '/extra'));
+    expect(engine.summary().refusedSeeds).toEqual([{ url: 'not a url', reason: 'not-http' }]);
   }, WAIT_MS);
 
   it('add() after the run ended throws, as before', async () => {
