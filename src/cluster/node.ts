@@ -20,6 +20,9 @@
  *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
  *   seam, and each of its checkpoint's URLs to `admitted`, before it dispatches; a slot handed
  *   off is forgotten by the robots seam.
+ * - Seeds given while running (`addSeeds`) hold the campaign's end — no drained verdict while a
+ *   send is out or from Redis reads a send began during — and the node leaves only once they
+ *   settled.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
