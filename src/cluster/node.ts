@@ -20,6 +20,9 @@
  *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
  *   seam, and each of its checkpoint's URLs to `admitted`, before it dispatches; a slot handed
  *   off is forgotten by the robots seam.
+ * - Seeds given while running (`addSeeds`) hold the campaign's end — no drained verdict while a
+ *   send is out or from Redis reads a send began during — and the node leaves only once they
+ *   settled.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -29,6 +32,7 @@ import type { FrontierOptions } from '../frontier/index.js';
 import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
+import { InvalidStateError } from '../errors/index.js';
 import { StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
@@ -97,6 +101,14 @@ export class ClusterNode {
   private rr = 0;
   /** The crawl's per-IP floor (every slot's frontier has the same politeness): the least interval of any IP. */
   private ipFloorMs = 250;
+  /** `addSeeds` sends not yet settled (each resolves, failed or not): the crawl is not drained while one is out, and leaving waits for them. */
+  private readonly sending = new Set<Promise<void>>();
+  /** `addSeeds` sends begun: one that began and ended while `crawlDone` read Redis voids that read. */
+  private sendsBegun = 0;
+  /** The first `addSeeds` send that failed: the node stops, and `run()` rejects with it once it has left. */
+  private sendFailure: { err: unknown } | undefined;
+  /** Set as the node begins to leave (`shutdown`): `addSeeds` is refused from then on. */
+  private leaving = false;
 
   /**
    * A node of crawl `options.crawl`; nothing is contacted until `start()`.
@@ -179,6 +191,13 @@ export class ClusterNode {
 
   /** Routes seeds (raw URLs) to their owning slots' inboxes; returns how many were accepted. */
   async seed(urls: readonly string[], priority = 1): Promise<number> {
+    const n = this.routeSeeds(urls, priority);
+    await this.outbox.flush(true);
+    return n;
+  }
+
+  /** Queues seeds (raw URLs) in the outbox for their owning slots' inboxes; returns how many were accepted. */
+  private routeSeeds(urls: readonly string[], priority: number): number {
     const by = new Map<number, { url: string; host: string; priority: number }[]>();
     let n = 0;
     for (const raw of urls) {
@@ -191,8 +210,54 @@ export class ClusterNode {
       n++;
     }
     for (const [s, list] of by) this.outbox.push(s, 's', encodeSeeds(list), list.length);
-    await this.outbox.flush(true);
     return n;
+  }
+
+  /** Whether `addSeeds` takes seeds: after `start()`, until the node begins to leave. */
+  get acceptsSeeds(): boolean {
+    return this.settings !== undefined && !this.leaving;
+  }
+
+  /**
+   * Seeds (canonical URLs the caller's scope took) given while the node runs: records them
+   * among the scope seeds, then routes them to their slots' inboxes — `scopeSeeds`, then
+   * `seed`, as at the start of a run. Until the send settles the campaign is not counted
+   * drained (a slot whose inbox is about to get a seed is not idle yet) and the node does not
+   * leave (after `stop()` or the campaign's end). Resolves with how many were routed; whether
+   * each was new is known only to its slot's frontier.
+   *
+   * Recording the scope seeds is the step that can fail (a Redis reply error): nothing was
+   * routed, and the run ends — the node stops (final checkpoints, as at `stop()`) and `run()`
+   * rejects with that error once it has left. The returned promise rejects with it too; a caller
+   * that follows `run()` may ignore it. Once routed, the seeds are queued in the outbox like
+   * routed links: a failed flush leaves them there and the loop sends them again. While Redis is
+   * unreachable the send waits for it, as every other call does.
+   * @throws InvalidStateError (synchronously) before `start()` or once the node has begun to leave.
+   */
+  addSeeds(urls: readonly string[]): Promise<number> {
+    if (!this.acceptsSeeds) throw new InvalidStateError(`ClusterNode.addSeeds: ${this.settings === undefined ? 'the node has not started' : 'the node is leaving the crawl'}`);
+    this.sendsBegun++;
+    const send = (async (): Promise<number> => {
+      await this.scopeSeeds(urls);
+      const n = this.routeSeeds(urls, 1);
+      try {
+        await this.outbox.flush(true);
+      } catch {
+        // Still queued in the outbox: the loop sends them again with the routed links, and the
+        // campaign is not drained while the outbox holds them.
+      }
+      return n;
+    })();
+    const settled: Promise<void> = send.then(
+      () => undefined,
+      (err: unknown) => {
+        this.sendFailure ??= { err };
+        this.stop();
+      },
+    );
+    this.sending.add(settled);
+    void settled.then(() => this.sending.delete(settled));
+    return send;
   }
 
   /** Asks the node to stop: it hands its slots back (final checkpoints) and leaves. */
@@ -246,6 +311,7 @@ export class ClusterNode {
       await this.idle();
     }
     await this.shutdown();
+    if (this.sendFailure !== undefined) throw this.sendFailure.err;
     return this.stats();
   }
 
@@ -669,13 +735,16 @@ export class ClusterNode {
   /** Whether every slot is owned, idle at its owner and has no unread inbox entry. */
   private async crawlDone(): Promise<boolean> {
     for (const s of this.slots.values()) if (!s.idle() || s.moving) return false;
-    if (this.inFlight > 0 || this.outbox.size > 0) return false;
+    if (this.inFlight > 0 || this.outbox.size > 0 || this.sending.size > 0) return false;
+    const begun = this.sendsBegun;
     await this.publishIdle();
     const S = this.settings!.slots;
     const p = this.redis.pipeline();
     for (let s = 0; s < S; s++) p.hmget(this.keys.slot(s), 'owner', 'idle', 'idleCursor', 'epoch');
     for (let s = 0; s < S; s++) p.xinfo('STREAM', this.keys.inbox(s));
     const res = (await p.exec()) ?? [];
+    // Seeds were sent meanwhile: what was read may predate their inbox entries.
+    if (this.sending.size > 0 || this.sendsBegun !== begun) return false;
     for (let s = 0; s < S; s++) {
       const [owner, idle, cursor, epoch] = res[s]![1] as (string | null)[];
       if (!owner || idle !== `${epoch}`) return false;
@@ -710,6 +779,9 @@ export class ClusterNode {
   }
 
   private async shutdown(): Promise<void> {
+    // Seeds sent while running reach their inboxes first (the connection closes below).
+    this.leaving = true;
+    await Promise.all(this.sending);
     // Leaving with every slot: the same bounded drain as a hand-off.
     const leaving = [...this.slots.values()];
     for (const s of leaving) s.moving = true;

@@ -470,17 +470,34 @@ export class Engine extends EventEmitter<EngineEvents> {
    * Adds seed URLs to the crawl, running or not yet started (they widen the scope like the
    * first seeds, and are saved with the crawl's settings). Returns how many were new to the
    * frontier (before `run()`: how many were accepted) and the ones refused, with why.
-   * @throws InvalidStateError after the run ended.
+   *
+   * In cluster mode, once `run()` has joined the crawl, the seeds the scope takes are sent to
+   * the crawl through this engine's node — recorded among the crawl's scope seeds, then routed
+   * to the inboxes of the slots that own them, whichever node holds those — as the seeds given
+   * at the start are. The send is asynchronous: `added` counts the seeds accepted and handed to
+   * the node to send (whether each is new is known only to its slot's frontier); `refused` lists
+   * the others with why, as before `run()` (in `summary().refusedSeeds` too). Until the send is
+   * done the campaign does not end, and this node does not leave (after `stop()`, `close()` or the
+   * campaign's end) before it reached Redis; while Redis is unreachable it waits, as the node's
+   * other calls do. A send that fails (Redis answered the scope-seed record with an error) ends
+   * the run: the generator throws that error once the pages already fetched are yielded, as for
+   * any failure of the node. Before the run has joined the crawl, the seeds are kept and sent
+   * with the first ones.
+   * @throws InvalidStateError after the run ended; in cluster mode also once this node has begun
+   *   to leave the crawl (the campaign drained, or `stop()` took effect): the run is ending.
    * @throws DiskFullError when shedding the new seeds met a full disk; a running crawl then
    *   ends with the same error, as `run()` describes. The seeds are still saved with the
    *   settings when that small file fits, so a resume seeds them again.
    */
   add(urls: string | readonly string[]): { added: number; refused: readonly RefusedSeed[] } {
     if (this.#phase === 'ended' || this.#phase === 'closed') throw new InvalidStateError(`Engine.add: the engine is ${this.#phase}; add seeds before or during run()`);
+    const node = this.#node;
+    if (node !== undefined && !node.acceptsSeeds) throw new InvalidStateError('Engine.add: the cluster run is ending (this node has left the crawl); add seeds before or during run()');
     const list = typeof urls === 'string' ? [urls] : [...urls];
     if (!list.every((u) => typeof u === 'string')) throw new InvalidArgumentError(`Engine.add: expected URL strings, received ${JSON.stringify(list)}`);
     this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, ...list.filter((u) => !this.#options.seeds.includes(u))]) });
     for (const u of canonicalSeeds(list, this.options.canonPolicy)) this.#scope.addSeed(u);
+    if (node !== undefined) return this.#addCluster(node, list);
     if (this.#frontier === undefined) {
       this.#pendingSeeds.push(...list);
       return { added: list.length, refused: [] };
@@ -685,15 +702,12 @@ export class Engine extends EventEmitter<EngineEvents> {
         this.#options = Object.freeze({ ...this.options, grouping: recorded });
         this.#directory.regroup(recorded);
       }
+      // From here on add() sends its seeds through the node itself; the ones given before are
+      // taken below, with no await in between, so none falls between the two.
       this.#node = node;
       const o = this.options;
-      const seeds: string[] = [];
-      for (const raw of [...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]) {
-        const url = canonicalize(raw, undefined, o.canonPolicy);
-        const out = url === null ? 'not-http' : this.#scope.check(url);
-        if (out !== undefined) this.#refusedSeeds.push({ url: raw, reason: out });
-        else seeds.push(url!);
-      }
+      // add() before run() appended its seeds to the options' too: each is taken once.
+      const seeds = this.#clusterSeeds(new Set([...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]));
       // The scope grows from every node's seeds; re-read while running for seeds given later elsewhere.
       const widen = async (): Promise<void> => {
         for (const u of await node!.scopeSeeds([])) this.#scope.addSeed(u);
@@ -753,6 +767,37 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (node === undefined || ip === undefined) return base(url, signal);
       return node.gated(ip, url, () => base(url, signal)).then((r) => r.value);
     };
+  }
+
+  /**
+   * Cluster mode: the canonical form of each of `urls` the scope takes; every other one is
+   * recorded in `refusedSeeds` with why (`not-http` when it is no http(s) URL). The one rule
+   * for the seeds of the run's start and those `add()` sends while it runs.
+   */
+  #clusterSeeds(urls: Iterable<string>): string[] {
+    const policy = this.options.canonPolicy;
+    const seeds: string[] = [];
+    for (const raw of urls) {
+      const url = canonicalize(raw, undefined, policy);
+      const out = url === null ? 'not-http' : this.#scope.check(url);
+      if (out !== undefined) this.#refusedSeeds.push({ url: raw, reason: out });
+      else seeds.push(url!);
+    }
+    return seeds;
+  }
+
+  /**
+   * `add()` while the cluster node runs: the seeds the scope takes go to the crawl through the
+   * node (scope seeds, then the owning slots' inboxes: `ClusterNode#addSeeds`), asynchronously.
+   * A send that fails ends the run with its error through the node's `run()`, which the run loop
+   * throws once the pages already fetched are yielded.
+   */
+  #addCluster(node: ClusterNode, list: readonly string[]): { added: number; refused: readonly RefusedSeed[] } {
+    const before = this.#refusedSeeds.length;
+    const seeds = this.#clusterSeeds(list);
+    // The node's run() carries a failure (see above): this copy of it needs no handler of its own.
+    if (seeds.length > 0) void node.addSeeds(seeds).catch(() => undefined);
+    return { added: seeds.length, refused: this.#refusedSeeds.slice(before) };
   }
 
   #stopCluster(): Promise<void> {
