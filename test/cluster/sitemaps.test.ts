@@ -1,11 +1,12 @@
 /**
  * Sitemaps in cluster mode: the `Sitemap:` lines of a robots.txt answer reach the crawl through
  * the engine's node — in scope, they are routed to their slots and fetched, and the pages they
- * list are fetched and yielded, as in a single-process run; out of scope, they are refused (in
+ * list are fetched and yielded, as in a single-process run (a line naming a host of another
+ * slot goes through that slot's inbox); out of scope, they are refused (in
  * `summary().refusedSeeds`, as in a single-process run) and never fetched, and they never widen
  * the crawl's scope (not recorded among its scope seeds); with `robotsSitemaps: false` nothing is
  * sent. A sitemap given as a seed (`sitemaps`) is fetched and its entries crawled. Before the fix
- * the first test failed: in cluster mode the lines were queued for a single-process loop that
+ * the first three tests failed: in cluster mode the lines were queued for a single-process loop that
  * never runs, and the sitemap was never fetched.
  *
  * Deterministic without timed assertions: each campaign runs until it drains, then the server's
@@ -16,7 +17,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ClusterKeys } from '../../src/cluster/index.js';
+import { ClusterKeys, slotOf } from '../../src/cluster/index.js';
 import { Engine } from '../../src/index.js';
 import { clusterWorld } from './redis.js';
 
@@ -33,7 +34,8 @@ interface Web {
 /**
  * Every name under .test: '/' links nothing; '/sitemap.xml' lists '/listed' (linked from
  * nowhere); '/listed' and '/private/x' are pages. robots.txt names the host's own sitemap, and
- * for hosts named `far…` also another host's (`elsewhere.test`) and an excluded path's.
+ * for hosts named `far…` also another host's (`elsewhere.test`) and an excluded path's, for hosts
+ * named `via…` also the sitemap of the host named `to…` with the same suffix.
  */
 function serve(): Promise<Web> {
   const log: string[] = [];
@@ -47,6 +49,7 @@ function serve(): Promise<Web> {
     if (path === '/robots.txt') {
       const lines = ['User-agent: *', 'Allow: /', `Sitemap: ${at(host, '/sitemap.xml')}`];
       if (host.startsWith('far')) lines.push(`Sitemap: ${at('elsewhere.test', '/sitemap.xml')}`, `Sitemap: ${at(host, '/private/sitemap.xml')}`);
+      if (host.startsWith('via')) lines.push(`Sitemap: ${at(host.replace(/^via/, 'to'), '/sitemap.xml')}`);
       return send(200, 'text/plain', `${lines.join('\n')}\n`);
     }
     if (path === '/sitemap.xml' || path === '/private/sitemap.xml') {
@@ -128,6 +131,19 @@ describe('robots.txt Sitemap lines in cluster mode', () => {
       { url: url('far1.test', '/private/sitemap.xml'), reason: 'excluded' },
     ]);
     expect(await scopeSeedsOf('csm-far')).toEqual([url('far1.test', '/')]);
+  }, WAIT_MS);
+
+  it("a Sitemap line naming another slot's host (scope any) is routed to that slot, fetched and its page yielded", async () => {
+    const crawl = 'csm-cross';
+    let n = 0;
+    while (slotOf(crawl, `via${n}.test`, SLOTS) === slotOf(crawl, `to${n}.test`, SLOTS)) n++;
+    const engine = engineOf(crawl, { seeds: [url(`via${n}.test`, '/')], scope: 'any' });
+    const pages = await drain(engine);
+    expect(engine.stopReason).toBe('drained');
+    expect(requestsOf(`to${n}.test`).sort()).toEqual([`to${n}.test/listed`, `to${n}.test/robots.txt`, `to${n}.test/sitemap.xml`]);
+    expect(pages).toContain(url(`to${n}.test`, '/listed'));
+    expect(pages).toContain(url(`via${n}.test`, '/listed'));
+    expect(await scopeSeedsOf(crawl)).toEqual([url(`via${n}.test`, '/')]);
   }, WAIT_MS);
 
   it('with robotsSitemaps: false nothing is sent: the sitemap is not fetched', async () => {
