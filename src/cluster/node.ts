@@ -20,9 +20,9 @@
  *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
  *   seam, and each of its checkpoint's URLs to `admitted`, before it dispatches; a slot handed
  *   off is forgotten by the robots seam.
- * - Seeds given while running (`addSeeds`) hold the campaign's end — no drained verdict while a
- *   send is out or from Redis reads a send began during — and the node leaves only once they
- *   settled.
+ * - Seeds given while running (`addSeeds`, scope seeds or routed only) hold the campaign's end —
+ *   no drained verdict while a send is out or from Redis reads a send began during — and the
+ *   node leaves only once they settled.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -221,24 +221,29 @@ export class ClusterNode {
   /**
    * Seeds (canonical URLs the caller's scope took) given while the node runs: records them
    * among the scope seeds, then routes them to their slots' inboxes — `scopeSeeds`, then
-   * `seed`, as at the start of a run. Until the send settles the campaign is not counted
-   * drained (a slot whose inbox is about to get a seed is not idle yet) and the node does not
-   * leave (after `stop()` or the campaign's end). Resolves with how many were routed; whether
-   * each was new is known only to its slot's frontier.
+   * `seed`, as at the start of a run. With `scope: false` they are routed only, not recorded:
+   * they do not widen a scope drawn from the seeds (the sitemaps robots.txt names are sent so).
+   * Until the send settles the campaign is not counted drained (a slot whose inbox is about to
+   * get a seed is not idle yet) and the node does not leave (after `stop()` or the campaign's
+   * end). Resolves with how many were routed; whether each was new is known only to its slot's
+   * frontier.
    *
    * Recording the scope seeds is the step that can fail (a Redis reply error): nothing was
    * routed, and the run ends — the node stops (final checkpoints, as at `stop()`) and `run()`
    * rejects with that error once it has left. The returned promise rejects with it too; a caller
    * that follows `run()` may ignore it. Once routed, the seeds are queued in the outbox like
-   * routed links: a failed flush leaves them there and the loop sends them again. While Redis is
-   * unreachable the send waits for it, as every other call does.
+   * routed links: a failed flush leaves them there and the loop sends them again (so a send with
+   * `scope: false` does not fail). While Redis is unreachable the send waits for it, as every
+   * other call does.
+   * @param options.scope record the seeds among the crawl's scope seeds (default true).
    * @throws InvalidStateError (synchronously) before `start()` or once the node has begun to leave.
    */
-  addSeeds(urls: readonly string[]): Promise<number> {
+  addSeeds(urls: readonly string[], options: { readonly scope?: boolean } = {}): Promise<number> {
     if (!this.acceptsSeeds) throw new InvalidStateError(`ClusterNode.addSeeds: ${this.settings === undefined ? 'the node has not started' : 'the node is leaving the crawl'}`);
+    const scope = options.scope ?? true;
     this.sendsBegun++;
     const send = (async (): Promise<number> => {
-      await this.scopeSeeds(urls);
+      if (scope) await this.scopeSeeds(urls);
       const n = this.routeSeeds(urls, 1);
       try {
         await this.outbox.flush(true);

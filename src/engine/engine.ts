@@ -139,7 +139,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #hints: SitemapHints | undefined;
   /** Prometheus metrics being started (`metrics` option). */
   readonly #metrics: Promise<EngineMetrics> | undefined;
-  /** Sitemaps named by robots.txt answers, seeded at the next fill. */
+  /** Sitemaps named by robots.txt answers, seeded at the next fill (single-process; cluster mode sends them through the node). */
   readonly #sitemapQueue: string[] = [];
   /**
    * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
@@ -1439,17 +1439,38 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * The robots.txt fetch as the gate makes it, observed: each answer is emitted as a `robots`
-   * event (WARC archiving, logs) and its `Sitemap:` lines are queued as seeds when
-   * `robotsSitemaps` is on.
+   * event (WARC archiving, logs) and, when `robotsSitemaps` is on, its `Sitemap:` lines are
+   * queued as seeds (single-process) or sent to the crawl through the node (cluster mode).
    */
   #observedRobotsFetch(base: RobotsFetch): RobotsFetch {
     return async (url, signal) => {
       const startedAtMs = this.#clock();
       const result = await base(url, signal);
       if (this.listenerCount('robots') > 0) this.emit('robots', { url, startedAtMs, result });
-      if (this.options.robotsSitemaps) this.#sitemapQueue.push(...robotsSitemaps(url, result));
+      const found = this.options.robotsSitemaps ? robotsSitemaps(url, result) : [];
+      if (found.length > 0) {
+        if (this.options.cluster === undefined) this.#sitemapQueue.push(...found);
+        else this.#sendSitemaps(found);
+      }
       return result;
     };
+  }
+
+  /**
+   * Cluster mode: the sitemaps a robots.txt answer names go to the crawl through the node, the
+   * scope-checked ones routed to their slots without being recorded as scope seeds (as in a
+   * single-process run they are seeded and do not widen the scope); the others are recorded in
+   * `refusedSeeds`. Sent synchronously within the answer, while its origin's slot still holds
+   * the URLs waiting on it, so the send holds the campaign's end from before the slot can be
+   * idle. Dropped once the node has begun to leave (the run is ending): robots.txt answers
+   * only come while it runs slots.
+   */
+  #sendSitemaps(found: readonly string[]): void {
+    const node = this.#node;
+    if (node === undefined || !node.acceptsSeeds) return;
+    const seeds = this.#clusterSeeds(found);
+    // Routed only, the send cannot fail (a failed flush stays in the outbox and is sent again).
+    if (seeds.length > 0) void node.addSeeds(seeds, { scope: false }).catch(() => undefined);
   }
 
   #checkpoint(): void {

@@ -85,7 +85,7 @@ export interface EngineOptions {
    * under the same politeness, robots and budget rules. Default false.
    */
   readonly requisites: boolean;
-  /** Follow the `Sitemap:` lines of every robots.txt fetched. Default true. */
+  /** Follow the `Sitemap:` lines of every robots.txt fetched, in cluster mode too (the ones in scope; they do not widen it, and the others are in `refusedSeeds`). Default true. */
   readonly robotsSitemaps: boolean;
   /** User-Agent sent with every request, product token first (`MyBot/1.0 (+https://example.com/bot)`). Required. */
   readonly agent: string;
