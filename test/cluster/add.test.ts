@@ -89,23 +89,37 @@ function engineOf(crawl: string, seeds: readonly string[], extra: Record<string,
   });
 }
 
+/**
+ * Runs `engine` to its end, every page's URL into `pages`, and closes it; `onFirst` runs once,
+ * at the first page (the run is going: each seed's '/slow' is withheld, so nothing drained).
+ */
+async function drain(engine: Engine, pages: string[] = [], onFirst?: () => void | Promise<void>): Promise<string[]> {
+  let first = onFirst;
+  try {
+    for await (const page of engine.run()) {
+      pages.push(page.url);
+      if (first !== undefined) {
+        const f = first;
+        first = undefined;
+        await f();
+      }
+    }
+  } finally {
+    await engine.close();
+  }
+  return pages;
+}
+
 describe('Engine.add() in cluster mode', () => {
   it('seeds added mid-run are fetched and yielded: an unlinked page, and a new host whose scope they widen', async () => {
     const engine = engineOf('cadd', [url('a1.test', '/')]);
-    const pages: string[] = [];
     let given: { added: number; refused: readonly RefusedSeed[] } | undefined;
-    try {
-      for await (const page of engine.run()) {
-        pages.push(page.url);
-        if (given !== undefined) continue;
-        // The run is going: a1.test/slow is withheld until this returns, so nothing drained yet.
-        given = engine.add([url('a1.test', '/extra'), url('b1.test', '/')]);
-        world.web.release('a1.test');
-        world.web.release('b1.test');
-      }
-    } finally {
-      await engine.close();
-    }
+    const pages = await drain(engine, [], () => {
+      // The run is going: a1.test/slow is withheld until this returns, so nothing drained yet.
+      given = engine.add([url('a1.test', '/extra'), url('b1.test', '/')]);
+      world.web.release('a1.test');
+      world.web.release('b1.test');
+    });
     expect(engine.stopReason).toBe('drained');
     // Fetched (the server's own log) and yielded: the unlinked page, and the new host with the
     // pages its '/' links (in scope: the seed widened the host scope).
@@ -119,18 +133,11 @@ describe('Engine.add() in cluster mode', () => {
 
   it('seeds out of scope or malformed are refused mid-run with their reason, and never fetched', async () => {
     const engine = engineOf('cadd-refuse', [url('a4.test', '/')], { exclude: ['**/private/**'] });
-    const pages: string[] = [];
     let given: { added: number; refused: readonly RefusedSeed[] } | undefined;
-    try {
-      for await (const page of engine.run()) {
-        pages.push(page.url);
-        if (given !== undefined) continue;
-        given = engine.add([url('a4.test', '/private/x'), 'not a url', 'ftp://a4.test/f', url('a4.test', '/extra')]);
-        world.web.release('a4.test');
-      }
-    } finally {
-      await engine.close();
-    }
+    const pages = await drain(engine, [], () => {
+      given = engine.add([url('a4.test', '/private/x'), 'not a url', 'ftp://a4.test/f', url('a4.test', '/extra')]);
+      world.web.release('a4.test');
+    });
     const refused = [
       { url: url('a4.test', '/private/x'), reason: 'excluded' },
       { url: 'not a url', reason: 'not-http' },
@@ -154,19 +161,12 @@ describe('Engine.add() in cluster mode', () => {
     const b = engineOf(crawl, []);
     const pagesA: string[] = [];
     const pagesB: string[] = [];
-    const drive = async (engine: Engine, pages: string[]): Promise<void> => {
-      try {
-        for await (const page of engine.run()) pages.push(page.url);
-      } finally {
-        await engine.close();
-      }
-    };
-    const runA = drive(a, pagesA);
-    let runB: Promise<void> = Promise.resolve();
+    const runA = drain(a, pagesA);
+    let runB: Promise<unknown> = Promise.resolve();
     let extraHost = '';
     try {
       await until(() => a.clusterStats()?.slots.length === SLOTS, WAIT_MS, 'A owns every slot');
-      runB = drive(b, pagesB);
+      runB = drain(b, pagesB);
       // The coordinator moves one slot to B (its withheld fetch is cut at the drain bound, 5 s).
       await until(() => a.clusterStats()?.slots.length === 1 && b.clusterStats()?.slots.length === 1, WAIT_MS, 'one slot each');
       extraHost = hostIn('x', b.clusterStats()!.slots[0]!);
@@ -188,20 +188,13 @@ describe('Engine.add() in cluster mode', () => {
   it('seeds added as the run stops reach the crawl before the node leaves: the next run fetches them', async () => {
     const crawl = 'cadd-stop';
     const first = engineOf(crawl, [url('a5.test', '/')]);
-    const pages: string[] = [];
     let given: { added: number; refused: readonly RefusedSeed[] } | undefined;
-    try {
-      for await (const page of first.run()) {
-        pages.push(page.url);
-        if (given !== undefined) continue;
-        // The send is under way when the node is told to stop: it leaves only once the send is done.
-        given = first.add(url('a5.test', '/extra'));
-        void first.stop();
-        world.web.release('a5.test');
-      }
-    } finally {
-      await first.close();
-    }
+    const pages = await drain(first, [], () => {
+      // The send is under way when the node is told to stop: it leaves only once the send is done.
+      given = first.add(url('a5.test', '/extra'));
+      void first.stop();
+      world.web.release('a5.test');
+    });
     expect(first.stopReason).toBe('stopped');
     expect(given).toEqual({ added: 1, refused: [] });
     const client = world.redis.client();
@@ -211,11 +204,7 @@ describe('Engine.add() in cluster mode', () => {
       client.disconnect();
     }
     const next = engineOf(crawl, []);
-    try {
-      for await (const page of next.run()) pages.push(page.url);
-    } finally {
-      await next.close();
-    }
+    await drain(next, pages);
     expect(next.stopReason).toBe('drained');
     // Fetched by the stopping run or, from the inbox, by the next one.
     expect(world.web.log).toContain('a5.test/extra');
@@ -227,12 +216,7 @@ describe('Engine.add() in cluster mode', () => {
     world.web.release('a6.test');
     // Before run() nothing is checked yet: every seed counts as accepted, refusals come at the start.
     expect(engine.add([url('a6.test', '/extra'), 'not a url'])).toEqual({ added: 2, refused: [] });
-    const pages: string[] = [];
-    try {
-      for await (const page of engine.run()) pages.push(page.url);
-    } finally {
-      await engine.close();
-    }
+    const pages = await drain(engine);
     expect(engine.stopReason).toBe('drained');
     expect(world.web.log).toContain('a6.test/extra');
     expect(pages).toContain(url('a6.test', '/extra'));
@@ -254,22 +238,18 @@ describe('Engine.add() in cluster mode', () => {
     const crawl = 'cadd-fail';
     const engine = engineOf(crawl, [url('a3.test', '/')]);
     const client = world.redis.client();
-    const pages: string[] = [];
     let given: { added: number; refused: readonly RefusedSeed[] } | undefined;
     let thrown: unknown;
     try {
-      for await (const page of engine.run()) {
-        pages.push(page.url);
-        if (given !== undefined) continue;
+      await drain(engine, [], async () => {
         // The crawl's scope-seed set becomes a string: recording the new seed's scope fails (WRONGTYPE).
         await client.set(new ClusterKeys(crawl).scopeSeeds, 'not a set');
         given = engine.add(url('a3.test', '/extra'));
         world.web.release('a3.test');
-      }
+      });
     } catch (err) {
       thrown = err;
     } finally {
-      await engine.close();
       client.disconnect();
     }
     expect(given).toEqual({ added: 1, refused: [] });
