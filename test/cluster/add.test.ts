@@ -15,23 +15,20 @@
  *
  * Real components only: a redis-server on a random loopback port and in-process Engines.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ClusterKeys, slotOf } from '../../src/cluster/index.js';
 import { Engine, InvalidStateError } from '../../src/index.js';
 import type { RefusedSeed } from '../../src/index.js';
 import { until } from './child.js';
 import { clusterWorld } from './redis.js';
+import { type LoggedWeb, hostOf, listenLoopback } from '../fetch/server.js';
 
 const WAIT_MS = 60_000;
 const SLOTS = 2;
 
-interface Web {
-  readonly server: Server;
-  readonly port: number;
-  /** Every request, as `host/path`. */
-  readonly log: string[];
+/** Every request logged as `host/path`. */
+interface Web extends LoggedWeb {
   /** Answers the withheld `/slow` page of `host` (every one asked so far and later). */
   release(host: string): void;
 }
@@ -40,7 +37,7 @@ interface Web {
  * Each host (every name under .test; each test its own, as '/slow' is released once per host): '/' links '/slow' and '/p1'; '/slow' is answered only once the test releases the
  * host; '/extra' and '/private/x' exist but nothing links them.
  */
-function serve(): Promise<Web> {
+async function serve(): Promise<Web> {
   const log: string[] = [];
   const released = new Map<string, () => void>();
   const gate = new Map<string, Promise<void>>();
@@ -50,7 +47,7 @@ function serve(): Promise<Web> {
     return g;
   };
   const server = createServer((req, res) => {
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const host = hostOf(req);
     const path = req.url ?? '/';
     log.push(`${host}${path}`);
     const send = (status: number, body: string): void => {
@@ -62,12 +59,7 @@ function serve(): Promise<Web> {
     if (['/p1', '/extra', '/private/x'].includes(path)) return send(200, `<html><body>${path}</body></html>`);
     send(404, 'not found');
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as AddressInfo).port;
-      resolve({ server, port, log, release: (host) => void (gateOf(host), released.get(host)!()) });
-    }),
-  );
+  return { ...(await listenLoopback(server)), log, release: (host) => void (gateOf(host), released.get(host)!()) };
 }
 
 const world = clusterWorld(serve, 'meguri-add-');

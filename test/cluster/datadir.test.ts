@@ -11,8 +11,7 @@
  * a loopback web server.
  */
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,12 +20,13 @@ import { Engine, type EngineOptions, InvalidStateError } from '../../src/index.j
 import { CHECKPOINT_FILE, singleProcessFiles } from '../../src/engine/datadir.js';
 import { AGENT, STACK_LINE, bufferIo } from '../cli/helpers.js';
 import { clusterWorld } from './redis.js';
+import { type LoggedWeb, listenLoopback } from '../fetch/server.js';
 
 const HOST = 'site.test';
 const PAGES = ['/', '/a', '/b', '/c', '/d'];
 
 /** One host: '/' links every other page, each links back; robots.txt allows all. Requests are logged. */
-function serve(): Promise<{ server: Server; port: number; log: string[] }> {
+async function serve(): Promise<LoggedWeb> {
   const log: string[] = [];
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
@@ -35,7 +35,7 @@ function serve(): Promise<{ server: Server; port: number; log: string[] }> {
     const links = path === '/' ? PAGES.slice(1) : ['/'];
     res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>`);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, log })));
+  return { ...(await listenLoopback(server)), log };
 }
 
 const world = clusterWorld(serve, 'meguri-cldata-');

@@ -14,8 +14,7 @@
  * cluster mode (engine-child.ts), in-process Engines for the restart cases.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +24,7 @@ import { Engine } from '../../src/index.js';
 import { type NodeProc, spawnNode, until } from './child.js';
 import { clusterWorld } from './redis.js';
 import { JUDGE_TOLERANCE_MS } from '../engine/helpers.js';
+import { type LoggedWeb, hostOf, listenLoopback } from '../fetch/server.js';
 
 const ENGINE = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
 const WAIT_MS = 120_000;
@@ -51,11 +51,11 @@ const pagesOf = (kind: string): string[] => ['/', ...Array.from({ length: kind =
  * rules; one named `…-slow-…` answers its first robots.txt only once the test says so; every
  * other host answers rules at once. The rules disallow /secret/, which '/' links.
  */
-function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
+async function serve(): Promise<LoggedWeb<Arrival>> {
   const log: Arrival[] = [];
   const robotsAsked = new Map<string, number>();
   const server = createServer((req, res) => {
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const host = hostOf(req);
     const path = req.url ?? '/';
     const e: Arrival = { seq: log.length, host, path, at: performance.now(), status: 0 };
     log.push(e);
@@ -81,7 +81,7 @@ function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
     const links = path === '/' ? [...pagesOf(kind).slice(1), '/secret/x'] : ['/'];
     return send(200, `<html><body>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>`);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, log })));
+  return { ...(await listenLoopback(server)), log };
 }
 
 /** Releases the slow hosts' first robots.txt answers. */

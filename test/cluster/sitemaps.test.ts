@@ -14,34 +14,28 @@
  *
  * Real components only: a redis-server on a random loopback port and in-process Engines.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ClusterKeys, slotOf } from '../../src/cluster/index.js';
 import { Engine } from '../../src/index.js';
 import { clusterWorld } from './redis.js';
+import { type LoggedWeb, hostOf, listenLoopback } from '../fetch/server.js';
 
 const WAIT_MS = 60_000;
 const SLOTS = 2;
-
-interface Web {
-  readonly server: Server;
-  readonly port: number;
-  /** Every request, as `host/path`. */
-  readonly log: string[];
-}
 
 /**
  * Every name under .test: '/' links nothing; '/sitemap.xml' lists '/listed' (linked from
  * nowhere); '/listed' and '/private/x' are pages. robots.txt names the host's own sitemap, and
  * for hosts named `far…` also another host's (`elsewhere.test`) and an excluded path's, for hosts
- * named `via…` also the sitemap of the host named `to…` with the same suffix.
+ * named `via…` also the sitemap of the host named `to…` with the same suffix. Every request is
+ * logged as `host/path`.
  */
-function serve(): Promise<Web> {
+async function serve(): Promise<LoggedWeb> {
   const log: string[] = [];
   let port = 0;
   const server = createServer((req, res) => {
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const host = hostOf(req);
     const path = req.url ?? '/';
     log.push(`${host}${path}`);
     const send = (status: number, type: string, body: string): void => void res.writeHead(status, { 'content-type': type }).end(body);
@@ -58,12 +52,9 @@ function serve(): Promise<Web> {
     if (['/', '/listed', '/private/x'].includes(path)) return send(200, 'text/html', `<html><body>${path}</body></html>`);
     send(404, 'text/plain', 'not found');
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      port = (server.address() as AddressInfo).port;
-      resolve({ server, port, log });
-    }),
-  );
+  const web = await listenLoopback(server);
+  port = web.port;
+  return { ...web, log };
 }
 
 const world = clusterWorld(serve, 'meguri-sitemaps-');

@@ -14,8 +14,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +23,7 @@ import { Journal, type RecoveryInfo } from '../../src/index.js';
 import { JOURNAL_FILE } from '../../src/engine/datadir.js';
 import { type JournalRecord, decodeRecord } from '../../src/engine/records.js';
 import { JUDGE_TOLERANCE_MS } from './helpers.js';
+import { type LoggedWeb, hostOf, listenLoopback } from '../fetch/server.js';
 
 const CHILD = fileURLToPath(new URL('./robots-journal-child.ts', import.meta.url));
 /** The Retry-After (s) of held.test's first robots.txt answer. */
@@ -54,11 +54,11 @@ const COPY_PAGES = Array.from({ length: 40 }, (_, i) => `/c${i}`);
  * Robots answers are counted per host across every test (each test uses fresh hosts by a
  * name prefix, so one server serves them all).
  */
-function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
+async function serve(): Promise<LoggedWeb<Arrival>> {
   const log: Arrival[] = [];
   const robotsAsked = new Map<string, number>();
   const server = createServer((req, res) => {
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const host = hostOf(req);
     const path = req.url ?? '/';
     const e: Arrival = { seq: log.length, host, path, at: performance.now(), status: 0 };
     log.push(e);
@@ -89,7 +89,7 @@ function serve(): Promise<{ server: Server; port: number; log: Arrival[] }> {
     if (path.startsWith('/secret/')) return send(200, page([]));
     return send(200, page(['/']));
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, log })));
+  return { ...(await listenLoopback(server)), log };
 }
 
 interface Run {

@@ -1,6 +1,8 @@
 /**
  * A loopback HTTP server for the fetch tests: records every request (with the local address
  * it arrived on) and every connection, and closes hard so no test leaves a socket behind.
+ * For tests that keep a server of their own (the engine and cluster tests' simulated webs):
+ * `listenLoopback`, and `hostOf` for the name a request was sent to.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -63,4 +65,28 @@ export async function startServer(handler: Handler, host = '127.0.0.1'): Promise
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A web of name-based hosts on one loopback server, as the engine and cluster tests serve it:
+ * the server (closed by the test's teardown), its port, and every request in arrival order.
+ */
+export interface LoggedWeb<E = string> {
+  readonly server: Server;
+  readonly port: number;
+  readonly log: E[];
+}
+
+/** Starts `server` on a random port of 127.0.0.1; resolves with it and the port. */
+export async function listenLoopback(server: Server): Promise<{ server: Server; port: number }> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** The host name a request was sent to, without its port (every test host resolves to 127.0.0.1). */
+export function hostOf(req: IncomingMessage): string {
+  return (req.headers.host ?? '').replace(/:\d+$/, '');
 }
