@@ -19,9 +19,9 @@ import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ClusterKeys, slotOf } from '../../src/cluster/index.js';
 import { Engine, InvalidStateError } from '../../src/index.js';
-import type { RefusedSeed } from '../../src/index.js';
+import type { EngineOptions, RefusedSeed } from '../../src/index.js';
 import { until } from './child.js';
-import { clusterWorld } from './redis.js';
+import { clusterEngine, clusterWorld } from './redis.js';
 import { type LoggedWeb, hostOf, listenLoopback } from '../fetch/server.js';
 
 const WAIT_MS = 60_000;
@@ -66,20 +66,7 @@ const world = clusterWorld(serve, 'meguri-add-');
 
 const url = (host: string, path: string): string => `http://${host}:${world.web.port}${path}`;
 
-function engineOf(crawl: string, seeds: readonly string[], extra: Record<string, unknown> = {}): Engine {
-  return new Engine({
-    agent: 'meguri-test/1.0',
-    seeds: [...seeds],
-    allowPrivate: true,
-    resolve: async (h) => (h.endsWith('.test') ? ['127.0.0.1'] : []),
-    concurrency: 4,
-    grouping: 'host',
-    scope: 'host',
-    politeness: { minDelayMs: 20, startDelayMs: 20, ipMinDelayMs: 5 },
-    cluster: { redis: world.redis.url, crawl, store: world.store, slots: SLOTS, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20 },
-    ...extra,
-  });
-}
+const engineOf = (crawl: string, seeds: readonly string[], extra: Partial<EngineOptions> = {}): Engine => clusterEngine(world, crawl, SLOTS, { seeds: [...seeds], ...extra });
 
 /**
  * Runs `engine` to its end, every page's URL into `pages`, and closes it; `onFirst` runs once,

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
+import { Engine, type EngineOptions } from '../../src/index.js';
 
 const CANDIDATES = [process.env['REDIS_SERVER'], '/usr/bin/redis-server', '/usr/local/bin/redis-server'];
 
@@ -159,4 +160,23 @@ export function clusterWorld<W extends { readonly server: Server }>(serve: () =>
     rmSync(world.store, { recursive: true, force: true });
   });
   return world;
+}
+
+/**
+ * An in-process Engine in cluster mode on a `ClusterWorld` whose hosts are names under .test
+ * (all resolved to 127.0.0.1), with short timings: crawl `crawl` over `slots` slots, politeness
+ * of tens of ms, host scope and grouping; `extra` overrides any of it (seeds among them).
+ */
+export function clusterEngine(world: ClusterWorld<{ readonly server: Server }>, crawl: string, slots: number, extra: Partial<EngineOptions> = {}): Engine {
+  return new Engine({
+    agent: 'meguri-test/1.0',
+    allowPrivate: true,
+    resolve: async (h) => (h.endsWith('.test') ? ['127.0.0.1'] : []),
+    concurrency: 4,
+    grouping: 'host',
+    scope: 'host',
+    politeness: { minDelayMs: 20, startDelayMs: 20, ipMinDelayMs: 5 },
+    cluster: { redis: world.redis.url, crawl, store: world.store, slots, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20 },
+    ...extra,
+  });
 }
