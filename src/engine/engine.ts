@@ -1282,6 +1282,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       retryAfter: o.retryAfter,
       etag: o.etag,
       lastModified: o.lastModified,
+      serverDate: o.serverDate,
       contentType: o.contentType,
       location,
       contentFp: o.contentFp,

@@ -58,6 +58,8 @@ export interface OutcomeRecord {
   readonly ra?: string | undefined;
   readonly et?: string | undefined;
   readonly lm?: number | undefined;
+  /** The response's Date, epoch seconds (absent in journals written before it existed: none). */
+  readonly sd?: number | undefined;
   readonly loc?: string | undefined;
   readonly fp?: string | undefined;
   readonly sh?: string | undefined;
@@ -96,6 +98,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     ra: o.retryAfter,
     et: o.etag,
     lm: o.lastModified,
+    sd: o.serverDate,
     loc: o.location,
     fp: o.contentFp === undefined ? undefined : hex64(o.contentFp),
     sh: o.simhash === undefined ? undefined : hex64(o.simhash),
@@ -116,6 +119,7 @@ export function recordOutcome(r: OutcomeRecord): Outcome {
     retryAfter: r.ra,
     etag: r.et,
     lastModified: r.lm,
+    serverDate: r.sd,
     location: r.loc,
     contentFp: r.fp === undefined ? undefined : BigInt(`0x${r.fp}`),
     simhash: r.sh === undefined ? undefined : BigInt(`0x${r.sh}`),
@@ -145,6 +149,7 @@ const OUTCOME_NUMBERS: readonly (readonly [string, FieldKind, boolean])[] = [
   ['now', 'time', true],
   ['s', 'count', true],
   ['lm', 'time', false],
+  ['sd', 'time', false],
   ['lat', 'duration', false],
 ];
 /** Largest status a record may carry (HTTP statuses are three digits; 0 = no response). */

@@ -603,6 +603,7 @@ export class HttpFetcher implements Fetcher {
         retryAfter: firstHeader(h, 'retry-after'),
         etag: firstHeader(h, 'etag'),
         lastModified: httpDateSeconds(firstHeader(h, 'last-modified')),
+        serverDate: httpDateSeconds(firstHeader(h, 'date')),
         contentType,
         ip,
         latencyMs,

@@ -117,9 +117,10 @@ export function newFreshnessRecord(init?: Partial<FreshnessRecord>): FreshnessRe
 export const LM_UNTRUSTED = -1;
 
 /**
- * A first response's Last-Modified less than this many seconds before the fetch's report is
- * taken for the response time, stamped by a server that dates every response (dynamic pages
- * often do), not for a change, so the trust test never starts. Without it a page that changes
+ * A first response's Last-Modified less than this many seconds before the response's own Date
+ * (or, without one, before the fetch's report on our clock) is taken for the response time,
+ * stamped by a server that dates every response (dynamic pages often do), not for a change, so
+ * the trust test never starts. Without it a page that changes
  * at every fetch on such a server passed every later test with a quiet of seconds, and was
  * estimated at maxRate after two changes — a busy home page starved. Only the first response
  * is judged so: a stamping server stamps that one too, while an honest server whose page
@@ -132,8 +133,10 @@ const LM_STAMP_SECONDS = 60;
 /**
  * The age a first response's Last-Modified gives the page: hours from that date to the fetch,
  * or 0 when there is no usable date (none sent, none at least `LM_STAMP_SECONDS` before the
- * fetch — a date closer than that is the server stamping its response — or no fetch time). The
- * one rule for "a first fetch's date can start the trust test" (`foldExposure` asks it too).
+ * fetch — a date closer than that is the server stamping its response — or no fetch time). With
+ * the response's Date both are read on the server's own clock (age = Date − Last-Modified), so
+ * a skew between its clock and ours neither hides a stamp nor shifts the age. The one rule for
+ * "a first fetch's date can start the trust test" (`foldExposure` asks it too).
  *
  * Why it is evidence: looking back from any moment, the time since the last event of a Poisson
  * process of rate λ is exponential at rate λ (the backward recurrence time), so the first fetch
@@ -146,9 +149,12 @@ const LM_STAMP_SECONDS = 60;
  *
  * @param sentLastModified the first response's Last-Modified, epoch seconds (0 or undefined = none)
  * @param nowHours the fetch time, epoch-hours (fractional)
+ * @param sentDate the response's Date, epoch seconds (0 or undefined = none: our clock decides)
  */
-export function firstFetchAge(sentLastModified: number | undefined, nowHours: number | undefined): number {
-  if (sentLastModified === undefined || !(sentLastModified > 0) || nowHours === undefined || !(sentLastModified < nowHours * 3600 - LM_STAMP_SECONDS)) return 0;
+export function firstFetchAge(sentLastModified: number | undefined, nowHours: number | undefined, sentDate?: number): number {
+  if (sentLastModified === undefined || !(sentLastModified > 0) || nowHours === undefined) return 0;
+  if (sentDate !== undefined && sentDate > 0) return sentLastModified < sentDate - LM_STAMP_SECONDS ? (sentDate - sentLastModified) / 3600 : 0;
+  if (!(sentLastModified < nowHours * 3600 - LM_STAMP_SECONDS)) return 0;
   return nowHours - sentLastModified / 3600;
 }
 
@@ -258,8 +264,8 @@ export function observeChange(
   const oldExposure = rec.lmHours;
   const priorLambda = rec.lambda;
 
-  rec.lmHours = foldExposure(first, rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304);
-  if (first) rec.lmAgeHours = firstFetchAge(newLm, nowHours);
+  rec.lmHours = foldExposure(first, rec.lmHours, verdict, oldLm, newLm, prevCrawled, nowHours, outcome.status === 304, outcome.serverDate);
+  if (first) rec.lmAgeHours = firstFetchAge(newLm, nowHours, outcome.serverDate);
 
   if (rec.crawlCount < U32_MAX) rec.crawlCount++;
   const changed = verdict === Verdict.Changed;
@@ -515,6 +521,7 @@ const VERDICT_OF: Record<ChangeVerdict, Verdict> = {
  * @param previousCrawled epoch-hours of the previous fetch
  * @param nowHours epoch-hours of this fetch, to the second if possible (fractional)
  * @param notModified whether the response was a 304
+ * @param sentDate the response's Date, epoch seconds (0 or undefined = none; see `firstFetchAge`)
  * @returns the new exposure in hours, or `LM_UNTRUSTED`
  */
 export function lastModifiedExposure(
@@ -525,10 +532,11 @@ export function lastModifiedExposure(
   previousCrawled: number,
   nowHours: number,
   notModified: boolean,
+  sentDate?: number,
 ): number {
   const v = VERDICT_OF[verdict];
   if (v === undefined) throw new InvalidArgumentError(`lastModifiedExposure: expected a verdict first|none|cosmetic|real, received ${String(verdict)}`);
-  return foldExposure(v === Verdict.First, exposure, v, previousLastModified, sentLastModified, previousCrawled, nowHours, notModified);
+  return foldExposure(v === Verdict.First, exposure, v, previousLastModified, sentLastModified, previousCrawled, nowHours, notModified, sentDate);
 }
 
 /**
@@ -544,8 +552,9 @@ function foldExposure(
   prevCrawled: number,
   nowHours: number | undefined,
   notModified: boolean,
+  sentDate: number | undefined,
 ): number {
-  if (first) return firstFetchAge(newLm, nowHours) > 0 ? 0 : LM_UNTRUSTED;
+  if (first) return firstFetchAge(newLm, nowHours, sentDate) > 0 ? 0 : LM_UNTRUSTED;
   if (exposure < 0) return exposure;
   if (nowHours === undefined || !(nowHours >= prevCrawled)) return LM_UNTRUSTED;
   const interval = nowHours - prevCrawled;

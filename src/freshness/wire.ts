@@ -227,9 +227,10 @@ export class FreshnessScheduler {
       rec.previousCrawled,
       rec.fetchedAtHours,
       rec.status === 304,
+      rec.sentDate,
     );
     // A first fetch's date waits in lmAgeHours until later fetches prove the server's dates.
-    v.lmAgeHours = rec.change === 'first' ? firstFetchAge(rec.sentLastModified, rec.fetchedAtHours) : rec.lmAgeHours;
+    v.lmAgeHours = rec.change === 'first' ? firstFetchAge(rec.sentLastModified, rec.fetchedAtHours, rec.sentDate) : rec.lmAgeHours;
     // The interval statistics: this fetch's interval folded in (after rebuilding them from the
     // counts if an older build left none), in the whole hours the span is measured in, so the
     // intervals add up to it exactly — or the history restarted at a change point on the URL's

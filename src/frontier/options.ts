@@ -114,6 +114,8 @@ export interface CrawledRecord {
   readonly previousLastModified: number;
   /** The Last-Modified this response carried, epoch-seconds (0 = none). */
   readonly sentLastModified: number;
+  /** The Date this response carried, epoch-seconds: the server's clock (0 = none; `Outcome.serverDate`). */
+  readonly sentDate: number;
   /** Last-Modified exposure in hours (−1 = not trusted); the hook may store a new value. */
   lmHours: number;
   /**

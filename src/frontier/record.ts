@@ -20,6 +20,7 @@ export class MutableRecord implements CrawledRecord {
   previousCrawled = 0;
   previousLastModified = 0;
   sentLastModified = 0;
+  sentDate = 0;
   constructor(private readonly t: UrlTable) {}
   bind(
     row: number,
@@ -31,6 +32,7 @@ export class MutableRecord implements CrawledRecord {
     previousCrawled: number,
     previousLastModified: number,
     sentLastModified: number,
+    sentDate: number,
   ): this {
     this.row = row;
     this.slot = this.t.slotFor(row);
@@ -42,6 +44,7 @@ export class MutableRecord implements CrawledRecord {
     this.previousCrawled = previousCrawled;
     this.previousLastModified = previousLastModified;
     this.sentLastModified = sentLastModified;
+    this.sentDate = sentDate;
     return this;
   }
   get host(): number {

@@ -56,15 +56,20 @@ export function scheduleRecrawl(
   if (fresh !== undefined) {
     const sl = t.slot[row]!; // taken by the report that called this
     if (t.crawlCount[sl] === 1) t.firstCrawled[sl] = hours;
-    const sent = o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified > 0 ? Math.min(o.lastModified, 0xffff_ffff) : 0;
+    const sent = epochSecondsOrZero(o.lastModified);
     const capPerHour = h.cap === undefined ? Number.POSITIVE_INFINITY : h.cap.perHour;
-    const rec = s.record.bind(row, change, h.intervalMs, capPerHour, o.status, nowMs / HOUR_MS, previousCrawled, previousLastModified, sent);
+    const rec = s.record.bind(row, change, h.intervalMs, capPerHour, o.status, nowMs / HOUR_MS, previousCrawled, previousLastModified, sent, epochSecondsOrZero(o.serverDate));
     const v = typeof fresh === 'function' ? fresh(rec, hours) : fresh.nextDue(rec, hours);
     if (typeof v === 'number' && Number.isFinite(v)) due = Math.floor(v);
   }
   due = Math.min(Math.max(due, hours + 1), 0xffff_ffff);
   t.nextDue[row] = due;
   s.wheel?.schedule(row, due);
+}
+
+/** An outcome's HTTP date (Last-Modified, Date) as the hook's record carries it: whole epoch seconds in u32, 0 = none. */
+function epochSecondsOrZero(v: number | undefined): number {
+  return v !== undefined && Number.isInteger(v) && v > 0 ? Math.min(v, 0xffff_ffff) : 0;
 }
 
 /** At the first dispatch of each new clock hour, offers the freshness hook its pass. */

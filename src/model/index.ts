@@ -115,6 +115,12 @@ export interface Outcome {
   readonly etag?: string | undefined;
   /** Last-Modified, epoch seconds. */
   readonly lastModified?: number | undefined;
+  /**
+   * The response's Date header, epoch seconds: the server's clock as it answered. Read with
+   * Last-Modified on the server's own clock, so a server stamping every response with the time
+   * is told from a page just changed whatever the two clocks' skew (src/freshness `firstFetchAge`).
+   */
+  readonly serverDate?: number | undefined;
   readonly contentType?: string | undefined;
   /** Location header of a redirect, resolved against the request URL. */
   readonly location?: string | undefined;

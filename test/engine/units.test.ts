@@ -122,6 +122,7 @@ describe('journal records', () => {
       status: 200,
       etag: '"e1"',
       lastModified: 1_700_000_000,
+      serverDate: 1_700_000_900,
       contentFp: 0xdead_beef_0123_4567n,
       simhash: 0x1n,
       latencyMs: 12.5,
@@ -130,7 +131,7 @@ describe('journal records', () => {
     };
     const key = '0123456789abcdef0123456789abcdef';
     const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 100, 150, o)), 0);
-    expect(rec).toMatchObject({ t: 'o', k: key, h: 'a.example', at: 100, now: 150, s: 200, l: ['https://a.example/y'] });
+    expect(rec).toMatchObject({ t: 'o', k: key, h: 'a.example', at: 100, now: 150, s: 200, sd: 1_700_000_900, l: ['https://a.example/y'] });
     expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0])).toEqual({
       row: -1,
       url: o.url,
@@ -138,6 +139,7 @@ describe('journal records', () => {
       retryAfter: undefined,
       etag: '"e1"',
       lastModified: 1_700_000_000,
+      serverDate: 1_700_000_900,
       location: undefined,
       contentFp: 0xdead_beef_0123_4567n,
       simhash: 1n,

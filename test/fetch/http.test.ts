@@ -78,6 +78,7 @@ describe('HttpFetcher: a page', () => {
         'content-type': 'text/html; charset=utf-8',
         etag: '"v1"',
         'last-modified': 'Tue, 15 Nov 1994 08:12:31 GMT',
+        date: 'Tue, 15 Nov 1994 08:20:00 GMT',
         'retry-after': '5',
       });
       res.end(HTML);
@@ -88,6 +89,7 @@ describe('HttpFetcher: a page', () => {
       status: 200,
       etag: '"v1"',
       lastModified: Date.UTC(1994, 10, 15, 8, 12, 31) / 1000,
+      serverDate: Date.UTC(1994, 10, 15, 8, 20, 0) / 1000,
       contentType: 'text/html; charset=utf-8',
       retryAfter: '5',
       ip: '127.0.0.1',

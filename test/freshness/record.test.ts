@@ -172,6 +172,21 @@ describe('the first fetch\'s Last-Modified age', () => {
     expect(r.lmHours).toBe(LM_UNTRUSTED);
     expect(r.lmAgeHours).toBe(0);
     expect(estimate(r, defaultParams())).toBeLessThan(defaultParams().maxRate / 4);
+    // With the response's Date the server's own clock decides: a stamping server whose clock runs
+    // five minutes behind ours is still a stamp, and an honest one's age is read on its clock.
+    expect(firstFetchAge(400 * 3600 - 300, 400)).toBeCloseTo(300 / 3600, 12); // our clock: looks 5 minutes old
+    expect(firstFetchAge(400 * 3600 - 300, 400, 400 * 3600 - 300)).toBe(0); // its Date says: stamped
+    expect(firstFetchAge(400 * 3600 - 7800, 400, 400 * 3600 - 600)).toBeCloseTo(2, 12); // 2 h on its clock, not 2 h 10 min
+    expect(lastModifiedExposure(7, 'first', 0, 400 * 3600 - 300, 0, 400, false, 400 * 3600 - 300)).toBe(LM_UNTRUSTED);
+    const skewed = newFreshnessRecord();
+    for (let k = 0; k < 6; k++) {
+      const now = 400 + 24 * k;
+      const at = now * 3600 - 300; // the server's clock
+      observeChange(skewed, { ...ok(k % 2 === 0 ? FP_A : FP_B, k % 2 === 0 ? SH : SH ^ 0xffffn, at - 1), serverDate: at }, now);
+    }
+    expect(skewed.changeCount).toBe(5);
+    expect(skewed.lmHours).toBe(LM_UNTRUSTED);
+    expect(skewed.lmAgeHours).toBe(0);
     // Later fetches are not judged so: an honest change dated seconds before a later fetch counts.
     const h = newFreshnessRecord();
     observeChange(h, ok(FP_A, SH, 100 * 3600), 400);

@@ -136,6 +136,31 @@ describe('withFreshness: per outcome, the same schedule as the pure functions', 
     f.free();
   });
 
+  it("reads a first response's Last-Modified on the server's own clock when it sends a Date", () => {
+    const f = new Frontier(1, T0, { freshness: withFreshness(freshnessParams(), 0.5), scheduleIndex: true, stateMachine: true });
+    f.seed('https://a.example/dated', 'a.example', 2, T0, T0, 0);
+    f.seed('https://a.example/stamped', 'a.example', 2, T0, T0, 0);
+    let now = T0 * HOUR;
+    const serverClock = T0 * 3600 - 600; // ten minutes behind ours
+    const ages = new Map<string, number>();
+    while (ages.size < 2) {
+      const req = f.dispatch(now);
+      if (!req) {
+        now = f.nextEligible()!;
+        continue;
+      }
+      const stamped = req.url.endsWith('stamped');
+      // Changed two hours before on its clock; or stamped with its clock (five minutes old on ours).
+      const lastModified = stamped ? serverClock : serverClock - 7200;
+      f.report({ row: req.row, url: req.url, status: 200, contentFp: 1n, simhash: 0n, lastModified, serverDate: serverClock }, now);
+      ages.set(req.url, column(f, 47)[req.row]!);
+      now = Math.max(now, f.nextEligible()!);
+    }
+    expect(ages.get('https://a.example/dated')).toBe(2); // not 2 h 10 min, our clock's reading
+    expect(ages.get('https://a.example/stamped')).toBe(0); // a stamp, though ten minutes old on our clock
+    f.free();
+  });
+
   it('lastModifiedExposure follows observeChange for every verdict', () => {
     expect(lastModifiedExposure(5, 'first', 0, 1000 * 3600, 0, 2000, false)).toBe(0);
     expect(lastModifiedExposure(5, 'first', 0, 0, 0, 2000, false)).toBe(-1);
