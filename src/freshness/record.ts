@@ -231,7 +231,8 @@ function classify(rec: FreshnessRecord, o: Outcome, threshold: number): Verdict 
  * - unchanged content (equal fingerprint) or cosmetic churn leaves it exactly as it was — a
  *   server that stamps every response with the current time, or dates byte churn, fails here;
  * - a meaningful change advances it to a time after our previous fetch (one hour of clock
- *   skew allowed) and strictly before this one — a server that never updates it, reports a
+ *   skew allowed) and strictly before this one (before the response's Date when it sent one:
+ *   the change is dated on the server's clock, and so is the quiet after it) — a server that never updates it, reports a
  *   change older than a copy we already saw, or stamps the response time (which a server that
  *   also answers 304 when nothing changed would otherwise get away with) fails here; a first
  *   response dated less than a minute back is taken for a stamp and starts no test at all
@@ -566,9 +567,12 @@ function foldExposure(
     case Verdict.Cosmetic:
       return newLm === oldLm ? exposure + interval : LM_UNTRUSTED;
     case Verdict.Changed: {
-      if (!(newLm > oldLm && newLm >= prevCrawled * 3600 - LM_SKEW_SECONDS && newLm < nowSec)) return LM_UNTRUSTED;
+      // The response's time on the server's clock when it sent a Date (the change is dated on
+      // that clock), else ours.
+      const answeredSec = sentDate !== undefined && sentDate > 0 ? sentDate : nowSec;
+      if (!(newLm > oldLm && newLm >= prevCrawled * 3600 - LM_SKEW_SECONDS && newLm < answeredSec)) return LM_UNTRUSTED;
       // Time from the last change to this fetch: the uncensored part of the interval.
-      return exposure + Math.min((nowSec - newLm) / 3600, interval);
+      return exposure + Math.min((answeredSec - newLm) / 3600, interval);
     }
     default:
       return LM_UNTRUSTED;

@@ -187,6 +187,17 @@ describe('the first fetch\'s Last-Modified age', () => {
     expect(skewed.changeCount).toBe(5);
     expect(skewed.lmHours).toBe(LM_UNTRUSTED);
     expect(skewed.lmAgeHours).toBe(0);
+    // A later change is dated on the server's clock too: one whose clock runs ten minutes ahead
+    // of ours dates a change two minutes before its Date, eight minutes "after" our fetch —
+    // withdrawn on our clock, two minutes of quiet on its own.
+    const ahead = newFreshnessRecord();
+    observeChange(ahead, { ...ok(FP_A, SH, 100 * 3600), serverDate: 400 * 3600 + 600 }, 400);
+    observeChange(ahead, { ...ok(FP_B, SH ^ 0xffffn, 424 * 3600 + 480), serverDate: 424 * 3600 + 600 }, 424);
+    expect(ahead.lmHours).toBeCloseTo(2 / 60, 9);
+    const ours = newFreshnessRecord();
+    observeChange(ours, ok(FP_A, SH, 100 * 3600), 400);
+    observeChange(ours, ok(FP_B, SH ^ 0xffffn, 424 * 3600 + 480), 424);
+    expect(ours.lmHours).toBe(LM_UNTRUSTED);
     // Later fetches are not judged so: an honest change dated seconds before a later fetch counts.
     const h = newFreshnessRecord();
     observeChange(h, ok(FP_A, SH, 100 * 3600), 400);
