@@ -41,7 +41,7 @@ class FullDiskIo extends CountingIo {
   #writes = 0;
   /** Writes refused so far. */
   refused = 0;
-  /** The first refused write's bytes from its first '{' (a journal record's JSON), when a marker is given. */
+  /** The payload (a journal record's JSON) of the first refused write's record carrying the marker, when one is given. */
   refusedRecord: string | undefined;
   constructor(
     private readonly target: RegExp,
@@ -62,7 +62,7 @@ class FullDiskIo extends CountingIo {
       const text = this.marker === undefined ? '' : Buffer.from(buf.buffer, buf.byteOffset + offset, length).toString('latin1');
       if ((this.marker === undefined || text.includes(this.marker)) && ++this.#writes >= this.failAt) {
         this.refused++;
-        if (this.marker !== undefined) this.refusedRecord ??= text.slice(text.indexOf('{'));
+        if (this.marker !== undefined) this.refusedRecord ??= journalPayloadAt(Buffer.from(buf.buffer, buf.byteOffset + offset, length), text.indexOf(this.marker));
         const err = new Error('ENOSPC: no space left on device, write') as Error & { code: string };
         err.code = 'ENOSPC';
         throw err;
@@ -70,6 +70,16 @@ class FullDiskIo extends CountingIo {
     }
     return super.write(fd, buf, offset, length, position);
   }
+}
+
+/**
+ * The journal record whose payload starts at `at` in `bytes`: its length is the u32 that opens
+ * the record's 20-byte header (src/journal's layout). Slicing from the first '{' instead read a
+ * checksum byte that happened to be 0x7B as the record's start (a CI run failed so).
+ */
+function journalPayloadAt(bytes: Buffer, at: number): string {
+  const len = bytes.readUInt32LE(at - 20);
+  return bytes.subarray(at, at + len).toString('utf8');
 }
 
 /** The journal's writes carrying `marker` refused from the `failAt`-th on. */
