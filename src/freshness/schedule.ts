@@ -331,11 +331,16 @@ export function reviseNextDue(
   leadHours = 0,
 ): boolean {
   checkTiming('reviseNextDue', intervalHours, nowHours);
-  const due = dueTime(rec, intervalHours, rec.lastCrawled, nowHours, params, leadHours);
   // A URL that started up to the lead early was timed from its own time, not from
-  // lastCrawled: a difference within the lead is that, not a new interval (re-timing it would
-  // take the lead off every interval, as a first version did: +24 % crawls on a free host).
-  const slack = Math.max(1, tolerance * intervalHours) + leadHours;
+  // lastCrawled (re-timing from lastCrawled would take the lead off every interval, as a first
+  // version did: +24 % crawls on a free host). That time is not stored; the one the current
+  // due hour implies for the new interval, kept within [lastCrawled, lastCrawled + lead], is
+  // exact when the interval did not move and off by less than the lead when it did.
+  const lc = rec.lastCrawled;
+  const own = rec.nextDue + leadHours - intervalHours;
+  const base = leadHours > 0 ? (own < lc ? lc : own > lc + leadHours ? lc + leadHours : own) : lc;
+  const due = dueTime(rec, intervalHours, base, nowHours, params, leadHours);
+  const slack = Math.max(1, tolerance * intervalHours);
   if (!(Math.abs(due - rec.nextDue) > slack)) return false;
   rec.nextDue = due;
   return true;

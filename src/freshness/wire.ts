@@ -106,7 +106,7 @@ export interface WithFreshnessOptions {
 }
 
 /** `WithFreshnessOptions.leadSlots` by default (DESIGN §20, "A lead on saturated hosts"). */
-export const DEFAULT_LEAD_SLOTS = 4;
+export const DEFAULT_LEAD_SLOTS = 8;
 
 const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions', {
   cadenceHours: numberField({ min: 1, max: 24 * 365, integer: true, default: 6 }),
@@ -116,7 +116,7 @@ const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions
   slotCalendar: booleanField(false),
   calendarLoad: numberField({ above: 0, max: 10, default: 0.9 }),
   calendarReach: numberField({ min: 0, max: 1, default: 0.25 }),
-  leadSlots: numberField({ min: 0, max: 64, default: process.env.LEAD !== undefined ? Number(process.env.LEAD) : DEFAULT_LEAD_SLOTS }),
+  leadSlots: numberField({ min: 0, max: 64, default: DEFAULT_LEAD_SLOTS }),
 });
 
 const HOUR_MS = 3_600_000;
