@@ -22,6 +22,7 @@ import {
   awaitsTest,
   defaultParams,
   desiredRate,
+  DEFAULT_LEAD_SLOTS,
   estimate,
   hostClampedRate,
   hostWaterLevel,
@@ -57,7 +58,9 @@ const TWO_POW_32 = 4294967296;
  * fetch due while the host's gap is still running waits for the gap, in due order): with
  * 'from-start' a page's next fetch is one interval after its (possibly late) start, as the
  * frontier times it; with 'from-due' it stays on the page's own periodic grid, so lateness is
- * made up by a shorter next interval. Without it the fixed rates are kept exactly and a capped
+ * made up by a shorter next interval. `leadSlots` lets a fetch start up to that many of the
+ * host's slots (1/C each) before its time when the host is free; the next interval then runs
+ * from that time, not from the early start. Without it the fixed rates are kept exactly and a capped
  * host is held to its cap only on average (the offline optimum's own assumption).
  */
 export class FixedRatePolicy implements Policy {
@@ -72,6 +75,8 @@ export class FixedRatePolicy implements Policy {
   #heap = new DueHeap(1);
   #world: World | undefined;
   readonly #capSpacing: CapSpacing | undefined;
+  /** Under `capSpacing`, how many of a capped host's slots (1/C) ahead of its time a fetch may start. */
+  readonly #leadSlots: number;
   /** Per host, the earliest next start under `capSpacing` (−∞: free). */
   #hostFree = new Float64Array(0);
   /** Per page, the due time of its pending fetch under `capSpacing` ('from-due' keeps the grid). */
@@ -82,11 +87,13 @@ export class FixedRatePolicy implements Policy {
     ratesFor: (world: World) => Float64Array,
     ratesAfterFor?: (world: World) => Float64Array,
     capSpacing?: CapSpacing,
+    leadSlots = 0,
   ) {
     this.name = name;
     this.#ratesFor = ratesFor;
     this.#ratesAfterFor = ratesAfterFor;
     this.#capSpacing = capSpacing;
+    this.#leadSlots = leadSlots;
   }
 
   /** The rates chosen at start (per hour). */
@@ -130,7 +137,7 @@ export class FixedRatePolicy implements Policy {
         if (r > 0) heap.push(t + 1 / r, i);
         continue;
       }
-      const due = Number.isNaN(this.#due[i]!) ? t : this.#due[i]!;
+      const due = Number.isNaN(this.#due[i]!) ? t + this.#leadSlots / cap : this.#due[i]!;
       this.#due[i] = due;
       if (t < this.#hostFree[h]!) {
         heap.push(this.#hostFree[h]!, i); // the host's gap is running: wait for it
@@ -143,9 +150,10 @@ export class FixedRatePolicy implements Policy {
         this.#due[i] = Number.NaN; // fetched once, never again
         continue;
       }
-      const next = (spacing === 'from-due' ? due : t) + 1 / r;
+      const next = (spacing === 'from-due' ? due : Math.max(t, due)) + 1 / r;
       this.#due[i] = next;
-      heap.push(next > t ? next : t, i);
+      const pop = next - this.#leadSlots / cap;
+      heap.push(pop > t ? pop : t, i);
     }
   }
 
@@ -240,12 +248,14 @@ export function optimumPolicy(): FixedRatePolicy {
 /**
  * The optimum's rates served as a polite crawler must: a capped host's fetches at least 1/C
  * apart (its crawl delay), each page's next fetch one interval after its start (`capSpacing`
- * 'from-start', as the frontier times a late fetch) or on its own grid ('from-due'). It is the
+ * 'from-start', as the frontier times a late fetch) or on its own grid ('from-due'), and —
+ * as `withFreshness` makes a URL due — up to `leadSlots` of the host's slots ahead of its time
+ * when the host is free, the next interval then timed from that time. It is the
  * offline optimum's allocation with what a crawl delay costs it; the scenarios print it beside
  * the optimum so the real frontier's capped-host shortfall can be read against it.
  */
-export function politeOptimumPolicy(spacing: CapSpacing = 'from-start'): FixedRatePolicy {
-  return new FixedRatePolicy(spacing === 'from-start' ? 'optimum-polite' : 'optimum-polite-grid', optimumPhase(false), optimumPhase(true), spacing);
+export function politeOptimumPolicy(spacing: CapSpacing = 'from-start', leadSlots = DEFAULT_LEAD_SLOTS): FixedRatePolicy {
+  return new FixedRatePolicy(spacing === 'from-start' ? 'optimum-polite' : 'optimum-polite-grid', optimumPhase(false), optimumPhase(true), spacing, leadSlots);
 }
 
 function optimumPhase(afterDrift: boolean): (w: World) => Float64Array {

@@ -41,6 +41,7 @@ export {
   hostClampedRate,
   hostWaterLevel,
   insuredReprobeRate,
+  leadHours,
   recrawlInterval,
   reviseNextDue,
   setNextDue,
@@ -51,4 +52,4 @@ export {
 } from './schedule.js';
 export { TauController, solveWaterLevel, type TauControllerOptions } from './tau.js';
 export { expectedFreshness, optimalRates, type PageRate } from './optimal.js';
-export { FreshnessScheduler, withFreshness, type WithFreshnessOptions } from './wire.js';
+export { DEFAULT_LEAD_SLOTS, FreshnessScheduler, withFreshness, type WithFreshnessOptions } from './wire.js';

@@ -55,7 +55,7 @@ import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
 import { type FreshnessRecord, firstFetchAge, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
-import { awaitsTest, desiredRate, hostClampedRate, hostWaterLevel, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
+import { awaitsTest, desiredRate, hostClampedRate, hostWaterLevel, leadHours, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
 import { TauController, type TauControllerOptions, solveWaterLevel } from './tau.js';
 
 /** Options of `withFreshness` beyond the params and the budget. */
@@ -95,7 +95,18 @@ export interface WithFreshnessOptions {
    * its ideal moved by more than `reviseTolerance` + this.
    */
   readonly calendarReach: number;
+  /**
+   * How many of a host's crawl intervals (1/C for its capacity C) ahead of its time a URL is
+   * made due, so a host served at its capacity does not idle while its next URL is almost due:
+   * a slot the queue left empty is lost for good, and every later URL then waits behind the
+   * backlog. The next interval is timed from the URL's own time when it started early, so its
+   * rate is unchanged. 0 turns it off.
+   */
+  readonly leadSlots: number;
 }
+
+/** `WithFreshnessOptions.leadSlots` by default (DESIGN §20, "A lead on saturated hosts"). */
+export const DEFAULT_LEAD_SLOTS = 8;
 
 const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions', {
   cadenceHours: numberField({ min: 1, max: 24 * 365, integer: true, default: 6 }),
@@ -105,6 +116,7 @@ const resolveOptions = defineOptions<WithFreshnessOptions>('WithFreshnessOptions
   slotCalendar: booleanField(false),
   calendarLoad: numberField({ above: 0, max: 10, default: 0.9 }),
   calendarReach: numberField({ min: 0, max: 1, default: 0.25 }),
+  leadSlots: numberField({ min: 0, max: 64, default: DEFAULT_LEAD_SLOTS }),
 });
 
 const HOUR_MS = 3_600_000;
@@ -182,6 +194,15 @@ export class FreshnessScheduler {
     this.params = freshnessParams(params);
     this.#options = resolveOptions(options);
     this.#tau = new TauController(budgetPerHour, this.#options.tau);
+  }
+
+  /**
+   * How the frontier orders a host's waiting URLs (`FreshnessHook.queueOrder`): by due hour
+   * when URLs are made due ahead of their time (`leadSlots` > 0), so an early URL never
+   * overtakes one already due; by priority otherwise.
+   */
+  get queueOrder(): 'priority' | 'due' {
+    return this.#options.leadSlots > 0 ? 'due' : 'priority';
   }
 
   /** The current water level τ (a URL is funded while its w/λ exceeds it). */
@@ -273,7 +294,7 @@ export class FreshnessScheduler {
     host.tau = level > 0 ? level : undefined;
     // With the estimate before this fetch: a URL it took over the line gets a test first.
     const interval = targetInterval(v, host, this.#tau.tau(), p, previousLambda);
-    const due = setNextDue(v, interval, nowHours, p);
+    const due = setNextDue(v, interval, nowHours, p, leadHours(host.capacityPerHour, this.#options.leadSlots));
     const cal = this.#calendarOf(h, d, host.capacityPerHour, nowHours);
     return cal === undefined ? due : this.#place(cal, due, interval, nowHours);
   }
@@ -411,7 +432,7 @@ export class FreshnessScheduler {
       if (awaitsTest(v, level, p)) continue; // a test interval in progress: its answer decides
       const interval = recrawlInterval(v, rate, level, p);
       const cal = this.#calendarOf(h, hv.demandPerHour, hv.capacityPerHour, nowHours);
-      if (reviseNextDue(v, interval, nowHours, p, cal === undefined ? tolerance : tolerance + this.#options.calendarReach)) {
+      if (reviseNextDue(v, interval, nowHours, p, cal === undefined ? tolerance : tolerance + this.#options.calendarReach, leadHours(hv.capacityPerHour, this.#options.leadSlots))) {
         if (cal !== undefined) {
           pending.push({ r, ideal: v.nextDue, interval });
           continue;

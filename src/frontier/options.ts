@@ -231,6 +231,13 @@ export type FreshnessHook =
        * the number of rows listed in `rows.moved`, or −1 when it made no pass.
        */
       tick?(rows: FreshnessRows, nowHours: number, force: boolean): number;
+      /**
+       * The order of a host's waiting URLs. 'priority' (the default): higher priority first.
+       * 'due': the URL due earliest first, ties by priority — for a hook that makes URLs due
+       * ahead of their time (`WithFreshnessOptions.leadSlots`), whose early URLs must not
+       * overtake ones already due. Read once, when the frontier is made.
+       */
+      readonly queueOrder?: 'priority' | 'due';
     };
 
 /** Routes out-links to their owning partitions; returns the ones this partition owns. */

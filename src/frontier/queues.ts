@@ -72,7 +72,25 @@ export class RowQueues {
   /** Priority of each host's best row (−∞ when its queue is empty), by host id. */
   topPriority: Float64Array = new Float64Array(64).fill(Number.NEGATIVE_INFINITY);
 
-  constructor(private readonly table: UrlTable) {}
+  /**
+   * @param dueOrder order each host's rows by due hour (`nextDue`, earliest first), then
+   *   priority, instead of by priority (`FreshnessHook.queueOrder` 'due'). The host orders
+   *   still read the priority of each host's first row (`topPriority`).
+   */
+  constructor(
+    private readonly table: UrlTable,
+    private readonly dueOrder = false,
+  ) {}
+
+  /**
+   * A row's sort key in its host's heap (higher first): its priority, or under `dueOrder` its
+   * due hour negated (an integer below 2²⁴, exact in f32 for 1,900 years of epoch-hours).
+   * A row's due hour does not change while it is queued (the freshness pass re-times only
+   * rows waiting in the schedule index), so the key read at push stays right.
+   */
+  private keyOf(row: number): number {
+    return this.dueOrder ? -this.table.nextDue[row]! : this.table.priority[row]!;
+  }
 
   /** Grows the position column to cover `rows` rows. */
   ensureRows(rows: number): void {
@@ -124,6 +142,12 @@ export class RowQueues {
     const pi = f[i + 1]!;
     const pj = f[j + 1]!;
     if (pi !== pj) return pi > pj;
+    if (this.dueOrder) {
+      const p = this.table.priority;
+      const a = p[u[i]!]!;
+      const b = p[u[j]!]!;
+      if (a !== b) return a > b;
+    }
     const hi = u[i + 2]!;
     const hj = u[j + 2]!;
     if (hi !== hj) return hi < hj;
@@ -155,7 +179,7 @@ export class RowQueues {
     this.total++;
     const at = this.base[host]! + n * STRIDE;
     this.slab[at] = row;
-    this.slabF[at + 1] = this.table.priority[row]!;
+    this.slabF[at + 1] = this.keyOf(row);
     this.slab[at + 2] = this.table.key[row * 4 + 3]!;
     this.qpos[row] = n;
     this.up(this.base[host]!, n);
@@ -176,13 +200,12 @@ export class RowQueues {
     const b = this.base[host]!;
     const u = this.slab;
     const f = this.slabF;
-    const prio = this.table.priority;
     const key = this.table.key;
     for (let i = 0; i < count; i++) {
       const row = rows[i]!;
       const at = b + i * STRIDE;
       u[at] = row;
-      f[at + 1] = prio[row]!;
+      f[at + 1] = this.keyOf(row);
       u[at + 2] = key[row * 4 + 3]!;
       this.qpos[row] = i;
     }
@@ -229,7 +252,7 @@ export class RowQueues {
     const host = this.table.host[row]!;
     const b = this.base[host]!;
     const i = this.qpos[row]!;
-    this.slabF[b + i * STRIDE + 1] = this.table.priority[row]!;
+    this.slabF[b + i * STRIDE + 1] = this.keyOf(row);
     if (this.up(b, i) === i) this.down(b, this.sizes[host]!, i);
     this.refreshTop(host);
   }
@@ -301,7 +324,7 @@ export class RowQueues {
   reheap(host: number): void {
     const n = this.size(host);
     const b = this.base[host]!;
-    for (let i = 0; i < n; i++) this.slabF[b + i * STRIDE + 1] = this.table.priority[this.slab[b + i * STRIDE]!]!;
+    for (let i = 0; i < n; i++) this.slabF[b + i * STRIDE + 1] = this.keyOf(this.slab[b + i * STRIDE]!);
     for (let i = (n - 2) >> 2; i >= 0; i--) this.down(b, n, i);
     this.refreshTop(host);
   }
@@ -363,7 +386,8 @@ export class RowQueues {
   }
 
   private refreshTop(host: number): void {
-    this.topPriority[host] = this.sizes[host]! > 0 ? this.slabF[this.base[host]! + 1]! : Number.NEGATIVE_INFINITY;
+    const b = this.base[host]!;
+    this.topPriority[host] = this.sizes[host]! === 0 ? Number.NEGATIVE_INFINITY : this.dueOrder ? this.table.priority[this.slab[b]!]! : this.slabF[b + 1]!;
   }
 
   private removeAt(host: number, i: number): void {

@@ -120,7 +120,8 @@ export class FrontierState {
     this.politeness = politenessConfig(this.opts.politeness ?? {});
     this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
     this.dir = new HostDirectory(this.opts.grouping);
-    this.queues = new RowQueues(this.table);
+    const hook = this.opts.freshness;
+    this.queues = new RowQueues(this.table, hook !== undefined && typeof hook === 'object' && hook.queueOrder === 'due');
     // Host-level orders read dense per-host keys (measured: comparing through the URL
     // columns cost a cache miss per look-up and dominated dispatch at 10k hosts). Rows of
     // different hosts differ in HostKey, so (best priority, HostKey) orders hosts exactly as

@@ -226,6 +226,18 @@ const SCENARIOS: Record<string, { hosts: number; options: () => Partial<Frontier
     },
     stepMs: 5 * HOUR,
   },
+  // The same without a lead (`leadSlots` 0, so the host queues stay in priority order): the
+  // freshness run's pins from before the lead, unchanged — the option off changes nothing.
+  freshnessNoLead: {
+    hosts: 4,
+    options: () => ({ stateMachine: true, scheduleIndex: true, target: 3, freshness: withFreshness({ minReprobeGap: 1, reprobeRate: 1 / 20 }, 6, { cadenceHours: 2, leadSlots: 0 }) }),
+    build: (o) => {
+      const f = new Frontier(6, 10, o);
+      for (let h = 0; h < 4; h++) for (let i = 0; i < 5; i++) f.seed(`https://h${h}.example/p/${i}`, `h${h}.example`, 1 + (i % 2), 10, 10 + (i % 3), h === 1 ? 900 : 0);
+      return f;
+    },
+    stepMs: 5 * HOUR,
+  },
   // robots seam: requests spend windows, a Crawl-delay floor, disallowed URLs.
   robots: {
     hosts: 4,
@@ -314,7 +326,11 @@ const GOLDEN: Record<string, Run> = {
   // every 200, so no URL's dates are ever trusted and no estimate reads the age). Then again when the posterior
   // read the age before trust (`datedAge`): a URL fetched once is estimated from its first response's date until a
   // later fetch disproves the server's dates, so the second fetches' times move, and the log with them.
-  freshness: { log: 'e2ad42fb125f22aa', count: 440, mid: '6933120c82fb06c3', end: '8575471529155fac', recovered: '22c86ac8c491809e', queries: 'aa19210fd862c6be' },
+  // Then for the lead (`leadSlots`, default 8, with the host queues in due order): each host's URLs are made due
+  // eight of its crawl intervals (seconds here) early, which moves a few floored due hours, and a host's URLs
+  // leave in due-hour order instead of priority order, so the log moves (freshnessNoLead keeps the old pins).
+  freshness: { log: '190172e6529e2abb', count: 440, mid: '6933120c82fb06c3', end: '5ee3e270925133a4', recovered: 'bd081711088e1ffc', queries: '726fdacf81a34dff' },
+  freshnessNoLead: { log: 'e2ad42fb125f22aa', count: 440, mid: '6933120c82fb06c3', end: '8575471529155fac', recovered: '22c86ac8c491809e', queries: 'aa19210fd862c6be' },
   robots: { log: '11cbde8a2f4d7613', count: 440, mid: '30f3e417398a769', end: 'bfd3d1f451f05fe1', recovered: 'de2967b3381c1c4e', queries: '7df9e029373fc3bd' },
 };
 const GOLDEN_MISC = { log: '51884b85a570f9a4', count: 49, bytes: '3d40c238f3b7530e' };
