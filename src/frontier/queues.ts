@@ -3,7 +3,9 @@
  *
  * Each host owns a 4-ary heap of its pending rows ordered by priority (higher first), ties
  * by URLKey (smaller first): a strict total order, because keys are unique, so the pop order
- * does not depend on the heap's shape. One shared `qpos` column (4 bytes per row) records
+ * does not depend on the heap's shape. With `dueOrder` (a freshness hook that makes URLs due
+ * ahead of their time asks for it) the order is due hour (earliest first), then priority,
+ * then URLKey; the host-level orders still read the first row's priority (`topPriority`). One shared `qpos` column (4 bytes per row) records
  * each queued row's heap position, so a row whose priority changes (OPIC credit) is
  * re-sifted in place and never duplicated. There is no object per URL.
  *
@@ -12,7 +14,8 @@
  * Measured on bench/suites/frontier.bench.mjs: dispatch+report +6 % at 100k URLs (10 per
  * host) and +12 % at 1M (100 per host) over the binary heap.
  *
- * A heap entry is three u32 slots — row, priority (f32 bits), PathKey high lane — so a
+ * A heap entry is three u32 slots — row, sort key (f32 bits: the priority, or under `dueOrder`
+ * the due hour negated, whose ties read the priority column), PathKey high lane — so a
  * comparison reads the host's own contiguous entries instead of two random rows of the URL
  * columns; only equal priorities *and* equal PathKey high lanes fall back to the columns.
  * Measured in bench/suites/frontier.bench.mjs (100k URLs, 10k hosts, five priority levels):
