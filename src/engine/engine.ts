@@ -771,14 +771,16 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * Cluster mode: the canonical form of each of `urls` the scope takes; every other one is
-   * recorded in `refusedSeeds` with why (`not-http` when it is no http(s) URL). The one rule
-   * for the seeds of the run's start and those `add()` sends while it runs.
+   * recorded in `refusedSeeds` with why (`not-http` when it is no http(s) URL, which also goes
+   * to `rejectedSeeds`, as single-process). The one rule for the seeds of the run's start and
+   * those `add()` sends while it runs.
    */
   #clusterSeeds(urls: Iterable<string>): string[] {
     const policy = this.options.canonPolicy;
     const seeds: string[] = [];
     for (const raw of urls) {
       const url = canonicalize(raw, undefined, policy);
+      if (url === null) this.#rejected.push(raw);
       const out = url === null ? 'not-http' : this.#scope.check(url);
       if (out !== undefined) this.#refusedSeeds.push({ url: raw, reason: out });
       else seeds.push(url!);

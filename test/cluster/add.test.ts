@@ -124,6 +124,8 @@ describe('Engine.add() in cluster mode', () => {
     ];
     expect(given).toEqual({ added: 1, refused });
     expect(engine.summary().refusedSeeds).toEqual(refused);
+    // The ones that are no crawlable URL are in rejectedSeeds too, as in single-process mode.
+    expect(engine.rejectedSeeds).toEqual(['not a url', 'ftp://a4.test/f']);
     expect(world.web.log).not.toContain('a4.test/private/x');
     expect(world.web.log).toContain('a4.test/extra');
     expect(pages).toContain(url('a4.test', '/extra'));
@@ -200,6 +202,7 @@ describe('Engine.add() in cluster mode', () => {
     expect(world.web.log).toContain('a6.test/extra');
     expect(pages).toContain(url('a6.test', '/extra'));
     expect(engine.summary().refusedSeeds).toEqual([{ url: 'not a url', reason: 'not-http' }]);
+    expect(engine.rejectedSeeds).toEqual(['not a url']);
   }, WAIT_MS);
 
   it('add() after the run ended throws, as before', async () => {
