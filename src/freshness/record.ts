@@ -153,9 +153,16 @@ const LM_STAMP_SECONDS = 60;
  */
 export function firstFetchAge(sentLastModified: number | undefined, nowHours: number | undefined, sentDate?: number): number {
   if (sentLastModified === undefined || !(sentLastModified > 0) || nowHours === undefined) return 0;
-  if (sentDate !== undefined && sentDate > 0) return sentLastModified < sentDate - LM_STAMP_SECONDS ? (sentDate - sentLastModified) / 3600 : 0;
-  if (!(sentLastModified < nowHours * 3600 - LM_STAMP_SECONDS)) return 0;
-  return nowHours - sentLastModified / 3600;
+  const answeredSec = answeredSeconds(sentDate, nowHours * 3600);
+  return sentLastModified < answeredSec - LM_STAMP_SECONDS ? (answeredSec - sentLastModified) / 3600 : 0;
+}
+
+/**
+ * When the response was answered, epoch seconds: on the server's clock when it sent a Date
+ * (`sentDate` > 0), else `ourSeconds`. The one rule for which clock Last-Modified is read on.
+ */
+function answeredSeconds(sentDate: number | undefined, ourSeconds: number): number {
+  return sentDate !== undefined && sentDate > 0 ? sentDate : ourSeconds;
 }
 
 const U32_MAX = 0xffffffff;
@@ -567,9 +574,8 @@ function foldExposure(
     case Verdict.Cosmetic:
       return newLm === oldLm ? exposure + interval : LM_UNTRUSTED;
     case Verdict.Changed: {
-      // The response's time on the server's clock when it sent a Date (the change is dated on
-      // that clock), else ours.
-      const answeredSec = sentDate !== undefined && sentDate > 0 ? sentDate : nowSec;
+      // The change is dated on the server's clock: so is its quiet (`answeredSeconds`).
+      const answeredSec = answeredSeconds(sentDate, nowSec);
       if (!(newLm > oldLm && newLm >= prevCrawled * 3600 - LM_SKEW_SECONDS && newLm < answeredSec)) return LM_UNTRUSTED;
       // Time from the last change to this fetch: the uncensored part of the interval.
       return exposure + Math.min((answeredSec - newLm) / 3600, interval);
