@@ -42,6 +42,7 @@ import {
 import type { Outcome } from '../../src/model/index.js';
 import type { Policy } from './engine.js';
 import { DueHeap } from './heap.js';
+import { type HazardEvidence, decayHazard, hazardRate, newHazardEvidence, observeHazard } from '../../src/freshness/hazard.js';
 import type { World } from './world.js';
 import { LearnedPrior, estimateWithPrior, logLikelihood } from './eb-prior.js';
 
@@ -303,6 +304,9 @@ export class MeguriEstimatorPolicy implements Policy {
   #tau = new TauController(1);
   #heap = new DueHeap(1);
   readonly #view: FreshnessRecord = newFreshnessRecord();
+  /** The learned rate-change hazard's evidence and the hazard in use (src/freshness/hazard.ts). */
+  #evidence: HazardEvidence = newHazardEvidence();
+  #hazard = 0;
   #hosts: HostView[] = [];
   #demand = new Float64Array(0);
   #want = new Float64Array(0);
@@ -342,6 +346,8 @@ export class MeguriEstimatorPolicy implements Policy {
   start(world: World): void {
     const n = world.n;
     this.#world = world;
+    this.#evidence = newHazardEvidence();
+    this.#hazard = this.#params.rateChangeHazard;
     this.#eb = this.#ebOptions === undefined ? undefined : new LearnedPrior(this.#ebOptions.mix, this.#ebOptions.decayPerTick);
     this.#tau = new TauController(world.budgetPerHour, { initialTau: this.#initialTau(world), ...this.#tauOptions });
     this.#status = new Uint8Array(n);
@@ -392,14 +398,20 @@ export class MeguriEstimatorPolicy implements Policy {
       this.#load(i);
       const before = view.crawlCount > 0 ? view.lastCrawled : t;
       const previousLambda = view.lambda;
+      const counted = view.crawlCount;
+      const first = view.firstCrawled;
       observeChange(view, outcome, t, p);
+      // As withFreshness (keep in sync): every fetch closing an interval is watched time, and a
+      // change point is a restart that moved the history's start or count (a fold moves neither
+      // the start nor the count beyond this fetch).
+      if (counted >= 1) observeHazard(this.#evidence, t - before, view.firstCrawled !== first || view.crawlCount !== counted + 1);
       const eb = this.#eb;
       if (eb !== undefined && !this.#oracle) {
         const e = estimateWithPrior(view, p, eb);
         view.lambda = e.lambda;
         if (e.posterior) eb.observe(t - before);
       } else view.lambda = this.#oracle ? world.lambda[i]! : estimate(view, p);
-      const interval = targetInterval(view, this.#hosts[world.host[i]!], this.#tau.tau(), p, previousLambda);
+      const interval = targetInterval(view, this.#hosts[world.host[i]!], this.#tau.tau(), p, previousLambda, this.#hazard);
       setNextDue(view, interval, t, p);
       this.#store(i);
       if (view.nextDue < 0xffffffff) heap.push(view.nextDue, i);
@@ -440,8 +452,10 @@ export class MeguriEstimatorPolicy implements Policy {
       if (every === 0) this.#eb.refresh();
       else if (Math.round((now - world.t0) / this.#tickHours) % every === 0) this.#fitPrior(world);
     }
-    const tau = this.#tau.tau();
     const p = this.#params;
+    if (now > world.t0) decayHazard(this.#evidence, this.#tickHours);
+    this.#hazard = p.learnHazard && !this.#oracle ? hazardRate(this.#evidence, p.rateChangeHazard) : p.rateChangeHazard;
+    const tau = this.#tau.tau();
     const view = this.#view;
     const demand = this.#demand;
     const want = this.#want;
@@ -449,7 +463,7 @@ export class MeguriEstimatorPolicy implements Policy {
     for (let i = 0; i < world.n; i++) {
       view.lambda = this.#lambda[i]!;
       view.priority = this.#priority[i]!;
-      const r = desiredRate(view, tau, p);
+      const r = desiredRate(view, tau, p, tau, this.#hazard);
       want[i] = r;
       demand[world.host[i]!]! += r;
     }
@@ -546,7 +560,7 @@ export class MeguriEstimatorPolicy implements Policy {
         for (const i of pages) {
           view.lambda = this.#lambda[i]!;
           view.priority = this.#priority[i]!;
-          s += desiredRate(view, t, p);
+          s += desiredRate(view, t, p, tau, this.#hazard);
         }
         return s;
       }, host.capacityPerHour, tau);
@@ -554,7 +568,7 @@ export class MeguriEstimatorPolicy implements Policy {
       for (const i of pages) {
         view.lambda = this.#lambda[i]!;
         view.priority = this.#priority[i]!;
-        const r = desiredRate(view, host.tau, p);
+        const r = desiredRate(view, host.tau, p, tau, this.#hazard);
         this.#want[i] = r;
         demand += r;
       }

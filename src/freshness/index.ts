@@ -51,5 +51,15 @@ export {
   type HostCapacity,
 } from './schedule.js';
 export { TauController, solveWaterLevel, type TauControllerOptions } from './tau.js';
+export {
+  CHANGES_PER_CHANGE_POINT,
+  HAZARD_HALF_LIFE_HOURS,
+  PRIOR_WATCHED_HOURS,
+  decayHazard,
+  hazardRate,
+  newHazardEvidence,
+  observeHazard,
+  type HazardEvidence,
+} from './hazard.js';
 export { expectedFreshness, optimalRates, type PageRate } from './optimal.js';
 export { DEFAULT_LEAD_SLOTS, FreshnessScheduler, withFreshness, type WithFreshnessOptions } from './wire.js';

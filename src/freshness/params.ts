@@ -43,6 +43,12 @@ export interface FreshnessParams {
    */
   readonly rateChangeHazard: number;
   /**
+   * Whether the hazard is learned from the change points the crawl detects, with
+   * `rateChangeHazard` as its prior (hazard.ts; DESIGN §20, "A learned hazard"). When false the
+   * hazard is `rateChangeHazard` throughout.
+   */
+  readonly learnHazard: boolean;
+  /**
    * Whether a fetch whose new estimate takes a funded URL just over the water line (margin
    * τλ/w in [1, 4)) is followed by one test interval τ/w before the URL is re-probed as
    * starved (`targetInterval`'s `previousLambda`), so a page is not starved on the noise of its
@@ -68,6 +74,7 @@ const resolve = defineOptions<FreshnessParams>(
     trustLastModified: booleanField(true),
     changePointP: numberField({ min: 0, max: 0.5, default: 1e-5 }),
     rateChangeHazard: numberField({ min: 0, max: 1, default: 0.25 / HOURS_PER_YEAR }),
+    learnHazard: booleanField(true),
     confirmStarvation: booleanField(true),
   },
   (p) => {
@@ -89,7 +96,8 @@ const DEFAULTS = resolve();
  * hour ceiling); a recency half-life of 8 intervals; simhash threshold 3; a reference rate of
  * one crawl a day; a fortnightly re-probe; a one-hour minimum gap; a one-day host spread
  * window; Last-Modified trusted once proven; a change point at p* = 1e-5; a rate change once
- * in four years per page insured against (DESIGN §20, "Change points"); a test interval before
+ * in four years per page insured against (DESIGN §20, "Change points") as the prior of a hazard
+ * learned from the crawl's change points; a test interval before
 a funded page is starved. The returned object is frozen and shared.
  */
 export function defaultParams(): FreshnessParams {

@@ -53,6 +53,7 @@ import { UrlStatus } from '../model/index.js';
 import { booleanField, customField, defineOptions, numberField } from '../options/index.js';
 import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
+import { type HazardEvidence, decayHazard, hazardRate, newHazardEvidence, observeHazard } from './hazard.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
 import { type FreshnessRecord, firstFetchAge, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
 import { awaitsTest, desiredRate, hostClampedRate, hostWaterLevel, leadHours, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
@@ -131,6 +132,9 @@ const MAGIC = 0x5346474d; // "MGFS" little-endian
 const STATE_VERSION = 2;
 /** The version written when some host has a slot calendar (2 otherwise, byte for byte as before). */
 const CALENDAR_VERSION = 3;
+/** The version written when the hazard is learned (`learnHazard`): version 3's layout, its calendar count always present, then the hazard. */
+const HAZARD_VERSION = 4;
+const HAZARD_BYTES = 24;
 const HEADER_BYTES = 40;
 
 /** Statuses that still want fetches: the rows whose desired rates make up the demand. */
@@ -184,6 +188,10 @@ export class FreshnessScheduler {
   #want = new Float64Array(0);
   /** Per host id: its slot calendar while saturated (`slotCalendar`), else undefined. */
   #calendars: (SlotCalendar | undefined)[] = [];
+  /** Change points and watched hours behind the learned hazard (hazard.ts). */
+  #evidence: HazardEvidence = newHazardEvidence();
+  /** The rate-change hazard in use, set at each pass (the prior until then, or when not learned). */
+  #hazard: number;
   readonly #view: FreshnessRecord = newFreshnessRecord();
   readonly #host: HostView = { capacityPerHour: Number.POSITIVE_INFINITY, urlCount: 1, demandPerHour: undefined, tau: undefined };
 
@@ -192,6 +200,7 @@ export class FreshnessScheduler {
       throw new InvalidArgumentError(`withFreshness: expected budgetPerHour as a finite number of crawls per hour >= 0, received ${String(budgetPerHour)}`);
     }
     this.params = freshnessParams(params);
+    this.#hazard = this.params.rateChangeHazard;
     this.#options = resolveOptions(options);
     this.#tau = new TauController(budgetPerHour, this.#options.tau);
   }
@@ -218,6 +227,15 @@ export class FreshnessScheduler {
   /** Retargets the budget (τ is kept, so the schedule moves smoothly). */
   setBudget(budgetPerHour: number): void {
     this.#tau.setBudget(budgetPerHour);
+  }
+
+  /**
+   * The rate-change hazard in use, per page per hour: learned from the change points the
+   * crawl has detected (`learnHazard`, hazard.ts), updated at each pass; `rateChangeHazard` when
+   * not learned.
+   */
+  hazard(): number {
+    return this.#hazard;
   }
 
   /** Epoch-hour of the last background pass, or −1 before the first. */
@@ -262,12 +280,20 @@ export class FreshnessScheduler {
     v.changedLogHours = rec.changedLogHours;
     const now = Math.floor(rec.fetchedAtHours);
     const previousLambda = rec.lambda;
-    if (foldOrRestart(v, previousLambda, oldExposure, now, rec.previousCrawled, rec.change === 'real', p.changePointP)) {
+    const closesInterval = v.crawlCount >= 2;
+    const restarted = foldOrRestart(v, previousLambda, oldExposure, now, rec.previousCrawled, rec.change === 'real', p.changePointP);
+    // A change point for the hazard: a restart that moved the history's start or count (one
+    // that restarts a never-changed page to its whole quiet history drops nothing). The
+    // simulator's estimator counts the same (bench/freshness/policies.ts, keep in sync).
+    const changePoint = restarted && (v.firstCrawled !== rec.firstCrawled || v.crawlCount !== rec.crawlCount);
+    if (restarted) {
       rec.firstCrawled = v.firstCrawled;
       rec.crawlCount = v.crawlCount;
       rec.changeCount = v.changeCount;
       rec.noChangeStreak = v.noChangeStreak;
     }
+    // Every fetch that closes an interval could have found a change point: its interval is watched time.
+    if (closesInterval) observeHazard(this.#evidence, now - rec.previousCrawled, changePoint);
     v.lmHours = Math.fround(v.lmHours);
     v.lmAgeHours = Math.fround(v.lmAgeHours);
     v.unchangedHours = Math.fround(v.unchangedHours);
@@ -293,7 +319,7 @@ export class FreshnessScheduler {
     const level = d >= 0 ? this.#hostTau[h]! : 0;
     host.tau = level > 0 ? level : undefined;
     // With the estimate before this fetch: a URL it took over the line gets a test first.
-    const interval = targetInterval(v, host, this.#tau.tau(), p, previousLambda);
+    const interval = targetInterval(v, host, this.#tau.tau(), p, previousLambda, this.#hazard);
     const due = setNextDue(v, interval, nowHours, p, leadHours(host.capacityPerHour, this.#options.leadSlots));
     const cal = this.#calendarOf(h, d, host.capacityPerHour, nowHours);
     return cal === undefined ? due : this.#place(cal, due, interval, nowHours);
@@ -340,7 +366,9 @@ export class FreshnessScheduler {
   tick(frontierRows: FreshnessRows, nowHours: number, force: boolean): number {
     const c = this.#options.cadenceHours;
     if (!force && this.#lastTick >= 0 && Math.floor(nowHours / c) === Math.floor(this.#lastTick / c)) return -1;
+    if (this.#lastTick >= 0) decayHazard(this.#evidence, nowHours - this.#lastTick);
     this.#lastTick = nowHours;
+    this.#hazard = this.params.learnHazard ? hazardRate(this.#evidence, this.params.rateChangeHazard) : this.params.rateChangeHazard;
     const rows = this.#booked(frontierRows);
     const n = rows.rows;
     const hostCount = rows.hosts;
@@ -388,7 +416,7 @@ export class FreshnessScheduler {
       if (!schedulable(status[r]!)) continue;
       v.priority = priority[r]!;
       v.lambda = lambda[slot[r]!]!;
-      const w = desiredRate(v, tau, p);
+      const w = desiredRate(v, tau, p, tau, this.#hazard);
       want[r] = w;
       const h = host[r]!;
       demand[h]! += Math.round(w * FIXED);
@@ -503,7 +531,7 @@ export class FreshnessScheduler {
         const r = byHost[i]!;
         v.priority = priority[r]!;
         v.lambda = lambda[slot[r]!]!;
-        sum += Math.round(desiredRate(v, level, p) * FIXED);
+        sum += Math.round(desiredRate(v, level, p, tau, this.#hazard) * FIXED);
       }
       return sum / FIXED;
     };
@@ -516,7 +544,7 @@ export class FreshnessScheduler {
         const r = byHost[i]!;
         v.priority = priority[r]!;
         v.lambda = lambda[slot[r]!]!;
-        const w = desiredRate(v, level, p);
+        const w = desiredRate(v, level, p, tau, this.#hazard);
         want[r] = w;
         sum += Math.round(w * FIXED);
       }
@@ -536,7 +564,7 @@ export class FreshnessScheduler {
       if (!schedulable(status[r]!)) continue;
       v.priority = priority[r]!;
       v.lambda = lambda[slot[r]!]!;
-      demand[host[r]!]! += Math.round(desiredRate(v, tau, p) * FIXED);
+      demand[host[r]!]! += Math.round(desiredRate(v, tau, p, tau, this.#hazard) * FIXED);
     }
     let total = 0;
     for (let h = 0; h < hostCount; h++) total += Math.round(Math.min(demand[h]! / FIXED, cap[h]!) * FIXED);
@@ -554,19 +582,24 @@ export class FreshnessScheduler {
    *  32  u32  host count H       36  u32  reserved
    *  40  H × f64 host demand (crawls/hour, −1 = unknown), then H × u32 schedulable URLs,
    *      then (version 2) H × f64 the host's own water level τ_h (0 = none)
-   *      then (version 3, written only when some host has a slot calendar) u32 count M and M ×
-   *      (u32 host position, `CALENDAR_BYTES` of `SlotCalendar.write`), positions ascending
+   *      then (version 3, written only when some host has a slot calendar; version 4, always)
+   *      u32 count M and M × (u32 host position, `CALENDAR_BYTES` of `SlotCalendar.write`),
+   *      positions ascending
+   *      then (version 4, written when `learnHazard` is on) f64 the hazard in use, f64 change
+   *      points and f64 watched hours behind it (hazard.ts)
    * ```
+   * With `learnHazard` off the state is version 2 or 3, byte for byte as before it existed.
    */
   exportState(hostOrder: Uint32Array): Uint8Array {
     const hosts = hostOrder.length;
     const withCalendar: number[] = [];
     for (let i = 0; i < hosts; i++) if (this.#calendars[hostOrder[i]!] !== undefined) withCalendar.push(i);
-    const calendarBytes = withCalendar.length > 0 ? 4 + withCalendar.length * (4 + CALENDAR_BYTES) : 0;
-    const out = new Uint8Array(HEADER_BYTES + hosts * 20 + calendarBytes);
+    const learned = this.params.learnHazard;
+    const calendarBytes = withCalendar.length > 0 || learned ? 4 + withCalendar.length * (4 + CALENDAR_BYTES) : 0;
+    const out = new Uint8Array(HEADER_BYTES + hosts * 20 + calendarBytes + (learned ? HAZARD_BYTES : 0));
     const dv = new DataView(out.buffer);
     dv.setUint32(0, MAGIC, true);
-    dv.setUint16(4, calendarBytes > 0 ? CALENDAR_VERSION : STATE_VERSION, true);
+    dv.setUint16(4, learned ? HAZARD_VERSION : calendarBytes > 0 ? CALENDAR_VERSION : STATE_VERSION, true);
     dv.setFloat64(8, this.#tau.logTau(), true);
     dv.setFloat64(16, this.#lastTick, true);
     dv.setFloat64(24, this.#seededRows, true);
@@ -588,6 +621,11 @@ export class FreshnessScheduler {
         this.#calendars[hostOrder[i]!]!.write(dv, at + 4);
         at += 4 + CALENDAR_BYTES;
       }
+      if (learned) {
+        dv.setFloat64(at, this.#hazard, true);
+        dv.setFloat64(at + 8, this.#evidence.changePoints, true);
+        dv.setFloat64(at + 16, this.#evidence.watchedHours, true);
+      }
     }
     return out;
   }
@@ -605,7 +643,7 @@ export class FreshnessScheduler {
     const dv = new DataView(state.buffer, state.byteOffset, state.byteLength);
     if (dv.getUint32(0, true) !== MAGIC) fail('state does not start with the MGFS tag');
     const version = dv.getUint16(4, true);
-    if (version < 1 || version > CALENDAR_VERSION) fail(`state version ${version}, this build reads 1 to ${CALENDAR_VERSION}`);
+    if (version < 1 || version > HAZARD_VERSION) fail(`state version ${version}, this build reads 1 to ${HAZARD_VERSION}`);
     // Version 1 had no per-host levels (12 bytes per host); they come back at the next pass.
     const perHost = version === 1 ? 12 : 20;
     const logTau = dv.getFloat64(8, true);
@@ -613,8 +651,10 @@ export class FreshnessScheduler {
     const seeded = dv.getFloat64(24, true);
     const hosts = dv.getUint32(32, true);
     const hostBytes = HEADER_BYTES + hosts * perHost;
-    const count = version === CALENDAR_VERSION && state.length >= hostBytes + 4 ? dv.getUint32(hostBytes, true) : 0;
-    const expected = hostBytes + (version === CALENDAR_VERSION ? 4 + count * (4 + CALENDAR_BYTES) : 0);
+    const withCount = version >= CALENDAR_VERSION;
+    const count = withCount && state.length >= hostBytes + 4 ? dv.getUint32(hostBytes, true) : 0;
+    const hazardAt = hostBytes + (withCount ? 4 + count * (4 + CALENDAR_BYTES) : 0);
+    const expected = hazardAt + (version === HAZARD_VERSION ? HAZARD_BYTES : 0);
     if (state.length !== expected) fail(`state is ${state.length} bytes, ${hosts} hosts${count > 0 ? ` and ${count} calendars` : ''} need ${expected}`);
     if (Number.isNaN(logTau) || !Number.isFinite(lastTick) || lastTick < -1 || !(seeded >= 0) || !Number.isInteger(seeded)) {
       fail(`state holds ln τ ${logTau}, last pass ${lastTick}, seeded rows ${seeded}`);
@@ -642,6 +682,20 @@ export class FreshnessScheduler {
       last = i;
       calendars[i] = SlotCalendar.read(dv, at + 4) ?? fail(`calendar of host ${i} has a bad rate or base`);
     }
+    // A state from before the learned hazard (or written with it off) starts from the prior.
+    let hazard = this.params.rateChangeHazard;
+    const evidence = newHazardEvidence();
+    if (version === HAZARD_VERSION) {
+      hazard = dv.getFloat64(hazardAt, true);
+      evidence.changePoints = dv.getFloat64(hazardAt + 8, true);
+      evidence.watchedHours = dv.getFloat64(hazardAt + 16, true);
+      if (!(hazard >= 0 && hazard <= 1) || !(evidence.changePoints >= 0) || !Number.isFinite(evidence.changePoints) || !(evidence.watchedHours >= 0) || !Number.isFinite(evidence.watchedHours)) {
+        fail(`hazard ${hazard} from ${evidence.changePoints} change points over ${evidence.watchedHours} watched hours`);
+      }
+    }
+    if (!this.params.learnHazard) hazard = this.params.rateChangeHazard;
+    this.#hazard = hazard;
+    this.#evidence = evidence;
     this.#calendars = calendars;
     this.#tau.setLogTau(logTau);
     this.#lastTick = lastTick;

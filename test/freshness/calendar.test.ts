@@ -94,11 +94,12 @@ describe('withFreshness slotCalendar on a saturated capped host', () => {
         // The cap: never two starts closer than 1/C, so never more than C·W + 1 in a window W.
         for (let k = 1; k < log.length; k++) expect(log[k]!.atMs - log[k - 1]!.atMs).toBeGreaterThanOrEqual(delayMs);
         // The host is saturated (it gets ≥ 90 % of its cap after the first day) and its state
-        // carries a calendar (version 3 of the freshness state).
+        // carries a calendar (version 3 of the freshness state; 4 with the learned hazard).
         const late = log.filter((d) => d.atMs >= (T0 + 24) * 3_600_000).length;
         expect(late).toBeGreaterThan(0.9 * cap * 24 * 29);
         const state = hook.exportState(Uint32Array.of(0));
-        expect(new DataView(state.buffer).getUint16(4, true)).toBe(3);
+        expect(new DataView(state.buffer).getUint16(4, true)).toBe(4);
+        expect(new DataView(state.buffer).getUint32(40 + 20, true)).toBe(1); // one calendar
         // It round-trips through a new hook, and a calendar of a host past the count is refused.
         const again = withFreshness(null, 10, { slotCalendar: true });
         again.importState(state);

@@ -18,6 +18,7 @@ describe('freshness params', () => {
       trustLastModified: true,
       changePointP: 1e-5,
       rateChangeHazard: 0.25 / 8760,
+      learnHazard: true,
       confirmStarvation: true,
     });
     expect(Object.isFrozen(p)).toBe(true);

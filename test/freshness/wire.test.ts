@@ -344,7 +344,7 @@ describe('withFreshness: state and partitions', () => {
     const a = withFreshness(p, 1);
     a.tick(rows, T0, true);
     const blob = a.exportState(Uint32Array.of(0, 1, 2));
-    expect(new DataView(blob.buffer).getUint16(4, true)).toBe(2);
+    expect(new DataView(blob.buffer).getUint16(4, true)).toBe(4); // the learned hazard's version
     const levels = [0, 1, 2].map((i) => new DataView(blob.buffer).getFloat64(40 + 3 * 12 + i * 8, true));
     expect(levels[1]!).toBeGreaterThan(a.tau()); // saturated: its own, higher level
     expect(levels[0]).toBe(0);

@@ -28,13 +28,14 @@ describe('recovery with freshness on', () => {
     const full = run([], slots, calendar);
     const sections = partitionSections(full.bytes);
     expect(sections.some((x) => x.name === 'caps')).toBe(slots > 0);
-    // With the calendar on, the saturated hosts' calendars are in the freshness state (version 3).
+    // The freshness state is version 4 (the learned hazard), with the saturated hosts' calendars
+    // when the calendar is on.
     const fs = sections.find((x) => x.name === 'freshness');
     expect(fs).toBeDefined();
     const body = full.bytes.subarray(fs!.offset, fs!.offset + fs!.length);
     const tag = body.findIndex((_, i) => body[i] === 0x4d && body[i + 1] === 0x47 && body[i + 2] === 0x46 && body[i + 3] === 0x53);
     expect(tag).toBeGreaterThanOrEqual(0);
-    expect(body[tag + 4]).toBe(calendar ? 3 : 2);
+    expect(body[tag + 4]).toBe(4);
     expect(full.log.length).toBeGreaterThan(400 * 40 * 0.2 * 0.9);
     const hourOf = (entry: string) => Math.floor(Number(entry.split('@')[1]) / 3_600_000);
     // The last dispatch before a 6-hour background pass, and the first one after it (the pass

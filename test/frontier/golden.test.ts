@@ -226,11 +226,12 @@ const SCENARIOS: Record<string, { hosts: number; options: () => Partial<Frontier
     },
     stepMs: 5 * HOUR,
   },
-  // The same without a lead (`leadSlots` 0, so the host queues stay in priority order): the
-  // freshness run's pins from before the lead, unchanged — the option off changes nothing.
+  // The same without a lead (`leadSlots` 0, so the host queues stay in priority order) and
+  // without the learned hazard (`learnHazard` false, so the state is version 2): the freshness
+  // run's pins from before either, unchanged — the options off change nothing.
   freshnessNoLead: {
     hosts: 4,
-    options: () => ({ stateMachine: true, scheduleIndex: true, target: 3, freshness: withFreshness({ minReprobeGap: 1, reprobeRate: 1 / 20 }, 6, { cadenceHours: 2, leadSlots: 0 }) }),
+    options: () => ({ stateMachine: true, scheduleIndex: true, target: 3, freshness: withFreshness({ minReprobeGap: 1, reprobeRate: 1 / 20, learnHazard: false }, 6, { cadenceHours: 2, leadSlots: 0 }) }),
     build: (o) => {
       const f = new Frontier(6, 10, o);
       for (let h = 0; h < 4; h++) for (let i = 0; i < 5; i++) f.seed(`https://h${h}.example/p/${i}`, `h${h}.example`, 1 + (i % 2), 10, 10 + (i % 3), h === 1 ? 900 : 0);
@@ -329,7 +330,10 @@ const GOLDEN: Record<string, Run> = {
   // Then for the lead (`leadSlots`, default 8, with the host queues in due order): each host's URLs are made due
   // eight of its crawl intervals (seconds here) early, which moves a few floored due hours, and a host's URLs
   // leave in due-hour order instead of priority order, so the log moves (freshnessNoLead keeps the old pins).
-  freshness: { log: '190172e6529e2abb', count: 440, mid: '6933120c82fb06c3', end: '5ee3e270925133a4', recovered: 'bd081711088e1ffc', queries: '726fdacf81a34dff' },
+  // Then for the learned hazard (freshness state version 4: the hazard and its evidence after the per-host
+  // arrays): mid, end and recovered bytes move; the log is unchanged (in these 440 dispatches neither the learned
+  // hazard nor re-probes priced at a saturated host's own level moved a due hour).
+  freshness: { log: '190172e6529e2abb', count: 440, mid: 'c9d73cded43befdf', end: 'fc3972c568bb76a1', recovered: '68fa2caf5863e21b', queries: '726fdacf81a34dff' },
   freshnessNoLead: { log: 'e2ad42fb125f22aa', count: 440, mid: '6933120c82fb06c3', end: '8575471529155fac', recovered: '22c86ac8c491809e', queries: 'aa19210fd862c6be' },
   robots: { log: '11cbde8a2f4d7613', count: 440, mid: '30f3e417398a769', end: 'bfd3d1f451f05fe1', recovered: 'de2967b3381c1c4e', queries: '7df9e029373fc3bd' },
 };
