@@ -515,7 +515,14 @@ export function horizonOf(days: string | undefined, warmup: string | undefined, 
 /** The scenarios named (all when `names` is undefined), each run over `horizon`'s length. */
 export function scenariosFor(names: readonly string[] | undefined, horizon: Partial<WorldOptions> = {}): Scenario[] {
   const chosen = names === undefined ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
-  return chosen.map((s) => ({ ...s, options: { ...horizon, ...s.options } }));
+  const days = horizon.days ?? 150;
+  const driftDay = horizon.driftDay ?? days / 2;
+  // The drift's description names the day it happens in this run, not the default one.
+  return chosen.map((s) => ({
+    ...s,
+    what: s.name === 'drift' ? `30 % of the pages draw a new rate on day ${driftDay} (of ${days})` : s.what,
+    options: { ...horizon, ...s.options },
+  }));
 }
 
 function arg(name: string): string | undefined {

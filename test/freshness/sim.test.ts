@@ -5,7 +5,7 @@ import { MeguriEstimatorPolicy, optimumPolicy, politeOptimumPolicy, worldPages }
 import { optimalRates } from '../../src/freshness/index.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
-import { BANDS, DRIFT_GROUPS, RATIO_GROUPS, bandLosses, bandOf, capSplits, driftLosses, horizonOf, ratioGroupOf, ratioLosses } from '../../bench/freshness/scenarios.js';
+import { BANDS, DRIFT_GROUPS, RATIO_GROUPS, bandLosses, bandOf, capSplits, driftLosses, horizonOf, ratioGroupOf, ratioLosses, scenariosFor } from '../../bench/freshness/scenarios.js';
 
 // The simulator at small size (N = 1500, 150 days, 30 of warm-up): the bench runs it at
 // 10,000 and 100,000. Bounds are loose enough for any seed, tight enough to catch a
@@ -215,6 +215,10 @@ describe('freshness bench: run length', () => {
     expect(() => horizonOf('100', '100', undefined)).toThrow(/--warmup/);
     expect(() => horizonOf(undefined, '200', undefined)).toThrow(/--warmup/); // default 150 days
     expect(() => horizonOf('300', '150', '300')).toThrow(/--drift-day/);
+    // The drift scenario's description names this run's drift day.
+    expect(scenariosFor(['drift'])[0]!.what).toContain('on day 75 (of 150)');
+    expect(scenariosFor(['drift'], o)[0]!.what).toContain('on day 225 (of 300)');
+    expect(scenariosFor(['drift'], { days: 200 })[0]!.what).toContain('on day 100 (of 200)');
   });
 });
 
