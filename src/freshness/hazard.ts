@@ -3,14 +3,15 @@
  * changes, per page per hour, estimated from the change points the crawl detects.
  *
  * Owns two decayed sums — change points detected (`restartOnSurprise` restarting a URL's
- * history) and hours watched by the fetches that could have detected one (intervals of URLs
- * with at least one earlier interval) — and turns them into the hazard that bounds a starved
+ * history) and hours watched by the fetches that could have detected one (the intervals closed
+ * by a URL's second and later fetches) — and turns them into the hazard that bounds a starved
  * page's re-probe interval (`insuredReprobeRate`). It never reads the frontier's rows and never
  * decides a schedule: `withFreshness` and the simulator feed it and read it.
  *
  * Why: a fixed hazard is a bet on the web being crawled. In the simulator, a fixed 0.25 per year
  * left the pages whose rate fell on day 75 starved and re-probed months apart, while 1 per year
- * cost 0.5 points in the stationary low-budget scenario (DESIGN §20, "A learned hazard"). The
+ * cost 0.5 points in the stationary low-budget scenario (DESIGN §20, "Re-probes priced at the
+ * host's level, and a learned hazard"). The
  * crawl itself says which world it is in: in 30 days of a stationary run the change-point test
  * fires about 1–2 times over ~4·10⁶ watched page-hours; after 30 % of the pages drew new rates
  * it fires about 25 times.
@@ -49,8 +50,8 @@ export function newHazardEvidence(): HazardEvidence {
 
 /**
  * Adds one fetch: `intervalHours` of watching (the interval the fetch closed) and whether its
- * change-point test restarted the URL's history. Only fetches closing a URL's second or later
- * interval can restart it; the caller passes those alone.
+ * change-point test restarted the URL's history. Only a fetch that closes an interval (a URL's
+ * second fetch or later) can restart it; the caller passes those alone.
  */
 export function observeHazard(e: HazardEvidence, intervalHours: number, restarted: boolean): void {
   if (intervalHours > 0 && Number.isFinite(intervalHours)) e.watchedHours += intervalHours;

@@ -44,7 +44,8 @@ export interface FreshnessParams {
   readonly rateChangeHazard: number;
   /**
    * Whether the hazard is learned from the change points the crawl detects, with
-   * `rateChangeHazard` as its prior (hazard.ts; DESIGN §20, "A learned hazard"). When false the
+   * `rateChangeHazard` as its prior (hazard.ts; DESIGN §20, "Re-probes priced at the host's
+   * level, and a learned hazard"). When false the
    * hazard is `rateChangeHazard` throughout.
    */
   readonly learnHazard: boolean;

@@ -31,8 +31,10 @@
  * everything, one bounded controller step per pass).
  *
  * ## State
- * τ (as ln τ, exactly), the hour of the last pass, the row count at the last seeding and the
- * per-host demand and URL counts go into the partition's freshness section (`exportState`),
+ * τ (as ln τ, exactly), the hour of the last pass, the row count at the last seeding, the
+ * per-host demand and URL counts and the learned rate-change hazard with its evidence (change
+ * points and watched hours, counted per outcome, decayed per pass: hazard.ts) go into the
+ * partition's freshness section (`exportState`),
  * in the host order the recovered frontier will use, so a recovered partition continues with
  * the identical schedule. Per-URL state lives in the frontier's columns (lambda, firstCrawled,
  * lmHours, lmAgeHours), never here. One instance serves one frontier: pass a new one to `Frontier.recover`.
