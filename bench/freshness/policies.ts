@@ -42,7 +42,7 @@ import {
 import type { Outcome } from '../../src/model/index.js';
 import type { Policy } from './engine.js';
 import { DueHeap } from './heap.js';
-import { type HazardEvidence, decayHazard, hazardRate, newHazardEvidence, observeHazard } from '../../src/freshness/hazard.js';
+import { type HazardEvidence, decayHazard, hazardInUse, newHazardEvidence, observeHazard } from '../../src/freshness/hazard.js';
 import type { World } from './world.js';
 import { LearnedPrior, estimateWithPrior, logLikelihood } from './eb-prior.js';
 
@@ -454,7 +454,7 @@ export class MeguriEstimatorPolicy implements Policy {
     }
     const p = this.#params;
     if (now > world.t0) decayHazard(this.#evidence, this.#tickHours);
-    this.#hazard = p.learnHazard && !this.#oracle ? hazardRate(this.#evidence, p.rateChangeHazard) : p.rateChangeHazard;
+    this.#hazard = this.#oracle ? p.rateChangeHazard : hazardInUse(this.#evidence, p);
     const tau = this.#tau.tau();
     const view = this.#view;
     const demand = this.#demand;

@@ -26,6 +26,8 @@
  * days scored within ±0.001 of one another in every scenario (estimator over columns, 3 seeds).
  */
 
+import type { FreshnessParams } from './params.js';
+
 /** Rate changes assumed per detected change point (see the module comment for the measurement). */
 export const CHANGES_PER_CHANGE_POINT = 25;
 
@@ -64,6 +66,16 @@ export function decayHazard(e: HazardEvidence, hours: number): void {
   const f = 2 ** (-hours / HAZARD_HALF_LIFE_HOURS);
   e.changePoints *= f;
   e.watchedHours *= f;
+}
+
+/**
+ * The hazard a scheduler with `params` uses: learned (`hazardRate` with `rateChangeHazard` as
+ * the prior) when `learnHazard` is on, else `rateChangeHazard`; 0 whenever `rateChangeHazard`
+ * is 0, which turns the insured re-probes off altogether.
+ */
+export function hazardInUse(e: HazardEvidence, params: Pick<FreshnessParams, 'learnHazard' | 'rateChangeHazard'>): number {
+  const prior = params.rateChangeHazard;
+  return params.learnHazard && prior > 0 ? hazardRate(e, prior) : prior;
 }
 
 /**

@@ -56,6 +56,7 @@ export {
   HAZARD_HALF_LIFE_HOURS,
   PRIOR_WATCHED_HOURS,
   decayHazard,
+  hazardInUse,
   hazardRate,
   newHazardEvidence,
   observeHazard,

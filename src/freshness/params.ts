@@ -39,7 +39,8 @@ export interface FreshnessParams {
   readonly changePointP: number;
   /**
    * Changes of a page's change rate per hour that a starved page's re-probes insure against:
-   * its re-probe interval is at most √(2τ / (w·h)) (`desiredRate`). 0 = no such bound.
+   * its re-probe interval is at most √(2τ / (w·h)) (`desiredRate`). The prior of the learned
+   * hazard while `learnHazard` is on. 0 = no such bound, learned or not.
    */
   readonly rateChangeHazard: number;
   /**

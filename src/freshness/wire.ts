@@ -55,7 +55,7 @@ import { UrlStatus } from '../model/index.js';
 import { booleanField, customField, defineOptions, numberField } from '../options/index.js';
 import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
-import { type HazardEvidence, decayHazard, hazardRate, newHazardEvidence, observeHazard } from './hazard.js';
+import { type HazardEvidence, decayHazard, hazardInUse, newHazardEvidence, observeHazard } from './hazard.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
 import { type FreshnessRecord, firstFetchAge, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
 import { awaitsTest, desiredRate, hostClampedRate, hostWaterLevel, leadHours, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
@@ -370,7 +370,7 @@ export class FreshnessScheduler {
     if (!force && this.#lastTick >= 0 && Math.floor(nowHours / c) === Math.floor(this.#lastTick / c)) return -1;
     if (this.#lastTick >= 0) decayHazard(this.#evidence, nowHours - this.#lastTick);
     this.#lastTick = nowHours;
-    this.#hazard = this.params.learnHazard ? hazardRate(this.#evidence, this.params.rateChangeHazard) : this.params.rateChangeHazard;
+    this.#hazard = hazardInUse(this.#evidence, this.params);
     const rows = this.#booked(frontierRows);
     const n = rows.rows;
     const hostCount = rows.hosts;
@@ -695,7 +695,8 @@ export class FreshnessScheduler {
         fail(`hazard ${hazard} from ${evidence.changePoints} change points over ${evidence.watchedHours} watched hours`);
       }
     }
-    if (!this.params.learnHazard) hazard = this.params.rateChangeHazard;
+    // A hook that does not learn (or insures nothing) uses its own setting, whatever the state says.
+    if (!(this.params.learnHazard && this.params.rateChangeHazard > 0)) hazard = this.params.rateChangeHazard;
     this.#hazard = hazard;
     this.#evidence = evidence;
     this.#calendars = calendars;

@@ -10,6 +10,7 @@ import {
   HAZARD_HALF_LIFE_HOURS,
   PRIOR_WATCHED_HOURS,
   decayHazard,
+  hazardInUse,
   hazardRate,
   newHazardEvidence,
   observeHazard,
@@ -40,6 +41,15 @@ describe('the learned hazard: the estimate', () => {
     observeHazard(busy, PRIOR_WATCHED_HOURS, false);
     for (let i = 0; i < 40; i++) observeHazard(busy, 0, true);
     expect(hazardRate(busy, prior)).toBeCloseTo((CHANGES_PER_CHANGE_POINT * 40 + prior * PRIOR_WATCHED_HOURS) / (2 * PRIOR_WATCHED_HOURS), 15);
+  });
+
+  it('is what a scheduler uses: learned with learnHazard, the configured hazard without, 0 when that is 0', () => {
+    const e = { changePoints: 10, watchedHours: 1e6 };
+    const p = defaultParams();
+    expect(hazardInUse(e, p)).toBe(hazardRate(e, p.rateChangeHazard));
+    expect(hazardInUse(e, freshnessParams({ learnHazard: false }))).toBe(p.rateChangeHazard);
+    expect(hazardInUse(e, freshnessParams({ rateChangeHazard: 0 }))).toBe(0);
+    expect(hazardInUse(e, freshnessParams({ rateChangeHazard: 0, learnHazard: false }))).toBe(0);
   });
 
   it('halves its evidence every half-life and ignores intervals that are no length', () => {
