@@ -74,8 +74,12 @@ export function decayHazard(e: HazardEvidence, hours: number): void {
  * is 0, which turns the insured re-probes off altogether.
  */
 export function hazardInUse(e: HazardEvidence, params: Pick<FreshnessParams, 'learnHazard' | 'rateChangeHazard'>): number {
-  const prior = params.rateChangeHazard;
-  return params.learnHazard && prior > 0 ? hazardRate(e, prior) : prior;
+  return learnsHazard(params) ? hazardRate(e, params.rateChangeHazard) : params.rateChangeHazard;
+}
+
+/** Whether a scheduler with `params` learns its hazard (`learnHazard` on and a prior above 0). */
+export function learnsHazard(params: Pick<FreshnessParams, 'learnHazard' | 'rateChangeHazard'>): boolean {
+  return params.learnHazard && params.rateChangeHazard > 0;
 }
 
 /**

@@ -55,7 +55,7 @@ import { UrlStatus } from '../model/index.js';
 import { booleanField, customField, defineOptions, numberField } from '../options/index.js';
 import { CALENDAR_BYTES, SlotCalendar } from './calendar.js';
 import { estimate } from './estimate.js';
-import { type HazardEvidence, decayHazard, hazardInUse, newHazardEvidence, observeHazard } from './hazard.js';
+import { type HazardEvidence, decayHazard, hazardInUse, learnsHazard, newHazardEvidence, observeHazard } from './hazard.js';
 import { type FreshnessParams, freshnessParams } from './params.js';
 import { type FreshnessRecord, firstFetchAge, foldOrRestart, lastModifiedExposure, newFreshnessRecord } from './record.js';
 import { awaitsTest, desiredRate, hostClampedRate, hostWaterLevel, leadHours, recrawlInterval, reviseNextDue, setNextDue, targetInterval } from './schedule.js';
@@ -696,7 +696,7 @@ export class FreshnessScheduler {
       }
     }
     // A hook that does not learn (or insures nothing) uses its own setting, whatever the state says.
-    if (!(this.params.learnHazard && this.params.rateChangeHazard > 0)) hazard = this.params.rateChangeHazard;
+    if (!learnsHazard(this.params)) hazard = this.params.rateChangeHazard;
     this.#hazard = hazard;
     this.#evidence = evidence;
     this.#calendars = calendars;
