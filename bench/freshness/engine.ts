@@ -13,6 +13,9 @@
  * Σ w × window. Crawls and per-host crawl counts are counted in the same window, giving budget
  * use (crawls / (budget × window)) and cap violations (capped hosts crawled more than 2% above
  * their cap over the window, beyond one crawl per page of rounding at the window's edges).
+ * The same fresh time is also added up over the whole run in slices of `LEARNING_SLICE_DAYS`
+ * from t0, warm-up included (`sliceFreshness`): the learning curve, which shows how long a
+ * learner takes to come within reach of the optimum, where the window gives one figure.
  */
 import type { Outcome } from '../../src/model/index.js';
 import { mix32, stepStream, type World } from './world.js';
@@ -30,6 +33,9 @@ export interface Policy {
    */
   advance(from: number, to: number, crawl: (page: number, at: number) => Outcome | null): void;
 }
+
+/** Length of the slices of the run `SimResult.sliceFreshness` measures (days). */
+export const LEARNING_SLICE_DAYS = 30;
 
 /** The measurements of one run. */
 export interface SimResult {
@@ -53,6 +59,11 @@ export interface SimResult {
   /** Per page: crawls within the window, and fresh hours within it (diagnostics). */
   readonly pageCrawls: Uint32Array;
   readonly pageFreshHours: Float64Array;
+  /**
+   * Importance-weighted freshness in each slice of LEARNING_SLICE_DAYS of the whole run from
+   * t0, warm-up included (the last slice may be shorter; each is divided by its own length).
+   */
+  readonly sliceFreshness: Float64Array;
   /** Per capped host, its crawl times (hours) within the window, ascending (undefined for others). */
   readonly cappedStarts: readonly (number[] | undefined)[];
 }
@@ -91,10 +102,20 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
       nextChange[i] = changeAfter(world, stream, i, nextChange[i]!);
     }
   };
+  const sliceHours = LEARNING_SLICE_DAYS * 24;
+  const sliceNum = new Float64Array(Math.ceil(world.hours / sliceHours));
   const account = (i: number, upTo: number): void => {
+    const end = Math.min(freshUntil[i]!, upTo, w1);
     const from = Math.max(lastCrawl[i]!, w0);
-    const to = Math.min(freshUntil[i]!, upTo, w1);
-    if (to > from) fresh[i]! += to - from;
+    if (end > from) fresh[i]! += end - from;
+    // The learning curve: the same fresh time over the whole run, split at slice boundaries.
+    let t = Math.max(lastCrawl[i]!, world.t0);
+    while (end > t) {
+      const k = Math.floor((t - world.t0) / sliceHours);
+      const next = Math.min(end, world.t0 + (k + 1) * sliceHours);
+      sliceNum[k]! += world.weight[i]! * (next - t);
+      t = next;
+    }
   };
 
   let hourFrom = world.t0;
@@ -171,6 +192,8 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
     // Allowance: 2%, plus one crawl per page for where the window cuts each page's schedule.
     if (hostCrawls[h]! > 1.02 * cap * window + world.hostSize[h]!) capViolations++;
   }
+  const sliceFreshness = new Float64Array(sliceNum.length);
+  for (let k = 0; k < sliceNum.length; k++) sliceFreshness[k] = sliceNum[k]! / (den * (Math.min(world.hours, (k + 1) * sliceHours) - k * sliceHours));
   return {
     policy: policy.name,
     freshness: num / (den * window),
@@ -184,6 +207,7 @@ export function simulate(world: World, policy: Policy, clock: () => number = () 
     runtimeMs: clock() - begin,
     pageCrawls,
     pageFreshHours: fresh,
+    sliceFreshness,
     cappedStarts,
   };
 }

@@ -14,7 +14,7 @@
  *
  * (`npm run bench freshness` runs it through bench/suites/freshness.bench.mjs.)
  */
-import type { Policy } from './engine.js';
+import { LEARNING_SLICE_DAYS, type Policy } from './engine.js';
 import { MeguriFrontierPolicy, PEAK_WINDOW_HOURS, capWindowOf } from './frontier-policy.js';
 import { MeguriEstimatorPolicy, optimumPolicy, politeOptimumPolicy, uniformPolicy } from './policies.js';
 import { compare, type Comparison, type Row } from './run.js';
@@ -286,6 +286,8 @@ export interface ScenarioResult {
   readonly losses: ReadonlyMap<string, number[]>;
   /** Per policy name, its `driftLosses` averaged over seeds (empty without a drift). */
   readonly driftLosses: ReadonlyMap<string, number[]>;
+  /** Per policy name, its `learningCurve` averaged over seeds. */
+  readonly learning: ReadonlyMap<string, number[]>;
 }
 
 /** How the real Frontier treats the world's capped hosts in a sweep (frontier-policy.ts). */
@@ -340,6 +342,7 @@ export function runScenario(
   const delivery = new Map<string, CapDelivery>();
   const losses = new Map<string, number[]>();
   const drift = new Map<string, number[]>();
+  const learning = new Map<string, number[]>();
   const ratios = new Map<string, { points: number[]; pages: number[] }>();
   const average = (into: Map<string, number[]>, from: Map<string, number[]>): void => {
     for (const [policy, x] of from) {
@@ -353,6 +356,7 @@ export function runScenario(
     runs.push(c);
     average(losses, bandLosses(c));
     average(drift, driftLosses(c));
+    average(learning, learningCurve(c));
     for (const [policy, x] of ratioLosses(c)) {
       const acc = ratios.get(policy) ?? { points: new Array<number>(RATIO_GROUPS.length).fill(0), pages: new Array<number>(RATIO_GROUPS.length).fill(0) };
       for (let g = 0; g < RATIO_GROUPS.length; g++) {
@@ -405,7 +409,24 @@ export function runScenario(
     slots,
     losses,
     driftLosses: drift,
+    learning,
   };
+}
+
+/**
+ * The learning curve: each policy's weighted freshness over the optimum's in every
+ * LEARNING_SLICE_DAYS slice of the run from its start, warm-up included (`SimResult.sliceFreshness`);
+ * the optimum itself is left out.
+ */
+export function learningCurve(c: Comparison): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  const opt = c.rows.find((x) => x.policy === 'optimum');
+  if (opt === undefined) return out;
+  for (const r of c.rows) {
+    if (r === opt) continue;
+    out.set(r.policy, Array.from(r.sliceFreshness, (v, k) => v / opt.sliceFreshness[k]!));
+  }
+  return out;
 }
 
 function freshnessOf(c: Comparison, policy: string): number {
@@ -421,6 +442,10 @@ export function printScenario(r: ScenarioResult): void {
   console.log(`  meguri-frontier  / uniform  ${fmt(r.frontierOverUniform)}`);
   console.log(`  meguri-estimator / optimum  ${fmt(r.estimatorOverOptimum)}`);
   console.log(`  optimum-polite   / optimum  ${fmt(r.politeOptimumOverOptimum)}`);
+  for (const [policy, x] of r.learning) {
+    if (policy === 'uniform') continue;
+    console.log(`  ${policy.padEnd(16)} / optimum per ${LEARNING_SLICE_DAYS}-day slice of the run (warm-up included): ${x.map((v) => v.toFixed(4)).join(' ')}`);
+  }
   for (const policy of ['meguri-estimator', 'meguri-frontier']) {
     const rows = r.runs.map((c) => c.rows.find((x) => x.policy === policy)).filter((x) => x !== undefined);
     if (rows.length === 0) continue;

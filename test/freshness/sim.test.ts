@@ -5,7 +5,7 @@ import { MeguriEstimatorPolicy, optimumPolicy, politeOptimumPolicy, worldPages }
 import { optimalRates } from '../../src/freshness/index.js';
 import { compare } from '../../bench/freshness/run.js';
 import { makeWorld } from '../../bench/freshness/world.js';
-import { BANDS, DRIFT_GROUPS, RATIO_GROUPS, bandLosses, bandOf, capSplits, driftLosses, horizonOf, ratioGroupOf, ratioLosses, scenariosFor } from '../../bench/freshness/scenarios.js';
+import { BANDS, DRIFT_GROUPS, RATIO_GROUPS, bandLosses, bandOf, capSplits, driftLosses, horizonOf, learningCurve, ratioGroupOf, ratioLosses, scenariosFor } from '../../bench/freshness/scenarios.js';
 
 // The simulator at small size (N = 1500, 150 days, 30 of warm-up): the bench runs it at
 // 10,000 and 100,000. Bounds are loose enough for any seed, tight enough to catch a
@@ -87,6 +87,27 @@ describe('freshness simulator (small)', () => {
       expect(r.capViolations).toBe(0);
       expect(r.cappedHosts).toBeGreaterThan(0);
     }
+  });
+
+  it('measures the learning curve: the window is the mean of the slices it covers, a shorter last slice by its own length, and a learner gains on the optimum', () => {
+    const c = compare({ n: 400, seed: 4, days: 90, warmupDays: 30 }, [optimumPolicy(), new MeguriEstimatorPolicy()]);
+    for (const r of c.rows) {
+      expect(r.sliceFreshness.length).toBe(3);
+      // Slices 1 and 2 are the window [30, 90) days: equal lengths, so its freshness is their mean.
+      expect((r.sliceFreshness[1]! + r.sliceFreshness[2]!) / 2).toBeCloseTo(r.freshness, 12);
+      for (const v of r.sliceFreshness) expect(v > 0 && v < 1).toBe(true);
+    }
+    // A 75-day run measured over days 60–75: the third slice is 15 days long, and is the window.
+    const short = simulate(makeWorld({ n: 400, seed: 4, days: 75, warmupDays: 60 }), optimumPolicy(), () => 0);
+    expect(short.sliceFreshness.length).toBe(3);
+    expect(short.sliceFreshness[2]).toBeCloseTo(short.freshness, 12);
+    // The curve is policy / optimum per slice, the optimum left out; the learner starts further below
+    // the optimum (its first estimates are priors) and gains on it.
+    const curve = learningCurve(c);
+    expect([...curve.keys()]).toEqual(['meguri-estimator']);
+    const x = curve.get('meguri-estimator')!;
+    expect(x[0]).toBeCloseTo(c.rows[1]!.sliceFreshness[0]! / c.rows[0]!.sliceFreshness[0]!, 12);
+    expect(x[0]!).toBeLessThan(x[2]! - 0.005); // measured 0.968 → 0.977
   });
 
   it('is deterministic', () => {
