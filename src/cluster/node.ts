@@ -109,6 +109,8 @@ export class ClusterNode {
   private sendFailure: { err: unknown } | undefined;
   /** Set as the node begins to leave (`shutdown`): `addSeeds` is refused from then on. */
   private leaving = false;
+  /** Set once the leaving node's final checkpoints are written: nothing queued after them would be sent. */
+  private left = false;
 
   /**
    * A node of crawl `options.crawl`; nothing is contacted until `start()`.
@@ -194,6 +196,24 @@ export class ClusterNode {
     const n = this.routeSeeds(urls, priority);
     await this.outbox.flush(true);
     return n;
+  }
+
+  /**
+   * URLs the crawl found on its own — the sitemaps a robots.txt answer names — queued for their
+   * slots' inboxes without being recorded as scope seeds, like `addSeeds(urls, { scope: false })`
+   * but also while the node leaves. A robots.txt answer can land during a leaving node's drain
+   * (`drain` waits for it), and the slot's final checkpoint then holds the answer, so the next
+   * owner never asks again: dropped there, its Sitemap lines were lost to the crawl. Queued in
+   * the outbox instead, they reach their inboxes at that checkpoint's sender barrier (a commit
+   * flushes the outbox before it writes), or at the loop's next flush while the node runs; the
+   * campaign is not counted drained while the outbox holds them. After the node has left, an
+   * answer is in no checkpoint and the next owner asks again, so nothing is queued then.
+   * Returns how many were queued (0 before `start()` or after the node has left).
+   */
+  routeFound(urls: readonly string[]): number {
+    if (this.settings === undefined || this.left || urls.length === 0) return 0;
+    this.sendsBegun++; // a crawlDone() reading Redis meanwhile must not call the crawl drained
+    return this.routeSeeds(urls, 1);
   }
 
   /** Queues seeds (raw URLs) in the outbox for their owning slots' inboxes; returns how many were accepted. */
@@ -810,6 +830,7 @@ export class ClusterNode {
       // Redis unreachable: the heartbeat expires instead
     }
     for (const slot of [...this.slots.keys()]) this.drop(slot);
+    this.left = true;
     this.sends.close();
     this.blocker?.disconnect();
     if (this.ownsRedis) this.redis.disconnect();

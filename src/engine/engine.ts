@@ -1463,17 +1463,18 @@ export class Engine extends EventEmitter<EngineEvents> {
    * Cluster mode: the sitemaps a robots.txt answer names go to the crawl through the node, the
    * scope-checked ones routed to their slots without being recorded as scope seeds (as in a
    * single-process run they are seeded and do not widen the scope); the others are recorded in
-   * `refusedSeeds`. Sent synchronously within the answer, while its origin's slot still holds
-   * the URLs waiting on it, so the send holds the campaign's end from before the slot can be
-   * idle. Dropped once the node has begun to leave (the run is ending): robots.txt answers
-   * only come while it runs slots.
+   * `refusedSeeds`. Queued synchronously within the answer (`ClusterNode.routeFound`), while
+   * its origin's slot still holds the URLs waiting on it, so the queue holds the campaign's end
+   * from before the slot can be idle — and before the gate records the answer, so any slot
+   * checkpoint holding the answer is written after the outbox carrying them is flushed. That
+   * includes an answer landing while the node leaves (its final checkpoints hold the answer,
+   * and the next owner never asks again).
    */
   #sendSitemaps(found: readonly string[]): void {
     const node = this.#node;
-    if (node === undefined || !node.acceptsSeeds) return;
+    if (node === undefined) return;
     const seeds = this.#clusterSeeds(found);
-    // Routed only, the send cannot fail (a failed flush stays in the outbox and is sent again).
-    if (seeds.length > 0) void node.addSeeds(seeds, { scope: false }).catch(() => undefined);
+    if (seeds.length > 0) node.routeFound(seeds);
   }
 
   #checkpoint(): void {

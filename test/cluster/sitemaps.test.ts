@@ -7,7 +7,9 @@
  * the crawl's scope (not recorded among its scope seeds); with `robotsSitemaps: false` nothing is
  * sent. A sitemap given as a seed (`sitemaps`) is fetched and its entries crawled. Before the fix
  * the first three tests failed: in cluster mode the lines were queued for a single-process loop that
- * never runs, and the sitemap was never fetched.
+ * never runs, and the sitemap was never fetched. A robots.txt answer that lands while its node
+ * leaves still sends its lines (`ClusterNode.routeFound`): before that fix they were dropped and,
+ * the answer being in the leaving node's checkpoint, never heard again.
  *
  * Deterministic without timed assertions: each campaign runs until it drains, then the server's
  * request log, Redis and the pages yielded are checked.
@@ -19,6 +21,7 @@ import { describe, expect, it } from 'vitest';
 import { ClusterKeys, slotOf } from '../../src/cluster/index.js';
 import type { Engine, EngineOptions } from '../../src/index.js';
 import { clusterEngine, clusterWorld } from './redis.js';
+import { until } from './child.js';
 import { type LoggedWeb, hostOf, listenLoopback } from '../fetch/server.js';
 
 const WAIT_MS = 60_000;
@@ -31,6 +34,9 @@ const SLOTS = 2;
  * named `via…` also the sitemap of the host named `to…` with the same suffix. Every request is
  * logged as `host/path`.
  */
+/** While set, late.test's robots.txt is answered only once it resolves. */
+let holdRobots: Promise<void> | undefined;
+
 async function serve(): Promise<LoggedWeb> {
   const log: string[] = [];
   let port = 0;
@@ -40,6 +46,11 @@ async function serve(): Promise<LoggedWeb> {
     log.push(`${host}${path}`);
     const send = (status: number, type: string, body: string): void => void res.writeHead(status, { 'content-type': type }).end(body);
     const at = (h: string, p: string): string => `http://${h}:${port}${p}`;
+    if (path === '/robots.txt' && host === 'late.test' && holdRobots !== undefined) {
+      // Answered only when the test says so (see the leaving test).
+      void holdRobots.then(() => send(200, 'text/plain', `User-agent: *\nAllow: /\nSitemap: ${at(host, '/sitemap.xml')}\n`));
+      return;
+    }
     if (path === '/robots.txt') {
       const lines = ['User-agent: *', 'Allow: /', `Sitemap: ${at(host, '/sitemap.xml')}`];
       if (host.startsWith('far')) lines.push(`Sitemap: ${at('elsewhere.test', '/sitemap.xml')}`, `Sitemap: ${at(host, '/private/sitemap.xml')}`);
@@ -123,6 +134,32 @@ describe('robots.txt Sitemap lines in cluster mode', () => {
     expect(pages).toContain(url(`to${n}.test`, '/listed'));
     expect(pages).toContain(url(`via${n}.test`, '/listed'));
     expect(await scopeSeedsOf(crawl)).toEqual([url(`via${n}.test`, '/')]);
+  }, WAIT_MS);
+
+  it('a robots.txt answer landing while the node leaves: its Sitemap line still reaches the crawl, and the next node fetches it', async () => {
+    // The leaving node's drain waits for the answer, and its final checkpoint holds it, so the
+    // next owner never asks for robots.txt again: before the fix the line was dropped (the
+    // node no longer took seeds) and the sitemap was never fetched.
+    let answer!: () => void;
+    holdRobots = new Promise<void>((r) => (answer = r));
+    const crawl = 'csm-leave';
+    const first = engineOf(crawl, { seeds: [url('late.test', '/')] });
+    const firstRun = drain(first);
+    await until(() => requestsOf('late.test').includes('late.test/robots.txt'), 30_000, 'the robots.txt request');
+    void first.stop();
+    await new Promise((r) => setTimeout(r, 300)); // the node begins to leave; its drain waits up to 5 s
+    answer();
+    await firstRun;
+    holdRobots = undefined;
+    expect(first.stopReason).toBe('stopped');
+    expect(requestsOf('late.test')).toEqual(['late.test/robots.txt']);
+    const next = engineOf(crawl, { seeds: [url('late.test', '/')] });
+    const pages = await drain(next);
+    expect(next.stopReason).toBe('drained');
+    // robots.txt once: the answer reached the leaving node's checkpoint, and so did the line.
+    expect(requestsOf('late.test').sort()).toEqual(['late.test/', 'late.test/listed', 'late.test/robots.txt', 'late.test/sitemap.xml']);
+    expect(pages).toContain(url('late.test', '/listed'));
+    expect(await scopeSeedsOf(crawl)).toEqual([url('late.test', '/')]);
   }, WAIT_MS);
 
   it('with robotsSitemaps: false nothing is sent: the sitemap is not fetched', async () => {
