@@ -89,7 +89,7 @@ import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
 import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost } from './status.js';
 import { SendGate } from './send-gate.js';
-import { robotsSitemaps, sitemapKey } from './sitemaps.js';
+import { robotsSitemaps, sitemapKey, snapshotSitemaps } from './sitemaps.js';
 import { SitemapHints } from '../sitemap/index.js';
 import { type EngineMetrics, attachLogger, startMetrics } from '../observe/index.js';
 import { Waker } from './waker.js';
@@ -945,6 +945,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       if (r.t === 'r') {
         this.#gate.restoreAnswer(r);
+        // Its Sitemap lines were queued as it arrived, and the killed process may not have
+        // seeded them: the cache now holds the answer, so they are heard here or never.
+        if (this.options.robotsSitemaps) this.#sitemapQueue.push(...snapshotSitemaps(r));
         robots++;
         // The answer ends its group's load (every hop of a redirected one).
         const group = hostGroupKey(`${r.origin}/`, this.options.grouping);
@@ -1483,6 +1486,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (data === undefined || f === undefined) return;
     const generation = this.#generation + 1;
     const startedMs = performance.now();
+    // A checkpoint holding a robots.txt answer holds the seeds of its Sitemap lines too: queued
+    // as the answer arrived, they are seeded now if the loop has not yet (a stop between the two).
+    if (this.#sitemapQueue.length > 0) this.#seed(this.#sitemapQueue.splice(0));
     // With a disk tier: the resident rows and the tier's committed manifest, not every URL.
     const image = f.checkpointIncremental();
     const bytes = data.checkpoint(

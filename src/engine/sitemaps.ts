@@ -4,7 +4,7 @@
  * its host group, so the freshness pass can find the row).
  */
 import { keyToHex } from '../core/keys.js';
-import type { RobotsFetchResult } from '../fetch/index.js';
+import type { RobotsFetchResult, RobotsSnapshot } from '../fetch/index.js';
 import { parseRobots } from '../fetch/robots.js';
 import { keyOf } from '../frontier/deps.js';
 import type { HostDirectory } from './host-directory.js';
@@ -14,6 +14,18 @@ export function robotsSitemaps(url: string, result: RobotsFetchResult): string[]
   if (result.status < 200 || result.status >= 300 || result.body === undefined) return [];
   const text = typeof result.body === 'string' ? result.body : Buffer.from(result.body.buffer, result.body.byteOffset, result.body.length).toString('utf8');
   return [...parseRobots(text, url).sitemaps];
+}
+
+/**
+ * The `Sitemap:` URLs of a robots.txt answer as the cache keeps it (a journaled or checkpointed
+ * `RobotsSnapshot`): its comment-free text keeps the lines, read against the origin's
+ * robots.txt URL. None for an entry without rules (unavailable, or unreachable without a copy).
+ * A resumed run reads them from the answers it replays, whose lines the killed process may not
+ * have seeded yet.
+ */
+export function snapshotSitemaps(snapshot: RobotsSnapshot): string[] {
+  if (snapshot.state !== 'parsed' || snapshot.text === undefined) return [];
+  return [...parseRobots(snapshot.text, `${snapshot.origin}/robots.txt`).sitemaps];
 }
 
 /** The frontier's key of `url` (hex), under the host group the directory assigns it. */

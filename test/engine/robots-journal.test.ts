@@ -81,8 +81,16 @@ async function serve(): Promise<LoggedWeb<Arrival>> {
         return send(503, 'maintenance\n', { 'retry-after': String(RETRY_AFTER_S) });
       }
       if (kind === 'copy') return send(200, 'User-agent: *\nDisallow: /nope/\n');
+      if (kind === 'maps') return send(200, `User-agent: *\nAllow: / # all\nSitemap: http://${req.headers.host}/sitemap.xml\n`);
       return send(200, `# the rules\n${'# padding the parser reads and the journal need not keep\n'.repeat(200)}User-agent: *\nDisallow: /secret/\n`);
     }
+    if (kind === 'maps' && path === '/sitemap.xml') {
+      e.status = 200;
+      return void res
+        .writeHead(200, { 'content-type': 'application/xml' })
+        .end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://${req.headers.host}/listed</loc></url></urlset>`);
+    }
+    if (kind === 'maps') return send(200, page([]));
     if (kind === 'held') return send(200, page(path === '/' ? HELD_PAGES.slice(1) : ['/']));
     if (kind === 'copy') return send(200, page(path === '/' ? [...COPY_PAGES, '/nope/x'] : ['/']));
     if (path === '/') return send(200, page([...RULES_PAGES.slice(1), '/secret/a']));
@@ -211,6 +219,25 @@ describe('robots.txt answers are journaled and survive kill -9', () => {
     expect(s.requests(s.rules, '/robots.txt')).toHaveLength(1);
     expect(s.requests(s.rules, '/secret/a')).toEqual([]);
     for (const p of RULES_PAGES) expect(s.requests(s.rules, p).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("a robots.txt answer's Sitemap lines survive the kill: the resumed crawl fetches the sitemap and the page it lists", async () => {
+    // Killed right after the answer is journaled, before the loop seeded its Sitemap line.
+    // Before the fix the replayed answer kept robots.txt from being asked again, and the line
+    // was never heard: the sitemap and the page only it lists were never fetched.
+    const maps = 'e-maps.test';
+    const config = { seeds: [`http://${maps}:${web.port}/`], dataDir: join(dir, 'e') };
+    const requests = (path: string): Arrival[] => web.log.filter((x) => x.host === maps && x.path === path);
+    const first = await start({ ...config, killAfterRobots: 1 }).exited;
+    expect(first.signal).toBe('SIGKILL');
+    expect(requests('/sitemap.xml')).toEqual([]);
+    const second = await start(config).exited;
+    expect(second.code).toBe(0);
+    expect(second.recovery).toMatchObject({ resumed: true, replayedRobots: 1 });
+    expect(requests('/robots.txt')).toHaveLength(1);
+    expect(requests('/sitemap.xml')).toHaveLength(1);
+    expect(requests('/listed')).toHaveLength(1);
+    expect(second.pages).toContain(`http://${maps}:${web.port}/listed`);
   }, 60_000);
 
   it('a Retry-After on a robots.txt refresh holds the pages too while the old rules apply, across the kill', async () => {

@@ -5,7 +5,10 @@
  * gzipped, one an index with a loop, a nested index, a hostile index chain and another host's
  * URLs — fetched under the same robots rules as pages.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyToHex } from '../../src/core/keys.js';
@@ -171,6 +174,35 @@ describe('the engine and sitemaps', () => {
     // Each sitemap fetched once, the self-loop included.
     expect(site.requests.filter((r) => r.path === '/sitemap_index.xml').length).toBe(1);
     expect(fetched.length).toBe(new Set(fetched).size);
+  });
+
+  it('a stop as robots.txt answers: the last checkpoint holds the Sitemap line, and the resumed crawl follows it', async () => {
+    const before = site.requests.length;
+    const dataDir = mkdtempSync(join(tmpdir(), 'meguri-sitemap-stop-'));
+    try {
+      const options = { seeds: [`${site.origin}/`], agent: AGENT, allowPrivate: true, grouping: 'host' as const, politeness: { minDelayMs: 1, startDelayMs: 1 }, dataDir };
+      const first = new Engine(options);
+      // Stopped inside the answer: the line is queued after the event, and the run ends before
+      // its loop seeds it. Before the fix the checkpoint held the answer but not the line, and
+      // the resumed crawl, asking no robots.txt again, never heard it.
+      first.on('robots', () => void first.stop());
+      for await (const _ of first.run()) {
+        // no page: the stop comes with the first robots.txt answer
+      }
+      await first.close();
+      expect(site.requests.slice(before).map((r) => r.path)).toEqual(['/robots.txt']);
+      const second = new Engine(options);
+      for await (const _ of second.run()) {
+        // every page
+      }
+      await second.close();
+      const paths = site.requests.slice(before).map((r) => r.path);
+      expect(paths.filter((p) => p === '/robots.txt')).toHaveLength(1);
+      expect(paths).toContain('/sitemap_index.xml');
+      expect(paths).toContain('/p4');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('starts from the sitemaps option alone, with robots.txt sitemaps off', async () => {
