@@ -19,9 +19,9 @@ export function robotsSitemaps(url: string, result: RobotsFetchResult): string[]
 /**
  * The `Sitemap:` URLs of a robots.txt answer as the cache keeps it (a journaled or checkpointed
  * `RobotsSnapshot`): its comment-free text keeps the lines, read against the origin's
- * robots.txt URL. None for an entry without rules (unavailable, or unreachable without a copy).
- * A resumed run reads them from the answers it replays, whose lines the killed process may not
- * have seeded yet.
+ * robots.txt URL. None unless the entry is `parsed`: an unavailable one has no rules, and an
+ * unreachable one's kept copy had its lines heard when it was first parsed. A resumed run reads
+ * them from the answers it replays, whose lines the killed process may not have seeded yet.
  */
 export function snapshotSitemaps(snapshot: RobotsSnapshot): string[] {
   if (snapshot.state !== 'parsed' || snapshot.text === undefined) return [];
