@@ -8,6 +8,13 @@
  * between a node and Redis is far below 2×). An entry that expired is never revived: the node
  * drops its slots and joins again.
  *
+ * Each renewal's reply is the Redis clock's `now`, so it also measures how far this node's
+ * clock is from Redis's (`Heartbeat.clockOffset`): the reply was read between the send and the
+ * answer, so the offset is now − (sent + answered)/2 within half the round trip (plus the 1 ms
+ * Redis floors to). Host politeness windows and Retry-After holds travel between nodes in slot
+ * checkpoints as instants on the writer's clock, so two nodes' offsets differing by d shift a
+ * moved host's windows by d; the offsets make that visible (`meguri cluster status`).
+ *
  * Coordinator: whoever holds the lease reads the live nodes and the slot records and moves
  * slots toward `balance()` — an orphan at once (epoch + 1), a live owner's slot by asking for a
  * hand-off, which the owner completes by releasing the slot with its final checkpoint.
@@ -48,9 +55,22 @@ export async function liveNodes(redis: Redis, keys: ClusterKeys): Promise<string
 }
 
 /** A node's heartbeat and dispatch permission. */
+/** Renewals whose clock readings are kept; the offset is the one read over the shortest round trip among them. */
+export const CLOCK_SAMPLES = 8;
+
+/** Redis's clock minus a node's, as its heartbeat measured it. */
+export interface ClockOffset {
+  /** Redis's clock minus the node's, ms. */
+  readonly offsetMs: number;
+  /** Bound on the error of `offsetMs`, ms: half the round trip it was read over, plus 1 (Redis's ms floor). */
+  readonly errorMs: number;
+}
+
 export class Heartbeat {
   /** Local clock (ms) at which the last successful renewal was sent; −∞ before the first. */
   private okSentAt = -Infinity;
+  /** The last `CLOCK_SAMPLES` renewals' clock readings. */
+  private readonly clockSamples: ClockOffset[] = [];
   private joined = false;
   /** Set when the node's entry expired: it must drop its slots and rejoin. */
   expired = false;
@@ -78,7 +98,23 @@ export class Heartbeat {
     }
     this.joined = true;
     if (sentAt > this.okSentAt) this.okSentAt = sentAt;
+    const answeredAt = this.now();
+    if (r > 0 && answeredAt >= sentAt) {
+      this.clockSamples.push({ offsetMs: r - (sentAt + answeredAt) / 2, errorMs: (answeredAt - sentAt) / 2 + 1 });
+      if (this.clockSamples.length > CLOCK_SAMPLES) this.clockSamples.shift();
+    }
     return true;
+  }
+
+  /**
+   * How far Redis's clock is ahead of this node's (negative: behind), from the kept renewal
+   * read over the shortest round trip (a slow round trip only widens the bound, it does not
+   * move the truth); undefined before the first renewal.
+   */
+  clockOffset(): ClockOffset | undefined {
+    let best: ClockOffset | undefined;
+    for (const c of this.clockSamples) if (best === undefined || c.errorMs < best.errorMs) best = c;
+    return best;
   }
 
   /** Whether the node may dispatch now: its last renewal is younger than ttl/2. */

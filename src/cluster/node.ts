@@ -64,6 +64,14 @@ export interface ClusterNodeStats {
   /** Round trips to the Redis IP gate. */
   readonly ipGateCalls: number;
   readonly redisErrors: number;
+  /**
+   * Redis's clock minus this node's, ms, as the heartbeat measured it (`Heartbeat.clockOffset`);
+   * undefined before the first renewal. Nodes whose offsets differ by d carry host windows across
+   * hand-offs shifted by d (`meguri cluster status` flags a spread over `CLOCK_SPREAD_WARN_MS`).
+   */
+  readonly clockOffsetMs: number | undefined;
+  /** Bound on `clockOffsetMs`'s error, ms (half the round trip it was read over, plus 1). */
+  readonly clockOffsetErrorMs: number | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -839,6 +847,7 @@ export class ClusterNode {
   /** The node's counters. */
   stats(): ClusterNodeStats {
     const now = this.now();
+    const clock = this.hb?.clockOffset();
     if (now - this.rate.at >= 1_000) {
       this.rate = { at: now, pages: this.pages, perSec: this.rate.at === 0 ? 0 : ((this.pages - this.rate.pages) * 1000) / (now - this.rate.at) };
     }
@@ -859,6 +868,8 @@ export class ClusterNode {
       sharedIps: this.gate?.sharedIps().length ?? 0,
       ipGateCalls: this.gate?.gateCalls ?? 0,
       redisErrors: this.redisErrors,
+      clockOffsetMs: clock?.offsetMs,
+      clockOffsetErrorMs: clock?.errorMs,
     };
   }
 }

@@ -18,6 +18,9 @@ export interface NodeStatus {
   readonly pagesPerSec: number | undefined;
   readonly canDispatch: boolean | undefined;
   readonly ipGateBlocked: boolean | undefined;
+  /** Redis's clock minus the node's, ms, and that reading's error bound (`ClusterNodeStats`). */
+  readonly clockOffsetMs: number | undefined;
+  readonly clockOffsetErrorMs: number | undefined;
 }
 
 /** One slot as the status sees it. */
@@ -43,6 +46,34 @@ export interface ClusterStatus {
   readonly handoffs: number;
   readonly orphanSlots: number;
   readonly inboxLag: number;
+  /**
+   * How far apart the live nodes' clocks are, ms, beyond what their readings can tell: the
+   * largest difference of two nodes' offsets to Redis less both readings' error bounds (0 when
+   * within them); undefined with fewer than two live nodes that published an offset.
+   */
+  readonly clockSpreadMs: number | undefined;
+}
+
+/**
+ * A clock spread (`ClusterStatus.clockSpreadMs`) above which the status warns. Host politeness
+ * windows and Retry-After holds move with a slot as instants on the writer's clock, so a moved
+ * host's next start shifts by the spread: 100 ms is a tenth of a one-second crawl delay, and
+ * far above what NTP keeps machines on one network to (a few ms).
+ */
+export const CLOCK_SPREAD_WARN_MS = 100;
+
+/** The live nodes' clock spread (see `ClusterStatus.clockSpreadMs`). */
+export function clockSpread(nodes: readonly Pick<NodeStatus, 'live' | 'clockOffsetMs' | 'clockOffsetErrorMs'>[]): number | undefined {
+  const known = nodes.filter((n) => n.live && n.clockOffsetMs !== undefined && Number.isFinite(n.clockOffsetMs));
+  if (known.length < 2) return undefined;
+  let spread = 0;
+  for (const a of known) {
+    for (const b of known) {
+      const d = a.clockOffsetMs! - b.clockOffsetMs! - (a.clockOffsetErrorMs ?? 0) - (b.clockOffsetErrorMs ?? 0);
+      if (d > spread) spread = d;
+    }
+  }
+  return spread;
 }
 
 /** Reads a crawl's status, or undefined when the crawl does not exist. */
@@ -82,6 +113,8 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
       pagesPerSec: info ? Number(info['pagesPerSec']) : undefined,
       canDispatch: info ? Boolean(info['canDispatch']) : undefined,
       ipGateBlocked: info ? Boolean(info['ipGateBlocked']) : undefined,
+      clockOffsetMs: finiteOrUndefined(info?.['clockOffsetMs']),
+      clockOffsetErrorMs: finiteOrUndefined(info?.['clockOffsetErrorMs']),
     };
   });
   return {
@@ -93,7 +126,18 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
     handoffs: slots.filter((s) => s.movingTo !== '').length,
     orphanSlots: slots.filter((s) => s.owner === '' || !live.has(s.owner)).length,
     inboxLag: slots.reduce((s, x) => s + x.inboxLag, 0),
+    clockSpreadMs: clockSpread(nodes),
   };
+}
+
+function finiteOrUndefined(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/** A node's clock against Redis's, signed: "+12" (ahead), "-3" (behind), rounded to the ms. */
+function formatOffset(aheadMs: number): string {
+  const r = Math.round(aheadMs);
+  return r > 0 ? `+${r}` : `${r}`;
 }
 
 /** The status as a few lines for a terminal. */
@@ -106,8 +150,15 @@ export function formatClusterStatus(st: ClusterStatus): string {
     const flags = [n.live ? 'live' : 'gone', n.canDispatch === false ? 'not dispatching' : '', n.ipGateBlocked ? 'IP gate blocked (Redis unreachable)' : '']
       .filter((f) => f !== '')
       .join(', ');
+    const clock = n.clockOffsetMs === undefined ? '' : `  clock ${formatOffset(-n.clockOffsetMs)} ms of Redis's (±${Math.ceil(n.clockOffsetErrorMs ?? 0)})`;
     lines.push(
-      `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}`,
+      `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}${clock}`,
+    );
+  }
+  if (st.clockSpreadMs !== undefined && st.clockSpreadMs > CLOCK_SPREAD_WARN_MS) {
+    lines.push(
+      `  warning: the live nodes' clocks differ by at least ${Math.round(st.clockSpreadMs)} ms; host windows and Retry-After holds move with a slot as instants on its last owner's clock, ` +
+        'so a moved host may be fetched that much early or late: keep the nodes in sync (NTP)',
     );
   }
   for (const s of st.slots) if (s.movingTo !== '') lines.push(`  slot ${s.slot}: moving ${s.owner} → ${s.movingTo}`);

@@ -64,6 +64,10 @@ describe('hand-off drain bound', () => {
     };
     const a = new ClusterNode({ ...common, fetcher: fa, nodeId: 'A', onCheckpoint: (c) => checkpointsA.push(c) });
     await a.start();
+    // The heartbeat read Redis's clock (same machine, so within a round trip of 0; the node's
+    // default clock is the monotonic one anchored at process start, so allow for its drift).
+    expect(Math.abs(a.stats().clockOffsetMs!)).toBeLessThan(1_000);
+    expect(a.stats().clockOffsetErrorMs).toBeGreaterThanOrEqual(1);
     expect(await a.seed(urls)).toBe(8);
     const runA = a.run();
     await until(() => a.stats().inFlight === 8, 30_000, 'all eight sent by A');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterKeys } from '../../src/cluster/keys.js';
-import { Heartbeat, coordinate, liveNodes, readSlots } from '../../src/cluster/membership.js';
+import { CLOCK_SAMPLES, Heartbeat, coordinate, liveNodes, readSlots } from '../../src/cluster/membership.js';
 import { ACCEPT } from '../../src/cluster/scripts.js';
 import { CheckpointStore } from '../../src/cluster/store.js';
 import { type RedisServer, startRedis } from './redis.js';
@@ -84,6 +84,26 @@ describe('ownership, epochs and fencing', () => {
     expect(recs.filter((x) => x.epoch === 2)).toHaveLength(8);
     expect(await a.beat()).toBe(false);
     expect(a.expired).toBe(true);
+    r.disconnect();
+  });
+
+  it("each renewal measures the node's clock against Redis's: within the round trip, and a skewed clock shows its skew", async () => {
+    // Redis and this process read one system clock, so an honest node's true offset is 0 and a
+    // node whose clock runs 5 s ahead has −5 s; Date.now() floors to the ms (the 1 of slack).
+    const r = server.client();
+    const keys = new ClusterKeys('clock');
+    const honest = new Heartbeat(r, keys, 'A', 10_000, () => Date.now());
+    const ahead = new Heartbeat(r, keys, 'B', 10_000, () => Date.now() + 5_000);
+    expect(honest.clockOffset()).toBeUndefined();
+    for (let i = 0; i < CLOCK_SAMPLES + 3; i++) {
+      expect(await honest.beat()).toBe(true);
+      expect(await ahead.beat()).toBe(true);
+    }
+    const a = honest.clockOffset()!;
+    const b = ahead.clockOffset()!;
+    expect(a.errorMs).toBeGreaterThanOrEqual(1);
+    expect(Math.abs(a.offsetMs)).toBeLessThanOrEqual(a.errorMs + 1);
+    expect(Math.abs(b.offsetMs + 5_000)).toBeLessThanOrEqual(b.errorMs + 1);
     r.disconnect();
   });
 

@@ -1,9 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterKeys, Heartbeat, coordinate, joinCrawl } from '../../src/cluster/index.js';
+import { CLOCK_SPREAD_WARN_MS, ClusterKeys, Heartbeat, clockSpread, coordinate, joinCrawl } from '../../src/cluster/index.js';
 import { resetInbox } from '../../src/cluster/routing.js';
 import { main } from '../../src/cli/main.js';
 import { bufferIo } from '../cli/helpers.js';
 import { type RedisServer, startRedis } from './redis.js';
+
+describe('clockSpread', () => {
+  const node = (live: boolean, clockOffsetMs: number | undefined, clockOffsetErrorMs = 0) => ({ live, clockOffsetMs, clockOffsetErrorMs });
+  it('is the largest difference of live offsets less both error bounds, 0 within them, undefined under two readings', () => {
+    expect(clockSpread([])).toBeUndefined();
+    expect(clockSpread([node(true, 5), node(true, undefined), node(false, 900)])).toBeUndefined();
+    expect(clockSpread([node(true, 5, 2), node(true, -300, 3), node(true, 40, 1)])).toBe(340 - 3 - 1);
+    expect(clockSpread([node(true, 5, 20), node(true, -10, 20)])).toBe(0);
+    expect(clockSpread([node(true, 0), node(false, 5_000), node(true, 7)])).toBe(7);
+    expect(CLOCK_SPREAD_WARN_MS).toBe(100);
+  });
+});
 
 describe('meguri cluster status', () => {
   let server: RedisServer;
@@ -39,6 +51,25 @@ describe('meguri cluster status', () => {
     expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'st'], text)).toBe(0);
     expect(text.out()).toMatch(/2 live node\(s\).*inbox lag 5, hand-offs in progress 2/);
     expect(text.out()).toMatch(/slot \d: moving node-a → node-b/);
+
+    // Clocks: each node's offset to Redis as it published it; nodes 300 ms apart are flagged.
+    expect(st.nodes.every((n) => (n as { clockOffsetMs?: number }).clockOffsetMs === undefined)).toBe(true);
+    const publish = (id: string, offset: number, error: number) =>
+      r.set(keys.nodeInfo(id), JSON.stringify({ pages: 0, pagesPerSec: 0, canDispatch: true, ipGateBlocked: false, clockOffsetMs: offset, clockOffsetErrorMs: error }));
+    await publish('node-a', 2, 1);
+    await publish('node-b', -298, 1);
+    const skewed = bufferIo();
+    expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'st'], skewed)).toBe(0);
+    expect(skewed.out()).toMatch(/node-a .*clock -2 ms of Redis's \(±1\)/);
+    expect(skewed.out()).toMatch(/node-b .*clock \+298 ms of Redis's \(±1\)/);
+    expect(skewed.out()).toMatch(/warning: the live nodes' clocks differ by at least 298 ms; .* \(NTP\)/);
+    const skewedJson = bufferIo();
+    expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'st', '--json'], skewedJson)).toBe(0);
+    expect((JSON.parse(skewedJson.out()) as { clockSpreadMs: number }).clockSpreadMs).toBe(298);
+    await publish('node-b', -40, 1);
+    const synced = bufferIo();
+    expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'st'], synced)).toBe(0);
+    expect(synced.out()).not.toContain('warning');
 
     const missing = bufferIo();
     expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'nope'], missing)).toBe(1);
