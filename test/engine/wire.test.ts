@@ -90,6 +90,16 @@ describe('on-the-wire spacing', () => {
   });
 });
 
+/**
+ * The judge's tolerance under a spinning worker: the server's event loop parses a request late
+ * by more than in `JUDGE_TOLERANCE_MS`'s measurement (a CI run on 2 shared cores: one IP gap
+ * seen at 17.8 ms of 30 while the crawler spaced the sends by ≥ 30, i.e. 12.2 ms lost in
+ * transit). So this test judges at 25 ms against a 60 ms IP interval and a 100 ms host one: a
+ * crawler ignoring either still misses by far more (with the engine's IP spacing off,
+ * `ipMinDelayMs: 0`, this judge counted 168 IP violations, gaps of 14–27 ms).
+ */
+const LOADED_TOLERANCE_MS = 25;
+
 describe('many hosts on few addresses under CPU load', () => {
   it('a busy worker thread during the crawl: no host, IP or Retry-After violation', { timeout: 240_000 }, async () => {
     const remote = await forkSim({
@@ -98,7 +108,7 @@ describe('many hosts on few addresses under CPU load', () => {
       pagesPerHost: 5,
       ips: 4,
       hostIntervalMs: 100,
-      ipIntervalMs: 30,
+      ipIntervalMs: 60,
       compress: false,
       mix: { ...PLAIN_MIX, crawlDelay: 0.2, crawlDelaySeconds: [0.2, 0.3], throttled: 0.15, retryAfterSeconds: [1], erroring: 0.1, slow: 0.1, slowMs: 80 },
     });
@@ -108,7 +118,7 @@ describe('many hosts on few addresses under CPU load', () => {
     try {
       await collect(engine.run());
       expect(engine.stopReason).toBe('drained');
-      const { report: r, log } = await remote.judge({ toleranceMs: JUDGE_TOLERANCE_MS });
+      const { report: r, log } = await remote.judge({ toleranceMs: LOADED_TOLERANCE_MS });
       expect(log.filter((e) => e.status === 429 || e.status === 503).length).toBeGreaterThan(0);
       expect(log.length).toBeGreaterThan(200);
       expect(report(r)).toEqual({ hostInterval: 0, ipInterval: 0, retryAfter: 0, hostConcurrency: 0 });
