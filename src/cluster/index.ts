@@ -15,7 +15,7 @@ export { balance, moves } from './balance.js';
 export { CrawlSettingsMismatchError, DurabilityError, StaleEpochError } from './errors.js';
 export { IpGate, type IpGateOptions } from './gate.js';
 export { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
-export { CLOCK_SAMPLES, type ClockOffset, type CoordinateResult, Heartbeat, type SlotRecord, coordinate, liveNodes, readSlots } from './membership.js';
+export { CLOCK_SAMPLES, type ClockOffset, type CoordinateResult, Heartbeat, type SlotRecord, clockShiftMs, coordinate, liveNodes, readSlots } from './membership.js';
 export { ClusterNode, type ClusterNodeStats } from './node.js';
 export { type ClusterCheckpoint, type ClusterNodeOptions, type ClusterPage, type FaultPoint, type SlotRobotsSeam, resolveClusterNodeOptions } from './options.js';
 export { type Durability, type InboxEntry, Outbox, type RoutedSeed, compareIds, decodeLinks, encodeLinks } from './routing.js';

@@ -12,8 +12,10 @@
  * clock is from Redis's (`Heartbeat.clockOffset`): the reply was read between the send and the
  * answer, so the offset is now − (sent + answered)/2 within half the round trip (plus the 1 ms
  * Redis floors to). Host politeness windows and Retry-After holds travel between nodes in slot
- * checkpoints as instants on the writer's clock, so two nodes' offsets differing by d shift a
- * moved host's windows by d; the offsets make that visible (`meguri cluster status`).
+ * checkpoints as readings on the writer's clock: the checkpoint carries the writer's offset, and
+ * the next owner moves the readings onto its own clock by the difference (`clockShiftMs`), so a
+ * skew between nodes does not let a moved host be fetched early. `meguri cluster status` shows
+ * the offsets.
  *
  * Coordinator: whoever holds the lease reads the live nodes and the slot records and moves
  * slots toward `balance()` — an orphan at once (epoch + 1), a live owner's slot by asking for a
@@ -64,6 +66,22 @@ export interface ClockOffset {
   readonly offsetMs: number;
   /** Bound on the error of `offsetMs`, ms: half the round trip it was read over, plus 1 (Redis's ms floor). */
   readonly errorMs: number;
+}
+
+/**
+ * How far to move a checkpoint's clock readings onto this node's clock: a reading x on the
+ * writer's clock is x + (writer's offset − this node's offset) here, both offsets being
+ * Redis's clock minus the node's. 0 (leave them) when either offset is unknown — a checkpoint of
+ * an older build, a node not yet renewed — or when the difference is within the two readings'
+ * error bounds (nodes on one clock: moving by noise would only blur the windows). Whole ms.
+ */
+export function clockShiftMs(writer: { readonly clockOffsetMs?: number; readonly clockOffsetErrorMs?: number } | undefined, reader: ClockOffset | undefined): number {
+  const w = writer?.clockOffsetMs;
+  if (reader === undefined || typeof w !== 'number' || !Number.isFinite(w)) return 0;
+  const we = writer?.clockOffsetErrorMs;
+  const bound = (typeof we === 'number' && Number.isFinite(we) && we > 0 ? we : 0) + reader.errorMs;
+  const d = w - reader.offsetMs;
+  return Math.abs(d) > bound ? Math.round(d) : 0;
 }
 
 export class Heartbeat {

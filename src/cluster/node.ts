@@ -37,12 +37,13 @@ import { StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
-import { type SlotRecord, Heartbeat, coordinate, readSlots } from './membership.js';
+import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from './membership.js';
 import { type Durability, type InboxEntry, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
 import { acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, joinCrawl } from './settings.js';
 import { SlotState } from './slot.js';
 import { CheckpointStore } from './store.js';
+import { shiftRobotsSnapshot } from '../fetch/robots-cache.js';
 
 /** A node's counters (also published to Redis for `meguri cluster status`). */
 export interface ClusterNodeStats {
@@ -66,12 +67,15 @@ export interface ClusterNodeStats {
   readonly redisErrors: number;
   /**
    * Redis's clock minus this node's, ms, as the heartbeat measured it (`Heartbeat.clockOffset`);
-   * undefined before the first renewal. Nodes whose offsets differ by d carry host windows across
-   * hand-offs shifted by d (`meguri cluster status` flags a spread over `CLOCK_SPREAD_WARN_MS`).
+   * undefined before the first renewal. Written into each slot checkpoint, so the next owner puts
+   * the slot's windows on its own clock (`clockShiftMs`); `meguri cluster status` flags live nodes
+   * differing by more than `CLOCK_SPREAD_WARN_MS`.
    */
   readonly clockOffsetMs: number | undefined;
   /** Bound on `clockOffsetMs`'s error, ms (half the round trip it was read over, plus 1). */
   readonly clockOffsetErrorMs: number | undefined;
+  /** Slots opened from a checkpoint whose clock readings were moved onto this node's clock (`clockShiftMs` ≠ 0). */
+  readonly clockShifts: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -104,6 +108,8 @@ export class ClusterNode {
   private handoffs = 0;
   /** Sent fetches cut by hand-off drains (and a leaving node's): re-fetched by the slots' next owners. */
   private handoffRefetches = 0;
+  /** Slots whose checkpoint's clock readings were moved onto this node's clock. */
+  private clockShifts = 0;
   private redisErrors = 0;
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
@@ -393,9 +399,12 @@ export class ClusterNode {
       };
       // The checkpoint's URLs enter this node now: each passes `admitted` like a seed or a link,
       // before the slot dispatches (the Engine learns every origin of their groups from them).
-      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now(), this.o.admitted);
+      // Its windows and holds were written on the last owner's clock: moved onto this one's.
+      const shift = clockShiftMs(source?.meta, this.hb.clockOffset());
+      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now(), this.o.admitted, shift);
+      if (shift !== 0) this.clockShifts++;
       // Before the slot dispatches: a Retry-After its last owner heard binds here too.
-      this.o.robots?.import(r.slot, source?.meta.robots ?? []);
+      this.o.robots?.import(r.slot, (source?.meta.robots ?? []).map((e) => shiftRobotsSnapshot(e, shift)));
       this.slots.set(r.slot, state);
     } finally {
       this.busy.delete(r.slot);
@@ -477,7 +486,7 @@ export class ClusterNode {
    */
   private async commit(s: SlotState, release: boolean): Promise<number> {
     const t0 = performance.now();
-    const snap = s.snapshot(this.o.robots?.export(s.slot));
+    const snap = s.snapshot(this.o.robots?.export(s.slot), this.hb.clockOffset());
     const snapshotMs = performance.now() - t0;
     const atMs = this.now();
     // A moving slot leaves with this checkpoint: sent fetches whose outcome is not in it are fetched again by the next owner.
@@ -870,6 +879,7 @@ export class ClusterNode {
       redisErrors: this.redisErrors,
       clockOffsetMs: clock?.offsetMs,
       clockOffsetErrorMs: clock?.errorMs,
+      clockShifts: this.clockShifts,
     };
   }
 }

@@ -8,7 +8,9 @@
  * the node has a robots seam, go into the same snapshot's meta (they are the robots cache's,
  * not the slot's: this file only carries them).
  */
-import { Frontier, type FrontierOptions } from '../frontier/index.js';
+import { Frontier, type FrontierOptions, shiftPartitionClock } from '../frontier/index.js';
+import { decodePartition } from '../format/index.js';
+import type { ClockOffset } from './membership.js';
 import type { FetchRequest } from '../model/index.js';
 import { decodeLinks, decodeSeeds, type InboxEntry } from './routing.js';
 import type { RobotsSnapshot } from '../fetch/robots-cache.js';
@@ -82,8 +84,12 @@ export class SlotState {
     options: Partial<FrontierOptions>,
     nowMs: number,
     admitted?: (url: string) => void,
+    clockShift = 0,
   ): SlotState {
-    const f = source === undefined ? new Frontier(slot, Math.floor(nowMs / HOUR_MS), options) : Frontier.recover(source.partition, options, admitted);
+    let f: Frontier;
+    if (source === undefined) f = new Frontier(slot, Math.floor(nowMs / HOUR_MS), options);
+    else if (clockShift === 0) f = Frontier.recover(source.partition, options, admitted);
+    else f = Frontier.recover(shiftPartitionClock(decodePartition(source.partition), clockShift), options, admitted);
     return new SlotState(crawl, slot, epoch, f, source?.meta, nowMs);
   }
 
@@ -119,7 +125,7 @@ export class SlotState {
   }
 
   /** Partition and cursor, taken together (synchronously), with the slot's origins' robots.txt entries when given. */
-  snapshot(robots?: readonly RobotsSnapshot[]): SlotSnapshot {
+  snapshot(robots?: readonly RobotsSnapshot[], clock?: ClockOffset): SlotSnapshot {
     const partition = this.frontier.checkpointBytes();
     const meta: SlotCheckpointMeta = {
       format: 'meguri-slot/1',
@@ -132,6 +138,7 @@ export class SlotState {
       applied: this.applied,
       digest: this.digest,
       ...(robots !== undefined && robots.length > 0 ? { robots } : {}),
+      ...(clock === undefined ? {} : { clockOffsetMs: clock.offsetMs, clockOffsetErrorMs: clock.errorMs }),
     };
     const acks = this.acks;
     this.acks = [];

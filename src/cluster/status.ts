@@ -55,10 +55,10 @@ export interface ClusterStatus {
 }
 
 /**
- * A clock spread (`ClusterStatus.clockSpreadMs`) above which the status warns. Host politeness
- * windows and Retry-After holds move with a slot as instants on the writer's clock, so a moved
- * host's next start shifts by the spread: 100 ms is a tenth of a one-second crawl delay, and
- * far above what NTP keeps machines on one network to (a few ms).
+ * A clock spread (`ClusterStatus.clockSpreadMs`) above which the status warns: far above what
+ * NTP keeps machines on one network to (a few ms). A moved slot's windows are put on the next
+ * owner's clock (`clockShiftMs`), but each machine still stamps pages, WARC records and logs on
+ * its own, so a spread this large is worth fixing.
  */
 export const CLOCK_SPREAD_WARN_MS = 100;
 
@@ -157,8 +157,8 @@ export function formatClusterStatus(st: ClusterStatus): string {
   }
   if (st.clockSpreadMs !== undefined && st.clockSpreadMs > CLOCK_SPREAD_WARN_MS) {
     lines.push(
-      `  warning: the live nodes' clocks differ by at least ${Math.round(st.clockSpreadMs)} ms; host windows and Retry-After holds move with a slot as instants on its last owner's clock, ` +
-        'so a moved host may be fetched that much early or late: keep the nodes in sync (NTP)',
+      `  warning: the live nodes' clocks differ by at least ${Math.round(st.clockSpreadMs)} ms; slots moving between them are put on the next owner's clock, ` +
+        "but page times, WARC dates and logs are each machine's own: keep the nodes in sync (NTP)",
     );
   }
   for (const s of st.slots) if (s.movingTo !== '') lines.push(`  slot ${s.slot}: moving ${s.owner} → ${s.movingTo}`);

@@ -45,6 +45,14 @@ export interface SlotCheckpointMeta {
    * them instead of asking again; an answer heard after the snapshot is not in them (asked again).
    */
   readonly robots?: readonly RobotsSnapshot[];
+  /**
+   * The writer's clock against Redis's when it took the snapshot (`Heartbeat.clockOffset`:
+   * Redis's minus the writer's, ms, and the reading's error bound); absent when unmeasured or
+   * written by an older build. The next owner moves the checkpoint's clock readings onto its
+   * own clock by the difference (`clockShiftMs`).
+   */
+  readonly clockOffsetMs?: number;
+  readonly clockOffsetErrorMs?: number;
 }
 
 export const PARTITION_FILE = 'partition.meguri';

@@ -34,6 +34,7 @@ export {
   type RobotsState,
   type RobotsVerdict,
   RobotsCache,
+  shiftRobotsSnapshot,
 } from './robots-cache.js';
 export {
   type DnsCacheOptions,

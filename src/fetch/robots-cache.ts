@@ -137,6 +137,23 @@ export interface RobotsSnapshot {
 }
 
 /**
+ * A snapshot's clock readings (fetch, refresh, outage start, Retry-After hold) moved by
+ * `deltaMs`, for an entry written on another machine's clock (see `shiftPartitionClock` in
+ * src/frontier); readings ≤ 0 stay. Returns a new snapshot.
+ */
+export function shiftRobotsSnapshot(s: RobotsSnapshot, deltaMs: number): RobotsSnapshot {
+  if (deltaMs === 0) return s;
+  const move = (t: number | undefined): number | undefined => (t !== undefined && t > 0 ? t + deltaMs : t);
+  return {
+    ...s,
+    fetchedAtMs: move(s.fetchedAtMs)!,
+    refreshAtMs: move(s.refreshAtMs)!,
+    ...(s.outageSinceMs === undefined ? {} : { outageSinceMs: move(s.outageSinceMs) }),
+    ...(s.heldUntilMs === undefined ? {} : { heldUntilMs: move(s.heldUntilMs) }),
+  };
+}
+
+/**
  * Why `v` is not a `RobotsSnapshot`, or undefined. A checksum proves only that the bytes are
  * the ones written; a snapshot read back from a checkpoint or journal is checked field by
  * field before it can become an entry.

@@ -29,4 +29,5 @@ export {
   decodePartition,
   encodePartition,
   partitionSections,
+  shiftHostClocks,
 } from './partition.js';

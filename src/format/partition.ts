@@ -280,6 +280,28 @@ export function fieldProblem(v: unknown, kind: FieldKind): string | undefined {
   }
 }
 
+/**
+ * The partition's clock readings moved by `deltaMs`: every `time` field of the host records and
+ * of a host's rate-cap starts, and an address's next-eligible and last-start times (the
+ * scheduler section's clock is the frontier's: `shiftPartitionClock` in src/frontier). Readings
+ * ≤ 0 ("none", or never) stay as they are; durations, counts and the URL rows (whole hours) do
+ * not move. For a partition written on another machine's clock (a cluster slot): a reading x
+ * on the writer's clock is x + Δ on the reader's, Δ the two clocks' difference. Returns a new
+ * image; `image` is not changed.
+ */
+export function shiftHostClocks(image: PartitionImage, deltaMs: number): PartitionImage {
+  if (deltaMs === 0) return image;
+  const move = (t: number): number => (t > 0 ? t + deltaMs : t);
+  const hosts = image.hosts.map((h) => {
+    const c: HostImage = { ...h };
+    for (const [f, kind] of HOST_NUMBERS) if (kind === 'time') c[f] = move(h[f]);
+    if (h.cap !== undefined) c.cap = { ...h.cap, starts: h.cap.starts.map(move) };
+    return c;
+  });
+  const ips = image.ips?.map((ip) => ({ ...ip, nextEligibleMs: move(ip.nextEligibleMs), lastStartMs: move(ip.lastStartMs) }));
+  return { ...image, hosts, ...(ips === undefined ? {} : { ips }) };
+}
+
 /** Numeric fields of a host record, in their on-disk order after the key (all f64), with their kinds. */
 const HOST_NUMBERS = [
   ['flags', 'bits'],

@@ -10,7 +10,7 @@
  * same decisions as the one that was checkpointed.
  */
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
-import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, decodePartition, encodePartition, fieldProblem } from '../format/index.js';
+import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, decodePartition, encodePartition, fieldProblem, shiftHostClocks } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
 import { registerHost, restoreBanks } from './banks.js';
 import { keyIndexOfRows } from './deps.js';
@@ -331,6 +331,21 @@ function fillFreshnessColumns(t: UrlTable, columns: readonly ColumnBlock[]): voi
       t.changedLogHours[sl] = unknown;
     }
   }
+}
+
+/**
+ * A partition image with every clock reading a frontier keeps moved by `deltaMs`: the host and
+ * address windows (`shiftHostClocks`) and the scheduler's clock. For a partition written on
+ * another machine's clock (a cluster slot moving between nodes whose clocks differ by Δ); the
+ * URL rows (whole hours) and the freshness state (hours) stay. Returns a new image.
+ */
+export function shiftPartitionClock(image: PartitionImage, deltaMs: number): PartitionImage {
+  if (deltaMs === 0) return image;
+  const shifted = shiftHostClocks(image, deltaMs);
+  if (image.scheduler.length === 0) return shifted;
+  const sched = parseScheduler(image.scheduler);
+  if (sched.clockMs > 0) sched.clockMs += deltaMs;
+  return { ...shifted, scheduler: new TextEncoder().encode(JSON.stringify(sched)) };
 }
 
 /** How each scheduler counter is checked on load (kinds: src/format `fieldProblem`). */

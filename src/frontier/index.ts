@@ -46,3 +46,4 @@ export {
 } from './options.js';
 export { COLUMNS as URL_TABLE_COLUMNS, ColumnId } from './table.js';
 export { MIN_MEMORY_BUDGET } from './spill.js';
+export { shiftPartitionClock } from './checkpoint.js';
