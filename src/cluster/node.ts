@@ -33,6 +33,7 @@ import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
 import { InvalidStateError } from '../errors/index.js';
+import { politenessConfig } from '../politeness/index.js';
 import { StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
@@ -162,7 +163,13 @@ export class ClusterNode {
   }
 
   private async join(): Promise<void> {
+    // Politeness overrides are the frontier's (`PolitenessConfig` names, as the Engine records
+    // them): one it refuses would fail every slot open, retried in the loop without end, so it
+    // is refused here, naming the option — the given ones before they are recorded, then the
+    // crawl's as recorded (another node may have set them).
+    politenessConfig({ ...this.o.frontier.politeness, ...this.o.settings?.politeness });
     this.settings = await joinCrawl(this.redis, this.keys, this.o.settings);
+    politenessConfig({ ...this.o.frontier.politeness, ...this.settings.politeness });
     await checkDurability(this.redis, this.o.durability);
     this.salt = crawlSalt(this.o.crawl);
     this.ipFloorMs = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);

@@ -101,6 +101,18 @@ describe('crawl record', () => {
     await expect(joinCrawl(r, keys, { slots: 0 })).rejects.toThrow(/slots/);
     r.disconnect();
   });
+
+  it("a node refuses at start a recorded politeness override its frontier would refuse, naming it (before: every slot open failed, retried without end)", async () => {
+    const { ClusterNode, InvalidArgumentError } = await import('../../src/index.js');
+    const fetcher = { fetch: async () => ({ row: 0, url: '', status: 200 }) };
+    const node = new ClusterNode({ redis: server.url, crawl: 'polite-names', store: '/tmp/meguri-unused-store', fetcher, settings: { slots: 2, politeness: { minDelayMs: 500 } } });
+    const err = await node.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect((err as Error).message).toMatch(/unknown option "minDelayMs".*floorMs/);
+    const r = server.client();
+    expect(await readCrawl(r, new ClusterKeys('polite-names'))).toBeUndefined(); // refused before it was recorded
+    r.disconnect();
+  });
 });
 
 describe('ClusterNode options', () => {
