@@ -32,9 +32,9 @@ import type { FrontierOptions } from '../frontier/index.js';
 import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
-import { InvalidStateError } from '../errors/index.js';
+import { InvalidStateError, MeguriError } from '../errors/index.js';
 import { politenessConfig } from '../politeness/index.js';
-import { StaleEpochError } from './errors.js';
+import { DurabilityError, StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
@@ -81,6 +81,16 @@ export interface ClusterNodeStats {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Whether an error in the node's loop ends the run rather than being retried: meguri's own
+ * errors (a corrupt checkpoint, a refused option, a full disk, a broken invariant) say the
+ * same thing at every retry; Redis's (unreachable, a reply error, a replica WAIT that timed
+ * out: `DurabilityError`) and the file system's (a network store's hiccup) may pass.
+ */
+function isFatal(err: unknown): boolean {
+  return err instanceof MeguriError && !(err instanceof DurabilityError) && !(err instanceof StaleEpochError);
+}
+
 export class ClusterNode {
   readonly nodeId: string;
   readonly keys: ClusterKeys;
@@ -122,6 +132,8 @@ export class ClusterNode {
   private sendsBegun = 0;
   /** The first `addSeeds` send that failed: the node stops, and `run()` rejects with it once it has left. */
   private sendFailure: { err: unknown } | undefined;
+  /** An error of the loop that retrying cannot mend (`isFatal`): `run()` ends with it. */
+  private fatal: { err: unknown } | undefined;
   /** Set as the node begins to leave (`shutdown`): `addSeeds` is refused from then on. */
   private leaving = false;
   /** Set once the leaving node's final checkpoints are written: nothing queued after them would be sent. */
@@ -348,6 +360,13 @@ export class ClusterNode {
         }
       } catch (err) {
         if (err instanceof StaleEpochError) continue;
+        if (isFatal(err)) {
+          // Not Redis: a damaged checkpoint, a refused setting, a full disk. Retried, it would
+          // fail the same way at every turn while the node dispatched nothing; the run ends
+          // with it instead (final checkpoints of the slots it holds, as at `stop()`).
+          this.fatal ??= { err };
+          break;
+        }
         // Redis unreachable or a reply error: back off; the heartbeat gate stops dispatching.
         this.redisErrors++;
         await sleep(Math.min(1_000, ttl / 10));
@@ -357,6 +376,7 @@ export class ClusterNode {
       await this.idle();
     }
     await this.shutdown();
+    if (this.fatal !== undefined) throw this.fatal.err;
     if (this.sendFailure !== undefined) throw this.sendFailure.err;
     return this.stats();
   }

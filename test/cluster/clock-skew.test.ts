@@ -8,29 +8,17 @@
  *
  * Real redis-server; in-process nodes; the fetch times are read on this process's wall clock.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClusterNode } from '../../src/cluster/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { until } from './child.js';
-import { type RedisServer, startRedis } from './redis.js';
+import { nodeWorld } from './redis.js';
 
 const INTERVAL_MS = 3_000;
 const SKEW_MS = 5_000;
 
 describe('a slot moved between nodes with skewed clocks', () => {
-  let server: RedisServer;
-  let store: string;
-  beforeAll(async () => {
-    server = await startRedis();
-    store = mkdtempSync(join(tmpdir(), 'meguri-skew-'));
-  });
-  afterAll(async () => {
-    await server.dispose();
-    rmSync(store, { recursive: true, force: true });
-  });
+  const world = nodeWorld('meguri-skew-');
 
   it("the next owner keeps the host's window on its own clock: the second page waits the interval from the first", async () => {
     const fetched: { url: string; node: string; at: number }[] = [];
@@ -41,9 +29,9 @@ describe('a slot moved between nodes with skewed clocks', () => {
       },
     });
     const common = {
-      redis: server.url,
+      redis: world.server.url,
       crawl: 'skew',
-      store,
+      store: world.store,
       settings: { slots: 1, grouping: 'host' as const, politeness: { floorMs: INTERVAL_MS, defaultIntervalMs: INTERVAL_MS } },
       heartbeatTtlMs: 1_000,
       checkpointMs: 600_000, // the only checkpoint is A's leaving one

@@ -162,6 +162,29 @@ export function clusterWorld<W extends { readonly server: Server }>(serve: () =>
   return world;
 }
 
+/** A test file's redis-server and checkpoint store directory (for in-process `ClusterNode`s). */
+export interface NodeWorld {
+  server: RedisServer;
+  store: string;
+}
+
+/**
+ * Starts a redis-server and makes a temp checkpoint store before a test file's tests, and
+ * tears both down after them: the set-up of the node-level tests.
+ */
+export function nodeWorld(prefix: string): NodeWorld {
+  const world = {} as NodeWorld;
+  beforeAll(async () => {
+    world.server = await startRedis();
+    world.store = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    await world.server.dispose();
+    rmSync(world.store, { recursive: true, force: true });
+  });
+  return world;
+}
+
 /**
  * An in-process Engine in cluster mode on a `ClusterWorld` whose hosts are names under .test
  * (all resolved to 127.0.0.1), with short timings: crawl `crawl` over `slots` slots, politeness
