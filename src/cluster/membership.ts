@@ -56,7 +56,6 @@ export async function liveNodes(redis: Redis, keys: ClusterKeys): Promise<string
   return (await LIVE_NODES.run(redis, [keys.nodes], [])) as string[];
 }
 
-/** A node's heartbeat and dispatch permission. */
 /** Renewals whose clock readings are kept; the offset is the one read over the shortest round trip among them. */
 export const CLOCK_SAMPLES = 8;
 
@@ -84,6 +83,7 @@ export function clockShiftMs(writer: { readonly clockOffsetMs?: number; readonly
   return Math.abs(d) > bound ? Math.round(d) : 0;
 }
 
+/** A node's heartbeat and dispatch permission. */
 export class Heartbeat {
   /** Local clock (ms) at which the last successful renewal was sent; −∞ before the first. */
   private okSentAt = -Infinity;

@@ -1105,7 +1105,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const f = this.#frontier!;
     const max = this.options.concurrency;
     this.#flushStarts();
-    if (this.#sitemapQueue.length > 0) this.#seed(this.#sitemapQueue.splice(0));
+    this.#seedQueuedSitemaps();
     while (this.#flights.size < max && this.#budgetLeft() > 0) {
       // A fresh clock per dispatch: the time recorded is the time the request leaves.
       const req = f.dispatch(this.#clock());
@@ -1480,6 +1480,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (seeds.length > 0) node.routeFound(seeds);
   }
 
+  /** Seeds the Sitemap lines robots.txt answers queued (single-process mode), if any. */
+  #seedQueuedSitemaps(): void {
+    if (this.#sitemapQueue.length > 0) this.#seed(this.#sitemapQueue.splice(0));
+  }
+
   #checkpoint(): void {
     const data = this.#data;
     const f = this.#frontier;
@@ -1488,7 +1493,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const startedMs = performance.now();
     // A checkpoint holding a robots.txt answer holds the seeds of its Sitemap lines too: queued
     // as the answer arrived, they are seeded now if the loop has not yet (a stop between the two).
-    if (this.#sitemapQueue.length > 0) this.#seed(this.#sitemapQueue.splice(0));
+    this.#seedQueuedSitemaps();
     // With a disk tier: the resident rows and the tier's committed manifest, not every URL.
     const image = f.checkpointIncremental();
     const bytes = data.checkpoint(

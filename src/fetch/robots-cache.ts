@@ -143,6 +143,7 @@ export interface RobotsSnapshot {
  */
 export function shiftRobotsSnapshot(s: RobotsSnapshot, deltaMs: number): RobotsSnapshot {
   if (deltaMs === 0) return s;
+  // Keep in sync with src/format `shiftHostClocks`: a reading ≤ 0 means none and stays.
   const move = (t: number | undefined): number | undefined => (t !== undefined && t > 0 ? t + deltaMs : t);
   return {
     ...s,

@@ -236,7 +236,7 @@ export interface IpImage {
   pressure: number;
 }
 
-/** Numeric fields of an address record, in their on-disk order (all f64). */
+/** Numeric fields of an address record, in their on-disk order (all f64). Its clock readings, nextEligibleMs and lastStartMs, are named again in `shiftHostClocks`: keep in sync. */
 const IP_NUMBERS = ['intervalMs', 'nextEligibleMs', 'lastStartMs', 'pressure'] as const satisfies readonly (keyof IpImage)[];
 
 
