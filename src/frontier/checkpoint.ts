@@ -143,7 +143,7 @@ function image(s: FrontierState, spill?: SpillMeta, rows?: Uint32Array): Partiti
     seenFilter: s.opts.seenFilter?.serialize() ?? new Uint8Array(0),
     prioritizer,
     freshness,
-    scheduler: new TextEncoder().encode(JSON.stringify(sched)),
+    scheduler: encodeScheduler(sched),
     // Addresses' own windows and intervals; no section at all when no host has an address,
     // so such a partition is byte for byte what a minor-0 writer made.
     ips: hosts.some((h) => h.ip !== '') ? s.ips.export() : undefined,
@@ -344,12 +344,18 @@ export function shiftPartitionClock(image: PartitionImage, deltaMs: number): Par
   const shifted = shiftHostClocks(image, deltaMs);
   if (image.scheduler.length === 0) return shifted;
   const sched = parseScheduler(image.scheduler);
-  if (sched.clockMs > 0) sched.clockMs += deltaMs;
-  return { ...shifted, scheduler: new TextEncoder().encode(JSON.stringify(sched)) };
+  // The scheduler's clock readings are its `time` fields, as the loader checks them.
+  for (const [field, kind] of SCHEDULER_NUMBERS) if (kind === 'time' && sched[field] > 0) sched[field] += deltaMs;
+  return { ...shifted, scheduler: encodeScheduler(sched) };
+}
+
+/** The scheduler section's bytes (UTF-8 JSON; `parseScheduler` reads them back). */
+function encodeScheduler(sched: SchedulerState): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(sched));
 }
 
 /** How each scheduler counter is checked on load (kinds: src/format `fieldProblem`). */
-const SCHEDULER_NUMBERS: readonly (readonly [keyof SchedulerState, FieldKind])[] = [
+const SCHEDULER_NUMBERS: readonly (readonly [keyof Omit<SchedulerState, 'parkedScores'>, FieldKind])[] = [
   ['clockMs', 'time'],
   ['wheelHour', 'count'],
   ['dispatches', 'count'],
