@@ -31,3 +31,18 @@ export class DurabilityError extends MeguriError {
     super('MEGURI_ERR_DURABILITY', message);
   }
 }
+
+/**
+ * The checkpoint store's file system failed an operation for a reason other than a full device
+ * (a full one is `DiskFullError`, which ends the node's run): a network store's timeout or I/O
+ * error, a checkpoint directory not (yet) visible. The node retries it one period later and
+ * counts it in `storeErrors`; it never surfaces from `run()`.
+ */
+export class CheckpointStoreError extends MeguriError {
+  /** The file or directory the operation was on. */
+  readonly path: string;
+  constructor(op: 'read' | 'write', path: string, cause: unknown) {
+    super('MEGURI_ERR_CHECKPOINT_STORE', `checkpoint store ${op} failed at ${path}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.path = path;
+  }
+}

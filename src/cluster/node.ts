@@ -34,7 +34,7 @@ import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js
 import { canonicalKey } from '../url/keys.js';
 import { InvalidStateError, MeguriError } from '../errors/index.js';
 import { politenessConfig } from '../politeness/index.js';
-import { DurabilityError, StaleEpochError } from './errors.js';
+import { CheckpointStoreError, DurabilityError, StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
@@ -65,7 +65,14 @@ export interface ClusterNodeStats {
   readonly sharedIps: number;
   /** Round trips to the Redis IP gate. */
   readonly ipGateCalls: number;
+  /** Redis calls that failed and were retried (unreachable, a reply error, a replica WAIT that timed out). */
   readonly redisErrors: number;
+  /**
+   * Checkpoint store operations that failed and were retried (`CheckpointStoreError`: a network
+   * store's I/O error or timeout, a checkpoint not visible yet); a full store device is not
+   * retried — `run()` ends with `DiskFullError`.
+   */
+  readonly storeErrors: number;
   /**
    * Redis's clock minus this node's, ms, as the heartbeat measured it (`Heartbeat.clockOffset`);
    * undefined before the first renewal. Written into each slot checkpoint, so the next owner puts
@@ -85,10 +92,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Whether an error in the node's loop ends the run rather than being retried: meguri's own
  * errors (a corrupt checkpoint, a refused option, a full disk, a broken invariant) say the
  * same thing at every retry; Redis's (unreachable, a reply error, a replica WAIT that timed
- * out: `DurabilityError`) and the file system's (a network store's hiccup) may pass.
+ * out: `DurabilityError`) and the checkpoint store's other file-system errors (a network
+ * store's hiccup: `CheckpointStoreError`) may pass.
  */
 function isFatal(err: unknown): boolean {
-  return err instanceof MeguriError && !(err instanceof DurabilityError) && !(err instanceof StaleEpochError);
+  return err instanceof MeguriError && !(err instanceof DurabilityError) && !(err instanceof StaleEpochError) && !(err instanceof CheckpointStoreError);
 }
 
 export class ClusterNode {
@@ -122,6 +130,7 @@ export class ClusterNode {
   /** Slots whose checkpoint's clock readings were moved onto this node's clock. */
   private clockShifts = 0;
   private redisErrors = 0;
+  private storeErrors = 0;
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
   /** The crawl's per-IP floor (every slot's frontier has the same politeness): the least interval of any IP. */
@@ -360,18 +369,12 @@ export class ClusterNode {
         }
       } catch (err) {
         if (err instanceof StaleEpochError) continue;
-        if (isFatal(err)) {
-          // Not Redis: a damaged checkpoint, a refused setting, a full disk. Retried, it would
-          // fail the same way at every turn while the node dispatched nothing; the run ends
-          // with it instead (final checkpoints of the slots it holds, as at `stop()`).
-          this.fatal ??= { err };
-          break;
-        }
-        // Redis unreachable or a reply error: back off; the heartbeat gate stops dispatching.
-        this.redisErrors++;
+        if (this.failed(err)) break;
+        // Redis unreachable, a reply error, a store hiccup: back off; the heartbeat gate stops dispatching.
         await sleep(Math.min(1_000, ttl / 10));
         continue;
       }
+      if (this.fatal !== undefined) break; // a periodic checkpoint in the background met one
       this.dispatch();
       await this.idle();
     }
@@ -550,6 +553,23 @@ export class ClusterNode {
   }
 
   /**
+   * The one place an error of the node's loop or of a background checkpoint is judged: a fatal
+   * one (`isFatal`: a damaged checkpoint, a refused setting, a full disk — retried, it would fail
+   * the same way at every turn while the node dispatched nothing) is kept for `run()` to end with
+   * after the final checkpoints, as at `stop()`, and true is returned; any other is counted as the
+   * store's or Redis's, to be retried.
+   */
+  private failed(err: unknown): boolean {
+    if (isFatal(err)) {
+      this.fatal ??= { err };
+      return true;
+    }
+    if (err instanceof CheckpointStoreError) this.storeErrors++;
+    else this.redisErrors++;
+    return false;
+  }
+
+  /**
    * Starts the periodic checkpoints that are due, in the background: the snapshot is
    * synchronous, and the slot keeps dispatching and applying its inbox while the write and the
    * accept are under way (what it does meanwhile goes into the next checkpoint). Measured: an
@@ -563,8 +583,9 @@ export class ClusterNode {
       const p = this.commit(s, false)
         .then(
           () => {},
-          () => {
-            this.redisErrors++; // refused (the slot is dropped) or Redis/store unavailable
+          (err: unknown) => {
+            // Refused (the slot was dropped): nothing to count. A fatal one (a full store) ends the run.
+            if (!(err instanceof StaleEpochError) && this.failed(err)) this.wakeUp?.();
           },
         )
         .finally(() => this.committing.delete(s.slot));
@@ -856,18 +877,24 @@ export class ClusterNode {
     for (const s of leaving) s.moving = true;
     await this.drain(leaving, this.now() + this.o.handoffDrainMs);
     await Promise.all(this.committing.values());
+    const written = new Set<number>();
     for (const s of leaving) {
       if (this.slots.get(s.slot) !== s) continue;
       try {
         await this.commit(s, false);
-      } catch {
-        // fenced or Redis gone: the next owner recovers from the last accepted checkpoint
+        written.add(s.slot);
+      } catch (err) {
+        // Fenced or Redis gone: the next owner recovers from the last accepted checkpoint. The
+        // store full (fatal): the same, and `run()` says why the final checkpoint is missing.
+        if (isFatal(err)) this.fatal ??= { err };
       }
     }
     try {
       const p = this.redis.pipeline();
       // Leaving: unowned slots go to the remaining nodes at once, from the checkpoints just written.
-      for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() ? `${s.epoch}` : '');
+      // A slot is marked idle only if its idle state is the accepted one: an older checkpoint
+      // may hold work the next owner must do before the crawl can be called drained.
+      for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() && written.has(s.slot) ? `${s.epoch}` : '');
       await p.exec();
       await this.hb.leave();
     } catch {
@@ -904,6 +931,7 @@ export class ClusterNode {
       sharedIps: this.gate?.sharedIps().length ?? 0,
       ipGateCalls: this.gate?.gateCalls ?? 0,
       redisErrors: this.redisErrors,
+      storeErrors: this.storeErrors,
       clockOffsetMs: clock?.offsetMs,
       clockOffsetErrorMs: clock?.errorMs,
       clockShifts: this.clockShifts,

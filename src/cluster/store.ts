@@ -13,7 +13,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDiskFull } from '../disk/io.js';
+import { CorruptPartitionError, DiskFullError } from '../errors/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
+import { CheckpointStoreError } from './errors.js';
 
 /**
  * The format minor this build writes. Minor 1 added `robots`; a minor is additive: a build
@@ -73,6 +76,24 @@ async function writeDurably(path: string, data: Uint8Array | string): Promise<vo
   }
 }
 
+/**
+ * How the store writes one file: given the path, the bytes and the real durable write
+ * (`writeDurably`), which it calls — or fails as a full device would (tests).
+ */
+export type StoreFileWriter = (path: string, data: Uint8Array | string, write: (path: string, data: Uint8Array | string) => Promise<void>) => Promise<void>;
+
+const realWriter: StoreFileWriter = (path, data, write) => write(path, data);
+let fileWriter: StoreFileWriter = realWriter;
+
+/**
+ * Internal test seam, as src/disk's `setDiskIo`: the writer every store in the process writes
+ * its files through (`undefined` restores the real one), so a test can fail a checkpoint write
+ * with ENOSPC at a chosen file. Not exported from the package.
+ */
+export function setStoreFileWriter(writer: StoreFileWriter | undefined): void {
+  fileWriter = writer ?? realWriter;
+}
+
 async function fsyncDir(path: string): Promise<void> {
   const fh = await open(path, 'r');
   try {
@@ -80,6 +101,19 @@ async function fsyncDir(path: string): Promise<void> {
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * What a failed store operation means for the node (`ClusterNode`'s `isFatal` reads the class):
+ * a full device or quota is `DiskFullError` naming `path` — the node's run ends with it, as a full
+ * disk ends a single-process crawl, instead of retrying a write that cannot succeed while the
+ * slots' inboxes grow in Redis; any other file-system error is `CheckpointStoreError` (retried: a
+ * network store's hiccup may pass). Our own errors pass through.
+ */
+function storeFailure(op: 'read' | 'write', path: string, err: unknown): Error {
+  if (err instanceof CorruptPartitionError || err instanceof DiskFullError || err instanceof CheckpointStoreError) return err;
+  if (isDiskFull(err)) return new DiskFullError(path, `the checkpoint store's device or quota is full (${op})`, { cause: err });
+  return new CheckpointStoreError(op, path, err);
 }
 
 const pad = (n: number, w: number): string => String(n).padStart(w, '0');
@@ -96,38 +130,82 @@ export class CheckpointStore {
     return `slot-${pad(slot, 5)}`;
   }
 
-  /** Writes one checkpoint; returns its path relative to the crawl's directory (what the slot record stores). */
+  /**
+   * Writes one checkpoint; returns its path relative to the crawl's directory (what the slot
+   * record stores). A failed write removes its temporary directory (on a full device the partial
+   * files would only hold more of the space the next attempt needs).
+   * @throws DiskFullError when the device or quota is full (ENOSPC, EDQUOT), naming the file.
+   * @throws CheckpointStoreError on any other file-system error.
+   */
   async write(meta: SlotCheckpointMeta, partition: Uint8Array): Promise<string> {
     const slotPath = join(this.dir, this.slotDir(meta.slot));
-    await mkdir(slotPath, { recursive: true });
     const name = `e${pad(meta.epoch, 9)}-${pad(meta.seq, 9)}`;
     const tmp = join(slotPath, `.tmp-${name}-${randomBytes(4).toString('hex')}`);
-    await mkdir(tmp);
-    await Promise.all([writeDurably(join(tmp, PARTITION_FILE), partition), writeDurably(join(tmp, META_FILE), `${JSON.stringify(meta)}\n`)]);
-    await fsyncDir(tmp);
-    await rm(join(slotPath, name), { recursive: true, force: true });
-    await rename(tmp, join(slotPath, name));
-    await fsyncDir(slotPath);
+    let at = slotPath;
+    try {
+      await mkdir(slotPath, { recursive: true });
+      await mkdir(tmp);
+      const files: [string, Uint8Array | string][] = [
+        [join(tmp, PARTITION_FILE), partition],
+        [join(tmp, META_FILE), `${JSON.stringify(meta)}\n`],
+      ];
+      // Both settled before the temporary directory can be removed: no write lands after it.
+      const results = await Promise.allSettled(files.map(([path, data]) => fileWriter(path, data, writeDurably)));
+      const failed = results.findIndex((r) => r.status === 'rejected');
+      if (failed >= 0) {
+        at = files[failed]![0];
+        throw (results[failed] as PromiseRejectedResult).reason;
+      }
+      at = tmp;
+      await fsyncDir(tmp);
+      at = join(slotPath, name);
+      await rm(at, { recursive: true, force: true });
+      await rename(tmp, at);
+      at = slotPath;
+      await fsyncDir(slotPath);
+    } catch (err) {
+      await rm(tmp, { recursive: true, force: true }).catch(() => {});
+      throw storeFailure('write', at, err);
+    }
     return `${this.slotDir(meta.slot)}/${name}`;
   }
 
-  /** Reads an accepted checkpoint. */
+  /**
+   * Reads an accepted checkpoint.
+   * @throws CorruptPartitionError when its `cluster.json` is not JSON, of another format or crawl,
+   *   or carries a malformed robots.txt entry (the partition's own checks run when it is opened).
+   * @throws CheckpointStoreError when a file cannot be read (missing, a network store's error).
+   */
   async read(rel: string): Promise<{ meta: SlotCheckpointMeta; partition: Uint8Array }> {
     const at = join(this.dir, rel);
-    const meta = JSON.parse(await readFile(join(at, META_FILE), 'utf8')) as SlotCheckpointMeta;
-    if (meta.format !== 'meguri-slot/1' || meta.crawl !== this.crawl) {
-      throw new Error(`checkpoint ${at}: expected format meguri-slot/1 of crawl ${this.crawl}, found ${meta.format} of ${meta.crawl}`);
+    const metaPath = join(at, META_FILE);
+    const text = await readFile(metaPath, 'utf8').catch((err: unknown) => {
+      throw storeFailure('read', metaPath, err);
+    });
+    const damaged = (what: string): CorruptPartitionError => new CorruptPartitionError(`slot checkpoint ${metaPath}`, what);
+    let meta: SlotCheckpointMeta;
+    try {
+      meta = JSON.parse(text) as SlotCheckpointMeta;
+    } catch (err) {
+      throw damaged(`not JSON (${(err as Error).message})`);
+    }
+    if (typeof meta !== 'object' || meta === null || meta.format !== 'meguri-slot/1' || meta.crawl !== this.crawl) {
+      throw damaged(`expected format meguri-slot/1 of crawl ${this.crawl}, found ${String(meta?.format)} of ${String(meta?.crawl)}`);
     }
     const robots: unknown = meta.robots;
     if (robots !== undefined) {
       // Checked field by field before an entry can hold a host back or let a URL through.
-      if (!Array.isArray(robots)) throw new Error(`checkpoint ${at}: robots is not an array`);
+      if (!Array.isArray(robots)) throw damaged('robots is not an array');
       robots.forEach((r: unknown, i) => {
         const problem = robotsSnapshotProblem(r);
-        if (problem !== undefined) throw new Error(`checkpoint ${at}: robots[${i}] ${problem}`);
+        if (problem !== undefined) throw damaged(`robots[${i}] ${problem}`);
       });
     }
-    return { meta, partition: new Uint8Array(await readFile(join(at, PARTITION_FILE))) };
+    const partPath = join(at, PARTITION_FILE);
+    const partition = await readFile(partPath).catch((err: unknown) => {
+      throw storeFailure('read', partPath, err);
+    });
+    return { meta, partition: new Uint8Array(partition) };
   }
 
   /** Removes a slot's checkpoints older than `keep` (same or lower epoch and seq) and stale temporaries. */
