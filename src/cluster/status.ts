@@ -21,6 +21,9 @@ export interface NodeStatus {
   /** Redis's clock minus the node's, ms, and that reading's error bound (`ClusterNodeStats`). */
   readonly clockOffsetMs: number | undefined;
   readonly clockOffsetErrorMs: number | undefined;
+  /** Retried Redis calls and checkpoint store operations over the node's run (`ClusterNodeStats`). */
+  readonly redisErrors: number | undefined;
+  readonly storeErrors: number | undefined;
 }
 
 /** One slot as the status sees it. */
@@ -115,6 +118,8 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
       ipGateBlocked: info ? Boolean(info['ipGateBlocked']) : undefined,
       clockOffsetMs: finiteOrUndefined(info?.['clockOffsetMs']),
       clockOffsetErrorMs: finiteOrUndefined(info?.['clockOffsetErrorMs']),
+      redisErrors: finiteOrUndefined(info?.['redisErrors']),
+      storeErrors: finiteOrUndefined(info?.['storeErrors']),
     };
   });
   return {
@@ -151,8 +156,11 @@ export function formatClusterStatus(st: ClusterStatus): string {
       .filter((f) => f !== '')
       .join(', ');
     const clock = n.clockOffsetMs === undefined ? '' : `  clock ${formatOffset(-n.clockOffsetMs)} ms of Redis's (±${Math.ceil(n.clockOffsetErrorMs ?? 0)})`;
+    // Retried errors, shown once there are any: a node stuck on its store says so by name.
+    const errors = [(n.redisErrors ?? 0) > 0 ? `Redis ${n.redisErrors}` : '', (n.storeErrors ?? 0) > 0 ? `checkpoint store ${n.storeErrors}` : ''].filter((e) => e !== '');
     lines.push(
-      `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}${clock}`,
+      `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}${clock}` +
+        (errors.length > 0 ? `  retried errors: ${errors.join(', ')}` : ''),
     );
   }
   if (st.clockSpreadMs !== undefined && st.clockSpreadMs > CLOCK_SPREAD_WARN_MS) {
