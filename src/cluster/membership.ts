@@ -35,9 +35,16 @@ export interface SlotRecord {
   readonly ckpt: string;
   readonly cursor: string;
   readonly applied: number;
+  /**
+   * The checkpoint accepted before `ckpt`, with the inbox cursor and applied count it was taken
+   * at: the fallback when `ckpt` is damaged (the inbox is trimmed only behind it). Undefined when
+   * there is none, or when the record's previous fields do not precede `ckpt` (an older build
+   * accepted it without keeping them).
+   */
+  readonly prev: { readonly ckpt: string; readonly cursor: string; readonly applied: number } | undefined;
 }
 
-const FIELDS = ['owner', 'epoch', 'want', 'ckpt', 'cursor', 'applied'] as const;
+const FIELDS = ['owner', 'epoch', 'want', 'ckpt', 'cursor', 'applied', 'prevCkpt', 'prevCursor', 'prevApplied', 'prevFor'] as const;
 
 /** Reads slot records [0, slots) in one pipeline. */
 export async function readSlots(redis: Redis, keys: ClusterKeys, slots: number): Promise<SlotRecord[]> {
@@ -46,8 +53,9 @@ export async function readSlots(redis: Redis, keys: ClusterKeys, slots: number):
   const res = (await p.exec()) ?? [];
   return res.map(([err, v], s) => {
     if (err) throw err;
-    const [owner, epoch, want, ckpt, cursor, applied] = v as (string | null)[];
-    return { slot: s, owner: owner ?? '', epoch: Number(epoch ?? 0), want: want ?? '', ckpt: ckpt ?? '', cursor: cursor ?? '0-0', applied: Number(applied ?? 0) };
+    const [owner, epoch, want, ckpt, cursor, applied, prevCkpt, prevCursor, prevApplied, prevFor] = v as (string | null)[];
+    const prev = prevCkpt && ckpt && prevFor === ckpt ? { ckpt: prevCkpt, cursor: prevCursor ?? '0-0', applied: Number(prevApplied ?? 0) } : undefined;
+    return { slot: s, owner: owner ?? '', epoch: Number(epoch ?? 0), want: want ?? '', ckpt: ckpt ?? '', cursor: cursor ?? '0-0', applied: Number(applied ?? 0), prev };
   });
 }
 

@@ -17,7 +17,8 @@
  *   checkpoints together: a crash between them could lose it).
  * - A checkpoint is a synchronous snapshot (partition + cursor, and the robots seam's entries of
  *   the slot's origins), then the outbox barrier, then the write, then the fenced accept, then
- *   XACK/XTRIM — in that order. A slot opened here gives its checkpoint's robots entries to the
+ *   XACK/XTRIM — in that order; the trim only behind the checkpoint it replaced, which is the
+ *   slot's fallback should this one be found damaged (`fallBack`). A slot opened here gives its checkpoint's robots entries to the
  *   seam, and each of its checkpoint's URLs to `admitted`, before it dispatches; a slot handed
  *   off is forgotten by the robots seam.
  * - Seeds given while running (`addSeeds`, scope seeds or routed only) hold the campaign's end —
@@ -32,7 +33,7 @@ import type { FrontierOptions } from '../frontier/index.js';
 import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
-import { InvalidStateError, MeguriError } from '../errors/index.js';
+import { CorruptPartitionError, InvalidStateError, MeguriError } from '../errors/index.js';
 import { politenessConfig } from '../politeness/index.js';
 import { CheckpointStoreError, DurabilityError, StaleEpochError } from './errors.js';
 import { IpGate } from './gate.js';
@@ -40,10 +41,10 @@ import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from './membership.js';
 import { type Durability, type InboxEntry, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
-import { acceptCheckpoint } from './scripts.js';
+import { FALLBACK, acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, joinCrawl } from './settings.js';
 import { SlotState } from './slot.js';
-import { CheckpointStore } from './store.js';
+import { CheckpointStore, type SlotCheckpointMeta } from './store.js';
 import { shiftRobotsSnapshot } from '../fetch/robots-cache.js';
 
 /** A node's counters (also published to Redis for `meguri cluster status`). */
@@ -73,6 +74,8 @@ export interface ClusterNodeStats {
    * retried — `run()` ends with `DiskFullError`.
    */
   readonly storeErrors: number;
+  /** Slots this node opened from their previous checkpoint because the current one was damaged (`onCheckpointFallback`). */
+  readonly checkpointFallbacks: number;
   /**
    * Redis's clock minus this node's, ms, as the heartbeat measured it (`Heartbeat.clockOffset`);
    * undefined before the first renewal. Written into each slot checkpoint, so the next owner puts
@@ -87,6 +90,14 @@ export interface ClusterNodeStats {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A slot's state built from a checkpoint, before it is registered. */
+interface OpenedSlot {
+  readonly state: SlotState;
+  readonly source: { meta: SlotCheckpointMeta; partition: Uint8Array } | undefined;
+  /** The clock shift applied to the checkpoint's readings (`clockShiftMs`). */
+  readonly shift: number;
+}
 
 /**
  * Whether an error in the node's loop ends the run rather than being retried: meguri's own
@@ -131,6 +142,7 @@ export class ClusterNode {
   private clockShifts = 0;
   private redisErrors = 0;
   private storeErrors = 0;
+  private checkpointFallbacks = 0;
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
   /** The crawl's per-IP floor (every slot's frontier has the same politeness): the least interval of any IP. */
@@ -410,28 +422,21 @@ export class ClusterNode {
   private async open(r: SlotRecord): Promise<void> {
     this.busy.add(r.slot);
     try {
-      const source = r.ckpt === '' ? undefined : await this.store.read(r.ckpt);
-      await resetInbox(this.redis, this.keys, r.slot, source?.meta.cursor ?? '0-0');
-      const s = this.settings!;
-      const opts: Partial<FrontierOptions> = {
-        // A fetch abandoned before it started (the node lost the right to dispatch) is reported
-        // as a transport failure: with the state machine it is retried, never marked crawled.
-        stateMachine: true,
-        retryLimit: 8,
-        ...this.o.frontier,
-        grouping: s.grouping,
-        politeness: { ...this.o.frontier.politeness, ...s.politeness },
-        // Recorded limits hold on every node, whatever this one was given.
-        ...(s.limits['maxUrlsPerHost'] !== undefined ? { urlBudget: s.limits['maxUrlsPerHost'] } : {}),
-        ...(s.limits['maxDepth'] !== undefined ? { depthCap: s.limits['maxDepth'] } : {}),
-        ...(s.limits['retryLimit'] !== undefined ? { retryLimit: s.limits['retryLimit'] } : {}),
-        linkRouter: (ds) => this.route(r.slot, ds),
-      };
-      // The checkpoint's URLs enter this node now: each passes `admitted` like a seed or a link,
-      // before the slot dispatches (the Engine learns every origin of their groups from them).
-      // Its windows and holds were written on the last owner's clock: moved onto this one's.
-      const shift = clockShiftMs(source?.meta, this.hb.clockOffset());
-      const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now(), this.o.admitted, shift);
+      let opened: OpenedSlot;
+      try {
+        opened = await this.openFrom(r, r.ckpt);
+      } catch (err) {
+        if (!(err instanceof CorruptPartitionError) || r.prev === undefined) throw err;
+        opened = await this.fallBack(r, err);
+      }
+      const { state, source, shift } = opened;
+      try {
+        // Reading resumes after the checkpoint's cursor: what the last owner applied after it is read again.
+        await resetInbox(this.redis, this.keys, r.slot, state.cursor);
+      } catch (err) {
+        state.free();
+        throw err;
+      }
       if (shift !== 0) this.clockShifts++;
       // Before the slot dispatches: a Retry-After its last owner heard binds here too.
       this.o.robots?.import(r.slot, (source?.meta.robots ?? []).map((e) => shiftRobotsSnapshot(e, shift)));
@@ -439,6 +444,59 @@ export class ClusterNode {
     } finally {
       this.busy.delete(r.slot);
     }
+  }
+
+  /** Reads the checkpoint `rel` ('' = none: an empty slot) and builds the slot's state from it. */
+  private async openFrom(r: SlotRecord, rel: string): Promise<OpenedSlot> {
+    const source = rel === '' ? undefined : await this.store.read(rel);
+    const s = this.settings!;
+    const opts: Partial<FrontierOptions> = {
+      // A fetch abandoned before it started (the node lost the right to dispatch) is reported
+      // as a transport failure: with the state machine it is retried, never marked crawled.
+      stateMachine: true,
+      retryLimit: 8,
+      ...this.o.frontier,
+      grouping: s.grouping,
+      politeness: { ...this.o.frontier.politeness, ...s.politeness },
+      // Recorded limits hold on every node, whatever this one was given.
+      ...(s.limits['maxUrlsPerHost'] !== undefined ? { urlBudget: s.limits['maxUrlsPerHost'] } : {}),
+      ...(s.limits['maxDepth'] !== undefined ? { depthCap: s.limits['maxDepth'] } : {}),
+      ...(s.limits['retryLimit'] !== undefined ? { retryLimit: s.limits['retryLimit'] } : {}),
+      linkRouter: (ds) => this.route(r.slot, ds),
+    };
+    // The checkpoint's URLs enter this node now: each passes `admitted` like a seed or a link,
+    // before the slot dispatches (the Engine learns every origin of their groups from them).
+    // Its windows and holds were written on the last owner's clock: moved onto this one's.
+    const shift = clockShiftMs(source?.meta, this.hb.clockOffset());
+    const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now(), this.o.admitted, shift);
+    state.accepted = { rel, cursor: state.cursor };
+    return { state, source, shift };
+  }
+
+  /**
+   * The slot's current checkpoint failed validation: opens the previous one instead and points
+   * the slot record back at it (fenced: only this owner, at this epoch, while the record still
+   * names the damaged one). Nothing is lost: the inbox is kept from the previous checkpoint's
+   * cursor on (the commit trims only behind it), so every link sent to the slot since is applied
+   * again, and every fetch whose outcome only the damaged one held is repeated — as after a crash.
+   * A damaged previous one too ends the run with the first damage (`CorruptPartitionError`).
+   */
+  private async fallBack(r: SlotRecord, damage: CorruptPartitionError): Promise<OpenedSlot> {
+    const prev = r.prev!;
+    let opened: OpenedSlot;
+    try {
+      opened = await this.openFrom(r, prev.ckpt);
+    } catch (err) {
+      throw err instanceof CorruptPartitionError ? damage : err;
+    }
+    const moved = Number(await FALLBACK.run(this.redis, [this.keys.slot(r.slot)], [r.epoch, this.nodeId, r.ckpt]));
+    if (moved !== 1) {
+      opened.state.free();
+      throw new StaleEpochError(r.slot, r.epoch);
+    }
+    this.checkpointFallbacks++;
+    this.o.onCheckpointFallback?.({ slot: r.slot, epoch: r.epoch, damaged: r.ckpt, used: prev.ckpt, error: damage });
+    return opened;
   }
 
   private drop(slot: number): void {
@@ -543,8 +601,12 @@ export class ClusterNode {
       this.handoffRefetches += refetch;
       this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
       this.o.faults?.('accepted', s.slot);
-      await settleInbox(this.redis, this.keys, s.slot, snap.acks, snap.meta.cursor);
-      await this.store.prune(s.slot, rel).catch(() => {});
+      // The checkpoint this one replaces is the slot's fallback now (`fallBack`): the inbox is
+      // trimmed, and the store pruned, only behind it.
+      const fallback = s.accepted;
+      s.accepted = { rel, cursor: snap.meta.cursor };
+      await settleInbox(this.redis, this.keys, s.slot, snap.acks, fallback.cursor);
+      await this.store.prune(s.slot, fallback.rel === '' ? rel : fallback.rel).catch(() => {});
       return res;
     } catch (err) {
       if (this.slots.get(s.slot) === s) s.unsnapshot(snap);
@@ -932,6 +994,7 @@ export class ClusterNode {
       ipGateCalls: this.gate?.gateCalls ?? 0,
       redisErrors: this.redisErrors,
       storeErrors: this.storeErrors,
+      checkpointFallbacks: this.checkpointFallbacks,
       clockOffsetMs: clock?.offsetMs,
       clockOffsetErrorMs: clock?.errorMs,
       clockShifts: this.clockShifts,

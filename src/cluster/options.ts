@@ -13,6 +13,19 @@ import type { CrawlSettings } from './settings.js';
 /** Points where a test may inject a crash (kill -9 of the node process). */
 export type FaultPoint = 'applied' | 'snapshot' | 'checkpointed' | 'accepted' | 'handoff-flushed';
 
+/** A slot opened from its previous checkpoint because its current one was damaged (`ClusterNode`). */
+export interface ClusterCheckpointFallback {
+  readonly slot: number;
+  /** The epoch the slot was opened at. */
+  readonly epoch: number;
+  /** The damaged checkpoint (its path in the store, relative to the crawl's directory). */
+  readonly damaged: string;
+  /** The previous checkpoint the slot was opened from instead. */
+  readonly used: string;
+  /** Why the damaged one was refused. */
+  readonly error: Error;
+}
+
 /** A page fetched by a node. */
 export interface ClusterPage {
   readonly slot: number;
@@ -125,6 +138,13 @@ export interface ClusterNodeOptions {
   readonly admitted: ((url: string) => void) | undefined;
   /** Called with every accepted checkpoint of the node's slots. */
   readonly onCheckpoint: ((checkpoint: ClusterCheckpoint) => void) | undefined;
+  /**
+   * Called when a slot is opened from its previous checkpoint because its current one failed
+   * validation (a flipped byte, a truncated file, a damaged `cluster.json`): what the damaged one
+   * held since the previous one is redone — its inbox entries replayed, its fetches repeated.
+   * Counted in `checkpointFallbacks` either way.
+   */
+  readonly onCheckpointFallback: ((fallback: ClusterCheckpointFallback) => void) | undefined;
   /** robots.txt entries carried in each slot's checkpoint (none when absent). */
   readonly robots: SlotRobotsSeam | undefined;
   /** Crash injection for tests. */
@@ -172,6 +192,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     shape: customField('a function', (v): v is ClusterNodeOptions['shape'] & object => typeof v === 'function'),
     admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
+    onCheckpointFallback: customField('a function', (v): v is (fallback: ClusterCheckpointFallback) => void => typeof v === 'function'),
     robots: customField('an object with export, import, loading and forget', (v): v is SlotRobotsSeam =>
       isObject(v) && ['export', 'import', 'loading', 'forget'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
     ),

@@ -167,12 +167,16 @@ export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, 
   await redis.xgroup('SETID', key, INBOX_GROUP, cursor);
 }
 
-/** After a checkpoint through `cursor` is accepted: acknowledges the applied ids and trims the stream below the cursor. */
-export async function settleInbox(redis: Redis, keys: ClusterKeys, slot: number, ids: readonly string[], cursor: string): Promise<void> {
+/**
+ * After a checkpoint is accepted: acknowledges the ids it applied and trims the stream below
+ * `trimBelow` — the cursor of the checkpoint it replaced, the slot's fallback (`ClusterNode`
+ * keeps the entries since then so a damaged checkpoint can be replaced by its predecessor).
+ */
+export async function settleInbox(redis: Redis, keys: ClusterKeys, slot: number, ids: readonly string[], trimBelow: string): Promise<void> {
   const key = keys.inbox(slot);
   const p = redis.pipeline();
   for (let i = 0; i < ids.length; i += 1000) p.xack(key, INBOX_GROUP, ...ids.slice(i, i + 1000));
-  if (cursor !== '0-0') p.xtrim(key, 'MINID', cursor);
+  if (trimBelow !== '0-0') p.xtrim(key, 'MINID', trimBelow);
   await p.exec();
 }
 

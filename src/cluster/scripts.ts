@@ -87,17 +87,41 @@ return 2`);
  * KEYS: slot. ARGV: epoch, node id, ckpt dir, cursor, release (1/0), applied count.
  * Returns 0 when refused (the record's owner or epoch is not the writer's: a stale writer),
  * 1 accepted, 2 accepted and handed to `want` (epoch + 1).
+ * The checkpoint it replaces is kept as the slot's previous one (`prevCkpt`, `prevCursor`,
+ * `prevApplied`), with `prevFor` naming the checkpoint it precedes: a build that does not keep
+ * it leaves `prevFor` behind, and a reader then knows the previous one is not the fallback
+ * (`readSlots`).
  */
 export const ACCEPT = new Script(`${NOW}
 local epoch = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
 local owner = redis.call('HGET', KEYS[1], 'owner') or ''
 if epoch ~= tonumber(ARGV[1]) or owner ~= ARGV[2] then return 0 end
+local cur = redis.call('HMGET', KEYS[1], 'ckpt', 'cursor', 'applied')
+if cur[1] and cur[1] ~= '' and cur[1] ~= ARGV[3] then
+  redis.call('HSET', KEYS[1], 'prevCkpt', cur[1], 'prevCursor', cur[2] or '0-0', 'prevApplied', cur[3] or '0', 'prevFor', ARGV[3])
+end
 redis.call('HSET', KEYS[1], 'ckpt', ARGV[3], 'cursor', ARGV[4], 'applied', ARGV[6], 'ckptAt', now)
 local want = redis.call('HGET', KEYS[1], 'want') or ''
 if ARGV[5] == '1' and want ~= '' then
   redis.call('HSET', KEYS[1], 'owner', want, 'epoch', epoch + 1, 'want', '', 'since', now)
   return 2
 end
+return 1`);
+
+/**
+ * Fenced fallback to the slot's previous checkpoint, when its current one is damaged.
+ * KEYS: slot. ARGV: epoch, node id, the damaged ckpt dir.
+ * Returns 1 when the record now points at the previous checkpoint (its cursor and applied count
+ * with it; the previous fields cleared: there is no fallback behind a fallback), 0 when refused:
+ * the writer is not the owner at that epoch, the record no longer points at the damaged one, or
+ * the previous one is not the one that preceded it.
+ */
+export const FALLBACK = new Script(`${NOW}
+local r = redis.call('HMGET', KEYS[1], 'epoch', 'owner', 'ckpt', 'prevFor', 'prevCkpt', 'prevCursor', 'prevApplied')
+if tonumber(r[1] or '0') ~= tonumber(ARGV[1]) or (r[2] or '') ~= ARGV[2] then return 0 end
+if r[3] ~= ARGV[3] or r[4] ~= ARGV[3] or not r[5] or r[5] == '' then return 0 end
+redis.call('HSET', KEYS[1], 'ckpt', r[5], 'cursor', r[6] or '0-0', 'applied', r[7] or '0', 'ckptAt', now)
+redis.call('HDEL', KEYS[1], 'prevCkpt', 'prevCursor', 'prevApplied', 'prevFor')
 return 1`);
 
 /**

@@ -56,6 +56,12 @@ export class SlotState {
   readonly parked: { readonly req: FetchRequest; readonly sent: boolean }[] = [];
   /** Clock (ms) of the last accepted checkpoint. */
   checkpointedAt: number;
+  /**
+   * The slot's accepted checkpoint (its path in the store; '' = none) and the inbox cursor it
+   * was taken at. When the next one is accepted, this one becomes the slot's fallback: the inbox
+   * is trimmed and the store pruned only behind it (`ClusterNode`'s commit).
+   */
+  accepted: { readonly rel: string; readonly cursor: string } = { rel: '', cursor: '0-0' };
 
   constructor(
     readonly crawl: string,

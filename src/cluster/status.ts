@@ -24,6 +24,8 @@ export interface NodeStatus {
   /** Retried Redis calls and checkpoint store operations over the node's run (`ClusterNodeStats`). */
   readonly redisErrors: number | undefined;
   readonly storeErrors: number | undefined;
+  /** Slots the node opened from their previous checkpoint because the current one was damaged. */
+  readonly checkpointFallbacks: number | undefined;
 }
 
 /** One slot as the status sees it. */
@@ -35,7 +37,7 @@ export interface SlotStatus {
   readonly movingTo: string;
   /** Inbox entries not yet read by the owner (the consumer group's lag). */
   readonly inboxLag: number;
-  /** Inbox entries kept (not yet trimmed behind an accepted checkpoint). */
+  /** Inbox entries kept (trimmed only behind the slot's previous accepted checkpoint, its fallback). */
   readonly inboxLength: number;
   readonly checkpoint: string;
 }
@@ -120,6 +122,7 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
       clockOffsetErrorMs: finiteOrUndefined(info?.['clockOffsetErrorMs']),
       redisErrors: finiteOrUndefined(info?.['redisErrors']),
       storeErrors: finiteOrUndefined(info?.['storeErrors']),
+      checkpointFallbacks: finiteOrUndefined(info?.['checkpointFallbacks']),
     };
   });
   return {
@@ -160,7 +163,8 @@ export function formatClusterStatus(st: ClusterStatus): string {
     const errors = [(n.redisErrors ?? 0) > 0 ? `Redis ${n.redisErrors}` : '', (n.storeErrors ?? 0) > 0 ? `checkpoint store ${n.storeErrors}` : ''].filter((e) => e !== '');
     lines.push(
       `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}${clock}` +
-        (errors.length > 0 ? `  retried errors: ${errors.join(', ')}` : ''),
+        (errors.length > 0 ? `  retried errors: ${errors.join(', ')}` : '') +
+        ((n.checkpointFallbacks ?? 0) > 0 ? `  damaged checkpoints replaced by their previous one: ${n.checkpointFallbacks}` : ''),
     );
   }
   if (st.clockSpreadMs !== undefined && st.clockSpreadMs > CLOCK_SPREAD_WARN_MS) {

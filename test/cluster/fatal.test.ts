@@ -1,7 +1,8 @@
 /**
  * An error in a node's loop that retrying cannot mend ends its run with that error: a slot
- * checkpoint whose partition is damaged (flipped bytes; its checksum refuses it) makes
- * `run()` reject with `CorruptPartitionError` naming the damage. Before, the loop counted it as
+ * checkpoint whose partition is damaged (flipped bytes; its checksum refuses it) and that has no
+ * previous checkpoint to fall back to (it is the slot's first; fallback.test.ts has the other
+ * case) makes `run()` reject with `CorruptPartitionError` naming the damage. Before, the loop counted it as
  * a Redis error and retried the slot open every turn, dispatching nothing and saying nothing
  * (this test then timed out).
  *

@@ -74,11 +74,12 @@ describe('meguri cluster status', () => {
 
     // Retried errors, by kind, once a node has any (a store that keeps failing says so by name).
     await r.set(keys.nodeInfo('node-a'), JSON.stringify({ pages: 3, pagesPerSec: 0, canDispatch: true, ipGateBlocked: false, redisErrors: 2, storeErrors: 7 }));
-    await r.set(keys.nodeInfo('node-b'), JSON.stringify({ pages: 1, pagesPerSec: 0, canDispatch: true, ipGateBlocked: false, redisErrors: 0, storeErrors: 4 }));
+    await r.set(keys.nodeInfo('node-b'), JSON.stringify({ pages: 1, pagesPerSec: 0, canDispatch: true, ipGateBlocked: false, redisErrors: 0, storeErrors: 4, checkpointFallbacks: 1 }));
     const failing = bufferIo();
     expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'st'], failing)).toBe(0);
     expect(failing.out()).toMatch(/node-a .*retried errors: Redis 2, checkpoint store 7/);
-    expect(failing.out()).toMatch(/node-b .*retried errors: checkpoint store 4\n/);
+    expect(failing.out()).toMatch(/node-b .*retried errors: checkpoint store 4  damaged checkpoints replaced by their previous one: 1\n/);
+    expect(failing.out()).not.toMatch(/node-a .*damaged checkpoints/);
     const failingJson = bufferIo();
     expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'st', '--json'], failingJson)).toBe(0);
     expect((JSON.parse(failingJson.out()) as { nodes: { redisErrors: number; storeErrors: number }[] }).nodes.map((n) => [n.redisErrors, n.storeErrors])).toEqual([
