@@ -208,6 +208,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     view.update(p, context(p));
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
+  engine.on('checkpointFallback', (f) => json?.emit('checkpointFallback', { ...f, error: f.error.message }));
   void engine.metrics()?.then(
     (m) => m.url !== undefined && logger?.info({ event: 'metrics', url: m.url }, 'metrics served'),
     () => undefined, // run() reports it

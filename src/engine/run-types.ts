@@ -2,6 +2,7 @@
  * The engine's public vocabulary of a run: why it ended, what resuming found, the end summary
  * and the events. Types only, so the CLI and embedders can name them without the engine.
  */
+import type { ClusterCheckpointFallback } from '../cluster/options.js';
 import type { RobotsFetchResult } from '../fetch/index.js';
 import type { Page } from './page.js';
 import type { SettingChange } from './settings.js';
@@ -99,6 +100,12 @@ export interface EngineEvents {
       readonly refetch?: number;
     },
   ];
+  /**
+   * Cluster mode: a slot was opened from its previous checkpoint because its current one was
+   * damaged (`ClusterNode`'s fallback; what the damaged one held since is redone). Logged as a
+   * warning.
+   */
+  checkpointFallback: [ClusterCheckpointFallback];
   /** A fetch completed (emitted before the page is yielded): for logs and metrics. */
   fetched: [Page];
   end: [CrawlSummary];

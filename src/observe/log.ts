@@ -2,7 +2,8 @@
  * Logging what an operator needs from a running engine, through any pino-compatible logger
  * (`info/warn/error/debug(object, message)`): start, resume and stop; per-host transitions —
  * a robots.txt outage beginning and ending, the backoff level moving, a host declared dead or
- * coming back; checkpoints; fetch errors. The engine is silent unless given a logger.
+ * coming back; checkpoints (and, in cluster mode, a damaged slot checkpoint replaced by its
+ * previous one); fetch errors. The engine is silent unless given a logger.
  *
  * Host transitions are found by comparing each host's status at every progress tick with the
  * last one seen (`HostWatch`), so the engine itself carries no logging code; a transition
@@ -11,6 +12,7 @@
  *
  * Also `lineLogger`: the CLI's logger, writing plain lines or pino-style JSON lines.
  */
+import type { ClusterCheckpointFallback } from '../cluster/options.js';
 import type { CrawlSummary, Engine, HostStatus, RecoveryInfo } from '../engine/index.js';
 import { HostFlags } from '../model/index.js';
 
@@ -101,6 +103,9 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
     if (early !== undefined) early.push(fields);
     else logger.info(fields, 'checkpoint written');
   };
+  const onFallback = (f: ClusterCheckpointFallback): void => {
+    logger.warn({ event: 'checkpoint-fallback', slot: f.slot, epoch: f.epoch, damaged: f.damaged, used: f.used, error: f.error.message }, 'slot checkpoint damaged: opened from the previous one (its work since is redone)');
+  };
   const onFetched = (p: { url: string; status: number; errorKind?: string | undefined; error?: string | undefined; host: string }): void => {
     if (p.status === 0) logger.warn({ event: 'fetch-error', url: p.url, host: p.host, errorKind: p.errorKind, error: p.error }, 'fetch failed');
     else logger.debug({ event: 'fetched', url: p.url, status: p.status }, 'fetched');
@@ -116,12 +121,14 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   engine.on('open', onOpen);
   engine.on('progress', onProgress);
   engine.on('checkpoint', onCheckpoint);
+  engine.on('checkpointFallback', onFallback);
   engine.on('fetched', onFetched);
   engine.on('end', onEnd);
   return () => {
     engine.off('open', onOpen);
     engine.off('progress', onProgress);
     engine.off('checkpoint', onCheckpoint);
+    engine.off('checkpointFallback', onFallback);
     engine.off('fetched', onFetched);
     engine.off('end', onEnd);
   };

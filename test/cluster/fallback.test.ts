@@ -12,8 +12,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ClusterCheckpointFallback, ClusterKeys, ClusterNode, compareIds, crawlSalt, readSlots, slotOf } from '../../src/cluster/index.js';
+import { Engine } from '../../src/engine/index.js';
 import { CorruptPartitionError } from '../../src/errors/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
+import type { Logger } from '../../src/observe/index.js';
 import { until } from './child.js';
 import { nodeWorld } from './redis.js';
 
@@ -56,7 +58,7 @@ describe('a damaged slot checkpoint falls back to the previous one', () => {
         return { row: req.row, url: req.url, status: 200, links: req.url === y0 ? [{ url: x1 }] : [] };
       },
     };
-    const common = { redis: world.server.url, crawl, store: world.store, settings: { slots: S, grouping: 'host' as const }, heartbeatTtlMs: 1_000, pollMs: 20 };
+    const common = { redis: world.server.url, crawl, store: world.store, settings: { slots: S, grouping: 'host' as const, agent: 'meguri-test/1.0' }, heartbeatTtlMs: 1_000, pollMs: 20 };
     // Checkpoints every 3 s: from y0's release to A's leaving takes a small fraction of that.
     const a = new ClusterNode({
       ...common,
@@ -114,6 +116,7 @@ describe('a damaged slot checkpoint falls back to the previous one', () => {
     // it again, from the link the inbox replay applied.
     expect(fetchedB).toEqual([x1]);
     expect(sb.checkpointFallbacks).toBe(1);
+    expect([sb.redisErrors, sb.storeErrors]).toEqual([0, 0]);
     expect(fallbacks).toHaveLength(1);
     expect(fallbacks[0]).toMatchObject({ slot: X, damaged: rec.ckpt, used: rec.prev!.ckpt });
     expect(fallbacks[0]!.error).toBeInstanceOf(CorruptPartitionError);
@@ -123,6 +126,42 @@ describe('a damaged slot checkpoint falls back to the previous one', () => {
     r.disconnect();
     expect(after.ckpt).not.toBe(rec.ckpt);
     expect(after.prev?.ckpt).not.toBe(rec.ckpt);
+  }, 90_000);
+
+  it('an Engine in cluster mode emits checkpointFallback and logs it as a warning', async () => {
+    const crawl = 'fallback-engine';
+    const { X, x0, x1, y0, rec } = await crawlPastTwoCheckpoints(crawl);
+    damage(world.store, crawl, rec.ckpt);
+    const warnings: Record<string, unknown>[] = [];
+    const ignore = (): void => {};
+    const logger: Logger = { debug: ignore, info: ignore, error: ignore, warn: (obj) => void warnings.push(obj as Record<string, unknown>) };
+    const fetched: string[] = [];
+    const engine = new Engine({
+      agent: 'meguri-test/1.0',
+      allowPrivate: true,
+      resolve: async () => ['127.0.0.1'],
+      // The crawl's scope is drawn from its seeds (A's, again: already seen, not fetched again).
+      seeds: [x0, y0],
+      fetcher: {
+        fetch: (req: FetchRequest): Promise<Outcome> => {
+          fetched.push(req.url);
+          return Promise.resolve({ row: req.row, url: req.url, status: req.url.endsWith('/robots.txt') ? 404 : 200 });
+        },
+      },
+      logger,
+      cluster: { redis: world.server.url, crawl, store: world.store, heartbeatTtlMs: 1_000, checkpointMs: 200, pollMs: 20, nodeId: 'E' },
+    });
+    const events: ClusterCheckpointFallback[] = [];
+    engine.on('checkpointFallback', (f) => events.push(f));
+    const stopper = setTimeout(() => void engine.stop(), 30_000);
+    for await (const page of engine.run()) expect(page.url).toBe(x1); // drained: x1 was the only page left
+    clearTimeout(stopper);
+    await engine.close();
+    expect(fetched.filter((u) => !u.endsWith('/robots.txt'))).toEqual([x1]);
+    expect(events.map((e) => [e.slot, e.damaged, e.used])).toEqual([[X, rec.ckpt, rec.prev!.ckpt]]);
+    expect(warnings.filter((w) => w['event'] === 'checkpoint-fallback')).toEqual([
+      { event: 'checkpoint-fallback', slot: X, epoch: events[0]!.epoch, damaged: rec.ckpt, used: rec.prev!.ckpt, error: events[0]!.error.message },
+    ]);
   }, 90_000);
 
   it('a damaged previous checkpoint too: the run ends with the current one\'s CorruptPartitionError', async () => {
