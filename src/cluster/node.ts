@@ -18,9 +18,9 @@
  * - A checkpoint is a synchronous snapshot (partition + cursor, and the robots seam's entries of
  *   the slot's origins), then the outbox barrier, then the write, then the fenced accept, then
  *   XACK/XTRIM — in that order; the trim only behind the checkpoint it replaced, which is the
- *   slot's fallback should this one be found damaged (`fallBack`). A slot opened here gives its checkpoint's robots entries to the
- *   seam, and each of its checkpoint's URLs to `admitted`, before it dispatches; a slot handed
- *   off is forgotten by the robots seam.
+ *   slot's fallback should this one be found damaged (`fallBack`). A slot opened here gives its
+ *   checkpoint's robots entries to the seam, and each of its checkpoint's URLs to `admitted`,
+ *   before it dispatches; a slot handed off is forgotten by the robots seam.
  * - Seeds given while running (`addSeeds`, scope seeds or routed only) hold the campaign's end —
  *   no drained verdict while a send is out or from Redis reads a send began during — and the
  *   node leaves only once they settled.
