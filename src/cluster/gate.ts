@@ -203,7 +203,11 @@ export class IpGate {
   private async releaseRemote(t: IpTicket): Promise<void> {
     for (let backoff = 50; ; backoff = Math.min(backoff * 2, 5_000)) {
       try {
-        await IP_RELEASE.run(this.redis, [this.keys.ipGate(t.ip)], [t.token!, Math.ceil(t.intervalMs), ipForgetAfterMs(t.intervalMs)]);
+        // Whole ms, as every call here sends: a widened interval is fractional (×1.25 soft steps), and a
+        // fractional PEXPIRE is refused — after the script's writes, so the release "failed"
+        // and was retried for ever while this node's next start to the IP waited behind it.
+        const iv = Math.ceil(t.intervalMs);
+        await IP_RELEASE.run(this.redis, [this.keys.ipGate(t.ip)], [t.token!, iv, ipForgetAfterMs(iv)]);
         return;
       } catch {
         this.failures++;

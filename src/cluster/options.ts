@@ -167,7 +167,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     settings: customField('a CrawlSettings object', (v): v is Partial<CrawlSettings> => isObject(v), () => ({})),
     frontier: customField('a FrontierOptions object', (v): v is Partial<FrontierOptions> => isObject(v), () => ({})),
     concurrency: numberField({ default: 64, min: 1, max: 100_000, integer: true }),
-    heartbeatTtlMs: numberField({ default: 10_000, min: 100 }),
+    heartbeatTtlMs: numberField({ default: 10_000, min: 100, integer: true }), // a PX/PEXPIRE argument: whole ms
     checkpointMs: numberField({ default: 10_000, min: 10 }),
     pollMs: numberField({ default: 200, min: 1 }),
     handoffDrainMs: numberField({ default: 5_000, min: 0 }),
@@ -179,13 +179,13 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
         (isObject(v) &&
           Number.isInteger((v as { replicas?: unknown }).replicas) &&
           ((v as { replicas: number }).replicas >= 1) &&
-          typeof (v as { timeoutMs?: unknown }).timeoutMs === 'number' &&
+          Number.isInteger((v as { timeoutMs?: unknown }).timeoutMs) && // WAIT's argument: whole ms
           (v as { timeoutMs: number }).timeoutMs >= 0),
       () => 'none',
     ),
     campaign: booleanField(true),
     ipGate: booleanField(true),
-    ipVerdictMs: numberField({ default: 2_000, min: 10 }),
+    ipVerdictMs: numberField({ default: 2_000, min: 10, integer: true }), // a PEXPIRE argument: whole ms
     nodeId: customField('a non-empty id without spaces', (v): v is string => typeof v === 'string' && /^\S{1,200}$/.test(v)),
     now: functionField<() => number>(() => performance.timeOrigin + performance.now()),
     onPage: customField('a function', (v): v is (page: ClusterPage) => void => typeof v === 'function'),

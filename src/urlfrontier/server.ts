@@ -93,7 +93,7 @@ const resolveOptions = defineOptions<UrlFrontierServerOptions>('UrlFrontierServe
   maxMessageBytes: numberField({ min: 1024, max: 2 ** 31 - 1, integer: true, default: 64 * 1024 * 1024 }),
   log: customField<LogSink>('a function (level, logger, message)', (v): v is LogSink => typeof v === 'function', () => stderrLog),
   cluster: customField<UrlFrontierClusterOptions>(
-    '{ redis: "redis://…", crawl: NAME, store: DIR } or { redis, crawl, router: true }, with slots 1–65536, heartbeatTtlMs 100–600000, pollMs 1–60000, peerTimeoutMs 10–600000 if given',
+    '{ redis: "redis://…", crawl: NAME, store: DIR } or { redis, crawl, router: true }, with slots 1–65536, heartbeatTtlMs 100–600000 (whole ms: it is a Redis expiry), pollMs 1–60000, peerTimeoutMs 10–600000 if given',
     (v): v is UrlFrontierClusterOptions => {
       const c = v as Partial<UrlFrontierClusterOptions> | null;
       const within = (v: unknown, min: number, max: number): boolean => v === undefined || (typeof v === 'number' && v >= min && v <= max);
@@ -103,7 +103,7 @@ const resolveOptions = defineOptions<UrlFrontierServerOptions>('UrlFrontierServe
         typeof c.crawl === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(c.crawl) &&
         (c.router === true || (typeof c.store === 'string' && c.store !== '')) &&
         within(c.slots, 1, 65_536) && (c.slots === undefined || Number.isInteger(c.slots)) &&
-        within(c.heartbeatTtlMs, 100, 600_000) && within(c.pollMs, 1, 60_000) &&
+        within(c.heartbeatTtlMs, 100, 600_000) && (c.heartbeatTtlMs === undefined || Number.isInteger(c.heartbeatTtlMs)) && within(c.pollMs, 1, 60_000) &&
         within(c.peerTimeoutMs, 10, 600_000) && within(c.forwardTimeoutMs, 0, 3_600_000) &&
         (c.nodeId === undefined || (typeof c.nodeId === 'string' && /^\S{1,200}$/.test(c.nodeId))) &&
         (c.advertise === undefined || (typeof c.advertise === 'string' && c.advertise !== ''))

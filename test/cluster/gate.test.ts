@@ -104,4 +104,28 @@ describe('IpGate: the largest live view of an IP spaces every start to it', () =
     expect(gate.gateCalls).toBe(0); // unshared: never a Redis round trip for the take
     expect(gate.intervalOf(ip)).toBe(200);
   }, 30_000);
+  it('a shared IP widened to a fractional interval past 6 s: the Redis release succeeds (a fractional PEXPIRE was refused, and retried for ever)', async () => {
+    // Adaptive widening multiplies intervals (a soft widening is ×1.25: 1 000 × 1.25⁹ ≈ 7 450.58
+    // ms; 7 593.75 here): the release's
+    // forget horizon, ten intervals, was a fractional PEXPIRE, which Redis refuses. The release
+    // then retried every 5 s for ever, the gate stayed held on Redis, and this node's next start
+    // to the IP waited behind it — no more fetches from that IP.
+    const keys = new ClusterKeys('gate-fraction');
+    const opts = { verdictMs: 100, maxIntervalMs: 20, now: clock };
+    const a = new IpGate(client(), keys, 'node-a', opts);
+    const b = new IpGate(client(), keys, 'node-b', opts);
+    const ip = '10.7.7.7';
+    await until(async () => {
+      for (const g of [a, b]) g.release(await g.acquire(ip, 20), clock());
+      return a.sharedIps().includes(ip) && b.sharedIps().includes(ip);
+    }, 30_000, 'both nodes see the IP shared');
+    const before = a.failures;
+    const t = await a.acquire(ip, 7_593.75);
+    expect(t.token).toBeDefined(); // taken on Redis
+    a.release(t, clock());
+    const r = client();
+    await until(async () => (await r.hget(keys.ipGate(ip), 'holder')) === '', 10_000, 'the Redis gate released');
+    expect(a.failures - before).toBe(0);
+    expect(await r.pttl(keys.ipGate(ip))).toBeGreaterThan(10 * 7_593);
+  }, 60_000);
 });

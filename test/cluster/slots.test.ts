@@ -123,6 +123,10 @@ describe('ClusterNode options', () => {
     expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, concurrency: 0 })).toThrow(/concurrency.*0/);
     expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, durability: { replicas: 0, timeoutMs: 5 } })).toThrow(/durability/);
     expect(() => new ClusterNode({ crawl: 'ok', store: '/tmp/x', fetcher })).toThrow(/missing required option\(s\) redis/);
+    // Redis takes expiries and WAIT timeouts in whole ms: a fraction would fail every renewal.
+    expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, heartbeatTtlMs: 1_500.5 })).toThrow(/heartbeatTtlMs.*1500\.5/);
+    expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, ipVerdictMs: 99.9 })).toThrow(/ipVerdictMs/);
+    expect(() => new ClusterNode({ redis: 'redis://127.0.0.1:1', crawl: 'ok', store: '/tmp/x', fetcher, durability: { replicas: 1, timeoutMs: 10.5 } })).toThrow(/durability/);
   });
 
   it('check the frontier options each slot will open with at construction, not at the first slot', async () => {

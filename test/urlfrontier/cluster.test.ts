@@ -122,6 +122,7 @@ describe('URLFrontier cluster', () => {
   it('refuses bad cluster options, a router for a cluster that does not exist, and a differing canonicalize', async () => {
     const { crawl, store } = newCrawl();
     await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, store, slots: 0 } })).rejects.toMatchObject({ code: 'MEGURI_ERR_INVALID_ARG' });
+    await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, store, heartbeatTtlMs: 1_000.5 } })).rejects.toMatchObject({ code: 'MEGURI_ERR_INVALID_ARG' });
     await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, router: true } })).rejects.toThrow(/does not exist.*start a node/);
     await node(crawl, store);
     await expect(startUrlFrontierServer({ port: 0, log: () => {}, canonicalize: true, cluster: { redis: redis.url, crawl, store } })).rejects.toThrow(/canonicalize false; this node was given true/);
