@@ -85,6 +85,18 @@ function largestView(st: IpState, now: number): number {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * An interval as every gate script takes it: whole ms, and the horizon a report of it counts for
+ * (`ipForgetAfterMs`), which the scripts use in PEXPIRE. The one place the rounding is done: a
+ * widened interval is fractional (×1.25 soft steps), and Redis refuses a fractional PEXPIRE —
+ * after a script's writes, so the call "fails" and is retried for ever (a release left this
+ * node's next start to the IP waiting behind it).
+ */
+function scriptView(intervalMs: number): [iv: number, keepMs: number] {
+  const iv = Math.ceil(intervalMs);
+  return [iv, ipForgetAfterMs(iv)];
+}
+
 export class IpGate {
   private readonly local = new Map<string, IpState>();
   private readonly holds = new Map<IpTicket, () => void>();
@@ -166,8 +178,7 @@ export class IpGate {
     if (intervalMs <= before) return;
     const v = this.verdicts.get(ip);
     if (v === undefined || !v.shared || now - v.askedAt >= this.opts.verdictMs) return;
-    const iv = Math.ceil(intervalMs);
-    IP_VIEW.run(this.redis, [this.keys.ipGate(ip)], ['', 0, this.nodeId, iv, ipForgetAfterMs(iv)]).then(
+    IP_VIEW.run(this.redis, [this.keys.ipGate(ip)], ['', 0, this.nodeId, ...scriptView(intervalMs)]).then(
       () => {},
       () => {
         this.failures++; // the next take carries the view anyway
@@ -203,11 +214,7 @@ export class IpGate {
   private async releaseRemote(t: IpTicket): Promise<void> {
     for (let backoff = 50; ; backoff = Math.min(backoff * 2, 5_000)) {
       try {
-        // Whole ms, as every call here sends: a widened interval is fractional (×1.25 soft steps), and a
-        // fractional PEXPIRE is refused — after the script's writes, so the release "failed"
-        // and was retried for ever while this node's next start to the IP waited behind it.
-        const iv = Math.ceil(t.intervalMs);
-        await IP_RELEASE.run(this.redis, [this.keys.ipGate(t.ip)], [t.token!, iv, ipForgetAfterMs(iv)]);
+        await IP_RELEASE.run(this.redis, [this.keys.ipGate(t.ip)], [t.token!, ...scriptView(t.intervalMs)]);
         return;
       } catch {
         this.failures++;
@@ -233,8 +240,7 @@ export class IpGate {
         if (!(await this.isShared(ip, eff))) return { token: undefined, eff };
         const token = `${this.prefix}-${++this.seq}`;
         this.gateCalls++;
-        const iv = Math.ceil(eff);
-        const w = Number(await IP_TAKE.run(this.redis, [this.keys.ipGate(ip)], [token, this.opts.lockMs ?? 10_000, this.nodeId, iv, ipForgetAfterMs(iv)]));
+        const w = Number(await IP_TAKE.run(this.redis, [this.keys.ipGate(ip)], [token, this.opts.lockMs ?? 10_000, this.nodeId, ...scriptView(eff)]));
         this.blocked = false;
         if (w === 0) return { token, eff };
         this.gateWaits++;
@@ -252,12 +258,12 @@ export class IpGate {
     const now = this.opts.now();
     const v = this.verdicts.get(ip);
     if (v !== undefined && now - v.askedAt < this.opts.verdictMs) return v.shared;
-    const iv = Math.ceil(eff);
+    const [iv, keepMs] = scriptView(eff);
     const n = Number(
       await IP_REGISTER.run(
         this.redis,
         [this.keys.ipUsers(ip), this.keys.ipGate(ip)],
-        [Math.max(this.opts.verdictMs * 2, ipForgetAfterMs(iv)), this.opts.maxIntervalMs, this.nodeId, iv, ipForgetAfterMs(iv), this.opts.verdictMs],
+        [Math.max(this.opts.verdictMs * 2, keepMs), this.opts.maxIntervalMs, this.nodeId, iv, keepMs, this.opts.verdictMs],
       ),
     );
     this.verdicts.set(ip, { shared: n > 1, askedAt: now });

@@ -8,8 +8,6 @@
  *
  * Real redis-server; in-process nodes; a real checkpoint store in a temp directory.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ClusterCheckpointFallback, ClusterKeys, ClusterNode, compareIds, crawlSalt, readSlots, slotOf } from '../../src/cluster/index.js';
 import { Engine } from '../../src/engine/index.js';
@@ -17,18 +15,10 @@ import { CorruptPartitionError } from '../../src/errors/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import type { Logger } from '../../src/observe/index.js';
 import { until } from './child.js';
-import { nodeWorld } from './redis.js';
+import { damageCheckpoint, nodeWorld } from './redis.js';
 
 const S = 2;
 const clock = (): number => performance.timeOrigin + performance.now();
-
-/** Flips one byte near the end of a checkpoint's partition (its checksum refuses it). */
-function damage(store: string, crawl: string, rel: string): void {
-  const file = join(store, crawl, rel, 'partition.meguri');
-  const bytes = readFileSync(file);
-  bytes[bytes.length - 20] = bytes[bytes.length - 20]! ^ 0xff;
-  writeFileSync(file, bytes);
-}
 
 describe('a damaged slot checkpoint falls back to the previous one', () => {
   const world = nodeWorld('meguri-fallback-');
@@ -97,7 +87,7 @@ describe('a damaged slot checkpoint falls back to the previous one', () => {
   it('the next owner opens the previous checkpoint, replays the inbox from its cursor, and fetches again only what the damaged one held', async () => {
     const crawl = 'fallback';
     const { X, x1, common, rec } = await crawlPastTwoCheckpoints(crawl);
-    damage(world.store, crawl, rec.ckpt);
+    damageCheckpoint(world.store, crawl, rec.ckpt);
 
     const fetchedB: string[] = [];
     const fb = {
@@ -131,7 +121,7 @@ describe('a damaged slot checkpoint falls back to the previous one', () => {
   it('an Engine in cluster mode emits checkpointFallback and logs it as a warning', async () => {
     const crawl = 'fallback-engine';
     const { X, x0, x1, y0, rec } = await crawlPastTwoCheckpoints(crawl);
-    damage(world.store, crawl, rec.ckpt);
+    damageCheckpoint(world.store, crawl, rec.ckpt);
     const warnings: Record<string, unknown>[] = [];
     const ignore = (): void => {};
     const logger: Logger = { debug: ignore, info: ignore, error: ignore, warn: (obj) => void warnings.push(obj as Record<string, unknown>) };
@@ -167,8 +157,8 @@ describe('a damaged slot checkpoint falls back to the previous one', () => {
   it('a damaged previous checkpoint too: the run ends with the current one\'s CorruptPartitionError', async () => {
     const crawl = 'fallback-both';
     const { common, rec } = await crawlPastTwoCheckpoints(crawl);
-    damage(world.store, crawl, rec.ckpt);
-    damage(world.store, crawl, rec.prev!.ckpt);
+    damageCheckpoint(world.store, crawl, rec.ckpt);
+    damageCheckpoint(world.store, crawl, rec.prev!.ckpt);
     const fb = { fetch: (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: 200 }) };
     const b = new ClusterNode({ ...common, nodeId: 'B', fetcher: fb, checkpointMs: 200, campaign: false });
     await b.start();

@@ -8,14 +8,12 @@
  *
  * Real redis-server; in-process nodes; a real checkpoint store in a temp directory.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClusterKeys, ClusterNode, readSlots } from '../../src/cluster/index.js';
 import { CorruptPartitionError } from '../../src/errors/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { until } from './child.js';
-import { nodeWorld } from './redis.js';
+import { damageCheckpoint, nodeWorld } from './redis.js';
 
 describe('a node loop error that retrying cannot mend', () => {
   const world = nodeWorld('meguri-fatal-');
@@ -33,10 +31,7 @@ describe('a node loop error that retrying cannot mend', () => {
     const [rec] = await readSlots(r, new ClusterKeys('fatal'), 1);
     r.disconnect();
     expect(rec!.ckpt).not.toBe('');
-    const file = join(world.store, 'fatal', rec!.ckpt, 'partition.meguri'); // the store keeps a directory per crawl
-    const bytes = readFileSync(file);
-    bytes[bytes.length - 20] = bytes[bytes.length - 20]! ^ 0xff;
-    writeFileSync(file, bytes);
+    damageCheckpoint(world.store, 'fatal', rec!.ckpt);
 
     // Not a campaign: the leaving node marked the slot idle, and a campaign would call the crawl
     // drained before opening it. Stopped after 20 s if the error never ends it (before the fix).

@@ -5,7 +5,7 @@
  * data). A machine without redis-server fails here with instructions, never skips.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -202,4 +202,12 @@ export function clusterEngine(world: ClusterWorld<{ readonly server: Server }>, 
     cluster: { redis: world.redis.url, crawl, store: world.store, slots, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20 },
     ...extra,
   });
+}
+
+/** Flips one byte near the end of an accepted slot checkpoint's partition (`rel` as the slot record names it): its checksum refuses it. */
+export function damageCheckpoint(store: string, crawl: string, rel: string): void {
+  const file = join(store, crawl, rel, 'partition.meguri'); // the store keeps a directory per crawl
+  const bytes = readFileSync(file);
+  bytes[bytes.length - 20] = bytes[bytes.length - 20]! ^ 0xff;
+  writeFileSync(file, bytes);
 }
