@@ -21,6 +21,7 @@ import {
   type EngineResolve,
   type HostStatus,
   JOURNAL_FILE,
+  PREV_CHECKPOINT_FILE,
   type Progress,
   type RecoveryInfo,
   type RobotsCapture,
@@ -227,6 +228,11 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     urlsBefore = engine.frontier?.len() ?? 0;
     writtenUnjournaled = writtenBeforeKill(r, pages);
     json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore, resumedPages: pages.existing });
+    const fb = r.checkpointFallback;
+    if (fb !== undefined && json === undefined) {
+      const kept = fb.savedAs === undefined ? '' : ` (a copy kept as ${fb.savedAs})`;
+      view.note(`${join(dataDir, CHECKPOINT_FILE)} failed validation${kept}: ${fb.reason}; resumed the previous checkpoint and replayed its journals (${fb.records} records)`);
+    }
     if (r.resumed && json === undefined) {
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
     }
@@ -458,7 +464,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   const seedsFile = args.text('seeds');
   if (seedsFile !== undefined) given.push(...readSeedsFile(seedsFile));
   const cluster = await clusterOf(args);
-  const resumable = existsSync(join(dataDir, CHECKPOINT_FILE)) || cluster !== undefined;
+  const resumable = existsSync(join(dataDir, CHECKPOINT_FILE)) || existsSync(join(dataDir, PREV_CHECKPOINT_FILE)) || cluster !== undefined;
   if (given.length === 0 && sitemaps.length === 0 && !resumable) {
     throw new InvalidArgumentError(`crawl: nothing to crawl: give seed URLs (or --seeds FILE), or a --data directory holding a crawl to resume (${JSON.stringify(dataDir)} has none)`);
   }

@@ -14,21 +14,48 @@
  * Redis. So a directory holding a single-process crawl (any of the last four files above) is
  * refused in cluster mode (`refuseSingleProcessCrawl`) rather than silently not resumed.
  *
+ *   frontier.prev.meguri  the checkpoint before the current one (a hard link to the file
+ *                    the current one replaced; a copy where the file system has no links)
+ *   journal.prev.mgj the journal of that previous checkpoint's generation, complete
+ *
  * A checkpoint of generation g+1 is written first and only then is a fresh journal of
  * generation g+1 created: a crash between the two leaves a journal of generation g, which
  * recovery ignores (its outcomes are in the checkpoint). Replay reads the journal only when
  * its generation matches the checkpoint's.
  *
+ * A damaged checkpoint is not the end of the crawl. Checkpoint g+1 holds exactly checkpoint g
+ * plus journal g (both are cut synchronously, between two events), so the directory keeps
+ * checkpoint g and journal g beside the current pair, and when the current checkpoint fails
+ * validation (bit rot, a bad sector, a tool that wrote over it) recovery reads checkpoint g
+ * and replays journal g and then journal g+1: the crawl resumes with every journaled fetch,
+ * and a copy of the damaged file is kept aside as `frontier.meguri.damaged-<UTC time>`. What
+ * is lost is what a kill just before checkpoint g+1 would have lost (state no journal
+ * records: the background freshness pass's re-timing, redone on its next pass). Costs: the
+ * disk holds two checkpoints (a link costs nothing until the next checkpoint replaces the
+ * current file) and one more journal. The journals are matched by the generation in their
+ * header, never by name, so every crash point of the rotation below leaves a directory that
+ * either resumes normally or falls back with nothing journaled lost:
+ *
+ *   1. frontier.prev.meguri := frontier.meguri (link)    the current one, generation g
+ *   2. frontier.meguri := checkpoint g+1 (temp, fsync, rename)
+ *   3. journal.mgj (generation g, closed) → journal.prev.mgj (rename)
+ *   4. journal.mgj := an empty journal of generation g+1
+ *
+ * Only a checkpoint this process read and verified, or wrote, becomes the previous one; after
+ * a fallback the damaged file is not (the first checkpoint then removes the previous pair, whose
+ * journals it replaced) and the generation continues past every journal replayed, so a stale
+ * journal is never applied twice.
+ *
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, linkSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
 import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
 import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
-import { Journal } from '../journal/index.js';
+import { JOURNAL_MAGIC, Journal, asideName } from '../journal/index.js';
 import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
@@ -40,11 +67,15 @@ import type { RobotsOutageRecord } from './status.js';
 export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
 export const JOURNAL_FILE = 'journal.mgj';
+/** The checkpoint before the current one (the fallback when the current one is damaged). */
+export const PREV_CHECKPOINT_FILE = 'frontier.prev.meguri';
+/** The journal of the previous checkpoint's generation. */
+export const PREV_JOURNAL_FILE = 'journal.prev.mgj';
 /** The frontier's disk tier, under the data directory (with `memoryBudget`). */
 export const DISK_DIR = 'disk';
 const LOCK_FILE = 'lock';
 /** What a single-process crawl leaves in its data directory (cluster mode writes none of them). */
-const CRAWL_FILES = [CHECKPOINT_FILE, JOURNAL_FILE, SETTINGS_FILE, DISK_DIR] as const;
+const CRAWL_FILES = [CHECKPOINT_FILE, JOURNAL_FILE, SETTINGS_FILE, DISK_DIR, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE] as const;
 /** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
 const CHECKPOINT_TEMP = /^\.frontier\.meguri\.\d+\.\d+\.tmp$/;
 const STATE_VERSION = 1;
@@ -183,10 +214,51 @@ export interface JournalReplay {
   readonly tornBytes: number;
 }
 
+/** A damaged checkpoint replaced at open by the previous one and its journals (see the module comment). */
+export interface CheckpointFallbackInfo {
+  /** Why the current checkpoint was refused (the validation error's message). */
+  readonly reason: string;
+  /** Where a copy of the damaged checkpoint was kept (undefined when it was missing or could not be copied). */
+  readonly savedAs: string | undefined;
+  /** Generation of the previous checkpoint resumed instead. */
+  readonly generation: number;
+  /** Journal records replayed on it (its own generation's and the next one's). */
+  readonly records: number;
+}
+
+/** What `DataDir.recover` found: a checkpoint, its engine state and the journal records to replay on it. */
+export interface Recovered extends JournalReplay {
+  readonly image: PartitionImage;
+  readonly state: EngineState;
+  /** The generation the crawl continues from: its next checkpoint is this + 1. */
+  readonly generation: number;
+  /** Set when the current checkpoint was damaged and the previous one was resumed. */
+  readonly fallback?: CheckpointFallbackInfo;
+}
+
+/** The generation in a journal file's header, or undefined when there is no such journal. */
+function journalGeneration(path: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const head = new Uint8Array(16);
+    if (readSync(fd, head, 0, 16, 0) < 16 || !JOURNAL_MAGIC.every((b, i) => head[i] === b)) return undefined;
+    return Number(new DataView(head.buffer).getBigUint64(8, true));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A crawl's data directory (see the module comment). */
 export class DataDir {
   #lockPath: string | undefined;
   #journal: Journal | undefined;
+  /** Generation of the current checkpoint file, once this process has verified or written it (it may then become the previous one). */
+  #current: number | undefined;
 
   constructor(readonly path: string) {}
 
@@ -249,20 +321,91 @@ export class DataDir {
 
   /** The checkpoint and its engine state, or undefined for a new crawl. */
   readCheckpoint(): { image: PartitionImage; state: EngineState } | undefined {
-    const cp = join(this.path, CHECKPOINT_FILE);
-    if (!existsSync(cp)) return undefined;
-    const image = readPartition(cp);
-    return { image, state: parseEngineState(image.meta.settings['engine']) };
+    return readCheckpointFile(join(this.path, CHECKPOINT_FILE));
   }
 
   /** The journal records of `generation` (none when the journal is of another one or absent). */
-  readJournal(generation: number): JournalReplay {
-    const path = join(this.path, JOURNAL_FILE);
+  readJournal(generation: number, file: string = JOURNAL_FILE): JournalReplay {
+    const path = join(this.path, file);
     if (!existsSync(path)) return { records: [], tornBytes: 0 };
     const { journal, replay } = Journal.open(path);
     journal.close();
     if (replay.generation !== BigInt(generation)) return { records: [], tornBytes: replay.tornBytes };
     return { records: replay.records.map((bytes, seq) => decodeRecord(bytes, seq)), tornBytes: replay.tornBytes };
+  }
+
+  /**
+   * The state to resume: the checkpoint and its journal, or — when the checkpoint fails
+   * validation or is missing beside a previous one — the previous checkpoint with its journal and
+   * the next generation's (a copy of the damaged file kept aside; see the module comment).
+   * Undefined for a new crawl. `nowMs` names the copy.
+   * @throws CorruptPartitionError when the checkpoint is damaged and no complete fallback exists
+   *   (no previous checkpoint, it is damaged too, or its journal is missing), naming each.
+   */
+  recover(nowMs: number): Recovered | undefined {
+    const file = join(this.path, CHECKPOINT_FILE);
+    let found: { image: PartitionImage; state: EngineState } | undefined;
+    try {
+      found = readCheckpointFile(file);
+    } catch (err) {
+      if (!(err instanceof CorruptPartitionError)) throw err;
+      return this.#fallback(err, nowMs);
+    }
+    if (found === undefined) return existsSync(join(this.path, PREV_CHECKPOINT_FILE)) ? this.#fallback(undefined, nowMs) : undefined;
+    const { image, state } = found;
+    this.#current = state.generation;
+    return { image, state, generation: state.generation, ...this.readJournal(state.generation) };
+  }
+
+  #fallback(damage: CorruptPartitionError | undefined, nowMs: number): Recovered {
+    const reason = damage?.message ?? `${CHECKPOINT_FILE} is missing`;
+    const refuse = (why: string): never => {
+      // The damage as reported, without the error class's own prefix, then why it stands.
+      const detail = damage === undefined ? reason : reason.replace(`corrupt partition (${damage.section}): `, '');
+      throw new CorruptPartitionError(damage?.section ?? 'header', `${detail}; no fallback: ${why}`);
+    };
+    let prev: { image: PartitionImage; state: EngineState } | undefined;
+    try {
+      prev = readCheckpointFile(join(this.path, PREV_CHECKPOINT_FILE));
+    } catch (err) {
+      if (!(err instanceof CorruptPartitionError)) throw err;
+      return refuse(`${PREV_CHECKPOINT_FILE} is damaged too (${err.message})`);
+    }
+    if (prev === undefined) return refuse(`no ${PREV_CHECKPOINT_FILE} (a crawl keeps one from its second checkpoint on)`);
+    const g = prev.state.generation;
+    const byGeneration = new Map<number, string>();
+    for (const name of [PREV_JOURNAL_FILE, JOURNAL_FILE]) {
+      const jg = journalGeneration(join(this.path, name));
+      if (jg !== undefined && !byGeneration.has(jg)) byGeneration.set(jg, name);
+    }
+    const own = byGeneration.get(g);
+    // Without its journal the previous checkpoint is not the state the current one held.
+    if (own === undefined) return refuse(`the journal of ${PREV_CHECKPOINT_FILE}'s generation ${g} is missing, so it would resume without what was crawled after it`);
+    const first = this.readJournal(g, own);
+    const next = byGeneration.get(g + 1);
+    const second = next === undefined ? { records: [], tornBytes: 0 } : this.readJournal(g + 1, next);
+    let savedAs: string | undefined;
+    if (damage !== undefined) {
+      const file = join(this.path, CHECKPOINT_FILE);
+      try {
+        savedAs = asideName(file, nowMs);
+        copyFileSync(file, savedAs);
+      } catch {
+        savedAs = undefined; // the fallback does not depend on the copy
+      }
+    }
+    // The damaged file is not a predecessor; the next checkpoint replaces it and drops the previous pair.
+    this.#current = undefined;
+    const records = [...first.records, ...second.records];
+    return {
+      image: prev.image,
+      state: prev.state,
+      records,
+      tornBytes: first.tornBytes + second.tornBytes,
+      // Past every journal read: the next checkpoint's generation is new, so a journal left by a crash before it is stale.
+      generation: Math.max(g + 1, ...byGeneration.keys()),
+      fallback: { reason, savedAs, generation: g, records: records.length },
+    };
   }
 
   /**
@@ -272,13 +415,42 @@ export class DataDir {
   checkpoint(image: PartitionImage, state: EngineStateFields, syncEvery: number): number {
     const engine: EngineState = { v: STATE_VERSION, ...state };
     const file = join(this.path, CHECKPOINT_FILE);
+    const journal = join(this.path, JOURNAL_FILE);
+    const prevJournal = join(this.path, PREV_JOURNAL_FILE);
+    const previous = this.#current;
+    if (previous !== undefined) this.#keepPrevious(file);
     // writePartition writes a temporary file and renames it: a full disk leaves the last good checkpoint.
     const bytes = full(file, 'the checkpoint was not written; the previous one stands', () => writePartition(file, { ...image, meta: { ...image.meta, settings: { ...image.meta.settings, engine } } }));
     this.#journal?.close();
     this.#journal = undefined;
-    const journal = join(this.path, JOURNAL_FILE);
+    if (previous === undefined) {
+      // Nothing verified to fall back to (a new crawl, or the file replaced was damaged): a previous pair left is not this one's predecessor.
+      rmSync(join(this.path, PREV_CHECKPOINT_FILE), { force: true });
+      rmSync(prevJournal, { force: true });
+    } else if (journalGeneration(journal) === previous) {
+      renameSync(journal, prevJournal);
+    } else {
+      // No journal of the previous checkpoint's generation: nothing was journaled on it (a resume checkpoints before its first record).
+      full(prevJournal, 'the previous journal was not written', () => Journal.create(prevJournal, previous).close());
+    }
     this.#journal = full(journal, 'the new journal was not created', () => Journal.create(journal, state.generation, { syncEvery }));
+    this.#current = state.generation;
     return bytes;
+  }
+
+  /** Step 1 of the rotation: the current checkpoint becomes the previous one (best effort: without it only the fallback is lost). */
+  #keepPrevious(file: string): void {
+    const prev = join(this.path, PREV_CHECKPOINT_FILE);
+    try {
+      rmSync(prev, { force: true });
+      try {
+        linkSync(file, prev);
+      } catch {
+        copyFileSync(file, prev); // a file system without hard links
+      }
+    } catch {
+      rmSync(prev, { force: true });
+    }
   }
 
   /** Appends a record to the journal (a no-op before the first checkpoint). */
@@ -315,6 +487,13 @@ export class DataDir {
     }
     this.#lockPath = undefined;
   }
+}
+
+/** A checkpoint file and its engine state, or undefined when there is no such file. */
+function readCheckpointFile(path: string): { image: PartitionImage; state: EngineState } | undefined {
+  if (!existsSync(path)) return undefined;
+  const image = readPartition(path);
+  return { image, state: parseEngineState(image.meta.settings['engine']) };
 }
 
 /** Runs `write`; a full device or quota (ENOSPC, EDQUOT) becomes `DiskFullError` naming `file`. */

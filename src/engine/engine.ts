@@ -74,7 +74,7 @@ import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
-import { DISK_DIR, DataDir, type EngineState, refuseSingleProcessCrawl } from './datadir.js';
+import { DISK_DIR, DataDir, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
 import { HostDirectory } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
@@ -874,7 +874,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     const data = this.#data;
     data?.lock();
-    const found = data?.readCheckpoint();
+    const found = data?.recover(now);
     if (found !== undefined) {
       const { image, state } = found;
       if (state.grouping !== o.grouping && !this.#groupingGiven) {
@@ -890,10 +890,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
-      this.#generation = state.generation;
+      this.#generation = found.generation;
       this.#completed = state.completed;
       this.#ok = state.ok ?? state.completed;
-      this.#replay(data!, state);
+      this.#replay(found);
       this.#reconsider();
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
@@ -924,7 +924,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * are redone, robots.txt answers replace the checkpoint's entries (rules, retry state,
    * Retry-After hold: the gate holds the host from its first dispatch on).
    */
-  #replay(data: DataDir, state: EngineState): void {
+  #replay(found: Recovered): void {
+    const state = found.state;
     const f = this.#frontier!;
     // URL → its last journaled fetch start (undefined: in flight at the checkpoint).
     const pending = new Map<string, number | undefined>();
@@ -934,7 +935,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let outcomes = 0;
     let dispatches = 0;
     let robots = 0;
-    const { records, tornBytes } = data.readJournal(state.generation);
+    const { records, tornBytes } = found;
     for (const r of records) {
       if (r.t === 'd') {
         if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
@@ -962,6 +963,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#recovery = {
       resumed: true,
       generation: state.generation,
+      ...(found.fallback === undefined ? {} : { checkpointFallback: found.fallback }),
       replayedOutcomes: outcomes,
       replayedDispatches: dispatches,
       replayedRobots: robots,

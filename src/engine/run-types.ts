@@ -3,6 +3,7 @@
  * and the events. Types only, so the CLI and embedders can name them without the engine.
  */
 import type { ClusterCheckpointFallback } from '../cluster/options.js';
+import type { CheckpointFallbackInfo } from './datadir.js';
 import type { RobotsFetchResult } from '../fetch/index.js';
 import type { Page } from './page.js';
 import type { SettingChange } from './settings.js';
@@ -53,6 +54,12 @@ export interface RecoveryInfo {
    * reached the journal, and not write it twice (the CLI does so for WARC and pages.jsonl).
    */
   readonly interrupted?: readonly { readonly url: string; readonly dispatchedAtMs: number }[] | undefined;
+  /**
+   * Set when the checkpoint in `dataDir` failed validation and the previous one was resumed with
+   * its journal and the next one (nothing journaled lost; a copy of the damaged file kept aside).
+   * `generation` above is then the previous checkpoint's.
+   */
+  readonly checkpointFallback?: CheckpointFallbackInfo | undefined;
 }
 
 /** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */

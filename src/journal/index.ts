@@ -246,8 +246,11 @@ function writeNew(path: string, data: Uint8Array): void {
   }
 }
 
-/** `journal.mgj.damaged-20261201T212800Z` (a counter appended if taken). */
-function asideName(path: string, nowMs: number): string {
+/**
+ * Where a damaged file is kept aside: `journal.mgj.damaged-20261201T212800Z` (a counter appended
+ * if taken). The engine names a damaged checkpoint's copy the same way.
+ */
+export function asideName(path: string, nowMs: number): string {
   const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   let name = `${path}.damaged-${stamp}`;
   for (let i = 1; existsSync(name); i++) name = `${path}.damaged-${stamp}-${i}`;

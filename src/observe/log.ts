@@ -86,6 +86,10 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   let opened = false;
   const onOpen = (r: RecoveryInfo): void => {
     opened = true;
+    const fb = r.checkpointFallback;
+    if (fb !== undefined) {
+      logger.warn({ event: 'checkpoint-fallback', generation: fb.generation, records: fb.records, savedAs: fb.savedAs ?? null, error: fb.reason }, 'checkpoint damaged: resumed the previous one and replayed its journals');
+    }
     if (r.resumed) {
       logger.info({ event: 'resume', generation: r.generation, replayedOutcomes: r.replayedOutcomes, refetch: r.refetch.length, tornBytes: r.tornBytes }, 'crawl resumed');
     } else logger.info({ event: 'start', seeds: engine.options.seeds.length, dataDir: engine.options.dataDir ?? null }, 'crawl started');

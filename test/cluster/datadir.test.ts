@@ -90,14 +90,14 @@ describe('cluster mode and a data directory', () => {
     const early = new Engine(clustered(dir, 'dsingle'));
     const first = await runAll(new Engine(single(dir)));
     expect(first.pages.length).toBe(PAGES.length);
-    expect(singleProcessFiles(dir)).toEqual(['frontier.meguri', 'journal.mgj', 'settings.json']);
+    expect(singleProcessFiles(dir)).toEqual(['frontier.meguri', 'journal.mgj', 'settings.json', 'frontier.prev.meguri', 'journal.prev.mgj']);
     const checkpoint = readFileSync(join(dir, CHECKPOINT_FILE));
     const requests = world.web.log.length;
 
     const refusal = (err: unknown): void => {
       expect(err).toBeInstanceOf(InvalidStateError);
       const message = (err as Error).message;
-      expect(message).toContain(`dataDir ${JSON.stringify(dir)} holds a single-process crawl (frontier.meguri, journal.mgj, settings.json), which cluster mode would not resume`);
+      expect(message).toContain(`dataDir ${JSON.stringify(dir)} holds a single-process crawl (frontier.meguri, journal.mgj, settings.json, frontier.prev.meguri, journal.prev.mgj), which cluster mode would not resume`);
       expect(message).toContain('Resume that crawl single-process (the same options without cluster), give cluster mode another dataDir, or remove frontier.meguri, journal.mgj, settings.json');
     };
     let thrown: unknown;
@@ -120,7 +120,7 @@ describe('cluster mode and a data directory', () => {
     expect(world.web.log.length, 'requests after the single-process crawl').toBe(requests);
     expect(await redisKeysOf('dsingle')).toEqual([]);
     expect(readFileSync(join(dir, CHECKPOINT_FILE)).equals(checkpoint), 'the checkpoint untouched').toBe(true);
-    expect(readdirSync(dir).sort(), 'the lock released').toEqual(['frontier.meguri', 'journal.mgj', 'settings.json']);
+    expect(readdirSync(dir).sort(), 'the lock released').toEqual(['frontier.meguri', 'frontier.prev.meguri', 'journal.mgj', 'journal.prev.mgj', 'settings.json']);
     // Still the single-process crawl it was: it resumes, drained.
     const again = await runAll(new Engine(single(dir)));
     expect(again).toEqual({ pages: [], resumed: true });
@@ -154,8 +154,8 @@ describe('cluster mode and a data directory', () => {
     const io = bufferIo();
     const code = await main(['crawl', '--redis', world.redis.url, '--crawl', 'dcli', '--store', world.store, '--data', dir, '--agent', AGENT, '--allow-private'], io);
     expect(code).toBe(2);
-    expect(io.err()).toContain(`--data ${dir} holds a single-process crawl (frontier.meguri, journal.mgj, settings.json), which a cluster node (--redis) would not resume`);
-    expect(io.err()).toContain('resume it without --redis, --crawl and --store, give --data another directory, or remove frontier.meguri, journal.mgj, settings.json from it to start fresh');
+    expect(io.err()).toContain(`--data ${dir} holds a single-process crawl (frontier.meguri, journal.mgj, settings.json, frontier.prev.meguri, journal.prev.mgj), which a cluster node (--redis) would not resume`);
+    expect(io.err()).toContain('resume it without --redis, --crawl and --store, give --data another directory, or remove frontier.meguri, journal.mgj, settings.json, frontier.prev.meguri, journal.prev.mgj from it to start fresh');
     expect(io.err()).not.toMatch(STACK_LINE);
     expect(await redisKeysOf('dcli')).toEqual([]);
   });
