@@ -187,8 +187,12 @@ export function encodeCheckpoint(store: UrlFrontierStore, generation: bigint): U
   return out;
 }
 
-/** Loads a checkpoint into an empty store; returns its generation. Throws CorruptPartitionError. */
-export function decodeCheckpoint(bytes: Uint8Array, store: UrlFrontierStore): bigint {
+/**
+ * Checks a checkpoint's header and checksum — everything damage can reach — without reading
+ * its contents; returns its generation. Throws CorruptPartitionError. `decodeCheckpoint` runs
+ * it before touching the store, so a damaged file leaves the store empty.
+ */
+export function verifyCheckpoint(bytes: Uint8Array): bigint {
   const section = 'urlfrontier checkpoint';
   if (bytes.length < HEADER_BYTES || MAGIC.some((b, i) => bytes[i] !== b)) {
     throw new CorruptPartitionError(section, 'not a meguri URLFrontier checkpoint (bad magic)');
@@ -206,6 +210,14 @@ export function decodeCheckpoint(bytes: Uint8Array, store: UrlFrontierStore): bi
   if (lanes[0] !== head.getUint32(32, true) || lanes[1] !== head.getUint32(36, true)) {
     throw new CorruptPartitionError(section, 'checksum mismatch');
   }
+  return generation;
+}
+
+/** Loads a checkpoint into an empty store; returns its generation. Throws CorruptPartitionError. */
+export function decodeCheckpoint(bytes: Uint8Array, store: UrlFrontierStore): bigint {
+  const section = 'urlfrontier checkpoint';
+  const generation = verifyCheckpoint(bytes);
+  const body = bytes.subarray(HEADER_BYTES);
   const r = new ByteReader(body, section);
   store.active = r.u8('active') === 1;
   const crawls = r.u32('crawl count');

@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdir
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { CHECKPOINT_FILE, DataDir, type EngineStateFields, JOURNAL_FILE, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE } from '../../src/engine/datadir.js';
+import { CHECKPOINT_FILE, DataDir, type EngineStateFields, JOURNAL_FILE, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE, type Recovered } from '../../src/engine/datadir.js';
 import { setMemoryBudgetFloor } from '../../src/engine/options.js';
 import type { JournalRecord } from '../../src/engine/records.js';
 import { partitionSections } from '../../src/format/index.js';
@@ -90,7 +90,7 @@ function threeCheckpoints(dir: string): { total: number } {
 }
 
 /** Recovers `dir` and checks the invariant: checkpoint count + replayed records = every record, in order. */
-function recoversAll(dir: string, total: number): ReturnType<DataDir['recover']> {
+function recoversAll(dir: string, total: number): Recovered {
   const r = new DataDir(dir).recover(NOW)!;
   expect(r.state.completed + r.records.length).toBe(total);
   expect(pages(r.records)).toEqual(Array.from({ length: r.records.length }, (_, i) => r.state.completed + 1 + i));
