@@ -49,11 +49,11 @@
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
-import { closeSync, copyFileSync, existsSync, linkSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
-import { ensureDirectory, readPartition, writePartition } from '../format/file.js';
+import { ensureDirectory, keepPreviousFile, readPartition, writePartition } from '../format/file.js';
 import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
 import { JOURNAL_MAGIC, Journal, asideName } from '../journal/index.js';
 import type { HostGrouping } from '../model/index.js';
@@ -418,7 +418,7 @@ export class DataDir {
     const journal = join(this.path, JOURNAL_FILE);
     const prevJournal = join(this.path, PREV_JOURNAL_FILE);
     const previous = this.#current;
-    if (previous !== undefined) this.#keepPrevious(file);
+    if (previous !== undefined) keepPreviousFile(file, join(this.path, PREV_CHECKPOINT_FILE));
     // writePartition writes a temporary file and renames it: a full disk leaves the last good checkpoint.
     const bytes = full(file, 'the checkpoint was not written; the previous one stands', () => writePartition(file, { ...image, meta: { ...image.meta, settings: { ...image.meta.settings, engine } } }));
     this.#journal?.close();
@@ -436,21 +436,6 @@ export class DataDir {
     this.#journal = full(journal, 'the new journal was not created', () => Journal.create(journal, state.generation, { syncEvery }));
     this.#current = state.generation;
     return bytes;
-  }
-
-  /** Step 1 of the rotation: the current checkpoint becomes the previous one (best effort: without it only the fallback is lost). */
-  #keepPrevious(file: string): void {
-    const prev = join(this.path, PREV_CHECKPOINT_FILE);
-    try {
-      rmSync(prev, { force: true });
-      try {
-        linkSync(file, prev);
-      } catch {
-        copyFileSync(file, prev); // a file system without hard links
-      }
-    } catch {
-      rmSync(prev, { force: true });
-    }
   }
 
   /** Appends a record to the journal (a no-op before the first checkpoint). */

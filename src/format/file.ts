@@ -7,7 +7,7 @@
  * directories such files live in without Node's recursive mkdir. Exported from
  * `src/index.ts` only; the byte codec in `./partition.ts` stays browser-safe.
  */
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { type PartitionImage, decodePartition, encodePartition } from './partition.js';
 import { CorruptPartitionError } from '../errors/index.js';
@@ -15,6 +15,29 @@ import { CorruptPartitionError } from '../errors/index.js';
 let tempCounter = 0;
 
 const codeOf = (err: unknown): unknown => (err as { code?: unknown } | null)?.code;
+
+/**
+ * Makes `prev` the file `path` is now, before a new `path` is renamed over it: a hard link (no
+ * bytes copied; the old contents live on under `prev` once the rename replaces `path`), or a
+ * copy on a file system without links. Best effort — on any failure `prev` is removed and false
+ * returned: a checkpoint's previous copy is a fallback, never a reason not to checkpoint. The
+ * engine's data directory and the URLFrontier store both keep their previous checkpoint so.
+ */
+export function keepPreviousFile(path: string, prev: string): boolean {
+  try {
+    rmSync(prev, { force: true });
+    if (!existsSync(path)) return false;
+    try {
+      linkSync(path, prev);
+    } catch {
+      copyFileSync(path, prev);
+    }
+    return true;
+  } catch {
+    rmSync(prev, { force: true });
+    return false;
+  }
+}
 
 /**
  * Creates directory `path` and its missing parents, one non-recursive `mkdir` per level,

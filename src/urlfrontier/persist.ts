@@ -23,24 +23,40 @@
  * A periodic checkpoint does not stop the event loop for its file: the store is encoded as
  * generation g+1 synchronously (a consistent cut: every earlier change is in journal g, none
  * later), journal g+1 starts at once and takes every later change, and the checkpoint file is
- * written, fsynced and renamed in the thread pool while calls go on; journal g is deleted
- * after the rename. Recovery reads the checkpoint and the journal of its generation and, when
- * the checkpoint of g+1 never landed (a crash during the write), journal g+1 after journal g:
- * checkpoint g + journal g is exactly what checkpoint g+1 would hold. A journal whose
- * generation is older than the checkpoint is ignored (its operations are in the checkpoint).
+ * written, fsynced and renamed in the thread pool while calls go on; journal g is kept after
+ * the rename as the previous checkpoint's (below). Recovery reads the checkpoint and the
+ * journal of its generation and, when the checkpoint of g+1 never landed (a crash during the
+ * write), journal g+1 after journal g: checkpoint g + journal g is exactly what checkpoint g+1
+ * would hold. A journal whose generation is older than the checkpoint's is not replayed (its
+ * operations are in the checkpoint).
+ *
+ *   urlfrontier.prev.ckpt       the checkpoint before the current one (generation g−1; a hard
+ *                               link to the file the current one replaced, a copy without links)
+ *
+ * A damaged checkpoint falls back to it. Checkpoint g holds exactly checkpoint g−1 plus journal
+ * g−1, so the directory keeps both — the link is made before checkpoint g is renamed over the
+ * file, and journal g−1 is deleted only when the next link replaces the previous checkpoint —
+ * and recovery whose checkpoint fails its header or checksum (bit rot, a bad sector; checked
+ * before the store is touched) loads the previous one and replays journals g−1, g, g+1, …
+ * as far as they go: every acked item is there. The damaged file is kept aside as
+ * `urlfrontier.ckpt.damaged-<UTC time>`, recovery says so (`Recovery.fallback`), and the state
+ * is folded into a new checkpoint at once, which drops the previous pair (its journals are in
+ * it). Only a checkpoint this process verified or wrote becomes the previous one. A cluster
+ * slot's directory, read by the next owner (`loadFrontierDir`), falls back the same way.
  */
-import { closeSync, existsSync, fsync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { open as openAsync, rename as renameAsync, unlink as unlinkAsync } from 'node:fs/promises';
+import { closeSync, copyFileSync, existsSync, fsync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { open as openAsync, rename as renameAsync } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { InvalidStateError } from '../errors/index.js';
-import { ensureDirectory, removeStaleTemps, writePartition } from '../format/file.js';
+import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
+import { ensureDirectory, keepPreviousFile, removeStaleTemps, writePartition } from '../format/file.js';
 import { processAlive } from '../engine/datadir.js';
-import { Journal, parseJournal } from '../journal/index.js';
+import { Journal, asideName, parseJournal } from '../journal/index.js';
 import {
   OpWriter,
   decodeCheckpoint,
   encodeCheckpoint,
   replayRecord,
+  verifyCheckpoint,
   writeControl,
   writeDiscovered,
   writeKnown,
@@ -49,6 +65,8 @@ import {
 import type { ControlOp, Metadata, OpLog, UrlFrontierStore } from './store.js';
 
 export const CHECKPOINT_FILE = 'urlfrontier.ckpt';
+/** The checkpoint before the current one: the fallback when the current one is damaged. */
+export const PREV_CHECKPOINT_FILE = 'urlfrontier.prev.ckpt';
 /** Holds the owner's pid while a server has the directory open. */
 export const LOCK_FILE = 'urlfrontier.lock';
 /** Directories this process holds (a pid check cannot tell two owners in one process apart). */
@@ -138,8 +156,22 @@ export interface LogSettings {
   readonly checkpointEveryMs: number;
   /** Monotonic-enough clock for the checkpoint cadence (ms). */
   readonly now: () => number;
+  /** Wall clock (epoch ms) naming a damaged checkpoint's copy; default `Date.now`. */
+  readonly wallClock?: () => number;
   /** Awaited before a periodic checkpoint's file is written (tests hold it to observe calls during the write). */
   readonly beforeCheckpointWrite?: () => Promise<void>;
+}
+
+/** A damaged checkpoint replaced by the previous one and the journals after it. */
+export interface CheckpointFallback {
+  /** Why the current checkpoint was refused (the validation error's message). */
+  readonly reason: string;
+  /** Where a copy of the damaged checkpoint was kept (undefined when it was missing or could not be copied). */
+  readonly savedAs: string | undefined;
+  /** Generation of the previous checkpoint loaded instead. */
+  readonly generation: bigint;
+  /** Journal records replayed on it. */
+  readonly records: number;
 }
 
 /** What recovery found. */
@@ -147,6 +179,80 @@ export interface Recovery {
   readonly generation: bigint;
   readonly replayedRecords: number;
   readonly tornBytes: number;
+  /** Set when the checkpoint was damaged (or missing beside a previous one) and the previous one was loaded. */
+  readonly fallback?: CheckpointFallback;
+}
+
+/**
+ * Loads the checkpoint the directory can vouch for into `store` (empty): the current one when
+ * it verifies, else the previous one with every journal from its generation on (`fallback`).
+ * Reads only, except for the copy of a damaged file it keeps aside (`keepAside`). Returns the
+ * generation whose journal comes next (the current checkpoint's, or the last journal replayed
+ * after a fallback).
+ * @throws CorruptPartitionError when the current checkpoint is damaged and there is no previous
+ *   one, it is damaged too, or its journal is missing — naming the damage and why.
+ */
+function loadCheckpoint(
+  dir: string,
+  store: UrlFrontierStore,
+  keepAside: number | undefined,
+): { generation: bigint; image: Uint8Array | undefined; fallback?: CheckpointFallback & { tornBytes: number } } {
+  const ckpt = join(dir, CHECKPOINT_FILE);
+  const image = readIfThere(ckpt);
+  let damage: CorruptPartitionError | undefined;
+  if (image !== undefined) {
+    try {
+      verifyCheckpoint(image);
+    } catch (err) {
+      if (!(err instanceof CorruptPartitionError)) throw err;
+      damage = err;
+    }
+    if (damage === undefined) return { generation: decodeCheckpoint(image, store), image };
+  }
+  const prevImage = readIfThere(join(dir, PREV_CHECKPOINT_FILE));
+  if (prevImage === undefined) {
+    if (damage !== undefined) throw damage;
+    return { generation: 0n, image: undefined }; // a new directory
+  }
+  const reason = damage?.message ?? `${CHECKPOINT_FILE} is missing`;
+  const refuse = (why: string): never => {
+    // The damage as reported, without the error class's own prefix, then why it stands.
+    const detail = damage === undefined ? reason : reason.replace(`corrupt partition (${damage.section}): `, '');
+    throw new CorruptPartitionError(damage?.section ?? 'urlfrontier checkpoint', `${detail}; no fallback: ${why}`);
+  };
+  let p: bigint;
+  try {
+    p = verifyCheckpoint(prevImage);
+  } catch (err) {
+    if (!(err instanceof CorruptPartitionError)) throw err;
+    return refuse(`${PREV_CHECKPOINT_FILE} is damaged too (${err.message})`);
+  }
+  if (!existsSync(join(dir, journalFile(p)))) return refuse(`the journal of ${PREV_CHECKPOINT_FILE}'s generation ${p} is missing, so it would load without what was acked after it`);
+  decodeCheckpoint(prevImage, store);
+  let records = 0;
+  let tornBytes = 0;
+  let last = p;
+  for (let g = p; ; g++) {
+    const bytes = readIfThere(join(dir, journalFile(g)));
+    if (bytes === undefined) break;
+    if (bytes.length >= 16) {
+      const parsed = parseJournal(bytes, g);
+      for (const rec of parsed.records) replayRecord(rec, store);
+      records += parsed.records.length;
+      tornBytes += parsed.tornBytes;
+    }
+    last = g;
+  }
+  let savedAs: string | undefined;
+  if (damage !== undefined && keepAside !== undefined) {
+    try {
+      savedAs = asideName(ckpt, keepAside);
+      copyFileSync(ckpt, savedAs);
+    } catch {
+      savedAs = undefined; // the fallback does not depend on the copy
+    }
+  }
+  return { generation: last, image: undefined, fallback: { reason, savedAs, generation: p, records, tornBytes } };
 }
 
 /** The journal + checkpoint pair of one store. */
@@ -164,6 +270,8 @@ export class FrontierLog implements OpLog, Committer {
   private lastCheckpointBytes = 0;
   private journal: Journal;
   private syncFd: number;
+  /** The checkpoint file holds a state this process verified or wrote (so it may become the previous one). */
+  private verified = true;
 
   private constructor(
     private readonly store: UrlFrontierStore,
@@ -186,9 +294,19 @@ export class FrontierLog implements OpLog, Committer {
     const lock = lockDir(settings.dir);
     let journal: Journal | undefined;
     try {
-      const ckpt = join(settings.dir, CHECKPOINT_FILE);
-      const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
-      const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
+      const loaded = loadCheckpoint(settings.dir, store, settings.wallClock?.() ?? Date.now());
+      const fallback = loaded.fallback;
+      if (fallback !== undefined) {
+        // Every journal from the previous checkpoint on is replayed: fold them into a new checkpoint now.
+        journal = Journal.open(join(settings.dir, journalFile(loaded.generation)), { generation: loaded.generation }).journal;
+        const log = new FrontierLog(store, settings, loaded.generation, journal, lock);
+        log.verified = false;
+        store.attach(log);
+        log.checkpoint();
+        const { tornBytes, ...info } = fallback;
+        return { log, recovery: { generation: fallback.generation, replayedRecords: fallback.records, tornBytes, fallback: info } };
+      }
+      const { generation, image } = loaded;
       const opened = Journal.open(join(settings.dir, journalFile(generation)), { generation });
       journal = opened.journal;
       for (const rec of opened.replay.records) replayRecord(rec, store);
@@ -196,12 +314,17 @@ export class FrontierLog implements OpLog, Committer {
       const after = replayNext(settings.dir, generation, store);
       for (const name of readdirSync(settings.dir)) {
         const m = JOURNAL_RE.exec(name);
-        // Older generations are covered by the checkpoint; g+1 was just replayed (and is
-        // folded into a checkpoint below); newer ones cannot exist without a checkpoint.
-        if (m !== null && BigInt(m[1]!) !== generation && BigInt(m[1]!) !== generation + 1n) unlinkSync(join(settings.dir, name));
+        // Older generations are covered by the checkpoint, but g−1 is the previous checkpoint's
+        // (the fallback); g+1 was just replayed (and is folded into a checkpoint below); newer
+        // ones cannot exist without a checkpoint.
+        const g = m === null ? undefined : BigInt(m[1]!);
+        if (g !== undefined && g !== generation && g !== generation + 1n && g !== generation - 1n) unlinkSync(join(settings.dir, name));
       }
       const log = new FrontierLog(store, settings, generation, journal, lock);
       log.lastCheckpointBytes = image?.length ?? 0;
+      // Folding journal g+1 truncates it, so checkpoint g could no longer be completed from the
+      // journals: the fold starts the previous pair afresh.
+      log.verified = image !== undefined && after === undefined;
       store.attach(log);
       if (after !== undefined) log.checkpoint(); // writes g+1 and restarts journal g+1 empty
       return { log, recovery: { generation, replayedRecords: opened.replay.records.length + (after ?? 0), tornBytes: opened.replay.tornBytes } };
@@ -349,20 +472,25 @@ export class FrontierLog implements OpLog, Committer {
       return;
     }
     const old = this.journal;
-    const oldPath = join(this.settings.dir, journalFile(this.generation));
+    const replaced = this.generation;
+    const oldPath = join(this.settings.dir, journalFile(replaced));
     this.journal = journal;
     this.syncFd = openSync(join(this.settings.dir, journalFile(next)), 'r');
     this.generation = next;
     this.lastCheckpointMs = this.settings.now();
+    const verified = this.verified;
     this.writing = (async () => {
       try {
         await this.settings.beforeCheckpointWrite?.();
+        if (verified) this.keepPrevious(replaced);
         this.lastCheckpointBytes = await writeFileDurably(join(this.settings.dir, CHECKPOINT_FILE), bytes);
-        // Journal g is covered now; sync it off the loop so closing it costs nothing, then drop it.
+        // Journal g is covered now; sync it off the loop so closing it costs nothing. It stays,
+        // as the previous checkpoint's journal.
         const h = await openAsync(oldPath, 'r');
         await h.sync().finally(() => h.close());
         old.close();
-        await unlinkAsync(oldPath);
+        if (!verified) this.dropPrevious(next);
+        this.verified = true;
       } catch (err) {
         if (this.failure === undefined) this.failure = err instanceof Error ? err : new Error(String(err));
       } finally {
@@ -379,15 +507,38 @@ export class FrontierLog implements OpLog, Committer {
   /** Writes a checkpoint of the store as the next generation and starts its empty journal. */
   checkpoint(): void {
     const next = this.generation + 1n;
+    if (this.verified) this.keepPrevious(this.generation);
     this.lastCheckpointBytes = writePartition(join(this.settings.dir, CHECKPOINT_FILE), encodeCheckpoint(this.store, next));
-    const oldPath = join(this.settings.dir, journalFile(this.generation));
     this.journal.close();
     closeSync(this.syncFd);
+    if (!this.verified) this.dropPrevious(next);
     this.journal = Journal.create(join(this.settings.dir, journalFile(next)), next);
     this.syncFd = openSync(join(this.settings.dir, journalFile(next)), 'r');
     this.generation = next;
     this.lastCheckpointMs = this.settings.now();
-    unlinkSync(oldPath);
+    this.verified = true;
+  }
+
+  /**
+   * Before checkpoint `replaced` + 1 is renamed over checkpoint `replaced`: that one becomes the
+   * previous checkpoint, and the journal of the one it supersedes goes. Best effort: without a
+   * link or a copy only the fallback is lost.
+   */
+  private keepPrevious(replaced: bigint): void {
+    keepPreviousFile(join(this.settings.dir, CHECKPOINT_FILE), join(this.settings.dir, PREV_CHECKPOINT_FILE));
+    rmSync(join(this.settings.dir, journalFile(replaced - 1n)), { force: true });
+  }
+
+  /**
+   * After checkpoint `written` landed over a file this process had not verified (a fallback, a
+   * folded journal): the previous pair is not its predecessor, so it and every older journal go.
+   */
+  private dropPrevious(written: bigint): void {
+    rmSync(join(this.settings.dir, PREV_CHECKPOINT_FILE), { force: true });
+    for (const name of readdirSync(this.settings.dir)) {
+      const m = JOURNAL_RE.exec(name);
+      if (m !== null && BigInt(m[1]!) < written) unlinkSync(join(this.settings.dir, name));
+    }
   }
 
   /** Flushes, writes a final checkpoint and closes the files; waiters are released first. */
@@ -427,22 +578,40 @@ export class FrontierLog implements OpLog, Committer {
  * generation) without writing to it: the previous owner of a cluster slot may be gone, or —
  * past its lease — still rotating its files. A checkpoint that changed while the journal was
  * read is read again, so the result is always a checkpoint plus a prefix of its journal.
- * `fresh` makes the empty store to load into.
+ * A damaged checkpoint is replaced by the previous one and every journal from its generation
+ * on (reported to `onFallback`; nothing is kept aside, as the directory is not ours), read
+ * again as well if either checkpoint changed meanwhile. `fresh` makes the empty store to load
+ * into.
+ * @throws CorruptPartitionError when the checkpoint is damaged and there is no usable previous one.
  */
-export function loadFrontierDir(dir: string, fresh: () => UrlFrontierStore): UrlFrontierStore {
-  const ckpt = join(dir, CHECKPOINT_FILE);
-  const generationOf = (): bigint | undefined => {
-    if (!existsSync(ckpt)) return undefined;
-    const head = readFileSync(ckpt).subarray(16, 24);
+export function loadFrontierDir(dir: string, fresh: () => UrlFrontierStore, onFallback?: (f: CheckpointFallback) => void): UrlFrontierStore {
+  const generationOf = (name: string): bigint | undefined => {
+    const path = join(dir, name);
+    if (!existsSync(path)) return undefined;
+    const head = readFileSync(path).subarray(16, 24);
     return head.length === 8 ? new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true) : undefined;
   };
   for (let attempt = 0; ; attempt++) {
     const store = fresh();
-    const image = existsSync(ckpt) ? readFileSync(ckpt) : undefined;
-    const generation = image !== undefined ? decodeCheckpoint(image, store) : 0n;
+    const prevBefore = generationOf(PREV_CHECKPOINT_FILE);
+    let loaded: ReturnType<typeof loadCheckpoint>;
+    try {
+      loaded = loadCheckpoint(dir, store, undefined);
+    } catch (err) {
+      // A checkpoint replaced between two reads of the rotation is read again, not refused.
+      if (err instanceof CorruptPartitionError && attempt < 10 && generationOf(PREV_CHECKPOINT_FILE) !== prevBefore) continue;
+      throw err;
+    }
+    const { generation, image, fallback } = loaded;
+    if (fallback !== undefined) {
+      if (generationOf(PREV_CHECKPOINT_FILE) !== prevBefore && attempt < 10) continue;
+      const { tornBytes: _torn, ...info } = fallback;
+      onFallback?.(info);
+      return store;
+    }
     const bytes = readIfThere(join(dir, journalFile(generation)));
     const next = readIfThere(join(dir, journalFile(generation + 1n)));
-    if (generationOf() !== (image === undefined ? undefined : generation) && attempt < 10) continue;
+    if (generationOf(CHECKPOINT_FILE) !== (image === undefined ? undefined : generation) && attempt < 10) continue;
     if (bytes !== undefined && bytes.length > 0) {
       for (const rec of parseJournal(bytes, generation).records) replayRecord(rec, store);
     }

@@ -140,6 +140,11 @@ export async function startUrlFrontierServer(options?: Partial<UrlFrontierServer
     });
     committer = opened.log;
     recovery = opened.recovery;
+    const fb = recovery.fallback;
+    if (fb !== undefined) {
+      const kept = fb.savedAs === undefined ? '' : ` (a copy kept as ${fb.savedAs})`;
+      o.log('WARN', 'meguri.urlfrontier', `the checkpoint in ${o.dataDir} failed validation${kept}: ${fb.reason}; loaded the previous one and replayed its journals (${fb.records} records)`);
+    }
   } else {
     committer = new MemoryCommitter();
   }

@@ -24,7 +24,7 @@ import type { Redis } from 'ioredis';
 import { type ClusterKeys, Heartbeat, type SlotRecord, acceptCheckpoint } from '../cluster/index.js';
 import { LocalNode, type PutItem } from './node.js';
 import { notOwner } from './peer.js';
-import { FrontierLog, type LogSettings, loadFrontierDir } from './persist.js';
+import { type CheckpointFallback, FrontierLog, type LogSettings, loadFrontierDir } from './persist.js';
 import { type AckStatus, type ControlOp, type Served, type ServeRequest, type StoreSettings, type UrlFilter, type UrlView, UrlFrontierStore, crawlName } from './store.js';
 
 /** What a SlotHost needs. */
@@ -148,12 +148,16 @@ export class SlotHost {
     }
     let store: UrlFrontierStore;
     let log: FrontierLog;
+    const fellBack = (f: CheckpointFallback): void =>
+      this.s.warn(`slot ${r.slot}: the checkpoint in ${source} is damaged (${f.reason}); loaded the previous one and replayed its journals (${f.records} records)`);
     if (source === rel) {
       // Ours already (reopened after a failed hand-over, or resumed): recover in place.
       store = fresh();
-      log = FrontierLog.open(store, this.logSettings(this.abs(rel))).log;
+      const opened = FrontierLog.open(store, this.logSettings(this.abs(rel)));
+      log = opened.log;
+      if (opened.recovery.fallback !== undefined) fellBack(opened.recovery.fallback);
     } else {
-      store = source === '' ? fresh() : loadFrontierDir(this.abs(source), fresh);
+      store = source === '' ? fresh() : loadFrontierDir(this.abs(source), fresh, fellBack);
       log = FrontierLog.adopt(store, this.logSettings(this.abs(rel)));
     }
     // Resumed without a record: the epochs restarted, so every other directory (higher-numbered

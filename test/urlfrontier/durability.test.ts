@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startUrlFrontierServer } from '../../src/urlfrontier/index.js';
-import { CHECKPOINT_FILE, FrontierLog, loadFrontierDir } from '../../src/urlfrontier/persist.js';
+import { CHECKPOINT_FILE, FrontierLog, PREV_CHECKPOINT_FILE, loadFrontierDir } from '../../src/urlfrontier/persist.js';
 import { UrlFrontierStore } from '../../src/urlfrontier/store.js';
 import {
   type Client,
@@ -81,7 +81,9 @@ describe('restart', () => {
     await putUrls(h.client, [known('https://c.example/more', clock.sec)]);
     await call(h.client, 'SetCrawlLimit', { key: 'c.example', limit: 1 });
     expect(await getUrls(h.client, { key: 'c.example' })).toEqual([]); // 1 completed ≥ limit 1
-    expect(readdirSync(data).filter((f) => f.endsWith('.journal')).length).toBe(1);
+    // The current journal and the previous checkpoint's (the fallback for a damaged checkpoint).
+    expect(readdirSync(data).filter((f) => f.endsWith('.journal')).length).toBe(2);
+    expect(readdirSync(data)).toContain(PREV_CHECKPOINT_FILE);
   });
 
   it('rotates checkpoints under load and loses nothing', async () => {
