@@ -2,11 +2,14 @@
 // processes where a node must die by kill -9), real gRPC clients. No timed assertions: waits
 // poll for a state and assert counts.
 import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterKeys, readSlots, slotOf } from '../../src/cluster/index.js';
 import { type RedisServer, startRedis } from '../cluster/redis.js';
 import { type UrlFrontierServer, startUrlFrontierServer } from '../../src/urlfrontier/index.js';
+import { CHECKPOINT_FILE, PREV_CHECKPOINT_FILE } from '../../src/urlfrontier/persist.js';
 import { type Client, type Msg, call, connect, discovered, getUrls, known, putUrls, removeDir, serverChild, stream, tempDir, until } from './helpers.js';
 
 let redis: RedisServer;
@@ -29,11 +32,16 @@ afterEach(async () => {
 
 const TTL = 1500;
 
-async function node(crawl: string, store: string, extra: Record<string, unknown> = {}): Promise<{ server: UrlFrontierServer; client: Client }> {
+async function node(
+  crawl: string,
+  store: string,
+  extra: Record<string, unknown> = {},
+  log: (level: string, logger: string, message: string) => void = () => {},
+): Promise<{ server: UrlFrontierServer; client: Client }> {
   const server = await startUrlFrontierServer({
     port: 0,
     fsync: false,
-    log: () => {},
+    log,
     defaultDelayMs: 0,
     cluster: { redis: redis.url, crawl, store, slots: 8, heartbeatTtlMs: TTL, pollMs: 50, peerTimeoutMs: 2000, ...extra },
   });
@@ -304,5 +312,32 @@ describe('URLFrontier cluster: restart', () => {
     const more = Array.from({ length: 100 }, (_, i) => `https://y${i % 25}.example/${i}`);
     const d = await putStopForget(c, more, crawl, store);
     expect([...(await allUrls(d))].sort()).toEqual([...urls, ...more].sort());
+  });
+
+  it('a slot whose checkpoint is damaged opens from the previous one and its journals: every URL is there, with a warning per slot', async () => {
+    const { crawl, store, b } = await twoNodes();
+    const urls = Array.from({ length: 200 }, (_, i) => `https://x${i % 25}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    // The directory each slot record names (the last owner's, its final checkpoint over a previous one).
+    const r = redis.client();
+    const records = await readSlots(r, new ClusterKeys(crawl), 8);
+    r.disconnect();
+    for (const rec of records) {
+      const dir = join(store, crawl, rec.ckpt);
+      expect(existsSync(join(dir, PREV_CHECKPOINT_FILE)), rec.ckpt).toBe(true);
+      const file = join(dir, CHECKPOINT_FILE);
+      const bytes = readFileSync(file);
+      bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x40;
+      writeFileSync(file, bytes);
+    }
+    const warnings: string[] = [];
+    const n = await node(crawl, store, {}, (level, _logger, message) => {
+      if (level === 'WARN') warnings.push(message);
+    });
+    await settled(n.client, 1);
+    expect([...(await allUrls(n.client))].sort()).toEqual([...urls].sort());
+    const fellBack = warnings.filter((w) => /is damaged \(corrupt partition \(urlfrontier checkpoint\): checksum mismatch\); loaded the previous one/.test(w));
+    expect(fellBack.length).toBe(records.length);
   });
 });
