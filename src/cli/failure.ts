@@ -4,7 +4,10 @@
  * (`DiskFullError`: the crawl stopped cleanly and resumes once space is freed), 1 for anything
  * else that went wrong at run time. `MEGURI_DEBUG=1` adds the stack for bug reports.
  */
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { CorruptJournalError, CorruptPartitionError, DiskFullError, InvalidArgumentError, MeguriError } from '../errors/index.js';
+import { CHECKPOINT_FILE, PREV_CHECKPOINT_FILE } from '../engine/datadir.js';
 import type { CliIo } from './io.js';
 
 /** Exit codes. */
@@ -46,9 +49,14 @@ export class CliFailure extends Error {
 export function inFile(err: unknown, path: string): unknown {
   if (err instanceof CliFailure) return err; // already names its file
   if (err instanceof CorruptPartitionError) {
+    // A crawl directory keeping a previous checkpoint resumes from it (src/engine/datadir.ts) unless the resume itself said it cannot.
+    const dir = dirname(path);
+    const fallback = basename(path) === CHECKPOINT_FILE && !err.message.includes('no fallback:') && existsSync(join(dir, PREV_CHECKPOINT_FILE));
     const hint = err.section === 'header' && /bad magic/.test(err.message)
       ? 'this is not a meguri checkpoint: give the --data directory of a meguri crawl, or its frontier.meguri'
-      : 'the checkpoint is damaged: restore it from a copy, or start over with a new --data directory';
+      : fallback
+        ? `the checkpoint is damaged: 'meguri crawl --data ${dir}' resumes from the previous one (${PREV_CHECKPOINT_FILE}) and its journals, losing nothing journaled`
+        : 'the checkpoint is damaged: restore it from a copy, or start over with a new --data directory';
     return new CliFailure(err.code, `${path}: ${err.message}`, EXIT.failure, hint, { cause: err });
   }
   if (err instanceof CorruptJournalError) {

@@ -21,7 +21,9 @@ import { setMemoryBudgetFloor } from '../../src/engine/options.js';
 import type { JournalRecord } from '../../src/engine/records.js';
 import { partitionSections } from '../../src/format/index.js';
 import { CorruptPartitionError, Engine, Frontier, type PartitionImage, decodePartition } from '../../src/index.js';
+import { main } from '../../src/cli/main.js';
 import { politenessConfig } from '../../src/politeness/index.js';
+import { bufferIo } from '../cli/helpers.js';
 import { answered, collect, diskTierSim, notFetchedOnce, simEngineOptions } from './helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'meguri-ckpt-fallback-'));
@@ -253,6 +255,11 @@ describe('a crawl whose checkpoint is damaged between two runs', () => {
       expect(first.stopReason).toBe('maxPages');
       expect(existsSync(join(dataDir, PREV_CHECKPOINT_FILE))).toBe(true);
       damage(join(dataDir, CHECKPOINT_FILE));
+      // The read commands report the damage, and say that a resume falls back.
+      const io = bufferIo();
+      expect(await main(['stats', dataDir], io)).toBe(1);
+      expect(io.err()).toMatch(/corrupt partition \(urls\): checksum mismatch/);
+      expect(io.err()).toContain(`'meguri crawl --data ${dataDir}' resumes from the previous one (frontier.prev.meguri) and its journals`);
       const second = new Engine({ ...options, maxPages: Infinity });
       const after = await collect(second.run());
       await second.close();
