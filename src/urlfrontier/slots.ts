@@ -64,12 +64,16 @@ export const toWire = (v: UrlView): WireView => ({ ...v, dueMs: v.dueMs === Numb
 export const fromWire = (v: WireView): UrlView => ({ ...v, dueMs: v.dueMs === -1 ? Number.POSITIVE_INFINITY : v.dueMs });
 
 const pad = (n: number, w: number): string => String(n).padStart(w, '0');
+/** A slot failing the same way is warned of again after this long (ms), with the attempts since. */
+const REPEAT_WARNING_MS = 60_000;
 
 export class SlotHost {
   private readonly slots = new Map<number, OwnedSlot>();
   /** Slots being opened or handed over (not reconciled meanwhile). */
   private readonly busy = new Map<number, Promise<void>>();
   private hb: Heartbeat;
+  /** Slots whose last open or hand-over failed: the warning given, when, and attempts since. */
+  private readonly failing = new Map<number, { message: string; sinceMs: number; repeats: number }>();
   private closed = false;
   private cursor = 0;
 
@@ -114,8 +118,34 @@ export class SlotHost {
   }
 
   private track(slot: number, p: Promise<void>): void {
-    const done = p.catch((err: unknown) => this.s.warn(`slot ${slot}: ${err instanceof Error ? err.message : String(err)}`)).finally(() => this.busy.delete(slot));
+    const done = p
+      .then(
+        () => {
+          this.failing.delete(slot);
+        },
+        (err: unknown) => this.failed(slot, `slot ${slot}: ${err instanceof Error ? err.message : String(err)}`),
+      )
+      .finally(() => this.busy.delete(slot));
     this.busy.set(slot, done);
+  }
+
+  /**
+   * Warns of a slot that failed to open or hand over. Every reconcile tries it again, so the
+   * same failure is said once per `REPEAT_WARNING_MS` with the count since, not once per tick.
+   */
+  private failed(slot: number, message: string): void {
+    const now = this.s.mono();
+    const f = this.failing.get(slot);
+    if (f !== undefined && f.message === message) {
+      if (now - f.sinceMs < REPEAT_WARNING_MS) {
+        f.repeats++;
+        return;
+      }
+      this.s.warn(`${message} (still failing: ${f.repeats + 1} attempts in the last ${Math.round((now - f.sinceMs) / 1000)} s)`);
+    } else {
+      this.s.warn(message);
+    }
+    this.failing.set(slot, { message, sinceMs: now, repeats: 0 });
   }
 
   private rel(slot: number, epoch: number): string {

@@ -340,4 +340,31 @@ describe('URLFrontier cluster: restart', () => {
     const fellBack = warnings.filter((w) => /is damaged \(corrupt partition \(urlfrontier checkpoint\): checksum mismatch\); loaded the previous one/.test(w));
     expect(fellBack.length).toBe(records.length);
   });
+
+  it('a slot that cannot be opened (both checkpoints damaged) is warned of once, not on every attempt', async () => {
+    const { crawl, store, b } = await twoNodes();
+    expect((await putUrls(b.client, [discovered('https://w.example/1')])).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    const r = redis.client();
+    const [rec] = await readSlots(r, new ClusterKeys(crawl), 8);
+    r.disconnect();
+    for (const name of [CHECKPOINT_FILE, PREV_CHECKPOINT_FILE]) {
+      const file = join(store, crawl, rec!.ckpt, name);
+      const bytes = readFileSync(file);
+      bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x40;
+      writeFileSync(file, bytes);
+    }
+    const warnings: string[] = [];
+    const n = await node(crawl, store, {}, (level, _logger, message) => {
+      if (level === 'WARN' && message.startsWith(`slot ${rec!.slot}: `)) warnings.push(message);
+    });
+    // The node tries the slot on every reconcile (every 50 ms here): wait for 20 attempts' worth.
+    await until(async () => warnings.length, (k) => k > 0, 'the first warning');
+    expect(warnings[0]).toMatch(/checksum mismatch; no fallback: urlfrontier\.prev\.ckpt is damaged too/);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(warnings.length).toBe(1);
+    // The other slots serve: a URL of another slot is accepted.
+    const other = Array.from({ length: 50 }, (_, i) => `https://v${i}.example/`).find((u) => slotOf('DEFAULT', new URL(u).hostname, 8) !== rec!.slot)!;
+    expect((await putUrls(n.client, [discovered(other)]))[0]!.status).toBe('OK');
+  });
 });
