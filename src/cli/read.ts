@@ -13,7 +13,7 @@ import { lanesToU64 } from '../core/lanes.js';
 import { xxh64Lanes } from '../core/hash.js';
 import { loadCoreSync } from '../core/node.js';
 import { decodeRecord } from '../engine/records.js';
-import { parseEngineState } from '../engine/datadir.js';
+import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/datadir.js';
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterSlotFiles } from './cluster-read.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
@@ -222,6 +222,17 @@ function journalInfo(file: string, generation: number | undefined): { records: n
   }
 }
 
+/** What a crawl directory's checkpoint would fall back to (undefined for a checkpoint file outside one). */
+function previousInfo(file: string): { generation: number; completed: number } | { problem: string } | undefined {
+  if (basename(file) !== CHECKPOINT_FILE) return undefined;
+  try {
+    const pair = previousPair(dirname(file));
+    return 'problem' in pair ? pair : { generation: pair.prev.state.generation, completed: pair.prev.state.completed };
+  } catch (err) {
+    throw inFile(err, join(dirname(file), PREV_CHECKPOINT_FILE));
+  }
+}
+
 /** A frontier rebuilt from a checkpoint with the settings it recorded (for stats and schedule). */
 function recoverFrontier(file: string, image: PartitionImage, disk?: Partial<FrontierOptions>): Frontier {
   const s = image.meta.settings;
@@ -263,8 +274,9 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     f.free();
   }
   const written = statSync(file).mtimeMs;
+  const previous = previousInfo(file);
   if (args.flag('json')) {
-    json(io.stdout, { file, writtenAt: new Date(written).toISOString(), ...st, engine: engine ?? null, journal: journal ?? null });
+    json(io.stdout, { file, writtenAt: new Date(written).toISOString(), ...st, engine: engine ?? null, journal: journal ?? null, previous: previous ?? null });
     return EXIT.ok;
   }
   const statuses = Object.entries(st.byStatus)
@@ -284,6 +296,13 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     const damage = journal === undefined || journal.damaged === 0 ? '' : `, DAMAGED in ${journal.damaged} place(s), at least ${journal.lost} record(s) lost (resume keeps a copy as ${JOURNAL_FILE}.damaged-<time>)`;
     const j = journal === undefined ? 'no journal' : `${int(journal.outcomes)} outcomes journaled since (applied on resume)${journal.tornBytes > 0 ? `, ${journal.tornBytes} torn bytes` : ''}${damage}`;
     lines.push(`  campaign    ${int(engine.completed)} fetches done; ${j}`);
+  }
+  if (previous !== undefined) {
+    lines.push(
+      'problem' in previous
+        ? `  fallback    none: ${previous.problem}`
+        : `  fallback    ${PREV_CHECKPOINT_FILE} (generation ${previous.generation}, ${int(previous.completed)} fetches done) and its journals: a damaged checkpoint resumes from them`,
+    );
   }
   io.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.ok;

@@ -364,24 +364,11 @@ export class DataDir {
       const detail = damage === undefined ? reason : reason.replace(`corrupt partition (${damage.section}): `, '');
       throw new CorruptPartitionError(damage?.section ?? 'header', `${detail}; no fallback: ${why}`);
     };
-    let prev: { image: PartitionImage; state: EngineState } | undefined;
-    try {
-      prev = readCheckpointFile(join(this.path, PREV_CHECKPOINT_FILE));
-    } catch (err) {
-      if (!(err instanceof CorruptPartitionError)) throw err;
-      return refuse(`${PREV_CHECKPOINT_FILE} is damaged too (${err.message})`);
-    }
-    if (prev === undefined) return refuse(`no ${PREV_CHECKPOINT_FILE} (a crawl keeps one from its second checkpoint on)`);
+    const pair = previousPair(this.path);
+    if ('problem' in pair) return refuse(pair.problem);
+    const { prev, byGeneration } = pair;
     const g = prev.state.generation;
-    const byGeneration = new Map<number, string>();
-    for (const name of [PREV_JOURNAL_FILE, JOURNAL_FILE]) {
-      const jg = journalGeneration(join(this.path, name));
-      if (jg !== undefined && !byGeneration.has(jg)) byGeneration.set(jg, name);
-    }
-    const own = byGeneration.get(g);
-    // Without its journal the previous checkpoint is not the state the current one held.
-    if (own === undefined) return refuse(`the journal of ${PREV_CHECKPOINT_FILE}'s generation ${g} is missing, so it would resume without what was crawled after it`);
-    const first = this.readJournal(g, own);
+    const first = this.readJournal(g, byGeneration.get(g)!);
     const next = byGeneration.get(g + 1);
     const second = next === undefined ? { records: [], tornBytes: 0 } : this.readJournal(g + 1, next);
     let savedAs: string | undefined;
@@ -472,6 +459,31 @@ export class DataDir {
     }
     this.#lockPath = undefined;
   }
+}
+
+/**
+ * The previous checkpoint of data directory `path` and its journals by generation, when it can
+ * stand in for the current one — verified, with the journal of its own generation — or why it
+ * cannot. What `DataDir.recover` falls back to, and what `meguri stats` reports.
+ */
+export function previousPair(path: string): { prev: { image: PartitionImage; state: EngineState }; byGeneration: Map<number, string> } | { problem: string } {
+  let prev: { image: PartitionImage; state: EngineState } | undefined;
+  try {
+    prev = readCheckpointFile(join(path, PREV_CHECKPOINT_FILE));
+  } catch (err) {
+    if (!(err instanceof CorruptPartitionError)) throw err;
+    return { problem: `${PREV_CHECKPOINT_FILE} is damaged (${err.message})` };
+  }
+  if (prev === undefined) return { problem: `no ${PREV_CHECKPOINT_FILE} (a crawl keeps one from its second checkpoint on)` };
+  const g = prev.state.generation;
+  const byGeneration = new Map<number, string>();
+  for (const name of [PREV_JOURNAL_FILE, JOURNAL_FILE]) {
+    const jg = journalGeneration(join(path, name));
+    if (jg !== undefined && !byGeneration.has(jg)) byGeneration.set(jg, name);
+  }
+  // Without its journal the previous checkpoint is not the state the current one held.
+  if (!byGeneration.has(g)) return { problem: `the journal of ${PREV_CHECKPOINT_FILE}'s generation ${g} is missing, so it would resume without what was crawled after it` };
+  return { prev, byGeneration };
 }
 
 /** A checkpoint file and its engine state, or undefined when there is no such file. */

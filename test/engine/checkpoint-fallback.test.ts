@@ -208,7 +208,7 @@ describe('the data directory keeps the previous checkpoint and its journal', () 
   it('refuses with the damage and the reason there is no fallback, touching nothing: no previous checkpoint, it damaged too, its journal missing', () => {
     const cases: [string, (dir: string) => void, RegExp][] = [
       ['no previous', (dir) => rmSync(join(dir, PREV_CHECKPOINT_FILE)), /checksum mismatch; no fallback: no frontier\.prev\.meguri/],
-      ['previous damaged', (dir) => damage(join(dir, PREV_CHECKPOINT_FILE)), /no fallback: frontier\.prev\.meguri is damaged too \(corrupt partition \(urls\)/],
+      ['previous damaged', (dir) => damage(join(dir, PREV_CHECKPOINT_FILE)), /no fallback: frontier\.prev\.meguri is damaged \(corrupt partition \(urls\)/],
       ['journal missing', (dir) => rmSync(join(dir, PREV_JOURNAL_FILE)), /no fallback: the journal of frontier\.prev\.meguri's generation 2 is missing/],
     ];
     for (const [name, spoil, message] of cases) {
@@ -228,6 +228,21 @@ describe('the data directory keeps the previous checkpoint and its journal', () 
       expect((err as CorruptPartitionError).section, name).toBe('urls');
       expect(snapshot(dir), name).toEqual(before);
     }
+  });
+
+  it('meguri stats names the fallback, or why there is none', async () => {
+    const dir = fresh();
+    threeCheckpoints(dir);
+    const stats = async (): Promise<{ previous: unknown }> => {
+      const io = bufferIo();
+      expect(await main(['stats', dir, '--json'], io)).toBe(0);
+      return JSON.parse(io.out()) as { previous: unknown };
+    };
+    expect((await stats()).previous).toEqual({ generation: 2, completed: 1 });
+    rmSync(join(dir, PREV_JOURNAL_FILE));
+    expect((await stats()).previous).toEqual({ problem: "the journal of frontier.prev.meguri's generation 2 is missing, so it would resume without what was crawled after it" });
+    damage(join(dir, PREV_CHECKPOINT_FILE));
+    expect(((await stats()).previous as { problem: string }).problem).toMatch(/^frontier\.prev\.meguri is damaged \(corrupt partition \(urls\): checksum mismatch\)$/);
   });
 
   it('a missing checkpoint beside a previous one falls back too (no copy to keep); an empty directory is a new crawl', () => {
@@ -254,6 +269,10 @@ describe('a crawl whose checkpoint is damaged between two runs', () => {
       await first.close();
       expect(first.stopReason).toBe('maxPages');
       expect(existsSync(join(dataDir, PREV_CHECKPOINT_FILE))).toBe(true);
+      // meguri stats says what a damaged checkpoint would fall back to.
+      const healthy = bufferIo();
+      expect(await main(['stats', dataDir], healthy)).toBe(0);
+      expect(healthy.out()).toMatch(/fallback {4}frontier\.prev\.meguri \(generation \d+, [\d,]+ fetches done\) and its journals/);
       damage(join(dataDir, CHECKPOINT_FILE));
       // The read commands report the damage, and say that a resume falls back.
       const io = bufferIo();
