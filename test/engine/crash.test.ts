@@ -6,15 +6,16 @@
  * and politeness held across the kills: intervals from the journal's fetch starts, and every
  * Retry-After — a throttled page's, or a flaky robots.txt's 503 (robots answers are journaled
  * too) — kept by the next process unless the killed one never had its answer.
+ * One kill is followed by a damaged checkpoint: that resume falls back to the previous one.
  * Also: SIGINT with `handleSignals` stops gracefully (exit 0, checkpoint) and resumes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimWeb, readHostStates, type RecoveryInfo, SeededRandom, type SimWeb, type SimWebInit } from '../../src/index.js';
+import { CHECKPOINT_FILE, createSimWeb, readHostStates, type RecoveryInfo, SeededRandom, type SimWeb, type SimWebInit } from '../../src/index.js';
 import { answered, JUDGE_TOLERANCE_MS } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./crawl-child.ts', import.meta.url));
@@ -122,6 +123,16 @@ describe('kill -9 at random points, then resume', () => {
       run.child.kill('SIGKILL');
       const { signal } = await run.exited;
       expect(signal).toBe('SIGKILL');
+      if (k === 1) {
+        // A damaged checkpoint on top of a kill (written over, so the previous checkpoint —
+        // a hard link to the file it replaced — is not touched): the next run falls back to
+        // the previous checkpoint and its journals, and every rule below still holds.
+        const file = join(config.dataDir, CHECKPOINT_FILE);
+        const bytes = readFileSync(file);
+        bytes[bytes.length - 20] = bytes[bytes.length - 20]! ^ 0xff;
+        writeFileSync(`${file}.damage`, bytes);
+        renameSync(`${file}.damage`, file);
+      }
     }
     const last = start(config);
     recoveries.push(await last.opened);
@@ -132,6 +143,7 @@ describe('kill -9 at random points, then resume', () => {
     // Every resume found the previous run's checkpoint; the journal replayed outcomes.
     expect(recoveries[0]!.resumed).toBe(false);
     for (const r of recoveries.slice(1)) expect(r.resumed).toBe(true);
+    expect(recoveries.map((r) => r.checkpointFallback !== undefined)).toEqual([false, false, true, false]);
     expect(recoveries.reduce((n, r) => n + r.replayedOutcomes, 0)).toBeGreaterThan(0);
     expect(recoveries.reduce((n, r) => n + r.replayedDispatches, 0)).toBeGreaterThan(0);
 
