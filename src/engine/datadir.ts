@@ -360,8 +360,8 @@ export class DataDir {
   #fallback(damage: CorruptPartitionError | undefined, nowMs: number): Recovered {
     const reason = damage?.message ?? `${CHECKPOINT_FILE} is missing`;
     const refuse = (why: string): never => {
-      // The damage as reported, without the error class's own prefix, then why it stands.
-      const detail = damage === undefined ? reason : reason.replace(`corrupt partition (${damage.section}): `, '');
+      // The damage as reported (without the error class's prefix), then why it stands.
+      const detail = damage?.detail ?? reason;
       throw new CorruptPartitionError(damage?.section ?? 'header', `${detail}; no fallback: ${why}`);
     };
     const pair = previousPair(this.path);

@@ -62,10 +62,13 @@ export class CorruptFilterError extends MeguriError {
 /** A `.meguri` partition file failed validation; `section` names where. */
 export class CorruptPartitionError extends MeguriError {
   readonly section: string;
+  /** What is wrong, without the `corrupt partition (section): ` prefix of `message`. */
+  readonly detail: string;
 
   constructor(section: string, message: string) {
     super('MEGURI_ERR_CORRUPT_PARTITION', `corrupt partition (${section}): ${message}`);
     this.section = section;
+    this.detail = message;
   }
 }
 

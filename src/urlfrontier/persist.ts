@@ -216,8 +216,8 @@ function loadCheckpoint(
   }
   const reason = damage?.message ?? `${CHECKPOINT_FILE} is missing`;
   const refuse = (why: string): never => {
-    // The damage as reported, without the error class's own prefix, then why it stands.
-    const detail = damage === undefined ? reason : reason.replace(`corrupt partition (${damage.section}): `, '');
+    // The damage as reported (without the error class's prefix), then why it stands.
+    const detail = damage?.detail ?? reason;
     throw new CorruptPartitionError(damage?.section ?? 'urlfrontier checkpoint', `${detail}; no fallback: ${why}`);
   };
   let p: bigint;
