@@ -153,10 +153,19 @@ export class Outbox {
   }
 }
 
+/** Ids per XACK / XPENDING call. */
+const ACK_BATCH = 1000;
+
 /** An inbox entry as read: id and fields. */
 export type InboxEntry = [id: string, fields: string[]];
 
-/** Points slot `slot`'s consumer group at `cursor` (creating stream and group as needed). */
+/**
+ * Points slot `slot`'s consumer group at `cursor` (creating stream and group as needed), and
+ * acknowledges what is still pending up to `cursor`: entries an earlier owner read and applied
+ * but died before acknowledging (kill -9 between acceptance and XACK). The checkpoint opened
+ * from holds them; left pending they would stay in the dead consumer's list for good. Entries
+ * after `cursor` need nothing: read again, Redis moves them to the reader.
+ */
 export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, cursor: string): Promise<void> {
   const key = keys.inbox(slot);
   try {
@@ -165,6 +174,12 @@ export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, 
     if (!(err instanceof Error) || !err.message.includes('BUSYGROUP')) throw err;
   }
   await redis.xgroup('SETID', key, INBOX_GROUP, cursor);
+  if (cursor === '0-0') return;
+  for (;;) {
+    const pending = (await redis.xpending(key, INBOX_GROUP, '-', cursor, ACK_BATCH)) as [string, ...unknown[]][];
+    if (pending.length > 0) await redis.xack(key, INBOX_GROUP, ...pending.map(([id]) => id));
+    if (pending.length < ACK_BATCH) return;
+  }
 }
 
 /**
@@ -175,7 +190,7 @@ export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, 
 export async function settleInbox(redis: Redis, keys: ClusterKeys, slot: number, ids: readonly string[], trimBelow: string): Promise<void> {
   const key = keys.inbox(slot);
   const p = redis.pipeline();
-  for (let i = 0; i < ids.length; i += 1000) p.xack(key, INBOX_GROUP, ...ids.slice(i, i + 1000));
+  for (let i = 0; i < ids.length; i += ACK_BATCH) p.xack(key, INBOX_GROUP, ...ids.slice(i, i + ACK_BATCH));
   if (trimBelow !== '0-0') p.xtrim(key, 'MINID', trimBelow);
   await p.exec();
 }

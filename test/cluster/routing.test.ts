@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CheckpointStore, ClusterKeys, compareIds, decodeLinks, encodeLinks, foldDigest, readSlots } from '../../src/cluster/index.js';
+import { CheckpointStore, ClusterKeys, INBOX_GROUP, compareIds, decodeLinks, encodeLinks, foldDigest, readSlots } from '../../src/cluster/index.js';
 import { main } from '../../src/cli/main.js';
 import { PARTITION_FILE } from '../../src/cluster/store.js';
 import { Frontier } from '../../src/frontier/index.js';
@@ -86,9 +86,15 @@ describe('link routing: exactly-once per slot state across kill -9', () => {
       const f = Frontier.recover(partition);
       expect(f.len()).toBe(new Set(upTo.flatMap((e) => e.urls)).size);
       f.free();
-      // Trimmed below the cursor and nothing pending: the group's PEL holds no applied entry of this owner.
-      const left = await r.xrange(keys.inbox(rec.slot), '-', '+');
-      expect(left.every(([id]) => compareIds(id, meta.cursor) >= 0)).toBe(true);
+      // Trimmed exactly below the fallback's cursor — the replaced checkpoint's, kept so a damaged
+      // checkpoint can be replaced by it (nothing trimmed before a second checkpoint) — and nothing
+      // applied still pending in the group's PEL.
+      const keptFrom = rec.prev?.cursor ?? '0-0';
+      const left = (await r.xrange(keys.inbox(rec.slot), '-', '+')).map(([id]) => id);
+      const kept = (sent.get(rec.slot) ?? []).map((e) => e.id).filter((id) => compareIds(id, keptFrom) >= 0);
+      expect(left).toEqual(kept);
+      const pending = (await r.xpending(keys.inbox(rec.slot), INBOX_GROUP, '-', '+', 10_000)) as [string, ...unknown[]][];
+      expect(pending.filter(([id]) => compareIds(id, meta.cursor) <= 0)).toEqual([]);
     }
     r.disconnect();
   }
