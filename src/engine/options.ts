@@ -25,7 +25,7 @@ import { CRAWL_SCOPES, type CrawlScope } from './scope.js';
 import type { Progress } from './status.js';
 import { type EngineClusterOptions, isEngineClusterOptions } from './cluster-mode.js';
 import type { Logger } from '../observe/log.js';
-import type { MetricsOptions } from '../observe/metrics.js';
+import { type MetricsOptions, isMetricsRegistry } from '../observe/metrics.js';
 
 /** Politeness overrides in the embedder's words. Every field is optional. */
 export interface EnginePoliteness {
@@ -357,11 +357,12 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
       isEngineClusterOptions,
     ),
     metrics: customField<MetricsOptions | undefined>(
-      'an object with some of port (0–65535), host, registry, prefix',
+      'an object with some of port (0–65535), host, registry (a prom-client Registry), prefix',
       (v): v is MetricsOptions =>
         isObject(v) &&
         Object.keys(v).every((k) => ['port', 'host', 'registry', 'prefix'].includes(k)) &&
-        (v['port'] === undefined || (Number.isInteger(v['port']) && (v['port'] as number) >= 0 && (v['port'] as number) <= 65535)),
+        (v['port'] === undefined || (Number.isInteger(v['port']) && (v['port'] as number) >= 0 && (v['port'] as number) <= 65535)) &&
+        (v['registry'] === undefined || isMetricsRegistry(v['registry'])),
     ),
   },
   (o) => {

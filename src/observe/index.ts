@@ -7,5 +7,5 @@
  * the Prometheus metrics (`attachMetrics`, `startMetricsServer`), with prom-client loaded only
  * when asked for (it is an optional peer dependency).
  */
-export { type EngineMetrics, type MetricsOptions, loadPromClient, pageOutcomeClass, startMetrics } from './metrics.js';
+export { type EngineMetrics, type MetricsOptions, type MetricsRegistry, isMetricsRegistry, pageOutcomeClass, startMetrics } from './metrics.js';
 export { type HostTransition, HostWatch, LOG_LEVELS, type LineLoggerOptions, type LogLevel, type Logger, attachLogger, lineLogger } from './log.js';

@@ -22,8 +22,31 @@ import type { Engine, Page } from '../engine/index.js';
 import { CHECKPOINT_FILE, JOURNAL_FILE, countHosts } from '../engine/index.js';
 import { MissingDependencyError } from '../errors/index.js';
 
+// Type-only, and never in an exported declaration: see MetricsRegistry.
 type PromClient = typeof import('prom-client');
 type Registry = import('prom-client').Registry;
+
+/**
+ * What meguri uses of a prom-client `Registry` (which is one). Structural on purpose:
+ * prom-client is an optional peer dependency, and published types naming it fail the type
+ * check of every TypeScript user without it (with `skipLibCheck` off, the compiler's default).
+ * Keep in sync with `isMetricsRegistry`.
+ */
+export interface MetricsRegistry {
+  /** The content type of `metrics()`'s text, sent with `/metrics`. */
+  readonly contentType: string;
+  /** Every registered metric in the Prometheus text format. */
+  metrics(): Promise<string>;
+  /** Called by each metric meguri creates (prom-client's `registers` option). */
+  registerMetric(metric: object): void;
+}
+
+/** Whether `v` has what `MetricsRegistry` names (the engine's option check). */
+export function isMetricsRegistry(v: unknown): v is MetricsRegistry {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return typeof r['contentType'] === 'string' && typeof r['metrics'] === 'function' && typeof r['registerMetric'] === 'function';
+}
 
 /** Options of `startMetrics` (and the engine's `metrics` option). */
 export interface MetricsOptions {
@@ -32,14 +55,15 @@ export interface MetricsOptions {
   /** Interface to listen on. Default 127.0.0.1. */
   readonly host?: string | undefined;
   /** A prom-client `Registry` to register into (default: a new one). */
-  readonly registry?: Registry | undefined;
+  readonly registry?: MetricsRegistry | undefined;
   /** Metric name prefix. Default `meguri_`. */
   readonly prefix?: string | undefined;
 }
 
 /** A running metrics attachment. */
 export interface EngineMetrics {
-  readonly registry: Registry;
+  /** The registry given in `MetricsOptions`, or the prom-client `Registry` made for it. */
+  readonly registry: MetricsRegistry;
   /** `http://host:port/metrics` when a server was asked for. */
   readonly url: string | undefined;
   /** Detaches from the engine and stops the server. */
@@ -49,7 +73,7 @@ export interface EngineMetrics {
 let promClient: Promise<PromClient> | undefined;
 
 /** prom-client, imported once; a clear error when it is not installed. */
-export function loadPromClient(): Promise<PromClient> {
+function loadPromClient(): Promise<PromClient> {
   promClient ??= import('prom-client').then(
     (m) => ((m as { default?: PromClient }).default ?? m) as PromClient,
     (err: unknown) => {
@@ -80,9 +104,10 @@ function fileSize(path: string): number {
 /** Registers the engine's metrics and, with `port`, serves them. */
 export async function startMetrics(engine: Engine, o: MetricsOptions = {}): Promise<EngineMetrics> {
   const prom = await loadPromClient();
-  const registry = o.registry ?? new prom.Registry();
+  const registry: MetricsRegistry = o.registry ?? new prom.Registry();
   const p = o.prefix ?? 'meguri_';
-  const registers = [registry];
+  // A MetricsRegistry has all of a Registry that prom-client's metrics call (registerMetric).
+  const registers = [registry as Registry];
   const pages = new prom.Counter({ name: `${p}pages_total`, help: 'Fetches completed, by outcome class', labelNames: ['class'], registers });
   const bytes = new prom.Counter({ name: `${p}body_bytes_total`, help: 'Decoded body bytes received', registers });
   const latency = new prom.Histogram({

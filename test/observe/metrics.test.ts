@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
-import { pageOutcomeClass } from '../../src/observe/index.js';
+import { type MetricsRegistry, isMetricsRegistry, pageOutcomeClass } from '../../src/observe/index.js';
 import { AGENT } from '../cli/helpers.js';
 import { type TestServer, startServer } from '../fetch/server.js';
 
@@ -88,5 +88,17 @@ describe('metrics', () => {
       'gone',
       'transient',
     ]);
+  });
+
+  it('refuses a registry that is not one, naming the option, before anything runs', () => {
+    const bad = [{}, { contentType: 'text/plain', metrics: async () => '' }, new Map(), 'registry'];
+    for (const registry of bad) {
+      expect(() => new Engine({ seeds: [`${site.origin}/a`], agent: AGENT, allowPrivate: true, metrics: { registry } as never })).toThrow(
+        expect.objectContaining({ name: 'InvalidArgumentError', message: expect.stringMatching(/metrics.*registry \(a prom-client Registry\)/) }),
+      );
+    }
+    // A prom-client Registry is a MetricsRegistry to the type checker too.
+    const typed: MetricsRegistry = new Registry();
+    expect(isMetricsRegistry(typed)).toBe(true);
   });
 });
