@@ -41,10 +41,10 @@ import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from './membership.js';
 import { type Durability, type InboxEntry, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
-import { FALLBACK, acceptCheckpoint } from './scripts.js';
-import { type CrawlSettings, joinCrawl } from './settings.js';
+import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
+import { type CrawlSettings, readCrawlCreated } from './settings.js';
 import { SlotState } from './slot.js';
-import { CheckpointStore, type SlotCheckpointMeta } from './store.js';
+import { CheckpointStore, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
 import { shiftRobotsSnapshot } from '../fetch/robots-cache.js';
 
 /** A node's counters (also published to Redis for `meguri cluster status`). */
@@ -76,6 +76,11 @@ export interface ClusterNodeStats {
   readonly storeErrors: number;
   /** Slots this node opened from their previous checkpoint because the current one was damaged (`onCheckpointFallback`). */
   readonly checkpointFallbacks: number;
+  /**
+   * Slots this node opened from a checkpoint found in the store because their record named none
+   * — Redis had lost the crawl's records (`onStoreRestore`).
+   */
+  readonly slotsRestored: number;
   /**
    * Redis's clock minus this node's, ms, as the heartbeat measured it (`Heartbeat.clockOffset`);
    * undefined before the first renewal. Written into each slot checkpoint, so the next owner puts
@@ -146,6 +151,9 @@ export class ClusterNode {
   private redisErrors = 0;
   private storeErrors = 0;
   private checkpointFallbacks = 0;
+  private slotsRestored = 0;
+  /** The crawl record's creation time (its incarnation: `readCrawlCreated`), written into every slot checkpoint. */
+  private crawlCreated: number | undefined;
   private rate = { at: 0, pages: 0, perSec: 0 };
   private rr = 0;
   /** The crawl's per-IP floor (every slot's frontier has the same politeness): the least interval of any IP. */
@@ -204,7 +212,12 @@ export class ClusterNode {
     // is refused here, naming the option — the given ones before they are recorded, then the
     // crawl's as recorded (another node may have set them).
     politenessConfig({ ...this.o.frontier.politeness, ...this.o.settings?.politeness });
-    this.settings = await joinCrawl(this.redis, this.keys, this.o.settings);
+    // The store keeps the crawl's settings too: a Redis that lost its data gets them back from
+    // there (a record created afresh from this node's flags could change the slot count).
+    const joined = await joinStoredCrawl(this.redis, this.keys, this.store, this.o.settings ?? {});
+    this.settings = joined.settings;
+    this.crawlCreated = joined.createdAt;
+    if (joined.restored !== undefined) this.o.onStoreRestore?.({ kind: 'settings', file: joined.restored });
     politenessConfig({ ...this.o.frontier.politeness, ...this.settings.politeness });
     await checkDurability(this.redis, this.o.durability);
     this.salt = crawlSalt(this.o.crawl);
@@ -403,6 +416,9 @@ export class ClusterNode {
 
   private async poll(): Promise<void> {
     const recs = await readSlots(this.redis, this.keys, this.settings!.slots);
+    // The record's incarnation, as checkpoints are to carry it: another node may have created
+    // the record again after Redis lost its data (absent: not yet; `restore` creates it).
+    this.crawlCreated = (await readCrawlCreated(this.redis, this.keys)) ?? this.crawlCreated;
     // Slots given to this node open together: a joiner takes ⌊S/N⌋ at once, and opening them one
     // by one (read, recover, inbox reset each) held every one of them until the last was open —
     // measured 1.6 s of a 1.8 s hand-off pause for 21 slots on a loaded 2-core machine.
@@ -425,9 +441,11 @@ export class ClusterNode {
   private async open(r: SlotRecord): Promise<void> {
     this.busy.add(r.slot);
     try {
-      let opened: OpenedSlot;
+      let opened: OpenedSlot | undefined;
+      // A record naming no checkpoint while the store holds some: Redis lost the crawl's records.
+      if (r.ckpt === '') opened = await this.restore(r);
       try {
-        opened = await this.openFrom(r, r.ckpt);
+        opened ??= await this.openFrom(r, r.ckpt);
       } catch (err) {
         if (!(err instanceof CorruptPartitionError) || r.prev === undefined) throw err;
         opened = await this.fallBack(r, err);
@@ -449,9 +467,13 @@ export class ClusterNode {
     }
   }
 
-  /** Reads the checkpoint `rel` ('' = none: an empty slot) and builds the slot's state from it. */
-  private async openFrom(r: SlotRecord, rel: string): Promise<OpenedSlot> {
-    const source = rel === '' ? undefined : await this.store.read(rel);
+  /**
+   * Reads the checkpoint `rel` ('' = none: an empty slot) and builds the slot's state from it,
+   * at the record's epoch and the checkpoint's inbox cursor unless `at` says otherwise.
+   */
+  private async openFrom(r: SlotRecord, rel: string, at?: { readonly epoch: number; readonly cursor: string }): Promise<OpenedSlot> {
+    let source = rel === '' ? undefined : await this.store.read(rel);
+    if (source !== undefined && at !== undefined) source = { ...source, meta: { ...source.meta, cursor: at.cursor } };
     const s = this.settings!;
     const opts: Partial<FrontierOptions> = {
       // A fetch abandoned before it started (the node lost the right to dispatch) is reported
@@ -471,7 +493,7 @@ export class ClusterNode {
     // before the slot dispatches (the Engine learns every origin of their groups from them).
     // Its windows and holds were written on the last owner's clock: moved onto this one's.
     const shift = clockShiftMs(source?.meta, this.hb.clockOffset());
-    const state = SlotState.open(this.o.crawl, r.slot, r.epoch, source, opts, this.now(), this.o.admitted, shift);
+    const state = SlotState.open(this.o.crawl, r.slot, at?.epoch ?? r.epoch, source, opts, this.now(), this.o.admitted, shift);
     state.accepted = { rel, cursor: state.cursor };
     return { state, source, shift };
   }
@@ -500,6 +522,66 @@ export class ClusterNode {
     this.checkpointFallbacks++;
     this.o.onCheckpointFallback?.({ slot: r.slot, epoch: r.epoch, damaged: r.ckpt, used: prev.ckpt, error: damage });
     return opened;
+  }
+
+  /**
+   * The slot's record names no checkpoint. When the store holds checkpoints of the slot written
+   * under an earlier incarnation of the crawl record (`crawlCreated`: Redis lost its data, and
+   * the record was created again — here, from the store, when it is missing), opens the newest
+   * that validates — a damaged one is skipped, the next older tried — instead of an empty slot
+   * that would forget every URL the slot had. The record is moved past every epoch in the store
+   * and pointed at it (fenced `ADOPT`), and the inbox is read from its start: the stream it was
+   * taken from is gone, and an entry applied twice only admits known URLs again. What is lost is
+   * what only Redis held: links routed to the slot and not yet applied. A checkpoint of the
+   * record's own incarnation is a write that crashed before its acceptance (or written by a build
+   * without incarnations): never opened, as before. Undefined when nothing is to be restored.
+   * Every restorable checkpoint damaged ends the run with the newest's damage
+   * (`CorruptPartitionError`), as a damaged checkpoint without a fallback does.
+   */
+  private async restore(r: SlotRecord): Promise<OpenedSlot | undefined> {
+    const found = await this.store.checkpoints(r.slot);
+    if (found.length === 0) return undefined;
+    let created = await readCrawlCreated(this.redis, this.keys);
+    if (created === undefined) {
+      // Gone with the slots: created again from the store's copy of the settings.
+      const joined = await joinStoredCrawl(this.redis, this.keys, this.store, {});
+      if (joined.restored !== undefined) this.o.onStoreRestore?.({ kind: 'settings', file: joined.restored });
+      created = joined.createdAt;
+    }
+    this.crawlCreated = created;
+    const epoch = Math.max(r.epoch, found[0]!.epoch) + 1;
+    const skipped: { rel: string; error: Error }[] = [];
+    for (const { rel } of found) {
+      let from: number | undefined;
+      try {
+        from = (await this.store.read(rel)).meta.crawlCreated;
+      } catch (err) {
+        if (!(err instanceof CorruptPartitionError)) throw err;
+        skipped.push({ rel, error: err });
+        continue;
+      }
+      if (from === undefined || from === created) continue;
+      let opened: OpenedSlot;
+      try {
+        opened = await this.openFrom(r, rel, { epoch, cursor: '0-0' });
+      } catch (err) {
+        if (!(err instanceof CorruptPartitionError)) throw err;
+        skipped.push({ rel, error: err });
+        continue;
+      }
+      const adopted = Number(await ADOPT.run(this.redis, [this.keys.slot(r.slot)], [r.epoch, this.nodeId, epoch, rel, opened.state.applied]));
+      if (adopted !== 1) {
+        opened.state.free();
+        throw new StaleEpochError(r.slot, r.epoch);
+      }
+      this.slotsRestored++;
+      this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used: rel, skipped });
+      return opened;
+    }
+    // Nothing of an earlier incarnation opened: damage matters only if the store holds no
+    // checkpoint of this one (which would explain the empty record).
+    if (skipped.length > 0 && skipped.length === found.length) throw skipped[0]!.error;
+    return undefined;
   }
 
   private drop(slot: number): void {
@@ -577,7 +659,7 @@ export class ClusterNode {
    */
   private async commit(s: SlotState, release: boolean): Promise<number> {
     const t0 = performance.now();
-    const snap = s.snapshot(this.o.robots?.export(s.slot), this.hb.clockOffset());
+    const snap = s.snapshot(this.o.robots?.export(s.slot), this.hb.clockOffset(), this.crawlCreated);
     const snapshotMs = performance.now() - t0;
     const atMs = this.now();
     // A moving slot leaves with this checkpoint: sent fetches whose outcome is not in it are fetched again by the next owner.
@@ -1001,6 +1083,7 @@ export class ClusterNode {
       redisErrors: this.redisErrors,
       storeErrors: this.storeErrors,
       checkpointFallbacks: this.checkpointFallbacks,
+      slotsRestored: this.slotsRestored,
       clockOffsetMs: clock?.offsetMs,
       clockOffsetErrorMs: clock?.errorMs,
       clockShifts: this.clockShifts,

@@ -26,6 +26,25 @@ export interface ClusterCheckpointFallback {
   readonly error: Error;
 }
 
+/**
+ * What a node rebuilt from the checkpoint store because Redis had lost it (a restart without
+ * AOF, a flushed database): the crawl's settings record (`kind: 'settings'`, from the store's
+ * `crawl.json`), or a slot opened from the newest valid checkpoint in the store while its
+ * record named none (`kind: 'slot'`; links routed to it that only Redis held are lost).
+ */
+export type ClusterStoreRestore =
+  | { readonly kind: 'settings'; /** The file the settings were read from. */ readonly file: string }
+  | {
+      readonly kind: 'slot';
+      readonly slot: number;
+      /** The epoch the slot was opened at: past every epoch in its store. */
+      readonly epoch: number;
+      /** The checkpoint it was opened from (its path in the store, relative to the crawl's directory). */
+      readonly used: string;
+      /** Newer checkpoints skipped because they failed validation, with why. */
+      readonly skipped: readonly { readonly rel: string; readonly error: Error }[];
+    };
+
 /** A page fetched by a node. */
 export interface ClusterPage {
   readonly slot: number;
@@ -145,6 +164,11 @@ export interface ClusterNodeOptions {
    * Counted in `checkpointFallbacks` either way.
    */
   readonly onCheckpointFallback: ((fallback: ClusterCheckpointFallback) => void) | undefined;
+  /**
+   * Called when Redis had lost what the store still holds and the node rebuilt it from there:
+   * the crawl's settings record, or a slot's state (counted in `slotsRestored`).
+   */
+  readonly onStoreRestore: ((restore: ClusterStoreRestore) => void) | undefined;
   /** robots.txt entries carried in each slot's checkpoint (none when absent). */
   readonly robots: SlotRobotsSeam | undefined;
   /** Crash injection for tests. */
@@ -193,6 +217,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
     onCheckpointFallback: customField('a function', (v): v is (fallback: ClusterCheckpointFallback) => void => typeof v === 'function'),
+    onStoreRestore: customField('a function', (v): v is (restore: ClusterStoreRestore) => void => typeof v === 'function'),
     robots: customField('an object with export, import, loading and forget', (v): v is SlotRobotsSeam =>
       isObject(v) && ['export', 'import', 'loading', 'forget'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
     ),

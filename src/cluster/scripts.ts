@@ -125,6 +125,24 @@ redis.call('HDEL', KEYS[1], 'prevCkpt', 'prevCursor', 'prevApplied', 'prevFor')
 return 1`);
 
 /**
+ * Fenced adoption of a checkpoint found in the store for a slot whose record names none (Redis
+ * lost its data, or the crawl's keys were removed under a surviving store).
+ * KEYS: slot. ARGV: epoch, node id, new epoch, ckpt dir, applied count.
+ * The record is moved to the new epoch — past every epoch in the slot's store, so the owner's
+ * own checkpoints sort after the ones from before the loss and are never written over them —
+ * and points at the adopted checkpoint with the inbox cursor at 0-0 (the stream it was taken
+ * from is gone; every entry now in the inbox came after it). Returns 1 when done, 0 when
+ * refused: the writer is not the owner at that epoch, or the record names a checkpoint now.
+ */
+export const ADOPT = new Script(`${NOW}
+local r = redis.call('HMGET', KEYS[1], 'epoch', 'owner', 'ckpt')
+if tonumber(r[1] or '0') ~= tonumber(ARGV[1]) or (r[2] or '') ~= ARGV[2] then return 0 end
+if r[3] and r[3] ~= '' then return 0 end
+redis.call('HSET', KEYS[1], 'epoch', ARGV[3], 'ckpt', ARGV[4], 'cursor', '0-0', 'applied', ARGV[5], 'ckptAt', now)
+redis.call('HDEL', KEYS[1], 'prevCkpt', 'prevCursor', 'prevApplied', 'prevFor')
+return 1`);
+
+/**
  * The callers' views of one IP's interval, kept in the gate hash as `v:<node>` =
  * "<intervalMs>:<expiresAt>" (Redis clock). Each node reports its own current interval for the
  * IP (the largest of its slots' views) with every take and registration; the gate spaces

@@ -5,7 +5,7 @@
  * (DNS overrides, private addresses, the data and store directories) are never recorded.
  */
 import type { Redis } from 'ioredis';
-import { InvalidArgumentError } from '../errors/index.js';
+import { InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
 import { HOST_GROUPINGS } from '../url/host.js';
 import { CrawlSettingsMismatchError } from './errors.js';
@@ -49,7 +49,8 @@ export function stableJson(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-function check(given: Partial<CrawlSettings>): void {
+/** Refuses unknown or out-of-range settings (`InvalidArgumentError` naming the setting). */
+export function checkCrawlSettings(given: Partial<CrawlSettings>): void {
   for (const k of Object.keys(given)) {
     if (!(NAMES as string[]).includes(k)) throw new InvalidArgumentError(`CrawlSettings: unknown setting ${JSON.stringify(k)} (known: ${NAMES.join(', ')})`);
   }
@@ -62,33 +63,78 @@ function check(given: Partial<CrawlSettings>): void {
   }
 }
 
-// Creates the record if absent, atomically; returns the recorded settings either way.
+// Creates the record if absent, atomically; returns the recorded settings either way, and
+// whether this call created them.
 const CREATE = `
+local created = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local t = redis.call('TIME')
   redis.call('HSET', KEYS[1], 'settings', ARGV[1], 'created', t[1] * 1000 + math.floor(t[2] / 1000))
+  created = 1
 end
-return redis.call('HGET', KEYS[1], 'settings')`;
+return {redis.call('HGET', KEYS[1], 'settings'), created, redis.call('HGET', KEYS[1], 'created')}`;
+
+/** What `joinCrawlRecord` found: the recorded settings, and whether this call created the record. */
+export interface JoinedCrawl {
+  readonly settings: CrawlSettings;
+  readonly created: boolean;
+  /** When the record was created (ms, Redis's clock): names this incarnation of it (`readCrawlCreated`). */
+  readonly createdAt: number;
+}
 
 /**
- * Joins (or creates) the crawl: returns the recorded settings.
+ * Joins (or creates) the crawl's Redis record. `stored` — the settings the checkpoint store
+ * keeps (`readCrawlFile`) — is what an absent record is created with instead of the defaults
+ * and `given`: a record missing while the store holds the crawl means Redis lost its data,
+ * and the crawl's slots must keep their count and grouping, or every host would move slot.
  * @throws CrawlSettingsMismatchError when a given setting differs from the recorded one.
+ * @throws InvalidStateError when Redis's record and `stored` disagree (the store is another
+ *   crawl's of the same name, or the record was replaced).
  */
-export async function joinCrawl(redis: Redis, keys: ClusterKeys, given: Partial<CrawlSettings> = {}): Promise<CrawlSettings> {
-  check(given);
-  const fresh: Record<string, unknown> = { ...DEFAULTS };
-  for (const k of NAMES) if (given[k] !== undefined) fresh[k] = given[k];
-  const text = (await redis.eval(CREATE, 1, keys.crawlRecord, stableJson(fresh))) as string;
+export async function joinCrawlRecord(redis: Redis, keys: ClusterKeys, given: Partial<CrawlSettings>, stored?: CrawlSettings, storedAt = 'the checkpoint store'): Promise<JoinedCrawl> {
+  checkCrawlSettings(given);
+  let create: Record<string, unknown>;
+  if (stored !== undefined) create = { ...DEFAULTS, ...stored };
+  else {
+    create = { ...DEFAULTS };
+    for (const k of NAMES) if (given[k] !== undefined) create[k] = given[k];
+  }
+  const [text, created, createdAt] = (await redis.eval(CREATE, 1, keys.crawlRecord, stableJson(create))) as [string, number, string];
   const recorded = { ...DEFAULTS, ...(JSON.parse(text) as Partial<CrawlSettings>) } as CrawlSettings;
+  if (stored !== undefined && stableJson(recorded) !== stableJson({ ...DEFAULTS, ...stored })) {
+    throw new InvalidStateError(
+      `crawl ${JSON.stringify(keys.crawl)}: Redis records the settings ${stableJson(recorded)}, but ${storedAt} records ${stableJson(stored)}; ` +
+        'is --store this crawl\'s own checkpoint store? (a new crawl needs a new name or an empty store)',
+    );
+  }
   for (const k of NAMES) {
     const g = given[k];
     if (g !== undefined && stableJson(g) !== stableJson(recorded[k])) throw new CrawlSettingsMismatchError(keys.crawl, k, recorded[k], g);
   }
-  return recorded;
+  return { settings: recorded, created: created === 1, createdAt: Number(createdAt) };
+}
+
+/**
+ * Joins (or creates) the crawl: returns the recorded settings (`joinCrawlRecord` without a
+ * stored copy).
+ * @throws CrawlSettingsMismatchError when a given setting differs from the recorded one.
+ */
+export async function joinCrawl(redis: Redis, keys: ClusterKeys, given: Partial<CrawlSettings> = {}): Promise<CrawlSettings> {
+  return (await joinCrawlRecord(redis, keys, given)).settings;
 }
 
 /** The recorded settings, or undefined when the crawl does not exist. */
 export async function readCrawl(redis: Redis, keys: ClusterKeys): Promise<CrawlSettings | undefined> {
   const text = await redis.hget(keys.crawlRecord, 'settings');
   return text === null ? undefined : ({ ...DEFAULTS, ...(JSON.parse(text) as Partial<CrawlSettings>) } as CrawlSettings);
+}
+
+/**
+ * When the crawl's record was created (ms, Redis's clock), or undefined when Redis has none. A
+ * record created again after Redis lost its data has another time, so a slot checkpoint that
+ * carries an earlier one (`SlotCheckpointMeta.crawlCreated`) was written before the loss.
+ */
+export async function readCrawlCreated(redis: Redis, keys: ClusterKeys): Promise<number | undefined> {
+  const v = await redis.hget(keys.crawlRecord, 'created');
+  return v === null ? undefined : Number(v);
 }

@@ -130,8 +130,11 @@ export class SlotState {
     return fresh;
   }
 
-  /** Partition and cursor, taken together (synchronously), with the slot's origins' robots.txt entries when given. */
-  snapshot(robots?: readonly RobotsSnapshot[], clock?: ClockOffset): SlotSnapshot {
+  /**
+   * Partition and cursor, taken together (synchronously), with the slot's origins' robots.txt
+   * entries and the crawl record's creation time when given.
+   */
+  snapshot(robots?: readonly RobotsSnapshot[], clock?: ClockOffset, crawlCreated?: number): SlotSnapshot {
     const partition = this.frontier.checkpointBytes();
     const meta: SlotCheckpointMeta = {
       format: 'meguri-slot/1',
@@ -145,6 +148,7 @@ export class SlotState {
       digest: this.digest,
       ...(robots !== undefined && robots.length > 0 ? { robots } : {}),
       ...(clock === undefined ? {} : { clockOffsetMs: clock.offsetMs, clockOffsetErrorMs: clock.errorMs }),
+      ...(crawlCreated === undefined ? {} : { crawlCreated }),
     };
     const acks = this.acks;
     this.acks = [];

@@ -26,6 +26,8 @@ export interface NodeStatus {
   readonly storeErrors: number | undefined;
   /** Slots the node opened from their previous checkpoint because the current one was damaged. */
   readonly checkpointFallbacks: number | undefined;
+  /** Slots the node opened from the store because Redis had lost their records. */
+  readonly slotsRestored: number | undefined;
 }
 
 /** One slot as the status sees it. */
@@ -123,6 +125,7 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
       redisErrors: finiteOrUndefined(info?.['redisErrors']),
       storeErrors: finiteOrUndefined(info?.['storeErrors']),
       checkpointFallbacks: finiteOrUndefined(info?.['checkpointFallbacks']),
+      slotsRestored: finiteOrUndefined(info?.['slotsRestored']),
     };
   });
   return {
@@ -164,7 +167,8 @@ export function formatClusterStatus(st: ClusterStatus): string {
     lines.push(
       `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}${clock}` +
         (errors.length > 0 ? `  retried errors: ${errors.join(', ')}` : '') +
-        ((n.checkpointFallbacks ?? 0) > 0 ? `  damaged checkpoints replaced by their previous one: ${n.checkpointFallbacks}` : ''),
+        ((n.checkpointFallbacks ?? 0) > 0 ? `  damaged checkpoints replaced by their previous one: ${n.checkpointFallbacks}` : '') +
+        ((n.slotsRestored ?? 0) > 0 ? `  slots restored from the store after Redis lost them: ${n.slotsRestored}` : ''),
     );
   }
   if (st.clockSpreadMs !== undefined && st.clockSpreadMs > CLOCK_SPREAD_WARN_MS) {

@@ -17,14 +17,17 @@ import { isDiskFull } from '../disk/io.js';
 import { CorruptPartitionError, DiskFullError } from '../errors/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import { CheckpointStoreError } from './errors.js';
+import type { Redis } from 'ioredis';
+import type { ClusterKeys } from './keys.js';
+import { type CrawlSettings, checkCrawlSettings, joinCrawlRecord } from './settings.js';
 
 /**
- * The format minor this build writes. Minor 1 added `robots`; a minor is additive: a build
+ * The format minor this build writes. Minor 1 added `robots`, minor 2 `crawlCreated`; a minor is additive: a build
  * reads every minor of its major (a checkpoint without `minor` is minor 0, and carries no
  * robots.txt entries: the next owner asks its origins again), and an older build reading a
  * newer minor ignores the fields it does not know — nodes of both builds share a crawl.
  */
-export const SLOT_FORMAT_MINOR = 1;
+export const SLOT_FORMAT_MINOR = 2;
 
 /** What travels with a slot's partition. */
 export interface SlotCheckpointMeta {
@@ -56,10 +59,26 @@ export interface SlotCheckpointMeta {
    */
   readonly clockOffsetMs?: number;
   readonly clockOffsetErrorMs?: number;
+  /**
+   * The crawl record's creation time (ms, Redis's clock; `readCrawlCreated`) the checkpoint was
+   * written under (minor ≥ 2). A record whose time differs was created again since — Redis lost
+   * its data — and the checkpoint is from before: a slot whose record names no checkpoint is
+   * restored from it (`ClusterNode`). One with the record's own time and not accepted is a write
+   * that crashed before its acceptance, and is never opened.
+   */
+  readonly crawlCreated?: number;
 }
 
 export const PARTITION_FILE = 'partition.meguri';
 export const META_FILE = 'cluster.json';
+/**
+ * The crawl's settings, beside its slots (`<crawl>/crawl.json`): the copy Redis's crawl record
+ * is rebuilt from when Redis lost its data, so the slots keep their count and grouping.
+ */
+export const CRAWL_FILE = 'crawl.json';
+
+/** A checkpoint directory's name: `e<epoch>-<seq>`, both zero-padded to 9 digits (names sort as numbers). */
+const CHECKPOINT_NAME = /^e(\d{9})-(\d{9})$/;
 
 /**
  * Writes and fsyncs a file through the thread pool. A node checkpoints many slots at once (a
@@ -208,6 +227,77 @@ export class CheckpointStore {
     return { meta, partition: new Uint8Array(partition) };
   }
 
+  /**
+   * The slot's checkpoint directories in the store, newest first (paths relative to the crawl's
+   * directory, as a slot record names them) — accepted or not: after Redis lost its records the
+   * store is all there is. Temporaries and foreign names are left out.
+   */
+  async checkpoints(slot: number): Promise<{ rel: string; epoch: number }[]> {
+    const names = await readdir(join(this.dir, this.slotDir(slot))).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [] as string[];
+      throw storeFailure('read', join(this.dir, this.slotDir(slot)), err);
+    });
+    return names
+      .filter((n) => CHECKPOINT_NAME.test(n))
+      .sort()
+      .reverse()
+      .map((n) => ({ rel: `${this.slotDir(slot)}/${n}`, epoch: Number(CHECKPOINT_NAME.exec(n)![1]) }));
+  }
+
+  /**
+   * The crawl's settings as the store keeps them (`CRAWL_FILE`), or undefined when it has none.
+   * @throws CorruptPartitionError when the file is not the crawl's settings.
+   * @throws CheckpointStoreError when it cannot be read.
+   */
+  async readCrawlFile(): Promise<CrawlSettings | undefined> {
+    const path = join(this.dir, CRAWL_FILE);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw storeFailure('read', path, err);
+    }
+    const damaged = (what: string): CorruptPartitionError => new CorruptPartitionError(`crawl settings ${path}`, what);
+    let v: { format?: unknown; crawl?: unknown; settings?: unknown };
+    try {
+      v = JSON.parse(text) as typeof v;
+    } catch (err) {
+      throw damaged(`not JSON (${(err as Error).message})`);
+    }
+    if (typeof v !== 'object' || v === null || v.format !== 'meguri-crawl/1' || v.crawl !== this.crawl || typeof v.settings !== 'object' || v.settings === null) {
+      throw damaged(`expected format meguri-crawl/1 of crawl ${this.crawl} with settings, found ${String(v?.format)} of ${String(v?.crawl)}`);
+    }
+    try {
+      checkCrawlSettings(v.settings as Partial<CrawlSettings>);
+    } catch (err) {
+      throw damaged((err as Error).message);
+    }
+    return v.settings as CrawlSettings;
+  }
+
+  /**
+   * Keeps the crawl's settings in the store (temporary file, fsync, rename): written when a node
+   * finds none there, so a crawl created by an older build gets one too.
+   * @throws DiskFullError, CheckpointStoreError as `write`.
+   */
+  async writeCrawlFile(settings: CrawlSettings): Promise<void> {
+    const path = join(this.dir, CRAWL_FILE);
+    const tmp = join(this.dir, `.tmp-${CRAWL_FILE}-${randomBytes(4).toString('hex')}`);
+    let at = tmp;
+    try {
+      await mkdir(this.dir, { recursive: true });
+      await fileWriter(tmp, `${JSON.stringify({ format: 'meguri-crawl/1', crawl: this.crawl, settings })}\n`, writeDurably);
+      at = path;
+      await rename(tmp, path);
+      at = this.dir;
+      await fsyncDir(this.dir);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => {});
+      throw storeFailure('write', at, err);
+    }
+  }
+
   /** Removes a slot's checkpoints older than `keep` (same or lower epoch and seq) and stale temporaries. */
   async prune(slot: number, keep: string): Promise<void> {
     const slotPath = join(this.dir, this.slotDir(slot));
@@ -218,4 +308,24 @@ export class CheckpointStore {
       if (old || tmp) await rm(join(slotPath, name), { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * Joins the crawl with its settings kept in Redis and in the store alike: the store's copy is
+ * what a lost Redis record is rebuilt from (`restored`: say so), and a store without one gets
+ * it from the record (a crawl an older build created, or a new one). Used by `ClusterNode` and
+ * the URLFrontier cluster.
+ * @throws CrawlSettingsMismatchError, InvalidStateError as `joinCrawlRecord`; the store's errors as `readCrawlFile`.
+ */
+export async function joinStoredCrawl(
+  redis: Redis,
+  keys: ClusterKeys,
+  store: CheckpointStore,
+  given: Partial<CrawlSettings>,
+): Promise<{ readonly settings: CrawlSettings; readonly createdAt: number; readonly restored: string | undefined }> {
+  const stored = await store.readCrawlFile();
+  const file = join(store.dir, CRAWL_FILE);
+  const joined = await joinCrawlRecord(redis, keys, given, stored, file);
+  if (stored === undefined) await store.writeCrawlFile(joined.settings);
+  return { settings: joined.settings, createdAt: joined.createdAt, restored: stored !== undefined && joined.created ? file : undefined };
 }

@@ -29,7 +29,7 @@ import type { Fetcher } from '../fetch/index.js';
 import type { FrontierOptions } from '../frontier/index.js';
 import type { FetchRequest, Outcome } from '../model/index.js';
 import { ClusterNode } from '../cluster/node.js';
-import type { ClusterCheckpoint, ClusterCheckpointFallback, ClusterPage, SlotRobotsSeam } from '../cluster/options.js';
+import type { ClusterCheckpoint, ClusterCheckpointFallback, ClusterPage, ClusterStoreRestore, SlotRobotsSeam } from '../cluster/options.js';
 import type { Durability } from '../cluster/routing.js';
 import type { CrawlSettings } from '../cluster/settings.js';
 import type { EngineOptions } from './options.js';
@@ -101,6 +101,7 @@ export interface ClusterSeams {
   readonly onPage: (page: ClusterPage) => void;
   readonly onCheckpoint: (checkpoint: ClusterCheckpoint) => void;
   readonly onCheckpointFallback: (fallback: ClusterCheckpointFallback) => void;
+  readonly onStoreRestore: (restore: ClusterStoreRestore) => void;
   /** The robots.txt entries of each slot's origins, carried in its checkpoint (slot-robots.ts). */
   readonly robots: SlotRobotsSeam;
   readonly clock: () => number;
@@ -126,6 +127,7 @@ export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<str
     onPage: seams.onPage,
     onCheckpoint: seams.onCheckpoint,
     onCheckpointFallback: seams.onCheckpointFallback,
+    onStoreRestore: seams.onStoreRestore,
     robots: seams.robots,
     ...(c.durability !== undefined ? { durability: c.durability } : {}),
     ...(c.heartbeatTtlMs !== undefined ? { heartbeatTtlMs: c.heartbeatTtlMs } : {}),

@@ -2,7 +2,7 @@
  * The engine's public vocabulary of a run: why it ended, what resuming found, the end summary
  * and the events. Types only, so the CLI and embedders can name them without the engine.
  */
-import type { ClusterCheckpointFallback } from '../cluster/options.js';
+import type { ClusterCheckpointFallback, ClusterStoreRestore } from '../cluster/options.js';
 import type { CheckpointFallbackInfo } from './datadir.js';
 import type { RobotsFetchResult } from '../fetch/index.js';
 import type { Page } from './page.js';
@@ -113,6 +113,11 @@ export interface EngineEvents {
    * warning.
    */
   checkpointFallback: [ClusterCheckpointFallback];
+  /**
+   * Cluster mode: Redis had lost the crawl's settings record or a slot's record, and the node
+   * rebuilt it from the checkpoint store (`ClusterNode`'s `onStoreRestore`). Logged as a warning.
+   */
+  storeRestore: [ClusterStoreRestore];
   /** A fetch completed (emitted before the page is yielded): for logs and metrics. */
   fetched: [Page];
   end: [CrawlSummary];

@@ -12,7 +12,7 @@
  *
  * Also `lineLogger`: the CLI's logger, writing plain lines or pino-style JSON lines.
  */
-import type { ClusterCheckpointFallback } from '../cluster/options.js';
+import type { ClusterCheckpointFallback, ClusterStoreRestore } from '../cluster/options.js';
 import type { CrawlSummary, Engine, HostStatus, RecoveryInfo } from '../engine/index.js';
 import { HostFlags } from '../model/index.js';
 
@@ -110,6 +110,13 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   const onFallback = (f: ClusterCheckpointFallback): void => {
     logger.warn({ event: 'checkpoint-fallback', slot: f.slot, epoch: f.epoch, damaged: f.damaged, used: f.used, error: f.error.message }, 'slot checkpoint damaged: opened from the previous one (its work since is redone)');
   };
+  const onStoreRestore = (r: ClusterStoreRestore): void => {
+    if (r.kind === 'settings') logger.warn({ event: 'store-restore', kind: r.kind, file: r.file }, 'Redis had no record of the crawl: its settings were restored from the checkpoint store');
+    else {
+      const skipped = r.skipped.map((k) => ({ rel: k.rel, error: k.error.message }));
+      logger.warn({ event: 'store-restore', kind: r.kind, slot: r.slot, epoch: r.epoch, used: r.used, skipped }, "Redis had no record of the slot's checkpoint: opened from the newest in the store (links that only Redis held are lost)");
+    }
+  };
   const onFetched = (p: { url: string; status: number; errorKind?: string | undefined; error?: string | undefined; host: string }): void => {
     if (p.status === 0) logger.warn({ event: 'fetch-error', url: p.url, host: p.host, errorKind: p.errorKind, error: p.error }, 'fetch failed');
     else logger.debug({ event: 'fetched', url: p.url, status: p.status }, 'fetched');
@@ -126,6 +133,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   engine.on('progress', onProgress);
   engine.on('checkpoint', onCheckpoint);
   engine.on('checkpointFallback', onFallback);
+  engine.on('storeRestore', onStoreRestore);
   engine.on('fetched', onFetched);
   engine.on('end', onEnd);
   return () => {
@@ -133,6 +141,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
     engine.off('progress', onProgress);
     engine.off('checkpoint', onCheckpoint);
     engine.off('checkpointFallback', onFallback);
+    engine.off('storeRestore', onStoreRestore);
     engine.off('fetched', onFetched);
     engine.off('end', onEnd);
   };

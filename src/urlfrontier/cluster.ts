@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
-import { ClusterKeys, type SlotRecord, coordinate, crawlSalt, joinCrawl, liveNodes, readCrawl, readSlots, slotOf } from '../cluster/index.js';
+import { CheckpointStore, ClusterKeys, type SlotRecord, coordinate, crawlSalt, joinStoredCrawl, liveNodes, readCrawl, readSlots, slotOf } from '../cluster/index.js';
 import { InvalidStateError } from '../errors/index.js';
 import type { FrontierNode, PutItem } from './node.js';
 import { PeerPool, StatusError, retryable } from './peer.js';
@@ -151,7 +151,11 @@ export class ClusterFrontier implements FrontierNode {
         this.S = settings.slots;
       } else {
         if (this.o.store === undefined) throw new InvalidStateError('a URLFrontier cluster node needs a store directory (--store)');
-        const settings = await joinCrawl(this.redis, this.keys, this.o.slots === undefined ? {} : { slots: this.o.slots });
+        // The slot count is kept in the store too: a Redis that lost its data gets it back from
+        // there, not from this node's flags (another count would move every URL's slot).
+        const joined = await joinStoredCrawl(this.redis, this.keys, new CheckpointStore(this.o.store, this.o.crawl), this.o.slots === undefined ? {} : { slots: this.o.slots });
+        if (joined.restored !== undefined) this.ctx.warn(`Redis had no record of URLFrontier cluster ${JSON.stringify(this.o.crawl)}: its settings were restored from ${joined.restored}`);
+        const settings = joined.settings;
         this.S = settings.slots;
         // Every node must resolve items alike, or they would route one URL to two slots.
         const canon = String(this.ctx.store.canonicalize);
