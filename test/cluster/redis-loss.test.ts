@@ -14,6 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CRAWL_FILE, CheckpointStore, ClusterKeys, ClusterNode, type ClusterStoreRestore, crawlSalt, joinStoredCrawl, readSlots, slotOf } from '../../src/cluster/index.js';
+import { Engine } from '../../src/engine/index.js';
 import { CorruptPartitionError, InvalidStateError } from '../../src/errors/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { until } from './child.js';
@@ -206,5 +207,48 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     const slot0Hosts = new Set(bySlot[0]);
     expect(fetchedB.every((u) => slot0Hosts.has(new URL(u).hostname))).toBe(true);
     r.disconnect();
+  }, 90_000);
+
+  it('an Engine in cluster mode emits storeRestore and logs each restore as a warning', async () => {
+    const crawl = 'loss-engine';
+    const seeds = hostsBySlot(crawl).flatMap((hs) => hs.slice(0, 3)).map((h) => `http://${h}/`);
+    const common = { redis: world.server.url, crawl, store: world.store, heartbeatTtlMs: 1_000, pollMs: 20, checkpointMs: 100, now: clock };
+    const ok = (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: req.url.endsWith('/robots.txt') ? 404 : 200 });
+    const a = new ClusterNode({ ...common, nodeId: 'A', settings: { slots: S, grouping: 'host', agent: 'meguri-test/1.0' }, fetcher: { fetch: ok } });
+    await a.start();
+    await a.seed(seeds);
+    await a.run();
+    const r = world.server.client();
+    await r.flushall();
+    r.disconnect();
+
+    const warnings: Record<string, unknown>[] = [];
+    const ignore = (): void => {};
+    const fetched: string[] = [];
+    const engine = new Engine({
+      agent: 'meguri-test/1.0',
+      allowPrivate: true,
+      resolve: async () => ['127.0.0.1'],
+      seeds, // known to the restored slots: none is fetched again
+      fetcher: {
+        fetch: (req: FetchRequest): Promise<Outcome> => {
+          fetched.push(req.url);
+          return ok(req);
+        },
+      },
+      logger: { debug: ignore, info: ignore, error: ignore, warn: (obj) => void warnings.push(obj as Record<string, unknown>) },
+      cluster: { redis: world.server.url, crawl, store: world.store, heartbeatTtlMs: 1_000, checkpointMs: 200, pollMs: 20, nodeId: 'E' },
+    });
+    const events: ClusterStoreRestore[] = [];
+    engine.on('storeRestore', (x) => events.push(x));
+    const stopper = setTimeout(() => void engine.stop(), 30_000);
+    for await (const page of engine.run()) expect.unreachable(`fetched ${page.url} again`);
+    clearTimeout(stopper);
+    await engine.close();
+    expect(fetched.filter((u) => !u.endsWith('/robots.txt'))).toEqual([]);
+    expect(events.map((x) => (x.kind === 'slot' ? x.slot : x.kind)).sort()).toEqual([0, 1, 'settings']);
+    const logged = warnings.filter((w) => w['event'] === 'store-restore');
+    expect(logged.map((w) => w['kind']).sort()).toEqual(['settings', 'slot', 'slot']);
+    expect(logged.find((w) => w['kind'] === 'settings')).toEqual({ event: 'store-restore', kind: 'settings', file: join(world.store, crawl, CRAWL_FILE) });
   }, 90_000);
 });
