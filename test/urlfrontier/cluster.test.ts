@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterKeys, readSlots, slotOf } from '../../src/cluster/index.js';
+import { ClusterKeys, readCrawl, readSlots, slotOf } from '../../src/cluster/index.js';
 import { type RedisServer, startRedis } from '../cluster/redis.js';
 import { type UrlFrontierServer, startUrlFrontierServer } from '../../src/urlfrontier/index.js';
 import { CHECKPOINT_FILE, PREV_CHECKPOINT_FILE } from '../../src/urlfrontier/persist.js';
@@ -312,6 +312,23 @@ describe('URLFrontier cluster: restart', () => {
     const more = Array.from({ length: 100 }, (_, i) => `https://y${i % 25}.example/${i}`);
     const d = await putStopForget(c, more, crawl, store);
     expect([...(await allUrls(d))].sort()).toEqual([...urls, ...more].sort());
+  });
+
+  it("a node restarted without --slots after Redis lost its records takes the slot count from the store's crawl.json, with a warning", async () => {
+    const { crawl, store, b } = await twoNodes();
+    const urls = Array.from({ length: 120 }, (_, i) => `https://w${i % 25}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    const r = redis.client();
+    await r.flushall();
+    const logs: string[] = [];
+    // Without the store's copy the record would be created with the default 64 slots: every URL in another slot.
+    const n = await node(crawl, store, { slots: undefined }, (level, _logger, message) => logs.push(`${level} ${message}`));
+    await settled(n.client, 1);
+    expect((await readCrawl(r, new ClusterKeys(crawl)))?.slots).toBe(8);
+    r.disconnect();
+    expect([...(await allUrls(n.client))].sort()).toEqual([...urls].sort());
+    expect(logs.filter((l) => l.includes('its settings were restored from') && l.includes('crawl.json'))).toHaveLength(1);
   });
 
   it('a slot whose checkpoint is damaged opens from the previous one and its journals: every URL is there, with a warning per slot', async () => {
