@@ -173,14 +173,31 @@ export function parseEngineState(v: unknown): EngineState {
   return s as unknown as EngineState;
 }
 
-/** Whether process `pid` is alive (signal 0 probes without sending anything). */
+/**
+ * Whether process `pid` is alive (signal 0 probes without sending anything). A zombie — killed,
+ * not yet reaped by its parent — answers signal 0 but holds nothing: where /proc says so (Linux),
+ * it is dead. (Seen for real: a crawl killed -9 under a parent that never reaps, as a container
+ * whose PID 1 is a shell, left its lock "in use" by the zombie for as long as the parent lived.)
+ */
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as { code?: string }).code === 'EPERM';
   }
+  const state = procState(pid);
+  return state !== 'Z' && state !== 'X' && state !== 'x';
+}
+
+/** The state letter of `/proc/<pid>/stat` (after the command name, which may hold spaces and parentheses); '' where unreadable. */
+function procState(pid: number): string {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return '';
+  }
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }
 
 /**
