@@ -543,8 +543,9 @@ export class ClusterNode {
     if (found.length === 0) return undefined;
     let created = await readCrawlCreated(this.redis, this.keys);
     if (created === undefined) {
-      // Gone with the slots: created again from the store's copy of the settings.
-      const joined = await joinStoredCrawl(this.redis, this.keys, this.store, {});
+      // Gone with the slots: created again from the store's copy of the settings (or, from a
+      // store without one, from the settings this node runs with — never the defaults).
+      const joined = await joinStoredCrawl(this.redis, this.keys, this.store, this.settings!);
       if (joined.restored !== undefined) this.o.onStoreRestore?.({ kind: 'settings', file: joined.restored });
       created = joined.createdAt;
     }

@@ -10,10 +10,10 @@
  *
  * Real redis-server; in-process nodes; a real checkpoint store in a temp directory.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CRAWL_FILE, CheckpointStore, ClusterKeys, ClusterNode, type ClusterStoreRestore, crawlSalt, joinStoredCrawl, readSlots, slotOf } from '../../src/cluster/index.js';
+import { CRAWL_FILE, CheckpointStore, ClusterKeys, ClusterNode, type ClusterStoreRestore, crawlSalt, joinStoredCrawl, readCrawl, readSlots, slotOf } from '../../src/cluster/index.js';
 import { Engine } from '../../src/engine/index.js';
 import { CorruptPartitionError, InvalidStateError } from '../../src/errors/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
@@ -134,6 +134,37 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
       expect(rec.epoch).toBeGreaterThanOrEqual(2);
       expect(rec.ckpt).toMatch(new RegExp(`/e${String(rec.epoch).padStart(9, '0')}-`));
     }
+    r.disconnect();
+    node.stop();
+    await run;
+  }, 90_000);
+
+  it("a running node whose store has no crawl.json (a crawl an older build created) records the crawl again with the settings it runs with, not the defaults", async () => {
+    const crawl = 'loss-nofile';
+    const seeds = hostsBySlot(crawl).flatMap((hs) => hs.slice(0, 3)).map((h) => `http://${h}/`);
+    const node = new ClusterNode({
+      redis: world.server.url,
+      crawl,
+      store: world.store,
+      settings: { slots: S, grouping: 'host', agent: 'meguri-test/1.0' },
+      fetcher: { fetch: (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: 200 }) },
+      heartbeatTtlMs: 1_000,
+      pollMs: 20,
+      checkpointMs: 100,
+      campaign: false,
+      now: clock,
+    });
+    await node.start();
+    await node.seed(seeds);
+    const run = node.run();
+    await until(() => node.stats().checkpoints >= 2 * S, 30_000, 'checkpoints of both slots');
+    rmSync(join(world.store, crawl, CRAWL_FILE));
+    const r = world.server.client();
+    await r.flushall();
+    await until(() => node.stats().slotsRestored === S, 30_000, 'both slots restored');
+    const keys = new ClusterKeys(crawl);
+    expect((await readCrawl(r, keys))?.slots).toBe(S);
+    expect(JSON.parse(readFileSync(join(world.store, crawl, CRAWL_FILE), 'utf8'))).toMatchObject({ settings: { slots: S, grouping: 'host' } });
     r.disconnect();
     node.stop();
     await run;
