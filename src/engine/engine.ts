@@ -83,7 +83,7 @@ import { SlotRobots } from './slot-robots.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
 import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, StopReason } from './run-types.js';
-import { Scope, type ScopeReason } from './scope.js';
+import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.js';
 import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
@@ -94,6 +94,7 @@ import { SitemapHints } from '../sitemap/index.js';
 import { type EngineMetrics, attachLogger, startMetrics } from '../observe/index.js';
 import { Waker } from './waker.js';
 import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
+import type { CrawlSettings as ClusterCrawlSettings } from '../cluster/settings.js';
 import { clusterNodeOf } from './cluster-mode.js';
 
 const HOUR_MS = 3_600_000;
@@ -704,6 +705,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         this.#options = Object.freeze({ ...this.options, grouping: recorded });
         this.#directory.regroup(recorded);
       }
+      this.#adoptRecordedScope(node.crawlSettings!);
       // From here on add() sends its seeds through the node itself; the ones given before are
       // taken below, with no await in between, so none falls between the two.
       this.#node = node;
@@ -769,6 +771,28 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (node === undefined || ip === undefined) return base(url, signal);
       return node.gated(ip, url, () => base(url, signal)).then((r) => r.value);
     };
+  }
+
+  /**
+   * A cluster node that named no scope or patterns takes the crawl's, as it takes its grouping
+   * (one that named others was refused when it joined). Before, it kept its own defaults — a
+   * node joining a crawl created with scope `any` without `--scope` held every link off its
+   * seeds' domain out of scope, and with no seeds of its own, every link.
+   */
+  #adoptRecordedScope(recorded: ClusterCrawlSettings): void {
+    const o = this.options;
+    const scopeGiven = this.#given.has('scope');
+    const patternsGiven = this.#given.has('include') || this.#given.has('exclude');
+    const scope = scopeGiven || recorded.scope === null ? o.scope : recorded.scope;
+    if (!CRAWL_SCOPES.includes(scope as CrawlScope)) {
+      throw new InvalidStateError(`crawl ${JSON.stringify(o.cluster!.crawl)}: its recorded scope ${JSON.stringify(scope)} is none of ${CRAWL_SCOPES.join(', ')}`);
+    }
+    const include = patternsGiven ? o.include : recorded.patterns.filter((p) => p.startsWith('+')).map((p) => p.slice(1));
+    const exclude = patternsGiven ? o.exclude : recorded.patterns.filter((p) => p.startsWith('-')).map((p) => p.slice(1));
+    const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+    if (scope === o.scope && same(include, o.include) && same(exclude, o.exclude)) return;
+    this.#options = Object.freeze({ ...o, scope: scope as CrawlScope, include, exclude });
+    this.#scope.adopt(scope as CrawlScope, canonicalSeeds([...o.seeds, ...o.sitemaps], o.canonPolicy), include, exclude);
   }
 
   /**

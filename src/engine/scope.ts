@@ -68,10 +68,10 @@ function compile(option: string, patterns: readonly string[]): ((url: string) =>
 
 /** A crawl's scope over its seeds (see the module comment). */
 export class Scope {
-  readonly #scope: CrawlScope;
+  #scope: CrawlScope;
   readonly #keys = new Set<string>();
-  readonly #include: ((url: string) => boolean)[];
-  readonly #exclude: ((url: string) => boolean)[];
+  #include: ((url: string) => boolean)[];
+  #exclude: ((url: string) => boolean)[];
   /**
    * Whether an origin is inside the seeds' keys, by origin: the key of a URL under every
    * grouping a scope uses is a function of its origin alone, and every link of every page is
@@ -89,6 +89,22 @@ export class Scope {
     this.#scope = scope;
     this.#include = compile('include', include);
     this.#exclude = compile('exclude', exclude);
+    for (const s of seeds) this.addSeed(s);
+  }
+
+  /**
+   * Starts over with another scope and patterns (a cluster node taking the ones recorded with
+   * the crawl): the seeds' keys are rebuilt from `seeds` under the new scope.
+   * @throws InvalidArgumentError for a pattern that is not a glob
+   */
+  adopt(scope: CrawlScope, seeds: readonly string[], include: readonly string[], exclude: readonly string[]): void {
+    const inc = compile('include', include);
+    const exc = compile('exclude', exclude);
+    this.#scope = scope;
+    this.#include = inc;
+    this.#exclude = exc;
+    this.#keys.clear();
+    this.#inside.clear();
     for (const s of seeds) this.addSeed(s);
   }
 
