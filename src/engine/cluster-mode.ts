@@ -49,7 +49,7 @@ export interface EngineClusterOptions {
   readonly durability?: Durability;
   /** Heartbeat TTL, ms (default 10 000). */
   readonly heartbeatTtlMs?: number;
-  /** Checkpoint period per slot, ms (default 10 000). */
+  /** Checkpoint period per slot, ms (default: the engine's `checkpointIntervalMs` when given, else 10 000). */
   readonly checkpointMs?: number;
   /** How often slot records are re-read, ms (default 200). */
   readonly pollMs?: number;
@@ -131,7 +131,9 @@ export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<str
     robots: seams.robots,
     ...(c.durability !== undefined ? { durability: c.durability } : {}),
     ...(c.heartbeatTtlMs !== undefined ? { heartbeatTtlMs: c.heartbeatTtlMs } : {}),
-    ...(c.checkpointMs !== undefined ? { checkpointMs: c.checkpointMs } : {}),
+    // The engine's own period, when given, is the slots' period too (`meguri crawl
+    // --checkpoint-every` sets it): it was silently ignored in cluster mode.
+    ...(c.checkpointMs !== undefined ? { checkpointMs: c.checkpointMs } : given.has('checkpointIntervalMs') ? { checkpointMs: o.checkpointIntervalMs } : {}),
     ...(c.pollMs !== undefined ? { pollMs: c.pollMs } : {}),
     ...(c.nodeId !== undefined ? { nodeId: c.nodeId } : {}),
   });
