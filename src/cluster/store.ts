@@ -250,7 +250,35 @@ export class CheckpointStore {
    * @throws CheckpointStoreError when it cannot be read.
    */
   async readCrawlFile(): Promise<CrawlSettings | undefined> {
-    const path = join(this.dir, CRAWL_FILE);
+    const v = await this.readRecordFile(CRAWL_FILE, 'meguri-crawl/1');
+    if (v === undefined) return undefined;
+    const damaged = (what: string): CorruptPartitionError => new CorruptPartitionError(`crawl record ${join(this.dir, CRAWL_FILE)}`, what);
+    if (typeof v['settings'] !== 'object' || v['settings'] === null) throw damaged('has no settings');
+    try {
+      checkCrawlSettings(v['settings'] as Partial<CrawlSettings>);
+    } catch (err) {
+      throw damaged((err as Error).message);
+    }
+    return v['settings'] as CrawlSettings;
+  }
+
+  /**
+   * Keeps the crawl's settings in the store: written when a node finds none there, so a crawl
+   * created by an older build gets one too.
+   * @throws DiskFullError, CheckpointStoreError as `write`.
+   */
+  async writeCrawlFile(settings: CrawlSettings): Promise<void> {
+    await this.writeRecordFile(CRAWL_FILE, 'meguri-crawl/1', { settings });
+  }
+
+  /**
+   * A small JSON record of the crawl's directory (`<crawl>/<name>`, `{ format, crawl, …body }`),
+   * or undefined when there is none: what the store keeps of the crawl besides its slots.
+   * @throws CorruptPartitionError when it is not JSON, or of another format or crawl.
+   * @throws CheckpointStoreError when it cannot be read.
+   */
+  async readRecordFile(name: string, format: string): Promise<Record<string, unknown> | undefined> {
+    const path = join(this.dir, name);
     let text: string;
     try {
       text = await readFile(path, 'utf8');
@@ -258,36 +286,30 @@ export class CheckpointStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw storeFailure('read', path, err);
     }
-    const damaged = (what: string): CorruptPartitionError => new CorruptPartitionError(`crawl settings ${path}`, what);
-    let v: { format?: unknown; crawl?: unknown; settings?: unknown };
+    const damaged = (what: string): CorruptPartitionError => new CorruptPartitionError(`crawl record ${path}`, what);
+    let v: Record<string, unknown>;
     try {
-      v = JSON.parse(text) as typeof v;
+      v = JSON.parse(text) as Record<string, unknown>;
     } catch (err) {
       throw damaged(`not JSON (${(err as Error).message})`);
     }
-    if (typeof v !== 'object' || v === null || v.format !== 'meguri-crawl/1' || v.crawl !== this.crawl || typeof v.settings !== 'object' || v.settings === null) {
-      throw damaged(`expected format meguri-crawl/1 of crawl ${this.crawl} with settings, found ${String(v?.format)} of ${String(v?.crawl)}`);
+    if (typeof v !== 'object' || v === null || v['format'] !== format || v['crawl'] !== this.crawl) {
+      throw damaged(`expected format ${format} of crawl ${this.crawl}, found ${String(v?.['format'])} of ${String(v?.['crawl'])}`);
     }
-    try {
-      checkCrawlSettings(v.settings as Partial<CrawlSettings>);
-    } catch (err) {
-      throw damaged((err as Error).message);
-    }
-    return v.settings as CrawlSettings;
+    return v;
   }
 
   /**
-   * Keeps the crawl's settings in the store (temporary file, fsync, rename): written when a node
-   * finds none there, so a crawl created by an older build gets one too.
+   * Writes `readRecordFile`'s record durably (temporary file, fsync, rename, directory fsync).
    * @throws DiskFullError, CheckpointStoreError as `write`.
    */
-  async writeCrawlFile(settings: CrawlSettings): Promise<void> {
-    const path = join(this.dir, CRAWL_FILE);
-    const tmp = join(this.dir, `.tmp-${CRAWL_FILE}-${randomBytes(4).toString('hex')}`);
+  async writeRecordFile(name: string, format: string, body: Record<string, unknown>): Promise<void> {
+    const path = join(this.dir, name);
+    const tmp = join(this.dir, `.tmp-${name}-${randomBytes(4).toString('hex')}`);
     let at = tmp;
     try {
       await mkdir(this.dir, { recursive: true });
-      await fileWriter(tmp, `${JSON.stringify({ format: 'meguri-crawl/1', crawl: this.crawl, settings })}\n`, writeDurably);
+      await fileWriter(tmp, `${JSON.stringify({ format, crawl: this.crawl, ...body })}\n`, writeDurably);
       at = path;
       await rename(tmp, path);
       at = this.dir;

@@ -18,10 +18,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
 import { CheckpointStore, ClusterKeys, type SlotRecord, coordinate, crawlSalt, joinStoredCrawl, liveNodes, readCrawl, readSlots, slotOf } from '../cluster/index.js';
-import { InvalidStateError } from '../errors/index.js';
+import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import type { FrontierNode, PutItem } from './node.js';
 import { PeerPool, StatusError, retryable } from './peer.js';
 import { SlotHost, type WireView, fromWire, toWire } from './slots.js';
@@ -37,6 +38,9 @@ import {
   crawlName,
   resolveItem,
 } from './store.js';
+
+/** The URLFrontier cluster's own record in the store, beside `crawl.json`: its `canonicalize`. */
+const URLFRONTIER_FILE = 'urlfrontier.json';
 
 /** Cluster settings of `startUrlFrontierServer` (`cluster` option). */
 export interface UrlFrontierClusterOptions {
@@ -137,6 +141,30 @@ export class ClusterFrontier implements FrontierNode {
   }
 
   /** Redis hash: node id → the address its peer service listens on. */
+  /**
+   * Every node must resolve items alike, or they would route one URL to two slots: the first node
+   * records its `canonicalize` in Redis and in the store (`URLFRONTIER_FILE`), every other must
+   * match. The store's copy is what a lost Redis record is set from — not the flag of whichever
+   * node comes back first, which would key URLs another way than the slots' checkpoints do.
+   * @throws InvalidStateError when this node's flag differs from the recorded one, or Redis and
+   *   the store disagree.
+   */
+  private async joinCanonicalize(store: CheckpointStore): Promise<void> {
+    const canon = String(this.ctx.store.canonicalize);
+    const kept = await store.readRecordFile(URLFRONTIER_FILE, 'meguri-urlfrontier/1');
+    const keptCanon = kept?.['canonicalize'];
+    if (kept !== undefined && keptCanon !== 'true' && keptCanon !== 'false') {
+      throw new CorruptPartitionError(`crawl record ${join(store.dir, URLFRONTIER_FILE)}`, `canonicalize is ${JSON.stringify(keptCanon)}, not "true" or "false"`);
+    }
+    await this.redis.hsetnx(this.keys.crawlRecord, 'urlfrontier.canonicalize', (keptCanon as string | undefined) ?? canon);
+    const recorded = await this.redis.hget(this.keys.crawlRecord, 'urlfrontier.canonicalize');
+    if (keptCanon !== undefined && recorded !== keptCanon) {
+      throw new InvalidStateError(`URLFrontier cluster ${JSON.stringify(this.o.crawl)}: Redis records canonicalize ${recorded}, ${join(store.dir, URLFRONTIER_FILE)} ${String(keptCanon)}; is --store this cluster's own?`);
+    }
+    if (recorded !== canon) throw new InvalidStateError(`URLFrontier cluster ${JSON.stringify(this.o.crawl)} runs with canonicalize ${recorded}; this node was given ${canon}`);
+    if (kept === undefined) await store.writeRecordFile(URLFRONTIER_FILE, 'meguri-urlfrontier/1', { canonicalize: canon });
+  }
+
   private get peersKey(): string {
     return `${this.keys.nodes}:urlfrontier`;
   }
@@ -153,15 +181,12 @@ export class ClusterFrontier implements FrontierNode {
         if (this.o.store === undefined) throw new InvalidStateError('a URLFrontier cluster node needs a store directory (--store)');
         // The slot count is kept in the store too: a Redis that lost its data gets it back from
         // there, not from this node's flags (another count would move every URL's slot).
-        const joined = await joinStoredCrawl(this.redis, this.keys, new CheckpointStore(this.o.store, this.o.crawl), this.o.slots === undefined ? {} : { slots: this.o.slots });
+        const store = new CheckpointStore(this.o.store, this.o.crawl);
+        const joined = await joinStoredCrawl(this.redis, this.keys, store, this.o.slots === undefined ? {} : { slots: this.o.slots });
         if (joined.restored !== undefined) this.ctx.warn(`Redis had no record of URLFrontier cluster ${JSON.stringify(this.o.crawl)}: its settings were restored from ${joined.restored}`);
         const settings = joined.settings;
         this.S = settings.slots;
-        // Every node must resolve items alike, or they would route one URL to two slots.
-        const canon = String(this.ctx.store.canonicalize);
-        await this.redis.hsetnx(this.keys.crawlRecord, 'urlfrontier.canonicalize', canon);
-        const recorded = await this.redis.hget(this.keys.crawlRecord, 'urlfrontier.canonicalize');
-        if (recorded !== canon) throw new InvalidStateError(`URLFrontier cluster ${JSON.stringify(this.o.crawl)} runs with canonicalize ${recorded}; this node was given ${canon}`);
+        await this.joinCanonicalize(store);
         await this.redis.hset(this.peersKey, this.nodeId, this.o.advertise ?? advertise);
         this.host = new SlotHost({
           redis: this.redis,

@@ -37,11 +37,13 @@ async function node(
   store: string,
   extra: Record<string, unknown> = {},
   log: (level: string, logger: string, message: string) => void = () => {},
+  canonicalize = false,
 ): Promise<{ server: UrlFrontierServer; client: Client }> {
   const server = await startUrlFrontierServer({
     port: 0,
     fsync: false,
     log,
+    canonicalize,
     defaultDelayMs: 0,
     cluster: { redis: redis.url, crawl, store, slots: 8, heartbeatTtlMs: TTL, pollMs: 50, peerTimeoutMs: 2000, ...extra },
   });
@@ -329,6 +331,23 @@ describe('URLFrontier cluster: restart', () => {
     r.disconnect();
     expect([...(await allUrls(n.client))].sort()).toEqual([...urls].sort());
     expect(logs.filter((l) => l.includes('its settings were restored from') && l.includes('crawl.json'))).toHaveLength(1);
+  });
+
+  it("a node back after Redis lost its records is held to the cluster's canonicalize, kept in the store", async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store, {}, undefined, true);
+    await settled(a.client, 1);
+    const urls = ['https://V.example/a?utm_source=x', 'https://v.example/b'];
+    expect((await putUrls(a.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    for (const s of servers.splice(0)) await s.close();
+    const r = redis.client();
+    await r.flushall();
+    r.disconnect();
+    // Redis remembers nothing; the store does: the first node back may not change how URLs are keyed.
+    await expect(node(crawl, store)).rejects.toThrow(/canonicalize true; this node was given false/);
+    const b = await node(crawl, store, {}, undefined, true);
+    await settled(b.client, 1);
+    expect([...(await allUrls(b.client))].sort()).toEqual(['https://v.example/a', 'https://v.example/b']);
   });
 
   it('a slot whose checkpoint is damaged opens from the previous one and its journals: every URL is there, with a warning per slot', async () => {
