@@ -174,7 +174,15 @@ describe('kill -9 at random points, then resume', () => {
     expect(report.violations.duplicateFetch.length).toBeLessThanOrEqual([...refetch.values()].reduce((a, b) => a + b, 0));
 
     // Politeness held across the kills too (intervals are replayed from the journal).
-    expect(report.violations.hostInterval).toEqual([]);
+    // One exception, the Retry-After rule's below: a host whose robots.txt answer (and with it
+    // its Crawl-delay) died with a killed process is re-learning its rules — its robots.txt
+    // request and redirect hops are spaced by the crawler's own interval, as it cannot know more.
+    const robotsLostHosts = new Set(recoveries.flatMap((r) => r.robotsInFlight).map((u) => new URL(u).hostname));
+    const relearning = (v: { seq: number; host: string; gapMs?: number | undefined }): boolean =>
+      sim.log.find((e) => e.seq === v.seq)?.kind === 'robots' && robotsLostHosts.has(v.host) && (v.gapMs ?? 0) >= INTERVAL_MS - JUDGE_TOLERANCE_MS;
+    const hostEarly = report.violations.hostInterval.filter((v) => !relearning(v));
+    const hostContext = hostEarly.map((v) => sim.log.filter((e) => e.host === v.host && e.seq >= (v.prevSeq ?? v.seq) - 2 && e.seq <= v.seq).map((e) => [e.seq, e.kind, e.key, Math.round(e.arrivedAtMs)]));
+    expect(hostEarly, `hostInterval violations ${JSON.stringify(hostContext)}; kills at ${JSON.stringify(killTimes)}`).toEqual([]);
     expect(report.violations.ipInterval).toEqual([]);
     expect(report.violations.hostConcurrency).toEqual([]);
     expect(report.violations.disallowed).toEqual([]);
