@@ -470,10 +470,16 @@ export class ClusterNode {
 
   /**
    * Reads the checkpoint `rel` ('' = none: an empty slot) and builds the slot's state from it,
-   * at the record's epoch and the checkpoint's inbox cursor unless `at` says otherwise.
+   * at the record's epoch and the checkpoint's inbox cursor unless `at` says otherwise (`read`: the
+   * checkpoint as the caller already read it).
    */
-  private async openFrom(r: SlotRecord, rel: string, at?: { readonly epoch: number; readonly cursor: string }): Promise<OpenedSlot> {
-    let source = rel === '' ? undefined : await this.store.read(rel);
+  private async openFrom(
+    r: SlotRecord,
+    rel: string,
+    at?: { readonly epoch: number; readonly cursor: string },
+    read?: { meta: SlotCheckpointMeta; partition: Uint8Array },
+  ): Promise<OpenedSlot> {
+    let source = read ?? (rel === '' ? undefined : await this.store.read(rel));
     if (source !== undefined && at !== undefined) source = { ...source, meta: { ...source.meta, cursor: at.cursor } };
     const s = this.settings!;
     const opts: Partial<FrontierOptions> = {
@@ -554,18 +560,12 @@ export class ClusterNode {
     const epoch = Math.max(r.epoch, found[0]!.epoch) + 1;
     const skipped: { rel: string; error: Error }[] = [];
     for (const { rel } of found) {
-      let from: number | undefined;
-      try {
-        from = (await this.store.read(rel)).meta.crawlCreated;
-      } catch (err) {
-        if (!(err instanceof CorruptPartitionError)) throw err;
-        skipped.push({ rel, error: err });
-        continue;
-      }
-      if (from === undefined || from === created) continue;
       let opened: OpenedSlot;
       try {
-        opened = await this.openFrom(r, rel, { epoch, cursor: '0-0' });
+        const read = await this.store.read(rel);
+        const from = read.meta.crawlCreated;
+        if (from === undefined || from === created) continue;
+        opened = await this.openFrom(r, rel, { epoch, cursor: '0-0' }, read);
       } catch (err) {
         if (!(err instanceof CorruptPartitionError)) throw err;
         skipped.push({ rel, error: err });

@@ -93,15 +93,11 @@ export interface JoinedCrawl {
  */
 export async function joinCrawlRecord(redis: Redis, keys: ClusterKeys, given: Partial<CrawlSettings>, stored?: CrawlSettings, storedAt = 'the checkpoint store'): Promise<JoinedCrawl> {
   checkCrawlSettings(given);
-  let create: Record<string, unknown>;
-  if (stored !== undefined) create = { ...DEFAULTS, ...stored };
-  else {
-    create = { ...DEFAULTS };
-    for (const k of NAMES) if (given[k] !== undefined) create[k] = given[k];
-  }
+  const create: Record<string, unknown> = { ...DEFAULTS, ...stored };
+  if (stored === undefined) for (const k of NAMES) if (given[k] !== undefined) create[k] = given[k];
   const [text, created, createdAt] = (await redis.eval(CREATE, 1, keys.crawlRecord, stableJson(create))) as [string, number, string];
   const recorded = { ...DEFAULTS, ...(JSON.parse(text) as Partial<CrawlSettings>) } as CrawlSettings;
-  if (stored !== undefined && stableJson(recorded) !== stableJson({ ...DEFAULTS, ...stored })) {
+  if (stored !== undefined && stableJson(recorded) !== stableJson(create)) {
     throw new InvalidStateError(
       `crawl ${JSON.stringify(keys.crawl)}: Redis records the settings ${stableJson(recorded)}, but ${storedAt} records ${stableJson(stored)}; ` +
         'is --store this crawl\'s own checkpoint store? (a new crawl needs a new name or an empty store)',

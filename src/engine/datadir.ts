@@ -197,7 +197,8 @@ function procState(pid: number): string {
   } catch {
     return '';
   }
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  const end = stat.lastIndexOf(')');
+  return stat.slice(end + 2, end + 3);
 }
 
 /**

@@ -245,7 +245,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#options = o;
     this.#groupingGiven = merged.grouping !== undefined;
     // Sitemaps given as starting points count as seeds for the scope.
-    this.#scope = new Scope(o.scope, canonicalSeeds([...o.seeds, ...o.sitemaps], o.canonPolicy), o.include, o.exclude);
+    this.#scope = new Scope(o.scope, scopeSeedsOf(o), o.include, o.exclude);
     const freshness = o.freshness ?? (o.recrawl ? withFreshness(undefined, o.recrawlBudget) : undefined);
     // Sitemap lastmod hints wrap the scheduler in force (src/sitemap/hints.ts).
     this.#hints = freshness === undefined ? undefined : new SitemapHints(freshness, { keyOf: (url) => sitemapKey(this.#directory, url) });
@@ -792,7 +792,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
     if (scope === o.scope && same(include, o.include) && same(exclude, o.exclude)) return;
     this.#options = Object.freeze({ ...o, scope: scope as CrawlScope, include, exclude });
-    this.#scope.adopt(scope as CrawlScope, canonicalSeeds([...o.seeds, ...o.sitemaps], o.canonPolicy), include, exclude);
+    this.#scope.adopt(scope as CrawlScope, scopeSeedsOf(o), include, exclude);
   }
 
   /**
@@ -1599,6 +1599,11 @@ function isOk(status: number): boolean {
 }
 
 /** The canonical forms of the seeds that are http(s) URLs. */
+/** The canonical URLs this engine's own options widen the scope by: its seeds and the sitemaps given as starting points. */
+function scopeSeedsOf(o: Readonly<EngineOptions>): string[] {
+  return canonicalSeeds([...o.seeds, ...o.sitemaps], o.canonPolicy);
+}
+
 function canonicalSeeds(seeds: readonly string[], policy: EngineOptions['canonPolicy']): string[] {
   const out: string[] = [];
   for (const raw of seeds) {

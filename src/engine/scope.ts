@@ -68,10 +68,10 @@ function compile(option: string, patterns: readonly string[]): ((url: string) =>
 
 /** A crawl's scope over its seeds (see the module comment). */
 export class Scope {
-  #scope: CrawlScope;
+  #scope: CrawlScope = 'any';
   readonly #keys = new Set<string>();
-  #include: ((url: string) => boolean)[];
-  #exclude: ((url: string) => boolean)[];
+  #include: ((url: string) => boolean)[] = [];
+  #exclude: ((url: string) => boolean)[] = [];
   /**
    * Whether an origin is inside the seeds' keys, by origin: the key of a URL under every
    * grouping a scope uses is a function of its origin alone, and every link of every page is
@@ -86,10 +86,7 @@ export class Scope {
    * @throws InvalidArgumentError for a pattern that is not a glob
    */
   constructor(scope: CrawlScope, seeds: readonly string[], include: readonly string[] = [], exclude: readonly string[] = []) {
-    this.#scope = scope;
-    this.#include = compile('include', include);
-    this.#exclude = compile('exclude', exclude);
-    for (const s of seeds) this.addSeed(s);
+    this.adopt(scope, seeds, include, exclude);
   }
 
   /**
