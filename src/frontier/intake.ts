@@ -168,10 +168,7 @@ export function discover(s: FrontierState, d: Discovery, nowMs: number): boolean
   const h = hostFor(s, d.host, k, 0);
   creditInDegree(s, h, d);
   const existing = filter === undefined || filter.maybeContains(k, 0) ? s.index.get(k, 0) : undefined;
-  if (existing !== undefined) {
-    creditKnown(s, s.rowOf(existing), d.cash, k, 0);
-    return false;
-  }
+  if (existing !== undefined) return rediscover(s, s.rowOf(existing), d, k, 0, h, nowMs);
   const row = addDiscovered(s, d, k, 0, h, nowMs);
   s.index.insertBatch(k, Uint32Array.of(s.payloadOf(row)));
   return s.table.status[row] === UrlStatus.Scheduled;
@@ -239,7 +236,7 @@ function discoverValid(s: FrontierState, ds: readonly Discovery[], n: number, no
       else if (first[i] !== i) existing = rowAt[first[i]!]!;
     }
     if (existing !== -2) {
-      creditKnown(s, existing, d.cash, keys, i);
+      rediscover(s, existing, d, keys, i, h, nowMs);
       continue;
     }
     const row = addDiscovered(s, d, keys, i, h, nowMs);
@@ -286,7 +283,46 @@ function creditInDegree(s: FrontierState, h: HostRecord, d: Discovery): void {
   }
 }
 
-/** A rediscovery of known `row` (−1: on disk, key at index `i` of `keys`): only its cash. */
+/**
+ * A rediscovery of known `row` (−1: on disk, key at index `i` of `keys`): its cash, and the
+ * shorter path when the link is shallower than the row's depth. A row's depth is the fewest
+ * links from a seed seen so far, whatever order the crawl found them in: the depth it keeps
+ * is what its own out-links inherit, and a URL parked as Trapped only for being past the
+ * depth cap is admitted again (`readmit`) once a path within the cap reaches it. Without
+ * this the cap would cut a site by crawl order — a URL two links from the seed first reached
+ * through a longer chain stayed at the longer depth, and with it everything below it. A
+ * spilled row (only ever a never-fetched Scheduled one) keeps its depth: its record is on disk.
+ * Returns whether a parked URL became schedulable.
+ */
+function rediscover(s: FrontierState, row: number, d: Discovery, keys: KeyArray, i: number, h: HostRecord, nowMs: number): boolean {
+  creditKnown(s, row, d.cash, keys, i);
+  if (row < 0) return false;
+  const t = s.table;
+  const depth = Math.min(d.depth, 0xffff);
+  const was = t.depth[row]!;
+  if (!(depth < was)) return false;
+  t.depth[row] = depth;
+  if (t.status[row] !== UrlStatus.Trapped || !(h.depthCap > 0 && was > h.depthCap && depth <= h.depthCap)) return false;
+  return readmit(s, row, h, nowMs);
+}
+
+/**
+ * A row parked as Trapped by the depth cap alone (its admission stopped at the first check,
+ * so it spent none of the host's budget) and now within the cap: admission again, with the
+ * same budget and pattern rules a new URL meets. Queued when Scheduled.
+ */
+function readmit(s: FrontierState, row: number, h: HostRecord, nowMs: number): boolean {
+  const t = s.table;
+  const traps = s.opts.traps;
+  const passes = (h.flags & HostFlags.TrapSuspect) === 0 || traps === undefined || traps.passes(t.urlOf(row), h.name, nowMs);
+  if (admit(t.depth[row]!, h, passes) !== UrlStatus.Scheduled) return false;
+  t.status[row] = UrlStatus.Scheduled;
+  t.nextDue[row] = Math.max(t.nextDue[row]!, Math.floor(nowMs / HOUR_MS));
+  enqueue(s, row);
+  return true;
+}
+
+/** A rediscovery's cash for known `row` (−1: on disk, key at index `i` of `keys`). */
 function creditKnown(s: FrontierState, row: number, cash: number, keys: Uint32Array, i: number): void {
   if (!s.prio || !(cash > 0)) return;
   if (row >= 0) {

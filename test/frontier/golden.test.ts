@@ -19,6 +19,13 @@
 // fetches began to narrow in proportion far above the floor, and host records gained RTTVAR
 // and the rise score (.meguri format minor 3). The outcomes here carry a 30–529 ms latency
 // sawtooth, so hosts do see rises; every dispatch count is unchanged.
+// And when a row's depth became the shortest path seen so far (a rediscovery along a shorter
+// path lowers it, and a URL Trapped only by the depth cap is admitted again within it): every
+// checkpoint moves (the depth column); discover (depth cap 4) keeps its log, and seedBatch,
+// freshness, freshnessNoLead and robots — no prioritizer, so a new link's weight is
+// 1 / (depth + 1) — move their logs, as links of a page whose depth fell rank higher. Every
+// dispatch count is unchanged; with only the Trapped re-admission (depths of other rows kept)
+// only discover's bytes moved.
 import { describe, expect, it } from 'vitest';
 import {
   type Discovery,
@@ -315,9 +322,9 @@ describe('frontier goldens: dispatch sequences, checkpoint bytes and queries', (
 
 // Regenerate (only after explaining the change): GOLDEN_PRINT=1 npx vitest run test/frontier/golden.test.ts
 const GOLDEN: Record<string, Run> = {
-  seedBatch: { log: '22bebf58d9ab8178', count: 440, mid: 'f2e237b616fdebd7', end: '4ff31c60c24ae85d', recovered: 'd5c37b3111906dc5', queries: 'df7ec458b772edd9' },
-  discover: { log: '77706699c36fd19d', count: 72, mid: 'f5e76d90acefa505', end: '8de5a26f4e668429', recovered: '11e9a882d8578a6d', queries: 'c7ffbd2d7273aee7' },
-  router: { log: '19025737db190605', count: 440, mid: 'e2c91c373e9eee42', end: '4a25c97f143af89b', recovered: '6a9cfdf9de13bf06', queries: '7032ef7d7695204c' },
+  seedBatch: { log: 'd540a31202ea41fc', count: 440, mid: 'aff63e497bea6787', end: '22e830e0f9f1e094', recovered: '25870e36424e3212', queries: 'f09e4d70b79f4267' },
+  discover: { log: '77706699c36fd19d', count: 72, mid: '297b55a2423072fb', end: '6e83824fbe4e40d0', recovered: '4563a9583f7c758b', queries: 'c7ffbd2d7273aee7' },
+  router: { log: '19025737db190605', count: 440, mid: '2fd6feb89c6a1c0c', end: '87f88efad3b9363d', recovered: 'deff17fb69180fb5', queries: '7032ef7d7695204c' },
   // Re-pinned with the posterior change-rate estimator, stretched re-probes and per-host water levels (issue 21);
   // again for the estimator's interval statistics (format minor 4: two more freshness columns in the checkpoint
   // bytes) with paired re-probes near the line, and funded rates no longer floored at the re-probe rate (a slow
@@ -333,8 +340,8 @@ const GOLDEN: Record<string, Run> = {
   // Then for the learned hazard (freshness state version 4: the hazard and its evidence after the per-host
   // arrays): mid, end and recovered bytes move; the log is unchanged (in these 440 dispatches neither the learned
   // hazard nor re-probes priced at a saturated host's own level moved a due hour).
-  freshness: { log: '190172e6529e2abb', count: 440, mid: 'c9d73cded43befdf', end: 'fc3972c568bb76a1', recovered: '68fa2caf5863e21b', queries: '726fdacf81a34dff' },
-  freshnessNoLead: { log: 'e2ad42fb125f22aa', count: 440, mid: '6933120c82fb06c3', end: '8575471529155fac', recovered: '22c86ac8c491809e', queries: 'aa19210fd862c6be' },
-  robots: { log: '11cbde8a2f4d7613', count: 440, mid: '30f3e417398a769', end: 'bfd3d1f451f05fe1', recovered: 'de2967b3381c1c4e', queries: '7df9e029373fc3bd' },
+  freshness: { log: 'd9059e90f62d705c', count: 440, mid: '7733005672bfb9e1', end: 'f3bbf91f2dda07fa', recovered: '84e120d96f3dfdd', queries: '7133b7f3f36794cf' },
+  freshnessNoLead: { log: '87744a23c3535441', count: 440, mid: '637de48189764b4b', end: 'e7889d42dae6b01f', recovered: '9162244e06406ee', queries: '2db8424d50a48e4c' },
+  robots: { log: 'a03afa809f79e290', count: 440, mid: '35a33a655ee7345a', end: '4710caea7fd955f4', recovered: '3db5476bf188b742', queries: 'a0172c47771e436e' },
 };
-const GOLDEN_MISC = { log: '51884b85a570f9a4', count: 49, bytes: '3d40c238f3b7530e' };
+const GOLDEN_MISC = { log: '51884b85a570f9a4', count: 49, bytes: '2c825fb8cf01b8a8' };
