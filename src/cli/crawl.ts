@@ -35,7 +35,7 @@ import { DataDir, singleProcessFiles } from '../engine/datadir.js';
 import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
-import { type FrontierStats, MIN_MEMORY_BUDGET } from '../frontier/index.js';
+import { type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
@@ -71,7 +71,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
-    { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow, seeds are 0; 0 = unlimited (default 32)' },
+    { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
@@ -147,6 +147,8 @@ export interface CrawlResult {
   readonly urlsAfter: number;
   /** Frontier stats at the end of the run. */
   readonly stats: FrontierStats | undefined;
+  /** The admission limits the run used (for the summary's trapped line). */
+  readonly limits: { readonly maxDepth: number; readonly maxUrlsPerHost: number };
   readonly hosts: readonly HostStatus[];
   readonly elapsedMs: number;
 }
@@ -237,6 +239,9 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     if (r.resumed && json === undefined) {
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);
     }
+    if (r.released !== undefined && json === undefined) {
+      view.note(`${int(r.released)} URLs parked by the old --max-depth / --max-urls-per-host are queued under the new limits`);
+    }
   });
   let writtenUnjournaled: string | undefined;
   const holdAfter = testHoldAfter(io);
@@ -317,6 +322,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       urlsBefore: Math.max(0, urlsBefore),
       urlsAfter: engine.frontier?.len() ?? 0,
       stats,
+      limits: { maxDepth: engine.options.maxDepth, maxUrlsPerHost: engine.options.maxUrlsPerHost },
       hosts: hostsCache,
       elapsedMs: Date.now() - started,
     };
@@ -705,6 +711,21 @@ export function countsLine(c: CrawlCounts): string {
   return parts.join(' · ');
 }
 
+/**
+ * The end summary's line on URLs the trap defence parked (none: ''), each rule with the flag
+ * that sets it — a crawl that ends with most of its URLs past --max-depth should say so.
+ */
+export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; readonly maxUrlsPerHost: number }): string {
+  const total = by.depth + by.budget + by.pattern;
+  if (total === 0) return '';
+  const parts: string[] = [];
+  if (by.depth > 0) parts.push(`${int(by.depth)} past --max-depth ${limits.maxDepth}`);
+  if (by.budget > 0) parts.push(`${int(by.budget)} over --max-urls-per-host ${limits.maxUrlsPerHost}`);
+  if (by.pattern > 0) parts.push(`${int(by.pattern)} on hosts that look like crawler traps (calendars, facets, session ids)`);
+  const raise = [by.depth > 0 ? '--max-depth' : '', by.budget > 0 ? '--max-urls-per-host' : ''].filter(Boolean).join(' or ');
+  return `  trapped   ${int(total)} URLs not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
+}
+
 /** Why nothing was fetched, with the flag that would change it. */
 function nothingFetched(s: CrawlSummary): string {
   const c = s.counts;
@@ -749,6 +770,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       failing === '' ? '' : `  failing   ${failing}`,
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
       s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s)}` : '',
+      result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
       s.reason === 'maxPages' && !result.interrupted

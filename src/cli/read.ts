@@ -18,7 +18,7 @@ import { CLUSTER_READ_FLAGS, type SlotFile, clusterSlotFiles } from './cluster-r
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
-import { Frontier, type FrontierOptions, type FrontierStats } from '../frontier/index.js';
+import { Frontier, type FrontierOptions, type FrontierStats, type TrappedBy } from '../frontier/index.js';
 import type { SpillMeta } from '../frontier/spill.js';
 import { UrlTable } from '../frontier/table.js';
 import { JOURNAL_MAGIC, parseJournal } from '../journal/index.js';
@@ -258,6 +258,17 @@ function json(out: TextOut, v: unknown): void {
   out.write(`${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString(16).padStart(16, '0') : x))}\n`);
 }
 
+/** The stats line on Trapped URLs by the rule that parks them (none: no line). */
+function trappedText(by: TrappedBy, hint: boolean): string[] {
+  const parts = [
+    by.depth > 0 ? `${int(by.depth)} past the depth cap` : '',
+    by.budget > 0 ? `${int(by.budget)} over their host's URL budget` : '',
+    by.pattern > 0 ? `${int(by.pattern)} matching trap patterns` : '',
+  ].filter(Boolean);
+  if (parts.length === 0) return [];
+  return [`  trapped     ${parts.join(' · ')}${hint ? ' (a resume with a higher --max-depth / --max-urls-per-host queues them)' : ''}`];
+}
+
 /** `meguri stats DIR`. */
 export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): Promise<number> {
   const slots = await clusterSlotFiles(args);
@@ -286,6 +297,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
   const lines = [
     `${file}  (written ${new Date(written).toISOString().slice(0, 19)}Z${engine ? `, checkpoint generation ${engine.generation}` : ''})`,
     `  urls        ${int(st.urls)}${statuses ? `  (${statuses})` : ''}`,
+    ...trappedText(st.trappedBy, true),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,
@@ -620,7 +632,12 @@ function clusterStats(slots: readonly SlotFile[], args: ParsedArgs, io: CliIo, n
   const sum = (k: 'urls' | 'hosts' | 'activeHosts' | 'inFlight' | 'pending' | 'deferred' | 'due' | 'seenKeys' | 'memoryBytes'): number => per.reduce((t, s) => t + s[k], 0);
   const byStatus: Record<string, number> = {};
   for (const s of per) for (const [k, n] of Object.entries(s.byStatus)) byStatus[k] = (byStatus[k] ?? 0) + n;
-  const total = { slots: per.length, urls: sum('urls'), hosts: sum('hosts'), activeHosts: sum('activeHosts'), pending: sum('pending'), deferred: sum('deferred'), due: sum('due'), seenKeys: sum('seenKeys'), memoryBytes: sum('memoryBytes'), byStatus };
+  const trappedBy: TrappedBy = {
+    depth: per.reduce((t, s) => t + s.trappedBy.depth, 0),
+    budget: per.reduce((t, s) => t + s.trappedBy.budget, 0),
+    pattern: per.reduce((t, s) => t + s.trappedBy.pattern, 0),
+  };
+  const total = { slots: per.length, urls: sum('urls'), hosts: sum('hosts'), activeHosts: sum('activeHosts'), pending: sum('pending'), deferred: sum('deferred'), due: sum('due'), seenKeys: sum('seenKeys'), memoryBytes: sum('memoryBytes'), byStatus, trappedBy };
   if (args.flag('json')) {
     json(io.stdout, { total, slots: per });
     return EXIT.ok;
@@ -634,6 +651,7 @@ function clusterStats(slots: readonly SlotFile[], args: ParsedArgs, io: CliIo, n
   const lines = [
     `cluster crawl ${args.text('crawl')}: ${per.length} slots with an accepted checkpoint`,
     `  urls        ${int(total.urls)}${statuses ? `  (${statuses})` : ''}`,
+    ...trappedText(trappedBy, false),
     `  hosts       ${int(total.hosts)} (${int(total.activeHosts)} holding a back queue)`,
     `  queue       ${int(total.pending)} waiting for a fetch, ${int(total.deferred)} deferred to their hour, ${int(total.due)} due now`,
     `  memory      ${bytes(total.memoryBytes)} when loaded`,

@@ -931,12 +931,27 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * A resume under a different `maxDepth` or `maxUrlsPerHost`: every host takes the new limits
+   * (a restored host keeps the ones it was admitted under), and URLs a widened limit parked as
+   * Trapped are queued (`RecoveryInfo.released`). The depth cap is set on every resume (the
+   * option is the cap, whatever the checkpoint's hosts say); the URL budget only when it
+   * changed, since a host's budget may have been raised by its in-degree since.
+   */
+  #widenAdmission(): void {
+    const o = this.options;
+    const budgetChanged = this.#changes.some((c) => c.name === 'maxUrlsPerHost');
+    const released = this.#frontier!.setAdmission({ depthCap: o.maxDepth, ...(budgetChanged ? { urlBudget: o.maxUrlsPerHost } : {}) }, this.#clock());
+    if (released > 0) this.#recovery = { ...this.#recovery, released };
+  }
+
+  /**
    * A resume asks again of every URL a setting refused: those the scope now takes are queued
    * (a refused address or a name that did not exist is asked again at dispatch, costing no
    * request if it still holds). URLs robots.txt disallowed are queued again when the agent or
    * the robots setting changed.
    */
   #reconsider(): void {
+    this.#widenAdmission();
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
     this.#frontier!.reconsider((url, status) => {
       if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;

@@ -60,6 +60,11 @@ export interface RecoveryInfo {
    * `generation` above is then the previous checkpoint's.
    */
   readonly checkpointFallback?: CheckpointFallbackInfo | undefined;
+  /**
+   * URLs the trap defence had parked (Trapped) that this run's wider `maxDepth` or
+   * `maxUrlsPerHost` queued again; absent when none.
+   */
+  readonly released?: number | undefined;
 }
 
 /** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */

@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type SeedSpec, discover, reconsider, refuse, seed, seedBatch } from './intake.js';
+import { type AdmissionLimits, type SeedSpec, discover, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -57,7 +57,8 @@ import { FrontierState, checkHours, checkMs } from './state.js';
 
 export type { SeedSpec } from './intake.js';
 export type { SpillStats } from './spill.js';
-export type { DueUrl, FrontierStats, HostSchedState, HostSignal, HostSnapshot, UrlSignal } from './queries.js';
+export type { DueUrl, FrontierStats, HostSchedState, HostSignal, HostSnapshot, TrappedBy, UrlSignal } from './queries.js';
+export type { AdmissionLimits } from './intake.js';
 
 /** Seeds a budgeted frontier takes between two sheds. */
 const SHED_CHUNK = 8192;
@@ -151,6 +152,19 @@ export class Frontier {
    */
   reconsider(accept: (url: string, status: UrlStatus) => boolean): number {
     return reconsider(this.#s, accept);
+  }
+
+  /**
+   * Sets the admission limits of every host — the depth cap and the URL budget the frontier
+   * was built with apply only to hosts it meets after that, and a restored host keeps the ones
+   * it was admitted under — for a resume whose settings changed. A limit widened releases the
+   * URLs it parked: each Trapped row of such a host goes through admission again (depth cap,
+   * budget, trap patterns, in that order) and is queued when admitted. A limit narrowed
+   * applies to URLs found from now on; URLs already admitted stay queued. O(hosts), plus
+   * O(rows) when a limit widened. Returns how many URLs were queued.
+   */
+  setAdmission(limits: AdmissionLimits, nowMs: number): number {
+    return this.#shed(setAdmission(this.#s, limits, nowMs));
   }
 
   // ─────────────────────────── scheduling ───────────────────────────

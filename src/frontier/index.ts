@@ -27,8 +27,10 @@ export {
   type HostSchedState,
   type HostSnapshot,
   type HostSignal,
+  type AdmissionLimits,
   type SeedSpec,
   type SpillStats,
+  type TrappedBy,
   type UrlSignal,
 } from './frontier.js';
 export {

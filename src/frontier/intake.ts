@@ -382,18 +382,55 @@ export function hostFor(s: FrontierState, name: string, keys: KeyArray, i: numbe
   if (id !== undefined) return s.hosts[id]!;
   const h = new HostRecord(s.hosts.length, keys[i * 4]!, keys[i * 4 + 1]!, name, s.politeness.defaultIntervalMs, s.hostTimes);
   h.intervalMs = hostInterval(s.politeness, h.intervalMs, 0);
-  h.urlBudget = s.opts.urlBudget;
-  h.depthCap = s.opts.depthCap;
   const parked = s.dir.takeScore(name);
   if (parked !== undefined) h.hostScore = parked;
   s.dir.add(h);
   registerHost(s, h);
   s.prio?.ensureHost(h.id);
-  if (s.prio) {
-    const budget = s.prio.hostBudget(h.id);
-    if (budget > h.urlBudget) h.urlBudget = budget;
-  }
+  h.depthCap = s.opts.depthCap;
+  h.urlBudget = hostUrlBudget(s, h, s.opts.urlBudget);
   return h;
+}
+
+/** A host's URL budget under the crawl's `urlBudget`: raised by the prioritizer's in-degree budget. */
+function hostUrlBudget(s: FrontierState, h: HostRecord, urlBudget: number): number {
+  const budget = s.prio ? s.prio.hostBudget(h.id) : 0;
+  return budget > urlBudget ? budget : urlBudget;
+}
+
+/** The limits `setAdmission` takes (see there). */
+export interface AdmissionLimits {
+  readonly depthCap?: number;
+  readonly urlBudget?: number;
+}
+
+/** `Frontier.setAdmission` (see there). */
+export function setAdmission(s: FrontierState, limits: AdmissionLimits, nowMs: number): number {
+  const check = (name: string, v: number | undefined): void => {
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new InvalidArgumentError(`setAdmission: expected ${name} as an integer >= 0 (0 = unlimited), received ${String(v)}`);
+  };
+  check('depthCap', limits.depthCap);
+  check('urlBudget', limits.urlBudget);
+  checkMs('setAdmission nowMs', nowMs);
+  const loosened = new Uint8Array(s.hosts.length);
+  let any = false;
+  for (const h of s.hosts) {
+    const cap = limits.depthCap ?? h.depthCap;
+    const budget = limits.urlBudget === undefined ? h.urlBudget : hostUrlBudget(s, h, limits.urlBudget);
+    const wider = (a: number, b: number): boolean => a !== b && (a === 0 || (b !== 0 && a > b));
+    if (wider(cap, h.depthCap) || wider(budget, h.urlBudget)) loosened[h.id] = 1;
+    any ||= loosened[h.id] === 1;
+    h.depthCap = cap;
+    h.urlBudget = budget;
+  }
+  if (!any) return 0;
+  const t = s.table;
+  let n = 0;
+  for (let row = 0; row < t.rows; row++) {
+    if (t.status[row] !== UrlStatus.Trapped || loosened[t.host[row]!] !== 1) continue;
+    if (readmit(s, row, s.hosts[t.host[row]!]!, nowMs)) n++;
+  }
+  return n;
 }
 
 /** `Frontier.refuse` (see there). */

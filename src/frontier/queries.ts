@@ -8,8 +8,9 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { type KeyArray, keyFromHex, keyToHex } from '../core/keys.js';
 import { u64Lanes } from '../core/lanes.js';
-import { URL_STATUS_NAMES, UrlStatus } from '../model/index.js';
+import { HostFlags, URL_STATUS_NAMES, UrlStatus } from '../model/index.js';
 import { hostGainedWork, reprioritize } from './banks.js';
+import type { HostRecord } from './hosts.js';
 import { keyOf } from './deps.js';
 import type { FrontierState } from './state.js';
 import { checkHours } from './state.js';
@@ -41,6 +42,12 @@ export interface FrontierStats {
   /** URLs that want a fetch and whose next-due hour has come. */
   readonly due: number;
   readonly byStatus: Readonly<Record<string, number>>;
+  /**
+   * The Trapped URLs by the admission rule that parks them now (src/dedup/admit.ts), read from
+   * the row's depth and its host record: past the host's depth cap; else matched the trap
+   * patterns of a suspect host whose budget is not spent; else the host's URL budget.
+   */
+  readonly trappedBy: TrappedBy;
   /** Keys in the exact seen index. */
   readonly seenKeys: number;
   /** Bits per URL of the seen index (the exact index until a filter fronts it). */
@@ -49,6 +56,16 @@ export interface FrontierStats {
   readonly nextDueHours: number;
   /** Bytes of typed arrays, arena, index and wasm-side structures owned by the frontier. */
   readonly memoryBytes: number;
+}
+
+/** Trapped URLs by the rule that parks them (`FrontierStats.trappedBy`). */
+export interface TrappedBy {
+  /** Past the depth cap (`depthCap`, the engine's `maxDepth`). */
+  readonly depth: number;
+  /** Over the host's URL budget (`urlBudget`, the engine's `maxUrlsPerHost`). */
+  readonly budget: number;
+  /** New URLs of a trap-suspect host that failed the pattern heuristics. */
+  readonly pattern: number;
 }
 
 /** Where a host is in the scheduler, as `hostSnapshots` names it. */
@@ -180,12 +197,14 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
   checkHours('stats nowHours', nowHours);
   const t = s.table;
   const counts = new Array<number>(URL_STATUS_NAMES.length).fill(0);
+  const trapped = [0, 0, 0];
   let due = 0;
   let nextDue = 0;
   for (let r = 0; r < t.rows; r++) {
     const st = t.status[r]!;
     if (st === VACANT) continue;
     counts[st]!++;
+    if (st === UrlStatus.Trapped) trapped[trapRule(s.hosts[t.host[r]!]!, t.depth[r]!)]!++;
     if (!wantsFetch(st)) continue;
     const d = t.nextDue[r]!;
     if (d <= nowHours) due++;
@@ -209,6 +228,7 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
     deferred: s.wheel?.len ?? 0,
     due,
     byStatus,
+    trappedBy: { depth: trapped[0]!, budget: trapped[1]!, pattern: trapped[2]! },
     seenKeys,
     seenBitsPerUrl: seenKeys === 0 ? 0 : (s.index.memoryBytes * 8) / seenKeys,
     nextDueHours: nextDue,
@@ -340,4 +360,15 @@ export function importUrlSignal(s: FrontierState, signal: UrlSignal): boolean {
   s.prio.setRank(row, signal.rank);
   reprioritize(s, row);
   return true;
+}
+
+/**
+ * Which admission rule parks a Trapped row of host `h` at `depth` now: 0 depth cap, 1 URL
+ * budget, 2 trap patterns — the order `admit` checks them in (keep in sync with
+ * src/dedup/admit.ts). A budget raised since the row was parked still counts as the budget.
+ */
+function trapRule(h: HostRecord, depth: number): 0 | 1 | 2 {
+  if (h.depthCap > 0 && depth > h.depthCap) return 0;
+  const spent = h.urlBudget > 0 && h.admitted >= h.urlBudget;
+  return !spent && (h.flags & HostFlags.TrapSuspect) !== 0 ? 2 : 1;
 }

@@ -91,7 +91,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
       logger.warn({ event: 'checkpoint-fallback', generation: fb.generation, records: fb.records, savedAs: fb.savedAs ?? null, error: fb.reason }, 'checkpoint damaged: resumed the previous one and replayed its journals');
     }
     if (r.resumed) {
-      logger.info({ event: 'resume', generation: r.generation, replayedOutcomes: r.replayedOutcomes, refetch: r.refetch.length, tornBytes: r.tornBytes }, 'crawl resumed');
+      logger.info({ event: 'resume', generation: r.generation, replayedOutcomes: r.replayedOutcomes, refetch: r.refetch.length, tornBytes: r.tornBytes, released: r.released ?? 0 }, 'crawl resumed');
     } else logger.info({ event: 'start', seeds: engine.options.seeds.length, dataDir: engine.options.dataDir ?? null }, 'crawl started');
     for (const c of early ?? []) logger.info(c, 'checkpoint written');
     early = undefined;

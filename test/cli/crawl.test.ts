@@ -9,11 +9,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { partitionSections } from '../../src/format/index.js';
 import type { PolitenessReport, SimRequest, SimWeb } from '../../src/index.js';
 import { answered, forkSim, notFetchedOnce, JUDGE_TOLERANCE_MS, type RemoteSim, violationCounts } from '../engine/helpers.js';
-import { AGENT, type CliRun, STACK_LINE, bufferIo, runCli, startCli } from './helpers.js';
+import { AGENT, type CliRun, STACK_LINE, inProcess, runCli, startCli } from './helpers.js';
 import { readStrict } from '../warc/strict-reader.js';
 import { readRecordAt, readWarc } from './warc-read.js';
 
@@ -43,12 +42,6 @@ async function waitFor(what: string, pred: () => boolean, timeoutMs = 60_000): P
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-async function inProcess(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = bufferIo();
-  const code = await main(argv, io);
-  return { code, out: io.out(), err: io.err() };
 }
 
 describe('meguri crawl against a simulated web', () => {

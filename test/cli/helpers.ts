@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { CliIo } from '../../src/cli/main.js';
+import { type CliIo, main } from '../../src/cli/main.js';
 
 export const AGENT = 'meguri/1.0 (+https://example.test/bot)';
 
@@ -25,6 +25,13 @@ export function bufferIo(tty = false): CliIo & { out(): string; err(): string } 
     out: () => out,
     err: () => err,
   };
+}
+
+/** Runs `meguri <argv>` in this process with a buffered `CliIo`: its exit code and what it printed. */
+export async function inProcess(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = bufferIo();
+  const code = await main(argv, io);
+  return { code, out: io.out(), err: io.err() };
 }
 
 /** The end of a child run. */

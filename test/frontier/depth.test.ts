@@ -142,3 +142,49 @@ describe('depth cap over any crawl order (fast-check)', () => {
     });
   }
 });
+
+describe('setAdmission: limits changed on a resume', () => {
+  it('a wider depth cap queues the URLs the old one parked, after a checkpoint round trip', () => {
+    const f = new Frontier(1, 0, { depthCap: 2 });
+    for (let d = 0; d <= 5; d++) f.discover(at(`https://a.example/d${d}`, d), 0);
+    expect(f.stats(0).trappedBy).toEqual({ depth: 3, budget: 0, pattern: 0 });
+    // The checkpoint's hosts keep cap 2 whatever the options of the restoring frontier say.
+    const g = Frontier.recover(f.checkpoint(), { depthCap: 4 });
+    expect(g.stats(0).byStatus.Trapped).toBe(3);
+    expect(g.setAdmission({ depthCap: 4 }, HOUR)).toBe(2);
+    expect(g.stats(0).trappedBy).toEqual({ depth: 1, budget: 0, pattern: 0 });
+    // A new host meets the options; the same call again changes nothing.
+    expect(g.setAdmission({ depthCap: 4 }, HOUR)).toBe(0);
+    expect(g.setAdmission({ depthCap: 0 }, HOUR)).toBe(1); // 0 = unlimited
+    expect(g.drain(HOUR, (r): Outcome => ({ row: r.row, url: r.url, status: 200 })).length).toBe(6);
+  });
+
+  it('a narrower cap applies to URLs found from then on; URLs already queued stay queued', () => {
+    const f = new Frontier(1, 0, { depthCap: 5 });
+    f.discover(at('https://a.example/4', 4), 0);
+    expect(f.setAdmission({ depthCap: 2 }, 0)).toBe(0);
+    f.discover(at('https://a.example/3', 3), 0);
+    expect(byStatus(f)).toEqual({ Scheduled: 1, Trapped: 1 });
+    expect(f.stats(0).trappedBy.depth).toBe(1);
+  });
+
+  it('a wider URL budget queues URLs up to it, in the order of their rows; patterns still hold', () => {
+    const traps: TrapSeam = { observe: (url) => url.includes('/cal/'), passes: (url) => !url.endsWith('odd') };
+    const f = new Frontier(1, 0, { urlBudget: 2, traps });
+    for (let i = 0; i < 6; i++) f.discover(at(`https://a.example/${i}`, 1), 0);
+    f.discover(at('https://b.example/cal/odd', 1), 0); // flags b.example; fails the patterns
+    f.discover(at('https://b.example/cal/even', 1), 0);
+    expect(f.stats(0).trappedBy).toEqual({ depth: 0, budget: 4, pattern: 1 });
+    expect(f.setAdmission({ urlBudget: 4 }, 0)).toBe(2);
+    expect(f.stats(0).trappedBy).toEqual({ depth: 0, budget: 2, pattern: 1 });
+    expect(f.setAdmission({ urlBudget: 0 }, 0)).toBe(2);
+    expect(f.stats(0).trappedBy).toEqual({ depth: 0, budget: 0, pattern: 1 });
+  });
+
+  it('refuses a limit that is not an integer >= 0, naming it', () => {
+    const f = new Frontier(1, 0, {});
+    expect(() => f.setAdmission({ depthCap: -1 }, 0)).toThrow(/depthCap/);
+    expect(() => f.setAdmission({ urlBudget: 1.5 }, 0)).toThrow(/urlBudget/);
+    expect(() => f.setAdmission({ depthCap: Number.NaN }, 0)).toThrow(/depthCap/);
+  });
+});

@@ -1,0 +1,91 @@
+// The trap defence's limits as a user meets them in the CLI: the end summary and `meguri stats`
+// say how many URLs --max-depth / --max-urls-per-host parked, and a resume with a higher limit
+// queues them (before, the checkpoint's hosts kept the old cap: a resume with --max-depth
+// raised from 8 to 12 fetched nothing of 3,048 parked URLs).
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trappedLine } from '../../src/cli/crawl.js';
+import { AGENT, inProcess } from './helpers.js';
+
+describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised on resume', () => {
+  // A chain of 10 pages on one host (/p0 → /p1 → … → /p9) and a list page with 6 leaves on another.
+  let server: Server;
+  let base = '';
+  let dir = '';
+  const fetched = (data: string): string[] =>
+    readFileSync(join(data, 'pages.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { url: string }).url.replace(base, ''))
+      .sort();
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const url = req.url ?? '/';
+      if (url === '/robots.txt') return void res.writeHead(404).end();
+      const n = Number(/^\/p(\d+)$/.exec(url)?.[1] ?? -1);
+      const links = url === '/list' ? [0, 1, 2, 3, 4, 5].map((i) => `/leaf${i}`) : n >= 0 && n < 9 ? [`/p${n + 1}`] : [];
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><body><p>${url}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}</body></html>`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    dir = mkdtempSync(join(tmpdir(), 'meguri-limits-'));
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+
+  it('--max-depth: the summary and stats name the parked URLs; a resume with a higher cap fetches them', async () => {
+    const data = join(dir, 'depth');
+    const first = await inProcess(['crawl', `${base}/p0`, '--data', data, '--max-depth', '3', ...flags]);
+    expect(first.code).toBe(0);
+    expect(fetched(data)).toEqual(['/p0', '/p1', '/p2', '/p3']);
+    expect(first.out).toContain('trapped   1 URLs not fetched: 1 past --max-depth 3 (to follow them, raise --max-depth and resume; 0 = unlimited)');
+    const stats = await inProcess(['stats', data]);
+    expect(stats.out).toMatch(/trapped {5}1 past the depth cap \(a resume with a higher/);
+
+    const second = await inProcess(['crawl', '--data', data, '--max-depth', '6', ...flags]);
+    expect(second.code).toBe(0);
+    expect(second.err).toContain('1 URLs parked by the old --max-depth / --max-urls-per-host are queued under the new limits');
+    expect(fetched(data)).toEqual(['/p0', '/p1', '/p2', '/p3', '/p4', '/p5', '/p6']);
+    expect(second.out).toContain('trapped   1 URLs not fetched: 1 past --max-depth 6');
+
+    // Resumed with no flag: the saved cap (6) holds; 0 lifts it.
+    expect((await inProcess(['crawl', '--data', data, ...flags])).out).toContain('0 fetched this run');
+    const third = await inProcess(['crawl', '--data', data, '--max-depth', '0', ...flags]);
+    expect(fetched(data)).toHaveLength(10);
+    expect(third.out).not.toContain('trapped');
+  });
+
+  it('--max-urls-per-host: the same for the budget, each page fetched once', async () => {
+    const data = join(dir, 'budget');
+    const first = await inProcess(['crawl', `${base}/list`, '--data', data, '--max-urls-per-host', '4', ...flags]);
+    expect(first.code).toBe(0);
+    expect(fetched(data)).toHaveLength(4); // the list page and 3 leaves
+    expect(first.out).toContain('trapped   3 URLs not fetched: 3 over --max-urls-per-host 4');
+    const second = await inProcess(['crawl', '--data', data, '--max-urls-per-host', '100', ...flags]);
+    expect(second.err).toContain('3 URLs parked');
+    const all = fetched(data);
+    expect(all).toHaveLength(7);
+    expect(new Set(all).size).toBe(7);
+  });
+});
+
+describe('trappedLine', () => {
+  const limits = { maxDepth: 5, maxUrlsPerHost: 100 };
+  it('is empty when nothing is trapped and names each rule with its flag otherwise', () => {
+    expect(trappedLine({ depth: 0, budget: 0, pattern: 0 }, limits)).toBe('');
+    expect(trappedLine({ depth: 0, budget: 0, pattern: 2 }, limits)).toBe('  trapped   2 URLs not fetched: 2 on hosts that look like crawler traps (calendars, facets, session ids)');
+    expect(trappedLine({ depth: 1200, budget: 3, pattern: 0 }, limits)).toBe(
+      '  trapped   1,203 URLs not fetched: 1,200 past --max-depth 5 · 3 over --max-urls-per-host 100 (to follow them, raise --max-depth or --max-urls-per-host and resume; 0 = unlimited)',
+    );
+  });
+});
