@@ -5,8 +5,8 @@
  * the heuristics (`TrapDetector.passes`). Zero budget or zero depth cap means unlimited.
  *
  * Trapped is a parked state, not a drop: the caller keeps the row, so the URL still dedups
- * its rediscoveries, and it can be released to Scheduled if the budget is raised or the
- * flag cleared. The trap-suspect flag is sticky and lives in the host record, so it survives
+ * its rediscoveries, and the frontier sends it through admission again when a shorter path
+ * brings it within the depth cap or a resume widens the limits (src/frontier/intake.ts). The trap-suspect flag is sticky and lives in the host record, so it survives
  * a checkpoint.
  */
 import { InvalidArgumentError } from '../errors/index.js';
@@ -28,7 +28,8 @@ export interface AdmitHost {
  * Decides a new discovery at link `depth` on `host`: Trapped when the depth passes the cap,
  * the budget is spent, or the host is a trap suspect and the URL fails the pattern
  * heuristics; otherwise Scheduled, and `host.admitted` is incremented. Call it once per new
- * URL (after the seen-set said "new"), never for rediscoveries.
+ * URL (after the seen-set said "new"), and again only for a URL it trapped (which spent no
+ * budget), never for an admitted one.
  */
 export function admit(
   depth: number,

@@ -7,7 +7,10 @@
  * it lets a sure miss skip the look-up. Intake is idempotent: a known key never makes a second
  * row (a rediscovery only credits the known row's cash). A new discovery passes admission
  * (the host's URL budget and depth cap, and the trap seam for suspect hosts) and is queued, or
- * kept as Trapped so a rediscovery stays a no-op. Seeds are never asked about traps.
+ * kept as Trapped so a rediscovery costs no row. A rediscovery along a shorter path lowers the
+ * row's depth, and admits it again if only the depth cap held it (`rediscover`); a resume
+ * under wider limits sends Trapped rows through admission again (`setAdmission`). Seeds are
+ * never asked about traps.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import type { KeyArray } from '../core/keys.js';
@@ -307,9 +310,9 @@ function rediscover(s: FrontierState, row: number, d: Discovery, keys: KeyArray,
 }
 
 /**
- * A row parked as Trapped by the depth cap alone (its admission stopped at the first check,
- * so it spent none of the host's budget) and now within the cap: admission again, with the
- * same budget and pattern rules a new URL meets. Queued when Scheduled.
+ * A Trapped row through admission again, under the rules a new URL meets (depth cap, budget,
+ * patterns); its first admission spent none of the host's budget, so an admitted one spends
+ * it now. Queued when Scheduled; returns whether it was.
  */
 function readmit(s: FrontierState, row: number, h: HostRecord, nowMs: number): boolean {
   const t = s.table;
@@ -404,6 +407,11 @@ export interface AdmissionLimits {
   readonly urlBudget?: number;
 }
 
+/** Whether admission limit `a` admits more than `b` (0 = unlimited). */
+function wider(a: number, b: number): boolean {
+  return a !== b && (a === 0 || (b !== 0 && a > b));
+}
+
 /** `Frontier.setAdmission` (see there). */
 export function setAdmission(s: FrontierState, limits: AdmissionLimits, nowMs: number): number {
   const check = (name: string, v: number | undefined): void => {
@@ -417,7 +425,6 @@ export function setAdmission(s: FrontierState, limits: AdmissionLimits, nowMs: n
   for (const h of s.hosts) {
     const cap = limits.depthCap ?? h.depthCap;
     const budget = limits.urlBudget === undefined ? h.urlBudget : hostUrlBudget(s, h, limits.urlBudget);
-    const wider = (a: number, b: number): boolean => a !== b && (a === 0 || (b !== 0 && a > b));
     if (wider(cap, h.depthCap) || wider(budget, h.urlBudget)) loosened[h.id] = 1;
     any ||= loosened[h.id] === 1;
     h.depthCap = cap;
