@@ -40,7 +40,7 @@ import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from './membership.js';
-import { type Durability, type InboxEntry, Outbox, checkDurability, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
+import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
 import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, readCrawlCreated } from './settings.js';
 import { SlotState } from './slot.js';
@@ -212,6 +212,9 @@ export class ClusterNode {
     // is refused here, naming the option — the given ones before they are recorded, then the
     // crawl's as recorded (another node may have set them).
     politenessConfig({ ...this.o.frontier.politeness, ...this.o.settings?.politeness });
+    // A Redis unfit for the crawl is refused before anything is recorded in it.
+    await checkEviction(this.redis);
+    await checkDurability(this.redis, this.o.durability);
     // The store keeps the crawl's settings too: a Redis that lost its data gets them back from
     // there (a record created afresh from this node's flags could change the slot count).
     const joined = await joinStoredCrawl(this.redis, this.keys, this.store, this.o.settings ?? {});
@@ -219,7 +222,6 @@ export class ClusterNode {
     this.crawlCreated = joined.createdAt;
     if (joined.restored !== undefined) this.o.onStoreRestore?.({ kind: 'settings', file: joined.restored });
     politenessConfig({ ...this.o.frontier.politeness, ...this.settings.politeness });
-    await checkDurability(this.redis, this.o.durability);
     this.salt = crawlSalt(this.o.crawl);
     this.ipFloorMs = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);

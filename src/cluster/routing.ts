@@ -77,6 +77,30 @@ export async function checkDurability(redis: Redis, durability: Durability): Pro
   }
 }
 
+/**
+ * Refuses a Redis that may evict the crawl's keys. With a memory limit (`maxmemory` > 0) an
+ * `allkeys-*` policy drops any key under memory pressure, and the routed-link streams and slot
+ * records carry no TTL: links would vanish from an inbox and a slot would open empty, with
+ * nothing to say so. `volatile-*` policies evict only keys with a TTL (heartbeats, IP-gate
+ * holds: a node taken for dead, a hand-off, no loss) and `noeviction`, Redis's default, none. A
+ * Redis that refuses CONFIG (managed services often rename it) is not checked.
+ */
+export async function checkEviction(redis: Redis): Promise<void> {
+  let policy: string | undefined;
+  let maxmemory: string | undefined;
+  try {
+    [, policy] = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    [, maxmemory] = (await redis.config('GET', 'maxmemory')) as string[];
+  } catch {
+    return;
+  }
+  if (policy !== undefined && policy.startsWith('allkeys-') && Number(maxmemory) > 0) {
+    throw new DurabilityError(
+      `Redis evicts keys under memory pressure (maxmemory-policy ${policy}, maxmemory ${maxmemory} bytes): it would silently drop the crawl's link streams and slot records; set maxmemory-policy noeviction (or a volatile-* policy), or maxmemory 0`,
+    );
+  }
+}
+
 interface Pending {
   readonly key: string;
   readonly kind: string;

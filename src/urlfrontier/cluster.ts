@@ -21,7 +21,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
-import { CheckpointStore, ClusterKeys, type SlotRecord, coordinate, crawlSalt, joinStoredCrawl, liveNodes, readCrawl, readSlots, slotOf } from '../cluster/index.js';
+import { CheckpointStore, ClusterKeys, type SlotRecord, checkEviction, coordinate, crawlSalt, joinStoredCrawl, liveNodes, readCrawl, readSlots, slotOf } from '../cluster/index.js';
 import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import type { FrontierNode, PutItem } from './node.js';
 import { PeerPool, StatusError, retryable } from './peer.js';
@@ -179,6 +179,7 @@ export class ClusterFrontier implements FrontierNode {
         this.S = settings.slots;
       } else {
         if (this.o.store === undefined) throw new InvalidStateError('a URLFrontier cluster node needs a store directory (--store)');
+        await checkEviction(this.redis);
         // The slot count is kept in the store too: a Redis that lost its data gets it back from
         // there, not from this node's flags (another count would move every URL's slot).
         const store = new CheckpointStore(this.o.store, this.o.crawl);

@@ -44,6 +44,8 @@ export async function freePort(): Promise<number> {
 export interface RedisServerOptions {
   /** AOF on (`appendfsync always` when 'always'); default off. */
   readonly appendonly?: boolean | 'always';
+  /** More redis-server arguments (e.g. `--maxmemory-policy allkeys-lru`). */
+  readonly args?: readonly string[];
 }
 
 /** One redis-server child process. */
@@ -71,6 +73,7 @@ export class RedisServer {
       '--appendonly', aof ? 'yes' : 'no', '--daemonize', 'no', '--logfile', '', '--protected-mode', 'no',
     ];
     if (aof === 'always') args.push('--appendfsync', 'always');
+    args.push(...(this.options.args ?? []));
     const child = spawn(this.bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     let err = '';
