@@ -45,9 +45,9 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     const row = s.queues.pop(id);
     s.spill?.topUp(id);
     const robots = s.opts.robots;
-    const refused = robots === undefined ? undefined : refusal(robots, s.table.urlOf(row));
-    if (refused !== undefined) {
-      s.table.status[row] = refused;
+    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row));
+    if (parked !== undefined) {
+      s.table.status[row] = parked;
       if (s.queues.size(h.id) > 0) toReady(s, h);
       else deactivate(s, h, nowMs);
       continue;
@@ -137,6 +137,20 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
     depth,
     dispatchedAtMs: nowMs,
   };
+}
+
+/**
+ * A first fetch queued past its host's depth cap — admitted under a wider cap, which a resume
+ * narrowed (`setAdmission`) — is parked at its turn instead of fetched: the cap in force
+ * holds for every URL not yet fetched, spilled ones included (they are only ever seen here).
+ * Its admission is refunded, as a Trapped URL spends no budget. In a crawl whose cap never
+ * narrowed no queued row is past it (admission put it there).
+ */
+function pastDepthCap(s: FrontierState, h: HostRecord, row: number): boolean {
+  const t = s.table;
+  if (!(h.depthCap > 0 && t.depth[row]! > h.depthCap && t.slot[row] === 0)) return false;
+  if (h.admitted > 0) h.admitted--;
+  return true;
 }
 
 /** What a crawl setting or robots.txt says of `url` at dispatch: Refused, Disallowed, or go (undefined). */

@@ -159,9 +159,10 @@ export class Frontier {
    * was built with apply only to hosts it meets after that, and a restored host keeps the ones
    * it was admitted under — for a resume whose settings changed. A limit widened releases the
    * URLs it parked: each Trapped row of such a host goes through admission again (depth cap,
-   * budget, trap patterns, in that order) and is queued when admitted. A limit narrowed
-   * applies to URLs found from now on; URLs already admitted stay queued. O(hosts), plus
-   * O(rows) when a limit widened. Returns how many URLs were queued.
+   * budget, trap patterns, in that order) and is queued when admitted. A depth cap narrowed
+   * holds for every URL not yet fetched: one queued past it is parked as Trapped when its turn
+   * comes (spilled URLs too); a budget narrowed applies to URLs found from now on. O(hosts),
+   * plus O(rows) when a limit widened. Returns how many URLs were queued.
    */
   setAdmission(limits: AdmissionLimits, nowMs: number): number {
     return this.#shed(setAdmission(this.#s, limits, nowMs));

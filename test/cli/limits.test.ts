@@ -65,6 +65,17 @@ describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised
     expect(third.out).not.toContain('trapped');
   });
 
+  it('--max-depth lowered on resume: queued pages past the new cap are parked, not fetched', async () => {
+    const data = join(dir, 'lowered');
+    const first = await inProcess(['crawl', `${base}/p0`, '--data', data, '--max-pages', '3', ...flags]);
+    expect(first.code).toBe(0);
+    expect(fetched(data)).toEqual(['/p0', '/p1', '/p2']); // /p3 (depth 3) queued
+    const second = await inProcess(['crawl', '--data', data, '--max-depth', '2', '--max-pages', '100', ...flags]);
+    expect(second.code).toBe(0);
+    expect(fetched(data)).toEqual(['/p0', '/p1', '/p2']);
+    expect(second.out).toContain('trapped   1 URLs not fetched: 1 past --max-depth 2');
+  });
+
   it('--max-urls-per-host: the same for the budget, each page fetched once', async () => {
     const data = join(dir, 'budget');
     const first = await inProcess(['crawl', `${base}/list`, '--data', data, '--max-urls-per-host', '4', ...flags]);

@@ -159,13 +159,19 @@ describe('setAdmission: limits changed on a resume', () => {
     expect(g.drain(HOUR, (r): Outcome => ({ row: r.row, url: r.url, status: 200 })).length).toBe(6);
   });
 
-  it('a narrower cap applies to URLs found from then on; URLs already queued stay queued', () => {
-    const f = new Frontier(1, 0, { depthCap: 5 });
-    f.discover(at('https://a.example/4', 4), 0);
+  it('a narrower cap parks the queued first fetches past it at their turn, and a wider one releases them', () => {
+    const f = new Frontier(1, 0, { depthCap: 5, urlBudget: 3 });
+    for (const d of [1, 4, 5]) f.discover(at(`https://a.example/${d}`, d), 0);
     expect(f.setAdmission({ depthCap: 2 }, 0)).toBe(0);
-    f.discover(at('https://a.example/3', 3), 0);
-    expect(byStatus(f)).toEqual({ Scheduled: 1, Trapped: 1 });
-    expect(f.stats(0).trappedBy.depth).toBe(1);
+    f.discover(at('https://a.example/3', 3), 0); // a new URL meets the new cap at once
+    expect(byStatus(f)).toEqual({ Scheduled: 3, Trapped: 1 });
+    const log = f.drain(0, (r): Outcome => ({ row: r.row, url: r.url, status: 200 }));
+    expect(log.map((d) => d.url)).toEqual(['https://a.example/1']);
+    expect(f.stats(0).trappedBy).toEqual({ depth: 3, budget: 0, pattern: 0 });
+    // Parking refunded the two admissions: the budget of 3 admits them again.
+    expect(f.setAdmission({ depthCap: 5 }, HOUR)).toBe(2);
+    expect(f.drain(HOUR, (r): Outcome => ({ row: r.row, url: r.url, status: 200 })).map((d) => d.url).sort()).toEqual(['https://a.example/4', 'https://a.example/5']);
+    expect(f.stats(0).trappedBy).toEqual({ depth: 0, budget: 1, pattern: 0 }); // /3: the budget is spent
   });
 
   it('a wider URL budget queues URLs up to it, in the order of their rows; patterns still hold', () => {
