@@ -752,7 +752,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       failingHosts: s.failingHosts,
       unresolvedHosts: s.unresolvedHosts,
       settingChanges: s.settingChanges,
-      urls: result.urlsAfter,
+      urls: result.stats === undefined ? null : result.urlsAfter,
       warcFiles: result.warcFiles,
       warcBytes: result.warcBytes,
       pagesFile: join(dataDir, PAGES_FILE),
@@ -761,11 +761,14 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
     });
     return;
   }
+  // A cluster node holds no frontier of its own at the end (its slots are checkpointed and
+  // released): the crawl's URLs are for `meguri stats --redis`, and this node's pages are its own.
+  const known = result.stats === undefined ? ' by this node (the crawl\'s URLs: meguri stats --redis … --crawl … --store …)' : `, ${int(result.urlsAfter)} URLs known`;
   const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', maxRequests: 'request limit reached', stopped: 'stopped', aborted: 'aborted', diskFull: 'disk full' }[s.reason];
   const failing = s.failingHosts.map((h) => `${h.host} ${int(h.failures)}× (${h.reason})`).join('; ');
   io.stdout.write(
     `${[
-      `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK), ${int(result.urlsAfter)} URLs known`,
+      `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK)${known}`,
       `  this run  ${countsLine(s.counts)}`,
       failing === '' ? '' : `  failing   ${failing}`,
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,

@@ -44,12 +44,21 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(first.code, first.stderr).toBe(0);
     const fetched = new Set(first.stdout.split('\n').filter((l) => l.includes('"page"')).map((l) => (JSON.parse(l) as { url: string }).url));
     expect(ready.pages.filter((u) => !fetched.has(u))).toEqual([]);
+    // A node holds no frontier at its end: its end event names no URL count (it said 0).
+    const end = first.stdout.split('\n').find((l) => l.includes('"end"'));
+    expect(JSON.parse(end!)).toMatchObject({ urls: null });
 
     const refused = await runCli(['crawl', ...cluster, '--data', join(dir, 'b'), '--agent', 'second/2.0', '--allow-private', ...resolve]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('first/1.0');
     expect(refused.stderr).toContain('second/2.0');
     expect(refused.stderr).not.toMatch(STACK_LINE);
+
+    // A node joining the drained crawl fetches nothing and says where the crawl's counts are.
+    const late = await runCli(['crawl', ...cluster, '--data', join(dir, 'c'), '--agent', 'first/1.0', '--allow-private', ...resolve]);
+    expect(late.code, late.stderr).toBe(0);
+    expect(late.stdout).toContain("0 fetched this run, 0 in the campaign (0 OK) by this node (the crawl's URLs: meguri stats --redis");
+    expect(late.stdout).not.toContain('URLs known');
 
     const stats = await runCli(['stats', ...cluster, '--json']);
     expect(stats.code, stats.stderr).toBe(0);
