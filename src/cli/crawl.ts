@@ -734,6 +734,7 @@ function nothingFetched(s: CrawlSummary): string {
   if (s.refusedSeeds.length > 0) return `every seed was refused (${s.refusedSeeds[0]!.reason}) — see --scope, --include, --exclude`;
   if (c.outOfScope > 0 && c.ok === 0) return `${int(c.outOfScope)} URL(s) out of scope — widen --scope or --include`;
   const top = s.failingHosts[0];
+  if (c.robotsDisallowed > 0 && top === undefined) return `${int(c.robotsDisallowed)} URL(s) disallowed by the sites' robots.txt for this --agent — meguri obeys it`;
   return top === undefined ? 'no page answered' : `${top.host}: ${top.reason}`;
 }
 

@@ -105,6 +105,10 @@ describe('meguri crawl pointed at a site', () => {
     const r = await run(['crawl', `${site.origin('site.test')}/nope`, '--data', dir, '--agent', AGENT, '--allow-private', ...RESOLVE, '--min-delay', '5ms']);
     expect(r.code).toBe(3);
     expect(r.out).toMatch(/nothing fetched: site\.test: HTTP 404/);
+    // Every URL disallowed by robots.txt: that is the reason given (it said "no page answered").
+    const barred = await run(['crawl', `${site.origin('site.test')}/private/x`, '--data', join(root, 'barred'), '--agent', AGENT, '--allow-private', ...RESOLVE, '--min-delay', '5ms']);
+    expect(barred.code).toBe(3);
+    expect(barred.out).toContain("nothing fetched: 1 URL(s) disallowed by the sites' robots.txt for this --agent — meguri obeys it");
   });
 });
 
