@@ -124,21 +124,24 @@ export function bytes(n: number): string {
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];
   let v = n / 1024;
   let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
+  // 1023.6 KiB would show as 1024 KiB: a value that rounds to 1024 moves up a unit too.
+  while (v >= 1023.5 && i < units.length - 1) {
     v /= 1024;
     i++;
   }
-  return `${v >= 100 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
+  return `${v >= 99.95 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
 }
 
 /** Seconds for people: `42 s`, `3 min 05 s`, `2 h 10 min`. */
 export function seconds(s: number): string {
   if (!Number.isFinite(s)) return '∞';
-  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(Math.round(s - m * 60)).padStart(2, '0')} s`;
-  const h = Math.floor(m / 60);
-  return `${h} h ${String(m - h * 60).padStart(2, '0')} min`;
+  // Rounded once, to the unit shown, before it is split: 119.6 s is 2 min 00 s, not 1 min 60 s.
+  if (s < 9.95) return `${s.toFixed(1)} s`;
+  const whole = Math.round(s);
+  if (whole < 60) return `${whole} s`;
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s`;
+  const minutes = Math.round(s / 60);
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
 }
 
 /** Left-aligned columns with two spaces between them (the last column is not padded). */
