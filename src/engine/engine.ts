@@ -932,12 +932,13 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * A resume under a different `maxDepth` or `maxUrlsPerHost`: every host takes the new limits
-   * (a restored host keeps the ones it was admitted under), and URLs a widened limit parked as
-   * Trapped are queued (`RecoveryInfo.released`). The depth cap is set on every resume (the
+   * (a restored host keeps the ones it was admitted under); URLs a widened limit parked as
+   * Trapped are queued (`RecoveryInfo.released`), and queued ones past a narrowed depth cap are
+   * parked at their turn (`Frontier.setAdmission`). The depth cap is set on every resume (the
    * option is the cap, whatever the checkpoint's hosts say); the URL budget only when it
    * changed, since a host's budget may have been raised by its in-degree since.
    */
-  #widenAdmission(): void {
+  #applyLimits(): void {
     const o = this.options;
     const budgetChanged = this.#changes.some((c) => c.name === 'maxUrlsPerHost');
     const released = this.#frontier!.setAdmission({ depthCap: o.maxDepth, ...(budgetChanged ? { urlBudget: o.maxUrlsPerHost } : {}) }, this.#clock());
@@ -951,7 +952,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * the robots setting changed.
    */
   #reconsider(): void {
-    this.#widenAdmission();
+    this.#applyLimits();
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
     this.#frontier!.reconsider((url, status) => {
       if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
