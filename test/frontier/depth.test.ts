@@ -3,6 +3,9 @@
 // shorter path reaches it (src/frontier/intake.ts `rediscover`). Found in a 3-node cluster
 // crawl of 10,000 pages (depth cap 32), where 6–16 pages first reached through long chains
 // stayed Trapped although the seed page's neighbours linked them.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type TrapSeam } from '../../src/index.js';
@@ -192,5 +195,31 @@ describe('setAdmission: limits changed on a resume', () => {
     expect(() => f.setAdmission({ depthCap: -1 }, 0)).toThrow(/depthCap/);
     expect(() => f.setAdmission({ urlBudget: 1.5 }, 0)).toThrow(/urlBudget/);
     expect(() => f.setAdmission({ depthCap: Number.NaN }, 0)).toThrow(/depthCap/);
+  });
+});
+
+describe('a narrowed depth cap with the disk tier', () => {
+  it('parks spilled first fetches past the cap as they come back, fetching none of them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-depth-spill-'));
+    try {
+      const f = new Frontier(0, 0, { depthCap: 9, memoryBudget: 256 * 1024, storeDir: dir, spillWindow: 8 });
+      // 40 hosts: 30 URLs each at depth 6, and one at depth 1.
+      const batch = [];
+      for (let h = 0; h < 40; h++) {
+        batch.push(at(`https://h${h}.example/shallow`, 1));
+        for (let i = 0; i < 30; i++) batch.push(at(`https://h${h}.example/deep/${i}-${'x'.repeat(200)}`, 6));
+      }
+      for (const d of batch) f.discover(d, 0);
+      expect(f.diskTier()!.spilledUrls).toBeGreaterThan(500);
+      expect(f.setAdmission({ depthCap: 3 }, 0)).toBe(0);
+      const log = f.drain(0, (r): Outcome => ({ row: r.row, url: r.url, status: 200 }));
+      expect(log.map((d) => d.url).every((u) => u.endsWith('/shallow'))).toBe(true);
+      expect(log).toHaveLength(40);
+      expect(f.diskTier()!.spilledUrls).toBe(0);
+      expect(f.stats(0).trappedBy.depth).toBe(1200);
+      f.free();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
