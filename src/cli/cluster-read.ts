@@ -5,10 +5,13 @@
  * stats per slot and summed.
  *
  * Never: read a checkpoint the slot record does not point at (a fenced writer's files may
- * still be in the store until pruned), or write anything.
+ * still be in the store until pruned), or write anything — unless Redis holds no record of
+ * the crawl at all (it lost its data): then the store's copy of the settings gives the slot
+ * count and each slot's newest checkpoint is read, the one a node restores when it joins (a
+ * damaged newest is reported, where a node would skip to the one before), marked `fromStore`.
  */
 import { join } from 'node:path';
-import { ClusterKeys, readCrawl, readSlots } from '../cluster/index.js';
+import { CRAWL_FILE, CheckpointStore, ClusterKeys, readCrawl, readSlots } from '../cluster/index.js';
 import { PARTITION_FILE } from '../cluster/store.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { connectRedis } from './cluster.js';
@@ -27,6 +30,8 @@ export interface SlotFile {
   readonly epoch: number;
   readonly owner: string;
   readonly file: string;
+  /** Read from the store because Redis had no record of the crawl (see the top comment). */
+  readonly fromStore?: boolean;
 }
 
 /**
@@ -44,10 +49,23 @@ export async function clusterSlotFiles(args: ParsedArgs): Promise<SlotFile[] | u
   try {
     const keys = new ClusterKeys(crawl);
     const settings = await readCrawl(redis, keys);
-    if (settings === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}`, EXIT.failure, 'check --crawl');
+    if (settings === undefined) return await storeSlotFiles(url, crawl, store);
     const recs = await readSlots(redis, keys, settings.slots);
     return recs.filter((r) => r.ckpt !== '').map((r) => ({ slot: r.slot, epoch: r.epoch, owner: r.owner, file: join(store, crawl, r.ckpt, PARTITION_FILE) }));
   } finally {
     redis.disconnect();
   }
+}
+
+/** Each slot's newest checkpoint in the store, for a crawl Redis has no record of. */
+async function storeSlotFiles(url: string, crawl: string, store: string): Promise<SlotFile[]> {
+  const cs = new CheckpointStore(store, crawl);
+  const stored = await cs.readCrawlFile();
+  if (stored === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}, nor its settings in ${join(cs.dir, CRAWL_FILE)}`, EXIT.failure, 'check --crawl and --store');
+  const out: SlotFile[] = [];
+  for (let slot = 0; slot < stored.slots; slot++) {
+    const [newest] = await cs.checkpoints(slot);
+    if (newest !== undefined) out.push({ slot, epoch: newest.epoch, owner: '', file: join(cs.dir, newest.rel, PARTITION_FILE), fromStore: true });
+  }
+  return out;
 }

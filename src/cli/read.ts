@@ -391,6 +391,7 @@ const byName = new Intl.Collator('en', { numeric: true }).compare;
 /** `meguri hosts DIR [--why]`. */
 export async function hostsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): Promise<number> {
   const slots = await clusterSlotFiles(args);
+  if (slots?.some((x) => x.fromStore === true)) io.stderr.write(`meguri hosts: Redis has no record of crawl ${JSON.stringify(args.text('crawl'))} (lost its data?): read from each slot's newest checkpoint in the store\n`);
   const files = slots?.map((x) => x.file) ?? [checkpointPath(dirArg(args, 'hosts'))];
   const file = files[0];
   const limit = args.number('limit') ?? 0;
@@ -649,7 +650,9 @@ function clusterStats(slots: readonly SlotFile[], args: ParsedArgs, io: CliIo, n
   const rows: string[][] = [['SLOT', 'EPOCH', 'OWNER', 'URLS', 'HOSTS', 'WAITING', 'MEMORY']];
   for (const s of per) rows.push([String(s.slot), String(s.epoch), s.owner || '—', int(s.urls), int(s.hosts), int(s.pending), bytes(s.memoryBytes)]);
   const lines = [
-    `cluster crawl ${args.text('crawl')}: ${per.length} slots with an accepted checkpoint`,
+    slots.some((x) => x.fromStore === true)
+      ? `cluster crawl ${args.text('crawl')}: Redis has no record of it (lost its data?) — ${per.length} slots read from their newest checkpoints in the store, which a node restores when it joins`
+      : `cluster crawl ${args.text('crawl')}: ${per.length} slots with an accepted checkpoint`,
     `  urls        ${int(total.urls)}${statuses ? `  (${statuses})` : ''}`,
     ...trappedText(trappedBy, false),
     `  hosts       ${int(total.hosts)} (${int(total.activeHosts)} holding a back queue)`,

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAIN_MIX } from '../../src/index.js';
 import { STACK_LINE, runCli } from '../cli/helpers.js';
@@ -72,6 +73,22 @@ describe('meguri crawl on a cluster crawl', () => {
     const hosts = await runCli(['hosts', ...cluster, '--json']);
     expect(hosts.code, hosts.stderr).toBe(0);
     expect(hosts.stdout.trim().split('\n')).toHaveLength(4);
+
+    // Redis loses its data: stats and hosts read each slot's newest checkpoint from the store
+    // (they said "no crawl"), and say so.
+    const r = new Redis(server.url);
+    await r.flushall();
+    r.disconnect();
+    const lost = await runCli(['stats', ...cluster, '--json']);
+    expect(lost.code, lost.stderr).toBe(0);
+    expect((JSON.parse(lost.stdout) as { total: { urls: number; hosts: number } }).total).toMatchObject({ urls: st.total.urls, hosts: 4 });
+    expect((await runCli(['stats', ...cluster])).stdout).toContain('Redis has no record of it (lost its data?)');
+    const lostHosts = await runCli(['hosts', ...cluster]);
+    expect(lostHosts.stderr).toContain('Redis has no record of crawl "cli"');
+    const none = await runCli(['stats', '--redis', server.url, '--crawl', 'nope', '--store', join(dir, 'store')]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no crawl "nope"');
+    expect(none.stderr).toContain('crawl.json');
     sim.send({ type: 'close' });
   }, 120_000);
 });
