@@ -142,6 +142,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #metrics: Promise<EngineMetrics> | undefined;
   /** Sitemaps named by robots.txt answers, seeded at the next fill (single-process; cluster mode sends them through the node). */
   readonly #sitemapQueue: string[] = [];
+  /** The seeds as canonical URLs, for the seed-redirect rule (`#seedRedirect`); built when first asked, dropped by `add`. */
+  #seedSet: Set<string> | undefined;
   /**
    * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
    * continuous mode, which never gives up (see `EngineOptions.robotsMaxAttempts`).
@@ -497,6 +499,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const list = typeof urls === 'string' ? [urls] : [...urls];
     if (!list.every((u) => typeof u === 'string')) throw new InvalidArgumentError(`Engine.add: expected URL strings, received ${JSON.stringify(list)}`);
     this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, ...list.filter((u) => !this.#options.seeds.includes(u))]) });
+    this.#seedSet = undefined;
     for (const u of canonicalSeeds(list, this.options.canonPolicy)) this.#scope.addSeed(u);
     if (node !== undefined) return this.#addCluster(node, list);
     if (this.#frontier === undefined) {
@@ -1309,7 +1312,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
         location = undefined;
       }
-      const out = location === undefined ? undefined : this.#scope.check(location);
+      let out = location === undefined ? undefined : this.#scope.check(location);
+      if (location !== undefined && out !== undefined && this.#seedRedirect(req, location)) out = this.#scope.check(location);
       if (location !== undefined && out !== undefined) {
         outside.push({ url: location, reason: out });
         location = undefined;
@@ -1377,6 +1381,32 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#c.completed++;
     this.#flights.delete(req.row);
     this.#driverWaker.notify();
+  }
+
+  /**
+   * A seed's redirect leads out of the scope (`http://example.com/` → `https://www.example.com/`
+   * under `scope: 'origin'` or `'host'`): its target becomes a seed — in the scope, among the
+   * saved seeds (so a resume keeps it), and the same for the next hop of its chain — as
+   * Heritrix treats seed redirects; before, such a crawl fetched nothing but the redirect.
+   * include/exclude patterns still apply to the target. Returns whether the target was added.
+   * Single-process only: a cluster's scope seeds are recorded in Redis and read by every node
+   * a poll later, so a target whose slot another node owns could have its links refused first.
+   */
+  #seedRedirect(req: FetchRequest, target: string): boolean {
+    if (req.depth !== 0 || this.#node !== undefined || this.options.cluster !== undefined) return false;
+    const policy = this.options.canonPolicy;
+    const seeds = (this.#seedSet ??= new Set(canonicalSeeds(this.options.seeds, policy)));
+    if (!seeds.has(req.url) || seeds.has(target)) return false;
+    seeds.add(target);
+    this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, target]) });
+    this.#scope.addSeed(target);
+    try {
+      if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
+    } catch {
+      // A full disk: the next checkpoint meets it too and ends the run (DiskFullError); until
+      // then the target is in this run's scope, and a resume asks the seed again.
+    }
+    return true;
   }
 
   /**
