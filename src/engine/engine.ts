@@ -1396,7 +1396,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (req.depth !== 0 || this.#node !== undefined || this.options.cluster !== undefined) return false;
     const policy = this.options.canonPolicy;
     const seeds = (this.#seedSet ??= new Set(canonicalSeeds(this.options.seeds, policy)));
-    if (!seeds.has(req.url) || seeds.has(target)) return false;
+    // A target the patterns refuse stays out: it is no seed the crawl could take.
+    if (!seeds.has(req.url) || seeds.has(target) || this.#scope.patternReason(target) !== undefined) return false;
     seeds.add(target);
     this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, target]) });
     this.#scope.addSeed(target);

@@ -130,6 +130,11 @@ export class Scope {
   /** Why `url` (canonical) is out of scope, or undefined when it is in scope. */
   check(url: string): ScopeReason | undefined {
     if (this.#scope !== 'any' && !this.#insideKeys(url, this.#scope)) return REASON[this.#scope];
+    return this.patternReason(url);
+  }
+
+  /** Why the include/exclude patterns refuse `url` (canonical), or undefined when they take it — the seeds aside. */
+  patternReason(url: string): 'not-included' | 'excluded' | undefined {
     if (this.#include.length > 0 && !this.#include.some((m) => m(url))) return 'not-included';
     if (this.#exclude.some((m) => m(url))) return 'excluded';
     return undefined;
