@@ -89,6 +89,8 @@ export interface HostExtra {
   readonly robotsGaveUp?: { readonly origin: string; readonly status: number; readonly failures: number; readonly error: string | undefined } | undefined;
   /** URLs of the host a setting refused (`Refused`: scope, private address, no such name). */
   readonly refused?: number | undefined;
+  /** URLs of the host parked past its depth cap (Trapped with a depth above `depthCap`). */
+  readonly pastDepthCap?: number | undefined;
 }
 
 /** A host's robots.txt outage as a checkpoint records it: `[group, retryAtMs, status, failures]`. */
@@ -181,7 +183,8 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
       const robots = g === undefined
         ? ''
         : `: robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${g.status === 0 ? `no response${g.error ? `: ${g.error}` : ''}` : `HTTP ${g.status}`}); its URLs were not fetched`;
-      reason = `nothing to fetch${robots}${n > 0 ? `; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : ''}`;
+      const deep = extra.pastDepthCap ?? 0;
+      reason = `nothing to fetch${robots}${n > 0 ? `; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : ''}${deep > 0 ? `; ${deep} URL${deep === 1 ? '' : 's'} past the depth cap (${s.depthCap}): resume with a higher --max-depth to fetch them` : ''}`;
     }
   } else if (s.state === 'front' || s.state === 'idle') {
     why = 'queued';
@@ -310,12 +313,19 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
   const cfg: Readonly<PolitenessConfig> = p ?? politenessConfig();
   const status = image.columns.find((c) => c.id === ColumnId.Status)?.data;
   const host = image.columns.find((c) => c.id === ColumnId.Host)?.data;
+  const depth = image.columns.find((c) => c.id === ColumnId.Depth)?.data;
   const queued = new Uint32Array(image.hosts.length);
   const refused = new Uint32Array(image.hosts.length);
+  const deep = new Uint32Array(image.hosts.length);
   if (status && host) {
     for (let r = 0; r < image.rows; r++) {
-      if (QUEUED.has(status[r]!)) queued[host[r]!]!++;
-      else if (status[r] === UrlStatus.Refused) refused[host[r]!]!++;
+      const h = host[r]!;
+      if (QUEUED.has(status[r]!)) queued[h]!++;
+      else if (status[r] === UrlStatus.Refused) refused[h]!++;
+      else if (status[r] === UrlStatus.Trapped && depth !== undefined) {
+        const cap = image.hosts[h]?.depthCap ?? 0;
+        if (cap > 0 && depth[r]! > cap) deep[h]!++;
+      }
     }
   }
   // Each address's window and interval: its own record (minor 1), or, in a file from before
@@ -364,6 +374,6 @@ export function hostStatesFromPartition(image: PartitionImage, nowMs: number, po
       ceilingStreak: h.ceilingStreak,
       inFlightUrl: undefined,
     };
-    return explainHost(snap, nowMs, cfg, { ...outages.get(h.name), refused: refused[i] });
+    return explainHost(snap, nowMs, cfg, { ...outages.get(h.name), refused: refused[i], pastDepthCap: deep[i] });
   });
 }

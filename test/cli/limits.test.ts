@@ -51,6 +51,8 @@ describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised
     expect(first.out).toContain('trapped   1 URLs not fetched: 1 past --max-depth 3 (to follow them, raise --max-depth and resume; 0 = unlimited)');
     const stats = await inProcess(['stats', data]);
     expect(stats.out).toMatch(/trapped {5}1 past the depth cap \(a resume with a higher/);
+    const hosts = await inProcess(['hosts', data, '--why']);
+    expect(hosts.out).toContain('nothing to fetch; 1 URL past the depth cap (3): resume with a higher --max-depth to fetch them');
 
     const second = await inProcess(['crawl', '--data', data, '--max-depth', '6', ...flags]);
     expect(second.code).toBe(0);
