@@ -726,6 +726,19 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
   return `  trapped   ${int(total)} URLs not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
 }
 
+/**
+ * Trapped URLs by the rule that parks them, in words without flags (`meguri stats`, the demo):
+ * one part per rule with URLs, none when nothing is trapped. The end summary names the flags
+ * instead (`trappedLine`).
+ */
+export function trapRuleParts(by: TrappedBy): string[] {
+  return [
+    by.depth > 0 ? `${int(by.depth)} past the depth cap` : '',
+    by.budget > 0 ? `${int(by.budget)} over a host's URL budget` : '',
+    by.pattern > 0 ? `${int(by.pattern)} matching a host's trap patterns (calendars, facets, session ids)` : '',
+  ].filter(Boolean);
+}
+
 /** Why nothing was fetched, with the flag that would change it. */
 function nothingFetched(s: CrawlSummary): string {
   const c = s.counts;

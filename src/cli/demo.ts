@@ -19,10 +19,9 @@ import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHECKPOINT_FILE, type EngineOptions } from '../engine/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
-import type { TrappedBy } from '../frontier/index.js';
 import { type PolitenessReport, SIM_VIOLATION_KINDS, type SimWebInit, createSimWeb } from '../sim/index.js';
 import type { CommandSpec, ParsedArgs } from './args.js';
-import { PAGES_FILE, runCrawl, stillEnding } from './crawl.js';
+import { PAGES_FILE, runCrawl, stillEnding, trapRuleParts } from './crawl.js';
 import { CliFailure, EXIT } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
 import { ensureDirectory } from '../format/file.js';
@@ -169,6 +168,7 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
     const p = result.summary.progress;
     const byStatus = result.stats?.byStatus ?? {};
     const trapped = byStatus['Trapped'] ?? 0;
+    const trapRules = result.stats === undefined ? [] : trapRuleParts(result.stats.trappedBy);
     const duplicates = Math.max(0, result.discoveries - (result.urlsAfter - result.urlsBefore));
     const hostsCrawled = result.hosts.length;
     const blocked = result.hosts.filter((h) => h.why === 'robots-unreachable').length;
@@ -204,7 +204,7 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
         `  ground truth ${int(verdict.coverage.fetched)} of ${int(verdict.coverage.expected)} reachable, allowed pages fetched`,
         `  hosts        ${int(hostsCrawled)}${blocked > 0 ? ` (${blocked} left alone: robots.txt unreachable)` : ''}, ${int(verdict.robots)} robots.txt requests`,
         `  duplicates   ${int(duplicates)} rediscovered links not fetched again`,
-        `  traps        ${int(trapped)} URLs parked${trapRules(result.stats?.trappedBy)}`,
+        `  traps        ${int(trapped)} URLs parked${trapRules.length === 0 ? '' : ` (${trapRules.join(', ')})`}`,
         `  429s         ${int(p.status429)} absorbed (backed off, Retry-After honoured, retried); ${int(p.status5xx)} 5xx retried`,
         `  politeness   ${violations === 0 ? '0 violations' : `${int(violations)} VIOLATIONS`} in ${int(r.requests)} requests, judged by the simulated servers (tolerance ${r.toleranceMs} ms)`,
         ...(violations === 0 ? [] : SIM_VIOLATION_KINDS.filter((k) => r.violations[k].length > 0).map((k) => `                 ${k}: ${r.violations[k].length}, e.g. ${r.violations[k][0]!.detail}`)),
@@ -225,15 +225,4 @@ export async function demoCommand(args: ParsedArgs, io: CliIo): Promise<number> 
     if (child.exitCode === null) child.kill();
     hub.close();
   }
-}
-
-/** The demo's trap line, by the rule that parked each URL: ` (2 over a host's URL budget, …)`, '' without stats. */
-function trapRules(by: TrappedBy | undefined): string {
-  if (by === undefined) return '';
-  const parts = [
-    by.budget > 0 ? `${int(by.budget)} over a host's URL budget` : '',
-    by.pattern > 0 ? `${int(by.pattern)} matching a host's trap patterns (calendars, facets, session ids)` : '',
-    by.depth > 0 ? `${int(by.depth)} past the depth cap` : '',
-  ].filter(Boolean);
-  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }

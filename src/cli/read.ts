@@ -15,6 +15,7 @@ import { loadCoreSync } from '../core/node.js';
 import { decodeRecord } from '../engine/records.js';
 import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/datadir.js';
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterSlotFiles } from './cluster-read.js';
+import { trapRuleParts } from './crawl.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -260,11 +261,7 @@ function json(out: TextOut, v: unknown): void {
 
 /** The stats line on Trapped URLs by the rule that parks them (none: no line). */
 function trappedText(by: TrappedBy, hint: boolean): string[] {
-  const parts = [
-    by.depth > 0 ? `${int(by.depth)} past the depth cap` : '',
-    by.budget > 0 ? `${int(by.budget)} over their host's URL budget` : '',
-    by.pattern > 0 ? `${int(by.pattern)} matching trap patterns` : '',
-  ].filter(Boolean);
+  const parts = trapRuleParts(by);
   if (parts.length === 0) return [];
   return [`  trapped     ${parts.join(' · ')}${hint ? ' (a resume with a higher --max-depth / --max-urls-per-host queues them)' : ''}`];
 }

@@ -142,7 +142,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #metrics: Promise<EngineMetrics> | undefined;
   /** Sitemaps named by robots.txt answers, seeded at the next fill (single-process; cluster mode sends them through the node). */
   readonly #sitemapQueue: string[] = [];
-  /** The seeds as canonical URLs, for the seed-redirect rule (`#seedRedirect`); built when first asked, dropped by `add`. */
+  /** The seeds as canonical URLs, for the seed-redirect rule (`#seedRedirect`); built when first asked, dropped when seeds are added. */
   #seedSet: Set<string> | undefined;
   /**
    * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
@@ -498,9 +498,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (node !== undefined && !node.acceptsSeeds) throw new InvalidStateError('Engine.add: the cluster run is ending (this node has left the crawl); add seeds before or during run()');
     const list = typeof urls === 'string' ? [urls] : [...urls];
     if (!list.every((u) => typeof u === 'string')) throw new InvalidArgumentError(`Engine.add: expected URL strings, received ${JSON.stringify(list)}`);
-    this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, ...list.filter((u) => !this.#options.seeds.includes(u))]) });
-    this.#seedSet = undefined;
-    for (const u of canonicalSeeds(list, this.options.canonPolicy)) this.#scope.addSeed(u);
+    this.#rememberSeeds(list);
     if (node !== undefined) return this.#addCluster(node, list);
     if (this.#frontier === undefined) {
       this.#pendingSeeds.push(...list);
@@ -1383,6 +1381,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#driverWaker.notify();
   }
 
+  /** Seeds given while running (`add`, a seed's redirect): among the options' seeds (saved with the settings) and in the scope. */
+  #rememberSeeds(list: readonly string[]): void {
+    this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, ...list.filter((u) => !this.#options.seeds.includes(u))]) });
+    this.#seedSet = undefined;
+    for (const u of canonicalSeeds(list, this.options.canonPolicy)) this.#scope.addSeed(u);
+  }
+
   /**
    * A seed's redirect leads out of the scope (`http://example.com/` → `https://www.example.com/`
    * under `scope: 'origin'` or `'host'`): its target becomes a seed — in the scope, among the
@@ -1393,14 +1398,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * a poll later, so a target whose slot another node owns could have its links refused first.
    */
   #seedRedirect(req: FetchRequest, target: string): boolean {
-    if (req.depth !== 0 || this.#node !== undefined || this.options.cluster !== undefined) return false;
-    const policy = this.options.canonPolicy;
-    const seeds = (this.#seedSet ??= new Set(canonicalSeeds(this.options.seeds, policy)));
+    if (req.depth !== 0 || this.options.cluster !== undefined) return false;
+    const seeds = (this.#seedSet ??= new Set(canonicalSeeds(this.options.seeds, this.options.canonPolicy)));
     // A target the patterns refuse stays out: it is no seed the crawl could take.
     if (!seeds.has(req.url) || seeds.has(target) || this.#scope.patternReason(target) !== undefined) return false;
-    seeds.add(target);
-    this.#options = Object.freeze({ ...this.#options, seeds: Object.freeze([...this.#options.seeds, target]) });
-    this.#scope.addSeed(target);
+    this.#rememberSeeds([target]);
     try {
       if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
     } catch {

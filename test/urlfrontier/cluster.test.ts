@@ -290,13 +290,18 @@ function streamPuts(client: Client, total: number, at: number, midway: () => voi
 }
 
 describe('URLFrontier cluster: restart', () => {
-  /** Puts `urls` through `client` (all OK), stops every node, empties Redis and starts one node on the same store. */
-  async function putStopForget(client: Client, urls: string[], crawl: string, store: string): Promise<Client> {
-    expect((await putUrls(client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+  /** Stops every node and empties Redis: what a restart of Redis without persistence leaves. */
+  async function stopAllAndForget(): Promise<void> {
     for (const s of servers.splice(0)) await s.close();
     const r = redis.client();
     await r.flushall();
     r.disconnect();
+  }
+
+  /** Puts `urls` through `client` (all OK), stops every node, empties Redis and starts one node on the same store. */
+  async function putStopForget(client: Client, urls: string[], crawl: string, store: string): Promise<Client> {
+    expect((await putUrls(client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    await stopAllAndForget();
     const n = await node(crawl, store);
     await settled(n.client, 1);
     return n.client;
@@ -320,13 +325,12 @@ describe('URLFrontier cluster: restart', () => {
     const { crawl, store, b } = await twoNodes();
     const urls = Array.from({ length: 120 }, (_, i) => `https://w${i % 25}.example/${i}`);
     expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
-    for (const s of servers.splice(0)) await s.close();
-    const r = redis.client();
-    await r.flushall();
+    await stopAllAndForget();
     const logs: string[] = [];
     // Without the store's copy the record would be created with the default 64 slots: every URL in another slot.
     const n = await node(crawl, store, { slots: undefined }, (level, _logger, message) => logs.push(`${level} ${message}`));
     await settled(n.client, 1);
+    const r = redis.client();
     expect((await readCrawl(r, new ClusterKeys(crawl)))?.slots).toBe(8);
     r.disconnect();
     expect([...(await allUrls(n.client))].sort()).toEqual([...urls].sort());
@@ -339,10 +343,7 @@ describe('URLFrontier cluster: restart', () => {
     await settled(a.client, 1);
     const urls = ['https://V.example/a?utm_source=x', 'https://v.example/b'];
     expect((await putUrls(a.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
-    for (const s of servers.splice(0)) await s.close();
-    const r = redis.client();
-    await r.flushall();
-    r.disconnect();
+    await stopAllAndForget();
     // Redis remembers nothing; the store does: the first node back may not change how URLs are keyed.
     await expect(node(crawl, store)).rejects.toThrow(/canonicalize true; this node was given false/);
     const b = await node(crawl, store, {}, undefined, true);
