@@ -649,11 +649,14 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (f === undefined) return [];
     const now = this.#clock();
     return f.hostSnapshots().map((s) => {
-      const outage = (s.flags & HostFlags.RobotsUnreachable) !== 0 ? this.#gate.outage(s.name) : undefined;
+      const pending = this.#gate.pending(s.name);
+      // A retry in flight keeps the outage's count (the log tells a retry from a recovery by it).
+      const outage = (s.flags & HostFlags.RobotsUnreachable) !== 0 || pending ? this.#gate.outage(s.name) : undefined;
       return explainHost(s, now, this.policy, {
-        robotsPending: this.#gate.pending(s.name),
+        robotsPending: pending,
         robotsRetryAtMs: outage?.retryAtMs,
         robotsStatus: outage?.status,
+        robotsError: outage?.error,
         robotsFailures: outage?.failures,
         robotsMaxAttempts: outage === undefined ? undefined : this.#robotsGiveUp,
         robotsGaveUp: s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined,

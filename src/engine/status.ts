@@ -71,6 +71,13 @@ export interface HostStatus {
   readonly urlBudget: number;
   readonly flags: number;
   readonly inFlightUrl: string | undefined;
+  /**
+   * Unreachable robots.txt answers in a row while the host waits on them (`robots-unreachable`,
+   * or `robots-pending` on a retry); undefined otherwise.
+   */
+  readonly robotsFailures?: number | undefined;
+  /** The host is done because its robots.txt was given up on (its URLs were written off). */
+  readonly robotsGaveUp?: boolean | undefined;
 }
 
 /** What the engine adds to a host snapshot (robots.txt and DNS it is fetching). */
@@ -81,6 +88,8 @@ export interface HostExtra {
   readonly robotsRetryAtMs?: number | undefined;
   /** Last robots.txt status when unreachable (0 = no response). */
   readonly robotsStatus?: number | undefined;
+  /** Why the last robots.txt attempt got no response ("connect ECONNREFUSED …"), when it got none. */
+  readonly robotsError?: string | undefined;
   /** Unreachable answers in a row so far. */
   readonly robotsFailures?: number | undefined;
   /** Unreachable answers in a row after which the engine gives the host up (`robotsMaxAttempts`). */
@@ -162,7 +171,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     why = 'robots-unreachable';
     nextAtMs = extra.robotsRetryAtMs;
     const parts: string[] = [];
-    if (extra.robotsStatus !== undefined) parts.push(extra.robotsStatus === 0 ? 'no response' : `HTTP ${extra.robotsStatus}`);
+    if (extra.robotsStatus !== undefined) parts.push(extra.robotsStatus === 0 ? `no response${extra.robotsError ? `: ${extra.robotsError}` : ''}` : `HTTP ${extra.robotsStatus}`);
     if (extra.robotsFailures !== undefined) {
       parts.push(extra.robotsMaxAttempts !== undefined ? `${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed` : `${extra.robotsFailures} ${extra.robotsFailures === 1 ? 'try' : 'tries'} failed`);
     }
@@ -235,6 +244,8 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     urlBudget: s.urlBudget,
     flags: s.flags,
     inFlightUrl: s.inFlightUrl,
+    robotsFailures: why === 'robots-unreachable' || why === 'robots-pending' ? extra.robotsFailures : undefined,
+    robotsGaveUp: why === 'done' && extra.robotsGaveUp !== undefined ? true : undefined,
   };
 }
 

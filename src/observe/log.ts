@@ -32,13 +32,15 @@ export type LogLevel = keyof typeof LOG_LEVELS;
 interface Seen {
   readonly backoffLevel: number;
   readonly robotsDown: boolean;
+  /** Unreachable robots.txt answers in a row while down (a new one is logged). */
+  readonly robotsFailures: number;
   readonly dead: boolean;
 }
 
 /** A host's change since the last look. */
 export interface HostTransition {
   readonly host: string;
-  readonly kind: 'robots-outage' | 'robots-recovered' | 'backoff' | 'dead' | 'revived';
+  readonly kind: 'robots-outage' | 'robots-recovered' | 'robots-given-up' | 'backoff' | 'dead' | 'revived';
   readonly from?: number | undefined;
   readonly to?: number | undefined;
   readonly reason: string;
@@ -52,14 +54,22 @@ export class HostWatch {
   diff(hosts: readonly HostStatus[]): HostTransition[] {
     const out: HostTransition[] = [];
     for (const h of hosts) {
+      const was = this.#seen.get(h.host) ?? { backoffLevel: 0, robotsDown: false, robotsFailures: 0, dead: false };
+      // An outage lasts through its retries: a retry in flight is not a recovery, only an
+      // answer is (or giving the host up).
+      const robotsDown = h.why === 'robots-unreachable' || (was.robotsDown && h.why === 'robots-pending');
       const now: Seen = {
         backoffLevel: h.backoffLevel,
-        robotsDown: (h.flags & HostFlags.RobotsUnreachable) !== 0,
+        robotsDown,
+        robotsFailures: robotsDown ? h.robotsFailures ?? was.robotsFailures : 0,
         dead: (h.flags & HostFlags.Dead) !== 0 || h.category === 'dead',
       };
-      const was = this.#seen.get(h.host) ?? { backoffLevel: 0, robotsDown: false, dead: false };
       this.#seen.set(h.host, now);
-      if (now.robotsDown !== was.robotsDown) out.push({ host: h.host, kind: now.robotsDown ? 'robots-outage' : 'robots-recovered', reason: h.reason });
+      if (now.robotsDown && (!was.robotsDown || now.robotsFailures > was.robotsFailures)) {
+        out.push({ host: h.host, kind: 'robots-outage', reason: h.reason });
+      } else if (!now.robotsDown && was.robotsDown) {
+        out.push({ host: h.host, kind: h.robotsGaveUp === true ? 'robots-given-up' : 'robots-recovered', reason: h.reason });
+      }
       if (now.dead !== was.dead) out.push({ host: h.host, kind: now.dead ? 'dead' : 'revived', reason: h.reason });
       if (now.backoffLevel !== was.backoffLevel) out.push({ host: h.host, kind: 'backoff', from: was.backoffLevel, to: now.backoffLevel, reason: h.reason });
     }
@@ -70,6 +80,7 @@ export class HostWatch {
 const TRANSITION_TEXT: Record<HostTransition['kind'], string> = {
   'robots-outage': 'robots.txt unreachable: host waits',
   'robots-recovered': 'robots.txt reachable again',
+  'robots-given-up': 'robots.txt unreachable: host given up, its URLs not fetched',
   backoff: 'backoff level changed',
   dead: 'host declared dead',
   revived: 'host no longer dead',
@@ -98,7 +109,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   };
   const onProgress = (): void => {
     for (const t of watch.diff(engine.hostStates())) {
-      const level = t.kind === 'dead' || t.kind === 'robots-outage' ? 'warn' : t.kind === 'backoff' ? 'debug' : 'info';
+      const level = t.kind === 'dead' || t.kind === 'robots-outage' || t.kind === 'robots-given-up' ? 'warn' : t.kind === 'backoff' ? 'debug' : 'info';
       logger[level]({ event: 'host', ...t }, TRANSITION_TEXT[t.kind]);
     }
   };
@@ -124,6 +135,8 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   const onEnd = (s: CrawlSummary): void => {
     // A run that failed to open (a usage or a corrupt-file error) says so through its caller.
     if (!opened) return;
+    // The last host transitions (a host given up just before the crawl drained) come first.
+    onProgress();
     // Names that do not exist are refused before any request, so they never show as fetch
     // errors: one line each, as the end summary prints them.
     for (const u of s.unresolvedHosts) logger.warn({ event: 'no-such-name', host: u.host, code: u.code, urls: u.urls }, 'name does not exist: its URLs were not fetched');

@@ -82,10 +82,17 @@ describe('explainHost', () => {
     const outage = explainHost(snap({ flags: HostFlags.RobotsUnreachable }), NOW, policy, { robotsRetryAtMs: NOW + 60_000, robotsStatus: 503 });
     expect(outage.reason).toBe('robots.txt unreachable (HTTP 503), retry at 12:01:00 (in 60 s)');
     expect(outage.category).toBe('blocked');
+    expect(outage.robotsFailures).toBeUndefined();
+    // No response: the fetcher's reason is given, and the tries count.
+    const refused = explainHost(snap({ flags: HostFlags.RobotsUnreachable }), NOW, policy, { robotsRetryAtMs: NOW + 60_000, robotsStatus: 0, robotsError: 'connect ECONNREFUSED 127.0.0.1:1', robotsFailures: 1, robotsMaxAttempts: 5 });
+    expect(refused.reason).toBe('robots.txt unreachable (no response: connect ECONNREFUSED 127.0.0.1:1, 1 of 5 tries failed), retry at 12:01:00 (in 60 s)');
+    expect(refused.robotsFailures).toBe(1);
     expect(explainHost(snap({ queued: 2 }), NOW, policy, { robotsPending: true }).why).toBe('robots-pending');
     // A host whose robots.txt never answered is done, and says why (issue 23).
     const silent = explainHost(snap({ queued: 0 }), NOW, policy, { robotsGaveUp: { origin: 'http://a.example', status: 0, failures: 3, error: 'headers timeout after 30000 ms' } });
     expect([silent.why, silent.reason]).toEqual(['done', 'nothing to fetch: robots.txt of http://a.example unreachable, given up after 3 tries (no response: headers timeout after 30000 ms); its URLs were not fetched']);
+    expect(silent.robotsGaveUp).toBe(true);
+    expect(explainHost(snap({ queued: 0 }), NOW, policy).robotsGaveUp).toBeUndefined();
   });
 
   it('reads the same answers from a checkpoint', () => {

@@ -104,6 +104,13 @@ describe('engine logs', () => {
     const missing = log.entries.filter((e) => e.obj['event'] === 'no-such-name');
     expect(missing.map((e) => [e.level, e.obj['host'], e.obj['code']])).toEqual([['warn', 'gone.test', 'ENOTFOUND']]);
     expect(log.entries.find((e) => e.obj['event'] === 'host' && e.obj['kind'] === 'robots-outage')!.obj['host']).toBe('127.0.0.2');
+    // The outage reads as one story: each failed try once, no "reachable again" when a retry
+    // merely starts, and the give-up at the end.
+    const story = log.entries.filter((e) => e.obj['event'] === 'host' && e.obj['host'] === '127.0.0.2' && String(e.obj['kind']).startsWith('robots'));
+    expect(story.map((e) => e.obj['kind'])).toEqual(['robots-outage', 'robots-outage', 'robots-given-up']);
+    expect(story.slice(0, 2).map((e) => /\(HTTP 503, (\d) of 3 tries failed\)/.exec(String(e.obj['reason']))?.[1])).toEqual(['1', '2']);
+    expect(story[2]!.level).toBe('warn');
+    expect(String(story[2]!.obj['reason'])).toMatch(/given up after 3 tries \(HTTP 503\)/);
     // A second run on the same data directory says it resumed.
     const again = memoryLogger();
     const second = new Engine({ ...options, seeds: [], logger: again });
