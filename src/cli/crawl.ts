@@ -66,7 +66,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'scope', kind: 'choice', arg: 'SCOPE', choices: ['domain', 'host', 'origin', 'any'], help: "how far from the seeds: their registrable domain (default), host name, origin, or anywhere; a seed's redirect target counts as a seed (without --redis)" },
     { name: 'include', kind: 'string', arg: 'GLOB', multiple: true, help: 'only URLs matching one of these globs, e.g. "https://example.com/docs/**"' },
     { name: 'exclude', kind: 'string', arg: 'GLOB', multiple: true, help: 'never URLs matching one of these globs, e.g. "**/*.pdf"' },
-    { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304) in the campaign; resumes count earlier runs, failures do not' },
+    { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304) in the campaign; resumes count earlier runs, failures do not; with --redis, over every node' },
     { name: 'max-requests', kind: 'integer', arg: 'N', min: 1, help: 'stop after N requests of any outcome in the campaign' },
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
@@ -790,7 +790,9 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
-      s.reason === 'maxPages' && !result.interrupted
+      result.stats === undefined && (s.reason === 'maxPages' || s.reason === 'maxRequests') && !result.interrupted
+        ? `  limit  the crawl's ${s.reason === 'maxPages' ? '--max-pages' : '--max-requests'} counts every node's fetches and is spent (meguri cluster status shows it); a cluster crawl's limits are fixed when it is created`
+        : s.reason === 'maxPages' && !result.interrupted
         ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(s.okInCampaign)} pages fetched OK so far): ${resume} --max-pages N`
         : result.interrupted || s.reason !== 'drained'
           ? `  resume ${resume}   (settings are saved in ${join(dataDir, SETTINGS_FILE)}; a flag given overrides them)`

@@ -12,6 +12,7 @@
  * Node-only (ioredis, node:fs): exported from the Node entry, never the browser one.
  */
 export { balance, moves } from './balance.js';
+export { type BudgetKind, type BudgetState, CrawlBudget, readBudgets, reclaimBudgets } from './budget.js';
 export { CheckpointStoreError, CrawlSettingsMismatchError, DurabilityError, StaleEpochError } from './errors.js';
 export { IpGate, type IpGateOptions } from './gate.js';
 export { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';

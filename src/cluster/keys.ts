@@ -40,6 +40,11 @@ export class ClusterKeys {
     return `${this.tag}:slot:${s}`;
   }
 
+  /** Hash of a crawl-wide budget (`kind` 'pages' or 'requests'): granted, spent, h:<node> (budget.ts). */
+  budget(kind: string): string {
+    return `${this.tag}:budget:${kind}`;
+  }
+
   /** Node `id`'s published stats (status command). */
   nodeInfo(id: string): string {
     return `${this.tag}:node:${id}`;

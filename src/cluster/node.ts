@@ -43,6 +43,8 @@ import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from 
 import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
 import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, readCrawlCreated } from './settings.js';
+import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets } from './budget.js';
+import { isOk } from '../model/index.js';
 import { SlotState } from './slot.js';
 import { CheckpointStore, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
 import { shiftRobotsSnapshot } from '../fetch/robots-cache.js';
@@ -170,6 +172,10 @@ export class ClusterNode {
   private leaving = false;
   /** Set once the leaving node's final checkpoints are written: nothing queued after them would be sent. */
   private left = false;
+  /** The crawl-wide budgets the recorded limits set (`maxPages`, `maxRequests`): tokens in Redis (budget.ts). */
+  private budgets: CrawlBudget[] = [];
+  /** Set when the node stopped because a crawl-wide budget was spent. */
+  private budgetSpent: BudgetKind | undefined;
 
   /**
    * A node of crawl `options.crawl`; nothing is contacted until `start()`.
@@ -225,6 +231,11 @@ export class ClusterNode {
     this.salt = crawlSalt(this.o.crawl);
     this.ipFloorMs = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
+    this.budgets = [];
+    for (const kind of Object.keys(BUDGET_LIMITS) as BudgetKind[]) {
+      const limit = this.settings.limits[BUDGET_LIMITS[kind]];
+      if (limit !== undefined && Number.isFinite(limit)) this.budgets.push(new CrawlBudget(this.redis, this.keys, this.nodeId, kind, limit));
+    }
     this.outbox = new Outbox(this.redis, this.keys, this.o.durability);
     this.sends = new SendWatch(this.now);
     if (this.o.ipGate) {
@@ -380,7 +391,9 @@ export class ClusterNode {
       try {
         if (now - lastCoord >= Math.min(1_000, ttl / 4)) {
           lastCoord = now;
-          await coordinate(this.redis, this.keys, this.nodeId, this.settings!.slots, ttl);
+          const round = await coordinate(this.redis, this.keys, this.nodeId, this.settings!.slots, ttl);
+          // The coordinator gives back the tokens of nodes that died holding them.
+          if (round.leader && this.budgets.length > 0) await reclaimBudgets(this.redis, this.keys);
         }
         if (now - lastPoll >= this.o.pollMs) {
           lastPoll = now;
@@ -393,10 +406,12 @@ export class ClusterNode {
           lastPublish = now;
           await this.publish();
         }
-        if (this.o.campaign && now - lastDone >= 500) {
+        if (now - lastDone >= 500) {
           lastDone = now;
-          if (await this.crawlDone()) break;
+          if (this.budgets.length > 0 && (await this.budgetReached())) break;
+          if (this.o.campaign && (await this.crawlDone())) break;
         }
+        await this.syncBudgets(now);
       } catch (err) {
         if (err instanceof StaleEpochError) continue;
         if (this.failed(err)) break;
@@ -826,7 +841,7 @@ export class ClusterNode {
     const list = [...this.slots.values()].filter((s) => !s.moving);
     if (list.length === 0) return;
     let idleRound = 0;
-    while (this.inFlight < this.o.concurrency && idleRound < list.length) {
+    while (this.inFlight < this.o.concurrency && idleRound < list.length && this.budgetsAvailable()) {
       const s = list[this.rr++ % list.length]!;
       const req = this.busy.has(s.slot) ? undefined : s.frontier.dispatch(this.now());
       if (req === undefined) {
@@ -834,8 +849,54 @@ export class ClusterNode {
         continue;
       }
       idleRound = 0;
+      for (const b of this.budgets) b.take();
       void this.fetchOne(s, req);
     }
+  }
+
+  /** Whether every crawl-wide budget has a token free here (true without budgets). */
+  private budgetsAvailable(): boolean {
+    for (const b of this.budgets) if (!b.available) return false;
+    return true;
+  }
+
+  /** Whether a slot here has a URL due now (so tokens taken now would be used at once). */
+  private hasDue(now: number): boolean {
+    if (!this.hb.canDispatch()) return false;
+    for (const s of this.slots.values()) {
+      if (s.moving || this.busy.has(s.slot)) continue;
+      const at = s.frontier.nextEligible();
+      if (at !== undefined && at <= now) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Reports spent tokens and holds as many as this node can dispatch now: its free fetch slots
+   * while a URL is due, none otherwise (tokens held by a node whose hosts wait would starve the
+   * others). One round trip per budget, only when something changes.
+   */
+  private async syncBudgets(now: number): Promise<void> {
+    if (this.budgets.length === 0) return;
+    const want = this.hasDue(now) ? Math.max(0, this.o.concurrency - this.inFlight) : 0;
+    for (const b of this.budgets) await b.sync(want, now, this.o.pollMs);
+  }
+
+  /** A crawl-wide budget is spent and none of this node's fetches are out: the node stops (`stopReason`). */
+  private async budgetReached(): Promise<boolean> {
+    for (const b of this.budgets) {
+      await b.refresh();
+      if (b.reached()) {
+        this.budgetSpent = b.kind;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Why `run()` ended: a crawl-wide budget spent ('maxPages' / 'maxRequests'), or undefined (drained or stopped). */
+  get stopReason(): 'maxPages' | 'maxRequests' | undefined {
+    return this.budgetSpent === undefined ? undefined : BUDGET_LIMITS[this.budgetSpent];
   }
 
   private async fetchOne(s: SlotState, req: FetchRequest): Promise<void> {
@@ -873,14 +934,19 @@ export class ClusterNode {
       if (s.moving && (!sent || s.abort.signal.aborted)) {
         // Leaving with the slot: never sent, or cut by the drain bound. Not told (see `drain`).
         s.parked.push({ req, sent });
+        for (const b of this.budgets) b.complete(false);
       } else {
         const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
+        for (const b of this.budgets) b.complete(b.kind === 'requests' || isOk(shaped.status));
         s.frontier.report(shaped, this.now());
         // The outcome may have moved the slot's view of the IP's interval: the gate spaces by it from now on.
         if (req.ip !== undefined) this.gate?.note(req.ip, s.frontier.ipIntervalMs(req.ip), String(s.slot));
         this.pages++;
         this.o.onPage?.({ slot: s.slot, epoch: s.epoch, request: req, outcome, startedAtMs: startedAt, approvedAtMs: approvedAt });
       }
+    } else {
+      // The slot moved on: its next owner fetches the URL again, on its own token.
+      for (const b of this.budgets) b.complete(false);
     }
     this.wakeUp?.();
   }
@@ -947,7 +1013,8 @@ export class ClusterNode {
   private async idle(): Promise<void> {
     let wait = this.o.pollMs;
     const now = this.now();
-    if (this.hb.canDispatch() && this.inFlight < this.o.concurrency) {
+    // Without a token a due URL waits for the next sync (pollMs), not in a spin.
+    if (this.hb.canDispatch() && this.inFlight < this.o.concurrency && this.budgetsAvailable()) {
       for (const s of this.slots.values()) {
         if (s.moving) continue;
         const at = s.frontier.nextEligible();
@@ -1018,6 +1085,8 @@ export class ClusterNode {
 
   private async rejoin(): Promise<void> {
     for (const slot of [...this.slots.keys()]) this.drop(slot);
+    // The entry expired, so the coordinator gives this node's tokens back.
+    for (const b of this.budgets) b.forget();
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
     await this.hb.beat();
   }
@@ -1050,6 +1119,9 @@ export class ClusterNode {
       // may hold work the next owner must do before the crawl can be called drained.
       for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() && written.has(s.slot) ? `${s.epoch}` : '');
       await p.exec();
+      // The budgets' free tokens go back, and the spends not told yet are told (a fetch cut at
+      // the drain bound keeps its token until the coordinator finds this node gone).
+      for (const b of this.budgets) await b.release();
       await this.hb.leave();
     } catch {
       // Redis unreachable: the heartbeat expires instead

@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { ClusterKeys, INBOX_GROUP } from './keys.js';
+import { type BudgetState, readBudgets } from './budget.js';
 import { liveNodes, readSlots } from './membership.js';
 import { type CrawlSettings, readCrawl } from './settings.js';
 
@@ -59,6 +60,8 @@ export interface ClusterStatus {
    * within them); undefined with fewer than two live nodes that published an offset.
    */
   readonly clockSpreadMs: number | undefined;
+  /** The crawl-wide budgets the recorded limits set (`maxPages`, `maxRequests`), as Redis counts them; empty when unlimited. */
+  readonly budgets: readonly BudgetState[];
 }
 
 /**
@@ -138,11 +141,19 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
     orphanSlots: slots.filter((s) => s.owner === '' || !live.has(s.owner)).length,
     inboxLag: slots.reduce((s, x) => s + x.inboxLag, 0),
     clockSpreadMs: clockSpread(nodes),
+    budgets: await readBudgets(redis, keys, settings.limits),
   };
 }
 
 function finiteOrUndefined(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/** "40 of 60 pages fetched OK (--max-pages), 4 fetches holding a token" */
+export function budgetText(b: BudgetState): string {
+  const what = b.kind === 'pages' ? 'pages fetched OK (--max-pages)' : 'requests (--max-requests)';
+  const left = b.spent >= b.limit ? ': spent, the crawl stops' : b.held > 0 ? `, ${b.held} ${b.held === 1 ? 'fetch' : 'fetches'} holding a token` : '';
+  return `${b.spent} of ${b.limit} ${what}${left}`;
 }
 
 /** A node's clock against Redis's, signed: "+12" (ahead), "-3" (behind), rounded to the ms. */
@@ -177,6 +188,7 @@ export function formatClusterStatus(st: ClusterStatus): string {
         "but page times, WARC dates and logs are each machine's own: keep the nodes in sync (NTP)",
     );
   }
+  for (const b of st.budgets) lines.push(`  budget: ${budgetText(b)}`);
   for (const s of st.slots) if (s.movingTo !== '') lines.push(`  slot ${s.slot}: moving ${s.owner} → ${s.movingTo}`);
   const lagging = st.slots.filter((s) => s.inboxLag > 0).sort((a, b) => b.inboxLag - a.inboxLag).slice(0, 5);
   if (lagging.length) lines.push(`  most inbox lag: ${lagging.map((s) => `slot ${s.slot}=${s.inboxLag}`).join(', ')}`);

@@ -20,8 +20,10 @@
  *   its origins (slot-robots.ts), and the slot's next owner takes them back — rules until
  *   their expiry, an unreachable origin's retry time and Retry-After hold. An answer heard
  *   after the slot's last accepted checkpoint is lost with a killed node and asked again.
- * - `maxPages`/`maxRequests` are per-process budgets and do not combine across nodes: refused
- *   in cluster mode rather than silently meaning something else.
+ * - `maxPages`/`maxRequests` are crawl-wide, recorded with the other limits and counted over
+ *   every node in Redis (src/cluster/budget.ts): a page a killed node fetched after its slot's
+ *   last checkpoint is fetched again and counted twice, so such a crawl may stop that many
+ *   distinct pages short of the limit.
  * - `memoryBudget` is refused too (options.ts): a slot checkpoint is a full image, which loads
  *   every URL the slot spilled, so a disk tier would not bound a slot's memory (docs/CLUSTER.md).
  */
@@ -87,6 +89,9 @@ export function crawlSettingsOf(o: Readonly<EngineOptions>, given: ReadonlySet<s
   if (given.has('maxDepth')) limits['maxDepth'] = o.maxDepth;
   if (given.has('maxUrlsPerHost')) limits['maxUrlsPerHost'] = o.maxUrlsPerHost;
   if (given.has('retryLimit')) limits['retryLimit'] = o.retryLimit;
+  // Crawl-wide budgets, counted over every node in Redis (src/cluster/budget.ts).
+  if (given.has('maxPages') && Number.isFinite(o.maxPages)) limits['maxPages'] = o.maxPages;
+  if (given.has('maxRequests') && Number.isFinite(o.maxRequests)) limits['maxRequests'] = o.maxRequests;
   if (Object.keys(limits).length > 0) s.limits = limits;
   return s;
 }

@@ -70,7 +70,7 @@ import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../error
 import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus, isOk } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
@@ -649,11 +649,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (f === undefined) return [];
     const now = this.#clock();
     return f.hostSnapshots().map((s) => {
-      const pending = this.#gate.pending(s.name);
-      // A retry in flight keeps the outage's count (the log tells a retry from a recovery by it).
-      const outage = (s.flags & HostFlags.RobotsUnreachable) !== 0 || pending ? this.#gate.outage(s.name) : undefined;
+      // Asked whatever the host's flag says: between a failed retry's answer and the host's
+      // next turn the flag is clear, and the log must not read that as a recovery.
+      const outage = this.#gate.outage(s.name);
       return explainHost(s, now, this.policy, {
-        robotsPending: pending,
+        robotsPending: this.#gate.pending(s.name),
         robotsRetryAtMs: outage?.retryAtMs,
         robotsStatus: outage?.status,
         robotsError: outage?.error,
@@ -751,7 +751,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         if (ended) break;
         await this.#outputWaker.wait();
       }
-      this.#reason ??= 'drained';
+      this.#reason ??= node.stopReason ?? 'drained';
     } finally {
       if (node !== undefined && !ended) {
         // The consumer broke out or threw: hand the slots back (final checkpoints) and leave.
@@ -1643,11 +1643,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.options.onProgress?.(p);
     this.emit('progress', p);
   }
-}
-
-/** Whether a status as the frontier was told it is a page fetched OK (soft-404s are told 404). */
-function isOk(status: number): boolean {
-  return status === 304 || (status >= 200 && status < 300);
 }
 
 /** The canonical forms of the seeds that are http(s) URLs. */

@@ -109,10 +109,11 @@ export interface EngineOptions {
   /**
    * Pages fetched OK (2xx or 304, soft-404s aside) for the campaign, resumes included: the
    * crawl stops once this many have been taken. Failures, redirects and robots.txt requests
-   * do not count. Default unlimited.
+   * do not count. Default unlimited. With `cluster` it is the crawl's limit, recorded with it and
+   * counted over every node (docs/CLUSTER.md).
    */
   readonly maxPages: number;
-  /** Content requests of any outcome for the campaign, resumes included (a cap on work). Default unlimited. */
+  /** Content requests of any outcome for the campaign, resumes included (a cap on work). Default unlimited; with `cluster`, counted over every node. */
   readonly maxRequests: number;
   /**
    * How far from its seeds the crawl goes: `host` (a seed's host name), `domain` (a seed's
@@ -366,9 +367,6 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     ),
   },
   (o) => {
-    if (o.cluster !== undefined && (o.maxPages !== Infinity || o.maxRequests !== Infinity)) {
-      return 'maxPages and maxRequests are per-process budgets: not supported with cluster (they would not add up across nodes)';
-    }
     if (typeof o.agent !== 'string') return 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"';
     const budgetProblem = memoryBudgetProblem(o.memoryBudget);
     if (budgetProblem !== undefined) return budgetProblem;

@@ -72,8 +72,8 @@ export interface HostStatus {
   readonly flags: number;
   readonly inFlightUrl: string | undefined;
   /**
-   * Unreachable robots.txt answers in a row while the host waits on them (`robots-unreachable`,
-   * or `robots-pending` on a retry); undefined otherwise.
+   * Unreachable robots.txt answers in a row while the host's robots.txt is in an outage (it
+   * waits on it, or a retry is under way); undefined otherwise, and once the host is done.
    */
   readonly robotsFailures?: number | undefined;
   /** The host is done because its robots.txt was given up on (its URLs were written off). */
@@ -244,7 +244,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     urlBudget: s.urlBudget,
     flags: s.flags,
     inFlightUrl: s.inFlightUrl,
-    robotsFailures: why === 'robots-unreachable' || why === 'robots-pending' ? extra.robotsFailures : undefined,
+    robotsFailures: why === 'done' ? undefined : extra.robotsFailures,
     robotsGaveUp: why === 'done' && extra.robotsGaveUp !== undefined ? true : undefined,
   };
 }

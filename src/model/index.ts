@@ -13,6 +13,7 @@ export {
   OutcomeClass,
   type OutcomeTransition,
   classOfOutcome,
+  isOk,
   isTransientStatus,
   outcomeClass,
 } from './outcome.js';

@@ -35,6 +35,14 @@ export const OutcomeClass = {
 /** One of the `OutcomeClass` values. */
 export type OutcomeClass = (typeof OutcomeClass)[keyof typeof OutcomeClass];
 
+/**
+ * Whether a status as the frontier was told it is a page fetched OK — 2xx or 304 (soft-404s
+ * are told 404): what `maxPages` counts, in one process or over a cluster.
+ */
+export function isOk(status: number): boolean {
+  return status === 304 || (status >= 200 && status < 300);
+}
+
 /** Whether `status` is a transient failure: 429, any 5xx, or no response at all (0). */
 export function isTransientStatus(status: number): boolean {
   return status === 429 || status === 0 || (status >= 500 && status <= 599);

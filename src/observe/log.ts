@@ -32,7 +32,7 @@ export type LogLevel = keyof typeof LOG_LEVELS;
 interface Seen {
   readonly backoffLevel: number;
   readonly robotsDown: boolean;
-  /** Unreachable robots.txt answers in a row while down (a new one is logged). */
+  /** Unreachable robots.txt answers in a row last logged while down (a later one is logged again). */
   readonly robotsFailures: number;
   readonly dead: boolean;
 }
@@ -55,21 +55,24 @@ export class HostWatch {
     const out: HostTransition[] = [];
     for (const h of hosts) {
       const was = this.#seen.get(h.host) ?? { backoffLevel: 0, robotsDown: false, robotsFailures: 0, dead: false };
-      // An outage lasts through its retries: a retry in flight is not a recovery, only an
-      // answer is (or giving the host up).
-      const robotsDown = h.why === 'robots-unreachable' || (was.robotsDown && h.why === 'robots-pending');
+      // An outage lasts through its retries (a retry in flight, or a failed one's answer before
+      // the host's next turn, is not a recovery): it ends with an answer, or the host given up.
+      const robotsDown = h.why === 'robots-unreachable' || (was.robotsDown && h.robotsFailures !== undefined);
+      // A failed try is logged once the host waits on it (its reason then says so).
+      let logged = robotsDown ? was.robotsFailures : 0;
+      if (robotsDown && h.why === 'robots-unreachable' && (!was.robotsDown || (h.robotsFailures ?? 0) > was.robotsFailures)) {
+        out.push({ host: h.host, kind: 'robots-outage', reason: h.reason });
+        logged = h.robotsFailures ?? 0;
+      } else if (!robotsDown && was.robotsDown) {
+        out.push({ host: h.host, kind: h.robotsGaveUp === true ? 'robots-given-up' : 'robots-recovered', reason: h.reason });
+      }
       const now: Seen = {
         backoffLevel: h.backoffLevel,
         robotsDown,
-        robotsFailures: robotsDown ? h.robotsFailures ?? was.robotsFailures : 0,
+        robotsFailures: logged,
         dead: (h.flags & HostFlags.Dead) !== 0 || h.category === 'dead',
       };
       this.#seen.set(h.host, now);
-      if (now.robotsDown && (!was.robotsDown || now.robotsFailures > was.robotsFailures)) {
-        out.push({ host: h.host, kind: 'robots-outage', reason: h.reason });
-      } else if (!now.robotsDown && was.robotsDown) {
-        out.push({ host: h.host, kind: h.robotsGaveUp === true ? 'robots-given-up' : 'robots-recovered', reason: h.reason });
-      }
       if (now.dead !== was.dead) out.push({ host: h.host, kind: now.dead ? 'dead' : 'revived', reason: h.reason });
       if (now.backoffLevel !== was.backoffLevel) out.push({ host: h.host, kind: 'backoff', from: was.backoffLevel, to: now.backoffLevel, reason: h.reason });
     }

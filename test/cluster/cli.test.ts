@@ -89,6 +89,18 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('no crawl "nope"');
     expect(none.stderr).toContain('crawl.json');
-    sim.send({ type: 'close' });
+  }, 120_000);
+
+  it('--max-pages counts the crawl over every node (it was refused with --redis): the node stops at the limit and says it is the crawl\'s', async () => {
+    const cluster = ['--redis', server.url, '--crawl', 'cli-budget', '--store', join(dir, 'store-budget')];
+    const resolve = Object.entries(ready.dns).flatMap(([n, ip]) => ['--resolve', `${n}=${ip}`]);
+    const run = await runCli(['crawl', ...ready.seeds, ...cluster, '--slots', '4', '--grouping', 'host', '--min-delay', '50ms', '--max-pages', '5', '--data', join(dir, 'budget'), '--agent', 'first/1.0', '--allow-private', ...resolve]);
+    expect(run.stderr).not.toMatch(STACK_LINE);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^meguri crawl: page limit reached after .* — 5 fetched this run, 5 in the campaign \(5 OK\) by this node/m);
+    expect(run.stdout).toContain("  limit  the crawl's --max-pages counts every node's fetches and is spent");
+    expect(run.stdout).not.toContain('run it again with a higher --max-pages');
+    const status = await runCli(['cluster', 'status', '--redis', server.url, '--crawl', 'cli-budget']);
+    expect(status.stdout).toContain('budget: 5 of 5 pages fetched OK (--max-pages): spent, the crawl stops');
   }, 120_000);
 });

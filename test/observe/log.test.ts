@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { Engine } from '../../src/engine/index.js';
-import { type Logger, lineLogger } from '../../src/observe/index.js';
+import type { HostStatus } from '../../src/engine/status.js';
+import { HostWatch, type Logger, lineLogger } from '../../src/observe/index.js';
 import { AGENT, bufferIo } from '../cli/helpers.js';
 import { type TestServer, startServer } from '../fetch/server.js';
 
@@ -41,6 +42,25 @@ describe('lineLogger', () => {
     const none: string[] = [];
     lineLogger({ level: 'silent', write: (l) => none.push(l) }).error({}, 'x');
     expect(none).toEqual([]);
+  });
+});
+
+describe('HostWatch', () => {
+  const status = (host: string, why: HostStatus['why'], extra: Partial<HostStatus> = {}): HostStatus =>
+    ({ host, ip: '', why, category: 'waiting', reason: why, intervalMs: 1000, crawlDelayMs: 0, backoffLevel: 0, queued: 1, admitted: 1, urlBudget: 0, flags: 0, inFlightUrl: undefined, ...extra }) as HostStatus;
+
+  it('tells a robots.txt outage as one story whatever moment each look lands on', () => {
+    const w = new HostWatch();
+    const look = (...hs: HostStatus[]): string[] => w.diff(hs).map((t) => `${t.host} ${t.kind}`);
+    expect(look(status('a', 'robots-unreachable', { robotsFailures: 1 }), status('b', 'robots-unreachable', { robotsFailures: 1 }))).toEqual(['a robots-outage', 'b robots-outage']);
+    // A retry under way, then its failed answer before the host's next turn (the flag is clear then).
+    expect(look(status('a', 'robots-pending', { robotsFailures: 1 }), status('b', 'robots-pending', { robotsFailures: 1 }))).toEqual([]);
+    expect(look(status('a', 'interval', { robotsFailures: 2 }), status('b', 'ready'))).toEqual(['b robots-recovered']);
+    expect(look(status('a', 'robots-unreachable', { robotsFailures: 2 }), status('b', 'ready'))).toEqual(['a robots-outage']);
+    expect(look(status('a', 'robots-unreachable', { robotsFailures: 2 }))).toEqual([]);
+    expect(look(status('a', 'ready', { robotsFailures: 3 }))).toEqual([]);
+    expect(look(status('a', 'done', { queued: 0, robotsGaveUp: true }))).toEqual(['a robots-given-up']);
+    expect(look(status('a', 'done', { queued: 0, robotsGaveUp: true }))).toEqual([]);
   });
 });
 

@@ -1,0 +1,143 @@
+/**
+ * Crawl-wide `maxPages` / `maxRequests` in cluster mode (src/cluster/budget.ts): the limit is
+ * recorded with the crawl and counted over every node in Redis — before, both were refused with
+ * `cluster` ("per-process budgets"), so a cluster crawl could not be bounded at all.
+ *
+ * Real redis-server; in-process Engines in cluster mode with a scripted fetcher (a page fails
+ * with 500 one time in five, so the page budget is seen to count OK pages only); the token
+ * script itself against Redis with a node that dies holding tokens.
+ */
+import { describe, expect, it } from 'vitest';
+import { type BudgetKind, CrawlBudget, readBudgets, reclaimBudgets } from '../../src/cluster/budget.js';
+import { ClusterKeys } from '../../src/cluster/keys.js';
+import { clusterStatus, formatClusterStatus } from '../../src/cluster/status.js';
+import { Heartbeat } from '../../src/cluster/membership.js';
+import { CrawlSettingsMismatchError } from '../../src/cluster/errors.js';
+import { Engine } from '../../src/engine/index.js';
+import type { FetchRequest, Outcome } from '../../src/model/index.js';
+import { nodeWorld } from './redis.js';
+
+const HOSTS = 8;
+const PAGES = 25;
+
+/** A web of HOSTS hosts × PAGES pages: each links the next three on its host and one on the next host; one page in five answers 404 (no backoff: a 5xx would slow the hosts). */
+function web(): { fetcher: { fetch: (req: FetchRequest) => Promise<Outcome> }; requests: string[] } {
+  const requests: string[] = [];
+  const fetcher = {
+    fetch: (req: FetchRequest): Promise<Outcome> => {
+      if (req.url.endsWith('/robots.txt')) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+      requests.push(req.url);
+      const m = /^http:\/\/h(\d+)\.test\/p\/(\d+)$/.exec(req.url);
+      const h = Number(m?.[1] ?? 0);
+      const p = Number(m?.[2] ?? 0);
+      if ((h * 7 + p) % 5 === 3) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+      const links = [1, 2, 3].filter((d) => p + d < PAGES).map((d) => ({ url: `http://h${h}.test/p/${p + d}` }));
+      links.push({ url: `http://h${(h + 1) % HOSTS}.test/p/${p}` });
+      return new Promise((resolve) => setTimeout(() => resolve({ row: req.row, url: req.url, status: 200, links }), 2));
+    },
+  };
+  return { fetcher, requests };
+}
+
+const seeds = Array.from({ length: HOSTS }, (_, h) => `http://h${h}.test/p/0`);
+
+describe('crawl-wide budgets in cluster mode', () => {
+  const world = nodeWorld('meguri-budget-');
+  const common = { agent: 'meguri-test/1.0', allowPrivate: true, resolve: async () => ['127.0.0.1'], grouping: 'host' as const, scope: 'any' as const, concurrency: 4, politeness: { minDelayMs: 5, startDelayMs: 5, ipMinDelayMs: 0 } };
+  const cluster = (crawl: string, nodeId: string) => ({ redis: world.server.url, crawl, store: world.store, slots: 4, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20, nodeId });
+
+  async function drain(e: Engine): Promise<Outcome['status'][]> {
+    const statuses: number[] = [];
+    const stopper = setTimeout(() => void e.stop(), 60_000);
+    for await (const page of e.run()) statuses.push(page.status);
+    clearTimeout(stopper);
+    await e.close();
+    return statuses;
+  }
+
+  it('maxPages counts OK pages over every node: two nodes stop together at exactly the limit; a node joining later fetches nothing', async () => {
+    const { fetcher, requests } = web();
+    const crawl = 'pages-budget';
+    // Hosts at 400 ms: the crawl takes seconds, so B joins while A is still fetching.
+    const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
+    const a = new Engine({ ...common, ...slow, fetcher, seeds, maxPages: 60, cluster: cluster(crawl, 'A') });
+    const opened = new Promise<void>((resolve) => a.once('open', () => resolve()));
+    const ra = drain(a);
+    await opened;
+    // B names no limit: it takes the recorded one.
+    const b = new Engine({ ...common, ...slow, fetcher, cluster: cluster(crawl, 'B') });
+    const [sa, sb] = await Promise.all([ra, drain(b)]);
+    const ok = [...sa, ...sb].filter((s) => s === 200 || s === 304).length;
+    expect(ok).toBe(60);
+    expect(sb.length, 'B fetched its share').toBeGreaterThan(0);
+    // Failures were fetched and did not count.
+    expect(requests.length).toBeGreaterThan(60);
+    expect([...sa, ...sb].filter((s) => s === 404).length).toBe(requests.length - 60);
+    expect([a.stopReason, b.stopReason]).toEqual(['maxPages', 'maxPages']);
+    const r = world.server.client();
+    const state = await readBudgets(r, new ClusterKeys(crawl), { maxPages: 60 });
+    expect(state).toEqual([{ kind: 'pages', limit: 60, spent: 60, held: 0 }]);
+    expect(formatClusterStatus((await clusterStatus(r, crawl))!)).toContain('  budget: 60 of 60 pages fetched OK (--max-pages): spent, the crawl stops\n');
+    await r.quit();
+
+    // The budget is the crawl's: a node joining now stops at once.
+    const c = new Engine({ ...common, ...slow, fetcher, cluster: cluster(crawl, 'C') });
+    expect(await drain(c)).toEqual([]);
+    expect(c.stopReason).toBe('maxPages');
+    // Another limit is refused naming both.
+    const d = new Engine({ ...common, ...slow, fetcher, maxPages: 70, cluster: cluster(crawl, 'D') });
+    await expect(drain(d)).rejects.toThrow(CrawlSettingsMismatchError);
+  }, 120_000);
+
+  it('maxRequests counts every request, failures included', async () => {
+    const { fetcher, requests } = web();
+    const a = new Engine({ ...common, fetcher, seeds, maxRequests: 23, cluster: cluster('requests-budget', 'A') });
+    const statuses = await drain(a);
+    expect([statuses.length, requests.length, a.stopReason]).toEqual([23, 23, 'maxRequests']);
+    expect(statuses.filter((s) => s === 404).length, JSON.stringify(statuses)).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("a dead node's tokens go back to the crawl; its late spends still count", async () => {
+    const redis = world.server.client();
+    const keys = new ClusterKeys('dead-budget');
+    const clock = (): number => Date.now();
+    const beat = async (id: string): Promise<Heartbeat> => {
+      const hb = new Heartbeat(redis, keys, id, 60_000, clock);
+      expect(await hb.beat()).toBe(true);
+      return hb;
+    };
+    await beat('A');
+    await beat('B');
+    const kind: BudgetKind = 'pages';
+    const a = new CrawlBudget(redis, keys, 'A', kind, 12);
+    const b = new CrawlBudget(redis, keys, 'B', kind, 12);
+    await a.sync(10, 0, 1_000);
+    await b.sync(10, 0, 1_000);
+    expect([a.held, b.held]).toEqual([10, 2]);
+    for (let i = 0; i < 3; i++) expect(a.take()).toBe(true);
+    // A's heartbeat entry is gone (killed): the coordinator gives its 10 back.
+    await redis.zrem(keys.nodes, 'A');
+    expect(await reclaimBudgets(redis, keys)).toBe(10);
+    // (B's last take fell short, so it waits its retry period before asking again.)
+    await b.sync(10, 500, 1_000);
+    expect(b.held).toBe(2);
+    await b.sync(10, 1_000, 1_000);
+    expect(b.held).toBe(10);
+    // A, not live, takes nothing; the fetches it had out still complete and count.
+    a.complete(true);
+    a.complete(true);
+    a.complete(false);
+    await a.sync(10, 0, 1_000);
+    expect(a.spent).toBe(2);
+    expect(a.available).toBe(true); // the failed fetch's token is back in A's pool, never re-granted in Redis
+    const [granted, spent, hA, hB] = await redis.hmget(keys.budget(kind), 'granted', 'spent', 'h:A', 'h:B');
+    // granted = spent + held: the late spends were granted anew (12 + 2 = 14 started in all).
+    expect([Number(granted), Number(spent), hA, Number(hB)]).toEqual([12, 2, null, 10]);
+    // B spends the rest of what it holds: the crawl's count reaches the limit.
+    for (let i = 0; i < 10; i++) b.take();
+    for (let i = 0; i < 10; i++) b.complete(true);
+    await b.sync(0, 0, 1_000);
+    expect([b.spent, b.reached()]).toEqual([12, true]);
+    await redis.quit();
+  });
+});
