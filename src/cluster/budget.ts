@@ -27,8 +27,11 @@
  * What it does not promise: a node killed after fetching pages its slots' last checkpoint did
  * not record has them fetched again by the slots' next owner, and both fetches count, so a
  * crawl that lost a node may stop that many pages short of distinct pages (the same bound as
- * the re-fetches themselves, docs/CLUSTER.md); and the hash lives in Redis only, so a Redis
- * that lost its data (the crawl restored from the store) counts from zero again.
+ * the re-fetches themselves, docs/CLUSTER.md). The hash lives in Redis; each slot checkpoint
+ * carries the completions reported to the slot (`SlotCheckpointMeta.counted`), and a slot
+ * restored from the store after Redis lost its data adds them back (`restoreBudgetCounts`), so
+ * the count resumes from the slots' checkpoints — until every slot has been restored, the nodes
+ * see only the restored slots' share.
  */
 import type { Redis } from 'ioredis';
 import type { ClusterKeys } from './keys.js';
@@ -101,6 +104,20 @@ export async function reclaimBudgets(redis: Redis, keys: ClusterKeys): Promise<n
   let back = 0;
   for (const kind of Object.keys(BUDGET_LIMITS) as BudgetKind[]) back += Number(await RECLAIM.run(redis, [keys.budget(kind), keys.nodes], []));
   return back;
+}
+
+/**
+ * Adds a slot's counts (`SlotCheckpointMeta.counted`) back to the budgets, as spent and granted:
+ * the slot was restored from the store after Redis lost its data, budgets with it. Each slot is
+ * adopted once per incarnation of the crawl record (the fenced `ADOPT`), so each adds once.
+ */
+export async function restoreBudgetCounts(redis: Redis, keys: ClusterKeys, counted: { readonly pages: number; readonly requests: number }): Promise<void> {
+  const p = redis.pipeline();
+  for (const kind of Object.keys(BUDGET_LIMITS) as BudgetKind[]) {
+    const n = counted[kind];
+    if (n > 0) p.hincrby(keys.budget(kind), 'spent', n).hincrby(keys.budget(kind), 'granted', n);
+  }
+  await p.exec();
 }
 
 /** A budget's state in Redis (`meguri cluster status`, `meguri stats --redis`). */

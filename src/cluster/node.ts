@@ -43,7 +43,7 @@ import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from 
 import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
 import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, readCrawlCreated } from './settings.js';
-import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets } from './budget.js';
+import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets, restoreBudgetCounts } from './budget.js';
 import { isOk } from '../model/index.js';
 import { SlotState } from './slot.js';
 import { CheckpointStore, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
@@ -594,6 +594,8 @@ export class ClusterNode {
         throw new StaleEpochError(r.slot, r.epoch);
       }
       this.slotsRestored++;
+      // The budgets lived in Redis only: the slot's counts come back with it.
+      if (this.budgets.length > 0) await restoreBudgetCounts(this.redis, this.keys, opened.state.counted);
       this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used: rel, skipped });
       return opened;
     }
@@ -937,7 +939,10 @@ export class ClusterNode {
         for (const b of this.budgets) b.complete(false);
       } else {
         const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
-        for (const b of this.budgets) b.complete(b.kind === 'requests' || isOk(shaped.status));
+        const ok = isOk(shaped.status);
+        for (const b of this.budgets) b.complete(b.kind === 'requests' || ok);
+        s.counted.requests++;
+        if (ok) s.counted.pages++;
         s.frontier.report(shaped, this.now());
         // The outcome may have moved the slot's view of the IP's interval: the gate spaces by it from now on.
         if (req.ip !== undefined) this.gate?.note(req.ip, s.frontier.ipIntervalMs(req.ip), String(s.slot));

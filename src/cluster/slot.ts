@@ -62,6 +62,8 @@ export class SlotState {
    * is trimmed and the store pruned only behind it (`ClusterNode`'s commit).
    */
   accepted: { readonly rel: string; readonly cursor: string } = { rel: '', cursor: '0-0' };
+  /** Completions reported to the slot over the crawl's life (`SlotCheckpointMeta.counted`). */
+  readonly counted: { pages: number; requests: number };
 
   constructor(
     readonly crawl: string,
@@ -74,6 +76,7 @@ export class SlotState {
     this.cursor = meta?.cursor ?? '0-0';
     this.applied = meta?.applied ?? 0;
     this.digest = meta?.digest ?? 0;
+    this.counted = { pages: meta?.counted?.pages ?? 0, requests: meta?.counted?.requests ?? 0 };
     this.seq = meta !== undefined && meta.epoch === epoch ? meta.seq : 0;
     this.checkpointedAt = nowMs;
   }
@@ -149,6 +152,7 @@ export class SlotState {
       ...(robots !== undefined && robots.length > 0 ? { robots } : {}),
       ...(clock === undefined ? {} : { clockOffsetMs: clock.offsetMs, clockOffsetErrorMs: clock.errorMs }),
       ...(crawlCreated === undefined ? {} : { crawlCreated }),
+      counted: { ...this.counted },
     };
     const acks = this.acks;
     this.acks = [];

@@ -22,12 +22,13 @@ import type { ClusterKeys } from './keys.js';
 import { type CrawlSettings, checkCrawlSettings, joinCrawlRecord } from './settings.js';
 
 /**
- * The format minor this build writes. Minor 1 added `robots`, minor 2 `crawlCreated`; a minor is additive: a build
+ * The format minor this build writes. Minor 1 added `robots`, minor 2 `crawlCreated`, minor 3
+ * `counted`; a minor is additive: a build
  * reads every minor of its major (a checkpoint without `minor` is minor 0, and carries no
  * robots.txt entries: the next owner asks its origins again), and an older build reading a
  * newer minor ignores the fields it does not know — nodes of both builds share a crawl.
  */
-export const SLOT_FORMAT_MINOR = 2;
+export const SLOT_FORMAT_MINOR = 3;
 
 /** What travels with a slot's partition. */
 export interface SlotCheckpointMeta {
@@ -67,6 +68,13 @@ export interface SlotCheckpointMeta {
    * that crashed before its acceptance, and is never opened.
    */
   readonly crawlCreated?: number;
+  /**
+   * Completions the slot's owners reported over the crawl's life up to this checkpoint (minor ≥
+   * 3): `pages` fetched OK and `requests` of any outcome — what the crawl-wide budgets count
+   * (budget.ts). A slot restored after Redis lost its data adds them back to the budgets, which
+   * lived in Redis only. Absent: 0 (an older build's checkpoint).
+   */
+  readonly counted?: { readonly pages: number; readonly requests: number };
 }
 
 export const PARTITION_FILE = 'partition.meguri';
@@ -219,6 +227,12 @@ export class CheckpointStore {
         const problem = robotsSnapshotProblem(r);
         if (problem !== undefined) throw damaged(`robots[${i}] ${problem}`);
       });
+    }
+    const counted: unknown = meta.counted;
+    if (counted !== undefined) {
+      const c = counted as Record<string, unknown>;
+      const count = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+      if (typeof c !== 'object' || c === null || !count(c['pages']) || !count(c['requests'])) throw damaged('counted is not { pages, requests } as counts');
     }
     const partPath = join(at, PARTITION_FILE);
     const partition = await readFile(partPath).catch((err: unknown) => {

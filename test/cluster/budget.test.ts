@@ -5,12 +5,14 @@
  *
  * Real redis-server; in-process Engines in cluster mode with a scripted fetcher (a page fails
  * with 500 one time in five, so the page budget is seen to count OK pages only); the token
- * script itself against Redis with a node that dies holding tokens.
+ * script itself against Redis with a node that dies holding tokens; the count carried in slot
+ * checkpoints and added back when Redis lost its data.
  */
 import { describe, expect, it } from 'vitest';
 import { type BudgetKind, CrawlBudget, readBudgets, reclaimBudgets } from '../../src/cluster/budget.js';
 import { ClusterKeys } from '../../src/cluster/keys.js';
 import { clusterStatus, formatClusterStatus } from '../../src/cluster/status.js';
+import { CheckpointStore, SLOT_FORMAT_MINOR } from '../../src/cluster/store.js';
 import { Heartbeat } from '../../src/cluster/membership.js';
 import { CrawlSettingsMismatchError } from '../../src/cluster/errors.js';
 import { Engine } from '../../src/engine/index.js';
@@ -88,6 +90,43 @@ describe('crawl-wide budgets in cluster mode', () => {
     const d = new Engine({ ...common, ...slow, fetcher, maxPages: 70, cluster: cluster(crawl, 'D') });
     await expect(drain(d)).rejects.toThrow(CrawlSettingsMismatchError);
   }, 120_000);
+
+  it("after Redis lost its data, the count resumes from the slots' checkpoints (it lived in Redis only)", async () => {
+    const { fetcher } = web();
+    const crawl = 'lost-budget';
+    const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
+    const a = new Engine({ ...common, ...slow, fetcher, seeds, maxPages: 60, cluster: cluster(crawl, 'A') });
+    let okA = 0;
+    const stopper = setTimeout(() => void a.stop(), 60_000);
+    for await (const page of a.run()) {
+      if (page.status === 200) okA++;
+      if (okA === 25) void a.stop(); // graceful: final checkpoints carry the counts
+    }
+    clearTimeout(stopper);
+    await a.close();
+    expect(okA).toBeGreaterThanOrEqual(25);
+    const r = world.server.client();
+    await r.flushall();
+    await r.quit();
+    const b = new Engine({ ...common, ...slow, fetcher, cluster: cluster(crawl, 'B') });
+    const restored: string[] = [];
+    b.on('storeRestore', (x: { kind: string }) => restored.push(x.kind));
+    const okB = (await drain(b)).filter((st) => st === 200).length;
+    expect(restored).toContain('slot');
+    expect([okA + okB, b.stopReason]).toEqual([60, 'maxPages']);
+  }, 120_000);
+
+  it("a checkpoint's counts are read back as written, and checked (a damaged one is not added to a budget)", async () => {
+    const st = new CheckpointStore(world.store, 'counted');
+    const meta = { format: 'meguri-slot/1', minor: SLOT_FORMAT_MINOR, crawl: 'counted', slot: 0, epoch: 1, seq: 1, cursor: '0-0', applied: 0, digest: 0 } as const;
+    expect((await st.read(await st.write({ ...meta, counted: { pages: 7, requests: 9 } }, new Uint8Array(0)))).meta.counted).toEqual({ pages: 7, requests: 9 });
+    for (const [i, counted] of [{ pages: -1, requests: 2 }, { pages: 1 }, { pages: 1.5, requests: 2 }, 'many'].entries()) {
+      const rel = await st.write({ ...meta, seq: 2 + i, counted: counted as unknown as { pages: number; requests: number } }, new Uint8Array(0));
+      await expect(st.read(rel)).rejects.toThrow(/counted is not/);
+    }
+    // An older build's checkpoint has none: it counts 0.
+    expect((await st.read(await st.write({ ...meta, minor: 2, seq: 9 }, new Uint8Array(0)))).meta.counted).toBeUndefined();
+  });
 
   it('maxRequests counts every request, failures included', async () => {
     const { fetcher, requests } = web();
