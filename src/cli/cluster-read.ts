@@ -11,7 +11,7 @@
  * damaged newest is reported, where a node would skip to the one before), marked `fromStore`.
  */
 import { join } from 'node:path';
-import { CRAWL_FILE, CheckpointStore, ClusterKeys, readCrawl, readSlots } from '../cluster/index.js';
+import { type BudgetState, CRAWL_FILE, CheckpointStore, ClusterKeys, readBudgets, readCrawl, readSlots } from '../cluster/index.js';
 import { PARTITION_FILE } from '../cluster/store.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { connectRedis } from './cluster.js';
@@ -52,6 +52,20 @@ export async function clusterSlotFiles(args: ParsedArgs): Promise<SlotFile[] | u
     if (settings === undefined) return await storeSlotFiles(url, crawl, store);
     const recs = await readSlots(redis, keys, settings.slots);
     return recs.filter((r) => r.ckpt !== '').map((r) => ({ slot: r.slot, epoch: r.epoch, owner: r.owner, file: join(store, crawl, r.ckpt, PARTITION_FILE) }));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** The crawl's page and request budgets as Redis counts them (none without limits, or when Redis has no record of the crawl). */
+export async function clusterBudgets(args: ParsedArgs): Promise<BudgetState[]> {
+  const crawl = args.text('crawl');
+  if (!args.has('redis') || crawl === undefined) return [];
+  const redis = await connectRedis(args.text('redis')!);
+  try {
+    const keys = new ClusterKeys(crawl);
+    const settings = await readCrawl(redis, keys);
+    return settings === undefined ? [] : await readBudgets(redis, keys, settings.limits);
   } finally {
     redis.disconnect();
   }

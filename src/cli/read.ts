@@ -14,7 +14,8 @@ import { xxh64Lanes } from '../core/hash.js';
 import { loadCoreSync } from '../core/node.js';
 import { decodeRecord } from '../engine/records.js';
 import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/datadir.js';
-import { CLUSTER_READ_FLAGS, type SlotFile, clusterSlotFiles } from './cluster-read.js';
+import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
+import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
@@ -269,7 +270,7 @@ function trappedText(by: TrappedBy, hint: boolean): string[] {
 /** `meguri stats DIR`. */
 export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): Promise<number> {
   const slots = await clusterSlotFiles(args);
-  if (slots !== undefined) return clusterStats(slots, args, io, nowMs);
+  if (slots !== undefined) return clusterStats(slots, await clusterBudgets(args), args, io, nowMs);
   const file = checkpointPath(dirArg(args, 'stats'));
   const image = readImage(file);
   const engine = engineInfo(image);
@@ -617,7 +618,7 @@ export function inspectCommand(args: ParsedArgs, io: CliIo): number {
 }
 
 /** `meguri stats --redis URL --crawl NAME --store DIR`: per slot and summed. */
-function clusterStats(slots: readonly SlotFile[], args: ParsedArgs, io: CliIo, nowMs: number): number {
+function clusterStats(slots: readonly SlotFile[], budgets: readonly BudgetState[], args: ParsedArgs, io: CliIo, nowMs: number): number {
   const per = slots.map((x) => {
     const image = readImage(x.file);
     const f = recoverFrontier(x.file, image);
@@ -637,7 +638,7 @@ function clusterStats(slots: readonly SlotFile[], args: ParsedArgs, io: CliIo, n
   };
   const total = { slots: per.length, urls: sum('urls'), hosts: sum('hosts'), activeHosts: sum('activeHosts'), pending: sum('pending'), deferred: sum('deferred'), due: sum('due'), seenKeys: sum('seenKeys'), memoryBytes: sum('memoryBytes'), byStatus, trappedBy };
   if (args.flag('json')) {
-    json(io.stdout, { total, slots: per });
+    json(io.stdout, { total, budgets, slots: per });
     return EXIT.ok;
   }
   const statuses = Object.entries(byStatus)
@@ -654,6 +655,7 @@ function clusterStats(slots: readonly SlotFile[], args: ParsedArgs, io: CliIo, n
     ...trappedText(trappedBy, false),
     `  hosts       ${int(total.hosts)} (${int(total.activeHosts)} holding a back queue)`,
     `  queue       ${int(total.pending)} waiting for a fetch, ${int(total.deferred)} deferred to their hour, ${int(total.due)} due now`,
+    ...budgets.map((b) => `  budget      ${budgetText(b)}`),
     `  memory      ${bytes(total.memoryBytes)} when loaded`,
     ...table(rows, new Set([3, 4, 5])).map((l) => `  ${l}`),
   ];

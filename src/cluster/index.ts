@@ -24,4 +24,4 @@ export { type CrawlSettings as ClusterCrawlSettings, DEFAULT_SLOTS, joinCrawl, r
 export { acceptCheckpoint } from './scripts.js';
 export { SlotState, foldDigest } from './slot.js';
 export { CRAWL_FILE, CheckpointStore, SLOT_FORMAT_MINOR, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
-export { CLOCK_SPREAD_WARN_MS, type ClusterStatus, type NodeStatus, type SlotStatus, clockSpread, clusterStatus, formatClusterStatus } from './status.js';
+export { CLOCK_SPREAD_WARN_MS, type ClusterStatus, type NodeStatus, type SlotStatus, budgetText, clockSpread, clusterStatus, formatClusterStatus } from './status.js';

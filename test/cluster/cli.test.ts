@@ -102,5 +102,9 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(run.stdout).not.toContain('run it again with a higher --max-pages');
     const status = await runCli(['cluster', 'status', '--redis', server.url, '--crawl', 'cli-budget']);
     expect(status.stdout).toContain('budget: 5 of 5 pages fetched OK (--max-pages): spent, the crawl stops');
+    const stats = await runCli(['stats', ...cluster]);
+    expect(stats.stdout).toContain('  budget      5 of 5 pages fetched OK (--max-pages): spent, the crawl stops\n');
+    const json = JSON.parse((await runCli(['stats', ...cluster, '--json'])).stdout) as { budgets: unknown };
+    expect(json.budgets).toEqual([{ kind: 'pages', limit: 5, spent: 5, held: 0 }]);
   }, 120_000);
 });
