@@ -791,7 +791,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
       result.stats === undefined && (s.reason === 'maxPages' || s.reason === 'maxRequests') && !result.interrupted
-        ? `  limit  the crawl's ${s.reason === 'maxPages' ? '--max-pages' : '--max-requests'} counts every node's fetches and is spent (meguri cluster status shows it); a cluster crawl's limits are fixed when it is created`
+        ? `  limit  the crawl's ${s.reason === 'maxPages' ? '--max-pages' : '--max-requests'} counts every node's fetches and is spent (meguri cluster status shows it); to go on, raise it with meguri cluster limit --redis … --crawl … --store … ${s.reason === 'maxPages' ? '--max-pages' : '--max-requests'} N and start the nodes again (without the flag)`
         : s.reason === 'maxPages' && !result.interrupted
         ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(s.okInCampaign)} pages fetched OK so far): ${resume} --max-pages N`
         : result.interrupted || s.reason !== 'drained'

@@ -160,7 +160,8 @@ export class CrawlBudget {
     private readonly keys: ClusterKeys,
     private readonly nodeId: string,
     readonly kind: BudgetKind,
-    readonly limit: number,
+    /** The crawl's limit (moved when `meguri cluster limit` changes the record). */
+    public limit: number,
   ) {}
 
   /** Whether a fetch may be dispatched now (a token is free here). */

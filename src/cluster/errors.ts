@@ -12,7 +12,8 @@ export class CrawlSettingsMismatchError extends MeguriError {
     super(
       'MEGURI_ERR_CRAWL_SETTINGS',
       `crawl ${JSON.stringify(crawl)} was created with ${setting} = ${JSON.stringify(recorded)}; this node was given ` +
-        `${setting} = ${JSON.stringify(given)}. Join without it (the recorded value is used) or start a new crawl.`,
+        `${setting} = ${JSON.stringify(given)}. Join without it (the recorded value is used) or start a new crawl` +
+        (setting === 'limits' ? ' (the page and request limits can be changed: meguri cluster limit --max-pages N / --max-requests N).' : '.'),
     );
     this.setting = setting;
   }

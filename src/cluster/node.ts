@@ -42,7 +42,7 @@ import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.j
 import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from './membership.js';
 import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
 import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
-import { type CrawlSettings, readCrawlCreated } from './settings.js';
+import { type CrawlSettings, readCrawl, readCrawlCreated } from './settings.js';
 import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets, restoreBudgetCounts } from './budget.js';
 import { isOk } from '../model/index.js';
 import { SlotState } from './slot.js';
@@ -232,10 +232,7 @@ export class ClusterNode {
     this.ipFloorMs = Number(this.settings.politeness['ipFloorMs'] ?? this.o.frontier.politeness?.ipFloorMs ?? 250);
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
     this.budgets = [];
-    for (const kind of Object.keys(BUDGET_LIMITS) as BudgetKind[]) {
-      const limit = this.settings.limits[BUDGET_LIMITS[kind]];
-      if (limit !== undefined && Number.isFinite(limit)) this.budgets.push(new CrawlBudget(this.redis, this.keys, this.nodeId, kind, limit));
-    }
+    await this.takeLimits(this.settings.limits);
     this.outbox = new Outbox(this.redis, this.keys, this.o.durability);
     this.sends = new SendWatch(this.now);
     if (this.o.ipGate) {
@@ -408,6 +405,9 @@ export class ClusterNode {
         }
         if (now - lastDone >= 500) {
           lastDone = now;
+          // `meguri cluster limit` may have changed the page or request limit.
+          const recorded = await readCrawl(this.redis, this.keys);
+          if (recorded !== undefined) await this.takeLimits(recorded.limits);
           if (this.budgets.length > 0 && (await this.budgetReached())) break;
           if (this.o.campaign && (await this.crawlDone())) break;
         }
@@ -854,6 +854,25 @@ export class ClusterNode {
       for (const b of this.budgets) b.take();
       void this.fetchOne(s, req);
     }
+  }
+
+  /**
+   * Makes the node's budgets those `limits` set: a new limit starts a budget, a changed one
+   * moves its limit, a removed one gives its tokens back and ends it.
+   */
+  private async takeLimits(limits: Readonly<Record<string, number>>): Promise<void> {
+    for (const kind of Object.keys(BUDGET_LIMITS) as BudgetKind[]) {
+      const raw = limits[BUDGET_LIMITS[kind]];
+      const limit = raw !== undefined && Number.isFinite(raw) ? raw : undefined;
+      const i = this.budgets.findIndex((b) => b.kind === kind);
+      if (i < 0) {
+        if (limit !== undefined) this.budgets.push(new CrawlBudget(this.redis, this.keys, this.nodeId, kind, limit));
+      } else if (limit === undefined) {
+        const [gone] = this.budgets.splice(i, 1);
+        await gone!.release();
+      } else this.budgets[i]!.limit = limit;
+    }
+    if (this.settings !== undefined) this.settings = { ...this.settings, limits: { ...limits } };
   }
 
   /** Whether every crawl-wide budget has a token free here (true without budgets). */

@@ -119,6 +119,44 @@ export async function joinCrawl(redis: Redis, keys: ClusterKeys, given: Partial<
   return (await joinCrawlRecord(redis, keys, given)).settings;
 }
 
+/** The crawl-wide limits `setCrawlLimits` may change while the crawl runs (budget.ts counts them). */
+export const CHANGEABLE_LIMITS = ['maxPages', 'maxRequests'] as const;
+
+/**
+ * `settings` with the page and request limits changed: a number sets one, null removes it
+ * (unlimited); the others as they are.
+ * @throws InvalidArgumentError for a limit that is not a positive integer or null.
+ */
+export function withLimits(settings: CrawlSettings, change: Partial<Record<(typeof CHANGEABLE_LIMITS)[number], number | null>>): CrawlSettings {
+  const limits: Record<string, number> = { ...settings.limits };
+  for (const [name, v] of Object.entries(change)) {
+    if (!(CHANGEABLE_LIMITS as readonly string[]).includes(name)) throw new InvalidArgumentError(`limits: ${name} cannot be changed (only ${CHANGEABLE_LIMITS.join(', ')})`);
+    if (v === null) delete limits[name];
+    else if (v !== undefined) {
+      if (!Number.isSafeInteger(v) || v < 1) throw new InvalidArgumentError(`limits: expected ${name} as a positive integer (or null: unlimited), received ${String(v)}`);
+      limits[name] = v;
+    }
+  }
+  return { ...settings, limits };
+}
+
+/**
+ * Replaces the recorded settings with `next` if they are still `expected` (compare and set
+ * under WATCH): the one change a crawl record takes after creation, `meguri cluster limit`'s.
+ * Returns false when the record changed meanwhile (or is gone).
+ */
+export async function replaceCrawlSettings(redis: Redis, keys: ClusterKeys, expected: CrawlSettings, next: CrawlSettings): Promise<boolean> {
+  await redis.watch(keys.crawlRecord);
+  try {
+    const now = await readCrawl(redis, keys);
+    if (now === undefined || stableJson(now) !== stableJson(expected)) return false;
+    const done = await redis.multi().hset(keys.crawlRecord, 'settings', stableJson(next)).exec();
+    return done !== null;
+  } finally {
+    await redis.unwatch();
+  }
+}
+
 /** The recorded settings, or undefined when the crawl does not exist. */
 export async function readCrawl(redis: Redis, keys: ClusterKeys): Promise<CrawlSettings | undefined> {
   const text = await redis.hget(keys.crawlRecord, 'settings');

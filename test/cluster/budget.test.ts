@@ -15,7 +15,9 @@ import { clusterStatus, formatClusterStatus } from '../../src/cluster/status.js'
 import { CheckpointStore, SLOT_FORMAT_MINOR } from '../../src/cluster/store.js';
 import { Heartbeat } from '../../src/cluster/membership.js';
 import { CrawlSettingsMismatchError } from '../../src/cluster/errors.js';
+import { main } from '../../src/cli/main.js';
 import { Engine } from '../../src/engine/index.js';
+import { bufferIo } from '../cli/helpers.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { nodeWorld } from './redis.js';
 
@@ -127,6 +129,24 @@ describe('crawl-wide budgets in cluster mode', () => {
     // An older build's checkpoint has none: it counts 0.
     expect((await st.read(await st.write({ ...meta, minor: 2, seq: 9 }, new Uint8Array(0)))).meta.counted).toBeUndefined();
   });
+
+  it('a running node takes a changed limit (meguri cluster limit) within a second', async () => {
+    const { fetcher } = web();
+    const crawl = 'changed-budget';
+    const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
+    const a = new Engine({ ...common, ...slow, fetcher, seeds, maxPages: 10, cluster: cluster(crawl, 'A') });
+    let ok = 0;
+    let raised: Promise<number> | undefined;
+    const stopper = setTimeout(() => void a.stop(), 60_000);
+    for await (const page of a.run()) {
+      if (page.status === 200) ok++;
+      if (ok === 4 && raised === undefined) raised = main(['cluster', 'limit', '--redis', world.server.url, '--crawl', crawl, '--store', world.store, '--max-pages', '14'], bufferIo());
+    }
+    clearTimeout(stopper);
+    await a.close();
+    expect(await raised).toBe(0);
+    expect([ok, a.stopReason]).toEqual([14, 'maxPages']);
+  }, 60_000);
 
   it('maxRequests counts every request, failures included', async () => {
     const { fetcher, requests } = web();

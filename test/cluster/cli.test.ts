@@ -106,5 +106,24 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(stats.stdout).toContain('  budget      5 of 5 pages fetched OK (--max-pages): spent, the crawl stops\n');
     const json = JSON.parse((await runCli(['stats', ...cluster, '--json'])).stdout) as { budgets: unknown };
     expect(json.budgets).toEqual([{ kind: 'pages', limit: 5, spent: 5, held: 0 }]);
+
+    // Raised, then the node started again without the flag: it goes on to the new limit.
+    const again = await runCli(['crawl', ...cluster, '--max-pages', '9', '--data', join(dir, 'budget2'), '--agent', 'first/1.0', '--allow-private', ...resolve]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('meguri cluster limit');
+    expect((await runCli(['cluster', 'limit', '--redis', server.url, '--crawl', 'cli-budget', '--max-pages', '9'])).stderr).toContain('--store DIR is needed');
+    const raised = await runCli(['cluster', 'limit', '--redis', server.url, '--crawl', 'cli-budget', '--store', join(dir, 'store-budget'), '--max-pages', '9']);
+    expect(raised.code, raised.stderr).toBe(0);
+    expect(raised.stdout).toContain('crawl cli-budget: --max-pages 5 → 9');
+    expect(raised.stdout).toContain('counted so far: 5 pages fetched OK');
+    const more = await runCli(['crawl', ...cluster, '--data', join(dir, 'budget2'), '--agent', 'first/1.0', '--allow-private', ...resolve]);
+    expect(more.code, more.stderr).toBe(0);
+    expect(more.stdout).toMatch(/page limit reached after .* — 4 fetched this run, 4 in the campaign \(4 OK\) by this node/);
+    // 0 removes it: the crawl runs to its end.
+    expect((await runCli(['cluster', 'limit', '--redis', server.url, '--crawl', 'cli-budget', '--store', join(dir, 'store-budget'), '--max-pages', '0'])).stdout).toContain('--max-pages 9 → unlimited');
+    const rest = await runCli(['crawl', ...cluster, '--data', join(dir, 'budget3'), '--agent', 'first/1.0', '--allow-private', ...resolve, '--json']);
+    expect(rest.code, rest.stderr).toBe(0);
+    const end = JSON.parse(rest.stdout.split('\n').find((l) => l.includes('"end"'))!) as { reason: string };
+    expect(end.reason).toBe('drained');
   }, 120_000);
 });
