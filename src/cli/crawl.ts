@@ -191,7 +191,9 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     handleSignals: false,
   });
   setup.onEngine?.(engine);
-  const maxPages = engine.options.maxPages;
+  // A cluster node's progress counts its own pages, and its limit is the crawl's (counted over
+  // every node): the ETA does not cut at it there.
+  const maxPages = engine.options.cluster === undefined ? engine.options.maxPages : Infinity;
   const continuous = engine.options.recrawl || engine.options.freshness !== undefined;
   let pages: PagesIndex | undefined;
   let warc: WarcWriter | undefined;
