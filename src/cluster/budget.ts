@@ -30,8 +30,10 @@
  * the re-fetches themselves, docs/CLUSTER.md). The hash lives in Redis; each slot checkpoint
  * carries the completions reported to the slot (`SlotCheckpointMeta.counted`), and a slot
  * restored from the store after Redis lost its data adds them back (`restoreBudgetCounts`), so
- * the count resumes from the slots' checkpoints — until every slot has been restored, the nodes
- * see only the restored slots' share.
+ * the count resumes from the slots' checkpoints: the pages fetched since those checkpoints were
+ * counted only in Redis, are fetched again and counted once (the crawl fetches that many more
+ * than the limit), and until every slot has been restored the nodes see only the restored
+ * slots' share.
  */
 import type { Redis } from 'ioredis';
 import type { ClusterKeys } from './keys.js';
