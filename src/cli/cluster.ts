@@ -90,7 +90,7 @@ async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     const lines = [
       `crawl ${crawl}: ${[change.maxPages !== undefined ? text('maxPages', '--max-pages') : '', change.maxRequests !== undefined ? text('maxRequests', '--max-requests') : ''].filter(Boolean).join(', ')}`,
       ...counts.map((b) => `  counted so far: ${b.spent} ${b.kind === 'pages' ? 'pages fetched OK' : 'requests'}`),
-      '  running nodes take it within a second; start again the nodes that stopped at the old limit (the same command)',
+      '  running nodes take it within a second; start again the nodes that stopped at the old limit (their command without the limit flag, or with the new value)',
     ];
     io.stdout.write(args.flag('json') ? `${JSON.stringify({ crawl, limits: next.limits, budgets: counts })}\n` : `${lines.join('\n')}\n`);
     return EXIT.ok;

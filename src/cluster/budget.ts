@@ -208,10 +208,9 @@ export class CrawlBudget {
     if (delta > 0) this.retryAtMs = Number(moved) < delta ? nowMs + retryMs : -Infinity;
   }
 
-  /** Reads what Redis has counted (for `reached` on a node with nothing to report). */
+  /** Reads what Redis has counted (for `reached` on a node with nothing to report; after a Redis loss it may be lower). */
   async refresh(): Promise<void> {
-    const v = await this.redis.hget(this.keys.budget(this.kind), 'spent');
-    this.spentSeen = Math.max(this.spentSeen, Number(v ?? 0));
+    this.spentSeen = Number((await this.redis.hget(this.keys.budget(this.kind), 'spent')) ?? 0);
   }
 
   /** Gives back every token held here (leaving, or rejoining as a new node). */
