@@ -98,6 +98,13 @@ export interface ClusterNodeStats {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Whether an inbox entry carries seeds (kind 's'). */
+function holdsSeeds(entry: InboxEntry): boolean {
+  const fields = entry[1];
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'k') return fields[i + 1] === 's';
+  return false;
+}
+
 /** How long an idle node blocks on its inboxes at a time (whole ms: Redis refuses a fractional BLOCK). */
 const IDLE_BLOCK_MS = 50;
 
@@ -800,6 +807,13 @@ export class ClusterNode {
     const res = (await conn.call('XREADGROUP', ...args)) as [string, InboxEntry[]][] | null;
     const got = new Map<number, InboxEntry[]>();
     for (const [key, entries] of res ?? []) if (entries.length > 0) got.set(running[keys.indexOf(key)]!, entries);
+    if (this.o.beforeSeeds !== undefined && [...got.values()].some((es) => es.some(holdsSeeds))) {
+      try {
+        await this.o.beforeSeeds();
+      } catch {
+        // The entries are read: they are applied whatever the hook met (the scope catches up at its next poll).
+      }
+    }
     this.applyRead(got);
     return true;
   }

@@ -155,6 +155,12 @@ export interface ClusterNodeOptions {
    * seeds and links, local or from an inbox, and each URL of the checkpoint a slot opens from.
    */
   readonly admitted: ((url: string) => void) | undefined;
+  /**
+   * Called before inbox entries holding seeds are applied (awaited; a failure is ignored): the
+   * Engine re-reads the crawl's scope seeds there, so a seed given on another node — recorded
+   * before it was routed (`addSeeds`) — is in this node's scope before the seed can be fetched.
+   */
+  readonly beforeSeeds: (() => Promise<void>) | undefined;
   /** Called with every accepted checkpoint of the node's slots. */
   readonly onCheckpoint: ((checkpoint: ClusterCheckpoint) => void) | undefined;
   /**
@@ -215,6 +221,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     onPage: customField('a function', (v): v is (page: ClusterPage) => void => typeof v === 'function'),
     shape: customField('a function', (v): v is ClusterNodeOptions['shape'] & object => typeof v === 'function'),
     admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
+    beforeSeeds: customField('a function', (v): v is () => Promise<void> => typeof v === 'function'),
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
     onCheckpointFallback: customField('a function', (v): v is (fallback: ClusterCheckpointFallback) => void => typeof v === 'function'),
     onStoreRestore: customField('a function', (v): v is (restore: ClusterStoreRestore) => void => typeof v === 'function'),

@@ -103,6 +103,8 @@ export interface ClusterSeams {
   readonly frontier: Partial<FrontierOptions>;
   readonly shape: (request: FetchRequest, outcome: Outcome) => Outcome;
   readonly admitted: (url: string) => void;
+  /** Re-reads the crawl's scope seeds (before seeds from an inbox are applied). */
+  readonly beforeSeeds: () => Promise<void>;
   readonly onPage: (page: ClusterPage) => void;
   readonly onCheckpoint: (checkpoint: ClusterCheckpoint) => void;
   readonly onCheckpointFallback: (fallback: ClusterCheckpointFallback) => void;
@@ -129,6 +131,7 @@ export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<str
     now: seams.clock,
     shape: seams.shape,
     admitted: seams.admitted,
+    beforeSeeds: seams.beforeSeeds,
     onPage: seams.onPage,
     onCheckpoint: seams.onCheckpoint,
     onCheckpointFallback: seams.onCheckpointFallback,

@@ -144,6 +144,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #sitemapQueue: string[] = [];
   /** The seeds as canonical URLs, for the seed-redirect rule (`#seedRedirect`); built when first asked, dropped when seeds are added. */
   #seedSet: Set<string> | undefined;
+  /** Cluster mode: the crawl's scope seeds as this node knows them (every node's, read from Redis), for the seed-redirect rule. */
+  readonly #crawlSeeds = new Set<string>();
   /**
    * Unreachable robots.txt answers after which a campaign gives an origin up; undefined in
    * continuous mode, which never gives up (see `EngineOptions.robotsMaxAttempts`).
@@ -694,6 +696,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         frontier: this.#frontierOptions(),
         clock: this.#clock,
         admitted: (url) => void this.#directory.register(url),
+        beforeSeeds: async () => this.#takeScopeSeeds(await node!.scopeSeeds([])),
         shape: (req, outcome) => this.#shapeCluster(req, outcome),
         robots: this.#slotRobots!,
         onPage: () => undefined,
@@ -717,10 +720,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       // add() before run() appended its seeds to the options' too: each is taken once.
       const seeds = this.#clusterSeeds(new Set([...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]));
       // The scope grows from every node's seeds; re-read while running for seeds given later elsewhere.
-      const widen = async (): Promise<void> => {
-        for (const u of await node!.scopeSeeds([])) this.#scope.addSeed(u);
-      };
-      for (const u of await node.scopeSeeds(seeds)) this.#scope.addSeed(u);
+      const widen = async (): Promise<void> => this.#takeScopeSeeds(await node!.scopeSeeds([]));
+      this.#takeScopeSeeds(await node.scopeSeeds(seeds));
       if (seeds.length > 0) await node.seed(seeds);
       const timer = setInterval(() => void widen().catch(() => undefined), 2_000);
       timer.unref();
@@ -827,6 +828,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #addCluster(node: ClusterNode, list: readonly string[]): { added: number; refused: readonly RefusedSeed[] } {
     const before = this.#refusedSeeds.length;
     const seeds = this.#clusterSeeds(list);
+    this.#takeScopeSeeds(seeds);
     // The node's run() carries a failure (see above): this copy of it needs no handler of its own.
     if (seeds.length > 0) void node.addSeeds(seeds).catch(() => undefined);
     return { added: seeds.length, refused: this.#refusedSeeds.slice(before) };
@@ -837,6 +839,15 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#stopping = true;
     this.#node?.stop();
     return Promise.resolve();
+  }
+
+  /** Cluster mode: the crawl's scope seeds (read from Redis) widen this engine's scope. */
+  #takeScopeSeeds(urls: readonly string[]): void {
+    for (const u of urls) {
+      if (this.#crawlSeeds.has(u)) continue;
+      this.#crawlSeeds.add(u);
+      this.#scope.addSeed(u);
+    }
   }
 
   /** A page fetched by the node: the engine's rules, counted as acknowledged, queued for the consumer; returns what the slot is told. */
@@ -1314,7 +1325,11 @@ export class Engine extends EventEmitter<EngineEvents> {
         location = undefined;
       }
       let out = location === undefined ? undefined : this.#scope.check(location);
-      if (location !== undefined && out !== undefined && this.#seedRedirect(req, location)) out = this.#scope.check(location);
+      if (location !== undefined && out !== undefined && this.#seedRedirect(req, location)) {
+        out = this.#scope.check(location);
+        // In a cluster the target travels as a seed (`#seedRedirect`), not as this page's link.
+        if (this.options.cluster !== undefined) location = undefined;
+      }
       if (location !== undefined && out !== undefined) {
         outside.push({ url: location, reason: out });
         location = undefined;
@@ -1397,14 +1412,26 @@ export class Engine extends EventEmitter<EngineEvents> {
    * saved seeds (so a resume keeps it), and the same for the next hop of its chain — as
    * Heritrix treats seed redirects; before, such a crawl fetched nothing but the redirect.
    * include/exclude patterns still apply to the target. Returns whether the target was added.
-   * Single-process only: a cluster's scope seeds are recorded in Redis and read by every node
-   * a poll later, so a target whose slot another node owns could have its links refused first.
+   * In a cluster the seeds are the crawl's (every node's scope seeds, read from Redis), and the
+   * target is sent as a seed (`ClusterNode#addSeeds`: recorded among the scope seeds, then
+   * routed): its slot's owner re-reads the scope seeds before it applies a seed
+   * (`beforeSeeds`), so the target's own links are judged in the widened scope wherever it is
+   * fetched.
    */
   #seedRedirect(req: FetchRequest, target: string): boolean {
-    if (req.depth !== 0 || this.options.cluster !== undefined) return false;
-    const seeds = (this.#seedSet ??= new Set(canonicalSeeds(this.options.seeds, this.options.canonPolicy)));
+    if (req.depth !== 0) return false;
+    const cluster = this.options.cluster !== undefined;
+    const seeds = cluster ? this.#crawlSeeds : (this.#seedSet ??= new Set(canonicalSeeds(this.options.seeds, this.options.canonPolicy)));
     // A target the patterns refuse stays out: it is no seed the crawl could take.
     if (!seeds.has(req.url) || seeds.has(target) || this.#scope.patternReason(target) !== undefined) return false;
+    if (cluster) {
+      const node = this.#node;
+      if (node === undefined || !node.acceptsSeeds) return false;
+      this.#takeScopeSeeds([target]);
+      // A failed send ends the run through the node's run() (as `add`'s do).
+      void node.addSeeds([target]).catch(() => undefined);
+      return true;
+    }
     this.#rememberSeeds([target]);
     try {
       if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
