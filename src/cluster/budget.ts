@@ -203,7 +203,9 @@ export class CrawlBudget {
     const spend = this.unsaid;
     const [moved, spent] = (await SYNC.run(this.redis, [this.keys.budget(this.kind), this.keys.nodes], [this.nodeId, spend, delta, this.limit])) as [number, number, number];
     this.unsaid -= spend;
-    this.tokens = Math.max(0, this.tokens + Number(moved));
+    // A give-back drops the surplus whatever Redis still counted for this node (after an
+    // expiry the coordinator took them already): no token outlives it here.
+    this.tokens = delta < 0 ? this.tokens + delta : this.tokens + Number(moved);
     this.spentSeen = Number(spent);
     if (delta > 0) this.retryAtMs = Number(moved) < delta ? nowMs + retryMs : -Infinity;
   }
@@ -224,9 +226,14 @@ export class CrawlBudget {
     this.spentSeen = Number(spent);
   }
 
-  /** Forgets the tokens held here without telling Redis (the coordinator gave them back: this node's heartbeat expired). */
+  /**
+   * Forgets the tokens held here without telling Redis (the coordinator gave them back: this
+   * node's heartbeat expired), those of the fetches in flight too: their slots were dropped, and
+   * their completions return nothing.
+   */
   forget(): void {
     this.tokens = 0;
+    this.out = 0;
     this.retryAtMs = -Infinity;
   }
 
