@@ -8,6 +8,7 @@
  * script itself against Redis with a node that dies holding tokens; the count carried in slot
  * checkpoints and added back when Redis lost its data.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BudgetKind, CrawlBudget, readBudgets, reclaimBudgets } from '../../src/cluster/budget.js';
 import { ClusterKeys } from '../../src/cluster/keys.js';
@@ -155,6 +156,53 @@ describe('crawl-wide budgets in cluster mode', () => {
     expect([statuses.length, requests.length, a.stopReason]).toEqual([23, 23, 'maxRequests']);
     expect(statuses.filter((s) => s === 404).length, JSON.stringify(statuses)).toBeGreaterThan(0);
   }, 60_000);
+
+  it('never starts more fetches than the limit, and Redis counts granted = spent + held (fast-check over three nodes)', async () => {
+    const redis = world.server.client();
+    let run = 0;
+    const step = fc.record({ node: fc.integer({ min: 0, max: 2 }), op: fc.constantFrom('take', 'ok', 'fail', 'sync', 'release'), want: fc.integer({ min: 0, max: 6 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.array(step, { maxLength: 60 }), async (limit, steps) => {
+        const keys = new ClusterKeys(`prop-${run++}`);
+        for (const id of ['n0', 'n1', 'n2']) await new Heartbeat(redis, keys, id, 60_000, () => Date.now()).beat();
+        const nodes = [0, 1, 2].map((i) => new CrawlBudget(redis, keys, `n${i}`, 'pages', limit));
+        const out = [0, 0, 0];
+        let started = 0;
+        let ok = 0;
+        let now = 0;
+        for (const { node, op, want } of steps) {
+          const b = nodes[node]!;
+          now += 10;
+          if (op === 'take') {
+            if (b.take()) {
+              started++;
+              out[node]!++;
+            }
+          } else if (op === 'ok' || op === 'fail') {
+            if (out[node]! > 0) {
+              out[node]!--;
+              b.complete(op === 'ok');
+              // A failed fetch's token goes back to the pool: it may start another fetch.
+              if (op === 'ok') ok++;
+              else started--;
+            }
+          } else if (op === 'sync') await b.sync(want, now, 0);
+          else await b.release();
+          // The fetches that may still count never exceed the limit.
+          expect(started).toBeLessThanOrEqual(limit);
+        }
+        for (const b of nodes) await b.sync(0, now, 0);
+        const h = await redis.hgetall(keys.budget('pages'));
+        const held = Object.entries(h).filter(([k]) => k.startsWith('h:')).reduce((t, [, v]) => t + Number(v), 0);
+        expect(Number(h['spent'] ?? 0)).toBe(ok);
+        expect(Number(h['granted'] ?? 0)).toBe(ok + held);
+        expect(held).toBe(out.reduce((t, n) => t + n, 0));
+        expect(Number(h['granted'] ?? 0)).toBeLessThanOrEqual(limit);
+      }),
+      { numRuns: 60 },
+    );
+    await redis.quit();
+  });
 
   it("a dead node's tokens go back to the crawl; its late spends still count", async () => {
     const redis = world.server.client();
