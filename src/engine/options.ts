@@ -141,7 +141,12 @@ export interface EngineOptions {
    * `--resolve` table there). Default none.
    */
   readonly extraSettings: Readonly<Record<string, unknown>> | undefined;
-  /** Deepest link depth admitted (seeds are 0); 0 = unlimited. Default 32. */
+  /**
+   * Deepest link depth admitted (seeds are 0); 0 = unlimited. Default 32. A page's depth is the
+   * fewest links from a seed found so far: a shorter path lowers it and admits a page the cap
+   * parked, but a page already fetched passes its links on at the depth it was fetched at
+   * (docs/DESIGN.md, "Depth is the shortest path seen so far").
+   */
   readonly maxDepth: number;
   /** URLs admitted per host group (the blunt trap defense); 0 = unlimited. Default 100 000. */
   readonly maxUrlsPerHost: number;
