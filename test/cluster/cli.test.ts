@@ -112,6 +112,10 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('meguri cluster limit');
     expect((await runCli(['cluster', 'limit', '--redis', server.url, '--crawl', 'cli-budget', '--max-pages', '9'])).stderr).toContain('--store DIR is needed');
+    // A --store that is not the crawl's is refused before anything changes (a typo there would
+    // leave the real store disagreeing with Redis, and no node could join).
+    const wrong = await runCli(['cluster', 'limit', '--redis', server.url, '--crawl', 'cli-budget', '--store', join(dir, 'store'), '--max-pages', '9']);
+    expect([wrong.code, wrong.stderr]).toEqual([1, expect.stringContaining("is --store this crawl's checkpoint store?")]);
     const raised = await runCli(['cluster', 'limit', '--redis', server.url, '--crawl', 'cli-budget', '--store', join(dir, 'store-budget'), '--max-pages', '9']);
     expect(raised.code, raised.stderr).toBe(0);
     expect(raised.stdout).toContain('crawl cli-budget: --max-pages 5 → 9');
