@@ -191,7 +191,7 @@ describe('crawl-wide budgets in cluster mode', () => {
           // The fetches that may still count never exceed the limit.
           expect(started).toBeLessThanOrEqual(limit);
         }
-        for (const b of nodes) await b.sync(0, now, 0);
+        for (const b of nodes) await b.release();
         const h = await redis.hgetall(keys.budget('pages'));
         const held = Object.entries(h).filter(([k]) => k.startsWith('h:')).reduce((t, [, v]) => t + Number(v), 0);
         expect(Number(h['spent'] ?? 0)).toBe(ok);
@@ -235,11 +235,15 @@ describe('crawl-wide budgets in cluster mode', () => {
     a.complete(true);
     a.complete(false);
     await a.sync(10, 0, 1_000);
+    expect(a.spent, 'spends are told at most every 100 ms').toBe(0);
+    await a.sync(10, 1_000, 1_000);
     expect(a.spent).toBe(2);
     // The failed fetch's token went back to A's pool, though Redis took A's tokens: giving the
     // surplus back drops it here too, and a rejoin (forget) drops everything A held.
     expect(a.held).toBe(8);
-    await a.sync(0, 0, 1_000);
+    await a.sync(0, 1_100, 1_000);
+    expect(a.held, 'tokens not wanted are kept 200 ms').toBe(8);
+    await a.sync(0, 1_300, 1_000);
     expect([a.held, a.available]).toEqual([0, false]);
     a.forget();
     a.complete(false); // a fetch of a dropped slot ending after the rejoin returns nothing
@@ -250,7 +254,7 @@ describe('crawl-wide budgets in cluster mode', () => {
     // B spends the rest of what it holds: the crawl's count reaches the limit.
     for (let i = 0; i < 10; i++) b.take();
     for (let i = 0; i < 10; i++) b.complete(true);
-    await b.sync(0, 0, 1_000);
+    await b.sync(0, 2_000, 1_000);
     expect([b.spent, b.reached()]).toEqual([12, true]);
     await redis.quit();
   });
