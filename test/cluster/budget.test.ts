@@ -49,6 +49,8 @@ const seeds = Array.from({ length: HOSTS }, (_, h) => `http://h${h}.test/p/0`);
 describe('crawl-wide budgets in cluster mode', () => {
   const world = nodeWorld('meguri-budget-');
   const common = { agent: 'meguri-test/1.0', allowPrivate: true, resolve: async () => ['127.0.0.1'], grouping: 'host' as const, scope: 'any' as const, concurrency: 4, politeness: { minDelayMs: 5, startDelayMs: 5, ipMinDelayMs: 0 } };
+  // Hosts at 400 ms: a crawl takes seconds, so a node joins (or a limit changes) while another fetches.
+  const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
   const cluster = (crawl: string, nodeId: string) => ({ redis: world.server.url, crawl, store: world.store, slots: 4, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20, nodeId });
 
   async function drain(e: Engine): Promise<Outcome['status'][]> {
@@ -63,8 +65,6 @@ describe('crawl-wide budgets in cluster mode', () => {
   it('maxPages counts OK pages over every node: two nodes stop together at exactly the limit; a node joining later fetches nothing', async () => {
     const { fetcher, requests } = web();
     const crawl = 'pages-budget';
-    // Hosts at 400 ms: the crawl takes seconds, so B joins while A is still fetching.
-    const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
     const a = new Engine({ ...common, ...slow, fetcher, seeds, maxPages: 60, cluster: cluster(crawl, 'A') });
     const opened = new Promise<void>((resolve) => a.once('open', () => resolve()));
     const ra = drain(a);
@@ -97,7 +97,6 @@ describe('crawl-wide budgets in cluster mode', () => {
   it("after Redis lost its data, the count resumes from the slots' checkpoints (it lived in Redis only)", async () => {
     const { fetcher } = web();
     const crawl = 'lost-budget';
-    const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
     const a = new Engine({ ...common, ...slow, fetcher, seeds, maxPages: 60, cluster: cluster(crawl, 'A') });
     let okA = 0;
     const stopper = setTimeout(() => void a.stop(), 60_000);
@@ -134,7 +133,6 @@ describe('crawl-wide budgets in cluster mode', () => {
   it('a running node takes a changed limit (meguri cluster limit) within a second', async () => {
     const { fetcher } = web();
     const crawl = 'changed-budget';
-    const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
     const a = new Engine({ ...common, ...slow, fetcher, seeds, maxPages: 10, cluster: cluster(crawl, 'A') });
     let ok = 0;
     let raised: Promise<number> | undefined;
