@@ -1,9 +1,10 @@
 /**
  * `meguri cluster status --redis URL --crawl NAME [--json]`: a cluster crawl's nodes, slots
  * per node, inbox lag, pages/s and hand-offs in progress, read from its Redis (src/cluster).
- * `meguri cluster limit --redis URL --crawl NAME --store DIR [--max-pages N] [--max-requests N]`:
- * changes the crawl's page or request limit (0 = unlimited) — the one recorded setting that
- * may change after creation, since a spent limit otherwise ends the crawl for good. Both copies
+ * `meguri cluster limit --redis URL --crawl NAME --store DIR [--max-pages N] [--max-requests N]
+ * [--max-depth N] [--max-urls-per-host N]`: changes the crawl's limits (0 = unlimited) — the
+ * recorded settings that may change after creation, since a spent budget or a binding cap would
+ * otherwise end the crawl for good (a single process raises them on resume). Both copies
  * of the record change (the store's crawl.json first, then Redis's, compare-and-set; the store's
  * put back if Redis refuses): a node joins only where they agree. Running nodes take the new
  * limit within a second; nodes that stopped at the old one are started again.
@@ -19,9 +20,9 @@ import type { CliIo } from './io.js';
 
 export const CLUSTER_SPEC: CommandSpec = {
   name: 'cluster',
-  summary: 'A cluster crawl as its Redis sees it (status: nodes, slots, inbox lag, pages/s, hand-offs), or change its page/request limit (limit).',
+  summary: 'A cluster crawl as its Redis sees it (status: nodes, slots, inbox lag, pages/s, hand-offs), or change its limits (limit).',
   usage: 'status|limit',
-  positionalHelp: 'a subcommand: status, or limit (with --store and --max-pages / --max-requests)',
+  positionalHelp: 'a subcommand: status, or limit (with --store and --max-pages / --max-requests / --max-depth / --max-urls-per-host)',
   minPositionals: 1,
   maxPositionals: 1,
   flags: [
@@ -31,6 +32,8 @@ export const CLUSTER_SPEC: CommandSpec = {
     { name: 'store', kind: 'string', arg: 'DIR', help: 'limit: the crawl\'s checkpoint store (its crawl.json changes too)' },
     { name: 'max-pages', kind: 'integer', arg: 'N', min: 0, help: 'limit: the crawl\'s page limit (pages fetched OK over every node); 0 = unlimited' },
     { name: 'max-requests', kind: 'integer', arg: 'N', min: 0, help: 'limit: the crawl\'s request limit (requests of any outcome over every node); 0 = unlimited' },
+    { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'limit: the crawl\'s depth cap; 0 = unlimited (raised, the URLs it parked are fetched)' },
+    { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'limit: URLs admitted per host; 0 = unlimited (raised, the URLs it parked are fetched)' },
   ],
 };
 
@@ -38,7 +41,7 @@ export async function clusterCommand(args: ParsedArgs, io: CliIo): Promise<numbe
   const sub = args.positionals[0];
   if (sub === 'limit') return limitCommand(args, io);
   if (sub !== 'status') throw new CliFailure('MEGURI_ERR_INVALID_ARG', `cluster: unknown subcommand ${JSON.stringify(sub)}`, EXIT.usage, 'the subcommands are `status` and `limit`');
-  for (const f of ['store', 'max-pages', 'max-requests']) {
+  for (const f of ['store', 'max-pages', 'max-requests', 'max-depth', 'max-urls-per-host']) {
     if (args.has(f)) throw new CliFailure('MEGURI_ERR_INVALID_ARG', `cluster status: --${f} is for \`cluster limit\``, EXIT.usage);
   }
   const url = args.text('redis')!;
@@ -56,10 +59,14 @@ export async function clusterCommand(args: ParsedArgs, io: CliIo): Promise<numbe
 
 /** `meguri cluster limit` (see the module comment). */
 async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
-  const change: { maxPages?: number | null; maxRequests?: number | null } = {};
+  const change: { maxPages?: number | null; maxRequests?: number | null; maxDepth?: number; maxUrlsPerHost?: number } = {};
   if (args.has('max-pages')) change.maxPages = args.number('max-pages') || null;
   if (args.has('max-requests')) change.maxRequests = args.number('max-requests') || null;
-  if (Object.keys(change).length === 0) throw new CliFailure('MEGURI_ERR_INVALID_ARG', 'cluster limit: give --max-pages N and/or --max-requests N (0 = unlimited)', EXIT.usage);
+  if (args.has('max-depth')) change.maxDepth = args.number('max-depth')!;
+  if (args.has('max-urls-per-host')) change.maxUrlsPerHost = args.number('max-urls-per-host')!;
+  if (Object.keys(change).length === 0) {
+    throw new CliFailure('MEGURI_ERR_INVALID_ARG', 'cluster limit: give one or more of --max-pages, --max-requests, --max-depth, --max-urls-per-host (N; 0 = unlimited)', EXIT.usage);
+  }
   const storeDir = args.text('store');
   if (storeDir === undefined) throw new CliFailure('MEGURI_ERR_INVALID_ARG', 'cluster limit: --store DIR is needed (the crawl\'s settings are kept there too)', EXIT.usage);
   const url = args.text('redis')!;
@@ -81,14 +88,20 @@ async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
       await store.writeCrawlFile(was);
       throw new CliFailure('MEGURI_ERR_INVALID_STATE', `crawl ${JSON.stringify(crawl)}: its record changed meanwhile; nothing was changed`, EXIT.failure, 'run it again');
     }
+    if (change.maxDepth !== undefined || change.maxUrlsPerHost !== undefined) {
+      // A widened cap or budget gives slots that were done work again: no slot may count as
+      // idle (a drained campaign) until its owner has applied the new limits and looked.
+      const p = redis.pipeline();
+      for (let s = 0; s < next.slots; s++) p.hset(keys.slot(s), 'idle', '');
+      await p.exec();
+    }
     const counts = await readBudgets(redis, keys, next.limits);
-    const text = (name: 'maxPages' | 'maxRequests', flag: string): string => {
-      const from = was.limits[name];
-      const to = next.limits[name];
-      return `${flag} ${from ?? 'unlimited'} → ${to ?? 'unlimited'}`;
-    };
+    const FLAGS = { maxPages: '--max-pages', maxRequests: '--max-requests', maxDepth: '--max-depth', maxUrlsPerHost: '--max-urls-per-host' } as const;
+    const shown = (name: keyof typeof FLAGS, v: number | undefined): string =>
+      v === undefined ? (name === 'maxPages' || name === 'maxRequests' ? 'unlimited' : "each node's own") : v === 0 ? 'unlimited' : String(v);
+    const changed = (Object.keys(change) as (keyof typeof FLAGS)[]).map((name) => `${FLAGS[name]} ${shown(name, was.limits[name])} → ${shown(name, next.limits[name])}`);
     const lines = [
-      `crawl ${crawl}: ${[change.maxPages !== undefined ? text('maxPages', '--max-pages') : '', change.maxRequests !== undefined ? text('maxRequests', '--max-requests') : ''].filter(Boolean).join(', ')}`,
+      `crawl ${crawl}: ${changed.join(', ')}`,
       ...counts.map((b) => `  counted so far: ${b.spent} ${b.kind === 'pages' ? 'pages fetched OK' : 'requests'}`),
       '  running nodes take it within a second; start again the nodes that stopped at the old limit (their command without the limit flag, or with the new value)',
     ];

@@ -13,7 +13,7 @@ export class CrawlSettingsMismatchError extends MeguriError {
       'MEGURI_ERR_CRAWL_SETTINGS',
       `crawl ${JSON.stringify(crawl)} was created with ${setting} = ${JSON.stringify(recorded)}; this node was given ` +
         `${setting} = ${JSON.stringify(given)}. Join without it (the recorded value is used) or start a new crawl` +
-        (setting === 'limits' ? ' (the page and request limits can be changed: meguri cluster limit --max-pages N / --max-requests N).' : '.'),
+        (setting === 'limits' ? ' (the limits can be changed: meguri cluster limit --max-pages / --max-requests / --max-depth / --max-urls-per-host N).' : '.'),
     );
     this.setting = setting;
   }

@@ -525,6 +525,10 @@ export class ClusterNode {
     // Its windows and holds were written on the last owner's clock: moved onto this one's.
     const shift = clockShiftMs(source?.meta, this.hb.clockOffset());
     const state = SlotState.open(this.o.crawl, r.slot, at?.epoch ?? r.epoch, source, opts, this.now(), this.o.admitted, shift);
+    // A checkpoint's hosts keep the depth cap they were admitted under: the crawl's may have
+    // changed since (`meguri cluster limit`). (Their URL budgets are not reset here: a host's
+    // may have been raised by its in-degree; a change reaches the slots open at the time.)
+    if (source !== undefined && s.limits['maxDepth'] !== undefined) state.frontier.setAdmission({ depthCap: s.limits['maxDepth'] }, this.now());
     state.accepted = { rel, cursor: state.cursor };
     return { state, source, shift };
   }
@@ -875,6 +879,20 @@ export class ClusterNode {
    * moves its limit, a removed one gives its tokens back and ends it.
    */
   private async takeLimits(limits: Readonly<Record<string, number>>): Promise<void> {
+    const was = this.settings?.limits;
+    if (was !== undefined) {
+      // The admission limits hold in every open slot from now on (a slot opened later takes them
+      // at its open); a widened one admits what it parked.
+      const change = {
+        ...(limits['maxDepth'] !== undefined && limits['maxDepth'] !== was['maxDepth'] ? { depthCap: limits['maxDepth'] } : {}),
+        ...(limits['maxUrlsPerHost'] !== undefined && limits['maxUrlsPerHost'] !== was['maxUrlsPerHost'] ? { urlBudget: limits['maxUrlsPerHost'] } : {}),
+      };
+      if (Object.keys(change).length > 0) {
+        let released = 0;
+        for (const s of this.slots.values()) if (!this.busy.has(s.slot)) released += s.frontier.setAdmission(change, this.now());
+        if (released > 0) this.wakeUp?.();
+      }
+    }
     for (const kind of Object.keys(BUDGET_LIMITS) as BudgetKind[]) {
       const raw = limits[BUDGET_LIMITS[kind]];
       const limit = raw !== undefined && Number.isFinite(raw) ? raw : undefined;

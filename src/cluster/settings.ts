@@ -119,23 +119,32 @@ export async function joinCrawl(redis: Redis, keys: ClusterKeys, given: Partial<
   return (await joinCrawlRecord(redis, keys, given)).settings;
 }
 
-/** The crawl-wide limits `setCrawlLimits` may change while the crawl runs (budget.ts counts them). */
-export const CHANGEABLE_LIMITS = ['maxPages', 'maxRequests'] as const;
+/**
+ * The crawl-wide limits `meguri cluster limit` may change while the crawl runs: the page and
+ * request budgets (budget.ts counts them) and the admission limits every slot's frontier applies
+ * (`Frontier.setAdmission`: a widened one admits what it parked).
+ */
+export const CHANGEABLE_LIMITS = ['maxPages', 'maxRequests', 'maxDepth', 'maxUrlsPerHost'] as const;
+
+/** The admission limits, whose 0 means unlimited (the budgets are removed instead). */
+const ADMISSION_LIMITS: readonly string[] = ['maxDepth', 'maxUrlsPerHost'];
 
 /**
- * `settings` with the page and request limits changed: a number sets one, null removes it
- * (unlimited); the others as they are.
- * @throws InvalidArgumentError for a limit that is not a positive integer or null.
+ * `settings` with some limits changed: a number sets one, null removes a budget (unlimited);
+ * an admission limit of 0 is recorded as 0 (unlimited: removing it would let each node apply
+ * its own default); the others as they are.
+ * @throws InvalidArgumentError for a value out of range, or a limit that cannot change.
  */
 export function withLimits(settings: CrawlSettings, change: Partial<Record<(typeof CHANGEABLE_LIMITS)[number], number | null>>): CrawlSettings {
   const limits: Record<string, number> = { ...settings.limits };
   for (const [name, v] of Object.entries(change)) {
     if (!(CHANGEABLE_LIMITS as readonly string[]).includes(name)) throw new InvalidArgumentError(`limits: ${name} cannot be changed (only ${CHANGEABLE_LIMITS.join(', ')})`);
-    if (v === null) delete limits[name];
-    else if (v !== undefined) {
-      if (!Number.isSafeInteger(v) || v < 1) throw new InvalidArgumentError(`limits: expected ${name} as a positive integer (or null: unlimited), received ${String(v)}`);
-      limits[name] = v;
-    }
+    if (v === undefined) continue;
+    const admission = ADMISSION_LIMITS.includes(name);
+    if (v === null && !admission) delete limits[name];
+    else if (v === null || !Number.isSafeInteger(v) || v < (admission ? 0 : 1) || (name === 'maxDepth' && v > 0xffff)) {
+      throw new InvalidArgumentError(`limits: expected ${name} as ${admission ? 'an integer ≥ 0 (0: unlimited)' : 'a positive integer (or null: unlimited)'}, received ${String(v)}`);
+    } else limits[name] = v;
   }
   return { ...settings, limits };
 }

@@ -157,7 +157,8 @@ export class Frontier {
   /**
    * Sets the admission limits of every host — the depth cap and the URL budget the frontier
    * was built with apply only to hosts it meets after that, and a restored host keeps the ones
-   * it was admitted under — for a resume whose settings changed. A limit widened releases the
+   * it was admitted under — for a resume whose settings changed, or a cluster crawl's limit
+   * changed while it runs; hosts met afterwards start with them too. A limit widened releases the
    * URLs it parked: each Trapped row of such a host goes through admission again (depth cap,
    * budget, trap patterns, in that order) and is queued when admitted. A depth cap narrowed
    * holds for every URL not yet fetched: one queued past it is parked as Trapped when its turn

@@ -390,8 +390,8 @@ export function hostFor(s: FrontierState, name: string, keys: KeyArray, i: numbe
   s.dir.add(h);
   registerHost(s, h);
   s.prio?.ensureHost(h.id);
-  h.depthCap = s.opts.depthCap;
-  h.urlBudget = hostUrlBudget(s, h, s.opts.urlBudget);
+  h.depthCap = s.admission.depthCap;
+  h.urlBudget = hostUrlBudget(s, h, s.admission.urlBudget);
   return h;
 }
 
@@ -420,6 +420,9 @@ export function setAdmission(s: FrontierState, limits: AdmissionLimits, nowMs: n
   check('depthCap', limits.depthCap);
   check('urlBudget', limits.urlBudget);
   checkMs('setAdmission nowMs', nowMs);
+  // Hosts first seen from now on start with the new limits too.
+  if (limits.depthCap !== undefined) s.admission.depthCap = limits.depthCap;
+  if (limits.urlBudget !== undefined) s.admission.urlBudget = limits.urlBudget;
   const loosened = new Uint8Array(s.hosts.length);
   let any = false;
   for (const h of s.hosts) {

@@ -60,6 +60,8 @@ export class FrontierState {
   readonly partitionId: number;
   readonly createdHours: number;
   readonly opts: Readonly<FrontierOptions>;
+  /** The admission limits a new host record starts with: the options', until `setAdmission` moves them. */
+  readonly admission: { depthCap: number; urlBudget: number };
   readonly politeness: Readonly<PolitenessConfig>;
   readonly table: UrlTable;
   /** The exact key → row index (replaced wholesale by a restore). */
@@ -117,6 +119,7 @@ export class FrontierState {
     this.partitionId = partitionId;
     this.createdHours = createdHours;
     this.opts = resolveFrontierOptions(options);
+    this.admission = { depthCap: this.opts.depthCap, urlBudget: this.opts.urlBudget };
     this.politeness = politenessConfig(this.opts.politeness ?? {});
     this.table = new UrlTable(1024, 1024 * 64, this.opts.freshness !== undefined);
     this.dir = new HostDirectory(this.opts.grouping);
