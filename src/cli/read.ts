@@ -260,11 +260,16 @@ function json(out: TextOut, v: unknown): void {
   out.write(`${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString(16).padStart(16, '0') : x))}\n`);
 }
 
-/** The stats line on Trapped URLs by the rule that parks them (none: no line). */
-function trappedText(by: TrappedBy, hint: boolean): string[] {
+/**
+ * The stats line on Trapped URLs by the rule that parks them (none: no line), with how to fetch
+ * them: a single-process crawl resumes with a higher limit; a cluster crawl's limits change with
+ * `meguri cluster limit`.
+ */
+export function trappedText(by: TrappedBy, mode: 'single' | 'cluster'): string[] {
   const parts = trapRuleParts(by);
   if (parts.length === 0) return [];
-  return [`  trapped     ${parts.join(' · ')}${hint ? ' (a resume with a higher --max-depth / --max-urls-per-host queues them)' : ''}`];
+  const how = mode === 'single' ? 'a resume with a higher --max-depth / --max-urls-per-host queues them' : 'meguri cluster limit … --max-depth / --max-urls-per-host N queues them';
+  return [`  trapped     ${parts.join(' · ')} (${how})`];
 }
 
 /** `meguri stats DIR`. */
@@ -295,7 +300,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
   const lines = [
     `${file}  (written ${new Date(written).toISOString().slice(0, 19)}Z${engine ? `, checkpoint generation ${engine.generation}` : ''})`,
     `  urls        ${int(st.urls)}${statuses ? `  (${statuses})` : ''}`,
-    ...trappedText(st.trappedBy, true),
+    ...trappedText(st.trappedBy, 'single'),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,
@@ -652,7 +657,7 @@ function clusterStats(slots: readonly SlotFile[], budgets: readonly BudgetState[
       ? `cluster crawl ${args.text('crawl')}: Redis has no record of it (lost its data?) — ${per.length} slots read from their newest checkpoints in the store, which a node restores when it joins`
       : `cluster crawl ${args.text('crawl')}: ${per.length} slots with an accepted checkpoint`,
     `  urls        ${int(total.urls)}${statuses ? `  (${statuses})` : ''}`,
-    ...trappedText(trappedBy, false),
+    ...trappedText(trappedBy, 'cluster'),
     `  hosts       ${int(total.hosts)} (${int(total.activeHosts)} holding a back queue)`,
     `  queue       ${int(total.pending)} waiting for a fetch, ${int(total.deferred)} deferred to their hour, ${int(total.due)} due now`,
     ...budgets.map((b) => `  budget      ${budgetText(b)}`),

@@ -62,6 +62,10 @@ describe('cluster limit on admission limits', () => {
     await drain(a);
     // Depth ≤ 2: h0 p0–p2, h1 p0–p1, h2 p0.
     expect(fetched.size).toBe(6);
+    // The parked URLs, and how a cluster crawl fetches them (not "a resume").
+    const io = bufferIo();
+    expect(await main(['stats', '--redis', world.server.url, '--crawl', 'depth-later', '--store', world.store], io)).toBe(0);
+    expect(io.out()).toMatch(/trapped {5}\d+ past the depth cap \(meguri cluster limit … --max-depth \/ --max-urls-per-host N queues them\)/);
     expect(await limit('depth-later', '--max-depth', '4', '--max-urls-per-host', '0')).toBe(0);
     const b = new Engine({ ...common, fetcher, cluster: cluster('depth-later', 'B') });
     await drain(b);
