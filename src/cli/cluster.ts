@@ -12,7 +12,9 @@
 import { Redis } from 'ioredis';
 import { CheckpointStore, ClusterKeys, readBudgets, readCrawl, clusterStatus, formatClusterStatus } from '../cluster/index.js';
 import { CRAWL_FILE } from '../cluster/store.js';
-import { replaceCrawlSettings, stableJson, withLimits } from '../cluster/settings.js';
+import { CHANGEABLE_LIMITS, replaceCrawlSettings, stableJson, withLimits } from '../cluster/settings.js';
+import { BUDGET_LIMITS } from '../cluster/budget.js';
+import { FLAG_OF } from './crawl.js';
 import { join } from 'node:path';
 import type { CommandSpec, ParsedArgs } from './args.js';
 import { CliFailure, EXIT } from './failure.js';
@@ -57,13 +59,19 @@ export async function clusterCommand(args: ParsedArgs, io: CliIo): Promise<numbe
   }
 }
 
+/** Whether a recorded limit is a crawl-wide budget (removed at 0) rather than an admission limit. */
+function isBudget(name: string): boolean {
+  return (Object.values(BUDGET_LIMITS) as string[]).includes(name);
+}
+
 /** `meguri cluster limit` (see the module comment). */
 async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
-  const change: { maxPages?: number | null; maxRequests?: number | null; maxDepth?: number; maxUrlsPerHost?: number } = {};
-  if (args.has('max-pages')) change.maxPages = args.number('max-pages') || null;
-  if (args.has('max-requests')) change.maxRequests = args.number('max-requests') || null;
-  if (args.has('max-depth')) change.maxDepth = args.number('max-depth')!;
-  if (args.has('max-urls-per-host')) change.maxUrlsPerHost = args.number('max-urls-per-host')!;
+  const change: Partial<Record<(typeof CHANGEABLE_LIMITS)[number], number | null>> = {};
+  for (const name of CHANGEABLE_LIMITS) {
+    const flag = FLAG_OF[name]!.slice(2);
+    // 0 removes a budget; an admission limit records 0 as unlimited (`withLimits`).
+    if (args.has(flag)) change[name] = isBudget(name) ? args.number(flag) || null : args.number(flag)!;
+  }
   if (Object.keys(change).length === 0) {
     throw new CliFailure('MEGURI_ERR_INVALID_ARG', 'cluster limit: give one or more of --max-pages, --max-requests, --max-depth, --max-urls-per-host (N; 0 = unlimited)', EXIT.usage);
   }
@@ -96,10 +104,8 @@ async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
       await p.exec();
     }
     const counts = await readBudgets(redis, keys, next.limits);
-    const FLAGS = { maxPages: '--max-pages', maxRequests: '--max-requests', maxDepth: '--max-depth', maxUrlsPerHost: '--max-urls-per-host' } as const;
-    const shown = (name: keyof typeof FLAGS, v: number | undefined): string =>
-      v === undefined ? (name === 'maxPages' || name === 'maxRequests' ? 'unlimited' : "each node's own") : v === 0 ? 'unlimited' : String(v);
-    const changed = (Object.keys(change) as (keyof typeof FLAGS)[]).map((name) => `${FLAGS[name]} ${shown(name, was.limits[name])} → ${shown(name, next.limits[name])}`);
+    const shown = (name: string, v: number | undefined): string => (v === undefined ? (isBudget(name) ? 'unlimited' : "each node's own") : v === 0 ? 'unlimited' : String(v));
+    const changed = Object.keys(change).map((name) => `${FLAG_OF[name]} ${shown(name, was.limits[name])} → ${shown(name, next.limits[name])}`);
     const lines = [
       `crawl ${crawl}: ${changed.join(', ')}`,
       ...counts.map((b) => `  counted so far: ${b.spent} ${b.kind === 'pages' ? 'pages fetched OK' : 'requests'}`),

@@ -429,8 +429,8 @@ function inFlagWords(err: unknown, args: ParsedArgs, dataDir: string): unknown {
   return new InvalidArgumentError(`--grouping ${args.text('grouping') ?? ''}: ${dataDir} was crawled with --grouping ${theirs}; give that, or leave --grouping out to continue with it`, { cause: err });
 }
 
-/** The flag of each saved setting, as a resume's changes are printed. */
-const FLAG_OF: Readonly<Record<string, string>> = {
+/** The flag of each saved setting, as a resume's changes are printed (and `meguri cluster limit` names its limits). */
+export const FLAG_OF: Readonly<Record<string, string>> = {
   seeds: 'seeds',
   scope: '--scope',
   include: '--include',

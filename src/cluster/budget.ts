@@ -39,7 +39,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { ClusterKeys } from './keys.js';
-import { Script } from './scripts.js';
+import { NOW, Script } from './scripts.js';
 
 /** Spends not yet told are reported at most this often (ms): `reached` waits for them. */
 const REPORT_MS = 100;
@@ -51,8 +51,6 @@ export type BudgetKind = 'pages' | 'requests';
 
 /** The crawl record's limit name of each kind. */
 export const BUDGET_LIMITS: Readonly<Record<BudgetKind, 'maxPages' | 'maxRequests'>> = { pages: 'maxPages', requests: 'maxRequests' };
-
-const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
  * Reports `spend` tokens spent by node and moves its holding by `delta` (take when > 0, give
@@ -215,14 +213,20 @@ export class CrawlBudget {
     else if (want === 0 && this.tokens > 0 && nowMs - this.lastSyncMs >= HOLD_MS) delta = -this.tokens;
     if (delta === 0 && (this.unsaid === 0 || nowMs - this.lastSyncMs < REPORT_MS)) return;
     this.lastSyncMs = nowMs;
+    const moved = await this.roundTrip(delta);
+    // A give-back drops the surplus whatever Redis still counted for this node (after an
+    // expiry the coordinator took them already): no token outlives it here.
+    this.tokens = delta < 0 ? this.tokens + delta : this.tokens + moved;
+    if (delta > 0) this.retryAtMs = moved < delta ? nowMs + retryMs : -Infinity;
+  }
+
+  /** One `SYNC`: tells the unsaid spends and moves this node's holding by `delta`; returns what moved. */
+  private async roundTrip(delta: number): Promise<number> {
     const spend = this.unsaid;
     const [moved, spent] = (await SYNC.run(this.redis, [this.keys.budget(this.kind), this.keys.nodes], [this.nodeId, spend, delta, this.limit])) as [number, number, number];
     this.unsaid -= spend;
-    // A give-back drops the surplus whatever Redis still counted for this node (after an
-    // expiry the coordinator took them already): no token outlives it here.
-    this.tokens = delta < 0 ? this.tokens + delta : this.tokens + Number(moved);
     this.spentSeen = Number(spent);
-    if (delta > 0) this.retryAtMs = Number(moved) < delta ? nowMs + retryMs : -Infinity;
+    return Number(moved);
   }
 
   /** Reads what Redis has counted (for `reached` on a node with nothing to report; after a Redis loss it may be lower). */
@@ -235,10 +239,7 @@ export class CrawlBudget {
     const give = this.tokens;
     this.tokens = 0;
     if (give === 0 && this.unsaid === 0) return;
-    const spend = this.unsaid;
-    const [, spent] = (await SYNC.run(this.redis, [this.keys.budget(this.kind), this.keys.nodes], [this.nodeId, spend, -give, this.limit])) as [number, number, number];
-    this.unsaid -= spend;
-    this.spentSeen = Number(spent);
+    await this.roundTrip(-give);
   }
 
   /**

@@ -29,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { loadCoreSync } from '../core/node.js';
-import type { FrontierOptions } from '../frontier/index.js';
+import type { AdmissionLimits, FrontierOptions } from '../frontier/index.js';
 import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
@@ -97,6 +97,14 @@ export interface ClusterNodeStats {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The admission limits a crawl record's limits set (`maxDepth`, `maxUrlsPerHost`), as the frontier names them; absent ones left out. */
+function admissionOf(limits: Readonly<Record<string, number>>): AdmissionLimits {
+  return {
+    ...(limits['maxDepth'] !== undefined ? { depthCap: limits['maxDepth'] } : {}),
+    ...(limits['maxUrlsPerHost'] !== undefined ? { urlBudget: limits['maxUrlsPerHost'] } : {}),
+  };
+}
 
 /** Whether an inbox entry carries seeds (kind 's'). */
 function holdsSeeds(entry: InboxEntry): boolean {
@@ -515,8 +523,7 @@ export class ClusterNode {
       grouping: s.grouping,
       politeness: { ...this.o.frontier.politeness, ...s.politeness },
       // Recorded limits hold on every node, whatever this one was given.
-      ...(s.limits['maxUrlsPerHost'] !== undefined ? { urlBudget: s.limits['maxUrlsPerHost'] } : {}),
-      ...(s.limits['maxDepth'] !== undefined ? { depthCap: s.limits['maxDepth'] } : {}),
+      ...admissionOf(s.limits),
       ...(s.limits['retryLimit'] !== undefined ? { retryLimit: s.limits['retryLimit'] } : {}),
       linkRouter: (ds) => this.route(r.slot, ds),
     };
@@ -528,7 +535,8 @@ export class ClusterNode {
     // A checkpoint's hosts keep the depth cap they were admitted under: the crawl's may have
     // changed since (`meguri cluster limit`). (Their URL budgets are not reset here: a host's
     // may have been raised by its in-degree; a change reaches the slots open at the time.)
-    if (source !== undefined && s.limits['maxDepth'] !== undefined) state.frontier.setAdmission({ depthCap: s.limits['maxDepth'] }, this.now());
+    const depthCap = admissionOf(s.limits).depthCap;
+    if (source !== undefined && depthCap !== undefined) state.frontier.setAdmission({ depthCap }, this.now());
     state.accepted = { rel, cursor: state.cursor };
     return { state, source, shift };
   }
@@ -883,9 +891,11 @@ export class ClusterNode {
     if (was !== undefined) {
       // The admission limits hold in every open slot from now on (a slot opened later takes them
       // at its open); a widened one admits what it parked.
+      const next = admissionOf(limits);
+      const prev = admissionOf(was);
       const change = {
-        ...(limits['maxDepth'] !== undefined && limits['maxDepth'] !== was['maxDepth'] ? { depthCap: limits['maxDepth'] } : {}),
-        ...(limits['maxUrlsPerHost'] !== undefined && limits['maxUrlsPerHost'] !== was['maxUrlsPerHost'] ? { urlBudget: limits['maxUrlsPerHost'] } : {}),
+        ...(next.depthCap !== undefined && next.depthCap !== prev.depthCap ? { depthCap: next.depthCap } : {}),
+        ...(next.urlBudget !== undefined && next.urlBudget !== prev.urlBudget ? { urlBudget: next.urlBudget } : {}),
       };
       if (Object.keys(change).length > 0) {
         let released = 0;

@@ -28,7 +28,8 @@ export class Script {
   }
 }
 
-const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+/** Lua prelude: `now`, Redis's clock in ms (every script that decides by time reads it). */
+export const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
 /**
  * Heartbeat. KEYS: nodes. ARGV: id, ttlMs, join (1 = may register).
