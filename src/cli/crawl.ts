@@ -703,7 +703,7 @@ export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) 
 
 /** The counts line of the end summary: ok / redirects / 4xx / 5xx / network / refused / out of scope. */
 export function countsLine(c: CrawlCounts): string {
-  const parts = [`${int(c.ok)} ok`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
+  const parts = [`${int(c.ok)} ok${c.relinked > 0 ? ` (${int(c.relinked)} of them pages fetched again: a shorter path within --max-depth found after their fetch)` : ''}`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
   const refused = Object.entries(c.refusedBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${int(n)}`);
   parts.push(`${int(c.refusedByPolicy)} refused by policy${refused.length > 0 ? ` (${refused.join(', ')})` : ''}`);
   if (c.robotsDisallowed > 0) parts.push(`${int(c.robotsDisallowed)} disallowed by robots.txt`);

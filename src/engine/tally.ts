@@ -36,6 +36,11 @@ export interface CrawlCounts {
   readonly outOfScopeBy: Readonly<Record<ScopeReason, number>>;
   /** Pages the handler of `crawl()` failed on after its retries. */
   readonly handlerFailed: number;
+  /**
+   * Of `ok`, fetches again of pages whose depth fell under `maxDepth` after their fetch (a
+   * shorter path found later): their links are passed on at the shorter depth.
+   */
+  readonly relinked: number;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -75,6 +80,7 @@ export class Tally {
   #network = 0;
   #disallowed = 0;
   #handler = 0;
+  #relinked = 0;
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
   readonly #failing = new Map<string, { failures: number; reason: string }>();
@@ -82,10 +88,13 @@ export class Tally {
   readonly #handlerFailures: HandlerFailure[] = [];
 
   /** The answer to `req` (`status` 0: no HTTP answer, `error` says why); a failure is filed under its URL's hostname. */
-  outcome(req: { readonly url: string; readonly host: string }, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
+  outcome(req: { readonly url: string; readonly host: string; readonly relink?: true | undefined }, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
     if (soft404) this.#client++;
     else if (status === 0) this.#network++;
-    else if (status === 304 || (status >= 200 && status < 300)) this.#ok++;
+    else if (status === 304 || (status >= 200 && status < 300)) {
+      this.#ok++;
+      if (req.relink === true) this.#relinked++;
+    }
     else if (status >= 300 && status < 400) this.#redirects++;
     else if (status >= 400 && status < 500) this.#client++;
     else if (status >= 500) this.#server++;
@@ -147,6 +156,7 @@ export class Tally {
       outOfScope: Object.values(outOfScopeBy).reduce((a, b) => a + b, 0),
       outOfScopeBy,
       handlerFailed: this.#handler,
+      relinked: this.#relinked,
     };
   }
 

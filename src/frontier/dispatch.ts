@@ -132,10 +132,12 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
     url,
     host: h.name,
     ip: h.ip === '' ? undefined : h.ip,
-    etag: etagAt === 0 ? undefined : t.arena.get(etagAt - 1),
-    lastModified: lm === 0 ? undefined : lm,
+    // A relink fetch must bring the body (its links), so it carries no validators.
+    etag: etagAt === 0 || (fp & FpFlag.Relink) !== 0 ? undefined : t.arena.get(etagAt - 1),
+    lastModified: lm === 0 || (fp & FpFlag.Relink) !== 0 ? undefined : lm,
     depth,
     dispatchedAtMs: nowMs,
+    ...((fp & FpFlag.Relink) !== 0 ? { relink: true as const } : {}),
   };
 }
 

@@ -15,7 +15,7 @@ import { afterReport, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
-import { discover, discoverBatch } from './intake.js';
+import { discover, discoverBatch, relink } from './intake.js';
 import type { CrawledRecord } from './options.js';
 import { scheduleRecrawl } from './recrawl.js';
 import { type FrontierState, HOUR_MS, checkMs } from './state.js';
@@ -168,6 +168,10 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
     t.noChangeStreak[sl] = Math.min(t.noChangeStreak[sl]! + 1, 0xffff);
   }
   scheduleRecrawl(s, row, o, nowMs, h, change, previousCrawled, previousLastModified);
+  // Content passes the links on at the row's depth now, whatever it was at dispatch; a 304 of
+  // a fetch sent before the depth fell does not, and the row goes again (`relink`).
+  if (content) t.fpFlags[sl] = t.fpFlags[sl]! & ~FpFlag.Relink;
+  else if ((t.fpFlags[sl]! & FpFlag.Relink) !== 0) relink(s, row, h, nowMs);
   const links = o.links;
   const cashEach = s.prio ? s.prio.crawl(row, links?.length ?? 0) : 0;
   if (links !== undefined && links.length > 0 && content) intakeLinks(s, row, links, cashEach, h);

@@ -25,7 +25,7 @@
  * | 17 | redirectTo     | u32     | row + 1 of the redirect target, 0 = none                   |
  * | 18 | retries        | u8      | consecutive transient failures                             |
  * | 19 | host           | u32     | host id (index into the host table)                        |
- * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set                  |
+ * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set · bit 3: relink  |
  * | 21 | lastChanged    | u32     | epoch-hours of the last real change, 0 = never             |
  * | 22 | churnFp        | u32 × 2 | churn fingerprint of the main text [lo, hi] (src/dedup/churn.ts) |
  *
@@ -34,7 +34,8 @@
  * fetcher computes none, has no such column — it is then written as minor 0, byte for byte
  * what a minor-0 build wrote — and loads with every row's churn fingerprint unknown, which the
  * change classifier reads as "use the simhash rule". fpFlags: bit 0 contentFp set · bit 1
- * simhash set · bit 2 churnFp set.
+ * simhash set · bit 2 churnFp set · bit 3 relink (the depth fell since the links were passed;
+ * `FpFlag.Relink`).
  *
  * Optional columns, present only when the frontier runs with the freshness option (a file
  * without them still loads: `Frontier.recover` fills them in), and skipped by readers that do
@@ -130,8 +131,12 @@ export const ColumnId = {
   LmAgeHours: 47, // = LM_AGE_COLUMN_ID (src/format/partition.ts)
 } as const;
 
-/** fpFlags bits. */
-export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4 } as const;
+/**
+ * fpFlags bits. `Relink`: the row's depth fell after a fetch passed its links on, so its next
+ * fetch is unconditional and passes them again at the shorter depth (src/frontier/intake.ts
+ * `relink`); cleared by the next report that carries content.
+ */
+export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4, Relink: 8 } as const;
 
 interface ColumnSpec {
   readonly id: number;

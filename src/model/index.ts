@@ -58,6 +58,11 @@ export interface FetchRequest {
   readonly prevSimhash?: bigint | undefined;
   /** Churn fingerprint of the previous fetch, when it had one (see `Outcome.churnFp`). */
   readonly prevChurnFp?: bigint | undefined;
+  /**
+   * A fetch again of a crawled page whose depth fell under a depth cap (a shorter path found
+   * after its fetch): sent without validators, so its links are passed on at the new depth.
+   */
+  readonly relink?: true | undefined;
 }
 
 /** A link found on a fetched page, already canonicalized. */

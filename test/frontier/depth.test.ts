@@ -117,27 +117,35 @@ describe('depth cap over any crawl order (fast-check)', () => {
     ['no prioritizer', {}],
     ['OPIC prioritizer', { prioritizer: true }],
   ] as [string, Partial<FrontierOptions>][]) {
-    it(`${name}: a page is fetched iff some fetched page linked it within the cap, at the least such depth`, () => {
+    it(`${name}: exactly the pages within the cap of the seed are fetched, each last at its fewest links`, () => {
       fc.assert(
         fc.property(GRAPH, fc.integer({ min: 1, max: 4 }), ([n, links], cap) => {
           const f = new Frontier(1, 0, { ...opts, depthCap: cap });
           f.seed(url(0), 'h0.example', 1, 0, 0);
-          // What the test saw: each fetched page's depth, each link's depth at its discovery.
-          const fetchedAt = new Map<string, number>();
-          const best = new Map<string, number>([[url(0), 0]]);
-          const log = f.drain(0, (r) => {
-            fetchedAt.set(r.url, r.depth);
+          // Breadth-first distances over the whole graph: what the cap promises.
+          const dist = new Map<number, number>([[0, 0]]);
+          for (const q = [0]; q.length > 0; ) {
+            const i = q.shift()!;
+            for (const j of links[i]!) if (!dist.has(j)) dist.set(j, dist.get(i)! + 1), q.push(j);
+          }
+          const lastDepth = new Map<string, number>();
+          let again = 0;
+          f.drain(0, (r) => {
+            if (lastDepth.has(r.url)) {
+              again++;
+              // A page fetched again is fetched for its links, at a shorter depth, with no validators.
+              expect(r.relink).toBe(true);
+              expect(r.etag).toBeUndefined();
+              expect(r.depth).toBeLessThan(lastDepth.get(r.url)!);
+            } else expect(r.relink).toBeUndefined();
+            lastDepth.set(r.url, r.depth);
             const i = Number(r.url.slice(r.url.lastIndexOf('p') + 1));
-            for (const j of links[i]!) best.set(url(j), Math.min(best.get(url(j)) ?? Infinity, r.depth + 1));
-            return { row: r.row, url: r.url, status: 200, links: links[i]!.map((j) => ({ url: url(j) })) };
+            return { row: r.row, url: r.url, status: 200, etag: `"e${i}"`, links: links[i]!.map((j) => ({ url: url(j) })) };
           });
-          expect(new Set(log.map((d) => d.url)).size).toBe(log.length); // each page once
-          const want = [...best].filter(([, d]) => d <= cap).map(([u]) => u).sort();
-          expect([...fetchedAt.keys()].sort()).toEqual(want);
-          // A page fetched before a shorter path turned up keeps the depth it was fetched at;
-          // it is never deeper than the shortest path known when it was dispatched, so never
-          // past the cap.
-          for (const [u, d] of fetchedAt) expect(d).toBeLessThanOrEqual(cap), expect(d).toBeGreaterThanOrEqual(best.get(u)!);
+          const want = [...dist].filter(([, d]) => d <= cap).map(([i, d]) => [url(i), d] as const).sort();
+          expect([...lastDepth].sort()).toEqual(want);
+          // Only a page whose depth fell to below the cap is fetched again (its links can matter).
+          expect(again).toBeLessThanOrEqual(want.filter(([, d]) => d < cap).length * cap);
           expect(n).toBeGreaterThan(0);
         }),
         { seed: 20261204, numRuns: 300 },
@@ -221,5 +229,113 @@ describe('a narrowed depth cap with the disk tier', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('relink: a fetched page whose depth falls is fetched again for its links', () => {
+  // s → a → b → leaf is the long way to leaf's parent b; s → b the short one, found after b was
+  // fetched at depth 2 (its link to leaf parked at 3 under cap 2). Each page on its own host,
+  // so the test takes them in any order.
+  const graph: Record<string, string[]> = {
+    'https://s.example/': ['https://a.example/a'],
+    'https://a.example/a': ['https://b.example/b'],
+    'https://b.example/b': ['https://l.example/leaf'],
+    'https://s.example/late': ['https://b.example/b'],
+  };
+  const answer = (r: FetchRequest, status = 200): Outcome => ({ row: r.row, url: r.url, status, etag: '"v1"', links: status === 304 ? undefined : (graph[r.url] ?? []).map((url) => ({ url })) });
+
+  /** s, a and b fetched in the long order; returns the frontier with b Crawled at depth 2. */
+  function fetchedLongWay(opts: Partial<FrontierOptions> = {}): Frontier {
+    const f = new Frontier(1, 0, { depthCap: 2, ...opts });
+    f.seed('https://s.example/', 's.example', 1, 0, 0);
+    for (let t = 0; t < 3; t++) for (const r of takeAll(f, t * HOUR)) f.report(answer(r), t * HOUR);
+    expect(f.stats(0).trappedBy.depth).toBe(1); // leaf, at 3
+    return f;
+  }
+
+  it('a Crawled page queued at once, sent without validators, and its links then pass within the cap', () => {
+    const f = fetchedLongWay({ scheduleIndex: true });
+    expect(f.discover(at('https://b.example/b', 1), 3 * HOUR)).toBe(true);
+    const [again] = takeAll(f, 3 * HOUR);
+    expect(again).toMatchObject({ url: 'https://b.example/b', depth: 1, relink: true });
+    expect(again!.etag).toBeUndefined();
+    f.report(answer(again!), 3 * HOUR);
+    expect(f.stats(0).trappedBy.depth).toBe(0);
+    const [leaf] = takeAll(f, 4 * HOUR);
+    expect(leaf).toMatchObject({ url: 'https://l.example/leaf', depth: 2 });
+    expect(leaf!.relink).toBeUndefined();
+    f.report(answer(leaf!), 4 * HOUR);
+    // Done: a recrawl of b later is an ordinary one again (validators, no relink).
+    expect(takeAll(f, 5 * HOUR)).toEqual([]);
+    const later = takeAll(f, 400 * HOUR).find((r) => r.url === 'https://b.example/b');
+    expect(later).toMatchObject({ depth: 1, etag: '"v1"' });
+    expect(later!.relink).toBeUndefined();
+  });
+
+  it('not fetched again when the new depth is at the cap, or with no cap', () => {
+    // A depth that falls to the cap (narrowed after the fetch): its links would still be past it.
+    const h = new Frontier(1, 0, { depthCap: 3 });
+    h.discover(at('https://b.example/solo', 3), 0);
+    for (const r of takeAll(h, 0)) h.report(answer(r), 0);
+    h.setAdmission({ depthCap: 2 }, 0);
+    const free = new Frontier(1, 0, {});
+    free.discover(at('https://b.example/solo', 5), 0);
+    for (const r of takeAll(free, 0)) free.report(answer(r), 0);
+    // All Crawled; a path no shorter, or none that can matter, sends nothing.
+    const g = new Frontier(1, 0, { depthCap: 3 });
+    g.discover(at('https://b.example/solo', 3), 0);
+    for (const r of takeAll(g, 0)) g.report(answer(r), 0);
+    for (const [fr, d] of [[h, 2], [free, 1], [g, 3]] as const) {
+      expect(fr.discover(at('https://b.example/solo', d), HOUR)).toBe(false);
+      expect(takeAll(fr, HOUR)).toEqual([]);
+    }
+    expect(g.discover(at('https://b.example/solo', 2), HOUR)).toBe(true); // 2 < 3: again
+  });
+
+  it('in flight when the depth falls: a 304 of the conditional fetch sends it again, unconditionally', () => {
+    const f = new Frontier(1, 0, { depthCap: 2, scheduleIndex: true });
+    f.seed('https://s.example/', 's.example', 1, 0, 0);
+    for (let t = 0; t < 3; t++) for (const r of takeAll(f, t * HOUR)) f.report(answer(r), t * HOUR);
+    // b's recrawl (a week on) goes out with its validators; the shorter path arrives meanwhile.
+    const recrawl = takeAll(f, 200 * HOUR).find((r) => r.url === 'https://b.example/b')!;
+    expect(recrawl).toMatchObject({ etag: '"v1"', depth: 2 });
+    expect(f.discover(at('https://b.example/b', 1), 200 * HOUR)).toBe(false); // in flight: keeps its turn
+    f.report(answer(recrawl, 304), 200 * HOUR);
+    const [again] = takeAll(f, 201 * HOUR);
+    expect(again).toMatchObject({ url: 'https://b.example/b', depth: 1, relink: true });
+    expect(again!.etag).toBeUndefined();
+    f.report(answer(again!), 201 * HOUR);
+    expect(takeAll(f, 202 * HOUR).map((r) => r.url)).toEqual(['https://l.example/leaf']);
+  });
+
+  it('in flight when the depth falls: its content passes the links at the new depth, and it is not sent again', () => {
+    const f = fetchedLongWay({ scheduleIndex: true });
+    const recrawl = takeAll(f, 200 * HOUR).find((r) => r.url === 'https://b.example/b')!;
+    f.discover(at('https://b.example/b', 1), 200 * HOUR);
+    f.report(answer(recrawl, 200), 200 * HOUR);
+    expect(takeAll(f, 201 * HOUR).map((r) => r.url)).toEqual(['https://l.example/leaf']);
+    // The week's recrawl of b stays where the report put it: not early, not twice.
+    expect(takeAll(f, 300 * HOUR).filter((r) => r.url === 'https://b.example/b')).toEqual([]);
+  });
+
+  it('with the schedule index: the recrawl that was waiting does not come early or twice', () => {
+    const f = fetchedLongWay({ scheduleIndex: true }); // b fetched in hour 2: due again in hour 170
+    f.discover(at('https://b.example/b', 1), 3 * HOUR);
+    const [again] = takeAll(f, 3 * HOUR);
+    f.report(answer(again!), 3 * HOUR); // due again in hour 171
+    expect(takeAll(f, 4 * HOUR).map((r) => r.url)).toEqual(['https://l.example/leaf']);
+    expect(takeAll(f, 170.5 * HOUR).map((r) => r.url)).not.toContain('https://b.example/b');
+    expect(takeAll(f, 171.5 * HOUR).map((r) => r.url)).toContain('https://b.example/b');
+  });
+
+  it('a pending relink survives a checkpoint', () => {
+    const f = fetchedLongWay({ scheduleIndex: true });
+    f.discover(at('https://b.example/b', 1), 3 * HOUR);
+    const g = Frontier.recover(f.checkpoint(), { depthCap: 2, scheduleIndex: true });
+    const [again] = takeAll(g, 3 * HOUR);
+    expect(again).toMatchObject({ url: 'https://b.example/b', depth: 1, relink: true });
+    expect(again!.etag).toBeUndefined();
+    g.report(answer(again!), 3 * HOUR);
+    expect(takeAll(g, 4 * HOUR).map((r) => r.url)).toEqual(['https://l.example/leaf']);
   });
 });
