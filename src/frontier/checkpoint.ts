@@ -193,6 +193,8 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     }
     if (s.table.status[r] === UrlStatus.InFlight) {
       s.table.status[r] = s.table.crawlCount[s.table.slot[r]!] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
+    } else if (s.table.status[r] === UrlStatus.Trapped && h.depthCap > 0 && s.table.depth[r]! > h.depthCap) {
+      s.depthBinds = true;
     }
   }
   // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).

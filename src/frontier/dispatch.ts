@@ -15,6 +15,7 @@ import { deactivate, holdForIp, ipOf, ipSlotOf, markInFlight, park, parkUntil, p
 import type { HostRecord } from './hosts.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
 import type { RobotsSeam } from './options.js';
+import { depthCapBinds } from './intake.js';
 import type { FrontierState } from './state.js';
 import { FpFlag } from './table.js';
 
@@ -50,6 +51,8 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
       s.table.status[row] = parked;
       if (s.queues.size(h.id) > 0) toReady(s, h);
       else deactivate(s, h, nowMs);
+      // Once the host is placed again: the sweep may queue rows of any host, this one too.
+      if (parked === UrlStatus.Trapped) depthCapBinds(s, nowMs);
       continue;
     }
     return launch(s, h, row, nowMs);
@@ -112,6 +115,9 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   const etagAt = t.etag[sl]!;
   const lm = t.lastModified[sl]!;
   const fp = t.fpFlags[sl]!;
+  // A relink fetch must bring the body (its links), so it carries no validators; a row marked
+  // while the cap binds nowhere is fetched as any other.
+  const relinking = (fp & FpFlag.Relink) !== 0 && s.depthBinds;
   const depth = t.depth[row]!;
   // The URL's bytes wait on its offset, the one miss that cannot overlap the others: next.
   const url = t.arena.get(urlAt);
@@ -132,12 +138,11 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
     url,
     host: h.name,
     ip: h.ip === '' ? undefined : h.ip,
-    // A relink fetch must bring the body (its links), so it carries no validators.
-    etag: etagAt === 0 || (fp & FpFlag.Relink) !== 0 ? undefined : t.arena.get(etagAt - 1),
-    lastModified: lm === 0 || (fp & FpFlag.Relink) !== 0 ? undefined : lm,
+    etag: etagAt === 0 || relinking ? undefined : t.arena.get(etagAt - 1),
+    lastModified: lm === 0 || relinking ? undefined : lm,
     depth,
     dispatchedAtMs: nowMs,
-    ...((fp & FpFlag.Relink) !== 0 ? { relink: true as const } : {}),
+    ...(relinking ? { relink: true as const } : {}),
   };
 }
 

@@ -315,27 +315,49 @@ function rediscover(s: FrontierState, row: number, d: Discovery, keys: KeyArray,
  * A fetched row whose depth just fell, under a depth cap its links could now pass within:
  * its out-links entered at the longer depth, and everything below them inherited it, so pages
  * within the cap stayed parked past it (measured on 200 loopback hosts × 50 pages, cap 8:
- * 2,829 of the 3,426 pages within the cap fetched). The frontier keeps no links, so the page is
- * fetched again (`FpFlag.Relink`: unconditionally — a 304 carries no links) and its report
+ * 2,829 of the 3,426 pages within the cap fetched). The frontier keeps no links, so the row is
+ * marked (`FpFlag.Relink`) and, once the cap binds here (`FrontierState.depthBinds`: some URL
+ * parked past it), fetched again — unconditionally, as a 304 carries no links — and its report
  * passes them at the new depth, which lowers its descendants' in turn; a fetched descendant
- * whose depth falls is fetched again the same way, so the crawl ends with each page at its
- * fewest links from a seed over the links it saw. A Crawled row is queued at once; one queued,
- * retrying or in flight keeps its turn (`launch` drops the validators, `report` queues an
- * in-flight one answered 304). Without a cap, or where the new depth is at the cap (its links
- * would still be past it), nothing is fetched again. Returns whether the row was queued.
+ * whose depth falls goes the same way, so the crawl ends with each page at its fewest links
+ * from a seed over the links it saw. A Crawled row is queued at once; one queued, retrying or
+ * in flight keeps its turn (`launch` drops the validators, `report` queues an in-flight one
+ * answered 304). Without a cap, or at a new depth at the cap (its links would still be past
+ * it), nothing is marked; while the cap has parked nothing, nothing is fetched again — with the
+ * default cap of 32 most crawls never reach it. Returns whether the row was queued.
  */
 export function relink(s: FrontierState, row: number, h: HostRecord, nowMs: number): boolean {
   const t = s.table;
   const sl = t.slot[row]!;
   if (sl === 0 || t.crawlCount[sl] === 0 || !(h.depthCap > 0 && t.depth[row]! < h.depthCap)) return false;
   t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.Relink;
+  return s.depthBinds && queueRelink(s, row, nowMs);
+}
+
+/** A marked Crawled row queued now for its relink fetch. */
+function queueRelink(s: FrontierState, row: number, nowMs: number): boolean {
+  const t = s.table;
   if (t.status[row] !== UrlStatus.Crawled) return false;
-  t.status[row] = UrlStatus.DueRecrawl;
   // Its entry in the schedule index stays: one that comes due while it waits or is in flight is
   // passed over (advanceWheel takes only Crawled rows), and its report moves it.
+  t.status[row] = UrlStatus.DueRecrawl;
   t.nextDue[row] = Math.floor(nowMs / HOUR_MS);
   enqueue(s, row);
   return true;
+}
+
+/**
+ * A URL was parked past its host's depth cap: from the first one on, the cap binds here, and
+ * every fetched row marked for a relink while it did not is queued (one pass over the rows, once).
+ */
+export function depthCapBinds(s: FrontierState, nowMs: number): void {
+  if (s.depthBinds) return;
+  s.depthBinds = true;
+  const t = s.table;
+  for (let row = 0; row < t.rows; row++) {
+    const sl = t.slot[row]!;
+    if (sl !== 0 && (t.fpFlags[sl]! & FpFlag.Relink) !== 0) queueRelink(s, row, nowMs);
+  }
 }
 
 /**
@@ -381,6 +403,7 @@ function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number
   }
   const depth = Math.min(d.depth, 0xffff);
   const status = admit(depth, h, passes);
+  if (status === UrlStatus.Trapped && h.depthCap > 0 && depth > h.depthCap) depthCapBinds(s, nowMs);
   const row = newRow(s, keys, i, d.url, h, depth, hours, status);
   s.table.nextDue[row] = hours;
   s.opts.seenFilter?.add(keys, i);

@@ -62,6 +62,12 @@ export class FrontierState {
   readonly opts: Readonly<FrontierOptions>;
   /** The admission limits a new host record starts with: the options', until `setAdmission` moves them. */
   readonly admission: { depthCap: number; urlBudget: number };
+  /**
+   * Whether a URL was ever parked past a host's depth cap here (a restore reads it from the
+   * Trapped rows): until then a fetched page whose depth falls is only marked, not fetched
+   * again (intake.ts `relink`) — a crawl whose cap never binds fetches nothing twice for it.
+   */
+  depthBinds = false;
   readonly politeness: Readonly<PolitenessConfig>;
   readonly table: UrlTable;
   /** The exact key → row index (replaced wholesale by a restore). */

@@ -117,7 +117,7 @@ describe('depth cap over any crawl order (fast-check)', () => {
     ['no prioritizer', {}],
     ['OPIC prioritizer', { prioritizer: true }],
   ] as [string, Partial<FrontierOptions>][]) {
-    it(`${name}: exactly the pages within the cap of the seed are fetched, each last at its fewest links`, () => {
+    it(`${name}: exactly the pages within the cap of the seed are fetched, each last at its fewest links once the cap binds`, () => {
       fc.assert(
         fc.property(GRAPH, fc.integer({ min: 1, max: 4 }), ([n, links], cap) => {
           const f = new Frontier(1, 0, { ...opts, depthCap: cap });
@@ -143,7 +143,11 @@ describe('depth cap over any crawl order (fast-check)', () => {
             return { row: r.row, url: r.url, status: 200, etag: `"e${i}"`, links: links[i]!.map((j) => ({ url: url(j) })) };
           });
           const want = [...dist].filter(([, d]) => d <= cap).map(([i, d]) => [url(i), d] as const).sort();
-          expect([...lastDepth].sort()).toEqual(want);
+          expect([...lastDepth.keys()].sort()).toEqual(want.map(([u]) => u));
+          // Fetched last at its fewest links, or — where no fetch again was needed, the cap
+          // binding nowhere below it — at a longer path within the cap.
+          for (const [u, d] of want) expect(lastDepth.get(u)).toSatisfy((got: number) => got >= d && got <= cap);
+          if (f.stats(0).trappedBy.depth > 0) expect([...lastDepth].sort()).toEqual(want);
           // Only a page whose depth fell to below the cap is fetched again (its links can matter).
           expect(again).toBeLessThanOrEqual(want.filter(([, d]) => d < cap).length * cap);
           expect(n).toBeGreaterThan(0);
@@ -272,7 +276,7 @@ describe('relink: a fetched page whose depth falls is fetched again for its link
     expect(later!.relink).toBeUndefined();
   });
 
-  it('not fetched again when the new depth is at the cap, or with no cap', () => {
+  it('not fetched again when the new depth is at the cap, with no cap, or before the cap parks a URL', () => {
     // A depth that falls to the cap (narrowed after the fetch): its links would still be past it.
     const h = new Frontier(1, 0, { depthCap: 3 });
     h.discover(at('https://b.example/solo', 3), 0);
@@ -289,7 +293,23 @@ describe('relink: a fetched page whose depth falls is fetched again for its link
       expect(fr.discover(at('https://b.example/solo', d), HOUR)).toBe(false);
       expect(takeAll(fr, HOUR)).toEqual([]);
     }
-    expect(g.discover(at('https://b.example/solo', 2), HOUR)).toBe(true); // 2 < 3: again
+    // 2 < 3, but the cap has parked nothing: marked, not fetched, until it does.
+    expect(g.discover(at('https://b.example/solo', 2), HOUR)).toBe(false);
+    expect(takeAll(g, HOUR)).toEqual([]);
+    expect(g.discover(at('https://c.example/deep', 4), HOUR)).toBe(false); // parked past 3
+    expect(takeAll(g, HOUR)).toMatchObject([{ url: 'https://b.example/solo', depth: 2, relink: true }]);
+  });
+
+  it('a cap narrowed on a resume binds when it parks a queued URL at its turn, and the marked pages go then', () => {
+    const f = new Frontier(1, 0, { depthCap: 5 });
+    f.discover(at('https://a.example/x', 3), 0);
+    for (const r of takeAll(f, 0)) f.report(answer(r), 0);
+    f.discover(at('https://y.example/y', 4), HOUR); // queued, not fetched
+    expect(f.discover(at('https://a.example/x', 1), HOUR)).toBe(false); // marked: nothing parked yet
+    f.setAdmission({ depthCap: 2 }, HOUR);
+    // The call that parks y ends without a URL (the banks take x's host at the next one).
+    expect([...takeAll(f, HOUR), ...takeAll(f, HOUR)]).toMatchObject([{ url: 'https://a.example/x', depth: 1, relink: true }]);
+    expect(f.stats(0).trappedBy.depth).toBe(1); // y
   });
 
   it('in flight when the depth falls: a 304 of the conditional fetch sends it again, unconditionally', () => {
