@@ -45,6 +45,11 @@ export class ClusterKeys {
     return `${this.tag}:budget:${kind}`;
   }
 
+  /** Set to '1' once the crawl's depth cap has parked a URL in some slot (node.ts `shareDepthBinds`). */
+  get depthBinds(): string {
+    return `${this.tag}:depth-binds`;
+  }
+
   /** Node `id`'s published stats (status command). */
   nodeInfo(id: string): string {
     return `${this.tag}:node:${id}`;

@@ -191,6 +191,8 @@ export class ClusterNode {
   private budgets: CrawlBudget[] = [];
   /** Set when the node stopped because a crawl-wide budget was spent. */
   private budgetSpent: BudgetKind | undefined;
+  /** Whether the crawl's depth cap binds in some slot (`shareDepthBinds`). */
+  private depthBinds = false;
 
   /**
    * A node of crawl `options.crawl`; nothing is contacted until `start()`.
@@ -423,6 +425,7 @@ export class ClusterNode {
           // `meguri cluster limit` may have changed the page or request limit.
           const recorded = await readCrawl(this.redis, this.keys);
           if (recorded !== undefined) await this.takeLimits(recorded.limits);
+          await this.shareDepthBinds();
           if (this.budgets.length > 0 && (await this.budgetReached())) break;
           if (this.o.campaign && (await this.crawlDone())) break;
         }
@@ -915,6 +918,24 @@ export class ClusterNode {
       } else this.budgets[i]!.limit = limit;
     }
     if (this.settings !== undefined) this.settings = { ...this.settings, limits: { ...limits } };
+  }
+
+  /**
+   * A fetched page whose depth falls below the cap is fetched again for its links only once the
+   * cap binds (a frontier's `depthCapBinds`), and a slot's page may lead into another slot's
+   * parked URLs: so the cap binds crawl-wide. The first node to see it bind in a slot sets the
+   * crawl's flag; every node then tells each open slot, and each it opens later, at its next
+   * look (every 0.5 s). One GET per look until then, nothing after.
+   */
+  private async shareDepthBinds(): Promise<void> {
+    if (!this.depthBinds) {
+      if ([...this.slots.values()].some((s) => s.frontier.depthCapBinds)) await this.redis.set(this.keys.depthBinds, '1');
+      else if ((await this.redis.get(this.keys.depthBinds)) === null) return;
+      this.depthBinds = true;
+    }
+    let queued = false;
+    for (const s of this.slots.values()) if (!s.moving && !this.busy.has(s.slot) && s.frontier.bindDepthCap(this.now())) queued = true;
+    if (queued) this.wakeUp?.();
   }
 
   /** Whether every crawl-wide budget has a token free here (true without budgets). */

@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type SeedSpec, discover, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type SeedSpec, depthCapBinds, discover, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -167,6 +167,29 @@ export class Frontier {
    */
   setAdmission(limits: AdmissionLimits, nowMs: number): number {
     return this.#shed(setAdmission(this.#s, limits, nowMs));
+  }
+
+  /**
+   * Whether the depth cap binds here: some URL was parked past it (restored from the Trapped
+   * rows). Until then a fetched page whose depth falls below the cap is only marked; from then
+   * on it is fetched again, unconditionally, so its links pass at the shorter depth (`relink`
+   * on its `FetchRequest`; docs/DESIGN.md "Depth is the shortest path seen so far").
+   */
+  get depthCapBinds(): boolean {
+    return this.#s.depthBinds;
+  }
+
+  /**
+   * Tells the frontier the crawl's depth cap binds elsewhere (a cluster slot whose links lead
+   * into one where it parked a URL): the pages marked here are queued for their fetch again,
+   * and later ones go at once, as if it had parked one itself. O(rows) the first time; a no-op
+   * after. Returns whether it changed anything.
+   */
+  bindDepthCap(nowMs: number): boolean {
+    checkMs('bindDepthCap nowMs', nowMs);
+    if (this.#s.depthBinds) return false;
+    depthCapBinds(this.#s, nowMs);
+    return true;
   }
 
   // ─────────────────────────── scheduling ───────────────────────────
