@@ -535,11 +535,15 @@ export class ClusterNode {
     // Its windows and holds were written on the last owner's clock: moved onto this one's.
     const shift = clockShiftMs(source?.meta, this.hb.clockOffset());
     const state = SlotState.open(this.o.crawl, r.slot, at?.epoch ?? r.epoch, source, opts, this.now(), this.o.admitted, shift);
-    // A checkpoint's hosts keep the depth cap they were admitted under: the crawl's may have
-    // changed since (`meguri cluster limit`). (Their URL budgets are not reset here: a host's
-    // may have been raised by its in-degree; a change reaches the slots open at the time.)
-    const depthCap = admissionOf(s.limits).depthCap;
-    if (source !== undefined && depthCap !== undefined) state.frontier.setAdmission({ depthCap }, this.now());
+    // A checkpoint's hosts keep the limits they were admitted under: the crawl's may have
+    // changed since (`meguri cluster limit`). The depth cap is set again at every open; the URL
+    // budget only when the checkpoint says it was written under another (a host's may have been
+    // raised by its in-degree, which setting it again would undo).
+    const { depthCap, urlBudget } = admissionOf(s.limits);
+    const budgetMoved = urlBudget !== undefined && source?.meta.urlBudget !== undefined && source.meta.urlBudget !== urlBudget;
+    if (source !== undefined && (depthCap !== undefined || budgetMoved)) {
+      state.frontier.setAdmission({ ...(depthCap !== undefined ? { depthCap } : {}), ...(budgetMoved ? { urlBudget } : {}) }, this.now());
+    }
     state.accepted = { rel, cursor: state.cursor };
     return { state, source, shift };
   }

@@ -153,6 +153,7 @@ export class SlotState {
       ...(clock === undefined ? {} : { clockOffsetMs: clock.offsetMs, clockOffsetErrorMs: clock.errorMs }),
       ...(crawlCreated === undefined ? {} : { crawlCreated }),
       counted: { ...this.counted },
+      urlBudget: this.frontier.admission.urlBudget,
     };
     const acks = this.acks;
     this.acks = [];

@@ -23,12 +23,12 @@ import { type CrawlSettings, checkCrawlSettings, joinCrawlRecord } from './setti
 
 /**
  * The format minor this build writes. Minor 1 added `robots`, minor 2 `crawlCreated`, minor 3
- * `counted`; a minor is additive: a build
+ * `counted`, minor 4 `urlBudget`; a minor is additive: a build
  * reads every minor of its major (a checkpoint without `minor` is minor 0, and carries no
  * robots.txt entries: the next owner asks its origins again), and an older build reading a
  * newer minor ignores the fields it does not know — nodes of both builds share a crawl.
  */
-export const SLOT_FORMAT_MINOR = 3;
+export const SLOT_FORMAT_MINOR = 4;
 
 /** What travels with a slot's partition. */
 export interface SlotCheckpointMeta {
@@ -75,6 +75,13 @@ export interface SlotCheckpointMeta {
    * lived in Redis only. Absent: 0 (an older build's checkpoint).
    */
   readonly counted?: { readonly pages: number; readonly requests: number };
+  /**
+   * The URL budget per host (`maxUrlsPerHost`, 0 = unlimited) the slot's hosts were admitted
+   * under (minor ≥ 4; `Frontier.admission`). A slot opened under a crawl record whose budget
+   * differs — `meguri cluster limit --max-urls-per-host` while no node held the slot — applies
+   * the record's to its hosts (`setAdmission`). Absent (an older build's checkpoint): kept as is.
+   */
+  readonly urlBudget?: number;
 }
 
 export const PARTITION_FILE = 'partition.meguri';
@@ -234,6 +241,8 @@ export class CheckpointStore {
       const count = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
       if (typeof c !== 'object' || c === null || !count(c['pages']) || !count(c['requests'])) throw damaged('counted is not { pages, requests } as counts');
     }
+    const budget: unknown = meta.urlBudget;
+    if (budget !== undefined && !(Number.isSafeInteger(budget) && (budget as number) >= 0)) throw damaged('urlBudget is not a count');
     const partPath = join(at, PARTITION_FILE);
     const partition = await readFile(partPath).catch((err: unknown) => {
       throw storeFailure('read', partPath, err);

@@ -170,6 +170,15 @@ export class Frontier {
   }
 
   /**
+   * The admission limits hosts met from now on start with: the options' `depthCap` and
+   * `urlBudget` until `setAdmission` moves them (a restored host keeps those it was admitted
+   * under, which `setAdmission` also moves).
+   */
+  get admission(): Required<AdmissionLimits> {
+    return { ...this.#s.admission };
+  }
+
+  /**
    * Whether the depth cap binds here: some URL was parked past it (restored from the Trapped
    * rows). Until then a fetched page whose depth falls below the cap is only marked; from then
    * on it is fetched again, unconditionally, so its links pass at the shorter depth (`relink`

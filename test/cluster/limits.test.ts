@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { CheckpointStore, SLOT_FORMAT_MINOR } from '../../src/cluster/store.js';
 import { Engine } from '../../src/engine/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { bufferIo } from '../cli/helpers.js';
@@ -73,4 +74,29 @@ describe('cluster limit on admission limits', () => {
     expect(fetched.size).toBe(5 + 4 + 3 + 2);
     expect(b.stopReason).toBe('drained');
   }, 90_000);
+
+  it('a URL budget raised between runs: the slots opened from checkpoints written under the old one take it', async () => {
+    const { fetcher, fetched } = chain();
+    const a = new Engine({ ...common, fetcher, seeds: ['http://h0.test/p/0'], maxDepth: 0, maxUrlsPerHost: 3, cluster: cluster('budget-later', 'A') });
+    await drain(a);
+    // Three URLs admitted per host: p0–p2 of each.
+    expect(fetched.size).toBe(3 * HOSTS);
+    expect(await limit('budget-later', '--max-urls-per-host', '0')).toBe(0);
+    const b = new Engine({ ...common, fetcher, cluster: cluster('budget-later', 'B') });
+    await drain(b);
+    expect(fetched.size).toBe(ALL);
+    expect(b.stopReason).toBe('drained');
+  }, 90_000);
+
+  it("a checkpoint's URL budget is read back as written, and checked", async () => {
+    const st = new CheckpointStore(world.store, 'budget-meta');
+    const meta = { format: 'meguri-slot/1', minor: SLOT_FORMAT_MINOR, crawl: 'budget-meta', slot: 0, epoch: 1, seq: 1, cursor: '0-0', applied: 0, digest: 0 } as const;
+    expect((await st.read(await st.write({ ...meta, urlBudget: 0 }, new Uint8Array(0)))).meta.urlBudget).toBe(0);
+    for (const [i, urlBudget] of [-1, 2.5, '7', null].entries()) {
+      const rel = await st.write({ ...meta, seq: 2 + i, urlBudget: urlBudget as unknown as number }, new Uint8Array(0));
+      await expect(st.read(rel)).rejects.toThrow(/urlBudget is not a count/);
+    }
+    // An older build's checkpoint has none: its hosts keep their budgets at open.
+    expect((await st.read(await st.write({ ...meta, minor: 3, seq: 9 }, new Uint8Array(0)))).meta.urlBudget).toBeUndefined();
+  });
 });
