@@ -16,6 +16,7 @@ import {
   type CrawlCounts,
   type CrawlSettings,
   type CrawlSummary,
+  type UnreachableRobots,
   Engine,
   type EngineOptions,
   type EngineResolve,
@@ -742,15 +743,30 @@ export function trapRuleParts(by: TrappedBy): string[] {
 }
 
 /** Why nothing was fetched, with the flag that would change it. */
-function nothingFetched(s: CrawlSummary): string {
+export function nothingFetched(s: CrawlSummary): string {
   const c = s.counts;
   if (c.refusedBy['private-address'] > 0) return `${int(c.refusedBy['private-address'])} URL(s) refused: private or loopback address — add --allow-private`;
   if (s.unresolvedHosts.length > 0) return `no such name: ${s.unresolvedHosts.map((h) => h.host).slice(0, 3).join(', ')} — check the URL, or --resolve NAME=IP`;
   if (s.refusedSeeds.length > 0) return `every seed was refused (${s.refusedSeeds[0]!.reason}) — see --scope, --include, --exclude`;
   if (c.outOfScope > 0 && c.ok === 0) return `${int(c.outOfScope)} URL(s) out of scope — widen --scope or --include`;
+  const robots = s.robotsUnreachable[0];
+  if (robots !== undefined && c.ok === 0) return `robots.txt of ${robots.host}${s.robotsUnreachable.length > 1 ? ` and ${int(s.robotsUnreachable.length - 1)} more` : ''} unreachable — a host is not fetched while its robots.txt does not answer (RFC 9309); check the URL and port`;
   const top = s.failingHosts[0];
   if (c.robotsDisallowed > 0 && top === undefined) return `${int(c.robotsDisallowed)} URL(s) disallowed by the sites' robots.txt for this --agent — meguri obeys it`;
   return top === undefined ? 'no page answered' : `${top.host}: ${top.reason}`;
+}
+
+/**
+ * The end summary's line on hosts whose robots.txt could not be read ('' for none): a crawl
+ * stopped while its only host waits on robots.txt retries otherwise ends saying nothing of why.
+ */
+export function robotsLine(list: readonly UnreachableRobots[]): string {
+  if (list.length === 0) return '';
+  const shown = list.slice(0, 3).map((r) => `${r.host}: ${r.reason}`).join('; ');
+  // The summary lists at most 100: at that many there may be more.
+  const more = list.length > 3 ? `; ${int(list.length - 3)}${list.length >= 100 ? '+' : ''} more hosts (meguri hosts --why)` : '';
+  const waiting = list.some((r) => !r.gaveUp) ? ' — their URLs wait until robots.txt answers (RFC 9309), and a resume tries again' : '';
+  return `  robots    ${shown}${more}${waiting}`;
 }
 
 function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string): void {
@@ -767,6 +783,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       counts: s.counts,
       failingHosts: s.failingHosts,
       unresolvedHosts: s.unresolvedHosts,
+      robotsUnreachable: s.robotsUnreachable,
       settingChanges: s.settingChanges,
       urls: result.stats === undefined ? null : result.urlsAfter,
       warcFiles: result.warcFiles,
@@ -779,7 +796,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
   }
   // A cluster node holds no frontier of its own at the end (its slots are checkpointed and
   // released): the crawl's URLs are for `meguri stats --redis`, and this node's pages are its own.
-  const known = result.stats === undefined ? ' by this node (the crawl\'s URLs: meguri stats --redis … --crawl … --store …)' : `, ${int(result.urlsAfter)} URLs known`;
+  const known = result.stats === undefined ? ' by this node (the crawl\'s URLs: meguri stats --redis … --crawl … --store …)' : `, ${int(result.urlsAfter)} URL${result.urlsAfter === 1 ? '' : 's'} known`;
   const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', maxRequests: 'request limit reached', stopped: 'stopped', aborted: 'aborted', diskFull: 'disk full' }[s.reason];
   const failing = s.failingHosts.map((h) => `${h.host} ${int(h.failures)}× (${h.reason})`).join('; ');
   io.stdout.write(
@@ -787,6 +804,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK)${known}`,
       `  this run  ${countsLine(s.counts)}`,
       failing === '' ? '' : `  failing   ${failing}`,
+      robotsLine(s.robotsUnreachable),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
       s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s)}` : '',
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),

@@ -82,12 +82,12 @@ import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { SlotRobots } from './slot-robots.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
-import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, StopReason } from './run-types.js';
+import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, StopReason, UnreachableRobots } from './run-types.js';
 import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.js';
 import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
-import { type HostStatus, type Progress, type RobotsOutageRecord, countHosts, explainHost } from './status.js';
+import { type HostStatus, type Progress, type RobotsOutageRecord, clockTime, countHosts, explainHost, robotsGaveUpText, robotsOutageText } from './status.js';
 import { SendGate } from './send-gate.js';
 import { robotsSitemaps, sitemapKey, snapshotSitemaps } from './sitemaps.js';
 import { SitemapHints } from '../sitemap/index.js';
@@ -541,6 +541,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       okInCampaign: this.#ok,
       failingHosts: this.#tally.failingHosts(),
       unresolvedHosts: this.#tally.unresolvedHosts(),
+      robotsUnreachable: this.#robotsUnreachable(),
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
       settingChanges: this.#changes,
@@ -664,6 +665,24 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsGaveUp: s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined,
       });
     });
+  }
+
+  /** Hosts with URLs left whose robots.txt is unreachable, or was given up on (at most 100; `CrawlSummary.robotsUnreachable`). */
+  #robotsUnreachable(): UnreachableRobots[] {
+    const f = this.#frontier;
+    const out: UnreachableRobots[] = [];
+    if (f === undefined) return out;
+    for (const s of f.hostSnapshots()) {
+      if (out.length >= 100) break;
+      const g = s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined;
+      const o = s.queued > 0 ? this.#gate.outage(s.name) : undefined;
+      if (g !== undefined) out.push({ host: s.name, gaveUp: true, reason: robotsGaveUpText(g) });
+      else if (o !== undefined) {
+        const extra = { robotsRetryAtMs: o.retryAtMs, robotsStatus: o.status, robotsError: o.error, robotsFailures: o.failures, robotsMaxAttempts: this.#robotsGiveUp };
+        out.push({ host: s.name, gaveUp: false, reason: robotsOutageText(extra, (ms) => `${clockTime(ms)} UTC`) });
+      }
+    }
+    return out;
   }
 
   /** The progress stats now (what the `progress` event carries). */

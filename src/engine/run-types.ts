@@ -80,12 +80,27 @@ export interface CrawlSummary {
   readonly failingHosts: readonly FailingHost[];
   /** Names that do not exist, each taken out of the crawl at once. */
   readonly unresolvedHosts: readonly UnresolvedHost[];
+  /**
+   * Hosts with URLs left whose robots.txt could not be read (no answer, or a 5xx): waiting for a
+   * retry, or given up and their URLs written off — an unreachable robots.txt disallows the whole
+   * host (RFC 9309 §2.3.1.4). At most 100 listed.
+   */
+  readonly robotsUnreachable: readonly UnreachableRobots[];
   /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
   readonly handlerFailures: readonly HandlerFailure[];
   /** Seeds the settings refused. */
   readonly refusedSeeds: readonly RefusedSeed[];
   /** Saved settings this run's options overrode. */
   readonly settingChanges: readonly SettingChange[];
+}
+
+/** A host whose robots.txt could not be read (`CrawlSummary.robotsUnreachable`). */
+export interface UnreachableRobots {
+  readonly host: string;
+  /** Given up on (its URLs were written off); false: its URLs wait for the next try. */
+  readonly gaveUp: boolean;
+  /** What happened, in the words of `meguri hosts --why`. */
+  readonly reason: string;
 }
 
 /** Events of an `Engine` (`engine.on(name, listener)`). */

@@ -147,6 +147,26 @@ function sharing(hosts: readonly string[] | undefined): string {
   return `; shared by ${hosts.length} ${hosts.length === 1 ? 'host' : 'hosts'}: ${named}${hosts.length > 3 ? ', …' : ''}`;
 }
 
+/** What a robots.txt answer that was no answer was: "no response: connect ECONNREFUSED …", "HTTP 503". */
+function robotsAnswerText(status: number, error: string | undefined): string {
+  return status === 0 ? `no response${error ? `: ${error}` : ''}` : `HTTP ${status}`;
+}
+
+/** "robots.txt unreachable (no response: …, 2 of 5 tries failed), retry at 00:03:18 (in 55 s)"; `at` formats the retry time. */
+export function robotsOutageText(extra: HostExtra, at: (ms: number) => string): string {
+  const parts: string[] = [];
+  if (extra.robotsStatus !== undefined) parts.push(robotsAnswerText(extra.robotsStatus, extra.robotsError));
+  if (extra.robotsFailures !== undefined) {
+    parts.push(extra.robotsMaxAttempts !== undefined ? `${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed` : `${extra.robotsFailures} ${extra.robotsFailures === 1 ? 'try' : 'tries'} failed`);
+  }
+  return `robots.txt unreachable${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${extra.robotsRetryAtMs === undefined ? '' : `, retry at ${at(extra.robotsRetryAtMs)}`}`;
+}
+
+/** "robots.txt of http://a.example unreachable, given up after 5 tries (no response: …); its URLs were not fetched". */
+export function robotsGaveUpText(g: NonNullable<HostExtra['robotsGaveUp']>): string {
+  return `robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${robotsAnswerText(g.status, g.error)}); its URLs were not fetched`;
+}
+
 /**
  * Explains one host at `nowMs`: the first of dead, in flight, robots.txt, queued, budget,
  * done, its IP (when the address's window opens after the host's own, or the address is at
@@ -170,12 +190,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
   } else if ((s.flags & HostFlags.RobotsUnreachable) !== 0 && s.queued > 0) {
     why = 'robots-unreachable';
     nextAtMs = extra.robotsRetryAtMs;
-    const parts: string[] = [];
-    if (extra.robotsStatus !== undefined) parts.push(extra.robotsStatus === 0 ? `no response${extra.robotsError ? `: ${extra.robotsError}` : ''}` : `HTTP ${extra.robotsStatus}`);
-    if (extra.robotsFailures !== undefined) {
-      parts.push(extra.robotsMaxAttempts !== undefined ? `${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed` : `${extra.robotsFailures} ${extra.robotsFailures === 1 ? 'try' : 'tries'} failed`);
-    }
-    reason = `robots.txt unreachable${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${nextAtMs === undefined ? '' : `, retry at ${at(nextAtMs)}`}`;
+    reason = robotsOutageText(extra, at);
   } else if (extra.robotsPending && s.queued > 0) {
     why = 'robots-pending';
     reason = 'fetching robots.txt (or DNS) before the first page';
@@ -189,9 +204,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
       const n = extra.refused ?? 0;
       // A host whose robots.txt never answered ends here too: say so, or "nothing to fetch"
       // reads as if its pages had been crawled.
-      const robots = g === undefined
-        ? ''
-        : `: robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${g.status === 0 ? `no response${g.error ? `: ${g.error}` : ''}` : `HTTP ${g.status}`}); its URLs were not fetched`;
+      const robots = g === undefined ? '' : `: ${robotsGaveUpText(g)}`;
       const deep = extra.pastDepthCap ?? 0;
       reason = `nothing to fetch${robots}${n > 0 ? `; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : ''}${deep > 0 ? `; ${deep} URL${deep === 1 ? '' : 's'} past the depth cap (${s.depthCap}): resume with a higher --max-depth to fetch them` : ''}`;
     }

@@ -314,6 +314,24 @@ describe('robots.txt outages', () => {
     expect(live).toMatch(reason);
     const saved = readHostStates(dataDir).find((h) => h.host === 'c.test')!;
     expect([saved.why, saved.reason]).toEqual(['robots-unreachable', expect.stringMatching(reason)]);
+    // The end summary says why c.test's URLs were not fetched (the other hosts answered).
+    expect(engine.summary().robotsUnreachable).toEqual([
+      { host: 'c.test', gaveUp: false, reason: expect.stringMatching(/^robots\.txt unreachable \(HTTP 503, 1 of 5 tries failed\), retry at \d\d:\d\d:\d\d UTC$/) },
+    ]);
+  });
+
+  it('the end summary names a host given up on, with its last answer', async () => {
+    const web = threeSites();
+    web.pages.set('http://c.test/robots.txt', { status: 503 });
+    const engine = new Engine(options(web, { robotsRetryMs: 10, robotsMaxAttempts: 2 }));
+    const urls: string[] = [];
+    for await (const p of engine.run()) urls.push(p.url);
+    await engine.close();
+    expect(engine.stopReason).toBe('drained');
+    expect(urls.filter((u) => u.startsWith('http://c.test/'))).toEqual([]);
+    expect(engine.summary().robotsUnreachable).toEqual([
+      { host: 'c.test', gaveUp: true, reason: 'robots.txt of http://c.test unreachable, given up after 2 tries (HTTP 503); its URLs were not fetched' },
+    ]);
   });
 });
 
