@@ -210,6 +210,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   #recovery: RecoveryInfo = { resumed: false, generation: 0, replayedOutcomes: 0, replayedDispatches: 0, replayedRobots: 0, tornBytes: 0, refetch: [], robotsInFlight: [] };
   #runStartMs = 0;
   #lastProgress = { atMs: 0, completed: 0 };
+  /** The host states of the progress event being emitted (`hostStates` during its listeners), else undefined. */
+  #hostsOfProgress: HostStatus[] | undefined;
   /** Per-IP send order of requests handed to undici (see send-gate.ts). */
   readonly #sends: SendGate;
   #stalls = 0;
@@ -648,6 +650,10 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** Every host's situation now: why it is or is not being fetched (`meguri hosts --why`). */
   hostStates(): HostStatus[] {
+    // While a progress event is emitted its listeners (the CLI's view, the logger's host watch)
+    // each ask: they share the states the event was counted from (O(hosts) each time: 0.1 s at
+    // 100,000 hosts, measured, three times a tick before).
+    if (this.#hostsOfProgress !== undefined) return this.#hostsOfProgress.slice();
     const f = this.#frontier;
     if (f === undefined) return [];
     const now = this.#clock();
@@ -1655,7 +1661,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     return out;
   }
 
-  #progress(now: number, advance: boolean): Progress {
+  #progress(now: number, advance: boolean, hosts: readonly HostStatus[] = this.hostStates()): Progress {
     const f = this.#frontier;
     const c = this.#c;
     const dt = (now - this.#lastProgress.atMs) / 1000;
@@ -1669,7 +1675,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       inFlight: this.#flights.size,
       queued: f?.pending() ?? 0,
       urls: f?.len() ?? 0,
-      hosts: countHosts(this.hostStates()),
+      hosts: countHosts(hosts),
       status2xx: c.s2xx,
       status3xx: c.s3xx,
       status4xx: c.s4xx,
@@ -1685,9 +1691,15 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   #emitProgress(now: number): void {
-    const p = this.#progress(now, true);
-    this.options.onProgress?.(p);
-    this.emit('progress', p);
+    const hosts = this.hostStates();
+    const p = this.#progress(now, true, hosts);
+    this.#hostsOfProgress = hosts;
+    try {
+      this.options.onProgress?.(p);
+      this.emit('progress', p);
+    } finally {
+      this.#hostsOfProgress = undefined;
+    }
   }
 }
 

@@ -335,6 +335,44 @@ describe('robots.txt outages', () => {
   });
 });
 
+describe('host states during a progress event', () => {
+  it("are computed once per event: the listeners' hostStates() share them (O(hosts) each)", async () => {
+    const web = threeSites();
+    const engine = new Engine(options(web, { progressIntervalMs: 5 }));
+    let snapshots = 0;
+    let wrapped = false;
+    const seen: number[][] = [];
+    engine.on('progress', () => {
+      const f = engine.frontier!;
+      if (!wrapped) {
+        const own = f.hostSnapshots.bind(f);
+        f.hostSnapshots = () => (snapshots++, own());
+        wrapped = true;
+        return;
+      }
+      const before = snapshots;
+      const a = engine.hostStates();
+      const b = engine.hostStates();
+      expect(b).toEqual(a);
+      expect(b).not.toBe(a); // each caller gets its own array
+      seen.push([snapshots - before, a.length]);
+    });
+    // Outside an event each call looks again.
+    const outside: number[] = [];
+    for await (const _ of engine.run()) {
+      if (!wrapped) continue;
+      const before = snapshots;
+      engine.hostStates();
+      outside.push(snapshots - before);
+    }
+    await engine.close();
+    expect(seen.length).toBeGreaterThan(0);
+    for (const [computed, hosts] of seen) expect([computed, hosts]).toEqual([0, 3]);
+    expect(outside.length).toBeGreaterThan(0);
+    expect(new Set(outside)).toEqual(new Set([1]));
+  });
+});
+
 describe('robots.txt outages in continuous mode', () => {
   it('never give the host up: it keeps waiting and retrying past robotsMaxAttempts', async () => {
     const web = threeSites();
