@@ -1144,9 +1144,14 @@ export class ClusterNode {
     const p = this.redis.pipeline();
     for (let s = 0; s < S; s++) p.hmget(this.keys.slot(s), 'owner', 'idle', 'idleCursor', 'epoch');
     for (let s = 0; s < S; s++) p.xinfo('STREAM', this.keys.inbox(s));
+    // Read after the idle marks: a node sets the flag before it marks the slot that parked a URL
+    // idle, so a slot read idle here with the flag unseen by `shareDepthBinds` shows it now —
+    // and this node's marked pages are not yet fetched again.
+    if (!this.depthBinds) p.get(this.keys.depthBinds);
     const res = (await p.exec()) ?? [];
     // Seeds were sent meanwhile: what was read may predate their inbox entries.
     if (this.sending.size > 0 || this.sendsBegun !== begun) return false;
+    if (!this.depthBinds && res[2 * S]?.[1] != null) return false;
     for (let s = 0; s < S; s++) {
       const [owner, idle, cursor, epoch] = res[s]![1] as (string | null)[];
       if (!owner || idle !== `${epoch}`) return false;
