@@ -932,14 +932,18 @@ export class ClusterNode {
    * look (every 0.5 s). One GET per look until then, nothing after.
    */
   private async shareDepthBinds(): Promise<void> {
-    if (!this.depthBinds) {
-      if ([...this.slots.values()].some((s) => s.frontier.depthCapBinds)) await this.redis.set(this.keys.depthBinds, '1');
-      else if ((await this.redis.get(this.keys.depthBinds)) === null) return;
-      this.depthBinds = true;
-    }
+    if (!this.depthBinds && !(await this.announceDepthBinds()) && (await this.redis.get(this.keys.depthBinds)) === null) return;
+    this.depthBinds = true;
     let queued = false;
     for (const s of this.slots.values()) if (!s.moving && !this.busy.has(s.slot) && s.frontier.bindDepthCap(this.now())) queued = true;
     if (queued) this.wakeUp?.();
+  }
+
+  /** Sets the crawl's depth-binds flag when a slot here has parked a URL past the cap; returns whether it did. */
+  private async announceDepthBinds(): Promise<boolean> {
+    if (![...this.slots.values()].some((s) => s.frontier.depthCapBinds)) return false;
+    await this.redis.set(this.keys.depthBinds, '1');
+    return true;
   }
 
   /** Whether every crawl-wide budget has a token free here (true without budgets). */
@@ -1209,6 +1213,8 @@ export class ClusterNode {
       }
     }
     try {
+      // Before a slot that parked a URL past the depth cap is marked idle (see crawlDone).
+      if (!this.depthBinds) await this.announceDepthBinds();
       const p = this.redis.pipeline();
       // Leaving: unowned slots go to the remaining nodes at once, from the checkpoints just written.
       // A slot is marked idle only if its idle state is the accepted one: an older checkpoint
