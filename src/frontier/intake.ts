@@ -328,16 +328,41 @@ function rediscover(s: FrontierState, row: number, d: Discovery, keys: KeyArray,
  */
 export function relink(s: FrontierState, row: number, h: HostRecord, nowMs: number): boolean {
   const t = s.table;
+  if (t.status[row] === UrlStatus.Redirected) return relinkRedirect(s, row, h, nowMs);
   const sl = t.slot[row]!;
   if (sl === 0 || t.crawlCount[sl] === 0 || !(h.depthCap > 0 && t.depth[row]! < h.depthCap)) return false;
   t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.Relink;
   return s.depthBinds && queueRelink(s, row, nowMs);
 }
 
-/** A marked Crawled row queued now for its relink fetch. */
+/**
+ * A redirect whose depth fell: its target took the redirect's depth (`markRedirected`), so it
+ * takes the new one — at once when the target's row is here (`redirectTo`; a chain follows, each
+ * hop's depth only falling), else (routed to another cluster slot, or spilled) by fetching the
+ * redirect again, which sends the target on at the new depth. A `/a` → `/a/` redirect first met
+ * deep kept `/a/` there, and everything under it, whatever path reached `/a` later.
+ */
+function relinkRedirect(s: FrontierState, row: number, h: HostRecord, nowMs: number): boolean {
+  const t = s.table;
+  const depth = t.depth[row]!;
+  const to = t.redirectTo[t.slot[row]!]!;
+  if (to > 0) {
+    const target = to - 1;
+    const th = s.hosts[t.host[target]!]!;
+    // No cash moves (creditKnown takes none), so the key array is not read.
+    return rediscover(s, target, { url: t.urlOf(target), host: th.name, depth, cash: 0 }, s.oneKey, 0, th, nowMs);
+  }
+  if (!(h.depthCap > 0 && depth <= h.depthCap)) return false;
+  const sl = t.slotFor(row);
+  t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.Relink;
+  return s.depthBinds && queueRelink(s, row, nowMs);
+}
+
+/** A marked Crawled (or Redirected) row queued now for its relink fetch. */
 function queueRelink(s: FrontierState, row: number, nowMs: number): boolean {
   const t = s.table;
-  if (t.status[row] !== UrlStatus.Crawled) return false;
+  const st = t.status[row];
+  if (st !== UrlStatus.Crawled && st !== UrlStatus.Redirected) return false;
   // Its entry in the schedule index stays: one that comes due while it waits or is in flight is
   // passed over (advanceWheel takes only Crawled rows), and its report moves it.
   t.status[row] = UrlStatus.DueRecrawl;

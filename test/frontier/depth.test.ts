@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type TrapSeam } from '../../src/index.js';
+import { type Discovery, type FetchRequest, Frontier, type FrontierOptions, type Outcome, type TrapSeam } from '../../src/index.js';
 
 const HOUR = 3_600_000;
 
@@ -357,5 +357,49 @@ describe('relink: a fetched page whose depth falls is fetched again for its link
     expect(again!.etag).toBeUndefined();
     g.report(answer(again!), 3 * HOUR);
     expect(takeAll(g, 4 * HOUR).map((r) => r.url)).toEqual(['https://l.example/leaf']);
+  });
+
+  describe('through a redirect', () => {
+    // s → a → b; b redirects to b/, which links leaf. b is first met at depth 2 (cap 2), so b/
+    // takes 2 and leaf is parked at 3; then s2 → b finds b at depth 1.
+    const graph: Record<string, string[]> = {
+      'https://s.example/': ['https://a.example/a'],
+      'https://a.example/a': ['https://b.example/b'],
+      'https://b.example/b/': ['https://l.example/leaf'],
+      'https://s.example/2': ['https://b.example/b'],
+    };
+    const fetch = (r: FetchRequest): Outcome =>
+      r.url === 'https://b.example/b'
+        ? { row: r.row, url: r.url, status: 301, location: 'https://b.example/b/' }
+        : { row: r.row, url: r.url, status: 200, links: (graph[r.url] ?? []).map((url) => ({ url })) };
+
+    it('a target here takes the depth at once, and a fetched one goes again for its links', () => {
+      const f = new Frontier(1, 0, { depthCap: 2, stateMachine: true });
+      f.seed('https://s.example/', 's.example', 1, 0, 0);
+      for (let t = 0; t < 4; t++) for (const r of takeAll(f, t * HOUR)) f.report(fetch(r), t * HOUR);
+      expect(f.stats(0).trappedBy.depth).toBe(1); // leaf, at 3
+      f.discover(at('https://b.example/b', 1), 5 * HOUR); // the redirect itself is not fetched again
+      const again = takeAll(f, 5 * HOUR);
+      expect(again).toMatchObject([{ url: 'https://b.example/b/', depth: 1, relink: true }]);
+      f.report(fetch(again[0]!), 5 * HOUR);
+      expect(takeAll(f, 6 * HOUR)).toMatchObject([{ url: 'https://l.example/leaf', depth: 2 }]);
+    });
+
+    it('a target routed elsewhere: the redirect is fetched again and sends it on at the new depth', () => {
+      const sent: [string, number][] = [];
+      // b.example's URLs belong to another partition (a cluster slot): routed away.
+      const linkRouter = (ds: readonly Discovery[]): Discovery[] => ds.filter((d) => (d.host === 'b.example' && d.url.endsWith('/') ? (sent.push([d.url, d.depth]), false) : true));
+      const f = new Frontier(1, 0, { depthCap: 2, stateMachine: true, linkRouter });
+      f.seed('https://s.example/', 's.example', 1, 0, 0);
+      for (let t = 0; t < 4; t++) for (const r of takeAll(f, t * HOUR)) f.report(fetch(r), t * HOUR);
+      expect(sent).toEqual([['https://b.example/b/', 2]]);
+      f.discover(at('https://c.example/deep', 9), 5 * HOUR); // the cap binds here
+      f.discover(at('https://b.example/b', 1), 5 * HOUR);
+      const again = takeAll(f, 5 * HOUR);
+      expect(again).toMatchObject([{ url: 'https://b.example/b', depth: 1, relink: true }]);
+      f.report(fetch(again[0]!), 5 * HOUR);
+      expect(sent).toEqual([['https://b.example/b/', 2], ['https://b.example/b/', 1]]);
+      expect(takeAll(f, 400 * HOUR).map((r) => r.url)).not.toContain('https://b.example/b'); // once
+    });
   });
 });
