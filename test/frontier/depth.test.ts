@@ -158,6 +158,54 @@ describe('depth cap over any crawl order (fast-check)', () => {
   }
 });
 
+describe('depth cap over any crawl order, with redirects (fast-check)', () => {
+  // Page i either links pages or redirects to one (a redirect's target takes its depth: a
+  // 0-weight edge). Under the state machine a 301 is a redirect, never a crawl.
+  const WEB = fc
+    .integer({ min: 4, max: 20 })
+    .chain((n) =>
+      fc.tuple(
+        fc.constant(n),
+        fc.array(fc.oneof(fc.record({ links: fc.array(fc.integer({ min: 0, max: n - 1 }), { maxLength: 4 }) }), fc.record({ to: fc.integer({ min: 0, max: n - 1 }) })), { minLength: n, maxLength: n }),
+      ),
+    );
+  const url = (i: number): string => `https://h${i % 3}.example/p${i}`;
+
+  it('exactly the pages within the cap (redirect hops free) are fetched', () => {
+    fc.assert(
+      fc.property(WEB, fc.integer({ min: 1, max: 4 }), fc.boolean(), ([n, pages], cap, prioritizer) => {
+        const f = new Frontier(1, 0, { depthCap: cap, stateMachine: true, prioritizer });
+        f.seed(url(0), 'h0.example', 1, 0, 0);
+        // 0-1 breadth-first distances: a link costs 1, a redirect 0.
+        const dist = new Map<number, number>([[0, 0]]);
+        for (const dq = [0]; dq.length > 0; ) {
+          const i = dq.shift()!;
+          const d = dist.get(i)!;
+          const p = pages[i]!;
+          const next: [number, number][] = 'to' in p ? [[p.to, d]] : p.links.map((j) => [j, d + 1]);
+          for (const [j, dj] of next) {
+            if (dist.has(j) && dist.get(j)! <= dj) continue;
+            dist.set(j, dj);
+            if (dj === d) dq.unshift(j);
+            else dq.push(j);
+          }
+        }
+        const fetched = new Set<number>();
+        f.drain(0, (r): Outcome => {
+          const i = Number(r.url.slice(r.url.lastIndexOf('p') + 1));
+          fetched.add(i);
+          const p = pages[i]!;
+          return 'to' in p ? { row: r.row, url: r.url, status: 301, location: url(p.to) } : { row: r.row, url: r.url, status: 200, links: p.links.map((j) => ({ url: url(j) })) };
+        });
+        const want = [...dist].filter(([, d]) => d <= cap).map(([i]) => i);
+        expect([...fetched].sort((a, b) => a - b)).toEqual(want.sort((a, b) => a - b));
+        expect(n).toBeGreaterThan(0);
+      }),
+      { seed: 20261205, numRuns: 5000 },
+    );
+  });
+});
+
 describe('setAdmission: limits changed on a resume', () => {
   it('a wider depth cap queues the URLs the old one parked, after a checkpoint round trip', () => {
     const f = new Frontier(1, 0, { depthCap: 2 });
