@@ -82,7 +82,8 @@ export interface EngineOptions {
   readonly sitemaps: readonly string[];
   /**
    * Also fetch each HTML page's requisites (images, scripts, stylesheets), as frontier URLs
-   * under the same politeness, robots and budget rules. Default false.
+   * under the same politeness, robots and budget rules; a requisite takes its page's depth (not
+   * one more), so a page at `maxDepth` is fetched with what it needs to display. Default false.
    */
   readonly requisites: boolean;
   /** Follow the `Sitemap:` lines of every robots.txt fetched, in cluster mode too (the ones in scope; they do not widen it, and the others are in `refusedSeeds`). Default true. */

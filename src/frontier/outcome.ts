@@ -183,10 +183,21 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
  */
 function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['links']>, cashEach: number, h: HostRecord): void {
   const t = s.table;
-  const depth = Math.min(t.depth[row]! + 1, 0xffff);
+  const own = t.depth[row]!;
+  const depth = Math.min(own + 1, 0xffff);
   const weight = s.prio ? cashEach : 1 / (depth + 1);
   const raws: string[] = [];
-  for (const link of links) if (!link.nofollow) raws.push(link.url);
+  // A requisite (image, script, stylesheet…) is part of its page, not a step away from it: it
+  // takes the page's depth, so a page at the depth cap is archived with what it needs to
+  // display (as Heritrix's embed hops are not link hops). Requisite tags hold no navigation
+  // (no `a`, no `iframe`); only HTML served as an `embed` could chain pages at one depth, and
+  // the per-host URL budget bounds that as any other run of URLs.
+  let requisite: Uint8Array | undefined;
+  for (const link of links) {
+    if (link.nofollow) continue;
+    if (link.requisite === true) (requisite ??= new Uint8Array(links.length))[raws.length] = 1;
+    raws.push(link.url);
+  }
   const n = raws.length;
   const keys = new Uint32Array(n * 4);
   const urls: (string | undefined)[] = new Array<string | undefined>(n);
@@ -196,7 +207,7 @@ function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['
   for (let i = 0; i < n; i++) {
     const url = urls[i];
     if (url === undefined) continue;
-    batch.push({ url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth, cash: weight, fromHost: h.name });
+    batch.push({ url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth: requisite?.[i] === 1 ? own : depth, cash: weight, fromHost: h.name });
   }
   const local = s.opts.linkRouter ? s.opts.linkRouter(batch) : batch;
   discoverBatch(s, local, s.clockMs);

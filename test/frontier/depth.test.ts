@@ -206,6 +206,32 @@ describe('depth cap over any crawl order, with redirects (fast-check)', () => {
   });
 });
 
+describe('requisites take their page\'s depth', () => {
+  it('a page at the cap is fetched with its images and stylesheet; its links stay parked', () => {
+    const f = new Frontier(1, 0, { depthCap: 1 });
+    f.seed('https://a.example/', 'a.example', 1, 0, 0);
+    const log: [string, number][] = [];
+    const page = (r: FetchRequest): Outcome => (log.push([r.url, r.depth]), {
+      row: r.row,
+      url: r.url,
+      status: 200,
+      links: r.url === 'https://a.example/'
+        ? [{ url: 'https://a.example/p' }]
+        : r.url === 'https://a.example/p'
+          ? [{ url: 'https://cdn.example/p.png', requisite: true }, { url: 'https://a.example/p.css', requisite: true }, { url: 'https://a.example/q' }]
+          : [],
+    });
+    f.drain(0, page);
+    expect(log.sort()).toEqual([
+      ['https://a.example/', 0],
+      ['https://a.example/p', 1],
+      ['https://a.example/p.css', 1],
+      ['https://cdn.example/p.png', 1],
+    ]);
+    expect(f.stats(0).trappedBy.depth).toBe(1); // /q, a link at 2
+  });
+});
+
 describe('setAdmission: limits changed on a resume', () => {
   it('a wider depth cap queues the URLs the old one parked, after a checkpoint round trip', () => {
     const f = new Frontier(1, 0, { depthCap: 2 });
