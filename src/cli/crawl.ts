@@ -726,7 +726,7 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
   if (by.budget > 0) parts.push(`${int(by.budget)} over --max-urls-per-host ${limits.maxUrlsPerHost}`);
   if (by.pattern > 0) parts.push(`${int(by.pattern)} on hosts that look like crawler traps (calendars, facets, session ids)`);
   const raise = [by.depth > 0 ? '--max-depth' : '', by.budget > 0 ? '--max-urls-per-host' : ''].filter(Boolean).join(' or ');
-  return `  trapped   ${int(total)} URLs not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
+  return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
 }
 
 /**

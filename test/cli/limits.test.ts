@@ -48,7 +48,7 @@ describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised
     const first = await inProcess(['crawl', `${base}/p0`, '--data', data, '--max-depth', '3', ...flags]);
     expect(first.code).toBe(0);
     expect(fetched(data)).toEqual(['/p0', '/p1', '/p2', '/p3']);
-    expect(first.out).toContain('trapped   1 URLs not fetched: 1 past --max-depth 3 (to follow them, raise --max-depth and resume; 0 = unlimited)');
+    expect(first.out).toContain('trapped   1 URL not fetched: 1 past --max-depth 3 (to follow them, raise --max-depth and resume; 0 = unlimited)');
     const stats = await inProcess(['stats', data]);
     expect(stats.out).toMatch(/trapped {5}1 past the depth cap \(a resume with a higher/);
     const hosts = await inProcess(['hosts', data, '--why']);
@@ -58,7 +58,7 @@ describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised
     expect(second.code).toBe(0);
     expect(second.err).toContain('1 URLs parked by the old --max-depth / --max-urls-per-host are queued under the new limits');
     expect(fetched(data)).toEqual(['/p0', '/p1', '/p2', '/p3', '/p4', '/p5', '/p6']);
-    expect(second.out).toContain('trapped   1 URLs not fetched: 1 past --max-depth 6');
+    expect(second.out).toContain('trapped   1 URL not fetched: 1 past --max-depth 6');
 
     // Resumed with no flag: the saved cap (6) holds; 0 lifts it.
     expect((await inProcess(['crawl', '--data', data, ...flags])).out).toContain('0 fetched this run');
@@ -75,7 +75,7 @@ describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised
     const second = await inProcess(['crawl', '--data', data, '--max-depth', '2', '--max-pages', '100', ...flags]);
     expect(second.code).toBe(0);
     expect(fetched(data)).toEqual(['/p0', '/p1', '/p2']);
-    expect(second.out).toContain('trapped   1 URLs not fetched: 1 past --max-depth 2');
+    expect(second.out).toContain('trapped   1 URL not fetched: 1 past --max-depth 2');
   });
 
   it('--max-urls-per-host: the same for the budget, each page fetched once', async () => {
