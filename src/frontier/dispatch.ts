@@ -15,7 +15,7 @@ import { deactivate, holdForIp, ipOf, ipSlotOf, markInFlight, park, parkUntil, p
 import type { HostRecord } from './hosts.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
 import type { RobotsSeam } from './options.js';
-import { depthCapBinds } from './intake.js';
+import { bindDepthCap } from './intake.js';
 import type { FrontierState } from './state.js';
 import { FpFlag } from './table.js';
 
@@ -52,7 +52,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
       if (s.queues.size(h.id) > 0) toReady(s, h);
       else deactivate(s, h, nowMs);
       // Once the host is placed again: the sweep may queue rows of any host, this one too.
-      if (parked === UrlStatus.Trapped) depthCapBinds(s, nowMs);
+      if (parked === UrlStatus.Trapped) bindDepthCap(s, nowMs);
       continue;
     }
     return launch(s, h, row, nowMs);

@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type SeedSpec, depthCapBinds, discover, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type SeedSpec, bindDepthCap, discover, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -197,7 +197,7 @@ export class Frontier {
   bindDepthCap(nowMs: number): boolean {
     checkMs('bindDepthCap nowMs', nowMs);
     if (this.#s.depthBinds) return false;
-    depthCapBinds(this.#s, nowMs);
+    bindDepthCap(this.#s, nowMs);
     return true;
   }
 

@@ -375,7 +375,7 @@ function queueRelink(s: FrontierState, row: number, nowMs: number): boolean {
  * A URL was parked past its host's depth cap: from the first one on, the cap binds here, and
  * every fetched row marked for a relink while it did not is queued (one pass over the rows, once).
  */
-export function depthCapBinds(s: FrontierState, nowMs: number): void {
+export function bindDepthCap(s: FrontierState, nowMs: number): void {
   if (s.depthBinds) return;
   s.depthBinds = true;
   const t = s.table;
@@ -428,7 +428,7 @@ function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number
   }
   const depth = Math.min(d.depth, 0xffff);
   const status = admit(depth, h, passes);
-  if (status === UrlStatus.Trapped && h.depthCap > 0 && depth > h.depthCap) depthCapBinds(s, nowMs);
+  if (status === UrlStatus.Trapped && h.depthCap > 0 && depth > h.depthCap) bindDepthCap(s, nowMs);
   const row = newRow(s, keys, i, d.url, h, depth, hours, status);
   s.table.nextDue[row] = hours;
   s.opts.seenFilter?.add(keys, i);

@@ -374,6 +374,20 @@ describe('relink: a fetched page whose depth falls is fetched again for its link
     expect(takeAll(g, HOUR)).toMatchObject([{ url: 'https://b.example/solo', depth: 2, relink: true }]);
   });
 
+  it('bindDepthCap: told the cap binds elsewhere, the marked pages go (once); depthCapBinds says so', () => {
+    const f = new Frontier(1, 0, { depthCap: 3 });
+    f.discover(at('https://a.example/x', 3), 0);
+    for (const r of takeAll(f, 0)) f.report(answer(r), 0);
+    f.discover(at('https://a.example/x', 1), HOUR); // marked
+    expect(f.depthCapBinds).toBe(false);
+    expect(takeAll(f, HOUR)).toEqual([]);
+    expect(() => f.bindDepthCap(Number.NaN)).toThrow(/bindDepthCap nowMs/);
+    expect(f.bindDepthCap(HOUR)).toBe(true);
+    expect(f.depthCapBinds).toBe(true);
+    expect(f.bindDepthCap(HOUR)).toBe(false);
+    expect(takeAll(f, HOUR)).toMatchObject([{ url: 'https://a.example/x', depth: 1, relink: true }]);
+  });
+
   it('a cap narrowed on a resume binds when it parks a queued URL at its turn, and the marked pages go then', () => {
     const f = new Frontier(1, 0, { depthCap: 5 });
     f.discover(at('https://a.example/x', 3), 0);
