@@ -72,7 +72,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
-    { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links once the cap parks a URL); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
+    { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },

@@ -934,9 +934,13 @@ export class ClusterNode {
   private async shareDepthBinds(): Promise<void> {
     if (!this.depthBinds && !(await this.announceDepthBinds()) && (await this.redis.get(this.keys.depthBinds)) === null) return;
     this.depthBinds = true;
-    let queued = false;
-    for (const s of this.slots.values()) if (!s.moving && !this.busy.has(s.slot) && s.frontier.bindDepthCap(this.now())) queued = true;
-    if (queued) this.wakeUp?.();
+    let queued = 0;
+    for (const s of this.slots.values()) {
+      if (s.moving || this.busy.has(s.slot)) continue;
+      s.frontier.bindDepthCap(this.now());
+      queued += s.frontier.relinkWhenIdle(this.now());
+    }
+    if (queued > 0) this.wakeUp?.();
   }
 
   /** Sets the crawl's depth-binds flag when a slot here has parked a URL past the cap; returns whether it did. */

@@ -145,10 +145,11 @@ export interface EngineOptions {
   /**
    * Deepest link depth admitted (seeds are 0); 0 = unlimited. Default 32. A page's depth is the
    * fewest links from a seed found so far: a shorter path lowers it and admits a page the cap
-   * parked; once the cap has parked a URL, a page already fetched whose depth falls below it is
-   * fetched again for its links (counted in `CrawlCounts.relinked`), so the crawl fetches the
-   * pages within the cap whatever order it found them in (docs/DESIGN.md, "Depth is the
-   * shortest path seen so far").
+   * parked; a page already fetched whose depth falls below it is fetched again for its links
+   * (counted in `CrawlCounts.relinked`) when the crawl is otherwise idle and at least as many URLs
+   * are parked past the cap as such pages, so the crawl fetches the pages within the cap
+   * whatever order it found them in, unless a round could not pay (docs/DESIGN.md, "Depth is
+   * the shortest path seen so far").
    */
   readonly maxDepth: number;
   /** URLs admitted per host group (the blunt trap defense); 0 = unlimited. Default 100 000. */

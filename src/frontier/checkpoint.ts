@@ -18,7 +18,7 @@ import { HostRecord, hostKeyBefore } from './hosts.js';
 import { type RunSource, mergeRuns } from './rowruns.js';
 import type { SpillMeta } from './spill.js';
 import type { FrontierState } from './state.js';
-import { ColumnId, UrlTable } from './table.js';
+import { ColumnId, FpFlag, UrlTable } from './table.js';
 
 /** Scheduler counters that live outside the URL and host records. */
 interface SchedulerState {
@@ -194,9 +194,12 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     if (s.table.status[r] === UrlStatus.InFlight) {
       s.table.status[r] = s.table.crawlCount[s.table.slot[r]!] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
     } else if (s.table.status[r] === UrlStatus.Trapped && h.depthCap > 0 && s.table.depth[r]! > h.depthCap) {
-      s.depthBinds = true;
+      s.depthParks = 1;
     }
+    const sl = s.table.slot[r]!;
+    if (sl !== 0 && (s.table.fpFlags[sl]! & FpFlag.Relink) !== 0) s.relinkPending = true;
   }
+  s.depthVersion++;
   // The file's arena is plain: URLs take their shared origins again (≈ 22 bytes per URL less).
   s.table.shareOrigins();
   s.index.free();

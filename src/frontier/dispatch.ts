@@ -15,13 +15,14 @@ import { deactivate, holdForIp, ipOf, ipSlotOf, markInFlight, park, parkUntil, p
 import type { HostRecord } from './hosts.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
 import type { RobotsSeam } from './options.js';
-import { bindDepthCap } from './intake.js';
+import { noteDepthPark, relinkAtIdle } from './intake.js';
 import type { FrontierState } from './state.js';
 import { FpFlag } from './table.js';
 
 /** `Frontier.dispatchShard` after argument checks (see there). */
 export function dispatchShard(s: FrontierState, nowMs: number, shard: number): FetchRequest | undefined {
   if (nowMs > s.clockMs) s.clockMs = nowMs;
+  relinkAtIdle(s, nowMs);
   if (s.freshTicks) autoTickFreshness(s);
   advanceWheel(s, nowMs);
   refill(s, nowMs);
@@ -51,8 +52,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
       s.table.status[row] = parked;
       if (s.queues.size(h.id) > 0) toReady(s, h);
       else deactivate(s, h, nowMs);
-      // Once the host is placed again: the sweep may queue rows of any host, this one too.
-      if (parked === UrlStatus.Trapped) bindDepthCap(s, nowMs);
+      if (parked === UrlStatus.Trapped) noteDepthPark(s);
       continue;
     }
     return launch(s, h, row, nowMs);
@@ -115,9 +115,8 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   const etagAt = t.etag[sl]!;
   const lm = t.lastModified[sl]!;
   const fp = t.fpFlags[sl]!;
-  // A relink fetch must bring the body (its links), so it carries no validators; a row marked
-  // while the cap binds nowhere is fetched as any other.
-  const relinking = (fp & FpFlag.Relink) !== 0 && s.depthBinds;
+  // A relink fetch (or any fetch of a marked row) must bring the body: its links.
+  const relinking = (fp & FpFlag.Relink) !== 0;
   const depth = t.depth[row]!;
   // The URL's bytes wait on its offset, the one miss that cannot overlap the others: next.
   const url = t.arena.get(urlAt);

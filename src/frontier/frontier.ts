@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type SeedSpec, bindDepthCap, discover, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type SeedSpec, discover, relinkAtIdle, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -179,26 +179,36 @@ export class Frontier {
   }
 
   /**
-   * Whether the depth cap binds here: some URL was parked past it (restored from the Trapped
-   * rows). Until then a fetched page whose depth falls below the cap is only marked; from then
-   * on it is fetched again, unconditionally, so its links pass at the shorter depth (`relink`
-   * on its `FetchRequest`; docs/DESIGN.md "Depth is the shortest path seen so far").
+   * Whether a URL was parked past the depth cap here (restored from the Trapped rows). Pages
+   * whose depth fell after their fetch are fetched again, unconditionally, at the next idle
+   * point while some URL is parked past the cap (`relink` on their `FetchRequest`; docs/DESIGN.md
+   * "Depth is the shortest path seen so far"); a cluster node shares this crawl-wide.
    */
   get depthCapBinds(): boolean {
-    return this.#s.depthBinds;
+    return this.#s.depthParks > 0;
   }
 
   /**
    * Tells the frontier the crawl's depth cap binds elsewhere (a cluster slot whose links lead
-   * into one where it parked a URL): the pages marked here are queued for their fetch again,
-   * and later ones go at once, as if it had parked one itself. O(rows) the first time; a no-op
-   * after. Returns whether it changed anything.
+   * into one where it parked a URL): from its next idle point its marked pages are fetched
+   * again as if it had parked one itself. Returns whether it changed anything.
    */
   bindDepthCap(nowMs: number): boolean {
     checkMs('bindDepthCap nowMs', nowMs);
-    if (this.#s.depthBinds) return false;
-    bindDepthCap(this.#s, nowMs);
+    if (this.#s.depthBindsElsewhere) return false;
+    this.#s.depthBindsElsewhere = true;
+    this.#s.depthVersion++;
     return true;
+  }
+
+  /**
+   * At an idle point (nothing queued or in flight) with pages marked for a fetch again, queues
+   * them when the depth cap binds (see `depthCapBinds`); every dispatch does this first, and a
+   * caller that stops dispatching while idle (a cluster node's slot) calls it. Returns how many.
+   */
+  relinkWhenIdle(nowMs: number): number {
+    checkMs('relinkWhenIdle nowMs', nowMs);
+    return this.#shed(relinkAtIdle(this.#s, nowMs));
   }
 
   // ─────────────────────────── scheduling ───────────────────────────

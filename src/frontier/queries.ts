@@ -48,6 +48,12 @@ export interface FrontierStats {
    * patterns of a suspect host whose budget is not spent; else the host's URL budget.
    */
   readonly trappedBy: TrappedBy;
+  /**
+   * Fetched pages whose depth fell after their fetch, waiting for a relink round (fetched again
+   * for their links at the partition's idle point, while at least as many URLs are parked past
+   * the depth cap; docs/DESIGN.md "Depth is the shortest path seen so far").
+   */
+  readonly relinkMarked: number;
   /** Keys in the exact seen index. */
   readonly seenKeys: number;
   /** Bits per URL of the seen index (the exact index until a filter fronts it). */
@@ -198,6 +204,7 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
   const t = s.table;
   const counts = new Array<number>(URL_STATUS_NAMES.length).fill(0);
   const trapped = [0, 0, 0];
+  let marked = 0;
   let due = 0;
   let nextDue = 0;
   for (let r = 0; r < t.rows; r++) {
@@ -205,6 +212,7 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
     if (st === VACANT) continue;
     counts[st]!++;
     if (st === UrlStatus.Trapped) trapped[trapRule(s.hosts[t.host[r]!]!, t.depth[r]!)]!++;
+    else if ((st === UrlStatus.Crawled || st === UrlStatus.Redirected) && (t.fpFlags[t.slot[r]!]! & FpFlag.Relink) !== 0) marked++;
     if (!wantsFetch(st)) continue;
     const d = t.nextDue[r]!;
     if (d <= nowHours) due++;
@@ -229,6 +237,7 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
     due,
     byStatus,
     trappedBy: { depth: trapped[0]!, budget: trapped[1]!, pattern: trapped[2]! },
+    relinkMarked: marked,
     seenKeys,
     seenBitsPerUrl: seenKeys === 0 ? 0 : (s.index.memoryBytes * 8) / seenKeys,
     nextDueHours: nextDue,

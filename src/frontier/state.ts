@@ -63,11 +63,17 @@ export class FrontierState {
   /** The admission limits a new host record starts with: the options', until `setAdmission` moves them. */
   readonly admission: { depthCap: number; urlBudget: number };
   /**
-   * Whether a URL was ever parked past a host's depth cap here (a restore reads it from the
-   * Trapped rows): until then a fetched page whose depth falls is only marked, not fetched
-   * again (intake.ts `relink`) — a crawl whose cap never binds fetches nothing twice for it.
+   * The relink bookkeeping (intake.ts `relink`, `relinkAtIdle`): URLs parked past a host's depth
+   * cap here (counted as they are parked; a restore starts it at 1 when a Trapped row is past its
+   * host's cap), whether rows are marked and wait for the idle point, a version bumped by each
+   * mark and park (the idle point counts again only when it moved) and the one last counted,
+   * and whether a cluster node said the cap binds in another slot.
    */
-  depthBinds = false;
+  depthParks = 0;
+  relinkPending = false;
+  depthVersion = 0;
+  idleScannedVersion = 0;
+  depthBindsElsewhere = false;
   readonly politeness: Readonly<PolitenessConfig>;
   readonly table: UrlTable;
   /** The exact key → row index (replaced wholesale by a restore). */
