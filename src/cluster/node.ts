@@ -925,11 +925,12 @@ export class ClusterNode {
   }
 
   /**
-   * A fetched page whose depth falls below the cap is fetched again for its links only once the
-   * cap binds (a frontier's `depthCapBinds`), and a slot's page may lead into another slot's
-   * parked URLs: so the cap binds crawl-wide. The first node to see it bind in a slot sets the
-   * crawl's flag; every node then tells each open slot, and each it opens later, at its next
-   * look (every 0.5 s). One GET per look until then, nothing after.
+   * A fetched page whose depth falls below the cap is fetched again for its links only while
+   * URLs are parked past the cap (a frontier's `depthCapBinds`: it parked one), and a slot's page
+   * may lead into another slot's parked URLs: so the cap binds crawl-wide. The first node to see
+   * a slot park one sets the crawl's flag; every node then tells each open slot, and each it
+   * opens later, at its next look (every 0.5 s), and runs the slot's idle point (so a slot the
+   * node does not dispatch from still gets its round). One GET per look until then.
    */
   private async shareDepthBinds(): Promise<void> {
     if (!this.depthBinds && !(await this.announceDepthBinds()) && (await this.redis.get(this.keys.depthBinds)) === null) return;
