@@ -272,6 +272,17 @@ export function trappedText(by: TrappedBy, mode: 'single' | 'cluster'): string[]
   return [`  trapped     ${parts.join(' · ')} (${how})`];
 }
 
+/**
+ * The stats line on pages whose depth fell after their fetch (none: no line): they are fetched
+ * again for their links when the crawl is otherwise idle and at least as many URLs are parked
+ * past the depth cap — else the round would cost more fetches than it could release URLs.
+ */
+export function relinkText(marked: number, parkedPastDepth: number): string[] {
+  if (marked === 0) return [];
+  const when = parkedPastDepth >= marked ? 'at the crawl\'s next idle point' : `once at least as many URLs are parked past the depth cap (now ${int(parkedPastDepth)})`;
+  return [`  relink      ${int(marked)} fetched page${marked === 1 ? '' : 's'} reached by a shorter path since, to be fetched again for ${marked === 1 ? 'its' : 'their'} links ${when}`];
+}
+
 /** `meguri stats DIR`. */
 export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now()): Promise<number> {
   const slots = await clusterSlotFiles(args);
@@ -301,6 +312,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     `${file}  (written ${new Date(written).toISOString().slice(0, 19)}Z${engine ? `, checkpoint generation ${engine.generation}` : ''})`,
     `  urls        ${int(st.urls)}${statuses ? `  (${statuses})` : ''}`,
     ...trappedText(st.trappedBy, 'single'),
+    ...relinkText(st.relinkMarked, st.trappedBy.depth),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trappedLine } from '../../src/cli/crawl.js';
+import { relinkText } from '../../src/cli/read.js';
 import { AGENT, inProcess } from './helpers.js';
 
 describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised on resume', () => {
@@ -100,5 +101,13 @@ describe('trappedLine', () => {
     expect(trappedLine({ depth: 1200, budget: 3, pattern: 0 }, limits)).toBe(
       '  trapped   1,203 URLs not fetched: 1,200 past --max-depth 5 · 3 over --max-urls-per-host 100 (to follow them, raise --max-depth or --max-urls-per-host and resume; 0 = unlimited)',
     );
+  });
+});
+
+describe('relinkText (meguri stats)', () => {
+  it('says how many fetched pages wait to be fetched again for their links, and when', () => {
+    expect(relinkText(0, 5)).toEqual([]);
+    expect(relinkText(3, 10)).toEqual(['  relink      3 fetched pages reached by a shorter path since, to be fetched again for their links at the crawl\'s next idle point']);
+    expect(relinkText(1, 0)).toEqual(['  relink      1 fetched page reached by a shorter path since, to be fetched again for its links once at least as many URLs are parked past the depth cap (now 0)']);
   });
 });
