@@ -87,7 +87,7 @@ import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.
 import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
-import { type HostStatus, type Progress, type RobotsOutageRecord, clockTime, countHosts, explainHost, robotsGaveUpText, robotsOutageText } from './status.js';
+import { type HostExtra, type HostStatus, type Progress, type RobotsOutageRecord, clockTime, countHosts, explainHost, robotsGaveUpText, robotsOutageText } from './status.js';
 import { SendGate } from './send-gate.js';
 import { robotsSitemaps, sitemapKey, snapshotSitemaps } from './sitemaps.js';
 import { SitemapHints } from '../sitemap/index.js';
@@ -660,14 +660,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     return f.hostSnapshots().map((s) => {
       // Asked whatever the host's flag says: between a failed retry's answer and the host's
       // next turn the flag is clear, and the log must not read that as a recovery.
-      const outage = this.#gate.outage(s.name);
       return explainHost(s, now, this.policy, {
         robotsPending: this.#gate.pending(s.name),
-        robotsRetryAtMs: outage?.retryAtMs,
-        robotsStatus: outage?.status,
-        robotsError: outage?.error,
-        robotsFailures: outage?.failures,
-        robotsMaxAttempts: outage === undefined ? undefined : this.#robotsGiveUp,
+        ...this.#outageExtra(s.name),
         robotsGaveUp: s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined,
       });
     });
@@ -681,14 +676,18 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const s of f.hostSnapshots()) {
       if (out.length >= 100) break;
       const g = s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined;
-      const o = s.queued > 0 ? this.#gate.outage(s.name) : undefined;
+      const o = s.queued > 0 ? this.#outageExtra(s.name) : {};
       if (g !== undefined) out.push({ host: s.name, gaveUp: true, reason: robotsGaveUpText(g) });
-      else if (o !== undefined) {
-        const extra = { robotsRetryAtMs: o.retryAtMs, robotsStatus: o.status, robotsError: o.error, robotsFailures: o.failures, robotsMaxAttempts: this.#robotsGiveUp };
-        out.push({ host: s.name, gaveUp: false, reason: robotsOutageText(extra, (ms) => `${clockTime(ms)} UTC`) });
-      }
+      else if (o.robotsRetryAtMs !== undefined) out.push({ host: s.name, gaveUp: false, reason: robotsOutageText(o, (ms) => `${clockTime(ms)} UTC`) });
     }
     return out;
+  }
+
+  /** Host group `group`'s robots.txt outage as a host explanation's fields (none when it has none). */
+  #outageExtra(group: string): HostExtra {
+    const o = this.#gate.outage(group);
+    if (o === undefined) return {};
+    return { robotsRetryAtMs: o.retryAtMs, robotsStatus: o.status, robotsError: o.error, robotsFailures: o.failures, robotsMaxAttempts: this.#robotsGiveUp };
   }
 
   /** The progress stats now (what the `progress` event carries). */

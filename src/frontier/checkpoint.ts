@@ -194,7 +194,7 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     if (s.table.status[r] === UrlStatus.InFlight) {
       s.table.status[r] = s.table.crawlCount[s.table.slot[r]!] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
     } else if (s.table.status[r] === UrlStatus.Trapped && h.depthCap > 0 && s.table.depth[r]! > h.depthCap) {
-      s.depthParks = 1;
+      s.depthParked = true;
     }
     const sl = s.table.slot[r]!;
     if (sl !== 0 && (s.table.fpFlags[sl]! & FpFlag.Relink) !== 0) s.relinkPending = true;

@@ -185,7 +185,7 @@ export class Frontier {
    * "Depth is the shortest path seen so far"); a cluster node shares this crawl-wide.
    */
   get depthCapBinds(): boolean {
-    return this.#s.depthParks > 0;
+    return this.#s.depthParked;
   }
 
   /**

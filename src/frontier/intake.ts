@@ -20,7 +20,7 @@ import { enqueue, registerHost, reprioritize } from './banks.js';
 import { admit, keyBatch, keyOf } from './deps.js';
 import { HostRecord } from './hosts.js';
 import { type FrontierState, HOUR_MS, MISSING, checkHours, checkMs } from './state.js';
-import { FpFlag } from './table.js';
+import { FpFlag, type UrlTable } from './table.js';
 
 /** One candidate for `seedBatch`: the arguments of `seed`. */
 export interface SeedSpec {
@@ -325,7 +325,8 @@ function rediscover(s: FrontierState, row: number, d: Discovery, keys: KeyArray,
  * page went for nothing (the same site at cap 14: 14,822 fetches for 10,000 pages, against
  * 10,000 before). A row in flight or queued keeps its turn (`launch` drops the validators of a
  * marked row, and a 304 of a fetch sent before its depth fell leaves it marked). Without a cap,
- * or at a new depth at the cap (its links would still be past it), nothing is marked.
+ * or at a new depth at the cap (its links would still be past it), nothing is marked. Returns
+ * whether a URL became schedulable (only a redirect's target here can: `relinkRedirect`).
  */
 export function relink(s: FrontierState, row: number, h: HostRecord, nowMs: number): boolean {
   const t = s.table;
@@ -336,6 +337,7 @@ export function relink(s: FrontierState, row: number, h: HostRecord, nowMs: numb
   return false;
 }
 
+/** Marks the row at fetch-state slot `sl` for a relink round (`relinkAtIdle` looks again). */
 function mark(s: FrontierState, sl: number): void {
   s.table.fpFlags[sl] = s.table.fpFlags[sl]! | FpFlag.Relink;
   s.relinkPending = true;
@@ -364,22 +366,28 @@ function relinkRedirect(s: FrontierState, row: number, h: HostRecord, nowMs: num
   return false;
 }
 
-/** A marked Crawled (or Redirected) row queued now for its relink fetch. */
-function queueRelink(s: FrontierState, row: number, nowMs: number): boolean {
-  const t = s.table;
+/**
+ * Whether `row` waits for a relink round: marked, and Crawled or Redirected (one in flight,
+ * queued or retrying is fetched at its own turn, without validators).
+ */
+export function awaitsRelink(t: UrlTable, row: number): boolean {
   const st = t.status[row];
-  if (st !== UrlStatus.Crawled && st !== UrlStatus.Redirected) return false;
+  return (st === UrlStatus.Crawled || st === UrlStatus.Redirected) && (t.fpFlags[t.slot[row]!]! & FpFlag.Relink) !== 0;
+}
+
+/** A row that `awaitsRelink` queued now for its relink fetch. */
+function queueRelink(s: FrontierState, row: number, nowMs: number): void {
+  const t = s.table;
   // Its entry in the schedule index stays: one that comes due while it waits or is in flight is
   // passed over (advanceWheel takes only Crawled rows), and its report moves it.
   t.status[row] = UrlStatus.DueRecrawl;
   t.nextDue[row] = Math.floor(nowMs / HOUR_MS);
   enqueue(s, row);
-  return true;
 }
 
 /** A URL was parked past its host's depth cap (the idle point looks at the parked rows again). */
 export function noteDepthPark(s: FrontierState): void {
-  s.depthParks++;
+  s.depthParked = true;
   s.depthVersion++;
 }
 
@@ -400,7 +408,7 @@ export function noteDepthPark(s: FrontierState): void {
 export function relinkAtIdle(s: FrontierState, nowMs: number): number {
   if (!s.relinkPending || s.queues.total !== 0 || s.inFlight !== 0 || (s.spill?.spilled ?? 0) !== 0) return 0;
   if (!s.depthBindsElsewhere) {
-    if (s.depthParks === 0 || s.idleScannedVersion === s.depthVersion) return 0;
+    if (!s.depthParked || s.idleScannedVersion === s.depthVersion) return 0;
     s.idleScannedVersion = s.depthVersion;
     const { parked, marked } = relinkCounts(s);
     if (parked === 0 || parked < marked) return 0;
@@ -409,8 +417,9 @@ export function relinkAtIdle(s: FrontierState, nowMs: number): number {
   const t = s.table;
   let n = 0;
   for (let row = 0; row < t.rows; row++) {
-    const sl = t.slot[row]!;
-    if (sl !== 0 && (t.fpFlags[sl]! & FpFlag.Relink) !== 0 && queueRelink(s, row, nowMs)) n++;
+    if (!awaitsRelink(t, row)) continue;
+    queueRelink(s, row, nowMs);
+    n++;
   }
   return n;
 }
@@ -421,14 +430,10 @@ function relinkCounts(s: FrontierState): { parked: number; marked: number } {
   let parked = 0;
   let marked = 0;
   for (let row = 0; row < t.rows; row++) {
-    const st = t.status[row]!;
-    if (st === UrlStatus.Trapped) {
+    if (t.status[row] === UrlStatus.Trapped) {
       const cap = s.hosts[t.host[row]!]!.depthCap;
       if (cap > 0 && t.depth[row]! > cap) parked++;
-    } else if (st === UrlStatus.Crawled || st === UrlStatus.Redirected) {
-      const sl = t.slot[row]!;
-      if (sl !== 0 && (t.fpFlags[sl]! & FpFlag.Relink) !== 0) marked++;
-    }
+    } else if (awaitsRelink(t, row)) marked++;
   }
   return { parked, marked };
 }

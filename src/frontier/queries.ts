@@ -12,6 +12,7 @@ import { HostFlags, URL_STATUS_NAMES, UrlStatus } from '../model/index.js';
 import { hostGainedWork, reprioritize } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { keyOf } from './deps.js';
+import { awaitsRelink } from './intake.js';
 import type { FrontierState } from './state.js';
 import { checkHours } from './state.js';
 import { VACANT } from './spill.js';
@@ -212,7 +213,7 @@ export function stats(s: FrontierState, nowHours: number): FrontierStats {
     if (st === VACANT) continue;
     counts[st]!++;
     if (st === UrlStatus.Trapped) trapped[trapRule(s.hosts[t.host[r]!]!, t.depth[r]!)]!++;
-    else if ((st === UrlStatus.Crawled || st === UrlStatus.Redirected) && (t.fpFlags[t.slot[r]!]! & FpFlag.Relink) !== 0) marked++;
+    else if (awaitsRelink(t, r)) marked++;
     if (!wantsFetch(st)) continue;
     const d = t.nextDue[r]!;
     if (d <= nowHours) due++;

@@ -63,13 +63,12 @@ export class FrontierState {
   /** The admission limits a new host record starts with: the options', until `setAdmission` moves them. */
   readonly admission: { depthCap: number; urlBudget: number };
   /**
-   * The relink bookkeeping (intake.ts `relink`, `relinkAtIdle`): URLs parked past a host's depth
-   * cap here (counted as they are parked; a restore starts it at 1 when a Trapped row is past its
-   * host's cap), whether rows are marked and wait for the idle point, a version bumped by each
+   * The relink bookkeeping (intake.ts `relink`, `relinkAtIdle`): whether a URL was ever parked
+   * past a host's depth cap here (a restore reads it from the Trapped rows), whether rows are marked and wait for the idle point, a version bumped by each
    * mark and park (the idle point counts again only when it moved) and the one last counted,
    * and whether a cluster node said the cap binds in another slot.
    */
-  depthParks = 0;
+  depthParked = false;
   relinkPending = false;
   depthVersion = 0;
   idleScannedVersion = 0;
