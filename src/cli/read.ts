@@ -653,7 +653,9 @@ function clusterStats(slots: readonly SlotFile[], budgets: readonly BudgetState[
     budget: per.reduce((t, s) => t + s.trappedBy.budget, 0),
     pattern: per.reduce((t, s) => t + s.trappedBy.pattern, 0),
   };
-  const total = { slots: per.length, urls: sum('urls'), hosts: sum('hosts'), activeHosts: sum('activeHosts'), pending: sum('pending'), deferred: sum('deferred'), due: sum('due'), seenKeys: sum('seenKeys'), memoryBytes: sum('memoryBytes'), byStatus, trappedBy };
+  // The relink rule is applied to the crawl's sums (docs/CLUSTER.md, "The depth cap over slots").
+  const relinkMarked = per.reduce((t, s) => t + s.relinkMarked, 0);
+  const total = { slots: per.length, urls: sum('urls'), hosts: sum('hosts'), activeHosts: sum('activeHosts'), pending: sum('pending'), deferred: sum('deferred'), due: sum('due'), seenKeys: sum('seenKeys'), memoryBytes: sum('memoryBytes'), byStatus, trappedBy, relinkMarked };
   if (args.flag('json')) {
     json(io.stdout, { total, budgets, slots: per });
     return EXIT.ok;
@@ -670,6 +672,7 @@ function clusterStats(slots: readonly SlotFile[], budgets: readonly BudgetState[
       : `cluster crawl ${args.text('crawl')}: ${per.length} slots with an accepted checkpoint`,
     `  urls        ${int(total.urls)}${statuses ? `  (${statuses})` : ''}`,
     ...trappedText(trappedBy, 'cluster'),
+    ...relinkText(relinkMarked, trappedBy.depth),
     `  hosts       ${int(total.hosts)} (${int(total.activeHosts)} holding a back queue)`,
     `  queue       ${int(total.pending)} waiting for a fetch, ${int(total.deferred)} deferred to their hour, ${int(total.due)} due now`,
     ...budgets.map((b) => `  budget      ${budgetText(b)}`),

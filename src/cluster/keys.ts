@@ -50,6 +50,14 @@ export class ClusterKeys {
     return `${this.tag}:depth-binds`;
   }
 
+  /**
+   * Per slot (field: its number) the URLs its frontier parked past the depth cap and the fetched
+   * pages it marked for a relink round, as `"parked marked"` (node.ts `shareDepthBinds`).
+   */
+  get relinkCounts(): string {
+    return `${this.tag}:relink-counts`;
+  }
+
   /** Node `id`'s published stats (status command). */
   nodeInfo(id: string): string {
     return `${this.tag}:node:${id}`;

@@ -27,9 +27,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
+import { type ChainableCommander, Redis } from 'ioredis';
 import { loadCoreSync } from '../core/node.js';
-import type { AdmissionLimits, FrontierOptions } from '../frontier/index.js';
+import { type AdmissionLimits, type FrontierOptions, type RelinkCounts, relinkRoundRuns } from '../frontier/index.js';
 import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
@@ -925,23 +925,43 @@ export class ClusterNode {
   }
 
   /**
-   * A fetched page whose depth falls below the cap is fetched again for its links only while
-   * URLs are parked past the cap (a frontier's `depthCapBinds`: it parked one), and a slot's page
-   * may lead into another slot's parked URLs: so the cap binds crawl-wide. The first node to see
-   * a slot park one sets the crawl's flag; every node then tells each open slot, and each it
-   * opens later, at its next look (every 0.5 s), and runs the slot's idle point (so a slot the
-   * node does not dispatch from still gets its round). One GET per look until then.
+   * A fetched page whose depth falls below the cap is fetched again for its links in a round at
+   * its frontier's idle point, when at least as many URLs are parked past the cap as the round
+   * would fetch (`relinkRoundRuns`); a slot's page may lead into another slot's parked URLs, so
+   * the rule is applied to the crawl's sums. The first node to see a slot park a URL sets the
+   * crawl's flag (until then one GET per look); from then on every node, at each look (every
+   * 0.5 s), writes its slots' counts (`Frontier.relinkCounts`, O(rows) each) to the crawl's
+   * hash, reads every slot's back, and tells each open slot the sums (`bindDepthCap`) and runs
+   * its idle point (so a slot the node does not dispatch from still gets its round).
    */
   private async shareDepthBinds(): Promise<void> {
     if (!this.depthBinds && !(await this.announceDepthBinds()) && (await this.redis.get(this.keys.depthBinds)) === null) return;
     this.depthBinds = true;
+    const p = this.redis.pipeline();
+    this.publishRelinkCounts(p);
+    p.hgetall(this.keys.relinkCounts);
+    const res = (await p.exec()) ?? [];
+    const [err, all] = res[res.length - 1] ?? [];
+    if (err) throw err;
+    const crawl = sumRelinkCounts(all as Record<string, string>);
     let queued = 0;
     for (const s of this.slots.values()) {
       if (s.moving || this.busy.has(s.slot)) continue;
-      s.frontier.bindDepthCap(this.now());
+      s.frontier.bindDepthCap(this.now(), crawl);
       queued += s.frontier.relinkWhenIdle(this.now());
     }
     if (queued > 0) this.wakeUp?.();
+  }
+
+  /** Adds to `p` the write of this node's slots' relink counts (nothing until the flag is seen). */
+  private publishRelinkCounts(p: ChainableCommander): void {
+    if (!this.depthBinds || this.slots.size === 0) return;
+    const fields: Record<string, string> = {};
+    for (const s of this.slots.values()) {
+      const c = s.frontier.relinkCounts();
+      fields[String(s.slot)] = `${c.parked} ${c.marked}`;
+    }
+    p.hset(this.keys.relinkCounts, fields);
   }
 
   /** Sets the crawl's depth-binds flag when a slot here has parked a URL past the cap; returns whether it did. */
@@ -1154,13 +1174,18 @@ export class ClusterNode {
     for (let s = 0; s < S; s++) p.hmget(this.keys.slot(s), 'owner', 'idle', 'idleCursor', 'epoch');
     for (let s = 0; s < S; s++) p.xinfo('STREAM', this.keys.inbox(s));
     // Read after the idle marks: a node sets the flag before it marks the slot that parked a URL
-    // idle, so a slot read idle here with the flag unseen by `shareDepthBinds` shows it now —
-    // and this node's marked pages are not yet fetched again.
-    if (!this.depthBinds) p.get(this.keys.depthBinds);
+    // idle, and writes its slots' relink counts before their idle marks, so a slot read idle
+    // here shows them — a flag unseen by `shareDepthBinds` (this node's counts are not written
+    // yet), or marked pages some slot's next idle point fetches again (`relinkRoundRuns` on the
+    // sums: the crawl is not drained until that round has run).
+    p.get(this.keys.depthBinds);
+    p.hgetall(this.keys.relinkCounts);
     const res = (await p.exec()) ?? [];
     // Seeds were sent meanwhile: what was read may predate their inbox entries.
     if (this.sending.size > 0 || this.sendsBegun !== begun) return false;
     if (!this.depthBinds && res[2 * S]?.[1] != null) return false;
+    const crawl = sumRelinkCounts((res[2 * S + 1]?.[1] ?? {}) as Record<string, string>);
+    if (crawl.marked > 0 && relinkRoundRuns(crawl)) return false;
     for (let s = 0; s < S; s++) {
       const [owner, idle, cursor, epoch] = res[s]![1] as (string | null)[];
       if (!owner || idle !== `${epoch}`) return false;
@@ -1173,9 +1198,10 @@ export class ClusterNode {
     return true;
   }
 
-  /** Marks this node's slots idle (with the epoch and the cursor they are idle at) or busy. */
+  /** Marks this node's slots idle (with the epoch and the cursor they are idle at) or busy, after their relink counts. */
   private async publishIdle(): Promise<void> {
     const p = this.redis.pipeline();
+    this.publishRelinkCounts(p);
     for (const s of this.slots.values()) p.hset(this.keys.slot(s.slot), 'idle', s.idle() ? `${s.epoch}` : '', 'idleCursor', s.cursor);
     await p.exec();
   }
@@ -1219,8 +1245,9 @@ export class ClusterNode {
     }
     try {
       // Before a slot that parked a URL past the depth cap is marked idle (see crawlDone).
-      if (!this.depthBinds) await this.announceDepthBinds();
+      if (!this.depthBinds && (await this.announceDepthBinds())) this.depthBinds = true;
       const p = this.redis.pipeline();
+      this.publishRelinkCounts(p);
       // Leaving: unowned slots go to the remaining nodes at once, from the checkpoints just written.
       // A slot is marked idle only if its idle state is the accepted one: an older checkpoint
       // may hold work the next owner must do before the crawl can be called drained.
@@ -1272,4 +1299,20 @@ export class ClusterNode {
       clockShifts: this.clockShifts,
     };
   }
+}
+
+/**
+ * The crawl's relink counts: the sums of every slot's `"parked marked"` field (keys
+ * `relinkCounts`); a field that does not parse is left out (the counts only time relink rounds).
+ */
+export function sumRelinkCounts(fields: Record<string, string>): RelinkCounts {
+  let parked = 0;
+  let marked = 0;
+  for (const v of Object.values(fields)) {
+    const m = /^(\d{1,15}) (\d{1,15})$/.exec(v);
+    if (m === null) continue;
+    parked += Number(m[1]);
+    marked += Number(m[2]);
+  }
+  return { parked, marked };
 }

@@ -46,14 +46,14 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type SeedSpec, discover, relinkAtIdle, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type SeedSpec, discover, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
 import type { DueUrl, FrontierStats, HostSignal, HostSnapshot, UrlSignal } from './queries.js';
 import { runFreshnessTick } from './recrawl.js';
 import type { SpillStats } from './spill.js';
-import { FrontierState, checkHours, checkMs } from './state.js';
+import { FrontierState, type RelinkCounts, checkHours, checkMs } from './state.js';
 
 export type { SeedSpec } from './intake.js';
 export type { SpillStats } from './spill.js';
@@ -180,9 +180,10 @@ export class Frontier {
 
   /**
    * Whether a URL was parked past the depth cap here (restored from the Trapped rows). Pages
-   * whose depth fell after their fetch are fetched again, unconditionally, at the next idle
-   * point while some URL is parked past the cap (`relink` on their `FetchRequest`; docs/DESIGN.md
-   * "Depth is the shortest path seen so far"); a cluster node shares this crawl-wide.
+   * whose depth fell after their fetch are fetched again, unconditionally, at an idle point
+   * when at least as many URLs are parked past the cap as that round would fetch (`relink` on
+   * their `FetchRequest`; docs/DESIGN.md "Depth is the shortest path seen so far"); a cluster
+   * node shares this crawl-wide and passes the crawl's counts (`bindDepthCap`).
    */
   get depthCapBinds(): boolean {
     return this.#s.depthParked;
@@ -191,14 +192,33 @@ export class Frontier {
   /**
    * Tells the frontier the crawl's depth cap binds elsewhere (a cluster slot whose links lead
    * into one where it parked a URL): from its next idle point its marked pages are fetched
-   * again as if it had parked one itself. Returns whether it changed anything.
+   * again when a round is worth it on `crawl` — the parked and marked rows summed over every
+   * slot (each slot's `relinkCounts()`), the rule one frontier applies to its own counts — or,
+   * without `crawl`, whenever some are marked. Returns whether it changed anything.
    */
-  bindDepthCap(nowMs: number): boolean {
+  bindDepthCap(nowMs: number, crawl?: RelinkCounts): boolean {
     checkMs('bindDepthCap nowMs', nowMs);
-    if (this.#s.depthBindsElsewhere) return false;
+    if (crawl !== undefined) {
+      for (const k of ['parked', 'marked'] as const) {
+        const v = crawl[k];
+        if (!Number.isSafeInteger(v) || v < 0) throw new InvalidArgumentError(`bindDepthCap crawl.${k} must be a non-negative integer, got ${String(v)}`);
+      }
+    }
+    const was = this.#s.crawlRelink;
+    const same = this.#s.depthBindsElsewhere && was?.parked === crawl?.parked && was?.marked === crawl?.marked;
     this.#s.depthBindsElsewhere = true;
+    this.#s.crawlRelink = crawl === undefined ? undefined : { parked: crawl.parked, marked: crawl.marked };
+    if (same) return false;
     this.#s.depthVersion++;
     return true;
+  }
+
+  /**
+   * The URLs parked past the depth cap here and the fetched pages marked for a relink round
+   * (O(rows): a cluster node sums them over its slots for `bindDepthCap`).
+   */
+  relinkCounts(): RelinkCounts {
+    return relinkCounts(this.#s);
   }
 
   /**

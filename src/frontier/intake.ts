@@ -19,7 +19,7 @@ import { hostInterval } from '../politeness/index.js';
 import { enqueue, registerHost, reprioritize } from './banks.js';
 import { admit, keyBatch, keyOf } from './deps.js';
 import { HostRecord } from './hosts.js';
-import { type FrontierState, HOUR_MS, MISSING, checkHours, checkMs } from './state.js';
+import { type FrontierState, HOUR_MS, MISSING, type RelinkCounts, checkHours, checkMs } from './state.js';
 import { FpFlag, type UrlTable } from './table.js';
 
 /** One candidate for `seedBatch`: the arguments of `seed`. */
@@ -393,25 +393,27 @@ export function noteDepthPark(s: FrontierState): void {
 
 /**
  * The partition's idle point — nothing queued, nothing in flight, nothing spilled — with rows
- * marked for a relink: the marked Crawled and Redirected rows are queued when at least as many
- * URLs are parked past the cap here as the round would fetch again (the parked count bounds what
- * the round can release), or when a cluster node said the cap binds in another slot
- * (`depthBindsElsewhere`: the parked URLs are not counted here). The rule is the measured one
- * (200 hosts × 50 pages, OPIC order, the frontier's drain; rounds as parked / marked): cap 8,
- * 3,019 / 80 then four smaller rounds, every page within the cap fetched; cap 10, seven rounds
- * from 3,261 / 446 to 582 / 64, each releasing hundreds; cap 14, 39 / 2,908 — a round of 2,908
- * fetches to release at most 39 URLs, skipped (the crawl ends as before relinks, 9,961 of
- * 10,000 pages, where every round took 15,513 fetches). Counted again only when a mark or a
- * park came since the last count (O(rows), once per change). Called at each dispatch and by a
- * cluster node's half-second look. Returns how many rows were queued.
+ * marked for a relink: the marked Crawled and Redirected rows are queued when a round is worth
+ * its fetches (`relinkRoundRuns`) on this partition's counts, or — when a cluster node said the
+ * cap binds in another slot (`depthBindsElsewhere`) — on the crawl-wide counts it passed
+ * (`crawlRelink`: every slot's parked and marked rows, as last published; none passed, every
+ * round runs). The rule is the measured one (200 hosts × 50 pages, OPIC order, the frontier's
+ * drain; rounds as parked / marked): cap 8, 3,019 / 80 then four smaller rounds, every page
+ * within the cap fetched; cap 10, seven rounds from 3,261 / 446 to 582 / 64, each releasing
+ * hundreds; cap 14, 39 / 2,908 — a round of 2,908 fetches to release at most 39 URLs, skipped
+ * (the crawl ends as before relinks, 9,961 of 10,000 pages, where every round took 15,513
+ * fetches). Counted again only when a mark or a park came since the last count (O(rows), once
+ * per change). Called at each dispatch and by a cluster node's half-second look. Returns how
+ * many rows were queued.
  */
 export function relinkAtIdle(s: FrontierState, nowMs: number): number {
   if (!s.relinkPending || s.queues.total !== 0 || s.inFlight !== 0 || (s.spill?.spilled ?? 0) !== 0) return 0;
-  if (!s.depthBindsElsewhere) {
+  if (s.depthBindsElsewhere) {
+    if (s.crawlRelink !== undefined && !relinkRoundRuns(s.crawlRelink)) return 0;
+  } else {
     if (!s.depthParked || s.idleScannedVersion === s.depthVersion) return 0;
     s.idleScannedVersion = s.depthVersion;
-    const { parked, marked } = relinkCounts(s);
-    if (parked === 0 || parked < marked) return 0;
+    if (!relinkRoundRuns(relinkCounts(s))) return 0;
   }
   s.relinkPending = false;
   const t = s.table;
@@ -424,8 +426,17 @@ export function relinkAtIdle(s: FrontierState, nowMs: number): number {
   return n;
 }
 
+/**
+ * The relink rule, over one partition's counts or a cluster crawl's sums: a round runs when some
+ * URL is parked past the cap and at least as many are as the round would fetch again (the parked
+ * count bounds what a round can release).
+ */
+export function relinkRoundRuns(c: RelinkCounts): boolean {
+  return c.parked > 0 && c.parked >= c.marked;
+}
+
 /** Rows Trapped past their host's depth cap now, and marked rows a relink round would fetch. O(rows). */
-function relinkCounts(s: FrontierState): { parked: number; marked: number } {
+export function relinkCounts(s: FrontierState): RelinkCounts {
   const t = s.table;
   let parked = 0;
   let marked = 0;

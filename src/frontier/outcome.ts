@@ -169,9 +169,12 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
   }
   scheduleRecrawl(s, row, o, nowMs, h, change, previousCrawled, previousLastModified);
   // Content passes the links on at the row's depth now, whatever it was at dispatch; a 304 of
-  // a fetch sent before the depth fell does not, and the row goes again (`relink`).
-  if (content) t.fpFlags[sl] = t.fpFlags[sl]! & ~FpFlag.Relink;
-  else if ((t.fpFlags[sl]! & FpFlag.Relink) !== 0) relink(s, row, h, nowMs);
+  // a fetch sent before the depth fell does not, and the row goes again (`relink` marks it
+  // afresh, or leaves it unmarked when its depth is no longer below the cap: a marked Crawled
+  // row always has a round pending, which a cluster's drain check relies on).
+  const marked = (t.fpFlags[sl]! & FpFlag.Relink) !== 0;
+  t.fpFlags[sl] = t.fpFlags[sl]! & ~FpFlag.Relink;
+  if (!content && marked) relink(s, row, h, nowMs);
   const links = o.links;
   const cashEach = s.prio ? s.prio.crawl(row, links?.length ?? 0) : 0;
   if (links !== undefined && links.length > 0 && content) intakeLinks(s, row, links, cashEach, h);

@@ -56,6 +56,14 @@ export function checkMs(what: string, v: number): void {
 }
 
 /** The single-partition scheduler's state (see the module comment). */
+/** URLs parked past their host's depth cap, and fetched pages waiting for a relink round. */
+export interface RelinkCounts {
+  /** Rows Trapped at a depth past their host's cap. */
+  readonly parked: number;
+  /** Crawled and Redirected rows marked for a relink round (`awaitsRelink`). */
+  readonly marked: number;
+}
+
 export class FrontierState {
   readonly partitionId: number;
   readonly createdHours: number;
@@ -66,13 +74,15 @@ export class FrontierState {
    * The relink bookkeeping (intake.ts `relink`, `relinkAtIdle`): whether a URL was ever parked
    * past a host's depth cap here (a restore reads it from the Trapped rows), whether rows are marked and wait for the idle point, a version bumped by each
    * mark and park (the idle point counts again only when it moved) and the one last counted,
-   * and whether a cluster node said the cap binds in another slot.
+   * whether a cluster node said the cap binds in another slot, and the crawl-wide counts it
+   * passed (`Frontier.bindDepthCap`; undefined: every round runs).
    */
   depthParked = false;
   relinkPending = false;
   depthVersion = 0;
   idleScannedVersion = 0;
   depthBindsElsewhere = false;
+  crawlRelink: RelinkCounts | undefined = undefined;
   readonly politeness: Readonly<PolitenessConfig>;
   readonly table: UrlTable;
   /** The exact key → row index (replaced wholesale by a restore). */

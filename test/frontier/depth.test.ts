@@ -445,6 +445,33 @@ describe('relink: a fetched page whose depth falls is fetched again for its link
     expect(takeAll(f, HOUR)).toMatchObject([{ url: 'https://a.example/x', depth: 1, relink: true }]);
   });
 
+  it("bindDepthCap with a cluster crawl's counts: a round only when the parked URLs summed over the slots are at least the marked pages", () => {
+    const f = new Frontier(1, 0, { depthCap: 3 });
+    for (const x of ['a', 'b']) f.discover(at(`https://${x}.example/x`, 3), 0);
+    for (const r of takeAll(f, 0)) f.report(answer(r), 0);
+    for (const x of ['a', 'b']) f.discover(at(`https://${x}.example/x`, 1), HOUR); // two marked
+    f.discover(at('https://c.example/deep', 4), HOUR); // one parked here
+    expect(f.relinkCounts()).toEqual({ parked: 1, marked: 2 });
+    expect(takeAll(f, HOUR)).toEqual([]); // 1 < 2 here
+    // The crawl's sums say the same: still no round, at the idle point or a dispatch.
+    expect(f.bindDepthCap(HOUR, { parked: 1, marked: 2 })).toBe(true);
+    expect(f.bindDepthCap(HOUR, { parked: 1, marked: 2 })).toBe(false);
+    expect(f.relinkWhenIdle(HOUR)).toBe(0);
+    expect(takeAll(f, HOUR)).toEqual([]);
+    // Another slot parked two more: 3 >= 2, the round runs once.
+    expect(f.bindDepthCap(HOUR, { parked: 3, marked: 2 })).toBe(true);
+    expect(f.relinkWhenIdle(HOUR)).toBe(2);
+    expect(f.relinkWhenIdle(HOUR)).toBe(0);
+    expect(f.relinkCounts()).toEqual({ parked: 1, marked: 0 });
+    expect(takeAll(f, HOUR).map((r) => [r.url, r.relink]).sort()).toEqual([
+      ['https://a.example/x', true],
+      ['https://b.example/x', true],
+    ]);
+    for (const bad of [{ parked: -1, marked: 0 }, { parked: 1.5, marked: 0 }, { parked: 0, marked: Number.NaN }]) {
+      expect(() => f.bindDepthCap(HOUR, bad)).toThrow(/bindDepthCap crawl\.(parked|marked) must be a non-negative integer/);
+    }
+  });
+
   it('a cap narrowed on a resume binds when it parks a queued URL at its turn, and the marked pages go then', () => {
     const f = new Frontier(1, 0, { depthCap: 5 });
     f.discover(at('https://a.example/x', 3), 0);
@@ -473,6 +500,21 @@ describe('relink: a fetched page whose depth falls is fetched again for its link
     expect(again!.etag).toBeUndefined();
     f.report(answer(again!), 201 * HOUR);
     expect(takeAll(f, 202 * HOUR).map((r) => r.url)).toEqual(['https://l.example/leaf']);
+  });
+
+  it('a marked page answered 304 when its depth is no longer below the cap is left unmarked (nothing counts it as waiting)', () => {
+    const f = new Frontier(1, 0, { depthCap: 2, scheduleIndex: true });
+    f.seed('https://s.example/', 's.example', 1, 0, 0);
+    for (let t = 0; t < 3; t++) for (const r of takeAll(f, t * HOUR)) f.report(answer(r), t * HOUR);
+    const recrawls = takeAll(f, 200 * HOUR);
+    const recrawl = recrawls.find((r) => r.url === 'https://b.example/b')!;
+    f.discover(at('https://b.example/b', 1), 200 * HOUR); // in flight: marked
+    f.setAdmission({ depthCap: 1 }, 200 * HOUR); // 1 is no longer below the cap
+    for (const r of recrawls) f.report(answer(r, 304), 200 * HOUR);
+    expect(f.relinkCounts().marked).toBe(0);
+    expect(f.stats(0).relinkMarked).toBe(0);
+    f.bindDepthCap(200 * HOUR, { parked: 5, marked: 0 });
+    expect(f.relinkWhenIdle(201 * HOUR)).toBe(0);
   });
 
   it('in flight when the depth falls: its content passes the links at the new depth, and it is not sent again', () => {
