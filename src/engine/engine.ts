@@ -65,7 +65,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { SoftDetector, TrapDetector } from '../dedup/index.js';
+import { ParamLearner, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
@@ -162,6 +162,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #gate: RobotsGate;
   readonly #soft: SoftDetector;
   readonly #traps: TrapDetector | undefined;
+  /** Query keys learned ignorable per origin (`EngineOptions.learnParams`). */
+  readonly #params: ParamLearner | undefined;
   readonly #stop = new AbortController();
   readonly #driverWaker = new Waker();
   readonly #outputWaker = new Waker();
@@ -291,12 +293,14 @@ export class Engine extends EventEmitter<EngineEvents> {
       (group, ip) => this.#frontierOf(group)?.ipIntervalMs(ip) ?? this.policy.ipFloorMs,
       (group, ip, atMs) => void this.#frontierOf(group)?.recordStart(group, ip, atMs),
     );
+    this.#params = o.learnParams ? new ParamLearner() : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
       sends: this.#sends,
       scope: this.#scope,
       tally: this.#tally,
+      params: this.#params,
       enabled: o.robots,
       fetch: this.#observedRobotsFetch(this.#gatedRobots(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock))),
       agent: o.agent,
@@ -544,6 +548,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       failingHosts: this.#tally.failingHosts(),
       unresolvedHosts: this.#tally.unresolvedHosts(),
       robotsUnreachable: this.#robotsUnreachable(),
+      learnedParams: this.#params?.learned() ?? [],
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
       settingChanges: this.#changes,
@@ -1365,6 +1370,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
       if (soft404) c.soft404++;
     }
+    if (this.#params !== undefined && !soft404) links = this.#learnParams(req, o, links);
     // Every field named rather than `{ ...o }`: outcomes come in many shapes (a fetcher sets
     // the optional fields it has), and spreading one was the engine's costliest line per page.
     // The type makes a field added to Outcome a compile error here until it is carried.
@@ -1398,6 +1404,26 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
     const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };
+  }
+
+  /**
+   * A page's lesson on query keys its site ignores (`ParamLearner`), then its links without the
+   * keys learned for their origins — before the frontier keys them, so a copy is never a row.
+   */
+  #learnParams(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
+    const params = this.#params!;
+    if (o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
+    if (links === undefined) return links;
+    let out: Link[] | undefined;
+    for (let i = 0; i < links.length; i++) {
+      const url = params.rewrite(links[i]!.url);
+      if (url === undefined) continue;
+      out ??= links.slice();
+      out[i] = { ...links[i]!, url };
+    }
+    if (out === undefined) return links;
+    this.#tally.paramRewrites(out.reduce((n, l, i) => n + (l === links[i] ? 0 : 1), 0));
+    return out;
   }
 
   /** The journal's record of a page the consumer took (nothing without a data directory). */

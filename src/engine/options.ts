@@ -204,6 +204,15 @@ export interface EngineOptions {
   readonly prioritize: boolean;
   /** Trap pattern detection (calendar, facets, session ids) feeding admission. Default true. */
   readonly trapDetection: boolean;
+  /**
+   * Learn, per origin, query keys the site ignores (`?ref=…`, `?from=…`): a key is learned once
+   * three pages that carry it name the same URL without it as their `<link rel=canonical>` and
+   * their text is a near-duplicate of that page's (a `ParamLearner`; one contradiction bans the
+   * key for the run). From then on the engine drops the key from that origin's links, and a copy
+   * already queued whose canonical page was fetched is not fetched (`CrawlCounts.paramCopies`).
+   * Default true; a resume learns again.
+   */
+  readonly learnParams: boolean;
   /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */
   readonly soft404Threshold: number;
   /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
@@ -344,6 +353,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     recrawlBudget: numberField({ above: 0, default: 3600 }),
     prioritize: booleanField(true),
     trapDetection: booleanField(true),
+    learnParams: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),

@@ -28,6 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
+import type { ParamLearner } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -68,6 +69,8 @@ export interface RobotsGateOptions {
   readonly scope: Scope;
   /** Counts refusals and robots.txt disallows per reason. */
   readonly tally: Tally;
+  /** Query keys learned ignorable: a queued copy of a page fetched this run is refused. */
+  readonly params?: ParamLearner | undefined;
   /** Obey robots.txt; when false the gate only waits for DNS. */
   readonly enabled: boolean;
   /** Fetches one robots.txt hop (no redirects followed); see `robotsFetchOf`. */
@@ -261,13 +264,18 @@ export class RobotsGate implements RobotsSeam {
   }
 
   /**
-   * Whether a setting refuses `url`: out of scope, a name that does not exist, an address the
-   * policy refuses. Counted once per URL (the frontier keeps it `Refused`).
+   * Whether a setting refuses `url`: out of scope, a copy of a page fetched this run (query
+   * keys learned ignorable, `EngineOptions.learnParams`), a name that does not exist, an address
+   * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
   refuses(url: string): boolean {
     const out = this.o.scope.check(url);
     if (out !== undefined) {
       this.o.tally.outOfScope(out);
+      return true;
+    }
+    if (this.o.params?.duplicateOf(url) !== undefined) {
+      this.o.tally.paramCopy();
       return true;
     }
     const parts = splitOrigin(url);

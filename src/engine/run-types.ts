@@ -86,6 +86,11 @@ export interface CrawlSummary {
    * host (RFC 9309 §2.3.1.4). At most 100 listed.
    */
   readonly robotsUnreachable: readonly UnreachableRobots[];
+  /**
+   * Query keys learned ignorable, per origin (`EngineOptions.learnParams`): dropped from the
+   * origin's links, their copies not fetched (`CrawlCounts.paramRewrites`, `paramCopies`).
+   */
+  readonly learnedParams: readonly { readonly origin: string; readonly keys: readonly string[] }[];
   /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
   readonly handlerFailures: readonly HandlerFailure[];
   /** Seeds the settings refused. */

@@ -41,6 +41,10 @@ export interface CrawlCounts {
    * shorter path found later): their links are passed on at the shorter depth.
    */
   readonly relinked: number;
+  /** Links whose query keys learned ignorable were dropped (`EngineOptions.learnParams`). */
+  readonly paramRewrites: number;
+  /** URLs queued before their query keys were learned ignorable, not fetched: their canonical page was. */
+  readonly paramCopies: number;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -81,6 +85,8 @@ export class Tally {
   #disallowed = 0;
   #handler = 0;
   #relinked = 0;
+  #paramRewrites = 0;
+  #paramCopies = 0;
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
   readonly #failing = new Map<string, { failures: number; reason: string }>();
@@ -130,6 +136,16 @@ export class Tally {
     this.#disallowed++;
   }
 
+  /** Links of a page whose learned-ignorable query keys were dropped. */
+  paramRewrites(n: number): void {
+    this.#paramRewrites += n;
+  }
+
+  /** A queued copy not fetched: its learned-ignorable keys dropped name a page fetched this run. */
+  paramCopy(): void {
+    this.#paramCopies++;
+  }
+
   /** The handler failed on `url` for good. */
   handlerFailed(url: string, message: string): void {
     this.#handler++;
@@ -157,6 +173,8 @@ export class Tally {
       outOfScopeBy,
       handlerFailed: this.#handler,
       relinked: this.#relinked,
+      paramRewrites: this.#paramRewrites,
+      paramCopies: this.#paramCopies,
     };
   }
 

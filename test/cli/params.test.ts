@@ -1,0 +1,61 @@
+/**
+ * `meguri crawl` on a blog whose "next" links carry `?ref=prev`: the end summary says which key
+ * was learned and what it saved, and `--no-learn-params` fetches the copies (the real CLI, in
+ * process, on loopback).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paramsLine } from '../../src/cli/crawl.js';
+import { Engine } from '../../src/engine/index.js';
+import { type Blog, POSTS, serveBlog } from '../engine/blog.js';
+import { AGENT, inProcess } from './helpers.js';
+
+let blog: Blog;
+const dirs: string[] = [];
+beforeAll(async () => {
+  blog = await serveBlog();
+});
+afterAll(async () => {
+  await blog.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function run(...flags: string[]): Promise<{ out: string; pages: string[] }> {
+  const data = mkdtempSync(join(tmpdir(), 'meguri-params-'));
+  dirs.push(data);
+  const r = await inProcess(['crawl', `${blog.origin}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--log-level', 'error', ...flags]);
+  expect(r.code).toBe(0);
+  const pages = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
+  return { out: r.out, pages };
+}
+
+describe('meguri crawl: query keys a site ignores', () => {
+  it('says which key it learned and what that saved; --no-learn-params fetches every copy', async () => {
+    const on = await run();
+    expect(on.out).toMatch(new RegExp(`^ {2}params {4}${blog.origin.replace(/[.]/g, '\\.')} ignores \\?ref — \\d+ links? taken without it, \\d+ queued cop(y|ies) not fetched \\(learned from pages whose rel=canonical is their URL without it, with the same text; --no-learn-params keeps such keys\\)$`, 'm'));
+    const copies = on.pages.filter((u) => u.includes('?ref='));
+    expect(copies.length).toBeLessThanOrEqual(POSTS / 2);
+    const off = await run('--no-learn-params');
+    expect(off.out).not.toMatch(/^ {2}params/m);
+    expect(off.pages.filter((u) => u.includes('?ref='))).toHaveLength(POSTS - 1);
+    // The same pages otherwise.
+    const plain = (l: string[]): string[] => l.filter((u) => !u.includes('?ref=')).sort();
+    expect(plain(on.pages)).toEqual(plain(off.pages));
+  }, 60_000);
+});
+
+describe('paramsLine', () => {
+  const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
+  it('is empty when nothing was learned or saved, and names up to three origins', () => {
+    expect(paramsLine([], counts)).toBe('');
+    expect(paramsLine([{ origin: 'http://a.test', keys: ['from', 'ref'] }], { ...counts, paramRewrites: 1, paramCopies: 1 })).toBe(
+      '  params    http://a.test ignores ?from, ?ref — 1 link taken without them, 1 queued copy not fetched (learned from pages whose rel=canonical is their URL without the key, with the same text; --no-learn-params keeps such keys)',
+    );
+    const many = Array.from({ length: 5 }, (_, i) => ({ origin: `http://h${i}.test`, keys: ['ref'] }));
+    expect(paramsLine(many, { ...counts, paramRewrites: 9 })).toMatch(/^ {2}params {4}http:\/\/h0\.test ignores \?ref; http:\/\/h1\.test ignores \?ref; http:\/\/h2\.test ignores \?ref; 2 more origins — 9 links/);
+    // Unlearned by the end, though it saved fetches while it held.
+    expect(paramsLine([], { ...counts, paramRewrites: 4 })).toMatch(/^ {2}params {4}no key learned now — 4 links/);
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * ParamLearner: query keys a site ignores, learned only where its rel=canonical and the
+ * pages' text agree (src/dedup/params.ts).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ParamLearner } from '../../src/dedup/index.js';
+
+const O = 'http://blog.test';
+const H = 0x0123_4567_89ab_cdefn;
+/** A simhash `bits` bits away from H. */
+const near = (bits: number): bigint => {
+  let x = H;
+  for (let i = 0; i < bits; i++) x ^= 1n << BigInt(i * 7);
+  return x;
+};
+
+/** Posts fetched at their canonical URLs, then `n` copies with `?ref=prev` naming them canonical. */
+function blog(n: number, learner = new ParamLearner()): ParamLearner {
+  for (let i = 0; i < 10; i++) learner.observe(`${O}/post/${i}`, `${O}/post/${i}`, H);
+  for (let i = 0; i < n; i++) learner.observe(`${O}/post/${i}?ref=prev`, `${O}/post/${i}`, near(1));
+  return learner;
+}
+
+describe('ParamLearner', () => {
+  it('learns a key after three copies agree with their canonical page, then drops it from links of that origin only', () => {
+    const l = blog(2);
+    expect(l.rewrite(`${O}/post/7?ref=prev`)).toBeUndefined();
+    expect(l.observe(`${O}/post/2?ref=prev`, `${O}/post/2`, near(2))).toEqual({ origin: O, learned: ['ref'], unlearned: [] });
+    expect(l.learned()).toEqual([{ origin: O, keys: ['ref'] }]);
+    expect(l.rewrite(`${O}/post/7?ref=prev`)).toBe(`${O}/post/7`);
+    // Other keys stay, in their order; a URL without the key is left alone.
+    expect(l.rewrite(`${O}/tag?a=1&ref=x&z=2`)).toBe(`${O}/tag?a=1&z=2`);
+    expect(l.rewrite(`${O}/tag?a=1`)).toBeUndefined();
+    expect(l.rewrite(`${O}/tag`)).toBeUndefined();
+    expect(l.rewrite('http://other.test/post/7?ref=prev')).toBeUndefined();
+    expect(l.rewrite('https://blog.test/post/7?ref=prev')).toBeUndefined(); // another origin
+    // A copy is a duplicate only when its canonical page was fetched here.
+    expect(l.duplicateOf(`${O}/post/7?ref=prev`)).toBe(`${O}/post/7`);
+    expect(l.duplicateOf(`${O}/post/99?ref=prev`)).toBeUndefined();
+  });
+
+  it('the same copy three times is one piece of evidence', () => {
+    const l = blog(0);
+    for (let i = 0; i < 5; i++) l.observe(`${O}/post/1?ref=prev`, `${O}/post/1`, H);
+    expect(l.learned()).toEqual([]);
+  });
+
+  it('learns nothing without both signals: no canonical, a canonical page not fetched, no simhash, a canonical that changes more than the key', () => {
+    const l = new ParamLearner();
+    for (let i = 0; i < 5; i++) l.observe(`${O}/a/${i}?ref=x`, undefined, H); // no canonical
+    for (let i = 0; i < 5; i++) l.observe(`${O}/b/${i}?ref=x`, `${O}/b/${i}`, H); // canonical never fetched
+    for (let i = 0; i < 5; i++) l.observe(`${O}/c/${i}`, undefined, H);
+    for (let i = 0; i < 5; i++) l.observe(`${O}/c/${i}?ref=x`, `${O}/c/${i}`, undefined); // no text
+    for (let i = 0; i < 5; i++) l.observe(`${O}/c/${i}?id=2&ref=x`, `${O}/c/${i}?id=3`, H); // a value changed
+    for (let i = 0; i < 5; i++) l.observe(`${O}/c/${i}/?ref=x`, `${O}/c/${i}`, H); // another path
+    for (let i = 0; i < 5; i++) l.observe(`${O}/c/${i}?ref=x`, `http://elsewhere.test/c/${i}`, H);
+    expect(l.learned()).toEqual([]);
+    expect(l.rewrite(`${O}/c/1?ref=x`)).toBeUndefined();
+  });
+
+  it('a canonical that drops a key whose pages differ (pagination pointed at page one) bans the key', () => {
+    const l = new ParamLearner();
+    l.observe(`${O}/list`, `${O}/list`, H);
+    l.observe(`${O}/list?page=2`, `${O}/list`, near(20)); // the text differs
+    for (let i = 3; i < 10; i++) l.observe(`${O}/list?page=${i}`, `${O}/list`, near(1));
+    expect(l.learned()).toEqual([]);
+    expect(l.rewrite(`${O}/list?page=4`)).toBeUndefined();
+  });
+
+  it('a learned key is unlearned by a copy whose text differs, or by a page naming itself canonical with the key', () => {
+    const l = blog(3);
+    expect(l.rewrite(`${O}/x?ref=1`)).toBe(`${O}/x`);
+    expect(l.observe(`${O}/post/5?ref=prev`, `${O}/post/5`, near(9))).toEqual({ origin: O, learned: [], unlearned: ['ref'] });
+    expect(l.rewrite(`${O}/x?ref=1`)).toBeUndefined();
+    // Banned: more agreeing copies do not bring it back.
+    for (let i = 0; i < 10; i++) l.observe(`${O}/post/${i}?ref=again`, `${O}/post/${i}`, H);
+    expect(l.learned()).toEqual([]);
+
+    const m = blog(3);
+    expect(m.observe(`${O}/view?ref=7`, `${O}/view?ref=7`, H)).toEqual({ origin: O, learned: [], unlearned: ['ref'] });
+    expect(m.learned()).toEqual([]);
+  });
+
+  it('several keys dropped at once are learned together, each on its own evidence', () => {
+    const l = new ParamLearner({ minEvidence: 2 });
+    for (let i = 0; i < 4; i++) l.observe(`${O}/p/${i}`, undefined, H);
+    l.observe(`${O}/p/0?from=a&ref=b`, `${O}/p/0`, H);
+    expect(l.observe(`${O}/p/1?ref=c`, `${O}/p/1`, H)).toEqual({ origin: O, learned: ['ref'], unlearned: [] });
+    expect(l.observe(`${O}/p/2?from=z`, `${O}/p/2`, H)).toEqual({ origin: O, learned: ['from'], unlearned: [] });
+    expect(l.rewrite(`${O}/q?from=1&keep=2&ref=3`)).toBe(`${O}/q?keep=2`);
+  });
+
+  it('stays bounded: the oldest remembered page is forgotten, and an origin tracks at most maxKeysPerOrigin keys', () => {
+    const l = new ParamLearner({ maxPages: 2, minEvidence: 1 });
+    l.observe(`${O}/a`, undefined, H);
+    l.observe(`${O}/b`, undefined, H);
+    l.observe(`${O}/c`, undefined, H); // /a forgotten
+    expect(l.observe(`${O}/a?ref=1`, `${O}/a`, H)).toBeUndefined();
+    expect(l.observe(`${O}/c?ref=1`, `${O}/c`, H)).toEqual({ origin: O, learned: ['ref'], unlearned: [] });
+
+    const k = new ParamLearner({ maxKeysPerOrigin: 2, minEvidence: 2 });
+    k.observe(`${O}/t`, undefined, H);
+    for (const key of ['k1', 'k2', 'k3']) k.observe(`${O}/t?${key}=1`, `${O}/t`, H);
+    for (const key of ['k1', 'k2', 'k3']) k.observe(`${O}/t?${key}=2`, `${O}/t`, H);
+    expect(k.learned()).toEqual([{ origin: O, keys: ['k1', 'k2'] }]);
+  });
+
+  it('refuses bad arguments and options', () => {
+    const l = new ParamLearner();
+    expect(() => l.observe(1 as unknown as string, undefined, H)).toThrow(/url must be a string/);
+    expect(() => l.observe(`${O}/`, undefined, 5 as unknown as bigint)).toThrow(/simhash must be a bigint/);
+    expect(() => new ParamLearner({ minEvidence: 0 })).toThrow(/minEvidence/);
+    expect(() => new ParamLearner({ maxDistance: 65 })).toThrow(/maxDistance/);
+  });
+
+  it('rewrite only ever removes pairs of learned keys, keeps the rest in order, and is idempotent (fast-check)', () => {
+    const key = fc.constantFrom('a', 'b', 'ref', 'from', 'id');
+    const pair = fc.tuple(key, fc.constantFrom('', '1', 'x', 'prev')).map(([k, v]) => (v === '' ? k : `${k}=${v}`));
+    fc.assert(
+      fc.property(fc.subarray(['ref', 'from', 'id'], { minLength: 1 }), fc.array(pair, { maxLength: 6 }), (taught, pairs) => {
+        const l = new ParamLearner({ minEvidence: 1 });
+        l.observe(`${O}/t`, undefined, H);
+        for (const k of taught) l.observe(`${O}/t?${k}=0`, `${O}/t`, H);
+        const url = pairs.length === 0 ? `${O}/x` : `${O}/x?${pairs.join('&')}`;
+        const out = l.rewrite(url) ?? url;
+        const kept = pairs.filter((p) => !taught.includes(p.split('=')[0]!));
+        expect(out).toBe(kept.length === 0 ? `${O}/x` : `${O}/x?${kept.join('&')}`);
+        expect(l.rewrite(out)).toBeUndefined();
+      }),
+    );
+  });
+});
