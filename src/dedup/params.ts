@@ -5,24 +5,28 @@
  * A blog whose "next" links carry `?ref=prev` doubles its crawl — on a loopback blog of 300
  * posts, 294 of 671 fetches were such copies.
  *
- * The learner takes two independent signals before it believes a key is ignorable on an
- * origin, because a wrong merge loses pages: the page's `<link rel=canonical>` names the
+ * The learner takes two independent signals before it believes a key is ignorable in a
+ * section of a site — its *scope*: the origin and the path's first segment (`/post/` for
+ * `/post/3`; `/` for a page at the root) — because a wrong merge loses pages: the page's `<link rel=canonical>` names the
  * same URL without that key (the site says so), *and* the page's text is a near-duplicate
  * (simhash within `maxDistance` bits) of the page fetched at that canonical URL (the content
  * says so). Rel=canonical alone is not enough: sites point `?page=2` at `?page=1`'s URL, and
  * the text then differs. After `minEvidence` distinct URLs agree, the key is learned for the
- * origin; any contradiction bans it there for the rest of the run, and unlearns it if it was
+ * scope; any contradiction bans it there for the rest of the run, and unlearns it if it was
  * learned — a page whose canonical drops the key while its text differs from the canonical
  * page's, or a page that names itself canonical with the key (the site says the key matters).
+ * The scope is a section, not the origin, because once a key is learned its copies are never
+ * fetched, so nothing could contradict it later: `?ref=` learned on `/post/` says nothing of
+ * `/product/?ref=123`, where it may name the product.
  *
- * Owns: per origin, the keys learned, banned and the evidence so far; the simhashes of pages
+ * Owns: per scope, the keys learned, banned and the evidence so far; the simhashes of pages
  * that could be canonical targets. Never: URL identity (the crawl's pinned `CanonPolicy`
  * decides that; the engine rewrites a link before its key is made, and refuses at dispatch a
- * queued copy whose canonical page was fetched), clocks, or persistence (a resumed crawl
- * learns again: a few copies are fetched until `minEvidence` pages agree).
+ * queued copy whose canonical page was fetched) or clocks. A checkpoint keeps the learned
+ * and banned keys (`export` / `import`), not the evidence or the remembered pages.
  *
- * Memory is bounded: at most `maxPages` remembered pages (oldest dropped), `maxOrigins`
- * origins with evidence and `maxKeysPerOrigin` keys per origin, each holding at most
+ * Memory is bounded: at most `maxPages` remembered pages (oldest dropped), `maxScopes`
+ * scopes with evidence and `maxKeysPerScope` keys per scope, each holding at most
  * `minEvidence` URLs.
  */
 import { InvalidArgumentError } from '../errors/index.js';
@@ -36,31 +40,44 @@ export interface ParamLearnerOptions {
   readonly maxDistance: number;
   /** Pages remembered as canonical targets (URL → simhash; oldest dropped). Default 16,384. */
   readonly maxPages: number;
-  /** Origins holding evidence. Default 65,536. */
-  readonly maxOrigins: number;
-  /** Keys tracked per origin. Default 32. */
-  readonly maxKeysPerOrigin: number;
+  /** Scopes (origin and first path segment) holding evidence. Default 65,536. */
+  readonly maxScopes: number;
+  /** Keys tracked per scope. Default 32. */
+  readonly maxKeysPerScope: number;
 }
 
 const resolveOptions = defineOptions<ParamLearnerOptions>('ParamLearnerOptions', {
   minEvidence: numberField({ min: 1, max: 64, integer: true, default: 3 }),
   maxDistance: numberField({ min: 0, max: 64, integer: true, default: 3 }),
   maxPages: numberField({ min: 1, max: 1 << 24, integer: true, default: 16_384 }),
-  maxOrigins: numberField({ min: 1, max: 1 << 24, integer: true, default: 65_536 }),
-  maxKeysPerOrigin: numberField({ min: 1, max: 1 << 10, integer: true, default: 32 }),
+  maxScopes: numberField({ min: 1, max: 1 << 24, integer: true, default: 65_536 }),
+  maxKeysPerScope: numberField({ min: 1, max: 1 << 10, integer: true, default: 32 }),
 });
 
 /** What one page taught (`ParamLearner.observe`). */
 export interface ParamLesson {
-  /** The page's origin (`scheme://host[:port]`). */
-  readonly origin: string;
+  /** The page's scope: `scheme://host[:port]` and the path's first segment (`/post/`, or `/`). */
+  readonly scope: string;
   /** Keys learned ignorable by this page. */
   readonly learned: readonly string[];
   /** Keys learned before and unlearned by this page. */
   readonly unlearned: readonly string[];
 }
 
-interface OriginParams {
+/** A scope's learned and banned keys as a checkpoint keeps them (`ParamLearner.export`). */
+export type ParamRecord = readonly [scope: string, learned: readonly string[], banned: readonly string[]];
+
+const isKeyList = (v: unknown): v is string[] => Array.isArray(v) && v.length <= 1024 && v.every((k) => typeof k === 'string' && k.length > 0 && k.length <= 256);
+
+/** Why `r` is not a `ParamRecord` (undefined: it is one). */
+export function paramRecordProblem(r: unknown): string | undefined {
+  if (!Array.isArray(r) || r.length !== 3) return 'not a [scope, learned keys, banned keys] record';
+  if (typeof r[0] !== 'string' || !/^https?:\/\/[^/?#\s]+\/(?:[^/?#\s]+\/)?$/.test(r[0])) return `scope ${JSON.stringify(r[0])} is not an http(s) origin with a path of at most one segment`;
+  if (!isKeyList(r[1]) || !isKeyList(r[2])) return 'its keys are not lists of non-empty strings (at most 256 characters)';
+  return undefined;
+}
+
+interface ScopeParams {
   readonly learned: Set<string>;
   readonly banned: Set<string>;
   /** Per key, the distinct URLs that agreed so far (at most minEvidence). */
@@ -69,7 +86,7 @@ interface OriginParams {
 
 /** A canonical http(s) URL split at its path and query: `base` is everything before `?`. */
 interface SplitUrl {
-  readonly origin: string;
+  readonly scope: string;
   readonly base: string;
   readonly pairs: readonly string[];
 }
@@ -78,11 +95,15 @@ function split(url: string): SplitUrl | undefined {
   const scheme = url.indexOf('://');
   if (scheme <= 0) return undefined;
   const slash = url.indexOf('/', scheme + 3);
-  const origin = slash < 0 ? url : url.slice(0, slash);
+  if (slash < 0) return undefined; // canonical URLs have a path
   const q = url.indexOf('?');
-  if (q < 0) return { origin, base: url, pairs: [] };
+  const end = q < 0 ? url.length : q;
+  // The first segment ends at the next '/' before the query: /post/3 → /post/; /about → /.
+  const next = url.indexOf('/', slash + 1);
+  const scope = next >= 0 && next < end ? url.slice(0, next + 1) : url.slice(0, slash + 1);
+  if (q < 0) return { scope, base: url, pairs: [] };
   const query = url.slice(q + 1);
-  return { origin, base: url.slice(0, q), pairs: query === '' ? [] : query.split('&') };
+  return { scope, base: url.slice(0, q), pairs: query === '' ? [] : query.split('&') };
 }
 
 function keyOf(pair: string): string {
@@ -104,10 +125,10 @@ function popcount64(x: bigint): number {
   return n;
 }
 
-/** Learns, per origin, query keys that do not change a page (see the module comment). */
+/** Learns, per scope, query keys that do not change a page (see the module comment). */
 export class ParamLearner {
   readonly options: Readonly<ParamLearnerOptions>;
-  readonly #origins = new Map<string, OriginParams>();
+  readonly #scopes = new Map<string, ScopeParams>();
   /** URL → simhash of pages that may be canonical targets (insertion order: oldest first). */
   readonly #pages = new Map<string, bigint>();
 
@@ -129,7 +150,7 @@ export class ParamLearner {
     if (canonical === undefined || canonical === url) {
       this.#remember(url, simhash);
       // A page naming itself canonical with its keys: the site says they matter.
-      return canonical === url ? this.#ban(u.origin, u.pairs.map(keyOf)) : undefined;
+      return canonical === url ? this.#ban(u.scope, u.pairs.map(keyOf)) : undefined;
     }
     const c = split(canonical);
     if (c === undefined || c.base !== u.base || u.pairs.length === 0) return undefined;
@@ -139,17 +160,17 @@ export class ParamLearner {
     if (dropped.length === 0 || join(u.base, u.pairs.filter((p) => kept.has(keyOf(p)))) !== canonical) return undefined;
     const target = this.#pages.get(canonical);
     if (target === undefined) return undefined;
-    if (popcount64(target ^ simhash) > this.options.maxDistance) return this.#ban(u.origin, dropped);
-    return this.#agree(u.origin, url, dropped);
+    if (popcount64(target ^ simhash) > this.options.maxDistance) return this.#ban(u.scope, dropped);
+    return this.#agree(u.scope, url, dropped);
   }
 
-  /** `url` (canonical form) without the keys learned for its origin, or undefined when it has none of them. */
+  /** `url` (canonical form) without the keys learned for its scope, or undefined when it has none of them. */
   rewrite(url: string): string | undefined {
-    if (this.#origins.size === 0) return undefined;
+    if (this.#scopes.size === 0) return undefined;
     const q = url.indexOf('?');
     if (q < 0) return undefined;
     const u = split(url);
-    const o = u === undefined ? undefined : this.#origins.get(u.origin);
+    const o = u === undefined ? undefined : this.#scopes.get(u.scope);
     if (o === undefined || o.learned.size === 0) return undefined;
     const pairs = u!.pairs.filter((p) => !o.learned.has(keyOf(p)));
     return pairs.length === u!.pairs.length ? undefined : join(u!.base, pairs);
@@ -164,11 +185,36 @@ export class ParamLearner {
     return r !== undefined && this.#pages.has(r) ? r : undefined;
   }
 
-  /** The keys learned so far, per origin (origins in the order they first held evidence). */
-  learned(): { origin: string; keys: string[] }[] {
-    const out: { origin: string; keys: string[] }[] = [];
-    for (const [origin, o] of this.#origins) if (o.learned.size > 0) out.push({ origin, keys: [...o.learned].sort() });
+  /** The keys learned so far, per scope (scopes in the order they first held evidence). */
+  learned(): { scope: string; keys: string[] }[] {
+    const out: { scope: string; keys: string[] }[] = [];
+    for (const [scope, o] of this.#scopes) if (o.learned.size > 0) out.push({ scope, keys: [...o.learned].sort() });
     return out;
+  }
+
+  /**
+   * What a checkpoint keeps: per scope with a learned or banned key, both lists (the evidence
+   * so far and the remembered pages are not kept: a resume gathers them again).
+   */
+  export(): ParamRecord[] {
+    const out: ParamRecord[] = [];
+    for (const [scope, o] of this.#scopes) if (o.learned.size > 0 || o.banned.size > 0) out.push([scope, [...o.learned], [...o.banned]]);
+    return out;
+  }
+
+  /**
+   * Takes a checkpoint's keys back (`export`); a key both learned and banned stays banned.
+   * @throws InvalidArgumentError for a record that is not `[scope, learned[], banned[]]`.
+   */
+  import(records: readonly ParamRecord[]): void {
+    for (const r of records) {
+      const problem = paramRecordProblem(r);
+      if (problem !== undefined) throw new InvalidArgumentError(`ParamLearner.import: ${problem}`);
+      const o = this.#scope(r[0]);
+      if (o === undefined) return;
+      for (const k of r[2].slice(0, this.options.maxKeysPerScope)) if (o.banned.size < this.options.maxKeysPerScope) o.banned.add(k);
+      for (const k of r[1].slice(0, this.options.maxKeysPerScope)) if (!o.banned.has(k)) o.learned.add(k);
+    }
   }
 
   #remember(url: string, simhash: bigint): void {
@@ -177,24 +223,24 @@ export class ParamLearner {
     if (this.#pages.size > this.options.maxPages) this.#pages.delete(this.#pages.keys().next().value!);
   }
 
-  #origin(origin: string): OriginParams | undefined {
-    let o = this.#origins.get(origin);
-    if (o === undefined && this.#origins.size < this.options.maxOrigins) {
+  #scope(scope: string): ScopeParams | undefined {
+    let o = this.#scopes.get(scope);
+    if (o === undefined && this.#scopes.size < this.options.maxScopes) {
       o = { learned: new Set(), banned: new Set(), evidence: new Map() };
-      this.#origins.set(origin, o);
+      this.#scopes.set(scope, o);
     }
     return o;
   }
 
-  #agree(origin: string, url: string, keys: readonly string[]): ParamLesson | undefined {
-    const o = this.#origin(origin);
+  #agree(scope: string, url: string, keys: readonly string[]): ParamLesson | undefined {
+    const o = this.#scope(scope);
     if (o === undefined) return undefined;
     const learned: string[] = [];
     for (const k of keys) {
       if (o.banned.has(k) || o.learned.has(k)) continue;
       let urls = o.evidence.get(k);
       if (urls === undefined) {
-        if (o.evidence.size >= this.options.maxKeysPerOrigin) continue;
+        if (o.evidence.size >= this.options.maxKeysPerScope) continue;
         urls = new Set();
         o.evidence.set(k, urls);
       }
@@ -204,20 +250,20 @@ export class ParamLearner {
       o.learned.add(k);
       learned.push(k);
     }
-    return learned.length === 0 ? undefined : { origin, learned, unlearned: [] };
+    return learned.length === 0 ? undefined : { scope, learned, unlearned: [] };
   }
 
-  #ban(origin: string, keys: readonly string[]): ParamLesson | undefined {
+  #ban(scope: string, keys: readonly string[]): ParamLesson | undefined {
     if (keys.length === 0) return undefined;
-    const o = this.#origin(origin);
+    const o = this.#scope(scope);
     if (o === undefined) return undefined;
     const unlearned: string[] = [];
     for (const k of new Set(keys)) {
       o.evidence.delete(k);
       if (o.learned.delete(k)) unlearned.push(k);
       // A key not remembered as banned (the set is full) can only gather evidence again.
-      if (o.banned.size < this.options.maxKeysPerOrigin) o.banned.add(k);
+      if (o.banned.size < this.options.maxKeysPerScope) o.banned.add(k);
     }
-    return unlearned.length === 0 ? undefined : { origin, learned: [], unlearned };
+    return unlearned.length === 0 ? undefined : { scope, learned: [], unlearned };
   }
 }

@@ -59,6 +59,7 @@ import { JOURNAL_MAGIC, Journal, asideName } from '../journal/index.js';
 import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
+import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import { SETTINGS_FILE } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
@@ -103,6 +104,8 @@ export interface EngineState {
    * from `robots` so that an older build still reads the checkpoint (it ignores this field).
    */
   readonly robotsUnreachable?: RobotsSnapshot[];
+  /** Query keys learned ignorable and banned, per origin (`ParamLearner.export`; absent: none, or an older build). */
+  readonly params?: ParamRecord[];
 }
 
 /** An `EngineState` without its version tag (the tag is this file's business). */
@@ -157,6 +160,14 @@ export function parseEngineState(v: unknown): EngineState {
     outages.forEach((o: unknown, i) => {
       const ok = Array.isArray(o) && o.length === 4 && typeof o[0] === 'string' && fieldProblem(o[1], 'time') === undefined && fieldProblem(o[2], 'count') === undefined && fieldProblem(o[3], 'count') === undefined;
       if (!ok) bad(`robotsOutages[${i}]`, 'is not a [host, retry time, status, failures] record');
+    });
+  }
+  const params = s['params'];
+  if (params !== undefined) {
+    if (!Array.isArray(params)) return bad('params', 'is not an array');
+    params.forEach((r: unknown, i) => {
+      const problem = paramRecordProblem(r);
+      if (problem !== undefined) bad(`params[${i}]`, problem);
     });
   }
   for (const [field, fresh] of [['robots', true], ['robotsUnreachable', false]] as const) {

@@ -162,7 +162,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #gate: RobotsGate;
   readonly #soft: SoftDetector;
   readonly #traps: TrapDetector | undefined;
-  /** Query keys learned ignorable per origin (`EngineOptions.learnParams`). */
+  /** Query keys learned ignorable per section of a site (`EngineOptions.learnParams`). */
   readonly #params: ParamLearner | undefined;
   readonly #stop = new AbortController();
   readonly #driverWaker = new Waker();
@@ -958,6 +958,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       // again; an unreachable one keeps its retry time, failures and Retry-After hold.
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
+      if (state.params !== undefined) this.#params?.import(state.params);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = found.generation;
       this.#completed = state.completed;
@@ -993,13 +994,15 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A resume asks again of every URL a setting refused: those the scope now takes are queued
    * (a refused address or a name that did not exist is asked again at dispatch, costing no
    * request if it still holds). URLs robots.txt disallowed are queued again when the agent or
-   * the robots setting changed.
+   * the robots setting changed. A copy refused under a query key learned ignorable stays
+   * refused while the key is learned (its canonical URL is a row of its own).
    */
   #reconsider(): void {
     this.#applyLimits();
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
     this.#frontier!.reconsider((url, status) => {
       if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
+      if (status === UrlStatus.Refused && this.#params?.rewrite(url) !== undefined) return false;
       return this.#directory.register(url) !== undefined;
     });
   }
@@ -1408,7 +1411,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * A page's lesson on query keys its site ignores (`ParamLearner`), then its links without the
-   * keys learned for their origins — before the frontier keys them, so a copy is never a row.
+   * keys learned for their sections — before the frontier keys them, so a copy is never a row.
    */
   #learnParams(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
     const params = this.#params!;
@@ -1667,6 +1670,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         robots: this.#gate.exportRobots(),
         robotsUnreachable: this.#gate.exportOutages(),
         robotsMaxAttempts: this.#robotsGiveUp,
+        // Only when some key is learned or banned: a checkpoint without lessons is the bytes it was.
+        ...(this.#params === undefined || this.#params.export().length === 0 ? {} : { params: this.#params.export() }),
       },
       this.options.journalSyncEvery,
     );

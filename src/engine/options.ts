@@ -205,12 +205,13 @@ export interface EngineOptions {
   /** Trap pattern detection (calendar, facets, session ids) feeding admission. Default true. */
   readonly trapDetection: boolean;
   /**
-   * Learn, per origin, query keys the site ignores (`?ref=…`, `?from=…`): a key is learned once
-   * three pages that carry it name the same URL without it as their `<link rel=canonical>` and
-   * their text is a near-duplicate of that page's (a `ParamLearner`; one contradiction bans the
-   * key for the run). From then on the engine drops the key from that origin's links, and a copy
+   * Learn, per section of a site (origin and first path segment), query keys it ignores
+   * (`?ref=…`, `?from=…`): a key is learned once three pages that carry it name the same URL
+   * without it as their `<link rel=canonical>` and their text is a near-duplicate of that page's
+   * (a `ParamLearner`; one contradiction bans the key). From then on the engine drops the key
+   * from links into that section, and a copy
    * already queued whose canonical page was fetched is not fetched (`CrawlCounts.paramCopies`).
-   * Default true; a resume learns again.
+   * Default true; the checkpoint keeps the keys learned and banned.
    */
   readonly learnParams: boolean;
   /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */

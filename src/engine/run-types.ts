@@ -87,10 +87,11 @@ export interface CrawlSummary {
    */
   readonly robotsUnreachable: readonly UnreachableRobots[];
   /**
-   * Query keys learned ignorable, per origin (`EngineOptions.learnParams`): dropped from the
-   * origin's links, their copies not fetched (`CrawlCounts.paramRewrites`, `paramCopies`).
+   * Query keys learned ignorable, per scope — an origin and the path's first segment, as
+   * `http://a.test/post/` (`EngineOptions.learnParams`): dropped from links in that scope,
+   * their copies not fetched (`CrawlCounts.paramRewrites`, `paramCopies`).
    */
-  readonly learnedParams: readonly { readonly origin: string; readonly keys: readonly string[] }[];
+  readonly learnedParams: readonly { readonly scope: string; readonly keys: readonly string[] }[];
   /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
   readonly handlerFailures: readonly HandlerFailure[];
   /** Seeds the settings refused. */

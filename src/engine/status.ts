@@ -206,7 +206,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
       // reads as if its pages had been crawled.
       const robots = g === undefined ? '' : `: ${robotsGaveUpText(g)}`;
       const deep = extra.pastDepthCap ?? 0;
-      reason = `nothing to fetch${robots}${n > 0 ? `; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name): resume with the setting changed to fetch them` : ''}${deep > 0 ? `; ${deep} URL${deep === 1 ? '' : 's'} past the depth cap (${s.depthCap}): resume with a higher --max-depth to fetch them` : ''}`;
+      reason = `nothing to fetch${robots}${n > 0 ? `; ${n} URL${n === 1 ? '' : 's'} refused by a setting (scope, private address or no such name) or copies of a page under a query key the site ignores (--no-learn-params): resume with the setting changed to fetch them` : ''}${deep > 0 ? `; ${deep} URL${deep === 1 ? '' : 's'} past the depth cap (${s.depthCap}): resume with a higher --max-depth to fetch them` : ''}`;
     }
   } else if (s.state === 'front' || s.state === 'idle') {
     why = 'queued';

@@ -23,16 +23,21 @@ function blog(n: number, learner = new ParamLearner()): ParamLearner {
 }
 
 describe('ParamLearner', () => {
-  it('learns a key after three copies agree with their canonical page, then drops it from links of that origin only', () => {
+  it('learns a key after three copies agree with their canonical page, then drops it from links into that section of the site only', () => {
     const l = blog(2);
     expect(l.rewrite(`${O}/post/7?ref=prev`)).toBeUndefined();
-    expect(l.observe(`${O}/post/2?ref=prev`, `${O}/post/2`, near(2))).toEqual({ origin: O, learned: ['ref'], unlearned: [] });
-    expect(l.learned()).toEqual([{ origin: O, keys: ['ref'] }]);
+    expect(l.observe(`${O}/post/2?ref=prev`, `${O}/post/2`, near(2))).toEqual({ scope: `${O}/post/`, learned: ['ref'], unlearned: [] });
+    expect(l.learned()).toEqual([{ scope: `${O}/post/`, keys: ['ref'] }]);
     expect(l.rewrite(`${O}/post/7?ref=prev`)).toBe(`${O}/post/7`);
+    expect(l.rewrite(`${O}/post/2024/x?ref=prev`)).toBe(`${O}/post/2024/x`);
     // Other keys stay, in their order; a URL without the key is left alone.
-    expect(l.rewrite(`${O}/tag?a=1&ref=x&z=2`)).toBe(`${O}/tag?a=1&z=2`);
-    expect(l.rewrite(`${O}/tag?a=1`)).toBeUndefined();
-    expect(l.rewrite(`${O}/tag`)).toBeUndefined();
+    expect(l.rewrite(`${O}/post/tag?a=1&ref=x&z=2`)).toBe(`${O}/post/tag?a=1&z=2`);
+    expect(l.rewrite(`${O}/post/tag?a=1`)).toBeUndefined();
+    expect(l.rewrite(`${O}/post/tag`)).toBeUndefined();
+    // Another section may use the key for something else (a product id): untouched.
+    expect(l.rewrite(`${O}/product?ref=123`)).toBeUndefined();
+    expect(l.rewrite(`${O}/product/x?ref=123`)).toBeUndefined();
+    expect(l.rewrite(`${O}/?ref=prev`)).toBeUndefined();
     expect(l.rewrite('http://other.test/post/7?ref=prev')).toBeUndefined();
     expect(l.rewrite('https://blog.test/post/7?ref=prev')).toBeUndefined(); // another origin
     // A copy is a duplicate only when its canonical page was fetched here.
@@ -70,15 +75,15 @@ describe('ParamLearner', () => {
 
   it('a learned key is unlearned by a copy whose text differs, or by a page naming itself canonical with the key', () => {
     const l = blog(3);
-    expect(l.rewrite(`${O}/x?ref=1`)).toBe(`${O}/x`);
-    expect(l.observe(`${O}/post/5?ref=prev`, `${O}/post/5`, near(9))).toEqual({ origin: O, learned: [], unlearned: ['ref'] });
-    expect(l.rewrite(`${O}/x?ref=1`)).toBeUndefined();
+    expect(l.rewrite(`${O}/post/x?ref=1`)).toBe(`${O}/post/x`);
+    expect(l.observe(`${O}/post/5?ref=prev`, `${O}/post/5`, near(9))).toEqual({ scope: `${O}/post/`, learned: [], unlearned: ['ref'] });
+    expect(l.rewrite(`${O}/post/x?ref=1`)).toBeUndefined();
     // Banned: more agreeing copies do not bring it back.
     for (let i = 0; i < 10; i++) l.observe(`${O}/post/${i}?ref=again`, `${O}/post/${i}`, H);
     expect(l.learned()).toEqual([]);
 
     const m = blog(3);
-    expect(m.observe(`${O}/view?ref=7`, `${O}/view?ref=7`, H)).toEqual({ origin: O, learned: [], unlearned: ['ref'] });
+    expect(m.observe(`${O}/post/view?ref=7`, `${O}/post/view?ref=7`, H)).toEqual({ scope: `${O}/post/`, learned: [], unlearned: ['ref'] });
     expect(m.learned()).toEqual([]);
   });
 
@@ -86,24 +91,51 @@ describe('ParamLearner', () => {
     const l = new ParamLearner({ minEvidence: 2 });
     for (let i = 0; i < 4; i++) l.observe(`${O}/p/${i}`, undefined, H);
     l.observe(`${O}/p/0?from=a&ref=b`, `${O}/p/0`, H);
-    expect(l.observe(`${O}/p/1?ref=c`, `${O}/p/1`, H)).toEqual({ origin: O, learned: ['ref'], unlearned: [] });
-    expect(l.observe(`${O}/p/2?from=z`, `${O}/p/2`, H)).toEqual({ origin: O, learned: ['from'], unlearned: [] });
-    expect(l.rewrite(`${O}/q?from=1&keep=2&ref=3`)).toBe(`${O}/q?keep=2`);
+    expect(l.observe(`${O}/p/1?ref=c`, `${O}/p/1`, H)).toEqual({ scope: `${O}/p/`, learned: ['ref'], unlearned: [] });
+    expect(l.observe(`${O}/p/2?from=z`, `${O}/p/2`, H)).toEqual({ scope: `${O}/p/`, learned: ['from'], unlearned: [] });
+    expect(l.rewrite(`${O}/p/q?from=1&keep=2&ref=3`)).toBe(`${O}/p/q?keep=2`);
   });
 
-  it('stays bounded: the oldest remembered page is forgotten, and an origin tracks at most maxKeysPerOrigin keys', () => {
+  it('stays bounded: the oldest remembered page is forgotten, and a scope tracks at most maxKeysPerScope keys', () => {
     const l = new ParamLearner({ maxPages: 2, minEvidence: 1 });
     l.observe(`${O}/a`, undefined, H);
     l.observe(`${O}/b`, undefined, H);
     l.observe(`${O}/c`, undefined, H); // /a forgotten
     expect(l.observe(`${O}/a?ref=1`, `${O}/a`, H)).toBeUndefined();
-    expect(l.observe(`${O}/c?ref=1`, `${O}/c`, H)).toEqual({ origin: O, learned: ['ref'], unlearned: [] });
+    expect(l.observe(`${O}/c?ref=1`, `${O}/c`, H)).toEqual({ scope: `${O}/`, learned: ['ref'], unlearned: [] });
 
-    const k = new ParamLearner({ maxKeysPerOrigin: 2, minEvidence: 2 });
+    const k = new ParamLearner({ maxKeysPerScope: 2, minEvidence: 2 });
     k.observe(`${O}/t`, undefined, H);
     for (const key of ['k1', 'k2', 'k3']) k.observe(`${O}/t?${key}=1`, `${O}/t`, H);
     for (const key of ['k1', 'k2', 'k3']) k.observe(`${O}/t?${key}=2`, `${O}/t`, H);
-    expect(k.learned()).toEqual([{ origin: O, keys: ['k1', 'k2'] }]);
+    expect(k.learned()).toEqual([{ scope: `${O}/`, keys: ['k1', 'k2'] }]);
+  });
+
+  it('export and import carry the learned and banned keys (not the evidence), and refuse a bad record', () => {
+    const l = blog(3);
+    l.observe(`${O}/view?id=7`, `${O}/view?id=7`, H); // id banned at the root
+    l.observe('http://x.test/a', undefined, H);
+    l.observe('http://x.test/a?from=1', 'http://x.test/a', H); // evidence only: not kept
+    const saved = l.export();
+    expect(saved).toEqual([
+      [`${O}/post/`, ['ref'], []],
+      [`${O}/`, [], ['id']],
+    ]);
+    const m = new ParamLearner();
+    m.import(saved);
+    expect(m.learned()).toEqual([{ scope: `${O}/post/`, keys: ['ref'] }]);
+    expect(m.rewrite(`${O}/post/9?ref=prev`)).toBe(`${O}/post/9`);
+    // A banned key stays banned: agreeing copies do not teach it.
+    m.observe(`${O}/v`, undefined, H);
+    for (let i = 0; i < 5; i++) m.observe(`${O}/v?id=${i}`, `${O}/v`, H);
+    expect(m.learned()).toEqual([{ scope: `${O}/post/`, keys: ['ref'] }]);
+    // Learned and banned at once: banned wins.
+    const n = new ParamLearner();
+    n.import([[`${O}/post/`, ['ref'], ['ref']]]);
+    expect(n.learned()).toEqual([]);
+    for (const bad of [[`${O}/`, ['ref']], ['ftp://x/', [], []], [O, [], []], [`${O}/a/b/`, [], []], [`${O}/a`, [], []], [`${O}/`, [''], []], [`${O}/`, [], [1]]] as unknown[]) {
+      expect(() => new ParamLearner().import([bad as never])).toThrow(/ParamLearner\.import: /);
+    }
   });
 
   it('refuses bad arguments and options', () => {
