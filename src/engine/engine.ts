@@ -1335,7 +1335,14 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 300) c.s3xx++;
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
+    let soft404 = false;
+    if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true) {
+      soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
+      if (soft404) c.soft404++;
+    }
     let links = o.links;
+    // Before the scope check: a link taken without a learned key is checked as it will be keyed.
+    if (this.#params !== undefined && !soft404) links = this.#learnParams(req, o, links);
     if (links !== undefined) {
       const inside: Link[] = [];
       for (const l of links) {
@@ -1368,12 +1375,6 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       if (location !== undefined) this.#directory.register(location);
     }
-    let soft404 = false;
-    if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true) {
-      soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
-      if (soft404) c.soft404++;
-    }
-    if (this.#params !== undefined && !soft404) links = this.#learnParams(req, o, links);
     // Every field named rather than `{ ...o }`: outcomes come in many shapes (a fetcher sets
     // the optional fields it has), and spreading one was the engine's costliest line per page.
     // The type makes a field added to Outcome a compile error here until it is carried.

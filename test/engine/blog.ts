@@ -3,7 +3,7 @@
  * test/cli/params.test.ts): `/` links POSTS posts and `/list`; each post's "next" link carries
  * `?ref=prev` (the same page, naming its plain URL as rel=canonical); the list pages `?page=N`
  * all name `/list` as canonical while their text differs (a site's SEO mistake: the key
- * matters). Every path asked is logged.
+ * matters); the last list page links `/post/5?ref=prev` again. Every path asked is logged.
  */
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,7 +44,8 @@ export async function serveBlog(): Promise<Blog> {
     const list = /^\/list(?:\?page=(\d+))?$/.exec(path);
     if (list) {
       const n = Number(list[1] ?? 0);
-      return html('/list', `<p>${text(n)}</p>${n < LISTS ? `<a href="/list?page=${n + 1}">more</a>` : ''}`);
+      // The last list page, met late, links a copy again (after the key is learned).
+      return html('/list', `<p>${text(n)}</p>${n < LISTS ? `<a href="/list?page=${n + 1}">more</a>` : '<a href="/post/5?ref=prev">from the list</a>'}`);
     }
     res.writeHead(404, { 'content-type': 'text/html' });
     res.end('no');

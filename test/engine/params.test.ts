@@ -49,6 +49,15 @@ describe('query keys a site ignores (learnParams)', () => {
     expect(asked.filter((p) => p.startsWith('/list?page=')).sort()).toEqual(Array.from({ length: LISTS }, (_, i) => `/list?page=${i + 1}`).sort());
   });
 
+  it('a link taken without a learned key still meets the scope: an excluded page stays unfetched', async () => {
+    asked.length = 0;
+    const summary = await crawl(options({ exclude: ['**/post/5'] }));
+    expect(summary.reason).toBe('drained');
+    expect(summary.learnedParams).toEqual([{ scope: `${origin}/post/`, keys: ['ref'] }]);
+    expect(asked).toContain('/list?page=6'); // its link to /post/5?ref=prev came after the lesson
+    expect(asked).not.toContain('/post/5');
+  });
+
   it('learnParams: false fetches every copy', async () => {
     asked.length = 0;
     const summary = await crawl(options({ learnParams: false }));
