@@ -73,6 +73,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text" },
+    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved)" },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
@@ -503,6 +504,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(sitemaps.length > 0 ? { sitemaps: usableSeeds(sitemaps, resumable, io) } : {}),
     robotsSitemaps: !args.flag('no-robots-sitemaps'),
     learnParams: !args.flag('no-learn-params'),
+    learnAliases: !args.flag('no-learn-aliases'),
     ...(args.flag('requisites') ? { requisites: true } : {}),
     ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
     ...(args.has('proxy') || args.flag('http2') ? { http: { ...(args.has('proxy') ? { proxy: args.text('proxy')! } : {}), ...(args.flag('http2') ? { allowH2: true } : {}) } } : {}),
@@ -776,6 +778,21 @@ export function paramsLine(learned: CrawlSummary['learnedParams'], c: CrawlCount
 }
 
 /**
+ * The end summary's line on origins learned moved ('' for none): which origin moved where, and
+ * how many links were taken straight there (each distinct URL among them a redirect not fetched).
+ */
+export function aliasesLine(learned: CrawlSummary['learnedAliases'], c: CrawlCounts): string {
+  if (learned.length === 0 && c.aliasRewrites === 0) return '';
+  const shown = learned
+    .slice(0, 3)
+    .map((a) => `${a.from} → ${a.to}`)
+    .join('; ');
+  const more = learned.length > 3 ? `; ${int(learned.length - 3)} more origins` : '';
+  const links = `${int(c.aliasRewrites)} link${c.aliasRewrites === 1 ? '' : 's'} taken straight there`;
+  return `  aliases   ${shown === '' ? 'no origin learned now' : `${shown}${more}`} — ${links} (learned from 3 permanent redirects to the same path; --no-learn-aliases follows a redirect per URL)`;
+}
+
+/**
  * The end summary's line on hosts whose robots.txt could not be read ('' for none): a crawl
  * stopped while its only host waits on robots.txt retries otherwise ends saying nothing of why.
  */
@@ -804,6 +821,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       unresolvedHosts: s.unresolvedHosts,
       robotsUnreachable: s.robotsUnreachable,
       learnedParams: s.learnedParams,
+      learnedAliases: s.learnedAliases,
       settingChanges: s.settingChanges,
       urls: result.stats === undefined ? null : result.urlsAfter,
       warcFiles: result.warcFiles,
@@ -825,6 +843,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       `  this run  ${countsLine(s.counts)}`,
       failing === '' ? '' : `  failing   ${failing}`,
       robotsLine(s.robotsUnreachable),
+      aliasesLine(s.learnedAliases, s.counts),
       paramsLine(s.learnedParams, s.counts),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
       s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s)}` : '',

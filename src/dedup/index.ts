@@ -31,6 +31,7 @@ export {
   type TrapObservation,
 } from './traps.js';
 export { NearDup, type NearDupOptions } from './neardup.js';
+export { type AliasRecord, OriginAliases, type OriginAliasesOptions, aliasRecordProblem } from './aliases.js';
 export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamRecord, paramRecordProblem } from './params.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';

@@ -60,6 +60,7 @@ import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
+import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import { SETTINGS_FILE } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
@@ -106,6 +107,8 @@ export interface EngineState {
   readonly robotsUnreachable?: RobotsSnapshot[];
   /** Query keys learned ignorable and banned, per origin (`ParamLearner.export`; absent: none, or an older build). */
   readonly params?: ParamRecord[];
+  /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
+  readonly aliases?: AliasRecord[];
 }
 
 /** An `EngineState` without its version tag (the tag is this file's business). */
@@ -162,25 +165,28 @@ export function parseEngineState(v: unknown): EngineState {
       if (!ok) bad(`robotsOutages[${i}]`, 'is not a [host, retry time, status, failures] record');
     });
   }
-  const params = s['params'];
-  if (params !== undefined) {
-    if (!Array.isArray(params)) return bad('params', 'is not an array');
-    params.forEach((r: unknown, i) => {
-      const problem = paramRecordProblem(r);
-      if (problem !== undefined) bad(`params[${i}]`, problem);
-    });
-  }
-  for (const [field, fresh] of [['robots', true], ['robotsUnreachable', false]] as const) {
+  /** Checks each record of the optional list `field` with `problemOf` (undefined: fine). */
+  const eachRecord = (field: string, problemOf: (r: unknown) => string | undefined): void => {
     const list = s[field];
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) return bad(field, 'is not an array');
-    list.forEach((r: unknown, i) => {
-      const problem = robotsSnapshotProblem(r);
+    if (list === undefined) return;
+    if (!Array.isArray(list)) bad(field, 'is not an array');
+    (list as unknown[]).forEach((r, i) => {
+      const problem = problemOf(r);
       if (problem !== undefined) bad(`${field}[${i}]`, problem);
+    });
+  };
+  for (const [field, fresh] of [['robots', true], ['robotsUnreachable', false]] as const) {
+    eachRecord(field, (r) => {
+      const problem = robotsSnapshotProblem(r);
+      if (problem !== undefined) return problem;
       // `robots` holds fresh entries only (what older builds read there); outages go apart.
-      if (((r as RobotsSnapshot).state === 'unreachable') === fresh) bad(`${field}[${i}]`, `state is "${(r as RobotsSnapshot).state}", not kept in ${field}`);
+      const state = (r as RobotsSnapshot).state;
+      return (state === 'unreachable') === fresh ? `state is "${state}", not kept in ${field}` : undefined;
     });
   }
+  // The learners' lessons: each record checked by its owner's rule.
+  eachRecord('aliases', aliasRecordProblem);
+  eachRecord('params', paramRecordProblem);
   return s as unknown as EngineState;
 }
 

@@ -65,7 +65,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { ParamLearner, SoftDetector, TrapDetector } from '../dedup/index.js';
+import { OriginAliases, ParamLearner, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
@@ -164,6 +164,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #traps: TrapDetector | undefined;
   /** Query keys learned ignorable per section of a site (`EngineOptions.learnParams`). */
   readonly #params: ParamLearner | undefined;
+  /** Origins learned moved (`EngineOptions.learnAliases`). */
+  readonly #aliases: OriginAliases | undefined;
   readonly #stop = new AbortController();
   readonly #driverWaker = new Waker();
   readonly #outputWaker = new Waker();
@@ -294,6 +296,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       (group, ip, atMs) => void this.#frontierOf(group)?.recordStart(group, ip, atMs),
     );
     this.#params = o.learnParams ? new ParamLearner() : undefined;
+    this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -549,6 +552,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       unresolvedHosts: this.#tally.unresolvedHosts(),
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
+      learnedAliases: this.#aliases?.learned() ?? [],
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
       settingChanges: this.#changes,
@@ -959,6 +963,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       if (state.params !== undefined) this.#params?.import(state.params);
+      if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = found.generation;
       this.#completed = state.completed;
@@ -1341,8 +1346,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (soft404) c.soft404++;
     }
     let links = o.links;
-    // Before the scope check: a link taken without a learned key is checked as it will be keyed.
-    if (this.#params !== undefined && !soft404) links = this.#learnParams(req, o, links);
+    // Before the scope check: a link taken to a moved origin or without a learned key is checked
+    // as it will be keyed.
+    if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, links, soft404);
     if (links !== undefined) {
       const inside: Link[] = [];
       for (const l of links) {
@@ -1411,23 +1417,42 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * A page's lesson on query keys its site ignores (`ParamLearner`), then its links without the
-   * keys learned for their sections — before the frontier keys them, so a copy is never a row.
+   * A page's lessons — on the origin it moved to (`OriginAliases`, from a permanent redirect or a
+   * page served) and on query keys its site ignores (`ParamLearner`) — then its links taken to
+   * the origins theirs moved to and without the keys learned for their sections, before the
+   * frontier keys them, so a copy is never a row.
    */
-  #learnParams(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
-    const params = this.#params!;
-    if (o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
+  #rewriteLinks(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined, soft404: boolean): readonly Link[] | undefined {
+    const aliases = this.#aliases;
+    const params = soft404 ? undefined : this.#params;
+    if (aliases !== undefined) {
+      const location = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
+      aliases.observe(req.url, o.status, location);
+    }
+    if (params !== undefined && o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
     if (links === undefined) return links;
     let out: Link[] | undefined;
+    let moved = 0;
+    let stripped = 0;
     for (let i = 0; i < links.length; i++) {
-      const url = params.rewrite(links[i]!.url);
-      if (url === undefined) continue;
+      let url = links[i]!.url;
+      const a = aliases?.rewrite(url);
+      if (a !== undefined) {
+        url = a;
+        moved++;
+      }
+      const p = params?.rewrite(url);
+      if (p !== undefined) {
+        url = p;
+        stripped++;
+      }
+      if (url === links[i]!.url) continue;
       out ??= links.slice();
       out[i] = { ...links[i]!, url };
     }
-    if (out === undefined) return links;
-    this.#tally.paramRewrites(out.reduce((n, l, i) => n + (l === links[i] ? 0 : 1), 0));
-    return out;
+    if (moved > 0) this.#tally.aliasRewrites(moved);
+    if (stripped > 0) this.#tally.paramRewrites(stripped);
+    return out ?? links;
   }
 
   /** The journal's record of a page the consumer took (nothing without a data directory). */
@@ -1673,6 +1698,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsMaxAttempts: this.#robotsGiveUp,
         // Only when some key is learned or banned: a checkpoint without lessons is the bytes it was.
         ...(this.#params === undefined || this.#params.export().length === 0 ? {} : { params: this.#params.export() }),
+        ...(this.#aliases === undefined || this.#aliases.export().length === 0 ? {} : { aliases: this.#aliases.export() }),
       },
       this.options.journalSyncEvery,
     );

@@ -214,6 +214,15 @@ export interface EngineOptions {
    * Default true; the checkpoint keeps the keys learned and banned.
    */
   readonly learnParams: boolean;
+  /**
+   * Learn origins a site moved away from (`http://` → `https://`, `example.com` ↔
+   * `www.example.com`): once three URLs of an origin answered a permanent redirect (301, 308)
+   * to the same path on the moved form (an `OriginAliases`; a page served by the old origin, or
+   * a redirect elsewhere, bans it), links into the old origin are taken to the new one before
+   * they are keyed, saving a redirect per URL (`CrawlCounts.aliasRewrites`). Default true; the
+   * checkpoint keeps the aliases learned and banned.
+   */
+  readonly learnAliases: boolean;
   /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */
   readonly soft404Threshold: number;
   /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
@@ -355,6 +364,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     prioritize: booleanField(true),
     trapDetection: booleanField(true),
     learnParams: booleanField(true),
+    learnAliases: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),

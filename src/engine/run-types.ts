@@ -92,6 +92,8 @@ export interface CrawlSummary {
    * their copies not fetched (`CrawlCounts.paramRewrites`, `paramCopies`).
    */
   readonly learnedParams: readonly { readonly scope: string; readonly keys: readonly string[] }[];
+  /** Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`. */
+  readonly learnedAliases: readonly { readonly from: string; readonly to: string }[];
   /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
   readonly handlerFailures: readonly HandlerFailure[];
   /** Seeds the settings refused. */

@@ -45,6 +45,8 @@ export interface CrawlCounts {
   readonly paramRewrites: number;
   /** URLs queued before their query keys were learned ignorable, not fetched: their canonical page was. */
   readonly paramCopies: number;
+  /** Links taken from an origin learned moved to the origin it moved to (`EngineOptions.learnAliases`). */
+  readonly aliasRewrites: number;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -87,6 +89,7 @@ export class Tally {
   #relinked = 0;
   #paramRewrites = 0;
   #paramCopies = 0;
+  #aliasRewrites = 0;
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
   readonly #failing = new Map<string, { failures: number; reason: string }>();
@@ -141,6 +144,11 @@ export class Tally {
     this.#paramRewrites += n;
   }
 
+  /** Links of a page taken to the origin their own moved to. */
+  aliasRewrites(n: number): void {
+    this.#aliasRewrites += n;
+  }
+
   /** A queued copy not fetched: its learned-ignorable keys dropped name a page fetched this run. */
   paramCopy(): void {
     this.#paramCopies++;
@@ -175,6 +183,7 @@ export class Tally {
       relinked: this.#relinked,
       paramRewrites: this.#paramRewrites,
       paramCopies: this.#paramCopies,
+      aliasRewrites: this.#aliasRewrites,
     };
   }
 

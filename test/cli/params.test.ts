@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { paramsLine } from '../../src/cli/crawl.js';
+import { aliasesLine, paramsLine } from '../../src/cli/crawl.js';
 import { Engine } from '../../src/engine/index.js';
 import { type Blog, POSTS, serveBlog } from '../engine/blog.js';
 import { AGENT, inProcess } from './helpers.js';
@@ -57,5 +57,18 @@ describe('paramsLine', () => {
     expect(paramsLine(many, { ...counts, paramRewrites: 9 })).toMatch(/^ {2}params {4}http:\/\/h0\.test\/p\/… ignores \?ref; http:\/\/h1\.test\/p\/… ignores \?ref; http:\/\/h2\.test\/p\/… ignores \?ref; 2 more sections — 9 links/);
     // Unlearned by the end, though it saved fetches while it held.
     expect(paramsLine([], { ...counts, paramRewrites: 4 })).toMatch(/^ {2}params {4}no key learned now — 4 links/);
+  });
+});
+
+describe('aliasesLine', () => {
+  const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
+  it('is empty when nothing was learned or taken, and names up to three origins', () => {
+    expect(aliasesLine([], counts)).toBe('');
+    expect(aliasesLine([{ from: 'http://a.test', to: 'https://a.test' }], { ...counts, aliasRewrites: 396 })).toBe(
+      '  aliases   http://a.test → https://a.test — 396 links taken straight there (learned from 3 permanent redirects to the same path; --no-learn-aliases follows a redirect per URL)',
+    );
+    const many = Array.from({ length: 4 }, (_, i) => ({ from: `http://h${i}.test`, to: `https://h${i}.test` }));
+    expect(aliasesLine(many, { ...counts, aliasRewrites: 1 })).toMatch(/^ {2}aliases {3}http:\/\/h0\.test → https:\/\/h0\.test; .*; 1 more origins — 1 link taken straight there/);
+    expect(aliasesLine([], { ...counts, aliasRewrites: 2 })).toMatch(/^ {2}aliases {3}no origin learned now — 2 links/);
   });
 });
