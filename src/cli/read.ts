@@ -17,6 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
+import { type AliasRecord, type ParamRecord, aliasRecordProblem, paramRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -197,12 +198,30 @@ interface EngineInfo {
   readonly completed: number;
   readonly grouping: string;
   readonly inFlight: readonly string[];
+  /** Query keys learned per section, and origins learned moved (the engine's learners; banned ones left out). */
+  readonly params: readonly ParamRecord[];
+  readonly aliases: readonly AliasRecord[];
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as Partial<EngineInfo> | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [] };
+  // A resume checks every record (parseEngineState); here a bad one is only left out.
+  const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
+  const aliases = Array.isArray(e.aliases) ? (e.aliases as unknown[]).filter((r): r is AliasRecord => aliasRecordProblem(r) === undefined && (r as AliasRecord)[1] !== null) : [];
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases };
+}
+
+/**
+ * The stats line on what the crawl's learners hold (none: no line): query keys a section of a
+ * site ignores and origins it moved away from — links are taken without them or there.
+ */
+export function learnedText(params: readonly ParamRecord[], aliases: readonly AliasRecord[]): string[] {
+  const parts = [...aliases.map(([from, to]) => `${from} → ${to!}`), ...params.map(([scope, keys]) => `${scope}… ignores ${keys.map((k) => `?${k}`).join(', ')}`)];
+  if (parts.length === 0) return [];
+  const shown = parts.slice(0, 4).join(' · ');
+  const more = parts.length > 4 ? ` · ${int(parts.length - 4)} more` : '';
+  return [`  learned     ${shown}${more} (links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off)`];
 }
 
 /** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */
@@ -313,6 +332,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     `  urls        ${int(st.urls)}${statuses ? `  (${statuses})` : ''}`,
     ...trappedText(st.trappedBy, 'single'),
     ...relinkText(st.relinkMarked, st.trappedBy.depth),
+    ...(engine === undefined ? [] : learnedText(engine.params, engine.aliases)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,

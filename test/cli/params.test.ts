@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aliasesLine, paramsLine } from '../../src/cli/crawl.js';
+import { learnedText } from '../../src/cli/read.js';
 import { Engine } from '../../src/engine/index.js';
 import { type Blog, POSTS, serveBlog } from '../engine/blog.js';
 import { AGENT, inProcess } from './helpers.js';
@@ -22,13 +23,13 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function run(...flags: string[]): Promise<{ out: string; pages: string[] }> {
+async function run(...flags: string[]): Promise<{ out: string; pages: string[]; data: string }> {
   const data = mkdtempSync(join(tmpdir(), 'meguri-params-'));
   dirs.push(data);
   const r = await inProcess(['crawl', `${blog.origin}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--log-level', 'error', ...flags]);
   expect(r.code).toBe(0);
   const pages = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
-  return { out: r.out, pages };
+  return { out: r.out, pages, data };
 }
 
 describe('meguri crawl: query keys a site ignores', () => {
@@ -37,7 +38,11 @@ describe('meguri crawl: query keys a site ignores', () => {
     expect(on.out).toMatch(new RegExp(`^ {2}params {4}${blog.origin.replace(/[.]/g, '\\.')}/post/… ignores \\?ref — \\d+ links? taken without it, \\d+ queued cop(y|ies) not fetched \\(learned from pages whose rel=canonical is their URL without it, with the same text; --no-learn-params keeps such keys\\)$`, 'm'));
     const copies = on.pages.filter((u) => u.includes('?ref='));
     expect(copies.length).toBeLessThanOrEqual(POSTS / 2);
+    // meguri stats reads the lesson from the checkpoint.
+    const stats = await inProcess(['stats', on.data]);
+    expect(stats.out).toContain(`  learned     ${blog.origin}/post/… ignores ?ref (links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off)`);
     const off = await run('--no-learn-params');
+    expect((await inProcess(['stats', off.data])).out).not.toContain('learned');
     expect(off.out).not.toMatch(/^ {2}params/m);
     expect(off.pages.filter((u) => u.includes('?ref='))).toHaveLength(POSTS - 1);
     // The same pages otherwise.
@@ -70,5 +75,23 @@ describe('aliasesLine', () => {
     const many = Array.from({ length: 4 }, (_, i) => ({ from: `http://h${i}.test`, to: `https://h${i}.test` }));
     expect(aliasesLine(many, { ...counts, aliasRewrites: 1 })).toMatch(/^ {2}aliases {3}http:\/\/h0\.test → https:\/\/h0\.test; .*; 1 more origins — 1 link taken straight there/);
     expect(aliasesLine([], { ...counts, aliasRewrites: 2 })).toMatch(/^ {2}aliases {3}no origin learned now — 2 links/);
+  });
+});
+
+describe('learnedText (meguri stats)', () => {
+  it('lists aliases then keys, at most four, and nothing without lessons', () => {
+    expect(learnedText([], [])).toEqual([]);
+    const [line] = learnedText(
+      [
+        ['http://a.test/p/', ['ref'], []],
+        ['http://a.test/', ['from', 'src'], []],
+      ],
+      [
+        ['http://a.test', 'https://a.test'],
+        ['http://b.test', 'http://www.b.test'],
+        ['http://c.test', 'https://c.test'],
+      ],
+    );
+    expect(line).toBe('  learned     http://a.test → https://a.test · http://b.test → http://www.b.test · http://c.test → https://c.test · http://a.test/p/… ignores ?ref · 1 more (links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off)');
   });
 });
