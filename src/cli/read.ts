@@ -221,7 +221,13 @@ export function learnedText(params: readonly ParamRecord[], aliases: readonly Al
   if (parts.length === 0) return [];
   const shown = parts.slice(0, 4).join(' · ');
   const more = parts.length > 4 ? ` · ${int(parts.length - 4)} more` : '';
-  return [`  learned     ${shown}${more} (links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off)`];
+  const how =
+    params.length === 0
+      ? 'links are taken there; --no-learn-aliases on a resume turns that off'
+      : aliases.length === 0
+        ? 'links are taken without them; --no-learn-params on a resume turns that off'
+        : 'links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off';
+  return [`  learned     ${shown}${more} (${how})`];
 }
 
 /** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */

@@ -40,7 +40,7 @@ describe('meguri crawl: query keys a site ignores', () => {
     expect(copies.length).toBeLessThanOrEqual(POSTS / 2);
     // meguri stats reads the lesson from the checkpoint.
     const stats = await inProcess(['stats', on.data]);
-    expect(stats.out).toContain(`  learned     ${blog.origin}/post/… ignores ?ref (links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off)`);
+    expect(stats.out).toContain(`  learned     ${blog.origin}/post/… ignores ?ref (links are taken without them; --no-learn-params on a resume turns that off)`);
     const off = await run('--no-learn-params');
     expect((await inProcess(['stats', off.data])).out).not.toContain('learned');
     expect(off.out).not.toMatch(/^ {2}params/m);
@@ -81,6 +81,7 @@ describe('aliasesLine', () => {
 describe('learnedText (meguri stats)', () => {
   it('lists aliases then keys, at most four, and nothing without lessons', () => {
     expect(learnedText([], [])).toEqual([]);
+    expect(learnedText([], [['http://a.test', 'https://a.test']])).toEqual(['  learned     http://a.test → https://a.test (links are taken there; --no-learn-aliases on a resume turns that off)']);
     const [line] = learnedText(
       [
         ['http://a.test/p/', ['ref'], []],
