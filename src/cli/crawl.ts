@@ -793,6 +793,17 @@ export function aliasesLine(learned: CrawlSummary['learnedAliases'], c: CrawlCou
 }
 
 /**
+ * The end summary's line on links a lesson rewrote to a missing page ('' for none): the lesson
+ * was unlearned and each link fetched as found instead.
+ */
+export function rewriteMissLine(misses: readonly string[]): string {
+  if (misses.length === 0) return '';
+  const shown = misses.slice(0, 2).join(', ');
+  const more = misses.length > 2 ? ` and ${int(misses.length - 2)}${misses.length >= 100 ? '+' : ''} more` : '';
+  return `  misses    ${int(misses.length)}${misses.length >= 100 ? '+' : ''} link${misses.length === 1 ? '' : 's'} taken by a learned alias or key to a page that is not there (404/410): the lesson was unlearned and ${misses.length === 1 ? 'it was' : 'they were'} fetched as found (${shown}${more})`;
+}
+
+/**
  * The end summary's line on hosts whose robots.txt could not be read ('' for none): a crawl
  * stopped while its only host waits on robots.txt retries otherwise ends saying nothing of why.
  */
@@ -822,6 +833,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       robotsUnreachable: s.robotsUnreachable,
       learnedParams: s.learnedParams,
       learnedAliases: s.learnedAliases,
+      rewriteMisses: s.rewriteMisses,
       settingChanges: s.settingChanges,
       urls: result.stats === undefined ? null : result.urlsAfter,
       warcFiles: result.warcFiles,
@@ -845,6 +857,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       robotsLine(s.robotsUnreachable),
       aliasesLine(s.learnedAliases, s.counts),
       paramsLine(s.learnedParams, s.counts),
+      rewriteMissLine(s.rewriteMisses),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
       s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s)}` : '',
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),

@@ -122,6 +122,19 @@ export class OriginAliases {
     return o?.learned === true ? `${o.to!}${u!.rest}` : undefined;
   }
 
+  /**
+   * A link taken from `original` to `rewritten` by this alias led to a page that is not there
+   * (404, 410): the origin did not move whole, so the alias is banned. Returns the unlearned
+   * alias, or undefined when `rewritten` was not this alias's doing.
+   */
+  refuted(original: string, rewritten: string): { from: string; to: string; learned: boolean } | undefined {
+    const u = splitOrigin(original);
+    const r = splitOrigin(rewritten);
+    if (u === undefined || r === undefined || u.origin === r.origin) return undefined;
+    const o = this.#origins.get(u.origin);
+    return o?.learned === true && o.to === r.origin ? this.#ban(u.origin) : undefined;
+  }
+
   /** The aliases learned, in the order their origins first gave evidence. */
   learned(): { from: string; to: string }[] {
     const out: { from: string; to: string }[] = [];

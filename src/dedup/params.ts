@@ -177,6 +177,21 @@ export class ParamLearner {
   }
 
   /**
+   * A link taken from `original` to `rewritten` without learned keys led to a page that is not
+   * there (404, 410): the keys matter in that section after all, so they are banned. Returns
+   * the keys unlearned, or undefined when none.
+   */
+  refuted(original: string, rewritten: string): ParamLesson | undefined {
+    const u = split(original);
+    const r = split(rewritten);
+    if (u === undefined || r === undefined || u.scope !== r.scope) return undefined;
+    const kept = new Set(r.pairs.map(keyOf));
+    const o = this.#scopes.get(u.scope);
+    const dropped = [...new Set(u.pairs.map(keyOf))].filter((k) => !kept.has(k) && o?.learned.has(k) === true);
+    return this.#ban(u.scope, dropped);
+  }
+
+  /**
    * The page `url` is a copy of, when its learned keys dropped name a page fetched in this run
    * (so refusing `url` loses nothing); undefined otherwise.
    */

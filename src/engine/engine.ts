@@ -99,6 +99,9 @@ import { clusterNodeOf } from './cluster-mode.js';
 
 const HOUR_MS = 3_600_000;
 
+/** Rewritten links remembered until their fetch (`Engine#rewritten`): ≈ 150 B each. */
+const MAX_REWRITTEN = 65_536;
+
 interface Flight {
   readonly req: FetchRequest;
   /** The URLKey in hex for the journal ('' without a data directory). */
@@ -166,6 +169,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #params: ParamLearner | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
   readonly #aliases: OriginAliases | undefined;
+  /**
+   * Links the learners rewrote, rewritten URL → the URL as found (the first one), until the
+   * rewritten URL is fetched: a 404 there refutes the lesson. At most `MAX_REWRITTEN` (oldest
+   * dropped: such a link's lesson is then not checked by its fetch).
+   */
+  readonly #rewritten = new Map<string, string>();
   readonly #stop = new AbortController();
   readonly #driverWaker = new Waker();
   readonly #outputWaker = new Waker();
@@ -553,6 +562,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
       learnedAliases: this.#aliases?.learned() ?? [],
+      rewriteMisses: this.#tally.rewriteMisses(),
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
       settingChanges: this.#changes,
@@ -1345,6 +1355,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
       if (soft404) c.soft404++;
     }
+    this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
@@ -1449,10 +1460,37 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (url === links[i]!.url) continue;
       out ??= links.slice();
       out[i] = { ...links[i]!, url };
+      if (!this.#rewritten.has(url)) {
+        this.#rewritten.set(url, links[i]!.url);
+        if (this.#rewritten.size > MAX_REWRITTEN) this.#rewritten.delete(this.#rewritten.keys().next().value!);
+      }
     }
     if (moved > 0) this.#tally.aliasRewrites(moved);
     if (stripped > 0) this.#tally.paramRewrites(stripped);
     return out ?? links;
+  }
+
+  /**
+   * A fetch of a URL a learner rewrote a link to: a 404, 410 or soft-404 there refutes the lesson
+   * (the origin did not move whole; the keys matter there), which is unlearned and banned, and
+   * the link as found is added as a seed (`add`: kept with the settings, so a crash does not
+   * lose it) — a wrong lesson costs a fetch, not a page. The summary lists such links
+   * (`CrawlSummary.rewriteMisses`).
+   */
+  #checkRewrite(url: string, status: number, soft404: boolean): void {
+    const original = this.#rewritten.get(url);
+    if (original === undefined) return;
+    this.#rewritten.delete(url);
+    if (!(soft404 || status === 404 || status === 410)) return;
+    this.#aliases?.refuted(original, url);
+    this.#params?.refuted(original, url);
+    this.#tally.rewriteMiss(original);
+    try {
+      this.add([original]);
+    } catch {
+      // The run is ending (add's own errors end it as its contract says): the lesson is banned
+      // all the same, and the summary lists the link.
+    }
   }
 
   /** The journal's record of a page the consumer took (nothing without a data directory). */

@@ -94,6 +94,12 @@ export interface CrawlSummary {
   readonly learnedParams: readonly { readonly scope: string; readonly keys: readonly string[] }[];
   /** Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`. */
   readonly learnedAliases: readonly { readonly from: string; readonly to: string }[];
+  /**
+   * Links as found that a learner rewrote to a page that answered 404, 410 or as a soft-404
+   * (at most 100): the lesson was unlearned and banned, and each was added as a seed (fetched as
+   * found).
+   */
+  readonly rewriteMisses: readonly string[];
   /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
   readonly handlerFailures: readonly HandlerFailure[];
   /** Seeds the settings refused. */

@@ -90,6 +90,7 @@ export class Tally {
   #paramRewrites = 0;
   #paramCopies = 0;
   #aliasRewrites = 0;
+  readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
   readonly #failing = new Map<string, { failures: number; reason: string }>();
@@ -147,6 +148,16 @@ export class Tally {
   /** Links of a page taken to the origin their own moved to. */
   aliasRewrites(n: number): void {
     this.#aliasRewrites += n;
+  }
+
+  /** A link a learner rewrote led to a missing page: `original`, the link as found, was not fetched. */
+  rewriteMiss(original: string): void {
+    if (this.#rewriteMisses.length < MAX_HANDLER_FAILURES) this.#rewriteMisses.push(original);
+  }
+
+  /** Links as found whose rewritten form was missing (at most 100). */
+  rewriteMisses(): string[] {
+    return [...this.#rewriteMisses];
   }
 
   /** A queued copy not fetched: its learned-ignorable keys dropped name a page fetched this run. */

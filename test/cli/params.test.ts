@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aliasesLine, paramsLine } from '../../src/cli/crawl.js';
+import { aliasesLine, paramsLine, rewriteMissLine } from '../../src/cli/crawl.js';
 import { learnedText } from '../../src/cli/read.js';
 import { Engine } from '../../src/engine/index.js';
 import { type Blog, POSTS, serveBlog } from '../engine/blog.js';
@@ -94,5 +94,13 @@ describe('learnedText (meguri stats)', () => {
       ],
     );
     expect(line).toBe('  learned     http://a.test → https://a.test · http://b.test → http://www.b.test · http://c.test → https://c.test · http://a.test/p/… ignores ?ref · 1 more (links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off)');
+  });
+});
+
+describe('rewriteMissLine', () => {
+  it('is empty without misses and names the first two', () => {
+    expect(rewriteMissLine([])).toBe('');
+    expect(rewriteMissLine(['http://a.test/legacy/1'])).toBe('  misses    1 link taken by a learned alias or key to a page that is not there (404/410): the lesson was unlearned and it was fetched as found (http://a.test/legacy/1)');
+    expect(rewriteMissLine(['http://a/1', 'http://a/2', 'http://a/3'])).toMatch(/^ {2}misses {4}3 links .* they were fetched as found \(http:\/\/a\/1, http:\/\/a\/2 and 1 more\)$/);
   });
 });

@@ -67,6 +67,19 @@ describe('OriginAliases', () => {
     expect(c.learned()).toEqual([]);
   });
 
+  it('refuted: a rewritten link that missed bans the alias it came from, and only that one', () => {
+    const a = new OriginAliases({ minEvidence: 1 });
+    redirect(a, 'http://a.test/x', 'https://a.test/x');
+    redirect(a, 'http://b.test/x', 'https://b.test/x');
+    expect(a.refuted('http://a.test/legacy', 'https://a.test/legacy')).toEqual({ from: 'http://a.test', to: 'https://a.test', learned: false });
+    expect(a.refuted('http://a.test/legacy', 'https://a.test/legacy')).toBeUndefined();
+    expect(a.refuted('http://b.test/x', 'http://b.test/x')).toBeUndefined(); // not a rewrite
+    expect(a.refuted('http://b.test/x', 'https://www.b.test/x')).toBeUndefined(); // not this alias
+    expect(a.learned()).toEqual([{ from: 'http://b.test', to: 'https://b.test' }]);
+    redirect(a, 'http://a.test/y', 'https://a.test/y');
+    expect(a.rewrite('http://a.test/z')).toBeUndefined();
+  });
+
   it('export and import keep the learned and banned origins, and refuse a bad record', () => {
     const a = new OriginAliases({ minEvidence: 1 });
     redirect(a, 'http://a.test/x', 'https://a.test/x');

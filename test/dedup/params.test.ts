@@ -87,6 +87,14 @@ describe('ParamLearner', () => {
     expect(m.learned()).toEqual([]);
   });
 
+  it('refuted: a link taken without a learned key that missed bans the key in that section', () => {
+    const l = blog(3);
+    expect(l.refuted(`${O}/post/x?ref=9`, `${O}/post/x`)).toEqual({ scope: `${O}/post/`, learned: [], unlearned: ['ref'] });
+    expect(l.rewrite(`${O}/post/7?ref=prev`)).toBeUndefined();
+    expect(l.refuted(`${O}/post/x?ref=9`, `${O}/post/x`)).toBeUndefined();
+    expect(blog(3).refuted(`${O}/other/x?ref=9`, `${O}/post/x`)).toBeUndefined(); // another section
+  });
+
   it('several keys dropped at once are learned together, each on its own evidence', () => {
     const l = new ParamLearner({ minEvidence: 2 });
     for (let i = 0; i < 4; i++) l.observe(`${O}/p/${i}`, undefined, H);

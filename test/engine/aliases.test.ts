@@ -31,6 +31,16 @@ beforeAll(async () => {
       res.writeHead(301, { location: `http://www.site.test:${port}${path}` });
       return res.end();
     }
+    if (host === 'www.site.test' && path === '/extra') {
+      // Met only by the resume below: links into the old origin no run has seen.
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end(`<html><body>${Array.from({ length: 5 }, (_, i) => `<a href="http://site.test:${port}/x/${i}">x</a>`).join(' ')}</body></html>`);
+    }
+    if (host === 'www.site.test' && /^\/x\/\d+$/.test(path)) {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      // Each its own text (five alike would be a soft-404 template).
+      return res.end(`<html><body>extra page ${path} ${'x'.repeat(Number(path.slice(3)) * 50)}</body></html>`);
+    }
     const m = /^\/(?:p\/(\d+))?$/.exec(path);
     if (host !== 'www.site.test' || m === null) {
       res.writeHead(404);
@@ -80,16 +90,74 @@ describe('origins a site moved away from (learnAliases)', () => {
   it('the checkpoint keeps the alias: a resume takes links into the old origin there from its first page', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'meguri-aliases-'));
     try {
-      await crawl(options({ dataDir, seeds: [`http://site.test:${port}/`], maxPages: 5 }));
+      const first = await crawl(options({ dataDir }));
+      expect(first.reason).toBe('drained');
       asked.length = 0;
-      const again = await crawl(options({ dataDir, seeds: [], maxPages: 100 }));
+      // A new page links five old-origin URLs no run has seen: taken straight to www at once.
+      const again = await crawl(options({ dataDir, seeds: [`http://www.site.test:${port}/extra`] }));
+      expect(again.reason).toBe('drained');
       expect(again.learnedAliases).toEqual([{ from: `http://site.test:${port}`, to: `http://www.site.test:${port}` }]);
-      // Learned in the first run (its three redirects were the only URLs queued on the old
-      // origin then): the resume follows no redirect and relearns nothing.
       expect(pagesOf('site.test')).toEqual([]);
-      expect(again.counts.aliasRewrites).toBeGreaterThan(0);
+      expect(pagesOf('www.site.test').filter((p) => p.startsWith('/x/')).sort()).toEqual(['/x/0', '/x/1', '/x/2', '/x/3', '/x/4']);
+      expect(again.counts.aliasRewrites).toBe(5);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('an alias a site only half follows', () => {
+  // site2.test moved to www.site2.test except /legacy/, which only the old origin serves (the
+  // new one answers 404 there); the new origin's later pages link the legacy pages.
+  let legacy: Server;
+  let lport = 0;
+  const seen: { host: string; path: string }[] = [];
+  beforeAll(async () => {
+    legacy = createServer((req, res) => {
+      const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+      const path = req.url ?? '/';
+      seen.push({ host, path });
+      if (path === '/robots.txt') {
+        res.writeHead(404);
+        return res.end();
+      }
+      if (host === 'site2.test' && path.startsWith('/legacy/')) {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end('<html><body>an old page</body></html>');
+      }
+      if (host === 'site2.test') {
+        res.writeHead(301, { location: `http://www.site2.test:${lport}${path}` });
+        return res.end();
+      }
+      const m = /^\/(?:p\/(\d+))?$/.exec(path);
+      if (m === null) {
+        res.writeHead(404, { 'content-type': 'text/html' });
+        return res.end('<html><body>not here</body></html>');
+      }
+      const i = Number(m[1] ?? 0);
+      const old = i >= 20 ? ` <a href="http://site2.test:${lport}/legacy/${i}">old</a>` : '';
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><body><a href="http://site2.test:${lport}/p/${(i + 1) % PAGES}">next</a>${old}</body></html>`);
+    });
+    await new Promise<void>((r) => legacy.listen(0, '127.0.0.1', r));
+    lport = (legacy.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => legacy.close(() => r()));
+  });
+
+  it('a rewritten link answering 404 unlearns the alias and the link is fetched as found: no page lost', async () => {
+    const summary = await crawl(options({ seeds: [`http://site2.test:${lport}/`] }));
+    expect(summary.reason).toBe('drained');
+    const oldPaths = seen.filter((r) => r.host === 'site2.test').map((r) => r.path);
+    // Every legacy page fetched from the origin that serves it.
+    for (let i = 20; i < PAGES; i++) expect(oldPaths).toContain(`/legacy/${i}`);
+    // The legacy links taken to the new origin before the first miss there (one, or a few
+    // already queued under load) missed, and each was sent back as found.
+    expect(summary.rewriteMisses.length).toBeGreaterThanOrEqual(1);
+    for (const url of summary.rewriteMisses) expect(url).toMatch(new RegExp(`^http://site2\\.test:${lport}/legacy/\\d+$`));
+    expect(seen.filter((r) => r.host === 'www.site2.test' && r.path.startsWith('/legacy/'))).toHaveLength(summary.rewriteMisses.length);
+    expect(summary.rewriteMisses.length).toBeLessThan(PAGES - 20);
+    expect(summary.learnedAliases).toEqual([]);
   });
 });
