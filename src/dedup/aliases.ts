@@ -48,20 +48,23 @@ export function aliasRecordProblem(r: unknown): string | undefined {
 }
 
 interface OriginState {
+  /** The origin its redirects named (learned once it is in `OriginAliases#moved`). */
   to: string | undefined;
-  learned: boolean;
   banned: boolean;
   /** Created with the first redirect (most origins only ever serve their pages). */
   evidence: Set<string> | undefined;
 }
 
+/** Where `url`'s path starts (the end of its origin), or -1 for a URL without a path. */
+function pathStart(url: string): number {
+  const scheme = url.indexOf('://');
+  return scheme <= 0 ? -1 : url.indexOf('/', scheme + 3);
+}
+
 /** `url`'s origin and the rest (path and query), or undefined for a URL without a path. */
 function splitOrigin(url: string): { origin: string; rest: string } | undefined {
-  const scheme = url.indexOf('://');
-  if (scheme <= 0) return undefined;
-  const slash = url.indexOf('/', scheme + 3);
-  if (slash < 0) return undefined;
-  return { origin: url.slice(0, slash), rest: url.slice(slash) };
+  const slash = pathStart(url);
+  return slash < 0 ? undefined : { origin: url.slice(0, slash), rest: url.slice(slash) };
 }
 
 /**
@@ -84,6 +87,8 @@ function aliasOf(from: string, to: string): boolean {
 export class OriginAliases {
   readonly options: Readonly<OriginAliasesOptions>;
   readonly #origins = new Map<string, OriginState>();
+  /** The learned aliases, from → to (in the order learned): the one map `rewrite` reads. */
+  readonly #moved = new Map<string, string>();
 
   constructor(options?: Partial<OriginAliasesOptions> | null) {
     this.options = resolveOptions(options);
@@ -106,20 +111,21 @@ export class OriginAliases {
     if (o === undefined || o.banned) return undefined;
     if (o.to !== undefined && o.to !== l.origin) return this.#ban(u.origin);
     o.to = l.origin;
-    if (o.learned) return undefined;
+    if (this.#moved.has(u.origin)) return undefined;
     (o.evidence ??= new Set()).add(url);
     if (o.evidence.size < this.options.minEvidence) return undefined;
-    o.learned = true;
+    this.#moved.set(u.origin, l.origin);
     o.evidence = undefined;
     return { from: u.origin, to: l.origin, learned: true };
   }
 
   /** `url` (canonical form) on the origin its own moved to, or undefined when its origin is not a learned alias. */
   rewrite(url: string): string | undefined {
-    if (this.#origins.size === 0) return undefined;
-    const u = splitOrigin(url);
-    const o = u === undefined ? undefined : this.#origins.get(u.origin);
-    return o?.learned === true ? `${o.to!}${u!.rest}` : undefined;
+    // Every link of every page comes here: nothing is sliced until some origin has moved.
+    if (this.#moved.size === 0) return undefined;
+    const slash = pathStart(url);
+    const to = slash < 0 ? undefined : this.#moved.get(url.slice(0, slash));
+    return to === undefined ? undefined : `${to}${url.slice(slash)}`;
   }
 
   /**
@@ -131,23 +137,21 @@ export class OriginAliases {
     const u = splitOrigin(original);
     const r = splitOrigin(rewritten);
     if (u === undefined || r === undefined || u.origin === r.origin) return undefined;
-    const o = this.#origins.get(u.origin);
-    return o?.learned === true && o.to === r.origin ? this.#ban(u.origin) : undefined;
+    return this.#moved.get(u.origin) === r.origin ? this.#ban(u.origin) : undefined;
   }
 
-  /** The aliases learned, in the order their origins first gave evidence. */
+  /** The aliases learned, in the order learned. */
   learned(): { from: string; to: string }[] {
-    const out: { from: string; to: string }[] = [];
-    for (const [from, o] of this.#origins) if (o.learned) out.push({ from, to: o.to! });
-    return out;
+    return [...this.#moved].map(([from, to]) => ({ from, to }));
   }
 
   /** What a checkpoint keeps: learned aliases and banned origins (not the evidence). */
   export(): AliasRecord[] {
     const out: AliasRecord[] = [];
     for (const [from, o] of this.#origins) {
+      const to = this.#moved.get(from);
       if (o.banned) out.push([from, null]);
-      else if (o.learned) out.push([from, o.to!]);
+      else if (to !== undefined) out.push([from, to]);
     }
     return out;
   }
@@ -164,10 +168,10 @@ export class OriginAliases {
       if (o === undefined) return;
       if (r[1] === null) {
         o.banned = true;
-        o.learned = false;
+        this.#moved.delete(r[0]);
       } else if (!o.banned) {
         o.to = r[1];
-        o.learned = true;
+        this.#moved.set(r[0], r[1]);
       }
     }
   }
@@ -175,7 +179,7 @@ export class OriginAliases {
   #state(origin: string): OriginState | undefined {
     let o = this.#origins.get(origin);
     if (o === undefined && this.#origins.size < this.options.maxOrigins) {
-      o = { to: undefined, learned: false, banned: false, evidence: undefined };
+      o = { to: undefined, banned: false, evidence: undefined };
       this.#origins.set(origin, o);
     }
     return o;
@@ -186,10 +190,10 @@ export class OriginAliases {
     // never taken as moved, however many of its URLs redirect later.
     const o = this.#state(origin);
     if (o === undefined || o.banned) return undefined;
-    const was = o.learned;
+    const to = this.#moved.get(origin);
+    this.#moved.delete(origin);
     o.banned = true;
-    o.learned = false;
     o.evidence = undefined;
-    return was ? { from: origin, to: o.to!, learned: false } : undefined;
+    return to === undefined ? undefined : { from: origin, to, learned: false };
   }
 }

@@ -91,16 +91,22 @@ interface SplitUrl {
   readonly pairs: readonly string[];
 }
 
-function split(url: string): SplitUrl | undefined {
+/** `url`'s scope (its query at `q`, or -1 for none), or undefined for a URL without a path. */
+function scopeOf(url: string, q: number): string | undefined {
   const scheme = url.indexOf('://');
   if (scheme <= 0) return undefined;
   const slash = url.indexOf('/', scheme + 3);
   if (slash < 0) return undefined; // canonical URLs have a path
-  const q = url.indexOf('?');
   const end = q < 0 ? url.length : q;
   // The first segment ends at the next '/' before the query: /post/3 → /post/; /about → /.
   const next = url.indexOf('/', slash + 1);
-  const scope = next >= 0 && next < end ? url.slice(0, next + 1) : url.slice(0, slash + 1);
+  return next >= 0 && next < end ? url.slice(0, next + 1) : url.slice(0, slash + 1);
+}
+
+function split(url: string): SplitUrl | undefined {
+  const q = url.indexOf('?');
+  const scope = scopeOf(url, q);
+  if (scope === undefined) return undefined;
   if (q < 0) return { scope, base: url, pairs: [] };
   const query = url.slice(q + 1);
   return { scope, base: url.slice(0, q), pairs: query === '' ? [] : query.split('&') };
@@ -166,14 +172,16 @@ export class ParamLearner {
 
   /** `url` (canonical form) without the keys learned for its scope, or undefined when it has none of them. */
   rewrite(url: string): string | undefined {
+    // Every link of every page comes here: its query is split only in a scope that learned a key.
     if (this.#scopes.size === 0) return undefined;
     const q = url.indexOf('?');
     if (q < 0) return undefined;
-    const u = split(url);
-    const o = u === undefined ? undefined : this.#scopes.get(u.scope);
+    const scope = scopeOf(url, q);
+    const o = scope === undefined ? undefined : this.#scopes.get(scope);
     if (o === undefined || o.learned.size === 0) return undefined;
-    const pairs = u!.pairs.filter((p) => !o.learned.has(keyOf(p)));
-    return pairs.length === u!.pairs.length ? undefined : join(u!.base, pairs);
+    const all = url.slice(q + 1).split('&');
+    const pairs = all.filter((p) => !o.learned.has(keyOf(p)));
+    return pairs.length === all.length ? undefined : join(url.slice(0, q), pairs);
   }
 
   /**

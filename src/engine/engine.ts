@@ -65,7 +65,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { OriginAliases, ParamLearner, SoftDetector, TrapDetector } from '../dedup/index.js';
+import { type AliasRecord, OriginAliases, ParamLearner, type ParamRecord, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
@@ -1734,15 +1734,23 @@ export class Engine extends EventEmitter<EngineEvents> {
         robots: this.#gate.exportRobots(),
         robotsUnreachable: this.#gate.exportOutages(),
         robotsMaxAttempts: this.#robotsGiveUp,
-        // Only when some key is learned or banned: a checkpoint without lessons is the bytes it was.
-        ...(this.#params === undefined || this.#params.export().length === 0 ? {} : { params: this.#params.export() }),
-        ...(this.#aliases === undefined || this.#aliases.export().length === 0 ? {} : { aliases: this.#aliases.export() }),
+        ...this.#lessons(),
       },
       this.options.journalSyncEvery,
     );
     this.#generation = generation;
     this.#c.checkpoints++;
     this.emit('checkpoint', { generation, bytes, urls: image.rows, ms: performance.now() - startedMs });
+  }
+
+  /**
+   * The learners' lessons as the engine state keeps them, each list only when it holds some: a
+   * checkpoint without lessons is the bytes it was.
+   */
+  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[] } {
+    const params = this.#params?.export() ?? [];
+    const aliases = this.#aliases?.export() ?? [];
+    return { ...(params.length > 0 ? { params } : {}), ...(aliases.length > 0 ? { aliases } : {}) };
   }
 
   /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */

@@ -204,11 +204,10 @@ export class Frontier {
         if (!Number.isSafeInteger(v) || v < 0) throw new InvalidArgumentError(`bindDepthCap crawl.${k} must be a non-negative integer, got ${String(v)}`);
       }
     }
-    const was = this.#s.crawlRelink;
-    const same = this.#s.depthBindsElsewhere && was?.parked === crawl?.parked && was?.marked === crawl?.marked;
-    this.#s.depthBindsElsewhere = true;
-    this.#s.crawlRelink = crawl === undefined ? undefined : { parked: crawl.parked, marked: crawl.marked };
+    const was = this.#s.bindsElsewhere;
+    const same = crawl === undefined ? was === 'unbounded' : typeof was === 'object' && was.parked === crawl.parked && was.marked === crawl.marked;
     if (same) return false;
+    this.#s.bindsElsewhere = crawl === undefined ? 'unbounded' : { parked: crawl.parked, marked: crawl.marked };
     this.#s.depthVersion++;
     return true;
   }

@@ -317,7 +317,7 @@ function rediscover(s: FrontierState, row: number, d: Discovery, keys: KeyArray,
  * within the cap stayed parked past it (measured on 200 loopback hosts × 50 pages, cap 8:
  * 2,829 of the 3,426 pages within the cap fetched). The frontier keeps no links, so the row is
  * marked (`FpFlag.Relink`) and fetched again — unconditionally, as a 304 carries no links — at
- * the partition's next idle point (`relinkAtIdle`) if some URL is then parked past the cap; its
+ * the partition's next idle point (`relinkAtIdle`) if the relink rule holds then; its
  * report passes the links at the new depth, which lowers its descendants' in turn, and so on
  * until nothing is marked or nothing is parked. Waiting for the idle point lets the depths
  * settle first: fetched as soon as its depth fell, a page whose depth fell four times went four
@@ -395,9 +395,8 @@ export function noteDepthPark(s: FrontierState): void {
  * The partition's idle point — nothing queued, nothing in flight, nothing spilled — with rows
  * marked for a relink: the marked Crawled and Redirected rows are queued when a round is worth
  * its fetches (`relinkRoundRuns`) on this partition's counts, or — when a cluster node said the
- * cap binds in another slot (`depthBindsElsewhere`) — on the crawl-wide counts it passed
- * (`crawlRelink`: every slot's parked and marked rows, as last published; none passed, every
- * round runs). The rule is the measured one (200 hosts × 50 pages, OPIC order, the frontier's
+ * cap binds in another slot (`bindsElsewhere`) — on the crawl-wide counts it passed (every
+ * slot's parked and marked rows, as last published; none passed, every round runs). The rule is the measured one (200 hosts × 50 pages, OPIC order, the frontier's
  * drain; rounds as parked / marked): cap 8, 3,019 / 80 then four smaller rounds, every page
  * within the cap fetched; cap 10, seven rounds from 3,261 / 446 to 582 / 64, each releasing
  * hundreds; cap 14, 39 / 2,908 — a round of 2,908 fetches to release at most 39 URLs, skipped
@@ -408,8 +407,9 @@ export function noteDepthPark(s: FrontierState): void {
  */
 export function relinkAtIdle(s: FrontierState, nowMs: number): number {
   if (!s.relinkPending || s.queues.total !== 0 || s.inFlight !== 0 || (s.spill?.spilled ?? 0) !== 0) return 0;
-  if (s.depthBindsElsewhere) {
-    if (s.crawlRelink !== undefined && !relinkRoundRuns(s.crawlRelink)) return 0;
+  const elsewhere = s.bindsElsewhere;
+  if (elsewhere !== undefined) {
+    if (elsewhere !== 'unbounded' && !relinkRoundRuns(elsewhere)) return 0;
   } else {
     if (!s.depthParked || s.idleScannedVersion === s.depthVersion) return 0;
     s.idleScannedVersion = s.depthVersion;

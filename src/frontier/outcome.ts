@@ -220,9 +220,11 @@ function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number
   const t = s.table;
   t.status[row] = UrlStatus.Redirected;
   const sl = t.slot[row]!;
-  if (sl !== 0) t.retries[sl] = 0;
-  // The target is sent on at the row's depth now (`relinkRedirect`).
-  if (sl !== 0) t.fpFlags[sl] = t.fpFlags[sl]! & ~FpFlag.Relink;
+  if (sl !== 0) {
+    t.retries[sl] = 0;
+    // The target is sent on at the row's depth now (`relinkRedirect`).
+    t.fpFlags[sl] = t.fpFlags[sl]! & ~FpFlag.Relink;
+  }
   const cash = s.prio ? s.prio.crawl(row, 1) : t.priority[row]!;
   if (o.location === undefined) return;
   const k = s.oneKey;

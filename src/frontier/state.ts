@@ -55,7 +55,6 @@ export function checkMs(what: string, v: number): void {
   }
 }
 
-/** The single-partition scheduler's state (see the module comment). */
 /** URLs parked past their host's depth cap, and fetched pages waiting for a relink round. */
 export interface RelinkCounts {
   /** Rows Trapped at a depth past their host's cap. */
@@ -64,6 +63,7 @@ export interface RelinkCounts {
   readonly marked: number;
 }
 
+/** The single-partition scheduler's state (see the module comment). */
 export class FrontierState {
   readonly partitionId: number;
   readonly createdHours: number;
@@ -72,17 +72,17 @@ export class FrontierState {
   readonly admission: { depthCap: number; urlBudget: number };
   /**
    * The relink bookkeeping (intake.ts `relink`, `relinkAtIdle`): whether a URL was ever parked
-   * past a host's depth cap here (a restore reads it from the Trapped rows), whether rows are marked and wait for the idle point, a version bumped by each
-   * mark and park (the idle point counts again only when it moved) and the one last counted,
-   * whether a cluster node said the cap binds in another slot, and the crawl-wide counts it
-   * passed (`Frontier.bindDepthCap`; undefined: every round runs).
+   * past a host's depth cap here (a restore reads it from the Trapped rows), whether rows are
+   * marked and wait for the idle point, a version bumped by each mark and park (the idle point
+   * counts again only when it moved) and the one last counted, and what a cluster node said of
+   * the cap in the other slots (`Frontier.bindDepthCap`): undefined until it said it binds
+   * there, then the crawl-wide counts it passed, or 'unbounded' (every round runs).
    */
   depthParked = false;
   relinkPending = false;
   depthVersion = 0;
   idleScannedVersion = 0;
-  depthBindsElsewhere = false;
-  crawlRelink: RelinkCounts | undefined = undefined;
+  bindsElsewhere: RelinkCounts | 'unbounded' | undefined = undefined;
   readonly politeness: Readonly<PolitenessConfig>;
   readonly table: UrlTable;
   /** The exact key → row index (replaced wholesale by a restore). */
