@@ -1355,7 +1355,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
       if (soft404) c.soft404++;
     }
-    this.#checkRewrite(req.url, s, soft404);
+    const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
@@ -1372,6 +1372,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (this.#hints !== undefined) for (const l of links) if (l.lastmod !== undefined) this.#hints.note(l.url, l.lastmod);
     }
     let location: string | undefined;
+    let missedOutside: Flight['outside'][number] | undefined;
     let capped: string | undefined;
     if (o.location !== undefined) {
       location = canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined;
@@ -1391,6 +1392,17 @@ export class Engine extends EventEmitter<EngineEvents> {
         location = undefined;
       }
       if (location !== undefined) this.#directory.register(location);
+    }
+    if (missed !== undefined) {
+      // The link as found takes the missed URL's place (`Outcome.location` on a 4xx): at its
+      // depth, and judged by the scope as the link itself would have been.
+      const out = this.#scope.check(missed);
+      if (out === undefined) {
+        location = missed;
+        this.#directory.register(missed);
+      } else {
+        missedOutside = { url: missed, reason: out };
+      }
     }
     // Every field named rather than `{ ...o }`: outcomes come in many shapes (a fetcher sets
     // the optional fields it has), and spreading one was the engine's costliest line per page.
@@ -1422,6 +1434,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       exchange: o.exchange,
     };
     if (soft404) outside.length = 0;
+    if (missedOutside !== undefined) outside.push(missedOutside);
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
     const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };
@@ -1472,25 +1485,20 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * A fetch of a URL a learner rewrote a link to: a 404, 410 or soft-404 there refutes the lesson
-   * (the origin did not move whole; the keys matter there), which is unlearned and banned, and
-   * the link as found is added as a seed (`add`: kept with the settings, so a crash does not
-   * lose it) — a wrong lesson costs a fetch, not a page. The summary lists such links
-   * (`CrawlSummary.rewriteMisses`).
+   * (the origin did not move whole; the keys matter there), which is unlearned and banned.
+   * Returns the link as found, which `#shape` hands the frontier in the missed URL's place (at
+   * its depth, in the journal with the outcome: a wrong lesson costs a fetch, not a page); the
+   * summary lists such links (`CrawlSummary.rewriteMisses`).
    */
-  #checkRewrite(url: string, status: number, soft404: boolean): void {
+  #checkRewrite(url: string, status: number, soft404: boolean): string | undefined {
     const original = this.#rewritten.get(url);
-    if (original === undefined) return;
+    if (original === undefined) return undefined;
     this.#rewritten.delete(url);
-    if (!(soft404 || status === 404 || status === 410)) return;
+    if (!(soft404 || status === 404 || status === 410)) return undefined;
     this.#aliases?.refuted(original, url);
     this.#params?.refuted(original, url);
     this.#tally.rewriteMiss(original);
-    try {
-      this.add([original]);
-    } catch {
-      // The run is ending (add's own errors end it as its contract says): the lesson is banned
-      // all the same, and the summary lists the link.
-    }
+    return original;
   }
 
   /** The journal's record of a page the consumer took (nothing without a data directory). */

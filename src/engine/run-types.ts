@@ -96,8 +96,8 @@ export interface CrawlSummary {
   readonly learnedAliases: readonly { readonly from: string; readonly to: string }[];
   /**
    * Links as found that a learner rewrote to a page that answered 404, 410 or as a soft-404
-   * (at most 100): the lesson was unlearned and banned, and each was added as a seed (fetched as
-   * found).
+   * (at most 100): the lesson was unlearned and banned, and each was fetched as found instead,
+   * at the missed URL's depth.
    */
   readonly rewriteMisses: readonly string[];
   /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */

@@ -61,6 +61,10 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
     }
   } else {
     t.status[row] = tr.to;
+    // A gone URL naming another to fetch in its place (the engine took a link to it by a
+    // lesson the 404 refuted: the link as found) hands it on at the row's depth, as a redirect
+    // does, so the journal's outcome carries it and a cluster routes it to its slot.
+    if (cls === OutcomeClass.Gone && outcome.location !== undefined) sendOn(s, row, outcome.location, s.prio ? s.prio.crawl(row, 1) : t.priority[row]!, h, nowMs);
   }
   afterReport(s, h, nowMs);
   return true;
@@ -227,22 +231,33 @@ function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number
   }
   const cash = s.prio ? s.prio.crawl(row, 1) : t.priority[row]!;
   if (o.location === undefined) return;
+  const to = sendOn(s, row, o.location, cash, h, nowMs);
+  if (to >= 0 && to !== row) {
+    t.redirectTo[t.slotFor(row)] = to + 1;
+    s.spill?.pin(to);
+  }
+}
+
+/**
+ * Discovers `location` at `row`'s depth (a redirect's target; a gone URL's stand-in). Returns
+ * the target's row when this frontier holds it (-1: unkeyable, or routed to another frontier).
+ */
+function sendOn(s: FrontierState, row: number, location: string, cash: number, h: HostRecord, nowMs: number): number {
+  const t = s.table;
   const k = s.oneKey;
-  const c = linkKey(o.location, t.urlOf(row), s.opts.grouping, k);
-  if (c === undefined) return;
+  const c = linkKey(location, t.urlOf(row), s.opts.grouping, k);
+  if (c === undefined) return -1;
   const key = k.slice();
   const d: Discovery = { url: c.url, key, host: c.host, depth: t.depth[row]!, cash, fromHost: h.name };
   const local = s.opts.linkRouter ? s.opts.linkRouter([d]) : [d];
+  let to = -1;
   for (const x of local) {
     discover(s, x, nowMs);
     if (x.url !== c.url) continue;
     const p = s.index.get(key, 0);
-    const to = p === undefined ? -1 : s.rowOf(p);
-    if (to >= 0 && to !== row) {
-      t.redirectTo[t.slotFor(row)] = to + 1;
-      s.spill?.pin(to);
-    }
+    if (p !== undefined) to = s.rowOf(p);
   }
+  return to;
 }
 
 /** `Frontier.replay` once the key resolved to a queued `row` (see there). */

@@ -128,7 +128,11 @@ export interface Outcome {
    */
   readonly serverDate?: number | undefined;
   readonly contentType?: string | undefined;
-  /** Location header of a redirect, resolved against the request URL. */
+  /**
+   * Location header of a redirect, resolved against the request URL. On a 4xx answer, a URL to
+   * fetch in this one's place (at its depth): the engine sets it when a link it rewrote by a
+   * learned lesson was not there, naming the link as found.
+   */
   readonly location?: string | undefined;
   /** xxHash64 of the normalized body (absent for 304, errors, empty bodies). */
   readonly contentFp?: bigint | undefined;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineOptions, crawl } from '../../src/index.js';
+import { Engine, type EngineOptions, crawl } from '../../src/index.js';
 import { AGENT } from './helpers.js';
 
 const PAGES = 30;
@@ -159,5 +159,20 @@ describe('an alias a site only half follows', () => {
     expect(seen.filter((r) => r.host === 'www.site2.test' && r.path.startsWith('/legacy/'))).toHaveLength(summary.rewriteMisses.length);
     expect(summary.rewriteMisses.length).toBeLessThan(PAGES - 20);
     expect(summary.learnedAliases).toEqual([]);
+  });
+
+  it('the link as found takes the missed URL\'s depth and is no seed of the crawl', async () => {
+    const at = seen.length;
+    const engine = new Engine(options({ seeds: [`http://site2.test:${lport}/`] }));
+    const depths = new Map<string, number>();
+    for await (const page of engine.run()) depths.set(page.url, page.depth);
+    const summary = engine.summary();
+    expect(summary.reason).toBe('drained');
+    expect(summary.rewriteMisses.length).toBeGreaterThanOrEqual(1);
+    // /p/i is i links from the seed (each hop through the old origin's redirect keeps the
+    // depth), so /legacy/i is i + 1: a missed link comes back at that depth, not as a seed at 0.
+    for (let i = 20; i < PAGES; i++) expect(depths.get(`http://site2.test:${lport}/legacy/${i}`), `/legacy/${i}`).toBe(i + 1);
+    expect(engine.options.seeds.filter((u) => u.includes('/legacy/'))).toEqual([]);
+    expect(seen.slice(at).filter((r) => r.host === 'site2.test' && r.path.startsWith('/legacy/'))).toHaveLength(PAGES - 20);
   });
 });

@@ -82,6 +82,26 @@ describe('outcome state machine', () => {
     expect(st[redirect[src]! - 1]).toBe(2);
   });
 
+  it('a gone URL naming a stand-in hands it on at its own depth; no redirect link is kept', () => {
+    const f = new Frontier(1, 0, { stateMachine: true });
+    f.seed('https://a.example/', 'a.example', 1, 0, 0, 0);
+    const depths = new Map<string, number>();
+    // / links /x (depth 1); /x answers 404 naming /legacy/x in its place (the engine's missed
+    // rewrite): /legacy/x1 enters at depth 1, not 2; /y answers 410 with a location it cannot key.
+    const log = f.drain(0, (r) => {
+      depths.set(r.url, r.depth);
+      if (r.url.endsWith('/')) return { row: r.row, url: r.url, status: 200, links: [{ url: 'https://a.example/x' }, { url: 'https://a.example/y' }] };
+      if (r.url.endsWith('/x')) return { row: r.row, url: r.url, status: 404, location: 'https://a.example/legacy/x1' };
+      if (r.url.endsWith('/y')) return { row: r.row, url: r.url, status: 410, location: 'javascript:void(0)' };
+      return { row: r.row, url: r.url, status: 200 };
+    });
+    expect(log.map((d) => d.url).sort()).toEqual(['https://a.example/', 'https://a.example/legacy/x1', 'https://a.example/x', 'https://a.example/y']);
+    expect(depths.get('https://a.example/legacy/x1')).toBe(1);
+    expect(status(f)).toEqual({ Crawled: 2, Gone: 2 });
+    const image = f.checkpoint();
+    expect([...image.columns.find((c) => c.id === 17)!.data].every((v) => v === 0)).toBe(true);
+  });
+
   it('refuses a duplicate report and a report for a row not in flight', () => {
     const { f, req } = one({ stateMachine: true });
     expect(f.report({ row: req.row, url: req.url, status: 200 }, 0)).toBe(true);
