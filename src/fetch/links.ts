@@ -1,7 +1,7 @@
 /**
  * Link extraction from HTML with htmlparser2's streaming tokenizer (no tree, no stack: see
- * `LinkExtractor`): `a`/`area` hrefs, the
- * document's `<base href>`, `<link rel=canonical>` (recorded, not followed as a link),
+ * `LinkExtractor`): `a`/`area` hrefs, `frame`/`iframe` srcs, the URL of a
+ * `<meta http-equiv=refresh>`, the document's `<base href>`, `<link rel=canonical>` (recorded, not followed as a link),
  * `<meta name=robots>` (and `<meta name=AGENT>`) `noindex`/`nofollow`/`none`, and
  * `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
  * `canonicalize` under the crawl's pinned `CanonPolicy`, once — deduplicated in document
@@ -83,7 +83,7 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template']);
 
 /** The only elements whose attributes are read; every other tag's attributes are skipped unsliced. */
-const WANTED = new Set(['a', 'area', 'base', 'link', 'meta']);
+const WANTED = new Set(['a', 'area', 'base', 'link', 'meta', 'frame', 'iframe']);
 /** Elements that never have content or a close tag (HTML's void elements). */
 const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 /** Boilerplate blocks tracked inside one another at most (a hostile page cannot grow the state). */
@@ -417,6 +417,16 @@ export class LinkExtractor {
     if (WANTED.has(this.#tag)) this.#element(this.#tag, attribs);
   }
 
+  /** A followable link found in an attribute other than an anchor's href (none when absent or empty). */
+  #pushHref(href: string | undefined): void {
+    if (href === undefined || href.trim() === '') return;
+    if (this.#hrefs.length >= this.#rawCap) {
+      this.#overflow = true;
+      return;
+    }
+    this.#hrefs.push({ href, nofollow: false });
+  }
+
   /** One WANTED element with its attributes. */
   #element(name: string, attribs: Record<string, string>): void {
     switch (name) {
@@ -431,6 +441,12 @@ export class LinkExtractor {
         this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow') });
         return;
       }
+      // A frame's document is what the page shows (a frameset site's index has no anchors at
+      // all); an iframe's too (a third-party widget falls to the scope like any link).
+      case 'frame':
+      case 'iframe':
+        this.#pushHref(attribs['src']);
+        return;
       case 'base':
         if (this.#base === undefined && attribs['href'] !== undefined) {
           try {
@@ -446,6 +462,12 @@ export class LinkExtractor {
         }
         return;
       case 'meta': {
+        // A refresh that names a URL sends the reader there (HTML's "shared declarative
+        // refresh steps"): a link, or a page that is only a redirect would lead nowhere.
+        if (attribs['http-equiv']?.trim().toLowerCase() === 'refresh') {
+          this.#pushHref(refreshTarget(attribs['content'] ?? ''));
+          return;
+        }
         const who = attribs['name']?.trim().toLowerCase();
         if (who !== 'robots' && (this.#agent === undefined || who !== this.#agent)) return;
         for (const t of tokens(attribs['content'], META_SEP)) {
@@ -456,6 +478,28 @@ export class LinkExtractor {
       }
     }
   }
+}
+
+/**
+ * The URL of a `<meta http-equiv=refresh>` content, parsed as HTML's declarative refresh does:
+ * a delay (digits and dots), then `;` or `,` and an optional `url=` (any case, spaces around
+ * the `=`), then the URL, up to a matching quote when it opens with one. Undefined when the
+ * content names no URL (a plain reload) or does not start with a delay.
+ */
+export function refreshTarget(content: string): string | undefined {
+  const delay = /^[\s]*[0-9.]+/.exec(content);
+  if (delay === null || !/[0-9]/.test(delay[0])) return undefined;
+  let rest = content.slice(delay[0].length);
+  // `5x` is no delay; `5`, `5;…`, `5,…` and `5 …` are.
+  if (rest !== '' && !/^[\s;,]/.test(rest)) return undefined;
+  rest = rest.replace(/^[\s]*[;,]?[\s]*/, '').replace(/^url[\s]*=[\s]*/i, '');
+  const q = rest[0];
+  if (q === '"' || q === "'") {
+    const close = rest.indexOf(q, 1);
+    rest = close < 0 ? rest.slice(1) : rest.slice(1, close);
+  }
+  rest = rest.trim();
+  return rest === '' ? undefined : rest;
 }
 
 /** The requisite URL an element references (see `ExtractLinksOptions.requisites`), if any. */

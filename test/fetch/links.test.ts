@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, LinkExtractor, canonPolicy, extractLinks } from '../../src/index.js';
+import { refreshTarget } from '../../src/fetch/links.js';
 
 const PAGE = 'https://site.test/dir/page.html';
 
@@ -45,6 +46,46 @@ describe('extractLinks', () => {
     expect(r.canonical).toBe('https://site.test/canon?b=2');
     expect(r.links.map((l) => l.url)).toEqual(['https://site.test/x']);
     expect(extractLinks('<link rel="canonical" href="mailto:a@b">', PAGE).canonical).toBeUndefined();
+  });
+
+  it('frame and iframe srcs are links: a frameset page leads to its frames', () => {
+    const html = `<frameset cols="20%,80%"><frame src="menu.html" name="m"><FRAME SRC="/main.html"></frameset>
+      <noframes><a href="menu.html">menu</a></noframes><iframe src="https://widget.test/w?id=1"></iframe><iframe></iframe><iframe src="  "></iframe>`;
+    expect(extractLinks(html, PAGE).links).toEqual([
+      { url: 'https://site.test/dir/menu.html' },
+      { url: 'https://site.test/main.html' },
+      { url: 'https://widget.test/w?id=1' },
+    ]);
+    // Meta robots nofollow covers them as it covers anchors.
+    expect(extractLinks(`<meta name=robots content=nofollow>${html}`, PAGE).links.every((l) => l.nofollow === true)).toBe(true);
+  });
+
+  it('a meta refresh naming a URL is a link; a plain reload or a malformed content is not', () => {
+    const page = (content: string): string[] => extractLinks(`<meta http-equiv="Refresh" content="${content}"><a href="/x">x</a>`, PAGE).links.map((l) => l.url);
+    expect(page('0; url=/moved/')).toEqual(['https://site.test/moved/', 'https://site.test/x']);
+    expect(page("5;URL='next.html'")).toEqual(['https://site.test/dir/next.html', 'https://site.test/x']);
+    expect(page('0, url = https://new.test/a b')).toEqual(['https://new.test/a%20b', 'https://site.test/x']);
+    expect(page('30')).toEqual(['https://site.test/x']);
+    expect(page('soon; url=/no')).toEqual(['https://site.test/x']);
+    expect(page('0x;url=/no')).toEqual(['https://site.test/x']);
+    expect(page('0;url=')).toEqual(['https://site.test/x']);
+    // Not a refresh: a name=refresh meta, or no http-equiv at all.
+    expect(extractLinks('<meta name="refresh" content="0;url=/no">', PAGE).links).toEqual([]);
+  });
+
+  it('refreshTarget parses the declarative refresh content as HTML does', () => {
+    expect(refreshTarget('0;url=/a')).toBe('/a');
+    expect(refreshTarget('  1.5 ,  URL = "/b c" trailing')).toBe('/b c');
+    expect(refreshTarget("0; url='/unclosed")).toBe('/unclosed');
+    expect(refreshTarget('0 /d')).toBe('/d');
+    expect(refreshTarget('0; /e')).toBe('/e');
+    expect(refreshTarget('.;url=/f')).toBeUndefined();
+    expect(refreshTarget('url=/g')).toBeUndefined();
+    expect(refreshTarget('')).toBeUndefined();
+    fc.assert(fc.property(fc.string(), (c) => {
+      const t = refreshTarget(c);
+      return t === undefined || (t.length > 0 && t === t.trim() && c.includes(t));
+    }));
   });
 
   it('rel=nofollow marks its anchor; a URL also linked without it stays followable', () => {
