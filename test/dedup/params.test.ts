@@ -95,6 +95,44 @@ describe('ParamLearner', () => {
     expect(blog(3).refuted(`${O}/other/x?ref=9`, `${O}/post/x`)).toBeUndefined(); // another section
   });
 
+  it('a return-to key (its value a URL) is learned from pages without a canonical that differ only in its value and show the same text', () => {
+    const l = new ParamLearner();
+    const login = (i: number): string => `${O}/wp-login.php?redirect_to=${encodeURIComponent(`${O}/post/${i}`)}`;
+    expect(l.observe(login(0), undefined, H)).toBeUndefined();
+    expect(l.observe(login(1), undefined, near(2))).toBeUndefined();
+    // The same URL again is no more evidence.
+    expect(l.observe(login(1), undefined, H)).toBeUndefined();
+    expect(l.observe(login(2), undefined, near(1))).toEqual({ scope: `${O}/`, learned: ['redirect_to'], unlearned: [] });
+    expect(l.rewrite(`${O}/wp-login.php?redirect_to=%2Fpost%2F9&action=x`)).toBe(`${O}/wp-login.php?action=x`);
+    // A path is a URL too; so is a value with + for spaces.
+    const m = new ParamLearner();
+    for (const v of ['/cart', '/a+b', '/checkout?step=2']) m.observe(`${O}/account/login?next=${encodeURIComponent(v)}`, undefined, H);
+    expect(m.learned()).toEqual([{ scope: `${O}/account/`, keys: ['next'] }]);
+  });
+
+  it('a return-to key whose pages differ is banned (and unlearned); a value that is no URL, or other keys that differ, is never evidence', () => {
+    const l = new ParamLearner();
+    l.observe(`${O}/view?file=/docs/a`, undefined, H);
+    expect(l.observe(`${O}/view?file=/docs/b`, undefined, near(12))).toBeUndefined();
+    l.observe(`${O}/view?file=/docs/c`, undefined, H);
+    l.observe(`${O}/view?file=/docs/d`, undefined, H);
+    expect(l.learned()).toEqual([]);
+    expect(l.export()).toEqual([[`${O}/`, [], ['file']]]);
+    // Learned, then a page of the family that differs: unlearned.
+    const u = new ParamLearner();
+    for (let i = 0; i < 3; i++) u.observe(`${O}/go?to=${encodeURIComponent(`https://x.test/${i}`)}`, undefined, H);
+    expect(u.learned()).toEqual([{ scope: `${O}/`, keys: ['to'] }]);
+    expect(u.observe(`${O}/go?to=${encodeURIComponent('https://x.test/9')}`, undefined, near(20))).toEqual({ scope: `${O}/`, learned: [], unlearned: ['to'] });
+    // Ids, words, mailto:, a bare scheme, undecodable values: the same text says nothing.
+    const n = new ParamLearner();
+    for (const v of ['7', '8', '9', 'shoes', 'hats', 'mailto:a@b.test', 'mailto:c@d.test', 'http', 'https:', '%E0%A4%A', '%zz']) n.observe(`${O}/item?id=${v}`, undefined, H);
+    // Other keys differ: each URL is a family of its own.
+    for (const lang of ['en', 'fr', 'de']) n.observe(`${O}/login?lang=${lang}&next=/a`, undefined, H);
+    // A page with a canonical elsewhere is the canonical evidence's, not this one's.
+    for (let i = 0; i < 3; i++) n.observe(`${O}/out?u=/p/${i}`, `${O}/out`, H);
+    expect(n.learned()).toEqual([]);
+  });
+
   it('several keys dropped at once are learned together, each on its own evidence', () => {
     const l = new ParamLearner({ minEvidence: 2 });
     for (let i = 0; i < 4; i++) l.observe(`${O}/p/${i}`, undefined, H);

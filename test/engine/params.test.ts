@@ -6,6 +6,8 @@
  * key matters, and it must never be dropped).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,5 +90,52 @@ describe('learned query keys across a resume', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a return-to key (learnParams)', () => {
+  // Every page links the login form with its own URL as `?next=` (echoed in a hidden field,
+  // so no two forms are the same bytes) and no canonical: a form per page until learned.
+  const PAGES = 30;
+  let server: Server;
+  let base = '';
+  const seen: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      seen.push(path);
+      const u = new URL(path, 'http://x.test');
+      res.writeHead(path === '/robots.txt' ? 404 : 200, { 'content-type': 'text/html' });
+      if (u.pathname === '/login') {
+        return res.end(`<html><body><h1>Sign in</h1><form method=post><input name=user><input type=hidden name=next value="${u.searchParams.get('next') ?? ''}"></form></body></html>`);
+      }
+      const m = /^\/(?:p\/(\d+))?$/.exec(u.pathname);
+      if (m === null) return res.end();
+      const i = Number(m[1] ?? 0);
+      res.end(`<html><body><p>page ${i} ${'text '.repeat(i + 5)} ${i * 7919}</p><a href="/p/${(i + 1) % PAGES}">next</a> <a href="/login?next=${encodeURIComponent(path)}">sign in</a></body></html>`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('is learned from three forms that differ only in it: the rest of the links go to the bare form, fetched once', async () => {
+    seen.length = 0;
+    const summary = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
+    expect(summary.reason).toBe('drained');
+    for (let i = 1; i < PAGES; i++) expect(seen.filter((p) => p === `/p/${i}`)).toHaveLength(1);
+    const forms = seen.filter((p) => p.startsWith('/login?'));
+    expect(forms.length).toBeGreaterThanOrEqual(3);
+    expect(forms.length).toBeLessThanOrEqual(PAGES / 3);
+    expect(seen.filter((p) => p === '/login')).toHaveLength(1);
+    expect(summary.learnedParams).toEqual([{ scope: `${base}/`, keys: ['next'] }]);
+
+    seen.length = 0;
+    const off = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 }, learnParams: false });
+    expect(off.reason).toBe('drained');
+    // One per page: /, /p/0 … /p/(PAGES - 1).
+    expect(seen.filter((p) => p.startsWith('/login?'))).toHaveLength(PAGES + 1);
   });
 });
