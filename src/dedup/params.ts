@@ -14,7 +14,13 @@
  * the text then differs. After `minEvidence` distinct URLs agree, the key is learned for the
  * scope; any contradiction bans it there for the rest of the run, and unlearns it if it was
  * learned — a page whose canonical drops the key while its text differs from the canonical
- * page's, or a page that names itself canonical with the key (the site says the key matters).
+ * page's (by `banDistance` bits or more), or a page that names itself canonical with the key
+ * (the site says the key matters). Between the two distances a page is no evidence either way:
+ * a copy that lost a few words to the key (a print view without its "print" link) flips up to
+ * 5 bits (measured: 0–5 over 40 posts of ~350 words less 3), while pages of their own under a
+ * large shared template differ by 4–12 (200 template words and 20 of their own, 30 pairs) and
+ * unrelated pages by about 32 — one such copy banned `?print` in two of three sections of a
+ * loopback blog when any distance over 3 banned.
  * The scope is a section, not the origin, because once a key is learned its copies are never
  * fetched, so nothing could contradict it later: `?ref=` learned on `/post/` says nothing of
  * `/product/?ref=123`, where it may name the product.
@@ -50,6 +56,8 @@ export interface ParamLearnerOptions {
   readonly minEvidence: number;
   /** Most simhash bits a copy may differ by from its canonical page. Default 3 (DESIGN §6). */
   readonly maxDistance: number;
+  /** Fewest simhash bits by which a page contradicts a key (bans it); above `maxDistance`. Default 6. */
+  readonly banDistance: number;
   /** Pages remembered as canonical targets (URL → simhash; oldest dropped). Default 16,384. */
   readonly maxPages: number;
   /** Scopes (origin and first path segment) holding evidence. Default 65,536. */
@@ -61,6 +69,7 @@ export interface ParamLearnerOptions {
 const resolveOptions = defineOptions<ParamLearnerOptions>('ParamLearnerOptions', {
   minEvidence: numberField({ min: 1, max: 64, integer: true, default: 3 }),
   maxDistance: numberField({ min: 0, max: 64, integer: true, default: 3 }),
+  banDistance: numberField({ min: 1, max: 65, integer: true, default: 6 }),
   maxPages: numberField({ min: 1, max: 1 << 24, integer: true, default: 16_384 }),
   maxScopes: numberField({ min: 1, max: 1 << 24, integer: true, default: 65_536 }),
   maxKeysPerScope: numberField({ min: 1, max: 1 << 10, integer: true, default: 32 }),
@@ -173,6 +182,8 @@ export class ParamLearner {
 
   constructor(options?: Partial<ParamLearnerOptions> | null) {
     this.options = resolveOptions(options);
+    const { maxDistance, banDistance } = this.options;
+    if (banDistance <= maxDistance) throw new InvalidArgumentError(`ParamLearnerOptions.banDistance must be above maxDistance (${maxDistance}), got ${banDistance}`);
   }
 
   /**
@@ -199,8 +210,9 @@ export class ParamLearner {
     if (dropped.length === 0 || join(u.base, u.pairs.filter((p) => kept.has(keyOf(p)))) !== canonical) return undefined;
     const target = this.#pages.get(canonical);
     if (target === undefined) return undefined;
-    if (popcount64(target ^ simhash) > this.options.maxDistance) return this.#ban(u.scope, dropped);
-    return this.#agree(u.scope, url, dropped);
+    const d = popcount64(target ^ simhash);
+    if (d >= this.options.banDistance) return this.#ban(u.scope, dropped);
+    return d <= this.options.maxDistance ? this.#agree(u.scope, url, dropped) : undefined;
   }
 
   /** `url` (canonical form) without the keys learned for its scope, or undefined when it has none of them. */
@@ -290,10 +302,9 @@ export class ParamLearner {
         continue;
       }
       if (first.url === url) continue;
+      const d = popcount64(first.simhash ^ simhash);
       const lessons =
-        popcount64(first.simhash ^ simhash) > this.options.maxDistance
-          ? [this.#ban(u.scope, [key])]
-          : [this.#agree(u.scope, first.url, [key]), this.#agree(u.scope, url, [key])];
+        d >= this.options.banDistance ? [this.#ban(u.scope, [key])] : d <= this.options.maxDistance ? [this.#agree(u.scope, first.url, [key]), this.#agree(u.scope, url, [key])] : [];
       for (const l of lessons) {
         if (l === undefined) continue;
         learned.push(...l.learned);

@@ -190,6 +190,24 @@ describe('ParamLearner', () => {
     expect(() => l.observe(`${O}/`, undefined, 5 as unknown as bigint)).toThrow(/simhash must be a bigint/);
     expect(() => new ParamLearner({ minEvidence: 0 })).toThrow(/minEvidence/);
     expect(() => new ParamLearner({ maxDistance: 65 })).toThrow(/maxDistance/);
+    expect(() => new ParamLearner({ maxDistance: 6, banDistance: 6 })).toThrow(/banDistance must be above maxDistance \(6\), got 6/);
+  });
+
+  it('a copy a few bits off (4–5: a print view without its print link) is no evidence either way: it neither agrees nor bans', () => {
+    const l = blog(2);
+    expect(l.observe(`${O}/post/7?ref=prev`, `${O}/post/7`, near(4))).toBeUndefined();
+    expect(l.observe(`${O}/post/8?ref=prev`, `${O}/post/8`, near(5))).toBeUndefined();
+    expect(l.learned()).toEqual([]);
+    expect(l.export()).toEqual([]);
+    expect(l.observe(`${O}/post/9?ref=prev`, `${O}/post/9`, near(3))).toEqual({ scope: `${O}/post/`, learned: ['ref'], unlearned: [] });
+    // Nor does it unlearn; 6 bits does.
+    expect(l.observe(`${O}/post/6?ref=prev`, `${O}/post/6`, near(5))).toBeUndefined();
+    expect(l.observe(`${O}/post/6?ref=prev`, `${O}/post/6`, near(6))).toEqual({ scope: `${O}/post/`, learned: [], unlearned: ['ref'] });
+    // The same band for a return-to family.
+    const r = new ParamLearner();
+    r.observe(`${O}/login?next=/a`, undefined, H);
+    r.observe(`${O}/login?next=/b`, undefined, near(5));
+    expect(r.export()).toEqual([]);
   });
 
   it('rewrite only ever removes pairs of learned keys, keeps the rest in order, and is idempotent (fast-check)', () => {
