@@ -72,7 +72,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
-    { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a key whose value is a URL, ?redirect_to=…) differ only in its value and have the same text" },
+    { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text" },
     { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved)" },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
@@ -773,7 +773,7 @@ export function paramsLine(learned: CrawlSummary['learnedParams'], c: CrawlCount
   const more = learned.length > 3 ? `; ${int(learned.length - 3)} more sections` : '';
   const one = learned.length === 1 && learned[0]!.keys.length === 1;
   const copies = `${int(c.paramRewrites)} link${c.paramRewrites === 1 ? '' : 's'} taken without ${one ? 'it' : 'them'}, ${int(c.paramCopies)} queued cop${c.paramCopies === 1 ? 'y' : 'ies'} not fetched`;
-  const why = `learned from pages with the same text whose rel=canonical is their URL without ${one ? 'it' : 'the key'}, or that differ only in a key whose value is a URL; --no-learn-params keeps such keys`;
+  const why = `learned from pages with the same text whose rel=canonical is their URL without ${one ? 'it' : 'the key'}, or that differ only in a return-to key (a URL as its value, or named so); --no-learn-params keeps such keys`;
   return `  params    ${shown === '' ? 'no key learned now' : `${shown}${more}`} — ${copies} (${why})`;
 }
 

@@ -26,15 +26,17 @@
  * `/product/?ref=123`, where it may name the product.
  *
  * A second kind of evidence, for pages with no rel=canonical: a *return-to* key, whose value is
- * a URL or an absolute path (`/wp-login.php?redirect_to=https%3A%2F%2F…`, `/login?next=/cart`).
+ * a URL or an absolute path (`/wp-login.php?redirect_to=https%3A%2F%2F…`, `/login?next=/cart`)
+ * or whose name says so (`returnto`, `ReturnUrl`, `came_from`: MediaWiki's login and
+ * create-account links carry `&returnto=<the page's title>`).
  * Such a link is on every page of a site, a distinct URL per page, and the page it leads to is
  * the same form whatever the value (which sits in a hidden field, so the bytes differ and only
  * the visible text tells): on a loopback WordPress-like blog, 210 of 625 fetches. Two pages
  * that differ only in that key's value, with text within `maxDistance` bits, are evidence
- * for the key (both URLs count, `minEvidence` in all); text further apart bans it. Only a
- * URL-shaped value counts, because a key that selects content (`?id=7`, `?q=shoes`) would
- * show the same text for a few missing items and be learned wrongly; a URL-valued key that does
- * select content (a viewer's `?file=/docs/a`) shows different text at once and is banned.
+ * for the key (both URLs count, `minEvidence` in all); text further apart bans it. Only such
+ * keys count, because a key that selects content (`?id=7`, `?q=shoes`) would show the same
+ * text for a few missing items and be learned wrongly; a return-to key that does select content
+ * (a viewer's `?file=/docs/a`) shows different text at once and is banned.
  *
  * Owns: per scope, the keys learned, banned and the evidence so far; the simhashes of pages
  * that could be canonical targets, and of the first page of each return-to family. Never: URL identity (the crawl's pinned `CanonPolicy`
@@ -145,10 +147,22 @@ function join(base: string, pairs: readonly string[]): string {
 /** Keys of one URL looked at as return-to keys (a hostile URL may carry thousands). */
 const MAX_RETURN_KEYS = 8;
 
-/** Whether a query pair's value is a URL or an absolute path (`redirect_to=https%3A%2F%2F…`, `next=/a`). */
-function urlValued(pair: string): boolean {
+/**
+ * Key names that say "where to go after this page" (`returnto`, `return_url`, `redirect_to`,
+ * `ReturnUrl`, `came_from`, `goto`), whatever their value: MediaWiki's
+ * `Special:UserLogin&returnto=Main_Page` names a page title, not a URL. (`next` alone is not
+ * here: it is also a pagination cursor; with a URL or a path as its value it counts.)
+ */
+const RETURN_KEY = /^(?:return|redirect|came_?from|go_?to|back_?to|continue_?to)(?:[-_]?(?:to|url|uri|path|page))?$/i;
+
+/**
+ * Whether a query pair is a return-to pair: its key is named so (`RETURN_KEY`) or its value is
+ * a URL or an absolute path (`redirect_to=https%3A%2F%2F…`, `next=/a`).
+ */
+function returnTo(pair: string): boolean {
   const eq = pair.indexOf('=');
-  if (eq < 0) return false;
+  if (eq <= 0) return false;
+  if (RETURN_KEY.test(pair.slice(0, eq)) && eq + 1 < pair.length) return true;
   let v = pair.slice(eq + 1);
   try {
     v = decodeURIComponent(v.replace(/\+/g, ' '));
@@ -292,7 +306,7 @@ export class ParamLearner {
     const n = Math.min(u.pairs.length, MAX_RETURN_KEYS);
     for (let i = 0; i < n; i++) {
       const pair = u.pairs[i]!;
-      if (!urlValued(pair)) continue;
+      if (!returnTo(pair)) continue;
       const key = keyOf(pair);
       const family = `${key} ${join(u.base, u.pairs.filter((_, j) => j !== i))}`;
       const first = this.#families.get(family);

@@ -208,9 +208,9 @@ export interface EngineOptions {
    * Learn, per section of a site (origin and first path segment), query keys it ignores
    * (`?ref=…`, `?from=…`): a key is learned once three pages that carry it name the same URL
    * without it as their `<link rel=canonical>` and their text is a near-duplicate of that page's
-   * (a `ParamLearner`; one contradiction bans the key) — or, for a key whose value is a URL
-   * (`?redirect_to=…`, `?next=/…`), once three pages without a canonical that differ only in
-   * its value show the same text. From then on the engine drops the key
+   * (a `ParamLearner`; one contradiction bans the key) — or, for a return-to key (its value a
+   * URL or a path, `?redirect_to=https…`, `?next=/…`; or its name `returnto`, `ReturnUrl`…),
+   * once three pages without a canonical that differ only in its value show the same text. From then on the engine drops the key
    * from links into that section, and a copy
    * already queued whose canonical page was fetched is not fetched (`CrawlCounts.paramCopies`).
    * Default true; the checkpoint keeps the keys learned and banned.

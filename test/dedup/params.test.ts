@@ -108,6 +108,16 @@ describe('ParamLearner', () => {
     const m = new ParamLearner();
     for (const v of ['/cart', '/a+b', '/checkout?step=2']) m.observe(`${O}/account/login?next=${encodeURIComponent(v)}`, undefined, H);
     expect(m.learned()).toEqual([{ scope: `${O}/account/`, keys: ['next'] }]);
+    // A key named for it counts whatever its value: MediaWiki's login link names a page title.
+    const w = new ParamLearner();
+    for (const t of ['Main_Page', 'Foo', 'Bar_(band)']) w.observe(`${O}/index.php?title=Special:UserLogin&returnto=${t}`, undefined, H);
+    expect(w.learned()).toEqual([{ scope: `${O}/`, keys: ['returnto'] }]);
+    expect(w.rewrite(`${O}/index.php?title=Special:UserLogin&returnto=Baz`)).toBe(`${O}/index.php?title=Special:UserLogin`);
+    // …but not a key that only sounds like navigation (next=2 is a page cursor), nor an empty value.
+    const x = new ParamLearner();
+    for (const v of ['2', '3', '4']) x.observe(`${O}/list?next=${v}`, undefined, H);
+    for (const v of ['a', 'b', 'c']) x.observe(`${O}/list?x=${v}&returnto=`, undefined, H);
+    expect(x.learned()).toEqual([]);
   });
 
   it('a return-to key whose pages differ is banned (and unlearned); a value that is no URL, or other keys that differ, is never evidence', () => {
