@@ -773,7 +773,7 @@ export function paramsLine(learned: CrawlSummary['learnedParams'], c: CrawlCount
   const more = learned.length > 3 ? `; ${int(learned.length - 3)} more sections` : '';
   const one = learned.length === 1 && learned[0]!.keys.length === 1;
   const copies = `${int(c.paramRewrites)} link${c.paramRewrites === 1 ? '' : 's'} taken without ${one ? 'it' : 'them'}, ${int(c.paramCopies)} queued cop${c.paramCopies === 1 ? 'y' : 'ies'} not fetched`;
-  const why = `learned from pages with the same text whose rel=canonical is their URL without ${one ? 'it' : 'the key'}, or that differ only in a return-to key (a URL as its value, or named so); --no-learn-params keeps such keys`;
+  const why = `learned from pages with the same text whose rel=canonical is their URL without ${one ? 'it' : 'the key'}, or that differ only in a return-to key like ?redirect_to; --no-learn-params keeps such keys`;
   return `  params    ${shown === '' ? 'no key learned now' : `${shown}${more}`} — ${copies} (${why})`;
 }
 
