@@ -28,9 +28,8 @@
  * A second kind of evidence, for pages with no rel=canonical: a *return-to* key, whose value is
  * a URL or an absolute path (`/wp-login.php?redirect_to=https%3A%2F%2F…`, `/login?next=/cart`)
  * or whose name says so (`returnto`, `ReturnUrl`, `came_from`: MediaWiki's login and
- * create-account links carry `&returnto=<the page's title>`).
- * Such a link is on every page of a site, a distinct URL per page, and the page it leads to is
- * the same form whatever the value (which sits in a hidden field, so the bytes differ and only
+ * create-account links carry `&returnto=<the page's title>`). Such a link is on every page of
+ * a site, a distinct URL per page, and the page it leads to is the same form whatever the value (which sits in a hidden field, so the bytes differ and only
  * the visible text tells): on a loopback WordPress-like blog, 210 of 625 fetches. Two pages
  * that differ only in that key's value, with text within `maxDistance` bits, are evidence
  * for the key (both URLs count, `minEvidence` in all); text further apart bans it. Only such
@@ -39,15 +38,15 @@
  * (a viewer's `?file=/docs/a`) shows different text at once and is banned.
  *
  * Owns: per scope, the keys learned, banned and the evidence so far; the simhashes of pages
- * that could be canonical targets, and of the first page of each return-to family. Never: URL identity (the crawl's pinned `CanonPolicy`
- * decides that; the engine rewrites a link before its key is made, and refuses at dispatch a
- * queued copy whose canonical page was fetched) or clocks. A checkpoint keeps the learned
- * and banned keys (`export` / `import`), not the evidence or the remembered pages.
+ * that could be canonical targets, and of the first page of each return-to family. Never: URL
+ * identity (the crawl's pinned `CanonPolicy` decides that; the engine rewrites a link before
+ * its key is made, and refuses at dispatch a queued copy whose canonical page was fetched) or
+ * clocks. A checkpoint keeps the learned and banned keys (`export` / `import`), not the
+ * evidence, the remembered pages or the families.
  *
  * Memory is bounded: at most `maxPages` remembered pages and as many return-to families
- * (oldest dropped), `maxScopes`
- * scopes with evidence and `maxKeysPerScope` keys per scope, each holding at most
- * `minEvidence` URLs.
+ * (oldest dropped), `maxScopes` scopes with evidence and `maxKeysPerScope` keys per scope,
+ * each holding at most `minEvidence` URLs.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
@@ -189,7 +188,7 @@ export class ParamLearner {
   /** URL → simhash of pages that may be canonical targets (insertion order: oldest first). */
   readonly #pages = new Map<string, bigint>();
   /**
-   * A return-to family (a URL less one URL-valued pair, and that pair's key) → the first page
+   * A return-to family (a URL less one return-to pair, and that pair's key) → the first page
    * fetched in it: its URL and simhash (insertion order: oldest first).
    */
   readonly #families = new Map<string, { readonly url: string; readonly simhash: bigint }>();

@@ -1,9 +1,9 @@
 /**
  * Link extraction from HTML with htmlparser2's streaming tokenizer (no tree, no stack: see
  * `LinkExtractor`): `a`/`area` hrefs, `frame`/`iframe` srcs, the URL of a
- * `<meta http-equiv=refresh>`, the document's `<base href>`, `<link rel=canonical>` (recorded, not followed as a link),
- * `<meta name=robots>` (and `<meta name=AGENT>`) `noindex`/`nofollow`/`none`, and
- * `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
+ * `<meta http-equiv=refresh>`, the document's `<base href>`, `<link rel=canonical>`
+ * (recorded, not followed as a link), `<meta name=robots>` (and `<meta name=AGENT>`)
+ * `noindex`/`nofollow`/`none`, and `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
  * `canonicalize` under the crawl's pinned `CanonPolicy`, once — deduplicated in document
  * order. On request the same pass collects the page's visible text (outside script, style,
  * noscript and template) for the simhash, so markup never moves the signature, and the
