@@ -11,7 +11,7 @@ import { simhashText } from '../core/simhash.js';
 import { churnFp, contentFp } from '../dedup/index.js';
 import type { Link } from '../model/index.js';
 import type { CanonPolicy } from '../url/index.js';
-import { decodeText } from './body.js';
+import { decodeText, sniffCharset } from './body.js';
 import { LinkExtractor } from './links.js';
 
 /** One body to analyze. */
@@ -66,8 +66,9 @@ export function analyzePage(input: PageInput): PageAnalysis {
   const { bytes, contentType } = input;
   const fp = contentFp(bytes);
   if (looksLikeHtml(contentType, bytes)) {
-    const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true, requisites: input.requisites });
-    extractor.write(decodeText(bytes, contentType));
+    const encoding = sniffCharset(contentType, bytes);
+    const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true, requisites: input.requisites, encoding });
+    extractor.write(new TextDecoder(encoding).decode(bytes));
     const found = extractor.end();
     return {
       contentFp: fp,

@@ -27,6 +27,7 @@ import type { Link } from '../model/index.js';
 import { booleanField, customField, defineOptions, numberField, stringField } from '../options/index.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { canonicalizeBatch } from '../url/batch.js';
+import { encodeQuery } from './legacy-query.js';
 import { type CanonPolicy, canonPolicy, canonicalize } from '../url/index.js';
 
 /** What a page says about its links and itself. */
@@ -64,6 +65,12 @@ export interface ExtractLinksOptions {
   /** Also collect the visible text (`ExtractedLinks.text`); default false. */
   collectText: boolean;
   /**
+   * The document's character encoding (a name as `TextDecoder.encoding` gives it, e.g. from
+   * `sniffCharset`): a link's query is percent-encoded in it, as browsers do (legacy-query.ts).
+   * Default UTF-8.
+   */
+  encoding: string | undefined;
+  /**
    * Also return the page's requisites — `img`/`script`/`source`/`embed`/`input type=image`
    * `src`, `video` `poster`, `link rel=stylesheet|icon` `href` — as links marked `requisite`;
    * default false.
@@ -76,6 +83,7 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
   maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
   canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy object', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
   collectText: booleanField(false),
+  encoding: stringField({}),
   requisites: booleanField(false),
 });
 
@@ -277,7 +285,8 @@ export class LinkExtractor {
     // One wasm call for the page's links when the core is loaded (src/url/batch.ts: exactly
     // canonicalize's answers; 1.7× `new URL(l, page).href` on the url bench's pages); the
     // per-link path otherwise, so extraction never needs the core.
-    const hrefs = this.#hrefs.map((h) => h.href);
+    const encoding = this.#opts.encoding;
+    const hrefs = encoding === undefined ? this.#hrefs.map((h) => h.href) : this.#hrefs.map((h) => encodeQuery(h.href, encoding));
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
       const url = urls[i] ?? null;
@@ -303,7 +312,7 @@ export class LinkExtractor {
       if (l.requisite) link.requisite = true;
       return link;
     });
-    const canonical = this.#canonical === undefined ? undefined : (canonicalize(this.#canonical, base, this.#policy) ?? undefined);
+    const canonical = this.#canonical === undefined ? undefined : (canonicalize(encoding === undefined ? this.#canonical : encodeQuery(this.#canonical, encoding), base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
     const mainText = text === undefined ? undefined : this.#sawContent ? this.#inContent.join('') : this.#outContent.join('');
     return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text, mainText };
