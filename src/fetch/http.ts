@@ -16,7 +16,8 @@
  *     If-Modified-Since from the stored validators; connect, headers, body-idle and total
  *     timeouts; response headers capped at `maxHeaderBytes`.
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
- *     kept. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
+ *     kept; a `Link: <…>; rel=canonical` header and a `Refresh` header's URL are read as the
+ *     body's canonical and links are. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
  *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
  *     analyzed once — on a worker thread from 32 KiB up (`PageAnalyzer`, page-work.ts), so
  *     no page holds the event loop that paces the other hosts: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
@@ -44,7 +45,8 @@ import { type FieldSpec, booleanField, customField, defineOptions, functionField
 import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
-import type { CanonPolicy } from '../url/index.js';
+import { type CanonPolicy, canonicalize } from '../url/index.js';
+import { refreshTarget } from './links.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
 import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
 import { ProxyTunnel } from './proxy.js';
@@ -293,6 +295,36 @@ function xRobots(values: string | string[] | undefined, token: string): { noinde
     }
   }
   return result;
+}
+
+/** `rel` is a token of a Link header parameter list (`; rel="canonical alternate"`). */
+const CANONICAL_REL = /;\s*rel\s*=\s*(?:"[^"]*\bcanonical\b[^"]*"|canonical\b)/i;
+
+/**
+ * What a response's headers link (RFC 8288 `Link: <…>; rel=canonical`, the way a PDF names its
+ * HTML page; the `Refresh` header, the header form of a meta refresh): the canonical, when the
+ * body named none, and the refresh target as one more link of the page (unless X-Robots-Tag
+ * says nofollow, as for its other links: then marked so).
+ */
+function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: Record<string, string | string[] | undefined>, url: string, policy: CanonPolicy | undefined, nofollow: boolean): void {
+  if (base.canonical === undefined) {
+    const values = h['link'];
+    for (const value of Array.isArray(values) ? values : values ? [values] : []) {
+      // One header may hold several comma-separated links; a URL may hold commas only inside <>.
+      for (const m of value.matchAll(/<([^>]*)>([^,<]*)/g)) {
+        if (!CANONICAL_REL.test(m[2]!)) continue;
+        const c = canonicalize(m[1]!.trim(), url, policy);
+        if (c !== null) base.canonical = c;
+        break;
+      }
+      if (base.canonical !== undefined) break;
+    }
+  }
+  const refresh = firstHeader(h, 'refresh');
+  const target = refresh === undefined ? undefined : refreshTarget(refresh);
+  const c = target === undefined ? null : canonicalize(target, url, policy);
+  if (c === null || base.links?.some((l) => l.url === c) === true) return;
+  base.links = [...(base.links ?? []), nofollow ? { url: c, nofollow: true } : { url: c }];
 }
 
 function errorCode(err: unknown): string {
@@ -661,6 +693,7 @@ export class HttpFetcher implements Fetcher {
         }
         if (found.canonical !== undefined) base.canonical = found.canonical;
       }
+      if (mode.parseLinks) headerLinks(base, h, url, o.canonPolicy, robotsHeader.nofollow);
       if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {
         const links = sitemapLinks(bytes, url, depth, o.canonPolicy, robotsHeader.nofollow);
         if (links !== undefined) base.links = links;
