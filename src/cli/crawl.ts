@@ -73,7 +73,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text" },
-    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved)" },
+    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash" },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
@@ -782,14 +782,15 @@ export function paramsLine(learned: CrawlSummary['learnedParams'], c: CrawlCount
  * how many links were taken straight there (each distinct URL among them a redirect not fetched).
  */
 export function aliasesLine(learned: CrawlSummary['learnedAliases'], c: CrawlCounts): string {
-  if (learned.length === 0 && c.aliasRewrites === 0) return '';
+  if (learned.length === 0 && c.aliasRewrites === 0 && c.aliasCopies === 0) return '';
   const shown = learned
     .slice(0, 3)
     .map((a) => `${a.from} → ${a.to}`)
     .join('; ');
-  const more = learned.length > 3 ? `; ${int(learned.length - 3)} more origins` : '';
-  const links = `${int(c.aliasRewrites)} link${c.aliasRewrites === 1 ? '' : 's'} taken straight there`;
-  return `  aliases   ${shown === '' ? 'no origin learned now' : `${shown}${more}`} — ${links} (learned from 3 permanent redirects to the same path; --no-learn-aliases follows a redirect per URL)`;
+  const more = learned.length > 3 ? `; ${int(learned.length - 3)} more` : '';
+  const copies = c.aliasCopies > 0 ? `, ${int(c.aliasCopies)} queued redirect${c.aliasCopies === 1 ? '' : 's'} not fetched` : '';
+  const links = `${int(c.aliasRewrites)} link${c.aliasRewrites === 1 ? '' : 's'} taken straight there${copies}`;
+  return `  aliases   ${shown === '' ? 'nothing learned now' : `${shown}${more}`} — ${links} (learned from 3 permanent redirects of one kind; --no-learn-aliases follows a redirect per URL)`;
 }
 
 /**

@@ -61,6 +61,7 @@ import { type PolitenessConfig, politenessConfig } from '../politeness/index.js'
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
+import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import { SETTINGS_FILE } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
@@ -109,6 +110,8 @@ export interface EngineState {
   readonly params?: ParamRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
   readonly aliases?: AliasRecord[];
+  /** Sections' trailing-slash rules learned and banned (`SlashRules.export`; absent: none, or an older build). */
+  readonly slashes?: SlashRecord[];
 }
 
 /** An `EngineState` without its version tag (the tag is this file's business). */
@@ -187,6 +190,7 @@ export function parseEngineState(v: unknown): EngineState {
   // The learners' lessons: each record checked by its owner's rule.
   eachRecord('aliases', aliasRecordProblem);
   eachRecord('params', paramRecordProblem);
+  eachRecord('slashes', slashRecordProblem);
   return s as unknown as EngineState;
 }
 

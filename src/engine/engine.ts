@@ -65,7 +65,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { type AliasRecord, OriginAliases, ParamLearner, type ParamRecord, SoftDetector, TrapDetector } from '../dedup/index.js';
+import { type AliasRecord, OriginAliases, ParamLearner, type ParamRecord, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
@@ -101,6 +101,16 @@ const HOUR_MS = 3_600_000;
 
 /** Rewritten links remembered until their fetch (`Engine#rewritten`): ≈ 150 B each. */
 const MAX_REWRITTEN = 65_536;
+
+/**
+ * A section's trailing-slash rule as the summary lists what links are taken to
+ * (`CrawlSummary.learnedAliases`): `http://x/blog/…` → `http://x/blog/…/` (add) or back (strip).
+ */
+function slashAlias(r: { readonly section: string; readonly rule: SlashRule }): { from: string; to: string } {
+  const bare = `${r.section}…`;
+  const slashed = `${r.section}…/`;
+  return r.rule === 'add' ? { from: bare, to: slashed } : { from: slashed, to: bare };
+}
 
 interface Flight {
   readonly req: FetchRequest;
@@ -169,6 +179,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #params: ParamLearner | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
   readonly #aliases: OriginAliases | undefined;
+  /** Sections' trailing-slash redirects learned (`EngineOptions.learnAliases` too). */
+  readonly #slashes: SlashRules | undefined;
   /**
    * Links the learners rewrote, rewritten URL → the URL as found (the first one), until the
    * rewritten URL is fetched: a 404 there refutes the lesson. At most `MAX_REWRITTEN` (oldest
@@ -306,6 +318,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     );
     this.#params = o.learnParams ? new ParamLearner() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
+    this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -313,6 +326,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       scope: this.#scope,
       tally: this.#tally,
       params: this.#params,
+      slashes: this.#slashes,
       enabled: o.robots,
       fetch: this.#observedRobotsFetch(this.#gatedRobots(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock))),
       agent: o.agent,
@@ -561,7 +575,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       unresolvedHosts: this.#tally.unresolvedHosts(),
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
-      learnedAliases: this.#aliases?.learned() ?? [],
+      learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       rewriteMisses: this.#tally.rewriteMisses(),
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
@@ -974,6 +988,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       if (state.params !== undefined) this.#params?.import(state.params);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
+      if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = found.generation;
       this.#completed = state.completed;
@@ -1009,15 +1024,16 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A resume asks again of every URL a setting refused: those the scope now takes are queued
    * (a refused address or a name that did not exist is asked again at dispatch, costing no
    * request if it still holds). URLs robots.txt disallowed are queued again when the agent or
-   * the robots setting changed. A copy refused under a query key learned ignorable stays
-   * refused while the key is learned (its canonical URL is a row of its own).
+   * the robots setting changed. A copy refused under a query key learned ignorable, or a
+   * redirect refused under a section's slash rule, stays refused while the lesson holds (the
+   * page it names is a row of its own).
    */
   #reconsider(): void {
     this.#applyLimits();
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
     this.#frontier!.reconsider((url, status) => {
       if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
-      if (status === UrlStatus.Refused && this.#params?.rewrite(url) !== undefined) return false;
+      if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url)) !== undefined) return false;
       return this.#directory.register(url) !== undefined;
     });
   }
@@ -1452,6 +1468,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (aliases !== undefined) {
       const location = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
       aliases.observe(req.url, o.status, location);
+      this.#slashes?.observe(req.url, o.status, location);
     }
     if (params !== undefined && o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
     if (links === undefined) return links;
@@ -1464,6 +1481,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (a !== undefined) {
         url = a;
         moved++;
+      }
+      const sl = this.#slashes?.rewrite(url);
+      if (sl !== undefined) {
+        if (a === undefined) moved++;
+        url = sl;
       }
       const p = params?.rewrite(url);
       if (p !== undefined) {
@@ -1496,6 +1518,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#rewritten.delete(url);
     if (!(soft404 || status === 404 || status === 410)) return undefined;
     this.#aliases?.refuted(original, url);
+    this.#slashes?.refuted(original, url);
     this.#params?.refuted(original, url);
     this.#tally.rewriteMiss(original);
     return original;
@@ -1755,10 +1778,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[] } {
+  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[] } {
     const params = this.#params?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
-    return { ...(params.length > 0 ? { params } : {}), ...(aliases.length > 0 ? { aliases } : {}) };
+    const slashes = this.#slashes?.export() ?? [];
+    return { ...(params.length > 0 ? { params } : {}), ...(aliases.length > 0 ? { aliases } : {}), ...(slashes.length > 0 ? { slashes } : {}) };
   }
 
   /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */

@@ -221,8 +221,11 @@ export interface EngineOptions {
    * `www.example.com`): once three URLs of an origin answered a permanent redirect (301, 308)
    * to the same path on the moved form (an `OriginAliases`; a page served by the old origin, or
    * a redirect elsewhere, bans it), links into the old origin are taken to the new one before
-   * they are keyed, saving a redirect per URL (`CrawlCounts.aliasRewrites`). Default true; the
-   * checkpoint keeps the aliases learned and banned.
+   * they are keyed, saving a redirect per URL (`CrawlCounts.aliasRewrites`). The same for a
+   * section of a site (origin and first path segment) whose URLs redirect to add or drop a
+   * trailing slash: once three did (a `SlashRules`; a page served where the rule would move it
+   * bans it), links into the section are written its way. Default true; the checkpoint keeps
+   * the aliases and slash rules learned and banned.
    */
   readonly learnAliases: boolean;
   /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */

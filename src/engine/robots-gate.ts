@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { ParamLearner } from '../dedup/index.js';
+import type { ParamLearner, SlashRules } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -71,6 +71,8 @@ export interface RobotsGateOptions {
   readonly tally: Tally;
   /** Query keys learned ignorable: a queued copy of a page fetched this run is refused. */
   readonly params?: ParamLearner | undefined;
+  /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
+  readonly slashes?: SlashRules | undefined;
   /** Obey robots.txt; when false the gate only waits for DNS. */
   readonly enabled: boolean;
   /** Fetches one robots.txt hop (no redirects followed); see `robotsFetchOf`. */
@@ -265,7 +267,8 @@ export class RobotsGate implements RobotsSeam {
 
   /**
    * Whether a setting refuses `url`: out of scope, a copy of a page fetched this run (query
-   * keys learned ignorable, `EngineOptions.learnParams`), a name that does not exist, an address
+   * keys learned ignorable, `EngineOptions.learnParams`), a redirect to a page fetched this run
+   * (a section's slash rule, `EngineOptions.learnAliases`), a name that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
   refuses(url: string): boolean {
@@ -276,6 +279,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.params?.duplicateOf(url) !== undefined) {
       this.o.tally.paramCopy();
+      return true;
+    }
+    if (this.o.slashes?.duplicateOf(url) !== undefined) {
+      this.o.tally.aliasCopy();
       return true;
     }
     const parts = splitOrigin(url);

@@ -92,7 +92,10 @@ export interface CrawlSummary {
    * their copies not fetched (`CrawlCounts.paramRewrites`, `paramCopies`).
    */
   readonly learnedParams: readonly { readonly scope: string; readonly keys: readonly string[] }[];
-  /** Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`. */
+  /**
+   * Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`;
+   * and sections' trailing-slash rules, as `http://x/blog/…` → `http://x/blog/…/` (or back).
+   */
   readonly learnedAliases: readonly { readonly from: string; readonly to: string }[];
   /**
    * Links as found that a learner rewrote to a page that answered 404, 410 or as a soft-404

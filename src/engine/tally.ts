@@ -45,8 +45,13 @@ export interface CrawlCounts {
   readonly paramRewrites: number;
   /** URLs queued before their query keys were learned ignorable, not fetched: their canonical page was. */
   readonly paramCopies: number;
-  /** Links taken from an origin learned moved to the origin it moved to (`EngineOptions.learnAliases`). */
+  /**
+   * Links taken from an origin learned moved to the origin it moved to, or written with a
+   * section's trailing slash learned (`EngineOptions.learnAliases`).
+   */
   readonly aliasRewrites: number;
+  /** URLs queued before their section's slash rule was learned, not fetched: the page they redirect to was. */
+  readonly aliasCopies: number;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -90,6 +95,7 @@ export class Tally {
   #paramRewrites = 0;
   #paramCopies = 0;
   #aliasRewrites = 0;
+  #aliasCopies = 0;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
@@ -165,6 +171,11 @@ export class Tally {
     this.#paramCopies++;
   }
 
+  /** A queued redirect not fetched: its section's slash rule names a page fetched this run. */
+  aliasCopy(): void {
+    this.#aliasCopies++;
+  }
+
   /** The handler failed on `url` for good. */
   handlerFailed(url: string, message: string): void {
     this.#handler++;
@@ -195,6 +206,7 @@ export class Tally {
       paramRewrites: this.#paramRewrites,
       paramCopies: this.#paramCopies,
       aliasRewrites: this.#aliasRewrites,
+      aliasCopies: this.#aliasCopies,
     };
   }
 

@@ -70,11 +70,14 @@ describe('aliasesLine', () => {
   it('is empty when nothing was learned or taken, and names up to three origins', () => {
     expect(aliasesLine([], counts)).toBe('');
     expect(aliasesLine([{ from: 'http://a.test', to: 'https://a.test' }], { ...counts, aliasRewrites: 396 })).toBe(
-      '  aliases   http://a.test → https://a.test — 396 links taken straight there (learned from 3 permanent redirects to the same path; --no-learn-aliases follows a redirect per URL)',
+      '  aliases   http://a.test → https://a.test — 396 links taken straight there (learned from 3 permanent redirects of one kind; --no-learn-aliases follows a redirect per URL)',
     );
     const many = Array.from({ length: 4 }, (_, i) => ({ from: `http://h${i}.test`, to: `https://h${i}.test` }));
-    expect(aliasesLine(many, { ...counts, aliasRewrites: 1 })).toMatch(/^ {2}aliases {3}http:\/\/h0\.test → https:\/\/h0\.test; .*; 1 more origins — 1 link taken straight there/);
-    expect(aliasesLine([], { ...counts, aliasRewrites: 2 })).toMatch(/^ {2}aliases {3}no origin learned now — 2 links/);
+    expect(aliasesLine(many, { ...counts, aliasRewrites: 1 })).toMatch(/^ {2}aliases {3}http:\/\/h0\.test → https:\/\/h0\.test; .*; 1 more — 1 link taken straight there/);
+    expect(aliasesLine([], { ...counts, aliasRewrites: 2 })).toMatch(/^ {2}aliases {3}nothing learned now — 2 links/);
+    expect(aliasesLine([{ from: 'http://a.test/docs/…', to: 'http://a.test/docs/…/' }], { ...counts, aliasRewrites: 5, aliasCopies: 1 })).toBe(
+      '  aliases   http://a.test/docs/… → http://a.test/docs/…/ — 5 links taken straight there, 1 queued redirect not fetched (learned from 3 permanent redirects of one kind; --no-learn-aliases follows a redirect per URL)',
+    );
   });
 });
 

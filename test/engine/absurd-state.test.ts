@@ -88,7 +88,8 @@ describe('absurd but checksum-valid checkpoints', () => {
     expect(parseEngineState(withState(image, validState).meta.settings['engine'])).toMatchObject({ generation: 3 });
     const params = [['http://a.test:8080/post/', ['ref'], ['page']]];
     const aliases = [['http://a.test', 'https://www.a.test'], ['http://b.test:8080', null]];
-    expect(parseEngineState(withState(image, { ...validState, params, aliases }).meta.settings['engine'])).toMatchObject({ params, aliases });
+    const slashes = [['http://a.test/docs/', 'add', []], ['http://a.test/', null, ['strip', 'add']]];
+    expect(parseEngineState(withState(image, { ...validState, params, aliases, slashes }).meta.settings['engine'])).toMatchObject({ params, aliases, slashes });
   });
 
   it('any host field out of range is refused naming the field (property)', () => {
@@ -123,6 +124,7 @@ describe('absurd but checksum-valid checkpoints', () => {
       fc.tuple(fc.constant('robotsOutages'), fc.constantFrom<unknown>([['h', Infinity, 503, 1]], [['h', 1e300, 503, 1]], [['h', 0, 503.5, 1]], [['h', 0, 503, -1]], [[1, 0, 0, 0]], 'x')),
       fc.tuple(fc.constant('v'), fc.constantFrom<unknown>(2, 0.5, null)),
       fc.tuple(fc.constant('aliases'), fc.constantFrom<unknown>('x', {}, [['http://a.test']], [['http://a.test', 'https://b.test']], [['https://a.test', 'http://a.test']], [['http://a.test/', null]], [[5, null]])),
+      fc.tuple(fc.constant('slashes'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', 'add']], [['http://a.test/a/b/', 'add', []]], [['http://a.test/', 'up', []]], [['http://a.test/', null, ['add', 'strip', 'add']]], [['http://a.test/', null, 'add']])),
       fc.tuple(fc.constant('params'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', ['ref']]], [['not an origin', [], []]], [['http://a.test', [], []]], [['http://a.test/path', [], []]], [['http://a.test/', [''], []]], [['http://a.test/', [], [7]]], [['http://a.test/', 'ref', []]])),
       fc.tuple(
         fc.constant('robots'),

@@ -176,3 +176,100 @@ describe('an alias a site only half follows', () => {
     expect(seen.slice(at).filter((r) => r.host === 'site2.test' && r.path.startsWith('/legacy/'))).toHaveLength(PAGES - 20);
   });
 });
+
+describe('a section whose URLs redirect to add a trailing slash (learnAliases)', () => {
+  // /docs/i answers 301 to /docs/i/, where the page is; every page links the others without the slash.
+  const N = 30;
+  let slashed: Server;
+  let sport = 0;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    slashed = createServer((req, res) => {
+      const path = req.url ?? '/';
+      seen.push(path);
+      if (path === '/robots.txt') {
+        res.writeHead(404);
+        return res.end();
+      }
+      const m = /^\/docs\/(\d+)(\/?)$/.exec(path);
+      if (m !== null && m[2] === '') {
+        res.writeHead(301, { location: `/docs/${m[1]}/` });
+        return res.end();
+      }
+      if (path === '/index') {
+        // Every page twice, as the site writes it and without the slash: the second kind queued
+        // before the rule is learned.
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end(`<html><body>${Array.from({ length: N }, (_, i) => `<a href="/docs/${i}/">d</a> <a href="/docs/${i}">d</a>`).join(' ')}</body></html>`);
+      }
+      if (path === '/extra') {
+        // Met only by the resume below: links into the section no run has seen.
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end(`<html><body>${[100, 101, 102, 103, 104].map((i) => `<a href="/docs/${i}">d</a>`).join(' ')}</body></html>`);
+      }
+      const i = m === null ? 0 : Number(m[1]);
+      if (path !== '/' && m === null) {
+        res.writeHead(404);
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><body><p>doc ${i} ${'words '.repeat(i + 3)}</p><a href="/docs/${(i + 1) % N}">next</a> <a href="/docs/${(i * 7 + 3) % N}">see also</a></body></html>`);
+    });
+    await new Promise<void>((r) => slashed.listen(0, '127.0.0.1', r));
+    sport = (slashed.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => slashed.close(() => r()));
+  });
+  const opts = (extra: Partial<EngineOptions> = {}): Partial<EngineOptions> & { agent: string } => ({
+    seeds: [`http://127.0.0.1:${sport}/`],
+    agent: AGENT,
+    allowPrivate: true,
+    politeness: { minDelayMs: 5, startDelayMs: 5 },
+    ...extra,
+  });
+
+  it('after three, links into the section are written with the slash: every page once, a few redirects; off, a redirect per page', async () => {
+    seen.length = 0;
+    const summary = await crawl(opts());
+    expect(summary.reason).toBe('drained');
+    const pages = seen.filter((p) => p.endsWith('/') && p !== '/');
+    expect(pages.sort()).toEqual(Array.from({ length: N }, (_, i) => `/docs/${i}/`).sort());
+    const redirects = seen.filter((p) => /^\/docs\/\d+$/.test(p));
+    expect(redirects.length).toBeGreaterThanOrEqual(3);
+    expect(redirects.length).toBeLessThanOrEqual(N / 3);
+    expect(summary.learnedAliases).toEqual([{ from: `http://127.0.0.1:${sport}/docs/…`, to: `http://127.0.0.1:${sport}/docs/…/` }]);
+    expect(summary.counts.aliasRewrites).toBeGreaterThan(0);
+
+    seen.length = 0;
+    const off = await crawl(opts({ learnAliases: false }));
+    expect(off.learnedAliases).toEqual([]);
+    expect(seen.filter((p) => /^\/docs\/\d+$/.test(p))).toHaveLength(N);
+  });
+
+  it('a URL queued before the rule whose page was fetched meanwhile is not fetched: a redirect saved', async () => {
+    seen.length = 0;
+    const summary = await crawl(opts({ seeds: [`http://127.0.0.1:${sport}/index`] }));
+    expect(summary.reason).toBe('drained');
+    expect(seen.filter((p) => /^\/docs\/\d+\/$/.test(p))).toHaveLength(N);
+    const redirects = seen.filter((p) => /^\/docs\/\d+$/.test(p)).length;
+    // Each slashless URL was either fetched (a redirect) or refused at its turn.
+    expect(redirects + summary.counts.aliasCopies).toBe(N);
+    expect(summary.counts.aliasCopies).toBeGreaterThan(0);
+  });
+
+  it('the checkpoint keeps the rule: a resume writes new links the section\'s way from its first page', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'meguri-slashes-'));
+    try {
+      expect((await crawl(opts({ dataDir, seeds: [`http://127.0.0.1:${sport}/docs/0/`] }))).reason).toBe('drained');
+      seen.length = 0;
+      const again = await crawl(opts({ dataDir, seeds: [`http://127.0.0.1:${sport}/extra`] }));
+      expect(again.reason).toBe('drained');
+      expect(again.learnedAliases).toEqual([{ from: `http://127.0.0.1:${sport}/docs/…`, to: `http://127.0.0.1:${sport}/docs/…/` }]);
+      // Its five links went straight to their pages: no redirect asked (three without the rule).
+      expect(seen.filter((p) => /^\/docs\/10\d/.test(p)).sort()).toEqual(['/docs/100/', '/docs/101/', '/docs/102/', '/docs/103/', '/docs/104/']);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
