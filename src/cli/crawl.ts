@@ -728,7 +728,7 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
   const parts: string[] = [];
   if (by.depth > 0) parts.push(`${int(by.depth)} past --max-depth ${limits.maxDepth}`);
   if (by.budget > 0) parts.push(`${int(by.budget)} over --max-urls-per-host ${limits.maxUrlsPerHost}`);
-  if (by.pattern > 0) parts.push(`${int(by.pattern)} on hosts that look like crawler traps (calendars, facets, session ids)`);
+  if (by.pattern > 0) parts.push(`${int(by.pattern)} on hosts that look like crawler traps (calendars, facets, session ids, repeated path segments)`);
   const raise = [by.depth > 0 ? '--max-depth' : '', by.budget > 0 ? '--max-urls-per-host' : ''].filter(Boolean).join(' or ');
   return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
 }
@@ -742,7 +742,7 @@ export function trapRuleParts(by: TrappedBy): string[] {
   return [
     by.depth > 0 ? `${int(by.depth)} past the depth cap` : '',
     by.budget > 0 ? `${int(by.budget)} over a host's URL budget` : '',
-    by.pattern > 0 ? `${int(by.pattern)} matching a host's trap patterns (calendars, facets, session ids)` : '',
+    by.pattern > 0 ? `${int(by.pattern)} matching a host's trap patterns (calendars, facets, session ids, repeated path segments)` : '',
   ].filter(Boolean);
 }
 

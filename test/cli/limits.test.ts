@@ -97,7 +97,7 @@ describe('trappedLine', () => {
   const limits = { maxDepth: 5, maxUrlsPerHost: 100 };
   it('is empty when nothing is trapped and names each rule with its flag otherwise', () => {
     expect(trappedLine({ depth: 0, budget: 0, pattern: 0 }, limits)).toBe('');
-    expect(trappedLine({ depth: 0, budget: 0, pattern: 2 }, limits)).toBe('  trapped   2 URLs not fetched: 2 on hosts that look like crawler traps (calendars, facets, session ids)');
+    expect(trappedLine({ depth: 0, budget: 0, pattern: 2 }, limits)).toBe('  trapped   2 URLs not fetched: 2 on hosts that look like crawler traps (calendars, facets, session ids, repeated path segments)');
     expect(trappedLine({ depth: 1200, budget: 3, pattern: 0 }, limits)).toBe(
       '  trapped   1,203 URLs not fetched: 1,200 past --max-depth 5 · 3 over --max-urls-per-host 100 (to follow them, raise --max-depth or --max-urls-per-host and resume; 0 = unlimited)',
     );

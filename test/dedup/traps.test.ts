@@ -78,6 +78,13 @@ describe('TrapDetector.violation', () => {
     ['https://github.com/a/b/commit/9f8e7d6c5b4a392817269f8e7d6c5b4a39281726', 'None'],
     ['https://e.com/p?token=9f8e7d6c5b4a39281726', 'None'],
     ['https://e.com/p?ref=thisisaverylongslugwithoutdigits', 'None'],
+    // repeated: a segment (not all digits) three times anywhere in the path
+    ['https://e.com/index.php/guide/api/guide/faq/guide/', 'Repeated'],
+    ['https://e.com/a/a/a', 'Repeated'],
+    ['https://e.com/docs/guide/api/guide/', 'None'],
+    ['https://e.com/2024/01/01/01/post', 'None'],
+    ['https://e.com/en/docs/en/intro', 'None'],
+    ['https://e.com/a/b?x=/a/a/a', 'None'],
     // several at once: calendar is named first
     ['https://e.com/2031/05?sessid=9f8e7d6c5b4a39281726&a=1&b=2&c=3&d=4&e=5', 'Calendar'],
     ['https://e.com/p?sessid=9f8e7d6c5b4a39281726&a=1&b=2&c=3&d=4&e=5', 'Session'],
@@ -145,7 +152,7 @@ describe('synthetic trap sites', () => {
         if (s === UrlStatus.Scheduled) articlesAdmitted++;
       }
     }
-    expect(detector.flags('events.example.org')).toEqual({ calendar: true, faceted: false, session: false });
+    expect(detector.flags('events.example.org')).toEqual({ calendar: true, faceted: false, session: false, repeated: false });
     expect(isTrapSuspect(host)).toBe(true);
     expect(articlesAdmitted).toBe(articles);
     expect(beyondAdmitted).toBe(detector.options.flagThreshold - 1);
@@ -180,12 +187,30 @@ describe('synthetic trap sites', () => {
       intake(detector, host, 'store.example.com', `https://store.example.com/c/shoes?${chosen.join('&')}`);
       intake(detector, host, 'store.example.com', `https://store.example.com/p/${i}`);
     }
-    expect(detector.flags('store.example.com')).toEqual({ calendar: false, faceted: true, session: false });
+    expect(detector.flags('store.example.com')).toEqual({ calendar: false, faceted: true, session: false, repeated: false });
     expect(intake(detector, host, 'store.example.com', 'https://store.example.com/p/99999')).toBe(UrlStatus.Scheduled);
     expect(intake(detector, host, 'store.example.com', 'https://store.example.com/c/shoes?color=1&size=2&page=3')).toBe(UrlStatus.Scheduled);
     expect(intake(detector, host, 'store.example.com', 'https://store.example.com/c/shoes?color=1&size=2&brand=3&fit=4&price=1')).toBe(
       UrlStatus.Trapped,
     );
+  });
+
+  it('flags relative links under a catch-all path and parks only the URLs repeating a segment', () => {
+    const detector = new TrapDetector();
+    const host: AdmitHost = { urlBudget: 0, depthCap: 0, admitted: 0, flags: 0 };
+    // Every page answers any path below it and links guide/, api/, faq/ relative to itself.
+    const names = ['guide', 'api', 'faq'];
+    let frontier = ['https://docs.example/index.php/'];
+    const statuses: number[] = [];
+    for (let depth = 0; depth < 7; depth++) {
+      frontier = frontier.flatMap((u) => names.map((n) => `${u}${n}/`));
+      for (const u of frontier) statuses.push(intake(detector, host, 'docs.example', u));
+    }
+    expect(detector.flags('docs.example').repeated).toBe(true);
+    // Before the flag every URL was admitted; after it, those with a triple segment are parked.
+    expect(statuses.filter((s) => s === UrlStatus.Trapped).length).toBeGreaterThan(1000);
+    expect(intake(detector, host, 'docs.example', 'https://docs.example/index.php/guide/api/faq/')).toBe(UrlStatus.Scheduled);
+    expect(intake(detector, host, 'docs.example', 'https://docs.example/index.php/api/api/x/api/')).toBe(UrlStatus.Trapped);
   });
 
   it('does not flag real sites with a few dated, filtered or hashed URLs (precision)', () => {
@@ -211,7 +236,7 @@ describe('synthetic trap sites', () => {
       expect(detector.observe(host, keyOf(url), url, NOW).becameSuspect).toBe(false);
     }
     expect(detector.suspect(host)).toBe(false);
-    expect(detector.flags(host)).toEqual({ calendar: false, faceted: false, session: false });
+    expect(detector.flags(host)).toEqual({ calendar: false, faceted: false, session: false, repeated: false });
     expect(detector.passes(host, canonicalize(`https://${host}/events/2031/01/`)!, NOW)).toBe(true);
   });
 
@@ -231,10 +256,10 @@ describe('synthetic trap sites', () => {
       const url = `https://big.example/p?sessid=${token(r)}&a=1&b=2&c=3&d=4&e=${i}`;
       const obs = detector.observe('big.example', keyOf(url), url, NOW);
       if (obs.becameSuspect) became++;
-      expect(detector.trackedUrls('big.example')).toBeLessThanOrEqual(3 * 8);
+      expect(detector.trackedUrls('big.example')).toBeLessThanOrEqual(4 * 8);
     }
     expect(became).toBe(1);
-    expect(detector.flags('big.example')).toEqual({ calendar: false, faceted: true, session: true });
+    expect(detector.flags('big.example')).toEqual({ calendar: false, faceted: true, session: true, repeated: false });
     expect(detector.trackedUrls('big.example')).toBe(0);
   });
 
