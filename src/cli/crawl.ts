@@ -33,6 +33,7 @@ import {
 import { DiskFullError, InvalidArgumentError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
 import { DataDir, singleProcessFiles } from '../engine/datadir.js';
+import { describeLessons } from '../dedup/index.js';
 import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
@@ -766,14 +767,12 @@ export function nothingFetched(s: CrawlSummary): string {
  */
 export function paramsLine(learned: CrawlSummary['learnedParams'], c: CrawlCounts): string {
   if (learned.length === 0 && c.paramRewrites === 0 && c.paramCopies === 0) return '';
-  const shown = learned
-    .slice(0, 3)
-    .map((l) => `${l.scope}… ignores ${l.keys.map((k) => `?${k}`).join(', ')}`)
-    .join('; ');
-  const more = learned.length > 3 ? `; ${int(learned.length - 3)} more sections` : '';
+  const items = learned.flatMap((l) => describeLessons(l.scope, l.keys));
+  const shown = items.slice(0, 3).join('; ');
+  const more = items.length > 3 ? `; ${int(items.length - 3)} more` : '';
   const one = learned.length === 1 && learned[0]!.keys.length === 1;
   const copies = `${int(c.paramRewrites)} link${c.paramRewrites === 1 ? '' : 's'} taken without ${one ? 'it' : 'them'}, ${int(c.paramCopies)} queued cop${c.paramCopies === 1 ? 'y' : 'ies'} not fetched`;
-  const why = `learned from pages with the same text whose rel=canonical is their URL without ${one ? 'it' : 'the key'}, or that differ only in a return-to key like ?redirect_to; --no-learn-params keeps such keys`;
+  const why = `learned from pages with the same text whose rel=canonical is their URL without ${one ? 'it' : 'the key'} (or without leading path segments), or that differ only in a return-to key like ?redirect_to; --no-learn-params keeps such keys`;
   return `  params    ${shown === '' ? 'no key learned now' : `${shown}${more}`} — ${copies} (${why})`;
 }
 

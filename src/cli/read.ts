@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type ParamRecord, type SlashRecord, aliasRecordProblem, paramRecordProblem, slashRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type ParamRecord, type SlashRecord, aliasRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -220,7 +220,7 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
  * site ignores and origins it moved away from — links are taken without them or there.
  */
 export function learnedText(params: readonly ParamRecord[], aliases: readonly AliasRecord[]): string[] {
-  const parts = [...aliases.map(([from, to]) => `${from} → ${to!}`), ...params.map(([scope, keys]) => `${scope}… ignores ${keys.map((k) => `?${k}`).join(', ')}`)];
+  const parts = [...aliases.map(([from, to]) => `${from} → ${to!}`), ...params.flatMap(([scope, keys]) => describeLessons(scope, keys))];
   if (parts.length === 0) return [];
   const shown = parts.slice(0, 4).join(' · ');
   const more = parts.length > 4 ? ` · ${int(parts.length - 4)} more` : '';

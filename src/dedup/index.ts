@@ -32,7 +32,7 @@ export {
 } from './traps.js';
 export { NearDup, type NearDupOptions } from './neardup.js';
 export { type AliasRecord, OriginAliases, type OriginAliasesOptions, aliasRecordProblem } from './aliases.js';
-export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamRecord, paramRecordProblem } from './params.js';
+export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamRecord, describeLessons, paramRecordProblem } from './params.js';
 export { type SlashLesson, type SlashRecord, type SlashRule, SlashRules, type SlashRulesOptions, slashRecordProblem } from './slashes.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';

@@ -37,6 +37,18 @@
  * text for a few missing items and be learned wrongly; a return-to key that does select content
  * (a viewer's `?file=/docs/a`) shows different text at once and is banned.
  *
+ * A third, from the canonical again: a page whose canonical is its URL less leading path
+ * segments (same origin, query and trailing slash) — Shopify lists every product under each
+ * collection it is in, `/collections/shirts/products/tee` naming `/products/tee`; Magento's
+ * `/women/tops/blouse.html` names `/blouse.html` — is evidence, with the text check against the
+ * canonical page as above, for a *path rule* of its scope: `/k/anchor` (drop k segments before
+ * `anchor`: Shopify's `/2/products`, counted over distinct URLs) or `/k/*` (drop k whatever
+ * follows, counted over distinct anchors, so a shop's `/collections/shirts/blue` tag filter
+ * is never taken to `/blue`). Path rules are keys starting with `/` in the same records; a page
+ * there naming itself canonical bans the rules that would move it. A fetched copy also marks
+ * its canonical URL as fetched for `duplicateOf` (not for evidence), so once a rule or key is
+ * learned a queued copy of a page fetched only as another copy is refused too.
+ *
  * Owns: per scope, the keys learned, banned and the evidence so far; the simhashes of pages
  * that could be canonical targets, and of the first page of each return-to family. Never: URL
  * identity (the crawl's pinned `CanonPolicy` decides that; the engine rewrites a link before
@@ -44,8 +56,8 @@
  * clocks. A checkpoint keeps the learned and banned keys (`export` / `import`), not the
  * evidence, the remembered pages or the families.
  *
- * Memory is bounded: at most `maxPages` remembered pages and as many return-to families
- * (oldest dropped), `maxScopes` scopes with evidence and `maxKeysPerScope` keys per scope,
+ * Memory is bounded: at most `maxPages` remembered pages, as many canonical URLs fetched through
+ * a copy and as many return-to families (oldest dropped), `maxScopes` scopes with evidence and `maxKeysPerScope` keys per scope,
  * each holding at most `minEvidence` URLs.
  */
 import { InvalidArgumentError } from '../errors/index.js';
@@ -89,19 +101,24 @@ export interface ParamLesson {
 /** A scope's learned and banned keys as a checkpoint keeps them (`ParamLearner.export`). */
 export type ParamRecord = readonly [scope: string, learned: readonly string[], banned: readonly string[]];
 
-const isKeyList = (v: unknown): v is string[] => Array.isArray(v) && v.length <= 1024 && v.every((k) => typeof k === 'string' && k.length > 0 && k.length <= 256);
+/** A path rule as a key: `/k/anchor` (drop k leading segments before `anchor`) or `/k/*` (before any). */
+const PATH_RULE = /^\/([1-9]\d?)\/([^/?#\s]+)$/;
+const isKeyList = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.length <= 1024 && v.every((k) => typeof k === 'string' && k.length > 0 && k.length <= 256 && (k[0] !== '/' || PATH_RULE.test(k)));
 
 /** Why `r` is not a `ParamRecord` (undefined: it is one). */
 export function paramRecordProblem(r: unknown): string | undefined {
   if (!Array.isArray(r) || r.length !== 3) return 'not a [scope, learned keys, banned keys] record';
   if (typeof r[0] !== 'string' || !/^https?:\/\/[^/?#\s]+\/(?:[^/?#\s]+\/)?$/.test(r[0])) return `scope ${JSON.stringify(r[0])} is not an http(s) origin with a path of at most one segment`;
-  if (!isKeyList(r[1]) || !isKeyList(r[2])) return 'its keys are not lists of non-empty strings (at most 256 characters)';
+  if (!isKeyList(r[1]) || !isKeyList(r[2])) return 'its keys are not lists of non-empty strings (at most 256 characters; one starting with / a path rule /k/segment)';
   return undefined;
 }
 
 interface ScopeParams {
   readonly learned: Set<string>;
   readonly banned: Set<string>;
+  /** Learned keys that are path rules (`/k/anchor`): `rewrite` looks at the path only when some are. */
+  pathRules: number;
   /** Per key, the distinct URLs that agreed so far (at most minEvidence). */
   readonly evidence: Map<string, Set<string>>;
 }
@@ -181,12 +198,83 @@ function popcount64(x: bigint): number {
   return n;
 }
 
+/** Adds `k` to a scope's learned keys (counting path rules). */
+function learn(o: ScopeParams, k: string): void {
+  if (o.learned.has(k)) return;
+  o.learned.add(k);
+  if (k[0] === '/') o.pathRules++;
+}
+
+/** Removes `k` from a scope's learned keys (counting path rules). */
+function unlearn(o: ScopeParams, k: string): void {
+  if (o.learned.delete(k) && k[0] === '/') o.pathRules--;
+}
+
+/** The non-empty segments of a canonical URL's path (`/a/b/` → a, b), and whether it ends with a slash. */
+function segmentsOf(url: string): { origin: string; segs: string[]; slash: boolean; query: string } | undefined {
+  const scheme = url.indexOf('://');
+  if (scheme <= 0) return undefined;
+  const at = url.indexOf('/', scheme + 3);
+  if (at < 0) return undefined;
+  const q = url.indexOf('?', at);
+  const path = url.slice(at, q < 0 ? url.length : q);
+  return { origin: url.slice(0, at), segs: path.split('/').filter((x) => x !== ''), slash: path.length > 1 && path.endsWith('/'), query: q < 0 ? '' : url.slice(q) };
+}
+
+/**
+ * The path rule `canonical` makes of `url`: the same origin, query and trailing slash, and the
+ * path less its first k segments (k ≥ 1, one segment at least left) — `/collections/shirts/
+ * products/tee` naming `/products/tee`, Shopify's pages under a collection; undefined otherwise.
+ */
+function pathRuleOf(url: string, canonical: string): { k: number; anchor: string } | undefined {
+  const u = segmentsOf(url);
+  const c = segmentsOf(canonical);
+  if (u === undefined || c === undefined || u.origin !== c.origin || u.query !== c.query || u.slash !== c.slash) return undefined;
+  const k = u.segs.length - c.segs.length;
+  if (k < 1 || k > 99 || c.segs.length === 0) return undefined;
+  for (let i = 0; i < c.segs.length; i++) if (u.segs[k + i] !== c.segs[i]) return undefined;
+  return { k, anchor: c.segs[0]! };
+}
+
+/** `url` moved by path rule `key` (`/k/anchor` or `/k/*`), or undefined when the rule does not apply to it. */
+function applyPathRule(key: string, url: string): string | undefined {
+  const m = PATH_RULE.exec(key);
+  const u = segmentsOf(url);
+  if (m === null || u === undefined) return undefined;
+  const k = Number(m[1]);
+  if (u.segs.length <= k || (m[2] !== '*' && u.segs[k] !== m[2])) return undefined;
+  return `${u.origin}/${u.segs.slice(k).join('/')}${u.slash ? '/' : ''}${u.query}`;
+}
+
+/**
+ * A scope's learned keys as text (the summary's and `meguri stats`' words): query keys as
+ * `…/post/… ignores ?ref, ?from`, path rules as `…/collections/*​/products/… is …/products/…`.
+ */
+export function describeLessons(scope: string, keys: readonly string[]): string[] {
+  const query = keys.filter((k) => k[0] !== '/');
+  const out = query.length === 0 ? [] : [`${scope}… ignores ${query.map((k) => `?${k}`).join(', ')}`];
+  const origin = scope.slice(0, scope.indexOf('/', scope.indexOf('://') + 3));
+  for (const k of keys) {
+    const m = PATH_RULE.exec(k);
+    if (m === null) continue;
+    const stars = '*/'.repeat(Number(m[1]) - 1);
+    const to = m[2] === '*' ? '' : `${m[2]}/`;
+    out.push(`${scope}${stars}${to}… is ${origin}/${to}…`);
+  }
+  return out;
+}
+
 /** Learns, per scope, query keys that do not change a page (see the module comment). */
 export class ParamLearner {
   readonly options: Readonly<ParamLearnerOptions>;
   readonly #scopes = new Map<string, ScopeParams>();
   /** URL → simhash of pages that may be canonical targets (insertion order: oldest first). */
   readonly #pages = new Map<string, bigint>();
+  /**
+   * Canonical URLs whose content was fetched under another URL naming them (a copy fetched
+   * before its lesson): `duplicateOf` counts them as fetched, evidence never does (oldest first).
+   */
+  readonly #covered = new Set<string>();
   /**
    * A return-to family (a URL less one return-to pair, and that pair's key) → the first page
    * fetched in it: its URL and simhash (insertion order: oldest first).
@@ -213,10 +301,15 @@ export class ParamLearner {
     if (canonical === undefined || canonical === url) {
       this.#remember(url, simhash);
       // A page naming itself canonical with its keys: the site says they matter.
-      return canonical === url ? this.#ban(u.scope, u.pairs.map(keyOf)) : this.#returnKeys(u, url, simhash);
+      return canonical === url ? this.#ban(u.scope, [...u.pairs.map(keyOf), ...this.#pathRulesFor(u.scope, url)]) : this.#returnKeys(u, url, simhash);
     }
     const c = split(canonical);
-    if (c === undefined || c.base !== u.base || u.pairs.length === 0) return undefined;
+    if (c === undefined) return undefined;
+    this.#covered.delete(canonical);
+    this.#covered.add(canonical);
+    if (this.#covered.size > this.options.maxPages) this.#covered.delete(this.#covered.values().next().value!);
+    if (c.base !== u.base) return this.#pathEvidence(u.scope, url, canonical, simhash);
+    if (u.pairs.length === 0) return undefined;
     const kept = new Set(c.pairs.map(keyOf));
     const dropped = [...new Set(u.pairs.map(keyOf).filter((k) => !kept.has(k)))];
     // Only a canonical that is exactly this URL less some keys (values unchanged) is evidence.
@@ -233,13 +326,22 @@ export class ParamLearner {
     // Every link of every page comes here: its query is split only in a scope that learned a key.
     if (this.#scopes.size === 0) return undefined;
     const q = url.indexOf('?');
-    if (q < 0) return undefined;
     const scope = scopeOf(url, q);
     const o = scope === undefined ? undefined : this.#scopes.get(scope);
     if (o === undefined || o.learned.size === 0) return undefined;
-    const all = url.slice(q + 1).split('&');
-    const pairs = all.filter((p) => !o.learned.has(keyOf(p)));
-    return pairs.length === all.length ? undefined : join(url.slice(0, q), pairs);
+    let out: string | undefined;
+    if (q >= 0) {
+      const all = url.slice(q + 1).split('&');
+      const pairs = all.filter((p) => !o.learned.has(keyOf(p)));
+      if (pairs.length !== all.length) out = join(url.slice(0, q), pairs);
+    }
+    if (o.pathRules > 0) {
+      for (const key of o.learned) {
+        const moved = key[0] === '/' ? applyPathRule(key, out ?? url) : undefined;
+        if (moved !== undefined) return moved;
+      }
+    }
+    return out;
   }
 
   /**
@@ -250,7 +352,14 @@ export class ParamLearner {
   refuted(original: string, rewritten: string): ParamLesson | undefined {
     const u = split(original);
     const r = split(rewritten);
-    if (u === undefined || r === undefined || u.scope !== r.scope) return undefined;
+    if (u === undefined || r === undefined) return undefined;
+    const o0 = this.#scopes.get(u.scope);
+    if (o0 !== undefined && o0.pathRules > 0) {
+      // A path rule moved the link (the rewritten URL is in another section, or the path changed).
+      const rules = [...o0.learned].filter((k) => k[0] === '/' && applyPathRule(k, original) !== undefined);
+      if (rules.length > 0 && u.base !== r.base) return this.#ban(u.scope, rules);
+    }
+    if (u.scope !== r.scope) return undefined;
     const kept = new Set(r.pairs.map(keyOf));
     const o = this.#scopes.get(u.scope);
     const dropped = [...new Set(u.pairs.map(keyOf))].filter((k) => !kept.has(k) && o?.learned.has(k) === true);
@@ -258,12 +367,13 @@ export class ParamLearner {
   }
 
   /**
-   * The page `url` is a copy of, when its learned keys dropped name a page fetched in this run
-   * (so refusing `url` loses nothing); undefined otherwise.
+   * The page `url` is a copy of, when its learned keys dropped (or path rule) name a page fetched
+   * in this run, itself or through another copy naming it canonical (so refusing `url` loses
+   * nothing); undefined otherwise.
    */
   duplicateOf(url: string): string | undefined {
     const r = this.rewrite(url);
-    return r !== undefined && this.#pages.has(r) ? r : undefined;
+    return r !== undefined && (this.#pages.has(r) || this.#covered.has(r)) ? r : undefined;
   }
 
   /** The keys learned so far, per scope (scopes in the order they first held evidence). */
@@ -294,8 +404,38 @@ export class ParamLearner {
       const o = this.#scope(r[0]);
       if (o === undefined) return;
       for (const k of r[2].slice(0, this.options.maxKeysPerScope)) if (o.banned.size < this.options.maxKeysPerScope) o.banned.add(k);
-      for (const k of r[1].slice(0, this.options.maxKeysPerScope)) if (!o.banned.has(k)) o.learned.add(k);
+      for (const k of r[1].slice(0, this.options.maxKeysPerScope)) if (!o.banned.has(k)) learn(o, k);
     }
+  }
+
+  /**
+   * The path evidence of a page whose canonical is its URL less leading path segments (see the
+   * module comment): the rule `/k/anchor` counts distinct URLs, the rule `/k/*` distinct anchors
+   * (so Shopify's `/collections/c/products/p` learns `/2/products`, never "drop two segments
+   * whatever follows", which would take `/collections/shirts/blue`, a tag filter, to `/blue`).
+   */
+  #pathEvidence(scope: string, url: string, canonical: string, simhash: bigint): ParamLesson | undefined {
+    const rule = pathRuleOf(url, canonical);
+    if (rule === undefined) return undefined;
+    const target = this.#pages.get(canonical);
+    if (target === undefined) return undefined;
+    const specific = `/${rule.k}/${rule.anchor}`;
+    const wild = `/${rule.k}/*`;
+    const d = popcount64(target ^ simhash);
+    if (d >= this.options.banDistance) return this.#ban(scope, [specific, wild]);
+    if (d > this.options.maxDistance) return undefined;
+    const a = this.#agree(scope, url, [specific]);
+    const b = this.#agree(scope, rule.anchor, [wild]);
+    if (a === undefined && b === undefined) return undefined;
+    return { scope, learned: [...(a?.learned ?? []), ...(b?.learned ?? [])], unlearned: [] };
+  }
+
+  /** The path rules (learned or gathering evidence) in `scope` that would move `url`: a page naming itself canonical there bans them. */
+  #pathRulesFor(scope: string, url: string): string[] {
+    const o = this.#scopes.get(scope);
+    if (o === undefined) return [];
+    const keys = [...o.learned, ...o.evidence.keys()];
+    return keys.filter((k) => k[0] === '/' && applyPathRule(k, url) !== undefined);
   }
 
   /** The return-to evidence of a page without rel=canonical (see the module comment). */
@@ -336,7 +476,7 @@ export class ParamLearner {
   #scope(scope: string): ScopeParams | undefined {
     let o = this.#scopes.get(scope);
     if (o === undefined && this.#scopes.size < this.options.maxScopes) {
-      o = { learned: new Set(), banned: new Set(), evidence: new Map() };
+      o = { learned: new Set(), banned: new Set(), pathRules: 0, evidence: new Map() };
       this.#scopes.set(scope, o);
     }
     return o;
@@ -357,7 +497,7 @@ export class ParamLearner {
       urls.add(url);
       if (urls.size < this.options.minEvidence) continue;
       o.evidence.delete(k);
-      o.learned.add(k);
+      learn(o, k);
       learned.push(k);
     }
     return learned.length === 0 ? undefined : { scope, learned, unlearned: [] };
@@ -370,7 +510,10 @@ export class ParamLearner {
     const unlearned: string[] = [];
     for (const k of new Set(keys)) {
       o.evidence.delete(k);
-      if (o.learned.delete(k)) unlearned.push(k);
+      if (o.learned.has(k)) {
+        unlearn(o, k);
+        unlearned.push(k);
+      }
       // A key not remembered as banned (the set is full) can only gather evidence again.
       if (o.banned.size < this.options.maxKeysPerScope) o.banned.add(k);
     }

@@ -210,7 +210,9 @@ export interface EngineOptions {
    * without it as their `<link rel=canonical>` and their text is a near-duplicate of that page's
    * (a `ParamLearner`; one contradiction bans the key) — or, for a return-to key (its value a
    * URL or a path, `?redirect_to=https…`, `?next=/…`; or its name `returnto`, `ReturnUrl`…),
-   * once three pages without a canonical that differ only in its value show the same text.
+   * once three pages without a canonical that differ only in its value show the same text; and
+   * path rules from canonicals that drop leading segments (`/collections/c/products/p` naming
+   * `/products/p`).
    * From then on the engine drops the key from links into that section, and a copy already
    * queued whose canonical page was fetched is not fetched (`CrawlCounts.paramCopies`).
    * Default true; the checkpoint keeps the keys learned and banned.

@@ -35,7 +35,7 @@ async function run(...flags: string[]): Promise<{ out: string; pages: string[]; 
 describe('meguri crawl: query keys a site ignores', () => {
   it('says which key it learned and what that saved; --no-learn-params fetches every copy', async () => {
     const on = await run();
-    expect(on.out).toMatch(new RegExp(`^ {2}params {4}${blog.origin.replace(/[.]/g, '\\.')}/post/… ignores \\?ref — \\d+ links? taken without it, \\d+ queued cop(y|ies) not fetched \\(learned from pages with the same text whose rel=canonical is their URL without it, or that differ only in a return-to key like \\?redirect_to; --no-learn-params keeps such keys\\)$`, 'm'));
+    expect(on.out).toMatch(new RegExp(`^ {2}params {4}${blog.origin.replace(/[.]/g, '\\.')}/post/… ignores \\?ref — \\d+ links? taken without it, \\d+ queued cop(y|ies) not fetched \\(learned from pages with the same text whose rel=canonical is their URL without it \\(or without leading path segments\\), or that differ only in a return-to key like \\?redirect_to; --no-learn-params keeps such keys\\)$`, 'm'));
     const copies = on.pages.filter((u) => u.includes('?ref='));
     expect(copies.length).toBeLessThanOrEqual(POSTS / 2);
     // meguri stats reads the lesson from the checkpoint.
@@ -56,10 +56,10 @@ describe('paramsLine', () => {
   it('is empty when nothing was learned or saved, and names up to three sections', () => {
     expect(paramsLine([], counts)).toBe('');
     expect(paramsLine([{ scope: 'http://a.test/', keys: ['from', 'ref'] }], { ...counts, paramRewrites: 1, paramCopies: 1 })).toBe(
-      '  params    http://a.test/… ignores ?from, ?ref — 1 link taken without them, 1 queued copy not fetched (learned from pages with the same text whose rel=canonical is their URL without the key, or that differ only in a return-to key like ?redirect_to; --no-learn-params keeps such keys)',
+      '  params    http://a.test/… ignores ?from, ?ref — 1 link taken without them, 1 queued copy not fetched (learned from pages with the same text whose rel=canonical is their URL without the key (or without leading path segments), or that differ only in a return-to key like ?redirect_to; --no-learn-params keeps such keys)',
     );
     const many = Array.from({ length: 5 }, (_, i) => ({ scope: `http://h${i}.test/p/`, keys: ['ref'] }));
-    expect(paramsLine(many, { ...counts, paramRewrites: 9 })).toMatch(/^ {2}params {4}http:\/\/h0\.test\/p\/… ignores \?ref; http:\/\/h1\.test\/p\/… ignores \?ref; http:\/\/h2\.test\/p\/… ignores \?ref; 2 more sections — 9 links/);
+    expect(paramsLine(many, { ...counts, paramRewrites: 9 })).toMatch(/^ {2}params {4}http:\/\/h0\.test\/p\/… ignores \?ref; http:\/\/h1\.test\/p\/… ignores \?ref; http:\/\/h2\.test\/p\/… ignores \?ref; 2 more — 9 links/);
     // Unlearned by the end, though it saved fetches while it held.
     expect(paramsLine([], { ...counts, paramRewrites: 4 })).toMatch(/^ {2}params {4}no key learned now — 4 links/);
   });

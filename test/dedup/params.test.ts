@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ParamLearner } from '../../src/dedup/index.js';
+import { ParamLearner, describeLessons, paramRecordProblem } from '../../src/dedup/index.js';
 
 const O = 'http://blog.test';
 const H = 0x0123_4567_89ab_cdefn;
@@ -141,6 +141,61 @@ describe('ParamLearner', () => {
     // A page with a canonical elsewhere is the canonical evidence's, not this one's.
     for (let i = 0; i < 3; i++) n.observe(`${O}/out?u=/p/${i}`, `${O}/out`, H);
     expect(n.learned()).toEqual([]);
+  });
+
+  it('learns a path rule from pages whose canonical drops leading segments (Shopify\'s /collections/c/products/p → /products/p)', () => {
+    const l = new ParamLearner();
+    for (let i = 0; i < 5; i++) l.observe(`${O}/products/tee-${i}`, `${O}/products/tee-${i}`, H);
+    l.observe(`${O}/collections/shirts/products/tee-0`, `${O}/products/tee-0`, near(1));
+    l.observe(`${O}/collections/sale/products/tee-1`, `${O}/products/tee-1`, near(2));
+    expect(l.rewrite(`${O}/collections/x/products/tee-4`)).toBeUndefined();
+    expect(l.observe(`${O}/collections/shirts/products/tee-2`, `${O}/products/tee-2`, H)).toEqual({ scope: `${O}/collections/`, learned: ['/2/products'], unlearned: [] });
+    expect(l.rewrite(`${O}/collections/new/products/hat?variant=3`)).toBe(`${O}/products/hat?variant=3`);
+    // Not a product under a collection: a collection page, a tag filter, another section.
+    expect(l.rewrite(`${O}/collections/shirts`)).toBeUndefined();
+    expect(l.rewrite(`${O}/collections/shirts/blue`)).toBeUndefined();
+    expect(l.rewrite(`${O}/blog/x/products/y`)).toBeUndefined();
+    // A queued copy of a page fetched is a duplicate.
+    expect(l.duplicateOf(`${O}/collections/all/products/tee-3`)).toBe(`${O}/products/tee-3`);
+    expect(describeLessons(`${O}/collections/`, ['/2/products'])).toEqual([`${O}/collections/*/products/… is ${O}/products/…`]);
+    // The checkpoint keeps it; a key starting with / must be such a rule.
+    expect(l.export()).toEqual([[`${O}/collections/`, ['/2/products'], []]]);
+    const back = new ParamLearner();
+    back.import(l.export());
+    expect(back.rewrite(`${O}/collections/a/products/b`)).toBe(`${O}/products/b`);
+    expect(paramRecordProblem([`${O}/collections/`, ['/x/products'], []])).toMatch(/path rule/);
+    expect(paramRecordProblem([`${O}/collections/`, [], ['/0/products']])).toMatch(/path rule/);
+    // A page there naming itself canonical bans the rule.
+    expect(l.observe(`${O}/collections/x/products/special`, `${O}/collections/x/products/special`, H)).toEqual({ scope: `${O}/collections/`, learned: [], unlearned: ['/2/products'] });
+  });
+
+  it('learns "drop k segments whatever follows" only from distinct next segments; text that differs bans; a 404 refutes', () => {
+    const l = new ParamLearner();
+    for (const p of ['blouse', 'skirt', 'coat', 'hat']) l.observe(`${O}/${p}.html`, `${O}/${p}.html`, H);
+    for (const p of ['blouse', 'skirt', 'coat']) l.observe(`${O}/women/tops/${p}.html`, `${O}/${p}.html`, near(1));
+    expect(l.learned()).toEqual([{ scope: `${O}/women/`, keys: ['/2/*'] }]);
+    expect(l.rewrite(`${O}/women/sale/dress.html`)).toBe(`${O}/dress.html`);
+    expect(describeLessons(`${O}/women/`, ['/2/*', 'ref'])).toEqual([`${O}/women/… ignores ?ref`, `${O}/women/*/… is ${O}/…`]);
+    expect(l.refuted(`${O}/women/sale/dress.html`, `${O}/dress.html`)).toEqual({ scope: `${O}/women/`, learned: [], unlearned: ['/2/*'] });
+    expect(l.rewrite(`${O}/women/sale/dress.html`)).toBeUndefined();
+    // Text that differs from the canonical page's bans the rule.
+    const b = new ParamLearner();
+    b.observe(`${O}/item/1`, `${O}/item/1`, H);
+    b.observe(`${O}/cat/a/item/1`, `${O}/item/1`, near(20));
+    for (let i = 2; i < 6; i++) {
+      b.observe(`${O}/item/${i}`, `${O}/item/${i}`, H);
+      b.observe(`${O}/cat/a/item/${i}`, `${O}/item/${i}`, H);
+    }
+    expect(b.learned()).toEqual([]);
+    // Another query, slash or origin is no such canonical.
+    const c = new ParamLearner();
+    for (let i = 0; i < 4; i++) {
+      c.observe(`${O}/p/${i}`, `${O}/p/${i}`, H);
+      c.observe(`${O}/x/y/p/${i}?a=1`, `${O}/p/${i}`, H);
+      c.observe(`${O}/x/z/p/${i}/`, `${O}/p/${i}`, H);
+      c.observe(`https://other.test/x/y/p/${i}`, `${O}/p/${i}`, H);
+    }
+    expect(c.learned()).toEqual([]);
   });
 
   it('several keys dropped at once are learned together, each on its own evidence', () => {

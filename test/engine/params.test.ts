@@ -139,3 +139,71 @@ describe('a return-to key (learnParams)', () => {
     expect(seen.filter((p) => p.startsWith('/login?'))).toHaveLength(PAGES + 1);
   });
 });
+
+describe('a path rule (learnParams)', () => {
+  // A shop: every product under each collection it belongs to (/collections/c/products/p) names
+  // /products/p as rel=canonical, with the same text — a fetch per collection and product.
+  const PRODUCTS = 24;
+  const COLLECTIONS = ['shirts', 'sale', 'new', 'all'];
+  let shop: Server;
+  let base = '';
+  const seen: string[] = [];
+  beforeAll(async () => {
+    shop = createServer((req, res) => {
+      const path = req.url ?? '/';
+      seen.push(path);
+      const html = (canonical: string, body: string): void => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(`<html><head><link rel="canonical" href="${canonical}"></head><body>${body}</body></html>`);
+      };
+      if (path === '/robots.txt') {
+        res.writeHead(404);
+        return res.end();
+      }
+      if (path === '/') return html('/', COLLECTIONS.map((c) => `<a href="/collections/${c}">${c}</a>`).join(' ') + ' <a href="/products/p0">p0</a> <a href="/products/p1">p1</a>');
+      const col = /^\/collections\/([a-z]+)$/.exec(path);
+      if (col !== null) {
+        const i0 = COLLECTIONS.indexOf(col[1]!);
+        // Each collection holds most products (a product is in several collections).
+        return html(path, Array.from({ length: PRODUCTS }, (_, i) => (i + i0) % 4 === 3 ? '' : `<a href="/collections/${col[1]}/products/p${i}">p${i}</a>`).join(' '));
+      }
+      const prod = /^(?:\/collections\/[a-z]+)?\/products\/p(\d+)$/.exec(path);
+      if (prod !== null) {
+        const i = Number(prod[1]);
+        return html(`/products/p${i}`, `<h1>product ${i}</h1><p>${'fine cotton '.repeat(i + 4)} item ${i * 7919}</p>`);
+      }
+      res.writeHead(404);
+      res.end();
+    });
+    await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => shop.close(() => r()));
+  });
+
+  it('is learned from three copies, and a queued copy of a product fetched (itself or as another copy) is refused: 72 copies become at most 48', async () => {
+    seen.length = 0;
+    const summary = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
+    expect(summary.reason).toBe('drained');
+    const copies = seen.filter((p) => p.startsWith('/collections/') && p.includes('/products/'));
+    // Every product fetched — at its own URL at most once, or (before the lesson) as a copy.
+    for (let i = 0; i < PRODUCTS; i++) {
+      const own = seen.filter((p) => p === `/products/p${i}`).length;
+      expect(own, `p${i}`).toBeLessThanOrEqual(1);
+      expect(own + copies.filter((p) => p.endsWith(`/products/p${i}`)).length, `p${i}`).toBeGreaterThanOrEqual(1);
+    }
+    expect(copies.length).toBeGreaterThanOrEqual(3);
+    // 72 copies without the rule (below); with it 30–38 here: the copies fetched before three
+    // copies of p0 and p1 (the products fetched at their own URL) made the rule, then about one
+    // per product — a queued copy whose product page, or another copy of it, was fetched is
+    // refused at its turn (69 when only the product page itself counted).
+    expect(copies.length).toBeLessThanOrEqual(PRODUCTS * 2);
+    expect(summary.learnedParams).toEqual([{ scope: `${base}/collections/`, keys: ['/2/products'] }]);
+
+    seen.length = 0;
+    const off = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 }, learnParams: false });
+    expect(off.reason).toBe('drained');
+    expect(seen.filter((p) => p.startsWith('/collections/') && p.includes('/products/'))).toHaveLength(PRODUCTS * 3);
+  });
+});
