@@ -275,6 +275,8 @@ export class ParamLearner {
    * before its lesson): `duplicateOf` counts them as fetched, evidence never does (oldest first).
    */
   readonly #covered = new Set<string>();
+  /** Some path rule was learned in this run (until then `rewrite` skips links without a query). */
+  #pathRuleLearned = false;
   /**
    * A return-to family (a URL less one return-to pair, and that pair's key) → the first page
    * fetched in it: its URL and simhash (insertion order: oldest first).
@@ -323,9 +325,11 @@ export class ParamLearner {
 
   /** `url` (canonical form) without the keys learned for its scope, or undefined when it has none of them. */
   rewrite(url: string): string | undefined {
-    // Every link of every page comes here: its query is split only in a scope that learned a key.
+    // Every link of every page comes here: its query is split only in a scope that learned a
+    // key, and a link without a query is looked at only once some path rule was learned.
     if (this.#scopes.size === 0) return undefined;
     const q = url.indexOf('?');
+    if (q < 0 && !this.#pathRuleLearned) return undefined;
     const scope = scopeOf(url, q);
     const o = scope === undefined ? undefined : this.#scopes.get(scope);
     if (o === undefined || o.learned.size === 0) return undefined;
@@ -404,7 +408,7 @@ export class ParamLearner {
       const o = this.#scope(r[0]);
       if (o === undefined) return;
       for (const k of r[2].slice(0, this.options.maxKeysPerScope)) if (o.banned.size < this.options.maxKeysPerScope) o.banned.add(k);
-      for (const k of r[1].slice(0, this.options.maxKeysPerScope)) if (!o.banned.has(k)) learn(o, k);
+      for (const k of r[1].slice(0, this.options.maxKeysPerScope)) if (!o.banned.has(k)) this.#learn(o, k);
     }
   }
 
@@ -467,6 +471,11 @@ export class ParamLearner {
     return learned.length === 0 && unlearned.length === 0 ? undefined : { scope: u.scope, learned, unlearned };
   }
 
+  #learn(o: ScopeParams, k: string): void {
+    learn(o, k);
+    if (k[0] === '/') this.#pathRuleLearned = true;
+  }
+
   #remember(url: string, simhash: bigint): void {
     this.#pages.delete(url);
     this.#pages.set(url, simhash);
@@ -497,7 +506,7 @@ export class ParamLearner {
       urls.add(url);
       if (urls.size < this.options.minEvidence) continue;
       o.evidence.delete(k);
-      learn(o, k);
+      this.#learn(o, k);
       learned.push(k);
     }
     return learned.length === 0 ? undefined : { scope, learned, unlearned: [] };
