@@ -57,8 +57,8 @@
  * evidence, the remembered pages or the families.
  *
  * Memory is bounded: at most `maxPages` remembered pages, as many canonical URLs fetched through
- * a copy and as many return-to families (oldest dropped), `maxScopes` scopes with evidence and `maxKeysPerScope` keys per scope,
- * each holding at most `minEvidence` URLs.
+ * a copy and as many return-to families (oldest dropped), `maxScopes` scopes with evidence and
+ * `maxKeysPerScope` keys per scope, each holding at most `minEvidence` URLs.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
@@ -248,7 +248,9 @@ function applyPathRule(key: string, url: string): string | undefined {
 
 /**
  * A scope's learned keys as text (the summary's and `meguri stats`' words): query keys as
- * `…/post/… ignores ?ref, ?from`, path rules as `…/collections/*​/products/… is …/products/…`.
+ * `…/post/… ignores ?ref, ?from`; a path rule as the scope with a `*` per dropped segment after
+ * the first and its anchor, then `is` and the origin with the anchor (Shopify's reads
+ * `http://shop/collections/` `*` `/products/… is http://shop/products/…`).
  */
 export function describeLessons(scope: string, keys: readonly string[]): string[] {
   const query = keys.filter((k) => k[0] !== '/');

@@ -199,12 +199,14 @@ function pathSession(path: string): boolean {
 function pathRepeated(path: string): boolean {
   const segs = path.split('/');
   if (segs.length <= REPEAT_LIMIT) return false;
+  // One pass with counts: a hostile path of a thousand segments costs a thousand steps.
+  const counts = new Map<string, number>();
   for (let i = 1; i < segs.length; i++) {
     const seg = segs[i]!;
     if (seg === '' || /^\d+$/.test(seg)) continue;
-    let n = 1;
-    for (let j = i + 1; j < segs.length && n < REPEAT_LIMIT; j++) if (segs[j] === seg) n++;
+    const n = (counts.get(seg) ?? 0) + 1;
     if (n >= REPEAT_LIMIT) return true;
+    counts.set(seg, n);
   }
   return false;
 }

@@ -92,6 +92,12 @@ describe('TrapDetector.violation', () => {
     expect(PATTERN_KIND_NAMES[d.violation(url, NOW)]).toBe(kind);
   });
 
+  it('reads a long path in one pass: a thousand distinct segments bear nothing, one repeated at the end is found', () => {
+    const long = Array.from({ length: 1000 }, (_, i) => `s${i}`).join('/');
+    expect(d.violation(`https://e.com/${long}`, NOW)).toBe(PatternKind.None);
+    expect(d.violation(`https://e.com/${long}/x/s999/y/s999`, NOW)).toBe(PatternKind.Repeated);
+  });
+
   it('moves the horizon with the clock it is given', () => {
     const url = 'https://e.com/events/2027/08/';
     expect(d.violation(url, NOW)).toBe(PatternKind.Calendar);
