@@ -1,7 +1,8 @@
 /**
  * Link extraction from HTML with htmlparser2's streaming tokenizer (no tree, no stack: see
  * `LinkExtractor`): `a`/`area` hrefs, `frame`/`iframe` srcs, the URL of a
- * `<meta http-equiv=refresh>`, the document's `<base href>`, `<link rel=canonical>`
+ * `<meta http-equiv=refresh>`, `<link rel=next|prev>` and `<link rel=alternate hreflang>`
+ * hrefs, the document's `<base href>`, `<link rel=canonical>`
  * (recorded, not followed as a link), `<meta name=robots>` (and `<meta name=AGENT>`)
  * `noindex`/`nofollow`/`none`, and `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
  * `canonicalize` under the crawl's pinned `CanonPolicy`, once — deduplicated in document
@@ -465,11 +466,17 @@ export class LinkExtractor {
           }
         }
         return;
-      case 'link':
-        if (this.#canonical === undefined && attribs['href'] !== undefined && tokens(attribs['rel'], WS).includes('canonical')) {
+      case 'link': {
+        const rel = tokens(attribs['rel'], WS);
+        if (this.#canonical === undefined && attribs['href'] !== undefined && rel.includes('canonical')) {
           this.#canonical = attribs['href'];
         }
+        // The page's place in a series and its translations are pages of the site a reader
+        // reaches by a switcher that is often script: `rel=next`/`prev`, and `rel=alternate`
+        // with an `hreflang` (not a feed, a mobile copy or an AMP copy: no hreflang).
+        if (rel.includes('next') || rel.includes('prev') || (rel.includes('alternate') && attribs['hreflang'] !== undefined)) this.#pushHref(attribs['href']);
         return;
+      }
       case 'meta': {
         // A refresh that names a URL sends the reader there (HTML's "shared declarative
         // refresh steps"): a link, or a page that is only a redirect would lead nowhere.

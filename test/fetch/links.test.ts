@@ -60,6 +60,14 @@ describe('extractLinks', () => {
     expect(extractLinks(`<meta name=robots content=nofollow>${html}`, PAGE).links.every((l) => l.nofollow === true)).toBe(true);
   });
 
+  it('link rel=next/prev and rel=alternate with hreflang are links; other link elements are not', () => {
+    const html = `<head><link rel="next" href="?page=3"><link rel="prev" href="?page=1"><link rel="alternate" hreflang="ja" href="/ja/page.html">
+      <link rel="alternate" hreflang="x-default" href="/page.html"><link rel="alternate" type="application/rss+xml" href="/feed.xml">
+      <link rel="alternate" media="only screen and (max-width: 640px)" href="https://m.site.test/dir/page.html"><link rel="amphtml" href="/amp/page.html">
+      <link rel="stylesheet" href="/s.css"><link rel="canonical" href="/dir/page.html"><link rel="next"></head>`;
+    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/dir/page.html?page=3', 'https://site.test/dir/page.html?page=1', 'https://site.test/ja/page.html', 'https://site.test/page.html']);
+  });
+
   it('a meta refresh naming a URL is a link; a plain reload or a malformed content is not', () => {
     const page = (content: string): string[] => extractLinks(`<meta http-equiv="Refresh" content="${content}"><a href="/x">x</a>`, PAGE).links.map((l) => l.url);
     expect(page('0; url=/moved/')).toEqual(['https://site.test/moved/', 'https://site.test/x']);
