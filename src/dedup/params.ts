@@ -198,13 +198,6 @@ function popcount64(x: bigint): number {
   return n;
 }
 
-/** Adds `k` to a scope's learned keys (counting path rules). */
-function learn(o: ScopeParams, k: string): void {
-  if (o.learned.has(k)) return;
-  o.learned.add(k);
-  if (k[0] === '/') o.pathRules++;
-}
-
 /** Removes `k` from a scope's learned keys (counting path rules). */
 function unlearn(o: ScopeParams, k: string): void {
   if (o.learned.delete(k) && k[0] === '/') o.pathRules--;
@@ -473,9 +466,13 @@ export class ParamLearner {
     return learned.length === 0 && unlearned.length === 0 ? undefined : { scope: u.scope, learned, unlearned };
   }
 
+  /** Adds `k` to a scope's learned keys (counting path rules). */
   #learn(o: ScopeParams, k: string): void {
-    learn(o, k);
-    if (k[0] === '/') this.#pathRuleLearned = true;
+    if (o.learned.has(k)) return;
+    o.learned.add(k);
+    if (k[0] !== '/') return;
+    o.pathRules++;
+    this.#pathRuleLearned = true;
   }
 
   #remember(url: string, simhash: bigint): void {

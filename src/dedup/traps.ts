@@ -173,14 +173,13 @@ function pathCalendar(path: string, h: Horizon): boolean {
   return false;
 }
 
-function pathSession(path: string): boolean {
+function pathSession(path: string, segs: readonly string[]): boolean {
   if (path.includes('(')) {
     ASP_COOKIELESS.lastIndex = 0;
     for (let m = ASP_COOKIELESS.exec(path); m !== null; m = ASP_COOKIELESS.exec(path)) {
       if (looksLikeSessionToken(m[1]!)) return true;
     }
   }
-  const segs = path.split('/');
   for (let i = 1; i < segs.length; i++) {
     const seg = segs[i]!;
     const semi = seg.indexOf(';');
@@ -195,18 +194,26 @@ function pathSession(path: string): boolean {
   return false;
 }
 
-/** Whether a segment that is not all digits occurs `REPEAT_LIMIT` times in `path`. */
-function pathRepeated(path: string): boolean {
-  const segs = path.split('/');
+/** Paths up to this many segments are scanned pairwise (no allocation); longer ones counted in a map. */
+const PAIRWISE_SEGMENTS = 32;
+
+/** Whether a segment that is not all digits occurs `REPEAT_LIMIT` times in the path split at `/`. */
+function pathRepeated(segs: readonly string[]): boolean {
   if (segs.length <= REPEAT_LIMIT) return false;
-  // One pass with counts: a hostile path of a thousand segments costs a thousand steps.
-  const counts = new Map<string, number>();
+  const counts = segs.length > PAIRWISE_SEGMENTS ? new Map<string, number>() : undefined;
   for (let i = 1; i < segs.length; i++) {
     const seg = segs[i]!;
     if (seg === '' || /^\d+$/.test(seg)) continue;
-    const n = (counts.get(seg) ?? 0) + 1;
+    let n: number;
+    if (counts !== undefined) {
+      // A hostile path of a thousand segments costs a thousand steps, not half a million.
+      n = (counts.get(seg) ?? 0) + 1;
+      counts.set(seg, n);
+    } else {
+      n = 1;
+      for (let j = i + 1; j < segs.length && n < REPEAT_LIMIT; j++) if (segs[j] === seg) n++;
+    }
     if (n >= REPEAT_LIMIT) return true;
-    counts.set(seg, n);
   }
   return false;
 }
@@ -292,8 +299,10 @@ export class TrapDetector {
     const { path, query } = splitUrl(canonUrl);
     let mask = queryMask(query, h, this.options.facetLimit);
     if (pathCalendar(path, h)) mask |= CALENDAR;
-    if (pathSession(path)) mask |= SESSION;
-    if (pathRepeated(path)) mask |= REPEATED;
+    // Split once for both path rules: every discovered link comes here.
+    const segs = path.split('/');
+    if (pathSession(path, segs)) mask |= SESSION;
+    if (pathRepeated(segs)) mask |= REPEATED;
     return mask;
   }
 

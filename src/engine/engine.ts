@@ -1373,9 +1373,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
+    const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
-    if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, links, soft404);
+    if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);
     if (links !== undefined) {
       const inside: Link[] = [];
       for (const l of links) {
@@ -1391,7 +1392,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let missedOutside: Flight['outside'][number] | undefined;
     let capped: string | undefined;
     if (o.location !== undefined) {
-      location = canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined;
+      location = target;
       const max = this.options.maxRedirects;
       if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {
         capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
@@ -1462,11 +1463,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * the origins theirs moved to and without the keys learned for their sections, before the
    * frontier keys them, so a copy is never a row.
    */
-  #rewriteLinks(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined, soft404: boolean): readonly Link[] | undefined {
+  #rewriteLinks(req: FetchRequest, o: Outcome, location: string | undefined, links: readonly Link[] | undefined, soft404: boolean): readonly Link[] | undefined {
     const aliases = this.#aliases;
     const params = soft404 ? undefined : this.#params;
     if (aliases !== undefined) {
-      const location = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
       aliases.observe(req.url, o.status, location);
       this.#slashes?.observe(req.url, o.status, location);
     }

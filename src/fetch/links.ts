@@ -286,7 +286,8 @@ export class LinkExtractor {
     // One wasm call for the page's links when the core is loaded (src/url/batch.ts: exactly
     // canonicalize's answers; 1.7× `new URL(l, page).href` on the url bench's pages); the
     // per-link path otherwise, so extraction never needs the core.
-    const encoding = this.#opts.encoding;
+    // Most pages are UTF-8: their hrefs need no second pass.
+    const encoding = this.#opts.encoding === 'utf-8' ? undefined : this.#opts.encoding;
     const hrefs = encoding === undefined ? this.#hrefs.map((h) => h.href) : this.#hrefs.map((h) => encodeQuery(h.href, encoding));
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
