@@ -75,6 +75,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text" },
     { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash" },
+    { name: 'no-cookies', kind: 'boolean', help: 'send no cookies; by default the cookies a site sets are sent back to it for the rest of the run, as a browser does (RFC 6265 rules, memory only), and a redirect to the page itself (a cookie check) is fetched again with them' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
@@ -506,6 +507,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     robotsSitemaps: !args.flag('no-robots-sitemaps'),
     learnParams: !args.flag('no-learn-params'),
     learnAliases: !args.flag('no-learn-aliases'),
+    cookies: !args.flag('no-cookies'),
     ...(args.flag('requisites') ? { requisites: true } : {}),
     ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
     ...(args.has('proxy') || args.flag('http2') ? { http: { ...(args.has('proxy') ? { proxy: args.text('proxy')! } : {}), ...(args.flag('http2') ? { allowH2: true } : {}) } } : {}),
@@ -555,7 +557,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ).catch((err: unknown) => {
       throw inFlagWords(err, args, dataDir);
     });
-    printCrawlEnd(result, io, json, dataDir, warcDir);
+    printCrawlEnd(result, io, json, dataDir, warcDir, !args.flag('no-cookies'));
     if (result.interrupted) return EXIT.interrupted;
     // A cluster node that joined late may fetch nothing while the crawl went well: 0 on a drained crawl.
     if (cluster !== undefined) return EXIT.ok;
@@ -747,8 +749,8 @@ export function trapRuleParts(by: TrappedBy): string[] {
   ].filter(Boolean);
 }
 
-/** Why nothing was fetched, with the flag that would change it. */
-export function nothingFetched(s: CrawlSummary): string {
+/** Why nothing was fetched, with the flag that would change it (`cookies`: whether the crawl kept them). */
+export function nothingFetched(s: CrawlSummary, cookies = true): string {
   const c = s.counts;
   if (c.refusedBy['private-address'] > 0) return `${int(c.refusedBy['private-address'])} URL(s) refused: private or loopback address — add --allow-private`;
   if (s.unresolvedHosts.length > 0) return `no such name: ${s.unresolvedHosts.map((h) => h.host).slice(0, 3).join(', ')} — check the URL, or --resolve NAME=IP`;
@@ -758,6 +760,12 @@ export function nothingFetched(s: CrawlSummary): string {
   if (robots !== undefined && c.ok === 0) return `robots.txt of ${robots.host}${s.robotsUnreachable.length > 1 ? ` and ${int(s.robotsUnreachable.length - 1)} more` : ''} unreachable — a host is not fetched while its robots.txt does not answer (RFC 9309); check the URL and port`;
   const top = s.failingHosts[0];
   if (c.robotsDisallowed > 0 && top === undefined) return `${int(c.robotsDisallowed)} URL(s) disallowed by the sites' robots.txt for this --agent — meguri obeys it`;
+  const self = c.selfRedirects;
+  if (self > 0 && c.ok === 0) {
+    return cookies
+      ? `${int(self)} answer(s) redirected to the page itself, cookies kept and sent back (a check that wants a script to run, or a loop)`
+      : `${int(self)} answer(s) redirected to the page itself, a cookie check — run without --no-cookies`;
+  }
   return top === undefined ? 'no page answered' : `${top.host}: ${top.reason}`;
 }
 
@@ -816,7 +824,7 @@ export function robotsLine(list: readonly UnreachableRobots[]): string {
   return `  robots    ${shown}${more}${waiting}`;
 }
 
-function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string): void {
+function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string, cookies: boolean): void {
   const s = result.summary;
   const p = s.progress;
   const resume = `npx meguri crawl --data ${dataDir}`;
@@ -859,7 +867,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       paramsLine(s.learnedParams, s.counts),
       rewriteMissLine(s.rewriteMisses),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
-      s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s)}` : '',
+      s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s, cookies)}` : '',
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,

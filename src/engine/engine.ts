@@ -67,10 +67,10 @@ import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { type AliasRecord, OriginAliases, ParamLearner, type ParamRecord, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
-import { DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
+import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus, isOk } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus, isOk, isSelfRedirect } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
@@ -169,6 +169,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #clock: () => number;
   readonly #dns: DnsCache;
   readonly #fetcher: Fetcher;
+  readonly #cookies: CookieJar | undefined;
   readonly #ownsFetcher: boolean;
   readonly #directory: HostDirectory;
   readonly #names: DnsSeam;
@@ -286,6 +287,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#clock = o.clock;
     if (!isCoreLoaded()) loadCoreSync();
     this.#dns = new DnsCache({ now: o.clock, ...(o.resolve ? { resolver: o.resolve } : {}) });
+    // The jar the engine's own fetcher keeps (a fetcher given as an option keeps its own, or none).
+    this.#cookies = o.fetcher || !o.cookies ? undefined : (o.http?.cookies ?? new CookieJar({ now: o.clock }));
     if (o.fetcher) {
       this.#fetcher = o.fetcher;
       this.#ownsFetcher = false;
@@ -297,6 +300,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         dns: this.#dns,
         canonPolicy: o.http?.canonPolicy ?? o.canonPolicy,
         requisites: o.http?.requisites ?? o.requisites,
+        cookies: this.#cookies,
         now: o.clock,
       });
       this.#ownsFetcher = true;
@@ -1397,6 +1401,15 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {
         capped = `redirect not followed: ${max === 1 ? 'one hop' : `${max} hops`} already led here (maxRedirects)`;
         location = undefined;
+      }
+      if (location !== undefined && isSelfRedirect({ status: s, url: req.url, location })) {
+        // A cookie check: the frontier retries it (the outcome table), and the retry carries
+        // the cookie the answer set. With no cookie to send it would only loop: it ends here.
+        this.#tally.selfRedirect();
+        if (this.#cookies?.header(req.url) === undefined) {
+          capped = `redirect to itself, and no cookie to send with a retry (a loop${this.#cookies === undefined ? '; cookies are off' : ''})`;
+          location = undefined;
+        }
       }
       let out = location === undefined ? undefined : this.#scope.check(location);
       if (location !== undefined && out !== undefined && this.#seedRedirect(req, location)) {

@@ -230,6 +230,16 @@ export interface EngineOptions {
    * the aliases and slash rules learned and banned.
    */
   readonly learnAliases: boolean;
+  /**
+   * Keep the cookies sites set and send them back for the rest of the run, as a browser does
+   * (a `CookieJar`, RFC 6265: domain, path, expiry and Secure rules, at most 50 per site and
+   * 10,000 in all): many sites answer a client without cookies with a redirect to the same page
+   * that sets one, and a redirect to the URL itself is fetched again (it is retried, up to
+   * `retryLimit`) so the page comes with the cookie. Memory only: a resumed run starts without
+   * cookies. Default true; ignored when `fetcher` is given (`http.cookies` names a jar of your
+   * own).
+   */
+  readonly cookies: boolean;
   /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */
   readonly soft404Threshold: number;
   /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
@@ -372,6 +382,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     trapDetection: booleanField(true),
     learnParams: booleanField(true),
     learnAliases: booleanField(true),
+    cookies: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),

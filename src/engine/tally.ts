@@ -52,6 +52,11 @@ export interface CrawlCounts {
   readonly aliasRewrites: number;
   /** URLs queued before their section's slash rule was learned, not fetched: the page they redirect to was. */
   readonly aliasCopies: number;
+  /**
+   * Of `redirects`, answers redirecting to the URL itself (a cookie check): retried, up to
+   * `retryLimit`, with the cookies the answer set (`EngineOptions.cookies`).
+   */
+  readonly selfRedirects: number;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -96,6 +101,7 @@ export class Tally {
   #paramCopies = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
+  #selfRedirects = 0;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
@@ -176,6 +182,11 @@ export class Tally {
     this.#aliasCopies++;
   }
 
+  /** An answer redirected to the URL itself (also counted among the redirects). */
+  selfRedirect(): void {
+    this.#selfRedirects++;
+  }
+
   /** The handler failed on `url` for good. */
   handlerFailed(url: string, message: string): void {
     this.#handler++;
@@ -207,6 +218,7 @@ export class Tally {
       paramCopies: this.#paramCopies,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
+      selfRedirects: this.#selfRedirects,
     };
   }
 

@@ -13,8 +13,9 @@
  *     pinned address while TLS SNI, certificate checks and the Host header keep the
  *     hostname. Idle pools beyond `maxOrigins` are closed, least recently used first.
  *  4. Request: User-Agent (required), Accept, Accept-Encoding, If-None-Match and
- *     If-Modified-Since from the stored validators; connect, headers, body-idle and total
- *     timeouts; response headers capped at `maxHeaderBytes`.
+ *     If-Modified-Since from the stored validators, Cookie from the `cookies` jar (which
+ *     takes every response's Set-Cookie); connect, headers, body-idle and total timeouts;
+ *     response headers capped at `maxHeaderBytes`.
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
  *     kept; a `Link: <…>; rel=canonical` header and a `Refresh` header's URL are read as the
  *     body's canonical and links are. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
@@ -52,6 +53,7 @@ import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
 import { ProxyTunnel } from './proxy.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
+import { CookieJar } from './cookies.js';
 import { lruSet, lruTouch } from './lru.js';
 import { looksLikeHtml } from './analyze.js';
 import { PageAnalyzer, type PageAnalyzerStats, defaultAnalyzeThreads } from './page-work.js';
@@ -129,6 +131,12 @@ export interface HttpFetcherOptions {
   requisites: boolean;
   /** Offer HTTP/2 (ALPN) on TLS connections; default false. */
   allowH2: boolean;
+  /**
+   * Keep the cookies responses set and send them back (`CookieJar`, RFC 6265): on requests for
+   * pages and robots.txt alike, after any `cookie` given in `headers`. Default none: no Cookie
+   * header is sent and Set-Cookie is ignored. The engine gives one by default (`cookies`).
+   */
+  cookies: CookieJar | undefined;
   /** Monotonic clock in ms for timing (default `performance.now`). */
   now: () => number;
 }
@@ -214,6 +222,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     proxy: stringField({ nonEmpty: true }),
     allowH2: booleanField(false),
     requisites: booleanField(false),
+    cookies: customField<CookieJar | undefined>('a CookieJar', (v): v is CookieJar => v instanceof CookieJar),
     now: functionField<() => number>(() => performance.now()),
   },
   (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
@@ -592,6 +601,9 @@ export class HttpFetcher implements Fetcher {
     if (validators.lastModified !== undefined && Number.isFinite(validators.lastModified) && validators.lastModified >= 0) {
       headers['if-modified-since'] = new Date(validators.lastModified * 1000).toUTCString();
     }
+    const jar = o.cookies;
+    const cookie = jar?.header(u);
+    if (cookie !== undefined) headers['cookie'] = headers['cookie'] === undefined ? cookie : `${headers['cookie']}; ${cookie}`;
 
     // One controller per fetch, aborted by the caller's signal or the total timeout; both
     // hooks are removed in `finally`, so a long-lived caller signal collects no listeners and
@@ -625,6 +637,9 @@ export class HttpFetcher implements Fetcher {
       const exchange = (complete: boolean): HttpExchange | undefined =>
         capture === undefined || raw === undefined ? undefined : finishCapture(capture, res.statusCode, res.statusText ?? '', raw, 'HTTP/2', complete);
       const status = res.statusCode;
+      // Every answer's cookies count, a redirect's above all (a cookie check sets one and
+      // sends the client back to the page it asked for).
+      if (jar !== undefined) jar.store(u, h['set-cookie']);
       const contentType = firstHeader(h, 'content-type');
       const base: {
         -readonly [K in keyof Outcome]: Outcome[K];

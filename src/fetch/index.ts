@@ -6,7 +6,7 @@
  * following redirects); robots.txt (`parseRobots`, the pure RFC 9309 matcher, and
  * `RobotsCache`, its fetch/TTL/failure policy); `DnsCache`; destination safety
  * (`classifyAddress`, `isPublicAddress`); link extraction (`extractLinks`); body caps,
- * decoding and the content fingerprint.
+ * decoding and the content fingerprint; the run's cookies (`CookieJar`).
  *
  * Never: decide what to fetch or when (the frontier and politeness do), follow a redirect of
  * a content URL (the state machine records it), read the wall clock deep inside (clocks are
@@ -49,4 +49,5 @@ export {
 } from './dns.js';
 export { type ExtractLinksOptions, type ExtractedLinks, LinkExtractor, extractLinks } from './links.js';
 export { ACCEPT_ENCODING, type BodyRead, decodeText, readBody, sniffCharset } from './body.js';
+export { type Cookie, type CookieJarOptions, CookieJar, parseCookieDate } from './cookies.js';
 export { type FetchUrlOptions, type Fetcher, type HttpFetcherOptions, HttpFetcher, type TlsOptions } from './http.js';

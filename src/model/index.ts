@@ -13,6 +13,7 @@ export {
   OutcomeClass,
   type OutcomeTransition,
   classOfOutcome,
+  isSelfRedirect,
   isOk,
   isTransientStatus,
   outcomeClass,

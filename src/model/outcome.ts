@@ -7,6 +7,7 @@
  *   2xx, 1xx, ≥ 600 (anything unlisted)        ok            Crawled (fingerprints, recrawl, links)
  *   304                                        notModified   Crawled (no new fingerprint, no links)
  *   3xx other than 304                         redirect      Redirected (the Location is discovered)
+ *   3xx whose Location is the URL itself       transient     RetryWait, or Gone after retryLimit
  *   429, 5xx, 0 (transport)                    transient     RetryWait, or Gone after retryLimit
  *   0 with errorKind 'url' or 'refused'        gone          Gone (will never succeed)
  *   4xx other than 429                         gone          Gone
@@ -62,9 +63,29 @@ export function outcomeClass(status: number, errorKind?: FetchErrorKind): Outcom
   return OutcomeClass.Ok;
 }
 
-/** `outcomeClass` of a whole outcome: `disallowed` when robots.txt forbade the URL. */
-export function classOfOutcome(o: { readonly status: number; readonly errorKind?: FetchErrorKind | undefined; readonly robotsDisallowed?: boolean | undefined }): OutcomeClass {
-  return o.robotsDisallowed ? OutcomeClass.Disallowed : outcomeClass(o.status, o.errorKind);
+/**
+ * Whether an answer is a redirect to the very URL fetched (`location` equal to `url`): a cookie
+ * check (the server sets a cookie and sends the client back to the page it asked for), or a
+ * server's "ask again". Its target is the URL itself, already answered, so following it would
+ * end the URL with no page; it is retried instead, and `retryLimit` ends a true loop.
+ */
+export function isSelfRedirect(o: { readonly status: number; readonly url?: string | undefined; readonly location?: string | undefined }): boolean {
+  return o.status >= 300 && o.status < 400 && o.status !== 304 && o.location !== undefined && o.location === o.url;
+}
+
+/**
+ * `outcomeClass` of a whole outcome: `disallowed` when robots.txt forbade the URL, and
+ * `transient` for a redirect to itself (`isSelfRedirect`).
+ */
+export function classOfOutcome(o: {
+  readonly status: number;
+  readonly errorKind?: FetchErrorKind | undefined;
+  readonly robotsDisallowed?: boolean | undefined;
+  readonly url?: string | undefined;
+  readonly location?: string | undefined;
+}): OutcomeClass {
+  if (o.robotsDisallowed) return OutcomeClass.Disallowed;
+  return isSelfRedirect(o) ? OutcomeClass.Transient : outcomeClass(o.status, o.errorKind);
 }
 
 /** What the frontier's state machine does with one outcome class. */

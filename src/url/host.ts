@@ -16,7 +16,7 @@
  * (src/url/keys.ts). The PSL snapshot is tldts's: upgrading tldts can move a host between
  * groups, which is why the group key, not just the hash, is stored with a host.
  */
-import { getDomain } from 'tldts';
+import { getDomain, getPublicSuffix } from 'tldts';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { HostGrouping } from '../model/index.js';
 
@@ -50,6 +50,17 @@ export function registrableDomain(host: string): string {
   }
   if (isIpLiteral(host)) return host;
   return getDomain(host, PSL_OPTIONS) ?? host;
+}
+
+/**
+ * Whether a canonical host is itself a public suffix (`co.uk`, `github.io`, a bare `com`): a
+ * name under which unrelated parties register, so nothing may be scoped to it as a whole (a
+ * cookie's Domain, RFC 6265 §5.3 step 5). An IP literal is not; a single unlisted label
+ * (`localhost`) is, as the PSL's default rule makes it.
+ */
+export function isPublicSuffix(host: string): boolean {
+  if (typeof host !== 'string' || host === '' || isIpLiteral(host)) return false;
+  return getPublicSuffix(host, PSL_OPTIONS) === host;
 }
 
 const DEFAULT_PORT: Readonly<Record<string, string>> = { 'http:': '80', 'https:': '443' };

@@ -12,7 +12,7 @@ export { canonicalize } from './canonicalize.js';
 export { canonicalizeBatch } from './batch.js';
 export { AMBIGUOUS_SESSION_PARAMS, TRACKING_PARAMS } from './canonicalize.js';
 export { type CanonPolicy, DEFAULT_MAX_URL_LENGTH, DEFAULT_POLICY, canonPolicy } from './policy.js';
-export { HOST_GROUPINGS, hostGroupKey, registrableDomain } from './host.js';
+export { HOST_GROUPINGS, hostGroupKey, isPublicSuffix, registrableDomain } from './host.js';
 export {
   type CanonicalKey,
   HOST_KEY_SEED,
