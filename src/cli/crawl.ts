@@ -11,6 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { rootCertificates } from 'node:tls';
 import {
   CHECKPOINT_FILE,
   type CrawlCounts,
@@ -96,6 +97,8 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
     { name: 'proxy', kind: 'string', arg: 'URL', help: 'fetch through this HTTP proxy (CONNECT tunnels to addresses meguri resolved and checked)' },
     { name: 'http2', kind: 'boolean', help: 'offer HTTP/2 on TLS connections' },
+    { name: 'ca', kind: 'string', arg: 'FILE', help: "also trust the CA certificates (PEM) in FILE, besides Node's own: an intranet's CA, a staging site's self-signed certificate" },
+    { name: 'insecure', kind: 'boolean', help: 'do not verify TLS certificates (a test or staging site); the WARC still records what was served' },
     { name: 'metrics-port', kind: 'integer', arg: 'PORT', min: 0, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (needs the prom-client package)' },
     { name: 'log-level', kind: 'choice', arg: 'LEVEL', choices: ['debug', 'info', 'warn', 'error', 'silent'], help: 'log to stderr from this level: start/stop, host transitions, checkpoints, errors (default info)' },
     { name: 'redis', kind: 'string', arg: 'URL', help: 'join (or create) a cluster crawl coordinated by this Redis; needs --crawl and --store' },
@@ -463,6 +466,35 @@ function shown(v: unknown): string {
   return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
 }
 
+/** The fetcher's options the flags set: --proxy, --http2, --ca, --insecure. */
+function httpFlags(args: ParsedArgs): { http?: NonNullable<EngineOptions['http']> } {
+  const http: { -readonly [K in keyof NonNullable<EngineOptions['http']>]: NonNullable<EngineOptions['http']>[K] } = {};
+  if (args.has('proxy')) http.proxy = args.text('proxy')!;
+  if (args.flag('http2')) http.allowH2 = true;
+  const caFile = args.text('ca');
+  if (caFile !== undefined || args.flag('insecure')) {
+    // HttpFetcher's `tls.ca` replaces Node's roots; a crawl that also reaches public sites
+    // keeps them and adds the file's.
+    const ca = caFile === undefined ? undefined : [...rootCertificates, readCaFile(caFile)];
+    http.tls = { ...(ca !== undefined ? { ca } : {}), ...(args.flag('insecure') ? { rejectUnauthorized: false } : {}) };
+  }
+  return Object.keys(http).length === 0 ? {} : { http };
+}
+
+/** The PEM text of --ca FILE, refused when it holds no certificate. */
+function readCaFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw inFile(err, file);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new InvalidArgumentError(`--ca ${file}: no PEM certificate in it (expected "-----BEGIN CERTIFICATE-----" blocks)`);
+  }
+  return text;
+}
+
 /** `meguri crawl`. */
 export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dataDir = directoryFlag('data', resolvePath(args.text('data')!));
@@ -510,7 +542,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     cookies: !args.flag('no-cookies'),
     ...(args.flag('requisites') ? { requisites: true } : {}),
     ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
-    ...(args.has('proxy') || args.flag('http2') ? { http: { ...(args.has('proxy') ? { proxy: args.text('proxy')! } : {}), ...(args.flag('http2') ? { allowH2: true } : {}) } } : {}),
+    ...httpFlags(args),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
     ...(args.has('max-requests') ? { maxRequests: args.number('max-requests')! } : {}),
     ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),
@@ -527,6 +559,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     resolve: tableResolver(pairs, allowPrivate),
     ...(cluster !== undefined ? { cluster: cluster.options } : {}),
   };
+  if (args.flag('insecure')) io.stderr.write('meguri: --insecure: TLS certificates are not verified\n');
   const json = args.flag('json');
   DataDir.checkFree(dataDir);
   await preflightSeeds(engine, saved, allowPrivate, resumable, io);

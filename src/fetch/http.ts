@@ -382,7 +382,9 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
   }
   if (code.startsWith('HPE_') || cause.startsWith('HPE_')) return ['protocol', `invalid HTTP response: ${errorMessage(err)}`];
   if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
-    return ['tls', `${code}: ${errorMessage(err)}`];
+    // A certificate the client does not trust is the operator's to settle, not a network fault.
+    const untrusted = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code) && code !== 'ERR_TLS_CERT_ALTNAME_FORMAT';
+    return ['tls', `${code}: ${errorMessage(err)}${untrusted ? ' (to trust it: tls.ca or --ca FILE names its issuer; tls.rejectUnauthorized false or --insecure skips the check)' : ''}`];
   }
   return ['network', code ? `${code}: ${errorMessage(err)}` : errorMessage(err)];
 }
