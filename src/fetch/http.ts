@@ -17,8 +17,8 @@
  *     takes every response's Set-Cookie); connect, headers, body-idle and total timeouts;
  *     response headers capped at `maxHeaderBytes`.
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
- *     kept; a `Link: <…>; rel=canonical` header and a `Refresh` header's URL are read as the
- *     body's canonical and links are. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
+ *     kept; a `Link` header's `rel=canonical` (link-header.ts) is read as the body's canonical, its
+ *     `rel=next`/`prev` and hreflang alternates and a `Refresh` header's URL as links. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
  *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
  *     analyzed once — on a worker thread from 32 KiB up (`PageAnalyzer`, page-work.ts), so
  *     no page holds the event loop that paces the other hosts: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
@@ -48,6 +48,7 @@ import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
 import { type CanonPolicy, canonicalize } from '../url/index.js';
 import { refreshTarget } from './links.js';
+import { parseLinkHeader } from './link-header.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
 import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
 import { ProxyTunnel } from './proxy.js';
@@ -306,34 +307,43 @@ function xRobots(values: string | string[] | undefined, token: string): { noinde
   return result;
 }
 
-/** `rel` is a token of a Link header parameter list (`; rel="canonical alternate"`). */
-const CANONICAL_REL = /;\s*rel\s*=\s*(?:"[^"]*\bcanonical\b[^"]*"|canonical\b)/i;
+/** Relations of a `Link` header taken as links of the page, as the HTML `<link>` elements are (links.ts). */
+const LINKED_RELS = new Set(['next', 'prev', 'previous']);
 
 /**
- * What a response's headers link (RFC 8288 `Link: <…>; rel=canonical`, the way a PDF names its
- * HTML page; the `Refresh` header, the header form of a meta refresh): the canonical, when the
- * body named none, and the refresh target as one more link of the page (unless X-Robots-Tag
- * says nofollow, as for its other links: then marked so).
+ * What a response's headers link (RFC 8288 `Link`, the way a PDF names its HTML page or an API
+ * its next page; the `Refresh` header, the header form of a meta refresh): `rel=canonical` is
+ * the canonical when the body named none; `rel=next`/`prev`, `rel=alternate` with a `hreflang`
+ * and the refresh target are more links of the page (unless X-Robots-Tag says nofollow, as for
+ * its other links: then marked so), as their HTML forms are.
  */
 function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: Record<string, string | string[] | undefined>, url: string, policy: CanonPolicy | undefined, nofollow: boolean): void {
-  if (base.canonical === undefined) {
-    const values = h['link'];
-    for (const value of Array.isArray(values) ? values : values ? [values] : []) {
-      // One header may hold several comma-separated links; a URL may hold commas only inside <>.
-      for (const m of value.matchAll(/<([^>]*)>([^,<]*)/g)) {
-        if (!CANONICAL_REL.test(m[2]!)) continue;
-        const c = canonicalize(m[1]!.trim(), url, policy);
-        if (c !== null) base.canonical = c;
-        break;
-      }
-      if (base.canonical !== undefined) break;
+  const found: string[] = [];
+  const values = h['link'];
+  for (const value of Array.isArray(values) ? values : values ? [values] : []) {
+    for (const l of parseLinkHeader(value)) {
+      const canonical = l.rel.includes('canonical');
+      const linked = l.rel.some((r) => LINKED_RELS.has(r)) || (l.rel.includes('alternate') && l.params['hreflang'] !== undefined);
+      if (!canonical && !linked) continue;
+      const c = canonicalize(l.target, url, policy);
+      if (c === null) continue;
+      if (canonical && base.canonical === undefined) base.canonical = c;
+      if (linked) found.push(c);
     }
   }
   const refresh = firstHeader(h, 'refresh');
   const target = refresh === undefined ? undefined : refreshTarget(refresh);
   const c = target === undefined ? null : canonicalize(target, url, policy);
-  if (c === null || base.links?.some((l) => l.url === c) === true) return;
-  base.links = [...(base.links ?? []), nofollow ? { url: c, nofollow: true } : { url: c }];
+  if (c !== null) found.push(c);
+  if (found.length === 0) return;
+  const have = new Set(base.links?.map((l) => l.url));
+  const more: Link[] = [];
+  for (const u of found) {
+    if (have.has(u)) continue;
+    have.add(u);
+    more.push(nofollow ? { url: u, nofollow: true } : { url: u });
+  }
+  if (more.length > 0) base.links = [...(base.links ?? []), ...more];
 }
 
 function errorCode(err: unknown): string {

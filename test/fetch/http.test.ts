@@ -203,13 +203,17 @@ describe('HttpFetcher: a page', () => {
     expect(agentMeta).toMatchObject({ noindex: true, links: [{ url: `${s.origin}/x`, nofollow: true }] });
   });
 
-  it('reads a Link rel=canonical header (a PDF naming its page) and a Refresh header as a link', async () => {
+  it('reads a Link rel=canonical header (a PDF naming its page), its next/prev and hreflang links, and a Refresh header as a link', async () => {
     const s = await serve((req, res) => {
       if (req.url === '/doc.pdf') res.writeHead(200, { 'content-type': 'application/pdf', link: '</style.css>; rel=preload, <https://site.test/doc?x=1#f>; rel="alternate canonical"' }).end('%PDF-1.4');
       else if (req.url === '/both') res.writeHead(200, { 'content-type': 'text/html', link: '</other>; rel=canonical' }).end('<link rel=canonical href="/mine"><a href="/x">');
       else if (req.url === '/moved') res.writeHead(200, { 'content-type': 'text/html', refresh: '0; url=/new' }).end('<a href="/x">x</a>');
       else if (req.url === '/quiet') res.writeHead(200, { 'content-type': 'text/html', refresh: '0; url=/new', 'x-robots-tag': 'nofollow' }).end('');
       else if (req.url === '/reload') res.writeHead(200, { 'content-type': 'text/html', refresh: '30', link: '</p>; rel=next' }).end('<a href="/x">');
+      else if (req.url === '/api')
+        res
+          .writeHead(200, { 'content-type': 'application/json', link: '</list?page=2>; title="Page 2, of 9; more"; rel="next", </de/list>; hreflang=de; rel=alternate, </feed>; rel=alternate, </x>; rel=prev' })
+          .end('{}');
       else res.writeHead(200, { 'content-type': 'text/html', refresh: '0; url=/x' }).end('<a href="/x">');
     });
     const f = fetcher();
@@ -220,7 +224,9 @@ describe('HttpFetcher: a page', () => {
     expect((await get('/moved')).links).toEqual([{ url: `${s.origin}/x` }, { url: `${s.origin}/new` }]);
     expect((await get('/quiet')).links).toEqual([{ url: `${s.origin}/new`, nofollow: true }]);
     const reload = await get('/reload');
-    expect([reload.links, reload.canonical]).toEqual([[{ url: `${s.origin}/x` }], undefined]);
+    expect([reload.links, reload.canonical]).toEqual([[{ url: `${s.origin}/x` }, { url: `${s.origin}/p` }], undefined]);
+    // A quoted comma is no link boundary; an alternate without hreflang (a feed) is no link.
+    expect((await get('/api')).links).toEqual([{ url: `${s.origin}/list?page=2` }, { url: `${s.origin}/de/list` }, { url: `${s.origin}/x` }]);
     // A refresh to a link the body already has adds nothing.
     expect((await get('/dup')).links).toEqual([{ url: `${s.origin}/x` }]);
   });
