@@ -560,6 +560,11 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(cluster !== undefined ? { cluster: cluster.options } : {}),
   };
   if (args.flag('insecure')) io.stderr.write('meguri: --insecure: TLS certificates are not verified\n');
+  const withCredentials = seeds.filter((s) => /^https?:\/\/[^/?#]*@/i.test(s));
+  if (withCredentials.length > 0) {
+    const clear = withCredentials.some((s) => /^http:/i.test(s)) ? ' (over http:// they cross the network in clear)' : '';
+    io.stderr.write(`meguri: credentials in ${withCredentials.length === 1 ? 'a seed URL are' : `${withCredentials.length} seed URLs are`} sent as HTTP Basic auth to that origin only${clear}, and never saved: give the seed with them again to resume\n`);
+  }
   const json = args.flag('json');
   DataDir.checkFree(dataDir);
   await preflightSeeds(engine, saved, allowPrivate, resumable, io);

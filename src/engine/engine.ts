@@ -67,6 +67,7 @@ import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { type AliasRecord, OriginAliases, ParamLearner, type ParamRecord, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
+import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
@@ -269,8 +270,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     const dir = typeof options.dataDir === 'string' && options.dataDir !== '' ? options.dataDir : undefined;
     // Before its settings.json is merged in: cluster mode would not resume the crawl (datadir.ts).
     if (options.cluster !== undefined && dir !== undefined) refuseSingleProcessCrawl(dir);
+    // Credentials in seed URLs go to the fetcher, never into the saved settings.
+    const split = options.seeds === undefined ? undefined : splitSeedCredentials(options.seeds);
+    const given = split === undefined || Object.keys(split.credentials).length === 0 ? options : { ...options, seeds: split.seeds };
     // A resumed crawl's saved settings fill in every option not given (settings.ts).
-    const { options: merged, changes } = mergeSettings(dir === undefined ? undefined : readCrawlSettings(dir), options);
+    const { options: merged, changes } = mergeSettings(dir === undefined ? undefined : readCrawlSettings(dir), given);
     this.#changes = changes;
     this.#given = new Set(Object.keys(merged).filter((k) => (merged as Record<string, unknown>)[k] !== undefined));
     const o = resolveEngineOptions(merged);
@@ -301,6 +305,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         canonPolicy: o.http?.canonPolicy ?? o.canonPolicy,
         requisites: o.http?.requisites ?? o.requisites,
         cookies: this.#cookies,
+        credentials: { ...split?.credentials, ...o.http?.credentials },
         now: o.clock,
       });
       this.#ownsFetcher = true;

@@ -14,7 +14,7 @@
  *     hostname. Idle pools beyond `maxOrigins` are closed, least recently used first.
  *  4. Request: User-Agent (required), Accept, Accept-Encoding, If-None-Match and
  *     If-Modified-Since from the stored validators, Cookie from the `cookies` jar (which
- *     takes every response's Set-Cookie); connect, headers, body-idle and total timeouts;
+ *     takes every response's Set-Cookie), Authorization for an origin given `credentials`; connect, headers, body-idle and total timeouts;
  *     response headers capped at `maxHeaderBytes`.
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
  *     kept; a `Link` header's `rel=canonical` (link-header.ts) is read as the body's canonical, its
@@ -138,6 +138,12 @@ export interface HttpFetcherOptions {
    * header is sent and Set-Cookie is ignored. The engine gives one by default (`cookies`).
    */
   cookies: CookieJar | undefined;
+  /**
+   * HTTP Basic credentials by origin (`{ 'https://staging.example.com': 'user:password' }`): sent
+   * as `Authorization` to that origin only (robots.txt included) and to its https:// form on the
+   * default port (a site moved to https), never to another origin a redirect or link leads to.
+   */
+  credentials: Readonly<Record<string, string>>;
   /** Monotonic clock in ms for timing (default `performance.now`). */
   now: () => number;
 }
@@ -224,6 +230,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     allowH2: booleanField(false),
     requisites: booleanField(false),
     cookies: customField<CookieJar | undefined>('a CookieJar', (v): v is CookieJar => v instanceof CookieJar),
+    credentials: customField('an object of origins ("https://host[:port]") to "user:password"', isCredentials, () => ({})),
     now: functionField<() => number>(() => performance.now()),
   },
   (o) => (typeof o.agent !== 'string' ? 'agent is required: the User-Agent to send, e.g. "MyBot/1.0 (+https://example.com/bot)"' : undefined),
@@ -233,6 +240,29 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
 const OWN_HEADERS = new Set(['user-agent', 'if-none-match', 'if-modified-since', 'host', 'accept-encoding']);
 
 const NEVER = new AbortController().signal;
+
+/**
+ * The credentials a request to `u` carries: its origin's own, or those of its http:// form on
+ * the default port (a site that moved to https: the upgrade keeps them secret; the reverse
+ * never happens). Exported for its test only.
+ */
+export function credentialFor(credentials: Readonly<Record<string, string>>, u: URL): string | undefined {
+  return credentials[u.origin] ?? (u.protocol === 'https:' && u.port === '' ? credentials[`http://${u.host}`] : undefined);
+}
+
+/** Origins as `URL#origin` writes them, to `user:password` (the password may be empty). */
+function isCredentials(v: unknown): v is Readonly<Record<string, string>> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  return Object.entries(v).every(([origin, cred]) => {
+    if (typeof cred !== 'string' || !cred.includes(':') || !/^[^\x00-\x1f\x7f]*$/.test(cred)) return false;
+    try {
+      const u = new URL(origin);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === origin;
+    } catch {
+      return false;
+    }
+  });
+}
 
 function isTlsOptions(v: unknown): v is TlsOptions {
   if (typeof v !== 'object' || v === null) return false;
@@ -613,6 +643,8 @@ export class HttpFetcher implements Fetcher {
     if (validators.lastModified !== undefined && Number.isFinite(validators.lastModified) && validators.lastModified >= 0) {
       headers['if-modified-since'] = new Date(validators.lastModified * 1000).toUTCString();
     }
+    const credential = credentialFor(o.credentials, u);
+    if (credential !== undefined && headers['authorization'] === undefined) headers['authorization'] = `Basic ${Buffer.from(credential, 'utf8').toString('base64')}`;
     const jar = o.cookies;
     const cookie = jar?.header(u);
     if (cookie !== undefined) headers['cookie'] = headers['cookie'] === undefined ? cookie : `${headers['cookie']}; ${cookie}`;
