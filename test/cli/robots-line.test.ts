@@ -26,5 +26,8 @@ describe('nothingFetched', () => {
     expect(nothingFetched(s({ robotsUnreachable: [waiting] }))).toBe('robots.txt of 127.0.0.1 unreachable — a host is not fetched while its robots.txt does not answer (RFC 9309); check the URL and port');
     expect(nothingFetched(s({ robotsUnreachable: [waiting, given], failingHosts: [{ host: 'c.test', failures: 1, reason: 'HTTP 500' }] }))).toMatch(/^robots\.txt of 127\.0\.0\.1 and 1 more unreachable/);
     expect(nothingFetched(s({}))).toBe('no page answered');
+    expect(nothingFetched(s({ failingHosts: [{ host: 'staging.test', failures: 3, reason: 'HTTP 401' }] }))).toBe(
+      'staging.test: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)',
+    );
   });
 });
