@@ -804,7 +804,7 @@ export function nothingFetched(s: CrawlSummary, cookies = true): string {
       ? `${int(self)} answer(s) redirected to the page itself, cookies kept and sent back (a check that wants a script to run, or a loop)`
       : `${int(self)} answer(s) redirected to the page itself, a cookie check — run without --no-cookies`;
   }
-  if (top?.reason === 'HTTP 401') return `${top.host}: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)`;
+  if (top?.reason.startsWith('HTTP 401') === true) return `${top.host}: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)`;
   return top === undefined ? 'no page answered' : `${top.host}: ${top.reason}`;
 }
 

@@ -122,7 +122,7 @@ export class Tally {
     else if (status >= 500) this.#server++;
     else this.#ok++;
     if (status !== 0 && status < 400 && !soft404) return;
-    const reason = soft404 ? 'soft-404' : status === 0 ? `${errorKind ?? 'network'}: ${error ?? 'no answer'}` : `HTTP ${status}`;
+    const reason = soft404 ? 'soft-404' : status === 0 ? `${errorKind ?? 'network'}: ${error ?? 'no answer'}` : error === undefined ? `HTTP ${status}` : `HTTP ${status}, ${error}`;
     // The URL's own hostname (a group can hold several): derived only for a failure.
     const host = splitOrigin(req.url)?.host ?? req.host;
     const f = this.#failing.get(host);

@@ -337,6 +337,17 @@ function xRobots(values: string | string[] | undefined, token: string): { noinde
   return result;
 }
 
+/**
+ * The header by which a CDN marks an answer as its bot challenge page instead of the resource
+ * (Cloudflare's `cf-mitigated: challenge` on a 403 or 503, Vercel's `x-vercel-mitigated:
+ * challenge` on a 429): only a browser running the page's script gets past it, so the outcome
+ * says so rather than leaving a bare 403 to puzzle over.
+ */
+function challengeOf(h: Record<string, string | string[] | undefined>): string | undefined {
+  for (const name of ['cf-mitigated', 'x-vercel-mitigated']) if (firstHeader(h, name)?.trim().toLowerCase() === 'challenge') return name;
+  return undefined;
+}
+
 /** Relations of a `Link` header taken as links of the page, as the HTML `<link>` elements are (links.ts). */
 const LINKED_RELS = new Set(['next', 'prev', 'previous']);
 
@@ -717,6 +728,8 @@ export class HttpFetcher implements Fetcher {
           }
         }
       }
+      const challenge = challengeOf(h);
+      if (challenge !== undefined && status >= 400) base.error = `a bot challenge (${challenge}: challenge): the site wants a browser to run its script, and meguri runs none`;
       if (status < 200 || status >= 300) {
         await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
         base.fetchMs = o.now() - t0;

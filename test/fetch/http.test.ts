@@ -7,6 +7,7 @@ import { brotliCompressSync, constants, deflateRawSync, deflateSync, gzipSync } 
 import { errors as undiciErrors } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { classify } from '../../src/fetch/http.js';
+import { Tally } from '../../src/engine/tally.js';
 import {
   DnsCache,
   Engine,
@@ -181,7 +182,24 @@ describe('HttpFetcher: a page', () => {
     expect([gone.body, gone.contentFp, gone.links]).toEqual([undefined, undefined, undefined]);
     const busy = await f.fetch(request(`${s.origin}/busy`), new AbortController().signal);
     expect(busy).toMatchObject({ status: 503, retryAfter: 'Wed, 21 Oct 2015 07:28:00 GMT' });
+    expect(busy.error).toBeUndefined();
     expect(s.connections).toBe(1);
+  });
+
+  it('a CDN bot challenge (cf-mitigated, x-vercel-mitigated) is named as one, and the summary shows it', async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/cf') res.writeHead(403, { 'cf-mitigated': 'challenge', 'content-type': 'text/html' }).end('<title>Just a moment...</title>');
+      else if (req.url === '/vercel') res.writeHead(429, { 'x-vercel-mitigated': 'Challenge' }).end();
+      else res.writeHead(403, { 'cf-mitigated': 'block' }).end();
+    });
+    const f = fetcher();
+    const get = (path: string) => f.fetch(request(`${s.origin}${path}`), new AbortController().signal);
+    expect(await get('/cf')).toMatchObject({ status: 403, error: 'a bot challenge (cf-mitigated: challenge): the site wants a browser to run its script, and meguri runs none' });
+    expect((await get('/vercel')).error).toMatch(/^a bot challenge \(x-vercel-mitigated: challenge\)/);
+    expect((await get('/blocked')).error).toBeUndefined();
+    const tally = new Tally();
+    tally.outcome({ url: `${s.origin}/cf`, host: 'x' }, 403, false, undefined, (await get('/cf')).error);
+    expect(tally.failingHosts()[0]!.reason).toBe('HTTP 403, a bot challenge (cf-mitigated: challenge): the site wants a browser to run its script, and meguri runs none');
   });
 
   it('non-HTML bodies are fingerprinted, not parsed for links; X-Robots-Tag is honoured', async () => {
