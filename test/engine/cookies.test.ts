@@ -23,6 +23,16 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     const path = req.url ?? '/';
     asked.push({ path, cookie: req.headers.cookie });
+    // A Java servlet's first answer: the session in the URL and in a cookie; the URL less its
+    // ;jsessionid is the same page (canonicalization drops it), so this is a redirect to itself.
+    if (path.startsWith('/java')) {
+      if (!/JSESSIONID=s1/.test(req.headers.cookie ?? '')) {
+        res.writeHead(302, { location: '/java;jsessionid=s1', 'set-cookie': 'JSESSIONID=s1; Path=/; HttpOnly' });
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end('<html><body>the servlet page</body></html>');
+    }
     // A loop, and a check that sets its cookie and never accepts it.
     if (path === '/loop' || path === '/stubborn') {
       res.writeHead(301, path === '/loop' ? { location: path } : { location: path, 'set-cookie': 'spin=1' });
@@ -102,6 +112,20 @@ describe('a cookie check', () => {
     ]);
     expect(visitors).toBe(1);
     expect(summary.counts).toMatchObject({ redirects: 1, selfRedirects: 1, ok: PAGES + 1 });
+  });
+
+  it('a servlet moving its session id from the URL to a cookie: one redirect, then the page', async () => {
+    asked.length = 0;
+    const got: [string, number][] = [];
+    await crawl(options({ seeds: [`http://check.test:${port}/java`], robots: false }), (page) => void got.push([new URL(page.url).pathname, page.status]));
+    expect(got).toEqual([
+      ['/java', 302],
+      ['/java', 200],
+    ]);
+    expect(asked.map((a) => [a.path, a.cookie])).toEqual([
+      ['/java', undefined],
+      ['/java', 'JSESSIONID=s1'],
+    ]);
   });
 
   it('without cookies a redirect to itself ends the URL at once, and the summary names the cause', async () => {
