@@ -1452,6 +1452,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       serverDate: o.serverDate,
       contentType: o.contentType,
       location,
+      // A round trip back to a URL that redirected here is worth another fetch only with a cookie to send.
+      reopenLocation: location !== undefined && s >= 300 && s < 400 && location !== req.url && this.#cookies?.header(location) !== undefined ? true : undefined,
       contentFp: o.contentFp,
       simhash: o.simhash,
       churnFp: o.churnFp,

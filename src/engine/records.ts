@@ -61,6 +61,8 @@ export interface OutcomeRecord {
   /** The response's Date, epoch seconds (absent in journals written before it existed: none). */
   readonly sd?: number | undefined;
   readonly loc?: string | undefined;
+  /** 1: fetch the redirect's target again if it redirected here (`Outcome.reopenLocation`). */
+  readonly ro?: 1 | undefined;
   readonly fp?: string | undefined;
   readonly sh?: string | undefined;
   /** Churn fingerprint (absent in journals written before it existed: unknown). */
@@ -100,6 +102,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     lm: o.lastModified,
     sd: o.serverDate,
     loc: o.location,
+    ro: o.reopenLocation === true ? 1 : undefined,
     fp: o.contentFp === undefined ? undefined : hex64(o.contentFp),
     sh: o.simhash === undefined ? undefined : hex64(o.simhash),
     cf: o.churnFp === undefined ? undefined : hex64(o.churnFp),
@@ -121,6 +124,7 @@ export function recordOutcome(r: OutcomeRecord): Outcome {
     lastModified: r.lm,
     serverDate: r.sd,
     location: r.loc,
+    reopenLocation: r.ro === 1 ? true : undefined,
     contentFp: r.fp === undefined ? undefined : BigInt(`0x${r.fp}`),
     simhash: r.sh === undefined ? undefined : BigInt(`0x${r.sh}`),
     churnFp: r.cf === undefined ? undefined : BigInt(`0x${r.cf}`),
@@ -199,6 +203,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if (problem !== undefined) return bad(problem);
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
+    if (o['ro'] !== undefined && o['ro'] !== 1) return bad(`field ro is ${JSON.stringify(o['ro'])}, expected 1 or absent`);
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];
     if (l !== undefined && !(Array.isArray(l) && l.every(isStr))) return bad('links');

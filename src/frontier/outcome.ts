@@ -11,7 +11,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
 import { adapt, atCeiling, hostInterval, ipSignalOf, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
-import { afterReport, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
+import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
@@ -235,7 +235,24 @@ function markRedirected(s: FrontierState, row: number, o: Outcome, nowMs: number
   if (to >= 0 && to !== row) {
     t.redirectTo[t.slotFor(row)] = to + 1;
     s.spill?.pin(to);
+    if (o.reopenLocation === true) reopenRoundTrip(s, to, row, nowMs);
   }
+}
+
+/**
+ * A redirect came back to `to`, which had answered a redirect to `row` (a round trip: a cookie
+ * check sent the client away to be given its cookie and back). `to` is fetched again — once:
+ * `FpFlag.Reopened` stays set, so a loop between two URLs ends after one more lap.
+ */
+function reopenRoundTrip(s: FrontierState, to: number, row: number, nowMs: number): void {
+  const t = s.table;
+  const sl = t.slot[to]!;
+  if (t.status[to] !== UrlStatus.Redirected || sl === 0 || t.redirectTo[sl] !== row + 1 || (t.fpFlags[sl]! & FpFlag.Reopened) !== 0) return;
+  t.fpFlags[sl] = t.fpFlags[sl]! | FpFlag.Reopened;
+  // As a relink fetches a Redirected row again (intake.ts queueRelink).
+  t.status[to] = UrlStatus.DueRecrawl;
+  t.nextDue[to] = Math.floor(nowMs / HOUR_MS);
+  enqueue(s, to);
 }
 
 /**

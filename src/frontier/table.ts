@@ -25,7 +25,7 @@
  * | 17 | redirectTo     | u32     | row + 1 of the redirect target, 0 = none                   |
  * | 18 | retries        | u8      | consecutive transient failures                             |
  * | 19 | host           | u32     | host id (index into the host table)                        |
- * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set · bit 3: relink  |
+ * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set · bit 3: relink · bit 4: reopened |
  * | 21 | lastChanged    | u32     | epoch-hours of the last real change, 0 = never             |
  * | 22 | churnFp        | u32 × 2 | churn fingerprint of the main text [lo, hi] (src/dedup/churn.ts) |
  *
@@ -136,7 +136,7 @@ export const ColumnId = {
  * fetch is unconditional and passes them again at the shorter depth (src/frontier/intake.ts
  * `relink`); cleared by the next report that carries content.
  */
-export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4, Relink: 8 } as const;
+export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4, Relink: 8, Reopened: 16 } as const;
 
 interface ColumnSpec {
   readonly id: number;

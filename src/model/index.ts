@@ -135,6 +135,13 @@ export interface Outcome {
    * learned lesson was not there, naming the link as found.
    */
   readonly location?: string | undefined;
+  /**
+   * On a redirect: fetch its target again if the target answered a redirect to this very URL —
+   * a round trip (`/a` → `/check?back=/a` → `/a`), as a cookie check bounces a client that sent
+   * no cookie. The engine sets it when it now holds cookies for the target; the frontier fetches
+   * such a target again once (`FpFlag.Reopened`), never twice, so a true loop ends.
+   */
+  readonly reopenLocation?: boolean | undefined;
   /** xxHash64 of the normalized body (absent for 304, errors, empty bodies). */
   readonly contentFp?: bigint | undefined;
   /** 64-bit simhash of the body text. */

@@ -33,6 +33,15 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'text/html' });
       return res.end('<html><body>the servlet page</body></html>');
     }
+    // A round trip: the page sends a client without its cookie to a check that sets it and
+    // sends the client back; a loop between two URLs that sets a cookie at every hop.
+    if (path === '/rt') {
+      if (!/(?:^|; )seen=1/.test(req.headers.cookie ?? '')) return void res.writeHead(302, { location: '/check?back=%2Frt' }).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end('<html><body>past the check</body></html>');
+    }
+    if (path.startsWith('/check')) return void res.writeHead(302, { location: '/rt', 'set-cookie': 'seen=1; Path=/' }).end();
+    if (path === '/ping' || path === '/pong') return void res.writeHead(302, { location: path === '/ping' ? '/pong' : '/ping', 'set-cookie': `hop=${asked.length}` }).end();
     // A loop, and a check that sets its cookie and never accepts it.
     if (path === '/loop' || path === '/stubborn') {
       res.writeHead(301, path === '/loop' ? { location: path } : { location: path, 'set-cookie': 'spin=1' });
@@ -126,6 +135,32 @@ describe('a cookie check', () => {
       ['/java', undefined],
       ['/java', 'JSESSIONID=s1'],
     ]);
+  });
+
+  it('a check that bounces through another URL and back: the page is fetched again with its cookie; a loop ends after one more lap', async () => {
+    asked.length = 0;
+    const got: [string, number][] = [];
+    const summary = await crawl(options({ seeds: [`http://check.test:${port}/rt`], robots: false }), (page) => void got.push([new URL(page.url).pathname, page.status]));
+    expect(summary.reason).toBe('drained');
+    expect(got).toEqual([
+      ['/rt', 302],
+      ['/check', 302],
+      ['/rt', 200],
+    ]);
+    expect(asked.map((a) => [a.path, a.cookie])).toEqual([
+      ['/rt', undefined],
+      ['/check?back=%2Frt', undefined],
+      ['/rt', 'seen=1'],
+    ]);
+    // Without cookies the round trip ends at the check, as before.
+    asked.length = 0;
+    await crawl(options({ seeds: [`http://check.test:${port}/rt`], robots: false, cookies: false }), () => undefined);
+    expect(asked.map((a) => a.path)).toEqual(['/rt', '/check?back=%2Frt']);
+    // A loop that sets a cookie at every hop: each URL once more, then it ends.
+    asked.length = 0;
+    const loop = await crawl(options({ seeds: [`http://check.test:${port}/ping`], robots: false }), () => undefined);
+    expect(loop.reason).toBe('drained');
+    expect(asked.map((a) => a.path)).toEqual(['/ping', '/pong', '/ping', '/pong']);
   });
 
   it('without cookies a redirect to itself ends the URL at once, and the summary names the cause', async () => {

@@ -177,6 +177,20 @@ describe('journal records', () => {
   });
 });
 
+describe('a round trip journaled', () => {
+  it("an outcome's reopenLocation survives the journal; an absent one is none, a bad one refused", () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    const o = { row: 1, url: 'https://a.example/check', status: 302, location: 'https://a.example/a', reopenLocation: true };
+    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
+    expect(rec).toMatchObject({ ro: 1, loc: 'https://a.example/a' });
+    expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0]).reopenLocation).toBe(true);
+    const plain = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, { ...o, reopenLocation: undefined })), 0);
+    expect('ro' in JSON.parse(JSON.stringify(plain))).toBe(false);
+    expect(recordOutcome(plain as Parameters<typeof recordOutcome>[0]).reopenLocation).toBeUndefined();
+    expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":302,"ro":true}`), 0)).toThrow(CorruptJournalError);
+  });
+});
+
 describe('churn fingerprints in the engine (issue 21)', () => {
   it('journal records carry the churn fingerprint; a record written before it (no cf) replays as unknown', () => {
     const key = '0123456789abcdef0123456789abcdef';
