@@ -123,6 +123,6 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     ip: o.ip,
     exchange: o.exchange,
     timing: Object.freeze({ dispatchedAtMs: req.dispatchedAtMs, completedAtMs, latencyMs: o.latencyMs, fetchMs: o.fetchMs }),
-    text: (): string => (body === undefined || body.length === 0 ? '' : decodeText(body, contentType)),
+    text: (): string => (body === undefined || body.length === 0 ? '' : decodeText(body, contentType, req.url)),
   });
 }

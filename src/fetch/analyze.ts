@@ -66,7 +66,7 @@ export function analyzePage(input: PageInput): PageAnalysis {
   const { bytes, contentType } = input;
   const fp = contentFp(bytes);
   if (looksLikeHtml(contentType, bytes)) {
-    const encoding = sniffCharset(contentType, bytes);
+    const encoding = sniffCharset(contentType, bytes, input.url);
     const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true, requisites: input.requisites, encoding });
     extractor.write(new TextDecoder(encoding).decode(bytes));
     const found = extractor.end();
@@ -82,6 +82,6 @@ export function analyzePage(input: PageInput): PageAnalysis {
   if (contentType === undefined || !TEXTUAL_TYPE.test(contentType)) {
     return { contentFp: fp, simhash: undefined, churnFp: undefined, noindex: false, links: undefined, canonical: undefined };
   }
-  const text = decodeText(bytes, contentType);
+  const text = decodeText(bytes, contentType, input.url);
   return { contentFp: fp, simhash: simhashText(text), churnFp: churnFp(text), noindex: false, links: undefined, canonical: undefined };
 }

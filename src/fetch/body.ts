@@ -11,7 +11,7 @@
  * Never: buffer more than the caps, or throw for a malformed body (a decoding error ends the
  * body where it broke and is reported in `error`).
  */
-import { Buffer } from 'node:buffer';
+import { Buffer, isUtf8 } from 'node:buffer';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
 
@@ -170,11 +170,112 @@ export async function readBody(
 const CHARSET_ATTR = /charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i;
 
 /**
- * The character encoding of a body: Content-Type's charset, else a `<meta charset>` or
- * `<meta http-equiv content="…charset=…">` in the first 1024 bytes, else UTF-8. Returns a
- * label TextDecoder accepts.
+ * Legacy encodings by top-level domain, for a page that declares none and is not UTF-8: the
+ * locale's old default, as browsers fall back by the domain (HTML §13.2.3.2 leaves the default
+ * to the user agent; Firefox reads the TLD). Tried in order, each only if the sample decodes
+ * without error — EUC-JP before Shift_JIS, since Shift_JIS's two-byte range also reads most
+ * EUC-JP bytes (as half-width katakana) while EUC-JP refuses Shift_JIS's 0x81–0x9F leads.
  */
-export function sniffCharset(contentType: string | undefined, bytes: Uint8Array): string {
+const TLD_FALLBACK: Readonly<Record<string, readonly string[]>> = (() => {
+  const map: Record<string, readonly string[]> = {};
+  const put = (tlds: string, encodings: readonly string[]): void => {
+    for (const t of tlds.split(' ')) map[t] = encodings;
+  };
+  put('jp', ['euc-jp', 'shift_jis']);
+  put('cn', ['gbk']);
+  put('tw hk mo', ['big5']);
+  put('kr', ['euc-kr']);
+  put('ru su by kz ua bg rs mk kg tj', ['windows-1251']);
+  put('pl cz sk hu hr si ro ba', ['windows-1250']);
+  put('lt lv ee', ['windows-1257']);
+  put('gr cy', ['windows-1253']);
+  put('tr', ['windows-1254']);
+  put('il', ['windows-1255']);
+  put('sa ae eg ir iq jo kw lb ly ma om qa sy tn ye dz bh sd', ['windows-1256']);
+  put('th', ['windows-874']);
+  put('vn', ['windows-1258']);
+  return map;
+})();
+
+/** Bytes of the body a fallback guess reads. */
+const SNIFF_SAMPLE = 64 * 1024;
+
+/**
+ * Whether an undeclared body reads as UTF-8: its multi-byte sequences outnumber its invalid
+ * bytes four to one (a UTF-8 page with a stray Latin-1 byte is still UTF-8), or it has neither
+ * (ASCII). A sequence cut at the sample's end counts as neither.
+ */
+function readsAsUtf8(bytes: Uint8Array): boolean {
+  // Nearly every body is valid UTF-8 (or ASCII): Node's native check answers those at once.
+  if (isUtf8(bytes)) return true;
+  const n = Math.min(bytes.length, SNIFF_SAMPLE);
+  let good = 0;
+  let bad = 0;
+  for (let i = 0; i < n; ) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const len = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len === 0) {
+      bad++;
+      i++;
+      continue;
+    }
+    if (i + len > n) break;
+    let ok = true;
+    for (let k = 1; k < len; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) ok = false;
+    // Overlongs and surrogates (E0 80–9F, ED A0–BF, F0 80–8F, F4 90+) are not UTF-8.
+    const c = bytes[i + 1]!;
+    if ((b === 0xe0 && c < 0xa0) || (b === 0xed && c > 0x9f) || (b === 0xf0 && c < 0x90) || (b === 0xf4 && c > 0x8f)) ok = false;
+    if (ok) {
+      good++;
+      i += len;
+    } else {
+      bad++;
+      i++;
+    }
+  }
+  return bad === 0 || good >= 4 * bad;
+}
+
+/** The legacy encoding an undeclared, non-UTF-8 body of `url` is read in (windows-1252 by default). */
+function legacyFallback(url: string | undefined, bytes: Uint8Array): string {
+  let tld = '';
+  if (url !== undefined) {
+    try {
+      const host = new URL(url).hostname;
+      tld = host.slice(host.lastIndexOf('.') + 1);
+    } catch {
+      // not a URL: no locale to go by
+    }
+  }
+  const sample = bytes.subarray(0, SNIFF_SAMPLE);
+  for (const label of TLD_FALLBACK[tld] ?? []) {
+    try {
+      // stream: a sequence cut at the sample's end is no error. Text has no C1 controls, which
+      // some decoders (ICU's EUC-JP) give for bytes the standard's decoder refuses.
+      if (!/[\u0080-\u009f]/.test(new TextDecoder(label, { fatal: true }).decode(sample, { stream: true }))) return new TextDecoder(label).encoding;
+    } catch {
+      // not this one
+    }
+  }
+  return 'windows-1252';
+}
+
+/**
+ * The character encoding of a body, as HTML's encoding sniffing orders the sources (§13.2.3):
+ * a byte order mark; Content-Type's charset; a `<meta charset>` or `<meta http-equiv
+ * content="…charset=…">` in the first 1024 bytes; and for a body that declares none, UTF-8 when
+ * it reads as UTF-8, else the legacy encoding of its URL's top-level domain that decodes it
+ * (`.jp`: EUC-JP or Shift_JIS, `.ru`: windows-1251, …), else windows-1252. Returns a label
+ * TextDecoder accepts. Without `url` the last step is windows-1252.
+ */
+export function sniffCharset(contentType: string | undefined, bytes: Uint8Array, url?: string): string {
+  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
+  if (bytes.length >= 2 && bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
   const candidates: string[] = [];
   const fromHeader = contentType ? CHARSET_ATTR.exec(contentType)?.[1] : undefined;
   if (fromHeader) candidates.push(fromHeader);
@@ -188,10 +289,10 @@ export function sniffCharset(contentType: string | undefined, bytes: Uint8Array)
       // unknown label: try the next source
     }
   }
-  return 'utf-8';
+  return readsAsUtf8(bytes) ? 'utf-8' : legacyFallback(url, bytes);
 }
 
-/** Decodes a body to text in its sniffed charset (invalid sequences become U+FFFD). */
-export function decodeText(bytes: Uint8Array, contentType: string | undefined): string {
-  return new TextDecoder(sniffCharset(contentType, bytes)).decode(bytes);
+/** Decodes a body of `url` to text in its sniffed charset (invalid sequences become U+FFFD). */
+export function decodeText(bytes: Uint8Array, contentType: string | undefined, url?: string): string {
+  return new TextDecoder(sniffCharset(contentType, bytes, url)).decode(bytes);
 }

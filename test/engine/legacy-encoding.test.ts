@@ -19,9 +19,11 @@ const answered: { path: string; status: number }[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     const path = req.url ?? '/';
+    // The same site under a .jp name declares no charset at all, as many old sites do not.
+    const declared = !(req.headers.host ?? '').startsWith('old.jp');
     const send = (status: number, ascii: string, sjisQuery = ''): void => {
       answered.push({ path, status });
-      res.writeHead(status, { 'content-type': 'text/html; charset=Shift_JIS' });
+      res.writeHead(status, { 'content-type': declared ? 'text/html; charset=Shift_JIS' : 'text/html' });
       // The raw links: ASCII markup around the Shift_JIS bytes of each place name.
       res.end(Buffer.concat([Buffer.from(ascii, 'latin1'), Buffer.from(sjisQuery, 'latin1')]));
     };
@@ -30,7 +32,7 @@ beforeAll(async () => {
       // <a href="/s?q=東京">…</a> <a href="/s?q=大阪">…</a>, the names as raw Shift_JIS bytes.
       return send(200, '<html><body><a href="/s?q=\x93\x8c\x8b\x9e">t</a> <a href="/s?q=\x91\xe5\x8d\xe3">o</a></body></html>');
     }
-    if (path === `/s?q=${TOKYO}`) return send(200, '<html><body>tokyo results</body></html>');
+    if (path === `/s?q=${TOKYO}`) return send(200, '<html><body>tokyo results \x93\x8c\x8b\x9e\x82\xcc\x8c\x8b\x89\xca</body></html>');
     if (path === `/s?q=${OSAKA}`) return send(200, '<html><body>osaka results, another page</body></html>');
     send(404, '<html><body>no such query</body></html>');
   });
@@ -49,5 +51,20 @@ describe('links in a Shift_JIS page', () => {
       { path: `/s?q=${OSAKA}`, status: 200 },
       { path: `/s?q=${TOKYO}`, status: 200 },
     ]);
+  });
+});
+
+describe('a Shift_JIS page that declares no charset', () => {
+  it('is read in the legacy encoding of its .jp domain: its links ask in Shift_JIS, its text reads', async () => {
+    answered.length = 0;
+    const texts = new Map<string, string>();
+    const summary = await crawl(
+      { seeds: [`http://old.jp:${port}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 } },
+      (page) => void texts.set(new URL(page.url).search, page.text()),
+    );
+    expect(summary.reason).toBe('drained');
+    expect(answered.filter((a) => a.path.startsWith('/s?')).map((a) => a.status)).toEqual([200, 200]);
+    // 東京の結果 (the results of Tokyo), decoded from its Shift_JIS bytes.
+    expect(texts.get(`?q=${TOKYO}`)).toContain('tokyo results 東京の結果');
   });
 });
