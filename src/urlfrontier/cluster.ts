@@ -511,22 +511,34 @@ export class ClusterFrontier implements FrontierNode {
     );
   }
 
-  /** A crawl-wide control call: every live node applies it to all its slots, and together they must reach every slot. */
+  /**
+   * A crawl-wide control call: every live node applies it to all its slots, and together they
+   * must reach every slot. An attempt that misses a slot (an owner down, a slot moving) is
+   * repeated; what the nodes removed adds up over the attempts, since a repeat finds the URLs an
+   * earlier attempt removed already gone — summing only the last attempt undercounted (a
+   * DeleteCrawl of 50 URLs answered 10 when a slot moved between the two).
+   */
   private async broadcast(op: ControlOp): Promise<number> {
     const deadline = mono() + this.forwardTimeoutMs;
+    let removed = 0;
     for (;;) {
-      try {
-        const nodes = [...this.live];
-        const answers = await Promise.all(nodes.map((n) => this.on<{ removed: number; slots: number[] }>(n, 'control', { op, slot: -1 })));
-        const seen = new Uint8Array(this.S);
-        for (const a of answers) for (const s of a.slots) seen[s] = 1;
-        if (seen.every((v) => v === 1)) return answers.reduce((t, a) => t + a.removed, 0);
-        throw unavailable(`${op.kind} reached ${seen.reduce((t, v) => t + v, 0)} of ${this.S} slots (an owner is down or a slot is moving); it is safe to repeat`);
-      } catch (err) {
-        if (!retryable(err) || mono() >= deadline || this.stopped) throw err;
-        await sleep(Math.min(this.pollMs, 50));
-        await this.refresh().catch(() => undefined);
+      const nodes = [...this.live];
+      const answers = await Promise.allSettled(nodes.map((n) => this.on<{ removed: number; slots: number[] }>(n, 'control', { op, slot: -1 })));
+      const seen = new Uint8Array(this.S);
+      let failure: unknown;
+      for (const a of answers) {
+        if (a.status === 'rejected') {
+          failure ??= a.reason;
+          continue;
+        }
+        removed += a.value.removed;
+        for (const sl of a.value.slots) seen[sl] = 1;
       }
+      if (seen.every((v) => v === 1)) return removed;
+      const err = failure ?? unavailable(`${op.kind} reached ${seen.reduce((t, v) => t + v, 0)} of ${this.S} slots (an owner is down or a slot is moving); it is safe to repeat`);
+      if (!retryable(err) || mono() >= deadline || this.stopped) throw err;
+      await sleep(Math.min(this.pollMs, 50));
+      await this.refresh().catch(() => undefined);
     }
   }
 
