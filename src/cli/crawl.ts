@@ -35,7 +35,7 @@ import { DiskFullError, InvalidArgumentError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
 import { DataDir, singleProcessFiles } from '../engine/datadir.js';
 import { describeLessons } from '../dedup/index.js';
-import { DnsCache, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
+import { DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
 import { type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy } from '../frontier/index.js';
@@ -97,6 +97,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
     { name: 'proxy', kind: 'string', arg: 'URL', help: 'fetch through this HTTP proxy (CONNECT tunnels to addresses meguri resolved and checked)' },
     { name: 'http2', kind: 'boolean', help: 'offer HTTP/2 on TLS connections' },
+    { name: 'header', kind: 'string', arg: '"NAME: VALUE"', multiple: true, help: 'send this header with every request, to every host (e.g. "Accept-Language: ja"); for a password use user:password@ in the seed URL, which goes to its origin only' },
     { name: 'ca', kind: 'string', arg: 'FILE', help: "also trust the CA certificates (PEM) in FILE, besides Node's own: an intranet's CA, a staging site's self-signed certificate" },
     { name: 'insecure', kind: 'boolean', help: 'do not verify TLS certificates (a test or staging site); the WARC still records what was served' },
     { name: 'metrics-port', kind: 'integer', arg: 'PORT', min: 0, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (needs the prom-client package)' },
@@ -466,10 +467,12 @@ function shown(v: unknown): string {
   return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
 }
 
-/** The fetcher's options the flags set: --proxy, --http2, --ca, --insecure. */
+/** The fetcher's options the flags set: --proxy, --http2, --header, --ca, --insecure. */
 function httpFlags(args: ParsedArgs): { http?: NonNullable<EngineOptions['http']> } {
   const http: { -readonly [K in keyof NonNullable<EngineOptions['http']>]: NonNullable<EngineOptions['http']>[K] } = {};
   if (args.has('proxy')) http.proxy = args.text('proxy')!;
+  const headers = args.list('header');
+  if (headers.length > 0) http.headers = Object.fromEntries(headers.map(headerFlag));
   if (args.flag('http2')) http.allowH2 = true;
   const caFile = args.text('ca');
   if (caFile !== undefined || args.flag('insecure')) {
@@ -479,6 +482,20 @@ function httpFlags(args: ParsedArgs): { http?: NonNullable<EngineOptions['http']
     http.tls = { ...(ca !== undefined ? { ca } : {}), ...(args.flag('insecure') ? { rejectUnauthorized: false } : {}) };
   }
   return Object.keys(http).length === 0 ? {} : { http };
+}
+
+/** One --header "Name: value", checked as HttpFetcher will send it. */
+function headerFlag(text: string): [string, string] {
+  const colon = text.indexOf(':');
+  const name = colon < 0 ? '' : text.slice(0, colon).trim();
+  const value = colon < 0 ? '' : text.slice(colon + 1).trim();
+  if (!isHeaderField(name, value)) {
+    throw new InvalidArgumentError(`--header ${JSON.stringify(text)}: expected "Name: value", a header name and a value of visible ASCII`);
+  }
+  if (isOwnHeader(name)) {
+    throw new InvalidArgumentError(`--header ${JSON.stringify(text)}: meguri sets ${name} itself${/^user-agent$/i.test(name) ? ' (use --agent)' : ''}`);
+  }
+  return [name, value];
 }
 
 /** The PEM text of --ca FILE, refused when it holds no certificate. */

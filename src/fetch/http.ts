@@ -180,12 +180,13 @@ interface Mode {
 
 const MiB = 1024 * 1024;
 
-/** RFC 9110 §5.1 field names (tokens) and, like the agent, values of visible ASCII. */
+/** An extra header `HttpFetcher` may send: an RFC 9110 §5.1 field name (a token) and, like the agent, a value of visible ASCII. */
+export function isHeaderField(name: string, value: unknown): boolean {
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) && typeof value === 'string' && /^[\t\x20-\x7e]*$/.test(value);
+}
+
 const isHeaderRecord = (v: unknown): v is Readonly<Record<string, string>> =>
-  typeof v === 'object' &&
-  v !== null &&
-  !Array.isArray(v) &&
-  Object.entries(v).every(([k, x]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) && typeof x === 'string' && /^[\t\x20-\x7e]*$/.test(x));
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.entries(v).every(([k, x]) => isHeaderField(k, x));
 
 /**
  * The User-Agent option of every entry point that sends requests (HttpFetcher, Engine): a
@@ -238,6 +239,11 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
 
 /** Request headers the fetcher owns; `headers` may not set them. */
 const OWN_HEADERS = new Set(['user-agent', 'if-none-match', 'if-modified-since', 'host', 'accept-encoding']);
+
+/** Whether the fetcher sets header `name` itself (so `headers` may not). */
+export function isOwnHeader(name: string): boolean {
+  return OWN_HEADERS.has(name.toLowerCase());
+}
 
 const NEVER = new AbortController().signal;
 
@@ -464,7 +470,7 @@ export class HttpFetcher implements Fetcher {
     const extra: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.#o.headers)) {
       const name = k.toLowerCase();
-      if (OWN_HEADERS.has(name)) throw new InvalidArgumentError(`HttpFetcher.headers: ${JSON.stringify(k)} is set by the fetcher itself`);
+      if (isOwnHeader(name)) throw new InvalidArgumentError(`HttpFetcher.headers: ${JSON.stringify(k)} is set by the fetcher itself`);
       extra[name] = v;
     }
     this.#extraHeaders = extra;
