@@ -791,6 +791,12 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
   return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
 }
 
+/** The end summary's line on links dropped as a catch-all path's echoes ('' for none). */
+export function echoLine(c: CrawlCounts): string {
+  if (c.echoLinks === 0) return '';
+  return `  echoes    ${int(c.echoLinks)} link${c.echoLinks === 1 ? '' : 's'} not followed: pages repeating a parent directory's relative navigation one level deeper (a catch-all path such as /index.php/…)`;
+}
+
 /**
  * Trapped URLs by the rule that parks them, in words without flags (`meguri stats`, the demo):
  * one part per rule with URLs, none when nothing is trapped. The end summary names the flags
@@ -925,6 +931,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
       s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s, cookies)}` : '',
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
+      echoLine(s.counts),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
       result.stats === undefined && (s.reason === 'maxPages' || s.reason === 'maxRequests') && !result.interrupted

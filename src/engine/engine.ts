@@ -65,7 +65,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { type AliasRecord, OriginAliases, ParamLearner, type ParamRecord, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
+import { type AliasRecord, NavigationEcho, OriginAliases, ParamLearner, type ParamRecord, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -177,6 +177,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #gate: RobotsGate;
   readonly #soft: SoftDetector;
   readonly #traps: TrapDetector | undefined;
+  /** Relative navigation repeated one level deeper (a catch-all path): its links are dropped. */
+  readonly #echo: NavigationEcho | undefined;
   /** Query keys learned ignorable per section of a site (`EngineOptions.learnParams`). */
   readonly #params: ParamLearner | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -362,6 +364,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#metrics = o.metrics === undefined ? undefined : startMetrics(this, o.metrics);
     this.#metrics?.catch(() => undefined); // surfaced by run()
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
+    this.#echo = o.trapDetection ? new NavigationEcho() : undefined;
   }
 
   // ───────────────────────────── public surface ─────────────────────────────
@@ -1386,6 +1389,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);
+    if (links !== undefined && this.#echo !== undefined && !soft404 && s >= 200 && s < 300) {
+      const echoes = this.#echo.observe(req.url, links);
+      if (echoes !== undefined) {
+        links = links.filter((l) => !echoes.has(l.url));
+        this.#tally.echoLinks(echoes.size);
+      }
+    }
     if (links !== undefined) {
       const inside: Link[] = [];
       for (const l of links) {

@@ -57,6 +57,11 @@ export interface CrawlCounts {
    * `retryLimit`, with the cookies the answer set (`EngineOptions.cookies`).
    */
   readonly selfRedirects: number;
+  /**
+   * Links not followed because their page repeated an ancestor directory's relative navigation
+   * one level deeper (a catch-all path; `NavigationEcho`, under `EngineOptions.trapDetection`).
+   */
+  readonly echoLinks: number;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -102,6 +107,7 @@ export class Tally {
   #aliasRewrites = 0;
   #aliasCopies = 0;
   #selfRedirects = 0;
+  #echoLinks = 0;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
@@ -182,6 +188,11 @@ export class Tally {
     this.#aliasCopies++;
   }
 
+  /** Links of a page not followed: its navigation echoed an ancestor's (`NavigationEcho`). */
+  echoLinks(n: number): void {
+    this.#echoLinks += n;
+  }
+
   /** An answer redirected to the URL itself (also counted among the redirects). */
   selfRedirect(): void {
     this.#selfRedirects++;
@@ -219,6 +230,7 @@ export class Tally {
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,
+      echoLinks: this.#echoLinks,
     };
   }
 

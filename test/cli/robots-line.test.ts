@@ -2,7 +2,7 @@
 // robots.txt does not answer (a wrong port) ended saying "0 network errors" and, when the host
 // was given up, "nothing fetched: no page answered" — nothing said robots.txt was the cause.
 import { describe, expect, it } from 'vitest';
-import { nothingFetched, robotsLine } from '../../src/cli/crawl.js';
+import { echoLine, nothingFetched, robotsLine } from '../../src/cli/crawl.js';
 import { Engine, type CrawlSummary, type UnreachableRobots } from '../../src/engine/index.js';
 
 const waiting: UnreachableRobots = { host: '127.0.0.1', gaveUp: false, reason: 'robots.txt unreachable (no response: ECONNREFUSED, 1 of 5 tries failed), retry at 00:03:18 UTC' };
@@ -28,6 +28,16 @@ describe('nothingFetched', () => {
     expect(nothingFetched(s({}))).toBe('no page answered');
     expect(nothingFetched(s({ failingHosts: [{ host: 'staging.test', failures: 3, reason: 'HTTP 401' }] }))).toBe(
       'staging.test: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)',
+    );
+  });
+});
+
+describe('echoLine', () => {
+  it('is empty without echoes and counts the links not followed', () => {
+    const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
+    expect(echoLine(counts)).toBe('');
+    expect(echoLine({ ...counts, echoLinks: 9 })).toBe(
+      "  echoes    9 links not followed: pages repeating a parent directory's relative navigation one level deeper (a catch-all path such as /index.php/…)",
     );
   });
 });
