@@ -5,39 +5,28 @@
  * first level of copies, then drops the echoes (`CrawlCounts.echoLinks`) — where the
  * repeated-segment rule alone let 111 fetches through.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { crawl } from '../../src/index.js';
-import { AGENT } from './helpers.js';
+import { AGENT, loopbackSite } from './helpers.js';
 
-let server: Server;
-let port = 0;
 const asked: string[] = [];
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    asked.push(path);
-    const html = (body: string): void => void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${body}</body></html>`);
-    if (path === '/robots.txt') return void res.writeHead(404).end();
-    if (path === '/') return html('<a href="/index.php/guide/">guide</a> <a href="/about.html">about</a>');
-    if (path === '/about.html') return html('<p>about us, a page of its own</p>');
-    if (!path.startsWith('/index.php/')) return void res.writeHead(404).end();
-    const parts = path.split('/').filter(Boolean);
-    html(`<nav>${parts.join(' › ')}</nav><h1>${parts.at(-1)}</h1><p>${'documentation text '.repeat(40)}</p><a href="guide/">Guide</a> <a href="api/">API</a> <a href="faq/">FAQ</a>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+const site = loopbackSite((req, res) => {
+  const path = new URL(req.url ?? '/', 'http://x').pathname;
+  asked.push(path);
+  const html = (body: string): void => void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${body}</body></html>`);
+  if (path === '/robots.txt') return void res.writeHead(404).end();
+  if (path === '/') return html('<a href="/index.php/guide/">guide</a> <a href="/about.html">about</a>');
+  if (path === '/about.html') return html('<p>about us, a page of its own</p>');
+  if (!path.startsWith('/index.php/')) return void res.writeHead(404).end();
+  const parts = path.split('/').filter(Boolean);
+  html(`<nav>${parts.join(' › ')}</nav><h1>${parts.at(-1)}</h1><p>${'documentation text '.repeat(40)}</p><a href="guide/">Guide</a> <a href="api/">API</a> <a href="faq/">FAQ</a>`);
 });
 
 describe('a catch-all path with relative navigation', () => {
   it('is crawled to its first level of copies, and the echoes below are not followed', async () => {
     const summary = await crawl(
-      { seeds: [`http://pi.test:${port}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 }, maxRequests: 500 },
+      { seeds: [`http://pi.test:${site.port()}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 }, maxRequests: 500 },
       () => undefined,
     );
     expect(summary.reason).toBe('drained');

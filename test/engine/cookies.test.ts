@@ -6,74 +6,63 @@
  * WARC carry the cookie; without it the crawl gets nothing, the redirect to itself is retried up to
  * `retryLimit` and then given up, and the summary says why.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nothingFetched } from '../../src/cli/crawl.js';
 import { type Page, crawl, isSelfRedirect } from '../../src/index.js';
-import { AGENT } from './helpers.js';
+import { AGENT, loopbackSite } from './helpers.js';
 
 const PAGES = 12;
-let server: Server;
-let port = 0;
 let visitors = 0;
 const asked: { path: string; cookie: string | undefined }[] = [];
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    const path = req.url ?? '/';
-    asked.push({ path, cookie: req.headers.cookie });
-    // A Java servlet's first answer: the session in the URL and in a cookie; the URL less its
-    // ;jsessionid is the same page (canonicalization drops it), so this is a redirect to itself.
-    if (path.startsWith('/java')) {
-      if (!/JSESSIONID=s1/.test(req.headers.cookie ?? '')) {
-        res.writeHead(302, { location: '/java;jsessionid=s1', 'set-cookie': 'JSESSIONID=s1; Path=/; HttpOnly' });
-        return res.end();
-      }
-      res.writeHead(200, { 'content-type': 'text/html' });
-      return res.end('<html><body>the servlet page</body></html>');
-    }
-    // A round trip: the page sends a client without its cookie to a check that sets it and
-    // sends the client back; a loop between two URLs that sets a cookie at every hop.
-    if (path === '/rt') {
-      if (!/(?:^|; )seen=1/.test(req.headers.cookie ?? '')) return void res.writeHead(302, { location: '/check?back=%2Frt' }).end();
-      res.writeHead(200, { 'content-type': 'text/html' });
-      return res.end('<html><body>past the check</body></html>');
-    }
-    if (path.startsWith('/check')) return void res.writeHead(302, { location: '/rt', 'set-cookie': 'seen=1; Path=/' }).end();
-    if (path === '/ping' || path === '/pong') return void res.writeHead(302, { location: path === '/ping' ? '/pong' : '/ping', 'set-cookie': `hop=${asked.length}` }).end();
-    // A loop, and a check that sets its cookie and never accepts it.
-    if (path === '/loop' || path === '/stubborn') {
-      res.writeHead(301, path === '/loop' ? { location: path } : { location: path, 'set-cookie': 'spin=1' });
+const site = loopbackSite((req, res) => {
+  const path = req.url ?? '/';
+  asked.push({ path, cookie: req.headers.cookie });
+  // A Java servlet's first answer: the session in the URL and in a cookie; the URL less its
+  // ;jsessionid is the same page (canonicalization drops it), so this is a redirect to itself.
+  if (path.startsWith('/java')) {
+    if (!/JSESSIONID=s1/.test(req.headers.cookie ?? '')) {
+      res.writeHead(302, { location: '/java;jsessionid=s1', 'set-cookie': 'JSESSIONID=s1; Path=/; HttpOnly' });
       return res.end();
     }
-    if (!/(?:^|; )visitor=v\d+(?:;|$)/.test(req.headers.cookie ?? '')) {
-      res.writeHead(302, { location: path, 'set-cookie': [`visitor=v${++visitors}; Path=/; HttpOnly`, 'tracking=; Max-Age=0'] });
-      return res.end();
-    }
-    if (path === '/robots.txt') {
-      res.writeHead(404);
-      return res.end();
-    }
-    const m = /^\/(?:p\/(\d+))?$/.exec(path);
-    if (m === null) {
-      res.writeHead(404);
-      return res.end();
-    }
-    const i = Number(m[1] ?? 0);
     res.writeHead(200, { 'content-type': 'text/html' });
-    const links = [1, 2].map((k) => `<a href="/p/${(i * 2 + k) % PAGES}">next</a>`).join(' ');
-    res.end(`<html><body><h1>page ${i}</h1><p>${'words of its own '.repeat(i + 3)}</p>${links}</body></html>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+    return res.end('<html><body>the servlet page</body></html>');
+  }
+  // A round trip: the page sends a client without its cookie to a check that sets it and
+  // sends the client back; a loop between two URLs that sets a cookie at every hop.
+  if (path === '/rt') {
+    if (!/(?:^|; )seen=1/.test(req.headers.cookie ?? '')) return void res.writeHead(302, { location: '/check?back=%2Frt' }).end();
+    res.writeHead(200, { 'content-type': 'text/html' });
+    return res.end('<html><body>past the check</body></html>');
+  }
+  if (path.startsWith('/check')) return void res.writeHead(302, { location: '/rt', 'set-cookie': 'seen=1; Path=/' }).end();
+  if (path === '/ping' || path === '/pong') return void res.writeHead(302, { location: path === '/ping' ? '/pong' : '/ping', 'set-cookie': `hop=${asked.length}` }).end();
+  // A loop, and a check that sets its cookie and never accepts it.
+  if (path === '/loop' || path === '/stubborn') {
+    res.writeHead(301, path === '/loop' ? { location: path } : { location: path, 'set-cookie': 'spin=1' });
+    return res.end();
+  }
+  if (!/(?:^|; )visitor=v\d+(?:;|$)/.test(req.headers.cookie ?? '')) {
+    res.writeHead(302, { location: path, 'set-cookie': [`visitor=v${++visitors}; Path=/; HttpOnly`, 'tracking=; Max-Age=0'] });
+    return res.end();
+  }
+  if (path === '/robots.txt') {
+    res.writeHead(404);
+    return res.end();
+  }
+  const m = /^\/(?:p\/(\d+))?$/.exec(path);
+  if (m === null) {
+    res.writeHead(404);
+    return res.end();
+  }
+  const i = Number(m[1] ?? 0);
+  res.writeHead(200, { 'content-type': 'text/html' });
+  const links = [1, 2].map((k) => `<a href="/p/${(i * 2 + k) % PAGES}">next</a>`).join(' ');
+  res.end(`<html><body><h1>page ${i}</h1><p>${'words of its own '.repeat(i + 3)}</p>${links}</body></html>`);
 });
 
 const options = (extra: object) => ({
-  seeds: [`http://check.test:${port}/`],
+  seeds: [`http://check.test:${site.port()}/`],
   agent: AGENT,
   allowPrivate: true,
   resolve: async () => ['127.0.0.1'],
@@ -126,7 +115,7 @@ describe('a cookie check', () => {
   it('a servlet moving its session id from the URL to a cookie: one redirect, then the page', async () => {
     asked.length = 0;
     const got: [string, number][] = [];
-    await crawl(options({ seeds: [`http://check.test:${port}/java`], robots: false }), (page) => void got.push([new URL(page.url).pathname, page.status]));
+    await crawl(options({ seeds: [`http://check.test:${site.port()}/java`], robots: false }), (page) => void got.push([new URL(page.url).pathname, page.status]));
     expect(got).toEqual([
       ['/java', 302],
       ['/java', 200],
@@ -140,7 +129,7 @@ describe('a cookie check', () => {
   it('a check that bounces through another URL and back: the page is fetched again with its cookie; a loop ends after one more lap', async () => {
     asked.length = 0;
     const got: [string, number][] = [];
-    const summary = await crawl(options({ seeds: [`http://check.test:${port}/rt`], robots: false }), (page) => void got.push([new URL(page.url).pathname, page.status]));
+    const summary = await crawl(options({ seeds: [`http://check.test:${site.port()}/rt`], robots: false }), (page) => void got.push([new URL(page.url).pathname, page.status]));
     expect(summary.reason).toBe('drained');
     expect(got).toEqual([
       ['/rt', 302],
@@ -154,11 +143,11 @@ describe('a cookie check', () => {
     ]);
     // Without cookies the round trip ends at the check, as before.
     asked.length = 0;
-    await crawl(options({ seeds: [`http://check.test:${port}/rt`], robots: false, cookies: false }), () => undefined);
+    await crawl(options({ seeds: [`http://check.test:${site.port()}/rt`], robots: false, cookies: false }), () => undefined);
     expect(asked.map((a) => a.path)).toEqual(['/rt', '/check?back=%2Frt']);
     // A loop that sets a cookie at every hop: each URL once more, then it ends.
     asked.length = 0;
-    const loop = await crawl(options({ seeds: [`http://check.test:${port}/ping`], robots: false }), () => undefined);
+    const loop = await crawl(options({ seeds: [`http://check.test:${site.port()}/ping`], robots: false }), () => undefined);
     expect(loop.reason).toBe('drained');
     expect(asked.map((a) => a.path)).toEqual(['/ping', '/pong', '/ping', '/pong']);
   });
@@ -177,12 +166,12 @@ describe('a cookie check', () => {
 
   it('with cookies, a loop that sets none ends at once; one that sets a cookie and never takes it ends after retryLimit retries', async () => {
     asked.length = 0;
-    const quiet = await crawl(options({ seeds: [`http://check.test:${port}/loop`], robots: false }), () => undefined);
+    const quiet = await crawl(options({ seeds: [`http://check.test:${site.port()}/loop`], robots: false }), () => undefined);
     expect(asked.map((a) => a.path)).toEqual(['/loop']);
     expect(quiet.counts).toMatchObject({ redirects: 1, selfRedirects: 1 });
     asked.length = 0;
     const got: number[] = [];
-    const stubborn = await crawl(options({ seeds: [`http://check.test:${port}/stubborn`], robots: false, retryLimit: 2 }), (page) => void got.push(page.status));
+    const stubborn = await crawl(options({ seeds: [`http://check.test:${site.port()}/stubborn`], robots: false, retryLimit: 2 }), (page) => void got.push(page.status));
     expect(stubborn.reason).toBe('drained');
     // The first answer and two retries, the retries with the cookie it set.
     expect(asked.map((a) => a.path)).toEqual(['/stubborn', '/stubborn', '/stubborn']);

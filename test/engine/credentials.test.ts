@@ -5,40 +5,29 @@
  * host its pages link to, and never into the saved settings.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { splitSeedCredentials } from '../../src/engine/credentials.js';
 import { credentialFor } from '../../src/fetch/http.js';
 import { HttpFetcher, crawl } from '../../src/index.js';
-import { AGENT } from './helpers.js';
+import { AGENT, loopbackSite } from './helpers.js';
 
-let server: Server;
-let port = 0;
 const asked: { host: string; path: string; auth: string | undefined }[] = [];
 const GOOD = `Basic ${Buffer.from('editor:p@ss:w0rd').toString('base64')}`;
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    const host = (req.headers.host ?? '').split(':')[0]!;
-    const path = req.url ?? '/';
-    asked.push({ host, path, auth: req.headers.authorization });
-    if (host === 'staging.test' && req.headers.authorization !== GOOD) {
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="staging"' });
-      return res.end();
-    }
-    if (path === '/robots.txt') return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'text/html' });
-    const links = path === '/' ? `<a href="/a">a</a> <a href="/b">b</a> <a href="http://cdn.test:${port}/lib">lib</a>` : '';
-    res.end(`<html><body>${host}${path} ${links}</body></html>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+const site = loopbackSite((req, res) => {
+  const host = (req.headers.host ?? '').split(':')[0]!;
+  const path = req.url ?? '/';
+  asked.push({ host, path, auth: req.headers.authorization });
+  if (host === 'staging.test' && req.headers.authorization !== GOOD) {
+    res.writeHead(401, { 'www-authenticate': 'Basic realm="staging"' });
+    return res.end();
+  }
+  if (path === '/robots.txt') return void res.writeHead(404).end();
+  res.writeHead(200, { 'content-type': 'text/html' });
+  const links = path === '/' ? `<a href="/a">a</a> <a href="/b">b</a> <a href="http://cdn.test:${site.port()}/lib">lib</a>` : '';
+  res.end(`<html><body>${host}${path} ${links}</body></html>`);
 });
 
 describe('credentials in a seed URL', () => {
@@ -49,7 +38,7 @@ describe('credentials in a seed URL', () => {
       const got: string[] = [];
       const summary = await crawl(
         {
-          seeds: [`http://editor:p%40ss%3Aw0rd@staging.test:${port}/`],
+          seeds: [`http://editor:p%40ss%3Aw0rd@staging.test:${site.port()}/`],
           agent: AGENT,
           allowPrivate: true,
           scope: 'any',
@@ -57,7 +46,7 @@ describe('credentials in a seed URL', () => {
           resolve: async () => ['127.0.0.1'],
           politeness: { minDelayMs: 5, startDelayMs: 5 },
         },
-        (page) => void got.push(`${page.status} ${page.url.replace(`:${port}`, '')}`),
+        (page) => void got.push(`${page.status} ${page.url.replace(`:${site.port()}`, '')}`),
       );
       expect(summary.reason).toBe('drained');
       expect(got.sort()).toEqual(['200 http://cdn.test/lib', '200 http://staging.test/', '200 http://staging.test/a', '200 http://staging.test/b']);
@@ -71,7 +60,7 @@ describe('credentials in a seed URL', () => {
       expect(asked.filter((a) => a.host === 'cdn.test').length).toBeGreaterThan(0);
       expect(asked.filter((a) => a.host === 'cdn.test').every((a) => a.auth === undefined)).toBe(true);
       const settings = readFileSync(join(dir, 'crawl', 'settings.json'), 'utf8');
-      expect(settings).toContain(`http://staging.test:${port}/`);
+      expect(settings).toContain(`http://staging.test:${site.port()}/`);
       expect(settings).not.toMatch(/editor|p%40ss|w0rd/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

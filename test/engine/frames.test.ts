@@ -3,14 +3,10 @@
  * by `<meta http-equiv=refresh>` instead of a redirect — through the real HttpFetcher on
  * loopback. Without frame and refresh links such a crawl ends at its seed.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { crawl } from '../../src/index.js';
-import { AGENT } from './helpers.js';
+import { AGENT, loopbackSite } from './helpers.js';
 
-let server: Server;
-let port = 0;
 const asked: string[] = [];
 const html = (body: string): string => `<html><head><title>t</title></head>${body}</html>`;
 const SITE: Record<string, string> = {
@@ -24,30 +20,23 @@ const SITE: Record<string, string> = {
   '/new/b.html': html('<body>page b, about another</body>'),
 };
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    const path = req.url ?? '/';
-    asked.push(path);
-    const body = SITE[path];
-    if (body === undefined) {
-      res.writeHead(404);
-      return res.end();
-    }
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(body);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+const site = loopbackSite((req, res) => {
+  const path = req.url ?? '/';
+  asked.push(path);
+  const body = SITE[path];
+  if (body === undefined) {
+    res.writeHead(404);
+    return res.end();
+  }
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(body);
 });
 
 describe('frames and meta refresh', () => {
   it('a frameset site is crawled through its frames, and a refresh leads to its target', async () => {
     const depth = new Map<string, number>();
     const summary = await crawl(
-      { seeds: [`http://site.test:${port}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 } },
+      { seeds: [`http://site.test:${site.port()}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 } },
       (page) => void depth.set(new URL(page.url).pathname, page.depth),
     );
     expect(summary.reason).toBe('drained');

@@ -3,6 +3,9 @@
  * simulated web, and tallies of the sim's request log.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { type RequestListener, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import {
   type EngineOptions,
@@ -237,4 +240,21 @@ export function reconcile(served: readonly ServedRequest[], yielded: readonly Yi
     }
   }
   return problems;
+}
+
+/**
+ * An HTTP server on a random loopback port for the life of the test file (started before its
+ * tests, closed after them): `port()` once started.
+ */
+export function loopbackSite(handler: RequestListener): { readonly port: () => number } {
+  const server = createServer(handler);
+  let port = 0;
+  beforeAll(async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+  return { port: () => port };
 }

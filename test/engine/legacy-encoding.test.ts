@@ -3,49 +3,38 @@
  * HttpFetcher on loopback: the server understands only the bytes a browser sends (the query in
  * the page's encoding); the same text as UTF-8 is a 404 there.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { crawl } from '../../src/index.js';
-import { AGENT } from './helpers.js';
+import { AGENT, loopbackSite } from './helpers.js';
 
 /** 東京 and 大阪 in Shift_JIS, percent-encoded as a browser sends them. */
 const TOKYO = '%93%8C%8B%9E';
 const OSAKA = '%91%E5%8D%E3';
-let server: Server;
-let port = 0;
 const answered: { path: string; status: number }[] = [];
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    const path = req.url ?? '/';
-    // The same site under a .jp name declares no charset at all, as many old sites do not.
-    const declared = !(req.headers.host ?? '').startsWith('old.jp');
-    const send = (status: number, ascii: string, sjisQuery = ''): void => {
-      answered.push({ path, status });
-      res.writeHead(status, { 'content-type': declared ? 'text/html; charset=Shift_JIS' : 'text/html' });
-      // The raw links: ASCII markup around the Shift_JIS bytes of each place name.
-      res.end(Buffer.concat([Buffer.from(ascii, 'latin1'), Buffer.from(sjisQuery, 'latin1')]));
-    };
-    if (path === '/robots.txt') return send(404, '');
-    if (path === '/') {
-      // <a href="/s?q=東京">…</a> <a href="/s?q=大阪">…</a>, the names as raw Shift_JIS bytes.
-      return send(200, '<html><body><a href="/s?q=\x93\x8c\x8b\x9e">t</a> <a href="/s?q=\x91\xe5\x8d\xe3">o</a></body></html>');
-    }
-    if (path === `/s?q=${TOKYO}`) return send(200, '<html><body>tokyo results \x93\x8c\x8b\x9e\x82\xcc\x8c\x8b\x89\xca</body></html>');
-    if (path === `/s?q=${OSAKA}`) return send(200, '<html><body>osaka results, another page</body></html>');
-    send(404, '<html><body>no such query</body></html>');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+const site = loopbackSite((req, res) => {
+  const path = req.url ?? '/';
+  // The same site under a .jp name declares no charset at all, as many old sites do not.
+  const declared = !(req.headers.host ?? '').startsWith('old.jp');
+  const send = (status: number, ascii: string, sjisQuery = ''): void => {
+    answered.push({ path, status });
+    res.writeHead(status, { 'content-type': declared ? 'text/html; charset=Shift_JIS' : 'text/html' });
+    // The raw links: ASCII markup around the Shift_JIS bytes of each place name.
+    res.end(Buffer.concat([Buffer.from(ascii, 'latin1'), Buffer.from(sjisQuery, 'latin1')]));
+  };
+  if (path === '/robots.txt') return send(404, '');
+  if (path === '/') {
+    // <a href="/s?q=東京">…</a> <a href="/s?q=大阪">…</a>, the names as raw Shift_JIS bytes.
+    return send(200, '<html><body><a href="/s?q=\x93\x8c\x8b\x9e">t</a> <a href="/s?q=\x91\xe5\x8d\xe3">o</a></body></html>');
+  }
+  if (path === `/s?q=${TOKYO}`) return send(200, '<html><body>tokyo results \x93\x8c\x8b\x9e\x82\xcc\x8c\x8b\x89\xca</body></html>');
+  if (path === `/s?q=${OSAKA}`) return send(200, '<html><body>osaka results, another page</body></html>');
+  send(404, '<html><body>no such query</body></html>');
 });
 
 describe('links in a Shift_JIS page', () => {
   it('ask for their queries in Shift_JIS, as a browser does: both result pages fetched OK', async () => {
-    const summary = await crawl({ seeds: [`http://127.0.0.1:${port}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
+    const summary = await crawl({ seeds: [`http://127.0.0.1:${site.port()}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
     expect(summary.reason).toBe('drained');
     expect(answered.filter((a) => a.path.startsWith('/s?')).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
       { path: `/s?q=${OSAKA}`, status: 200 },
@@ -59,7 +48,7 @@ describe('a Shift_JIS page that declares no charset', () => {
     answered.length = 0;
     const texts = new Map<string, string>();
     const summary = await crawl(
-      { seeds: [`http://old.jp:${port}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 } },
+      { seeds: [`http://old.jp:${site.port()}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 } },
       (page) => void texts.set(new URL(page.url).search, page.text()),
     );
     expect(summary.reason).toBe('drained');
