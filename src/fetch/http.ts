@@ -13,12 +13,14 @@
  *     pinned address while TLS SNI, certificate checks and the Host header keep the
  *     hostname. Idle pools beyond `maxOrigins` are closed, least recently used first.
  *  4. Request: User-Agent (required), Accept, Accept-Encoding, If-None-Match and
- *     If-Modified-Since from the stored validators, Cookie from the `cookies` jar (which
- *     takes every response's Set-Cookie), Authorization for an origin given `credentials`; connect, headers, body-idle and total timeouts;
- *     response headers capped at `maxHeaderBytes`.
+ *     If-Modified-Since from the stored validators, Cookie from the `cookies` jar (which takes
+ *     every response's Set-Cookie), Authorization for an origin given `credentials`; connect,
+ *     headers, body-idle and total timeouts; response headers capped at `maxHeaderBytes`.
  *  5. Response: Retry-After, ETag, Last-Modified, Content-Type, Location, X-Robots-Tag are
- *     kept; a `Link` header's `rel=canonical` (link-header.ts) is read as the body's canonical, its
- *     `rel=next`/`prev` and hreflang alternates and a `Refresh` header's URL as links. A 2xx body is read up to `maxBodyBytes` on the wire and `maxDecodedBytes` after
+ *     kept; a CDN's bot challenge is named in `error`; a `Link` header's `rel=canonical`
+ *     (link-header.ts) is read as the body's canonical, its `rel=next`/`prev` and hreflang
+ *     alternates and a `Refresh` header's URL as links. A 2xx body is read up to
+ *     `maxBodyBytes` on the wire and `maxDecodedBytes` after
  *     gzip/deflate/br decoding (bombs stopped mid-inflate; `truncated` marks a cut), then
  *     analyzed once — on a worker thread from 32 KiB up (`PageAnalyzer`, page-work.ts), so
  *     no page holds the event loop that paces the other hosts: `contentFp` (src/dedup: xxHash64 of the whitespace-normalized
