@@ -35,7 +35,7 @@ import { DiskFullError, InvalidArgumentError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
 import { DataDir, singleProcessFiles } from '../engine/datadir.js';
 import { describeLessons } from '../dedup/index.js';
-import { DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
+import { CookieJar, DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
 import { type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy } from '../frontier/index.js';
@@ -98,6 +98,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'proxy', kind: 'string', arg: 'URL', help: 'fetch through this HTTP proxy (CONNECT tunnels to addresses meguri resolved and checked)' },
     { name: 'http2', kind: 'boolean', help: 'offer HTTP/2 on TLS connections' },
     { name: 'header', kind: 'string', arg: '"NAME: VALUE"', multiple: true, help: 'send this header with every request, to every host (e.g. "Accept-Language: ja"); for a password use user:password@ in the seed URL, which goes to its origin only' },
+    { name: 'cookie', kind: 'string', arg: '"NAME=VALUE"', multiple: true, help: "start with this cookie for the seeds' hosts (a logged-in session copied from a browser); sent to those hosts only, never saved" },
     { name: 'ca', kind: 'string', arg: 'FILE', help: "also trust the CA certificates (PEM) in FILE, besides Node's own: an intranet's CA, a staging site's self-signed certificate" },
     { name: 'insecure', kind: 'boolean', help: 'do not verify TLS certificates (a test or staging site); the WARC still records what was served' },
     { name: 'metrics-port', kind: 'integer', arg: 'PORT', min: 0, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics (needs the prom-client package)' },
@@ -467,9 +468,15 @@ function shown(v: unknown): string {
   return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
 }
 
-/** The fetcher's options the flags set: --proxy, --http2, --header, --ca, --insecure. */
-function httpFlags(args: ParsedArgs): { http?: NonNullable<EngineOptions['http']> } {
+/**
+ * The fetcher's options the flags set: --proxy, --http2, --header, --cookie (a jar holding them
+ * for each seed's host, `seeds` being the seeds given and saved), --ca, --insecure.
+ */
+function httpFlags(args: ParsedArgs, seeds: readonly string[]): { http?: NonNullable<EngineOptions['http']> } {
   const http: { -readonly [K in keyof NonNullable<EngineOptions['http']>]: NonNullable<EngineOptions['http']>[K] } = {};
+  const cookies = args.list('cookie');
+  if (cookies.length > 0 && args.flag('no-cookies')) throw new InvalidArgumentError('--cookie and --no-cookies contradict each other: give one');
+  if (cookies.length > 0) http.cookies = startingCookies(cookies, seeds);
   if (args.has('proxy')) http.proxy = args.text('proxy')!;
   const headers = args.list('header');
   if (headers.length > 0) http.headers = Object.fromEntries(headers.map(headerFlag));
@@ -482,6 +489,33 @@ function httpFlags(args: ParsedArgs): { http?: NonNullable<EngineOptions['http']
     http.tls = { ...(ca !== undefined ? { ca } : {}), ...(args.flag('insecure') ? { rejectUnauthorized: false } : {}) };
   }
   return Object.keys(http).length === 0 ? {} : { http };
+}
+
+/** A jar holding each --cookie "NAME=VALUE" as a host-only cookie of every seed's host (path /). */
+function startingCookies(cookies: readonly string[], seeds: readonly string[]): CookieJar {
+  const jar = new CookieJar();
+  const hosts = new Set<string>();
+  for (const s of seeds) {
+    try {
+      const u = new URL(s);
+      if (u.protocol === 'http:' || u.protocol === 'https:') hosts.add(u.origin);
+    } catch {
+      // not a URL: usableSeeds reported it
+    }
+  }
+  if (hosts.size === 0) throw new InvalidArgumentError('--cookie: no seed URL to give it to (the cookie goes to the seeds\' hosts)');
+  for (const c of cookies) {
+    const eq = c.indexOf('=');
+    if (eq <= 0 || /[;\s]/.test(c.slice(0, eq)) || c.includes(';')) {
+      throw new InvalidArgumentError(`--cookie ${JSON.stringify(c)}: expected "NAME=VALUE" (one cookie, no attributes)`);
+    }
+    for (const origin of hosts) {
+      // An https seed's cookie is Secure: never sent to its host over plain http.
+      const line = `${c}; Path=/${origin.startsWith('https:') ? '; Secure' : ''}`;
+      if (jar.store(`${origin}/`, line) === 0) throw new InvalidArgumentError(`--cookie ${JSON.stringify(c)}: not a cookie a site could set (visible ASCII, at most 4 KiB)`);
+    }
+  }
+  return jar;
 }
 
 /** One --header "Name: value", checked as HttpFetcher will send it. */
@@ -559,7 +593,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     cookies: !args.flag('no-cookies'),
     ...(args.flag('requisites') ? { requisites: true } : {}),
     ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
-    ...httpFlags(args),
+    ...httpFlags(args, [...seeds, ...(saved?.seeds ?? [])]),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
     ...(args.has('max-requests') ? { maxRequests: args.number('max-requests')! } : {}),
     ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),

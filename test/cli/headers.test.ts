@@ -1,36 +1,31 @@
 // --header: a header sent with every request (a language version of a site, a token a CDN
 // wants), checked as the fetcher will send it; the headers meguri sets itself are refused.
+// --cookie: a logged-in session copied from a browser, for the seeds' hosts only.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loopbackSite } from '../engine/helpers.js';
 import { AGENT, inProcess } from './helpers.js';
 
+/** A temporary directory for the describe block it is called in, removed after it. */
+function tempDir(prefix: string): () => string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return () => dir;
+}
+
 describe('meguri crawl --header', () => {
-  let server: Server;
-  let port = 0;
-  let dir = '';
   const seen: { path: string; lang: string | undefined; test: string | undefined }[] = [];
-
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      seen.push({ path: req.url ?? '/', lang: req.headers['accept-language'], test: req.headers['x-test'] as string | undefined });
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(req.headers['accept-language'] === 'ja' ? '<html><body>日本語 <a href="/a">a</a></body></html>' : '<html><body>english only</body></html>');
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
-    dir = mkdtempSync(join(tmpdir(), 'meguri-header-'));
+  const site = loopbackSite((req, res) => {
+    seen.push({ path: req.url ?? '/', lang: req.headers['accept-language'], test: req.headers['x-test'] as string | undefined });
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(req.headers['accept-language'] === 'ja' ? '<html><body>日本語 <a href="/a">a</a></body></html>' : '<html><body>english only</body></html>');
   });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const dir = tempDir('meguri-header-');
 
-  const crawlArgs = (data: string, ...more: string[]): string[] => ['crawl', `http://127.0.0.1:${port}/`, '--data', join(dir, data), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', ...more];
+  const crawlArgs = (data: string, ...more: string[]): string[] => ['crawl', `http://127.0.0.1:${site.port()}/`, '--data', join(dir(), data), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', ...more];
 
   it('sends the headers with every request, robots.txt included', async () => {
     const run = await inProcess(crawlArgs('ok', '--header', 'Accept-Language: ja', '--header', 'X-Test:  1 '));
@@ -52,5 +47,64 @@ describe('meguri crawl --header', () => {
       expect(run.code, h).toBe(2);
       expect(run.err, h).toMatch(why);
     }
+  });
+});
+
+describe('meguri crawl --cookie', () => {
+  const seen: { host: string; path: string; cookie: string | undefined }[] = [];
+  const site = loopbackSite((req, res) => {
+    const host = (req.headers.host ?? '').split(':')[0]!;
+    seen.push({ host, path: req.url ?? '/', cookie: req.headers.cookie });
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    // Logged in: the members' page and a link to another host.
+    const member = /(?:^|; )session=abc(?:;|$)/.test(req.headers.cookie ?? '');
+    res.writeHead(member || req.url !== '/members' ? 200 : 403, { 'content-type': 'text/html' });
+    res.end(host === 'intra.test' ? `<html><body><a href="/members">m</a> <a href="http://elsewhere.test:${site.port()}/">x</a></body></html>` : '<html><body>elsewhere</body></html>');
+  });
+  const dir = tempDir('meguri-cookie-');
+
+  const crawlArgs = (data: string, ...more: string[]): string[] => [
+    'crawl',
+    `http://intra.test:${site.port()}/`,
+    '--data',
+    join(dir(), data),
+    '--agent',
+    AGENT,
+    '--allow-private',
+    '--scope',
+    'any',
+    '--resolve',
+    'intra.test=127.0.0.1',
+    '--resolve',
+    'elsewhere.test=127.0.0.1',
+    '--min-delay',
+    '10ms',
+    '--interval',
+    '1h',
+    ...more,
+  ];
+
+  it("starts with the cookie for the seeds' hosts only", async () => {
+    const run = await inProcess(crawlArgs('ok', '--cookie', 'session=abc'));
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toMatch(/\(3 OK\)/);
+    expect(seen.filter((s) => s.host === 'intra.test').every((s) => s.cookie === 'session=abc')).toBe(true);
+    expect(seen.filter((s) => s.host === 'elsewhere.test').length).toBeGreaterThan(0);
+    expect(seen.filter((s) => s.host === 'elsewhere.test').every((s) => s.cookie === undefined)).toBe(true);
+  });
+
+  it('refuses a malformed cookie and a contradiction', async () => {
+    for (const [c, why] of [
+      ['novalue', /expected "NAME=VALUE"/],
+      ['a=1; Domain=x', /expected "NAME=VALUE"/],
+      ['s=caf\u00e9', /not a cookie a site could set/],
+    ] as const) {
+      const run = await inProcess(crawlArgs(`bad-${c.length}`, '--cookie', c));
+      expect(run.code, c).toBe(2);
+      expect(run.err, c).toMatch(why);
+    }
+    const both = await inProcess(crawlArgs('both', '--cookie', 'a=1', '--no-cookies'));
+    expect(both.code).toBe(2);
+    expect(both.err).toMatch(/--cookie and --no-cookies contradict each other/);
   });
 });
