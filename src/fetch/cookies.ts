@@ -10,7 +10,7 @@
  *
  * Owns: parsing `Set-Cookie` (§5.2) and its dates (§5.1.1), the storage model (§5.3: host-only
  * and domain cookies, the public-suffix refusal, default paths, Max-Age over Expires, deletion
- * by a past expiry), choosing a request's cookies (§5.4: domain, path and Secure matching,
+ * by a past expiry, Secure cookies left alone by http answers), choosing a request's cookies (§5.4: domain, path and Secure matching,
  * longest path first) and bounding memory — at most `maxPerSite` cookies per registrable
  * domain (RFC 6265 §6.1's minimum a user agent should hold, 50) and `maxCookies` in all, the
  * least recently used site evicted first.
@@ -295,6 +295,9 @@ export class CookieJar {
       const lower = p.name.toLowerCase();
       if (lower.startsWith('__secure-') && !p.secure) continue;
       if (lower.startsWith('__host-') && (!p.secure || !hostOnly || path !== '/')) continue;
+      // RFC 6265bis §5.7 step 16 ("leave Secure cookies alone"): an http answer may not shadow
+      // or replace a Secure cookie of the same name over a matching domain and path.
+      if (!https && this.#shadowsSecure(host, p.name, domain, path)) continue;
       const expiresMs = p.maxAgeMs ?? p.expiresMs ?? Infinity;
       if (this.#put(host, { name: p.name, value: p.value, domain, hostOnly, path, secure: p.secure, expiresMs, created: 0, lastUsedMs: nowMs }, nowMs)) changed++;
     }
@@ -345,6 +348,12 @@ export class CookieJar {
   clear(): void {
     this.#sites.clear();
     this.#count = 0;
+  }
+
+  #shadowsSecure(host: string, name: string, domain: string, path: string): boolean {
+    const list = this.#site(host, false);
+    if (list === undefined) return false;
+    return list.some((c) => c.secure && c.name === name && (domainMatch(domain, c.domain) || domainMatch(c.domain, domain)) && pathMatch(path, c.path));
   }
 
   /** The list of `host`'s site; `touch` makes it the most recently used. */

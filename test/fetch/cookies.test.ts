@@ -70,6 +70,9 @@ describe('CookieJar', () => {
     expect(jar.store('https://a.test/', ['s=1; Secure', '__Secure-x=1', '__Secure-y=1; Secure', '__Host-z=1; Secure; Path=/; Domain=a.test', '__Host-w=1; Secure; Path=/'])).toBe(3);
     expect(jar.header('https://a.test/')).toBe('s=1; __Secure-y=1; __Host-w=1');
     expect(jar.header('http://a.test/')).toBeUndefined();
+    // Leave Secure cookies alone: http may neither replace nor shadow one (6265bis), but may set others.
+    expect(jar.store('http://a.test/', ['s=evil', 's=evil; Path=/x', 'other=1'])).toBe(1);
+    expect(jar.header('https://a.test/x')).toBe('s=1; __Secure-y=1; __Host-w=1; other=1');
   });
 
   it('replaces by name, domain and path; a past expiry deletes', () => {
