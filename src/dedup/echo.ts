@@ -20,6 +20,8 @@
  * (the engine drops the links and counts them), or look across origins.
  */
 
+import { domainHash } from '../prioritize/opic.js';
+
 /** Directories remembered (least recently recorded out first). */
 const MAX_DIRECTORIES = 16_384;
 /** Ancestor levels looked at above a page's directory. */
@@ -40,15 +42,6 @@ function directoryOf(url: string): { origin: string; dir: string } | undefined {
   const path = url.slice(end, stop);
   end = path.lastIndexOf('/');
   return { origin, dir: path.slice(0, end + 1) };
-}
-
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 /** See the module comment. */
@@ -84,7 +77,8 @@ export class NavigationEcho {
       children.push(u);
     }
     if (names.length < 2) return undefined;
-    const hash = fnv1a(names.sort().join('\n'));
+    // 32-bit FNV-1a (the prioritizer's string hash).
+    const hash = domainHash(names.sort().join('\n'));
     let echo = false;
     let dir = at.dir;
     for (let level = 0; level < MAX_LEVELS && dir.length > 1; level++) {
