@@ -86,6 +86,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'budget', kind: 'number', arg: 'N', above: 0, help: 'with --recrawl: recrawls per hour the freshness scheduler spends (default 3600)' },
     { name: 'warc', kind: 'string', arg: 'DIR', help: 'WARC output directory (default DIR/warc under --data)' },
     { name: 'warc-size', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'rotate WARC files at this size (default 1G)' },
+    { name: 'warc-redact', kind: 'boolean', help: 'write request records with the values of Authorization, Proxy-Authorization and Cookie replaced by [redacted] (for WARCs you share; responses are kept as received)' },
     { name: 'warc-digest', kind: 'choice', arg: 'ALG', choices: ['sha1', 'sha256'], help: 'WARC-Block/Payload-Digest algorithm, base32 (default sha1)' },
     { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests); names DNS does not know are looked up in /etc/hosts too' },
     { name: 'no-allow-private', kind: 'boolean', help: 'on resume: turn a saved --allow-private off (private, loopback and link-local addresses refused again)' },
@@ -129,6 +130,8 @@ export interface CrawlSetup {
   readonly warcMaxBytes: number | undefined;
   /** WARC digest algorithm (default sha1). */
   readonly warcDigest?: 'sha1' | 'sha256' | undefined;
+  /** Hide the values of Authorization, Proxy-Authorization and Cookie in request records (`--warc-redact`). */
+  readonly warcRedact?: boolean | undefined;
   readonly json: boolean;
   /** First line of the status block. */
   readonly title: string;
@@ -283,6 +286,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         software: `meguri/${packageVersion()}`,
         robots: engine.options.robots,
         digest: setup.warcDigest,
+        redactSecrets: setup.warcRedact,
       });
       const w = warc;
       engine.on('robots', (r) => void w.writeOutcome(robotsOutcome(r), r.startedAtMs));
@@ -627,6 +631,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
         warcDir,
         warcMaxBytes: args.number('warc-size'),
         warcDigest: args.text('warc-digest') as 'sha1' | 'sha256' | undefined,
+        warcRedact: args.flag('warc-redact'),
         log: { level: (args.text('log-level') ?? 'info') as LogLevel, format: (args.text('log-format') ?? 'lines') as 'lines' | 'json' },
         json,
         title: `meguri crawl → ${dataDir}`,

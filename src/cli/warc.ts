@@ -84,6 +84,25 @@ export interface WarcWriterOptions {
   readonly captures?: CaptureIndex | undefined;
   /** Wall clock for file names and warcinfo dates. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
+  /**
+   * Write request records with the values of their `Authorization`, `Proxy-Authorization` and
+   * `Cookie` headers replaced by `[redacted]` (the header stays, so a reader sees one was sent):
+   * for WARCs that are shared while the crawl used a password or a session. Default false —
+   * requests as sent. Response records are never changed.
+   */
+  readonly redactSecrets?: boolean | undefined;
+}
+
+/** Request header lines `redactSecrets` hides the value of. */
+const SECRET_HEADER = /^(authorization|proxy-authorization|cookie)[ \t]*:[^\r\n]*/gim;
+
+/** A request head with its credentials' values replaced (`WarcWriterOptions.redactSecrets`). */
+export function redactRequest(request: Uint8Array): Uint8Array {
+  const text = Buffer.from(request.buffer, request.byteOffset, request.byteLength).toString('latin1');
+  const end = text.indexOf('\r\n\r\n');
+  const head = end < 0 ? text : text.slice(0, end);
+  const hidden = head.replace(SECRET_HEADER, (_line, name: string) => `${name}: [redacted]`);
+  return hidden === head ? request : Buffer.from(hidden + text.slice(head.length), 'latin1');
 }
 
 /** One fetch to archive. */
@@ -123,6 +142,7 @@ export class WarcWriter {
   readonly #robots: boolean;
   readonly #digest: WarcDigestAlgorithm;
   readonly #revisits: boolean;
+  readonly #redact: boolean;
   #captures: CaptureIndex;
   readonly #now: () => number;
   #seq: number;
@@ -149,6 +169,7 @@ export class WarcWriter {
     this.#robots = o.robots ?? true;
     this.#digest = o.digest ?? 'sha1';
     this.#revisits = o.revisits ?? true;
+    this.#redact = o.redactSecrets === true;
     this.#captures = o.captures ?? new CaptureIndex();
     this.#now = o.now ?? Date.now;
     this.#seq = seq;
@@ -289,7 +310,8 @@ export class WarcWriter {
         ];
       }
     }
-    const request = ex.request.length > 0 ? ex.request : c.rebuild().request;
+    const sent = ex.request.length > 0 ? ex.request : c.rebuild().request;
+    const request = this.#redact ? redactRequest(sent) : sent;
     const build = (): [Buffer, Buffer] => {
       const main = recordBytes(
         type,

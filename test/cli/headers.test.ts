@@ -1,11 +1,13 @@
 // --header: a header sent with every request (a language version of a site, a token a CDN
 // wants), checked as the fetcher will send it; the headers meguri sets itself are refused.
 // --cookie: a logged-in session copied from a browser, for the seeds' hosts only.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loopbackSite } from '../engine/helpers.js';
+import { redactRequest } from '../../src/cli/warc.js';
 import { AGENT, inProcess } from './helpers.js';
 
 /** A temporary directory for the describe block it is called in, removed after it. */
@@ -91,6 +93,34 @@ describe('meguri crawl --cookie', () => {
     expect(seen.filter((s) => s.host === 'intra.test').every((s) => s.cookie === 'session=abc')).toBe(true);
     expect(seen.filter((s) => s.host === 'elsewhere.test').length).toBeGreaterThan(0);
     expect(seen.filter((s) => s.host === 'elsewhere.test').every((s) => s.cookie === undefined)).toBe(true);
+  });
+
+  it('--warc-redact hides the cookie and credentials in the request records; without it they are as sent', async () => {
+    const requestsOf = (data: string): string[] => {
+      const warcDir = join(dir(), data, 'warc');
+      const text = readdirSync(warcDir).map((f) => gunzipSync(readFileSync(join(warcDir, f))).toString('latin1')).join('');
+      // Each request record's block, up to the next record.
+      return text.split('WARC-Type: request').slice(1).map((r) => r.slice(r.indexOf('GET '), r.indexOf('WARC/1.1')));
+    };
+    const secret = ['--cookie', 'session=abc', `http://editor:pw@intra.test:${site.port()}/members`];
+    expect((await inProcess([...crawlArgs('redacted', '--warc-redact'), ...secret])).code).toBe(0);
+    const hidden = requestsOf('redacted');
+    expect(hidden.filter((r) => r.includes('\r\nhost: intra.test')).length).toBeGreaterThan(1);
+    expect(hidden.filter((r) => r.includes('\r\nhost: intra.test')).every((r) => /\r\ncookie: \[redacted\]\r\n/i.test(r) && /\r\nauthorization: \[redacted\]\r\n/i.test(r))).toBe(true);
+    expect(hidden.some((r) => r.includes('session=abc') || r.includes('Basic '))).toBe(false);
+    expect((await inProcess([...crawlArgs('as-sent'), ...secret])).code).toBe(0);
+    const sent = requestsOf('as-sent').filter((r) => r.includes('\r\nhost: intra.test'));
+    expect(sent.length).toBeGreaterThan(1);
+    expect(sent.every((r) => /\r\ncookie: session=abc\r\n/i.test(r) && /\r\nauthorization: Basic ZWRpdG9yOnB3\r\n/i.test(r))).toBe(true);
+  });
+
+  it('redactRequest touches only the secret headers of the head', () => {
+    const head = 'GET / HTTP/1.1\r\nHost: a\r\nCookie: a=1; b=2\r\nAUTHORIZATION:Basic x\r\nX-Cookie: keep\r\nProxy-Authorization: Basic y\r\n\r\ncookie: in a body';
+    expect(Buffer.from(redactRequest(Buffer.from(head, 'latin1'))).toString('latin1')).toBe(
+      'GET / HTTP/1.1\r\nHost: a\r\nCookie: [redacted]\r\nAUTHORIZATION: [redacted]\r\nX-Cookie: keep\r\nProxy-Authorization: [redacted]\r\n\r\ncookie: in a body',
+    );
+    const plain = Buffer.from('GET / HTTP/1.1\r\nHost: a\r\n\r\n', 'latin1');
+    expect(redactRequest(plain)).toBe(plain);
   });
 
   it('refuses a malformed cookie and a contradiction', async () => {
