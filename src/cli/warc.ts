@@ -375,7 +375,10 @@ export class WarcWriter {
       ['http-header-user-agent', this.#agent],
       ['robots', this.#robots ? 'obey' : 'ignore'],
       ['digest', this.#digest],
-      ['description', 'responses and requests as sent and received on the wire; revisit records for unchanged payloads and 304s'],
+      [
+        'description',
+        `responses and requests as sent and received on the wire${this.#redact ? ' (request Authorization, Proxy-Authorization and Cookie values redacted)' : ''}; revisit records for unchanged payloads and 304s`,
+      ],
     ]);
     const info = recordBytes(
       'warcinfo',

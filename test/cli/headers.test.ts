@@ -108,6 +108,8 @@ describe('meguri crawl --cookie', () => {
     expect(hidden.filter((r) => r.includes('\r\nhost: intra.test')).length).toBeGreaterThan(1);
     expect(hidden.filter((r) => r.includes('\r\nhost: intra.test')).every((r) => /\r\ncookie: \[redacted\]\r\n/i.test(r) && /\r\nauthorization: \[redacted\]\r\n/i.test(r))).toBe(true);
     expect(hidden.some((r) => r.includes('session=abc') || r.includes('Basic '))).toBe(false);
+    const info = gunzipSync(readFileSync(join(dir(), 'redacted', 'warc', readdirSync(join(dir(), 'redacted', 'warc'))[0]!))).toString('latin1');
+    expect(info).toContain('(request Authorization, Proxy-Authorization and Cookie values redacted)');
     expect((await inProcess([...crawlArgs('as-sent'), ...secret])).code).toBe(0);
     const sent = requestsOf('as-sent').filter((r) => r.includes('\r\nhost: intra.test'));
     expect(sent.length).toBeGreaterThan(1);
