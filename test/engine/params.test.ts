@@ -194,11 +194,13 @@ describe('a path rule (learnParams)', () => {
       expect(own + copies.filter((p) => p.endsWith(`/products/p${i}`)).length, `p${i}`).toBeGreaterThanOrEqual(1);
     }
     expect(copies.length).toBeGreaterThanOrEqual(3);
-    // 72 copies without the rule (below); with it 30–38 here: the copies fetched before three
-    // copies of p0 and p1 (the products fetched at their own URL) made the rule, then about one
-    // per product — a queued copy whose product page, or another copy of it, was fetched is
-    // refused at its turn (69 when only the product page itself counted).
-    expect(copies.length).toBeLessThanOrEqual(PRODUCTS * 2);
+    // 72 copies without the rule (below); with it 26–55 over 30 runs (the crawl order, so when
+    // the lesson comes, varies from run to run, even at concurrency 1): the copies fetched before
+    // three copies of p0 and p1 (the products fetched at their own URL) made the rule, then about
+    // one per product — a queued copy whose product page, or another copy of it, was fetched is
+    // refused at its turn (69 in a run where only the product page itself counted). The bound
+    // was PRODUCTS × 2 = 48 until a CI run met 51.
+    expect(copies.length).toBeLessThanOrEqual(60);
     expect(summary.learnedParams).toEqual([{ scope: `${base}/collections/`, keys: ['/2/products'] }]);
 
     seen.length = 0;
