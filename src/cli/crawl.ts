@@ -34,6 +34,7 @@ import {
 import { DiskFullError, InvalidArgumentError } from '../errors/index.js';
 import { isDiskFull } from '../disk/io.js';
 import { DataDir, singleProcessFiles } from '../engine/datadir.js';
+import { splitSeedCredentials } from '../engine/credentials.js';
 import { describeLessons } from '../dedup/index.js';
 import { CookieJar, DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
@@ -615,10 +616,11 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(cluster !== undefined ? { cluster: cluster.options } : {}),
   };
   if (args.flag('insecure')) io.stderr.write('meguri: --insecure: TLS certificates are not verified\n');
-  const withCredentials = seeds.filter((s) => /^https?:\/\/[^/?#]*@/i.test(s));
-  if (withCredentials.length > 0) {
-    const clear = withCredentials.some((s) => /^http:/i.test(s)) ? ' (over http:// they cross the network in clear)' : '';
-    io.stderr.write(`meguri: credentials in ${withCredentials.length === 1 ? 'a seed URL are' : `${withCredentials.length} seed URLs are`} sent as HTTP Basic auth to that origin only${clear}, and never saved: give the seed with them again to resume\n`);
+  // The engine takes them out of the seeds by the same rule (src/engine/credentials.ts).
+  const origins = Object.keys(splitSeedCredentials(seeds).credentials);
+  if (origins.length > 0) {
+    const clear = origins.some((o) => o.startsWith('http:')) ? ' (over http:// they cross the network in clear)' : '';
+    io.stderr.write(`meguri: credentials in ${origins.length === 1 ? 'a seed URL are' : `seed URLs for ${origins.length} origins are`} sent as HTTP Basic auth to that origin only${clear}, and never saved: give the seed with them again to resume\n`);
   }
   const json = args.flag('json');
   DataDir.checkFree(dataDir);

@@ -21,6 +21,7 @@
  */
 
 import { domainHash } from '../prioritize/opic.js';
+import { originEnd } from '../url/host.js';
 
 /** Directories remembered (least recently recorded out first). */
 const MAX_DIRECTORIES = 16_384;
@@ -29,19 +30,11 @@ const MAX_LEVELS = 8;
 
 /** The `scheme://authority` of a canonical URL and the directory of its path (up to its last `/`), or undefined. */
 function directoryOf(url: string): { origin: string; dir: string } | undefined {
-  const start = url.indexOf('://');
-  if (start < 0) return undefined;
-  let end = url.indexOf('/', start + 3);
-  if (end < 0) return undefined;
-  const origin = url.slice(0, end);
-  let stop = url.length;
-  for (const c of ['?', '#']) {
-    const i = url.indexOf(c, end);
-    if (i >= 0 && i < stop) stop = i;
-  }
-  const path = url.slice(end, stop);
-  end = path.lastIndexOf('/');
-  return { origin, dir: path.slice(0, end + 1) };
+  const end = originEnd(url);
+  if (end < 0 || url.charCodeAt(end) !== 0x2f) return undefined;
+  const query = url.search(/[?#]/);
+  const path = url.slice(end, query < 0 ? url.length : query);
+  return { origin: url.slice(0, end), dir: path.slice(0, path.lastIndexOf('/') + 1) };
 }
 
 /** See the module comment. */

@@ -345,6 +345,9 @@ function xRobots(values: string | string[] | undefined, token: string): { noinde
   return result;
 }
 
+/** Headers a CDN marks its bot challenge page with (see `challengeOf`). */
+const CHALLENGE_HEADERS = ['cf-mitigated', 'x-vercel-mitigated'] as const;
+
 /**
  * The header by which a CDN marks an answer as its bot challenge page instead of the resource
  * (Cloudflare's `cf-mitigated: challenge` on a 403 or 503, Vercel's `x-vercel-mitigated:
@@ -352,7 +355,7 @@ function xRobots(values: string | string[] | undefined, token: string): { noinde
  * says so rather than leaving a bare 403 to puzzle over.
  */
 function challengeOf(h: Record<string, string | string[] | undefined>): string | undefined {
-  for (const name of ['cf-mitigated', 'x-vercel-mitigated']) if (firstHeader(h, name)?.trim().toLowerCase() === 'challenge') return name;
+  for (const name of CHALLENGE_HEADERS) if (firstHeader(h, name)?.trim().toLowerCase() === 'challenge') return name;
   return undefined;
 }
 

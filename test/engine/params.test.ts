@@ -6,14 +6,12 @@
  * key matters, and it must never be dropped).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineOptions, crawl } from '../../src/index.js';
 import { type Blog, LISTS, POSTS, serveBlog } from './blog.js';
-import { AGENT } from './helpers.js';
+import { AGENT, loopbackSite } from './helpers.js';
 
 let blog: Blog;
 let origin = '';
@@ -97,43 +95,35 @@ describe('a return-to key (learnParams)', () => {
   // Every page links the login form with its own URL as `?next=` (echoed in a hidden field,
   // so no two forms are the same bytes) and no canonical: a form per page until learned.
   const PAGES = 30;
-  let server: Server;
-  let base = '';
   const seen: string[] = [];
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      const path = req.url ?? '/';
-      seen.push(path);
-      const u = new URL(path, 'http://x.test');
-      res.writeHead(path === '/robots.txt' ? 404 : 200, { 'content-type': 'text/html' });
-      if (u.pathname === '/login') {
-        return res.end(`<html><body><h1>Sign in</h1><form method=post><input name=user><input type=hidden name=next value="${u.searchParams.get('next') ?? ''}"></form></body></html>`);
-      }
-      const m = /^\/(?:p\/(\d+))?$/.exec(u.pathname);
-      if (m === null) return res.end();
-      const i = Number(m[1] ?? 0);
-      res.end(`<html><body><p>page ${i} ${'text '.repeat(i + 5)} ${i * 7919}</p><a href="/p/${(i + 1) % PAGES}">next</a> <a href="/login?next=${encodeURIComponent(path)}">sign in</a></body></html>`);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const site = loopbackSite((req, res) => {
+    const path = req.url ?? '/';
+    seen.push(path);
+    const u = new URL(path, 'http://x.test');
+    res.writeHead(path === '/robots.txt' ? 404 : 200, { 'content-type': 'text/html' });
+    if (u.pathname === '/login') {
+      return res.end(`<html><body><h1>Sign in</h1><form method=post><input name=user><input type=hidden name=next value="${u.searchParams.get('next') ?? ''}"></form></body></html>`);
+    }
+    const m = /^\/(?:p\/(\d+))?$/.exec(u.pathname);
+    if (m === null) return res.end();
+    const i = Number(m[1] ?? 0);
+    res.end(`<html><body><p>page ${i} ${'text '.repeat(i + 5)} ${i * 7919}</p><a href="/p/${(i + 1) % PAGES}">next</a> <a href="/login?next=${encodeURIComponent(path)}">sign in</a></body></html>`);
   });
-  afterAll(async () => {
-    await new Promise<void>((r) => server.close(() => r()));
-  });
+  const origin = (): string => `http://127.0.0.1:${site.port()}`;
 
   it('is learned from three forms that differ only in it: the rest of the links go to the bare form, fetched once', async () => {
     seen.length = 0;
-    const summary = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
+    const summary = await crawl({ seeds: [`${origin()}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
     expect(summary.reason).toBe('drained');
     for (let i = 1; i < PAGES; i++) expect(seen.filter((p) => p === `/p/${i}`)).toHaveLength(1);
     const forms = seen.filter((p) => p.startsWith('/login?'));
     expect(forms.length).toBeGreaterThanOrEqual(3);
     expect(forms.length).toBeLessThanOrEqual(PAGES / 3);
     expect(seen.filter((p) => p === '/login')).toHaveLength(1);
-    expect(summary.learnedParams).toEqual([{ scope: `${base}/`, keys: ['next'] }]);
+    expect(summary.learnedParams).toEqual([{ scope: `${origin()}/`, keys: ['next'] }]);
 
     seen.length = 0;
-    const off = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 }, learnParams: false });
+    const off = await crawl({ seeds: [`${origin()}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 }, learnParams: false });
     expect(off.reason).toBe('drained');
     // One per page: /, /p/0 … /p/(PAGES - 1).
     expect(seen.filter((p) => p.startsWith('/login?'))).toHaveLength(PAGES + 1);
@@ -145,46 +135,38 @@ describe('a path rule (learnParams)', () => {
   // /products/p as rel=canonical, with the same text — a fetch per collection and product.
   const PRODUCTS = 24;
   const COLLECTIONS = ['shirts', 'sale', 'new', 'all'];
-  let shop: Server;
-  let base = '';
   const seen: string[] = [];
-  beforeAll(async () => {
-    shop = createServer((req, res) => {
-      const path = req.url ?? '/';
-      seen.push(path);
-      const html = (canonical: string, body: string): void => {
-        res.writeHead(200, { 'content-type': 'text/html' });
-        res.end(`<html><head><link rel="canonical" href="${canonical}"></head><body>${body}</body></html>`);
-      };
-      if (path === '/robots.txt') {
-        res.writeHead(404);
-        return res.end();
-      }
-      if (path === '/') return html('/', COLLECTIONS.map((c) => `<a href="/collections/${c}">${c}</a>`).join(' ') + ' <a href="/products/p0">p0</a> <a href="/products/p1">p1</a>');
-      const col = /^\/collections\/([a-z]+)$/.exec(path);
-      if (col !== null) {
-        const i0 = COLLECTIONS.indexOf(col[1]!);
-        // Each collection holds most products (a product is in several collections).
-        return html(path, Array.from({ length: PRODUCTS }, (_, i) => (i + i0) % 4 === 3 ? '' : `<a href="/collections/${col[1]}/products/p${i}">p${i}</a>`).join(' '));
-      }
-      const prod = /^(?:\/collections\/[a-z]+)?\/products\/p(\d+)$/.exec(path);
-      if (prod !== null) {
-        const i = Number(prod[1]);
-        return html(`/products/p${i}`, `<h1>product ${i}</h1><p>${'fine cotton '.repeat(i + 4)} item ${i * 7919}</p>`);
-      }
+  const site = loopbackSite((req, res) => {
+    const path = req.url ?? '/';
+    seen.push(path);
+    const html = (canonical: string, body: string): void => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><head><link rel="canonical" href="${canonical}"></head><body>${body}</body></html>`);
+    };
+    if (path === '/robots.txt') {
       res.writeHead(404);
-      res.end();
-    });
-    await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+      return res.end();
+    }
+    if (path === '/') return html('/', COLLECTIONS.map((c) => `<a href="/collections/${c}">${c}</a>`).join(' ') + ' <a href="/products/p0">p0</a> <a href="/products/p1">p1</a>');
+    const col = /^\/collections\/([a-z]+)$/.exec(path);
+    if (col !== null) {
+      const i0 = COLLECTIONS.indexOf(col[1]!);
+      // Each collection holds most products (a product is in several collections).
+      return html(path, Array.from({ length: PRODUCTS }, (_, i) => (i + i0) % 4 === 3 ? '' : `<a href="/collections/${col[1]}/products/p${i}">p${i}</a>`).join(' '));
+    }
+    const prod = /^(?:\/collections\/[a-z]+)?\/products\/p(\d+)$/.exec(path);
+    if (prod !== null) {
+      const i = Number(prod[1]);
+      return html(`/products/p${i}`, `<h1>product ${i}</h1><p>${'fine cotton '.repeat(i + 4)} item ${i * 7919}</p>`);
+    }
+    res.writeHead(404);
+    res.end();
   });
-  afterAll(async () => {
-    await new Promise<void>((r) => shop.close(() => r()));
-  });
+  const origin = (): string => `http://127.0.0.1:${site.port()}`;
 
   it('is learned from three copies, and a queued copy of a product fetched (itself or as another copy) is refused: 72 copies become at most 48', async () => {
     seen.length = 0;
-    const summary = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
+    const summary = await crawl({ seeds: [`${origin()}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
     expect(summary.reason).toBe('drained');
     const copies = seen.filter((p) => p.startsWith('/collections/') && p.includes('/products/'));
     // Every product fetched — at its own URL at most once, or (before the lesson) as a copy.
@@ -201,10 +183,10 @@ describe('a path rule (learnParams)', () => {
     // refused at its turn (69 in a run where only the product page itself counted). The bound
     // was PRODUCTS × 2 = 48 until a CI run met 51.
     expect(copies.length).toBeLessThanOrEqual(60);
-    expect(summary.learnedParams).toEqual([{ scope: `${base}/collections/`, keys: ['/2/products'] }]);
+    expect(summary.learnedParams).toEqual([{ scope: `${origin()}/collections/`, keys: ['/2/products'] }]);
 
     seen.length = 0;
-    const off = await crawl({ seeds: [`${base}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 }, learnParams: false });
+    const off = await crawl({ seeds: [`${origin()}/`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 }, learnParams: false });
     expect(off.reason).toBe('drained');
     expect(seen.filter((p) => p.startsWith('/collections/') && p.includes('/products/'))).toHaveLength(PRODUCTS * 3);
   });
