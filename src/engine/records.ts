@@ -26,7 +26,7 @@
 import { CorruptJournalError } from '../errors/index.js';
 import { type FieldKind, fieldProblem } from '../format/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
-import type { Link, Outcome } from '../model/index.js';
+import { FETCH_ERROR_KINDS, type FetchErrorKind, type Link, type Outcome } from '../model/index.js';
 
 /** A fetch start (a content URL, or a robots.txt request). */
 export interface DispatchRecord {
@@ -68,6 +68,11 @@ export interface OutcomeRecord {
   /** Churn fingerprint (absent in journals written before it existed: unknown). */
   readonly cf?: string | undefined;
   readonly lat?: number | undefined;
+  /**
+   * The transport failure's kind, for a status-0 outcome (absent in journals written before it
+   * existed: politeness reads such a failure as load, as it did then).
+   */
+  readonly ek?: FetchErrorKind | undefined;
   /** Followed links (canonical). */
   readonly l?: readonly string[] | undefined;
   /** Links and redirect target outside the crawl's scope (canonical): refused, never fetched. */
@@ -107,6 +112,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     sh: o.simhash === undefined ? undefined : hex64(o.simhash),
     cf: o.churnFp === undefined ? undefined : hex64(o.churnFp),
     lat: o.latencyMs,
+    ek: o.status === 0 ? o.errorKind : undefined,
     l: links && links.length > 0 ? links : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
   };
@@ -129,6 +135,7 @@ export function recordOutcome(r: OutcomeRecord): Outcome {
     simhash: r.sh === undefined ? undefined : BigInt(`0x${r.sh}`),
     churnFp: r.cf === undefined ? undefined : BigInt(`0x${r.cf}`),
     latencyMs: r.lat,
+    errorKind: r.ek,
     links,
   };
 }
@@ -204,6 +211,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (o['ro'] !== undefined && o['ro'] !== 1) return bad(`field ro is ${JSON.stringify(o['ro'])}, expected 1 or absent`);
+    if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];
     if (l !== undefined && !(Array.isArray(l) && l.every(isStr))) return bad('links');

@@ -442,7 +442,8 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
   if (LOCAL_CODES.has(code)) {
     return ['local', `request not sent: the HTTP client refused it locally (${code}: ${errorMessage(err)}); check the crawler's agent and headers`];
   }
-  if (code.startsWith('HPE_') || cause.startsWith('HPE_')) return ['protocol', `invalid HTTP response: ${errorMessage(err)}`];
+  // undici's HTTPParserError carries an HPE_ code only for some parser errors (a bad chunk size has none).
+  if (code.startsWith('HPE_') || cause.startsWith('HPE_') || (err instanceof Error && err.name === 'HTTPParserError')) return ['protocol', `invalid HTTP response: ${errorMessage(err)}`];
   if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
     // A certificate the client does not trust is the operator's to settle, not a network fault.
     const untrusted = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code) && code !== 'ERR_TLS_CERT_ALTNAME_FORMAT';
@@ -784,8 +785,12 @@ export class HttpFetcher implements Fetcher {
       return base;
     } catch (err) {
       const [kind, message] = classify(err, signal.aborted, timedOut && !signal.aborted, o);
-      const out = fail(kind, message, ip);
-      return latencyMs === undefined ? out : { ...out, latencyMs };
+      if (latencyMs === undefined) return fail(kind, message, ip);
+      // The headers had arrived: a connection that broke or a framing that went bad now is the
+      // page's failure (a script crashing mid-answer), not the server's silence. A body that
+      // stalls past bodyTimeoutMs stays a timeout: a slow server is a sign of load.
+      const cut = kind === 'network' || kind === 'connect' || kind === 'protocol';
+      return { ...fail(cut ? 'incomplete' : kind, cut ? `the response broke off after its headers (${message})` : message, ip), latencyMs };
     } finally {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);

@@ -95,6 +95,12 @@ export class HostRecord {
   servedSinceActivation = 0;
   /** Consecutive reports that left the interval pinned at the ceiling. */
   ceilingStreak = 0;
+  /**
+   * Page faults in a row from URLs on their first attempt (src/politeness `isPageFault`); at
+   * `PAGE_FAULT_RUN` they count as load. Not checkpointed: after a restart a run starts over,
+   * which costs at most two more answers at the held interval.
+   */
+  faultRun = 0;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
   /**

@@ -10,7 +10,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
-import { adapt, atCeiling, hostInterval, ipSignalOf, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
+import { PAGE_FAULT_RUN, adapt, atCeiling, hostInterval, ipSignalOf, isPageFault, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
 import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
@@ -41,7 +41,7 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
   if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
-  adaptPoliteness(s, h, outcome, nowMs);
+  adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
   const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
   const tr = OUTCOME_TRANSITIONS[cls];
@@ -70,9 +70,15 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   return true;
 }
 
-function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number): void {
+/**
+ * Politeness hears one answer. `retry`: the URL failed before, so a page fault of it says
+ * nothing new of the host (see src/politeness `isPageFault`).
+ */
+function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number, retry: boolean): void {
   const cfg = s.politeness;
-  const signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
+  let signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
+  if (!isPageFault(o.status, o.errorKind)) h.faultRun = 0;
+  else if (retry || ++h.faultRun < PAGE_FAULT_RUN) signal = { ...signal, pageFault: true };
   h.intervalMs = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
   // The address hears what this answer says of the machine (never the host's Retry-After
   // or Crawl-delay: those are the host's own). The latency verdict is the host's own
@@ -84,7 +90,9 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   h.nextEligibleMs = next;
   // Dead means pinned at the ceiling by the server's own failures; a robots crawl-delay at or
   // above the ceiling pins the interval there too, and must not make a healthy host dead.
-  if (atCeiling(cfg, h.intervalMs) && isThrottle(signal.status)) {
+  if (signal.pageFault === true) {
+    // Held: neither a step towards Dead nor a sign of health.
+  } else if (atCeiling(cfg, h.intervalMs) && isThrottle(signal.status)) {
     h.ceilingStreak++;
     if (h.ceilingStreak >= DEAD_AFTER) h.flags |= HostFlags.Dead;
   } else {

@@ -38,6 +38,28 @@
  */
 import type { UrlTable } from './table.js';
 
+/**
+ * Under `dueOrder`, what a retried row's due hour loses (`keyOf`): 2²³, below every due hour
+ * (epoch-hours < 2²³ until the year 2927) and exact in f32 with the hour added.
+ */
+const RETRY_DUE_DEMOTION = 2 ** 23;
+
+const demoteBuf = new DataView(new ArrayBuffer(4));
+/**
+ * A retried row's sort key from its priority `p` (≥ 0, as OPIC's are): a negative f32 whose
+ * order follows p exactly — its magnitude's bits are the largest finite f32's less p's bits —
+ * so every retried row sorts after every row of priority ≥ 0, and retried rows keep the
+ * priority order among themselves (a fixed shift such as p − 2²³ would round priorities
+ * together in f32). Never −0 or −∞ (−∞ marks an empty queue in `topPriority`); a negative
+ * priority maps to the lowest key.
+ */
+function retriedKey(p: number): number {
+  demoteBuf.setFloat32(0, p > 0 ? p : 0);
+  const bits = Math.min(Math.max(demoteBuf.getUint32(0), 1), 0x7f7f_ffff);
+  demoteBuf.setUint32(0, 0x8000_0000 | (0x7f80_0000 - bits));
+  return demoteBuf.getFloat32(0);
+}
+
 /** u32 words per entry: row, priority (f32 bits), PathKey high lane. */
 const STRIDE = 3;
 /** Entries of a host's first region. */
@@ -92,7 +114,14 @@ export class RowQueues {
    * rows waiting in the schedule index), so the key read at push stays right.
    */
   private keyOf(row: number): number {
-    return this.dueOrder ? -this.table.nextDue[row]! : this.table.priority[row]!;
+    const t = this.table;
+    // A URL waiting to be retried goes after every URL of its host not yet tried: one broken
+    // page (or one the server failed on under load) is not asked again and again while the
+    // rest of the site waits, and by its retry the host has answered others. The retry count
+    // is fixed while the row is queued (only a report changes it), so the key stays right.
+    const retried = t.retries[t.slot[row]!]! > 0;
+    if (this.dueOrder) return retried ? -t.nextDue[row]! - RETRY_DUE_DEMOTION : -t.nextDue[row]!;
+    return retried ? retriedKey(t.priority[row]!) : t.priority[row]!;
   }
 
   /** Grows the position column to cover `rows` rows. */
@@ -125,7 +154,10 @@ export class RowQueues {
 
   /** Whether row `a` goes before row `b` (read from the URL columns). */
   better(a: number, b: number): boolean {
-    const p = this.table.priority;
+    const t = this.table;
+    const p = t.priority;
+    const ra = t.retries[t.slot[a]!]! > 0;
+    if (ra !== (t.retries[t.slot[b]!]! > 0)) return !ra;
     const pa = p[a]!;
     const pb = p[b]!;
     if (pa !== pb) return pa > pb;

@@ -106,8 +106,31 @@ export type FetchErrorKind =
   | 'local'
   /** Any other transport failure. */
   | 'network'
+  /**
+   * The response's headers arrived, then the connection broke or its framing went bad before
+   * the body ended (a server crashing mid-page, a bad chunk). Status 0: the page is fetched
+   * again; politeness reads it as a fault of this page, not a sign of load
+   * (src/politeness `isPageFault`).
+   */
+  | 'incomplete'
   /** A response arrived but its body could not be (fully) decoded; status is kept. */
   | 'body';
+
+/** Every `FetchErrorKind`, for validating one read back from a file. Keep in sync with the type. */
+export const FETCH_ERROR_KINDS: readonly FetchErrorKind[] = Object.freeze([
+  'url',
+  'refused',
+  'dns',
+  'connect',
+  'tls',
+  'timeout',
+  'protocol',
+  'aborted',
+  'local',
+  'network',
+  'incomplete',
+  'body',
+] as const);
 
 /** What comes back from a fetch: the frontier, politeness and freshness read it. */
 export interface Outcome {

@@ -191,6 +191,23 @@ describe('a round trip journaled', () => {
   });
 });
 
+describe('a failure kind journaled', () => {
+  it("a status-0 outcome's errorKind survives the journal (a cut-off page replays as a page fault); a status one's is not written; a bad one is refused", () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    const o = { row: 1, url: 'https://a.example/p', status: 0, errorKind: 'incomplete' as const, latencyMs: 12 };
+    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
+    expect(rec).toMatchObject({ ek: 'incomplete', s: 0 });
+    expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0]).errorKind).toBe('incomplete');
+    const body = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, { ...o, status: 200, errorKind: 'body' as const })), 0);
+    expect('ek' in JSON.parse(JSON.stringify(body))).toBe(false);
+    const old = decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":0}`), 0);
+    expect(recordOutcome(old as Parameters<typeof recordOutcome>[0]).errorKind).toBeUndefined();
+    for (const ek of ['"teapot"', '1', '{}']) {
+      expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":0,"ek":${ek}}`), 0), ek).toThrow(CorruptJournalError);
+    }
+  });
+});
+
 describe('churn fingerprints in the engine (issue 21)', () => {
   it('journal records carry the churn fingerprint; a record written before it (no cf) replays as unknown', () => {
     const key = '0123456789abcdef0123456789abcdef';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { brotliCompressSync, constants, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
@@ -476,6 +476,42 @@ describe('HttpFetcher: timeouts, failures, abort', () => {
     expect(out.error).toMatch(/total timeout after 300 ms/);
   });
 
+  it('a response that breaks off after its headers is incomplete (a page fault), with its latency; before them it is not', async () => {
+    // Raw sockets: a body shorter than its Content-Length then a close, a chunk size that is not
+    // hex, and a close before any status line.
+    const raw = createNetServer((sock) => {
+      sock.once('data', (d) => {
+        const path = d.toString('latin1').split(' ')[1];
+        if (path === '/short') {
+          sock.write('HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 5000\r\n\r\n<html><body>half');
+          setTimeout(() => sock.destroy(), 20);
+        } else if (path === '/chunk') {
+          sock.write('HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\n5\r\n<html\r\nZZ\r\nxx\r\n');
+        } else {
+          sock.destroy();
+        }
+      });
+      sock.on('error', () => undefined);
+    });
+    await new Promise<void>((done) => raw.listen(0, '127.0.0.1', done));
+    const origin = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    try {
+      const f = fetcher();
+      const short = await f.fetch(request(`${origin}/short`), new AbortController().signal);
+      expect(short).toMatchObject({ status: 0, errorKind: 'incomplete' });
+      expect(short.error).toMatch(/broke off after its headers/);
+      expect(short.latencyMs).toBeGreaterThanOrEqual(0);
+      const chunk = await f.fetch(request(`${origin}/chunk`), new AbortController().signal);
+      expect(chunk).toMatchObject({ status: 0, errorKind: 'incomplete' });
+      const none = await f.fetch(request(`${origin}/none`), new AbortController().signal);
+      expect(none.status).toBe(0);
+      expect(none.errorKind).not.toBe('incomplete');
+      expect(none.latencyMs).toBeUndefined();
+    } finally {
+      await new Promise((done) => raw.close(done));
+    }
+  });
+
   it('connection refused', async () => {
     const s = await serve((_req, res) => res.end());
     const origin = s.origin;
@@ -637,6 +673,8 @@ describe('HttpFetcher: options', () => {
     expect(message).toBe("request not sent: the HTTP client refused it locally (UND_ERR_INVALID_ARG: invalid user-agent header); check the crawler's agent and headers");
     expect(classify(Object.assign(new TypeError('Invalid character in header content ["x"]'), { code: 'ERR_INVALID_CHAR' }), false, false, o)[0]).toBe('local');
     expect(classify(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), false, false, o)[0]).toBe('connect');
+    // undici's parser error without an HPE_ code (a bad chunk size, a garbled status line).
+    expect(classify(Object.assign(new Error('Response does not match the HTTP/1.1 protocol (Invalid character in chunk size)'), { name: 'HTTPParserError' }), false, false, o)[0]).toBe('protocol');
   });
 
   it('sends extra headers', async () => {

@@ -27,6 +27,17 @@ describe('invariants 1 and 2: politeness windows and priority order (drain repla
       { seed: 102, numRuns: 120 },
     );
   });
+
+  it('state machine on, with application errors: a page fault holds the interval until the third in a row, retries go last', () => {
+    fc.assert(
+      fc.property(scenarioArb({ statuses: [200, 200, 500, 500, 501, 503, 0] }), (s) => {
+        const f = frontierFor(s, { stateMachine: true });
+        const { log, outcomes } = drainRecorded(f, scriptedFetcher(s));
+        expect(replayDrain(s, log, outcomes, { stateMachine: true })).toBeUndefined();
+      }),
+      { seed: 103, numRuns: 150 },
+    );
+  });
 });
 
 describe('invariant 1 under concurrency: delayed reports, shards, a bounded active set', () => {

@@ -11,7 +11,9 @@ import {
   adaptIp,
   hostInterval,
   ipSignalOf,
+  isPageFault,
   observeLatency,
+  PAGE_FAULT_RUN,
   politenessConfig,
 } from '../../src/index.js';
 import { urlKeyHex } from '../../src/frontier/frontier.js';
@@ -127,13 +129,16 @@ export function replayDrain(
     crawlDelay: h.crawlDelay,
     interval: hostInterval(cfg, cfg.defaultIntervalMs, 0),
     next: 0,
+    faultRun: 0,
     latency: { latencyMs: 0, latencyVarMs: 0, latencyRiseScore: 0 },
     pending: h.priorities.map((p, i) => ({ url: urlOf(hi, i), key: urlKeyHex(urlOf(hi, i), h.name), priority: Math.fround(p), retries: 0 })) as Pend[],
   }));
   for (const h of hosts) h.interval = hostInterval(cfg, h.interval, h.crawlDelay);
   const ip = referenceIps(cfg);
   const ipNext = ip.next;
-  const better = (a: Pend, b: Pend): boolean => (a.priority !== b.priority ? a.priority > b.priority : a.key < b.key);
+  // A URL waiting for a retry goes after every URL not yet tried (scenario priorities are ≥ 0).
+  const better = (a: Pend, b: Pend): boolean =>
+    a.retries > 0 !== b.retries > 0 ? b.retries > 0 : a.priority !== b.priority ? a.priority > b.priority : a.key < b.key;
   const best = (h: (typeof hosts)[number]): Pend | undefined => h.pending.reduce<Pend | undefined>((m, p) => (m === undefined || better(p, m) ? p : m), undefined);
   const eligibleAt = (h: (typeof hosts)[number]): number => Math.max(h.next, h.ip === '' ? 0 : (ipNext.get(h.ip) ?? 0));
   let prevT = 0;
@@ -155,7 +160,12 @@ export function replayDrain(
     const ra = o.retryAfter === undefined ? undefined : Number(o.retryAfter) * 1000;
     const latencyRising = o.latencyMs !== undefined && observeLatency(cfg, h.latency, o.latencyMs);
     if (h.ip !== '') ip.outcome(h.ip, o, latencyRising);
-    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, latencyRising }), h.crawlDelay);
+    // A page fault (a 500, a response cut off) is load only as the third in a row from URLs on
+    // their first attempt; otherwise the interval is held.
+    let pageFault = false;
+    if (!isPageFault(o.status, o.errorKind)) h.faultRun = 0;
+    else pageFault = want.retries > 0 || ++h.faultRun < PAGE_FAULT_RUN;
+    h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, latencyRising, pageFault }), h.crawlDelay);
     h.next = t + h.interval;
     if (ra !== undefined && ra > 0) h.next = Math.max(h.next, t + ra);
     const transient = o.status === 429 || o.status === 0 || (o.status >= 500 && o.status < 600);
