@@ -41,6 +41,7 @@
  * robots.txt (5 hops) — since a fetcher that does not follow cannot count; it does refuse a
  * Location longer than `maxUrlLength`.
  */
+import { isUtf8 } from 'node:buffer';
 import { Pool, buildConnector } from 'undici';
 import { InvalidArgumentError } from '../errors/index.js';
 import type { FetchErrorKind, FetchRequest, HttpExchange, Link, Outcome } from '../model/index.js';
@@ -317,6 +318,20 @@ function firstHeader(headers: Record<string, string | string[] | undefined>, nam
   return Array.isArray(v) ? v[0] : v;
 }
 
+/**
+ * A header value that names a URL (Location, Link, Refresh), read as its sender meant it.
+ * undici hands header bytes over one character per byte (Latin-1), but a server that puts raw
+ * non-ASCII bytes in such a header sends UTF-8 — `Location: /café` from a CMS writing its
+ * slugs unencoded — and browsers follow it as UTF-8; read as Latin-1 the redirect went to
+ * `/caf%C3%83%C2%A9`, a page that does not exist. Bytes that are not valid UTF-8 stay as they
+ * came (each a Latin-1 character).
+ */
+export function urlHeaderValue(value: string): string {
+  if (!/[\x80-\xff]/.test(value) || /[^\x00-\xff]/.test(value)) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : value;
+}
+
 /** HTTP-date → epoch seconds, or undefined. */
 function httpDateSeconds(value: string | undefined): number | undefined {
   if (!value) return undefined;
@@ -373,7 +388,7 @@ function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: R
   const found: string[] = [];
   const values = h['link'];
   for (const value of Array.isArray(values) ? values : values ? [values] : []) {
-    for (const l of parseLinkHeader(value)) {
+    for (const l of parseLinkHeader(urlHeaderValue(value))) {
       const canonical = l.rel.includes('canonical');
       const linked = l.rel.some((r) => LINKED_RELS.has(r)) || (l.rel.includes('alternate') && l.params['hreflang'] !== undefined);
       if (!canonical && !linked) continue;
@@ -384,7 +399,7 @@ function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: R
     }
   }
   const refresh = firstHeader(h, 'refresh');
-  const target = refresh === undefined ? undefined : refreshTarget(refresh);
+  const target = refresh === undefined ? undefined : refreshTarget(urlHeaderValue(refresh));
   const c = target === undefined ? null : canonicalize(target, url, policy);
   if (c !== null) found.push(c);
   if (found.length === 0) return;
@@ -723,7 +738,8 @@ export class HttpFetcher implements Fetcher {
         latencyMs,
       };
       if (status >= 300 && status < 400 && status !== 304) {
-        const location = firstHeader(h, 'location');
+        const header = firstHeader(h, 'location');
+        const location = header === undefined ? undefined : urlHeaderValue(header);
         if (location !== undefined) {
           let resolved: string | undefined;
           try {

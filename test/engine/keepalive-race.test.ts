@@ -16,8 +16,8 @@
  * a no-response failure stand without a logged request, and nothing else.
  *
  * Here the crossing is made every time: a raw server resets any connection on which a second
- * request arrives, without logging it, so every request after robots.txt first lands on a
- * reused connection and is reset, then succeeds on a fresh one.
+ * request arrives, without logging it, so any request that lands on a reused connection is
+ * reset, and succeeds on a fresh one.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -121,13 +121,22 @@ describe('a kept-alive connection reset as the next request arrives', () => {
     expect(engine.stopReason).toBe('drained');
     // Every page was answered exactly once; every one was first reset on a reused connection.
     expect(server.log.filter((r) => r.path !== '/robots.txt').map((r) => `${r.path} ${r.status}`).sort()).toEqual(['/ 200', '/a 200', '/b 200']);
-    expect(server.resets).toBe(3);
+    // Which request lands on a reused connection depends on the order (a retry goes after its
+    // host's untried URLs, so /b may take the connection before /a's retry does): each page is
+    // yielded as its resets, then its one answer, and every reset the server made is one of them.
+    let yieldedResets = 0;
     for (const path of Object.keys(PAGES)) {
       const mine = pages.filter((p) => p.url === url(path));
-      expect(mine.map((p) => `${p.status} ${p.errorKind ?? ''}`.trim()), path).toEqual(['0 connect', '200']);
-      expect(mine[0]!.error).toMatch(/ECONNRESET/);
-      expect(mine[1]!.ok).toBe(true);
+      const resets = mine.length - 1;
+      expect(mine.map((p) => `${p.status} ${p.errorKind ?? ''}`.trim()), path).toEqual([...Array<string>(resets).fill('0 connect'), '200']);
+      for (const p of mine.slice(0, resets)) expect(p.error).toMatch(/ECONNRESET/);
+      expect(mine[resets]!.ok).toBe(true);
+      yieldedResets += resets;
     }
+    expect(pages.filter((p) => p.url === url('/'))[0]!.status).toBe(0);
+    expect(yieldedResets).toBe(server.resets);
+    // After robots.txt every answer leaves a connection the next request lands on: reset, answer, three times.
+    expect(server.resets).toBe(3);
     // The crawl test's accounting takes this run as it is: nothing fetched twice, nothing missing.
     const served: ServedRequest[] = server.log.filter((r) => r.path !== '/robots.txt').map((r) => ({ url: url(r.path), status: r.status }));
     expect(reconcile(served, pages)).toEqual([]);

@@ -302,6 +302,25 @@ describe('HttpFetcher: redirects are returned, not followed', () => {
     expect(s.requests).toHaveLength(1);
   });
 
+  it('a Location or Link with raw UTF-8 bytes is read as UTF-8 (as browsers do); bytes that are not UTF-8 stay Latin-1', async () => {
+    // Node writes header strings one byte per character: a string of the UTF-8 bytes sends them raw.
+    const raw = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
+    const s = await serve((req, res) => {
+      if (req.url === '/utf8') res.writeHead(301, { location: raw('/café/東京?q=ü') }).end();
+      else if (req.url === '/latin1') res.writeHead(301, { location: '/caf\u00e9' }).end();
+      else res.writeHead(200, { 'content-type': 'text/html', link: raw('</liste/été>; rel="next"') }).end('<html><body>x</body></html>');
+    });
+    for (const record of [false, true]) {
+      const f = fetcher({ record });
+      const utf8 = await f.fetch(request(`${s.origin}/utf8`), new AbortController().signal);
+      expect(utf8.location, `record ${record}`).toBe(`${s.origin}/caf%C3%A9/%E6%9D%B1%E4%BA%AC?q=%C3%BC`);
+      const latin1 = await f.fetch(request(`${s.origin}/latin1`), new AbortController().signal);
+      expect(latin1.location, `record ${record}`).toBe(`${s.origin}/caf%C3%A9`);
+      const page = await f.fetch(request(`${s.origin}/page`), new AbortController().signal);
+      expect(page.links?.map((l) => l.url), `record ${record}`).toContain(`${s.origin}/liste/%C3%A9t%C3%A9`);
+    }
+  });
+
   it('refuses a Location longer than maxUrlLength; a redirect without Location is just a status', async () => {
     const s = await serve((req, res) => {
       if (req.url === '/long') res.writeHead(302, { location: `/${'x'.repeat(300)}` }).end();
