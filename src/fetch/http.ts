@@ -447,6 +447,10 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
       return ['timeout', `body timeout: no data for ${o.bodyTimeoutMs} ms`];
     case 'UND_ERR_HEADERS_OVERFLOW':
       return ['protocol', `response headers exceed ${o.maxHeaderBytes} bytes`];
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+      // Conflicting Content-Length headers, or a body longer or shorter than the one given
+      // (RFC 9112 §6.3: an unrecoverable framing error).
+      return ['protocol', `${code}: ${errorMessage(err)}`];
     case 'ECONNREFUSED':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
