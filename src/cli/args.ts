@@ -8,6 +8,7 @@
  * naming the flag and the value received; the CLI maps it to exit code 2.
  */
 import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
 import { parseArgs } from 'node:util';
 import { InvalidArgumentError } from '../errors/index.js';
 import { userAgentProblem } from '../fetch/robots.js';
@@ -223,7 +224,10 @@ export function convertFlag(f: FlagSpec, raw: string): string | number | readonl
     case 'mapping': {
       const eq = text.indexOf('=');
       if (eq <= 0) return bad();
-      const name = text.slice(0, eq).toLowerCase().replace(/\.$/, '');
+      const given = text.slice(0, eq).toLowerCase().replace(/\.$/, '');
+      // An internationalized name (bücher.example) is looked up by its ASCII form, as the
+      // crawl's URLs name it after canonicalization (xn--bcher-kva.example).
+      const name = /[^\x00-\x7f]/.test(given) ? domainToASCII(given) : given;
       let ip = text.slice(eq + 1);
       if (ip.startsWith('[') && ip.endsWith(']')) ip = ip.slice(1, -1);
       return HOST_NAME.test(name) && isIP(ip) !== 0 ? ([name, ip] as const) : bad();

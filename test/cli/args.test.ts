@@ -57,7 +57,7 @@ describe('parseCommand', () => {
   };
 
   it('converts every kind', () => {
-    const a = ok(['--n', '3', '--rate=0.5', '--wait', '2s', '--mode', 'b', '--map', 'x.test=10.0.0.1', '--map', 'Y.test.=[::1]', '--quiet']);
+    const a = ok(['--n', '3', '--rate=0.5', '--wait', '2s', '--mode', 'b', '--map', 'x.test=10.0.0.1', '--map', 'Y.test.=[::1]', '--map', 'Bücher.test=10.0.0.2', '--quiet']);
     expect(a.positionals).toEqual(['dir']);
     expect(a.number('n')).toBe(3);
     expect(a.number('rate')).toBe(0.5);
@@ -67,6 +67,8 @@ describe('parseCommand', () => {
     expect(a.pairs('map')).toEqual([
       ['x.test', '10.0.0.1'],
       ['y.test', '::1'],
+      // An internationalized name by its ASCII form, as canonical URLs name the host.
+      ['xn--bcher-kva.test', '10.0.0.2'],
     ]);
     expect(a.flag('quiet')).toBe(true);
     expect(ok([]).has('n')).toBe(false);
@@ -82,6 +84,7 @@ describe('parseCommand', () => {
     expect(fails(['d', '--agent', '/1.0'])).toMatch(/^--agent: expected a User-Agent/);
     expect(fails(['d', '--agent', AGENT, '--map', 'nohost'])).toMatch(/^--map: expected NAME=IP/);
     expect(fails(['d', '--agent', AGENT, '--map', 'a.test=300.1.1.1'])).toMatch(/^--map: expected NAME=IP/);
+    expect(fails(['d', '--agent', AGENT, '--map', 'a b.test=10.0.0.1'])).toMatch(/^--map: expected NAME=IP/);
     expect(fails(['d', '--agent', AGENT, '--bogus'])).toBe('try: unknown option --bogus');
     expect(fails(['d', '--agent'])).toMatch(/^--agent needs a value/);
     expect(fails(['d', '--agent', AGENT, '--quiet=yes'])).toBe('--quiet takes no value');
