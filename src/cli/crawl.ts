@@ -117,7 +117,7 @@ export const CRAWL_SPEC: CommandSpec = {
     'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
     'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
     'With --redis URL --crawl NAME --store DIR the crawl runs on as many processes and machines as\njoin it: crawl-wide flags (agent, scope, patterns, grouping, --min-delay, limits, --slots) are\nrecorded when the crawl is created; a node joining with none of them uses the recorded ones,\nand a differing one is refused naming both values. --data is then this node\'s pages and WARCs.',
-    'Globs match the whole canonical URL: * stays within a path segment, ** crosses them.',
+    'Globs match the whole canonical URL: * stays within a path segment, ** crosses them; a host\nor path written in Unicode (bücher.example, /wiki/Café) matches as its canonical ASCII form.',
     'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 4 disk full (stopped cleanly: free space\nand run again to resume), 130 interrupted (resumable).',
   ],
 };

@@ -54,12 +54,38 @@ function keyOf(url: string, scope: Exclude<CrawlScope, 'any'>): string | undefin
   }
 }
 
+/** A glob's `scheme://host[:port]` start, the host part free of glob characters. */
+const PATTERN_ORIGIN = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#*?[\]{}()!@+|]+)/i;
+
+/**
+ * A pattern spelled as the canonical URLs it is matched against: its literal host by its
+ * ASCII form in lower case (`https://Bücher.example/**` → `https://xn--bcher-kva.example/**`)
+ * and every other non-ASCII character percent-encoded as UTF-8 (`/wiki/Café/**` →
+ * `/wiki/Caf%C3%A9/**`), so a pattern copied from a browser's address bar matches the pages
+ * it names. Glob syntax is ASCII, so the encoding never touches it. Exported for its test.
+ */
+export function canonicalPattern(p: string): string {
+  let head = '';
+  let rest = p;
+  const m = PATTERN_ORIGIN.exec(p);
+  if (m !== null) {
+    try {
+      const u = new URL(`${m[1]}${m[2]}/`);
+      head = `${u.protocol}//${u.host}`;
+      rest = p.slice(m[0].length);
+    } catch {
+      // Not a URL's start after all: left as written.
+    }
+  }
+  return head + rest.replace(/[^\x00-\x7f]+/gu, (chars) => encodeURIComponent(chars));
+}
+
 /** Compiles glob patterns (throws `InvalidArgumentError` naming the option and the pattern). */
 function compile(option: string, patterns: readonly string[]): ((url: string) => boolean)[] {
   return patterns.map((p) => {
     if (typeof p !== 'string' || p.trim() === '') throw new InvalidArgumentError(`${option}: expected a non-empty glob pattern, received ${JSON.stringify(p)}`);
     try {
-      return picomatch(p, { dot: true });
+      return picomatch(canonicalPattern(p), { dot: true });
     } catch (err) {
       throw new InvalidArgumentError(`${option}: ${JSON.stringify(p)} is not a valid glob (${err instanceof Error ? err.message : String(err)})`);
     }

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  canonicalize,
   CorruptJournalError,
   changeOf,
   explainHost,
@@ -21,7 +22,7 @@ import {
 import { decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from '../../src/engine/records.js';
 import { SendGate } from '../../src/engine/send-gate.js';
 import { HostDirectory } from '../../src/engine/host-directory.js';
-import { Scope } from '../../src/engine/scope.js';
+import { Scope, canonicalPattern } from '../../src/engine/scope.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -310,6 +311,22 @@ describe('Waker', () => {
     u.notify();
     await open;
     expect(u.timerWakeups).toBe(0);
+  });
+});
+
+describe('Scope patterns as a browser spells them', () => {
+  it('an internationalized host, an upper-case host and a non-ASCII path match the canonical URLs they name', () => {
+    const seed = canonicalize('http://bücher.test/')!;
+    const s = new Scope('any', [seed], ['http://Bücher.test/wiki/Café/**', 'https://EXAMPLE.com:443/docs/**'], ['**/東京/*']);
+    expect(s.check(canonicalize('http://bücher.test/wiki/Café/page')!)).toBeUndefined();
+    expect(s.check(canonicalize('http://xn--bcher-kva.test/wiki/Caf%C3%A9/x')!)).toBeUndefined();
+    expect(s.check(canonicalize('http://bücher.test/wiki/Other/page')!)).toBe('not-included');
+    expect(s.check(canonicalize('https://example.com/docs/a')!)).toBeUndefined();
+    expect(s.check(canonicalize('https://example.com/docs/東京/a')!)).toBe('excluded');
+    // Glob syntax and ASCII patterns are left as written.
+    expect(canonicalPattern('https://*.example.com/**')).toBe('https://*.example.com/**');
+    expect(canonicalPattern('**/*.pdf')).toBe('**/*.pdf');
+    expect(canonicalPattern('https://[::1]:8080/{a,b}/**')).toBe('https://[::1]:8080/{a,b}/**');
   });
 });
 
