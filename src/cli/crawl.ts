@@ -425,11 +425,26 @@ export function tableResolver(
   };
 }
 
+/** A seed written as a bare host name (and port, path): `example.com`, `docs.example.com:8443/guide`, `localhost`. */
+const BARE_HOST = /^(?:localhost|[\p{L}\p{N}_-]+(?:\.[\p{L}\p{N}_-]+)+|\[[0-9a-f:.]+\])(?::\d{1,5})?(?:[/?#]|$)/iu;
+
+/**
+ * A seed as the crawl takes it: a bare host name gets `https://` (most sites serve it, and
+ * browsers try it first), with a notice naming the URL taken; anything else as given.
+ */
+export function seedWithScheme(seed: string): string {
+  return !seed.includes('://') && BARE_HOST.test(seed) ? `https://${seed}` : seed;
+}
+
 /** The seeds the engine can crawl (http(s) URLs); the rest are reported once, up front. */
 function usableSeeds(seeds: readonly string[], resumable: boolean, io: CliIo): string[] {
   const good: string[] = [];
   const bad: string[] = [];
-  for (const s of seeds) (canonicalize(s) === null ? bad : good).push(s);
+  for (const given of seeds) {
+    const s = seedWithScheme(given);
+    if (s !== given && canonicalize(s) !== null) io.stderr.write(`meguri: taking ${given} as ${canonicalize(s)} (write http://${given} for a site without TLS)\n`);
+    (canonicalize(s) === null ? bad : good).push(s);
+  }
   if (bad.length === 0) return good;
   const list = `${bad.slice(0, 3).map((b) => JSON.stringify(b)).join(', ')}${bad.length > 3 ? `, … (${bad.length} in all)` : ''}`;
   if (good.length === 0 && !resumable) throw new InvalidArgumentError(`crawl: no seed is an http(s) URL: ${list}`);

@@ -463,6 +463,10 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
   }
   // undici's HTTPParserError carries an HPE_ code only for some parser errors (a bad chunk size has none).
   if (code.startsWith('HPE_') || cause.startsWith('HPE_') || (err instanceof Error && err.name === 'HTTPParserError')) return ['protocol', `invalid HTTP response: ${errorMessage(err)}`];
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
+    // OpenSSL's words for a TLS handshake answered in plain text: an http:// port asked for https://.
+    return ['tls', `${code}: the server did not answer in TLS — a plain-HTTP port? (try the http:// URL)`];
+  }
   if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
     // A certificate the client does not trust is the operator's to settle, not a network fault.
     const untrusted = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code) && code !== 'ERR_TLS_CERT_ALTNAME_FORMAT';

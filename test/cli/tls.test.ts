@@ -3,12 +3,14 @@
 // saying what to do. The error now names the remedy, --ca FILE trusts the issuer (besides
 // Node's own roots), and --insecure skips the check with a notice.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnsCache, HttpFetcher } from '../../src/index.js';
+import { seedWithScheme } from '../../src/cli/crawl.js';
 import { AGENT, inProcess } from './helpers.js';
 
 const certFile = new URL('../fixtures/tls/secure.test.crt', import.meta.url);
@@ -61,6 +63,40 @@ describe('meguri crawl: a site with a self-signed certificate', () => {
       expect(o.error).toMatch(/SELF_SIGNED.*\(to trust it: tls\.ca or --ca FILE names its issuer; tls\.rejectUnauthorized false or --insecure skips the check\)$/);
     } finally {
       await f.close();
+    }
+  });
+
+  it('https:// to a plain-HTTP port is a tls failure that says so', async () => {
+    const plain = createHttpServer((_req, res) => res.end('plain'));
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    const f = new HttpFetcher({ agent: AGENT, allowPrivate: true, dns: new DnsCache({ resolver: () => Promise.resolve(['127.0.0.1']) }) });
+    try {
+      const o = await f.fetchUrl(`https://plain.test:${(plain.address() as AddressInfo).port}/`);
+      expect(o).toMatchObject({ status: 0, errorKind: 'tls' });
+      expect(o.error).toBe('ERR_SSL_WRONG_VERSION_NUMBER: the server did not answer in TLS — a plain-HTTP port? (try the http:// URL)');
+    } finally {
+      await f.close();
+      await new Promise((r) => plain.close(r));
+    }
+  });
+
+  it('a seed written as a bare host name is taken as https://, with a notice', async () => {
+    const run = await inProcess(crawlArgs('bare', '--insecure').map((a) => (a === `https://secure.test:${port}/` ? `secure.test:${port}` : a)));
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toMatch(/\(3 OK\)/);
+    expect(run.err).toMatch(new RegExp(`^meguri: taking secure\\.test:${port} as https://secure\\.test:${port}/ \\(write http://secure\\.test:${port} for a site without TLS\\)$`, 'm'));
+    expect(JSON.parse(readFileSync(join(dir, 'bare', 'settings.json'), 'utf8')).settings.seeds).toEqual([`https://secure.test:${port}`]);
+    for (const [given, taken] of [
+      ['example.com', 'https://example.com'],
+      ['docs.example.com:8443/guide?x=1', 'https://docs.example.com:8443/guide?x=1'],
+      ['localhost:8080', 'https://localhost:8080'],
+      ['bücher.example/a', 'https://bücher.example/a'],
+      ['http://example.com/', 'http://example.com/'],
+      ['mailto:someone@example.com', 'mailto:someone@example.com'],
+      ['intranet', 'intranet'],
+      ['/just/a/path', '/just/a/path'],
+    ]) {
+      expect(seedWithScheme(given!), given).toBe(taken);
     }
   });
 
