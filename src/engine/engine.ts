@@ -1468,6 +1468,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       simhash: o.simhash,
       churnFp: o.churnFp,
       links: soft404 ? undefined : links,
+      linksCapped: o.linksCapped,
       latencyMs: o.latencyMs,
       truncated: o.truncated,
       robotsDisallowed: o.robotsDisallowed,
@@ -1483,6 +1484,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (soft404) outside.length = 0;
     if (missedOutside !== undefined) outside.push(missedOutside);
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
+    if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
     const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };
   }

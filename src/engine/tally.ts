@@ -62,6 +62,13 @@ export interface CrawlCounts {
    * one level deeper (a catch-all path; `NavigationEcho`, under `EngineOptions.trapDetection`).
    */
   readonly echoLinks: number;
+  /**
+   * Pages with more distinct links than the fetcher's `maxLinks` (`http.maxLinks`, default
+   * 10,000): the links past it were not taken (`Outcome.linksCapped`).
+   */
+  readonly linksCapped: number;
+  /** The first such page's URL, to name in a summary (undefined when none). */
+  readonly linksCappedExample?: string | undefined;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -108,6 +115,8 @@ export class Tally {
   #aliasCopies = 0;
   #selfRedirects = 0;
   #echoLinks = 0;
+  #linksCapped = 0;
+  #linksCappedExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
@@ -193,6 +202,12 @@ export class Tally {
     this.#echoLinks += n;
   }
 
+  /** A page had more links than the fetcher takes: those past its cap were not taken. */
+  linksCapped(url: string): void {
+    this.#linksCapped++;
+    this.#linksCappedExample ??= url;
+  }
+
   /** An answer redirected to the URL itself (also counted among the redirects). */
   selfRedirect(): void {
     this.#selfRedirects++;
@@ -231,6 +246,8 @@ export class Tally {
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,
       echoLinks: this.#echoLinks,
+      linksCapped: this.#linksCapped,
+      ...(this.#linksCappedExample === undefined ? {} : { linksCappedExample: this.#linksCappedExample }),
     };
   }
 

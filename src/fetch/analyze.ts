@@ -44,6 +44,8 @@ export interface PageAnalysis {
   /** Out-links in document order (only when `parseLinks` and HTML). */
   readonly links: readonly Link[] | undefined;
   readonly canonical: string | undefined;
+  /** The page had more distinct links than `maxLinks`: those past it are not in `links`. */
+  readonly linksCapped?: true | undefined;
 }
 
 const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
@@ -77,6 +79,7 @@ export function analyzePage(input: PageInput): PageAnalysis {
       noindex: found.noindex,
       links: input.parseLinks ? found.links : undefined,
       canonical: input.parseLinks ? found.canonical : undefined,
+      ...(input.parseLinks && found.truncated ? { linksCapped: true as const } : {}),
     };
   }
   if (contentType === undefined || !TEXTUAL_TYPE.test(contentType)) {

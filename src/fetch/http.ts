@@ -50,7 +50,7 @@ import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
 import { type CanonPolicy, canonicalize } from '../url/index.js';
-import { refreshTarget } from './links.js';
+import { DEFAULT_MAX_LINKS, refreshTarget } from './links.js';
 import { parseLinkHeader } from './link-header.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
 import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
@@ -224,7 +224,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     headers: customField('an object of header names (tokens) to values of visible ASCII', isHeaderRecord, () => ({})),
     parseLinks: booleanField(true),
     canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy (see canonPolicy())', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
-    maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
+    maxLinks: numberField({ min: 0, integer: true, default: DEFAULT_MAX_LINKS }),
     keepBody: booleanField(true),
     analyzeThreads: numberField({ min: 0, max: 64, integer: true, default: defaultAnalyzeThreads() }),
     analyzeInlineBelowBytes: numberField({ min: 0, integer: true, default: 32 * 1024 }),
@@ -800,6 +800,7 @@ export class HttpFetcher implements Fetcher {
           base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
         }
         if (found.canonical !== undefined) base.canonical = found.canonical;
+        if (found.linksCapped === true) base.linksCapped = true;
       }
       if (mode.parseLinks) headerLinks(base, h, url, o.canonPolicy, robotsHeader.nofollow);
       if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {

@@ -55,6 +55,9 @@ export interface ExtractedLinks {
   readonly mainText?: string | undefined;
 }
 
+/** Distinct links kept per page unless `maxLinks` says otherwise (the extractor's and the fetcher's default). */
+export const DEFAULT_MAX_LINKS = 10_000;
+
 /** Options of `extractLinks` / `LinkExtractor`. */
 export interface ExtractLinksOptions {
   /** Product token whose own `<meta name=…>` also counts as meta robots (e.g. `MyBot`). */
@@ -81,7 +84,7 @@ export interface ExtractLinksOptions {
 
 const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
   agent: stringField({}),
-  maxLinks: numberField({ min: 0, integer: true, default: 10_000 }),
+  maxLinks: numberField({ min: 0, integer: true, default: DEFAULT_MAX_LINKS }),
   canonPolicy: customField<CanonPolicy | undefined>('a CanonPolicy object', (v): v is CanonPolicy => typeof v === 'object' && v !== null),
   collectText: booleanField(false),
   encoding: stringField({}),

@@ -177,6 +177,11 @@ export interface Outcome {
   readonly churnFp?: bigint | undefined;
   /** Out-links (canonical), when the body was parsed. */
   readonly links?: readonly Link[] | undefined;
+  /**
+   * The page had more distinct links than the fetcher's `maxLinks`: `links` holds the first
+   * ones in document order, the rest were not taken.
+   */
+  readonly linksCapped?: boolean | undefined;
   /** Start-to-headers latency in ms. */
   readonly latencyMs?: number | undefined;
   /** The body exceeded the size cap and was cut. */

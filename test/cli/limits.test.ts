@@ -93,6 +93,52 @@ describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised
   });
 });
 
+describe('meguri crawl: --max-links', () => {
+  let server: Server;
+  let base = '';
+  let dir = '';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const url = req.url ?? '/';
+      if (url === '/robots.txt') return void res.writeHead(404).end();
+      const list = /^\/(list\d?)$/.exec(url)?.[1];
+      const links = list === undefined ? [] : [0, 1, 2, 3, 4, 5].map((i) => `/${list}-leaf${i}`);
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><body><p>${url}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}</body></html>`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    dir = mkdtempSync(join(tmpdir(), 'meguri-links-'));
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+  const fetched = (data: string): string[] =>
+    readFileSync(join(data, 'pages.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { url: string }).url.replace(base, ''));
+
+  it('a page with more links than the cap: the first N in document order are taken, the summary names the page, the cap is saved', async () => {
+    const data = join(dir, 'cap');
+    const first = await inProcess(['crawl', `${base}/list`, '--data', data, '--max-links', '4', ...flags]);
+    expect(first.code, first.err).toBe(0);
+    expect(fetched(data).sort()).toEqual(['/list', '/list-leaf0', '/list-leaf1', '/list-leaf2', '/list-leaf3']);
+    expect(first.out).toContain(`  links     1 page (${base}/list) had more than 4 distinct links: those past it were not followed (--max-links N takes more from the pages fetched after it is given)`);
+    expect(JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')).settings.extraSettings.maxLinks).toBe(4);
+    // A resume without the flag keeps the saved cap: a new seed's page is capped the same.
+    const second = await inProcess(['crawl', `${base}/list2`, '--data', data, ...flags]);
+    expect(second.code, second.err).toBe(0);
+    expect(fetched(data).filter((u) => u.startsWith('/list2')).sort()).toEqual(['/list2', '/list2-leaf0', '/list2-leaf1', '/list2-leaf2', '/list2-leaf3']);
+    // Without the flag, the default cap takes them all and no line is printed.
+    const plain = await inProcess(['crawl', `${base}/list`, '--data', join(dir, 'plain'), ...flags]);
+    expect(fetched(join(dir, 'plain'))).toHaveLength(7);
+    expect(plain.out).not.toContain('  links ');
+  });
+});
+
 describe('trappedLine', () => {
   const limits = { maxDepth: 5, maxUrlsPerHost: 100 };
   it('is empty when nothing is trapped and names each rule with its flag otherwise', () => {

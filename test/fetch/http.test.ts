@@ -337,6 +337,18 @@ describe('HttpFetcher: redirects are returned, not followed', () => {
 });
 
 describe('HttpFetcher: caps and decoding', () => {
+  it('a page with more distinct links than maxLinks: the first ones are kept and linksCapped says so', async () => {
+    const page = (n: number): string => `<html><body>${Array.from({ length: n }, (_, i) => `<a href="/p${i}">p</a>`).join(' ')}</body></html>`;
+    const s = await serve((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page(req.url === '/many' ? 12 : 5)));
+    const f = fetcher({ maxLinks: 5 });
+    const many = await f.fetch(request(`${s.origin}/many`), new AbortController().signal);
+    expect(many.links?.map((l) => l.url)).toEqual([0, 1, 2, 3, 4].map((i) => `${s.origin}/p${i}`));
+    expect(many.linksCapped).toBe(true);
+    const exact = await f.fetch(request(`${s.origin}/five`), new AbortController().signal);
+    expect(exact.links).toHaveLength(5);
+    expect(exact.linksCapped).toBeUndefined();
+  });
+
   it('cuts an oversized body at maxBodyBytes and marks it truncated', async () => {
     const s = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
