@@ -112,6 +112,8 @@ interface Capture {
   readonly ip: string | undefined;
   readonly status: number;
   readonly exchange: HttpExchange | undefined;
+  /** Why the response ended early when it broke off or stalled (WARC-Truncated), else undefined. */
+  readonly cutBy?: 'disconnect' | 'time' | undefined;
   /** The head and body rebuilt from kept headers, when there is no recording. */
   readonly rebuild: () => HttpExchange;
 }
@@ -229,7 +231,20 @@ export class WarcWriter {
    * record is, or undefined for a fetch without an HTTP response.
    */
   write(page: Page): WarcLocation | undefined {
-    if (page.status === 0) return undefined;
+    if (page.status === 0) {
+      // A response that broke off (or stalled) after its headers: what arrived, marked truncated
+      // for the reason it ended (WARC 1.1 §5.13: `disconnect`, `time`).
+      if (page.exchange === undefined) return undefined;
+      return this.#write({
+        url: page.url,
+        dateMs: page.timing.dispatchedAtMs,
+        ip: page.ip,
+        status: 0,
+        exchange: page.exchange,
+        cutBy: page.errorKind === 'timeout' ? 'time' : 'disconnect',
+        rebuild: () => page.exchange!,
+      });
+    }
     return this.#write({
       url: page.url,
       dateMs: page.timing.dispatchedAtMs,
@@ -275,7 +290,7 @@ export class WarcWriter {
     const ex = c.exchange ?? c.rebuild();
     const alg = this.#digest;
     const payload = payloadOf(ex.response);
-    const truncated = ex.truncated || !payload.complete;
+    const truncated = ex.truncated || !payload.complete || c.cutBy !== undefined;
     const payloadDigest = warcDigest(alg, payload.bytes);
     const date = warcDate(c.dateMs);
     const mainId = recordId();
@@ -284,7 +299,7 @@ export class WarcWriter {
     let block: Uint8Array = ex.response;
     let extra: [string, string | undefined][] = [
       ['WARC-Payload-Digest', payloadDigest],
-      ['WARC-Truncated', truncated ? 'length' : undefined],
+      ['WARC-Truncated', c.cutBy ?? (truncated ? 'length' : undefined)],
     ];
     if (this.#revisits && c.status === 304 && payload.head !== undefined) {
       const latest = this.#captures.latest(c.url);
