@@ -72,13 +72,20 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
 
 /**
  * Politeness hears one answer. `retry`: the URL failed before, so a page fault of it says
- * nothing new of the host (see src/politeness `isPageFault`).
+ * nothing new of the host; it is held or backs off as the host's run of first attempts says
+ * (see src/politeness `isPageFault`).
  */
 function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number, retry: boolean): void {
   const cfg = s.politeness;
   let signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
   if (!isPageFault(o.status, o.errorKind)) h.faultRun = 0;
-  else if (retry || ++h.faultRun < PAGE_FAULT_RUN) signal = { ...signal, pageFault: true };
+  else {
+    // A retry's fault neither lengthens nor ends the run: it is the host's run of first
+    // attempts that says whether the site works (then the retry is one broken page's) or
+    // fails everything (then the retries back off too, and the host can go Dead).
+    if (!retry && h.faultRun < 255) h.faultRun++;
+    if (h.faultRun < PAGE_FAULT_RUN) signal = { ...signal, pageFault: true };
+  }
   h.intervalMs = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
   // The address hears what this answer says of the machine (never the host's Retry-After
   // or Crawl-delay: those are the host's own). The latency verdict is the host's own

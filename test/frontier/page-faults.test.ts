@@ -3,7 +3,7 @@
 // in a row from URLs on their first attempt, and a URL waiting for a retry goes after every URL
 // of its host not yet tried. Virtual time throughout (drain's clock), so the bounds are exact.
 import { describe, expect, it } from 'vitest';
-import { Frontier, type Outcome, PAGE_FAULT_RUN, isPageFault } from '../../src/index.js';
+import { Frontier, HostFlags, type Outcome, PAGE_FAULT_RUN, isPageFault } from '../../src/index.js';
 
 const urls = (n: number): string[] => Array.from({ length: n }, (_, i) => `https://a.example/p/${i}`);
 
@@ -61,6 +61,16 @@ describe('a site with broken pages', () => {
     }
     expect(PAGE_FAULT_RUN).toBe(3);
     expect(intervals).toEqual([1000, 1000, 2000, 4000, 8000]);
+  });
+
+  it('a server failing every page: its retries back off too, and it ends Dead instead of being asked for hours', () => {
+    const f = site(6, { politeness: { ceilingMs: 20_000 } });
+    const log = f.drain(0, (r): Outcome => ({ row: r.row, url: r.url, status: 500, latencyMs: 20 }));
+    // Held for two, then doubling: the retries after the run keep doubling up to the ceiling.
+    const gaps = log.slice(1).map((d, i) => d.atMs - log[i]!.atMs);
+    expect(gaps.slice(0, 4)).toEqual([1000, 1000, 2000, 4000]);
+    expect(gaps.slice(6)).toContain(20_000);
+    expect(f.hostSnapshots('a.example')[0]!.flags & HostFlags.Dead).toBe(HostFlags.Dead);
   });
 
   it('a healthy answer ends the run; retries of a failing URL never start one', () => {

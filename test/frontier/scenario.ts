@@ -160,11 +160,15 @@ export function replayDrain(
     const ra = o.retryAfter === undefined ? undefined : Number(o.retryAfter) * 1000;
     const latencyRising = o.latencyMs !== undefined && observeLatency(cfg, h.latency, o.latencyMs);
     if (h.ip !== '') ip.outcome(h.ip, o, latencyRising);
-    // A page fault (a 500, a response cut off) is load only as the third in a row from URLs on
-    // their first attempt; otherwise the interval is held.
+    // A page fault (a 500, a response cut off) is load only from the third in a row of URLs on
+    // their first attempt (a retry's neither counts nor resets, and backs off once the run is
+    // there); otherwise the interval is held.
     let pageFault = false;
     if (!isPageFault(o.status, o.errorKind)) h.faultRun = 0;
-    else pageFault = want.retries > 0 || ++h.faultRun < PAGE_FAULT_RUN;
+    else {
+      if (want.retries === 0) h.faultRun++;
+      pageFault = h.faultRun < PAGE_FAULT_RUN;
+    }
     h.interval = hostInterval(cfg, adapt(cfg, h.interval, { status: o.status, retryAfterMs: ra, latencyMs: o.latencyMs, latencyRising, pageFault }), h.crawlDelay);
     h.next = t + h.interval;
     if (ra !== undefined && ra > 0) h.next = Math.max(h.next, t + ra);
