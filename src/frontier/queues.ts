@@ -5,7 +5,9 @@
  * by URLKey (smaller first): a strict total order, because keys are unique, so the pop order
  * does not depend on the heap's shape. With `dueOrder` (a freshness hook that makes URLs due
  * ahead of their time asks for it) the order is due hour (earliest first), then priority,
- * then URLKey; the host-level orders still read the first row's priority (`topPriority`). One shared `qpos` column (4 bytes per row) records
+ * then URLKey; the host-level orders still read the first row's priority (`topPriority`). In
+ * either order a row waiting for a retry comes after every row not yet tried (`keyOf`: a
+ * broken page is not asked again before the rest of its site). One shared `qpos` column (4 bytes per row) records
  * each queued row's heap position, so a row whose priority changes (OPIC credit) is
  * re-sifted in place and never duplicated. There is no object per URL.
  *
@@ -152,7 +154,10 @@ export class RowQueues {
     this.topPriority = top;
   }
 
-  /** Whether row `a` goes before row `b` (read from the URL columns). */
+  /**
+   * Whether row `a` goes before row `b` (read from the URL columns): a row not yet tried before
+   * one waiting for a retry (as `keyOf` sorts them), then priority, then key.
+   */
   better(a: number, b: number): boolean {
     const t = this.table;
     const p = t.priority;
