@@ -1421,7 +1421,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         // A cookie check: the frontier retries it (the outcome table), and the retry carries
         // the cookie the answer set. With no cookie to send it would only loop: it ends here.
         this.#tally.selfRedirect();
-        if (this.#cookies?.header(req.url) === undefined) {
+        if (this.#cookies?.has(req.url) !== true) {
           capped = `redirect to itself, and no cookie to send with a retry (a loop${this.#cookies === undefined ? '; cookies are off' : ''})`;
           location = undefined;
         }
@@ -1463,7 +1463,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       contentType: o.contentType,
       location,
       // A round trip back to a URL that redirected here is worth another fetch only with a cookie to send.
-      reopenLocation: location !== undefined && s >= 300 && s < 400 && location !== req.url && this.#cookies?.header(location) !== undefined ? true : undefined,
+      reopenLocation: location !== undefined && s >= 300 && s < 400 && location !== req.url && this.#cookies?.has(location) === true ? true : undefined,
       contentFp: o.contentFp,
       simhash: o.simhash,
       churnFp: o.churnFp,

@@ -310,9 +310,30 @@ export class CookieJar {
    * none does. Marks them used (the per-site eviction order).
    */
   header(url: string | URL): string | undefined {
-    const u = toUrl(url, 'header');
-    const list = this.#site(u.hostname, true);
-    if (list === undefined) return undefined;
+    const chosen = this.#sendable(toUrl(url, 'header'), true);
+    if (chosen.length === 0) return undefined;
+    const nowMs = this.#now();
+    chosen.sort((a, b) => b.path.length - a.path.length || a.created - b.created);
+    let out = '';
+    for (const c of chosen) {
+      c.lastUsedMs = nowMs;
+      out += (out === '' ? '' : '; ') + `${c.name}=${c.value}`;
+    }
+    return out;
+  }
+
+  /**
+   * Whether a request to `url` would carry a cookie — what `header` answers, without building
+   * the header or counting the cookies as used (the engine asks it of a redirect's target).
+   */
+  has(url: string | URL): boolean {
+    return this.#sendable(toUrl(url, 'has'), false).length > 0;
+  }
+
+  /** The unexpired cookies a request to `u` sends (RFC 6265 §5.4 steps 1–2), unsorted. */
+  #sendable(u: URL, touch: boolean): Stored[] {
+    const list = this.#site(u.hostname, touch);
+    if (list === undefined) return [];
     const https = u.protocol === 'https:';
     const path = u.pathname;
     const host = u.hostname;
@@ -324,15 +345,8 @@ export class CookieJar {
       if (!pathMatch(path, c.path) || (c.secure && !https)) continue;
       chosen.push(c);
     }
-    this.#dropExpired(list, nowMs);
-    if (chosen.length === 0) return undefined;
-    chosen.sort((a, b) => b.path.length - a.path.length || a.created - b.created);
-    let out = '';
-    for (const c of chosen) {
-      c.lastUsedMs = nowMs;
-      out += (out === '' ? '' : '; ') + `${c.name}=${c.value}`;
-    }
-    return out;
+    if (touch) this.#dropExpired(list, nowMs);
+    return chosen;
   }
 
   /** The unexpired cookies held for `url`'s site (registrable domain), in storage order. */

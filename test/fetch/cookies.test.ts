@@ -46,6 +46,28 @@ describe('CookieJar', () => {
     expect(jar.header('http://www.a.test/')).toBeUndefined();
   });
 
+  it('has(url) answers whether header(url) would send one, without counting the cookies as used', () => {
+    const { jar, clock } = jarAt();
+    jar.store('https://a.test/', ['s=1; Secure', 'p=2; Path=/private; Max-Age=60']);
+    for (const url of ['https://a.test/', 'http://a.test/', 'https://a.test/private/x', 'http://a.test/private', 'https://b.test/', 'https://www.a.test/']) {
+      expect(jar.has(url), url).toBe(jar.header(url) !== undefined);
+    }
+    clock.now += 61_000;
+    expect(jar.has('http://a.test/private')).toBe(false);
+    expect(jar.has('https://a.test/private')).toBe(true);
+    expect(() => jar.has('not a url')).toThrow(/CookieJar\.has: expected an absolute URL/);
+    // Asking has() does not make a site recently used: with room for one site, the site only
+    // asked about goes when another sets a cookie, the one last sent to stays.
+    const small = new CookieJar({ now: () => clock.now, maxCookies: 2, maxPerSite: 1 });
+    small.store('http://a.test/', 'a=1');
+    small.store('http://b.test/', 'b=1');
+    expect(small.header('http://b.test/')).toBe('b=1');
+    expect(small.has('http://a.test/')).toBe(true);
+    small.store('http://c.test/', 'c=1');
+    expect(small.has('http://a.test/')).toBe(false);
+    expect(small.has('http://b.test/')).toBe(true);
+  });
+
   it('a Domain cookie reaches the subdomains; a public suffix or a foreign domain is refused', () => {
     const { jar } = jarAt();
     expect(jar.store('https://www.example.com/', 'a=1; Domain=.Example.COM')).toBe(1);
