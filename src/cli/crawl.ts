@@ -36,7 +36,7 @@ import { isDiskFull } from '../disk/io.js';
 import { DataDir, singleProcessFiles } from '../engine/datadir.js';
 import { splitSeedCredentials } from '../engine/credentials.js';
 import { describeLessons } from '../dedup/index.js';
-import { CookieJar, DEFAULT_MAX_LINKS, DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
+import { CookieJar, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINKS, DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
 import { type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy } from '../frontier/index.js';
@@ -81,6 +81,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'max-links', kind: 'integer', arg: 'N', min: 1, max: 1_000_000, help: 'distinct links taken from one page, in document order (default 10000); the end summary names pages that had more' },
+    { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M); a longer one is cut there, archived as truncated, and named in the end summary' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
     { name: 'grouping', kind: 'choice', arg: 'MODE', choices: ['registrable', 'host', 'origin'], help: 'politeness unit: registrable domain, host name or origin (default registrable)' },
@@ -163,7 +164,7 @@ export interface CrawlResult {
   /** Frontier stats at the end of the run. */
   readonly stats: FrontierStats | undefined;
   /** The admission limits the run used (for the summary's trapped line). */
-  readonly limits: { readonly maxDepth: number; readonly maxUrlsPerHost: number; readonly maxLinks: number };
+  readonly limits: { readonly maxDepth: number; readonly maxUrlsPerHost: number; readonly maxLinks: number; readonly maxBody: number };
   readonly hosts: readonly HostStatus[];
   readonly elapsedMs: number;
 }
@@ -340,7 +341,12 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       urlsBefore: Math.max(0, urlsBefore),
       urlsAfter: engine.frontier?.len() ?? 0,
       stats,
-      limits: { maxDepth: engine.options.maxDepth, maxUrlsPerHost: engine.options.maxUrlsPerHost, maxLinks: engine.options.http?.maxLinks ?? DEFAULT_MAX_LINKS },
+      limits: {
+        maxDepth: engine.options.maxDepth,
+        maxUrlsPerHost: engine.options.maxUrlsPerHost,
+        maxLinks: engine.options.http?.maxLinks ?? DEFAULT_MAX_LINKS,
+        maxBody: engine.options.http?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      },
       hosts: hostsCache,
       elapsedMs: Date.now() - started,
     };
@@ -478,16 +484,21 @@ export const FLAG_OF: Readonly<Record<string, string>> = {
   maxCrawlDelayMs: '--max-crawl-delay',
   recrawl: '--recrawl',
   recrawlBudget: '--budget',
-  extraSettings: '--resolve, --max-links',
+  extraSettings: '--resolve, --max-links, --max-body',
 };
+
+/** A whole number ≥ `min` read back from settings.json, or undefined (absent or damaged: the default then). */
+function savedCount(v: unknown, min: number): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined;
+}
 
 /** A saved value as the user would type it. */
 function shown(v: unknown): string {
   if (v === Infinity || v === null) return 'unlimited';
   if (typeof v === 'object' && v !== null && 'resolve' in v) {
-    const extra = v as { resolve: [string, string][]; maxLinks?: number };
+    const extra = v as { resolve: [string, string][]; maxLinks?: number; maxBody?: number };
     const names = extra.resolve.map(([n, ip]) => `${n}=${ip}`).join(' ') || 'none';
-    return extra.maxLinks === undefined ? names : `${names}, --max-links ${extra.maxLinks}`;
+    return `${names}${extra.maxLinks === undefined ? '' : `, --max-links ${extra.maxLinks}`}${extra.maxBody === undefined ? '' : `, --max-body ${bytes(extra.maxBody)}`}`;
   }
   if (typeof v === 'object' && v !== null && 'minDelayMs' in v) return `${String((v as { minDelayMs: unknown }).minDelayMs)}ms`;
   return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
@@ -605,9 +616,10 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   const savedPairs = (saved?.extraSettings?.['resolve'] as [string, string][] | undefined) ?? [];
   const pairs = args.has('resolve') ? args.pairs('resolve').map(([n, ip]): [string, string] => [n, ip]) : savedPairs;
   // Saved beside --resolve: the links a page gives shape the crawl as the limits do.
-  const savedMaxLinks = saved?.extraSettings?.['maxLinks'];
-  const maxLinks = args.number('max-links') ?? (typeof savedMaxLinks === 'number' && Number.isInteger(savedMaxLinks) && savedMaxLinks >= 1 ? savedMaxLinks : undefined);
+  const maxLinks = args.number('max-links') ?? savedCount(saved?.extraSettings?.['maxLinks'], 1);
+  const maxBody = args.number('max-body') ?? savedCount(saved?.extraSettings?.['maxBody'], 64 * 1024);
   const http = httpFlags(args, [...seeds, ...(saved?.seeds ?? [])]).http;
+  const caps = { ...(maxLinks !== undefined ? { maxLinks } : {}), ...(maxBody !== undefined ? { maxBodyBytes: maxBody, maxDecodedBytes: maxBody } : {}) };
   const engine: CrawlSetup['engine'] = {
     agent,
     dataDir,
@@ -622,7 +634,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     cookies: !args.flag('no-cookies'),
     ...(args.flag('requisites') ? { requisites: true } : {}),
     ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
-    ...(http !== undefined || maxLinks !== undefined ? { http: { ...http, ...(maxLinks !== undefined ? { maxLinks } : {}) } } : {}),
+    ...(http !== undefined || Object.keys(caps).length > 0 ? { http: { ...http, ...caps } } : {}),
     ...(args.has('max-pages') ? { maxPages: args.number('max-pages')! } : {}),
     ...(args.has('max-requests') ? { maxRequests: args.number('max-requests')! } : {}),
     ...(args.has('max-depth') ? { maxDepth: args.number('max-depth')! } : {}),
@@ -635,7 +647,9 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
     ...(recrawl ? recrawlFreshness(budget ?? saved?.recrawlBudget ?? DEFAULT_RECRAWL_BUDGET) : budget !== undefined ? { recrawlBudget: budget } : {}),
     ...(args.flag('allow-private') ? { allowPrivate: true } : args.flag('no-allow-private') ? { allowPrivate: false } : {}),
-    ...(args.has('resolve') || args.has('max-links') || saved === undefined ? { extraSettings: { resolve: pairs, ...(maxLinks !== undefined ? { maxLinks } : {}) } } : {}),
+    ...(args.has('resolve') || args.has('max-links') || args.has('max-body') || saved === undefined
+      ? { extraSettings: { resolve: pairs, ...(maxLinks !== undefined ? { maxLinks } : {}), ...(maxBody !== undefined ? { maxBody } : {}) } }
+      : {}),
     resolve: tableResolver(pairs, allowPrivate),
     ...(cluster !== undefined ? { cluster: cluster.options } : {}),
   };
@@ -864,6 +878,13 @@ export function linksCappedLine(c: CrawlCounts, maxLinks: number): string {
   return `  links     ${pages} more than ${int(maxLinks)} distinct links: those past it were not followed (--max-links N takes more from the pages fetched after it is given)`;
 }
 
+/** Pages cut at the body cap, and the flag that keeps more; '' when none. */
+export function bodiesCutLine(c: CrawlCounts, maxBody: number): string {
+  if (c.bodiesCut === 0) return '';
+  const pages = c.bodiesCut === 1 ? `1 page (${c.bodiesCutExample ?? '?'}) was` : `${int(c.bodiesCut)} pages (e.g. ${c.bodiesCutExample ?? '?'}) were`;
+  return `  cut       ${pages} longer than ${bytes(maxBody)}: kept and archived up to it (WARC-Truncated: length), links past it not taken (--max-body SIZE keeps more from the pages fetched after it is given)`;
+}
+
 export function echoLine(c: CrawlCounts): string {
   if (c.echoLinks === 0) return '';
   return `  echoes    ${int(c.echoLinks)} link${c.echoLinks === 1 ? '' : 's'} not followed: pages repeating a parent directory's relative navigation one level deeper (a catch-all path such as /index.php/…)`;
@@ -1005,6 +1026,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       echoLine(s.counts),
       linksCappedLine(s.counts, result.limits.maxLinks),
+      bodiesCutLine(s.counts, result.limits.maxBody),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
       result.stats === undefined && (s.reason === 'maxPages' || s.reason === 'maxRequests') && !result.interrupted

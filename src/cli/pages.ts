@@ -47,6 +47,8 @@ export interface PageRecord {
   readonly error: string | null;
   /** Fetched as a page requisite (an image, script or stylesheet a page referenced; `--requisites`). */
   readonly requisite: boolean;
+  /** The body was longer than the fetcher's size cap and was cut there (`--max-body`). */
+  readonly truncated: boolean;
 }
 
 /** Bytes read back from the end to find the last line (a record is well under this). */
@@ -81,6 +83,7 @@ export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: 
     location: page.headers.location ?? null,
     error: page.error ?? null,
     requisite,
+    truncated: page.truncated,
   };
 }
 

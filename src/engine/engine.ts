@@ -1485,6 +1485,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (missedOutside !== undefined) outside.push(missedOutside);
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
     if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
+    if (o.truncated === true && s >= 200 && s < 300) this.#tally.bodyCut(req.url);
     const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };
   }

@@ -69,6 +69,13 @@ export interface CrawlCounts {
   readonly linksCapped: number;
   /** The first such page's URL, to name in a summary (undefined when none). */
   readonly linksCappedExample?: string | undefined;
+  /**
+   * Pages (2xx) whose body was longer than the fetcher's size cap (`http.maxBodyBytes`, default
+   * 10 MiB) and was cut there (`Outcome.truncated`): kept up to it, links past it not taken.
+   */
+  readonly bodiesCut: number;
+  /** The first such page's URL (undefined when none). */
+  readonly bodiesCutExample?: string | undefined;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -117,6 +124,8 @@ export class Tally {
   #echoLinks = 0;
   #linksCapped = 0;
   #linksCappedExample: string | undefined;
+  #bodiesCut = 0;
+  #bodiesCutExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
@@ -202,6 +211,12 @@ export class Tally {
     this.#echoLinks += n;
   }
 
+  /** A page's body was cut at the fetcher's size cap. */
+  bodyCut(url: string): void {
+    this.#bodiesCut++;
+    this.#bodiesCutExample ??= url;
+  }
+
   /** A page had more links than the fetcher takes: those past its cap were not taken. */
   linksCapped(url: string): void {
     this.#linksCapped++;
@@ -248,6 +263,8 @@ export class Tally {
       echoLinks: this.#echoLinks,
       linksCapped: this.#linksCapped,
       ...(this.#linksCappedExample === undefined ? {} : { linksCappedExample: this.#linksCappedExample }),
+      bodiesCut: this.#bodiesCut,
+      ...(this.#bodiesCutExample === undefined ? {} : { bodiesCutExample: this.#bodiesCutExample }),
     };
   }
 

@@ -182,6 +182,8 @@ interface Mode {
 }
 
 const MiB = 1024 * 1024;
+/** Body bytes a fetch keeps unless `maxBodyBytes` says otherwise (and decoded, `maxDecodedBytes`). */
+export const DEFAULT_MAX_BODY_BYTES = 10 * MiB;
 
 /** An extra header `HttpFetcher` may send: an RFC 9110 §5.1 field name (a token) and, like the agent, a value of visible ASCII. */
 export function isHeaderField(name: string, value: unknown): boolean {
@@ -213,8 +215,8 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     headersTimeoutMs: numberField({ above: 0, default: 30_000 }),
     bodyTimeoutMs: numberField({ above: 0, default: 30_000 }),
     totalTimeoutMs: numberField({ above: 0, default: 120_000 }),
-    maxBodyBytes: numberField({ min: 0, integer: true, default: 10 * MiB }),
-    maxDecodedBytes: numberField({ min: 0, integer: true, default: 10 * MiB }),
+    maxBodyBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),
+    maxDecodedBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),
     maxUrlLength: numberField({ min: 16, integer: true, default: 8000 }),
     maxHeaderBytes: numberField({ min: 1024, integer: true, default: 64 * 1024 }),
     connectionsPerOrigin: numberField({ min: 1, integer: true, default: 1 }),

@@ -101,6 +101,10 @@ describe('meguri crawl: --max-links', () => {
     server = createServer((req, res) => {
       const url = req.url ?? '/';
       if (url === '/robots.txt') return void res.writeHead(404).end();
+      if (url === '/long') {
+        // 200 KB of text, then a link: past a 64 KiB cut.
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${'<p>filler text</p>'.repeat(12_000)}<a href="/tail">tail</a></body></html>`);
+      }
       const list = /^\/(list\d?)$/.exec(url)?.[1];
       const links = list === undefined ? [] : [0, 1, 2, 3, 4, 5].map((i) => `/${list}-leaf${i}`);
       res.writeHead(200, { 'content-type': 'text/html' });
@@ -136,6 +140,19 @@ describe('meguri crawl: --max-links', () => {
     const plain = await inProcess(['crawl', `${base}/list`, '--data', join(dir, 'plain'), ...flags]);
     expect(fetched(join(dir, 'plain'))).toHaveLength(7);
     expect(plain.out).not.toContain('  links ');
+  });
+
+  it('--max-body: a longer page is cut there, marked truncated in pages.jsonl and named in the summary; the cap is saved; a larger one keeps it whole', async () => {
+    const data = join(dir, 'body');
+    const cut = await inProcess(['crawl', `${base}/long`, '--data', data, '--max-body', '64K', ...flags]);
+    expect(cut.code, cut.err).toBe(0);
+    const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; bytes: number; truncated: boolean });
+    expect(rows.map((r) => [r.url.replace(base, ''), r.bytes, r.truncated])).toEqual([['/long', 64 * 1024, true]]);
+    expect(cut.out).toContain(`  cut       1 page (${base}/long) was longer than 64.0 KiB: kept and archived up to it (WARC-Truncated: length), links past it not taken`);
+    expect(JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')).settings.extraSettings.maxBody).toBe(64 * 1024);
+    const whole = await inProcess(['crawl', `${base}/long`, '--data', join(dir, 'whole'), '--max-body', '1M', ...flags]);
+    expect(fetched(join(dir, 'whole')).sort()).toEqual(['/long', '/tail']);
+    expect(whole.out).not.toContain('  cut ');
   });
 });
 
