@@ -870,7 +870,6 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
   return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
 }
 
-/** The end summary's line on links dropped as a catch-all path's echoes ('' for none). */
 /** Pages whose links past the per-page cap were not taken, and the flag that takes more; '' when none. */
 export function linksCappedLine(c: CrawlCounts, maxLinks: number): string {
   if (c.linksCapped === 0) return '';
@@ -885,6 +884,7 @@ export function bodiesCutLine(c: CrawlCounts, maxBody: number): string {
   return `  cut       ${pages} longer than ${bytes(maxBody)}: kept and archived up to it (WARC-Truncated: length), links past it not taken (--max-body SIZE keeps more from the pages fetched after it is given)`;
 }
 
+/** The end summary's line on links dropped as a catch-all path's echoes ('' for none). */
 export function echoLine(c: CrawlCounts): string {
   if (c.echoLinks === 0) return '';
   return `  echoes    ${int(c.echoLinks)} link${c.echoLinks === 1 ? '' : 's'} not followed: pages repeating a parent directory's relative navigation one level deeper (a catch-all path such as /index.php/…)`;
