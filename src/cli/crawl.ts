@@ -449,8 +449,9 @@ function usableSeeds(seeds: readonly string[], resumable: boolean, io: CliIo): s
   const bad: string[] = [];
   for (const given of seeds) {
     const s = seedWithScheme(given);
-    if (s !== given && canonicalize(s) !== null) io.stderr.write(`meguri: taking ${given} as ${canonicalize(s)} (write http://${given} for a site without TLS)\n`);
-    (canonicalize(s) === null ? bad : good).push(s);
+    const canonical = canonicalize(s);
+    if (s !== given && canonical !== null) io.stderr.write(`meguri: taking ${given} as ${canonical} (write http://${given} for a site without TLS)\n`);
+    (canonical === null ? bad : good).push(s);
   }
   if (bad.length === 0) return good;
   const list = `${bad.slice(0, 3).map((b) => JSON.stringify(b)).join(', ')}${bad.length > 3 ? `, … (${bad.length} in all)` : ''}`;
@@ -873,15 +874,18 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
 /** Pages whose links past the per-page cap were not taken, and the flag that takes more; '' when none. */
 export function linksCappedLine(c: CrawlCounts, maxLinks: number): string {
   if (c.linksCapped === 0) return '';
-  const pages = c.linksCapped === 1 ? `1 page (${c.linksCappedExample ?? '?'}) had` : `${int(c.linksCapped)} pages (e.g. ${c.linksCappedExample ?? '?'}) had`;
-  return `  links     ${pages} more than ${int(maxLinks)} distinct links: those past it were not followed (--max-links N takes more from the pages fetched after it is given)`;
+  return `  links     ${pagesNamed(c.linksCapped, c.linksCappedExample)} had more than ${int(maxLinks)} distinct links: those past it were not followed (--max-links N takes more from the pages fetched after it is given)`;
+}
+
+/** `1 page (URL)` or `N pages (e.g. URL)`: the pages a cap line names. */
+function pagesNamed(count: number, example: string | undefined): string {
+  return count === 1 ? `1 page (${example ?? '?'})` : `${int(count)} pages (e.g. ${example ?? '?'})`;
 }
 
 /** Pages cut at the body cap, and the flag that keeps more; '' when none. */
 export function bodiesCutLine(c: CrawlCounts, maxBody: number): string {
   if (c.bodiesCut === 0) return '';
-  const pages = c.bodiesCut === 1 ? `1 page (${c.bodiesCutExample ?? '?'}) was` : `${int(c.bodiesCut)} pages (e.g. ${c.bodiesCutExample ?? '?'}) were`;
-  return `  cut       ${pages} longer than ${bytes(maxBody)}: kept and archived up to it (WARC-Truncated: length), links past it not taken (--max-body SIZE keeps more from the pages fetched after it is given)`;
+  return `  cut       ${pagesNamed(c.bodiesCut, c.bodiesCutExample)} ${c.bodiesCut === 1 ? 'was' : 'were'} longer than ${bytes(maxBody)}: kept and archived up to it (WARC-Truncated: length), links past it not taken (--max-body SIZE keeps more from the pages fetched after it is given)`;
 }
 
 /** The end summary's line on links dropped as a catch-all path's echoes ('' for none). */

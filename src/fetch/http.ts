@@ -710,8 +710,8 @@ export class HttpFetcher implements Fetcher {
     }, o.totalTimeoutMs);
     const combined = controller.signal;
     let latencyMs: number | undefined;
-    // What was received when the body broke off after the headers (set once they arrived).
-    let partial: (() => HttpExchange | undefined) | undefined;
+    // The recording's closer once the headers arrived: what was received when the body broke off.
+    let received: ((complete: boolean) => HttpExchange | undefined) | undefined;
     // Recording: the wire bytes go up to the body cap plus the header cap (and framing slack).
     const capture = o.record ? beginCapture(mode.maxBodyBytes + o.maxHeaderBytes + 64 * 1024) : undefined;
     try {
@@ -730,7 +730,7 @@ export class HttpFetcher implements Fetcher {
       const h = raw !== undefined ? headerMap(raw) : res.headers;
       const exchange = (complete: boolean): HttpExchange | undefined =>
         capture === undefined || raw === undefined ? undefined : finishCapture(capture, res.statusCode, res.statusText ?? '', raw, 'HTTP/2', complete);
-      partial = () => exchange(false);
+      received = exchange;
       const status = res.statusCode;
       // Every answer's cookies count, a redirect's above all (a cookie check sets one and
       // sends the client back to the page it asked for).
@@ -822,11 +822,11 @@ export class HttpFetcher implements Fetcher {
       const cut = kind === 'network' || kind === 'connect' || kind === 'protocol';
       // The part received is kept for the archive (a WARC response record marked truncated):
       // after every retry failed the same way, it is all there is of the page.
-      const received = cut || kind === 'timeout' ? partial?.() : undefined;
+      const partial = cut || kind === 'timeout' ? received?.(false) : undefined;
       return {
         ...fail(cut ? 'incomplete' : kind, cut ? `the response broke off after its headers (${message})` : message, ip),
         latencyMs,
-        ...(received !== undefined ? { exchange: received } : {}),
+        ...(partial !== undefined ? { exchange: partial } : {}),
       };
     } finally {
       clearTimeout(timer);
