@@ -217,15 +217,17 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   let discoveries = 0;
   let urlsBefore = -1;
   let hostsCache: HostStatus[] = [];
+  let hostsAtMs: number | undefined;
   const context = (p: Progress, note?: string): StatusContext => ({
     title: setup.title,
-    eta: continuous ? undefined : estimateEta(p, hostsCache, maxPages),
+    eta: continuous ? undefined : estimateEta(p, hostsCache, maxPages, hostsAtMs),
     continuous,
     warcBytes: warc?.bytes ?? 0,
     note,
   });
   engine.on('progress', (p) => {
     hostsCache = engine.hostStates();
+    hostsAtMs = engine.options.clock();
     view.update(p, context(p));
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
@@ -328,6 +330,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     }
     const end = summary ?? engine.summary();
     hostsCache = engine.hostStates();
+    hostsAtMs = engine.options.clock();
     const stats = engine.frontier?.stats(Math.floor(Date.now() / 3_600_000));
     view.finish(end.progress, context(end.progress, interrupted ? `stopped (${end.reason}); checkpoint written — run the same command to resume` : undefined));
     if (engine.rejectedSeeds.length > 0) io.stderr.write(`meguri: skipped ${engine.rejectedSeeds.length} seed(s) that are not http(s) URLs: ${engine.rejectedSeeds.slice(0, 3).map((s) => JSON.stringify(s)).join(', ')}\n`);

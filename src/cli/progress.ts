@@ -15,7 +15,7 @@
  * Retry-After), dead or without work add no capacity; a host with no resolved address counts
  * as its own address.
  */
-import { type HostStatus, type Progress, clockTime } from '../engine/index.js';
+import { type HostStatus, type Progress, clockTime, duration } from '../engine/index.js';
 import { type TextOut, bytes, int, seconds } from './io.js';
 
 /** The ETA estimate and what bounds it. */
@@ -30,13 +30,16 @@ export interface Eta {
   readonly hostBound: boolean;
   /** When every host with work is blocked: the earliest time one of them may go, if known. */
   readonly blockedUntilMs?: number | undefined;
+  /** With `blockedUntilMs` and the estimate's `nowMs`: how long until then, ms. */
+  readonly blockedForMs?: number | undefined;
 }
 
 /**
  * The ETA of a crawl from its progress and host states (see the module comment). `maxPages`
- * is the campaign's page limit (Infinity for none).
+ * is the campaign's page limit (Infinity for none); `nowMs`, the clock the host states were
+ * read at, lets a blocked crawl say how long it waits (a Retry-After may hold a host for days).
  */
-export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages: number): Eta {
+export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages: number, nowMs?: number): Eta {
   const byIp = new Map<string, { n: number; sumInterval: number; work: number }>();
   let blockedUntilMs: number | undefined;
   for (const h of hosts) {
@@ -64,7 +67,19 @@ export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages:
   const byRate = rate > 0 ? remaining / rate : Infinity;
   const bound = budget >= queued ? slowest : 0;
   const eta = { seconds: Math.max(byRate, bound), capacityPerSec: capacity, remaining, hostBound: bound > byRate };
-  return Number.isFinite(eta.seconds) || blockedUntilMs === undefined ? eta : { ...eta, blockedUntilMs };
+  if (Number.isFinite(eta.seconds) || blockedUntilMs === undefined) return eta;
+  return { ...eta, blockedUntilMs, ...(nowMs !== undefined ? { blockedForMs: Math.max(0, blockedUntilMs - nowMs) } : {}) };
+}
+
+/** Waits this long or longer name the day, not only the time of day. */
+const NAME_THE_DAY_MS = 12 * 3_600_000;
+
+/** "12:00:30 UTC (in 5 min)", or with the date when the wait is long: "2026-12-06 11:36 UTC (in 24 h)". */
+function blockedUntilText(e: Eta): string {
+  const at = e.blockedUntilMs!;
+  if (e.blockedForMs === undefined) return `${clockTime(at)} UTC`;
+  const when = e.blockedForMs >= NAME_THE_DAY_MS ? `${new Date(at).toISOString().slice(0, 10)} ${clockTime(at)}` : clockTime(at);
+  return `${when} UTC (in ${duration(e.blockedForMs)})`;
 }
 
 /** Context the status block shows besides the engine's progress. */
@@ -86,7 +101,7 @@ function etaText(c: StatusContext): string {
   if (e === undefined) return '—';
   if (e.remaining === 0) return 'finishing';
   if (!Number.isFinite(e.seconds)) {
-    const until = e.blockedUntilMs === undefined ? '' : `; the first may go at ${clockTime(e.blockedUntilMs)} UTC`;
+    const until = e.blockedUntilMs === undefined ? '' : `; the first may go at ${blockedUntilText(e)}`;
     return `unknown (every host with work is blocked${until}; npx meguri hosts --why says why)`;
   }
   const cap = e.capacityPerSec > 0 ? `politeness allows ≤ ${e.capacityPerSec < 10 ? e.capacityPerSec.toFixed(1) : int(e.capacityPerSec)} pages/s` : '';

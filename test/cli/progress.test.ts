@@ -84,6 +84,12 @@ describe('estimateEta', () => {
     const held = estimateEta(progress({ queued: 5, pagesPerSec: 0 }), [{ ...host('a', '10.0.0.1', 3, 1000, 'blocked'), nextAtMs: at + 60_000 }, { ...host('b', '10.0.0.2', 2, 1000, 'blocked'), nextAtMs: at }], Infinity);
     expect(held.blockedUntilMs).toBe(at);
     expect(statusLines(progress(), ctx({ eta: held })).join('\n')).toContain('ETA      unknown (every host with work is blocked; the first may go at 12:00:30 UTC; npx meguri hosts --why says why)');
+    // Read at a known clock, the wait is named; a Retry-After of a day names the day too.
+    const soon = estimateEta(progress({ queued: 5, pagesPerSec: 0 }), [{ ...host('a', '10.0.0.1', 3, 1000, 'blocked'), nextAtMs: at }], Infinity, at - 300_000);
+    expect(soon.blockedForMs).toBe(300_000);
+    expect(statusLines(progress(), ctx({ eta: soon })).join('\n')).toContain('the first may go at 12:00:30 UTC (in 5 min);');
+    const tomorrow = estimateEta(progress({ queued: 5, pagesPerSec: 0 }), [{ ...host('a', '10.0.0.1', 3, 1000, 'blocked'), nextAtMs: at + 86_400_000 }], Infinity, at);
+    expect(statusLines(progress(), ctx({ eta: tomorrow })).join('\n')).toContain('the first may go at 2026-01-02 12:00:30 UTC (in 24 h);');
   });
 });
 
