@@ -70,7 +70,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'scope', kind: 'choice', arg: 'SCOPE', choices: ['domain', 'host', 'origin', 'any'], help: "how far from the seeds: their registrable domain (default), host name, origin, or anywhere; a seed's redirect target counts as a seed" },
     { name: 'include', kind: 'string', arg: 'GLOB', multiple: true, help: 'only URLs matching one of these globs, e.g. "https://example.com/docs/**"' },
     { name: 'exclude', kind: 'string', arg: 'GLOB', multiple: true, help: 'never URLs matching one of these globs, e.g. "**/*.pdf"' },
-    { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304) in the campaign; resumes count earlier runs, failures do not; with --redis, over every node' },
+    { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304) in the campaign; resumes count earlier runs, failures and sitemaps do not; with --redis, over every node' },
     { name: 'max-requests', kind: 'integer', arg: 'N', min: 1, help: 'stop after N requests of any outcome in the campaign' },
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
@@ -849,7 +849,11 @@ export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) 
 
 /** The counts line of the end summary: ok / redirects / 4xx / 5xx / network / refused / out of scope. */
 export function countsLine(c: CrawlCounts): string {
-  const parts = [`${int(c.ok)} ok${c.relinked > 0 ? ` (${int(c.relinked)} of them pages fetched again: a shorter path within --max-depth found after their fetch)` : ''}`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
+  const of = [
+    ...(c.sitemaps > 0 ? [`${int(c.sitemaps)} of them sitemap${c.sitemaps === 1 ? '' : 's'}, not counted as pages`] : []),
+    ...(c.relinked > 0 ? [`${int(c.relinked)} of them pages fetched again: a shorter path within --max-depth found after their fetch`] : []),
+  ];
+  const parts = [`${int(c.ok)} ok${of.length > 0 ? ` (${of.join('; ')})` : ''}`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
   const refused = Object.entries(c.refusedBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${int(n)}`);
   parts.push(`${int(c.refusedByPolicy)} refused by policy${refused.length > 0 ? ` (${refused.join(', ')})` : ''}`);
   if (c.robotsDisallowed > 0) parts.push(`${int(c.robotsDisallowed)} disallowed by robots.txt`);

@@ -49,6 +49,8 @@ export interface PageRecord {
   readonly requisite: boolean;
   /** The body was longer than the fetcher's size cap and was cut there (`--max-body`). */
   readonly truncated: boolean;
+  /** The body was a sitemap (its entries were followed); `--max-pages` does not count it. */
+  readonly sitemap: boolean;
 }
 
 /** Bytes read back from the end to find the last line (a record is well under this). */
@@ -84,6 +86,7 @@ export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: 
     error: page.error ?? null,
     requisite,
     truncated: page.truncated,
+    sitemap: page.sitemap,
   };
 }
 

@@ -44,7 +44,7 @@ import { type Durability, type InboxEntry, Outbox, checkDurability, checkEvictio
 import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
 import { type CrawlSettings, readCrawl, readCrawlCreated } from './settings.js';
 import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets, restoreBudgetCounts } from './budget.js';
-import { isOk } from '../model/index.js';
+import { countsAsPage } from '../model/index.js';
 import { SlotState } from './slot.js';
 import { CheckpointStore, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
 import { shiftRobotsSnapshot } from '../fetch/robots-cache.js';
@@ -1054,7 +1054,7 @@ export class ClusterNode {
         for (const b of this.budgets) b.complete(false);
       } else {
         const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
-        const ok = isOk(shaped.status);
+        const ok = countsAsPage(shaped);
         for (const b of this.budgets) b.complete(b.kind === 'requests' || ok);
         s.counted.requests++;
         if (ok) s.counted.pages++;

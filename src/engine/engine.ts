@@ -71,7 +71,7 @@ import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus, isOk, isSelfRedirect } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus, countsAsPage, isSelfRedirect } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
@@ -925,7 +925,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const { reported, page } = this.#shape(req, outcome, outside);
     for (const x of outside) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, reported);
-    if (isOk(reported.status)) this.#ok++;
+    if (countsAsPage(reported)) this.#ok++;
     this.#completed++;
     this.#c.dispatched++;
     this.#c.completed++;
@@ -1115,7 +1115,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
       this.#completed++;
-      if (isOk(r.s)) this.#ok++;
+      if (countsAsPage(o)) this.#ok++;
     }
     for (const url of r.x ?? []) this.#refuse(url, 0, r.now);
   }
@@ -1471,6 +1471,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       linksCapped: o.linksCapped,
       latencyMs: o.latencyMs,
       truncated: o.truncated,
+      sitemap: o.sitemap,
       robotsDisallowed: o.robotsDisallowed,
       error: o.error,
       errorKind: o.errorKind,
@@ -1486,6 +1487,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
     if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
     if (o.truncated === true && s >= 200 && s < 300) this.#tally.bodyCut(req.url);
+    if (o.sitemap === true && s >= 200 && s < 300) this.#tally.sitemap();
     const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };
   }
@@ -1573,7 +1575,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#frontier!.report(flight.reported, now);
     for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, flight.reported);
-    if (isOk(flight.reported.status)) this.#ok++;
+    if (countsAsPage(flight.reported)) this.#ok++;
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);

@@ -109,8 +109,8 @@ export interface EngineOptions {
   readonly concurrency: number;
   /**
    * Pages fetched OK (2xx or 304, soft-404s aside) for the campaign, resumes included: the
-   * crawl stops once this many have been taken. Failures, redirects and robots.txt requests
-   * do not count. Default unlimited. With `cluster` it is the crawl's limit, recorded with it and
+   * crawl stops once this many have been taken. Failures, redirects, sitemaps (`Page.sitemap`)
+   * and robots.txt requests do not count. Default unlimited. With `cluster` it is the crawl's limit, recorded with it and
    * counted over every node (docs/CLUSTER.md).
    */
   readonly maxPages: number;

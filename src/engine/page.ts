@@ -66,6 +66,8 @@ export interface Page {
   /** The body is the host's soft-404 template (treated as gone). */
   readonly soft404: boolean;
   readonly truncated: boolean;
+  /** The body was a sitemap or sitemap index, its entries the `links`: fetched, not a page (`maxPages` does not count it). */
+  readonly sitemap: boolean;
   readonly noindex: boolean;
   /** `<link rel=canonical>`, canonicalized. */
   readonly canonical: string | undefined;
@@ -116,6 +118,7 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     change: changeOf(req, o),
     soft404,
     truncated: o.truncated === true,
+    sitemap: o.sitemap === true,
     noindex: o.noindex === true,
     canonical: o.canonical,
     error: o.error,

@@ -73,6 +73,8 @@ export interface OutcomeRecord {
    * existed: politeness reads such a failure as load, as it did then).
    */
   readonly ek?: FetchErrorKind | undefined;
+  /** 1: the body was a sitemap, not a page (`Outcome.sitemap`; absent in journals written before it existed: a page). */
+  readonly sm?: 1 | undefined;
   /** Followed links (canonical). */
   readonly l?: readonly string[] | undefined;
   /** Links and redirect target outside the crawl's scope (canonical): refused, never fetched. */
@@ -113,6 +115,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     cf: o.churnFp === undefined ? undefined : hex64(o.churnFp),
     lat: o.latencyMs,
     ek: o.status === 0 ? o.errorKind : undefined,
+    sm: o.sitemap === true ? 1 : undefined,
     l: links && links.length > 0 ? links : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
   };
@@ -136,6 +139,7 @@ export function recordOutcome(r: OutcomeRecord): Outcome {
     churnFp: r.cf === undefined ? undefined : BigInt(`0x${r.cf}`),
     latencyMs: r.lat,
     errorKind: r.ek,
+    sitemap: r.sm === 1 ? true : undefined,
     links,
   };
 }
@@ -211,6 +215,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (o['ro'] !== undefined && o['ro'] !== 1) return bad(`field ro is ${JSON.stringify(o['ro'])}, expected 1 or absent`);
+    if (o['sm'] !== undefined && o['sm'] !== 1) return bad(`field sm is ${JSON.stringify(o['sm'])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];

@@ -3,8 +3,8 @@
  *
  * A crawl is more than its frontier: which seeds, how far from them (scope and patterns),
  * which agent, which addresses it may reach, its limits and politeness. They are written at
- * every open, so a resume needs no flags: options not given take the saved values, seeds are
- * the union of the saved ones and the new ones, and an option given with another value than
+ * every open, so a resume needs no flags: options not given take the saved values, seeds (and
+ * the sitemaps started from) are the union of the saved ones and the new ones, and an option given with another value than
  * the saved one overrides it — the change is returned (`SettingChange`) for the caller to
  * print, and appended to the file's `history`.
  *
@@ -28,6 +28,9 @@ const VERSION = 1;
 /** The options a crawl keeps in its data directory. */
 export const SAVED_SETTINGS = [
   'seeds',
+  // The sitemaps a crawl started from widen its scope as seeds do: a resume without them
+  // refused every URL they had listed and not yet fetched as off-domain.
+  'sitemaps',
   'scope',
   'include',
   'exclude',
@@ -105,7 +108,7 @@ export function readCrawlSettings(dataDir: string): CrawlSettings | undefined {
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(toJson(a)) === JSON.stringify(toJson(b));
 
 /**
- * The options of a resume: `given` over `saved` (seeds united), and the saved values that
+ * The options of a resume: `given` over `saved` (seeds united, and sitemaps), and the saved values that
  * `given` changed. Only options actually given (not undefined) count as given.
  */
 export function mergeSettings<T extends Partial<EngineOptions>>(saved: CrawlSettings | undefined, given: T): { options: T; changes: SettingChange[] } {
@@ -116,7 +119,7 @@ export function mergeSettings<T extends Partial<EngineOptions>>(saved: CrawlSett
     const was = saved[name];
     if (was === undefined) continue;
     const now = (given as Record<string, unknown>)[name];
-    if (name === 'seeds') {
+    if (name === 'seeds' || name === 'sitemaps') {
       const seeds = [...(was as readonly string[])];
       for (const s of (now as readonly string[] | undefined) ?? []) if (!seeds.includes(s)) seeds.push(s);
       merged[name] = seeds;

@@ -76,6 +76,8 @@ export interface CrawlCounts {
   readonly bodiesCut: number;
   /** The first such page's URL (undefined when none). */
   readonly bodiesCutExample?: string | undefined;
+  /** Sitemaps fetched OK (`Outcome.sitemap`): among `ok`, but not pages for `maxPages`. */
+  readonly sitemaps: number;
 }
 
 /** A host that failed, with how often and the last reason. */
@@ -125,6 +127,7 @@ export class Tally {
   #linksCapped = 0;
   #linksCappedExample: string | undefined;
   #bodiesCut = 0;
+  #sitemaps = 0;
   #bodiesCutExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
@@ -211,6 +214,11 @@ export class Tally {
     this.#echoLinks += n;
   }
 
+  /** A sitemap was fetched OK (its entries are links; not a page). */
+  sitemap(): void {
+    this.#sitemaps++;
+  }
+
   /** A page's body was cut at the fetcher's size cap. */
   bodyCut(url: string): void {
     this.#bodiesCut++;
@@ -264,6 +272,7 @@ export class Tally {
       linksCapped: this.#linksCapped,
       ...(this.#linksCappedExample === undefined ? {} : { linksCappedExample: this.#linksCappedExample }),
       bodiesCut: this.#bodiesCut,
+      sitemaps: this.#sitemaps,
       ...(this.#bodiesCutExample === undefined ? {} : { bodiesCutExample: this.#bodiesCutExample }),
     };
   }

@@ -810,7 +810,10 @@ export class HttpFetcher implements Fetcher {
       if (mode.parseLinks) headerLinks(base, h, url, o.canonPolicy, robotsHeader.nofollow);
       if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {
         const links = sitemapLinks(bytes, url, depth, o.canonPolicy, robotsHeader.nofollow);
-        if (links !== undefined) base.links = links;
+        if (links !== undefined) {
+          base.links = links;
+          base.sitemap = true;
+        }
       }
       return base;
     } catch (err) {

@@ -14,6 +14,7 @@ export {
   type OutcomeTransition,
   classOfOutcome,
   isSelfRedirect,
+  countsAsPage,
   isOk,
   isTransientStatus,
   outcomeClass,
@@ -186,6 +187,11 @@ export interface Outcome {
   readonly latencyMs?: number | undefined;
   /** The body exceeded the size cap and was cut. */
   readonly truncated?: boolean | undefined;
+  /**
+   * The body was a sitemap or sitemap index (its entries are `links`): fetched and followed,
+   * but not a page — `maxPages` does not count it (`countsAsPage`).
+   */
+  readonly sitemap?: boolean | undefined;
   /** robots.txt forbids this URL (decided at fetch time). */
   readonly robotsDisallowed?: boolean | undefined;
   /**

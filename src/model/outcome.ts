@@ -44,6 +44,15 @@ export function isOk(status: number): boolean {
   return status === 304 || (status >= 200 && status < 300);
 }
 
+/**
+ * Whether an outcome is a page for `maxPages`: fetched OK (`isOk`) and not a sitemap. A crawl
+ * started from a sitemap index of fifty sitemaps with `--max-pages 60` fetches sixty pages, not
+ * ten; `maxRequests` counts every fetch.
+ */
+export function countsAsPage(o: { readonly status: number; readonly sitemap?: boolean | undefined }): boolean {
+  return isOk(o.status) && o.sitemap !== true;
+}
+
 /** Whether `status` is a transient failure: 429, any 5xx, or no response at all (0). */
 export function isTransientStatus(status: number): boolean {
   return status === 429 || status === 0 || (status >= 500 && status <= 599);

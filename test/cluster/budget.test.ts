@@ -25,7 +25,11 @@ import { nodeWorld } from './redis.js';
 const HOSTS = 8;
 const PAGES = 25;
 
-/** A web of HOSTS hosts × PAGES pages: each links the next three on its host and one on the next host; one page in five answers 404 (no backoff: a 5xx would slow the hosts). */
+/**
+ * A web of HOSTS hosts × PAGES pages: each links the next three on its host and one on the next
+ * host; one page in five answers 404 (no backoff: a 5xx would slow the hosts), and another one in
+ * five is a sitemap (200, its links followed, not a page for `maxPages`).
+ */
 function web(): { fetcher: { fetch: (req: FetchRequest) => Promise<Outcome> }; requests: string[] } {
   const requests: string[] = [];
   const fetcher = {
@@ -36,9 +40,10 @@ function web(): { fetcher: { fetch: (req: FetchRequest) => Promise<Outcome> }; r
       const h = Number(m?.[1] ?? 0);
       const p = Number(m?.[2] ?? 0);
       if ((h * 7 + p) % 5 === 3) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+      const sitemap = (h * 7 + p) % 5 === 1 ? true : undefined;
       const links = [1, 2, 3].filter((d) => p + d < PAGES).map((d) => ({ url: `http://h${h}.test/p/${p + d}` }));
       links.push({ url: `http://h${(h + 1) % HOSTS}.test/p/${p}` });
-      return new Promise((resolve) => setTimeout(() => resolve({ row: req.row, url: req.url, status: 200, links }), 2));
+      return new Promise((resolve) => setTimeout(() => resolve({ row: req.row, url: req.url, status: 200, links, sitemap }), 2));
     },
   };
   return { fetcher, requests };
@@ -53,10 +58,11 @@ describe('crawl-wide budgets in cluster mode', () => {
   const slow = { politeness: { minDelayMs: 400, startDelayMs: 400, ipMinDelayMs: 0 } };
   const cluster = (crawl: string, nodeId: string) => ({ redis: world.server.url, crawl, store: world.store, slots: 4, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20, nodeId });
 
-  async function drain(e: Engine): Promise<Outcome['status'][]> {
-    const statuses: number[] = [];
+  /** The statuses of the pages `e` yields, a sitemap's as 'sitemap'. */
+  async function drain(e: Engine): Promise<(Outcome['status'] | 'sitemap')[]> {
+    const statuses: (number | 'sitemap')[] = [];
     const stopper = setTimeout(() => void e.stop(), 60_000);
-    for await (const page of e.run()) statuses.push(page.status);
+    for await (const page of e.run()) statuses.push(page.sitemap ? 'sitemap' : page.status);
     clearTimeout(stopper);
     await e.close();
     return statuses;
@@ -75,9 +81,11 @@ describe('crawl-wide budgets in cluster mode', () => {
     const ok = [...sa, ...sb].filter((s) => s === 200 || s === 304).length;
     expect(ok).toBe(60);
     expect(sb.length, 'B fetched its share').toBeGreaterThan(0);
-    // Failures were fetched and did not count.
+    // Failures and sitemaps were fetched and did not count.
     expect(requests.length).toBeGreaterThan(60);
-    expect([...sa, ...sb].filter((s) => s === 404).length).toBe(requests.length - 60);
+    expect([...sa, ...sb].filter((s) => s === 404).length).toBeGreaterThan(0);
+    expect([...sa, ...sb].filter((s) => s === 'sitemap').length).toBeGreaterThan(0);
+    expect([...sa, ...sb].filter((s) => s === 404 || s === 'sitemap').length).toBe(requests.length - 60);
     expect([a.stopReason, b.stopReason]).toEqual(['maxPages', 'maxPages']);
     const r = world.server.client();
     const state = await readBudgets(r, new ClusterKeys(crawl), { maxPages: 60 });
@@ -101,7 +109,7 @@ describe('crawl-wide budgets in cluster mode', () => {
     let okA = 0;
     const stopper = setTimeout(() => void a.stop(), 60_000);
     for await (const page of a.run()) {
-      if (page.status === 200) okA++;
+      if (page.status === 200 && !page.sitemap) okA++;
       if (okA === 25) void a.stop(); // graceful: final checkpoints carry the counts
     }
     clearTimeout(stopper);
@@ -138,7 +146,7 @@ describe('crawl-wide budgets in cluster mode', () => {
     let raised: Promise<number> | undefined;
     const stopper = setTimeout(() => void a.stop(), 60_000);
     for await (const page of a.run()) {
-      if (page.status === 200) ok++;
+      if (page.status === 200 && !page.sitemap) ok++;
       if (ok === 4 && raised === undefined) raised = main(['cluster', 'limit', '--redis', world.server.url, '--crawl', crawl, '--store', world.store, '--max-pages', '14'], bufferIo());
     }
     clearTimeout(stopper);
