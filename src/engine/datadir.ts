@@ -62,6 +62,7 @@ import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cach
 import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
+import { type CaseRecord, caseRecordProblem } from '../dedup/pathcase.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import { SETTINGS_FILE } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
@@ -112,6 +113,8 @@ export interface EngineState {
   readonly aliases?: AliasRecord[];
   /** Sections' trailing-slash rules learned and banned (`SlashRules.export`; absent: none, or an older build). */
   readonly slashes?: SlashRecord[];
+  /** Origins learned to ignore the letter case of paths, and banned (`PathCase.export`; absent: none, or an older build). */
+  readonly cases?: CaseRecord[];
 }
 
 /** An `EngineState` without its version tag (the tag is this file's business). */
@@ -191,6 +194,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('aliases', aliasRecordProblem);
   eachRecord('params', paramRecordProblem);
   eachRecord('slashes', slashRecordProblem);
+  eachRecord('cases', caseRecordProblem);
   return s as unknown as EngineState;
 }
 

@@ -65,11 +65,11 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { type AliasRecord, NavigationEcho, OriginAliases, ParamLearner, type ParamRecord, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, NavigationEcho, OriginAliases, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
-import { type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
+import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus, countsAsPage, isSelfRedirect } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
@@ -185,6 +185,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #aliases: OriginAliases | undefined;
   /** Sections' trailing-slash redirects learned (`EngineOptions.learnAliases` too). */
   readonly #slashes: SlashRules | undefined;
+  readonly #cases: PathCase | undefined;
   /**
    * Links the learners rewrote, rewritten URL → the URL as found (the first one), until the
    * rewritten URL is fetched: a 404 there refutes the lesson. At most `MAX_REWRITTEN` (oldest
@@ -330,6 +331,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#params = o.learnParams ? new ParamLearner() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
+    this.#cases = o.learnAliases ? new PathCase() : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -338,6 +340,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       tally: this.#tally,
       params: this.#params,
       slashes: this.#slashes,
+      cases: this.#cases,
       enabled: o.robots,
       fetch: this.#observedRobotsFetch(this.#gatedRobots(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock))),
       agent: o.agent,
@@ -588,6 +591,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
+      caseInsensitive: this.#cases?.learned() ?? [],
       rewriteMisses: this.#tally.rewriteMisses(),
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
@@ -1001,11 +1005,21 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.params !== undefined) this.#params?.import(state.params);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
+      if (state.cases !== undefined) this.#cases?.import(state.cases);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = found.generation;
       this.#completed = state.completed;
       this.#ok = state.ok ?? state.completed;
       this.#replay(found);
+      // The spellings served are not checkpointed: the latest are read back from the URLs
+      // fetched, so a spelling queued or refused as a copy stays one after a resume, and a
+      // page fetched before it still counts as evidence.
+      const cases = this.#cases;
+      if (cases !== undefined) {
+        const latest: CrawledUrl[] = [];
+        this.#frontier.eachCrawled(cases.options.maxSpellings, (r) => latest.push(r));
+        for (let i = latest.length - 1; i >= 0; i--) cases.noteServed(latest[i]!.url, latest[i]!.contentFp, latest[i]!.simhash);
+      }
       this.#reconsider();
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
@@ -1045,7 +1059,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
     this.#frontier!.reconsider((url, status) => {
       if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
-      if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url)) !== undefined) return false;
+      if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url)) !== undefined) return false;
       return this.#directory.register(url) !== undefined;
     });
   }
@@ -1504,12 +1518,15 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (aliases !== undefined) {
       aliases.observe(req.url, o.status, location);
       this.#slashes?.observe(req.url, o.status, location);
+      // A cut body's fingerprints are not the page's: it neither proves nor refutes a lesson.
+      if (o.truncated !== true) this.#cases?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
     }
     if (params !== undefined && o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
     if (links === undefined) return links;
     let out: Link[] | undefined;
     let moved = 0;
     let stripped = 0;
+    let spelled = 0;
     for (let i = 0; i < links.length; i++) {
       let url = links[i]!.url;
       const a = aliases?.rewrite(url);
@@ -1521,6 +1538,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (sl !== undefined) {
         if (a === undefined) moved++;
         url = sl;
+      }
+      const cs = this.#cases?.rewrite(url);
+      if (cs !== undefined) {
+        url = cs;
+        spelled++;
       }
       const p = params?.rewrite(url);
       if (p !== undefined) {
@@ -1536,6 +1558,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
     }
     if (moved > 0) this.#tally.aliasRewrites(moved);
+    if (spelled > 0) this.#tally.caseRewrites(spelled);
     if (stripped > 0) this.#tally.paramRewrites(stripped);
     return out ?? links;
   }
@@ -1554,6 +1577,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (!(soft404 || status === 404 || status === 410)) return undefined;
     this.#aliases?.refuted(original, url);
     this.#slashes?.refuted(original, url);
+    this.#cases?.refuted(original, url);
     this.#params?.refuted(original, url);
     this.#tally.rewriteMiss(original);
     return original;
@@ -1813,11 +1837,17 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[] } {
+  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
-    return { ...(params.length > 0 ? { params } : {}), ...(aliases.length > 0 ? { aliases } : {}), ...(slashes.length > 0 ? { slashes } : {}) };
+    const cases = this.#cases?.export() ?? [];
+    return {
+      ...(params.length > 0 ? { params } : {}),
+      ...(aliases.length > 0 ? { aliases } : {}),
+      ...(slashes.length > 0 ? { slashes } : {}),
+      ...(cases.length > 0 ? { cases } : {}),
+    };
   }
 
   /** The robots.txt outages of hosts held back by one, as a checkpoint records them. */

@@ -226,8 +226,11 @@ export interface EngineOptions {
    * they are keyed, saving a redirect per URL (`CrawlCounts.aliasRewrites`). The same for a
    * section of a site (origin and first path segment) whose URLs redirect to add or drop a
    * trailing slash: once three did (a `SlashRules`; a page served where the rule would move it
-   * bans it), links into the section are written its way. Default true; the checkpoint keeps
-   * the aliases and slash rules learned and banned.
+   * bans it), links into the section are written its way. And origins that ignore the letter
+   * case of paths (IIS): once two paths were each served the same under two spellings (a
+   * `PathCase`; a 404 or another page under another spelling bans it), links to the origin are
+   * taken to the spelling of their path met first (`CrawlCounts.caseRewrites`). Default true;
+   * the checkpoint keeps the aliases, slash rules and case lessons learned and banned.
    */
   readonly learnAliases: boolean;
   /**

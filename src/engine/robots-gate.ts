@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { ParamLearner, SlashRules } from '../dedup/index.js';
+import type { ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -73,6 +73,8 @@ export interface RobotsGateOptions {
   readonly params?: ParamLearner | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
+  /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
+  readonly cases?: PathCase | undefined;
   /** Obey robots.txt; when false the gate only waits for DNS. */
   readonly enabled: boolean;
   /** Fetches one robots.txt hop (no redirects followed); see `robotsFetchOf`. */
@@ -279,6 +281,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.params?.duplicateOf(url) !== undefined) {
       this.o.tally.paramCopy();
+      return true;
+    }
+    if (this.o.cases?.duplicateOf(url) !== undefined) {
+      this.o.tally.caseCopy();
       return true;
     }
     if (this.o.slashes?.duplicateOf(url) !== undefined) {

@@ -98,6 +98,13 @@ export interface CrawlSummary {
    */
   readonly learnedAliases: readonly { readonly from: string; readonly to: string }[];
   /**
+   * Origins learned to ignore the letter case of paths (`EngineOptions.learnAliases`, a
+   * `PathCase`): links to them are taken to the spelling of a path met first
+   * (`CrawlCounts.caseRewrites`), and a queued other spelling of a page served is not fetched
+   * (`caseCopies`).
+   */
+  readonly caseInsensitive: readonly string[];
+  /**
    * Links as found that a learner rewrote to a page that answered 404, 410 or as a soft-404
    * (at most 100): the lesson was unlearned and banned, and each was fetched as found instead,
    * at the missed URL's depth.

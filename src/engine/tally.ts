@@ -76,6 +76,10 @@ export interface CrawlCounts {
   readonly bodiesCut: number;
   /** The first such page's URL (undefined when none). */
   readonly bodiesCutExample?: string | undefined;
+  /** Links taken to the spelling of their path met first, on an origin that ignores case (`PathCase`). */
+  readonly caseRewrites: number;
+  /** Queued URLs not fetched: another spelling of their path was served by an origin that ignores case. */
+  readonly caseCopies: number;
   /** Sitemaps fetched OK (`Outcome.sitemap`): among `ok`, but not pages for `maxPages`. */
   readonly sitemaps: number;
 }
@@ -128,6 +132,8 @@ export class Tally {
   #linksCappedExample: string | undefined;
   #bodiesCut = 0;
   #sitemaps = 0;
+  #caseRewrites = 0;
+  #caseCopies = 0;
   #bodiesCutExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
@@ -214,6 +220,16 @@ export class Tally {
     this.#echoLinks += n;
   }
 
+  /** Links of a page taken to the spelling met first on an origin that ignores case. */
+  caseRewrites(n: number): void {
+    this.#caseRewrites += n;
+  }
+
+  /** A queued URL not fetched: another spelling of it was served (an origin that ignores case). */
+  caseCopy(): void {
+    this.#caseCopies++;
+  }
+
   /** A sitemap was fetched OK (its entries are links; not a page). */
   sitemap(): void {
     this.#sitemaps++;
@@ -273,6 +289,8 @@ export class Tally {
       ...(this.#linksCappedExample === undefined ? {} : { linksCappedExample: this.#linksCappedExample }),
       bodiesCut: this.#bodiesCut,
       sitemaps: this.#sitemaps,
+      caseRewrites: this.#caseRewrites,
+      caseCopies: this.#caseCopies,
       ...(this.#bodiesCutExample === undefined ? {} : { bodiesCutExample: this.#bodiesCutExample }),
     };
   }

@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type SeedSpec, discover, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -152,6 +152,16 @@ export class Frontier {
    */
   reconsider(accept: (url: string, status: UrlStatus) => boolean): number {
     return reconsider(this.#s, accept);
+  }
+
+  /**
+   * Visits up to `limit` rows fetched OK (`Crawled`, `DueRecrawl`), the latest added first, with
+   * their stored fingerprints: what a learner that remembers pages served (not checkpointed)
+   * reads back on a resume. O(rows) over the status column, a URL string built per row visited
+   * (spilled rows are not visited). Returns how many were.
+   */
+  eachCrawled(limit: number, visit: (row: CrawledUrl) => void): number {
+    return eachCrawled(this.#s, limit, visit);
   }
 
   /**

@@ -48,6 +48,6 @@ export {
 } from './options.js';
 export { COLUMNS as URL_TABLE_COLUMNS, ColumnId } from './table.js';
 export type { RelinkCounts } from './state.js';
-export { relinkRoundRuns } from './intake.js';
+export { type CrawledUrl, relinkRoundRuns } from './intake.js';
 export { MIN_MEMORY_BUDGET } from './spill.js';
 export { shiftPartitionClock } from './checkpoint.js';

@@ -611,6 +611,33 @@ export function refuse(s: FrontierState, d: Discovery, nowMs: number): boolean {
 }
 
 /** `Frontier.reconsider` (see there). */
+/** A row fetched OK as `eachCrawled` visits it. */
+export interface CrawledUrl {
+  readonly url: string;
+  readonly contentFp: bigint | undefined;
+  readonly simhash: bigint | undefined;
+}
+
+const lanes = (a: Uint32Array, sl: number): bigint => (BigInt(a[sl * 2 + 1]!) << 32n) | BigInt(a[sl * 2]!);
+
+export function eachCrawled(s: FrontierState, limit: number, visit: (row: CrawledUrl) => void): number {
+  const t = s.table;
+  let n = 0;
+  for (let row = t.rows - 1; row >= 0 && n < limit; row--) {
+    const st = t.status[row]! as UrlStatus;
+    if (st !== UrlStatus.Crawled && st !== UrlStatus.DueRecrawl) continue;
+    const sl = t.slot[row]!;
+    const flags = sl === 0 ? 0 : t.fpFlags[sl]!;
+    visit({
+      url: t.urlOf(row),
+      contentFp: (flags & FpFlag.ContentFp) !== 0 ? lanes(t.contentFp, sl) : undefined,
+      simhash: (flags & FpFlag.Simhash) !== 0 ? lanes(t.simhash, sl) : undefined,
+    });
+    n++;
+  }
+  return n;
+}
+
 export function reconsider(s: FrontierState, accept: (url: string, status: UrlStatus) => boolean): number {
   const t = s.table;
   let n = 0;

@@ -89,7 +89,8 @@ describe('absurd but checksum-valid checkpoints', () => {
     const params = [['http://a.test:8080/post/', ['ref'], ['page']]];
     const aliases = [['http://a.test', 'https://www.a.test'], ['http://b.test:8080', null]];
     const slashes = [['http://a.test/docs/', 'add', []], ['http://a.test/', null, ['strip', 'add']]];
-    expect(parseEngineState(withState(image, { ...validState, params, aliases, slashes }).meta.settings['engine'])).toMatchObject({ params, aliases, slashes });
+    const cases = [['http://iis.test', true], ['https://a.test:8443', false]];
+    expect(parseEngineState(withState(image, { ...validState, params, aliases, slashes, cases }).meta.settings['engine'])).toMatchObject({ params, aliases, slashes, cases });
   });
 
   it('any host field out of range is refused naming the field (property)', () => {
@@ -125,6 +126,7 @@ describe('absurd but checksum-valid checkpoints', () => {
       fc.tuple(fc.constant('v'), fc.constantFrom<unknown>(2, 0.5, null)),
       fc.tuple(fc.constant('aliases'), fc.constantFrom<unknown>('x', {}, [['http://a.test']], [['http://a.test', 'https://b.test']], [['https://a.test', 'http://a.test']], [['http://a.test/', null]], [[5, null]])),
       fc.tuple(fc.constant('slashes'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', 'add']], [['http://a.test/a/b/', 'add', []]], [['http://a.test/', 'up', []]], [['http://a.test/', null, ['add', 'strip', 'add']]], [['http://a.test/', null, 'add']])),
+      fc.tuple(fc.constant('cases'), fc.constantFrom<unknown>('x', {}, [['http://a.test']], [['http://a.test', 'yes']], [['http://a.test/', true]], [['a.test', false]], [[5, true]])),
       fc.tuple(fc.constant('params'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', ['ref']]], [['not an origin', [], []]], [['http://a.test', [], []]], [['http://a.test/path', [], []]], [['http://a.test/', [''], []]], [['http://a.test/', [], [7]]], [['http://a.test/', 'ref', []]])),
       fc.tuple(
         fc.constant('robots'),
