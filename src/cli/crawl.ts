@@ -854,6 +854,7 @@ export function countsLine(c: CrawlCounts): string {
     ...(c.relinked > 0 ? [`${int(c.relinked)} of them pages fetched again: a shorter path within --max-depth found after their fetch`] : []),
   ];
   const parts = [`${int(c.ok)} ok${of.length > 0 ? ` (${of.join('; ')})` : ''}`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
+  if (c.incomplete > 0) parts.push(`${int(c.incomplete)} broken off mid-answer`);
   const refused = Object.entries(c.refusedBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${int(n)}`);
   parts.push(`${int(c.refusedByPolicy)} refused by policy${refused.length > 0 ? ` (${refused.join(', ')})` : ''}`);
   if (c.robotsDisallowed > 0) parts.push(`${int(c.robotsDisallowed)} disallowed by robots.txt`);

@@ -26,6 +26,11 @@ export interface CrawlCounts {
   readonly serverErrors: number;
   /** No HTTP answer: DNS, connect, TLS, timeout, protocol. */
   readonly networkErrors: number;
+  /**
+   * Answers that broke off after their headers (`FetchErrorKind` 'incomplete': a reset or a bad
+   * framing mid-body); not among `networkErrors` — the server answered, the page did not finish.
+   */
+  readonly incomplete: number;
   /** URLs refused by a setting though in scope (private address, a name that does not exist). */
   readonly refusedByPolicy: number;
   readonly refusedBy: Readonly<Record<PolicyReason, number>>;
@@ -119,6 +124,7 @@ export class Tally {
   #client = 0;
   #server = 0;
   #network = 0;
+  #incomplete = 0;
   #disallowed = 0;
   #handler = 0;
   #relinked = 0;
@@ -145,6 +151,7 @@ export class Tally {
   /** The answer to `req` (`status` 0: no HTTP answer, `error` says why); a failure is filed under its URL's hostname. */
   outcome(req: { readonly url: string; readonly host: string; readonly relink?: true | undefined }, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
     if (soft404) this.#client++;
+    else if (status === 0 && errorKind === 'incomplete') this.#incomplete++;
     else if (status === 0) this.#network++;
     else if (status === 304 || (status >= 200 && status < 300)) {
       this.#ok++;
@@ -272,6 +279,7 @@ export class Tally {
       clientErrors: this.#client,
       serverErrors: this.#server,
       networkErrors: this.#network,
+      incomplete: this.#incomplete,
       refusedByPolicy: refusedBy['private-address'] + refusedBy['no-such-name'],
       refusedBy,
       robotsDisallowed: this.#disallowed,

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { crawl } from '../../src/index.js';
+import { countsLine } from '../../src/cli/crawl.js';
 import { AGENT, loopbackSite } from './helpers.js';
 
 const PAGES = 30;
@@ -54,5 +55,8 @@ describe('a site with broken pages', () => {
     const firstRetry = pagesAsked.findIndex((a, n) => pagesAsked.indexOf(a) < n);
     expect(new Set(pagesAsked.slice(0, firstRetry)).size).toBe(PAGES);
     expect(pages.filter((p) => p.url.endsWith('/p7')).map((p) => p.errorKind)).toEqual(['incomplete', 'incomplete', 'incomplete', 'incomplete']);
+    // The summary counts them apart from the fetches that got no answer at all.
+    expect([summary.counts.incomplete, summary.counts.networkErrors]).toEqual([4, 0]);
+    expect(countsLine(summary.counts)).toContain('· 0 network errors · 4 broken off mid-answer ·');
   });
 });
