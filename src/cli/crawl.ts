@@ -933,6 +933,9 @@ export function nothingFetched(s: CrawlSummary, cookies = true): string {
       : `${int(self)} answer(s) redirected to the page itself, a cookie check — run without --no-cookies`;
   }
   if (top?.reason.startsWith('HTTP 401') === true) return `${top.host}: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)`;
+  // A bare 403 on every page (a challenge names itself: see the fetcher's notes) is a rule against
+  // this client, most often a firewall or CDN rule on the User-Agent or the address.
+  if (top?.reason === 'HTTP 403') return `${top.host}: HTTP 403, the server refuses this client — often a firewall or CDN rule against crawlers' User-Agents or addresses; meguri will not pose as a browser: ask the site's owner to allow your --agent`;
   return top === undefined ? 'no page answered' : `${top.host}: ${top.reason}`;
 }
 

@@ -29,6 +29,9 @@ describe('nothingFetched', () => {
     expect(nothingFetched(s({ failingHosts: [{ host: 'staging.test', failures: 3, reason: 'HTTP 401' }] }))).toBe(
       'staging.test: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)',
     );
+    // A bare 403 everywhere: a rule against this client (a challenge or a note keeps its own words).
+    expect(nothingFetched(s({ failingHosts: [{ host: 'shop.test', failures: 1, reason: 'HTTP 403' }] }))).toMatch(/^shop\.test: HTTP 403, the server refuses this client — .* ask the site's owner to allow your --agent$/);
+    expect(nothingFetched(s({ failingHosts: [{ host: 'shop.test', failures: 1, reason: 'HTTP 403, a bot challenge' }] }))).toBe('shop.test: HTTP 403, a bot challenge');
   });
 });
 
