@@ -17,9 +17,9 @@
  * never folded to a form nobody wrote. The query is left as written (applications read values,
  * and often keys, case-sensitively).
  *
- * A contradiction bans the origin for the run (and unlearns it): two spellings of one path
- * served with different content (`/Readme` and `/README` as two pages), or one served and the
- * other answered 404, 410 or a soft-404 — a case-sensitive server. A link taken to a known
+ * A contradiction bans the origin (and unlearns it; the checkpoint keeps the ban): two
+ * spellings of one path served with different content (`/Readme` and `/README` as two pages),
+ * or one served and the other answered 404, 410 or a soft-404 — a case-sensitive server. A link taken to a known
  * spelling that turns out missing refutes the lesson the same way (`refuted`).
  *
  * Owns: per origin met, the evidence and whether it is learned or banned; the spellings served

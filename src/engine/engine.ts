@@ -185,6 +185,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #aliases: OriginAliases | undefined;
   /** Sections' trailing-slash redirects learned (`EngineOptions.learnAliases` too). */
   readonly #slashes: SlashRules | undefined;
+  /** Origins that ignore the letter case of paths, learned (`EngineOptions.learnAliases` too). */
   readonly #cases: PathCase | undefined;
   /**
    * Links the learners rewrote, rewritten URL → the URL as found (the first one), until the
