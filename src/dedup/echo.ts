@@ -22,6 +22,7 @@
 
 import { domainHash } from '../prioritize/opic.js';
 import { originEnd } from '../url/host.js';
+import { evictOldest } from '../lru/index.js';
 
 /** Directories remembered (least recently recorded out first). */
 const MAX_DIRECTORIES = 16_384;
@@ -83,7 +84,7 @@ export class NavigationEcho {
     }
     this.#sets.delete(prefix);
     this.#sets.set(prefix, hash);
-    if (this.#sets.size > MAX_DIRECTORIES) this.#sets.delete(this.#sets.keys().next().value!);
+    if (this.#sets.size > MAX_DIRECTORIES) evictOldest(this.#sets);
     return echo ? new Set(children) : undefined;
   }
 }

@@ -62,6 +62,7 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
+import { evictOldest } from '../lru/index.js';
 
 /** Options of a `ParamLearner`. */
 export interface ParamLearnerOptions {
@@ -304,7 +305,7 @@ export class ParamLearner {
     if (c === undefined) return undefined;
     this.#covered.delete(canonical);
     this.#covered.add(canonical);
-    if (this.#covered.size > this.options.maxPages) this.#covered.delete(this.#covered.values().next().value!);
+    if (this.#covered.size > this.options.maxPages) evictOldest(this.#covered);
     if (c.base !== u.base) return this.#pathEvidence(u.scope, url, canonical, simhash);
     if (u.pairs.length === 0) return undefined;
     const kept = new Set(c.pairs.map(keyOf));
@@ -450,7 +451,7 @@ export class ParamLearner {
       const first = this.#families.get(family);
       if (first === undefined) {
         this.#families.set(family, { url, simhash });
-        if (this.#families.size > this.options.maxPages) this.#families.delete(this.#families.keys().next().value!);
+        if (this.#families.size > this.options.maxPages) evictOldest(this.#families);
         continue;
       }
       if (first.url === url) continue;
@@ -478,7 +479,7 @@ export class ParamLearner {
   #remember(url: string, simhash: bigint): void {
     this.#pages.delete(url);
     this.#pages.set(url, simhash);
-    if (this.#pages.size > this.options.maxPages) this.#pages.delete(this.#pages.keys().next().value!);
+    if (this.#pages.size > this.options.maxPages) evictOldest(this.#pages);
   }
 
   #scope(scope: string): ScopeParams | undefined {

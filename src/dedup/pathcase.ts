@@ -32,6 +32,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
+import { evictOldest } from '../lru/index.js';
 
 /** Options of a `PathCase`. */
 export interface PathCaseOptions {
@@ -116,7 +117,7 @@ function sameContent(a: Served, contentFp: bigint | undefined, simhash: bigint |
 function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
   map.delete(key);
   map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
+  if (map.size > max) evictOldest(map);
 }
 
 /** Learns origins that serve paths in any letter case (see the module comment). */

@@ -25,6 +25,7 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
+import { evictOldest } from '../lru/index.js';
 
 /** Options of a `SlashRules`. */
 export interface SlashRulesOptions {
@@ -135,7 +136,7 @@ export class SlashRules {
     if (status >= 200 && status < 300) {
       this.#served.delete(url);
       this.#served.add(url);
-      if (this.#served.size > this.options.maxServed) this.#served.delete(this.#served.values().next().value!);
+      if (this.#served.size > this.options.maxServed) evictOldest(this.#served);
       // A page served where a rule would have moved it: the section does not redirect it
       // (recorded before any redirect too, so a later run of them cannot outvote it).
       for (const rule of ['add', 'strip'] as const) if (applies(rule, p)) return this.#ban(p.section, rule);

@@ -97,6 +97,7 @@ import { Waker } from './waker.js';
 import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
 import type { CrawlSettings as ClusterCrawlSettings } from '../cluster/settings.js';
 import { clusterNodeOf } from './cluster-mode.js';
+import { evictOldest } from '../lru/index.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -1555,7 +1556,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       out[i] = { ...links[i]!, url };
       if (!this.#rewritten.has(url)) {
         this.#rewritten.set(url, links[i]!.url);
-        if (this.#rewritten.size > MAX_REWRITTEN) this.#rewritten.delete(this.#rewritten.keys().next().value!);
+        if (this.#rewritten.size > MAX_REWRITTEN) evictOldest(this.#rewritten);
       }
     }
     if (moved > 0) this.#tally.aliasRewrites(moved);

@@ -10,6 +10,7 @@
  * only; they restart when a crawl is resumed.
  */
 import type { Outcome } from '../model/index.js';
+import { evictOldest } from '../lru/index.js';
 
 /** Redirect-hop counts kept at most. */
 const MAX_HOP_ENTRIES = 100_000;
@@ -36,9 +37,6 @@ export class RedirectHops {
     const known = this.#hops.get(reported.location);
     if (known !== undefined && known <= next) return;
     this.#hops.set(reported.location, next);
-    if (this.#hops.size > MAX_HOP_ENTRIES) {
-      const oldest = this.#hops.keys().next();
-      if (!oldest.done) this.#hops.delete(oldest.value);
-    }
+    if (this.#hops.size > MAX_HOP_ENTRIES) evictOldest(this.#hops);
   }
 }

@@ -28,7 +28,7 @@ import { promises as dnsPromises } from 'node:dns';
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, functionField, numberField } from '../options/index.js';
 import { ipVersion } from './address.js';
-import { lruSet, lruTouch } from './lru.js';
+import { lruSet, lruTouch } from '../lru/index.js';
 
 /** One address of a name. */
 export interface ResolvedAddress {

@@ -58,7 +58,7 @@ import { ProxyTunnel } from './proxy.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { CookieJar } from './cookies.js';
-import { lruSet, lruTouch } from './lru.js';
+import { lruSet, lruTouch } from '../lru/index.js';
 import { looksLikeHtml } from './analyze.js';
 import { PageAnalyzer, type PageAnalyzerStats, defaultAnalyzeThreads } from './page-work.js';
 import type { RobotsFetch } from './robots-cache.js';

@@ -36,7 +36,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { type FieldKind, fieldProblem } from '../format/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
 import { parseRetryAfter } from '../politeness/retry-after.js';
-import { lruSet, lruTouch } from './lru.js';
+import { lruSet, lruTouch } from '../lru/index.js';
 import { type RobotsRule, type RobotsTxt, compactRobotsText, isAgentString, parseRobots, productToken } from './robots.js';
 
 /** What a robots fetch returned; an `Outcome` from `HttpFetcher.fetchUrl` has this shape. */

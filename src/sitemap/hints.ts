@@ -19,6 +19,7 @@
 import { keyToHex } from '../core/keys.js';
 import type { CrawledRecord, FreshnessHook, FreshnessRows } from '../frontier/index.js';
 import { UrlStatus } from '../model/index.js';
+import { evictOldest } from '../lru/index.js';
 
 interface Hint {
   /** Claimed modification time, epoch hours. */
@@ -72,7 +73,7 @@ export class SitemapHints {
     if (key === undefined) return;
     this.#hints.delete(key);
     this.#hints.set(key, { atHours: lastmodSec / 3600, host });
-    if (this.#hints.size > this.#maxHints) this.#hints.delete(this.#hints.keys().next().value!);
+    if (this.#hints.size > this.#maxHints) evictOldest(this.#hints);
   }
 
   /** Whether `host`'s hints act now. */
