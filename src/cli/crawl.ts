@@ -96,6 +96,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
     { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
+    { name: 'max-wait', kind: 'duration', arg: 'TIME', min: 0, help: 'end the run when every host left must wait longer than TIME (a Retry-After, a robots.txt retry), to be resumed after it (default 1h; 0: wait as long as asked; never below the 5 min interval ceiling)' },
     { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s, 10s per slot with --redis; also at stop)' },
     { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
@@ -120,7 +121,7 @@ export const CRAWL_SPEC: CommandSpec = {
     'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
     'With --redis URL --crawl NAME --store DIR the crawl runs on as many processes and machines as\njoin it: crawl-wide flags (agent, scope, patterns, grouping, --min-delay, limits, --slots) are\nrecorded when the crawl is created; a node joining with none of them uses the recorded ones,\nand a differing one is refused naming both values. --data is then this node\'s pages and WARCs.',
     'Globs match the whole canonical URL: * stays within a path segment, ** crosses them; a host\nor path written in Unicode (bücher.example, /wiki/Café) matches as its canonical ASCII form.',
-    'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 4 disk full (stopped cleanly: free space\nand run again to resume), 130 interrupted (resumable).',
+    'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 4 disk full (stopped cleanly: free space\nand run again to resume), 75 every host left must wait past --max-wait (run again\nat the time the summary names), 130 interrupted (resumable).',
   ],
 };
 
@@ -647,6 +648,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(args.has('memory') ? { memoryBudget: args.number('memory')! } : {}),
     ...(args.has('grouping') ? { grouping: args.text('grouping') as EngineOptions['grouping'] } : {}),
     ...(args.has('checkpoint-every') ? { checkpointIntervalMs: args.number('checkpoint-every')! } : {}),
+    maxWaitMs: args.has('max-wait') ? args.number('max-wait')! || Infinity : DEFAULT_MAX_WAIT_MS,
     ...(maxCrawlDelay !== undefined ? { maxCrawlDelayMs: maxCrawlDelay } : {}),
     ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
     ...(recrawl ? recrawlFreshness(budget ?? saved?.recrawlBudget ?? DEFAULT_RECRAWL_BUDGET) : budget !== undefined ? { recrawlBudget: budget } : {}),
@@ -697,6 +699,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     });
     printCrawlEnd(result, io, json, dataDir, warcDir, !args.flag('no-cookies'));
     if (result.interrupted) return EXIT.interrupted;
+    if (result.summary.reason === 'waiting') return EXIT.waiting;
     // A cluster node that joined late may fetch nothing while the crawl went well: 0 on a drained crawl.
     if (cluster !== undefined) return EXIT.ok;
     return result.summary.okInCampaign === 0 && result.summary.reason !== 'stopped' ? EXIT.nothingFetched : EXIT.ok;
@@ -970,6 +973,19 @@ export function aliasesLine(learned: CrawlSummary['learnedAliases'], c: CrawlCou
   return `  aliases   ${shown === '' ? 'nothing learned now' : `${shown}${more}`} — ${links} (learned from 3 permanent redirects of one kind; --no-learn-aliases follows a redirect per URL)`;
 }
 
+/**
+ * The end summary's line on a run that ended because every host left must wait (stop reason
+ * `waiting`; '' otherwise): which host goes first, when and why, and the command to run then.
+ */
+export function waitLine(s: CrawlSummary, hosts: readonly HostStatus[], resume: string): string {
+  if (s.reason !== 'waiting') return '';
+  let first: HostStatus | undefined;
+  for (const h of hosts) if (h.queued > 0 && h.nextAtMs !== undefined && (first === undefined || h.nextAtMs < first.nextAtMs!)) first = h;
+  const at = s.resumeAtMs === undefined ? '' : ` at ${new Date(s.resumeAtMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  const who = first === undefined ? '' : ` (${first.host}: ${first.reason})`;
+  return `  wait   the next fetch allowed is${at}${who}, past --max-wait — nothing was skipped: run ${resume} then to go on (--max-wait 0 waits in the run)`;
+}
+
 /** The end summary's line on origins learned to ignore the letter case of paths ('' for none, and nothing it saved). */
 export function caseLine(origins: readonly string[], c: CrawlCounts): string {
   if (origins.length === 0 && c.caseRewrites === 0 && c.caseCopies === 0) return '';
@@ -1034,7 +1050,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
   // A cluster node holds no frontier of its own at the end (its slots are checkpointed and
   // released): the crawl's URLs are for `meguri stats --redis`, and this node's pages are its own.
   const known = result.stats === undefined ? ' by this node (the crawl\'s URLs: meguri stats --redis … --crawl … --store …)' : `, ${int(result.urlsAfter)} URL${result.urlsAfter === 1 ? '' : 's'} known`;
-  const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', maxRequests: 'request limit reached', stopped: 'stopped', aborted: 'aborted', diskFull: 'disk full' }[s.reason];
+  const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', maxRequests: 'request limit reached', stopped: 'stopped', aborted: 'aborted', diskFull: 'disk full', waiting: 'every host left asks to wait' }[s.reason];
   const failing = s.failingHosts.map((h) => `${h.host} ${int(h.failures)}× (${h.reason})`).join('; ');
   io.stdout.write(
     `${[
@@ -1052,6 +1068,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       echoLine(s.counts),
       linksCappedLine(s.counts, result.limits.maxLinks),
       bodiesCutLine(s.counts, result.limits.maxBody),
+      waitLine(s, result.hosts, resume),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
       result.stats === undefined && (s.reason === 'maxPages' || s.reason === 'maxRequests') && !result.interrupted
@@ -1069,6 +1086,13 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
 
 /** Requisite URLs remembered until fetched (so pages.jsonl can mark them). */
 const MAX_REQUISITES = 1_000_000;
+
+/**
+ * How long a run idles for the next fetch allowed before it ends to be resumed later, when
+ * `--max-wait` is not given (`EngineOptions.maxWaitMs`): an hour — a host that asks for a day
+ * (Retry-After) should not keep a terminal busy for it.
+ */
+export const DEFAULT_MAX_WAIT_MS = 3_600_000;
 
 /** Crawls per hour continuous mode spends when `--budget` is not given: one a second. */
 export const DEFAULT_RECRAWL_BUDGET = 3600;

@@ -24,6 +24,11 @@ export const EXIT = {
    * the same command resumes it once space is freed.
    */
   diskFull: 4,
+  /**
+   * Every host left must wait past `--max-wait` (a Retry-After of a day): the crawl stopped
+   * cleanly to be resumed after the time the summary names. 75 is sysexits' EX_TEMPFAIL.
+   */
+  waiting: 75,
   /** Stopped by SIGINT/SIGTERM after a clean checkpoint (128 + SIGINT). */
   interrupted: 130,
 } as const;

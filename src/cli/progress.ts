@@ -60,7 +60,8 @@ export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages:
     slowest = Math.max(slowest, a.work / 1000);
   }
   const queued = p.queued + p.inFlight;
-  const budget = Number.isFinite(maxPages) ? Math.max(0, maxPages - p.fetched) : Infinity;
+  // The page limit counts pages fetched OK: failures and redirects fetched on the way leave it.
+  const budget = Number.isFinite(maxPages) ? Math.max(0, maxPages - p.pagesOk) : Infinity;
   const remaining = Math.min(queued, budget);
   if (remaining === 0) return { seconds: 0, capacityPerSec: capacity, remaining: 0, hostBound: false };
   const rate = p.pagesPerSec > 0 ? Math.min(p.pagesPerSec, capacity > 0 ? capacity : p.pagesPerSec) : capacity;

@@ -227,6 +227,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   #stopping = false;
   #aborting = false;
   #reason: StopReason | undefined;
+  /** With reason `waiting`: the frontier's next eligible time when the run ended. */
+  #resumeAtMs: number | undefined;
   #driverDone = false;
   #driver: Promise<void> = Promise.resolve();
   #driverError: unknown;
@@ -584,6 +586,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (this.#summary !== undefined) return this.#summary;
     return {
       reason: this.#reason ?? 'stopped',
+      ...(this.#reason === 'waiting' && this.#resumeAtMs !== undefined ? { resumeAtMs: this.#resumeAtMs } : {}),
       progress: this.#progress(this.#clock(), false),
       recovery: this.#recovery,
       counts: this.#tally.counts(),
@@ -1222,8 +1225,17 @@ export class Engine extends EventEmitter<EngineEvents> {
           this.#reason = o.maxPages - this.#ok <= 0 ? 'maxPages' : 'maxRequests';
           break;
         }
-        if (f.nextEligible() === undefined) {
+        const next = f.nextEligible();
+        if (next === undefined) {
           this.#reason = 'drained';
+          break;
+        }
+        // Everything left waits longer than the caller will (a Retry-After of a day): end now,
+        // the wait checkpointed, rather than idle until then. robots.txt loads count as work,
+        // and a wait a slow host's interval or Crawl-delay makes never ends a run.
+        if (next - now > Math.max(o.maxWaitMs, this.policy.ceilingMs, o.maxCrawlDelayMs) && this.#freshness === undefined && this.#gate.loading === 0) {
+          this.#reason = 'waiting';
+          this.#resumeAtMs = next;
           break;
         }
       }
@@ -1873,6 +1885,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       elapsedMs: this.#runStartMs === 0 ? 0 : now - this.#runStartMs,
       fetched: this.#completed,
       fetchedThisRun: c.completed,
+      pagesOk: this.#ok,
       pagesPerSec: rate,
       inFlight: this.#flights.size,
       queued: f?.pending() ?? 0,

@@ -247,6 +247,15 @@ export interface EngineOptions {
   readonly soft404Threshold: number;
   /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
   readonly checkpointIntervalMs: number;
+  /**
+   * The longest the run sleeps with nothing in flight for the next fetch the frontier allows
+   * (a host's Retry-After, a robots.txt retry, an interval): past it the run ends with stop
+   * reason `waiting` and `CrawlSummary.resumeAtMs` instead of idling — what was asked is
+   * obeyed, the checkpoint keeps it, and a resume after that time fetches the rest. Never less
+   * than the politeness ceiling or `maxCrawlDelayMs` (a slow host is no reason to end), and not
+   * with `recrawl` or `freshness` (a continuous crawl waits by design). Default Infinity (wait).
+   */
+  readonly maxWaitMs: number;
   /** fsync the journal every N records — fetch starts and outcomes (0: at checkpoints and the end of a run only; a killed process loses nothing either way, this is for power loss). Default 0. */
   readonly journalSyncEvery: number;
   /** Clock in epoch ms, monotonic (default: `performance.timeOrigin + performance.now()`). */
@@ -388,6 +397,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     cookies: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
+    maxWaitMs: numberField({ min: 0, default: Infinity }),
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),
     clock: functionField<() => number>(monotonicEpochMs),
     signal: customField<AbortSignal | undefined>('an AbortSignal', (v): v is AbortSignal => v instanceof AbortSignal),

@@ -12,9 +12,12 @@ import type { CrawlCounts, FailingHost, HandlerFailure, UnresolvedHost } from '.
 
 /**
  * Why a run ended. `diskFull`: a write met a full device or quota; `run()` then rejects with the
- * `DiskFullError` (the summary, from `summary()` or the `end` event, still says why).
+ * `DiskFullError` (the summary, from `summary()` or the `end` event, still says why). `waiting`:
+ * nothing was in flight and the next fetch allowed was further away than `maxWaitMs` (a
+ * Retry-After of a day, a robots.txt retry); the checkpoint keeps the wait, and a resume after
+ * `CrawlSummary.resumeAtMs` goes on.
  */
-export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted' | 'diskFull';
+export type StopReason = 'drained' | 'maxPages' | 'maxRequests' | 'stopped' | 'aborted' | 'diskFull' | 'waiting';
 
 /** A seed the settings refuse (reported before the crawl starts; never fetched while they hold). */
 export interface RefusedSeed {
@@ -70,6 +73,8 @@ export interface RecoveryInfo {
 /** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
 export interface CrawlSummary {
   readonly reason: StopReason;
+  /** With reason `waiting`: when the first host may be fetched again (epoch ms, the engine's clock). */
+  readonly resumeAtMs?: number | undefined;
   readonly progress: Progress;
   readonly recovery: RecoveryInfo;
   /** This run's outcomes, refusals and out-of-scope URLs (see `CrawlCounts`). */

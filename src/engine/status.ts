@@ -287,6 +287,8 @@ export interface Progress {
   readonly fetched: number;
   /** Content fetches completed in this run. */
   readonly fetchedThisRun: number;
+  /** Pages fetched OK in the campaign: what `maxPages` counts (failures, redirects and sitemaps aside). */
+  readonly pagesOk: number;
   /** Fetch rate over the last report period. */
   readonly pagesPerSec: number;
   readonly inFlight: number;

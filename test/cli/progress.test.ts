@@ -11,6 +11,7 @@ function progress(over: Partial<Progress> = {}): Progress {
     elapsedMs: 12_000,
     fetched: 100,
     fetchedThisRun: 100,
+    pagesOk: 90,
     pagesPerSec: 10,
     inFlight: 0,
     queued: 40,
@@ -69,9 +70,11 @@ describe('estimateEta', () => {
     const slow = estimateEta(progress({ queued: 60, pagesPerSec: 2, fetched: 0 }), hosts, Infinity);
     expect(slow.seconds).toBeCloseTo(30, 9);
     expect(slow.hostBound).toBe(false);
-    const capped = estimateEta(progress({ queued: 60, pagesPerSec: 2, fetched: 90 }), hosts, 100);
+    const capped = estimateEta(progress({ queued: 60, pagesPerSec: 2, fetched: 90, pagesOk: 90 }), hosts, 100);
     expect(capped.remaining).toBe(10);
     expect(capped.seconds).toBeCloseTo(5, 9);
+    // The limit counts pages OK: 100 fetches of which 30 failed leave 30 pages to go, not none.
+    expect(estimateEta(progress({ queued: 60, pagesPerSec: 2, fetched: 100, pagesOk: 70 }), hosts, 100).remaining).toBe(30);
   });
 
   it('gives no capacity to blocked, dead and idle hosts, and says when nothing can move', () => {
