@@ -1026,6 +1026,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
   if (json) {
     new JsonEvents(io.stdout).emit('end', {
       reason: s.reason,
+      ...(s.resumeAtMs !== undefined ? { resumeAt: new Date(s.resumeAtMs).toISOString() } : {}),
       interrupted: result.interrupted,
       fetched: p.fetched,
       fetchedThisRun: p.fetchedThisRun,
@@ -1036,6 +1037,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       robotsUnreachable: s.robotsUnreachable,
       learnedParams: s.learnedParams,
       learnedAliases: s.learnedAliases,
+      caseInsensitive: s.caseInsensitive,
       rewriteMisses: s.rewriteMisses,
       settingChanges: s.settingChanges,
       urls: result.stats === undefined ? null : result.urlsAfter,

@@ -37,8 +37,14 @@ describe('meguri crawl --max-wait', () => {
     expect(run.code).toBe(EXIT.waiting);
     expect(run.out).toContain('meguri crawl: every host left asks to wait after');
     expect(run.out).toMatch(/ {2}wait {3}the next fetch allowed is at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(127\.0\.0\.1: blocked until \d\d:\d\d:\d\d \(in 24 h\) by Retry-After\), past --max-wait — nothing was skipped: run npx meguri crawl --data .* then to go on/);
-    const again = await inProcess(['crawl', '--data', data, ...flags]);
+    const again = await inProcess(['crawl', '--data', data, ...flags, '--json']);
     expect(again.code).toBe(EXIT.waiting);
-    expect(again.out).toContain('0 fetched this run');
+    const end = again.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; reason?: string; resumeAt?: string; fetchedThisRun?: number })
+      .find((e) => e.type === 'end')!;
+    expect(end).toMatchObject({ reason: 'waiting', fetchedThisRun: 0 });
+    expect(Date.parse(end.resumeAt!) - Date.now()).toBeGreaterThan(23 * 3_600_000);
   });
 });
