@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type ParamRecord, type SlashRecord, aliasRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, aliasRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -198,13 +198,13 @@ interface EngineInfo {
   readonly completed: number;
   readonly grouping: string;
   readonly inFlight: readonly string[];
-  /** Query keys learned per section, and origins learned moved and sections' trailing slashes (the engine's learners; banned ones left out). */
+  /** Query keys learned per section, and origins learned moved, sections' trailing slashes and origins that ignore case (the engine's learners; banned ones left out). */
   readonly params: readonly ParamRecord[];
   readonly aliases: readonly AliasRecord[];
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -212,6 +212,9 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   // A section's trailing-slash rule reads as a move too: `http://x/blog/…` → `http://x/blog/…/`.
   const slashes = Array.isArray(e.slashes) ? (e.slashes as unknown[]).filter((r): r is SlashRecord => slashRecordProblem(r) === undefined && (r as SlashRecord)[1] !== null) : [];
   for (const [section, rule] of slashes) aliases.push(rule === 'add' ? [`${section}…`, `${section}…/`] : [`${section}…/`, `${section}…`]);
+  // And an origin that ignores the letter case of paths: its links go to the spelling met first.
+  const cases = Array.isArray(e.cases) ? (e.cases as unknown[]).filter((r): r is CaseRecord => caseRecordProblem(r) === undefined && (r as CaseRecord)[1]) : [];
+  for (const [origin] of cases) aliases.push([`${origin}/… in any letter case`, 'the spelling met first']);
   return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases };
 }
 

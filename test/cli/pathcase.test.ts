@@ -69,6 +69,9 @@ describe('meguri crawl: a server that ignores the letter case of paths', () => {
     expect(second.out).toMatch(/ {2}case {6}http:\/\/127\.0\.0\.1:\d+ ignores the letter case of paths — \d+ links? taken to the spelling met first, \d+ queued spellings of pages served not fetched/);
     const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n');
     expect(rows).toHaveLength(caselessRequests.length);
+    // The lesson is in the checkpoint, and `meguri stats` shows it among what the crawl learned.
+    const stats = await inProcess(['stats', data]);
+    expect(stats.out).toMatch(/ {2}learned {5}http:\/\/127\.0\.0\.1:\d+\/… in any letter case → the spelling met first/);
   });
 
   it('learns nothing from a case-sensitive server: every spelling is asked and the other ones are 404', async () => {
