@@ -986,6 +986,12 @@ export function waitLine(s: CrawlSummary, hosts: readonly HostStatus[], resume: 
   return `  wait   the next fetch allowed is${at}${who}, past --max-wait — nothing was skipped: run ${resume} then to go on (--max-wait 0 waits in the run)`;
 }
 
+/** The end summary's line on listings paged past their end ('' for none). */
+export function pagingLine(c: CrawlCounts): string {
+  if (c.pagingEnds === 0) return '';
+  return `  paging    ${int(c.pagingEnds)} link${c.pagingEnds === 1 ? '' : 's'} to later pages not followed: listing pages past their end repeating the page before (?page=…: the same links, the same words)`;
+}
+
 /** The end summary's line on origins learned to ignore the letter case of paths ('' for none, and nothing it saved). */
 export function caseLine(origins: readonly string[], c: CrawlCounts): string {
   if (origins.length === 0 && c.caseRewrites === 0 && c.caseCopies === 0) return '';
@@ -1068,6 +1074,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s, cookies)}` : '',
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       echoLine(s.counts),
+      pagingLine(s.counts),
       linksCappedLine(s.counts, result.limits.maxLinks),
       bodiesCutLine(s.counts, result.limits.maxBody),
       waitLine(s, result.hosts, resume),

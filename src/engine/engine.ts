@@ -65,7 +65,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { type AliasRecord, type CaseRecord, NavigationEcho, OriginAliases, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -180,6 +180,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #traps: TrapDetector | undefined;
   /** Relative navigation repeated one level deeper (a catch-all path): its links are dropped. */
   readonly #echo: NavigationEcho | undefined;
+  /** Listings paged past their end (`EngineOptions.trapDetection` too). */
+  readonly #paging: PagingEnd | undefined;
   /** Query keys learned ignorable per section of a site (`EngineOptions.learnParams`). */
   readonly #params: ParamLearner | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -372,6 +374,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#metrics?.catch(() => undefined); // surfaced by run()
     this.#traps = o.trapDetection ? new TrapDetector() : undefined;
     this.#echo = o.trapDetection ? new NavigationEcho() : undefined;
+    this.#paging = o.trapDetection ? new PagingEnd() : undefined;
   }
 
   // ───────────────────────────── public surface ─────────────────────────────
@@ -1422,6 +1425,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (echoes !== undefined) {
         links = links.filter((l) => !echoes.has(l.url));
         this.#tally.echoLinks(echoes.size);
+      }
+    }
+    if (links !== undefined && this.#paging !== undefined && !soft404 && s >= 200 && s < 300 && o.truncated !== true) {
+      const past = this.#paging.observe(req.url, links, o.body);
+      if (past !== undefined) {
+        links = links.filter((l) => !past.has(l.url));
+        this.#tally.pagingEnds(past.size);
       }
     }
     if (links !== undefined) {

@@ -202,7 +202,7 @@ export interface EngineOptions {
   readonly recrawlBudget: number;
   /** OPIC importance ordering. Default true. */
   readonly prioritize: boolean;
-  /** Trap pattern detection (calendar, facets, session ids) feeding admission. Default true. */
+  /** Trap pattern detection (calendar, facets, session ids) feeding admission, and the links a catch-all path echoes or a listing paged past its end repeats (`NavigationEcho`, `PagingEnd`) dropped. Default true. */
   readonly trapDetection: boolean;
   /**
    * Learn, per section of a site (origin and first path segment), query keys it ignores

@@ -85,6 +85,11 @@ export interface CrawlCounts {
   readonly caseRewrites: number;
   /** Queued URLs not fetched: another spelling of their path was served by an origin that ignores case. */
   readonly caseCopies: number;
+  /**
+   * Links to later pages of a listing not followed: their page repeated an earlier page of the
+   * same series past the listing's end (`PagingEnd`, under `EngineOptions.trapDetection`).
+   */
+  readonly pagingEnds: number;
   /** Sitemaps fetched OK (`Outcome.sitemap`): among `ok`, but not pages for `maxPages`. */
   readonly sitemaps: number;
 }
@@ -139,6 +144,7 @@ export class Tally {
   #bodiesCut = 0;
   #sitemaps = 0;
   #caseRewrites = 0;
+  #pagingEnds = 0;
   #caseCopies = 0;
   #bodiesCutExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
@@ -237,6 +243,11 @@ export class Tally {
     this.#caseCopies++;
   }
 
+  /** Links of a page past a listing's end not followed (`PagingEnd`). */
+  pagingEnds(n: number): void {
+    this.#pagingEnds += n;
+  }
+
   /** A sitemap was fetched OK (its entries are links; not a page). */
   sitemap(): void {
     this.#sitemaps++;
@@ -298,6 +309,7 @@ export class Tally {
       bodiesCut: this.#bodiesCut,
       sitemaps: this.#sitemaps,
       caseRewrites: this.#caseRewrites,
+      pagingEnds: this.#pagingEnds,
       caseCopies: this.#caseCopies,
       ...(this.#bodiesCutExample === undefined ? {} : { bodiesCutExample: this.#bodiesCutExample }),
     };

@@ -1,0 +1,110 @@
+/**
+ * PagingEnd: a listing that pages on past its last page. Many shops and CMSs answer
+ * `?page=N` beyond the end with "no more products" — a 200, the site's navigation and a "next"
+ * link to `?page=N+1` — so the crawl walks page after empty page until the depth cap: a
+ * loopback shop of 45 items (3 pages) cost 29 fetches of empty pages up to `--max-depth 32`.
+ * The pages differ from one another only by their number (title, the next and previous links),
+ * so no soft-404 template forms early enough and the simhash of a tiny page moves 11–14 bits.
+ *
+ * The signature: a page of a paging series — its URL has a query key named as pagination
+ * (`page`, `p`, `pg`, `paged`, `start`, `offset`, `skip`, …) with a number for value — whose
+ * links outside the series (every link but the same URL with another number for that key)
+ * are exactly those of an earlier page of the same series, and whose body is that page's but
+ * for its digits (the title's and the paging links' numbers, "page 5 of 3"). A page past the
+ * end repeats the one before it; real pages of a listing link different items, and pages of a
+ * thread or of search results show different words. (A listing of numbers alone — a table of
+ * figures with no link but the paging ones — would read as past its end after two pages.) Then the page's links to later pages of the series are named to be dropped
+ * (the page itself was fetched and is kept): the walk stops one page after the first empty
+ * one. Paging in the path (`/page/5/`) is not read: a number in a path is too often the item
+ * itself (`/photo/123`, a gallery's next link), which an empty page can not be told from.
+ *
+ * Owns: a bounded map of series → the signatures of its pages seen (the most recent 16,384
+ * series, at most 64 signatures each; ≈ 3 MB at worst). Never: fetch, park or refuse a URL
+ * (the engine drops the links and counts them), or look across series.
+ */
+import { domainHash } from '../prioritize/opic.js';
+import { evictOldest } from '../lru/index.js';
+
+/** Series remembered (least recently observed out first). */
+const MAX_SERIES = 16_384;
+/** Signatures kept per series (a listing of more pages keeps its latest ones). */
+const MAX_SIGNATURES = 64;
+
+/** Query keys that number the pages of a listing (compared lower-cased). */
+const PAGING_KEYS = new Set(['page', 'p', 'pg', 'paged', 'pagenum', 'page_num', 'pageno', 'page_no', 'pagenumber', 'currentpage', 'pn', 'start', 'offset', 'skip', 'from']);
+
+/** A URL's paging key and number, and its series (the URL without that key), or undefined. */
+function seriesOf(url: string): { series: string; key: string; n: number } | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash < 0 ? url.length : hash);
+  const parts = query.split('&');
+  for (let i = 0; i < parts.length; i++) {
+    const eq = parts[i]!.indexOf('=');
+    if (eq <= 0) continue;
+    const key = parts[i]!.slice(0, eq);
+    const value = parts[i]!.slice(eq + 1);
+    if (!PAGING_KEYS.has(key.toLowerCase()) || !/^\d{1,9}$/.test(value)) continue;
+    const rest = parts.filter((_, j) => j !== i).join('&');
+    return { series: `${url.slice(0, q)}?${rest}\u0000${key}`, key, n: Number(value) };
+  }
+  return undefined;
+}
+
+/** 32-bit FNV-1a of `bytes` without their ASCII digits (keep in sync with `domainHash`'s constants). */
+function digitlessHash(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b >= 0x30 && b <= 0x39) continue;
+    h = Math.imul(h ^ b, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** See the module comment. */
+export class PagingEnd {
+  readonly #series = new Map<string, Set<string>>();
+
+  /** Series remembered. */
+  get size(): number {
+    return this.#series.size;
+  }
+
+  /**
+   * A page at `pageUrl` (canonical) with these links (canonical) and (decoded) body; none:
+   * nothing is read: records its signature in its series, and returns the links to later
+   * pages of the series to drop when an earlier page had the same one.
+   */
+  observe(pageUrl: string, links: readonly { readonly url: string }[], body: Uint8Array | undefined): Set<string> | undefined {
+    if (body === undefined || body.length === 0) return undefined;
+    const at = seriesOf(pageUrl);
+    if (at === undefined) return undefined;
+    const outside: string[] = [];
+    const later: string[] = [];
+    for (const l of links) {
+      const s = seriesOf(l.url);
+      if (s !== undefined && s.series === at.series) {
+        if (s.n > at.n) later.push(l.url);
+      } else {
+        outside.push(l.url);
+      }
+    }
+    // 32-bit FNV-1a of the sorted links (the prioritizer's string hash) and of the body's bytes
+    // but its ASCII digits.
+    const signature = `${domainHash(outside.sort().join('\n'))}:${digitlessHash(body)}`;
+    let seen = this.#series.get(at.series);
+    if (seen === undefined) {
+      seen = new Set();
+    } else {
+      this.#series.delete(at.series);
+    }
+    this.#series.set(at.series, seen);
+    if (this.#series.size > MAX_SERIES) evictOldest(this.#series);
+    if (seen.has(signature)) return later.length > 0 ? new Set(later) : undefined;
+    seen.add(signature);
+    if (seen.size > MAX_SIGNATURES) evictOldest(seen);
+    return undefined;
+  }
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { PagingEnd } from '../../src/dedup/paging.js';
+
+const S = 'http://shop.test/list';
+/** A body: `words`, and the page's number (digits are not read). */
+const b = (words: string, n = 0): Uint8Array => new TextEncoder().encode(`<title>page ${n}</title><p>${words}</p>`);
+const nav = ['http://shop.test/', 'http://shop.test/about'];
+/** A listing page's links: the navigation, its items, and the previous and next pages. */
+function links(page: number, items: readonly number[], key = 'page'): { url: string }[] {
+  return [...nav, ...items.map((i) => `http://shop.test/item/${i}`), ...(page > 1 ? [`${S}?${key}=${page - 1}`] : []), `${S}?${key}=${page + 1}`].map((url) => ({ url }));
+}
+
+describe('PagingEnd', () => {
+  it('lets a listing page on while its pages name new items, and stops one page past the first empty one', () => {
+    const p = new PagingEnd();
+    // Pages 1–3 list 15 items each; 4 and on are empty ("no more products", same text).
+    for (let page = 1; page <= 3; page++) {
+      const items = Array.from({ length: 15 }, (_, i) => (page - 1) * 15 + i);
+      expect(p.observe(`${S}?page=${page}`, links(page, items), b('Products', page))).toBeUndefined();
+    }
+    expect(p.observe(`${S}?page=4`, links(4, []), b('No more products. Page 4 of 3', 4))).toBeUndefined(); // the first empty page: its next is followed
+    expect(p.observe(`${S}?page=5`, links(5, []), b('No more products. Page 5 of 3', 5))).toEqual(new Set([`${S}?page=6`])); // repeats page 4 but for its digits: stop
+  });
+
+  it('keeps going when the text differs (a thread whose pages link the same) or the items do', () => {
+    const p = new PagingEnd();
+    const thread = (n: number): { url: string }[] => [...nav, `http://forum.test/t?id=9&page=${n - 1}`, `http://forum.test/t?id=9&page=${n + 1}`].map((url) => ({ url }));
+    for (let page = 2; page <= 6; page++) expect(p.observe(`http://forum.test/t?id=9&page=${page}`, thread(page), b(`post ${'abcdefgh'[page]} says hello`, page))).toBeUndefined();
+    for (let page = 1; page <= 6; page++) expect(p.observe(`${S}?page=${page}`, links(page, [page]), b('Products', page))).toBeUndefined();
+  });
+
+  it('reads only query keys named as paging with a number, never a number in the path, and keeps series apart', () => {
+    const p = new PagingEnd();
+    // A gallery's next links in the path: photos told apart only by their image, never stopped.
+    for (let n = 1; n <= 5; n++) expect(p.observe(`http://g.test/photo/${n}`, [{ url: `http://g.test/photo/${n + 1}` }], b('Photo', n))).toBeUndefined();
+    // ?id= is not paging.
+    for (let n = 1; n <= 5; n++) expect(p.observe(`http://g.test/view?id=${n}`, [{ url: `http://g.test/view?id=${n + 1}` }], b('Photo', n))).toBeUndefined();
+    // ?page=abc is not a number.
+    expect(p.observe(`${S}?page=x`, [{ url: `${S}?page=y` }], b('x'))).toBeUndefined();
+    expect(p.observe(`${S}?page=x`, [{ url: `${S}?page=y` }], b('x'))).toBeUndefined();
+    // Two categories, both empty: each series stops on its own second empty page only.
+    const cat = (c: string, n: number): { url: string }[] => [...nav, `http://shop.test/list?cat=${c}&start=${n + 10}`].map((url) => ({ url }));
+    expect(p.observe(`http://shop.test/list?cat=a&start=0`, cat('a', 0), b('Empty'))).toBeUndefined();
+    expect(p.observe(`http://shop.test/list?cat=b&start=0`, cat('b', 0), b('Empty'))).toBeUndefined();
+    expect(p.observe(`http://shop.test/list?cat=a&start=10`, cat('a', 10), b('Empty'))).toEqual(new Set(['http://shop.test/list?cat=a&start=20']));
+    // Without a body (the fetcher keeps none) nothing is read.
+    expect(p.observe(`${S}?page=9`, links(9, []), undefined)).toBeUndefined();
+    expect(p.observe(`${S}?page=9`, links(9, []), undefined)).toBeUndefined();
+  });
+
+  it('drops only later pages: an empty page linking back to page 1 keeps that link', () => {
+    const p = new PagingEnd();
+    const l = (n: number): { url: string }[] => [...nav.map((url) => ({ url })), { url: `${S}?page=1` }, { url: `${S}?page=${n + 1}` }];
+    p.observe(`${S}?page=7`, l(7), b('None', 7));
+    expect(p.observe(`${S}?page=8`, l(8), b('None', 8))).toEqual(new Set([`${S}?page=9`]));
+  });
+});
