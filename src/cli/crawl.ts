@@ -96,7 +96,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
     { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
-    { name: 'max-wait', kind: 'duration', arg: 'TIME', min: 0, help: 'end the run when every host left must wait longer than TIME (a Retry-After, a robots.txt retry), to be resumed after it (default 1h; 0: wait as long as asked; never below the 5 min interval ceiling)' },
+    { name: 'max-wait', kind: 'duration', arg: 'TIME', min: 0, help: 'end the run when every host left must wait longer than TIME (a Retry-After, a robots.txt retry), to be resumed after it (default 1h; 0: wait as long as asked; never below the 5 min interval ceiling; a --redis node always waits)' },
     { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s, 10s per slot with --redis; also at stop)' },
     { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
@@ -980,9 +980,15 @@ export function aliasesLine(learned: CrawlSummary['learnedAliases'], c: CrawlCou
 export function waitLine(s: CrawlSummary, hosts: readonly HostStatus[], resume: string): string {
   if (s.reason !== 'waiting') return '';
   let first: HostStatus | undefined;
-  for (const h of hosts) if (h.queued > 0 && h.nextAtMs !== undefined && (first === undefined || h.nextAtMs < first.nextAtMs!)) first = h;
+  let held = 0;
+  for (const h of hosts) {
+    if (h.queued === 0 || h.nextAtMs === undefined) continue;
+    held++;
+    if (first === undefined || h.nextAtMs < first.nextAtMs!) first = h;
+  }
   const at = s.resumeAtMs === undefined ? '' : ` at ${new Date(s.resumeAtMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-  const who = first === undefined ? '' : ` (${first.host}: ${first.reason})`;
+  const others = held > 1 ? `; ${int(held - 1)} more host${held === 2 ? '' : 's'} held later: meguri hosts --why` : '';
+  const who = first === undefined ? '' : ` (${first.host}: ${first.reason}${others})`;
   return `  wait   the next fetch allowed is${at}${who}, past --max-wait — nothing was skipped: run ${resume} then to go on (--max-wait 0 waits in the run)`;
 }
 

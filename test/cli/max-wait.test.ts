@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/main.js';
+import { waitLine } from '../../src/cli/crawl.js';
+import { Engine, type HostStatus } from '../../src/engine/index.js';
 import { AGENT, inProcess } from './helpers.js';
 
 describe('meguri crawl --max-wait', () => {
@@ -46,5 +48,16 @@ describe('meguri crawl --max-wait', () => {
       .find((e) => e.type === 'end')!;
     expect(end).toMatchObject({ reason: 'waiting', fetchedThisRun: 0 });
     expect(Date.parse(end.resumeAt!) - Date.now()).toBeGreaterThan(23 * 3_600_000);
+  });
+
+  it('names the first host to go and how many more are held; says nothing for another stop reason', () => {
+    const base = new Engine({ agent: AGENT, seeds: [] }).summary();
+    const at = Date.UTC(2026, 11, 6, 12, 0, 0);
+    const host = (name: string, nextAtMs: number, queued = 3): HostStatus => ({ ...({} as HostStatus), host: name, queued, nextAtMs, reason: `blocked until ${name}` });
+    const hosts = [host('b.test', at + 60_000), host('a.test', at), host('c.test', at + 120_000), host('done.test', at, 0)];
+    expect(waitLine({ ...base, reason: 'waiting', resumeAtMs: at }, hosts, 'npx meguri crawl --data d')).toBe(
+      '  wait   the next fetch allowed is at 2026-12-06 12:00:00 UTC (a.test: blocked until a.test; 2 more hosts held later: meguri hosts --why), past --max-wait — nothing was skipped: run npx meguri crawl --data d then to go on (--max-wait 0 waits in the run)',
+    );
+    expect(waitLine({ ...base, reason: 'drained' }, hosts, 'x')).toBe('');
   });
 });
