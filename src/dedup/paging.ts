@@ -23,7 +23,7 @@
  * (the engine drops the links and counts them), or look across series.
  */
 import { domainHash } from '../prioritize/opic.js';
-import { evictOldest } from '../lru/index.js';
+import { evictOldest, lruSet } from '../lru/index.js';
 
 /** Series remembered (least recently observed out first). */
 const MAX_SERIES = 16_384;
@@ -94,14 +94,8 @@ export class PagingEnd {
     // 32-bit FNV-1a of the sorted links (the prioritizer's string hash) and of the body's bytes
     // but its ASCII digits.
     const signature = `${domainHash(outside.sort().join('\n'))}:${digitlessHash(body)}`;
-    let seen = this.#series.get(at.series);
-    if (seen === undefined) {
-      seen = new Set();
-    } else {
-      this.#series.delete(at.series);
-    }
-    this.#series.set(at.series, seen);
-    if (this.#series.size > MAX_SERIES) evictOldest(this.#series);
+    const seen = this.#series.get(at.series) ?? new Set<string>();
+    lruSet(this.#series, at.series, seen, MAX_SERIES);
     if (seen.has(signature)) return later.length > 0 ? new Set(later) : undefined;
     seen.add(signature);
     if (seen.size > MAX_SIGNATURES) evictOldest(seen);

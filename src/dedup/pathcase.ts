@@ -32,7 +32,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
-import { evictOldest } from '../lru/index.js';
+import { lruSet } from '../lru/index.js';
 
 /** Options of a `PathCase`. */
 export interface PathCaseOptions {
@@ -113,13 +113,6 @@ function sameContent(a: Served, contentFp: bigint | undefined, simhash: bigint |
   return a.simhash !== undefined && simhash !== undefined && a.simhash !== 0n && hamming(a.simhash, simhash) <= NEAR_DUP_DISTANCE;
 }
 
-/** Remembers `value` under `key` as the most recent, dropping the oldest past `max`. */
-function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) evictOldest(map);
-}
-
 /** Learns origins that serve paths in any letter case (see the module comment). */
 export class PathCase {
   readonly options: Readonly<PathCaseOptions>;
@@ -147,8 +140,7 @@ export class PathCase {
     const other = seen !== undefined && seen.url !== url ? seen : undefined;
     if (status === 404 || status === 410) return other === undefined ? undefined : this.#ban(f.origin);
     if (status < 200 || status >= 300) return undefined;
-    if (seen === undefined) remember(this.#served, f.folded, { url, contentFp, simhash }, this.options.maxSpellings);
-    else remember(this.#served, f.folded, seen, this.options.maxSpellings);
+    lruSet(this.#served, f.folded, seen ?? { url, contentFp, simhash }, this.options.maxSpellings);
     if (other === undefined) return undefined;
     if (!sameContent(other, contentFp, simhash)) return this.#ban(f.origin);
     const s = this.#state(f.origin);
@@ -184,7 +176,7 @@ export class PathCase {
     if (folded === undefined) return undefined;
     const known = this.#served.get(folded)?.url ?? this.#linked.get(folded);
     if (known === undefined) {
-      remember(this.#linked, folded, url, this.options.maxSpellings);
+      lruSet(this.#linked, folded, url, this.options.maxSpellings);
       return undefined;
     }
     return known === url ? undefined : known;
