@@ -101,6 +101,13 @@ import { evictOldest } from '../lru/index.js';
 
 const HOUR_MS = 3_600_000;
 
+/**
+ * A request that reaches the fetcher more than this after its dispatch has its host's and IP's
+ * windows count from then (`#launch`); within it, from the dispatch. So the fetcher may see two
+ * starts of one host up to this much closer than the interval.
+ */
+export const LATE_START_MS = 0.5;
+
 /** Rewritten links remembered until their fetch (`Engine#rewritten`): ≈ 150 B each. */
 const MAX_REWRITTEN = 65_536;
 
@@ -1296,7 +1303,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const begin = (): void => {
       // The request leaves now: if that is later than its dispatch, the windows count from now.
       const at = this.#clock();
-      if (at > req.dispatchedAtMs + 0.5) this.#frontier?.recordStart(req.host, pinned.ip, at);
+      if (at > req.dispatchedAtMs + LATE_START_MS) this.#frontier?.recordStart(req.host, pinned.ip, at);
       let pending: Promise<Outcome>;
       try {
         pending = this.#fetcher.fetch(pinned, this.#stop.signal);

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CorruptJournalError, Engine, type EngineOptions, type Progress, InvalidArgumentError, InvalidStateError, Journal, readHostStates, readPartition } from '../../src/index.js';
 import { AGENT } from './helpers.js';
 import { FakeWeb } from './fake.js';
+import { LATE_START_MS } from '../../src/engine/engine.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -59,7 +60,9 @@ describe('the loop', () => {
     const starts = (pred: (u: string) => boolean): number[] => web.log.filter((r) => pred(r.url)).map((r) => r.atMs);
     for (const group of [(u: string) => u.startsWith('http://a.test/'), (u: string) => u.startsWith('http://c.test/'), (u: string) => !u.startsWith('http://c.test/')]) {
       const t = starts(group);
-      for (let i = 1; i < t.length; i++) expect(t[i]! - t[i - 1]!).toBeGreaterThanOrEqual(59.9);
+      // The fake logs a request when the engine calls it; a call up to LATE_START_MS after its
+      // dispatch still counts from the dispatch (the engine's rule), so a gap may be that much short.
+      for (let i = 1; i < t.length; i++) expect(t[i]! - t[i - 1]!).toBeGreaterThanOrEqual(60 - LATE_START_MS);
     }
     const w = engine.wakeups;
     expect(w.stalls).toBe(0);
