@@ -82,7 +82,40 @@ export class ParsedArgs {
     private readonly values: ReadonlyMap<string, FlagValue>,
     /** `--help` was given. */
     readonly help: boolean,
+    /** The texts of each valued flag, as given (every occurrence). */
+    private readonly given: ReadonlyMap<string, readonly string[]> = new Map(),
   ) {}
+
+  /** The texts a valued flag was given with (each occurrence, unconverted), or undefined when absent or boolean. */
+  texts(name: string): readonly string[] | undefined {
+    return this.given.get(this.known(name));
+  }
+
+  /**
+   * These arguments with each flag of `fill` that was not given taken as if it had been
+   * (a resume's saved flags: its texts are converted and checked by the flag's row as given
+   * ones are; a boolean's texts are empty), and each flag of `drop` as if it had not.
+   */
+  filled(fill: ReadonlyMap<string, readonly string[]>, drop: ReadonlySet<string> = new Set()): ParsedArgs {
+    const values = new Map(this.values);
+    const given = new Map(this.given);
+    for (const name of drop) {
+      values.delete(this.known(name));
+      given.delete(name);
+    }
+    for (const [name, texts] of fill) {
+      const f = this.command.flags.find((x) => x.name === name);
+      if (f === undefined) throw new Error(`internal: ${this.command.name} has no flag --${name}`);
+      if (values.has(name) || drop.has(name)) continue;
+      if (f.kind === 'boolean') {
+        values.set(name, true);
+        continue;
+      }
+      values.set(name, flagValue(f, texts));
+      given.set(name, texts);
+    }
+    return new ParsedArgs(this.command, this.positionals, values, this.help, given);
+  }
 
   /** Whether `name` was given. */
   has(name: string): boolean {
@@ -254,6 +287,7 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
   }
   const help = parsed.values['help'] === true;
   const values = new Map<string, FlagValue>();
+  const given = new Map<string, readonly string[]>();
   for (const f of spec.flags) {
     const v = parsed.values[f.name];
     if (v === undefined) continue;
@@ -263,13 +297,8 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
     }
     if (help) continue;
     const texts = Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
-    if (f.multiple) {
-      const out = texts.map((t) => convertFlag(f, t));
-      values.set(f.name, f.kind === 'mapping' ? (out as (readonly [string, string])[]) : out.map(String));
-    } else {
-      const all = texts.map((t) => convertFlag(f, t));
-      values.set(f.name, (all[all.length - 1] ?? convertFlag(f, '')) as string | number);
-    }
+    values.set(f.name, flagValue(f, texts));
+    given.set(f.name, texts);
   }
   const positionals = parsed.positionals;
   if (!help) {
@@ -284,7 +313,17 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
       throw new InvalidArgumentError(`${spec.name}: unexpected argument ${JSON.stringify(extra[0])} (usage: meguri ${spec.name} ${spec.usage})`);
     }
   }
-  return new ParsedArgs(spec, positionals, values, help);
+  return new ParsedArgs(spec, positionals, values, help, given);
+}
+
+/** A valued flag's value from its texts: a list for a repeatable flag, else the last one (each checked). */
+function flagValue(f: FlagSpec, texts: readonly string[]): FlagValue {
+  if (f.multiple) {
+    const out = texts.map((t) => convertFlag(f, t));
+    return f.kind === 'mapping' ? (out as (readonly [string, string])[]) : out.map(String);
+  }
+  const all = texts.map((t) => convertFlag(f, t));
+  return (all[all.length - 1] ?? convertFlag(f, '')) as string | number;
 }
 
 function usageFromParseArgs(spec: CommandSpec, err: unknown, argv: readonly string[]): InvalidArgumentError {

@@ -47,6 +47,7 @@ import { ensureDirectory } from '../format/file.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
+import { resumeFlags, shownFlag } from './saved-flags.js';
 import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
 import { Redis } from 'ioredis';
@@ -100,9 +101,9 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s, 10s per slot with --redis; also at stop)' },
     { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
-    { name: 'proxy', kind: 'string', arg: 'URL', help: 'fetch through this HTTP proxy (CONNECT tunnels to addresses meguri resolved and checked)' },
+    { name: 'proxy', kind: 'string', arg: 'URL', help: 'fetch through this HTTP proxy (CONNECT tunnels to addresses meguri resolved and checked); saved for resumes without its user:password' },
     { name: 'http2', kind: 'boolean', help: 'offer HTTP/2 on TLS connections' },
-    { name: 'header', kind: 'string', arg: '"NAME: VALUE"', multiple: true, help: 'send this header with every request, to every host (e.g. "Accept-Language: ja"); for a password use user:password@ in the seed URL, which goes to its origin only' },
+    { name: 'header', kind: 'string', arg: '"NAME: VALUE"', multiple: true, help: 'send this header with every request, to every host (e.g. "Accept-Language: ja"; one named as a secret, Authorization or X-Api-Key, is not saved for resumes); for a password use user:password@ in the seed URL, which goes to its origin only' },
     { name: 'cookie', kind: 'string', arg: '"NAME=VALUE"', multiple: true, help: "start with this cookie for the seeds' hosts (a logged-in session copied from a browser); sent to those hosts only, never saved" },
     { name: 'ca', kind: 'string', arg: 'FILE', help: "also trust the CA certificates (PEM) in FILE, besides Node's own: an intranet's CA, a staging site's self-signed certificate" },
     { name: 'insecure', kind: 'boolean', help: 'do not verify TLS certificates (a test or staging site); the WARC still records what was served' },
@@ -114,11 +115,12 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'slots', kind: 'integer', arg: 'N', min: 1, max: 65_536, help: 'with --redis: slots of a new cluster crawl (default 64; fixed at creation)' },
     { name: 'durability', kind: 'choice', arg: 'MODE', choices: ['none', 'aof', 'wait'], help: "with --redis: links durable before each checkpoint by Redis's AOF (appendfsync always), by WAIT 1 on a replica, or not (default none)" },
     { name: 'log-format', kind: 'choice', arg: 'FMT', choices: ['lines', 'json'], help: 'log lines as text or as JSON objects (pino-style; default lines)' },
+    { name: 'unset', kind: 'string', arg: 'FLAG', multiple: true, help: 'on resume: drop a flag saved with the crawl so its default applies again (e.g. --unset proxy, --unset requisites, --unset no-learn-params)' },
   ],
   notes: [
     'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
     'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
-    'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, and a flag given on\nresume overrides the saved value (the change is printed and recorded).',
+    'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, --requisites,\n--no-learn-*, --header, --warc*, --proxy, --ca, --insecure, --memory, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, a flag given on\nresume overrides the saved value and --unset FLAG drops one (the change is printed and\nrecorded). Never saved: --cookie, user:password in a seed or --proxy, a --header whose name\nsays it carries a secret (Authorization, …-Token, …-Key), and --json, --interval, --log-*,\n--metrics-port.',
     'With --redis URL --crawl NAME --store DIR the crawl runs on as many processes and machines as\njoin it: crawl-wide flags (agent, scope, patterns, grouping, --min-delay, limits, --slots) are\nrecorded when the crawl is created; a node joining with none of them uses the recorded ones,\nand a differing one is refused naming both values. --data is then this node\'s pages and WARCs.',
     'Globs match the whole canonical URL: * stays within a path segment, ** crosses them; a host\nor path written in Unicode (bücher.example, /wiki/Café) matches as its canonical ASCII form.',
     'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 4 disk full (stopped cleanly: free space\nand run again to resume), 75 every host left must wait past --max-wait (run again\nat the time the summary names), 130 interrupted (resumable).',
@@ -489,22 +491,12 @@ export const FLAG_OF: Readonly<Record<string, string>> = {
   maxCrawlDelayMs: '--max-crawl-delay',
   recrawl: '--recrawl',
   recrawlBudget: '--budget',
-  extraSettings: '--resolve, --max-links, --max-body',
+  extraSettings: 'the flags of saved-flags.ts',
 };
-
-/** A whole number ≥ `min` read back from settings.json, or undefined (absent or damaged: the default then). */
-function savedCount(v: unknown, min: number): number | undefined {
-  return typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined;
-}
 
 /** A saved value as the user would type it. */
 function shown(v: unknown): string {
   if (v === Infinity || v === null) return 'unlimited';
-  if (typeof v === 'object' && v !== null && 'resolve' in v) {
-    const extra = v as { resolve: [string, string][]; maxLinks?: number; maxBody?: number };
-    const names = extra.resolve.map(([n, ip]) => `${n}=${ip}`).join(' ') || 'none';
-    return `${names}${extra.maxLinks === undefined ? '' : `, --max-links ${extra.maxLinks}`}${extra.maxBody === undefined ? '' : `, --max-body ${bytes(extra.maxBody)}`}`;
-  }
   if (typeof v === 'object' && v !== null && 'minDelayMs' in v) return `${String((v as { minDelayMs: unknown }).minDelayMs)}ms`;
   return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
 }
@@ -588,15 +580,19 @@ function readCaFile(file: string): string {
 }
 
 /** `meguri crawl`. */
-export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number> {
-  const dataDir = directoryFlag('data', resolvePath(args.text('data')!));
-  if (args.has('redis')) refuseSingleProcessData(dataDir);
+export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number> {
+  const dataDir = directoryFlag('data', resolvePath(typed.text('data')!));
+  if (typed.has('redis')) refuseSingleProcessData(dataDir);
   let saved: CrawlSettings | undefined;
   try {
     saved = readCrawlSettings(dataDir);
   } catch (err) {
     throw inFile(err, join(dataDir, SETTINGS_FILE));
   }
+  // From here on, the flags saved with the crawl count as given (saved-flags.ts).
+  const resumed = resumeFlags(typed, saved?.extraSettings, join(dataDir, SETTINGS_FILE));
+  const args = resumed.args;
+  for (const n of resumed.notes) io.stderr.write(`meguri: ${n}\n`);
   const given = [...args.positionals];
   const sitemaps = args.list('sitemap');
   const seedsFile = args.text('seeds');
@@ -618,11 +614,9 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
   // Only what was given goes in: the engine fills in the rest from the saved settings.
   if (args.flag('allow-private') && args.flag('no-allow-private')) throw new InvalidArgumentError('--allow-private and --no-allow-private contradict each other: give one');
   const allowPrivate = args.flag('no-allow-private') ? false : args.flag('allow-private') || saved?.allowPrivate === true;
-  const savedPairs = (saved?.extraSettings?.['resolve'] as [string, string][] | undefined) ?? [];
-  const pairs = args.has('resolve') ? args.pairs('resolve').map(([n, ip]): [string, string] => [n, ip]) : savedPairs;
-  // Saved beside --resolve: the links a page gives shape the crawl as the limits do.
-  const maxLinks = args.number('max-links') ?? savedCount(saved?.extraSettings?.['maxLinks'], 1);
-  const maxBody = args.number('max-body') ?? savedCount(saved?.extraSettings?.['maxBody'], 64 * 1024);
+  const pairs = args.pairs('resolve').map(([n, ip]): [string, string] => [n, ip]);
+  const maxLinks = args.number('max-links');
+  const maxBody = args.number('max-body');
   const http = httpFlags(args, [...seeds, ...(saved?.seeds ?? [])]).http;
   const caps = { ...(maxLinks !== undefined ? { maxLinks } : {}), ...(maxBody !== undefined ? { maxBodyBytes: maxBody, maxDecodedBytes: maxBody } : {}) };
   const engine: CrawlSetup['engine'] = {
@@ -653,9 +647,7 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
     ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
     ...(recrawl ? recrawlFreshness(budget ?? saved?.recrawlBudget ?? DEFAULT_RECRAWL_BUDGET) : budget !== undefined ? { recrawlBudget: budget } : {}),
     ...(args.flag('allow-private') ? { allowPrivate: true } : args.flag('no-allow-private') ? { allowPrivate: false } : {}),
-    ...(args.has('resolve') || args.has('max-links') || args.has('max-body') || saved === undefined
-      ? { extraSettings: { resolve: pairs, ...(maxLinks !== undefined ? { maxLinks } : {}), ...(maxBody !== undefined ? { maxBody } : {}) } }
-      : {}),
+    extraSettings: resumed.save,
     resolve: tableResolver(pairs, allowPrivate),
     ...(cluster !== undefined ? { cluster: cluster.options } : {}),
   };
@@ -687,7 +679,12 @@ export async function crawlCommand(args: ParsedArgs, io: CliIo): Promise<number>
           e.once('open', () => {
             if (saved !== undefined) io.stderr.write(`meguri: resuming ${dataDir} with its saved settings (${SETTINGS_FILE})\n`);
             for (const c of e.settingChanges) {
+              if (c.name === 'extraSettings') continue; // said flag by flag below
               io.stderr.write(`meguri: ${FLAG_OF[c.name] ?? c.name}: ${shown(c.from)} → ${shown(c.to)} (overrides the saved value; recorded in ${SETTINGS_FILE})\n`);
+            }
+            for (const c of resumed.changes) {
+              const why = c.to === undefined ? 'dropped by --unset' : 'overrides the saved value';
+              io.stderr.write(`meguri: --${c.flag}: ${shownFlag(c.from)} → ${shownFlag(c.to)} (${why}; recorded in ${SETTINGS_FILE})\n`);
             }
           });
         },

@@ -131,7 +131,7 @@ describe('meguri crawl: --max-links', () => {
     expect(first.code, first.err).toBe(0);
     expect(fetched(data).sort()).toEqual(['/list', '/list-leaf0', '/list-leaf1', '/list-leaf2', '/list-leaf3']);
     expect(first.out).toContain(`  links     1 page (${base}/list) had more than 4 distinct links: those past it were not followed (--max-links N takes more from the pages fetched after it is given)`);
-    expect(JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')).settings.extraSettings.maxLinks).toBe(4);
+    expect(JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')).settings.extraSettings['max-links']).toEqual(['4']);
     // A resume without the flag keeps the saved cap: a new seed's page is capped the same.
     const second = await inProcess(['crawl', `${base}/list2`, '--data', data, ...flags]);
     expect(second.code, second.err).toBe(0);
@@ -149,7 +149,7 @@ describe('meguri crawl: --max-links', () => {
     const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; bytes: number; truncated: boolean });
     expect(rows.map((r) => [r.url.replace(base, ''), r.bytes, r.truncated])).toEqual([['/long', 64 * 1024, true]]);
     expect(cut.out).toContain(`  cut       1 page (${base}/long) was longer than 64.0 KiB: kept and archived up to it (WARC-Truncated: length), links past it not taken`);
-    expect(JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')).settings.extraSettings.maxBody).toBe(64 * 1024);
+    expect(JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')).settings.extraSettings['max-body']).toEqual(['64K']);
     const whole = await inProcess(['crawl', `${base}/long`, '--data', join(dir, 'whole'), '--max-body', '1M', ...flags]);
     expect(fetched(join(dir, 'whole')).sort()).toEqual(['/long', '/tail']);
     expect(whole.out).not.toContain('  cut ');
