@@ -14,7 +14,7 @@
  * Never: send a request to the proxy in absolute form, or let the proxy pick the address.
  */
 import type { Socket } from 'node:net';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { InvalidArgumentError } from '../errors/index.js';
 
 /** A proxy the fetcher tunnels through. */
@@ -40,11 +40,21 @@ export class ProxyTunnel {
   /** Opens a tunnel to `ip:port` (an address the caller has already checked). */
   async open(ip: string, port: number, signal?: AbortSignal): Promise<Socket> {
     const target = `${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
-    const { socket, statusCode } = await this.#pool.connect({
-      path: target,
-      headers: { host: target, ...(this.#auth !== undefined ? { 'proxy-authorization': this.#auth } : {}) },
-      ...(signal !== undefined ? { signal } : {}),
-    });
+    let answer: Dispatcher.ConnectData;
+    try {
+      answer = await this.#pool.connect({
+        path: target,
+        headers: { host: target, ...(this.#auth !== undefined ? { 'proxy-authorization': this.#auth } : {}) },
+        ...(signal !== undefined ? { signal } : {}),
+      });
+    } catch (err) {
+      if (signal?.aborted === true) throw err;
+      // The proxy itself failed, not the site: say so, or a proxy that went down reads as every
+      // site refusing connections to its own address. The code stays (it classifies the failure).
+      const e = err as NodeJS.ErrnoException;
+      throw Object.assign(new Error(`proxy ${this.origin} unreachable: ${e.message}`, { cause: err }), e.code !== undefined ? { code: e.code } : {});
+    }
+    const { socket, statusCode } = answer;
     if (statusCode !== 200) {
       socket.destroy();
       throw Object.assign(new Error(`proxy ${this.origin} answered ${statusCode} to CONNECT ${target}`), { code: 'MEGURI_PROXY_REFUSED' });

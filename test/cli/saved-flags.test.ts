@@ -1,7 +1,7 @@
 // The crawl command's own flags saved with a crawl (src/cli/saved-flags.ts): a resume with
 // `--data DIR` alone keeps --warc-redact, --warc, --header, --requisites, --no-learn-* … as
 // started; --unset drops one; secrets are never written to settings.json.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,6 +11,7 @@ import { parseCommand } from '../../src/cli/args.js';
 import { CRAWL_SPEC } from '../../src/cli/crawl.js';
 import { SAVED_FLAGS, isSecretHeaderName, resumeFlags } from '../../src/cli/saved-flags.js';
 import { AGENT, inProcess } from './helpers.js';
+import { type AddressInfo, createServer } from 'node:net';
 
 const dir = mkdtempSync(join(tmpdir(), 'meguri-saved-flags-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -161,5 +162,29 @@ describe('meguri crawl: a resume with --data alone keeps the flags it was starte
     const bad = await inProcess(['crawl', '--data', data, '--interval', '1h']);
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/settings\.json: the saved --max-body "12" is refused .*give --max-body again or --unset max-body/);
+  });
+});
+
+describe('meguri crawl --proxy: a proxy that cannot be reached stops the run before it starts', () => {
+  it('names the proxy and fetches nothing; a saved one says how to drop it', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const data = join(dir, 'dead-proxy');
+    const run = await inProcess(['crawl', 'http://127.0.0.1:9/', '--data', data, '--agent', AGENT, '--allow-private', '--interval', '1h', '--proxy', `http://me:pw@127.0.0.1:${port}`]);
+    expect(run.code).toBe(1);
+    expect(run.err).toContain(`--proxy http://127.0.0.1:${port}: cannot connect (ECONNREFUSED); nothing was fetched`);
+    expect(run.err).not.toMatch(/saved with the crawl: give --proxy/);
+    expect(run.err).not.toContain('pw');
+    expect(existsSync(join(data, 'frontier.meguri'))).toBe(false);
+    // A crawl saved with a proxy that has since gone away.
+    const proxied = join(dir, 'saved-proxy');
+    mkdirSync(proxied);
+    const settings = { format: 'meguri-settings', v: 1, settings: { agent: AGENT, allowPrivate: true, extraSettings: { proxy: [`http://127.0.0.1:${port}/`] } }, history: [] };
+    writeFileSync(join(proxied, 'settings.json'), JSON.stringify(settings));
+    const resumed = await inProcess(['crawl', 'http://127.0.0.1:9/', '--data', proxied, '--interval', '1h']);
+    expect(resumed.code).toBe(1);
+    expect(resumed.err).toMatch(/it is the one saved with the crawl: give --proxy URL, or --unset proxy to fetch directly/);
   });
 });

@@ -119,6 +119,24 @@ describe('through a CONNECT proxy', () => {
     }
   });
 
+  it('a proxy that is down is named in the outcome, not taken for the site refusing its own address', async () => {
+    // A port that was just free: nothing listens there.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const f = new HttpFetcher({ agent: AGENT, allowPrivate: true, proxy: `http://127.0.0.1:${port}`, dns: dns({ 'plain.test': '127.0.0.2' }) });
+    try {
+      const o = await f.fetchUrl(`http://plain.test:${site.port}/x`);
+      expect(o.status).toBe(0);
+      expect(o.errorKind).toBe('connect');
+      expect(o.error).toContain(`proxy http://127.0.0.1:${port} unreachable: `);
+      expect(o.error).toMatch(/ECONNREFUSED/);
+    } finally {
+      await f.close();
+    }
+  });
+
   it('speaks HTTP/2 only with allowH2, and records an HTTP/2 exchange from its header list', async () => {
     const table = { 'secure.test': '127.0.0.3' };
     const h2 = new HttpFetcher({ agent: AGENT, allowPrivate: true, allowH2: true, record: true, tls: { ca: cert }, dns: dns(table) });
