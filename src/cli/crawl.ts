@@ -49,6 +49,7 @@ import { PagesIndex, pageRecord } from './pages.js';
 import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
 import { WarcWriter } from './warc.js';
 import { resumeFlags, shownFlag } from './saved-flags.js';
+import { type ScriptShell, scriptLine, scriptShell } from './script-pages.js';
 import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
 import { Redis } from 'ioredis';
@@ -158,6 +159,8 @@ export interface CrawlResult {
   /** Stopped by a signal (resumable). */
   readonly interrupted: boolean;
   readonly pagesWritten: number;
+  /** Seed pages whose scripts render them, linking to nothing in their HTML (script-pages.ts; at most a few). */
+  readonly scriptShells: readonly ScriptShell[];
   readonly warcFiles: readonly string[];
   readonly warcBytes: number;
   /** Out-links followed on this run's pages plus redirect targets (discoveries offered to the frontier). */
@@ -270,6 +273,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   let writtenUnjournaled: string | undefined;
   const holdAfter = testHoldAfter(io);
   const requisites = new Set<string>();
+  const scriptShells: ScriptShell[] = [];
   let count = 0;
   hub.route((signal) => {
     count++;
@@ -304,6 +308,10 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     try {
       for await (const page of engine.run()) {
         setup.onPage?.(page);
+        if (page.depth === 0 && scriptShells.length < MAX_SCRIPT_SHELLS) {
+          const shell = scriptShell(page);
+          if (shell !== undefined) scriptShells.push(shell);
+        }
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
         // Requisites are marked by how they were found (remembered for this run, bounded).
@@ -342,6 +350,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       summary: end,
       interrupted,
       pagesWritten: pages?.appended ?? 0,
+      scriptShells,
       warcFiles: warc?.files ?? [],
       warcBytes: warc?.bytes ?? 0,
       discoveries,
@@ -1077,6 +1086,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
     new JsonEvents(io.stdout).emit('end', {
       reason: s.reason,
       ...(s.resumeAtMs !== undefined ? { resumeAt: new Date(s.resumeAtMs).toISOString() } : {}),
+      ...(result.scriptShells.length > 0 ? { scriptShells: result.scriptShells } : {}),
       interrupted: result.interrupted,
       fetched: p.fetched,
       fetchedThisRun: p.fetchedThisRun,
@@ -1119,6 +1129,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       echoLine(s.counts),
       pagingLine(s.counts),
+      s.counts.sitemaps === 0 ? scriptLine(result.scriptShells) : '',
       linksCappedLine(s.counts, result.limits.maxLinks),
       bodiesCutLine(s.counts, result.limits.maxBody),
       waitLine(s, result.hosts, resume),
@@ -1136,6 +1147,9 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       .join('\n')}\n`,
   );
 }
+
+/** App shells among the seed pages kept for the summary (it names the first and counts the rest). */
+const MAX_SCRIPT_SHELLS = 100;
 
 /** Requisite URLs remembered until fetched (so pages.jsonl can mark them). */
 const MAX_REQUISITES = 1_000_000;
