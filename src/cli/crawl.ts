@@ -79,7 +79,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text" },
-    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, and links to a server that ignores the letter case of paths (IIS) to the spelling met first" },
+    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, and links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same" },
     { name: 'no-cookies', kind: 'boolean', help: 'send no cookies; by default the cookies a site sets are sent back to it for the rest of the run, as a browser does (RFC 6265 rules, memory only), and a redirect to the page itself (a cookie check) is fetched again with them' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
@@ -1054,6 +1054,15 @@ export function caseLine(origins: readonly string[], c: CrawlCounts): string {
   return `  case      ${what} — ${int(c.caseRewrites)} link${c.caseRewrites === 1 ? '' : 's'} taken to the spelling met first${copies} (learned from 2 pages served the same under two spellings; --no-learn-aliases fetches every spelling)`;
 }
 
+/** The end summary's line on origins learned to serve a directory's index file as the directory ('' for none, and nothing it saved). */
+export function indexLine(origins: readonly string[], c: CrawlCounts): string {
+  if (origins.length === 0 && c.indexRewrites === 0 && c.indexCopies === 0) return '';
+  const shown = origins.slice(0, 3).join(', ') + (origins.length > 3 ? ` and ${int(origins.length - 3)} more` : '');
+  const copies = c.indexCopies > 0 ? `, ${int(c.indexCopies)} queued spelling${c.indexCopies === 1 ? '' : 's'} of pages served not fetched` : '';
+  const what = origins.length === 0 ? 'nothing learned now' : `${shown} ${origins.length === 1 ? 'serves' : 'serve'} a directory's index file as the directory (/a/index.html = /a/)`;
+  return `  index     ${what} — ${int(c.indexRewrites)} link${c.indexRewrites === 1 ? '' : 's'} taken to the spelling met first${copies} (learned from 2 pages served the same under both; --no-learn-aliases fetches both)`;
+}
+
 /**
  * The end summary's line on links a lesson rewrote to a missing page ('' for none): the lesson
  * was unlearned and each link fetched as found instead.
@@ -1098,6 +1107,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       learnedParams: s.learnedParams,
       learnedAliases: s.learnedAliases,
       caseInsensitive: s.caseInsensitive,
+      indexFiles: s.indexFiles,
       rewriteMisses: s.rewriteMisses,
       settingChanges: s.settingChanges,
       urls: result.stats === undefined ? null : result.urlsAfter,
@@ -1122,6 +1132,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       robotsLine(s.robotsUnreachable),
       aliasesLine(s.learnedAliases, s.counts),
       caseLine(s.caseInsensitive, s.counts),
+      indexLine(s.indexFiles, s.counts),
       paramsLine(s.learnedParams, s.counts),
       rewriteMissLine(s.rewriteMisses),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,

@@ -204,7 +204,7 @@ interface EngineInfo {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -215,6 +215,9 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   // And an origin that ignores the letter case of paths: its links go to the spelling met first.
   const cases = Array.isArray(e.cases) ? (e.cases as unknown[]).filter((r): r is CaseRecord => caseRecordProblem(r) === undefined && (r as CaseRecord)[1]) : [];
   for (const [origin] of cases) aliases.push([`${origin}/… in any letter case`, 'the spelling met first']);
+  // And one that serves a directory's index file as the directory.
+  const indexFiles = Array.isArray(e.indexFiles) ? (e.indexFiles as unknown[]).filter((r): r is CaseRecord => caseRecordProblem(r) === undefined && (r as CaseRecord)[1]) : [];
+  for (const [origin] of indexFiles) aliases.push([`${origin}/…/ and …/index.html`, 'the spelling met first']);
   return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases };
 }
 

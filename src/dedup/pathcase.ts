@@ -28,14 +28,31 @@
  * fetching or clocks. A checkpoint keeps the learned and banned origins (`export` / `import`).
  * Bounded: at most `maxOrigins` origins, `maxSpellings` served spellings and as many linked ones
  * (≈ 200 B each: ≈ 6.5 MB at the defaults).
+ *
+ * The same learner, with `fold: 'index'`, learns servers that answer a directory's index file
+ * under both its names: `/docs/guide/` and `/docs/guide/index.html` (also `index.htm`,
+ * `index.php`, `default.aspx`, … — `INDEX_FILE`). Static site generators and hand-written sites
+ * link both ways (breadcrumbs to the directory, menus to the file), so every page of a loopback
+ * docs site of 31 pages was fetched twice (62 fetches). The two spellings of a path are then
+ * the directory and the directory plus an index file name; evidence, bans and rewrites are as
+ * above. A server that has no index file there (a 404) or serves another page (a dynamic `/blog/`
+ * beside a stale `/blog/index.html`) bans the origin.
  */
 import { InvalidArgumentError } from '../errors/index.js';
-import { defineOptions, numberField } from '../options/index.js';
+import { defineOptions, enumField, numberField } from '../options/index.js';
 import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
 import { lruSet } from '../lru/index.js';
 
+/**
+ * What two spellings of one path differ by: letter case (`'case'`), or a trailing index file
+ * name (`'index'`: `/a/` and `/a/index.html`).
+ */
+export type PathFold = 'case' | 'index';
+
 /** Options of a `PathCase`. */
 export interface PathCaseOptions {
+  /** What spellings of a path are taken for one page once learned. Default `'case'`. */
+  readonly fold: PathFold;
   /** Distinct paths served the same under two spellings before the origin is learned. Default 2. */
   readonly minEvidence: number;
   /** Origins tracked. Default 65,536. */
@@ -45,6 +62,7 @@ export interface PathCaseOptions {
 }
 
 const resolveOptions = defineOptions<PathCaseOptions>('PathCaseOptions', {
+  fold: enumField<PathFold>(['case', 'index'], 'case'),
   minEvidence: numberField({ min: 1, max: 64, integer: true, default: 2 }),
   maxOrigins: numberField({ min: 1, max: 1 << 24, integer: true, default: 65_536 }),
   maxSpellings: numberField({ min: 1, max: 1 << 24, integer: true, default: 16_384 }),
@@ -69,23 +87,32 @@ function pathStart(url: string): number {
   return scheme <= 0 ? -1 : url.indexOf('/', scheme + 3);
 }
 
-/** `url` with its path (from `slash`) lowered and its query as written. */
-function fold(url: string, slash: number): string {
+/**
+ * A directory's index file at the end of a path: the names web servers serve for the directory
+ * by default (Apache's DirectoryIndex, nginx's index, IIS's default documents, PHP and JSP).
+ */
+const INDEX_FILE = /\/(?:index|default)\.(?:html?|xhtml|shtml|php|aspx?|jsp)$/i;
+
+/** `url` with its path (from `slash`) folded by `how` and its query as written. */
+function fold(url: string, slash: number, how: PathFold): string {
   const q = url.indexOf('?', slash);
   const end = q < 0 ? url.length : q;
-  return url.slice(0, slash) + url.slice(slash, end).toLowerCase() + url.slice(end);
+  const path = url.slice(slash, end);
+  if (how === 'case') return url.slice(0, slash) + path.toLowerCase() + url.slice(end);
+  const m = INDEX_FILE.exec(path);
+  return m === null ? url : url.slice(0, slash) + path.slice(0, m.index + 1) + url.slice(end);
 }
 
-/** A canonical http(s) URL's origin and its case-folded form, or undefined. */
-function foldOf(url: string): { origin: string; folded: string } | undefined {
+/** A canonical http(s) URL's origin and its folded form, or undefined. */
+function foldOf(url: string, how: PathFold): { origin: string; folded: string } | undefined {
   const slash = pathStart(url);
-  return slash < 0 ? undefined : { origin: url.slice(0, slash), folded: fold(url, slash) };
+  return slash < 0 ? undefined : { origin: url.slice(0, slash), folded: fold(url, slash, how) };
 }
 
-/** The case-folded form of `url` when its origin is in `learned`, else undefined (nothing lowered). */
-function foldIn(learned: ReadonlySet<string>, url: string): string | undefined {
+/** The folded form of `url` when its origin is in `learned`, else undefined (nothing folded). */
+function foldIn(learned: ReadonlySet<string>, url: string, how: PathFold): string | undefined {
   const slash = pathStart(url);
-  return slash < 0 || !learned.has(url.slice(0, slash)) ? undefined : fold(url, slash);
+  return slash < 0 || !learned.has(url.slice(0, slash)) ? undefined : fold(url, slash, how);
 }
 
 interface OriginState {
@@ -134,7 +161,7 @@ export class PathCase {
    */
   observe(url: string, status: number, contentFp: bigint | undefined, simhash: bigint | undefined): CaseLesson | undefined {
     if (typeof url !== 'string') throw new InvalidArgumentError(`PathCase.observe url must be a string, got ${typeof url}`);
-    const f = foldOf(url);
+    const f = foldOf(url, this.options.fold);
     if (f === undefined) return undefined;
     const seen = this.#served.get(f.folded);
     const other = seen !== undefined && seen.url !== url ? seen : undefined;
@@ -159,7 +186,7 @@ export class PathCase {
    * already remembered is kept, and nothing is once `maxSpellings` are.
    */
   noteServed(url: string, contentFp: bigint | undefined, simhash: bigint | undefined): void {
-    const f = foldOf(url);
+    const f = foldOf(url, this.options.fold);
     if (f === undefined || this.#served.has(f.folded) || this.#served.size >= this.options.maxSpellings) return;
     this.#served.set(f.folded, { url, contentFp, simhash });
   }
@@ -172,7 +199,7 @@ export class PathCase {
   rewrite(url: string): string | undefined {
     // Every link of every page comes here: nothing is split until some origin is learned.
     if (this.#learned.size === 0) return undefined;
-    const folded = foldIn(this.#learned, url);
+    const folded = foldIn(this.#learned, url, this.options.fold);
     if (folded === undefined) return undefined;
     const known = this.#served.get(folded)?.url ?? this.#linked.get(folded);
     if (known === undefined) {
@@ -188,7 +215,7 @@ export class PathCase {
    */
   duplicateOf(url: string): string | undefined {
     if (this.#learned.size === 0) return undefined;
-    const folded = foldIn(this.#learned, url);
+    const folded = foldIn(this.#learned, url, this.options.fold);
     const served = folded === undefined ? undefined : this.#served.get(folded)?.url;
     return served !== undefined && served !== url ? served : undefined;
   }
@@ -199,8 +226,8 @@ export class PathCase {
    * unlearned origin, or undefined when `rewritten` was not this learner's doing.
    */
   refuted(original: string, rewritten: string): CaseLesson | undefined {
-    const a = foldOf(original);
-    const b = foldOf(rewritten);
+    const a = foldOf(original, this.options.fold);
+    const b = foldOf(rewritten, this.options.fold);
     if (a === undefined || b === undefined || a.folded !== b.folded || original === rewritten || !this.#learned.has(a.origin)) return undefined;
     return this.#ban(a.origin);
   }

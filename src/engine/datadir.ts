@@ -115,6 +115,8 @@ export interface EngineState {
   readonly slashes?: SlashRecord[];
   /** Origins learned to ignore the letter case of paths, and banned (`PathCase.export`; absent: none, or an older build). */
   readonly cases?: CaseRecord[];
+  /** Origins learned to serve a directory's index file as the directory, and banned (`PathCase.export` with `fold: 'index'`; absent: none, or an older build). */
+  readonly indexFiles?: CaseRecord[];
 }
 
 /** An `EngineState` without its version tag (the tag is this file's business). */
@@ -195,6 +197,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('params', paramRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);
+  eachRecord('indexFiles', caseRecordProblem);
   return s as unknown as EngineState;
 }
 

@@ -197,6 +197,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #slashes: SlashRules | undefined;
   /** Origins that ignore the letter case of paths, learned (`EngineOptions.learnAliases` too). */
   readonly #cases: PathCase | undefined;
+  /** Origins that serve a directory's index file as the directory, learned (`EngineOptions.learnAliases` too). */
+  readonly #indexFiles: PathCase | undefined;
   /**
    * Links the learners rewrote, rewritten URL → the URL as found (the first one), until the
    * rewritten URL is fetched: a 404 there refutes the lesson. At most `MAX_REWRITTEN` (oldest
@@ -345,6 +347,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
+    this.#indexFiles = o.learnAliases ? new PathCase({ fold: 'index' }) : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -354,6 +357,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       params: this.#params,
       slashes: this.#slashes,
       cases: this.#cases,
+      indexFiles: this.#indexFiles,
       enabled: o.robots,
       fetch: this.#observedRobotsFetch(this.#gatedRobots(robotsFetchOf(this.#fetcher, (url) => this.#names.addressOf(url), o.clock))),
       agent: o.agent,
@@ -607,6 +611,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       learnedParams: this.#params?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
+      indexFiles: this.#indexFiles?.learned() ?? [],
       rewriteMisses: this.#tally.rewriteMisses(),
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
@@ -1021,6 +1026,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
+      if (state.indexFiles !== undefined) this.#indexFiles?.import(state.indexFiles);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = found.generation;
       this.#completed = state.completed;
@@ -1029,11 +1035,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       // The spellings served are not checkpointed: the latest are read back from the URLs
       // fetched, so a spelling queued or refused as a copy stays one after a resume, and a
       // page fetched before it still counts as evidence.
-      const cases = this.#cases;
-      if (cases !== undefined) {
+      const spellings = [this.#cases, this.#indexFiles].filter((l): l is PathCase => l !== undefined);
+      if (spellings.length > 0) {
         const latest: CrawledUrl[] = [];
-        this.#frontier.eachCrawled(cases.options.maxSpellings, (r) => latest.push(r));
-        for (let i = latest.length - 1; i >= 0; i--) cases.noteServed(latest[i]!.url, latest[i]!.contentFp, latest[i]!.simhash);
+        this.#frontier.eachCrawled(Math.max(...spellings.map((l) => l.options.maxSpellings)), (r) => latest.push(r));
+        for (const l of spellings) for (let i = latest.length - 1; i >= 0; i--) l.noteServed(latest[i]!.url, latest[i]!.contentFp, latest[i]!.simhash);
       }
       this.#reconsider();
     } else {
@@ -1074,7 +1080,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
     this.#frontier!.reconsider((url, status) => {
       if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
-      if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url)) !== undefined) return false;
+      if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
       return this.#directory.register(url) !== undefined;
     });
   }
@@ -1550,7 +1556,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       aliases.observe(req.url, o.status, location);
       this.#slashes?.observe(req.url, o.status, location);
       // A cut body's fingerprints are not the page's: it neither proves nor refutes a lesson.
-      if (o.truncated !== true) this.#cases?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
+      if (o.truncated !== true) {
+        this.#cases?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
+        this.#indexFiles?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
+      }
     }
     if (params !== undefined && o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
     if (links === undefined) return links;
@@ -1558,6 +1567,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let moved = 0;
     let stripped = 0;
     let spelled = 0;
+    let indexed = 0;
     for (let i = 0; i < links.length; i++) {
       let url = links[i]!.url;
       const a = aliases?.rewrite(url);
@@ -1575,6 +1585,11 @@ export class Engine extends EventEmitter<EngineEvents> {
         url = cs;
         spelled++;
       }
+      const ix = this.#indexFiles?.rewrite(url);
+      if (ix !== undefined) {
+        url = ix;
+        indexed++;
+      }
       const p = params?.rewrite(url);
       if (p !== undefined) {
         url = p;
@@ -1590,6 +1605,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     if (moved > 0) this.#tally.aliasRewrites(moved);
     if (spelled > 0) this.#tally.caseRewrites(spelled);
+    if (indexed > 0) this.#tally.indexRewrites(indexed);
     if (stripped > 0) this.#tally.paramRewrites(stripped);
     return out ?? links;
   }
@@ -1609,6 +1625,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#aliases?.refuted(original, url);
     this.#slashes?.refuted(original, url);
     this.#cases?.refuted(original, url);
+    this.#indexFiles?.refuted(original, url);
     this.#params?.refuted(original, url);
     this.#tally.rewriteMiss(original);
     return original;
@@ -1868,16 +1885,18 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];
+    const indexFiles = this.#indexFiles?.export() ?? [];
     return {
       ...(params.length > 0 ? { params } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),
       ...(cases.length > 0 ? { cases } : {}),
+      ...(indexFiles.length > 0 ? { indexFiles } : {}),
     };
   }
 

@@ -229,8 +229,11 @@ export interface EngineOptions {
    * bans it), links into the section are written its way. And origins that ignore the letter
    * case of paths (IIS): once two paths were each served the same under two spellings (a
    * `PathCase`; a 404 or another page under another spelling bans it), links to the origin are
-   * taken to the spelling of their path met first (`CrawlCounts.caseRewrites`). Default true;
-   * the checkpoint keeps the aliases, slash rules and case lessons learned and banned.
+   * taken to the spelling of their path met first (`CrawlCounts.caseRewrites`); and origins
+   * that serve a directory's index file as the directory (`/a/index.html` = `/a/`; a `PathCase`
+   * with `fold: 'index'`), their links taken to the spelling met first
+   * (`CrawlCounts.indexRewrites`). Default true; the checkpoint keeps the aliases, slash rules,
+   * case and index lessons learned and banned.
    */
   readonly learnAliases: boolean;
   /**

@@ -75,6 +75,8 @@ export interface RobotsGateOptions {
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
   readonly cases?: PathCase | undefined;
+  /** Origins learned to serve a directory's index file as the directory: a queued other spelling of a page served this run is refused. */
+  readonly indexFiles?: PathCase | undefined;
   /** Obey robots.txt; when false the gate only waits for DNS. */
   readonly enabled: boolean;
   /** Fetches one robots.txt hop (no redirects followed); see `robotsFetchOf`. */
@@ -285,6 +287,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {
       this.o.tally.caseCopy();
+      return true;
+    }
+    if (this.o.indexFiles?.duplicateOf(url) !== undefined) {
+      this.o.tally.indexCopy();
       return true;
     }
     if (this.o.slashes?.duplicateOf(url) !== undefined) {

@@ -110,6 +110,13 @@ export interface CrawlSummary {
    */
   readonly caseInsensitive: readonly string[];
   /**
+   * Origins learned to serve a directory's index file as the directory (`/a/index.html` as `/a/`;
+   * `EngineOptions.learnAliases`, a `PathCase` with `fold: 'index'`): links to them are taken to
+   * the spelling met first (`CrawlCounts.indexRewrites`), and a queued other spelling of a page
+   * served is not fetched (`indexCopies`).
+   */
+  readonly indexFiles: readonly string[];
+  /**
    * Links as found that a learner rewrote to a page that answered 404, 410 or as a soft-404
    * (at most 100): the lesson was unlearned and banned, and each was fetched as found instead,
    * at the missed URL's depth.

@@ -85,6 +85,10 @@ export interface CrawlCounts {
   readonly caseRewrites: number;
   /** Queued URLs not fetched: another spelling of their path was served by an origin that ignores case. */
   readonly caseCopies: number;
+  /** Links taken to the spelling met first (`/a/` or `/a/index.html`) on an origin that serves a directory's index file as the directory. */
+  readonly indexRewrites: number;
+  /** Queued URLs not fetched: the other spelling (`/a/` or `/a/index.html`) was served by such an origin. */
+  readonly indexCopies: number;
   /**
    * Links to later pages of a listing not followed: their page repeated an earlier page of the
    * same series past the listing's end (`PagingEnd`, under `EngineOptions.trapDetection`).
@@ -146,6 +150,8 @@ export class Tally {
   #caseRewrites = 0;
   #pagingEnds = 0;
   #caseCopies = 0;
+  #indexRewrites = 0;
+  #indexCopies = 0;
   #bodiesCutExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
@@ -243,6 +249,16 @@ export class Tally {
     this.#caseCopies++;
   }
 
+  /** Links of a page taken to the spelling met first on an origin that serves index files as their directory. */
+  indexRewrites(n: number): void {
+    this.#indexRewrites += n;
+  }
+
+  /** A queued URL not fetched: the directory or its index file was served under the other spelling. */
+  indexCopy(): void {
+    this.#indexCopies++;
+  }
+
   /** Links of a page past a listing's end not followed (`PagingEnd`). */
   pagingEnds(n: number): void {
     this.#pagingEnds += n;
@@ -311,6 +327,8 @@ export class Tally {
       caseRewrites: this.#caseRewrites,
       pagingEnds: this.#pagingEnds,
       caseCopies: this.#caseCopies,
+      indexRewrites: this.#indexRewrites,
+      indexCopies: this.#indexCopies,
       ...(this.#bodiesCutExample === undefined ? {} : { bodiesCutExample: this.#bodiesCutExample }),
     };
   }

@@ -92,3 +92,70 @@ describe('meguri crawl: a server that ignores the letter case of paths', () => {
     expect(caselessRequests).toHaveLength(1 + 3 * PRODUCTS);
   });
 });
+
+// A static docs site whose menus link each section as /sec/N/index.html and whose pages link
+// it as /sec/N/ (breadcrumbs, "next"): every page was fetched twice (62 fetches for 31 pages).
+// `PathCase` with `fold: 'index'` learns that the server answers both the same.
+const SECTIONS = 30;
+function docs(requests: string[], indexServed: boolean): Server {
+  return createServer((req, res) => {
+    const path = req.url ?? '/';
+    if (path === '/robots.txt') return void res.writeHead(404).end();
+    requests.push(path);
+    const m = /^\/(?:sec\/(\d+)\/)?(index\.html)?$/.exec(path);
+    const n = m === null ? -1 : Number(m[1] ?? 0);
+    if (n < 0 || n > SECTIONS || (m![2] !== undefined && !indexServed)) return void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
+    const menu = Array.from({ length: SECTIONS }, (_, i) => `<a href="/sec/${i + 1}/index.html">Section ${i + 1}</a>`).join(' ');
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<html><body><nav><a href="/">Home</a> ${menu}</nav><h1>Section ${n}</h1><p>${`Section ${n} in detail. `.repeat(15)}</p>${n > 0 ? `<a href="/sec/${n}/">permalink</a> <a href="../${(n % SECTIONS) + 1}/">next</a>` : '<a href="/sec/1/">start</a>'}</body></html>`);
+  });
+}
+
+describe('meguri crawl: a server that serves a directory and its index file the same', () => {
+  const requests: string[] = [];
+  const strictRequests: string[] = [];
+  let site: Server;
+  let strict: Server;
+  let dir = '';
+  const base = (s: Server): string => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--interval', '1h'];
+  const page = (u: string): string => u.replace(/index\.html$/, '');
+
+  beforeAll(async () => {
+    site = docs(requests, true);
+    strict = docs(strictRequests, false);
+    await Promise.all([site, strict].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    dir = mkdtempSync(join(tmpdir(), 'meguri-index-'));
+  });
+  afterAll(async () => {
+    await Promise.all([site, strict].map((s) => new Promise((r) => s.close(r))));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fetches each section once (and the two spellings that taught it), across a resume; stats shows the lesson', async () => {
+    const data = join(dir, 'docs');
+    expect((await inProcess(['crawl', `${base(site)}/`, '--data', data, '--max-pages', '6', ...flags])).code).toBe(0);
+    const second = await inProcess(['crawl', '--data', data, '--max-pages', '1000', ...flags]);
+    expect(second.code).toBe(0);
+    expect(new Set(requests.map(page)).size).toBe(SECTIONS + 1);
+    // Before: 62 (every section under both spellings).
+    expect(requests.length).toBeLessThanOrEqual(SECTIONS + 1 + 2);
+    expect(second.out).toMatch(/ {2}index {5}http:\/\/127\.0\.0\.1:\d+ serves a directory's index file as the directory \(\/a\/index\.html = \/a\/\) — \d+ links? taken to the spelling met first/);
+    const stats = await inProcess(['stats', data]);
+    expect(stats.out).toMatch(/ {2}learned {5}http:\/\/127\.0\.0\.1:\d+\/…\/ and …\/index\.html → the spelling met first/);
+  });
+
+  it('learns nothing where index.html is missing: both spellings are asked, as before', async () => {
+    const run = await inProcess(['crawl', `${base(strict)}/`, '--data', join(dir, 'strict'), ...flags]);
+    expect(run.code).toBe(0);
+    expect(run.out).not.toContain('  index ');
+    expect(new Set(strictRequests).size).toBe(2 * SECTIONS + 1);
+  });
+
+  it('--no-learn-aliases fetches both spellings', async () => {
+    requests.length = 0;
+    const run = await inProcess(['crawl', `${base(site)}/`, '--data', join(dir, 'off'), '--no-learn-aliases', ...flags]);
+    expect(run.code).toBe(0);
+    expect(requests).toHaveLength(2 * SECTIONS + 1);
+  });
+});

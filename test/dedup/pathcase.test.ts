@@ -131,3 +131,61 @@ describe('PathCase', () => {
     );
   });
 });
+
+describe("PathCase with fold: 'index'", () => {
+  const D = 'http://docs.test';
+  it('learns a server that serves a directory and its index file the same, then takes links to the spelling met first', () => {
+    const c = new PathCase({ fold: 'index' });
+    expect(c.observe(`${D}/guide/`, 200, 1n, 0xf0n)).toBeUndefined();
+    expect(c.observe(`${D}/guide/index.html`, 200, 1n, 0xf0n)).toBeUndefined(); // one directory: not yet
+    c.observe(`${D}/api/index.html`, 200, 2n, 0x0fn);
+    expect(c.observe(`${D}/api/`, 200, 2n, 0x0fn)).toEqual({ origin: D, learned: true });
+    expect(c.rewrite(`${D}/guide/index.html`)).toBe(`${D}/guide/`);
+    expect(c.rewrite(`${D}/api/`)).toBe(`${D}/api/index.html`);
+    // Every index name servers use, at the root too; a query stays and must match.
+    expect(c.rewrite(`${D}/faq/index.htm`)).toBeUndefined();
+    expect(c.rewrite(`${D}/faq/`)).toBe(`${D}/faq/index.htm`);
+    for (const name of ['index.php', 'default.aspx', 'Default.asp', 'index.shtml', 'index.jsp', 'INDEX.HTML']) expect(c.rewrite(`${D}/faq/${name}`), name).toBe(`${D}/faq/index.htm`);
+    expect(c.rewrite(`${D}/`)).toBeUndefined();
+    expect(c.rewrite(`${D}/index.html`)).toBe(`${D}/`);
+    expect(c.rewrite(`${D}/guide/index.html?v=2`)).toBeUndefined();
+    expect(c.rewrite(`${D}/guide/?v=2`)).toBe(`${D}/guide/index.html?v=2`);
+    // Not an index file: a page named index-like, a file without the slash before it, letter case of the rest.
+    expect(c.rewrite(`${D}/guide/indexes.html`)).toBeUndefined();
+    expect(c.rewrite(`${D}/guideindex.html`)).toBeUndefined();
+    expect(c.rewrite(`${D}/Guide/index.html`)).toBeUndefined();
+    expect(c.duplicateOf(`${D}/guide/index.html`)).toBe(`${D}/guide/`);
+    expect(c.duplicateOf(`${D}/guide/`)).toBeUndefined();
+  });
+
+  it('never learns a server with no index file there or another page under it; a missing rewrite unlearns', () => {
+    const missing = new PathCase({ fold: 'index', minEvidence: 1 });
+    missing.observe(`${D}/`, 200, 1n, 1n);
+    missing.observe(`${D}/index.html`, 404, undefined, undefined);
+    missing.observe(`${D}/a/`, 200, 2n, 2n);
+    expect(missing.observe(`${D}/a/index.html`, 200, 2n, 2n)).toBeUndefined();
+    expect(missing.export()).toEqual([[D, false]]);
+    const other = new PathCase({ fold: 'index', minEvidence: 1 });
+    other.observe(`${D}/blog/`, 200, 1n, 0xffn);
+    expect(other.observe(`${D}/blog/index.html`, 200, 2n, 0xff00n)).toBeUndefined();
+    expect(other.learned()).toEqual([]);
+    const c = new PathCase({ fold: 'index', minEvidence: 1 });
+    c.observe(`${D}/a/`, 200, 1n, 1n);
+    expect(c.observe(`${D}/a/index.php`, 200, 1n, 1n)).toEqual({ origin: D, learned: true });
+    expect(c.refuted(`${D}/b/index.php`, `${D}/c/`)).toBeUndefined(); // not two spellings of one path
+    c.rewrite(`${D}/b/`);
+    expect(c.rewrite(`${D}/b/index.php`)).toBe(`${D}/b/`);
+    expect(c.refuted(`${D}/b/index.php`, `${D}/b/`)).toEqual({ origin: D, learned: false });
+    expect(c.rewrite(`${D}/a/`)).toBeUndefined();
+  });
+
+  it('a case fold never folds index files and an index fold never folds letter case', () => {
+    const cs = new PathCase({ minEvidence: 1 });
+    cs.observe(`${D}/a/`, 200, 1n, 1n);
+    expect(cs.observe(`${D}/a/index.html`, 200, 1n, 1n)).toBeUndefined();
+    const ix = new PathCase({ fold: 'index', minEvidence: 1 });
+    ix.observe(`${D}/A/`, 200, 1n, 1n);
+    expect(ix.observe(`${D}/a/`, 200, 1n, 1n)).toBeUndefined();
+    expect(() => new PathCase({ fold: 'slash' as 'case' })).toThrow(/fold/);
+  });
+});
