@@ -101,6 +101,12 @@ export class HostRecord {
    * which costs at most two more answers at the held interval.
    */
   faultRun = 0;
+  /**
+   * The interval the host had when its current outage began (src/politeness `isUnreachable`),
+   * 0 when none: its first healthy answer after it gets that back, one back-off step up
+   * (`afterOutage`). Not checkpointed: a restart mid-outage recovers by the AIMD creep.
+   */
+  outageFromMs = 0;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
   /**

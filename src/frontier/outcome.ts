@@ -10,7 +10,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
-import { PAGE_FAULT_RUN, adapt, atCeiling, hostInterval, ipSignalOf, isPageFault, isThrottle, observeLatency, signalOf } from '../politeness/index.js';
+import { PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isPageFault, isThrottle, isUnreachable, observeLatency, signalOf } from '../politeness/index.js';
 import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
@@ -86,7 +86,15 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
     if (!retry && h.faultRun < 255) h.faultRun++;
     if (h.faultRun < PAGE_FAULT_RUN) signal = { ...signal, pageFault: true };
   }
-  h.intervalMs = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
+  if (h.outageFromMs === 0 && isUnreachable(o.status, o.errorKind)) h.outageFromMs = h.intervalMs;
+  let interval = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
+  if (o.status > 0 && h.outageFromMs > 0) {
+    // The server answers again: a healthy answer ends the outage one step above its old pace;
+    // a struggling one (429, 5xx) leaves the interval to the AIMD rule from where it is.
+    if (!isThrottle(o.status)) interval = hostInterval(cfg, afterOutage(cfg, h.outageFromMs, interval), h.crawlDelayMs);
+    h.outageFromMs = 0;
+  }
+  h.intervalMs = interval;
   // The address hears what this answer says of the machine (never the host's Retry-After
   // or Crawl-delay: those are the host's own). The latency verdict is the host's own
   // estimator's (observeLatency above), so a slow site on a fast machine is not the machine.

@@ -24,11 +24,13 @@
 export {
   adapt,
   adaptIp,
+  afterOutage,
   atCeiling,
   hostInterval,
   ipSignalOf,
   isPageFault,
   isThrottle,
+  isUnreachable,
   PAGE_FAULT_RUN,
   politenessConfig,
   signalOf,

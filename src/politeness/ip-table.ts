@@ -46,7 +46,7 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import type { IpImage } from '../format/partition.js';
-import { type IpSignal, type PolitenessConfig, adaptIp, politenessConfig } from './policy.js';
+import { type IpSignal, type PolitenessConfig, adaptIp, afterOutage, politenessConfig } from './policy.js';
 
 /** Entries below this count are never swept automatically. */
 const MIN_SWEEP_SIZE = 64;
@@ -111,6 +111,8 @@ export class IpTable {
   #next: Float64Array = new Float64Array(16);
   #last: Float64Array = new Float64Array(16);
   #pressure: Float64Array = new Float64Array(16);
+  /** The interval when the address's current outage began, 0 for none (policy.ts `afterOutage`; not exported). */
+  #outageFrom: Float64Array = new Float64Array(16);
   #inFlight: Int32Array = new Int32Array(16);
   /** 1 while the slot holds a record (tracked), 0 when absent or evicted. */
   #live: Uint8Array = new Uint8Array(16);
@@ -169,6 +171,7 @@ export class IpTable {
     this.#next = f64(this.#next, ABSENT_NEXT);
     this.#last = f64(this.#last, ABSENT_LAST);
     this.#pressure = f64(this.#pressure, 0);
+    this.#outageFrom = f64(this.#outageFrom, 0);
     const inFlight = new Int32Array(cap);
     inFlight.set(this.#inFlight);
     this.#inFlight = inFlight;
@@ -290,9 +293,16 @@ export class IpTable {
     const machine = signal !== 'healthy';
     const pressure = this.#pressure[slot]! * (1 - PRESSURE_ALPHA) + (machine ? PRESSURE_ALPHA : 0);
     this.#pressure[slot] = pressure;
+    const outage = this.#outageFrom[slot]!;
+    if (signal === 'unreachable' && outage === 0) this.#outageFrom[slot] = this.#interval[slot]!;
     if (machine && pressure < PRESSURE_THRESHOLD) return false;
     const before = this.#interval[slot]!;
-    const interval = adaptIp(this.#cfg, before, signal);
+    let interval = adaptIp(this.#cfg, before, signal);
+    if (outage > 0 && signal !== 'unreachable') {
+      // The machine answered again: healthy, its old pace one step up; busy, AIMD from here.
+      if (signal === 'healthy' || signal === 'slow') interval = Math.max(this.floorMs, afterOutage(this.#cfg, outage, interval));
+      this.#outageFrom[slot] = 0;
+    }
     this.#interval[slot] = interval;
     const last = this.#last[slot]!;
     if (last >= 0 && last + interval > this.#next[slot]!) this.#next[slot] = last + interval;
@@ -360,6 +370,7 @@ export class IpTable {
     this.#next[slot] = ABSENT_NEXT;
     this.#last[slot] = ABSENT_LAST;
     this.#pressure[slot] = 0;
+    this.#outageFrom[slot] = 0;
     this.#inFlight[slot] = 0;
   }
 
