@@ -107,6 +107,8 @@ export class HostRecord {
    * (`afterOutage`). Not checkpointed: a restart mid-outage recovers by the AIMD creep.
    */
   outageFromMs = 0;
+  /** When the current outage began (ms; meaningful while `outageFromMs` > 0). Not checkpointed. */
+  outageSinceMs = 0;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
   /**

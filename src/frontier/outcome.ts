@@ -24,6 +24,15 @@ import { FpFlag } from './table.js';
 /** Reports pinned at the politeness ceiling in a row before a host is flagged Dead. */
 const DEAD_AFTER = 3;
 
+/**
+ * How long a host's outage (connections failing: src/politeness `isUnreachable`) spends no
+ * URL's retries after the failure that began it. A server restarting or being redeployed
+ * refuses connections for seconds to minutes; charging each refused attempt to its URL gave
+ * those URLs up (3 retries) while nothing was wrong with them. Past this, the host is taken
+ * for gone and its URLs spend their retries again, so a dead server still drains.
+ */
+export const OUTAGE_GRACE_MS = 3_600_000;
+
 /** `Frontier.report` (see there): false for a stale or duplicate report. */
 export function report(s: FrontierState, outcome: Outcome, nowMs: number): boolean {
   if (outcome === null || typeof outcome !== 'object') throw new InvalidArgumentError(`report: expected an Outcome, received ${String(outcome)}`);
@@ -41,6 +50,9 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
   if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
+  // A connection refused again while the host's outage is young is the outage's, not the
+  // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
+  const outageProbe = h.outageFromMs > 0 && outcome.status === 0 && outcome.errorKind === 'connect' && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS;
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
   const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
@@ -51,7 +63,7 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
     markRedirected(s, row, outcome, nowMs, h);
   } else if (tr.retry) {
     const sl = t.slotFor(row);
-    const tries = t.retries[sl]! + 1;
+    const tries = t.retries[sl]! + (outageProbe ? 0 : 1);
     t.retries[sl] = Math.min(tries, 255);
     if (tries > s.opts.retryLimit) {
       t.status[row] = UrlStatus.Gone;
@@ -86,7 +98,10 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
     if (!retry && h.faultRun < 255) h.faultRun++;
     if (h.faultRun < PAGE_FAULT_RUN) signal = { ...signal, pageFault: true };
   }
-  if (h.outageFromMs === 0 && isUnreachable(o.status, o.errorKind)) h.outageFromMs = h.intervalMs;
+  if (h.outageFromMs === 0 && isUnreachable(o.status, o.errorKind)) {
+    h.outageFromMs = h.intervalMs;
+    h.outageSinceMs = nowMs;
+  }
   let interval = hostInterval(cfg, adapt(cfg, h.intervalMs, signal), h.crawlDelayMs);
   if (o.status > 0 && h.outageFromMs > 0) {
     // The server answers again: a healthy answer ends the outage one step above its old pace;

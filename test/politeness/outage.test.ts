@@ -5,6 +5,7 @@
 // time: a loopback site down for 90 s took 35 minutes to crawl its next 25 pages.
 import { describe, expect, it } from 'vitest';
 import { Frontier, type Outcome } from '../../src/index.js';
+import { OUTAGE_GRACE_MS } from '../../src/frontier/outcome.js';
 import { IpTable, afterOutage, ipSignalOf, isUnreachable, politenessConfig } from '../../src/politeness/index.js';
 
 const cfg = politenessConfig();
@@ -89,5 +90,29 @@ describe('an address that could not be reached', () => {
     expect(b.intervalOf('10.0.0.2')).toBe(busy * cfg.backoff);
     b.observe('10.0.0.2', 'healthy');
     expect(b.intervalOf('10.0.0.2')).toBe(busy * cfg.backoff - cfg.narrowMs);
+  });
+});
+
+describe('URLs of a host that could not be reached', () => {
+  const down = (untilMs: number) => (r: { row: number; url: string }, atMs: number): Outcome =>
+    atMs < untilMs ? { row: r.row, url: r.url, status: 0, errorKind: 'connect' } : { row: r.row, url: r.url, status: 200, latencyMs: 20 };
+
+  it('spend no retries on the refusals after the first while the outage is young: a 3-page site down for 30 minutes loses no page', () => {
+    const f = site(3);
+    const log = f.drain(0, down(30 * 60_000));
+    // Charging every refusal gave all three up (four failures each) long before the site came back.
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 3 });
+    expect(f.stats(0).byStatus.Gone ?? 0).toBe(0);
+    // The same URL probed the outage (it kept its place, first in the queue); the others waited.
+    const during = log.filter((d) => d.atMs < 30 * 60_000).map((d) => d.url);
+    expect(new Set(during.slice(1)).size).toBe(1);
+  });
+
+  it('a server that never comes back still drains: past OUTAGE_GRACE_MS its URLs spend their retries', () => {
+    const f = site(3);
+    const log = f.drain(0, down(Infinity));
+    expect(f.stats(0).byStatus).toMatchObject({ Gone: 3 });
+    expect(log[log.length - 1]!.atMs).toBeGreaterThan(OUTAGE_GRACE_MS);
+    expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS + 4 * 3600_000);
   });
 });
