@@ -332,6 +332,13 @@ const maxPagesField: FieldSpec<number> = {
   fallback: () => Infinity,
 };
 
+/** A duration that may be Infinity ("wait as long as asked"), the default of `maxWaitMs`. */
+const waitField: FieldSpec<number> = {
+  expects: 'a number of milliseconds >= 0, or Infinity',
+  check: (v, fail) => (typeof v === 'number' && v >= 0 ? v : fail()),
+  fallback: () => Infinity,
+};
+
 const stringsField: FieldSpec<readonly string[]> = {
   expects: 'an array of strings',
   check: (v, fail) => (Array.isArray(v) && v.every((s) => typeof s === 'string') ? Object.freeze([...(v as string[])]) : fail()),
@@ -400,7 +407,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     cookies: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
-    maxWaitMs: numberField({ min: 0, default: Infinity }),
+    maxWaitMs: waitField,
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),
     clock: functionField<() => number>(monotonicEpochMs),
     signal: customField<AbortSignal | undefined>('an AbortSignal', (v): v is AbortSignal => v instanceof AbortSignal),

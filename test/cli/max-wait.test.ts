@@ -12,6 +12,7 @@ import { EXIT } from '../../src/cli/main.js';
 import { waitLine } from '../../src/cli/crawl.js';
 import { Engine, type HostStatus } from '../../src/engine/index.js';
 import { AGENT, inProcess } from './helpers.js';
+import { resolveEngineOptions } from '../../src/engine/options.js';
 
 describe('meguri crawl --max-wait', () => {
   let server: Server;
@@ -48,6 +49,16 @@ describe('meguri crawl --max-wait', () => {
       .find((e) => e.type === 'end')!;
     expect(end).toMatchObject({ reason: 'waiting', fetchedThisRun: 0 });
     expect(Date.parse(end.resumeAt!) - Date.now()).toBeGreaterThan(23 * 3_600_000);
+  });
+
+  it('--max-wait 0 waits in the run as asked (it was refused: the engine took no Infinity), and the library takes maxWaitMs: Infinity', async () => {
+    const run = await inProcess(['crawl', `${base}/`, '--data', join(dir, 'zero'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', '--max-wait', '0', '--exclude', '**/later']);
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toContain('meguri crawl: nothing left to fetch');
+    expect(resolveEngineOptions({ agent: AGENT, maxWaitMs: Infinity }).maxWaitMs).toBe(Infinity);
+    expect(resolveEngineOptions({ agent: AGENT }).maxWaitMs).toBe(Infinity);
+    expect(() => resolveEngineOptions({ agent: AGENT, maxWaitMs: -1 })).toThrow(/maxWaitMs: expected a number of milliseconds >= 0, or Infinity/);
+    expect(() => resolveEngineOptions({ agent: AGENT, maxWaitMs: Number.NaN })).toThrow(/maxWaitMs/);
   });
 
   it('names the first host to go and how many more are held; says nothing for another stop reason', () => {
