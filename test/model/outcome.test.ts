@@ -12,6 +12,7 @@ import {
   outcomeClass,
 } from '../../src/index.js';
 import type { FetchErrorKind } from '../../src/index.js';
+import { OUTAGE_GRACE_MS } from '../../src/frontier/outcome.js';
 
 const CASES: [number, FetchErrorKind | undefined, OutcomeClass][] = [
   [200, undefined, 'ok'],
@@ -81,8 +82,9 @@ describe("the frontier's state machine follows the table", () => {
     const want = tr.crawl ? 'Crawled' : tr.follow ? 'Redirected' : tr.retry ? 'RetryWait' : cls === 'gone' ? 'Gone' : 'Disallowed';
     expect(after[want]).toBe(1);
     if (tr.retry) {
-      // The retry limit is the table's "then Gone".
-      let now = 0;
+      // The retry limit is the table's "then Gone" — asked past the outage grace, since a refused
+      // connection within an hour of the host's first spends no retry (OUTAGE_GRACE_MS; test/politeness/outage.test.ts).
+      let now = OUTAGE_GRACE_MS;
       let again = f.dispatch(now);
       while (again === undefined) again = f.dispatch((now = f.nextEligible()!));
       f.report({ row: again.row, url: again.url, status, errorKind }, now);
