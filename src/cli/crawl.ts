@@ -1045,22 +1045,29 @@ export function pagingLine(c: CrawlCounts): string {
   return `  paging    ${int(c.pagingEnds)} link${c.pagingEnds === 1 ? '' : 's'} to later pages not followed: listing pages past their end repeating the page before (?page=…: the same links, the same words)`;
 }
 
+/**
+ * The end summary's line on one spelling learner (`PathCase`): the origins it learned, saying
+ * `what` of them, the links it took to the spelling met first and the queued spellings it did
+ * not fetch ('' when it learned and saved nothing).
+ */
+function spellingLine(label: string, origins: readonly string[], what: (many: boolean) => string, rewrites: number, copies: number, learnedFrom: string): string {
+  if (origins.length === 0 && rewrites === 0 && copies === 0) return '';
+  const shown = origins.slice(0, 3).join(', ') + (origins.length > 3 ? ` and ${int(origins.length - 3)} more` : '');
+  const skipped = copies > 0 ? `, ${int(copies)} queued spelling${copies === 1 ? '' : 's'} of pages served not fetched` : '';
+  const lesson = origins.length === 0 ? 'nothing learned now' : `${shown} ${what(origins.length > 1)}`;
+  return `  ${label.padEnd(10)}${lesson} — ${int(rewrites)} link${rewrites === 1 ? '' : 's'} taken to the spelling met first${skipped} (${learnedFrom})`;
+}
+
 /** The end summary's line on origins learned to ignore the letter case of paths ('' for none, and nothing it saved). */
 export function caseLine(origins: readonly string[], c: CrawlCounts): string {
-  if (origins.length === 0 && c.caseRewrites === 0 && c.caseCopies === 0) return '';
-  const shown = origins.slice(0, 3).join(', ') + (origins.length > 3 ? ` and ${int(origins.length - 3)} more` : '');
-  const copies = c.caseCopies > 0 ? `, ${int(c.caseCopies)} queued spelling${c.caseCopies === 1 ? '' : 's'} of pages served not fetched` : '';
-  const what = origins.length === 0 ? 'nothing learned now' : `${shown} ${origins.length === 1 ? 'ignores' : 'ignore'} the letter case of paths`;
-  return `  case      ${what} — ${int(c.caseRewrites)} link${c.caseRewrites === 1 ? '' : 's'} taken to the spelling met first${copies} (learned from 2 pages served the same under two spellings; --no-learn-aliases fetches every spelling)`;
+  const what = (many: boolean): string => `${many ? 'ignore' : 'ignores'} the letter case of paths`;
+  return spellingLine('case', origins, what, c.caseRewrites, c.caseCopies, 'learned from 2 pages served the same under two spellings; --no-learn-aliases fetches every spelling');
 }
 
 /** The end summary's line on origins learned to serve a directory's index file as the directory ('' for none, and nothing it saved). */
 export function indexLine(origins: readonly string[], c: CrawlCounts): string {
-  if (origins.length === 0 && c.indexRewrites === 0 && c.indexCopies === 0) return '';
-  const shown = origins.slice(0, 3).join(', ') + (origins.length > 3 ? ` and ${int(origins.length - 3)} more` : '');
-  const copies = c.indexCopies > 0 ? `, ${int(c.indexCopies)} queued spelling${c.indexCopies === 1 ? '' : 's'} of pages served not fetched` : '';
-  const what = origins.length === 0 ? 'nothing learned now' : `${shown} ${origins.length === 1 ? 'serves' : 'serve'} a directory's index file as the directory (/a/index.html = /a/)`;
-  return `  index     ${what} — ${int(c.indexRewrites)} link${c.indexRewrites === 1 ? '' : 's'} taken to the spelling met first${copies} (learned from 2 pages served the same under both; --no-learn-aliases fetches both)`;
+  const what = (many: boolean): string => `${many ? 'serve' : 'serves'} a directory's index file as the directory (/a/index.html = /a/)`;
+  return spellingLine('index', origins, what, c.indexRewrites, c.indexCopies, 'learned from 2 pages served the same under both; --no-learn-aliases fetches both');
 }
 
 /**

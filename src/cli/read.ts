@@ -203,6 +203,12 @@ interface EngineInfo {
   readonly aliases: readonly AliasRecord[];
 }
 
+/** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
+function learnedOrigins(records: unknown): string[] {
+  if (!Array.isArray(records)) return [];
+  return (records as unknown[]).filter((r): r is CaseRecord => caseRecordProblem(r) === undefined && (r as CaseRecord)[1]).map(([origin]) => origin);
+}
+
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
   const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
@@ -212,12 +218,10 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   // A section's trailing-slash rule reads as a move too: `http://x/blog/…` → `http://x/blog/…/`.
   const slashes = Array.isArray(e.slashes) ? (e.slashes as unknown[]).filter((r): r is SlashRecord => slashRecordProblem(r) === undefined && (r as SlashRecord)[1] !== null) : [];
   for (const [section, rule] of slashes) aliases.push(rule === 'add' ? [`${section}…`, `${section}…/`] : [`${section}…/`, `${section}…`]);
-  // And an origin that ignores the letter case of paths: its links go to the spelling met first.
-  const cases = Array.isArray(e.cases) ? (e.cases as unknown[]).filter((r): r is CaseRecord => caseRecordProblem(r) === undefined && (r as CaseRecord)[1]) : [];
-  for (const [origin] of cases) aliases.push([`${origin}/… in any letter case`, 'the spelling met first']);
-  // And one that serves a directory's index file as the directory.
-  const indexFiles = Array.isArray(e.indexFiles) ? (e.indexFiles as unknown[]).filter((r): r is CaseRecord => caseRecordProblem(r) === undefined && (r as CaseRecord)[1]) : [];
-  for (const [origin] of indexFiles) aliases.push([`${origin}/…/ and …/index.html`, 'the spelling met first']);
+  // And an origin that ignores the letter case of paths, or serves a directory's index file as
+  // the directory: its links go to the spelling met first.
+  for (const origin of learnedOrigins(e.cases)) aliases.push([`${origin}/… in any letter case`, 'the spelling met first']);
+  for (const origin of learnedOrigins(e.indexFiles)) aliases.push([`${origin}/…/ and …/index.html`, 'the spelling met first']);
   return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases };
 }
 
