@@ -8,10 +8,13 @@
  * and serves at most nₐ / Σₕ iₕ fetches per ms while its nₐ hosts with work alternate. So
  *
  *     capacity = Σₐ 1000·nₐ / Σₕ∈ₐ iₕ           (fetches per second)
- *     ETA      = max( remaining / min(observed rate, capacity),  maxₐ Σₕ∈ₐ qₕ·iₕ / 1000 )
+ *     ETA      = max( remaining / min(observed rate, capacity),  maxₐ Σₕ∈ₐ (wₕ + (qₕ − 1)·iₕ) / 1000 )
  *
- * where the address bound applies only when the crawl is expected to drain (not when
- * `--max-pages` cuts it earlier). Hosts that are blocked (robots.txt unreachable,
+ * where wₕ ≤ iₕ is how long until host h's next start is allowed (iₕ when that is not known),
+ * and at the capacity the first remaining fetch is counted from the soonest wₕ; so a host
+ * backed off to a 5-minute interval counts down to its next fetch instead of showing the same
+ * qₕ·iₕ for the whole interval. The address bound applies only when the crawl
+ * is expected to drain (not when `--max-pages` cuts it earlier). Hosts that are blocked (robots.txt unreachable,
  * Retry-After), dead or without work add no capacity; a host with no resolved address counts
  * as its own address.
  */
@@ -42,6 +45,7 @@ export interface Eta {
 export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages: number, nowMs?: number): Eta {
   const byIp = new Map<string, { n: number; sumInterval: number; work: number }>();
   let blockedUntilMs: number | undefined;
+  let soonest = Infinity;
   for (const h of hosts) {
     if (h.queued > 0 && h.category === 'blocked' && h.nextAtMs !== undefined) blockedUntilMs = Math.min(blockedUntilMs ?? Infinity, h.nextAtMs);
     if (h.queued === 0 || h.category === 'blocked' || h.category === 'dead' || h.category === 'idle') continue;
@@ -50,7 +54,9 @@ export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages:
     const a = byIp.get(key) ?? { n: 0, sumInterval: 0, work: 0 };
     a.n++;
     a.sumInterval += interval;
-    a.work += h.queued * interval;
+    const wait = untilNextStart(h, interval, nowMs);
+    if (wait < soonest) soonest = wait;
+    a.work += wait + (h.queued - 1) * interval;
     byIp.set(key, a);
   }
   let capacity = 0;
@@ -64,12 +70,21 @@ export function estimateEta(p: Progress, hosts: readonly HostStatus[], maxPages:
   const budget = Number.isFinite(maxPages) ? Math.max(0, maxPages - p.pagesOk) : Infinity;
   const remaining = Math.min(queued, budget);
   if (remaining === 0) return { seconds: 0, capacityPerSec: capacity, remaining: 0, hostBound: false };
-  const rate = p.pagesPerSec > 0 ? Math.min(p.pagesPerSec, capacity > 0 ? capacity : p.pagesPerSec) : capacity;
-  const byRate = rate > 0 ? remaining / rate : Infinity;
+  const observed = p.pagesPerSec > 0 && (capacity === 0 || p.pagesPerSec < capacity);
+  const rate = observed ? p.pagesPerSec : capacity;
+  // At the politeness capacity the first of the remaining fetches comes when the soonest host's
+  // window opens, not a full 1/rate from now: counted so, the estimate counts down between fetches.
+  const byRate = rate <= 0 ? Infinity : observed || !Number.isFinite(soonest) ? remaining / rate : Math.min(remaining / rate, soonest / 1000 + (remaining - 1) / rate);
   const bound = budget >= queued ? slowest : 0;
   const eta = { seconds: Math.max(byRate, bound), capacityPerSec: capacity, remaining, hostBound: bound > byRate };
   if (Number.isFinite(eta.seconds) || blockedUntilMs === undefined) return eta;
   return { ...eta, blockedUntilMs, ...(nowMs !== undefined ? { blockedForMs: Math.max(0, blockedUntilMs - nowMs) } : {}) };
+}
+
+/** How long until `h` may start its next fetch: its window's remainder, at most one interval. */
+function untilNextStart(h: HostStatus, intervalMs: number, nowMs: number | undefined): number {
+  if (nowMs === undefined || h.nextAtMs === undefined) return intervalMs;
+  return Math.min(intervalMs, Math.max(0, h.nextAtMs - nowMs));
 }
 
 /** Waits this long or longer name the day, not only the time of day. */

@@ -94,6 +94,29 @@ describe('estimateEta', () => {
     const tomorrow = estimateEta(progress({ queued: 5, pagesPerSec: 0 }), [{ ...host('a', '10.0.0.1', 3, 1000, 'blocked'), nextAtMs: at + 86_400_000 }], Infinity, at);
     expect(statusLines(progress(), ctx({ eta: tomorrow })).join('\n')).toContain('the first may go at 2026-01-02 12:00:30 UTC (in 24 h);');
   });
+
+  it('counts down to a backed-off host\'s next start instead of standing still for its interval', () => {
+    // A host widened to the 5-minute ceiling with 3 URLs left (a hostile site's retries): the
+    // estimate was 3 × 300 s for the whole interval; read at a known clock it is the time to
+    // its next start plus two more intervals, and falls as that start nears.
+    const at = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const backedOff = (nextAtMs: number): ReturnType<typeof host> => ({ ...host('a', '10.0.0.1', 3, 300_000), nextAtMs });
+    const etaAt = (nowMs: number | undefined): number => estimateEta(progress({ queued: 3, inFlight: 0, pagesPerSec: 0 }), [backedOff(at)], Infinity, nowMs).seconds;
+    expect(etaAt(undefined)).toBeCloseTo(900, 9);
+    expect(etaAt(at - 290_000)).toBeCloseTo(890, 9);
+    expect(etaAt(at - 60_000)).toBeCloseTo(660, 9);
+    expect(etaAt(at)).toBeCloseTo(600, 9);
+    // A start that was due in the past (the host is ready) counts as now; never below it.
+    expect(etaAt(at + 30_000)).toBeCloseTo(600, 9);
+    // A window further away than one interval (a Crawl-delay just raised) counts one interval.
+    expect(etaAt(at - 900_000)).toBeCloseTo(900, 9);
+    // Over many hosts the capacity estimate counts from the soonest window too.
+    const many = [0, 1, 2, 3].map((i) => ({ ...host(`h${i}`, `10.0.0.${i + 1}`, 1, 10_000), nextAtMs: at + 1000 * (i + 1) }));
+    const eta = estimateEta(progress({ queued: 4, inFlight: 0, pagesPerSec: 0 }), many, Infinity, at);
+    expect(eta.capacityPerSec).toBeCloseTo(0.4, 9);
+    // 1 s to the soonest window, then the other three at 0.4/s: 8.5 s, not 4 / 0.4 = 10 s.
+    expect(eta.seconds).toBeCloseTo(8.5, 9);
+  });
 });
 
 describe('statusLines', () => {
