@@ -220,7 +220,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
     nextAtMs = ipAt;
     const iv = s.ipIntervalMs === undefined ? '' : ` (IP interval ${duration(s.ipIntervalMs)}${sharing(s.ipHosts)})`;
     reason = `waiting on shared IP ${s.ip}${iv} until ${at(ipAt)}`;
-  } else if (ownAt > nowMs && s.lastDispatchMs >= 0 && ownAt > s.lastDispatchMs + s.intervalMs + 1) {
+  } else if (ownAt > nowMs && s.lastDispatchMs >= 0 && ownAt > s.lastDispatchMs + s.intervalMs + 1 && (s.flags & HostFlags.SpacedFromAnswer) === 0) {
     why = 'retry-after';
     nextAtMs = ownAt;
     reason = `blocked until ${at(ownAt)} by Retry-After`;

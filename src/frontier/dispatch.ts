@@ -87,7 +87,9 @@ function robotsCleared(s: FrontierState, h: HostRecord, nowMs: number): boolean 
   if (delay > h.crawlDelayMs && Number.isFinite(delay)) {
     h.crawlDelayMs = delay;
     h.intervalMs = hostInterval(s.politeness, h.intervalMs, delay);
-    if (h.lastDispatchMs >= 0) h.nextEligibleMs = h.lastDispatchMs + h.intervalMs;
+    // Later, never earlier: a window already past start + interval (a Retry-After, a struggling
+    // server's answer) stands.
+    if (h.lastDispatchMs >= 0 && h.lastDispatchMs + h.intervalMs > h.nextEligibleMs) h.nextEligibleMs = h.lastDispatchMs + h.intervalMs;
     if (h.nextEligibleMs > nowMs) {
       park(s, h);
       return false;

@@ -10,7 +10,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
-import { PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isPageFault, isThrottle, isUnreachable, observeLatency, signalOf } from '../politeness/index.js';
+import { PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isNeverSent, isPageFault, isThrottle, isUnreachable, observeLatency, signalOf } from '../politeness/index.js';
 import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
@@ -89,6 +89,8 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
  */
 function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number, retry: boolean): void {
   const cfg = s.politeness;
+  // Nothing reached the server: its pace and latency stay as they were, the window as launched.
+  if (isNeverSent(o.status, o.errorKind)) return;
   let signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
   if (!isPageFault(o.status, o.errorKind)) h.faultRun = 0;
   else {
@@ -115,8 +117,21 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   // estimator's (observeLatency above), so a slow site on a fast machine is not the machine.
   if (h.ip !== '') s.ips.observeSlot(ipSlotOf(s, h), ipSignalOf(o.status, o.errorKind, signal.latencyRising === true));
   let next = h.lastDispatchMs + h.intervalMs;
+  // A struggling server's widened interval counts from its answer, not from the request's start:
+  // counted from the start, a fetch that timed out after 30 s (or a 503 that took as long) had
+  // used up any interval under 30 s, and the next request left the moment it failed. Healthy
+  // answers keep the start-to-start rule (DESIGN §7).
+  h.flags &= ~HostFlags.SpacedFromAnswer;
+  if (isThrottle(signal.status) && signal.pageFault !== true && nowMs + h.intervalMs > next) {
+    next = nowMs + h.intervalMs;
+    h.flags |= HostFlags.SpacedFromAnswer;
+  }
   const ra = signal.retryAfterMs;
-  if (ra !== undefined && ra > 0 && nowMs + ra > next) next = nowMs + ra;
+  if (ra !== undefined && ra > 0 && nowMs + ra >= next) {
+    // The server's own word sets the window (adapt took it as the interval's floor too).
+    next = nowMs + ra;
+    h.flags &= ~HostFlags.SpacedFromAnswer;
+  }
   h.nextEligibleMs = next;
   // Dead means pinned at the ceiling by the server's own failures; a robots crawl-delay at or
   // above the ceiling pins the interval there too, and must not make a healthy host dead.

@@ -28,6 +28,7 @@ export {
   atCeiling,
   hostInterval,
   ipSignalOf,
+  isNeverSent,
   isPageFault,
   isThrottle,
   isUnreachable,

@@ -156,10 +156,24 @@ export function isThrottle(status: number): boolean {
  * the interval where it is. Measured on a loopback site of 100 pages answering at once, every
  * fifth a 500: 12 requests in 3 min 19 s with every 5xx a throttle (the interval doubled per
  * retry of the same URL), all 100 pages and their retries in about 2 minutes with this rule.
+ * A response that was not valid HTTP, or whose headers passed the size cap ('protocol'), is
+ * one page's too: a loopback page sending 100 kB of headers doubled its host's interval at
+ * each of its four attempts.
  */
 export function isPageFault(status: number, errorKind?: string | undefined): boolean {
-  if (status === 0) return errorKind === 'incomplete';
+  if (status === 0) return errorKind === 'incomplete' || errorKind === 'protocol';
   return status === 500 || status === 501 || (status >= 505 && status <= 519);
+}
+
+/**
+ * Whether a failure happened before any request left the crawler, so it says nothing of the
+ * server: the URL was malformed or too long for the fetcher ('url'), its address was refused by
+ * the crawler's own rules ('refused'), the HTTP client refused the request locally ('local'), or
+ * the crawler aborted it ('aborted'). The host's interval and latency ignore such an outcome; it
+ * used to double the interval as if the server were overloaded.
+ */
+export function isNeverSent(status: number, errorKind: string | undefined): boolean {
+  return status === 0 && (errorKind === 'url' || errorKind === 'refused' || errorKind === 'local' || errorKind === 'aborted');
 }
 
 /**

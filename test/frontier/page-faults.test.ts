@@ -3,7 +3,7 @@
 // in a row from URLs on their first attempt, and a URL waiting for a retry goes after every URL
 // of its host not yet tried. Virtual time throughout (drain's clock), so the bounds are exact.
 import { describe, expect, it } from 'vitest';
-import { Frontier, HostFlags, type Outcome, PAGE_FAULT_RUN, isPageFault } from '../../src/index.js';
+import { Frontier, HostFlags, type Outcome, PAGE_FAULT_RUN, isNeverSent, isPageFault } from '../../src/index.js';
 
 const urls = (n: number): string[] => Array.from({ length: n }, (_, i) => `https://a.example/p/${i}`);
 
@@ -21,7 +21,47 @@ describe('isPageFault', () => {
     for (const s of [500, 501, 505, 507, 519]) expect(isPageFault(s), String(s)).toBe(true);
     for (const s of [200, 304, 404, 429, 502, 503, 504, 520, 522, 524, 599]) expect(isPageFault(s), String(s)).toBe(false);
     expect(isPageFault(0, 'incomplete')).toBe(true);
-    for (const k of [undefined, 'network', 'connect', 'timeout', 'protocol', 'dns']) expect(isPageFault(0, k), String(k)).toBe(false);
+    expect(isPageFault(0, 'protocol')).toBe(true);
+    for (const k of [undefined, 'network', 'connect', 'timeout', 'dns']) expect(isPageFault(0, k), String(k)).toBe(false);
+  });
+
+  it('nothing sent is no signal: isNeverSent covers the crawler\'s own refusals only', () => {
+    for (const k of ['url', 'refused', 'local', 'aborted']) expect(isNeverSent(0, k), k).toBe(true);
+    for (const k of [undefined, 'network', 'connect', 'timeout', 'dns', 'tls', 'protocol', 'incomplete']) expect(isNeverSent(0, k), String(k)).toBe(false);
+    expect(isNeverSent(503, 'url')).toBe(false);
+  });
+});
+
+describe('failures that are not the server\'s load', () => {
+  it('a page whose headers pass the size cap holds the interval, and is retried after the rest', () => {
+    const f = site(20);
+    // Every fourth page sends oversized headers (a protocol error), as fast as the rest.
+    const log = f.drain(0, (r): Outcome =>
+      index(r.url) % 4 === 3 ? { row: r.row, url: r.url, status: 0, errorKind: 'protocol', latencyMs: 20 } : { row: r.row, url: r.url, status: 200, latencyMs: 20 },
+    );
+    expect(log.length).toBe(15 + 5 * 4);
+    expect(log.slice(0, 20).map((d) => index(d.url))).toEqual(urls(20).map((_, i) => i));
+    // As a throttle each of the 20 failures doubled the interval (to the 5-min ceiling).
+    expect(log[log.length - 1]!.atMs).toBeLessThan(35_000);
+    expect(f.hostSnapshots('a.example')[0]!.intervalMs).toBeLessThan(1000);
+  });
+
+  it('a URL the fetcher refused before sending (too long, a refused address) changes neither interval nor latency', () => {
+    const f = site(6, { retryLimit: 0 });
+    const kinds = ['url', 'refused', 'local', 'aborted'] as const;
+    const seen: number[] = [];
+    let now = 0;
+    for (const k of [undefined, ...kinds, undefined]) {
+      now = Math.max(now, f.nextEligible() ?? 0);
+      const r = f.dispatch(now)!;
+      f.report(k === undefined ? { row: r.row, url: r.url, status: 200, latencyMs: 40 } : { row: r.row, url: r.url, status: 0, errorKind: k, latencyMs: 0 }, now);
+      seen.push(f.hostSnapshots('a.example')[0]!.intervalMs);
+    }
+    // 1 s narrowed by 50 ms by the first healthy answer, held through the four refusals,
+    // narrowed again by the last one (as a throttle each doubled it: 1.9 s, 3.8 s, …).
+    expect(seen).toEqual([950, 950, 950, 950, 950, 900]);
+    expect(f.hostSnapshots('a.example')[0]!.latencyMs).toBe(40);
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, Gone: 4 });
   });
 });
 
