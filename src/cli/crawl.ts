@@ -18,6 +18,7 @@ import {
   type CrawlCounts,
   type CrawlSettings,
   type CrawlSummary,
+  type FailingHost,
   type UnreachableRobots,
   Engine,
   type EngineOptions,
@@ -897,6 +898,19 @@ export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) 
   };
 }
 
+/**
+ * One failing host for the summary: "a.example 15× (8 timeout: total timeout after 120000 ms;
+ * 4 incomplete; 3 protocol)" — its most frequent kind with that kind's latest message, then
+ * the other kinds by count; a host that failed one way keeps the short form.
+ */
+export function failingText(h: FailingHost): string {
+  if (h.byKind.length <= 1) return `${h.host} ${int(h.failures)}× (${h.reason})`;
+  const [first, ...rest] = h.byKind;
+  const message = h.reason.startsWith(first!.kind) ? h.reason.slice(first!.kind.length).replace(/^[:,] /, '') : h.reason;
+  const head = message === '' ? `${int(first!.failures)} ${first!.kind}` : `${int(first!.failures)} ${first!.kind}: ${message}`;
+  return `${h.host} ${int(h.failures)}× (${[head, ...rest.map((k) => `${int(k.failures)} ${k.kind}`)].join('; ')})`;
+}
+
 /** The counts line of the end summary: ok / redirects / 4xx / 5xx / network / refused / out of scope. */
 export function countsLine(c: CrawlCounts): string {
   const of = [
@@ -1130,7 +1144,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
   // released): the crawl's URLs are for `meguri stats --redis`, and this node's pages are its own.
   const known = result.stats === undefined ? ' by this node (the crawl\'s URLs: meguri stats --redis … --crawl … --store …)' : `, ${int(result.urlsAfter)} URL${result.urlsAfter === 1 ? '' : 's'} known`;
   const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', maxRequests: 'request limit reached', stopped: 'stopped', aborted: 'aborted', diskFull: 'disk full', waiting: 'every host left asks to wait' }[s.reason];
-  const failing = s.failingHosts.map((h) => `${h.host} ${int(h.failures)}× (${h.reason})`).join('; ');
+  const failing = s.failingHosts.map(failingText).join('; ');
   io.stdout.write(
     `${[
       `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK)${known}`,

@@ -98,11 +98,25 @@ export interface CrawlCounts {
   readonly sitemaps: number;
 }
 
-/** A host that failed, with how often and the last reason. */
+/** A host that failed, with how often and why. */
 export interface FailingHost {
   readonly host: string;
   readonly failures: number;
+  /** The latest message of its most frequent kind of failure (ties: the kind met last). */
   readonly reason: string;
+  /**
+   * Failures by kind: the transport's `errorKind` ('timeout', 'incomplete', …), `HTTP <status>`,
+   * or 'soft-404'. Most frequent first (ties: the kind met last).
+   */
+  readonly byKind: readonly { readonly kind: string; readonly failures: number }[];
+}
+
+/** One kind of failure of one host: how many, its latest message, and when it was last met. */
+interface FailureKind {
+  readonly kind: string;
+  failures: number;
+  reason: string;
+  lastSeq: number;
 }
 
 /** A name that does not exist, taken out of the crawl at once. */
@@ -156,7 +170,8 @@ export class Tally {
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
-  readonly #failing = new Map<string, { failures: number; reason: string }>();
+  readonly #failing = new Map<string, { failures: number; kinds: FailureKind[] }>();
+  #failureSeq = 0;
   readonly #unresolved = new Map<string, { code: string; urls: number }>();
   readonly #handlerFailures: HandlerFailure[] = [];
 
@@ -174,14 +189,23 @@ export class Tally {
     else if (status >= 500) this.#server++;
     else this.#ok++;
     if (status !== 0 && status < 400 && !soft404) return;
-    const reason = soft404 ? 'soft-404' : status === 0 ? `${errorKind ?? 'network'}: ${error ?? 'no answer'}` : error === undefined ? `HTTP ${status}` : `HTTP ${status}, ${error}`;
+    const kind = soft404 ? 'soft-404' : status === 0 ? (errorKind ?? 'network') : `HTTP ${status}`;
+    const reason = soft404 ? 'soft-404' : status === 0 ? `${kind}: ${error ?? 'no answer'}` : error === undefined ? kind : `${kind}, ${error}`;
     // The URL's own hostname (a group can hold several): derived only for a failure.
     const host = splitOrigin(req.url)?.host ?? req.host;
+    const seq = ++this.#failureSeq;
     const f = this.#failing.get(host);
-    if (f === undefined) this.#failing.set(host, { failures: 1, reason });
+    if (f === undefined) {
+      this.#failing.set(host, { failures: 1, kinds: [{ kind, failures: 1, reason, lastSeq: seq }] });
+      return;
+    }
+    f.failures++;
+    const k = f.kinds.find((x) => x.kind === kind);
+    if (k === undefined) f.kinds.push({ kind, failures: 1, reason, lastSeq: seq });
     else {
-      f.failures++;
-      f.reason = reason;
+      k.failures++;
+      k.reason = reason;
+      k.lastSeq = seq;
     }
   }
 
@@ -336,7 +360,12 @@ export class Tally {
   /** The `n` hosts with most failures, most first (ties by name). */
   failingHosts(n = 5): FailingHost[] {
     return [...this.#failing]
-      .map(([host, f]) => ({ host, failures: f.failures, reason: f.reason }))
+      .map(([host, f]) => {
+        // The summary names what a host mostly failed with, not only its last answer: a site
+        // with one page sending oversized headers and eight timeouts read "protocol" before.
+        const kinds = [...f.kinds].sort((a, b) => b.failures - a.failures || b.lastSeq - a.lastSeq);
+        return { host, failures: f.failures, reason: kinds[0]!.reason, byKind: kinds.map((k) => ({ kind: k.kind, failures: k.failures })) };
+      })
       .sort((a, b) => b.failures - a.failures || (a.host < b.host ? -1 : 1))
       .slice(0, n);
   }

@@ -24,14 +24,14 @@ describe('nothingFetched', () => {
     const base = new Engine({ agent: 'T/1.0', seeds: [] }).summary();
     const s = (extra: Partial<CrawlSummary>): CrawlSummary => ({ ...base, ...extra });
     expect(nothingFetched(s({ robotsUnreachable: [waiting] }))).toBe('robots.txt of 127.0.0.1 unreachable — a host is not fetched while its robots.txt does not answer (RFC 9309); check the URL and port');
-    expect(nothingFetched(s({ robotsUnreachable: [waiting, given], failingHosts: [{ host: 'c.test', failures: 1, reason: 'HTTP 500' }] }))).toMatch(/^robots\.txt of 127\.0\.0\.1 and 1 more unreachable/);
+    expect(nothingFetched(s({ robotsUnreachable: [waiting, given], failingHosts: [{ host: 'c.test', failures: 1, reason: 'HTTP 500', byKind: [{ kind: 'HTTP 500', failures: 1 }] }] }))).toMatch(/^robots\.txt of 127\.0\.0\.1 and 1 more unreachable/);
     expect(nothingFetched(s({}))).toBe('no page answered');
-    expect(nothingFetched(s({ failingHosts: [{ host: 'staging.test', failures: 3, reason: 'HTTP 401' }] }))).toBe(
+    expect(nothingFetched(s({ failingHosts: [{ host: 'staging.test', failures: 3, reason: 'HTTP 401', byKind: [{ kind: 'HTTP 401', failures: 3 }] }] }))).toBe(
       'staging.test: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)',
     );
     // A bare 403 everywhere: a rule against this client (a challenge or a note keeps its own words).
-    expect(nothingFetched(s({ failingHosts: [{ host: 'shop.test', failures: 1, reason: 'HTTP 403' }] }))).toMatch(/^shop\.test: HTTP 403, the server refuses this client — .* ask the site's owner to allow your --agent$/);
-    expect(nothingFetched(s({ failingHosts: [{ host: 'shop.test', failures: 1, reason: 'HTTP 403, a bot challenge' }] }))).toBe('shop.test: HTTP 403, a bot challenge');
+    expect(nothingFetched(s({ failingHosts: [{ host: 'shop.test', failures: 1, reason: 'HTTP 403', byKind: [{ kind: 'HTTP 403', failures: 1 }] }] }))).toMatch(/^shop\.test: HTTP 403, the server refuses this client — .* ask the site's owner to allow your --agent$/);
+    expect(nothingFetched(s({ failingHosts: [{ host: 'shop.test', failures: 1, reason: 'HTTP 403, a bot challenge', byKind: [{ kind: 'HTTP 403', failures: 1 }] }] }))).toBe('shop.test: HTTP 403, a bot challenge');
   });
 });
 
