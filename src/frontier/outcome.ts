@@ -115,14 +115,19 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   // The address hears what this answer says of the machine (never the host's Retry-After
   // or Crawl-delay: those are the host's own). The latency verdict is the host's own
   // estimator's (observeLatency above), so a slow site on a fast machine is not the machine.
-  if (h.ip !== '') s.ips.observeSlot(ipSlotOf(s, h), ipSignalOf(o.status, o.errorKind, signal.latencyRising === true));
+  // The retry of a page the host's run takes as broken (a page that hangs among pages that
+  // answer) says nothing new of the machine: as throttles, a site's retries of a few hanging
+  // pages, which come together after its untried URLs, widened its address to the ceiling.
+  // First attempts still count, so timeouts across a machine's sites widen it as before.
+  const machine = retry && signal.pageFault === true ? 'none' : ipSignalOf(o.status, o.errorKind, signal.latencyRising === true);
+  if (h.ip !== '') s.ips.observeSlot(ipSlotOf(s, h), machine);
   let next = h.lastDispatchMs + h.intervalMs;
-  // A struggling server's widened interval counts from its answer, not from the request's start:
-  // counted from the start, a fetch that timed out after 30 s (or a 503 that took as long) had
-  // used up any interval under 30 s, and the next request left the moment it failed. Healthy
-  // answers keep the start-to-start rule (DESIGN §7).
+  // After a failure the interval (widened, or held for a page fault) counts from the answer, not
+  // from the request's start: counted from the start, a fetch that timed out after 30 s (or a
+  // 503 that took as long) had used up any interval under 30 s, and the next request left the
+  // moment it failed. Healthy answers keep the start-to-start rule (DESIGN §7).
   h.flags &= ~HostFlags.SpacedFromAnswer;
-  if (isThrottle(signal.status) && signal.pageFault !== true && nowMs + h.intervalMs > next) {
+  if (isThrottle(signal.status) && nowMs + h.intervalMs > next) {
     next = nowMs + h.intervalMs;
     h.flags |= HostFlags.SpacedFromAnswer;
   }

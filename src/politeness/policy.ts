@@ -143,11 +143,13 @@ export function isThrottle(status: number): boolean {
 /**
  * Failures of a host that may be one page's fault rather than a sign of load, so that a site
  * with broken pages is not slowed to a crawl: an application error (500, 501, 505–519 — a
- * route that crashes answers it as fast as the site's other pages answer theirs) and a
- * response that broke off after its headers (status 0, `errorKind` 'incomplete'). Load and
- * outages keep backing off at once: 429 and 503 (the server's own words), 502 and 504 (a
- * gateway whose origin is down or too slow), 520 and above (a CDN's origin errors), and
- * transport failures before any response.
+ * route that crashes answers it as fast as the site's other pages answer theirs), a response
+ * that broke off after its headers (status 0, `errorKind` 'incomplete'), one that was not valid
+ * HTTP ('protocol'), and a timeout ('timeout': a report or a search that takes longer than the
+ * crawler waits hangs alone while the site's other pages answer). Load and outages keep backing
+ * off at once: 429 and 503 (the server's own words), 502 and 504 (a gateway whose origin is down
+ * or too slow), 520 and above (a CDN's origin errors), connections refused or reset, and names
+ * that do not resolve.
  *
  * The frontier reads these as load only when they come in a run (`PAGE_FAULT_RUN` in a row
  * from URLs on their first attempt; a retry's fault neither counts nor ends the run, and backs
@@ -156,12 +158,14 @@ export function isThrottle(status: number): boolean {
  * the interval where it is. Measured on a loopback site of 100 pages answering at once, every
  * fifth a 500: 12 requests in 3 min 19 s with every 5xx a throttle (the interval doubled per
  * retry of the same URL), all 100 pages and their retries in about 2 minutes with this rule.
- * A response that was not valid HTTP, or whose headers passed the size cap ('protocol'), is
- * one page's too: a loopback page sending 100 kB of headers doubled its host's interval at
- * each of its four attempts.
+ * A page sending 100 kB of headers ('protocol') doubled its host's interval at each of its
+ * four attempts as a throttle; with timeouts as throttles, 10 hanging pages among 500 (40
+ * timeouts, the retries together at the end) held the host and its address at the 5-minute
+ * ceiling, 126 minutes of crawl time against 22 (test/politeness/answer-spacing.test.ts). A
+ * server that hangs on every page is still backed off from its third timeout in a row.
  */
 export function isPageFault(status: number, errorKind?: string | undefined): boolean {
-  if (status === 0) return errorKind === 'incomplete' || errorKind === 'protocol';
+  if (status === 0) return errorKind === 'incomplete' || errorKind === 'protocol' || errorKind === 'timeout';
   return status === 500 || status === 501 || (status >= 505 && status <= 519);
 }
 

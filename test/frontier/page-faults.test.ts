@@ -22,7 +22,8 @@ describe('isPageFault', () => {
     for (const s of [200, 304, 404, 429, 502, 503, 504, 520, 522, 524, 599]) expect(isPageFault(s), String(s)).toBe(false);
     expect(isPageFault(0, 'incomplete')).toBe(true);
     expect(isPageFault(0, 'protocol')).toBe(true);
-    for (const k of [undefined, 'network', 'connect', 'timeout', 'dns']) expect(isPageFault(0, k), String(k)).toBe(false);
+    expect(isPageFault(0, 'timeout')).toBe(true);
+    for (const k of [undefined, 'network', 'connect', 'dns']) expect(isPageFault(0, k), String(k)).toBe(false);
   });
 
   it('nothing sent is no signal: isNeverSent covers the crawler\'s own refusals only', () => {
