@@ -230,6 +230,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     title: setup.title,
     eta: continuous ? undefined : estimateEta(p, hostsCache, maxPages, hostsAtMs),
     continuous,
+    nextFetch: continuous && p.inFlight === 0 && hostsAtMs !== undefined ? nextFetchOf(engine, hostsAtMs) : undefined,
     warcBytes: warc?.bytes ?? 0,
     note,
   });
@@ -896,6 +897,12 @@ export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) 
     if (json) new JsonEvents(io.stdout).emit('note', { message });
     else io.stderr.write(`${message}\n`);
   };
+}
+
+/** When the engine's frontier may start its next fetch (a cluster node has none of its own). */
+function nextFetchOf(engine: Engine, nowMs: number): StatusContext['nextFetch'] {
+  const atMs = engine.frontier?.nextEligible();
+  return atMs === undefined ? undefined : { atMs, nowMs };
 }
 
 /**

@@ -94,8 +94,13 @@ const NAME_THE_DAY_MS = 12 * 3_600_000;
 function blockedUntilText(e: Eta): string {
   const at = e.blockedUntilMs!;
   if (e.blockedForMs === undefined) return `${clockTime(at)} UTC`;
-  const when = e.blockedForMs >= NAME_THE_DAY_MS ? `${new Date(at).toISOString().slice(0, 10)} ${clockTime(at)}` : clockTime(at);
-  return `${when} UTC (in ${duration(e.blockedForMs)})`;
+  return untilText(at, e.blockedForMs);
+}
+
+/** `atMs` as a clock time, with the date when it is `forMs` ≥ 12 h away, and the wait. */
+function untilText(atMs: number, forMs: number): string {
+  const when = forMs >= NAME_THE_DAY_MS ? `${new Date(atMs).toISOString().slice(0, 10)} ${clockTime(atMs)}` : clockTime(atMs);
+  return `${when} UTC (in ${duration(forMs)})`;
 }
 
 /** Context the status block shows besides the engine's progress. */
@@ -105,14 +110,27 @@ export interface StatusContext {
   readonly eta: Eta | undefined;
   /** Continuous mode: the queue never drains, so no ETA. */
   readonly continuous: boolean;
+  /**
+   * Continuous mode: when the frontier's next fetch may start (a recrawl's due hour, a host's
+   * window), and the clock it was read at; shown while nothing is about to go, so an hour with
+   * nothing due does not look like a stall.
+   */
+  readonly nextFetch?: { readonly atMs: number; readonly nowMs: number } | undefined;
   /** WARC bytes written this run. */
   readonly warcBytes: number;
   /** A note after the block (stopping, checkpoint written). */
   readonly note?: string | undefined;
 }
 
+/** A next fetch this far off or further is named in continuous mode. */
+const NAME_NEXT_FETCH_MS = 5_000;
+
 function etaText(c: StatusContext): string {
-  if (c.continuous) return 'continuous (recrawl)';
+  if (c.continuous) {
+    const n = c.nextFetch;
+    if (n === undefined || !Number.isFinite(n.atMs) || n.atMs - n.nowMs < NAME_NEXT_FETCH_MS) return 'continuous (recrawl)';
+    return `continuous (recrawl); next fetch at ${untilText(n.atMs, n.atMs - n.nowMs)}`;
+  }
   const e = c.eta;
   if (e === undefined) return '—';
   if (e.remaining === 0) return 'finishing';

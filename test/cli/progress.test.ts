@@ -3,7 +3,7 @@
  * redraw on a terminal (cursor up, clear line), one line per report in a log, and JSON events.
  */
 import { describe, expect, it } from 'vitest';
-import { JsonEvents, LineProgress, type StatusContext, TtyProgress, estimateEta, statusLines } from '../../src/cli/progress.js';
+import { JsonEvents, LineProgress, type StatusContext, TtyProgress, estimateEta, progressLine, statusLines } from '../../src/cli/progress.js';
 import type { HostStatus, Progress } from '../../src/engine/index.js';
 
 function progress(over: Partial<Progress> = {}): Progress {
@@ -120,6 +120,17 @@ describe('estimateEta', () => {
 });
 
 describe('statusLines', () => {
+  it('in continuous mode names the next fetch when it is a while off (a recrawl due next hour)', () => {
+    const now = Date.UTC(2026, 0, 1, 12, 10, 0);
+    const at = Date.UTC(2026, 0, 1, 13, 0, 0);
+    const text = (nextFetch?: StatusContext['nextFetch']): string => progressLine(progress({ queued: 0, inFlight: 0 }), ctx({ continuous: true, nextFetch }));
+    expect(text({ atMs: at, nowMs: now })).toContain('ETA continuous (recrawl); next fetch at 13:00:00 UTC (in 50 min)');
+    // About to go, unknown, or nothing at all wants a fetch: the plain words.
+    expect(text({ atMs: now + 2000, nowMs: now })).toMatch(/ETA continuous \(recrawl\)$/);
+    expect(text(undefined)).toMatch(/ETA continuous \(recrawl\)$/);
+    expect(text({ atMs: at + 86_400_000, nowMs: now })).toContain('next fetch at 2026-01-02 13:00:00 UTC (in 24.8 h)');
+  });
+
   it('shows fetched, rate, queue, host categories, 429s and errors, and the ETA with its bound', () => {
     const eta = estimateEta(progress(), [host('a', '10.0.0.1', 40, 500)], Infinity);
     const text = statusLines(progress(), ctx({ eta })).join('\n');
