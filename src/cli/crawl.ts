@@ -38,7 +38,7 @@ import { isDiskFull } from '../disk/io.js';
 import { DataDir, singleProcessFiles } from '../engine/datadir.js';
 import { splitSeedCredentials } from '../engine/credentials.js';
 import { describeLessons } from '../dedup/index.js';
-import { CookieJar, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINKS, DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
+import { CookieJar, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINKS, DEFAULT_STALL_TIMEOUT_MS, DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
 import { type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy } from '../frontier/index.js';
@@ -85,6 +85,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'max-links', kind: 'integer', arg: 'N', min: 1, max: 1_000_000, help: 'distinct links taken from one page, in document order (default 10000); the end summary names pages that had more' },
+    { name: 'timeout', kind: 'duration', arg: 'TIME', min: 1000, help: 'give up on a request after TIME in all (default 2m); the waits for its headers and between its body bytes are a quarter of that, at least 30s (never more than TIME), and for a connection at most 10s' },
     { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M); a longer one is cut there, archived as truncated, and named in the end summary' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
@@ -630,7 +631,12 @@ export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number
   const maxLinks = args.number('max-links');
   const maxBody = args.number('max-body');
   const http = httpFlags(args, [...seeds, ...(saved?.seeds ?? [])]).http;
-  const caps = { ...(maxLinks !== undefined ? { maxLinks } : {}), ...(maxBody !== undefined ? { maxBodyBytes: maxBody, maxDecodedBytes: maxBody } : {}) };
+  const timeout = args.number('timeout');
+  const caps = {
+    ...(maxLinks !== undefined ? { maxLinks } : {}),
+    ...(maxBody !== undefined ? { maxBodyBytes: maxBody, maxDecodedBytes: maxBody } : {}),
+    ...(timeout !== undefined ? requestTimeouts(timeout) : {}),
+  };
   const engine: CrawlSetup['engine'] = {
     agent,
     dataDir,
@@ -897,6 +903,17 @@ export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) 
     if (json) new JsonEvents(io.stdout).emit('note', { message });
     else io.stderr.write(`${message}\n`);
   };
+}
+
+/**
+ * The fetcher's timeouts for `--timeout TIME`: TIME for the whole request; for its headers and
+ * between its body bytes a quarter of it, at least 30 s and never more than TIME (so the default
+ * 2 min gives the fetcher's own 30 s); for the connection at most 10 s. Raising TIME for a slow
+ * site thus also waits longer for a slow first byte, which a total alone would not.
+ */
+export function requestTimeouts(totalMs: number): { totalTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; connectTimeoutMs: number } {
+  const stall = Math.min(totalMs, Math.max(DEFAULT_STALL_TIMEOUT_MS, totalMs / 4));
+  return { totalTimeoutMs: totalMs, headersTimeoutMs: stall, bodyTimeoutMs: stall, connectTimeoutMs: Math.min(totalMs, DEFAULT_CONNECT_TIMEOUT_MS) };
 }
 
 /** When the engine's frontier may start its next fetch (a cluster node has none of its own). */

@@ -28,6 +28,7 @@ export const SAVED_FLAGS = [
   'resolve',
   'max-links',
   'max-body',
+  'timeout',
   'requisites',
   'no-robots-sitemaps',
   'no-learn-params',

@@ -184,6 +184,10 @@ interface Mode {
 const MiB = 1024 * 1024;
 /** Body bytes a fetch keeps unless `maxBodyBytes` says otherwise (and decoded, `maxDecodedBytes`). */
 export const DEFAULT_MAX_BODY_BYTES = 10 * MiB;
+/** Default `connectTimeoutMs`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** Default `headersTimeoutMs` and `bodyTimeoutMs`: how long the fetcher waits for a stalled answer. */
+export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 
 /** An extra header `HttpFetcher` may send: an RFC 9110 §5.1 field name (a token) and, like the agent, a value of visible ASCII. */
 export function isHeaderField(name: string, value: unknown): boolean {
@@ -211,9 +215,9 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     agent: userAgentField,
     allowPrivate: booleanField(false),
     dns: customField<DnsCache | undefined>('a DnsCache', (v): v is DnsCache => v instanceof DnsCache),
-    connectTimeoutMs: numberField({ above: 0, default: 10_000 }),
-    headersTimeoutMs: numberField({ above: 0, default: 30_000 }),
-    bodyTimeoutMs: numberField({ above: 0, default: 30_000 }),
+    connectTimeoutMs: numberField({ above: 0, default: DEFAULT_CONNECT_TIMEOUT_MS }),
+    headersTimeoutMs: numberField({ above: 0, default: DEFAULT_STALL_TIMEOUT_MS }),
+    bodyTimeoutMs: numberField({ above: 0, default: DEFAULT_STALL_TIMEOUT_MS }),
     totalTimeoutMs: numberField({ above: 0, default: 120_000 }),
     maxBodyBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),
     maxDecodedBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),

@@ -50,4 +50,4 @@ export {
 export { DEFAULT_MAX_LINKS, type ExtractLinksOptions, type ExtractedLinks, LinkExtractor, extractLinks } from './links.js';
 export { ACCEPT_ENCODING, type BodyRead, decodeText, readBody, sniffCharset } from './body.js';
 export { type Cookie, type CookieJarOptions, CookieJar, parseCookieDate } from './cookies.js';
-export { DEFAULT_MAX_BODY_BYTES, type FetchUrlOptions, type Fetcher, type HttpFetcherOptions, HttpFetcher, type TlsOptions, isHeaderField, isOwnHeader } from './http.js';
+export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_STALL_TIMEOUT_MS, type FetchUrlOptions, type Fetcher, type HttpFetcherOptions, HttpFetcher, type TlsOptions, isHeaderField, isOwnHeader } from './http.js';
