@@ -25,12 +25,11 @@ import { FpFlag } from './table.js';
 const DEAD_AFTER = 3;
 
 /**
- * How long a host's outage (connections failing, or names failing to resolve for the moment:
- * src/politeness `isUnreachable`) spends no URL's retries after the failure that began it. A
- * server restarting or being redeployed refuses connections for seconds to minutes; charging
- * each refused attempt to its URL gave those URLs up (3 retries) while nothing was wrong with
- * them. Past this, the host is taken for gone and its URLs spend their retries again, so a dead
- * server still drains.
+ * How long a host's outage (connections failing: src/politeness `isUnreachable`) spends no
+ * URL's retries after the failure that began it. A server restarting or being redeployed
+ * refuses connections for seconds to minutes; charging each refused attempt to its URL gave
+ * those URLs up (3 retries) while nothing was wrong with them. Past this, the host is taken
+ * for gone and its URLs spend their retries again, so a dead server still drains.
  */
 export const OUTAGE_GRACE_MS = 3_600_000;
 
@@ -51,10 +50,9 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
   if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
-  // A connection refused (or a name that failed to resolve for the moment: a name that does not
-  // exist reaches here as a 410) again while the host's outage is young is the outage's, not the
+  // A connection refused again while the host's outage is young is the outage's, not the
   // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
-  const outageProbe = h.outageFromMs > 0 && isUnreachable(outcome.status, outcome.errorKind) && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS;
+  const outageProbe = h.outageFromMs > 0 && outcome.status === 0 && outcome.errorKind === 'connect' && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS;
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
   const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
