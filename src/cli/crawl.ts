@@ -922,6 +922,12 @@ function nextFetchOf(engine: Engine, nowMs: number): StatusContext['nextFetch'] 
   return atMs === undefined ? undefined : { atMs, nowMs };
 }
 
+/** After the failing hosts: when timeouts are what most of them failed with, the flag that waits longer. */
+export function timeoutHint(hosts: readonly FailingHost[]): string {
+  const timedOut = hosts.filter((h) => h.byKind[0]?.kind === 'timeout').length;
+  return timedOut > 0 && timedOut * 2 >= hosts.length ? ' — --timeout TIME waits longer (default 2m)' : '';
+}
+
 /**
  * One failing host for the summary: "a.example 15× (8 timeout: total timeout after 120000 ms;
  * 4 incomplete; 3 protocol)" — its most frequent kind with that kind's latest message, then
@@ -1168,7 +1174,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
   // released): the crawl's URLs are for `meguri stats --redis`, and this node's pages are its own.
   const known = result.stats === undefined ? ' by this node (the crawl\'s URLs: meguri stats --redis … --crawl … --store …)' : `, ${int(result.urlsAfter)} URL${result.urlsAfter === 1 ? '' : 's'} known`;
   const why = { drained: 'nothing left to fetch', maxPages: 'page limit reached', maxRequests: 'request limit reached', stopped: 'stopped', aborted: 'aborted', diskFull: 'disk full', waiting: 'every host left asks to wait' }[s.reason];
-  const failing = s.failingHosts.map(failingText).join('; ');
+  const failing = s.failingHosts.map(failingText).join('; ') + timeoutHint(s.failingHosts);
   io.stdout.write(
     `${[
       `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK)${known}`,

@@ -4,7 +4,7 @@
 // 100 kB of headers read "hostile.test 15× (protocol: response headers exceed 65536 bytes)".
 import { describe, expect, it } from 'vitest';
 import { Tally } from '../../src/engine/tally.js';
-import { failingText } from '../../src/cli/crawl.js';
+import { failingText, timeoutHint } from '../../src/cli/crawl.js';
 
 const req = (path: string) => ({ url: `http://hostile.test${path}`, host: 'hostile.test' });
 
@@ -45,5 +45,15 @@ describe('failing hosts in the summary', () => {
     u.outcome(req('/b'), 500, false, undefined, undefined);
     u.outcome(req('/c'), 403, false, undefined, 'a bot challenge');
     expect(failingText(u.failingHosts()[0]!)).toBe('hostile.test 3× (2 HTTP 403: a bot challenge; 1 HTTP 500)');
+  });
+
+  it('names --timeout when timeouts are what most failing hosts failed with', () => {
+    const t = new Tally();
+    for (let i = 0; i < 3; i++) t.outcome(req('/slow'), 0, false, 'timeout', 'headers timeout after 30000 ms');
+    t.outcome({ url: 'http://other.test/a', host: 'other.test' }, 503, false, undefined, undefined);
+    expect(timeoutHint(t.failingHosts())).toBe(' — --timeout TIME waits longer (default 2m)');
+    t.outcome({ url: 'http://third.test/a', host: 'third.test' }, 404, false, undefined, undefined);
+    expect(timeoutHint(t.failingHosts())).toBe('');
+    expect(timeoutHint([])).toBe('');
   });
 });
