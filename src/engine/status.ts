@@ -167,6 +167,11 @@ export function robotsGaveUpText(g: NonNullable<HostExtra['robotsGaveUp']>): str
   return `robots.txt of ${g.origin} unreachable, given up after ${g.failures} ${g.failures === 1 ? 'try' : 'tries'} (${robotsAnswerText(g.status, g.error)}); its URLs were not fetched`;
 }
 
+/** " from its last answer" when the host's window runs from a failure's answer, not its start. */
+function fromAnswer(s: HostSnapshot): string {
+  return (s.flags & HostFlags.SpacedFromAnswer) !== 0 ? ' from its last answer' : '';
+}
+
 /**
  * Explains one host at `nowMs`: the first of dead, in flight, robots.txt, queued, budget,
  * done, its IP (when the address's window opens after the host's own, or the address is at
@@ -227,7 +232,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
   } else if (ownAt > nowMs && level > 0) {
     why = 'backoff';
     nextAtMs = ownAt;
-    reason = `backoff level ${level} (interval ${duration(s.intervalMs)}), next at ${at(ownAt)}`;
+    reason = `backoff level ${level} (interval ${duration(s.intervalMs)}${fromAnswer(s)}), next at ${at(ownAt)}`;
   } else if (ownAt > nowMs && s.crawlDelayMs > 0 && s.intervalMs <= s.crawlDelayMs + 0.5) {
     why = 'crawl-delay';
     nextAtMs = ownAt;
@@ -235,7 +240,7 @@ export function explainHost(s: HostSnapshot, nowMs: number, policy: Readonly<Pol
   } else if (ownAt > nowMs && ownAt >= ipAt) {
     why = 'interval';
     nextAtMs = ownAt;
-    reason = `interval ${duration(s.intervalMs)}, next at ${at(ownAt)}`;
+    reason = `interval ${duration(s.intervalMs)}${fromAnswer(s)}, next at ${at(ownAt)}`;
   } else {
     why = 'ready';
     reason = 'ready';

@@ -106,6 +106,7 @@ describe('a failure is spaced from its answer', () => {
     expect(spaced.category).not.toBe('blocked');
     expect(spaced.why).not.toBe('retry-after');
     expect(spaced.nextAtMs).toBe(31_000);
+    expect(spaced.reason).toMatch(/^interval 1 s from its last answer, next at /);
     fetchOnce(f, 31_000, 20_000, { status: 429, retryAfter: '120' });
     expect(f.nextEligible()).toBe(51_000 + 120_000);
     expect(snapshot(f).flags & HostFlags.SpacedFromAnswer).toBe(0);
