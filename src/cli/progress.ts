@@ -13,10 +13,10 @@
  * where wₕ ≤ iₕ is how long until host h's next start is allowed (iₕ when that is not known),
  * and at the capacity the first remaining fetch is counted from the soonest wₕ; so a host
  * backed off to a 5-minute interval counts down to its next fetch instead of showing the same
- * qₕ·iₕ for the whole interval. The address bound applies only when the crawl
- * is expected to drain (not when `--max-pages` cuts it earlier). Hosts that are blocked (robots.txt unreachable,
- * Retry-After), dead or without work add no capacity; a host with no resolved address counts
- * as its own address.
+ * qₕ·iₕ for the whole interval. The address bound applies only when the crawl is expected to
+ * drain (not when `--max-pages` cuts it earlier). Hosts that are blocked (robots.txt
+ * unreachable, Retry-After), dead or without work add no capacity; a host with no resolved
+ * address counts as its own address.
  */
 import { type HostStatus, type Progress, clockTime, duration } from '../engine/index.js';
 import { type TextOut, bytes, int, seconds } from './io.js';
