@@ -126,17 +126,15 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   // from the request's start: counted from the start, a fetch that timed out after 30 s (or a
   // 503 that took as long) had used up any interval under 30 s, and the next request left the
   // moment it failed. Healthy answers keep the start-to-start rule (DESIGN §7).
-  h.flags &= ~HostFlags.SpacedFromAnswer;
-  if (isThrottle(signal.status) && nowMs + h.intervalMs > next) {
-    next = nowMs + h.intervalMs;
-    h.flags |= HostFlags.SpacedFromAnswer;
-  }
+  let fromAnswer = isThrottle(signal.status) && nowMs + h.intervalMs > next;
+  if (fromAnswer) next = nowMs + h.intervalMs;
   const ra = signal.retryAfterMs;
   if (ra !== undefined && ra > 0 && nowMs + ra >= next) {
     // The server's own word sets the window (adapt took it as the interval's floor too).
     next = nowMs + ra;
-    h.flags &= ~HostFlags.SpacedFromAnswer;
+    fromAnswer = false;
   }
+  h.flags = fromAnswer ? h.flags | HostFlags.SpacedFromAnswer : h.flags & ~HostFlags.SpacedFromAnswer;
   h.nextEligibleMs = next;
   // Dead means pinned at the ceiling by the server's own failures; a robots crawl-delay at or
   // above the ceiling pins the interval there too, and must not make a healthy host dead.

@@ -29,9 +29,10 @@ export const HostFlags = {
   /** robots.txt could not be fetched (5xx or unreachable): content fetches wait. */
   RobotsUnreachable: 1 << 2,
   /**
-   * The host's next start counts from its last answer, not its last start: that answer said the
-   * server struggles (a timeout, a 503) and came later than one interval after the request left.
-   * Tells such a window apart from a Retry-After hold, which also lies past start + interval.
+   * The host's next start counts from its last answer, not its last start: that answer was a
+   * failure (a timeout, a 503, a 500 held as a page fault) and came later than one interval after
+   * the request left. Tells such a window apart from a Retry-After hold, which also lies past
+   * start + interval.
    */
   SpacedFromAnswer: 1 << 3,
 } as const;
