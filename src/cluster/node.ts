@@ -688,13 +688,20 @@ export class ClusterNode {
     if (list.some((s) => s.abort.signal.aborted)) await sleep(0);
   }
 
-  /** A hand-off that did not happen: the slot dispatches again; fetches parked for it are told as transport failures (retried). */
+  /**
+   * A hand-off that did not happen: the slot dispatches again; fetches parked for it are sent
+   * (those that never left) or told as transport failures (those the drain cut: retried).
+   */
   private resume(s: SlotState): void {
     s.moving = false;
     if (s.abort.signal.aborted) s.abort = new AbortController();
     if (this.slots.get(s.slot) !== s) return;
     const now = this.now();
     for (const p of s.parked.splice(0)) {
+      if (!p.sent) {
+        s.unsent.push(p.req);
+        continue;
+      }
       // 'aborted': the crawler's doing, not the machine's — the IP's interval does not widen for it.
       s.frontier.report({ row: p.req.row, url: p.req.url, status: 0, error: 'hand-off abandoned', errorKind: 'aborted' }, now);
     }
@@ -731,7 +738,7 @@ export class ClusterNode {
       this.checkpoints++;
       s.checkpointedAt = this.now();
       this.handoffRefetches += refetch;
-      this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
+      this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, urls: s.frontier.len(), ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
       this.o.faults?.('accepted', s.slot);
       // The checkpoint this one replaces is the slot's fallback now (`fallBack`): the inbox is
       // trimmed, and the store pruned, only behind it.
@@ -875,6 +882,13 @@ export class ClusterNode {
     if (!this.hb.canDispatch()) return;
     const list = [...this.slots.values()].filter((s) => !s.moving);
     if (list.length === 0) return;
+    // First what the node could not send while it was paused (their rows are in flight).
+    for (const s of list) {
+      while (s.unsent.length > 0 && this.inFlight < this.o.concurrency && this.budgetsAvailable()) {
+        for (const b of this.budgets) b.take();
+        void this.fetchOne(s, s.unsent.shift()!);
+      }
+    }
     let idleRound = 0;
     while (this.inFlight < this.o.concurrency && idleRound < list.length && this.budgetsAvailable()) {
       const s = list[this.rr++ % list.length]!;
@@ -1051,6 +1065,12 @@ export class ClusterNode {
       if (s.moving && (!sent || s.abort.signal.aborted)) {
         // Leaving with the slot: never sent, or cut by the drain bound. Not told (see `drain`).
         s.parked.push({ req, sent });
+        for (const b of this.budgets) b.complete(false);
+      } else if (!sent) {
+        // Never sent, the slot still ours: the node paused (or its gate failed) while the request
+        // waited. No answer to tell: a transport failure here cost the URL a retry and widened
+        // its host and IP (and, through the gate, every node's view of the IP) for nothing.
+        s.unsent.push(req);
         for (const b of this.budgets) b.complete(false);
       } else {
         const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);

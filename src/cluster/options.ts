@@ -73,6 +73,8 @@ export interface ClusterCheckpoint {
   readonly atMs: number;
   /** Partition bytes written. */
   readonly bytes: number;
+  /** URLs the slot's partition holds (every status). */
+  readonly urls: number;
   /** Snapshot to acceptance, ms (the outbox barrier, the write and the fenced accept). */
   readonly ms: number;
   /** The snapshot itself, ms: the one synchronous step, during which the node's other slots wait. */

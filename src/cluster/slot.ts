@@ -50,10 +50,18 @@ export class SlotState {
   /**
    * Fetches of a moving slot whose outcome the frontier is never told: abandoned at the gate
    * unsent, or cut by the drain bound (`sent`). Their rows stay in flight, which a checkpoint
-   * writes schedulable, so the next owner dispatches them; if the hand-off fails they are
-   * reported as transport failures (retried).
+   * writes schedulable, so the next owner dispatches them; if the hand-off fails the unsent
+   * ones are sent (`unsent`) and the cut ones reported as transport failures (retried).
    */
   readonly parked: { readonly req: FetchRequest; readonly sent: boolean }[] = [];
+  /**
+   * Fetches this node never sent while the slot stayed its own: it lost the right to dispatch
+   * (its heartbeat not renewed for ttl/2, Redis unreachable) while they waited at the IP gate.
+   * Nothing was heard of the URL or its host, so the frontier is told nothing (their rows stay
+   * in flight, which a checkpoint writes schedulable); the node sends them once it may
+   * dispatch again, before anything new (`ClusterNode` dispatch).
+   */
+  readonly unsent: FetchRequest[] = [];
   /** Clock (ms) of the last accepted checkpoint. */
   checkpointedAt: number;
   /**
@@ -177,7 +185,7 @@ export class SlotState {
 
   /** Whether nothing is queued or in flight in the slot. */
   idle(): boolean {
-    return this.inFlight === 0 && this.frontier.pending() === 0;
+    return this.inFlight === 0 && this.unsent.length === 0 && this.frontier.pending() === 0;
   }
 
   free(): void {

@@ -111,9 +111,10 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
     }
     return { slot: r.slot, owner: r.owner, epoch: r.epoch, movingTo: r.want, inboxLag: lag, inboxLength: len, checkpoint: r.ckpt };
   });
-  const ids = new Set<string>([...live, ...recs.map((r) => r.owner).filter((o) => o !== '')]);
-  const infos = ids.size === 0 ? [] : await redis.mget(...[...ids].map((id) => keys.nodeInfo(id)));
-  const nodes: NodeStatus[] = [...ids].sort().map((id, i) => {
+  // Sorted before the read, so each node's info is read at its own index.
+  const ids = [...new Set<string>([...live, ...recs.map((r) => r.owner).filter((o) => o !== '')])].sort();
+  const infos = ids.length === 0 ? [] : await redis.mget(...ids.map((id) => keys.nodeInfo(id)));
+  const nodes: NodeStatus[] = ids.map((id, i) => {
     const info = infos[i] ? (JSON.parse(infos[i]!) as Record<string, unknown>) : undefined;
     return {
       id,

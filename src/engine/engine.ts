@@ -794,7 +794,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         robots: this.#slotRobots!,
         onPage: () => undefined,
         onCheckpoint: (c) =>
-          void this.emit('checkpoint', { generation: c.seq, bytes: c.bytes, urls: 0, ms: c.ms, slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }),
+          void this.emit('checkpoint', { generation: c.seq, bytes: c.bytes, urls: c.urls, ms: c.ms, slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }),
         onCheckpointFallback: (f) => void this.emit('checkpointFallback', f),
         onStoreRestore: (r) => void this.emit('storeRestore', r),
       });

@@ -149,7 +149,7 @@ export interface EngineEvents {
    * checkpoint, with `slot`, `epoch`, `atMs` (the snapshot's clock: every page fetched before it
    * is in it) and `refetch` (pages a hand-off or the node leaving cut at the drain bound, fetched
    * again by the slot's next owner); `generation` is then the checkpoint's number in its epoch and
-   * `urls` is 0 (not counted there).
+   * `urls` the URLs of that slot's partition.
    */
   checkpoint: [
     {

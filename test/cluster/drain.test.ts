@@ -85,6 +85,8 @@ describe('hand-off drain bound', () => {
     // Every page A sent was cut (A's server never answers): 4 by the hand-off, 4 by the leaving.
     const handoff = checkpointsA.filter((c) => c.leaving && c.refetch > 0);
     expect(handoff.map((c) => c.refetch).sort()).toEqual([4, 4]);
+    // Each leaving checkpoint holds its slot's four URLs (the count the log's checkpoint line prints).
+    expect(handoff.map((c) => c.urls)).toEqual([4, 4]);
     expect(sa.handoffRefetches).toBe(8);
     expect(new Set(sentByA)).toEqual(new Set(urls));
     // …and each was fetched again by B, exactly once: re-fetches = the count the node gave.

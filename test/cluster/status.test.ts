@@ -94,4 +94,24 @@ describe('meguri cluster status', () => {
     expect(await main(['cluster', 'status', '--crawl', 'st'], usage)).toBe(2);
     r.disconnect();
   });
+
+  it("shows each node its own counters when Redis lists the nodes in another order than their names'", async () => {
+    // The live set lists nodes in the order their heartbeats expire: node-z (first to beat) before node-a.
+    const r = server.client();
+    const keys = new ClusterKeys('order');
+    await joinCrawl(r, keys, { slots: 2 });
+    await new Heartbeat(r, keys, 'node-z', 60_000, () => performance.now()).beat();
+    await new Heartbeat(r, keys, 'node-a', 90_000, () => performance.now()).beat();
+    await coordinate(r, keys, 'node-z', 2, 60_000);
+    await r.set(keys.nodeInfo('node-z'), JSON.stringify({ pages: 81, pagesPerSec: 2, canDispatch: true, ipGateBlocked: false }));
+    await r.set(keys.nodeInfo('node-a'), JSON.stringify({ pages: 12, pagesPerSec: 0, canDispatch: true, ipGateBlocked: false }));
+    const io = bufferIo();
+    expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'order', '--json'], io)).toBe(0);
+    const st = JSON.parse(io.out()) as { nodes: { id: string; pages: number; pagesPerSec: number }[] };
+    expect(st.nodes.map((n) => [n.id, n.pages, n.pagesPerSec])).toEqual([
+      ['node-a', 12, 0],
+      ['node-z', 81, 2],
+    ]);
+    r.disconnect();
+  });
 });

@@ -1,0 +1,94 @@
+/**
+ * A node that loses the right to dispatch (its heartbeat not renewed for ttl/2: Redis
+ * unreachable) while a fetch waits at the IP gate never sends it. That fetch has no answer to
+ * tell: before, it was reported as a transport failure ('slot no longer dispatchable'), which
+ * spent a retry of its URL and doubled its host's and its IP's intervals (and, through the
+ * Redis gate, every node's view of the IP). Now the request is kept and sent once the node may
+ * dispatch again. One in-process node on a real redis-server, stalled by CLIENT PAUSE while the
+ * node's clock is moved past ttl/2, so the pause does not depend on timing.
+ */
+import { describe, expect, it } from 'vitest';
+import { type ClusterPage, ClusterNode, crawlSalt, slotOf } from '../../src/cluster/index.js';
+import type { FetchRequest, Outcome } from '../../src/model/index.js';
+import { until } from './child.js';
+import { nodeWorld } from './redis.js';
+
+describe('a fetch the node could not send while paused', () => {
+  const world = nodeWorld('meguri-paused-');
+
+  it('is sent once the node may dispatch again, and no failure is told for it', async () => {
+    const crawl = 'paused';
+    const S = 2;
+    const TTL = 60_000;
+    // Two hosts on one IP, in different slots (different frontiers): only the process-wide IP
+    // gate orders their starts, so the second one's request waits there behind the first.
+    const names = Array.from({ length: 40 }, (_, i) => `h${i}.paused.test`);
+    const h1 = names.find((h) => slotOf(crawl, h, S, crawlSalt(crawl)) === 0)!;
+    const h2 = names.find((h) => slotOf(crawl, h, S, crawlSalt(crawl)) === 1)!;
+    const IP = '10.9.8.7';
+    let skew = 0;
+    const now = () => performance.timeOrigin + performance.now() + skew;
+    const seen: string[] = [];
+    let held: { url: string; answer: () => void } | undefined;
+    const fetcher = {
+      fetch: (req: FetchRequest): Promise<Outcome> => {
+        seen.push(req.url);
+        const ok: Outcome = { row: req.row, url: req.url, status: 200, ip: IP, latencyMs: 1 };
+        // The first request is held open (the other host's first waits behind it at the gate).
+        if (held === undefined) return new Promise((resolve) => (held = { url: req.url, answer: () => resolve(ok) }));
+        return Promise.resolve(ok);
+      },
+    };
+    const pages: ClusterPage[] = [];
+    // Each host's and the IP's interval right after each outcome was told.
+    const intervals: [number | undefined, number | undefined][] = [];
+    const node = new ClusterNode({
+      redis: world.server.url,
+      crawl,
+      store: world.store,
+      settings: { slots: S, grouping: 'host' },
+      nodeId: 'solo',
+      heartbeatTtlMs: TTL,
+      ipVerdictMs: 600_000, // the IP's "not shared" verdict stays cached: the gate asks Redis nothing more
+      checkpointMs: 600_000,
+      pollMs: 20,
+      now,
+      frontier: { resolver: () => IP },
+      fetcher,
+      onPage: (p) => {
+        pages.push(p);
+        const host = new URL(p.request.url).hostname;
+        const f = node.frontierOf(host);
+        intervals.push([f?.hostIntervalMs(host), f?.ipIntervalMs(IP)]);
+      },
+    });
+    await node.start();
+    const urls = [h1, h2].flatMap((h) => [`http://${h}/0`, `http://${h}/1`]);
+    expect(await node.seed(urls)).toBe(4);
+    const run = node.run();
+    await until(() => held !== undefined && node.stats().inFlight === 2, 30_000, 'one fetch held, the other at the gate');
+    expect(seen).toHaveLength(1);
+    // Redis stalls (CLIENT PAUSE: every client's commands wait 1.5 s), the node's clock passes
+    // ttl/2 since its last renewal and the held fetch answers: its renewal hangs, so when the
+    // waiting request's turn at the gate comes (250 ms on) the node may not dispatch.
+    const admin = world.server.client();
+    await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    skew += TTL / 2 + 1_000;
+    held!.answer();
+    await run;
+    admin.disconnect();
+
+    expect([...seen].sort()).toEqual([...urls].sort()); // each URL sent exactly once
+    expect(pages.filter((p) => p.outcome.status !== 200)).toEqual([]);
+    expect(pages).toHaveLength(4);
+    // Nothing widened: no host's interval rose above what the first good answer left (good
+    // answers only narrow it), and the IP's stayed where it was.
+    expect(intervals).toHaveLength(4);
+    const [firstHost, firstIp] = intervals[0]!;
+    expect(firstHost).toBeGreaterThan(0);
+    for (const [host, ip] of intervals) {
+      expect(host).toBeLessThanOrEqual(firstHost!);
+      expect(ip).toBe(firstIp);
+    }
+  }, 60_000);
+});
