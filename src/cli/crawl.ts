@@ -242,6 +242,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   });
   engine.on('checkpoint', (c) => json?.emit('checkpoint', c));
   engine.on('checkpointFallback', (f) => json?.emit('checkpointFallback', { ...f, error: f.error.message }));
+  engine.on('clusterPause', (p) => json?.emit('clusterPause', p));
   engine.on('storeRestore', (r) => json?.emit('storeRestore', r.kind === 'settings' ? r : { ...r, skipped: r.skipped.map((k) => ({ rel: k.rel, error: k.error.message })) }));
   void engine.metrics()?.then(
     (m) => m.url !== undefined && logger?.info({ event: 'metrics', url: m.url }, 'metrics served'),

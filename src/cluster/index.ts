@@ -18,7 +18,7 @@ export { IpGate, type IpGateOptions } from './gate.js';
 export { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 export { CLOCK_SAMPLES, type ClockOffset, type CoordinateResult, Heartbeat, type SlotRecord, clockShiftMs, coordinate, liveNodes, readSlots } from './membership.js';
 export { ClusterNode, type ClusterNodeStats } from './node.js';
-export { type ClusterCheckpoint, type ClusterCheckpointFallback, type ClusterNodeOptions, type ClusterStoreRestore, type ClusterPage, type FaultPoint, type SlotRobotsSeam, resolveClusterNodeOptions } from './options.js';
+export { type ClusterCheckpoint, type ClusterCheckpointFallback, type ClusterNodeOptions, type ClusterPause, type ClusterStoreRestore, type ClusterPage, type FaultPoint, type SlotRobotsSeam, resolveClusterNodeOptions } from './options.js';
 export { type Durability, type InboxEntry, Outbox, type RoutedSeed, checkEviction, compareIds, decodeLinks, encodeLinks } from './routing.js';
 export { type CrawlSettings as ClusterCrawlSettings, DEFAULT_SLOTS, joinCrawl, readCrawl } from './settings.js';
 export { acceptCheckpoint } from './scripts.js';

@@ -166,6 +166,10 @@ export class ClusterNode {
   /** Slots whose checkpoint's clock readings were moved onto this node's clock. */
   private clockShifts = 0;
   private redisErrors = 0;
+  /** The last error the Redis connection reported (for `onPause`). */
+  private lastRedisError: string | undefined;
+  /** Clock at which the node last stopped dispatching for want of a renewal (undefined: dispatching). */
+  private pausedAt: number | undefined;
   private storeErrors = 0;
   private checkpointFallbacks = 0;
   private slotsRestored = 0;
@@ -206,8 +210,9 @@ export class ClusterNode {
     this.keys = new ClusterKeys(o.crawl);
     this.ownsRedis = typeof o.redis === 'string';
     this.redis = typeof o.redis === 'string' ? new Redis(o.redis, { maxRetriesPerRequest: null, lazyConnect: false }) : o.redis;
-    this.redis.on('error', () => {
+    this.redis.on('error', (err: unknown) => {
       this.redisErrors++;
+      this.lastRedisError = err instanceof Error ? err.message : String(err);
     });
     this.store = new CheckpointStore(o.store, o.crawl);
     this.now = o.now;
@@ -390,6 +395,36 @@ export class ClusterNode {
 
   /** Runs until `stop()` or, for a campaign, until the whole crawl is drained. */
   async run(): Promise<ClusterNodeStats> {
+    // The loop itself waits on Redis while it is away (its commands queue), so a timer notices the pause.
+    const watch = setInterval(() => this.watchDispatch(), Math.max(50, this.o.heartbeatTtlMs / 20));
+    watch.unref();
+    try {
+      await this.loop();
+    } finally {
+      clearInterval(watch);
+    }
+    await this.shutdown();
+    if (this.fatal !== undefined) throw this.fatal.err;
+    if (this.sendFailure !== undefined) throw this.sendFailure.err;
+    return this.stats();
+  }
+
+  /** Tells `onPause` when the node's right to dispatch (`Heartbeat.canDispatch`) is lost or back. */
+  private watchDispatch(): void {
+    const can = this.hb.canDispatch();
+    if (!can && this.pausedAt === undefined && !this.hb.expired) {
+      this.pausedAt = this.now();
+      this.o.onPause?.({ kind: 'paused', sinceRenewalMs: this.hb.age(), error: this.lastRedisError });
+    } else if (can && this.pausedAt !== undefined) {
+      const pausedMs = this.now() - this.pausedAt;
+      this.pausedAt = undefined;
+      this.lastRedisError = undefined;
+      this.o.onPause?.({ kind: 'resumed', pausedMs });
+    }
+  }
+
+  /** The node's work until it stops, drains or fails: heartbeat, coordination, inboxes, checkpoints, dispatch. */
+  private async loop(): Promise<void> {
     const ttl = this.o.heartbeatTtlMs;
     let lastBeat = this.now();
     let lastPoll = -Infinity;
@@ -441,10 +476,6 @@ export class ClusterNode {
       this.dispatch();
       await this.idle();
     }
-    await this.shutdown();
-    if (this.fatal !== undefined) throw this.fatal.err;
-    if (this.sendFailure !== undefined) throw this.sendFailure.err;
-    return this.stats();
   }
 
   // ───────────── slot life cycle ─────────────
@@ -1235,7 +1266,11 @@ export class ClusterNode {
   }
 
   private async rejoin(): Promise<void> {
+    const slotsDropped = this.slots.size;
     for (const slot of [...this.slots.keys()]) this.drop(slot);
+    this.pausedAt = undefined;
+    this.lastRedisError = undefined;
+    this.o.onPause?.({ kind: 'rejoined', slotsDropped });
     // The entry expired, so the coordinator gives this node's tokens back.
     for (const b of this.budgets) b.forget();
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);

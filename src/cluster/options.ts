@@ -45,6 +45,24 @@ export type ClusterStoreRestore =
       readonly skipped: readonly { readonly rel: string; readonly error: Error }[];
     };
 
+/**
+ * The node stopped or went back to dispatching. `paused`: its heartbeat has not been renewed
+ * for ttl/2 (Redis unreachable or stalled), so it sends nothing — it may lose its slots at ttl.
+ * `resumed`: a renewal came through in time and it dispatches again, its slots kept.
+ * `rejoined`: its entry had expired, so it dropped its slots (their next owners recover them
+ * from their checkpoints) and joined again as a new member.
+ */
+export type ClusterPause =
+  | {
+      readonly kind: 'paused';
+      /** Ms since the last renewal that went through was sent. */
+      readonly sinceRenewalMs: number;
+      /** The last error the node's Redis connection reported, if any. */
+      readonly error: string | undefined;
+    }
+  | { readonly kind: 'resumed'; /** Ms the node did not dispatch. */ readonly pausedMs: number }
+  | { readonly kind: 'rejoined'; /** Slots the node held when its entry expired. */ readonly slotsDropped: number };
+
 /** A page fetched by a node. */
 export interface ClusterPage {
   readonly slot: number;
@@ -177,6 +195,8 @@ export interface ClusterNodeOptions {
    * the crawl's settings record, or a slot's state (counted in `slotsRestored`).
    */
   readonly onStoreRestore: ((restore: ClusterStoreRestore) => void) | undefined;
+  /** Called when the node stops dispatching for want of a heartbeat renewal, starts again, or rejoins (`ClusterPause`). */
+  readonly onPause: ((pause: ClusterPause) => void) | undefined;
   /** robots.txt entries carried in each slot's checkpoint (none when absent). */
   readonly robots: SlotRobotsSeam | undefined;
   /** Crash injection for tests. */
@@ -227,6 +247,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
     onCheckpointFallback: customField('a function', (v): v is (fallback: ClusterCheckpointFallback) => void => typeof v === 'function'),
     onStoreRestore: customField('a function', (v): v is (restore: ClusterStoreRestore) => void => typeof v === 'function'),
+    onPause: customField('a function', (v): v is (pause: ClusterPause) => void => typeof v === 'function'),
     robots: customField('an object with export, import, loading and forget', (v): v is SlotRobotsSeam =>
       isObject(v) && ['export', 'import', 'loading', 'forget'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
     ),

@@ -31,7 +31,7 @@ import type { Fetcher } from '../fetch/index.js';
 import type { FrontierOptions } from '../frontier/index.js';
 import type { FetchRequest, Outcome } from '../model/index.js';
 import { ClusterNode } from '../cluster/node.js';
-import type { ClusterCheckpoint, ClusterCheckpointFallback, ClusterPage, ClusterStoreRestore, SlotRobotsSeam } from '../cluster/options.js';
+import type { ClusterCheckpoint, ClusterCheckpointFallback, ClusterPage, ClusterPause, ClusterStoreRestore, SlotRobotsSeam } from '../cluster/options.js';
 import type { Durability } from '../cluster/routing.js';
 import type { CrawlSettings } from '../cluster/settings.js';
 import type { EngineOptions } from './options.js';
@@ -109,6 +109,7 @@ export interface ClusterSeams {
   readonly onCheckpoint: (checkpoint: ClusterCheckpoint) => void;
   readonly onCheckpointFallback: (fallback: ClusterCheckpointFallback) => void;
   readonly onStoreRestore: (restore: ClusterStoreRestore) => void;
+  readonly onPause: (pause: ClusterPause) => void;
   /** The robots.txt entries of each slot's origins, carried in its checkpoint (slot-robots.ts). */
   readonly robots: SlotRobotsSeam;
   readonly clock: () => number;
@@ -136,6 +137,7 @@ export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<str
     onCheckpoint: seams.onCheckpoint,
     onCheckpointFallback: seams.onCheckpointFallback,
     onStoreRestore: seams.onStoreRestore,
+    onPause: seams.onPause,
     robots: seams.robots,
     ...(c.durability !== undefined ? { durability: c.durability } : {}),
     ...(c.heartbeatTtlMs !== undefined ? { heartbeatTtlMs: c.heartbeatTtlMs } : {}),

@@ -797,6 +797,7 @@ export class Engine extends EventEmitter<EngineEvents> {
           void this.emit('checkpoint', { generation: c.seq, bytes: c.bytes, urls: c.urls, ms: c.ms, slot: c.slot, epoch: c.epoch, atMs: c.atMs, refetch: c.refetch }),
         onCheckpointFallback: (f) => void this.emit('checkpointFallback', f),
         onStoreRestore: (r) => void this.emit('storeRestore', r),
+        onPause: (p) => void this.emit('clusterPause', p),
       });
       await node.start();
       const recorded = node.crawlSettings!.grouping;

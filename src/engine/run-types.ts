@@ -2,7 +2,7 @@
  * The engine's public vocabulary of a run: why it ended, what resuming found, the end summary
  * and the events. Types only, so the CLI and embedders can name them without the engine.
  */
-import type { ClusterCheckpointFallback, ClusterStoreRestore } from '../cluster/options.js';
+import type { ClusterCheckpointFallback, ClusterPause, ClusterStoreRestore } from '../cluster/options.js';
 import type { CheckpointFallbackInfo } from './datadir.js';
 import type { RobotsFetchResult } from '../fetch/index.js';
 import type { Page } from './page.js';
@@ -174,6 +174,11 @@ export interface EngineEvents {
    * rebuilt it from the checkpoint store (`ClusterNode`'s `onStoreRestore`). Logged as a warning.
    */
   storeRestore: [ClusterStoreRestore];
+  /**
+   * Cluster mode: the node stopped dispatching because its heartbeat could not be renewed
+   * (Redis unreachable or stalled), dispatches again, or rejoined after its entry expired.
+   */
+  clusterPause: [ClusterPause];
   /** A fetch completed (emitted before the page is yielded): for logs and metrics. */
   fetched: [Page];
   end: [CrawlSummary];

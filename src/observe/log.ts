@@ -12,8 +12,9 @@
  *
  * Also `lineLogger`: the CLI's logger, writing plain lines or pino-style JSON lines.
  */
-import type { ClusterCheckpointFallback, ClusterStoreRestore } from '../cluster/options.js';
+import type { ClusterCheckpointFallback, ClusterPause, ClusterStoreRestore } from '../cluster/options.js';
 import type { CrawlSummary, Engine, HostStatus, RecoveryInfo } from '../engine/index.js';
+import { duration } from '../engine/status.js';
 import { HostFlags } from '../model/index.js';
 
 /** The part of a pino logger meguri calls: an object of fields first, then a message. */
@@ -131,6 +132,21 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
       logger.warn({ event: 'store-restore', kind: r.kind, slot: r.slot, epoch: r.epoch, used: r.used, skipped }, "Redis had no record of the slot's checkpoint: opened from the newest in the store (links that only Redis held are lost)");
     }
   };
+  const onPause = (p: ClusterPause): void => {
+    if (p.kind === 'paused') {
+      logger.warn(
+        { event: 'cluster-pause', kind: p.kind, sinceRenewalMs: Math.round(p.sinceRenewalMs), error: p.error ?? null },
+        `Redis unreachable: this node stopped dispatching (no heartbeat renewal for ${duration(p.sinceRenewalMs)}); it keeps its slots if Redis answers before its heartbeat expires`,
+      );
+    } else if (p.kind === 'resumed') {
+      logger.info({ event: 'cluster-pause', kind: p.kind, pausedMs: Math.round(p.pausedMs) }, `Redis reachable again: this node dispatches again after ${duration(p.pausedMs)}`);
+    } else {
+      logger.warn(
+        { event: 'cluster-pause', kind: p.kind, slotsDropped: p.slotsDropped },
+        `this node's heartbeat expired: it dropped its ${p.slotsDropped} slot(s) (their next owners open them from their checkpoints) and joined again`,
+      );
+    }
+  };
   const onFetched = (p: { url: string; status: number; errorKind?: string | undefined; error?: string | undefined; host: string }): void => {
     if (p.status === 0) logger.warn({ event: 'fetch-error', url: p.url, host: p.host, errorKind: p.errorKind, error: p.error }, 'fetch failed');
     else logger.debug({ event: 'fetched', url: p.url, status: p.status }, 'fetched');
@@ -150,6 +166,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   engine.on('checkpoint', onCheckpoint);
   engine.on('checkpointFallback', onFallback);
   engine.on('storeRestore', onStoreRestore);
+  engine.on('clusterPause', onPause);
   engine.on('fetched', onFetched);
   engine.on('end', onEnd);
   return () => {
@@ -158,6 +175,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
     engine.off('checkpoint', onCheckpoint);
     engine.off('checkpointFallback', onFallback);
     engine.off('storeRestore', onStoreRestore);
+    engine.off('clusterPause', onPause);
     engine.off('fetched', onFetched);
     engine.off('end', onEnd);
   };

@@ -6,17 +6,22 @@
  * Redis gate, every node's view of the IP). Now the request is kept and sent once the node may
  * dispatch again. One in-process node on a real redis-server, stalled by CLIENT PAUSE while the
  * node's clock is moved past ttl/2, so the pause does not depend on timing.
+ *
+ * And an operator hears of it: an Engine in cluster mode emits `clusterPause` and logs a warning
+ * when the node stops dispatching, a line when it dispatches again, and a warning when its entry
+ * expired and it rejoined without its slots.
  */
 import { describe, expect, it } from 'vitest';
-import { type ClusterPage, ClusterNode, crawlSalt, slotOf } from '../../src/cluster/index.js';
+import { type ClusterPage, type ClusterPause, ClusterNode, crawlSalt, slotOf } from '../../src/cluster/index.js';
+import { Engine } from '../../src/engine/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { until } from './child.js';
 import { nodeWorld } from './redis.js';
 
-describe('a fetch the node could not send while paused', () => {
+describe('a node whose Redis stalls', () => {
   const world = nodeWorld('meguri-paused-');
 
-  it('is sent once the node may dispatch again, and no failure is told for it', async () => {
+  it('sends a fetch it could not send while paused once it may dispatch again, and tells no failure for it', async () => {
     const crawl = 'paused';
     const S = 2;
     const TTL = 60_000;
@@ -91,4 +96,61 @@ describe('a fetch the node could not send while paused', () => {
       expect(ip).toBe(firstIp);
     }
   }, 60_000);
+
+  it('logs that it stopped dispatching past half its heartbeat TTL, that it dispatches again, and that it rejoined past the TTL', async () => {
+    const TTL = 6_000; // renewals every 1.5 s: a 3.5 s stall pauses the node (at 1.5–3 s) and ends before its entry expires (4.5–6 s)
+    let release!: () => void;
+    const answered = new Promise<void>((r) => (release = r));
+    let sent = 0;
+    const entries: { level: string; obj: Record<string, unknown>; msg: string | undefined }[] = [];
+    const at = (level: string) => (obj: object, msg?: string): void => void entries.push({ level, obj: obj as Record<string, unknown>, msg });
+    const engine = new Engine({
+      agent: 'meguri-test/1.0',
+      allowPrivate: true,
+      resolve: async () => ['127.0.0.1'],
+      seeds: ['http://held.pause.test/'],
+      fetcher: {
+        // The page is held open until the end, so the crawl is not drained while Redis stalls.
+        fetch: async (req: FetchRequest): Promise<Outcome> => {
+          if (req.url.endsWith('/robots.txt')) return { row: req.row, url: req.url, status: 404 };
+          sent++;
+          await answered;
+          return { row: req.row, url: req.url, status: 200 };
+        },
+      },
+      logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
+      cluster: { redis: world.server.url, crawl: 'pause-log', store: world.store, slots: 2, heartbeatTtlMs: TTL, checkpointMs: 200, pollMs: 20, nodeId: 'P' },
+    });
+    const pauses: ClusterPause[] = [];
+    engine.on('clusterPause', (p) => pauses.push(p));
+    const run = (async () => {
+      for await (const _ of engine.run());
+    })();
+    await until(() => sent > 0, 30_000, 'the page sent');
+    const admin = world.server.client();
+    await admin.call('CLIENT', 'PAUSE', '3500', 'ALL');
+    await until(() => pauses.some((p) => p.kind === 'resumed'), 30_000, 'dispatching again');
+    expect(pauses.map((p) => p.kind)).toEqual(['paused', 'resumed']);
+    expect((pauses[0] as { sinceRenewalMs: number }).sinceRenewalMs).toBeGreaterThanOrEqual(TTL / 2);
+    expect((pauses[1] as { pausedMs: number }).pausedMs).toBeGreaterThan(0);
+    await admin.call('CLIENT', 'PAUSE', '8000', 'ALL');
+    await until(() => pauses.some((p) => p.kind === 'rejoined'), 30_000, 'rejoined');
+    expect(pauses.map((p) => p.kind)).toEqual(['paused', 'resumed', 'paused', 'rejoined']);
+    expect(pauses[3]).toEqual({ kind: 'rejoined', slotsDropped: 2 });
+    release();
+    await run;
+    await engine.close();
+    admin.disconnect();
+
+    const logged = entries.filter((e) => e.obj['event'] === 'cluster-pause');
+    expect(logged.map((e) => [e.level, e.obj['kind']])).toEqual([
+      ['warn', 'paused'],
+      ['info', 'resumed'],
+      ['warn', 'paused'],
+      ['warn', 'rejoined'],
+    ]);
+    expect(logged[0]!.msg).toMatch(/^Redis unreachable: this node stopped dispatching \(no heartbeat renewal for \d+(\.\d)? s\)/);
+    expect(logged[1]!.msg).toMatch(/^Redis reachable again: this node dispatches again after \d+(\.\d)? s$/);
+    expect(logged[3]!.msg).toMatch(/heartbeat expired: it dropped its 2 slot\(s\)/);
+  }, 90_000);
 });
