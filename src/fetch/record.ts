@@ -17,7 +17,8 @@
  *    parses, in order, without changing the flow. The capture ends when the fetch is done.
  *  - HTTP/2 (and anything else where no HTTP/1 bytes are seen) falls back to a head built from
  *    undici's raw header list, in received order, and the entity body as undici delivered it;
- *    `synthesized` says so.
+ *    `synthesized` says so. The HTTP/2 request's header list becomes an HTTP/1-style head
+ *    (`h2RequestHead`): a WARC reader expects a request line, not pseudo-headers.
  *
  * Never: buffer more than the caps (`maxBytes`), alter a request, or throw into undici (a
  * failure here only leaves the capture empty).
@@ -84,10 +85,11 @@ function onSendHeaders(message: unknown): void {
     const m = message as { request?: unknown; headers?: unknown; socket?: Socket };
     const capture = captureOf(m.request);
     if (capture === undefined || typeof m.headers !== 'string') return;
-    // A GET without a body is written as the head plus the blank line (undici's writeBuffer).
-    capture.request = `${m.headers}\r\n`;
     const socket = m.socket;
-    if (socket === undefined || (socket as { alpnProtocol?: unknown }).alpnProtocol === 'h2') return;
+    const h2 = (socket as { alpnProtocol?: unknown } | undefined)?.alpnProtocol === 'h2';
+    // A GET without a body is written as the head plus the blank line (undici's writeBuffer).
+    capture.request = h2 ? h2RequestHead(m.headers) : `${m.headers}\r\n`;
+    if (socket === undefined || h2) return;
     let tap = taps.get(socket);
     if (tap === undefined) {
       const t: Tap = { current: undefined };
@@ -99,6 +101,33 @@ function onSendHeaders(message: unknown): void {
   } catch {
     // recording is best effort: the fetch goes on
   }
+}
+
+/**
+ * An HTTP/2 request's header list (undici publishes it as `name: value` lines, the pseudo-headers
+ * among them) as the HTTP/1-style head a WARC request record holds: a request line from
+ * `:method` and `:path` with the version `HTTP/2` (as the response's status line says), a
+ * `host` from `:authority` (RFC 9113 §8.3.1: what an intermediary writing HTTP/1.1 must do),
+ * then the other fields in the order sent, and the blank line. A list without `:method` and
+ * `:path` is kept as it came.
+ */
+export function h2RequestHead(headers: string): string {
+  const pseudo = new Map<string, string>();
+  const fields: string[] = [];
+  for (const line of headers.split('\r\n')) {
+    if (line === '') continue;
+    if (line.startsWith(':')) {
+      const at = line.indexOf(':', 1);
+      if (at > 0) pseudo.set(line.slice(0, at), line.slice(at + 1).trim());
+    } else fields.push(line);
+  }
+  const method = pseudo.get(':method');
+  const path = pseudo.get(':path');
+  if (method === undefined || path === undefined) return `${headers}\r\n`;
+  const authority = pseudo.get(':authority');
+  const hasHost = fields.some((f) => /^host:/i.test(f));
+  const host = authority !== undefined && !hasHost ? [`host: ${authority}`] : [];
+  return `${method} ${path} HTTP/2\r\n${[...host, ...fields].map((f) => `${f}\r\n`).join('')}\r\n`;
 }
 
 /** Starts watching undici's request heads; pair with `release`. */

@@ -146,6 +146,12 @@ describe('through a CONNECT proxy', () => {
       expect(Buffer.from(o.body!).toString()).toBe('secure 2.0');
       expect(o.exchange!.synthesized).toBe(true);
       expect(Buffer.from(o.exchange!.response).toString('latin1')).toMatch(/^HTTP\/2 200\r\n[\s\S]*\r\n\r\nsecure 2\.0$/);
+      // The request as a WARC request record holds it: a request line and a host, no pseudo-headers.
+      const request = Buffer.from(o.exchange!.request).toString('latin1');
+      expect(request).toMatch(new RegExp(`^GET /two HTTP/2\r\nhost: secure\\.test:${tlsPort}\r\n`));
+      expect(request).toContain(`user-agent: ${AGENT}\r\n`);
+      expect(request).not.toMatch(/^:/m);
+      expect(request.endsWith('\r\n\r\n')).toBe(true);
       expect(Buffer.from((await h1.fetchUrl(`https://secure.test:${tlsPort}/one`)).body!).toString()).toBe('secure 1.1');
       expect(h2Versions.slice(-2)).toEqual(['2.0', '1.1']);
     } finally {

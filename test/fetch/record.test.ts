@@ -8,6 +8,7 @@
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpFetcher } from '../../src/fetch/index.js';
+import { h2RequestHead } from '../../src/fetch/record.js';
 
 const AGENT = 'RecordBot/1.0 (+https://example.test/bot)';
 
@@ -90,5 +91,19 @@ describe('HttpFetcher record', () => {
       await f.close();
       await plain.close();
     }
+  });
+});
+
+describe('h2RequestHead', () => {
+  it('writes an HTTP/2 header list as a request line, a host from :authority and the other fields in order', () => {
+    const sent = ':method: GET\r\n:path: /a?b=c\r\n:scheme: https\r\n:authority: x.test:8443\r\naccept: */*\r\nuser-agent: Bot/1.0\r\n';
+    expect(h2RequestHead(sent)).toBe('GET /a?b=c HTTP/2\r\nhost: x.test:8443\r\naccept: */*\r\nuser-agent: Bot/1.0\r\n\r\n');
+    // Pseudo-headers after the fields (undici's order) and a value holding colons.
+    expect(h2RequestHead('accept: */*\r\n:authority: [::1]:8443\r\n:method: HEAD\r\n:path: /\r\n')).toBe('HEAD / HTTP/2\r\nhost: [::1]:8443\r\naccept: */*\r\n\r\n');
+  });
+
+  it('keeps a host field the request carried, and a list without :method or :path as it came', () => {
+    expect(h2RequestHead(':method: GET\r\n:path: /\r\n:authority: a.test\r\nHost: a.test\r\n')).toBe('GET / HTTP/2\r\nHost: a.test\r\n\r\n');
+    expect(h2RequestHead('accept: */*\r\n')).toBe('accept: */*\r\n\r\n');
   });
 });
