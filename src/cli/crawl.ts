@@ -47,7 +47,7 @@ import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
 import { ensureDirectory } from '../format/file.js';
 import { PagesIndex, pageRecord } from './pages.js';
-import { type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta } from './progress.js';
+import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta, untilText } from './progress.js';
 import { WarcWriter } from './warc.js';
 import { resumeFlags, shownFlag } from './saved-flags.js';
 import { type ScriptShell, scriptLine, scriptShell } from './script-pages.js';
@@ -176,6 +176,8 @@ export interface CrawlResult {
   readonly limits: { readonly maxDepth: number; readonly maxUrlsPerHost: number; readonly maxLinks: number; readonly maxBody: number };
   readonly hosts: readonly HostStatus[];
   readonly elapsedMs: number;
+  /** Continuous mode: when the frontier could have started its next fetch as the run ended (undefined: nothing queued, or not continuous). */
+  readonly nextFetch: StatusContext['nextFetch'];
 }
 
 /** The package version (for warcinfo and --version). */
@@ -369,6 +371,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       },
       hosts: hostsCache,
       elapsedMs: Date.now() - started,
+      nextFetch: continuous ? nextFetchOf(engine, hostsAtMs) : undefined,
     };
   } finally {
     // The engine has checkpointed (or never opened): later signals only hear that it is ending.
@@ -1084,6 +1087,17 @@ export function waitLine(s: CrawlSummary, hosts: readonly HostStatus[], resume: 
   return `  wait   the next fetch allowed is${at}${who}, past --max-wait — nothing was skipped: run ${resume} then to go on (--max-wait 0 waits in the run)`;
 }
 
+/**
+ * Continuous mode's end summary: when the next fetch was due as the run ended, once it is a
+ * while off (every page fetched, the next recrawl in a later hour; '' when URLs were due or
+ * nothing was queued, as on the progress line). Pages go stale while no crawl runs, so the
+ * time says when resuming starts to matter.
+ */
+export function nextRecrawlLine(next: StatusContext['nextFetch']): string {
+  if (next === undefined || !Number.isFinite(next.atMs) || next.atMs - next.nowMs < NAME_NEXT_FETCH_MS) return '';
+  return `  next   the next recrawl is due at ${untilText(next.atMs, next.atMs - next.nowMs)}`;
+}
+
 /** The end summary's line on listings paged past their end ('' for none). */
 export function pagingLine(c: CrawlCounts): string {
   if (c.pagingEnds === 0) return '';
@@ -1167,6 +1181,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       warcBytes: result.warcBytes,
       pagesFile: join(dataDir, PAGES_FILE),
       resume,
+      ...(result.nextFetch !== undefined && Number.isFinite(result.nextFetch.atMs) ? { nextFetchAt: new Date(result.nextFetch.atMs).toISOString() } : {}),
       stats: result.stats ?? null,
     });
     return;
@@ -1196,6 +1211,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       linksCappedLine(s.counts, result.limits.maxLinks),
       bodiesCutLine(s.counts, result.limits.maxBody),
       waitLine(s, result.hosts, resume),
+      nextRecrawlLine(result.nextFetch),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
       `  WARC   ${result.warcFiles.length === 0 ? 'no records this run' : `${result.warcFiles.length} file(s), ${bytes(result.warcBytes)} in ${warcDir}`}`,
       result.stats === undefined && (s.reason === 'maxPages' || s.reason === 'maxRequests') && !result.interrupted

@@ -98,7 +98,8 @@ function blockedUntilText(e: Eta): string {
 }
 
 /** `atMs` as a clock time, with the date when it is `forMs` ≥ 12 h away, and the wait. */
-function untilText(atMs: number, forMs: number): string {
+/** "13:00:00 UTC (in 50 min)"; the date too when it is a day or more off. */
+export function untilText(atMs: number, forMs: number): string {
   const when = forMs >= NAME_THE_DAY_MS ? `${new Date(atMs).toISOString().slice(0, 10)} ${clockTime(atMs)}` : clockTime(atMs);
   return `${when} UTC (in ${duration(forMs)})`;
 }
@@ -123,7 +124,7 @@ export interface StatusContext {
 }
 
 /** A next fetch this far off or further is named in continuous mode. */
-const NAME_NEXT_FETCH_MS = 5_000;
+export const NAME_NEXT_FETCH_MS = 5_000;
 
 function etaText(c: StatusContext): string {
   if (c.continuous) {

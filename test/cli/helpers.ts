@@ -1,10 +1,16 @@
 /**
  * Shared pieces of the CLI tests: an in-process `CliIo` that records what a command printed,
- * and a runner for the command as a child process (`node --import tsx test/cli/run.ts`), the
- * way a user runs it.
+ * a runner for the command as a child process (`node --import tsx test/cli/run.ts`), the
+ * way a user runs it, and a small loopback site for a test file's crawls.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { type RequestListener, type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { type CliIo, main } from '../../src/cli/main.js';
 
 export const AGENT = 'meguri/1.0 (+https://example.test/bot)';
@@ -60,3 +66,33 @@ export function runCli(args: readonly string[]): Promise<CliRun> {
 
 /** A stack trace line, which the user must never see. */
 export const STACK_LINE = /^\s+at .+\(?.+:\d+:\d+\)?$/m;
+
+/** A loopback HTTP site and a scratch directory for one test file's crawls (`loopbackSite`). */
+export interface LoopbackSite {
+  /** `http://127.0.0.1:PORT`, set before the file's tests run. */
+  base: string;
+  /** A new temporary directory, removed after the file's tests. */
+  dir: string;
+}
+
+/**
+ * Serves `handler` on a random loopback port and makes a temporary directory (named from
+ * `prefix`) before the calling file's tests; closes and removes both after them.
+ */
+export function loopbackSite(prefix: string, handler: RequestListener): LoopbackSite {
+  const site: LoopbackSite = { base: '', dir: '' };
+  let server: Server | undefined;
+  beforeAll(async () => {
+    const s = createServer(handler);
+    server = s;
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    site.base = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+    site.dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    const s = server;
+    if (s !== undefined) await new Promise((r) => s.close(r));
+    if (site.dir !== '') rmSync(site.dir, { recursive: true, force: true });
+  });
+  return site;
+}

@@ -2,41 +2,25 @@
 // the progress line saying only "the first may go at 11:36:36 UTC". Now the run ends once every
 // host left must wait past --max-wait (default 1 h): exit 75, the summary naming the host, the
 // time and the command to run then; --max-wait 0 waits in the run as before.
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/main.js';
 import { waitLine } from '../../src/cli/crawl.js';
 import { Engine, type HostStatus } from '../../src/engine/index.js';
-import { AGENT, inProcess } from './helpers.js';
+import { AGENT, inProcess, loopbackSite } from './helpers.js';
 import { resolveEngineOptions } from '../../src/engine/options.js';
 
 describe('meguri crawl --max-wait', () => {
-  let server: Server;
-  let base = '';
-  let dir = '';
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      if (req.url === '/later') return void res.writeHead(429, { 'retry-after': '86400' }).end();
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/a">a</a> <a href="/later">later</a>');
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    dir = mkdtempSync(join(tmpdir(), 'meguri-maxwait-'));
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    rmSync(dir, { recursive: true, force: true });
+  const site = loopbackSite('meguri-maxwait-', (req, res) => {
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    if (req.url === '/later') return void res.writeHead(429, { 'retry-after': '86400' }).end();
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/a">a</a> <a href="/later">later</a>');
   });
 
   it('ends when every host left must wait a day, naming the host and the time, exit 75; a resume ends the same way without asking again', async () => {
-    const data = join(dir, 'crawl');
+    const data = join(site.dir, 'crawl');
     const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
-    const run = await inProcess(['crawl', `${base}/`, '--data', data, ...flags]);
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', data, ...flags]);
     expect(run.code).toBe(EXIT.waiting);
     expect(run.out).toContain('meguri crawl: every host left asks to wait after');
     expect(run.out).toMatch(/ {2}wait {3}the next fetch allowed is at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(127\.0\.0\.1: blocked until \d\d:\d\d:\d\d \(in 24 h\) by Retry-After\), past --max-wait — nothing was skipped: run npx meguri crawl --data .* then to go on/);
@@ -52,7 +36,7 @@ describe('meguri crawl --max-wait', () => {
   });
 
   it('--max-wait 0 waits in the run as asked (it was refused: the engine took no Infinity), and the library takes maxWaitMs: Infinity', async () => {
-    const run = await inProcess(['crawl', `${base}/`, '--data', join(dir, 'zero'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', '--max-wait', '0', '--exclude', '**/later']);
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'zero'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', '--max-wait', '0', '--exclude', '**/later']);
     expect(run.code, run.err).toBe(0);
     expect(run.out).toContain('meguri crawl: nothing left to fetch');
     expect(resolveEngineOptions({ agent: AGENT, maxWaitMs: Infinity }).maxWaitMs).toBe(Infinity);

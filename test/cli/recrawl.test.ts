@@ -4,7 +4,8 @@
  * with the schedule index on and the scheduler's state in its freshness section, and
  * `meguri schedule` then lists crawled pages with the hour they come due again. The same web
  * serves two short crawls: one cut by --max-pages (what the summary advises) and one stopped
- * by SIGINT (signals stay caught until the command ends).
+ * by SIGINT (signals stay caught until the command ends). Stopped with every page of a small
+ * loopback site fetched, the end summary names when the next recrawl is due.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { type SimWeb, createSimWeb } from '../../src/index.js';
-import { AGENT, STACK_LINE, bufferIo } from './helpers.js';
+import { AGENT, STACK_LINE, bufferIo, loopbackSite } from './helpers.js';
 
 describe('meguri crawl --recrawl', () => {
   let sim: SimWeb;
@@ -105,5 +106,49 @@ describe('meguri crawl --recrawl', () => {
     expect(notes[0]).toMatch(/^SIGINT: stopping/);
     expect(notes.at(-1)).toMatch(/^SIGINT: the crawl has stopped and its checkpoint is written; finishing up/);
     expect(events.find((e) => e.type === 'end')).toMatchObject({ reason: 'stopped' });
+  });
+});
+
+describe('meguri crawl --recrawl, stopped with every page fetched', () => {
+  // Two pages: "/" links to "/a". Once both are fetched nothing is due before a later hour.
+  const site = loopbackSite('meguri-cli-recrawl-next-', (req, res) => {
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/html' }).end(req.url === '/' ? '<a href="/a">a</a>' : '<p>a</p>');
+  });
+
+  it('names when the next recrawl is due, in the text summary and the end event', async () => {
+    const before = process.listeners('SIGINT').length;
+    const signal = (): void => {
+      for (const l of process.listeners('SIGINT').slice(before)) (l as (s: NodeJS.Signals) => void)('SIGINT');
+    };
+    const run = async (json: boolean): Promise<ReturnType<typeof bufferIo>> => {
+      const buffer = bufferIo();
+      let signalled = false;
+      // Stopped at the first progress report with both pages fetched and nothing queued or in flight.
+      const idle = (s: string): boolean => (json ? /"type":"progress".*"fetched":2,.*"inFlight":0,"queued":0/.test(s) : /fetched 2 .*in flight 0, queue 0,/.test(s));
+      const watch =
+        (write: (s: string) => unknown) =>
+        (s: string): unknown => {
+          if (!signalled && idle(s)) {
+            signalled = true;
+            signal();
+          }
+          return write(s);
+        };
+      const io = { ...buffer, signals: true, stdout: { write: watch((t) => buffer.stdout.write(t)) }, stderr: { ...buffer.stderr, write: watch((t) => buffer.stderr.write(t)) } };
+      const args = ['crawl', `${site.base}/`, '--data', join(site.dir, json ? 'json' : 'text'), '--agent', AGENT, '--allow-private', '--recrawl', '--min-delay', '20ms', '--interval', '100ms'];
+      expect(await main(json ? [...args, '--json'] : args, io), buffer.err()).toBe(130);
+      return buffer;
+    };
+    const text = await run(false);
+    expect(text.out()).toMatch(/^ {2}next {3}the next recrawl is due at (\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d UTC \(in [\d.]+ (s|min|h)\)$/m);
+    const json = await run(true);
+    const end = json
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; nextFetchAt?: string })
+      .find((e) => e.type === 'end')!;
+    expect(Date.parse(end.nextFetchAt!)).toBeGreaterThan(Date.now());
   });
 });

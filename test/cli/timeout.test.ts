@@ -3,14 +3,11 @@
 // for resumes like the other fetch flags. Before it the CLI had no way to change the fetcher's
 // 2-minute total and 30-second stall timeouts: a site whose report pages take 45 s to start
 // answering could not be crawled, and one that hangs could not be given up on sooner.
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { requestTimeouts } from '../../src/cli/crawl.js';
-import { AGENT, inProcess } from './helpers.js';
+import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
 describe('requestTimeouts', () => {
   it('the default 2 min is the fetcher\'s own; shorter caps every wait, longer stretches the stalls', () => {
@@ -24,29 +21,17 @@ describe('requestTimeouts', () => {
 describe('meguri crawl --timeout', () => {
   // "/" links to /slow, which starts answering 4 s after it is asked (far past the 1 s given, so
   // a loaded machine cannot blur the two).
-  let server: Server;
-  let base = '';
-  let dir = '';
   let slowAsked = 0;
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      const url = req.url ?? '/';
-      if (url === '/robots.txt') return void res.writeHead(404).end();
-      if (url === '/slow') {
-        slowAsked++;
-        const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>late</p>'), 4000);
-        res.on('close', () => clearTimeout(timer));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/slow">slow</a>');
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    dir = mkdtempSync(join(tmpdir(), 'meguri-timeout-'));
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    rmSync(dir, { recursive: true, force: true });
+  const site = loopbackSite('meguri-timeout-', (req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/robots.txt') return void res.writeHead(404).end();
+    if (url === '/slow') {
+      slowAsked++;
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>late</p>'), 4000);
+      res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/slow">slow</a>');
   });
 
   const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
@@ -55,12 +40,12 @@ describe('meguri crawl --timeout', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { url: string; status: number })
-      .filter((p) => p.url === `${base}${path}`)
+      .filter((p) => p.url === `${site.base}${path}`)
       .map((p) => p.status);
 
   it('gives up on a page slower than TIME; the flag is saved for resumes, and --unset drops it', async () => {
-    const data = join(dir, 'short');
-    const first = await inProcess(['crawl', `${base}/`, '--data', data, '--timeout', '1s', ...flags]);
+    const data = join(site.dir, 'short');
+    const first = await inProcess(['crawl', `${site.base}/`, '--data', data, '--timeout', '1s', ...flags]);
     // 1 + 3 retries of /slow, each cut at 1 s: the crawl has nothing fetched OK there.
     expect(slowAsked).toBe(4);
     expect(first.out).toMatch(/failing +127\.0\.0\.1 4× \(timeout: (headers|total) timeout after 1000 ms\)/);
@@ -75,8 +60,8 @@ describe('meguri crawl --timeout', () => {
 
   it('the default waits for it', async () => {
     slowAsked = 0;
-    const data = join(dir, 'default');
-    const run = await inProcess(['crawl', `${base}/`, '--data', data, ...flags]);
+    const data = join(site.dir, 'default');
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', data, ...flags]);
     expect(run.code).toBe(0);
     expect(slowAsked).toBe(1);
     expect(statusOf(data, '/slow')).toEqual([200]);
