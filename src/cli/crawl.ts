@@ -49,7 +49,7 @@ import { ensureDirectory } from '../format/file.js';
 import { PagesIndex, pageRecord } from './pages.js';
 import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta, untilText } from './progress.js';
 import { WarcWriter } from './warc.js';
-import { resumeFlags, shownFlag } from './saved-flags.js';
+import { resumeFlags, shownFlag, withoutCredentials } from './saved-flags.js';
 import { type ScriptShell, scriptLine, scriptShell } from './script-pages.js';
 import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
@@ -717,7 +717,7 @@ export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number
     ).catch((err: unknown) => {
       throw inFlagWords(err, args, dataDir);
     });
-    printCrawlEnd(result, io, json, dataDir, warcDir, !args.flag('no-cookies'));
+    printCrawlEnd(result, io, json, dataDir, warcDir, !args.flag('no-cookies'), cluster?.options);
     if (result.interrupted) return EXIT.interrupted;
     if (result.summary.reason === 'waiting') return EXIT.waiting;
     // A cluster node that joined late may fetch nothing while the crawl went well: 0 on a drained crawl.
@@ -1088,6 +1088,19 @@ export function waitLine(s: CrawlSummary, hosts: readonly HostStatus[], resume: 
 }
 
 /**
+ * The command that brings a cluster node back into its crawl, and what it leaves out: a node
+ * keeps no settings.json (the crawl-wide settings are in Redis), so `--data` alone would start
+ * a new single-process crawl; the node's own --resolve / --allow-private are kept nowhere, and
+ * a password in the Redis URL is not printed.
+ */
+export function rejoinCommand(cluster: Pick<EngineClusterOptions, 'redis' | 'crawl' | 'store'>, dataDir: string): { command: string; note: string } {
+  const redis = withoutCredentials(cluster.redis);
+  const command = `npx meguri crawl --redis ${redis.text} --crawl ${cluster.crawl} --store ${cluster.store} --data ${dataDir}`;
+  const password = redis.stripped ? '; add the Redis URL\'s user:password' : '';
+  return { command, note: `the crawl's settings are in Redis; give this node's own --resolve / --allow-private again${password}` };
+}
+
+/**
  * Continuous mode's end summary: when the next fetch was due as the run ended, once it is a
  * while off (every page fetched, the next recrawl in a later hour; '' when URLs were due or
  * nothing was queued, as on the progress line). Pages go stale while no crawl runs, so the
@@ -1153,10 +1166,11 @@ export function robotsLine(list: readonly UnreachableRobots[]): string {
   return `  robots    ${shown}${more}${waiting}`;
 }
 
-function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string, cookies: boolean): void {
+function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: string, warcDir: string, cookies: boolean, cluster: EngineClusterOptions | undefined): void {
   const s = result.summary;
   const p = s.progress;
-  const resume = `npx meguri crawl --data ${dataDir}`;
+  const rejoin = cluster === undefined ? undefined : rejoinCommand(cluster, dataDir);
+  const resume = rejoin?.command ?? `npx meguri crawl --data ${dataDir}`;
   if (json) {
     new JsonEvents(io.stdout).emit('end', {
       reason: s.reason,
@@ -1219,7 +1233,9 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
         : s.reason === 'maxPages' && !result.interrupted
         ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(s.okInCampaign)} pages fetched OK so far): ${resume} --max-pages N`
         : result.interrupted || s.reason !== 'drained'
-          ? `  resume ${resume}   (settings are saved in ${join(dataDir, SETTINGS_FILE)}; a flag given overrides them)`
+          ? rejoin !== undefined
+            ? `  rejoin ${resume}   (${rejoin.note})`
+            : `  resume ${resume}   (settings are saved in ${join(dataDir, SETTINGS_FILE)}; a flag given overrides them)`
           : '',
     ]
       .filter(Boolean)

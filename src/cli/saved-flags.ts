@@ -104,8 +104,8 @@ function savedTexts(extra: Readonly<Record<string, unknown>> | undefined, file: 
   return out;
 }
 
-/** The proxy URL without its user:password (or the text as given when it is not a URL: the fetcher says why). */
-function withoutCredentials(proxy: string): { text: string; stripped: boolean } {
+/** A URL (a proxy's, Redis's) without its user:password (or the text as given when it is not a URL: its user says why). */
+export function withoutCredentials(proxy: string): { text: string; stripped: boolean } {
   try {
     const u = new URL(proxy);
     if (u.username === '' && u.password === '') return { text: proxy, stripped: false };

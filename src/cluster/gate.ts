@@ -83,7 +83,6 @@ function largestView(st: IpState, now: number): number {
   return eff;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * An interval as every gate script takes it: whole ms, and the horizon a report of it counts for
@@ -110,6 +109,8 @@ export class IpGate {
   failures = 0;
   /** Whether the last attempt to reach Redis for an IP failed (dispatch to shared IPs stopped). */
   blocked = false;
+  /** Aborted by `close`: every wait here ends, and no start is granted any more. */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly redis: Redis,
@@ -117,6 +118,31 @@ export class IpGate {
     private readonly nodeId: string,
     private readonly opts: IpGateOptions,
   ) {}
+
+  /**
+   * The node is leaving (its Redis connection about to close): starts waiting here, or asked
+   * for later, fail at once instead of retrying against a closed connection — a start left
+   * waiting retried with backoff for ever and kept the process from exiting. A hold on the
+   * Redis gate still out expires there after `lockMs`.
+   */
+  close(): void {
+    this.closing.abort();
+  }
+
+  /** Resolves after `ms`, or at once when the gate closes. */
+  private pause(ms: number): Promise<void> {
+    const signal = this.closing.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
 
   /** IPs this node knows to be shared with another node. */
   sharedIps(): string[] {
@@ -212,14 +238,14 @@ export class IpGate {
   }
 
   private async releaseRemote(t: IpTicket): Promise<void> {
-    for (let backoff = 50; ; backoff = Math.min(backoff * 2, 5_000)) {
+    for (let backoff = 50; !this.closing.signal.aborted; backoff = Math.min(backoff * 2, 5_000)) {
       try {
         await IP_RELEASE.run(this.redis, [this.keys.ipGate(t.ip)], [t.token!, ...scriptView(t.intervalMs)]);
         return;
       } catch {
         this.failures++;
         this.blocked = true;
-        await sleep(backoff);
+        await this.pause(backoff);
       }
     }
   }
@@ -228,12 +254,13 @@ export class IpGate {
   private async take(ip: string, st: IpState): Promise<{ token: string | undefined; eff: number }> {
     let backoff = 50;
     for (;;) {
+      if (this.closing.signal.aborted) throw new Error('IP gate closed: the node is leaving');
       const now = this.opts.now();
       // Re-read on every turn: a view may rise while this start waits.
       const eff = largestView(st, now);
       const wait = st.lastAt + eff - now;
       if (wait > 0) {
-        await sleep(wait);
+        await this.pause(wait);
         continue;
       }
       try {
@@ -244,11 +271,11 @@ export class IpGate {
         this.blocked = false;
         if (w === 0) return { token, eff };
         this.gateWaits++;
-        await sleep(w);
+        await this.pause(w);
       } catch {
         this.failures++;
         this.blocked = true;
-        await sleep(backoff);
+        await this.pause(backoff);
         backoff = Math.min(backoff * 2, 5_000);
       }
     }

@@ -279,6 +279,19 @@ export class ClusterNode {
     return this.slots.get(slotOf(this.o.crawl, group, this.settings.slots, this.salt))?.frontier;
   }
 
+  /**
+   * The frontiers of the slots this node runs now, in slot order (for progress and host
+   * states: read them, never dispatch or report through them).
+   */
+  frontiers(): import('../frontier/index.js').Frontier[] {
+    return [...this.slots.values()].sort((a, b) => a.slot - b.slot).map((s) => s.frontier);
+  }
+
+  /** Fetches this node has dispatched whose outcome is not in yet (some may still wait at the IP gate). */
+  inFlightFetches(): number {
+    return this.inFlight;
+  }
+
   /** Re-checks a parked host group (robots.txt or DNS answer arrived) and wakes the loop if it moved. */
   wake(group: string): void {
     if (this.frontierOf(group)?.wake(group) === true) this.wakeUp?.();
@@ -1317,6 +1330,7 @@ export class ClusterNode {
     }
     for (const slot of [...this.slots.keys()]) this.drop(slot);
     this.left = true;
+    this.gate?.close();
     this.sends.close();
     this.blocker?.disconnect();
     if (this.ownsRedis) this.redis.disconnect();

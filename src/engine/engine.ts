@@ -723,10 +723,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     // each ask: they share the states the event was counted from (O(hosts) each time: 30–120 ms at
     // 100,000 hosts, measured, three times a tick before).
     if (this.#hostsOfProgress !== undefined) return this.#hostsOfProgress.slice();
-    const f = this.#frontier;
-    if (f === undefined) return [];
     const now = this.#clock();
-    return f.hostSnapshots().map((s) => {
+    return this.#openFrontiers().flatMap((f) => f.hostSnapshots()).map((s) => {
       // Asked whatever the host's flag says: between a failed retry's answer and the host's
       // next turn the flag is clear, and the log must not read that as a recovery.
       return explainHost(s, now, this.policy, {
@@ -735,6 +733,12 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsGaveUp: s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined,
       });
     });
+  }
+
+  /** The frontiers this engine runs: its own, or in cluster mode those of the slots its node runs now. */
+  #openFrontiers(): Frontier[] {
+    if (this.#node !== undefined) return this.#node.frontiers();
+    return this.#frontier === undefined ? [] : [this.#frontier];
   }
 
   /** Hosts with URLs left whose robots.txt is unreachable, or was given up on (at most 100; `CrawlSummary.robotsUnreachable`). */
@@ -819,6 +823,12 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (seeds.length > 0) await node.seed(seeds);
       const timer = setInterval(() => void widen().catch(() => undefined), 2_000);
       timer.unref();
+      // Progress as a single-process run reports it, over the slots the node runs at each tick.
+      const reporting = (): boolean => o.onProgress !== undefined || this.listenerCount('progress') > 0;
+      const progress = setInterval(() => {
+        if (reporting()) this.#emitProgress(this.#clock());
+      }, o.progressIntervalMs);
+      progress.unref();
       this.#opened = true;
       this.emit('open', this.#recovery);
       this.#sends.watch(this.#fetcher instanceof HttpFetcher);
@@ -833,6 +843,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         )
         .finally(() => {
           clearInterval(timer);
+          clearInterval(progress);
           ended = true;
           this.#outputWaker.notify();
         });
@@ -1913,7 +1924,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   #progress(now: number, advance: boolean, hosts: readonly HostStatus[] = this.hostStates()): Progress {
-    const f = this.#frontier;
+    const frontiers = this.#openFrontiers();
     const c = this.#c;
     const dt = (now - this.#lastProgress.atMs) / 1000;
     const rate = dt > 0 ? (c.completed - this.#lastProgress.completed) / dt : 0;
@@ -1924,9 +1935,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       fetchedThisRun: c.completed,
       pagesOk: this.#ok,
       pagesPerSec: rate,
-      inFlight: this.#flights.size,
-      queued: f?.pending() ?? 0,
-      urls: f?.len() ?? 0,
+      inFlight: this.#node?.inFlightFetches() ?? this.#flights.size,
+      queued: frontiers.reduce((n, f) => n + f.pending(), 0),
+      urls: frontiers.reduce((n, f) => n + f.len(), 0),
       hosts: countHosts(hosts),
       status2xx: c.s2xx,
       status3xx: c.s3xx,

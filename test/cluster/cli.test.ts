@@ -2,7 +2,8 @@
  * `meguri crawl --redis URL --crawl NAME --store DIR --data DIR` (a child process, a real
  * redis-server, the sim on loopback): the crawl is created with its crawl-wide flags recorded
  * and runs to its end; a node joining with another --agent is refused naming both values;
- * `meguri stats` and `meguri hosts` read the cluster crawl from its slots' accepted checkpoints.
+ * `meguri stats` and `meguri hosts` read the cluster crawl from its slots' accepted checkpoints;
+ * a node prints progress while it runs and, stopped by Ctrl-C, the command that rejoins it.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAIN_MIX } from '../../src/index.js';
-import { STACK_LINE, runCli } from '../cli/helpers.js';
+import { rejoinCommand } from '../../src/cli/crawl.js';
+import { STACK_LINE, runCli, startCli } from '../cli/helpers.js';
+import { until } from './child.js';
 import { type RedisServer, startRedis } from './redis.js';
 
 const SIM = fileURLToPath(new URL('./sim-child.ts', import.meta.url));
@@ -130,4 +133,33 @@ describe('meguri crawl on a cluster crawl', () => {
     const end = JSON.parse(rest.stdout.split('\n').find((l) => l.includes('"end"'))!) as { reason: string };
     expect(end.reason).toBe('drained');
   }, 120_000);
+
+  it('a node reports progress, and stopped by Ctrl-C says how to rejoin the cluster crawl, not to resume a settings.json it never wrote', async () => {
+    const store = join(dir, 'store-rejoin');
+    const cluster = ['--redis', server.url, '--crawl', 'cli-rejoin', '--store', store];
+    const resolve = Object.entries(ready.dns).flatMap(([n, ip]) => ['--resolve', `${n}=${ip}`]);
+    const data = join(dir, 'rejoin');
+    const node = startCli(['crawl', ...ready.seeds, ...cluster, '--slots', '4', '--min-delay', '500ms', '--data', data, '--agent', 'first/1.0', '--allow-private', ...resolve, '--interval', '200ms']);
+    // A node reports progress while it runs (it printed nothing until its end before), over the
+    // hosts of the slots it runs.
+    await until(() => /fetched [1-9]/.test(node.stderr()), 60_000, 'a progress line with a page fetched');
+    const line = /hosts ready\/waiting\/blocked\/dead (\d+)\/(\d+)\/(\d+)\/(\d+)/.exec(node.stderr().split('\n').find((l) => /fetched [1-9]/.test(l))!)!;
+    expect(line.slice(1).reduce((n, x) => n + Number(x), 0)).toBeGreaterThan(0);
+    node.child.kill('SIGINT');
+    const run = await node.done;
+    expect(run.code, run.stdout + run.stderr).toBe(130);
+    expect(run.stdout).toContain(
+      `  rejoin npx meguri crawl --redis ${server.url} --crawl cli-rejoin --store ${store} --data ${data}   (the crawl's settings are in Redis; give this node's own --resolve / --allow-private again)`,
+    );
+    expect(run.stdout).not.toContain('settings.json');
+  }, 120_000);
+});
+
+describe('rejoinCommand', () => {
+  it('names the crawl, its store and the node\'s --data, and never prints a Redis password', () => {
+    const r = rejoinCommand({ redis: 'redis://:s3cret@10.0.0.5:6379/2', crawl: 'news', store: '/mnt/crawl' }, '/srv/node-a');
+    expect(r.command).toBe('npx meguri crawl --redis redis://10.0.0.5:6379/2 --crawl news --store /mnt/crawl --data /srv/node-a');
+    expect(r.note).toContain("add the Redis URL's user:password");
+    expect(JSON.stringify(r)).not.toContain('s3cret');
+  });
 });
