@@ -40,8 +40,9 @@ import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from './membership.js';
-import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, compareIds, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
+import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
 import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
+import { readDrained, sumRelinkCounts } from './drained.js';
 import { type CrawlSettings, readCrawl, readCrawlCreated } from './settings.js';
 import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets, restoreBudgetCounts } from './budget.js';
 import { countsAsPage } from '../model/index.js';
@@ -1233,33 +1234,12 @@ export class ClusterNode {
     if (this.inFlight > 0 || this.outbox.size > 0 || this.sending.size > 0) return false;
     const begun = this.sendsBegun;
     await this.publishIdle();
-    const S = this.settings!.slots;
-    const p = this.redis.pipeline();
-    for (let s = 0; s < S; s++) p.hmget(this.keys.slot(s), 'owner', 'idle', 'idleCursor', 'epoch');
-    for (let s = 0; s < S; s++) p.xinfo('STREAM', this.keys.inbox(s));
-    // Read after the idle marks: a node sets the flag before it marks the slot that parked a URL
-    // idle, and writes its slots' relink counts before their idle marks, so a slot read idle
-    // here shows them — a flag unseen by `shareDepthBinds` (this node's counts are not written
-    // yet), or marked pages some slot's next idle point fetches again (`relinkRoundRuns` on the
-    // sums: the crawl is not drained until that round has run).
-    p.get(this.keys.depthBinds);
-    p.hgetall(this.keys.relinkCounts);
-    const res = (await p.exec()) ?? [];
+    const r = await readDrained(this.redis, this.keys, this.settings!.slots);
     // Seeds were sent meanwhile: what was read may predate their inbox entries.
     if (this.sending.size > 0 || this.sendsBegun !== begun) return false;
-    if (!this.depthBinds && res[2 * S]?.[1] != null) return false;
-    const crawl = sumRelinkCounts((res[2 * S + 1]?.[1] ?? {}) as Record<string, string>);
-    if (crawl.marked > 0 && relinkRoundRuns(crawl)) return false;
-    for (let s = 0; s < S; s++) {
-      const [owner, idle, cursor, epoch] = res[s]![1] as (string | null)[];
-      if (!owner || idle !== `${epoch}`) return false;
-      const info = res[S + s]!;
-      if (info[0] !== null) continue; // no stream: nothing was ever sent to the slot
-      const arr = info[1] as unknown[];
-      const last = String(arr[arr.indexOf('last-generated-id') + 1]);
-      if (last !== '0-0' && (!cursor || compareIds(cursor, last) < 0)) return false;
-    }
-    return true;
+    // A flag this node has not seen yet (`shareDepthBinds`: its own counts are not written yet).
+    if (!this.depthBinds && r.depthBinds) return false;
+    return r.drained;
   }
 
   /** Marks this node's slots idle (with the epoch and the cursor they are idle at) or busy, after their relink counts. */
@@ -1370,18 +1350,3 @@ export class ClusterNode {
   }
 }
 
-/**
- * The crawl's relink counts: the sums of every slot's `"parked marked"` field (keys
- * `relinkCounts`); a field that does not parse is left out (the counts only time relink rounds).
- */
-export function sumRelinkCounts(fields: Record<string, string>): RelinkCounts {
-  let parked = 0;
-  let marked = 0;
-  for (const v of Object.values(fields)) {
-    const m = /^(\d{1,15}) (\d{1,15})$/.exec(v);
-    if (m === null) continue;
-    parked += Number(m[1]);
-    marked += Number(m[2]);
-  }
-  return { parked, marked };
-}

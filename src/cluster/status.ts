@@ -3,6 +3,7 @@
  * lag, pages/s, hand-offs in progress. Read-only: it never writes a key.
  */
 import type { Redis } from 'ioredis';
+import { readDrained } from './drained.js';
 import { ClusterKeys, INBOX_GROUP } from './keys.js';
 import { type BudgetState, readBudgets } from './budget.js';
 import { liveNodes, readSlots } from './membership.js';
@@ -62,6 +63,12 @@ export interface ClusterStatus {
   readonly clockSpreadMs: number | undefined;
   /** The crawl-wide budgets the recorded limits set (`maxPages`, `maxRequests`), as Redis counts them; empty when unlimited. */
   readonly budgets: readonly BudgetState[];
+  /**
+   * Whether the crawl is drained as Redis records it (src/cluster/drained.ts: every slot idle
+   * at its epoch, every inbox read, no relink round left): the campaign is over, and slots
+   * without a live owner are expected, not orphaned by a failure.
+   */
+  readonly drained: boolean;
 }
 
 /**
@@ -143,6 +150,7 @@ export async function clusterStatus(redis: Redis, crawl: string): Promise<Cluste
     inboxLag: slots.reduce((s, x) => s + x.inboxLag, 0),
     clockSpreadMs: clockSpread(nodes),
     budgets: await readBudgets(redis, keys, settings.limits),
+    drained: (await readDrained(redis, keys, settings.slots)).drained,
   };
 }
 
@@ -189,6 +197,7 @@ export function formatClusterStatus(st: ClusterStatus): string {
         "but page times, WARC dates and logs are each machine's own: keep the nodes in sync (NTP)",
     );
   }
+  if (st.drained) lines.push('  drained: every slot is idle and every inbox read — the campaign is over (a node started with new seeds goes on)');
   for (const b of st.budgets) lines.push(`  budget: ${budgetText(b)}`);
   for (const s of st.slots) if (s.movingTo !== '') lines.push(`  slot ${s.slot}: moving ${s.owner} → ${s.movingTo}`);
   const lagging = st.slots.filter((s) => s.inboxLag > 0).sort((a, b) => b.inboxLag - a.inboxLag).slice(0, 5);

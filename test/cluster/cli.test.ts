@@ -77,6 +77,13 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(hosts.code, hosts.stderr).toBe(0);
     expect(hosts.stdout.trim().split('\n')).toHaveLength(4);
 
+    // Every node has left a finished crawl: the status says it is over (its slots have no live
+    // owner, which is not a failure here).
+    const status = await runCli(['cluster', 'status', '--redis', server.url, '--crawl', 'cli']);
+    expect(status.stdout).toMatch(/0 live node\(s\).*orphan slots 8/);
+    expect(status.stdout).toContain('  drained: every slot is idle and every inbox read — the campaign is over');
+    expect((JSON.parse((await runCli(['cluster', 'status', '--redis', server.url, '--crawl', 'cli', '--json'])).stdout) as { drained: boolean }).drained).toBe(true);
+
     // Redis loses its data: stats and hosts read each slot's newest checkpoint from the store
     // (they said "no crawl"), and say so.
     const r = new Redis(server.url);
@@ -152,6 +159,10 @@ describe('meguri crawl on a cluster crawl', () => {
       `  rejoin npx meguri crawl --redis ${server.url} --crawl cli-rejoin --store ${store} --data ${data}   (the crawl's settings are in Redis; give this node's own --resolve / --allow-private again)`,
     );
     expect(run.stdout).not.toContain('settings.json');
+    // Stopped mid-way, the crawl is not over.
+    const status = await runCli(['cluster', 'status', '--redis', server.url, '--crawl', 'cli-rejoin']);
+    expect(status.stdout).toMatch(/0 live node\(s\)/);
+    expect(status.stdout).not.toContain('drained');
   }, 120_000);
 });
 

@@ -15,7 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { slotOf } from '../../src/cluster/index.js';
 import { main } from '../../src/cli/main.js';
-import { sumRelinkCounts } from '../../src/cluster/node.js';
+import { sumRelinkCounts } from '../../src/cluster/drained.js';
 import { Engine } from '../../src/engine/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { bufferIo } from '../cli/helpers.js';
