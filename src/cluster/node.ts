@@ -759,6 +759,7 @@ export class ClusterNode {
   private async commit(s: SlotState, release: boolean): Promise<number> {
     const t0 = performance.now();
     const snap = s.snapshot(this.o.robots?.export(s.slot), this.hb.clockOffset(), this.crawlCreated);
+    const urls = s.frontier.len(); // what the partition holds: read with it, before any await
     const snapshotMs = performance.now() - t0;
     const atMs = this.now();
     // A moving slot leaves with this checkpoint: sent fetches whose outcome is not in it are fetched again by the next owner.
@@ -783,7 +784,7 @@ export class ClusterNode {
       this.checkpoints++;
       s.checkpointedAt = this.now();
       this.handoffRefetches += refetch;
-      this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, urls: s.frontier.len(), ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
+      this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, urls, ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
       this.o.faults?.('accepted', s.slot);
       // The checkpoint this one replaces is the slot's fallback now (`fallBack`): the inbox is
       // trimmed, and the store pruned, only behind it.
