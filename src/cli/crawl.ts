@@ -920,9 +920,9 @@ export function requestTimeouts(totalMs: number): { totalTimeoutMs: number; head
   return { totalTimeoutMs: totalMs, headersTimeoutMs: stall, bodyTimeoutMs: stall, connectTimeoutMs: Math.min(totalMs, DEFAULT_CONNECT_TIMEOUT_MS) };
 }
 
-/** When the engine's frontier may start its next fetch (a cluster node has none of its own). */
+/** When the engine may start its next fetch (a cluster node: over the slots it runs). */
 function nextFetchOf(engine: Engine, nowMs: number): StatusContext['nextFetch'] {
-  const atMs = engine.frontier?.nextEligible();
+  const atMs = engine.nextFetchAt();
   return atMs === undefined ? undefined : { atMs, nowMs };
 }
 

@@ -707,6 +707,20 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#frontier;
   }
 
+  /**
+   * When the next fetch may start (epoch ms on the engine's clock): the soonest of the
+   * frontier's, or in cluster mode of the slots the node runs now; undefined when nothing is
+   * queued (or before `run()`).
+   */
+  nextFetchAt(): number | undefined {
+    let at: number | undefined;
+    for (const f of this.#openFrontiers()) {
+      const t = f.nextEligible();
+      if (t !== undefined && (at === undefined || t < at)) at = t;
+    }
+    return at;
+  }
+
   /** Times the dispatch loop woke, and how many of those were timers (not completions). */
   get wakeups(): { readonly total: number; readonly timers: number; readonly stalls: number } {
     return { total: this.#driverWaker.wakeups, timers: this.#driverWaker.timerWakeups, stalls: this.#stalls };
