@@ -185,7 +185,7 @@ export function formatClusterStatus(st: ClusterStatus): string {
     // Retried errors, shown once there are any: a node stuck on its store says so by name.
     const errors = [(n.redisErrors ?? 0) > 0 ? `Redis ${n.redisErrors}` : '', (n.storeErrors ?? 0) > 0 ? `checkpoint store ${n.storeErrors}` : ''].filter((e) => e !== '');
     lines.push(
-      `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined ? '' : `${n.pagesPerSec.toFixed(1)}/s`}${clock}` +
+      `  ${n.id}  ${flags}  slots ${n.slots.length}${n.slots.length ? ` [${n.slots.join(',')}]` : ''}  pages ${n.pages ?? '-'}  ${n.pagesPerSec === undefined || !n.live ? '' : `${n.pagesPerSec.toFixed(1)}/s`}${clock}` +
         (errors.length > 0 ? `  retried errors: ${errors.join(', ')}` : '') +
         ((n.checkpointFallbacks ?? 0) > 0 ? `  damaged checkpoints replaced by their previous one: ${n.checkpointFallbacks}` : '') +
         ((n.slotsRestored ?? 0) > 0 ? `  slots restored from the store after Redis lost them: ${n.slotsRestored}` : ''),

@@ -112,6 +112,14 @@ describe('meguri cluster status', () => {
       ['node-a', 12, 0],
       ['node-z', 81, 2],
     ]);
+    const text = bufferIo();
+    expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'order'], text)).toBe(0);
+    expect(text.out()).toMatch(/node-z {2}live {2}slots \d.* pages 81 {2}2\.0\/s/);
+    // A node that has left keeps its count, not a rate it no longer has.
+    await r.zrem(keys.nodes, 'node-z');
+    const gone = bufferIo();
+    expect(await main(['cluster', 'status', '--redis', server.url, '--crawl', 'order'], gone)).toBe(0);
+    expect(gone.out()).toMatch(/node-z {2}gone {2}slots \d.* pages 81 *(\n|$)/);
     r.disconnect();
   });
 });
