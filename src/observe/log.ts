@@ -136,7 +136,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
     if (p.kind === 'paused') {
       logger.warn(
         { event: 'cluster-pause', kind: p.kind, sinceRenewalMs: Math.round(p.sinceRenewalMs), error: p.error ?? null },
-        `Redis unreachable: this node stopped dispatching (no heartbeat renewal for ${duration(p.sinceRenewalMs)}); it keeps its slots if Redis answers before its heartbeat expires`,
+        `Redis not answering: this node stopped dispatching (no heartbeat renewal for ${duration(p.sinceRenewalMs)}); it keeps its slots if Redis answers before its heartbeat expires`,
       );
     } else if (p.kind === 'resumed') {
       logger.info({ event: 'cluster-pause', kind: p.kind, pausedMs: Math.round(p.pausedMs) }, `Redis reachable again: this node dispatches again after ${duration(p.pausedMs)}`);

@@ -149,7 +149,7 @@ describe('a node whose Redis stalls', () => {
       ['warn', 'paused'],
       ['warn', 'rejoined'],
     ]);
-    expect(logged[0]!.msg).toMatch(/^Redis unreachable: this node stopped dispatching \(no heartbeat renewal for \d+(\.\d)? s\)/);
+    expect(logged[0]!.msg).toMatch(/^Redis not answering: this node stopped dispatching \(no heartbeat renewal for \d+(\.\d)? s\)/);
     expect(logged[1]!.msg).toMatch(/^Redis reachable again: this node dispatches again after \d+(\.\d)? s$/);
     expect(logged[3]!.msg).toMatch(/heartbeat expired: it dropped its 2 slot\(s\)/);
   }, 90_000);
