@@ -12,38 +12,25 @@
  * expired and it rejoined without its slots.
  */
 import { describe, expect, it } from 'vitest';
-import { type ClusterPage, type ClusterPause, ClusterNode, crawlSalt, slotOf } from '../../src/cluster/index.js';
+import { type ClusterPage, type ClusterPause, ClusterNode } from '../../src/cluster/index.js';
 import { Engine } from '../../src/engine/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { until } from './child.js';
-import { nodeWorld } from './redis.js';
+import { heldGatePair, nodeWorld } from './redis.js';
 
 describe('a node whose Redis stalls', () => {
   const world = nodeWorld('meguri-paused-');
 
   it('sends a fetch it could not send while paused once it may dispatch again, and tells no failure for it', async () => {
     const crawl = 'paused';
-    const S = 2;
     const TTL = 60_000;
     // Two hosts on one IP, in different slots (different frontiers): only the process-wide IP
     // gate orders their starts, so the second one's request waits there behind the first.
-    const names = Array.from({ length: 40 }, (_, i) => `h${i}.paused.test`);
-    const h1 = names.find((h) => slotOf(crawl, h, S, crawlSalt(crawl)) === 0)!;
-    const h2 = names.find((h) => slotOf(crawl, h, S, crawlSalt(crawl)) === 1)!;
     const IP = '10.9.8.7';
+    const pair = heldGatePair(crawl, 'paused.test', IP);
+    const [h1, h2] = pair.hosts;
     let skew = 0;
     const now = () => performance.timeOrigin + performance.now() + skew;
-    const seen: string[] = [];
-    let held: { url: string; answer: () => void } | undefined;
-    const fetcher = {
-      fetch: (req: FetchRequest): Promise<Outcome> => {
-        seen.push(req.url);
-        const ok: Outcome = { row: req.row, url: req.url, status: 200, ip: IP, latencyMs: 1 };
-        // The first request is held open (the other host's first waits behind it at the gate).
-        if (held === undefined) return new Promise((resolve) => (held = { url: req.url, answer: () => resolve(ok) }));
-        return Promise.resolve(ok);
-      },
-    };
     const pages: ClusterPage[] = [];
     // Each host's and the IP's interval right after each outcome was told.
     const intervals: [number | undefined, number | undefined][] = [];
@@ -51,7 +38,7 @@ describe('a node whose Redis stalls', () => {
       redis: world.server.url,
       crawl,
       store: world.store,
-      settings: { slots: S, grouping: 'host' },
+      settings: { slots: 2, grouping: 'host' },
       nodeId: 'solo',
       heartbeatTtlMs: TTL,
       ipVerdictMs: 600_000, // the IP's "not shared" verdict stays cached: the gate asks Redis nothing more
@@ -59,7 +46,7 @@ describe('a node whose Redis stalls', () => {
       pollMs: 20,
       now,
       frontier: { resolver: () => IP },
-      fetcher,
+      fetcher: pair.fetcher,
       onPage: (p) => {
         pages.push(p);
         const host = new URL(p.request.url).hostname;
@@ -71,19 +58,19 @@ describe('a node whose Redis stalls', () => {
     const urls = [h1, h2].flatMap((h) => [`http://${h}/0`, `http://${h}/1`]);
     expect(await node.seed(urls)).toBe(4);
     const run = node.run();
-    await until(() => held !== undefined && node.stats().inFlight === 2, 30_000, 'one fetch held, the other at the gate');
-    expect(seen).toHaveLength(1);
+    await until(() => pair.held() !== undefined && node.stats().inFlight === 2, 30_000, 'one fetch held, the other at the gate');
+    expect(pair.seen).toHaveLength(1);
     // Redis stalls (CLIENT PAUSE: every client's commands wait 1.5 s), the node's clock passes
     // ttl/2 since its last renewal and the held fetch answers: its renewal hangs, so when the
     // waiting request's turn at the gate comes (250 ms on) the node may not dispatch.
     const admin = world.server.client();
     await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
     skew += TTL / 2 + 1_000;
-    held!.answer();
+    pair.answer();
     await run;
     admin.disconnect();
 
-    expect([...seen].sort()).toEqual([...urls].sort()); // each URL sent exactly once
+    expect([...pair.seen].sort()).toEqual([...urls].sort()); // each URL sent exactly once
     expect(pages.filter((p) => p.outcome.status !== 200)).toEqual([]);
     expect(pages).toHaveLength(4);
     // Nothing widened: no host's interval rose above what the first good answer left (good

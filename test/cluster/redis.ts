@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { Engine, type EngineOptions } from '../../src/index.js';
+import { crawlSalt, slotOf } from '../../src/cluster/index.js';
+import type { FetchRequest, Outcome } from '../../src/model/index.js';
 
 const CANDIDATES = [process.env['REDIS_SERVER'], '/usr/bin/redis-server', '/usr/local/bin/redis-server'];
 
@@ -213,4 +215,45 @@ export function damageCheckpoint(store: string, crawl: string, rel: string): voi
   const bytes = readFileSync(file);
   bytes[bytes.length - 20] = bytes[bytes.length - 20]! ^ 0xff;
   writeFileSync(file, bytes);
+}
+
+/** Two hosts one IP gate orders, and a fetcher that holds the first request open (`heldGatePair`). */
+export interface HeldGatePair {
+  /** A host in slot 0 and one in slot 1 of the 2-slot crawl: different frontiers, one IP. */
+  readonly hosts: readonly [string, string];
+  /** Answers 200 from the IP; the first request stays open until `answer()`. */
+  readonly fetcher: { fetch(req: FetchRequest): Promise<Outcome> };
+  /** The URLs the fetcher was asked for, in order. */
+  readonly seen: string[];
+  /** The held request's URL (undefined until one is held). */
+  held(): string | undefined;
+  /** Answers the held request. */
+  answer(): void;
+}
+
+/**
+ * Two hosts under `domain` in slots 0 and 1 of crawl `crawl` (2 slots), both on `ip`: only the
+ * node's process-wide IP gate orders their starts, so while the fetcher holds the first request
+ * open, the other host's request waits at the gate.
+ */
+export function heldGatePair(crawl: string, domain: string, ip: string): HeldGatePair {
+  const names = Array.from({ length: 40 }, (_, i) => `h${i}.${domain}`);
+  const inSlot = (slot: number): string => names.find((h) => slotOf(crawl, h, 2, crawlSalt(crawl)) === slot)!;
+  const seen: string[] = [];
+  let held: { url: string; answer: () => void } | undefined;
+  return {
+    hosts: [inSlot(0), inSlot(1)],
+    seen,
+    fetcher: {
+      fetch: (req: FetchRequest): Promise<Outcome> => {
+        seen.push(req.url);
+        const ok: Outcome = { row: req.row, url: req.url, status: 200, ip, latencyMs: 1 };
+        // Held whatever the abort signal says, as a stuck socket would be.
+        if (held === undefined) return new Promise((resolve) => (held = { url: req.url, answer: () => resolve(ok) }));
+        return Promise.resolve(ok);
+      },
+    },
+    held: () => held?.url,
+    answer: () => held?.answer(),
+  };
 }
