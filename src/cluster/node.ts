@@ -1261,14 +1261,18 @@ export class ClusterNode {
 
   private async rejoin(): Promise<void> {
     const slotsDropped = this.slots.size;
+    // Held paused until the new entry is in: the new heartbeat has no renewal yet, which the
+    // dispatch watch would otherwise report as a fresh pause.
+    this.pausedAt ??= this.now();
     for (const slot of [...this.slots.keys()]) this.drop(slot);
-    this.pausedAt = undefined;
-    this.lastRedisError = undefined;
-    this.o.onPause?.({ kind: 'rejoined', slotsDropped });
     // The entry expired, so the coordinator gives this node's tokens back.
     for (const b of this.budgets) b.forget();
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
-    await this.hb.beat();
+    const joined = await this.hb.beat();
+    // In the same turn as the renewal's answer, so no watch tick sees it first (it would say 'resumed').
+    this.pausedAt = joined ? undefined : this.pausedAt;
+    if (joined) this.lastRedisError = undefined;
+    this.o.onPause?.({ kind: 'rejoined', slotsDropped });
   }
 
   private async shutdown(): Promise<void> {

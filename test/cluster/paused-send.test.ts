@@ -85,7 +85,10 @@ describe('a node whose Redis stalls', () => {
   }, 60_000);
 
   it('logs that it stopped dispatching past half its heartbeat TTL, that it dispatches again, and that it rejoined past the TTL', async () => {
-    const TTL = 6_000; // renewals every 1.5 s: a 3.5 s stall pauses the node (at 1.5–3 s) and ends before its entry expires (4.5–6 s)
+    // Renewals every 1.5 s. A short stall with the node's clock moved past TTL/2 pauses it at
+    // once and ends long before its entry could expire; a stall longer than the TTL expires it.
+    const TTL = 6_000;
+    let skew = 0;
     let release!: () => void;
     const answered = new Promise<void>((r) => (release = r));
     let sent = 0;
@@ -95,6 +98,7 @@ describe('a node whose Redis stalls', () => {
       agent: 'meguri-test/1.0',
       allowPrivate: true,
       resolve: async () => ['127.0.0.1'],
+      clock: () => performance.timeOrigin + performance.now() + skew,
       seeds: ['http://held.pause.test/'],
       fetcher: {
         // The page is held open until the end, so the crawl is not drained while Redis stalls.
@@ -115,7 +119,8 @@ describe('a node whose Redis stalls', () => {
     })();
     await until(() => sent > 0, 30_000, 'the page sent');
     const admin = world.server.client();
-    await admin.call('CLIENT', 'PAUSE', '3500', 'ALL');
+    await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    skew += TTL / 2 + 1_000;
     await until(() => pauses.some((p) => p.kind === 'resumed'), 30_000, 'dispatching again');
     expect(pauses.map((p) => p.kind)).toEqual(['paused', 'resumed']);
     expect((pauses[0] as { sinceRenewalMs: number }).sinceRenewalMs).toBeGreaterThanOrEqual(TTL / 2);
