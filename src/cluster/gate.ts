@@ -83,7 +83,6 @@ function largestView(st: IpState, now: number): number {
   return eff;
 }
 
-
 /**
  * An interval as every gate script takes it: whole ms, and the horizon a report of it counts for
  * (`ipForgetAfterMs`), which the scripts use in PEXPIRE. The one place the rounding is done: a

@@ -1268,10 +1268,11 @@ export class ClusterNode {
     // The entry expired, so the coordinator gives this node's tokens back.
     for (const b of this.budgets) b.forget();
     this.hb = new Heartbeat(this.redis, this.keys, this.nodeId, this.o.heartbeatTtlMs, this.now);
-    const joined = await this.hb.beat();
-    // In the same turn as the renewal's answer, so no watch tick sees it first (it would say 'resumed').
-    this.pausedAt = joined ? undefined : this.pausedAt;
-    if (joined) this.lastRedisError = undefined;
+    // Cleared in the same turn as the renewal's answer, so no watch tick sees it first (it would say 'resumed').
+    if (await this.hb.beat()) {
+      this.pausedAt = undefined;
+      this.lastRedisError = undefined;
+    }
     this.o.onPause?.({ kind: 'rejoined', slotsDropped });
   }
 

@@ -838,9 +838,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       const timer = setInterval(() => void widen().catch(() => undefined), 2_000);
       timer.unref();
       // Progress as a single-process run reports it, over the slots the node runs at each tick.
-      const reporting = (): boolean => o.onProgress !== undefined || this.listenerCount('progress') > 0;
       const progress = setInterval(() => {
-        if (reporting()) this.#emitProgress(this.#clock());
+        if (this.#reporting()) this.#emitProgress(this.#clock());
       }, o.progressIntervalMs);
       progress.unref();
       this.#opened = true;
@@ -1236,7 +1235,6 @@ export class Engine extends EventEmitter<EngineEvents> {
   async #drive(): Promise<void> {
     const o = this.options;
     const f = this.#frontier!;
-    const reporting = (): boolean => o.onProgress !== undefined || this.listenerCount('progress') > 0;
     let nextCheckpoint = this.#clock() + o.checkpointIntervalMs;
     let nextProgress = this.#clock() + o.progressIntervalMs;
     let nextRecheck = this.#clock() + HOUR_MS;
@@ -1252,7 +1250,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         nextCheckpoint = now + o.checkpointIntervalMs;
       }
       if (now >= nextProgress) {
-        if (reporting()) this.#emitProgress(now);
+        if (this.#reporting()) this.#emitProgress(now);
         nextProgress = now + o.progressIntervalMs;
       }
       if (this.#stopping) {
@@ -1294,7 +1292,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         }
       }
       if (o.dataDir !== undefined) deadline = Math.min(deadline, nextCheckpoint);
-      if (reporting()) deadline = Math.min(deadline, nextProgress);
+      if (this.#reporting()) deadline = Math.min(deadline, nextProgress);
       // The freshness pass runs at the first dispatch of each clock hour and may re-time a
       // waiting recrawl earlier than the frontier's current answer: wake at every hour.
       if (this.#freshness !== undefined) deadline = Math.min(deadline, (Math.floor(now / HOUR_MS) + 1) * HOUR_MS);
@@ -1965,6 +1963,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       checkpoints: c.checkpoints,
       wakeups: this.#driverWaker.wakeups,
     };
+  }
+
+  /** Whether anyone listens for progress (it costs an O(hosts) walk per tick). */
+  #reporting(): boolean {
+    return this.options.onProgress !== undefined || this.listenerCount('progress') > 0;
   }
 
   #emitProgress(now: number): void {
