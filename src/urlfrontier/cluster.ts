@@ -77,6 +77,8 @@ export interface ClusterContext {
   readonly clock: () => number;
   readonly maxMessageBytes: number;
   readonly warn: (message: string) => void;
+  /** Informational lines (Redis answering again). Default: none. */
+  readonly info?: (message: string) => void;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -85,6 +87,8 @@ const unavailable = (message: string): StatusError => new StatusError(grpc.statu
 
 /** Forwarding calls in flight to one node before further puts wait and go together. */
 const PUT_WINDOW = 2;
+/** While Redis keeps failing, how often the failure is said again (ms). */
+const REPEAT_FAILURE_MS = 60_000;
 
 interface PendingPut {
   readonly slot: number;
@@ -117,6 +121,13 @@ export class ClusterFrontier implements FrontierNode {
   private rr = 0;
   /** Advertised nodes that were not live at the coordinator's last round. */
   private notLive = new Set<string>();
+  /** The address this node advertises to its peers (a serve node; set in `start`). */
+  private advertised: string | undefined;
+  /** The store, for records Redis lost (a serve node). */
+  private store: CheckpointStore | undefined;
+  /** Since when (monotonic ms) the membership ticks have failed, and when that was last said. */
+  private failingSince: number | undefined;
+  private failingSaidAt = 0;
   /** Forwarded puts per destination node: calls in flight and groups waiting for the next. */
   private readonly outgoing = new Map<string, { inFlight: number; queue: PendingPut[]; scheduled: boolean }>();
   private stopped = false;
@@ -169,6 +180,35 @@ export class ClusterFrontier implements FrontierNode {
     return `${this.keys.nodes}:urlfrontier`;
   }
 
+  /**
+   * Joins the crawl's records in Redis — its settings (created from the store's `crawl.json`
+   * when Redis has none) and its canonicalize — and returns the slot count.
+   */
+  private async joinRecords(given: { slots?: number }): Promise<number> {
+    const store = this.store!;
+    const joined = await joinStoredCrawl(this.redis, this.keys, store, given);
+    if (joined.restored !== undefined) this.ctx.warn(`Redis had no record of URLFrontier cluster ${JSON.stringify(this.o.crawl)}: its settings were restored from ${joined.restored}`);
+    await this.joinCanonicalize(store);
+    return joined.settings.slots;
+  }
+
+  /**
+   * A serve node whose address is gone from Redis — Redis restarted without its data, or the
+   * coordinator forgot the node while its heartbeat had expired (a stall, a partition) — puts
+   * the crawl's records back from the store and advertises again. Until then no peer could
+   * forward to it and every stats or listing call failed UNAVAILABLE, for as long as it ran.
+   */
+  private async readvertise(): Promise<void> {
+    if (this.advertised === undefined || this.addresses.get(this.nodeId) === this.advertised) return;
+    // Not live (its heartbeat entry went with Redis's data and is re-made once it expires here):
+    // nothing is routed to it, and the coordinator would forget the address again.
+    if (!this.live.includes(this.nodeId)) return;
+    await this.joinRecords({ slots: this.S });
+    await this.redis.hset(this.peersKey, this.nodeId, this.advertised);
+    this.addresses.set(this.nodeId, this.advertised);
+    this.ctx.warn(`node ${this.nodeId}: its address was gone from Redis (Redis lost its data, or this node was presumed gone); advertised ${this.advertised} again`);
+  }
+
   /** Joins the cluster (creating it if needed) as a node, or attaches as a router; starts the membership timer. */
   async start(advertise: string): Promise<void> {
     try {
@@ -183,12 +223,10 @@ export class ClusterFrontier implements FrontierNode {
         // The slot count is kept in the store too: a Redis that lost its data gets it back from
         // there, not from this node's flags (another count would move every URL's slot).
         const store = new CheckpointStore(this.o.store, this.o.crawl);
-        const joined = await joinStoredCrawl(this.redis, this.keys, store, this.o.slots === undefined ? {} : { slots: this.o.slots });
-        if (joined.restored !== undefined) this.ctx.warn(`Redis had no record of URLFrontier cluster ${JSON.stringify(this.o.crawl)}: its settings were restored from ${joined.restored}`);
-        const settings = joined.settings;
-        this.S = settings.slots;
-        await this.joinCanonicalize(store);
-        await this.redis.hset(this.peersKey, this.nodeId, this.o.advertise ?? advertise);
+        this.store = store;
+        this.advertised = this.o.advertise ?? advertise;
+        this.S = await this.joinRecords(this.o.slots === undefined ? {} : { slots: this.o.slots });
+        await this.redis.hset(this.peersKey, this.nodeId, this.advertised);
         this.host = new SlotHost({
           redis: this.redis,
           keys: this.keys,
@@ -219,9 +257,38 @@ export class ClusterFrontier implements FrontierNode {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.ticking = this.tick().catch((err: unknown) => this.ctx.warn(`cluster: ${err instanceof Error ? err.message : String(err)}`));
+      this.ticking = this.tick().then(
+        () => this.tickSucceeded(),
+        (err: unknown) => this.tickFailed(err),
+      );
       void this.ticking.then(() => this.schedule());
     }, this.pollMs);
+  }
+
+  /**
+   * A failed membership tick (Redis down or refusing) is said once, then once a minute with how
+   * long it has lasted — not on every tick, five times a second — and its end once.
+   */
+  private tickFailed(err: unknown): void {
+    const now = mono();
+    const why = err instanceof Error ? err.message : String(err);
+    if (this.failingSince === undefined) {
+      this.failingSince = now;
+      this.failingSaidAt = now;
+      this.ctx.warn(
+        `cluster: Redis did not answer (${why}); retrying every ${this.pollMs} ms` +
+          (this.host === undefined ? '' : `; this node's slots refuse changes once its heartbeat is ${this.ttl / 2000} s old, and move to other nodes after ${this.ttl / 1000} s`),
+      );
+    } else if (now - this.failingSaidAt >= REPEAT_FAILURE_MS) {
+      this.failingSaidAt = now;
+      this.ctx.warn(`cluster: Redis still not answering after ${Math.round((now - this.failingSince) / 1000)} s (${why})`);
+    }
+  }
+
+  private tickSucceeded(): void {
+    if (this.failingSince === undefined) return;
+    this.ctx.info?.(`cluster: Redis answering again after ${Math.max(1, Math.round((mono() - this.failingSince) / 1000))} s`);
+    this.failingSince = undefined;
   }
 
   private async tick(): Promise<void> {
@@ -238,6 +305,7 @@ export class ClusterFrontier implements FrontierNode {
       }
     }
     await this.refresh();
+    await this.readvertise();
     this.host?.reconcile(this.records);
   }
 

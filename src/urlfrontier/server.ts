@@ -225,6 +225,9 @@ async function startClusterServer(o: UrlFrontierServerOptions, c: UrlFrontierClu
     warn: (message) => {
       if (levels.enabled('meguri.urlfrontier.cluster', 'WARN')) o.log('WARN', 'meguri.urlfrontier.cluster', message);
     },
+    info: (message) => {
+      if (levels.enabled('meguri.urlfrontier.cluster', 'INFO')) o.log('INFO', 'meguri.urlfrontier.cluster', message);
+    },
   });
   const bound = await listen(o, node, levels, c.router === true ? undefined : node);
   try {

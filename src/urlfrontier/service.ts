@@ -260,14 +260,16 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     };
   }
 
-  /** A server-streaming handler that ends the stream with INTERNAL on a failure. */
+  /** A server-streaming handler that ends the stream with the failure's status (INTERNAL unless it carries one). */
   function streaming<Req, Res>(name: string, fn: (call: grpc.ServerWritableStream<Req, Res>) => Promise<void>): grpc.handleServerStreamingCall<Req, Res> {
     return (call) => {
       fn(call).then(
         () => call.end(),
         (err: unknown) => {
           warn(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
-          call.destroy(status(codeOf(err), `${name}: ${err instanceof Error ? err.message : String(err)}`));
+          // 'error' is how a grpc-js server stream ends with a status; destroy(err) never sends
+          // one, and the client waited for ever (measured: no answer in 3 s, every call).
+          call.emit('error', status(codeOf(err), `${name}: ${err instanceof Error ? err.message : String(err)}`));
         },
       );
     };

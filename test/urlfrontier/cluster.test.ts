@@ -218,6 +218,75 @@ describe('URLFrontier cluster: failures', () => {
     }
   });
 
+  it('a node frozen past its heartbeat is forgotten, and advertises again when it wakes: it takes slots, stats count them, puts reach them', async () => {
+    const { crawl, store } = newCrawl();
+    const a = await node(crawl, store);
+    const b = await node(crawl, store);
+    const c = await childNode(crawl, store, TTL);
+    await settled(a.client, 3);
+    const urls = Array.from({ length: 300 }, (_, i) => `https://f${i % 30}.example/${i}`);
+    expect((await putUrls(a.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    const ab = [a.server.nodeId, b.server.nodeId];
+    const r = redis.client();
+    const advertised = async (): Promise<string[]> => Object.keys(await r.hgetall(`${new ClusterKeys(crawl).nodes}:urlfrontier`));
+    try {
+      c.child.kill('SIGSTOP'); // a VM freeze, a long GC pause, a partition from Redis
+      await until(() => slotOwners(crawl), (o) => o.every((x) => ab.includes(x)), "the frozen node's slots moved");
+      await until(advertised, (ids) => ids.length === 2, "the frozen node's address forgotten");
+      c.child.kill('SIGCONT');
+      // Before: the woken node rejoined and was given slots, but its address stayed gone, so
+      // every stats call and every put forwarded to its slots failed for as long as it ran.
+      await until(advertised, (ids) => ids.length === 3, 'the woken node advertised again');
+      await until(async () => (await slotOwners(crawl)).filter((o) => !ab.includes(o)).length, (n) => n >= 1, 'the woken node owns slots again');
+      const st = await until(() => call<{ size: number }>(b.client, 'GetStats', {}), () => true, 'GetStats with the woken node');
+      expect(st.size).toBe(300);
+      const more = Array.from({ length: 90 }, (_, i) => `https://g${i % 30}.example/${i}`);
+      expect((await putUrls(a.client, more.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+      expect((await allUrls(b.client)).size).toBe(390);
+    } finally {
+      r.disconnect();
+    }
+  });
+
+  it('Redis going away is said once (not on every tick) and its return once; the node then serves every URL it had', async () => {
+    const own = await startRedis();
+    const { crawl, store } = newCrawl();
+    const logs: string[] = [];
+    try {
+      const server = await startUrlFrontierServer({
+        port: 0,
+        fsync: false,
+        defaultDelayMs: 0,
+        log: (level, _logger, message) => logs.push(`${level} ${message}`),
+        cluster: { redis: own.url, crawl, store, slots: 8, heartbeatTtlMs: 4_000, pollMs: 20 },
+      });
+      servers.push(server);
+      const client = connect(server.port);
+      clients.push(client);
+      await settled(client, 1);
+      const urls = Array.from({ length: 50 }, (_, i) => `https://r${i % 5}.example/${i}`);
+      expect((await putUrls(client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+      await own.stop('SIGKILL');
+      const down = (): string[] => logs.filter((l) => l.startsWith('WARN cluster: Redis did not answer'));
+      await until(async () => down().length, (n) => n === 1, 'the outage warned of');
+      // Tens of failed ticks later (every 20 ms), still one line: before, one per tick.
+      const ticks = logs.length;
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(logs.length).toBe(ticks);
+      expect(down()[0]).toMatch(/retrying every 20 ms; this node's slots refuse changes once its heartbeat is 2 s old, and move to other nodes after 4 s/);
+      await own.start();
+      await until(async () => logs.filter((l) => /^INFO cluster: Redis answering again after \d+ s$/.test(l)).length, (n) => n === 1, 'the return said');
+      expect(down()).toHaveLength(1);
+      // Redis came back empty: once its heartbeat expired here the node joined again, put the
+      // crawl's records back and advertised itself once.
+      const all = await until(() => allUrls(client), (u) => u.size === 50, 'every URL served after the outage');
+      expect(logs.filter((l) => l.includes('its address was gone from Redis'))).toHaveLength(1);
+      expect([...all].sort()).toEqual([...urls].sort());
+    } finally {
+      await own.dispose();
+    }
+  });
+
   it('a node joining mid-stream takes slots by hand-over; every item acked OK is there', async () => {
     const { crawl, store, a, b } = await twoNodes();
     let joining: Promise<{ server: UrlFrontierServer; client: Client }> | undefined;
@@ -245,6 +314,16 @@ describe('URLFrontier cluster: failures', () => {
     for (const method of ['GetStats', 'CountURLs', 'ListQueues']) {
       await expect(call(a.client, method, {})).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringMatching(/did not answer.*under-count/) });
     }
+    // A streaming call ends with the status too (before, the stream was destroyed without one
+    // and the client waited for ever: the deadline here turns that into DEADLINE_EXCEEDED).
+    await expect(
+      new Promise((resolve, reject) => {
+        const s = a.client['ListURLs']!({ start: 0, size: 10, key: '', crawlID: '' }, { deadline: Date.now() + 20_000 }) as grpc.ClientReadableStream<Msg>;
+        s.on('data', () => {});
+        s.on('error', reject);
+        s.on('end', resolve);
+      }),
+    ).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringMatching(/^ListURLs: .*did not answer.*under-count/) });
     c.child.kill('SIGCONT');
     expect((await call<{ size: number }>(a.client, 'GetStats', {})).size).toBe(300);
 
@@ -319,6 +398,34 @@ describe('URLFrontier cluster: restart', () => {
     const more = Array.from({ length: 100 }, (_, i) => `https://y${i % 25}.example/${i}`);
     const d = await putStopForget(c, more, crawl, store);
     expect([...(await allUrls(d))].sort()).toEqual([...urls, ...more].sort());
+  });
+
+  it('Redis losing its data under running nodes: each node puts the records back and advertises again; stats answer and puts forward', async () => {
+    const { crawl, store } = newCrawl();
+    const logs: string[] = [];
+    const a = await node(crawl, store, {}, (level, _logger, message) => logs.push(`${level} ${message}`));
+    const b = await node(crawl, store);
+    await settled(a.client, 2);
+    const urls = Array.from({ length: 200 }, (_, i) => `https://u${i % 25}.example/${i}`);
+    expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    const r = redis.client();
+    try {
+      await r.flushall(); // a Redis restarted without persistence, both nodes still running
+      // Before: the addresses were advertised once, at start, so from here every forward to the
+      // other node and every stats call failed "has not advertised an address", for good.
+      const both = [a.server.nodeId, b.server.nodeId].sort();
+      await until(async () => Object.keys(await r.hgetall(`${new ClusterKeys(crawl).nodes}:urlfrontier`)).sort(), (ids) => JSON.stringify(ids) === JSON.stringify(both), 'both addresses back in Redis');
+      const st = await until(() => call<{ size: number }>(a.client, 'GetStats', {}), () => true, 'GetStats after Redis lost its data');
+      expect(st.size).toBe(200);
+      expect((await readCrawl(r, new ClusterKeys(crawl)))?.slots).toBe(8);
+      // Puts through either node reach every slot's owner.
+      const more = Array.from({ length: 100 }, (_, i) => `https://t${i % 25}.example/${i}`);
+      expect((await putUrls(a.client, more.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+      expect([...(await allUrls(b.client))].sort()).toEqual([...urls, ...more].sort());
+      expect(logs.filter((l) => /its address was gone from Redis .* advertised 127\.0\.0\.1:\d+ again/.test(l))).toHaveLength(1);
+    } finally {
+      r.disconnect();
+    }
   });
 
   it("a node restarted without --slots after Redis lost its records takes the slot count from the store's crawl.json, with a warning", async () => {
