@@ -128,6 +128,8 @@ export class ClusterFrontier implements FrontierNode {
   /** Since when (monotonic ms) the membership ticks have failed, and when that was last said. */
   private failingSince: number | undefined;
   private failingSaidAt = 0;
+  /** The connection's last error (ECONNREFUSED …): what a failed command's own message hides. */
+  private lastRedisError: string | undefined;
   /** Forwarded puts per destination node: calls in flight and groups waiting for the next. */
   private readonly outgoing = new Map<string, { inFlight: number; queue: PendingPut[]; scheduled: boolean }>();
   private stopped = false;
@@ -147,7 +149,9 @@ export class ClusterFrontier implements FrontierNode {
     this.peerTimeoutMs = o.peerTimeoutMs ?? 5_000;
     this.forwardTimeoutMs = o.forwardTimeoutMs ?? 3 * this.ttl;
     this.redis = new Redis(o.redis, { maxRetriesPerRequest: 2, lazyConnect: true });
-    this.redis.on('error', () => {});
+    this.redis.on('error', (err: unknown) => {
+      this.lastRedisError = err instanceof Error ? err.message : String(err);
+    });
     this.pool = new PeerPool(ctx.maxMessageBytes);
   }
 
@@ -271,7 +275,10 @@ export class ClusterFrontier implements FrontierNode {
    */
   private tickFailed(err: unknown): void {
     const now = mono();
-    const why = err instanceof Error ? err.message : String(err);
+    const message = err instanceof Error ? err.message : String(err);
+    // ioredis fails a command queued through reconnects with "Reached the max retries per
+    // request limit …", which names no cause; the connection's own error does.
+    const why = /max retries per request/i.test(message) && this.lastRedisError !== undefined ? this.lastRedisError : message;
     if (this.failingSince === undefined) {
       this.failingSince = now;
       this.failingSaidAt = now;
@@ -289,6 +296,7 @@ export class ClusterFrontier implements FrontierNode {
     if (this.failingSince === undefined) return;
     this.ctx.info?.(`cluster: Redis answering again after ${Math.max(1, Math.round((mono() - this.failingSince) / 1000))} s`);
     this.failingSince = undefined;
+    this.lastRedisError = undefined;
   }
 
   private async tick(): Promise<void> {

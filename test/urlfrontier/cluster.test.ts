@@ -273,6 +273,7 @@ describe('URLFrontier cluster: failures', () => {
       const ticks = logs.length;
       await new Promise((r) => setTimeout(r, 1_000));
       expect(logs.length).toBe(ticks);
+      expect(down()[0]).toMatch(new RegExp(`Redis did not answer \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${own.port}\\); retrying`));
       expect(down()[0]).toMatch(/retrying every 20 ms; this node's slots refuse changes once its heartbeat is 2 s old, and move to other nodes after 4 s/);
       await own.start();
       await until(async () => logs.filter((l) => /^INFO cluster: Redis answering again after \d+ s$/.test(l)).length, (n) => n === 1, 'the return said');
