@@ -52,12 +52,46 @@ const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
 /** Non-HTML types whose text is worth a simhash (binary types get none). */
 const TEXTUAL_TYPE = /^\s*(text\/|application\/(json|xml|javascript|x-javascript|ld\+json)\b|[\w.-]+\/[\w.-]+\+(xml|json)\b)/i;
 
-/** HTML by its type or, without one, by a `<` before any non-space in the first 512 bytes. */
+/**
+ * Root elements of XML documents that are not HTML: sitemaps (which the fetcher reads for their
+ * entries, src/sitemap) and feeds. Compared by local name, lowercased.
+ */
+const XML_ROOTS = new Set(['urlset', 'sitemapindex', 'rss', 'feed', 'rdf']);
+
+/**
+ * The name of a document's first element, past an XML declaration, processing instructions,
+ * comments and a doctype, in the first 1 KiB; undefined when none starts there.
+ */
+export function firstElementName(bytes: Uint8Array): string | undefined {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 1024)).toString('latin1');
+  let i = head.startsWith('\xef\xbb\xbf') ? 3 : 0;
+  for (;;) {
+    while (i < head.length && /\s/.test(head[i]!)) i++;
+    if (head.startsWith('<?', i)) i = head.indexOf('?>', i) + 2;
+    else if (head.startsWith('<!--', i)) i = head.indexOf('-->', i) + 3;
+    else if (head.startsWith('<!', i)) i = head.indexOf('>', i) + 1;
+    else break;
+    if (i < 2) return undefined; // unterminated within the head
+  }
+  const m = /^<([A-Za-z_][\w.:-]*)/.exec(head.slice(i, i + 200));
+  return m?.[1];
+}
+
+/**
+ * HTML by its type or, without one, by a `<` before any non-space in the first 512 bytes —
+ * unless the document's first element is a sitemap's or a feed's (`<?xml …?><urlset …>`):
+ * taken for HTML, a sitemap served without a Content-Type yielded no entries (WHATWG
+ * mimesniff §7.1 also reads `<?xml` as XML, not HTML; XHTML keeps `<html>` as its root).
+ */
 export function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array): boolean {
   if (contentType) return HTML_TYPE.test(contentType);
   for (let i = 0; i < bytes.length && i < 512; i++) {
     const b = bytes[i]!;
-    if (b === 0x3c) return true; // '<'
+    if (b === 0x3c) {
+      // '<'
+      const root = firstElementName(bytes);
+      return root === undefined || !XML_ROOTS.has(root.slice(root.indexOf(':') + 1).toLowerCase());
+    }
     if (b !== 0x20 && (b < 0x09 || b > 0x0d) && b !== 0xef && b !== 0xbb && b !== 0xbf) return false;
   }
   return false;

@@ -2,7 +2,8 @@
  * Sitemap parsing (sitemaps.org protocol 0.9) with htmlparser2 in XML mode: a `<urlset>` gives
  * page URLs with their `<lastmod>`, a `<sitemapindex>` gives further sitemaps. Gzip files
  * (`.xml.gz`, served without Content-Encoding) are recognised by their magic bytes and
- * inflated here.
+ * inflated here. The protocol's text form (one URL per line, UTF-8; `sitemap.txt`) reads as a
+ * urlset without lastmod, and only when every non-blank line is an absolute http(s) URL.
  *
  * Bounded whatever the file says: at most `maxUrls` entries (the protocol's 50 000) and
  * `maxBytes` of XML (its 50 MB, uncompressed — a gzip bomb stops at the cap and yields
@@ -49,6 +50,9 @@ export interface SitemapLimits {
   readonly canonPolicy?: CanonPolicy | undefined;
 }
 
+/** A line of a text sitemap: an absolute http(s) URL, no spaces (sitemaps.org "Text file"). */
+const TEXT_SITEMAP_LINE = /^https?:\/\/\S+$/i;
+
 export const SITEMAP_MAX_URLS = 50_000;
 export const SITEMAP_MAX_BYTES = 52_428_800;
 
@@ -75,11 +79,14 @@ function xmlOf(body: Uint8Array, maxBytes: number): { text: string; cut: boolean
   return { text: Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, maxBytes)).toString('utf8'), cut };
 }
 
-/** Whether a response may be a sitemap worth parsing (by type, name or first bytes). */
+/**
+ * Whether a response may be a sitemap worth parsing (by type, name or first bytes): XML, gzip,
+ * or plain text (a text sitemap; `parseSitemap` keeps it only when every line is a URL).
+ */
 export function maybeSitemap(contentType: string | undefined, path: string, body: Uint8Array): boolean {
   if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) return true;
-  if (contentType !== undefined && /^\s*(text\/xml|application\/xml|application\/[\w.+-]*\+xml)\b/i.test(contentType)) return true;
-  if (/\.xml$/i.test(path)) return true;
+  if (contentType !== undefined && /^\s*(text\/xml|application\/xml|application\/[\w.+-]*\+xml|text\/plain)\b/i.test(contentType)) return true;
+  if (/\.(xml|txt)$/i.test(path)) return true;
   const head = Buffer.from(body.buffer, body.byteOffset, Math.min(body.length, 512)).toString('latin1');
   return /^\s*(<\?xml|<urlset|<sitemapindex)/.test(head);
 }
@@ -102,6 +109,36 @@ export function parseSitemap(body: Uint8Array, sitemapUrl: string, limits: Sitem
   let offOrigin = 0;
   let invalid = 0;
   let truncated = cut;
+  /** Keeps one entry if it is a usable URL on the sitemap's origin, not seen yet, within `maxUrls`. */
+  const add = (loc: string, lastmod: string): void => {
+    if (entries.length >= maxUrls) {
+      truncated = true;
+      return;
+    }
+    const url = canonicalize(loc.trim(), undefined, limits.canonPolicy);
+    if (url === null) {
+      invalid++;
+      return;
+    }
+    if (new URL(url).origin !== origin) {
+      offOrigin++;
+      return;
+    }
+    if (seen.has(url)) return;
+    seen.add(url);
+    const lm = lastmod === '' ? undefined : parseLastmod(lastmod);
+    entries.push(lm === undefined ? { url } : { url, lastmod: lm });
+  };
+  if (!/^\uFEFF?\s*</.test(text)) {
+    // The protocol's text form: one absolute URL per line, nothing else. Any other line (a
+    // robots.txt, prose, a stray word) and the body is no sitemap.
+    const lines = text.split(/\r\n|\n|\r/);
+    if (cut) lines.pop(); // the last line may be cut in the middle
+    const urls = lines.map((l) => l.replace(/^\uFEFF/, '').trim()).filter((l) => l !== '');
+    if (urls.length === 0 || !urls.every((l) => TEXT_SITEMAP_LINE.test(l))) return { kind: undefined, entries: [], offOrigin: 0, invalid: 0, truncated };
+    for (const u of urls) add(u, '');
+    return { kind: 'urlset', entries, offOrigin, invalid, truncated };
+  }
   // Inside which element of an entry we are, and the entry's collected text.
   let inEntry = false;
   let field: 'loc' | 'lastmod' | undefined;
@@ -136,23 +173,7 @@ export function parseSitemap(body: Uint8Array, sitemapUrl: string, limits: Sitem
         }
         if (!inEntry || !((kind === 'urlset' && n === 'url') || (kind === 'sitemapindex' && n === 'sitemap'))) return;
         inEntry = false;
-        if (entries.length >= maxUrls) {
-          truncated = true;
-          return;
-        }
-        const url = canonicalize(loc.trim(), undefined, limits.canonPolicy);
-        if (url === null) {
-          invalid++;
-          return;
-        }
-        if (new URL(url).origin !== origin) {
-          offOrigin++;
-          return;
-        }
-        if (seen.has(url)) return;
-        seen.add(url);
-        const lm = lastmod === '' ? undefined : parseLastmod(lastmod);
-        entries.push(lm === undefined ? { url } : { url, lastmod: lm });
+        add(loc, lastmod);
       },
     },
     { xmlMode: true, decodeEntities: true },

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCoreSync } from '../../src/core/node.js';
-import { analyzePage, type PageInput } from '../../src/fetch/analyze.js';
+import { analyzePage, firstElementName, looksLikeHtml, type PageInput } from '../../src/fetch/analyze.js';
 import { PageAnalyzer } from '../../src/fetch/page-work.js';
 
 loadCoreSync();
@@ -69,5 +69,22 @@ describe('PageAnalyzer', () => {
     const pending = threaded.analyze(input('<div>'.repeat(200_000)), controller.signal);
     controller.abort();
     await expect(pending).rejects.toThrow();
+  });
+});
+
+describe('looksLikeHtml without a Content-Type', () => {
+  const b = (s: string): Uint8Array => Buffer.from(s);
+  it('takes a document for HTML by its first element, not by its first "<": sitemaps and feeds are not HTML', () => {
+    for (const html of ['<!doctype html><title>x</title>', '  <html><body>x', '<?xml version="1.0"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "x">\n<html xmlns="http://www.w3.org/1999/xhtml">', '<!-- c --><p>x', '\ufeff<div>x</div>', '<', '<?xml unterminated']) {
+      expect(looksLikeHtml(undefined, b(html)), html).toBe(true);
+    }
+    for (const xml of ['<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="x"><url><loc>http://a.test/</loc></url></urlset>', '\ufeff<?xml version="1.0"?><!-- generator --><sitemapindex>', '<s:urlset xmlns:s="x">', '<rss version="2.0"><channel>', '<feed xmlns="http://www.w3.org/2005/Atom">', '<rdf:RDF>']) {
+      expect(looksLikeHtml(undefined, b(xml)), xml).toBe(false);
+    }
+    expect(firstElementName(b('<?xml version="1.0"?>\n<!DOCTYPE x>\n<!-- a -->\n<Urlset a="1">'))).toBe('Urlset');
+    expect(firstElementName(b('plain text'))).toBeUndefined();
+    // A Content-Type decides alone.
+    expect(looksLikeHtml('text/html', b('<urlset>'))).toBe(true);
+    expect(looksLikeHtml('application/xml', b('<html>'))).toBe(false);
   });
 });

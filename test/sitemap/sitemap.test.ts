@@ -56,6 +56,22 @@ describe('parseSitemap', () => {
     expect(parseSitemap(Buffer.from('not xml at all <<<'), at).entries).toEqual([]);
   });
 
+  it("reads the protocol's text form only when every line is a URL", () => {
+    const txt = '\uFEFFhttp://a.test/t1\r\n\r\n  http://a.test/t2  \nhttp://a.test/t1\nhttps://b.test/other\nhttp://a.test/t3';
+    const r = parseSitemap(Buffer.from(txt), 'http://a.test/sitemap.txt');
+    expect(r.kind).toBe('urlset');
+    expect(r.entries).toEqual([{ url: 'http://a.test/t1' }, { url: 'http://a.test/t2' }, { url: 'http://a.test/t3' }]);
+    expect(r.offOrigin).toBe(1);
+    expect(parseSitemap(gzipSync('http://a.test/g\n'), at).entries).toEqual([{ url: 'http://a.test/g' }]);
+    // A robots.txt, prose, a URL with a space, a relative path: no sitemap.
+    for (const not of ['User-agent: *\nDisallow: /x\nSitemap: http://a.test/s.xml', 'see http://a.test/x', 'http://a.test/a b', '/relative\nhttp://a.test/x', '', '\n\n']) {
+      expect(parseSitemap(Buffer.from(not), at), JSON.stringify(not)).toMatchObject({ kind: undefined, entries: [], truncated: false });
+    }
+    // Cut at the byte cap: the last, possibly partial, line is not read.
+    const cut = parseSitemap(Buffer.from('http://a.test/one\nhttp://a.test/two-long-path'), at, { maxBytes: 25 });
+    expect(cut).toMatchObject({ kind: 'urlset', entries: [{ url: 'http://a.test/one' }], truncated: true });
+  });
+
   it('keeps at most 50 000 entries, and stops a gzip bomb at the byte cap', () => {
     const many = Array.from({ length: 50_010 }, (_, i) => `http://a.test/p${i}`);
     const r = parseSitemap(Buffer.from(urlset(many)), at);
@@ -133,14 +149,20 @@ describe('the engine and sitemaps', () => {
         case '/':
           return void res.end('<html><body>no links here</body></html>');
         case '/sitemap_index.xml':
-          // a loop to itself, a gzip sitemap, a plain one, a nested index, and a chain of indexes
-          return xml(index([o('/sitemap_index.xml'), o('/s1.xml.gz'), o('/s2.xml'), o('/nested.xml'), o('/chain/1.xml')]));
+          // a loop to itself, a gzip sitemap, a plain one, a nested index, a chain of indexes, one
+          // served without a Content-Type and a text sitemap
+          return xml(index([o('/sitemap_index.xml'), o('/s1.xml.gz'), o('/s2.xml'), o('/nested.xml'), o('/chain/1.xml'), o('/bare-sitemap'), o('/list.txt')]));
         case '/s1.xml.gz':
           return xml(gzipSync(urlset([o('/p1'), o('/p2'), `${other.origin}/stolen`])), 'application/gzip');
         case '/s2.xml':
           return xml(urlset([o('/p3'), o('/private/secret')], '<lastmod>2024-01-01</lastmod>'));
         case '/nested.xml':
           return xml(index([o('/s3.xml')]));
+        case '/bare-sitemap':
+          // No Content-Type: before, the body was sniffed as HTML (it starts with '<') and its entries never read.
+          return void res.end(urlset([o('/p5')]));
+        case '/list.txt':
+          return xml(`${o('/p6')}\n${o('/p7')}\n`, 'text/plain; charset=utf-8');
         case '/s3.xml':
           return xml(urlset([o('/p4')]));
         default: {
@@ -163,7 +185,7 @@ describe('the engine and sitemaps', () => {
     for await (const p of engine.run()) fetched.push(new URL(p.url).pathname);
     await engine.close();
     const paths = new Set(site.requests.map((r) => r.path));
-    for (const p of ['/p1', '/p2', '/p3', '/p4', '/s1.xml.gz', '/s2.xml', '/nested.xml', '/s3.xml']) expect(paths.has(p), p).toBe(true);
+    for (const p of ['/p1', '/p2', '/p3', '/p4', '/p5', '/p6', '/p7', '/s1.xml.gz', '/s2.xml', '/nested.xml', '/s3.xml', '/bare-sitemap', '/list.txt']) expect(paths.has(p), p).toBe(true);
     // robots.txt rules apply to sitemap URLs; other hosts' URLs never enter the crawl.
     expect(paths.has('/private/secret')).toBe(false);
     expect(other.requests.length).toBe(0);
