@@ -721,6 +721,18 @@ export class Engine extends EventEmitter<EngineEvents> {
     return at;
   }
 
+  /**
+   * URLs by status (`Crawled`, `Scheduled`, … as in `FrontierStats.byStatus`) over the
+   * frontier, or in cluster mode over the slots the node runs now; empty before `run()`.
+   * A scan of the URL table per call (what a metrics scrape or a status page can afford).
+   */
+  urlsByStatus(): Record<string, number> {
+    const hour = Math.floor(this.#clock() / 3_600_000);
+    const out: Record<string, number> = {};
+    for (const f of this.#openFrontiers()) for (const [status, n] of Object.entries(f.stats(hour).byStatus)) out[status] = (out[status] ?? 0) + n;
+    return out;
+  }
+
   /** Times the dispatch loop woke, and how many of those were timers (not completions). */
   get wakeups(): { readonly total: number; readonly timers: number; readonly stalls: number } {
     return { total: this.#driverWaker.wakeups, timers: this.#driverWaker.timerWakeups, stalls: this.#stalls };

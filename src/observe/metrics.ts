@@ -124,8 +124,8 @@ export async function startMetrics(engine: Engine, o: MetricsOptions = {}): Prom
     labelNames: ['status'],
     registers,
     collect() {
-      const stats = frontier.frontier?.stats(Math.floor(Date.now() / 3_600_000));
-      for (const [status, n] of Object.entries(stats?.byStatus ?? {})) this.set({ status }, n);
+      // Over the slots a cluster node runs too (the engine's own frontier is undefined there).
+      for (const [status, n] of Object.entries(frontier.urlsByStatus())) this.set({ status }, n);
     },
   });
   new prom.Gauge({

@@ -2,7 +2,8 @@
  * A cluster node in continuous mode (`recrawl`) says when its next fetch is: once every page is
  * fetched, `Engine.nextFetchAt()` is the soonest next start over the slots the node runs (the
  * hour the pages come due again), which `meguri crawl --recrawl --redis` prints on its progress
- * line. It read the engine's own frontier, which a cluster node does not have: undefined.
+ * line. It read the engine's own frontier, which a cluster node does not have: undefined. The
+ * same for `Engine.urlsByStatus()`, which the metrics' frontier_urls gauge reads.
  *
  * Real components only: a redis-server on a random loopback port and an in-process Engine.
  */
@@ -34,6 +35,9 @@ describe('a continuous cluster node', () => {
         pages.push(page.url);
         if (pages.length === 2) {
           await until(() => (nextAt = engine.nextFetchAt()) !== undefined, 30_000, 'a next fetch known');
+          // The URL counts (the metrics' frontier_urls gauge) over the node's slots: before, they
+          // read the engine's own frontier, which a cluster node does not have, and were empty.
+          await until(() => engine.urlsByStatus()['Crawled'] === 2, 30_000, 'both pages counted as crawled');
           engine.stop();
         }
       }
