@@ -104,16 +104,25 @@ export class SlotHost {
   /** Brings the open slots in line with the slot records: opens, drops, hands over. */
   reconcile(records: readonly SlotRecord[]): void {
     if (this.closed) return;
+    const lost: number[] = [];
     for (const r of records) {
       if (this.busy.has(r.slot)) continue;
       const mine = this.slots.get(r.slot);
       if (mine !== undefined && (r.owner !== this.s.nodeId || r.epoch !== mine.epoch)) {
         this.drop(mine); // moved on without us (we were presumed dead): never checkpointed as the slot's state
+        lost.push(r.slot);
       }
       if (r.owner !== this.s.nodeId) continue;
       const cur = this.slots.get(r.slot);
       if (cur === undefined) this.track(r.slot, this.open(r));
       else if (r.want !== '' && !cur.moving) this.track(r.slot, this.handoff(cur));
+    }
+    if (lost.length > 0) {
+      // Said, or the log showed slots vanish (and "heartbeat expired; dropping 0 slot(s)" after).
+      this.s.warn(
+        `node ${this.s.nodeId}: slot(s) ${lost.join(', ')} no longer name this node (it was presumed gone, or Redis lost its data): ` +
+          'dropped; what this node acked is in their journals, which the next owner reads',
+      );
     }
   }
 
@@ -173,7 +182,14 @@ export class SlotHost {
       if (newest !== undefined) {
         source = `${dir}/${newest}`;
         resumed = true;
-        this.s.warn(`slot ${r.slot}: its record names no checkpoint, but ${source} exists in the store; resuming from it`);
+        this.s.warn(`slot ${r.slot}: its record names no checkpoint, but ${source} exists in the store; resuming from it in ${this.s.heartbeatTtlMs / 1000} s`);
+        // The record that named the slot's owner is gone, so nothing says that owner stopped:
+        // one cut off from Redis (it has not seen the loss) acks writes into its directory until
+        // its heartbeat is TTL/2 old, and its last renewal was before the loss, which was before
+        // now. Read the directory a TTL from now — the margin the normal move has — or those
+        // acks would be lost (and a recovery in place would share the journal with it).
+        await new Promise((resolve) => setTimeout(resolve, this.s.heartbeatTtlMs));
+        if (this.closed || !(await this.stillNamed(r))) return;
       }
     }
     let store: UrlFrontierStore;
@@ -208,6 +224,12 @@ export class SlotHost {
     const node = new LocalNode(store, log, this.s.clock, () => this.s.nodeId);
     this.slots.set(r.slot, { slot: r.slot, epoch: r.epoch, store, log, node, moving: false });
     void this.prune(r.slot, r.epoch);
+  }
+
+  /** Whether slot `r.slot`'s record still names this node at `r.epoch`. */
+  private async stillNamed(r: SlotRecord): Promise<boolean> {
+    const [owner, epoch] = await this.s.redis.hmget(this.s.keys.slot(r.slot), 'owner', 'epoch');
+    return owner === this.s.nodeId && Number(epoch) === r.epoch;
   }
 
   /** Removes the slot's directories of earlier epochs (their state is in ours now), or with `all` every other one. */

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { createServer } from 'node:net';
+import { type Socket, connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -128,6 +128,63 @@ export class RedisServer {
   async dispose(): Promise<void> {
     await this.stop('SIGKILL');
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A loopback TCP proxy in front of a redis-server, so one client can be cut off from Redis while
+ * the others are not (a partition, a congested link): `freeze()` stops moving bytes both ways on
+ * every connection, new ones included (commands hang, as over a dead link), `thaw()` moves them
+ * again. A real socket path, not a mock of Redis.
+ */
+export class RedisProxy {
+  private readonly sockets: Socket[] = [];
+  private frozen = false;
+  /** Bytes that arrived while frozen, in order, with the socket they are for. */
+  private held: [Socket, Buffer][] = [];
+  private readonly server = createServer((client) => {
+    const upstream = tcpConnect(this.target, '127.0.0.1');
+    const relay = (from: Socket, to: Socket): void => {
+      from.on('data', (d: Buffer) => (this.frozen ? this.held.push([to, d]) : to.write(d)));
+    };
+    relay(client, upstream);
+    relay(upstream, client);
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const x of [client, upstream]) {
+      x.on('error', end);
+      x.on('close', end);
+    }
+    this.sockets.push(client, upstream);
+  });
+  port = 0;
+
+  constructor(private readonly target: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+    return this;
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const [to, d] of this.held.splice(0)) if (!to.destroyed) to.write(d);
+  }
+
+  async close(): Promise<void> {
+    for (const x of this.sockets) x.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
 

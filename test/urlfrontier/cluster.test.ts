@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterKeys, readCrawl, readSlots, slotOf } from '../../src/cluster/index.js';
-import { type RedisServer, startRedis } from '../cluster/redis.js';
+import { RedisProxy, type RedisServer, startRedis } from '../cluster/redis.js';
 import { type UrlFrontierServer, startUrlFrontierServer } from '../../src/urlfrontier/index.js';
 import { CHECKPOINT_FILE, PREV_CHECKPOINT_FILE } from '../../src/urlfrontier/persist.js';
 import { type Client, type Msg, call, connect, discovered, getUrls, known, putUrls, removeDir, serverChild, stream, tempDir, until } from './helpers.js';
@@ -282,8 +282,69 @@ describe('URLFrontier cluster: failures', () => {
       // crawl's records back and advertised itself once.
       const all = await until(() => allUrls(client), (u) => u.size === 50, 'every URL served after the outage');
       expect(logs.filter((l) => l.includes('its address was gone from Redis'))).toHaveLength(1);
+      // The slots it held went with Redis's records, and the log says so.
+      expect(logs.filter((l) => /slot\(s\) 0, 1, 2, 3, 4, 5, 6, 7 no longer name this node .* dropped/.test(l))).toHaveLength(1);
       expect([...all].sort()).toEqual([...urls].sort());
     } finally {
+      await own.dispose();
+    }
+  });
+
+  it('Redis losing its data while a node is cut off from it: every put that node acked OK survives its slots moving', async () => {
+    const own = await startRedis();
+    const proxy = await new RedisProxy(own.port).start();
+    const { crawl, store } = newCrawl();
+    const r = own.client();
+    try {
+      const ttl = 3000;
+      const member = async (redisUrl: string): Promise<{ server: UrlFrontierServer; client: Client }> => {
+        const server = await startUrlFrontierServer({
+          port: 0,
+          fsync: false,
+          defaultDelayMs: 0,
+          log: () => {},
+          cluster: { redis: redisUrl, crawl, store, slots: 8, heartbeatTtlMs: ttl, pollMs: 20, peerTimeoutMs: 2000 },
+        });
+        servers.push(server);
+        const client = connect(server.port);
+        clients.push(client);
+        return { server, client };
+      };
+      const a = await member(own.url);
+      const b = await member(proxy.url); // b reaches Redis through the proxy, which can cut it off
+      await settled(a.client, 2);
+      const owners = async (): Promise<string[]> => (await readSlots(r, new ClusterKeys(crawl), 8)).map((x) => x.owner);
+      const bId = b.server.nodeId!;
+      const split = await until(owners, (o) => o.every((x) => x === a.server.nodeId || x === bId) && o.includes(bId), 'b owns slots');
+      await settled(b.client, 2);
+      const hostsOfB = Array.from({ length: 400 }, (_, i) => `b${i}.example`)
+        .filter((h) => split[slotOf('DEFAULT', h, 8)] === bId)
+        .slice(0, 8);
+      const before = hostsOfB.map((h) => `https://${h}/before`);
+      expect((await putUrls(b.client, before.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+
+      proxy.freeze(); // b is cut off from Redis (its commands hang) ...
+      await r.flushall(); // ... when Redis restarts without its data
+      // b still takes puts for its slots until its heartbeat is TTL/2 old; a, meanwhile, finds
+      // the slot records gone and takes every slot. One put every 50 ms for 2.5 s, each on its
+      // own stream (those b no longer takes wait for Redis, then go to the new owner).
+      const puts: Promise<{ url: string; status: string }>[] = [];
+      for (let i = 0; i < 50; i++) {
+        const url = `https://${hostsOfB[i % hostsOfB.length]}/after/${i}`;
+        puts.push(putUrls(b.client, [discovered(url)]).then(([ack]) => ({ url, status: ack?.status ?? 'none' })));
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      proxy.thaw();
+      const acks = await Promise.all(puts);
+      const ok = acks.filter((x) => x.status === 'OK').map((x) => x.url);
+      expect(ok.length).toBeGreaterThan(0);
+      // Before, a read b's slot directories at once while b kept acking into them: those acks
+      // were lost. Now the new owner reads a directory a TTL after it found the record gone.
+      const all = await until(() => allUrls(a.client), (u) => before.every((x) => u.has(x)), 'every URL listed after the move');
+      expect(ok.filter((u) => !all.has(u))).toEqual([]);
+    } finally {
+      r.disconnect();
+      await proxy.close();
       await own.dispose();
     }
   });
