@@ -344,6 +344,23 @@ export class ClusterFrontier implements FrontierNode {
     return this.refreshing;
   }
 
+  /**
+   * A retry loop's re-read of the slot map, waited for no later than `deadline` (monotonic ms)
+   * and never failing: over a link to Redis that is down or frozen a command neither answers
+   * nor fails, and a call waiting on it outlived its own deadline — a put to a node cut off
+   * from Redis was never acked, for as long as the cut lasted. The read goes on in the
+   * background (the next caller shares it).
+   */
+  private async refreshBefore(deadline: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - mono()))));
+    try {
+      return await Promise.race([this.refresh().then(() => true as const, () => false as const), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Stops the timer, closes the slots (final checkpoints; they move to the other nodes) and leaves. */
   async close(): Promise<void> {
     this.stopped = true;
@@ -483,7 +500,7 @@ export class ClusterFrontier implements FrontierNode {
       } catch (err) {
         if (!retryable(err) || mono() >= deadline || this.stopped) throw err;
         await sleep(Math.min(this.pollMs, 50));
-        await this.refresh().catch(() => undefined);
+        await this.refreshBefore(deadline);
       }
     }
   }
@@ -517,7 +534,7 @@ export class ClusterFrontier implements FrontierNode {
         throw unavailable(`slot(s) ${missing.slice(0, 8).join(', ')}${missing.length > 8 ? ', …' : ''} of ${this.S} have no serving owner (one is down or moving); retry`);
       }
       await sleep(Math.min(this.pollMs, 50));
-      await this.refresh().catch(() => undefined);
+      await this.refreshBefore(deadline);
     }
   }
 
@@ -614,7 +631,7 @@ export class ClusterFrontier implements FrontierNode {
       const err = failure ?? unavailable(`${op.kind} reached ${seen.reduce((t, v) => t + v, 0)} of ${this.S} slots (an owner is down or a slot is moving); it is safe to repeat`);
       if (!retryable(err) || mono() >= deadline || this.stopped) throw err;
       await sleep(Math.min(this.pollMs, 50));
-      await this.refresh().catch(() => undefined);
+      await this.refreshBefore(deadline);
     }
   }
 
@@ -662,7 +679,7 @@ export class ClusterFrontier implements FrontierNode {
   }
 
   async nodes(): Promise<string[]> {
-    await this.refresh();
+    if (!(await this.refreshBefore(mono() + this.peerTimeoutMs))) throw unavailable(`Redis did not answer within ${this.peerTimeoutMs} ms: the live nodes are unknown`);
     return this.live.map((id) => this.addresses.get(id) ?? id);
   }
 

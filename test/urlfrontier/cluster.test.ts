@@ -253,16 +253,7 @@ describe('URLFrontier cluster: failures', () => {
     const { crawl, store } = newCrawl();
     const logs: string[] = [];
     try {
-      const server = await startUrlFrontierServer({
-        port: 0,
-        fsync: false,
-        defaultDelayMs: 0,
-        log: (level, _logger, message) => logs.push(`${level} ${message}`),
-        cluster: { redis: own.url, crawl, store, slots: 8, heartbeatTtlMs: 4_000, pollMs: 20 },
-      });
-      servers.push(server);
-      const client = connect(server.port);
-      clients.push(client);
+      const { client } = await node(crawl, store, { redis: own.url, heartbeatTtlMs: 4_000, pollMs: 20 }, (level, _logger, message) => logs.push(`${level} ${message}`));
       await settled(client, 1);
       const urls = Array.from({ length: 50 }, (_, i) => `https://r${i % 5}.example/${i}`);
       expect((await putUrls(client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
@@ -296,22 +287,8 @@ describe('URLFrontier cluster: failures', () => {
     const { crawl, store } = newCrawl();
     const r = own.client();
     try {
-      const ttl = 3000;
-      const member = async (redisUrl: string): Promise<{ server: UrlFrontierServer; client: Client }> => {
-        const server = await startUrlFrontierServer({
-          port: 0,
-          fsync: false,
-          defaultDelayMs: 0,
-          log: () => {},
-          cluster: { redis: redisUrl, crawl, store, slots: 8, heartbeatTtlMs: ttl, pollMs: 20, peerTimeoutMs: 2000 },
-        });
-        servers.push(server);
-        const client = connect(server.port);
-        clients.push(client);
-        return { server, client };
-      };
-      const a = await member(own.url);
-      const b = await member(proxy.url); // b reaches Redis through the proxy, which can cut it off
+      const a = await node(crawl, store, { redis: own.url, heartbeatTtlMs: 3000, pollMs: 20 });
+      const b = await node(crawl, store, { redis: proxy.url, heartbeatTtlMs: 3000, pollMs: 20 }); // through the proxy, which can cut it off
       await settled(a.client, 2);
       const owners = async (): Promise<string[]> => (await readSlots(r, new ClusterKeys(crawl), 8)).map((x) => x.owner);
       const bId = b.server.nodeId!;
@@ -346,6 +323,41 @@ describe('URLFrontier cluster: failures', () => {
       r.disconnect();
       await proxy.close();
       await own.dispose();
+    }
+  });
+
+  it('a node cut off from Redis still answers within its forward timeout: a put it can no longer take is acked FAIL, ListNodes fails UNAVAILABLE', async () => {
+    const proxy = await new RedisProxy(redis.port).start();
+    const { crawl, store } = newCrawl();
+    try {
+      const a = await node(crawl, store, { pollMs: 20 });
+      const b = await node(crawl, store, { redis: proxy.url, pollMs: 20, forwardTimeoutMs: 1000 });
+      await settled(a.client, 2);
+      const bId = b.server.nodeId!;
+      const owners = await until(() => slotOwners(crawl), (o) => o.every((x) => x === a.server.nodeId || x === bId) && o.includes(bId), 'b owns slots');
+      await settled(b.client, 2);
+      const hostOfB = Array.from({ length: 400 }, (_, i) => `c${i}.example`).find((h) => owners[slotOf('DEFAULT', h, 8)] === bId)!;
+      proxy.freeze();
+      // Past half a TTL b may no longer ack into its slots, and it cannot read who owns them now.
+      await new Promise((res) => setTimeout(res, 2 * TTL));
+      // Before, b waited on Redis without end: no ack, for as long as the cut lasted (the
+      // call's own deadline below turns that into DEADLINE_EXCEEDED).
+      const acks = await new Promise<{ ID: string; status: string }[]>((resolve, reject) => {
+        const out: { ID: string; status: string }[] = [];
+        const st = b.client['PutURLs']!({ deadline: Date.now() + 20_000 }) as grpc.ClientDuplexStream<Msg, { ID: string; status: string }>;
+        st.on('data', (x) => out.push(x));
+        st.on('error', reject);
+        st.on('end', () => resolve(out));
+        st.write(discovered(`https://${hostOfB}/cut`));
+        st.end();
+      });
+      expect(acks.map((x) => x.status)).toEqual(['FAIL']);
+      await expect(call(b.client, 'ListNodes')).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringMatching(/Redis did not answer within 2000 ms/) });
+      proxy.thaw();
+      await settled(b.client, 2);
+      expect((await putUrls(b.client, [discovered(`https://${hostOfB}/after`)])).map((x) => x.status)).toEqual(['OK']);
+    } finally {
+      await proxy.close();
     }
   });
 
