@@ -135,7 +135,7 @@ export function attachLogger(engine: Engine, logger: Logger): () => void {
   const onPause = (p: ClusterPause): void => {
     if (p.kind === 'paused') {
       logger.warn(
-        { event: 'cluster-pause', kind: p.kind, sinceRenewalMs: Math.round(p.sinceRenewalMs), error: p.error ?? null },
+        { event: 'cluster-pause', kind: p.kind, sinceRenewalMs: Math.round(p.sinceRenewalMs), ...(p.error !== undefined ? { error: p.error } : {}) },
         `Redis not answering: this node stopped dispatching (no heartbeat renewal for ${duration(p.sinceRenewalMs)}); it keeps its slots if Redis answers before its heartbeat expires`,
       );
     } else if (p.kind === 'resumed') {

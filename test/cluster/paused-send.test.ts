@@ -142,6 +142,8 @@ describe('a node whose Redis stalls', () => {
       ['warn', 'rejoined'],
     ]);
     expect(logged[0]!.msg).toMatch(/^Redis not answering: this node stopped dispatching \(no heartbeat renewal for \d+(\.\d)? s\)/);
+    // A stall raises no connection error: none is named (it read error=null).
+    expect(logged[0]!.obj).not.toHaveProperty('error');
     expect(logged[1]!.msg).toMatch(/^Redis reachable again: this node dispatches again after \d+(\.\d)? s$/);
     expect(logged[3]!.msg).toMatch(/heartbeat expired: it dropped its 2 slot\(s\)/);
   }, 90_000);
