@@ -269,9 +269,14 @@ export class SlotHost {
   }
 
   /** Waits for what is under way, closes every slot (final checkpoints) and leaves the node table. */
-  async close(): Promise<void> {
+  /**
+   * Closes every slot (final checkpoints) and leaves the node table. `bounded` limits the waits
+   * on Redis (an open or hand-over in progress, the leave): an open that completes after it
+   * finds the host closed and closes its slot itself.
+   */
+  async close(bounded: <T>(p: Promise<T>) => Promise<T | undefined> = (p) => p): Promise<void> {
     this.closed = true;
-    await Promise.all(this.busy.values());
+    await bounded(Promise.all(this.busy.values()));
     await Promise.all(
       [...this.slots.values()].map(async (o) => {
         o.moving = true;
@@ -280,7 +285,7 @@ export class SlotHost {
       }),
     );
     this.slots.clear();
-    await this.hb.leave().catch(() => undefined);
+    await bounded(this.hb.leave().catch(() => undefined));
   }
 
   /** A slot this node may change now, or a not-owner error (the sender retries elsewhere). */

@@ -361,6 +361,31 @@ describe('URLFrontier cluster: failures', () => {
     }
   });
 
+  it('a node stopped while cut off from Redis still exits; its slots move to the others with every URL it acked', async () => {
+    const proxy = await new RedisProxy(redis.port).start();
+    const { crawl, store } = newCrawl();
+    try {
+      const a = await node(crawl, store, { pollMs: 20 });
+      const b = await node(crawl, store, { redis: proxy.url, pollMs: 20 });
+      await settled(a.client, 2);
+      const bId = b.server.nodeId!;
+      await until(() => slotOwners(crawl), (o) => o.every((x) => x === a.server.nodeId || x === bId) && o.includes(bId), 'b owns slots');
+      await settled(b.client, 2);
+      const urls = Array.from({ length: 120 }, (_, i) => `https://s${i % 40}.example/${i}`);
+      expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+      proxy.freeze();
+      // Before, close() waited on Redis commands that over the frozen link never ended: the
+      // server never exited. Now each wait is bounded by a TTL and the node leaves as if killed.
+      await servers.splice(servers.indexOf(b.server), 1)[0]!.close();
+      await until(() => slotOwners(crawl), (o) => o.every((x) => x === a.server.nodeId), "b's slots moved to a");
+      const all = await until(() => allUrls(a.client), (u) => u.size === urls.length, 'every URL b acked');
+      expect([...all].sort()).toEqual([...urls].sort());
+    } finally {
+      proxy.thaw();
+      await proxy.close();
+    }
+  });
+
   it('a node joining mid-stream takes slots by hand-over; every item acked OK is there', async () => {
     const { crawl, store, a, b } = await twoNodes();
     let joining: Promise<{ server: UrlFrontierServer; client: Client }> | undefined;
