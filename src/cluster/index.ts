@@ -22,6 +22,7 @@ export { type ClusterCheckpoint, type ClusterCheckpointFallback, type ClusterNod
 export { type Durability, type InboxEntry, Outbox, type RoutedSeed, checkEviction, compareIds, decodeLinks, encodeLinks } from './routing.js';
 export { type CrawlSettings as ClusterCrawlSettings, DEFAULT_SLOTS, joinCrawl, readCrawl } from './settings.js';
 export { acceptCheckpoint } from './scripts.js';
+export { settleBefore } from './settle.js';
 export { SlotState, foldDigest } from './slot.js';
 export { CRAWL_FILE, CheckpointStore, SLOT_FORMAT_MINOR, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
 export { CLOCK_SPREAD_WARN_MS, type ClusterStatus, type NodeStatus, type SlotStatus, budgetText, clockSpread, clusterStatus, formatClusterStatus } from './status.js';

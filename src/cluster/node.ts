@@ -47,6 +47,7 @@ import { type CrawlSettings, readCrawl, readCrawlCreated } from './settings.js';
 import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets, restoreBudgetCounts } from './budget.js';
 import { countsAsPage } from '../model/index.js';
 import { SlotState } from './slot.js';
+import { settleBefore } from './settle.js';
 import { CheckpointStore, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
 import { shiftRobotsSnapshot } from '../fetch/robots-cache.js';
 
@@ -157,6 +158,8 @@ export class ClusterNode {
   private readonly committing = new Map<number, Promise<void>>();
   private inFlight = 0;
   private stopping = false;
+  /** Set while `run()` waits on its loop: starts the stop's bound (see `run`). */
+  private stopAsked: (() => void) | undefined;
   private wakeUp: (() => void) | undefined;
   private pages = 0;
   private applied = 0;
@@ -405,6 +408,7 @@ export class ClusterNode {
   stop(): void {
     this.stopping = true;
     this.wakeUp?.();
+    this.stopAsked?.();
   }
 
   /** Runs until `stop()` or, for a campaign, until the whole crawl is drained. */
@@ -412,10 +416,23 @@ export class ClusterNode {
     // The loop itself waits on Redis while it is away (its commands queue), so a timer notices the pause.
     const watch = setInterval(() => this.watchDispatch(), Math.max(50, this.o.heartbeatTtlMs / 20));
     watch.unref();
+    // A stop is heard by the loop between its Redis calls; over a frozen link (a partition: no
+    // answer, no reset) it never got there and the node never left (Ctrl-C did nothing for 40 s
+    // and more). A TTL after the stop the loop is left behind: shutdown's own waits on Redis are
+    // bounded, and closing the connection fails the calls the loop still waits on.
+    let stopTimer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      this.stopAsked = () => (stopTimer ??= setTimeout(resolve, this.o.heartbeatTtlMs));
+      if (this.stopping) this.stopAsked();
+    });
+    const looping = this.loop();
     try {
-      await this.loop();
+      await Promise.race([looping, gaveUp]);
     } finally {
       clearInterval(watch);
+      clearTimeout(stopTimer);
+      this.stopAsked = undefined;
+      looping.catch(() => undefined);
     }
     await this.shutdown();
     if (this.fatal !== undefined) throw this.fatal.err;
@@ -1277,26 +1294,46 @@ export class ClusterNode {
   }
 
   private async shutdown(): Promise<void> {
+    // Every wait on Redis below ends within a TTL (a frozen link neither answers nor fails):
+    // what was not accepted by then is what a killed node leaves — the next owner recovers from
+    // the last accepted checkpoint once the heartbeat expires.
+    const deadline = performance.now() + this.o.heartbeatTtlMs;
     // Seeds sent while running reach their inboxes first (the connection closes below).
     this.leaving = true;
-    await Promise.all(this.sending);
+    await settleBefore(Promise.all(this.sending), deadline);
     // Leaving with every slot: the same bounded drain as a hand-off.
     const leaving = [...this.slots.values()];
     for (const s of leaving) s.moving = true;
     await this.drain(leaving, this.now() + this.o.handoffDrainMs);
-    await Promise.all(this.committing.values());
+    await settleBefore(Promise.all(this.committing.values()), deadline);
     const written = new Set<number>();
     for (const s of leaving) {
       if (this.slots.get(s.slot) !== s) continue;
-      try {
-        await this.commit(s, false);
-        written.add(s.slot);
-      } catch (err) {
-        // Fenced or Redis gone: the next owner recovers from the last accepted checkpoint. The
-        // store full (fatal): the same, and `run()` says why the final checkpoint is missing.
-        if (isFatal(err)) this.fatal ??= { err };
-      }
+      const done = await settleBefore(
+        this.commit(s, false).then(
+          () => true,
+          (err: unknown) => {
+            // Fenced or Redis gone: the next owner recovers from the last accepted checkpoint. The
+            // store full (fatal): the same, and `run()` says why the final checkpoint is missing.
+            if (isFatal(err)) this.fatal ??= { err };
+            return false;
+          },
+        ),
+        deadline,
+      );
+      if (done === true) written.add(s.slot);
     }
+    await settleBefore(this.leaveTable(written), deadline);
+    for (const slot of [...this.slots.keys()]) this.drop(slot);
+    this.left = true;
+    this.gate?.close();
+    this.sends.close();
+    this.blocker?.disconnect();
+    if (this.ownsRedis) this.redis.disconnect();
+  }
+
+  /** Shutdown's last words to Redis: idle marks, relink counts, budgets given back, the heartbeat left. */
+  private async leaveTable(written: ReadonlySet<number>): Promise<void> {
     try {
       // Before a slot that parked a URL past the depth cap is marked idle (see crawlDone).
       if (!this.depthBinds && (await this.announceDepthBinds())) this.depthBinds = true;
@@ -1314,12 +1351,6 @@ export class ClusterNode {
     } catch {
       // Redis unreachable: the heartbeat expires instead
     }
-    for (const slot of [...this.slots.keys()]) this.drop(slot);
-    this.left = true;
-    this.gate?.close();
-    this.sends.close();
-    this.blocker?.disconnect();
-    if (this.ownsRedis) this.redis.disconnect();
   }
 
   /** The node's counters. */

@@ -21,7 +21,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
-import { CheckpointStore, ClusterKeys, type SlotRecord, checkEviction, coordinate, crawlSalt, joinStoredCrawl, liveNodes, readCrawl, readSlots, slotOf } from '../cluster/index.js';
+import { CheckpointStore, ClusterKeys, type SlotRecord, checkEviction, coordinate, crawlSalt, joinStoredCrawl, liveNodes, readCrawl, readSlots, settleBefore, slotOf } from '../cluster/index.js';
 import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import type { FrontierNode, PutItem } from './node.js';
 import { PeerPool, StatusError, retryable } from './peer.js';
@@ -84,19 +84,6 @@ export interface ClusterContext {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const mono = (): number => performance.now();
 
-/**
- * `p`'s value, or undefined once `deadline` (monotonic ms) passed or `p` failed: a wait on
- * Redis that must not outlast a shutdown or a retry loop.
- */
-export async function settleBefore<T>(p: Promise<T>, deadline: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - mono()))));
-  try {
-    return await Promise.race([p.catch(() => undefined), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 const unavailable = (message: string): StatusError => new StatusError(grpc.status.UNAVAILABLE, message);
 
 /** Forwarding calls in flight to one node before further puts wait and go together. */
