@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { type BudgetState, CRAWL_FILE, CheckpointStore, ClusterKeys, readBudgets, readCrawl, readSlots } from '../cluster/index.js';
 import { PARTITION_FILE } from '../cluster/store.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
-import { connectRedis } from './cluster.js';
+import { withRedis } from './redis.js';
 import { CliFailure, EXIT } from './failure.js';
 
 /** The flags that point a reading command at a cluster crawl. */
@@ -45,30 +45,24 @@ export async function clusterSlotFiles(args: ParsedArgs): Promise<SlotFile[] | u
   const crawl = args.text('crawl');
   const store = args.text('store');
   if (crawl === undefined || store === undefined) throw new CliFailure('MEGURI_ERR_INVALID_ARG', '--redis needs --crawl NAME and --store DIR too', EXIT.usage, 'name the crawl and its checkpoint store');
-  const redis = await connectRedis(url);
-  try {
+  return withRedis(url, async (redis) => {
     const keys = new ClusterKeys(crawl);
     const settings = await readCrawl(redis, keys);
     if (settings === undefined) return await storeSlotFiles(url, crawl, store);
     const recs = await readSlots(redis, keys, settings.slots);
     return recs.filter((r) => r.ckpt !== '').map((r) => ({ slot: r.slot, epoch: r.epoch, owner: r.owner, file: join(store, crawl, r.ckpt, PARTITION_FILE) }));
-  } finally {
-    redis.disconnect();
-  }
+  });
 }
 
 /** The crawl's page and request budgets as Redis counts them (none without limits, or when Redis has no record of the crawl). */
 export async function clusterBudgets(args: ParsedArgs): Promise<BudgetState[]> {
   const crawl = args.text('crawl');
   if (!args.has('redis') || crawl === undefined) return [];
-  const redis = await connectRedis(args.text('redis')!);
-  try {
+  return withRedis(args.text('redis')!, async (redis) => {
     const keys = new ClusterKeys(crawl);
     const settings = await readCrawl(redis, keys);
     return settings === undefined ? [] : await readBudgets(redis, keys, settings.limits);
-  } finally {
-    redis.disconnect();
-  }
+  });
 }
 
 /** Each slot's newest checkpoint in the store, for a crawl Redis has no record of. */

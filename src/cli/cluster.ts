@@ -9,7 +9,6 @@
  * put back if Redis refuses): a node joins only where they agree. Running nodes take the new
  * limit within a second; nodes that stopped at the old one are started again.
  */
-import { Redis } from 'ioredis';
 import { CheckpointStore, ClusterKeys, readBudgets, readCrawl, clusterStatus, formatClusterStatus } from '../cluster/index.js';
 import { CRAWL_FILE } from '../cluster/store.js';
 import { CHANGEABLE_LIMITS, replaceCrawlSettings, stableJson, withLimits } from '../cluster/settings.js';
@@ -19,6 +18,7 @@ import { join } from 'node:path';
 import type { CommandSpec, ParsedArgs } from './args.js';
 import { CliFailure, EXIT } from './failure.js';
 import type { CliIo } from './io.js';
+import { withRedis } from './redis.js';
 
 export const CLUSTER_SPEC: CommandSpec = {
   name: 'cluster',
@@ -48,15 +48,12 @@ export async function clusterCommand(args: ParsedArgs, io: CliIo): Promise<numbe
   }
   const url = args.text('redis')!;
   const crawl = args.text('crawl')!;
-  const redis = await connectRedis(url);
-  try {
+  return withRedis(url, async (redis) => {
     const st = await clusterStatus(redis, crawl);
     if (st === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}`, EXIT.failure, 'check --crawl; a crawl is created by the first `meguri crawl --redis … --crawl NAME`');
     io.stdout.write(args.flag('json') ? `${JSON.stringify(st)}\n` : formatClusterStatus(st));
     return EXIT.ok;
-  } finally {
-    redis.disconnect();
-  }
+  });
 }
 
 /** Whether a recorded limit is a crawl-wide budget (removed at 0) rather than an admission limit. */
@@ -79,8 +76,7 @@ async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   if (storeDir === undefined) throw new CliFailure('MEGURI_ERR_INVALID_ARG', 'cluster limit: --store DIR is needed (the crawl\'s settings are kept there too)', EXIT.usage);
   const url = args.text('redis')!;
   const crawl = args.text('crawl')!;
-  const redis = await connectRedis(url);
-  try {
+  return withRedis(url, async (redis) => {
     const keys = new ClusterKeys(crawl);
     const was = await readCrawl(redis, keys);
     if (was === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}`, EXIT.failure, 'check --crawl (a crawl Redis lost is recreated from the store by the next node that joins: change the limit after)');
@@ -113,23 +109,6 @@ async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
     ];
     io.stdout.write(args.flag('json') ? `${JSON.stringify({ crawl, limits: next.limits, budgets: counts })}\n` : `${lines.join('\n')}\n`);
     return EXIT.ok;
-  } finally {
-    redis.disconnect();
-  }
+  });
 }
 
-/**
- * A connection for a read command: a few quick tries, then a CLI failure naming the address
- * (the shared connect step of `cluster status` and `stats`/`hosts --redis`).
- */
-export async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5_000, retryStrategy: (n) => (n > 2 ? null : 200), lazyConnect: true });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-  } catch (err) {
-    redis.disconnect();
-    throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${url}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
-  }
-  return redis;
-}

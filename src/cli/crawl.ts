@@ -53,9 +53,9 @@ import { resumeFlags, shownFlag, withoutCredentials } from './saved-flags.js';
 import { type ScriptShell, scriptLine, scriptShell } from './script-pages.js';
 import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
-import { Redis } from 'ioredis';
 import { type ClusterCrawlSettings, ClusterKeys, readCrawl } from '../cluster/index.js';
 import type { EngineClusterOptions } from '../engine/cluster-mode.js';
+import { withRedis } from './redis.js';
 
 /** The pages index file in the data directory. */
 export const PAGES_FILE = 'pages.jsonl';
@@ -756,17 +756,7 @@ async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOpti
   const crawl = args.text('crawl');
   const store = args.text('store');
   if (crawl === undefined || store === undefined) throw new InvalidArgumentError('crawl: --redis needs --crawl NAME and --store DIR (the checkpoint store every node shares)');
-  const client = new Redis(redis, { maxRetriesPerRequest: 1, connectTimeout: 5_000, retryStrategy: (n) => (n > 2 ? null : 200), lazyConnect: true });
-  client.on('error', () => {});
-  let recorded: ClusterCrawlSettings | undefined;
-  try {
-    await client.connect();
-    recorded = await readCrawl(client, new ClusterKeys(crawl));
-  } catch (err) {
-    throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${redis}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
-  } finally {
-    client.disconnect();
-  }
+  const recorded: ClusterCrawlSettings | undefined = await withRedis(redis, (client) => readCrawl(client, new ClusterKeys(crawl)));
   const durability = args.text('durability');
   const options: EngineClusterOptions = {
     redis,

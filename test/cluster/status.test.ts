@@ -3,7 +3,7 @@ import { CLOCK_SPREAD_WARN_MS, ClusterKeys, Heartbeat, clockSpread, coordinate, 
 import { resetInbox } from '../../src/cluster/routing.js';
 import { main } from '../../src/cli/main.js';
 import { bufferIo } from '../cli/helpers.js';
-import { type RedisServer, startRedis } from './redis.js';
+import { RedisProxy, type RedisServer, startRedis } from './redis.js';
 
 describe('clockSpread', () => {
   const node = (live: boolean, clockOffsetMs: number | undefined, clockOffsetErrorMs = 0) => ({ live, clockOffsetMs, clockOffsetErrorMs });
@@ -94,6 +94,23 @@ describe('meguri cluster status', () => {
     expect(await main(['cluster', 'status', '--crawl', 'st'], usage)).toBe(2);
     r.disconnect();
   });
+
+  it('fails with a sentence, not a hang, when Redis does not answer (a frozen link), and when it is not there', async () => {
+    const proxy = await new RedisProxy(server.port).start();
+    try {
+      proxy.freeze();
+      const io = bufferIo();
+      // Before, the command waited for the ready check for ever and printed nothing.
+      expect(await main(['cluster', 'status', '--redis', proxy.url, '--crawl', 'st'], io)).toBe(1);
+      expect(io.err()).toMatch(new RegExp(`^meguri: Redis at redis://127\\.0\\.0\\.1:${proxy.port} did not answer within 10 s \\[ETIMEDOUT\\]\n  check --redis and the network path`));
+    } finally {
+      proxy.thaw();
+      await proxy.close();
+    }
+    const gone = bufferIo();
+    expect(await main(['cluster', 'status', '--redis', `redis://127.0.0.1:${proxy.port}`, '--crawl', 'st'], gone)).toBe(1);
+    expect(gone.err()).toMatch(/^meguri: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+  }, 30_000);
 
   it("shows each node its own counters when Redis lists the nodes in another order than their names'", async () => {
     // The live set lists nodes in the order their heartbeats expire: node-z (first to beat) before node-a.
