@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { type BudgetState, CRAWL_FILE, CheckpointStore, ClusterKeys, readBudgets, readCrawl, readSlots } from '../cluster/index.js';
 import { PARTITION_FILE } from '../cluster/store.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
-import { withRedis } from './redis.js';
+import { redisLabel, withRedis } from './redis.js';
 import { CliFailure, EXIT } from './failure.js';
 
 /** The flags that point a reading command at a cluster crawl. */
@@ -69,7 +69,7 @@ export async function clusterBudgets(args: ParsedArgs): Promise<BudgetState[]> {
 async function storeSlotFiles(url: string, crawl: string, store: string): Promise<SlotFile[]> {
   const cs = new CheckpointStore(store, crawl);
   const stored = await cs.readCrawlFile();
-  if (stored === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}, nor its settings in ${join(cs.dir, CRAWL_FILE)}`, EXIT.failure, 'check --crawl and --store');
+  if (stored === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${redisLabel(url)}, nor its settings in ${join(cs.dir, CRAWL_FILE)}`, EXIT.failure, 'check --crawl and --store');
   const out: SlotFile[] = [];
   for (let slot = 0; slot < stored.slots; slot++) {
     const [newest] = await cs.checkpoints(slot);

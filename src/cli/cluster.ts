@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { CommandSpec, ParsedArgs } from './args.js';
 import { CliFailure, EXIT } from './failure.js';
 import type { CliIo } from './io.js';
-import { withRedis } from './redis.js';
+import { redisLabel, withRedis } from './redis.js';
 
 export const CLUSTER_SPEC: CommandSpec = {
   name: 'cluster',
@@ -50,7 +50,7 @@ export async function clusterCommand(args: ParsedArgs, io: CliIo): Promise<numbe
   const crawl = args.text('crawl')!;
   return withRedis(url, async (redis) => {
     const st = await clusterStatus(redis, crawl);
-    if (st === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}`, EXIT.failure, 'check --crawl; a crawl is created by the first `meguri crawl --redis … --crawl NAME`');
+    if (st === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${redisLabel(url)}`, EXIT.failure, 'check --crawl; a crawl is created by the first `meguri crawl --redis … --crawl NAME`');
     io.stdout.write(args.flag('json') ? `${JSON.stringify(st)}\n` : formatClusterStatus(st));
     return EXIT.ok;
   });
@@ -79,7 +79,7 @@ async function limitCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   return withRedis(url, async (redis) => {
     const keys = new ClusterKeys(crawl);
     const was = await readCrawl(redis, keys);
-    if (was === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${url}`, EXIT.failure, 'check --crawl (a crawl Redis lost is recreated from the store by the next node that joins: change the limit after)');
+    if (was === undefined) throw new CliFailure('ENOENT', `no crawl ${JSON.stringify(crawl)} in ${redisLabel(url)}`, EXIT.failure, 'check --crawl (a crawl Redis lost is recreated from the store by the next node that joins: change the limit after)');
     const store = new CheckpointStore(storeDir, crawl);
     const file = join(store.dir, CRAWL_FILE);
     const stored = await store.readCrawlFile();

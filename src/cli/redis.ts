@@ -6,6 +6,10 @@
  */
 import { Redis } from 'ioredis';
 import { CliFailure, EXIT } from './failure.js';
+import { withoutCredentials } from './saved-flags.js';
+
+/** A Redis URL as messages show it: without a password or user name (they reach logs and terminals). */
+export const redisLabel = (url: string): string => withoutCredentials(url).text;
 
 /** How long a CLI command waits for one answer from Redis (ms). */
 const REDIS_ANSWER_MS = 10_000;
@@ -21,7 +25,7 @@ export async function withRedis<T>(url: string, fn: (redis: Redis) => Promise<T>
   const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: REDIS_ANSWER_MS, retryStrategy: (n) => (n > 2 ? null : 200), lazyConnect: true });
   redis.on('error', () => {});
   const silent = (): CliFailure =>
-    new CliFailure('ETIMEDOUT', `Redis at ${url} did not answer within ${REDIS_ANSWER_MS / 1000} s`, EXIT.failure, 'check --redis and the network path to it (a partition, a firewall dropping packets, a Redis stalled by a long command)');
+    new CliFailure('ETIMEDOUT', `Redis at ${redisLabel(url)} did not answer within ${REDIS_ANSWER_MS / 1000} s`, EXIT.failure, 'check --redis and the network path to it (a partition, a firewall dropping packets, a Redis stalled by a long command)');
   try {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -30,7 +34,7 @@ export async function withRedis<T>(url: string, fn: (redis: Redis) => Promise<T>
       if ((await Promise.race([redis.connect(), late])) === 'late') throw silent();
     } catch (err) {
       if (err instanceof CliFailure) throw err;
-      throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${url}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
+      throw new CliFailure('ECONNREFUSED', `cannot reach Redis at ${redisLabel(url)}: ${(err as Error).message}`, EXIT.failure, 'check --redis and that redis-server runs');
     } finally {
       clearTimeout(timer);
     }

@@ -95,7 +95,7 @@ describe('meguri cluster status', () => {
     r.disconnect();
   });
 
-  it('fails with a sentence, not a hang, when Redis does not answer (a frozen link), and when it is not there', async () => {
+  it('fails with a sentence, not a hang, when Redis does not answer (a frozen link), and when it is not there (never showing a password)', async () => {
     const proxy = await new RedisProxy(server.port).start();
     try {
       proxy.freeze();
@@ -108,8 +108,10 @@ describe('meguri cluster status', () => {
       await proxy.close();
     }
     const gone = bufferIo();
-    expect(await main(['cluster', 'status', '--redis', `redis://127.0.0.1:${proxy.port}`, '--crawl', 'st'], gone)).toBe(1);
-    expect(gone.err()).toMatch(/^meguri: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    expect(await main(['cluster', 'status', '--redis', `redis://admin:s3cret@127.0.0.1:${proxy.port}`, '--crawl', 'st'], gone)).toBe(1);
+    expect(gone.err()).toMatch(new RegExp(`^meguri: cannot reach Redis at redis://127\\.0\\.0\\.1:${proxy.port}: .*ECONNREFUSED`));
+    // A password in --redis never reaches the terminal or a log.
+    expect(gone.err()).not.toMatch(/s3cret|admin/);
   }, 30_000);
 
   it("shows each node its own counters when Redis lists the nodes in another order than their names'", async () => {
