@@ -163,8 +163,8 @@ describe('URLFrontier cluster', () => {
 });
 
 /** Owner node id of each slot of `crawl`, from its Redis slot records. */
-async function slotOwners(crawl: string): Promise<string[]> {
-  const r = redis.client();
+async function slotOwners(crawl: string, server: RedisServer = redis): Promise<string[]> {
+  const r = server.client();
   try {
     return (await readSlots(r, new ClusterKeys(crawl), 8)).map((x) => x.owner);
   } finally {
@@ -183,6 +183,25 @@ const children: ChildProcess[] = [];
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
+
+/**
+ * Two nodes of `crawl` polling every 20 ms: a on `server` directly, b through `proxy` (which can
+ * cut it off from Redis), `extra` for both and `extraB` for b; resolved once both answer for every
+ * slot and b owns some. `hostsOfB(prefix, n)`: up to n hosts `<prefix>N.example` in b's slots.
+ */
+async function pairWithProxied(crawl: string, store: string, server: RedisServer, proxy: RedisProxy, extra: Record<string, unknown> = {}, extraB: Record<string, unknown> = {}) {
+  const a = await node(crawl, store, { redis: server.url, pollMs: 20, ...extra });
+  const b = await node(crawl, store, { redis: proxy.url, pollMs: 20, ...extra, ...extraB });
+  await settled(a.client, 2);
+  const bId = b.server.nodeId!;
+  const owners = await until(() => slotOwners(crawl, server), (o) => o.every((x) => x === a.server.nodeId || x === bId) && o.includes(bId), 'b owns slots');
+  await settled(b.client, 2);
+  const hostsOfB = (prefix: string, n: number): string[] =>
+    Array.from({ length: 400 }, (_, i) => `${prefix}${i}.example`)
+      .filter((h) => owners[slotOf('DEFAULT', h, 8)] === bId)
+      .slice(0, n);
+  return { a, b, hostsOfB };
+}
 
 /** Every URL of the default crawl, from one ListURLs call. */
 async function allUrls(client: Client): Promise<Set<string>> {
@@ -287,16 +306,8 @@ describe('URLFrontier cluster: failures', () => {
     const { crawl, store } = newCrawl();
     const r = own.client();
     try {
-      const a = await node(crawl, store, { redis: own.url, heartbeatTtlMs: 3000, pollMs: 20 });
-      const b = await node(crawl, store, { redis: proxy.url, heartbeatTtlMs: 3000, pollMs: 20 }); // through the proxy, which can cut it off
-      await settled(a.client, 2);
-      const owners = async (): Promise<string[]> => (await readSlots(r, new ClusterKeys(crawl), 8)).map((x) => x.owner);
-      const bId = b.server.nodeId!;
-      const split = await until(owners, (o) => o.every((x) => x === a.server.nodeId || x === bId) && o.includes(bId), 'b owns slots');
-      await settled(b.client, 2);
-      const hostsOfB = Array.from({ length: 400 }, (_, i) => `b${i}.example`)
-        .filter((h) => split[slotOf('DEFAULT', h, 8)] === bId)
-        .slice(0, 8);
+      const { a, b, hostsOfB: of } = await pairWithProxied(crawl, store, own, proxy, { heartbeatTtlMs: 3000 });
+      const hostsOfB = of('b', 8);
       const before = hostsOfB.map((h) => `https://${h}/before`);
       expect((await putUrls(b.client, before.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
 
@@ -330,13 +341,8 @@ describe('URLFrontier cluster: failures', () => {
     const proxy = await new RedisProxy(redis.port).start();
     const { crawl, store } = newCrawl();
     try {
-      const a = await node(crawl, store, { pollMs: 20 });
-      const b = await node(crawl, store, { redis: proxy.url, pollMs: 20, forwardTimeoutMs: 1000 });
-      await settled(a.client, 2);
-      const bId = b.server.nodeId!;
-      const owners = await until(() => slotOwners(crawl), (o) => o.every((x) => x === a.server.nodeId || x === bId) && o.includes(bId), 'b owns slots');
-      await settled(b.client, 2);
-      const hostOfB = Array.from({ length: 400 }, (_, i) => `c${i}.example`).find((h) => owners[slotOf('DEFAULT', h, 8)] === bId)!;
+      const { b, hostsOfB } = await pairWithProxied(crawl, store, redis, proxy, {}, { forwardTimeoutMs: 1000 });
+      const hostOfB = hostsOfB('c', 1)[0]!;
       proxy.freeze();
       // Past half a TTL b may no longer ack into its slots, and it cannot read who owns them now.
       await new Promise((res) => setTimeout(res, 2 * TTL));
@@ -365,12 +371,7 @@ describe('URLFrontier cluster: failures', () => {
     const proxy = await new RedisProxy(redis.port).start();
     const { crawl, store } = newCrawl();
     try {
-      const a = await node(crawl, store, { pollMs: 20 });
-      const b = await node(crawl, store, { redis: proxy.url, pollMs: 20 });
-      await settled(a.client, 2);
-      const bId = b.server.nodeId!;
-      await until(() => slotOwners(crawl), (o) => o.every((x) => x === a.server.nodeId || x === bId) && o.includes(bId), 'b owns slots');
-      await settled(b.client, 2);
+      const { a, b } = await pairWithProxied(crawl, store, redis, proxy);
       const urls = Array.from({ length: 120 }, (_, i) => `https://s${i % 40}.example/${i}`);
       expect((await putUrls(b.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
       proxy.freeze();
