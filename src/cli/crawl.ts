@@ -76,7 +76,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'exclude', kind: 'string', arg: 'GLOB', multiple: true, help: 'never URLs matching one of these globs, e.g. "**/*.pdf"' },
     { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304) in the campaign; resumes count earlier runs, failures and sitemaps do not; with --redis, over every node' },
     { name: 'max-requests', kind: 'integer', arg: 'N', min: 1, help: 'stop after N requests of any outcome in the campaign' },
-    { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap or sitemap index to start from (gzip too); its URLs are crawled' },
+    { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap, sitemap index or RSS/Atom feed to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text" },

@@ -66,7 +66,7 @@ export interface Page {
   /** The body is the host's soft-404 template (treated as gone). */
   readonly soft404: boolean;
   readonly truncated: boolean;
-  /** The body was a sitemap or sitemap index, its entries the `links`: fetched, not a page (`maxPages` does not count it). */
+  /** The body was a sitemap, sitemap index or feed, its entries the `links`: fetched, not a page (`maxPages` does not count it). */
   readonly sitemap: boolean;
   readonly noindex: boolean;
   /** `<link rel=canonical>`, canonicalized. */

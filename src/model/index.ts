@@ -195,7 +195,7 @@ export interface Outcome {
   /** The body exceeded the size cap and was cut. */
   readonly truncated?: boolean | undefined;
   /**
-   * The body was a sitemap or sitemap index (its entries are `links`): fetched and followed,
+   * The body was a sitemap, sitemap index or feed (its entries are `links`): fetched and followed,
    * but not a page — `maxPages` does not count it (`countsAsPage`).
    */
   readonly sitemap?: boolean | undefined;

@@ -1,7 +1,7 @@
 /**
  * src/sitemap: sitemaps as a source of URLs and of change hints.
  *
- * Owns: parsing sitemaps and sitemap indexes (`parseSitemap`, gzip included, bounded to the
+ * Owns: parsing sitemaps, sitemap indexes and feeds (`parseSitemap`, gzip included, bounded to the
  * protocol's 50 000 URLs / 50 MB and to the sitemap's own origin), and the `<lastmod>` hints
  * the freshness scheduler may act on once a host's claims have proven true (`SitemapHints`).
  *
@@ -10,5 +10,5 @@
  * their entries back as links (with `lastmod`); where sitemaps come from (robots.txt
  * `Sitemap:` lines, `--sitemap`) is the engine's business.
  */
-export { type ParsedSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, type SitemapEntry, type SitemapLimits, maybeSitemap, parseLastmod, parseSitemap } from './parse.js';
+export { type ParsedSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, type SitemapEntry, type SitemapLimits, maybeSitemap, parseLastmod, parseRfc822Date, parseSitemap } from './parse.js';
 export { SitemapHints, type SitemapHintsOptions } from './hints.js';

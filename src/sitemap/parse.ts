@@ -3,11 +3,14 @@
  * page URLs with their `<lastmod>`, a `<sitemapindex>` gives further sitemaps. Gzip files
  * (`.xml.gz`, served without Content-Encoding) are recognised by their magic bytes and
  * inflated here. The protocol's text form (one URL per line, UTF-8; `sitemap.txt`) reads as a
- * urlset without lastmod, and only when every non-blank line is an absolute http(s) URL.
+ * urlset without lastmod, and only when every non-blank line is an absolute http(s) URL. A
+ * syndication feed (the protocol's third form: RSS 2.0, RSS 1.0, Atom) gives its items' pages
+ * with their dates (`kind: 'feed'`).
  *
  * Bounded whatever the file says: at most `maxUrls` entries (the protocol's 50 000) and
  * `maxBytes` of XML (its 50 MB, uncompressed — a gzip bomb stops at the cap and yields
- * nothing past it); an entry must be an http(s) URL on the sitemap's own origin (the
+ * nothing past it); a body cut short (at the cap, by the fetcher's body cap, a gzip stream
+ * ending early) keeps the entries before the cut, never the one the cut went through; an entry must be an http(s) URL on the sitemap's own origin (the
  * protocol's rule; entries for other hosts are counted and dropped, so a hostile sitemap
  * cannot widen the crawl's scope). `<changefreq>` and `<priority>` are ignored: sites set
  * them wholesale and the freshness estimator learns real change rates from fetches.
@@ -16,7 +19,7 @@
  * `kind: undefined`).
  */
 import { Parser } from 'htmlparser2';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { type CanonPolicy, canonicalize } from '../url/index.js';
 
 /** One sitemap entry. */
@@ -29,8 +32,11 @@ export interface SitemapEntry {
 
 /** What a sitemap file held. */
 export interface ParsedSitemap {
-  /** `urlset`, `sitemapindex`, or undefined when the document is neither. */
-  readonly kind: 'urlset' | 'sitemapindex' | undefined;
+  /**
+   * `urlset` (a text sitemap too), `sitemapindex`, `feed` (RSS 2.0, RSS 1.0 or Atom: its items'
+   * pages), or undefined when the document is none of them.
+   */
+  readonly kind: 'urlset' | 'sitemapindex' | 'feed' | undefined;
   readonly entries: readonly SitemapEntry[];
   /** Entries dropped: not on the sitemap's origin. */
   readonly offOrigin: number;
@@ -53,6 +59,31 @@ export interface SitemapLimits {
 /** A line of a text sitemap: an absolute http(s) URL, no spaces (sitemaps.org "Text file"). */
 const TEXT_SITEMAP_LINE = /^https?:\/\/\S+$/i;
 
+/** What an entry's child elements are read as: its URL, a fallback URL, its change date, its publication date. */
+type Field = 'url' | 'guid' | 'date' | 'published';
+
+/** A document form: its kind, its entry element, and its entries' fields by local name. */
+interface Form {
+  readonly kind: NonNullable<ParsedSitemap['kind']>;
+  readonly entry: string;
+  readonly fields: Readonly<Record<string, Field>>;
+}
+
+/**
+ * The forms by root element (local name, lower-cased). Feeds are the protocol's "syndication
+ * feed" form (RSS 2.0, Atom 0.3 / 1.0; RSS 1.0's rdf:RDF too): an item's or entry's page with
+ * its date. RSS 2.0 `<link>`, else a permalink `<guid>`; `<pubDate>` (RFC 822) or `<dc:date>`;
+ * RSS 1.0 `<link>` or `rdf:about`; Atom `<link rel="alternate" href>`, `<updated>`, else
+ * `<published>` (`<issued>`, `<modified>` in Atom 0.3).
+ */
+const FORMS: Readonly<Record<string, Form>> = {
+  urlset: { kind: 'urlset', entry: 'url', fields: { loc: 'url', lastmod: 'date' } },
+  sitemapindex: { kind: 'sitemapindex', entry: 'sitemap', fields: { loc: 'url', lastmod: 'date' } },
+  rss: { kind: 'feed', entry: 'item', fields: { link: 'url', guid: 'guid', date: 'date', updated: 'date', pubdate: 'published' } },
+  rdf: { kind: 'feed', entry: 'item', fields: { link: 'url', date: 'date' } },
+  feed: { kind: 'feed', entry: 'entry', fields: { updated: 'date', modified: 'date', published: 'published', issued: 'published' } },
+};
+
 export const SITEMAP_MAX_URLS = 50_000;
 export const SITEMAP_MAX_BYTES = 52_428_800;
 
@@ -64,18 +95,58 @@ export function parseLastmod(text: string): number | undefined {
   return Number.isFinite(ms) && ms >= 0 ? Math.floor(ms / 1000) : undefined;
 }
 
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+/** RFC 822 §5.1 zones other than numeric offsets, in hours east of UTC (military letters are not read). */
+const ZONES: Readonly<Record<string, number>> = { ut: 0, gmt: 0, z: 0, est: -5, edt: -4, cst: -6, cdt: -5, mst: -7, mdt: -6, pst: -8, pdt: -7 };
+
+/**
+ * An RFC 822 date (RSS 2.0's `<pubDate>`: `Tue, 10 Jun 2003 04:00:00 GMT`, `… +0200`; a
+ * two-digit year is 19xx/20xx by RFC 2822 §4.3) as epoch seconds, or undefined.
+ */
+export function parseRfc822Date(text: string): number | undefined {
+  const m = /^(?:[a-z]{3},\s*)?(\d{1,2})\s+([a-z]{3})\s+(\d{2}|\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s+([a-z]{1,3}|[+-]\d{4})$/i.exec(text.trim());
+  if (m === null) return undefined;
+  const month = MONTHS.indexOf(m[2]!.toLowerCase());
+  const zone = m[7]!.toLowerCase();
+  const offsetMin = /^[+-]/.test(zone) ? (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3))) : ZONES[zone] === undefined ? undefined : ZONES[zone]! * 60;
+  const [day, hour, minute, second] = [Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
+  if (month < 0 || offsetMin === undefined || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
+  const y = Number(m[3]);
+  const year = m[3]!.length === 2 ? (y < 50 ? 2000 + y : 1900 + y) : y;
+  const ms = Date.UTC(year, month, day, hour, minute, second) - offsetMin * 60_000;
+  return ms >= 0 ? Math.floor(ms / 1000) : undefined;
+}
+
+/** `href` resolved against `base`, or as given when it is no URL (the caller counts it invalid). */
+function resolved(href: string, base: string): string {
+  try {
+    return new URL(href.trim(), base).href;
+  } catch {
+    return href;
+  }
+}
+
 /** The XML of a sitemap body: inflated when it is gzip, cut at `maxBytes`. */
 function xmlOf(body: Uint8Array, maxBytes: number): { text: string; cut: boolean } {
   let bytes = body;
+  let cut = false;
   if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) {
     try {
       bytes = gunzipSync(body, { maxOutputLength: maxBytes });
-    } catch {
-      // Over the cap (a bomb, or a sitemap larger than the protocol allows) or corrupt.
-      return { text: '', cut: true };
+    } catch (err) {
+      // Over the cap (a bomb, or a sitemap larger than the protocol allows): nothing past it.
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return { text: '', cut: true };
+      // Cut short (a download stopped at the body cap) or corrupt further on: what inflates
+      // before the break is read, its last entry possibly incomplete and then not kept.
+      try {
+        bytes = gunzipSync(body, { maxOutputLength: maxBytes, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+        cut = true;
+      } catch {
+        return { text: '', cut: true };
+      }
     }
   }
-  const cut = bytes.length > maxBytes;
+  cut ||= bytes.length > maxBytes;
   return { text: Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, maxBytes)).toString('utf8'), cut };
 }
 
@@ -91,7 +162,7 @@ export function maybeSitemap(contentType: string | undefined, path: string, body
   return /^\s*(<\?xml|<urlset|<sitemapindex)/.test(head);
 }
 
-/** Parses a sitemap or sitemap index fetched from `sitemapUrl`. */
+/** Parses a sitemap, sitemap index or feed fetched from `sitemapUrl`. */
 export function parseSitemap(body: Uint8Array, sitemapUrl: string, limits: SitemapLimits = {}): ParsedSitemap {
   const maxUrls = limits.maxUrls ?? SITEMAP_MAX_URLS;
   const maxBytes = limits.maxBytes ?? SITEMAP_MAX_BYTES;
@@ -126,7 +197,7 @@ export function parseSitemap(body: Uint8Array, sitemapUrl: string, limits: Sitem
     }
     if (seen.has(url)) return;
     seen.add(url);
-    const lm = lastmod === '' ? undefined : parseLastmod(lastmod);
+    const lm = lastmod === '' ? undefined : (parseLastmod(lastmod) ?? parseRfc822Date(lastmod));
     entries.push(lm === undefined ? { url } : { url, lastmod: lm });
   };
   if (!/^\uFEFF?\s*</.test(text)) {
@@ -139,44 +210,62 @@ export function parseSitemap(body: Uint8Array, sitemapUrl: string, limits: Sitem
     for (const u of urls) add(u, '');
     return { kind: 'urlset', entries, offOrigin, invalid, truncated };
   }
-  // Inside which element of an entry we are, and the entry's collected text.
+  // The document's form, by its root; then, inside an entry, which field is being read and
+  // what each has collected.
+  let form: Form | undefined;
   let inEntry = false;
-  let field: 'loc' | 'lastmod' | undefined;
-  let loc = '';
-  let lastmod = '';
+  let field: Field | undefined;
+  const got: Record<Field, string> = { url: '', guid: '', date: '', published: '' };
   const local = (name: string): string => name.slice(name.indexOf(':') + 1).toLowerCase();
   const parser = new Parser(
     {
-      onopentag(name) {
+      onopentag(name, attribs) {
         const n = local(name);
         if (!rootSeen) {
           rootSeen = true;
-          if (n === 'urlset' || n === 'sitemapindex') kind = n;
+          form = FORMS[n];
+          kind = form?.kind;
           return;
         }
-        if (kind === undefined) return;
-        if ((kind === 'urlset' && n === 'url') || (kind === 'sitemapindex' && n === 'sitemap')) {
+        if (form === undefined) return;
+        if (n === form.entry) {
           inEntry = true;
-          loc = '';
-          lastmod = '';
-        } else if (inEntry && (n === 'loc' || n === 'lastmod')) field = n;
+          got.url = got.date = got.published = '';
+          // RSS 1.0 names each item's page in rdf:about as well as in <link>.
+          got.guid = attribs['rdf:about'] ?? '';
+          return;
+        }
+        if (!inEntry) return;
+        if (form.kind === 'feed' && n === 'link' && attribs['href'] !== undefined) {
+          // Atom: the entry's page is its link with rel="alternate" (the default without a rel);
+          // its links to comments, enclosures, itself (self, edit) are not pages.
+          if (got.url === '' && (attribs['rel'] ?? 'alternate').trim().toLowerCase() === 'alternate') got.url = attribs['href'];
+          return;
+        }
+        // RSS 2.0: a <guid> is the item's permalink unless isPermaLink="false".
+        if (n === 'guid' && attribs['ispermalink']?.trim().toLowerCase() === 'false') return;
+        const f = form.fields[n];
+        // The first element of each field counts; text of a second would run into the first.
+        field = f !== undefined && got[f] === '' ? f : undefined;
       },
       ontext(t) {
-        if (field === 'loc' && loc.length < 8192) loc += t;
-        else if (field === 'lastmod' && lastmod.length < 64) lastmod += t;
+        if (field !== undefined && got[field].length < (field === 'url' || field === 'guid' ? 8192 : 64)) got[field] += t;
       },
-      onclosetag(name) {
-        const n = local(name);
-        if (n === 'loc' || n === 'lastmod') {
-          field = undefined;
-          return;
-        }
-        if (!inEntry || !((kind === 'urlset' && n === 'url') || (kind === 'sitemapindex' && n === 'sitemap'))) return;
+      onclosetag(name, isImplied) {
+        if (form === undefined || !inEntry) return;
+        field = undefined;
+        if (local(name) !== form.entry) return;
         inEntry = false;
-        add(loc, lastmod);
+        // Closed only by the end of the text: the body was cut inside this entry (at the byte
+        // cap, or by the fetch's), and its URL may be cut too — `/two-long` of `/two-long-path`.
+        if (isImplied) return void (truncated = true);
+        if (form.kind !== 'feed') return add(got.url, got.date);
+        // A feed's links may be relative: Atom resolves them against the document, and so do RSS readers.
+        const page = got.url.trim() !== '' ? got.url : got.guid;
+        add(page.trim() === '' ? '' : resolved(page, sitemapUrl), got.date.trim() !== '' ? got.date : got.published);
       },
     },
-    { xmlMode: true, decodeEntities: true },
+    { xmlMode: true, decodeEntities: true, lowerCaseAttributeNames: true },
   );
   parser.write(text);
   parser.end();

@@ -15,7 +15,7 @@ import { keyToHex } from '../../src/core/keys.js';
 import { Engine } from '../../src/engine/index.js';
 import type { CrawledRecord, FreshnessRows } from '../../src/frontier/index.js';
 import { UrlStatus } from '../../src/model/index.js';
-import { SitemapHints, parseLastmod, parseSitemap } from '../../src/sitemap/index.js';
+import { SitemapHints, parseLastmod, parseRfc822Date, parseSitemap } from '../../src/sitemap/index.js';
 import { type TestServer, startServer } from '../fetch/server.js';
 
 const AGENT = 'MapBot/1.0 (+https://example.test/bot)';
@@ -52,7 +52,7 @@ describe('parseSitemap', () => {
     const idx = parseSitemap(gzipSync(index(['http://a.test/s1.xml.gz', 'http://a.test/s2.xml'])), at);
     expect(idx.kind).toBe('sitemapindex');
     expect(idx.entries.map((e) => e.url)).toEqual(['http://a.test/s1.xml.gz', 'http://a.test/s2.xml']);
-    expect(parseSitemap(Buffer.from('<rss><channel><link>http://a.test/</link></channel></rss>'), at).kind).toBeUndefined();
+    expect(parseSitemap(Buffer.from('<html><body><a href="http://a.test/x">x</a></body></html>'), at).kind).toBeUndefined();
     expect(parseSitemap(Buffer.from('not xml at all <<<'), at).entries).toEqual([]);
   });
 
@@ -70,6 +70,70 @@ describe('parseSitemap', () => {
     // Cut at the byte cap: the last, possibly partial, line is not read.
     const cut = parseSitemap(Buffer.from('http://a.test/one\nhttp://a.test/two-long-path'), at, { maxBytes: 25 });
     expect(cut).toMatchObject({ kind: 'urlset', entries: [{ url: 'http://a.test/one' }], truncated: true });
+  });
+
+  it('reads an RSS 2.0 feed: item links, permalink guids, pubDate (RFC 822) and dc:date; not the channel, not bare ids', () => {
+    const rss = `<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
+      <title>Blog</title><link>http://a.test/</link><atom:link href="http://a.test/feed" rel="self" type="application/rss+xml"/>
+      <item><title>One</title><link>http://a.test/2024/one</link><guid>http://a.test/?p=1</guid><pubDate>Tue, 10 Jun 2003 04:00:00 GMT</pubDate>
+        <description><![CDATA[<a href="http://a.test/inside">not an entry</a>]]></description></item>
+      <item><title>Two</title><guid isPermaLink="true">http://a.test/2024/two</guid><pubDate>Wed, 11 Jun 2003 06:30:00 +0200</pubDate></item>
+      <item><title>Three</title><guid isPermaLink="false">tag:a.test,2024:3</guid></item>
+      <item><link><![CDATA[ /2024/four ]]></link><dc:date>2024-05-01</dc:date></item>
+      <item><link>http://b.test/elsewhere</link></item>
+    </channel></rss>`;
+    const r = parseSitemap(Buffer.from(rss), 'http://a.test/feed');
+    expect(r).toMatchObject({ kind: 'feed', offOrigin: 1, invalid: 1, truncated: false });
+    expect(r.entries).toEqual([
+      { url: 'http://a.test/2024/one', lastmod: Date.UTC(2003, 5, 10, 4) / 1000 },
+      { url: 'http://a.test/2024/two', lastmod: Date.UTC(2003, 5, 11, 4, 30) / 1000 },
+      { url: 'http://a.test/2024/four', lastmod: Date.UTC(2024, 4, 1) / 1000 },
+    ]);
+    expect(parseRfc822Date('10 Jun 03 04:00 EST')).toBe(Date.UTC(2003, 5, 10, 9) / 1000);
+    expect(parseRfc822Date('Thu, 01 Jan 1970 00:00:00 +0100')).toBeUndefined(); // before the epoch
+    for (const bad of ['Tue, 10 Jun 2003 04:00:00 XYZ', '2003-06-10', 'Tue, 10 Foo 2003 04:00:00 GMT', 'Tue, 10 Jun 2003 25:00:00 GMT', 'yesterday']) {
+      expect(parseRfc822Date(bad), bad).toBeUndefined();
+    }
+  });
+
+  it('reads an Atom feed (the alternate link, relative to the feed; updated over published) and an RSS 1.0 one', () => {
+    const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><link href="http://a.test/"/><link rel="self" href="http://a.test/blog/atom.xml"/>
+      <entry><link rel="replies" href="http://a.test/blog/a#comments"/><link href="http://a.test/blog/a"/><id>urn:uuid:1</id>
+        <published>2024-01-01T00:00:00Z</published><updated>2024-02-01T12:00:00.5Z</updated></entry>
+      <entry><link rel="alternate" type="text/html" href="b.html"/><published>2024-01-02T00:00:00+01:00</published></entry>
+      <entry><link rel="edit" href="http://a.test/edit/c"/><id>urn:uuid:3</id></entry>
+    </feed>`;
+    const r = parseSitemap(Buffer.from(atom), 'http://a.test/blog/atom.xml');
+    expect(r).toMatchObject({ kind: 'feed', invalid: 1 });
+    expect(r.entries).toEqual([
+      { url: 'http://a.test/blog/a', lastmod: Date.UTC(2024, 1, 1, 12) / 1000 },
+      { url: 'http://a.test/blog/b.html', lastmod: Date.UTC(2024, 0, 1, 23) / 1000 },
+    ]);
+    const rdf = `<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
+      <channel rdf:about="http://a.test/"><link>http://a.test/</link></channel>
+      <item rdf:about="http://a.test/r1"><link>http://a.test/r1</link><dc:date>2024-03-01T10:00:00Z</dc:date></item><item rdf:about="http://a.test/r2"></item></rdf:RDF>`;
+    expect(parseSitemap(Buffer.from(rdf), 'http://a.test/index.rdf').entries).toEqual([{ url: 'http://a.test/r1', lastmod: Date.UTC(2024, 2, 1, 10) / 1000 }, { url: 'http://a.test/r2' }]);
+  });
+
+  it('a body cut short keeps the entries before the cut and never the one it cut (a gzip download stopped midway too)', () => {
+    const xml = urlset(Array.from({ length: 2000 }, (_, i) => `http://a.test/page-${i}-of-the-site`));
+    const half = xml.indexOf('page-1000-of') + 'page-10'.length;
+    // Before: the entry cut at the byte cap was kept as http://a.test/page-10, a page that does not exist.
+    const cut = parseSitemap(Buffer.from(xml), at, { maxBytes: half });
+    expect(cut).toMatchObject({ kind: 'urlset', truncated: true });
+    expect(cut.entries.length).toBe(1000);
+    expect(cut.entries.at(-1)).toEqual({ url: 'http://a.test/page-999-of-the-site' });
+    // Before: a truncated gzip yielded nothing at all.
+    const gz = gzipSync(xml);
+    const partial = parseSitemap(gz.subarray(0, gz.length >> 1), at);
+    expect(partial.truncated).toBe(true);
+    expect(partial.entries.length).toBeGreaterThan(100);
+    expect(partial.entries.length).toBeLessThan(2000);
+    partial.entries.forEach((e, i) => expect(e.url).toBe(`http://a.test/page-${i}-of-the-site`));
+    // Corrupt bytes in the middle: nothing is trusted past the header; no throw.
+    const corrupt = Buffer.from(gz);
+    corrupt.fill(0xff, 20, 40);
+    expect(parseSitemap(corrupt, at)).toMatchObject({ entries: [], truncated: true });
   });
 
   it('keeps at most 50 000 entries, and stops a gzip bomb at the byte cap', () => {
@@ -145,9 +209,18 @@ describe('the engine and sitemaps', () => {
       };
       switch (req.url) {
         case '/robots.txt':
-          return void res.end(`User-agent: *\nDisallow: /private\nSitemap: ${o('/sitemap_index.xml')}\n`);
+          return void res.end(`User-agent: *\nDisallow: /private\nSitemap: ${o('/sitemap_index.xml')}\nSitemap: ${o('/feed')}\n`);
         case '/':
-          return void res.end('<html><body>no links here</body></html>');
+          // A link to a feed: read as one (its entries the links), as the sitemaps robots.txt names are.
+          return void res.end('<html><body><a href="/atom.xml">Subscribe</a></body></html>');
+        case '/feed':
+          // RSS 2.0 (the protocol's syndication-feed form), named by robots.txt: its items' pages.
+          return xml(
+            `<?xml version="1.0"?><rss version="2.0"><channel><link>${o('/')}</link><item><link>${o('/post1')}</link><pubDate>Tue, 10 Jun 2003 04:00:00 GMT</pubDate></item><item><guid>${o('/post2')}</guid></item></channel></rss>`,
+            'application/rss+xml; charset=UTF-8',
+          );
+        case '/atom.xml':
+          return xml(`<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="post3"/><link rel="replies" href="/comments/3"/></entry></feed>`, 'application/atom+xml');
         case '/sitemap_index.xml':
           // a loop to itself, a gzip sitemap, a plain one, a nested index, a chain of indexes, one
           // served without a Content-Type and a text sitemap
@@ -185,7 +258,11 @@ describe('the engine and sitemaps', () => {
     for await (const p of engine.run()) fetched.push(new URL(p.url).pathname);
     await engine.close();
     const paths = new Set(site.requests.map((r) => r.path));
-    for (const p of ['/p1', '/p2', '/p3', '/p4', '/p5', '/p6', '/p7', '/s1.xml.gz', '/s2.xml', '/nested.xml', '/s3.xml', '/bare-sitemap', '/list.txt']) expect(paths.has(p), p).toBe(true);
+    for (const p of ['/p1', '/p2', '/p3', '/p4', '/p5', '/p6', '/p7', '/s1.xml.gz', '/s2.xml', '/nested.xml', '/s3.xml', '/bare-sitemap', '/list.txt', '/feed', '/post1', '/post2', '/atom.xml', '/post3']) {
+      expect(paths.has(p), p).toBe(true);
+    }
+    // A feed's other links (comments, the channel's home page link) are not its entries.
+    expect(paths.has('/comments/3')).toBe(false);
     // robots.txt rules apply to sitemap URLs; other hosts' URLs never enter the crawl.
     expect(paths.has('/private/secret')).toBe(false);
     expect(other.requests.length).toBe(0);
