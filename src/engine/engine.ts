@@ -71,7 +71,7 @@ import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type Link, type Outcome, UrlStatus, countsAsPage, isSelfRedirect } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect } from '../model/index.js';
 import type { PolitenessConfig } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
@@ -723,12 +723,14 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * URLs by status (`Crawled`, `Scheduled`, … as in `FrontierStats.byStatus`) over the
-   * frontier, or in cluster mode over the slots the node runs now; empty before `run()`.
+   * frontier, or in cluster mode over the slots the node runs now; every status 0 before `run()`.
    * A scan of the URL table per call (what a metrics scrape or a status page can afford).
    */
   urlsByStatus(): Record<string, number> {
     const hour = Math.floor(this.#clock() / 3_600_000);
-    const out: Record<string, number> = {};
+    // Every status, zeros included: a node whose slots all moved away counts 0 of each, so a
+    // gauge reading this drops to 0 rather than keeping the last counts it was given.
+    const out: Record<string, number> = Object.fromEntries(URL_STATUS_NAMES.map((name) => [name, 0]));
     for (const f of this.#openFrontiers()) for (const [status, n] of Object.entries(f.stats(hour).byStatus)) out[status] = (out[status] ?? 0) + n;
     return out;
   }

@@ -45,6 +45,9 @@ describe('a continuous cluster node', () => {
       await engine.close();
     }
     expect(pages).toHaveLength(2);
+    // A node running no slot (here: closed, its slots given back) counts 0 in every status; before,
+    // it returned no status at all and the gauge kept the last counts it had been given.
+    expect(engine.urlsByStatus()).toMatchObject({ Scheduled: 0, InFlight: 0, Crawled: 0, Gone: 0 });
     // Due again in a later hour than the one the pages were fetched in.
     expect(nextAt).toBeGreaterThanOrEqual((Math.floor(firstAt / 3_600_000) + 1) * 3_600_000);
   }, 60_000);
