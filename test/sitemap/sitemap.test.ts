@@ -10,6 +10,7 @@ import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyToHex } from '../../src/core/keys.js';
 import { Engine } from '../../src/engine/index.js';
@@ -134,6 +135,27 @@ describe('parseSitemap', () => {
     const corrupt = Buffer.from(gz);
     corrupt.fill(0xff, 20, 40);
     expect(parseSitemap(corrupt, at)).toMatchObject({ entries: [], truncated: true });
+  });
+
+  it('never throws, and keeps only URLs on its origin within the caps, whatever the bytes (property)', () => {
+    const piece = fc.constantFrom(
+      '<urlset>', '<sitemapindex>', '<rss><channel>', '<feed>', '<rdf:RDF>', '<url>', '</url>', '<sitemap>', '<item>', '</item>', '<entry>', '</entry>',
+      '<loc>', '</loc>', '<link>', '</link>', '<link href="/rel">', '<link rel="alternate" href="http://a.test/x"/>', '<guid isPermaLink="false">', '<guid>', '</guid>',
+      '<lastmod>', '</lastmod>', '<pubDate>', '</pubDate>', '<updated>', '</updated>', '<![CDATA[', ']]>', '&amp;', '&bogus;', '<!--', '-->',
+      'http://a.test/p', 'http://b.test/q', 'https://a.test/s?x=1', '/relative', 'javascript:alert(1)', 'Tue, 10 Jun 2003 04:00:00 GMT', '2024-05-01', '\n', ' ', '<', '>', '"',
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }), fc.boolean(), fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1, max: 5 }), (pieces, zip, maxBytes, maxUrls) => {
+        const text = pieces.join('');
+        const body = zip ? gzipSync(text).subarray(0, Math.max(2, Math.floor(text.length / 3))) : Buffer.from(text);
+        const r = parseSitemap(body, at, { maxBytes, maxUrls });
+        expect(r.entries.length).toBeLessThanOrEqual(maxUrls);
+        for (const e of r.entries) expect(new URL(e.url).origin).toBe('http://a.test');
+        expect(new Set(r.entries.map((e) => e.url)).size).toBe(r.entries.length);
+        if (r.kind === undefined) expect(r.entries).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('keeps at most 50 000 entries, and stops a gzip bomb at the byte cap', () => {
