@@ -1,6 +1,7 @@
 /**
  * The per-page CPU work of a fetch, as one pure function: the content fingerprint, the
- * simhash of the visible text, and (HTML) links, canonical and meta robots. It is what
+ * simhash of the visible text, (HTML) links, canonical and meta robots, and (on request) a
+ * sitemap's or feed's entries. It is what
  * `PageAnalyzer` runs either inline or on a worker thread, so it takes and returns only
  * structured-cloneable values (bytes, strings, bigints, plain objects) and reads no state
  * but the loaded wasm core.
@@ -13,6 +14,7 @@ import type { Link } from '../model/index.js';
 import type { CanonPolicy } from '../url/index.js';
 import { decodeText, sniffCharset } from './body.js';
 import { LinkExtractor } from './links.js';
+import { type ParsedSitemap, type SitemapEntry, maybeSitemap, parseSitemap } from '../sitemap/index.js';
 
 /** One body to analyze. */
 export interface PageInput {
@@ -29,6 +31,8 @@ export interface PageInput {
   readonly parseLinks: boolean;
   /** Also return page requisites as links marked `requisite` (`ExtractLinksOptions.requisites`). */
   readonly requisites: boolean;
+  /** Read a body that is no HTML as a sitemap, sitemap index or feed when it may be one (`sitemap` in the result). */
+  readonly sitemaps?: boolean | undefined;
 }
 
 /** What a body says. */
@@ -46,6 +50,11 @@ export interface PageAnalysis {
   readonly canonical: string | undefined;
   /** The page had more distinct links than `maxLinks`: those past it are not in `links`. */
   readonly linksCapped?: true | undefined;
+  /**
+   * The body read as a sitemap, sitemap index or feed (only with `sitemaps`): parsed here, not
+   * by the caller, so a 50 000-entry file (≈ 0.3 s of parsing) runs on a worker thread too.
+   */
+  readonly sitemap?: { readonly kind: NonNullable<ParsedSitemap['kind']>; readonly entries: readonly SitemapEntry[] } | undefined;
 }
 
 const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i;
@@ -116,9 +125,24 @@ export function analyzePage(input: PageInput): PageAnalysis {
       ...(input.parseLinks && found.truncated ? { linksCapped: true as const } : {}),
     };
   }
+  const sitemap = input.sitemaps === true ? sitemapOf(input) : undefined;
+  const found = sitemap === undefined ? {} : { sitemap };
   if (contentType === undefined || !TEXTUAL_TYPE.test(contentType)) {
-    return { contentFp: fp, simhash: undefined, churnFp: undefined, noindex: false, links: undefined, canonical: undefined };
+    return { contentFp: fp, simhash: undefined, churnFp: undefined, noindex: false, links: undefined, canonical: undefined, ...found };
   }
   const text = decodeText(bytes, contentType, input.url);
-  return { contentFp: fp, simhash: simhashText(text), churnFp: churnFp(text), noindex: false, links: undefined, canonical: undefined };
+  return { contentFp: fp, simhash: simhashText(text), churnFp: churnFp(text), noindex: false, links: undefined, canonical: undefined, ...found };
+}
+
+/** A body that is no HTML, read as a sitemap, index or feed when its type, name or first bytes allow one; undefined when it is none. */
+function sitemapOf(input: PageInput): PageAnalysis['sitemap'] {
+  let path: string;
+  try {
+    path = new URL(input.url).pathname;
+  } catch {
+    return undefined;
+  }
+  if (!maybeSitemap(input.contentType, path, input.bytes)) return undefined;
+  const sm = parseSitemap(input.bytes, input.url, { canonPolicy: input.canonPolicy });
+  return sm.kind === undefined ? undefined : { kind: sm.kind, entries: sm.entries };
 }

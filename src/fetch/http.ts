@@ -53,13 +53,12 @@ import { type CanonPolicy, canonicalize } from '../url/index.js';
 import { DEFAULT_MAX_LINKS, refreshTarget } from './links.js';
 import { parseLinkHeader } from './link-header.js';
 import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
-import { maybeSitemap, parseSitemap } from '../sitemap/index.js';
 import { ProxyTunnel } from './proxy.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { CookieJar } from './cookies.js';
 import { lruSet, lruTouch } from '../lru/index.js';
-import { looksLikeHtml } from './analyze.js';
+import type { PageAnalysis } from './analyze.js';
 import { PageAnalyzer, type PageAnalyzerStats, defaultAnalyzeThreads } from './page-work.js';
 import type { RobotsFetch } from './robots-cache.js';
 import { ROBOTS_PARSE_LIMIT_BYTES, productToken, userAgentProblem } from './robots.js';
@@ -308,13 +307,11 @@ async function* teeEntity(body: AsyncIterable<Uint8Array>, capture: Capture): As
 }
 
 /**
- * A sitemap's entries as links (with their lastmod), or undefined when the body is not a
- * sitemap. An index is followed only near the seeds (depth ≤ 1: an index, and one nested index
- * below it), so a chain of indexes cannot lead the crawl on.
+ * A sitemap's (or feed's) entries as links, with their lastmod. An index is followed only near
+ * the seeds (depth ≤ 1: an index, and one nested index below it), so a chain of indexes cannot
+ * lead the crawl on.
  */
-function sitemapLinks(bytes: Uint8Array, url: string, depth: number, canonPolicy: CanonPolicy | undefined, nofollow: boolean): Link[] | undefined {
-  const sm = parseSitemap(bytes, url, { canonPolicy });
-  if (sm.kind === undefined) return undefined;
+function sitemapLinks(sm: NonNullable<PageAnalysis['sitemap']>, depth: number, nofollow: boolean): Link[] {
   if (sm.kind === 'sitemapindex' && depth > 1) return [];
   return sm.entries.map((e): Link => ({ url: e.url, ...(e.lastmod !== undefined ? { lastmod: e.lastmod } : {}), ...(nofollow ? { nofollow: true } : {}) }));
 }
@@ -794,11 +791,12 @@ export class HttpFetcher implements Fetcher {
       if (robotsHeader.noindex) base.noindex = true;
       const bytes = read.bytes;
       if (o.keepBody) base.body = bytes;
+      let sitemap: PageAnalysis['sitemap'];
       if (bytes.length > 0 && !read.encoded && mode.analyze) {
         // Computed once, here (on a worker thread for large bodies): the frontier and
         // freshness only compare them.
         const found = await this.#analyzer.analyze(
-          { url, bytes, contentType, token: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, parseLinks: mode.parseLinks, requisites: o.requisites },
+          { url, bytes, contentType, token: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, parseLinks: mode.parseLinks, requisites: o.requisites, sitemaps: mode.parseLinks },
           signal,
         );
         base.contentFp = found.contentFp;
@@ -810,14 +808,12 @@ export class HttpFetcher implements Fetcher {
         }
         if (found.canonical !== undefined) base.canonical = found.canonical;
         if (found.linksCapped === true) base.linksCapped = true;
+        if (found.sitemap !== undefined) sitemap = found.sitemap;
       }
       if (mode.parseLinks) headerLinks(base, h, url, o.canonPolicy, robotsHeader.nofollow);
-      if (bytes.length > 0 && !read.encoded && mode.parseLinks && !looksLikeHtml(contentType, bytes) && maybeSitemap(contentType, u.pathname, bytes)) {
-        const links = sitemapLinks(bytes, url, depth, o.canonPolicy, robotsHeader.nofollow);
-        if (links !== undefined) {
-          base.links = links;
-          base.sitemap = true;
-        }
+      if (sitemap !== undefined) {
+        base.links = sitemapLinks(sitemap, depth, robotsHeader.nofollow);
+        base.sitemap = true;
       }
       return base;
     } catch (err) {

@@ -4,6 +4,7 @@
  * aborted threaded analysis rejects without a result.
  */
 import fc from 'fast-check';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCoreSync } from '../../src/core/node.js';
 import { analyzePage, firstElementName, looksLikeHtml, type PageInput } from '../../src/fetch/analyze.js';
@@ -62,6 +63,23 @@ describe('PageAnalyzer', () => {
     expect(out.links).toEqual([{ url: 'https://site.test/b' }]);
     expect(view.length).toBe(backing.length - 8);
     expect(backing.toString('latin1', 0, 4)).toBe('xxxx');
+  });
+
+  it('reads a sitemap or feed on the thread when asked (sitemaps), as inline; never an HTML page, never unasked', async () => {
+    const urls = Array.from({ length: 2000 }, (_, i) => `https://site.test/p/${i}`);
+    const xml = `<?xml version="1.0"?><urlset>${urls.map((u) => `<url><loc>${u}</loc><lastmod>2024-05-01</lastmod></url>`).join('')}</urlset>`;
+    const gz = { ...input('', 'application/gzip'), url: 'https://site.test/sitemap.xml.gz', bytes: gzipSync(xml), sitemaps: true };
+    const before = threaded.stats.threaded;
+    const out = await threaded.analyze(gz);
+    expect(threaded.stats.threaded).toBe(before + 1);
+    expect(out).toEqual(analyzePage(gz));
+    expect(out.sitemap?.kind).toBe('urlset');
+    expect(out.sitemap?.entries.map((e) => e.url)).toEqual(urls);
+    const feed = { ...input('<rss><channel><item><link>https://site.test/post</link></item></channel></rss>', 'application/rss+xml'), sitemaps: true };
+    expect(analyzePage(feed).sitemap).toEqual({ kind: 'feed', entries: [{ url: 'https://site.test/post' }] });
+    expect(analyzePage({ ...feed, sitemaps: false }).sitemap).toBeUndefined();
+    // An HTML page whose text lists URLs is a page: its links, no sitemap.
+    expect(analyzePage({ ...input('<a href="/x">https://site.test/y</a>'), sitemaps: true }).sitemap).toBeUndefined();
   });
 
   it('an abort rejects a threaded analysis', async () => {
