@@ -539,7 +539,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * Adds seed URLs to the crawl, running or not yet started (they widen the scope like the
    * first seeds, and are saved with the crawl's settings). Returns how many were new to the
-   * frontier (before `run()`: how many were accepted) and the ones refused, with why.
+   * frontier (before `run()`: how many were accepted) and the ones refused, with why. A
+   * `user:password@` in a URL is taken out as in the `seeds` option: sent as HTTP Basic to that
+   * origin by the engine's own fetcher (or an `HttpFetcher` given as `fetcher`), never saved.
    *
    * In cluster mode, once `run()` has joined the crawl, the seeds the scope takes are sent to
    * the crawl through this engine's node — recorded among the crawl's scope seeds, then routed
@@ -563,8 +565,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (this.#phase === 'ended' || this.#phase === 'closed') throw new InvalidStateError(`Engine.add: the engine is ${this.#phase}; add seeds before or during run()`);
     const node = this.#node;
     if (node !== undefined && !node.acceptsSeeds) throw new InvalidStateError('Engine.add: the cluster run is ending (this node has left the crawl); add seeds before or during run()');
-    const list = typeof urls === 'string' ? [urls] : [...urls];
-    if (!list.every((u) => typeof u === 'string')) throw new InvalidArgumentError(`Engine.add: expected URL strings, received ${JSON.stringify(list)}`);
+    const given = typeof urls === 'string' ? [urls] : [...urls];
+    if (!given.every((u) => typeof u === 'string')) throw new InvalidArgumentError(`Engine.add: expected URL strings, received ${JSON.stringify(given)}`);
+    // As the seeds option's: a user:password goes to the fetcher, never into the saved seeds
+    // (settings.json), a cluster's Redis or a report. Before, added seeds kept it in all three
+    // and their fetches went without it (canonical URLs have no userinfo): 401.
+    const { seeds: list, credentials } = splitSeedCredentials(given);
+    if (Object.keys(credentials).length > 0 && this.#fetcher instanceof HttpFetcher) this.#fetcher.addCredentials(credentials);
     this.#rememberSeeds(list);
     if (node !== undefined) return this.#addCluster(node, list);
     if (this.#frontier === undefined) {

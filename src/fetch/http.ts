@@ -493,6 +493,8 @@ export class HttpFetcher implements Fetcher {
   readonly #defaultMode: Mode;
   readonly #analyzer: PageAnalyzer;
   readonly #proxy: ProxyTunnel | undefined;
+  /** `credentials`, and those added since (`addCredentials`). */
+  readonly #credentials: Record<string, string>;
   #closed = false;
 
   constructor(options: Partial<HttpFetcherOptions> & Pick<HttpFetcherOptions, 'agent'>) {
@@ -506,6 +508,7 @@ export class HttpFetcher implements Fetcher {
       extra[name] = v;
     }
     this.#extraHeaders = extra;
+    this.#credentials = { ...this.#o.credentials };
     this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
     // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
     if (!isCoreLoaded()) loadCoreSync();
@@ -556,6 +559,15 @@ export class HttpFetcher implements Fetcher {
       },
       0,
     );
+  }
+
+  /**
+   * Adds HTTP Basic credentials by origin (as the `credentials` option; an origin given again
+   * takes the new ones): for seeds with a user:password given while the crawl runs (`Engine.add`).
+   */
+  addCredentials(credentials: Readonly<Record<string, string>>): void {
+    if (!isCredentials(credentials)) throw new InvalidArgumentError(`HttpFetcher.addCredentials: expected an object of origins ("https://host[:port]") to "user:password", with no control characters (the values are not shown: they hold passwords)`);
+    Object.assign(this.#credentials, credentials);
   }
 
   /**
@@ -692,7 +704,7 @@ export class HttpFetcher implements Fetcher {
     if (validators.lastModified !== undefined && Number.isFinite(validators.lastModified) && validators.lastModified >= 0) {
       headers['if-modified-since'] = new Date(validators.lastModified * 1000).toUTCString();
     }
-    const credential = credentialFor(o.credentials, u);
+    const credential = credentialFor(this.#credentials, u);
     if (credential !== undefined && headers['authorization'] === undefined) headers['authorization'] = `Basic ${Buffer.from(credential, 'utf8').toString('base64')}`;
     const jar = o.cookies;
     const cookie = jar?.header(u);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { splitSeedCredentials } from '../../src/engine/credentials.js';
 import { credentialFor } from '../../src/fetch/http.js';
-import { HttpFetcher, crawl } from '../../src/index.js';
+import { Engine, HttpFetcher, crawl } from '../../src/index.js';
 import { AGENT, loopbackSite } from './helpers.js';
 
 const asked: { host: string; path: string; auth: string | undefined }[] = [];
@@ -62,6 +62,44 @@ describe('credentials in a seed URL', () => {
       const settings = readFileSync(join(dir, 'crawl', 'settings.json'), 'utf8');
       expect(settings).toContain(`http://staging.test:${site.port()}/`);
       expect(settings).not.toMatch(/editor|p%40ss|w0rd/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('given to Engine.add while the crawl runs: sent to their origin, never saved', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-credentials-add-'));
+    try {
+      asked.length = 0;
+      const engine = new Engine({
+        seeds: [`http://cdn.test:${site.port()}/lib`],
+        agent: AGENT,
+        allowPrivate: true,
+        scope: 'any',
+        dataDir: join(dir, 'crawl'),
+        resolve: async () => ['127.0.0.1'],
+        politeness: { minDelayMs: 5, startDelayMs: 5 },
+      });
+      const got: string[] = [];
+      for await (const page of engine.run()) {
+        got.push(`${page.status} ${page.url.replace(`:${site.port()}`, '')}`);
+        // Before: the URL kept its userinfo in settings.json, and its fetches went without it (401).
+        if (got.length === 1) expect(engine.add(`http://editor:p%40ss%3Aw0rd@staging.test:${site.port()}/a`).added).toBe(1);
+      }
+      await engine.close();
+      expect(got.sort()).toEqual(['200 http://cdn.test/lib', '200 http://staging.test/a']);
+      expect(asked.filter((a) => a.host === 'staging.test').map((a) => [a.path, a.auth === GOOD])).toEqual([
+        ['/robots.txt', true],
+        ['/a', true],
+      ]);
+      const settings = readFileSync(join(dir, 'crawl', 'settings.json'), 'utf8');
+      expect(settings).toContain(`http://staging.test:${site.port()}/a`);
+      expect(settings).not.toMatch(/editor|p%40ss|w0rd/);
+      // Refused as the option is, and never echoed.
+      const fetcher = new HttpFetcher({ agent: AGENT });
+      expect(() => fetcher.addCredentials({ 'https://a.test/x': 'u:secret' })).toThrow(/addCredentials/);
+      expect(() => fetcher.addCredentials({ 'https://a.test/x': 'u:secret' })).not.toThrow(/secret/);
+      await fetcher.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
