@@ -151,7 +151,7 @@ function xmlOf(body: Uint8Array, maxBytes: number): { text: string; cut: boolean
 }
 
 /**
- * Whether a response may be a sitemap worth parsing (by type, name or first bytes): XML, gzip,
+ * Whether a response may be a sitemap or feed worth parsing (by type, name or first bytes): XML, gzip,
  * or plain text (a text sitemap; `parseSitemap` keeps it only when every line is a URL).
  */
 export function maybeSitemap(contentType: string | undefined, path: string, body: Uint8Array): boolean {
@@ -159,7 +159,7 @@ export function maybeSitemap(contentType: string | undefined, path: string, body
   if (contentType !== undefined && /^\s*(text\/xml|application\/xml|application\/[\w.+-]*\+xml|text\/plain)\b/i.test(contentType)) return true;
   if (/\.(xml|txt)$/i.test(path)) return true;
   const head = Buffer.from(body.buffer, body.byteOffset, Math.min(body.length, 512)).toString('latin1');
-  return /^\s*(<\?xml|<urlset|<sitemapindex)/.test(head);
+  return /^(?:\xEF\xBB\xBF)?\s*(<\?xml|<urlset|<sitemapindex|<rss|<feed|<rdf:rdf)\b/i.test(head);
 }
 
 /** Parses a sitemap, sitemap index or feed fetched from `sitemapUrl`. */

@@ -16,7 +16,7 @@ import { keyToHex } from '../../src/core/keys.js';
 import { Engine } from '../../src/engine/index.js';
 import type { CrawledRecord, FreshnessRows } from '../../src/frontier/index.js';
 import { UrlStatus } from '../../src/model/index.js';
-import { SitemapHints, parseLastmod, parseRfc822Date, parseSitemap } from '../../src/sitemap/index.js';
+import { SitemapHints, maybeSitemap, parseLastmod, parseRfc822Date, parseSitemap } from '../../src/sitemap/index.js';
 import { type TestServer, startServer } from '../fetch/server.js';
 
 const AGENT = 'MapBot/1.0 (+https://example.test/bot)';
@@ -113,6 +113,11 @@ describe('parseSitemap', () => {
     const rdf = `<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
       <channel rdf:about="http://a.test/"><link>http://a.test/</link></channel>
       <item rdf:about="http://a.test/r1"><link>http://a.test/r1</link><dc:date>2024-03-01T10:00:00Z</dc:date></item><item rdf:about="http://a.test/r2"></item></rdf:RDF>`;
+    // Served with no Content-Type from a path without an extension, a feed is known by its first element.
+    for (const body of ['<rss version="2.0"><channel>', '\uFEFF<?xml version="1.0"?>\n<feed xmlns="x">', '<rdf:RDF>', '<urlset>']) {
+      expect(maybeSitemap(undefined, '/feed/', Buffer.from(body)), body).toBe(true);
+    }
+    for (const body of ['<!doctype html><html>', '<html><body><rss>', 'plain words']) expect(maybeSitemap(undefined, '/feed/', Buffer.from(body)), body).toBe(false);
     expect(parseSitemap(Buffer.from(rdf), 'http://a.test/index.rdf').entries).toEqual([{ url: 'http://a.test/r1', lastmod: Date.UTC(2024, 2, 1, 10) / 1000 }, { url: 'http://a.test/r2' }]);
   });
 
