@@ -38,10 +38,10 @@ export const DEMO_SPEC: CommandSpec = {
     { name: 'out', kind: 'string', arg: 'DIR', help: 'where the crawl state and WARC go (default: a new temporary directory)' },
     { name: 'hosts', kind: 'integer', arg: 'N', min: 4, max: 500, help: 'simulated hosts (default 36)' },
     { name: 'seed', kind: 'integer', arg: 'N', min: 0, max: 0xffff_ffff, help: 'seed of the simulated web (default 7)' },
-    { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 2s in a log)' },
+    { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 1s with --json there, 2s in a log)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
   ],
-  notes: ['Exit code 0 when the simulated servers saw no politeness violation, 1 otherwise.'],
+  notes: ['Exit code 0 when the simulated servers saw no politeness violation, 1 otherwise, 130 when interrupted.'],
 };
 
 /** The agent the demo crawls as (its product token is the one the sim's robots.txt groups name). */

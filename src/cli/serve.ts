@@ -31,8 +31,8 @@ export const SERVE_SPEC: CommandSpec = {
     { name: 'crawl', kind: 'string', arg: 'NAME', help: "with --redis: the cluster's name" },
     { name: 'store', kind: 'string', arg: 'DIR', help: "with --redis: the slots' checkpoint store every node shares (a network file system across machines)" },
     { name: 'router', kind: 'boolean', help: 'with --redis and --crawl: own no slot, give clients one address in front of the cluster' },
-    { name: 'slots', kind: 'integer', arg: 'N', min: 1, max: 65536, help: 'with --redis: slots of a new cluster (default 64; recorded when the first node creates it)' },
-    { name: 'advertise', kind: 'string', arg: 'HOST:PORT', help: 'with --redis: the address other nodes reach this one at (default --host:port)' },
+    { name: 'slots', kind: 'integer', arg: 'N', min: 1, max: 65536, help: 'with --redis, not --router: slots of a new cluster (default 64; recorded when the first node creates it)' },
+    { name: 'advertise', kind: 'string', arg: 'HOST:PORT', help: 'with --redis, not --router: the address other nodes reach this one at (default --host:port, or 127.0.0.1:port when --host is 0.0.0.0 or ::: give it across machines)' },
   ],
   notes: [
     'Acks (PutURLs, PutDiscovered) and control calls are answered once the change is in the journal; restarting on the same --data resumes every URL, lease, delay, block, limit and the active flag.',
@@ -93,7 +93,8 @@ function clusterOptions(args: ParsedArgs, data: string | undefined): UrlFrontier
   const slots = args.number('slots');
   const advertise = args.text('advertise');
   if (args.flag('router')) {
-    if (args.has('store')) throw new InvalidArgumentError('serve: a --router owns no slot and takes no --store');
+    // Given to a router they would do nothing: it creates no cluster and is reached by clients only.
+    for (const f of ['store', 'slots', 'advertise']) if (args.has(f)) throw new InvalidArgumentError(`serve: a --router owns no slot and takes no --${f}`);
     return { redis, crawl, router: true };
   }
   const store = args.text('store');

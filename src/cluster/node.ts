@@ -1112,7 +1112,10 @@ export class ClusterNode {
       return true;
     };
     try {
-      const r = await this.gatedFetch(req, AbortSignal.any([AbortSignal.timeout(120_000), s.abort.signal]), mayGo);
+      // The fetcher's own timeouts bound the request (`--timeout`, `http.totalTimeoutMs`), as in a
+      // single process; a fixed 2-minute abort here cut every longer --timeout short, counted
+      // from dispatch, so a wait at the IP gate left the request less than it was given.
+      const r = await this.gatedFetch(req, s.abort.signal, mayGo);
       outcome = r.outcome;
       startedAt = r.startedAt;
       if (r.gated && this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);

@@ -52,6 +52,9 @@ describe('meguri serve', () => {
       [['serve', '--redis', 'redis://127.0.0.1:6379', '--crawl', 'c'], '--store'],
       [['serve', '--crawl', 'c', '--store', '/tmp/x'], '--redis'],
       [['serve', '--redis', 'redis://127.0.0.1:6379', '--crawl', 'c', '--router', '--store', '/tmp/x'], 'router'],
+      // Before, a router took these and did nothing with them.
+      [['serve', '--redis', 'redis://127.0.0.1:6379', '--crawl', 'c', '--router', '--slots', '8'], 'takes no --slots'],
+      [['serve', '--redis', 'redis://127.0.0.1:6379', '--crawl', 'c', '--router', '--advertise', '10.0.0.1:7071'], 'takes no --advertise'],
     ] as const) {
       const io = bufferIo();
       expect(await main([...argv], io)).toBe(2);
