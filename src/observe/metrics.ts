@@ -8,7 +8,9 @@
  * checkpoint duration. Read at each scrape (collect callbacks, so an idle crawl costs
  * nothing between scrapes): frontier URLs by status, hosts by state (ready / waiting / blocked
  * / dead / idle), hosts waiting on a shared IP per address (the 50 busiest), journal and
- * checkpoint size on disk.
+ * checkpoint size on disk; on a cluster node also its slots (owned, moving), whether it may
+ * dispatch, its clock offset from Redis, and its running totals (links routed, inbox entries
+ * applied, checkpoints, hand-offs, Redis and store errors, IP-gate calls, slots restored).
  *
  * The endpoint (`port`) listens on 127.0.0.1 unless `host` says otherwise: metrics name the
  * hosts a crawl visits, which is not for the whole network by default.
@@ -101,6 +103,58 @@ function fileSize(path: string): number {
   }
 }
 
+/** The node's running totals a cluster counter reads (`ClusterNodeStats` fields), by metric name. */
+const CLUSTER_COUNTERS = [
+  ['cluster_links_routed_total', 'Links sent to other slots\' inboxes', 'linksRouted'],
+  ['cluster_inbox_entries_applied_total', 'Inbox entries applied to this node\'s slots', 'entriesApplied'],
+  ['cluster_checkpoints_total', 'Slot checkpoints written', 'checkpoints'],
+  ['cluster_handoffs_total', 'Slots handed to another node', 'handoffs'],
+  ['cluster_handoff_refetches_total', 'Sent fetches a hand-off cut at the drain bound (fetched again by the next owner)', 'handoffRefetches'],
+  ['cluster_redis_errors_total', 'Redis calls that failed and were retried', 'redisErrors'],
+  ['cluster_store_errors_total', 'Checkpoint store operations that failed and were retried', 'storeErrors'],
+  ['cluster_ip_gate_calls_total', 'Round trips to the Redis IP gate', 'ipGateCalls'],
+  ['cluster_slots_restored_total', 'Slots opened from the store after Redis lost their records', 'slotsRestored'],
+] as const;
+
+/**
+ * A cluster node's share of the crawl and its trouble with Redis and the store, read from
+ * `engine.clusterStats()` at each scrape (nothing before the node has joined). Counters advance
+ * by the growth of the node's own totals since the last scrape, so they restart with the process
+ * as Prometheus counters do.
+ */
+function registerClusterMetrics(prom: PromClient, engine: Engine, p: string, registers: Registry[]): void {
+  const gauge = (name: string, help: string, read: (s: NonNullable<ReturnType<Engine['clusterStats']>>) => number | undefined): void => {
+    new prom.Gauge({
+      name: `${p}${name}`,
+      help,
+      registers,
+      collect() {
+        const s = engine.clusterStats();
+        const v = s === undefined ? undefined : read(s);
+        if (v !== undefined) this.set(v);
+      },
+    });
+  };
+  gauge('cluster_slots', 'Slots this node runs', (s) => s.slots.length);
+  gauge('cluster_slots_moving', 'Slots this node is handing to another', (s) => s.moving.length);
+  gauge('cluster_dispatching', '1 while the node may start fetches (its heartbeat is fresh), 0 while paused', (s) => (s.canDispatch ? 1 : 0));
+  gauge('cluster_clock_offset_seconds', "Redis's clock minus this node's, as the heartbeat measured it", (s) => (s.clockOffsetMs === undefined ? undefined : s.clockOffsetMs / 1000));
+  for (const [name, help, field] of CLUSTER_COUNTERS) {
+    let last = 0;
+    new prom.Counter({
+      name: `${p}${name}`,
+      help,
+      registers,
+      collect() {
+        const now = engine.clusterStats()?.[field];
+        if (now === undefined || now <= last) return;
+        this.inc(now - last);
+        last = now;
+      },
+    });
+  }
+}
+
 /** Registers the engine's metrics and, with `port`, serves them. */
 export async function startMetrics(engine: Engine, o: MetricsOptions = {}): Promise<EngineMetrics> {
   const prom = await loadPromClient();
@@ -167,6 +221,7 @@ export async function startMetrics(engine: Engine, o: MetricsOptions = {}): Prom
       this.set(dataDir === undefined ? 0 : fileSize(join(dataDir, CHECKPOINT_FILE)));
     },
   });
+  if (engine.options.cluster !== undefined) registerClusterMetrics(prom, engine, p, registers);
   const onFetched = (page: Page): void => {
     pages.inc({ class: pageOutcomeClass(page) });
     if (page.body !== undefined) bytes.inc(page.body.length);
