@@ -339,7 +339,9 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
         maxQueues: p.max_queues,
         key: p.key,
         leaseMs: p.delay_requestable > 0 ? p.delay_requestable * 1000 : s.defaultLeaseMs,
-        crawl: p.item === 'anyCrawlID' ? undefined : (p.crawlID ?? ''),
+        // Neither crawlID nor anyCrawlID set: any crawl, as the reference serves it (StormCrawler
+        // and scrapy-url-frontier leave it unset unless told a crawl); crawlID '' is DEFAULT.
+        crawl: p.item === 'crawlID' ? (p.crawlID ?? '') : undefined,
       });
       for (const u of served) call.write({ url: u.url, key: u.key, metadata: u.meta, crawlID: u.crawl });
     }),

@@ -602,7 +602,9 @@ export class UrlFrontierStore {
         size += q.active;
         inProcess += q.leased;
         completed += q.completed;
-        if (q.isActive(nowMs) || q.leased > 0) activeQueues++;
+        // "Queues holding active or in flight URLs" (the schema's Stats.counts): a blocked queue
+        // still holds its URLs (the reference counts it too); ListQueues is where blocked ones drop out.
+        if (q.active > 0) activeQueues++;
         numberOfQueues++;
       }
     }

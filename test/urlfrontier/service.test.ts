@@ -154,9 +154,14 @@ describe('crawls', () => {
     await putUrls(h.client, [discovered('https://c.example/1', { crawlID: 'third' })]);
     const any = await stream<{ url: string; crawlID: string }>(h.client, 'GetURLs', { anyCrawlID: {} });
     expect(any.map((g) => g.crawlID)).toEqual(['third']);
+    // Neither set (StormCrawler's spout and scrapy-url-frontier without a crawl configured) is any
+    // crawl too, as the reference serves it; before, it served DEFAULT alone.
+    await putUrls(h.client, [discovered('https://d.example/1', { crawlID: 'fourth' }), discovered('https://d.example/2')]);
+    const unset = await stream<{ url: string; crawlID: string }>(h.client, 'GetURLs', {});
+    expect(unset.map((g) => g.crawlID).sort()).toEqual(['DEFAULT', 'fourth']);
     expect((await call<{ value: number }>(h.client, 'DeleteCrawl', { value: 'other' })).value).toBe(1);
-    expect((await call<{ values: string[] }>(h.client, 'ListCrawls', {})).values.sort()).toEqual(['DEFAULT', 'third']);
-    expect((await call<{ value: number }>(h.client, 'DeleteCrawl', { value: '' })).value).toBe(2);
+    expect((await call<{ values: string[] }>(h.client, 'ListCrawls', {})).values.sort()).toEqual(['DEFAULT', 'fourth', 'third']);
+    expect((await call<{ value: number }>(h.client, 'DeleteCrawl', { value: '' })).value).toBe(3);
     // deleting forgets: the URLs can be discovered again
     expect(statusOf(await putUrls(h.client, [discovered('https://a.example/1')]))).toEqual(['OK']);
   });
@@ -293,7 +298,8 @@ describe('inspection and maintenance', () => {
     await call(h.client, 'BlockQueueUntil', { key: 'c.example', time: h.clock.sec + 100 });
     const st = await call<Record<string, unknown>>(h.client, 'GetStats', { key: '', crawlID: '' });
     expect(st).toMatchObject({ size: 9, inProcess: 3, numberOfQueues: 4, crawlID: 'DEFAULT' });
-    expect(st['counts']).toEqual({ completed: 3, active_queues: 2 });
+    // The blocked queue still holds its URLs: active, as the schema's comment and the reference count it.
+    expect(st['counts']).toEqual({ completed: 3, active_queues: 3 });
     const q = await call<Record<string, unknown>>(h.client, 'GetStats', { key: 'a.example', crawlID: '' });
     expect(q).toMatchObject({ size: 3, inProcess: 3, numberOfQueues: 1 });
   });
