@@ -24,6 +24,7 @@ import { Redis } from 'ioredis';
 import { CheckpointStore, ClusterKeys, type SlotRecord, checkEviction, coordinate, crawlSalt, joinStoredCrawl, liveNodes, readCrawl, readSlots, settleBefore, slotOf } from '../cluster/index.js';
 import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
 import type { FrontierNode, PutItem } from './node.js';
+import type { LogLevel } from './service.js';
 import { PeerPool, StatusError, retryable } from './peer.js';
 import { SlotHost, type WireView, fromWire, toWire } from './slots.js';
 import {
@@ -79,6 +80,8 @@ export interface ClusterContext {
   readonly warn: (message: string) => void;
   /** Informational lines (Redis answering again). Default: none. */
   readonly info?: (message: string) => void;
+  /** Sets this node's log level for a logger prefix (a peer's SetLogLevel with `local` false). */
+  readonly setLogLevel?: (prefix: string, level: LogLevel) => void;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -398,6 +401,10 @@ export class ClusterFrontier implements FrontierNode {
 
   /** Answers a peer call from this node's slots (the server registers it as the peer handler). */
   readonly local = async (op: string, a: Record<string, unknown>): Promise<unknown> => {
+    if (op === 'logLevel') {
+      this.ctx.setLogLevel?.(a['prefix'] as string, a['level'] as LogLevel);
+      return {};
+    }
     const h = this.host;
     if (h === undefined) throw new StatusError(grpc.status.FAILED_PRECONDITION, 'a router owns no slot');
     const crawl = a['crawl'] as string;
@@ -511,7 +518,10 @@ export class ClusterFrontier implements FrontierNode {
    * that does not answer fails the call (UNAVAILABLE), and so does a slot nobody answered for
    * after a short wait (it is between owners).
    */
-  private async fanOut<T>(op: string, args: Record<string, unknown>): Promise<T[]> {
+  private async fanOut<T>(op: string, args: Record<string, unknown>, local = false): Promise<T[]> {
+    // The schema's `local`: this node's own slots, whatever the others hold (a router, owning
+    // none, answers for the cluster as it always does).
+    if (local && this.host !== undefined) return ((await this.local(op, args)) as Covered<T>).values;
     const deadline = mono() + Math.min(this.forwardTimeoutMs, this.ttl);
     for (;;) {
       const nodes = [...this.live];
@@ -640,8 +650,8 @@ export class ClusterFrontier implements FrontierNode {
     return (await this.toOwner<{ has: boolean }>(this.slotOf(crawlName(crawl), key), 'hasQueue', { crawl, key })).has;
   }
 
-  async stats(crawl: string, key: string): Promise<StoreStats> {
-    const parts = await this.fanOut<StoreStats>('stats', { crawl, key });
+  async stats(crawl: string, key: string, local = false): Promise<StoreStats> {
+    const parts = await this.fanOut<StoreStats>('stats', { crawl, key }, local);
     const sum = (f: (s: StoreStats) => number): number => parts.reduce((t, s) => t + f(s), 0);
     return {
       size: sum((s) => s.size),
@@ -653,17 +663,17 @@ export class ClusterFrontier implements FrontierNode {
     };
   }
 
-  async listQueues(crawl: string, includeInactive: boolean): Promise<string[]> {
-    return (await this.fanOut<string[]>('listQueues', { crawl, includeInactive })).flat();
+  async listQueues(crawl: string, includeInactive: boolean, local = false): Promise<string[]> {
+    return (await this.fanOut<string[]>('listQueues', { crawl, includeInactive }, local)).flat();
   }
 
-  async scanUrls(crawl: string, filter: UrlFilter, limit: number, visit: (v: UrlView) => boolean): Promise<void> {
-    const parts = await this.fanOut<{ views: WireView[] }>('scan', { crawl, filter, limit: Math.max(1, limit) });
+  async scanUrls(crawl: string, filter: UrlFilter, limit: number, visit: (v: UrlView) => boolean, local = false): Promise<void> {
+    const parts = await this.fanOut<{ views: WireView[] }>('scan', { crawl, filter, limit: Math.max(1, limit) }, local);
     for (const p of parts) for (const v of p.views) if (!visit(fromWire(v))) return;
   }
 
-  async countUrls(crawl: string, filter: UrlFilter): Promise<number> {
-    return (await this.fanOut<{ count: number }>('scan', { crawl, filter, limit: 0 })).reduce((t, p) => t + p.count, 0);
+  async countUrls(crawl: string, filter: UrlFilter, local = false): Promise<number> {
+    return (await this.fanOut<{ count: number }>('scan', { crawl, filter, limit: 0 }, local)).reduce((t, p) => t + p.count, 0);
   }
 
   async status(crawl: string, url: string, key: string): Promise<UrlView | undefined> {
@@ -671,12 +681,23 @@ export class ClusterFrontier implements FrontierNode {
     return found === undefined || found === null ? undefined : fromWire(found);
   }
 
-  async crawls(): Promise<string[]> {
-    return [...new Set((await this.fanOut<string[]>('crawls', {})).flat())];
+  async crawls(local = false): Promise<string[]> {
+    return [...new Set((await this.fanOut<string[]>('crawls', {}, local)).flat())];
   }
 
-  async isActive(): Promise<boolean> {
-    return (await this.fanOut<boolean>('active', {})).every((a) => a);
+  async isActive(local = false): Promise<boolean> {
+    return (await this.fanOut<boolean>('active', {}, local)).every((a) => a);
+  }
+
+  /**
+   * SetLogLevel with `local` false: every other live node sets it too (this one already has).
+   * A node that does not answer within the peer timeout is named in the UNAVAILABLE error.
+   */
+  async logLevelEverywhere(prefix: string, level: LogLevel): Promise<void> {
+    const others = this.live.filter((id) => id !== this.nodeId);
+    const answers = await Promise.allSettled(others.map((id) => this.on<object>(id, 'logLevel', { prefix, level })));
+    const missed = others.filter((_, i) => answers[i]!.status === 'rejected');
+    if (missed.length > 0) throw unavailable(`SetLogLevel did not reach node(s) ${missed.join(', ')}; it is safe to repeat`);
   }
 
   async nodes(): Promise<string[]> {

@@ -13,6 +13,7 @@
  * `local` set and reject (→ the service answers INTERNAL/UNAVAILABLE) rather than under-count
  * when a node does not answer; `nodes` lists live members. Reads are promises for that reason.
  */
+import type { LogLevel } from './service.js';
 import type { Committer, CommitCallback } from './persist.js';
 import {
   type AckStatus,
@@ -50,18 +51,25 @@ export interface FrontierNode {
   /** Applies a control call; `done` gets the URLs removed (deletes, purges) once durable. */
   control(op: ControlOp, done: (err: Error | undefined, removed: number) => void): void;
   hasQueue(crawl: string, key: string): Promise<boolean>;
-  stats(crawl: string, key: string): Promise<StoreStats>;
-  listQueues(crawl: string, includeInactive: boolean): Promise<string[]>;
+  /**
+   * The reads below take the schema's `local`: with it a cluster node answers from its own slots
+   * only (a monitor asking each node adds the answers); without it, for the whole cluster. A
+   * single node is the whole frontier either way, and so is a router (it owns no slot).
+   */
+  stats(crawl: string, key: string, local?: boolean): Promise<StoreStats>;
+  listQueues(crawl: string, includeInactive: boolean, local?: boolean): Promise<string[]>;
   /**
    * Calls `visit` per matching URL in storage order until it returns false; `limit` bounds
    * how many it may ask for (a cluster fetches no more than that from each slot).
    */
-  scanUrls(crawl: string, filter: UrlFilter, limit: number, visit: (v: UrlView) => boolean): Promise<void>;
+  scanUrls(crawl: string, filter: UrlFilter, limit: number, visit: (v: UrlView) => boolean, local?: boolean): Promise<void>;
   /** How many URLs match. */
-  countUrls(crawl: string, filter: UrlFilter): Promise<number>;
+  countUrls(crawl: string, filter: UrlFilter, local?: boolean): Promise<number>;
   status(crawl: string, url: string, key: string): Promise<UrlView | undefined>;
-  crawls(): Promise<string[]>;
-  isActive(): Promise<boolean>;
+  crawls(local?: boolean): Promise<string[]>;
+  isActive(local?: boolean): Promise<boolean>;
+  /** SetLogLevel with `local` false: the level on every other node of a cluster too (a single node has none). */
+  logLevelEverywhere?(prefix: string, level: LogLevel): Promise<void>;
   /** Addresses of the nodes of the cluster (this one only, single-node). */
   nodes(): Promise<string[]>;
   /** The node's clock (epoch ms). */

@@ -228,6 +228,7 @@ async function startClusterServer(o: UrlFrontierServerOptions, c: UrlFrontierClu
     info: (message) => {
       if (levels.enabled('meguri.urlfrontier.cluster', 'INFO')) o.log('INFO', 'meguri.urlfrontier.cluster', message);
     },
+    setLogLevel: (prefix, level) => levels.set(prefix, level),
   });
   const bound = await listen(o, node, levels, c.router === true ? undefined : node);
   try {

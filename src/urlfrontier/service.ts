@@ -56,6 +56,7 @@ interface PaginationMsg {
   size: number;
   include_inactive: boolean;
   crawlID: string;
+  local: boolean;
 }
 interface ListUrlMsg {
   start: number;
@@ -64,12 +65,14 @@ interface ListUrlMsg {
   crawlID: string;
   filter?: string;
   ignoreCase?: boolean;
+  local: boolean;
 }
 interface CountUrlMsg {
   key: string;
   crawlID: string;
   filter?: string;
   ignoreCase?: boolean;
+  local?: boolean;
 }
 
 /** Levels of SetLogLevel, lowest first. */
@@ -344,20 +347,27 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
         crawl: p.item === 'crawlID' ? (p.crawlID ?? '') : undefined,
       });
       for (const u of served) call.write({ url: u.url, key: u.key, metadata: u.meta, crawlID: u.crawl });
+      debug(`GetURLs: ${served.length} URL(s) from ${new Set(served.map((u) => `${u.crawl}\n${u.key}`)).size} queue(s) (max ${p.max_queues || 'any'} queues, ${p.max_urls_per_queue || 'any'} per queue)`);
     }),
 
     ListURLs: streaming<ListUrlMsg, object>('ListURLs', async (call) => {
       const p = call.request;
       let skip = p.start;
       let left = p.size > 0 ? p.size : DEFAULT_PAGE;
-      await node.scanUrls(p.crawlID, { key: p.key, filter: p.filter ?? '', ignoreCase: p.ignoreCase === true }, skip + left, (v) => {
-        if (skip > 0) {
-          skip--;
-          return true;
-        }
-        call.write(urlItemOf(v));
-        return --left > 0;
-      });
+      await node.scanUrls(
+        p.crawlID,
+        { key: p.key, filter: p.filter ?? '', ignoreCase: p.ignoreCase === true },
+        skip + left,
+        (v) => {
+          if (skip > 0) {
+            skip--;
+            return true;
+          }
+          call.write(urlItemOf(v));
+          return --left > 0;
+        },
+        p.local === true,
+      );
     }),
 
     GetURLStatus: unary<{ url: string; key: string; crawlID: string }, object>('GetURLStatus', async (req, reply) => {
@@ -367,11 +377,11 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     }),
 
     CountURLs: unary<CountUrlMsg, object>('CountURLs', async (req, reply) => {
-      reply(null, { value: await node.countUrls(req.crawlID, { key: req.key, filter: req.filter ?? '', ignoreCase: req.ignoreCase === true }) });
+      reply(null, { value: await node.countUrls(req.crawlID, { key: req.key, filter: req.filter ?? '', ignoreCase: req.ignoreCase === true }, req.local === true) });
     }),
 
     GetStats: unary<QueueParamsMsg, object>('GetStats', async (req, reply) => {
-      const st = await node.stats(req.crawlID, req.key);
+      const st = await node.stats(req.crawlID, req.key, req.local === true);
       reply(null, {
         size: st.size,
         inProcess: st.inProcess,
@@ -382,13 +392,13 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     }),
 
     ListQueues: unary<PaginationMsg, object>('ListQueues', async (req, reply) => {
-      const all = await node.listQueues(req.crawlID, req.include_inactive);
+      const all = await node.listQueues(req.crawlID, req.include_inactive, req.local === true);
       const size = req.size > 0 ? req.size : DEFAULT_PAGE;
       const values = all.slice(req.start, req.start + size);
       reply(null, { values, total: all.length, start: req.start, size: values.length, crawlID: crawlName(req.crawlID) });
     }),
 
-    ListCrawls: unary<object, object>('ListCrawls', async (_req, reply) => reply(null, { values: await node.crawls() })),
+    ListCrawls: unary<{ local?: boolean }, object>('ListCrawls', async (req, reply) => reply(null, { values: await node.crawls(req.local === true) })),
 
     ListNodes: unary<object, object>('ListNodes', async (_req, reply) => reply(null, { values: await node.nodes() })),
 
@@ -425,10 +435,12 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
       node.control({ kind: 'active', state: req.state }, controlDone(reply, () => ({}))),
     ),
 
-    GetActive: unary<object, object>('GetActive', async (_req, reply) => reply(null, { state: await node.isActive() })),
+    GetActive: unary<{ local?: boolean }, object>('GetActive', async (req, reply) => reply(null, { state: await node.isActive(req.local === true) })),
 
-    SetLogLevel: unary<{ package: string; level: LogLevel }, object>('SetLogLevel', (req, reply) => {
+    SetLogLevel: unary<{ package: string; level: LogLevel; local?: boolean }, object>('SetLogLevel', async (req, reply) => {
       s.levels.set(req.package, req.level);
+      // Without `local`, every node of a cluster sets it too (the schema's rule).
+      if (req.local !== true && node.logLevelEverywhere !== undefined) await node.logLevelEverywhere(req.package, req.level);
       reply(null, {});
     }),
 

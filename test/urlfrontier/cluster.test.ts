@@ -165,6 +165,51 @@ describe('URLFrontier cluster', () => {
   });
 });
 
+describe('URLFrontier cluster: the schema\'s local flag', () => {
+  it('local reads answer from the node\'s own slots (a monitor asking each node adds up to the whole); SetLogLevel without local reaches every node', async () => {
+    const { crawl, store } = newCrawl();
+    const logB: string[] = [];
+    const a = await node(crawl, store);
+    const b = await node(crawl, store, {}, (level, logger, message) => void logB.push(`${level} ${logger} ${message}`));
+    await until(() => slotOwners(crawl), (o) => o.filter((x) => x === a.server.nodeId).length === 4 && o.filter((x) => x === b.server.nodeId).length === 4, 'slots balanced');
+    await settled(a.client, 2);
+    const urls = Array.from({ length: 80 }, (_, i) => `https://l${i % 16}.example/${i}`);
+    expect((await putUrls(a.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
+    await putUrls(b.client, [discovered('https://l0.example/x', { crawlID: 'side' })]);
+    // Before, every node answered for the whole cluster whatever `local` said: a monitor adding
+    // the nodes' answers counted every URL twice.
+    const whole = await call<{ size: number; numberOfQueues: number }>(a.client, 'GetStats', { key: '', crawlID: '' });
+    const [sa, sb] = await Promise.all([a, b].map((n) => call<{ size: number; numberOfQueues: number }>(n.client, 'GetStats', { key: '', crawlID: '', local: true })));
+    expect(whole).toMatchObject({ size: 80, numberOfQueues: 16 });
+    expect(sa!.size + sb!.size).toBe(80);
+    expect(sa!.numberOfQueues + sb!.numberOfQueues).toBe(16);
+    expect(sa!.size).toBeGreaterThan(0);
+    expect(sb!.size).toBeGreaterThan(0);
+    const counts = await Promise.all([a, b].map(async (n) => (await call<{ value: number }>(n.client, 'CountURLs', { key: '', crawlID: '', local: true })).value));
+    expect(counts).toEqual([sa!.size, sb!.size]);
+    const listed = await Promise.all([a, b].map((n) => stream<{ known: { info: { url: string } } }>(n.client, 'ListURLs', { start: 0, size: 1000, key: '', crawlID: '', local: true })));
+    expect(listed.map((l) => l.length)).toEqual([sa!.size, sb!.size]);
+    expect(new Set(listed.flat().map((i) => i.known.info.url))).toEqual(new Set(urls));
+    const queues = await Promise.all([a, b].map(async (n) => (await call<{ values: string[] }>(n.client, 'ListQueues', { crawlID: '', local: true, include_inactive: true })).values));
+    expect(queues.flat().sort()).toEqual(Array.from({ length: 16 }, (_, i) => `l${i}.example`).sort());
+    // The 'side' crawl lives in one slot: one node lists it locally, both for the cluster.
+    const sideLocal = await Promise.all([a, b].map(async (n) => (await call<{ values: string[] }>(n.client, 'ListCrawls', { local: true })).values.includes('side')));
+    expect(sideLocal.filter(Boolean)).toHaveLength(1);
+    expect((await call<{ values: string[] }>(a.client, 'ListCrawls', {})).values.sort()).toEqual(['DEFAULT', 'side']);
+    expect((await call<{ state: boolean }>(b.client, 'GetActive', { local: true })).state).toBe(true);
+    // SetLogLevel: with local, a alone; without, b too (seen as b logging its GetURLs at DEBUG).
+    const debugOnB = async (): Promise<string[]> => {
+      logB.length = 0;
+      await getUrls(b.client, { crawlID: 'side', delay_requestable: 1 });
+      return logB.filter((l) => l.startsWith('DEBUG meguri.urlfrontier GetURLs'));
+    };
+    await call(a.client, 'SetLogLevel', { package: 'meguri.urlfrontier', level: 'DEBUG', local: true });
+    expect(await debugOnB()).toEqual([]);
+    await call(a.client, 'SetLogLevel', { package: 'meguri.urlfrontier', level: 'DEBUG', local: false });
+    expect(await debugOnB()).toHaveLength(1);
+  });
+});
+
 /** Owner node id of each slot of `crawl`, from its Redis slot records. */
 async function slotOwners(crawl: string, server: RedisServer = redis): Promise<string[]> {
   const r = server.client();
