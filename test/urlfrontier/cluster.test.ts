@@ -65,6 +65,11 @@ async function settled(client: Client, n: number): Promise<void> {
   await until(() => call(client, 'GetStats', {}), () => true, 'GetStats');
 }
 
+/** Waits until each of two nodes owns half of the 8 slots (no slot left to move). */
+async function balanced(crawl: string, a: UrlFrontierServer, b: UrlFrontierServer): Promise<void> {
+  await until(() => slotOwners(crawl), (o) => o.filter((x) => x === a.nodeId).length === 4 && o.filter((x) => x === b.nodeId).length === 4, 'slots balanced');
+}
+
 /** A new cluster of two in-process nodes, both listed and every slot answered. */
 async function twoNodes(): Promise<{ crawl: string; store: string; a: Awaited<ReturnType<typeof node>>; b: Awaited<ReturnType<typeof node>> }> {
   const { crawl, store } = newCrawl();
@@ -72,7 +77,7 @@ async function twoNodes(): Promise<{ crawl: string; store: string; a: Awaited<Re
   const b = await node(crawl, store);
   // Until the map is balanced slots keep moving to b, and a queue whose slot moves between two
   // calls (a GetURLs on each node) is served by neither: seen once in seven runs under load.
-  await until(() => slotOwners(crawl), (o) => o.filter((x) => x === a.server.nodeId).length === 4 && o.filter((x) => x === b.server.nodeId).length === 4, 'slots balanced');
+  await balanced(crawl, a.server, b.server);
   await settled(a.client, 2);
   return { crawl, store, a, b };
 }
@@ -171,7 +176,7 @@ describe('URLFrontier cluster: the schema\'s local flag', () => {
     const logB: string[] = [];
     const a = await node(crawl, store);
     const b = await node(crawl, store, {}, (level, logger, message) => void logB.push(`${level} ${logger} ${message}`));
-    await until(() => slotOwners(crawl), (o) => o.filter((x) => x === a.server.nodeId).length === 4 && o.filter((x) => x === b.server.nodeId).length === 4, 'slots balanced');
+    await balanced(crawl, a.server, b.server);
     await settled(a.client, 2);
     const urls = Array.from({ length: 80 }, (_, i) => `https://l${i % 16}.example/${i}`);
     expect((await putUrls(a.client, urls.map((u) => discovered(u)))).every((x) => x.status === 'OK')).toBe(true);
