@@ -440,7 +440,7 @@ export class ClusterFrontier implements FrontierNode {
           return v === undefined ? null : toWire(v);
         });
       case 'crawls':
-        return h.read((s) => [...s.crawls.keys()]);
+        return h.read((s) => s.crawlIds());
       case 'active':
         return h.read((s) => s.active);
       default:

@@ -152,7 +152,7 @@ export class LocalNode implements FrontierNode {
   }
 
   async crawls(): Promise<string[]> {
-    return [...this.store.crawls.keys()];
+    return this.store.crawlIds();
   }
 
   async isActive(): Promise<boolean> {

@@ -599,6 +599,10 @@ export class UrlFrontierStore {
       this.expire(c, nowMs);
       const qs = key === '' ? c.order : c.queues.has(key) ? [c.queues.get(key)!] : [];
       for (const q of qs) {
+        // A queue known only by a control call (a block, a delay, set before its first URL) is
+        // kept for its setting but is no queue of the crawl yet: a mistyped key or crawl ID
+        // would otherwise show up in every count.
+        if (q.total === 0) continue;
         size += q.active;
         inProcess += q.leased;
         completed += q.completed;
@@ -617,7 +621,14 @@ export class UrlFrontierStore {
     if (c === undefined) return [];
     this.expire(c, nowMs);
     const out: string[] = [];
-    for (const q of c.order) if (includeInactive || q.isActive(nowMs)) out.push(q.key);
+    for (const q of c.order) if (q.total > 0 && (includeInactive || q.isActive(nowMs))) out.push(q.key);
+    return out;
+  }
+
+  /** ListCrawls: the crawls holding URLs (not those known only by a control call). */
+  crawlIds(): string[] {
+    const out: string[] = [];
+    for (const [id, c] of this.crawls) if (c.urls.size > 0) out.push(id);
     return out;
   }
 

@@ -63,15 +63,19 @@ describe('restart', () => {
     expect(await getUrls(h.client, {})).toEqual([]);
     await call(h.client, 'SetActive', { state: true });
     const stats = await call<Record<string, unknown>>(h.client, 'GetStats', {});
-    expect(stats).toMatchObject({ size: 6, inProcess: 1, numberOfQueues: 4 });
+    // nourl.example, known only by its block, is no queue of the crawl until a URL comes.
+    expect(stats).toMatchObject({ size: 6, inProcess: 1, numberOfQueues: 3 });
     expect(stats['counts']).toMatchObject({ completed: 1 });
-    // a: its delay (50 s) runs from the serving before the restart; b: blocked for 20 s
+    expect((await call<{ values: string[] }>(h.client, 'ListQueues', { include_inactive: true })).values).toEqual(['a.example', 'b.example', 'c.example']);
+    await putUrls(h.client, [discovered('https://nourl.example/1')]);
+    // a: its delay (50 s) runs from the serving before the restart; b and nourl: blocked for 20 s
+    // (nourl's block set before its first URL, kept through the restart)
     expect(await getUrls(h.client, {})).toEqual([]);
     clock.advance(20_000);
-    expect(await getUrls(h.client, { max_urls_per_queue: 1 })).toEqual(['https://b.example/1']);
+    expect(await getUrls(h.client, { max_urls_per_queue: 1 })).toEqual(['https://b.example/1', 'https://nourl.example/1']);
     clock.advance(30_000);
     expect(await getUrls(h.client, { key: 'a.example', max_urls_per_queue: 2 })).toEqual(['https://a.example/2']);
-    // the lease from before the restart (100 s) still holds a/1; the queue without URLs is kept
+    // the lease from before the restart (100 s) still holds a/1
     const queues = await call<{ values: string[] }>(h.client, 'ListQueues', { include_inactive: true });
     expect(queues.values).toEqual(['a.example', 'b.example', 'c.example', 'nourl.example']);
     clock.advance(50_000); // a/1's 100 s lease and a/2's 30 s one have both run out now

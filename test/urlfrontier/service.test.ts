@@ -273,10 +273,17 @@ describe('GetURLs', () => {
     expect(await getUrls(h.client, {})).toEqual(['https://a.example/3', 'https://a.example/4']);
   });
 
-  it('a block or delay set before the queue has URLs is kept', async () => {
+  it('a block or delay set before the queue has URLs is kept, and counts as no queue or crawl until then', async () => {
     h = await start({ defaultDelayMs: 0 });
     await call(h.client, 'BlockQueueUntil', { key: 'a.example', time: h.clock.sec + 10 });
+    // A mistyped crawl ID (or key) in a control call used to list a crawl and count a queue of nothing.
+    await call(h.client, 'SetDelay', { key: '', delay_requestable: 5, crawlID: 'typo' });
+    await call(h.client, 'BlockQueueUntil', { key: 'x.example', time: h.clock.sec + 10, crawlID: 'typo' });
+    expect((await call<{ values: string[] }>(h.client, 'ListCrawls', {})).values).toEqual([]);
+    expect(await call(h.client, 'GetStats', { key: '', crawlID: 'typo' })).toMatchObject({ numberOfQueues: 0, size: 0 });
+    expect((await call<{ values: string[] }>(h.client, 'ListQueues', { include_inactive: true })).values).toEqual([]);
     await putUrls(h.client, [discovered('https://a.example/1')]);
+    expect((await call<{ values: string[] }>(h.client, 'ListCrawls', {})).values).toEqual(['DEFAULT']);
     expect(await getUrls(h.client, {})).toEqual([]);
     h.clock.advance(10_000);
     expect(await getUrls(h.client, {})).toEqual(['https://a.example/1']);
