@@ -25,7 +25,7 @@ import { FpFlag } from './table.js';
 const DEAD_AFTER = 3;
 
 /**
- * How long a host's outage (connections or name lookups failing: src/politeness `isUnreachable`) spends no
+ * How long a host's outage (connections failing: src/politeness `isUnreachable`) spends no
  * URL's retries after the failure that began it. A server restarting or being redeployed
  * refuses connections for seconds to minutes; charging each refused attempt to its URL gave
  * those URLs up (3 retries) while nothing was wrong with them. Past this, the host is taken
@@ -50,12 +50,9 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
   if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
-  // A connection refused, or a name not resolved, again while the host's outage is young is
-  // the outage's, not the URL's: no retry is spent (the URL keeps its place, first in its
-  // host's queue: the probe). Names: the crawler's own network or resolver dropping fails
-  // every lookup for minutes (a name that does not exist is no 'dns' failure: the engine
-  // reports it 410 at once).
-  const outageProbe = h.outageFromMs > 0 && isUnreachable(outcome.status, outcome.errorKind) && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS;
+  // A connection refused again while the host's outage is young is the outage's, not the
+  // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
+  const outageProbe = h.outageFromMs > 0 && outcome.status === 0 && outcome.errorKind === 'connect' && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS;
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
   const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
