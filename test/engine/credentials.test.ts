@@ -30,6 +30,10 @@ const site = loopbackSite((req, res) => {
   res.end(`<html><body>${host}${path} ${links}</body></html>`);
 });
 
+/** A crawl of the loopback site from `seed`, every name on 127.0.0.1, in `dataDir`. */
+const crawlOptions = (seed: string, dataDir: string) =>
+  ({ seeds: [seed], agent: AGENT, allowPrivate: true, scope: 'any', dataDir, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 5, startDelayMs: 5 } }) as const;
+
 describe('credentials in a seed URL', () => {
   it('are sent to their origin only, robots.txt included, and never saved', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'meguri-credentials-'));
@@ -37,15 +41,7 @@ describe('credentials in a seed URL', () => {
       asked.length = 0;
       const got: string[] = [];
       const summary = await crawl(
-        {
-          seeds: [`http://editor:p%40ss%3Aw0rd@staging.test:${site.port()}/`],
-          agent: AGENT,
-          allowPrivate: true,
-          scope: 'any',
-          dataDir: join(dir, 'crawl'),
-          resolve: async () => ['127.0.0.1'],
-          politeness: { minDelayMs: 5, startDelayMs: 5 },
-        },
+        crawlOptions(`http://editor:p%40ss%3Aw0rd@staging.test:${site.port()}/`, join(dir, 'crawl')),
         (page) => void got.push(`${page.status} ${page.url.replace(`:${site.port()}`, '')}`),
       );
       expect(summary.reason).toBe('drained');
@@ -71,15 +67,7 @@ describe('credentials in a seed URL', () => {
     const dir = mkdtempSync(join(tmpdir(), 'meguri-credentials-add-'));
     try {
       asked.length = 0;
-      const engine = new Engine({
-        seeds: [`http://cdn.test:${site.port()}/lib`],
-        agent: AGENT,
-        allowPrivate: true,
-        scope: 'any',
-        dataDir: join(dir, 'crawl'),
-        resolve: async () => ['127.0.0.1'],
-        politeness: { minDelayMs: 5, startDelayMs: 5 },
-      });
+      const engine = new Engine(crawlOptions(`http://cdn.test:${site.port()}/lib`, join(dir, 'crawl')));
       const got: string[] = [];
       for await (const page of engine.run()) {
         got.push(`${page.status} ${page.url.replace(`:${site.port()}`, '')}`);
