@@ -21,6 +21,17 @@
  * (30 s), since they say nothing about the name. IP literals never reach the resolver or the
  * cache.
  *
+ * Serve-stale (RFC 8767): when the resolver fails transiently (a timeout, SERVFAIL, a refused or
+ * unreachable name server — not "no such name") for a name it answered before, the last answer
+ * is served again for `staleTtlMs` (30 s, the RFC's §4 recommendation), for up to `maxStaleMs`
+ * (1 day) after it expired. The failure is nearly always the crawler's own: its network or
+ * resolver dropped, and the servers behind the names are where they were. Without it each
+ * lookup failure was charged to a URL as that URL's failure and pages were given up as gone
+ * while the connection was down; with it the fetch goes to the known address, and a connection
+ * that fails there is a host outage (src/frontier `OUTAGE_GRACE_MS`), which spends no retry
+ * while it is young. A name the resolver has never answered gets no such help: its failure is
+ * its own (a lame delegation's SERVFAIL lasts).
+ *
  * Never: choose which address is safe to connect to (that is `address.ts` and the fetcher),
  * or read the clock except through `now`.
  */
@@ -52,6 +63,11 @@ export type DnsResult =
       /** IPv4 before IPv6, each in resolver order. */
       readonly addresses: readonly ResolvedAddress[];
       readonly expiresAtMs: number;
+      /**
+       * Set when this is a stale answer served because the resolver failed (RFC 8767): when the
+       * last answer the resolver gave expired. Absent for a fresh answer.
+       */
+      readonly staleSinceMs?: number | undefined;
     }
   | {
       readonly ok: false;
@@ -76,6 +92,8 @@ export interface DnsStats {
   resolutions: number;
   /** Resolutions that failed. */
   failures: number;
+  /** Failed resolutions answered with the name's last answer instead (serve-stale, RFC 8767). */
+  staleServed: number;
 }
 
 /** Options of `DnsCache`. */
@@ -94,6 +112,13 @@ export interface DnsCacheOptions {
   negativeTtlMs: number;
   /** Lifetime of other failures (timeout, SERVFAIL); default 30 s. */
   errorTtlMs: number;
+  /**
+   * How long after a positive answer expired it may still be served when the resolver fails
+   * transiently (RFC 8767 §5 suggests 1 to 3 days); 0 never serves a stale answer. Default 1 day.
+   */
+  maxStaleMs: number;
+  /** How long a stale answer is kept before the resolver is asked again (RFC 8767 §4); default 30 s. */
+  staleTtlMs: number;
   /** Names kept; least recently used beyond this are dropped. Default 100 000. */
   maxEntries: number;
   /** Resolutions in flight at once; further ones queue. Default 64. */
@@ -179,6 +204,8 @@ const resolveOptions = defineOptions<DnsCacheOptions>(
     defaultTtlMs: numberField({ min: 0, default: 300_000 }),
     negativeTtlMs: numberField({ min: 0, default: 300_000 }),
     errorTtlMs: numberField({ min: 0, default: 30_000 }),
+    maxStaleMs: numberField({ min: 0, default: 86_400_000 }),
+    staleTtlMs: numberField({ min: 0, default: 30_000 }),
     maxEntries: numberField({ min: 1, integer: true, default: 100_000 }),
     maxConcurrent: numberField({ min: 1, integer: true, default: 64 }),
   },
@@ -193,7 +220,7 @@ export class DnsCache {
   readonly #inFlight = new Map<string, Promise<DnsResult>>();
   readonly #queue: (() => void)[] = [];
   #running = 0;
-  readonly #stats: DnsStats = { hits: 0, misses: 0, joined: 0, resolutions: 0, failures: 0 };
+  readonly #stats: DnsStats = { hits: 0, misses: 0, joined: 0, resolutions: 0, failures: 0, staleServed: 0 };
 
   constructor(options: Partial<DnsCacheOptions> = {}) {
     this.#opts = resolveOptions(options);
@@ -297,7 +324,7 @@ export class DnsCache {
   }
 
   async #resolve(name: string): Promise<DnsResult> {
-    const { now, minTtlMs, maxTtlMs, defaultTtlMs, negativeTtlMs, errorTtlMs, maxEntries } = this.#opts;
+    const { now, minTtlMs, maxTtlMs, defaultTtlMs, negativeTtlMs, errorTtlMs, maxStaleMs, staleTtlMs, maxEntries } = this.#opts;
     this.#stats.resolutions++;
     let result: DnsResult;
     try {
@@ -315,7 +342,15 @@ export class DnsCache {
       const code = errorCode(err);
       const notFound = NOT_FOUND_CODES.has(code);
       const message = err instanceof Error ? err.message : String(err);
-      result = { ok: false, hostname: name, code, error: message, notFound, expiresAtMs: now() + (notFound ? negativeTtlMs : errorTtlMs) };
+      const last = notFound ? undefined : this.#entries.get(name);
+      const staleSinceMs = last?.ok === true ? (last.staleSinceMs ?? last.expiresAtMs) : undefined;
+      if (last?.ok === true && staleSinceMs !== undefined && maxStaleMs > 0 && now() - staleSinceMs <= maxStaleMs) {
+        this.#stats.failures++;
+        this.#stats.staleServed++;
+        result = { ok: true, hostname: name, addresses: last.addresses, expiresAtMs: now() + staleTtlMs, staleSinceMs };
+      } else {
+        result = { ok: false, hostname: name, code, error: message, notFound, expiresAtMs: now() + (notFound ? negativeTtlMs : errorTtlMs) };
+      }
     }
     if (!result.ok) this.#stats.failures++;
     lruSet(this.#entries, name, result, maxEntries);

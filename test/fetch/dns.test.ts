@@ -85,6 +85,82 @@ describe('DnsCache', () => {
     expect(dns.stats.failures).toBe(3);
   });
 
+  describe('serve-stale (RFC 8767)', () => {
+    const timeout = () => Object.assign(new Error('queryA ETIMEOUT a.test'), { code: 'ETIMEOUT' });
+    /** A resolver that answers `a.test` until `down` is set, then fails with `failure()`. */
+    function flaky(failure: () => Error) {
+      const state = { down: false, calls: 0 };
+      const resolver: Resolver = async () => {
+        state.calls++;
+        if (state.down) throw failure();
+        return [{ address: '127.0.0.2', family: 4, ttlSeconds: 60 }];
+      };
+      return { state, resolver };
+    }
+
+    it('a transient failure after the answer expired serves the last answer for staleTtlMs, then asks again', async () => {
+      const c = clock();
+      const f = flaky(timeout);
+      const dns = new DnsCache({ resolver: f.resolver, now: c.now, staleTtlMs: 30_000, maxStaleMs: 86_400_000 });
+      const fresh = await dns.lookup('a.test');
+      expect(fresh.ok && fresh.staleSinceMs).toBeUndefined();
+      f.state.down = true;
+      c.advance(60_000);
+      const stale = await dns.lookup('a.test');
+      expect(stale).toMatchObject({ ok: true, addresses: [{ address: '127.0.0.2' }], expiresAtMs: c.now() + 30_000, staleSinceMs: fresh.expiresAtMs });
+      expect(dns.stats).toMatchObject({ resolutions: 2, failures: 1, staleServed: 1 });
+      // Kept 30 s like an error, then the resolver is asked again (and the stale age keeps counting from the first expiry).
+      c.advance(29_999);
+      await dns.lookup('a.test');
+      expect(f.state.calls).toBe(2);
+      c.advance(1);
+      expect((await dns.lookup('a.test')).ok && (await dns.lookup('a.test'))).toMatchObject({ staleSinceMs: fresh.expiresAtMs });
+      expect(f.state.calls).toBe(3);
+      // The resolver back: a fresh answer, no longer marked stale.
+      f.state.down = false;
+      c.advance(30_000);
+      const back = await dns.lookup('a.test');
+      expect(back.ok && back.staleSinceMs).toBeUndefined();
+      expect(dns.stats.staleServed).toBe(2);
+    });
+
+    it('stops after maxStaleMs past the expiry: the failure is the name’s again', async () => {
+      const c = clock();
+      const f = flaky(timeout);
+      const dns = new DnsCache({ resolver: f.resolver, now: c.now, staleTtlMs: 30_000, maxStaleMs: 60_000 });
+      const fresh = await dns.lookup('a.test');
+      f.state.down = true;
+      c.advance(60_000);
+      expect((await dns.lookup('a.test')).ok).toBe(true);
+      c.advance(30_000);
+      expect((await dns.lookup('a.test')).ok).toBe(true); // 30 s past the expiry
+      c.advance(30_001);
+      expect(c.now() - fresh.expiresAtMs).toBe(60_001);
+      expect(await dns.lookup('a.test')).toMatchObject({ ok: false, code: 'ETIMEOUT', notFound: false });
+    });
+
+    it('never for "no such name", never for a name the resolver has not answered, never with maxStaleMs 0', async () => {
+      const c = clock();
+      const gone = flaky(() => Object.assign(new Error('queryA ENOTFOUND a.test'), { code: 'ENOTFOUND' }));
+      const dns = new DnsCache({ resolver: gone.resolver, now: c.now });
+      await dns.lookup('a.test');
+      gone.state.down = true;
+      c.advance(60_000);
+      expect(await dns.lookup('a.test')).toMatchObject({ ok: false, notFound: true });
+      const down = flaky(timeout);
+      down.state.down = true;
+      const never = new DnsCache({ resolver: down.resolver, now: c.now });
+      expect(await never.lookup('a.test')).toMatchObject({ ok: false, code: 'ETIMEOUT' });
+      const off = flaky(timeout);
+      const noStale = new DnsCache({ resolver: off.resolver, now: c.now, maxStaleMs: 0 });
+      await noStale.lookup('a.test');
+      off.state.down = true;
+      c.advance(60_000);
+      expect(await noStale.lookup('a.test')).toMatchObject({ ok: false, code: 'ETIMEOUT' });
+      expect(noStale.stats.staleServed).toBe(0);
+    });
+  });
+
   it('an empty or unusable answer is a negative answer', async () => {
     const f = fakeResolver({ 'empty.test': [], 'junk.test': ['not-an-ip', { address: 'x', family: 4 }] });
     const dns = new DnsCache({ resolver: f.resolver, now: clock().now });
