@@ -19,6 +19,7 @@
  * address counts as its own address.
  */
 import { type HostStatus, type Progress, clockTime, duration } from '../engine/index.js';
+import { OUTAGE_GRACE_MS } from '../frontier/index.js';
 import { type TextOut, bytes, int, seconds } from './io.js';
 
 /** The ETA estimate and what bounds it. */
@@ -154,6 +155,7 @@ export function statusLines(p: Progress, c: StatusContext): string[] {
     `  output   ${bytes(p.bytes)} received · WARC ${bytes(c.warcBytes)} · checkpoints ${int(p.checkpoints)}`,
     `  ETA      ${etaText(c)}`,
   ];
+  if (p.offlineSinceMs > 0) lines.splice(4, 0, `  offline  ${offlineText(p.offlineSinceMs)}`);
   if (c.note) lines.push(`  ${c.note}`);
   return lines;
 }
@@ -163,8 +165,14 @@ export function progressLine(p: Progress, c: StatusContext): string {
   const h = p.hosts;
   return (
     `[${seconds(p.elapsedMs / 1000)}] fetched ${p.fetched} (${p.pagesPerSec.toFixed(1)}/s), in flight ${p.inFlight}, queue ${p.queued}, ` +
-    `hosts ready/waiting/blocked/dead ${h.ready}/${h.waiting}/${h.blocked}/${h.dead}, 429s ${p.status429}, errors ${p.errors + p.status5xx}, ETA ${etaText(c)}`
+    `hosts ready/waiting/blocked/dead ${h.ready}/${h.waiting}/${h.blocked}/${h.dead}, 429s ${p.status429}, errors ${p.errors + p.status5xx}, ETA ${etaText(c)}` +
+    (p.offlineSinceMs > 0 ? `; offline: ${offlineText(p.offlineSinceMs)}` : '')
   );
+}
+
+/** What the crawl being offline (`Progress.offlineSinceMs`) means for the user. */
+function offlineText(sinceMs: number): string {
+  return `no server has answered since ${clockTime(sinceMs)} — is this machine’s network down? Unreachable hosts spend no retries until ${clockTime(sinceMs + OUTAGE_GRACE_MS)}`;
 }
 
 /** Where progress goes. */

@@ -364,6 +364,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ttlMs: o.robotsTtlMs,
       retryMs: o.robotsRetryMs,
       maxAttempts: this.#robotsGiveUp ?? Infinity,
+      offline: () => this.#openFrontiers().some((f) => f.offline(o.clock())),
       maxCrawlDelayMs: o.maxCrawlDelayMs,
       clock: o.clock,
       onStart: (group, url) => this.#robotsStarted(group, url),
@@ -1983,7 +1984,22 @@ export class Engine extends EventEmitter<EngineEvents> {
       bytes: c.bytes,
       checkpoints: c.checkpoints,
       wakeups: this.#driverWaker.wakeups,
+      offlineSinceMs: this.offlineSinceMs(),
     };
+  }
+
+  /**
+   * Since when the crawl has been offline (ms on the engine's clock), 0 when it is not: a host
+   * that had answered could not be reached (connection failed, name did not resolve) and no
+   * server has answered since — the crawler's own network or resolver is the likely cause. For
+   * an hour from then an unreachable host spends no retries and no robots.txt tries
+   * (src/frontier `Frontier.offlineSinceMs`). In cluster mode, over the slots the node runs: offline when every one
+   * of them is (each sees only its own hosts), since the latest of their starts.
+   */
+  offlineSinceMs(): number {
+    const frontiers = this.#openFrontiers();
+    if (frontiers.length === 0 || frontiers.some((f) => f.offlineSinceMs() === 0)) return 0;
+    return Math.max(...frontiers.map((f) => f.offlineSinceMs()));
   }
 
   /** Whether anyone listens for progress (it costs an O(hosts) walk per tick). */

@@ -87,6 +87,12 @@ export interface RobotsGateOptions {
   /** First retry of an unreachable robots.txt, ms (doubles per failure up to max(this, 1 h)). */
   readonly retryMs: number;
   readonly maxAttempts: number;
+  /**
+   * Whether the crawl is offline now (src/frontier `Frontier.offline`): a robots.txt that could
+   * not be reached then (no response) does not count towards `maxAttempts` — the crawler's own
+   * network is down, not the host.
+   */
+  readonly offline: () => boolean;
   readonly maxCrawlDelayMs: number;
   readonly clock: () => number;
   /** A robots.txt hop is handed to the fetcher now (journal it, time it). */
@@ -119,6 +125,11 @@ export class RobotsGate implements RobotsSeam {
   private readonly loadBySignal = new WeakMap<AbortSignal, Load>();
   private readonly cache: RobotsCache | undefined;
   private readonly agentToken: string;
+  /**
+   * Of an unreachable origin's failures in a row, those that came while the crawl was offline:
+   * not counted towards giving it up (`givenUp`). Not checkpointed: a restart counts them.
+   */
+  private readonly offlineFailures = new Map<string, number>();
   /** Robots.txt requests started (each hop counts). */
   requests = 0;
   /** isAllowed asked for an origin the directory never registered (should stay 0). */
@@ -134,7 +145,10 @@ export class RobotsGate implements RobotsSeam {
           ttlMs: o.ttlMs,
           retryBaseMs: o.retryMs,
           retryMaxMs: Math.max(o.retryMs, HOUR_MS),
-          onAnswer: o.onAnswer,
+          onAnswer: (answer) => {
+            this.noteFailure(answer);
+            o.onAnswer(answer);
+          },
         })
       : undefined;
   }
@@ -181,7 +195,14 @@ export class RobotsGate implements RobotsSeam {
 
   private givenUp(origin: string): boolean {
     const e = this.cache?.entry(origin);
-    return e !== undefined && e.state === 'unreachable' && e.robots === undefined && e.failures >= this.o.maxAttempts;
+    return e !== undefined && e.state === 'unreachable' && e.robots === undefined && e.failures - (this.offlineFailures.get(e.origin) ?? 0) >= this.o.maxAttempts;
+  }
+
+  /** Keeps `offlineFailures` by each answer the cache is about to hold. */
+  private noteFailure(answer: RobotsSnapshot): void {
+    const origin = answer.origin;
+    if (answer.state !== 'unreachable') this.offlineFailures.delete(origin);
+    else if (answer.lastStatus === 0 && this.o.offline()) this.offlineFailures.set(origin, (this.offlineFailures.get(origin) ?? 0) + 1);
   }
 
   /** Whether the origin's robots.txt is settled for now (known, or given up). */

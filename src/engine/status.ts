@@ -317,6 +317,13 @@ export interface Progress {
   readonly checkpoints: number;
   /** Times the dispatch loop woke (timers and completions). */
   readonly wakeups: number;
+  /**
+   * When the crawl went offline — a host that had answered could not be reached and no server
+   * has answered since (src/frontier `Frontier.offlineSinceMs`): the crawler's own network or
+   * resolver is likely down. 0 when it is not. For an hour from then unreachable hosts spend no
+   * retries.
+   */
+  readonly offlineSinceMs: number;
 }
 
 const QUEUED = new Set<number>([UrlStatus.Scheduled, UrlStatus.DueRecrawl, UrlStatus.RetryWait, UrlStatus.InFlight]);

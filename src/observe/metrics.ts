@@ -204,6 +204,14 @@ export async function startMetrics(engine: Engine, o: MetricsOptions = {}): Prom
       for (const [ip, n] of [...per].sort((a, b) => b[1] - a[1]).slice(0, 50)) this.set({ ip }, n);
     },
   });
+  new prom.Gauge({
+    name: `${p}offline_since_timestamp_seconds`,
+    help: 'When the crawl went offline (a host that had answered could not be reached and no server has answered since: this machine’s network?), Unix seconds; 0 while it is not',
+    registers,
+    collect() {
+      this.set(frontier.offlineSinceMs() / 1000);
+    },
+  });
   const dataDir = engine.options.dataDir;
   new prom.Gauge({
     name: `${p}journal_bytes`,

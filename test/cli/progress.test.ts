@@ -28,6 +28,7 @@ function progress(over: Partial<Progress> = {}): Progress {
     bytes: 123_456,
     checkpoints: 1,
     wakeups: 300,
+    offlineSinceMs: 0,
     ...over,
   };
 }
@@ -140,6 +141,15 @@ describe('statusLines', () => {
     expect(text).toContain('429 2 · 5xx 1 · errors 0');
     expect(text).toMatch(/ETA {6}~20 s \(politeness allows ≤ 2\.0 pages\/s\)$/);
     expect(statusLines(progress(), ctx({ continuous: true })).join('\n')).toContain('ETA      continuous (recrawl)');
+    expect(text).not.toContain('offline');
+  });
+
+  it('says when the crawl is offline (nothing answers: this machine’s network?) and until when retries are spared', () => {
+    const offline = progress({ offlineSinceMs: Date.UTC(2026, 11, 6, 6, 40, 12) });
+    const lines = statusLines(offline, ctx({}));
+    expect(lines[4]).toBe('  offline  no server has answered since 06:40:12 — is this machine’s network down? Unreachable hosts spend no retries until 07:40:12');
+    expect(progressLine(offline, ctx({}))).toMatch(/; offline: no server has answered since 06:40:12 — .* until 07:40:12$/);
+    expect(progressLine(progress(), ctx({}))).not.toContain('offline');
   });
 });
 

@@ -43,6 +43,8 @@ describe('the crawler’s network drops mid-crawl', () => {
     let down = false;
     let failedLookups = 0;
     let offset = 0;
+    let offlineReports = 0;
+    let offlineAtEnd = -1;
     const e = new Engine({
       seeds: [`http://net.test:${port}/p/0`],
       agent: AGENT,
@@ -51,6 +53,10 @@ describe('the crawler’s network drops mid-crawl', () => {
       // Each try during the drop would be the URL's last without the outage rules.
       retryLimit: 1,
       politeness: { minDelayMs: 5, startDelayMs: 5 },
+      progressIntervalMs: 20,
+      onProgress: (p) => {
+        if (p.offlineSinceMs > 0) offlineReports++;
+      },
       resolve: async () => {
         if (down) {
           failedLookups++;
@@ -84,6 +90,7 @@ describe('the crawler’s network drops mid-crawl', () => {
         }
       }
       byStatus = e.urlsByStatus();
+      offlineAtEnd = e.offlineSinceMs();
     } finally {
       finished = true;
       await e.close();
@@ -95,5 +102,72 @@ describe('the crawler’s network drops mid-crawl', () => {
     expect(s.counts.networkErrors).toBeGreaterThanOrEqual(4);
     // The resolver was asked during the drop and failed; its last answer stood in.
     expect(failedLookups).toBeGreaterThanOrEqual(1);
+    // Progress said the crawl was offline while nothing answered, and no longer says so.
+    expect(offlineReports).toBeGreaterThan(0);
+    expect(offlineAtEnd).toBe(0);
+  });
+});
+
+describe('the crawler’s network drops while a new host’s robots.txt is due', () => {
+  it('does not give the host up: robots.txt failures while the crawl is offline do not count towards robotsMaxAttempts', { timeout: 30_000 }, async () => {
+    const asked: string[] = [];
+    let dropAfterServing = true;
+    server = createServer((req, res) => {
+      const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+      const path = req.url ?? '/';
+      asked.push(`${host}${path}`);
+      if (path === '/robots.txt') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      if (host === 'site.test') {
+        const i = Number(/^\/p\/(\d+)$/.exec(path)?.[1] ?? 0);
+        // /p/2 names a host the crawl has not met; the network drops the moment it is served.
+        const links = i < 4 ? [`/p/${i + 1}`] : [];
+        if (i === 2) links.push(`http://new.test:${port}/n/0`);
+        res.end(`<html><body>${links.map((l) => `<a href="${l}">x</a>`).join('')}</body></html>`);
+        if (i === 2 && dropAfterServing) {
+          dropAfterServing = false;
+          res.once('finish', () => {
+            server!.close();
+            server!.closeAllConnections();
+          });
+        }
+        return;
+      }
+      res.end(path === '/n/0' ? '<html><body><a href="/n/1">x</a></body></html>' : '<html><body>end</body></html>');
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+
+    const e = new Engine({
+      seeds: [`http://site.test:${port}/p/0`],
+      agent: AGENT,
+      allowPrivate: true,
+      scope: 'any',
+      robotsMaxAttempts: 2,
+      robotsRetryMs: 50,
+      politeness: { minDelayMs: 5, startDelayMs: 5 },
+      resolve: async () => ['127.0.0.1'],
+    });
+    const newHostRobotsTries = (): number => e.robotsRequests - 1; // site.test's own was the first
+    let finished = false;
+    const restored = (async () => {
+      while (server!.listening && !finished) await new Promise((r) => setTimeout(r, 10));
+      // Down until new.test's robots.txt has failed well past robotsMaxAttempts (given up, it
+      // is not asked again: then the network comes back after 4 s and the host stays written off).
+      const until = Date.now() + 4_000;
+      while (newHostRobotsTries() < 5 && !finished && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      if (!finished) await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
+    })();
+    const fetched: string[] = [];
+    try {
+      for await (const page of e.run()) if (page.status === 200) fetched.push(new URL(page.url).host.replace(/:\d+$/, '') + new URL(page.url).pathname);
+    } finally {
+      finished = true;
+      await e.close();
+    }
+    await restored;
+    expect(newHostRobotsTries()).toBeGreaterThanOrEqual(5);
+    expect(fetched.sort()).toEqual(['new.test/n/0', 'new.test/n/1', 'site.test/p/0', 'site.test/p/1', 'site.test/p/2', 'site.test/p/3', 'site.test/p/4']);
+    expect(e.summary().robotsUnreachable).toEqual([]);
   });
 });

@@ -62,6 +62,7 @@ describe('metrics', () => {
     expect(s.get('meguri_frontier_urls{status="Gone"}')).toBe(1);
     expect(s.get('meguri_hosts{state="idle"}')! + s.get('meguri_hosts{state="ready"}')! + s.get('meguri_hosts{state="waiting"}')!).toBe(1);
     expect(s.has('meguri_journal_bytes')).toBe(true);
+    expect(s.get('meguri_offline_since_timestamp_seconds')).toBe(0);
     // The server is gone with the engine.
     await expect(fetch(m.url!)).rejects.toThrow();
   });

@@ -116,3 +116,68 @@ describe('URLs of a host that could not be reached', () => {
     expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS + 4 * 3600_000);
   });
 });
+
+describe('the crawl offline: a host that had answered cannot be reached and nothing answers since', () => {
+  const DOWN_FROM = 1; // dispatches answered before the crawler's network drops
+  const DOWN_MS = 30 * 60_000;
+
+  /** a.example (answered before the drop: its connections fail) and b.example (new: its name does not resolve). */
+  function twoHosts(): Frontier {
+    const f = new Frontier(1, 0, { stateMachine: true });
+    for (let i = 0; i < 3; i++) f.seed(`https://a.example/p/${i}`, 'a.example', 100 - i, 0, 0, 0);
+    for (let i = 0; i < 2; i++) f.seed(`https://b.example/q/${i}`, 'b.example', 10 - i, 0, 0, 0);
+    return f;
+  }
+
+  it('spends no retry of any unreachable URL, a never-answered host’s DNS failures included, while it is young', () => {
+    const f = twoHosts();
+    let n = 0;
+    const log = f.drain(0, (r, atMs): Outcome => {
+      const up = n++ < DOWN_FROM || atMs >= DOWN_MS;
+      if (up) return { row: r.row, url: r.url, status: 200, latencyMs: 20 };
+      return { row: r.row, url: r.url, status: 0, errorKind: r.url.includes('a.example') ? 'connect' : 'dns' };
+    });
+    expect(log[0]!.host).toBe('a.example');
+    expect(log.filter((d) => d.atMs < DOWN_MS).length).toBeGreaterThan(10);
+    // Charging b's lookup failures gave both its URLs up long before the network came back.
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 5 });
+    expect(f.stats(0).byStatus.Gone ?? 0).toBe(0);
+    expect(f.offlineSinceMs()).toBe(0);
+  });
+
+  it('is over at the first answer from any server: a broken domain beside a working site spends its retries', () => {
+    const f = twoHosts();
+    let n = 0;
+    let offlineSeen = 0;
+    f.drain(0, (r, atMs): Outcome => {
+      if (f.offlineSinceMs() > 0) offlineSeen++;
+      // a answers except once (a reset begins "offline"); b never resolves.
+      if (r.url.includes('a.example')) return n++ === 1 ? { row: r.row, url: r.url, status: 0, errorKind: 'connect' } : { row: r.row, url: r.url, status: 200, latencyMs: 20 };
+      void atMs;
+      return { row: r.row, url: r.url, status: 0, errorKind: 'dns' };
+    });
+    expect(offlineSeen).toBeGreaterThan(0);
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 3, Gone: 2 });
+  });
+
+  it('a broken domain alone at a one-shot crawl’s tail never starts it: its URLs are given up without waiting out the grace', () => {
+    const f = twoHosts();
+    const log = f.drain(0, (r): Outcome =>
+      r.url.includes('a.example') ? { row: r.row, url: r.url, status: 200, latencyMs: 20 } : { row: r.row, url: r.url, status: 0, errorKind: 'dns' },
+    );
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 3, Gone: 2 });
+    expect(f.offlineSinceMs()).toBe(0);
+    expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS / 4);
+  });
+
+  it('past OUTAGE_GRACE_MS unreachable URLs spend their retries again, so a crawl whose network never comes back drains', () => {
+    const f = twoHosts();
+    let n = 0;
+    const log = f.drain(0, (r): Outcome =>
+      n++ < DOWN_FROM ? { row: r.row, url: r.url, status: 200, latencyMs: 20 } : { row: r.row, url: r.url, status: 0, errorKind: r.url.includes('a.example') ? 'connect' : 'dns' },
+    );
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 1, Gone: 4 });
+    expect(f.offlineSinceMs()).toBeGreaterThan(0);
+    expect(log[log.length - 1]!.atMs).toBeGreaterThan(OUTAGE_GRACE_MS);
+  });
+});
