@@ -458,8 +458,13 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
     case 'EADDRNOTAVAIL':
-    case 'ECONNRESET':
       return ['connect', `${code}: ${errorMessage(err)}`];
+    case 'ECONNRESET':
+      // The connection was made, then reset before an answer: the server is there (a WAF
+      // refusing this request, a worker crashing on it, a kept-alive socket closed under it),
+      // so it is no outage. Read as one, a page reset every time held a one-shot crawl's tail
+      // for the outage grace's hour (src/frontier `OUTAGE_GRACE_MS`).
+      return ['network', `${code}: ${errorMessage(err)} (the connection was reset before an answer)`];
   }
   if (LOCAL_CODES.has(code)) {
     return ['local', `request not sent: the HTTP client refused it locally (${code}: ${errorMessage(err)}); check the crawler's agent and headers`];

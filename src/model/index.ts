@@ -97,7 +97,7 @@ export type FetchErrorKind =
   | 'refused'
   /** The name did not resolve. */
   | 'dns'
-  /** The TCP connection failed (refused, unreachable, reset before a response). */
+  /** The TCP connection could not be made (refused, host or network unreachable). */
   | 'connect'
   /** The TLS handshake failed (certificate, protocol). */
   | 'tls'
@@ -112,7 +112,7 @@ export type FetchErrorKind =
    * an unsupported option). A fault of the crawler's configuration, not of the server.
    */
   | 'local'
-  /** Any other transport failure. */
+  /** Any other transport failure: a connection reset or closed before a response, … */
   | 'network'
   /**
    * The response's headers arrived, then the connection broke or its framing went bad before

@@ -144,11 +144,11 @@ describe('statusLines', () => {
     expect(text).not.toContain('offline');
   });
 
-  it('says when the crawl is offline (nothing answers: this machine’s network?) and until when retries are spared', () => {
+  it('says when the crawl is offline (nothing answers: the network?) and until when retries are spared', () => {
     const offline = progress({ offlineSinceMs: Date.UTC(2026, 11, 6, 6, 40, 12) });
     const lines = statusLines(offline, ctx({}));
-    expect(lines[4]).toBe('  offline  no server has answered since 06:40:12 — is this machine’s network down? Unreachable hosts spend no retries until 07:40:12');
-    expect(progressLine(offline, ctx({}))).toMatch(/; offline: no server has answered since 06:40:12 — .* until 07:40:12$/);
+    expect(lines[4]).toBe('  offline  no server has answered since 06:40:12 (is the network down?); unreachable hosts spend no retries until 07:40:12');
+    expect(progressLine(offline, ctx({}))).toMatch(/; offline: no server has answered since 06:40:12 \(is the network down\?\); .* until 07:40:12$/);
     expect(progressLine(progress(), ctx({}))).not.toContain('offline');
   });
 });

@@ -184,7 +184,7 @@ export interface YieldedAttempt {
 
 /**
  * Transport failures with no response at all, where the request may never have reached the
- * server's application: a connection reset or closed under it (`connect`, `network`) or no
+ * server's application: a connection refused (`connect`), reset or closed under it (`network`) or no
  * answer in time (`timeout`). A kept-alive connection that the server closes as idle while a
  * request is already on its way is the common case: the server's kernel holds the request, the
  * server's event loop runs its overdue idle timer before reading it, and the close resets the

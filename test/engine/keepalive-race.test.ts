@@ -9,7 +9,7 @@
  * idle-timeout first and reads afterwards — so a request that arrived meanwhile is in its
  * kernel buffer, unread, when the socket is closed, and the close resets the connection. The
  * server's application never saw the request; the client gets ECONNRESET with no response.
- * The engine yields that attempt (a status-0 page, errorKind `connect`) and fetches the URL
+ * The engine yields that attempt (a status-0 page, errorKind `network`) and fetches the URL
  * again under politeness: one request answered, two pages yielded, one of them a failure.
  * That is correct — an automatic resend would be an unpaced second request whenever the server
  * did read it before resetting — so the crawl test's accounting (helpers.ts `reconcile`) lets
@@ -128,7 +128,7 @@ describe('a kept-alive connection reset as the next request arrives', () => {
     for (const path of Object.keys(PAGES)) {
       const mine = pages.filter((p) => p.url === url(path));
       const resets = mine.length - 1;
-      expect(mine.map((p) => `${p.status} ${p.errorKind ?? ''}`.trim()), path).toEqual([...Array<string>(resets).fill('0 connect'), '200']);
+      expect(mine.map((p) => `${p.status} ${p.errorKind ?? ''}`.trim()), path).toEqual([...Array<string>(resets).fill('0 network'), '200']);
       for (const p of mine.slice(0, resets)) expect(p.error).toMatch(/ECONNRESET/);
       expect(mine[resets]!.ok).toBe(true);
       yieldedResets += resets;
@@ -148,7 +148,7 @@ describe('reconcile (the crawl test accounting)', () => {
   it.each([
     ['one request, one page', [{ url: u, status: 200 }], [{ url: u, status: 200 }], 0],
     ['a dropped connection is a status-0 page', [{ url: u, status: 0 }, { url: u, status: 200 }], [{ url: u, status: 0, errorKind: 'network' }, { url: u, status: 200 }], 0],
-    ['a reset the server never logged, then the page', [{ url: u, status: 200 }], [{ url: u, status: 0, errorKind: 'connect' }, { url: u, status: 200 }], 0],
+    ['a reset the server never logged, then the page', [{ url: u, status: 200 }], [{ url: u, status: 0, errorKind: 'network' }, { url: u, status: 200 }], 0],
     ['an answer the client timed out on is a status-0 page', [{ url: u, status: 200 }], [{ url: u, status: 0, errorKind: 'timeout' }], 0],
     ['one request yielded twice', [{ url: u, status: 200 }], [{ url: u, status: 200 }, { url: u, status: 200 }], 1],
     ['a page with no request', [], [{ url: u, status: 200 }], 1],

@@ -171,3 +171,46 @@ describe('the crawler’s network drops while a new host’s robots.txt is due',
     expect(e.summary().robotsUnreachable).toEqual([]);
   });
 });
+
+describe('a page whose connection is reset every time (a WAF, a crashing worker)', () => {
+  it('is no outage: it spends its retries and a one-shot crawl ends, never saying it is offline', { timeout: 30_000 }, async () => {
+    let resets = 0;
+    server = createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      if (req.url === '/bad') {
+        resets++;
+        return void req.socket.resetAndDestroy();
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(req.url === '/' ? '<a href="/a">a</a><a href="/bad">bad</a>' : 'page');
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    let offlineReports = 0;
+    const e = new Engine({
+      seeds: [`http://reset.test:${port}/`],
+      agent: AGENT,
+      allowPrivate: true,
+      politeness: { minDelayMs: 5, startDelayMs: 5 },
+      progressIntervalMs: 20,
+      onProgress: (p) => {
+        if (p.offlineSinceMs > 0) offlineReports++;
+      },
+      resolve: async () => ['127.0.0.1'],
+    });
+    const bad: { status: number; errorKind: string | undefined }[] = [];
+    let byStatus: Record<string, number> = {};
+    try {
+      for await (const page of e.run()) if (page.url.endsWith('/bad')) bad.push({ status: page.status, errorKind: page.errorKind });
+      byStatus = e.urlsByStatus();
+    } finally {
+      await e.close();
+    }
+    // Read as a refused connection, the fourth try was never charged: the crawl waited out the
+    // outage grace (an hour) with /bad first in its host's queue.
+    expect(resets).toBe(4);
+    expect(bad).toEqual(Array(4).fill({ status: 0, errorKind: 'network' }));
+    expect(byStatus).toMatchObject({ Crawled: 2, Gone: 1 });
+    expect(offlineReports).toBe(0);
+  });
+});

@@ -703,7 +703,9 @@ describe('HttpFetcher: options', () => {
     expect(kind).toBe('local');
     expect(message).toBe("request not sent: the HTTP client refused it locally (UND_ERR_INVALID_ARG: invalid user-agent header); check the crawler's agent and headers");
     expect(classify(Object.assign(new TypeError('Invalid character in header content ["x"]'), { code: 'ERR_INVALID_CHAR' }), false, false, o)[0]).toBe('local');
-    expect(classify(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), false, false, o)[0]).toBe('connect');
+    // A reset says the server was reached: not the 'connect' of an outage.
+    expect(classify(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), false, false, o)[0]).toBe('network');
+    expect(classify(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }), false, false, o)[0]).toBe('connect');
     expect(classify(Object.assign(new Error('Response body length does not match content-length header'), { code: 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' }), false, false, o)[0]).toBe('protocol');
     // undici's parser error without an HPE_ code (a bad chunk size, a garbled status line).
     expect(classify(Object.assign(new Error('Response does not match the HTTP/1.1 protocol (Invalid character in chunk size)'), { name: 'HTTPParserError' }), false, false, o)[0]).toBe('protocol');
