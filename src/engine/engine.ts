@@ -364,7 +364,12 @@ export class Engine extends EventEmitter<EngineEvents> {
       ttlMs: o.robotsTtlMs,
       retryMs: o.robotsRetryMs,
       maxAttempts: this.#robotsGiveUp ?? Infinity,
-      offline: () => this.#openFrontiers().some((f) => f.offline(o.clock())),
+      // As `offlineSinceMs` reads it: every frontier offline (in the hour that spends no retries).
+      offline: () => {
+        const now = o.clock();
+        const frontiers = this.#openFrontiers();
+        return frontiers.length > 0 && frontiers.every((f) => f.offline(now));
+      },
       maxCrawlDelayMs: o.maxCrawlDelayMs,
       clock: o.clock,
       onStart: (group, url) => this.#robotsStarted(group, url),
