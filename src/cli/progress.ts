@@ -172,7 +172,7 @@ export function progressLine(p: Progress, c: StatusContext): string {
 
 /** What the crawl being offline (`Progress.offlineSinceMs`) means for the user. */
 function offlineText(sinceMs: number): string {
-  return `no server has answered since ${clockTime(sinceMs)} (is the network down?); unreachable hosts spend no retries until ${clockTime(sinceMs + OUTAGE_GRACE_MS)}`;
+  return `no server has answered since ${clockTime(sinceMs)} (is the network down?); unreachable hosts spend no retries until ${clockTime(sinceMs + OUTAGE_GRACE_MS)}, then drain`;
 }
 
 /** Where progress goes. */

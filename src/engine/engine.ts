@@ -72,12 +72,13 @@ import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type 
 import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect } from '../model/index.js';
-import type { PolitenessConfig } from '../politeness/index.js';
+import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
+import { Connectivity } from './connectivity.js';
 import { DISK_DIR, DataDir, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
-import { HostDirectory } from './host-directory.js';
+import { HostDirectory, originKey } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
 import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { SlotRobots } from './slot-robots.js';
@@ -177,6 +178,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly policy: Readonly<PolitenessConfig>;
   readonly #clock: () => number;
   readonly #dns: DnsCache;
+  /** Whether the crawl is offline (its own network down): read by every frontier, the robots gate and progress. */
+  readonly #connectivity = new Connectivity();
   readonly #fetcher: Fetcher;
   readonly #cookies: CookieJar | undefined;
   readonly #ownsFetcher: boolean;
@@ -364,12 +367,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ttlMs: o.robotsTtlMs,
       retryMs: o.robotsRetryMs,
       maxAttempts: this.#robotsGiveUp ?? Infinity,
-      // As `offlineSinceMs` reads it: every frontier offline (in the hour that spends no retries).
-      offline: () => {
-        const now = o.clock();
-        const frontiers = this.#openFrontiers();
-        return frontiers.length > 0 && frontiers.every((f) => f.offline(now));
-      },
+      offline: () => this.#connectivity.offline(o.clock()),
       maxCrawlDelayMs: o.maxCrawlDelayMs,
       clock: o.clock,
       onStart: (group, url) => this.#robotsStarted(group, url),
@@ -1039,6 +1037,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       retryLimit: o.retryLimit,
       robots: this.#gate,
       resolver: this.#names.resolver(),
+      offline: (nowMs) => this.#connectivity.offline(nowMs),
       grouping: o.grouping,
       urlBudget: o.maxUrlsPerHost,
       depthCap: o.maxDepth,
@@ -1403,6 +1402,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * otherwise ask the server again and again.
    */
   #robotsAnswered(answer: RobotsSnapshot): void {
+    // Any answer of a server is the network working (a robots.txt failure says nothing of whether the host answered before).
+    const hostname = answer.lastStatus > 0 ? this.#directory.hostnameOf(answer.origin) : '';
+    if (hostname !== '') this.#connectivity.answered(hostname);
     this.#slotRobots?.answered(answer.origin); // cluster mode: carried in the origin's slot checkpoint
     if (this.#data?.journaling !== true) return; // in memory, or cluster mode (see cluster-mode.ts)
     try {
@@ -1426,6 +1428,20 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The frontier holding host group `group`: the one frontier, or in cluster mode its slot's (if this node owns it). */
   #frontierOf(group: string): Frontier | undefined {
     return this.#node !== undefined ? this.#node.frontierOf(group) : this.#frontier;
+  }
+
+  /**
+   * What a fetch's outcome says of the crawl's own network (`Connectivity`): an HTTP answer
+   * (the server's, not a status the engine makes of a failure) says it works; a connection or a
+   * name that failed says it may not.
+   */
+  #heard(url: string, o: Outcome, now: number): void {
+    if (o.status === 0 && !isUnreachable(0, o.errorKind)) return;
+    const origin = originKey(url);
+    const hostname = origin === undefined ? '' : this.#directory.hostnameOf(origin);
+    if (hostname === '') return;
+    if (o.status > 0) this.#connectivity.answered(hostname);
+    else this.#connectivity.unreachable(hostname, now);
   }
 
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */
@@ -1466,6 +1482,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     const c = this.#c;
     const s = o.status;
+    this.#heard(req.url, o, now);
     if (s === 0) c.errors++;
     else if (s === 429) c.s429++;
     else if (s >= 500) c.s5xx++;
@@ -1998,13 +2015,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * that had answered could not be reached (connection failed, name did not resolve) and no
    * server has answered since — the crawler's own network or resolver is the likely cause. For
    * an hour from then an unreachable host spends no retries and no robots.txt tries
-   * (src/frontier `Frontier.offlineSinceMs`). In cluster mode, over the slots the node runs: offline when every one
-   * of them is (each sees only its own hosts), since the latest of their starts.
+   * (`Connectivity`, one per process: in cluster mode it covers every slot the node runs).
    */
   offlineSinceMs(): number {
-    const frontiers = this.#openFrontiers();
-    if (frontiers.length === 0 || frontiers.some((f) => f.offlineSinceMs() === 0)) return 0;
-    return Math.max(...frontiers.map((f) => f.offlineSinceMs()));
+    return this.#connectivity.sinceMs;
   }
 
   /** Whether anyone listens for progress (it costs an O(hosts) walk per tick). */

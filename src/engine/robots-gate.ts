@@ -27,6 +27,7 @@ import { type Fetcher, HttpFetcher } from '../fetch/http.js';
 import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnapshot } from '../fetch/robots-cache.js';
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
+import { isUnreachable } from '../politeness/index.js';
 import { splitOrigin } from '../url/host.js';
 import type { ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
@@ -88,9 +89,9 @@ export interface RobotsGateOptions {
   readonly retryMs: number;
   readonly maxAttempts: number;
   /**
-   * Whether the crawl is offline now (src/frontier `Frontier.offline`): a robots.txt that could
-   * not be reached then (no response) does not count towards `maxAttempts` — the crawler's own
-   * network is down, not the host.
+   * Whether the crawl is offline now (src/engine connectivity.ts): a robots.txt whose connection
+   * or name failed then does not count towards `maxAttempts`, nor lengthens its retry back-off —
+   * the crawler's own network is down, not the host.
    */
   readonly offline: () => boolean;
   readonly maxCrawlDelayMs: number;
@@ -125,11 +126,6 @@ export class RobotsGate implements RobotsSeam {
   private readonly loadBySignal = new WeakMap<AbortSignal, Load>();
   private readonly cache: RobotsCache | undefined;
   private readonly agentToken: string;
-  /**
-   * Of an unreachable origin's failures in a row, those that came while the crawl was offline:
-   * not counted towards giving it up (`givenUp`). Not checkpointed: a restart counts them.
-   */
-  private readonly offlineFailures = new Map<string, number>();
   /** Robots.txt requests started (each hop counts). */
   requests = 0;
   /** isAllowed asked for an origin the directory never registered (should stay 0). */
@@ -145,10 +141,9 @@ export class RobotsGate implements RobotsSeam {
           ttlMs: o.ttlMs,
           retryBaseMs: o.retryMs,
           retryMaxMs: Math.max(o.retryMs, HOUR_MS),
-          onAnswer: (answer) => {
-            this.noteFailure(answer);
-            o.onAnswer(answer);
-          },
+          onAnswer: o.onAnswer,
+          // The crawler's own network down is no failure of the host's (src/engine connectivity.ts).
+          countFailure: (r) => !(r.status === 0 && isUnreachable(0, r.errorKind) && o.offline()),
         })
       : undefined;
   }
@@ -195,14 +190,7 @@ export class RobotsGate implements RobotsSeam {
 
   private givenUp(origin: string): boolean {
     const e = this.cache?.entry(origin);
-    return e !== undefined && e.state === 'unreachable' && e.robots === undefined && e.failures - (this.offlineFailures.get(e.origin) ?? 0) >= this.o.maxAttempts;
-  }
-
-  /** Keeps `offlineFailures` by each answer the cache is about to hold. */
-  private noteFailure(answer: RobotsSnapshot): void {
-    const origin = answer.origin;
-    if (answer.state !== 'unreachable') this.offlineFailures.delete(origin);
-    else if (answer.lastStatus === 0 && this.o.offline()) this.offlineFailures.set(origin, (this.offlineFailures.get(origin) ?? 0) + 1);
+    return e !== undefined && e.state === 'unreachable' && e.robots === undefined && e.failures >= this.o.maxAttempts;
   }
 
   /** Whether the origin's robots.txt is settled for now (known, or given up). */

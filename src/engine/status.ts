@@ -156,7 +156,10 @@ function robotsAnswerText(status: number, error: string | undefined): string {
 export function robotsOutageText(extra: HostExtra, at: (ms: number) => string): string {
   const parts: string[] = [];
   if (extra.robotsStatus !== undefined) parts.push(robotsAnswerText(extra.robotsStatus, extra.robotsError));
-  if (extra.robotsFailures !== undefined) {
+  if (extra.robotsFailures === 0) {
+    // Every failure so far came while the crawl was offline (src/engine connectivity.ts).
+    parts.push('not counted: the crawl was offline');
+  } else if (extra.robotsFailures !== undefined) {
     parts.push(extra.robotsMaxAttempts !== undefined ? `${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed` : `${extra.robotsFailures} ${extra.robotsFailures === 1 ? 'try' : 'tries'} failed`);
   }
   return `robots.txt unreachable${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${extra.robotsRetryAtMs === undefined ? '' : `, retry at ${at(extra.robotsRetryAtMs)}`}`;
@@ -319,7 +322,7 @@ export interface Progress {
   readonly wakeups: number;
   /**
    * When the crawl went offline — a host that had answered could not be reached and no server
-   * has answered since (src/frontier `Frontier.offlineSinceMs`): the crawler's own network or
+   * has answered since (src/engine connectivity.ts): the crawler's own network or
    * resolver is likely down. 0 when it is not. For an hour from then unreachable hosts spend no
    * retries.
    */

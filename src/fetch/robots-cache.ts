@@ -33,6 +33,7 @@
  * used past `maxEntries`.
  */
 import { InvalidArgumentError } from '../errors/index.js';
+import type { FetchErrorKind } from '../model/index.js';
 import { type FieldKind, fieldProblem } from '../format/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
 import { parseRetryAfter } from '../politeness/retry-after.js';
@@ -49,6 +50,8 @@ export interface RobotsFetchResult {
   readonly body?: Uint8Array | string | undefined;
   /** Why a status-0 fetch failed. */
   readonly error?: string | undefined;
+  /** The kind of a status-0 failure (`connect`, `dns`, `timeout`, …), when the fetch knows it. */
+  readonly errorKind?: FetchErrorKind | undefined;
   /** The transport cut the body short: its last, partial line is not parsed. */
   readonly truncated?: boolean | undefined;
   /** The raw Retry-After header (honoured on an unreachable answer: 429, 5xx). */
@@ -212,10 +215,16 @@ export interface RobotsCacheOptions {
    * rejects with that error.
    */
   onAnswer: ((answer: RobotsSnapshot) => void) | undefined;
+  /**
+   * Whether an unreachable answer counts as a failure (optional; default: every one does). One
+   * that does not leaves the entry's failures in a row, and so its retry back-off, where they
+   * were: the crawl engine passes one that is false while the crawl is offline (its own network
+   * down), so a host met then is neither backed off for hours nor given up for it.
+   */
+  countFailure: ((result: RobotsFetchResult) => boolean) | undefined;
 }
 
 const HOUR = 3_600_000;
-
 
 const resolveOptions = defineOptions<RobotsCacheOptions>(
   'RobotsCache',
@@ -230,6 +239,7 @@ const resolveOptions = defineOptions<RobotsCacheOptions>(
     outageAllowAfterMs: numberField({ min: 0, default: 30 * 24 * HOUR }),
     maxEntries: numberField({ min: 1, integer: true, default: 100_000 }),
     onAnswer: functionField<(answer: RobotsSnapshot) => void>(),
+    countFailure: functionField<(result: RobotsFetchResult) => boolean>(),
   },
   (o) => {
     if (typeof o.fetch !== 'function') return 'fetch is required: a function (url, signal) => Promise<{ status, location?, body? }>';
@@ -256,7 +266,7 @@ interface Entry {
 type Result =
   | { kind: 'parsed'; robots: RobotsTxt; status: number; redirects: number }
   | { kind: 'unavailable'; status: number; error: string | undefined; redirects: number }
-  | { kind: 'unreachable'; status: number; error: string | undefined; redirects: number; retryAfter: string | undefined };
+  | { kind: 'unreachable'; status: number; error: string | undefined; redirects: number; retryAfter: string | undefined; counted: boolean };
 
 const NEVER = new AbortController().signal;
 
@@ -547,7 +557,8 @@ export class RobotsCache {
         return { kind: 'parsed', robots, status, redirects: hops };
       }
       if (status >= 400 && status < 500 && status !== 429) return { kind: 'unavailable', status, error: undefined, redirects: hops };
-      return { kind: 'unreachable', status, error: res.error ?? (status === 0 ? 'no response' : `HTTP ${status}`), redirects: hops, retryAfter: status === 0 ? undefined : res.retryAfter };
+      const counted = this.#opts.countFailure?.(res) ?? true;
+      return { kind: 'unreachable', status, error: res.error ?? (status === 0 ? 'no response' : `HTTP ${status}`), redirects: hops, retryAfter: status === 0 ? undefined : res.retryAfter, counted };
     }
   }
 
@@ -557,8 +568,8 @@ export class RobotsCache {
     const previous = this.#entries.get(origin);
     let entry: Entry;
     if (result.kind === 'unreachable') {
-      const failures = (previous?.state === 'unreachable' ? previous.failures : 0) + 1;
-      const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failures - 1, 52));
+      const failures = (previous?.state === 'unreachable' ? previous.failures : 0) + (result.counted ? 1 : 0);
+      const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(Math.max(failures, 1) - 1, 52));
       // The clock is read as wall time for an HTTP-date Retry-After, as the frontier does.
       const wait = parseRetryAfter(result.retryAfter, t) ?? 0;
       const heldUntilMs = wait > 0 ? t + wait : undefined;

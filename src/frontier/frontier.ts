@@ -48,7 +48,7 @@ import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
 import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
-import { crawlOffline, replayRow, report } from './outcome.js';
+import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
 import type { DueUrl, FrontierStats, HostSignal, HostSnapshot, UrlSignal } from './queries.js';
 import { runFreshnessTick } from './recrawl.js';
@@ -281,22 +281,6 @@ export class Frontier {
    */
   nextEligible(): number | undefined {
     return banks.nextEligible(this.#s);
-  }
-
-  /**
-   * Since when the crawl has been offline (ms), 0 when it is not: a host that had answered could
-   * not be reached (connection failed, name did not resolve) and no server has answered since.
-   * For the first hour of it (`OUTAGE_GRACE_MS`) an unreachable server spends no retry of its URL
-   * — the crawler's own network or resolver is down, not every server — and the engine does not
-   * count robots.txt failures towards giving a host up. Any HTTP answer ends it.
-   */
-  offlineSinceMs(): number {
-    return this.#s.offlineSinceMs;
-  }
-
-  /** Whether the crawl is offline at `nowMs` and within the hour that spends no retries (see `offlineSinceMs`). */
-  offline(nowMs: number): boolean {
-    return crawlOffline(this.#s, nowMs);
   }
 
   // ───────────────────────────── report ─────────────────────────────

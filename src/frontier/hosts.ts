@@ -109,12 +109,6 @@ export class HostRecord {
   outageFromMs = 0;
   /** When the current outage began (ms; meaningful while `outageFromMs` > 0). Not checkpointed. */
   outageSinceMs = 0;
-  /**
-   * The host's server gave an HTTP answer since this process loaded it: its failure to be reached
-   * is evidence the crawler is offline (`FrontierState.offlineSinceMs`), a never-answered one's is
-   * not (it may be a broken domain). Not checkpointed.
-   */
-  answered = false;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
   /**

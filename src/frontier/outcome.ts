@@ -33,19 +33,6 @@ const DEAD_AFTER = 3;
  */
 export const OUTAGE_GRACE_MS = 3_600_000;
 
-/**
- * Whether the crawl is offline at `nowMs` and young enough in it that an unreachable server
- * spends no retry: a host that had answered failed to be reached and nothing has answered since
- * (`FrontierState.offlineSinceMs`), for at most `OUTAGE_GRACE_MS`. While the crawler's own
- * network is down every fetch fails to connect or resolve — robots.txt and names never answered
- * included — and charging them gave pages and whole new hosts up. A lasting failure of one
- * broken domain does not start it (that host never answered), so a one-shot crawl's tail of
- * broken hosts still drains.
- */
-export function crawlOffline(s: FrontierState, nowMs: number): boolean {
-  return s.offlineSinceMs > 0 && nowMs - s.offlineSinceMs < OUTAGE_GRACE_MS;
-}
-
 /** `Frontier.report` (see there): false for a stale or duplicate report. */
 export function report(s: FrontierState, outcome: Outcome, nowMs: number): boolean {
   if (outcome === null || typeof outcome !== 'object') throw new InvalidArgumentError(`report: expected an Outcome, received ${String(outcome)}`);
@@ -65,16 +52,10 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   landed(s, h);
   // A connection refused again while the host's outage is young is the outage's, not the
   // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
-  // So is any server unreachable while the whole crawl is offline (`crawlOffline`).
-  const unreachable = isUnreachable(outcome.status, outcome.errorKind);
+  // So is any server unreachable while the whole crawl is offline (`FrontierOptions.offline`).
   const outageProbe =
-    (h.outageFromMs > 0 && outcome.status === 0 && outcome.errorKind === 'connect' && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS) || (unreachable && crawlOffline(s, nowMs));
-  if (outcome.status > 0) {
-    h.answered = true;
-    s.offlineSinceMs = 0;
-  } else if (unreachable && h.answered && s.offlineSinceMs === 0) {
-    s.offlineSinceMs = nowMs;
-  }
+    (h.outageFromMs > 0 && outcome.status === 0 && outcome.errorKind === 'connect' && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS) ||
+    (s.opts.offline !== undefined && isUnreachable(outcome.status, outcome.errorKind) && s.opts.offline(nowMs));
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
   const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;

@@ -109,12 +109,6 @@ export class FrontierState {
   inFlight = 0;
   /** The latest clock value seen by dispatch or report (ms). */
   clockMs = 0;
-  /**
-   * When the crawl went quiet (ms; 0 = it is not): a host that had answered failed to be
-   * reached and no server has answered since — the crawler's own network or resolver is the
-   * likelier cause than every server at once (outcome.ts `report`). Not checkpointed.
-   */
-  offlineSinceMs = 0;
   /** The schedule index's current epoch-hour. */
   wheelHour: number;
   dispatches = 0;

@@ -147,8 +147,8 @@ describe('statusLines', () => {
   it('says when the crawl is offline (nothing answers: the network?) and until when retries are spared', () => {
     const offline = progress({ offlineSinceMs: Date.UTC(2026, 11, 6, 6, 40, 12) });
     const lines = statusLines(offline, ctx({}));
-    expect(lines[4]).toBe('  offline  no server has answered since 06:40:12 (is the network down?); unreachable hosts spend no retries until 07:40:12');
-    expect(progressLine(offline, ctx({}))).toMatch(/; offline: no server has answered since 06:40:12 \(is the network down\?\); .* until 07:40:12$/);
+    expect(lines[4]).toBe('  offline  no server has answered since 06:40:12 (is the network down?); unreachable hosts spend no retries until 07:40:12, then drain');
+    expect(progressLine(offline, ctx({}))).toMatch(/; offline: no server has answered since 06:40:12 \(is the network down\?\); .* until 07:40:12, then drain$/);
     expect(progressLine(progress(), ctx({}))).not.toContain('offline');
   });
 });

@@ -88,6 +88,9 @@ describe('explainHost', () => {
     const refused = explainHost(snap({ flags: HostFlags.RobotsUnreachable }), NOW, policy, { robotsRetryAtMs: NOW + 60_000, robotsStatus: 0, robotsError: 'connect ECONNREFUSED 127.0.0.1:1', robotsFailures: 1, robotsMaxAttempts: 5 });
     expect(refused.reason).toBe('robots.txt unreachable (no response: connect ECONNREFUSED 127.0.0.1:1, 1 of 5 tries failed), retry at 12:01:00 (in 60 s)');
     expect(refused.robotsFailures).toBe(1);
+    // Tries while the crawl was offline are not counted: none yet is said as such, not "0 of 5".
+    const offline = explainHost(snap({ flags: HostFlags.RobotsUnreachable }), NOW, policy, { robotsRetryAtMs: NOW + 60_000, robotsStatus: 0, robotsError: 'connect ENETUNREACH', robotsFailures: 0, robotsMaxAttempts: 5 });
+    expect(offline.reason).toBe('robots.txt unreachable (no response: connect ENETUNREACH, not counted: the crawl was offline), retry at 12:01:00 (in 60 s)');
     expect(explainHost(snap({ queued: 2 }), NOW, policy, { robotsPending: true }).why).toBe('robots-pending');
     // A host whose robots.txt never answered is done, and says why (issue 23).
     const silent = explainHost(snap({ queued: 0 }), NOW, policy, { robotsGaveUp: { origin: 'http://a.example', status: 0, failures: 3, error: 'headers timeout after 30000 ms' } });

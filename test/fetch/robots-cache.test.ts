@@ -110,6 +110,37 @@ describe('RobotsCache', () => {
     }
   });
 
+  it('countFailure false (the crawl offline) leaves failures in a row and the back-off where they were', async () => {
+    const s = server({ [ROBOTS]: { status: 0, error: 'connect ECONNREFUSED', errorKind: 'connect' } });
+    const c = clock();
+    let offline = false;
+    const seen: RobotsFetchResult[] = [];
+    const cache = new RobotsCache({
+      fetch: s.fetch,
+      agent: 'bot',
+      now: c.now,
+      retryBaseMs: 60_000,
+      countFailure: (r) => (seen.push(r), !offline),
+    });
+    await cache.check('https://a.test/x'); // counted: 1 failure, retry in 1 min
+    expect(seen[0]).toMatchObject({ status: 0, errorKind: 'connect' });
+    offline = true;
+    for (let i = 0; i < 5; i++) {
+      c.advance(60_000);
+      // Not counted: still 1 failure, still retried a minute later (not 2, 4, 8 … hours on).
+      expect((await cache.check('https://a.test/x')).retryAtMs).toBe(c.now() + 60_000);
+    }
+    expect(cache.entry(ROBOTS)).toMatchObject({ state: 'unreachable', failures: 1 });
+    offline = false;
+    c.advance(60_000);
+    expect((await cache.check('https://a.test/x')).retryAtMs).toBe(c.now() + 120_000);
+    expect(cache.entry(ROBOTS)).toMatchObject({ failures: 2 });
+    // The first answer not counted leaves an entry with no failure yet: retried after the base delay.
+    const fresh = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now, retryBaseMs: 60_000, countFailure: () => false });
+    expect((await fresh.check('https://a.test/x')).retryAtMs).toBe(c.now() + 60_000);
+    expect(fresh.entry(ROBOTS)).toMatchObject({ state: 'unreachable', failures: 0 });
+  });
+
   it('a throwing fetch function counts as unreachable, never as a rejection', async () => {
     const cache = new RobotsCache({ fetch: async () => { throw new Error('boom'); }, agent: 'bot', now: clock().now });
     expect(await cache.check('https://a.test/x')).toMatchObject({ allowed: false, reason: 'unreachable' });

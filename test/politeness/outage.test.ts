@@ -4,7 +4,8 @@
 // creep from the widened interval alone took the proportional decrease 16 intervals' worth of
 // time: a loopback site down for 90 s took 35 minutes to crawl its next 25 pages.
 import { describe, expect, it } from 'vitest';
-import { Frontier, type Outcome } from '../../src/index.js';
+import { type Dispatched, type FetchRequest, Frontier, type Outcome } from '../../src/index.js';
+import { Connectivity } from '../../src/engine/connectivity.js';
 import { OUTAGE_GRACE_MS } from '../../src/frontier/outcome.js';
 import { IpTable, afterOutage, ipSignalOf, isUnreachable, politenessConfig } from '../../src/politeness/index.js';
 
@@ -117,67 +118,112 @@ describe('URLs of a host that could not be reached', () => {
   });
 });
 
-describe('the crawl offline: a host that had answered cannot be reached and nothing answers since', () => {
-  const DOWN_FROM = 1; // dispatches answered before the crawler's network drops
+describe('the crawl offline (src/engine connectivity.ts): a host that had answered cannot be reached and nothing answers since', () => {
   const DOWN_MS = 30 * 60_000;
+  const hostOf = (url: string): string => new URL(url).hostname;
 
-  /** a.example (answered before the drop: its connections fail) and b.example (new: its name does not resolve). */
-  function twoHosts(): Frontier {
-    const f = new Frontier(1, 0, { stateMachine: true });
+  /**
+   * a.example and b.example, 3 and 2 pages, with a `Connectivity` told each outcome as the
+   * engine tells it (`Engine#heard`), and the frontier reading it through `offline`.
+   */
+  function twoHosts(): { f: Frontier; net: Connectivity; fetch: (answer: (r: FetchRequest, atMs: number) => Outcome) => Dispatched[] } {
+    const net = new Connectivity();
+    const f = new Frontier(1, 0, { stateMachine: true, offline: (now) => net.offline(now) });
     for (let i = 0; i < 3; i++) f.seed(`https://a.example/p/${i}`, 'a.example', 100 - i, 0, 0, 0);
     for (let i = 0; i < 2; i++) f.seed(`https://b.example/q/${i}`, 'b.example', 10 - i, 0, 0, 0);
-    return f;
+    const fetch = (answer: (r: FetchRequest, atMs: number) => Outcome): Dispatched[] =>
+      f.drain(0, (r, atMs) => {
+        const o = answer(r, atMs);
+        if (o.status > 0) net.answered(hostOf(r.url));
+        else if (isUnreachable(0, o.errorKind)) net.unreachable(hostOf(r.url), atMs);
+        return o;
+      });
+    return { f, net, fetch };
   }
+  const ok = (r: { row: number; url: string }): Outcome => ({ row: r.row, url: r.url, status: 200, latencyMs: 20 });
+  const fail = (r: { row: number; url: string }, errorKind: Outcome['errorKind']): Outcome => ({ row: r.row, url: r.url, status: 0, errorKind });
 
   it('spends no retry of any unreachable URL, a never-answered host’s DNS failures included, while it is young', () => {
-    const f = twoHosts();
+    const { f, net, fetch } = twoHosts();
     let n = 0;
-    const log = f.drain(0, (r, atMs): Outcome => {
-      const up = n++ < DOWN_FROM || atMs >= DOWN_MS;
-      if (up) return { row: r.row, url: r.url, status: 200, latencyMs: 20 };
-      return { row: r.row, url: r.url, status: 0, errorKind: r.url.includes('a.example') ? 'connect' : 'dns' };
-    });
+    // The first fetch answers (a.example's), then the network is down for 30 minutes.
+    const log = fetch((r, atMs) => (n++ < 1 || atMs >= DOWN_MS ? ok(r) : fail(r, r.url.includes('a.example') ? 'connect' : 'dns')));
     expect(log[0]!.host).toBe('a.example');
     expect(log.filter((d) => d.atMs < DOWN_MS).length).toBeGreaterThan(10);
     // Charging b's lookup failures gave both its URLs up long before the network came back.
     expect(f.stats(0).byStatus).toMatchObject({ Crawled: 5 });
     expect(f.stats(0).byStatus.Gone ?? 0).toBe(0);
-    expect(f.offlineSinceMs()).toBe(0);
+    expect(net.sinceMs).toBe(0);
   });
 
   it('is over at the first answer from any server: a broken domain beside a working site spends its retries', () => {
-    const f = twoHosts();
+    const { f, net, fetch } = twoHosts();
     let n = 0;
     let offlineSeen = 0;
-    f.drain(0, (r, atMs): Outcome => {
-      if (f.offlineSinceMs() > 0) offlineSeen++;
-      // a answers except once (a reset begins "offline"); b never resolves.
-      if (r.url.includes('a.example')) return n++ === 1 ? { row: r.row, url: r.url, status: 0, errorKind: 'connect' } : { row: r.row, url: r.url, status: 200, latencyMs: 20 };
-      void atMs;
-      return { row: r.row, url: r.url, status: 0, errorKind: 'dns' };
+    fetch((r) => {
+      if (net.sinceMs > 0) offlineSeen++;
+      // a answers except once (a refused connection begins "offline"); b never resolves.
+      if (r.url.includes('a.example')) return n++ === 1 ? fail(r, 'connect') : ok(r);
+      return fail(r, 'dns');
     });
     expect(offlineSeen).toBeGreaterThan(0);
     expect(f.stats(0).byStatus).toMatchObject({ Crawled: 3, Gone: 2 });
   });
 
   it('a broken domain alone at a one-shot crawl’s tail never starts it: its URLs are given up without waiting out the grace', () => {
-    const f = twoHosts();
-    const log = f.drain(0, (r): Outcome =>
-      r.url.includes('a.example') ? { row: r.row, url: r.url, status: 200, latencyMs: 20 } : { row: r.row, url: r.url, status: 0, errorKind: 'dns' },
-    );
+    const { f, net, fetch } = twoHosts();
+    const log = fetch((r) => (r.url.includes('a.example') ? ok(r) : fail(r, 'dns')));
     expect(f.stats(0).byStatus).toMatchObject({ Crawled: 3, Gone: 2 });
-    expect(f.offlineSinceMs()).toBe(0);
+    expect(net.sinceMs).toBe(0);
+    expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS / 4);
+  });
+
+  it('a broken subdomain of a site that answered (one host group) never starts it either: answers are per hostname', () => {
+    const net = new Connectivity();
+    const f = new Frontier(1, 0, { stateMachine: true, offline: (now) => net.offline(now) });
+    f.seed('https://www.a.example/', 'a.example', 100, 0, 0, 0);
+    for (let i = 0; i < 2; i++) f.seed(`https://legacy.a.example/${i}`, 'a.example', 10 - i, 0, 0, 0);
+    const log = f.drain(0, (r, atMs) => {
+      const host = hostOf(r.url);
+      if (host === 'www.a.example') {
+        net.answered(host);
+        return ok(r);
+      }
+      net.unreachable(host, atMs);
+      return fail(r, 'dns');
+    });
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 1, Gone: 2 });
+    expect(net.sinceMs).toBe(0);
     expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS / 4);
   });
 
   it('past OUTAGE_GRACE_MS unreachable URLs spend their retries again, so a crawl whose network never comes back drains', () => {
-    const f = twoHosts();
+    const { f, net, fetch } = twoHosts();
     let n = 0;
-    const log = f.drain(0, (r): Outcome =>
-      n++ < DOWN_FROM ? { row: r.row, url: r.url, status: 200, latencyMs: 20 } : { row: r.row, url: r.url, status: 0, errorKind: r.url.includes('a.example') ? 'connect' : 'dns' },
-    );
+    const log = fetch((r) => (n++ < 1 ? ok(r) : fail(r, r.url.includes('a.example') ? 'connect' : 'dns')));
     expect(f.stats(0).byStatus).toMatchObject({ Crawled: 1, Gone: 4 });
-    expect(f.offlineSinceMs()).toBeGreaterThan(0);
+    expect(net.sinceMs).toBeGreaterThan(0);
+    expect(net.offline(net.sinceMs + OUTAGE_GRACE_MS)).toBe(false);
     expect(log[log.length - 1]!.atMs).toBeGreaterThan(OUTAGE_GRACE_MS);
+  });
+});
+
+describe('Connectivity', () => {
+  it('goes offline only on a hostname that answered, ends at any answer, and forgets the least recent names past its cap', () => {
+    const net = new Connectivity(2);
+    net.unreachable('never.example', 1_000);
+    expect(net.sinceMs).toBe(0);
+    net.answered('a.example');
+    net.answered('b.example');
+    net.unreachable('a.example', 2_000);
+    expect([net.sinceMs, net.offline(2_000), net.offline(2_000 + OUTAGE_GRACE_MS - 1), net.offline(2_000 + OUTAGE_GRACE_MS)]).toEqual([2_000, true, true, false]);
+    net.unreachable('b.example', 3_000); // already offline: the spell keeps its start
+    expect(net.sinceMs).toBe(2_000);
+    net.answered('c.example'); // any answer ends it; a.example is now the least recent of three
+    expect(net.sinceMs).toBe(0);
+    net.unreachable('a.example', 4_000);
+    expect(net.sinceMs).toBe(0);
+    net.unreachable('b.example', 5_000);
+    expect(net.sinceMs).toBe(5_000);
   });
 });
