@@ -1037,7 +1037,6 @@ export class Engine extends EventEmitter<EngineEvents> {
       retryLimit: o.retryLimit,
       robots: this.#gate,
       resolver: this.#names.resolver(),
-      offline: (nowMs) => this.#connectivity.offline(nowMs),
       grouping: o.grouping,
       urlBudget: o.maxUrlsPerHost,
       depthCap: o.maxDepth,
@@ -1403,8 +1402,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   #robotsAnswered(answer: RobotsSnapshot): void {
     // Any answer of a server is the network working (a robots.txt failure says nothing of whether the host answered before).
-    const hostname = answer.lastStatus > 0 ? this.#directory.hostnameOf(answer.origin) : '';
-    if (hostname !== '') this.#connectivity.answered(hostname);
+    if (answer.lastStatus > 0) this.#connectivity.answered(answer.origin);
     this.#slotRobots?.answered(answer.origin); // cluster mode: carried in the origin's slot checkpoint
     if (this.#data?.journaling !== true) return; // in memory, or cluster mode (see cluster-mode.ts)
     try {
@@ -1432,16 +1430,19 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * What a fetch's outcome says of the crawl's own network (`Connectivity`): an HTTP answer
-   * (the server's, not a status the engine makes of a failure) says it works; a connection or a
-   * name that failed says it may not.
+   * (the server's, not a status the engine makes of a failure) says it works; a connection
+   * that could not be made or a name that failed to resolve (not "no such name": a resolver
+   * answered that) says it may not. Returns `Outcome.offline` for the outcome: true for an
+   * unreachable one while the crawl is offline, so it spends no retry.
    */
-  #heard(url: string, o: Outcome, now: number): void {
-    if (o.status === 0 && !isUnreachable(0, o.errorKind)) return;
-    const origin = originKey(url);
-    const hostname = origin === undefined ? '' : this.#directory.hostnameOf(origin);
-    if (hostname === '') return;
-    if (o.status > 0) this.#connectivity.answered(hostname);
-    else this.#connectivity.unreachable(hostname, now);
+  #heard(url: string, o: Outcome, now: number): true | undefined {
+    if (o.status > 0) {
+      this.#connectivity.answered(originKey(url) ?? url);
+      return undefined;
+    }
+    if (!isUnreachable(0, o.errorKind) || (o.errorKind === 'dns' && this.#names.notFound(url))) return undefined;
+    this.#connectivity.unreachable(originKey(url) ?? url, now);
+    return this.#connectivity.offline(now) ? true : undefined;
   }
 
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */
@@ -1482,7 +1483,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     const c = this.#c;
     const s = o.status;
-    this.#heard(req.url, o, now);
+    const offline = this.#heard(req.url, o, now);
     if (s === 0) c.errors++;
     else if (s === 429) c.s429++;
     else if (s >= 500) c.s5xx++;
@@ -1594,6 +1595,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       robotsDisallowed: o.robotsDisallowed,
       error: o.error,
       errorKind: o.errorKind,
+      offline,
       ip: o.ip,
       fetchMs: o.fetchMs,
       body: undefined,

@@ -73,6 +73,8 @@ export interface OutcomeRecord {
    * existed: politeness reads such a failure as load, as it did then).
    */
   readonly ek?: FetchErrorKind | undefined;
+  /** 1: the crawl was offline when it came (`Outcome.offline`; absent in journals written before it existed: it was not). */
+  readonly off?: 1 | undefined;
   /** 1: the body was a sitemap, not a page (`Outcome.sitemap`; absent in journals written before it existed: a page). */
   readonly sm?: 1 | undefined;
   /** Followed links (canonical). */
@@ -115,6 +117,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     cf: o.churnFp === undefined ? undefined : hex64(o.churnFp),
     lat: o.latencyMs,
     ek: o.status === 0 ? o.errorKind : undefined,
+    off: o.offline === true ? 1 : undefined,
     sm: o.sitemap === true ? 1 : undefined,
     l: links && links.length > 0 ? links : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
@@ -139,6 +142,7 @@ export function recordOutcome(r: OutcomeRecord): Outcome {
     churnFp: r.cf === undefined ? undefined : BigInt(`0x${r.cf}`),
     latencyMs: r.lat,
     errorKind: r.ek,
+    offline: r.off === 1 ? true : undefined,
     sitemap: r.sm === 1 ? true : undefined,
     links,
   };
@@ -216,6 +220,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (o['ro'] !== undefined && o['ro'] !== 1) return bad(`field ro is ${JSON.stringify(o['ro'])}, expected 1 or absent`);
     if (o['sm'] !== undefined && o['sm'] !== 1) return bad(`field sm is ${JSON.stringify(o['sm'])}, expected 1 or absent`);
+    if (o['off'] !== undefined && o['off'] !== 1) return bad(`field off is ${JSON.stringify(o['off'])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];

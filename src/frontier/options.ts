@@ -9,7 +9,6 @@ import {
   customField,
   defineOptions,
   enumField,
-  functionField,
   numberField,
   stringField,
 } from '../options/index.js';
@@ -294,12 +293,6 @@ export interface FrontierOptions {
   readonly robotsRetryMs: number;
   /** DNS seam: a function host → IP, or a `HostResolver`. Off by default (no per-IP throttle). */
   readonly resolver: HostResolver | ((host: string) => string | undefined) | undefined;
-  /**
-   * Whether the crawl is offline at a clock reading (the crawler's own network is down, not the
-   * servers: the engine's `Connectivity`): while it says so, an unreachable outcome (connection
-   * failed, name did not resolve) spends no retry of its URL. Off by default.
-   */
-  readonly offline: ((nowMs: number) => boolean) | undefined;
   /** Routes out-links to partitions (off: every link is local). */
   readonly linkRouter: LinkRouter | undefined;
   /** Seen-set filter in front of the exact index (off by default). */
@@ -389,7 +382,6 @@ export const resolveFrontierOptions = defineOptions<FrontierOptions>('FrontierOp
   ),
   robotsRetryMs: numberField({ default: 1000, above: 0 }),
   resolver: customField('a function or an object with lookup()', (v): v is HostResolver => isFunctionOr(v, ['lookup'])),
-  offline: functionField<(nowMs: number) => boolean>(),
   linkRouter: customField('a function', (v): v is LinkRouter => typeof v === 'function'),
   seenFilter: customField('an object with maybeContains(), add() and serialize()', (v): v is SeenFilterSeam =>
     isObject(v) && ['maybeContains', 'add', 'serialize'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),

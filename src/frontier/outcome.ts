@@ -52,10 +52,10 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   landed(s, h);
   // A connection refused again while the host's outage is young is the outage's, not the
   // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
-  // So is any server unreachable while the whole crawl is offline (`FrontierOptions.offline`).
+  // So is any server unreachable while the whole crawl is offline (`Outcome.offline`).
   const outageProbe =
     (h.outageFromMs > 0 && outcome.status === 0 && outcome.errorKind === 'connect' && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS) ||
-    (s.opts.offline !== undefined && isUnreachable(outcome.status, outcome.errorKind) && s.opts.offline(nowMs));
+    (outcome.offline === true && isUnreachable(outcome.status, outcome.errorKind));
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0);
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
   const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;

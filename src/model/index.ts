@@ -146,6 +146,13 @@ export interface Outcome {
   readonly row: number;
   /** Echo of the URL fetched. */
   readonly url: string;
+  /**
+   * The crawl was offline when this outcome came — its own network down, not the server's
+   * (the crawl engine's `Connectivity`, src/engine/connectivity.ts): a failure to connect or to
+   * resolve then spends no retry of its URL. Journaled with the outcome, so a replay after a
+   * crash decides as the live run did.
+   */
+  readonly offline?: boolean | undefined;
   /** HTTP status, or 0 for a transport error (DNS, connect, timeout, reset). */
   readonly status: number;
   /** Raw Retry-After header, when present. */

@@ -5,8 +5,11 @@
  * connection — a host outage, which spends no retry while it is young — instead of a DNS
  * failure charged to its URL.
  */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/index.js';
 import { AGENT } from './helpers.js';
@@ -212,5 +215,63 @@ describe('a page whose connection is reset every time (a WAF, a crashing worker)
     expect(bad).toEqual(Array(4).fill({ status: 0, errorKind: 'network' }));
     expect(byStatus).toMatchObject({ Crawled: 2, Gone: 1 });
     expect(offlineReports).toBe(0);
+  });
+});
+
+describe('killed while the crawl is offline', () => {
+  it('a resume replays the journal as the live run decided: the failures it spared are not charged then', { timeout: 30_000 }, async () => {
+    let up = true;
+    server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      if (path === '/robots.txt') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(path === '/p/0' ? '<a href="/p/1">1</a>' : 'end');
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const root = mkdtempSync(join(tmpdir(), 'meguri-offline-replay-'));
+    const live = join(root, 'live');
+    const killed = join(root, 'killed');
+    const options = {
+      seeds: [`http://site.test:${port}/p/0`],
+      agent: AGENT,
+      allowPrivate: true,
+      // Any failure charged gives the URL up.
+      retryLimit: 0,
+      checkpointIntervalMs: 3_600_000,
+      politeness: { minDelayMs: 5, startDelayMs: 5 },
+      resolve: async () => ['127.0.0.1'],
+    };
+    try {
+      const a = new Engine({ ...options, dataDir: live });
+      let spared = 0;
+      for await (const page of a.run()) {
+        if (page.url.endsWith('/p/0') && up) {
+          // The network drops after the first page: /p/1's connections fail, the crawl is offline.
+          up = false;
+          server.closeAllConnections();
+          server.close();
+        } else if (page.status === 0 && ++spared === 2) {
+          // Journaled and reported twice without a retry spent: the state of a kill -9 now is
+          // the data directory as it is (journal since the first checkpoint, no final one).
+          expect(a.offlineSinceMs()).toBeGreaterThan(0);
+          expect(a.urlsByStatus().Gone).toBe(0);
+          cpSync(live, killed, { recursive: true });
+          break;
+        }
+      }
+      await a.close();
+      await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
+      const b = new Engine({ ...options, dataDir: killed });
+      const fetched: string[] = [];
+      for await (const page of b.run()) fetched.push(`${new URL(page.url).pathname} ${page.status}`);
+      expect(b.summary().recovery.replayedOutcomes).toBeGreaterThanOrEqual(2); // /p/0 and at least one spared failure
+      // Replayed as an ordinary failure, /p/1 was Gone at once (retryLimit 0) and never fetched.
+      expect(fetched).toEqual(['/p/1 200']);
+      expect(b.urlsByStatus()).toMatchObject({ Crawled: 2, Gone: 0 });
+      await b.close();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -210,6 +210,18 @@ describe('a failure kind journaled', () => {
       expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":0,"ek":${ek}}`), 0), ek).toThrow(CorruptJournalError);
     }
   });
+
+  it("an outcome's offline verdict survives the journal (a resume spares what the live run spared); absent is not offline, a bad one refused", () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    const o = { row: 1, url: 'https://a.example/p', status: 0, errorKind: 'connect' as const, offline: true };
+    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
+    expect(rec).toMatchObject({ off: 1, ek: 'connect' });
+    expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0]).offline).toBe(true);
+    const online = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, { ...o, offline: undefined })), 0);
+    expect('off' in JSON.parse(JSON.stringify(online))).toBe(false);
+    expect(recordOutcome(online as Parameters<typeof recordOutcome>[0]).offline).toBeUndefined();
+    expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":0,"off":true}`), 0)).toThrow(CorruptJournalError);
+  });
 });
 
 describe('churn fingerprints in the engine (issue 21)', () => {

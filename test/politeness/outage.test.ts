@@ -120,23 +120,23 @@ describe('URLs of a host that could not be reached', () => {
 
 describe('the crawl offline (src/engine connectivity.ts): a host that had answered cannot be reached and nothing answers since', () => {
   const DOWN_MS = 30 * 60_000;
-  const hostOf = (url: string): string => new URL(url).hostname;
+  const originOf = (url: string): string => new URL(url).origin;
 
   /**
    * a.example and b.example, 3 and 2 pages, with a `Connectivity` told each outcome as the
-   * engine tells it (`Engine#heard`), and the frontier reading it through `offline`.
+   * engine tells it (`Engine#heard`), which marks the outcome `offline` while it says so.
    */
   function twoHosts(): { f: Frontier; net: Connectivity; fetch: (answer: (r: FetchRequest, atMs: number) => Outcome) => Dispatched[] } {
     const net = new Connectivity();
-    const f = new Frontier(1, 0, { stateMachine: true, offline: (now) => net.offline(now) });
+    const f = new Frontier(1, 0, { stateMachine: true });
     for (let i = 0; i < 3; i++) f.seed(`https://a.example/p/${i}`, 'a.example', 100 - i, 0, 0, 0);
     for (let i = 0; i < 2; i++) f.seed(`https://b.example/q/${i}`, 'b.example', 10 - i, 0, 0, 0);
     const fetch = (answer: (r: FetchRequest, atMs: number) => Outcome): Dispatched[] =>
       f.drain(0, (r, atMs) => {
         const o = answer(r, atMs);
-        if (o.status > 0) net.answered(hostOf(r.url));
-        else if (isUnreachable(0, o.errorKind)) net.unreachable(hostOf(r.url), atMs);
-        return o;
+        if (o.status > 0) net.answered(originOf(r.url));
+        else if (isUnreachable(0, o.errorKind)) net.unreachable(originOf(r.url), atMs);
+        return o.status === 0 && net.offline(atMs) ? { ...o, offline: true } : o;
       });
     return { f, net, fetch };
   }
@@ -178,23 +178,25 @@ describe('the crawl offline (src/engine connectivity.ts): a host that had answer
     expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS / 4);
   });
 
-  it('a broken subdomain of a site that answered (one host group) never starts it either: answers are per hostname', () => {
-    const net = new Connectivity();
-    const f = new Frontier(1, 0, { stateMachine: true, offline: (now) => net.offline(now) });
-    f.seed('https://www.a.example/', 'a.example', 100, 0, 0, 0);
-    for (let i = 0; i < 2; i++) f.seed(`https://legacy.a.example/${i}`, 'a.example', 10 - i, 0, 0, 0);
-    const log = f.drain(0, (r, atMs) => {
-      const host = hostOf(r.url);
-      if (host === 'www.a.example') {
-        net.answered(host);
-        return ok(r);
-      }
-      net.unreachable(host, atMs);
-      return fail(r, 'dns');
-    });
-    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 1, Gone: 2 });
-    expect(net.sinceMs).toBe(0);
-    expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS / 4);
+  it('a broken subdomain (one host group with a site that answered) or a dead port of it never starts it either: answers are per origin', () => {
+    for (const dead of ['https://legacy.a.example', 'http://www.a.example:8080']) {
+      const net = new Connectivity();
+      const f = new Frontier(1, 0, { stateMachine: true });
+      f.seed('https://www.a.example/', 'a.example', 100, 0, 0, 0);
+      for (let i = 0; i < 2; i++) f.seed(`${dead}/${i}`, 'a.example', 10 - i, 0, 0, 0);
+      const log = f.drain(0, (r, atMs) => {
+        const origin = originOf(r.url);
+        if (origin === 'https://www.a.example') {
+          net.answered(origin);
+          return ok(r);
+        }
+        net.unreachable(origin, atMs);
+        return { ...fail(r, 'dns'), offline: net.offline(atMs) };
+      });
+      expect(f.stats(0).byStatus, dead).toMatchObject({ Crawled: 1, Gone: 2 });
+      expect(net.sinceMs).toBe(0);
+      expect(log[log.length - 1]!.atMs).toBeLessThan(OUTAGE_GRACE_MS / 4);
+    }
   });
 
   it('past OUTAGE_GRACE_MS unreachable URLs spend their retries again, so a crawl whose network never comes back drains', () => {
@@ -209,7 +211,7 @@ describe('the crawl offline (src/engine connectivity.ts): a host that had answer
 });
 
 describe('Connectivity', () => {
-  it('goes offline only on a hostname that answered, ends at any answer, and forgets the least recent names past its cap', () => {
+  it('goes offline only on an origin that answered, ends at any answer, and forgets the least recent names past its cap', () => {
     const net = new Connectivity(2);
     net.unreachable('never.example', 1_000);
     expect(net.sinceMs).toBe(0);
