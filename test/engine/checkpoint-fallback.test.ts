@@ -258,10 +258,10 @@ describe('the data directory keeps the previous checkpoint and its journal', () 
 describe('a crawl whose checkpoint is damaged between two runs', () => {
   const INTERVAL_MS = 10;
 
-  async function stopDamageResume(name: string, memoryBudget: number) {
+  async function stopDamageResume(name: string, memoryBudget: number, checkpointIntervalMs = 300) {
     const remote = await diskTierSim(11, INTERVAL_MS);
     const dataDir = join(root, name);
-    const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: 6, dataDir, memoryBudget, checkpointIntervalMs: 300 };
+    const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: 6, dataDir, memoryBudget, checkpointIntervalMs };
     try {
       const first = new Engine({ ...options, maxPages: 300 });
       const before = await collect(first.run());
@@ -291,7 +291,10 @@ describe('a crawl whose checkpoint is damaged between two runs', () => {
   }
 
   it('resumes from the previous checkpoint and fetches every page exactly once across both runs', async () => {
-    const r = await stopDamageResume('plain', 0);
+    // Only the checkpoints at open and at the stop: the previous one is the first, and its
+    // journal holds every fetch of the run. (With periodic ones a checkpoint could fall after the
+    // last record — seen once under CI load — leaving the fallback nothing to replay.)
+    const r = await stopDamageResume('plain', 0, 3_600_000);
     expect(r.before.length).toBe(300);
     expect(r.fallback).toBeDefined();
     expect(r.fallback!.records).toBeGreaterThan(0);
