@@ -21,6 +21,7 @@
  */
 import { OUTAGE_GRACE_MS } from '../frontier/index.js';
 import { lruSet } from '../lru/index.js';
+import { isUnreachable } from '../politeness/index.js';
 
 /**
  * Origins remembered as having answered, least recently answering dropped first: a crawl of
@@ -58,5 +59,14 @@ export class Connectivity {
   /** Whether the crawl is offline at `nowMs` and within the spell's first `OUTAGE_GRACE_MS`, the time failures are not charged. */
   offline(nowMs: number): boolean {
     return this.#sinceMs > 0 && nowMs - this.#sinceMs < OUTAGE_GRACE_MS;
+  }
+
+  /**
+   * Whether a failure (`status` 0 of `errorKind`) at `nowMs` is spared: the server could not be
+   * reached (src/politeness `isUnreachable`) while the crawl is offline. The one rule for a
+   * page's retries (`Outcome.offline`) and a robots.txt's failures in a row.
+   */
+  spares(status: number, errorKind: string | undefined, nowMs: number): boolean {
+    return isUnreachable(status, errorKind) && this.offline(nowMs);
   }
 }

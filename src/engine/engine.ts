@@ -367,7 +367,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ttlMs: o.robotsTtlMs,
       retryMs: o.robotsRetryMs,
       maxAttempts: this.#robotsGiveUp ?? Infinity,
-      offline: () => this.#connectivity.offline(o.clock()),
+      spares: (status, errorKind) => this.#connectivity.spares(status, errorKind, o.clock()),
       maxCrawlDelayMs: o.maxCrawlDelayMs,
       clock: o.clock,
       onStart: (group, url) => this.#robotsStarted(group, url),
@@ -1436,13 +1436,12 @@ export class Engine extends EventEmitter<EngineEvents> {
    * unreachable one while the crawl is offline, so it spends no retry.
    */
   #heard(url: string, o: Outcome, now: number): true | undefined {
-    if (o.status > 0) {
-      this.#connectivity.answered(originKey(url) ?? url);
-      return undefined;
-    }
-    if (!isUnreachable(0, o.errorKind) || (o.errorKind === 'dns' && this.#names.notFound(url))) return undefined;
-    this.#connectivity.unreachable(originKey(url) ?? url, now);
-    return this.#connectivity.offline(now) ? true : undefined;
+    const net = this.#connectivity;
+    const origin = originKey(url) ?? url;
+    if (o.status > 0) net.answered(origin);
+    else if (isUnreachable(0, o.errorKind) && !(o.errorKind === 'dns' && this.#names.notFound(url))) net.unreachable(origin, now);
+    else return undefined;
+    return net.spares(o.status, o.errorKind, now) ? true : undefined;
   }
 
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */

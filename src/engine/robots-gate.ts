@@ -27,7 +27,6 @@ import { type Fetcher, HttpFetcher } from '../fetch/http.js';
 import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnapshot } from '../fetch/robots-cache.js';
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
-import { isUnreachable } from '../politeness/index.js';
 import { splitOrigin } from '../url/host.js';
 import type { ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
@@ -89,11 +88,11 @@ export interface RobotsGateOptions {
   readonly retryMs: number;
   readonly maxAttempts: number;
   /**
-   * Whether the crawl is offline now (src/engine connectivity.ts): a robots.txt whose connection
-   * or name failed then does not count towards `maxAttempts`, nor lengthens its retry back-off —
-   * the crawler's own network is down, not the host.
+   * Whether a robots.txt failure (status 0 of a kind) now is spared because the crawl is offline
+   * (src/engine connectivity.ts `Connectivity.spares`): it then does not count towards
+   * `maxAttempts`, nor lengthens its retry back-off — the crawler's own network is down, not the host.
    */
-  readonly offline: () => boolean;
+  readonly spares: (status: number, errorKind: string | undefined) => boolean;
   readonly maxCrawlDelayMs: number;
   readonly clock: () => number;
   /** A robots.txt hop is handed to the fetcher now (journal it, time it). */
@@ -143,7 +142,7 @@ export class RobotsGate implements RobotsSeam {
           retryMaxMs: Math.max(o.retryMs, HOUR_MS),
           onAnswer: o.onAnswer,
           // The crawler's own network down is no failure of the host's (src/engine connectivity.ts).
-          countFailure: (r) => !(r.status === 0 && isUnreachable(0, r.errorKind) && o.offline()),
+          countFailure: (r) => !o.spares(r.status, r.errorKind),
         })
       : undefined;
   }

@@ -330,6 +330,7 @@ export class DnsCache {
     try {
       const addresses = toAddresses(await this.#resolver(name));
       if (addresses.length === 0) {
+        this.#stats.failures++;
         result = { ok: false, hostname: name, code: 'ENODATA', error: `no usable addresses for ${name}`, notFound: true, expiresAtMs: now() + negativeTtlMs };
       } else {
         let ttlMs = defaultTtlMs;
@@ -342,17 +343,16 @@ export class DnsCache {
       const code = errorCode(err);
       const notFound = NOT_FOUND_CODES.has(code);
       const message = err instanceof Error ? err.message : String(err);
+      this.#stats.failures++;
       const last = notFound ? undefined : this.#entries.get(name);
-      const staleSinceMs = last?.ok === true ? (last.staleSinceMs ?? last.expiresAtMs) : undefined;
-      if (last?.ok === true && staleSinceMs !== undefined && maxStaleMs > 0 && now() - staleSinceMs <= maxStaleMs) {
-        this.#stats.failures++;
+      const staleSinceMs = last?.ok === true ? (last.staleSinceMs ?? last.expiresAtMs) : 0;
+      if (last?.ok === true && maxStaleMs > 0 && now() - staleSinceMs <= maxStaleMs) {
         this.#stats.staleServed++;
         result = { ok: true, hostname: name, addresses: last.addresses, expiresAtMs: now() + staleTtlMs, staleSinceMs };
       } else {
         result = { ok: false, hostname: name, code, error: message, notFound, expiresAtMs: now() + (notFound ? negativeTtlMs : errorTtlMs) };
       }
     }
-    if (!result.ok) this.#stats.failures++;
     lruSet(this.#entries, name, result, maxEntries);
     return result;
   }
