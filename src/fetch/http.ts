@@ -76,7 +76,10 @@ export interface HttpFetcherOptions {
   allowPrivate: boolean;
   /** Resolver cache for requests that carry no `ip` (default: a new DnsCache on c-ares). */
   dns: DnsCache | undefined;
-  /** TCP/TLS connect timeout; default 10 s. */
+  /**
+   * How long a connection may take to be made, TLS handshake included; default 10 s. Running
+   * out is a failure to connect (`errorKind` 'connect'), not a timeout of the page.
+   */
   connectTimeoutMs: number;
   /** Time to the response headers; default 30 s. */
   headersTimeoutMs: number;
@@ -443,7 +446,13 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
   const cause = err instanceof Error && err.cause !== undefined ? errorCode(err.cause) : '';
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return ['timeout', `connect timeout after ${o.connectTimeoutMs} ms`];
+      // No connection in time (a network that drops packets, a firewall that drops SYNs, a full
+      // accept queue, a TLS handshake that stalls): the server never saw this request, so it is
+      // no fault of the page. Read as a page's timeout, each try during a silent network drop
+      // was charged to its URL and pages were given up while nothing was wrong with them; as
+      // 'connect' it is the host's outage (src/frontier `OUTAGE_GRACE_MS`), and the crawl's own
+      // network being down when nothing answers (src/engine `Connectivity`).
+      return ['connect', `connect timeout after ${o.connectTimeoutMs} ms (no connection was made)`];
     case 'UND_ERR_HEADERS_TIMEOUT':
       return ['timeout', `headers timeout after ${o.headersTimeoutMs} ms`];
     case 'UND_ERR_BODY_TIMEOUT':

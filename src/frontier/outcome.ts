@@ -50,7 +50,7 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
   if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
-  // A connection refused again while the host's outage is young is the outage's, not the
+  // A connection failing again while the host's outage is young is the outage's, not the
   // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
   // So is any server unreachable while the whole crawl is offline (`Outcome.offline`).
   const outageProbe =

@@ -97,11 +97,14 @@ export type FetchErrorKind =
   | 'refused'
   /** The name did not resolve. */
   | 'dns'
-  /** The TCP connection could not be made (refused, host or network unreachable). */
+  /**
+   * No connection could be made: refused, host or network unreachable, or not made within the
+   * connect timeout (TLS handshake included). The server never saw the request.
+   */
   | 'connect'
   /** The TLS handshake failed (certificate, protocol). */
   | 'tls'
-  /** Connect, headers, body-idle or total timeout. */
+  /** A headers, body-idle or total timeout: the request was sent (a connect timeout is 'connect'). */
   | 'timeout'
   /** The response was not valid HTTP, or its headers exceeded the size cap. */
   | 'protocol'

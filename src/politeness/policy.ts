@@ -148,8 +148,8 @@ export function isThrottle(status: number): boolean {
  * HTTP ('protocol'), and a timeout ('timeout': a report or a search that takes longer than the
  * crawler waits hangs alone while the site's other pages answer). Load and outages keep backing
  * off at once: 429 and 503 (the server's own words), 502 and 504 (a gateway whose origin is down
- * or too slow), 520 and above (a CDN's origin errors), connections refused or reset, and names
- * that do not resolve.
+ * or too slow), 520 and above (a CDN's origin errors), connections refused, not made in time or
+ * reset, and names that do not resolve.
  *
  * The frontier reads these as load only when they come in a run (`PAGE_FAULT_RUN` in a row
  * from URLs on their first attempt; a retry's fault neither counts nor ends the run, and backs
@@ -270,7 +270,8 @@ export type IpSignal = 'throttle' | 'unreachable' | 'slow' | 'healthy' | 'none';
 export function ipSignalOf(status: number, errorKind: string | undefined, latencyRose: boolean): IpSignal {
   if (status === 429 || status === 503) return 'throttle';
   if (status === 0) {
-    // A connection refused: a throttle that also starts an outage (see `afterOutage`).
+    // No connection (refused, unreachable, not made in time): a throttle that also starts an
+    // outage (see `afterOutage`).
     if (errorKind === 'connect') return 'unreachable';
     // 'incomplete' (a response that broke off) says the machine answered: nothing of its load.
     return errorKind === undefined || errorKind === 'timeout' || errorKind === 'network' ? 'throttle' : 'none';

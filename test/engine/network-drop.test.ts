@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/index.js';
+import { blackhole } from '../fetch/blackhole.js';
 import { AGENT } from './helpers.js';
 
 const PAGES = 12;
@@ -27,27 +28,50 @@ afterEach(
     }),
 );
 
+/** Serves the chain /p/0 → /p/1 → … → /p/PAGES-1, so every page after a drop is found only after it. */
+async function serveChain(headers: Record<string, string> = {}): Promise<number> {
+  server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    if (path === '/robots.txt') return void res.writeHead(404).end();
+    const i = Number(/^\/p\/(\d+)$/.exec(path)?.[1] ?? NaN);
+    if (!(i >= 0 && i < PAGES)) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/html', ...headers });
+    res.end(`<html><body>${i + 1 < PAGES ? `<a href="/p/${i + 1}">next</a>` : 'the end'}</body></html>`);
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * Crawls the chain to its end. Once /p/DROP_AT is crawled, `drop` takes the network down and
+ * returns `back`, the network's return, which waits for its own condition or `done()`.
+ */
+async function crawlThroughDrop(e: Engine, drop: (done: () => boolean) => Promise<{ back: Promise<void> }>): Promise<{ fetched: string[]; byStatus: Record<string, number>; offlineAtEnd: number }> {
+  const fetched: string[] = [];
+  let restored: Promise<void> | undefined;
+  let finished = false;
+  try {
+    for await (const page of e.run()) {
+      if (page.status === 200) fetched.push(new URL(page.url).pathname);
+      if (page.url.endsWith(`/p/${DROP_AT}`) && page.status === 200 && restored === undefined) restored = (await drop(() => finished)).back;
+    }
+    return { fetched: fetched.sort(), byStatus: e.urlsByStatus(), offlineAtEnd: e.offlineSinceMs() };
+  } finally {
+    finished = true;
+    await e.close();
+    await restored;
+  }
+}
+
+const ALL_PAGES = Array.from({ length: PAGES }, (_, i) => `/p/${i}`).sort();
+
 describe('the crawler’s network drops mid-crawl', () => {
   it('loses no page: DNS failures of a name answered before are served its last answer, and the refused connections spend no retry', { timeout: 30_000 }, async () => {
-    // A chain /p/0 → /p/1 → … so every page after the drop is found only after it.
-    const asked: string[] = [];
-    server = createServer((req, res) => {
-      const path = req.url ?? '/';
-      asked.push(path);
-      if (path === '/robots.txt') return void res.writeHead(404).end();
-      const i = Number(/^\/p\/(\d+)$/.exec(path)?.[1] ?? NaN);
-      if (!(i >= 0 && i < PAGES)) return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<html><body>${i + 1 < PAGES ? `<a href="/p/${i + 1}">next</a>` : 'the end'}</body></html>`);
-    });
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
-
+    const port = await serveChain();
     let down = false;
     let failedLookups = 0;
     let offset = 0;
     let offlineReports = 0;
-    let offlineAtEnd = -1;
     const e = new Engine({
       seeds: [`http://net.test:${port}/p/0`],
       agent: AGENT,
@@ -70,42 +94,70 @@ describe('the crawler’s network drops mid-crawl', () => {
       },
     });
     const triesWhileDown = (): number => e.summary().counts.networkErrors;
-    const fetched: string[] = [];
-    let restored: Promise<void> | undefined;
-    let byStatus: Record<string, number> = {};
-    let finished = false;
-    try {
-      for await (const page of e.run()) {
-        if (page.status === 200) fetched.push(new URL(page.url).pathname);
-        if (page.url.endsWith(`/p/${DROP_AT}`) && page.status === 200 && !down) {
-          // The drop: connections refused, the resolver unreachable, and the clock past the
-          // answer's TTL (60 s) so the next fetch must ask the resolver again.
-          down = true;
-          server.closeAllConnections();
-          server.close();
-          offset += 10 * 60_000;
-          restored = (async () => {
-            // Down until the crawler has tried (and failed) several times.
-            while (triesWhileDown() < 4 && !finished) await new Promise((r) => setTimeout(r, 20));
-            await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
-            down = false;
-          })();
-        }
-      }
-      byStatus = e.urlsByStatus();
-      offlineAtEnd = e.offlineSinceMs();
-    } finally {
-      finished = true;
-      await e.close();
-    }
-    await restored;
-    const s = e.summary();
-    expect(fetched.sort()).toEqual(Array.from({ length: PAGES }, (_, i) => `/p/${i}`).sort());
+    const { fetched, byStatus, offlineAtEnd } = await crawlThroughDrop(e, async (finished) => {
+      // The drop: connections refused, the resolver unreachable, and the clock past the
+      // answer's TTL (60 s) so the next fetch must ask the resolver again.
+      down = true;
+      server!.closeAllConnections();
+      server!.close();
+      offset += 10 * 60_000;
+      const back = (async () => {
+        // Down until the crawler has tried (and failed) several times.
+        while (triesWhileDown() < 4 && !finished()) await new Promise((r) => setTimeout(r, 20));
+        await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
+        down = false;
+      })();
+      return { back };
+    });
+    expect(fetched).toEqual(ALL_PAGES);
     expect(byStatus).toMatchObject({ Crawled: PAGES, Gone: 0 });
-    expect(s.counts.networkErrors).toBeGreaterThanOrEqual(4);
+    expect(e.summary().counts.networkErrors).toBeGreaterThanOrEqual(4);
     // The resolver was asked during the drop and failed; its last answer stood in.
     expect(failedLookups).toBeGreaterThanOrEqual(1);
     // Progress said the crawl was offline while nothing answered, and no longer says so.
+    expect(offlineReports).toBeGreaterThan(0);
+    expect(offlineAtEnd).toBe(0);
+  });
+});
+
+describe('the crawler’s network drops silently mid-crawl (packets dropped: connections time out)', () => {
+  it('loses no page: a connection not made in time is the host’s outage and the crawl offline, not a fault of the page', { timeout: 30_000 }, async () => {
+    // A dead uplink behind a working Wi-Fi, a firewall dropping SYNs: nothing refuses, every
+    // connection waits out its timeout. Charged to the page as a timeout, each try was one of
+    // the URL's retries (retryLimit 1: the chain ended at the first page after the drop).
+    const port = await serveChain({ connection: 'close' });
+    let offlineReports = 0;
+    const e = new Engine({
+      seeds: [`http://quiet.test:${port}/p/0`],
+      agent: AGENT,
+      allowPrivate: true,
+      retryLimit: 1,
+      http: { connectTimeoutMs: 200 },
+      politeness: { minDelayMs: 5, startDelayMs: 5 },
+      progressIntervalMs: 20,
+      onProgress: (p) => {
+        if (p.offlineSinceMs > 0) offlineReports++;
+      },
+      resolve: async () => ['127.0.0.1'],
+    });
+    const failures = (): number => e.summary().counts.networkErrors;
+    let holding = false;
+    const { fetched, byStatus, offlineAtEnd } = await crawlThroughDrop(e, async (finished) => {
+      server!.closeAllConnections();
+      await new Promise((r) => server!.close(r));
+      const hole = await blackhole(port);
+      holding = await hole.holds();
+      const back = (async () => {
+        while (failures() < 4 && !finished()) await new Promise((r) => setTimeout(r, 20));
+        await hole.close();
+        await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
+      })();
+      return { back };
+    });
+    expect(holding).toBe(true);
+    expect(fetched).toEqual(ALL_PAGES);
+    expect(byStatus).toMatchObject({ Crawled: PAGES, Gone: 0 });
+    expect(e.summary().counts.networkErrors).toBeGreaterThanOrEqual(4);
     expect(offlineReports).toBeGreaterThan(0);
     expect(offlineAtEnd).toBe(0);
   });

@@ -26,6 +26,7 @@ import {
   extractLinks,
   xxh64,
 } from '../../src/index.js';
+import { blackhole } from './blackhole.js';
 import { type Handler, type TestServer, startServer } from './server.js';
 
 const MiB = 1024 * 1024;
@@ -553,6 +554,32 @@ describe('HttpFetcher: timeouts, failures, abort', () => {
     expect(out.error).toMatch(/ECONNREFUSED/);
   });
 
+  it('a connection not made in time is a failure to connect, not a timeout of the page: dropped SYNs, a stalled TLS handshake', { timeout: 20_000 }, async () => {
+    // The server never sees the request, so the page is not at fault (it was charged as one,
+    // and pages were given up while a network dropped packets): 'connect', the host's outage.
+    const hole = await blackhole();
+    try {
+      expect(await hole.holds()).toBe(true);
+      const out = await fetcher({ connectTimeoutMs: 300 }).fetch(request(`http://127.0.0.1:${hole.port}/page`), new AbortController().signal);
+      expect(out).toMatchObject({ status: 0, errorKind: 'connect', ip: '127.0.0.1' });
+      expect(out.error).toBe('connect timeout after 300 ms (no connection was made)');
+    } finally {
+      await hole.close();
+    }
+    // A TCP server that accepts and never answers the TLS ClientHello: the handshake is part
+    // of making the connection.
+    const silent = createNetServer((socket) => socket.resume());
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const out = await fetcher({ connectTimeoutMs: 300 }).fetch(request(`https://127.0.0.1:${port}/page`), new AbortController().signal);
+      expect(out).toMatchObject({ status: 0, errorKind: 'connect' });
+      expect(out.error).toMatch(/^connect timeout after 300 ms/);
+    } finally {
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
   it('abort by the caller', async () => {
     const s = await serve(() => undefined);
     const ac = new AbortController();
@@ -706,6 +733,8 @@ describe('HttpFetcher: options', () => {
     // A reset says the server was reached: not the 'connect' of an outage.
     expect(classify(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), false, false, o)[0]).toBe('network');
     expect(classify(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }), false, false, o)[0]).toBe('connect');
+    expect(classify(new undiciErrors.ConnectTimeoutError(), false, false, o)).toEqual(['connect', 'connect timeout after 1 ms (no connection was made)']);
+    expect(classify(new undiciErrors.HeadersTimeoutError(), false, false, o)[0]).toBe('timeout');
     expect(classify(Object.assign(new Error('Response body length does not match content-length header'), { code: 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' }), false, false, o)[0]).toBe('protocol');
     // undici's parser error without an HPE_ code (a bad chunk size, a garbled status line).
     expect(classify(Object.assign(new Error('Response does not match the HTTP/1.1 protocol (Invalid character in chunk size)'), { name: 'HTTPParserError' }), false, false, o)[0]).toBe('protocol');
