@@ -86,7 +86,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'max-links', kind: 'integer', arg: 'N', min: 1, max: 1_000_000, help: 'distinct links taken from one page, in document order (default 10000); the end summary names pages that had more' },
     { name: 'timeout', kind: 'duration', arg: 'TIME', min: 1000, help: 'give up on a request after TIME in all (default 2m); the waits for its headers and between its body bytes are a quarter of that, at least 30s (never more than TIME), and for a connection at most 10s' },
-    { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M); a longer one is cut there, archived as truncated, and named in the end summary' },
+    { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M; a sitemap is read to 50M, the protocol\'s limit); a longer one is cut there, archived as truncated, and named in the end summary' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory; not with --redis)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
     { name: 'grouping', kind: 'choice', arg: 'MODE', choices: ['registrable', 'host', 'origin'], help: 'politeness unit: registrable domain, host name or origin (default registrable)' },

@@ -106,6 +106,20 @@ export function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array
   return false;
 }
 
+/**
+ * Whether a body whose first bytes are `head` is a sitemap or a sitemap index the fetcher will
+ * read for its entries (not HTML by its type or bytes, its first element `<urlset>` or
+ * `<sitemapindex>`): such a body may be read to the protocol's 50 MB
+ * (`HttpFetcherOptions.maxSitemapBytes`) rather than a page's cap.
+ */
+export function isSitemapDocument(contentType: string | undefined, head: Uint8Array): boolean {
+  if (looksLikeHtml(contentType, head)) return false;
+  const root = firstElementName(head)?.toLowerCase();
+  if (root === undefined) return false;
+  const local = root.slice(root.indexOf(':') + 1);
+  return local === 'urlset' || local === 'sitemapindex';
+}
+
 /** Fingerprints, simhashes and (HTML) scans one body. The wasm core must be loaded. */
 export function analyzePage(input: PageInput): PageAnalysis {
   const { bytes, contentType } = input;

@@ -80,29 +80,56 @@ function oneOf(stream: Transform, events: readonly string[]): Promise<void> {
   });
 }
 
+/** How many decoded bytes a `BodyCaps` callback is shown (a document's first element is in them). */
+export const BODY_HEAD_BYTES = 1024;
+
+/**
+ * Asked once, with the first `BODY_HEAD_BYTES` of the decoded body, for caps that replace the
+ * given ones when they are larger (a sitemap may be read to the protocol's 50 MB, a page to
+ * `maxBodyBytes`); undefined keeps them. Not asked when the body ends, or a cap cuts it,
+ * before that many bytes are decoded.
+ */
+export type BodyCaps = (head: Uint8Array) => { readonly maxWireBytes: number; readonly maxDecodedBytes: number } | undefined;
+
 /**
  * Reads `source` to its end or to a cap, decoding `codings` (applied-order list from
  * `parseContentEncoding`). Stopping early destroys `source`; a failing source (timeout,
- * reset) rethrows after the decoders are cleaned up.
+ * reset) rethrows after the decoders are cleaned up. `caps`, when given, may raise the caps
+ * once the body's first bytes show what it is (see `BodyCaps`).
  */
 export async function readBody(
   source: AsyncIterable<Uint8Array> | Readable,
   codings: readonly string[],
   maxWireBytes: number,
   maxDecodedBytes: number,
+  caps?: BodyCaps,
 ): Promise<BodyRead> {
   const out: Uint8Array[] = [];
   let decodedBytes = 0;
   let wireBytes = 0;
   let cutBy: 'wire' | 'decoded' | undefined;
   let error: string | undefined;
+  let ask = caps;
   const unsupported = codings.find((c) => decoderFor(c, undefined) === undefined);
   if (codings.length > MAX_CODINGS) error = `${codings.length} stacked content codings (at most ${MAX_CODINGS} are decoded)`;
   else if (unsupported !== undefined) error = `unsupported content-encoding ${JSON.stringify(unsupported)}`;
   const decode = codings.length > 0 && error === undefined;
 
+  /** Shows the caps callback the head once `chunk` completes it (before any cap is applied to it). */
+  const askCaps = (chunk: Uint8Array): void => {
+    if (ask === undefined || cutBy !== undefined || decodedBytes + chunk.length < BODY_HEAD_BYTES) return;
+    if (BODY_HEAD_BYTES > maxDecodedBytes || (!decode && BODY_HEAD_BYTES > maxWireBytes)) return;
+    const head = Buffer.concat([...out, chunk.subarray(0, BODY_HEAD_BYTES - decodedBytes)], BODY_HEAD_BYTES);
+    const raised = ask(head);
+    ask = undefined;
+    if (raised === undefined) return;
+    if (raised.maxWireBytes > maxWireBytes) maxWireBytes = raised.maxWireBytes;
+    if (raised.maxDecodedBytes > maxDecodedBytes) maxDecodedBytes = raised.maxDecodedBytes;
+  };
+
   const sink = (chunk: Uint8Array): void => {
     if (cutBy === 'decoded') return;
+    askCaps(chunk);
     const room = maxDecodedBytes - decodedBytes;
     if (chunk.length > room) {
       if (room > 0) out.push(chunk.subarray(0, room));
@@ -136,6 +163,8 @@ export async function readBody(
   try {
     for await (const piece of source) {
       let chunk = piece as Uint8Array;
+      // Identity: the wire bytes are the decoded ones, so the head is known before the wire cap applies.
+      if (!decode) askCaps(chunk);
       wireBytes += chunk.length;
       if (wireBytes > maxWireBytes) {
         chunk = chunk.subarray(0, chunk.length - (wireBytes - maxWireBytes));

@@ -52,13 +52,14 @@ import { loadCoreSync } from '../core/node.js';
 import { type CanonPolicy, canonicalize } from '../url/index.js';
 import { DEFAULT_MAX_LINKS, refreshTarget } from './links.js';
 import { parseLinkHeader } from './link-header.js';
-import { ACCEPT_ENCODING, decodeText, parseContentEncoding, readBody } from './body.js';
+import { ACCEPT_ENCODING, type BodyCaps, decodeText, parseContentEncoding, readBody } from './body.js';
 import { ProxyTunnel } from './proxy.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { CookieJar } from './cookies.js';
 import { lruSet, lruTouch } from '../lru/index.js';
-import type { PageAnalysis } from './analyze.js';
+import { type PageAnalysis, isSitemapDocument } from './analyze.js';
+import { SITEMAP_MAX_BYTES } from '../sitemap/index.js';
 import { PageAnalyzer, type PageAnalyzerStats, defaultAnalyzeThreads } from './page-work.js';
 import type { RobotsFetch } from './robots-cache.js';
 import { ROBOTS_PARSE_LIMIT_BYTES, productToken, userAgentProblem } from './robots.js';
@@ -91,6 +92,14 @@ export interface HttpFetcherOptions {
   maxBodyBytes: number;
   /** Body bytes after decoding (decompression-bomb cap); default 10 MiB. */
   maxDecodedBytes: number;
+  /**
+   * Body bytes, on the wire and decoded, read of a sitemap or sitemap index (a body whose
+   * first element is `<urlset>` or `<sitemapindex>`) when this is more than `maxBodyBytes` /
+   * `maxDecodedBytes`; default 50 MiB (52,428,800 bytes), the sitemap protocol's limit. A full
+   * sitemap of 50,000 URLs is often more than 10 MiB: cut at a page's cap, a 13 MB one lost
+   * the 10,183 URLs past the cut. 0 (or a value below the page caps) reads sitemaps as pages.
+   */
+  maxSitemapBytes: number;
   /** Longest URL (and Location) accepted; default 8000, RFC 9110 §4.1's recommended minimum. */
   maxUrlLength: number;
   /** Largest response header block; default 64 KiB. */
@@ -186,6 +195,9 @@ interface Mode {
 const MiB = 1024 * 1024;
 /** Body bytes a fetch keeps unless `maxBodyBytes` says otherwise (and decoded, `maxDecodedBytes`). */
 export const DEFAULT_MAX_BODY_BYTES = 10 * MiB;
+/** What a recorded exchange may hold beyond the body and header caps: status line, framing (chunk sizes). */
+const CAPTURE_SLACK_BYTES = 64 * 1024;
+
 /** Default `connectTimeoutMs`. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Default `headersTimeoutMs` and `bodyTimeoutMs`: how long the fetcher waits for a stalled answer. */
@@ -223,6 +235,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     totalTimeoutMs: numberField({ above: 0, default: 120_000 }),
     maxBodyBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),
     maxDecodedBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),
+    maxSitemapBytes: numberField({ min: 0, integer: true, default: SITEMAP_MAX_BYTES }),
     maxUrlLength: numberField({ min: 16, integer: true, default: 8000 }),
     maxHeaderBytes: numberField({ min: 1024, integer: true, default: 64 * 1024 }),
     connectionsPerOrigin: numberField({ min: 1, integer: true, default: 1 }),
@@ -607,6 +620,22 @@ export class HttpFetcher implements Fetcher {
     await this.close();
   }
 
+  /**
+   * The body caps a sitemap may raise (`maxSitemapBytes`): only for a fetch that reads links
+   * and analyzes its body (robots.txt does neither), and only when they are above the page
+   * caps. The WARC capture grows with them, so the archived sitemap is whole too.
+   */
+  #sitemapCaps(mode: Mode, contentType: string | undefined, capture: Capture | undefined): BodyCaps | undefined {
+    const o = this.#o;
+    const limit = o.maxSitemapBytes;
+    if (!mode.parseLinks || !mode.analyze || (limit <= mode.maxBodyBytes && limit <= o.maxDecodedBytes)) return undefined;
+    return (head) => {
+      if (!isSitemapDocument(contentType, head)) return undefined;
+      capture?.raise(Math.max(limit, mode.maxBodyBytes) + o.maxHeaderBytes + CAPTURE_SLACK_BYTES);
+      return { maxWireBytes: limit, maxDecodedBytes: limit };
+    };
+  }
+
   #pool(origin: string, ip: string): Pool {
     const key = `${origin}|${ip}`;
     const existing = this.#pools.get(key);
@@ -740,7 +769,7 @@ export class HttpFetcher implements Fetcher {
     // The recording's closer once the headers arrived: what was received when the body broke off.
     let received: ((complete: boolean) => HttpExchange | undefined) | undefined;
     // Recording: the wire bytes go up to the body cap plus the header cap (and framing slack).
-    const capture = o.record ? beginCapture(mode.maxBodyBytes + o.maxHeaderBytes + 64 * 1024) : undefined;
+    const capture = o.record ? beginCapture(mode.maxBodyBytes + o.maxHeaderBytes + CAPTURE_SLACK_BYTES) : undefined;
     try {
       const res = await this.#pool(u.origin, ip).request({
         path: `${u.pathname}${u.search}`,
@@ -805,7 +834,7 @@ export class HttpFetcher implements Fetcher {
         return base;
       }
       const source = capture === undefined ? res.body : teeEntity(res.body, capture);
-      const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes);
+      const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes, this.#sitemapCaps(mode, contentType, capture));
       base.fetchMs = o.now() - t0;
       if (capture !== undefined) base.exchange = exchange(!read.truncated && read.error === undefined);
       if (read.truncated) base.truncated = true;

@@ -37,7 +37,12 @@ export class Capture {
   /** Entity-body chunks as undici delivered them (the HTTP/2 fallback). */
   readonly entity: Buffer[] = [];
   entitySize = 0;
-  constructor(readonly maxBytes: number) {}
+  constructor(public maxBytes: number) {}
+
+  /** Lets the capture grow to `maxBytes` (a body read past a page's cap: a sitemap), unless it was cut already. */
+  raise(maxBytes: number): void {
+    if (!this.cut && maxBytes > this.maxBytes) this.maxBytes = maxBytes;
+  }
 
   add(chunk: Buffer): void {
     if (this.done || this.cut) return;

@@ -66,6 +66,12 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
+/** A sitemap of `n` URLs (`url(i)`), each with a lastmod and `extra` markup. */
+function sitemapXml(n: number, url: (i: number) => string, extra = ''): string {
+  const entries = Array.from({ length: n }, (_, i) => `<url><loc>${url(i)}</loc><lastmod>2026-11-01T10:00:00+00:00</lastmod>${extra}</url>`);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">\n${entries.join('\n')}\n</urlset>`;
+}
+
 const HTML = `<!doctype html><html><head>
   <link rel="canonical" href="/canonical-page">
   </head><body>
@@ -350,6 +356,72 @@ describe('HttpFetcher: caps and decoding', () => {
     expect(exact.linksCapped).toBeUndefined();
   });
 
+  it('reads a sitemap past a page’s cap, to the protocol’s 50 MB (maxSitemapBytes): a full 50,000-URL sitemap of 12 MB keeps every URL', async () => {
+    // Cut at the page cap (10 MiB), this sitemap lost its last 9,500 URLs or so.
+    let xml = '';
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.end(xml);
+    });
+    xml = sitemapXml(50_000, (i) => `${s.origin}/products/category-${i % 97}/item-${i}-a-fairly-long-descriptive-slug-for-the-product-page.html`, '<image:image><image:loc>https://img.test/i.jpg</image:loc></image:image>');
+    expect(xml.length).toBeGreaterThan(12_000_000);
+    const out = await fetcher().fetch(request(`${s.origin}/sitemap.xml`), new AbortController().signal);
+    expect(out).toMatchObject({ status: 200, sitemap: true });
+    expect(out.truncated).toBeUndefined();
+    expect(out.links).toHaveLength(50_000);
+  });
+
+  it('only a sitemap or sitemap index is read past the page cap; identity or gzip-coded; up to maxSitemapBytes; archived whole', async () => {
+    const bodies = new Map<string, { type: string; body: string; gzip?: boolean }>();
+    const s = await serve((req, res) => {
+      const b = bodies.get(req.url ?? '');
+      if (b === undefined) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': b.type, ...(b.gzip ? { 'content-encoding': 'gzip' } : {}) });
+      res.end(b.gzip ? gzipSync(b.body) : b.body);
+    });
+    const urlset = sitemapXml(3_000, (i) => `${s.origin}/p/${i}`);
+    const index = `<?xml version="1.0"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from({ length: 3_000 }, (_, i) => `<sitemap><loc>${s.origin}/sm/${i}.xml</loc></sitemap>`).join('\n')}</sitemapindex>`;
+    const feed = `<?xml version="1.0"?>\n<rss version="2.0"><channel>${Array.from({ length: 3_000 }, (_, i) => `<item><link>${s.origin}/post/${i}</link></item>`).join('\n')}</channel></rss>`;
+    const html = `<!doctype html><html><body>${Array.from({ length: 3_000 }, (_, i) => `<a href="/p/${i}">page ${i}</a>`).join('\n')}</body></html>`;
+    bodies.set('/sitemap.xml', { type: 'application/xml', body: urlset });
+    bodies.set('/coded.xml', { type: 'application/xml', body: urlset, gzip: true });
+    bodies.set('/index.xml', { type: 'text/xml', body: index });
+    bodies.set('/feed.xml', { type: 'application/rss+xml', body: feed });
+    bodies.set('/page.html', { type: 'text/html', body: html });
+    bodies.set('/as-html.xml', { type: 'text/html', body: urlset });
+    for (const b of [urlset, index, feed, html]) expect(b.length).toBeGreaterThan(64 * 1024);
+    const caps = { maxBodyBytes: 64 * 1024, maxDecodedBytes: 64 * 1024 };
+    const get = (f: HttpFetcher, path: string) => f.fetch(request(`${s.origin}${path}`), new AbortController().signal);
+
+    const f = fetcher({ ...caps, maxSitemapBytes: MiB, record: true });
+    for (const path of ['/sitemap.xml', '/coded.xml', '/index.xml']) {
+      const out = await get(f, path);
+      expect(out, path).toMatchObject({ status: 200, sitemap: true });
+      expect(out.truncated, path).toBeUndefined();
+      expect(out.links, path).toHaveLength(3_000);
+      // The WARC capture grew with the body: the archived sitemap is whole.
+      expect(out.exchange?.truncated, path).toBe(false);
+      const served = bodies.get(path)!;
+      expect(out.exchange!.response.length, path).toBeGreaterThan(served.gzip ? gzipSync(served.body).length : served.body.length);
+    }
+    // Anything else keeps the page cap: a feed, an HTML page, a sitemap served as HTML.
+    for (const path of ['/feed.xml', '/page.html', '/as-html.xml']) {
+      const out = await get(f, path);
+      expect(out.truncated, path).toBe(true);
+      expect(out.exchange?.truncated, path).toBe(true);
+    }
+    // maxSitemapBytes below the body: cut there, the entries before the cut kept.
+    const small = await get(fetcher({ ...caps, maxSitemapBytes: 100 * 1024 }), '/sitemap.xml');
+    expect(small.truncated).toBe(true);
+    expect(small.links!.length).toBeGreaterThan(1_000);
+    expect(small.links!.length).toBeLessThan(3_000);
+    // 0 (or anything under the page caps): a sitemap is read as a page.
+    const off = await get(fetcher({ ...caps, maxSitemapBytes: 0 }), '/sitemap.xml');
+    expect(off.truncated).toBe(true);
+    expect(off.links!.length).toBeLessThan(small.links!.length);
+    expect(() => fetcher({ maxSitemapBytes: -1 })).toThrow(/maxSitemapBytes/);
+  });
+
   it('cuts an oversized body at maxBodyBytes and marks it truncated', async () => {
     const s = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
@@ -465,6 +537,36 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
     const read = await readBody(Readable.from([wire]), ['gzip'], Math.floor(wire.length / 2), 10 * MiB);
     expect(read).toMatchObject({ truncated: true, cutBy: 'wire', error: undefined });
     expect(read.bytes.length).toBeGreaterThan(0);
+  });
+
+  it('asks for larger caps once, with the first 1 KiB decoded; a bomb behind a sitemap head still stops at the raised cap', async () => {
+    const heads: string[] = [];
+    const caps = (head: Uint8Array) => {
+      heads.push(Buffer.from(head).toString('latin1'));
+      return head.includes(0x3c) ? { maxWireBytes: 2 * MiB, maxDecodedBytes: 2 * MiB } : undefined;
+    };
+    const text = `<?xml version="1.0"?><urlset>${'x'.repeat(3 * MiB)}`;
+    const chunks = (b: Buffer): Buffer[] => Array.from({ length: Math.ceil(b.length / 300) }, (_, i) => b.subarray(i * 300, (i + 1) * 300));
+    // Identity, in 300-byte pieces: asked once the fourth piece completes the head.
+    const plain = await readBody(Readable.from(chunks(Buffer.from(text))), [], 64 * 1024, 64 * 1024, caps);
+    expect(heads).toEqual([text.slice(0, 1024)]);
+    expect(plain).toMatchObject({ truncated: true, cutBy: 'wire' });
+    expect(plain.bytes.length).toBe(2 * MiB);
+    // gzip-coded: the head is the decoded text; 3 MiB of it is a bomb past the raised cap.
+    const coded = await readBody(Readable.from(chunks(gzipSync(text))), ['gzip'], 64 * 1024, 64 * 1024, caps);
+    expect(heads).toHaveLength(2);
+    expect(heads[1]).toBe(text.slice(0, 1024));
+    expect(coded).toMatchObject({ truncated: true, cutBy: 'decoded' });
+    expect(coded.bytes.length).toBe(2 * MiB);
+    // Declined: the given caps stand.
+    const declined = await readBody(Readable.from([Buffer.alloc(200 * 1024, 0x61)]), [], 64 * 1024, 64 * 1024, caps);
+    expect(heads).toHaveLength(3);
+    expect(declined.bytes.length).toBe(64 * 1024);
+    // A body under 1 KiB is never shown; nor is one a cap below 1 KiB cuts first.
+    await readBody(Readable.from([Buffer.from('<urlset/>')]), [], 64 * 1024, 64 * 1024, caps);
+    const tiny = await readBody(Readable.from([Buffer.from(text.slice(0, 4096))]), [], 512, 512, caps);
+    expect(heads).toHaveLength(3);
+    expect(tiny.bytes.length).toBe(512);
   });
 
   it('rethrows a failing source after cleaning up', async () => {
