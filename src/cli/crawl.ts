@@ -85,7 +85,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'max-links', kind: 'integer', arg: 'N', min: 1, max: 1_000_000, help: 'distinct links taken from one page, in document order (default 10000); the end summary names pages that had more' },
-    { name: 'timeout', kind: 'duration', arg: 'TIME', min: 1000, help: 'give up on a request after TIME in all (default 2m); the waits for its headers and between its body bytes are a quarter of that, at least 30s (never more than TIME), and for a connection at most 10s' },
+    { name: 'timeout', kind: 'duration', arg: 'TIME', min: 1000, help: 'give up on a request after TIME in all (default 2m); the waits for its headers and between its body bytes are a quarter of that, at least 30s (never more than TIME), and for a connection at most 10s (and half of TIME)' },
     { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M; a sitemap is read to 50M, the protocol\'s limit); a longer one is cut there, archived as truncated, and named in the end summary' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory; not with --redis)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
@@ -902,12 +902,14 @@ export function stillEnding(io: CliIo, json: boolean): (signal: NodeJS.Signals) 
 /**
  * The fetcher's timeouts for `--timeout TIME`: TIME for the whole request; for its headers and
  * between its body bytes a quarter of it, at least 30 s and never more than TIME (so the default
- * 2 min gives the fetcher's own 30 s); for the connection at most 10 s. Raising TIME for a slow
+ * 2 min gives the fetcher's own 30 s); for the connection at most 10 s and half of TIME, so a
+ * connection not made is told from a slow page (at TIME itself the total fired first, and a
+ * silent network drop was charged to the page as its timeout). Raising TIME for a slow
  * site thus also waits longer for a slow first byte, which a total alone would not.
  */
 export function requestTimeouts(totalMs: number): { totalTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number; connectTimeoutMs: number } {
   const stall = Math.min(totalMs, Math.max(DEFAULT_STALL_TIMEOUT_MS, totalMs / 4));
-  return { totalTimeoutMs: totalMs, headersTimeoutMs: stall, bodyTimeoutMs: stall, connectTimeoutMs: Math.min(totalMs, DEFAULT_CONNECT_TIMEOUT_MS) };
+  return { totalTimeoutMs: totalMs, headersTimeoutMs: stall, bodyTimeoutMs: stall, connectTimeoutMs: Math.min(totalMs / 2, DEFAULT_CONNECT_TIMEOUT_MS) };
 }
 
 /** When the engine may start its next fetch (a cluster node: over the slots it runs). */

@@ -79,7 +79,8 @@ export interface HttpFetcherOptions {
   dns: DnsCache | undefined;
   /**
    * How long a connection may take to be made, TLS handshake included; default 10 s. Running
-   * out is a failure to connect (`errorKind` 'connect'), not a timeout of the page.
+   * out is a failure to connect (`errorKind` 'connect'), not a timeout of the page — when it
+   * is below `totalTimeoutMs` (at or above it, the total timeout fires first: 'timeout').
    */
   connectTimeoutMs: number;
   /** Time to the response headers; default 30 s. */
@@ -465,7 +466,8 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
       // was charged to its URL and pages were given up while nothing was wrong with them; as
       // 'connect' it is the host's outage (src/frontier `OUTAGE_GRACE_MS`), and the crawl's own
       // network being down when nothing answers (src/engine `Connectivity`).
-      return ['connect', `connect timeout after ${o.connectTimeoutMs} ms (no connection was made)`];
+      // Through a proxy, the tunnel's own words name the proxy (it is the proxy that did not answer).
+      return ['connect', /^proxy /.test(errorMessage(err)) ? `${errorMessage(err)} (connect timeout after ${o.connectTimeoutMs} ms)` : `connect timeout after ${o.connectTimeoutMs} ms (the request was never sent)`];
     case 'UND_ERR_HEADERS_TIMEOUT':
       return ['timeout', `headers timeout after ${o.headersTimeoutMs} ms`];
     case 'UND_ERR_BODY_TIMEOUT':

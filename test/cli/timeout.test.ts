@@ -12,7 +12,9 @@ import { AGENT, inProcess, loopbackSite } from './helpers.js';
 describe('requestTimeouts', () => {
   it('the default 2 min is the fetcher\'s own; shorter caps every wait, longer stretches the stalls', () => {
     expect(requestTimeouts(120_000)).toEqual({ totalTimeoutMs: 120_000, headersTimeoutMs: 30_000, bodyTimeoutMs: 30_000, connectTimeoutMs: 10_000 });
-    expect(requestTimeouts(5_000)).toEqual({ totalTimeoutMs: 5_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
+    // The connection gets half: a connect timeout must fire before the total to read as one.
+    expect(requestTimeouts(5_000)).toEqual({ totalTimeoutMs: 5_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000, connectTimeoutMs: 2_500 });
+    expect(requestTimeouts(20_000).connectTimeoutMs).toBe(10_000);
     expect(requestTimeouts(60_000)).toEqual({ totalTimeoutMs: 60_000, headersTimeoutMs: 30_000, bodyTimeoutMs: 30_000, connectTimeoutMs: 10_000 });
     expect(requestTimeouts(600_000)).toEqual({ totalTimeoutMs: 600_000, headersTimeoutMs: 150_000, bodyTimeoutMs: 150_000, connectTimeoutMs: 10_000 });
   });

@@ -13,13 +13,12 @@ import { type Socket, connect } from 'node:net';
 const CHILD = `
 const s = require('node:net').createServer(() => {});
 s.listen({ port: Number(process.argv[1]), host: '127.0.0.1', backlog: 1 }, () => {
-  process.stdout.write(String(s.address().port) + '\\n');
-  // Never return to the event loop: nothing is ever accepted. A minute at most, so a test
-  // that dies without close() leaves no listener behind.
-  setTimeout(() => {
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000);
-    process.exit(0);
-  }, 20);
+  // A pipe write is synchronous here: the port is out before the loop stops. Then never return
+  // to the event loop, so nothing is ever accepted; a minute at most, so a test that dies
+  // without close() leaves no listener behind.
+  require('node:fs').writeSync(1, String(s.address().port) + '\\n');
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000);
+  process.exit(0);
 });
 `;
 
@@ -35,15 +34,17 @@ export interface Blackhole {
 export async function blackhole(port = 0): Promise<Blackhole> {
   const child: ChildProcess = spawn(process.execPath, ['-e', CHILD, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const bound = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`blackhole: the listener exited (${String(code)}) before listening on ${port}`)));
+    child.once('error', (err) => reject(new Error(`blackhole: cannot start the listener: ${err.message}`)));
+    child.once('exit', (code) => reject(new Error(`blackhole: the listener exited (${String(code)}) before listening on ${port} (in use?)`)));
     child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
   });
   child.removeAllListeners('exit');
+  child.removeAllListeners('error');
+  child.on('error', () => undefined);
   // Nothing more is read from it, and it must not hold the test process open.
   child.stdout!.destroy();
   child.unref();
-  // Let the child block, then fill its accept queue (backlog 1 holds two connections).
-  await new Promise((r) => setTimeout(r, 100));
+  // The child blocked as it wrote the port: fill its accept queue (backlog 1 holds two connections).
   const fill: Socket[] = [];
   for (let i = 0; i < 4; i++) {
     const s = connect(bound, '127.0.0.1');

@@ -664,7 +664,7 @@ describe('HttpFetcher: timeouts, failures, abort', () => {
       expect(await hole.holds()).toBe(true);
       const out = await fetcher({ connectTimeoutMs: 300 }).fetch(request(`http://127.0.0.1:${hole.port}/page`), new AbortController().signal);
       expect(out).toMatchObject({ status: 0, errorKind: 'connect', ip: '127.0.0.1' });
-      expect(out.error).toBe('connect timeout after 300 ms (no connection was made)');
+      expect(out.error).toBe('connect timeout after 300 ms (the request was never sent)');
     } finally {
       await hole.close();
     }
@@ -835,7 +835,10 @@ describe('HttpFetcher: options', () => {
     // A reset says the server was reached: not the 'connect' of an outage.
     expect(classify(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), false, false, o)[0]).toBe('network');
     expect(classify(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }), false, false, o)[0]).toBe('connect');
-    expect(classify(new undiciErrors.ConnectTimeoutError(), false, false, o)).toEqual(['connect', 'connect timeout after 1 ms (no connection was made)']);
+    expect(classify(new undiciErrors.ConnectTimeoutError(), false, false, o)).toEqual(['connect', 'connect timeout after 1 ms (the request was never sent)']);
+    // Through a proxy, the tunnel's message names the proxy that did not answer.
+    const viaProxy = Object.assign(new Error('proxy http://127.0.0.1:3128 unreachable: Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' });
+    expect(classify(viaProxy, false, false, o)).toEqual(['connect', 'proxy http://127.0.0.1:3128 unreachable: Connect Timeout Error (connect timeout after 1 ms)']);
     expect(classify(new undiciErrors.HeadersTimeoutError(), false, false, o)[0]).toBe('timeout');
     expect(classify(Object.assign(new Error('Response body length does not match content-length header'), { code: 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' }), false, false, o)[0]).toBe('protocol');
     // undici's parser error without an HPE_ code (a bad chunk size, a garbled status line).
