@@ -986,6 +986,13 @@ export function bodiesCutLine(c: CrawlCounts, maxBody: number): string {
   return `  cut       ${pagesNamed(c.bodiesCut, c.bodiesCutExample)} ${c.bodiesCut === 1 ? 'was' : 'were'} longer than ${bytes(maxBody)}: kept and archived up to it (WARC-Truncated: length), links past it not taken (--max-body SIZE keeps more from the pages fetched after it is given)`;
 }
 
+/** The end summary's line on sitemaps read only in part ('' for none). */
+export function sitemapsCutLine(c: CrawlCounts): string {
+  if (c.sitemapsCut === 0) return '';
+  const named = c.sitemapsCut === 1 ? c.sitemapsCutExample : `${int(c.sitemapsCut)} sitemaps (the first ${c.sitemapsCutExample})`;
+  return `  cut       ${named} ${c.sitemapsCut === 1 ? 'was' : 'were'} read only in part — past the protocol's 50 MiB, or cut by a timeout or a broken connection: the entries before the cut were taken`;
+}
+
 /** The end summary's line on links dropped as a catch-all path's echoes ('' for none). */
 export function echoLine(c: CrawlCounts): string {
   if (c.echoLinks === 0) return '';
@@ -1216,6 +1223,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       s.counts.sitemaps === 0 ? scriptLine(result.scriptShells) : '',
       linksCappedLine(s.counts, result.limits.maxLinks),
       bodiesCutLine(s.counts, result.limits.maxBody),
+      sitemapsCutLine(s.counts),
       waitLine(s, result.hosts, resume),
       nextRecrawlLine(result.nextFetch),
       `  pages  ${join(dataDir, PAGES_FILE)} (+${int(result.pagesWritten)} lines)`,
@@ -1223,7 +1231,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       result.stats === undefined && (s.reason === 'maxPages' || s.reason === 'maxRequests') && !result.interrupted
         ? `  limit  the crawl's ${s.reason === 'maxPages' ? '--max-pages' : '--max-requests'} counts every node's fetches and is spent (meguri cluster status shows it); to go on, raise it with meguri cluster limit --redis … --crawl … --store … ${s.reason === 'maxPages' ? '--max-pages' : '--max-requests'} N and start the nodes again (without the flag)`
         : s.reason === 'maxPages' && !result.interrupted
-        ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(s.okInCampaign)} pages fetched OK so far): ${resume} --max-pages N`
+        ? `  more   run it again with a higher --max-pages (the limit counts the whole campaign: ${int(s.okInCampaign)} page${s.okInCampaign === 1 ? '' : 's'} fetched OK so far): ${resume} --max-pages N`
         : result.interrupted || s.reason !== 'drained'
           ? rejoin !== undefined
             ? `  rejoin ${resume}   (${rejoin.note})`

@@ -1606,7 +1606,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (missedOutside !== undefined) outside.push(missedOutside);
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
     if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
-    if (o.truncated === true && s >= 200 && s < 300) this.#tally.bodyCut(req.url);
+    if (o.truncated === true && s >= 200 && s < 300) {
+      if (o.sitemap === true) this.#tally.sitemapCut(req.url);
+      else this.#tally.bodyCut(req.url);
+    }
     if (o.sitemap === true && s >= 200 && s < 300) this.#tally.sitemap();
     const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };

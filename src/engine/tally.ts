@@ -81,6 +81,14 @@ export interface CrawlCounts {
   readonly bodiesCut: number;
   /** The first such page's URL (undefined when none). */
   readonly bodiesCutExample?: string | undefined;
+  /**
+   * Sitemaps (2xx) read only in part: longer than the sitemap cap (`http.maxSitemapBytes`, the
+   * protocol's 50 MiB), or cut by a timeout or a broken connection past a page's cap. The
+   * entries before the cut were taken.
+   */
+  readonly sitemapsCut: number;
+  /** The first such sitemap's URL (undefined when none). */
+  readonly sitemapsCutExample?: string | undefined;
   /** Links taken to the spelling of their path met first, on an origin that ignores case (`PathCase`). */
   readonly caseRewrites: number;
   /** Queued URLs not fetched: another spelling of their path was served by an origin that ignores case. */
@@ -167,6 +175,8 @@ export class Tally {
   #indexRewrites = 0;
   #indexCopies = 0;
   #bodiesCutExample: string | undefined;
+  #sitemapsCut = 0;
+  #sitemapsCutExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
@@ -299,6 +309,12 @@ export class Tally {
     this.#bodiesCutExample ??= url;
   }
 
+  /** A sitemap was read only in part (see `CrawlCounts.sitemapsCut`). */
+  sitemapCut(url: string): void {
+    this.#sitemapsCut++;
+    this.#sitemapsCutExample ??= url;
+  }
+
   /** A page had more links than the fetcher takes: those past its cap were not taken. */
   linksCapped(url: string): void {
     this.#linksCapped++;
@@ -347,6 +363,7 @@ export class Tally {
       linksCapped: this.#linksCapped,
       ...(this.#linksCappedExample === undefined ? {} : { linksCappedExample: this.#linksCappedExample }),
       bodiesCut: this.#bodiesCut,
+      sitemapsCut: this.#sitemapsCut,
       sitemaps: this.#sitemaps,
       caseRewrites: this.#caseRewrites,
       pagingEnds: this.#pagingEnds,
@@ -354,6 +371,7 @@ export class Tally {
       indexRewrites: this.#indexRewrites,
       indexCopies: this.#indexCopies,
       ...(this.#bodiesCutExample === undefined ? {} : { bodiesCutExample: this.#bodiesCutExample }),
+      ...(this.#sitemapsCutExample === undefined ? {} : { sitemapsCutExample: this.#sitemapsCutExample }),
     };
   }
 

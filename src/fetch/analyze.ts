@@ -112,8 +112,9 @@ export function looksLikeHtml(contentType: string | undefined, bytes: Uint8Array
  * `<sitemapindex>`): such a body may be read to the protocol's 50 MB
  * (`HttpFetcherOptions.maxSitemapBytes`) rather than a page's cap.
  */
-export function isSitemapDocument(contentType: string | undefined, head: Uint8Array): boolean {
-  if (looksLikeHtml(contentType, head)) return false;
+export function isSitemapDocument(contentType: string | undefined, path: string, head: Uint8Array): boolean {
+  // The parser's own test first (src/sitemap `maybeSitemap`): a body it would not read is not raised.
+  if (looksLikeHtml(contentType, head) || !maybeSitemap(contentType, path, head)) return false;
   const root = firstElementName(head)?.toLowerCase();
   if (root === undefined) return false;
   const local = root.slice(root.indexOf(':') + 1);

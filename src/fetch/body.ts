@@ -23,8 +23,8 @@ export interface BodyRead {
   readonly wireBytes: number;
   /** A cap cut the body short (wire or decoded). */
   readonly truncated: boolean;
-  /** Which cap cut it. */
-  readonly cutBy?: 'wire' | 'decoded' | undefined;
+  /** Which cap cut it, or 'failure': the source failed past the caps a `BodyCaps` raised. */
+  readonly cutBy?: 'wire' | 'decoded' | 'failure' | undefined;
   /** Decoding failed or the coding is unsupported; `bytes` holds what decoded before that. */
   readonly error?: string | undefined;
   /** The coding could not be decoded at all: `bytes` are the still-encoded wire bytes. */
@@ -84,12 +84,23 @@ function oneOf(stream: Transform, events: readonly string[]): Promise<void> {
 export const BODY_HEAD_BYTES = 1024;
 
 /**
- * Asked once, with the first `BODY_HEAD_BYTES` of the decoded body, for caps that replace the
- * given ones when they are larger (a sitemap may be read to the protocol's 50 MB, a page to
- * `maxBodyBytes`); undefined keeps them. Not asked when the body ends, or a cap cuts it,
- * before that many bytes are decoded.
+ * Larger caps for a body its first bytes show to be worth them (a sitemap may be read to the
+ * protocol's 50 MB, a page to `maxBodyBytes`).
  */
-export type BodyCaps = (head: Uint8Array) => { readonly maxWireBytes: number; readonly maxDecodedBytes: number } | undefined;
+export interface BodyCaps {
+  /**
+   * Asked once, with the first `BODY_HEAD_BYTES` of the decoded body: caps that replace the
+   * given ones when they are larger, or undefined to keep them. Not asked when the body ends,
+   * or a cap cuts it, before that many bytes are decoded.
+   */
+  raise(head: Uint8Array): { readonly maxWireBytes: number; readonly maxDecodedBytes: number } | undefined;
+  /**
+   * After a raise, a source that fails (a timeout, a reset) once more was read than the given
+   * caps allowed: true keeps what was read, cut (`cutBy` 'failure'), since it is more than the
+   * given caps would ever have kept; false rethrows, as before a raise.
+   */
+  keepOnFailure(err: unknown): boolean;
+}
 
 /**
  * Reads `source` to its end or to a cap, decoding `codings` (applied-order list from
@@ -107,9 +118,11 @@ export async function readBody(
   const out: Uint8Array[] = [];
   let decodedBytes = 0;
   let wireBytes = 0;
-  let cutBy: 'wire' | 'decoded' | undefined;
+  let cutBy: 'wire' | 'decoded' | 'failure' | undefined;
   let error: string | undefined;
   let ask = caps;
+  const givenWire = maxWireBytes;
+  const givenDecoded = maxDecodedBytes;
   const unsupported = codings.find((c) => decoderFor(c, undefined) === undefined);
   if (codings.length > MAX_CODINGS) error = `${codings.length} stacked content codings (at most ${MAX_CODINGS} are decoded)`;
   else if (unsupported !== undefined) error = `unsupported content-encoding ${JSON.stringify(unsupported)}`;
@@ -120,7 +133,7 @@ export async function readBody(
     if (ask === undefined || cutBy !== undefined || decodedBytes + chunk.length < BODY_HEAD_BYTES) return;
     if (BODY_HEAD_BYTES > maxDecodedBytes || (!decode && BODY_HEAD_BYTES > maxWireBytes)) return;
     const head = Buffer.concat([...out, chunk.subarray(0, BODY_HEAD_BYTES - decodedBytes)], BODY_HEAD_BYTES);
-    const raised = ask(head);
+    const raised = ask.raise(head);
     ask = undefined;
     if (raised === undefined) return;
     if (raised.maxWireBytes > maxWireBytes) maxWireBytes = raised.maxWireBytes;
@@ -189,6 +202,11 @@ export async function readBody(
       // A stream cut by the wire cap ends mid-frame: that error is expected, not news.
       if (cutBy === 'wire') error = undefined;
     }
+  } catch (err) {
+    // Past the given caps, what was read is more than they would have kept: a cut body, not a failure.
+    const past = wireBytes > givenWire || decodedBytes > givenDecoded;
+    if (!(past && caps !== undefined && caps.keepOnFailure(err))) throw err;
+    cutBy = 'failure';
   } finally {
     stop();
   }

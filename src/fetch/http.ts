@@ -98,7 +98,9 @@ export interface HttpFetcherOptions {
    * first element is `<urlset>` or `<sitemapindex>`) when this is more than `maxBodyBytes` /
    * `maxDecodedBytes`; default 50 MiB (52,428,800 bytes), the sitemap protocol's limit. A full
    * sitemap of 50,000 URLs is often more than 10 MiB: cut at a page's cap, a 13 MB one lost
-   * the 10,183 URLs past the cut. 0 (or a value below the page caps) reads sitemaps as pages.
+   * the 10,183 URLs past the cut. 0 (or a value below the page caps) reads sitemaps as pages;
+   * at most 52,428,800 (the parser reads no more). At most two such reads run at once (a third
+   * sitemap meanwhile keeps the page cap); a fetch given its own `maxBodyBytes` keeps it.
    */
   maxSitemapBytes: number;
   /** Longest URL (and Location) accepted; default 8000, RFC 9110 §4.1's recommended minimum. */
@@ -191,6 +193,22 @@ interface Mode {
   readonly maxBodyBytes: number;
   readonly parseLinks: boolean;
   readonly analyze: boolean;
+  /** The body cap is the fetcher's own (not a caller's for this one fetch): a sitemap may raise it. */
+  readonly ownCap: boolean;
+}
+
+/**
+ * Sitemap reads past a page's cap at once per fetcher (`maxSitemapBytes`); a sitemap met while
+ * this many are being read keeps the page cap. Each costs up to ~5× the sitemap in memory (the
+ * body, the WARC capture, the worker's copy, the parse: +181 MB for a 45 MB sitemap), so two
+ * bound it near 500 MB where 64 concurrent fetches could otherwise have reached gigabytes.
+ */
+const MAX_SITEMAP_READS = 2;
+
+/** A fetch's claim on raising its caps for a sitemap: `done` gives its share back (once). */
+interface SitemapRead {
+  readonly caps: BodyCaps;
+  done(): void;
 }
 
 const MiB = 1024 * 1024;
@@ -236,7 +254,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     totalTimeoutMs: numberField({ above: 0, default: 120_000 }),
     maxBodyBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),
     maxDecodedBytes: numberField({ min: 0, integer: true, default: DEFAULT_MAX_BODY_BYTES }),
-    maxSitemapBytes: numberField({ min: 0, integer: true, default: SITEMAP_MAX_BYTES }),
+    maxSitemapBytes: numberField({ min: 0, max: SITEMAP_MAX_BYTES, integer: true, default: SITEMAP_MAX_BYTES }),
     maxUrlLength: numberField({ min: 16, integer: true, default: 8000 }),
     maxHeaderBytes: numberField({ min: 1024, integer: true, default: 64 * 1024 }),
     connectionsPerOrigin: numberField({ min: 1, integer: true, default: 1 }),
@@ -520,6 +538,8 @@ export class HttpFetcher implements Fetcher {
   readonly #extraHeaders: Record<string, string>;
   readonly #pools = new Map<string, Pool>();
   readonly #defaultMode: Mode;
+  /** Sitemap bodies being read past a page's cap now (`MAX_SITEMAP_READS`). */
+  #sitemapReads = 0;
   readonly #analyzer: PageAnalyzer;
   readonly #proxy: ProxyTunnel | undefined;
   /** `credentials`, and those added since (`addCredentials`). */
@@ -538,7 +558,7 @@ export class HttpFetcher implements Fetcher {
     }
     this.#extraHeaders = extra;
     this.#credentials = { ...this.#o.credentials };
-    this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true };
+    this.#defaultMode = { maxBodyBytes: this.#o.maxBodyBytes, parseLinks: this.#o.parseLinks, analyze: true, ownCap: true };
     // Node-only class: the packaged wasm (fingerprint, simhash) loads synchronously, once.
     if (!isCoreLoaded()) loadCoreSync();
     this.#analyzer = new PageAnalyzer({ threads: this.#o.analyzeThreads, inlineBelowBytes: this.#o.analyzeInlineBelowBytes });
@@ -585,6 +605,7 @@ export class HttpFetcher implements Fetcher {
         maxBodyBytes: options.maxBodyBytes ?? this.#o.maxBodyBytes,
         parseLinks: options.parseLinks ?? this.#o.parseLinks,
         analyze: options.analyze ?? true,
+        ownCap: options.maxBodyBytes === undefined,
       },
       0,
     );
@@ -624,17 +645,35 @@ export class HttpFetcher implements Fetcher {
 
   /**
    * The body caps a sitemap may raise (`maxSitemapBytes`): only for a fetch that reads links
-   * and analyzes its body (robots.txt does neither), and only when they are above the page
-   * caps. The WARC capture grows with them, so the archived sitemap is whole too.
+   * and analyzes its body under the fetcher's own cap (robots.txt does neither; a caller's cap
+   * for one fetch stands), only when they are above the page caps, and for at most
+   * `MAX_SITEMAP_READS` bodies at once. The WARC capture grows with them, so the archived
+   * sitemap is whole too. A sitemap that fails past the page caps (a total timeout on a slow
+   * server, a reset) keeps what was read — more than the page cap ever kept — unless the
+   * caller aborted.
    */
-  #sitemapCaps(mode: Mode, contentType: string | undefined, capture: Capture | undefined): BodyCaps | undefined {
+  #sitemapCaps(url: URL, mode: Mode, contentType: string | undefined, capture: Capture | undefined, signal: AbortSignal): SitemapRead | undefined {
     const o = this.#o;
     const limit = o.maxSitemapBytes;
-    if (!mode.parseLinks || !mode.analyze || (limit <= mode.maxBodyBytes && limit <= o.maxDecodedBytes)) return undefined;
-    return (head) => {
-      if (!isSitemapDocument(contentType, head)) return undefined;
-      capture?.raise(Math.max(limit, mode.maxBodyBytes) + o.maxHeaderBytes + CAPTURE_SLACK_BYTES);
-      return { maxWireBytes: limit, maxDecodedBytes: limit };
+    if (!mode.parseLinks || !mode.analyze || !mode.ownCap || (limit <= mode.maxBodyBytes && limit <= o.maxDecodedBytes)) return undefined;
+    let holding = false;
+    const caps: BodyCaps = {
+      raise: (head) => {
+        if (this.#sitemapReads >= MAX_SITEMAP_READS || !isSitemapDocument(contentType, url.pathname, head)) return undefined;
+        this.#sitemapReads++;
+        holding = true;
+        // Chunked framing adds a few bytes per chunk: 1/32 covers chunks down to ~300 bytes.
+        capture?.raise(limit + limit / 32 + o.maxHeaderBytes + CAPTURE_SLACK_BYTES);
+        return { maxWireBytes: limit, maxDecodedBytes: limit };
+      },
+      keepOnFailure: () => !signal.aborted,
+    };
+    return {
+      caps,
+      done: () => {
+        if (holding) this.#sitemapReads--;
+        holding = false;
+      },
     };
   }
 
@@ -760,6 +799,7 @@ export class HttpFetcher implements Fetcher {
     // no timer outlives its fetch.
     const controller = new AbortController();
     let timedOut = false;
+    let raising: SitemapRead | undefined;
     const onAbort = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => {
@@ -836,7 +876,8 @@ export class HttpFetcher implements Fetcher {
         return base;
       }
       const source = capture === undefined ? res.body : teeEntity(res.body, capture);
-      const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes, this.#sitemapCaps(mode, contentType, capture));
+      raising = this.#sitemapCaps(u, mode, contentType, capture, signal);
+      const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes, raising?.caps);
       base.fetchMs = o.now() - t0;
       if (capture !== undefined) base.exchange = exchange(!read.truncated && read.error === undefined);
       if (read.truncated) base.truncated = true;
@@ -891,6 +932,8 @@ export class HttpFetcher implements Fetcher {
     } finally {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
+      // A raised sitemap read holds its share until the body is analyzed, not only read.
+      raising?.done();
     }
   }
 }

@@ -48,6 +48,6 @@ export {
   systemResolver,
 } from './dns.js';
 export { DEFAULT_MAX_LINKS, type ExtractLinksOptions, type ExtractedLinks, LinkExtractor, extractLinks } from './links.js';
-export { ACCEPT_ENCODING, type BodyRead, decodeText, readBody, sniffCharset } from './body.js';
+export { ACCEPT_ENCODING, BODY_HEAD_BYTES, type BodyCaps, type BodyRead, decodeText, readBody, sniffCharset } from './body.js';
 export { type Cookie, type CookieJarOptions, CookieJar, parseCookieDate } from './cookies.js';
 export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_STALL_TIMEOUT_MS, type FetchUrlOptions, type Fetcher, type HttpFetcherOptions, HttpFetcher, type TlsOptions, isHeaderField, isOwnHeader } from './http.js';

@@ -101,6 +101,14 @@ describe('meguri crawl: --max-links', () => {
     server = createServer((req, res) => {
       const url = req.url ?? '/';
       if (url === '/robots.txt') return void res.writeHead(404).end();
+      if (url === '/sitemap.xml' || url === '/stall.xml') {
+        // 250 KB of sitemap naming /sm-0 … /sm-2999; /stall.xml sends 100 KB of it and stalls.
+        const entries = Array.from({ length: 3_000 }, (_, i) => `<url><loc>${base}/sm-${i}</loc><lastmod>2026-11-01T10:00:00+00:00</lastmod></url>`);
+        const xml = `<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries.join('\n')}\n</urlset>`;
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        if (url === '/stall.xml') return void res.write(xml.slice(0, 100_000));
+        return void res.end(xml);
+      }
       if (url === '/long') {
         // 200 KB of text, then a link: past a 64 KiB cut.
         return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${'<p>filler text</p>'.repeat(12_000)}<a href="/tail">tail</a></body></html>`);
@@ -153,6 +161,21 @@ describe('meguri crawl: --max-links', () => {
     const whole = await inProcess(['crawl', `${base}/long`, '--data', join(dir, 'whole'), '--max-body', '1M', ...flags]);
     expect(fetched(join(dir, 'whole')).sort()).toEqual(['/long', '/tail']);
     expect(whole.out).not.toContain('  cut ');
+  });
+
+  it('--max-body does not cut a sitemap (read to the protocol\'s 50 MiB); one cut by a timeout past it keeps its entries and is named as a sitemap', { timeout: 60_000 }, async () => {
+    const data = join(dir, 'sitemaps');
+    const run = await inProcess(['crawl', '--sitemap', `${base}/sitemap.xml`, '--sitemap', `${base}/stall.xml`, '--data', data, '--max-body', '64K', '--max-pages', '1', '--timeout', '2s', ...flags]);
+    expect(run.code, run.err).toBe(0);
+    const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; bytes: number; truncated: boolean; sitemap: boolean });
+    const whole = rows.find((r) => r.url === `${base}/sitemap.xml`)!;
+    expect(whole).toMatchObject({ truncated: false, sitemap: true });
+    expect(whole.bytes).toBeGreaterThan(200_000);
+    expect(rows.find((r) => r.url === `${base}/stall.xml`)).toMatchObject({ truncated: true, sitemap: true, bytes: 100_000 });
+    expect(run.out).toContain(`  cut       ${base}/stall.xml was read only in part — past the protocol's 50 MiB, or cut by a timeout or a broken connection: the entries before the cut were taken`);
+    expect(run.out).not.toContain('was longer than 64.0 KiB');
+    // Both sitemaps and the 3,000 pages they name (the stalled one's first ~1,100 among them).
+    expect(run.out).toContain('3,002 URLs known');
   });
 });
 

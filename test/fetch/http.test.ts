@@ -21,6 +21,7 @@ import {
   contentFp,
   normalizeBody,
   readBody,
+  type BodyCaps,
   simhashText,
   churnFp,
   extractLinks,
@@ -410,6 +411,13 @@ describe('HttpFetcher: caps and decoding', () => {
       expect(out.truncated, path).toBe(true);
       expect(out.exchange?.truncated, path).toBe(true);
     }
+    // A caller's own cap for one fetch stands (fetchUrl's maxBodyBytes).
+    const own = await f.fetchUrl(`${s.origin}/sitemap.xml`, undefined, { maxBodyBytes: 32 * 1024 });
+    expect(own.truncated).toBe(true);
+    // robots.txt is never read as a sitemap, whatever it holds: its parse limit stands.
+    bodies.set('/robots.txt', { type: 'text/plain', body: `${urlset}${'#'.repeat(600 * 1024)}` });
+    const robots = await fetcher({ maxSitemapBytes: MiB }).robotsFetch()(`${s.origin}/robots.txt`, new AbortController().signal);
+    expect(robots).toMatchObject({ status: 200, truncated: true });
     // maxSitemapBytes below the body: cut there, the entries before the cut kept.
     const small = await get(fetcher({ ...caps, maxSitemapBytes: 100 * 1024 }), '/sitemap.xml');
     expect(small.truncated).toBe(true);
@@ -420,6 +428,47 @@ describe('HttpFetcher: caps and decoding', () => {
     expect(off.truncated).toBe(true);
     expect(off.links!.length).toBeLessThan(small.links!.length);
     expect(() => fetcher({ maxSitemapBytes: -1 })).toThrow(/maxSitemapBytes/);
+    // The parser reads no more than the protocol's 50 MiB: a larger cap would read bytes for nothing.
+    expect(() => fetcher({ maxSitemapBytes: 52_428_801 })).toThrow(/maxSitemapBytes/);
+  });
+
+  it('at most two sitemaps are read past the page cap at once; a slow one cut by the total timeout past the cap keeps its entries', { timeout: 20_000 }, async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let started = 0;
+    let xml = '';
+    const s = await serve((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      if (req.url === '/stall.xml') {
+        // 40 KiB past the 16 KiB page cap, then nothing: the total timeout cuts it.
+        return void res.write(xml.slice(0, 40 * 1024));
+      }
+      if (req.url === '/early-stall.xml') return void res.write(xml.slice(0, 8 * 1024));
+      started++;
+      res.write(xml.slice(0, 4096));
+      void released.then(() => res.end(xml.slice(4096)));
+    });
+    xml = sitemapXml(2_000, (i) => `${s.origin}/p/${i}`);
+    const f = fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, connectionsPerOrigin: 4 });
+    const get = (path: string) => f.fetch(request(`${s.origin}${path}`), new AbortController().signal);
+    const three = [get('/a.xml'), get('/b.xml'), get('/c.xml')];
+    for (let waited = 0; started < 3 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    expect(started).toBe(3);
+    // Each has shown its head by now (4 KiB written at once): two raised, the third not.
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    const outs = await Promise.all(three);
+    expect(outs.map((o) => o.truncated === true).sort()).toEqual([false, false, true]);
+    expect(outs.filter((o) => o.links?.length === 2_000)).toHaveLength(2);
+    // The shares came back: the next sitemap is read whole.
+    expect((await get('/d.xml')).links).toHaveLength(2_000);
+    // A slow server: the total timeout past the page cap keeps the entries read.
+    const slow = await fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, totalTimeoutMs: 1_000 }).fetch(request(`${s.origin}/stall.xml`), new AbortController().signal);
+    expect(slow).toMatchObject({ status: 200, truncated: true, sitemap: true });
+    expect(slow.links!.length).toBeGreaterThan(300);
+    // Before the page cap, a stall is the page's timeout, as always: fetched again.
+    const early = await fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, totalTimeoutMs: 1_000 }).fetch(request(`${s.origin}/early-stall.xml`), new AbortController().signal);
+    expect(early).toMatchObject({ status: 0, errorKind: 'timeout' });
   });
 
   it('cuts an oversized body at maxBodyBytes and marks it truncated', async () => {
@@ -541,19 +590,27 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
 
   it('asks for larger caps once, with the first 1 KiB decoded; a bomb behind a sitemap head still stops at the raised cap', async () => {
     const heads: string[] = [];
-    const caps = (head: Uint8Array) => {
-      heads.push(Buffer.from(head).toString('latin1'));
-      return head.includes(0x3c) ? { maxWireBytes: 2 * MiB, maxDecodedBytes: 2 * MiB } : undefined;
+    const caps: BodyCaps = {
+      raise: (head) => {
+        heads.push(Buffer.from(head).toString('latin1'));
+        return head.includes(0x3c) ? { maxWireBytes: 2 * MiB, maxDecodedBytes: 2 * MiB } : undefined;
+      },
+      keepOnFailure: () => true,
     };
-    const text = `<?xml version="1.0"?><urlset>${'x'.repeat(3 * MiB)}`;
+    // Hex of a hash chain: gzip cannot shrink it below half, so the coded wire passes 64 KiB too.
+    let hex = '';
+    for (let i = 0; hex.length < 3 * MiB; i++) hex += xxh64(Buffer.from(String(i))).toString(16).padStart(16, '0');
+    const text = `<?xml version="1.0"?><urlset>${hex}`;
     const chunks = (b: Buffer): Buffer[] => Array.from({ length: Math.ceil(b.length / 300) }, (_, i) => b.subarray(i * 300, (i + 1) * 300));
     // Identity, in 300-byte pieces: asked once the fourth piece completes the head.
     const plain = await readBody(Readable.from(chunks(Buffer.from(text))), [], 64 * 1024, 64 * 1024, caps);
     expect(heads).toEqual([text.slice(0, 1024)]);
     expect(plain).toMatchObject({ truncated: true, cutBy: 'wire' });
     expect(plain.bytes.length).toBe(2 * MiB);
-    // gzip-coded: the head is the decoded text; 3 MiB of it is a bomb past the raised cap.
-    const coded = await readBody(Readable.from(chunks(gzipSync(text))), ['gzip'], 64 * 1024, 64 * 1024, caps);
+    // gzip-coded: the head is the decoded text, and both caps rise (the wire passes 64 KiB).
+    const wire = gzipSync(text);
+    expect(wire.length).toBeGreaterThan(MiB);
+    const coded = await readBody(Readable.from(chunks(wire)), ['gzip'], 64 * 1024, 64 * 1024, caps);
     expect(heads).toHaveLength(2);
     expect(heads[1]).toBe(text.slice(0, 1024));
     expect(coded).toMatchObject({ truncated: true, cutBy: 'decoded' });
@@ -567,6 +624,26 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
     const tiny = await readBody(Readable.from([Buffer.from(text.slice(0, 4096))]), [], 512, 512, caps);
     expect(heads).toHaveLength(3);
     expect(tiny.bytes.length).toBe(512);
+  });
+
+  it('after a raise, a source failing past the given caps keeps what was read (cut by failure); before them, or when told not to, it rethrows', async () => {
+    const raise = () => ({ maxWireBytes: MiB, maxDecodedBytes: MiB });
+    const failingAfter = (bytes: number) =>
+      Readable.from(
+        (async function* () {
+          yield Buffer.from(`<urlset>${'x'.repeat(bytes - 8)}`);
+          throw new Error('total timeout after 120000 ms');
+        })(),
+      );
+    const kept = await readBody(failingAfter(100 * 1024), [], 64 * 1024, 64 * 1024, { raise, keepOnFailure: () => true });
+    expect(kept).toMatchObject({ truncated: true, cutBy: 'failure', error: undefined });
+    expect(kept.bytes.length).toBe(100 * 1024);
+    // Within the given caps the failure is the page's, as without a raise (it is fetched again).
+    await expect(readBody(failingAfter(32 * 1024), [], 64 * 1024, 64 * 1024, { raise, keepOnFailure: () => true })).rejects.toThrow('total timeout');
+    // The caller aborted: never a page.
+    await expect(readBody(failingAfter(100 * 1024), [], 64 * 1024, 64 * 1024, { raise, keepOnFailure: () => false })).rejects.toThrow('total timeout');
+    // No raise: rethrown past the caps' size too (the wire cap had cut it first anyway).
+    await expect(readBody(failingAfter(100 * 1024), [], 200 * 1024, 200 * 1024, { raise: () => undefined, keepOnFailure: () => true })).rejects.toThrow('total timeout');
   });
 
   it('rethrows a failing source after cleaning up', async () => {
