@@ -50,7 +50,7 @@ import { PagesIndex, pageRecord } from './pages.js';
 import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta, untilText } from './progress.js';
 import { WarcWriter } from './warc.js';
 import { resumeFlags, shownFlag, withoutCredentials } from './saved-flags.js';
-import { type ScriptShell, scriptLine, scriptShell } from './script-pages.js';
+import { type ScriptShell, type ShellHost, ShellSoft404s, scriptLine, scriptShell, shellsLine } from './script-pages.js';
 import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
 import { type ClusterCrawlSettings, ClusterKeys, readCrawl } from '../cluster/index.js';
@@ -85,7 +85,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'max-links', kind: 'integer', arg: 'N', min: 1, max: 1_000_000, help: 'distinct links taken from one page, in document order (default 10000); the end summary names pages that had more' },
-    { name: 'timeout', kind: 'duration', arg: 'TIME', min: 1000, help: 'give up on a request after TIME in all (default 2m); the waits for its headers and between its body bytes are a quarter of that, at least 30s (never more than TIME), and for a connection at most 10s (and half of TIME)' },
+    { name: 'timeout', kind: 'duration', arg: 'TIME', min: 1000, help: 'give up on a request after TIME in all (default 2m); the waits for its headers and between its body bytes are a quarter of that, at least 30s (never more than TIME), and for a connection at most 10s and half of TIME (a connection not made in time is the host\'s outage, not the page\'s failure)' },
     { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M; a sitemap is read to 50M, the protocol\'s limit); a longer one is cut there, archived as truncated, and named in the end summary' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory; not with --redis)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
@@ -163,6 +163,8 @@ export interface CrawlResult {
   readonly pagesWritten: number;
   /** Seed pages whose scripts render them, linking to nothing in their HTML (script-pages.ts; at most a few). */
   readonly scriptShells: readonly ScriptShell[];
+  /** Hosts whose soft-404s were an app shell (`ShellSoft404s`). */
+  readonly shellHosts: readonly ShellHost[];
   readonly warcFiles: readonly string[];
   readonly warcBytes: number;
   /** Out-links followed on this run's pages plus redirect targets (discoveries offered to the frontier). */
@@ -280,6 +282,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   const holdAfter = testHoldAfter(io);
   const requisites = new Set<string>();
   const scriptShells: ScriptShell[] = [];
+  const shellSoft404s = new ShellSoft404s();
   let count = 0;
   hub.route((signal) => {
     count++;
@@ -318,6 +321,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
           const shell = scriptShell(page);
           if (shell !== undefined) scriptShells.push(shell);
         }
+        shellSoft404s.observe(page);
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
         // Requisites are marked by how they were found (remembered for this run, bounded).
@@ -357,6 +361,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       interrupted,
       pagesWritten: pages?.appended ?? 0,
       scriptShells,
+      shellHosts: shellSoft404s.hosts(),
       warcFiles: warc?.files ?? [],
       warcBytes: warc?.bytes ?? 0,
       discoveries,
@@ -1175,6 +1180,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       reason: s.reason,
       ...(s.resumeAtMs !== undefined ? { resumeAt: new Date(s.resumeAtMs).toISOString() } : {}),
       ...(result.scriptShells.length > 0 ? { scriptShells: result.scriptShells } : {}),
+      ...(result.shellHosts.length > 0 ? { shellHosts: result.shellHosts } : {}),
       interrupted: result.interrupted,
       fetched: p.fetched,
       fetchedThisRun: p.fetchedThisRun,
@@ -1221,6 +1227,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       echoLine(s.counts),
       pagingLine(s.counts),
       s.counts.sitemaps === 0 ? scriptLine(result.scriptShells) : '',
+      shellsLine(result.shellHosts),
       linksCappedLine(s.counts, result.limits.maxLinks),
       bodiesCutLine(s.counts, result.limits.maxBody),
       sitemapsCutLine(s.counts),

@@ -251,6 +251,8 @@ export class WarcWriter {
       ip: page.ip,
       status: page.status,
       exchange: page.exchange,
+      // A sitemap kept past the page cap when a timeout or a broken connection cut it (WARC 1.1 §5.13).
+      ...(page.cutAt === 'time' || page.cutAt === 'disconnect' ? { cutBy: page.cutAt } : {}),
       rebuild: () => rebuildExchange(page.url, page.status, page.headers, page.body, page.truncated, this.#agent),
     });
   }

@@ -1590,6 +1590,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       linksCapped: o.linksCapped,
       latencyMs: o.latencyMs,
       truncated: o.truncated,
+      cutAt: o.cutAt,
       sitemap: o.sitemap,
       robotsDisallowed: o.robotsDisallowed,
       error: o.error,
@@ -1607,7 +1608,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
     if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
     if (o.truncated === true && s >= 200 && s < 300) {
-      if (o.sitemap === true) this.#tally.sitemapCut(req.url);
+      // A sitemap cut past the page cap is its own line; one cut at the page cap (a feed, a
+      // .xml.gz, a third sitemap while two are read) is a body past --max-body like any page.
+      if (o.sitemap === true && o.cutAt !== undefined && o.cutAt !== 'cap') this.#tally.sitemapCut(req.url);
       else this.#tally.bodyCut(req.url);
     }
     if (o.sitemap === true && s >= 200 && s < 300) this.#tally.sitemap();

@@ -66,6 +66,8 @@ export interface Page {
   /** The body is the host's soft-404 template (treated as gone). */
   readonly soft404: boolean;
   readonly truncated: boolean;
+  /** Where a truncated body was cut (`Outcome.cutAt`); undefined when it was not. */
+  readonly cutAt: Outcome['cutAt'];
   /** The body was a sitemap, sitemap index or feed, its entries the `links`: fetched, not a page (`maxPages` does not count it). */
   readonly sitemap: boolean;
   readonly noindex: boolean;
@@ -118,6 +120,7 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     change: changeOf(req, o),
     soft404,
     truncated: o.truncated === true,
+    cutAt: o.truncated === true ? o.cutAt : undefined,
     sitemap: o.sitemap === true,
     noindex: o.noindex === true,
     canonical: o.canonical,

@@ -25,6 +25,8 @@ export interface BodyRead {
   readonly truncated: boolean;
   /** Which cap cut it, or 'failure': the source failed past the caps a `BodyCaps` raised. */
   readonly cutBy?: 'wire' | 'decoded' | 'failure' | undefined;
+  /** The read went past the given caps, to those a `BodyCaps` raised (and claimed). */
+  readonly raised: boolean;
   /** Decoding failed or the coding is unsupported; `bytes` holds what decoded before that. */
   readonly error?: string | undefined;
   /** The coding could not be decoded at all: `bytes` are the still-encoded wire bytes. */
@@ -95,6 +97,12 @@ export interface BodyCaps {
    */
   raise(head: Uint8Array): { readonly maxWireBytes: number; readonly maxDecodedBytes: number } | undefined;
   /**
+   * After a raise, asked once, when the read is about to pass a given cap: true lets it go on
+   * to the raised caps, false holds it to the given ones (cut there). Lets a budget of large
+   * reads be spent only on bodies that are large (a small sitemap never asks).
+   */
+  claim(): boolean;
+  /**
    * After a raise, a source that fails (a timeout, a reset) once more was read than the given
    * caps allowed: true keeps what was read, cut (`cutBy` 'failure'), since it is more than the
    * given caps would ever have kept; false rethrows, as before a raise.
@@ -123,6 +131,9 @@ export async function readBody(
   let ask = caps;
   const givenWire = maxWireBytes;
   const givenDecoded = maxDecodedBytes;
+  /** Raised, not yet past the given caps (the claim is still to be asked), and claimed. */
+  let pending = false;
+  let claimed = false;
   const unsupported = codings.find((c) => decoderFor(c, undefined) === undefined);
   if (codings.length > MAX_CODINGS) error = `${codings.length} stacked content codings (at most ${MAX_CODINGS} are decoded)`;
   else if (unsupported !== undefined) error = `unsupported content-encoding ${JSON.stringify(unsupported)}`;
@@ -138,11 +149,24 @@ export async function readBody(
     if (raised === undefined) return;
     if (raised.maxWireBytes > maxWireBytes) maxWireBytes = raised.maxWireBytes;
     if (raised.maxDecodedBytes > maxDecodedBytes) maxDecodedBytes = raised.maxDecodedBytes;
+    pending = true;
+  };
+
+  /** About to hold `wire` and `decoded` bytes: past a given cap, the raise is claimed, or undone. */
+  const claimPast = (wire: number, decoded: number): void => {
+    if (!pending || (wire <= givenWire && decoded <= givenDecoded)) return;
+    pending = false;
+    if (caps!.claim()) claimed = true;
+    else {
+      maxWireBytes = givenWire;
+      maxDecodedBytes = givenDecoded;
+    }
   };
 
   const sink = (chunk: Uint8Array): void => {
     if (cutBy === 'decoded') return;
     askCaps(chunk);
+    claimPast(wireBytes, decodedBytes + chunk.length);
     const room = maxDecodedBytes - decodedBytes;
     if (chunk.length > room) {
       if (room > 0) out.push(chunk.subarray(0, room));
@@ -178,6 +202,7 @@ export async function readBody(
       let chunk = piece as Uint8Array;
       // Identity: the wire bytes are the decoded ones, so the head is known before the wire cap applies.
       if (!decode) askCaps(chunk);
+      claimPast(wireBytes + chunk.length, decodedBytes);
       wireBytes += chunk.length;
       if (wireBytes > maxWireBytes) {
         chunk = chunk.subarray(0, chunk.length - (wireBytes - maxWireBytes));
@@ -204,14 +229,13 @@ export async function readBody(
     }
   } catch (err) {
     // Past the given caps, what was read is more than they would have kept: a cut body, not a failure.
-    const past = wireBytes > givenWire || decodedBytes > givenDecoded;
-    if (!(past && caps !== undefined && caps.keepOnFailure(err))) throw err;
+    if (!(claimed && caps !== undefined && caps.keepOnFailure(err))) throw err;
     cutBy = 'failure';
   } finally {
     stop();
   }
   const bytes = out.length === 1 ? out[0]! : Buffer.concat(out, decodedBytes);
-  return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, error, encoded: codings.length > 0 && !decode };
+  return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, raised: claimed, error, encoded: codings.length > 0 && !decode };
 }
 
 const CHARSET_ATTR = /charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i;

@@ -657,14 +657,21 @@ export class HttpFetcher implements Fetcher {
     const limit = o.maxSitemapBytes;
     if (!mode.parseLinks || !mode.analyze || !mode.ownCap || (limit <= mode.maxBodyBytes && limit <= o.maxDecodedBytes)) return undefined;
     let holding = false;
+    let finished = false;
     const caps: BodyCaps = {
       raise: (head) => {
-        if (this.#sitemapReads >= MAX_SITEMAP_READS || !isSitemapDocument(contentType, url.pathname, head)) return undefined;
+        if (finished || !isSitemapDocument(contentType, url.pathname, head)) return undefined;
+        // Chunked framing adds a few bytes per chunk: 1/32 covers chunks down to ~300 bytes. (Raised
+        // now, before the socket's tap can pass the page cap; a read never claimed stops there.)
+        capture?.raise(limit + Math.ceil(limit / 32) + o.maxHeaderBytes + CAPTURE_SLACK_BYTES);
+        return { maxWireBytes: limit, maxDecodedBytes: limit };
+      },
+      // The budget is spent only by a sitemap larger than the page cap, as it passes it.
+      claim: () => {
+        if (finished || this.#sitemapReads >= MAX_SITEMAP_READS) return false;
         this.#sitemapReads++;
         holding = true;
-        // Chunked framing adds a few bytes per chunk: 1/32 covers chunks down to ~300 bytes.
-        capture?.raise(limit + limit / 32 + o.maxHeaderBytes + CAPTURE_SLACK_BYTES);
-        return { maxWireBytes: limit, maxDecodedBytes: limit };
+        return true;
       },
       keepOnFailure: () => !signal.aborted,
     };
@@ -673,6 +680,7 @@ export class HttpFetcher implements Fetcher {
       done: () => {
         if (holding) this.#sitemapReads--;
         holding = false;
+        finished = true;
       },
     };
   }
@@ -880,7 +888,15 @@ export class HttpFetcher implements Fetcher {
       const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes, raising?.caps);
       base.fetchMs = o.now() - t0;
       if (capture !== undefined) base.exchange = exchange(!read.truncated && read.error === undefined);
-      if (read.truncated) base.truncated = true;
+      if (read.truncated) {
+        base.truncated = true;
+        base.cutAt = !read.raised ? 'cap' : read.cutBy !== 'failure' ? 'sitemapCap' : timedOut ? 'time' : 'disconnect';
+        // Validators of a part would let a recrawl's 304 keep the rest unread: the next fetch asks in full.
+        if (read.cutBy === 'failure') {
+          base.etag = undefined;
+          base.lastModified = undefined;
+        }
+      }
       if (read.error !== undefined) {
         base.error = read.error;
         base.errorKind = 'body';

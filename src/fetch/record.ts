@@ -41,7 +41,7 @@ export class Capture {
 
   /** Lets the capture grow to `maxBytes` (a body read past a page's cap: a sitemap), unless it was cut already. */
   raise(maxBytes: number): void {
-    if (!this.cut && maxBytes > this.maxBytes) this.maxBytes = maxBytes;
+    if (!this.cut && maxBytes > this.maxBytes) this.maxBytes = Math.floor(maxBytes);
   }
 
   add(chunk: Buffer): void {

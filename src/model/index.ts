@@ -205,6 +205,13 @@ export interface Outcome {
   /** The body exceeded the size cap and was cut. */
   readonly truncated?: boolean | undefined;
   /**
+   * Where a `truncated` body was cut: 'cap' at the page body cap (`maxBodyBytes` /
+   * `maxDecodedBytes`); for a sitemap read past it (`HttpFetcherOptions.maxSitemapBytes`),
+   * 'sitemapCap' at the sitemap cap, 'time' by the total timeout, 'disconnect' by a broken
+   * connection — the entries before the cut were kept. Absent when not truncated.
+   */
+  readonly cutAt?: 'cap' | 'sitemapCap' | 'time' | 'disconnect' | undefined;
+  /**
    * The body was a sitemap, sitemap index or feed (its entries are `links`): fetched and followed,
    * but not a page — `maxPages` does not count it (`countsAsPage`).
    */

@@ -4,9 +4,10 @@
 // raised from 8 to 12 fetched nothing of 3,048 parked URLs).
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trappedLine } from '../../src/cli/crawl.js';
 import { relinkText } from '../../src/cli/read.js';
@@ -165,7 +166,7 @@ describe('meguri crawl: --max-links', () => {
 
   it('--max-body does not cut a sitemap (read to the protocol\'s 50 MiB); one cut by a timeout past it keeps its entries and is named as a sitemap', { timeout: 60_000 }, async () => {
     const data = join(dir, 'sitemaps');
-    const run = await inProcess(['crawl', '--sitemap', `${base}/sitemap.xml`, '--sitemap', `${base}/stall.xml`, '--data', data, '--max-body', '64K', '--max-pages', '1', '--timeout', '2s', ...flags]);
+    const run = await inProcess(['crawl', '--sitemap', `${base}/sitemap.xml`, '--sitemap', `${base}/stall.xml`, '--data', data, '--max-body', '64K', '--max-pages', '1', '--timeout', '5s', ...flags]);
     expect(run.code, run.err).toBe(0);
     const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; bytes: number; truncated: boolean; sitemap: boolean });
     const whole = rows.find((r) => r.url === `${base}/sitemap.xml`)!;
@@ -174,6 +175,11 @@ describe('meguri crawl: --max-links', () => {
     expect(rows.find((r) => r.url === `${base}/stall.xml`)).toMatchObject({ truncated: true, sitemap: true, bytes: 100_000 });
     expect(run.out).toContain(`  cut       ${base}/stall.xml was read only in part — past the protocol's 50 MiB, or cut by a timeout or a broken connection: the entries before the cut were taken`);
     expect(run.out).not.toContain('was longer than 64.0 KiB');
+    // Archived as cut by time (WARC 1.1 §5.13), not by length.
+    const warcDir = join(data, 'warc');
+    const records = readdirSync(warcDir).map((f) => gunzipSync(readFileSync(join(warcDir, f))).toString('latin1')).join('');
+    const stalled = records.split('WARC/1.1\r\n').find((r) => r.includes('WARC-Type: response') && r.includes(`WARC-Target-URI: ${base}/stall.xml`));
+    expect(stalled).toContain('WARC-Truncated: time');
     // Both sitemaps and the 3,000 pages they name (the stalled one's first ~1,100 among them).
     expect(run.out).toContain('3,002 URLs known');
   });

@@ -55,3 +55,46 @@ describe('meguri crawl: a seed page rendered by its scripts', () => {
     expect(end?.scriptShells).toEqual([{ url: `http://127.0.0.1:${site.port()}/app`, scripts: 1, textChars: 8, mount: '<div id="root">' }]);
   });
 });
+
+describe('meguri crawl: an app shell served for every route, crawled from its sitemap', () => {
+  // A single-page app answers each route with the same HTML: past the soft-404 threshold (5
+  // URLs sharing one fingerprint) every page is taken for the site's not-found page. The
+  // summary said only "failing … (soft-404)" of pages that exist and are archived.
+  const ROUTES = 12;
+  const site = loopbackSite((req, res) => {
+    const path = req.url ?? '/';
+    if (path === '/robots.txt') return void res.writeHead(404).end();
+    if (path === '/sitemap.xml') {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      return void res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from({ length: ROUTES }, (_, i) => `<url><loc>http://${req.headers.host}/product/${i}</loc></url>`).join('')}</urlset>`);
+    }
+    // A plain site's not-found page, on another host name: a soft-404 that is no shell.
+    if (req.headers.host?.startsWith('plain.test')) {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return void res.end(`<html><body><h1>Sorry</h1><p>${'We could not find that page. '.repeat(12)}</p></body></html>`);
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(SHELL);
+  });
+
+  it('names the soft-404s that were one app shell, with its scripts and mount point, and the way on', async () => {
+    const run = await inProcess(['crawl', '--sitemap', `http://127.0.0.1:${site.port()}/sitemap.xml`, '--data', join(dir, 'spa'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', '--json']);
+    expect(run.code, run.err).toBe(0);
+    const events = run.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; shellHosts?: { host: string; pages: number; shell: unknown }[] });
+    const end = events.find((e) => e.type === 'end');
+    // The first four routes were pages; from the fifth on, the template.
+    expect(end?.shellHosts).toEqual([{ host: '127.0.0.1', pages: ROUTES - 4, shell: { url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${site.port()}/product/\\d+$`)), scripts: 1, textChars: 8, mount: '<div id="root">' } }]);
+  });
+
+  it('says so in the summary, and says nothing of a plain not-found page served for every URL', async () => {
+    const shells = await inProcess(['crawl', '--sitemap', `http://127.0.0.1:${site.port()}/sitemap.xml`, '--data', join(dir, 'spa-text'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h']);
+    expect(shells.code, shells.err).toBe(0);
+    expect(shells.out).toContain(
+      `  shells    127.0.0.1: ${ROUTES - 4} soft-404s were one app shell, the same HTML for every route (1 script, 8 characters of text, <div id="root">) — pages its scripts render in a browser, archived as served; meguri reads pages as served: render them in a browser for their content (README: "JavaScript-rendered pages")`,
+    );
+    const plain = await inProcess(['crawl', '--sitemap', `http://plain.test:${site.port()}/sitemap.xml`, '--resolve', 'plain.test=127.0.0.1', '--data', join(dir, 'plain-404'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h']);
+    expect(plain.code, plain.err).toBe(0);
+    expect(plain.out).toContain('(soft-404)');
+    expect(plain.out).not.toMatch(/^ {2}shells /m);
+  });
+});

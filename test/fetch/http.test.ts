@@ -420,7 +420,7 @@ describe('HttpFetcher: caps and decoding', () => {
     expect(robots).toMatchObject({ status: 200, truncated: true });
     // maxSitemapBytes below the body: cut there, the entries before the cut kept.
     const small = await get(fetcher({ ...caps, maxSitemapBytes: 100 * 1024 }), '/sitemap.xml');
-    expect(small.truncated).toBe(true);
+    expect(small).toMatchObject({ truncated: true, cutAt: 'sitemapCap' });
     expect(small.links!.length).toBeGreaterThan(1_000);
     expect(small.links!.length).toBeLessThan(3_000);
     // 0 (or anything under the page caps): a sitemap is read as a page.
@@ -432,39 +432,53 @@ describe('HttpFetcher: caps and decoding', () => {
     expect(() => fetcher({ maxSitemapBytes: 52_428_801 })).toThrow(/maxSitemapBytes/);
   });
 
-  it('at most two sitemaps are read past the page cap at once; a slow one cut by the total timeout past the cap keeps its entries', { timeout: 20_000 }, async () => {
+  it('at most two sitemaps are read past the page cap at once, claimed as they pass it (a small one never counts); a slow one cut by the total timeout past the cap keeps its entries', { timeout: 30_000 }, async () => {
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    let started = 0;
+    const held = new Set<string>();
     let xml = '';
+    const small = sitemapXml(50, (i) => `http://127.0.0.1/s/${i}`);
     const s = await serve((req, res) => {
-      res.writeHead(200, { 'content-type': 'application/xml' });
-      if (req.url === '/stall.xml') {
-        // 40 KiB past the 16 KiB page cap, then nothing: the total timeout cuts it.
-        return void res.write(xml.slice(0, 40 * 1024));
+      const path = req.url ?? '';
+      res.writeHead(200, { 'content-type': 'application/xml', etag: '"v1"' });
+      // 40 KiB past the 16 KiB page cap, then nothing: the total timeout cuts it.
+      if (path === '/stall.xml') return void res.write(xml.slice(0, 40 * 1024));
+      if (path === '/early-stall.xml') return void res.write(xml.slice(0, 8 * 1024));
+      if (path === '/small.xml') return void res.end(small);
+      if (path.startsWith('/held-')) {
+        // Past the page cap at once, the rest on release: these hold the two shares meanwhile.
+        held.add(path);
+        res.write(xml.slice(0, 40 * 1024));
+        return void released.then(() => res.end(xml.slice(40 * 1024)));
       }
-      if (req.url === '/early-stall.xml') return void res.write(xml.slice(0, 8 * 1024));
-      started++;
-      res.write(xml.slice(0, 4096));
-      void released.then(() => res.end(xml.slice(4096)));
+      res.end(xml);
     });
     xml = sitemapXml(2_000, (i) => `${s.origin}/p/${i}`);
     const f = fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, connectionsPerOrigin: 4 });
     const get = (path: string) => f.fetch(request(`${s.origin}${path}`), new AbortController().signal);
-    const three = [get('/a.xml'), get('/b.xml'), get('/c.xml')];
-    for (let waited = 0; started < 3 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
-    expect(started).toBe(3);
-    // Each has shown its head by now (4 KiB written at once): two raised, the third not.
-    await new Promise((r) => setTimeout(r, 100));
+    const holders = [get('/held-a.xml'), get('/held-b.xml')];
+    for (let waited = 0; held.size < 2 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    expect(held.size).toBe(2);
+    await new Promise((r) => setTimeout(r, 200));
+    // Both shares are held: a sitemap under the page cap is still read whole (it claims none),
+    // and a large one meanwhile keeps the page cap — a body cut at it ('cap').
+    expect((await get('/small.xml')).truncated).toBeUndefined();
+    const third = await get('/c.xml');
+    expect(third).toMatchObject({ truncated: true, cutAt: 'cap' });
     release();
-    const outs = await Promise.all(three);
-    expect(outs.map((o) => o.truncated === true).sort()).toEqual([false, false, true]);
-    expect(outs.filter((o) => o.links?.length === 2_000)).toHaveLength(2);
-    // The shares came back: the next sitemap is read whole.
-    expect((await get('/d.xml')).links).toHaveLength(2_000);
-    // A slow server: the total timeout past the page cap keeps the entries read.
+    for (const o of await Promise.all(holders)) {
+      expect(o.truncated).toBeUndefined();
+      expect(o.links).toHaveLength(2_000);
+    }
+    // The shares came back, once each: of three at once, two are read whole again.
+    const round = await Promise.all([get('/d.xml'), get('/e.xml'), get('/f.xml')]);
+    expect(round.map((o) => o.links?.length === 2_000).filter(Boolean).length).toBeGreaterThanOrEqual(2);
+    expect(round.filter((o) => o.truncated === true).length).toBeLessThanOrEqual(1);
+    expect((await get('/g.xml')).links).toHaveLength(2_000);
+    // A slow server: the total timeout past the page cap keeps the entries read ('time'), and no
+    // validators (a recrawl's 304 would leave the rest unread).
     const slow = await fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, totalTimeoutMs: 1_000 }).fetch(request(`${s.origin}/stall.xml`), new AbortController().signal);
-    expect(slow).toMatchObject({ status: 200, truncated: true, sitemap: true });
+    expect(slow).toMatchObject({ status: 200, truncated: true, sitemap: true, cutAt: 'time', etag: undefined });
     expect(slow.links!.length).toBeGreaterThan(300);
     // Before the page cap, a stall is the page's timeout, as always: fetched again.
     const early = await fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, totalTimeoutMs: 1_000 }).fetch(request(`${s.origin}/early-stall.xml`), new AbortController().signal);
@@ -595,6 +609,7 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
         heads.push(Buffer.from(head).toString('latin1'));
         return head.includes(0x3c) ? { maxWireBytes: 2 * MiB, maxDecodedBytes: 2 * MiB } : undefined;
       },
+      claim: () => true,
       keepOnFailure: () => true,
     };
     // Hex of a hash chain: gzip cannot shrink it below half, so the coded wire passes 64 KiB too.
@@ -615,6 +630,7 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
     expect(heads[1]).toBe(text.slice(0, 1024));
     expect(coded).toMatchObject({ truncated: true, cutBy: 'decoded' });
     expect(coded.bytes.length).toBe(2 * MiB);
+    expect(plain.raised && coded.raised).toBe(true);
     // Declined: the given caps stand.
     const declined = await readBody(Readable.from([Buffer.alloc(200 * 1024, 0x61)]), [], 64 * 1024, 64 * 1024, caps);
     expect(heads).toHaveLength(3);
@@ -624,6 +640,17 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
     const tiny = await readBody(Readable.from([Buffer.from(text.slice(0, 4096))]), [], 512, 512, caps);
     expect(heads).toHaveLength(3);
     expect(tiny.bytes.length).toBe(512);
+    // The claim refused as the read passes the given caps: held to them after all.
+    let claims = 0;
+    const claiming = (answer: boolean): BodyCaps => ({ ...caps, claim: () => (claims++, answer) });
+    const refused = await readBody(Readable.from(chunks(Buffer.from(text))), [], 64 * 1024, 64 * 1024, claiming(false));
+    expect(refused).toMatchObject({ truncated: true, cutBy: 'wire', raised: false });
+    expect(refused.bytes.length).toBe(64 * 1024);
+    expect(claims).toBe(1);
+    // Raised but never past the given caps: never claimed (a small sitemap spends no budget).
+    const under = await readBody(Readable.from(chunks(Buffer.from(text.slice(0, 8 * 1024)))), [], 64 * 1024, 64 * 1024, claiming(true));
+    expect(under).toMatchObject({ truncated: false, raised: false });
+    expect(claims).toBe(1);
   });
 
   it('after a raise, a source failing past the given caps keeps what was read (cut by failure); before them, or when told not to, it rethrows', async () => {
@@ -635,15 +662,15 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
           throw new Error('total timeout after 120000 ms');
         })(),
       );
-    const kept = await readBody(failingAfter(100 * 1024), [], 64 * 1024, 64 * 1024, { raise, keepOnFailure: () => true });
+    const kept = await readBody(failingAfter(100 * 1024), [], 64 * 1024, 64 * 1024, { raise, claim: () => true, keepOnFailure: () => true });
     expect(kept).toMatchObject({ truncated: true, cutBy: 'failure', error: undefined });
     expect(kept.bytes.length).toBe(100 * 1024);
     // Within the given caps the failure is the page's, as without a raise (it is fetched again).
-    await expect(readBody(failingAfter(32 * 1024), [], 64 * 1024, 64 * 1024, { raise, keepOnFailure: () => true })).rejects.toThrow('total timeout');
+    await expect(readBody(failingAfter(32 * 1024), [], 64 * 1024, 64 * 1024, { raise, claim: () => true, keepOnFailure: () => true })).rejects.toThrow('total timeout');
     // The caller aborted: never a page.
-    await expect(readBody(failingAfter(100 * 1024), [], 64 * 1024, 64 * 1024, { raise, keepOnFailure: () => false })).rejects.toThrow('total timeout');
+    await expect(readBody(failingAfter(100 * 1024), [], 64 * 1024, 64 * 1024, { raise, claim: () => true, keepOnFailure: () => false })).rejects.toThrow('total timeout');
     // No raise: rethrown past the caps' size too (the wire cap had cut it first anyway).
-    await expect(readBody(failingAfter(100 * 1024), [], 200 * 1024, 200 * 1024, { raise: () => undefined, keepOnFailure: () => true })).rejects.toThrow('total timeout');
+    await expect(readBody(failingAfter(100 * 1024), [], 200 * 1024, 200 * 1024, { raise: () => undefined, claim: () => true, keepOnFailure: () => true })).rejects.toThrow('total timeout');
   });
 
   it('rethrows a failing source after cleaning up', async () => {
