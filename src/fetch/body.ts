@@ -27,6 +27,8 @@ export interface BodyRead {
   readonly cutBy?: 'wire' | 'decoded' | 'failure' | undefined;
   /** The read went past the given caps, to those a `BodyCaps` raised (and claimed). */
   readonly raised: boolean;
+  /** A `BodyCaps` raised the caps but refused the claim: the read was held to the given caps. */
+  readonly refused: boolean;
   /** Decoding failed or the coding is unsupported; `bytes` holds what decoded before that. */
   readonly error?: string | undefined;
   /** The coding could not be decoded at all: `bytes` are the still-encoded wire bytes. */
@@ -134,6 +136,7 @@ export async function readBody(
   /** Raised, not yet past the given caps (the claim is still to be asked), and claimed. */
   let pending = false;
   let claimed = false;
+  let refused = false;
   const unsupported = codings.find((c) => decoderFor(c, undefined) === undefined);
   if (codings.length > MAX_CODINGS) error = `${codings.length} stacked content codings (at most ${MAX_CODINGS} are decoded)`;
   else if (unsupported !== undefined) error = `unsupported content-encoding ${JSON.stringify(unsupported)}`;
@@ -149,15 +152,23 @@ export async function readBody(
     if (raised === undefined) return;
     if (raised.maxWireBytes > maxWireBytes) maxWireBytes = raised.maxWireBytes;
     if (raised.maxDecodedBytes > maxDecodedBytes) maxDecodedBytes = raised.maxDecodedBytes;
-    pending = true;
+    pending = maxWireBytes > givenWire || maxDecodedBytes > givenDecoded;
   };
 
-  /** About to hold `wire` and `decoded` bytes: past a given cap, the raise is claimed, or undone. */
+  /**
+   * About to hold `wire` and `decoded` bytes: past the given caps, the raise is claimed, or
+   * undone — claimed only when it lifted every cap being passed (one it left cuts the read
+   * there anyway: nothing to claim for).
+   */
   const claimPast = (wire: number, decoded: number): void => {
-    if (!pending || (wire <= givenWire && decoded <= givenDecoded)) return;
+    const overWire = wire > givenWire;
+    const overDecoded = decoded > givenDecoded;
+    if (!pending || !(overWire || overDecoded)) return;
     pending = false;
+    if ((overWire && maxWireBytes <= givenWire) || (overDecoded && maxDecodedBytes <= givenDecoded)) return;
     if (caps!.claim()) claimed = true;
     else {
+      refused = true;
       maxWireBytes = givenWire;
       maxDecodedBytes = givenDecoded;
     }
@@ -202,7 +213,8 @@ export async function readBody(
       let chunk = piece as Uint8Array;
       // Identity: the wire bytes are the decoded ones, so the head is known before the wire cap applies.
       if (!decode) askCaps(chunk);
-      claimPast(wireBytes + chunk.length, decodedBytes);
+      // Identity: this chunk's bytes are decoded ones too.
+      claimPast(wireBytes + chunk.length, decode ? decodedBytes : decodedBytes + chunk.length);
       wireBytes += chunk.length;
       if (wireBytes > maxWireBytes) {
         chunk = chunk.subarray(0, chunk.length - (wireBytes - maxWireBytes));
@@ -235,7 +247,7 @@ export async function readBody(
     stop();
   }
   const bytes = out.length === 1 ? out[0]! : Buffer.concat(out, decodedBytes);
-  return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, raised: claimed, error, encoded: codings.length > 0 && !decode };
+  return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, raised: claimed, refused, error, encoded: codings.length > 0 && !decode };
 }
 
 const CHARSET_ATTR = /charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i;

@@ -208,6 +208,8 @@ const MAX_SITEMAP_READS = 2;
 /** A fetch's claim on raising its caps for a sitemap: `done` gives its share back (once). */
 interface SitemapRead {
   readonly caps: BodyCaps;
+  /** The failure a read past the page cap was kept through was the body's idle timeout. */
+  stalled(): boolean;
   done(): void;
 }
 
@@ -658,6 +660,7 @@ export class HttpFetcher implements Fetcher {
     if (!mode.parseLinks || !mode.analyze || !mode.ownCap || (limit <= mode.maxBodyBytes && limit <= o.maxDecodedBytes)) return undefined;
     let holding = false;
     let finished = false;
+    let stalled = false;
     const caps: BodyCaps = {
       raise: (head) => {
         if (finished || !isSitemapDocument(contentType, url.pathname, head)) return undefined;
@@ -673,10 +676,15 @@ export class HttpFetcher implements Fetcher {
         holding = true;
         return true;
       },
-      keepOnFailure: () => !signal.aborted,
+      keepOnFailure: (err) => {
+        if (signal.aborted) return false;
+        stalled = errorCode(err) === 'UND_ERR_BODY_TIMEOUT';
+        return true;
+      },
     };
     return {
       caps,
+      stalled: () => stalled,
       done: () => {
         if (holding) this.#sitemapReads--;
         holding = false;
@@ -890,9 +898,10 @@ export class HttpFetcher implements Fetcher {
       if (capture !== undefined) base.exchange = exchange(!read.truncated && read.error === undefined);
       if (read.truncated) {
         base.truncated = true;
-        base.cutAt = !read.raised ? 'cap' : read.cutBy !== 'failure' ? 'sitemapCap' : timedOut ? 'time' : 'disconnect';
-        // Validators of a part would let a recrawl's 304 keep the rest unread: the next fetch asks in full.
-        if (read.cutBy === 'failure') {
+        base.cutAt = !read.raised ? 'cap' : read.cutBy !== 'failure' ? 'sitemapCap' : timedOut || raising?.stalled() === true ? 'time' : 'disconnect';
+        // Validators of a part would let a recrawl's 304 keep the rest unread: the next fetch asks
+        // in full. So for a sitemap held to the page cap only because two were being read.
+        if (read.cutBy === 'failure' || read.refused) {
           base.etag = undefined;
           base.lastModified = undefined;
         }

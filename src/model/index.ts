@@ -207,7 +207,7 @@ export interface Outcome {
   /**
    * Where a `truncated` body was cut: 'cap' at the page body cap (`maxBodyBytes` /
    * `maxDecodedBytes`); for a sitemap read past it (`HttpFetcherOptions.maxSitemapBytes`),
-   * 'sitemapCap' at the sitemap cap, 'time' by the total timeout, 'disconnect' by a broken
+   * 'sitemapCap' at the sitemap cap, 'time' by the total or idle timeout, 'disconnect' by a broken
    * connection — the entries before the cut were kept. Absent when not truncated.
    */
   readonly cutAt?: 'cap' | 'sitemapCap' | 'time' | 'disconnect' | undefined;

@@ -459,12 +459,13 @@ describe('HttpFetcher: caps and decoding', () => {
     const holders = [get('/held-a.xml'), get('/held-b.xml')];
     for (let waited = 0; held.size < 2 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
     expect(held.size).toBe(2);
-    await new Promise((r) => setTimeout(r, 200));
-    // Both shares are held: a sitemap under the page cap is still read whole (it claims none),
-    // and a large one meanwhile keeps the page cap — a body cut at it ('cap').
+    await new Promise((r) => setTimeout(r, 500));
+    // Both shares are held: a sitemap under the page cap is read whole meanwhile, and a large
+    // one keeps the page cap — a body cut at it ('cap'), without validators (a recrawl's 304
+    // would leave its rest unread).
     expect((await get('/small.xml')).truncated).toBeUndefined();
     const third = await get('/c.xml');
-    expect(third).toMatchObject({ truncated: true, cutAt: 'cap' });
+    expect(third).toMatchObject({ truncated: true, cutAt: 'cap', etag: undefined });
     release();
     for (const o of await Promise.all(holders)) {
       expect(o.truncated).toBeUndefined();
@@ -480,6 +481,9 @@ describe('HttpFetcher: caps and decoding', () => {
     const slow = await fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, totalTimeoutMs: 1_000 }).fetch(request(`${s.origin}/stall.xml`), new AbortController().signal);
     expect(slow).toMatchObject({ status: 200, truncated: true, sitemap: true, cutAt: 'time', etag: undefined });
     expect(slow.links!.length).toBeGreaterThan(300);
+    // So is a body that goes quiet past it (the idle timeout, the common stall): 'time' too.
+    const quiet = await fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, bodyTimeoutMs: 500, totalTimeoutMs: 20_000 }).fetch(request(`${s.origin}/stall.xml`), new AbortController().signal);
+    expect(quiet).toMatchObject({ status: 200, truncated: true, cutAt: 'time' });
     // Before the page cap, a stall is the page's timeout, as always: fetched again.
     const early = await fetcher({ maxBodyBytes: 16 * 1024, maxDecodedBytes: 16 * 1024, maxSitemapBytes: MiB, totalTimeoutMs: 1_000 }).fetch(request(`${s.origin}/early-stall.xml`), new AbortController().signal);
     expect(early).toMatchObject({ status: 0, errorKind: 'timeout' });
@@ -651,6 +655,18 @@ describe('HttpFetcher: readBody (decoder internals)', () => {
     const under = await readBody(Readable.from(chunks(Buffer.from(text.slice(0, 8 * 1024)))), [], 64 * 1024, 64 * 1024, claiming(true));
     expect(under).toMatchObject({ truncated: false, raised: false });
     expect(claims).toBe(1);
+    // Claimed on the decoded side too: gzip of a repetitive body stays under the wire cap.
+    const squeezed = gzipSync(`<?xml version="1.0"?><urlset>${'x'.repeat(3 * MiB)}`);
+    expect(squeezed.length).toBeLessThan(64 * 1024);
+    const held = await readBody(Readable.from(chunks(squeezed)), ['gzip'], 64 * 1024, 64 * 1024, claiming(false));
+    expect(held).toMatchObject({ truncated: true, cutBy: 'decoded', raised: false, refused: true });
+    expect(held.bytes.length).toBe(64 * 1024);
+    expect(claims).toBe(2);
+    // Only a cap the raise lifted asks: one it left is a cut like any other, nothing to claim.
+    const wireOnly: BodyCaps = { ...claiming(true), raise: () => ({ maxWireBytes: 2 * MiB, maxDecodedBytes: 64 * 1024 }) };
+    const left = await readBody(Readable.from(chunks(Buffer.from(text))), [], 64 * 1024, 64 * 1024, wireOnly);
+    expect(left).toMatchObject({ truncated: true, cutBy: 'decoded', raised: false, refused: false });
+    expect(claims).toBe(2);
   });
 
   it('after a raise, a source failing past the given caps keeps what was read (cut by failure); before them, or when told not to, it rethrows', async () => {
