@@ -99,9 +99,10 @@ export interface BodyCaps {
    */
   raise(head: Uint8Array): { readonly maxWireBytes: number; readonly maxDecodedBytes: number } | undefined;
   /**
-   * After a raise, asked once, when the read is about to pass a given cap: true lets it go on
-   * to the raised caps, false holds it to the given ones (cut there). Lets a budget of large
-   * reads be spent only on bodies that are large (a small sitemap never asks).
+   * After a raise, asked once, when the read is about to pass the given caps — only if the
+   * raise lifted each cap being passed: true lets it go on to the raised caps, false holds it to
+   * the given ones (cut there). Lets a budget of large reads be spent only on bodies that are
+   * large (a small sitemap never asks).
    */
   claim(): boolean;
   /**
@@ -133,7 +134,7 @@ export async function readBody(
   let ask = caps;
   const givenWire = maxWireBytes;
   const givenDecoded = maxDecodedBytes;
-  /** Raised, not yet past the given caps (the claim is still to be asked), and claimed. */
+  /** `pending`: raised, the claim not asked yet; then `claimed` or `refused`. */
   let pending = false;
   let claimed = false;
   let refused = false;
@@ -211,9 +212,9 @@ export async function readBody(
   try {
     for await (const piece of source) {
       let chunk = piece as Uint8Array;
-      // Identity: the wire bytes are the decoded ones, so the head is known before the wire cap applies.
+      // Identity: the wire bytes are the decoded ones, so the head is known (and the claim asked)
+      // before the wire cap applies, this chunk counted on both sides.
       if (!decode) askCaps(chunk);
-      // Identity: this chunk's bytes are decoded ones too.
       claimPast(wireBytes + chunk.length, decode ? decodedBytes : decodedBytes + chunk.length);
       wireBytes += chunk.length;
       if (wireBytes > maxWireBytes) {
