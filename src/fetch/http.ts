@@ -498,6 +498,9 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
       // Conflicting Content-Length headers, or a body longer or shorter than the one given
       // (RFC 9112 §6.3: an unrecoverable framing error).
       return ['protocol', `${code}: ${errorMessage(err)}`];
+    case 'MEGURI_PROXY_UPSTREAM':
+      // The proxy could not reach the server (src/fetch/proxy.ts): a connection not made.
+      return ['connect', errorMessage(err)];
     case 'ECONNREFUSED':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':

@@ -21,6 +21,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 export class ProxyTunnel {
   readonly #pool: Pool;
   readonly #auth: string | undefined;
+  readonly #connectTimeoutMs: number;
   /** The proxy's origin (credentials removed), for messages. */
   readonly origin: string;
 
@@ -34,21 +35,32 @@ export class ProxyTunnel {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidArgumentError(`HttpFetcher.proxy: expected an http: or https: proxy URL, received ${JSON.stringify(u.protocol)}`);
     this.#auth = u.username !== '' ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : undefined;
     this.origin = u.origin;
+    this.#connectTimeoutMs = connectTimeoutMs;
     this.#pool = new Pool(u.origin, { connect: { timeout: connectTimeoutMs } });
   }
 
-  /** Opens a tunnel to `ip:port` (an address the caller has already checked). */
+  /**
+   * Opens a tunnel to `ip:port` (an address the caller has already checked), within the
+   * connect timeout: the tunnel is the connection, so a proxy that cannot reach the server —
+   * it answers 502, 503 or 504, or nothing in time (a target dropping packets) — fails it as a
+   * connection not made (`MEGURI_PROXY_UPSTREAM`, `UND_ERR_CONNECT_TIMEOUT`: errorKind
+   * 'connect', the host's outage), not as a page's failure.
+   */
   async open(ip: string, port: number, signal?: AbortSignal): Promise<Socket> {
     const target = `${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
+    const deadline = AbortSignal.timeout(this.#connectTimeoutMs);
     let answer: Dispatcher.ConnectData;
     try {
       answer = await this.#pool.connect({
         path: target,
         headers: { host: target, ...(this.#auth !== undefined ? { 'proxy-authorization': this.#auth } : {}) },
-        ...(signal !== undefined ? { signal } : {}),
+        signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
     } catch (err) {
       if (signal?.aborted === true) throw err;
+      if (deadline.aborted) {
+        throw Object.assign(new Error(`proxy ${this.origin} opened no tunnel to ${target} (the proxy or the server did not answer)`, { cause: err }), { code: 'UND_ERR_CONNECT_TIMEOUT' });
+      }
       // The proxy itself failed, not the site: say so, or a proxy that went down reads as every
       // site refusing connections to its own address. The code stays (it classifies the failure).
       const e = err as NodeJS.ErrnoException;
@@ -57,7 +69,8 @@ export class ProxyTunnel {
     const { socket, statusCode } = answer;
     if (statusCode !== 200) {
       socket.destroy();
-      throw Object.assign(new Error(`proxy ${this.origin} answered ${statusCode} to CONNECT ${target}`), { code: 'MEGURI_PROXY_REFUSED' });
+      const upstream = statusCode === 502 || statusCode === 503 || statusCode === 504;
+      throw Object.assign(new Error(`proxy ${this.origin} answered ${statusCode} to CONNECT ${target}${upstream ? ' (it could not reach the server)' : ''}`), { code: upstream ? 'MEGURI_PROXY_UPSTREAM' : 'MEGURI_PROXY_REFUSED' });
     }
     return socket as Socket;
   }

@@ -24,6 +24,8 @@ describe('through a CONNECT proxy', () => {
   const heads: string[] = [];
   const sockets = new Set<Socket>();
   let refuse = false;
+  /** How the proxy answers a CONNECT instead of tunnelling: a status line, or nothing at all. */
+  let instead: string | 'silence' | undefined;
   let site: TestServer;
   let tls: ReturnType<typeof createSecureServer>;
   let tlsPort: number;
@@ -39,6 +41,8 @@ describe('through a CONNECT proxy', () => {
         heads.push(head);
         const m = /^CONNECT (\S+):(\d+) HTTP\/1\.1\r\n/.exec(head);
         if (!m || refuse) return void client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
+        if (instead === 'silence') return;
+        if (instead !== undefined) return void client.end(`HTTP/1.1 ${instead}\r\ncontent-length: 0\r\n\r\n`);
         const upstream = connect(Number(m[2]), m[1]!.replace(/^\[|\]$/g, ''), () => {
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
           upstream.pipe(client);
@@ -133,6 +137,30 @@ describe('through a CONNECT proxy', () => {
       expect(o.error).toContain(`proxy http://127.0.0.1:${port} unreachable: `);
       expect(o.error).toMatch(/ECONNREFUSED/);
     } finally {
+      await f.close();
+    }
+  });
+
+  it('a proxy that cannot reach the server (502/504 to CONNECT, or no answer in the connect timeout) is a connection not made: the host\'s outage, not the page\'s failure', async () => {
+    const f = new HttpFetcher({ agent: AGENT, allowPrivate: true, proxy: proxyUrl, connectTimeoutMs: 300, dns: dns({ 'plain.test': '127.0.0.2' }) });
+    try {
+      for (const line of ['502 Bad Gateway', '504 Gateway Timeout']) {
+        instead = line;
+        const o = await f.fetchUrl(`http://plain.test:${site.port}/x`);
+        expect(o, line).toMatchObject({ status: 0, errorKind: 'connect' });
+        expect(o.error).toMatch(new RegExp(`answered ${line.slice(0, 3)} to CONNECT 127\\.0\\.0\\.2:\\d+ \\(it could not reach the server\\)`));
+      }
+      // A proxy refusing the crawler itself (403, 407) is no sign of the server.
+      instead = '407 Proxy Authentication Required';
+      expect((await f.fetchUrl(`http://plain.test:${site.port}/x`)).errorKind).not.toBe('connect');
+      // A target dropping packets behind the proxy: no answer to the CONNECT in time.
+      // (The message is the tunnel's, not the total timeout's: it was given up at the connect timeout.)
+      instead = 'silence';
+      const o = await f.fetchUrl(`http://plain.test:${site.port}/x`);
+      expect(o).toMatchObject({ status: 0, errorKind: 'connect' });
+      expect(o.error).toMatch(/^proxy http:\/\/127\.0\.0\.1:\d+ opened no tunnel to 127\.0\.0\.2:\d+ \(the proxy or the server did not answer\) \(connect timeout after 300 ms\)$/);
+    } finally {
+      instead = undefined;
       await f.close();
     }
   });
