@@ -499,7 +499,8 @@ export function classify(err: unknown, callerAborted: boolean, totalTimedOut: bo
       // (RFC 9112 §6.3: an unrecoverable framing error).
       return ['protocol', `${code}: ${errorMessage(err)}`];
     case 'MEGURI_PROXY_UPSTREAM':
-      // The proxy could not reach the server (src/fetch/proxy.ts): a connection not made.
+      // The proxy could not reach the server, or opened no tunnel in time (src/fetch/proxy.ts):
+      // a connection not made.
       return ['connect', errorMessage(err)];
     case 'ECONNREFUSED':
     case 'EHOSTUNREACH':

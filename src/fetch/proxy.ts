@@ -40,15 +40,18 @@ export class ProxyTunnel {
   }
 
   /**
-   * Opens a tunnel to `ip:port` (an address the caller has already checked), within the
-   * connect timeout: the tunnel is the connection, so a proxy that cannot reach the server —
-   * it answers 502, 503 or 504, or nothing in time (a target dropping packets) — fails it as a
-   * connection not made (`MEGURI_PROXY_UPSTREAM`, `UND_ERR_CONNECT_TIMEOUT`: errorKind
-   * 'connect', the host's outage), not as a page's failure.
+   * Opens a tunnel to `ip:port` (an address the caller has already checked), within twice the
+   * connect timeout (the proxy's connection, then the proxy's own to the server; a slow proxy
+   * — Tor behind Privoxy — still works): the tunnel is the connection, so a proxy that cannot
+   * reach the server — it answers 502, 503 or 504 (Squid's word for a target refused or
+   * unreachable is 503), or nothing in time (a target dropping packets) — fails it as a
+   * connection not made (`MEGURI_PROXY_UPSTREAM`: errorKind 'connect', the host's outage),
+   * not as a page's failure. A proxy overloaded itself reads
+   * the same way, which is right: the proxy is the crawl's network.
    */
   async open(ip: string, port: number, signal?: AbortSignal): Promise<Socket> {
     const target = `${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
-    const deadline = AbortSignal.timeout(this.#connectTimeoutMs);
+    const deadline = AbortSignal.timeout(2 * this.#connectTimeoutMs);
     let answer: Dispatcher.ConnectData;
     try {
       answer = await this.#pool.connect({
@@ -58,8 +61,9 @@ export class ProxyTunnel {
       });
     } catch (err) {
       if (signal?.aborted === true) throw err;
-      if (deadline.aborted) {
-        throw Object.assign(new Error(`proxy ${this.origin} opened no tunnel to ${target} (the proxy or the server did not answer)`, { cause: err }), { code: 'UND_ERR_CONNECT_TIMEOUT' });
+      // The deadline's own abort (not undici's timeout connecting to the proxy, named below).
+      if (deadline.aborted && (err as NodeJS.ErrnoException).code !== 'UND_ERR_CONNECT_TIMEOUT') {
+        throw Object.assign(new Error(`proxy ${this.origin} opened no tunnel to ${target} in ${2 * this.#connectTimeoutMs} ms (the proxy or the server did not answer)`, { cause: err }), { code: 'MEGURI_PROXY_UPSTREAM' });
       }
       // The proxy itself failed, not the site: say so, or a proxy that went down reads as every
       // site refusing connections to its own address. The code stays (it classifies the failure).
@@ -70,7 +74,8 @@ export class ProxyTunnel {
     if (statusCode !== 200) {
       socket.destroy();
       const upstream = statusCode === 502 || statusCode === 503 || statusCode === 504;
-      throw Object.assign(new Error(`proxy ${this.origin} answered ${statusCode} to CONNECT ${target}${upstream ? ' (it could not reach the server)' : ''}`), { code: upstream ? 'MEGURI_PROXY_UPSTREAM' : 'MEGURI_PROXY_REFUSED' });
+      const why = statusCode === 503 ? ' (it could not reach the server, or is itself unavailable)' : upstream ? ' (it could not reach the server)' : '';
+      throw Object.assign(new Error(`proxy ${this.origin} answered ${statusCode} to CONNECT ${target}${why}`), { code: upstream ? 'MEGURI_PROXY_UPSTREAM' : 'MEGURI_PROXY_REFUSED' });
     }
     return socket as Socket;
   }
