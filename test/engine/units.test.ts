@@ -183,17 +183,24 @@ describe('journal records', () => {
 
 describe('a round trip journaled', () => {
   it("an outcome's reopenLocation survives the journal; an absent one is none, a bad one refused", () => {
-    const key = '0123456789abcdef0123456789abcdef';
-    const o = { row: 1, url: 'https://a.example/check', status: 302, location: 'https://a.example/a', reopenLocation: true };
-    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
-    expect(rec).toMatchObject({ ro: 1, loc: 'https://a.example/a' });
-    expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0]).reopenLocation).toBe(true);
-    const plain = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, { ...o, reopenLocation: undefined })), 0);
-    expect('ro' in JSON.parse(JSON.stringify(plain))).toBe(false);
-    expect(recordOutcome(plain as Parameters<typeof recordOutcome>[0]).reopenLocation).toBeUndefined();
-    expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":302,"ro":true}`), 0)).toThrow(CorruptJournalError);
+    expectFlagJournaled({ row: 1, url: 'https://a.example/check', status: 302, location: 'https://a.example/a', reopenLocation: true }, 'reopenLocation', 'ro', { loc: 'https://a.example/a' }, 302);
   });
 });
+
+/**
+ * A boolean outcome flag journaled as `short: 1`: it survives the round trip, an unset one is
+ * not written and reads back as unset, and `short: true` is refused as corrupt.
+ */
+function expectFlagJournaled(o: Parameters<typeof outcomeRecord>[4], flag: 'reopenLocation' | 'offline', short: 'ro' | 'off', alongside: Record<string, unknown>, status: number): void {
+  const key = '0123456789abcdef0123456789abcdef';
+  const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
+  expect(rec).toMatchObject({ [short]: 1, ...alongside });
+  expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0])[flag]).toBe(true);
+  const plain = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, { ...o, [flag]: undefined })), 0);
+  expect(short in JSON.parse(JSON.stringify(plain))).toBe(false);
+  expect(recordOutcome(plain as Parameters<typeof recordOutcome>[0])[flag]).toBeUndefined();
+  expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":${status},"${short}":true}`), 0)).toThrow(CorruptJournalError);
+}
 
 describe('a failure kind journaled', () => {
   it("a status-0 outcome's errorKind survives the journal (a cut-off page replays as a page fault); a status one's is not written; a bad one is refused", () => {
@@ -212,15 +219,7 @@ describe('a failure kind journaled', () => {
   });
 
   it("an outcome's offline verdict survives the journal (a resume spares what the live run spared); absent is not offline, a bad one refused", () => {
-    const key = '0123456789abcdef0123456789abcdef';
-    const o = { row: 1, url: 'https://a.example/p', status: 0, errorKind: 'connect' as const, offline: true };
-    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
-    expect(rec).toMatchObject({ off: 1, ek: 'connect' });
-    expect(recordOutcome(rec as Parameters<typeof recordOutcome>[0]).offline).toBe(true);
-    const online = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, { ...o, offline: undefined })), 0);
-    expect('off' in JSON.parse(JSON.stringify(online))).toBe(false);
-    expect(recordOutcome(online as Parameters<typeof recordOutcome>[0]).offline).toBeUndefined();
-    expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":0,"off":true}`), 0)).toThrow(CorruptJournalError);
+    expectFlagJournaled({ row: 1, url: 'https://a.example/p', status: 0, errorKind: 'connect', offline: true }, 'offline', 'off', { ek: 'connect' }, 0);
   });
 });
 
