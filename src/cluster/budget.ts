@@ -1,6 +1,6 @@
 /**
  * The crawl-wide page and request budgets of a cluster crawl: `limits.maxPages` (pages fetched
- * OK, 2xx/304) and `limits.maxRequests` (fetches of any outcome) in the crawl record, counted
+ * OK, 2xx/304 and soft-404s: `countsAsPage`) and `limits.maxRequests` (fetches of any outcome) in the crawl record, counted
  * over every node. A single process counts its own completions and stops at the limit; nodes
  * cannot, because each would stop at the limit on its own. So the budget is tokens in Redis.
  *

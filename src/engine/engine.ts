@@ -1592,6 +1592,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       truncated: o.truncated,
       cutAt: o.cutAt,
       sitemap: o.sitemap,
+      soft404: soft404 ? true : undefined,
       robotsDisallowed: o.robotsDisallowed,
       error: o.error,
       errorKind: o.errorKind,

@@ -108,9 +108,11 @@ export interface EngineOptions {
   /** Fetches in flight at once (across hosts; one per host always). Default 64. */
   readonly concurrency: number;
   /**
-   * Pages fetched OK (2xx or 304, soft-404s aside) for the campaign, resumes included: the
-   * crawl stops once this many have been taken. Failures, redirects, sitemaps (`Page.sitemap`)
-   * and robots.txt requests do not count. Default unlimited. With `cluster` it is the crawl's limit, recorded with it and
+   * Pages fetched OK (2xx or 304, soft-404s included: `countsAsPage`) for the campaign, resumes
+   * included: the crawl stops once this many have been taken. Failures, redirects, sitemaps
+   * (`Page.sitemap`) and robots.txt requests do not count. A soft-404 (`Page.soft404`, not
+   * `Page.ok`) counts because the server answered 200 and the body was delivered: uncounted, an
+   * app whose every route is one shell was fetched route by route whatever the limit. Default unlimited. With `cluster` it is the crawl's limit, recorded with it and
    * counted over every node (docs/CLUSTER.md).
    */
   readonly maxPages: number;

@@ -77,6 +77,8 @@ export interface OutcomeRecord {
   readonly off?: 1 | undefined;
   /** 1: the body was a sitemap, not a page (`Outcome.sitemap`; absent in journals written before it existed: a page). */
   readonly sm?: 1 | undefined;
+  /** 1: a 2xx the engine read as a soft-404, told 404 (`Outcome.soft404`; absent in journals written before it existed: a replay counts it as no page). */
+  readonly s4?: 1 | undefined;
   /** Followed links (canonical). */
   readonly l?: readonly string[] | undefined;
   /** Links and redirect target outside the crawl's scope (canonical): refused, never fetched. */
@@ -119,6 +121,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     ek: o.status === 0 ? o.errorKind : undefined,
     off: o.offline === true ? 1 : undefined,
     sm: o.sitemap === true ? 1 : undefined,
+    s4: o.soft404 === true ? 1 : undefined,
     l: links && links.length > 0 ? links : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
   };
@@ -144,6 +147,7 @@ export function recordOutcome(r: OutcomeRecord): Outcome {
     errorKind: r.ek,
     offline: r.off === 1 ? true : undefined,
     sitemap: r.sm === 1 ? true : undefined,
+    soft404: r.s4 === 1 ? true : undefined,
     links,
   };
 }
@@ -163,6 +167,8 @@ const optStr = (v: unknown): boolean => v === undefined || isStr(v);
  * replayed as one.
  */
 const DISPATCH_NUMBERS: readonly (readonly [string, FieldKind, boolean])[] = [['at', 'time', true]];
+/** An outcome record's flags: 1 or absent (`ro`, `sm`, `off`, `s4`). */
+const OUTCOME_FLAGS = ['ro', 'sm', 'off', 's4'] as const;
 const OUTCOME_NUMBERS: readonly (readonly [string, FieldKind, boolean])[] = [
   ['at', 'time', true],
   ['now', 'time', true],
@@ -218,9 +224,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if (problem !== undefined) return bad(problem);
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
-    if (o['ro'] !== undefined && o['ro'] !== 1) return bad(`field ro is ${JSON.stringify(o['ro'])}, expected 1 or absent`);
-    if (o['sm'] !== undefined && o['sm'] !== 1) return bad(`field sm is ${JSON.stringify(o['sm'])}, expected 1 or absent`);
-    if (o['off'] !== undefined && o['off'] !== 1) return bad(`field off is ${JSON.stringify(o['off'])}, expected 1 or absent`);
+    for (const flag of OUTCOME_FLAGS) if (o[flag] !== undefined && o[flag] !== 1) return bad(`field ${flag} is ${JSON.stringify(o[flag])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);
     const l = o['l'];

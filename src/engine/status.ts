@@ -295,7 +295,7 @@ export interface Progress {
   readonly fetched: number;
   /** Content fetches completed in this run. */
   readonly fetchedThisRun: number;
-  /** Pages fetched OK in the campaign: what `maxPages` counts (failures, redirects and sitemaps aside). */
+  /** Pages fetched OK in the campaign, soft-404s included: what `maxPages` counts (failures, redirects and sitemaps aside). */
   readonly pagesOk: number;
   /** Fetch rate over the last report period. */
   readonly pagesPerSec: number;

@@ -104,6 +104,8 @@ export interface CrawlCounts {
   readonly pagingEnds: number;
   /** Sitemaps fetched OK (`Outcome.sitemap`): among `ok`, but not pages for `maxPages`. */
   readonly sitemaps: number;
+  /** 2xx answers read as the site's not-found page (`Outcome.soft404`): among `clientErrors`, and pages for `maxPages`. */
+  readonly soft404s: number;
 }
 
 /** A host that failed, with how often and why. */
@@ -153,6 +155,7 @@ export class Tally {
   #ok = 0;
   #redirects = 0;
   #client = 0;
+  #soft404s = 0;
   #server = 0;
   #network = 0;
   #incomplete = 0;
@@ -187,7 +190,10 @@ export class Tally {
 
   /** The answer to `req` (`status` 0: no HTTP answer, `error` says why); a failure is filed under its URL's hostname. */
   outcome(req: { readonly url: string; readonly host: string; readonly relink?: true | undefined }, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
-    if (soft404) this.#client++;
+    if (soft404) {
+      this.#client++;
+      this.#soft404s++;
+    }
     else if (status === 0 && errorKind === 'incomplete') this.#incomplete++;
     else if (status === 0) this.#network++;
     else if (status === 304 || (status >= 200 && status < 300)) {
@@ -365,6 +371,7 @@ export class Tally {
       bodiesCut: this.#bodiesCut,
       sitemapsCut: this.#sitemapsCut,
       sitemaps: this.#sitemaps,
+      soft404s: this.#soft404s,
       caseRewrites: this.#caseRewrites,
       pagingEnds: this.#pagingEnds,
       caseCopies: this.#caseCopies,

@@ -45,12 +45,13 @@ export function isOk(status: number): boolean {
 }
 
 /**
- * Whether an outcome is a page for `maxPages`: fetched OK (`isOk`) and not a sitemap. A crawl
- * started from a sitemap index of fifty sitemaps with `--max-pages 60` fetches sixty pages, not
- * ten; `maxRequests` counts every fetch.
+ * Whether an outcome is a page for `maxPages`: fetched OK (`isOk`, or a 2xx the engine read as a
+ * soft-404 and told 404) and not a sitemap. A crawl started from a sitemap index of fifty
+ * sitemaps with `--max-pages 60` fetches sixty pages, not ten; one over an app whose every route
+ * is the same shell stops after sixty requests, not one per route; `maxRequests` counts every fetch.
  */
-export function countsAsPage(o: { readonly status: number; readonly sitemap?: boolean | undefined }): boolean {
-  return isOk(o.status) && o.sitemap !== true;
+export function countsAsPage(o: { readonly status: number; readonly sitemap?: boolean | undefined; readonly soft404?: boolean | undefined }): boolean {
+  return (isOk(o.status) || o.soft404 === true) && o.sitemap !== true;
 }
 
 /** Whether `status` is a transient failure: 429, any 5xx, or no response at all (0). */

@@ -102,6 +102,48 @@ describe('crawl-wide budgets in cluster mode', () => {
     await expect(drain(d)).rejects.toThrow(CrawlSettingsMismatchError);
   }, 120_000);
 
+  it('maxPages counts soft-404s over every node: an app whose routes are all one shell stops at the limit, not at the end of its sitemaps', async () => {
+    // Two hosts, each a sitemap of 60 routes answering the same body (contentFp 42): from the
+    // fifth the engine reads that body as the not-found page. Before, those did not count, and
+    // every listed route was fetched (122 requests for a limit of 20).
+    const requests: string[] = [];
+    const routes = 60;
+    const fetcher = {
+      fetch: (req: FetchRequest): Promise<Outcome> => {
+        if (req.url.endsWith('/robots.txt')) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+        requests.push(req.url);
+        const host = new URL(req.url).host;
+        if (req.url.endsWith('/sitemap.xml')) {
+          return Promise.resolve({ row: req.row, url: req.url, status: 200, sitemap: true, links: Array.from({ length: routes }, (_, i) => ({ url: `http://${host}/route/${i}` })) });
+        }
+        return new Promise((resolve) => setTimeout(() => resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: 42n }), 2));
+      },
+    };
+    const shells = ['http://app0.test/sitemap.xml', 'http://app1.test/sitemap.xml'];
+    const crawl = 'soft-budget';
+    const a = new Engine({ ...common, fetcher, seeds: shells, maxPages: 20, cluster: cluster(crawl, 'A') });
+    const opened = new Promise<void>((resolve) => a.once('open', () => resolve()));
+    const pages: { soft404: boolean; sitemap: boolean }[] = [];
+    const collect = async (e: Engine): Promise<void> => {
+      const stopper = setTimeout(() => void e.stop(), 60_000);
+      for await (const page of e.run()) pages.push({ soft404: page.soft404, sitemap: page.sitemap === true });
+      clearTimeout(stopper);
+      await e.close();
+    };
+    const ra = collect(a);
+    await opened;
+    const b = new Engine({ ...common, fetcher, cluster: cluster(crawl, 'B') });
+    await Promise.all([ra, collect(b)]);
+    const routePages = pages.filter((p) => !p.sitemap);
+    expect(routePages.filter((p) => p.soft404).length, 'the shell was read as the not-found page').toBeGreaterThan(0);
+    expect(routePages).toHaveLength(20);
+    expect(requests.filter((u) => !u.endsWith('/sitemap.xml'))).toHaveLength(20);
+    expect([a.stopReason, b.stopReason]).toEqual(['maxPages', 'maxPages']);
+    const r = world.server.client();
+    expect(await readBudgets(r, new ClusterKeys(crawl), { maxPages: 20 })).toEqual([{ kind: 'pages', limit: 20, spent: 20, held: 0 }]);
+    await r.quit();
+  }, 120_000);
+
   it("after Redis lost its data, the count resumes from the slots' checkpoints (it lived in Redis only)", async () => {
     const { fetcher } = web();
     const crawl = 'lost-budget';

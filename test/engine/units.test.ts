@@ -191,7 +191,7 @@ describe('a round trip journaled', () => {
  * A boolean outcome flag journaled as `short: 1`: it survives the round trip, an unset one is
  * not written and reads back as unset, and `short: true` is refused as corrupt.
  */
-function expectFlagJournaled(o: Parameters<typeof outcomeRecord>[4], flag: 'reopenLocation' | 'offline', short: 'ro' | 'off', alongside: Record<string, unknown>, status: number): void {
+function expectFlagJournaled(o: Parameters<typeof outcomeRecord>[4], flag: 'reopenLocation' | 'offline' | 'soft404', short: 'ro' | 'off' | 's4', alongside: Record<string, unknown>, status: number): void {
   const key = '0123456789abcdef0123456789abcdef';
   const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0);
   expect(rec).toMatchObject({ [short]: 1, ...alongside });
@@ -201,6 +201,12 @@ function expectFlagJournaled(o: Parameters<typeof outcomeRecord>[4], flag: 'reop
   expect(recordOutcome(plain as Parameters<typeof recordOutcome>[0])[flag]).toBeUndefined();
   expect(() => decodeRecord(new TextEncoder().encode(`{"t":"o","k":"${key}","u":"u","h":"h","at":1,"now":1,"s":${status},"${short}":true}`), 0)).toThrow(CorruptJournalError);
 }
+
+describe('a soft-404 journaled', () => {
+  it("an outcome's soft-404 verdict survives the journal (a replay counts it for maxPages as the live run did); absent is none, a bad one refused", () => {
+    expectFlagJournaled({ row: 1, url: 'https://a.example/gone', status: 404, contentFp: 7n, soft404: true }, 'soft404', 's4', { s: 404, fp: '0000000000000007' }, 404);
+  });
+});
 
 describe('a failure kind journaled', () => {
   it("a status-0 outcome's errorKind survives the journal (a cut-off page replays as a page fault); a status one's is not written; a bad one is refused", () => {
