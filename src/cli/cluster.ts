@@ -32,7 +32,7 @@ export const CLUSTER_SPEC: CommandSpec = {
     { name: 'crawl', kind: 'string', arg: 'NAME', help: 'the crawl\'s name', required: 'which crawl to show' },
     { name: 'json', kind: 'boolean', help: 'print one JSON object' },
     { name: 'store', kind: 'string', arg: 'DIR', help: 'limit: the crawl\'s checkpoint store (its crawl.json changes too)' },
-    { name: 'max-pages', kind: 'integer', arg: 'N', min: 0, help: 'limit: the crawl\'s page limit (pages fetched OK over every node); 0 = unlimited' },
+    { name: 'max-pages', kind: 'integer', arg: 'N', min: 0, help: 'limit: the crawl\'s page limit (pages fetched OK, soft-404s included, over every node); 0 = unlimited' },
     { name: 'max-requests', kind: 'integer', arg: 'N', min: 0, help: 'limit: the crawl\'s request limit (requests of any outcome over every node); 0 = unlimited' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'limit: the crawl\'s depth cap; 0 = unlimited (raised, the URLs it parked are fetched)' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'limit: URLs admitted per host; 0 = unlimited (raised, the URLs it parked are fetched)' },

@@ -948,7 +948,7 @@ export function countsLine(c: CrawlCounts): string {
     ...(c.sitemaps > 0 ? [`${int(c.sitemaps)} of them sitemap${c.sitemaps === 1 ? '' : 's'}, not counted as pages`] : []),
     ...(c.relinked > 0 ? [`${int(c.relinked)} of them pages fetched again: a shorter path within --max-depth found after their fetch`] : []),
   ];
-  const parts = [`${int(c.ok)} ok${of.length > 0 ? ` (${of.join('; ')})` : ''}`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx${c.soft404s > 0 ? ` (${int(c.soft404s)} of them soft-404s: answered 200, read as the not-found page; pages for --max-pages)` : ''}`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
+  const parts = [`${int(c.ok)} ok${of.length > 0 ? ` (${of.join('; ')})` : ''}`, `${int(c.redirects)} redirects`, `${int(c.clientErrors)} 4xx${c.soft404s > 0 ? ` (${int(c.soft404s)} of them soft-404s: answered 200, read as the not-found page; --max-pages counts them)` : ''}`, `${int(c.serverErrors)} 5xx`, `${int(c.networkErrors)} network errors`];
   if (c.incomplete > 0) parts.push(`${int(c.incomplete)} broken off mid-answer`);
   const refused = Object.entries(c.refusedBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${int(n)}`);
   parts.push(`${int(c.refusedByPolicy)} refused by policy${refused.length > 0 ? ` (${refused.join(', ')})` : ''}`);
@@ -1212,7 +1212,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
   const failing = s.failingHosts.map(failingText).join('; ') + timeoutHint(s.failingHosts);
   io.stdout.write(
     `${[
-      `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK${s.counts.soft404s > 0 ? ', soft-404s included' : ''})${known}`,
+      `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK)${known}`,
       `  this run  ${countsLine(s.counts)}`,
       failing === '' ? '' : `  failing   ${failing}`,
       robotsLine(s.robotsUnreachable),

@@ -89,7 +89,7 @@ export interface EngineState {
   readonly v: number;
   readonly generation: number;
   readonly completed: number;
-  /** Pages fetched OK in the campaign (`maxPages`); absent in checkpoints older than it. */
+  /** Pages fetched OK in the campaign, soft-404s included (`maxPages`, `countsAsPage`; a checkpoint written before they counted holds the earlier ones out); absent in checkpoints older than it. */
   readonly ok?: number;
   readonly grouping: HostGrouping;
   readonly politeness: PolitenessConfig;

@@ -220,7 +220,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #tally = new Tally();
   /** Saved settings the options overrode (printed by the CLI, recorded in settings.json). */
   readonly #changes: readonly SettingChange[];
-  /** Pages fetched OK in the campaign (`maxPages`). */
+  /** Pages for `maxPages` in the campaign: fetched OK, soft-404s included (`countsAsPage`). */
   #ok = 0;
   /** Seeds given to `add()` before `run()` opened the crawl. */
   readonly #pendingSeeds: string[] = [];
@@ -1194,8 +1194,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     const o = recordOutcome(r);
     for (const l of o.links ?? []) this.#directory.register(l.url);
     if (o.location !== undefined) this.#directory.register(o.location);
-    if (o.contentFp !== undefined && r.s >= 200 && r.s < 300) {
+    if (o.contentFp !== undefined && ((r.s >= 200 && r.s < 300 && r.sm !== 1) || r.s4 === 1)) {
       // A template only ever observed again re-confirms itself; the count is per distinct URL.
+      // As live: a sitemap is never observed, and a soft-404's record (told 404, marked s4)
+      // counts toward its template as its fetch did (unmarked, a replay forgot those).
       this.#soft.observe(r.h, o.contentFp, keyFromHex(r.k));
     }
     if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
@@ -1491,7 +1493,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
     let soft404 = false;
-    if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true) {
+    // A body read as a sitemap is not the site's not-found page (identical sitemaps, empty
+    // pages of a paged index, are copies, not a template): never a soft-404, never a page.
+    if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true && o.sitemap !== true) {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
       if (soft404) c.soft404++;
     }

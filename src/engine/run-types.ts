@@ -79,7 +79,7 @@ export interface CrawlSummary {
   readonly recovery: RecoveryInfo;
   /** This run's outcomes, refusals and out-of-scope URLs (see `CrawlCounts`). */
   readonly counts: CrawlCounts;
-  /** Pages fetched OK in the whole campaign (what `maxPages` counts). */
+  /** Pages fetched OK in the whole campaign, soft-404s included (what `maxPages` counts: `countsAsPage`; `counts.ok` is this run's, soft-404s aside). */
   readonly okInCampaign: number;
   /** The hosts that failed most this run, with the last reason. */
   readonly failingHosts: readonly FailingHost[];

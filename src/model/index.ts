@@ -217,8 +217,8 @@ export interface Outcome {
    */
   readonly sitemap?: boolean | undefined;
   /**
-   * The crawl engine took this 2xx answer for the site's not-found page (a soft-404) and told
-   * the frontier 404 (`status`). Still a page for `maxPages` (`countsAsPage`): the server
+   * Set by the crawl engine, never by a fetcher (the engine overwrites it): the engine took this
+   * 2xx answer for the site's not-found page (a soft-404) and told the frontier 404 (`status`). Still a page for `maxPages` (`countsAsPage`): the server
    * answered 200 and the body was delivered and archived — counting it keeps `maxPages` a bound
    * on the work, where a single-page app listed by its sitemap (every route the same shell,
    * soon read as the not-found page) otherwise made one request per listed URL whatever the limit.

@@ -38,7 +38,7 @@ export type OutcomeClass = (typeof OutcomeClass)[keyof typeof OutcomeClass];
 
 /**
  * Whether a status as the frontier was told it is a page fetched OK — 2xx or 304 (soft-404s
- * are told 404): what `maxPages` counts, in one process or over a cluster.
+ * are told 404; `countsAsPage` adds them back for `maxPages`).
  */
 export function isOk(status: number): boolean {
   return status === 304 || (status >= 200 && status < 300);
