@@ -250,7 +250,7 @@ export interface EngineOptions {
   readonly cookies: boolean;
   /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */
   readonly soft404Threshold: number;
-  /** Checkpoint period, ms (also at stop and at the end). Default 60 000. */
+  /** Checkpoint period, ms (also at stop and at the end); a period with nothing journaled writes none, for up to an hour (an idle crawl). Default 60 000. */
   readonly checkpointIntervalMs: number;
   /**
    * The longest the run sleeps with nothing in flight for the next fetch the frontier allows

@@ -461,6 +461,53 @@ describe('options', () => {
 });
 
 describe('continuous mode', () => {
+  it('an idle crawl writes no periodic checkpoint until something is journaled, or an hour passed', async () => {
+    const HOUR = 3_600_000;
+    let skew = 0;
+    const clock = (): number => performance.timeOrigin + performance.now() + skew;
+    const web = new FakeWeb();
+    web.site('http://a.test', { '/': ['/1', '/2'], '/1': [], '/2': [] });
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-idle-'));
+    try {
+      // Every page due again three hours after its fetch: after the first pass the crawl idles.
+      const engine = new Engine(options(web, { seeds: ['http://a.test/'], dataDir: dir, clock, recrawl: true, freshness: (_r, nowHours) => nowHours + 3, checkpointIntervalMs: 10, progressIntervalMs: 20 }));
+      const checkpoints: number[] = [];
+      engine.on('checkpoint', (c: { generation: number }) => checkpoints.push(c.generation));
+      let fetched = 0;
+      let taken = -1;
+      let idleFrom = -1;
+      const phases: number[][] = [];
+      const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+      const script = (async (): Promise<void> => {
+        while (taken < 0) await sleep(5);
+        // The third page's outcome is journaled as the loop takes the next: a checkpoint after
+        // that holds it; then the crawl is idle.
+        while (checkpoints.length <= taken) await sleep(5);
+        await sleep(20);
+        idleFrom = checkpoints.length;
+        await sleep(400); // 40 checkpoint periods, nothing journaled
+        phases.push(checkpoints.slice(idleFrom));
+        skew = HOUR + 60_000; // an hour on: saved once though idle (pages are due only at +3 h)
+        await sleep(200);
+        phases.push(checkpoints.slice(idleFrom));
+        void engine.stop();
+      })();
+      for await (const p of engine.run()) {
+        if (p.status === 200) fetched++;
+        if (fetched === 3 && taken < 0) taken = checkpoints.length;
+      }
+      await script;
+      await engine.close();
+      expect(fetched).toBe(3);
+      expect(phases[0]).toEqual([]);
+      expect(phases[1]).toHaveLength(1);
+      // Stopping writes its checkpoint as ever.
+      expect(checkpoints.length).toBe(idleFrom + 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('recrawls URLs when the freshness policy says they are due, with conditional GETs and change verdicts', async () => {
     const HOUR = 3_600_000;
     let skew = 0;
