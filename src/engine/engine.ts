@@ -248,7 +248,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The data directory's files; undefined for an in-memory crawl. */
   readonly #data: DataDir | undefined;
   #generation = 0;
-  /** Journal records appended since the last checkpoint (or state changed without one): 0 is an idle crawl (`IDLE_CHECKPOINT_MS`). */
+  /**
+   * Journal records appended since the last checkpoint, plus URLs of names that resolve again
+   * queued (`#recheckUnresolved`): 0 is an idle crawl (`IDLE_CHECKPOINT_MS`). What else changes
+   * without a record a resume redoes: seeds given to `add()` (settings.json), refused URLs asked
+   * again (`#reconsider`), a freshness pass and the recrawl wheel's hour (their hour restored).
+   */
   #unsaved = 0;
   /** When the last checkpoint was written (the engine's clock). */
   #checkpointedAtMs = 0;
@@ -1272,7 +1277,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       const host = status === UrlStatus.Refused ? splitOrigin(url)?.host : undefined;
       return host !== undefined && names.has(host) && this.#scope.check(url) === undefined && this.#directory.register(url) !== undefined;
     });
-    if (n > 0) this.#driverWaker.notify();
+    if (n > 0) {
+      this.#unsaved++;
+      this.#driverWaker.notify();
+    }
   }
 
   async #drive(): Promise<void> {

@@ -33,6 +33,8 @@ export interface PageInput {
   readonly requisites: boolean;
   /** Read a body that is no HTML as a sitemap, sitemap index or feed when it may be one (`sitemap` in the result). */
   readonly sitemaps?: boolean | undefined;
+  /** Also return the feeds the page names (`ExtractLinksOptions.feeds`). */
+  readonly feeds?: boolean | undefined;
 }
 
 /** What a body says. */
@@ -127,7 +129,7 @@ export function analyzePage(input: PageInput): PageAnalysis {
   const fp = contentFp(bytes);
   if (looksLikeHtml(contentType, bytes)) {
     const encoding = sniffCharset(contentType, bytes, input.url);
-    const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true, requisites: input.requisites, encoding });
+    const extractor = new LinkExtractor(input.url, { agent: input.token, maxLinks: input.maxLinks, canonPolicy: input.canonPolicy, collectText: true, requisites: input.requisites, feeds: input.feeds === true, encoding });
     extractor.write(new TextDecoder(encoding).decode(bytes));
     const found = extractor.end();
     return {

@@ -147,6 +147,13 @@ export interface HttpFetcherOptions {
   proxy: string | undefined;
   /** Also return page requisites (images, scripts, stylesheets) as links marked `requisite`; default false. */
   requisites: boolean;
+  /**
+   * Follow the feeds a seed's page (depth 0) names for autodiscovery (`<link rel=alternate
+   * type=application/rss+xml|atom+xml>`): read as sitemaps, their items are links, and a
+   * recrawl finds new pages there first. Only a seed's: every post of a blog names its own
+   * comment feed. Default true.
+   */
+  seedFeeds: boolean;
   /** Offer HTTP/2 (ALPN) on TLS connections; default false. */
   allowH2: boolean;
   /**
@@ -275,6 +282,7 @@ const resolveOptions = defineOptions<HttpFetcherOptions>(
     proxy: stringField({ nonEmpty: true }),
     allowH2: booleanField(false),
     requisites: booleanField(false),
+    seedFeeds: booleanField(true),
     cookies: customField<CookieJar | undefined>('a CookieJar', (v): v is CookieJar => v instanceof CookieJar),
     credentials: customField('an object of origins ("https://host[:port]") to "user:password"', isCredentials, () => ({})),
     now: functionField<() => number>(() => performance.now()),
@@ -923,7 +931,7 @@ export class HttpFetcher implements Fetcher {
         // Computed once, here (on a worker thread for large bodies): the frontier and
         // freshness only compare them.
         const found = await this.#analyzer.analyze(
-          { url, bytes, contentType, token: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, parseLinks: mode.parseLinks, requisites: o.requisites, sitemaps: mode.parseLinks },
+          { url, bytes, contentType, token: this.#token, maxLinks: o.maxLinks, canonPolicy: o.canonPolicy, parseLinks: mode.parseLinks, requisites: o.requisites, sitemaps: mode.parseLinks, feeds: mode.parseLinks && o.seedFeeds && depth === 0 },
           signal,
         );
         base.contentFp = found.contentFp;

@@ -2,7 +2,7 @@
  * Link extraction from HTML with htmlparser2's streaming tokenizer (no tree, no stack: see
  * `LinkExtractor`): `a`/`area` hrefs, `frame`/`iframe` srcs, the URL of a
  * `<meta http-equiv=refresh>`, `<link rel=next|prev>` and `<link rel=alternate hreflang>`
- * hrefs, the document's `<base href>`, `<link rel=canonical>`
+ * hrefs (and, on request, the RSS/Atom feeds `<link rel=alternate type>` names), the document's `<base href>`, `<link rel=canonical>`
  * (recorded, not followed as a link), `<meta name=robots>` (and `<meta name=AGENT>`)
  * `noindex`/`nofollow`/`none`, and `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
  * `canonicalize` under the crawl's pinned `CanonPolicy`, once — deduplicated in document
@@ -80,7 +80,19 @@ export interface ExtractLinksOptions {
    * default false.
    */
   requisites: boolean;
+  /**
+   * Also return the feeds the page names for autodiscovery — `<link rel=alternate>` of type
+   * RSS or Atom (`FEED_TYPES`) — as ordinary links; default false (a post's own comment feed
+   * would cost a request per post: the fetcher asks it of a seed's page only).
+   */
+  feeds: boolean;
 }
+
+/**
+ * The `type`s of a `<link rel=alternate>` that name a syndication feed the sitemap parser reads
+ * (RSS 2.0, RSS 1.0 as RDF, Atom); JSON Feed is not read, so not followed.
+ */
+const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml', 'application/rdf+xml']);
 
 const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
   agent: stringField({}),
@@ -89,6 +101,7 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
   collectText: booleanField(false),
   encoding: stringField({}),
   requisites: booleanField(false),
+  feeds: booleanField(false),
 });
 
 /** Elements whose content is not visible text. */
@@ -479,6 +492,9 @@ export class LinkExtractor {
         // reaches by a switcher that is often script: `rel=next`/`prev`, and `rel=alternate`
         // with an `hreflang` (not a feed, a mobile copy or an AMP copy: no hreflang).
         if (rel.includes('next') || rel.includes('prev') || (rel.includes('alternate') && attribs['hreflang'] !== undefined)) this.#pushHref(attribs['href']);
+        // A feed is the site's own list of what is new (`feeds`): read as a sitemap, its items
+        // are links; recrawled as often as it changes, it finds new pages first.
+        else if (this.#opts.feeds && rel.includes('alternate') && FEED_TYPES.has((attribs['type'] ?? '').trim().toLowerCase())) this.#pushHref(attribs['href']);
         return;
       }
       case 'meta': {

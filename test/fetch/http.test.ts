@@ -257,6 +257,25 @@ describe('HttpFetcher: a page', () => {
     expect((await get('/dup')).links).toEqual([{ url: `${s.origin}/x` }]);
   });
 
+  it("follows the feed a seed's page names (autodiscovery), read as a sitemap; not a deeper page's, nor with seedFeeds off", async () => {
+    const s = await serve((req, res) => {
+      if (req.url === '/feed.xml') {
+        res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(`<?xml version="1.0"?><rss version="2.0"><channel><item><link>${s.origin}/news/only-in-feed</link><pubDate>Sun, 06 Dec 2026 09:00:00 GMT</pubDate></item></channel></rss>`);
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<head><link rel="alternate" type="application/rss+xml" href="/feed.xml"><link rel="alternate" type="application/rss+xml" href="/post/comments/feed/"></head><a href="/x">x</a>');
+      }
+    });
+    const page = (f: HttpFetcher, depth: number) => f.fetch(request(`${s.origin}/`, { depth }), new AbortController().signal);
+    const on = fetcher();
+    expect((await page(on, 0)).links).toEqual([{ url: `${s.origin}/feed.xml` }, { url: `${s.origin}/post/comments/feed/` }, { url: `${s.origin}/x` }]);
+    // A page below the seeds: every post of a blog names its own comment feed.
+    expect((await page(on, 1)).links).toEqual([{ url: `${s.origin}/x` }]);
+    expect((await page(fetcher({ seedFeeds: false }), 0)).links).toEqual([{ url: `${s.origin}/x` }]);
+    // The feed is read as the sitemap it is (not a page for --max-pages): its item is a link.
+    const feed = await on.fetch(request(`${s.origin}/feed.xml`, { depth: 1 }), new AbortController().signal);
+    expect([feed.sitemap, feed.links?.map((l) => l.url)]).toEqual([true, [`${s.origin}/news/only-in-feed`]]);
+  });
+
   it('decodes a legacy charset before extracting links', async () => {
     const s = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' });

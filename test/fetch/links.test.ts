@@ -68,6 +68,17 @@ describe('extractLinks', () => {
     expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/dir/page.html?page=3', 'https://site.test/dir/page.html?page=1', 'https://site.test/ja/page.html', 'https://site.test/page.html']);
   });
 
+  it('with feeds, a link rel=alternate of an RSS, RDF or Atom type is a link; other alternates and types are not', () => {
+    const html = `<head><link rel="alternate" type="application/rss+xml" title="Feed" href="/feed/">
+      <link rel="Alternate" type=" Application/Atom+XML " href="/atom.xml"><link rel="alternate" type="application/rdf+xml" href="/index.rdf">
+      <link rel="alternate" type="application/feed+json" href="/feed.json"><link rel="alternate" type="text/html" href="/other">
+      <link rel="alternate" href="/untyped"><link rel="feed" type="application/rss+xml" href="/not-alternate">
+      <link rel="stylesheet" type="application/rss+xml" href="/odd.css"></head><a href="/x">x</a>`;
+    expect(extractLinks(html, PAGE, { feeds: true }).links.map((l) => l.url)).toEqual(['https://site.test/feed/', 'https://site.test/atom.xml', 'https://site.test/index.rdf', 'https://site.test/x']);
+    // Off by default: a feed is no page link.
+    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/x']);
+  });
+
   it('a meta refresh naming a URL is a link; a plain reload or a malformed content is not', () => {
     const page = (content: string): string[] => extractLinks(`<meta http-equiv="Refresh" content="${content}"><a href="/x">x</a>`, PAGE).links.map((l) => l.url);
     expect(page('0; url=/moved/')).toEqual(['https://site.test/moved/', 'https://site.test/x']);
