@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from '../../src/engine/records.js';
 import { countsAsPage } from '../../src/model/index.js';
-import { AGENT, inProcess } from './helpers.js';
+import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
 describe('meguri crawl --max-pages with sitemaps', () => {
   let server: Server;
@@ -103,37 +103,24 @@ describe('meguri crawl --max-pages over an app whose routes are one shell', () =
   // A single-page app listed by its sitemap: every route answers the same shell, and from the
   // fifth route on the soft-404 detector reads it as the not-found page. Before, those were not
   // pages for --max-pages, and `--max-pages 10` over a 300-route sitemap made 301 requests.
-  let server: Server;
-  let base = '';
-  let dir = '';
   const routes = 80;
   let requests = 0;
   const shell = '<!doctype html><html><head><title>Shop</title><script type="module" src="/assets/index.js"></script></head><body><div id="root"></div></body></html>';
-
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      const url = req.url ?? '/';
-      if (url === '/robots.txt') return void res.writeHead(404).end();
-      requests++;
-      if (url === '/sitemap.xml') {
-        const locs = Array.from({ length: routes }, (_, i) => `<url><loc>${base}/product/${i}</loc></url>`).join('');
-        return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs}</urlset>`);
-      }
-      res.writeHead(200, { 'content-type': 'text/html' }).end(shell);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    dir = mkdtempSync(join(tmpdir(), 'meguri-maxpages-shell-'));
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    rmSync(dir, { recursive: true, force: true });
+  const site = loopbackSite('meguri-maxpages-shell-', (req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/robots.txt') return void res.writeHead(404).end();
+    requests++;
+    if (url === '/sitemap.xml') {
+      const locs = Array.from({ length: routes }, (_, i) => `<url><loc>${site.base}/product/${i}</loc></url>`).join('');
+      return void res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs}</urlset>`);
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end(shell);
   });
 
   it('counts the soft-404s among its pages (they answered 200 and were archived), says so, and a resume goes on from that count', async () => {
-    const data = join(dir, 'crawl');
+    const data = join(site.dir, 'crawl');
     const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
-    const first = await inProcess(['crawl', '--sitemap', `${base}/sitemap.xml`, '--data', data, '--max-pages', '10', ...flags]);
+    const first = await inProcess(['crawl', '--sitemap', `${site.base}/sitemap.xml`, '--data', data, '--max-pages', '10', ...flags]);
     expect(first.code).toBe(0);
     const pages = (): { soft404: boolean }[] =>
       readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { soft404: boolean; sitemap: boolean }).filter((r) => !r.sitemap);
