@@ -155,7 +155,8 @@ export class BrowserFetcher implements Fetcher {
       await page.goto(req.url, { waitUntil: 'load', timeout: this.#o.renderTimeoutMs });
       await page.waitForTimeout(this.#o.settleMs);
       const rendered = Buffer.from(await page.content(), 'utf8');
-      const extractor = new LinkExtractor(req.url, { agent: this.#token, canonPolicy: this.#o.canonPolicy, collectText: true });
+      // A seed's feed is followed as the HTTP fetcher follows it (`HttpFetcherOptions.seedFeeds`).
+      const extractor = new LinkExtractor(req.url, { agent: this.#token, canonPolicy: this.#o.canonPolicy, collectText: true, feeds: req.depth === 0 });
       extractor.write(rendered.toString('utf8'));
       const found = extractor.end();
       return {

@@ -42,7 +42,8 @@ function shellOf(page: Page): ScriptShell | undefined {
   if (page.body === undefined) return undefined;
   const type = page.headers.contentType;
   if (type === undefined || !/^\s*(text\/html|application\/xhtml\+xml)\b/i.test(type)) return undefined;
-  if (page.links.some((l) => l.nofollow !== true && l.requisite !== true)) return undefined;
+  // A feed the page names is no link a reader follows: an app shell names its feed as well.
+  if (page.links.some((l) => l.nofollow !== true && l.requisite !== true && l.feed !== true)) return undefined;
   const html = decodeText(page.body, type, page.url);
   const scripts = html.match(/<script\b/gi)?.length ?? 0;
   if (scripts === 0) return undefined;

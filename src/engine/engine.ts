@@ -1225,7 +1225,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#completed++;
       if (countsAsPage(o)) this.#ok++;
     }
-    for (const url of r.x ?? []) this.#refuse(url, 0, r.now);
+    // A page's refused links one step deeper, as `#ack` refused them live: at depth 0, a resume
+    // whose scope took them in fetched them as seeds (past --max-depth, their feeds followed).
+    const depth = r.x === undefined ? undefined : this.#frontier!.depthOf(r.k);
+    for (const url of r.x ?? []) this.#refuse(url, depth === undefined ? 1 : depth + 1, r.now);
   }
 
   /** Seeds the frontier with `urls` (those the scope takes); returns how many were new. */

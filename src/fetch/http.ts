@@ -149,9 +149,9 @@ export interface HttpFetcherOptions {
   requisites: boolean;
   /**
    * Follow the feeds a seed's page (depth 0) names for autodiscovery (`<link rel=alternate
-   * type=application/rss+xml|atom+xml>`): read as sitemaps, their items are links, and a
-   * recrawl finds new pages there first. Only a seed's: every post of a blog names its own
-   * comment feed. Default true.
+   * type=application/rss+xml|atom+xml|rdf+xml>`; links marked `feed`): read as sitemaps, their
+   * items are links (a post beyond the home page's latest few is often listed only there).
+   * Only a seed's: every post of a blog names its own comment feed. Default true.
    */
   seedFeeds: boolean;
   /** Offer HTTP/2 (ALPN) on TLS connections; default false. */

@@ -344,6 +344,15 @@ export class Frontier {
   }
 
   /**
+   * The link depth of the URL with `key` (a `URLKey` or its 32 hex digits), or undefined when
+   * it has no row in memory (unknown, or spilled to disk with its host).
+   */
+  depthOf(key: KeyArray | string): number | undefined {
+    const row = q.rowOfKey(this.#s, key);
+    return row === undefined ? undefined : this.#s.table.depth[row];
+  }
+
+  /**
    * Records a fetch start to `host` at `atMs` (on `ip`, when known) that the frontier did not
    * time itself, spending the host's and the IP's windows from then: a request that left
    * later than its dispatch (the engine sees the bytes go out), or one made before a crash

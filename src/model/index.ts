@@ -81,6 +81,12 @@ export interface Link {
   readonly nofollow?: boolean;
   /** A page requisite (image, script, stylesheet…) rather than a link (`requisites` option). */
   readonly requisite?: boolean | undefined;
+  /**
+   * The syndication feed the page names for autodiscovery (`<link rel=alternate
+   * type=application/rss+xml>`; `HttpFetcherOptions.seedFeeds`), not a link on the page: a
+   * page whose only links are feeds still has none a reader follows (an app shell, say).
+   */
+  readonly feed?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
   readonly lastmod?: number | undefined;
 }

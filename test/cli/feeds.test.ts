@@ -19,9 +19,13 @@ describe('meguri crawl and the feed a seed names', () => {
       const items = ['/news/3', '/news/2', '/news/1'].map((p) => `<item><title>${p}</title><link>${site.base}${p}</link></item>`).join('');
       return void res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(`<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>${items}</channel></rss>`);
     }
-    // The home page shows the latest post only; each post names the feed too, and links home.
+    // The home page shows the latest post only; each post names the feed too, and its own
+    // comment feed (a page below the seed: not followed), and links home.
     if (url === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html>${head}<body><a href="/news/3">latest</a></body></html>`);
-    if (/^\/news\/\d$/.test(url)) return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html>${head}<body><p>post ${url}</p><a href="/">home</a></body></html>`);
+    if (/^\/news\/\d$/.test(url)) {
+      const comments = `<link rel="alternate" type="application/rss+xml" href="${url}/comments.xml">`;
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html>${head.replace('</head>', `${comments}</head>`)}<body><p>post ${url}</p><a href="/">home</a></body></html>`);
+    }
     res.writeHead(404).end();
   });
 
@@ -34,6 +38,7 @@ describe('meguri crawl and the feed a seed names', () => {
     expect(pages).toEqual(['/', '/news/1', '/news/2', '/news/3']);
     expect(rows.filter((r) => r.sitemap === true).map((r) => r.url.replace(site.base, ''))).toEqual(['/feed.xml']);
     expect(requested.filter((u) => u === '/feed.xml')).toHaveLength(1);
+    expect(requested.filter((u) => u.endsWith('/comments.xml'))).toEqual([]);
     expect(run.out).toContain('in the campaign (4 OK)');
   });
 });

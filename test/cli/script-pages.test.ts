@@ -22,6 +22,8 @@ describe('meguri crawl: a seed page rendered by its scripts', () => {
     if (path === '/robots.txt') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     if (path === '/app' || path === '/app2') return void res.end(SHELL.replace('id="root"', path === '/app' ? 'id="root"' : 'id="__next"'));
+    // The same shell naming its feed on another site (out of scope: never fetched).
+    if (path === '/app-feed') return void res.end(SHELL.replace('</head>', '<link rel="alternate" type="application/rss+xml" href="https://feeds.other.test/acme"></head>'));
     // A leaf page with words and no link, and a scripted page that links on.
     if (path === '/leaf') return void res.end(`<html><body><p>${'A page of plain text about the weather. '.repeat(10)}</p></body></html>`);
     if (path === '/linked') return void res.end('<html><head><script src="/a.js"></script></head><body><a href="/leaf">leaf</a></body></html>');
@@ -38,6 +40,12 @@ describe('meguri crawl: a seed page rendered by its scripts', () => {
     expect(line).toBeDefined();
     expect(line).toMatch(/\/app(2)? \(and 1 more seed page\) links to nothing in its HTML: its scripts render it in a browser \(1 script, 8 characters of text, <div id="(root|__next)">\)/);
     expect(line).toContain('give the site\'s sitemap with --sitemap URL, or render pages in a browser (README: "JavaScript-rendered pages")');
+  });
+
+  it('a feed the shell names is no link on it: the line is there all the same', async () => {
+    const run = await crawl('shell-feed', '/app-feed');
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toMatch(/^ {2}script +\S+\/app-feed links to nothing in its HTML/m);
   });
 
   it('says nothing of a plain leaf page or a scripted page with links', async () => {

@@ -267,7 +267,7 @@ describe('HttpFetcher: a page', () => {
     });
     const page = (f: HttpFetcher, depth: number) => f.fetch(request(`${s.origin}/`, { depth }), new AbortController().signal);
     const on = fetcher();
-    expect((await page(on, 0)).links).toEqual([{ url: `${s.origin}/feed.xml` }, { url: `${s.origin}/post/comments/feed/` }, { url: `${s.origin}/x` }]);
+    expect((await page(on, 0)).links).toEqual([{ url: `${s.origin}/feed.xml`, feed: true }, { url: `${s.origin}/post/comments/feed/`, feed: true }, { url: `${s.origin}/x` }]);
     // A page below the seeds: every post of a blog names its own comment feed.
     expect((await page(on, 1)).links).toEqual([{ url: `${s.origin}/x` }]);
     expect((await page(fetcher({ seedFeeds: false }), 0)).links).toEqual([{ url: `${s.origin}/x` }]);

@@ -73,10 +73,20 @@ describe('extractLinks', () => {
       <link rel="Alternate" type=" Application/Atom+XML " href="/atom.xml"><link rel="alternate" type="application/rdf+xml" href="/index.rdf">
       <link rel="alternate" type="application/feed+json" href="/feed.json"><link rel="alternate" type="text/html" href="/other">
       <link rel="alternate" href="/untyped"><link rel="feed" type="application/rss+xml" href="/not-alternate">
-      <link rel="stylesheet" type="application/rss+xml" href="/odd.css"></head><a href="/x">x</a>`;
-    expect(extractLinks(html, PAGE, { feeds: true }).links.map((l) => l.url)).toEqual(['https://site.test/feed/', 'https://site.test/atom.xml', 'https://site.test/index.rdf', 'https://site.test/x']);
+      <link rel="stylesheet" type="application/rss+xml" href="/odd.css"><link rel="alternate" type="application/rss+xml; charset=utf-8" href="/with-params.xml"></head>
+      <a href="/x">x</a> <a href="/atom.xml">the Atom feed, also linked</a>`;
+    // Marked `feed` (no link a reader follows) unless an anchor names it too.
+    expect(extractLinks(html, PAGE, { feeds: true }).links).toEqual([
+      { url: 'https://site.test/feed/', feed: true },
+      { url: 'https://site.test/atom.xml' },
+      { url: 'https://site.test/index.rdf', feed: true },
+      { url: 'https://site.test/with-params.xml', feed: true },
+      { url: 'https://site.test/x' },
+    ]);
     // Off by default: a feed is no page link.
-    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/x']);
+    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/x', 'https://site.test/atom.xml']);
+    // A nofollow page's feed is not followed either.
+    expect(extractLinks(`<meta name="robots" content="nofollow">${html}`, PAGE, { feeds: true }).links.every((l) => l.nofollow === true)).toBe(true);
   });
 
   it('a meta refresh naming a URL is a link; a plain reload or a malformed content is not', () => {
