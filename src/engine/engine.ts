@@ -2083,12 +2083,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 }
 
-/** The canonical forms of the seeds that are http(s) URLs. */
 /** The canonical URLs this engine's own options widen the scope by: its seeds and the sitemaps given as starting points. */
 function scopeSeedsOf(o: Readonly<EngineOptions>): string[] {
   return canonicalSeeds([...o.seeds, ...o.sitemaps], o.canonPolicy);
 }
 
+/** The canonical forms of the seeds that are http(s) URLs. */
 function canonicalSeeds(seeds: readonly string[], policy: EngineOptions['canonPolicy']): string[] {
   const out: string[] = [];
   for (const raw of seeds) {

@@ -12,7 +12,9 @@
  * nothing past it); a body cut short (at the cap, by the fetcher's body cap, a gzip stream
  * ending early) keeps the entries before the cut, never the one the cut went through; an entry must be an http(s) URL on the sitemap's own origin (the
  * protocol's rule; entries for other hosts are counted and dropped, so a hostile sitemap
- * cannot widen the crawl's scope). `<changefreq>` and `<priority>` are ignored: sites set
+ * cannot widen the crawl's scope). A feed's item may differ from the feed's origin by scheme,
+ * port or a `www.` (`sameSite`): feeds have no such rule, and a site moved to https often
+ * still lists `http://` items — dropped, its feed gave nothing. `<changefreq>` and `<priority>` are ignored: sites set
  * them wholesale and the freshness estimator learns real change rates from fetches.
  *
  * Pure: no network, no clock. Never throws for malformed input (an unparseable document is
@@ -162,13 +164,21 @@ export function maybeSitemap(contentType: string | undefined, path: string, body
   return /^(?:\xEF\xBB\xBF)?\s*(<\?xml|<urlset|<sitemapindex|<rss|<feed|<rdf:rdf)\b/i.test(head);
 }
 
+/** A hostname without a leading `www.`: a feed's items are read on either form of its site. */
+function bareHost(hostname: string): string {
+  return hostname.startsWith('www.') ? hostname.slice(4) : hostname;
+}
+
 /** Parses a sitemap, sitemap index or feed fetched from `sitemapUrl`. */
 export function parseSitemap(body: Uint8Array, sitemapUrl: string, limits: SitemapLimits = {}): ParsedSitemap {
   const maxUrls = limits.maxUrls ?? SITEMAP_MAX_URLS;
   const maxBytes = limits.maxBytes ?? SITEMAP_MAX_BYTES;
   let origin: string;
+  let site: string;
   try {
-    origin = new URL(sitemapUrl).origin;
+    const at = new URL(sitemapUrl);
+    origin = at.origin;
+    site = bareHost(at.hostname);
   } catch {
     return { kind: undefined, entries: [], offOrigin: 0, invalid: 0, truncated: false };
   }
@@ -191,7 +201,8 @@ export function parseSitemap(body: Uint8Array, sitemapUrl: string, limits: Sitem
       invalid++;
       return;
     }
-    if (new URL(url).origin !== origin) {
+    const where = new URL(url);
+    if (where.origin !== origin && !(kind === 'feed' && bareHost(where.hostname) === site)) {
       offOrigin++;
       return;
     }

@@ -82,14 +82,21 @@ describe('parseSitemap', () => {
       <item><title>Three</title><guid isPermaLink="false">tag:a.test,2024:3</guid></item>
       <item><link><![CDATA[ /2024/four ]]></link><dc:date>2024-05-01</dc:date></item>
       <item><link>http://b.test/elsewhere</link></item>
+      <item><link>https://www.a.test/2024/five</link></item><item><link>http://blog.a.test/six</link></item>
     </channel></rss>`;
     const r = parseSitemap(Buffer.from(rss), 'http://a.test/feed');
-    expect(r).toMatchObject({ kind: 'feed', offOrigin: 1, invalid: 1, truncated: false });
+    // A feed's item on its site by another scheme or with www. is read (feeds have no origin
+    // rule, and sites moved to https often list http items); another host is not.
+    expect(r).toMatchObject({ kind: 'feed', offOrigin: 2, invalid: 1, truncated: false });
     expect(r.entries).toEqual([
       { url: 'http://a.test/2024/one', lastmod: Date.UTC(2003, 5, 10, 4) / 1000 },
       { url: 'http://a.test/2024/two', lastmod: Date.UTC(2003, 5, 11, 4, 30) / 1000 },
       { url: 'http://a.test/2024/four', lastmod: Date.UTC(2024, 4, 1) / 1000 },
+      { url: 'https://www.a.test/2024/five' },
     ]);
+    // A sitemap keeps the protocol's rule: its own origin only.
+    const urlset = `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://a.test/x</loc></url><url><loc>https://a.test/y</loc></url><url><loc>http://www.a.test/z</loc></url></urlset>`;
+    expect(parseSitemap(Buffer.from(urlset), 'http://a.test/sitemap.xml')).toMatchObject({ kind: 'urlset', entries: [{ url: 'http://a.test/x' }], offOrigin: 2 });
     expect(parseRfc822Date('10 Jun 03 04:00 EST')).toBe(Date.UTC(2003, 5, 10, 9) / 1000);
     expect(parseRfc822Date('Thu, 01 Jan 1970 00:00:00 +0100')).toBeUndefined(); // before the epoch
     for (const bad of ['Tue, 10 Jun 2003 04:00:00 XYZ', '2003-06-10', 'Tue, 10 Foo 2003 04:00:00 GMT', 'Tue, 10 Jun 2003 25:00:00 GMT', 'yesterday']) {
