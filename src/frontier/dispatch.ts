@@ -144,6 +144,7 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
     depth,
     dispatchedAtMs: nowMs,
     ...(relinking ? { relink: true as const } : {}),
+    ...((fp & FpFlag.Sitemap) !== 0 ? { sitemap: true as const } : {}),
   };
 }
 

@@ -215,6 +215,7 @@ function markCrawled(s: FrontierState, row: number, o: Outcome, nowMs: number, h
     // A new fingerprint without a churn fingerprint: the stored one described an older copy.
     t.fpFlags[sl] = t.fpFlags[sl]! & ~FpFlag.ChurnFp;
   }
+  if (content) t.fpFlags[sl] = o.sitemap === true ? t.fpFlags[sl]! | FpFlag.Sitemap : t.fpFlags[sl]! & ~FpFlag.Sitemap;
   if (o.etag !== undefined && o.etag !== t.etagOf(row)) t.etag[sl] = t.arena.add(o.etag) + 1;
   if (o.lastModified !== undefined && Number.isInteger(o.lastModified) && o.lastModified >= 0) {
     t.lastModified[sl] = Math.min(o.lastModified, 0xffff_ffff);

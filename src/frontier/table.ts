@@ -134,9 +134,11 @@ export const ColumnId = {
 /**
  * fpFlags bits. `Relink`: the row's depth fell after a fetch passed its links on, so its next
  * fetch is unconditional and passes them again at the shorter depth (src/frontier/intake.ts
- * `relink`); cleared by the next report that carries content.
+ * `relink`); cleared by the next report that carries content. `Sitemap`: the last report with
+ * content was a sitemap's (`Outcome.sitemap`), so a 304 of the URL is one too
+ * (`FetchRequest.sitemap`): before, a recrawl's 304 of an unchanged feed counted as a page.
  */
-export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4, Relink: 8, Reopened: 16 } as const;
+export const FpFlag = { ContentFp: 1, Simhash: 2, ChurnFp: 4, Relink: 8, Reopened: 16, Sitemap: 32 } as const;
 
 interface ColumnSpec {
   readonly id: number;

@@ -72,6 +72,11 @@ export interface FetchRequest {
    * after its fetch): sent without validators, so its links are passed on at the new depth.
    */
   readonly relink?: true | undefined;
+  /**
+   * The URL's last fetch with a body was a sitemap, sitemap index or feed (`Outcome.sitemap`):
+   * a 304 to this request is a sitemap's answer too, no page (the crawl engine marks it so).
+   */
+  readonly sitemap?: true | undefined;
 }
 
 /** A link found on a fetched page, already canonicalized. */

@@ -13,6 +13,8 @@ export interface FakePage {
   retryAfter?: string;
   location?: string;
   etag?: string;
+  /** The body is a sitemap or feed (`Outcome.sitemap`): its links are its entries. */
+  sitemap?: boolean;
 }
 
 export interface FakeRequest {
@@ -73,6 +75,7 @@ export class FakeWeb implements Fetcher {
       body: ok ? bytes : undefined,
       contentFp: ok ? contentFp(bytes) : undefined,
       links: ok && page.links ? page.links.map((url): Link => ({ url })) : undefined,
+      ...(ok && page.sitemap === true ? { sitemap: true } : {}),
     };
   }
 

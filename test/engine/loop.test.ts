@@ -461,6 +461,42 @@ describe('options', () => {
 });
 
 describe('continuous mode', () => {
+  it("a recrawl's 304 of a sitemap or feed is a sitemap's answer, no page — after a resume too: maxPages counts pages only", async () => {
+    const HOUR = 3_600_000;
+    let skew = 0;
+    const clock = (): number => performance.timeOrigin + performance.now() + skew;
+    const web = new FakeWeb();
+    web.pages.set('http://a.test/feed.xml', { links: ['http://a.test/post'], etag: '"f1"', sitemap: true });
+    web.pages.set('http://a.test/post', { body: 'a post', etag: '"p1"' });
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-feed-304-'));
+    // A progress listener wakes the loop every 20 ms, so it sees the clock jump.
+    const opts = { seeds: ['http://a.test/feed.xml'], clock, recrawl: true, dataDir: dir, freshness: (_r: unknown, nowHours: number) => nowHours + 1, progressIntervalMs: 20, onProgress: () => undefined };
+    try {
+      const first = new Engine(options(web, opts));
+      let n = 0;
+      for await (const _ of first.run()) if (++n === 2) void first.stop();
+      await first.close();
+      // Resumed two hours on (the mark is in the checkpoint): both are due, both answer 304.
+      skew = 2 * HOUR;
+      const engine = new Engine(options(web, opts));
+      const pages: { url: string; status: number; sitemap: boolean }[] = [];
+      for await (const p of engine.run()) {
+        pages.push({ url: p.url, status: p.status, sitemap: p.sitemap === true });
+        if (pages.length === 2) void engine.stop();
+      }
+      await engine.close();
+      expect(pages.sort((a, b) => a.url.localeCompare(b.url))).toEqual([
+        { url: 'http://a.test/feed.xml', status: 304, sitemap: true },
+        { url: 'http://a.test/post', status: 304, sitemap: false },
+      ]);
+      // The post twice; the feed never (before, its 304 was a page: 3).
+      expect(engine.summary().okInCampaign).toBe(2);
+      expect(engine.summary().counts).toMatchObject({ ok: 2, sitemaps: 1 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an idle crawl writes no periodic checkpoint until something is journaled, or an hour passed', async () => {
     const HOUR = 3_600_000;
     let skew = 0;
