@@ -45,7 +45,7 @@ import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
 import { readDrained, sumRelinkCounts } from './drained.js';
 import { type CrawlSettings, readCrawl, readCrawlCreated } from './settings.js';
 import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets, restoreBudgetCounts } from './budget.js';
-import { countsAsPage } from '../model/index.js';
+import { countsAsPage, isUnchangedSitemap } from '../model/index.js';
 import { SlotState } from './slot.js';
 import { settleBefore } from './settle.js';
 import { CheckpointStore, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
@@ -1139,7 +1139,8 @@ export class ClusterNode {
         s.unsent.push(req);
         for (const b of this.budgets) b.complete(false);
       } else {
-        const shaped = this.o.shape === undefined ? outcome : this.o.shape(req, outcome);
+        // Unshaped (a node used on its own), a 304 of a sitemap is still no page.
+        const shaped = this.o.shape !== undefined ? this.o.shape(req, outcome) : isUnchangedSitemap(req, outcome) ? { ...outcome, sitemap: true } : outcome;
         const ok = countsAsPage(shaped);
         for (const b of this.budgets) b.complete(b.kind === 'requests' || ok);
         s.counted.requests++;

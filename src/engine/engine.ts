@@ -72,7 +72,7 @@ import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect, isUnchangedSitemap } from '../model/index.js';
 import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
@@ -1524,7 +1524,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let soft404 = false;
     // A 304 has no body to read as a sitemap: the frontier says whether the URL's last one was
     // (`FetchRequest.sitemap`) — an unchanged feed in a recrawl is no page for maxPages.
-    const unchangedSitemap = s === 304 && req.sitemap === true && o.sitemap !== true;
+    const unchangedSitemap = isUnchangedSitemap(req, o);
     // A body read as a sitemap is not the site's not-found page (identical sitemaps, empty
     // pages of a paged index, are copies, not a template): never a soft-404, never a page.
     if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true && o.sitemap !== true) {

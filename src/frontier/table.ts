@@ -25,7 +25,7 @@
  * | 17 | redirectTo     | u32     | row + 1 of the redirect target, 0 = none                   |
  * | 18 | retries        | u8      | consecutive transient failures                             |
  * | 19 | host           | u32     | host id (index into the host table)                        |
- * | 20 | fpFlags        | u8      | bit 0: contentFp set · bit 1: simhash set · bit 3: relink · bit 4: reopened |
+ * | 20 | fpFlags        | u8      | bits: 0 contentFp · 1 simhash · 2 churnFp · 3 relink · 4 reopened · 5 sitemap (`FpFlag`) |
  * | 21 | lastChanged    | u32     | epoch-hours of the last real change, 0 = never             |
  * | 22 | churnFp        | u32 × 2 | churn fingerprint of the main text [lo, hi] (src/dedup/churn.ts) |
  *
@@ -35,7 +35,9 @@
  * what a minor-0 build wrote — and loads with every row's churn fingerprint unknown, which the
  * change classifier reads as "use the simhash rule". fpFlags: bit 0 contentFp set · bit 1
  * simhash set · bit 2 churnFp set · bit 3 relink (the depth fell since the links were passed;
- * `FpFlag.Relink`).
+ * `FpFlag.Relink`) · bit 4 reopened (a round trip to a redirect's source, once) · bit 5 the
+ * last body was a sitemap (`FpFlag.Sitemap`; a file written before it has the bit clear until
+ * the URL's next body).
  *
  * Optional columns, present only when the frontier runs with the freshness option (a file
  * without them still loads: `Frontier.recover` fills them in), and skipped by readers that do

@@ -15,6 +15,7 @@ export {
   classOfOutcome,
   isSelfRedirect,
   countsAsPage,
+  isUnchangedSitemap,
   isOk,
   isTransientStatus,
   outcomeClass,

@@ -54,6 +54,15 @@ export function countsAsPage(o: { readonly status: number; readonly sitemap?: bo
   return (isOk(o.status) || o.soft404 === true) && o.sitemap !== true;
 }
 
+/**
+ * Whether `o` is a 304 to a request for a URL whose last body was a sitemap or feed
+ * (`FetchRequest.sitemap`): a sitemap's answer, no page — a 304 has no body to tell by, so the
+ * fetcher cannot mark it (`Outcome.sitemap`) itself.
+ */
+export function isUnchangedSitemap(req: { readonly sitemap?: true | undefined }, o: { readonly status: number; readonly sitemap?: boolean | undefined }): boolean {
+  return o.status === 304 && req.sitemap === true && o.sitemap !== true;
+}
+
 /** Whether `status` is a transient failure: 429, any 5xx, or no response at all (0). */
 export function isTransientStatus(status: number): boolean {
   return status === 429 || status === 0 || (status >= 500 && status <= 599);

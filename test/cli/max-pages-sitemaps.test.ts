@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRecord, encodeRecord, outcomeRecord, recordOutcome } from '../../src/engine/records.js';
-import { countsAsPage } from '../../src/model/index.js';
+import { countsAsPage, isUnchangedSitemap } from '../../src/model/index.js';
 import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
 describe('meguri crawl --max-pages with sitemaps', () => {
@@ -93,6 +93,9 @@ describe('meguri crawl --max-pages with sitemaps', () => {
     expect(countsAsPage({ status: 304, sitemap: true })).toBe(false);
     expect(countsAsPage({ status: 304 })).toBe(true);
     expect(countsAsPage({ status: 503 })).toBe(false);
+    // A 304 has no body to tell a sitemap by: the request says whether the URL's last body was one.
+    expect(isUnchangedSitemap({ sitemap: true }, { status: 304 })).toBe(true);
+    expect([isUnchangedSitemap({}, { status: 304 }), isUnchangedSitemap({ sitemap: true }, { status: 200 }), isUnchangedSitemap({ sitemap: true }, { status: 304, sitemap: true })]).toEqual([false, false, false]);
     // A mark other than 1 is not a record this engine wrote.
     const bad = new TextEncoder().encode(JSON.stringify({ ...outcomeRecord('0'.repeat(32), 'a.test', 1, 2, o), sm: 2 }));
     expect(() => decodeRecord(bad, 3)).toThrow(/field sm is 2, expected 1 or absent/);

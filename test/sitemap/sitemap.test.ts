@@ -94,6 +94,9 @@ describe('parseSitemap', () => {
       { url: 'http://a.test/2024/four', lastmod: Date.UTC(2024, 4, 1) / 1000 },
       { url: 'https://www.a.test/2024/five' },
     ]);
+    // The other way round, and in Atom: a www. feed's bare-host entry is its site's too.
+    const atom = `<feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="https://a.test/atom-one"/></entry><entry><link href="https://b.test/x"/></entry></feed>`;
+    expect(parseSitemap(Buffer.from(atom), 'https://www.a.test/feed.atom')).toMatchObject({ kind: 'feed', entries: [{ url: 'https://a.test/atom-one' }], offOrigin: 1 });
     // A sitemap keeps the protocol's rule: its own origin only.
     const urlset = `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://a.test/x</loc></url><url><loc>https://a.test/y</loc></url><url><loc>http://www.a.test/z</loc></url></urlset>`;
     expect(parseSitemap(Buffer.from(urlset), 'http://a.test/sitemap.xml')).toMatchObject({ kind: 'urlset', entries: [{ url: 'http://a.test/x' }], offOrigin: 2 });
