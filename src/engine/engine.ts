@@ -564,7 +564,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * Adds seed URLs to the crawl, running or not yet started (they widen the scope like the
    * first seeds, and are saved with the crawl's settings). Returns how many were new to the
-   * frontier (before `run()`: how many were accepted) and the ones refused, with why. A
+   * frontier (before `run()`: how many were accepted) and the ones refused, with why. A URL the
+   * frontier holds is not new, but it becomes a seed all the same: depth 0, and queued if the
+   * scope had refused it as a link (`Frontier.seedBatch`). A
    * `user:password@` in a URL is taken out as in the `seeds` option: sent as HTTP Basic to that
    * origin by the engine's own fetcher (or an `HttpFetcher` given as `fetcher`), never saved.
    *

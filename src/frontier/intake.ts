@@ -51,7 +51,11 @@ export function seed(s: FrontierState, url: string, host: string, priority: numb
   checkSeed(url, host, priority, firstSeen, nextDue, crawlDelay);
   const k = s.oneKey;
   keyOf(url, host, k, 0);
-  if (s.index.get(k, 0) !== undefined) return false;
+  const known = s.index.get(k, 0);
+  if (known !== undefined) {
+    reseed(s, s.rowOf(known), nextDue);
+    return false;
+  }
   const row = addSeedRow(s, url, host, priority, firstSeen, nextDue, crawlDelay, k, 0);
   s.index.insertBatch(k, Uint32Array.of(s.payloadOf(row)));
   s.opts.seenFilter?.add(k, 0);
@@ -81,7 +85,10 @@ export function seedBatch(s: FrontierState, specs: readonly SeedSpec[]): number 
   const rows = new Uint32Array(fresh);
   let m = 0;
   for (let i = 0; i < n; i++) {
-    if (isNew[i] === 0) continue;
+    if (isNew[i] === 0) {
+      if (found[i] !== MISSING) reseed(s, s.rowOf(found[i]!), specs[i]!.nextDue);
+      continue;
+    }
     const sp = specs[i]!;
     rows[m] = s.payloadOf(addSeedRow(s, sp.url, sp.host, sp.priority, sp.firstSeen, sp.nextDue, sp.crawlDelay ?? 0, keys, i));
     newKeys.set(keys.subarray(i * 4, i * 4 + 4), m * 4);
@@ -90,6 +97,29 @@ export function seedBatch(s: FrontierState, specs: readonly SeedSpec[]): number 
   }
   if (fresh > 0) s.index.insertBatch(newKeys, rows);
   return fresh;
+}
+
+/**
+ * A URL the frontier holds, given as a seed (−1: spilled to disk, only ever a never-fetched
+ * Scheduled row: left as it is). A seed is depth 0 whatever link first found it, and one the
+ * scope refused as a link is a URL the caller now wants: before, `seedBatch` ignored a known
+ * key, so a URL refused as an out-of-scope link and later given as a seed (`engine.add()`, a
+ * resume naming it) stayed refused, or was queued by the resume at its link depth — parked
+ * past a tight depth cap. A Refused row is queued (as `reconsider` does); the depth falls to 0
+ * through `rediscover` (a fetched row marked for a relink, a row parked past the depth cap
+ * admitted again). `nextDueHours` is the seed's due hour (the hour it is given).
+ */
+function reseed(s: FrontierState, row: number, nextDueHours: number): void {
+  if (row < 0) return;
+  const t = s.table;
+  const h = s.hosts[t.host[row]!]!;
+  if (t.status[row] === UrlStatus.Refused) {
+    t.status[row] = UrlStatus.Scheduled;
+    const sl = t.slot[row]!;
+    if (sl !== 0) t.retries[sl] = 0;
+    enqueue(s, row);
+  }
+  if (t.depth[row]! > 0) rediscover(s, row, { url: t.urlOf(row), host: h.name, depth: 0, cash: 0 }, s.oneKey, 0, h, nextDueHours * HOUR_MS);
 }
 
 /**
