@@ -565,8 +565,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * Adds seed URLs to the crawl, running or not yet started (they widen the scope like the
    * first seeds, and are saved with the crawl's settings). Returns how many were new to the
    * frontier (before `run()`: how many were accepted) and the ones refused, with why. A URL the
-   * frontier holds is not new, but it becomes a seed all the same: depth 0, and queued if the
-   * scope had refused it as a link (`Frontier.seedBatch`). A
+   * frontier holds is not new, but it becomes a seed all the same: depth 0 (`Frontier.seedBatch`),
+   * and queued if the scope had refused it as a link, by the rule a resume asks again by (a
+   * copy refused under a learned rule stays refused). A
    * `user:password@` in a URL is taken out as in the `seeds` option: sent as HTTP Basic to that
    * origin by the engine's own fetcher (or an `HttpFetcher` given as `fetcher`), never saved.
    *
@@ -624,6 +625,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       throw err;
     }
+    // A seed the frontier held as a link the scope refused is wanted now: queued as a resume
+    // would queue it (`#reconsider`'s rule; its depth fell to 0 in the seeding). Before, it
+    // stayed refused for the run. A scan of the rows, for the Refused ones only: add() is rare.
+    const asked = new Set(canonicalSeeds(list, this.options.canonPolicy));
+    if (asked.size > 0) this.#frontier.reconsider((url, status) => status === UrlStatus.Refused && asked.has(url) && this.#mayRequeue(url, status, false));
     if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
     this.#driverWaker.notify();
     return { added, refused: this.#refusedSeeds.slice(before) };
@@ -1151,11 +1157,14 @@ export class Engine extends EventEmitter<EngineEvents> {
   #reconsider(): void {
     this.#applyLimits();
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
-    this.#frontier!.reconsider((url, status) => {
-      if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
-      if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
-      return this.#directory.register(url) !== undefined;
-    });
+    this.#frontier!.reconsider((url, status) => this.#mayRequeue(url, status, robotsChanged));
+  }
+
+  /** Whether a Refused or Disallowed row may be queued again now (`#reconsider`'s rule, and a seed's in `add()`). */
+  #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean): boolean {
+    if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    return this.#directory.register(url) !== undefined;
   }
 
   /**

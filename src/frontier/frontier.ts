@@ -106,9 +106,9 @@ export class Frontier {
    * Inserts a first-crawl candidate: `url` canonical, `host` its host group, `priority` its
    * initial importance, `firstSeen`/`nextDue` epoch-hours, `crawlDelay` the host's
    * politeness interval floor in ms (0 = none). A URL already present is not added again
-   * (returns false), but it is a seed all the same: its depth falls to 0, and a row the scope
-   * refused (Refused) is queued. With the schedule index on, a seed due after the current hour
-   * waits for it.
+   * (returns false), but its depth falls to 0 as a seed's (unless it is spilled to disk); its
+   * status stays (a Refused one is queued by `reconsider`, under the caller's rule). With the
+   * schedule index on, a seed due after the current hour waits for it.
    */
   seed(url: string, host: string, priority: number, firstSeen: number, nextDue: number, crawlDelay = 0): boolean {
     return this.#shed(seed(this.#s, url, host, priority, firstSeen, nextDue, crawlDelay));

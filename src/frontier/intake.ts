@@ -101,24 +101,18 @@ export function seedBatch(s: FrontierState, specs: readonly SeedSpec[]): number 
 
 /**
  * A URL the frontier holds, given as a seed (−1: spilled to disk, only ever a never-fetched
- * Scheduled row: left as it is). A seed is depth 0 whatever link first found it, and one the
- * scope refused as a link is a URL the caller now wants: before, `seedBatch` ignored a known
- * key, so a URL refused as an out-of-scope link and later given as a seed (`engine.add()`, a
- * resume naming it) stayed refused, or was queued by the resume at its link depth — parked
- * past a tight depth cap. A Refused row is queued (as `reconsider` does); the depth falls to 0
- * through `rediscover` (a fetched row marked for a relink, a row parked past the depth cap
- * admitted again). `nextDueHours` is the seed's due hour (the hour it is given).
+ * Scheduled row: left at its depth). A seed is depth 0 whatever link first found it: before,
+ * `seedBatch` ignored a known key, so a URL first found as a link and later given as a seed
+ * (`engine.add()`, a resume naming it) kept its link depth — parked past a tight depth cap. The
+ * depth falls through `rediscover` (a fetched row marked for a relink, a row parked past the
+ * depth cap admitted again). Its status is left alone: whether a Refused row may be queued is
+ * the caller's rule (`reconsider`: a copy refused under a learned rule stays refused).
+ * `nextDueHours` is the seed's due hour (the hour it is given).
  */
 function reseed(s: FrontierState, row: number, nextDueHours: number): void {
   if (row < 0) return;
   const t = s.table;
   const h = s.hosts[t.host[row]!]!;
-  if (t.status[row] === UrlStatus.Refused) {
-    t.status[row] = UrlStatus.Scheduled;
-    const sl = t.slot[row]!;
-    if (sl !== 0) t.retries[sl] = 0;
-    enqueue(s, row);
-  }
   if (t.depth[row]! > 0) rediscover(s, row, { url: t.urlOf(row), host: h.name, depth: 0, cash: 0 }, s.oneKey, 0, h, nextDueHours * HOUR_MS);
 }
 
