@@ -1520,7 +1520,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * target (those outside go to `outside`), redirect hops, soft-404; returns the outcome as the
    * frontier is told it and the page the consumer gets.
    */
-  #shape(req: FetchRequest, o: Outcome, outside: Flight['outside']): { reported: Outcome; page: Page } {
+  #shape(req: FetchRequest, fetched: Outcome, outside: Flight['outside']): { reported: Outcome; page: Page } {
+    // A 304 has no body to read as a sitemap: the frontier says whether the URL's last one was
+    // (`FetchRequest.sitemap`) — an unchanged feed in a recrawl is no page for maxPages.
+    const o = isUnchangedSitemap(req, fetched) ? { ...fetched, sitemap: true } : fetched;
     const now = this.#clock();
     const c = this.#c;
     const s = o.status;
@@ -1533,9 +1536,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
     let soft404 = false;
-    // A 304 has no body to read as a sitemap: the frontier says whether the URL's last one was
-    // (`FetchRequest.sitemap`) — an unchanged feed in a recrawl is no page for maxPages.
-    const unchangedSitemap = isUnchangedSitemap(req, o);
     // A body read as a sitemap is not the site's not-found page (identical sitemaps, empty
     // pages of a paged index, are copies, not a template): never a soft-404, never a page.
     if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true && o.sitemap !== true) {
@@ -1638,7 +1638,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       latencyMs: o.latencyMs,
       truncated: o.truncated,
       cutAt: o.cutAt,
-      sitemap: unchangedSitemap ? true : o.sitemap,
+      sitemap: o.sitemap,
       soft404: soft404 ? true : undefined,
       robotsDisallowed: o.robotsDisallowed,
       error: o.error,
@@ -1661,9 +1661,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (o.sitemap === true && o.cutAt !== undefined && o.cutAt !== 'cap') this.#tally.sitemapCut(req.url);
       else this.#tally.bodyCut(req.url);
     }
-    if (unchangedSitemap || (o.sitemap === true && s >= 200 && s < 300)) this.#tally.sitemap();
-    const marked = unchangedSitemap ? { ...o, sitemap: true } : o;
-    const page = makePage(req, capped === undefined || o.error !== undefined ? marked : { ...marked, error: capped }, soft404, now);
+    if (o.sitemap === true && ((s >= 200 && s < 300) || s === 304)) this.#tally.sitemap();
+    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
     return { reported, page };
   }
 

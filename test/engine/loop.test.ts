@@ -460,11 +460,17 @@ describe('options', () => {
   });
 });
 
+const HOUR = 3_600_000;
+
+/** The wall clock, moved forward `ms` at `jump(ms)` (set, not added): due hours come without waiting them out. */
+function jumpingClock(): { clock: () => number; jump: (ms: number) => void } {
+  let skew = 0;
+  return { clock: () => performance.timeOrigin + performance.now() + skew, jump: (ms) => (skew = ms) };
+}
+
 describe('continuous mode', () => {
   it("a recrawl's 304 of a sitemap or feed is a sitemap's answer, no page — after a resume too: maxPages counts pages only", async () => {
-    const HOUR = 3_600_000;
-    let skew = 0;
-    const clock = (): number => performance.timeOrigin + performance.now() + skew;
+    const { clock, jump } = jumpingClock();
     const web = new FakeWeb();
     web.pages.set('http://a.test/feed.xml', { links: ['http://a.test/post'], etag: '"f1"', sitemap: true });
     web.pages.set('http://a.test/post', { body: 'a post', etag: '"p1"' });
@@ -477,7 +483,7 @@ describe('continuous mode', () => {
       for await (const _ of first.run()) if (++n === 2) void first.stop();
       await first.close();
       // Resumed two hours on (the mark is in the checkpoint): both are due, both answer 304.
-      skew = 2 * HOUR;
+      jump(2 * HOUR);
       const engine = new Engine(options(web, opts));
       const pages: { url: string; status: number; sitemap: boolean }[] = [];
       for await (const p of engine.run()) {
@@ -498,9 +504,7 @@ describe('continuous mode', () => {
   });
 
   it('an idle crawl writes no periodic checkpoint until something is journaled, or an hour passed', async () => {
-    const HOUR = 3_600_000;
-    let skew = 0;
-    const clock = (): number => performance.timeOrigin + performance.now() + skew;
+    const { clock, jump } = jumpingClock();
     const web = new FakeWeb();
     web.site('http://a.test', { '/': ['/1', '/2'], '/1': [], '/2': [], '/new': [] });
     const dir = mkdtempSync(join(tmpdir(), 'meguri-idle-'));
@@ -524,7 +528,7 @@ describe('continuous mode', () => {
         idleFrom = checkpoints.length;
         await sleep(400); // 40 checkpoint periods, nothing journaled
         phases.push(checkpoints.slice(idleFrom));
-        skew = HOUR + 60_000; // an hour on: saved once though idle (pages are due only at +3 h)
+        jump(HOUR + 60_000); // an hour on: saved once though idle (pages are due only at +3 h)
         await sleep(200);
         phases.push(checkpoints.slice(idleFrom));
         // A new page is fetched (journaled): the next period writes a checkpoint again.
@@ -551,9 +555,7 @@ describe('continuous mode', () => {
   });
 
   it('recrawls URLs when the freshness policy says they are due, with conditional GETs and change verdicts', async () => {
-    const HOUR = 3_600_000;
-    let skew = 0;
-    const clock = (): number => performance.timeOrigin + performance.now() + skew;
+    const { clock, jump } = jumpingClock();
     const web = new FakeWeb();
     web.site('http://a.test', { '/': ['/1', '/2'], '/1': [], '/2': [] });
     web.pages.set('http://a.test/1', { body: 'one', etag: '"v1"' });
@@ -576,7 +578,7 @@ describe('continuous mode', () => {
     for await (const p of engine.run()) {
       pages.push({ url: p.url, status: p.status, change: p.change });
       // The first pass is done (once this page is taken): then two hours pass.
-      if (pages.length === 3) setTimeout(() => (skew = 2 * HOUR), 30);
+      if (pages.length === 3) setTimeout(() => jump(2 * HOUR), 30);
       if (pages.length === 6) void engine.stop();
     }
     expect(engine.stopReason).toBe('stopped');
@@ -591,7 +593,6 @@ describe('continuous mode', () => {
   });
 
   it('wakes at each clock hour for the freshness pass, even with nothing due and no progress listener', async () => {
-    const HOUR = 3_600_000;
     // A clock 700 ms short of an hour boundary.
     const real = (): number => performance.timeOrigin + performance.now();
     const skew = Math.ceil(real() / HOUR) * HOUR + HOUR - real() - 700;
