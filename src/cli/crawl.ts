@@ -102,7 +102,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
     { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
     { name: 'max-wait', kind: 'duration', arg: 'TIME', min: 0, help: 'end the run when every host left must wait longer than TIME (a Retry-After, a robots.txt retry), to be resumed after it (default 1h; 0: wait as long as asked; never below the 5 min interval ceiling; a --redis node always waits)' },
-    { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s, 10s per slot with --redis; also at stop; without --redis, while nothing happens, at most hourly)' },
+    { name: 'checkpoint-every', kind: 'duration', arg: 'TIME', min: 100, help: 'checkpoint period (default 60s, 10s per slot with --redis; also at stop; while nothing changes, at most hourly)' },
     { name: 'interval', kind: 'duration', arg: 'TIME', min: 50, help: 'progress period (default: 0.25s on a terminal, 5s in a log, 1s with --json)' },
     { name: 'json', kind: 'boolean', help: 'machine-readable events on stdout, one JSON object per line' },
     { name: 'proxy', kind: 'string', arg: 'URL', help: 'fetch through this HTTP proxy (CONNECT tunnels to addresses meguri resolved and checked); saved for resumes without its user:password' },

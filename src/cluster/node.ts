@@ -46,7 +46,7 @@ import { readDrained, sumRelinkCounts } from './drained.js';
 import { type CrawlSettings, readCrawl, readCrawlCreated } from './settings.js';
 import { BUDGET_LIMITS, type BudgetKind, CrawlBudget, reclaimBudgets, restoreBudgetCounts } from './budget.js';
 import { countsAsPage, isUnchangedSitemap } from '../model/index.js';
-import { SlotState } from './slot.js';
+import { IDLE_SLOT_CHECKPOINT_MS, SlotState } from './slot.js';
 import { settleBefore } from './settle.js';
 import { CheckpointStore, type SlotCheckpointMeta, joinStoredCrawl } from './store.js';
 import { shiftRobotsSnapshot } from '../fetch/robots-cache.js';
@@ -62,6 +62,11 @@ export interface ClusterNodeStats {
   readonly linksRouted: number;
   readonly entriesApplied: number;
   readonly checkpoints: number;
+  /**
+   * Periodic checkpoints not written because the slot's accepted checkpoint already held its
+   * state (an idle slot: `IDLE_SLOT_CHECKPOINT_MS`).
+   */
+  readonly checkpointsSkipped: number;
   readonly handoffs: number;
   /** Sent fetches that hand-offs (and leaving) cut at the drain bound: the next owners fetch them again. */
   readonly handoffRefetches: number;
@@ -164,6 +169,7 @@ export class ClusterNode {
   private pages = 0;
   private applied = 0;
   private checkpoints = 0;
+  private checkpointsSkipped = 0;
   private handoffs = 0;
   /** Sent fetches cut by hand-off drains (and a leaving node's): re-fetched by the slots' next owners. */
   private handoffRefetches = 0;
@@ -773,9 +779,18 @@ export class ClusterNode {
    * Writes and accepts one checkpoint of `s`; with `release`, hands the slot to its `want`.
    * Returns ACCEPT's answer (1 accepted, 2 accepted and released); a refusal drops the slot.
    */
-  private async commit(s: SlotState, release: boolean): Promise<number> {
+  private async commit(s: SlotState, release: boolean, periodic = false): Promise<number> {
     const t0 = performance.now();
-    const snap = s.snapshot(this.o.robots?.export(s.slot), this.hb.clockOffset(), this.crawlCreated);
+    const robots = this.o.robots?.export(s.slot);
+    const clock = this.hb.clockOffset();
+    const snap = periodic
+      ? s.snapshot(robots, clock, this.crawlCreated, { nowMs: this.now(), maxAgeMs: IDLE_SLOT_CHECKPOINT_MS })
+      : s.snapshot(robots, clock, this.crawlCreated);
+    if (snap === null) {
+      // The accepted checkpoint already holds this state: an idle slot writes nothing.
+      this.checkpointsSkipped++;
+      return 1;
+    }
     const urls = s.frontier.len(); // what the partition holds: read with it, before any await
     const snapshotMs = performance.now() - t0;
     const atMs = this.now();
@@ -800,6 +815,7 @@ export class ClusterNode {
       }
       this.checkpoints++;
       s.checkpointedAt = this.now();
+      s.written = { stateKey: snap.stateKey, atMs: atMs };
       this.handoffRefetches += refetch;
       this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, urls, ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
       this.o.faults?.('accepted', s.slot);
@@ -844,7 +860,7 @@ export class ClusterNode {
     for (const s of this.slots.values()) {
       if (s.moving || this.busy.has(s.slot) || this.committing.has(s.slot) || now - s.checkpointedAt < this.o.checkpointMs) continue;
       s.checkpointedAt = now; // a failed attempt is retried one period later, not at once
-      const p = this.commit(s, false)
+      const p = this.commit(s, false, true)
         .then(
           () => {},
           (err: unknown) => {
@@ -1374,6 +1390,7 @@ export class ClusterNode {
       linksRouted: this.outbox?.links ?? 0,
       entriesApplied: this.applied,
       checkpoints: this.checkpoints,
+      checkpointsSkipped: this.checkpointsSkipped,
       handoffs: this.handoffs,
       handoffRefetches: this.handoffRefetches,
       canDispatch: this.hb?.canDispatch() ?? false,

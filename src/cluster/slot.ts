@@ -8,8 +8,9 @@
  * the node has a robots seam, go into the same snapshot's meta (they are the robots cache's,
  * not the slot's: this file only carries them).
  */
-import { Frontier, type FrontierOptions, shiftPartitionClock } from '../frontier/index.js';
-import { decodePartition } from '../format/index.js';
+import { type Hash, createHash } from 'node:crypto';
+import { Frontier, type FrontierOptions, shiftPartitionClock, withoutClockReading } from '../frontier/index.js';
+import { type PartitionImage, decodePartition, encodePartition } from '../format/index.js';
 import type { ClockOffset } from './membership.js';
 import type { FetchRequest } from '../model/index.js';
 import { decodeLinks, decodeSeeds, type InboxEntry } from './routing.js';
@@ -17,6 +18,16 @@ import type { RobotsSnapshot } from '../fetch/robots-cache.js';
 import { SLOT_FORMAT_MINOR, type SlotCheckpointMeta } from './store.js';
 
 const HOUR_MS = 3_600_000;
+
+/**
+ * A periodic checkpoint that would write what the slot's accepted checkpoint already holds is
+ * skipped, for at most this long since that one was written: a slot of a `--recrawl` crawl
+ * between due hours, or one whose hosts all wait, rewrote its whole partition every period
+ * (10 s by default) into the shared store for nothing. Keep in sync with the engine's
+ * `IDLE_CHECKPOINT_MS` (src/engine/engine.ts), the same rule for a single process (a copy: the
+ * cluster never imports the engine).
+ */
+export const IDLE_SLOT_CHECKPOINT_MS = HOUR_MS;
 
 /** Folds an entry id into an order-sensitive digest (FNV-1a over the id, then mixed into the running value). */
 export function foldDigest(digest: number, id: string): number {
@@ -31,6 +42,21 @@ export interface SlotSnapshot {
   readonly meta: SlotCheckpointMeta;
   /** Ids applied since the previous snapshot (acknowledged once this one is accepted). */
   readonly acks: string[];
+  /**
+   * A digest of what the checkpoint holds: the partition's bytes and every meta field but the
+   * sequence number and the clock offset (a measurement of this node's clock, not state).
+   */
+  readonly stateKey: string;
+}
+
+/** Feeds every section of `image` to `h`, each framed by its length (a digest of what the image holds, not of its file bytes). */
+function hashImage(h: Hash, image: PartitionImage): void {
+  h.update(JSON.stringify([image.meta, image.formatMinor, image.rows, image.hosts, image.ips ?? null]));
+  for (const c of image.columns) {
+    const bytes = new Uint8Array(c.data.buffer, c.data.byteOffset, c.data.byteLength);
+    h.update(`${c.id}/${c.type}/${c.lanes}/${bytes.length};`).update(bytes);
+  }
+  for (const b of [image.arena, image.seenFilter, image.prioritizer, image.freshness, image.scheduler]) h.update(`${b.length};`).update(b);
 }
 
 export class SlotState {
@@ -70,6 +96,11 @@ export class SlotState {
    * is trimmed and the store pruned only behind it (`ClusterNode`'s commit).
    */
   accepted: { readonly rel: string; readonly cursor: string } = { rel: '', cursor: '0-0' };
+  /**
+   * The `stateKey` of the slot's accepted checkpoint as this owner wrote it and when (clock ms);
+   * undefined until this owner's first is accepted (a slot just opened always writes one).
+   */
+  written: { readonly stateKey: string; readonly atMs: number } | undefined = undefined;
   /** Completions reported to the slot over the crawl's life (`SlotCheckpointMeta.counted`). */
   readonly counted: { pages: number; requests: number };
 
@@ -143,10 +174,24 @@ export class SlotState {
 
   /**
    * Partition and cursor, taken together (synchronously), with the slot's origins' robots.txt
-   * entries and the crawl record's creation time when given.
+   * entries and the crawl record's creation time when given. With `unchanged`, null instead when
+   * the snapshot would hold exactly what this owner's accepted checkpoint holds (`stateKey`) and
+   * that one was written less than `maxAgeMs` before `nowMs`: nothing to write (the sequence
+   * number is not spent, and no entry waits to be acknowledged — an applied entry moves the
+   * cursor, which the key covers).
    */
-  snapshot(robots?: readonly RobotsSnapshot[], clock?: ClockOffset, crawlCreated?: number): SlotSnapshot {
-    const partition = this.frontier.checkpointBytes();
+  snapshot(robots?: readonly RobotsSnapshot[], clock?: ClockOffset, crawlCreated?: number): SlotSnapshot;
+  snapshot(robots: readonly RobotsSnapshot[] | undefined, clock: ClockOffset | undefined, crawlCreated: number | undefined, unchanged: { readonly nowMs: number; readonly maxAgeMs: number }): SlotSnapshot | null;
+  snapshot(robots?: readonly RobotsSnapshot[], clock?: ClockOffset, crawlCreated?: number, unchanged?: { readonly nowMs: number; readonly maxAgeMs: number }): SlotSnapshot | null {
+    const image = this.frontier.checkpoint();
+    const urlBudget = this.frontier.admission.urlBudget;
+    const h = createHash('sha256');
+    hashImage(h, withoutClockReading(image));
+    h.update(JSON.stringify([this.crawl, this.slot, this.epoch, this.cursor, this.applied, this.digest, robots ?? [], crawlCreated ?? null, this.counted, urlBudget]));
+    const stateKey = h.digest('base64');
+    const w = this.written;
+    if (unchanged !== undefined && w !== undefined && w.stateKey === stateKey && unchanged.nowMs - w.atMs < unchanged.maxAgeMs) return null;
+    const partition = encodePartition(image);
     const meta: SlotCheckpointMeta = {
       format: 'meguri-slot/1',
       minor: SLOT_FORMAT_MINOR,
@@ -161,11 +206,11 @@ export class SlotState {
       ...(clock === undefined ? {} : { clockOffsetMs: clock.offsetMs, clockOffsetErrorMs: clock.errorMs }),
       ...(crawlCreated === undefined ? {} : { crawlCreated }),
       counted: { ...this.counted },
-      urlBudget: this.frontier.admission.urlBudget,
+      urlBudget,
     };
     const acks = this.acks;
     this.acks = [];
-    return { partition, meta, acks };
+    return { partition, meta, acks, stateKey };
   }
 
   /** Puts back the ids of a snapshot that was not accepted (they are acknowledged with the next one). */

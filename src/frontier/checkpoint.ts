@@ -354,6 +354,18 @@ export function shiftPartitionClock(image: PartitionImage, deltaMs: number): Par
   return { ...shifted, scheduler: encodeScheduler(sched) };
 }
 
+/**
+ * `image` with its scheduler's clock reading set to 0. Two checkpoints of a frontier nothing
+ * happened to differ only there — every `next()` call advances the clock, dispatching or not —
+ * so what a checkpoint holds is compared on this form (a cluster's idle slots skip a checkpoint
+ * that would hold what the last one does: src/cluster/slot.ts). An older reading loses nothing:
+ * the clock only ever moves forward from it.
+ */
+export function withoutClockReading(image: PartitionImage): PartitionImage {
+  if (image.scheduler.length === 0) return image;
+  return { ...image, scheduler: encodeScheduler({ ...parseScheduler(image.scheduler), clockMs: 0 }) };
+}
+
 /** The scheduler section's bytes (UTF-8 JSON; `parseScheduler` reads them back). */
 function encodeScheduler(sched: SchedulerState): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(sched));

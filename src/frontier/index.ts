@@ -51,4 +51,4 @@ export type { RelinkCounts } from './state.js';
 export { type CrawledUrl, relinkRoundRuns } from './intake.js';
 export { MIN_MEMORY_BUDGET } from './spill.js';
 export { OUTAGE_GRACE_MS } from './outcome.js';
-export { shiftPartitionClock } from './checkpoint.js';
+export { shiftPartitionClock, withoutClockReading } from './checkpoint.js';

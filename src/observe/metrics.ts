@@ -108,6 +108,7 @@ const CLUSTER_COUNTERS = [
   ['cluster_links_routed_total', 'Links sent to other slots\' inboxes', 'linksRouted'],
   ['cluster_inbox_entries_applied_total', 'Inbox entries applied to this node\'s slots', 'entriesApplied'],
   ['cluster_checkpoints_total', 'Slot checkpoints written', 'checkpoints'],
+  ['cluster_checkpoints_skipped_total', 'Periodic slot checkpoints not written: the accepted one held the slot\'s state', 'checkpointsSkipped'],
   ['cluster_handoffs_total', 'Slots handed to another node', 'handoffs'],
   ['cluster_handoff_refetches_total', 'Sent fetches a hand-off cut at the drain bound (fetched again by the next owner)', 'handoffRefetches'],
   ['cluster_redis_errors_total', 'Redis calls that failed and were retried', 'redisErrors'],

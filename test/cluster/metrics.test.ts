@@ -48,6 +48,7 @@ describe('metrics of a cluster node', () => {
       const stats = engine.clusterStats()!;
       expect(end.get('meguri_cluster_checkpoints_total')).toBe(stats.checkpoints);
       expect(stats.checkpoints).toBeGreaterThan(0);
+      expect(end.get('meguri_cluster_checkpoints_skipped_total')).toBe(stats.checkpointsSkipped);
       expect(end.get('meguri_cluster_inbox_entries_applied_total')).toBe(stats.entriesApplied);
       expect(end.get('meguri_cluster_redis_errors_total')).toBe(0);
       expect(end.get('meguri_cluster_store_errors_total')).toBe(0);
