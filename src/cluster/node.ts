@@ -536,8 +536,15 @@ export class ClusterNode {
       }
       if (r.owner !== this.nodeId) continue;
       const cur = this.slots.get(r.slot);
-      if (cur === undefined) opening.push(this.open(r));
-      else if (r.want !== '' && !cur.moving) void this.handoff(cur);
+      if (cur === undefined) {
+        opening.push(this.open(r));
+        continue;
+      }
+      // The record names another checkpoint than the one this owner had accepted, at the same
+      // epoch: Redis went back (a restart from an older file, a failover to a replica that missed
+      // the accept). The next period writes again, unchanged or not (`SlotState.written`).
+      if (cur.written !== undefined && !this.committing.has(r.slot) && r.ckpt !== cur.accepted.rel) cur.written = undefined;
+      if (r.want !== '' && !cur.moving) void this.handoff(cur);
     }
     await Promise.all(opening);
   }
@@ -789,6 +796,7 @@ export class ClusterNode {
     if (snap === null) {
       // The accepted checkpoint already holds this state: an idle slot writes nothing.
       this.checkpointsSkipped++;
+      this.o.onCheckpointSkipped?.({ slot: s.slot, epoch: s.epoch, atMs: this.now() });
       return 1;
     }
     const urls = s.frontier.len(); // what the partition holds: read with it, before any await

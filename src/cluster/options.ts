@@ -191,6 +191,11 @@ export interface ClusterNodeOptions {
    */
   readonly onCheckpointFallback: ((fallback: ClusterCheckpointFallback) => void) | undefined;
   /**
+   * Called for each periodic checkpoint not written because the slot's accepted checkpoint
+   * already holds its state (an idle slot; `ClusterNodeStats.checkpointsSkipped`).
+   */
+  readonly onCheckpointSkipped: ((skipped: { readonly slot: number; readonly epoch: number; readonly atMs: number }) => void) | undefined;
+  /**
    * Called when Redis had lost what the store still holds and the node rebuilt it from there:
    * the crawl's settings record, or a slot's state (counted in `slotsRestored`).
    */
@@ -246,6 +251,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     beforeSeeds: customField('a function', (v): v is () => Promise<void> => typeof v === 'function'),
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
     onCheckpointFallback: customField('a function', (v): v is (fallback: ClusterCheckpointFallback) => void => typeof v === 'function'),
+    onCheckpointSkipped: customField('a function', (v): v is (skipped: { readonly slot: number; readonly epoch: number; readonly atMs: number }) => void => typeof v === 'function'),
     onStoreRestore: customField('a function', (v): v is (restore: ClusterStoreRestore) => void => typeof v === 'function'),
     onPause: customField('a function', (v): v is (pause: ClusterPause) => void => typeof v === 'function'),
     robots: customField('an object with export, import, loading and forget', (v): v is SlotRobotsSeam =>

@@ -176,9 +176,8 @@ export class SlotState {
    * Partition and cursor, taken together (synchronously), with the slot's origins' robots.txt
    * entries and the crawl record's creation time when given. With `unchanged`, null instead when
    * the snapshot would hold exactly what this owner's accepted checkpoint holds (`stateKey`) and
-   * that one was written less than `maxAgeMs` before `nowMs`: nothing to write (the sequence
-   * number is not spent, and no entry waits to be acknowledged — an applied entry moves the
-   * cursor, which the key covers).
+   * that one was written less than `maxAgeMs` before `nowMs`, and no applied entry waits to be
+   * acknowledged: nothing to write (the sequence number is not spent).
    */
   snapshot(robots?: readonly RobotsSnapshot[], clock?: ClockOffset, crawlCreated?: number): SlotSnapshot;
   snapshot(robots: readonly RobotsSnapshot[] | undefined, clock: ClockOffset | undefined, crawlCreated: number | undefined, unchanged: { readonly nowMs: number; readonly maxAgeMs: number }): SlotSnapshot | null;
@@ -187,10 +186,14 @@ export class SlotState {
     const urlBudget = this.frontier.admission.urlBudget;
     const h = createHash('sha256');
     hashImage(h, withoutClockReading(image));
-    h.update(JSON.stringify([this.crawl, this.slot, this.epoch, this.cursor, this.applied, this.digest, robots ?? [], crawlCreated ?? null, this.counted, urlBudget]));
+    // The clock offset is a measurement, not state — but one missing (the node's first heartbeat
+    // failed) is written again once known: the next owner needs it to shift the slot's clocks.
+    h.update(JSON.stringify([this.crawl, this.slot, this.epoch, this.cursor, this.applied, this.digest, robots ?? [], crawlCreated ?? null, this.counted, urlBudget, clock !== undefined]));
     const stateKey = h.digest('base64');
     const w = this.written;
-    if (unchanged !== undefined && w !== undefined && w.stateKey === stateKey && unchanged.nowMs - w.atMs < unchanged.maxAgeMs) return null;
+    // Entries applied but not yet acknowledged (a settle that failed after the accept) are
+    // acknowledged, and the inbox trimmed, only by a checkpoint: one is written.
+    if (unchanged !== undefined && w !== undefined && w.stateKey === stateKey && this.acks.length === 0 && unchanged.nowMs - w.atMs < unchanged.maxAgeMs) return null;
     const partition = encodePartition(image);
     const meta: SlotCheckpointMeta = {
       format: 'meguri-slot/1',

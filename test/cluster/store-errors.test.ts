@@ -102,11 +102,16 @@ describe('the checkpoint store: a full device, other file-system errors, a damag
     const N = 24;
     const links = chain(N);
     const fetchedByA: number[] = [];
-    // A answers pages 0–9 and never answers page 10: it is still crawling when its store fills.
+    // A answers pages 0–9, page 10 once its store is full (a change its next periodic checkpoint
+    // must write: an unchanged slot writes none), and never page 11: it is still crawling.
     const fa = {
-      fetch: (req: FetchRequest, signal: AbortSignal): Promise<Outcome> => {
+      fetch: async (req: FetchRequest, signal: AbortSignal): Promise<Outcome> => {
         const i = pageIndex(req.url);
-        if (i >= 10) return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+        if (i === 10) {
+          await until(() => full, 30_000, 'the store full');
+          return { row: req.row, url: req.url, status: 200, links: links(i) };
+        }
+        if (i > 10) return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
         fetchedByA.push(i);
         return Promise.resolve({ row: req.row, url: req.url, status: 200, links: links(i) });
       },
@@ -132,10 +137,16 @@ describe('the checkpoint store: a full device, other file-system errors, a damag
     const before = (await readSlots(r, keys, 1))[0]!.ckpt;
     setStoreFileWriter((path, data, write) => (full ? Promise.reject(fsError('ENOSPC')) : write(path, data)));
     full = true;
-    const stopper = setTimeout(() => a.stop(), 20_000); // before the fix the run never ended
+    let stopped = false;
+    const stopper = setTimeout(() => {
+      stopped = true;
+      a.stop();
+    }, 20_000); // before the fix the run never ended
     const err = await runA;
     clearTimeout(stopper);
     expect(err).toBeInstanceOf(DiskFullError);
+    // A periodic checkpoint met the full store, not the final one of a stop.
+    expect(stopped).toBe(false);
     expect((err as DiskFullError).file).toMatch(/full\/slot-00000\/\.tmp-e\d{9}-\d{9}-[0-9a-f]{8}\/partition\.meguri$/);
     expect(a.stats().storeErrors).toBe(0); // not retried
     // The slot record still points at a whole checkpoint, and no partial write was left behind.
