@@ -94,6 +94,18 @@ describe('an idle slot writes no checkpoint', () => {
       const f = await accepted(1);
       expect([f.len(), f.pending()]).toEqual([4, 0]);
       f.free();
+
+      // Redis going back to an older file: the record names slot 1's previous checkpoint at the
+      // same epoch. The node writes again (before this, an idle slot left it so for an hour).
+      const r = world.server.client();
+      const keys = new ClusterKeys(crawl);
+      const rec = (await readSlots(r, keys, S))[1]!;
+      expect(rec.prev).toBeDefined();
+      const rolledAt = clock();
+      await r.hset(keys.slot(1), 'ckpt', rec.prev!.ckpt, 'cursor', rec.prev!.cursor, 'applied', String(rec.prev!.applied));
+      await until(() => written.some((w) => w.slot === 1 && w.atMs > rolledAt), 30_000, 'slot 1 written again');
+      await until(async () => (await readSlots(r, keys, S))[1]!.ckpt !== rec.prev!.ckpt, 30_000, 'the record names a new checkpoint');
+      r.disconnect();
     } finally {
       node.stop();
       await run;
