@@ -72,7 +72,7 @@ import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
-import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect, isUnchangedSitemap } from '../model/index.js';
+import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect, isUnchangedSitemap, refreshTargetOf } from '../model/index.js';
 import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
 import { hostGroupKey, splitOrigin } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
@@ -1563,9 +1563,22 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
     }
     if (links !== undefined) {
+      // Refreshes past maxRedirects in a row: the target is an ordinary link, one deeper (a
+      // redirect past it is not followed at all; a refresh page is a page, its links are too).
+      const refresh = refreshTargetOf({ links });
+      if (refresh !== undefined && !this.#hops.mayFollow(req.url)) {
+        links = links.map((l) => (l.refresh === true ? { ...l, refresh: undefined } : l));
+        this.#hops.passOn(req.url, refresh);
+      }
       const inside: Link[] = [];
       for (const l of links) {
-        const out = this.#scope.check(l.url);
+        let out = this.#scope.check(l.url);
+        // A seed's refresh target is its redirect: out of the scope, it becomes a seed.
+        if (out !== undefined && l.refresh === true && l.nofollow !== true && s >= 200 && s < 300 && this.#seedRedirect(req, l.url)) {
+          out = this.#scope.check(l.url);
+          // In a cluster the target travels as a seed (`#seedRedirect`), not as this page's link.
+          if (this.options.cluster !== undefined) continue;
+        }
         if (out === undefined) inside.push(l);
         else if (!l.nofollow) outside.push({ url: l.url, reason: out });
       }

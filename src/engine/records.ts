@@ -20,13 +20,14 @@
  *
  * An outcome record carries everything `Frontier#replay` needs to redo the report exactly —
  * the status as reported (soft-404s as 404, permanent transport failures as 410), validators,
- * fingerprints, the redirect target and the followed links — and nothing the frontier does not
+ * fingerprints, the redirect target and the followed links (which of them is the page's refresh
+ * target, taken at the page's depth) — and nothing the frontier does not
  * read (no body). u64 fingerprints are 16 hex digits; keys 32.
  */
 import { CorruptJournalError } from '../errors/index.js';
 import { type FieldKind, fieldProblem } from '../format/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
-import { FETCH_ERROR_KINDS, type FetchErrorKind, type Link, type Outcome } from '../model/index.js';
+import { FETCH_ERROR_KINDS, type FetchErrorKind, type Link, type Outcome, refreshTargetOf } from '../model/index.js';
 
 /** A fetch start (a content URL, or a robots.txt request). */
 export interface DispatchRecord {
@@ -81,6 +82,11 @@ export interface OutcomeRecord {
   readonly s4?: 1 | undefined;
   /** Followed links (canonical). */
   readonly l?: readonly string[] | undefined;
+  /**
+   * The page's refresh target among them (`Link.refresh`: taken at the page's depth; absent in
+   * journals written before it existed: a replay takes it one deeper, as every link then).
+   */
+  readonly rf?: string | undefined;
   /** Links and redirect target outside the crawl's scope (canonical): refused, never fetched. */
   readonly x?: readonly string[] | undefined;
 }
@@ -123,13 +129,14 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     sm: o.sitemap === true ? 1 : undefined,
     s4: o.soft404 === true ? 1 : undefined,
     l: links && links.length > 0 ? links : undefined,
+    rf: refreshTargetOf(o),
     x: outside && outside.length > 0 ? outside : undefined,
   };
 }
 
 /** The outcome a record stands for (row −1: `Frontier#replay` finds the row by key). */
 export function recordOutcome(r: OutcomeRecord): Outcome {
-  const links: Link[] | undefined = r.l?.map((url) => ({ url }));
+  const links: Link[] | undefined = r.l?.map((url) => (url === r.rf ? { url, refresh: true } : { url }));
   return {
     row: -1,
     url: r.u,
@@ -224,6 +231,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if (problem !== undefined) return bad(problem);
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
+    if (!optStr(o['rf'])) return bad('refresh target');
     for (const flag of OUTCOME_FLAGS) if (o[flag] !== undefined && o[flag] !== 1) return bad(`field ${flag} is ${JSON.stringify(o[flag])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);

@@ -3,13 +3,15 @@
  * `maxRedirects` bounds a chain of fresh URLs (`/r/1` → `/r/2` → …) that the frontier would
  * otherwise admit one by one up to the host's URL budget.
  *
- * The target of a followed redirect is one hop further than its source. A URL's count is kept
+ * The target of a followed redirect is one hop further than its source, and so is a page's
+ * refresh target (`Link.refresh`: a redirect written in the page, followed at the page's depth
+ * while `mayFollow` holds, so a chain of refreshing pages is bounded the same way). A URL's count is kept
  * while it may still be fetched (a retry keeps it) and dropped once it has a final answer.
  * Bounded: the oldest counts go first (a chain they belonged to may then run a few hops
  * longer, never unboundedly: each hop needs a URL the frontier admits). Counts live in memory
  * only; they restart when a crawl is resumed.
  */
-import type { Outcome } from '../model/index.js';
+import { type Outcome, refreshTargetOf } from '../model/index.js';
 import { evictOldest } from '../lru/index.js';
 
 /** Redirect-hop counts kept at most. */
@@ -32,11 +34,22 @@ export class RedirectHops {
     const hops = this.#hops.get(url) ?? 0;
     if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
     this.#hops.delete(url);
-    if (reported.location === undefined || s < 300 || s >= 400) return;
-    const next = hops + 1;
-    const known = this.#hops.get(reported.location);
+    const target = s >= 300 && s < 400 ? reported.location : s >= 200 && s < 300 ? refreshTargetOf(reported) : undefined;
+    if (target !== undefined) this.#lead(target, hops + 1);
+  }
+
+  /**
+   * A refresh target of `url` taken as an ordinary link, `url` being past the cap (`mayFollow`
+   * false): it is one hop further all the same, so the chain's count does not start over at it.
+   */
+  passOn(url: string, target: string): void {
+    this.#lead(target, (this.#hops.get(url) ?? 0) + 1);
+  }
+
+  #lead(target: string, next: number): void {
+    const known = this.#hops.get(target);
     if (known !== undefined && known <= next) return;
-    this.#hops.set(reported.location, next);
+    this.#hops.set(target, next);
     if (this.#hops.size > MAX_HOP_ENTRIES) evictOldest(this.#hops);
   }
 }

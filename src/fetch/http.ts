@@ -448,17 +448,23 @@ function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: R
   }
   const refresh = firstHeader(h, 'refresh');
   const target = refresh === undefined ? undefined : refreshTarget(urlHeaderValue(refresh));
-  const c = target === undefined ? null : canonicalize(target, url, policy);
-  if (c !== null) found.push(c);
+  const refreshUrl = target === undefined ? null : canonicalize(target, url, policy);
+  if (refreshUrl !== null) found.push(refreshUrl);
   if (found.length === 0) return;
-  const have = new Set(base.links?.map((l) => l.url));
+  let links = base.links ?? [];
+  // The header's refresh target is the page's redirect (`Link.refresh`) even when the body links it too.
+  if (refreshUrl !== null && links.some((l) => l.url === refreshUrl && l.refresh !== true)) links = links.map((l) => (l.url === refreshUrl ? { ...l, refresh: true } : l));
+  const have = new Set(links.map((l) => l.url));
   const more: Link[] = [];
   for (const u of found) {
     if (have.has(u)) continue;
     have.add(u);
-    more.push(nofollow ? { url: u, nofollow: true } : { url: u });
+    const link: { url: string; nofollow?: true; refresh?: true } = { url: u };
+    if (nofollow) link.nofollow = true;
+    if (u === refreshUrl) link.refresh = true;
+    more.push(link);
   }
-  if (more.length > 0) base.links = [...(base.links ?? []), ...more];
+  if (more.length > 0 || links !== base.links) base.links = [...links, ...more];
 }
 
 function errorCode(err: unknown): string {

@@ -201,7 +201,7 @@ export class LinkExtractor {
   readonly #agent: string | undefined;
   readonly #tokenizer: Tokenizer;
   readonly #rawCap: number;
-  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean }[] = [];
+  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean }[] = [];
   /** Written chunks not yet wholly consumed, and the document offset of the first. */
   readonly #chunks: string[] = [];
   #chunksOffset = 0;
@@ -302,7 +302,7 @@ export class LinkExtractor {
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
     const index = new Map<string, number>();
-    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean }[] = [];
+    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean }[] = [];
     let truncated = this.#overflow;
     // One wasm call for the page's links when the core is loaded (src/url/batch.ts: exactly
     // canonicalize's answers; 1.7× `new URL(l, page).href` on the url bench's pages); the
@@ -313,14 +313,15 @@ export class LinkExtractor {
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
       const url = urls[i] ?? null;
-      const { nofollow, requisite = false, feed = false } = this.#hrefs[i]!;
+      const { nofollow, requisite = false, feed = false, refresh = false } = this.#hrefs[i]!;
       if (url === null) continue;
       const at = index.get(url);
       if (at !== undefined) {
-        // Followable if any occurrence is; a requisite if any occurrence is one; a feed only if
-        // every occurrence is (an anchor to it is a link on the page).
+        // Followable if any occurrence is; a requisite or the refresh target if any occurrence
+        // is one; a feed only if every occurrence is (an anchor to it is a link on the page).
         if (!nofollow) links[at]!.nofollow = false;
         if (requisite) links[at]!.requisite = true;
+        if (refresh) links[at]!.refresh = true;
         if (!feed) links[at]!.feed = false;
         continue;
       }
@@ -329,13 +330,14 @@ export class LinkExtractor {
         continue;
       }
       index.set(url, links.length);
-      links.push({ url, nofollow, requisite, feed });
+      links.push({ url, nofollow, requisite, feed, refresh });
     }
     const out: Link[] = links.map((l) => {
-      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean } = { url: l.url };
+      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean } = { url: l.url };
       if (l.nofollow || this.#nofollow) link.nofollow = true;
       if (l.requisite) link.requisite = true;
       if (l.feed) link.feed = true;
+      if (l.refresh) link.refresh = true;
       return link;
     });
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(encoding === undefined ? this.#canonical : encodeQuery(this.#canonical, encoding), base, this.#policy) ?? undefined);
@@ -453,13 +455,13 @@ export class LinkExtractor {
   }
 
   /** A followable link found in an attribute other than an anchor's href (none when absent or empty). */
-  #pushHref(href: string | undefined, feed = false): void {
+  #pushHref(href: string | undefined, kind?: 'feed' | 'refresh'): void {
     if (href === undefined || href.trim() === '') return;
     if (this.#hrefs.length >= this.#rawCap) {
       this.#overflow = true;
       return;
     }
-    this.#hrefs.push(feed ? { href, nofollow: false, feed } : { href, nofollow: false });
+    this.#hrefs.push(kind === 'feed' ? { href, nofollow: false, feed: true } : kind === 'refresh' ? { href, nofollow: false, refresh: true } : { href, nofollow: false });
   }
 
   /** One WANTED element with its attributes. */
@@ -502,14 +504,15 @@ export class LinkExtractor {
         if (rel.includes('next') || rel.includes('prev') || (rel.includes('alternate') && attribs['hreflang'] !== undefined)) this.#pushHref(attribs['href']);
         // A feed is the site's own list of what is new (`feeds`): read as a sitemap, its items
         // are links; recrawled as often as it changes, it finds new pages first.
-        else if (this.#opts.feeds && rel.includes('alternate') && FEED_TYPES.has(mediaType(attribs['type']))) this.#pushHref(attribs['href'], true);
+        else if (this.#opts.feeds && rel.includes('alternate') && FEED_TYPES.has(mediaType(attribs['type']))) this.#pushHref(attribs['href'], 'feed');
         return;
       }
       case 'meta': {
         // A refresh that names a URL sends the reader there (HTML's "shared declarative
-        // refresh steps"): a link, or a page that is only a redirect would lead nowhere.
+        // refresh steps"): a redirect written in the page (`Link.refresh`), or a page that is
+        // only a redirect would lead nowhere.
         if (attribs['http-equiv']?.trim().toLowerCase() === 'refresh') {
-          this.#pushHref(refreshTarget(attribs['content'] ?? ''));
+          this.#pushHref(refreshTarget(attribs['content'] ?? ''), 'refresh');
           return;
         }
         const who = attribs['name']?.trim().toLowerCase();

@@ -258,11 +258,14 @@ function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['
   // takes the page's depth, so a page at the depth cap is archived with what it needs to
   // display (as Heritrix's embed hops are not link hops). Requisite tags hold no navigation
   // (no `a`, no `iframe`); only HTML served as an `embed` could chain pages at one depth, and
-  // the per-host URL budget bounds that as any other run of URLs.
-  let requisite: Uint8Array | undefined;
+  // the per-host URL budget bounds that as any other run of URLs. The page's refresh target
+  // (`Link.refresh`) is a redirect written in the page: it too keeps the page's depth, as a
+  // redirect's target does (`sendOn`); the engine drops the mark past `maxRedirects`
+  // refreshes in a row, so a chain of them is bounded as a redirect chain is.
+  let sameDepth: Uint8Array | undefined;
   for (const link of links) {
     if (link.nofollow) continue;
-    if (link.requisite === true) (requisite ??= new Uint8Array(links.length))[raws.length] = 1;
+    if (link.requisite === true || link.refresh === true) (sameDepth ??= new Uint8Array(links.length))[raws.length] = 1;
     raws.push(link.url);
   }
   const n = raws.length;
@@ -274,7 +277,7 @@ function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['
   for (let i = 0; i < n; i++) {
     const url = urls[i];
     if (url === undefined) continue;
-    batch.push({ url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth: requisite?.[i] === 1 ? own : depth, cash: weight, fromHost: h.name });
+    batch.push({ url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth: sameDepth?.[i] === 1 ? own : depth, cash: weight, fromHost: h.name });
   }
   const local = s.opts.linkRouter ? s.opts.linkRouter(batch) : batch;
   discoverBatch(s, local, s.clockMs);

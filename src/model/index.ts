@@ -16,6 +16,7 @@ export {
   isSelfRedirect,
   countsAsPage,
   isUnchangedSitemap,
+  refreshTargetOf,
   isOk,
   isTransientStatus,
   outcomeClass,
@@ -93,6 +94,15 @@ export interface Link {
    * page whose only links are feeds still has none a reader follows (an app shell, say).
    */
   readonly feed?: boolean | undefined;
+  /**
+   * The page's refresh target (`<meta http-equiv=refresh>`, or a `Refresh` header): a redirect
+   * written in the page, as browsers follow it (and Heritrix, as a redirect hop). Followed at
+   * the page's own depth, not one deeper — a splash page's home page is still the seed's depth —
+   * for up to `maxRedirects` refreshes in a row; and a seed's refresh target out of the scope
+   * becomes a seed, as a seed's HTTP redirect target does (a site that moved domains with a
+   * meta refresh). On an ordinary link to the same URL too, the mark stays.
+   */
+  readonly refresh?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
   readonly lastmod?: number | undefined;
 }

@@ -63,6 +63,17 @@ export function isUnchangedSitemap(req: { readonly sitemap?: true | undefined },
   return o.status === 304 && req.sitemap === true && o.sitemap !== true;
 }
 
+/**
+ * The refresh target a page's links hold and a reader follows (`Link.refresh`, not nofollow),
+ * if any: the page's redirect written in it.
+ */
+export function refreshTargetOf(o: { readonly links?: readonly { readonly url: string; readonly refresh?: boolean | undefined; readonly nofollow?: boolean | undefined }[] | undefined }): string | undefined {
+  const links = o.links;
+  if (links === undefined) return undefined;
+  for (const l of links) if (l.refresh === true && l.nofollow !== true) return l.url;
+  return undefined;
+}
+
 /** Whether `status` is a transient failure: 429, any 5xx, or no response at all (0). */
 export function isTransientStatus(status: number): boolean {
   return status === 429 || status === 0 || (status >= 500 && status <= 599);

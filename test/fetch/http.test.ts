@@ -229,7 +229,7 @@ describe('HttpFetcher: a page', () => {
     expect(agentMeta).toMatchObject({ noindex: true, links: [{ url: `${s.origin}/x`, nofollow: true }] });
   });
 
-  it('reads a Link rel=canonical header (a PDF naming its page), its next/prev and hreflang links, and a Refresh header as a link', async () => {
+  it('reads a Link rel=canonical header (a PDF naming its page), its next/prev and hreflang links, and a Refresh header as a redirect written in the page (a link marked refresh)', async () => {
     const s = await serve((req, res) => {
       if (req.url === '/doc.pdf') res.writeHead(200, { 'content-type': 'application/pdf', link: '</style.css>; rel=preload, <https://site.test/doc?x=1#f>; rel="alternate canonical"' }).end('%PDF-1.4');
       else if (req.url === '/both') res.writeHead(200, { 'content-type': 'text/html', link: '</other>; rel=canonical' }).end('<link rel=canonical href="/mine"><a href="/x">');
@@ -247,14 +247,14 @@ describe('HttpFetcher: a page', () => {
     expect((await get('/doc.pdf')).canonical).toBe('https://site.test/doc?x=1');
     // The body's own canonical wins over the header's.
     expect((await get('/both')).canonical).toBe(`${s.origin}/mine`);
-    expect((await get('/moved')).links).toEqual([{ url: `${s.origin}/x` }, { url: `${s.origin}/new` }]);
-    expect((await get('/quiet')).links).toEqual([{ url: `${s.origin}/new`, nofollow: true }]);
+    expect((await get('/moved')).links).toEqual([{ url: `${s.origin}/x` }, { url: `${s.origin}/new`, refresh: true }]);
+    expect((await get('/quiet')).links).toEqual([{ url: `${s.origin}/new`, nofollow: true, refresh: true }]);
     const reload = await get('/reload');
     expect([reload.links, reload.canonical]).toEqual([[{ url: `${s.origin}/x` }, { url: `${s.origin}/p` }], undefined]);
     // A quoted comma is no link boundary; an alternate without hreflang (a feed) is no link.
     expect((await get('/api')).links).toEqual([{ url: `${s.origin}/list?page=2` }, { url: `${s.origin}/de/list` }, { url: `${s.origin}/x` }]);
-    // A refresh to a link the body already has adds nothing.
-    expect((await get('/dup')).links).toEqual([{ url: `${s.origin}/x` }]);
+    // A refresh to a link the body already has adds no link: it marks that one.
+    expect((await get('/dup')).links).toEqual([{ url: `${s.origin}/x`, refresh: true }]);
   });
 
   it("follows the feed a seed's page names (autodiscovery), read as a sitemap; not a deeper page's, nor with seedFeeds off", async () => {

@@ -1,0 +1,133 @@
+/**
+ * A page's refresh target (`<meta http-equiv=refresh>`, a `Refresh` header: `Link.refresh`) is a
+ * redirect written in the page. Before, it was an ordinary link: a seed that moved domains with
+ * a meta refresh (`http://old.example/` → `http://new.example/home`) ended the crawl after one
+ * page (the target off the seed's domain, refused), and a splash page's home page sat one step
+ * deeper than the seed (its feed not read, `maxDepth` one level shorter). Now the target keeps
+ * the page's depth, a seed's target out of the scope becomes a seed (as a seed's HTTP redirect
+ * target does), a chain of refreshing pages is bounded by `maxRedirects` as a redirect chain is,
+ * and a replay after a kill gives the target the depth the live run gave it.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/index.js';
+import { extractLinks } from '../../src/fetch/links.js';
+import type { FetchRequest, Link, Outcome } from '../../src/model/index.js';
+
+/** path → [links, refresh target]; a host's pages by host name. */
+type Site = Record<string, { links?: string[]; refresh?: string }>;
+
+function fetcherOf(sites: Record<string, Site>) {
+  const fetched: string[] = [];
+  return {
+    fetched,
+    fetch: (req: FetchRequest): Promise<Outcome> => {
+      const at = new URL(req.url);
+      if (at.pathname === '/robots.txt') return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+      fetched.push(req.url);
+      const page = sites[at.host]?.[at.pathname];
+      if (page === undefined) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+      const abs = (p: string) => (p.startsWith('http') ? p : `http://${at.host}${p}`);
+      const links: Link[] = (page.links ?? []).map((p) => ({ url: abs(p) }));
+      if (page.refresh !== undefined) links.push({ url: abs(page.refresh), refresh: true });
+      const fp = BigInt([...req.url].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 1_000_000_007, 7));
+      return Promise.resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: fp, links });
+    },
+  };
+}
+
+const options = { agent: 'meguri-test/1.0', allowPrivate: true, resolve: async () => ['127.0.0.1'], checkpointIntervalMs: 3_600_000, politeness: { minDelayMs: 1, startDelayMs: 1 } };
+
+async function crawl(e: Engine): Promise<Map<string, number>> {
+  const depths = new Map<string, number>();
+  for await (const page of e.run()) depths.set(page.url, page.depth);
+  await e.close();
+  return depths;
+}
+
+describe("a page's refresh target is its redirect", () => {
+  it('a seed that moved domains with a meta refresh: the target is a seed, its site crawled (before: one page, the target refused as off-domain)', async () => {
+    const f = fetcherOf({
+      'old.test': { '/': { refresh: 'http://new.test/home' } },
+      'new.test': { '/home': { links: ['/a', 'http://elsewhere.test/'] }, '/a': {} },
+      'elsewhere.test': { '/': {} },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-refresh-seed-'));
+    try {
+      const e = new Engine({ ...options, seeds: ['http://old.test/'], dataDir: dir, fetcher: f });
+      const depths = await crawl(e);
+      expect(Object.fromEntries(depths)).toEqual({ 'http://old.test/': 0, 'http://new.test/home': 0, 'http://new.test/a': 1 });
+      // The target's own off-domain links are still out of the scope; a resume keeps the target as a seed.
+      expect(f.fetched).not.toContain('http://elsewhere.test/');
+      expect(JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')).settings.seeds).toContain('http://new.test/home');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("only a seed's: a page deeper in refreshing off the domain is refused as its links are", async () => {
+    const f = fetcherOf({ 'a.test': { '/': { links: ['/moved'] }, '/moved': { refresh: 'http://b.test/' } }, 'b.test': { '/': {} } });
+    const depths = await crawl(new Engine({ ...options, seeds: ['http://a.test/'], fetcher: f }));
+    expect([...depths.keys()].sort()).toEqual(['http://a.test/', 'http://a.test/moved']);
+  });
+
+  it("a splash page's target keeps its depth: under maxDepth 1 the home page's links are fetched (before, they were parked)", async () => {
+    const f = fetcherOf({ 'a.test': { '/': { refresh: '/en/' }, '/en/': { links: ['/en/about'] }, '/en/about': { links: ['/en/team'] }, '/en/team': {} } });
+    const depths = await crawl(new Engine({ ...options, seeds: ['http://a.test/'], maxDepth: 1, fetcher: f }));
+    expect(Object.fromEntries(depths)).toEqual({ 'http://a.test/': 0, 'http://a.test/en/': 0, 'http://a.test/en/about': 1 });
+  });
+
+  it('a chain of refreshing pages stays at its depth only for maxRedirects hops, then goes one deeper per page', async () => {
+    const site: Site = {};
+    for (let i = 0; i < 30; i++) site[`/r/${i}`] = { refresh: `/r/${i + 1}` };
+    const f = fetcherOf({ 'a.test': site });
+    const depths = await crawl(new Engine({ ...options, seeds: ['http://a.test/r/0'], maxRedirects: 3, maxDepth: 2, fetcher: f }));
+    // /r/0 … /r/3 at depth 0 (three refresh hops), then one deeper per page: the depth cap ends it.
+    expect(Object.fromEntries(depths)).toEqual({
+      'http://a.test/r/0': 0,
+      'http://a.test/r/1': 0,
+      'http://a.test/r/2': 0,
+      'http://a.test/r/3': 0,
+      'http://a.test/r/4': 1,
+      'http://a.test/r/5': 2,
+    });
+  });
+
+  it('a replay after a kill takes the target at the depth the live run did', async () => {
+    const f = fetcherOf({ 'a.test': { '/': { refresh: '/en/', links: ['/x'] }, '/x': {}, '/en/': { links: ['/en/about'] }, '/en/about': {} } });
+    const root = mkdtempSync(join(tmpdir(), 'meguri-refresh-replay-'));
+    const live = join(root, 'live');
+    const killed = join(root, 'killed');
+    try {
+      const a = new Engine({ ...options, seeds: ['http://a.test/'], dataDir: live, fetcher: f });
+      for await (const page of a.run()) {
+        if (page.url !== 'http://a.test/') {
+          // The seed's outcome (its refresh target among its links) is journaled; no checkpoint since the first.
+          cpSync(live, killed, { recursive: true });
+          break;
+        }
+      }
+      await a.close();
+      const b = new Engine({ ...options, maxDepth: 1, dataDir: killed, fetcher: f });
+      const depths = await crawl(b);
+      expect(b.summary().recovery.replayedOutcomes).toBeGreaterThanOrEqual(1);
+      // /en/ at depth 0 (fetched by now, or again after the kill), so its link is at 1, within the cap.
+      expect(depths.get('http://a.test/en/about')).toBe(1);
+      expect(depths.get('http://a.test/en/') ?? 0).toBe(0);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('the extractor marks the meta refresh target, also when an anchor links it; a plain reload names none', () => {
+    const page = 'http://a.test/';
+    const marked = (html: string) => extractLinks(html, page).links.filter((l) => l.refresh === true).map((l) => l.url);
+    expect(marked('<meta http-equiv="refresh" content="0; url=/en/">')).toEqual(['http://a.test/en/']);
+    expect(marked('<a href="/en/">en</a><meta http-equiv="Refresh" content="5;URL=\'/en/\'">')).toEqual(['http://a.test/en/']);
+    expect(marked('<meta http-equiv="refresh" content="300"><a href="/x">x</a>')).toEqual([]);
+    // Meta robots nofollow: marked, and nofollow (the engine follows neither).
+    expect(extractLinks('<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/en/">', page).links).toEqual([{ url: 'http://a.test/en/', nofollow: true, refresh: true }]);
+  });
+});
