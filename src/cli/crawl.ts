@@ -71,7 +71,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'data', kind: 'string', arg: 'DIR', help: 'crawl state: checkpoint, journal, pages.jsonl (an existing one resumes)', required: 'where the crawl keeps its state' },
     { name: 'agent', kind: 'agent', arg: 'UA', help: 'User-Agent sent with every request, product token first (required); a resume reuses the saved one' },
     { name: 'seeds', kind: 'string', arg: 'FILE', help: 'more seed URLs, one per line (# starts a comment)' },
-    { name: 'scope', kind: 'choice', arg: 'SCOPE', choices: ['domain', 'host', 'origin', 'any'], help: "how far from the seeds: their registrable domain (default), host name, origin, or anywhere; a seed's redirect target (HTTP or meta refresh) counts as a seed" },
+    { name: 'scope', kind: 'choice', arg: 'SCOPE', choices: ['domain', 'host', 'origin', 'any'], help: "how far from the seeds: their registrable domain (default), host name, origin, or anywhere; a seed's redirect target (HTTP, or a prompt meta refresh or Refresh header) counts as a seed" },
     { name: 'include', kind: 'string', arg: 'GLOB', multiple: true, help: 'only URLs matching one of these globs, e.g. "https://example.com/docs/**"' },
     { name: 'exclude', kind: 'string', arg: 'GLOB', multiple: true, help: 'never URLs matching one of these globs, e.g. "**/*.pdf"' },
     { name: 'max-pages', kind: 'integer', arg: 'N', min: 1, help: 'stop after N pages fetched OK (2xx/304, soft-404s included) in the campaign; resumes count earlier runs, failures and sitemaps do not; with --redis, over every node' },

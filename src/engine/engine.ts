@@ -161,6 +161,11 @@ interface Counters {
   checkpoints: number;
 }
 
+/** `l` without the refresh mark (an ordinary link of its page). */
+function unmarkRefresh(l: Link): Link {
+  return l.refresh === true ? { ...l, refresh: undefined } : l;
+}
+
 /**
  * A crawl: `for await (const page of engine.run())` yields every fetched page; `close()`
  * releases everything. See the module comment for the loop and its crash safety.
@@ -1236,6 +1241,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#completed++;
       if (countsAsPage(o)) this.#ok++;
     }
+    // The chains of redirects and refreshes count on across a kill, as they did live.
+    this.#hops.count(r.u, o);
     // A page's refused links one step deeper, as `#ack` refused them live: at depth 0, a resume
     // whose scope took them in fetched them as seeds (past --max-depth, their feeds followed).
     const depth = r.x === undefined ? undefined : this.#frontier!.depthOf(r.k);
@@ -1563,18 +1570,12 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
     }
     if (links !== undefined) {
-      // Refreshes past maxRedirects in a row: the target is an ordinary link, one deeper (a
-      // redirect past it is not followed at all; a refresh page is a page, its links are too).
-      const refresh = refreshTargetOf({ links });
-      if (refresh !== undefined && !this.#hops.mayFollow(req.url)) {
-        links = links.map((l) => (l.refresh === true ? { ...l, refresh: undefined } : l));
-        this.#hops.passOn(req.url, refresh);
-      }
+      links = this.#refreshRule(req, links);
       const inside: Link[] = [];
       for (const l of links) {
         let out = this.#scope.check(l.url);
         // A seed's refresh target is its redirect: out of the scope, it becomes a seed.
-        if (out !== undefined && l.refresh === true && l.nofollow !== true && s >= 200 && s < 300 && this.#seedRedirect(req, l.url)) {
+        if (out !== undefined && l.refresh === true && l.nofollow !== true && s >= 200 && s < 300 && !soft404 && this.#seedRedirect(req, l.url)) {
           out = this.#scope.check(l.url);
           // In a cluster the target travels as a seed (`#seedRedirect`), not as this page's link.
           if (this.options.cluster !== undefined) continue;
@@ -1788,6 +1789,37 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#c.completed++;
     this.#flights.delete(req.row);
     this.#driverWaker.notify();
+  }
+
+  /**
+   * The page's refresh target as the frontier is to take it (`Link.refresh`: at the page's own
+   * depth). One per page — the first marked, whatever the fetcher marked — and none once
+   * `maxRedirects` refreshes or redirects in a row led to the page: the target is then an
+   * ordinary link, one deeper (its chain counted on, `RedirectHops.passOn`), so a run of
+   * refreshing URLs ends at the depth cap. In a cluster, none to another host group: the hop
+   * counts are each node's own, and a host group's pages are one slot's, on one node.
+   */
+  #refreshRule(req: FetchRequest, links: readonly Link[]): readonly Link[] {
+    const target = refreshTargetOf({ links });
+    if (target === undefined) return links.some((l) => l.refresh === true) ? links.map(unmarkRefresh) : links;
+    let keep = this.#hops.mayFollow(req.url);
+    if (keep && this.options.cluster !== undefined) {
+      try {
+        keep = hostGroupKey(target, this.options.grouping) === req.host;
+      } catch {
+        keep = false;
+      }
+    }
+    if (!keep) this.#hops.passOn(req.url, target);
+    let marked = false;
+    return links.map((l) => {
+      if (l.refresh !== true) return l;
+      if (keep && !marked && l.url === target) {
+        marked = true;
+        return l;
+      }
+      return unmarkRefresh(l);
+    });
   }
 
   /** Seeds given while running (`add`, a seed's redirect): among the options' seeds (saved with the settings) and in the scope. */

@@ -34,8 +34,16 @@ export class RedirectHops {
     const hops = this.#hops.get(url) ?? 0;
     if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
     this.#hops.delete(url);
-    const target = s >= 300 && s < 400 ? reported.location : s >= 200 && s < 300 ? refreshTargetOf(reported) : undefined;
-    if (target !== undefined) this.#lead(target, hops + 1);
+    if (s >= 300 && s < 400) {
+      // A redirect to the URL itself counts too: that is what ends a cookie check that never
+      // takes (a retry with the cookie redirected again).
+      if (reported.location !== undefined) this.#lead(reported.location, hops + 1);
+      return;
+    }
+    // A page refreshing to itself (an auto-reload) is no hop: counted, it would end up refusing
+    // the page's own redirects after a few recrawls.
+    const refresh = s >= 200 && s < 300 ? refreshTargetOf(reported) : undefined;
+    if (refresh !== undefined && refresh !== url) this.#lead(refresh, hops + 1);
   }
 
   /**
@@ -43,7 +51,7 @@ export class RedirectHops {
    * false): it is one hop further all the same, so the chain's count does not start over at it.
    */
   passOn(url: string, target: string): void {
-    this.#lead(target, (this.#hops.get(url) ?? 0) + 1);
+    if (target !== url) this.#lead(target, (this.#hops.get(url) ?? 0) + 1);
   }
 
   #lead(target: string, next: number): void {

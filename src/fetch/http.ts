@@ -50,7 +50,7 @@ import { ipVersion, refusalReason } from './address.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { loadCoreSync } from '../core/node.js';
 import { type CanonPolicy, canonicalize } from '../url/index.js';
-import { DEFAULT_MAX_LINKS, refreshTarget } from './links.js';
+import { DEFAULT_MAX_LINKS, REDIRECT_REFRESH_MAX_DELAY_S, parseRefresh } from './links.js';
 import { parseLinkHeader } from './link-header.js';
 import { ACCEPT_ENCODING, type BodyCaps, decodeText, parseContentEncoding, readBody } from './body.js';
 import { ProxyTunnel } from './proxy.js';
@@ -447,13 +447,17 @@ function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: R
     }
   }
   const refresh = firstHeader(h, 'refresh');
-  const target = refresh === undefined ? undefined : refreshTarget(urlHeaderValue(refresh));
-  const refreshUrl = target === undefined ? null : canonicalize(target, url, policy);
-  if (refreshUrl !== null) found.push(refreshUrl);
+  const parsed = refresh === undefined ? undefined : parseRefresh(urlHeaderValue(refresh));
+  const target = parsed === undefined ? null : canonicalize(parsed.url, url, policy);
+  if (target !== null) found.push(target);
   if (found.length === 0) return;
   let links = base.links ?? [];
-  // The header's refresh target is the page's redirect (`Link.refresh`) even when the body links it too.
-  if (refreshUrl !== null && links.some((l) => l.url === refreshUrl && l.refresh !== true)) links = links.map((l) => (l.url === refreshUrl ? { ...l, refresh: true } : l));
+  // A prompt refresh header is the page's redirect (`Link.refresh`), read before the body's: it
+  // takes the mark from a meta refresh's target, and gives it to a body link to its own.
+  const refreshUrl = parsed !== undefined && parsed.delaySeconds <= REDIRECT_REFRESH_MAX_DELAY_S ? target : null;
+  if (refreshUrl !== null && links.some((l) => (l.url === refreshUrl) !== (l.refresh === true))) {
+    links = links.map((l) => (l.url === refreshUrl ? { ...l, refresh: true } : l.refresh === true ? { ...l, refresh: undefined } : l));
+  }
   const have = new Set(links.map((l) => l.url));
   const more: Link[] = [];
   for (const u of found) {
@@ -945,7 +949,7 @@ export class HttpFetcher implements Fetcher {
         if (found.churnFp !== undefined) base.churnFp = found.churnFp;
         if (found.noindex) base.noindex = true;
         if (found.links !== undefined) {
-          base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ url: l.url, nofollow: true })) : found.links;
+          base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ ...l, nofollow: true })) : found.links;
         }
         if (found.canonical !== undefined) base.canonical = found.canonical;
         if (found.linksCapped === true) base.linksCapped = true;

@@ -185,6 +185,10 @@ export class LinkExtractor {
   readonly #policy: CanonPolicy;
   readonly #text: string[] | undefined;
   #hiddenDepth = 0;
+  /** Open `<template>` elements: a refresh inside one is inert in a browser (no `Link.refresh`). */
+  #templateDepth = 0;
+  /** The page's refresh is marked (`Link.refresh`): a browser acts on the first one only. */
+  #refreshMarked = false;
   /** Main-text pieces inside `<main>`/`<article>`, and outside them (see `mainText`). */
   readonly #inContent: string[] = [];
   readonly #outContent: string[] = [];
@@ -399,6 +403,7 @@ export class LinkExtractor {
         const name = this.#slice(start, end).toLowerCase();
         this.#tag = name;
         if (HIDDEN.has(name)) this.#hiddenDepth++;
+        if (name === 'template') this.#templateDepth++;
         this.#boundary();
         // Attributes are read for the WANTED tags, requisites, and (for the main text's
         // boilerplate test) every tag when text is collected.
@@ -430,6 +435,7 @@ export class LinkExtractor {
         this.#work++;
         const name = this.#slice(start, end).toLowerCase();
         if (HIDDEN.has(name) && this.#hiddenDepth > 0) this.#hiddenDepth--;
+        if (name === 'template' && this.#templateDepth > 0) this.#templateDepth--;
         this.#boundary();
         if (this.#text !== undefined) this.#closeStructure(name);
       },
@@ -512,7 +518,13 @@ export class LinkExtractor {
         // refresh steps"): a redirect written in the page (`Link.refresh`), or a page that is
         // only a redirect would lead nowhere.
         if (attribs['http-equiv']?.trim().toLowerCase() === 'refresh') {
-          this.#pushHref(refreshTarget(attribs['content'] ?? ''), 'refresh');
+          // Only the first, prompt one outside a <template> is the page's redirect (a browser acts
+          // on the first refresh alone); any other target is an ordinary link, as it always was.
+          const r = parseRefresh(attribs['content'] ?? '');
+          if (r === undefined) return;
+          const redirect = !this.#refreshMarked && this.#templateDepth === 0 && r.delaySeconds <= REDIRECT_REFRESH_MAX_DELAY_S;
+          if (redirect) this.#refreshMarked = true;
+          this.#pushHref(r.url, redirect ? 'refresh' : undefined);
           return;
         }
         const who = attribs['name']?.trim().toLowerCase();
@@ -534,6 +546,19 @@ export class LinkExtractor {
  * content names no URL (a plain reload) or does not start with a delay.
  */
 export function refreshTarget(content: string): string | undefined {
+  return parseRefresh(content)?.url;
+}
+
+/**
+ * The longest refresh delay, seconds, read as a redirect (`Link.refresh`). A page that means to
+ * send its reader on does so at once or after a short notice ("you will be redirected in 5
+ * seconds"); a longer timer is a session timeout or an auto-reload, which every page of a site
+ * may carry — as a redirect it would keep each one's target at the page's depth.
+ */
+export const REDIRECT_REFRESH_MAX_DELAY_S = 10;
+
+/** `refreshTarget`'s parse with the delay (seconds) too; undefined when the content names no URL. */
+export function parseRefresh(content: string): { readonly delaySeconds: number; readonly url: string } | undefined {
   const delay = /^[\s]*[0-9.]+/.exec(content);
   if (delay === null || !/[0-9]/.test(delay[0])) return undefined;
   let rest = content.slice(delay[0].length);
@@ -546,7 +571,8 @@ export function refreshTarget(content: string): string | undefined {
     rest = close < 0 ? rest.slice(1) : rest.slice(1, close);
   }
   rest = rest.trim();
-  return rest === '' ? undefined : rest;
+  // HTML reads the delay's integer part (`1.5` is 1 s).
+  return rest === '' ? undefined : { delaySeconds: Math.floor(Number.parseFloat(delay[0].replace(/^\s+/, '')) || 0), url: rest };
 }
 
 /** The requisite URL an element references (see `ExtractLinksOptions.requisites`), if any. */

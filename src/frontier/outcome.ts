@@ -260,8 +260,8 @@ function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['
   // (no `a`, no `iframe`); only HTML served as an `embed` could chain pages at one depth, and
   // the per-host URL budget bounds that as any other run of URLs. The page's refresh target
   // (`Link.refresh`) is a redirect written in the page: it too keeps the page's depth, as a
-  // redirect's target does (`sendOn`); the engine drops the mark past `maxRedirects`
-  // refreshes in a row, so a chain of them is bounded as a redirect chain is.
+  // redirect's target does (`sendOn`); the engine keeps one per page and drops it past
+  // `maxRedirects` refreshes in a row, so a chain of them ends at the depth cap.
   let sameDepth: Uint8Array | undefined;
   for (const link of links) {
     if (link.nofollow) continue;

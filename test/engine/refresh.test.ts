@@ -14,10 +14,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
 import { extractLinks } from '../../src/fetch/links.js';
+import { RedirectHops } from '../../src/engine/redirect-hops.js';
 import type { FetchRequest, Link, Outcome } from '../../src/model/index.js';
 
-/** path → [links, refresh target]; a host's pages by host name. */
-type Site = Record<string, { links?: string[]; refresh?: string }>;
+/** path → [links, refresh targets (each marked, as a fetcher might)]; a host's pages by host name. */
+type Site = Record<string, { links?: string[]; refresh?: string | string[] }>;
 
 function fetcherOf(sites: Record<string, Site>) {
   const fetched: string[] = [];
@@ -31,7 +32,7 @@ function fetcherOf(sites: Record<string, Site>) {
       if (page === undefined) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
       const abs = (p: string) => (p.startsWith('http') ? p : `http://${at.host}${p}`);
       const links: Link[] = (page.links ?? []).map((p) => ({ url: abs(p) }));
-      if (page.refresh !== undefined) links.push({ url: abs(page.refresh), refresh: true });
+      for (const r of [page.refresh ?? []].flat()) links.push({ url: abs(r), refresh: true });
       const fp = BigInt([...req.url].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 1_000_000_007, 7));
       return Promise.resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: fp, links });
     },
@@ -95,6 +96,15 @@ describe("a page's refresh target is its redirect", () => {
     });
   });
 
+  it('one per page: a page marking several (meta tags, a custom fetcher) keeps its first at its depth; the others are one deeper, and widen no scope', async () => {
+    const f = fetcherOf({
+      'a.test': { '/': { refresh: ['/en/', '/p/1', 'http://b.test/'] }, '/en/': { links: ['/en/x'] }, '/en/x': {}, '/p/1': { links: ['/p/2'] }, '/p/2': {} },
+      'b.test': { '/': {} },
+    });
+    const depths = await crawl(new Engine({ ...options, seeds: ['http://a.test/'], maxDepth: 1, fetcher: f }));
+    expect(Object.fromEntries(depths)).toEqual({ 'http://a.test/': 0, 'http://a.test/en/': 0, 'http://a.test/en/x': 1, 'http://a.test/p/1': 1 });
+  });
+
   it('a replay after a kill takes the target at the depth the live run did', async () => {
     const f = fetcherOf({ 'a.test': { '/': { refresh: '/en/', links: ['/x'] }, '/x': {}, '/en/': { links: ['/en/about'] }, '/en/about': {} } });
     const root = mkdtempSync(join(tmpdir(), 'meguri-refresh-replay-'));
@@ -121,12 +131,32 @@ describe("a page's refresh target is its redirect", () => {
     }
   });
 
+  it('hop counts: a refresh to the page itself is no hop (an auto-reload), a redirect to itself is', () => {
+    const hops = new RedirectHops(2);
+    const page = (url: string, refresh: string) => ({ row: 0, url, status: 200, links: [{ url: refresh, refresh: true }] });
+    for (let i = 0; i < 5; i++) hops.count('http://a.test/live', page('http://a.test/live', 'http://a.test/live'));
+    expect(hops.mayFollow('http://a.test/live')).toBe(true);
+    for (let i = 0; i < 2; i++) hops.count('http://a.test/check', { row: 0, url: 'http://a.test/check', status: 302, location: 'http://a.test/check' });
+    expect(hops.mayFollow('http://a.test/check')).toBe(false);
+    // A chain: /r/0 → /r/1 → /r/2 by refreshes; past the cap the count goes on through passOn.
+    hops.count('http://a.test/r/0', page('http://a.test/r/0', 'http://a.test/r/1'));
+    hops.count('http://a.test/r/1', page('http://a.test/r/1', 'http://a.test/r/2'));
+    expect(hops.mayFollow('http://a.test/r/2')).toBe(false);
+    hops.passOn('http://a.test/r/2', 'http://a.test/r/3');
+    expect(hops.mayFollow('http://a.test/r/3')).toBe(false);
+  });
+
   it('the extractor marks the meta refresh target, also when an anchor links it; a plain reload names none', () => {
     const page = 'http://a.test/';
     const marked = (html: string) => extractLinks(html, page).links.filter((l) => l.refresh === true).map((l) => l.url);
     expect(marked('<meta http-equiv="refresh" content="0; url=/en/">')).toEqual(['http://a.test/en/']);
     expect(marked('<a href="/en/">en</a><meta http-equiv="Refresh" content="5;URL=\'/en/\'">')).toEqual(['http://a.test/en/']);
     expect(marked('<meta http-equiv="refresh" content="300"><a href="/x">x</a>')).toEqual([]);
+    // Only the first refresh, only a prompt one (≤ 10 s: not a session timeout), not in a <template>; the others stay links.
+    const two = extractLinks('<meta http-equiv="refresh" content="0;url=/a"><meta http-equiv="refresh" content="0;url=/b">', page).links;
+    expect(two).toEqual([{ url: 'http://a.test/a', refresh: true }, { url: 'http://a.test/b' }]);
+    expect(marked('<meta http-equiv="refresh" content="1800;url=/timeout"><meta http-equiv="refresh" content="2;url=/later">')).toEqual(['http://a.test/later']);
+    expect(marked('<template><meta http-equiv="refresh" content="0;url=/t"></template><noscript><meta http-equiv="refresh" content="0;url=/nojs"></noscript>')).toEqual(['http://a.test/nojs']);
     // Meta robots nofollow: marked, and nofollow (the engine follows neither).
     expect(extractLinks('<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/en/">', page).links).toEqual([{ url: 'http://a.test/en/', nofollow: true, refresh: true }]);
   });

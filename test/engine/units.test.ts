@@ -182,6 +182,16 @@ describe('journal records', () => {
 });
 
 describe('a round trip journaled', () => {
+  it("a page's refresh target survives the journal (rf) as the marked link; an old record has none; a bad one is refused", () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    const o = { row: 1, url: 'https://a.example/', status: 200, links: [{ url: 'https://a.example/x' }, { url: 'https://a.example/en/', refresh: true }, { url: 'https://a.example/nf', nofollow: true, refresh: true }] };
+    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, o)), 0) as Parameters<typeof recordOutcome>[0];
+    expect(rec.rf).toBe('https://a.example/en/');
+    expect(recordOutcome(rec).links).toEqual([{ url: 'https://a.example/x' }, { url: 'https://a.example/en/', refresh: true }]);
+    expect(recordOutcome({ ...rec, rf: undefined }).links).toEqual([{ url: 'https://a.example/x' }, { url: 'https://a.example/en/' }]);
+    expect(() => decodeRecord(new TextEncoder().encode(JSON.stringify({ ...rec, rf: 5 })), 0)).toThrow(CorruptJournalError);
+  });
+
   it("an outcome's reopenLocation survives the journal; an absent one is none, a bad one refused", () => {
     expectFlagJournaled({ row: 1, url: 'https://a.example/check', status: 302, location: 'https://a.example/a', reopenLocation: true }, 'reopenLocation', 'ro', { loc: 'https://a.example/a' }, 302);
   });
