@@ -60,4 +60,43 @@ describe('a seed redirected out of the scope in a cluster crawl', () => {
     expect(fetched).toContain('http://www.a.test/');
     expect(fetched).not.toContain('http://other.test/');
   }, 90_000);
+
+  it("a page's refresh target keeps the page's depth only within its host group: hop counts are each node's own", async () => {
+    const fetched: string[] = [];
+    const pages: Record<string, { links?: string[]; refresh?: string }> = {
+      'http://a.test/': { refresh: 'http://b.test/home' },
+      'http://b.test/home': { links: ['http://b.test/x'] },
+      'http://c.test/': { refresh: 'http://c.test/en/' },
+      'http://c.test/en/': { links: ['http://c.test/en/x'] },
+    };
+    const fetcher = {
+      fetch: (req: FetchRequest): Promise<Outcome> => {
+        if (req.url.endsWith('/robots.txt')) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+        fetched.push(req.url);
+        const p = pages[req.url] ?? {};
+        const links = [...(p.links ?? []).map((url) => ({ url })), ...(p.refresh === undefined ? [] : [{ url: p.refresh, refresh: true }])];
+        return Promise.resolve({ row: req.row, url: req.url, status: 200, links });
+      },
+    };
+    const e = new Engine({
+      agent: 'meguri-test/1.0',
+      allowPrivate: true,
+      resolve: async () => ['127.0.0.1'],
+      fetcher,
+      grouping: 'host',
+      scope: 'any',
+      maxDepth: 1,
+      seeds: ['http://a.test/', 'http://c.test/'],
+      politeness: { minDelayMs: 5, startDelayMs: 5, ipMinDelayMs: 0 },
+      cluster: { redis: world.server.url, crawl: 'crefresh', store: world.store, slots: 2, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20 },
+    });
+    const depths = new Map<string, number>();
+    for await (const page of e.run()) depths.set(page.url, page.depth);
+    await e.close();
+    // Within c.test: the target at the page's depth, its link within maxDepth 1. Across to b.test:
+    // an ordinary link (depth 1), its own link past the cap.
+    expect([depths.get('http://c.test/en/'), depths.get('http://c.test/en/x')]).toEqual([0, 1]);
+    expect(depths.get('http://b.test/home')).toBe(1);
+    expect(fetched).not.toContain('http://b.test/x');
+  }, 90_000);
 });
