@@ -1570,7 +1570,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
     }
     if (links !== undefined) {
-      links = this.#refreshRule(req, links);
+      if (!soft404) links = this.#refreshRule(req, links);
       const inside: Link[] = [];
       for (const l of links) {
         let out = this.#scope.check(l.url);
@@ -1796,30 +1796,42 @@ export class Engine extends EventEmitter<EngineEvents> {
    * depth). One per page — the first marked, whatever the fetcher marked — and none once
    * `maxRedirects` refreshes or redirects in a row led to the page: the target is then an
    * ordinary link, one deeper (its chain counted on, `RedirectHops.passOn`), so a run of
-   * refreshing URLs ends at the depth cap. In a cluster, none to another host group: the hop
-   * counts are each node's own, and a host group's pages are one slot's, on one node.
+   * refreshing URLs ends at the depth cap. In a cluster, none to another host group (the hop
+   * counts are each node's own, and a host group's pages are one slot's, on one node) — but a
+   * seed's target out of the scope keeps it, for the seed-redirect rule. Not called for a
+   * soft-404 (its links are dropped).
    */
   #refreshRule(req: FetchRequest, links: readonly Link[]): readonly Link[] {
     const target = refreshTargetOf({ links });
     if (target === undefined) return links.some((l) => l.refresh === true) ? links.map(unmarkRefresh) : links;
-    let keep = this.#hops.mayFollow(req.url);
-    if (keep && this.options.cluster !== undefined) {
+    const mayFollow = this.#hops.mayFollow(req.url);
+    let keep = mayFollow;
+    if (keep && this.options.cluster !== undefined && !this.#seedRefreshOut(req, target)) {
       try {
         keep = hostGroupKey(target, this.options.grouping) === req.host;
       } catch {
         keep = false;
       }
     }
-    if (!keep) this.#hops.passOn(req.url, target);
+    if (!mayFollow) this.#hops.passOn(req.url, target);
     let marked = false;
     return links.map((l) => {
       if (l.refresh !== true) return l;
-      if (keep && !marked && l.url === target) {
+      if (keep && !marked && l.url === target && l.nofollow !== true) {
         marked = true;
         return l;
       }
       return unmarkRefresh(l);
     });
+  }
+
+  /**
+   * Whether `target`, `req`'s refresh target, is out of the scope from a seed's page: the
+   * seed-redirect rule (`#seedRedirect`) judges it, whatever its host group — in a cluster the
+   * target then travels as a seed, at depth 0, so the per-node hop counts do not matter.
+   */
+  #seedRefreshOut(req: FetchRequest, target: string): boolean {
+    return req.depth === 0 && this.#scope.check(target) !== undefined;
   }
 
   /** Seeds given while running (`add`, a seed's redirect): among the options' seeds (saved with the settings) and in the scope. */

@@ -9,7 +9,8 @@
  * while it may still be fetched (a retry keeps it) and dropped once it has a final answer.
  * Bounded: the oldest counts go first (a chain they belonged to may then run a few hops
  * longer, never unboundedly: each hop needs a URL the frontier admits). Counts live in memory
- * only; they restart when a crawl is resumed.
+ * only: a resume rebuilds them from the journal since the last checkpoint (not a `passOn`, which
+ * is not journaled), so a chain in progress may run on further after a resume.
  */
 import { type Outcome, refreshTargetOf } from '../model/index.js';
 import { evictOldest } from '../lru/index.js';

@@ -448,14 +448,15 @@ function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: R
   }
   const refresh = firstHeader(h, 'refresh');
   const parsed = refresh === undefined ? undefined : parseRefresh(urlHeaderValue(refresh));
-  const target = parsed === undefined ? null : canonicalize(parsed.url, url, policy);
+  const target = parsed?.url === undefined ? null : canonicalize(parsed.url, url, policy);
   if (target !== null) found.push(target);
-  if (found.length === 0) return;
-  let links = base.links ?? [];
-  // A prompt refresh header is the page's redirect (`Link.refresh`), read before the body's: it
-  // takes the mark from a meta refresh's target, and gives it to a body link to its own.
+  const given = base.links;
+  let links = given ?? [];
+  // A refresh header is read before the body's: the browser acts on it, not on a meta refresh.
+  // Prompt and naming a URL, it is the page's redirect (`Link.refresh`, given to a body link to
+  // the same URL too); any other (a slow timer, a reload) leaves the page none.
   const refreshUrl = parsed !== undefined && parsed.delaySeconds <= REDIRECT_REFRESH_MAX_DELAY_S ? target : null;
-  if (refreshUrl !== null && links.some((l) => (l.url === refreshUrl) !== (l.refresh === true))) {
+  if (parsed !== undefined && links.some((l) => (l.url === refreshUrl) !== (l.refresh === true))) {
     links = links.map((l) => (l.url === refreshUrl ? { ...l, refresh: true } : l.refresh === true ? { ...l, refresh: undefined } : l));
   }
   const have = new Set(links.map((l) => l.url));
@@ -468,7 +469,7 @@ function headerLinks(base: { links?: readonly Link[]; canonical?: string }, h: R
     if (u === refreshUrl) link.refresh = true;
     more.push(link);
   }
-  if (more.length > 0 || links !== base.links) base.links = [...links, ...more];
+  if (more.length > 0 || (given !== undefined && links !== given)) base.links = [...links, ...more];
 }
 
 function errorCode(err: unknown): string {

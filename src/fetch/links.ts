@@ -187,7 +187,7 @@ export class LinkExtractor {
   #hiddenDepth = 0;
   /** Open `<template>` elements: a refresh inside one is inert in a browser (no `Link.refresh`). */
   #templateDepth = 0;
-  /** The page's refresh is marked (`Link.refresh`): a browser acts on the first one only. */
+  /** The page's first refresh was met (marked or not): a browser acts on the first one only. */
   #refreshMarked = false;
   /** Main-text pieces inside `<main>`/`<article>`, and outside them (see `mainText`). */
   readonly #inContent: string[] = [];
@@ -518,13 +518,14 @@ export class LinkExtractor {
         // refresh steps"): a redirect written in the page (`Link.refresh`), or a page that is
         // only a redirect would lead nowhere.
         if (attribs['http-equiv']?.trim().toLowerCase() === 'refresh') {
-          // Only the first, prompt one outside a <template> is the page's redirect (a browser acts
-          // on the first refresh alone); any other target is an ordinary link, as it always was.
+          // A browser acts on the first refresh outside a <template> alone (a plain reload or a
+          // slow timer included): that one is the page's redirect if it is prompt and names a URL;
+          // any other target is an ordinary link, as it always was.
           const r = parseRefresh(attribs['content'] ?? '');
           if (r === undefined) return;
-          const redirect = !this.#refreshMarked && this.#templateDepth === 0 && r.delaySeconds <= REDIRECT_REFRESH_MAX_DELAY_S;
-          if (redirect) this.#refreshMarked = true;
-          this.#pushHref(r.url, redirect ? 'refresh' : undefined);
+          const first = !this.#refreshMarked && this.#templateDepth === 0;
+          if (first) this.#refreshMarked = true;
+          this.#pushHref(r.url, first && r.delaySeconds <= REDIRECT_REFRESH_MAX_DELAY_S ? 'refresh' : undefined);
           return;
         }
         const who = attribs['name']?.trim().toLowerCase();
@@ -557,8 +558,11 @@ export function refreshTarget(content: string): string | undefined {
  */
 export const REDIRECT_REFRESH_MAX_DELAY_S = 10;
 
-/** `refreshTarget`'s parse with the delay (seconds) too; undefined when the content names no URL. */
-export function parseRefresh(content: string): { readonly delaySeconds: number; readonly url: string } | undefined {
+/**
+ * `refreshTarget`'s parse with the delay (seconds) too: `url` undefined for a plain reload, the
+ * whole undefined when the content does not start with a delay (no refresh at all).
+ */
+export function parseRefresh(content: string): { readonly delaySeconds: number; readonly url: string | undefined } | undefined {
   const delay = /^[\s]*[0-9.]+/.exec(content);
   if (delay === null || !/[0-9]/.test(delay[0])) return undefined;
   let rest = content.slice(delay[0].length);
@@ -572,7 +576,7 @@ export function parseRefresh(content: string): { readonly delaySeconds: number; 
   }
   rest = rest.trim();
   // HTML reads the delay's integer part (`1.5` is 1 s).
-  return rest === '' ? undefined : { delaySeconds: Math.floor(Number.parseFloat(delay[0].replace(/^\s+/, '')) || 0), url: rest };
+  return { delaySeconds: Math.floor(Number.parseFloat(delay[0].replace(/^\s+/, '')) || 0), url: rest === '' ? undefined : rest };
 }
 
 /** The requisite URL an element references (see `ExtractLinksOptions.requisites`), if any. */

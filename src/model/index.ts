@@ -95,14 +95,15 @@ export interface Link {
    */
   readonly feed?: boolean | undefined;
   /**
-   * The page's refresh target (a `Refresh` header's, else the first `<meta http-equiv=refresh>`
-   * outside a `<template>`; only one within 10 s): a redirect written in the page, as browsers
-   * follow it (and Heritrix, as a redirect hop). Followed at the page's own depth, not one
-   * deeper — a splash page's home page is still the seed's depth — for up to `maxRedirects`
-   * refreshes in a row (in a cluster, within the page's host group); and a seed's refresh target
-   * out of the scope becomes a seed, as a seed's HTTP redirect target does (a site that moved
-   * domains with a meta refresh). On an ordinary link to the same URL too, the mark stays. The
-   * engine keeps one mark per page, whatever a fetcher set.
+   * The page's refresh target: of the refresh a browser acts on (a `Refresh` header, else the
+   * first `<meta http-equiv=refresh>` outside a `<template>`), when it is prompt (≤ 10 s) and
+   * names a URL. A redirect written in the page, as browsers follow it (and Heritrix, as a
+   * redirect hop): followed at the page's own depth, not one deeper — a splash page's home page
+   * is still the seed's depth — for up to `maxRedirects` refreshes in a row (in a cluster, within
+   * the page's host group); and a seed's refresh target out of the scope becomes a seed, as a
+   * seed's HTTP redirect target does (a site that moved domains with a meta refresh). On an
+   * ordinary link to the same URL too, the mark stays. What the frontier is told carries one
+   * mark per page, whatever a fetcher set (`Page.links` are the fetcher's).
    */
   readonly refresh?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */

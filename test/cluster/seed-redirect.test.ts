@@ -12,13 +12,31 @@
  */
 import { describe, expect, it } from 'vitest';
 import { slotOf } from '../../src/cluster/index.js';
-import { Engine } from '../../src/engine/index.js';
+import { Engine, type EngineOptions } from '../../src/engine/index.js';
+import type { Fetcher } from '../../src/fetch/http.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
 import { until } from './child.js';
 import { nodeWorld } from './redis.js';
 
 describe('a seed redirected out of the scope in a cluster crawl', () => {
   const world = nodeWorld('meguri-credir-');
+
+  /** A campaign on one node in cluster mode (2 slots): each page's depth. */
+  async function oneNode(crawl: string, fetcher: Fetcher, extra: Partial<EngineOptions>): Promise<Map<string, number>> {
+    const e = new Engine({
+      agent: 'meguri-test/1.0',
+      allowPrivate: true,
+      resolve: async () => ['127.0.0.1'],
+      fetcher,
+      politeness: { minDelayMs: 5, startDelayMs: 5, ipMinDelayMs: 0 },
+      cluster: { redis: world.server.url, crawl, store: world.store, slots: 2, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20 },
+      ...extra,
+    });
+    const depths = new Map<string, number>();
+    for await (const page of e.run()) depths.set(page.url, page.depth);
+    await e.close();
+    return depths;
+  }
 
   it("its target becomes the crawl's seed, and the target's owner follows its links", async () => {
     // A crawl name whose two slots put the seed's host and the target's apart.
@@ -78,25 +96,26 @@ describe('a seed redirected out of the scope in a cluster crawl', () => {
         return Promise.resolve({ row: req.row, url: req.url, status: 200, links });
       },
     };
-    const e = new Engine({
-      agent: 'meguri-test/1.0',
-      allowPrivate: true,
-      resolve: async () => ['127.0.0.1'],
-      fetcher,
-      grouping: 'host',
-      scope: 'any',
-      maxDepth: 1,
-      seeds: ['http://a.test/', 'http://c.test/'],
-      politeness: { minDelayMs: 5, startDelayMs: 5, ipMinDelayMs: 0 },
-      cluster: { redis: world.server.url, crawl: 'crefresh', store: world.store, slots: 2, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20 },
-    });
-    const depths = new Map<string, number>();
-    for await (const page of e.run()) depths.set(page.url, page.depth);
-    await e.close();
+    const depths = await oneNode('crefresh', fetcher, { grouping: 'host', scope: 'any', maxDepth: 1, seeds: ['http://a.test/', 'http://c.test/'] });
     // Within c.test: the target at the page's depth, its link within maxDepth 1. Across to b.test:
     // an ordinary link (depth 1), its own link past the cap.
     expect([depths.get('http://c.test/en/'), depths.get('http://c.test/en/x')]).toEqual([0, 1]);
     expect(depths.get('http://b.test/home')).toBe(1);
     expect(fetched).not.toContain('http://b.test/x');
+  }, 90_000);
+
+  it("a seed's meta refresh to another domain: its target becomes the crawl's seed, as a seed's redirect target does", async () => {
+    const fetched: string[] = [];
+    const fetcher = {
+      fetch: (req: FetchRequest): Promise<Outcome> => {
+        if (req.url.endsWith('/robots.txt')) return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+        fetched.push(req.url);
+        const links = req.url === 'http://old.test/' ? [{ url: 'http://new.test/home', refresh: true }] : req.url === 'http://new.test/home' ? [{ url: 'http://new.test/x' }, { url: 'http://other.test/' }] : [];
+        return Promise.resolve({ row: req.row, url: req.url, status: 200, links });
+      },
+    };
+    const depths = await oneNode('crefresh-seed', fetcher, { seeds: ['http://old.test/'] });
+    expect(Object.fromEntries(depths)).toEqual({ 'http://old.test/': 0, 'http://new.test/home': 0, 'http://new.test/x': 1 });
+    expect(fetched).not.toContain('http://other.test/');
   }, 90_000);
 });

@@ -105,6 +105,31 @@ describe("a page's refresh target is its redirect", () => {
     expect(Object.fromEntries(depths)).toEqual({ 'http://a.test/': 0, 'http://a.test/en/': 0, 'http://a.test/en/x': 1, 'http://a.test/p/1': 1 });
   });
 
+  it('a chain of refreshes counts on through a kill: the resume stops it after maxRedirects hops in all, not maxRedirects more', async () => {
+    const site: Site = {};
+    for (let i = 0; i < 30; i++) site[`/r/${i}`] = { refresh: `/r/${i + 1}` };
+    const f = fetcherOf({ 'a.test': site });
+    const root = mkdtempSync(join(tmpdir(), 'meguri-refresh-hops-'));
+    const live = join(root, 'live');
+    const killed = join(root, 'killed');
+    try {
+      const a = new Engine({ ...options, seeds: ['http://a.test/r/0'], maxRedirects: 3, maxDepth: 2, dataDir: live, fetcher: f });
+      for await (const page of a.run()) {
+        if (page.url === 'http://a.test/r/1') {
+          // /r/0's outcome (one hop to /r/1) is journaled.
+          cpSync(live, killed, { recursive: true });
+          break;
+        }
+      }
+      await a.close();
+      const depths = await crawl(new Engine({ ...options, maxRedirects: 3, maxDepth: 2, dataDir: killed, fetcher: f }));
+      // /r/1 … /r/3 at depth 0 (hops 1–3 in all), then one deeper per page (before: /r/4 at 0 too).
+      expect([depths.get('http://a.test/r/3'), depths.get('http://a.test/r/4'), depths.get('http://a.test/r/5'), depths.has('http://a.test/r/6')]).toEqual([0, 1, 2, false]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('a replay after a kill takes the target at the depth the live run did', async () => {
     const f = fetcherOf({ 'a.test': { '/': { refresh: '/en/', links: ['/x'] }, '/x': {}, '/en/': { links: ['/en/about'] }, '/en/about': {} } });
     const root = mkdtempSync(join(tmpdir(), 'meguri-refresh-replay-'));
@@ -152,10 +177,12 @@ describe("a page's refresh target is its redirect", () => {
     expect(marked('<meta http-equiv="refresh" content="0; url=/en/">')).toEqual(['http://a.test/en/']);
     expect(marked('<a href="/en/">en</a><meta http-equiv="Refresh" content="5;URL=\'/en/\'">')).toEqual(['http://a.test/en/']);
     expect(marked('<meta http-equiv="refresh" content="300"><a href="/x">x</a>')).toEqual([]);
-    // Only the first refresh, only a prompt one (≤ 10 s: not a session timeout), not in a <template>; the others stay links.
+    // Only the first refresh outside a <template>, and only if prompt (≤ 10 s: not a session timeout); the others stay links.
     const two = extractLinks('<meta http-equiv="refresh" content="0;url=/a"><meta http-equiv="refresh" content="0;url=/b">', page).links;
     expect(two).toEqual([{ url: 'http://a.test/a', refresh: true }, { url: 'http://a.test/b' }]);
-    expect(marked('<meta http-equiv="refresh" content="1800;url=/timeout"><meta http-equiv="refresh" content="2;url=/later">')).toEqual(['http://a.test/later']);
+    expect(marked('<meta http-equiv="refresh" content="1800;url=/timeout"><meta http-equiv="refresh" content="2;url=/later">')).toEqual([]);
+    expect(marked('<meta http-equiv="refresh" content="60"><meta http-equiv="refresh" content="0;url=/later">')).toEqual([]);
+    expect(marked('<meta http-equiv="refresh" content="3;url=/soon">')).toEqual(['http://a.test/soon']);
     expect(marked('<template><meta http-equiv="refresh" content="0;url=/t"></template><noscript><meta http-equiv="refresh" content="0;url=/nojs"></noscript>')).toEqual(['http://a.test/nojs']);
     // Meta robots nofollow: marked, and nofollow (the engine follows neither).
     expect(extractLinks('<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/en/">', page).links).toEqual([{ url: 'http://a.test/en/', nofollow: true, refresh: true }]);

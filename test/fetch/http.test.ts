@@ -237,7 +237,7 @@ describe('HttpFetcher: a page', () => {
       else if (req.url === '/quiet') res.writeHead(200, { 'content-type': 'text/html', refresh: '0; url=/new', 'x-robots-tag': 'nofollow' }).end('');
       else if (req.url === '/reload') res.writeHead(200, { 'content-type': 'text/html', refresh: '30', link: '</p>; rel=next' }).end('<a href="/x">');
       else if (req.url === '/both-refresh') res.writeHead(200, { 'content-type': 'text/html', refresh: '0; url=/from-header' }).end('<meta http-equiv="refresh" content="0; url=/from-meta">');
-      else if (req.url === '/timeout') res.writeHead(200, { 'content-type': 'text/html', refresh: '900; url=/login' }).end('');
+      else if (req.url === '/timeout') res.writeHead(200, { 'content-type': 'text/html', refresh: '900; url=/login' }).end('<meta http-equiv="refresh" content="0; url=/from-meta">');
       else if (req.url === '/api')
         res
           .writeHead(200, { 'content-type': 'application/json', link: '</list?page=2>; title="Page 2, of 9; more"; rel="next", </de/list>; hreflang=de; rel=alternate, </feed>; rel=alternate, </x>; rel=prev' })
@@ -257,8 +257,8 @@ describe('HttpFetcher: a page', () => {
     expect((await get('/api')).links).toEqual([{ url: `${s.origin}/list?page=2` }, { url: `${s.origin}/de/list` }, { url: `${s.origin}/x` }]);
     // The header is read before the body: its target is the page's redirect, the meta tag's a link.
     expect((await get('/both-refresh')).links).toEqual([{ url: `${s.origin}/from-meta` }, { url: `${s.origin}/from-header`, refresh: true }]);
-    // A session timeout is no redirect: its target is an ordinary link.
-    expect((await get('/timeout')).links).toEqual([{ url: `${s.origin}/login` }]);
+    // A session timeout is no redirect, and the browser acts on it, not on the body's: no mark.
+    expect((await get('/timeout')).links).toEqual([{ url: `${s.origin}/from-meta` }, { url: `${s.origin}/login` }]);
     // A refresh to a link the body already has adds no link: it marks that one.
     expect((await get('/dup')).links).toEqual([{ url: `${s.origin}/x`, refresh: true }]);
   });
