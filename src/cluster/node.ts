@@ -823,7 +823,7 @@ export class ClusterNode {
       }
       this.checkpoints++;
       s.checkpointedAt = this.now();
-      s.written = { stateKey: snap.stateKey, atMs: atMs };
+      s.written = { stateKey: snap.stateKey, atMs };
       this.handoffRefetches += refetch;
       this.o.onCheckpoint?.({ slot: s.slot, epoch: s.epoch, seq: snap.meta.seq, atMs, bytes: snap.partition.length, urls, ms: s.checkpointedAt - atMs, snapshotMs, leaving: s.moving, refetch });
       this.o.faults?.('accepted', s.slot);
