@@ -29,6 +29,7 @@ import {
   type Progress,
   type RecoveryInfo,
   type RobotsCapture,
+  type SeedRedirect,
   SETTINGS_FILE,
   Scope,
   readCrawlSettings,
@@ -1150,6 +1151,17 @@ export function indexLine(origins: readonly string[], c: CrawlCounts): string {
  * The end summary's line on links a lesson rewrote to a missing page ('' for none): the lesson
  * was unlearned and each link fetched as found instead.
  */
+/**
+ * The end summary's line on seeds whose redirect or refresh led out of the scope ('' for none):
+ * their targets became seeds, so the crawl went where no seed named — say so, and where.
+ */
+export function seedRedirectLine(list: readonly SeedRedirect[]): string {
+  if (list.length === 0) return '';
+  const shown = list.slice(0, 2).map((r) => `${r.from} → ${r.to}${r.how === 'refresh' ? ' (meta refresh)' : ''}`).join('; ');
+  const more = list.length > 2 ? `; and ${int(list.length - 2)}${list.length >= 100 ? '+' : ''} more` : '';
+  return `  seeds     ${shown}${more}: ${list.length === 1 ? 'a seed leads' : 'seeds lead'} out of the scope, so ${list.length === 1 ? 'its target was' : 'their targets were'} taken as ${list.length === 1 ? 'a seed' : 'seeds'} (saved with the settings; --exclude keeps one out)`;
+}
+
 export function rewriteMissLine(misses: readonly string[]): string {
   if (misses.length === 0) return '';
   const shown = misses.slice(0, 2).join(', ');
@@ -1194,6 +1206,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       caseInsensitive: s.caseInsensitive,
       indexFiles: s.indexFiles,
       rewriteMisses: s.rewriteMisses,
+      seedRedirects: s.seedRedirects,
       settingChanges: s.settingChanges,
       urls: result.stats === undefined ? null : result.urlsAfter,
       warcFiles: result.warcFiles,
@@ -1221,6 +1234,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       indexLine(s.indexFiles, s.counts),
       paramsLine(s.learnedParams, s.counts),
       rewriteMissLine(s.rewriteMisses),
+      seedRedirectLine(s.seedRedirects),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
       s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s, cookies)}` : '',
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),

@@ -85,7 +85,7 @@ import { RobotsGate, robotsFetchOf } from './robots-gate.js';
 import { SlotRobots } from './slot-robots.js';
 import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 import { type Page, makePage } from './page.js';
-import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, StopReason, UnreachableRobots } from './run-types.js';
+import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, SeedRedirect, StopReason, UnreachableRobots } from './run-types.js';
 import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.js';
 import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
@@ -658,6 +658,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
       rewriteMisses: this.#tally.rewriteMisses(),
+      seedRedirects: this.#tally.seedRedirects(),
       handlerFailures: this.#tally.handlerFailures(),
       refusedSeeds: this.#refusedSeeds,
       settingChanges: this.#changes,
@@ -1575,7 +1576,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       for (const l of links) {
         let out = this.#scope.check(l.url);
         // A seed's refresh target is its redirect: out of the scope, it becomes a seed.
-        if (out !== undefined && l.refresh === true && l.nofollow !== true && s >= 200 && s < 300 && !soft404 && this.#seedRedirect(req, l.url)) {
+        if (out !== undefined && l.refresh === true && l.nofollow !== true && s >= 200 && s < 300 && !soft404 && this.#seedRedirect(req, l.url, 'refresh')) {
           out = this.#scope.check(l.url);
           // In a cluster the target travels as a seed (`#seedRedirect`), not as this page's link.
           if (this.options.cluster !== undefined) continue;
@@ -1607,7 +1608,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         }
       }
       let out = location === undefined ? undefined : this.#scope.check(location);
-      if (location !== undefined && out !== undefined && this.#seedRedirect(req, location)) {
+      if (location !== undefined && out !== undefined && this.#seedRedirect(req, location, 'redirect')) {
         out = this.#scope.check(location);
         // In a cluster the target travels as a seed (`#seedRedirect`), not as this page's link.
         if (this.options.cluster !== undefined) location = undefined;
@@ -1853,7 +1854,14 @@ export class Engine extends EventEmitter<EngineEvents> {
    * (`beforeSeeds`), so the target's own links are judged in the widened scope wherever it is
    * fetched.
    */
-  #seedRedirect(req: FetchRequest, target: string): boolean {
+  #seedRedirect(req: FetchRequest, target: string, how: SeedRedirect['how']): boolean {
+    const added = this.#takeSeedRedirect(req, target);
+    if (added) this.#tally.seedRedirect({ from: req.url, to: target, how });
+    return added;
+  }
+
+  /** `#seedRedirect`'s rule and its effect; returns whether the target was added. */
+  #takeSeedRedirect(req: FetchRequest, target: string): boolean {
     if (req.depth !== 0) return false;
     const cluster = this.options.cluster !== undefined;
     const seeds = cluster ? this.#crawlSeeds : (this.#seedSet ??= new Set(canonicalSeeds(this.options.seeds, this.options.canonPolicy)));

@@ -18,7 +18,7 @@
  * Node-only (node:fs, node:events, undici through src/fetch): exported from `src/index.ts`.
  */
 export { CHECKPOINT_FILE, type CheckpointFallbackInfo, JOURNAL_FILE, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE } from './datadir.js';
-export { type CrawlSummary, type EngineEvents, type RecoveryInfo, type RefusedSeed, type RobotsCapture, type StopReason, type UnreachableRobots } from './run-types.js';
+export { type CrawlSummary, type EngineEvents, type RecoveryInfo, type RefusedSeed, type RobotsCapture, type SeedRedirect, type StopReason, type UnreachableRobots } from './run-types.js';
 export { Engine } from './engine.js';
 export { crawl, readHostStates } from './crawl.js';
 export { type EngineOptions, type EnginePoliteness, type EngineResolve, enginePolitenessConfig, resolveEngineOptions } from './options.js';

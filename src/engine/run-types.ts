@@ -70,6 +70,16 @@ export interface RecoveryInfo {
   readonly released?: number | undefined;
 }
 
+/** A seed's redirect out of the scope whose target became a seed (`CrawlSummary.seedRedirects`). */
+export interface SeedRedirect {
+  /** The seed. */
+  readonly from: string;
+  /** Its target, now a seed. */
+  readonly to: string;
+  /** An HTTP redirect, or a refresh written in the page (`Link.refresh`). */
+  readonly how: 'redirect' | 'refresh';
+}
+
 /** The end of a run (`engine.summary()`, the `end` event, the value `run()` returns, `crawl()`). */
 export interface CrawlSummary {
   readonly reason: StopReason;
@@ -122,6 +132,11 @@ export interface CrawlSummary {
    * at the missed URL's depth.
    */
   readonly rewriteMisses: readonly string[];
+  /**
+   * Seeds whose HTTP redirect or refresh (`Link.refresh`) led out of the scope this run, their
+   * targets taken as seeds — the scope widened to them (at most 100).
+   */
+  readonly seedRedirects: readonly SeedRedirect[];
   /** Pages `crawl()`'s handler failed on after its retries (at most 100 listed). */
   readonly handlerFailures: readonly HandlerFailure[];
   /** Seeds the settings refused. */

@@ -9,6 +9,7 @@
  *
  * Never: change what is fetched; it only counts what the engine reports to it.
  */
+import type { SeedRedirect } from './run-types.js';
 import type { FetchErrorKind } from '../model/index.js';
 import { SCOPE_REASONS, type ScopeReason } from './scope.js';
 import { splitOrigin } from '../url/host.js';
@@ -181,6 +182,7 @@ export class Tally {
   #sitemapsCut = 0;
   #sitemapsCutExample: string | undefined;
   readonly #rewriteMisses: string[] = [];
+  readonly #seedRedirects: SeedRedirect[] = [];
   readonly #refusedBy = zeros<PolicyReason>(['private-address', 'no-such-name']);
   readonly #scopeBy = zeros<ScopeReason>(SCOPE_REASONS);
   readonly #failing = new Map<string, { failures: number; kinds: FailureKind[] }>();
@@ -257,6 +259,16 @@ export class Tally {
   /** A link a learner rewrote led to a missing page: `original`, the link as found, was not fetched. */
   rewriteMiss(original: string): void {
     if (this.#rewriteMisses.length < MAX_HANDLER_FAILURES) this.#rewriteMisses.push(original);
+  }
+
+  /** A seed's redirect or refresh out of the scope made its target a seed (`CrawlSummary.seedRedirects`). */
+  seedRedirect(r: SeedRedirect): void {
+    if (this.#seedRedirects.length < MAX_HANDLER_FAILURES) this.#seedRedirects.push(r);
+  }
+
+  /** Seeds' targets taken as seeds this run (at most 100). */
+  seedRedirects(): SeedRedirect[] {
+    return [...this.#seedRedirects];
   }
 
   /** Links as found whose rewritten form was missing (at most 100). */

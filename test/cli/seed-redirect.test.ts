@@ -59,11 +59,14 @@ describe('meguri crawl: a seed redirected out of the scope', () => {
     expect(requests.some((r) => r.startsWith('c.test'))).toBe(false); // the seed's target is excluded
     expect(requests.some((r) => r.endsWith('.zip'))).toBe(false); // --exclude still holds
     expect(run.out).toMatch(/out of scope \(off-host 2, excluded 1\)|out of scope \(excluded 1, off-host 2\)/);
+    // The summary says where the crawl went that no seed named, and why.
+    expect(run.out).toContain(`  seeds     http://a.test:${port}/ → http://www.a.test:${port}/: a seed leads out of the scope, so its target was taken as a seed`);
     const settings = JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')) as { settings: { seeds: string[] } };
     expect(settings.settings.seeds).toEqual([`http://a.test:${port}/`, `http://b.test:${port}/`, `http://www.a.test:${port}/`]);
     // A resume has the target in its scope from the saved seeds: nothing new, nothing refused.
     const again = await inProcess(['crawl', '--data', data, '--interval', '1h']);
     expect(again.code, again.err).toBe(0);
     expect(again.out).toContain('0 fetched this run');
+    expect(again.out).not.toContain('  seeds     ');
   });
 });

@@ -59,6 +59,7 @@ describe("a page's refresh target is its redirect", () => {
     try {
       const e = new Engine({ ...options, seeds: ['http://old.test/'], dataDir: dir, fetcher: f });
       const depths = await crawl(e);
+      expect(e.summary().seedRedirects).toEqual([{ from: 'http://old.test/', to: 'http://new.test/home', how: 'refresh' }]);
       expect(Object.fromEntries(depths)).toEqual({ 'http://old.test/': 0, 'http://new.test/home': 0, 'http://new.test/a': 1 });
       // The target's own off-domain links are still out of the scope; a resume keeps the target as a seed.
       expect(f.fetched).not.toContain('http://elsewhere.test/');
