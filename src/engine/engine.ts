@@ -1803,8 +1803,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * soft-404 (its links are dropped).
    */
   #refreshRule(req: FetchRequest, links: readonly Link[]): readonly Link[] {
+    // Most pages have none: one scan, nothing allocated.
+    if (!links.some((l) => l.refresh === true)) return links;
     const target = refreshTargetOf({ links });
-    if (target === undefined) return links.some((l) => l.refresh === true) ? links.map(unmarkRefresh) : links;
+    if (target === undefined) return links.map(unmarkRefresh);
     const mayFollow = this.#hops.mayFollow(req.url);
     let keep = mayFollow;
     if (keep && this.options.cluster !== undefined && !this.#seedRefreshOut(req, target)) {
