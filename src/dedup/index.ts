@@ -21,7 +21,7 @@ export {
   normalizeBody,
 } from './content.js';
 export { churnFp, maskChurn } from './churn.js';
-export { type HostRef, SoftDetector, type SoftDetectorOptions } from './soft404.js';
+export { type HostRef, MAX_SERVED_URLS, type PageNaming, SoftDetector, type SoftDetectorOptions } from './soft404.js';
 export {
   PATTERN_KIND_NAMES,
   PatternKind,

@@ -1236,7 +1236,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       // A template only ever observed again re-confirms itself; the count is per distinct URL.
       // As live: a sitemap is never observed, and a soft-404's record (told 404, marked s4)
       // counts toward its template as its fetch did (unmarked, a replay forgot those).
-      this.#soft.observe(r.h, o.contentFp, keyFromHex(r.k));
+      this.#soft.observe(r.h, o.contentFp, keyFromHex(r.k), 0, { url: r.u, canonical: r.cn });
     }
     if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
       this.#completed++;
@@ -1547,7 +1547,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     // A body read as a sitemap is not the site's not-found page (identical sitemaps, empty
     // pages of a paged index, are copies, not a template): never a soft-404, never a page.
     if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true && o.sitemap !== true) {
-      soft404 = this.#soft.observe(req.host, o.contentFp, req.key);
+      // With the page's rel=canonical: copies of one page (a post's permalink to its topic page)
+      // share its fingerprint as a not-found template's URLs do, and the canonical tells them apart.
+      soft404 = this.#soft.observe(req.host, o.contentFp, req.key, 0, { url: req.url, canonical: o.canonical });
       if (soft404) c.soft404++;
     }
     const missed = this.#checkRewrite(req.url, s, soft404);

@@ -87,6 +87,12 @@ export interface OutcomeRecord {
    * journals written before it existed: a replay takes it one deeper, as every link then).
    */
   readonly rf?: string | undefined;
+  /**
+   * The page's `<link rel=canonical>` when it names another URL (`Outcome.canonical`): a replay
+   * tells a page's copies from a not-found template as the live crawl did (`SoftDetector`; absent
+   * in journals written before it existed: the page's copies count toward a template).
+   */
+  readonly cn?: string | undefined;
   /** Links and redirect target outside the crawl's scope (canonical): refused, never fetched. */
   readonly x?: readonly string[] | undefined;
 }
@@ -130,6 +136,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     s4: o.soft404 === true ? 1 : undefined,
     l: links && links.length > 0 ? links : undefined,
     rf: refreshTargetOf(o),
+    cn: o.canonical !== undefined && o.canonical !== o.url ? o.canonical : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
   };
 }
@@ -232,6 +239,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (!optStr(o['rf'])) return bad('refresh target');
+    if (!optStr(o['cn'])) return bad('canonical');
     for (const flag of OUTCOME_FLAGS) if (o[flag] !== undefined && o[flag] !== 1) return bad(`field ${flag} is ${JSON.stringify(o[flag])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);
     for (const f of ['fp', 'sh', 'cf']) if (o[f] !== undefined && !(isStr(o[f]) && HEX64.test(o[f]))) return bad(f);

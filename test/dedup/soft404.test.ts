@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, SoftDetector, canonicalize, contentFp, urlKey } from '../../src/index.js';
+import { InvalidArgumentError, MAX_SERVED_URLS, SoftDetector, canonicalize, contentFp, urlKey } from '../../src/index.js';
 
 const keyOf = (raw: string) => urlKey(canonicalize(raw)!).key;
 
@@ -71,5 +71,87 @@ describe('SoftDetector', () => {
     expect(() => d.observe('h', 5 as unknown as bigint, keyOf('https://h.example/'))).toThrow(/bigint/);
     expect(() => d.observe('h', 5n, new Uint32Array(4), 1)).toThrow(/key index 1/);
     expect(() => d.observe(null as unknown as string, 5n, new Uint32Array(4))).toThrow(/host reference/);
+  });
+
+  describe("a page's copies are told from a not-found template by rel=canonical", () => {
+    const topic = contentFp('<html><body>topic 7: ten posts</body></html>');
+    const notFound = contentFp('<html><body>no such page</body></html>');
+    const O = 'https://forum.example';
+    const seen = (d: SoftDetector, fp: bigint, path: string, canonical?: string) => d.observe('f', fp, keyOf(O + path), 0, { url: O + path, canonical: canonical === undefined ? undefined : O + canonical });
+
+    it('copies naming one other URL: never a template, and the page itself is no soft-404 when it comes after them', () => {
+      const d = new SoftDetector();
+      const verdicts = Array.from({ length: 10 }, (_, i) => seen(d, topic, `/viewtopic?p=${i}`, '/viewtopic?t=7'));
+      expect(verdicts.some(Boolean)).toBe(false);
+      expect(seen(d, topic, '/viewtopic?t=7', '/viewtopic?t=7')).toBe(false);
+      expect(d.isPage('f', topic)).toBe(true);
+      expect(d.isTemplate('f', topic)).toBe(false);
+      // The same ten without their canonical: the fifth confirms a template (the old reading).
+      const blind = new SoftDetector();
+      expect(Array.from({ length: 10 }, (_, i) => blind.observe('f', topic, keyOf(`${O}/viewtopic?p=${i}`))).indexOf(true)).toBe(4);
+    });
+
+    it('one copy naming a URL seen serving the same fingerprint is enough, in either order', () => {
+      const first = new SoftDetector();
+      expect(seen(first, topic, '/t/7')).toBe(false);
+      seen(first, topic, '/p/1', '/t/7');
+      expect(first.isPage('f', topic)).toBe(true);
+      const after = new SoftDetector();
+      seen(after, topic, '/p/1', '/t/7');
+      expect(after.isPage('f', topic)).toBe(false);
+      seen(after, topic, '/t/7', '/t/7');
+      expect(after.isPage('f', topic)).toBe(true);
+    });
+
+    it('a not-found page naming the home page (which serves other content), or each URL asked, is still a template', () => {
+      const home = new SoftDetector();
+      seen(home, contentFp('home'), '/', '/');
+      expect(Array.from({ length: 8 }, (_, i) => seen(home, notFound, `/gone/${i}`, '/')).indexOf(true)).toBe(4);
+      const echo = new SoftDetector();
+      expect(Array.from({ length: 8 }, (_, i) => seen(echo, notFound, `/gone/${i}`, `/gone/${i}`)).indexOf(true)).toBe(4);
+      // The same copy twice, or two copies naming different URLs, prove nothing.
+      const twice = new SoftDetector();
+      for (let i = 0; i < 3; i++) seen(twice, notFound, '/gone/1', '/a');
+      seen(twice, notFound, '/gone/2', '/b');
+      expect(twice.isPage('f', notFound)).toBe(false);
+    });
+
+    it('a template confirmed before the evidence is withdrawn; pages are per host', () => {
+      const d = new SoftDetector();
+      for (let i = 0; i < 5; i++) d.observe('f', topic, keyOf(`${O}/old/${i}`));
+      expect(d.isTemplate('f', topic)).toBe(true);
+      seen(d, topic, '/p/1', '/t/7');
+      expect(seen(d, topic, '/p/2', '/t/7')).toBe(false);
+      expect(d.isTemplate('f', topic)).toBe(false);
+      expect(d.observe('f', topic, keyOf(`${O}/old/0`))).toBe(false);
+      expect(d.isPage('other', topic)).toBe(false);
+    });
+
+    it('bounds what it remembers: the URLs served across hosts, and pages and namings per host', () => {
+      const d = new SoftDetector({ maxFingerprintsPerHost: 8 });
+      for (let i = 0; i < MAX_SERVED_URLS + 100; i++) seen(d, BigInt(i + 1), `/a/${i}`);
+      // The oldest URL's fingerprint is forgotten: a copy naming it is only a first naming now.
+      seen(d, 1n, '/copy', '/a/0');
+      expect(d.isPage('f', 1n)).toBe(false);
+      // The newest is remembered.
+      seen(d, BigInt(MAX_SERVED_URLS + 100), '/copy2', `/a/${MAX_SERVED_URLS + 99}`);
+      expect(d.isPage('f', BigInt(MAX_SERVED_URLS + 100))).toBe(true);
+      const small = new SoftDetector({ maxFingerprintsPerHost: 8 });
+      for (let i = 0; i < 100; i++) {
+        seen(small, BigInt(i + 1), `/p/${i}/a`, `/t/${i}`);
+        seen(small, BigInt(i + 1), `/p/${i}/b`, `/t/${i}`);
+        seen(small, BigInt(1000 + i), `/q/${i}`, `/u/${i}`);
+        expect(small.trackedFingerprints('f')).toBeLessThanOrEqual(8 * 4);
+      }
+      expect(small.isPage('f', 100n)).toBe(true);
+      expect(small.isPage('f', 1n)).toBe(false);
+    });
+
+    it('validates the naming', () => {
+      const d = new SoftDetector();
+      expect(() => d.observe('h', 5n, keyOf(`${O}/`), 0, { url: 5 } as unknown as { url: string })).toThrow(/naming/);
+      expect(() => d.observe('h', 5n, keyOf(`${O}/`), 0, { url: O, canonical: 1 } as unknown as { url: string })).toThrow(InvalidArgumentError);
+      expect(() => d.observe('h', 5n, keyOf(`${O}/`), 0, null as unknown as { url: string })).toThrow(InvalidArgumentError);
+    });
   });
 });

@@ -192,6 +192,16 @@ describe('a round trip journaled', () => {
     expect(() => decodeRecord(new TextEncoder().encode(JSON.stringify({ ...rec, rf: 5 })), 0)).toThrow(CorruptJournalError);
   });
 
+  it("a page's canonical naming another URL survives the journal (cn); one naming itself, or none, writes nothing; a bad one is refused", () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    const base = { row: 1, url: 'https://a.example/t?p=3', status: 200 };
+    const rec = decodeRecord(encodeRecord(outcomeRecord(key, 'a.example', 1, 2, { ...base, canonical: 'https://a.example/t' })), 0) as Parameters<typeof recordOutcome>[0];
+    expect(rec.cn).toBe('https://a.example/t');
+    expect(outcomeRecord(key, 'a.example', 1, 2, { ...base, canonical: base.url }).cn).toBeUndefined();
+    expect(JSON.stringify(outcomeRecord(key, 'a.example', 1, 2, base))).not.toContain('"cn"');
+    expect(() => decodeRecord(new TextEncoder().encode(JSON.stringify({ ...rec, cn: 5 })), 0)).toThrow(CorruptJournalError);
+  });
+
   it("an outcome's reopenLocation survives the journal; an absent one is none, a bad one refused", () => {
     expectFlagJournaled({ row: 1, url: 'https://a.example/check', status: 302, location: 'https://a.example/a', reopenLocation: true }, 'reopenLocation', 'ro', { loc: 'https://a.example/a' }, 302);
   });
