@@ -10,18 +10,23 @@
  *
  * Many URLs sharing one fingerprint is also what a real page with aliases looks like: a forum
  * links each post as `viewtopic.php?p=N#pN`, so a topic page of ten posts is served under ten
- * URLs besides its own; a shop lists a product under each collection; a home page gathers
- * `?ref=` copies. Confirmed as a template, such a page was reported as not found — its own URL
- * too, when fetched after five copies, with its links dropped and, in a recrawl, the page given
- * up — and a phpBB-shaped loopback forum of 95 pages ended with 402 "soft-404s" and its host
- * listed as failing. The site tells the two apart with `<link rel=canonical>` (`PageNaming`):
- * copies of a page name one URL other than their own, and a not-found template names none, each
- * URL asked (an echo), or a page that serves other content (a home page). So a fingerprint is
- * a page's, never a template, once two distinct URLs serving it name the same other URL, or
- * one does and that URL served the same fingerprint (checked against the URLs observed last,
- * `MAX_SERVED_URLS`); a copy naming a URL that served something else is no evidence. Left
- * open: a not-found template that names one fixed URL that was never observed serving other
- * content (`/404.html`, never fetched) is taken for a page, and its URLs count as copies of it.
+ * URLs besides its own; a shop lists a product under each collection. Confirmed as a template,
+ * such a page was reported as not found — its own URL too, when fetched after five copies, with
+ * its links dropped and, in a recrawl, the page given up — and a phpBB-shaped loopback forum of
+ * 95 pages ended with 402 "soft-404s" and its host listed as failing. The site tells the two
+ * apart with `<link rel=canonical>` (`PageNaming`): copies of a page name one URL other than
+ * their own, and a not-found template names none, the home page, or each URL asked (which puts
+ * the URL in the body: no shared fingerprint). So a fingerprint is a page's, never a template,
+ * once two distinct URLs serving it name the same other URL, or one does and that URL served
+ * the same fingerprint (checked against the URLs observed last, `MAX_SERVED_URLS`). A copy
+ * naming a URL that served something else is no evidence, and nor is one naming a site's entry
+ * page (`/`, `/index.php`): the home page may be unseen here (fetched after, evicted, before a
+ * resume, under the other scheme), and an app shell served for every route names it too (src/cli
+ * reports shells from their soft-404s). So copies of the home page (`/?ref=…`) still make a
+ * template, as before. A template withdrawn does not undo the verdicts given under it (those
+ * URLs were told 404). Left open: a not-found template that names one fixed URL elsewhere,
+ * never observed serving other content (`/404.html`, never fetched), is taken for a page, and
+ * its URLs count as copies of it.
  *
  * Memory is bounded per host: at most `maxFingerprintsPerHost` candidate fingerprints, kept
  * in least-recently-seen order (a template is seen again and again, so it stays; a page
@@ -34,6 +39,7 @@ import type { KeyArray } from '../core/keys.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { evictOldest } from '../lru/index.js';
+import { originEnd } from '../url/host.js';
 import { checkHostRef, checkKeyArg } from './args.js';
 
 /**
@@ -41,6 +47,14 @@ import { checkHostRef, checkKeyArg } from './args.js';
  * row, or its group name. Map semantics apply (1n and 1 are different hosts).
  */
 export type HostRef = bigint | number | string;
+
+/** Whether `url` is a site's entry page: its root, or an index or default file there (`/index.php`, `/default.aspx`), without a query. */
+function isSiteEntry(url: string): boolean {
+  const end = originEnd(url);
+  if (end < 0) return false;
+  const path = url.slice(end);
+  return path === '/' || path === '' || /^\/(?:index|default)\.[a-z0-9]+$/i.test(path);
+}
 
 /** Options of a `SoftDetector`. */
 export interface SoftDetectorOptions {
@@ -170,6 +184,9 @@ export class SoftDetector {
       if (host.named.get(fp)?.target === url) this.#markPage(host, fp);
       return;
     }
+    // A not-found template often names the home page; so does an app shell served for every
+    // route. The home page may be unseen here, so naming it is no evidence (module comment).
+    if (isSiteEntry(canonical)) return;
     const at = this.served.get(canonical);
     if (at === fp) return this.#markPage(host, fp);
     // The URL named served other content (a not-found page naming the home page): no evidence.

@@ -103,10 +103,21 @@ describe('SoftDetector', () => {
       expect(after.isPage('f', topic)).toBe(true);
     });
 
-    it('a not-found page naming the home page (which serves other content), or each URL asked, is still a template', () => {
+    it('a not-found page naming the home page, whether or not the home page was seen, or each URL asked, is still a template', () => {
       const home = new SoftDetector();
       seen(home, contentFp('home'), '/', '/');
       expect(Array.from({ length: 8 }, (_, i) => seen(home, notFound, `/gone/${i}`, '/')).indexOf(true)).toBe(4);
+      // The home page unseen (fetched after, evicted, before a resume), or named as an index file:
+      // naming it is no evidence, so the fifth still confirms.
+      for (const entry of ['/', '/index.php', '/Default.aspx']) {
+        const unseen = new SoftDetector();
+        expect(Array.from({ length: 8 }, (_, i) => seen(unseen, notFound, `/gone/${i}`, entry)).indexOf(true), entry).toBe(4);
+      }
+      // An app shell served at the root and for every route, naming the root: a template, as before
+      // (the root counts among the five).
+      const shell = new SoftDetector();
+      seen(shell, topic, '/', '/');
+      expect(Array.from({ length: 8 }, (_, i) => seen(shell, topic, `/route/${i}`, '/')).indexOf(true)).toBe(3);
       const echo = new SoftDetector();
       expect(Array.from({ length: 8 }, (_, i) => seen(echo, notFound, `/gone/${i}`, `/gone/${i}`)).indexOf(true)).toBe(4);
       // The same copy twice, or two copies naming different URLs, prove nothing.
