@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, aliasRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, aliasRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -201,6 +201,8 @@ interface EngineInfo {
   /** Query keys learned per section, and origins learned moved, sections' trailing slashes and origins that ignore case (the engine's learners; banned ones left out). */
   readonly params: readonly ParamRecord[];
   readonly aliases: readonly AliasRecord[];
+  /** Paths learned to answer one login form whatever is asked (bans left out). */
+  readonly walls: readonly WallRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -210,7 +212,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -222,7 +224,8 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   // the directory: its links go to the spelling met first.
   for (const origin of learnedOrigins(e.cases)) aliases.push([`${origin}/… in any letter case`, 'the spelling met first']);
   for (const origin of learnedOrigins(e.indexFiles)) aliases.push([`${origin}/…/ and …/index.html`, 'the spelling met first']);
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases };
+  const walls = Array.isArray(e.walls) ? (e.walls as unknown[]).filter((r): r is WallRecord => wallRecordProblem(r) === undefined && (r as WallRecord)[1]) : [];
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls };
 }
 
 /**
@@ -241,6 +244,14 @@ export function learnedText(params: readonly ParamRecord[], aliases: readonly Al
         ? 'links are taken without them; --no-learn-params on a resume turns that off'
         : 'links are taken there / without them; --no-learn-aliases / --no-learn-params on a resume turn that off';
   return [`  learned     ${shown}${more} (${how})`];
+}
+
+/** The `stats` line on paths learned to answer one login form whatever is asked (none when there are none). */
+export function wallsText(walls: readonly WallRecord[]): string[] {
+  const walled = walls.filter(([, w]) => w).map(([path]) => path);
+  if (walled.length === 0) return [];
+  const more = walled.length > 4 ? ` · ${int(walled.length - 4)} more` : '';
+  return [`  login walls ${walled.slice(0, 4).join(' · ')}${more} (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
 }
 
 /** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */
@@ -352,6 +363,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...trappedText(st.trappedBy, 'single'),
     ...relinkText(st.relinkMarked, st.trappedBy.depth),
     ...(engine === undefined ? [] : learnedText(engine.params, engine.aliases)),
+    ...(engine === undefined ? [] : wallsText(engine.walls)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,

@@ -60,6 +60,7 @@ import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
+import { type WallRecord, wallRecordProblem } from '../dedup/loginwall.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
 import { type CaseRecord, caseRecordProblem } from '../dedup/pathcase.js';
@@ -109,6 +110,8 @@ export interface EngineState {
   readonly robotsUnreachable?: RobotsSnapshot[];
   /** Query keys learned ignorable and banned, per origin (`ParamLearner.export`; absent: none, or an older build). */
   readonly params?: ParamRecord[];
+  /** Paths learned to answer one login form whatever is asked, and banned (`LoginWalls.export`; absent: none, or an older build). */
+  readonly walls?: WallRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
   readonly aliases?: AliasRecord[];
   /** Sections' trailing-slash rules learned and banned (`SlashRules.export`; absent: none, or an older build). */
@@ -195,6 +198,7 @@ export function parseEngineState(v: unknown): EngineState {
   // The learners' lessons: each record checked by its owner's rule.
   eachRecord('aliases', aliasRecordProblem);
   eachRecord('params', paramRecordProblem);
+  eachRecord('walls', wallRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);
   eachRecord('indexFiles', caseRecordProblem);

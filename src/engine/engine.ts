@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { type AliasRecord, type CaseRecord, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -211,6 +211,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #paging: PagingEnd | undefined;
   /** Query keys learned ignorable per section of a site (`EngineOptions.learnParams`). */
   readonly #params: ParamLearner | undefined;
+  /** Paths answering one login form whatever is asked (under `learnParams`). */
+  readonly #walls: LoginWalls | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
   readonly #aliases: OriginAliases | undefined;
   /** Sections' trailing-slash redirects learned (`EngineOptions.learnAliases` too). */
@@ -373,6 +375,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       (group, ip, atMs) => void this.#frontierOf(group)?.recordStart(group, ip, atMs),
     );
     this.#params = o.learnParams ? new ParamLearner() : undefined;
+    this.#walls = o.learnParams ? new LoginWalls() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
@@ -384,6 +387,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       scope: this.#scope,
       tally: this.#tally,
       params: this.#params,
+      walls: this.#walls,
       slashes: this.#slashes,
       cases: this.#cases,
       indexFiles: this.#indexFiles,
@@ -654,6 +658,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       unresolvedHosts: this.#tally.unresolvedHosts(),
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
+      loginWalls: this.#walls?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
@@ -1108,6 +1113,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       if (state.params !== undefined) this.#params?.import(state.params);
+      if (state.walls !== undefined) this.#walls?.import(state.walls);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
@@ -1169,7 +1175,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Whether a Refused or Disallowed row may be queued again now (`#reconsider`'s rule, and a seed's in `add()`). */
   #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean): boolean {
     if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1666,6 +1672,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       body: undefined,
       canonical: o.canonical,
       noindex: o.noindex,
+      loginForm: o.loginForm,
       exchange: o.exchange,
     };
     if (soft404) outside.length = 0;
@@ -1702,6 +1709,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
     }
     if (params !== undefined && o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
+    // Whatever the soft-404 verdict: a login form served byte for byte alike is a template too.
+    if (o.status >= 200 && o.status < 300 && o.truncated !== true && o.sitemap !== true) this.#walls?.observe(req.url, o.loginForm === true, o.simhash);
     if (links === undefined) return links;
     let out: Link[] | undefined;
     let moved = 0;
@@ -2080,14 +2089,16 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; walls?: WallRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
+    const walls = this.#walls?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];
     const indexFiles = this.#indexFiles?.export() ?? [];
     return {
       ...(params.length > 0 ? { params } : {}),
+      ...(walls.length > 0 ? { walls } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),
       ...(cases.length > 0 ? { cases } : {}),

@@ -217,7 +217,11 @@ export interface EngineOptions {
    * `/products/p`).
    * From then on the engine drops the key from links into that section, and a copy already
    * queued whose canonical page was fetched is not fetched (`CrawlCounts.paramCopies`).
-   * Default true; the checkpoint keeps the keys learned and banned.
+   * Under the same switch, a path whose every query is ignored for this visitor: once five
+   * distinct URLs of a path (`/posting.php?mode=quote&p=…`) answered a login form (a password
+   * field) with the same text, and none answered anything else, its queued URLs are not fetched
+   * (`LoginWalls`, `CrawlSummary.loginWalls`, `CrawlCounts.loginWalled`).
+   * Default true; the checkpoint keeps the keys and walls learned and banned.
    */
   readonly learnParams: boolean;
   /**

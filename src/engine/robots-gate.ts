@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
+import type { LoginWalls, ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -71,6 +71,8 @@ export interface RobotsGateOptions {
   readonly tally: Tally;
   /** Query keys learned ignorable: a queued copy of a page fetched this run is refused. */
   readonly params?: ParamLearner | undefined;
+  /** Paths learned to answer one login form whatever is asked: their queued URLs are refused. */
+  readonly walls?: LoginWalls | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
@@ -280,7 +282,8 @@ export class RobotsGate implements RobotsSeam {
   /**
    * Whether a setting refuses `url`: out of scope, a copy of a page fetched this run (query
    * keys learned ignorable, `EngineOptions.learnParams`), a redirect to a page fetched this run
-   * (a section's slash rule, `EngineOptions.learnAliases`), a name that does not exist, an address
+   * (a section's slash rule, `EngineOptions.learnAliases`), a URL whose path answers one login form
+   * whatever is asked (`LoginWalls`, under `learnParams`), a name that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
   refuses(url: string): boolean {
@@ -291,6 +294,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.params?.duplicateOf(url) !== undefined) {
       this.o.tally.paramCopy();
+      return true;
+    }
+    if (this.o.walls?.walled(url) !== undefined) {
+      this.o.tally.loginWalled();
       return true;
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {

@@ -108,6 +108,11 @@ export interface CrawlSummary {
    */
   readonly learnedParams: readonly { readonly scope: string; readonly keys: readonly string[] }[];
   /**
+   * Paths learned to answer one login form whatever is asked (`EngineOptions.learnParams`), as
+   * `http://a.test/posting.php`: their queued URLs are not fetched (`CrawlCounts.loginWalled`).
+   */
+  readonly loginWalls: readonly string[];
+  /**
    * Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`;
    * and sections' trailing-slash rules, as `http://x/blog/…` → `http://x/blog/…/` (or back).
    */

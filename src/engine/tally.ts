@@ -52,6 +52,11 @@ export interface CrawlCounts {
   /** URLs queued before their query keys were learned ignorable, not fetched: their canonical page was. */
   readonly paramCopies: number;
   /**
+   * URLs not fetched because their path answers one login form whatever is asked
+   * (`CrawlSummary.loginWalls`, `EngineOptions.learnParams`).
+   */
+  readonly loginWalled: number;
+  /**
    * Links taken from an origin learned moved to the origin it moved to, or written with a
    * section's trailing slash learned (`EngineOptions.learnAliases`).
    */
@@ -165,6 +170,7 @@ export class Tally {
   #relinked = 0;
   #paramRewrites = 0;
   #paramCopies = 0;
+  #loginWalled = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
   #selfRedirects = 0;
@@ -281,6 +287,11 @@ export class Tally {
     this.#paramCopies++;
   }
 
+  /** A queued URL not fetched: its path answers one login form whatever is asked. */
+  loginWalled(): void {
+    this.#loginWalled++;
+  }
+
   /** A queued redirect not fetched: its section's slash rule names a page fetched this run. */
   aliasCopy(): void {
     this.#aliasCopies++;
@@ -374,6 +385,7 @@ export class Tally {
       relinked: this.#relinked,
       paramRewrites: this.#paramRewrites,
       paramCopies: this.#paramCopies,
+      loginWalled: this.#loginWalled,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,

@@ -47,6 +47,8 @@ export interface PageAnalysis {
   readonly churnFp: bigint | undefined;
   /** `<meta name=robots>` (or the agent's own) said noindex. */
   readonly noindex: boolean;
+  /** An HTML page with a password field (`ExtractedLinks.loginForm`; only when `parseLinks`). */
+  readonly loginForm?: true | undefined;
   /** Out-links in document order (only when `parseLinks` and HTML). */
   readonly links: readonly Link[] | undefined;
   readonly canonical: string | undefined;
@@ -140,6 +142,7 @@ export function analyzePage(input: PageInput): PageAnalysis {
       links: input.parseLinks ? found.links : undefined,
       canonical: input.parseLinks ? found.canonical : undefined,
       ...(input.parseLinks && found.truncated ? { linksCapped: true as const } : {}),
+      ...(input.parseLinks && found.loginForm ? { loginForm: true as const } : {}),
     };
   }
   const sitemap = input.sitemaps === true ? sitemapOf(input) : undefined;

@@ -41,6 +41,8 @@ export interface ExtractedLinks {
   readonly noindex: boolean;
   /** Meta robots asked not to follow the page's links (every link is marked nofollow). */
   readonly nofollow: boolean;
+  /** The page has a password field (`<input type=password>`): a login form (see src/dedup/loginwall.ts). */
+  readonly loginForm: boolean;
   /** The URL links were resolved against (`<base href>` when present and valid). */
   readonly base: string;
   /** More than `maxLinks` distinct links: the rest were dropped. */
@@ -113,7 +115,7 @@ const resolveOptions = defineOptions<ExtractLinksOptions>('extractLinks', {
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template']);
 
 /** The only elements whose attributes are read; every other tag's attributes are skipped unsliced. */
-const WANTED = new Set(['a', 'area', 'base', 'link', 'meta', 'frame', 'iframe']);
+const WANTED = new Set(['a', 'area', 'base', 'link', 'meta', 'frame', 'iframe', 'input']);
 /** Elements that never have content or a close tag (HTML's void elements). */
 const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 /** Boilerplate blocks tracked inside one another at most (a hostile page cannot grow the state). */
@@ -220,6 +222,7 @@ export class LinkExtractor {
   #base: string | undefined;
   #canonical: string | undefined;
   #noindex = false;
+  #loginForm = false;
   #nofollow = false;
   #overflow = false;
   #ended = false;
@@ -347,7 +350,7 @@ export class LinkExtractor {
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(encoding === undefined ? this.#canonical : encodeQuery(this.#canonical, encoding), base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
     const mainText = text === undefined ? undefined : this.#sawContent ? this.#inContent.join('') : this.#outContent.join('');
-    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, base, truncated, text, mainText };
+    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, loginForm: this.#loginForm, base, truncated, text, mainText };
   }
 
   /**
@@ -489,6 +492,9 @@ export class LinkExtractor {
       case 'frame':
       case 'iframe':
         this.#pushHref(attribs['src']);
+        return;
+      case 'input':
+        if (this.#templateDepth === 0 && attribs['type']?.trim().toLowerCase() === 'password') this.#loginForm = true;
         return;
       case 'base':
         if (this.#base === undefined && attribs['href'] !== undefined) {

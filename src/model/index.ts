@@ -272,6 +272,11 @@ export interface Outcome {
   readonly canonical?: string | undefined;
   /** Meta robots or X-Robots-Tag said noindex. */
   readonly noindex?: boolean | undefined;
+  /**
+   * An HTML page with a password field (`<input type=password>`): a login form. The engine learns
+   * paths that answer one login form whatever is asked (src/dedup/loginwall.ts).
+   */
+  readonly loginForm?: boolean | undefined;
   /** The exchange as it crossed the wire, when the fetcher records (`HttpFetcher`'s `record`). */
   readonly exchange?: HttpExchange | undefined;
 }

@@ -137,6 +137,14 @@ describe('extractLinks', () => {
     expect(extractLinks('<meta name="otherbot" content="noindex">', PAGE, { agent: 'MyBot' }).noindex).toBe(false);
   });
 
+  it('a password field marks a login form (loginForm); another input, or one inside a <template>, does not', () => {
+    expect(extractLinks('<form><input name="u"><input type="password" name="p"></form>', PAGE).loginForm).toBe(true);
+    expect(extractLinks('<input TYPE=" Password ">', PAGE).loginForm).toBe(true);
+    expect(extractLinks('<form><input name="q" type="search"><input type="text"></form>', PAGE).loginForm).toBe(false);
+    expect(extractLinks('<template><input type="password"></template>', PAGE).loginForm).toBe(false);
+    expect(extractLinks('<p>type="password"</p>', PAGE).loginForm).toBe(false);
+  });
+
   it('streams: the same result whatever the chunking', () => {
     const html = '<html><base href="/b/"><a href="one">1</a><a rel="nofollow" href="two">2</a><link rel="canonical" href="/c"><meta name=robots content=noindex></html>';
     const whole = extractLinks(html, PAGE);

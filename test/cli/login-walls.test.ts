@@ -1,0 +1,92 @@
+/**
+ * `meguri crawl` on a forum that shows a visitor a login form at every URL of its posting script
+ * (one per post: `/posting.php?mode=quote&p=N`). Before, each was fetched (on a phpBB-shaped
+ * forum 1,175 of 2,036 requests); now five are, the path is walled, the end summary says so and
+ * a resume keeps the wall (the real CLI, in process, on loopback, its fetcher reading the pages).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loginWallsLine } from '../../src/cli/crawl.js';
+import { Engine } from '../../src/engine/index.js';
+import { AGENT, inProcess, loopbackSite } from './helpers.js';
+
+const TOPICS = 6;
+const POSTS = 5;
+let asked = new Map<string, number>();
+
+/** Every page has a login box in its header (a password field): only the texts tell a wall. */
+const page = (title: string, body: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><form action="/ucp.php?mode=login" method="post"><input name="username"><input type="password" name="password"></form>${body}</body></html>`;
+
+const site = loopbackSite('meguri-walls-', (req, res) => {
+  const u = new URL(req.url!, 'http://x');
+  asked.set(u.pathname, (asked.get(u.pathname) ?? 0) + 1);
+  const html = (body: string) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(body);
+  };
+  if (u.pathname === '/') return html(page('Board', Array.from({ length: TOPICS }, (_, t) => `<a href="/topic.php?t=${t}">Topic ${t}</a> <a href="/posting.php?mode=reply&amp;t=${t}">Reply</a>`).join('\n') + '<a href="/member.php?u=1">a</a><a href="/member.php?u=2">b</a>'));
+  if (u.pathname === '/topic.php') {
+    const t = Number(u.searchParams.get('t'));
+    const posts = Array.from({ length: POSTS }, (_, k) => `<div>Post ${k} of topic ${t}: ${'words of its own '.repeat(k + 1)}${t * 7919 + k}</div><a href="/posting.php?mode=quote&amp;p=${t * 10 + k}">Quote</a>`).join('\n');
+    return html(page(`Topic ${t}`, `<h1>Topic ${t} about subject number ${t * 31}</h1>${posts}`));
+  }
+  // A login form for the visitor, echoing the URL asked in a hidden field: the bytes differ.
+  if (u.pathname === '/posting.php' || u.pathname === '/member.php') {
+    return html(page('Login', `<p>The board requires you to be registered and logged in to view this page.</p><form><input type="hidden" name="redirect" value="${u.pathname}${u.search.replace(/&/g, '&amp;')}"></form>`));
+  }
+  res.writeHead(404).end();
+});
+
+async function crawl(data: string): Promise<{ out: string; urls: string[] }> {
+  const r = await inProcess(['crawl', `${site.base}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
+  expect(r.code, r.err).toBe(0);
+  const urls = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
+  return { out: r.out, urls };
+}
+
+describe('meguri crawl: a path that answers a login form whatever is asked', () => {
+  it('fetches five of its URLs, says which path it walled and what that saved; stats shows it; a resume keeps the wall', async () => {
+    asked = new Map();
+    const data = join(site.dir, 'on');
+    const on = await crawl(data);
+    const postings = TOPICS + TOPICS * POSTS;
+    // Five posting URLs, every topic (each has the header's password field, but a text of its
+    // own), both member URLs (under five: no wall).
+    expect(asked.get('/posting.php')).toBe(5);
+    expect(asked.get('/topic.php')).toBe(TOPICS);
+    expect(asked.get('/member.php')).toBe(2);
+    expect(on.urls.filter((x) => x.includes('/posting.php'))).toHaveLength(5);
+    expect(on.out).toContain(`  login     ${site.base}/posting.php — ${postings - 5} queued URLs there not fetched (each path answered one login form, a password field and the same text, for several URLs; --no-learn-params fetches them)`);
+    const stats = await inProcess(['stats', data]);
+    expect(stats.out).toContain(`  login walls ${site.base}/posting.php (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`);
+    // A resume that finds more of them (a new seed) asks none: the checkpoint kept the wall.
+    asked = new Map();
+    const r = await inProcess(['crawl', `${site.base}/posting.php?mode=post&f=9`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
+    expect(r.code, r.err).toBe(0);
+    expect(asked.get('/posting.php')).toBeUndefined();
+
+  }, 60_000);
+
+  it('with learnParams off (--no-learn-params) every URL is fetched', async () => {
+    asked = new Map();
+    // The engine itself, at a loopback pace (the CLI's hosts start at one request a second).
+    const e = new Engine({ agent: AGENT, seeds: [`${site.base}/`], allowPrivate: true, learnParams: false, politeness: { minDelayMs: 1, startDelayMs: 1 } });
+    for await (const p of e.run()) void p;
+    await e.close();
+    expect(asked.get('/posting.php')).toBe(TOPICS + TOPICS * POSTS);
+    expect(e.summary().loginWalls).toEqual([]);
+    expect(e.summary().counts.loginWalled).toBe(0);
+  }, 60_000);
+});
+
+describe('loginWallsLine', () => {
+  const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
+  it('is empty when nothing was walled, names up to three paths', () => {
+    expect(loginWallsLine([], counts)).toBe('');
+    expect(loginWallsLine(['http://a.test/p.php', 'http://a.test/q.php', 'http://a.test/r.php', 'http://a.test/s.php'], { ...counts, loginWalled: 1 })).toBe(
+      '  login     http://a.test/p.php, http://a.test/q.php, http://a.test/r.php and 1 more — 1 queued URL there not fetched (each path answered one login form, a password field and the same text, for several URLs; --no-learn-params fetches them)',
+    );
+  });
+});
