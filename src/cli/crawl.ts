@@ -1066,7 +1066,7 @@ export function loginWallsLine(walls: CrawlSummary['loginWalls'], c: CrawlCounts
   const shown = walls.slice(0, 3).join(', ');
   const more = walls.length > 3 ? ` and ${int(walls.length - 3)} more` : '';
   const skipped = `${int(c.loginWalled)} queued URL${c.loginWalled === 1 ? '' : 's'} there not fetched`;
-  return `  login     ${shown === '' ? 'no path walled now' : `${shown}${more}`} — ${skipped} (each path answered one login form, a password field and the same text, for several URLs; --no-learn-params fetches them)`;
+  return `  login     ${shown === '' ? 'no path walled now' : `${shown}${more}`} — ${skipped} (each path answered one login form, a password field and the same text, for five URLs; one in 32 is still fetched as a check; --no-learn-params fetches them all)`;
 }
 
 /**

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { type AliasRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -1172,6 +1172,20 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#frontier!.reconsider((url, status) => this.#mayRequeue(url, status, robotsChanged));
   }
 
+  /**
+   * A page's lesson on login walls (`LoginWalls`). A wall lifted (a check fetch under it showed
+   * this visitor content) queues its path's refused URLs again, as a resume would: a scan of
+   * the rows, for the Refused ones only, once per wall lifted. In a cluster they wait for the
+   * node that holds them to restart.
+   */
+  #wallLesson(url: string, o: Outcome): void {
+    const change = this.#walls!.observe(url, { loginForm: o.loginForm === true, simhash: o.simhash, mainFp: o.churnFp });
+    if (change !== 'lifted' || this.#frontier === undefined) return;
+    const scope = wallScopeOf(url);
+    this.#frontier.reconsider((u, status) => status === UrlStatus.Refused && wallScopeOf(u) === scope && this.#mayRequeue(u, status, false));
+    this.#driverWaker.notify();
+  }
+
   /** Whether a Refused or Disallowed row may be queued again now (`#reconsider`'s rule, and a seed's in `add()`). */
   #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean): boolean {
     if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
@@ -1558,6 +1572,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key, 0, { url: req.url, canonical: o.canonical });
       if (soft404) c.soft404++;
     }
+    // Whatever the soft-404 verdict: a login form served byte for byte alike is a template too.
+    if (this.#walls !== undefined && s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true) this.#wallLesson(req.url, o);
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
@@ -1709,8 +1725,6 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
     }
     if (params !== undefined && o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
-    // Whatever the soft-404 verdict: a login form served byte for byte alike is a template too.
-    if (o.status >= 200 && o.status < 300 && o.truncated !== true && o.sitemap !== true) this.#walls?.observe(req.url, o.loginForm === true, o.simhash);
     if (links === undefined) return links;
     let out: Link[] | undefined;
     let moved = 0;

@@ -219,8 +219,9 @@ export interface EngineOptions {
    * queued whose canonical page was fetched is not fetched (`CrawlCounts.paramCopies`).
    * Under the same switch, a path whose every query is ignored for this visitor: once five
    * distinct URLs of a path (`/posting.php?mode=quote&p=…`) answered a login form (a password
-   * field) with the same text, and none answered anything else, its queued URLs are not fetched
-   * (`LoginWalls`, `CrawlSummary.loginWalls`, `CrawlCounts.loginWalled`).
+   * field in the page's content) with the same text, and none answered anything else, its
+   * queued URLs are not fetched but for seeds and one in 32, fetched as a check that lifts the
+   * wall if it finds content (`LoginWalls`, `CrawlSummary.loginWalls`, `CrawlCounts.loginWalled`).
    * Default true; the checkpoint keeps the keys and walls learned and banned.
    */
   readonly learnParams: boolean;

@@ -283,10 +283,11 @@ export class RobotsGate implements RobotsSeam {
    * Whether a setting refuses `url`: out of scope, a copy of a page fetched this run (query
    * keys learned ignorable, `EngineOptions.learnParams`), a redirect to a page fetched this run
    * (a section's slash rule, `EngineOptions.learnAliases`), a URL whose path answers one login form
-   * whatever is asked (`LoginWalls`, under `learnParams`), a name that does not exist, an address
+   * whatever is asked (`LoginWalls`, under `learnParams`; not a seed, `depth` 0; every 32nd
+   * let through as a check), a name that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
-  refuses(url: string): boolean {
+  refuses(url: string, depth = 1): boolean {
     const out = this.o.scope.check(url);
     if (out !== undefined) {
       this.o.tally.outOfScope(out);
@@ -296,7 +297,8 @@ export class RobotsGate implements RobotsSeam {
       this.o.tally.paramCopy();
       return true;
     }
-    if (this.o.walls?.walled(url) !== undefined) {
+    // A seed the user named is fetched whatever the path's wall says.
+    if (depth > 0 && this.o.walls?.refuse(url) === true) {
       this.o.tally.loginWalled();
       return true;
     }

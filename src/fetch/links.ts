@@ -41,7 +41,11 @@ export interface ExtractedLinks {
   readonly noindex: boolean;
   /** Meta robots asked not to follow the page's links (every link is marked nofollow). */
   readonly nofollow: boolean;
-  /** The page has a password field (`<input type=password>`): a login form (see src/dedup/loginwall.ts). */
+  /**
+   * The page has a password field (`<input type=password>`) in its own content — not in a page
+   * header, menu, sidebar, dialog or hidden block, nor a `<template>` — a login form (see
+   * src/dedup/loginwall.ts). Only with `collectText` (the structure is tracked then); else false.
+   */
   readonly loginForm: boolean;
   /** The URL links were resolved against (`<base href>` when present and valid). */
   readonly base: string;
@@ -494,7 +498,10 @@ export class LinkExtractor {
         this.#pushHref(attribs['src']);
         return;
       case 'input':
-        if (this.#templateDepth === 0 && attribs['type']?.trim().toLowerCase() === 'password') this.#loginForm = true;
+        // A login form in the page's own content: not one in a header, menu, sidebar, dialog
+        // or hidden block (a site-wide login box), which the main-text structure tracks (so
+        // only with `collectText`); the form itself is furniture to the main text, not here.
+        if (this.#text !== undefined && this.#templateDepth === 0 && attribs['type']?.trim().toLowerCase() === 'password' && this.#boilerNames.every((n) => n === 'form')) this.#loginForm = true;
         return;
       case 'base':
         if (this.#base === undefined && attribs['href'] !== undefined) {

@@ -15,9 +15,9 @@ const TOPICS = 6;
 const POSTS = 5;
 let asked = new Map<string, number>();
 
-/** Every page has a login box in its header (a password field): only the texts tell a wall. */
+/** Every page has a login box in its header (a password field, but furniture: no login form). */
 const page = (title: string, body: string) =>
-  `<!doctype html><html><head><title>${title}</title></head><body><form action="/ucp.php?mode=login" method="post"><input name="username"><input type="password" name="password"></form>${body}</body></html>`;
+  `<!doctype html><html><head><title>${title}</title></head><body><header><form action="/ucp.php?mode=login" method="post"><input name="username"><input type="password" name="password"></form></header><div id="page-body">${body}</div></body></html>`;
 
 const site = loopbackSite('meguri-walls-', (req, res) => {
   const u = new URL(req.url!, 'http://x');
@@ -34,10 +34,17 @@ const site = loopbackSite('meguri-walls-', (req, res) => {
   }
   // A login form for the visitor, echoing the URL asked in a hidden field: the bytes differ.
   if (u.pathname === '/posting.php' || u.pathname === '/member.php') {
-    return html(page('Login', `<p>The board requires you to be registered and logged in to view this page.</p><form><input type="hidden" name="redirect" value="${u.pathname}${u.search.replace(/&/g, '&amp;')}"></form>`));
+    return html(page('Login', `<p>The board requires you to be registered and logged in to view this page.</p><form method="post"><input name="username"><input type="password" name="password"><input type="hidden" name="redirect" value="${u.pathname}${u.search.replace(/&/g, '&amp;')}"></form>`));
+  }
+  // A script that opens to visitors after its fifth request: its wall is lifted by a check.
+  if (u.pathname === '/open-home') return html(page('Open', Array.from({ length: OPEN_URLS }, (_, i) => `<a href="/open.php?p=${i}">${i}</a>`).join(' ')));
+  if (u.pathname === '/open.php') {
+    if (asked.get('/open.php')! <= 5) return html(page('Login', '<p>Log in to read this.</p><form method="post"><input name="u"><input type="password" name="p"></form>'));
+    return html(page(`Post ${u.searchParams.get('p')}`, `<p>Post number ${u.searchParams.get('p')} is open to all, with words of its own: ${'text '.repeat(Number(u.searchParams.get('p')) % 7)}</p>`));
   }
   res.writeHead(404).end();
 });
+const OPEN_URLS = 60;
 
 async function crawl(data: string): Promise<{ out: string; urls: string[] }> {
   const r = await inProcess(['crawl', `${site.base}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
@@ -58,14 +65,16 @@ describe('meguri crawl: a path that answers a login form whatever is asked', () 
     expect(asked.get('/topic.php')).toBe(TOPICS);
     expect(asked.get('/member.php')).toBe(2);
     expect(on.urls.filter((x) => x.includes('/posting.php'))).toHaveLength(5);
-    expect(on.out).toContain(`  login     ${site.base}/posting.php — ${postings - 5} queued URLs there not fetched (each path answered one login form, a password field and the same text, for several URLs; --no-learn-params fetches them)`);
+    expect(on.out).toContain(`  login     ${site.base}/posting.php — ${postings - 5} queued URLs there not fetched (each path answered one login form, a password field and the same text, for five URLs; one in 32 is still fetched as a check; --no-learn-params fetches them all)`);
     const stats = await inProcess(['stats', data]);
     expect(stats.out).toContain(`  login walls ${site.base}/posting.php (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`);
-    // A resume that finds more of them (a new seed) asks none: the checkpoint kept the wall.
+    // A resume that finds more of them (a new seed's links) asks none: the checkpoint kept the
+    // wall. A seed under the path is the user's word: fetched.
     asked = new Map();
-    const r = await inProcess(['crawl', `${site.base}/posting.php?mode=post&f=9`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
+    const r = await inProcess(['crawl', `${site.base}/topic.php?t=99`, `${site.base}/posting.php?mode=post&f=9`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
     expect(r.code, r.err).toBe(0);
-    expect(asked.get('/posting.php')).toBeUndefined();
+    expect(asked.get('/topic.php')).toBe(1);
+    expect(asked.get('/posting.php')).toBe(1);
 
   }, 60_000);
 
@@ -81,12 +90,26 @@ describe('meguri crawl: a path that answers a login form whatever is asked', () 
   }, 60_000);
 });
 
+describe('a wall lifted', () => {
+  it('a check fetch under a wall that shows content lifts it, and the URLs refused meanwhile are fetched after all', async () => {
+    asked = new Map();
+    const e = new Engine({ agent: AGENT, seeds: [`${site.base}/open-home`], allowPrivate: true, politeness: { minDelayMs: 1, startDelayMs: 1 } });
+    for await (const p of e.run()) void p;
+    await e.close();
+    // Five forms walled it; the 32nd refusal went through as a check, found a post, lifted the
+    // wall; the 31 refused before were queued again.
+    expect(asked.get('/open.php')).toBe(OPEN_URLS);
+    expect(e.summary().counts.loginWalled).toBe(31);
+    expect(e.summary().loginWalls).toEqual([]);
+  }, 60_000);
+});
+
 describe('loginWallsLine', () => {
   const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
   it('is empty when nothing was walled, names up to three paths', () => {
     expect(loginWallsLine([], counts)).toBe('');
     expect(loginWallsLine(['http://a.test/p.php', 'http://a.test/q.php', 'http://a.test/r.php', 'http://a.test/s.php'], { ...counts, loginWalled: 1 })).toBe(
-      '  login     http://a.test/p.php, http://a.test/q.php, http://a.test/r.php and 1 more — 1 queued URL there not fetched (each path answered one login form, a password field and the same text, for several URLs; --no-learn-params fetches them)',
+      '  login     http://a.test/p.php, http://a.test/q.php, http://a.test/r.php and 1 more — 1 queued URL there not fetched (each path answered one login form, a password field and the same text, for five URLs; one in 32 is still fetched as a check; --no-learn-params fetches them all)',
     );
   });
 });

@@ -137,12 +137,19 @@ describe('extractLinks', () => {
     expect(extractLinks('<meta name="otherbot" content="noindex">', PAGE, { agent: 'MyBot' }).noindex).toBe(false);
   });
 
-  it('a password field marks a login form (loginForm); another input, or one inside a <template>, does not', () => {
-    expect(extractLinks('<form><input name="u"><input type="password" name="p"></form>', PAGE).loginForm).toBe(true);
-    expect(extractLinks('<input TYPE=" Password ">', PAGE).loginForm).toBe(true);
-    expect(extractLinks('<form><input name="q" type="search"><input type="text"></form>', PAGE).loginForm).toBe(false);
-    expect(extractLinks('<template><input type="password"></template>', PAGE).loginForm).toBe(false);
-    expect(extractLinks('<p>type="password"</p>', PAGE).loginForm).toBe(false);
+  it('a password field in the content marks a login form (loginForm); one in furniture, a <template>, another input, or no text collected does not', () => {
+    const login = (html: string) => extractLinks(html, PAGE, { collectText: true }).loginForm;
+    expect(login('<div id="page-body"><form><input name="u"><input type="password" name="p"></form></div>')).toBe(true);
+    expect(login('<main><form><input TYPE=" Password "></form></main>')).toBe(true);
+    expect(login('<form><input name="q" type="search"><input type="text"></form>')).toBe(false);
+    expect(login('<template><input type="password"></template>')).toBe(false);
+    expect(login('<p>type="password"</p>')).toBe(false);
+    // A site-wide login box: in the header, a menu, a sidebar, a dialog, a hidden block.
+    for (const box of ['<header><form><input type="password"></form></header>', '<div id="sidebar"><form><input type="password"></form></div>', '<nav><input type="password"></nav>', '<aside><form><input type="password"></form></aside>', '<dialog><form><input type="password"></form></dialog>', '<div hidden><input type="password"></div>', '<div role="banner"><input type="password"></div>']) {
+      expect(login(`${box}<main><p>An article of its own</p></main>`), box).toBe(false);
+    }
+    // The structure is tracked only when text is collected.
+    expect(extractLinks('<form><input type="password"></form>', PAGE).loginForm).toBe(false);
   });
 
   it('streams: the same result whatever the chunking', () => {
