@@ -80,7 +80,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap, sitemap index or RSS/Atom feed to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
-    { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text; and a path (/posting.php) whose URLs answered one login form (a password field, the same text) five times is not fetched again" },
+    { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text; a path (/posting.php) whose URLs answered one login form (a password field, the same text) five times is not fetched again; and links to a spot on their own page (?p=7#p7 beside post 7) are not followed once three of their shape were copies of that page" },
     { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, and links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same" },
     { name: 'no-cookies', kind: 'boolean', help: 'send no cookies; by default the cookies a site sets are sent back to it for the rest of the run, as a browser does (RFC 6265 rules, memory only), and a redirect to the page itself (a cookie check) is fetched again with them' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
@@ -1070,6 +1070,18 @@ export function loginWallsLine(walls: CrawlSummary['loginWalls'], c: CrawlCounts
 }
 
 /**
+ * The end summary's line on URL shapes learned to serve, at an anchored link, the page it is on
+ * ('' for none): which shapes, and how many links and queued URLs were not fetched.
+ */
+export function anchorsLine(shapes: CrawlSummary['anchorCopies'], c: CrawlCounts): string {
+  if (shapes.length === 0 && c.anchorCopies === 0) return '';
+  const shown = shapes.slice(0, 3).map((s) => `${s.endsWith('?') ? s.slice(0, -1) : s}…`).join(', ');
+  const more = shapes.length > 3 ? ` and ${int(shapes.length - 3)} more` : '';
+  const skipped = `${int(c.anchorCopies)} link${c.anchorCopies === 1 ? '' : 's'} not followed`;
+  return `  anchors   ${shown === '' ? 'no shape learned now' : `${shown}${more}`} — ${skipped} (each a permalink to a spot on the page it sits on, #id and all, and three of that shape fetched were copies of their page; one in 32 is still fetched as a check; --no-learn-params follows them)`;
+}
+
+/**
  * The end summary's line on origins learned moved ('' for none): which origin moved where, and
  * how many links were taken straight there (each distinct URL among them a redirect not fetched).
  */
@@ -1215,6 +1227,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       robotsUnreachable: s.robotsUnreachable,
       learnedParams: s.learnedParams,
       loginWalls: s.loginWalls,
+      anchorCopies: s.anchorCopies,
       learnedAliases: s.learnedAliases,
       caseInsensitive: s.caseInsensitive,
       indexFiles: s.indexFiles,
@@ -1247,6 +1260,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       indexLine(s.indexFiles, s.counts),
       paramsLine(s.learnedParams, s.counts),
       loginWallsLine(s.loginWalls, s.counts),
+      anchorsLine(s.anchorCopies, s.counts),
       rewriteMissLine(s.rewriteMisses),
       seedRedirectLine(s.seedRedirects),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,

@@ -61,6 +61,7 @@ import { type PolitenessConfig, politenessConfig } from '../politeness/index.js'
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
 import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type WallRecord, wallRecordProblem } from '../dedup/loginwall.js';
+import { type AnchorRecord, anchorRecordProblem } from '../dedup/anchors.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
 import { type CaseRecord, caseRecordProblem } from '../dedup/pathcase.js';
@@ -112,6 +113,8 @@ export interface EngineState {
   readonly params?: ParamRecord[];
   /** Paths learned to answer one login form whatever is asked, and banned (`LoginWalls.export`; absent: none, or an older build). */
   readonly walls?: WallRecord[];
+  /** URL shapes learned to serve, at an anchored link, the page it was on, and banned (`AnchorCopies.export`; absent: none, or an older build). */
+  readonly anchors?: AnchorRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
   readonly aliases?: AliasRecord[];
   /** Sections' trailing-slash rules learned and banned (`SlashRules.export`; absent: none, or an older build). */
@@ -199,6 +202,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('aliases', aliasRecordProblem);
   eachRecord('params', paramRecordProblem);
   eachRecord('walls', wallRecordProblem);
+  eachRecord('anchors', anchorRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);
   eachRecord('indexFiles', caseRecordProblem);

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { type AliasRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -213,6 +213,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #params: ParamLearner | undefined;
   /** Paths answering one login form whatever is asked (under `learnParams`). */
   readonly #walls: LoginWalls | undefined;
+  /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
+  readonly #anchors: AnchorCopies | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
   readonly #aliases: OriginAliases | undefined;
   /** Sections' trailing-slash redirects learned (`EngineOptions.learnAliases` too). */
@@ -376,6 +378,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     );
     this.#params = o.learnParams ? new ParamLearner() : undefined;
     this.#walls = o.learnParams ? new LoginWalls() : undefined;
+    this.#anchors = o.learnParams ? new AnchorCopies() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
@@ -388,6 +391,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       tally: this.#tally,
       params: this.#params,
       walls: this.#walls,
+      anchors: this.#anchors,
       slashes: this.#slashes,
       cases: this.#cases,
       indexFiles: this.#indexFiles,
@@ -659,6 +663,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
       loginWalls: this.#walls?.learned() ?? [],
+      anchorCopies: this.#anchors?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
@@ -1114,6 +1119,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       if (state.params !== undefined) this.#params?.import(state.params);
       if (state.walls !== undefined) this.#walls?.import(state.walls);
+      if (state.anchors !== undefined) this.#anchors?.import(state.anchors);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
@@ -1189,6 +1195,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Whether a Refused or Disallowed row may be queued again now (`#reconsider`'s rule, and a seed's in `add()`). */
   #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean): boolean {
     if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
+    if (status === UrlStatus.Refused && this.#anchors?.covers(url) === true) return false;
     if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
@@ -1572,8 +1579,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key, 0, { url: req.url, canonical: o.canonical });
       if (soft404) c.soft404++;
     }
-    // Whatever the soft-404 verdict: a login form served byte for byte alike is a template too.
-    if (this.#walls !== undefined && s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true) this.#wallLesson(req.url, o);
+    // A page whole (not cut, no sitemap) is the learners' evidence, whatever the soft-404 verdict:
+    // a login form served byte for byte alike is a template too.
+    const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
+    if (whole && this.#walls !== undefined) this.#wallLesson(req.url, o);
+    if (whole) this.#anchors?.observe(req.url, o.simhash);
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
@@ -1592,6 +1602,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (past !== undefined) {
         links = links.filter((l) => !past.has(l.url));
         this.#tally.pagingEnds(past.size);
+      }
+    }
+    if (links !== undefined && this.#anchors !== undefined && !soft404 && whole) {
+      const copies = this.#anchors.noteLinks(o.simhash, links);
+      if (copies !== undefined) {
+        links = links.filter((l) => !copies.has(l.url));
+        this.#tally.anchorCopies(copies.size);
       }
     }
     if (links !== undefined) {
@@ -2103,9 +2120,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; walls?: WallRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; walls?: WallRecord[]; anchors?: AnchorRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
+    const anchors = this.#anchors?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];
@@ -2113,6 +2131,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     return {
       ...(params.length > 0 ? { params } : {}),
       ...(walls.length > 0 ? { walls } : {}),
+      ...(anchors.length > 0 ? { anchors } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),
       ...(cases.length > 0 ? { cases } : {}),

@@ -222,6 +222,11 @@ export interface EngineOptions {
    * field in the page's content) with the same text, and none answered anything else, its
    * queued URLs are not fetched but for seeds and one in 32, fetched as a check that lifts the
    * wall if it finds content (`LoginWalls`, `CrawlSummary.loginWalls`, `CrawlCounts.loginWalled`).
+   * And links to a spot on the page they sit on (`viewtopic.php?p=7#p7` beside post 7, the
+   * fragment naming an element of the page): once three of a URL shape (origin, path, query key
+   * names) were copies of the page they were on, such links of that shape are not followed but
+   * for one in 32, fetched as a check (`AnchorCopies`, `CrawlSummary.anchorCopies`,
+   * `CrawlCounts.anchorCopies`).
    * Default true; the checkpoint keeps the keys and walls learned and banned.
    */
   readonly learnParams: boolean;

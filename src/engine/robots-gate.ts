@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { LoginWalls, ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
+import type { AnchorCopies, LoginWalls, ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -73,6 +73,8 @@ export interface RobotsGateOptions {
   readonly params?: ParamLearner | undefined;
   /** Paths learned to answer one login form whatever is asked: their queued URLs are refused. */
   readonly walls?: LoginWalls | undefined;
+  /** URL shapes whose anchored links are copies of their page: such a link queued is refused. */
+  readonly anchors?: AnchorCopies | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
@@ -300,6 +302,10 @@ export class RobotsGate implements RobotsSeam {
     // A seed the user named is fetched whatever the path's wall says.
     if (depth > 0 && this.o.walls?.refuse(url) === true) {
       this.o.tally.loginWalled();
+      return true;
+    }
+    if (this.o.anchors?.refuses(url) === true) {
+      this.o.tally.anchorCopies();
       return true;
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {

@@ -113,6 +113,12 @@ export interface CrawlSummary {
    */
   readonly loginWalls: readonly string[];
   /**
+   * URL shapes learned to serve, at a link whose fragment names an element of the page it is on
+   * (`viewtopic.php?p=7#p7` beside post 7), that page (`EngineOptions.learnParams`), as
+   * `http://a.test/viewtopic.php?p`: such links are not followed (`CrawlCounts.anchorCopies`).
+   */
+  readonly anchorCopies: readonly string[];
+  /**
    * Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`;
    * and sections' trailing-slash rules, as `http://x/blog/…` → `http://x/blog/…/` (or back).
    */

@@ -57,6 +57,11 @@ export interface CrawlCounts {
    */
   readonly loginWalled: number;
   /**
+   * Links not followed, and queued URLs not fetched, because they point at a spot on the page they
+   * were found on under a URL shape learned to serve that page (`CrawlSummary.anchorCopies`).
+   */
+  readonly anchorCopies: number;
+  /**
    * Links taken from an origin learned moved to the origin it moved to, or written with a
    * section's trailing slash learned (`EngineOptions.learnAliases`).
    */
@@ -171,6 +176,7 @@ export class Tally {
   #paramRewrites = 0;
   #paramCopies = 0;
   #loginWalled = 0;
+  #anchorCopies = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
   #selfRedirects = 0;
@@ -292,6 +298,11 @@ export class Tally {
     this.#loginWalled++;
   }
 
+  /** `n` anchored links, or a queued URL from one, not fetched: copies of the page they were on. */
+  anchorCopies(n = 1): void {
+    this.#anchorCopies += n;
+  }
+
   /** A queued redirect not fetched: its section's slash rule names a page fetched this run. */
   aliasCopy(): void {
     this.#aliasCopies++;
@@ -386,6 +397,7 @@ export class Tally {
       paramRewrites: this.#paramRewrites,
       paramCopies: this.#paramCopies,
       loginWalled: this.#loginWalled,
+      anchorCopies: this.#anchorCopies,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,

@@ -7,7 +7,8 @@
  * `noindex`/`nofollow`/`none`, and `rel=nofollow` on anchors. Only frontier URLs survive — each link goes through src/url's
  * `canonicalize` under the crawl's pinned `CanonPolicy`, once — deduplicated in document
  * order. On request the same pass collects the page's visible text (outside script, style,
- * noscript and template) for the simhash, so markup never moves the signature, and the
+ * noscript and template) for the simhash, so markup never moves the signature, the element ids
+ * that mark an anchor's link `anchored` when its fragment names one (`Link.anchored`), and the
  * page's main text for the churn fingerprint (src/dedup/churn.ts): inside `<main>`/`<article>`
  * when the page has one, and never inside navigation, page-level header/footer, asides,
  * forms, iframes or blocks marked as ads (`class`/`id` tokens like `ad-slot`, `sponsored`,
@@ -124,6 +125,8 @@ const WANTED = new Set(['a', 'area', 'base', 'link', 'meta', 'frame', 'iframe', 
 const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 /** Boilerplate blocks tracked inside one another at most (a hostile page cannot grow the state). */
 const MAX_BOILER_NESTING = 64;
+/** Element ids a page's anchored links are checked against (a hostile page cannot grow the state). */
+const MAX_IDS = 10_000;
 /** Elements that may reference a requisite (see `requisiteOf`); read only with `requisites`. */
 const REQUISITE_TAGS = new Set(['img', 'script', 'source', 'embed', 'audio', 'video', 'input', 'link']);
 
@@ -211,7 +214,9 @@ export class LinkExtractor {
   readonly #agent: string | undefined;
   readonly #tokenizer: Tokenizer;
   readonly #rawCap: number;
-  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean }[] = [];
+  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean }[] = [];
+  /** Element ids (and `<a name>`s) of the page, for `Link.anchored` (only with `collectText`; at most `MAX_IDS`). */
+  readonly #ids: Set<string> | undefined;
   /** Written chunks not yet wholly consumed, and the document offset of the first. */
   readonly #chunks: string[] = [];
   #chunksOffset = 0;
@@ -242,6 +247,7 @@ export class LinkExtractor {
     // Resolved once (validated, frozen) so canonicalize's per-policy compile cache hits.
     this.#policy = canonPolicy(this.#opts.canonPolicy);
     this.#text = this.#opts.collectText ? [] : undefined;
+    this.#ids = this.#opts.collectText ? new Set() : undefined;
     this.#agent = this.#opts.agent?.trim().toLowerCase() || undefined;
     // Raw hrefs kept before dedup: generous, but bounded for hostile pages.
     this.#rawCap = this.#opts.maxLinks * 4 + 64;
@@ -313,7 +319,8 @@ export class LinkExtractor {
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
     const index = new Map<string, number>();
-    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean }[] = [];
+    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean; anchored: boolean }[] = [];
+    const self = this.#ids === undefined || this.#ids.size === 0 ? undefined : canonicalize(this.#documentUrl, undefined, this.#policy);
     let truncated = this.#overflow;
     // One wasm call for the page's links when the core is loaded (src/url/batch.ts: exactly
     // canonicalize's answers; 1.7× `new URL(l, page).href` on the url bench's pages); the
@@ -324,8 +331,9 @@ export class LinkExtractor {
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
       const url = urls[i] ?? null;
-      const { nofollow, requisite = false, feed = false, refresh = false } = this.#hrefs[i]!;
+      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false } = this.#hrefs[i]!;
       if (url === null) continue;
+      const anchored = anchor && self !== undefined && url !== self && this.#namesElement(hrefs[i]!);
       const at = index.get(url);
       if (at !== undefined) {
         // Followable if any occurrence is; a requisite or the refresh target if any occurrence
@@ -333,6 +341,7 @@ export class LinkExtractor {
         if (!nofollow) links[at]!.nofollow = false;
         if (requisite) links[at]!.requisite = true;
         if (refresh) links[at]!.refresh = true;
+        if (anchored) links[at]!.anchored = true;
         if (!feed) links[at]!.feed = false;
         continue;
       }
@@ -341,20 +350,34 @@ export class LinkExtractor {
         continue;
       }
       index.set(url, links.length);
-      links.push({ url, nofollow, requisite, feed, refresh });
+      links.push({ url, nofollow, requisite, feed, refresh, anchored });
     }
     const out: Link[] = links.map((l) => {
-      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean } = { url: l.url };
+      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchored?: boolean } = { url: l.url };
       if (l.nofollow || this.#nofollow) link.nofollow = true;
       if (l.requisite) link.requisite = true;
       if (l.feed) link.feed = true;
       if (l.refresh) link.refresh = true;
+      if (l.anchored) link.anchored = true;
       return link;
     });
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(encoding === undefined ? this.#canonical : encodeQuery(this.#canonical, encoding), base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
     const mainText = text === undefined ? undefined : this.#sawContent ? this.#inContent.join('') : this.#outContent.join('');
     return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, loginForm: this.#loginForm, base, truncated, text, mainText };
+  }
+
+  /** Whether `href`'s fragment names an element of this page (as written, or percent-decoded). */
+  #namesElement(href: string): boolean {
+    const hash = href.indexOf('#');
+    if (hash < 0 || hash === href.length - 1) return false;
+    const fragment = href.slice(hash + 1);
+    if (this.#ids!.has(fragment)) return true;
+    try {
+      return this.#ids!.has(decodeURIComponent(fragment));
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -460,6 +483,11 @@ export class LinkExtractor {
     this.#attribs = null;
     if (attribs === null) return;
     if (this.#text !== undefined) this.#openStructure(this.#tag, attribs);
+    const ids = this.#ids;
+    if (ids !== undefined && ids.size < MAX_IDS) {
+      const id = attribs['id'] ?? (this.#tag === 'a' ? attribs['name'] : undefined);
+      if (id !== undefined && id !== '') ids.add(id);
+    }
     if (this.#opts.requisites) {
       const src = requisiteOf(this.#tag, attribs);
       if (src !== undefined && this.#hrefs.length < this.#rawCap) this.#hrefs.push({ href: src, nofollow: false, requisite: true });
@@ -488,7 +516,7 @@ export class LinkExtractor {
           this.#overflow = true;
           return;
         }
-        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow') });
+        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true });
         return;
       }
       // A frame's document is what the page shows (a frameset site's index has no anchors at

@@ -106,6 +106,12 @@ export interface Link {
    * mark per page, whatever a fetcher set (`Page.links` are the fetcher's).
    */
   readonly refresh?: boolean | undefined;
+  /**
+   * The link's fragment names an element of the page it is on (`viewtopic.php?p=7#p7` on the
+   * topic page that holds post 7, `<div id="p7">`): likely a permalink to a spot on this very
+   * page. The engine learns per URL shape whether such links lead to copies (`AnchorCopies`).
+   */
+  readonly anchored?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
   readonly lastmod?: number | undefined;
 }

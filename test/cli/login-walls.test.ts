@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loginWallsLine } from '../../src/cli/crawl.js';
+import { anchorsLine, loginWallsLine } from '../../src/cli/crawl.js';
 import { Engine } from '../../src/engine/index.js';
 import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
@@ -110,6 +110,16 @@ describe('loginWallsLine', () => {
     expect(loginWallsLine([], counts)).toBe('');
     expect(loginWallsLine(['http://a.test/p.php', 'http://a.test/q.php', 'http://a.test/r.php', 'http://a.test/s.php'], { ...counts, loginWalled: 1 })).toBe(
       '  login     http://a.test/p.php, http://a.test/q.php, http://a.test/r.php and 1 more — 1 queued URL there not fetched (each path answered one login form, a password field and the same text, for five URLs; one in 32 is still fetched as a check; --no-learn-params fetches them all)',
+    );
+  });
+});
+
+describe('anchorsLine', () => {
+  const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
+  it('is empty when nothing was learned or dropped, and names the shapes without their key list marker', () => {
+    expect(anchorsLine([], counts)).toBe('');
+    expect(anchorsLine(['http://a.test/viewtopic.php?p', 'http://a.test/t?'], { ...counts, anchorCopies: 1 })).toBe(
+      '  anchors   http://a.test/viewtopic.php?p…, http://a.test/t… — 1 link not followed (each a permalink to a spot on the page it sits on, #id and all, and three of that shape fetched were copies of their page; one in 32 is still fetched as a check; --no-learn-params follows them)',
     );
   });
 });

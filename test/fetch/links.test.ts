@@ -152,6 +152,16 @@ describe('extractLinks', () => {
     expect(extractLinks('<form><input type="password"></form>', PAGE).loginForm).toBe(false);
   });
 
+  it('a link whose fragment names an element of its own page is anchored; an in-page anchor, other fragments, or no text collected are not', () => {
+    const html = '<div id="p7">Post 7 <a href="/t?p=7#p7">#</a></div><a name="post8"></a><a href="/t?p=8#post8">8</a><a href="/t?p=9#p9">9</a><a href="#p7">here</a><a href="/doc#p%C3%A9">é</a><span id="pé"></span><a href="/t?p=7">plain</a>';
+    const r = extractLinks(html, PAGE, { collectText: true });
+    const marks = Object.fromEntries(r.links.map((l) => [l.url.slice('https://site.test'.length), l.anchored === true]));
+    // An in-page anchor leads to the page itself: no other URL, no mark.
+    expect(marks).toEqual({ '/t?p=7': true, '/t?p=8': true, '/t?p=9': false, '/dir/page.html': false, '/doc': true });
+    // Without text collected there are no marks.
+    expect(extractLinks(html, PAGE).links.some((l) => l.anchored === true)).toBe(false);
+  });
+
   it('streams: the same result whatever the chunking', () => {
     const html = '<html><base href="/b/"><a href="one">1</a><a rel="nofollow" href="two">2</a><link rel="canonical" href="/c"><meta name=robots content=noindex></html>';
     const whole = extractLinks(html, PAGE);

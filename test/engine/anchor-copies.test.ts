@@ -1,0 +1,79 @@
+/**
+ * A forum writes each post's permalink (`/viewtopic?p=N#pN`) beside the post, on the topic page
+ * that the permalink serves. Before, every one was fetched — a copy of a page fetched already;
+ * now three are, the shape is learned, the rest are not followed, and a resume keeps the lesson
+ * (the engine with its HTTP fetcher on loopback: the extractor marks the links).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/index.js';
+
+const TOPICS = 12;
+const PER = 8;
+let base = '';
+let asked = new Map<string, number>();
+const server = createServer((req, res) => {
+  const u = new URL(req.url!, 'http://x');
+  const kind = u.pathname + (u.searchParams.has('p') ? '?p' : '');
+  asked.set(kind, (asked.get(kind) ?? 0) + 1);
+  const html = (body: string) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html><html><body>${body}</body></html>`);
+  };
+  if (u.pathname === '/') return html(Array.from({ length: TOPICS }, (_, t) => `<a href="/viewtopic?t=${t}">Topic ${t}</a>`).join(' ') + (u.searchParams.has('more') ? '<a href="/viewtopic?t=99">new</a>' : ''));
+  if (u.pathname === '/viewtopic') {
+    const t = u.searchParams.has('p') ? Math.floor(Number(u.searchParams.get('p')) / 100) : Number(u.searchParams.get('t'));
+    const posts = Array.from({ length: PER }, (_, k) => `<div id="p${t * 100 + k}"><a href="/viewtopic?p=${t * 100 + k}#p${t * 100 + k}">#</a> Post ${k}: ${'words of its own '.repeat(k + 1)} ${t * 7919 + k}</div>`).join('\n');
+    return html(`<h1>Topic ${t} about subject ${t * 31} and ${'more '.repeat(t % 4)}</h1>${posts}<a href="/">index</a>`);
+  }
+  res.writeHead(404).end();
+});
+beforeAll(async () => {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const options = { agent: 'meguri-test/1.0', allowPrivate: true, politeness: { minDelayMs: 1, startDelayMs: 1 } };
+
+async function run(e: Engine): Promise<void> {
+  for await (const p of e.run()) void p;
+  await e.close();
+}
+
+describe('links to a spot on the page they sit on', () => {
+  it('three permalinks are fetched, the rest are not; every topic is; a resume keeps the lesson; learnParams off fetches them all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-anchors-'));
+    try {
+      asked = new Map();
+      const e = new Engine({ ...options, seeds: [`${base}/`], dataDir: dir });
+      await run(e);
+      expect(asked.get('/viewtopic')).toBe(TOPICS);
+      // Three to learn, and those queued before the lesson were refused at dispatch; the
+      // 96 permalinks less the 3 leave 93 links: two checks among them at most (every 32nd).
+      const permalinks = asked.get('/viewtopic?p') ?? 0;
+      expect(permalinks).toBeGreaterThanOrEqual(3);
+      expect(permalinks).toBeLessThanOrEqual(3 + 2);
+      expect(e.summary().anchorCopies).toEqual([`${base}/viewtopic?p`]);
+      // Links, not URLs: a copy fetched links its page's permalinks again.
+      expect(e.summary().counts.anchorCopies).toBeGreaterThanOrEqual(TOPICS * PER - permalinks);
+      // A resume that finds a new topic follows none of its permalinks (its first 8 links since
+      // the lesson was read back: no check among them).
+      asked = new Map();
+      await run(new Engine({ ...options, seeds: [`${base}/?more`], dataDir: dir }));
+      expect(asked.get('/viewtopic')).toBe(1);
+      expect(asked.get('/viewtopic?p')).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    asked = new Map();
+    const off = new Engine({ ...options, seeds: [`${base}/`], learnParams: false });
+    await run(off);
+    expect(asked.get('/viewtopic?p')).toBe(TOPICS * PER);
+    expect(off.summary().anchorCopies).toEqual([]);
+  }, 60_000);
+});
