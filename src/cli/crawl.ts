@@ -1069,16 +1069,28 @@ export function loginWallsLine(walls: CrawlSummary['loginWalls'], c: CrawlCounts
   return `  login     ${shown === '' ? 'no path walled now' : `${shown}${more}`} — ${skipped} (each path answered one login form, a password field and the same text, for five URLs; one in 32 is still fetched as a check; --no-learn-params fetches them all)`;
 }
 
+/** A link shape's origin and path (`http://a/v.php?p` → `http://a/v.php`). */
+function pathOnly(shape: string): string {
+  const q = shape.indexOf('?');
+  return q < 0 ? shape : shape.slice(0, q);
+}
+
 /**
  * The end summary's line on URL shapes learned to serve, at an anchored link, the page it is on
  * ('' for none): which shapes, and how many links and queued URLs were not fetched.
  */
 export function anchorsLine(shapes: CrawlSummary['anchorCopies'], c: CrawlCounts): string {
   if (shapes.length === 0 && c.anchorCopies === 0) return '';
-  const shown = shapes.slice(0, 3).map((s) => `${s.endsWith('?') ? s.slice(0, -1) : s}…`).join(', ');
+  const shown = shapes
+    .slice(0, 3)
+    .map((key) => {
+      const [from, shape] = [key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)];
+      return `${shape}… on ${from === pathOnly(shape) ? 'its own pages' : from}`;
+    })
+    .join(', ');
   const more = shapes.length > 3 ? ` and ${int(shapes.length - 3)} more` : '';
   const skipped = `${int(c.anchorCopies)} link${c.anchorCopies === 1 ? '' : 's'} not followed`;
-  return `  anchors   ${shown === '' ? 'no shape learned now' : `${shown}${more}`} — ${skipped} (each a permalink to a spot on the page it sits on, #id and all, and three of that shape fetched were copies of their page; one in 32 is still fetched as a check; --no-learn-params follows them)`;
+  return `  anchors   ${shown === '' ? 'no shape learned now' : `${shown}${more}`} — ${skipped} (each a permalink to a spot on the page it sits on, #id and all, and three of that shape fetched from such pages were copies of their page; one in 32 is still fetched as a check; --no-learn-params follows them)`;
 }
 
 /**

@@ -9,21 +9,24 @@
  * ignorable (`p` selects the post) and nothing names the copy's URL before it is fetched.
  *
  * The extractor marks a link whose fragment names an element id (or `<a name>`) of its own page
- * and whose URL is not the page's (`Link.anchored`). Per *shape* — origin, path and the sorted
- * names of the query keys (`http://f/viewtopic.php?p`) — the first anchored links met are
- * remembered with the text of the page they were on (`noteLinks`); when one is fetched
- * (`observe`), its page either matches (visible text within `maxDistance` simhash bits) — evidence
- * — or does not, which bans the shape for the run. After `minEvidence` distinct URLs agree the
- * shape is learned: from then on an anchored link of that shape is a copy of the page it is on
- * and is dropped, and one already queued from such a link is refused at dispatch (`refuses`).
- * Only anchored links of a learned shape are touched: a link of the same shape without the
+ * and the item its query selects (a query value with a digit in the fragment, or the fragment in
+ * it), and whose URL is not the page's (`Link.anchored`). A lesson is keyed by the linking pages'
+ * path and the links' *shape* — origin, path and the sorted names of the query keys
+ * (`http://f/viewtopic.php http://f/viewtopic.php?p`) — so the same links on a search page need
+ * their own evidence. The first anchored links met are remembered with the text of the page they
+ * were on (`noteLinks`); when one is fetched (`observe`), its page either matches (visible text
+ * within `maxDistance` simhash bits, the same main text) — evidence — or does not, which bans the
+ * lesson for the run. After `minEvidence` distinct URLs found on two pages or more agree, the
+ * lesson is learned: from then on such a link is a copy of the page it is on and is dropped, and
+ * one already queued from such a link is refused at dispatch (`refuses`; never a seed).
+ * Only anchored links of a learned lesson are touched: a link of the same shape without the
  * fragment (a feed's link to a post, another page's "last post" link) is fetched as ever. Every
- * `checkEvery`th anchored link of a learned shape is kept and fetched as a check; one whose page
- * is not its linking page's bans the shape (the links dropped before stay dropped for the run:
- * copies, as three fetches and every check said).
+ * `checkEvery`th anchored link of a learned lesson is kept and fetched as a check; one whose page
+ * is not its linking page's bans the lesson (`'lifted'`: the engine queues the refused URLs of
+ * its shape again; the links dropped at intake stay dropped for the run).
  *
  * Owns: the anchored links waiting for their fetch (`MAX_PENDING`, oldest dropped) with their
- * page's simhash, per shape the evidence, the shapes learned and banned. Never: fetch, drop or
+ * page's texts, per lesson the evidence, the lessons learned and banned. Never: fetch, drop or
  * count a URL (the engine does, `CrawlCounts.anchorCopies`), or clocks. A checkpoint keeps the
  * shapes learned and banned (`export` / `import`), not the evidence or the waiting links.
  */
@@ -55,23 +58,26 @@ const resolveAnchorOptions = defineOptions<AnchorCopiesOptions>('AnchorCopiesOpt
 /** Anchored links remembered until their fetch (≈ 3 MB at 100-character URLs). */
 export const MAX_PENDING = 16_384;
 
-/** A lesson as a checkpoint keeps it: the shape (`scheme://authority/path?key,key`) and whether it is learned (true) or banned (false). */
-export type AnchorRecord = readonly [shape: string, learned: boolean];
+/**
+ * A lesson as a checkpoint keeps it: the lesson's key — the linking pages' path, a space, the
+ * links' shape (`http://f/viewtopic.php http://f/viewtopic.php?p`) — and whether it is learned
+ * (true) or banned (false).
+ */
+export type AnchorRecord = readonly [key: string, learned: boolean];
 
-const SHAPE = /^https?:\/\/[^/?#\s]+\/[^?#\s]*\?[^?#\s]*$/;
+const KEY = /^https?:\/\/[^/?#\s]+\/[^?#\s]* https?:\/\/[^/?#\s]+\/[^?#\s]*\?[^?#\s]*$/;
 
 /** Why `r` is not an `AnchorRecord`, or undefined when it is one. */
 export function anchorRecordProblem(r: unknown): string | undefined {
-  if (!Array.isArray(r) || r.length !== 2) return 'not a [shape, learned] record';
-  if (typeof r[0] !== 'string' || !SHAPE.test(r[0])) return `shape ${JSON.stringify(r[0])} is not an http(s) origin and path with its key names after "?"`;
+  if (!Array.isArray(r) || r.length !== 2) return 'not a [key, learned] record';
+  if (typeof r[0] !== 'string' || !KEY.test(r[0])) return `key ${JSON.stringify(r[0])} is not a linking page's path, a space and a link shape (origin, path, "?" and its key names)`;
   if (typeof r[1] !== 'boolean') return `learned ${JSON.stringify(r[1])} is not true or false`;
   return undefined;
 }
 
 /** The shape of a canonical URL: origin and path, then `?` and its query's key names, sorted and distinct, comma-separated. */
 export function anchorShapeOf(url: string): string {
-  const hash = url.indexOf('#');
-  const bare = hash < 0 ? url : url.slice(0, hash);
+  const bare = pathAndQuery(url);
   const q = bare.indexOf('?');
   if (q < 0) return `${bare}?`;
   const keys = new Set<string>();
@@ -83,18 +89,47 @@ export function anchorShapeOf(url: string): string {
   return `${bare.slice(0, q)}?${[...keys].sort().join(',')}`;
 }
 
+function pathAndQuery(url: string): string {
+  const hash = url.indexOf('#');
+  return hash < 0 ? url : url.slice(0, hash);
+}
+
+/** A canonical URL's origin and path (query and fragment set aside). */
+function pathOf(url: string): string {
+  const end = url.search(/[?#]/);
+  return end < 0 ? url : url.slice(0, end);
+}
+
+/** What `AnchorCopies` reads of a page: its visible text's simhash and its main text's churn fingerprint (`Outcome.simhash`, `churnFp`). */
+export interface AnchorPage {
+  readonly simhash: bigint | undefined;
+  readonly mainFp?: bigint | undefined;
+}
+
+/** An anchored link waiting for its fetch: the lesson it is evidence for and the page it was on. */
+interface Waiting {
+  readonly key: string;
+  readonly page: string;
+  readonly simhash: bigint;
+  readonly mainFp: bigint | undefined;
+  /** Kept as a check of a learned lesson: never refused. */
+  readonly check: boolean;
+}
+
+/** What `AnchorCopies.observe` made of a fetch: a lesson learned, a learned one banned (its refused URLs may be queued again), or nothing new. */
+export type AnchorChange = 'learned' | 'lifted' | undefined;
+
 /** Learns the URL shapes whose anchored links are copies of the page they sit on (see the module comment). */
 export class AnchorCopies {
   /** The resolved options. */
   readonly options: Readonly<AnchorCopiesOptions>;
-  /** Anchored URL → the simhash of the page it was found on. */
-  readonly #pending = new Map<string, bigint>();
-  /** Of them, the ones kept as checks of a learned shape: never refused at dispatch. */
-  readonly #checks = new Set<string>();
-  /** Shape → the distinct URLs that were copies of their page. */
-  readonly #evidence = new Map<string, Set<string>>();
-  /** Learned shape → its anchored links met since (every `checkEvery`th is kept as a check). */
+  readonly #pending = new Map<string, Waiting>();
+  /** Key → the distinct URLs that were copies of their page, and the distinct pages they were on. */
+  readonly #evidence = new Map<string, { readonly urls: Set<string>; readonly pages: Set<string> }>();
+  /** Learned key → its anchored links met since (every `checkEvery`th is kept as a check). */
   readonly #learned = new Map<string, number>();
+  /** Link shape → how many learned keys it ends (`covers`). */
+  readonly #shapes = new Map<string, number>();
   readonly #banned = new Set<string>();
 
   /** Learns nothing until told. Throws `InvalidArgumentError` on bad options. */
@@ -103,30 +138,38 @@ export class AnchorCopies {
   }
 
   /**
-   * A fetched page's links (the page whole, 2xx; `simhash` its visible text's): returns the
-   * anchored ones of a learned shape — copies of this page, for the engine to drop — or
-   * undefined when there are none; the other anchored ones are remembered for their fetch.
+   * A fetched page's followable links (the page at `pageUrl` whole, 2xx): returns the anchored
+   * ones of a learned lesson — copies of this page, for the engine to drop — or undefined when
+   * there are none; the other anchored ones are remembered for their fetch. Links also marked
+   * a refresh target, a requisite or a feed, nofollow ones and shapes without a query (one URL
+   * a path: nothing to learn) are left alone.
    */
-  noteLinks(simhash: bigint | undefined, links: readonly Link[]): Set<string> | undefined {
+  noteLinks(pageUrl: string, page: AnchorPage, links: readonly Link[]): Set<string> | undefined {
+    if (typeof pageUrl !== 'string') throw new InvalidArgumentError(`AnchorCopies.noteLinks: expected the page URL as a string, received ${typeof pageUrl}`);
     if (!Array.isArray(links)) throw new InvalidArgumentError('AnchorCopies.noteLinks: expected an array of links');
+    const { simhash, mainFp } = page;
     if (simhash === undefined || simhash === 0n) return undefined;
     let copies: Set<string> | undefined;
+    let from: string | undefined;
     for (const l of links) {
-      if (l.anchored !== true) continue;
+      if (l.anchored !== true || l.nofollow === true || l.refresh === true || l.requisite === true || l.feed === true) continue;
       const shape = anchorShapeOf(l.url);
-      if (this.#banned.has(shape)) continue;
-      const met = this.#learned.get(shape);
+      if (shape.endsWith('?')) continue;
+      from ??= pathOf(pageUrl);
+      const key = `${from} ${shape}`;
+      if (this.#banned.has(key)) continue;
+      const met = this.#learned.get(key);
+      let check = false;
       if (met !== undefined) {
-        this.#learned.set(shape, met + 1);
-        if ((met + 1) % this.options.checkEvery !== 0) {
+        this.#learned.set(key, met + 1);
+        check = (met + 1) % this.options.checkEvery === 0;
+        if (!check) {
           (copies ??= new Set()).add(l.url);
           continue;
         }
-        this.#checks.add(l.url);
-        if (this.#checks.size > MAX_PENDING) evictOldest(this.#checks);
       }
       if (this.#pending.has(l.url)) continue;
-      this.#pending.set(l.url, simhash);
+      this.#pending.set(l.url, { key, page: pageUrl, simhash, mainFp, check });
       if (this.#pending.size > MAX_PENDING) evictOldest(this.#pending);
     }
     return copies;
@@ -134,81 +177,102 @@ export class AnchorCopies {
 
   /**
    * A page fetched at `url` (2xx, whole): if `url` came as an anchored link, whether its text is
-   * the text of the page it was on is evidence for its shape, or a ban. Returns true when this
-   * fetch taught the shape.
+   * the text of the page it was on is evidence for its lesson, or bans it. Returns 'learned' when
+   * this fetch taught the lesson, 'lifted' when it banned a learned one.
    */
-  observe(url: string, simhash: bigint | undefined): boolean {
+  observe(url: string, page: AnchorPage): AnchorChange {
     if (typeof url !== 'string') throw new InvalidArgumentError(`AnchorCopies.observe: expected a URL string, received ${typeof url}`);
-    const on = this.#pending.get(url);
-    if (on === undefined) return false;
+    const w = this.#pending.get(url);
+    if (w === undefined) return undefined;
     this.#pending.delete(url);
-    this.#checks.delete(url);
-    if (simhash === undefined || simhash === 0n) return false;
-    const shape = anchorShapeOf(url);
-    if (this.#banned.has(shape)) return false;
-    if (hamming(on, simhash) > this.options.maxDistance) {
-      this.#ban(shape);
-      return false;
+    const { simhash, mainFp } = page;
+    if (simhash === undefined || simhash === 0n || this.#banned.has(w.key)) return undefined;
+    const copy = hamming(w.simhash, simhash) <= this.options.maxDistance && (w.mainFp === undefined || mainFp === undefined || w.mainFp === mainFp);
+    const learned = this.#learned.has(w.key);
+    if (!copy) {
+      this.#ban(w.key);
+      return learned ? 'lifted' : undefined;
     }
-    if (this.#learned.has(shape)) return false;
-    let urls = this.#evidence.get(shape);
-    if (urls === undefined) {
-      urls = new Set();
-      this.#evidence.set(shape, urls);
+    if (learned) return undefined;
+    let ev = this.#evidence.get(w.key);
+    if (ev === undefined) {
+      ev = { urls: new Set(), pages: new Set() };
+      this.#evidence.set(w.key, ev);
       if (this.#evidence.size > this.options.maxShapes) evictOldest(this.#evidence);
     }
-    urls.add(url);
-    if (urls.size < this.options.minEvidence) return false;
-    this.#evidence.delete(shape);
-    this.#learned.set(shape, 0);
-    if (this.#learned.size > this.options.maxShapes) evictOldest(this.#learned);
-    return true;
+    ev.urls.add(url);
+    ev.pages.add(w.page);
+    if (ev.urls.size < this.options.minEvidence || ev.pages.size < Math.min(2, this.options.minEvidence)) return undefined;
+    this.#evidence.delete(w.key);
+    this.#learn(w.key);
+    return 'learned';
   }
 
   /**
-   * A URL that came as an anchored link, of a shape learned since, still waiting for its fetch:
-   * a copy of a page fetched already (refused at dispatch; forgotten).
+   * Whether a queued URL is refused at dispatch: it came as an anchored link of a lesson learned
+   * since and still waits for its fetch (a copy of a page fetched already; forgotten then).
+   * Never a check, never a seed (`depth` 0).
    */
-  refuses(url: string): boolean {
-    if (this.#learned.size === 0 || !this.#pending.has(url) || this.#checks.has(url) || !this.#learned.has(anchorShapeOf(url))) return false;
+  refuses(url: string, depth: number): boolean {
+    if (this.#learned.size === 0 || depth === 0) return false;
+    const w = this.#pending.get(url);
+    if (w === undefined || w.check || !this.#learned.has(w.key)) return false;
     this.#pending.delete(url);
     return true;
   }
 
   /**
-   * Whether `url` is of a learned shape: a resume does not queue again a row of one that was
-   * refused (it was an anchored link's, a copy; the links waiting are not checkpointed).
+   * Whether `url` has the shape of a learned lesson's links: a resume does not queue again a row
+   * of one that was refused (most likely an anchored link's copy; the links waiting are not
+   * checkpointed).
    */
   covers(url: string): boolean {
-    return this.#learned.size > 0 && this.#learned.has(anchorShapeOf(url));
+    return this.#shapes.size > 0 && this.#shapes.has(anchorShapeOf(url));
   }
 
-  /** The shapes learned, oldest first. */
+  /** The lessons learned (linking pages' path, a space, the links' shape), oldest first. */
   learned(): string[] {
     return [...this.#learned.keys()];
   }
 
-  /** The lessons for a checkpoint: shapes learned, then banned ones. */
+  /** The lessons for a checkpoint: learned, then banned. */
   export(): AnchorRecord[] {
-    return [...[...this.#learned.keys()].map((s): AnchorRecord => [s, true]), ...[...this.#banned].map((s): AnchorRecord => [s, false])];
+    return [...[...this.#learned.keys()].map((k): AnchorRecord => [k, true]), ...[...this.#banned].map((k): AnchorRecord => [k, false])];
   }
 
   /** Takes back `export`'s lessons. Throws `InvalidArgumentError` naming a bad record. */
   import(records: readonly AnchorRecord[]): void {
-    if (!Array.isArray(records)) throw new InvalidArgumentError('AnchorCopies.import: expected an array of [shape, learned] records');
+    if (!Array.isArray(records)) throw new InvalidArgumentError('AnchorCopies.import: expected an array of [key, learned] records');
     for (const r of records) {
       const problem = anchorRecordProblem(r);
       if (problem !== undefined) throw new InvalidArgumentError(`AnchorCopies.import: ${problem}`);
       if (!r[1]) this.#ban(r[0]);
-      else if (!this.#banned.has(r[0])) this.#learned.set(r[0], 0);
+      else if (!this.#banned.has(r[0]) && !this.#learned.has(r[0])) this.#learn(r[0]);
     }
   }
 
-  #ban(shape: string): void {
-    this.#evidence.delete(shape);
-    this.#learned.delete(shape);
-    this.#banned.delete(shape);
-    this.#banned.add(shape);
+  #learn(key: string): void {
+    this.#learned.set(key, 0);
+    const shape = key.slice(key.indexOf(' ') + 1);
+    this.#shapes.set(shape, (this.#shapes.get(shape) ?? 0) + 1);
+    if (this.#learned.size > this.options.maxShapes) {
+      const oldest = evictOldest(this.#learned);
+      if (oldest !== undefined) this.#unshape(oldest);
+    }
+  }
+
+  #unshape(key: string): void {
+    const shape = key.slice(key.indexOf(' ') + 1);
+    const n = (this.#shapes.get(shape) ?? 1) - 1;
+    if (n > 0) this.#shapes.set(shape, n);
+    else this.#shapes.delete(shape);
+  }
+
+  #ban(key: string): void {
+    this.#evidence.delete(key);
+    if (this.#learned.delete(key)) this.#unshape(key);
+    this.#banned.delete(key);
+    this.#banned.add(key);
     if (this.#banned.size > this.options.maxShapes) evictOldest(this.#banned);
   }
 }

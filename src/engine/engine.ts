@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -642,7 +642,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // would queue it (`#reconsider`'s rule; its depth fell to 0 in the seeding). Before, it
     // stayed refused for the run. A scan of the rows, for the Refused ones only: add() is rare.
     const asked = new Set(canonicalSeeds(list, this.options.canonPolicy));
-    if (asked.size > 0) this.#frontier.reconsider((url, status) => status === UrlStatus.Refused && asked.has(url) && this.#mayRequeue(url, status, false));
+    if (asked.size > 0) this.#frontier.reconsider((url, status, depth) => status === UrlStatus.Refused && asked.has(url) && this.#mayRequeue(url, status, false, depth));
     if (this.#data !== undefined) writeCrawlSettings(this.#data.path, this.options, [], new Date());
     this.#driverWaker.notify();
     return { added, refused: this.#refusedSeeds.slice(before) };
@@ -1175,7 +1175,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #reconsider(): void {
     this.#applyLimits();
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
-    this.#frontier!.reconsider((url, status) => this.#mayRequeue(url, status, robotsChanged));
+    this.#frontier!.reconsider((url, status, depth) => this.#mayRequeue(url, status, robotsChanged, depth));
   }
 
   /**
@@ -1188,15 +1188,29 @@ export class Engine extends EventEmitter<EngineEvents> {
     const change = this.#walls!.observe(url, { loginForm: o.loginForm === true, simhash: o.simhash, mainFp: o.churnFp });
     if (change !== 'lifted' || this.#frontier === undefined) return;
     const scope = wallScopeOf(url);
-    this.#frontier.reconsider((u, status) => status === UrlStatus.Refused && wallScopeOf(u) === scope && this.#mayRequeue(u, status, false));
+    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && wallScopeOf(u) === scope && this.#mayRequeue(u, status, false, depth));
+    this.#driverWaker.notify();
+  }
+
+  /**
+   * A page's lesson on links to a spot on their own page (`AnchorCopies`). A lesson banned by a
+   * check queues the refused URLs of its links' shape again (a scan of the rows, for the Refused
+   * ones; once per lesson banned; single process, as `#wallLesson`).
+   */
+  #anchorLesson(url: string, o: Outcome): void {
+    if (this.#anchors!.observe(url, { simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted' || this.#frontier === undefined) return;
+    const shape = anchorShapeOf(url);
+    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && anchorShapeOf(u) === shape && this.#mayRequeue(u, status, false, depth));
     this.#driverWaker.notify();
   }
 
   /** Whether a Refused or Disallowed row may be queued again now (`#reconsider`'s rule, and a seed's in `add()`). */
-  #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean): boolean {
+  #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean, depth = 1): boolean {
     if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
-    if (status === UrlStatus.Refused && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
+    // waits as the anchored copies do (the rows do not say why they were refused).
+    if (status === UrlStatus.Refused && depth > 0 && this.#anchors?.covers(url) === true) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? this.#walls?.walled(url) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1583,7 +1597,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // a login form served byte for byte alike is a template too.
     const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
     if (whole && this.#walls !== undefined) this.#wallLesson(req.url, o);
-    if (whole) this.#anchors?.observe(req.url, o.simhash);
+    if (whole && this.#anchors !== undefined) this.#anchorLesson(req.url, o);
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
@@ -1604,13 +1618,6 @@ export class Engine extends EventEmitter<EngineEvents> {
         this.#tally.pagingEnds(past.size);
       }
     }
-    if (links !== undefined && this.#anchors !== undefined && !soft404 && whole) {
-      const copies = this.#anchors.noteLinks(o.simhash, links);
-      if (copies !== undefined) {
-        links = links.filter((l) => !copies.has(l.url));
-        this.#tally.anchorCopies(copies.size);
-      }
-    }
     if (links !== undefined) {
       if (!soft404) links = this.#refreshRule(req, links);
       const inside: Link[] = [];
@@ -1626,6 +1633,14 @@ export class Engine extends EventEmitter<EngineEvents> {
         else if (!l.nofollow) outside.push({ url: l.url, reason: out });
       }
       links = inside.length === links.length ? links : inside;
+      // After the scope: links to a spot on this page under a shape learned to serve it.
+      if (this.#anchors !== undefined && !soft404 && whole) {
+        const copies = this.#anchors.noteLinks(req.url, { simhash: o.simhash, mainFp: o.churnFp }, links);
+        if (copies !== undefined) {
+          links = links.filter((l) => !copies.has(l.url));
+          this.#tally.anchorCopies(copies.size);
+        }
+      }
       for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
       if (this.#hints !== undefined) for (const l of links) if (l.lastmod !== undefined) this.#hints.note(l.url, l.lastmod);
     }

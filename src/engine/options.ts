@@ -223,11 +223,11 @@ export interface EngineOptions {
    * queued URLs are not fetched but for seeds and one in 32, fetched as a check that lifts the
    * wall if it finds content (`LoginWalls`, `CrawlSummary.loginWalls`, `CrawlCounts.loginWalled`).
    * And links to a spot on the page they sit on (`viewtopic.php?p=7#p7` beside post 7, the
-   * fragment naming an element of the page): once three of a URL shape (origin, path, query key
-   * names) were copies of the page they were on, such links of that shape are not followed but
-   * for one in 32, fetched as a check (`AnchorCopies`, `CrawlSummary.anchorCopies`,
-   * `CrawlCounts.anchorCopies`).
-   * Default true; the checkpoint keeps the keys and walls learned and banned.
+   * fragment naming an element of the page and the post the query selects): once three of a URL
+   * shape (origin, path, query key names) found on two pages of a path were copies of the page
+   * they were on, such links are not followed but for one in 32, fetched as a check
+   * (`AnchorCopies`, `CrawlSummary.anchorCopies`, `CrawlCounts.anchorCopies`).
+   * Default true; the checkpoint keeps the keys, walls and anchor lessons learned and banned.
    */
   readonly learnParams: boolean;
   /**

@@ -304,7 +304,7 @@ export class RobotsGate implements RobotsSeam {
       this.o.tally.loginWalled();
       return true;
     }
-    if (this.o.anchors?.refuses(url) === true) {
+    if (this.o.anchors?.refuses(url, depth) === true) {
       this.o.tally.anchorCopies();
       return true;
     }

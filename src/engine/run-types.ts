@@ -113,9 +113,12 @@ export interface CrawlSummary {
    */
   readonly loginWalls: readonly string[];
   /**
-   * URL shapes learned to serve, at a link whose fragment names an element of the page it is on
-   * (`viewtopic.php?p=7#p7` beside post 7), that page (`EngineOptions.learnParams`), as
-   * `http://a.test/viewtopic.php?p`: such links are not followed (`CrawlCounts.anchorCopies`).
+   * Lessons on links whose fragment names an element of the page they are on and the item their
+   * query selects (`viewtopic.php?p=7#p7` beside post 7): such links of a shape, on pages of a
+   * path, were learned to serve the page they are on (`EngineOptions.learnParams`), each as the
+   * linking pages' path, a space and the links' shape —
+   * `http://a.test/viewtopic.php http://a.test/viewtopic.php?p` — and are not followed
+   * (`CrawlCounts.anchorCopies`).
    */
   readonly anchorCopies: readonly string[];
   /**

@@ -333,7 +333,7 @@ export class LinkExtractor {
       const url = urls[i] ?? null;
       const { nofollow, requisite = false, feed = false, refresh = false, anchor = false } = this.#hrefs[i]!;
       if (url === null) continue;
-      const anchored = anchor && self !== undefined && url !== self && this.#namesElement(hrefs[i]!);
+      const anchored = anchor && self !== undefined && url !== self && this.#namesElement(hrefs[i]!, url);
       const at = index.get(url);
       if (at !== undefined) {
         // Followable if any occurrence is; a requisite or the refresh target if any occurrence
@@ -367,17 +367,37 @@ export class LinkExtractor {
     return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, loginForm: this.#loginForm, base, truncated, text, mainText };
   }
 
-  /** Whether `href`'s fragment names an element of this page (as written, or percent-decoded). */
-  #namesElement(href: string): boolean {
+  /**
+   * Whether `href`'s fragment names an element of this page (as written, or percent-decoded) and
+   * the item its query selects: one of `url`'s query values with a digit in it is in the
+   * fragment, or the fragment in it (`?p=7#p7`, `?topic=5.msg7#msg7`). A generic target
+   * (`?cpage=2#comments`, `?page=2#results`) leads to another page as often as to this one.
+   */
+  #namesElement(href: string, url: string): boolean {
     const hash = href.indexOf('#');
     if (hash < 0 || hash === href.length - 1) return false;
-    const fragment = href.slice(hash + 1);
-    if (this.#ids!.has(fragment)) return true;
-    try {
-      return this.#ids!.has(decodeURIComponent(fragment));
-    } catch {
-      return false;
+    let fragment = href.slice(hash + 1);
+    if (!this.#ids!.has(fragment)) {
+      try {
+        fragment = decodeURIComponent(fragment);
+      } catch {
+        return false;
+      }
+      if (!this.#ids!.has(fragment)) return false;
     }
+    const q = url.indexOf('?');
+    if (q < 0) return false;
+    for (const pair of url.slice(q + 1).split('&')) {
+      let v = pair.slice(pair.indexOf('=') + 1);
+      if (v.length === 0 || !/\d/.test(v)) continue;
+      try {
+        v = decodeURIComponent(v);
+      } catch {
+        // compared as written
+      }
+      if (fragment.includes(v) || v.includes(fragment)) return true;
+    }
+    return false;
   }
 
   /**

@@ -150,9 +150,9 @@ export class Frontier {
    * Re-evaluates URLs a setting refused (`Refused`) or robots.txt disallowed (`Disallowed`),
    * after the crawl's settings changed: each one `accept` takes is queued again for a first
    * fetch (the settings and robots.txt are asked again when it is dispatched). O(rows).
-   * Returns how many were queued.
+   * `accept` also gets the row's link depth (0: a seed). Returns how many were queued.
    */
-  reconsider(accept: (url: string, status: UrlStatus) => boolean): number {
+  reconsider(accept: (url: string, status: UrlStatus, depth: number) => boolean): number {
     return reconsider(this.#s, accept);
   }
 

@@ -662,13 +662,13 @@ export function eachCrawled(s: FrontierState, limit: number, visit: (row: Crawle
   return n;
 }
 
-export function reconsider(s: FrontierState, accept: (url: string, status: UrlStatus) => boolean): number {
+export function reconsider(s: FrontierState, accept: (url: string, status: UrlStatus, depth: number) => boolean): number {
   const t = s.table;
   let n = 0;
   for (let row = 0; row < t.rows; row++) {
     const st = t.status[row]! as UrlStatus;
     if (st !== UrlStatus.Refused && st !== UrlStatus.Disallowed) continue;
-    if (!accept(t.urlOf(row), st)) continue;
+    if (!accept(t.urlOf(row), st, t.depth[row]!)) continue;
     t.status[row] = UrlStatus.Scheduled;
     const sl = t.slot[row]!;
     if (sl !== 0) t.retries[sl] = 0;

@@ -118,8 +118,8 @@ describe('anchorsLine', () => {
   const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
   it('is empty when nothing was learned or dropped, and names the shapes without their key list marker', () => {
     expect(anchorsLine([], counts)).toBe('');
-    expect(anchorsLine(['http://a.test/viewtopic.php?p', 'http://a.test/t?'], { ...counts, anchorCopies: 1 })).toBe(
-      '  anchors   http://a.test/viewtopic.php?p…, http://a.test/t… — 1 link not followed (each a permalink to a spot on the page it sits on, #id and all, and three of that shape fetched were copies of their page; one in 32 is still fetched as a check; --no-learn-params follows them)',
+    expect(anchorsLine(['http://a.test/viewtopic.php http://a.test/viewtopic.php?p', 'http://a.test/search.php http://a.test/t?id'], { ...counts, anchorCopies: 1 })).toBe(
+      '  anchors   http://a.test/viewtopic.php?p… on its own pages, http://a.test/t?id… on http://a.test/search.php — 1 link not followed (each a permalink to a spot on the page it sits on, #id and all, and three of that shape fetched from such pages were copies of their page; one in 32 is still fetched as a check; --no-learn-params follows them)',
     );
   });
 });

@@ -152,12 +152,14 @@ describe('extractLinks', () => {
     expect(extractLinks('<form><input type="password"></form>', PAGE).loginForm).toBe(false);
   });
 
-  it('a link whose fragment names an element of its own page is anchored; an in-page anchor, other fragments, or no text collected are not', () => {
-    const html = '<div id="p7">Post 7 <a href="/t?p=7#p7">#</a></div><a name="post8"></a><a href="/t?p=8#post8">8</a><a href="/t?p=9#p9">9</a><a href="#p7">here</a><a href="/doc#p%C3%A9">é</a><span id="pé"></span><a href="/t?p=7">plain</a>';
+  it('a link whose fragment names an element of its own page and the item its query selects is anchored; an in-page anchor, other fragments, generic targets, or no text collected are not', () => {
+    const html = '<div id="p7">Post 7 <a href="/t?p=7#p7">#</a></div><a name="post8"></a><a href="/t?p=8#post8">8</a><a href="/t?p=9#p9">9</a><a href="#p7">here</a><a href="/doc?id=%C3%A91#%C3%A91">é</a><span id="é1"></span><a href="/t?p=7">plain</a><div id="comments"></div><a href="/t?cpage=2&amp;p=5#comments">more</a><a href="/t?topic=5.msg12#msg12">m</a><a id="msg12"></a><a href="/wiki/X#p7">w</a>';
     const r = extractLinks(html, PAGE, { collectText: true });
     const marks = Object.fromEntries(r.links.map((l) => [l.url.slice('https://site.test'.length), l.anchored === true]));
     // An in-page anchor leads to the page itself: no other URL, no mark.
-    expect(marks).toEqual({ '/t?p=7': true, '/t?p=8': true, '/t?p=9': false, '/dir/page.html': false, '/doc': true });
+    // The fragment must name the item the query selects (a value with a digit in it, either way
+    // round): a generic target (#comments), or a link with no query, is no permalink.
+    expect(marks).toEqual({ '/t?p=7': true, '/t?p=8': true, '/t?p=9': false, '/dir/page.html': false, '/doc?id=%C3%A91': true, '/t?cpage=2&p=5': false, '/t?topic=5.msg12': true, '/wiki/X': false });
     // Without text collected there are no marks.
     expect(extractLinks(html, PAGE).links.some((l) => l.anchored === true)).toBe(false);
   });
