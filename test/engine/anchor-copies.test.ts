@@ -16,6 +16,10 @@ const TOPICS = 12;
 const PER = 8;
 let base = '';
 let asked = new Map<string, number>();
+/** Permalinks fetched, by URL path and query. */
+let permalinks: string[] = [];
+/** From now on a permalink answers a page of its own (the site changed): no copy. */
+let changed = false;
 const server = createServer((req, res) => {
   const u = new URL(req.url!, 'http://x');
   const kind = u.pathname + (u.searchParams.has('p') ? '?p' : '');
@@ -25,6 +29,12 @@ const server = createServer((req, res) => {
     res.end(`<!doctype html><html><body>${body}</body></html>`);
   };
   if (u.pathname === '/') return html(Array.from({ length: TOPICS }, (_, t) => `<a href="/viewtopic?t=${t}">Topic ${t}</a>`).join(' ') + (u.searchParams.has('more') ? '<a href="/viewtopic?t=99">new</a>' : ''));
+  if (u.searchParams.has('p')) permalinks.push(u.pathname + u.search);
+  if (u.pathname === '/viewtopic' && u.searchParams.has('p') && changed) return html(`<p>Post ${u.searchParams.get('p')} alone, on a page of its own: gardening, soil, compost.</p>`);
+  if (u.pathname === '/viewtopic' && u.searchParams.get('t') === '90') {
+    // A topic of 40 posts: 40 anchored permalinks met at once.
+    return html(Array.from({ length: 40 }, (_, k) => `<div id="p${9000 + k}"><a href="/viewtopic?p=${9000 + k}#p${9000 + k}">#</a> Big post ${k}</div>`).join('\n'));
+  }
   if (u.pathname === '/viewtopic') {
     const t = u.searchParams.has('p') ? Math.floor(Number(u.searchParams.get('p')) / 100) : Number(u.searchParams.get('t'));
     const posts = Array.from({ length: PER }, (_, k) => `<div id="p${t * 100 + k}"><a href="/viewtopic?p=${t * 100 + k}#p${t * 100 + k}">#</a> Post ${k}: ${'words of its own '.repeat(k + 1)} ${t * 7919 + k}</div>`).join('\n');
@@ -46,6 +56,29 @@ async function run(e: Engine): Promise<void> {
 }
 
 describe('links to a spot on the page they sit on', () => {
+  it('a check that is no copy lifts the lesson on a resume, and the URLs refused before are fetched after all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-anchors-lift-'));
+    try {
+      changed = false;
+      permalinks = [];
+      await run(new Engine({ ...options, seeds: [`${base}/`], dataDir: dir }));
+      const first = new Set(permalinks);
+      // The site changes; a resume reads the lesson back and meets 40 anchored links on a new
+      // topic page (a seed): the 32nd is a check, finds a page of its own, and lifts the lesson.
+      changed = true;
+      permalinks = [];
+      const e = new Engine({ ...options, seeds: [`${base}/viewtopic?t=90`], dataDir: dir });
+      await run(e);
+      expect(e.summary().anchorCopies).toEqual([]);
+      // Permalinks of the first run's topics, refused there at dispatch, are fetched now.
+      const again = permalinks.filter((p) => !p.startsWith('/viewtopic?p=90') && !first.has(p));
+      expect(again.length).toBeGreaterThan(0);
+    } finally {
+      changed = false;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('three permalinks are fetched, the rest are not; every topic is; a resume keeps the lesson; learnParams off fetches them all', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'meguri-anchors-'));
     try {
