@@ -168,7 +168,9 @@ export class AnchorCopies {
           continue;
         }
       }
-      if (this.#pending.has(l.url)) continue;
+      // A check replaces the link's earlier entry (another view of the page noted it): it must be
+      // fetched, not refused. (`set` on a key present keeps its place: `evictOldest` holds.)
+      if (this.#pending.has(l.url) && !check) continue;
       this.#pending.set(l.url, { key, page: pageUrl, simhash, mainFp, check });
       if (this.#pending.size > MAX_PENDING) evictOldest(this.#pending);
     }

@@ -1138,7 +1138,9 @@ export class Engine extends EventEmitter<EngineEvents> {
         this.#frontier.eachCrawled(Math.max(...spellings.map((l) => l.options.maxSpellings)), (r) => latest.push(r));
         for (const l of spellings) for (let i = latest.length - 1; i >= 0; i--) l.noteServed(latest[i]!.url, latest[i]!.contentFp, latest[i]!.simhash);
       }
-      this.#reconsider();
+      // The seeds about to be given count as seeds here (depth 0): one refused as a link before
+      // (walled, an anchored copy) is the user's word now, and seeding leaves a row's status.
+      this.#reconsider(new Set(canonicalSeeds([...o.seeds, ...o.sitemaps, ...this.#pendingSeeds], o.canonPolicy)));
     } else {
       this.#frontier = new Frontier(0, Math.floor(now / HOUR_MS), this.#frontierOptions());
     }
@@ -1172,10 +1174,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * redirect refused under a section's slash rule, stays refused while the lesson holds (the
    * page it names is a row of its own).
    */
-  #reconsider(): void {
+  #reconsider(seeds: ReadonlySet<string>): void {
     this.#applyLimits();
     const robotsChanged = this.#changes.some((c) => c.name === 'agent' || c.name === 'robots');
-    this.#frontier!.reconsider((url, status, depth) => this.#mayRequeue(url, status, robotsChanged, depth));
+    this.#frontier!.reconsider((url, status, depth) => this.#mayRequeue(url, status, robotsChanged, seeds.has(url) ? 0 : depth));
   }
 
   /**
@@ -1200,16 +1202,18 @@ export class Engine extends EventEmitter<EngineEvents> {
   #anchorLesson(url: string, o: Outcome): void {
     if (this.#anchors!.observe(url, { simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted' || this.#frontier === undefined) return;
     const shape = anchorShapeOf(url);
-    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && anchorShapeOf(u) === shape && this.#mayRequeue(u, status, false, depth));
+    // Whatever other lesson ends in the same shape (another linking path's): fetching its copies
+    // again is the safer mistake.
+    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && anchorShapeOf(u) === shape && this.#mayRequeue(u, status, false, depth, false));
     this.#driverWaker.notify();
   }
 
   /** Whether a Refused or Disallowed row may be queued again now (`#reconsider`'s rule, and a seed's in `add()`). */
-  #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean, depth = 1): boolean {
+  #mayRequeue(url: string, status: UrlStatus, robotsChanged: boolean, depth: number, anchors = true): boolean {
     if (status === UrlStatus.Disallowed ? !robotsChanged : this.#scope.check(url) !== undefined) return false;
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
-    if (status === UrlStatus.Refused && depth > 0 && this.#anchors?.covers(url) === true) return false;
+    if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
     if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? this.#walls?.walled(url) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }

@@ -289,7 +289,7 @@ export class RobotsGate implements RobotsSeam {
    * let through as a check), a name that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
-  refuses(url: string, depth = 1): boolean {
+  refuses(url: string, depth: number): boolean {
     const out = this.o.scope.check(url);
     if (out !== undefined) {
       this.o.tally.outOfScope(out);

@@ -373,7 +373,8 @@ export class LinkExtractor {
    * fragment, or the fragment in it (`?p=7#p7`, `?topic=5.msg7#msg7`). A generic target
    * (`?cpage=2#comments`, `?page=2#results`) leads to another page as often as to this one.
    */
-  #namesElement(href: string, url: string): boolean {
+  #namesElement(raw: string, url: string): boolean {
+    const href = raw.trim();
     const hash = href.indexOf('#');
     if (hash < 0 || hash === href.length - 1) return false;
     let fragment = href.slice(hash + 1);

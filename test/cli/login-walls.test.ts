@@ -69,12 +69,14 @@ describe('meguri crawl: a path that answers a login form whatever is asked', () 
     const stats = await inProcess(['stats', data]);
     expect(stats.out).toContain(`  login walls ${site.base}/posting.php (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`);
     // A resume that finds more of them (a new seed's links) asks none: the checkpoint kept the
-    // wall. A seed under the path is the user's word: fetched.
+    // wall. A seed under the path is the user's word: fetched — a new one, and one the first run
+    // met as a link and refused.
+    const refused = Array.from({ length: TOPICS * POSTS }, (_, i) => `${site.base}/posting.php?mode=quote&p=${Math.floor(i / POSTS) * 10 + (i % POSTS)}`).find((u) => !on.urls.includes(u))!;
     asked = new Map();
-    const r = await inProcess(['crawl', `${site.base}/topic.php?t=99`, `${site.base}/posting.php?mode=post&f=9`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
+    const r = await inProcess(['crawl', `${site.base}/topic.php?t=99`, `${site.base}/posting.php?mode=post&f=9`, refused, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
     expect(r.code, r.err).toBe(0);
     expect(asked.get('/topic.php')).toBe(1);
-    expect(asked.get('/posting.php')).toBe(1);
+    expect(asked.get('/posting.php')).toBe(2);
 
   }, 60_000);
 

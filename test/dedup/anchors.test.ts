@@ -88,12 +88,20 @@ describe('AnchorCopies', () => {
   });
 
   it('a page without text is no evidence and notes nothing; shapes; records; bounds; arguments', () => {
+    // A page without text notes nothing: its links' fetches teach nothing.
     const a = new AnchorCopies();
     expect(a.noteLinks(pageOf(1), { simhash: 0n }, linksOf(1))).toBeUndefined();
-    expect(a.noteLinks(pageOf(1), { simhash: undefined }, linksOf(1))).toBeUndefined();
+    expect(a.noteLinks(pageOf(2), { simhash: undefined }, linksOf(2))).toBeUndefined();
+    for (const p of [10, 11, 20]) expect(a.observe(`${O}/viewtopic.php?p=${p}`, topic(Math.floor(p / 10)))).toBeUndefined();
+    expect(a.export()).toEqual([]);
+    // A fetch without text is no evidence: three of them from two pages teach nothing.
     a.noteLinks(pageOf(1), topic(1), linksOf(1));
-    for (const p of [10, 11, 12]) a.observe(`${O}/viewtopic.php?p=${p}`, { simhash: undefined });
-    expect(a.learned()).toEqual([]);
+    a.noteLinks(pageOf(2), topic(2), linksOf(2));
+    for (const p of [12, 13, 21]) expect(a.observe(`${O}/viewtopic.php?p=${p}`, { simhash: undefined })).toBeUndefined();
+    expect(a.export()).toEqual([]);
+    // The same with text learns (the rule above is what held it back).
+    for (const p of [14, 15, 22]) a.observe(`${O}/viewtopic.php?p=${p}`, topic(Math.floor(p / 10)));
+    expect(a.learned()).toEqual([KEY]);
     expect(anchorShapeOf(`${O}/v.php?t=1&p=2&t=3&flag`)).toBe(`${O}/v.php?flag,p,t`);
     expect(anchorShapeOf(`${O}/v`)).toBe(`${O}/v?`);
     expect(anchorRecordProblem([KEY, true])).toBeUndefined();
