@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, aliasRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, aliasRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -203,6 +203,8 @@ interface EngineInfo {
   readonly aliases: readonly AliasRecord[];
   /** Paths learned to answer one login form whatever is asked (bans left out). */
   readonly walls: readonly WallRecord[];
+  /** Lessons learned on links to a spot on their own page (bans left out). */
+  readonly anchors: readonly AnchorRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -212,7 +214,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -225,7 +227,8 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   for (const origin of learnedOrigins(e.cases)) aliases.push([`${origin}/… in any letter case`, 'the spelling met first']);
   for (const origin of learnedOrigins(e.indexFiles)) aliases.push([`${origin}/…/ and …/index.html`, 'the spelling met first']);
   const walls = Array.isArray(e.walls) ? (e.walls as unknown[]).filter((r): r is WallRecord => wallRecordProblem(r) === undefined && (r as WallRecord)[1]) : [];
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls };
+  const anchors = Array.isArray(e.anchors) ? (e.anchors as unknown[]).filter((r): r is AnchorRecord => anchorRecordProblem(r) === undefined && (r as AnchorRecord)[1]) : [];
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors };
 }
 
 /**
@@ -252,6 +255,17 @@ export function wallsText(walls: readonly WallRecord[]): string[] {
   if (walled.length === 0) return [];
   const more = walled.length > 4 ? ` · ${int(walled.length - 4)} more` : '';
   return [`  login walls ${walled.slice(0, 4).join(' · ')}${more} (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
+}
+
+/** The `stats` line on links learned to lead to a copy of the page they sit on (none when there are none). */
+export function anchorsText(anchors: readonly AnchorRecord[]): string[] {
+  const learned = anchors.filter(([, l]) => l).map(([key]) => {
+    const space = key.indexOf(' ');
+    return `${key.slice(space + 1)}… on ${key.slice(0, space)}`;
+  });
+  if (learned.length === 0) return [];
+  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
+  return [`  anchors     ${learned.slice(0, 4).join(' · ')}${more} (links to a spot on their own page, copies of it: not followed; --no-learn-params on a resume turns that off)`];
 }
 
 /** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */
@@ -364,6 +378,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...relinkText(st.relinkMarked, st.trappedBy.depth),
     ...(engine === undefined ? [] : learnedText(engine.params, engine.aliases)),
     ...(engine === undefined ? [] : wallsText(engine.walls)),
+    ...(engine === undefined ? [] : anchorsText(engine.anchors)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,

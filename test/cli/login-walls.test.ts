@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { anchorsLine, loginWallsLine } from '../../src/cli/crawl.js';
+import { anchorsText } from '../../src/cli/read.js';
 import { Engine } from '../../src/engine/index.js';
 import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
@@ -123,5 +124,15 @@ describe('anchorsLine', () => {
     expect(anchorsLine(['http://a.test/viewtopic.php http://a.test/viewtopic.php?p', 'http://a.test/search.php http://a.test/t?id'], { ...counts, anchorCopies: 1 })).toBe(
       '  anchors   http://a.test/viewtopic.php?p… on its own pages, http://a.test/t?id… on http://a.test/search.php — 1 link not followed (each a permalink to a spot on the page it sits on, #id and all, and three of that shape fetched from such pages were copies of their page; one in 32 is still fetched as a check; --no-learn-params follows them)',
     );
+  });
+});
+
+describe('anchorsText (meguri stats)', () => {
+  it('lists the lessons learned, not the banned ones; none, no line', () => {
+    expect(anchorsText([])).toEqual([]);
+    expect(anchorsText([['http://a.test/v.php http://a.test/v.php?p', false]])).toEqual([]);
+    expect(anchorsText([['http://a.test/v.php http://a.test/v.php?p', true], ['http://a.test/s.php http://a.test/v.php?p', false]])).toEqual([
+      '  anchors     http://a.test/v.php?p… on http://a.test/v.php (links to a spot on their own page, copies of it: not followed; --no-learn-params on a resume turns that off)',
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
+import { inProcess } from '../cli/helpers.js';
 
 const TOPICS = 12;
 const PER = 8;
@@ -93,6 +94,8 @@ describe('links to a spot on the page they sit on', () => {
       expect(permalinks).toBeGreaterThanOrEqual(3);
       expect(permalinks).toBeLessThanOrEqual(PER + 1 + 3);
       expect(e.summary().anchorCopies).toEqual([`${base}/viewtopic ${base}/viewtopic?p`]);
+      // meguri stats reads the lesson from the checkpoint.
+      expect((await inProcess(['stats', dir])).out).toContain(`  anchors     ${base}/viewtopic?p… on ${base}/viewtopic (`);
       // Links, not URLs: a copy fetched links its page's permalinks again.
       expect(e.summary().counts.anchorCopies).toBeGreaterThanOrEqual(TOPICS * PER - permalinks);
       // A resume that finds a new topic follows none of its permalinks (its first 8 links since
