@@ -1019,7 +1019,7 @@ export function trapRuleParts(by: TrappedBy): string[] {
 }
 
 /** Why nothing was fetched, with the flag that would change it (`cookies`: whether the crawl kept them). */
-export function nothingFetched(s: CrawlSummary, cookies = true): string {
+export function nothingFetched(s: CrawlSummary, cookies = true, clusterNode = false): string {
   const c = s.counts;
   if (c.refusedBy['private-address'] > 0) return `${int(c.refusedBy['private-address'])} URL(s) refused: private or loopback address — add --allow-private`;
   if (s.unresolvedHosts.length > 0) return `no such name: ${s.unresolvedHosts.map((h) => h.host).slice(0, 3).join(', ')} — check the URL, or --resolve NAME=IP`;
@@ -1039,7 +1039,11 @@ export function nothingFetched(s: CrawlSummary, cookies = true): string {
   // A bare 403 on every page (a challenge names itself: see the fetcher's notes) is a rule against
   // this client, most often a firewall or CDN rule on the User-Agent or the address.
   if (top?.reason === 'HTTP 403') return `${top.host}: HTTP 403, the server refuses this client — often a firewall or CDN rule against crawlers' User-Agents or addresses; meguri will not pose as a browser: ask the site's owner to allow your --agent`;
-  return top === undefined ? 'no page answered' : `${top.host}: ${top.reason}`;
+  if (top !== undefined) return `${top.host}: ${top.reason}`;
+  // A cluster node that asked nothing: the other nodes held every host (each host is one node's
+  // at a time), which on a one-site crawl is the rule, not a fault.
+  if (clusterNode && c.ok + c.redirects + c.clientErrors + c.serverErrors + c.networkErrors + c.incomplete === 0) return "this node asked for no page: the crawl's hosts were held by the other nodes (a host is one node's at a time; a one-site crawl runs on one node) — meguri stats --redis … --crawl … --store … shows the crawl";
+  return 'no page answered';
 }
 
 /**
@@ -1276,7 +1280,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       rewriteMissLine(s.rewriteMisses),
       seedRedirectLine(s.seedRedirects),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,
-      s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s, cookies)}` : '',
+      s.okInCampaign === 0 && !result.interrupted ? `  nothing fetched: ${nothingFetched(s, cookies, result.stats === undefined)}` : '',
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       echoLine(s.counts),
       pagingLine(s.counts),

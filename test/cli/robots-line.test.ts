@@ -26,6 +26,9 @@ describe('nothingFetched', () => {
     expect(nothingFetched(s({ robotsUnreachable: [waiting] }))).toBe('robots.txt of 127.0.0.1 unreachable — a host is not fetched while its robots.txt does not answer (RFC 9309); check the URL and port');
     expect(nothingFetched(s({ robotsUnreachable: [waiting, given], failingHosts: [{ host: 'c.test', failures: 1, reason: 'HTTP 500', byKind: [{ kind: 'HTTP 500', failures: 1 }] }] }))).toMatch(/^robots\.txt of 127\.0\.0\.1 and 1 more unreachable/);
     expect(nothingFetched(s({}))).toBe('no page answered');
+    // A cluster node that asked for nothing: the other nodes held the hosts (before: "no page answered").
+    expect(nothingFetched(s({}), true, true)).toBe("this node asked for no page: the crawl's hosts were held by the other nodes (a host is one node's at a time; a one-site crawl runs on one node) — meguri stats --redis … --crawl … --store … shows the crawl");
+    expect(nothingFetched(s({ counts: { ...base.counts, networkErrors: 2 } }), true, true)).toBe('no page answered');
     expect(nothingFetched(s({ failingHosts: [{ host: 'staging.test', failures: 3, reason: 'HTTP 401', byKind: [{ kind: 'HTTP 401', failures: 3 }] }] }))).toBe(
       'staging.test: HTTP 401, a password is wanted — give the seed as https://user:password@host/ (sent to that origin only, never saved)',
     );
