@@ -35,6 +35,7 @@ import { defineOptions, numberField } from '../options/index.js';
 import { evictOldest } from '../lru/index.js';
 import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
 import type { Link } from '../model/index.js';
+import { withoutQuery } from '../url/host.js';
 
 /** Options of an `AnchorCopies`. */
 export interface AnchorCopiesOptions {
@@ -77,7 +78,9 @@ export function anchorRecordProblem(r: unknown): string | undefined {
 
 /** The shape of a canonical URL: origin and path, then `?` and its query's key names, sorted and distinct, comma-separated. */
 export function anchorShapeOf(url: string): string {
-  const bare = pathAndQuery(url);
+  // A canonical URL has no fragment; one given anyway is no part of the shape.
+  const hash = url.indexOf('#');
+  const bare = hash < 0 ? url : url.slice(0, hash);
   const q = bare.indexOf('?');
   if (q < 0) return `${bare}?`;
   const keys = new Set<string>();
@@ -89,16 +92,6 @@ export function anchorShapeOf(url: string): string {
   return `${bare.slice(0, q)}?${[...keys].sort().join(',')}`;
 }
 
-function pathAndQuery(url: string): string {
-  const hash = url.indexOf('#');
-  return hash < 0 ? url : url.slice(0, hash);
-}
-
-/** A canonical URL's origin and path (query and fragment set aside). */
-function pathOf(url: string): string {
-  const end = url.search(/[?#]/);
-  return end < 0 ? url : url.slice(0, end);
-}
 
 /** What `AnchorCopies` reads of a page: its visible text's simhash and its main text's churn fingerprint (`Outcome.simhash`, `churnFp`). */
 export interface AnchorPage {
@@ -155,7 +148,7 @@ export class AnchorCopies {
       if (l.anchored !== true || l.nofollow === true || l.refresh === true || l.requisite === true || l.feed === true) continue;
       const shape = anchorShapeOf(l.url);
       if (shape.endsWith('?')) continue;
-      from ??= pathOf(pageUrl);
+      from ??= withoutQuery(pageUrl);
       const key = `${from} ${shape}`;
       if (this.#banned.has(key)) continue;
       const met = this.#learned.get(key);

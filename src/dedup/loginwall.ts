@@ -37,6 +37,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { evictOldest } from '../lru/index.js';
 import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
+import { withoutQuery } from '../url/host.js';
 
 /** Options of a `LoginWalls`. */
 export interface LoginWallOptions {
@@ -75,8 +76,7 @@ export function wallRecordProblem(r: unknown): string | undefined {
 
 /** The scope of a canonical URL: its origin and path, without query or fragment. */
 export function wallScopeOf(url: string): string {
-  const end = url.search(/[?#]/);
-  return end < 0 ? url : url.slice(0, end);
+  return withoutQuery(url);
 }
 
 /** What `LoginWalls.observe` made of a page: its path walled, a wall lifted, or nothing new. */

@@ -93,6 +93,11 @@ function pathStart(url: string): number {
  */
 const INDEX_FILE = /\/(?:index|default)\.(?:html?|xhtml|shtml|php|aspx?|jsp)$/i;
 
+/** Whether `path` ends in a directory's index file (`INDEX_FILE`): `/docs/index.html`, `/default.aspx`. */
+export function endsInIndexFile(path: string): boolean {
+  return INDEX_FILE.test(path);
+}
+
 /** `url` with its path (from `slash`) folded by `how` and its query as written. */
 function fold(url: string, slash: number, how: PathFold): string {
   const q = url.indexOf('?', slash);

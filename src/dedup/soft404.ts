@@ -40,6 +40,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { evictOldest } from '../lru/index.js';
 import { originEnd } from '../url/host.js';
+import { endsInIndexFile } from './pathcase.js';
 import { checkHostRef, checkKeyArg } from './args.js';
 
 /**
@@ -48,12 +49,12 @@ import { checkHostRef, checkKeyArg } from './args.js';
  */
 export type HostRef = bigint | number | string;
 
-/** Whether `url` is a site's entry page: its root, or an index or default file there (`/index.php`, `/default.aspx`), without a query. */
+/** Whether `url` is a site's entry page: its root, or the root's index file (`/index.php`, `/default.aspx`; `PathCase`'s names), without a query. */
 function isSiteEntry(url: string): boolean {
   const end = originEnd(url);
   if (end < 0) return false;
   const path = url.slice(end);
-  return path === '/' || path === '' || /^\/(?:index|default)\.[a-z0-9]+$/i.test(path);
+  return path === '/' || path === '' || (path.lastIndexOf('/') === 0 && endsInIndexFile(path));
 }
 
 /** Options of a `SoftDetector`. */

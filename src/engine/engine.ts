@@ -1187,11 +1187,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * node that holds them to restart.
    */
   #wallLesson(url: string, o: Outcome): void {
-    const change = this.#walls!.observe(url, { loginForm: o.loginForm === true, simhash: o.simhash, mainFp: o.churnFp });
-    if (change !== 'lifted' || this.#frontier === undefined) return;
+    if (this.#walls!.observe(url, { loginForm: o.loginForm === true, simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted') return;
     const scope = wallScopeOf(url);
-    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && wallScopeOf(u) === scope && this.#mayRequeue(u, status, false, depth));
-    this.#driverWaker.notify();
+    this.#requeueRefused((u) => wallScopeOf(u) === scope, true);
   }
 
   /**
@@ -1200,11 +1198,21 @@ export class Engine extends EventEmitter<EngineEvents> {
    * ones; once per lesson banned; single process, as `#wallLesson`).
    */
   #anchorLesson(url: string, o: Outcome): void {
-    if (this.#anchors!.observe(url, { simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted' || this.#frontier === undefined) return;
+    if (this.#anchors!.observe(url, { simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted') return;
     const shape = anchorShapeOf(url);
     // Whatever other lesson ends in the same shape (another linking path's): fetching its copies
     // again is the safer mistake.
-    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && anchorShapeOf(u) === shape && this.#mayRequeue(u, status, false, depth, false));
+    this.#requeueRefused((u) => anchorShapeOf(u) === shape, false);
+  }
+
+  /**
+   * Queues again the Refused rows `lifted` names, by `#mayRequeue`'s rule (with the anchor rule
+   * or without): after a lesson that refused them ended. Single process only (a cluster node's
+   * rows wait for its restart).
+   */
+  #requeueRefused(lifted: (url: string) => boolean, anchors: boolean): void {
+    if (this.#frontier === undefined) return;
+    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && lifted(u) && this.#mayRequeue(u, status, false, depth, anchors));
     this.#driverWaker.notify();
   }
 

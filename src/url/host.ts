@@ -82,6 +82,12 @@ export function originEnd(url: string): number {
   return end;
 }
 
+/** A URL without its query and fragment: its origin and path (the learners' per-path scope). */
+export function withoutQuery(url: string): string {
+  const end = url.search(/[?#]/);
+  return end < 0 ? url : url.slice(0, end);
+}
+
 /**
  * Splits an origin or canonical URL (`scheme://host[:port]…`) into its origin and host.
  * Returns undefined when the string does not start with an http(s) origin.
