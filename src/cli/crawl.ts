@@ -1062,6 +1062,21 @@ export function paramsLine(learned: CrawlSummary['learnedParams'], c: CrawlCount
 }
 
 /**
+ * The end summary's line on query keys learned to select a view of a page ('' for none): which
+ * sections drop which keys, how many links lost them and how many queued URLs were not fetched.
+ */
+export function viewsLine(views: CrawlSummary['viewKeys'], c: CrawlCounts): string {
+  if (views.length === 0 && c.viewRewrites === 0 && c.viewCopies === 0) return '';
+  const shown = views
+    .slice(0, 3)
+    .map((v) => `${v.section}…?${v.keys.join(', ')}`)
+    .join('; ');
+  const more = views.length > 3 ? `; ${int(views.length - 3)} more` : '';
+  const copies = `${int(c.viewRewrites)} link${c.viewRewrites === 1 ? '' : 's'} taken without them, ${int(c.viewCopies)} queued URL${c.viewCopies === 1 ? '' : 's'} not fetched`;
+  return `  views     ${shown === '' ? 'no key learned now' : `${shown}${more}`} — ${copies} (filters and sort orders: pages whose rel=canonical is their URL without the key brought no link the crawl did not know; one in 32 queued is still fetched as a check; --no-learn-params keeps them)`;
+}
+
+/**
  * The end summary's line on paths learned to answer a login form whatever is asked ('' for none):
  * which paths, and how many queued URLs were not fetched.
  */
@@ -1242,6 +1257,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       unresolvedHosts: s.unresolvedHosts,
       robotsUnreachable: s.robotsUnreachable,
       learnedParams: s.learnedParams,
+      viewKeys: s.viewKeys,
       loginWalls: s.loginWalls,
       anchorCopies: s.anchorCopies,
       learnedAliases: s.learnedAliases,
@@ -1275,6 +1291,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       caseLine(s.caseInsensitive, s.counts),
       indexLine(s.indexFiles, s.counts),
       paramsLine(s.learnedParams, s.counts),
+      viewsLine(s.viewKeys, s.counts),
       loginWallsLine(s.loginWalls, s.counts),
       anchorsLine(s.anchorCopies, s.counts),
       rewriteMissLine(s.rewriteMisses),

@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, aliasRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, type ViewRecord, aliasRecordProblem, viewRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -205,6 +205,8 @@ interface EngineInfo {
   readonly walls: readonly WallRecord[];
   /** Lessons learned on links to a spot on their own page (bans left out). */
   readonly anchors: readonly AnchorRecord[];
+  /** Query keys learned to select a view of a page, per section (sections with none left out). */
+  readonly views: readonly ViewRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -214,7 +216,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -228,7 +230,8 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   for (const origin of learnedOrigins(e.indexFiles)) aliases.push([`${origin}/…/ and …/index.html`, 'the spelling met first']);
   const walls = Array.isArray(e.walls) ? (e.walls as unknown[]).filter((r): r is WallRecord => wallRecordProblem(r) === undefined && (r as WallRecord)[1]) : [];
   const anchors = Array.isArray(e.anchors) ? (e.anchors as unknown[]).filter((r): r is AnchorRecord => anchorRecordProblem(r) === undefined && (r as AnchorRecord)[1]) : [];
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors };
+  const views = Array.isArray(e.views) ? (e.views as unknown[]).filter((r): r is ViewRecord => viewRecordProblem(r) === undefined && (r as ViewRecord)[1].length > 0) : [];
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views };
 }
 
 /**
@@ -255,6 +258,14 @@ export function wallsText(walls: readonly WallRecord[]): string[] {
   if (walled.length === 0) return [];
   const more = walled.length > 4 ? ` · ${int(walled.length - 4)} more` : '';
   return [`  login walls ${walled.slice(0, 4).join(' · ')}${more} (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
+}
+
+/** The `stats` line on query keys learned to select a view of a page (none when there are none). */
+export function viewsText(views: readonly ViewRecord[]): string[] {
+  const learned = views.filter(([, keys]) => keys.length > 0).map(([section, keys]) => `${section}…?${keys.join(', ')}`);
+  if (learned.length === 0) return [];
+  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
+  return [`  views       ${learned.slice(0, 4).join(' · ')}${more} (filters and sort orders of a page named canonical: links are taken without them; --no-learn-params on a resume turns that off)`];
 }
 
 /** The `stats` line on links learned to lead to a copy of the page they sit on (none when there are none). */
@@ -379,6 +390,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...(engine === undefined ? [] : learnedText(engine.params, engine.aliases)),
     ...(engine === undefined ? [] : wallsText(engine.walls)),
     ...(engine === undefined ? [] : anchorsText(engine.anchors)),
+    ...(engine === undefined ? [] : viewsText(engine.views)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,

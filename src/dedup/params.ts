@@ -107,10 +107,17 @@ const PATH_RULE = /^\/([1-9]\d?)\/([^/?#\s]+)$/;
 const isKeyList = (v: unknown): v is string[] =>
   Array.isArray(v) && v.length <= 1024 && v.every((k) => typeof k === 'string' && k.length > 0 && k.length <= 256 && (k[0] !== '/' || PATH_RULE.test(k)));
 
+/** Why `section` is not a section as the learners' records name one (undefined: it is one): `scheme://host[:port]/` and at most one path segment. */
+export function sectionProblem(section: unknown): string | undefined {
+  if (typeof section !== 'string' || !/^https?:\/\/[^/?#\s]+\/(?:[^/?#\s]+\/)?$/.test(section)) return `${JSON.stringify(section)} is not an http(s) origin with a path of at most one segment`;
+  return undefined;
+}
+
 /** Why `r` is not a `ParamRecord` (undefined: it is one). */
 export function paramRecordProblem(r: unknown): string | undefined {
   if (!Array.isArray(r) || r.length !== 3) return 'not a [scope, learned keys, banned keys] record';
-  if (typeof r[0] !== 'string' || !/^https?:\/\/[^/?#\s]+\/(?:[^/?#\s]+\/)?$/.test(r[0])) return `scope ${JSON.stringify(r[0])} is not an http(s) origin with a path of at most one segment`;
+  const scope = sectionProblem(r[0]);
+  if (scope !== undefined) return `scope ${scope}`;
   if (!isKeyList(r[1]) || !isKeyList(r[2])) return 'its keys are not lists of non-empty strings (at most 256 characters; one starting with / a path rule /k/segment)';
   return undefined;
 }
@@ -152,7 +159,17 @@ function split(url: string): SplitUrl | undefined {
   return { scope, base: url.slice(0, q), pairs: query === '' ? [] : query.split('&') };
 }
 
-function keyOf(pair: string): string {
+/**
+ * `url`'s section, the scope of a lesson on its query keys: `scheme://host[:port]` and the path's
+ * first segment (`/post/` for `/post/3`; `/` for a page at the root); undefined for a URL without
+ * a path. Shared by `ParamLearner` and `ViewKeys` (a key's meaning is per section).
+ */
+export function sectionOf(url: string): string | undefined {
+  return scopeOf(url, url.indexOf('?'));
+}
+
+/** A query pair's key (`a=1` → `a`; `flag` → `flag`). */
+export function keyOf(pair: string): string {
   const eq = pair.indexOf('=');
   return eq < 0 ? pair : pair.slice(0, eq);
 }

@@ -62,6 +62,7 @@ import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cach
 import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type WallRecord, wallRecordProblem } from '../dedup/loginwall.js';
 import { type AnchorRecord, anchorRecordProblem } from '../dedup/anchors.js';
+import { type ViewRecord, viewRecordProblem } from '../dedup/views.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
 import { type CaseRecord, caseRecordProblem } from '../dedup/pathcase.js';
@@ -111,6 +112,8 @@ export interface EngineState {
   readonly robotsUnreachable?: RobotsSnapshot[];
   /** Query keys learned ignorable and banned, per origin (`ParamLearner.export`; absent: none, or an older build). */
   readonly params?: ParamRecord[];
+  /** Query keys learned to select a view of a page named canonical, and banned, per section (`ViewKeys.export`; absent: none, or an older build). */
+  readonly views?: ViewRecord[];
   /** Paths learned to answer one login form whatever is asked, and banned (`LoginWalls.export`; absent: none, or an older build). */
   readonly walls?: WallRecord[];
   /** URL shapes learned to serve, at an anchored link, the page it was on, and banned (`AnchorCopies.export`; absent: none, or an older build). */
@@ -201,6 +204,7 @@ export function parseEngineState(v: unknown): EngineState {
   // The learners' lessons: each record checked by its owner's rule.
   eachRecord('aliases', aliasRecordProblem);
   eachRecord('params', paramRecordProblem);
+  eachRecord('views', viewRecordProblem);
   eachRecord('walls', wallRecordProblem);
   eachRecord('anchors', anchorRecordProblem);
   eachRecord('slashes', slashRecordProblem);

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -74,7 +74,7 @@ import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, ty
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect, isUnchangedSitemap, refreshTargetOf } from '../model/index.js';
 import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
-import { hostGroupKey, splitOrigin } from '../url/host.js';
+import { hostGroupKey, originEnd, splitOrigin, withoutQuery } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
 import { Connectivity } from './connectivity.js';
 import { DISK_DIR, DataDir, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
@@ -212,6 +212,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Query keys learned ignorable per section of a site (`EngineOptions.learnParams`). */
   readonly #params: ParamLearner | undefined;
   /** Paths answering one login form whatever is asked (under `learnParams`). */
+  readonly #views: ViewKeys | undefined;
   readonly #walls: LoginWalls | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
@@ -377,6 +378,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       (group, ip, atMs) => void this.#frontierOf(group)?.recordStart(group, ip, atMs),
     );
     this.#params = o.learnParams ? new ParamLearner() : undefined;
+    this.#views = o.learnParams ? new ViewKeys() : undefined;
     this.#walls = o.learnParams ? new LoginWalls() : undefined;
     this.#anchors = o.learnParams ? new AnchorCopies() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
@@ -390,6 +392,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       scope: this.#scope,
       tally: this.#tally,
       params: this.#params,
+      views: this.#views,
       walls: this.#walls,
       anchors: this.#anchors,
       slashes: this.#slashes,
@@ -662,6 +665,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       unresolvedHosts: this.#tally.unresolvedHosts(),
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
+      viewKeys: this.#views?.learned() ?? [],
       loginWalls: this.#walls?.learned() ?? [],
       anchorCopies: this.#anchors?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
@@ -1118,6 +1122,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       if (state.params !== undefined) this.#params?.import(state.params);
+      if (state.views !== undefined) this.#views?.import(state.views);
       if (state.walls !== undefined) this.#walls?.import(state.walls);
       if (state.anchors !== undefined) this.#anchors?.import(state.anchors);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
@@ -1206,6 +1211,32 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * A page's lesson on view keys (`ViewKeys`): for a page whose rel=canonical is its URL less some
+   * keys, how many of its followed links to other paths of its origin (links carrying one of
+   * those keys aside: views too) the crawl did not know, asked of the frontier before this page's
+   * links enter it. A lesson lifted queues again the rows it refused (single process, as
+   * `#wallLesson`).
+   */
+  #viewLesson(req: FetchRequest, canonical: string | undefined, links: readonly Link[]): void {
+    const views = this.#views!;
+    const dropped = views.viewKeysOf(req.url, canonical);
+    const frontier = this.#frontierOf(req.host);
+    let novel = 0;
+    if (dropped !== undefined && frontier !== undefined) {
+      const path = withoutQuery(req.url);
+      const origin = `${req.url.slice(0, originEnd(req.url))}/`;
+      const others = new Set<string>();
+      for (const l of links) {
+        if (l.nofollow === true || !l.url.startsWith(origin) || withoutQuery(l.url) === path || ViewKeys.carries(l.url, dropped)) continue;
+        others.add(l.url);
+      }
+      novel = others.size - frontier.knownCount([...others]);
+    }
+    const change = views.observe(req.url, canonical, novel);
+    if (change?.change === 'lifted') this.#requeueRefused((u) => ViewKeys.carries(u, change.keys, change.section), true);
+  }
+
+  /**
    * Queues again the Refused rows `lifted` names, by `#mayRequeue`'s rule (with the anchor rule
    * or without): after a lesson that refused them ended. Single process only (a cluster node's
    * rows wait for its restart).
@@ -1222,7 +1253,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
     if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? this.#walls?.walled(url) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1645,6 +1676,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         else if (!l.nofollow) outside.push({ url: l.url, reason: out });
       }
       links = inside.length === links.length ? links : inside;
+      // After the scope, before the frontier hears of this page's links: did it bring any new?
+      if (this.#views !== undefined && !soft404 && whole) this.#viewLesson(req, o.canonical, links);
       // After the scope: links to a spot on this page under a shape learned to serve it.
       if (this.#anchors !== undefined && !soft404 && whole) {
         const copies = this.#anchors.noteLinks(req.url, { simhash: o.simhash, mainFp: o.churnFp }, links);
@@ -1759,6 +1792,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #rewriteLinks(req: FetchRequest, o: Outcome, location: string | undefined, links: readonly Link[] | undefined, soft404: boolean): readonly Link[] | undefined {
     const aliases = this.#aliases;
     const params = soft404 ? undefined : this.#params;
+    const views = soft404 ? undefined : this.#views;
     if (aliases !== undefined) {
       aliases.observe(req.url, o.status, location);
       this.#slashes?.observe(req.url, o.status, location);
@@ -1773,6 +1807,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let out: Link[] | undefined;
     let moved = 0;
     let stripped = 0;
+    let viewed = 0;
     let spelled = 0;
     let indexed = 0;
     for (let i = 0; i < links.length; i++) {
@@ -1802,6 +1837,11 @@ export class Engine extends EventEmitter<EngineEvents> {
         url = p;
         stripped++;
       }
+      const v = views?.rewrite(url);
+      if (v !== undefined) {
+        url = v;
+        viewed++;
+      }
       if (url === links[i]!.url) continue;
       out ??= links.slice();
       out[i] = { ...links[i]!, url };
@@ -1814,6 +1854,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (spelled > 0) this.#tally.caseRewrites(spelled);
     if (indexed > 0) this.#tally.indexRewrites(indexed);
     if (stripped > 0) this.#tally.paramRewrites(stripped);
+    if (viewed > 0) this.#tally.viewRewrites(viewed);
     return out ?? links;
   }
 
@@ -1834,6 +1875,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#cases?.refuted(original, url);
     this.#indexFiles?.refuted(original, url);
     this.#params?.refuted(original, url);
+    this.#views?.refuted(original, url);
     this.#tally.rewriteMiss(original);
     return original;
   }
@@ -2147,8 +2189,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; walls?: WallRecord[]; anchors?: AnchorRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; anchors?: AnchorRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
+    const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
     const anchors = this.#anchors?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
@@ -2157,6 +2200,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const indexFiles = this.#indexFiles?.export() ?? [];
     return {
       ...(params.length > 0 ? { params } : {}),
+      ...(views.length > 0 ? { views } : {}),
       ...(walls.length > 0 ? { walls } : {}),
       ...(anchors.length > 0 ? { anchors } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),

@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { AnchorCopies, LoginWalls, ParamLearner, PathCase, SlashRules } from '../dedup/index.js';
+import type { AnchorCopies, LoginWalls, ParamLearner, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -71,6 +71,8 @@ export interface RobotsGateOptions {
   readonly tally: Tally;
   /** Query keys learned ignorable: a queued copy of a page fetched this run is refused. */
   readonly params?: ParamLearner | undefined;
+  /** Query keys learned to select a view of the page the site names canonical: a queued URL carrying one is refused. */
+  readonly views?: ViewKeys | undefined;
   /** Paths learned to answer one login form whatever is asked: their queued URLs are refused. */
   readonly walls?: LoginWalls | undefined;
   /** URL shapes whose anchored links are copies of their page: such a link queued is refused. */
@@ -284,7 +286,8 @@ export class RobotsGate implements RobotsSeam {
   /**
    * Whether a setting refuses `url`: out of scope, a copy of a page fetched this run (query
    * keys learned ignorable, `EngineOptions.learnParams`), a redirect to a page fetched this run
-   * (a section's slash rule, `EngineOptions.learnAliases`), a URL whose path answers one login form
+   * (a section's slash rule, `EngineOptions.learnAliases`), a view of a page the site names
+   * canonical (`ViewKeys`, under `learnParams`; not a seed; every 32nd let through), a URL whose path answers one login form
    * whatever is asked (`LoginWalls`, under `learnParams`; not a seed, `depth` 0; every 32nd
    * let through as a check), a name that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
@@ -297,6 +300,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.params?.duplicateOf(url) !== undefined) {
       this.o.tally.paramCopy();
+      return true;
+    }
+    if (this.o.views?.refuses(url, depth) === true) {
+      this.o.tally.viewCopy();
       return true;
     }
     // A seed the user named is fetched whatever the path's wall says.

@@ -108,6 +108,13 @@ export interface CrawlSummary {
    */
   readonly learnedParams: readonly { readonly scope: string; readonly keys: readonly string[] }[];
   /**
+   * Query keys learned to select a view — a filter, a sort order — of the page their site names
+   * canonical, per section (an origin and the path's first segment, as `http://a.test/shop/`;
+   * `EngineOptions.learnParams`, `ViewKeys`): links drop them, queued URLs carrying them are not
+   * fetched (`CrawlCounts.viewRewrites`, `viewCopies`).
+   */
+  readonly viewKeys: readonly { readonly section: string; readonly keys: readonly string[] }[];
+  /**
    * Paths learned to answer one login form whatever is asked (`EngineOptions.learnParams`), as
    * `http://a.test/posting.php`: their queued URLs are not fetched (`CrawlCounts.loginWalled`).
    */

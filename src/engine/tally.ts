@@ -52,6 +52,13 @@ export interface CrawlCounts {
   /** URLs queued before their query keys were learned ignorable, not fetched: their canonical page was. */
   readonly paramCopies: number;
   /**
+   * Links taken without query keys learned to select a view (a filter, a sort order) of the page
+   * their site names canonical (`CrawlSummary.viewKeys`, `EngineOptions.learnParams`).
+   */
+  readonly viewRewrites: number;
+  /** URLs queued before their view keys were learned, not fetched (one in 32 is, as a check). */
+  readonly viewCopies: number;
+  /**
    * URLs not fetched because their path answers one login form whatever is asked
    * (`CrawlSummary.loginWalls`, `EngineOptions.learnParams`).
    */
@@ -175,6 +182,8 @@ export class Tally {
   #relinked = 0;
   #paramRewrites = 0;
   #paramCopies = 0;
+  #viewRewrites = 0;
+  #viewCopies = 0;
   #loginWalled = 0;
   #anchorCopies = 0;
   #aliasRewrites = 0;
@@ -293,6 +302,16 @@ export class Tally {
     this.#paramCopies++;
   }
 
+  /** `n` links taken without their learned view keys. */
+  viewRewrites(n: number): void {
+    this.#viewRewrites += n;
+  }
+
+  /** A queued URL not fetched: it carries a view key learned since it was queued. */
+  viewCopy(): void {
+    this.#viewCopies++;
+  }
+
   /** A queued URL not fetched: its path answers one login form whatever is asked. */
   loginWalled(): void {
     this.#loginWalled++;
@@ -396,6 +415,8 @@ export class Tally {
       relinked: this.#relinked,
       paramRewrites: this.#paramRewrites,
       paramCopies: this.#paramCopies,
+      viewRewrites: this.#viewRewrites,
+      viewCopies: this.#viewCopies,
       loginWalled: this.#loginWalled,
       anchorCopies: this.#anchorCopies,
       aliasRewrites: this.#aliasRewrites,

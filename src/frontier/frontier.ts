@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, knownCount, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -343,6 +343,15 @@ export class Frontier {
     }
     if (row === undefined || !this.#s.queues.queued(row)) return false;
     return replayRow(this.#s, row, outcome, dispatchedAtMs, nowMs);
+  }
+
+  /**
+   * How many of `urls` (links as a page gives them) the frontier knows: each has a row, in memory
+   * or spilled to disk with its host. The engine asks it, before a page's outcome is reported,
+   * whether the page brought links the crawl had not met (`ViewKeys`). One batched lookup.
+   */
+  knownCount(urls: readonly string[]): number {
+    return knownCount(this.#s, urls);
   }
 
   /**

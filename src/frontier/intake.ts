@@ -17,7 +17,7 @@ import type { KeyArray } from '../core/keys.js';
 import { type Discovery, HostFlags, UrlStatus } from '../model/index.js';
 import { hostInterval } from '../politeness/index.js';
 import { enqueue, registerHost, reprioritize } from './banks.js';
-import { admit, keyBatch, keyOf } from './deps.js';
+import { admit, keyBatch, keyOf, linkKeyBatch } from './deps.js';
 import { HostRecord } from './hosts.js';
 import { type FrontierState, HOUR_MS, MISSING, type RelinkCounts, checkHours, checkMs } from './state.js';
 import { FpFlag, type UrlTable } from './table.js';
@@ -210,6 +210,23 @@ function validDiscovery(d: Discovery, nowMs: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `Frontier.knownCount`: how many of `urls` have a row (in memory, or spilled to disk with their
+ * host); a URL the canonicalizer refuses counts as unknown. One batched key computation and one
+ * index lookup.
+ */
+export function knownCount(s: FrontierState, urls: readonly string[]): number {
+  const n = urls.length;
+  if (n === 0) return 0;
+  const keys = new Uint32Array(n * 4);
+  const canon: (string | undefined)[] = new Array<string | undefined>(n);
+  linkKeyBatch(urls, s.opts.grouping, keys, canon, new Array<string>(n));
+  const found = s.index.getBatch(keys, new Uint32Array(n), MISSING);
+  let known = 0;
+  for (let i = 0; i < n; i++) if (canon[i] !== undefined && found[i] !== MISSING) known++;
+  return known;
 }
 
 /**

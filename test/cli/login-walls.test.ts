@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anchorsLine, loginWallsLine } from '../../src/cli/crawl.js';
-import { anchorsText } from '../../src/cli/read.js';
+import { anchorsLine, loginWallsLine, viewsLine } from '../../src/cli/crawl.js';
+import { anchorsText, viewsText } from '../../src/cli/read.js';
 import { Engine } from '../../src/engine/index.js';
 import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
@@ -133,6 +133,21 @@ describe('anchorsText (meguri stats)', () => {
     expect(anchorsText([['http://a.test/v.php http://a.test/v.php?p', false]])).toEqual([]);
     expect(anchorsText([['http://a.test/v.php http://a.test/v.php?p', true], ['http://a.test/s.php http://a.test/v.php?p', false]])).toEqual([
       '  anchors     http://a.test/v.php?p… on http://a.test/v.php (links to a spot on their own page, copies of it: not followed; --no-learn-params on a resume turns that off)',
+    ]);
+  });
+});
+
+describe('viewsLine and viewsText (meguri stats)', () => {
+  const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
+  it('name the sections and their view keys; nothing learned or taken, no line', () => {
+    expect(viewsLine([], counts)).toBe('');
+    expect(viewsLine([{ section: 'http://a.test/shop/', keys: ['filter_color', 'orderby'] }], { ...counts, viewRewrites: 12, viewCopies: 1 })).toBe(
+      '  views     http://a.test/shop/…?filter_color, orderby — 12 links taken without them, 1 queued URL not fetched (filters and sort orders: pages whose rel=canonical is their URL without the key brought no link the crawl did not know; one in 32 queued is still fetched as a check; --no-learn-params keeps them)',
+    );
+    expect(viewsText([])).toEqual([]);
+    expect(viewsText([['http://a.test/shop/', [], ['paged']]])).toEqual([]);
+    expect(viewsText([['http://a.test/shop/', ['orderby'], ['paged']]])).toEqual([
+      '  views       http://a.test/shop/…?orderby (filters and sort orders of a page named canonical: links are taken without them; --no-learn-params on a resume turns that off)',
     ]);
   });
 });

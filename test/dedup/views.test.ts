@@ -1,0 +1,119 @@
+/**
+ * ViewKeys: query keys that select a view (a filter, a sort order) of the page the site names
+ * canonical, learned from views that brought no link the crawl did not know.
+ */
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../src/errors/index.js';
+import { ViewKeys, viewRecordProblem } from '../../src/dedup/index.js';
+
+const S = 'http://shop.test/shop/';
+
+describe('ViewKeys', () => {
+  it('learns a key from three quiet views whose canonical drops it and whose values come back', () => {
+    const v = new ViewKeys();
+    expect(v.observe(`${S}?color=red`, S, 0)).toBeUndefined();
+    expect(v.observe(`${S}?color=blue`, S, 0)).toBeUndefined();
+    // Three quiet URLs, but no value twice yet.
+    expect(v.observe(`${S}?color=green`, S, 0)).toBeUndefined();
+    expect(v.rewrite(`${S}?color=red&size=m`)).toBeUndefined();
+    // `red` again, beside another key the canonical keeps.
+    expect(v.observe(`${S}?color=red&paged=2`, `${S}?paged=2`, 0)).toEqual({ change: 'learned', section: S, keys: ['color'] });
+    expect(v.rewrite(`${S}?color=red&paged=3`)).toBe(`${S}?paged=3`);
+    expect(v.rewrite(`${S}?color=red`)).toBe(S);
+    // Another section, another key: untouched.
+    expect(v.rewrite('http://shop.test/blog/?color=red')).toBeUndefined();
+    expect(v.rewrite(`${S}?size=m`)).toBeUndefined();
+    expect(v.learned()).toEqual([{ section: S, keys: ['color'] }]);
+  });
+
+  it('never learns a key with a value per page (an id under a site-wide canonical)', () => {
+    const v = new ViewKeys();
+    for (let id = 1; id <= 40; id++) expect(v.observe(`http://a.test/article?id=${id}`, 'http://a.test/article', 0)).toBeUndefined();
+    expect(v.learned()).toEqual([]);
+  });
+
+  it('counts views that brought new links against the key: quiet ones must be twice as many', () => {
+    const v = new ViewKeys();
+    v.observe(`${S}?color=red`, S, 4);
+    v.observe(`${S}?color=blue`, S, 2);
+    v.observe(`${S}?color=red&size=s`, `${S}?size=s`, 0);
+    v.observe(`${S}?color=red&size=m`, `${S}?size=m`, 0);
+    expect(v.observe(`${S}?color=red&size=l`, `${S}?size=l`, 0)).toBeUndefined();
+    expect(v.observe(`${S}?color=red&size=xl`, `${S}?size=xl`, 0)).toEqual({ change: 'learned', section: S, keys: ['color'] });
+  });
+
+  it('lifts a learned key when a page of it brings new links, and bans one the site names part of a page', () => {
+    const v = new ViewKeys();
+    v.observe(`${S}?color=red&x=1`, `${S}?x=1`, 0);
+    v.observe(`${S}?color=red&x=2`, `${S}?x=2`, 0);
+    v.observe(`${S}?color=blue`, S, 0);
+    expect(v.learned()).toEqual([{ section: S, keys: ['color'] }]);
+    // A check brings links the crawl did not know: the lesson ends, the refused rows may come back.
+    expect(v.observe(`${S}?color=green`, S, 3)).toEqual({ change: 'lifted', section: S, keys: ['color'] });
+    expect(v.rewrite(`${S}?color=red`)).toBeUndefined();
+    expect(ViewKeys.carries(`${S}?a=1&color=red`, ['color'], S)).toBe(true);
+    expect(ViewKeys.carries('http://shop.test/blog/?color=red', ['color'], S)).toBe(false);
+    // A page naming itself canonical with the key: it matters here, for the rest of the run.
+    const w = new ViewKeys();
+    w.observe(`${S}?sort=price`, `${S}?sort=price`, 0);
+    for (const q of ['sort=price&a=1', 'sort=price&a=2', 'sort=date&a=3']) w.observe(`${S}?${q}`, `${S}?${q.replace(/sort=\w+&/, '')}`, 0);
+    expect(w.learned()).toEqual([]);
+    expect(w.viewKeysOf(`${S}?sort=price&a=9`, `${S}?a=9`)).toBeUndefined();
+  });
+
+  it('takes only a canonical that is exactly the URL less some keys, values unchanged', () => {
+    const v = new ViewKeys();
+    expect(v.viewKeysOf(`${S}?color=red&paged=2`, `${S}?paged=2`)).toEqual(new Set(['color']));
+    expect(v.viewKeysOf(`${S}?color=red&paged=2`, `${S}?paged=1`)).toBeUndefined();
+    expect(v.viewKeysOf(`${S}?color=red`, 'http://shop.test/other/')).toBeUndefined();
+    expect(v.viewKeysOf(`${S}?color=red`, undefined)).toBeUndefined();
+    expect(v.viewKeysOf(S, S)).toBeUndefined();
+    expect(v.viewKeysOf(`${S}?color=red`, `${S}?color=red`)).toBeUndefined();
+    expect(() => v.observe(`${S}?a=1`, S, -1)).toThrow(InvalidArgumentError);
+  });
+
+  it('refuses queued URLs of a learned key at dispatch, never a seed, and lets every 32nd through as a check', () => {
+    const v = new ViewKeys();
+    v.import([[S, ['color'], []]]);
+    expect(v.refuses(`${S}?color=red`, 0)).toBe(false);
+    expect(v.refuses(`${S}?size=m`, 3)).toBe(false);
+    const verdicts = Array.from({ length: 64 }, (_, i) => v.refuses(`${S}?color=c${i}`, 2));
+    expect(verdicts.filter((r) => !r).length).toBe(2);
+    expect(verdicts[31]).toBe(false);
+  });
+
+  it('bans a key a rewritten link proved wrong (the page without it is not there)', () => {
+    const v = new ViewKeys();
+    v.import([[S, ['color', 'size'], []]]);
+    expect(v.refuted(`${S}?color=red&size=m`, `${S}`)).toEqual({ change: 'lifted', section: S, keys: ['color', 'size'] });
+    expect(v.export()).toEqual([[S, [], ['color', 'size']]]);
+  });
+
+  it('round-trips its keys through a checkpoint and refuses bad records', () => {
+    const v = new ViewKeys();
+    v.import([[S, ['color', 'orderby'], ['paged']], ['http://shop.test/', [], ['id']]]);
+    const w = new ViewKeys();
+    w.import(v.export());
+    expect(w.export()).toEqual(v.export());
+    expect(w.rewrite(`${S}?orderby=price&paged=2`)).toBe(`${S}?paged=2`);
+    // A key both learned and banned stays banned.
+    w.import([[S, ['paged'], []]]);
+    expect(w.rewrite(`${S}?paged=2`)).toBeUndefined();
+    expect(viewRecordProblem(['ftp://x/', [], []])).toMatch(/section/);
+    expect(viewRecordProblem([S, ['a=b'], []])).toMatch(/keys/);
+    expect(viewRecordProblem([S, []])).toMatch(/record/);
+    expect(() => w.import([['nope', [], []] as never])).toThrow(InvalidArgumentError);
+  });
+
+  it('keeps bounded state: sections and keys per section', () => {
+    const v = new ViewKeys({ maxSections: 4, maxKeysPerSection: 2 });
+    const learn = (section: string, key: string): void => {
+      for (const [value, other] of [['a', 1], ['a', 2], ['b', 3]] as const) v.observe(`${section}?${key}=${value}&z=${other}`, `${section}?z=${other}`, 0);
+    };
+    for (let i = 0; i < 50; i++) learn(`http://h${i}.test/s/`, 'k');
+    // Keys past the per-section bound gather no evidence.
+    for (const k of ['k1', 'k2', 'k3']) learn(S, k);
+    expect(v.export().length).toBe(4);
+    expect(v.learned().find((l) => l.section === S)?.keys).toEqual(['k1', 'k2']);
+  });
+});
