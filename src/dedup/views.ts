@@ -13,23 +13,27 @@
  * Here the second signal is not the text but what the page *brings*: a view lists items the
  * crawl reaches anyway. A page is evidence for the keys its canonical drops (the canonical is
  * exactly its URL less those keys, values unchanged) when it brought no link the crawl did not
- * know (`novel`, counted by the engine over its followed links to other paths of its origin,
- * links carrying one of those keys aside: they are views too). A page that did bring new links
- * counts against them. A key is learned for its section (origin and first path segment, as
- * `ParamLearner`'s scope) once `minEvidence` distinct URLs were quiet, at least twice as many as
- * brought news, and one of its values came back on two of them: facets and sort orders reuse a
- * few values (`red`, `price`) across many URLs, while a key that selects content — an article's
- * `?id=` under a site-wide canonical gone wrong — has a value per page and is never learned.
- * Pagination named canonical to its first page (a known mistake of some sites) brings new items
- * on every page, so it is not learned either, unless every item is known already (a sitemap),
- * when skipping it loses nothing known.
+ * know (`novel`, counted by the engine over its followed links to other paths of its origin). A
+ * page that did bring new links
+ * counts against them; a quiet page is evidence only for the one key it drops that is not learned
+ * yet (with two, it may be quiet for the other's sake). A key is learned for its section (origin
+ * and first path segment, as `ParamLearner`'s scope; a page at the root is its own scope) once
+ * `minEvidence` distinct URLs were quiet, at least twice as many as brought news, and one of its
+ * values came back on two of them: facets and sort orders reuse a few values (`red`, `price`)
+ * across many URLs, while a key that selects content — an article's `?id=` under a site-wide
+ * canonical gone wrong — has a value per page. Pagination named canonical to its first page (a
+ * known mistake of some sites) brings new items on its pages, so it is learned only when the
+ * items are known already (a sitemap, or the filters showed them). A link to another path that
+ * carries the key counts as news (`/docs/x?lang=fr` from `/docs/?lang=fr`), links to the page's
+ * own path do not (the filters themselves).
  *
  * Once learned, links drop the section's view keys before they are keyed (`rewrite`): they lead
  * to the page the site names canonical, known or fetched once. Rows queued before the lesson
  * that carry such a key are refused at dispatch (`refuses`; never a seed), every `checkEvery`th
- * let through as a check. A check (or any page of the key) that brings new links lifts the lesson
- * (`'lifted'`: the engine queues the refused rows again; links already rewritten stay so), and a
- * page naming itself canonical with the key bans it for the run (the site says it matters).
+ * let through as a check, and only while the URL without them has a row. A check (or any page of
+ * the key) that brings new links bans the key for the run (`'lifted'`: the engine queues the
+ * refused rows again; links already rewritten stay so), as does a page naming itself canonical
+ * with the key (the site says it matters).
  *
  * Owns: per section, the keys learned and banned and the evidence so far. Never: fetch, count a
  * link's novelty (the engine asks the frontier), URL identity, or clocks. A checkpoint keeps the
@@ -37,7 +41,8 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
-import { keyOf, sectionOf, sectionProblem } from './params.js';
+import { keyOf, sectionOf } from './params.js';
+import { withoutQuery } from '../url/host.js';
 
 /** Options of a `ViewKeys`. */
 export interface ViewKeysOptions {
@@ -76,8 +81,7 @@ const isKeyList = (v: unknown): v is string[] => Array.isArray(v) && v.length <=
 /** Why `r` is not a `ViewRecord` (undefined: it is one). */
 export function viewRecordProblem(r: unknown): string | undefined {
   if (!Array.isArray(r) || r.length !== 3) return 'not a [section, learned keys, banned keys] record';
-  const section = sectionProblem(r[0]);
-  if (section !== undefined) return `section ${section}`;
+  if (typeof r[0] !== 'string' || !/^https?:\/\/[^/?#\s]+\/[^?#\s]*$/.test(r[0]) || viewScopeOf(r[0]) !== r[0]) return `section ${JSON.stringify(r[0])} is not an http(s) origin with a path of one segment, or a page at the root`;
   if (!isKeyList(r[1]) || !isKeyList(r[2])) return 'its keys are not lists of query key names (1–256 characters, no & = ? # or space)';
   return undefined;
 }
@@ -99,6 +103,23 @@ interface Section {
   readonly evidence: Map<string, KeyEvidence>;
   /** Rows refused for this section's keys since the last check let through. */
   refusals: number;
+  /** More keys were banned here than `maxKeysPerSection` holds: nothing more is learned (a ban is never dropped). */
+  closed: boolean;
+}
+
+/**
+ * The scope of `url`'s view lessons: its section (origin and first path segment, `/shop/`), or
+ * for a page at the root its own path (`/index.php`, `/article`): every script at the root shares
+ * the section `origin/`, and a lesson of one (`?orderby` of a listing) says nothing of another
+ * (`/viewtopic.php?t=`).
+ */
+export function viewScopeOf(url: string): string | undefined {
+  const section = sectionOf(url);
+  if (section === undefined) return undefined;
+  const path = withoutQuery(url);
+  // The section is the origin's root (`http://a.test/`) only for a page at the root.
+  const atRoot = section.indexOf('/', section.indexOf('://') + 3) === section.length - 1;
+  return atRoot && path.length > section.length ? path : section;
 }
 
 /** A URL's query pairs (none without a query). */
@@ -143,7 +164,7 @@ export class ViewKeys {
     if (dropped.size === 0 || keptPairs.length === pairs.length) return undefined;
     for (const p of keptPairs) if (dropped.has(keyOf(p))) return undefined;
     if ((keptPairs.length === 0 ? base : `${base}?${keptPairs.join('&')}`) !== canonical) return undefined;
-    const section = sectionOf(url);
+    const section = viewScopeOf(url);
     if (section === undefined) return undefined;
     const s = this.#sections.get(section);
     if (s !== undefined && [...dropped].every((k) => s.banned.has(k))) return undefined;
@@ -159,7 +180,7 @@ export class ViewKeys {
   observe(url: string, canonical: string | undefined, novel: number): ViewChange | undefined {
     if (typeof url !== 'string') throw new InvalidArgumentError(`ViewKeys.observe url must be a string, got ${typeof url}`);
     if (!Number.isInteger(novel) || novel < 0) throw new InvalidArgumentError(`ViewKeys.observe novel must be a non-negative integer, got ${String(novel)}`);
-    const section = sectionOf(url);
+    const section = viewScopeOf(url);
     if (section === undefined) return undefined;
     // The site names this URL, keys and all, its page: those keys matter here.
     if (canonical === url) {
@@ -172,36 +193,39 @@ export class ViewKeys {
     // The canonical keeps a key of this page: that key is part of the page's name.
     const kept = pairsOf(canonical!).map(keyOf);
     const banned = kept.length > 0 ? this.#ban(section, kept) : undefined;
-    const learned: string[] = [];
-    const lifted: string[] = [];
-    const values = new Map(pairsOf(url).map((p) => [keyOf(p), p.slice(p.indexOf('=') + 1)] as const).reverse());
-    for (const k of dropped) {
-      if (s.banned.has(k)) continue;
-      const ev = this.#evidenceOf(s, k);
-      if (ev === undefined) continue;
-      if (novel > 0) {
-        if (ev.novel.size < MAX_SAMPLES) ev.novel.add(url);
-        if (s.learned.has(k)) {
-          this.#unlearn(s, k);
-          lifted.push(k);
-        }
-        continue;
+    if (novel > 0) {
+      // News: against every key dropped; a learned one was wrong here, banned for the run (a
+      // lesson lifted and learned again would refuse the rows it had just given back).
+      const wrong = [...dropped].filter((k) => s.learned.has(k));
+      for (const k of dropped) {
+        const ev = s.banned.has(k) || s.learned.has(k) ? undefined : this.#evidenceOf(s, k);
+        if (ev !== undefined && ev.novel.size < MAX_SAMPLES) ev.novel.add(url);
       }
-      if (ev.quiet.has(url)) continue;
-      if (ev.quiet.size < MAX_SAMPLES) ev.quiet.add(url);
-      const v = values.get(k) ?? '';
-      const seen = ev.values.get(v);
-      if (seen !== undefined) {
-        ev.values.set(v, seen + 1);
-        ev.repeated = true;
-      } else if (ev.values.size < MAX_SAMPLES) ev.values.set(v, 1);
-      if (!s.learned.has(k) && ev.repeated && ev.quiet.size >= this.options.minEvidence && ev.quiet.size >= 2 * ev.novel.size) {
-        this.#learn(s, k);
-        learned.push(k);
-      }
+      const lifted = wrong.length > 0 ? this.#ban(section, wrong) : undefined;
+      const keys = [...(lifted?.keys ?? []), ...(banned?.keys ?? [])];
+      return keys.length > 0 ? { change: 'lifted', section, keys } : undefined;
     }
-    if (lifted.length > 0 || banned !== undefined) return { change: 'lifted', section, keys: [...lifted, ...(banned?.keys ?? [])] };
-    return learned.length > 0 ? { change: 'learned', section, keys: learned } : undefined;
+    if (banned !== undefined) return banned;
+    // A quiet page is evidence only for the one key it drops that is not learned yet: with two
+    // (`?page=2&orderby=date`), the page may be quiet for the other's sake (page 2 fetched
+    // already under `?page=2&orderby=price`), which says nothing of `page`.
+    const open = [...dropped].filter((k) => !s.learned.has(k) && !s.banned.has(k));
+    if (open.length !== 1) return undefined;
+    const k = open[0]!;
+    const ev = this.#evidenceOf(s, k);
+    if (ev === undefined || ev.quiet.has(url) || ev.quiet.size >= MAX_SAMPLES) return undefined;
+    ev.quiet.add(url);
+    const pair = pairsOf(url).find((p) => keyOf(p) === k)!;
+    const v = pair.slice(pair.indexOf('=') + 1);
+    const seen = ev.values.get(v);
+    if (seen !== undefined) {
+      ev.values.set(v, seen + 1);
+      ev.repeated = true;
+    } else if (ev.values.size < MAX_SAMPLES) ev.values.set(v, 1);
+    if (!ev.repeated || ev.quiet.size < this.options.minEvidence || ev.quiet.size < 2 * ev.novel.size || s.closed) return undefined;
+    s.evidence.delete(k);
+    this.#learn(s, k);
+    return { change: 'learned', section, keys: [k] };
   }
 
   /** `url` (canonical form) less the view keys learned for its section, or undefined when it carries none. */
@@ -209,7 +233,7 @@ export class ViewKeys {
     if (this.#learnedSections === 0) return undefined;
     const q = url.indexOf('?');
     if (q < 0) return undefined;
-    const s = this.#sections.get(sectionOf(url) ?? '');
+    const s = this.#sections.get(viewScopeOf(url) ?? '');
     if (s === undefined || s.learned.size === 0) return undefined;
     const all = pairsOf(url);
     const pairs = all.filter((p) => !s.learned.has(keyOf(p)));
@@ -219,11 +243,16 @@ export class ViewKeys {
 
   /**
    * Whether a queued URL is refused at dispatch: it carries a view key learned for its section
-   * since it was queued. Never a seed (`depth` 0); every `checkEvery`th is let through as a check.
+   * since it was queued, and the URL without it is `known` (has a row). Never a seed (`depth` 0);
+   * every `checkEvery`th is let through as a check.
    */
-  refuses(url: string, depth: number): boolean {
-    if (depth === 0 || this.rewrite(url) === undefined) return false;
-    const s = this.#sections.get(sectionOf(url)!)!;
+  refuses(url: string, depth: number, known?: (url: string) => boolean): boolean {
+    if (depth === 0) return false;
+    const to = this.rewrite(url);
+    // The page without the keys must be on its way: a row of its own (a menu that links a
+    // listing only with `?orderby=menu_order` would otherwise never be reached).
+    if (to === undefined || (known !== undefined && !known(to))) return false;
+    const s = this.#sections.get(viewScopeOf(url)!)!;
     if (++s.refusals >= this.options.checkEvery) {
       s.refusals = 0;
       return false;
@@ -237,7 +266,7 @@ export class ViewKeys {
    * are banned. Returns the keys lifted, or undefined when none.
    */
   refuted(original: string, rewritten: string): ViewChange | undefined {
-    const section = sectionOf(original);
+    const section = viewScopeOf(original);
     const s = section === undefined ? undefined : this.#sections.get(section);
     if (s === undefined || s.learned.size === 0) return undefined;
     const kept = new Set(pairsOf(rewritten).map(keyOf));
@@ -247,7 +276,7 @@ export class ViewKeys {
 
   /** Whether `url` carries one of `keys` (in `section`, when given: the rows a lifted lesson had refused). */
   static carries(url: string, keys: ReadonlySet<string> | readonly string[], section?: string): boolean {
-    if (section !== undefined && sectionOf(url) !== section) return false;
+    if (section !== undefined && viewScopeOf(url) !== section) return false;
     const has = Array.isArray(keys) ? (k: string) => keys.includes(k) : (k: string) => (keys as ReadonlySet<string>).has(k);
     return pairsOf(url).some((p) => has(keyOf(p)));
   }
@@ -284,7 +313,7 @@ export class ViewKeys {
   #section(section: string): Section {
     let s = this.#sections.get(section);
     if (s !== undefined) return s;
-    s = { learned: new Set(), banned: new Set(), evidence: new Map(), refusals: 0 };
+    s = { learned: new Set(), banned: new Set(), evidence: new Map(), refusals: 0, closed: false };
     this.#sections.set(section, s);
     if (this.#sections.size > this.options.maxSections) {
       // Forget a section without a lesson first, then one with bans only, then the oldest —
@@ -335,6 +364,7 @@ export class ViewKeys {
       this.#unlearn(s, k);
       s.evidence.delete(k);
       if (s.banned.size < this.options.maxKeysPerSection || s.banned.has(k)) s.banned.add(k);
+      else s.closed = true;
     }
     return lifted.length > 0 ? { change: 'lifted', section, keys: lifted } : undefined;
   }

@@ -211,8 +211,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #paging: PagingEnd | undefined;
   /** Query keys learned ignorable per section of a site (`EngineOptions.learnParams`). */
   readonly #params: ParamLearner | undefined;
-  /** Paths answering one login form whatever is asked (under `learnParams`). */
+  /** Query keys that select a view of a page its site names canonical (under `learnParams`). */
   readonly #views: ViewKeys | undefined;
+  /** Paths answering one login form whatever is asked (under `learnParams`). */
   readonly #walls: LoginWalls | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
@@ -393,6 +394,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       tally: this.#tally,
       params: this.#params,
       views: this.#views,
+      knows: (url) => this.#frontier === undefined || this.#frontier.knownCount([url]) === 1,
       walls: this.#walls,
       anchors: this.#anchors,
       slashes: this.#slashes,
@@ -1212,9 +1214,8 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * A page's lesson on view keys (`ViewKeys`): for a page whose rel=canonical is its URL less some
-   * keys, how many of its followed links to other paths of its origin (links carrying one of
-   * those keys aside: views too) the crawl did not know, asked of the frontier before this page's
-   * links enter it. A lesson lifted queues again the rows it refused (single process, as
+   * keys, how many of its followed links to other paths of its origin the crawl did not know,
+   * asked of the frontier before this page's links enter it. A lesson lifted queues again the rows it refused (single process, as
    * `#wallLesson`).
    */
   #viewLesson(req: FetchRequest, canonical: string | undefined, links: readonly Link[]): void {
@@ -1222,12 +1223,16 @@ export class Engine extends EventEmitter<EngineEvents> {
     const dropped = views.viewKeysOf(req.url, canonical);
     const frontier = this.#frontierOf(req.host);
     let novel = 0;
+    // No frontier to ask (a cluster slot gone): the page is no evidence either way.
+    if (dropped !== undefined && frontier === undefined) return;
     if (dropped !== undefined && frontier !== undefined) {
       const path = withoutQuery(req.url);
       const origin = `${req.url.slice(0, originEnd(req.url))}/`;
       const others = new Set<string>();
       for (const l of links) {
-        if (l.nofollow === true || !l.url.startsWith(origin) || withoutQuery(l.url) === path || ViewKeys.carries(l.url, dropped)) continue;
+        // Links to this page's own path are its views (the filters); one to another path is news
+        // if the crawl did not know it, whatever keys it carries (`/docs/x?lang=fr`).
+        if (l.nofollow === true || !l.url.startsWith(origin) || withoutQuery(l.url) === path) continue;
         others.add(l.url);
       }
       novel = others.size - frontier.knownCount([...others]);
@@ -1845,6 +1850,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (url === links[i]!.url) continue;
       out ??= links.slice();
       out[i] = { ...links[i]!, url };
+      // A view's rewrite leads to the page its site names canonical, most often fetched already:
+      // not remembered for `#checkRewrite` (it would crowd out the other learners' entries).
+      if (v !== undefined && url === v && a === undefined && sl === undefined && cs === undefined && ix === undefined && p === undefined) continue;
       if (!this.#rewritten.has(url)) {
         this.#rewritten.set(url, links[i]!.url);
         if (this.#rewritten.size > MAX_REWRITTEN) evictOldest(this.#rewritten);

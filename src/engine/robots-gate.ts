@@ -73,6 +73,8 @@ export interface RobotsGateOptions {
   readonly params?: ParamLearner | undefined;
   /** Query keys learned to select a view of the page the site names canonical: a queued URL carrying one is refused. */
   readonly views?: ViewKeys | undefined;
+  /** Whether a URL has a row in the frontier (a view is refused only while the page without its keys has one). */
+  readonly knows?: ((url: string) => boolean) | undefined;
   /** Paths learned to answer one login form whatever is asked: their queued URLs are refused. */
   readonly walls?: LoginWalls | undefined;
   /** URL shapes whose anchored links are copies of their page: such a link queued is refused. */
@@ -302,7 +304,7 @@ export class RobotsGate implements RobotsSeam {
       this.o.tally.paramCopy();
       return true;
     }
-    if (this.o.views?.refuses(url, depth) === true) {
+    if (this.o.views?.refuses(url, depth, this.o.knows) === true) {
       this.o.tally.viewCopy();
       return true;
     }

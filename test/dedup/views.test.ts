@@ -26,10 +26,39 @@ describe('ViewKeys', () => {
     expect(v.learned()).toEqual([{ section: S, keys: ['color'] }]);
   });
 
-  it('never learns a key with a value per page (an id under a site-wide canonical)', () => {
+  it('never learns a key with a value per page (an id under a site-wide canonical), even beside another key', () => {
     const v = new ViewKeys();
-    for (let id = 1; id <= 40; id++) expect(v.observe(`http://a.test/article?id=${id}`, 'http://a.test/article', 0)).toBeUndefined();
+    for (let id = 1; id <= 40; id++) {
+      expect(v.observe(`http://a.test/article?id=${id}`, 'http://a.test/article', 0)).toBeUndefined();
+      // The same article's print view: quiet (the article's links are known), `id` repeated — but
+      // two keys dropped, so it is evidence for neither.
+      expect(v.observe(`http://a.test/article?id=${id}&print=1`, 'http://a.test/article', 0)).toBeUndefined();
+    }
+    // A recrawl of the same URLs counts no value twice.
+    for (let id = 1; id <= 40; id++) v.observe(`http://a.test/article?id=${id}`, 'http://a.test/article', 0);
     expect(v.learned()).toEqual([]);
+  });
+
+  it('takes a quiet page with two keys dropped as evidence for neither (page 2 under a second sort order)', () => {
+    const v = new ViewKeys();
+    const B = 'http://a.test/blog/';
+    for (let n = 2; n <= 9; n++) {
+      v.observe(`${B}?page=${n}&orderby=date`, B, 0);
+      v.observe(`${B}?page=${n}&orderby=title`, B, 0);
+    }
+    expect(v.learned()).toEqual([]);
+  });
+
+  it('keeps each page at the root its own scope: a lesson of /list.php says nothing of /article.php', () => {
+    const v = new ViewKeys();
+    const L = 'http://a.test/list.php';
+    v.observe(`${L}?sort=a&p=1`, `${L}?p=1`, 0);
+    v.observe(`${L}?sort=a&p=2`, `${L}?p=2`, 0);
+    expect(v.observe(`${L}?sort=b&p=3`, `${L}?p=3`, 0)).toEqual({ change: 'learned', section: L, keys: ['sort'] });
+    expect(v.rewrite(`${L}?sort=z`)).toBe(L);
+    expect(v.rewrite('http://a.test/article.php?sort=z')).toBeUndefined();
+    expect(viewRecordProblem([L, ['sort'], []])).toBeUndefined();
+    expect(viewRecordProblem(['http://a.test/a/b', ['sort'], []])).toMatch(/section/);
   });
 
   it('counts views that brought new links against the key: quiet ones must be twice as many', () => {
@@ -51,6 +80,9 @@ describe('ViewKeys', () => {
     // A check brings links the crawl did not know: the lesson ends, the refused rows may come back.
     expect(v.observe(`${S}?color=green`, S, 3)).toEqual({ change: 'lifted', section: S, keys: ['color'] });
     expect(v.rewrite(`${S}?color=red`)).toBeUndefined();
+    // Banned for the run: quiet pages do not teach it again.
+    for (const x of [3, 4, 5, 6, 7, 8]) v.observe(`${S}?color=red&x=${x}`, `${S}?x=${x}`, 0);
+    expect(v.learned()).toEqual([]);
     expect(ViewKeys.carries(`${S}?a=1&color=red`, ['color'], S)).toBe(true);
     expect(ViewKeys.carries('http://shop.test/blog/?color=red', ['color'], S)).toBe(false);
     // A page naming itself canonical with the key: it matters here, for the rest of the run.
@@ -80,6 +112,9 @@ describe('ViewKeys', () => {
     const verdicts = Array.from({ length: 64 }, (_, i) => v.refuses(`${S}?color=c${i}`, 2));
     expect(verdicts.filter((r) => !r).length).toBe(2);
     expect(verdicts[31]).toBe(false);
+    // Not while the URL without the key has no row of its own: the view is the way to that page.
+    expect(v.refuses(`${S}?color=red`, 2, () => false)).toBe(false);
+    expect(v.refuses(`${S}?color=red`, 2, (u) => u === S)).toBe(true);
   });
 
   it('bans a key a rewritten link proved wrong (the page without it is not there)', () => {
@@ -111,9 +146,10 @@ describe('ViewKeys', () => {
       for (const [value, other] of [['a', 1], ['a', 2], ['b', 3]] as const) v.observe(`${section}?${key}=${value}&z=${other}`, `${section}?z=${other}`, 0);
     };
     for (let i = 0; i < 50; i++) learn(`http://h${i}.test/s/`, 'k');
-    // Keys past the per-section bound gather no evidence.
-    for (const k of ['k1', 'k2', 'k3']) learn(S, k);
     expect(v.export().length).toBe(4);
-    expect(v.learned().find((l) => l.section === S)?.keys).toEqual(['k1', 'k2']);
+    // Two keys gather evidence at a time; a third waits for a slot (freed when one is learned).
+    const w = new ViewKeys({ maxKeysPerSection: 2 });
+    for (const [value, other] of [['a', 1], ['a', 2], ['b', 3]] as const) for (const k of ['k1', 'k2', 'k3']) w.observe(`${S}?${k}=${value}&z=${other}`, `${S}?z=${other}`, 0);
+    expect(w.learned()).toEqual([{ section: S, keys: ['k1', 'k2'] }]);
   });
 });

@@ -105,8 +105,9 @@ describe('query keys that select a view of a page the site names canonical', () 
     const s = e.summary();
     expect(s.reason).toBe('drained');
     for (const p of PRODUCTS) expect(asked, `/product/${p.id}`).toContain(`/product/${p.id}`);
-    // Hundreds of combinations are linked; a handful were fetched to learn and as checks.
-    expect(asked.filter(filtered).length).toBeLessThan(30);
+    // Hundreds of combinations are linked (the next test); a few dozen were fetched to learn (a
+    // key learns only from pages that drop it alone) and as checks.
+    expect(asked.filter(filtered).length).toBeLessThan(80);
     expect(s.viewKeys).toEqual([{ section: `${base}/shop/`, keys: expect.arrayContaining(['filter_color', 'filter_size']) }]);
     expect(s.counts.viewRewrites).toBeGreaterThan(0);
     // Pagination named canonical to page 1 lists posts of its own; `?id=` selects articles.
