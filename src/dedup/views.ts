@@ -11,29 +11,28 @@
  * canonical page's text, because a wrong merge loses pages — bans the key instead.
  *
  * Here the second signal is not the text but what the page *brings*: a view lists items the
- * crawl reaches anyway. A page is evidence for the keys its canonical drops (the canonical is
- * exactly its URL less those keys, values unchanged) when it brought no link the crawl did not
- * know (`novel`, counted by the engine over its followed links to other paths of its origin). A
- * page that did bring new links
- * counts against them; a quiet page is evidence only for the one key it drops that is not learned
- * yet (with two, it may be quiet for the other's sake). A key is learned for its section (origin
- * and first path segment, as `ParamLearner`'s scope; a page at the root is its own scope) once
- * `minEvidence` distinct URLs were quiet, at least twice as many as brought news, and one of its
- * values came back on two of them: facets and sort orders reuse a few values (`red`, `price`)
- * across many URLs, while a key that selects content — an article's `?id=` under a site-wide
- * canonical gone wrong — has a value per page. Pagination named canonical to its first page (a
- * known mistake of some sites) brings new items on its pages, so it is learned only when the
- * items are known already (a sitemap, or the filters showed them). A link to another path that
- * carries the key counts as news (`/docs/x?lang=fr` from `/docs/?lang=fr`), links to the page's
- * own path do not (the filters themselves).
+ * crawl reaches anyway. A page whose canonical is exactly its URL less some keys (values
+ * unchanged) counts against them all when it brought links the crawl did not know (`novel`,
+ * counted by the engine over its followed links to other paths of its origin, whatever keys they
+ * carry: `/docs/x?lang=fr` from `/docs/?lang=fr` is news; links to its own path, the filters
+ * themselves, are not counted), and is *quiet* evidence otherwise — for the one key it drops that
+ * is not learned yet, and only then (with two dropped, it may be quiet for the other's sake:
+ * `?page=2&orderby=date` after `?page=2&orderby=price`). A key is learned for its scope (the
+ * section, origin and first path segment as `ParamLearner`'s; a page at the root is its own) once
+ * `minEvidence` distinct URLs were quiet, at least twice as many as brought news, one of its
+ * values came back on two of them, and some value is a word, not a number: facets and sort orders
+ * reuse a few values (`red`, `price`) across many URLs, while a key that selects content — an
+ * article's `?id=` under a site-wide canonical gone wrong, the pages of an article or a list
+ * named canonical to the first (a known mistake) — has a value per page or a number as its value.
  *
- * Once learned, links drop the section's view keys before they are keyed (`rewrite`): they lead
- * to the page the site names canonical, known or fetched once. Rows queued before the lesson
- * that carry such a key are refused at dispatch (`refuses`; never a seed), every `checkEvery`th
- * let through as a check, and only while the URL without them has a row. A check (or any page of
- * the key) that brings new links bans the key for the run (`'lifted'`: the engine queues the
- * refused rows again; links already rewritten stay so), as does a page naming itself canonical
- * with the key (the site says it matters).
+ * Once learned, links drop the section's view keys before they are keyed (`takeLink`): they lead
+ * to the page the site names canonical, known or fetched once; every `checkEvery`th such link is
+ * kept whole and fetched as a check. Rows queued before the lesson that carry such a key are
+ * refused at dispatch (`refuses`; never a seed), every `checkEvery`th let through as a check, and
+ * only while the URL without them has a row. A check (or any page of the key) that brings new
+ * links bans the key for the run (`'lifted'`: the engine queues the refused rows again; links
+ * already rewritten stay so), as does a page naming itself canonical with the key (the site says
+ * it matters) or a rewritten link that finds no page (`refuted`).
  *
  * Owns: per section, the keys learned and banned and the evidence so far. Never: fetch, count a
  * link's novelty (the engine asks the frontier), URL identity, or clocks. A checkpoint keeps the
@@ -66,6 +65,9 @@ const resolveViewOptions = defineOptions<ViewKeysOptions>('ViewKeysOptions', {
 /** Distinct URLs (and values) remembered per key and side: past this, counts stop growing. */
 const MAX_SAMPLES = 64;
 
+/** Links kept whole as checks and not fetched yet, remembered (≈ 100 kB at 100-character URLs). */
+const MAX_CHECKS = 1024;
+
 /** A section's learned and banned view keys as a checkpoint keeps them (`ViewKeys.export`). */
 export type ViewRecord = readonly [section: string, learned: readonly string[], banned: readonly string[]];
 
@@ -76,7 +78,7 @@ export interface ViewChange {
   readonly keys: readonly string[];
 }
 
-const isKeyList = (v: unknown): v is string[] => Array.isArray(v) && v.length <= 256 && v.every((k) => typeof k === 'string' && k.length > 0 && k.length <= 256 && !/[&=?#\s]/.test(k));
+const isKeyList = (v: unknown): v is string[] => Array.isArray(v) && v.length <= 256 && v.every((k) => typeof k === 'string' && isViewKey(k));
 
 /** Why `r` is not a `ViewRecord` (undefined: it is one). */
 export function viewRecordProblem(r: unknown): string | undefined {
@@ -95,6 +97,8 @@ interface KeyEvidence {
   readonly values: Map<string, number>;
   /** Some value came back on two quiet URLs. */
   repeated: boolean;
+  /** Some quiet value is more than digits (`red`, `price`): a key of numbers only is not learned. */
+  worded: boolean;
 }
 
 interface Section {
@@ -103,6 +107,8 @@ interface Section {
   readonly evidence: Map<string, KeyEvidence>;
   /** Rows refused for this section's keys since the last check let through. */
   refusals: number;
+  /** Links rewritten for this section's keys since the last one kept as a check. */
+  linkChecks: number;
   /** More keys were banned here than `maxKeysPerSection` holds: nothing more is learned (a ban is never dropped). */
   closed: boolean;
 }
@@ -122,6 +128,11 @@ export function viewScopeOf(url: string): string | undefined {
   return atRoot && path.length > section.length ? path : section;
 }
 
+/** Whether `k` can be a lesson's key as a checkpoint keeps it (`viewRecordProblem`'s rule). */
+function isViewKey(k: string): boolean {
+  return k.length > 0 && k.length <= 256 && !/[&=?#\s]/.test(k);
+}
+
 /** A URL's query pairs (none without a query). */
 function pairsOf(url: string): string[] {
   const q = url.indexOf('?');
@@ -134,6 +145,8 @@ export class ViewKeys {
   readonly #sections = new Map<string, Section>();
   /** Sections with a learned key: `rewrite` and `refuses` look at a URL's query only when some are. */
   #learnedSections = 0;
+  /** Links kept whole as checks (`takeLink`), so `refuses` lets their rows through (oldest dropped). */
+  readonly #checks = new Set<string>();
 
   constructor(options?: Partial<ViewKeysOptions> | null) {
     this.options = resolveViewOptions(options);
@@ -142,8 +155,8 @@ export class ViewKeys {
   /**
    * The keys a page's canonical drops, when the page may be evidence on them: `canonical` is
    * exactly `url` less those keys (values unchanged) and some of them are not banned in its
-   * section. The engine counts the page's new links only then, leaving out links that carry one
-   * of these keys. Undefined otherwise (no canonical, the page's own, another path or query).
+   * section. The engine counts the page's new links only then. Undefined otherwise (no
+   * canonical, the page's own, another path or query).
    */
   viewKeysOf(url: string, canonical: string | undefined): ReadonlySet<string> | undefined {
     if (canonical === undefined || canonical === url) return undefined;
@@ -174,8 +187,7 @@ export class ViewKeys {
   /**
    * A page fetched whole at `url` (canonical form) with its `<link rel=canonical>` (canonical form,
    * or undefined) and `novel`, how many of its links to other paths of its origin the crawl did
-   * not know before it (links carrying a key of `viewKeysOf` aside). Returns what it changed, or
-   * undefined.
+   * not know before it. Returns what it changed, or undefined.
    */
   observe(url: string, canonical: string | undefined, novel: number): ViewChange | undefined {
     if (typeof url !== 'string') throw new InvalidArgumentError(`ViewKeys.observe url must be a string, got ${typeof url}`);
@@ -217,12 +229,13 @@ export class ViewKeys {
     ev.quiet.add(url);
     const pair = pairsOf(url).find((p) => keyOf(p) === k)!;
     const v = pair.slice(pair.indexOf('=') + 1);
+    if (!/^[\d,.+-]*$/.test(v)) ev.worded = true;
     const seen = ev.values.get(v);
     if (seen !== undefined) {
       ev.values.set(v, seen + 1);
       ev.repeated = true;
     } else if (ev.values.size < MAX_SAMPLES) ev.values.set(v, 1);
-    if (!ev.repeated || ev.quiet.size < this.options.minEvidence || ev.quiet.size < 2 * ev.novel.size || s.closed) return undefined;
+    if (!ev.repeated || !ev.worded || ev.quiet.size < this.options.minEvidence || ev.quiet.size < 2 * ev.novel.size || s.closed) return undefined;
     s.evidence.delete(k);
     this.#learn(s, k);
     return { change: 'learned', section, keys: [k] };
@@ -242,6 +255,22 @@ export class ViewKeys {
   }
 
   /**
+   * A page's link as the engine keys it: `rewrite(url)`, but every `checkEvery`th link of a
+   * section that a lesson would rewrite is kept whole, fetched as a check (`refuses` lets it
+   * through): a lesson learned from a few early pages keeps being tested by the links found later.
+   */
+  takeLink(url: string): string | undefined {
+    const to = this.rewrite(url);
+    if (to === undefined) return undefined;
+    const s = this.#sections.get(viewScopeOf(url)!)!;
+    if (++s.linkChecks < this.options.checkEvery) return to;
+    s.linkChecks = 0;
+    this.#checks.add(url);
+    if (this.#checks.size > MAX_CHECKS) this.#checks.delete(this.#checks.values().next().value!);
+    return undefined;
+  }
+
+  /**
    * Whether a queued URL is refused at dispatch: it carries a view key learned for its section
    * since it was queued, and the URL without it is `known` (has a row). Never a seed (`depth` 0);
    * every `checkEvery`th is let through as a check.
@@ -252,6 +281,7 @@ export class ViewKeys {
     // The page without the keys must be on its way: a row of its own (a menu that links a
     // listing only with `?orderby=menu_order` would otherwise never be reached).
     if (to === undefined || (known !== undefined && !known(to))) return false;
+    if (this.#checks.delete(url)) return false;
     const s = this.#sections.get(viewScopeOf(url)!)!;
     if (++s.refusals >= this.options.checkEvery) {
       s.refusals = 0;
@@ -302,10 +332,12 @@ export class ViewKeys {
       const problem = viewRecordProblem(r);
       if (problem !== undefined) throw new InvalidArgumentError(`ViewKeys.import: ${problem}`);
       const s = this.#section(r[0]);
-      for (const k of r[2].slice(0, this.options.maxKeysPerSection)) {
+      for (const k of r[2]) {
         this.#unlearn(s, k);
-        s.banned.add(k);
+        if (s.banned.size < this.options.maxKeysPerSection || s.banned.has(k)) s.banned.add(k);
+        else s.closed = true;
       }
+      if (s.banned.size >= this.options.maxKeysPerSection) s.closed = true;
       for (const k of r[1].slice(0, this.options.maxKeysPerSection)) if (!s.banned.has(k)) this.#learn(s, k);
     }
   }
@@ -313,7 +345,7 @@ export class ViewKeys {
   #section(section: string): Section {
     let s = this.#sections.get(section);
     if (s !== undefined) return s;
-    s = { learned: new Set(), banned: new Set(), evidence: new Map(), refusals: 0, closed: false };
+    s = { learned: new Set(), banned: new Set(), evidence: new Map(), refusals: 0, linkChecks: 0, closed: false };
     this.#sections.set(section, s);
     if (this.#sections.size > this.options.maxSections) {
       // Forget a section without a lesson first, then one with bans only, then the oldest —
@@ -337,10 +369,11 @@ export class ViewKeys {
   }
 
   #evidenceOf(s: Section, k: string): KeyEvidence | undefined {
+    if (!isViewKey(k)) return undefined;
     let ev = s.evidence.get(k);
     if (ev !== undefined) return ev;
     if (s.evidence.size >= this.options.maxKeysPerSection) return undefined;
-    ev = { quiet: new Set(), novel: new Set(), values: new Map(), repeated: false };
+    ev = { quiet: new Set(), novel: new Set(), values: new Map(), repeated: false, worded: false };
     s.evidence.set(k, ev);
     return ev;
   }
@@ -360,6 +393,8 @@ export class ViewKeys {
     const s = this.#section(section);
     const lifted: string[] = [];
     for (const k of new Set(keys)) {
+      // A key no lesson can hold (none is learned or evidenced under it) needs no ban either.
+      if (!isViewKey(k)) continue;
       if (s.learned.has(k)) lifted.push(k);
       this.#unlearn(s, k);
       s.evidence.delete(k);

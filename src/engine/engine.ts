@@ -394,7 +394,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       tally: this.#tally,
       params: this.#params,
       views: this.#views,
-      knows: (url) => this.#frontier === undefined || this.#frontier.knownCount([url]) === 1,
+      knows: (url) => this.#hasRow(url),
       walls: this.#walls,
       anchors: this.#anchors,
       slashes: this.#slashes,
@@ -1212,6 +1212,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#requeueRefused((u) => anchorShapeOf(u) === shape, false);
   }
 
+  /** Whether `url` has a row (a cluster node asks the slot of its host group: none here, no). */
+  #hasRow(url: string): boolean {
+    let group: string;
+    try {
+      group = hostGroupKey(url, this.options.grouping);
+    } catch {
+      return false;
+    }
+    return this.#frontierOf(group)?.knownCount([url]) === 1;
+  }
+
   /**
    * A page's lesson on view keys (`ViewKeys`): for a page whose rel=canonical is its URL less some
    * keys, how many of its followed links to other paths of its origin the crawl did not know,
@@ -1842,7 +1853,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         url = p;
         stripped++;
       }
-      const v = views?.rewrite(url);
+      const v = views?.takeLink(url);
       if (v !== undefined) {
         url = v;
         viewed++;
@@ -1852,7 +1863,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       out[i] = { ...links[i]!, url };
       // A view's rewrite leads to the page its site names canonical, most often fetched already:
       // not remembered for `#checkRewrite` (it would crowd out the other learners' entries).
-      if (v !== undefined && url === v && a === undefined && sl === undefined && cs === undefined && ix === undefined && p === undefined) continue;
+      if (v !== undefined && a === undefined && sl === undefined && cs === undefined && ix === undefined && p === undefined) continue;
       if (!this.#rewritten.has(url)) {
         this.#rewritten.set(url, links[i]!.url);
         if (this.#rewritten.size > MAX_REWRITTEN) evictOldest(this.#rewritten);
@@ -1883,7 +1894,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#cases?.refuted(original, url);
     this.#indexFiles?.refuted(original, url);
     this.#params?.refuted(original, url);
-    this.#views?.refuted(original, url);
+    const views = this.#views?.refuted(original, url);
+    if (views !== undefined) this.#requeueRefused((u) => ViewKeys.carries(u, views.keys, views.section), true);
     this.#tally.rewriteMiss(original);
     return original;
   }

@@ -18,6 +18,8 @@ describe('ViewKeys', () => {
     expect(v.rewrite(`${S}?color=red&size=m`)).toBeUndefined();
     // `red` again, beside another key the canonical keeps.
     expect(v.observe(`${S}?color=red&paged=2`, `${S}?paged=2`, 0)).toEqual({ change: 'learned', section: S, keys: ['color'] });
+    // The canonical kept `paged`: the site names it part of the page, banned for the run.
+    expect(v.export()).toEqual([[S, ['color'], ['paged']]]);
     expect(v.rewrite(`${S}?color=red&paged=3`)).toBe(`${S}?paged=3`);
     expect(v.rewrite(`${S}?color=red`)).toBe(S);
     // Another section, another key: untouched.
@@ -37,6 +39,33 @@ describe('ViewKeys', () => {
     // A recrawl of the same URLs counts no value twice.
     for (let id = 1; id <= 40; id++) v.observe(`http://a.test/article?id=${id}`, 'http://a.test/article', 0);
     expect(v.learned()).toEqual([]);
+  });
+
+  it('never learns a key whose values are numbers (the pages of articles named canonical to the first)', () => {
+    const v = new ViewKeys();
+    const N = 'http://a.test/news/';
+    for (const slug of ['a', 'b', 'c', 'd', 'e', 'f']) for (const page of [2, 3]) v.observe(`${N}${slug}?page=${page}`, `${N}${slug}`, 0);
+    expect(v.learned()).toEqual([]);
+  });
+
+  it('keeps every 32nd link a lesson would rewrite whole, as a check its row is not refused for', () => {
+    const v = new ViewKeys();
+    v.import([[S, ['color'], []]]);
+    const taken = Array.from({ length: 64 }, (_, i) => v.takeLink(`${S}?color=c${i}&paged=2`));
+    expect(taken.filter((t) => t === undefined).length).toBe(2);
+    expect(taken[0]).toBe(`${S}?paged=2`);
+    expect(taken[31]).toBeUndefined();
+    // The check's row goes through at dispatch (once); a row of another link of the key does not.
+    expect(v.refuses(`${S}?color=c31&paged=2`, 3, () => true)).toBe(false);
+    expect(v.refuses(`${S}?color=c5&paged=2`, 3, () => true)).toBe(true);
+  });
+
+  it('writes only keys a checkpoint can read back (odd keys are neither learned nor banned)', () => {
+    const v = new ViewKeys();
+    const odd = `${S}?=x&a?b=1&${'k'.repeat(300)}=2&ok=1`;
+    v.observe(odd, odd, 0);
+    for (const r of v.export()) expect(viewRecordProblem(r)).toBeUndefined();
+    expect(v.export()).toEqual([[S, [], ['ok']]]);
   });
 
   it('takes a quiet page with two keys dropped as evidence for neither (page 2 under a second sort order)', () => {

@@ -28,6 +28,8 @@ const WORDS = 'amber birch cedar dune ember fjord grove heron iris juniper kestr
 const title = (n: number): string => `${WORDS[n % WORDS.length]} ${WORDS[(n * 7 + 3) % WORDS.length]} ${WORDS[(n * 13 + 5) % WORDS.length]} no. ${n}`;
 let base = '';
 let asked: string[] = [];
+/** From now on each filtered listing links a product of its own, found nowhere else (the shop changed). */
+let newItems = false;
 
 const html = (res: import('node:http').ServerResponse, body: string, canonical?: string): void => {
   res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -56,7 +58,8 @@ function listing(q: URLSearchParams, res: import('node:http').ServerResponse): v
   const filters = [...COLORS.map((c) => `<a href="${link({ filter_color: toggle(colors, c) })}">${c}</a>`), ...SIZES.map((s) => `<a href="${link({ filter_size: toggle(sizes, s) })}">${s}</a>`), ...['asc', 'desc', 'price'].map((o) => `<a href="${link({ orderby: o })}">${o}</a>`)].join(' ');
   const shown = list.slice((page - 1) * 12, page * 12);
   const pages = Array.from({ length: Math.ceil(list.length / 12) }, (_, k) => `<a href="${link({ paged: k === 0 ? null : String(k + 1) })}">${k + 1}</a>`).join(' ');
-  const items = shown.map((p) => `<li><a href="/product/${p.id}">${title(p.id)}</a> from ${WORDS[(p.id * 3) % WORDS.length]}</li>`).join('');
+  let items = shown.map((p) => `<li><a href="/product/${p.id}">${title(p.id)}</a> from ${WORDS[(p.id * 3) % WORDS.length]}</li>`).join('');
+  if (newItems && (colors.length > 0 || sizes.length > 0)) items += `<li><a href="/new/${encodeURIComponent(q.toString())}">only here</a></li>`;
   html(res, `<aside>${filters}</aside><p>${list.length} results</p><ul>${items}</ul>${pages}`, page > 1 ? `/shop/?paged=${page}` : '/shop/');
 }
 
@@ -74,6 +77,7 @@ const server = createServer((req, res) => {
     const next = page * 5 < POSTS ? `<a href="/blog/?page=${page + 1}">older</a>` : '';
     return html(res, `<ul>${posts.map((n) => `<li><a href="/post/${n}">${title(n + 100)}</a> filed under ${WORDS[(n * 5) % WORDS.length]}</li>`).join('')}</ul>${next}`, '/blog/');
   }
+  if (u.pathname.startsWith('/new/')) return html(res, `<h1>New ${u.pathname.slice(5)}</h1>`);
   if (u.pathname.startsWith('/post/')) return html(res, `<h1>Post ${u.pathname.slice(6)}</h1><p>${'text '.repeat(Number(u.pathname.slice(6)) % 7 + 2)}</p>`);
   if (u.pathname === '/article') {
     // Every article names the bare script canonical (a template gone wrong): `id` selects the page.
@@ -139,6 +143,29 @@ describe('query keys that select a view of a page the site names canonical', () 
       expect(asked.filter(filtered)).toEqual(['/shop/?filter_color=black&filter_size=l&orderby=price']);
       expect(e.summary().viewKeys.map((v) => v.section)).toEqual([`${base}/shop/`]);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a page of a learned key that brings new links bans it, and the URLs refused before are fetched after all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meguri-views-lift-'));
+    try {
+      newItems = false;
+      asked = [];
+      await run(new Engine({ ...options, seeds: [`${base}/shop/`], dataDir: dir }));
+      const first = new Set(asked);
+      // The shop changes: a filtered listing now links a product found nowhere else. A resume
+      // reads the lesson back; its seed, a filtered listing not fetched before, brings that link: the keys are banned.
+      newItems = true;
+      asked = [];
+      const e = new Engine({ ...options, seeds: [`${base}/shop/?filter_color=black,green,red`], dataDir: dir });
+      await run(e);
+      expect(e.summary().viewKeys.flatMap((v) => v.keys)).not.toContain('filter_color');
+      // Filtered listings the first run refused at dispatch are fetched now.
+      const again = asked.filter((a) => filtered(a) && !a.startsWith('/shop/?filter_color=black,green,red') && !first.has(a));
+      expect(again.length).toBeGreaterThan(5);
+    } finally {
+      newItems = false;
       rmSync(dir, { recursive: true, force: true });
     }
   });
