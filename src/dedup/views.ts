@@ -19,20 +19,23 @@
  * is not learned yet, and only then (with two dropped, it may be quiet for the other's sake:
  * `?page=2&orderby=date` after `?page=2&orderby=price`). A key is learned for its scope (the
  * section, origin and first path segment as `ParamLearner`'s; a page at the root is its own) once
- * `minEvidence` distinct URLs were quiet, at least twice as many as brought news, one of its
- * values came back on two of them, and some value is a word, not a number: facets and sort orders
- * reuse a few values (`red`, `price`) across many URLs, while a key that selects content — an
- * article's `?id=` under a site-wide canonical gone wrong, the pages of an article or a list
- * named canonical to the first (a known mistake) — has a value per page or a number as its value.
+ * `minEvidence` distinct URLs were quiet, at least twice as many as brought news, and a worded
+ * value (not a number) came back on two of them, while no number value did: facets and sort
+ * orders reuse a few worded values (`red`, `price`) across many URLs, while a key that selects
+ * content — an article's `?id=` under a site-wide canonical gone wrong, the pages of an article or
+ * a list named canonical to the first (a known mistake) — has a value per page, or numbers that
+ * come back (`page=2` on every article). Left to the checks: a worded id (a slug, a UUID) that
+ * comes back in one section, under a canonical naming the page without it.
  *
  * Once learned, links drop the section's view keys before they are keyed (`takeLink`): they lead
- * to the page the site names canonical, known or fetched once; every `checkEvery`th such link is
- * kept whole and fetched as a check. Rows queued before the lesson that carry such a key are
- * refused at dispatch (`refuses`; never a seed), every `checkEvery`th let through as a check, and
- * only while the URL without them has a row. A check (or any page of the key) that brings new
+ * to the page the site names canonical, known or fetched once; one link in `checkEvery`, picked by
+ * its hash, is kept whole and fetched as a check (not from a view's own page). Rows queued before the lesson that carry such a key are
+ * refused at dispatch (`refuses`; never a seed nor a check), and only while the URL without them
+ * has a row. A check (or any page of the key) that brings new
  * links bans the key for the run (`'lifted'`: the engine queues the refused rows again; links
  * already rewritten stay so), as does a page naming itself canonical with the key (the site says
- * it matters) or a rewritten link that finds no page (`refuted`).
+ * it matters) or a rewritten link, remembered by the engine for another learner's rewrite too,
+ * that finds no page (`refuted`).
  *
  * Owns: per section, the keys learned and banned and the evidence so far. Never: fetch, count a
  * link's novelty (the engine asks the frontier), URL identity, or clocks. A checkpoint keeps the
@@ -65,8 +68,6 @@ const resolveViewOptions = defineOptions<ViewKeysOptions>('ViewKeysOptions', {
 /** Distinct URLs (and values) remembered per key and side: past this, counts stop growing. */
 const MAX_SAMPLES = 64;
 
-/** Links kept whole as checks and not fetched yet, remembered (≈ 100 kB at 100-character URLs). */
-const MAX_CHECKS = 1024;
 
 /** A section's learned and banned view keys as a checkpoint keeps them (`ViewKeys.export`). */
 export type ViewRecord = readonly [section: string, learned: readonly string[], banned: readonly string[]];
@@ -95,20 +96,16 @@ interface KeyEvidence {
   readonly novel: Set<string>;
   /** The key's value on each quiet URL → how many (at most MAX_SAMPLES values). */
   readonly values: Map<string, number>;
-  /** Some value came back on two quiet URLs. */
+  /** Some worded value (not digits alone: `red`, `price`) came back on two quiet URLs. */
   repeated: boolean;
-  /** Some quiet value is more than digits (`red`, `price`): a key of numbers only is not learned. */
-  worded: boolean;
+  /** Some number value (`2`, `1,2`) came back on two quiet URLs: the key pages or counts, never learned. */
+  numbered: boolean;
 }
 
 interface Section {
   readonly learned: Set<string>;
   readonly banned: Set<string>;
   readonly evidence: Map<string, KeyEvidence>;
-  /** Rows refused for this section's keys since the last check let through. */
-  refusals: number;
-  /** Links rewritten for this section's keys since the last one kept as a check. */
-  linkChecks: number;
   /** More keys were banned here than `maxKeysPerSection` holds: nothing more is learned (a ban is never dropped). */
   closed: boolean;
 }
@@ -133,6 +130,20 @@ function isViewKey(k: string): boolean {
   return k.length > 0 && k.length <= 256 && !/[&=?#\s]/.test(k);
 }
 
+/**
+ * Whether a query value is a number or a list of them (`2`, `1,2`, `-5`, `1.5`; escapes decoded:
+ * `1%2C2`): a page number, a count, an id.
+ */
+function isNumberValue(v: string): boolean {
+  let d = v;
+  try {
+    d = decodeURIComponent(v.replace(/\+/g, ' '));
+  } catch {
+    // an undecodable escape is no number
+  }
+  return /^[\d,.+\- ]*$/.test(d);
+}
+
 /** A URL's query pairs (none without a query). */
 function pairsOf(url: string): string[] {
   const q = url.indexOf('?');
@@ -145,8 +156,6 @@ export class ViewKeys {
   readonly #sections = new Map<string, Section>();
   /** Sections with a learned key: `rewrite` and `refuses` look at a URL's query only when some are. */
   #learnedSections = 0;
-  /** Links kept whole as checks (`takeLink`), so `refuses` lets their rows through (oldest dropped). */
-  readonly #checks = new Set<string>();
 
   constructor(options?: Partial<ViewKeysOptions> | null) {
     this.options = resolveViewOptions(options);
@@ -229,13 +238,13 @@ export class ViewKeys {
     ev.quiet.add(url);
     const pair = pairsOf(url).find((p) => keyOf(p) === k)!;
     const v = pair.slice(pair.indexOf('=') + 1);
-    if (!/^[\d,.+-]*$/.test(v)) ev.worded = true;
     const seen = ev.values.get(v);
     if (seen !== undefined) {
       ev.values.set(v, seen + 1);
-      ev.repeated = true;
+      if (isNumberValue(v)) ev.numbered = true;
+      else ev.repeated = true;
     } else if (ev.values.size < MAX_SAMPLES) ev.values.set(v, 1);
-    if (!ev.repeated || !ev.worded || ev.quiet.size < this.options.minEvidence || ev.quiet.size < 2 * ev.novel.size || s.closed) return undefined;
+    if (!ev.repeated || ev.numbered || ev.quiet.size < this.options.minEvidence || ev.quiet.size < 2 * ev.novel.size || s.closed) return undefined;
     s.evidence.delete(k);
     this.#learn(s, k);
     return { change: 'learned', section, keys: [k] };
@@ -255,25 +264,29 @@ export class ViewKeys {
   }
 
   /**
-   * A page's link as the engine keys it: `rewrite(url)`, but every `checkEvery`th link of a
-   * section that a lesson would rewrite is kept whole, fetched as a check (`refuses` lets it
-   * through): a lesson learned from a few early pages keeps being tested by the links found later.
+   * A link found on the page at `from`, as the engine keys it: `rewrite(url)`, except a check — a
+   * URL one in `checkEvery` picks by its hash (`isCheck`), the same in every process and after a
+   * resume — which is kept whole and fetched (`refuses` lets it through): a lesson learned from a
+   * few early pages keeps being tested by links found later. A view's own links are never kept
+   * (a check's page would link more checks, without end, on a listing of 32 filters or more).
    */
-  takeLink(url: string): string | undefined {
+  takeLink(url: string, from: string): string | undefined {
     const to = this.rewrite(url);
-    if (to === undefined) return undefined;
-    const s = this.#sections.get(viewScopeOf(url)!)!;
-    if (++s.linkChecks < this.options.checkEvery) return to;
-    s.linkChecks = 0;
-    this.#checks.add(url);
-    if (this.#checks.size > MAX_CHECKS) this.#checks.delete(this.#checks.values().next().value!);
-    return undefined;
+    if (to === undefined || !this.isCheck(url)) return to;
+    return this.rewrite(from) === undefined ? undefined : to;
+  }
+
+  /** Whether `url` is one of the one in `checkEvery` URLs let through as checks (by an FNV-1a hash of it). */
+  isCheck(url: string): boolean {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
+    return (h >>> 0) % this.options.checkEvery === 0;
   }
 
   /**
    * Whether a queued URL is refused at dispatch: it carries a view key learned for its section
-   * since it was queued, and the URL without it is `known` (has a row). Never a seed (`depth` 0);
-   * every `checkEvery`th is let through as a check.
+   * since it was queued, and the URL without it is `known` (has a row). Never a seed (`depth` 0)
+   * nor a check (`isCheck`: one in `checkEvery`, by the URL's hash).
    */
   refuses(url: string, depth: number, known?: (url: string) => boolean): boolean {
     if (depth === 0) return false;
@@ -281,13 +294,7 @@ export class ViewKeys {
     // The page without the keys must be on its way: a row of its own (a menu that links a
     // listing only with `?orderby=menu_order` would otherwise never be reached).
     if (to === undefined || (known !== undefined && !known(to))) return false;
-    if (this.#checks.delete(url)) return false;
-    const s = this.#sections.get(viewScopeOf(url)!)!;
-    if (++s.refusals >= this.options.checkEvery) {
-      s.refusals = 0;
-      return false;
-    }
-    return true;
+    return !this.isCheck(url);
   }
 
   /**
@@ -337,7 +344,6 @@ export class ViewKeys {
         if (s.banned.size < this.options.maxKeysPerSection || s.banned.has(k)) s.banned.add(k);
         else s.closed = true;
       }
-      if (s.banned.size >= this.options.maxKeysPerSection) s.closed = true;
       for (const k of r[1].slice(0, this.options.maxKeysPerSection)) if (!s.banned.has(k)) this.#learn(s, k);
     }
   }
@@ -345,7 +351,7 @@ export class ViewKeys {
   #section(section: string): Section {
     let s = this.#sections.get(section);
     if (s !== undefined) return s;
-    s = { learned: new Set(), banned: new Set(), evidence: new Map(), refusals: 0, linkChecks: 0, closed: false };
+    s = { learned: new Set(), banned: new Set(), evidence: new Map(), closed: false };
     this.#sections.set(section, s);
     if (this.#sections.size > this.options.maxSections) {
       // Forget a section without a lesson first, then one with bans only, then the oldest —
@@ -373,7 +379,7 @@ export class ViewKeys {
     let ev = s.evidence.get(k);
     if (ev !== undefined) return ev;
     if (s.evidence.size >= this.options.maxKeysPerSection) return undefined;
-    ev = { quiet: new Set(), novel: new Set(), values: new Map(), repeated: false, worded: false };
+    ev = { quiet: new Set(), novel: new Set(), values: new Map(), repeated: false, numbered: false };
     s.evidence.set(k, ev);
     return ev;
   }

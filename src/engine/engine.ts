@@ -1853,7 +1853,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         url = p;
         stripped++;
       }
-      const v = views?.takeLink(url);
+      const v = views?.takeLink(url, req.url);
       if (v !== undefined) {
         url = v;
         viewed++;
