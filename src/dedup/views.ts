@@ -20,7 +20,9 @@
  * `?page=2&orderby=date` after `?page=2&orderby=price`). A key is learned for its scope (the
  * section, origin and first path segment as `ParamLearner`'s; a page at the root is its own) once
  * `minEvidence` distinct URLs were quiet, at least twice as many as brought news, and a worded
- * value (not a number) came back on two of them, while no number value did: facets and sort
+ * value (not a number) came back on two of them, while no number value did so far (a number value
+ * is never dropped from a link, whatever was learned; facets with number values — shoe sizes,
+ * ratings, years — are not learned): facets and sort
  * orders reuse a few worded values (`red`, `price`) across many URLs, while a key that selects
  * content — an article's `?id=` under a site-wide canonical gone wrong, the pages of an article or
  * a list named canonical to the first (a known mistake) — has a value per page, or numbers that
@@ -54,7 +56,7 @@ export interface ViewKeysOptions {
   readonly maxSections: number;
   /** Keys tracked per section. Default 16. */
   readonly maxKeysPerSection: number;
-  /** Of the queued rows a learned key refuses, every this many-th is fetched as a check. Default 32. */
+  /** One URL in this many (by its hash) of a learned key's links and queued rows is fetched as a check. Default 32. */
   readonly checkEvery: number;
 }
 
@@ -141,7 +143,7 @@ function isNumberValue(v: string): boolean {
   } catch {
     // an undecodable escape is no number
   }
-  return /^[\d,.+\- ]*$/.test(d);
+  return /\d/.test(d) && /^[\d,.+\- ]+$/.test(d);
 }
 
 /** A URL's query pairs (none without a query). */
@@ -237,7 +239,7 @@ export class ViewKeys {
     if (ev === undefined || ev.quiet.has(url) || ev.quiet.size >= MAX_SAMPLES) return undefined;
     ev.quiet.add(url);
     const pair = pairsOf(url).find((p) => keyOf(p) === k)!;
-    const v = pair.slice(pair.indexOf('=') + 1);
+    const v = pair.includes('=') ? pair.slice(pair.indexOf('=') + 1) : '';
     const seen = ev.values.get(v);
     if (seen !== undefined) {
       ev.values.set(v, seen + 1);
@@ -258,7 +260,9 @@ export class ViewKeys {
     const s = this.#sections.get(viewScopeOf(url) ?? '');
     if (s === undefined || s.learned.size === 0) return undefined;
     const all = pairsOf(url);
-    const pairs = all.filter((p) => !s.learned.has(keyOf(p)));
+    // A number value is kept whatever was learned: it pages or selects (`page=2`), and a key
+    // learned on worded values first (`page=all`) must not take it away.
+    const pairs = all.filter((p) => !s.learned.has(keyOf(p)) || isNumberValue(p.slice(p.indexOf('=') + 1)));
     if (pairs.length === all.length) return undefined;
     return pairs.length === 0 ? url.slice(0, q) : `${url.slice(0, q)}?${pairs.join('&')}`;
   }
@@ -280,7 +284,8 @@ export class ViewKeys {
   isCheck(url: string): boolean {
     let h = 0x811c9dc5;
     for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
-    return (h >>> 0) % this.options.checkEvery === 0;
+    // The high bits: a multiplicative hash's low bits depend only on the characters' low bits.
+    return Math.floor(((h >>> 0) / 2 ** 32) * this.options.checkEvery) === 0;
   }
 
   /**

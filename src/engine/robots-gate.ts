@@ -289,7 +289,8 @@ export class RobotsGate implements RobotsSeam {
    * Whether a setting refuses `url`: out of scope, a copy of a page fetched this run (query
    * keys learned ignorable, `EngineOptions.learnParams`), a redirect to a page fetched this run
    * (a section's slash rule, `EngineOptions.learnAliases`), a view of a page the site names
-   * canonical (`ViewKeys`, under `learnParams`; not a seed; every 32nd let through), a URL whose path answers one login form
+   * canonical (`ViewKeys`, under `learnParams`; not a seed, nor one URL in 32 picked as a check),
+   * a URL whose path answers one login form
    * whatever is asked (`LoginWalls`, under `learnParams`; not a seed, `depth` 0; every 32nd
    * let through as a check), a name that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).

@@ -69,6 +69,20 @@ describe('ViewKeys', () => {
     v.observe(`${N}e?page=all`, `${N}e`, 0);
     v.observe(`${N}f?page=all`, `${N}f`, 0);
     expect(v.learned()).toEqual([]);
+    // Worded values first: `page` is learned, but a number value is never taken from a link.
+    const o = new ViewKeys();
+    o.observe(`${N}e?page=all`, `${N}e`, 0);
+    o.observe(`${N}f?page=all`, `${N}f`, 0);
+    o.observe(`${N}g?page=all`, `${N}g`, 0);
+    expect(o.learned()).toEqual([{ section: N, keys: ['page'] }]);
+    expect(o.rewrite(`${N}a?page=2`)).toBeUndefined();
+    expect(o.takeLink(`${N}a?page=2`, `${N}a`)).toBeUndefined();
+    expect(o.refuses(`${N}a?page=2`, 3, () => true)).toBe(false);
+    expect(o.rewrite(`${N}a?page=all`)).toBe(`${N}a`);
+    // An empty value or a bare key is no number (a GET form's empty filter): `?size=` comes back as a word.
+    const e = new ViewKeys();
+    for (const x of [1, 2, 3]) e.observe(`${S}?size=&x=${x}`, `${S}?x=${x}`, 0);
+    expect(e.learned()).toEqual([{ section: S, keys: ['size'] }]);
     // Escaped lists of numbers are numbers too.
     const w = new ViewKeys();
     for (const x of [1, 2, 3, 4]) w.observe(`${S}?ids=1%2C2&x=${x}`, `${S}?x=${x}`, 0);
@@ -89,10 +103,10 @@ describe('ViewKeys', () => {
     w.import([[S, [], ['b1', 'b2', 'b3']]]);
     teach(w);
     expect(w.learned()).toEqual([]);
-    // Exactly at the bound it still learns.
+    // Exactly at the bound it still learns (the kept key was banned already: no ban is refused).
     const u = new ViewKeys({ maxKeysPerSection: 2 });
-    u.import([[S, [], ['b1']]]);
-    for (const x of [1, 2, 3]) u.observe(`${S}?color=${x === 3 ? 'b' : 'a'}&x=${x}`, `${S}?x=${x}`, 0);
+    u.import([[S, [], ['b1', 'b2']]]);
+    for (const x of [1, 2, 3]) u.observe(`${S}?color=${x === 3 ? 'b' : 'a'}&b1=${x}`, `${S}?b1=${x}`, 0);
     expect(u.learned()).toEqual([{ section: S, keys: ['color'] }]);
   });
 
