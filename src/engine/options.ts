@@ -227,7 +227,14 @@ export interface EngineOptions {
    * shape (origin, path, query key names) found on two pages of a path were copies of the page
    * they were on, such links are not followed but for one in 32, fetched as a check
    * (`AnchorCopies`, `CrawlSummary.anchorCopies`, `CrawlCounts.anchorCopies`).
-   * Default true; the checkpoint keeps the keys, walls and anchor lessons learned and banned.
+   * And the filters and sort orders of a listing (`/shop/?filter_color=red&orderby=price`, each
+   * naming the unfiltered listing as rel=canonical): once three pages whose canonical drops a key
+   * alone brought no link the crawl did not know and a worded value of it came back, links drop
+   * it, queued URLs carrying it are not fetched, and one URL in 32 is fetched as a check that
+   * bans the key if it brings new links (`ViewKeys`, `CrawlSummary.viewKeys`,
+   * `CrawlCounts.viewRewrites` / `viewCopies`).
+   * Default true; the checkpoint keeps the keys, walls, anchor lessons and view keys learned and
+   * banned.
    */
   readonly learnParams: boolean;
   /**

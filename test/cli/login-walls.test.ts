@@ -142,7 +142,7 @@ describe('viewsLine and viewsText (meguri stats)', () => {
   it('name the sections and their view keys; nothing learned or taken, no line', () => {
     expect(viewsLine([], counts)).toBe('');
     expect(viewsLine([{ section: 'http://a.test/shop/', keys: ['filter_color', 'orderby'] }], { ...counts, viewRewrites: 12, viewCopies: 1 })).toBe(
-      '  views     http://a.test/shop/…?filter_color, orderby — 12 links taken without them, 1 queued URL not fetched (filters and sort orders: pages whose rel=canonical is their URL without the key brought no link the crawl did not know; one in 32 queued is still fetched as a check; --no-learn-params keeps them)',
+      '  views     http://a.test/shop/…?filter_color, orderby — 12 links taken without them, 1 queued URL not fetched (filters and sort orders: pages whose rel=canonical is their URL without the key brought no link the crawl did not know; one URL in 32 is still fetched as a check; --no-learn-params keeps them)',
     );
     expect(viewsText([])).toEqual([]);
     expect(viewsText([['http://a.test/shop/', [], ['paged']]])).toEqual([]);
