@@ -146,6 +146,12 @@ function isNumberValue(v: string): boolean {
   return /\d/.test(d) && /^[\d,.+\- ]+$/.test(d);
 }
 
+/** A query pair's value (`a=1` → `1`; a bare `flag` → ''). */
+function valueOf(pair: string): string {
+  const eq = pair.indexOf('=');
+  return eq < 0 ? '' : pair.slice(eq + 1);
+}
+
 /** A URL's query pairs (none without a query). */
 function pairsOf(url: string): string[] {
   const q = url.indexOf('?');
@@ -239,7 +245,7 @@ export class ViewKeys {
     if (ev === undefined || ev.quiet.has(url) || ev.quiet.size >= MAX_SAMPLES) return undefined;
     ev.quiet.add(url);
     const pair = pairsOf(url).find((p) => keyOf(p) === k)!;
-    const v = pair.includes('=') ? pair.slice(pair.indexOf('=') + 1) : '';
+    const v = valueOf(pair);
     const seen = ev.values.get(v);
     if (seen !== undefined) {
       ev.values.set(v, seen + 1);
@@ -262,7 +268,7 @@ export class ViewKeys {
     const all = pairsOf(url);
     // A number value is kept whatever was learned: it pages or selects (`page=2`), and a key
     // learned on worded values first (`page=all`) must not take it away.
-    const pairs = all.filter((p) => !s.learned.has(keyOf(p)) || isNumberValue(p.slice(p.indexOf('=') + 1)));
+    const pairs = all.filter((p) => !s.learned.has(keyOf(p)) || isNumberValue(valueOf(p)));
     if (pairs.length === all.length) return undefined;
     return pairs.length === 0 ? url.slice(0, q) : `${url.slice(0, q)}?${pairs.join('&')}`;
   }
@@ -317,10 +323,9 @@ export class ViewKeys {
   }
 
   /** Whether `url` carries one of `keys` (in `section`, when given: the rows a lifted lesson had refused). */
-  static carries(url: string, keys: ReadonlySet<string> | readonly string[], section?: string): boolean {
+  static carries(url: string, keys: readonly string[], section?: string): boolean {
     if (section !== undefined && viewScopeOf(url) !== section) return false;
-    const has = Array.isArray(keys) ? (k: string) => keys.includes(k) : (k: string) => (keys as ReadonlySet<string>).has(k);
-    return pairsOf(url).some((p) => has(keyOf(p)));
+    return pairsOf(url).some((p) => keys.includes(keyOf(p)));
   }
 
   /** The keys learned, per section (sections in the order they first held evidence). */
@@ -346,8 +351,7 @@ export class ViewKeys {
       const s = this.#section(r[0]);
       for (const k of r[2]) {
         this.#unlearn(s, k);
-        if (s.banned.size < this.options.maxKeysPerSection || s.banned.has(k)) s.banned.add(k);
-        else s.closed = true;
+        this.#addBan(s, k);
       }
       for (const k of r[1].slice(0, this.options.maxKeysPerSection)) if (!s.banned.has(k)) this.#learn(s, k);
     }
@@ -409,9 +413,14 @@ export class ViewKeys {
       if (s.learned.has(k)) lifted.push(k);
       this.#unlearn(s, k);
       s.evidence.delete(k);
-      if (s.banned.size < this.options.maxKeysPerSection || s.banned.has(k)) s.banned.add(k);
-      else s.closed = true;
+      this.#addBan(s, k);
     }
     return lifted.length > 0 ? { change: 'lifted', section, keys: lifted } : undefined;
+  }
+
+  /** Records a ban; one past the section's bound closes it to learning instead (a ban is never dropped). */
+  #addBan(s: Section, k: string): void {
+    if (s.banned.size < this.options.maxKeysPerSection || s.banned.has(k)) s.banned.add(k);
+    else s.closed = true;
   }
 }

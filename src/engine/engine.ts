@@ -1226,8 +1226,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A page's lesson on view keys (`ViewKeys`): for a page whose rel=canonical is its URL less some
    * keys, how many of its followed links to other paths of its origin the crawl did not know,
-   * asked of the frontier before this page's links enter it. A lesson lifted queues again the rows it refused (single process, as
-   * `#wallLesson`).
+   * asked of the frontier before this page's links enter it. A lesson lifted queues again the
+   * rows it refused (single process, as `#wallLesson`).
    */
   #viewLesson(req: FetchRequest, canonical: string | undefined, links: readonly Link[]): void {
     const views = this.#views!;
