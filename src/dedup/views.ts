@@ -15,7 +15,9 @@
  * unchanged) counts against them all when it brought links the crawl did not know (`novel`,
  * counted by the engine over its followed links to other paths of its origin, whatever keys they
  * carry: `/docs/x?lang=fr` from `/docs/?lang=fr` is news; links to its own path, the filters
- * themselves, are not counted), and is *quiet* evidence otherwise — for the one key it drops that
+ * themselves, are not counted; a link to another page of its own listing paged in the path,
+ * `/shop/page/2/?filter_color=red`, counts as that page less the dropped keys: `newsTargetOf`),
+ * and is *quiet* evidence otherwise — for the one key it drops that
  * is not learned yet, and only then (with two dropped, it may be quiet for the other's sake:
  * `?page=2&orderby=date` after `?page=2&orderby=price`). A key is learned for its scope (the
  * section, origin and first path segment as `ParamLearner`'s; a page at the root is its own) once
@@ -156,6 +158,37 @@ function valueOf(pair: string): string {
 function pairsOf(url: string): string[] {
   const q = url.indexOf('?');
   return q < 0 || q === url.length - 1 ? [] : url.slice(q + 1).split('&');
+}
+
+/**
+ * A page number in the path, WordPress's shape (`/shop/page/2/`, `/category/news/page/3`): a
+ * listing's later pages. Only these words before the number: a bare number in a path is too
+ * often the item itself (`/docs/2`), which must stay news.
+ */
+const PATH_PAGE = /\/(?:page|p|pg|seite|pagina|strona)\/\d{1,6}\/?$/i;
+
+/** A path's listing: the path less a trailing page number and slash (`…/shop/page/2/` and `…/shop/` → `…/shop`). */
+function listingOf(path: string): string {
+  const m = PATH_PAGE.exec(path);
+  if (m !== null) return path.slice(0, m.index);
+  return path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/**
+ * The URL a link found on the view at `page` is judged by when counting its news (the engine
+ * counts those the crawl did not know): a link to another page of the view's own listing
+ * (`/shop/page/2/?filter_color=red` on `/shop/?filter_color=red`) less the keys the view drops —
+ * it is that page's view, news only if that page is (a filtered listing of more than one page
+ * linked its own next page, new to the crawl, and looked like news on every filter); any other
+ * link as it is. All URLs in canonical form.
+ */
+export function newsTargetOf(link: string, page: string, dropped: ReadonlySet<string>): string {
+  const linkPath = withoutQuery(link);
+  if (linkPath.length === link.length || listingOf(linkPath) !== listingOf(withoutQuery(page))) return link;
+  const all = pairsOf(link);
+  const pairs = all.filter((p) => !dropped.has(keyOf(p)));
+  if (pairs.length === all.length) return link;
+  return pairs.length === 0 ? linkPath : `${linkPath}?${pairs.join('&')}`;
 }
 
 /** Learns, per section, query keys that select a view of the page the site names canonical (see the module comment). */

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { ViewKeys, viewRecordProblem } from '../../src/dedup/index.js';
+import { ViewKeys, newsTargetOf, viewRecordProblem } from '../../src/dedup/index.js';
 
 const S = 'http://shop.test/shop/';
 
@@ -237,5 +237,27 @@ describe('ViewKeys', () => {
     const w = new ViewKeys({ maxKeysPerSection: 2 });
     for (const [value, other] of [['a', 1], ['a', 2], ['b', 3]] as const) for (const k of ['k1', 'k2', 'k3']) w.observe(`${S}?${k}=${value}&z=${other}`, `${S}?z=${other}`, 0);
     expect(w.learned()).toEqual([{ section: S, keys: ['k1', 'k2'] }]);
+  });
+});
+
+describe('newsTargetOf', () => {
+  const dropped = new Set(['filter_color', 'orderby']);
+  it("judges a link to another page of the view's own listing, paged in the path, by that page less the view's keys", () => {
+    expect(newsTargetOf(`${S}page/2/?filter_color=red`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/2/`);
+    expect(newsTargetOf(`${S}page/3/?filter_color=red&orderby=price&size=m`, `${S}page/2/?filter_color=red`, dropped)).toBe(`${S}page/3/?size=m`);
+    // From a later page back to the first, and across words for a page (`/seite/2`).
+    expect(newsTargetOf(`${S}?filter_color=red`, `${S}page/4/?filter_color=red`, dropped)).toBe(S);
+    expect(newsTargetOf('http://shop.test/kategorie/seite/2?orderby=preis', 'http://shop.test/kategorie?orderby=preis', dropped)).toBe('http://shop.test/kategorie/seite/2');
+  });
+
+  it('takes every other link as it is: other paths, bare numbers in a path, links without the keys', () => {
+    // Another listing or an item: news if the crawl does not know it, keys and all.
+    expect(newsTargetOf('http://shop.test/shop/hats/?filter_color=red', `${S}?filter_color=red`, dropped)).toBe('http://shop.test/shop/hats/?filter_color=red');
+    expect(newsTargetOf('http://shop.test/product/7?filter_color=red', `${S}?filter_color=red`, dropped)).toBe('http://shop.test/product/7?filter_color=red');
+    // A number in a path is too often the item itself (`/docs/2?lang=fr`).
+    expect(newsTargetOf('http://a.test/docs/2?lang=fr', 'http://a.test/docs/1?lang=fr', new Set(['lang']))).toBe('http://a.test/docs/2?lang=fr');
+    expect(newsTargetOf(`${S}page/2/?size=m`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/2/?size=m`);
+    expect(newsTargetOf(`${S}page/2/`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/2/`);
+    expect(newsTargetOf(`${S}page/x/?filter_color=red`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/x/?filter_color=red`);
   });
 });
