@@ -37,7 +37,7 @@ export { type AliasRecord, OriginAliases, type OriginAliasesOptions, aliasRecord
 export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamRecord, describeLessons, paramRecordProblem, sectionOf } from './params.js';
 export { type SlashLesson, type SlashRecord, type SlashRule, SlashRules, type SlashRulesOptions, slashRecordProblem } from './slashes.js';
 export { AnchorCopies, type AnchorCopiesOptions, type AnchorRecord, MAX_PENDING, anchorRecordProblem, anchorShapeOf } from './anchors.js';
-export { type ViewChange, ViewKeys, type ViewKeysOptions, type ViewRecord, newsTargetOf, viewRecordProblem } from './views.js';
+export { type ViewChange, ViewKeys, type ViewKeysOptions, type ViewRecord, viewRecordProblem } from './views.js';
 export { type LoginWallOptions, LoginWalls, type WallRecord, wallRecordProblem, wallScopeOf } from './loginwall.js';
 export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, caseRecordProblem } from './pathcase.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';

@@ -16,7 +16,7 @@
  * counted by the engine over its followed links to other paths of its origin, whatever keys they
  * carry: `/docs/x?lang=fr` from `/docs/?lang=fr` is news; links to its own path, the filters
  * themselves, are not counted; a link to another page of its own listing paged in the path,
- * `/shop/page/2/?filter_color=red`, counts as that page less the dropped keys: `newsTargetOf`),
+ * `/shop/page/2/?filter_color=red`, counts as that page as taken once learned: `newsTargetOf`),
  * and is *quiet* evidence otherwise — for the one key it drops that
  * is not learned yet, and only then (with two dropped, it may be quiet for the other's sake:
  * `?page=2&orderby=date` after `?page=2&orderby=price`). A key is learned for its scope (the
@@ -163,32 +163,16 @@ function pairsOf(url: string): string[] {
 /**
  * A page number in the path, WordPress's shape (`/shop/page/2/`, `/category/news/page/3`): a
  * listing's later pages. Only these words before the number: a bare number in a path is too
- * often the item itself (`/docs/2`), which must stay news.
+ * often the item itself (`/docs/2`), and so is one after a short word (`/catalog/p/123`, a
+ * product), which must stay news.
  */
-const PATH_PAGE = /\/(?:page|p|pg|seite|pagina|strona)\/\d{1,6}\/?$/i;
+const PATH_PAGE = /\/(?:page|seite|pagina|strona)\/\d{1,6}\/?$/i;
 
 /** A path's listing: the path less a trailing page number and slash (`…/shop/page/2/` and `…/shop/` → `…/shop`). */
 function listingOf(path: string): string {
   const m = PATH_PAGE.exec(path);
   if (m !== null) return path.slice(0, m.index);
   return path.endsWith('/') ? path.slice(0, -1) : path;
-}
-
-/**
- * The URL a link found on the view at `page` is judged by when counting its news (the engine
- * counts those the crawl did not know): a link to another page of the view's own listing
- * (`/shop/page/2/?filter_color=red` on `/shop/?filter_color=red`) less the keys the view drops —
- * it is that page's view, news only if that page is (a filtered listing of more than one page
- * linked its own next page, new to the crawl, and looked like news on every filter); any other
- * link as it is. All URLs in canonical form.
- */
-export function newsTargetOf(link: string, page: string, dropped: ReadonlySet<string>): string {
-  const linkPath = withoutQuery(link);
-  if (linkPath.length === link.length || listingOf(linkPath) !== listingOf(withoutQuery(page))) return link;
-  const all = pairsOf(link);
-  const pairs = all.filter((p) => !dropped.has(keyOf(p)));
-  if (pairs.length === all.length) return link;
-  return pairs.length === 0 ? linkPath : `${linkPath}?${pairs.join('&')}`;
 }
 
 /** Learns, per section, query keys that select a view of the page the site names canonical (see the module comment). */
@@ -289,6 +273,28 @@ export class ViewKeys {
     s.evidence.delete(k);
     this.#learn(s, k);
     return { change: 'learned', section, keys: [k] };
+  }
+
+  /**
+   * The URL a link found on the view at `page` is judged by when the engine counts its news (the
+   * links the crawl did not know): a link to another page of the view's own listing paged in the
+   * path (`/shop/page/2/?filter_color=red` on `/shop/?filter_color=red`) as it would be taken
+   * once the keys the view drops were learned — less those not banned in its scope, number
+   * values kept (`rewrite`'s rule): it is that page's view, news only if that page is (a filtered
+   * listing of more than one page linked its own next page, new to the crawl, and looked like
+   * news on every filter); any other link as it is. All URLs in canonical form.
+   */
+  newsTargetOf(link: string, page: string, dropped: ReadonlySet<string>): string {
+    const linkPath = withoutQuery(link);
+    if (linkPath.length === link.length || listingOf(linkPath) !== listingOf(withoutQuery(page))) return link;
+    const banned = this.#sections.get(viewScopeOf(page) ?? '')?.banned;
+    const all = pairsOf(link);
+    const pairs = all.filter((p) => {
+      const k = keyOf(p);
+      return !dropped.has(k) || banned?.has(k) === true || isNumberValue(valueOf(p));
+    });
+    if (pairs.length === all.length) return link;
+    return pairs.length === 0 ? linkPath : `${linkPath}?${pairs.join('&')}`;
   }
 
   /** `url` (canonical form) less the view keys learned for its section, or undefined when it carries none. */

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, wallScopeOf, newsTargetOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -1242,9 +1242,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       const others = new Set<string>();
       for (const l of links) {
         // Links to this page's own path are its views (the filters); one to another path is news
-        // if the crawl did not know it, whatever keys it carries (`/docs/x?lang=fr`).
+        // if the crawl did not know it, whatever keys it carries (`/docs/x?lang=fr`), but for
+        // another page of this listing paged in the path, judged without this view's keys.
         if (l.nofollow === true || !l.url.startsWith(origin) || withoutQuery(l.url) === path) continue;
-        others.add(newsTargetOf(l.url, req.url, dropped));
+        others.add(views.newsTargetOf(l.url, req.url, dropped));
       }
       novel = others.size - frontier.knownCount([...others]);
     }

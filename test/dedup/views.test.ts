@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { ViewKeys, newsTargetOf, viewRecordProblem } from '../../src/dedup/index.js';
+import { ViewKeys, viewRecordProblem } from '../../src/dedup/index.js';
 
 const S = 'http://shop.test/shop/';
 
@@ -240,24 +240,39 @@ describe('ViewKeys', () => {
   });
 });
 
-describe('newsTargetOf', () => {
+describe('ViewKeys.newsTargetOf', () => {
   const dropped = new Set(['filter_color', 'orderby']);
+  const v = new ViewKeys();
+  const newsTargetOf = (link: string, page: string, keys: ReadonlySet<string>): string => v.newsTargetOf(link, page, keys);
   it("judges a link to another page of the view's own listing, paged in the path, by that page less the view's keys", () => {
     expect(newsTargetOf(`${S}page/2/?filter_color=red`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/2/`);
     expect(newsTargetOf(`${S}page/3/?filter_color=red&orderby=price&size=m`, `${S}page/2/?filter_color=red`, dropped)).toBe(`${S}page/3/?size=m`);
-    // From a later page back to the first, and across words for a page (`/seite/2`).
+    // From a later page back to the first, across words for a page (`/seite/2`), at the root.
     expect(newsTargetOf(`${S}?filter_color=red`, `${S}page/4/?filter_color=red`, dropped)).toBe(S);
     expect(newsTargetOf('http://shop.test/kategorie/seite/2?orderby=preis', 'http://shop.test/kategorie?orderby=preis', dropped)).toBe('http://shop.test/kategorie/seite/2');
+    expect(newsTargetOf('http://shop.test/page/2/?orderby=date', 'http://shop.test/?orderby=date', dropped)).toBe('http://shop.test/page/2/');
   });
 
-  it('takes every other link as it is: other paths, bare numbers in a path, links without the keys', () => {
+  it('takes every other link as it is: other paths, other listings, numbers in a path that may be items, links without the keys', () => {
     // Another listing or an item: news if the crawl does not know it, keys and all.
     expect(newsTargetOf('http://shop.test/shop/hats/?filter_color=red', `${S}?filter_color=red`, dropped)).toBe('http://shop.test/shop/hats/?filter_color=red');
+    expect(newsTargetOf('http://shop.test/shop/hats/page/2/?filter_color=red', `${S}?filter_color=red`, dropped)).toBe('http://shop.test/shop/hats/page/2/?filter_color=red');
     expect(newsTargetOf('http://shop.test/product/7?filter_color=red', `${S}?filter_color=red`, dropped)).toBe('http://shop.test/product/7?filter_color=red');
-    // A number in a path is too often the item itself (`/docs/2?lang=fr`).
+    // A number in a path is too often the item itself (`/docs/2?lang=fr`, `/catalog/p/6?lang=fr`).
     expect(newsTargetOf('http://a.test/docs/2?lang=fr', 'http://a.test/docs/1?lang=fr', new Set(['lang']))).toBe('http://a.test/docs/2?lang=fr');
+    expect(newsTargetOf('http://a.test/catalog/p/6?lang=fr', 'http://a.test/catalog/p/5?lang=fr', new Set(['lang']))).toBe('http://a.test/catalog/p/6?lang=fr');
     expect(newsTargetOf(`${S}page/2/?size=m`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/2/?size=m`);
     expect(newsTargetOf(`${S}page/2/`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/2/`);
     expect(newsTargetOf(`${S}page/x/?filter_color=red`, `${S}?filter_color=red`, dropped)).toBe(`${S}page/x/?filter_color=red`);
+  });
+
+  it('keeps what taking the link would keep: keys banned in the scope and number values', () => {
+    const w = new ViewKeys();
+    // The site names `?lang=fr` part of the page: banned for the run.
+    w.observe(`${S}?lang=fr`, `${S}?lang=fr`, 0);
+    expect(w.export()).toEqual([[S, [], ['lang']]]);
+    const keys = new Set(['lang', 'orderby', 'filter_color']);
+    expect(w.newsTargetOf(`${S}page/3/?lang=fr&orderby=date`, `${S}?lang=fr&orderby=date`, keys)).toBe(`${S}page/3/?lang=fr`);
+    expect(w.newsTargetOf(`${S}page/3/?filter_color=2&orderby=date`, `${S}?filter_color=2&orderby=date`, keys)).toBe(`${S}page/3/?filter_color=2`);
   });
 });
