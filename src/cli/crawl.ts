@@ -80,7 +80,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'sitemap', kind: 'string', arg: 'URL', multiple: true, help: 'a sitemap, sitemap index or RSS/Atom feed to start from (gzip too); its URLs are crawled' },
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
-    { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text; a path (/posting.php) whose URLs answered one login form (a password field, the same text) five times is not fetched again; links to a spot on their own page (?p=7#p7 beside post 7) are not followed once three of their shape were copies of that page; and a listing's filters and sort orders (?filter_color=red, ?orderby=price, named canonical to the listing without them) are dropped from links once three such pages brought no new link" },
+    { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text; a path (/posting.php) whose URLs answered one login form (a password field, the same text) five times is not fetched again; links to a spot on their own page (?p=7#p7 beside post 7) are not followed once three of their shape were copies of that page; and a listing's filters and sort orders (?filter_color=red, ?orderby=price, named canonical to the listing without them) are dropped from links once three such pages brought no new link; and a query pair whose pages name a page the crawl knows as theirs (?view=next showing the next topic, by rel=canonical or redirect) is not fetched once five of its URLs on a path did so" },
     { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, and links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same" },
     { name: 'no-cookies', kind: 'boolean', help: 'send no cookies; by default the cookies a site sets are sent back to it for the rest of the run, as a browser does (RFC 6265 rules, memory only), and a redirect to the page itself (a cookie check) is fetched again with them' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
@@ -1088,6 +1088,21 @@ export function loginWallsLine(walls: CrawlSummary['loginWalls'], c: CrawlCounts
   return `  login     ${shown === '' ? 'no path walled now' : `${shown}${more}`} — ${skipped} (each path answered one login form, a password field and the same text, for five URLs; one in 32 is still fetched as a check; --no-learn-params fetches them all)`;
 }
 
+/**
+ * The end summary's line on query pairs learned to name a page the crawl knows as theirs ('' for
+ * none): which pairs on which paths, and how many queued URLs were not fetched.
+ */
+export function copiesLine(copies: CrawlSummary['knownCopies'], c: CrawlCounts): string {
+  if (copies.length === 0 && c.knownCopies === 0) return '';
+  const shown = copies
+    .slice(0, 3)
+    .map((l) => `${l.scope}?${l.pairs.join(', ?')}`)
+    .join('; ');
+  const more = copies.length > 3 ? `; ${int(copies.length - 3)} more` : '';
+  const skipped = `${int(c.knownCopies)} queued URL${c.knownCopies === 1 ? '' : 's'} not fetched`;
+  return `  copies    ${shown === '' ? 'no pair learned now' : `${shown}${more}`} — ${skipped} (pages fetched under the pair named, by rel=canonical or redirect, a page the crawl knew as theirs; one in 32 is still fetched as a check; --no-learn-params fetches them all)`;
+}
+
 /** A link shape's origin and path (`http://a/v.php?p` → `http://a/v.php`). */
 function pathOnly(shape: string): string {
   const q = shape.indexOf('?');
@@ -1259,6 +1274,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       learnedParams: s.learnedParams,
       viewKeys: s.viewKeys,
       loginWalls: s.loginWalls,
+      knownCopies: s.knownCopies,
       anchorCopies: s.anchorCopies,
       learnedAliases: s.learnedAliases,
       caseInsensitive: s.caseInsensitive,
@@ -1293,6 +1309,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       paramsLine(s.learnedParams, s.counts),
       viewsLine(s.viewKeys, s.counts),
       loginWallsLine(s.loginWalls, s.counts),
+      copiesLine(s.knownCopies, s.counts),
       anchorsLine(s.anchorCopies, s.counts),
       rewriteMissLine(s.rewriteMisses),
       seedRedirectLine(s.seedRedirects),

@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, type ViewRecord, aliasRecordProblem, viewRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, type ViewRecord, type CopyRecord, aliasRecordProblem, copyRecordProblem, viewRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -207,6 +207,8 @@ interface EngineInfo {
   readonly anchors: readonly AnchorRecord[];
   /** Query keys learned to select a view of a page, per section (sections with none left out). */
   readonly views: readonly ViewRecord[];
+  /** Query pairs learned to name a page the crawl knows as theirs, per path (paths with none left out). */
+  readonly copies: readonly CopyRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -216,7 +218,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -231,7 +233,8 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   const walls = Array.isArray(e.walls) ? (e.walls as unknown[]).filter((r): r is WallRecord => wallRecordProblem(r) === undefined && (r as WallRecord)[1]) : [];
   const anchors = Array.isArray(e.anchors) ? (e.anchors as unknown[]).filter((r): r is AnchorRecord => anchorRecordProblem(r) === undefined && (r as AnchorRecord)[1]) : [];
   const views = Array.isArray(e.views) ? (e.views as unknown[]).filter((r): r is ViewRecord => viewRecordProblem(r) === undefined && (r as ViewRecord)[1].length > 0) : [];
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views };
+  const copies = Array.isArray(e.copies) ? (e.copies as unknown[]).filter((r): r is CopyRecord => copyRecordProblem(r) === undefined && (r as CopyRecord)[1].length > 0) : [];
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies };
 }
 
 /**
@@ -258,6 +261,14 @@ export function wallsText(walls: readonly WallRecord[]): string[] {
   if (walled.length === 0) return [];
   const more = walled.length > 4 ? ` · ${int(walled.length - 4)} more` : '';
   return [`  login walls ${walled.slice(0, 4).join(' · ')}${more} (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
+}
+
+/** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */
+export function copiesText(copies: readonly CopyRecord[]): string[] {
+  const learned = copies.filter(([, pairs]) => pairs.length > 0).map(([scope, pairs]) => `${scope}?${pairs.join(', ?')}`);
+  if (learned.length === 0) return [];
+  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
+  return [`  copies      ${learned.slice(0, 4).join(' · ')}${more} (pages under the pair named a page the crawl knew as theirs: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
 }
 
 /** The `stats` line on query keys learned to select a view of a page (none when there are none). */
@@ -391,6 +402,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...(engine === undefined ? [] : wallsText(engine.walls)),
     ...(engine === undefined ? [] : anchorsText(engine.anchors)),
     ...(engine === undefined ? [] : viewsText(engine.views)),
+    ...(engine === undefined ? [] : copiesText(engine.copies)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,
     `  queue       ${int(st.pending)} waiting for a fetch, ${int(st.deferred)} deferred to their hour, ${int(st.due)} due now`,
     `  next due    ${st.nextDueHours === 0 ? '—' : hourText(st.nextDueHours)}`,

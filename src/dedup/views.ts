@@ -136,9 +136,9 @@ function isViewKey(k: string): boolean {
 
 /**
  * Whether a query value is a number or a list of them (`2`, `1,2`, `-5`, `1.5`; escapes decoded:
- * `1%2C2`): a page number, a count, an id.
+ * `1%2C2`): a page number, a count, an id. (`KnownCopies` reads values by the same rule.)
  */
-function isNumberValue(v: string): boolean {
+export function isNumberValue(v: string): boolean {
   let d = v;
   try {
     d = decodeURIComponent(v.replace(/\+/g, ' '));
@@ -146,6 +146,18 @@ function isNumberValue(v: string): boolean {
     // an undecodable escape is no number
   }
   return /\d/.test(d) && /^[\d,.+\- ]+$/.test(d);
+}
+
+/**
+ * Whether `url` is one of the one in `every` URLs a lesson lets through as checks: picked by an
+ * FNV-1a hash of the URL, so every process and a resume agree without state (`ViewKeys`,
+ * `KnownCopies`).
+ */
+export function picksAsCheck(url: string, every: number): boolean {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
+  // The high bits: a multiplicative hash's low bits depend only on the characters' low bits.
+  return Math.floor(((h >>> 0) / 2 ** 32) * every) === 0;
 }
 
 /** A query pair's value (`a=1` → `1`; a bare `flag` → ''). */
@@ -327,10 +339,7 @@ export class ViewKeys {
 
   /** Whether `url` is one of the one in `checkEvery` URLs let through as checks (by an FNV-1a hash of it). */
   isCheck(url: string): boolean {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
-    // The high bits: a multiplicative hash's low bits depend only on the characters' low bits.
-    return Math.floor(((h >>> 0) / 2 ** 32) * this.options.checkEvery) === 0;
+    return picksAsCheck(url, this.options.checkEvery);
   }
 
   /**

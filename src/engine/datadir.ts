@@ -63,6 +63,7 @@ import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type WallRecord, wallRecordProblem } from '../dedup/loginwall.js';
 import { type AnchorRecord, anchorRecordProblem } from '../dedup/anchors.js';
 import { type ViewRecord, viewRecordProblem } from '../dedup/views.js';
+import { type CopyRecord, copyRecordProblem } from '../dedup/copies.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
 import { type CaseRecord, caseRecordProblem } from '../dedup/pathcase.js';
@@ -116,6 +117,8 @@ export interface EngineState {
   readonly views?: ViewRecord[];
   /** Paths learned to answer one login form whatever is asked, and banned (`LoginWalls.export`; absent: none, or an older build). */
   readonly walls?: WallRecord[];
+  /** Query pairs learned to name a page the crawl knows as theirs, and banned, per path (`KnownCopies.export`; absent: none, or an older build). */
+  readonly copies?: CopyRecord[];
   /** URL shapes learned to serve, at an anchored link, the page it was on, and banned (`AnchorCopies.export`; absent: none, or an older build). */
   readonly anchors?: AnchorRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
@@ -206,6 +209,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('params', paramRecordProblem);
   eachRecord('views', viewRecordProblem);
   eachRecord('walls', wallRecordProblem);
+  eachRecord('copies', copyRecordProblem);
   eachRecord('anchors', anchorRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -215,6 +215,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #views: ViewKeys | undefined;
   /** Paths answering one login form whatever is asked (under `learnParams`). */
   readonly #walls: LoginWalls | undefined;
+  /** Query pairs whose pages name a URL the crawl knows as themselves (under `learnParams`). */
+  readonly #copies: KnownCopies | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -381,6 +383,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#params = o.learnParams ? new ParamLearner() : undefined;
     this.#views = o.learnParams ? new ViewKeys() : undefined;
     this.#walls = o.learnParams ? new LoginWalls() : undefined;
+    this.#copies = o.learnParams ? new KnownCopies() : undefined;
     this.#anchors = o.learnParams ? new AnchorCopies() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
@@ -396,6 +399,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       views: this.#views,
       knows: (url) => this.#hasRow(url),
       walls: this.#walls,
+      copies: this.#copies,
       anchors: this.#anchors,
       slashes: this.#slashes,
       cases: this.#cases,
@@ -669,6 +673,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       learnedParams: this.#params?.learned() ?? [],
       viewKeys: this.#views?.learned() ?? [],
       loginWalls: this.#walls?.learned() ?? [],
+      knownCopies: this.#copies?.learned() ?? [],
       anchorCopies: this.#anchors?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
@@ -1126,6 +1131,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.params !== undefined) this.#params?.import(state.params);
       if (state.views !== undefined) this.#views?.import(state.views);
       if (state.walls !== undefined) this.#walls?.import(state.walls);
+      if (state.copies !== undefined) this.#copies?.import(state.copies);
       if (state.anchors !== undefined) this.#anchors?.import(state.anchors);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
@@ -1254,6 +1260,28 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * A page's lesson on query pairs whose pages the site names copies of pages the crawl knows
+   * (`KnownCopies`): the URL the page names as itself — a redirect's target, or a whole page's
+   * rel=canonical that is neither the page nor the page less some of its pairs — quiet when the
+   * crawl had a row for it (asked before this outcome reaches the frontier) or it is outside the
+   * scope, news when it had none or the page names itself. A page naming nothing is no evidence.
+   * A lesson lifted queues again the rows it refused (single process, as `#wallLesson`).
+   */
+  #copyLesson(req: FetchRequest, o: Outcome, whole: boolean, target: string | undefined): void {
+    let named: string | undefined;
+    if (o.status >= 300 && o.status < 400) named = target;
+    else if (whole && o.canonical !== undefined) {
+      // The page less some of its pairs (a key ignored, a view) is for the other lessons to judge.
+      if (o.canonical !== req.url && isUrlLessPairs(req.url, o.canonical)) return;
+      named = o.canonical;
+    }
+    if (named === undefined) return;
+    const verdict = named !== req.url && (this.#scope.check(named) !== undefined || this.#hasRow(named)) ? 'quiet' : 'news';
+    const change = this.#copies!.observe(req.url, verdict);
+    if (change?.change === 'lifted') this.#requeueRefused((u) => KnownCopies.carries(u, change.scope, change.pairs), true);
+  }
+
+  /**
    * Queues again the Refused rows `lifted` names, by `#mayRequeue`'s rule (with the anchor rule
    * or without): after a lesson that refused them ended. Single process only (a cluster node's
    * rows wait for its restart).
@@ -1270,7 +1298,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
     if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1661,6 +1689,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
+    if (this.#copies !== undefined && KnownCopies.weighs(req.url)) this.#copyLesson(req, o, whole && !soft404, target);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);
@@ -2210,10 +2239,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; anchors?: AnchorRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
+    const copies = this.#copies?.export() ?? [];
     const anchors = this.#anchors?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
@@ -2223,6 +2253,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ...(params.length > 0 ? { params } : {}),
       ...(views.length > 0 ? { views } : {}),
       ...(walls.length > 0 ? { walls } : {}),
+      ...(copies.length > 0 ? { copies } : {}),
       ...(anchors.length > 0 ? { anchors } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),

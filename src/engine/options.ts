@@ -233,8 +233,14 @@ export interface EngineOptions {
    * it, queued URLs carrying it are not fetched, and one URL in 32 is fetched as a check that
    * bans the key if it brings new links (`ViewKeys`, `CrawlSummary.viewKeys`,
    * `CrawlCounts.viewRewrites` / `viewCopies`).
-   * Default true; the checkpoint keeps the keys, walls, anchor lessons and view keys learned and
-   * banned.
+   * And a query pair whose pages name another page the crawl knows as theirs, by rel=canonical or
+   * redirect (phpBB's `viewtopic.php?t=5&view=next`, showing topic 6 and naming it canonical):
+   * once five distinct URLs of a path carrying it did so, at least four for each that named a page
+   * the crawl did not know or itself, its queued URLs are not fetched but for seeds and one in
+   * 32, fetched as a check that bans the pair if it names a page the crawl did not know
+   * (`KnownCopies`, `CrawlSummary.knownCopies`, `CrawlCounts.knownCopies`).
+   * Default true; the checkpoint keeps the keys, walls, anchor lessons, view keys and pairs
+   * learned and banned.
    */
   readonly learnParams: boolean;
   /**

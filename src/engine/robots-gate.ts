@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { AnchorCopies, LoginWalls, ParamLearner, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
+import type { AnchorCopies, KnownCopies, LoginWalls, ParamLearner, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -77,6 +77,8 @@ export interface RobotsGateOptions {
   readonly knows?: ((url: string) => boolean) | undefined;
   /** Paths learned to answer one login form whatever is asked: their queued URLs are refused. */
   readonly walls?: LoginWalls | undefined;
+  /** Query pairs learned to name a page the crawl knows as theirs: a queued URL carrying one is refused. */
+  readonly copies?: KnownCopies | undefined;
   /** URL shapes whose anchored links are copies of their page: such a link queued is refused. */
   readonly anchors?: AnchorCopies | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
@@ -292,7 +294,9 @@ export class RobotsGate implements RobotsSeam {
    * canonical (`ViewKeys`, under `learnParams`; not a seed, nor one URL in 32 picked as a check),
    * a URL whose path answers one login form
    * whatever is asked (`LoginWalls`, under `learnParams`; not a seed, `depth` 0; every 32nd
-   * let through as a check), a name that does not exist, an address
+   * let through as a check), a URL whose query pair names a page the crawl knows as its page
+   * (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32 picked as a check), a name
+   * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
   refuses(url: string, depth: number): boolean {
@@ -312,6 +316,10 @@ export class RobotsGate implements RobotsSeam {
     // A seed the user named is fetched whatever the path's wall says.
     if (depth > 0 && this.o.walls?.refuse(url) === true) {
       this.o.tally.loginWalled();
+      return true;
+    }
+    if (this.o.copies?.refuses(url, depth) === true) {
+      this.o.tally.knownCopy();
       return true;
     }
     if (this.o.anchors?.refuses(url, depth) === true) {

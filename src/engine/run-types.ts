@@ -120,6 +120,13 @@ export interface CrawlSummary {
    */
   readonly loginWalls: readonly string[];
   /**
+   * Query pairs learned, per path, to name a page the crawl knows as their page — by the
+   * rel=canonical or the redirect of the pages fetched under them, as phpBB's
+   * `viewtopic.php?t=5&view=next` names topic 6 (`EngineOptions.learnParams`, `KnownCopies`): queued
+   * URLs carrying them are not fetched (`CrawlCounts.knownCopies`).
+   */
+  readonly knownCopies: readonly { readonly scope: string; readonly pairs: readonly string[] }[];
+  /**
    * Lessons on links whose fragment names an element of the page they are on and the item their
    * query selects (`viewtopic.php?p=7#p7` beside post 7): such links of a shape, on pages of a
    * path, were learned to serve the page they are on (`EngineOptions.learnParams`), each as the

@@ -64,6 +64,12 @@ export interface CrawlCounts {
    */
   readonly loginWalled: number;
   /**
+   * URLs not fetched because they carry a query pair whose pages name a page the crawl knows as
+   * theirs (`viewtopic.php?t=5&view=next`; `CrawlSummary.knownCopies`, `EngineOptions.learnParams`;
+   * one in 32 is fetched, as a check).
+   */
+  readonly knownCopies: number;
+  /**
    * Links not followed, and queued URLs not fetched, because they point at a spot on the page they
    * were found on under a URL shape learned to serve that page (`CrawlSummary.anchorCopies`).
    */
@@ -185,6 +191,7 @@ export class Tally {
   #viewRewrites = 0;
   #viewCopies = 0;
   #loginWalled = 0;
+  #knownCopies = 0;
   #anchorCopies = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
@@ -317,6 +324,11 @@ export class Tally {
     this.#loginWalled++;
   }
 
+  /** A queued URL not fetched: it carries a query pair whose pages name a page the crawl knows. */
+  knownCopy(): void {
+    this.#knownCopies++;
+  }
+
   /** `n` anchored links, or a queued URL from one, not fetched: copies of the page they were on. */
   anchorCopies(n = 1): void {
     this.#anchorCopies += n;
@@ -418,6 +430,7 @@ export class Tally {
       viewRewrites: this.#viewRewrites,
       viewCopies: this.#viewCopies,
       loginWalled: this.#loginWalled,
+      knownCopies: this.#knownCopies,
       anchorCopies: this.#anchorCopies,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,

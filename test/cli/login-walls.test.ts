@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anchorsLine, loginWallsLine, viewsLine } from '../../src/cli/crawl.js';
-import { anchorsText, viewsText } from '../../src/cli/read.js';
+import { anchorsLine, copiesLine, loginWallsLine, viewsLine } from '../../src/cli/crawl.js';
+import { anchorsText, copiesText, viewsText } from '../../src/cli/read.js';
 import { Engine } from '../../src/engine/index.js';
 import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
@@ -148,6 +148,24 @@ describe('viewsLine and viewsText (meguri stats)', () => {
     expect(viewsText([['http://a.test/shop/', [], ['paged']]])).toEqual([]);
     expect(viewsText([['http://a.test/shop/', ['orderby'], ['paged']]])).toEqual([
       '  views       http://a.test/shop/…?orderby (filters and sort orders of a page named canonical: links are taken without them; --no-learn-params on a resume turns that off)',
+    ]);
+  });
+});
+
+describe('copiesLine and copiesText (meguri stats)', () => {
+  const counts = new Engine({ agent: 'T/1.0', seeds: [] }).summary().counts;
+  it('name the paths and their pairs; nothing learned or refused, no line', () => {
+    expect(copiesLine([], counts)).toBe('');
+    expect(copiesLine([{ scope: 'http://a.test/viewtopic.php', pairs: ['view=next', 'view=previous'] }], { ...counts, knownCopies: 280 })).toBe(
+      '  copies    http://a.test/viewtopic.php?view=next, ?view=previous — 280 queued URLs not fetched (pages fetched under the pair named, by rel=canonical or redirect, a page the crawl knew as theirs; one in 32 is still fetched as a check; --no-learn-params fetches them all)',
+    );
+    expect(copiesLine([], { ...counts, knownCopies: 1 })).toBe(
+      '  copies    no pair learned now — 1 queued URL not fetched (pages fetched under the pair named, by rel=canonical or redirect, a page the crawl knew as theirs; one in 32 is still fetched as a check; --no-learn-params fetches them all)',
+    );
+    expect(copiesText([])).toEqual([]);
+    expect(copiesText([['http://a.test/viewtopic.php', [], ['view=print']]])).toEqual([]);
+    expect(copiesText([['http://a.test/viewtopic.php', ['view=next'], []]])).toEqual([
+      '  copies      http://a.test/viewtopic.php?view=next (pages under the pair named a page the crawl knew as theirs: their URLs are not fetched; --no-learn-params on a resume turns that off)',
     ]);
   });
 });

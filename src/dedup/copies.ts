@@ -1,0 +1,291 @@
+/**
+ * KnownCopies: query pairs whose pages the site itself names copies of pages the crawl knows.
+ *
+ * A forum links, beside each topic, the next and the previous topic of its forum:
+ * `viewtopic.php?t=5&view=next`. phpBB answers it with topic 6 itself, rendered under the URL
+ * asked and naming `viewtopic.php?t=6` its rel=canonical; other software redirects there. Either
+ * way the topic is one the crawl reaches from its forum's listing, so each such link is a request
+ * for a page the crawl has: on a phpBB-shaped loopback forum of 150 topics, 300 of 954 requests.
+ * No other lesson sees it: the canonical is not the URL less a key (`ParamLearner`, `ViewKeys`),
+ * and the text is another topic's.
+ *
+ * The signature, per path (origin and path, the query set aside: the *scope*, as `LoginWalls`')
+ * and query pair (`view=next`; only a worded value — not empty, not a number — since an id's value
+ * differs from page to page and would never gather evidence anyway): a page fetched under the pair
+ * is *quiet* when the site names another URL as the page — a rel=canonical that is neither the
+ * URL itself nor the URL less some of its pairs (those are `ParamLearner`'s and `ViewKeys`'), or a
+ * redirect's target — and the crawl already had a row for that URL, or it lies outside the crawl's
+ * scope; it brings *news* when the page names itself canonical or names a URL the crawl did not
+ * know (the engine tells which: `observe`'s verdict); a page naming nothing (a notice "no newer
+ * topics", an error, a cut body) is no evidence. A pair is learned for its scope once
+ * `minEvidence` distinct URLs were quiet and at least `ratio` times as many as brought news. Then
+ * the engine refuses the scope's queued URLs carrying it at dispatch (`refuses`; never a seed, and
+ * one URL in `checkEvery`, picked by an FNV-1a hash of the URL — the same in every process and
+ * after a resume — is fetched as a check). A page of the pair that brings news (a check, a seed)
+ * bans the pair for the run ('lifted': the engine queues the refused URLs again), so a wrong
+ * lesson costs a delay, not a page.
+ *
+ * Owns: per scope, the evidence (per pair, up to `MAX_SAMPLES` distinct quiet and news URLs), the
+ * pairs learned and banned. Never: fetch, look a URL up (the engine says whether the named URL was
+ * known), or clocks. A checkpoint keeps the pairs learned and banned (`export` / `import`), not the
+ * evidence. Memory is bounded: at most `maxScopes` scopes (those without a lesson evicted first,
+ * oldest first), `MAX_PAIRS` pairs with evidence and as many lessons per scope.
+ */
+import { InvalidArgumentError } from '../errors/index.js';
+import { defineOptions, numberField } from '../options/index.js';
+import { withoutQuery } from '../url/host.js';
+import { isNumberValue, picksAsCheck } from './views.js';
+
+/** Options of a `KnownCopies`. */
+export interface KnownCopiesOptions {
+  /** Distinct quiet URLs of a pair before it is learned. Default 5. */
+  readonly minEvidence: number;
+  /** Quiet URLs needed per URL that brought news. Default 4. */
+  readonly ratio: number;
+  /** Scopes (paths) remembered with evidence or lessons. Default 4,096. */
+  readonly maxScopes: number;
+  /** One URL in this many of a learned pair is fetched as a check. Default 32. */
+  readonly checkEvery: number;
+}
+
+const resolveCopiesOptions = defineOptions<KnownCopiesOptions>('KnownCopiesOptions', {
+  minEvidence: numberField({ min: 2, max: 1000, integer: true, default: 5 }),
+  ratio: numberField({ min: 1, max: 1000, integer: true, default: 4 }),
+  maxScopes: numberField({ min: 1, max: 1 << 20, integer: true, default: 4096 }),
+  checkEvery: numberField({ min: 2, max: 1 << 20, integer: true, default: 32 }),
+});
+
+/** Distinct URLs kept per pair and verdict (enough for any `minEvidence` × `ratio` asked of them). */
+const MAX_SAMPLES = 64;
+/** Pairs with evidence per scope, and lessons (learned, banned) per scope. */
+const MAX_PAIRS = 64;
+
+/** A lesson as a checkpoint keeps it: the path (`scheme://authority/path`), its pairs learned and its pairs banned. */
+export type CopyRecord = readonly [scope: string, learned: readonly string[], banned: readonly string[]];
+
+/** What `observe` changed: pairs learned for a scope, or learned pairs banned by news (their refused URLs may be queued again). */
+export interface CopyChange {
+  readonly change: 'learned' | 'lifted';
+  readonly scope: string;
+  readonly pairs: readonly string[];
+}
+
+/** The engine's verdict on a page fetched under some pairs: see the module comment. */
+export type CopyVerdict = 'quiet' | 'news';
+
+const SCOPE = /^https?:\/\/[^/?#\s]+\/[^?#\s]*$/;
+
+/** Whether `p` can be a lesson's pair: `key=value`, a worded value, no `&`, `#`, `?` or space. */
+function isWordedPair(p: string): boolean {
+  const eq = p.indexOf('=');
+  if (eq <= 0 || eq === p.length - 1 || p.length > 512 || /[&?#\s]/.test(p)) return false;
+  return !isNumberValue(p.slice(eq + 1));
+}
+
+function isPairList(v: unknown): v is readonly string[] {
+  return Array.isArray(v) && v.length <= MAX_PAIRS && v.every((p) => typeof p === 'string' && isWordedPair(p));
+}
+
+/** Why `r` is not a `CopyRecord`, or undefined when it is one. */
+export function copyRecordProblem(r: unknown): string | undefined {
+  if (!Array.isArray(r) || r.length !== 3) return 'not a [path, learned pairs, banned pairs] record';
+  if (typeof r[0] !== 'string' || !SCOPE.test(r[0])) return `path ${JSON.stringify(r[0])} is not an http(s) origin and path without a query`;
+  if (!isPairList(r[1]) || !isPairList(r[2])) return `its pairs are not lists of at most ${MAX_PAIRS} key=value pairs with a worded value`;
+  return undefined;
+}
+
+/** The worded pairs of a canonical URL's query (`view=next`; not `t=5`, not a bare `flag`). */
+function wordedPairsOf(url: string): string[] {
+  const q = url.indexOf('?');
+  if (q < 0 || q === url.length - 1) return [];
+  return url.slice(q + 1).split('&').filter(isWordedPair);
+}
+
+interface PairEvidence {
+  readonly quiet: Set<string>;
+  readonly news: Set<string>;
+}
+
+interface Scope {
+  readonly evidence: Map<string, PairEvidence>;
+  readonly learned: Set<string>;
+  readonly banned: Set<string>;
+}
+
+/** Learns, per path, query pairs whose pages name a URL the crawl knows as the page (see the module comment). */
+export class KnownCopies {
+  /** The resolved options. */
+  readonly options: Readonly<KnownCopiesOptions>;
+  readonly #scopes = new Map<string, Scope>();
+  /** Scopes with a learned pair: `refuses` and `covers` read a URL's query only when some are. */
+  #learnedScopes = 0;
+
+  /** Learns nothing until observed. Throws `InvalidArgumentError` on bad options. */
+  constructor(options?: Partial<KnownCopiesOptions> | null) {
+    this.options = resolveCopiesOptions(options);
+  }
+
+  /** Whether a page at `url` could be evidence: its query carries a worded pair (the engine asks before looking anything up). */
+  static weighs(url: string): boolean {
+    return wordedPairsOf(url).length > 0;
+  }
+
+  /**
+   * A page fetched at `url` (canonical form) named another URL as itself: `quiet` when the crawl
+   * knew that URL (or it is outside the scope), `news` when the page named itself or a URL the
+   * crawl did not know. Returns what it changed, or undefined.
+   */
+  observe(url: string, verdict: CopyVerdict): CopyChange | undefined {
+    if (typeof url !== 'string') throw new InvalidArgumentError(`KnownCopies.observe: expected a URL string, received ${typeof url}`);
+    if (verdict !== 'quiet' && verdict !== 'news') throw new InvalidArgumentError(`KnownCopies.observe: expected the verdict 'quiet' or 'news', received ${String(verdict)}`);
+    const pairs = wordedPairsOf(url);
+    if (pairs.length === 0) return undefined;
+    const scopeKey = withoutQuery(url);
+    if (!SCOPE.test(scopeKey)) return undefined;
+    const s = this.#scope(scopeKey);
+    if (verdict === 'news') {
+      const wrong = pairs.filter((p) => s.learned.has(p));
+      for (const p of pairs) {
+        if (s.banned.has(p) || s.learned.has(p)) continue;
+        const ev = this.#evidenceOf(s, p);
+        if (ev !== undefined && ev.news.size < MAX_SAMPLES) ev.news.add(url);
+      }
+      if (wrong.length === 0) return undefined;
+      for (const p of wrong) this.#ban(s, p);
+      return { change: 'lifted', scope: scopeKey, pairs: wrong };
+    }
+    const learnt: string[] = [];
+    for (const p of pairs) {
+      if (s.banned.has(p) || s.learned.has(p)) continue;
+      const ev = this.#evidenceOf(s, p);
+      if (ev === undefined || ev.quiet.has(url)) continue;
+      if (ev.quiet.size < MAX_SAMPLES) ev.quiet.add(url);
+      if (ev.quiet.size < this.options.minEvidence || ev.quiet.size < this.options.ratio * ev.news.size) continue;
+      if (s.learned.size >= MAX_PAIRS) continue;
+      s.evidence.delete(p);
+      this.#learn(s, p);
+      learnt.push(p);
+    }
+    return learnt.length > 0 ? { change: 'learned', scope: scopeKey, pairs: learnt } : undefined;
+  }
+
+  /** The learned pair of its scope `url` (canonical form) carries, or undefined. */
+  covers(url: string): string | undefined {
+    if (this.#learnedScopes === 0) return undefined;
+    const q = url.indexOf('?');
+    if (q < 0) return undefined;
+    const s = this.#scopes.get(url.slice(0, q));
+    if (s === undefined || s.learned.size === 0) return undefined;
+    return wordedPairsOf(url).find((p) => s.learned.has(p));
+  }
+
+  /**
+   * Whether a queued URL is refused at dispatch: it carries a pair learned for its path. Never a
+   * seed (`depth` 0) nor a check (one URL in `checkEvery`, by its hash: `isCheck`).
+   */
+  refuses(url: string, depth: number): boolean {
+    return depth > 0 && this.covers(url) !== undefined && !this.isCheck(url);
+  }
+
+  /** Whether `url` is one of the one in `checkEvery` URLs let through as checks (by an FNV-1a hash of it). */
+  isCheck(url: string): boolean {
+    return picksAsCheck(url, this.options.checkEvery);
+  }
+
+  /** Whether `url` carries one of `pairs` at `scope` (the engine's re-queue rule after a lift). */
+  static carries(url: string, scope: string, pairs: readonly string[]): boolean {
+    const q = url.indexOf('?');
+    if (q < 0 || url.slice(0, q) !== scope) return false;
+    const own = wordedPairsOf(url);
+    return pairs.some((p) => own.includes(p));
+  }
+
+  /** The pairs learned, per path, oldest path first. */
+  learned(): { scope: string; pairs: string[] }[] {
+    const out: { scope: string; pairs: string[] }[] = [];
+    for (const [scope, s] of this.#scopes) if (s.learned.size > 0) out.push({ scope, pairs: [...s.learned] });
+    return out;
+  }
+
+  /** The lessons for a checkpoint: per path with any, its pairs learned and banned. */
+  export(): CopyRecord[] {
+    const out: CopyRecord[] = [];
+    for (const [scope, s] of this.#scopes) if (s.learned.size > 0 || s.banned.size > 0) out.push([scope, [...s.learned], [...s.banned]]);
+    return out;
+  }
+
+  /** Takes back `export`'s lessons. Throws `InvalidArgumentError` naming a bad record. */
+  import(records: readonly CopyRecord[]): void {
+    if (!Array.isArray(records)) throw new InvalidArgumentError('KnownCopies.import: expected an array of [path, learned, banned] records');
+    for (const r of records) {
+      const problem = copyRecordProblem(r);
+      if (problem !== undefined) throw new InvalidArgumentError(`KnownCopies.import: ${problem}`);
+    }
+    for (const [scope, learned, banned] of records) {
+      const s = this.#scope(scope);
+      for (const p of banned) this.#ban(s, p);
+      for (const p of learned) if (!s.banned.has(p) && !s.learned.has(p) && s.learned.size < MAX_PAIRS) this.#learn(s, p);
+    }
+  }
+
+  #scope(key: string): Scope {
+    let s = this.#scopes.get(key);
+    if (s !== undefined) return s;
+    s = { evidence: new Map(), learned: new Set(), banned: new Set() };
+    this.#scopes.set(key, s);
+    if (this.#scopes.size > this.options.maxScopes) this.#evictOne();
+    return s;
+  }
+
+  /** Drops the oldest scope without a lesson, or else the oldest scope (a lesson lost is fetched again: the safe side). */
+  #evictOne(): void {
+    let victim: string | undefined;
+    for (const [key, s] of this.#scopes) {
+      if (s.learned.size === 0 && s.banned.size === 0) {
+        victim = key;
+        break;
+      }
+    }
+    victim ??= this.#scopes.keys().next().value as string;
+    const s = this.#scopes.get(victim)!;
+    if (s.learned.size > 0) this.#learnedScopes--;
+    this.#scopes.delete(victim);
+  }
+
+  #evidenceOf(s: Scope, p: string): PairEvidence | undefined {
+    let ev = s.evidence.get(p);
+    if (ev !== undefined) return ev;
+    if (s.evidence.size >= MAX_PAIRS) return undefined;
+    ev = { quiet: new Set(), news: new Set() };
+    s.evidence.set(p, ev);
+    return ev;
+  }
+
+  #learn(s: Scope, p: string): void {
+    if (s.learned.size === 0) this.#learnedScopes++;
+    s.learned.add(p);
+  }
+
+  #ban(s: Scope, p: string): void {
+    s.evidence.delete(p);
+    if (s.learned.delete(p) && s.learned.size === 0) this.#learnedScopes--;
+    if (s.banned.has(p)) return;
+    // A ban is kept over new evidence: past the bound, the oldest ban goes (its pair may be learned again, refused, and banned again by its checks).
+    if (s.banned.size >= MAX_PAIRS) s.banned.delete(s.banned.values().next().value as string);
+    s.banned.add(p);
+  }
+}
+
+/**
+ * Whether `canonical` is `url` less some of its query pairs (the same path, each of its pairs one
+ * of `url`'s): a key ignored or a view, which `ParamLearner` and `ViewKeys` judge, not this lesson.
+ */
+export function isUrlLessPairs(url: string, canonical: string): boolean {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const cq = canonical.indexOf('?');
+  if ((cq < 0 ? canonical : canonical.slice(0, cq)) !== path) return false;
+  if (cq < 0) return true;
+  const own = new Set(q < 0 ? [] : url.slice(q + 1).split('&'));
+  return canonical.slice(cq + 1).split('&').every((p) => own.has(p));
+}
