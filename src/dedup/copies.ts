@@ -5,31 +5,36 @@
  * `viewtopic.php?t=5&view=next`. phpBB answers it with topic 6 itself, rendered under the URL
  * asked and naming `viewtopic.php?t=6` its rel=canonical; other software redirects there. Either
  * way the topic is one the crawl reaches from its forum's listing, so each such link is a request
- * for a page the crawl has: on a phpBB-shaped loopback forum of 150 topics, 300 of 954 requests.
+ * for a page the crawl has: on a phpBB-shaped loopback forum of 150 topics, 300 of 954 requests
+ * (20–28 now).
  * No other lesson sees it: the canonical is not the URL less a key (`ParamLearner`, `ViewKeys`),
  * and the text is another topic's.
  *
  * The signature, per path (origin and path, the query set aside: the *scope*, as `LoginWalls`')
  * and query pair (`view=next`; only a worded value — not empty, not a number — since an id's value
  * differs from page to page and would never gather evidence anyway): a page fetched under the pair
- * is *quiet* when the site names another URL as the page — a rel=canonical that is neither the
- * URL itself nor the URL less some of its pairs (those are `ParamLearner`'s and `ViewKeys`'), or a
- * redirect's target — and the crawl already had a row for that URL, or it lies outside the crawl's
- * scope; it brings *news* when the page names itself canonical or names a URL the crawl did not
- * know (the engine tells which: `observe`'s verdict); a page naming nothing (a notice "no newer
- * topics", an error, a cut body) is no evidence. A pair is learned for its scope once
- * `minEvidence` distinct URLs were quiet and at least `ratio` times as many as brought news. Then
- * the engine refuses the scope's queued URLs carrying it at dispatch (`refuses`; never a seed, and
+ * is *quiet* when the site names another URL as the page — a rel=canonical in the crawl's scope
+ * that is neither the URL itself nor the URL less some of its pairs (those are `ParamLearner`'s
+ * and `ViewKeys`'), or a redirect's target — and the crawl holds that URL live (queued or
+ * fetched, not refused, gone or disallowed), or the redirect leaves the crawl's scope; it brings
+ * *news* when the page names itself canonical or names a URL the crawl does not hold (the engine
+ * tells which); a page naming nothing (a notice "no newer topics", an error, a cut body, a
+ * canonical outside the scope — a site under another name, which says nothing of this crawl's
+ * pages) is no evidence. A pair is learned for its scope once `minEvidence` distinct URLs were
+ * quiet, naming `minEvidence` distinct URLs (a site-wide canonical names one), and no news
+ * stands: news that named a URL the crawl holds by now (a topic past the listing page fetched so
+ * far) was only early and is dropped then (the engine's `knows`); a page naming itself stands for
+ * the run. Then the engine refuses the scope's queued URLs carrying it at dispatch (`refuses`; never a seed, and
  * one URL in `checkEvery`, picked by an FNV-1a hash of the URL — the same in every process and
  * after a resume — is fetched as a check). A page of the pair that brings news (a check, a seed)
  * bans the pair for the run ('lifted': the engine queues the refused URLs again), so a wrong
  * lesson costs a delay, not a page.
  *
- * Owns: per scope, the evidence (per pair, up to `MAX_SAMPLES` distinct quiet and news URLs), the
- * pairs learned and banned. Never: fetch, look a URL up (the engine says whether the named URL was
+ * Owns: per scope, the evidence (per pair, up to `MAX_SAMPLES` distinct quiet and news URLs with
+ * the URL each named; `MAX_EVIDENCE_PAIRS` pairs), the pairs learned and banned. Never: fetch, look a URL up (the engine says whether the named URL was
  * known), or clocks. A checkpoint keeps the pairs learned and banned (`export` / `import`), not the
  * evidence. Memory is bounded: at most `maxScopes` scopes (those without a lesson evicted first,
- * oldest first), `MAX_PAIRS` pairs with evidence and as many lessons per scope.
+ * oldest first), `MAX_EVIDENCE_PAIRS` pairs with evidence and `MAX_PAIRS` lessons per scope.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
@@ -38,10 +43,8 @@ import { isNumberValue, picksAsCheck } from './views.js';
 
 /** Options of a `KnownCopies`. */
 export interface KnownCopiesOptions {
-  /** Distinct quiet URLs of a pair before it is learned. Default 5. */
+  /** Distinct quiet URLs of a pair, naming as many distinct URLs, before it is learned. Default 5. */
   readonly minEvidence: number;
-  /** Quiet URLs needed per URL that brought news. Default 4. */
-  readonly ratio: number;
   /** Scopes (paths) remembered with evidence or lessons. Default 4,096. */
   readonly maxScopes: number;
   /** One URL in this many of a learned pair is fetched as a check. Default 32. */
@@ -49,15 +52,16 @@ export interface KnownCopiesOptions {
 }
 
 const resolveCopiesOptions = defineOptions<KnownCopiesOptions>('KnownCopiesOptions', {
-  minEvidence: numberField({ min: 2, max: 1000, integer: true, default: 5 }),
-  ratio: numberField({ min: 1, max: 1000, integer: true, default: 4 }),
+  minEvidence: numberField({ min: 2, max: 64, integer: true, default: 5 }),
   maxScopes: numberField({ min: 1, max: 1 << 20, integer: true, default: 4096 }),
   checkEvery: numberField({ min: 2, max: 1 << 20, integer: true, default: 32 }),
 });
 
-/** Distinct URLs kept per pair and verdict (enough for any `minEvidence` × `ratio` asked of them). */
+/** Distinct URLs kept per pair and verdict (`minEvidence` is at most this). */
 const MAX_SAMPLES = 64;
-/** Pairs with evidence per scope, and lessons (learned, banned) per scope. */
+/** Pairs with evidence per scope. */
+const MAX_EVIDENCE_PAIRS = 16;
+/** Lessons per scope: pairs learned, and pairs banned. */
 const MAX_PAIRS = 64;
 
 /** A lesson as a checkpoint keeps it: the path (`scheme://authority/path`), its pairs learned and its pairs banned. */
@@ -69,9 +73,6 @@ export interface CopyChange {
   readonly scope: string;
   readonly pairs: readonly string[];
 }
-
-/** The engine's verdict on a page fetched under some pairs: see the module comment. */
-export type CopyVerdict = 'quiet' | 'news';
 
 const SCOPE = /^https?:\/\/[^/?#\s]+\/[^?#\s]*$/;
 
@@ -94,16 +95,18 @@ export function copyRecordProblem(r: unknown): string | undefined {
   return undefined;
 }
 
-/** The worded pairs of a canonical URL's query (`view=next`; not `t=5`, not a bare `flag`). */
+/** The distinct worded pairs of a canonical URL's query (`view=next`; not `t=5`, not a bare `flag`). */
 function wordedPairsOf(url: string): string[] {
   const q = url.indexOf('?');
   if (q < 0 || q === url.length - 1) return [];
-  return url.slice(q + 1).split('&').filter(isWordedPair);
+  return [...new Set(url.slice(q + 1).split('&').filter(isWordedPair))];
 }
 
 interface PairEvidence {
-  readonly quiet: Set<string>;
-  readonly news: Set<string>;
+  /** Quiet URL → the URL it named. */
+  readonly quiet: Map<string, string>;
+  /** URL that brought news → the URL it named, or undefined when it named itself (news for the run). */
+  readonly news: Map<string, string | undefined>;
 }
 
 interface Scope {
@@ -131,24 +134,29 @@ export class KnownCopies {
   }
 
   /**
-   * A page fetched at `url` (canonical form) named another URL as itself: `quiet` when the crawl
-   * knew that URL (or it is outside the scope), `news` when the page named itself or a URL the
-   * crawl did not know. Returns what it changed, or undefined.
+   * A page fetched at `url` (canonical form) named `named` (canonical form) as itself, by its
+   * rel=canonical or a redirect: `known` when the crawl holds that URL live (or the redirect
+   * leaves the scope) — quiet — and not when it does not or `named` is `url` — news. `knows`
+   * tells, when a pair is about to be learned, whether the crawl holds by now a URL an earlier
+   * page named (its news then only early). Returns what it changed, or undefined.
    */
-  observe(url: string, verdict: CopyVerdict): CopyChange | undefined {
-    if (typeof url !== 'string') throw new InvalidArgumentError(`KnownCopies.observe: expected a URL string, received ${typeof url}`);
-    if (verdict !== 'quiet' && verdict !== 'news') throw new InvalidArgumentError(`KnownCopies.observe: expected the verdict 'quiet' or 'news', received ${String(verdict)}`);
+  observe(url: string, named: string, known: boolean, knows: (url: string) => boolean): CopyChange | undefined {
+    if (typeof url !== 'string' || typeof named !== 'string') throw new InvalidArgumentError(`KnownCopies.observe: expected URL strings, received ${typeof url} and ${typeof named}`);
+    if (typeof known !== 'boolean' || typeof knows !== 'function') throw new InvalidArgumentError('KnownCopies.observe: expected known as a boolean and knows as a function');
     const pairs = wordedPairsOf(url);
     if (pairs.length === 0) return undefined;
     const scopeKey = withoutQuery(url);
     if (!SCOPE.test(scopeKey)) return undefined;
     const s = this.#scope(scopeKey);
-    if (verdict === 'news') {
+    if (!known || named === url) {
       const wrong = pairs.filter((p) => s.learned.has(p));
       for (const p of pairs) {
         if (s.banned.has(p) || s.learned.has(p)) continue;
         const ev = this.#evidenceOf(s, p);
-        if (ev !== undefined && ev.news.size < MAX_SAMPLES) ev.news.add(url);
+        if (ev === undefined) continue;
+        // A URL fetched again (a resume, a shorter path) is judged by its latest answer.
+        ev.quiet.delete(url);
+        if (ev.news.size < MAX_SAMPLES || ev.news.has(url)) ev.news.set(url, named === url ? undefined : named);
       }
       if (wrong.length === 0) return undefined;
       for (const p of wrong) this.#ban(s, p);
@@ -158,15 +166,28 @@ export class KnownCopies {
     for (const p of pairs) {
       if (s.banned.has(p) || s.learned.has(p)) continue;
       const ev = this.#evidenceOf(s, p);
-      if (ev === undefined || ev.quiet.has(url)) continue;
-      if (ev.quiet.size < MAX_SAMPLES) ev.quiet.add(url);
-      if (ev.quiet.size < this.options.minEvidence || ev.quiet.size < this.options.ratio * ev.news.size) continue;
-      if (s.learned.size >= MAX_PAIRS) continue;
+      // A URL that brought news keeps it: naming a known page later proves nothing of the first answer.
+      if (ev === undefined || ev.news.has(url)) continue;
+      if (ev.quiet.size < MAX_SAMPLES || ev.quiet.has(url)) ev.quiet.set(url, named);
+      if (!this.#ripe(ev, knows) || s.learned.size >= MAX_PAIRS) continue;
       s.evidence.delete(p);
       this.#learn(s, p);
       learnt.push(p);
     }
     return learnt.length > 0 ? { change: 'learned', scope: scopeKey, pairs: learnt } : undefined;
+  }
+
+  /**
+   * Whether a pair's evidence teaches it: `minEvidence` quiet URLs naming as many distinct URLs,
+   * and no news standing (news whose named URL the crawl holds by now is dropped as early).
+   */
+  #ripe(ev: PairEvidence, knows: (url: string) => boolean): boolean {
+    if (ev.quiet.size < this.options.minEvidence || new Set(ev.quiet.values()).size < this.options.minEvidence) return false;
+    for (const [u, named] of ev.news) {
+      if (named === undefined || !knows(named)) return false;
+      ev.news.delete(u);
+    }
+    return true;
   }
 
   /** The learned pair of its scope `url` (canonical form) carries, or undefined. */
@@ -231,9 +252,10 @@ export class KnownCopies {
   #scope(key: string): Scope {
     let s = this.#scopes.get(key);
     if (s !== undefined) return s;
+    // Room first: the scope being added is never the one evicted.
+    if (this.#scopes.size >= this.options.maxScopes) this.#evictOne();
     s = { evidence: new Map(), learned: new Set(), banned: new Set() };
     this.#scopes.set(key, s);
-    if (this.#scopes.size > this.options.maxScopes) this.#evictOne();
     return s;
   }
 
@@ -255,8 +277,8 @@ export class KnownCopies {
   #evidenceOf(s: Scope, p: string): PairEvidence | undefined {
     let ev = s.evidence.get(p);
     if (ev !== undefined) return ev;
-    if (s.evidence.size >= MAX_PAIRS) return undefined;
-    ev = { quiet: new Set(), news: new Set() };
+    if (s.evidence.size >= MAX_EVIDENCE_PAIRS) return undefined;
+    ev = { quiet: new Map(), news: new Map() };
     s.evidence.set(p, ev);
     return ev;
   }

@@ -1220,13 +1220,23 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** Whether `url` has a row (a cluster node asks the slot of its host group: none here, no). */
   #hasRow(url: string): boolean {
+    return this.#frontierForUrl(url)?.knownCount([url]) === 1;
+  }
+
+  /** Whether `url` has a live row, fetched or to be (`Frontier.liveCount`; a slot this node does not hold: no). */
+  #holds(url: string): boolean {
+    return this.#frontierForUrl(url)?.liveCount([url]) === 1;
+  }
+
+  /** The frontier holding `url`'s host group (a cluster node's slot), or undefined. */
+  #frontierForUrl(url: string): Frontier | undefined {
     let group: string;
     try {
       group = hostGroupKey(url, this.options.grouping);
     } catch {
-      return false;
+      return undefined;
     }
-    return this.#frontierOf(group)?.knownCount([url]) === 1;
+    return this.#frontierOf(group);
   }
 
   /**
@@ -1262,22 +1272,28 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A page's lesson on query pairs whose pages the site names copies of pages the crawl knows
    * (`KnownCopies`): the URL the page names as itself — a redirect's target, or a whole page's
-   * rel=canonical that is neither the page nor the page less some of its pairs — quiet when the
-   * crawl had a row for it (asked before this outcome reaches the frontier) or it is outside the
-   * scope, news when it had none or the page names itself. A page naming nothing is no evidence.
-   * A lesson lifted queues again the rows it refused (single process, as `#wallLesson`).
+   * rel=canonical in the scope that is neither the page less some of its pairs — known when the
+   * crawl holds it live (asked before this outcome reaches the frontier) or the redirect leaves
+   * the scope. A page naming nothing, a canonical outside the scope (a site under another name)
+   * and a redirect to itself (a cookie check) are no evidence. A lesson lifted queues again the
+   * rows it refused (single process, as `#wallLesson`).
    */
   #copyLesson(req: FetchRequest, o: Outcome, whole: boolean, target: string | undefined): void {
     let named: string | undefined;
-    if (o.status >= 300 && o.status < 400) named = target;
-    else if (whole && o.canonical !== undefined) {
+    let known = false;
+    if (o.status >= 300 && o.status < 400) {
+      if (target === undefined || target === req.url) return;
+      named = target;
+      known = this.#scope.check(target) !== undefined;
+    } else if (whole && o.canonical !== undefined) {
       // The page less some of its pairs (a key ignored, a view) is for the other lessons to judge.
       if (o.canonical !== req.url && isUrlLessPairs(req.url, o.canonical)) return;
+      if (this.#scope.check(o.canonical) !== undefined) return;
       named = o.canonical;
     }
     if (named === undefined) return;
-    const verdict = named !== req.url && (this.#scope.check(named) !== undefined || this.#hasRow(named)) ? 'quiet' : 'news';
-    const change = this.#copies!.observe(req.url, verdict);
+    if (!known && named !== req.url) known = this.#holds(named);
+    const change = this.#copies!.observe(req.url, named, known, (u) => this.#holds(u));
     if (change?.change === 'lifted') this.#requeueRefused((u) => KnownCopies.carries(u, change.scope, change.pairs), true);
   }
 

@@ -235,9 +235,9 @@ export interface EngineOptions {
    * `CrawlCounts.viewRewrites` / `viewCopies`).
    * And a query pair whose pages name another page the crawl knows as theirs, by rel=canonical or
    * redirect (phpBB's `viewtopic.php?t=5&view=next`, showing topic 6 and naming it canonical):
-   * once five distinct URLs of a path carrying it did so, at least four for each that named a page
-   * the crawl did not know or itself, its queued URLs are not fetched but for seeds and one in
-   * 32, fetched as a check that bans the pair if it names a page the crawl did not know
+   * once five distinct URLs of a path carrying it named five distinct pages the crawl holds, and
+   * none standing named one it does not hold or itself, its queued URLs are not fetched but for
+   * seeds and one in 32, fetched as a check that bans the pair if it names such a page
    * (`KnownCopies`, `CrawlSummary.knownCopies`, `CrawlCounts.knownCopies`).
    * Default true; the checkpoint keeps the keys, walls, anchor lessons, view keys and pairs
    * learned and banned.

@@ -355,6 +355,16 @@ export class Frontier {
   }
 
   /**
+   * How many of `urls` the frontier holds live: with a row whose page was fetched or will be
+   * (scheduled, in flight, crawled, due again, waiting to retry, redirected; a spilled row is a
+   * scheduled one), not gone, parked by the trap defence, disallowed or refused. The engine asks
+   * whether the page a page names as itself is one the crawl has (`KnownCopies`).
+   */
+  liveCount(urls: readonly string[]): number {
+    return knownCount(this.#s, urls, true);
+  }
+
+  /**
    * The link depth of the URL with `key` (a `URLKey` or its 32 hex digits), or undefined when
    * it has no row in memory (unknown, or spilled to disk with its host).
    */

@@ -217,7 +217,7 @@ function validDiscovery(d: Discovery, nowMs: number): boolean {
  * host); a URL the canonicalizer refuses counts as unknown. One batched key computation and one
  * index lookup.
  */
-export function knownCount(s: FrontierState, urls: readonly string[]): number {
+export function knownCount(s: FrontierState, urls: readonly string[], live = false): number {
   const n = urls.length;
   if (n === 0) return 0;
   const keys = new Uint32Array(n * 4);
@@ -225,9 +225,24 @@ export function knownCount(s: FrontierState, urls: readonly string[]): number {
   linkKeyBatch(urls, s.opts.grouping, keys, canon, new Array<string>(n));
   const found = s.index.getBatch(keys, new Uint32Array(n), MISSING);
   let known = 0;
-  for (let i = 0; i < n; i++) if (canon[i] !== undefined && found[i] !== MISSING) known++;
+  for (let i = 0; i < n; i++) {
+    if (canon[i] === undefined || found[i] === MISSING) continue;
+    if (live) {
+      // A spilled row (−1) is a never-fetched Scheduled one: live.
+      const row = s.rowOf(found[i]!);
+      if (row >= 0 && !LIVE_STATUS[s.table.status[row]!]) continue;
+    }
+    known++;
+  }
   return known;
 }
+
+/** Statuses of a row whose page the crawl fetched or will fetch (`knownCount`'s `live`): not Gone, Trapped, Disallowed or Refused. */
+const LIVE_STATUS: readonly boolean[] = (() => {
+  const live: boolean[] = [];
+  for (const st of [UrlStatus.Scheduled, UrlStatus.InFlight, UrlStatus.Crawled, UrlStatus.DueRecrawl, UrlStatus.RetryWait, UrlStatus.Redirected]) live[st] = true;
+  return live;
+})();
 
 /**
  * `discover` for a batch (a page's routed out-links), with the same result as a loop of

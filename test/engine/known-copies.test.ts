@@ -16,9 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
 
 const FORUMS = 3;
+/** Pages under `/page.php?…&mode=full` and `/mirror.php?…&view=full`, each. */
+const EXTRAS = 12;
 const PER_FORUM = 15;
 const TOPICS = FORUMS * PER_FORUM;
-/** A topic linked from nowhere: only `view=next` of topic 999 leads there (the forum changed). */
+/** A topic no page of the first runs links: only `view=next` of topic 999 leads there (the forum changed). */
 const HIDDEN = 1000;
 const WORDS = 'amber birch cedar dune ember fjord grove heron iris juniper kestrel lagoon meadow nettle orchid prairie quartz raven sorrel thistle'.split(' ');
 let base = '';
@@ -47,7 +49,18 @@ const server = createServer((req, res) => {
   const u = new URL(req.url!, 'http://x');
   asked.push(u.pathname + u.search);
   const q = u.searchParams;
-  if (u.pathname === '/' || u.pathname === '/index.php') return html(res, Array.from({ length: FORUMS }, (_, f) => `<a href="/viewforum.php?f=${f + 1}">Forum ${f + 1}</a>`).join(' '));
+  if (u.pathname === '/' || u.pathname === '/index.php') {
+    const extras = Array.from({ length: EXTRAS }, (_, n) => `<a href="/page.php?id=${n + 1}&mode=full">Page ${n + 1}</a> <a href="/mirror.php?id=${n + 1}&view=full">Doc ${n + 1}</a>`).join(' ');
+    return html(res, `${Array.from({ length: FORUMS }, (_, f) => `<a href="/viewforum.php?f=${f + 1}">Forum ${f + 1}</a>`).join(' ')} ${extras}`);
+  }
+  // Pages of their own under one pair: every one names the home page canonical (a template gone
+  // wrong), or a page under another name (a mirror's canonical).
+  if (u.pathname === '/page.php') return html(res, `<h1>Page ${q.get('id')}</h1><p>${WORDS[Number(q.get('id')) % WORDS.length]}</p>`, '/');
+  if (u.pathname === '/mirror.php') {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html><html><head><link rel="canonical" href="http://docs.example.test/doc/${q.get('id')}"></head><body><h1>Doc ${q.get('id')}</h1></body></html>`);
+    return;
+  }
   if (u.pathname === '/viewforum.php') {
     const f = Number(q.get('f'));
     const start = Number(q.get('start') ?? 0);
@@ -119,6 +132,19 @@ describe('query pairs whose pages name a page the crawl knows as theirs', () => 
       }
     });
   }
+
+  it('are never learned from pages that all name one page (a site-wide canonical) or pages under another name', async () => {
+    asked = [];
+    const e = new Engine({ ...options, seeds: [`${base}/`] });
+    await run(e);
+    const scopes = e.summary().knownCopies.map((c) => c.scope);
+    expect(scopes).not.toContain(`${base}/page.php`);
+    expect(scopes).not.toContain(`${base}/mirror.php`);
+    for (let n = 1; n <= EXTRAS; n++) {
+      expect(asked).toContain(`/page.php?id=${n}&mode=full`);
+      expect(asked).toContain(`/mirror.php?id=${n}&view=full`);
+    }
+  });
 
   it('without learnParams every move is fetched', async () => {
     asked = [];

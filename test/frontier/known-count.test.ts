@@ -15,4 +15,25 @@ describe('Frontier.knownCount', () => {
     f.discover({ url: 'https://a.example/p/2', host: 'a.example', depth: 1, cash: 1 }, 0);
     expect(f.knownCount(['https://a.example/p/2'])).toBe(1);
   });
+
+  it('liveCount leaves out rows whose page the crawl will not fetch: gone, refused', () => {
+    // With the state machine (the engine's frontier): a 404 makes the row Gone.
+    const f = new Frontier(1, 0, { stateMachine: true });
+    f.seed('https://a.example/', 'a.example', 1, 0, 0);
+    f.discover({ url: 'https://a.example/p/1', host: 'a.example', depth: 1, cash: 1 }, 0);
+    f.refuse({ url: 'https://a.example/out', host: 'a.example', depth: 1, cash: 1 }, 0);
+    const links = ['https://a.example/', 'https://a.example/p/1', 'https://a.example/out', 'https://a.example/none'];
+    expect(f.knownCount(links)).toBe(3);
+    expect(f.liveCount(links)).toBe(2);
+    // Fetched: live (200); gone (404): not.
+    let now = 0;
+    for (let i = 0; i < 2; i++) {
+      let r = f.dispatch(now);
+      while (r === undefined) r = f.dispatch((now = f.nextEligible()!));
+      f.report({ row: r.row, url: r.url, status: r.url.endsWith('/p/1') ? 404 : 200 }, now);
+    }
+    expect(f.knownCount(links)).toBe(3);
+    expect(f.liveCount(links)).toBe(1);
+    expect(f.liveCount(['https://a.example/'])).toBe(1);
+  });
 });
