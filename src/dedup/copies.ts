@@ -6,7 +6,7 @@
  * asked and naming `viewtopic.php?t=6` its rel=canonical; other software redirects there. Either
  * way the topic is one the crawl reaches from its forum's listing, so each such link is a request
  * for a page the crawl has: on a phpBB-shaped loopback forum of 150 topics, 300 of 954 requests
- * (20–28 now).
+ * (about 34 now).
  * No other lesson sees it: the canonical is not the URL less a key (`ParamLearner`, `ViewKeys`),
  * and the text is another topic's.
  *
@@ -20,11 +20,14 @@
  * *news* when the page names itself canonical or names a URL the crawl does not hold (the engine
  * tells which); a page naming nothing (a notice "no newer topics", an error, a cut body, a
  * canonical outside the scope — a site under another name, which says nothing of this crawl's
- * pages) is no evidence. A pair is learned for its scope once `minEvidence` distinct URLs were
- * quiet, naming `minEvidence` distinct URLs (a site-wide canonical names one), and no news
- * stands: news that named a URL the crawl holds by now (a topic past the listing page fetched so
- * far) was only early and is dropped then (the engine's `knows`); a page naming itself stands for
- * the run. Then the engine refuses the scope's queued URLs carrying it at dispatch (`refuses`; never a seed, and
+ * pages) is no evidence. A pair is learned for its scope once `minEvidence` (10) distinct URLs
+ * were quiet, naming distinct URLs for ¾ of them at least (a site-wide canonical names one, a
+ * category canonical a few: the pair would then hide pages of their own; ten, so that five items
+ * of five categories in a row do not pass),
+ * and no news stands: news that named a URL the crawl holds by now at a depth no greater than the
+ * news page's (a topic past the listing page fetched so far, reached from the listing) was only
+ * early and is dropped then (the engine's `depthOf`); held deeper, it was reached through the
+ * news page itself (its own title link) and stands; a page naming itself stands for the run. Then the engine refuses the scope's queued URLs carrying it at dispatch (`refuses`; never a seed, and
  * one URL in `checkEvery`, picked by an FNV-1a hash of the URL — the same in every process and
  * after a resume — is fetched as a check). A page of the pair that brings news (a check, a seed)
  * bans the pair for the run ('lifted': the engine queues the refused URLs again), so a wrong
@@ -43,7 +46,7 @@ import { isNumberValue, picksAsCheck } from './views.js';
 
 /** Options of a `KnownCopies`. */
 export interface KnownCopiesOptions {
-  /** Distinct quiet URLs of a pair, naming as many distinct URLs, before it is learned. Default 5. */
+  /** Distinct quiet URLs of a pair before it is learned (naming distinct URLs for ¾ of them at least). Default 10. */
   readonly minEvidence: number;
   /** Scopes (paths) remembered with evidence or lessons. Default 4,096. */
   readonly maxScopes: number;
@@ -52,7 +55,7 @@ export interface KnownCopiesOptions {
 }
 
 const resolveCopiesOptions = defineOptions<KnownCopiesOptions>('KnownCopiesOptions', {
-  minEvidence: numberField({ min: 2, max: 64, integer: true, default: 5 }),
+  minEvidence: numberField({ min: 2, max: 64, integer: true, default: 10 }),
   maxScopes: numberField({ min: 1, max: 1 << 20, integer: true, default: 4096 }),
   checkEvery: numberField({ min: 2, max: 1 << 20, integer: true, default: 32 }),
 });
@@ -102,11 +105,19 @@ function wordedPairsOf(url: string): string[] {
   return [...new Set(url.slice(q + 1).split('&').filter(isWordedPair))];
 }
 
+/** A page that brought news: the URL it named (undefined: itself, news for the run) and its own link depth. */
+interface News {
+  readonly named: string | undefined;
+  readonly depth: number;
+}
+
 interface PairEvidence {
   /** Quiet URL → the URL it named. */
   readonly quiet: Map<string, string>;
-  /** URL that brought news → the URL it named, or undefined when it named itself (news for the run). */
-  readonly news: Map<string, string | undefined>;
+  /** URL that brought news → what it named. */
+  readonly news: Map<string, News>;
+  /** More news came than `news` keeps: the pair is not learned this run. */
+  overflow: boolean;
 }
 
 interface Scope {
@@ -134,15 +145,18 @@ export class KnownCopies {
   }
 
   /**
-   * A page fetched at `url` (canonical form) named `named` (canonical form) as itself, by its
-   * rel=canonical or a redirect: `known` when the crawl holds that URL live (or the redirect
-   * leaves the scope) — quiet — and not when it does not or `named` is `url` — news. `knows`
-   * tells, when a pair is about to be learned, whether the crawl holds by now a URL an earlier
-   * page named (its news then only early). Returns what it changed, or undefined.
+   * A page fetched at `url` (canonical form, at link depth `depth`) named `named` (canonical
+   * form) as itself, by its rel=canonical or a redirect: `known` when the crawl holds that URL
+   * live (or the redirect leaves the scope) — quiet — and not when it does not or `named` is
+   * `url` — news. `depthOf` gives, when a pair is about to be learned, the depth at which the crawl
+   * holds a URL an earlier page named (undefined: not held): its news was only early when that is
+   * no deeper than the page. Returns what it changed, or undefined.
    */
-  observe(url: string, named: string, known: boolean, knows: (url: string) => boolean): CopyChange | undefined {
+  observe(url: string, named: string, known: boolean, depth: number, depthOf: (url: string) => number | undefined): CopyChange | undefined {
     if (typeof url !== 'string' || typeof named !== 'string') throw new InvalidArgumentError(`KnownCopies.observe: expected URL strings, received ${typeof url} and ${typeof named}`);
-    if (typeof known !== 'boolean' || typeof knows !== 'function') throw new InvalidArgumentError('KnownCopies.observe: expected known as a boolean and knows as a function');
+    if (typeof known !== 'boolean' || typeof depthOf !== 'function' || !Number.isInteger(depth) || depth < 0) {
+      throw new InvalidArgumentError('KnownCopies.observe: expected known as a boolean, depth as a non-negative integer and depthOf as a function');
+    }
     const pairs = wordedPairsOf(url);
     if (pairs.length === 0) return undefined;
     const scopeKey = withoutQuery(url);
@@ -156,7 +170,8 @@ export class KnownCopies {
         if (ev === undefined) continue;
         // A URL fetched again (a resume, a shorter path) is judged by its latest answer.
         ev.quiet.delete(url);
-        if (ev.news.size < MAX_SAMPLES || ev.news.has(url)) ev.news.set(url, named === url ? undefined : named);
+        if (ev.news.size < MAX_SAMPLES || ev.news.has(url)) ev.news.set(url, { named: named === url ? undefined : named, depth });
+        else ev.overflow = true;
       }
       if (wrong.length === 0) return undefined;
       for (const p of wrong) this.#ban(s, p);
@@ -169,7 +184,7 @@ export class KnownCopies {
       // A URL that brought news keeps it: naming a known page later proves nothing of the first answer.
       if (ev === undefined || ev.news.has(url)) continue;
       if (ev.quiet.size < MAX_SAMPLES || ev.quiet.has(url)) ev.quiet.set(url, named);
-      if (!this.#ripe(ev, knows) || s.learned.size >= MAX_PAIRS) continue;
+      if (!this.#ripe(ev, depthOf) || s.learned.size >= MAX_PAIRS) continue;
       s.evidence.delete(p);
       this.#learn(s, p);
       learnt.push(p);
@@ -178,13 +193,17 @@ export class KnownCopies {
   }
 
   /**
-   * Whether a pair's evidence teaches it: `minEvidence` quiet URLs naming as many distinct URLs,
-   * and no news standing (news whose named URL the crawl holds by now is dropped as early).
+   * Whether a pair's evidence teaches it: `minEvidence` quiet URLs naming distinct URLs for ¾ of
+   * them at least, and no news standing (news whose named URL the crawl holds
+   * by now, no deeper than the news page, is dropped as early).
    */
-  #ripe(ev: PairEvidence, knows: (url: string) => boolean): boolean {
-    if (ev.quiet.size < this.options.minEvidence || new Set(ev.quiet.values()).size < this.options.minEvidence) return false;
-    for (const [u, named] of ev.news) {
-      if (named === undefined || !knows(named)) return false;
+  #ripe(ev: PairEvidence, depthOf: (url: string) => number | undefined): boolean {
+    const quiet = ev.quiet.size;
+    if (quiet < this.options.minEvidence || ev.overflow) return false;
+    if (4 * new Set(ev.quiet.values()).size < 3 * quiet) return false;
+    for (const [u, news] of ev.news) {
+      const held = news.named === undefined ? undefined : depthOf(news.named);
+      if (held === undefined || held > news.depth) return false;
       ev.news.delete(u);
     }
     return true;
@@ -277,8 +296,20 @@ export class KnownCopies {
   #evidenceOf(s: Scope, p: string): PairEvidence | undefined {
     let ev = s.evidence.get(p);
     if (ev !== undefined) return ev;
-    if (s.evidence.size >= MAX_EVIDENCE_PAIRS) return undefined;
-    ev = { quiet: new Map(), news: new Map() };
+    if (s.evidence.size >= MAX_EVIDENCE_PAIRS) {
+      // Full of pairs that come and go (`hilit=word`, a token): the oldest still short of evidence
+      // makes room; none, and the new pair waits.
+      let victim: string | undefined;
+      for (const [q, e] of s.evidence) {
+        if (e.quiet.size < this.options.minEvidence && e.news.size === 0 && !e.overflow) {
+          victim = q;
+          break;
+        }
+      }
+      if (victim === undefined) return undefined;
+      s.evidence.delete(victim);
+    }
+    ev = { quiet: new Map(), news: new Map(), overflow: false };
     s.evidence.set(p, ev);
     return ev;
   }

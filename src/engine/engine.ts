@@ -1228,6 +1228,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#frontierForUrl(url)?.liveCount([url]) === 1;
   }
 
+  /** The depth of `url`'s live row in memory (`Frontier.liveDepthOf`; a slot this node does not hold: undefined). */
+  #heldDepth(url: string): number | undefined {
+    return this.#frontierForUrl(url)?.liveDepthOf(url);
+  }
+
   /** The frontier holding `url`'s host group (a cluster node's slot), or undefined. */
   #frontierForUrl(url: string): Frontier | undefined {
     let group: string;
@@ -1272,10 +1277,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A page's lesson on query pairs whose pages the site names copies of pages the crawl knows
    * (`KnownCopies`): the URL the page names as itself — a redirect's target, or a whole page's
-   * rel=canonical in the scope that is neither the page less some of its pairs — known when the
-   * crawl holds it live (asked before this outcome reaches the frontier) or the redirect leaves
-   * the scope. A page naming nothing, a canonical outside the scope (a site under another name)
-   * and a redirect to itself (a cookie check) are no evidence. A lesson lifted queues again the
+   * rel=canonical in the scope that is not the page less some of its pairs (the page itself is
+   * news) — known when the crawl holds it live (asked before this outcome reaches the frontier) or
+   * the redirect leaves the scope. A page naming nothing, a canonical outside the scope (a site
+   * under another name) and a redirect to itself (a cookie check) are no evidence. A lesson lifted queues again the
    * rows it refused (single process, as `#wallLesson`).
    */
   #copyLesson(req: FetchRequest, o: Outcome, whole: boolean, target: string | undefined): void {
@@ -1293,7 +1298,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     if (named === undefined) return;
     if (!known && named !== req.url) known = this.#holds(named);
-    const change = this.#copies!.observe(req.url, named, known, (u) => this.#holds(u));
+    const change = this.#copies!.observe(req.url, named, known, req.depth, (u) => this.#heldDepth(u));
     if (change?.change === 'lifted') this.#requeueRefused((u) => KnownCopies.carries(u, change.scope, change.pairs), true);
   }
 

@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, knownCount, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, knownCount, liveDepthOf, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -362,6 +362,15 @@ export class Frontier {
    */
   liveCount(urls: readonly string[]): number {
     return knownCount(this.#s, urls, true);
+  }
+
+  /**
+   * The link depth of `url`'s row (a link as a page gives it) when the frontier holds it live
+   * (`liveCount`'s rule) in memory, else undefined (no row, not live, or spilled to disk). The
+   * engine asks whether a page named earlier was reached by another path since (`KnownCopies`).
+   */
+  liveDepthOf(url: string): number | undefined {
+    return liveDepthOf(this.#s, url);
   }
 
   /**

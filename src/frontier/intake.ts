@@ -237,6 +237,21 @@ export function knownCount(s: FrontierState, urls: readonly string[], live = fal
   return known;
 }
 
+/**
+ * `Frontier.liveDepthOf`: the link depth of `url`'s row when it is live (`knownCount`'s rule) and
+ * in memory; undefined when the URL has no row, a row not live, or one spilled to disk.
+ */
+export function liveDepthOf(s: FrontierState, url: string): number | undefined {
+  const keys = new Uint32Array(4);
+  const canon: (string | undefined)[] = [undefined];
+  linkKeyBatch([url], s.opts.grouping, keys, canon, ['']);
+  if (canon[0] === undefined) return undefined;
+  const found = s.index.getBatch(keys, new Uint32Array(1), MISSING);
+  if (found[0] === MISSING) return undefined;
+  const row = s.rowOf(found[0]!);
+  return row >= 0 && LIVE_STATUS[s.table.status[row]!] === true ? s.table.depth[row] : undefined;
+}
+
 /** Statuses of a row whose page the crawl fetched or will fetch (`knownCount`'s `live`): not Gone, Trapped, Disallowed or Refused. */
 const LIVE_STATUS: readonly boolean[] = (() => {
   const live: boolean[] = [];

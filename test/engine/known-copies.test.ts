@@ -40,7 +40,7 @@ function topic(res: import('node:http').ServerResponse, t: number): void {
   const words = Array.from({ length: 12 }, (_, k) => WORDS[(t * 7 + k * 3) % WORDS.length]).join(' ');
   html(
     res,
-    `<h1>Topic ${t}</h1><p>${words} in reply ${t * 31}</p><a href="/viewtopic.php?t=${t}&view=previous">Previous topic</a> <a href="/viewtopic.php?t=${t}&view=next">Next topic</a> <a href="/viewforum.php?f=${forumOf(t)}">Return</a>`,
+    `<h1><a href="/viewtopic.php?t=${t}">Topic ${t}</a></h1><p>${words} in reply ${t * 31}</p><a href="/viewtopic.php?t=${t}&view=previous">Previous topic</a> <a href="/viewtopic.php?t=${t}&view=next">Next topic</a> <a href="/viewforum.php?f=${forumOf(t)}">Return</a>`,
     `/viewtopic.php?t=${t}`,
   );
 }
@@ -161,8 +161,9 @@ describe('query pairs whose pages name a page the crawl knows as theirs', () => 
       const e = new Engine({ ...options, seeds: [`${base}/`] });
       await run(e);
       expect(e.summary().knownCopies.flatMap((c) => c.pairs)).not.toContain('view=next');
-      // Each topic but a forum's first is reached only as the one before it's next (its own URL
-      // is named canonical, never linked): every next was fetched.
+      // Each topic but a forum's first is reached only as the one before it's next (whose page,
+      // topic and all, links the topic's own URL one level deeper: that is no other path to it):
+      // every next was fetched.
       expect(topicsServed().size).toBe(TOPICS);
       expect(asked.filter((a) => /view=next/.test(a)).length).toBeGreaterThanOrEqual(TOPICS - FORUMS);
     } finally {
