@@ -2,47 +2,52 @@
  * KnownCopies: query pairs whose pages the site itself names copies of pages the crawl knows.
  *
  * A forum links, beside each topic, the next and the previous topic of its forum:
- * `viewtopic.php?t=5&view=next`. phpBB answers it with topic 6 itself, rendered under the URL
- * asked and naming `viewtopic.php?t=6` its rel=canonical; other software redirects there. Either
- * way the topic is one the crawl reaches from its forum's listing, so each such link is a request
- * for a page the crawl has: on a phpBB-shaped loopback forum of 150 topics, 300 of 954 requests
- * (about 34 now).
- * No other lesson sees it: the canonical is not the URL less a key (`ParamLearner`, `ViewKeys`),
- * and the text is another topic's.
+ * `viewtopic.php?t=5&view=next`. phpBB answers it with topic 6 itself, rendered under the URL asked
+ * and naming `viewtopic.php?t=6` its rel=canonical; other software redirects there. Either way the
+ * topic is one the crawl reaches from its forum's listing, so each such link is a request for a
+ * page the crawl has: on a phpBB-shaped loopback forum of 150 topics, 300 of 954 requests (about 34
+ * now). No other lesson sees it: the canonical is not the URL less a key (`ParamLearner`,
+ * `ViewKeys`), and the text is another topic's.
  *
- * The signature, per path (origin and path, the query set aside: the *scope*, as `LoginWalls`')
- * and query pair (`view=next`; only a worded value — not empty, not a number — since an id's value
+ * The signature, per path (origin and path, the query set aside: the *scope*, as `LoginWalls`') and
+ * query pair (`view=next`; only a worded value — not empty, not a number — since an id's value
  * differs from page to page and would never gather evidence anyway): a page fetched under the pair
  * is *quiet* when the site names another URL as the page — a rel=canonical in the crawl's scope
- * that is neither the URL itself nor the URL less some of its pairs (those are `ParamLearner`'s
- * and `ViewKeys`'), or a redirect's target — and the crawl holds that URL live (queued or
- * fetched, not refused, gone or disallowed), or the redirect leaves the crawl's scope; it brings
- * *news* when the page names itself canonical or names a URL the crawl does not hold (the engine
- * tells which); a page naming nothing (a notice "no newer topics", an error, a cut body, a
- * canonical outside the scope — a site under another name, which says nothing of this crawl's
- * pages) is no evidence. A pair is learned for its scope once `minEvidence` (10) distinct URLs
- * were quiet, naming distinct URLs for ¾ of them at least (a site-wide canonical names one, a
- * category canonical a few: the pair would then hide pages of their own; ten, so that five items
- * of five categories in a row do not pass),
- * and no news stands: news that named a URL the crawl holds by now at a depth no greater than the
- * news page's (a topic past the listing page fetched so far, reached from the listing) was only
- * early and is dropped then (the engine's `depthOf`); held deeper, it was reached through the
- * news page itself (its own title link) and stands; a page naming itself stands for the run. Then the engine refuses the scope's queued URLs carrying it at dispatch (`refuses`; never a seed, and
- * one URL in `checkEvery`, picked by an FNV-1a hash of the URL — the same in every process and
- * after a resume — is fetched as a check). A page of the pair that brings news (a check, a seed)
- * bans the pair for the run ('lifted': the engine queues the refused URLs again), so a wrong
- * lesson costs a delay, not a page.
+ * that is neither the URL itself nor the URL less some of its pairs (those are `ParamLearner`'s and
+ * `ViewKeys`'), or a redirect's target — and the crawl holds that URL live (`Frontier.liveCount`:
+ * fetched or to be fetched), or the redirect leaves the crawl's scope; it brings *news* when the
+ * page names itself canonical or names a URL the crawl does not hold (the engine tells which); a
+ * page naming nothing (a notice "no newer topics", an error, a cut body, a canonical outside the
+ * scope — a site under another name, which says nothing of this crawl's pages) is no evidence. A
+ * pair is learned for its scope once `minEvidence` (10) distinct URLs were quiet, naming distinct
+ * URLs for ¾ of them at least (a site-wide canonical names one, a category canonical a few: the
+ * pair would then hide pages of their own; ten, so that five items of five categories in a row do
+ * not pass), and no news stands: news that named a URL the crawl holds by now at a depth no greater
+ * than the news page's (a topic past the listing page fetched so far, reached from the listing) was
+ * only early and is dropped then (`observe`'s `depthOf`, the engine's `#heldDepth`); held deeper,
+ * it was reached through the news page itself (its own title link) and stands; a page naming itself
+ * stands for the run. Then the engine refuses the scope's queued URLs carrying it at dispatch
+ * (`refuses`; never a seed, and one URL in `checkEvery`, picked by an FNV-1a hash of the URL — the
+ * same in every process and after a resume — is fetched as a check). A page of the pair that brings
+ * news (a check, a seed) bans the pair for the run ('lifted': the engine queues the refused URLs
+ * again), so a wrong lesson costs a delay, not a page.
+ *
+ * A check can ban a right lesson early: a learned pair's news is not waited on as evidence is (a
+ * check naming a topic past the listing pages fetched so far bans the pair; its refused URLs are
+ * fetched again), a cost in requests, never in pages.
  *
  * Owns: per scope, the evidence (per pair, up to `MAX_SAMPLES` distinct quiet and news URLs with
- * the URL each named; `MAX_EVIDENCE_PAIRS` pairs), the pairs learned and banned. Never: fetch, look a URL up (the engine says whether the named URL was
- * known), or clocks. A checkpoint keeps the pairs learned and banned (`export` / `import`), not the
- * evidence. Memory is bounded: at most `maxScopes` scopes (those without a lesson evicted first,
- * oldest first), `MAX_EVIDENCE_PAIRS` pairs with evidence and `MAX_PAIRS` lessons per scope.
+ * the URL each named; `MAX_EVIDENCE_PAIRS` pairs; pairs whose news found no slot, blocked for the
+ * run), the pairs learned and banned. Never: fetch, or look a URL up itself (the engine answers
+ * whether the named URL is held, and gives `depthOf`), or clocks. A checkpoint keeps the pairs
+ * learned and banned (`export` / `import`), not the evidence. Memory is bounded: at most
+ * `maxScopes` scopes (those without a lesson evicted first, oldest first), `MAX_EVIDENCE_PAIRS`
+ * pairs with evidence and `MAX_PAIRS` lessons per scope.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { withoutQuery } from '../url/host.js';
-import { isNumberValue, picksAsCheck } from './views.js';
+import { isNumberValue, pairsOf, picksAsCheck } from './query.js';
 
 /** Options of a `KnownCopies`. */
 export interface KnownCopiesOptions {
@@ -100,9 +105,7 @@ export function copyRecordProblem(r: unknown): string | undefined {
 
 /** The distinct worded pairs of a canonical URL's query (`view=next`; not `t=5`, not a bare `flag`). */
 function wordedPairsOf(url: string): string[] {
-  const q = url.indexOf('?');
-  if (q < 0 || q === url.length - 1) return [];
-  return [...new Set(url.slice(q + 1).split('&').filter(isWordedPair))];
+  return [...new Set(pairsOf(url).filter(isWordedPair))];
 }
 
 /** A page that brought news: the URL it named (undefined: itself, news for the run) and its own link depth. */
@@ -124,6 +127,10 @@ interface Scope {
   readonly evidence: Map<string, PairEvidence>;
   readonly learned: Set<string>;
   readonly banned: Set<string>;
+  /** Pairs whose news found no evidence slot: never learned this run (their news is not kept). */
+  readonly blocked: Set<string>;
+  /** More pairs were blocked than `blocked` holds: nothing is learned here this run. */
+  crowded: boolean;
 }
 
 /** Learns, per path, query pairs whose pages name a URL the crawl knows as the page (see the module comment). */
@@ -140,7 +147,7 @@ export class KnownCopies {
   }
 
   /** Whether a page at `url` could be evidence: its query carries a worded pair (the engine asks before looking anything up). */
-  static weighs(url: string): boolean {
+  static hasWordedPair(url: string): boolean {
     return wordedPairsOf(url).length > 0;
   }
 
@@ -167,7 +174,11 @@ export class KnownCopies {
       for (const p of pairs) {
         if (s.banned.has(p) || s.learned.has(p)) continue;
         const ev = this.#evidenceOf(s, p);
-        if (ev === undefined) continue;
+        if (ev === undefined) {
+          if (s.blocked.size < MAX_PAIRS) s.blocked.add(p);
+          else s.crowded = true;
+          continue;
+        }
         // A URL fetched again (a resume, a shorter path) is judged by its latest answer.
         ev.quiet.delete(url);
         if (ev.news.size < MAX_SAMPLES || ev.news.has(url)) ev.news.set(url, { named: named === url ? undefined : named, depth });
@@ -179,7 +190,7 @@ export class KnownCopies {
     }
     const learnt: string[] = [];
     for (const p of pairs) {
-      if (s.banned.has(p) || s.learned.has(p)) continue;
+      if (s.banned.has(p) || s.learned.has(p) || s.blocked.has(p) || s.crowded) continue;
       const ev = this.#evidenceOf(s, p);
       // A URL that brought news keeps it: naming a known page later proves nothing of the first answer.
       if (ev === undefined || ev.news.has(url)) continue;
@@ -273,7 +284,7 @@ export class KnownCopies {
     if (s !== undefined) return s;
     // Room first: the scope being added is never the one evicted.
     if (this.#scopes.size >= this.options.maxScopes) this.#evictOne();
-    s = { evidence: new Map(), learned: new Set(), banned: new Set() };
+    s = { evidence: new Map(), learned: new Set(), banned: new Set(), blocked: new Set(), crowded: false };
     this.#scopes.set(key, s);
     return s;
   }
@@ -297,8 +308,8 @@ export class KnownCopies {
     let ev = s.evidence.get(p);
     if (ev !== undefined) return ev;
     if (s.evidence.size >= MAX_EVIDENCE_PAIRS) {
-      // Full of pairs that come and go (`hilit=word`, a token): the oldest still short of evidence
-      // makes room; none, and the new pair waits.
+      // Full of pairs that come and go (`hilit=word`, a token): the oldest without news and still
+      // short of evidence makes room; none, and the new pair waits (blocked, if it brought news).
       let victim: string | undefined;
       for (const [q, e] of s.evidence) {
         if (e.quiet.size < this.options.minEvidence && e.news.size === 0 && !e.overflow) {
@@ -329,16 +340,3 @@ export class KnownCopies {
   }
 }
 
-/**
- * Whether `canonical` is `url` less some of its query pairs (the same path, each of its pairs one
- * of `url`'s): a key ignored or a view, which `ParamLearner` and `ViewKeys` judge, not this lesson.
- */
-export function isUrlLessPairs(url: string, canonical: string): boolean {
-  const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
-  const cq = canonical.indexOf('?');
-  if ((cq < 0 ? canonical : canonical.slice(0, cq)) !== path) return false;
-  if (cq < 0) return true;
-  const own = new Set(q < 0 ? [] : url.slice(q + 1).split('&'));
-  return canonical.slice(cq + 1).split('&').every((p) => own.has(p));
-}

@@ -39,7 +39,8 @@ export { type SlashLesson, type SlashRecord, type SlashRule, SlashRules, type Sl
 export { AnchorCopies, type AnchorCopiesOptions, type AnchorRecord, MAX_PENDING, anchorRecordProblem, anchorShapeOf } from './anchors.js';
 export { type ViewChange, ViewKeys, type ViewKeysOptions, type ViewRecord, viewRecordProblem } from './views.js';
 export { type LoginWallOptions, LoginWalls, type WallRecord, wallRecordProblem, wallScopeOf } from './loginwall.js';
-export { type CopyChange, type CopyRecord, KnownCopies, type KnownCopiesOptions, copyRecordProblem, isUrlLessPairs } from './copies.js';
+export { type CopyChange, type CopyRecord, KnownCopies, type KnownCopiesOptions, copyRecordProblem } from './copies.js';
+export { isUrlLessPairs } from './query.js';
 export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, caseRecordProblem } from './pathcase.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';

@@ -48,6 +48,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { keyOf, sectionOf } from './params.js';
+import { isNumberValue, pairsOf, picksAsCheck, valueOf } from './query.js';
 import { withoutQuery } from '../url/host.js';
 
 /** Options of a `ViewKeys`. */
@@ -132,44 +133,6 @@ export function viewScopeOf(url: string): string | undefined {
 /** Whether `k` can be a lesson's key as a checkpoint keeps it (`viewRecordProblem`'s rule). */
 function isViewKey(k: string): boolean {
   return k.length > 0 && k.length <= 256 && !/[&=?#\s]/.test(k);
-}
-
-/**
- * Whether a query value is a number or a list of them (`2`, `1,2`, `-5`, `1.5`; escapes decoded:
- * `1%2C2`): a page number, a count, an id. (`KnownCopies` reads values by the same rule.)
- */
-export function isNumberValue(v: string): boolean {
-  let d = v;
-  try {
-    d = decodeURIComponent(v.replace(/\+/g, ' '));
-  } catch {
-    // an undecodable escape is no number
-  }
-  return /\d/.test(d) && /^[\d,.+\- ]+$/.test(d);
-}
-
-/**
- * Whether `url` is one of the one in `every` URLs a lesson lets through as checks: picked by an
- * FNV-1a hash of the URL, so every process and a resume agree without state (`ViewKeys`,
- * `KnownCopies`).
- */
-export function picksAsCheck(url: string, every: number): boolean {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
-  // The high bits: a multiplicative hash's low bits depend only on the characters' low bits.
-  return Math.floor(((h >>> 0) / 2 ** 32) * every) === 0;
-}
-
-/** A query pair's value (`a=1` → `1`; a bare `flag` → ''). */
-function valueOf(pair: string): string {
-  const eq = pair.indexOf('=');
-  return eq < 0 ? '' : pair.slice(eq + 1);
-}
-
-/** A URL's query pairs (none without a query). */
-function pairsOf(url: string): string[] {
-  const q = url.indexOf('?');
-  return q < 0 || q === url.length - 1 ? [] : url.slice(q + 1).split('&');
 }
 
 /**

@@ -1710,7 +1710,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
-    if (this.#copies !== undefined && KnownCopies.weighs(req.url)) this.#copyLesson(req, o, whole && !soft404, target);
+    if (this.#copies !== undefined && KnownCopies.hasWordedPair(req.url)) this.#copyLesson(req, o, whole && !soft404, target);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);

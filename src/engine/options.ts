@@ -234,12 +234,13 @@ export interface EngineOptions {
    * bans the key if it brings new links (`ViewKeys`, `CrawlSummary.viewKeys`,
    * `CrawlCounts.viewRewrites` / `viewCopies`).
    * And a query pair whose pages name another page the crawl knows as theirs, by rel=canonical or
-   * redirect (phpBB's `viewtopic.php?t=5&view=next`, showing topic 6 and naming it canonical):
-   * once ten distinct URLs of a path carrying it named pages the crawl holds, distinct ones for ¾
-   * of them at least (a redirect out of the scope counts as one; a few pages named by many, as a
-   * site-wide or category canonical, do not teach), and none standing named one it does not hold or itself, its queued URLs are not fetched but for
-   * seeds and one in 32, fetched as a check that bans the pair if it names such a page
-   * (`KnownCopies`, `CrawlSummary.knownCopies`, `CrawlCounts.knownCopies`).
+   * redirect (phpBB's `viewtopic.php?t=5&view=next`, showing topic 6 and naming it canonical): once
+   * ten distinct URLs of a path carrying it named pages the crawl holds, distinct ones for ¾ of them
+   * at least (a redirect out of the scope counts as one; a few pages named by many, as a site-wide
+   * or category canonical, do not teach), and none standing named one it does not hold or itself,
+   * its queued URLs are not fetched but for seeds and one in 32, fetched as a check that bans the
+   * pair if it names such a page (`KnownCopies`, `CrawlSummary.knownCopies`,
+   * `CrawlCounts.knownCopies`).
    * Default true; the checkpoint keeps the keys, walls, anchor lessons, view keys and pairs
    * learned and banned.
    */

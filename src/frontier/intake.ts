@@ -14,7 +14,7 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import type { KeyArray } from '../core/keys.js';
-import { type Discovery, HostFlags, UrlStatus } from '../model/index.js';
+import { type Discovery, HostFlags, UrlStatus, isLiveStatus } from '../model/index.js';
 import { hostInterval } from '../politeness/index.js';
 import { enqueue, registerHost, reprioritize } from './banks.js';
 import { admit, keyBatch, keyOf, linkKeyBatch } from './deps.js';
@@ -230,7 +230,7 @@ export function knownCount(s: FrontierState, urls: readonly string[], live = fal
     if (live) {
       // A spilled row (−1) is a never-fetched Scheduled one: live.
       const row = s.rowOf(found[i]!);
-      if (row >= 0 && !LIVE_STATUS[s.table.status[row]!]) continue;
+      if (row >= 0 && !isLiveStatus(s.table.status[row]!)) continue;
     }
     known++;
   }
@@ -249,15 +249,9 @@ export function liveDepthOf(s: FrontierState, url: string): number | undefined {
   const found = s.index.getBatch(keys, new Uint32Array(1), MISSING);
   if (found[0] === MISSING) return undefined;
   const row = s.rowOf(found[0]!);
-  return row >= 0 && LIVE_STATUS[s.table.status[row]!] === true ? s.table.depth[row] : undefined;
+  return row >= 0 && isLiveStatus(s.table.status[row]!) ? s.table.depth[row] : undefined;
 }
 
-/** Statuses of a row whose page the crawl fetched or will fetch (`knownCount`'s `live`): not Gone, Trapped, Disallowed or Refused. */
-const LIVE_STATUS: readonly boolean[] = (() => {
-  const live: boolean[] = [];
-  for (const st of [UrlStatus.Scheduled, UrlStatus.InFlight, UrlStatus.Crawled, UrlStatus.DueRecrawl, UrlStatus.RetryWait, UrlStatus.Redirected]) live[st] = true;
-  return live;
-})();
 
 /**
  * `discover` for a batch (a page's routed out-links), with the same result as a loop of

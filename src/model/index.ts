@@ -7,7 +7,7 @@
  */
 import type { KeyArray } from '../core/keys.js';
 
-export { UrlStatus, URL_STATUS_NAMES } from './status.js';
+export { UrlStatus, URL_STATUS_NAMES, isLiveStatus } from './status.js';
 export {
   OUTCOME_TRANSITIONS,
   OutcomeClass,

@@ -29,6 +29,15 @@ export const UrlStatus = {
 } as const;
 export type UrlStatus = (typeof UrlStatus)[keyof typeof UrlStatus];
 
+/**
+ * Whether a row of this status is one whose page the crawl fetched or will fetch: scheduled, in
+ * flight, crawled, due again, waiting to retry, or redirected (its target has a row); not gone,
+ * parked by the trap defence, disallowed or refused (`Frontier.liveCount`).
+ */
+export function isLiveStatus(status: number): boolean {
+  return status <= UrlStatus.RetryWait || status === UrlStatus.Redirected;
+}
+
 /** Names of the statuses, indexed by value (for stats and the CLI). */
 export const URL_STATUS_NAMES: readonly string[] = [
   'Scheduled',

@@ -100,6 +100,16 @@ describe('KnownCopies', () => {
     for (let k = 0; k < 40; k++) c.observe(`${V}?t=${k}&hilit=word${k}`, topic(k + 100), true, D, all);
     for (let t = 1; t <= 10; t++) quiet(c, t);
     expect(c.learned()).toEqual([{ scope: V, pairs: ['view=next'] }]);
+    // News while every slot is held by pairs with news of their own: the pair is blocked for the run.
+    const e = new KnownCopies();
+    for (let k = 0; k < 16; k++) e.observe(`${V}?t=1&mode=m${k}`, `${V}?t=${k + 500}`, false, D, all);
+    e.observe(next(1), `${V}?t=999`, false, D, all);
+    // The sixteen are learned (their news was early), which frees their slots; the moves find one
+    // now, but their news was never kept: not learned.
+    for (let k = 0; k < 16; k++) for (let j = 2; j <= 11; j++) e.observe(`${V}?t=${j}&mode=m${k}`, `${V}?t=${100 * k + j}`, true, D, all);
+    expect(e.learned()[0]!.pairs.length).toBe(16);
+    for (let t = 10; t <= 40; t++) quiet(e, t);
+    expect(e.learned()[0]!.pairs).not.toContain('view=next');
     const d = new KnownCopies();
     for (let t = 1; t <= 80; t++) d.observe(next(t), `${V}?t=${t + 1000}`, false, D, () => undefined);
     // Every news URL kept turns out early; the ones past the bound are unknown: nothing learned.
@@ -127,9 +137,9 @@ describe('KnownCopies', () => {
     expect(KnownCopies.carries(next(3), V, ['view=next'])).toBe(true);
     expect(KnownCopies.carries(`${V}?t=3&view=previous`, V, ['view=next'])).toBe(false);
     expect(KnownCopies.carries(`http://f.test/a.php?view=next`, V, ['view=next'])).toBe(false);
-    expect(KnownCopies.weighs(next(3))).toBe(true);
-    expect(KnownCopies.weighs(topic(3))).toBe(false);
-    expect(KnownCopies.weighs(V)).toBe(false);
+    expect(KnownCopies.hasWordedPair(next(3))).toBe(true);
+    expect(KnownCopies.hasWordedPair(topic(3))).toBe(false);
+    expect(KnownCopies.hasWordedPair(V)).toBe(false);
   });
 
   it('checks its arguments and refuses bad checkpoint records', () => {

@@ -145,9 +145,12 @@ describe('query keys that select a view of a page the site names canonical', () 
     await run(e);
     expect(e.summary().reason).toBe('drained');
     for (const p of PRODUCTS) expect(asked, `/item/${p.id}`).toContain(`/item/${p.id}`);
-    const store = asked.filter((a) => /^\/store\/.*\?.*(?:filter_|orderby)/.test(a));
-    expect(store.length).toBeLessThan(80);
-    expect(e.summary().viewKeys).toContainEqual({ section: `${base}/store/`, keys: expect.arrayContaining(['filter_color', 'filter_size']) });
+    expect(asked.filter((a) => /^\/store\/.*\?.*(?:filter_|orderby)/.test(a)).length).toBeLessThan(80);
+    // Which keys are learned first depends on the hash-picked checks (the server's port): two of
+    // the three at least, as at `/shop/`.
+    const store = e.summary().viewKeys.find((v) => v.section === `${base}/store/`);
+    expect(store?.keys.length).toBeGreaterThanOrEqual(2);
+    for (const k of store!.keys) expect(['filter_color', 'filter_size', 'orderby']).toContain(k);
   });
 
   it('a path-paged filtered listing that brings links of its own is no view: the keys are not learned, its pages fetched', async () => {

@@ -35,5 +35,14 @@ describe('Frontier.knownCount', () => {
     expect(f.knownCount(links)).toBe(3);
     expect(f.liveCount(links)).toBe(1);
     expect(f.liveCount(['https://a.example/'])).toBe(1);
+    // liveDepthOf: the live row's depth; none for a gone, refused or unknown URL.
+    expect(f.liveDepthOf('https://a.example/')).toBe(0);
+    expect(f.liveDepthOf('HTTPS://A.EXAMPLE:443/')).toBe(0);
+    expect(f.liveDepthOf('https://a.example/p/1')).toBeUndefined();
+    expect(f.liveDepthOf('https://a.example/out')).toBeUndefined();
+    expect(f.liveDepthOf('https://a.example/none')).toBeUndefined();
+    expect(f.liveDepthOf('not a url')).toBeUndefined();
+    f.discover({ url: 'https://a.example/p/3', host: 'a.example', depth: 4, cash: 1 }, now);
+    expect(f.liveDepthOf('https://a.example/p/3')).toBe(4);
   });
 });
