@@ -15,22 +15,23 @@
  * is *quiet* when the site names another URL as the page — a rel=canonical in the crawl's scope
  * that is neither the URL itself nor the URL less some of its pairs (those are `ParamLearner`'s and
  * `ViewKeys`'), or a redirect's target — and the crawl holds that URL live (`Frontier.liveCount`:
- * fetched or to be fetched), or the redirect leaves the crawl's scope; it brings *news* when the
- * page names itself canonical or names a URL the crawl does not hold (the engine tells which); a
- * page naming nothing (a notice "no newer topics", an error, a cut body, a canonical outside the
- * scope — a site under another name, which says nothing of this crawl's pages) is no evidence. A
- * pair is learned for its scope once `minEvidence` (10) distinct URLs were quiet, naming distinct
- * URLs for ¾ of them at least (a site-wide canonical names one, a category canonical a few: the
- * pair would then hide pages of their own; ten, so that five items of five categories in a row do
- * not pass), and no news stands: news that named a URL the crawl holds by now at a depth no greater
- * than the news page's (a topic past the listing page fetched so far, reached from the listing) was
- * only early and is dropped then (`observe`'s `depthOf`, the engine's `#heldDepth`); held deeper,
- * it was reached through the news page itself (its own title link) and stands; a page naming itself
- * stands for the run. Then the engine refuses the scope's queued URLs carrying it at dispatch
- * (`refuses`; never a seed, and one URL in `checkEvery`, picked by an FNV-1a hash of the URL — the
- * same in every process and after a resume — is fetched as a check). A page of the pair that brings
- * news (a check, a seed) bans the pair for the run ('lifted': the engine queues the refused URLs
- * again), so a wrong lesson costs a delay, not a page.
+ * fetched or to be fetched; not gone, parked, disallowed or refused), or the redirect leaves the
+ * crawl's scope; it brings *news* when the page names itself canonical or names a URL the crawl
+ * does not hold (the engine tells which); a page naming nothing (a notice "no newer topics", an
+ * error, a cut body, a canonical outside the scope — a site under another name, which says nothing
+ * of this crawl's pages) is no evidence. A pair is learned for its scope once `minEvidence` (10)
+ * distinct URLs were quiet, naming distinct URLs for ¾ of them at least (a site-wide canonical
+ * names one, a category canonical a few: the pair would then hide pages of their own; ten, so that
+ * five items of five categories in a row do not pass), and no news stands: news that named a URL
+ * the crawl holds by now at a depth no greater than the news page's (a topic past the listing page
+ * fetched so far, reached from the listing) was only early and is dropped then (`observe`'s
+ * `depthOf`, the engine's `#heldDepth`); held deeper, it was reached through the news page itself
+ * (its own title link) and stands; a page naming itself stands for the run. Then the engine refuses
+ * the scope's queued URLs carrying it at dispatch (`refuses`; never a seed, and one URL in
+ * `checkEvery`, picked by an FNV-1a hash of the URL — the same in every process and after a resume
+ * — is fetched as a check). A page of the pair that brings news (a check, a seed) bans the pair for
+ * the run ('lifted': the engine queues the refused URLs again), so a wrong lesson costs a delay,
+ * not a page.
  *
  * A check can ban a right lesson early: a learned pair's news is not waited on as evidence is (a
  * check naming a topic past the listing pages fetched so far bans the pair; its refused URLs are
@@ -172,7 +173,7 @@ export class KnownCopies {
     if (!known || named === url) {
       const wrong = pairs.filter((p) => s.learned.has(p));
       for (const p of pairs) {
-        if (s.banned.has(p) || s.learned.has(p)) continue;
+        if (s.banned.has(p) || s.learned.has(p) || s.blocked.has(p)) continue;
         const ev = this.#evidenceOf(s, p);
         if (ev === undefined) {
           if (s.blocked.size < MAX_PAIRS) s.blocked.add(p);

@@ -252,7 +252,6 @@ export function liveDepthOf(s: FrontierState, url: string): number | undefined {
   return row >= 0 && isLiveStatus(s.table.status[row]!) ? s.table.depth[row] : undefined;
 }
 
-
 /**
  * `discover` for a batch (a page's routed out-links), with the same result as a loop of
  * `discover` over it in order — the same rows, hosts, seam calls and credits, in the same

@@ -110,6 +110,12 @@ describe('KnownCopies', () => {
     expect(e.learned()[0]!.pairs.length).toBe(16);
     for (let t = 10; t <= 40; t++) quiet(e, t);
     expect(e.learned()[0]!.pairs).not.toContain('view=next');
+    // More pairs blocked than the path keeps: nothing more is learned there this run.
+    const f = new KnownCopies();
+    for (let k = 0; k < 16; k++) f.observe(`${V}?t=1&mode=m${k}`, `${V}?t=${k + 500}`, false, D, all);
+    for (let k = 0; k < 65; k++) f.observe(`${V}?t=1&sort=s${k}`, `${V}?t=${k + 700}`, false, D, all);
+    for (let k = 0; k < 16; k++) for (let j = 2; j <= 11; j++) f.observe(`${V}?t=${j}&mode=m${k}`, `${V}?t=${100 * k + j}`, true, D, all);
+    expect(f.learned()).toEqual([]);
     const d = new KnownCopies();
     for (let t = 1; t <= 80; t++) d.observe(next(t), `${V}?t=${t + 1000}`, false, D, () => undefined);
     // Every news URL kept turns out early; the ones past the bound are unknown: nothing learned.
