@@ -7,13 +7,12 @@
  * but for checks; a pair whose pages name topics linked nowhere else is never learned (the engine
  * with its HTTP fetcher on loopback).
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
+import { loopbackSite } from './helpers.js';
 
 const FORUMS = 3;
 /** Pages under `/page.php?…&mode=full` and `/mirror.php?…&view=full`, each. */
@@ -45,7 +44,7 @@ function topic(res: import('node:http').ServerResponse, t: number): void {
   );
 }
 
-const server = createServer((req, res) => {
+const site = loopbackSite((req, res) => {
   const u = new URL(req.url!, 'http://x');
   asked.push(u.pathname + u.search);
   const q = u.searchParams;
@@ -84,11 +83,9 @@ const server = createServer((req, res) => {
   }
   res.writeHead(404).end();
 });
-beforeAll(async () => {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+beforeAll(() => {
+  base = `http://127.0.0.1:${site.port()}`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const options = { agent: 'meguri-test/1.0', allowPrivate: true, politeness: { minDelayMs: 1, startDelayMs: 1 } };
 

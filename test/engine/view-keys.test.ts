@@ -7,13 +7,12 @@
  * pages bring pages of their own and are never learned (the engine with its HTTP fetcher on
  * loopback).
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
+import { loopbackSite } from './helpers.js';
 
 const COLORS = ['red', 'blue', 'green', 'black'];
 const SIZES = ['s', 'm', 'l'];
@@ -72,7 +71,7 @@ function listing(q: URLSearchParams, res: import('node:http').ServerResponse, pa
   html(res, `<aside>${filters}</aside><p>${list.length} results</p><ul>${items}</ul>${pages}`, page === 1 ? root : pathPage === undefined ? `/shop/?paged=${page}` : `/store/page/${page}/`);
 }
 
-const server = createServer((req, res) => {
+const site = loopbackSite((req, res) => {
   const u = new URL(req.url!, 'http://x');
   asked.push(u.pathname + u.search);
   if (u.pathname === '/') return html(res, '<a href="/shop/">Shop</a> <a href="/blog/">Blog</a> <a href="/article?id=1">An article</a>');
@@ -97,11 +96,9 @@ const server = createServer((req, res) => {
   }
   res.writeHead(404).end();
 });
-beforeAll(async () => {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+beforeAll(() => {
+  base = `http://127.0.0.1:${site.port()}`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const options = { agent: 'meguri-test/1.0', allowPrivate: true, politeness: { minDelayMs: 1, startDelayMs: 1 } };
 
