@@ -18,6 +18,8 @@ import {
   type CrawlCounts,
   type CrawlSettings,
   type CrawlSummary,
+  DEFAULT_MIN_DELAY_MS,
+  type EnginePoliteness,
   type FailingHost,
   type UnreachableRobots,
   Engine,
@@ -100,6 +102,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests); names DNS does not know are looked up in /etc/hosts too' },
     { name: 'no-allow-private', kind: 'boolean', help: 'on resume: turn a saved --allow-private off (private, loopback and link-local addresses refused again)' },
     { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
+    { name: 'start-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: "time between the first requests to a host, before its answers show how fast it may go (default the larger of 1s and --min-delay; never below --min-delay): the interval then narrows towards --min-delay while the host answers well and widens when it struggles; lower it for a site you run" },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
     { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
     { name: 'max-wait', kind: 'duration', arg: 'TIME', min: 0, help: 'end the run when every host left must wait longer than TIME (a Retry-After, a robots.txt retry), to be resumed after it (default 1h; 0: wait as long as asked; never below the 5 min interval ceiling; a --redis node always waits)' },
@@ -126,7 +129,7 @@ export const CRAWL_SPEC: CommandSpec = {
     'TIME is 250ms, 2s, 1.5m or 1h (a bare number is seconds); SIZE is 512K, 100M or 1G.',
     'Ctrl-C stops gracefully: fetches in flight finish, a checkpoint is written, and the same\ncommand resumes. A second Ctrl-C cuts the fetches in flight (they are fetched again).',
     'Settings (seeds, scope, patterns, agent, limits, --allow-private, --resolve, --requisites,\n--no-learn-*, --header, --warc*, --proxy, --ca, --insecure, --memory, …) are saved in\nDIR/settings.json: `npx meguri crawl --data DIR` alone resumes with them, a flag given on\nresume overrides the saved value and --unset FLAG drops one (the change is printed and\nrecorded). Never saved: --cookie, user:password in a seed or --proxy, a --header whose name\nsays it carries a secret (Authorization, …-Token, …-Key), and --json, --interval, --log-*,\n--metrics-port.',
-    'With --redis URL --crawl NAME --store DIR the crawl runs on as many processes and machines as\njoin it: crawl-wide flags (agent, scope, patterns, grouping, --min-delay, limits, --slots) are\nrecorded when the crawl is created; a node joining with none of them uses the recorded ones,\nand a differing one is refused naming both values. --data is then this node\'s pages and WARCs.',
+    'With --redis URL --crawl NAME --store DIR the crawl runs on as many processes and machines as\njoin it: crawl-wide flags (agent, scope, patterns, grouping, --min-delay, --start-delay,\nlimits, --slots) are recorded when the crawl is created; a node joining with none of them uses\nthe recorded ones, and a differing one is refused naming both values. --data is then this\nnode\'s pages and WARCs.',
     'Globs match the whole canonical URL: * stays within a path segment, ** crosses them; a host\nor path written in Unicode (bücher.example, /wiki/Café) matches as its canonical ASCII form.',
     'Exit codes: 0 done, 1 failure, 2 usage (or every seed refused by the settings),\n3 nothing fetched OK in the whole crawl, 4 disk full (stopped cleanly: free space\nand run again to resume), 75 every host left must wait past --max-wait (run again\nat the time the summary names), 130 interrupted (resumable).',
   ],
@@ -520,7 +523,11 @@ export const FLAG_OF: Readonly<Record<string, string>> = {
 /** A saved value as the user would type it. */
 function shown(v: unknown): string {
   if (v === Infinity || v === null) return 'unlimited';
-  if (typeof v === 'object' && v !== null && 'minDelayMs' in v) return `${String((v as { minDelayMs: unknown }).minDelayMs)}ms`;
+  if (typeof v === 'object' && v !== null && ('minDelayMs' in v || 'startDelayMs' in v)) {
+    const p = v as EnginePoliteness;
+    const start = p.startDelayMs === undefined ? '' : ` (--start-delay ${p.startDelayMs}ms)`;
+    return `${p.minDelayMs === undefined ? 'default' : `${p.minDelayMs}ms`}${start}`;
+  }
   return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
 }
 
@@ -602,6 +609,27 @@ function readCaFile(file: string): string {
   return text;
 }
 
+/**
+ * The engine's politeness from --min-delay and --start-delay, over the values saved with the
+ * crawl (`saved`): a flag given wins, the other keeps its saved value, so a resume giving one
+ * does not drop the other. A saved start delay below a newly given floor is dropped (its default,
+ * the larger of 1s and the floor, applies again) rather than refused: the resume only asked to go
+ * slower. Undefined when neither flag is given (the saved politeness, if any, applies as it is).
+ * @throws InvalidArgumentError when --start-delay is below the floor in force.
+ */
+export function politenessFlags(minDelay: number | undefined, startDelay: number | undefined, saved: EnginePoliteness | undefined): EnginePoliteness | undefined {
+  if (minDelay === undefined && startDelay === undefined) return undefined;
+  const floor = minDelay ?? saved?.minDelayMs;
+  const start = startDelay ?? saved?.startDelayMs;
+  const least = floor ?? DEFAULT_MIN_DELAY_MS;
+  if (startDelay !== undefined && startDelay < least) {
+    const from = minDelay !== undefined ? '' : floor !== undefined ? ', saved with the crawl' : ', the default';
+    throw new InvalidArgumentError(`--start-delay ${startDelay}ms is below --min-delay (${least}ms${from}): a host never starts faster than the least interval; give a lower --min-delay too`);
+  }
+  const { startDelayMs: _saved, ...rest } = saved ?? {};
+  return { ...rest, ...(floor !== undefined ? { minDelayMs: floor } : {}), ...(start !== undefined && start >= least ? { startDelayMs: start } : {}) };
+}
+
 /** `meguri crawl`. */
 export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number> {
   const dataDir = directoryFlag('data', resolvePath(typed.text('data')!));
@@ -631,7 +659,7 @@ export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number
   const budget = args.number('budget');
   const recrawl = args.flag('recrawl');
   if (budget !== undefined && !recrawl && saved?.recrawl !== true) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
-  const minDelay = args.number('min-delay');
+  const politeness = politenessFlags(args.number('min-delay'), args.number('start-delay'), saved?.politeness);
   const maxCrawlDelay = args.number('max-crawl-delay');
   const seeds = usableSeeds(given, resumable || sitemaps.length > 0, io);
   // Only what was given goes in: the engine fills in the rest from the saved settings.
@@ -672,7 +700,7 @@ export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number
     ...(args.has('checkpoint-every') ? { checkpointIntervalMs: args.number('checkpoint-every')! } : {}),
     maxWaitMs: args.has('max-wait') ? args.number('max-wait')! || Infinity : DEFAULT_MAX_WAIT_MS,
     ...(maxCrawlDelay !== undefined ? { maxCrawlDelayMs: maxCrawlDelay } : {}),
-    ...(minDelay !== undefined ? { politeness: { minDelayMs: minDelay } } : {}),
+    ...(politeness !== undefined ? { politeness } : {}),
     ...(recrawl ? recrawlFreshness(budget ?? saved?.recrawlBudget ?? DEFAULT_RECRAWL_BUDGET) : budget !== undefined ? { recrawlBudget: budget } : {}),
     ...(args.flag('allow-private') ? { allowPrivate: true } : args.flag('no-allow-private') ? { allowPrivate: false } : {}),
     extraSettings: resumed.save,

@@ -492,6 +492,9 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
   },
 );
 
+/** `EnginePoliteness.minDelayMs` when not given, ms. */
+export const DEFAULT_MIN_DELAY_MS = 250;
+
 /**
  * The frontier's `PolitenessConfig` from the embedder's overrides: `minDelayMs` → floor,
  * `startDelayMs` → the interval of a new host (default max(1000, floor)), `maxDelayMs` →
@@ -500,7 +503,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
  * @throws InvalidArgumentError for values the policy rejects.
  */
 export function enginePolitenessConfig(p: EnginePoliteness | undefined): Readonly<PolitenessConfig> {
-  const floor = p?.minDelayMs ?? 250;
+  const floor = p?.minDelayMs ?? DEFAULT_MIN_DELAY_MS;
   const partial: { -readonly [K in keyof PolitenessConfig]?: PolitenessConfig[K] } = {
     floorMs: floor,
     defaultIntervalMs: p?.startDelayMs ?? Math.max(1000, floor),
