@@ -31,7 +31,7 @@ describe('meguri crawl and the feed a seed names', () => {
 
   it('reads it as a sitemap: the posts listed only there are crawled, the feed is no page', async () => {
     const data = join(site.dir, 'crawl');
-    const run = await inProcess(['crawl', `${site.base}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h']);
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h']);
     expect(run.code).toBe(0);
     const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; sitemap?: boolean });
     const pages = rows.filter((r) => r.sitemap !== true).map((r) => r.url.replace(site.base, '')).sort();

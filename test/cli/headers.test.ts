@@ -27,7 +27,7 @@ describe('meguri crawl --header', () => {
   });
   const dir = tempDir('meguri-header-');
 
-  const crawlArgs = (data: string, ...more: string[]): string[] => ['crawl', `http://127.0.0.1:${site.port()}/`, '--data', join(dir(), data), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', ...more];
+  const crawlArgs = (data: string, ...more: string[]): string[] => ['crawl', `http://127.0.0.1:${site.port()}/`, '--data', join(dir(), data), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h', ...more];
 
   it('sends the headers with every request, robots.txt included', async () => {
     const run = await inProcess(crawlArgs('ok', '--header', 'Accept-Language: ja', '--header', 'X-Test:  1 '));
@@ -80,6 +80,8 @@ describe('meguri crawl --cookie', () => {
     '--resolve',
     'elsewhere.test=127.0.0.1',
     '--min-delay',
+    '10ms',
+    '--start-delay',
     '10ms',
     '--interval',
     '1h',

@@ -27,7 +27,7 @@ afterAll(async () => {
 
 function crawl(data: string, holdAfter?: number): { done: Promise<number | null>; held: Promise<void>; kill(): void } {
   const names = ['site.test', 'docs.site.test', 'other.test'].flatMap((n) => ['--resolve', `${n}=127.0.0.1`]);
-  const args = ['crawl', `${site.origin('site.test')}/`, '--data', data, '--agent', AGENT, '--allow-private', ...names, '--min-delay', '20ms', '--concurrency', '1', '--scope', 'host', '--exclude', '**/boom'];
+  const args = ['crawl', `${site.origin('site.test')}/`, '--data', data, '--agent', AGENT, '--allow-private', ...names, '--min-delay', '20ms', '--start-delay', '20ms', '--concurrency', '1', '--scope', 'host', '--exclude', '**/boom'];
   const env: NodeJS.ProcessEnv = { ...process.env, MEGURI_DEBUG: '' };
   if (holdAfter !== undefined) env['MEGURI_TEST_HOLD_AFTER_WRITE'] = String(holdAfter);
   const child = spawn(process.execPath, ['--import', 'tsx', RUN, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env });

@@ -43,7 +43,7 @@ describe('meguri crawl: --max-depth and --max-urls-per-host, reported and raised
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h'];
 
   it('--max-depth: the summary and stats name the parked URLs; a resume with a higher cap fetches them', async () => {
     const data = join(dir, 'depth');
@@ -127,7 +127,7 @@ describe('meguri crawl: --max-links', () => {
     await new Promise((r) => server.close(r));
     rmSync(dir, { recursive: true, force: true });
   });
-  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h'];
   const fetched = (data: string): string[] =>
     readFileSync(join(data, 'pages.jsonl'), 'utf8')
       .trim()

@@ -48,7 +48,7 @@ const site = loopbackSite('meguri-walls-', (req, res) => {
 const OPEN_URLS = 60;
 
 async function crawl(data: string): Promise<{ out: string; urls: string[] }> {
-  const r = await inProcess(['crawl', `${site.base}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
+  const r = await inProcess(['crawl', `${site.base}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--log-level', 'error']);
   expect(r.code, r.err).toBe(0);
   const urls = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
   return { out: r.out, urls };
@@ -74,7 +74,7 @@ describe('meguri crawl: a path that answers a login form whatever is asked', () 
     // met as a link and refused.
     const refused = Array.from({ length: TOPICS * POSTS }, (_, i) => `${site.base}/posting.php?mode=quote&p=${Math.floor(i / POSTS) * 10 + (i % POSTS)}`).find((u) => !on.urls.includes(u))!;
     asked = new Map();
-    const r = await inProcess(['crawl', `${site.base}/topic.php?t=99`, `${site.base}/posting.php?mode=post&f=9`, refused, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--log-level', 'error']);
+    const r = await inProcess(['crawl', `${site.base}/topic.php?t=99`, `${site.base}/posting.php?mode=post&f=9`, refused, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--log-level', 'error']);
     expect(r.code, r.err).toBe(0);
     expect(asked.get('/topic.php')).toBe(1);
     expect(asked.get('/posting.php')).toBe(2);

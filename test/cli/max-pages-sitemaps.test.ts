@@ -52,7 +52,7 @@ describe('meguri crawl --max-pages with sitemaps', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h'];
 
   it('fetches --max-pages pages besides the sitemaps, marks the sitemaps in pages.jsonl and says so; a resume counts the same way', async () => {
     const data = join(dir, 'crawl');
@@ -122,7 +122,7 @@ describe('meguri crawl --max-pages over an app whose routes are one shell', () =
 
   it('counts the soft-404s among its pages (they answered 200 and were archived), says so, and a resume goes on from that count', async () => {
     const data = join(site.dir, 'crawl');
-    const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+    const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h'];
     const first = await inProcess(['crawl', '--sitemap', `${site.base}/sitemap.xml`, '--data', data, '--max-pages', '10', ...flags]);
     expect(first.code).toBe(0);
     const pages = (): { soft404: boolean }[] =>

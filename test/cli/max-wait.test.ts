@@ -19,7 +19,7 @@ describe('meguri crawl --max-wait', () => {
 
   it('ends when every host left must wait a day, naming the host and the time, exit 75; a resume ends the same way without asking again', async () => {
     const data = join(site.dir, 'crawl');
-    const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+    const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h'];
     const run = await inProcess(['crawl', `${site.base}/`, '--data', data, ...flags]);
     expect(run.code).toBe(EXIT.waiting);
     expect(run.out).toContain('meguri crawl: every host left asks to wait after');
@@ -36,7 +36,7 @@ describe('meguri crawl --max-wait', () => {
   });
 
   it('--max-wait 0 waits in the run as asked (it was refused: the engine took no Infinity), and the library takes maxWaitMs: Infinity', async () => {
-    const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'zero'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', '--max-wait', '0', '--exclude', '**/later']);
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'zero'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h', '--max-wait', '0', '--exclude', '**/later']);
     expect(run.code, run.err).toBe(0);
     expect(run.out).toContain('meguri crawl: nothing left to fetch');
     expect(resolveEngineOptions({ agent: AGENT, maxWaitMs: Infinity }).maxWaitMs).toBe(Infinity);

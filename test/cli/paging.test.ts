@@ -33,7 +33,7 @@ function shop(items: number): Server {
 describe('meguri crawl: a listing paged past its end', () => {
   const servers: Server[] = [];
   let dir = '';
-  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--interval', '1h'];
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--start-delay', '5ms', '--interval', '1h'];
   const listed = (data: string): number[] =>
     readFileSync(join(data, 'pages.jsonl'), 'utf8')
       .trim()

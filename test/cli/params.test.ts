@@ -26,7 +26,7 @@ afterAll(async () => {
 async function run(...flags: string[]): Promise<{ out: string; pages: string[]; data: string }> {
   const data = mkdtempSync(join(tmpdir(), 'meguri-params-'));
   dirs.push(data);
-  const r = await inProcess(['crawl', `${blog.origin}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--log-level', 'error', ...flags]);
+  const r = await inProcess(['crawl', `${blog.origin}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--start-delay', '5ms', '--log-level', 'error', ...flags]);
   expect(r.code).toBe(0);
   const pages = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
   return { out: r.out, pages, data };

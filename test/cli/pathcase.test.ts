@@ -39,7 +39,7 @@ describe('meguri crawl: a server that ignores the letter case of paths', () => {
   let strict: Server;
   let dir = '';
   const base = (s: Server): string => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--interval', '1h'];
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--start-delay', '5ms', '--interval', '1h'];
 
   beforeAll(async () => {
     caseless = shop(true, caselessRequests);
@@ -118,7 +118,7 @@ describe('meguri crawl: a server that serves a directory and its index file the 
   let strict: Server;
   let dir = '';
   const base = (s: Server): string => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--interval', '1h'];
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '5ms', '--start-delay', '5ms', '--interval', '1h'];
   const page = (u: string): string => u.replace(/index\.html$/, '');
 
   beforeAll(async () => {

@@ -33,7 +33,7 @@ describe('meguri crawl --recrawl', () => {
     const data = join(dir, 'data');
     const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
     const io = bufferIo();
-    const code = await main(['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--recrawl', '--budget', '500', '--max-pages', '12', '--min-delay', '20ms', '--json'], io);
+    const code = await main(['crawl', ...sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--recrawl', '--budget', '500', '--max-pages', '12', '--min-delay', '20ms', '--start-delay', '20ms', '--json'], io);
     expect(code, io.err()).toBe(0);
     expect(io.err()).not.toMatch(STACK_LINE);
     const events = io.out().trim().split('\n').map((l) => JSON.parse(l) as { type: string; reason?: string; fetched?: number; status?: number });
@@ -66,7 +66,7 @@ describe('meguri crawl --recrawl', () => {
   it('at the page limit, says the limit counts the whole campaign rather than "resume with the same command"', async () => {
     const resolve = Object.entries(sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
     const io = bufferIo();
-    const code = await main(['crawl', ...sim.seeds().slice(0, 1), '--data', join(dir, 'limit'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--max-pages', '2', '--min-delay', '20ms'], io);
+    const code = await main(['crawl', ...sim.seeds().slice(0, 1), '--data', join(dir, 'limit'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--max-pages', '2', '--min-delay', '20ms', '--start-delay', '20ms'], io);
     expect(code, io.err()).toBe(0);
     // --max-pages counts pages fetched OK; a 404 on the way is fetched but not counted.
     expect(io.out()).toMatch(/^meguri crawl: page limit reached after .* — \d+ fetched this run, \d+ in the campaign \(2 OK\)/);
@@ -97,7 +97,7 @@ describe('meguri crawl --recrawl', () => {
         },
       },
     };
-    const code = await main(['crawl', ...sim.seeds(), '--data', join(dir, 'signals'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--min-delay', '20ms', '--json'], io);
+    const code = await main(['crawl', ...sim.seeds(), '--data', join(dir, 'signals'), '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--min-delay', '20ms', '--start-delay', '20ms', '--json'], io);
     expect(code, buffer.err()).toBe(130);
     expect(held).toBe(1);
     expect(process.listeners('SIGINT').length).toBe(before);
@@ -136,7 +136,7 @@ describe('meguri crawl --recrawl, stopped with every page fetched', () => {
           return write(s);
         };
       const io = { ...buffer, signals: true, stdout: { write: watch((t) => buffer.stdout.write(t)) }, stderr: { ...buffer.stderr, write: watch((t) => buffer.stderr.write(t)) } };
-      const args = ['crawl', `${site.base}/`, '--data', join(site.dir, json ? 'json' : 'text'), '--agent', AGENT, '--allow-private', '--recrawl', '--min-delay', '20ms', '--interval', '100ms'];
+      const args = ['crawl', `${site.base}/`, '--data', join(site.dir, json ? 'json' : 'text'), '--agent', AGENT, '--allow-private', '--recrawl', '--min-delay', '20ms', '--start-delay', '20ms', '--interval', '100ms'];
       expect(await main(json ? [...args, '--json'] : args, io), buffer.err()).toBe(130);
       return buffer;
     };

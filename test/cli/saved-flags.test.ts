@@ -113,8 +113,8 @@ describe('meguri crawl: a resume with --data alone keeps the flags it was starte
     const data = join(dir, 'crawl');
     const warc = join(dir, 'archive');
     const first = await inProcess([
-      'crawl', `http://127.0.0.1:${site.port()}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h',
-      '--max-pages', '4', '--warc-redact', '--warc', warc, '--header', 'Accept-Language: ja', '--header', 'X-Api-Key: k1', '--requisites',
+      'crawl', `http://127.0.0.1:${site.port()}/`, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h',
+      '--max-pages', '4', '--warc-redact', '--warc', warc, '--header', 'Accept-Language: ja', '--header', 'X-Api-Key: secret-api-key-value', '--requisites',
     ]);
     expect(first.code, first.err).toBe(0);
     expect(first.err).toMatch(/--header X-Api-Key: not saved/);
@@ -142,13 +142,13 @@ describe('meguri crawl: a resume with --data alone keeps the flags it was starte
     expect(requests.some((r) => r.includes('visitor123'))).toBe(false);
     const saved = JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')) as { settings: { extraSettings: Record<string, unknown> } };
     expect(saved.settings.extraSettings).toMatchObject({ 'warc-redact': true, warc: [warc], header: ['Accept-Language: ja'], requisites: true });
-    expect(readFileSync(join(data, 'settings.json'), 'utf8')).not.toContain('k1');
+    expect(readFileSync(join(data, 'settings.json'), 'utf8')).not.toContain('secret-api-key-value'); // (not 'k1': a temporary directory's random name in the file held it once)
   });
 
   it('--unset on resume drops a saved flag and says so; a damaged saved value stops the run with the way out', async () => {
     const data = join(dir, 'unset');
     const site2 = `http://127.0.0.1:${site.port()}/`;
-    expect((await inProcess(['crawl', site2, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', '--max-pages', '1', '--header', 'Accept-Language: ja'])).code).toBe(0);
+    expect((await inProcess(['crawl', site2, '--data', data, '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h', '--max-pages', '1', '--header', 'Accept-Language: ja'])).code).toBe(0);
     const before = seen.length;
     const run = await inProcess(['crawl', '--data', data, '--max-pages', '3', '--unset', 'header', '--interval', '1h']);
     expect(run.code, run.err).toBe(0);

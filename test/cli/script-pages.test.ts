@@ -30,7 +30,7 @@ describe('meguri crawl: a seed page rendered by its scripts', () => {
     res.writeHead(404).end();
   });
   const crawl = (name: string, ...urls: string[]) =>
-    inProcess(['crawl', ...urls.map((u) => `http://127.0.0.1:${site.port()}${u}`), '--data', join(dir, name), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h']);
+    inProcess(['crawl', ...urls.map((u) => `http://127.0.0.1:${site.port()}${u}`), '--data', join(dir, name), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h']);
 
   it('the summary names the shell, its scripts and mount point, and the two ways on', async () => {
     const run = await crawl('shell', '/app', '/app2');
@@ -86,7 +86,7 @@ describe('meguri crawl: an app shell served for every route, crawled from its si
   });
 
   it('names the soft-404s that were one app shell, with its scripts and mount point, and the way on', async () => {
-    const run = await inProcess(['crawl', '--sitemap', `http://127.0.0.1:${site.port()}/sitemap.xml`, '--data', join(dir, 'spa'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h', '--json']);
+    const run = await inProcess(['crawl', '--sitemap', `http://127.0.0.1:${site.port()}/sitemap.xml`, '--data', join(dir, 'spa'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h', '--json']);
     expect(run.code, run.err).toBe(0);
     const events = run.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; shellHosts?: { host: string; pages: number; shell: unknown }[] });
     const end = events.find((e) => e.type === 'end');
@@ -95,12 +95,12 @@ describe('meguri crawl: an app shell served for every route, crawled from its si
   });
 
   it('says so in the summary, and says nothing of a plain not-found page served for every URL', async () => {
-    const shells = await inProcess(['crawl', '--sitemap', `http://127.0.0.1:${site.port()}/sitemap.xml`, '--data', join(dir, 'spa-text'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h']);
+    const shells = await inProcess(['crawl', '--sitemap', `http://127.0.0.1:${site.port()}/sitemap.xml`, '--data', join(dir, 'spa-text'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h']);
     expect(shells.code, shells.err).toBe(0);
     expect(shells.out).toContain(
       `  shells    127.0.0.1: ${ROUTES - 4} soft-404s were one app shell, the same HTML for every route (1 script, 8 characters of text, <div id="root">) — pages its scripts render in a browser, archived as served; meguri reads pages as served: render them in a browser for their content (README: "JavaScript-rendered pages")`,
     );
-    const plain = await inProcess(['crawl', '--sitemap', `http://plain.test:${site.port()}/sitemap.xml`, '--resolve', 'plain.test=127.0.0.1', '--data', join(dir, 'plain-404'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h']);
+    const plain = await inProcess(['crawl', '--sitemap', `http://plain.test:${site.port()}/sitemap.xml`, '--resolve', 'plain.test=127.0.0.1', '--data', join(dir, 'plain-404'), '--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h']);
     expect(plain.code, plain.err).toBe(0);
     expect(plain.out).toContain('(soft-404)');
     expect(plain.out).not.toMatch(/^ {2}shells /m);

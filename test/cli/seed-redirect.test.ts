@@ -44,7 +44,7 @@ describe('meguri crawl: a seed redirected out of the scope', () => {
 
   it('follows the seed into its new host, saves the target as a seed, and nothing else widens the scope', async () => {
     const data = join(dir, 'crawl');
-    const run = await inProcess(['crawl', `http://a.test:${port}/`, `http://b.test:${port}/`, '--data', data, '--agent', AGENT, '--allow-private', ...resolve, '--scope', 'host', '--exclude', '**/*.zip', '--min-delay', '10ms', '--interval', '1h']);
+    const run = await inProcess(['crawl', `http://a.test:${port}/`, `http://b.test:${port}/`, '--data', data, '--agent', AGENT, '--allow-private', ...resolve, '--scope', 'host', '--exclude', '**/*.zip', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h']);
     expect(run.code, run.err).toBe(0);
     const pages = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { url: string; status: number }));
     expect(pages.map((p) => `${p.status} ${p.url.replace(`:${port}`, '')}`).sort()).toEqual([

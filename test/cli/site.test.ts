@@ -52,7 +52,7 @@ describe('meguri crawl pointed at a site', () => {
   it('stays on the site by default, and the printed resume command works with no flags', { timeout: 90_000 }, async () => {
     site.requests.length = 0;
     const dir = join(root, 'scoped');
-    const first = await run(['crawl', `${site.origin('site.test')}/`, '--data', dir, '--agent', AGENT, '--allow-private', ...RESOLVE, '--max-pages', '4', '--min-delay', '5ms']);
+    const first = await run(['crawl', `${site.origin('site.test')}/`, '--data', dir, '--agent', AGENT, '--allow-private', ...RESOLVE, '--max-pages', '4', '--min-delay', '5ms', '--start-delay', '5ms']);
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/this run {2}4 ok · /);
     expect(first.out).toContain(`npx meguri crawl --data ${dir} --max-pages N`);
@@ -84,7 +84,7 @@ describe('meguri crawl pointed at a site', () => {
   it('a resume with a corrected flag fetches what the first run refused, and says so', { timeout: 90_000 }, async () => {
     site.requests.length = 0;
     const dir = join(root, 'wrong-flag');
-    const first = await run(['crawl', `${site.origin('site.test')}/`, '--data', dir, '--agent', AGENT, '--allow-private', ...RESOLVE, '--scope', 'host', '--min-delay', '5ms']);
+    const first = await run(['crawl', `${site.origin('site.test')}/`, '--data', dir, '--agent', AGENT, '--allow-private', ...RESOLVE, '--scope', 'host', '--min-delay', '5ms', '--start-delay', '5ms']);
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/out of scope \(off-host \d+\)/);
     expect(site.requests.some((q) => q.host === 'docs.site.test')).toBe(false);
@@ -102,11 +102,11 @@ describe('meguri crawl pointed at a site', () => {
 
   it('exits 3 and says why when nothing at all was fetched', async () => {
     const dir = join(root, 'nothing');
-    const r = await run(['crawl', `${site.origin('site.test')}/nope`, '--data', dir, '--agent', AGENT, '--allow-private', ...RESOLVE, '--min-delay', '5ms']);
+    const r = await run(['crawl', `${site.origin('site.test')}/nope`, '--data', dir, '--agent', AGENT, '--allow-private', ...RESOLVE, '--min-delay', '5ms', '--start-delay', '5ms']);
     expect(r.code).toBe(3);
     expect(r.out).toMatch(/nothing fetched: site\.test: HTTP 404/);
     // Every URL disallowed by robots.txt: that is the reason given (it said "no page answered").
-    const barred = await run(['crawl', `${site.origin('site.test')}/private/x`, '--data', join(root, 'barred'), '--agent', AGENT, '--allow-private', ...RESOLVE, '--min-delay', '5ms']);
+    const barred = await run(['crawl', `${site.origin('site.test')}/private/x`, '--data', join(root, 'barred'), '--agent', AGENT, '--allow-private', ...RESOLVE, '--min-delay', '5ms', '--start-delay', '5ms']);
     expect(barred.code).toBe(3);
     expect(barred.out).toContain("nothing fetched: 1 URL(s) disallowed by the sites' robots.txt for this --agent — meguri obeys it");
   });

@@ -36,7 +36,7 @@ describe('meguri crawl --timeout', () => {
     res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/slow">slow</a>');
   });
 
-  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--interval', '1h'];
+  const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h'];
   const statusOf = (data: string, path: string): number[] =>
     readFileSync(join(data, 'pages.jsonl'), 'utf8')
       .trim()

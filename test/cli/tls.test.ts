@@ -49,6 +49,8 @@ describe('meguri crawl: a site with a self-signed certificate', () => {
     'secure.test=127.0.0.1',
     '--min-delay',
     '10ms',
+    '--start-delay',
+    '10ms',
     '--interval',
     '1h',
     ...more,

@@ -59,7 +59,7 @@ describe('meguri crawl: a response cut off mid-body is archived as truncated', (
 
   it('every attempt: a response record with what arrived, WARC-Truncated: disconnect; whole pages are not marked', async () => {
     const data = join(dir, 'crawl');
-    const run = await inProcess(['crawl', `http://cut.test:${port}/`, '--data', data, '--agent', AGENT, '--allow-private', '--resolve', 'cut.test=127.0.0.1', '--min-delay', '10ms', '--interval', '1h']);
+    const run = await inProcess(['crawl', `http://cut.test:${port}/`, '--data', data, '--agent', AGENT, '--allow-private', '--resolve', 'cut.test=127.0.0.1', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h']);
     expect(run.code, run.err).toBe(0);
     const warcDir = join(data, 'warc');
     const records = (await Promise.all(readdirSync(warcDir).map((f) => readWarc(join(warcDir, f))))).flat();

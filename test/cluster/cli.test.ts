@@ -43,7 +43,7 @@ describe('meguri crawl on a cluster crawl', () => {
   it('creates the crawl and crawls it; refuses a differing --agent naming both; stats and hosts read it', async () => {
     const cluster = ['--redis', server.url, '--crawl', 'cli', '--store', join(dir, 'store')];
     const resolve = Object.entries(ready.dns).flatMap(([n, ip]) => ['--resolve', `${n}=${ip}`]);
-    const first = await runCli(['crawl', ...ready.seeds, ...cluster, '--slots', '8', '--grouping', 'host', '--min-delay', '100ms', '--data', join(dir, 'a'), '--agent', 'first/1.0', '--allow-private', ...resolve, '--json']);
+    const first = await runCli(['crawl', ...ready.seeds, ...cluster, '--slots', '8', '--grouping', 'host', '--min-delay', '100ms', '--start-delay', '100ms', '--data', join(dir, 'a'), '--agent', 'first/1.0', '--allow-private', ...resolve, '--json']);
     expect(first.stderr).not.toMatch(STACK_LINE);
     expect(first.code, first.stderr).toBe(0);
     const fetched = new Set(first.stdout.split('\n').filter((l) => l.includes('"page"')).map((l) => (JSON.parse(l) as { url: string }).url));
@@ -104,7 +104,7 @@ describe('meguri crawl on a cluster crawl', () => {
   it('--max-pages counts the crawl over every node (it was refused with --redis): the node stops at the limit and says it is the crawl\'s', async () => {
     const cluster = ['--redis', server.url, '--crawl', 'cli-budget', '--store', join(dir, 'store-budget')];
     const resolve = Object.entries(ready.dns).flatMap(([n, ip]) => ['--resolve', `${n}=${ip}`]);
-    const run = await runCli(['crawl', ...ready.seeds, ...cluster, '--slots', '4', '--grouping', 'host', '--min-delay', '50ms', '--max-pages', '5', '--data', join(dir, 'budget'), '--agent', 'first/1.0', '--allow-private', ...resolve]);
+    const run = await runCli(['crawl', ...ready.seeds, ...cluster, '--slots', '4', '--grouping', 'host', '--min-delay', '50ms', '--start-delay', '50ms', '--max-pages', '5', '--data', join(dir, 'budget'), '--agent', 'first/1.0', '--allow-private', ...resolve]);
     expect(run.stderr).not.toMatch(STACK_LINE);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^meguri crawl: page limit reached after .* — 5 fetched this run, 5 in the campaign \(5 OK\) by this node/m);

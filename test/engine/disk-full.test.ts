@@ -276,7 +276,7 @@ describe('meguri crawl --memory on a full disk', () => {
     try {
       const data = join(root, 'cli');
       const resolve = Object.entries(remote.sim.dnsTable()).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]);
-      const args = ['crawl', ...remote.sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--min-delay', '10ms', '--concurrency', '8', '--checkpoint-every', '0.3s', '--memory', '1M'];
+      const args = ['crawl', ...remote.sim.seeds(), '--data', data, '--agent', AGENT, '--allow-private', '--grouping', 'host', ...resolve, '--min-delay', '10ms', '--start-delay', '10ms', '--concurrency', '8', '--checkpoint-every', '0.3s', '--memory', '1M'];
       const io = new FullDiskIo(/^spill-\d+\.(seg|keys)$/, 1);
       setDiskIo(io);
       const full = bufferIo();
