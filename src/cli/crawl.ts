@@ -18,7 +18,6 @@ import {
   type CrawlCounts,
   type CrawlSettings,
   type CrawlSummary,
-  DEFAULT_MIN_DELAY_MS,
   type EnginePoliteness,
   type FailingHost,
   type UnreachableRobots,
@@ -58,6 +57,7 @@ import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
 import { type ClusterCrawlSettings, ClusterKeys, readCrawl } from '../cluster/index.js';
 import type { EngineClusterOptions } from '../engine/cluster-mode.js';
+import { DEFAULT_MIN_DELAY_MS } from '../engine/options.js';
 import { withRedis } from './redis.js';
 
 /** The pages index file in the data directory. */
@@ -102,7 +102,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'allow-private', kind: 'boolean', help: 'allow private, loopback and link-local addresses (intranets, tests); names DNS does not know are looked up in /etc/hosts too' },
     { name: 'no-allow-private', kind: 'boolean', help: 'on resume: turn a saved --allow-private off (private, loopback and link-local addresses refused again)' },
     { name: 'min-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'least time between two requests to one host (default 250ms)' },
-    { name: 'start-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: "time between the first requests to a host, before its answers show how fast it may go (default the larger of 1s and --min-delay; never below --min-delay): the interval then narrows towards --min-delay while the host answers well and widens when it struggles; lower it for a site you run" },
+    { name: 'start-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: "time between the first requests to a host, before its answers show how fast it may go (default the larger of 1s and --min-delay; never below --min-delay): the interval then narrows towards --min-delay while the host answers well and widens when it struggles; lower it for a site you run. Saved with --min-delay: a resume giving one keeps the other (a saved start below a new --min-delay is dropped)" },
     { name: 'max-crawl-delay', kind: 'duration', arg: 'TIME', min: 0, max: 299_999, help: 'cap on a robots.txt Crawl-delay (default 30s)' },
     { name: 'resolve', kind: 'mapping', arg: 'NAME=IP', multiple: true, help: 'answer NAME with IP instead of asking DNS' },
     { name: 'max-wait', kind: 'duration', arg: 'TIME', min: 0, help: 'end the run when every host left must wait longer than TIME (a Retry-After, a robots.txt retry), to be resumed after it (default 1h; 0: wait as long as asked; never below the 5 min interval ceiling; a --redis node always waits)' },
@@ -513,7 +513,7 @@ export const FLAG_OF: Readonly<Record<string, string>> = {
   maxDepth: '--max-depth',
   maxUrlsPerHost: '--max-urls-per-host',
   concurrency: '--concurrency',
-  politeness: '--min-delay',
+  politeness: '--min-delay/--start-delay',
   maxCrawlDelayMs: '--max-crawl-delay',
   recrawl: '--recrawl',
   recrawlBudget: '--budget',
@@ -524,9 +524,9 @@ export const FLAG_OF: Readonly<Record<string, string>> = {
 function shown(v: unknown): string {
   if (v === Infinity || v === null) return 'unlimited';
   if (typeof v === 'object' && v !== null && ('minDelayMs' in v || 'startDelayMs' in v)) {
-    const p = v as EnginePoliteness;
-    const start = p.startDelayMs === undefined ? '' : ` (--start-delay ${p.startDelayMs}ms)`;
-    return `${p.minDelayMs === undefined ? 'default' : `${p.minDelayMs}ms`}${start}`;
+    // As FLAG_OF names it: "--min-delay/--start-delay: 5ms/100ms → 10ms/default".
+    const ms = (n: number | undefined): string => (n === undefined ? 'default' : `${n}ms`);
+    return `${ms((v as EnginePoliteness).minDelayMs)}/${ms((v as EnginePoliteness).startDelayMs)}`;
   }
   return Array.isArray(v) ? v.join(' ') || 'none' : String(v);
 }
@@ -610,24 +610,36 @@ function readCaFile(file: string): string {
 }
 
 /**
- * The engine's politeness from --min-delay and --start-delay, over the values saved with the
- * crawl (`saved`): a flag given wins, the other keeps its saved value, so a resume giving one
- * does not drop the other. A saved start delay below a newly given floor is dropped (its default,
- * the larger of 1s and the floor, applies again) rather than refused: the resume only asked to go
- * slower. Undefined when neither flag is given (the saved politeness, if any, applies as it is).
+ * The engine's politeness from --min-delay and --start-delay, over the crawl's own values
+ * (`crawl`: saved in settings.json, or a cluster crawl's record): a flag given wins, the other
+ * keeps the crawl's value, so a resume (or a node joining) giving one does not change the other.
+ * A start delay of the crawl's below a newly given floor is dropped (its default, the larger of
+ * 1s and the floor, applies again) rather than refused: the resume only asked to go slower.
+ * Other keys a library embedder saved are kept, in their order (settings compare as JSON text).
+ * Undefined when neither flag is given (the crawl's politeness, if any, applies as it is).
  * @throws InvalidArgumentError when --start-delay is below the floor in force.
  */
-export function politenessFlags(minDelay: number | undefined, startDelay: number | undefined, saved: EnginePoliteness | undefined): EnginePoliteness | undefined {
+export function politenessFlags(minDelay: number | undefined, startDelay: number | undefined, crawl: EnginePoliteness | undefined): EnginePoliteness | undefined {
   if (minDelay === undefined && startDelay === undefined) return undefined;
-  const floor = minDelay ?? saved?.minDelayMs;
-  const start = startDelay ?? saved?.startDelayMs;
+  const floor = minDelay ?? crawl?.minDelayMs;
+  const start = startDelay ?? crawl?.startDelayMs;
   const least = floor ?? DEFAULT_MIN_DELAY_MS;
   if (startDelay !== undefined && startDelay < least) {
-    const from = minDelay !== undefined ? '' : floor !== undefined ? ', saved with the crawl' : ', the default';
+    const from = minDelay !== undefined ? '' : floor !== undefined ? ", the crawl's" : ', the default';
     throw new InvalidArgumentError(`--start-delay ${startDelay}ms is below --min-delay (${least}ms${from}): a host never starts faster than the least interval; give a lower --min-delay too`);
   }
-  const { startDelayMs: _saved, ...rest } = saved ?? {};
-  return { ...rest, ...(floor !== undefined ? { minDelayMs: floor } : {}), ...(start !== undefined && start >= least ? { startDelayMs: start } : {}) };
+  const out: { -readonly [K in keyof EnginePoliteness]: EnginePoliteness[K] } = { ...crawl };
+  if (floor !== undefined) out.minDelayMs = floor;
+  if (start !== undefined && start >= least) out.startDelayMs = start;
+  else delete out.startDelayMs;
+  return out;
+}
+
+/** A cluster crawl's recorded politeness (the frontier's words) in the flags' words. */
+function recordedPoliteness(recorded: ClusterCrawlSettings | undefined): EnginePoliteness | undefined {
+  const p = recorded?.politeness;
+  if (p?.['floorMs'] === undefined) return undefined;
+  return { minDelayMs: p['floorMs'], ...(p['defaultIntervalMs'] !== undefined ? { startDelayMs: p['defaultIntervalMs'] } : {}) };
 }
 
 /** `meguri crawl`. */
@@ -659,7 +671,7 @@ export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number
   const budget = args.number('budget');
   const recrawl = args.flag('recrawl');
   if (budget !== undefined && !recrawl && saved?.recrawl !== true) throw new InvalidArgumentError('--budget applies to continuous mode: add --recrawl');
-  const politeness = politenessFlags(args.number('min-delay'), args.number('start-delay'), saved?.politeness);
+  const politeness = politenessFlags(args.number('min-delay'), args.number('start-delay'), saved?.politeness ?? cluster?.recordedPoliteness);
   const maxCrawlDelay = args.number('max-crawl-delay');
   const seeds = usableSeeds(given, resumable || sitemaps.length > 0, io);
   // Only what was given goes in: the engine fills in the rest from the saved settings.
@@ -781,7 +793,7 @@ function refuseSingleProcessData(dataDir: string): void {
  * agent recorded with the crawl (a node joining without --agent uses it); undefined without
  * `--redis`.
  */
-async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOptions; recordedAgent: string | undefined } | undefined> {
+async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOptions; recordedAgent: string | undefined; recordedPoliteness: EnginePoliteness | undefined } | undefined> {
   if (!args.has('redis')) {
     for (const f of ['crawl', 'store', 'slots', 'durability']) if (args.has(f)) throw new InvalidArgumentError(`crawl: --${f} applies to a cluster crawl: add --redis URL`);
     return undefined;
@@ -799,7 +811,7 @@ async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOpti
     ...(args.has('slots') ? { slots: args.number('slots')! } : {}),
     ...(durability === 'aof' ? { durability: 'aof' as const } : durability === 'wait' ? { durability: { replicas: 1, timeoutMs: 1_000 } } : {}),
   };
-  return { options, recordedAgent: recorded?.agent ?? undefined };
+  return { options, recordedAgent: recorded?.agent ?? undefined, recordedPoliteness: recordedPoliteness(recorded) };
 }
 
 /** How long the seed checks wait for a DNS answer, ms. */

@@ -21,7 +21,7 @@ export { CHECKPOINT_FILE, type CheckpointFallbackInfo, JOURNAL_FILE, PREV_CHECKP
 export { type CrawlSummary, type EngineEvents, type RecoveryInfo, type RefusedSeed, type RobotsCapture, type SeedRedirect, type StopReason, type UnreachableRobots } from './run-types.js';
 export { Engine } from './engine.js';
 export { crawl, readHostStates } from './crawl.js';
-export { DEFAULT_MIN_DELAY_MS, type EngineOptions, type EnginePoliteness, type EngineResolve, enginePolitenessConfig, resolveEngineOptions } from './options.js';
+export { type EngineOptions, type EnginePoliteness, type EngineResolve, enginePolitenessConfig, resolveEngineOptions } from './options.js';
 export { CRAWL_SCOPES, type CrawlScope, SCOPE_REASONS, Scope, type ScopeReason } from './scope.js';
 export { type CrawlSettings, SAVED_SETTINGS, SETTINGS_FILE, type SavedSetting, type SettingChange, readCrawlSettings } from './settings.js';
 export { type CrawlCounts, type FailingHost, type HandlerFailure, type PolicyReason, type UnresolvedHost } from './tally.js';

@@ -56,7 +56,7 @@ describe('meguri crawl pointed at a site', () => {
     expect(first.code).toBe(0);
     expect(first.out).toMatch(/this run {2}4 ok · /);
     expect(first.out).toContain(`npx meguri crawl --data ${dir} --max-pages N`);
-    // Only --data and the new limit: agent, --allow-private, --resolve, --min-delay are saved.
+    // Only --data and the new limit: agent, --allow-private, --resolve, --min-delay, --start-delay are saved.
     const second = await run(['crawl', '--data', dir, '--max-pages', '1000']);
     expect(second.code).toBe(0);
     expect(second.err).toContain(`resuming ${dir} with its saved settings (settings.json)`);

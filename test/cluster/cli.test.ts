@@ -58,8 +58,10 @@ describe('meguri crawl on a cluster crawl', () => {
     expect(refused.stderr).toContain('second/2.0');
     expect(refused.stderr).not.toMatch(STACK_LINE);
 
-    // A node joining the drained crawl fetches nothing and says where the crawl's counts are.
-    const late = await runCli(['crawl', ...cluster, '--data', join(dir, 'c'), '--agent', 'first/1.0', '--allow-private', ...resolve]);
+    // A node joining the drained crawl fetches nothing and says where the crawl's counts are. It
+    // repeats the crawl's --min-delay alone: the recorded --start-delay stands (it was refused,
+    // its start taken as the default 1 s and so differing from the record).
+    const late = await runCli(['crawl', ...cluster, '--data', join(dir, 'c'), '--agent', 'first/1.0', '--allow-private', ...resolve, '--min-delay', '100ms']);
     expect(late.code, late.stderr).toBe(0);
     expect(late.stdout).toContain("0 fetched this run, 0 in the campaign (0 OK) by this node (the crawl's URLs: meguri stats --redis");
     expect(late.stdout).not.toContain('URLs known');
