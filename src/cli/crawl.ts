@@ -789,9 +789,9 @@ function refuseSingleProcessData(dataDir: string): void {
 }
 
 /**
- * `--redis URL --crawl NAME --store DIR [--slots N]`: the engine's cluster options, and the
- * agent recorded with the crawl (a node joining without --agent uses it); undefined without
- * `--redis`.
+ * `--redis URL --crawl NAME --store DIR [--slots N]`: the engine's cluster options, the agent
+ * recorded with the crawl (a node joining without --agent uses it) and its politeness (a node
+ * giving one of --min-delay and --start-delay keeps the other); undefined without `--redis`.
  */
 async function clusterOf(args: ParsedArgs): Promise<{ options: EngineClusterOptions; recordedAgent: string | undefined; recordedPoliteness: EnginePoliteness | undefined } | undefined> {
   if (!args.has('redis')) {
