@@ -53,6 +53,7 @@ import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, 
 import { WarcWriter } from './warc.js';
 import { resumeFlags, shownFlag, withoutCredentials } from './saved-flags.js';
 import { type ScriptShell, type ShellHost, ShellSoft404s, scriptLine, scriptShell, shellsLine } from './script-pages.js';
+import { type CalendarSeries, CalendarRepeats, calendarLine } from './calendar-pages.js';
 import { type LogLevel, lineLogger } from '../observe/index.js';
 import { CaptureIndex } from '../warc/index.js';
 import { type ClusterCrawlSettings, ClusterKeys, readCrawl } from '../cluster/index.js';
@@ -169,6 +170,8 @@ export interface CrawlResult {
   readonly scriptShells: readonly ScriptShell[];
   /** Hosts whose soft-404s were an app shell (`ShellSoft404s`). */
   readonly shellHosts: readonly ShellHost[];
+  /** Calendars walked page after page that differed only in their digits (`CalendarRepeats`). */
+  readonly calendars: readonly CalendarSeries[];
   readonly warcFiles: readonly string[];
   readonly warcBytes: number;
   /** Out-links followed on this run's pages plus redirect targets (discoveries offered to the frontier). */
@@ -287,6 +290,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   const requisites = new Set<string>();
   const scriptShells: ScriptShell[] = [];
   const shellSoft404s = new ShellSoft404s();
+  const calendars = new CalendarRepeats();
   let count = 0;
   hub.route((signal) => {
     count++;
@@ -326,6 +330,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
           if (shell !== undefined) scriptShells.push(shell);
         }
         shellSoft404s.observe(page);
+        calendars.observe(page);
         if (!page.soft404) for (const l of page.links) if (!l.nofollow) discoveries++;
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
         // Requisites are marked by how they were found (remembered for this run, bounded).
@@ -366,6 +371,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       pagesWritten: pages?.appended ?? 0,
       scriptShells,
       shellHosts: shellSoft404s.hosts(),
+      calendars: calendars.named(),
       warcFiles: warc?.files ?? [],
       warcBytes: warc?.bytes ?? 0,
       discoveries,
@@ -1303,6 +1309,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       ...(s.resumeAtMs !== undefined ? { resumeAt: new Date(s.resumeAtMs).toISOString() } : {}),
       ...(result.scriptShells.length > 0 ? { scriptShells: result.scriptShells } : {}),
       ...(result.shellHosts.length > 0 ? { shellHosts: result.shellHosts } : {}),
+      ...(result.calendars.length > 0 ? { calendars: result.calendars } : {}),
       interrupted: result.interrupted,
       fetched: p.fetched,
       fetchedThisRun: p.fetchedThisRun,
@@ -1360,6 +1367,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       pagingLine(s.counts),
       s.counts.sitemaps === 0 ? scriptLine(result.scriptShells) : '',
       shellsLine(result.shellHosts),
+      calendarLine(result.calendars, int) ?? '',
       linksCappedLine(s.counts, result.limits.maxLinks),
       bodiesCutLine(s.counts, result.limits.maxBody),
       sitemapsCutLine(s.counts),

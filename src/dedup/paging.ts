@@ -52,8 +52,11 @@ function seriesOf(url: string): { series: string; key: string; n: number } | und
   return undefined;
 }
 
-/** 32-bit FNV-1a of `bytes` without their ASCII digits (keep in sync with `domainHash`'s constants). */
-function digitlessHash(bytes: Uint8Array): number {
+/**
+ * 32-bit FNV-1a of `bytes` without their ASCII digits (keep in sync with `domainHash`'s constants):
+ * pages that differ only by numbers (a page's own number, a date) hash alike.
+ */
+export function digitlessHash(bytes: Uint8Array): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
