@@ -9,18 +9,20 @@
  * a listing (`PagingEnd`), and an event past a gap, linked only through the calendar, would be
  * lost by a rule that stopped there.
  *
- * A page counts when it was fetched OK with a body and its path holds a date (`2026-12`,
- * `2026-12-07`, `2026/12/07`): its *series* is its origin and path with the date as `{date}`
- * (`/events/{date}/`; months and days are two series); it *repeats* when its body, less its ASCII
- * digits (`PagingEnd`'s signature), equals an earlier page's of the series. A series is named when
- * at least `MIN_REPEATS` of its pages repeated, half of them at least.
+ * A page counts when it was fetched OK with its whole body (not a sitemap) and its path holds a
+ * date (`2026-12`, `2026-12-07`, `2026/12/07`): its *series* is its URL with the date as its shape
+ * (`/events/{YYYY-MM-DD}/`: months and days are two series, in one folder too); it *repeats* when
+ * its body, less its ASCII digits (`PagingEnd`'s signature), equals an earlier page's of the
+ * series. A series is named when at least `MIN_REPEATS` of its pages repeated, half of them at
+ * least. The `--exclude` hint is the series' URL with each digit of the date as `[0-9]`, given only
+ * when nothing else in the URL is glob syntax, a query or a quote.
  *
- * Owns: per series, the pages counted and up to `MAX_SIGNATURES` signatures (the most recent
- * `MAX_SERIES` series). Never: fetch, or read a page twice.
+ * Owns: per series, the pages counted and up to `MAX_SIGNATURES` signatures (`MAX_SERIES` series;
+ * past that, the oldest with fewer than `MIN_REPEATS` repeats goes first, so a dated blog's posts,
+ * a series each, do not push a calendar out). Never: fetch, or read a page twice.
  */
 import type { Page } from '../engine/index.js';
 import { digitlessHash } from '../dedup/index.js';
-import { lruSet } from '../lru/index.js';
 
 /** Series remembered (least recently observed out first). */
 const MAX_SERIES = 1024;
@@ -33,12 +35,12 @@ const MAX_NAMED = 3;
 
 /** A year 1900–2099, a month, and optionally a day, in one path segment or three (`/2026/12/07`). */
 const DATE = /(?<![0-9])(?:19|20)[0-9]{2}([-/])(?:0[1-9]|1[0-2])(?:\1(?:0[1-9]|[12][0-9]|3[01]))?(?![0-9])/;
-/** Characters a glob reads as syntax (picomatch): a path holding one gets no `--exclude` hint. */
-const GLOB_SYNTAX = /[*?[\]{}()!@+|\\]/;
+/** Characters a glob reads as syntax (picomatch), and the shell's quote: a URL holding one gets no `--exclude` hint. */
+const NO_HINT = /[*?[\]{}()!@+|\\']/;
 
 /** A calendar the crawl walked, as the summary names it. */
 export interface CalendarSeries {
-  /** Origin and path with the date as `{date}`: `https://example.com/events/{date}/`. */
+  /** The URL with its date as its shape: `https://example.com/events/{YYYY-MM-DD}/`. */
   readonly series: string;
   /** Pages of the series fetched OK. */
   readonly pages: number;
@@ -55,7 +57,7 @@ interface Tally {
   readonly exclude: string | undefined;
 }
 
-/** The page's date series and the glob of its dates, or undefined when its path holds no date. */
+/** The page's date series and the glob of its dates (see the module comment), or undefined when its path holds no date. */
 export function dateSeriesOf(url: string): { series: string; exclude: string | undefined } | undefined {
   let u: URL;
   try {
@@ -65,12 +67,12 @@ export function dateSeriesOf(url: string): { series: string; exclude: string | u
   }
   const m = DATE.exec(u.pathname);
   if (m === null) return undefined;
-  const before = u.pathname.slice(0, m.index);
-  const after = u.pathname.slice(m.index + m[0].length);
-  const plain = !GLOB_SYNTAX.test(u.origin + before + after);
+  const before = `${u.origin}${u.pathname.slice(0, m.index)}`;
+  const after = `${u.pathname.slice(m.index + m[0].length)}${u.search}`;
+  const shape = ['YYYY', 'MM', 'DD'].slice(0, m[0].split(m[1]!).length).join(m[1]);
   return {
-    series: `${u.origin}${before}{date}${after}`,
-    exclude: plain ? `${u.origin}${before}${m[0].replace(/[0-9]/g, '[0-9]')}${after}` : undefined,
+    series: `${before}{${shape}}${after}`,
+    exclude: NO_HINT.test(before + after) ? undefined : `${before}${m[0].replace(/[0-9]/g, '[0-9]')}${after}`,
   };
 }
 
@@ -80,15 +82,28 @@ export class CalendarRepeats {
 
   /** Counts `page` when it is a calendar page (see the module comment). */
   observe(page: Page): void {
-    if (!page.ok || page.body === undefined || page.body.length === 0) return;
+    if (!page.ok || page.body === undefined || page.body.length === 0 || page.truncated || page.sitemap) return;
     const at = dateSeriesOf(page.url);
     if (at === undefined) return;
     const tally = this.#series.get(at.series) ?? { pages: 0, repeats: 0, signatures: new Set<number>(), exclude: at.exclude };
-    lruSet(this.#series, at.series, tally, MAX_SERIES);
+    this.#series.delete(at.series);
+    this.#series.set(at.series, tally);
+    if (this.#series.size > MAX_SERIES) this.#evict();
     tally.pages++;
     const signature = digitlessHash(page.body);
     if (tally.signatures.has(signature)) tally.repeats++;
     else if (tally.signatures.size < MAX_SIGNATURES) tally.signatures.add(signature);
+  }
+
+  /** Drops the least recently observed series with fewer than `MIN_REPEATS` repeats, or else the least recent. */
+  #evict(): void {
+    for (const [key, t] of this.#series) {
+      if (t.repeats < MIN_REPEATS) {
+        this.#series.delete(key);
+        return;
+      }
+    }
+    this.#series.delete(this.#series.keys().next().value!);
   }
 
   /** The series walked page after repeated page, most repeats first (at most `MAX_NAMED`). */
@@ -104,6 +119,6 @@ export class CalendarRepeats {
 /** The summary line naming the calendars, or undefined when there are none. */
 export function calendarLine(named: readonly CalendarSeries[], int: (n: number) => string): string | undefined {
   if (named.length === 0) return undefined;
-  const each = named.map((c) => `${int(c.repeats)} of ${int(c.pages)} pages at ${c.series} were an earlier one's but for their digits${c.exclude === undefined ? '' : ` (--exclude '${c.exclude}' skips them)`}`);
-  return `  calendar  ${each.join('; ')}: a calendar walked date by date (nothing was skipped: a date past a gap may be the only way to an event)`;
+  const each = named.map((c) => `${int(c.repeats)} of ${int(c.pages)} pages at ${c.series} were an earlier one's but for their digits${c.exclude === undefined ? '' : ` (--exclude '${c.exclude}' skips all ${int(c.pages)})`}`);
+  return `  calendar  ${each.join('; ')}: a calendar walked date by date, crawled whole up to the calendar horizon (a date past a gap may be the only way to an event)`;
 }

@@ -13,9 +13,15 @@ const page = (url: string, body: string, ok = true): Page => ({ url, ok, body: n
 
 describe('dateSeriesOf', () => {
   it('takes a date in the path (a month, a day, in one segment or three) as the series placeholder, with a glob of its dates', () => {
-    expect(dateSeriesOf('https://club.example/events/2026-12-07/')).toEqual({ series: 'https://club.example/events/{date}/', exclude: 'https://club.example/events/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/' });
-    expect(dateSeriesOf('https://club.example/events/month/2026-12/')?.series).toBe('https://club.example/events/month/{date}/');
-    expect(dateSeriesOf('https://blog.example/2026/12/07/a-post')).toEqual({ series: 'https://blog.example/{date}/a-post', exclude: 'https://blog.example/[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/a-post' });
+    expect(dateSeriesOf('https://club.example/events/2026-12-07/')).toEqual({ series: 'https://club.example/events/{YYYY-MM-DD}/', exclude: 'https://club.example/events/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/' });
+    expect(dateSeriesOf('https://club.example/events/month/2026-12/')?.series).toBe('https://club.example/events/month/{YYYY-MM}/');
+    expect(dateSeriesOf('https://blog.example/2026/12/07/a-post')).toEqual({ series: 'https://blog.example/{YYYY/MM/DD}/a-post', exclude: 'https://blog.example/[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/a-post' });
+  });
+
+  it('keeps months and days in one folder apart, each with the glob of its own shape', () => {
+    expect(dateSeriesOf('https://club.example/events/2026-12/')).toEqual({ series: 'https://club.example/events/{YYYY-MM}/', exclude: 'https://club.example/events/[0-9][0-9][0-9][0-9]-[0-9][0-9]/' });
+    expect(dateSeriesOf('https://club.example/2026/12/')?.series).toBe('https://club.example/{YYYY/MM}/');
+    expect(dateSeriesOf('https://club.example/2026/12/07/')?.series).toBe('https://club.example/{YYYY/MM/DD}/');
   });
 
   it('is undefined for numbers that are no date, and for a date in the query alone', () => {
@@ -24,8 +30,10 @@ describe('dateSeriesOf', () => {
     }
   });
 
-  it('gives no glob where the path holds glob syntax (it would match other pages, or none)', () => {
-    expect(dateSeriesOf('https://x.example/events(all)/2026-12/')).toEqual({ series: 'https://x.example/events(all)/{date}/', exclude: undefined });
+  it('gives no glob where the URL holds glob syntax, a query or a quote (it would match other pages, or none, or break the quoting)', () => {
+    expect(dateSeriesOf('https://x.example/events(all)/2026-12/')).toEqual({ series: 'https://x.example/events(all)/{YYYY-MM}/', exclude: undefined });
+    expect(dateSeriesOf('https://x.example/events/2026-12-07/?cat=1')).toEqual({ series: 'https://x.example/events/{YYYY-MM-DD}/?cat=1', exclude: undefined });
+    expect(dateSeriesOf("https://x.example/o'neil/2026-12/")?.exclude).toBeUndefined();
   });
 });
 
@@ -35,7 +43,26 @@ describe('CalendarRepeats', () => {
     for (let d = 1; d <= 20; d++) c.observe(page(`https://x.example/cal/2026-11-${String(d).padStart(2, '0')}/`, `<h1>2026-11-${d}</h1> nothing on this day`));
     expect(c.named()).toEqual([]); // 19 repeats
     c.observe(page('https://x.example/cal/2026-11-21/', '<h1>2026-11-21</h1> nothing on this day'));
-    expect(c.named()).toEqual([{ series: 'https://x.example/cal/{date}/', pages: 21, repeats: 20, exclude: 'https://x.example/cal/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/' }]);
+    expect(c.named()).toEqual([{ series: 'https://x.example/cal/{YYYY-MM-DD}/', pages: 21, repeats: 20, exclude: 'https://x.example/cal/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/' }]);
+  });
+
+  it('names a series whose repeats are half its pages exactly, not less; cut and sitemap bodies are not read', () => {
+    const c = new CalendarRepeats();
+    const dated = (d: number): string => `https://x.example/half/2026-11-${String((d % 28) + 1).padStart(2, '0')}/`;
+    // 34 pages in words of their own, then 35 alike: 34 repeats of 69.
+    for (let d = 0; d < 69; d++) c.observe(page(dated(d), d < 34 ? `<p>${'ab'.repeat(d + 1)}</p>` : 'empty'));
+    for (let d = 0; d < 40; d++) c.observe({ ...page(dated(d), 'empty'), truncated: true } as Page);
+    for (let d = 0; d < 40; d++) c.observe({ ...page(dated(d), 'empty'), sitemap: true } as Page);
+    expect(c.named()).toEqual([]);
+    c.observe(page(dated(70), 'empty')); // 35 of 70
+    expect(c.named().map((n) => [n.pages, n.repeats])).toEqual([[70, 35]]);
+  });
+
+  it('keeps a calendar past more series than it remembers (a dated blog\'s posts, a series each)', () => {
+    const c = new CalendarRepeats();
+    for (let d = 0; d < 30; d++) c.observe(page(`https://x.example/cal/2026-11-${String((d % 28) + 1).padStart(2, '0')}/`, 'nothing'));
+    for (let n = 0; n < 3000; n++) c.observe(page(`https://x.example/2026/11/03/post-${n}`, `<p>post ${n}</p>`));
+    expect(c.named().map((n) => n.series)).toEqual(['https://x.example/cal/{YYYY-MM-DD}/']);
   });
 
   it('does not name a dated series whose pages differ in words (a blog\'s posts), nor count failed pages', () => {
@@ -54,11 +81,11 @@ describe('CalendarRepeats', () => {
       for (let d = 0; d < n; d++) c.observe(page(`https://x.example/${name}/2026-${String((d % 12) + 1).padStart(2, '0')}/`, `<p>${d}</p>`));
     }
     expect(c.named().map((s) => [s.series, s.repeats])).toEqual([
-      ['https://x.example/b/{date}/', 49],
-      ['https://x.example/c/{date}/', 39],
-      ['https://x.example/a/{date}/', 29],
+      ['https://x.example/b/{YYYY-MM}/', 49],
+      ['https://x.example/c/{YYYY-MM}/', 39],
+      ['https://x.example/a/{YYYY-MM}/', 29],
     ]);
-    expect(calendarLine(c.named(), int)).toMatch(/^ {2}calendar {2}49 of 50 pages at https:\/\/x\.example\/b\/\{date\}\/ were an earlier one's but for their digits \(--exclude 'https:\/\/x\.example\/b\/\[0-9\]\[0-9\]\[0-9\]\[0-9\]-\[0-9\]\[0-9\]\/' skips them\); .*: a calendar walked date by date \(nothing was skipped: a date past a gap may be the only way to an event\)$/);
+    expect(calendarLine(c.named(), int)).toMatch(/^ {2}calendar {2}49 of 50 pages at https:\/\/x\.example\/b\/\{YYYY-MM\}\/ were an earlier one's but for their digits \(--exclude 'https:\/\/x\.example\/b\/\[0-9\]\[0-9\]\[0-9\]\[0-9\]-\[0-9\]\[0-9\]\/' skips all 50\); .*: a calendar walked date by date, crawled whole up to the calendar horizon \(a date past a gap may be the only way to an event\)$/);
     expect(calendarLine([], int)).toBeUndefined();
   });
 });
@@ -100,17 +127,18 @@ describe('meguri crawl: an events calendar', () => {
     const days = asked.filter((a) => /^\/events\/\d{4}-\d{2}-\d{2}\/$/.test(a)).length;
     expect(days).toBeGreaterThan(100);
     const line = run.out.split('\n').find((l) => l.startsWith('  calendar  '));
-    expect(line).toContain(`pages at ${site.base}/events/{date}/ were an earlier one's but for their digits`);
-    const exclude = /--exclude '([^']+\/events\/\[0-9\][^']*)' skips them/.exec(line ?? '')?.[1];
+    expect(line).toContain(`pages at ${site.base}/events/{YYYY-MM-DD}/ were an earlier one's but for their digits`);
+    const exclude = /--exclude '([^']+\/events\/\[0-9\][^']*)' skips all/.exec(line ?? '')?.[1];
     expect(exclude).toBe(`${site.base}/events/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/`);
     // The --json end event carries the same.
     const json = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'json'), ...flags, '--json']);
+    expect(json.code, json.err).toBe(0);
     const end = json.out
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { type: string; calendars?: { series: string; repeats: number; exclude?: string }[] })
       .find((e) => e.type === 'end');
-    expect(end?.calendars?.map((c) => c.series)).toContain(`${site.base}/events/{date}/`);
+    expect(end?.calendars?.map((c) => c.series)).toContain(`${site.base}/events/{YYYY-MM-DD}/`);
     asked.length = 0;
     const skipped = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'skip'), ...flags, '--exclude', exclude!]);
     expect(skipped.code, skipped.err).toBe(0);
