@@ -17,15 +17,18 @@
  * least. The `--exclude` hint is the series' URL with each digit of the date as `[0-9]`, given only
  * when nothing else in the URL is glob syntax, a query or a quote.
  *
- * Owns: per series, the pages counted and up to `MAX_SIGNATURES` signatures (`MAX_SERIES` series;
- * past that, the oldest with fewer than `MIN_REPEATS` repeats goes first, so a dated blog's posts,
- * a series each, do not push a calendar out). Never: fetch, or read a page twice.
+ * Owns: per series, the pages counted and up to `MAX_SIGNATURES` signatures, in two maps: series
+ * with fewer than `MIN_REPEATS` repeats (at most `MAX_SERIES`, the least recently observed out
+ * first) and those past it (at most `MAX_CALENDARS`, likewise), so a dated blog's posts, a series
+ * each, never push a calendar out. Never: fetch, or read a page twice.
  */
 import type { Page } from '../engine/index.js';
 import { digitlessHash } from '../dedup/index.js';
 
-/** Series remembered (least recently observed out first). */
+/** Series with fewer than `MIN_REPEATS` repeats remembered (least recently observed out first). */
 const MAX_SERIES = 1024;
+/** Series past `MIN_REPEATS` remembered (least recently observed out first). */
+const MAX_CALENDARS = 64;
 /** Signatures kept per series (a calendar printing weekday and month names has 84 empty-page forms). */
 const MAX_SIGNATURES = 256;
 /** Repeated pages before a series is named (and half its pages at least). */
@@ -42,11 +45,11 @@ const NO_HINT = /[*?[\]{}()!@+|\\']/;
 export interface CalendarSeries {
   /** The URL with its date as its shape: `https://example.com/events/{YYYY-MM-DD}/`. */
   readonly series: string;
-  /** Pages of the series fetched OK. */
+  /** Pages of the series fetched OK, with their whole body. */
   readonly pages: number;
   /** Of them, pages whose body was an earlier one's but for its digits. */
   readonly repeats: number;
-  /** An `--exclude` glob matching the series' dates only, when its path allows one. */
+  /** An `--exclude` glob matching the series' dates only, when its URL allows one. */
   readonly exclude: string | undefined;
 }
 
@@ -78,38 +81,32 @@ export function dateSeriesOf(url: string): { series: string; exclude: string | u
 
 /** See the module comment. */
 export class CalendarRepeats {
-  readonly #series = new Map<string, Tally>();
+  /** Series below `MIN_REPEATS` repeats, least recently observed first. */
+  readonly #cold = new Map<string, Tally>();
+  /** Series past it, least recently observed first. */
+  readonly #hot = new Map<string, Tally>();
 
   /** Counts `page` when it is a calendar page (see the module comment). */
   observe(page: Page): void {
     if (!page.ok || page.body === undefined || page.body.length === 0 || page.truncated || page.sitemap) return;
     const at = dateSeriesOf(page.url);
     if (at === undefined) return;
-    const tally = this.#series.get(at.series) ?? { pages: 0, repeats: 0, signatures: new Set<number>(), exclude: at.exclude };
-    this.#series.delete(at.series);
-    this.#series.set(at.series, tally);
-    if (this.#series.size > MAX_SERIES) this.#evict();
+    const tally = this.#hot.get(at.series) ?? this.#cold.get(at.series) ?? { pages: 0, repeats: 0, signatures: new Set<number>(), exclude: at.exclude };
     tally.pages++;
     const signature = digitlessHash(page.body);
     if (tally.signatures.has(signature)) tally.repeats++;
     else if (tally.signatures.size < MAX_SIGNATURES) tally.signatures.add(signature);
-  }
-
-  /** Drops the least recently observed series with fewer than `MIN_REPEATS` repeats, or else the least recent. */
-  #evict(): void {
-    for (const [key, t] of this.#series) {
-      if (t.repeats < MIN_REPEATS) {
-        this.#series.delete(key);
-        return;
-      }
-    }
-    this.#series.delete(this.#series.keys().next().value!);
+    this.#cold.delete(at.series);
+    this.#hot.delete(at.series);
+    const into = tally.repeats >= MIN_REPEATS ? this.#hot : this.#cold;
+    into.set(at.series, tally);
+    if (into.size > (into === this.#hot ? MAX_CALENDARS : MAX_SERIES)) into.delete(into.keys().next().value!);
   }
 
   /** The series walked page after repeated page, most repeats first (at most `MAX_NAMED`). */
   named(): CalendarSeries[] {
-    return [...this.#series]
-      .filter(([, t]) => t.repeats >= MIN_REPEATS && t.repeats * 2 >= t.pages)
+    return [...this.#hot]
+      .filter(([, t]) => t.repeats * 2 >= t.pages)
       .sort((a, b) => b[1].repeats - a[1].repeats)
       .slice(0, MAX_NAMED)
       .map(([series, t]) => ({ series, pages: t.pages, repeats: t.repeats, exclude: t.exclude }));
@@ -119,6 +116,6 @@ export class CalendarRepeats {
 /** The summary line naming the calendars, or undefined when there are none. */
 export function calendarLine(named: readonly CalendarSeries[], int: (n: number) => string): string | undefined {
   if (named.length === 0) return undefined;
-  const each = named.map((c) => `${int(c.repeats)} of ${int(c.pages)} pages at ${c.series} were an earlier one's but for their digits${c.exclude === undefined ? '' : ` (--exclude '${c.exclude}' skips all ${int(c.pages)})`}`);
-  return `  calendar  ${each.join('; ')}: a calendar walked date by date, crawled whole up to the calendar horizon (a date past a gap may be the only way to an event)`;
+  const each = named.map((c) => `${int(c.repeats)} of ${int(c.pages)} pages at ${c.series} were an earlier one's but for their digits${c.exclude === undefined ? '' : ` (--exclude '${c.exclude}' skips its pages, ${int(c.pages)} fetched)`}`);
+  return `  calendar  ${each.join('; ')}: a calendar walked date by date, none of its pages skipped for it (a date past a gap may be the only way to an event)`;
 }

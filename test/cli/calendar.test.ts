@@ -63,6 +63,13 @@ describe('CalendarRepeats', () => {
     for (let d = 0; d < 30; d++) c.observe(page(`https://x.example/cal/2026-11-${String((d % 28) + 1).padStart(2, '0')}/`, 'nothing'));
     for (let n = 0; n < 3000; n++) c.observe(page(`https://x.example/2026/11/03/post-${n}`, `<p>post ${n}</p>`));
     expect(c.named().map((n) => n.series)).toEqual(['https://x.example/cal/{YYYY-MM-DD}/']);
+    // Past 64 calendars, the least recently observed goes: a new one is kept.
+    for (let k = 0; k < 70; k++) for (let d = 0; d < 21; d++) c.observe(page(`https://x.example/c${k}/2026-11-${String((d % 28) + 1).padStart(2, '0')}/`, 'nothing'));
+    // 71 calendars, 64 kept: the first one and c0–c5 went; c6 on, 20 repeats each, in the order seen.
+    const series = (k: number): string => `https://x.example/c${k}/{YYYY-MM-DD}/`;
+    expect(c.named().map((n) => n.series)).toEqual([series(6), series(7), series(8)]);
+    c.observe(page('https://x.example/c69/2026-11-05/', 'nothing'));
+    expect(c.named()[0]!.series).toBe(series(69));
   });
 
   it('does not name a dated series whose pages differ in words (a blog\'s posts), nor count failed pages', () => {
@@ -85,7 +92,7 @@ describe('CalendarRepeats', () => {
       ['https://x.example/c/{YYYY-MM}/', 39],
       ['https://x.example/a/{YYYY-MM}/', 29],
     ]);
-    expect(calendarLine(c.named(), int)).toMatch(/^ {2}calendar {2}49 of 50 pages at https:\/\/x\.example\/b\/\{YYYY-MM\}\/ were an earlier one's but for their digits \(--exclude 'https:\/\/x\.example\/b\/\[0-9\]\[0-9\]\[0-9\]\[0-9\]-\[0-9\]\[0-9\]\/' skips all 50\); .*: a calendar walked date by date, crawled whole up to the calendar horizon \(a date past a gap may be the only way to an event\)$/);
+    expect(calendarLine(c.named(), int)).toMatch(/^ {2}calendar {2}49 of 50 pages at https:\/\/x\.example\/b\/\{YYYY-MM\}\/ were an earlier one's but for their digits \(--exclude 'https:\/\/x\.example\/b\/\[0-9\]\[0-9\]\[0-9\]\[0-9\]-\[0-9\]\[0-9\]\/' skips its pages, 50 fetched\); .*: a calendar walked date by date, none of its pages skipped for it \(a date past a gap may be the only way to an event\)$/);
     expect(calendarLine([], int)).toBeUndefined();
   });
 });
@@ -128,7 +135,7 @@ describe('meguri crawl: an events calendar', () => {
     expect(days).toBeGreaterThan(100);
     const line = run.out.split('\n').find((l) => l.startsWith('  calendar  '));
     expect(line).toContain(`pages at ${site.base}/events/{YYYY-MM-DD}/ were an earlier one's but for their digits`);
-    const exclude = /--exclude '([^']+\/events\/\[0-9\][^']*)' skips all/.exec(line ?? '')?.[1];
+    const exclude = /--exclude '([^']+\/events\/\[0-9\][^']*)' skips its pages/.exec(line ?? '')?.[1];
     expect(exclude).toBe(`${site.base}/events/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/`);
     // The --json end event carries the same.
     const json = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'json'), ...flags, '--json']);
