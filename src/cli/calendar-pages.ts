@@ -23,7 +23,8 @@
  * each, never push a calendar out. Never: fetch, or read a page twice.
  */
 import type { Page } from '../engine/index.js';
-import { digitlessHash } from '../dedup/index.js';
+// PagingEnd's signature, from its module: not part of the package's surface.
+import { digitlessHash } from '../dedup/paging.js';
 
 /** Series with fewer than `MIN_REPEATS` repeats remembered (least recently observed out first). */
 const MAX_SERIES = 1024;

@@ -32,7 +32,7 @@ export {
 } from './traps.js';
 export { NearDup, type NearDupOptions } from './neardup.js';
 export { NavigationEcho } from './echo.js';
-export { PagingEnd, digitlessHash } from './paging.js';
+export { PagingEnd } from './paging.js';
 export { type AliasRecord, OriginAliases, type OriginAliasesOptions, aliasRecordProblem } from './aliases.js';
 export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamRecord, describeLessons, paramRecordProblem, sectionOf } from './params.js';
 export { type SlashLesson, type SlashRecord, type SlashRule, SlashRules, type SlashRulesOptions, slashRecordProblem } from './slashes.js';
