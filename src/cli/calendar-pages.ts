@@ -63,6 +63,8 @@ interface Tally {
 
 /** The page's date series and the glob of its dates (see the module comment), or undefined when its path holds no date. */
 export function dateSeriesOf(url: string): { series: string; exclude: string | undefined } | undefined {
+  // Most pages hold no date anywhere: no URL object for them (this runs for every page fetched).
+  if (!DATE.test(url)) return undefined;
   let u: URL;
   try {
     u = new URL(url);
