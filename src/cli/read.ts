@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, type ViewRecord, type CopyRecord, aliasRecordProblem, copyRecordProblem, viewRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, type ViewRecord, type CopyRecord, type NoindexRecord, aliasRecordProblem, copyRecordProblem, viewRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, noindexRecordProblem, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -209,6 +209,8 @@ interface EngineInfo {
   readonly views: readonly ViewRecord[];
   /** Query pairs learned to name a page the crawl knows as theirs, per path (paths with none left out). */
   readonly copies: readonly CopyRecord[];
+  /** URL shapes learned to say noindex and nofollow (bans left out). */
+  readonly noindex: readonly NoindexRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -218,7 +220,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown; noindex?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -234,7 +236,8 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   const anchors = Array.isArray(e.anchors) ? (e.anchors as unknown[]).filter((r): r is AnchorRecord => anchorRecordProblem(r) === undefined && (r as AnchorRecord)[1]) : [];
   const views = Array.isArray(e.views) ? (e.views as unknown[]).filter((r): r is ViewRecord => viewRecordProblem(r) === undefined && (r as ViewRecord)[1].length > 0) : [];
   const copies = Array.isArray(e.copies) ? (e.copies as unknown[]).filter((r): r is CopyRecord => copyRecordProblem(r) === undefined && (r as CopyRecord)[1].length > 0) : [];
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies };
+  const noindex = Array.isArray(e.noindex) ? (e.noindex as unknown[]).filter((r): r is NoindexRecord => noindexRecordProblem(r) === undefined && (r as NoindexRecord)[1]) : [];
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies, noindex };
 }
 
 /**
@@ -261,6 +264,14 @@ export function wallsText(walls: readonly WallRecord[]): string[] {
   if (walled.length === 0) return [];
   const more = walled.length > 4 ? ` · ${int(walled.length - 4)} more` : '';
   return [`  login walls ${walled.slice(0, 4).join(' · ')}${more} (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
+}
+
+/** The `stats` line on URL shapes learned to say noindex and nofollow (none when there are none). */
+export function noindexText(shapes: readonly NoindexRecord[]): string[] {
+  const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
+  if (learned.length === 0) return [];
+  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
+  return [`  noindex     ${learned.slice(0, 4).join(' · ')}${more} (pages that said noindex and nofollow: their URLs are not fetched; --no-learn-noindex on a resume turns that off)`];
 }
 
 /** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */
@@ -401,6 +412,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...(engine === undefined ? [] : learnedText(engine.params, engine.aliases)),
     ...(engine === undefined ? [] : wallsText(engine.walls)),
     ...(engine === undefined ? [] : anchorsText(engine.anchors)),
+    ...(engine === undefined ? [] : noindexText(engine.noindex)),
     ...(engine === undefined ? [] : viewsText(engine.views)),
     ...(engine === undefined ? [] : copiesText(engine.copies)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,

@@ -33,6 +33,7 @@ export const SAVED_FLAGS = [
   'no-robots-sitemaps',
   'no-learn-params',
   'no-learn-aliases',
+  'no-learn-noindex',
   'no-cookies',
   'header',
   'warc',

@@ -40,6 +40,7 @@ export { AnchorCopies, type AnchorCopiesOptions, type AnchorRecord, MAX_PENDING,
 export { type ViewChange, ViewKeys, type ViewKeysOptions, type ViewRecord, viewRecordProblem } from './views.js';
 export { type LoginWallOptions, LoginWalls, type WallRecord, wallRecordProblem, wallScopeOf } from './loginwall.js';
 export { type CopyChange, type CopyRecord, KnownCopies, type KnownCopiesOptions, copyRecordProblem } from './copies.js';
+export { type NoindexChange, type NoindexPage, type NoindexRecord, NoindexShapes, type NoindexShapesOptions, noindexRecordProblem, noindexShapeOf } from './noindex.js';
 export { isUrlLessPairs } from './query.js';
 export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, caseRecordProblem } from './pathcase.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';

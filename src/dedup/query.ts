@@ -25,10 +25,15 @@ export function isNumberValue(v: string): boolean {
  * `KnownCopies`).
  */
 export function picksAsCheck(url: string, every: number): boolean {
+  // The high bits: a multiplicative hash's low bits depend only on the characters' low bits.
+  return Math.floor((urlHash32(url) / 2 ** 32) * every) === 0;
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 code units, unsigned. */
+export function urlHash32(url: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < url.length; i++) h = Math.imul(h ^ url.charCodeAt(i), 0x01000193);
-  // The high bits: a multiplicative hash's low bits depend only on the characters' low bits.
-  return Math.floor(((h >>> 0) / 2 ** 32) * every) === 0;
+  return h >>> 0;
 }
 
 /** A query pair's value (`a=1` → `1`; a bare `flag` → ''). */

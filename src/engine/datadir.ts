@@ -62,6 +62,7 @@ import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cach
 import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type WallRecord, wallRecordProblem } from '../dedup/loginwall.js';
 import { type AnchorRecord, anchorRecordProblem } from '../dedup/anchors.js';
+import { type NoindexRecord, noindexRecordProblem } from '../dedup/noindex.js';
 import { type ViewRecord, viewRecordProblem } from '../dedup/views.js';
 import { type CopyRecord, copyRecordProblem } from '../dedup/copies.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
@@ -121,6 +122,8 @@ export interface EngineState {
   readonly copies?: CopyRecord[];
   /** URL shapes learned to serve, at an anchored link, the page it was on, and banned (`AnchorCopies.export`; absent: none, or an older build). */
   readonly anchors?: AnchorRecord[];
+  /** URL shapes learned to say noindex and nofollow, and banned (`NoindexShapes.export`; absent: none, or an older build). */
+  readonly noindex?: NoindexRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
   readonly aliases?: AliasRecord[];
   /** Sections' trailing-slash rules learned and banned (`SlashRules.export`; absent: none, or an older build). */
@@ -211,6 +214,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('walls', wallRecordProblem);
   eachRecord('copies', copyRecordProblem);
   eachRecord('anchors', anchorRecordProblem);
+  eachRecord('noindex', noindexRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);
   eachRecord('indexFiles', caseRecordProblem);

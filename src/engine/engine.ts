@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -217,6 +217,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #walls: LoginWalls | undefined;
   /** Query pairs whose pages name a URL the crawl knows as themselves (under `learnParams`). */
   readonly #copies: KnownCopies | undefined;
+  /** URL shapes whose pages say noindex and nofollow (`EngineOptions.learnNoindex`). */
+  readonly #noindex: NoindexShapes | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -385,6 +387,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#walls = o.learnParams ? new LoginWalls() : undefined;
     this.#copies = o.learnParams ? new KnownCopies() : undefined;
     this.#anchors = o.learnParams ? new AnchorCopies() : undefined;
+    this.#noindex = o.learnNoindex ? new NoindexShapes() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
@@ -401,6 +404,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       walls: this.#walls,
       copies: this.#copies,
       anchors: this.#anchors,
+      noindex: this.#noindex,
       slashes: this.#slashes,
       cases: this.#cases,
       indexFiles: this.#indexFiles,
@@ -675,6 +679,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       loginWalls: this.#walls?.learned() ?? [],
       knownCopies: this.#copies?.learned() ?? [],
       anchorCopies: this.#anchors?.learned() ?? [],
+      noindexShapes: this.#noindex?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
@@ -1133,6 +1138,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.walls !== undefined) this.#walls?.import(state.walls);
       if (state.copies !== undefined) this.#copies?.import(state.copies);
       if (state.anchors !== undefined) this.#anchors?.import(state.anchors);
+      if (state.noindex !== undefined) this.#noindex?.import(state.noindex);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
@@ -1203,6 +1209,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (this.#walls!.observe(url, { loginForm: o.loginForm === true, simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted') return;
     const scope = wallScopeOf(url);
     this.#requeueRefused((u) => wallScopeOf(u) === scope, true);
+  }
+
+  /**
+   * A page's lesson on URL shapes that say noindex and nofollow (`NoindexShapes`). A lesson
+   * lifted (a check fetch of the shape found a page to index or follow) queues the shape's
+   * refused URLs again, as `#wallLesson` does.
+   */
+  #noindexLesson(url: string, o: Outcome): void {
+    if (this.#noindex!.observe(url, { noindex: o.noindex === true, nofollow: o.nofollow === true }) !== 'lifted') return;
+    const shape = noindexShapeOf(url);
+    this.#tally.noindexRequeued(this.#requeueRefused((u) => noindexShapeOf(u) === shape, true));
   }
 
   /**
@@ -1305,12 +1322,13 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * Queues again the Refused rows `lifted` names, by `#mayRequeue`'s rule (with the anchor rule
    * or without): after a lesson that refused them ended. Single process only (a cluster node's
-   * rows wait for its restart).
+   * rows wait for its restart). Returns how many were queued.
    */
-  #requeueRefused(lifted: (url: string) => boolean, anchors: boolean): void {
-    if (this.#frontier === undefined) return;
-    this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && lifted(u) && this.#mayRequeue(u, status, false, depth, anchors));
+  #requeueRefused(lifted: (url: string) => boolean, anchors: boolean): number {
+    if (this.#frontier === undefined) return 0;
+    const queued = this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && lifted(u) && this.#mayRequeue(u, status, false, depth, anchors));
     this.#driverWaker.notify();
+    return queued;
   }
 
   /** Whether a Refused or Disallowed row may be queued again now (`#reconsider`'s rule, and a seed's in `add()`). */
@@ -1319,7 +1337,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
     if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1707,6 +1725,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
     if (whole && this.#walls !== undefined) this.#wallLesson(req.url, o);
     if (whole && this.#anchors !== undefined) this.#anchorLesson(req.url, o);
+    if (whole && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
@@ -1832,6 +1851,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       body: undefined,
       canonical: o.canonical,
       noindex: o.noindex,
+      nofollow: o.nofollow,
       loginForm: o.loginForm,
       exchange: o.exchange,
     };
@@ -2260,12 +2280,13 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
     const copies = this.#copies?.export() ?? [];
     const anchors = this.#anchors?.export() ?? [];
+    const noindex = this.#noindex?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];
@@ -2276,6 +2297,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ...(walls.length > 0 ? { walls } : {}),
       ...(copies.length > 0 ? { copies } : {}),
       ...(anchors.length > 0 ? { anchors } : {}),
+      ...(noindex.length > 0 ? { noindex } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),
       ...(cases.length > 0 ? { cases } : {}),

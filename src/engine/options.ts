@@ -264,6 +264,21 @@ export interface EngineOptions {
    */
   readonly learnAliases: boolean;
   /**
+   * Learn URL shapes whose pages ask not to be indexed nor followed (`<meta name="robots"
+   * content="noindex,nofollow">` or X-Robots-Tag): a wiki's edit forms, histories and old
+   * revisions, a shop's cart and account pages. A shape is the origin, the path with each segment
+   * holding a digit as `*`, and the query's key names (`/w/index.php?action=*&title=*`), or the
+   * last segment as `*` without a query (`/wiki/Special:WhatLinksHere/*`). Once eight distinct
+   * URLs of a shape said noindex and nofollow and none of it said otherwise, its queued URLs are
+   * not fetched but for seeds and one refusal in 32, fetched as a check that lifts the lesson
+   * (and queues the refused URLs again) if it finds a page to index or follow (`NoindexShapes`,
+   * `CrawlSummary.noindexShapes`, `CrawlCounts.noindexSkipped`). Nothing reachable is lost
+   * through such a page: its links would not have been followed anyway. Default true; false
+   * fetches every such page (an archive that keeps whatever a site serves). The checkpoint keeps
+   * the shapes learned and banned.
+   */
+  readonly learnNoindex: boolean;
+  /**
    * Keep the cookies sites set and send them back for the rest of the run, as a browser does
    * (a `CookieJar`, RFC 6265: domain, path, expiry and Secure rules, at most 50 per site and
    * 10,000 in all): many sites answer a client without cookies with a redirect to the same page
@@ -431,6 +446,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     trapDetection: booleanField(true),
     learnParams: booleanField(true),
     learnAliases: booleanField(true),
+    learnNoindex: booleanField(true),
     cookies: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),

@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { AnchorCopies, KnownCopies, LoginWalls, ParamLearner, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
+import type { AnchorCopies, KnownCopies, LoginWalls, NoindexShapes, ParamLearner, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -81,6 +81,8 @@ export interface RobotsGateOptions {
   readonly copies?: KnownCopies | undefined;
   /** URL shapes whose anchored links are copies of their page: such a link queued is refused. */
   readonly anchors?: AnchorCopies | undefined;
+  /** URL shapes learned to say noindex and nofollow: their queued URLs are refused. */
+  readonly noindex?: NoindexShapes | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
@@ -295,7 +297,9 @@ export class RobotsGate implements RobotsSeam {
    * a URL whose path answers one login form
    * whatever is asked (`LoginWalls`, under `learnParams`; not a seed, `depth` 0; every 32nd
    * let through as a check), a URL whose query pair names a page the crawl knows as its page
-   * (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32 picked as a check), a name
+   * (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32 picked as a check), a URL
+   * whose shape says noindex and nofollow (`NoindexShapes`, under `learnNoindex`; not a seed;
+   * every 32nd let through as a check), a name
    * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
@@ -324,6 +328,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.anchors?.refuses(url, depth) === true) {
       this.o.tally.anchorCopies();
+      return true;
+    }
+    if (this.o.noindex?.refuses(url, depth) === true) {
+      this.o.tally.noindexSkipped();
       return true;
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {

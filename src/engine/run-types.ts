@@ -136,6 +136,12 @@ export interface CrawlSummary {
    */
   readonly anchorCopies: readonly string[];
   /**
+   * URL shapes learned to say noindex and nofollow (`EngineOptions.learnNoindex`, `NoindexShapes`),
+   * as `http://a.test/w/index.php?action=*&title=*` or `http://a.test/wiki/Special:WhatLinksHere/*`:
+   * their queued URLs are not fetched (`CrawlCounts.noindexSkipped`).
+   */
+  readonly noindexShapes: readonly string[];
+  /**
    * Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`;
    * and sections' trailing-slash rules, as `http://x/blog/…` → `http://x/blog/…/` (or back).
    */

@@ -75,6 +75,13 @@ export interface CrawlCounts {
    */
   readonly anchorCopies: number;
   /**
+   * URLs not fetched because their URL shape's pages said noindex and nofollow
+   * (`CrawlSummary.noindexShapes`, `EngineOptions.learnNoindex`; every 32nd is fetched, as a check,
+   * and those of a shape whose check found a page to index or follow are queued again and not
+   * counted).
+   */
+  readonly noindexSkipped: number;
+  /**
    * Links taken from an origin learned moved to the origin it moved to, or written with a
    * section's trailing slash learned (`EngineOptions.learnAliases`).
    */
@@ -193,6 +200,7 @@ export class Tally {
   #loginWalled = 0;
   #knownCopies = 0;
   #anchorCopies = 0;
+  #noindexSkipped = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
   #selfRedirects = 0;
@@ -329,6 +337,16 @@ export class Tally {
     this.#knownCopies++;
   }
 
+  /** A queued URL not fetched: its URL shape's pages said noindex and nofollow. */
+  noindexSkipped(): void {
+    this.#noindexSkipped++;
+  }
+
+  /** `n` URLs refused so are queued again: a check lifted their shape's lesson (never below 0: a lesson read back refused some in an earlier run). */
+  noindexRequeued(n: number): void {
+    this.#noindexSkipped = Math.max(0, this.#noindexSkipped - n);
+  }
+
   /** `n` anchored links, or a queued URL from one, not fetched: copies of the page they were on. */
   anchorCopies(n = 1): void {
     this.#anchorCopies += n;
@@ -432,6 +450,7 @@ export class Tally {
       loginWalled: this.#loginWalled,
       knownCopies: this.#knownCopies,
       anchorCopies: this.#anchorCopies,
+      noindexSkipped: this.#noindexSkipped,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,

@@ -47,6 +47,8 @@ export interface PageAnalysis {
   readonly churnFp: bigint | undefined;
   /** `<meta name=robots>` (or the agent's own) said noindex. */
   readonly noindex: boolean;
+  /** `<meta name=robots>` (or the agent's own) said nofollow (its links are marked nofollow too). */
+  readonly nofollow?: true | undefined;
   /** An HTML page with a password field (`ExtractedLinks.loginForm`; only when `parseLinks`). */
   readonly loginForm?: true | undefined;
   /** Out-links in document order (only when `parseLinks` and HTML). */
@@ -139,6 +141,7 @@ export function analyzePage(input: PageInput): PageAnalysis {
       simhash: simhashText(found.text ?? ''),
       churnFp: churnFp(found.mainText ?? ''),
       noindex: found.noindex,
+      ...(found.nofollow ? { nofollow: true as const } : {}),
       links: input.parseLinks ? found.links : undefined,
       canonical: input.parseLinks ? found.canonical : undefined,
       ...(input.parseLinks && found.truncated ? { linksCapped: true as const } : {}),

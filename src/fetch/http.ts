@@ -935,6 +935,7 @@ export class HttpFetcher implements Fetcher {
       }
       const robotsHeader = xRobots(h['x-robots-tag'], this.#token);
       if (robotsHeader.noindex) base.noindex = true;
+      if (robotsHeader.nofollow) base.nofollow = true;
       const bytes = read.bytes;
       if (o.keepBody) base.body = bytes;
       let sitemap: PageAnalysis['sitemap'];
@@ -949,6 +950,7 @@ export class HttpFetcher implements Fetcher {
         if (found.simhash !== undefined) base.simhash = found.simhash;
         if (found.churnFp !== undefined) base.churnFp = found.churnFp;
         if (found.noindex) base.noindex = true;
+        if (found.nofollow === true) base.nofollow = true;
         if (found.links !== undefined) {
           base.links = robotsHeader.nofollow ? found.links.map((l): Link => ({ ...l, nofollow: true })) : found.links;
         }

@@ -278,6 +278,8 @@ export interface Outcome {
   readonly canonical?: string | undefined;
   /** Meta robots or X-Robots-Tag said noindex. */
   readonly noindex?: boolean | undefined;
+  /** Meta robots or X-Robots-Tag said nofollow (every link of the page is marked nofollow too). */
+  readonly nofollow?: boolean | undefined;
   /**
    * An HTML page with a password field (`<input type=password>`): a login form. The engine learns
    * paths that answer one login form whatever is asked (src/dedup/loginwall.ts).

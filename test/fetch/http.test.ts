@@ -221,12 +221,18 @@ describe('HttpFetcher: a page', () => {
     const plain = await f.fetch(request(`${s.origin}/plain`), new AbortController().signal);
     expect(plain.links).toBeUndefined();
     expect(plain.contentFp).toBeTypeOf('bigint');
-    expect((await f.fetch(request(`${s.origin}/nofollow`), new AbortController().signal)).links).toEqual([{ url: `${s.origin}/x`, nofollow: true }]);
+    const headerNofollow = await f.fetch(request(`${s.origin}/nofollow`), new AbortController().signal);
+    expect(headerNofollow.links).toEqual([{ url: `${s.origin}/x`, nofollow: true }]);
+    // The page-level directive is on the outcome too (the noindex lesson reads it).
+    expect(headerNofollow.nofollow).toBe(true);
+    expect(headerNofollow.noindex).toBeUndefined();
     const other = await f.fetch(request(`${s.origin}/other`), new AbortController().signal);
     expect(other.links).toEqual([{ url: `${s.origin}/x` }]);
     expect(other.noindex).toBeUndefined();
+    expect(other.nofollow).toBeUndefined();
     const agentMeta = await f.fetch(request(`${s.origin}/meta`), new AbortController().signal);
-    expect(agentMeta).toMatchObject({ noindex: true, links: [{ url: `${s.origin}/x`, nofollow: true }] });
+    expect(agentMeta).toMatchObject({ noindex: true, nofollow: true, links: [{ url: `${s.origin}/x`, nofollow: true }] });
+    expect(plain.nofollow).toBeUndefined();
   });
 
   it('reads a Link rel=canonical header (a PDF naming its page), its next/prev and hreflang links, and a Refresh header as a redirect written in the page (a link marked refresh)', async () => {
