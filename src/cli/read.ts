@@ -266,7 +266,7 @@ export function wallsText(walls: readonly WallRecord[]): string[] {
   return [`  login walls ${walled.slice(0, 4).join(' · ')}${more} (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
 }
 
-/** The `stats` line on URL shapes learned to say noindex and nofollow (none when there are none). */
+/** The `stats` line on URL shapes learned to say noindex and nofollow (none when there are none; as `wallsText`, keep in sync). */
 export function noindexText(shapes: readonly NoindexRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
   if (learned.length === 0) return [];

@@ -387,7 +387,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#walls = o.learnParams ? new LoginWalls() : undefined;
     this.#copies = o.learnParams ? new KnownCopies() : undefined;
     this.#anchors = o.learnParams ? new AnchorCopies() : undefined;
-    this.#noindex = o.learnNoindex ? new NoindexShapes() : undefined;
+    // Not in a cluster: a lesson lifted there could not queue its refused URLs again (they are
+    // rows of slot frontiers its node only reads), so a wrong one would lose pages for good.
+    this.#noindex = o.learnNoindex && o.cluster === undefined ? new NoindexShapes() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
@@ -1202,8 +1204,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A page's lesson on login walls (`LoginWalls`). A wall lifted (a check fetch under it showed
    * this visitor content) queues its path's refused URLs again, as a resume would: a scan of
-   * the rows, for the Refused ones only, once per wall lifted. In a cluster they wait for the
-   * node that holds them to restart.
+   * the rows, for the Refused ones only, once per wall lifted. In a cluster they stay refused
+   * (`#requeueRefused`).
    */
   #wallLesson(url: string, o: Outcome): void {
     if (this.#walls!.observe(url, { loginForm: o.loginForm === true, simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted') return;
@@ -1217,9 +1219,13 @@ export class Engine extends EventEmitter<EngineEvents> {
    * refused URLs again, as `#wallLesson` does.
    */
   #noindexLesson(url: string, o: Outcome): void {
+    const skipped = this.#noindex!.skippedUnder(url);
     if (this.#noindex!.observe(url, { noindex: o.noindex === true, nofollow: o.nofollow === true }) !== 'lifted') return;
     const shape = noindexShapeOf(url);
-    this.#tally.noindexRequeued(this.#requeueRefused((u) => noindexShapeOf(u) === shape, true));
+    this.#requeueRefused((u) => noindexShapeOf(u) === shape, true);
+    // This run's refusals under the lesson are fetched after all (rows refused by an earlier run
+    // are queued too, but were never counted in this run's figure).
+    this.#tally.noindexRequeued(skipped);
   }
 
   /**
@@ -1321,8 +1327,9 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * Queues again the Refused rows `lifted` names, by `#mayRequeue`'s rule (with the anchor rule
-   * or without): after a lesson that refused them ended. Single process only (a cluster node's
-   * rows wait for its restart). Returns how many were queued.
+   * or without): after a lesson that refused them ended. Single process only: a cluster node's
+   * slot frontiers are not asked (nor are they on a restart; slots reopen without a reconsider),
+   * so there its refused rows stay refused. Returns how many were queued.
    */
   #requeueRefused(lifted: (url: string) => boolean, anchors: boolean): number {
     if (this.#frontier === undefined) return 0;
@@ -1725,11 +1732,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
     if (whole && this.#walls !== undefined) this.#wallLesson(req.url, o);
     if (whole && this.#anchors !== undefined) this.#anchorLesson(req.url, o);
-    if (whole && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
     const missed = this.#checkRewrite(req.url, s, soft404);
     let links = o.links;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
     if (this.#copies !== undefined && KnownCopies.hasWordedPair(req.url)) this.#copyLesson(req, o, whole && !soft404, target);
+    // Not a soft-404: a dead link's page (a not-found template that says noindex, nofollow) tells
+    // nothing of the live pages of its shape.
+    if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);

@@ -298,12 +298,12 @@ export class RobotsGate implements RobotsSeam {
    * whatever is asked (`LoginWalls`, under `learnParams`; not a seed, `depth` 0; every 32nd
    * let through as a check), a URL whose query pair names a page the crawl knows as its page
    * (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32 picked as a check), a URL
-   * whose shape says noindex and nofollow (`NoindexShapes`, under `learnNoindex`; not a seed;
-   * every 32nd let through as a check), a name
+   * whose shape says noindex and nofollow (`NoindexShapes`, under `learnNoindex`; not a seed,
+   * nor a URL `fetched` before; some let through as checks), a name
    * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
-  refuses(url: string, depth: number): boolean {
+  refuses(url: string, depth: number, fetched = false): boolean {
     const out = this.o.scope.check(url);
     if (out !== undefined) {
       this.o.tally.outOfScope(out);
@@ -330,7 +330,7 @@ export class RobotsGate implements RobotsSeam {
       this.o.tally.anchorCopies();
       return true;
     }
-    if (this.o.noindex?.refuses(url, depth) === true) {
+    if (this.o.noindex?.refuses(url, depth, fetched) === true) {
       this.o.tally.noindexSkipped();
       return true;
     }

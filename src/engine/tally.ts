@@ -342,9 +342,9 @@ export class Tally {
     this.#noindexSkipped++;
   }
 
-  /** `n` URLs refused so are queued again: a check lifted their shape's lesson (never below 0: a lesson read back refused some in an earlier run). */
+  /** `n` URLs this run refused so are queued again: a check lifted their shape's lesson. */
   noindexRequeued(n: number): void {
-    this.#noindexSkipped = Math.max(0, this.#noindexSkipped - n);
+    this.#noindexSkipped -= n;
   }
 
   /** `n` anchored links, or a queued URL from one, not fetched: copies of the page they were on. */

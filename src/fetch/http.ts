@@ -395,7 +395,8 @@ function xRobots(values: string | string[] | undefined, token: string): { noinde
   const result = { noindex: false, nofollow: false };
   for (const value of Array.isArray(values) ? values : values ? [values] : []) {
     let text = value.trim();
-    const m = /^([A-Za-z_-]+)\s*:(.*)$/.exec(text);
+    // An agent's name may hold digits and dots (MJ12bot, 360Spider): its lines are for it alone.
+    const m = /^([A-Za-z0-9_.-]+)\s*:(.*)$/.exec(text);
     if (m && !['noindex', 'nofollow', 'none', 'all', 'noarchive', 'nosnippet', 'unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview', 'notranslate', 'noimageindex', 'indexifembedded'].includes(m[1]!.toLowerCase())) {
       if (m[1]!.toLowerCase() !== token) continue;
       text = m[2]!;

@@ -47,7 +47,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     const row = s.queues.pop(id);
     s.spill?.topUp(id);
     const robots = s.opts.robots;
-    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!);
+    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!, s.table.slot[row] !== 0);
     if (parked !== undefined) {
       s.table.status[row] = parked;
       if (s.queues.size(h.id) > 0) toReady(s, h);
@@ -163,7 +163,7 @@ function pastDepthCap(s: FrontierState, h: HostRecord, row: number): boolean {
 }
 
 /** What a crawl setting or robots.txt says of `url` at dispatch: Refused, Disallowed, or go (undefined). */
-function refusal(robots: RobotsSeam, url: string, depth: number): UrlStatus | undefined {
-  if (robots.refuses?.(url, depth) === true) return UrlStatus.Refused;
+function refusal(robots: RobotsSeam, url: string, depth: number, fetched: boolean): UrlStatus | undefined {
+  if (robots.refuses?.(url, depth, fetched) === true) return UrlStatus.Refused;
   return robots.isAllowed(url) ? undefined : UrlStatus.Disallowed;
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NoindexShapes, noindexRecordProblem, noindexShapeOf } from '../../src/dedup/index.js';
+import { isCheck } from '../../src/dedup/noindex.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
 const QUIET = { noindex: true, nofollow: true };
@@ -51,22 +52,39 @@ describe('NoindexShapes', () => {
     expect(l.observe(edit(7), QUIET)).toBe('learned');
     expect(l.learned()).toEqual(['http://w.test/w/index.php?action=*&title=*']);
     expect(l.covers(edit(100))).toBe('http://w.test/w/index.php?action=*&title=*');
-    expect(l.refuses(edit(100), 1)).toBe(true);
+    // The first two refusals are checks, the third is refused.
+    expect([edit(100), edit(101), edit(102)].map((u) => l.refuses(u, 1))).toEqual([false, false, true]);
     // A seed is the user's word; another shape is not covered.
-    expect(l.refuses(edit(101), 0)).toBe(false);
+    expect(l.refuses(edit(103), 0)).toBe(false);
     expect(l.refuses('http://w.test/w/index.php?title=Article_1', 1)).toBe(false);
     expect(l.covers('http://w.test/wiki/Article_1')).toBeUndefined();
   });
 
-  it('lets every 32nd refusal of a shape through as a check', () => {
+  it('lets the 1st, 2nd, 4th, 8th and 16th refusals through as checks, then every 32nd, and counts the others', () => {
+    expect(Array.from({ length: 130 }, (_, i) => i + 1).filter((n) => isCheck(n, 32))).toEqual([1, 2, 4, 8, 16, 32, 64, 96, 128]);
+    expect(Array.from({ length: 12 }, (_, i) => i + 1).filter((n) => isCheck(n, 4))).toEqual([1, 2, 4, 8, 12]);
     const l = new NoindexShapes();
     teach(l);
-    let through = 0;
-    for (let i = 0; i < 96; i++) if (!l.refuses(edit(1000 + i), 2)) through++;
-    expect(through).toBe(3);
-    const few = new NoindexShapes({ checkEvery: 4 });
-    teach(few);
-    expect(Array.from({ length: 8 }, (_, i) => few.refuses(edit(1000 + i), 2))).toEqual([true, true, true, false, true, true, true, false]);
+    const through: number[] = [];
+    for (let i = 1; i <= 96; i++) if (!l.refuses(edit(1000 + i), 2)) through.push(i);
+    expect(through).toEqual([1, 2, 4, 8, 16, 32, 64, 96]);
+    expect(l.skippedUnder(edit(5000))).toBe(96 - 8);
+    expect(l.skippedUnder('http://w.test/other')).toBe(0);
+    // Read back, a lesson's first refusals are checks again.
+    const back = new NoindexShapes();
+    back.import(l.export());
+    expect(back.refuses(edit(2000), 2)).toBe(false);
+    expect(back.skippedUnder(edit(2000))).toBe(0);
+  });
+
+  it('never refuses a URL fetched before (a recrawl, a relink): its own answer outweighs its shape', () => {
+    const l = new NoindexShapes();
+    teach(l);
+    for (let i = 0; i < 40; i++) expect(l.refuses(edit(i), 1, true)).toBe(false);
+    // Nor does it count them: the next queued URL is still the first refusal, a check.
+    expect(l.refuses(edit(100), 1)).toBe(false);
+    expect(l.refuses(edit(101), 1)).toBe(false);
+    expect(l.refuses(edit(102), 1)).toBe(true);
   });
 
   it('takes noindex alone, nofollow alone, or neither as content: a shape that served content first is never learned, nor kept', () => {
@@ -116,7 +134,7 @@ describe('NoindexShapes', () => {
     const back = new NoindexShapes();
     back.import(records);
     expect(back.export()).toEqual(records);
-    expect(back.refuses(edit(5), 1)).toBe(true);
+    expect([edit(5), edit(6), edit(7)].map((u) => back.refuses(u, 1))).toEqual([false, false, true]);
     back.import([['http://w.test/wiki/Special:WhatLinksHere/*', true]]);
     expect(back.learned()).toEqual(['http://w.test/w/index.php?action=*&title=*']);
     // A lesson read back lifts on its first check that is content.

@@ -215,6 +215,7 @@ describe('HttpFetcher: a page', () => {
       if (req.url === '/plain') res.writeHead(200, { 'content-type': 'text/plain' }).end('<a href="/x">');
       else if (req.url === '/nofollow') res.writeHead(200, { 'content-type': 'text/html', 'x-robots-tag': 'meguritest: nofollow' }).end('<a href="/x">');
       else if (req.url === '/other') res.writeHead(200, { 'content-type': 'text/html', 'x-robots-tag': 'otherbot: noindex, nofollow' }).end('<a href="/x">');
+      else if (req.url === '/digits') res.writeHead(200, { 'content-type': 'text/html', 'x-robots-tag': ['MJ12bot: noindex, nofollow', 'Bot.v2: none'] }).end('<a href="/x">');
       else res.writeHead(200, { 'content-type': 'text/html', 'x-robots-tag': ['noarchive', 'noindex'] }).end('<meta name="MeguriTest" content="nofollow"><a href="/x">');
     });
     const f = fetcher();
@@ -230,6 +231,10 @@ describe('HttpFetcher: a page', () => {
     expect(other.links).toEqual([{ url: `${s.origin}/x` }]);
     expect(other.noindex).toBeUndefined();
     expect(other.nofollow).toBeUndefined();
+    // An agent named with digits or a dot is another agent too.
+    const digits = await f.fetch(request(`${s.origin}/digits`), new AbortController().signal);
+    expect(digits).toMatchObject({ links: [{ url: `${s.origin}/x` }] });
+    expect([digits.noindex, digits.nofollow]).toEqual([undefined, undefined]);
     const agentMeta = await f.fetch(request(`${s.origin}/meta`), new AbortController().signal);
     expect(agentMeta).toMatchObject({ noindex: true, nofollow: true, links: [{ url: `${s.origin}/x`, nofollow: true }] });
     expect(plain.nofollow).toBeUndefined();

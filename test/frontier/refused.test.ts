@@ -41,4 +41,19 @@ describe('Refused URLs', () => {
     expect(f.drain(10_000, (req) => ({ row: req.row, url: req.url, status: 200 })).map((d) => d.url)).toEqual([url('/r')]);
     expect(f.stats(H).byStatus).toMatchObject({ Crawled: 2, Refused: 0, Disallowed: 1 });
   });
+
+  it('tells the seam whether the row was fetched before: a first fetch no, its recrawl yes', () => {
+    const HOUR = 3_600_000;
+    const asked: [string, number, boolean][] = [];
+    const robots: RobotsSeam = { ready: () => true, isAllowed: () => true, crawlDelayMs: () => undefined, refuses: (u, depth, fetched) => (asked.push([u, depth, fetched]), false) };
+    const f = new Frontier(1, 100, { scheduleIndex: true, freshness: (_r, now) => now + 2, robots });
+    f.seed(url('/'), 'a.test', 1, 100, 100, 0);
+    const ok = (req: { row: number; url: string }) => ({ row: req.row, url: req.url, status: 200 });
+    expect(f.drain(100 * HOUR, ok).length).toBe(1);
+    expect(f.drain(100 * HOUR, ok, { untilMs: 102 * HOUR }).length).toBe(1);
+    expect(asked).toEqual([
+      [url('/'), 0, false],
+      [url('/'), 0, true],
+    ]);
+  });
 });
