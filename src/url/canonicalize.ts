@@ -308,9 +308,21 @@ export const TRACKING_PARAMS: ReadonlySet<string> = new Set([
  */
 export const AMBIGUOUS_SESSION_PARAMS: ReadonlySet<string> = new Set(['sid', 'sessid', 'sess', 'session', 'sessionid', 'session_id']);
 
+/**
+ * Apache mod_autoindex's sort links, as a whole pair: a directory listing links itself sorted by
+ * name, date, size and description, each way (`?C=N;O=D`, `?C=M;O=A`, …; `;` is the module's
+ * separator, so the query is one pair), and every sorted view links the others: nine requests
+ * per directory for one listing. On a loopback mirror of 85 directories and 213 files `meguri
+ * crawl` made 978 requests, 680 of them sorted listings. The exact shape — `C` a column letter,
+ * `O` an order, then optionally the module's `;F=` (format) and `;V=` (version sort) — is the
+ * module's own, so dropping it merges views of one listing and nothing else.
+ */
+const AUTOINDEX_SORT = /^C=[NMSD];O=[AD](?:;[FV]=\d)*$/;
+
 /** Whether the global deny-list drops a pair with lowercased key `key` and value `pair[valueFrom:]`. */
 function globallyDenied(key: string, pair: string, valueFrom: number): boolean {
   if (key.startsWith('utm_') || TRACKING_PARAMS.has(key)) return true;
+  if (key === 'c' && AUTOINDEX_SORT.test(pair)) return true;
   return AMBIGUOUS_SESSION_PARAMS.has(key) && looksLikeSessionToken(pair, valueFrom);
 }
 
