@@ -47,7 +47,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     const row = s.queues.pop(id);
     s.spill?.topUp(id);
     const robots = s.opts.robots;
-    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!, s.table.slot[row] !== 0);
+    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!, s.table.status[row] === UrlStatus.DueRecrawl);
     if (parked !== undefined) {
       s.table.status[row] = parked;
       if (s.queues.size(h.id) > 0) toReady(s, h);

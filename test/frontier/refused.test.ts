@@ -56,4 +56,16 @@ describe('Refused URLs', () => {
       [url('/'), 0, true],
     ]);
   });
+
+  it('tells the seam a retry of a URL never fetched is no recrawl', () => {
+    const asked: boolean[] = [];
+    const robots: RobotsSeam = { ready: () => true, isAllowed: () => true, crawlDelayMs: () => undefined, refuses: (_u, _d, fetched) => (asked.push(fetched), false) };
+    const f = new Frontier(0, H, { stateMachine: true, robots });
+    f.seed(url('/x'), 'a.test', 1, H, H);
+    let calls = 0;
+    const answer = (req: { row: number; url: string }) => ({ row: req.row, url: req.url, status: ++calls === 1 ? 503 : 200 });
+    expect(f.drain(0, answer).length).toBe(2);
+    expect(f.stats(H).byStatus).toMatchObject({ Crawled: 1 });
+    expect(asked).toEqual([false, false]);
+  });
 });
