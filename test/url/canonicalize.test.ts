@@ -194,7 +194,7 @@ table('step 9: Apache directory listings\' sort links', [
   ['?C=M;O=A', 'http://e.com/pub/', 'http://e.com/pub/'],
   ['http://e.com/pub/?C=S;O=D', '', 'http://e.com/pub/'],
   ['http://e.com/pub/?C=D;O=A;F=1;V=1', '', 'http://e.com/pub/'],
-  // Beside another pair (a listing filtered by mod_autoindex's P=): only the sort pair goes.
+  // Beside another pair: only the sort pair goes.
   ['http://e.com/pub/?C=N;O=D&P=*.iso', '', 'http://e.com/pub/?P=*.iso'],
   // Not the module's exact shape: kept.
   ['http://e.com/pub/?C=N', '', 'http://e.com/pub/?C=N'],
@@ -202,6 +202,9 @@ table('step 9: Apache directory listings\' sort links', [
   ['http://e.com/pub/?C=N;O=D;Q=1', '', 'http://e.com/pub/?C=N;O=D;Q=1'],
   ['http://e.com/shop?c=n;o=d', '', 'http://e.com/shop?c=n;o=d'],
   ['http://e.com/pub/?C=N&O=D', '', 'http://e.com/pub/?C=N&O=D'],
+  // Only a directory has a listing: on a file or script path the pair is kept.
+  ['http://e.com/pub/file.iso?C=N;O=D', '', 'http://e.com/pub/file.iso?C=N;O=D'],
+  ['http://e.com/app.php?C=M;O=A', '', 'http://e.com/app.php?C=M;O=A'],
 ]);
 
 table('step 10: query sort and empty query', [
