@@ -25,7 +25,9 @@
 //!   expression and may then remove dot segments);
 //! - a query pair whose key is an ambiguous session name (`sid`, `session`, …) and whose value
 //!   passes the cheap token checks: the TS path then decides with a floating-point entropy
-//!   whose last bit this module does not promise to reproduce.
+//!   whose last bit this module does not promise to reproduce;
+//! - a query pair whose key is `C` (Apache directory listings' sort links, `?C=N;O=D`, which the
+//!   TS path drops on a directory's path).
 //! The differential property test (test/url/canonicalize-core.test.ts) runs both over
 //! generated links and the WPT URL data and requires equality wherever this module answers.
 //!
@@ -300,6 +302,11 @@ fn listed(table: &ByLen, lk: &[u8]) -> bool {
 
 /// Whether the global deny-list drops a pair with key `key` (any case); `None` to decline.
 fn denied(key: &[u8], value: Option<&[u8]>) -> Option<bool> {
+    // Apache directory listings' sort links (`C=N;O=D`) are the TS path's rule alone: it reads
+    // the path too. Declining every pair keyed `C` keeps the rule in one place.
+    if key == b"C" {
+        return None;
+    }
     let mut buf = [0u8; 32];
     if key.len() > buf.len() {
         return Some(false); // longer than every listed name

@@ -15,11 +15,11 @@
  * then — for a URL with a query — the last segment and the query's keys (values as `*`:
  * `http://w.test/w/index.php?action=*&title=*`), or — without one — the last segment as `*`
  * (`http://w.test/wiki/Special:WhatLinksHere/*`). A 2xx page fetched whole (the engine leaves
- * out soft-404s: a dead link's template says nothing of its shape's live pages) is *quiet* when
- * it said both noindex and nofollow (meta robots or X-Robots-Tag, `none` included), and is
+ * out soft-404s once recognised: a dead link's template says nothing of its shape's live pages)
+ * is *quiet* when it said both noindex and nofollow (meta robots or X-Robots-Tag, `none`), and is
  * *content* otherwise. A shape is learned once `minEvidence` (8) distinct URLs of it were quiet
  * and none was content; from then the engine refuses its queued URLs at dispatch (`refuses`;
- * never a seed or a URL fetched before, and some refusals are let through as checks: the 1st,
+ * never a seed or a recrawl of a URL fetched before, and some refusals are let through as checks: the 1st,
  * 2nd, 4th, 8th and 16th after the lesson was learned or read back, then every `checkEvery`th
  * (32nd), `isCheck`). A content page of a shape before any evidence marks it content for the
  * run (never learned, not kept); a content page of a shape with evidence or learned bans it

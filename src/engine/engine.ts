@@ -1222,10 +1222,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     const skipped = this.#noindex!.skippedUnder(url);
     if (this.#noindex!.observe(url, { noindex: o.noindex === true, nofollow: o.nofollow === true }) !== 'lifted') return;
     const shape = noindexShapeOf(url);
-    this.#requeueRefused((u) => noindexShapeOf(u) === shape, true);
+    const queued = this.#requeueRefused((u) => noindexShapeOf(u) === shape, true);
     // This run's refusals under the lesson are fetched after all (rows refused by an earlier run
-    // are queued too, but were never counted in this run's figure).
-    this.#tally.noindexRequeued(skipped);
+    // are queued too, but were never counted in this run's figure; a row another lesson covers
+    // now stays refused, and counted).
+    this.#tally.noindexRequeued(Math.min(skipped, queued));
   }
 
   /**

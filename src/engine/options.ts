@@ -269,13 +269,16 @@ export interface EngineOptions {
    * revisions, a shop's cart and account pages. A shape is the origin, the path with each segment
    * holding a digit as `*`, and the query's key names (`/w/index.php?action=*&title=*`), or the
    * last segment as `*` without a query (`/wiki/Special:WhatLinksHere/*`). Once eight distinct
-   * URLs of a shape said noindex and nofollow and none of it said otherwise, its queued URLs are
-   * not fetched but for seeds and one refusal in 32, fetched as a check that lifts the lesson
-   * (and queues the refused URLs again) if it finds a page to index or follow (`NoindexShapes`,
-   * `CrawlSummary.noindexShapes`, `CrawlCounts.noindexSkipped`). Nothing reachable is lost
-   * through such a page: its links would not have been followed anyway. Default true; false
-   * fetches every such page (an archive that keeps whatever a site serves). The checkpoint keeps
-   * the shapes learned and banned.
+   * URLs of a shape said noindex and nofollow (soft-404s, once recognised, teach nothing) and
+   * none of it said otherwise, its queued URLs are not fetched but for seeds, recrawls, and
+   * checks — the 1st, 2nd, 4th, 8th and 16th refusals, then every 32nd — one of which, finding a
+   * page to index or follow, lifts the lesson and queues the refused URLs again
+   * (`NoindexShapes`, `CrawlSummary.noindexShapes`, `CrawlCounts.noindexSkipped`). Nothing
+   * reachable is lost through such a page: its links would not have been followed anyway; a
+   * shape that mixes such pages with content refuses content pages until a check finds one.
+   * Default true; false fetches every such page (an archive that keeps whatever a site serves).
+   * Ignored in a cluster (`cluster`): a lesson lifted there could not queue its refused URLs
+   * again. The checkpoint keeps the shapes learned and banned.
    */
   readonly learnNoindex: boolean;
   /**

@@ -76,9 +76,8 @@ export interface CrawlCounts {
   readonly anchorCopies: number;
   /**
    * URLs not fetched because their URL shape's pages said noindex and nofollow
-   * (`CrawlSummary.noindexShapes`, `EngineOptions.learnNoindex`; every 32nd is fetched, as a check,
-   * and those of a shape whose check found a page to index or follow are queued again and not
-   * counted).
+   * (`CrawlSummary.noindexShapes`, `EngineOptions.learnNoindex`; checks are fetched, and those of a
+   * shape whose check found a page to index or follow are queued again and not counted).
    */
   readonly noindexSkipped: number;
   /**

@@ -47,7 +47,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     const row = s.queues.pop(id);
     s.spill?.topUp(id);
     const robots = s.opts.robots;
-    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!, s.table.slot[row] !== 0);
+    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!, crawledBefore(s, row));
     if (parked !== undefined) {
       s.table.status[row] = parked;
       if (s.queues.size(h.id) > 0) toReady(s, h);
@@ -160,6 +160,16 @@ function pastDepthCap(s: FrontierState, h: HostRecord, row: number): boolean {
   if (!(h.depthCap > 0 && t.depth[row]! > h.depthCap && t.slot[row] === 0)) return false;
   if (h.admitted > 0) h.admitted--;
   return true;
+}
+
+/**
+ * Whether `row` returned content before (a recrawl, a relink, or a retry of one): its fetch
+ * state holds a crawl. A slot alone says less — a first fetch that failed takes one for its
+ * retry. (checkpoint.ts reads an in-flight row the same way.)
+ */
+function crawledBefore(s: FrontierState, row: number): boolean {
+  const sl = s.table.slot[row]!;
+  return sl !== 0 && s.table.crawlCount[sl]! > 0;
 }
 
 /** What a crawl setting or robots.txt says of `url` at dispatch: Refused, Disallowed, or go (undefined). */

@@ -36,8 +36,9 @@ export interface RobotsSeam {
    * Whether a crawl setting refuses `url` (out of scope, a refused address, a name that does
    * not exist): asked before `isAllowed`, once `ready(host)` is true; a refused URL becomes
    * `Refused` (no request, no window spent) until `Frontier#reconsider` queues it again.
-   * `depth` is the row's link depth (0: a seed); `fetched` is true for a row fetched before (a
-   * recrawl, a relink).
+   * `depth` is the row's link depth (0: a seed); `fetched` is true for a row that returned
+   * content before (a recrawl, a relink, or the retry of one), false for a first fetch or its
+   * retry.
    */
   refuses?(url: string, depth: number, fetched: boolean): boolean;
   /** The host's Crawl-delay in ms, if robots.txt set one. */

@@ -56,4 +56,30 @@ describe('Refused URLs', () => {
       [url('/'), 0, true],
     ]);
   });
+
+  it('tells the seam the retry of a recrawl is one (its page was fetched before)', () => {
+    const HOUR = 3_600_000;
+    const asked: boolean[] = [];
+    const robots: RobotsSeam = { ready: () => true, isAllowed: () => true, crawlDelayMs: () => undefined, refuses: (_u, _d, fetched) => (asked.push(fetched), false) };
+    const f = new Frontier(1, 100, { stateMachine: true, scheduleIndex: true, freshness: (_r, now) => now + 2, robots });
+    f.seed(url('/'), 'a.test', 1, 100, 100, 0);
+    let calls = 0;
+    // The first fetch returns the page, its recrawl a 503, and the recrawl's retry the page.
+    const answer = (req: { row: number; url: string }) => ({ row: req.row, url: req.url, status: ++calls === 2 ? 503 : 200 });
+    expect(f.drain(100 * HOUR, answer).length).toBe(1);
+    expect(f.drain(100 * HOUR, answer, { untilMs: 110 * HOUR }).length).toBeGreaterThanOrEqual(3);
+    expect(asked.slice(0, 3)).toEqual([false, true, true]);
+  });
+
+  it('tells the seam a retry of a URL never fetched is no recrawl', () => {
+    const asked: boolean[] = [];
+    const robots: RobotsSeam = { ready: () => true, isAllowed: () => true, crawlDelayMs: () => undefined, refuses: (_u, _d, fetched) => (asked.push(fetched), false) };
+    const f = new Frontier(0, H, { stateMachine: true, robots });
+    f.seed(url('/x'), 'a.test', 1, H, H);
+    let calls = 0;
+    const answer = (req: { row: number; url: string }) => ({ row: req.row, url: req.url, status: ++calls === 1 ? 503 : 200 });
+    expect(f.drain(0, answer).length).toBe(2);
+    expect(f.stats(H).byStatus).toMatchObject({ Crawled: 1 });
+    expect(asked).toEqual([false, false]);
+  });
 });

@@ -16,12 +16,12 @@ const pages = [
   'https://E.com:/a', 'https://Xn--bcher-kva.de/a', 'HTTPS://e.com/a', 'http://E.com:443/a', 'https://E.com:443/a/b/..',
 ];
 
-/** Query pairs naming every listed parameter, in several cases, with token and non-token values. */
+/** Query pairs naming every listed parameter, in several cases, with token and non-token values (and Apache listings' sort links). */
 const trackedPair = fc
   .tuple(
-    fc.constantFrom(...TRACKING_PARAMS, ...AMBIGUOUS_SESSION_PARAMS, 'utm_campaign', 'UTM_Medium', 'id', 'page', 'q', 'utm'),
+    fc.constantFrom(...TRACKING_PARAMS, ...AMBIGUOUS_SESSION_PARAMS, 'utm_campaign', 'UTM_Medium', 'id', 'page', 'q', 'utm', 'C', '%43'),
     fc.boolean(),
-    fc.constantFrom('', '=', '=1', '=abc', '=9f8e7d6c5b4a39281726', '=a1b2c3d4e5f6a7b8c9d0e1f2', '=story-42', '=%41%7e', '=x%2Fy'),
+    fc.constantFrom('', '=', '=1', '=abc', '=9f8e7d6c5b4a39281726', '=a1b2c3d4e5f6a7b8c9d0e1f2', '=story-42', '=%41%7e', '=x%2Fy', '=N;O=D', '=M;O=A;F=1', '=N;O=D;Q=1'),
   )
   .map(([k, upper, v]) => `${upper ? k.toUpperCase() : k}${v}`);
 
@@ -123,6 +123,20 @@ describe('canonicalizeBatch (wasm core) against canonicalize', () => {
     }
     canonicalizeBatch(links, 'https://NEWS.E.com:8443/s/p');
     expect(coreAnswered).toBe(0); // another port: every relative link stays with the TypeScript path
+  });
+
+  it("drops an Apache listing's sort links on a directory on a DNS host (the core declines them, the TypeScript path decides)", () => {
+    const page = 'https://mirror.example.org/pub/linux/';
+    const links = ['?C=N;O=D', '?C=M;O=A', 'https://mirror.example.org/pub/?C=S;O=D', '/pub/file.iso?C=N;O=D', 'kernel/?C=D;O=A;V=1', '?c=n;o=d'];
+    expect(canonicalizeBatch(links, page)).toEqual([
+      'https://mirror.example.org/pub/linux/',
+      'https://mirror.example.org/pub/linux/',
+      'https://mirror.example.org/pub/',
+      'https://mirror.example.org/pub/file.iso?C=N;O=D',
+      'https://mirror.example.org/pub/linux/kernel/',
+      'https://mirror.example.org/pub/linux/?c=n;o=d',
+    ]);
+    expect(coreAnswered).toBe(1);
   });
 
   it('handles large batches across chunks, empty batches and bad input', () => {

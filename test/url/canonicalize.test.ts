@@ -188,6 +188,25 @@ table('step 9: tracking and session parameters', [
   ['http://e.com/p?gclidx=1', '', 'http://e.com/p?gclidx=1'],
 ]);
 
+table('step 9: Apache directory listings\' sort links', [
+  // Relative as a listing writes them, against its directory: the listing itself.
+  ['?C=N;O=D', 'http://e.com/pub/', 'http://e.com/pub/'],
+  ['?C=M;O=A', 'http://e.com/pub/', 'http://e.com/pub/'],
+  ['http://e.com/pub/?C=S;O=D', '', 'http://e.com/pub/'],
+  ['http://e.com/pub/?C=D;O=A;F=1;V=1', '', 'http://e.com/pub/'],
+  // Beside another pair: only the sort pair goes.
+  ['http://e.com/pub/?C=N;O=D&P=*.iso', '', 'http://e.com/pub/?P=*.iso'],
+  // Not the module's exact shape: kept.
+  ['http://e.com/pub/?C=N', '', 'http://e.com/pub/?C=N'],
+  ['http://e.com/pub/?C=X;O=D', '', 'http://e.com/pub/?C=X;O=D'],
+  ['http://e.com/pub/?C=N;O=D;Q=1', '', 'http://e.com/pub/?C=N;O=D;Q=1'],
+  ['http://e.com/shop?c=n;o=d', '', 'http://e.com/shop?c=n;o=d'],
+  ['http://e.com/pub/?C=N&O=D', '', 'http://e.com/pub/?C=N&O=D'],
+  // Only a directory has a listing: on a file or script path the pair is kept.
+  ['http://e.com/pub/file.iso?C=N;O=D', '', 'http://e.com/pub/file.iso?C=N;O=D'],
+  ['http://e.com/app.php?C=M;O=A', '', 'http://e.com/app.php?C=M;O=A'],
+]);
+
 table('step 10: query sort and empty query', [
   ['http://e.com/?b=2&a=1', '', 'http://e.com/?a=1&b=2'],
   ['http://e.com/?b=1&a=2&b=0&a=1', '', 'http://e.com/?a=2&a=1&b=1&b=0'],
