@@ -25,6 +25,7 @@
 import type { Page } from '../engine/index.js';
 // PagingEnd's signature, from its module: not part of the package's surface.
 import { digitlessHash } from '../dedup/paging.js';
+import { evictOldest } from '../lru/index.js';
 
 /** Series with fewer than `MIN_REPEATS` repeats remembered (least recently observed out first). */
 const MAX_SERIES = 1024;
@@ -103,7 +104,7 @@ export class CalendarRepeats {
     this.#hot.delete(at.series);
     const into = tally.repeats >= MIN_REPEATS ? this.#hot : this.#cold;
     into.set(at.series, tally);
-    if (into.size > (into === this.#hot ? MAX_CALENDARS : MAX_SERIES)) into.delete(into.keys().next().value!);
+    if (into.size > (into === this.#hot ? MAX_CALENDARS : MAX_SERIES)) evictOldest(into);
   }
 
   /** The series walked page after repeated page, most repeats first (at most `MAX_NAMED`). */

@@ -258,36 +258,38 @@ export function learnedText(params: readonly ParamRecord[], aliases: readonly Al
   return [`  learned     ${shown}${more} (${how})`];
 }
 
+/**
+ * A `stats` line on one learner's lessons (none when there are none): the label, the first four
+ * lessons and how many more, and what the lessons do.
+ */
+function lessonText(label: string, lessons: readonly string[], what: string): string[] {
+  if (lessons.length === 0) return [];
+  const more = lessons.length > 4 ? ` · ${int(lessons.length - 4)} more` : '';
+  return [`  ${label.padEnd(12)}${lessons.slice(0, 4).join(' · ')}${more} (${what})`];
+}
+
 /** The `stats` line on paths learned to answer one login form whatever is asked (none when there are none). */
 export function wallsText(walls: readonly WallRecord[]): string[] {
   const walled = walls.filter(([, w]) => w).map(([path]) => path);
-  if (walled.length === 0) return [];
-  const more = walled.length > 4 ? ` · ${int(walled.length - 4)} more` : '';
-  return [`  login walls ${walled.slice(0, 4).join(' · ')}${more} (a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
+  return lessonText('login walls', walled, 'a login form whatever was asked: their URLs are not fetched; --no-learn-params on a resume turns that off');
 }
 
-/** The `stats` line on URL shapes learned to say noindex and nofollow (none when there are none; as `wallsText`, keep in sync). */
+/** The `stats` line on URL shapes learned to say noindex and nofollow (none when there are none). */
 export function noindexText(shapes: readonly NoindexRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
-  if (learned.length === 0) return [];
-  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
-  return [`  noindex     ${learned.slice(0, 4).join(' · ')}${more} (pages that said noindex and nofollow: their URLs are not fetched; --no-learn-noindex on a resume turns that off)`];
+  return lessonText('noindex', learned, 'pages that said noindex and nofollow: their URLs are not fetched; --no-learn-noindex on a resume turns that off');
 }
 
 /** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */
 export function copiesText(copies: readonly CopyRecord[]): string[] {
   const learned = copies.filter(([, pairs]) => pairs.length > 0).map(([scope, pairs]) => `${scope}?${pairs.join(', ?')}`);
-  if (learned.length === 0) return [];
-  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
-  return [`  copies      ${learned.slice(0, 4).join(' · ')}${more} (pages under the pair named a page the crawl knew as theirs: their URLs are not fetched; --no-learn-params on a resume turns that off)`];
+  return lessonText('copies', learned, 'pages under the pair named a page the crawl knew as theirs: their URLs are not fetched; --no-learn-params on a resume turns that off');
 }
 
 /** The `stats` line on query keys learned to select a view of a page (none when there are none). */
 export function viewsText(views: readonly ViewRecord[]): string[] {
   const learned = views.filter(([, keys]) => keys.length > 0).map(([section, keys]) => `${section}…?${keys.join(', ')}`);
-  if (learned.length === 0) return [];
-  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
-  return [`  views       ${learned.slice(0, 4).join(' · ')}${more} (filters and sort orders of a page named canonical: links are taken without them; --no-learn-params on a resume turns that off)`];
+  return lessonText('views', learned, 'filters and sort orders of a page named canonical: links are taken without them; --no-learn-params on a resume turns that off');
 }
 
 /** The `stats` line on links learned to lead to a copy of the page they sit on (none when there are none). */
@@ -296,9 +298,7 @@ export function anchorsText(anchors: readonly AnchorRecord[]): string[] {
     const space = key.indexOf(' ');
     return `${key.slice(space + 1)}… on ${key.slice(0, space)}`;
   });
-  if (learned.length === 0) return [];
-  const more = learned.length > 4 ? ` · ${int(learned.length - 4)} more` : '';
-  return [`  anchors     ${learned.slice(0, 4).join(' · ')}${more} (links to a spot on their own page, copies of it: not followed; --no-learn-params on a resume turns that off)`];
+  return lessonText('anchors', learned, 'links to a spot on their own page, copies of it: not followed; --no-learn-params on a resume turns that off');
 }
 
 /** Outcomes journaled after the checkpoint (`undefined` when there is no journal beside it). */

@@ -218,6 +218,7 @@ export class NoindexShapes {
 
   /** How many URLs of `url`'s learned shape were refused (not let through) since it was learned or read back; 0 when it has no lesson. */
   skippedUnder(url: string): number {
+    if (this.#learned.size === 0) return 0;
     const shape = noindexShapeOf(url);
     return shape === undefined ? 0 : (this.#learned.get(shape)?.skipped ?? 0);
   }
