@@ -30,7 +30,7 @@ import { hostname } from 'node:os';
 import { type ChainableCommander, Redis } from 'ioredis';
 import { loadCoreSync } from '../core/node.js';
 import { type AdmissionLimits, type FrontierOptions, type RelinkCounts, relinkRoundRuns } from '../frontier/index.js';
-import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
+import type { Discovery, FetchRequest, Outcome, UrlStatus } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
 import { CorruptPartitionError, InvalidStateError, MeguriError } from '../errors/index.js';
@@ -295,6 +295,19 @@ export class ClusterNode {
    */
   frontiers(): import('../frontier/index.js').Frontier[] {
     return [...this.slots.values()].sort((a, b) => a.slot - b.slot).map((s) => s.frontier);
+  }
+
+  /**
+   * Queues again, in each slot running here, the `Refused` and `Disallowed` rows `accept` takes
+   * (`Frontier.reconsider`), and wakes the loop: the Engine's lesson lifted. A slot opening or
+   * moving now is left out: its checkpoint may be cut already, and its next opening (here or on
+   * its next owner) asks of its Refused rows anyway (`opened`). Returns how many were queued.
+   */
+  reconsider(accept: (url: string, status: UrlStatus, depth: number) => boolean): number {
+    let queued = 0;
+    for (const s of this.slots.values()) if (!s.moving && !this.busy.has(s.slot)) queued += s.frontier.reconsider(accept);
+    if (queued > 0) this.wakeUp?.();
+    return queued;
   }
 
   /** Fetches this node has dispatched whose outcome is not in yet (some may still wait at the IP gate). */
@@ -572,6 +585,9 @@ export class ClusterNode {
       if (shift !== 0) this.clockShifts++;
       // Before the slot dispatches: a Retry-After its last owner heard binds here too.
       this.o.robots?.import(r.slot, (source?.meta.robots ?? []).map((e) => shiftRobotsSnapshot(e, shift)));
+      // Rows refused under a lesson its last owner learned (lessons stay with their process):
+      // the Engine queues again those no rule of its own refuses now.
+      if (source !== undefined) this.o.opened?.(r.slot, state.frontier);
       this.slots.set(r.slot, state);
     } finally {
       this.busy.delete(r.slot);
