@@ -300,8 +300,9 @@ export class ClusterNode {
   /**
    * Queues again, in each slot running here, the `Refused` and `Disallowed` rows `accept` takes
    * (`Frontier.reconsider`), and wakes the loop: the Engine's lesson lifted. A slot opening or
-   * moving now is left out: its checkpoint may be cut already, and its next opening (here or on
-   * its next owner) asks of its Refused rows anyway (`opened`). Returns how many were queued.
+   * moving now is left out: its checkpoint may be cut already, and it asks of its Refused rows
+   * anyway when it opens (here or on its next owner), or resumes here after a hand-off that did
+   * not happen (`opened`). Returns how many were queued.
    */
   reconsider(accept: (url: string, status: UrlStatus, depth: number) => boolean): number {
     let queued = 0;
@@ -578,6 +579,9 @@ export class ClusterNode {
       try {
         // Reading resumes after the checkpoint's cursor: what the last owner applied after it is read again.
         await resetInbox(this.redis, this.keys, r.slot, state.cursor);
+        // Rows refused under a lesson its last owner learned (lessons stay with their process):
+        // the Engine queues again those no rule of its own refuses now.
+        if (source !== undefined) this.o.opened?.(r.slot, state.frontier);
       } catch (err) {
         state.free();
         throw err;
@@ -585,9 +589,6 @@ export class ClusterNode {
       if (shift !== 0) this.clockShifts++;
       // Before the slot dispatches: a Retry-After its last owner heard binds here too.
       this.o.robots?.import(r.slot, (source?.meta.robots ?? []).map((e) => shiftRobotsSnapshot(e, shift)));
-      // Rows refused under a lesson its last owner learned (lessons stay with their process):
-      // the Engine queues again those no rule of its own refuses now.
-      if (source !== undefined) this.o.opened?.(r.slot, state.frontier);
       this.slots.set(r.slot, state);
     } finally {
       this.busy.delete(r.slot);
@@ -795,6 +796,14 @@ export class ClusterNode {
       }
       // 'aborted': the crawler's doing, not the machine's — the IP's interval does not widen for it.
       s.frontier.report({ row: p.req.row, url: p.req.url, status: 0, error: 'hand-off abandoned', errorKind: 'aborted' }, now);
+    }
+    // A lesson lifted while the slot was moving passed it by (`reconsider`), and it does not
+    // open again: its Refused rows are asked now, as at an open. A throw here would escape the
+    // hand-off (it resumes from its catch): the rows then wait for the slot's next open.
+    try {
+      this.o.opened?.(s.slot, s.frontier);
+    } catch {
+      // see above
     }
   }
 

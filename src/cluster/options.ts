@@ -176,12 +176,12 @@ export interface ClusterNodeOptions {
    */
   readonly admitted: ((url: string) => void) | undefined;
   /**
-   * Called with a slot's frontier when the slot opens here, after its checkpoint's URLs passed
-   * `admitted` and before it dispatches (synchronous; the frontier is the caller's to
-   * `reconsider` then). The Engine queues again there the `Refused` rows none of its own rules
-   * refuses now: a row a learned lesson refused carries no lesson with it, and the lesson was
-   * its last owner's (or this process's before a restart), which this node neither holds nor can
-   * lift.
+   * Called with a slot's frontier when the slot opens here from a checkpoint, after its URLs
+   * passed `admitted` and before it dispatches, and when a hand-off of it did not happen and it
+   * runs here again (synchronous; the frontier is the caller's to `reconsider` then). The Engine
+   * queues again there the `Refused` rows none of its own rules refuses now: a row a learned
+   * lesson refused carries no lesson with it, and the lesson was its last owner's (or this
+   * process's before a restart), which this node neither holds nor can lift.
    */
   readonly opened: ((slot: number, frontier: Frontier) => void) | undefined;
   /**

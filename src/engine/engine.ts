@@ -1231,7 +1231,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A page's lesson on links to a spot on their own page (`AnchorCopies`). A lesson banned by a
    * check queues the refused URLs of its links' shape again (a scan of the rows, for the Refused
-   * ones; once per lesson banned; single process, as `#wallLesson`).
+   * ones; once per lesson banned; in a cluster, of the node's slots: `#requeueRefused`).
    */
   #anchorLesson(url: string, o: Outcome): void {
     if (this.#anchors!.observe(url, { simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted') return;
@@ -1271,7 +1271,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A page's lesson on view keys (`ViewKeys`): for a page whose rel=canonical is its URL less some
    * keys, how many of its followed links to other paths of its origin the crawl did not know,
    * asked of the frontier before this page's links enter it. A lesson lifted queues again the
-   * rows it refused (single process, as `#wallLesson`).
+   * rows it refused (`#requeueRefused`).
    */
   #viewLesson(req: FetchRequest, canonical: string | undefined, links: readonly Link[]): void {
     const views = this.#views!;
@@ -1304,7 +1304,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * news) — known when the crawl holds it live (asked before this outcome reaches the frontier) or
    * the redirect leaves the scope. A page naming nothing, a canonical outside the scope (a site
    * under another name) and a redirect to itself (a cookie check) are no evidence. A lesson lifted queues again the
-   * rows it refused (single process, as `#wallLesson`).
+   * rows it refused (`#requeueRefused`).
    */
   #copyLesson(req: FetchRequest, o: Outcome, whole: boolean, target: string | undefined): void {
     let named: string | undefined;

@@ -16,9 +16,10 @@ import { nodeWorld } from './redis.js';
 
 /**
  * A front page linking `tools` tool pages; a tool page says noindex and nofollow while fewer
- * than `quiet` tool pages were fetched, and is a page to index from then on.
+ * than `quiet` tool pages were fetched, and is a page to index from then on (`onContent` is
+ * called as the first such is fetched).
  */
-function site(tools: number, quiet = Infinity): { fetcher: { fetch: (req: FetchRequest) => Promise<Outcome> }; fetched: string[] } {
+function site(tools: number, quiet = Infinity, onContent?: () => void): { fetcher: { fetch: (req: FetchRequest) => Promise<Outcome> }; fetched: string[] } {
   const fetched: string[] = [];
   let toolsFetched = 0;
   const fetcher = {
@@ -31,6 +32,7 @@ function site(tools: number, quiet = Infinity): { fetcher: { fetch: (req: FetchR
       }
       const n = BigInt(fetched.length + 10);
       const hush = toolsFetched++ < quiet;
+      if (toolsFetched === quiet + 1) onContent?.();
       return Promise.resolve({ row: req.row, url: req.url, status: 200, noindex: hush, nofollow: hush, contentFp: n, simhash: n });
     },
   };
@@ -42,7 +44,9 @@ const toolUrls = (n: number): string[] => Array.from({ length: n }, (_, i) => `h
 describe('lessons in a cluster', () => {
   const world = nodeWorld('meguri-clessons-');
   const common = { agent: 'meguri-test/1.0', allowPrivate: true, resolve: async () => ['127.0.0.1'], grouping: 'host' as const, scope: 'any' as const, politeness: { minDelayMs: 20, startDelayMs: 20, ipMinDelayMs: 0 } };
-  const cluster = (crawl: string, nodeId: string) => ({ redis: world.server.url, crawl, store: world.store, slots: 2, heartbeatTtlMs: 2_000, checkpointMs: 200, pollMs: 20, nodeId });
+  // A node's final checkpoints must be accepted within its shutdown's bound (one TTL): 5 s, so a
+  // loaded machine does not make the next node open an older one.
+  const cluster = (crawl: string, nodeId: string) => ({ redis: world.server.url, crawl, store: world.store, slots: 2, heartbeatTtlMs: 5_000, checkpointMs: 200, pollMs: 20, nodeId });
   const drain = async (e: Engine): Promise<void> => {
     const stopper = setTimeout(() => void e.stop(), 60_000);
     for await (const _ of e.run()) {
@@ -65,9 +69,12 @@ describe('lessons in a cluster', () => {
   it('a check that finds content lifts the lesson, and the node fetches every URL it refused', async () => {
     // 8 teach, the checks at refusals 1, 2 and 4 are quiet (3 is refused), refusals 5–7 are
     // refused, and the check at refusal 8 finds content: 4 refused rows in the node's slot.
-    const s = site(24, 11);
+    let refusedAtLift: number | undefined;
+    const s = site(24, 11, () => (refusedAtLift = node.urlsByStatus()['Refused']));
     const node = new Engine({ ...common, fetcher: s.fetcher, seeds: ['http://w.test/'], cluster: cluster('lift', 'A') });
     await drain(node);
+    // The lesson was learned on the node and refused rows of its slot before the check.
+    expect(refusedAtLift).toBe(4);
     expect([...new Set(s.fetched)].sort()).toEqual([...toolUrls(24), 'http://w.test/'].sort());
     expect(s.fetched.length).toBe(1 + 24);
     expect(node.summary().noindexShapes).toEqual([]);
