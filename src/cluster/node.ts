@@ -30,7 +30,7 @@ import { hostname } from 'node:os';
 import { type ChainableCommander, Redis } from 'ioredis';
 import { loadCoreSync } from '../core/node.js';
 import { type AdmissionLimits, type FrontierOptions, type RelinkCounts, relinkRoundRuns } from '../frontier/index.js';
-import type { Discovery, FetchRequest, Outcome } from '../model/index.js';
+import type { Discovery, FetchRequest, Outcome, UrlStatus } from '../model/index.js';
 import { type ClusterNodeOptions, resolveClusterNodeOptions } from './options.js';
 import { canonicalKey } from '../url/keys.js';
 import { CorruptPartitionError, InvalidStateError, MeguriError } from '../errors/index.js';
@@ -295,6 +295,20 @@ export class ClusterNode {
    */
   frontiers(): import('../frontier/index.js').Frontier[] {
     return [...this.slots.values()].sort((a, b) => a.slot - b.slot).map((s) => s.frontier);
+  }
+
+  /**
+   * Queues again, in each slot running here, the `Refused` and `Disallowed` rows `accept` takes
+   * (`Frontier.reconsider`), and wakes the loop: the Engine's lesson lifted. A slot opening or
+   * moving now is left out: its checkpoint may be cut already, and it asks of its Refused rows
+   * anyway when it opens (here or on its next owner), or resumes here after a hand-off that did
+   * not happen (`opened`). Returns how many were queued.
+   */
+  reconsider(accept: (url: string, status: UrlStatus, depth: number) => boolean): number {
+    let queued = 0;
+    for (const s of this.slots.values()) if (!s.moving && !this.busy.has(s.slot)) queued += s.frontier.reconsider(accept);
+    if (queued > 0) this.wakeUp?.();
+    return queued;
   }
 
   /** Fetches this node has dispatched whose outcome is not in yet (some may still wait at the IP gate). */
@@ -565,6 +579,9 @@ export class ClusterNode {
       try {
         // Reading resumes after the checkpoint's cursor: what the last owner applied after it is read again.
         await resetInbox(this.redis, this.keys, r.slot, state.cursor);
+        // Rows refused under a lesson its last owner learned (lessons stay with their process):
+        // the Engine queues again those no rule of its own refuses now.
+        if (source !== undefined) this.o.opened?.(r.slot, state.frontier);
       } catch (err) {
         state.free();
         throw err;
@@ -779,6 +796,14 @@ export class ClusterNode {
       }
       // 'aborted': the crawler's doing, not the machine's — the IP's interval does not widen for it.
       s.frontier.report({ row: p.req.row, url: p.req.url, status: 0, error: 'hand-off abandoned', errorKind: 'aborted' }, now);
+    }
+    // A lesson lifted while the slot was moving passed it by (`reconsider`), and it does not
+    // open again: its Refused rows are asked now, as at an open. A throw here would escape the
+    // hand-off (it resumes from its catch): the rows then wait for the slot's next open.
+    try {
+      this.o.opened?.(s.slot, s.frontier);
+    } catch {
+      // see above
     }
   }
 

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import type { Fetcher } from '../fetch/index.js';
 import type { RobotsSnapshot } from '../fetch/robots-cache.js';
-import { type FrontierOptions, resolveFrontierOptions } from '../frontier/index.js';
+import { type Frontier, type FrontierOptions, resolveFrontierOptions } from '../frontier/index.js';
 import { booleanField, customField, defineOptions, functionField, numberField } from '../options/index.js';
 import type { Durability } from './routing.js';
 import type { CrawlSettings } from './settings.js';
@@ -176,6 +176,15 @@ export interface ClusterNodeOptions {
    */
   readonly admitted: ((url: string) => void) | undefined;
   /**
+   * Called with a slot's frontier when the slot opens here from a checkpoint, after its URLs
+   * passed `admitted` and before it dispatches, and when a hand-off of it did not happen and it
+   * runs here again (synchronous; the frontier is the caller's to `reconsider` then). The Engine
+   * queues again there the `Refused` rows none of its own rules refuses now: a row a learned
+   * lesson refused carries no lesson with it, and the lesson was its last owner's (or this
+   * process's before a restart), which this node neither holds nor can lift.
+   */
+  readonly opened: ((slot: number, frontier: Frontier) => void) | undefined;
+  /**
    * Called before inbox entries holding seeds are applied (awaited; a failure is ignored): the
    * Engine re-reads the crawl's scope seeds there, so a seed given on another node — recorded
    * before it was routed (`addSeeds`) — is in this node's scope before the seed can be fetched.
@@ -248,6 +257,7 @@ export const resolveClusterNodeOptions = defineOptions<ClusterNodeOptions>(
     onPage: customField('a function', (v): v is (page: ClusterPage) => void => typeof v === 'function'),
     shape: customField('a function', (v): v is ClusterNodeOptions['shape'] & object => typeof v === 'function'),
     admitted: customField('a function', (v): v is (url: string) => void => typeof v === 'function'),
+    opened: customField('a function', (v): v is NonNullable<ClusterNodeOptions['opened']> => typeof v === 'function'),
     beforeSeeds: customField('a function', (v): v is () => Promise<void> => typeof v === 'function'),
     onCheckpoint: customField('a function', (v): v is (checkpoint: ClusterCheckpoint) => void => typeof v === 'function'),
     onCheckpointFallback: customField('a function', (v): v is (fallback: ClusterCheckpointFallback) => void => typeof v === 'function'),

@@ -34,8 +34,7 @@
  * shape with a fifth of its pages content is lifted within its first 16 refusals with
  * probability 0.67 (five checks), within 64 with 0.79 (seven). It is not a guarantee: a mixed shape
  * whose checks all land on its tool pages keeps its lesson, and the content pages it refused
- * wait for a resume without it. The engine does not learn in a cluster (a lifted lesson could
- * not queue its URLs again there). A page that said
+ * wait for a resume without it. A page that said
  * noindex alone (`noindex,follow`: a search result, a tag listing) is content here, since its
  * links lead on. A crawl that must keep every page the site serves (an archive) turns the lesson
  * off (`EngineOptions.learnNoindex`, `--no-learn-noindex`).

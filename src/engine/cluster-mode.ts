@@ -28,7 +28,7 @@
  *   every URL the slot spilled, so a disk tier would not bound a slot's memory (docs/CLUSTER.md).
  */
 import type { Fetcher } from '../fetch/index.js';
-import type { FrontierOptions } from '../frontier/index.js';
+import type { Frontier, FrontierOptions } from '../frontier/index.js';
 import type { FetchRequest, Outcome } from '../model/index.js';
 import { ClusterNode } from '../cluster/node.js';
 import type { ClusterCheckpoint, ClusterCheckpointFallback, ClusterPage, ClusterPause, ClusterStoreRestore, SlotRobotsSeam } from '../cluster/options.js';
@@ -103,6 +103,8 @@ export interface ClusterSeams {
   readonly frontier: Partial<FrontierOptions>;
   readonly shape: (request: FetchRequest, outcome: Outcome) => Outcome;
   readonly admitted: (url: string) => void;
+  /** A slot opened here from a checkpoint (`ClusterNodeOptions.opened`): its Refused rows are asked again. */
+  readonly opened: (slot: number, frontier: Frontier) => void;
   /** Re-reads the crawl's scope seeds (before seeds from an inbox are applied). */
   readonly beforeSeeds: () => Promise<void>;
   readonly onPage: (page: ClusterPage) => void;
@@ -132,6 +134,7 @@ export function clusterNodeOf(o: Readonly<EngineOptions>, given: ReadonlySet<str
     now: seams.clock,
     shape: seams.shape,
     admitted: seams.admitted,
+    opened: seams.opened,
     beforeSeeds: seams.beforeSeeds,
     onPage: seams.onPage,
     onCheckpoint: seams.onCheckpoint,

@@ -387,9 +387,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#walls = o.learnParams ? new LoginWalls() : undefined;
     this.#copies = o.learnParams ? new KnownCopies() : undefined;
     this.#anchors = o.learnParams ? new AnchorCopies() : undefined;
-    // Not in a cluster: a lesson lifted there could not queue its refused URLs again (they are
-    // rows of slot frontiers its node only reads), so a wrong one would lose pages for good.
-    this.#noindex = o.learnNoindex && o.cluster === undefined ? new NoindexShapes() : undefined;
+    this.#noindex = o.learnNoindex ? new NoindexShapes() : undefined;
     this.#aliases = o.learnAliases ? new OriginAliases() : undefined;
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
@@ -895,6 +893,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         frontier: this.#frontierOptions(),
         clock: this.#clock,
         admitted: (url) => void this.#directory.register(url),
+        opened: (_slot, frontier) => void frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && this.#mayRequeue(u, status, false, depth)),
         beforeSeeds: async () => this.#takeScopeSeeds(await node!.scopeSeeds([])),
         shape: (req, outcome) => this.#shapeCluster(req, outcome),
         robots: this.#slotRobots!,
@@ -1204,8 +1203,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A page's lesson on login walls (`LoginWalls`). A wall lifted (a check fetch under it showed
    * this visitor content) queues its path's refused URLs again, as a resume would: a scan of
-   * the rows, for the Refused ones only, once per wall lifted. In a cluster they stay refused
-   * (`#requeueRefused`).
+   * the rows, for the Refused ones only, once per wall lifted (in a cluster, the rows of the
+   * slots the node runs: `#requeueRefused`).
    */
   #wallLesson(url: string, o: Outcome): void {
     if (this.#walls!.observe(url, { loginForm: o.loginForm === true, simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted') return;
@@ -1232,7 +1231,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A page's lesson on links to a spot on their own page (`AnchorCopies`). A lesson banned by a
    * check queues the refused URLs of its links' shape again (a scan of the rows, for the Refused
-   * ones; once per lesson banned; single process, as `#wallLesson`).
+   * ones; once per lesson banned; in a cluster, of the node's slots: `#requeueRefused`).
    */
   #anchorLesson(url: string, o: Outcome): void {
     if (this.#anchors!.observe(url, { simhash: o.simhash, mainFp: o.churnFp }) !== 'lifted') return;
@@ -1272,7 +1271,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A page's lesson on view keys (`ViewKeys`): for a page whose rel=canonical is its URL less some
    * keys, how many of its followed links to other paths of its origin the crawl did not know,
    * asked of the frontier before this page's links enter it. A lesson lifted queues again the
-   * rows it refused (single process, as `#wallLesson`).
+   * rows it refused (`#requeueRefused`).
    */
   #viewLesson(req: FetchRequest, canonical: string | undefined, links: readonly Link[]): void {
     const views = this.#views!;
@@ -1305,7 +1304,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * news) — known when the crawl holds it live (asked before this outcome reaches the frontier) or
    * the redirect leaves the scope. A page naming nothing, a canonical outside the scope (a site
    * under another name) and a redirect to itself (a cookie check) are no evidence. A lesson lifted queues again the
-   * rows it refused (single process, as `#wallLesson`).
+   * rows it refused (`#requeueRefused`).
    */
   #copyLesson(req: FetchRequest, o: Outcome, whole: boolean, target: string | undefined): void {
     let named: string | undefined;
@@ -1328,13 +1327,15 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * Queues again the Refused rows `lifted` names, by `#mayRequeue`'s rule (with the anchor rule
-   * or without): after a lesson that refused them ended. Single process only: a cluster node's
-   * slot frontiers are not asked (nor are they on a restart; slots reopen without a reconsider),
-   * so there its refused rows stay refused. Returns how many were queued.
+   * or without): after a lesson that refused them ended. In a cluster, those of the slots the
+   * node runs now (`ClusterNode.reconsider`); a slot opening or moving meanwhile asks of its
+   * Refused rows when it opens (`opened` in `#runCluster`). Returns how many were queued.
    */
   #requeueRefused(lifted: (url: string) => boolean, anchors: boolean): number {
+    const accept = (u: string, status: UrlStatus, depth: number): boolean => status === UrlStatus.Refused && lifted(u) && this.#mayRequeue(u, status, false, depth, anchors);
+    if (this.#node !== undefined) return this.#node.reconsider(accept);
     if (this.#frontier === undefined) return 0;
-    const queued = this.#frontier.reconsider((u, status, depth) => status === UrlStatus.Refused && lifted(u) && this.#mayRequeue(u, status, false, depth, anchors));
+    const queued = this.#frontier.reconsider(accept);
     this.#driverWaker.notify();
     return queued;
   }

@@ -277,8 +277,9 @@ export interface EngineOptions {
    * reachable is lost through such a page: its links would not have been followed anyway; a
    * shape that mixes such pages with content refuses content pages until a check finds one.
    * Default true; false fetches every such page (an archive that keeps whatever a site serves).
-   * Ignored in a cluster (`cluster`): a lesson lifted there could not queue its refused URLs
-   * again. The checkpoint keeps the shapes learned and banned.
+   * The checkpoint keeps the shapes learned and banned. In a cluster each node learns from the
+   * pages it fetches, and a slot that moves to another node has its refused URLs asked again
+   * there (a lesson stays with the process that learned it).
    */
   readonly learnNoindex: boolean;
   /**
