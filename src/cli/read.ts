@@ -286,7 +286,7 @@ export function noindexText(shapes: readonly NoindexRecord[]): string[] {
 /** The `stats` line on URL shapes learned to redirect into their parent page (none when there are none). */
 export function parentRedirectsText(shapes: readonly ShapeRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
-  return lessonText('redirects', learned, 'URLs that redirect into their parent page: not fetched while the parent is held; --no-learn-aliases on a resume turns that off');
+  return lessonText('redirects', learned, 'URLs that redirect into their parent page: not fetched once the parent page was; --no-learn-aliases on a resume turns that off');
 }
 
 /** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */

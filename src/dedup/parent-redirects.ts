@@ -13,27 +13,38 @@
  * The signature, per *shape*: origin, the first path segment, `*` for each middle segment, and
  * the last segment with each run of digits as `*` (`http://f.test/threads/*\/post-*`,
  * `http://f.test/t/*\/*\/*`); a URL with a query, or with fewer than two segments, or naming a
- * directory (ending `/`), has none. A fetch is *quiet* when it answered a redirect into its
- * *parent* — the URL less its last segment: a target on the same origin whose path is the
- * parent's (with or without the trailing slash) or lies under it, and is neither the URL itself
- * nor under it, in any letter case (an added slash or a respelling is another lesson's, and the
- * page it leads to is the URL's own) — and *content* when it answered a page of its own (2xx,
- * whole, not a soft-404). Anything else (a redirect elsewhere: a login page, a CDN; an error)
- * is no evidence. The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs
- * and no content learn a shape; checks at the 1st, 2nd, 4th, 8th and 16th refusals, then every
- * 32nd; content bans, and a lifted lesson's refused URLs are queued again), with one more
- * condition for a refusal: the URL's parent page is held by the crawl (fetched or to be fetched,
- * with or without its trailing slash) — the page the redirect would lead into, whose own links
- * (a thread's page list) reach the rest.
+ * directory (ending `/`), has none. Its *parent* is the URL less its last segment. A fetch
+ * (judged by the engine before its outcome reaches the frontier) is *quiet* when it answered a
+ * redirect to the parent page itself (with or without the trailing slash, any query), or under
+ * the parent's path to a page the crawl holds (XenForo's `page-2`, where the permalink was
+ * found) — never to the URL's own path or under it, in any letter case (an added slash or a
+ * respelling is another lesson's, and the page it leads to is the URL's own); *content* when it
+ * answered a page of its own (2xx, whole, not a soft-404); and *news* when it redirected under
+ * the parent to a page the crawl did not hold while the parent had been fetched — a slug
+ * completed (`/news/123` → `/news/123-headline`), the only way to that page: news bans a shape
+ * with evidence or a lesson (and lifts the lesson), and says nothing before any evidence (a
+ * `latest` link met before its thread was fetched). Anything else (a redirect to another
+ * origin or outside the parent, an error) is no evidence. A login page under the parent that the
+ * crawl holds (`/user/5` → `/user/login`) is quiet: for this visitor those URLs are the login.
  *
- * What a wrong lesson costs: a refused URL is one whose shape redirected into the parent eight
- * times and never served a page; were it to serve one, a check finds it and every refused URL
- * is fetched. A redirect target deeper than the parent's own links reach (a thread's page 50
- * when its page list shows 1–5 and 50) is reached through the page list's next links.
+ * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
+ * learn a shape; checks at the 1st, 2nd, 4th, 8th and 16th refusals, then every 32nd; content
+ * bans, and a lifted lesson's refused URLs are queued again), with one more condition for a
+ * refusal: the URL's parent page was fetched with a page (`Crawled` or due again; with or without
+ * its trailing slash): its links — a thread's page list — were met, and reach the page the
+ * redirect would lead into. A permalink into a thread the crawl has not fetched (a "what's new"
+ * page's) is fetched: it may be the only way there.
  *
- * Owns: the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), what a redirect
- * says of it (`redirectsIntoParent`), and the held-parent condition (through `holds`, the
- * engine's answer). Never: fetch, refuse or count a URL (the engine does,
+ * What a wrong lesson costs: a refused URL is one whose shape redirected into its parent eight
+ * times, never served a page and never led to a page the crawl did not hold; were it to, a
+ * check finds it and every refused URL is fetched. What it can cost for good: a page the refused
+ * redirects alone reached at a low depth is reached through the parent's page list, one hop per
+ * page it shows, and in a thread of very many pages that chain can pass `maxDepth` (parked as
+ * trapped, reported, taken up by a resume with a higher cap).
+ *
+ * Owns: the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
+ * leads (`parentRedirectOf`), and the fetched-parent condition (through `fetched`, the engine's
+ * answer). Never: fetch, look a URL up itself, refuse or count a URL (the engine does,
  * `CrawlCounts.parentRedirects`), or clocks.
  */
 import { InvalidArgumentError } from '../errors/index.js';
@@ -72,56 +83,69 @@ export function parentOf(url: string): string | undefined {
 }
 
 /**
- * Whether a redirect from `url` to `target` (both canonical) leads into `url`'s parent: same
- * origin, the target's path the parent's (with or without its trailing slash) or under it, and
- * neither `url`'s path nor under it in any letter case (the module comment says why).
+ * Where a redirect from `url` to `target` (both canonical) leads relative to `url`'s parent:
+ * 'parent' — the parent page itself (its path, with or without the trailing slash; any query);
+ * 'under' — another page under the parent's path that is neither `url`'s own path nor under it
+ * in any letter case (the module comment says why); undefined — elsewhere (another origin, the
+ * URL respelled, outside the parent), or `url` has no shape.
  */
-export function redirectsIntoParent(url: string, target: string): boolean {
+export function parentRedirectOf(url: string, target: string): 'parent' | 'under' | undefined {
   const parent = parentOf(url);
   const u = URL_PARTS.exec(url);
   const t = URL_PARTS.exec(target);
-  if (parent === undefined || u === null || t === null || t[1] !== u[1]) return false;
+  if (parent === undefined || u === null || t === null || t[1] !== u[1]) return undefined;
   const path = t[2]!;
   const parentPath = URL_PARTS.exec(parent)![2]!;
-  if (path !== parentPath.slice(0, -1) && !path.startsWith(parentPath)) return false;
+  if (path === parentPath || path === parentPath.slice(0, -1)) return 'parent';
+  if (!path.startsWith(parentPath)) return undefined;
   const own = u[2]!.toLowerCase();
   const lower = path.toLowerCase();
-  return lower !== own && !lower.startsWith(`${own}/`);
+  return lower !== own && !lower.startsWith(`${own}/`) ? 'under' : undefined;
 }
 
-/** What a fetch of a URL with a shape said: a redirect into its parent, or a page of its own. */
-export type ParentRedirectVerdict = 'intoParent' | 'content';
+/**
+ * What a fetch of a URL with a shape said (the engine judges, `#parentRedirectLesson`):
+ * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds; 'news' —
+ * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
+ * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
+ * article); 'content' — a page of its own (2xx, whole, not a soft-404).
+ */
+export type ParentRedirectVerdict = 'intoParent' | 'news' | 'content';
 
 /** Learns the URL shapes whose URLs redirect into their parent page (see the module comment). */
 export class ParentRedirects extends ShapeLessons {
   /**
-   * `holds(url)`: whether the crawl holds `url` live (fetched or to be; the engine's
-   * `Frontier.liveCount`), asked of a learned shape's URL's parent before it is refused. Throws
-   * `InvalidArgumentError` on bad options.
+   * `fetched(url)`: whether the crawl fetched `url` with a page (the engine's
+   * `Frontier.fetchedCount`), asked of a learned shape's URL's parent before it is refused.
+   * Throws `InvalidArgumentError` on bad options.
    */
   constructor(
-    readonly holds: (url: string) => boolean,
+    readonly fetched: (url: string) => boolean,
     options?: Partial<ShapeLessonsOptions> | null,
   ) {
     super('ParentRedirects', parentRedirectShapeOf, options);
-    if (typeof holds !== 'function') throw new InvalidArgumentError('ParentRedirects: expected holds as a function (url) => boolean');
+    if (typeof fetched !== 'function') throw new InvalidArgumentError('ParentRedirects: expected fetched as a function (url) => boolean');
   }
 
   /**
-   * A fetch of `url` (canonical) that answered a redirect into its parent (`redirectsIntoParent`)
-   * or a page of its own (2xx, whole, not a soft-404). Returns 'learned' when it taught its
-   * shape, 'lifted' when it ended a lesson (the shape's refused URLs may be queued again), else
-   * undefined.
+   * A fetch of `url` (canonical) and what it said (`ParentRedirectVerdict`). Returns 'learned'
+   * when it taught its shape, 'lifted' when it ended a lesson (the shape's refused URLs may be
+   * queued again), else undefined.
    */
   observe(url: string, verdict: ParentRedirectVerdict): ShapeChange {
     if (typeof url !== 'string') throw new InvalidArgumentError(`ParentRedirects.observe: expected a URL string, received ${typeof url}`);
-    if (verdict !== 'intoParent' && verdict !== 'content') throw new InvalidArgumentError(`ParentRedirects.observe: expected 'intoParent' or 'content', received ${JSON.stringify(verdict)}`);
+    if (verdict === 'news') return this.observeNews(url);
+    if (verdict !== 'intoParent' && verdict !== 'content') throw new InvalidArgumentError(`ParentRedirects.observe: expected 'intoParent', 'news' or 'content', received ${JSON.stringify(verdict)}`);
     return this.observeVerdict(url, verdict === 'intoParent');
   }
 
-  /** The parent page is held (with or without its trailing slash). */
-  protected override mayRefuse(url: string): boolean {
+  /** Whether `url`'s parent page was fetched (with or without its trailing slash): the condition for refusing it. */
+  parentFetched(url: string): boolean {
     const parent = parentOf(url);
-    return parent !== undefined && (this.holds(parent) || this.holds(parent.slice(0, -1)));
+    return parent !== undefined && (this.fetched(parent) || this.fetched(parent.slice(0, -1)));
+  }
+
+  protected override mayRefuse(url: string): boolean {
+    return this.parentFetched(url);
   }
 }

@@ -136,6 +136,21 @@ export class ShapeLessons {
     return 'learned';
   }
 
+  /**
+   * A fetch of `url` (canonical) that brought news against its shape's lesson without being a
+   * page of its own (`ParentRedirects`: a redirect into a page the crawl did not know): a learned
+   * shape is banned ('lifted'), a shape with evidence banned (a mixed shape), and one without is
+   * left alone — news before any evidence says nothing of the URLs that would teach it.
+   */
+  protected observeNews(url: string): ShapeChange {
+    const shape = this.shapeOf(url);
+    if (shape === undefined || this.#banned.has(shape)) return undefined;
+    const learned = this.#learned.has(shape);
+    if (!learned && !this.#evidence.has(shape)) return undefined;
+    this.#ban(shape);
+    return learned ? 'lifted' : undefined;
+  }
+
   /** The learned shape `url` has, when the lesson would refuse it now (but for a check), or undefined. */
   covers(url: string): string | undefined {
     if (this.#learned.size === 0) return undefined;
@@ -150,7 +165,7 @@ export class ShapeLessons {
    * that serves content now is lifted by one, which nothing else could do once every URL is
    * refused). The first refusals after a lesson is learned or read back are checks: a shape with
    * only a few URLs left is still tested, and a mixed one is caught early. A subclass adds its own
-   * condition before the refusal is counted (`ParentRedirects`: the parent page is held).
+   * condition before the refusal is counted (`ParentRedirects`: the parent page was fetched).
    */
   // The refusal count and its checks as LoginWalls.refuse's, with early checks: keep in sync.
   refuses(url: string, depth: number, fetched = false): boolean {

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, redirectsIntoParent, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -394,7 +394,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
     this.#indexFiles = o.learnAliases ? new PathCase({ fold: 'index' }) : undefined;
-    this.#parentRedirects = o.learnAliases ? new ParentRedirects((url) => this.#holds(url)) : undefined;
+    this.#parentRedirects = o.learnAliases ? new ParentRedirects((url) => this.#fetchedWithPage(url)) : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -1235,19 +1235,30 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`): a
-   * redirect (`target`, canonical) into the URL's parent is quiet, a page of its own (`content`:
-   * 2xx, whole, not a soft-404) is content, anything else no evidence. A lesson lifted queues the
-   * shape's refused URLs again, as `#noindexLesson` does (keep the count's rule in sync).
+   * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`), the
+   * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
+   * 2xx, whole, not a soft-404) is content; a redirect (`target`, canonical) to the parent page,
+   * or under it to a page the crawl holds, is quiet; one under it to a page the crawl did not
+   * hold is news once the parent was fetched (the URL is one the lesson would refuse, and it led
+   * to a page nothing else had: a slug completed, `/news/123` → `/news/123-headline`); anything
+   * else is no evidence. A lesson lifted queues the shape's refused URLs again, as
+   * `#noindexLesson` does (keep the count's rule in sync).
    */
   #parentRedirectLesson(url: string, status: number, target: string | undefined, content: boolean): void {
     const lesson = this.#parentRedirects!;
     const shape = lesson.shapeOf(url);
     if (shape === undefined) return;
-    const intoParent = status >= 300 && status < 400 && target !== undefined && redirectsIntoParent(url, target);
-    if (!content && !intoParent) return;
+    let verdict: ParentRedirectVerdict | undefined;
+    if (content) {
+      verdict = 'content';
+    } else if (status >= 300 && status < 400 && target !== undefined) {
+      const into = parentRedirectOf(url, target);
+      if (into === 'parent' || (into === 'under' && this.#holds(target))) verdict = 'intoParent';
+      else if (into === 'under' && lesson.parentFetched(url)) verdict = 'news';
+    }
+    if (verdict === undefined) return;
     const skipped = lesson.skippedUnder(url);
-    if (lesson.observe(url, content ? 'content' : 'intoParent') !== 'lifted') return;
+    if (lesson.observe(url, verdict) !== 'lifted') return;
     const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
     this.#tally.parentRedirectsRequeued(Math.min(skipped, queued));
   }
@@ -1268,6 +1279,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Whether `url` has a row (a cluster node asks the slot of its host group: none here, no). */
   #hasRow(url: string): boolean {
     return this.#frontierForUrl(url)?.knownCount([url]) === 1;
+  }
+
+  /** Whether `url`'s row was fetched with a page (`Frontier.fetchedCount`; a slot this node does not hold: no). */
+  #fetchedWithPage(url: string): boolean {
+    return this.#frontierForUrl(url)?.fetchedCount([url]) === 1;
   }
 
   /** Whether `url` has a live row, fetched or to be (`Frontier.liveCount`; a slot this node does not hold: no). */

@@ -262,9 +262,10 @@ export interface EngineOptions {
    * (`CrawlCounts.indexRewrites`). And URL shapes whose URLs redirect into their parent page (a
    * forum's post permalink `/threads/t.1/post-5` → the thread's page holding the post): once
    * eight URLs of a shape did and none served a page of its own (a `ParentRedirects`), its queued
-   * URLs are not fetched while the crawl holds the parent page, but for seeds, URLs fetched
-   * before and checks (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd); a check served a
-   * page lifts the lesson and queues them again (`CrawlSummary.parentRedirects`,
+   * URLs are not fetched once the crawl fetched the parent page, but for seeds, URLs fetched
+   * before and checks (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd); a check that
+   * serves a page, or redirects to one the crawl did not hold, lifts the lesson and queues them
+   * again (`CrawlSummary.parentRedirects`,
    * `CrawlCounts.parentRedirects`). Default true; the checkpoint keeps the aliases, slash rules,
    * case, index and parent-redirect lessons learned and banned.
    */

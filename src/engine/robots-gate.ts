@@ -83,7 +83,7 @@ export interface RobotsGateOptions {
   readonly anchors?: AnchorCopies | undefined;
   /** URL shapes learned to say noindex and nofollow: their queued URLs are refused. */
   readonly noindex?: NoindexShapes | undefined;
-  /** URL shapes learned to redirect into their parent page: their queued URLs are refused while the parent is held. */
+  /** URL shapes learned to redirect into their parent page: their queued URLs are refused once the parent page was fetched. */
   readonly parentRedirects?: ParentRedirects | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
@@ -302,7 +302,7 @@ export class RobotsGate implements RobotsSeam {
    * (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32 picked as a check), a URL
    * whose shape says noindex and nofollow (`NoindexShapes`, under `learnNoindex`; not a seed,
    * nor a URL `fetched` before; some let through as checks), a URL whose shape redirects into
-   * its parent page while the crawl holds that page (`ParentRedirects`, under `learnAliases`; the
+   * its parent page once the crawl fetched that page (`ParentRedirects`, under `learnAliases`; the
    * same exceptions), a name
    * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).

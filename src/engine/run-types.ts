@@ -144,8 +144,8 @@ export interface CrawlSummary {
   /**
    * URL shapes learned to redirect into their parent page (`EngineOptions.learnAliases`,
    * `ParentRedirects`), as `http://a.test/threads/*` + `/post-*` (first segment, `*` per middle
-   * segment, the last with digit runs as `*`): their queued URLs are not fetched while the parent
-   * page is held (`CrawlCounts.parentRedirects`).
+   * segment, the last with digit runs as `*`): their queued URLs are not fetched once the parent
+   * page was (`CrawlCounts.parentRedirects`).
    */
   readonly parentRedirects: readonly string[];
   /**

@@ -82,7 +82,7 @@ export interface CrawlCounts {
   readonly noindexSkipped: number;
   /**
    * URLs not fetched because their URL shape was learned to redirect into the parent page, which
-   * the crawl holds (`CrawlSummary.parentRedirects`, `EngineOptions.learnAliases`; checks are
+   * the crawl fetched (`CrawlSummary.parentRedirects`, `EngineOptions.learnAliases`; checks are
    * fetched, and those of a shape whose check found a page of its own are queued again and not
    * counted).
    */
@@ -354,7 +354,7 @@ export class Tally {
     this.#noindexSkipped -= n;
   }
 
-  /** A queued URL not fetched: its URL shape redirects into its parent page, which the crawl holds. */
+  /** A queued URL not fetched: its URL shape redirects into its parent page, which the crawl fetched. */
   parentRedirect(): void {
     this.#parentRedirects++;
   }

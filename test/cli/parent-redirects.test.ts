@@ -15,6 +15,8 @@ const THREADS = 12;
 /** Threads not listed: the front page's "recent posts" links one post of each. */
 const UNLISTED = 5;
 const PER = 10;
+const STORIES = 30;
+const REMOVED = 9;
 /** Posts of thread n: 4 + (7n mod 23), numbered from n·100. */
 const postsOf = (n: number): number[] => Array.from({ length: 4 + ((7 * n) % 23) }, (_, i) => n * 100 + i);
 const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
@@ -31,6 +33,15 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     if (u.pathname === '/') {
       const listed = Array.from({ length: THREADS }, (_, i) => `<a href="/threads/t${i + 1}.${i + 1}/">thread ${i + 1}</a> <a href="/threads/t${i + 1}.${i + 1}/latest">latest</a>`);
       return html(listed.join(' '));
+    }
+    // A news section linking short URLs: the first REMOVED redirect to the section (removed
+    // stories), the others complete their slug — the only way to each story.
+    if (u.pathname === '/news/') return html(Array.from({ length: STORIES }, (_, i) => `<a href="/news/${i + 1}">story ${i + 1}</a>`).join(' '));
+    const story = /^\/news\/(\d+)(-[a-z-]+)?$/.exec(u.pathname);
+    if (story !== null) {
+      const n = Number(story[1]);
+      if (story[2] !== undefined) return html(`<h1>story ${n}</h1>`);
+      return void res.writeHead(301, { location: n <= REMOVED ? '/news/' : `/news/${n}-the-headline` }).end();
     }
     // Given as a seed on a resume, once the permalink shape is learned.
     if (u.pathname === '/whats-new/') {
@@ -54,6 +65,7 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     const nav = Array.from({ length: pages }, (_, i) => `<a href="${at(i + 1)}">${i + 1}</a>`);
     return html(`<h1>thread ${n} page ${k}</h1>${shown.join('')}${nav.join(' ')}`);
   });
+  const unlistedThreads = (): number[] => Array.from({ length: UNLISTED }, (_, i) => THREADS + i + 1);
   const count = (re: RegExp): number => new Set(asked.filter((a) => re.test(a))).size;
   const all = Array.from({ length: THREADS }, (_, i) => i + 1);
   const threadPages = all.reduce((s, n) => s + Math.ceil(postsOf(n).length / PER), 0);
@@ -66,7 +78,7 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
       .map((l) => JSON.parse(l) as End & { type: string })
       .find((e) => e.type === 'end');
 
-  it('learns the permalink and latest shapes, fetches every thread page, and names them; a thread not held is reached through its permalink', async () => {
+  it('learns the permalink shape, fetches every thread page, and names them; a thread not held is reached through its permalink', async () => {
     redirectsLeft = Infinity;
     asked.length = 0;
     const dir = join(site.dir, 'forum');
@@ -77,7 +89,8 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     // Eight teach, then checks: the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd.
     expect(fetchedPermalinks).toBeLessThanOrEqual(8 + 5 + Math.ceil(permalinks / 32));
     const end = endOf(run.out);
-    expect(end?.parentRedirects).toEqual(expect.arrayContaining([`${site.base}/threads/*/post-*`, `${site.base}/threads/*/latest`]));
+    // (`latest` links met before their thread's pages are no evidence: that shape may or may not be learned.)
+    expect(end?.parentRedirects).toContain(`${site.base}/threads/*/post-*`);
     expect(end?.counts?.parentRedirects).toBe(permalinks - fetchedPermalinks + THREADS - count(/\/latest$/));
     const stats = await inProcess(['stats', join(site.dir, 'forum')]);
     expect(stats.code, stats.err).toBe(0);
@@ -89,7 +102,7 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     asked.length = 0;
     const resumed = await inProcess(['crawl', `${site.base}/whats-new/`, '--data', dir, ...flags, '--json']);
     expect(resumed.code, resumed.err).toBe(0);
-    const unlisted = Array.from({ length: UNLISTED }, (_, i) => THREADS + i + 1);
+    const unlisted = unlistedThreads();
     for (const n of unlisted) {
       expect(asked).toContain(`/threads/t${n}.${n}/post-${postsOf(n)[1]}`);
       expect(asked).toContain(`/threads/t${n}.${n}/`);
@@ -109,15 +122,38 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     expect(run.out).not.toMatch(/^ {2}redirects /m);
   });
 
-  it('a check that finds a page of its own lifts the lesson: every permalink refused before is fetched', async () => {
-    // Eight teach, the checks at refusals 1, 2 and 4 redirect too, then permalinks serve pages.
-    redirectsLeft = 11;
+  it('a check that finds a page of its own lifts the lesson: every permalink refused, in this run or before, is fetched', async () => {
+    redirectsLeft = Infinity;
     asked.length = 0;
-    const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'lift'), ...flags, '--json']);
-    expect(run.code, run.err).toBe(0);
-    expect(count(/\/post-\d+$/)).toBe(permalinks);
-    const end = endOf(run.out);
+    const dir = join(site.dir, 'lift');
+    const first = await inProcess(['crawl', `${site.base}/`, '--data', dir, ...flags, '--json']);
+    expect(first.code, first.err).toBe(0);
+    const refusedBefore = endOf(first.out)?.counts?.parentRedirects ?? 0;
+    expect(refusedBefore).toBeGreaterThan(100);
+    const fetchedFirst = new Set(asked.filter((a) => /\/post-\d+$/.test(a)));
+    // The resume reads the lesson back. Its seed links one permalink each of the unlisted threads
+    // (fetched: their thread was not); of their threads' own permalinks the checks at refusals 1
+    // and 2 redirect too, and the one at refusal 4 is a page: the lesson is lifted, and every
+    // permalink refused by either run is fetched.
+    redirectsLeft = UNLISTED + 2;
+    asked.length = 0;
+    const second = await inProcess(['crawl', `${site.base}/whats-new/`, '--data', dir, ...flags, '--json']);
+    expect(second.code, second.err).toBe(0);
+    const fetched = new Set([...fetchedFirst, ...asked.filter((a) => /\/post-\d+$/.test(a))]);
+    expect(fetched.size).toBe(permalinks + [...unlistedThreads()].reduce((s, n) => s + postsOf(n).length, 0));
+    const end = endOf(second.out);
     expect(end?.parentRedirects).not.toContain(`${site.base}/threads/*/post-*`);
+    expect(end?.counts?.parentRedirects).toBe(0);
+  });
+
+  it('a redirect that completes a slug is news: a lesson learned from removed stories is lifted, and every story fetched', async () => {
+    redirectsLeft = Infinity;
+    asked.length = 0;
+    const run = await inProcess(['crawl', `${site.base}/news/`, '--data', join(site.dir, 'news'), ...flags, '--json']);
+    expect(run.code, run.err).toBe(0);
+    expect(count(/^\/news\/\d+-the-headline$/)).toBe(STORIES - REMOVED);
+    expect(count(/^\/news\/\d+$/)).toBe(STORIES);
+    expect(endOf(run.out)?.parentRedirects).not.toContain(`${site.base}/news/*`);
   });
 });
 

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ParentRedirects, parentOf, parentRedirectShapeOf, redirectsIntoParent } from '../../src/dedup/index.js';
+import { ParentRedirects, parentOf, parentRedirectOf, parentRedirectShapeOf } from '../../src/dedup/index.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
 const post = (thread: number, id: number): string => `http://f.test/threads/talk.${thread}/post-${id}`;
 const threadOf = (thread: number): string => `http://f.test/threads/talk.${thread}/`;
 const SHAPE = 'http://f.test/threads/*/post-*';
 
-/** A lesson whose crawl holds the threads in `held` (their pages, as the engine's `#holds` answers). */
+/** A lesson whose crawl fetched the threads in `held` (their first pages, as the engine's `#fetchedWithPage` answers). */
 function lesson(held: Set<number> = new Set(Array.from({ length: 100 }, (_, i) => i)), options?: ConstructorParameters<typeof ParentRedirects>[1]): ParentRedirects {
   return new ParentRedirects((url) => {
     const m = /^http:\/\/f\.test\/threads\/talk\.(\d+)\/$/.exec(url);
@@ -41,31 +41,32 @@ describe('parentRedirectShapeOf, parentOf', () => {
   });
 });
 
-describe('redirectsIntoParent', () => {
-  it('is true for a target at the parent (with or without its slash) or under it, with or without a query', () => {
-    expect(redirectsIntoParent(post(1, 5), threadOf(1))).toBe(true);
-    expect(redirectsIntoParent(post(1, 5), 'http://f.test/threads/talk.1/page-2')).toBe(true);
-    expect(redirectsIntoParent(post(1, 5), 'http://f.test/threads/talk.1')).toBe(true);
-    expect(redirectsIntoParent('http://d.test/t/x/123/5', 'http://d.test/t/x/123?page=2')).toBe(true);
+describe('parentRedirectOf', () => {
+  it("names the parent page (with or without its slash, any query), or a page under it that is not the URL's own", () => {
+    expect(parentRedirectOf(post(1, 5), threadOf(1))).toBe('parent');
+    expect(parentRedirectOf(post(1, 5), 'http://f.test/threads/talk.1')).toBe('parent');
+    expect(parentRedirectOf('http://d.test/t/x/123/5', 'http://d.test/t/x/123?page=2')).toBe('parent');
+    expect(parentRedirectOf(post(1, 5), 'http://f.test/threads/talk.1/page-2')).toBe('under');
+    // A sibling whose name starts with the URL's last segment is under the parent, not the URL's own.
+    expect(parentRedirectOf(post(1, 4), post(1, 45))).toBe('under');
+    expect(parentRedirectOf('http://n.test/news/123', 'http://n.test/news/123-the-headline')).toBe('under');
   });
 
-  it('is false for the URL itself or under it in any letter case, a sibling tree, another origin', () => {
-    expect(redirectsIntoParent(post(1, 5), post(1, 5))).toBe(false);
-    expect(redirectsIntoParent(post(1, 5), `${post(1, 5)}/`)).toBe(false);
-    expect(redirectsIntoParent(post(1, 5), 'http://f.test/threads/talk.1/POST-5')).toBe(false);
-    expect(redirectsIntoParent(post(1, 5), `${post(1, 5)}/page-2`)).toBe(false);
-    // A prefix of the URL's last segment is no parent: post-4 is not under post-45's tree.
-    expect(redirectsIntoParent(post(1, 4), post(1, 45))).toBe(true);
-    expect(redirectsIntoParent(post(1, 5), 'http://f.test/threads/talk.2/')).toBe(false);
-    expect(redirectsIntoParent(post(1, 5), 'http://f.test/login/')).toBe(false);
-    expect(redirectsIntoParent(post(1, 5), 'https://f.test/threads/talk.1/')).toBe(false);
-    expect(redirectsIntoParent(post(1, 5), 'http://cdn.f.test/threads/talk.1/')).toBe(false);
-    expect(redirectsIntoParent('http://f.test/x', 'http://f.test/')).toBe(false);
+  it('is undefined for the URL itself or under it in any letter case, outside the parent, another origin', () => {
+    expect(parentRedirectOf(post(1, 5), post(1, 5))).toBeUndefined();
+    expect(parentRedirectOf(post(1, 5), `${post(1, 5)}/`)).toBeUndefined();
+    expect(parentRedirectOf(post(1, 5), 'http://f.test/threads/talk.1/POST-5')).toBeUndefined();
+    expect(parentRedirectOf(post(1, 5), `${post(1, 5)}/page-2`)).toBeUndefined();
+    expect(parentRedirectOf(post(1, 5), 'http://f.test/threads/talk.2/')).toBeUndefined();
+    expect(parentRedirectOf(post(1, 5), 'http://f.test/login/')).toBeUndefined();
+    expect(parentRedirectOf(post(1, 5), 'https://f.test/threads/talk.1/')).toBeUndefined();
+    expect(parentRedirectOf(post(1, 5), 'http://cdn.f.test/threads/talk.1/')).toBeUndefined();
+    expect(parentRedirectOf('http://f.test/x', 'http://f.test/')).toBeUndefined();
   });
 });
 
 describe('ParentRedirects', () => {
-  it('learns a shape from eight distinct redirects into their parent, and refuses its URLs while the parent is held', () => {
+  it('learns a shape from eight distinct redirects into their parent, and refuses its URLs once the parent was fetched', () => {
     const l = lesson(new Set([1, 2, 3, 4, 5, 6]));
     expect(teach(l, 7)).toBeUndefined();
     // The same URL again is no new evidence.
@@ -74,7 +75,7 @@ describe('ParentRedirects', () => {
     expect(teach(l, 1, 7)).toBe('learned');
     expect(l.learned()).toEqual([SHAPE]);
     expect(l.covers(post(2, 9001))).toBe(SHAPE);
-    // A thread the crawl does not hold: its posts are neither covered nor refused, nor counted.
+    // A thread the crawl has not fetched: its posts are neither covered nor refused, nor counted.
     expect(l.covers(post(50, 9002))).toBeUndefined();
     expect(l.refuses(post(50, 9002), 1)).toBe(false);
     // The first two refusals are checks, the third is refused; a seed never is, nor a URL fetched before.
@@ -123,15 +124,33 @@ describe('ParentRedirects', () => {
     expect(() => back.import('nope' as never)).toThrow(InvalidArgumentError);
   });
 
+  it('takes news (a redirect to a page the crawl did not hold) as a ban once there is evidence or a lesson, and as nothing before', () => {
+    const early = lesson();
+    expect(early.observe(post(1, 1), 'news')).toBeUndefined();
+    expect(teach(early)).toBe('learned');
+
+    const mid = lesson();
+    teach(mid, 5);
+    expect(mid.observe(post(1, 1), 'news')).toBeUndefined();
+    expect(teach(mid, 20, 100)).toBeUndefined();
+    expect(mid.export()).toEqual([[SHAPE, false]]);
+
+    const late = lesson();
+    teach(late);
+    expect(late.observe(post(1, 1), 'news')).toBe('lifted');
+    expect(late.covers(post(2, 9000))).toBeUndefined();
+    expect(late.export()).toEqual([[SHAPE, false]]);
+  });
+
   it('refuses bad arguments', () => {
     expect(() => new ParentRedirects(undefined as never)).toThrow(InvalidArgumentError);
     expect(() => lesson(undefined, { minEvidence: 1 })).toThrow(InvalidArgumentError);
-    expect(() => lesson().observe(post(1, 1), 'redirect' as never)).toThrow(/'intoParent' or 'content'/);
+    expect(() => lesson().observe(post(1, 1), 'redirect' as never)).toThrow(/'intoParent', 'news' or 'content'/);
     expect(() => lesson().observe(5 as never, 'content')).toThrow(InvalidArgumentError);
   });
 
-  it('never refuses a URL whose shape served a page, or whose parent is not held, or fewer than eight redirects taught (property)', () => {
-    const event = fc.record({ thread: fc.integer({ min: 0, max: 5 }), id: fc.integer({ min: 0, max: 30 }), content: fc.boolean() });
+  it('never refuses a URL whose shape served a page or brought news after evidence, or whose parent was not fetched, or fewer than eight redirects taught (property)', () => {
+    const event = fc.record({ thread: fc.integer({ min: 0, max: 5 }), id: fc.integer({ min: 0, max: 30 }), verdict: fc.constantFrom('intoParent' as const, 'content' as const, 'news' as const) });
     fc.assert(
       fc.property(fc.array(event, { maxLength: 60 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 30 }), (events, thread, id) => {
         const held = new Set([0, 1, 2]);
@@ -139,9 +158,10 @@ describe('ParentRedirects', () => {
         const quiet = new Set<string>();
         let content = false;
         for (const e of events) {
-          l.observe(post(e.thread, e.id), e.content ? 'content' : 'intoParent');
-          if (e.content) content = true;
-          else if (!content) quiet.add(post(e.thread, e.id));
+          l.observe(post(e.thread, e.id), e.verdict);
+          // News counts against the shape once it has any evidence (a lesson is learned from some).
+          if (e.verdict === 'content' || (e.verdict === 'news' && quiet.size > 0)) content = true;
+          else if (e.verdict === 'intoParent' && !content) quiet.add(post(e.thread, e.id));
         }
         // Refusals come after a check or two: ask a few times.
         const refused = [0, 1, 2, 3].some((k) => l.refuses(post(thread, id + 100 * k + 1000), 1));
