@@ -15,17 +15,18 @@
  * `http://f.test/t/*\/*\/*`); a URL with a query, or with fewer than two segments, or naming a
  * directory (ending `/`), has none. Its *parent* is the URL less its last segment. A fetch
  * (judged by the engine before its outcome reaches the frontier) is *quiet* when it answered a
- * redirect to the parent page itself (with or without the trailing slash, any query), or under
- * the parent's path to a page the crawl holds (XenForo's `page-2`, where the permalink was
- * found) — never to the URL's own path or under it, in any letter case (an added slash or a
- * respelling is another lesson's, and the page it leads to is the URL's own); *content* when it
- * answered a page of its own (2xx, whole, not a soft-404); and *news* when it redirected under
- * the parent to a page the crawl did not hold while the parent had been fetched — a slug
- * completed (`/news/123` → `/news/123-headline`), the only way to that page: news bans a shape
- * with evidence or a lesson (and lifts the lesson), and says nothing before any evidence (a
- * `latest` link met before its thread was fetched). Anything else (a redirect to another
- * origin or outside the parent, an error) is no evidence. A login page under the parent that the
- * crawl holds (`/user/5` → `/user/login`) is quiet: for this visitor those URLs are the login.
+ * redirect to the parent page itself (with or without the trailing slash, no query), or under
+ * the parent's path to a page the crawl reached another way: held live at a depth less than the
+ * URL's (XenForo's `page-2`, where the permalink was found; not a row the URL's own earlier
+ * redirect made, which sits at the URL's depth) — never to the URL's own path or under it, in any
+ * letter case (an added slash or a respelling is another lesson's, and the page it leads to is
+ * the URL's own). It is *content* when it answered a page of its own (2xx, whole, not a
+ * soft-404), and *news* — counted as content — when it redirected under the parent to a page the
+ * crawl had not reached another way while the parent had been fetched: a slug completed
+ * (`/news/123` → `/news/123-headline`, `/news/?story=123`), the only way to that page. Anything
+ * else (a redirect to another origin or outside the parent, one met before its parent was
+ * fetched, an error) is no evidence. A login page under the parent that the crawl reached
+ * (`/user/5` → `/user/login`) is quiet: for this visitor those URLs are the login.
  *
  * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
  * learn a shape; checks at the 1st, 2nd, 4th, 8th and 16th refusals, then every 32nd; content
@@ -36,11 +37,16 @@
  * page's) is fetched: it may be the only way there.
  *
  * What a wrong lesson costs: a refused URL is one whose shape redirected into its parent eight
- * times, never served a page and never led to a page the crawl did not hold; were it to, a
- * check finds it and every refused URL is fetched. What it can cost for good: a page the refused
- * redirects alone reached at a low depth is reached through the parent's page list, one hop per
- * page it shows, and in a thread of very many pages that chain can pass `maxDepth` (parked as
- * trapped, reported, taken up by a resume with a higher cap).
+ * times, never served a page and never led to a page the crawl had not reached; a shape whose
+ * URLs mix both kinds is caught by the first such answer, before or after the lesson — after,
+ * only when it lands on a check (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd), and a
+ * URL refused after the run's last check waits for a resume (rows of a lesson lifted by then are
+ * queued again; of a lesson that still holds, they stay refused). What it can cost for good: a
+ * page the refused redirects alone reached at a low depth is reached through the parent's links,
+ * one hop per page a page list shows, and in a thread of very many pages that chain can pass
+ * `maxDepth` (parked as trapped, reported, taken up by a resume with a higher cap); and a fetched
+ * parent whose links were not all followed (cut at the size limit, past `maxLinks`, nofollow)
+ * may not reach what the redirect led to.
  *
  * Owns: the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
  * leads (`parentRedirectOf`), and the fetched-parent condition (through `fetched`, the engine's
@@ -84,10 +90,11 @@ export function parentOf(url: string): string | undefined {
 
 /**
  * Where a redirect from `url` to `target` (both canonical) leads relative to `url`'s parent:
- * 'parent' — the parent page itself (its path, with or without the trailing slash; any query);
- * 'under' — another page under the parent's path that is neither `url`'s own path nor under it
- * in any letter case (the module comment says why); undefined — elsewhere (another origin, the
- * URL respelled, outside the parent), or `url` has no shape.
+ * 'parent' — the parent page itself (its path, with or without the trailing slash, and no
+ * query: `/news/?story=123` may be the story); 'under' — another page under the parent's path
+ * (or the parent's path with a query) that is neither `url`'s own path nor under it in any letter
+ * case (the module comment says why); undefined — elsewhere (another origin, the URL respelled,
+ * outside the parent), or `url` has no shape.
  */
 export function parentRedirectOf(url: string, target: string): 'parent' | 'under' | undefined {
   const parent = parentOf(url);
@@ -96,7 +103,7 @@ export function parentRedirectOf(url: string, target: string): 'parent' | 'under
   if (parent === undefined || u === null || t === null || t[1] !== u[1]) return undefined;
   const path = t[2]!;
   const parentPath = URL_PARTS.exec(parent)![2]!;
-  if (path === parentPath || path === parentPath.slice(0, -1)) return 'parent';
+  if (path === parentPath || path === parentPath.slice(0, -1)) return t[3] === undefined ? 'parent' : 'under';
   if (!path.startsWith(parentPath)) return undefined;
   const own = u[2]!.toLowerCase();
   const lower = path.toLowerCase();
@@ -105,10 +112,12 @@ export function parentRedirectOf(url: string, target: string): 'parent' | 'under
 
 /**
  * What a fetch of a URL with a shape said (the engine judges, `#parentRedirectLesson`):
- * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds; 'news' —
- * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
- * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
- * article); 'content' — a page of its own (2xx, whole, not a soft-404).
+ * 'intoParent' — a redirect to its parent page, or under it to a page the crawl reached another
+ * way; 'news' — a redirect under the parent to a page the crawl had not reached another way,
+ * while the parent was fetched (a URL the lesson would refuse: `/news/123` →
+ * `/news/123-headline` is the only way to that story); 'content' — a page of its own (2xx,
+ * whole, not a soft-404). News counts as content does: before any evidence it marks the shape
+ * (never learned this run), after it bans the shape, and under a lesson lifts it.
  */
 export type ParentRedirectVerdict = 'intoParent' | 'news' | 'content';
 
@@ -134,8 +143,7 @@ export class ParentRedirects extends ShapeLessons {
    */
   observe(url: string, verdict: ParentRedirectVerdict): ShapeChange {
     if (typeof url !== 'string') throw new InvalidArgumentError(`ParentRedirects.observe: expected a URL string, received ${typeof url}`);
-    if (verdict === 'news') return this.observeNews(url);
-    if (verdict !== 'intoParent' && verdict !== 'content') throw new InvalidArgumentError(`ParentRedirects.observe: expected 'intoParent', 'news' or 'content', received ${JSON.stringify(verdict)}`);
+    if (verdict !== 'intoParent' && verdict !== 'news' && verdict !== 'content') throw new InvalidArgumentError(`ParentRedirects.observe: expected 'intoParent', 'news' or 'content', received ${JSON.stringify(verdict)}`);
     return this.observeVerdict(url, verdict === 'intoParent');
   }
 

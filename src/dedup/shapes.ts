@@ -136,21 +136,6 @@ export class ShapeLessons {
     return 'learned';
   }
 
-  /**
-   * A fetch of `url` (canonical) that brought news against its shape's lesson without being a
-   * page of its own (`ParentRedirects`: a redirect into a page the crawl did not know): a learned
-   * shape is banned ('lifted'), a shape with evidence banned (a mixed shape), and one without is
-   * left alone — news before any evidence says nothing of the URLs that would teach it.
-   */
-  protected observeNews(url: string): ShapeChange {
-    const shape = this.shapeOf(url);
-    if (shape === undefined || this.#banned.has(shape)) return undefined;
-    const learned = this.#learned.has(shape);
-    if (!learned && !this.#evidence.has(shape)) return undefined;
-    this.#ban(shape);
-    return learned ? 'lifted' : undefined;
-  }
-
   /** The learned shape `url` has, when the lesson would refuse it now (but for a check), or undefined. */
   covers(url: string): string | undefined {
     if (this.#learned.size === 0) return undefined;

@@ -1238,13 +1238,15 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
    * 2xx, whole, not a soft-404) is content; a redirect (`target`, canonical) to the parent page,
-   * or under it to a page the crawl holds, is quiet; one under it to a page the crawl did not
-   * hold is news once the parent was fetched (the URL is one the lesson would refuse, and it led
-   * to a page nothing else had: a slug completed, `/news/123` → `/news/123-headline`); anything
-   * else is no evidence. A lesson lifted queues the shape's refused URLs again, as
+   * or under it to a page the crawl holds at a depth less than the URL's (reached another way: a
+   * target row the URL's own earlier redirect made sits at its depth), is quiet; one under it to
+   * another page is news once the parent was fetched (the URL is one the lesson would refuse, and
+   * it led to a page nothing else reached: a slug completed, `/news/123` → `/news/123-headline`);
+   * anything else is no evidence. A lesson lifted queues the shape's refused URLs again, as
    * `#noindexLesson` does (keep the count's rule in sync).
    */
-  #parentRedirectLesson(url: string, status: number, target: string | undefined, content: boolean): void {
+  #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean): void {
+    const url = req.url;
     const lesson = this.#parentRedirects!;
     const shape = lesson.shapeOf(url);
     if (shape === undefined) return;
@@ -1253,7 +1255,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       verdict = 'content';
     } else if (status >= 300 && status < 400 && target !== undefined) {
       const into = parentRedirectOf(url, target);
-      if (into === 'parent' || (into === 'under' && this.#holds(target))) verdict = 'intoParent';
+      if (into === 'parent' || (into === 'under' && (this.#heldDepth(target) ?? Infinity) < req.depth)) verdict = 'intoParent';
       else if (into === 'under' && lesson.parentFetched(url)) verdict = 'news';
     }
     if (verdict === undefined) return;
@@ -1781,7 +1783,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a soft-404: a dead link's page (a not-found template that says noindex, nofollow) tells
     // nothing of the live pages of its shape.
     if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
-    if (this.#parentRedirects !== undefined) this.#parentRedirectLesson(req.url, s, target, whole && !soft404);
+    if (this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);

@@ -132,9 +132,9 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     expect(refusedBefore).toBeGreaterThan(100);
     const fetchedFirst = new Set(asked.filter((a) => /\/post-\d+$/.test(a)));
     // The resume reads the lesson back. Its seed links one permalink each of the unlisted threads
-    // (fetched: their thread was not); of their threads' own permalinks the checks at refusals 1
-    // and 2 redirect too, and the one at refusal 4 is a page: the lesson is lifted, and every
-    // permalink refused by either run is fetched.
+    // (fetched: their thread was not), and of their threads' own permalinks the first refusals
+    // are checks: from the eighth permalink asked in this run on, permalinks serve pages, so the
+    // lesson is lifted, and every permalink refused by either run is fetched.
     redirectsLeft = UNLISTED + 2;
     asked.length = 0;
     const second = await inProcess(['crawl', `${site.base}/whats-new/`, '--data', dir, ...flags, '--json']);
@@ -146,7 +146,9 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     expect(end?.counts?.parentRedirects).toBe(0);
   });
 
-  it('a redirect that completes a slug is news: a lesson learned from removed stories is lifted, and every story fetched', async () => {
+  it('a redirect that completes a slug is news: among short links that redirect removed stories to the section, every story is fetched', async () => {
+    // Whatever the order: news first marks the shape for the run; eight removed stories first
+    // teach it, and the first check (the 1st refusal) that completes a slug lifts it.
     redirectsLeft = Infinity;
     asked.length = 0;
     const run = await inProcess(['crawl', `${site.base}/news/`, '--data', join(site.dir, 'news'), ...flags, '--json']);
