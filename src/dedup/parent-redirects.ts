@@ -16,16 +16,16 @@
  * directory (ending `/`), has none. Its *parent* is the URL less its last segment. A fetch
  * (judged by the engine before its outcome reaches the frontier) is *quiet* when it answered a
  * redirect to the parent page itself (with or without the trailing slash, no query), or under
- * the parent's path to a page the crawl reached another way: held live at a depth less than the
- * URL's (XenForo's `page-2`, where the permalink was found; not a row the URL's own earlier
- * redirect made, which sits at the URL's depth) — never to the URL's own path or under it, in any
- * letter case (an added slash or a respelling is another lesson's, and the page it leads to is
+ * the parent's path to a page the crawl holds (XenForo's `page-2`, where the permalink was found;
+ * asked before the outcome makes the target a row, and not on a relink, a redirected URL fetched
+ * again, whose target row may be its own first redirect's) — never to the URL's own path or under
+ * it, in any letter case (an added slash or a respelling is another lesson's, and the page it leads to is
  * the URL's own). It is *content* when it answered a page of its own (2xx, whole, not a
  * soft-404), and *news* — counted as content — when it redirected under the parent to a page the
- * crawl had not reached another way while the parent had been fetched: a slug completed
+ * crawl did not hold while the parent had been fetched: a slug completed
  * (`/news/123` → `/news/123-headline`, `/news/?story=123`), the only way to that page. Anything
  * else (a redirect to another origin or outside the parent, one met before its parent was
- * fetched, an error) is no evidence. A login page under the parent that the crawl reached
+ * fetched, an error) is no evidence. A login page under the parent that the crawl holds
  * (`/user/5` → `/user/login`) is quiet: for this visitor those URLs are the login.
  *
  * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
@@ -40,8 +40,8 @@
  * times, never served a page and never led to a page the crawl had not reached; a shape whose
  * URLs mix both kinds is caught by the first such answer, before or after the lesson — after,
  * only when it lands on a check (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd), and a
- * URL refused after the run's last check waits for a resume (rows of a lesson lifted by then are
- * queued again; of a lesson that still holds, they stay refused). What it can cost for good: a
+ * URL refused after the run's last check stays refused while the lesson holds, a resume included
+ * (`--no-learn-aliases` on a resume queues it again). What it can cost for good: a
  * page the refused redirects alone reached at a low depth is reached through the parent's links,
  * one hop per page a page list shows, and in a thread of very many pages that chain can pass
  * `maxDepth` (parked as trapped, reported, taken up by a resume with a higher cap); and a fetched
@@ -112,9 +112,8 @@ export function parentRedirectOf(url: string, target: string): 'parent' | 'under
 
 /**
  * What a fetch of a URL with a shape said (the engine judges, `#parentRedirectLesson`):
- * 'intoParent' — a redirect to its parent page, or under it to a page the crawl reached another
- * way; 'news' — a redirect under the parent to a page the crawl had not reached another way,
- * while the parent was fetched (a URL the lesson would refuse: `/news/123` →
+ * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds; 'news' —
+ * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a URL the lesson would refuse: `/news/123` →
  * `/news/123-headline` is the only way to that story); 'content' — a page of its own (2xx,
  * whole, not a soft-404). News counts as content does: before any evidence it marks the shape
  * (never learned this run), after it bans the shape, and under a lesson lifts it.

@@ -1238,11 +1238,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
    * 2xx, whole, not a soft-404) is content; a redirect (`target`, canonical) to the parent page,
-   * or under it to a page the crawl holds at a depth less than the URL's (reached another way: a
-   * target row the URL's own earlier redirect made sits at its depth), is quiet; one under it to
-   * another page is news once the parent was fetched (the URL is one the lesson would refuse, and
-   * it led to a page nothing else reached: a slug completed, `/news/123` → `/news/123-headline`);
-   * anything else is no evidence. A lesson lifted queues the shape's refused URLs again, as
+   * or under it to a page the crawl holds live, is quiet — but not on a relink (a redirected row
+   * fetched again: the target row may be its own first redirect's); one under it to another page
+   * is news once the parent was fetched (the URL is one the lesson would refuse, and it led to a
+   * page nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); anything
+   * else is no evidence. A lesson lifted queues the shape's refused URLs again, as
    * `#noindexLesson` does (keep the count's rule in sync).
    */
   #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean): void {
@@ -1255,7 +1255,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       verdict = 'content';
     } else if (status >= 300 && status < 400 && target !== undefined) {
       const into = parentRedirectOf(url, target);
-      if (into === 'parent' || (into === 'under' && (this.#heldDepth(target) ?? Infinity) < req.depth)) verdict = 'intoParent';
+      if (into === 'parent' || (into === 'under' && req.relink !== true && this.#holds(target))) verdict = 'intoParent';
       else if (into === 'under' && lesson.parentFetched(url)) verdict = 'news';
     }
     if (verdict === undefined) return;

@@ -264,8 +264,8 @@ export interface EngineOptions {
    * eight URLs of a shape did and none served a page of its own (a `ParentRedirects`), its queued
    * URLs are not fetched once the crawl fetched the parent page, but for seeds, URLs fetched
    * before and checks (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd); a check that
-   * serves a page, or redirects to one the crawl did not hold, lifts the lesson and queues them
-   * again (`CrawlSummary.parentRedirects`,
+   * serves a page, or redirects under the parent to a page the crawl did not hold (a slug
+   * completed), lifts the lesson and queues them again (`CrawlSummary.parentRedirects`,
    * `CrawlCounts.parentRedirects`). Default true; the checkpoint keeps the aliases, slash rules,
    * case, index and parent-redirect lessons learned and banned.
    */
