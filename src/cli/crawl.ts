@@ -84,7 +84,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text; a path (/posting.php) whose URLs answered one login form (a password field, the same text) five times is not fetched again; links to a spot on their own page (?p=7#p7 beside post 7) are not followed once three of their shape were copies of that page; and a listing's filters and sort orders (?filter_color=red, ?orderby=price, named canonical to the listing without them) are dropped from links once three such pages brought no new link; and a query pair whose pages name a page the crawl knows as theirs (?view=next showing the next topic, by rel=canonical or redirect) is not fetched once ten of its URLs on a path named such pages, distinct ones for ¾ of them (a redirect out of the scope counts as one) and none standing named a page the crawl did not hold, or itself (one in 32 still is, as a check)" },
-    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, and links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same" },
+    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same, and a link whose URL shape redirected into its parent page eight times (a forum post's permalink /threads/t.1/post-5 to the thread's page) is not fetched once the parent page was (its first refusals and then one in 32 are, as checks)" },
     { name: 'no-learn-noindex', kind: 'boolean', help: 'fetch every page that asks not to be indexed nor followed; by default once eight URLs of one shape (the path with each segment holding a digit as *, then the query\'s keys, /w/index.php?action=*&title=*, or without a query the last segment as *, /wiki/Special:WhatLinksHere/*) answered <meta name=robots content="noindex,nofollow"> (or X-Robots-Tag) and none answered otherwise, its queued URLs are not fetched (a wiki\'s edit forms and histories, a shop\'s cart; its first refusals and then one in 32 still are, as checks that lift the lesson and fetch what it refused if one finds a page to index or follow)' },
     { name: 'no-cookies', kind: 'boolean', help: 'send no cookies; by default the cookies a site sets are sent back to it for the rest of the run, as a browser does (RFC 6265 rules, memory only), and a redirect to the page itself (a cookie check) is fetched again with them' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
@@ -1137,6 +1137,19 @@ export function loginWallsLine(walls: CrawlSummary['loginWalls'], c: CrawlCounts
 }
 
 /**
+ * The end summary's line on URL shapes learned to redirect into their parent page ('' for none):
+ * which shapes, and how many queued URLs were not fetched. (Its rules in words:
+ * `ParentRedirects`' options and `isCheck`; keep in sync, as `noindexLine`.)
+ */
+export function parentRedirectsLine(shapes: CrawlSummary['parentRedirects'], c: CrawlCounts): string {
+  if (shapes.length === 0 && c.parentRedirects === 0) return '';
+  const shown = shapes.slice(0, 3).join(', ');
+  const more = shapes.length > 3 ? ` and ${int(shapes.length - 3)} more` : '';
+  const skipped = `${int(c.parentRedirects)} queued URL${c.parentRedirects === 1 ? '' : 's'} not fetched`;
+  return `  redirects ${shown === '' ? 'no shape learned now' : `${shown}${more}`} — ${skipped} (eight URLs of each shape redirected into their parent page, and none served a page; refused once the parent page was fetched, its first refusals and then one in 32 still fetched as checks; --no-learn-aliases fetches them all)`;
+}
+
+/**
  * The end summary's line on URL shapes learned to say noindex and nofollow ('' for none): which
  * shapes, and how many queued URLs were not fetched. (Its rules in words: `NoindexShapes`' options
  * and `isCheck`; keep in sync.)
@@ -1339,6 +1352,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       knownCopies: s.knownCopies,
       anchorCopies: s.anchorCopies,
       noindexShapes: s.noindexShapes,
+      parentRedirects: s.parentRedirects,
       learnedAliases: s.learnedAliases,
       caseInsensitive: s.caseInsensitive,
       indexFiles: s.indexFiles,
@@ -1375,6 +1389,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       copiesLine(s.knownCopies, s.counts),
       anchorsLine(s.anchorCopies, s.counts),
       noindexLine(s.noindexShapes, s.counts),
+      parentRedirectsLine(s.parentRedirects, s.counts),
       rewriteMissLine(s.rewriteMisses),
       seedRedirectLine(s.seedRedirects),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,

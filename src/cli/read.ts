@@ -17,7 +17,7 @@ import { PREV_CHECKPOINT_FILE, parseEngineState, previousPair } from '../engine/
 import { CLUSTER_READ_FLAGS, type SlotFile, clusterBudgets, clusterSlotFiles } from './cluster-read.js';
 import { type BudgetState, budgetText } from '../cluster/index.js';
 import { trapRuleParts } from './crawl.js';
-import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, type ViewRecord, type CopyRecord, type NoindexRecord, aliasRecordProblem, copyRecordProblem, viewRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, noindexRecordProblem, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
+import { type AliasRecord, type CaseRecord, type ParamRecord, type SlashRecord, type WallRecord, type AnchorRecord, type ViewRecord, type CopyRecord, type NoindexRecord, type ShapeRecord, shapeRecordProblem, aliasRecordProblem, copyRecordProblem, viewRecordProblem, anchorRecordProblem, caseRecordProblem, describeLessons, noindexRecordProblem, paramRecordProblem, slashRecordProblem, wallRecordProblem } from '../dedup/index.js';
 import { DISK_DIR } from '../engine/datadir.js';
 import { CHECKPOINT_FILE, type HostStatus, JOURNAL_FILE, clockTime, duration, hostStatesFromPartition } from '../engine/index.js';
 import { PARTITION_MAGIC, type PartitionImage, decodePartition, partitionSections } from '../format/index.js';
@@ -211,6 +211,8 @@ interface EngineInfo {
   readonly copies: readonly CopyRecord[];
   /** URL shapes learned to say noindex and nofollow (bans left out). */
   readonly noindex: readonly NoindexRecord[];
+  /** URL shapes learned to redirect into their parent page (bans left out). */
+  readonly parentRedirects: readonly ShapeRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -220,7 +222,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown; noindex?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown; noindex?: unknown; parentRedirects?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -237,7 +239,8 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   const views = Array.isArray(e.views) ? (e.views as unknown[]).filter((r): r is ViewRecord => viewRecordProblem(r) === undefined && (r as ViewRecord)[1].length > 0) : [];
   const copies = Array.isArray(e.copies) ? (e.copies as unknown[]).filter((r): r is CopyRecord => copyRecordProblem(r) === undefined && (r as CopyRecord)[1].length > 0) : [];
   const noindex = Array.isArray(e.noindex) ? (e.noindex as unknown[]).filter((r): r is NoindexRecord => noindexRecordProblem(r) === undefined && (r as NoindexRecord)[1]) : [];
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies, noindex };
+  const parentRedirects = Array.isArray(e.parentRedirects) ? (e.parentRedirects as unknown[]).filter((r): r is ShapeRecord => shapeRecordProblem(r) === undefined && (r as ShapeRecord)[1]) : [];
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies, noindex, parentRedirects };
 }
 
 /**
@@ -278,6 +281,12 @@ export function wallsText(walls: readonly WallRecord[]): string[] {
 export function noindexText(shapes: readonly NoindexRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
   return lessonText('noindex', learned, 'pages that said noindex and nofollow: their URLs are not fetched; --no-learn-noindex on a resume turns that off');
+}
+
+/** The `stats` line on URL shapes learned to redirect into their parent page (none when there are none). */
+export function parentRedirectsText(shapes: readonly ShapeRecord[]): string[] {
+  const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
+  return lessonText('redirects', learned, 'URLs that redirect into their parent page: not fetched once the parent page was; --no-learn-aliases on a resume turns that off');
 }
 
 /** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */
@@ -413,6 +422,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...(engine === undefined ? [] : wallsText(engine.walls)),
     ...(engine === undefined ? [] : anchorsText(engine.anchors)),
     ...(engine === undefined ? [] : noindexText(engine.noindex)),
+    ...(engine === undefined ? [] : parentRedirectsText(engine.parentRedirects)),
     ...(engine === undefined ? [] : viewsText(engine.views)),
     ...(engine === undefined ? [] : copiesText(engine.copies)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,

@@ -63,6 +63,7 @@ import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
 import { type WallRecord, wallRecordProblem } from '../dedup/loginwall.js';
 import { type AnchorRecord, anchorRecordProblem } from '../dedup/anchors.js';
 import { type NoindexRecord, noindexRecordProblem } from '../dedup/noindex.js';
+import { type ShapeRecord, shapeRecordProblem } from '../dedup/shapes.js';
 import { type ViewRecord, viewRecordProblem } from '../dedup/views.js';
 import { type CopyRecord, copyRecordProblem } from '../dedup/copies.js';
 import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
@@ -124,6 +125,8 @@ export interface EngineState {
   readonly anchors?: AnchorRecord[];
   /** URL shapes learned to say noindex and nofollow, and banned (`NoindexShapes.export`; absent: none, or an older build). */
   readonly noindex?: NoindexRecord[];
+  /** URL shapes learned to redirect into their parent page, and banned (`ParentRedirects.export`; absent: none, or an older build). */
+  readonly parentRedirects?: ShapeRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
   readonly aliases?: AliasRecord[];
   /** Sections' trailing-slash rules learned and banned (`SlashRules.export`; absent: none, or an older build). */
@@ -215,6 +218,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('copies', copyRecordProblem);
   eachRecord('anchors', anchorRecordProblem);
   eachRecord('noindex', noindexRecordProblem);
+  eachRecord('parentRedirects', shapeRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);
   eachRecord('indexFiles', caseRecordProblem);

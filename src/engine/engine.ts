@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -219,6 +219,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #copies: KnownCopies | undefined;
   /** URL shapes whose pages say noindex and nofollow (`EngineOptions.learnNoindex`). */
   readonly #noindex: NoindexShapes | undefined;
+  /** URL shapes whose URLs redirect into their parent page (`EngineOptions.learnAliases`). */
+  readonly #parentRedirects: ParentRedirects | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -392,6 +394,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#slashes = o.learnAliases ? new SlashRules() : undefined;
     this.#cases = o.learnAliases ? new PathCase() : undefined;
     this.#indexFiles = o.learnAliases ? new PathCase({ fold: 'index' }) : undefined;
+    this.#parentRedirects = o.learnAliases ? new ParentRedirects((url) => this.#fetchedWithPage(url)) : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -405,6 +408,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       copies: this.#copies,
       anchors: this.#anchors,
       noindex: this.#noindex,
+      parentRedirects: this.#parentRedirects,
       slashes: this.#slashes,
       cases: this.#cases,
       indexFiles: this.#indexFiles,
@@ -680,6 +684,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       knownCopies: this.#copies?.learned() ?? [],
       anchorCopies: this.#anchors?.learned() ?? [],
       noindexShapes: this.#noindex?.learned() ?? [],
+      parentRedirects: this.#parentRedirects?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
@@ -1140,6 +1145,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.copies !== undefined) this.#copies?.import(state.copies);
       if (state.anchors !== undefined) this.#anchors?.import(state.anchors);
       if (state.noindex !== undefined) this.#noindex?.import(state.noindex);
+      if (state.parentRedirects !== undefined) this.#parentRedirects?.import(state.parentRedirects);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
@@ -1229,6 +1235,37 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`), the
+   * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
+   * 2xx, whole, not a soft-404) is content; a redirect (`target`, canonical) to the parent page,
+   * or under it to a page the crawl holds live, is quiet — but not on a relink (a redirected row
+   * fetched again: the target row may be its own first redirect's); one under it to another page
+   * is news once the parent was fetched (the URL is one the lesson would refuse, and it led to a
+   * page nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); anything
+   * else is no evidence. A lesson lifted queues the shape's refused URLs again, as
+   * `#noindexLesson` does (keep the count's rule in sync).
+   */
+  #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean): void {
+    const url = req.url;
+    const lesson = this.#parentRedirects!;
+    const shape = lesson.shapeOf(url);
+    if (shape === undefined) return;
+    let verdict: ParentRedirectVerdict | undefined;
+    if (content) {
+      verdict = 'content';
+    } else if (status >= 300 && status < 400 && target !== undefined) {
+      const into = parentRedirectOf(url, target);
+      if (into === 'parent' || (into === 'under' && req.relink !== true && this.#holds(target))) verdict = 'intoParent';
+      else if (into === 'under' && lesson.parentFetched(url)) verdict = 'news';
+    }
+    if (verdict === undefined) return;
+    const skipped = lesson.skippedUnder(url);
+    if (lesson.observe(url, verdict) !== 'lifted') return;
+    const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
+    this.#tally.parentRedirectsRequeued(Math.min(skipped, queued));
+  }
+
+  /**
    * A page's lesson on links to a spot on their own page (`AnchorCopies`). A lesson banned by a
    * check queues the refused URLs of its links' shape again (a scan of the rows, for the Refused
    * ones; once per lesson banned; in a cluster, of the node's slots: `#requeueRefused`).
@@ -1244,6 +1281,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Whether `url` has a row (a cluster node asks the slot of its host group: none here, no). */
   #hasRow(url: string): boolean {
     return this.#frontierForUrl(url)?.knownCount([url]) === 1;
+  }
+
+  /** Whether `url`'s row was fetched with a page (`Frontier.fetchedCount`; a slot this node does not hold: no). */
+  #fetchedWithPage(url: string): boolean {
+    return this.#frontierForUrl(url)?.fetchedCount([url]) === 1;
   }
 
   /** Whether `url` has a live row, fetched or to be (`Frontier.liveCount`; a slot this node does not hold: no). */
@@ -1346,7 +1388,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
     if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url) ?? this.#parentRedirects?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1741,6 +1783,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a soft-404: a dead link's page (a not-found template that says noindex, nofollow) tells
     // nothing of the live pages of its shape.
     if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
+    if (this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);
@@ -2291,13 +2334,14 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
     const copies = this.#copies?.export() ?? [];
     const anchors = this.#anchors?.export() ?? [];
     const noindex = this.#noindex?.export() ?? [];
+    const parentRedirects = this.#parentRedirects?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];
@@ -2309,6 +2353,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ...(copies.length > 0 ? { copies } : {}),
       ...(anchors.length > 0 ? { anchors } : {}),
       ...(noindex.length > 0 ? { noindex } : {}),
+      ...(parentRedirects.length > 0 ? { parentRedirects } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),
       ...(cases.length > 0 ? { cases } : {}),

@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { AnchorCopies, KnownCopies, LoginWalls, NoindexShapes, ParamLearner, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
+import type { AnchorCopies, KnownCopies, LoginWalls, NoindexShapes, ParamLearner, ParentRedirects, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -83,6 +83,8 @@ export interface RobotsGateOptions {
   readonly anchors?: AnchorCopies | undefined;
   /** URL shapes learned to say noindex and nofollow: their queued URLs are refused. */
   readonly noindex?: NoindexShapes | undefined;
+  /** URL shapes learned to redirect into their parent page: their queued URLs are refused once the parent page was fetched. */
+  readonly parentRedirects?: ParentRedirects | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
@@ -299,7 +301,9 @@ export class RobotsGate implements RobotsSeam {
    * let through as a check), a URL whose query pair names a page the crawl knows as its page
    * (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32 picked as a check), a URL
    * whose shape says noindex and nofollow (`NoindexShapes`, under `learnNoindex`; not a seed,
-   * nor a URL `fetched` before; some let through as checks), a name
+   * nor a URL `fetched` before; some let through as checks), a URL whose shape redirects into
+   * its parent page once the crawl fetched that page (`ParentRedirects`, under `learnAliases`; the
+   * same exceptions), a name
    * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
@@ -332,6 +336,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.noindex?.refuses(url, depth, fetched) === true) {
       this.o.tally.noindexSkipped();
+      return true;
+    }
+    if (this.o.parentRedirects?.refuses(url, depth, fetched) === true) {
+      this.o.tally.parentRedirect();
       return true;
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {

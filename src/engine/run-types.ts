@@ -142,6 +142,13 @@ export interface CrawlSummary {
    */
   readonly noindexShapes: readonly string[];
   /**
+   * URL shapes learned to redirect into their parent page (`EngineOptions.learnAliases`,
+   * `ParentRedirects`), as `http://a.test/threads/*` + `/post-*` (first segment, `*` per middle
+   * segment, the last with digit runs as `*`): their queued URLs are not fetched once the parent
+   * page was (`CrawlCounts.parentRedirects`).
+   */
+  readonly parentRedirects: readonly string[];
+  /**
    * Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`;
    * and sections' trailing-slash rules, as `http://x/blog/…` → `http://x/blog/…/` (or back).
    */

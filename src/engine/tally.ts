@@ -81,6 +81,13 @@ export interface CrawlCounts {
    */
   readonly noindexSkipped: number;
   /**
+   * URLs not fetched because their URL shape was learned to redirect into the parent page, which
+   * the crawl fetched (`CrawlSummary.parentRedirects`, `EngineOptions.learnAliases`; checks are
+   * fetched, and those of a shape whose check found a page of its own are queued again and not
+   * counted).
+   */
+  readonly parentRedirects: number;
+  /**
    * Links taken from an origin learned moved to the origin it moved to, or written with a
    * section's trailing slash learned (`EngineOptions.learnAliases`).
    */
@@ -200,6 +207,7 @@ export class Tally {
   #knownCopies = 0;
   #anchorCopies = 0;
   #noindexSkipped = 0;
+  #parentRedirects = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
   #selfRedirects = 0;
@@ -346,6 +354,16 @@ export class Tally {
     this.#noindexSkipped -= n;
   }
 
+  /** A queued URL not fetched: its URL shape redirects into its parent page, which the crawl fetched. */
+  parentRedirect(): void {
+    this.#parentRedirects++;
+  }
+
+  /** `n` URLs this run refused so are queued again: a check lifted their shape's lesson. */
+  parentRedirectsRequeued(n: number): void {
+    this.#parentRedirects -= n;
+  }
+
   /** `n` anchored links, or a queued URL from one, not fetched: copies of the page they were on. */
   anchorCopies(n = 1): void {
     this.#anchorCopies += n;
@@ -450,6 +468,7 @@ export class Tally {
       knownCopies: this.#knownCopies,
       anchorCopies: this.#anchorCopies,
       noindexSkipped: this.#noindexSkipped,
+      parentRedirects: this.#parentRedirects,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,

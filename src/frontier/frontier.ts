@@ -361,7 +361,16 @@ export class Frontier {
    * whether the page a page names as itself is one the crawl has (`KnownCopies`).
    */
   liveCount(urls: readonly string[]): number {
-    return knownCount(this.#s, urls, true);
+    return knownCount(this.#s, urls, 'live');
+  }
+
+  /**
+   * How many of `urls` the frontier holds fetched with a page (`Crawled`, `DueRecrawl`: a 2xx
+   * answer, in memory). The engine asks whether a URL's parent page was fetched, whose links
+   * reach what the URL would redirect into (`ParentRedirects`).
+   */
+  fetchedCount(urls: readonly string[]): number {
+    return knownCount(this.#s, urls, 'fetched');
   }
 
   /**

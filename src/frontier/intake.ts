@@ -217,7 +217,7 @@ function validDiscovery(d: Discovery, nowMs: number): boolean {
  * host); a URL the canonicalizer refuses counts as unknown. One batched key computation and one
  * index lookup.
  */
-export function knownCount(s: FrontierState, urls: readonly string[], live = false): number {
+export function knownCount(s: FrontierState, urls: readonly string[], which: 'known' | 'live' | 'fetched' = 'known'): number {
   const n = urls.length;
   if (n === 0) return 0;
   const keys = new Uint32Array(n * 4);
@@ -227,10 +227,11 @@ export function knownCount(s: FrontierState, urls: readonly string[], live = fal
   let known = 0;
   for (let i = 0; i < n; i++) {
     if (canon[i] === undefined || found[i] === MISSING) continue;
-    if (live) {
-      // A spilled row (−1) is a never-fetched Scheduled one: live.
+    if (which !== 'known') {
+      // A spilled row (−1) is a never-fetched Scheduled one: live, not fetched.
       const row = s.rowOf(found[i]!);
-      if (row >= 0 && !isLiveStatus(s.table.status[row]!)) continue;
+      if (which === 'live' && row >= 0 && !isLiveStatus(s.table.status[row]!)) continue;
+      if (which === 'fetched' && (row < 0 || (s.table.status[row] !== UrlStatus.Crawled && s.table.status[row] !== UrlStatus.DueRecrawl))) continue;
     }
     known++;
   }

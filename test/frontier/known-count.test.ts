@@ -16,7 +16,7 @@ describe('Frontier.knownCount', () => {
     expect(f.knownCount(['https://a.example/p/2'])).toBe(1);
   });
 
-  it('liveCount leaves out rows whose page the crawl will not fetch: gone, refused', () => {
+  it('liveCount leaves out rows whose page the crawl will not fetch: gone, refused; fetchedCount counts the fetched ones', () => {
     // With the state machine (the engine's frontier): a 404 makes the row Gone.
     const f = new Frontier(1, 0, { stateMachine: true });
     f.seed('https://a.example/', 'a.example', 1, 0, 0);
@@ -25,6 +25,8 @@ describe('Frontier.knownCount', () => {
     const links = ['https://a.example/', 'https://a.example/p/1', 'https://a.example/out', 'https://a.example/none'];
     expect(f.knownCount(links)).toBe(3);
     expect(f.liveCount(links)).toBe(2);
+    // Nothing fetched yet: a scheduled row is live, not fetched.
+    expect(f.fetchedCount(links)).toBe(0);
     // Fetched: live (200); gone (404): not.
     let now = 0;
     for (let i = 0; i < 2; i++) {
@@ -35,6 +37,9 @@ describe('Frontier.knownCount', () => {
     expect(f.knownCount(links)).toBe(3);
     expect(f.liveCount(links)).toBe(1);
     expect(f.liveCount(['https://a.example/'])).toBe(1);
+    // fetchedCount: the 200 only (the 404 is gone, the refused row never fetched, in any spelling).
+    expect(f.fetchedCount(links)).toBe(1);
+    expect(f.fetchedCount(['HTTPS://A.EXAMPLE:443/', 'not a url'])).toBe(1);
     // liveDepthOf: the live row's depth; none for a gone, refused or unknown URL.
     expect(f.liveDepthOf('https://a.example/')).toBe(0);
     expect(f.liveDepthOf('HTTPS://A.EXAMPLE:443/')).toBe(0);
