@@ -579,9 +579,6 @@ export class ClusterNode {
       try {
         // Reading resumes after the checkpoint's cursor: what the last owner applied after it is read again.
         await resetInbox(this.redis, this.keys, r.slot, state.cursor);
-        // Rows refused under a lesson its last owner learned (lessons stay with their process):
-        // the Engine queues again those no rule of its own refuses now.
-        if (source !== undefined) this.o.opened?.(r.slot, state.frontier);
       } catch (err) {
         state.free();
         throw err;
@@ -590,6 +587,19 @@ export class ClusterNode {
       // Before the slot dispatches: a Retry-After its last owner heard binds here too.
       this.o.robots?.import(r.slot, (source?.meta.robots ?? []).map((e) => shiftRobotsSnapshot(e, shift)));
       this.slots.set(r.slot, state);
+      // Rows refused under a lesson its last owner learned (lessons stay with their process): the
+      // Engine queues again those no rule of its own refuses now — with the slot registered, so
+      // its rules' questions about the slot's URLs (`frontierOf`) are answered. Nothing dispatches
+      // before this returns (no await between).
+      if (source !== undefined) {
+        try {
+          this.o.opened?.(r.slot, state.frontier);
+        } catch (err) {
+          this.slots.delete(r.slot);
+          state.free();
+          throw err;
+        }
+      }
     } finally {
       this.busy.delete(r.slot);
     }

@@ -46,9 +46,7 @@
  * engine does, `CrawlCounts.noindexSkipped`), or clocks.
  */
 import { InvalidArgumentError } from '../errors/index.js';
-import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions, type ShapeRecord, isCheck, shapeRecordProblem } from './shapes.js';
-
-export { isCheck };
+import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions, type ShapeRecord, shapeRecordProblem } from './shapes.js';
 
 /** Options of a `NoindexShapes` (`ShapeLessons`' options). */
 export type NoindexShapesOptions = ShapeLessonsOptions;

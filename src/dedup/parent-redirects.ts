@@ -113,9 +113,10 @@ export function parentRedirectOf(url: string, target: string): 'parent' | 'under
 /**
  * What a fetch of a URL with a shape said (the engine judges, `#parentRedirectLesson`):
  * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds; 'news' —
- * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a URL the lesson would refuse: `/news/123` →
- * `/news/123-headline` is the only way to that story); 'content' — a page of its own (2xx,
- * whole, not a soft-404). News counts as content does: before any evidence it marks the shape
+ * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
+ * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
+ * story); 'content' — a page of its own (2xx, whole, not a soft-404). A relink's redirect under
+ * the parent is neither (the engine gives no verdict: its target row may be its own). News counts as content does: before any evidence it marks the shape
  * (never learned this run), after it bans the shape, and under a lesson lifts it.
  */
 export type ParentRedirectVerdict = 'intoParent' | 'news' | 'content';

@@ -40,11 +40,20 @@ export interface ShapeLessonsOptions {
   readonly checkEvery: number;
 }
 
-const resolveShapeOptions = defineOptions<ShapeLessonsOptions>('ShapeLessonsOptions', {
-  minEvidence: numberField({ min: 2, max: 1000, integer: true, default: 8 }),
-  maxScopes: numberField({ min: 1, max: 1 << 20, integer: true, default: 4096 }),
-  checkEvery: numberField({ min: 2, max: 1 << 20, integer: true, default: 32 }),
-});
+/** The options' resolver of each lesson class, named for it in errors (`NoindexShapesOptions.minEvidence: …`). */
+const resolvers = new Map<string, (input?: Partial<ShapeLessonsOptions> | null) => Readonly<ShapeLessonsOptions>>();
+function resolveShapeOptions(name: string, input: Partial<ShapeLessonsOptions> | null | undefined): Readonly<ShapeLessonsOptions> {
+  let resolve = resolvers.get(name);
+  if (resolve === undefined) {
+    resolve = defineOptions<ShapeLessonsOptions>(`${name}Options`, {
+      minEvidence: numberField({ min: 2, max: 1000, integer: true, default: 8 }),
+      maxScopes: numberField({ min: 1, max: 1 << 20, integer: true, default: 4096 }),
+      checkEvery: numberField({ min: 2, max: 1 << 20, integer: true, default: 32 }),
+    });
+    resolvers.set(name, resolve);
+  }
+  return resolve(input);
+}
 
 /** Shapes remembered as having served content before any evidence (not checkpointed). */
 const MAX_CONTENT_SHAPES = 16_384;
@@ -73,7 +82,7 @@ export function isCheck(n: number, every: number): boolean {
 export type ShapeChange = 'learned' | 'lifted' | undefined;
 
 /** The learned, banned and content shapes of one lesson kind (see the module comment). */
-export class ShapeLessons {
+export abstract class ShapeLessons {
   /** The resolved options. */
   readonly options: Readonly<ShapeLessonsOptions>;
   /** shape → hashes of the distinct quiet URLs so far (no content page yet; `urlHash32`: counted, not kept). */
@@ -95,7 +104,7 @@ export class ShapeLessons {
     readonly shapeOf: (url: string) => string | undefined,
     options?: Partial<ShapeLessonsOptions> | null,
   ) {
-    this.options = resolveShapeOptions(options);
+    this.options = resolveShapeOptions(name, options);
   }
 
   /**

@@ -103,7 +103,7 @@ export interface ClusterSeams {
   readonly frontier: Partial<FrontierOptions>;
   readonly shape: (request: FetchRequest, outcome: Outcome) => Outcome;
   readonly admitted: (url: string) => void;
-  /** A slot opened here from a checkpoint (`ClusterNodeOptions.opened`): its Refused rows are asked again. */
+  /** A slot opened here from a checkpoint, or kept after a failed hand-off (`ClusterNodeOptions.opened`): its Refused rows are asked again. */
   readonly opened: (slot: number, frontier: Frontier) => void;
   /** Re-reads the crawl's scope seeds (before seeds from an inbox are applied). */
   readonly beforeSeeds: () => Promise<void>;

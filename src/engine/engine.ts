@@ -1238,11 +1238,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
    * 2xx, whole, not a soft-404) is content; a redirect (`target`, canonical) to the parent page,
-   * or under it to a page the crawl holds live, is quiet — but not on a relink (a redirected row
-   * fetched again: the target row may be its own first redirect's); one under it to another page
-   * is news once the parent was fetched (the URL is one the lesson would refuse, and it led to a
+   * or under it to a page the crawl holds live, is quiet; one under it to another page is news
+   * once the parent was fetched; a relink's redirect under the parent is no evidence (a
+   * redirected row fetched again: the target row may be its own first redirect's) (the URL is one the lesson would refuse, and it led to a
    * page nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); anything
-   * else is no evidence. A lesson lifted queues the shape's refused URLs again, as
+   * else is no evidence either. A lesson lifted queues the shape's refused URLs again, as
    * `#noindexLesson` does (keep the count's rule in sync).
    */
   #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean): void {
@@ -1255,8 +1255,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       verdict = 'content';
     } else if (status >= 300 && status < 400 && target !== undefined) {
       const into = parentRedirectOf(url, target);
-      if (into === 'parent' || (into === 'under' && req.relink !== true && this.#holds(target))) verdict = 'intoParent';
-      else if (into === 'under' && lesson.parentFetched(url)) verdict = 'news';
+      // A relink (a redirected row fetched again) says nothing under the parent: the target row
+      // may be its own first redirect's.
+      if (into === 'parent') verdict = 'intoParent';
+      else if (into === 'under' && req.relink !== true) verdict = this.#holds(target) ? 'intoParent' : lesson.parentFetched(url) ? 'news' : undefined;
     }
     if (verdict === undefined) return;
     const skipped = lesson.skippedUnder(url);

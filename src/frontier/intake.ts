@@ -214,8 +214,10 @@ function validDiscovery(d: Discovery, nowMs: number): boolean {
 
 /**
  * `Frontier.knownCount`: how many of `urls` have a row (in memory, or spilled to disk with their
- * host); a URL the canonicalizer refuses counts as unknown. One batched key computation and one
- * index lookup.
+ * host); a URL the canonicalizer refuses counts as unknown. `which` narrows the rows counted:
+ * 'live' (`Frontier.liveCount`: a spilled row is a live one) or 'fetched'
+ * (`Frontier.fetchedCount`: Crawled or DueRecrawl, in memory). One batched key computation and
+ * one index lookup.
  */
 export function knownCount(s: FrontierState, urls: readonly string[], which: 'known' | 'live' | 'fetched' = 'known'): number {
   const n = urls.length;

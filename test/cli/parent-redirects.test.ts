@@ -1,7 +1,7 @@
 /**
  * `meguri crawl` on a XenForo-shaped forum whose post permalinks (`/threads/tN.N/post-ID`) and
  * `latest` links redirect into the thread's pages (`ParentRedirects`): each shape is learned after
- * eight redirects and its other URLs are not fetched while their thread page is held — every
+ * eight redirects and its other URLs are not fetched once their thread page was — every
  * thread page still is, a thread reached only through a permalink too. A check that finds a page
  * of its own lifts the lesson and fetches what it refused; `--no-learn-aliases` fetches them all.
  */
@@ -78,7 +78,7 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
       .map((l) => JSON.parse(l) as End & { type: string })
       .find((e) => e.type === 'end');
 
-  it('learns the permalink shape, fetches every thread page, and names them; a thread not held is reached through its permalink', async () => {
+  it('learns the permalink shape, fetches every thread page, and names them; a thread not fetched is reached through its permalink', async () => {
     redirectsLeft = Infinity;
     asked.length = 0;
     const dir = join(site.dir, 'forum');
@@ -96,8 +96,8 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     expect(stats.code, stats.err).toBe(0);
     expect(stats.out).toMatch(/^ {2}redirects {3}.*\/threads\/\*\/post-\*/m);
 
-    // A resume reads the lesson back; a page linking one permalink each of threads the crawl does
-    // not hold: each is fetched (its parent is not held, so no refusal is counted, no check
+    // A resume reads the lesson back; a page linking one permalink each of threads the crawl has
+    // not fetched: each is fetched (its parent was not, so no refusal is counted, no check
     // spent), and it leads to its thread, whose own permalinks are then refused but for checks.
     asked.length = 0;
     const resumed = await inProcess(['crawl', `${site.base}/whats-new/`, '--data', dir, ...flags, '--json']);

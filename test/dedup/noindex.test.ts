@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NoindexShapes, noindexRecordProblem, noindexShapeOf } from '../../src/dedup/index.js';
-import { isCheck } from '../../src/dedup/noindex.js';
+import { isCheck } from '../../src/dedup/shapes.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
 const QUIET = { noindex: true, nofollow: true };
@@ -152,6 +152,7 @@ describe('NoindexShapes', () => {
     expect(() => l.observe(42 as never, QUIET)).toThrow(InvalidArgumentError);
     expect(() => l.observe(edit(1), { noindex: 'yes' } as never)).toThrow(/noindex: boolean, nofollow: boolean/);
     expect(() => new NoindexShapes({ minEvidence: 1 })).toThrow(InvalidArgumentError);
+    expect(() => new NoindexShapes({ minEvidence: 1 })).toThrow(/^NoindexShapesOptions\.minEvidence/);
   });
 
   it('stays bounded: at most maxScopes shapes with evidence and as many learned', () => {

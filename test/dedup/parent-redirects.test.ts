@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ParentRedirects, parentOf, parentRedirectOf, parentRedirectShapeOf } from '../../src/dedup/index.js';
+import { ParentRedirects, parentRedirectOf, parentRedirectShapeOf } from '../../src/dedup/index.js';
+import { parentOf } from '../../src/dedup/parent-redirects.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
 const post = (thread: number, id: number): string => `http://f.test/threads/talk.${thread}/post-${id}`;
@@ -147,7 +148,7 @@ describe('ParentRedirects', () => {
 
   it('refuses bad arguments', () => {
     expect(() => new ParentRedirects(undefined as never)).toThrow(InvalidArgumentError);
-    expect(() => lesson(undefined, { minEvidence: 1 })).toThrow(InvalidArgumentError);
+    expect(() => lesson(undefined, { minEvidence: 1 })).toThrow(/^ParentRedirectsOptions\.minEvidence/);
     expect(() => lesson().observe(post(1, 1), 'redirect' as never)).toThrow(/'intoParent', 'news' or 'content'/);
     expect(() => lesson().observe(5 as never, 'content')).toThrow(InvalidArgumentError);
   });
