@@ -1263,7 +1263,7 @@ export function nextRecrawlLine(next: StatusContext['nextFetch']): string {
 /** The end summary's line on listings paged past their end ('' for none). */
 export function pagingLine(c: CrawlCounts): string {
   if (c.pagingEnds === 0) return '';
-  return `  paging    ${int(c.pagingEnds)} link${c.pagingEnds === 1 ? '' : 's'} to later pages not followed: listing pages past their end repeating the page before (?page=…: the same links, the same words)`;
+  return `  paging    ${int(c.pagingEnds)} link${c.pagingEnds === 1 ? '' : 's'} to later pages not followed: listing pages past their end repeating the page before (?page=… or /page/…/: the same links, the same words)`;
 }
 
 /**

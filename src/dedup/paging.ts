@@ -15,8 +15,12 @@
  * thread or of search results show different words. (A listing of numbers alone — a table of
  * figures with no link but the paging ones — would read as past its end after two pages.) Then the page's links to later pages of the series are named to be dropped
  * (the page itself was fetched and is kept): the walk stops one page after the first empty
- * one. Paging in the path (`/page/5/`) is not read: a number in a path is too often the item
- * itself (`/photo/123`, a gallery's next link), which an empty page can not be told from.
+ * one. Paging in the path is read only where a segment names it — `/blog/page/5/`, `/seite/5`,
+ * `/news/page-5` (`page`, `pg`, `seite`, `pagina`, `strona`, then the number, or `page-N` /
+ * `pageN` as one segment; the last such in the path): a bare number in a path is too often the
+ * item itself (`/photo/123`, a gallery's next link), which an empty page can not be told from. A
+ * blog paged so past its end (a CMS that answers `/page/40/` with "nothing here" and a next link)
+ * cost 27 fetches of empty pages on a 38-page loopback blog.
  *
  * Owns: a bounded map of series → the signatures of its pages seen (the most recent 16,384
  * series, at most 64 signatures each; ≈ 3 MB at worst). Never: fetch, park or refuse a URL
@@ -33,10 +37,17 @@ const MAX_SIGNATURES = 64;
 /** Query keys that number the pages of a listing (compared lower-cased). */
 const PAGING_KEYS = new Set(['page', 'p', 'pg', 'paged', 'pagenum', 'page_num', 'pageno', 'page_no', 'pagenumber', 'currentpage', 'pn', 'start', 'offset', 'skip', 'from']);
 
+/**
+ * Paging in the path: a segment naming the page, then the number as the next segment
+ * (`/page/5/`), or `page-5` / `page5` as one segment; the last such, so a page number beneath an
+ * item's own (`/t/page/2/page/3`) is the one read.
+ */
+const PATH_PAGING = /^(.*\/(?:(?:page|pg|seite|pagina|strona)\/|page-?))(\d{1,9})((?:\/[^/?#]*)*)$/i;
+
 /** A URL's paging key and number, and its series (the URL without that key), or undefined. */
 function seriesOf(url: string): { series: string; key: string; n: number } | undefined {
   const q = url.indexOf('?');
-  if (q < 0) return undefined;
+  if (q < 0) return pathSeriesOf(url);
   const hash = url.indexOf('#', q);
   const query = url.slice(q + 1, hash < 0 ? url.length : hash);
   const parts = query.split('&');
@@ -49,7 +60,21 @@ function seriesOf(url: string): { series: string; key: string; n: number } | und
     const rest = parts.filter((_, j) => j !== i).join('&');
     return { series: `${url.slice(0, q)}?${rest}\u0000${key}`, key, n: Number(value) };
   }
-  return undefined;
+  return pathSeriesOf(url);
+}
+
+/** `seriesOf` for paging in the path (`PATH_PAGING`): the series is the URL with the number taken out. */
+function pathSeriesOf(url: string): { series: string; key: string; n: number } | undefined {
+  const hash = url.indexOf('#');
+  const noHash = hash < 0 ? url : url.slice(0, hash);
+  const q = noHash.indexOf('?');
+  const path = q < 0 ? noHash : noHash.slice(0, q);
+  // Past the origin only: `https://page5.example/` names no page.
+  const origin = /^https?:\/\/[^/]+/.exec(path);
+  if (origin === null) return undefined;
+  const m = PATH_PAGING.exec(path.slice(origin[0].length));
+  if (m === null) return undefined;
+  return { series: `${origin[0]}${m[1]}\u0001${m[3]}${q < 0 ? '' : noHash.slice(q)}\u0000`, key: '', n: Number(m[2]) };
 }
 
 /**

@@ -1,7 +1,8 @@
 // A listing that pages on past its end: `?page=N` beyond the last page answers "No more
 // products" with a next link, so the crawl walked 29 empty pages to --max-depth 32 (79 fetches
-// for 45 items on 3 pages). `PagingEnd` stops the walk one page after the first empty one; a
-// listing whose every page names other items is walked to its end.
+// for 45 items on 3 pages). `PagingEnd` stops the walk one page after the first empty one (paged
+// in the query, or in the path where a segment names it); a listing whose every page names other
+// items is walked to its end.
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -30,6 +31,23 @@ function shop(items: number): Server {
   });
 }
 
+/** A blog of `posts` posts, 5 per page, paged in the path (`/page/N/`); past the end, "Nothing here" and a next link. */
+function blog(posts: number): Server {
+  return createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    if (u.pathname === '/robots.txt') return void res.writeHead(404).end();
+    const m = /^\/page\/(\d+)\/$/.exec(u.pathname);
+    if (u.pathname === '/' || m !== null) {
+      const page = m === null ? 1 : Number(m[1]);
+      const ids = Array.from({ length: posts }, (_, i) => i + 1).slice((page - 1) * 5, page * 5);
+      const list = ids.map((i) => `<article><a href="/post-${i}/">Post ${i}</a></article>`).join('') || '<p>Nothing here.</p>';
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>Page ${page} – Blog</title></head><body><a href="/">Blog</a>${list}<a href="/page/${page + 1}/">Older posts</a></body></html>`);
+    }
+    if (/^\/post-\d+\/$/.test(u.pathname)) return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>${u.pathname}</h1><a href="/">home</a>`);
+    res.writeHead(404).end();
+  });
+}
+
 describe('meguri crawl: a listing paged past its end', () => {
   const servers: Server[] = [];
   let dir = '';
@@ -41,8 +59,8 @@ describe('meguri crawl: a listing paged past its end', () => {
       .map((l) => (JSON.parse(l) as { url: string }).url)
       .flatMap((url) => /\/list\?page=(\d+)$/.exec(url)?.slice(1).map(Number) ?? [])
       .sort((a, b) => a - b);
-  const start = async (items: number): Promise<string> => {
-    const s = shop(items);
+  const start = async (items: number, site = shop): Promise<string> => {
+    const s = site(items);
     servers.push(s);
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     return `http://127.0.0.1:${(s.address() as AddressInfo).port}/`;
@@ -66,6 +84,20 @@ describe('meguri crawl: a listing paged past its end', () => {
     // Every item is still fetched.
     const items = readFileSync(join(data, 'pages.jsonl'), 'utf8').match(/\/item\/\d+"/g) ?? [];
     expect(new Set(items).size).toBe(45);
+  });
+
+  it('reads paging in the path too: a blog paged /page/N/ stops one page after the first empty one', async () => {
+    const data = join(dir, 'blog');
+    const run = await inProcess(['crawl', await start(30, blog), '--data', data, ...flags]);
+    expect(run.code).toBe(0);
+    const urls = readFileSync(join(data, 'pages.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { url: string }).url);
+    // Pages 2–6 list posts; 7 is the first empty one, 8 repeats it (but for its numbers). It
+    // walked on to --max-depth 32 before.
+    expect(urls.flatMap((url) => /\/page\/(\d+)\/$/.exec(url)?.slice(1).map(Number) ?? []).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    expect(new Set(urls.filter((url) => /\/post-\d+\/$/.test(url))).size).toBe(30);
   });
 
   it('walks a listing whose pages all name other items to its end', async () => {

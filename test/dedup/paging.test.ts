@@ -29,7 +29,7 @@ describe('PagingEnd', () => {
     for (let page = 1; page <= 6; page++) expect(p.observe(`${S}?page=${page}`, links(page, [page]), b('Products', page))).toBeUndefined();
   });
 
-  it('reads only query keys named as paging with a number, never a number in the path, and keeps series apart', () => {
+  it('reads only query keys named as paging with a number, never a bare number in the path, and keeps series apart', () => {
     const p = new PagingEnd();
     // A gallery's next links in the path: photos told apart only by their image, never stopped.
     for (let n = 1; n <= 5; n++) expect(p.observe(`http://g.test/photo/${n}`, [{ url: `http://g.test/photo/${n + 1}` }], b('Photo', n))).toBeUndefined();
@@ -46,6 +46,26 @@ describe('PagingEnd', () => {
     // Without a body (the fetcher keeps none) nothing is read.
     expect(p.observe(`${S}?page=9`, links(9, []), undefined)).toBeUndefined();
     expect(p.observe(`${S}?page=9`, links(9, []), undefined)).toBeUndefined();
+  });
+
+  it('reads paging in the path where a segment names it (/page/5/, /seite/5, page-5), the last such; never a bare number or a host name', () => {
+    const walk = (at: (n: number) => string): (Set<string> | undefined)[] => {
+      const p = new PagingEnd();
+      return [4, 5].map((n) => p.observe(at(n), [...nav, at(n - 1), at(n + 1)].map((url) => ({ url })), b('Nothing here', n)));
+    };
+    for (const at of [
+      (n: number) => `http://blog.test/page/${n}/`,
+      (n: number) => `http://blog.test/tag/x/page/${n}/?orderby=date`,
+      (n: number) => `http://blog.test/de/seite/${n}`,
+      (n: number) => `http://blog.test/news/page-${n}`,
+      (n: number) => `http://blog.test/news/Page${n}/`,
+      (n: number) => `http://blog.test/t/page/2/page/${n}/`,
+    ]) {
+      expect(walk(at)).toEqual([undefined, new Set([at(6)])]);
+    }
+    for (const at of [(n: number) => `http://g.test/p/${n}`, (n: number) => `http://g.test/homepage${n}/`, (n: number) => `http://page${n}.test/`, (n: number) => `http://g.test/page/${n}.html`]) {
+      expect(walk(at)).toEqual([undefined, undefined]);
+    }
   });
 
   it('drops only later pages: an empty page linking back to page 1 keeps that link', () => {
