@@ -95,9 +95,10 @@ describe('meguri crawl: a listing paged past its end', () => {
       .split('\n')
       .map((l) => (JSON.parse(l) as { url: string }).url);
     // Pages 2–6 list posts; 7 is the first empty one, 8 repeats it (but for its numbers). It
-    // walked on to --max-depth 32 before.
+    // walked on to /page/33/ (depth 32, the cap) before.
     expect(urls.flatMap((url) => /\/page\/(\d+)\/$/.exec(url)?.slice(1).map(Number) ?? []).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8]);
     expect(new Set(urls.filter((url) => /\/post-\d+\/$/.test(url))).size).toBe(30);
+    expect(run.out).toContain('(?page=… or /page/…/: the same links, the same words)');
   });
 
   it('walks a listing whose pages all name other items to its end', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PagingEnd } from '../../src/dedup/paging.js';
+import { PagingEnd, digitlessHash, pagingHash } from '../../src/dedup/paging.js';
 
 const S = 'http://shop.test/list';
 /** A body: `words`, and the page's number (digits are not read). */
@@ -63,8 +63,27 @@ describe('PagingEnd', () => {
     ]) {
       expect(walk(at)).toEqual([undefined, new Set([at(6)])]);
     }
-    for (const at of [(n: number) => `http://g.test/p/${n}`, (n: number) => `http://g.test/homepage${n}/`, (n: number) => `http://page${n}.test/`, (n: number) => `http://g.test/page/${n}.html`]) {
+    for (const at of [(n: number) => `http://g.test/p/${n}`, (n: number) => `http://g.test/homepage${n}/`, (n: number) => `http://page${n}/`, (n: number) => `http://g.test/page/${n}.html`]) {
       expect(walk(at)).toEqual([undefined, undefined]);
+    }
+  });
+
+  it("reads the digits of image sources: a viewer's pages (one image each) are never taken for a listing past its end", () => {
+    const enc = (html: string): Uint8Array => new TextEncoder().encode(html);
+    const page = (n: number, img: string): Uint8Array => enc(`<title>Comic - page ${n}</title>${img}<p>Chapter 1</p>`);
+    // Text digits are not read; image digits are, in src, data-src, srcset, quoted or not.
+    expect(pagingHash(page(4, '<img src="/s/4.jpg">'))).not.toBe(pagingHash(page(5, '<img src="/s/5.jpg">')));
+    expect(pagingHash(page(4, "<img data-src='/s/4.jpg'>"))).not.toBe(pagingHash(page(5, "<img data-src='/s/5.jpg'>")));
+    expect(pagingHash(page(4, '<img SRCSET="/s/4.jpg 1x">'))).not.toBe(pagingHash(page(5, '<img SRCSET="/s/5.jpg 1x">')));
+    expect(pagingHash(page(4, '<img src=/s/4.jpg alt=x>'))).not.toBe(pagingHash(page(5, '<img src=/s/5.jpg alt=x>')));
+    expect(pagingHash(page(4, '<img src="/s/a.jpg" width=40>'))).toBe(pagingHash(page(5, '<img src="/s/a.jpg" width=50>')));
+    // (The calendar line's hash reads no digits at all.)
+    expect(digitlessHash(page(4, '<img src="/s/4.jpg">'))).toBe(digitlessHash(page(5, '<img src="/s/5.jpg">')));
+    const p = new PagingEnd();
+    const at = (n: number): string => `http://c.test/comic/page/${n}`;
+    for (let n = 2; n <= 8; n++) {
+      const links = [...nav, at(1), at(n - 1), at(n + 1), at(99)].map((url) => ({ url }));
+      expect(p.observe(at(n), links, page(n, `<img src="/strips/${String(n).padStart(3, '0')}.jpg">`))).toBeUndefined();
     }
   });
 
