@@ -16,6 +16,9 @@ const THREADS = 12;
 const UNLISTED = 5;
 const PER = 10;
 const STORIES = 30;
+/** The thread whose first page always fails, and its pages reached only through permalinks. */
+const BROKEN = 99;
+const BROKEN_PAGES = [2, 3, 4, 5, 6, 7];
 const REMOVED = 9;
 /** Posts of thread n: 4 + (7n mod 23), numbered from n·100. */
 const postsOf = (n: number): number[] => Array.from({ length: 4 + ((7 * n) % 23) }, (_, i) => n * 100 + i);
@@ -47,6 +50,15 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     if (u.pathname === '/whats-new/') {
       const recent = Array.from({ length: UNLISTED }, (_, i) => THREADS + i + 1).map((n) => `<a href="/threads/t${n}.${n}/post-${postsOf(n)[1]}">a recent post</a>`);
       return html(recent.join(' '));
+    }
+    // A thread whose first page fails (500, every time): its other pages are reached only through
+    // the permalinks a news page links, each redirecting to the page holding its post.
+    if (u.pathname === '/broken-news/') return html(BROKEN_PAGES.map((k) => `<a href="/threads/t${BROKEN}.${BROKEN}/post-${BROKEN * 100 + k}">post</a>`).join(' '));
+    if (u.pathname === `/threads/t${BROKEN}.${BROKEN}/`) return void res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>Internal Server Error</h1>');
+    const broken = new RegExp(`^/threads/t${BROKEN}\\.${BROKEN}/(?:page-(\\d+)|post-${BROKEN}(\\d\\d))$`).exec(u.pathname);
+    if (broken !== null) {
+      if (broken[1] !== undefined) return html(`<h1>thread ${BROKEN} page ${broken[1]}</h1>`);
+      return void res.writeHead(301, { location: `/threads/t${BROKEN}.${BROKEN}/page-${Number(broken[2])}#post` }).end();
     }
     const m = /^\/threads\/t(\d+)\.(\d+)\/(?:page-(\d+)|post-(\d+)|(latest))?$/.exec(u.pathname);
     if (m === null) return void res.writeHead(404).end();
@@ -111,6 +123,27 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
     // The five, and the 1st, 2nd, 4th, 8th, 16th, 32nd and 64th of the 80 refusals.
     expect(count(/\/post-\d+$/)).toBe(UNLISTED + 7);
     expect(endOf(resumed.out)?.counts?.parentRedirects).toBe(newPermalinks - count(/\/post-\d+$/));
+  });
+
+  it('refuses nothing while the parent page is not fetched: a thread whose first page fails is reached through its permalinks', async () => {
+    redirectsLeft = Infinity;
+    const dir = join(site.dir, 'broken');
+    const first = await inProcess(['crawl', `${site.base}/`, '--data', dir, ...flags]);
+    expect(first.code, first.err).toBe(0);
+    // The resume reads the lesson back. The failing page is queued (and retried) — held, never
+    // fetched — while the news page's permalinks into its thread are dispatched: each is fetched,
+    // not refused, and leads to its page. (Were a queued parent enough, the 3rd, 5th and 6th would
+    // be refused, and the checks' redirects to pages not held would lift the lesson as news.)
+    asked.length = 0;
+    const second = await inProcess(['crawl', `${site.base}/broken-news/`, `${site.base}/threads/t${BROKEN}.${BROKEN}/`, '--data', dir, ...flags, '--json']);
+    expect(second.code, second.err).toBe(0);
+    for (const k of BROKEN_PAGES) expect(asked).toContain(`/threads/t${BROKEN}.${BROKEN}/page-${k}`);
+    // No refusal, and no verdict either: a redirect to a page not held, met before its parent was
+    // fetched, is not news, so the lesson stands (and the first run's refusals stay refused).
+    const end = endOf(second.out);
+    expect(end?.counts?.parentRedirects).toBe(0);
+    expect(end?.parentRedirects).toContain(`${site.base}/threads/*/post-*`);
+    expect(count(/^\/threads\/t\d+\.\d+\/post-/)).toBe(BROKEN_PAGES.length);
   });
 
   it('fetches every permalink with --no-learn-aliases', async () => {
