@@ -82,62 +82,53 @@ function pathSeriesOf(url: string): { series: string; key: string; n: number } |
 
 /**
  * 32-bit FNV-1a of `bytes` without their ASCII digits (keep in sync with `domainHash`'s constants):
- * pages that differ only by numbers (a page's own number, a date) hash alike.
+ * pages that differ only by numbers (a page's own number, a date) hash alike. With
+ * `keepSourceDigits`, the digits inside an attribute value whose name ends in `src` (`src`,
+ * `data-src`) or is `srcset` are read (`pagingHash`); the name is compared lower-cased, and a
+ * value unquoted ends at white space or `>`.
  */
-export function digitlessHash(bytes: Uint8Array): number {
+export function digitlessHash(bytes: Uint8Array, keepSourceDigits = false): number {
   let h = 0x811c9dc5;
+  let keep = 0; // inside a source value: the byte that closes it (a quote, or 0x20 for unquoted)
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
+    if (keep !== 0) {
+      if (b === keep || (keep === 0x20 && (b === 0x20 || b === 0x3e || b === 0x09 || b === 0x0a || b === 0x0d))) keep = 0;
+      else {
+        h = Math.imul(h ^ b, 0x01000193);
+        continue;
+      }
+    } else if (keepSourceDigits && b === 0x3d /* = */ && (endsWithName(bytes, i, 'src') || endsWithName(bytes, i, 'srcset'))) {
+      const q = bytes[i + 1];
+      keep = q === 0x22 || q === 0x27 ? q : 0x20;
+      if (keep !== 0x20) {
+        // The opening quote is part of the name's side, not the value.
+        h = Math.imul(h ^ b, 0x01000193);
+        h = Math.imul(h ^ q!, 0x01000193);
+        i++;
+        continue;
+      }
+    }
     if (b >= 0x30 && b <= 0x39) continue;
     h = Math.imul(h ^ b, 0x01000193);
   }
   return h >>> 0;
 }
 
-const S = 0x73;
-const R = 0x72;
-const C = 0x63;
-const EQ = 0x3d;
-const DQ = 0x22;
-const SQ = 0x27;
-
 /**
- * `digitlessHash` but for the digits inside an attribute value whose name ends in `src`
- * (`src`, `data-src`; and `srcset`): a book's, comic's or slide viewer's pages (`/comic/page/5`)
- * differ only by the image they show (`<img src="/strips/005.jpg">`), and are no listing past
- * its end; a page past a listing's end shows the images the one before it did. Bytes compared
- * lower-cased for the name; a value unquoted ends at a space or `>`. The same FNV-1a constants
- * (keep in sync with `digitlessHash`).
+ * `digitlessHash` reading the digits of image sources: a book's, comic's or slide viewer's pages
+ * (`/comic/page/5`) differ only by the image they show (`<img src="/strips/005.jpg">`), and are
+ * no listing past its end; a page past a listing's end shows the images the one before it did.
  */
 export function pagingHash(bytes: Uint8Array): number {
-  let h = 0x811c9dc5;
-  let keep = 0; // 0: outside a src value; else the byte that closes it (a quote, or 0x20 for unquoted)
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (keep !== 0) {
-      if (b === keep || (keep === 0x20 && (b === 0x20 || b === 0x3e || b === 0x09 || b === 0x0a || b === 0x0d))) keep = 0;
-    } else if (b === EQ && i >= 3 && endsWithSrc(bytes, i)) {
-      const q = bytes[i + 1];
-      keep = q === DQ || q === SQ ? q : 0x20;
-      if (q === DQ || q === SQ) {
-        h = Math.imul(h ^ b, 0x01000193);
-        h = Math.imul(h ^ q, 0x01000193);
-        i++;
-        continue;
-      }
-    }
-    if (keep === 0 && b >= 0x30 && b <= 0x39) continue;
-    h = Math.imul(h ^ b, 0x01000193);
-  }
-  return h >>> 0;
+  return digitlessHash(bytes, true);
 }
 
-/** Whether the bytes before `eq` (an `=`) end an attribute name ending in `src` or `srcset`. */
-function endsWithSrc(bytes: Uint8Array, eq: number): boolean {
-  const lower = (k: number): number => bytes[k]! | 0x20;
-  let j = eq - 1;
-  if (j >= 5 && lower(j) === 0x74 && lower(j - 1) === 0x65 && lower(j - 2) === S) j -= 3; // `set`
-  return j >= 2 && lower(j) === C && lower(j - 1) === R && lower(j - 2) === S;
+/** Whether the bytes before `end` spell `name` (ASCII, compared lower-cased). */
+function endsWithName(bytes: Uint8Array, end: number, name: string): boolean {
+  if (end < name.length) return false;
+  for (let k = 0; k < name.length; k++) if ((bytes[end - name.length + k]! | 0x20) !== name.charCodeAt(k)) return false;
+  return true;
 }
 
 /** See the module comment. */

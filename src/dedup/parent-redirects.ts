@@ -59,11 +59,16 @@ import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOpti
 const URL_PARTS = /^(https?:\/\/[^/?#]+)(\/[^?#]*)(\?[^#]*)?(?:#.*)?$/;
 const DIGITS = /\d+/g;
 
-/** The origin and the path segments of a canonical http(s) URL without a query, or undefined. */
+/**
+ * The origin and the path segments of a canonical http(s) URL that can have a shape: no query,
+ * two segments or more, the first and last not empty (not a directory); else undefined.
+ */
 function partsOf(url: string): { origin: string; segments: string[] } | undefined {
   const m = URL_PARTS.exec(url);
   if (m === null || (m[3] !== undefined && m[3] !== '?')) return undefined;
-  return { origin: m[1]!, segments: m[2]!.slice(1).split('/') };
+  const segments = m[2]!.slice(1).split('/');
+  if (segments.length < 2 || segments[0] === '' || segments[segments.length - 1] === '') return undefined;
+  return { origin: m[1]!, segments };
 }
 
 /**
@@ -73,19 +78,15 @@ function partsOf(url: string): { origin: string; segments: string[] } | undefine
  */
 export function parentRedirectShapeOf(url: string): string | undefined {
   const p = partsOf(url);
-  if (p === undefined || p.segments.length < 2) return undefined;
-  const last = p.segments[p.segments.length - 1]!;
-  if (last === '' || p.segments[0] === '') return undefined;
+  if (p === undefined) return undefined;
   const middle = p.segments.slice(1, -1).map(() => '*');
-  const shape = `${p.origin}/${[p.segments[0]!, ...middle, last.replace(DIGITS, '*')].join('/')}`;
+  const shape = `${p.origin}/${[p.segments[0]!, ...middle, p.segments[p.segments.length - 1]!.replace(DIGITS, '*')].join('/')}`;
   return shape.length > MAX_SHAPE_LENGTH ? undefined : shape;
 }
 
-/** The parent of a URL with a shape: the URL less its last segment, ending `/` (undefined without a shape). */
+/** The parent of a URL that can have a shape: the URL less its last segment, ending `/` (else undefined). */
 export function parentOf(url: string): string | undefined {
-  if (parentRedirectShapeOf(url) === undefined) return undefined;
-  const cut = url.lastIndexOf('/');
-  return url.slice(0, cut + 1);
+  return partsOf(url) === undefined ? undefined : url.slice(0, url.lastIndexOf('/') + 1);
 }
 
 /**
@@ -97,12 +98,12 @@ export function parentOf(url: string): string | undefined {
  * outside the parent), or `url` has no shape.
  */
 export function parentRedirectOf(url: string, target: string): 'parent' | 'under' | undefined {
-  const parent = parentOf(url);
-  const u = URL_PARTS.exec(url);
+  if (partsOf(url) === undefined) return undefined;
+  const u = URL_PARTS.exec(url)!;
   const t = URL_PARTS.exec(target);
-  if (parent === undefined || u === null || t === null || t[1] !== u[1]) return undefined;
+  if (t === null || t[1] !== u[1]) return undefined;
   const path = t[2]!;
-  const parentPath = URL_PARTS.exec(parent)![2]!;
+  const parentPath = u[2]!.slice(0, u[2]!.lastIndexOf('/') + 1);
   if (path === parentPath || path === parentPath.slice(0, -1)) return t[3] === undefined ? 'parent' : 'under';
   if (!path.startsWith(parentPath)) return undefined;
   const own = u[2]!.toLowerCase();

@@ -1239,13 +1239,14 @@ export class Engine extends EventEmitter<EngineEvents> {
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
    * 2xx, whole, not a soft-404) is content; a redirect (`target`, canonical) to the parent page,
    * or under it to a page the crawl holds live, is quiet; one under it to another page is news
-   * once the parent was fetched; a relink's redirect under the parent is no evidence (a
-   * redirected row fetched again: the target row may be its own first redirect's) (the URL is one the lesson would refuse, and it led to a
-   * page nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); anything
-   * else is no evidence either. A lesson lifted queues the shape's refused URLs again, as
-   * `#noindexLesson` does (keep the count's rule in sync).
+   * once the parent was fetched (the URL is one the lesson would refuse, and it led to a page
+   * nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); a relink's
+   * redirect under the parent (a redirected row fetched again: the target row may be its own
+   * first redirect's), and anything else, is no evidence. A lesson lifted queues the shape's
+   * refused URLs again, as `#noindexLesson` does (keep the count's rule in sync).
    */
   #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean): void {
+    if (!content && (status < 300 || status >= 400 || target === undefined)) return;
     const url = req.url;
     const lesson = this.#parentRedirects!;
     const shape = lesson.shapeOf(url);
