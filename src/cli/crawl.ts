@@ -86,6 +86,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text; a path (/posting.php) whose URLs answered one login form (a password field, the same text) five times is not fetched again; links to a spot on their own page (?p=7#p7 beside post 7) are not followed once three of their shape were copies of that page; and a listing's filters and sort orders (?filter_color=red, ?orderby=price, named canonical to the listing without them) are dropped from links once three such pages brought no new link; and a query pair whose pages name a page the crawl knows as theirs (?view=next showing the next topic, by rel=canonical or redirect) is not fetched once ten of its URLs on a path named such pages, distinct ones for ¾ of them (a redirect out of the scope counts as one) and none standing named a page the crawl did not hold, or itself (one in 32 still is, as a check)" },
     { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same, and a link whose URL shape redirected into its parent page eight times and never served a page (a forum post's permalink /threads/t.1/post-5 to the thread's page) is not fetched once the parent page was (its first refusals and then one in 32 are, as checks)" },
     { name: 'no-learn-noindex', kind: 'boolean', help: 'fetch every page that asks not to be indexed nor followed; by default once eight URLs of one shape (the path with each segment holding a digit as *, then the query\'s keys, /w/index.php?action=*&title=*, or without a query the last segment as *, /wiki/Special:WhatLinksHere/*) answered <meta name=robots content="noindex,nofollow"> (or X-Robots-Tag) and none answered otherwise, its queued URLs are not fetched (a wiki\'s edit forms and histories, a shop\'s cart; its first refusals and then one in 32 still are, as checks that lift the lesson and fetch what it refused if one finds a page to index or follow)' },
+    { name: 'no-soft404-probe', kind: 'boolean', help: "read a body that five URLs of a site share as its not-found page (a soft-404) at once; by default one made-up URL beside them (its last path segment or query value replaced by meguri-soft404-probe-…) is fetched first, and a 404 there says the body is a page's copies — versioned docs, a code forge's file at every commit — kept as pages" },
     { name: 'no-cookies', kind: 'boolean', help: 'send no cookies; by default the cookies a site sets are sent back to it for the rest of the run, as a browser does (RFC 6265 rules, memory only), and a redirect to the page itself (a cookie check) is fetched again with them' },
     { name: 'max-depth', kind: 'integer', arg: 'N', min: 0, max: 0xffff, help: 'deepest link depth to follow (fewest links from a seed, seeds are 0; a page fetched before a shorter path to it turned up is fetched again for its links when the crawl is otherwise idle and URLs are parked past the cap); 0 = unlimited (default 32); raised on resume, it fetches what it parked' },
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
@@ -707,6 +708,7 @@ export async function crawlCommand(typed: ParsedArgs, io: CliIo): Promise<number
     learnAliases: !args.flag('no-learn-aliases'),
     learnNoindex: !args.flag('no-learn-noindex'),
     cookies: !args.flag('no-cookies'),
+    soft404Probe: !args.flag('no-soft404-probe'),
     ...(args.flag('requisites') ? { requisites: true } : {}),
     ...(args.has('metrics-port') ? { metrics: { port: args.number('metrics-port')! } } : {}),
     ...(http !== undefined || Object.keys(caps).length > 0 ? { http: { ...http, ...caps } } : {}),
@@ -989,6 +991,14 @@ export function failingText(h: FailingHost): string {
   const message = h.reason.startsWith(first!.kind) ? h.reason.slice(first!.kind.length).replace(/^[:,] /, '') : h.reason;
   const head = message === '' ? `${int(first!.failures)} ${first!.kind}` : `${int(first!.failures)} ${first!.kind}: ${message}`;
   return `${h.host} ${int(h.failures)}× (${[head, ...rest.map((k) => `${int(k.failures)} ${k.kind}`)].join('; ')})`;
+}
+
+/** The end summary's line for soft-404 probes ('' for none). */
+export function softProbesLine(c: CrawlCounts): string {
+  const n = c.soft404Probes;
+  if (n === 0) return '';
+  const cleared = c.soft404Cleared;
+  return `  soft-404  ${int(n)} made-up URL${n === 1 ? '' : 's'} asked (…/meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: ${int(cleared)} answered not found or otherwise, so ${cleared === 1 ? 'that body was a page and its URLs stayed' : 'those bodies were pages and their URLs stayed'} pages; ${int(n - cleared)} answered as the body itself, or could not tell (a template); --no-soft404-probe skips the question`;
 }
 
 /** The counts line of the end summary: ok / redirects / 4xx / 5xx / network / refused / out of scope. */
@@ -1397,6 +1407,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       result.stats === undefined ? '' : trappedLine(result.stats.trappedBy, result.limits),
       echoLine(s.counts),
       pagingLine(s.counts),
+      softProbesLine(s.counts),
       s.counts.sitemaps === 0 ? scriptLine(result.scriptShells) : '',
       shellsLine(result.shellHosts),
       calendarLine(result.calendars, int) ?? '',

@@ -51,6 +51,8 @@ export interface PageRecord {
   readonly truncated: boolean;
   /** The body was a sitemap (its entries were followed); `--max-pages` does not count it. */
   readonly sitemap: boolean;
+  /** A made-up URL asked to tell a page's copies from the site's not-found page (a soft-404 probe); `--max-pages` does not count it. */
+  readonly probe: boolean;
 }
 
 /** Bytes read back from the end to find the last line (a record is well under this). */
@@ -87,6 +89,7 @@ export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: 
     requisite,
     truncated: page.truncated,
     sitemap: page.sitemap,
+    probe: page.probe,
   };
 }
 

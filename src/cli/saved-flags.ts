@@ -35,6 +35,7 @@ export const SAVED_FLAGS = [
   'no-learn-aliases',
   'no-learn-noindex',
   'no-cookies',
+  'no-soft404-probe',
   'header',
   'warc',
   'warc-size',

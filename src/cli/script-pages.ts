@@ -95,9 +95,9 @@ const MAX_SHELL_HOSTS = 10_000;
 export class ShellSoft404s {
   readonly #hosts = new Map<string, { fp: bigint | undefined; pages: number; shell: ScriptShell | undefined }>();
 
-  /** Hears one page of the run (only soft-404s answered 200 are looked at). */
+  /** Hears one page of the run (only soft-404s answered 200 are looked at; a soft-404 probe's made-up URL is no route of the app). */
   observe(page: Page): void {
-    if (!page.soft404 || page.status < 200 || page.status >= 300) return;
+    if (!page.soft404 || page.probe || page.status < 200 || page.status >= 300) return;
     let h = this.#hosts.get(page.host);
     if (h === undefined) {
       if (this.#hosts.size >= MAX_SHELL_HOSTS) return;

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, MAX_PENDING_PROBES, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -204,6 +204,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #names: DnsSeam;
   readonly #gate: RobotsGate;
   readonly #soft: SoftDetector;
+  /** Soft-404 probes asked for and not answered yet: made-up URL → the host and body it asks about (`EngineOptions.soft404Probe`). */
+  readonly #softProbes = new Map<string, SoftProbe>();
   readonly #traps: TrapDetector | undefined;
   /** Relative navigation repeated one level deeper (a catch-all path): its links are dropped. */
   readonly #echo: NavigationEcho | undefined;
@@ -434,7 +436,7 @@ export class Engine extends EventEmitter<EngineEvents> {
             return group === undefined ? undefined : this.#node?.slotOfGroup(group);
           });
     this.#hops = new RedirectHops(o.maxRedirects);
-    this.#soft = new SoftDetector({ threshold: o.soft404Threshold });
+    this.#soft = new SoftDetector({ threshold: o.soft404Threshold, probe: o.soft404Probe });
     if (o.logger !== undefined) attachLogger(this, o.logger);
     this.#metrics = o.metrics === undefined ? undefined : startMetrics(this, o.metrics);
     this.#metrics?.catch(() => undefined); // surfaced by run()
@@ -1066,7 +1068,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const { reported, page } = this.#shape(req, outcome, outside);
     for (const x of outside) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, reported);
-    if (countsAsPage(reported)) this.#ok++;
+    if (countsAsPage(reported) && !page.probe) this.#ok++;
     this.#completed++;
     this.#c.dispatched++;
     this.#c.completed++;
@@ -1454,15 +1456,20 @@ export class Engine extends EventEmitter<EngineEvents> {
     const o = recordOutcome(r);
     for (const l of o.links ?? []) this.#directory.register(l.url);
     if (o.location !== undefined) this.#directory.register(o.location);
+    // A probe the replay asked again (below, from its page's record) hears its answer again: a
+    // soft-404's record holds the 404 it was told, its answer was the body (a 200).
+    const probe = this.#probeAnswered(r.u, r.s4 === 1 ? 200 : r.s, o);
     if (o.contentFp !== undefined && ((r.s >= 200 && r.s < 300 && r.sm !== 1) || r.s4 === 1)) {
       // A template only ever observed again re-confirms itself; the count is per distinct URL.
       // As live: a sitemap is never observed, and a soft-404's record (told 404, marked s4)
       // counts toward its template as its fetch did (unmarked, a replay forgot those).
       this.#soft.observe(r.h, o.contentFp, keyFromHex(r.k), 0, { url: r.u, canonical: r.cn });
+      // The live run asked for these probes already: its page's links (replayed) queued them.
+      for (const p of this.#soft.takeProbes()) this.#awaitProbe(p);
     }
     if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
       this.#completed++;
-      if (countsAsPage(o)) this.#ok++;
+      if (countsAsPage(o) && probe === undefined) this.#ok++;
     }
     // The chains of redirects and refreshes count on across a kill, as they did live.
     this.#hops.count(r.u, o);
@@ -1716,6 +1723,45 @@ export class Engine extends EventEmitter<EngineEvents> {
     return net.spares(o.status, o.errorKind, now) ? true : undefined;
   }
 
+  /**
+   * Queues `probes` as links of the page that brought their body to the threshold (scope and
+   * robots.txt checked: a probe out of the scope or disallowed is answered at once with no reply,
+   * the body a template as without a probe).
+   */
+  #askProbes(probes: readonly SoftProbe[], links: readonly Link[] | undefined): Link[] {
+    const out = links === undefined ? [] : [...links];
+    for (const p of probes) {
+      if (this.#scope.check(p.url) !== undefined || !this.#gate.permits(p.url)) {
+        this.#soft.settleProbe(p, { status: 0 });
+        continue;
+      }
+      this.#awaitProbe(p);
+      this.#directory.register(p.url);
+      out.push({ url: p.url, probe: true });
+    }
+    return out;
+  }
+
+  #awaitProbe(p: SoftProbe): void {
+    this.#softProbes.set(p.url, p);
+    // Bounded as the detector's own waits: an answer lost here ends its wait by `probeWait`.
+    if (this.#softProbes.size > MAX_PENDING_PROBES) evictOldest(this.#softProbes);
+  }
+
+  /**
+   * Settles the soft-404 probe `url` was, if it was one, by its answer (`SoftDetector.settleProbe`
+   * reads it) and returns how many bodies it made pages'; a 5xx, a 429 or no answer is retried by
+   * the frontier, and the probe waits on ('waiting'). Undefined when `url` was no probe.
+   */
+  #probeAnswered(url: string, s: number, o: Outcome): number | 'waiting' | undefined {
+    const p = this.#softProbes.get(url);
+    if (p === undefined) return undefined;
+    if (s === 0 || s === 429 || s >= 500) return 'waiting';
+    this.#softProbes.delete(url);
+    const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
+    return this.#soft.settleProbe(p, { status: s, fp: whole ? o.contentFp : undefined });
+  }
+
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */
   #frontierStatus(req: FetchRequest, o: Outcome, soft404: boolean): number {
     if (soft404) return 404;
@@ -1766,6 +1812,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
     let soft404 = false;
+    const probe = this.#probeAnswered(req.url, s, o);
+    if (probe !== undefined && probe !== 'waiting') this.#tally.soft404Probe(probe > 0);
+    let probes: SoftProbe[] | undefined;
     // A body read as a sitemap is not the site's not-found page (identical sitemaps, empty
     // pages of a paged index, are copies, not a template): never a soft-404, never a page.
     if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true && o.sitemap !== true) {
@@ -1773,6 +1822,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       // share its fingerprint as a not-found template's URLs do, and the canonical tells them apart.
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key, 0, { url: req.url, canonical: o.canonical });
       if (soft404) c.soft404++;
+      else probes = this.#soft.takeProbes();
     }
     // A page whole (not cut, no sitemap) is the learners' evidence, whatever the soft-404 verdict:
     // a login form served byte for byte alike is a template too.
@@ -1832,10 +1882,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
       if (this.#hints !== undefined) for (const l of links) if (l.lastmod !== undefined) this.#hints.note(l.url, l.lastmod);
     }
+    // Last: the probe is no link of the page's for the lessons above, nor the consumer's.
+    if (probes !== undefined && probes.length > 0) links = this.#askProbes(probes, links);
     let location: string | undefined;
     let missedOutside: Flight['outside'][number] | undefined;
     let capped: string | undefined;
-    if (o.location !== undefined) {
+    // A made-up URL's redirect is no link the site gave (most lead to its home page): not followed.
+    if (o.location !== undefined && probe === undefined) {
       location = target;
       const max = this.options.maxRedirects;
       if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {
@@ -1914,7 +1967,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
     if (soft404) outside.length = 0;
     if (missedOutside !== undefined) outside.push(missedOutside);
-    this.#tally.outcome(req, s, soft404, o.errorKind, o.error);
+    this.#tally.outcome(req, s, soft404, o.errorKind, o.error, probe !== undefined);
     if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
     if (o.truncated === true && s >= 200 && s < 300) {
       // A sitemap cut past the page cap is its own line; one cut at the page cap (a feed, a
@@ -1923,7 +1976,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       else this.#tally.bodyCut(req.url);
     }
     if (o.sitemap === true && ((s >= 200 && s < 300) || s === 304)) this.#tally.sitemap();
-    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now);
+    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now, probe !== undefined);
     return { reported, page };
   }
 
@@ -2044,7 +2097,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#frontier!.report(flight.reported, now);
     for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, flight.reported);
-    if (countsAsPage(flight.reported)) this.#ok++;
+    if (countsAsPage(flight.reported) && flight.page?.probe !== true) this.#ok++;
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);

@@ -301,6 +301,19 @@ export interface EngineOptions {
   readonly cookies: boolean;
   /** Distinct URLs of a host sharing one body that make it a soft-404 template. Default 5. */
   readonly soft404Threshold: number;
+  /**
+   * Before a body shared by `soft404Threshold` URLs of a host is read as its not-found page, fetch
+   * one made-up URL beside the last of them (`soft404ProbeUrl`: its last path segment or its last
+   * query value with a digit replaced by a `meguri-soft404-probe-…` token) and ask: a site answers
+   * every URL that does not exist with its not-found page, but not with a page's copies (versioned
+   * docs, a forge's file at every commit, a mirror, when they name no canonical). Answered not
+   * found (404, 410) or with another body, the body is a page's and its URLs stay pages; with the
+   * same body, a redirect, an error, or no answer within 20 more URLs of it, a template as without
+   * the probe. One request per such body and host, polite and under robots.txt like any; the
+   * body's URLs are pages until the answer. Default true; false reads the body as the template at
+   * the threshold.
+   */
+  readonly soft404Probe: boolean;
   /** Checkpoint period, ms (also at stop and at the end); a period with nothing journaled writes none, for up to an hour (an idle crawl). Default 60 000. */
   readonly checkpointIntervalMs: number;
   /**
@@ -460,6 +473,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     learnNoindex: booleanField(true),
     cookies: booleanField(true),
     soft404Threshold: numberField({ min: 2, max: 1 << 16, integer: true, default: 5 }),
+    soft404Probe: booleanField(true),
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
     maxWaitMs: waitField,
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),

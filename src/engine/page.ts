@@ -65,6 +65,11 @@ export interface Page {
   readonly change: PageChange | undefined;
   /** The body is the host's soft-404 template (treated as gone). */
   readonly soft404: boolean;
+  /**
+   * A made-up URL the engine asked to tell a page's copies from the site's not-found page
+   * (`EngineOptions.soft404Probe`, `Link.probe`): no page of the site, not counted by `maxPages`.
+   */
+  readonly probe: boolean;
   readonly truncated: boolean;
   /** Where a truncated body was cut (`Outcome.cutAt`); undefined when it was not. */
   readonly cutAt: Outcome['cutAt'];
@@ -96,7 +101,7 @@ export function changeOf(req: FetchRequest, o: Outcome): PageChange | undefined 
 }
 
 /** Builds the yielded page. */
-export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, completedAtMs: number): Page {
+export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, completedAtMs: number, probe = false): Page {
   const body = o.body;
   const contentType = o.contentType;
   return Object.freeze({
@@ -119,6 +124,7 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     churnFp: o.churnFp,
     change: changeOf(req, o),
     soft404,
+    probe,
     truncated: o.truncated === true,
     cutAt: o.truncated === true ? o.cutAt : undefined,
     sitemap: o.sitemap === true,

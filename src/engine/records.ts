@@ -88,6 +88,11 @@ export interface OutcomeRecord {
    */
   readonly rf?: string | undefined;
   /**
+   * The soft-404 probe the page asked among them (`Link.probe`: at the page's depth, first on its
+   * host; absent in journals written before it existed: a replay takes it as a plain link).
+   */
+  readonly pb?: string | undefined;
+  /**
    * The page's `<link rel=canonical>` when it names another URL (`Outcome.canonical`): a replay
    * tells a page's copies from a not-found template as the live crawl did (`SoftDetector`; absent
    * in journals written before it existed: the page's copies count toward a template).
@@ -136,6 +141,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     s4: o.soft404 === true ? 1 : undefined,
     l: links && links.length > 0 ? links : undefined,
     rf: refreshTargetOf(o),
+    pb: o.links?.find((l) => l.probe === true)?.url,
     cn: o.canonical !== undefined && o.canonical !== o.url ? o.canonical : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
   };
@@ -143,7 +149,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
 
 /** The outcome a record stands for (row −1: `Frontier#replay` finds the row by key). */
 export function recordOutcome(r: OutcomeRecord): Outcome {
-  const links: Link[] | undefined = r.l?.map((url) => (url === r.rf ? { url, refresh: true } : { url }));
+  const links: Link[] | undefined = r.l?.map((url) => (url === r.rf ? { url, refresh: true } : url === r.pb ? { url, probe: true } : { url }));
   return {
     row: -1,
     url: r.u,
@@ -239,6 +245,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (!optStr(o['rf'])) return bad('refresh target');
+    if (!optStr(o['pb'])) return bad('soft-404 probe');
     if (!optStr(o['cn'])) return bad('canonical');
     for (const flag of OUTCOME_FLAGS) if (o[flag] !== undefined && o[flag] !== 1) return bad(`field ${flag} is ${JSON.stringify(o[flag])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);

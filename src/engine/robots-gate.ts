@@ -362,6 +362,11 @@ export class RobotsGate implements RobotsSeam {
     return true;
   }
 
+  /** Whether robots.txt, as known now, lets `url` be fetched (counts nothing: a question asked before queuing, as for a soft-404 probe). */
+  permits(url: string): boolean {
+    return this.allowed(url);
+  }
+
   isAllowed(url: string): boolean {
     const allowed = this.allowed(url);
     if (!allowed) this.o.tally.disallowed();

@@ -143,6 +143,14 @@ export interface CrawlCounts {
   readonly sitemaps: number;
   /** 2xx answers read as the site's not-found page (`Outcome.soft404`): among `clientErrors`, and pages for `maxPages`. */
   readonly soft404s: number;
+  /**
+   * Made-up URLs fetched to ask a site for its not-found answer before a body shared by many of
+   * its URLs was read as it (`EngineOptions.soft404Probe`, `soft404ProbeUrl`): counted by their
+   * status above, never as a host's failures.
+   */
+  readonly soft404Probes: number;
+  /** Of them, the ones answered not found (or with another body): the shared body was a page's, its URLs kept as pages. */
+  readonly soft404Cleared: number;
 }
 
 /** A host that failed, with how often and why. */
@@ -193,6 +201,8 @@ export class Tally {
   #redirects = 0;
   #client = 0;
   #soft404s = 0;
+  #soft404Probes = 0;
+  #soft404Cleared = 0;
   #server = 0;
   #network = 0;
   #incomplete = 0;
@@ -233,8 +243,11 @@ export class Tally {
   readonly #unresolved = new Map<string, { code: string; urls: number }>();
   readonly #handlerFailures: HandlerFailure[] = [];
 
-  /** The answer to `req` (`status` 0: no HTTP answer, `error` says why); a failure is filed under its URL's hostname. */
-  outcome(req: { readonly url: string; readonly host: string; readonly relink?: true | undefined }, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined): void {
+  /**
+   * The answer to `req` (`status` 0: no HTTP answer, `error` says why); a failure is filed under
+   * its URL's hostname, but for a soft-404 probe's (`probe`: a made-up URL's 404 is the answer asked).
+   */
+  outcome(req: { readonly url: string; readonly host: string; readonly relink?: true | undefined }, status: number, soft404: boolean, errorKind: FetchErrorKind | undefined, error: string | undefined, probe = false): void {
     if (soft404) {
       this.#client++;
       this.#soft404s++;
@@ -249,7 +262,7 @@ export class Tally {
     else if (status >= 400 && status < 500) this.#client++;
     else if (status >= 500) this.#server++;
     else this.#ok++;
-    if (status !== 0 && status < 400 && !soft404) return;
+    if ((status !== 0 && status < 400 && !soft404) || probe) return;
     const kind = soft404 ? 'soft-404' : status === 0 ? (errorKind ?? 'network') : `HTTP ${status}`;
     const reason = soft404 ? 'soft-404' : status === 0 ? `${kind}: ${error ?? 'no answer'}` : error === undefined ? kind : `${kind}, ${error}`;
     // The URL's own hostname (a group can hold several): derived only for a failure.
@@ -427,6 +440,12 @@ export class Tally {
     this.#linksCappedExample ??= url;
   }
 
+  /** A soft-404 probe answered; `cleared` when its answer made the shared body a page's. */
+  soft404Probe(cleared: boolean): void {
+    this.#soft404Probes++;
+    if (cleared) this.#soft404Cleared++;
+  }
+
   /** An answer redirected to the URL itself (also counted among the redirects). */
   selfRedirect(): void {
     this.#selfRedirects++;
@@ -479,6 +498,8 @@ export class Tally {
       sitemapsCut: this.#sitemapsCut,
       sitemaps: this.#sitemaps,
       soft404s: this.#soft404s,
+      soft404Probes: this.#soft404Probes,
+      soft404Cleared: this.#soft404Cleared,
       caseRewrites: this.#caseRewrites,
       pagingEnds: this.#pagingEnds,
       caseCopies: this.#caseCopies,

@@ -569,9 +569,17 @@ function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number
   } else {
     s.table.priority[row] = d.cash;
   }
+  if (d.urgent === true) s.table.priority[row] = URGENT_PRIORITY;
   if (status === UrlStatus.Scheduled) enqueue(s, row);
   return row;
 }
+
+/**
+ * The priority of an urgent discovery (`Discovery.urgent`): above any a crawl computes (OPIC cash
+ * and link weights are far below it) and below f32's largest (3.4e38), so its host's queue takes it first. A later
+ * credit to the row (another link to it) puts it back among the rest.
+ */
+export const URGENT_PRIORITY = 3e38;
 
 function newRow(s: FrontierState, keys: KeyArray, i: number, url: string, h: HostRecord, depth: number, firstSeen: number, status: number): number {
   const t = s.table;

@@ -262,10 +262,14 @@ function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['
   // (`Link.refresh`) is a redirect written in the page: it too keeps the page's depth, as a
   // redirect's target does (`sendOn`); the engine keeps one per page and drops it past
   // `maxRedirects` refreshes in a row, so a chain of them ends at the depth cap.
+  // A soft-404 probe (`Link.probe`) is a question about this page's answer, asked at once: at
+  // the page's depth (a page at the depth cap asks it too) and ahead of the host's queue.
   let sameDepth: Uint8Array | undefined;
+  let urgent: Uint8Array | undefined;
   for (const link of links) {
     if (link.nofollow) continue;
-    if (link.requisite === true || link.refresh === true) (sameDepth ??= new Uint8Array(links.length))[raws.length] = 1;
+    if (link.requisite === true || link.refresh === true || link.probe === true) (sameDepth ??= new Uint8Array(links.length))[raws.length] = 1;
+    if (link.probe === true) (urgent ??= new Uint8Array(links.length))[raws.length] = 1;
     raws.push(link.url);
   }
   const n = raws.length;
@@ -277,7 +281,8 @@ function intakeLinks(s: FrontierState, row: number, links: NonNullable<Outcome['
   for (let i = 0; i < n; i++) {
     const url = urls[i];
     if (url === undefined) continue;
-    batch.push({ url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth: sameDepth?.[i] === 1 ? own : depth, cash: weight, fromHost: h.name });
+    const d: Discovery = { url, key: keys.subarray(i * 4, i * 4 + 4), host: hosts[i]!, depth: sameDepth?.[i] === 1 ? own : depth, cash: weight, fromHost: h.name };
+    batch.push(urgent?.[i] === 1 ? { ...d, urgent: true } : d);
   }
   const local = s.opts.linkRouter ? s.opts.linkRouter(batch) : batch;
   discoverBatch(s, local, s.clockMs);

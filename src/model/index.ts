@@ -114,6 +114,13 @@ export interface Link {
   readonly anchored?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
   readonly lastmod?: number | undefined;
+  /**
+   * A question the engine asks the site, not a link found on the page: a made-up URL whose answer
+   * tells a page's copies from the site's not-found page (`EngineOptions.soft404Probe`). The
+   * frontier takes it at the page's depth and before the host's other queued URLs
+   * (`Discovery.urgent`): the answer settles how the URLs after it are read. Fetchers never set it.
+   */
+  readonly probe?: true | undefined;
 }
 
 /**
@@ -315,4 +322,6 @@ export interface Discovery {
   readonly cash: number;
   /** Registrable domain of the linking page, for cross-host in-degree. */
   readonly fromHost?: string | undefined;
+  /** Queued ahead of its host's other URLs (`URGENT_PRIORITY`): a soft-404 probe (`Link.probe`). */
+  readonly urgent?: true | undefined;
 }

@@ -104,7 +104,8 @@ describe('meguri crawl --max-pages with sitemaps', () => {
 
 describe('meguri crawl --max-pages over an app whose routes are one shell', () => {
   // A single-page app listed by its sitemap: every route answers the same shell, and from the
-  // fifth route on the soft-404 detector reads it as the not-found page. Before, those were not
+  // sixth route on (after a made-up URL, the soft-404 probe, got the shell too) the soft-404
+  // detector reads it as the not-found page. Before, those were not
   // pages for --max-pages, and `--max-pages 10` over a 300-route sitemap made 301 requests.
   const routes = 80;
   let requests = 0;
@@ -125,20 +126,26 @@ describe('meguri crawl --max-pages over an app whose routes are one shell', () =
     const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '10ms', '--start-delay', '10ms', '--interval', '1h'];
     const first = await inProcess(['crawl', '--sitemap', `${site.base}/sitemap.xml`, '--data', data, '--max-pages', '10', ...flags]);
     expect(first.code).toBe(0);
-    const pages = (): { soft404: boolean }[] =>
-      readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { soft404: boolean; sitemap: boolean }).filter((r) => !r.sitemap);
+    const lines = (): { soft404: boolean; sitemap: boolean; probe: boolean; url: string }[] =>
+      readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { soft404: boolean; sitemap: boolean; probe: boolean; url: string });
+    const pages = (): { soft404: boolean }[] => lines().filter((r) => !r.sitemap && !r.probe);
     expect(pages()).toHaveLength(10);
-    expect(pages().filter((p) => p.soft404).length).toBe(6);
-    expect(requests).toBe(11);
+    // The fifth route's body, shared by five, had one made-up URL asked next (the soft-404 probe,
+    // marked so in pages.jsonl and not counted by --max-pages): the shell again, so from the
+    // sixth route on the shell is the not-found page.
+    expect(lines().filter((r) => r.probe).map((r) => r.url)).toEqual([expect.stringMatching(/\/product\/meguri-soft404-probe-[0-9a-z]+$/)]);
+    expect(pages().filter((p) => p.soft404).length).toBe(5);
+    expect(requests).toBe(12);
     expect(first.out).toContain('page limit reached');
     expect(first.out).toContain('in the campaign (10 OK)');
     expect(first.out).toContain('6 4xx (6 of them soft-404s: answered 200, read as the not-found page; --max-pages counts them)');
+    expect(first.out).toContain('  soft-404  1 made-up URL asked');
     expect(first.out).toContain('shells    ');
 
     const second = await inProcess(['crawl', '--data', data, '--max-pages', '15', ...flags]);
     expect(second.code).toBe(0);
     expect(pages()).toHaveLength(15);
-    expect(requests).toBe(16);
+    expect(requests).toBe(17);
     expect(second.out).toContain('in the campaign (15 OK)');
   });
 });

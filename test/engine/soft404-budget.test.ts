@@ -1,6 +1,7 @@
 /**
  * `maxPages` counts soft-404s (`countsAsPage`): a single-page app listed by its sitemap answers
- * every route with the same shell, read as the not-found page from the fifth route on. Before,
+ * every route with the same shell, read as the not-found page once a made-up URL asked after the
+ * fifth route (the soft-404 probe) is answered with it too. Before,
  * those were no pages, and a limit of 12 fetched all 30 routes. Here: the count through a crash
  * (the journal's `s4` mark replays as the live run counted), and a sitemap — even five identical
  * ones — is never a soft-404.
@@ -52,25 +53,38 @@ describe('maxPages and soft-404s', () => {
       const a = new Engine({ ...options, fetcher: app(before), seeds: ['http://app.test/sitemap.xml'], maxPages: 12, dataDir: live });
       let handed = 0;
       let soft = 0;
+      const probes: string[] = [];
       for await (const page of a.run()) {
         if (page.sitemap === true) continue;
+        // The fifth route's body, shared by five, has one made-up URL asked next (the soft-404
+        // probe): the app answers it with the shell, the not-found page from then on. It is no
+        // page for maxPages, live or replayed.
+        if (page.probe) {
+          expect(page.soft404).toBe(true);
+          probes.push(new URL(page.url).pathname);
+          continue;
+        }
         handed++;
         if (page.soft404) soft++;
         if (handed === 9) {
-          // The eight routes handed before this one are journaled (four OK, four soft-404s); this
-          // one is not yet: the state of a kill -9 now is the data directory as it is.
+          // The eight routes handed before this one are journaled (five OK, three soft-404s) and
+          // the probe; this one is not yet: the state of a kill -9 now is the data directory as it is.
           cpSync(live, killed, { recursive: true });
           break;
         }
       }
       await a.close();
-      expect(soft, 'the shell was read as the not-found page').toBe(5);
+      expect(probes).toEqual([expect.stringMatching(/^\/route\/meguri-soft404-probe-[0-9a-z]+$/)]);
+      expect(soft, 'the shell was read as the not-found page').toBe(4);
       const after: string[] = [];
       const b = new Engine({ ...options, fetcher: app(after), maxPages: 12, dataDir: killed });
       const pages: boolean[] = [];
       for await (const page of b.run()) pages.push(page.soft404);
-      expect(b.summary().recovery.replayedOutcomes).toBeGreaterThanOrEqual(8);
-      // Eight counted before the kill: four more (the ninth again among them), every one a soft-404.
+      expect(b.summary().recovery.replayedOutcomes).toBeGreaterThanOrEqual(9);
+      // Eight counted before the kill (the probe not): four more (the ninth again among them),
+      // every one a soft-404 — the replay heard the probe's answer as the live run did, and
+      // asked no other.
+      expect(after.filter((p) => p.includes('meguri-soft404-probe-'))).toEqual([]);
       expect(pages).toEqual([true, true, true, true]);
       expect([b.stopReason, b.summary().okInCampaign]).toEqual(['maxPages', 12]);
       expect(after).toHaveLength(4);
@@ -89,8 +103,12 @@ describe('maxPages and soft-404s', () => {
     // Every sitemap was read (the chain reaches the fifth) and none was a soft-404: all 50 routes known.
     expect(sitemaps).toEqual([false, false, false, false, false]);
     expect(e.summary().counts).toMatchObject({ sitemaps: 5 });
-    expect(requests).toHaveLength(45);
+    // 45 routes and one made-up URL after the fifth (the soft-404 probe, answered with the
+    // shell): from the sixth route on, the not-found page (40, and the probe's answer).
+    expect(requests.filter((p) => !p.includes('meguri-soft404-probe-'))).toHaveLength(45);
+    expect(requests.filter((p) => p.includes('meguri-soft404-probe-'))).toHaveLength(1);
     expect(e.summary().counts.soft404s).toBe(41);
+    expect(e.summary().counts).toMatchObject({ soft404Probes: 1, soft404Cleared: 0 });
     expect(e.stopReason).toBe('maxPages');
   });
 
