@@ -998,7 +998,11 @@ export function softProbesLine(c: CrawlCounts): string {
   const n = c.soft404Probes;
   if (n === 0) return '';
   const cleared = c.soft404Cleared;
-  return `  soft-404  ${int(n)} made-up URL${n === 1 ? '' : 's'} asked (…/meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: ${int(cleared)} answered not found or otherwise, so ${cleared === 1 ? 'that body was a page and its URLs stayed' : 'those bodies were pages and their URLs stayed'} pages; ${int(n - cleared)} answered as the body itself, or could not tell (a template); --no-soft404-probe skips the question`;
+  const said = [
+    ...(cleared > 0 ? [`${int(cleared)} answered not found (or with another page), so the bodies shared there are pages, their URLs kept as pages`] : []),
+    ...(n > cleared ? [`${int(n - cleared)} answered with the shared body or could not tell, so it is the not-found page`] : []),
+  ];
+  return `  soft-404  ${int(n)} made-up URL${n === 1 ? '' : 's'} asked (…/meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: ${said.join('; ')} — --no-soft404-probe skips the question`;
 }
 
 /** The counts line of the end summary: ok / redirects / 4xx / 5xx / network / refused / out of scope. */

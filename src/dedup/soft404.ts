@@ -186,7 +186,10 @@ export function soft404ProbeUrl(url: string, fp: bigint): string | undefined {
   return parts === undefined ? undefined : `${parts.before}${probeToken(url, fp, parts.digits)}${parts.after}`;
 }
 
-function probeToken(url: string, fp: bigint, digits: boolean): string {
+/** The made-up part: a hash of `url` (its fragment aside) and `fp`. */
+function probeToken(raw: string, fp: bigint, digits: boolean): string {
+  const hash = raw.indexOf('#');
+  const url = hash < 0 ? raw : raw.slice(0, hash);
   const a = (urlHash32(url) ^ Number(BigInt.asUintN(32, fp))) >>> 0;
   // Nine digits, no leading zero: fits a 32-bit id column, and no id a small site has.
   if (digits) return String(100_000_000 + (a % 900_000_000));

@@ -1724,17 +1724,19 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * Queues `probes` as links of the page that brought their body to the threshold (scope and
-   * robots.txt checked: a probe out of the scope or disallowed is answered at once with no reply,
-   * the body a template as without a probe).
+   * Whether probe `p` may be asked: in the scope and allowed by robots.txt. One that may not is
+   * answered at once with no reply, its body a template as without a probe.
    */
+  #mayAsk(p: SoftProbe): boolean {
+    if (this.#scope.check(p.url) === undefined && this.#gate.permits(p.url)) return true;
+    this.#soft.settleProbe(p, { status: 0 });
+    return false;
+  }
+
+  /** Queues `probes` (`#mayAsk`) as links of the page that brought their body to the threshold. */
   #askProbes(probes: readonly SoftProbe[], links: readonly Link[] | undefined): Link[] {
     const out = links === undefined ? [] : [...links];
     for (const p of probes) {
-      if (this.#scope.check(p.url) !== undefined || !this.#gate.permits(p.url)) {
-        this.#soft.settleProbe(p, { status: 0 });
-        continue;
-      }
       this.#awaitProbe(p);
       this.#directory.register(p.url);
       out.push({ url: p.url, probe: true });
@@ -1821,8 +1823,12 @@ export class Engine extends EventEmitter<EngineEvents> {
       // With the page's rel=canonical: copies of one page (a post's permalink to its topic page)
       // share its fingerprint as a not-found template's URLs do, and the canonical tells them apart.
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key, 0, { url: req.url, canonical: o.canonical });
+      if (!soft404) {
+        // A probe that may not be asked is answered at once: the body is then read as without one.
+        probes = this.#soft.takeProbes().filter((p) => this.#mayAsk(p));
+        if (probes.length === 0) soft404 = this.#soft.isTemplate(req.host, o.contentFp);
+      }
       if (soft404) c.soft404++;
-      else probes = this.#soft.takeProbes();
     }
     // A page whole (not cut, no sitemap) is the learners' evidence, whatever the soft-404 verdict:
     // a login form served byte for byte alike is a template too.

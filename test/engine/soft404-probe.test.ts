@@ -1,0 +1,169 @@
+/**
+ * The soft-404 probe in a crawl (`EngineOptions.soft404Probe`): a loopback site with three bodies
+ * served under many URLs — a page's versions (docs copies, no canonical), a catch-all's not-found
+ * page, and copies in a directory robots.txt keeps the crawler's made-up URLs out of. Before, all
+ * three were read as the not-found page from the fifth URL on: the docs' versions too, told 404 and
+ * given up in recrawls, their host listed as failing.
+ */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine, type Page } from '../../src/engine/index.js';
+import type { FetchRequest, Outcome } from '../../src/model/index.js';
+import { AGENT } from './helpers.js';
+
+const VERSIONS = ['latest', 'stable', '3.2', '3.1', '3.0', '2.9', '2.8', '2.7'];
+const MARK = 'meguri-soft404-probe-';
+const page = (body: string): string => `<html><head><title>Docs</title></head><body><main>${body}</main></body></html>`;
+
+let server: Server;
+let base = '';
+const asked: string[] = [];
+let probe503 = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    asked.push(path);
+    const html = (status: number, body: string): void => void res.writeHead(status, { 'content-type': 'text/html' }).end(page(body));
+    if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(`User-agent: *\nDisallow: /blocked/${MARK}\n`);
+    if (path === '/') {
+      const links = [...VERSIONS.map((v) => `/docs/${v}/config.html`), ...[1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => [`/farm/${i}`, `/blocked/${i}`, `/flaky/${i}`])];
+      return html(200, links.map((l) => `<a href="${l}">${l}</a>`).join(' '));
+    }
+    // One page in eight versions: the same bytes under each, naming no canonical.
+    const doc = /^\/docs\/([\w.]+)\/config\.html$/.exec(path);
+    if (doc !== null && VERSIONS.includes(doc[1]!)) return html(200, `<h1>Configuration</h1><p>${'Set the options in config.toml. '.repeat(20)}</p>`);
+    // A catch-all: any URL below /farm/ is the same not-found page, answered 200.
+    if (path.startsWith('/farm/')) return html(200, '<h1>Sorry</h1><p>We could not find that page.</p>');
+    // Copies whose made-up URLs robots.txt disallows: not asked, read as before.
+    if (/^\/blocked\/\d$/.test(path)) return html(200, `<p>${'A mirrored notice. '.repeat(15)}</p>`);
+    // A directory of copies whose server fails the first ask of a made-up URL (503), then answers 404.
+    if (/^\/flaky\/\d$/.test(path)) return html(200, `<p>${'The same release note. '.repeat(15)}</p>`);
+    if (path.startsWith(`/flaky/${MARK}`) && probe503++ === 0) return void res.writeHead(503, { 'retry-after': '0' }).end();
+    html(404, '<h1>Not Found</h1>');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+});
+
+const options = { agent: AGENT, allowPrivate: true, checkpointIntervalMs: 3_600_000, politeness: { minDelayMs: 1, startDelayMs: 1 } };
+
+async function crawl(extra: Record<string, unknown> = {}): Promise<{ pages: Page[]; engine: Engine }> {
+  asked.length = 0;
+  probe503 = 0;
+  const engine = new Engine({ ...options, seeds: [`${base}/`], ...extra });
+  const pages: Page[] = [];
+  for await (const p of engine.run()) pages.push(p);
+  await engine.close();
+  return { pages, engine };
+}
+
+const under = (pages: Page[], prefix: string): Page[] => pages.filter((p) => new URL(p.url).pathname.startsWith(prefix) && !p.probe);
+
+describe('soft-404 probes in a crawl', () => {
+  it("asks one made-up URL per directory: a page's versions stay pages, a catch-all's not-found page is one", async () => {
+    // maxDepth 1: the bodies reach five on pages at the depth cap, and their probes are asked there.
+    const { pages, engine } = await crawl({ maxDepth: 1 });
+    const docs = under(pages, '/docs/');
+    expect(docs).toHaveLength(8);
+    expect(docs.filter((p) => p.soft404 || !p.ok)).toEqual([]);
+    const farm = under(pages, '/farm/');
+    expect(farm).toHaveLength(8);
+    // The fifth farm page asks its probe, fetched next on the host: from the sixth on, not found.
+    expect(farm.filter((p) => p.soft404)).toHaveLength(3);
+    // robots.txt keeps the made-up URL out: read at the fifth as without a probe.
+    expect(under(pages, '/blocked/').filter((p) => p.soft404)).toHaveLength(4);
+    expect(asked.filter((p) => p.startsWith(`/blocked/${MARK}`))).toEqual([]);
+    const probes = pages.filter((p) => p.probe);
+    // Each at the depth of the page that asked it (the cap), whatever the site's queue.
+    const shape = (p: Page): string => new URL(p.url).pathname.replace(/probe-[0-9a-z]+/, 'probe-*').replace(/^\/docs\/[\w.]+\//, '/docs/V/');
+    expect(probes.map((p) => `${shape(p)} ${p.status}${p.soft404 ? ' soft-404' : ''} depth ${p.depth}`).sort()).toEqual([
+      `/docs/V/${MARK}*.html 404 depth 1`,
+      `/farm/${MARK}* 200 soft-404 depth 1`,
+      // The flaky directory's probe answered 503 once and was asked again.
+      `/flaky/${MARK}* 404 depth 1`,
+      `/flaky/${MARK}* 503 depth 1`,
+    ]);
+    expect(asked.filter((p) => p.startsWith(`/flaky/${MARK}`))).toHaveLength(2);
+    expect(under(pages, '/flaky/').filter((p) => p.soft404)).toEqual([]);
+    const s = engine.summary();
+    expect(s.counts).toMatchObject({ soft404Probes: 3, soft404Cleared: 2, soft404s: 3 + 1 + 4 });
+    // The probes are no failures of the host and no pages for maxPages.
+    expect(s.failingHosts.map((h) => h.failures)).toEqual([7]);
+    expect(s.okInCampaign).toBe(pages.filter((p) => (p.ok || p.soft404) && !p.probe).length);
+  });
+
+  it('soft404Probe: false reads every body five URLs share as the not-found page, as before', async () => {
+    const { pages, engine } = await crawl({ maxDepth: 1, soft404Probe: false });
+    expect(under(pages, '/docs/').filter((p) => p.soft404)).toHaveLength(4);
+    expect(pages.filter((p) => p.probe)).toEqual([]);
+    expect(asked.filter((p) => p.includes(MARK))).toEqual([]);
+    expect(engine.summary().counts.soft404Probes).toBe(0);
+  });
+});
+
+describe('a soft-404 probe through a kill', () => {
+  // Forty copies of one page under /v/N/config; a made-up URL there answers 404.
+  const COPIES = 40;
+  function site(log: string[]): { fetch: (req: FetchRequest) => Promise<Outcome> } {
+    return {
+      fetch: (req: FetchRequest): Promise<Outcome> => {
+        const path = new URL(req.url).pathname;
+        if (path === '/robots.txt') return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+        log.push(path);
+        if (path === '/') return Promise.resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: 1n, links: Array.from({ length: COPIES }, (_, i) => ({ url: `http://v.test/v/${i}/config` })) });
+        if (/^\/v\/\d+\/config$/.test(path)) return Promise.resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: 42n });
+        return Promise.resolve({ row: req.row, url: req.url, status: 404 });
+      },
+    };
+  }
+  const kill = { agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], checkpointIntervalMs: 3_600_000, politeness: { minDelayMs: 1, startDelayMs: 1 } };
+
+  it('a replay hears the answer again: the copies stay pages past the wait, and nothing is asked twice', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'meguri-soft-probe-'));
+    const live = join(root, 'live');
+    const killed = join(root, 'killed');
+    try {
+      const before: string[] = [];
+      const a = new Engine({ ...kill, fetcher: site(before), seeds: ['http://v.test/'], dataDir: live });
+      let handed = 0;
+      let sawProbe = false;
+      for await (const p of a.run()) {
+        if (p.probe) {
+          expect(p.status).toBe(404);
+          sawProbe = true;
+          continue;
+        }
+        expect(p.soft404).toBe(false);
+        // Two pages after the probe's were handed: it is journaled; this one is not yet.
+        if (sawProbe && ++handed === 3) {
+          cpSync(live, killed, { recursive: true });
+          break;
+        }
+      }
+      await a.close();
+      expect(before.filter((p) => p.includes(MARK))).toHaveLength(1);
+      const after: string[] = [];
+      const b = new Engine({ ...kill, fetcher: site(after), dataDir: killed });
+      const pages: Page[] = [];
+      for await (const p of b.run()) pages.push(p);
+      await b.close();
+      // Past threshold + 20 copies a body still awaiting its answer would be a template: the
+      // replay settled it as the live run did, so every copy left is a page, and none asks again.
+      expect(pages.length).toBeGreaterThan(25);
+      expect(pages.filter((p) => p.soft404 || p.probe)).toEqual([]);
+      expect(after.filter((p) => p.includes(MARK))).toEqual([]);
+      expect(b.summary().okInCampaign).toBe(1 + COPIES);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
