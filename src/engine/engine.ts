@@ -1832,20 +1832,23 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     // A page whole (not cut, no sitemap) is the learners' evidence, whatever the soft-404 verdict:
     // a login form served byte for byte alike is a template too.
-    const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
+    // A probe's made-up URL is no page of the site: its answer settles its question (above) and
+    // teaches no lesson, and its links (a page some sites serve for any id) are not followed.
+    const site = probe === undefined;
+    const whole = site && s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
     if (whole && this.#walls !== undefined) this.#wallLesson(req.url, o);
     if (whole && this.#anchors !== undefined) this.#anchorLesson(req.url, o);
     const missed = this.#checkRewrite(req.url, s, soft404);
-    let links = o.links;
+    let links = site ? o.links : undefined;
     const target = o.location === undefined ? undefined : (canonicalize(o.location, undefined, this.options.canonPolicy) ?? undefined);
-    if (this.#copies !== undefined && KnownCopies.hasWordedPair(req.url)) this.#copyLesson(req, o, whole && !soft404, target);
+    if (site && this.#copies !== undefined && KnownCopies.hasWordedPair(req.url)) this.#copyLesson(req, o, whole && !soft404, target);
     // Not a soft-404: a dead link's page (a not-found template that says noindex, nofollow) tells
     // nothing of the live pages of its shape.
     if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
-    if (this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404);
+    if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
-    if (this.#params !== undefined || this.#aliases !== undefined) links = this.#rewriteLinks(req, o, target, links, soft404);
+    if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);
     if (links !== undefined && this.#echo !== undefined && !soft404 && s >= 200 && s < 300) {
       const echoes = this.#echo.observe(req.url, links);
       if (echoes !== undefined) {
@@ -1894,7 +1897,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     let missedOutside: Flight['outside'][number] | undefined;
     let capped: string | undefined;
     // A made-up URL's redirect is no link the site gave (most lead to its home page): not followed.
-    if (o.location !== undefined && probe === undefined) {
+    if (o.location !== undefined && site) {
       location = target;
       const max = this.options.maxRedirects;
       if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {

@@ -100,8 +100,11 @@ describe('a wall lifted', () => {
     for await (const p of e.run()) void p;
     await e.close();
     // Five forms walled it; the 32nd refusal went through as a check, found a post, lifted the
-    // wall; the 31 refused before were queued again.
-    expect(asked.get('/open.php')).toBe(OPEN_URLS);
+    // wall; the 31 refused before were queued again. One more ask: the five forms' shared body
+    // had a made-up URL asked first (the soft-404 probe), which got a post — the forms are no
+    // not-found page.
+    expect(asked.get('/open.php')).toBe(OPEN_URLS + 1);
+    expect(e.summary().counts).toMatchObject({ soft404Probes: 1, soft404Cleared: 1, soft404s: 0 });
     expect(e.summary().counts.loginWalled).toBe(31);
     expect(e.summary().loginWalls).toEqual([]);
   }, 60_000);
