@@ -86,8 +86,13 @@ export interface SoftDetectorOptions {
    * it a fingerprint is confirmed at the threshold. Default false.
    */
   readonly probe: boolean;
-  /** More distinct URLs of a fingerprint awaiting its probe after which it is confirmed unanswered. Default 20. */
+  /**
+   * Distinct URLs of a fingerprint past `threshold` that wait for its probe's answer; at the next
+   * one, unanswered, it is confirmed a template. Default 20.
+   */
   readonly probeWait: number;
+  /** Mixed into the probes' made-up parts: a run's own (the engine's start time), so a resumed crawl asks again rather than meet a URL an earlier run fetched. Default 0. */
+  readonly probeSalt: number;
 }
 
 const resolveSoftOptions = defineOptions<SoftDetectorOptions>('SoftDetectorOptions', {
@@ -95,6 +100,7 @@ const resolveSoftOptions = defineOptions<SoftDetectorOptions>('SoftDetectorOptio
   maxFingerprintsPerHost: numberField({ min: 1, max: 1 << 24, integer: true, default: 1024 }),
   probe: booleanField(false),
   probeWait: numberField({ min: 1, max: 1 << 16, integer: true, default: 20 }),
+  probeSalt: numberField({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true, default: 0 }),
 });
 
 /** Probes made and not yet taken (`takeProbes`), oldest dropped past it: a caller that never takes them costs no more. */
@@ -136,65 +142,121 @@ function verdictOf(reply: SoftProbeReply, fp: bigint): Verdict {
   return reply.fp === fp ? 'template' : 'page';
 }
 
-/** The made-up part of a probe: the URL is `before` + a token + `after`; `digits` asks for a number. */
-interface ProbeParts {
-  readonly before: string;
-  readonly after: string;
-  readonly digits: boolean;
+/**
+ * A made-up number is in [2,000,000,000, 2,147,000,000): ten digits, within a signed 32-bit id
+ * column (a larger one may be refused as malformed, no answer to the question), and above the
+ * ids of all but the largest sites — a number a site does have is fetched as the page it is.
+ */
+const PROBE_NUMBER_FLOOR = 2_000_000_000;
+const PROBE_NUMBER_SPAN = 147_000_000;
+
+/** A URL taken apart where a probe may make up a part: origin, path segments, query pairs. */
+interface UrlParts {
+  readonly origin: string;
+  /** The path's segments between its slashes (`/` is one empty segment). */
+  readonly segments: readonly string[];
+  /** The path ends in a slash (past its first). */
+  readonly slash: boolean;
+  /** The query's pairs as written; undefined without a query. */
+  readonly query: readonly string[] | undefined;
 }
 
-/** Where `soft404ProbeUrl` makes its token (see there); undefined without an origin. */
-function probeParts(url: string): ProbeParts | undefined {
+function split(url: string): UrlParts | undefined {
   const end = originEnd(url);
   if (end < 0) return undefined;
   const hash = url.indexOf('#', end);
   const bare = hash < 0 ? url : url.slice(0, hash);
   const q = bare.indexOf('?', end);
-  if (q >= 0) {
-    const pairs = bare.slice(q + 1).split('&');
-    for (let i = pairs.length - 1; i >= 0; i--) {
-      const pair = pairs[i]!;
-      const eq = pair.indexOf('=');
-      const value = pair.slice(eq + 1);
-      if (eq < 0 || !/\d/.test(value)) continue;
-      const head = [...pairs.slice(0, i), pair.slice(0, eq + 1)].join('&');
-      const tail = i + 1 < pairs.length ? `&${pairs.slice(i + 1).join('&')}` : '';
-      const digits = /^\d+$/.test(value);
-      return { before: `${bare.slice(0, q + 1)}${head}${digits ? '' : SOFT404_PROBE_MARK}`, after: tail, digits };
+  const path = (q < 0 ? bare.slice(end) : bare.slice(end, q)) || '/';
+  const slash = path.length > 1 && path.endsWith('/');
+  return { origin: bare.slice(0, end), segments: (slash ? path.slice(1, -1) : path.slice(1)).split('/'), slash, query: q < 0 ? undefined : bare.slice(q + 1).split('&') };
+}
+
+/** A pair's key (`a=1` → `a`; a bare `flag` → `flag`). */
+function keyOf(pair: string): string {
+  const eq = pair.indexOf('=');
+  return eq < 0 ? pair : pair.slice(0, eq);
+}
+
+/** A name's extension when it is one (`.html`, `.js`; a letter first, so `3.1` has none). */
+const extensionOf = (name: string): string => /\.[A-Za-z][A-Za-z0-9]{0,4}$/.exec(name)?.[0] ?? '';
+
+/** Where a probe makes up its part: a path segment or a query pair's value, by index. */
+type Place = { readonly in: 'segment' | 'value'; readonly at: number };
+
+/**
+ * The part of `p` that names the item: the last part where `other` (another URL serving the same
+ * body, when it has the same origin, as many segments and the same query keys) differs from it —
+ * a version, a commit, an id, wherever it sits in the path — else the last query value with a
+ * digit, else the last path segment.
+ */
+function placeOf(p: UrlParts, other: UrlParts | undefined): Place {
+  if (other !== undefined && other.origin === p.origin && other.segments.length === p.segments.length && other.query?.length === p.query?.length) {
+    const pairs = p.query ?? [];
+    const others = other.query ?? [];
+    if (pairs.every((pair, j) => keyOf(pair) === keyOf(others[j]!))) {
+      for (let j = pairs.length - 1; j >= 0; j--) if (pairs[j] !== others[j]) return { in: 'value', at: j };
+      for (let i = p.segments.length - 1; i >= 0; i--) if (p.segments[i] !== other.segments[i]) return { in: 'segment', at: i };
     }
   }
-  const path = q < 0 ? bare.slice(end) : bare.slice(end, q);
-  const slash = path.length > 1 && path.endsWith('/');
-  const body = slash ? path.slice(0, -1) : path;
-  const cut = body.lastIndexOf('/');
-  const ext = /\.[A-Za-z0-9]{1,5}$/.exec(body.slice(cut + 1))?.[0] ?? '';
-  return { before: `${bare.slice(0, end)}${body.slice(0, cut + 1)}${SOFT404_PROBE_MARK}`, after: `${ext}${slash ? '/' : ''}${q < 0 ? '' : bare.slice(q)}`, digits: false };
+  const pairs = p.query ?? [];
+  for (let j = pairs.length - 1; j >= 0; j--) {
+    const pair = pairs[j]!;
+    if (pair.includes('=') && /\d/.test(pair.slice(pair.indexOf('=') + 1))) return { in: 'value', at: j };
+  }
+  return { in: 'segment', at: p.segments.length - 1 };
 }
 
 /**
- * A URL beside `url` that cannot exist, to ask its server for its not-found answer: the last query
- * value with a digit replaced (all digits: by nine digits; else by a worded token), or, without
- * one, the last path segment's name replaced by `SOFT404_PROBE_MARK` and a token (its extension
- * and trailing slash kept), the rest of the URL unchanged — the probe goes to the handler `url`
- * went to, whose not-found answer is the question. The token is a hash of `url` and `fp`, so a
- * replayed journal makes the same probe. `url` canonical; undefined when it has no origin.
+ * `url` with its part at `place` made up: a number by ten digits (`PROBE_NUMBER_FLOOR`: it fits a
+ * 32-bit id column, and no small site has such an id; a route that takes only digits would refuse
+ * a word), anything else by `SOFT404_PROBE_MARK` and a token (the last segment keeping its
+ * extension); `made` is that part, `*` for the shape.
  */
-export function soft404ProbeUrl(url: string, fp: bigint): string | undefined {
-  if (typeof url !== 'string') throw new InvalidArgumentError(`soft404ProbeUrl: expected url as a string, received ${typeof url}`);
-  if (typeof fp !== 'bigint') throw new InvalidArgumentError(`soft404ProbeUrl: expected fp as a bigint, received ${typeof fp}`);
-  const parts = probeParts(url);
-  return parts === undefined ? undefined : `${parts.before}${probeToken(url, fp, parts.digits)}${parts.after}`;
+function withMadeUp(p: UrlParts, place: Place, made: (digits: boolean) => string): string {
+  const segments = [...p.segments];
+  const query = p.query === undefined ? undefined : [...p.query];
+  if (place.in === 'value') {
+    const pair = query![place.at]!;
+    const eq = pair.indexOf('=');
+    const value = pair.slice(eq + 1);
+    query![place.at] = `${pair.slice(0, eq + 1)}${/^\d+$/.test(value) ? made(true) : `${SOFT404_PROBE_MARK}${made(false)}`}`;
+  } else {
+    const name = segments[place.at]!;
+    const ext = place.at === segments.length - 1 ? extensionOf(name) : '';
+    const base = name.slice(0, name.length - ext.length);
+    segments[place.at] = `${/^\d+$/.test(base) ? made(true) : `${SOFT404_PROBE_MARK}${made(false)}`}${ext}`;
+  }
+  return `${p.origin}/${segments.join('/')}${p.slash ? '/' : ''}${query === undefined ? '' : `?${query.join('&')}`}`;
 }
 
-/** The made-up part: a hash of `url` (its fragment aside) and `fp`. */
-function probeToken(raw: string, fp: bigint, digits: boolean): string {
-  const hash = raw.indexOf('#');
-  const url = hash < 0 ? raw : raw.slice(0, hash);
-  const a = (urlHash32(url) ^ Number(BigInt.asUintN(32, fp))) >>> 0;
-  // Nine digits, no leading zero: fits a 32-bit id column, and no id a small site has.
-  if (digits) return String(100_000_000 + (a % 900_000_000));
-  const b = urlHash32(`${BigInt.asUintN(64, fp).toString(16)} ${url}`);
-  return a.toString(36).padStart(7, '0') + b.toString(36).padStart(7, '0');
+/**
+ * A URL beside `url` that cannot exist, to ask its server for its not-found answer (module
+ * comment): the part that names the item (`placeOf`; with `other`, another URL of the same body,
+ * the part where the two differ) made up, the rest unchanged — the probe goes to the handler
+ * `url` went to, whose answer for an item it does not have is the question. The made-up part is
+ * a hash of `url`, `fp` and `salt` (a run's own, so a resumed crawl can ask again what an earlier
+ * run asked). `url` canonical; undefined when it has no origin.
+ */
+export function soft404ProbeUrl(url: string, fp: bigint, other?: string, salt = 0): string | undefined {
+  if (typeof url !== 'string') throw new InvalidArgumentError(`soft404ProbeUrl: expected url as a string, received ${typeof url}`);
+  if (typeof fp !== 'bigint') throw new InvalidArgumentError(`soft404ProbeUrl: expected fp as a bigint, received ${typeof fp}`);
+  if (other !== undefined && typeof other !== 'string') throw new InvalidArgumentError(`soft404ProbeUrl: expected other as a string, received ${typeof other}`);
+  if (typeof salt !== 'number' || !Number.isFinite(salt)) throw new InvalidArgumentError(`soft404ProbeUrl: expected salt as a finite number, received ${String(salt)}`);
+  return probeOf(url, fp, other, salt)?.url;
+}
+
+/** The probe's URL and shape (`soft404ProbeUrl`). */
+function probeOf(url: string, fp: bigint, other: string | undefined, salt: number): { url: string; shape: string } | undefined {
+  const p = split(url);
+  if (p === undefined) return undefined;
+  const place = placeOf(p, other === undefined ? undefined : split(other));
+  const hash = url.indexOf('#');
+  const bare = hash < 0 ? url : url.slice(0, hash);
+  const a = (urlHash32(`${salt} ${bare}`) ^ Number(BigInt.asUintN(32, fp))) >>> 0;
+  const b = urlHash32(`${BigInt.asUintN(64, fp).toString(16)} ${salt} ${bare}`);
+  const token = (digits: boolean): string => (digits ? String(PROBE_NUMBER_FLOOR + (a % PROBE_NUMBER_SPAN)) : a.toString(36).padStart(7, '0') + b.toString(36).padStart(7, '0'));
+  return { url: withMadeUp(p, place, token), shape: withMadeUp(p, place, () => '*') };
 }
 
 /**
@@ -214,16 +276,21 @@ export interface PageNaming {
  */
 export const MAX_SERVED_URLS = 16_384;
 
+interface Candidate {
+  readonly keys: number[];
+  other: string | undefined;
+}
+
 interface SoftHost {
-  /** fingerprint → the keys seen with it, four lanes each (fewer than `threshold` keys). */
-  readonly candidates: Map<bigint, number[]>;
+  /** fingerprint → the keys seen with it, four lanes each (fewer than `threshold` keys), and the second URL seen with it (a probe's `other`). */
+  readonly candidates: Map<bigint, Candidate>;
   readonly templates: Set<bigint>;
   /** Fingerprints known to be a page's content (its aliases named its URL): never templates. */
   readonly pages: Set<bigint>;
   /** fingerprint → the URL its first copy named as canonical, and that copy's URL. */
   readonly named: Map<bigint, { readonly target: string; readonly by: string }>;
-  /** fingerprint → the keys seen with it (four lanes each), once at the threshold and awaiting its probe's answer. */
-  readonly probing: Map<bigint, number[]>;
+  /** fingerprint → its candidate record, once at the threshold and awaiting its probe's answer. */
+  readonly probing: Map<bigint, Candidate>;
   /** probe shape → the fingerprints awaiting its answer (one probe per shape in flight). */
   readonly asked: Map<string, bigint[]>;
   /** probe shape → its reply (the same question is not asked twice). */
@@ -264,28 +331,24 @@ export class SoftDetector {
     if (naming !== undefined && (typeof naming !== 'object' || naming === null || typeof naming.url !== 'string' || (naming.canonical !== undefined && typeof naming.canonical !== 'string'))) {
       throw new InvalidArgumentError(`SoftDetector.observe: expected naming as { url: string, canonical?: string }, received ${JSON.stringify(naming)}`);
     }
-    let host = this.hosts.get(hostKey);
-    if (host === undefined) {
-      host = { candidates: new Map(), templates: new Set(), pages: new Set(), named: new Map(), probing: new Map(), asked: new Map(), answers: new Map() };
-      this.hosts.set(hostKey, host);
-    }
+    const host = this.#host(hostKey);
     if (naming !== undefined) this.#learnPage(host, fp, naming);
     if (host.pages.has(fp)) return false;
     if (host.templates.has(fp)) return true;
-    const waiting = host.probing.get(fp);
+    const waiting = host.probing.get(fp)?.keys;
     if (waiting !== undefined) {
       // Its URLs are pages until the probe answers; unanswered after `probeWait` more, a template
       // (an answer after that may still withdraw it: `settleProbe`).
       if (!hasKey(waiting, key, b)) waiting.push(key[b]!, key[b + 1]!, key[b + 2]!, key[b + 3]!);
-      if (waiting.length / 4 < this.options.threshold + this.options.probeWait) return false;
+      if (waiting.length / 4 <= this.options.threshold + this.options.probeWait) return false;
       host.probing.delete(fp);
       this.#confirm(host, fp);
       return true;
     }
     const { candidates } = host;
-    let keys = candidates.get(fp);
-    if (keys === undefined) {
-      keys = [];
+    let c = candidates.get(fp);
+    if (c === undefined) {
+      c = { keys: [], other: undefined };
       if (candidates.size >= this.options.maxFingerprintsPerHost) {
         const oldest = candidates.keys().next();
         if (!oldest.done) candidates.delete(oldest.value);
@@ -293,14 +356,21 @@ export class SoftDetector {
     } else {
       candidates.delete(fp); // re-inserted below: most recently seen goes last
     }
-    if (!hasKey(keys, key, b)) keys.push(key[b]!, key[b + 1]!, key[b + 2]!, key[b + 3]!);
-    if (keys.length / 4 >= this.options.threshold) {
-      const parts = this.options.probe && naming !== undefined ? probeParts(naming.url) : undefined;
-      if (parts === undefined) {
+    const keys = c.keys;
+    const added = !hasKey(keys, key, b);
+    if (added) {
+      keys.push(key[b]!, key[b + 1]!, key[b + 2]!, key[b + 3]!);
+      // Only a body served twice keeps a URL: the one place its copies differ is asked about.
+      if (keys.length === 8 && naming !== undefined) c.other = naming.url;
+    }
+    // At the threshold, by a URL not counted before (one taken back, `retract`, waits for a new one).
+    if (added && keys.length / 4 >= this.options.threshold) {
+      const made = this.options.probe && naming !== undefined ? probeOf(naming.url, fp, c.other, this.options.probeSalt) : undefined;
+      if (made === undefined) {
         this.#confirm(host, fp);
         return true;
       }
-      const shape = `${parts.before}*${parts.after}`;
+      const { shape } = made;
       const known = host.answers.get(shape);
       if (known !== undefined) {
         // Asked here before: its answer holds for any URL made up here.
@@ -319,7 +389,7 @@ export class SoftDetector {
           this.#confirm(host, oldest.value);
         }
       }
-      host.probing.set(fp, keys);
+      host.probing.set(fp, c);
       const waiting = host.asked.get(shape);
       if (waiting !== undefined) {
         waiting.push(fp);
@@ -328,12 +398,21 @@ export class SoftDetector {
       host.asked.set(shape, [fp]);
       // A shape whose probe is lost leaves its fingerprints to `probeWait`.
       if (host.asked.size > this.options.maxFingerprintsPerHost) evictOldest(host.asked);
-      this.pending.push({ host: hostKey, url: `${parts.before}${probeToken(naming!.url, fp, parts.digits)}${parts.after}`, shape });
+      this.pending.push({ host: hostKey, url: made.url, shape });
       if (this.pending.length > MAX_PENDING_PROBES) this.pending.shift();
       return false;
     }
-    candidates.set(fp, keys);
+    candidates.set(fp, c);
     return false;
+  }
+
+  #host(hostKey: HostRef): SoftHost {
+    let host = this.hosts.get(hostKey);
+    if (host === undefined) {
+      host = { candidates: new Map(), templates: new Set(), pages: new Set(), named: new Map(), probing: new Map(), asked: new Map(), answers: new Map() };
+      this.hosts.set(hostKey, host);
+    }
+    return host;
   }
 
   #confirm(host: SoftHost, fp: bigint): void {
@@ -355,6 +434,26 @@ export class SoftDetector {
   }
 
   /**
+   * Takes back a probe that will not be asked (a journal's replay makes probes the live run may
+   * not have made there): the fingerprints awaiting it are candidates again, with their URLs, so
+   * the next new URL of one asks again — or finds its shape's answer, heard meanwhile.
+   */
+  retract(probe: SoftProbe): void {
+    checkProbe(probe, 'SoftDetector.retract');
+    const host = this.hosts.get(probe.host);
+    const fps = host?.asked.get(probe.shape);
+    if (host === undefined || fps === undefined) return;
+    host.asked.delete(probe.shape);
+    for (const fp of fps) {
+      const c = host.probing.get(fp);
+      if (c === undefined) continue;
+      host.probing.delete(fp);
+      host.candidates.set(fp, c);
+      if (host.candidates.size > this.options.maxFingerprintsPerHost) evictOldest(host.candidates);
+    }
+  }
+
+  /**
    * Hears the reply to `probe` (module comment): each fingerprint awaiting it is a page's content
    * on the host when the made-up URL was not found or served another body (one confirmed meanwhile,
    * its wait run out, is withdrawn), a template when it served the same body or said nothing
@@ -362,15 +461,12 @@ export class SoftDetector {
    * without a probe. Returns how many fingerprints it made pages'.
    */
   settleProbe(probe: SoftProbe, reply: SoftProbeReply): number {
-    if (typeof probe !== 'object' || probe === null || typeof probe.shape !== 'string' || typeof probe.url !== 'string') {
-      throw new InvalidArgumentError(`SoftDetector.settleProbe: expected a probe from takeProbes, received ${JSON.stringify(probe)}`);
-    }
-    checkHostRef(probe.host, 'SoftDetector.settleProbe');
+    checkProbe(probe, 'SoftDetector.settleProbe');
     if (typeof reply !== 'object' || reply === null || typeof reply.status !== 'number' || (reply.fp !== undefined && typeof reply.fp !== 'bigint')) {
       throw new InvalidArgumentError(`SoftDetector.settleProbe: expected reply as { status: number, fp?: bigint }, received ${typeof reply}`);
     }
-    const host = this.hosts.get(probe.host);
-    if (host === undefined) return 0;
+    // A host not heard of yet keeps the answer too (a probe asked before a restart).
+    const host = this.#host(probe.host);
     const fps = host.asked.get(probe.shape) ?? [];
     host.asked.delete(probe.shape);
     host.answers.delete(probe.shape);
@@ -471,4 +567,11 @@ function hasKey(keys: readonly number[], key: KeyArray, b: number): boolean {
     if (keys[j] === k0 && keys[j + 1] === k1 && keys[j + 2] === k2 && keys[j + 3] === k3) return true;
   }
   return false;
+}
+
+function checkProbe(probe: SoftProbe, where: string): void {
+  if (typeof probe !== 'object' || probe === null || typeof probe.shape !== 'string' || typeof probe.url !== 'string') {
+    throw new InvalidArgumentError(`${where}: expected a probe from takeProbes ({ host, url, shape }), received ${probe === null ? 'null' : typeof probe}`);
+  }
+  checkHostRef(probe.host, where);
 }

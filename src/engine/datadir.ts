@@ -49,6 +49,7 @@
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
+import { type SoftProbeRecord, softProbeRecordProblem } from './soft-probes.js';
 import { closeSync, copyFileSync, existsSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
@@ -127,6 +128,8 @@ export interface EngineState {
   readonly noindex?: NoindexRecord[];
   /** URL shapes learned to redirect into their parent page, and banned (`ParentRedirects.export`; absent: none, or an older build). */
   readonly parentRedirects?: ShapeRecord[];
+  /** Soft-404 probes asked and not answered yet (`AskedProbes.export`; absent: none, or an older build). */
+  readonly softProbes?: SoftProbeRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
   readonly aliases?: AliasRecord[];
   /** Sections' trailing-slash rules learned and banned (`SlashRules.export`; absent: none, or an older build). */
@@ -219,6 +222,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('anchors', anchorRecordProblem);
   eachRecord('noindex', noindexRecordProblem);
   eachRecord('parentRedirects', shapeRecordProblem);
+  eachRecord('softProbes', softProbeRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);
   eachRecord('indexFiles', caseRecordProblem);

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, MAX_PENDING_PROBES, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -100,6 +100,7 @@ import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
 import type { CrawlSettings as ClusterCrawlSettings } from '../cluster/settings.js';
 import { clusterNodeOf } from './cluster-mode.js';
 import { evictOldest } from '../lru/index.js';
+import { AskedProbes, type ProbeNote, replyOf } from './soft-probes.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -145,6 +146,8 @@ interface Flight {
   /** Links and redirect target out of scope, with why (refused at the ack, never fetched). */
   outside: { url: string; reason: ScopeReason }[];
   page: Page | undefined;
+  /** What its journal record says of a soft-404 probe (asked by this page, or this page's the reply). */
+  note: ProbeNote | undefined;
 }
 
 interface Counters {
@@ -204,8 +207,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #names: DnsSeam;
   readonly #gate: RobotsGate;
   readonly #soft: SoftDetector;
-  /** Soft-404 probes asked for and not answered yet: made-up URL → the host and body it asks about (`EngineOptions.soft404Probe`). */
-  readonly #softProbes = new Map<string, SoftProbe>();
+  /** Soft-404 probes asked and not answered yet (`EngineOptions.soft404Probe`). */
+  readonly #probes: AskedProbes;
   readonly #traps: TrapDetector | undefined;
   /** Relative navigation repeated one level deeper (a catch-all path): its links are dropped. */
   readonly #echo: NavigationEcho | undefined;
@@ -436,7 +439,9 @@ export class Engine extends EventEmitter<EngineEvents> {
             return group === undefined ? undefined : this.#node?.slotOfGroup(group);
           });
     this.#hops = new RedirectHops(o.maxRedirects);
-    this.#soft = new SoftDetector({ threshold: o.soft404Threshold, probe: o.soft404Probe });
+    // The run's own salt: a resumed crawl asks again what an earlier run asked (its URL is known).
+    this.#soft = new SoftDetector({ threshold: o.soft404Threshold, probe: o.soft404Probe, probeSalt: Math.max(0, Math.floor(this.#clock())) });
+    this.#probes = new AskedProbes(this.#soft, o.retryLimit);
     if (o.logger !== undefined) attachLogger(this, o.logger);
     this.#metrics = o.metrics === undefined ? undefined : startMetrics(this, o.metrics);
     this.#metrics?.catch(() => undefined); // surfaced by run()
@@ -1068,7 +1073,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const { reported, page } = this.#shape(req, outcome, outside);
     for (const x of outside) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, reported);
-    if (countsAsPage(reported) && !page.probe) this.#ok++;
+    if (countsAsPage(reported)) this.#ok++;
     this.#completed++;
     this.#c.dispatched++;
     this.#c.completed++;
@@ -1152,6 +1157,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
       if (state.indexFiles !== undefined) this.#indexFiles?.import(state.indexFiles);
+      if (state.softProbes !== undefined) this.#probes.import(state.softProbes);
       this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
       this.#generation = found.generation;
       this.#completed = state.completed;
@@ -1456,20 +1462,25 @@ export class Engine extends EventEmitter<EngineEvents> {
     const o = recordOutcome(r);
     for (const l of o.links ?? []) this.#directory.register(l.url);
     if (o.location !== undefined) this.#directory.register(o.location);
-    // A probe the replay asked again (below, from its page's record) hears its answer again: a
-    // soft-404's record holds the 404 it was told, its answer was the body (a 200).
-    const probe = this.#probeAnswered(r.u, r.s4 === 1 ? 200 : r.s, o);
-    if (o.contentFp !== undefined && ((r.s >= 200 && r.s < 300 && r.sm !== 1) || r.s4 === 1)) {
+    const reply = r.pr === undefined || r.ps === undefined ? undefined : replyOf(r.pr);
+    if (reply !== undefined) {
+      // A probe's reply, heard again (its shape's answer, whether or not its asking page is in
+      // this journal: a checkpoint may hold it).
+      this.#probes.forget(r.u);
+      this.#soft.settleProbe({ host: r.h, url: r.u, shape: r.ps! }, reply);
+    } else if (!this.#probes.has(r.u) && o.contentFp !== undefined && ((r.s >= 200 && r.s < 300 && r.sm !== 1) || r.s4 === 1)) {
       // A template only ever observed again re-confirms itself; the count is per distinct URL.
       // As live: a sitemap is never observed, and a soft-404's record (told 404, marked s4)
       // counts toward its template as its fetch did (unmarked, a replay forgot those).
       this.#soft.observe(r.h, o.contentFp, keyFromHex(r.k), 0, { url: r.u, canonical: r.cn });
-      // The live run asked for these probes already: its page's links (replayed) queued them.
-      for (const p of this.#soft.takeProbes()) this.#awaitProbe(p);
+      // The live run's probes are in its records (`pb`, below); a replay's own are taken back,
+      // so the next new URL of their body asks again (or finds its shape's answer).
+      for (const p of this.#soft.takeProbes()) this.#soft.retract(p);
     }
+    if (r.pb !== undefined && r.ps !== undefined) this.#probes.ask({ host: r.h, url: r.pb, shape: r.ps });
     if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
       this.#completed++;
-      if (countsAsPage(o) && probe === undefined) this.#ok++;
+      if (countsAsPage(o)) this.#ok++;
     }
     // The chains of redirects and refreshes count on across a kill, as they did live.
     this.#hops.count(r.u, o);
@@ -1625,7 +1636,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // The key in hex names the URL in the journal only: no data directory, no journal, no key.
     const data = this.#data;
     const key = data === undefined ? '' : keyToHex(req.key, 0);
-    const flight: Flight = { req, key, sendId: undefined, reported: undefined, outside: [], page: undefined };
+    const flight: Flight = { req, key, sendId: undefined, reported: undefined, outside: [], page: undefined, note: undefined };
     this.#flights.set(req.row, flight);
     if (data !== undefined) this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
@@ -1733,37 +1744,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     return false;
   }
 
-  /** Queues `probes` (`#mayAsk`) as links of the page that brought their body to the threshold. */
-  #askProbes(probes: readonly SoftProbe[], links: readonly Link[] | undefined): Link[] {
-    const out = links === undefined ? [] : [...links];
-    for (const p of probes) {
-      this.#awaitProbe(p);
-      this.#directory.register(p.url);
-      out.push({ url: p.url, probe: true });
-    }
-    return out;
-  }
-
-  #awaitProbe(p: SoftProbe): void {
-    this.#softProbes.set(p.url, p);
-    // Bounded as the detector's own waits: an answer lost here ends its wait by `probeWait`.
-    if (this.#softProbes.size > MAX_PENDING_PROBES) evictOldest(this.#softProbes);
-  }
-
-  /**
-   * Settles the soft-404 probe `url` was, if it was one, by its answer (`SoftDetector.settleProbe`
-   * reads it) and returns how many bodies it made pages'; a 5xx, a 429 or no answer is retried by
-   * the frontier, and the probe waits on ('waiting'). Undefined when `url` was no probe.
-   */
-  #probeAnswered(url: string, s: number, o: Outcome): number | 'waiting' | undefined {
-    const p = this.#softProbes.get(url);
-    if (p === undefined) return undefined;
-    if (s === 0 || s === 429 || s >= 500) return 'waiting';
-    this.#softProbes.delete(url);
-    const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
-    return this.#soft.settleProbe(p, { status: s, fp: whole ? o.contentFp : undefined });
-  }
-
   /** The status the frontier is told: soft-404s are gone; so are permanent transport failures. */
   #frontierStatus(req: FetchRequest, o: Outcome, soft404: boolean): number {
     if (soft404) return 404;
@@ -1787,6 +1767,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const shaped = this.#shape(req, o, flight.outside);
     flight.reported = shaped.reported;
     flight.page = shaped.page;
+    flight.note = shaped.note;
     if (this.listenerCount('fetched') > 0) this.emit('fetched', flight.page);
     this.#outputs.push(flight);
     this.#outputWaker.notify();
@@ -1798,7 +1779,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * target (those outside go to `outside`), redirect hops, soft-404; returns the outcome as the
    * frontier is told it and the page the consumer gets.
    */
-  #shape(req: FetchRequest, fetched: Outcome, outside: Flight['outside']): { reported: Outcome; page: Page } {
+  #shape(req: FetchRequest, fetched: Outcome, outside: Flight['outside']): { reported: Outcome; page: Page; note: ProbeNote | undefined } {
     // A 304 has no body to read as a sitemap: the frontier says whether the URL's last one was
     // (`FetchRequest.sitemap`) — an unchanged feed in a recrawl is no page for maxPages.
     const o = isUnchangedSitemap(req, fetched) ? { ...fetched, sitemap: true } : fetched;
@@ -1814,27 +1795,35 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (s >= 200) c.s2xx++;
     if (o.body !== undefined) c.bytes += o.body.length;
     let soft404 = false;
-    const probe = this.#probeAnswered(req.url, s, o);
-    if (probe !== undefined && probe !== 'waiting') this.#tally.soft404Probe(probe > 0);
-    let probes: SoftProbe[] | undefined;
+    // A soft-404 probe's answer settles its question and is no page of the site (`site`, below).
+    const heard = this.#probes.hear(req.url, o, req.host);
+    let note: ProbeNote | undefined;
+    let ask: SoftProbe | undefined;
+    if (heard?.final === true) {
+      this.#tally.soft404Probe(heard.cleared);
+      note = heard.note;
+      // Labelled for the consumer: the site's not-found page, served for the made-up URL too.
+      soft404 = heard.template;
+    }
     // A body read as a sitemap is not the site's not-found page (identical sitemaps, empty
     // pages of a paged index, are copies, not a template): never a soft-404, never a page.
-    if (s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true && o.sitemap !== true) {
+    if (heard === undefined && s >= 200 && s < 300 && o.contentFp !== undefined && o.truncated !== true && o.sitemap !== true) {
       // With the page's rel=canonical: copies of one page (a post's permalink to its topic page)
       // share its fingerprint as a not-found template's URLs do, and the canonical tells them apart.
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key, 0, { url: req.url, canonical: o.canonical });
       if (!soft404) {
         // A probe that may not be asked is answered at once: the body is then read as without one.
-        probes = this.#soft.takeProbes().filter((p) => this.#mayAsk(p));
-        if (probes.length === 0) soft404 = this.#soft.isTemplate(req.host, o.contentFp);
+        ask = this.#soft.takeProbes().find((p) => this.#mayAsk(p));
+        if (ask === undefined) soft404 = this.#soft.isTemplate(req.host, o.contentFp);
       }
       if (soft404) c.soft404++;
     }
     // A page whole (not cut, no sitemap) is the learners' evidence, whatever the soft-404 verdict:
     // a login form served byte for byte alike is a template too.
     // A probe's made-up URL is no page of the site: its answer settles its question (above) and
-    // teaches no lesson, and its links (a page some sites serve for any id) are not followed.
-    const site = probe === undefined;
+    // teaches no lesson, its links are not followed — unless it served a page other than the site's
+    // not-found one (the number made up is an item the site has: a page like any).
+    const site = heard === undefined || (heard.final && heard.served);
     const whole = site && s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
     if (whole && this.#walls !== undefined) this.#wallLesson(req.url, o);
     if (whole && this.#anchors !== undefined) this.#anchorLesson(req.url, o);
@@ -1891,13 +1880,19 @@ export class Engine extends EventEmitter<EngineEvents> {
       for (const l of links) if (!l.nofollow) this.#directory.register(l.url);
       if (this.#hints !== undefined) for (const l of links) if (l.lastmod !== undefined) this.#hints.note(l.url, l.lastmod);
     }
-    // Last: the probe is no link of the page's for the lessons above, nor the consumer's.
-    if (probes !== undefined && probes.length > 0) links = this.#askProbes(probes, links);
+    // Last: the probe is no link of the page's for the lessons above, nor the consumer's. It goes
+    // first on its host, at this page's depth (`Link.probe`).
+    if (ask !== undefined) {
+      this.#probes.ask(ask);
+      this.#directory.register(ask.url);
+      links = [...(links ?? []), { url: ask.url, probe: true }];
+      note = { pb: ask.url, ps: ask.shape };
+    }
     let location: string | undefined;
     let missedOutside: Flight['outside'][number] | undefined;
     let capped: string | undefined;
     // A made-up URL's redirect is no link the site gave (most lead to its home page): not followed.
-    if (o.location !== undefined && site) {
+    if (o.location !== undefined && heard === undefined) {
       location = target;
       const max = this.options.maxRedirects;
       if (location !== undefined && s >= 300 && s < 400 && !this.#hops.mayFollow(req.url)) {
@@ -1942,7 +1937,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     const reported: { [K in keyof Required<Outcome>]: Outcome[K] } = {
       row: req.row,
       url: req.url,
-      status: this.#frontierStatus(req, o, soft404),
+      // A probe answered with the not-found page is told so, as a soft-404 is (never a page to count).
+      status: heard?.final === true && heard.template ? 404 : this.#frontierStatus(req, o, soft404),
       retryAfter: o.retryAfter,
       etag: o.etag,
       lastModified: o.lastModified,
@@ -1960,7 +1956,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       truncated: o.truncated,
       cutAt: o.cutAt,
       sitemap: o.sitemap,
-      soft404: soft404 ? true : undefined,
+      soft404: soft404 && heard === undefined ? true : undefined,
       robotsDisallowed: o.robotsDisallowed,
       error: o.error,
       errorKind: o.errorKind,
@@ -1976,7 +1972,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
     if (soft404) outside.length = 0;
     if (missedOutside !== undefined) outside.push(missedOutside);
-    this.#tally.outcome(req, s, soft404, o.errorKind, o.error, probe !== undefined);
+    // A probe is counted as told, never as a failure of its host (but one that served a page).
+    if (heard?.final === true && heard.template) this.#tally.outcome(req, 404, false, undefined, undefined, true);
+    else this.#tally.outcome(req, s, soft404 && heard === undefined, o.errorKind, o.error, heard !== undefined && !site);
     if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
     if (o.truncated === true && s >= 200 && s < 300) {
       // A sitemap cut past the page cap is its own line; one cut at the page cap (a feed, a
@@ -1985,8 +1983,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       else this.#tally.bodyCut(req.url);
     }
     if (o.sitemap === true && ((s >= 200 && s < 300) || s === 304)) this.#tally.sitemap();
-    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now, probe !== undefined);
-    return { reported, page };
+    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now, heard !== undefined);
+    return { reported, page, note };
   }
 
   /**
@@ -2094,7 +2092,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #journalOutcome(flight: Flight, now = this.#clock()): void {
     if (this.#data?.journaling !== true || flight.reported === undefined) return;
     const outside = flight.outside.map((x) => x.url);
-    this.#append(outcomeRecord(flight.key, flight.req.host, flight.req.dispatchedAtMs, now, flight.reported, outside));
+    this.#append(outcomeRecord(flight.key, flight.req.host, flight.req.dispatchedAtMs, now, flight.reported, outside, flight.note));
   }
 
   /** The consumer took the page: record the outcome, report it, free the slot. */
@@ -2106,7 +2104,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#frontier!.report(flight.reported, now);
     for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, flight.reported);
-    if (countsAsPage(flight.reported) && flight.page?.probe !== true) this.#ok++;
+    if (countsAsPage(flight.reported)) this.#ok++;
     this.#completed++;
     this.#c.completed++;
     this.#flights.delete(req.row);
@@ -2385,6 +2383,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsUnreachable: this.#gate.exportOutages(),
         robotsMaxAttempts: this.#robotsGiveUp,
         ...this.#lessons(),
+        ...(this.#probes.size > 0 ? { softProbes: this.#probes.export() } : {}),
       },
       this.options.journalSyncEvery,
     );

@@ -27,6 +27,7 @@
 import { CorruptJournalError } from '../errors/index.js';
 import { type FieldKind, fieldProblem } from '../format/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
+import { type ProbeNote, replyOf } from './soft-probes.js';
 import { FETCH_ERROR_KINDS, type FetchErrorKind, type Link, type Outcome, refreshTargetOf } from '../model/index.js';
 
 /** A fetch start (a content URL, or a robots.txt request). */
@@ -92,6 +93,14 @@ export interface OutcomeRecord {
    * host; absent in journals written before it existed: a replay takes it as a plain link).
    */
   readonly pb?: string | undefined;
+  /** The shape of the probe the page asked (`pb`), or of the probe this record answers (`pr`). */
+  readonly ps?: string | undefined;
+  /**
+   * This record is a soft-404 probe's reply, as it was heard (src/engine/soft-probes.ts
+   * `replyText`: `404`, `200:<fingerprint>`): a replay settles the probe's shape as the live run
+   * did (the record's own status is the 404 the frontier was told).
+   */
+  readonly pr?: string | undefined;
   /**
    * The page's `<link rel=canonical>` when it names another URL (`Outcome.canonical`): a replay
    * tells a page's copies from a not-found template as the live crawl did (`SoftDetector`; absent
@@ -115,7 +124,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
 /** The record of an outcome about to be reported. */
-export function outcomeRecord(key: string, host: string, dispatchedAtMs: number, nowMs: number, o: Outcome, outside?: readonly string[]): OutcomeRecord {
+export function outcomeRecord(key: string, host: string, dispatchedAtMs: number, nowMs: number, o: Outcome, outside?: readonly string[], probe?: ProbeNote): OutcomeRecord {
   const links = o.links?.filter((l) => !l.nofollow).map((l) => l.url);
   return {
     t: 'o',
@@ -141,7 +150,9 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     s4: o.soft404 === true ? 1 : undefined,
     l: links && links.length > 0 ? links : undefined,
     rf: refreshTargetOf(o),
-    pb: o.links?.find((l) => l.probe === true)?.url,
+    pb: probe !== undefined && 'pb' in probe ? probe.pb : undefined,
+    ps: probe?.ps,
+    pr: probe !== undefined && 'pr' in probe ? probe.pr : undefined,
     cn: o.canonical !== undefined && o.canonical !== o.url ? o.canonical : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
   };
@@ -245,7 +256,8 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (!optStr(o['rf'])) return bad('refresh target');
-    if (!optStr(o['pb'])) return bad('soft-404 probe');
+    if (!optStr(o['pb']) || !optStr(o['ps'])) return bad('soft-404 probe');
+    if (o['pr'] !== undefined && !(isStr(o['pr']) && replyOf(o['pr']) !== undefined && isStr(o['ps']))) return bad('soft-404 probe reply');
     if (!optStr(o['cn'])) return bad('canonical');
     for (const flag of OUTCOME_FLAGS) if (o[flag] !== undefined && o[flag] !== 1) return bad(`field ${flag} is ${JSON.stringify(o[flag])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);

@@ -15,52 +15,75 @@ const see = (d: SoftDetector, fp: bigint, path: string): boolean => d.observe('h
 const TOKEN = /^[0-9a-z]{14}$/;
 
 describe('soft404ProbeUrl', () => {
-  it('replaces the last path segment, keeping its extension, a trailing slash and the query', () => {
-    const url = soft404ProbeUrl(`${O}/docs/3.1/config.html`, 7n)!;
-    expect(url.startsWith(`${O}/docs/3.1/${SOFT404_PROBE_MARK}`)).toBe(true);
-    expect(url.endsWith('.html')).toBe(true);
-    expect(url.slice(`${O}/docs/3.1/${SOFT404_PROBE_MARK}`.length, -'.html'.length)).toMatch(TOKEN);
-    expect(soft404ProbeUrl(`${O}/post/hello/feed/`, 7n)).toMatch(new RegExp(`^${O}/post/hello/${SOFT404_PROBE_MARK}[0-9a-z]{14}/$`));
-    expect(soft404ProbeUrl(`${O}/`, 7n)).toMatch(new RegExp(`^${O}/${SOFT404_PROBE_MARK}[0-9a-z]{14}$`));
-    expect(soft404ProbeUrl(`${O}/a/b?lang=en`, 7n)).toMatch(new RegExp(`^${O}/a/${SOFT404_PROBE_MARK}[0-9a-z]{14}\\?lang=en$`));
+  const W = `${SOFT404_PROBE_MARK}[0-9a-z]{14}`;
+  it('alone, makes up the last path segment: a word by the mark and a token (its extension and a trailing slash kept), a number by ten digits', () => {
+    expect(soft404ProbeUrl(`${O}/docs/3.1/config.html`, 7n)).toMatch(new RegExp(`^${O}/docs/3\\.1/${W}\\.html$`));
+    expect(soft404ProbeUrl(`${O}/post/hello/feed/`, 7n)).toMatch(new RegExp(`^${O}/post/hello/${W}/$`));
+    expect(soft404ProbeUrl(`${O}/`, 7n)).toMatch(new RegExp(`^${O}/${W}$`));
+    expect(soft404ProbeUrl(`${O}/a/b?lang=en`, 7n)).toMatch(new RegExp(`^${O}/a/${W}\\?lang=en$`));
+    // A number: a route that takes only digits would refuse a word (a framework 404, no answer).
+    expect(soft404ProbeUrl(`${O}/product/123`, 7n)).toMatch(new RegExp(`^${O}/product/2\\d{9}$`));
+    expect(soft404ProbeUrl(`${O}/p/17.html`, 7n)).toMatch(new RegExp(`^${O}/p/2\\d{9}\\.html$`));
     // A dot that is no extension (a version) is part of the name replaced.
-    expect(soft404ProbeUrl(`${O}/release/v1.2.3456789`, 7n)).toMatch(new RegExp(`^${O}/release/${SOFT404_PROBE_MARK}[0-9a-z]{14}$`));
-    // The fragment is no part of what is asked.
+    expect(soft404ProbeUrl(`${O}/release/v1.2.3`, 7n)).toMatch(new RegExp(`^${O}/release/${W}$`));
+    // No path is the root's; the fragment is no part of what is asked.
+    expect(soft404ProbeUrl('http://docs.test', 7n)).toMatch(new RegExp(`^${O}/${W}$`));
     expect(soft404ProbeUrl(`${O}/a/b#top`, 7n)).toBe(soft404ProbeUrl(`${O}/a/b`, 7n));
   });
 
-  it('replaces the last query value with a digit: a number by nine digits, a worded one by the mark and a token', () => {
-    expect(soft404ProbeUrl(`${O}/item.php?id=17`, 7n)).toMatch(new RegExp(`^${O}/item\\.php\\?id=[1-9]\\d{8}$`));
-    expect(soft404ProbeUrl(`${O}/viewtopic.php?t=5&start=20&view=print`, 7n)).toMatch(new RegExp(`^${O}/viewtopic\\.php\\?t=5&start=[1-9]\\d{8}&view=print$`));
-    expect(soft404ProbeUrl(`${O}/p?slug=post-2&x=y`, 7n)).toMatch(new RegExp(`^${O}/p\\?slug=${SOFT404_PROBE_MARK}[0-9a-z]{14}&x=y$`));
+  it('alone, makes up the last query value with a digit before the path', () => {
+    expect(soft404ProbeUrl(`${O}/item.php?id=17`, 7n)).toMatch(new RegExp(`^${O}/item\\.php\\?id=2\\d{9}$`));
+    expect(soft404ProbeUrl(`${O}/p?slug=post-2&x=y`, 7n)).toMatch(new RegExp(`^${O}/p\\?slug=${W}&x=y$`));
   });
 
-  it('is the same for the same URL and body (a replay asks the same), another for another body', () => {
+  it('with another URL of the same body, makes up the part where the two differ, wherever it is', () => {
+    expect(soft404ProbeUrl(`${O}/docs/3.1/config.html`, 7n, `${O}/docs/2.8/config.html`)).toMatch(new RegExp(`^${O}/docs/${W}/config\\.html$`));
+    expect(soft404ProbeUrl(`${O}/user/17/profile`, 7n, `${O}/user/18/profile`)).toMatch(new RegExp(`^${O}/user/2\\d{9}/profile$`));
+    const sha = 'a'.repeat(40);
+    expect(soft404ProbeUrl(`${O}/r/raw/commit/${sha}/src/f0.js`, 7n, `${O}/r/raw/commit/${'b'.repeat(40)}/src/f0.js`)).toMatch(new RegExp(`^${O}/r/raw/commit/${W}/src/f0\\.js$`));
+    // The id, not the paging beside it.
+    expect(soft404ProbeUrl(`${O}/viewtopic.php?t=5&start=0`, 7n, `${O}/viewtopic.php?t=9&start=0`)).toMatch(new RegExp(`^${O}/viewtopic\\.php\\?t=2\\d{9}&start=0$`));
+    // Not alike (another length, other keys, another origin): as alone.
+    expect(soft404ProbeUrl(`${O}/gone/a/b`, 7n, `${O}/x`)).toMatch(new RegExp(`^${O}/gone/a/${W}$`));
+    expect(soft404ProbeUrl(`${O}/p?a=1`, 7n, `${O}/p?b=1`)).toMatch(new RegExp(`^${O}/p\\?a=2\\d{9}$`));
+    expect(soft404ProbeUrl(`${O}/a/1`, 7n, 'http://other.test/a/2')).toMatch(new RegExp(`^${O}/a/2\\d{9}$`));
+  });
+
+  it('is the same for the same URL, body and salt (a replay asks the same), another for another of them', () => {
     expect(soft404ProbeUrl(`${O}/a/b`, 7n)).toBe(soft404ProbeUrl(`${O}/a/b`, 7n));
     expect(soft404ProbeUrl(`${O}/a/b`, 7n)).not.toBe(soft404ProbeUrl(`${O}/a/b`, 8n));
     expect(soft404ProbeUrl(`${O}/a/b`, 7n)).not.toBe(soft404ProbeUrl(`${O}/a/c`, 7n));
+    expect(soft404ProbeUrl(`${O}/a/b`, 7n, undefined, 1)).not.toBe(soft404ProbeUrl(`${O}/a/b`, 7n, undefined, 2));
+    expect(soft404ProbeUrl(`${O}/a/1`, 7n, undefined, 1)).not.toBe(soft404ProbeUrl(`${O}/a/1`, 7n, undefined, 2));
   });
 
   it('answers undefined without an origin and refuses bad arguments', () => {
     expect(soft404ProbeUrl('not a url', 1n)).toBeUndefined();
     expect(() => soft404ProbeUrl(5 as unknown as string, 1n)).toThrow(InvalidArgumentError);
     expect(() => soft404ProbeUrl(`${O}/`, 1 as unknown as bigint)).toThrow(InvalidArgumentError);
+    expect(() => soft404ProbeUrl(`${O}/`, 1n, 5 as unknown as string)).toThrow(InvalidArgumentError);
+    expect(() => soft404ProbeUrl(`${O}/`, 1n, undefined, Number.NaN)).toThrow(InvalidArgumentError);
   });
 
-  it('keeps the origin, leaves the URL it was made from, and changes one place only (fast-check)', () => {
+  it('keeps the origin, leaves the URL it was made from, and makes up one part only (fast-check)', () => {
     const segment = fc.stringMatching(/^[a-z0-9._-]{1,12}$/);
     const pair = fc.tuple(fc.stringMatching(/^[a-z]{1,6}$/), fc.stringMatching(/^[a-z0-9-]{0,8}$/)).map(([k, v]) => `${k}=${v}`);
+    const urlOf = (segments: string[], slash: boolean, pairs: string[]): string => `${O}/${segments.join('/')}${slash && segments.length > 0 ? '/' : ''}${pairs.length > 0 ? `?${pairs.join('&')}` : ''}`;
     fc.assert(
-      fc.property(fc.array(segment, { maxLength: 5 }), fc.boolean(), fc.array(pair, { maxLength: 4 }), fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), (segments, slash, pairs, fp) => {
-        const url = `${O}/${segments.join('/')}${slash && segments.length > 0 ? '/' : ''}${pairs.length > 0 ? `?${pairs.join('&')}` : ''}`;
-        const probe = soft404ProbeUrl(url, fp)!;
+      fc.property(fc.array(segment, { maxLength: 5 }), fc.boolean(), fc.array(pair, { maxLength: 4 }), fc.option(fc.array(segment, { maxLength: 5 })), fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), (segments, slash, pairs, others, fp) => {
+        const url = urlOf(segments, slash, pairs);
+        const probe = soft404ProbeUrl(url, fp, others === null ? undefined : urlOf(others, slash, pairs))!;
         expect(probe.startsWith(`${O}/`)).toBe(true);
         expect(probe).not.toBe(url);
-        // Made up in the query or in the path, the other part as it was.
-        const q = url.indexOf('?');
-        const pq = probe.indexOf('?');
-        if (pq >= 0 && q >= 0 && probe.slice(0, pq) === url.slice(0, q)) expect(probe.slice(pq + 1).split('&')).toHaveLength(pairs.length);
-        else expect(q < 0 ? pq : probe.slice(pq)).toBe(q < 0 ? -1 : url.slice(q));
+        // As many segments and pairs, all as they were but one.
+        const partsOf = (u: string): string[] => {
+          const q = u.indexOf('?');
+          return [...(q < 0 ? u : u.slice(0, q)).slice(O.length).split('/'), ...(q < 0 ? [] : u.slice(q + 1).split('&'))];
+        };
+        const a = partsOf(url);
+        const b = partsOf(probe);
+        expect(b).toHaveLength(a.length);
+        expect(a.filter((x, i) => x !== b[i])).toHaveLength(1);
       }),
     );
   });
@@ -74,8 +97,9 @@ describe('SoftDetector with probes', () => {
     const probes = d.takeProbes();
     expect(probes).toHaveLength(1);
     expect(probes[0]!.host).toBe('h');
-    expect(probes[0]!.url).toMatch(new RegExp(`^${O}/docs/5\\.0/${SOFT404_PROBE_MARK}[0-9a-z]{14}\\.html$`));
-    expect(probes[0]!.shape).toBe(`${O}/docs/5.0/${SOFT404_PROBE_MARK}*.html`);
+    // Made up where the copies differ: the version (the second URL seen is the other).
+    expect(probes[0]!.url).toMatch(new RegExp(`^${O}/docs/${SOFT404_PROBE_MARK}[0-9a-z]{14}/config\\.html$`));
+    expect(probes[0]!.shape).toBe(`${O}/docs/${SOFT404_PROBE_MARK}*/config.html`);
     expect(d.takeProbes()).toEqual([]);
     expect(d.isProbing('h', 9n)).toBe(true);
     expect(d.isTemplate('h', 9n)).toBe(false);
@@ -111,22 +135,23 @@ describe('SoftDetector with probes', () => {
 
   it('unanswered after probeWait more URLs, a template; a late "not found" withdraws it', () => {
     const d = new SoftDetector({ probe: true, probeWait: 3 });
-    const verdicts = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => see(d, 9n, `/x/${i}`));
+    const verdicts = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => see(d, 9n, `/x/${i}`));
     // Five reach the threshold, three more wait, the ninth ends the wait; the same URL again counts once.
-    expect(verdicts).toEqual([false, false, false, false, false, false, false, true, true]);
+    expect(verdicts).toEqual([false, false, false, false, false, false, false, false, true, true]);
     const e = new SoftDetector({ probe: true, probeWait: 3 });
-    for (const i of [1, 2, 3, 4, 5, 6, 6, 6, 7]) see(e, 9n, `/x/${i}`);
+    for (const i of [1, 2, 3, 4, 5, 6, 6, 6, 7, 8, 8]) see(e, 9n, `/x/${i}`);
     expect(e.isProbing('h', 9n)).toBe(true);
     expect(d.isTemplate('h', 9n)).toBe(true);
     expect(d.settleProbe(d.takeProbes()[0]!, { status: 404 })).toBe(1);
     expect(d.isTemplate('h', 9n)).toBe(false);
-    expect(see(d, 9n, '/x/10')).toBe(false);
+    expect(see(d, 9n, '/x/11')).toBe(false);
   });
 
-  it('one probe per shape: a second body of the same directory waits on it, a later one is answered without asking', () => {
+  it('one probe per shape: a second body of the same shape waits on it, a later one is answered without asking', () => {
     const d = new SoftDetector({ probe: true });
     for (let v = 1; v <= 5; v++) see(d, 1n, `/docs/stable/a${v}.html`);
     for (let v = 1; v <= 5; v++) see(d, 2n, `/docs/stable/b${v}.html`);
+    // Both vary in the last segment's name: one question, /docs/stable/meguri-soft404-probe-*.html.
     const probes = d.takeProbes();
     expect(probes).toHaveLength(1);
     expect(d.isProbing('h', 1n) && d.isProbing('h', 2n)).toBe(true);
@@ -141,9 +166,29 @@ describe('SoftDetector with probes', () => {
     const e = new SoftDetector({ probe: true });
     for (let i = 1; i <= 5; i++) see(e, 5n, `/any/${i}`);
     e.settleProbe(e.takeProbes()[0]!, { status: 200, fp: 5n });
-    for (let i = 1; i <= 5; i++) see(e, 6n, `/any/copy${i}`);
+    for (let i = 1; i <= 5; i++) see(e, 6n, `/any/${100 + i}`);
     expect(e.takeProbes()).toEqual([]);
     expect([e.isTemplate('h', 5n), e.isPage('h', 6n)]).toEqual([true, true]);
+  });
+
+  it('retract: the body awaiting a probe never asked is a candidate again; its next new URL asks anew, or finds its shape answered', () => {
+    const d = new SoftDetector({ probe: true });
+    for (let i = 1; i <= 5; i++) see(d, 9n, `/x/${i}`);
+    const [p] = d.takeProbes();
+    d.retract(p!);
+    expect(d.isProbing('h', 9n)).toBe(false);
+    expect(see(d, 9n, '/x/5')).toBe(false);
+    expect(d.takeProbes()).toEqual([]);
+    expect(see(d, 9n, '/x/6')).toBe(false);
+    expect(d.takeProbes()).toHaveLength(1);
+    const e = new SoftDetector({ probe: true });
+    for (let i = 1; i <= 5; i++) see(e, 9n, `/x/${i}`);
+    const [q] = e.takeProbes();
+    e.retract(q!);
+    expect(e.settleProbe(q!, { status: 404 })).toBe(0);
+    expect(see(e, 9n, '/x/6')).toBe(false);
+    expect(e.takeProbes()).toEqual([]);
+    expect(e.isPage('h', 9n)).toBe(true);
   });
 
   it('without the option, or without the URL, a body is a template at the threshold as before', () => {
@@ -187,7 +232,11 @@ describe('SoftDetector with probes', () => {
     expect(() => d.settleProbe(probe!, { status: '404' } as unknown as { status: number })).toThrow(/reply/);
     expect(() => d.settleProbe(probe!, { status: 200, fp: 9 } as unknown as { status: number })).toThrow(InvalidArgumentError);
     expect(() => new SoftDetector({ probeWait: 0 })).toThrow(InvalidArgumentError);
-    // An unknown host's probe is no error: nothing waits on it.
-    expect(new SoftDetector({ probe: true }).settleProbe(probe!, { status: 404 })).toBe(0);
+    // An unknown host's probe is no error: nothing waits on it, and its answer is kept (a probe
+    // asked before a restart answers the next body of its shape).
+    const fresh = new SoftDetector({ probe: true });
+    expect(fresh.settleProbe(probe!, { status: 404 })).toBe(0);
+    for (let i = 10; i <= 14; i++) see(fresh, 8n, `/x/${i}`);
+    expect([fresh.takeProbes(), fresh.isPage('h', 8n)]).toEqual([[], true]);
   });
 });

@@ -38,6 +38,8 @@ const server = createServer((req, res) => {
   }
   if (u.pathname === '/viewtopic') {
     const t = u.searchParams.has('p') ? Math.floor(Number(u.searchParams.get('p')) / 100) : Number(u.searchParams.get('t'));
+    // A post the forum does not have (as phpBB answers it).
+    if (t >= 100) return void res.writeHead(404, { 'content-type': 'text/html' }).end('<p>The requested post does not exist.</p>');
     const posts = Array.from({ length: PER }, (_, k) => `<div id="p${t * 100 + k}"><a href="/viewtopic?p=${t * 100 + k}#p${t * 100 + k}">#</a> Post ${k}: ${'words of its own '.repeat(k + 1)} ${t * 7919 + k}</div>`).join('\n');
     return html(`<h1>Topic ${t} about subject ${t * 31} and ${'more '.repeat(t % 4)}</h1>${posts}<a href="/">index</a>`);
   }
@@ -111,8 +113,8 @@ describe('links to a spot on the page they sit on', () => {
     const off = new Engine({ ...options, seeds: [`${base}/`], learnParams: false });
     await run(off);
     // Every permalink, and one made-up one: nine URLs serve each topic page, so past five the
-    // soft-404 probe asks /viewtopic?p=<nine digits>, which this forum answers with a topic page
-    // of its own — the topic pages are pages, and the probe's page's links are not followed.
+    // soft-404 probe asks /viewtopic?p=<ten digits>, a post the forum does not have (404): the
+    // topic pages are pages, and the question is not asked again for the other topics.
     expect(asked.get('/viewtopic?p')).toBe(TOPICS * PER + 1);
     expect(off.summary().counts).toMatchObject({ soft404Probes: 1, soft404Cleared: 1, soft404s: 0 });
     expect(off.summary().anchorCopies).toEqual([]);

@@ -31,7 +31,7 @@ beforeAll(async () => {
     const html = (status: number, body: string): void => void res.writeHead(status, { 'content-type': 'text/html' }).end(page(body));
     if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(`User-agent: *\nDisallow: /blocked/${MARK}\n`);
     if (path === '/') {
-      const links = [...VERSIONS.map((v) => `/docs/${v}/config.html`), ...[1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => [`/farm/${i}`, `/blocked/${i}`, `/flaky/${i}`])];
+      const links = [...VERSIONS.map((v) => `/docs/${v}/config.html`), ...[1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => [`/farm/${i}`, `/blocked/n${i}`, `/flaky/${i}`, `/item/${i}`])];
       return html(200, links.map((l) => `<a href="${l}">${l}</a>`).join(' '));
     }
     // One page in eight versions: the same bytes under each, naming no canonical.
@@ -40,10 +40,15 @@ beforeAll(async () => {
     // A catch-all: any URL below /farm/ is the same not-found page, answered 200.
     if (path.startsWith('/farm/')) return html(200, '<h1>Sorry</h1><p>We could not find that page.</p>');
     // Copies whose made-up URLs robots.txt disallows: not asked, read as before.
-    if (/^\/blocked\/\d$/.test(path)) return html(200, `<p>${'A mirrored notice. '.repeat(15)}</p>`);
+    if (/^\/blocked\/n\d$/.test(path)) return html(200, `<p>${'A mirrored notice. '.repeat(15)}</p>`);
     // A directory of copies whose server fails the first ask of a made-up URL (503), then answers 404.
     if (/^\/flaky\/\d$/.test(path)) return html(200, `<p>${'The same release note. '.repeat(15)}</p>`);
-    if (path.startsWith(`/flaky/${MARK}`) && probe503++ === 0) return void res.writeHead(503, { 'retry-after': '0' }).end();
+    if (/^\/flaky\/\d{10}$/.test(path) && probe503++ === 0) return void res.writeHead(503, { 'retry-after': '0' }).end();
+    // A shop whose items 1–8 are one page (the same bytes) and whose other ids have a page of
+    // their own: the probe's made-up id is a page of the site, taken as one.
+    const item = /^\/item\/(\d+)$/.exec(path);
+    if (item !== null) return Number(item[1]) <= 8 ? html(200, `<p>${'One item, listed under eight ids. '.repeat(10)}</p>`) : html(200, `<p>Item ${item[1]}, its own page.</p><a href="/item-help">help</a>`);
+    if (path === '/item-help') return html(200, '<p>Help.</p>');
     html(404, '<h1>Not Found</h1>');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -84,21 +89,34 @@ describe('soft-404 probes in a crawl', () => {
     expect(asked.filter((p) => p.startsWith(`/blocked/${MARK}`))).toEqual([]);
     const probes = pages.filter((p) => p.probe);
     // Each at the depth of the page that asked it (the cap), whatever the site's queue.
-    const shape = (p: Page): string => new URL(p.url).pathname.replace(/probe-[0-9a-z]+/, 'probe-*').replace(/^\/docs\/[\w.]+\//, '/docs/V/');
+    // Made up where the copies differ: the version, a number.
+    const shape = (p: Page): string => new URL(p.url).pathname.replace(/probe-[0-9a-z]{14}/, 'probe-*').replace(/\/\d{10}$/, '/<10 digits>');
     expect(probes.map((p) => `${shape(p)} ${p.status}${p.soft404 ? ' soft-404' : ''} depth ${p.depth}`).sort()).toEqual([
-      `/docs/V/${MARK}*.html 404 depth 1`,
-      `/farm/${MARK}* 200 soft-404 depth 1`,
+      `/docs/${MARK}*/config.html 404 depth 1`,
+      '/farm/<10 digits> 200 soft-404 depth 1',
       // The flaky directory's probe answered 503 once and was asked again.
-      `/flaky/${MARK}* 404 depth 1`,
-      `/flaky/${MARK}* 503 depth 1`,
+      '/flaky/<10 digits> 404 depth 1',
+      '/flaky/<10 digits> 503 depth 1',
+      '/item/<10 digits> 200 depth 1',
     ]);
-    expect(asked.filter((p) => p.startsWith(`/flaky/${MARK}`))).toHaveLength(2);
+    expect(asked.filter((p) => /^\/flaky\/\d{10}$/.test(p))).toHaveLength(2);
     expect(under(pages, '/flaky/').filter((p) => p.soft404)).toEqual([]);
+    // The made-up item id served a page of its own: the eight are pages, and it is one too
+    // (counted; its links are followed: below, without the depth cap).
+    expect(under(pages, '/item/').filter((p) => p.soft404)).toEqual([]);
+    const served = pages.filter((p) => p.probe && p.ok);
+    expect(served.map((p) => new URL(p.url).pathname)).toEqual([expect.stringMatching(/^\/item\/2\d{9}$/)]);
     const s = engine.summary();
-    expect(s.counts).toMatchObject({ soft404Probes: 3, soft404Cleared: 2, soft404s: 3 + 1 + 4 });
+    expect(s.counts).toMatchObject({ soft404Probes: 4, soft404Cleared: 3, soft404s: 3 + 4 });
     // The probes are no failures of the host and no pages for maxPages.
     expect(s.failingHosts.map((h) => h.failures)).toEqual([7]);
-    expect(s.okInCampaign).toBe(pages.filter((p) => (p.ok || p.soft404) && !p.probe).length);
+    expect(s.okInCampaign).toBe(pages.filter((p) => ((p.ok || p.soft404) && !p.probe) || p === served[0]).length);
+  });
+
+  it('a made-up id the site has a page for is a page like any: its links are followed', async () => {
+    const { pages } = await crawl();
+    expect(pages.filter((p) => p.probe && p.ok).map((p) => new URL(p.url).pathname)).toEqual([expect.stringMatching(/^\/item\/2\d{9}$/)]);
+    expect(asked).toContain('/item-help');
   });
 
   it('soft404Probe: false reads every body five URLs share as the not-found page, as before', async () => {
@@ -120,7 +138,7 @@ describe('a soft-404 probe through a kill', () => {
         if (path === '/robots.txt') return Promise.resolve({ row: req.row, url: req.url, status: 404 });
         log.push(path);
         if (path === '/') return Promise.resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: 1n, links: Array.from({ length: COPIES }, (_, i) => ({ url: `http://v.test/v/${i}/config` })) });
-        if (/^\/v\/\d+\/config$/.test(path)) return Promise.resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: 42n });
+        if (/^\/v\/\d+\/config$/.test(path) && Number(path.split('/')[2]) < COPIES) return Promise.resolve({ row: req.row, url: req.url, status: 200, contentType: 'text/html', contentFp: 42n });
         return Promise.resolve({ row: req.row, url: req.url, status: 404 });
       },
     };
@@ -150,7 +168,7 @@ describe('a soft-404 probe through a kill', () => {
         }
       }
       await a.close();
-      expect(before.filter((p) => p.includes(MARK))).toHaveLength(1);
+      expect(before.filter((p) => /^\/v\/\d{10}\/config$/.test(p))).toHaveLength(1);
       const after: string[] = [];
       const b = new Engine({ ...kill, fetcher: site(after), dataDir: killed });
       const pages: Page[] = [];
@@ -160,8 +178,37 @@ describe('a soft-404 probe through a kill', () => {
       // replay settled it as the live run did, so every copy left is a page, and none asks again.
       expect(pages.length).toBeGreaterThan(25);
       expect(pages.filter((p) => p.soft404 || p.probe)).toEqual([]);
-      expect(after.filter((p) => p.includes(MARK))).toEqual([]);
+      expect(after.filter((p) => /^\/v\/\d{10}\/config$/.test(p))).toEqual([]);
       expect(b.summary().okInCampaign).toBe(1 + COPIES);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a probe asked before a checkpoint is known as one when its answer comes after the resume', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'meguri-soft-probe-cp-'));
+    try {
+      const log: string[] = [];
+      // Five copies make the first run's five pages: the fifth asks its probe, and the run stops
+      // there (maxPages) with the probe queued, the checkpoint keeping it.
+      const a = new Engine({ ...kill, fetcher: site(log), seeds: ['http://v.test/'], dataDir: root, maxPages: 6 });
+      const first: Page[] = [];
+      for await (const p of a.run()) first.push(p);
+      await a.close();
+      expect(first.filter((p) => p.probe)).toEqual([]);
+      expect(log.filter((p) => /^\/v\/\d{10}\/config$/.test(p))).toEqual([]);
+      const b = new Engine({ ...kill, fetcher: site(log), dataDir: root, maxPages: 1000 });
+      const pages: Page[] = [];
+      for await (const p of b.run()) pages.push(p);
+      await b.close();
+      // Asked once, first, heard as a probe (no page for maxPages); its shape's answer then
+      // serves the copies after the resume, which ask nothing more.
+      expect(log.filter((p) => /^\/v\/\d{10}\/config$/.test(p))).toHaveLength(1);
+      expect(pages[0]!.probe).toBe(true);
+      expect(pages[0]!.status).toBe(404);
+      expect(pages.filter((p) => p.soft404)).toEqual([]);
+      expect(b.summary().okInCampaign).toBe(1 + COPIES);
+      expect(b.summary().counts.soft404Probes).toBe(1);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
