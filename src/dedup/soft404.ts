@@ -33,22 +33,28 @@
  * every commit, a mirror. A loopback docs site of 8 versions ended with 40 of its 96 pages "soft-
  * 404s" and its host listed as failing, and a version fetched after five copies was given up in
  * recrawls. With `probe`, a fingerprint that reaches the threshold is not confirmed at once: the
- * detector makes up a URL that cannot exist beside the one that reached it (`soft404ProbeUrl`: its
- * last path segment, or its last query value with a digit, replaced by a token) and the caller
- * fetches it, as a search engine's soft-404 check does. A not-found template is what a server
- * answers for any such URL; a page's copies are not. So the answer settles it (`settleProbe`): the
- * made-up URL not found (404, 410) or served another body — the fingerprint is a page's, never a
- * template; served the same body — a template; anything else (a redirect, an error, no answer
- * within `probeWait` more URLs of the fingerprint) — a template, as without a probe. Until then the
+ * detector makes up a URL that cannot exist beside the one that reached it (`soft404ProbeUrl`: the
+ * part in which it differs from another URL of the body — a version, a commit, an id — or else its
+ * last query value with a digit or its last path segment, made up: a number by a ten-digit one, a
+ * word by `SOFT404_PROBE_MARK` and a token) and the caller fetches it, as a search engine's
+ * soft-404 check does. A not-found template is what a server answers for any such URL; a page's
+ * copies are not. So the reply settles it (`settleProbe`, one rule: `verdictOf`): not found (404,
+ * 410) or another whole body — the fingerprint is a page's, never a template; the same body — a
+ * template; anything else (a redirect, another 4xx, an error, a cut body; or no reply within
+ * `probeWait` more URLs of the fingerprint) — a template, as without a probe. Until then the
  * fingerprint's URLs are pages (a template's cost is a delay: its pages' links are its own menu).
+ * The question is the probe's *shape* (its URL with the made-up part as `*`): one probe per shape
+ * is in flight, and its reply answers every later body of the shape without a fetch.
  *
  * Memory is bounded per host: at most `maxFingerprintsPerHost` candidate fingerprints, kept
  * in least-recently-seen order (a template is seen again and again, so it stays; a page
  * seen once ages out), each holding at most `threshold - 1` keys until it is confirmed, and
  * at most `maxFingerprintsPerHost` confirmed templates, as many fingerprints known as pages and
- * as many named by a first copy, and as many awaiting a probe (each holding at most `threshold +
- * probeWait` keys); across hosts, the fingerprints of the last `MAX_SERVED_URLS` URLs observed,
- * and at most `MAX_PENDING_PROBES` probes not yet taken.
+ * as many named by a first copy, as many awaiting a probe (each holding at most `threshold +
+ * probeWait + 1` keys), as many shapes asked (their fingerprints listed) and as many answered
+ * (one reply each); a candidate seen twice keeps one URL (the probe's `other`); across hosts, the
+ * fingerprints of the last `MAX_SERVED_URLS` URLs observed, and at most `MAX_PENDING_PROBES`
+ * probes not yet taken.
  */
 import type { KeyArray } from '../core/keys.js';
 import { InvalidArgumentError } from '../errors/index.js';
@@ -106,7 +112,7 @@ const resolveSoftOptions = defineOptions<SoftDetectorOptions>('SoftDetectorOptio
 /** Probes made and not yet taken (`takeProbes`), oldest dropped past it: a caller that never takes them costs no more. */
 export const MAX_PENDING_PROBES = 1024;
 
-/** What a made-up URL begins its name with: a site's logs say who asked for it, and why. */
+/** What a made-up word begins with (a made-up number has no room for it): a site's logs say who asked for it, and why. */
 export const SOFT404_PROBE_MARK = 'meguri-soft404-probe-';
 
 /** A made-up URL to fetch before a fingerprint is confirmed a template (`SoftDetector.takeProbes`). */
@@ -335,10 +341,11 @@ export class SoftDetector {
     if (naming !== undefined) this.#learnPage(host, fp, naming);
     if (host.pages.has(fp)) return false;
     if (host.templates.has(fp)) return true;
-    const waiting = host.probing.get(fp)?.keys;
-    if (waiting !== undefined) {
+    const probing = host.probing.get(fp);
+    if (probing !== undefined) {
       // Its URLs are pages until the probe answers; unanswered after `probeWait` more, a template
       // (an answer after that may still withdraw it: `settleProbe`).
+      const waiting = probing.keys;
       if (!hasKey(waiting, key, b)) waiting.push(key[b]!, key[b + 1]!, key[b + 2]!, key[b + 3]!);
       if (waiting.length / 4 <= this.options.threshold + this.options.probeWait) return false;
       host.probing.delete(fp);
@@ -391,13 +398,18 @@ export class SoftDetector {
       }
       host.probing.set(fp, c);
       const waiting = host.asked.get(shape);
-      if (waiting !== undefined) {
+      // One probe per shape in flight: while a body still waits on one, this one waits too. Once
+      // none does (answered, or each wait ran out: a probe refused at dispatch, evicted), the next
+      // asks anew — the bodies confirmed meanwhile stay listed, for its answer to withdraw.
+      const inFlight = waiting !== undefined && waiting.some((f) => f !== fp && host.probing.has(f));
+      if (waiting === undefined) {
+        host.asked.set(shape, [fp]);
+        if (host.asked.size > this.options.maxFingerprintsPerHost) evictOldest(host.asked);
+      } else {
         waiting.push(fp);
-        return false;
+        if (waiting.length > this.options.maxFingerprintsPerHost) waiting.shift();
       }
-      host.asked.set(shape, [fp]);
-      // A shape whose probe is lost leaves its fingerprints to `probeWait`.
-      if (host.asked.size > this.options.maxFingerprintsPerHost) evictOldest(host.asked);
+      if (inFlight) return false;
       this.pending.push({ host: hostKey, url: made.url, shape });
       if (this.pending.length > MAX_PENDING_PROBES) this.pending.shift();
       return false;

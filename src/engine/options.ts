@@ -303,15 +303,17 @@ export interface EngineOptions {
   readonly soft404Threshold: number;
   /**
    * Before a body shared by `soft404Threshold` URLs of a host is read as its not-found page, fetch
-   * one made-up URL beside the last of them (`soft404ProbeUrl`: its last path segment or its last
-   * query value with a digit replaced by a `meguri-soft404-probe-…` token) and ask: a site answers
-   * every URL that does not exist with its not-found page, but not with a page's copies (versioned
-   * docs, a forge's file at every commit, a mirror, when they name no canonical). Answered not
-   * found (404, 410) or with another body, the body is a page's and its URLs stay pages; with the
-   * same body, a redirect, an error, or no answer within 20 more URLs of it, a template as without
-   * the probe. One request per such body and host, polite and under robots.txt like any; the
-   * body's URLs are pages until the answer. Default true; false reads the body as the template at
-   * the threshold.
+   * one made-up URL beside the last of them (`soft404ProbeUrl`: the part its URLs differ in — a
+   * version, a commit, an id — made up, a number by a ten-digit one, a word by a
+   * `meguri-soft404-probe-…` token) and ask: a site answers a URL that does not exist with its
+   * not-found page, not with a page's copies (versioned docs, a forge's file at every commit, a
+   * mirror, when they name no canonical). Answered not found (404, 410) or with another page, the
+   * body is a page's and its URLs stay pages (a made-up number the site has is fetched as the page
+   * it is); with the same body, a redirect, an error, or no answer within 20 more URLs of it, a
+   * template as without the probe. One request per shape of URL asked about (its reply answers the
+   * later bodies of the shape), first on its host and at its page's depth, under robots.txt and
+   * the scope; the body's URLs are pages until the answer. Default true; false reads the body as
+   * the template at the threshold.
    */
   readonly soft404Probe: boolean;
   /** Checkpoint period, ms (also at stop and at the end); a period with nothing journaled writes none, for up to an hour (an idle crawl). Default 60 000. */

@@ -48,7 +48,7 @@ export {
 } from './options.js';
 export { COLUMNS as URL_TABLE_COLUMNS, ColumnId } from './table.js';
 export type { RelinkCounts } from './state.js';
-export { type CrawledUrl, relinkRoundRuns } from './intake.js';
+export { type CrawledUrl, URGENT_PRIORITY, relinkRoundRuns } from './intake.js';
 export { MIN_MEMORY_BUDGET } from './spill.js';
 export { OUTAGE_GRACE_MS } from './outcome.js';
 export { shiftPartitionClock, withoutClockReading } from './checkpoint.js';

@@ -576,8 +576,10 @@ function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number
 
 /**
  * The priority of an urgent discovery (`Discovery.urgent`): above any a crawl computes (OPIC cash
- * and link weights are far below it) and below f32's largest (3.4e38), so its host's queue takes it first. A later
- * credit to the row (another link to it) puts it back among the rest.
+ * and link weights are far below it) and below f32's largest (3.4e38), so its host's queue takes
+ * it first — and the host, its top row being the highest, goes first among the hosts ready. Its
+ * outcome puts it back among the rest (`report`), as does a later credit to it under OPIC (another
+ * link to it); under due order (`queueOrder: 'due'`) its due hour orders it first, as any row due now.
  */
 export const URGENT_PRIORITY = 3e38;
 

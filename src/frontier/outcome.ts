@@ -15,7 +15,10 @@ import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './b
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
-import { discover, discoverBatch, relink } from './intake.js';
+import { URGENT_PRIORITY, discover, discoverBatch, relink } from './intake.js';
+
+/** `URGENT_PRIORITY` as the priority column holds it. */
+const URGENT_F32 = Math.fround(URGENT_PRIORITY);
 import type { CrawledRecord } from './options.js';
 import { scheduleRecrawl } from './recrawl.js';
 import { type FrontierState, HOUR_MS, checkMs } from './state.js';
@@ -50,6 +53,9 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   if (url !== undefined && !(h.inFlightRow === row && url === h.inFlightUrl) && !t.arena.equals(t.url[row]!, url)) return false;
   if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
+  // An urgent row (a soft-404 probe, `Discovery.urgent`) had its one turn ahead of its host's
+  // queue: a retry, a recrawl or a relink of it waits its turn as any.
+  if (t.priority[row] === URGENT_F32) t.priority[row] = s.prio ? s.prio.priority(row, h.id, h.hostScore) : 1 / (t.depth[row]! + 1);
   // A connection failing again while the host's outage is young is the outage's, not the
   // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
   // So is any server unreachable while the whole crawl is offline (`Outcome.offline`).

@@ -60,7 +60,7 @@ describe('meguri crawl: versioned docs, copies that name no canonical', () => {
     expect(run.out).toContain(`${probes.length} 4xx ·`);
     expect(run.out).not.toMatch(/^ {2}failing /m);
     expect(run.out).toContain(
-      `  soft-404  ${probes.length} made-up URL${probes.length === 1 ? '' : 's'} asked (…/meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: ${probes.length} answered not found (or with another page), so the bodies shared there are pages, their URLs kept as pages — --no-soft404-probe skips the question`,
+      `  soft-404  ${probes.length} made-up URL${probes.length === 1 ? '' : 's'} asked (a ten-digit id, or …meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: ${probes.length} answered not found (or with another page), so the bodies shared there are pages, their URLs kept as pages — --no-soft404-probe skips the question`,
     );
   });
 

@@ -147,6 +147,18 @@ describe('SoftDetector with probes', () => {
     expect(see(d, 9n, '/x/11')).toBe(false);
   });
 
+  it('a probe never answered: once no body waits on it, the next of its shape asks anew, and that answer withdraws the ones confirmed meanwhile', () => {
+    const d = new SoftDetector({ probe: true, probeWait: 2 });
+    for (let i = 1; i <= 8; i++) see(d, 1n, `/x/a${i}`);
+    expect(d.takeProbes()).toHaveLength(1);
+    expect(d.isTemplate('h', 1n)).toBe(true);
+    for (let i = 1; i <= 5; i++) see(d, 2n, `/x/b${i}`);
+    const [again] = d.takeProbes();
+    expect(again!.url).toMatch(new RegExp(`^${O}/x/${SOFT404_PROBE_MARK}[0-9a-z]{14}$`));
+    expect(d.settleProbe(again!, { status: 404 })).toBe(2);
+    expect([d.isPage('h', 1n), d.isPage('h', 2n)]).toEqual([true, true]);
+  });
+
   it('one probe per shape: a second body of the same shape waits on it, a later one is answered without asking', () => {
     const d = new SoftDetector({ probe: true });
     for (let v = 1; v <= 5; v++) see(d, 1n, `/docs/stable/a${v}.html`);
