@@ -51,7 +51,7 @@ export interface PageRecord {
   readonly truncated: boolean;
   /** The body was a sitemap (its entries were followed); `--max-pages` does not count it. */
   readonly sitemap: boolean;
-  /** A made-up URL asked to tell a page's copies from the site's not-found page (a soft-404 probe); `--max-pages` does not count it. */
+  /** A made-up URL asked to tell a page's copies from the site's not-found page (a soft-404 probe); `--max-pages` counts it only when it served a page of its own. */
   readonly probe: boolean;
 }
 

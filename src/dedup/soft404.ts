@@ -123,6 +123,8 @@ export interface SoftProbe {
   readonly url: string;
   /** The URL with its made-up part as `*`: the question it asks, whose answer holds for any URL made up there. */
   readonly shape: string;
+  /** The fingerprint of the body it was asked for (settled by the reply, whatever else waits on it). */
+  readonly fp: bigint;
 }
 
 /**
@@ -134,15 +136,15 @@ export interface SoftProbeReply {
   readonly fp?: bigint | undefined;
 }
 
-/** What a probe's reply says of a fingerprint: not the site's not-found answer, that answer, or neither known. */
-type Verdict = 'page' | 'template' | 'unknown';
+/** What a probe's reply says of a fingerprint: not the site's not-found answer, that answer, or neither known (read as a template, as without a probe). */
+export type SoftProbeVerdict = 'page' | 'template' | 'unknown';
 
 /**
  * The rule (one place): not found (404, 410), or a whole body other than `fp` — `fp` is not what
  * the site answers a URL that does not exist; the same body — it is; anything else (a redirect,
  * another 4xx, an error, a cut body) says nothing — a template, as without a probe.
  */
-function verdictOf(reply: SoftProbeReply, fp: bigint): Verdict {
+function verdictOf(reply: SoftProbeReply, fp: bigint): SoftProbeVerdict {
   if (reply.status === 404 || reply.status === 410) return 'page';
   if (reply.status < 200 || reply.status >= 300 || reply.fp === undefined) return 'unknown';
   return reply.fp === fp ? 'template' : 'page';
@@ -219,21 +221,34 @@ function placeOf(p: UrlParts, other: UrlParts | undefined): Place {
  * a word), anything else by `SOFT404_PROBE_MARK` and a token (the last segment keeping its
  * extension); `made` is that part, `*` for the shape.
  */
-function withMadeUp(p: UrlParts, place: Place, made: (digits: boolean) => string): string {
+function withMadeUp(p: UrlParts, place: Place, made: Maker): string {
   const segments = [...p.segments];
   const query = p.query === undefined ? undefined : [...p.query];
   if (place.in === 'value') {
     const pair = query![place.at]!;
     const eq = pair.indexOf('=');
-    const value = pair.slice(eq + 1);
-    query![place.at] = `${pair.slice(0, eq + 1)}${/^\d+$/.test(value) ? made(true) : `${SOFT404_PROBE_MARK}${made(false)}`}`;
+    // A bare key (`?page`) gets a value: the key stays the handler's.
+    query![place.at] = eq < 0 ? `${pair}=${SOFT404_PROBE_MARK}${made('word', 0)}` : `${pair.slice(0, eq + 1)}${madeLike(pair.slice(eq + 1), made)}`;
   } else {
     const name = segments[place.at]!;
     const ext = place.at === segments.length - 1 ? extensionOf(name) : '';
-    const base = name.slice(0, name.length - ext.length);
-    segments[place.at] = `${/^\d+$/.test(base) ? made(true) : `${SOFT404_PROBE_MARK}${made(false)}`}${ext}`;
+    segments[place.at] = `${madeLike(name.slice(0, name.length - ext.length), made)}${ext}`;
   }
   return `${p.origin}/${segments.join('/')}${p.slash ? '/' : ''}${query === undefined ? '' : `?${query.join('&')}`}`;
+}
+
+/** Makes up a part: a number, a hex string of `length` (a commit, a hash), or a word; `*` for a shape. */
+type Maker = (kind: 'number' | 'hex' | 'word', length: number) => string;
+
+/**
+ * A made-up part in the class of `original`: a number for digits; lower-case hex of its length
+ * for a hash (seven or more hex digits with a digit and a letter: a router that checks a commit's
+ * form would refuse a word — a 400, no answer); else the mark and a word.
+ */
+function madeLike(original: string, made: Maker): string {
+  if (/^\d+$/.test(original)) return made('number', 0);
+  if (/^[0-9a-f]{7,64}$/.test(original) && /\d/.test(original) && /[a-f]/.test(original)) return made('hex', original.length);
+  return `${SOFT404_PROBE_MARK}${made('word', 0)}`;
 }
 
 /**
@@ -261,7 +276,13 @@ function probeOf(url: string, fp: bigint, other: string | undefined, salt: numbe
   const bare = hash < 0 ? url : url.slice(0, hash);
   const a = (urlHash32(`${salt} ${bare}`) ^ Number(BigInt.asUintN(32, fp))) >>> 0;
   const b = urlHash32(`${BigInt.asUintN(64, fp).toString(16)} ${salt} ${bare}`);
-  const token = (digits: boolean): string => (digits ? String(PROBE_NUMBER_FLOOR + (a % PROBE_NUMBER_SPAN)) : a.toString(36).padStart(7, '0') + b.toString(36).padStart(7, '0'));
+  const token: Maker = (kind, length) => {
+    if (kind === 'number') return String(PROBE_NUMBER_FLOOR + (a % PROBE_NUMBER_SPAN));
+    if (kind === 'word') return a.toString(36).padStart(7, '0') + b.toString(36).padStart(7, '0');
+    let hex = '';
+    for (let i = 0; hex.length < length; i++) hex += urlHash32(`${i} ${b} ${bare}`).toString(16).padStart(8, '0');
+    return hex.slice(0, length);
+  };
   return { url: withMadeUp(p, place, token), shape: withMadeUp(p, place, () => '*') };
 }
 
@@ -410,7 +431,7 @@ export class SoftDetector {
         if (waiting.length > this.options.maxFingerprintsPerHost) waiting.shift();
       }
       if (inFlight) return false;
-      this.pending.push({ host: hostKey, url: made.url, shape });
+      this.pending.push({ host: hostKey, url: made.url, shape, fp });
       if (this.pending.length > MAX_PENDING_PROBES) this.pending.shift();
       return false;
     }
@@ -460,19 +481,22 @@ export class SoftDetector {
       const c = host.probing.get(fp);
       if (c === undefined) continue;
       host.probing.delete(fp);
+      // One short of the threshold: the next new URL crosses it (and no list grows past it).
+      c.keys.length = (this.options.threshold - 1) * 4;
       host.candidates.set(fp, c);
       if (host.candidates.size > this.options.maxFingerprintsPerHost) evictOldest(host.candidates);
     }
   }
 
   /**
-   * Hears the reply to `probe` (module comment): each fingerprint awaiting it is a page's content
-   * on the host when the made-up URL was not found or served another body (one confirmed meanwhile,
-   * its wait run out, is withdrawn), a template when it served the same body or said nothing
-   * (a redirect, an error, a cut body). The reply answers later fingerprints of the same shape
-   * without a probe. Returns how many fingerprints it made pages'.
+   * Hears the reply to `probe` (module comment): each fingerprint awaiting it, and the one it was
+   * asked for, is a page's content on the host when the made-up URL was not found or served
+   * another body (one confirmed meanwhile, its wait run out, is withdrawn), a template when it
+   * served the same body or said nothing (a redirect, an error, a cut body; a fingerprint known as
+   * a page's stays one). The reply answers later fingerprints of the same shape without a probe.
+   * Returns what it says of the body the probe was asked for.
    */
-  settleProbe(probe: SoftProbe, reply: SoftProbeReply): number {
+  settleProbe(probe: SoftProbe, reply: SoftProbeReply): SoftProbeVerdict {
     checkProbe(probe, 'SoftDetector.settleProbe');
     if (typeof reply !== 'object' || reply === null || typeof reply.status !== 'number' || (reply.fp !== undefined && typeof reply.fp !== 'bigint')) {
       throw new InvalidArgumentError(`SoftDetector.settleProbe: expected reply as { status: number, fp?: bigint }, received ${typeof reply}`);
@@ -484,19 +508,32 @@ export class SoftDetector {
     host.answers.delete(probe.shape);
     host.answers.set(probe.shape, { status: reply.status, fp: reply.fp });
     if (host.answers.size > this.options.maxFingerprintsPerHost) evictOldest(host.answers);
-    let pages = 0;
-    for (const fp of fps) {
-      const waited = host.probing.delete(fp);
+    // The body it was asked for is settled too when nothing waits on it here (a probe asked
+    // before a restart: the detector has forgotten the wait, not the question).
+    for (const fp of fps.includes(probe.fp) ? fps : [...fps, probe.fp]) {
+      host.probing.delete(fp);
       if (verdictOf(reply, fp) === 'page') {
-        if (waited || host.templates.has(fp)) {
-          this.#markPage(host, fp);
-          pages++;
-        }
-      } else if (waited) {
+        this.#markPage(host, fp);
+      } else if (!host.pages.has(fp)) {
+        host.candidates.delete(fp);
         this.#confirm(host, fp);
       }
     }
-    return pages;
+    return verdictOf(reply, probe.fp);
+  }
+
+  /**
+   * Records `fp` a template of the host, a verdict given before (a journal's replay of a page told
+   * soft-404): a fingerprint known as a page's stays one.
+   */
+  confirm(hostKey: HostRef, fp: bigint): void {
+    checkHostRef(hostKey, 'SoftDetector.confirm');
+    if (typeof fp !== 'bigint') throw new InvalidArgumentError(`SoftDetector.confirm: expected fp as a bigint, received ${typeof fp}`);
+    const host = this.#host(hostKey);
+    if (host.pages.has(fp)) return;
+    host.candidates.delete(fp);
+    host.probing.delete(fp);
+    this.#confirm(host, fp);
   }
 
   /**
@@ -560,7 +597,7 @@ export class SoftDetector {
   /** Fingerprints held for a host: candidates, templates, pages, first namings and those awaiting a probe (for memory bounds and tests). */
   trackedFingerprints(hostKey: HostRef): number {
     const h = this.hosts.get(hostKey);
-    return h === undefined ? 0 : h.candidates.size + h.templates.size + h.pages.size + h.named.size + h.probing.size;
+    return h === undefined ? 0 : h.candidates.size + h.templates.size + h.pages.size + h.named.size + h.probing.size + h.asked.size + h.answers.size;
   }
 
   /** Forgets a host (e.g. when its partition moves away). */
@@ -582,7 +619,7 @@ function hasKey(keys: readonly number[], key: KeyArray, b: number): boolean {
 }
 
 function checkProbe(probe: SoftProbe, where: string): void {
-  if (typeof probe !== 'object' || probe === null || typeof probe.shape !== 'string' || typeof probe.url !== 'string') {
+  if (typeof probe !== 'object' || probe === null || typeof probe.shape !== 'string' || typeof probe.url !== 'string' || typeof probe.fp !== 'bigint') {
     throw new InvalidArgumentError(`${where}: expected a probe from takeProbes ({ host, url, shape }), received ${probe === null ? 'null' : typeof probe}`);
   }
   checkHostRef(probe.host, where);

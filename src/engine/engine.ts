@@ -441,7 +441,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#hops = new RedirectHops(o.maxRedirects);
     // The run's own salt: a resumed crawl asks again what an earlier run asked (its URL is known).
     this.#soft = new SoftDetector({ threshold: o.soft404Threshold, probe: o.soft404Probe, probeSalt: Math.max(0, Math.floor(this.#clock())) });
-    this.#probes = new AskedProbes(this.#soft, o.retryLimit);
+    this.#probes = new AskedProbes(this.#soft);
     if (o.logger !== undefined) attachLogger(this, o.logger);
     this.#metrics = o.metrics === undefined ? undefined : startMetrics(this, o.metrics);
     this.#metrics?.catch(() => undefined); // surfaced by run()
@@ -1070,7 +1070,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** A page fetched by the node: the engine's rules, counted as acknowledged, queued for the consumer; returns what the slot is told. */
   #shapeCluster(req: FetchRequest, outcome: Outcome): Outcome {
     const outside: Flight['outside'] = [];
-    const { reported, page } = this.#shape(req, outcome, outside);
+    const { reported, page, note } = this.#shape(req, outcome, outside);
+    // A slot's journal keeps no probe notes: a reply is forgotten once heard (a slot moving before
+    // a transient one is retried leaves its body to `probeWait`).
+    if (page.probe && note !== undefined) this.#probes.forget(req.url);
     for (const x of outside) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, reported);
     if (countsAsPage(reported)) this.#ok++;
@@ -1462,12 +1465,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     const o = recordOutcome(r);
     for (const l of o.links ?? []) this.#directory.register(l.url);
     if (o.location !== undefined) this.#directory.register(o.location);
-    const reply = r.pr === undefined || r.ps === undefined ? undefined : replyOf(r.pr);
-    if (reply !== undefined) {
+    const reply = r.pr === undefined ? undefined : replyOf(r.pr);
+    if (reply !== undefined && r.ps !== undefined && r.pf !== undefined) {
       // A probe's reply, heard again (its shape's answer, whether or not its asking page is in
       // this journal: a checkpoint may hold it).
       this.#probes.forget(r.u);
-      this.#soft.settleProbe({ host: r.h, url: r.u, shape: r.ps! }, reply);
+      this.#soft.settleProbe({ host: r.h, url: r.u, shape: r.ps, fp: BigInt(`0x${r.pf}`) }, reply);
     } else if (!this.#probes.has(r.u) && o.contentFp !== undefined && ((r.s >= 200 && r.s < 300 && r.sm !== 1) || r.s4 === 1)) {
       // A template only ever observed again re-confirms itself; the count is per distinct URL.
       // As live: a sitemap is never observed, and a soft-404's record (told 404, marked s4)
@@ -1476,8 +1479,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       // The live run's probes are in its records (`pb`, below); a replay's own are taken back,
       // so the next new URL of their body asks again (or finds its shape's answer).
       for (const p of this.#soft.takeProbes()) this.#soft.retract(p);
+      // A page the live run told soft-404 says its verdict: a template, whatever the replay counted.
+      if (r.s4 === 1) this.#soft.confirm(r.h, o.contentFp);
     }
-    if (r.pb !== undefined && r.ps !== undefined) this.#probes.ask({ host: r.h, url: r.pb, shape: r.ps });
+    if (r.pb !== undefined && r.ps !== undefined && o.contentFp !== undefined) this.#probes.ask({ host: r.h, url: r.pb, shape: r.ps, fp: o.contentFp });
     if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
       this.#completed++;
       if (countsAsPage(o)) this.#ok++;
@@ -1796,7 +1801,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (o.body !== undefined) c.bytes += o.body.length;
     let soft404 = false;
     // A soft-404 probe's answer settles its question and is no page of the site (`site`, below).
-    const heard = this.#probes.hear(req.url, o, req.host);
+    const heard = this.#probes.hear(req.url, o);
     let note: ProbeNote | undefined;
     let ask: SoftProbe | undefined;
     if (heard?.final === true) {
@@ -1937,8 +1942,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     const reported: { [K in keyof Required<Outcome>]: Outcome[K] } = {
       row: req.row,
       url: req.url,
-      // A probe answered with the not-found page is told so, as a soft-404 is (never a page to count).
-      status: heard?.final === true && heard.template ? 404 : this.#frontierStatus(req, o, soft404),
+      // A probe's 2xx reply that is no page (the not-found page; a cut or empty body) is told 404,
+      // as a soft-404 is: the made-up URL is never a page to count or recrawl.
+      status: heard?.final === true && !heard.served && s >= 200 && s < 300 ? 404 : this.#frontierStatus(req, o, soft404),
       retryAfter: o.retryAfter,
       etag: o.etag,
       lastModified: o.lastModified,
@@ -1973,7 +1979,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (soft404) outside.length = 0;
     if (missedOutside !== undefined) outside.push(missedOutside);
     // A probe is counted as told, never as a failure of its host (but one that served a page).
-    if (heard?.final === true && heard.template) this.#tally.outcome(req, 404, false, undefined, undefined, true);
+    if (heard?.final === true && !heard.served && s >= 200 && s < 300) this.#tally.outcome(req, 404, false, undefined, undefined, true);
     else this.#tally.outcome(req, s, soft404 && heard === undefined, o.errorKind, o.error, heard !== undefined && !site);
     if (o.linksCapped === true && !soft404) this.#tally.linksCapped(req.url);
     if (o.truncated === true && s >= 200 && s < 300) {
@@ -2102,6 +2108,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     this.#journalOutcome(flight, now);
     this.#frontier!.report(flight.reported, now);
+    if (flight.page?.probe === true) {
+      // A probe's reply is journaled now; one the frontier ended without a reply is given up.
+      if (flight.note !== undefined) this.#probes.forget(req.url);
+      else if (this.#frontier!.liveCount([req.url]) === 0) this.#probes.abandon(req.url);
+    }
     for (const x of flight.outside) if (this.#refuse(x.url, req.depth + 1, now)) this.#tally.outOfScope(x.reason);
     this.#hops.count(req.url, flight.reported);
     if (countsAsPage(flight.reported)) this.#ok++;

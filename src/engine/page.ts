@@ -67,7 +67,8 @@ export interface Page {
   readonly soft404: boolean;
   /**
    * A made-up URL the engine asked to tell a page's copies from the site's not-found page
-   * (`EngineOptions.soft404Probe`, `Link.probe`): no page of the site, not counted by `maxPages`.
+   * (`EngineOptions.soft404Probe`, `Link.probe`): no page of the site, not counted by `maxPages` —
+   * unless it served a page of its own (`ok`: the made-up number is an item the site has).
    */
   readonly probe: boolean;
   readonly truncated: boolean;

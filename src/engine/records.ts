@@ -101,6 +101,8 @@ export interface OutcomeRecord {
    * did (the record's own status is the 404 the frontier was told).
    */
   readonly pr?: string | undefined;
+  /** With `pr`: the fingerprint (16 hex digits) of the body the probe was asked for. */
+  readonly pf?: string | undefined;
   /**
    * The page's `<link rel=canonical>` when it names another URL (`Outcome.canonical`): a replay
    * tells a page's copies from a not-found template as the live crawl did (`SoftDetector`; absent
@@ -153,6 +155,7 @@ export function outcomeRecord(key: string, host: string, dispatchedAtMs: number,
     pb: probe !== undefined && 'pb' in probe ? probe.pb : undefined,
     ps: probe?.ps,
     pr: probe !== undefined && 'pr' in probe ? probe.pr : undefined,
+    pf: probe !== undefined && 'pr' in probe ? probe.pf : undefined,
     cn: o.canonical !== undefined && o.canonical !== o.url ? o.canonical : undefined,
     x: outside && outside.length > 0 ? outside : undefined,
   };
@@ -256,8 +259,14 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if ((o['s'] as number) > MAX_STATUS) return bad(`field s is ${o['s']}, expected a status in [0, ${MAX_STATUS}]`);
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (!optStr(o['rf'])) return bad('refresh target');
-    if (!optStr(o['pb']) || !optStr(o['ps'])) return bad('soft-404 probe');
-    if (o['pr'] !== undefined && !(isStr(o['pr']) && replyOf(o['pr']) !== undefined && isStr(o['ps']))) return bad('soft-404 probe reply');
+    if (!optStr(o['pb']) || !optStr(o['ps']) || !optStr(o['pr']) || !optStr(o['pf'])) return bad('soft-404 probe');
+    const asks = o['pb'] !== undefined;
+    const answers = o['pr'] !== undefined || o['pf'] !== undefined;
+    // A page asks a probe (pb, ps) or is one's reply (pr, ps, pf): never both, never half.
+    if ((asks || answers) && !(isStr(o['ps']) && o['ps'] !== '')) return bad('soft-404 probe: no shape');
+    if (!asks && !answers && o['ps'] !== undefined) return bad('soft-404 probe: a shape alone');
+    if (asks && answers) return bad('soft-404 probe: asked and answered in one record');
+    if (answers && !(isStr(o['pr']) && replyOf(o['pr']) !== undefined && isStr(o['pf']) && HEX64.test(o['pf']))) return bad('soft-404 probe reply');
     if (!optStr(o['cn'])) return bad('canonical');
     for (const flag of OUTCOME_FLAGS) if (o[flag] !== undefined && o[flag] !== 1) return bad(`field ${flag} is ${JSON.stringify(o[flag])}, expected 1 or absent`);
     if (o['ek'] !== undefined && !(FETCH_ERROR_KINDS as readonly unknown[]).includes(o['ek'])) return bad(`field ek is ${JSON.stringify(o['ek'])}, expected a fetch error kind or absent`);

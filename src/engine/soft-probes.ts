@@ -3,11 +3,12 @@
  * (`SoftDetector` makes them, `EngineOptions.soft404Probe`) queued as links of the page that
  * brought a body to the threshold, each waiting for its fetch's answer.
  *
- * Owns: made-up URL → its probe and the transient answers it had (a 5xx, a 429, no answer: the
- * frontier retries the URL, and the probe waits on, up to `retryLimit` of them); what a journal
- * record says of a probe (`ProbeNote`: the page that asked it — `pb`, `ps`; the probe's reply —
- * `pr`, `ps`), and the checkpoint's list of probes asked (`SoftProbeRecord`), so a probe asked
- * before a kill or a checkpoint is still known as one when its answer comes after the resume.
+ * Owns: made-up URL → its probe, from the ask until its reply is journaled (a transient answer —
+ * a 5xx, a 429, none — is waited past while the frontier asks again; one it ends is given up);
+ * what a journal record says of a probe (`ProbeNote`: the page that asked it — `pb`, `ps`; the
+ * probe's reply — `pr`, `ps`, `pf`), and the checkpoint's list of probes asked
+ * (`SoftProbeRecord`), so a probe asked before a kill or a checkpoint is still known as one when
+ * its answer comes after the resume.
  * Never: fetch, decide a verdict (`SoftDetector.settleProbe` does), or count (the engine's tally).
  *
  * Bounded at `MAX_PENDING_PROBES` (oldest dropped): a probe forgotten here is answered as a plain
@@ -15,23 +16,33 @@
  */
 import { MAX_PENDING_PROBES, type SoftDetector, type SoftProbe, type SoftProbeReply } from '../dedup/index.js';
 import { evictOldest } from '../lru/index.js';
-import { type Outcome, OutcomeClass, classOfOutcome } from '../model/index.js';
+import { type Outcome, isTransientStatus } from '../model/index.js';
 
-/** A probe asked, as a checkpoint keeps it: its URL, host group and shape. */
+/** A probe asked, as a checkpoint keeps it: its URL, host group, shape and body's fingerprint (hex). */
 export interface SoftProbeRecord {
   readonly u: string;
   readonly h: string;
   readonly s: string;
+  readonly f: string;
 }
 
-/** What an outcome record says of a probe: the page asked it (`pb`, `ps`), or it is the probe's reply (`pr`, `ps`). */
-export type ProbeNote = { readonly pb: string; readonly ps: string } | { readonly pr: string; readonly ps: string };
+/**
+ * What an outcome record says of a probe: the page asked it (`pb`, `ps`; the body asked about is
+ * the record's own fingerprint), or it is the probe's reply (`pr`, `ps`, and the body's `pf`).
+ */
+export type ProbeNote = { readonly pb: string; readonly ps: string } | { readonly pr: string; readonly ps: string; readonly pf: string };
+
+const HEX64 = /^[0-9a-f]{16}$/;
+
+/** A fingerprint as records write it (16 hex digits). */
+export const fpText = (fp: bigint): string => fp.toString(16).padStart(16, '0');
 
 /** The problem with a checkpoint's probe record, or undefined when it is well formed. */
 export function softProbeRecordProblem(r: unknown): string | undefined {
   if (typeof r !== 'object' || r === null) return 'is not an object';
   const o = r as Record<string, unknown>;
   for (const f of ['u', 'h', 's']) if (typeof o[f] !== 'string' || o[f] === '') return `field ${f} is not a non-empty string`;
+  if (typeof o['f'] !== 'string' || !HEX64.test(o['f'])) return 'field f is not a fingerprint (16 hex digits)';
   return undefined;
 }
 
@@ -39,7 +50,7 @@ const REPLY = /^(\d{1,3})(?::([0-9a-f]{16}))?$/;
 
 /** A reply as a journal record writes it: `404`, `200:<fingerprint in hex>`. */
 export function replyText(reply: SoftProbeReply): string {
-  return reply.fp === undefined ? String(reply.status) : `${reply.status}:${reply.fp.toString(16).padStart(16, '0')}`;
+  return reply.fp === undefined ? String(reply.status) : `${reply.status}:${fpText(reply.fp)}`;
 }
 
 /** A journal record's reply (`replyText`), or undefined when malformed. */
@@ -51,16 +62,22 @@ export function replyOf(text: string): SoftProbeReply | undefined {
 
 /** What `AskedProbes.hear` found: the probe's reply, settled, or a transient answer it waits past. */
 export type ProbeHearing =
-  | { readonly final: true; readonly note: ProbeNote; readonly cleared: boolean; readonly template: boolean; readonly served: boolean }
+  | {
+      readonly final: true;
+      readonly note: ProbeNote;
+      /** The body asked about is a page's: the site answered not found, or another page. */
+      readonly cleared: boolean;
+      /** The reply was that body: the site's not-found page, served for the made-up URL too. */
+      readonly template: boolean;
+      /** The reply was another whole page: the made-up URL exists, a page of the site. */
+      readonly served: boolean;
+    }
   | { readonly final: false };
 
 export class AskedProbes {
-  readonly #asked = new Map<string, { readonly probe: SoftProbe; tries: number }>();
+  readonly #asked = new Map<string, SoftProbe>();
 
-  constructor(
-    private readonly soft: SoftDetector,
-    private readonly retryLimit: number,
-  ) {}
+  constructor(private readonly soft: SoftDetector) {}
 
   /** Probes waiting for their answer. */
   get size(): number {
@@ -70,53 +87,63 @@ export class AskedProbes {
   /** Waits for `probe`'s answer. */
   ask(probe: SoftProbe): void {
     this.#asked.delete(probe.url);
-    this.#asked.set(probe.url, { probe, tries: 0 });
+    this.#asked.set(probe.url, probe);
     if (this.#asked.size > MAX_PENDING_PROBES) evictOldest(this.#asked);
   }
 
-  /** Whether `url` is a probe waiting for its answer. */
+  /** Whether `url` is a probe asked and not forgotten. */
   has(url: string): boolean {
     return this.#asked.has(url);
   }
 
-  /** Stops waiting for `url` (a journal's replay heard its reply). */
+  /**
+   * Stops waiting for `url`: its reply is journaled (the engine's ack) or was replayed. Until then
+   * a checkpoint keeps it, so a reply heard and lost in a kill is heard again after the resume.
+   */
   forget(url: string): void {
     this.#asked.delete(url);
   }
 
   /**
-   * Hears the answer `o` to `url`: undefined when `url` is no probe asked; a transient answer the
-   * frontier retries (up to `retryLimit`) is waited past; any other is the probe's reply, settled
-   * (`SoftDetector.settleProbe`): `cleared` when the site answered not found (or with another page,
-   * clearing a body awaiting it), `template` when its body is now a template of the host, `served`
-   * when it was a whole page that is none (the URL made up exists: a page of the site).
+   * Gives up on `url` (the frontier ended it without a reply: its retries spent, or a permanent
+   * transport failure): its body is read as without a probe.
    */
-  hear(url: string, o: Outcome, host: string): ProbeHearing | undefined {
-    const asked = this.#asked.get(url);
-    if (asked === undefined) return undefined;
-    if (classOfOutcome(o) === OutcomeClass.Transient && ++asked.tries <= this.retryLimit) return { final: false };
+  abandon(url: string): void {
+    const probe = this.#asked.get(url);
+    if (probe === undefined) return;
     this.#asked.delete(url);
+    this.soft.settleProbe(probe, { status: 0 });
+  }
+
+  /**
+   * Hears the answer `o` to `url`: undefined when `url` is no probe asked; a transient answer (429,
+   * 5xx, none: the frontier asks again, or ends it — `abandon`) is waited past; any other is the
+   * probe's reply, settled (`SoftDetector.settleProbe`).
+   */
+  hear(url: string, o: Outcome): ProbeHearing | undefined {
+    const probe = this.#asked.get(url);
+    if (probe === undefined) return undefined;
     const s = o.status;
+    if (isTransientStatus(s)) return { final: false };
     const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
     const reply: SoftProbeReply = { status: s, fp: whole ? o.contentFp : undefined };
-    const pages = this.soft.settleProbe(asked.probe, reply);
-    const template = reply.fp !== undefined && this.soft.isTemplate(host, reply.fp);
+    const verdict = this.soft.settleProbe(probe, reply);
     return {
       final: true,
-      note: { pr: replyText(reply), ps: asked.probe.shape },
-      cleared: pages > 0 || s === 404 || s === 410,
-      template,
-      served: reply.fp !== undefined && !template,
+      note: { pr: replyText(reply), ps: probe.shape, pf: fpText(probe.fp) },
+      cleared: verdict === 'page',
+      template: verdict === 'template',
+      served: verdict === 'page' && reply.fp !== undefined,
     };
   }
 
-  /** The probes waiting, as a checkpoint keeps them. */
+  /** The probes asked and not forgotten, as a checkpoint keeps them. */
   export(): SoftProbeRecord[] {
-    return [...this.#asked.values()].map(({ probe }) => ({ u: probe.url, h: String(probe.host), s: probe.shape }));
+    return [...this.#asked.values()].map((p) => ({ u: p.url, h: String(p.host), s: p.shape, f: fpText(p.fp) }));
   }
 
   /** Waits again for the probes a checkpoint kept. */
   import(records: readonly SoftProbeRecord[]): void {
-    for (const r of records) this.ask({ host: r.h, url: r.u, shape: r.s });
+    for (const r of records) this.ask({ host: r.h, url: r.u, shape: r.s, fp: BigInt(`0x${r.f}`) });
   }
 }

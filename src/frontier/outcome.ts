@@ -16,13 +16,13 @@ import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
 import { URGENT_PRIORITY, discover, discoverBatch, relink } from './intake.js';
-
-/** `URGENT_PRIORITY` as the priority column holds it. */
-const URGENT_F32 = Math.fround(URGENT_PRIORITY);
 import type { CrawledRecord } from './options.js';
 import { scheduleRecrawl } from './recrawl.js';
 import { type FrontierState, HOUR_MS, checkMs } from './state.js';
 import { FpFlag } from './table.js';
+
+/** `URGENT_PRIORITY` as the priority column holds it. */
+const URGENT_F32 = Math.fround(URGENT_PRIORITY);
 
 /** Reports pinned at the politeness ceiling in a row before a host is flagged Dead. */
 const DEAD_AFTER = 3;
@@ -54,7 +54,8 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   if (nowMs > s.clockMs) s.clockMs = nowMs;
   landed(s, h);
   // An urgent row (a soft-404 probe, `Discovery.urgent`) had its one turn ahead of its host's
-  // queue: a retry, a recrawl or a relink of it waits its turn as any.
+  // queue: a retry (after the host's untried rows, as any retry), a recrawl or a relink of it
+  // waits its turn as any.
   if (t.priority[row] === URGENT_F32) t.priority[row] = s.prio ? s.prio.priority(row, h.id, h.hostScore) : 1 / (t.depth[row]! + 1);
   // A connection failing again while the host's outage is young is the outage's, not the
   // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
