@@ -237,7 +237,7 @@ function withMadeUp(p: UrlParts, place: Place, made: Maker): string {
   return `${p.origin}/${segments.join('/')}${p.slash ? '/' : ''}${query === undefined ? '' : `?${query.join('&')}`}`;
 }
 
-/** Makes up a part: a number, a hex string of `length` (a commit, a hash), or a word; `*` for a shape. */
+/** Makes up a part: a number, a hex string of `length` (a commit, a hash), or a word; `*` for a shape (so a made-up hash's shape is `*`, its fix-ups aside). */
 type Maker = (kind: 'number' | 'hex' | 'word', length: number) => string;
 
 /**
@@ -247,7 +247,13 @@ type Maker = (kind: 'number' | 'hex' | 'word', length: number) => string;
  */
 function madeLike(original: string, made: Maker): string {
   if (/^\d+$/.test(original)) return made('number', 0);
-  if (/^[0-9a-f]{7,64}$/.test(original) && /\d/.test(original) && /[a-f]/.test(original)) return made('hex', original.length);
+  if (/^[0-9a-fA-F]{7,64}$/.test(original) && /\d/.test(original) && /[a-fA-F]/.test(original)) {
+    // Read as a hash again: a digit and a letter in it, in the original's case.
+    let hex = made('hex', original.length);
+    if (!/[a-f]/.test(hex)) hex = `a${hex.slice(1)}`;
+    if (!/\d/.test(hex)) hex = `${hex.slice(0, -1)}0`;
+    return original === original.toUpperCase() ? hex.toUpperCase() : hex;
+  }
   return `${SOFT404_PROBE_MARK}${made('word', 0)}`;
 }
 
@@ -508,18 +514,39 @@ export class SoftDetector {
     host.answers.delete(probe.shape);
     host.answers.set(probe.shape, { status: reply.status, fp: reply.fp });
     if (host.answers.size > this.options.maxFingerprintsPerHost) evictOldest(host.answers);
-    // The body it was asked for is settled too when nothing waits on it here (a probe asked
-    // before a restart: the detector has forgotten the wait, not the question).
+    this.#settle(host, probe, fps, (fp) => verdictOf(reply, fp));
+    return verdictOf(reply, probe.fp);
+  }
+
+  /**
+   * Gives up on `probe` without a reply (refused by robots.txt or the scope before it was asked,
+   * or ended by the frontier unanswered): the bodies waiting on it are templates, as without a
+   * probe. Nothing is kept for its shape: the next body of it asks anew.
+   */
+  giveUp(probe: SoftProbe): void {
+    checkProbe(probe, 'SoftDetector.giveUp');
+    const host = this.#host(probe.host);
+    const fps = host.asked.get(probe.shape) ?? [];
+    host.asked.delete(probe.shape);
+    this.#settle(host, probe, fps, () => 'unknown');
+  }
+
+  /**
+   * The verdicts for the bodies listed under a probe's shape that are still in question — waiting
+   * on it, confirmed while it was out (its answer may withdraw them) — and the body it was asked
+   * for (settled even when nothing waits on it here: a probe asked before a restart).
+   */
+  #settle(host: SoftHost, probe: SoftProbe, fps: readonly bigint[], verdict: (fp: bigint) => SoftProbeVerdict): void {
     for (const fp of fps.includes(probe.fp) ? fps : [...fps, probe.fp]) {
-      host.probing.delete(fp);
-      if (verdictOf(reply, fp) === 'page') {
+      const waited = host.probing.delete(fp);
+      if (!waited && fp !== probe.fp && !host.templates.has(fp)) continue;
+      if (verdict(fp) === 'page') {
         this.#markPage(host, fp);
       } else if (!host.pages.has(fp)) {
         host.candidates.delete(fp);
         this.#confirm(host, fp);
       }
     }
-    return verdictOf(reply, probe.fp);
   }
 
   /**
@@ -594,7 +621,7 @@ export class SoftDetector {
     return this.hosts.get(hostKey)?.probing.has(fp) ?? false;
   }
 
-  /** Fingerprints held for a host: candidates, templates, pages, first namings and those awaiting a probe (for memory bounds and tests). */
+  /** Fingerprints and shapes held for a host: candidates, templates, pages, first namings, those awaiting a probe, shapes asked and shapes answered (for memory bounds and tests). */
   trackedFingerprints(hostKey: HostRef): number {
     const h = this.hosts.get(hostKey);
     return h === undefined ? 0 : h.candidates.size + h.templates.size + h.pages.size + h.named.size + h.probing.size + h.asked.size + h.answers.size;
@@ -620,7 +647,7 @@ function hasKey(keys: readonly number[], key: KeyArray, b: number): boolean {
 
 function checkProbe(probe: SoftProbe, where: string): void {
   if (typeof probe !== 'object' || probe === null || typeof probe.shape !== 'string' || typeof probe.url !== 'string' || typeof probe.fp !== 'bigint') {
-    throw new InvalidArgumentError(`${where}: expected a probe from takeProbes ({ host, url, shape }), received ${probe === null ? 'null' : typeof probe}`);
+    throw new InvalidArgumentError(`${where}: expected a probe from takeProbes ({ host, url, shape, fp }), received ${probe === null ? 'null' : typeof probe}`);
   }
   checkHostRef(probe.host, where);
 }

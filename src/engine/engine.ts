@@ -1487,6 +1487,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#completed++;
       if (countsAsPage(o)) this.#ok++;
     }
+    // As `#ack` did live: a probe whose transient answer ended its row is given up.
+    if (reply === undefined && this.#probes.has(r.u) && this.#frontier!.liveCount([r.u]) === 0) this.#probes.abandon(r.u);
     // The chains of redirects and refreshes count on across a kill, as they did live.
     this.#hops.count(r.u, o);
     // A page's refused links one step deeper, as `#ack` refused them live: at depth 0, a resume
@@ -1745,7 +1747,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   #mayAsk(p: SoftProbe): boolean {
     if (this.#scope.check(p.url) === undefined && this.#gate.permits(p.url)) return true;
-    this.#soft.settleProbe(p, { status: 0 });
+    this.#soft.giveUp(p);
     return false;
   }
 
@@ -1989,7 +1991,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       else this.#tally.bodyCut(req.url);
     }
     if (o.sitemap === true && ((s >= 200 && s < 300) || s === 304)) this.#tally.sitemap();
-    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now, heard !== undefined);
+    const page = makePage(req, capped === undefined || o.error !== undefined ? o : { ...o, error: capped }, soft404, now, heard === undefined ? 'no' : site ? 'page' : 'none');
     return { reported, page, note };
   }
 
@@ -2394,7 +2396,8 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsUnreachable: this.#gate.exportOutages(),
         robotsMaxAttempts: this.#robotsGiveUp,
         ...this.#lessons(),
-        ...(this.#probes.size > 0 ? { softProbes: this.#probes.export() } : {}),
+        // A probe whose row is gone (never queued, refused, parked, ended) is no longer awaited.
+        ...(this.#probes.size > 0 ? { softProbes: this.#probes.export((url) => f.liveCount([url]) > 0) } : {}),
       },
       this.options.journalSyncEvery,
     );

@@ -68,7 +68,7 @@ export interface Page {
   /**
    * A made-up URL the engine asked to tell a page's copies from the site's not-found page
    * (`EngineOptions.soft404Probe`, `Link.probe`): no page of the site, not counted by `maxPages` —
-   * unless it served a page of its own (`ok`: the made-up number is an item the site has).
+   * unless it served a page of its own (then `ok`: the made-up number is an item the site has).
    */
   readonly probe: boolean;
   readonly truncated: boolean;
@@ -102,7 +102,7 @@ export function changeOf(req: FetchRequest, o: Outcome): PageChange | undefined 
 }
 
 /** Builds the yielded page. */
-export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, completedAtMs: number, probe = false): Page {
+export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, completedAtMs: number, probe: 'no' | 'page' | 'none' = 'no'): Page {
   const body = o.body;
   const contentType = o.contentType;
   return Object.freeze({
@@ -110,7 +110,8 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     host: req.host,
     depth: req.depth,
     status: o.status,
-    ok: o.status >= 200 && o.status < 300 && !soft404,
+    // A probe's 2xx that is no page of the site (`probe: 'none'`) is not ok: it was told 404.
+    ok: o.status >= 200 && o.status < 300 && !soft404 && probe !== 'none',
     headers: Object.freeze({
       contentType,
       etag: o.etag,
@@ -125,7 +126,7 @@ export function makePage(req: FetchRequest, o: Outcome, soft404: boolean, comple
     churnFp: o.churnFp,
     change: changeOf(req, o),
     soft404,
-    probe,
+    probe: probe !== 'no',
     truncated: o.truncated === true,
     cutAt: o.truncated === true ? o.cutAt : undefined,
     sitemap: o.sitemap === true,

@@ -260,6 +260,7 @@ export function decodeRecord(bytes: Uint8Array, seq: number): JournalRecord {
     if (!optStr(o['ra']) || !optStr(o['et']) || !optStr(o['loc'])) return bad('outcome headers');
     if (!optStr(o['rf'])) return bad('refresh target');
     if (!optStr(o['pb']) || !optStr(o['ps']) || !optStr(o['pr']) || !optStr(o['pf'])) return bad('soft-404 probe');
+    if (o['pb'] === '') return bad('soft-404 probe: an empty URL');
     const asks = o['pb'] !== undefined;
     const answers = o['pr'] !== undefined || o['pf'] !== undefined;
     // A page asks a probe (pb, ps) or is one's reply (pr, ps, pf): never both, never half.

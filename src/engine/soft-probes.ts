@@ -112,7 +112,7 @@ export class AskedProbes {
     const probe = this.#asked.get(url);
     if (probe === undefined) return;
     this.#asked.delete(url);
-    this.soft.settleProbe(probe, { status: 0 });
+    this.soft.giveUp(probe);
   }
 
   /**
@@ -128,18 +128,20 @@ export class AskedProbes {
     const whole = s >= 200 && s < 300 && o.truncated !== true && o.sitemap !== true;
     const reply: SoftProbeReply = { status: s, fp: whole ? o.contentFp : undefined };
     const verdict = this.soft.settleProbe(probe, reply);
+    // A body the host serves as its not-found page already (another shape's template) is no page either.
+    const known = reply.fp !== undefined && this.soft.isTemplate(probe.host, reply.fp);
     return {
       final: true,
       note: { pr: replyText(reply), ps: probe.shape, pf: fpText(probe.fp) },
       cleared: verdict === 'page',
-      template: verdict === 'template',
-      served: verdict === 'page' && reply.fp !== undefined,
+      template: verdict === 'template' || known,
+      served: verdict === 'page' && reply.fp !== undefined && !known,
     };
   }
 
-  /** The probes asked and not forgotten, as a checkpoint keeps them. */
-  export(): SoftProbeRecord[] {
-    return [...this.#asked.values()].map((p) => ({ u: p.url, h: String(p.host), s: p.shape, f: fpText(p.fp) }));
+  /** The probes asked and not forgotten whose URL `live` says the frontier may still fetch, as a checkpoint keeps them. */
+  export(live: (url: string) => boolean): SoftProbeRecord[] {
+    return [...this.#asked.values()].filter((p) => live(p.url)).map((p) => ({ u: p.url, h: String(p.host), s: p.shape, f: fpText(p.fp) }));
   }
 
   /** Waits again for the probes a checkpoint kept. */

@@ -129,10 +129,10 @@ describe('SoftDetector with probes', () => {
   });
 
   it('a made-up URL served the same body, or a reply that says nothing: a template, as without a probe', () => {
-    for (const reply of [{ status: 200, fp: 9n }, { status: 302 }, { status: 403 }, { status: 200 }, { status: 0 }]) {
+    for (const [reply, verdict] of [[{ status: 200, fp: 9n }, 'template'], [{ status: 302 }, 'unknown'], [{ status: 403 }, 'unknown'], [{ status: 200 }, 'unknown'], [{ status: 0 }, 'unknown']] as const) {
       const d = new SoftDetector({ probe: true });
       for (let i = 1; i <= 5; i++) see(d, 9n, `/missing/${i}`);
-      expect(d.settleProbe(d.takeProbes()[0]!, reply), JSON.stringify(reply, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).toMatch(/^(template|unknown)$/);
+      expect(d.settleProbe(d.takeProbes()[0]!, reply), `${reply.status}`).toBe(verdict);
       expect(d.isTemplate('h', 9n)).toBe(true);
       expect(see(d, 9n, '/missing/6')).toBe(true);
       expect(d.isProbing('h', 9n)).toBe(false);
@@ -187,6 +187,20 @@ describe('SoftDetector with probes', () => {
     for (let i = 1; i <= 5; i++) see(e, 6n, `/any/${100 + i}`);
     expect(e.takeProbes()).toEqual([]);
     expect([e.isTemplate('h', 5n), e.isPage('h', 6n)]).toEqual([true, true]);
+  });
+
+  it('giveUp: the bodies waiting are templates, and nothing is kept for the shape (the next body asks anew); a reply settles only the bodies in question', () => {
+    const d = new SoftDetector({ probe: true });
+    for (let i = 1; i <= 5; i++) see(d, 9n, `/x/a${i}`);
+    d.giveUp(d.takeProbes()[0]!);
+    expect(d.isTemplate('h', 9n)).toBe(true);
+    for (let i = 1; i <= 5; i++) see(d, 8n, `/x/b${i}`);
+    const [next] = d.takeProbes();
+    expect(next).toBeDefined();
+    // A body listed under the shape but no longer in question (neither waiting nor a template,
+    // nor the one asked about) is left as it is.
+    expect(d.settleProbe(next!, { status: 200, fp: 8n })).toBe('template');
+    expect([d.isTemplate('h', 8n), d.isTemplate('h', 9n)]).toEqual([true, true]);
   });
 
   it('retract: the body awaiting a probe never asked is a candidate again; its next new URL asks anew, or finds its shape answered', () => {

@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type Page } from '../../src/engine/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
+import { CorruptJournalError } from '../../src/errors/index.js';
+import { decodeRecord, encodeRecord, outcomeRecord } from '../../src/engine/records.js';
 import { AGENT } from './helpers.js';
 
 const VERSIONS = ['latest', 'stable', '3.2', '3.1', '3.0', '2.9', '2.8', '2.7'];
@@ -31,7 +33,7 @@ beforeAll(async () => {
     const html = (status: number, body: string): void => void res.writeHead(status, { 'content-type': 'text/html' }).end(page(body));
     if (path === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(`User-agent: *\nDisallow: /blocked/${MARK}\n`);
     if (path === '/') {
-      const links = [...VERSIONS.map((v) => `/docs/${v}/config.html`), ...[1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => [`/farm/${i}`, `/blocked/n${i}`, `/flaky/${i}`, `/item/${i}`])];
+      const links = [...VERSIONS.map((v) => `/docs/${v}/config.html`), ...[1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => [`/farm/${i}`, `/blocked/n${i}`, `/flaky/${i}`, `/item/${i}`, `/empty/e${i}`])];
       return html(200, links.map((l) => `<a href="${l}">${l}</a>`).join(' '));
     }
     // One page in eight versions: the same bytes under each, naming no canonical.
@@ -49,6 +51,9 @@ beforeAll(async () => {
     const item = /^\/item\/(\d+)$/.exec(path);
     if (item !== null) return Number(item[1]) <= 8 ? html(200, `<p>${'One item, listed under eight ids. '.repeat(10)}</p>`) : html(200, `<p>Item ${item[1]}, its own page.</p><a href="/item-help">help</a>`);
     if (path === '/item-help') return html(200, '<p>Help.</p>');
+    // Copies whose made-up URLs answer 204: no body, no answer to the question.
+    if (/^\/empty\/e\d$/.test(path)) return html(200, `<p>${'A notice kept in several places. '.repeat(12)}</p>`);
+    if (path.startsWith(`/empty/${MARK}`)) return void res.writeHead(204).end();
     html(404, '<h1>Not Found</h1>');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -93,12 +98,15 @@ describe('soft-404 probes in a crawl', () => {
     const shape = (p: Page): string => new URL(p.url).pathname.replace(/probe-[0-9a-z]{14}/, 'probe-*').replace(/\/\d{10}$/, '/<10 digits>');
     expect(probes.map((p) => `${shape(p)} ${p.status}${p.soft404 ? ' soft-404' : ''} depth ${p.depth}`).sort()).toEqual([
       `/docs/${MARK}*/config.html 404 depth 1`,
+      // No answer to the question: a template, as without a probe; the 204 is told 404 (no page).
+      `/empty/${MARK}* 204 depth 1`,
       '/farm/<10 digits> 200 soft-404 depth 1',
       // The flaky directory's probe answered 503 once and was asked again.
       '/flaky/<10 digits> 404 depth 1',
       '/flaky/<10 digits> 503 depth 1',
       '/item/<10 digits> 200 depth 1',
     ]);
+    expect(under(pages, '/empty/').filter((p) => p.soft404)).toHaveLength(3);
     expect(asked.filter((p) => /^\/flaky\/\d{10}$/.test(p))).toHaveLength(2);
     expect(under(pages, '/flaky/').filter((p) => p.soft404)).toEqual([]);
     // The made-up item id served a page of its own: the eight are pages, and it is one too
@@ -107,9 +115,9 @@ describe('soft-404 probes in a crawl', () => {
     const served = pages.filter((p) => p.probe && p.ok);
     expect(served.map((p) => new URL(p.url).pathname)).toEqual([expect.stringMatching(/^\/item\/2\d{9}$/)]);
     const s = engine.summary();
-    expect(s.counts).toMatchObject({ soft404Probes: 4, soft404Cleared: 3, soft404s: 3 + 4 });
+    expect(s.counts).toMatchObject({ soft404Probes: 5, soft404Cleared: 3, soft404s: 3 + 4 + 3 });
     // The probes are no failures of the host and no pages for maxPages.
-    expect(s.failingHosts.map((h) => h.failures)).toEqual([7]);
+    expect(s.failingHosts.map((h) => h.failures)).toEqual([10]);
     expect(s.okInCampaign).toBe(pages.filter((p) => ((p.ok || p.soft404) && !p.probe) || p === served[0]).length);
   });
 
@@ -211,6 +219,19 @@ describe('a soft-404 probe through a kill', () => {
       expect(b.summary().counts.soft404Probes).toBe(1);
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('the journal keeps what a record says of a probe, and refuses half of it', () => {
+    const o: Outcome = { row: 1, url: 'http://v.test/v/1/config', status: 200, contentFp: 42n, links: [{ url: 'http://v.test/v/2000000001/config', probe: true }] };
+    const key = '0'.repeat(32);
+    const asked = decodeRecord(encodeRecord(outcomeRecord(key, 'v.test', 1, 2, o, [], { pb: 'http://v.test/v/2000000001/config', ps: 'http://v.test/v/*/config' })), 0);
+    expect(asked).toMatchObject({ pb: 'http://v.test/v/2000000001/config', ps: 'http://v.test/v/*/config' });
+    const reply = decodeRecord(encodeRecord(outcomeRecord(key, 'v.test', 1, 2, { row: 2, url: 'http://v.test/v/2000000001/config', status: 404 }, [], { pr: '404', ps: 'http://v.test/v/*/config', pf: '000000000000002a' })), 0);
+    expect(reply).toMatchObject({ pr: '404', pf: '000000000000002a' });
+    const base = outcomeRecord(key, 'v.test', 1, 2, o);
+    for (const half of [{ pb: 'http://v.test/x' }, { pb: '', ps: 'x' }, { ps: 'x' }, { pr: '404', ps: 'x' }, { pr: '4040', ps: 'x', pf: '000000000000002a' }, { pr: '404', ps: 'x', pf: '2a' }, { pb: 'http://v.test/x', ps: 'x', pr: '404', pf: '000000000000002a' }]) {
+      expect(() => decodeRecord(encodeRecord({ ...base, ...half }), 0), JSON.stringify(half)).toThrow(CorruptJournalError);
     }
   });
 });
