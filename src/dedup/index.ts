@@ -21,7 +21,8 @@ export {
   normalizeBody,
 } from './content.js';
 export { churnFp, maskChurn } from './churn.js';
-export { type HostRef, MAX_PENDING_PROBES, MAX_SERVED_URLS, type PageNaming, SOFT404_PROBE_MARK, SoftDetector, type SoftDetectorOptions, type SoftProbe, type SoftProbeReply, type SoftProbeVerdict, soft404ProbeUrl } from './soft404.js';
+export { type HostRef, MAX_PENDING_PROBES, MAX_SERVED_URLS, type PageNaming, SoftDetector, type SoftDetectorOptions, type SoftProbe, type SoftProbeReply, type SoftProbeVerdict } from './soft404.js';
+export { SOFT404_PROBE_MARK, soft404ProbeUrl } from './probe-url.js';
 export {
   PATTERN_KIND_NAMES,
   PatternKind,
