@@ -12,7 +12,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { originEnd } from '../url/host.js';
 import { urlHash32 } from './query.js';
 
-/** What a made-up word begins with (a made-up number has no room for it): a site's logs say who asked for it, and why. */
+/** What a made-up word begins with (a made-up number or hash has no room for it): a site's logs say who asked for it, and why. */
 export const SOFT404_PROBE_MARK = 'meguri-soft404-probe-';
 
 /**
@@ -81,10 +81,9 @@ function placeOf(p: UrlParts, other: UrlParts | undefined): Place {
 }
 
 /**
- * `url` with its part at `place` made up: a number by ten digits (`PROBE_NUMBER_FLOOR`: it fits a
- * 32-bit id column, and no small site has such an id; a route that takes only digits would refuse
- * a word), anything else by `SOFT404_PROBE_MARK` and a token (the last segment keeping its
- * extension); `made` is that part, `*` for the shape.
+ * `url` with its part at `place` made up in its class (`madeLike`: a number by ten digits, a hash
+ * by a hash, anything else by `SOFT404_PROBE_MARK` and a token), the last segment keeping its
+ * extension; `made` makes the part, `*` for the shape.
  */
 function withMadeUp(p: UrlParts, place: Place, made: Maker): string {
   const segments = [...p.segments];
@@ -102,19 +101,20 @@ function withMadeUp(p: UrlParts, place: Place, made: Maker): string {
   return `${p.origin}/${segments.join('/')}${p.slash ? '/' : ''}${query === undefined ? '' : `?${query.join('&')}`}`;
 }
 
-/** Makes up a part: a number, a hex string of `length` (a commit, a hash), or a word; `*` for a shape (so a made-up hash's shape is `*`, its fix-ups aside). */
+/** Makes up a part: a number, a hex string of `length` (a commit, a hash), or a word; `*` for a shape. */
 type Maker = (kind: 'number' | 'hex' | 'word', length: number) => string;
 
 /**
- * A made-up part in the class of `original`: a number for digits; lower-case hex of its length
- * for a hash (seven or more hex digits with a digit and a letter: a router that checks a commit's
- * form would refuse a word — a 400, no answer); else the mark and a word.
+ * A made-up part in the class of `original`: a number for digits; hex of its length, in its case,
+ * for a hash (7 to 64 hex digits with a digit and a letter: a router that checks a commit's form
+ * would refuse a word — a 400, no answer); else the mark and a word.
  */
 function madeLike(original: string, made: Maker): string {
   if (/^\d+$/.test(original)) return made('number', 0);
   if (/^[0-9a-fA-F]{7,64}$/.test(original) && /\d/.test(original) && /[a-fA-F]/.test(original)) {
     // Read as a hash again: a digit and a letter in it, in the original's case.
     let hex = made('hex', original.length);
+    if (hex === '*') return hex;
     if (!/[a-f]/.test(hex)) hex = `a${hex.slice(1)}`;
     if (!/\d/.test(hex)) hex = `${hex.slice(0, -1)}0`;
     return original === original.toUpperCase() ? hex.toUpperCase() : hex;
@@ -138,7 +138,7 @@ export function soft404ProbeUrl(url: string, fp: bigint, other?: string, salt = 
   return probeOf(url, fp, other, salt)?.url;
 }
 
-/** The probe's URL and shape (`soft404ProbeUrl`). */
+/** `soft404ProbeUrl`'s URL and the probe's shape, unchecked (the detector's own calls). */
 export function probeOf(url: string, fp: bigint, other: string | undefined, salt: number): { url: string; shape: string } | undefined {
   const p = split(url);
   if (p === undefined) return undefined;

@@ -29,14 +29,14 @@
  * its URLs count as copies of it.
  *
  * Most copies name no canonical: versioned documentation (`/docs/3.1/config.html`, the same in
- * `/docs/3.0/` and five more versions, each page linking its others), a code forge's file at
+ * `/docs/3.0/` and six more versions, each page linking its others), a code forge's file at
  * every commit, a mirror. A loopback docs site of 8 versions ended with 40 of its 96 pages "soft-
  * 404s" and its host listed as failing, and a version fetched after five copies was given up in
  * recrawls. With `probe`, a fingerprint that reaches the threshold is not confirmed at once: the
  * detector makes up a URL that cannot exist beside the one that reached it (`soft404ProbeUrl`: the
  * part in which it differs from another URL of the body — a version, a commit, an id — or else its
- * last query value with a digit or its last path segment, made up: a number by a ten-digit one, a
- * word by `SOFT404_PROBE_MARK` and a token) and the caller fetches it, as a search engine's
+ * last query value with a digit or its last path segment, made up in its class: a number by a
+ * ten-digit one, a hash by a hash, a word by `SOFT404_PROBE_MARK` and a token) and the caller fetches it, as a search engine's
  * soft-404 check does. A not-found template is what a server answers for any such URL; a page's
  * copies are not. So the reply settles it (`settleProbe`, one rule: `verdictOf`): not found (404,
  * 410) or another whole body — the fingerprint is a page's, never a template; the same body — a
@@ -111,7 +111,6 @@ const resolveSoftOptions = defineOptions<SoftDetectorOptions>('SoftDetectorOptio
 
 /** Probes made and not yet taken (`takeProbes`), oldest dropped past it: a caller that never takes them costs no more. */
 export const MAX_PENDING_PROBES = 1024;
-
 
 /** A made-up URL to fetch before a fingerprint is confirmed a template (`SoftDetector.takeProbes`). */
 export interface SoftProbe {

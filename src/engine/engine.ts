@@ -1811,6 +1811,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       note = heard.note;
       // Labelled for the consumer: the site's not-found page, served for the made-up URL too.
       soft404 = heard.template;
+      // A 2xx read as no page (told 404), as the progress counts a soft-404.
+      if (!heard.served && s >= 200 && s < 300) c.soft404++;
     }
     // A body read as a sitemap is not the site's not-found page (identical sitemaps, empty
     // pages of a paged index, are copies, not a template): never a soft-404, never a page.
@@ -1820,7 +1822,10 @@ export class Engine extends EventEmitter<EngineEvents> {
       soft404 = this.#soft.observe(req.host, o.contentFp, req.key, 0, { url: req.url, canonical: o.canonical });
       if (!soft404) {
         // A probe that may not be asked is answered at once: the body is then read as without one.
-        ask = this.#soft.takeProbes().find((p) => this.#mayAsk(p));
+        // (One observation makes one probe at most; any other is given up, never left holding its shape.)
+        const [first, ...others] = this.#soft.takeProbes();
+        for (const p of others) this.#soft.giveUp(p);
+        ask = first !== undefined && this.#mayAsk(first) ? first : undefined;
         if (ask === undefined) soft404 = this.#soft.isTemplate(req.host, o.contentFp);
       }
       if (soft404) c.soft404++;

@@ -304,13 +304,13 @@ export interface EngineOptions {
   /**
    * Before a body shared by `soft404Threshold` URLs of a host is read as its not-found page, fetch
    * one made-up URL beside the last of them (`soft404ProbeUrl`: the part its URLs differ in — a
-   * version, a commit, an id — made up, a number by a ten-digit one, a word by a
-   * `meguri-soft404-probe-…` token) and ask: a site answers a URL that does not exist with its
+   * version, a commit, an id — made up in its class: a number by a ten-digit one, a hash by a hash,
+   * a word by a `meguri-soft404-probe-…` token) and ask: a site answers a URL that does not exist with its
    * not-found page, not with a page's copies (versioned docs, a forge's file at every commit, a
    * mirror, when they name no canonical). Answered not found (404, 410) or with another page, the
    * body is a page's and its URLs stay pages (a made-up number the site has is fetched as the page
    * it is); with the same body, a redirect, an error, or no answer within 20 more URLs of it, a
-   * template as without the probe. One request per shape of URL asked about (its reply answers the
+   * template as without the probe. One probe per shape of URL in flight (its reply answers the
    * later bodies of the shape), first on its host and at its page's depth, under robots.txt and
    * the scope; the body's URLs are pages until the answer. Default true; false reads the body as
    * the template at the threshold.

@@ -98,7 +98,7 @@ export interface OutcomeRecord {
   /**
    * This record is a soft-404 probe's reply, as it was heard (src/engine/soft-probes.ts
    * `replyText`: `404`, `200:<fingerprint>`): a replay settles the probe's shape as the live run
-   * did (the record's own status is the 404 the frontier was told).
+   * did (the record's own status is the one the frontier was told: 404 for a 2xx that is no page).
    */
   readonly pr?: string | undefined;
   /** With `pr`: the fingerprint (16 hex digits) of the body the probe was asked for. */

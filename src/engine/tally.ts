@@ -144,8 +144,8 @@ export interface CrawlCounts {
   /** 2xx answers read as the site's not-found page (`Outcome.soft404`): among `clientErrors`, and pages for `maxPages`. */
   readonly soft404s: number;
   /**
-   * Made-up URLs fetched to ask a site for its not-found answer before a body shared by many of
-   * its URLs was read as it (`EngineOptions.soft404Probe`, `soft404ProbeUrl`): counted by their
+   * Made-up URLs answered (past any transient answer) that asked a site for its not-found answer
+   * before a body shared by many of its URLs was read as it (`EngineOptions.soft404Probe`, `soft404ProbeUrl`): counted by their
    * status above, never as a host's failures.
    */
   readonly soft404Probes: number;

@@ -139,7 +139,7 @@ describe('meguri crawl --max-pages over an app whose routes are one shell', () =
     expect(first.out).toContain('page limit reached');
     expect(first.out).toContain('in the campaign (10 OK)');
     expect(first.out).toContain('6 4xx (5 of them soft-404s: answered 200, read as the not-found page; --max-pages counts them)');
-    expect(first.out).toContain('  soft-404  1 made-up URL asked (a ten-digit id, or …meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: 1 answered with the shared body or could not tell, so it is the not-found page — --no-soft404-probe skips the question');
+    expect(first.out).toContain('  soft-404  1 made-up URL asked (a ten-digit id, a made-up hash, or …meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: 1 answered with the shared body or could not tell, so the shared body is the not-found page — --no-soft404-probe skips the question');
     expect(first.out).toContain('shells    ');
 
     const second = await inProcess(['crawl', '--data', data, '--max-pages', '15', ...flags]);

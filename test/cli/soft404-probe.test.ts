@@ -1,5 +1,5 @@
 // Versioned docs: each of 12 pages in 8 versions, the same bytes under each, no rel=canonical,
-// every page linking its other versions. `meguri crawl` read 40 of the 96 pages as the site's
+// every page linking its other versions. `meguri crawl` read 44 of the 96 pages as the site's
 // not-found page ("soft-404s"; told 404, not recrawled) and listed the host as failing. With the
 // soft-404 probe a made-up URL beside the fifth copy is asked first (a made-up version, where the
 // copies differ); the site answers it 404, so the copies are pages: 0 soft-404s for 11 more requests. `--no-soft404-probe` reads them as before.
@@ -60,7 +60,7 @@ describe('meguri crawl: versioned docs, copies that name no canonical', () => {
     expect(run.out).toContain(`${probes.length} 4xx ·`);
     expect(run.out).not.toMatch(/^ {2}failing /m);
     expect(run.out).toContain(
-      `  soft-404  ${probes.length} made-up URL${probes.length === 1 ? '' : 's'} asked (a ten-digit id, or …meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: ${probes.length} answered not found (or with another page), so the bodies shared there are pages, their URLs kept as pages — --no-soft404-probe skips the question`,
+      `  soft-404  ${probes.length} made-up URL${probes.length === 1 ? '' : 's'} asked (a ten-digit id, a made-up hash, or …meguri-soft404-probe-…) before a body many URLs shared was read as the not-found page: ${probes.length} answered not found (or with another page), so the bodies shared there are pages, their URLs kept as pages — --no-soft404-probe skips the question`,
     );
   });
 

@@ -189,7 +189,7 @@ describe('SoftDetector with probes', () => {
     expect([e.isTemplate('h', 5n), e.isPage('h', 6n)]).toEqual([true, true]);
   });
 
-  it('giveUp: the bodies waiting are templates, and nothing is kept for the shape (the next body asks anew); a reply settles only the bodies in question', () => {
+  it('giveUp: the bodies waiting are templates, and nothing is kept for the shape (the next body asks anew)', () => {
     const d = new SoftDetector({ probe: true });
     for (let i = 1; i <= 5; i++) see(d, 9n, `/x/a${i}`);
     d.giveUp(d.takeProbes()[0]!);
@@ -197,8 +197,6 @@ describe('SoftDetector with probes', () => {
     for (let i = 1; i <= 5; i++) see(d, 8n, `/x/b${i}`);
     const [next] = d.takeProbes();
     expect(next).toBeDefined();
-    // A body listed under the shape but no longer in question (neither waiting nor a template,
-    // nor the one asked about) is left as it is.
     expect(d.settleProbe(next!, { status: 200, fp: 8n })).toBe('template');
     expect([d.isTemplate('h', 8n), d.isTemplate('h', 9n)]).toEqual([true, true]);
   });

@@ -104,7 +104,7 @@ describe('maxPages and soft-404s', () => {
     expect(sitemaps).toEqual([false, false, false, false, false]);
     expect(e.summary().counts).toMatchObject({ sitemaps: 5 });
     // 45 routes and one made-up URL after the fifth (the soft-404 probe, answered with the
-    // shell): from the sixth route on, the not-found page (40, and the probe's answer).
+    // shell): from the sixth route on, the not-found page (40; the probe's answer, told 404, is not one).
     expect(requests.filter((p) => !/^\/route\/\d{10}$/.test(p))).toHaveLength(45);
     expect(requests.filter((p) => /^\/route\/\d{10}$/.test(p))).toHaveLength(1);
     expect(e.summary().counts.soft404s).toBe(40);

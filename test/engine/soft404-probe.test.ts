@@ -197,7 +197,7 @@ describe('a soft-404 probe through a kill', () => {
     const root = mkdtempSync(join(tmpdir(), 'meguri-soft-probe-cp-'));
     try {
       const log: string[] = [];
-      // Five copies make the first run's five pages: the fifth asks its probe, and the run stops
+      // The root and five copies make the first run's six pages: the fifth copy asks its probe, and the run stops
       // there (maxPages) with the probe queued, the checkpoint keeping it.
       const a = new Engine({ ...kill, fetcher: site(log), seeds: ['http://v.test/'], dataDir: root, maxPages: 6 });
       const first: Page[] = [];
