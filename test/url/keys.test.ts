@@ -30,7 +30,7 @@ function referenceKey(canonUrl: string, grouping: HostGrouping): string {
 /**
  * Golden vectors, format version 1: [raw, grouping, canonical URL, host group, key hex].
  * Computed once with test/reference/xxh64.ts. A change here is a storage-format change:
- * bump URL_KEY_FORMAT_VERSION and say so in the changelog, never just update the strings.
+ * bump URL_KEY_FORMAT_VERSION and say so in DESIGN §4, never just update the strings.
  */
 const GOLDEN: readonly (readonly [string, HostGrouping, string, string, string])[] = [
   ['https://www.example.com/', 'registrable', 'https://www.example.com/', 'example.com', 'e49475b7e3aced48b9bed15c0c9dd80f'],
