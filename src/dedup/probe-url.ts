@@ -10,7 +10,8 @@
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { originEnd } from '../url/host.js';
-import { urlHash32 } from './query.js';
+import { keyOf } from './params.js';
+import { urlHash32, valueOf } from './query.js';
 
 /** What a made-up word begins with (a made-up number or hash has no room for it): a site's logs say who asked for it, and why. */
 export const SOFT404_PROBE_MARK = 'meguri-soft404-probe-';
@@ -45,12 +46,6 @@ function split(url: string): UrlParts | undefined {
   return { origin: bare.slice(0, end), segments: (slash ? path.slice(1, -1) : path.slice(1)).split('/'), slash, query: q < 0 ? undefined : bare.slice(q + 1).split('&') };
 }
 
-/** A pair's key (`a=1` → `a`; a bare `flag` → `flag`). */
-function keyOf(pair: string): string {
-  const eq = pair.indexOf('=');
-  return eq < 0 ? pair : pair.slice(0, eq);
-}
-
 /** A name's extension when it is one (`.html`, `.js`; a letter first, so `3.1` has none). */
 const extensionOf = (name: string): string => /\.[A-Za-z][A-Za-z0-9]{0,4}$/.exec(name)?.[0] ?? '';
 
@@ -75,7 +70,7 @@ function placeOf(p: UrlParts, other: UrlParts | undefined): Place {
   const pairs = p.query ?? [];
   for (let j = pairs.length - 1; j >= 0; j--) {
     const pair = pairs[j]!;
-    if (pair.includes('=') && /\d/.test(pair.slice(pair.indexOf('=') + 1))) return { in: 'value', at: j };
+    if (pair.includes('=') && /\d/.test(valueOf(pair))) return { in: 'value', at: j };
   }
   return { in: 'segment', at: p.segments.length - 1 };
 }

@@ -185,6 +185,8 @@ interface SoftHost {
   readonly answers: Map<string, SoftProbeReply>;
 }
 
+const NO_PROBES: readonly SoftProbe[] = Object.freeze([]);
+
 /** Recognizes soft-404 templates: one content fingerprint shared by many URLs of a host. */
 export class SoftDetector {
   /** The resolved options. */
@@ -321,7 +323,9 @@ export class SoftDetector {
    * The probes made since the last call (`SoftProbe`; with the `probe` option), each to fetch once
    * and answer with `settleProbe`. At most `MAX_PENDING_PROBES`, oldest dropped.
    */
-  takeProbes(): SoftProbe[] {
+  takeProbes(): readonly SoftProbe[] {
+    // Asked after every page observed: no array is made when there is nothing to take.
+    if (this.pending.length === 0) return NO_PROBES;
     const out = this.pending;
     this.pending = [];
     return out;

@@ -89,7 +89,7 @@ import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, SeedRedirec
 import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.js';
 import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
-import { type OutcomeRecord, type JournalRecord, outcomeRecord, recordOutcome } from './records.js';
+import { type OutcomeRecord, type JournalRecord, type ProbeNote, outcomeRecord, recordOutcome, replyOf } from './records.js';
 import { type HostExtra, type HostStatus, type Progress, type RobotsOutageRecord, clockTime, countHosts, explainHost, robotsGaveUpText, robotsOutageText } from './status.js';
 import { SendGate } from './send-gate.js';
 import { robotsSitemaps, sitemapKey, snapshotSitemaps } from './sitemaps.js';
@@ -100,7 +100,7 @@ import type { ClusterNode, ClusterNodeStats } from '../cluster/node.js';
 import type { CrawlSettings as ClusterCrawlSettings } from '../cluster/settings.js';
 import { clusterNodeOf } from './cluster-mode.js';
 import { evictOldest } from '../lru/index.js';
-import { AskedProbes, type ProbeNote, replyOf } from './soft-probes.js';
+import { AskedProbes } from './soft-probes.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -1823,9 +1823,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (!soft404) {
         // A probe that may not be asked is answered at once: the body is then read as without one.
         // (One observation makes one probe at most; any other is given up, never left holding its shape.)
-        const [first, ...others] = this.#soft.takeProbes();
-        for (const p of others) this.#soft.giveUp(p);
-        ask = first !== undefined && this.#mayAsk(first) ? first : undefined;
+        const taken = this.#soft.takeProbes();
+        for (let i = 1; i < taken.length; i++) this.#soft.giveUp(taken[i]!);
+        ask = taken.length > 0 && this.#mayAsk(taken[0]!) ? taken[0] : undefined;
         if (ask === undefined) soft404 = this.#soft.isTemplate(req.host, o.contentFp);
       }
       if (soft404) c.soft404++;

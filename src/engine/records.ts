@@ -24,10 +24,10 @@
  * target, taken at the page's depth) — and nothing the frontier does not
  * read (no body). u64 fingerprints are 16 hex digits; keys 32.
  */
+import type { SoftProbeReply } from '../dedup/index.js';
 import { CorruptJournalError } from '../errors/index.js';
 import { type FieldKind, fieldProblem } from '../format/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
-import { type ProbeNote, replyOf } from './soft-probes.js';
 import { FETCH_ERROR_KINDS, type FetchErrorKind, type Link, type Outcome, refreshTargetOf } from '../model/index.js';
 
 /** A fetch start (a content URL, or a robots.txt request). */
@@ -96,8 +96,7 @@ export interface OutcomeRecord {
   /** The shape of the probe the page asked (`pb`), or of the probe this record answers (`pr`). */
   readonly ps?: string | undefined;
   /**
-   * This record is a soft-404 probe's reply, as it was heard (src/engine/soft-probes.ts
-   * `replyText`: `404`, `200:<fingerprint>`): a replay settles the probe's shape as the live run
+   * This record is a soft-404 probe's reply, as it was heard (`replyText`: `404`, `200:<fingerprint>`): a replay settles the probe's shape as the live run
    * did (the record's own status is the one the frontier was told: 404 for a 2xx that is no page).
    */
   readonly pr?: string | undefined;
@@ -123,7 +122,32 @@ export type JournalRecord = DispatchRecord | OutcomeRecord | RobotsRecord;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
+/** A fingerprint as records write it (16 hex digits). */
+export const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
+
+/** A fingerprint as records write it, read back. */
+export const HEX64 = /^[0-9a-f]{16}$/;
+
+/**
+ * What an outcome record says of a soft-404 probe (src/engine/soft-probes.ts): the page asked it
+ * (`pb`, `ps`; the body asked about is the record's own fingerprint), or it is the probe's reply
+ * (`pr`, `ps`, and the body's `pf`).
+ */
+export type ProbeNote = { readonly pb: string; readonly ps: string } | { readonly pr: string; readonly ps: string; readonly pf: string };
+
+const REPLY = /^(\d{1,3})(?::([0-9a-f]{16}))?$/;
+
+/** A probe's reply as a journal record writes it: `404`, `200:<fingerprint in hex>`. */
+export function replyText(reply: SoftProbeReply): string {
+  return reply.fp === undefined ? String(reply.status) : `${reply.status}:${hex64(reply.fp)}`;
+}
+
+/** A journal record's probe reply (`replyText`), or undefined when malformed. */
+export function replyOf(text: string): SoftProbeReply | undefined {
+  const m = REPLY.exec(text);
+  if (m === null) return undefined;
+  return { status: Number(m[1]), fp: m[2] === undefined ? undefined : BigInt(`0x${m[2]}`) };
+}
 
 /** The record of an outcome about to be reported. */
 export function outcomeRecord(key: string, host: string, dispatchedAtMs: number, nowMs: number, o: Outcome, outside?: readonly string[], probe?: ProbeNote): OutcomeRecord {
@@ -225,7 +249,6 @@ function numbersProblem(o: Record<string, unknown>, fields: readonly (readonly [
   return undefined;
 }
 
-const HEX64 = /^[0-9a-f]{16}$/;
 const HEX128 = /^[0-9a-f]{32}$/;
 
 /**

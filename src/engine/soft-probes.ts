@@ -17,6 +17,7 @@
 import { MAX_PENDING_PROBES, type SoftDetector, type SoftProbe, type SoftProbeReply } from '../dedup/index.js';
 import { evictOldest } from '../lru/index.js';
 import { type Outcome, isTransientStatus } from '../model/index.js';
+import { HEX64, type ProbeNote, hex64, replyText } from './records.js';
 
 /** A probe asked, as a checkpoint keeps it: its URL, host group, shape and body's fingerprint (hex). */
 export interface SoftProbeRecord {
@@ -25,17 +26,6 @@ export interface SoftProbeRecord {
   readonly s: string;
   readonly f: string;
 }
-
-/**
- * What an outcome record says of a probe: the page asked it (`pb`, `ps`; the body asked about is
- * the record's own fingerprint), or it is the probe's reply (`pr`, `ps`, and the body's `pf`).
- */
-export type ProbeNote = { readonly pb: string; readonly ps: string } | { readonly pr: string; readonly ps: string; readonly pf: string };
-
-const HEX64 = /^[0-9a-f]{16}$/;
-
-/** A fingerprint as records write it (16 hex digits). */
-export const fpText = (fp: bigint): string => fp.toString(16).padStart(16, '0');
 
 /** The problem with a checkpoint's probe record, or undefined when it is well formed. */
 export function softProbeRecordProblem(r: unknown): string | undefined {
@@ -46,19 +36,6 @@ export function softProbeRecordProblem(r: unknown): string | undefined {
   return undefined;
 }
 
-const REPLY = /^(\d{1,3})(?::([0-9a-f]{16}))?$/;
-
-/** A reply as a journal record writes it: `404`, `200:<fingerprint in hex>`. */
-export function replyText(reply: SoftProbeReply): string {
-  return reply.fp === undefined ? String(reply.status) : `${reply.status}:${fpText(reply.fp)}`;
-}
-
-/** A journal record's reply (`replyText`), or undefined when malformed. */
-export function replyOf(text: string): SoftProbeReply | undefined {
-  const m = REPLY.exec(text);
-  if (m === null) return undefined;
-  return { status: Number(m[1]), fp: m[2] === undefined ? undefined : BigInt(`0x${m[2]}`) };
-}
 
 /** What `AskedProbes.hear` found: the probe's reply, settled, or a transient answer it waits past. */
 export type ProbeHearing =
@@ -132,7 +109,7 @@ export class AskedProbes {
     const known = reply.fp !== undefined && this.soft.isTemplate(probe.host, reply.fp);
     return {
       final: true,
-      note: { pr: replyText(reply), ps: probe.shape, pf: fpText(probe.fp) },
+      note: { pr: replyText(reply), ps: probe.shape, pf: hex64(probe.fp) },
       cleared: verdict === 'page',
       template: verdict === 'template' || known,
       served: verdict === 'page' && reply.fp !== undefined && !known,
@@ -141,7 +118,7 @@ export class AskedProbes {
 
   /** The probes asked and not forgotten whose URL `live` says the frontier may still fetch, as a checkpoint keeps them. */
   export(live: (url: string) => boolean): SoftProbeRecord[] {
-    return [...this.#asked.values()].filter((p) => live(p.url)).map((p) => ({ u: p.url, h: String(p.host), s: p.shape, f: fpText(p.fp) }));
+    return [...this.#asked.values()].filter((p) => live(p.url)).map((p) => ({ u: p.url, h: String(p.host), s: p.shape, f: hex64(p.fp) }));
   }
 
   /** Waits again for the probes a checkpoint kept. */

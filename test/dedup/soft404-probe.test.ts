@@ -248,7 +248,7 @@ describe('SoftDetector with probes', () => {
       d.observe(`h${f % 7}`, BigInt(f), keyOf(`${O}/a${f}/1`), 0, { url: `${O}/a${f}/1` });
       d.observe(`h${f % 7}`, BigInt(f), keyOf(`${O}/a${f}/2`), 0, { url: `${O}/a${f}/2` });
     }
-    const probes: SoftProbe[] = d.takeProbes();
+    const probes: readonly SoftProbe[] = d.takeProbes();
     expect(probes).toHaveLength(MAX_PENDING_PROBES);
     expect(probes.at(-1)!.url).toContain(`/a${MAX_PENDING_PROBES + 50}/`);
     for (let h = 0; h < 7; h++) expect(d.trackedFingerprints(`h${h}`)).toBeLessThanOrEqual(4 * 5);
