@@ -11,7 +11,10 @@
  *             `YYYY-MM`, `YYYY-MM-DD` anywhere in the path, query values that are such dates,
  *             compact `YYYYMM[DD]` values of date-named parameters (`date`, `month`, `ym`…)
  *             and `year=`/`month=` pairs. Bare numbers in paths are never read as dates:
- *             eight-digit article ids would otherwise look like far-future days.
+ *             eight-digit article ids would otherwise look like far-future days; nor is a
+ *             year further out than a watched walk could reach before its host is flagged
+ *             (`flagThreshold` + 5 years past either limit) counts toward a flag:
+ *             `/a/9101/10` is an id. A flagged host parks any date past the limits.
  *   Faceted   more than `facetLimit` (4) query parameters that are not navigation (paging,
  *             sorting, search text, language): the combinatorial filter explosion. Repeated
  *             keys count once each, so `color=a&color=b&…` stacks too.
@@ -126,11 +129,29 @@ const ISO_DAY = /(?:^|\D)(\d{4})-(\d{2})-(\d{2})(?!\d)/g;
 const VALUE_DATE = /^(\d{4})[-/.]?(\d{2})(?:[-/.]?(\d{2}))?$/;
 const ASP_COOKIELESS = /\/\([A-Z]\(([^()/]*)\)\)/g;
 
-/** The calendar horizon as month indices (year · 12 + month − 1), derived from `nowHours`. */
+/**
+ * The calendar horizon as month indices (year · 12 + month − 1), derived from `nowHours`: `min`
+ * and `max` bound a date a URL may name; `readMin` and `readMax` bound what is read as a date at
+ * all (`READ_SLACK_YEARS`).
+ */
 interface Horizon {
   readonly min: number;
   readonly max: number;
+  readonly readMin: number;
+  readonly readMax: number;
 }
+
+/**
+ * Years beyond the horizon, on top of `flagThreshold`, within which a number is read as a date.
+ * A walk is flagged after `flagThreshold` distinct URLs past the horizon — by a walk a year per
+ * page (`?year=`) at most that many years out, a month or a day per page far sooner — and its
+ * host's calendar URLs are parked from then on, so a date further out is never a step of a walk
+ * the detector watches. It is an id: StackExchange's share link `/a/9101/10` (answer 9101, user
+ * 10), a forum post `/t/topic/1234/10`, a photo `/album/4521/11` — read as years 9101, 1234 and
+ * 4521, twenty such URLs of a host flagged it and parked every one of them (a loopback Q&A site:
+ * 117 share links parked as calendar URLs). A newspaper's archive of 1851 is no walk either.
+ */
+const READ_SLACK_YEARS = 5;
 
 function validDay(d: string | undefined): boolean {
   if (d === undefined) return true;
@@ -145,8 +166,9 @@ function monthIndex(year: string, month: string, day?: string): number {
   return +year * 12 + m - 1;
 }
 
+/** Whether month index `mi` is a date (`READ_SLACK_YEARS`) past the horizon or before its past limit. */
 function outside(mi: number, h: Horizon): boolean {
-  return mi >= 0 && (mi > h.max || mi < h.min);
+  return mi >= 0 && mi >= h.readMin && mi <= h.readMax && (mi > h.max || mi < h.min);
 }
 
 /** Splits a canonical URL's path and query (without '?'); tolerant of any string. */
@@ -244,7 +266,7 @@ function queryMask(query: string, h: Horizon, facetLimit: number): number {
     // A year alone is past the horizon only if its January is, and too old only if its December is.
     const future = +year * 12 + (m >= 1 && m <= 12 ? m - 1 : 0);
     const past = +year * 12 + (m >= 1 && m <= 12 ? m - 1 : 11);
-    if (future > h.max || past < h.min) mask |= CALENDAR;
+    if ((future > h.max && future <= h.readMax) || (past < h.min && past >= h.readMin)) mask |= CALENDAR;
   }
   if (facets > facetLimit) mask |= FACETED;
   return mask;
@@ -274,28 +296,39 @@ export class TrapDetector {
   private readonly hosts = new Map<HostRef, TrapHost>();
   /** The `nowHours` the cached horizon is for; NaN (equal to nothing) until the first call. */
   private horizonHours = Number.NaN;
-  private horizon: Horizon = { min: 0, max: 0 };
+  private horizon: Horizon = { min: 0, max: 0, readMin: 0, readMax: 0 };
+  /** `horizon` reading any year as a date: what a host flagged for calendar parks. */
+  private wideHorizon: Horizon = this.horizon;
 
   /** A detector with no host flagged. Throws `InvalidArgumentError` on bad options. */
   constructor(options?: Partial<TrapDetectorOptions> | null) {
     this.options = resolveTrapOptions(options);
   }
 
-  private horizonAt(nowHours: number, where: string): Horizon {
-    if (nowHours === this.horizonHours) return this.horizon;
+  private horizonAt(nowHours: number, where: string, wide: boolean): Horizon {
+    if (nowHours === this.horizonHours) return wide ? this.wideHorizon : this.horizon;
     if (typeof nowHours !== 'number' || !Number.isFinite(nowHours) || nowHours < 0) {
       throw new InvalidArgumentError(`${where}: expected nowHours as non-negative epoch hours, received ${String(nowHours)}`);
     }
     const d = new Date(nowHours * 3_600_000);
     const now = d.getUTCFullYear() * 12 + d.getUTCMonth();
-    this.horizon = { min: now - this.options.calendarPastYears * 12, max: now + this.options.calendarHorizonMonths };
+    const min = now - this.options.calendarPastYears * 12;
+    const max = now + this.options.calendarHorizonMonths;
+    const slack = (this.options.flagThreshold + READ_SLACK_YEARS) * 12;
+    this.horizon = { min, max, readMin: min - slack, readMax: max + slack };
+    this.wideHorizon = { min, max, readMin: -Infinity, readMax: Infinity };
     this.horizonHours = nowHours;
-    return this.horizon;
+    return wide ? this.wideHorizon : this.horizon;
   }
 
-  private mask(canonUrl: string, nowHours: number, where: string): number {
+  /**
+   * The signatures `canonUrl` bears at `nowHours`. `wide`: a date however far past the limits
+   * (what a flagged host parks); else only one a watched walk could reach (what counts toward a
+   * flag, `READ_SLACK_YEARS`).
+   */
+  private mask(canonUrl: string, nowHours: number, where: string, wide = false): number {
     if (typeof canonUrl !== 'string') throw new InvalidArgumentError(`${where}: expected a canonical URL string, received ${typeof canonUrl}`);
-    const h = this.horizonAt(nowHours, where);
+    const h = this.horizonAt(nowHours, where, wide);
     const { path, query } = splitUrl(canonUrl);
     let mask = queryMask(query, h, this.options.facetLimit);
     if (pathCalendar(path, h)) mask |= CALENDAR;
@@ -307,9 +340,11 @@ export class TrapDetector {
   }
 
   /**
-   * The trap signature of one canonical URL at `nowHours` (epoch hours), or None. When a URL
-   * bears several, calendar is named before session before faceted before repeated; `passes`
-   * still checks each rule on its own.
+   * The trap signature of one canonical URL at `nowHours` (epoch hours) that counts toward its
+   * host's flag, or None. When a URL bears several, calendar is named before session before
+   * faceted before repeated; `passes` still checks each rule on its own. A date further past the
+   * limits than a watched walk could reach is no calendar signature here (an id: `/a/9101/10`),
+   * but a host flagged for calendar parks it (`passes`).
    */
   violation(canonUrl: string, nowHours: number): PatternKind {
     return kindOf(this.mask(canonUrl, nowHours, 'TrapDetector.violation'));
@@ -350,12 +385,13 @@ export class TrapDetector {
   /**
    * The admission heuristic behind `admit`'s `passesHeuristics`: a host that is not a
    * suspect passes everything; a flagged host passes a URL unless the URL bears a signature
-   * the host is flagged for (its calendar pages are parked, its articles still admitted).
+   * the host is flagged for (its calendar pages are parked, however far out their dates — a walk
+   * that jumps past what counts toward a flag is still the walk — its articles still admitted).
    */
   passes(hostKey: HostRef, canonUrl: string, nowHours: number): boolean {
     const host = this.hosts.get(hostKey);
     if (host === undefined || host.flagged === 0) return true;
-    return (this.mask(canonUrl, nowHours, 'TrapDetector.passes') & host.flagged) === 0;
+    return (this.mask(canonUrl, nowHours, 'TrapDetector.passes', true) & host.flagged) === 0;
   }
 
   /** Which kinds the host is flagged for. */

@@ -37,10 +37,22 @@ describe('TrapDetector.violation', () => {
     ['https://e.com/events/2026/08/', 'None'],
     ['https://e.com/events/2027/07/', 'None'],
     ['https://e.com/events/2027/08/', 'Calendar'],
-    ['https://e.com/events/2099/12/31/', 'Calendar'],
+    ['https://e.com/events/2052/07/31/', 'Calendar'],
     ['https://e.com/events/1996/07/', 'None'],
     ['https://e.com/events/1996/06/', 'Calendar'],
-    ['https://e.com/events/1850/01/', 'Calendar'],
+    ['https://e.com/events/1971/07/', 'Calendar'],
+    // past what a walk could reach before its host is flagged (flagThreshold 20 + 5 years out): ids
+    ['https://e.com/events/2052/08/', 'None'],
+    ['https://e.com/events/2099/12/31/', 'None'],
+    ['https://e.com/events/1971/06/', 'None'],
+    ['https://e.com/events/1850/01/', 'None'],
+    ['https://e.com/a/9101/10', 'None'],
+    ['https://e.com/t/some-topic/1234/10', 'None'],
+    ['https://e.com/cal?year=2052', 'Calendar'],
+    ['https://e.com/cal?year=2053', 'None'],
+    ['https://e.com/cal?year=1971', 'Calendar'],
+    ['https://e.com/cal?year=1970', 'None'],
+    ['https://e.com/cal?date=9101-10-01', 'None'],
     ['https://e.com/events/2031/13/', 'None'],
     ['https://e.com/events/month/2031-05/', 'Calendar'],
     ['https://e.com/day-2031-05-12.html', 'Calendar'],
@@ -104,6 +116,9 @@ describe('TrapDetector.violation', () => {
     expect(d.violation(url, Date.UTC(2026, 7, 1) / 3_600_000)).toBe(PatternKind.None);
     expect(new TrapDetector({ calendarHorizonMonths: 24 }).violation(url, NOW)).toBe(PatternKind.None);
     expect(new TrapDetector({ calendarPastYears: 100 }).violation('https://e.com/events/1950/01/', NOW)).toBe(PatternKind.None);
+    // The dates read reach flagThreshold + 5 years past either limit: a higher threshold, further.
+    expect(new TrapDetector({ flagThreshold: 100 }).violation('https://e.com/events/2099/12/31/', NOW)).toBe(PatternKind.Calendar);
+    expect(new TrapDetector({ calendarPastYears: 100 }).violation('https://e.com/events/1902/01/', NOW)).toBe(PatternKind.Calendar);
     expect(new TrapDetector({ facetLimit: 6 }).violation('https://e.com/shop?a=1&b=2&c=3&d=4&e=5', NOW)).toBe(PatternKind.None);
   });
 
@@ -246,9 +261,38 @@ describe('synthetic trap sites', () => {
     expect(detector.passes(host, canonicalize(`https://${host}/events/2031/01/`)!, NOW)).toBe(true);
   });
 
+  it('reads no year a walk could not reach as a date: ids followed by a small number never flag a host', () => {
+    // A Q&A site's share links (/a/<answer>/<user>), a forum's post links (/t/<slug>/<topic>/<post>),
+    // an album's photos: four-digit ids then 10–12 read as /YYYY/MM. Before, twenty of them flagged
+    // the host and parked them all as calendar pages.
+    const detector = new TrapDetector();
+    const host: AdmitHost = { urlBudget: 0, depthCap: 0, admitted: 0, flags: 0 };
+    let admitted = 0;
+    let n = 0;
+    for (let id = 2100; id < 9999; id += 37) {
+      for (const tail of ['10', '11', '12']) {
+        n++;
+        for (const url of [`https://qa.example/a/${id}/${tail}`, `https://qa.example/t/some-topic/${id}/${tail}`]) {
+          if (intake(detector, host, 'qa.example', url) === UrlStatus.Scheduled) admitted++;
+        }
+      }
+    }
+    expect(n).toBeGreaterThan(600);
+    expect(admitted).toBe(2 * n);
+    expect(detector.suspect('qa.example')).toBe(false);
+    expect(detector.trackedUrls('qa.example')).toBe(0);
+    // Within reach they still count: twenty years just past the horizon flag the host …
+    for (let y = 2028; y < 2048; y++) intake(detector, host, 'qa.example', `https://qa.example/events/${y}/10/`);
+    expect(detector.flags('qa.example').calendar).toBe(true);
+    // … and a flagged host parks a date however far out (a walk that jumped past what counts).
+    expect(detector.passes('qa.example', 'https://qa.example/events/2099/10/', NOW)).toBe(false);
+    expect(detector.passes('qa.example', 'https://qa.example/a/9101/10', NOW)).toBe(false);
+    expect(detector.passes('qa.example', 'https://qa.example/a/9101/13', NOW)).toBe(true);
+  });
+
   it('counts distinct URLs: one trap URL rediscovered a thousand times flags nothing', () => {
     const detector = new TrapDetector();
-    const url = 'https://loop.example/cal/2099/01/';
+    const url = 'https://loop.example/cal/2040/01/';
     for (let i = 0; i < 1000; i++) expect(detector.observe('loop.example', keyOf(url), url, NOW).becameSuspect).toBe(false);
     expect(detector.suspect('loop.example')).toBe(false);
     expect(detector.trackedUrls('loop.example')).toBe(1);
