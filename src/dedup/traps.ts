@@ -11,10 +11,10 @@
  *             `YYYY-MM`, `YYYY-MM-DD` anywhere in the path, query values that are such dates,
  *             compact `YYYYMM[DD]` values of date-named parameters (`date`, `month`, `ym`…)
  *             and `year=`/`month=` pairs. Bare numbers in paths are never read as dates:
- *             eight-digit article ids would otherwise look like far-future days; nor is a
- *             year further out than a watched walk could reach before its host is flagged
- *             (`flagThreshold` + 5 years past either limit) counts toward a flag:
- *             `/a/9101/10` is an id. A flagged host parks any date past the limits.
+ *             eight-digit article ids would otherwise look like far-future days; and a
+ *             `/YYYY/MM` pair counts toward a flag only within `flagThreshold` + 5 years of
+ *             either limit (`SLASHED_DATE_SLACK_YEARS`): `/a/9101/10` is an id. A flagged
+ *             host parks any date past the limits.
  *   Faceted   more than `facetLimit` (4) query parameters that are not navigation (paging,
  *             sorting, search text, language): the combinatorial filter explosion. Repeated
  *             keys count once each, so `color=a&color=b&…` stacks too.
@@ -131,8 +131,8 @@ const ASP_COOKIELESS = /\/\([A-Z]\(([^()/]*)\)\)/g;
 
 /**
  * The calendar horizon as month indices (year · 12 + month − 1), derived from `nowHours`: `min`
- * and `max` bound a date a URL may name; `readMin` and `readMax` bound what is read as a date at
- * all (`READ_SLACK_YEARS`).
+ * and `max` bound a date a URL may name; `readMin` and `readMax` bound the `/YYYY/MM` pairs read
+ * as dates (`SLASHED_DATE_SLACK_YEARS`; ±Infinity on a host flagged for calendar).
  */
 interface Horizon {
   readonly min: number;
@@ -142,16 +142,19 @@ interface Horizon {
 }
 
 /**
- * Years beyond the horizon, on top of `flagThreshold`, within which a number is read as a date.
- * A walk is flagged after `flagThreshold` distinct URLs past the horizon — by a walk a year per
- * page (`?year=`) at most that many years out, a month or a day per page far sooner — and its
- * host's calendar URLs are parked from then on, so a date further out is never a step of a walk
- * the detector watches. It is an id: StackExchange's share link `/a/9101/10` (answer 9101, user
- * 10), a forum post `/t/topic/1234/10`, a photo `/album/4521/11` — read as years 9101, 1234 and
- * 4521, twenty such URLs of a host flagged it and parked every one of them (a loopback Q&A site:
- * 117 share links parked as calendar URLs). A newspaper's archive of 1851 is no walk either.
+ * Years past either calendar limit, on top of `flagThreshold`, within which a `/YYYY/MM` pair of
+ * path segments counts toward a calendar flag. Two numbers between slashes are as often an id and
+ * a number: StackExchange's share link `/a/9101/10` (answer 9101, user 10), a forum post
+ * `/t/topic/1234/10`, a photo `/album/4521/11`. Read as October 9101, 1234 or 4521, twenty such
+ * URLs flagged their host and the rest were parked as calendar pages (a loopback Q&A site: 117
+ * share links). A walk that starts inside the limits and steps a year or less per page is flagged
+ * within `flagThreshold` years of them (sooner by month or day), after which its host's calendar
+ * URLs are parked, so the window loses none of those; a walk by `/YYYY/MM` that starts further out
+ * (a sentinel `/cal/9999/12` walked back) or strides more than a year per page is left to the
+ * per-host URL budget. Dates spelled as dates (`YYYY-MM-DD`, `YYYY-MM`, date-named query values,
+ * `year=`) are read whatever the year: `?date=1970-01-01` walked back is a walk.
  */
-const READ_SLACK_YEARS = 5;
+const SLASHED_DATE_SLACK_YEARS = 5;
 
 function validDay(d: string | undefined): boolean {
   if (d === undefined) return true;
@@ -166,9 +169,9 @@ function monthIndex(year: string, month: string, day?: string): number {
   return +year * 12 + m - 1;
 }
 
-/** Whether month index `mi` is a date (`READ_SLACK_YEARS`) past the horizon or before its past limit. */
+/** Whether month index `mi` (−1: no real month) is past the horizon or before its past limit. */
 function outside(mi: number, h: Horizon): boolean {
-  return mi >= 0 && mi >= h.readMin && mi <= h.readMax && (mi > h.max || mi < h.min);
+  return mi >= 0 && (mi > h.max || mi < h.min);
 }
 
 /** Splits a canonical URL's path and query (without '?'); tolerant of any string. */
@@ -187,7 +190,9 @@ function pathCalendar(path: string, h: Horizon): boolean {
   for (const re of [PATH_YEAR_MONTH, PATH_YEAR_DASH_MONTH, ISO_DAY]) {
     re.lastIndex = 0;
     for (let m = re.exec(path); m !== null; m = re.exec(path)) {
-      if (outside(monthIndex(m[1]!, m[2]!, m[3]), h)) return true;
+      const mi = monthIndex(m[1]!, m[2]!, m[3]);
+      // A /YYYY/MM pair is read only within reach of a watched walk (SLASHED_DATE_SLACK_YEARS).
+      if (outside(mi, h) && (re !== PATH_YEAR_MONTH || (mi >= h.readMin && mi <= h.readMax))) return true;
       // Step back so a date that starts right after this one's last digit is still found.
       re.lastIndex = m.index + 1;
     }
@@ -266,7 +271,7 @@ function queryMask(query: string, h: Horizon, facetLimit: number): number {
     // A year alone is past the horizon only if its January is, and too old only if its December is.
     const future = +year * 12 + (m >= 1 && m <= 12 ? m - 1 : 0);
     const past = +year * 12 + (m >= 1 && m <= 12 ? m - 1 : 11);
-    if ((future > h.max && future <= h.readMax) || (past < h.min && past >= h.readMin)) mask |= CALENDAR;
+    if (future > h.max || past < h.min) mask |= CALENDAR;
   }
   if (facets > facetLimit) mask |= FACETED;
   return mask;
@@ -297,8 +302,8 @@ export class TrapDetector {
   /** The `nowHours` the cached horizon is for; NaN (equal to nothing) until the first call. */
   private horizonHours = Number.NaN;
   private horizon: Horizon = { min: 0, max: 0, readMin: 0, readMax: 0 };
-  /** `horizon` reading any year as a date: what a host flagged for calendar parks. */
-  private wideHorizon: Horizon = this.horizon;
+  /** `horizon` reading a `/YYYY/MM` pair of any year (set with it; unused before the first call): what a host flagged for calendar parks. */
+  private wideHorizon: Horizon = { min: 0, max: 0, readMin: -Infinity, readMax: Infinity };
 
   /** A detector with no host flagged. Throws `InvalidArgumentError` on bad options. */
   constructor(options?: Partial<TrapDetectorOptions> | null) {
@@ -314,7 +319,7 @@ export class TrapDetector {
     const now = d.getUTCFullYear() * 12 + d.getUTCMonth();
     const min = now - this.options.calendarPastYears * 12;
     const max = now + this.options.calendarHorizonMonths;
-    const slack = (this.options.flagThreshold + READ_SLACK_YEARS) * 12;
+    const slack = (this.options.flagThreshold + SLASHED_DATE_SLACK_YEARS) * 12;
     this.horizon = { min, max, readMin: min - slack, readMax: max + slack };
     this.wideHorizon = { min, max, readMin: -Infinity, readMax: Infinity };
     this.horizonHours = nowHours;
@@ -323,8 +328,8 @@ export class TrapDetector {
 
   /**
    * The signatures `canonUrl` bears at `nowHours`. `wide`: a date however far past the limits
-   * (what a flagged host parks); else only one a watched walk could reach (what counts toward a
-   * flag, `READ_SLACK_YEARS`).
+   * (what a flagged host parks); else a `/YYYY/MM` pair only within reach of a watched walk (what
+   * counts toward a flag, `SLASHED_DATE_SLACK_YEARS`).
    */
   private mask(canonUrl: string, nowHours: number, where: string, wide = false): number {
     if (typeof canonUrl !== 'string') throw new InvalidArgumentError(`${where}: expected a canonical URL string, received ${typeof canonUrl}`);
@@ -342,9 +347,9 @@ export class TrapDetector {
   /**
    * The trap signature of one canonical URL at `nowHours` (epoch hours) that counts toward its
    * host's flag, or None. When a URL bears several, calendar is named before session before
-   * faceted before repeated; `passes` still checks each rule on its own. A date further past the
-   * limits than a watched walk could reach is no calendar signature here (an id: `/a/9101/10`),
-   * but a host flagged for calendar parks it (`passes`).
+   * faceted before repeated; `passes` still checks each rule on its own. A `/YYYY/MM` pair further
+   * past the limits than a watched walk could reach is no calendar signature here (an id:
+   * `/a/9101/10`), but a host flagged for calendar parks it (`passes`).
    */
   violation(canonUrl: string, nowHours: number): PatternKind {
     return kindOf(this.mask(canonUrl, nowHours, 'TrapDetector.violation'));

@@ -48,11 +48,13 @@ describe('TrapDetector.violation', () => {
     ['https://e.com/events/1850/01/', 'None'],
     ['https://e.com/a/9101/10', 'None'],
     ['https://e.com/t/some-topic/1234/10', 'None'],
-    ['https://e.com/cal?year=2052', 'Calendar'],
-    ['https://e.com/cal?year=2053', 'None'],
-    ['https://e.com/cal?year=1971', 'Calendar'],
-    ['https://e.com/cal?year=1970', 'None'],
-    ['https://e.com/cal?date=9101-10-01', 'None'],
+    // dates spelled as dates are read whatever the year (a walk back from ?date=1970-01-01 is one)
+    ['https://e.com/cal?year=2053', 'Calendar'],
+    ['https://e.com/cal?year=1970', 'Calendar'],
+    ['https://e.com/cal?date=1969-12-01', 'Calendar'],
+    ['https://e.com/cal?date=9101-10-01', 'Calendar'],
+    ['https://e.com/events/month/1969-12/', 'Calendar'],
+    ['https://e.com/day-1850-01-12.html', 'Calendar'],
     ['https://e.com/events/2031/13/', 'None'],
     ['https://e.com/events/month/2031-05/', 'Calendar'],
     ['https://e.com/day-2031-05-12.html', 'Calendar'],
@@ -261,10 +263,11 @@ describe('synthetic trap sites', () => {
     expect(detector.passes(host, canonicalize(`https://${host}/events/2031/01/`)!, NOW)).toBe(true);
   });
 
-  it('reads no year a walk could not reach as a date: ids followed by a small number never flag a host', () => {
+  it('counts no /YYYY/MM pair a walk could not reach: ids past 2052 followed by 10–12 do not flag a host', () => {
     // A Q&A site's share links (/a/<answer>/<user>), a forum's post links (/t/<slug>/<topic>/<post>),
     // an album's photos: four-digit ids then 10–12 read as /YYYY/MM. Before, twenty of them flagged
-    // the host and parked them all as calendar pages.
+    // the host and parked the rest as calendar pages. (Ids from 1971 to 2052 still count: the
+    // window is what a walk reaches before its flag.)
     const detector = new TrapDetector();
     const host: AdmitHost = { urlBudget: 0, depthCap: 0, admitted: 0, flags: 0 };
     let admitted = 0;
@@ -286,6 +289,9 @@ describe('synthetic trap sites', () => {
     expect(detector.flags('qa.example').calendar).toBe(true);
     // … and a flagged host parks a date however far out (a walk that jumped past what counts).
     expect(detector.passes('qa.example', 'https://qa.example/events/2099/10/', NOW)).toBe(false);
+    expect(detector.passes('qa.example', 'https://qa.example/events/1850/01/', NOW)).toBe(false);
+    // (the same hour's narrow reading is unchanged by the wide one)
+    expect(detector.violation('https://qa.example/events/1850/01/', NOW)).toBe(PatternKind.None);
     expect(detector.passes('qa.example', 'https://qa.example/a/9101/10', NOW)).toBe(false);
     expect(detector.passes('qa.example', 'https://qa.example/a/9101/13', NOW)).toBe(true);
   });
