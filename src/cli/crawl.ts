@@ -1151,7 +1151,7 @@ export function loginWallsLine(walls: CrawlSummary['loginWalls'], c: CrawlCounts
 }
 
 /**
- * The end summary's line on URL shapes learned to redirect into their parent page ('' for none):
+ * The end summary's line on URL shapes learned to redirect into (or copy) their parent page ('' for none):
  * which shapes, and how many queued URLs were not fetched. (Its rules in words:
  * `ParentRedirects`' options and `isCheck`; keep in sync, as `noindexLine`.)
  */
@@ -1160,7 +1160,7 @@ export function parentRedirectsLine(shapes: CrawlSummary['parentRedirects'], c: 
   const shown = shapes.slice(0, 3).join(', ');
   const more = shapes.length > 3 ? ` and ${int(shapes.length - 3)} more` : '';
   const skipped = `${int(c.parentRedirects)} queued URL${c.parentRedirects === 1 ? '' : 's'} not fetched`;
-  return `  redirects ${shown === '' ? 'no shape learned now' : `${shown}${more}`} — ${skipped} (eight URLs of each shape redirected into their parent page, and none served a page; refused once the parent page was fetched, its first refusals and then one in 32 still fetched as checks; --no-learn-aliases fetches them all)`;
+  return `  redirects ${shown === '' ? 'no shape learned now' : `${shown}${more}`} — ${skipped} (eight URLs of each shape redirected into their parent page or served a copy of it, and none served a page of its own; refused once the parent page was fetched, its first refusals and then one in 32 still fetched as checks; --no-learn-aliases fetches them all)`;
 }
 
 /**

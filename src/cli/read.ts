@@ -211,7 +211,7 @@ interface EngineInfo {
   readonly copies: readonly CopyRecord[];
   /** URL shapes learned to say noindex and nofollow (bans left out). */
   readonly noindex: readonly NoindexRecord[];
-  /** URL shapes learned to redirect into their parent page (bans left out). */
+  /** URL shapes learned to redirect into (or copy) their parent page (bans left out). */
   readonly parentRedirects: readonly ShapeRecord[];
 }
 
@@ -283,10 +283,10 @@ export function noindexText(shapes: readonly NoindexRecord[]): string[] {
   return lessonText('noindex', learned, 'pages that said noindex and nofollow: their URLs are not fetched; --no-learn-noindex on a resume turns that off');
 }
 
-/** The `stats` line on URL shapes learned to redirect into their parent page (none when there are none). */
+/** The `stats` line on URL shapes learned to redirect into (or copy) their parent page (none when there are none). */
 export function parentRedirectsText(shapes: readonly ShapeRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
-  return lessonText('redirects', learned, 'URLs that redirect into their parent page: not fetched once the parent page was; --no-learn-aliases on a resume turns that off');
+  return lessonText('redirects', learned, 'URLs that redirect into their parent page or copy it: not fetched once the parent page was; --no-learn-aliases on a resume turns that off');
 }
 
 /** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */

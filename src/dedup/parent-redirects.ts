@@ -1,5 +1,5 @@
 /**
- * ParentRedirects: URL shapes whose URLs redirect into their parent page.
+ * ParentRedirects: URL shapes whose URLs redirect into their parent page, or serve it.
  *
  * A forum writes, on each post, a permalink to it: XenForo's `#5` links
  * `/threads/title.123/post-456`, and answers it with a 301 to the thread's page that holds the
@@ -25,7 +25,16 @@
  * crawl did not hold while the parent had been fetched: a slug completed
  * (`/news/123` → `/news/123-headline`, `/news/?story=123`), the only way to that page. Anything
  * else (a redirect to another origin or outside the parent, one met before its parent was
- * fetched, an error) is no evidence. A login page under the parent that the crawl holds
+ * fetched, an error) is no evidence.
+ *
+ * A page that serves its parent is quiet too (*a copy of the parent*): 2xx, whole, not a soft-404,
+ * its rel=canonical the parent page (with or without the trailing slash, `namesParent`) and its
+ * text within 3 simhash bits of the parent's as fetched. A Q&A site's answer link
+ * `/questions/7013/how-to-x/9101` shows the question's page naming `/questions/7013/how-to-x`;
+ * on a loopback StackExchange-shaped site every answer's share link led to one (96 requests for
+ * 40 questions). A page naming its parent whose text differs by 6 bits or more is content (a
+ * long topic's `/t/slug/123/40` shows other posts); between the two, or before the parent was
+ * fetched with a simhash, it is no evidence. A login page under the parent that the crawl holds
  * (`/user/5` → `/user/login`) is quiet: for this visitor those URLs are the login.
  *
  * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
@@ -53,6 +62,7 @@
  * answer). Never: fetch, look a URL up itself, refuse or count a URL (the engine does,
  * `CrawlCounts.parentRedirects`), or clocks.
  */
+import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions } from './shapes.js';
 
@@ -112,17 +122,44 @@ export function parentRedirectOf(url: string, target: string): 'parent' | 'under
 }
 
 /**
+ * Whether `canonical` (a page's rel=canonical, canonical form) names the parent page of `url`
+ * (which has a shape): its parent's URL with or without the trailing slash.
+ */
+export function namesParent(url: string, canonical: string): boolean {
+  const parent = parentOf(url);
+  return parent !== undefined && (canonical === parent || canonical === parent.slice(0, -1));
+}
+
+/**
+ * Simhash bits from its parent's text at which a page naming its parent canonical is a page of its
+ * own (content). ParamLearner's `banDistance` default, for the same reason (a copy that lost a few
+ * words flips up to 5 bits; pages under one large template differ by 4–12): keep in sync.
+ */
+export const PARENT_COPY_BAN_DISTANCE = 6;
+
+/**
+ * What a page naming its parent page canonical (`namesParent`) says, from its simhash and the
+ * parent's as fetched: within `NEAR_DUP_DISTANCE` bits a copy of the parent ('parentCopy'),
+ * `PARENT_COPY_BAN_DISTANCE` or more a page of its own ('content'), between no evidence.
+ */
+export function parentCopyVerdict(parentSimhash: bigint, simhash: bigint): 'parentCopy' | 'content' | undefined {
+  const d = hamming(parentSimhash, simhash);
+  return d <= NEAR_DUP_DISTANCE ? 'parentCopy' : d >= PARENT_COPY_BAN_DISTANCE ? 'content' : undefined;
+}
+
+/**
  * What a fetch of a URL with a shape said (the engine judges, `#parentRedirectLesson`):
- * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds; 'news' —
+ * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds;
+ * 'parentCopy' — a page naming its parent canonical with the parent's text; 'news' —
  * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
  * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
  * story); 'content' — a page of its own (2xx, whole, not a soft-404). A relink's redirect under
  * the parent is neither (the engine gives no verdict: its target row may be its own). News counts as content does: before any evidence it marks the shape
  * (never learned this run), after it bans the shape, and under a lesson lifts it.
  */
-export type ParentRedirectVerdict = 'intoParent' | 'news' | 'content';
+export type ParentRedirectVerdict = 'intoParent' | 'parentCopy' | 'news' | 'content';
 
-/** Learns the URL shapes whose URLs redirect into their parent page (see the module comment). */
+/** Learns the URL shapes whose URLs redirect into their parent page or copy it (see the module comment). */
 export class ParentRedirects extends ShapeLessons {
   /**
    * `fetched(url)`: whether the crawl fetched `url` with a page (the engine's
@@ -144,8 +181,8 @@ export class ParentRedirects extends ShapeLessons {
    */
   observe(url: string, verdict: ParentRedirectVerdict): ShapeChange {
     if (typeof url !== 'string') throw new InvalidArgumentError(`ParentRedirects.observe: expected a URL string, received ${typeof url}`);
-    if (verdict !== 'intoParent' && verdict !== 'news' && verdict !== 'content') throw new InvalidArgumentError(`ParentRedirects.observe: expected 'intoParent', 'news' or 'content', received ${JSON.stringify(verdict)}`);
-    return this.observeVerdict(url, verdict === 'intoParent');
+    if (verdict !== 'intoParent' && verdict !== 'parentCopy' && verdict !== 'news' && verdict !== 'content') throw new InvalidArgumentError(`ParentRedirects.observe: expected 'intoParent', 'parentCopy', 'news' or 'content', received ${JSON.stringify(verdict)}`);
+    return this.observeVerdict(url, verdict === 'intoParent' || verdict === 'parentCopy');
   }
 
   /** Whether `url`'s parent page was fetched (with or without its trailing slash): the condition for refusing it. */

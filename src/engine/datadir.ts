@@ -126,7 +126,7 @@ export interface EngineState {
   readonly anchors?: AnchorRecord[];
   /** URL shapes learned to say noindex and nofollow, and banned (`NoindexShapes.export`; absent: none, or an older build). */
   readonly noindex?: NoindexRecord[];
-  /** URL shapes learned to redirect into their parent page, and banned (`ParentRedirects.export`; absent: none, or an older build). */
+  /** URL shapes learned to redirect into (or copy) their parent page, and banned (`ParentRedirects.export`; absent: none, or an older build). */
   readonly parentRedirects?: ShapeRecord[];
   /** Soft-404 probes asked and not answered yet (`AskedProbes.export`; absent: none, or an older build). */
   readonly softProbes?: SoftProbeRecord[];

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, namesParent, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -224,7 +224,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #copies: KnownCopies | undefined;
   /** URL shapes whose pages say noindex and nofollow (`EngineOptions.learnNoindex`). */
   readonly #noindex: NoindexShapes | undefined;
-  /** URL shapes whose URLs redirect into their parent page (`EngineOptions.learnAliases`). */
+  /** URL shapes whose URLs redirect into (or copy) their parent page (`EngineOptions.learnAliases`). */
   readonly #parentRedirects: ParentRedirects | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
@@ -1248,7 +1248,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
-   * 2xx, whole, not a soft-404) is content; a redirect (`target`, canonical) to the parent page,
+   * 2xx, whole, not a soft-404) is content, unless its rel=canonical names its parent page, when
+   * its text against the parent's decides (`#parentCopyVerdict`: a copy is quiet); a redirect (`target`, canonical) to the parent page,
    * or under it to a page the crawl holds live, is quiet; one under it to another page is news
    * once the parent was fetched (the URL is one the lesson would refuse, and it led to a page
    * nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); a relink's
@@ -1256,7 +1257,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * first redirect's), and anything else, is no evidence. A lesson lifted queues the shape's
    * refused URLs again, as `#noindexLesson` does (keep the count's rule in sync).
    */
-  #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean): void {
+  #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean, o: Outcome): void {
     if (!content && (status < 300 || status >= 400 || target === undefined)) return;
     const url = req.url;
     const lesson = this.#parentRedirects!;
@@ -1264,7 +1265,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (shape === undefined) return;
     let verdict: ParentRedirectVerdict | undefined;
     if (content) {
-      verdict = 'content';
+      verdict = o.canonical !== undefined && namesParent(url, o.canonical) ? this.#parentCopyVerdict(o) : 'content';
     } else if (status >= 300 && status < 400 && target !== undefined) {
       const into = parentRedirectOf(url, target);
       // A relink (a redirected row fetched again) says nothing under the parent: the target row
@@ -1277,6 +1278,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (lesson.observe(url, verdict) !== 'lifted') return;
     const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
     this.#tally.parentRedirectsRequeued(Math.min(skipped, queued));
+  }
+
+  /**
+   * What a page naming its parent page canonical says (`parentCopyVerdict` on the parent's simhash
+   * as fetched; none when the parent was not fetched with one yet, or is spilled to disk, or this
+   * node does not hold its slot: no evidence).
+   */
+  #parentCopyVerdict(o: Outcome): ParentRedirectVerdict | undefined {
+    if (o.simhash === undefined || o.canonical === undefined) return undefined;
+    const parent = this.#frontierForUrl(o.canonical)?.fetchedSimhashOf(o.canonical);
+    return parent === undefined ? undefined : parentCopyVerdict(parent, o.simhash);
   }
 
   /**
@@ -1846,7 +1858,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a soft-404: a dead link's page (a not-found template that says noindex, nofollow) tells
     // nothing of the live pages of its shape.
     if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
-    if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404);
+    if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404, o);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);

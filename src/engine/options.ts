@@ -260,8 +260,10 @@ export interface EngineOptions {
    * that serve a directory's index file as the directory (`/a/index.html` = `/a/`; a `PathCase`
    * with `fold: 'index'`), their links taken to the spelling met first
    * (`CrawlCounts.indexRewrites`). And URL shapes whose URLs redirect into their parent page (a
-   * forum's post permalink `/threads/t.1/post-5` → the thread's page holding the post): once
-   * eight URLs of a shape did and none served a page of its own (a `ParentRedirects`), its queued
+   * forum's post permalink `/threads/t.1/post-5` → the thread's page holding the post) or serve a
+   * copy of it (a Q&A site's answer link `/questions/7/title/9` showing the question's page, its
+   * canonical the question, its text the question's): once eight URLs of a shape did and none
+   * served a page of its own (a `ParentRedirects`), its queued
    * URLs are not fetched once the crawl fetched the parent page, but for seeds, URLs fetched
    * before and checks (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd); a check that
    * serves a page, or redirects under the parent to a page the crawl did not hold (a slug

@@ -83,7 +83,7 @@ export interface RobotsGateOptions {
   readonly anchors?: AnchorCopies | undefined;
   /** URL shapes learned to say noindex and nofollow: their queued URLs are refused. */
   readonly noindex?: NoindexShapes | undefined;
-  /** URL shapes learned to redirect into their parent page: their queued URLs are refused once the parent page was fetched. */
+  /** URL shapes learned to redirect into (or copy) their parent page: their queued URLs are refused once the parent page was fetched. */
   readonly parentRedirects?: ParentRedirects | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;

@@ -142,7 +142,7 @@ export interface CrawlSummary {
    */
   readonly noindexShapes: readonly string[];
   /**
-   * URL shapes learned to redirect into their parent page (`EngineOptions.learnAliases`,
+   * URL shapes learned to redirect into their parent page or serve a copy of it (`EngineOptions.learnAliases`,
    * `ParentRedirects`), as `http://a.test/threads/*` + `/post-*` (first segment, `*` per middle
    * segment, the last with digit runs as `*`): their queued URLs are not fetched once the parent
    * page was (`CrawlCounts.parentRedirects`).

@@ -81,7 +81,7 @@ export interface CrawlCounts {
    */
   readonly noindexSkipped: number;
   /**
-   * URLs not fetched because their URL shape was learned to redirect into the parent page, which
+   * URLs not fetched because their URL shape was learned to redirect into (or copy) the parent page, which
    * the crawl fetched (`CrawlSummary.parentRedirects`, `EngineOptions.learnAliases`; checks are
    * fetched, and those of a shape whose check found a page of its own are queued again and not
    * counted).

@@ -46,7 +46,7 @@ import { checkpoint, checkpointIncremental, restore } from './checkpoint.js';
 import { keyOf } from './deps.js';
 import { dispatchShard } from './dispatch.js';
 import { HostCap, checkCap } from './hostcap.js';
-import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, knownCount, liveDepthOf, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
+import { type AdmissionLimits, type CrawledUrl, type SeedSpec, discover, eachCrawled, fetchedSimhashOf, knownCount, liveDepthOf, relinkAtIdle, relinkCounts, reconsider, refuse, seed, seedBatch, setAdmission } from './intake.js';
 import type { FrontierOptions } from './options.js';
 import { replayRow, report } from './outcome.js';
 import * as q from './queries.js';
@@ -380,6 +380,15 @@ export class Frontier {
    */
   liveDepthOf(url: string): number | undefined {
     return liveDepthOf(this.#s, url);
+  }
+
+  /**
+   * The 64-bit simhash of `url`'s page when the frontier holds it fetched with a page (`Crawled`,
+   * `DueRecrawl`, in memory) and its text gave one; else undefined. The engine asks whether a
+   * page naming its parent page as canonical has the parent's text (`ParentRedirects`).
+   */
+  fetchedSimhashOf(url: string): bigint | undefined {
+    return fetchedSimhashOf(this.#s, url);
   }
 
   /**

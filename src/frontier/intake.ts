@@ -256,6 +256,26 @@ export function liveDepthOf(s: FrontierState, url: string): number | undefined {
 }
 
 /**
+ * `Frontier.fetchedSimhashOf`: the simhash stored for `url`'s row when it was fetched with a page
+ * (`knownCount`'s 'fetched' rule) and its text gave one; undefined otherwise (no row, not fetched,
+ * spilled to disk, no simhash).
+ */
+export function fetchedSimhashOf(s: FrontierState, url: string): bigint | undefined {
+  const keys = new Uint32Array(4);
+  const canon: (string | undefined)[] = [undefined];
+  linkKeyBatch([url], s.opts.grouping, keys, canon, ['']);
+  if (canon[0] === undefined) return undefined;
+  const found = s.index.getBatch(keys, new Uint32Array(1), MISSING);
+  if (found[0] === MISSING) return undefined;
+  const row = s.rowOf(found[0]!);
+  if (row < 0) return undefined;
+  const t = s.table;
+  if (t.status[row] !== UrlStatus.Crawled && t.status[row] !== UrlStatus.DueRecrawl) return undefined;
+  const sl = t.slot[row]!;
+  return sl !== 0 && (t.fpFlags[sl]! & FpFlag.Simhash) !== 0 ? lanes(t.simhash, sl) : undefined;
+}
+
+/**
  * `discover` for a batch (a page's routed out-links), with the same result as a loop of
  * `discover` over it in order — the same rows, hosts, seam calls and credits, in the same
  * order — but keys computed in one batched hash, known keys looked up in one index call and

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ParentRedirects, parentRedirectOf, parentRedirectShapeOf } from '../../src/dedup/index.js';
+import { PARENT_COPY_BAN_DISTANCE, ParentRedirects, namesParent, parentCopyVerdict, parentRedirectOf, parentRedirectShapeOf } from '../../src/dedup/index.js';
 import { parentOf } from '../../src/dedup/parent-redirects.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
@@ -68,7 +68,41 @@ describe('parentRedirectOf', () => {
   });
 });
 
+describe('namesParent, parentCopyVerdict', () => {
+  it('names the parent page with or without its slash, nothing else', () => {
+    const answer = 'http://q.test/questions/7013/how-to-x/9101';
+    expect(namesParent(answer, 'http://q.test/questions/7013/how-to-x')).toBe(true);
+    expect(namesParent(answer, 'http://q.test/questions/7013/how-to-x/')).toBe(true);
+    for (const c of [answer, 'http://q.test/questions/7013/', 'http://q.test/questions/7013/how-to-x?tab=1', 'https://q.test/questions/7013/how-to-x', 'http://q.test/questions/7013/how-to-y']) {
+      expect(namesParent(answer, c)).toBe(false);
+    }
+    // No shape, no parent: a URL with a query, a directory, one segment.
+    expect(namesParent('http://q.test/questions/7013/how-to-x?a=1', 'http://q.test/questions/7013/')).toBe(false);
+    expect(namesParent('http://q.test/x', 'http://q.test/')).toBe(false);
+  });
+
+  it('reads the text: within 3 bits a copy, 6 or more a page of its own, between no evidence', () => {
+    const parent = 0x0123_4567_89ab_cdefn;
+    const flip = (k: number): bigint => parent ^ ((1n << BigInt(k)) - 1n);
+    expect(parentCopyVerdict(parent, parent)).toBe('parentCopy');
+    expect(parentCopyVerdict(parent, flip(3))).toBe('parentCopy');
+    expect(parentCopyVerdict(parent, flip(4))).toBeUndefined();
+    expect(parentCopyVerdict(parent, flip(5))).toBeUndefined();
+    expect(parentCopyVerdict(parent, flip(PARENT_COPY_BAN_DISTANCE))).toBe('content');
+    expect(parentCopyVerdict(parent, ~parent & 0xffff_ffff_ffff_ffffn)).toBe('content');
+  });
+});
+
 describe('ParentRedirects', () => {
+  it('learns a shape from copies of the parent as from redirects into it, and a page of its own bans it', () => {
+    const l = lesson();
+    for (let i = 0; i < 7; i++) expect(l.observe(post(i % 5, 2000 + i), 'parentCopy')).toBeUndefined();
+    expect(l.observe(post(1, 2007), 'parentCopy')).toBe('learned');
+    expect(l.learned()).toEqual([SHAPE]);
+    expect(l.observe(post(2, 2008), 'content')).toBe('lifted');
+    expect(l.learned()).toEqual([]);
+  });
+
   it('learns a shape from eight distinct redirects into their parent, and refuses its URLs once the parent was fetched', () => {
     const l = lesson(new Set([1, 2, 3, 4, 5, 6]));
     expect(teach(l, 7)).toBeUndefined();
@@ -149,7 +183,7 @@ describe('ParentRedirects', () => {
   it('refuses bad arguments', () => {
     expect(() => new ParentRedirects(undefined as never)).toThrow(InvalidArgumentError);
     expect(() => lesson(undefined, { minEvidence: 1 })).toThrow(/^ParentRedirectsOptions\.minEvidence/);
-    expect(() => lesson().observe(post(1, 1), 'redirect' as never)).toThrow(/'intoParent', 'news' or 'content'/);
+    expect(() => lesson().observe(post(1, 1), 'redirect' as never)).toThrow(/'intoParent', 'parentCopy', 'news' or 'content'/);
     expect(() => lesson().observe(5 as never, 'content')).toThrow(InvalidArgumentError);
   });
 

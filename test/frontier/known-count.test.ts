@@ -50,4 +50,24 @@ describe('Frontier.knownCount', () => {
     f.discover({ url: 'https://a.example/p/3', host: 'a.example', depth: 4, cash: 1 }, now);
     expect(f.liveDepthOf('https://a.example/p/3')).toBe(4);
   });
+
+  it('fetchedSimhashOf gives the simhash of a page fetched with one, in any spelling; nothing for a page without one, not fetched, gone or unknown', () => {
+    const f = new Frontier(1, 0, { stateMachine: true });
+    const urls = ['https://a.example/', 'https://a.example/p/1', 'https://a.example/p/2', 'https://a.example/p/3'];
+    f.seed(urls[0]!, 'a.example', 1, 0, 0);
+    for (const url of urls.slice(1, 3)) f.discover({ url, host: 'a.example', depth: 1, cash: 1 }, 0);
+    const simhash = 0xfedc_ba98_7654_3210n;
+    let now = 0;
+    for (let i = 0; i < 3; i++) {
+      let r = f.dispatch(now);
+      while (r === undefined) r = f.dispatch((now = f.nextEligible()!));
+      // The home page with a simhash, /p/1 without one (no text), /p/2 gone; /p/3 (below) only queued.
+      const status = r.url.endsWith('/p/2') ? 404 : 200;
+      f.report({ row: r.row, url: r.url, status, contentFp: 1n, ...(r.url === urls[0] ? { simhash } : {}) }, now);
+    }
+    f.discover({ url: urls[3]!, host: 'a.example', depth: 1, cash: 1 }, now);
+    expect(f.fetchedSimhashOf(urls[0]!)).toBe(simhash);
+    expect(f.fetchedSimhashOf('HTTPS://A.EXAMPLE:443/')).toBe(simhash);
+    for (const url of [...urls.slice(1), 'https://a.example/none', 'not a url']) expect(f.fetchedSimhashOf(url)).toBeUndefined();
+  });
 });

@@ -1,0 +1,101 @@
+/**
+ * `meguri crawl` on a StackExchange-shaped site whose answer links (`/questions/ID/slug/AID`) serve
+ * the question's page, naming the question canonical (`ParentRedirects`' copies of the parent):
+ * the shape is learned after eight copies and its other URLs are not fetched once their question
+ * was. A forum section whose post links (`/t/slug/ID/P`) also name the topic canonical but show
+ * other posts is never learned: every one of its pages is fetched. A copy met before its parent
+ * was fetched is no evidence either way.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AGENT, inProcess, loopbackSite } from './helpers.js';
+
+const QUESTIONS = 14;
+const TOPICS = 4;
+const POSTS = 12;
+/** Answers of question n: 3 + (5n mod 7), numbered from n·100. */
+const answersOf = (n: number): number[] => Array.from({ length: 3 + ((5 * n) % 7) }, (_, i) => n * 100 + i + 1);
+const SYLLABLES = ['ka', 'lo', 'mi', 'tu', 're', 'san', 'vo', 'pel', 'dri', 'gan', 'shu', 'ter', 'bix', 'nor', 'qua', 'zel'];
+/** Words of their own for item `seed` (a linear congruential stream: the same every run). */
+function words(seed: number, n: number): string {
+  let x = seed * 7919 + 17;
+  const next = (): number => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+  return Array.from({ length: n }, () => Array.from({ length: 2 + Math.floor(next() * 2) }, () => SYLLABLES[Math.floor(next() * SYLLABLES.length)]).join('')).join(' ');
+}
+const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+
+describe('meguri crawl: a Q&A site whose answer links serve the question page', () => {
+  const asked: string[] = [];
+  const site = loopbackSite('meguri-parentcopy-', (req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    if (u.pathname === '/robots.txt') return void res.writeHead(404).end();
+    asked.push(u.pathname);
+    const html = (body: string, canonical?: string): void =>
+      void res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<html><head>${canonical === undefined ? '' : `<link rel="canonical" href="${site.base}${canonical}">`}</head><body><a href="/">Q&amp;A</a>${body}</body></html>`);
+    if (u.pathname === '/') {
+      const qs = Array.from({ length: QUESTIONS }, (_, i) => `<a href="/questions/${i + 1}/question-${i + 1}">question ${i + 1}</a>`);
+      const ts = Array.from({ length: TOPICS }, (_, i) => `<a href="/t/topic-${i + 1}/${i + 1}">topic ${i + 1}</a>`);
+      return html(qs.join(' ') + ts.join(' '));
+    }
+    const q = /^\/questions\/(\d+)\/question-(\d+)(?:\/(\d+))?$/.exec(u.pathname);
+    if (q !== null && q[1] === q[2] && Number(q[1]) >= 1 && Number(q[1]) <= QUESTIONS) {
+      const n = Number(q[1]);
+      const answers = answersOf(n);
+      if (q[3] !== undefined && !answers.includes(Number(q[3]))) return void res.writeHead(404).end();
+      // The question's page, whichever answer the URL names: byte for byte the same.
+      const shown = answers.map((a) => `<div id="${a}"><p>${words(a, 30)}</p><a href="/questions/${n}/question-${n}/${a}">share</a></div>`);
+      return html(`<h1>question ${n}</h1><p>${words(n, 40)}</p>${shown.join('')}`, `/questions/${n}/question-${n}`);
+    }
+    const t = /^\/t\/topic-(\d+)\/(\d+)(?:\/(\d+))?$/.exec(u.pathname);
+    if (t !== null && t[1] === t[2] && Number(t[1]) >= 1 && Number(t[1]) <= TOPICS) {
+      const n = Number(t[1]);
+      const from = Number(t[3] ?? 1);
+      if (from < 1 || from > POSTS) return void res.writeHead(404).end();
+      // A post link shows the topic from that post on: other posts, the topic still canonical.
+      const posts = Array.from({ length: 3 }, (_, i) => from + i).filter((p) => p <= POSTS);
+      const links = Array.from({ length: POSTS }, (_, i) => `<a href="/t/topic-${n}/${n}/${i + 1}">#${i + 1}</a>`);
+      return html(`<h1>topic ${n}</h1>${posts.map((p) => `<p>${words(1000 * n + p, 40)}</p>`).join('')}${links.join(' ')}`, `/t/topic-${n}/${n}`);
+    }
+    return void res.writeHead(404).end();
+  });
+  const count = (re: RegExp): number => new Set(asked.filter((a) => re.test(a))).size;
+  const copies = Array.from({ length: QUESTIONS }, (_, i) => answersOf(i + 1).length).reduce((a, b) => a + b, 0);
+  /** Seeds given before their question is fetched: each a copy whose parent has no simhash yet. */
+  const early = (base: string): string[] => [1, 2, 3].map((n) => `${base}/questions/${n}/question-${n}/${answersOf(n)[0]}`);
+  type End = { parentRedirects?: string[]; counts?: { parentRedirects: number } };
+  const endOf = (out: string): End | undefined =>
+    out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as End & { type: string })
+      .find((e) => e.type === 'end');
+
+  it('learns the answer-link shape from its copies and fetches the rest of them no more; every topic post link, each a page of its own, is fetched', async () => {
+    asked.length = 0;
+    const run = await inProcess(['crawl', `${site.base}/`, ...early(site.base), '--data', join(site.dir, 'qa'), ...flags, '--json']);
+    expect(run.code, run.err).toBe(0);
+    expect(count(/^\/questions\/\d+\/question-\d+$/)).toBe(QUESTIONS);
+    expect(count(/^\/t\/topic-\d+\/\d+\/\d+$/)).toBe(TOPICS * POSTS);
+    const fetchedCopies = count(/^\/questions\/\d+\/question-\d+\/\d+$/);
+    // The seeds and the answer links on their pages come before the questions: no evidence (their
+    // parent was not fetched), so fetched. Of the other questions' answer links, eight teach, then
+    // checks: the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd.
+    const first = [1, 2, 3].reduce((a, n) => a + answersOf(n).length, 0);
+    const later = count(/^\/questions\/(?:[4-9]|1\d)\/question-\d+\/\d+$/);
+    expect(later).toBeLessThanOrEqual(8 + 5 + Math.ceil((copies - first) / 32));
+    expect(fetchedCopies - later).toBeLessThanOrEqual(first);
+    const end = endOf(run.out);
+    expect(end?.parentRedirects).toEqual([`${site.base}/questions/*/*/*`]);
+    expect(end?.counts?.parentRedirects).toBe(copies - fetchedCopies);
+  });
+
+  it('fetches every answer link with --no-learn-aliases', async () => {
+    asked.length = 0;
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'all'), ...flags, '--no-learn-aliases']);
+    expect(run.code, run.err).toBe(0);
+    expect(count(/^\/questions\/\d+\/question-\d+\/\d+$/)).toBe(copies);
+    expect(run.out).not.toMatch(/^ {2}redirects /m);
+  });
+});
