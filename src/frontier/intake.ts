@@ -245,6 +245,12 @@ export function knownCount(s: FrontierState, urls: readonly string[], which: 'kn
  * in memory; undefined when the URL has no row, a row not live, or one spilled to disk.
  */
 export function liveDepthOf(s: FrontierState, url: string): number | undefined {
+  const row = memoryRowOf(s, url);
+  return row !== undefined && isLiveStatus(s.table.status[row]!) ? s.table.depth[row] : undefined;
+}
+
+/** The in-memory row of `url` (a link as a page gives it, canonicalized as intake would); undefined when it has none or its row is spilled to disk. */
+function memoryRowOf(s: FrontierState, url: string): number | undefined {
   const keys = new Uint32Array(4);
   const canon: (string | undefined)[] = [undefined];
   linkKeyBatch([url], s.opts.grouping, keys, canon, ['']);
@@ -252,7 +258,7 @@ export function liveDepthOf(s: FrontierState, url: string): number | undefined {
   const found = s.index.getBatch(keys, new Uint32Array(1), MISSING);
   if (found[0] === MISSING) return undefined;
   const row = s.rowOf(found[0]!);
-  return row >= 0 && isLiveStatus(s.table.status[row]!) ? s.table.depth[row] : undefined;
+  return row >= 0 ? row : undefined;
 }
 
 /**
@@ -261,14 +267,8 @@ export function liveDepthOf(s: FrontierState, url: string): number | undefined {
  * spilled to disk, no simhash).
  */
 export function fetchedSimhashOf(s: FrontierState, url: string): bigint | undefined {
-  const keys = new Uint32Array(4);
-  const canon: (string | undefined)[] = [undefined];
-  linkKeyBatch([url], s.opts.grouping, keys, canon, ['']);
-  if (canon[0] === undefined) return undefined;
-  const found = s.index.getBatch(keys, new Uint32Array(1), MISSING);
-  if (found[0] === MISSING) return undefined;
-  const row = s.rowOf(found[0]!);
-  if (row < 0) return undefined;
+  const row = memoryRowOf(s, url);
+  if (row === undefined) return undefined;
   const t = s.table;
   if (t.status[row] !== UrlStatus.Crawled && t.status[row] !== UrlStatus.DueRecrawl) return undefined;
   const sl = t.slot[row]!;
