@@ -213,6 +213,8 @@ interface EngineInfo {
   readonly noindex: readonly NoindexRecord[];
   /** URL shapes learned to redirect into (or copy) their parent page (bans left out). */
   readonly parentRedirects: readonly ShapeRecord[];
+  /** URL shapes learned to redirect where the crawl does not go (bans left out). */
+  readonly deadEndRedirects: readonly ShapeRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -222,7 +224,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown; noindex?: unknown; parentRedirects?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown; noindex?: unknown; parentRedirects?: unknown; deadEndRedirects?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -239,8 +241,10 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   const views = Array.isArray(e.views) ? (e.views as unknown[]).filter((r): r is ViewRecord => viewRecordProblem(r) === undefined && (r as ViewRecord)[1].length > 0) : [];
   const copies = Array.isArray(e.copies) ? (e.copies as unknown[]).filter((r): r is CopyRecord => copyRecordProblem(r) === undefined && (r as CopyRecord)[1].length > 0) : [];
   const noindex = Array.isArray(e.noindex) ? (e.noindex as unknown[]).filter((r): r is NoindexRecord => noindexRecordProblem(r) === undefined && (r as NoindexRecord)[1]) : [];
-  const parentRedirects = Array.isArray(e.parentRedirects) ? (e.parentRedirects as unknown[]).filter((r): r is ShapeRecord => shapeRecordProblem(r) === undefined && (r as ShapeRecord)[1]) : [];
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies, noindex, parentRedirects };
+  const shapes = (records: unknown): ShapeRecord[] => (Array.isArray(records) ? (records as unknown[]).filter((r): r is ShapeRecord => shapeRecordProblem(r) === undefined && (r as ShapeRecord)[1]) : []);
+  const parentRedirects = shapes(e.parentRedirects);
+  const deadEndRedirects = shapes(e.deadEndRedirects);
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies, noindex, parentRedirects, deadEndRedirects };
 }
 
 /**
@@ -287,6 +291,12 @@ export function noindexText(shapes: readonly NoindexRecord[]): string[] {
 export function parentRedirectsText(shapes: readonly ShapeRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
   return lessonText('redirects', learned, 'URLs that redirect into their parent page or copy it: not fetched once the parent page was; --no-learn-aliases on a resume turns that off');
+}
+
+/** The `stats` line on URL shapes learned to redirect where the crawl does not go (none when there are none). */
+export function deadEndsText(shapes: readonly ShapeRecord[]): string[] {
+  const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
+  return lessonText('dead ends', learned, 'URLs that redirect where the crawl does not go (a login form, another site, a page another lesson refuses): not fetched; --no-learn-aliases on a resume turns that off');
 }
 
 /** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */
@@ -423,6 +433,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...(engine === undefined ? [] : anchorsText(engine.anchors)),
     ...(engine === undefined ? [] : noindexText(engine.noindex)),
     ...(engine === undefined ? [] : parentRedirectsText(engine.parentRedirects)),
+    ...(engine === undefined ? [] : deadEndsText(engine.deadEndRedirects)),
     ...(engine === undefined ? [] : viewsText(engine.views)),
     ...(engine === undefined ? [] : copiesText(engine.copies)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,

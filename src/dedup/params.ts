@@ -83,7 +83,6 @@ export interface ParamLearnerOptions {
 const resolveOptions = defineOptions<ParamLearnerOptions>('ParamLearnerOptions', {
   minEvidence: numberField({ min: 1, max: 64, integer: true, default: 3 }),
   maxDistance: numberField({ min: 0, max: 64, integer: true, default: 3 }),
-  // The default is PARENT_COPY_BAN_DISTANCE's (parent-redirects.ts): keep in sync.
   banDistance: numberField({ min: 1, max: 65, integer: true, default: 6 }),
   maxPages: numberField({ min: 1, max: 1 << 24, integer: true, default: 16_384 }),
   maxScopes: numberField({ min: 1, max: 1 << 24, integer: true, default: 65_536 }),

@@ -28,13 +28,16 @@
  * fetched, an error) is no evidence.
  *
  * A page that serves its parent is quiet too (*a copy of the parent*): 2xx, whole, not a soft-404,
- * its rel=canonical the parent page (with or without the trailing slash, `namesParent`) and its
- * text within 3 simhash bits of the parent's as fetched. A Q&A site's answer link
+ * its rel=canonical the parent page (with or without the trailing slash, `namesParent`), its text
+ * within 3 simhash bits of the parent's as fetched, and every same-origin link it gives one the
+ * crawl knows (the parent's links were met when it was fetched). A Q&A site's answer link
  * `/questions/7013/how-to-x/9101` shows the question's page naming `/questions/7013/how-to-x`;
- * on a loopback StackExchange-shaped site every answer's share link led to one (96 requests for
- * 40 questions). A page naming its parent whose text differs by 6 bits or more is content (a
- * long topic's `/t/slug/123/40` shows other posts); between the two, or before the parent was
- * fetched with a simhash, it is no evidence. A login page under the parent that the crawl holds
+ * on a loopback StackExchange-shaped site every answer link led to one (96 requests for 40
+ * questions). A page naming its parent is content otherwise — text further off (a long topic's
+ * `/t/slug/123/40` shows other posts), a link the crawl did not know (a category's page 2 under a
+ * large template that names page 1 canonical, `/c/shoes/2`, links page 3), no simhash for it or
+ * for the parent as named — once the parent was fetched; before, it is no evidence (there is
+ * nothing to compare it with, and a copy met first must not mark its shape for the run). A login page under the parent that the crawl holds
  * (`/user/5` → `/user/login`) is quiet: for this visitor those URLs are the login.
  *
  * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
@@ -45,8 +48,9 @@
  * redirect would lead into. A permalink into a thread the crawl has not fetched (a "what's new"
  * page's) is fetched: it may be the only way there.
  *
- * What a wrong lesson costs: a refused URL is one whose shape redirected into its parent eight
- * times, never served a page and never led to a page the crawl had not reached; a shape whose
+ * What a wrong lesson costs: a refused URL is one whose shape redirected into its parent (or served
+ * a copy of it) eight times, never served a page of its own and never led to a page the crawl had
+ * not reached; a shape whose
  * URLs mix both kinds is caught by the first such answer, before or after the lesson — after,
  * only when it lands on a check (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd), and a
  * URL refused after the run's last check stays refused while the lesson holds, a resume included
@@ -131,26 +135,21 @@ export function namesParent(url: string, canonical: string): boolean {
 }
 
 /**
- * Simhash bits from its parent's text at which a page naming its parent canonical is a page of its
- * own (content). ParamLearner's `banDistance` default, for the same reason (a copy that lost a few
- * words flips up to 5 bits; pages under one large template differ by 4–12): keep in sync.
+ * What a page naming its fetched parent page canonical (`namesParent`) is: a copy of the parent
+ * ('parentCopy') when its simhash is within `NEAR_DUP_DISTANCE` bits of the parent's as fetched
+ * and it gave no same-origin link the crawl did not know (`novelLinks` 0); else a page of its own
+ * ('content') — a simhash missing on either side included, so a check under a lesson that finds
+ * anything but a copy lifts it.
  */
-export const PARENT_COPY_BAN_DISTANCE = 6;
-
-/**
- * What a page naming its parent page canonical (`namesParent`) says, from its simhash and the
- * parent's as fetched: within `NEAR_DUP_DISTANCE` bits a copy of the parent ('parentCopy'),
- * `PARENT_COPY_BAN_DISTANCE` or more a page of its own ('content'), between no evidence.
- */
-export function parentCopyVerdict(parentSimhash: bigint, simhash: bigint): 'parentCopy' | 'content' | undefined {
-  const d = hamming(parentSimhash, simhash);
-  return d <= NEAR_DUP_DISTANCE ? 'parentCopy' : d >= PARENT_COPY_BAN_DISTANCE ? 'content' : undefined;
+export function parentCopyVerdict(parentSimhash: bigint | undefined, simhash: bigint | undefined, novelLinks: number): 'parentCopy' | 'content' {
+  if (parentSimhash === undefined || simhash === undefined || novelLinks > 0) return 'content';
+  return hamming(parentSimhash, simhash) <= NEAR_DUP_DISTANCE ? 'parentCopy' : 'content';
 }
 
 /**
  * What a fetch of a URL with a shape said (the engine judges, `#parentRedirectLesson`):
  * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds;
- * 'parentCopy' — a page naming its parent canonical with the parent's text; 'news' —
+ * 'parentCopy' — a page naming its parent canonical with the parent's text and links (`parentCopyVerdict`); 'news' —
  * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
  * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
  * story); 'content' — a page of its own (2xx, whole, not a soft-404). A relink's redirect under

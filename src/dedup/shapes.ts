@@ -27,7 +27,7 @@ import { evictOldest } from '../lru/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { urlHash32 } from './query.js';
 
-/** Options of a `ShapeLessons` (`NoindexShapes`, `ParentRedirects`). */
+/** Options of a `ShapeLessons` (`NoindexShapes`, `ParentRedirects`, `DeadEndRedirects`). */
 export interface ShapeLessonsOptions {
   /** Distinct quiet URLs of a shape before the shape is learned. Default 8. */
   readonly minEvidence: number;
@@ -171,6 +171,15 @@ export abstract class ShapeLessons {
     if (isCheck(lesson.refused, this.options.checkEvery)) return false;
     lesson.skipped++;
     return true;
+  }
+
+  /**
+   * Whether `url`'s shape has a lesson or evidence toward one: a verdict that counts as content
+   * only then (`DeadEndRedirects`' news) asks it first.
+   */
+  protected tracks(url: string): boolean {
+    const shape = this.shapeOf(url);
+    return shape !== undefined && (this.#learned.has(shape) || this.#evidence.has(shape));
   }
 
   /** A subclass's own condition for refusing `url` of a learned shape (default: none). */

@@ -128,6 +128,8 @@ export interface EngineState {
   readonly noindex?: NoindexRecord[];
   /** URL shapes learned to redirect into (or copy) their parent page, and banned (`ParentRedirects.export`; absent: none, or an older build). */
   readonly parentRedirects?: ShapeRecord[];
+  /** URL shapes learned to redirect where the crawl does not go, and banned (`DeadEndRedirects.export`; absent: none, or an older build). */
+  readonly deadEndRedirects?: ShapeRecord[];
   /** Soft-404 probes asked and not answered yet (`AskedProbes.export`; absent: none, or an older build). */
   readonly softProbes?: SoftProbeRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
@@ -222,6 +224,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('anchors', anchorRecordProblem);
   eachRecord('noindex', noindexRecordProblem);
   eachRecord('parentRedirects', shapeRecordProblem);
+  eachRecord('deadEndRedirects', shapeRecordProblem);
   eachRecord('softProbes', softProbeRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, namesParent, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, namesParent, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -226,6 +226,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #noindex: NoindexShapes | undefined;
   /** URL shapes whose URLs redirect into (or copy) their parent page (`EngineOptions.learnAliases`). */
   readonly #parentRedirects: ParentRedirects | undefined;
+  /** URL shapes whose URLs redirect where the crawl does not go (`EngineOptions.learnAliases`). */
+  readonly #deadEnds: DeadEndRedirects | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -400,6 +402,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#cases = o.learnAliases ? new PathCase() : undefined;
     this.#indexFiles = o.learnAliases ? new PathCase({ fold: 'index' }) : undefined;
     this.#parentRedirects = o.learnAliases ? new ParentRedirects((url) => this.#fetchedWithPage(url)) : undefined;
+    this.#deadEnds = o.learnAliases ? new DeadEndRedirects() : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -414,6 +417,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       anchors: this.#anchors,
       noindex: this.#noindex,
       parentRedirects: this.#parentRedirects,
+      deadEnds: this.#deadEnds,
       slashes: this.#slashes,
       cases: this.#cases,
       indexFiles: this.#indexFiles,
@@ -692,6 +696,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       anchorCopies: this.#anchors?.learned() ?? [],
       noindexShapes: this.#noindex?.learned() ?? [],
       parentRedirects: this.#parentRedirects?.learned() ?? [],
+      deadEndRedirects: this.#deadEnds?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
@@ -1156,6 +1161,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.anchors !== undefined) this.#anchors?.import(state.anchors);
       if (state.noindex !== undefined) this.#noindex?.import(state.noindex);
       if (state.parentRedirects !== undefined) this.#parentRedirects?.import(state.parentRedirects);
+      if (state.deadEndRedirects !== undefined) this.#deadEnds?.import(state.deadEndRedirects);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
@@ -1246,7 +1252,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * A fetch's lesson on URL shapes that redirect into their parent page (`ParentRedirects`), the
+   * A fetch's lesson on URL shapes that redirect into (or copy) their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
    * 2xx, whole, not a soft-404) is content, unless its rel=canonical names its parent page, when
    * its text against the parent's decides (`#parentCopyVerdict`: a copy is quiet); a redirect (`target`, canonical) to the parent page,
@@ -1265,7 +1271,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (shape === undefined) return;
     let verdict: ParentRedirectVerdict | undefined;
     if (content) {
-      verdict = o.canonical !== undefined && namesParent(url, o.canonical) ? this.#parentCopyVerdict(o) : 'content';
+      verdict = o.canonical !== undefined && namesParent(url, o.canonical) ? this.#parentCopyVerdict(req, o) : 'content';
     } else if (status >= 300 && status < 400 && target !== undefined) {
       const into = parentRedirectOf(url, target);
       // A relink (a redirected row fetched again) says nothing under the parent: the target row
@@ -1281,14 +1287,57 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * What a page naming its parent page canonical says (`parentCopyVerdict` on the parent's simhash
-   * as fetched; none when the parent was not fetched with one yet, or is spilled to disk, or this
-   * node does not hold its slot: no evidence).
+   * A fetch's lesson on URL shapes that redirect where the crawl does not go (`DeadEndRedirects`),
+   * judged here before this outcome reaches the frontier: a page of its own (2xx, whole, not a
+   * soft-404) is content; a redirect (`target`, canonical) is judged by `#deadEndOf`; a relink's
+   * redirect (a redirected row fetched again: its target row is its own first redirect's) and
+   * anything else is no evidence. A lesson lifted queues the shape's refused URLs again, as
+   * `#parentRedirectLesson` does (keep the count's rule in sync).
    */
-  #parentCopyVerdict(o: Outcome): ParentRedirectVerdict | undefined {
-    if (o.simhash === undefined || o.canonical === undefined) return undefined;
-    const parent = this.#frontierForUrl(o.canonical)?.fetchedSimhashOf(o.canonical);
-    return parent === undefined ? undefined : parentCopyVerdict(parent, o.simhash);
+  #deadEndLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean): void {
+    let verdict: DeadEndVerdict | undefined;
+    if (content) verdict = 'content';
+    else if (status >= 300 && status < 400 && target !== undefined && req.relink !== true) verdict = this.#deadEndOf(target);
+    if (verdict === undefined) return;
+    const lesson = this.#deadEnds!;
+    const shape = lesson.shapeOf(req.url);
+    if (shape === undefined) return;
+    const skipped = lesson.skippedUnder(req.url);
+    if (lesson.observe(req.url, verdict) !== 'lifted') return;
+    const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
+    this.#tally.deadEndsRequeued(Math.min(skipped, queued));
+  }
+
+  /**
+   * Where a redirect to `target` (canonical) leads for `DeadEndRedirects`: 'deadEnd' where the
+   * crawl does not go — out of its scope (another site included), a path `LoginWalls` walled, a
+   * shape `ParentRedirects` or this lesson refuses now; 'news' to a page the crawl has no row for;
+   * else undefined (a page it holds or held: no evidence).
+   */
+  #deadEndOf(target: string): DeadEndVerdict | undefined {
+    if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined) return 'deadEnd';
+    if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEnds?.covers(target) !== undefined) return 'deadEnd';
+    return this.#hasRow(target) ? undefined : 'news';
+  }
+
+  /**
+   * What a page naming its parent page canonical says: nothing before the parent was fetched with a
+   * page (no evidence either way); then `parentCopyVerdict` on the parent's simhash as fetched
+   * (under the canonical's spelling, else the other) and the page's same-origin followable links
+   * the crawl does not know (the parent's were met when it was fetched). The parent has the
+   * page's origin, so this node holds its slot; a slot gone mid-run is no evidence.
+   */
+  #parentCopyVerdict(req: FetchRequest, o: Outcome): ParentRedirectVerdict | undefined {
+    const canonical = o.canonical!;
+    const frontier = this.#frontierOf(req.host);
+    if (frontier === undefined || !this.#parentRedirects!.parentFetched(req.url)) return undefined;
+    const other = canonical.endsWith('/') ? canonical.slice(0, -1) : `${canonical}/`;
+    const parent = frontier.fetchedSimhashOf(canonical) ?? frontier.fetchedSimhashOf(other);
+    const origin = `${req.url.slice(0, originEnd(req.url))}/`;
+    const links = new Set<string>();
+    for (const l of o.links ?? []) if (l.nofollow !== true && l.url.startsWith(origin)) links.add(l.url);
+    const novel = links.size === 0 ? 0 : links.size - frontier.knownCount([...links]);
+    return parentCopyVerdict(parent, o.simhash, novel);
   }
 
   /**
@@ -1414,7 +1463,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
     if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url) ?? this.#parentRedirects?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url) ?? this.#parentRedirects?.covers(url) ?? this.#deadEnds?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1859,6 +1908,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // nothing of the live pages of its shape.
     if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
     if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404, o);
+    if (site && this.#deadEnds !== undefined) this.#deadEndLesson(req, s, target, whole && !soft404);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);
@@ -2429,7 +2479,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; deadEndRedirects?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
@@ -2437,6 +2487,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const anchors = this.#anchors?.export() ?? [];
     const noindex = this.#noindex?.export() ?? [];
     const parentRedirects = this.#parentRedirects?.export() ?? [];
+    const deadEndRedirects = this.#deadEnds?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];
@@ -2449,6 +2500,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ...(anchors.length > 0 ? { anchors } : {}),
       ...(noindex.length > 0 ? { noindex } : {}),
       ...(parentRedirects.length > 0 ? { parentRedirects } : {}),
+      ...(deadEndRedirects.length > 0 ? { deadEndRedirects } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),
       ...(cases.length > 0 ? { cases } : {}),

@@ -262,14 +262,21 @@ export interface EngineOptions {
    * (`CrawlCounts.indexRewrites`). And URL shapes whose URLs redirect into their parent page (a
    * forum's post permalink `/threads/t.1/post-5` → the thread's page holding the post) or serve a
    * copy of it (a Q&A site's answer link `/questions/7/title/9` showing the question's page, its
-   * canonical the question, its text the question's): once eight URLs of a shape did and none
+   * canonical the question, its text and links the question's): once eight URLs of a shape did and none
    * served a page of its own (a `ParentRedirects`), its queued
    * URLs are not fetched once the crawl fetched the parent page, but for seeds, URLs fetched
    * before and checks (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd); a check that
-   * serves a page, or redirects under the parent to a page the crawl did not hold (a slug
-   * completed), lifts the lesson and queues them again (`CrawlSummary.parentRedirects`,
-   * `CrawlCounts.parentRedirects`). Default true; the checkpoint keeps the aliases, slash rules,
-   * case, index and parent-redirect lessons learned and banned.
+   * serves a page of its own (not a copy of the parent), or redirects under the parent to a page
+   * the crawl did not hold (a slug completed), lifts the lesson and queues them again
+   * (`CrawlSummary.parentRedirects`, `CrawlCounts.parentRedirects`). And URL shapes whose URLs
+   * redirect where the crawl does not go (a `DeadEndRedirects`: StackExchange's `/posts/5/edit`
+   * to a login form `LoginWalls` walled, a share button's `?share=twitter` to another site, a
+   * short link into a shape another lesson refuses): once eight URLs of a shape did and none
+   * served a page or led to a page the crawl had no row for, its queued URLs are not fetched but
+   * for seeds, URLs fetched before and checks (as above), one of which, serving a page or leading
+   * to a new one, lifts the lesson and queues them again (`CrawlSummary.deadEndRedirects`,
+   * `CrawlCounts.deadEndRedirects`). Default true; the checkpoint keeps the aliases, slash rules,
+   * case, index, parent-redirect and dead-end lessons learned and banned.
    */
   readonly learnAliases: boolean;
   /**

@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { AnchorCopies, KnownCopies, LoginWalls, NoindexShapes, ParamLearner, ParentRedirects, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
+import type { AnchorCopies, DeadEndRedirects, KnownCopies, LoginWalls, NoindexShapes, ParamLearner, ParentRedirects, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -85,6 +85,8 @@ export interface RobotsGateOptions {
   readonly noindex?: NoindexShapes | undefined;
   /** URL shapes learned to redirect into (or copy) their parent page: their queued URLs are refused once the parent page was fetched. */
   readonly parentRedirects?: ParentRedirects | undefined;
+  /** URL shapes learned to redirect where the crawl does not go: their queued URLs are refused. */
+  readonly deadEnds?: DeadEndRedirects | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
@@ -303,7 +305,8 @@ export class RobotsGate implements RobotsSeam {
    * whose shape says noindex and nofollow (`NoindexShapes`, under `learnNoindex`; not a seed,
    * nor a URL `fetched` before; some let through as checks), a URL whose shape redirects into
    * its parent page once the crawl fetched that page (`ParentRedirects`, under `learnAliases`; the
-   * same exceptions), a name
+   * same exceptions), a URL whose shape redirects where the crawl does not go (`DeadEndRedirects`,
+   * under `learnAliases`; the same exceptions), a name
    * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
@@ -340,6 +343,10 @@ export class RobotsGate implements RobotsSeam {
     }
     if (this.o.parentRedirects?.refuses(url, depth, fetched) === true) {
       this.o.tally.parentRedirect();
+      return true;
+    }
+    if (this.o.deadEnds?.refuses(url, depth, fetched) === true) {
+      this.o.tally.deadEndRedirect();
       return true;
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {

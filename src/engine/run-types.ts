@@ -149,6 +149,13 @@ export interface CrawlSummary {
    */
   readonly parentRedirects: readonly string[];
   /**
+   * URL shapes learned to redirect where the crawl does not go (`EngineOptions.learnAliases`,
+   * `DeadEndRedirects`), as `http://a.test/posts/*` + `/edit` (first segment, `*` per middle
+   * segment, the last with digit runs as `*`, the query's keys with their word values): their
+   * queued URLs are not fetched (`CrawlCounts.deadEndRedirects`).
+   */
+  readonly deadEndRedirects: readonly string[];
+  /**
    * Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`;
    * and sections' trailing-slash rules, as `http://x/blog/…` → `http://x/blog/…/` (or back).
    */

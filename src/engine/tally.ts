@@ -88,6 +88,13 @@ export interface CrawlCounts {
    */
   readonly parentRedirects: number;
   /**
+   * URLs not fetched because their URL shape was learned to redirect where the crawl does not go
+   * — a login form, another site, a shape another lesson refuses (`CrawlSummary.deadEndRedirects`,
+   * `EngineOptions.learnAliases`; checks are fetched, and those of a shape whose check found a
+   * page of its own or a new page are queued again and not counted).
+   */
+  readonly deadEndRedirects: number;
+  /**
    * Links taken from an origin learned moved to the origin it moved to, or written with a
    * section's trailing slash learned (`EngineOptions.learnAliases`).
    */
@@ -218,6 +225,7 @@ export class Tally {
   #anchorCopies = 0;
   #noindexSkipped = 0;
   #parentRedirects = 0;
+  #deadEndRedirects = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
   #selfRedirects = 0;
@@ -367,7 +375,7 @@ export class Tally {
     this.#noindexSkipped -= n;
   }
 
-  /** A queued URL not fetched: its URL shape redirects into its parent page, which the crawl fetched. */
+  /** A queued URL not fetched: its URL shape redirects into (or copies) its parent page, which the crawl fetched. */
   parentRedirect(): void {
     this.#parentRedirects++;
   }
@@ -375,6 +383,16 @@ export class Tally {
   /** `n` URLs this run refused so are queued again: a check lifted their shape's lesson. */
   parentRedirectsRequeued(n: number): void {
     this.#parentRedirects -= n;
+  }
+
+  /** A queued URL not fetched: its URL shape redirects where the crawl does not go. */
+  deadEndRedirect(): void {
+    this.#deadEndRedirects++;
+  }
+
+  /** `n` URLs this run refused so are queued again: a check lifted their shape's lesson. */
+  deadEndsRequeued(n: number): void {
+    this.#deadEndRedirects -= n;
   }
 
   /** `n` anchored links, or a queued URL from one, not fetched: copies of the page they were on. */
@@ -488,6 +506,7 @@ export class Tally {
       anchorCopies: this.#anchorCopies,
       noindexSkipped: this.#noindexSkipped,
       parentRedirects: this.#parentRedirects,
+      deadEndRedirects: this.#deadEndRedirects,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,

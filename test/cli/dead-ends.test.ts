@@ -1,0 +1,98 @@
+/**
+ * `meguri crawl` on a site whose posts link actions a visitor must log in for (`/p/N/edit`, a 302 to
+ * a login form carrying the URL asked) and share buttons that redirect off-site
+ * (`/p/N/share/twitter`): once eight URLs of a shape redirected where the crawl does not go — a
+ * walled login path, another site — its other URLs are not fetched (`DeadEndRedirects`), across a
+ * resume too. Jump links that redirect some off-site and the rest to pages reached no other way
+ * are never given up: a check that leads to a new page lifts the lesson and every one is fetched.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AGENT, inProcess, loopbackSite } from './helpers.js';
+
+const POSTS = 60;
+const JUMPS = 40;
+/** Jump links that redirect off-site; the others lead to a page no other link reaches. */
+const OFFSITE_JUMPS = 10;
+const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+
+describe('meguri crawl: redirects to a login form or off-site', () => {
+  const asked: string[] = [];
+  const site = loopbackSite('meguri-deadends-', (req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    if (u.pathname === '/robots.txt') return void res.writeHead(404).end();
+    asked.push(u.pathname);
+    const here = encodeURIComponent(u.pathname);
+    const html = (body: string): void =>
+      void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body><header><a href="/">Home</a> <a href="/login?return=${here}">Log in</a></header>${body}</body></html>`);
+    const redirect = (location: string): void => void res.writeHead(302, { location }).end();
+    if (u.pathname === '/') return html(Array.from({ length: POSTS }, (_, i) => `<a href="/p/${i + 1}">post ${i + 1}</a>`).join(' ') + '<a href="/jumps">jumps</a>');
+    if (u.pathname === '/more') return html(Array.from({ length: 40 }, (_, i) => `<a href="/p/${POSTS + i + 1}/edit">edit</a>`).join(' '));
+    if (u.pathname === '/login') {
+      return html(`<main><h1>Log in</h1><form method="post" action="/login"><input name="user"><input type="password" name="pass"><input type="hidden" name="return" value="${u.searchParams.get('return') ?? ''}"></form></main>`);
+    }
+    if (u.pathname === '/jumps') return html(Array.from({ length: JUMPS }, (_, i) => `<a href="/jump/${i + 1}">jump ${i + 1}</a>`).join(' '));
+    const jump = /^\/jump\/(\d+)$/.exec(u.pathname);
+    if (jump !== null) return redirect(Number(jump[1]) <= OFFSITE_JUMPS ? `http://elsewhere.test/${jump[1]}` : `/hidden/${jump[1]}`);
+    const hidden = /^\/hidden\/(\d+)$/.exec(u.pathname);
+    if (hidden !== null) return html(`<h1>hidden page ${hidden[1]}</h1><p>only a jump leads here</p>`);
+    const p = /^\/p\/(\d+)(\/edit|\/share\/twitter)?$/.exec(u.pathname);
+    if (p === null) return void res.writeHead(404).end();
+    if (p[2] === '/edit') return redirect(`/login?return=${here}`);
+    if (p[2] !== undefined) return redirect(`https://share.example/intent?u=${encodeURIComponent(`/p/${p[1]}`)}`);
+    return html(`<h1>post ${p[1]}</h1><p>text of post ${p[1]}</p><a href="/p/${p[1]}/edit">edit</a> <a href="/p/${p[1]}/share/twitter">share</a>`);
+  });
+  const count = (re: RegExp): number => new Set(asked.filter((a) => re.test(a))).size;
+  type End = { deadEndRedirects?: string[]; counts?: { deadEndRedirects: number } };
+  const endOf = (out: string): End | undefined =>
+    out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as End & { type: string })
+      .find((e) => e.type === 'end');
+
+  it('learns the edit and share shapes and fetches few of their URLs; every post, and every page a jump alone leads to, is fetched', async () => {
+    asked.length = 0;
+    const dir = join(site.dir, 'crawl');
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', dir, ...flags, '--json']);
+    expect(run.code, run.err).toBe(0);
+    expect(count(/^\/p\/\d+$/)).toBe(POSTS);
+    expect(count(/^\/hidden\/\d+$/)).toBe(JUMPS - OFFSITE_JUMPS);
+    const edits = count(/\/edit$/);
+    const shares = count(/\/share\/twitter$/);
+    // Off-site from the first: eight teach, then checks (the 1st, 2nd, 4th, 8th, 16th and 32nd of 52).
+    expect(shares).toBeLessThanOrEqual(8 + 6);
+    // A login path is walled after five forms; edits before it lead to a page the crawl had no row
+    // for (no evidence either way), then eight teach, then checks.
+    expect(edits).toBeLessThan(POSTS / 2);
+    const end = endOf(run.out);
+    expect(end?.deadEndRedirects).toEqual(expect.arrayContaining([`${site.base}/p/*/edit`, `${site.base}/p/*/*/twitter`]));
+    expect(end?.deadEndRedirects).not.toContain(`${site.base}/jump/*`);
+    expect(end?.counts?.deadEndRedirects).toBe(2 * POSTS - edits - shares);
+    const stats = await inProcess(['stats', dir]);
+    expect(stats.code, stats.err).toBe(0);
+    expect(stats.out).toMatch(/^ {2}dead ends {3}.*\/p\/\*\/edit/m);
+
+    // A resume reads the lessons back: forty more edit links, refused but for checks.
+    asked.length = 0;
+    const resumed = await inProcess(['crawl', `${site.base}/more`, '--data', dir, ...flags, '--json']);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(count(/\/edit$/)).toBe(6); // the 1st, 2nd, 4th, 8th, 16th and 32nd of 40 refusals
+    expect(endOf(resumed.out)?.counts?.deadEndRedirects).toBe(40 - 6);
+  });
+
+  it('names the shapes in the summary', async () => {
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'text'), ...flags]);
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toMatch(/^ {2}dead ends .*\/p\/\*\/(edit|share\/twitter).* — [\d,]+ queued URLs not fetched \(eight URLs of each shape redirected where the crawl does not go/m);
+  });
+
+  it('fetches every one with --no-learn-aliases', async () => {
+    asked.length = 0;
+    const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'all'), ...flags, '--no-learn-aliases']);
+    expect(run.code, run.err).toBe(0);
+    expect(count(/\/edit$/)).toBe(POSTS);
+    expect(count(/\/share\/twitter$/)).toBe(POSTS);
+    expect(run.out).not.toMatch(/^ {2}dead ends /m);
+  });
+});
