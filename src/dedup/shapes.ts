@@ -1,7 +1,8 @@
 /**
  * ShapeLessons: the state and rules shared by the lessons learned per URL *shape* — a string a
  * lesson derives from a URL (`NoindexShapes`: the path with digit segments as `*` and the query's
- * keys; `ParentRedirects`: a section and a tail pattern) — whose pages each fetch calls *quiet*
+ * keys; `ParentRedirects`: a section and a tail pattern; `DeadEndRedirects`: first and last
+ * segments, the query's keys and word values) — whose pages each fetch calls *quiet*
  * (the site says the URL is not a page of its own to fetch) or *content*.
  *
  * The rules: a shape is learned once `minEvidence` distinct URLs of it were quiet and none was
@@ -139,6 +140,10 @@ export abstract class ShapeLessons {
       return undefined;
     }
     ev.add(urlHash32(url));
+    // Refreshed: a shape gathering evidence is the last one dropped (a site of many shapes, each
+    // URL of its own — a share link per post — must not push out one on its way to a lesson).
+    this.#evidence.delete(shape);
+    this.#evidence.set(shape, ev);
     if (ev.size < this.options.minEvidence) return undefined;
     this.#evidence.delete(shape);
     this.#learn(shape);

@@ -1263,7 +1263,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * first redirect's), and anything else, is no evidence. A lesson lifted queues the shape's
    * refused URLs again, as `#noindexLesson` does (keep the count's rule in sync).
    */
-  #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean, o: Outcome): void {
+  #parentRedirectLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean, o: Outcome, links: readonly Link[] | undefined): void {
     if (!content && (status < 300 || status >= 400 || target === undefined)) return;
     const url = req.url;
     const lesson = this.#parentRedirects!;
@@ -1271,7 +1271,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (shape === undefined) return;
     let verdict: ParentRedirectVerdict | undefined;
     if (content) {
-      verdict = o.canonical !== undefined && namesParent(url, o.canonical) ? this.#parentCopyVerdict(req, o) : 'content';
+      verdict = o.canonical !== undefined && namesParent(url, o.canonical) ? this.#parentCopyVerdict(req, o, links) : 'content';
     } else if (status >= 300 && status < 400 && target !== undefined) {
       const into = parentRedirectOf(url, target);
       // A relink (a redirected row fetched again) says nothing under the parent: the target row
@@ -1310,12 +1310,14 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * Where a redirect to `target` (canonical) leads for `DeadEndRedirects`: 'deadEnd' where the
-   * crawl does not go — out of its scope (another site included), a path `LoginWalls` walled, a
-   * shape `ParentRedirects` or this lesson refuses now; 'news' to a page the crawl has no row for;
-   * else undefined (a page it holds or held: no evidence).
+   * crawl does not go — out of its scope (another site included), a path `LoginWalls` walled (under
+   * `learnParams`), a path robots.txt disallows (as far as the crawl has read it), a shape
+   * `ParentRedirects` or this lesson refuses now; 'news' to a page the crawl has no row for (in a
+   * cluster, also one in another node's slot: news, the safe side); else undefined (a URL it has a
+   * row for, whatever its status: no evidence).
    */
   #deadEndOf(target: string): DeadEndVerdict | undefined {
-    if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined) return 'deadEnd';
+    if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined || !this.#gate.permits(target)) return 'deadEnd';
     if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEnds?.covers(target) !== undefined) return 'deadEnd';
     return this.#hasRow(target) ? undefined : 'news';
   }
@@ -1323,11 +1325,14 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * What a page naming its parent page canonical says: nothing before the parent was fetched with a
    * page (no evidence either way); then `parentCopyVerdict` on the parent's simhash as fetched
-   * (under the canonical's spelling, else the other) and the page's same-origin followable links
-   * the crawl does not know (the parent's were met when it was fetched). The parent has the
-   * page's origin, so this node holds its slot; a slot gone mid-run is no evidence.
+   * (under the canonical's spelling, else the other) and the page's same-origin followable links,
+   * rewritten by the learned aliases and keys as the parent's were (`links`), that the crawl does
+   * not know (the parent's were met when it was fetched; those a later filter dropped from the
+   * parent — echoes, a listing paged past its end, past `maxLinks` — read as new, and cost the
+   * lesson, never a page). The parent has the page's origin, so this node holds its slot; a slot
+   * gone mid-run is no evidence.
    */
-  #parentCopyVerdict(req: FetchRequest, o: Outcome): ParentRedirectVerdict | undefined {
+  #parentCopyVerdict(req: FetchRequest, o: Outcome, pageLinks: readonly Link[] | undefined): ParentRedirectVerdict | undefined {
     const canonical = o.canonical!;
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined || !this.#parentRedirects!.parentFetched(req.url)) return undefined;
@@ -1335,7 +1340,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const parent = frontier.fetchedSimhashOf(canonical) ?? frontier.fetchedSimhashOf(other);
     const origin = `${req.url.slice(0, originEnd(req.url))}/`;
     const links = new Set<string>();
-    for (const l of o.links ?? []) if (l.nofollow !== true && l.url.startsWith(origin)) links.add(l.url);
+    for (const l of pageLinks ?? []) if (l.nofollow !== true && l.url.startsWith(origin)) links.add(l.url);
     const novel = links.size === 0 ? 0 : links.size - frontier.knownCount([...links]);
     return parentCopyVerdict(parent, o.simhash, novel);
   }
@@ -1907,11 +1912,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a soft-404: a dead link's page (a not-found template that says noindex, nofollow) tells
     // nothing of the live pages of its shape.
     if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
-    if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404, o);
     if (site && this.#deadEnds !== undefined) this.#deadEndLesson(req, s, target, whole && !soft404);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);
+    // After the rewrite: a copy's links are compared with the rows its parent's made, rewritten alike.
+    if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404, o, links);
     if (links !== undefined && this.#echo !== undefined && !soft404 && s >= 200 && s < 300) {
       const echoes = this.#echo.observe(req.url, links);
       if (echoes !== undefined) {

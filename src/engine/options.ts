@@ -272,7 +272,8 @@ export interface EngineOptions {
    * redirect where the crawl does not go (a `DeadEndRedirects`: StackExchange's `/posts/5/edit`
    * to a login form `LoginWalls` walled, a share button's `?share=twitter` to another site, a
    * short link into a shape another lesson refuses): once eight URLs of a shape did and none
-   * served a page or led to a page the crawl had no row for, its queued URLs are not fetched but
+   * served a page nor, after the first, led to a page the crawl had no row for (a redirect to a
+   * login form not yet walled is one), its queued URLs are not fetched but
    * for seeds, URLs fetched before and checks (as above), one of which, serving a page or leading
    * to a new one, lifts the lesson and queues them again (`CrawlSummary.deadEndRedirects`,
    * `CrawlCounts.deadEndRedirects`). Default true; the checkpoint keeps the aliases, slash rules,

@@ -150,8 +150,8 @@ export interface CrawlSummary {
   readonly parentRedirects: readonly string[];
   /**
    * URL shapes learned to redirect where the crawl does not go (`EngineOptions.learnAliases`,
-   * `DeadEndRedirects`), as `http://a.test/posts/*` + `/edit` (first segment, `*` per middle
-   * segment, the last with digit runs as `*`, the query's keys with their word values): their
+   * `DeadEndRedirects`), as `http://a.test/a/*` + `/*` or `http://a.test/go?to=*` (first and last
+   * segments with digit runs as `*`, `*` per middle segment, the query's keys with their word values): their
    * queued URLs are not fetched (`CrawlCounts.deadEndRedirects`).
    */
   readonly deadEndRedirects: readonly string[];

@@ -8,6 +8,8 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { deadEndsLine } from '../../src/cli/crawl.js';
+import { deadEndsText } from '../../src/cli/read.js';
 import { AGENT, inProcess, loopbackSite } from './helpers.js';
 
 const POSTS = 60;
@@ -20,7 +22,7 @@ describe('meguri crawl: redirects to a login form or off-site', () => {
   const asked: string[] = [];
   const site = loopbackSite('meguri-deadends-', (req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
-    if (u.pathname === '/robots.txt') return void res.writeHead(404).end();
+    if (u.pathname === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /account/\n');
     asked.push(u.pathname);
     const here = encodeURIComponent(u.pathname);
     const html = (body: string): void =>
@@ -36,11 +38,13 @@ describe('meguri crawl: redirects to a login form or off-site', () => {
     if (jump !== null) return redirect(Number(jump[1]) <= OFFSITE_JUMPS ? `http://elsewhere.test/${jump[1]}` : `/hidden/${jump[1]}`);
     const hidden = /^\/hidden\/(\d+)$/.exec(u.pathname);
     if (hidden !== null) return html(`<h1>hidden page ${hidden[1]}</h1><p>only a jump leads here</p>`);
-    const p = /^\/p\/(\d+)(\/edit|\/share\/twitter)?$/.exec(u.pathname);
+    const p = /^\/p\/(\d+)(\/edit|\/report|\/share\/twitter)?$/.exec(u.pathname);
     if (p === null) return void res.writeHead(404).end();
     if (p[2] === '/edit') return redirect(`/login?return=${here}`);
+    // Into a path robots.txt disallows: the crawl never goes there.
+    if (p[2] === '/report') return redirect(`/account/report?post=${p[1]}`);
     if (p[2] !== undefined) return redirect(`https://share.example/intent?u=${encodeURIComponent(`/p/${p[1]}`)}`);
-    return html(`<h1>post ${p[1]}</h1><p>text of post ${p[1]}</p><a href="/p/${p[1]}/edit">edit</a> <a href="/p/${p[1]}/share/twitter">share</a>`);
+    return html(`<h1>post ${p[1]}</h1><p>text of post ${p[1]}</p><a href="/p/${p[1]}/edit">edit</a> <a href="/p/${p[1]}/share/twitter">share</a> <a href="/p/${p[1]}/report">report</a>`);
   });
   const count = (re: RegExp): number => new Set(asked.filter((a) => re.test(a))).size;
   type End = { deadEndRedirects?: string[]; counts?: { deadEndRedirects: number } };
@@ -60,15 +64,18 @@ describe('meguri crawl: redirects to a login form or off-site', () => {
     expect(count(/^\/hidden\/\d+$/)).toBe(JUMPS - OFFSITE_JUMPS);
     const edits = count(/\/edit$/);
     const shares = count(/\/share\/twitter$/);
+    const reports = count(/\/report$/);
     // Off-site from the first: eight teach, then checks (the 1st, 2nd, 4th, 8th, 16th and 32nd of 52).
     expect(shares).toBeLessThanOrEqual(8 + 6);
+    expect(reports).toBeLessThanOrEqual(8 + 6);
+    expect(count(/^\/account\//)).toBe(0);
     // A login path is walled after five forms; edits before it lead to a page the crawl had no row
     // for (no evidence either way), then eight teach, then checks.
     expect(edits).toBeLessThan(POSTS / 2);
     const end = endOf(run.out);
-    expect(end?.deadEndRedirects).toEqual(expect.arrayContaining([`${site.base}/p/*/edit`, `${site.base}/p/*/*/twitter`]));
+    expect(end?.deadEndRedirects).toEqual(expect.arrayContaining([`${site.base}/p/*/edit`, `${site.base}/p/*/*/twitter`, `${site.base}/p/*/report`]));
     expect(end?.deadEndRedirects).not.toContain(`${site.base}/jump/*`);
-    expect(end?.counts?.deadEndRedirects).toBe(2 * POSTS - edits - shares);
+    expect(end?.counts?.deadEndRedirects).toBe(3 * POSTS - edits - shares - reports);
     const stats = await inProcess(['stats', dir]);
     expect(stats.code, stats.err).toBe(0);
     expect(stats.out).toMatch(/^ {2}dead ends {3}.*\/p\/\*\/edit/m);
@@ -93,6 +100,20 @@ describe('meguri crawl: redirects to a login form or off-site', () => {
     expect(run.code, run.err).toBe(0);
     expect(count(/\/edit$/)).toBe(POSTS);
     expect(count(/\/share\/twitter$/)).toBe(POSTS);
+    expect(count(/\/report$/)).toBe(POSTS);
     expect(run.out).not.toMatch(/^ {2}dead ends /m);
+  });
+});
+
+describe('deadEndsLine and deadEndsText', () => {
+  it('name up to three shapes (four in stats) and the URLs not fetched; nothing when nothing was learned; bans left out of stats', () => {
+    const counts = { deadEndRedirects: 1234 } as Parameters<typeof deadEndsLine>[1];
+    expect(deadEndsLine([], { deadEndRedirects: 0 } as typeof counts)).toBe('');
+    const shapes = ['http://f.test/a/*/edit', 'http://f.test/b?share=twitter', 'http://f.test/c/*', 'http://f.test/d/*'];
+    expect(deadEndsLine(shapes, counts)).toMatch(/^ {2}dead ends http:\/\/f\.test\/a\/\*\/edit, http:\/\/f\.test\/b\?share=twitter, http:\/\/f\.test\/c\/\* and 1 more — 1,234 queued URLs not fetched \(/);
+    expect(deadEndsLine([], counts)).toMatch(/^ {2}dead ends no shape learned now — 1,234/);
+    expect(deadEndsLine(shapes.slice(0, 1), { deadEndRedirects: 1 } as typeof counts)).toMatch(/— 1 queued URL not fetched/);
+    expect(deadEndsText([])).toEqual([]);
+    expect(deadEndsText([[shapes[0]!, true], [shapes[1]!, false]])).toEqual([expect.stringMatching(/^ {2}dead ends {3}http:\/\/f\.test\/a\/\*\/edit \(URLs that redirect where the crawl does not go/)]);
   });
 });

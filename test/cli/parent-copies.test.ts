@@ -51,7 +51,9 @@ describe('meguri crawl: a Q&A site whose answer links serve the question page', 
       if (q[3] !== undefined && !answers.includes(Number(q[3]))) return void res.writeHead(404).end();
       // The question's page, whichever answer the URL names: byte for byte the same.
       const shown = answers.map((a) => `<div id="${a}"><p>${words(a, 30)}</p><a href="/questions/${n}/question-${n}/${a}">share</a></div>`);
-      return html(`<h1>question ${n}</h1><p>${words(n, 40)}</p>${shown.join('')}`, `/questions/${n}/question-${n}`);
+      // Sort tabs: the question's page, naming it canonical (a key the crawl learns to drop from links).
+      const tabs = ['votes', 'oldest', 'active'].map((t) => `<a href="/questions/${n}/question-${n}?answertab=${t}">${t}</a>`);
+      return html(`<h1>question ${n}</h1><p>${words(n, 40)}</p>${tabs.join(' ')}${shown.join('')}`, `/questions/${n}/question-${n}`);
     }
     const t = /^\/t\/topic-(\d+)\/(\d+)(?:\/(\d+))?$/.exec(u.pathname);
     if (t !== null && t[1] === t[2] && Number(t[1]) >= 1 && Number(t[1]) <= TOPICS) {

@@ -87,6 +87,17 @@ describe('DeadEndRedirects', () => {
     expect(m.covers(edit(5))).toBeUndefined();
   });
 
+  it('keeps a shape gathering evidence in its bounded map: refreshed by each new URL, the oldest idle one is dropped', () => {
+    const l = new DeadEndRedirects({ maxScopes: 2 });
+    l.observe(edit(1), 'deadEnd');
+    l.observe('http://q.test/x/1/y', 'deadEnd');
+    l.observe(edit(2), 'deadEnd');
+    // A third shape drops the one idle longest (/x/*/y), not the edit shape on its way to a lesson.
+    l.observe('http://q.test/z/1/w', 'deadEnd');
+    for (let i = 3; i < 8; i++) expect(l.observe(edit(i), 'deadEnd')).toBeUndefined();
+    expect(l.observe(edit(8), 'deadEnd')).toBe('learned');
+  });
+
   it('keeps its lessons through export and import, and names a bad record', () => {
     const l = new DeadEndRedirects();
     teach(l);
