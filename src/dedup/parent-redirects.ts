@@ -27,18 +27,23 @@
  * else (a redirect to another origin or outside the parent, one met before its parent was
  * fetched, an error) is no evidence.
  *
- * A page that serves its parent is quiet too (*a copy of the parent*): 2xx, whole, not a soft-404,
- * its rel=canonical the parent page (with or without the trailing slash, `namesParent`), its text
- * within 3 simhash bits of the parent's as fetched, and every same-origin link it gives one the
- * crawl knows (the parent's links were met when it was fetched). A Q&A site's answer link
- * `/questions/7013/how-to-x/9101` shows the question's page naming `/questions/7013/how-to-x`;
- * on a loopback StackExchange-shaped site every answer link led to one (96 requests for 40
- * questions). A page naming its parent is content otherwise — text further off (a long topic's
- * `/t/slug/123/40` shows other posts), a link the crawl did not know (a category's page 2 under a
- * large template that names page 1 canonical, `/c/shoes/2`, links page 3), no simhash for it or
- * for the parent as named — once the parent was fetched; before, it is no evidence (there is
- * nothing to compare it with, and a copy met first must not mark its shape for the run). A login page under the parent that the crawl holds
- * (`/user/5` → `/user/login`) is quiet: for this visitor those URLs are the login.
+ * A login page under the parent that the crawl holds (`/user/5` → `/user/login`) is quiet: for
+ * this visitor those URLs are the login.
+ *
+ * A page that serves its parent is quiet too (*a copy*): 2xx, whole, not a soft-404, its
+ * rel=canonical the parent page (with or without the trailing slash) or a page under it as
+ * `parentRedirectOf` reads a redirect's target (a topic's `?page=2`, which Discourse's permalink
+ * `/t/slug/123/25` names), its text within 3 simhash bits of that page's as fetched, and every
+ * same-origin link it gives one the crawl knows (the named page's links were met when it was
+ * fetched): `parentCopyVerdict`. A Q&A site's answer link `/questions/7013/how-to-x/9101` shows
+ * the question's page naming `/questions/7013/how-to-x`; on a loopback StackExchange-shaped site
+ * every answer link led to one (96 requests for 40 questions). Once the parent was fetched, a
+ * page naming it or a page under it is content otherwise — text further off (a long topic's
+ * `/t/slug/123/40` showing other posts), a link the crawl did not know (a category's page 2 under
+ * a large template that names page 1 canonical, `/c/shoes/2`, links page 3), no simhash on either
+ * side, a page under the parent the crawl has no live row for — but a page under the parent the
+ * crawl holds and has not fetched yet is no evidence; before the parent was fetched nothing is
+ * (there is nothing to compare with, and a copy met first must not mark its shape for the run).
  *
  * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
  * learn a shape; checks at the 1st, 2nd, 4th, 8th and 16th refusals, then every 32nd; content
@@ -126,17 +131,8 @@ export function parentRedirectOf(url: string, target: string): 'parent' | 'under
 }
 
 /**
- * Whether `canonical` (a page's rel=canonical, canonical form) names the parent page of `url`
- * (which has a shape): its parent's URL with or without the trailing slash.
- */
-export function namesParent(url: string, canonical: string): boolean {
-  const parent = parentOf(url);
-  return parent !== undefined && (canonical === parent || canonical === parent.slice(0, -1));
-}
-
-/**
- * What a page naming its fetched parent page canonical (`namesParent`) is: a copy of the parent
- * ('parentCopy') when its simhash is within `NEAR_DUP_DISTANCE` bits of the parent's as fetched
+ * What a page naming its fetched parent page (or a page under it) canonical is: a copy
+ * ('parentCopy') when its simhash is within `NEAR_DUP_DISTANCE` bits of that page's as fetched
  * and it gave no same-origin link the crawl did not know (`novelLinks` 0); else a page of its own
  * ('content') — a simhash missing on either side included, so a check under a lesson that finds
  * anything but a copy lifts it.

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, namesParent, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -1271,7 +1271,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (shape === undefined) return;
     let verdict: ParentRedirectVerdict | undefined;
     if (content) {
-      verdict = o.canonical !== undefined && namesParent(url, o.canonical) ? this.#parentCopyVerdict(req, o, links) : 'content';
+      const named = o.canonical === undefined ? undefined : parentRedirectOf(url, o.canonical);
+      verdict = named === undefined ? 'content' : this.#parentCopyVerdict(req, o, links, named);
     } else if (status >= 300 && status < 400 && target !== undefined) {
       const into = parentRedirectOf(url, target);
       // A relink (a redirected row fetched again) says nothing under the parent: the target row
@@ -1323,26 +1324,33 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * What a page naming its parent page canonical says: nothing before the parent was fetched with a
-   * page (no evidence either way); then `parentCopyVerdict` on the parent's simhash as fetched
-   * (under the canonical's spelling, else the other) and the page's same-origin followable links,
-   * rewritten by the learned aliases and keys as the parent's were (`links`), that the crawl does
-   * not know (the parent's were met when it was fetched; those a later filter dropped from the
-   * parent — echoes, a listing paged past its end, past `maxLinks` — read as new, and cost the
-   * lesson, never a page). The parent has the page's origin, so this node holds its slot; a slot
-   * gone mid-run is no evidence.
+   * What a page naming its parent page, or a page under it, canonical says (`named`, as
+   * `parentRedirectOf` reads the canonical): nothing before the parent was fetched with a page (no
+   * evidence either way). Then, for a page under the parent (a topic's `?page=2`, which a
+   * permalink to a post there names) the crawl holds but has not fetched yet, nothing either; one
+   * it has no live row for is news (a page reached no other way). Else `parentCopyVerdict` on the
+   * named page's simhash as fetched (the parent under either spelling) and the page's same-origin
+   * followable links, rewritten by the learned aliases and keys as the parent's were (`links`),
+   * that the crawl does not know (the named page's were met when it was fetched; those a later
+   * filter dropped from it — echoes, a listing paged past its end, past `maxLinks` — read as new,
+   * and cost the lesson, never a page). The parent has the page's origin, so this node holds its
+   * slot; a slot gone mid-run is no evidence.
    */
-  #parentCopyVerdict(req: FetchRequest, o: Outcome, pageLinks: readonly Link[] | undefined): ParentRedirectVerdict | undefined {
+  #parentCopyVerdict(req: FetchRequest, o: Outcome, pageLinks: readonly Link[] | undefined, named: 'parent' | 'under'): ParentRedirectVerdict | undefined {
     const canonical = o.canonical!;
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined || !this.#parentRedirects!.parentFetched(req.url)) return undefined;
-    const other = canonical.endsWith('/') ? canonical.slice(0, -1) : `${canonical}/`;
-    const parent = frontier.fetchedSimhashOf(canonical) ?? frontier.fetchedSimhashOf(other);
+    let simhash = frontier.fetchedSimhashOf(canonical);
+    if (named === 'parent') {
+      simhash ??= frontier.fetchedSimhashOf(canonical.endsWith('/') ? canonical.slice(0, -1) : `${canonical}/`);
+    } else if (simhash === undefined) {
+      return this.#holds(canonical) ? undefined : 'news';
+    }
     const origin = `${req.url.slice(0, originEnd(req.url))}/`;
     const links = new Set<string>();
     for (const l of pageLinks ?? []) if (l.nofollow !== true && l.url.startsWith(origin)) links.add(l.url);
     const novel = links.size === 0 ? 0 : links.size - frontier.knownCount([...links]);
-    return parentCopyVerdict(parent, o.simhash, novel);
+    return parentCopyVerdict(simhash, o.simhash, novel);
   }
 
   /**

@@ -6,6 +6,9 @@
  * other posts is never learned, nor is a category listing paged in the path whose pages name page
  * 1 canonical and share nearly all its text (a large template) but link the next page: every one
  * of their pages is fetched. A copy met before its parent was fetched is no evidence either way.
+ * Discourse-shaped post permalinks (`/d/slug/N/P`) serve the topic's page holding the post, naming
+ * it canonical (`/d/slug/N` or `?page=K`, a page under the parent): learned too; where no link
+ * reaches a topic's later pages (`/h/…`), the permalinks naming them are news and all fetched.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +19,9 @@ const TOPICS = 9;
 const CATEGORIES = 9;
 /** Pages of each category's listing, paged in the path: /c/cat-N/P, page 1 its own copy. */
 const PAGES = 5;
+/** Discourse-shaped topics (/d/…, and /h/… whose later pages no link reaches): posts, 10 a page. */
+const FORUM_TOPICS = 8;
+const FORUM_POSTS = 30;
 const POSTS = 12;
 /** Answers of question n: 3 + (5n mod 7), numbered from n·100. */
 const answersOf = (n: number): number[] => Array.from({ length: 3 + ((5 * n) % 7) }, (_, i) => n * 100 + i + 1);
@@ -30,10 +36,13 @@ const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--sta
 
 describe('meguri crawl: a Q&A site whose answer links serve the question page', () => {
   const asked: string[] = [];
+  /** The forum sections' requests, with their query. */
+  const forum: string[] = [];
   const site = loopbackSite('meguri-parentcopy-', (req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
     if (u.pathname === '/robots.txt') return void res.writeHead(404).end();
     asked.push(u.pathname);
+    if (/^\/[dh]\//.test(u.pathname)) forum.push(u.pathname + u.search);
     const html = (body: string, canonical?: string): void =>
       void res
         .writeHead(200, { 'content-type': 'text/html' })
@@ -42,7 +51,8 @@ describe('meguri crawl: a Q&A site whose answer links serve the question page', 
       const qs = Array.from({ length: QUESTIONS }, (_, i) => `<a href="/questions/${i + 1}/question-${i + 1}">question ${i + 1}</a>`);
       const ts = Array.from({ length: TOPICS }, (_, i) => `<a href="/t/topic-${i + 1}/${i + 1}">topic ${i + 1}</a>`);
       const cs = Array.from({ length: CATEGORIES }, (_, i) => `<a href="/c/cat-${i + 1}">category ${i + 1}</a>`);
-      return html(qs.join(' ') + ts.join(' ') + cs.join(' '));
+      const ds = Array.from({ length: FORUM_TOPICS }, (_, i) => `<a href="/d/talk-${i + 1}/${i + 1}">talk ${i + 1}</a> <a href="/h/talk-${i + 1}/${i + 1}">hidden ${i + 1}</a>`);
+      return html(qs.join(' ') + ts.join(' ') + cs.join(' ') + ds.join(' '));
     }
     const q = /^\/questions\/(\d+)\/question-(\d+)(?:\/(\d+))?$/.exec(u.pathname);
     if (q !== null && q[1] === q[2] && Number(q[1]) >= 1 && Number(q[1]) <= QUESTIONS) {
@@ -64,6 +74,20 @@ describe('meguri crawl: a Q&A site whose answer links serve the question page', 
       const posts = Array.from({ length: 3 }, (_, i) => from + i).filter((p) => p <= POSTS);
       const links = Array.from({ length: POSTS }, (_, i) => `<a href="/t/topic-${n}/${n}/${i + 1}">#${i + 1}</a>`);
       return html(`<h1>topic ${n}</h1>${posts.map((p) => `<p>${words(1000 * n + p, 40)}</p>`).join('')}${links.join(' ')}`, `/t/topic-${n}/${n}`);
+    }
+    const d = /^\/([dh])\/talk-(\d+)\/(\d+)(?:\/(\d+))?$/.exec(u.pathname);
+    if (d !== null && d[2] === d[3] && Number(d[2]) >= 1 && Number(d[2]) <= FORUM_TOPICS) {
+      const [, section, , n] = d;
+      const post = Number(d[4] ?? 0);
+      const page = post > 0 ? Math.ceil(post / 10) : Number(u.searchParams.get('page') ?? 1);
+      if (post > FORUM_POSTS || page < 1 || page > FORUM_POSTS / 10) return void res.writeHead(404).end();
+      const topic = `/${section}/talk-${n}/${n}`;
+      const posts = Array.from({ length: 10 }, (_, i) => (page - 1) * 10 + i + 1);
+      const shown = posts.map((p) => `<div><a href="${topic}/${p}">#${p}</a> <p>${words(7000 + 100 * Number(n) + p, 25)}</p></div>`);
+      // /d/ links the next page; /h/ does not: its later pages are reached only through permalinks.
+      const next = section === 'd' && page < FORUM_POSTS / 10 ? `<a href="${topic}?page=${page + 1}">next</a>` : '';
+      const all = section === 'h' && page === 1 ? Array.from({ length: FORUM_POSTS - 10 }, (_, i) => `<a href="${topic}/${i + 11}">#${i + 11}</a>`).join(' ') : '';
+      return html(`<h1>talk ${n}</h1>${shown.join('')}${next}${all}`, page === 1 ? topic : `${topic}?page=${page}`);
     }
     const c = /^\/c\/cat-(\d+)(?:\/(\d+))?$/.exec(u.pathname);
     if (c !== null && Number(c[1]) >= 1 && Number(c[1]) <= CATEGORIES) {
@@ -105,9 +129,17 @@ describe('meguri crawl: a Q&A site whose answer links serve the question page', 
     // Every page of every category's listing: page 2 names page 1 with nearly its text, but links
     // page 3, which the crawl did not know.
     expect(count(/^\/c\/cat-\d+\/\d+$/)).toBe(CATEGORIES * PAGES);
+    // Every page of every topic; on /d/, permalinks learned (those naming page 2 or 3 too); on /h/,
+    // each naming a page no link reaches is news: all of them fetched.
+    expect(new Set(forum.filter((a) => /^\/d\/talk-\d+\/\d+(\?page=\d)?$/.test(a))).size).toBe((FORUM_TOPICS * FORUM_POSTS) / 10);
+    const permalinks = count(/^\/d\/talk-\d+\/\d+\/\d+$/);
+    // Eight teach; a permalink met before the page it names was fetched is no evidence (at most
+    // the page-2 and page-3 ones of each topic); then checks.
+    expect(permalinks).toBeLessThanOrEqual(8 + 5 + Math.ceil((FORUM_TOPICS * FORUM_POSTS) / 32) + FORUM_TOPICS * 2);
+    expect(count(/^\/h\/talk-\d+\/\d+\/\d+$/)).toBe(FORUM_TOPICS * FORUM_POSTS);
     const end = endOf(run.out);
-    expect(end?.parentRedirects).toEqual([`${site.base}/questions/*/*/*`]);
-    expect(end?.counts?.parentRedirects).toBe(copies - fetchedCopies);
+    expect(end?.parentRedirects).toEqual([`${site.base}/questions/*/*/*`, `${site.base}/d/*/*/*`]);
+    expect(end?.counts?.parentRedirects).toBe(copies - fetchedCopies + FORUM_TOPICS * FORUM_POSTS - permalinks);
   });
 
   it('fetches every answer link with --no-learn-aliases', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ParentRedirects, namesParent, parentCopyVerdict, parentRedirectOf, parentRedirectShapeOf } from '../../src/dedup/index.js';
+import { ParentRedirects, parentCopyVerdict, parentRedirectOf, parentRedirectShapeOf } from '../../src/dedup/index.js';
 import { parentOf } from '../../src/dedup/parent-redirects.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
@@ -68,19 +68,7 @@ describe('parentRedirectOf', () => {
   });
 });
 
-describe('namesParent, parentCopyVerdict', () => {
-  it('names the parent page with or without its slash, nothing else', () => {
-    const answer = 'http://q.test/questions/7013/how-to-x/9101';
-    expect(namesParent(answer, 'http://q.test/questions/7013/how-to-x')).toBe(true);
-    expect(namesParent(answer, 'http://q.test/questions/7013/how-to-x/')).toBe(true);
-    for (const c of [answer, 'http://q.test/questions/7013/', 'http://q.test/questions/7013/how-to-x?tab=1', 'https://q.test/questions/7013/how-to-x', 'http://q.test/questions/7013/how-to-y']) {
-      expect(namesParent(answer, c)).toBe(false);
-    }
-    // No shape, no parent: a URL with a query, a directory, one segment.
-    expect(namesParent('http://q.test/questions/7013/how-to-x?a=1', 'http://q.test/questions/7013/')).toBe(false);
-    expect(namesParent('http://q.test/x', 'http://q.test/')).toBe(false);
-  });
-
+describe('parentCopyVerdict', () => {
   it('takes a page for a copy of its parent only within 3 bits of its text and with no link the crawl did not know', () => {
     const parent = 0x0123_4567_89ab_cdefn;
     const flip = (k: number): bigint => parent ^ ((1n << BigInt(k)) - 1n);
