@@ -18,8 +18,8 @@
  * and `-`, at most 32: the action, `share=twitter`) and `*` otherwise (`returnurl=*`, `nb=*`).
  * A fetch (judged by the engine before its outcome reaches the frontier) is a *dead end* when it
  * answered a redirect whose target (canonical) the crawl would not fetch: out of the crawl's scope
- * (another site included), on a path `LoginWalls` walled, or in a shape a lesson refuses now
- * (`ParentRedirects`, this one). It is *content* when it answered a page of its own (2xx, whole,
+ * (another site included), on a path `LoginWalls` walled, disallowed by the rules of a robots.txt
+ * the crawl has read, or in a shape a lesson refuses now (`ParentRedirects`, this one). It is *content* when it answered a page of its own (2xx, whole,
  * not a soft-404), and *news* when it redirected to a page in scope the crawl had no row for —
  * news counts as content once the shape has evidence or a lesson (a mixed shape is caught), and
  * is no evidence before: a login form not yet walled is a new row too, and the first redirects to
@@ -79,7 +79,8 @@ export function deadEndShapeOf(url: string): string | undefined {
 
 /**
  * What a fetch of a URL said (the engine judges, `#deadEndLesson`): 'deadEnd' — a redirect where
- * the crawl does not go (out of scope, a walled login path, a shape a lesson refuses); 'news' — a
+ * the crawl does not go (out of scope, a walled login path, a path robots.txt rules disallow, a
+ * shape a lesson refuses); 'news' — a
  * redirect to a page in scope the crawl had no row for; 'content' — a page of its own (2xx, whole,
  * not a soft-404).
  */

@@ -41,8 +41,11 @@
  * page naming it or a page under it is content otherwise — text further off (a long topic's
  * `/t/slug/123/40` showing other posts), a link the crawl did not know (a category's page 2 under
  * a large template that names page 1 canonical, `/c/shoes/2`, links page 3), no simhash on either
- * side, a page under the parent the crawl has no live row for — but a page under the parent the
- * crawl holds and has not fetched yet is no evidence; before the parent was fetched nothing is
+ * side, or under a lesson a page under the parent the crawl has no live row for (news: a check
+ * finding a page reached no other way lifts the lesson) — but a page under the parent the crawl
+ * holds and has not fetched with a page yet (queued, redirected), or before a lesson one it has
+ * no row for (a topic's page 3, not reached yet), is no evidence; before the parent was fetched
+ * nothing is
  * (there is nothing to compare with, and a copy met first must not mark its shape for the run).
  *
  * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
@@ -64,7 +67,9 @@
  * one hop per page a page list shows, and in a thread of very many pages that chain can pass
  * `maxDepth` (parked as trapped, reported, taken up by a resume with a higher cap); and a fetched
  * parent whose links were not all followed (cut at the size limit, past `maxLinks`, nofollow)
- * may not reach what the redirect led to.
+ * may not reach what the redirect led to; and a copy naming a page under the parent (`?page=2`)
+ * that the crawl held but never fetched (its retries ran out, robots.txt or the trap defence
+ * refused it) takes with it what the refused copies showed.
  *
  * Owns: the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
  * leads (`parentRedirectOf`), and the fetched-parent condition (through `fetched`, the engine's
@@ -145,7 +150,8 @@ export function parentCopyVerdict(parentSimhash: bigint | undefined, simhash: bi
 /**
  * What a fetch of a URL with a shape said (the engine judges, `#parentRedirectLesson`):
  * 'intoParent' — a redirect to its parent page, or under it to a page the crawl holds;
- * 'parentCopy' — a page naming its parent canonical with the parent's text and links (`parentCopyVerdict`); 'news' —
+ * 'parentCopy' — a page naming its parent (or a page under it) canonical with that page's text
+ * and links (`parentCopyVerdict`); 'news' —
  * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
  * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
  * story); 'content' — a page of its own (2xx, whole, not a soft-404). A relink's redirect under

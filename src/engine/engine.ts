@@ -1254,8 +1254,9 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * A fetch's lesson on URL shapes that redirect into (or copy) their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
-   * 2xx, whole, not a soft-404) is content, unless its rel=canonical names its parent page, when
-   * its text against the parent's decides (`#parentCopyVerdict`: a copy is quiet); a redirect (`target`, canonical) to the parent page,
+   * 2xx, whole, not a soft-404) is content, unless its rel=canonical names its parent page or a
+   * page under it, when `#parentCopyVerdict` decides (a copy is quiet; under a lesson, a page
+   * under the parent the crawl has no live row for is news); a redirect (`target`, canonical) to the parent page,
    * or under it to a page the crawl holds live, is quiet; one under it to another page is news
    * once the parent was fetched (the URL is one the lesson would refuse, and it led to a page
    * nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); a relink's
@@ -1312,13 +1313,14 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * Where a redirect to `target` (canonical) leads for `DeadEndRedirects`: 'deadEnd' where the
    * crawl does not go — out of its scope (another site included), a path `LoginWalls` walled (under
-   * `learnParams`), a path robots.txt disallows (as far as the crawl has read it), a shape
+   * `learnParams`), a path the rules of a robots.txt the crawl has read disallow (not one unread
+   * or unreachable for now: `RobotsGate.disallowsByRules`), a shape
    * `ParentRedirects` or this lesson refuses now; 'news' to a page the crawl has no row for (in a
    * cluster, also one in another node's slot: news, the safe side); else undefined (a URL it has a
    * row for, whatever its status: no evidence).
    */
   #deadEndOf(target: string): DeadEndVerdict | undefined {
-    if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined || !this.#gate.permits(target)) return 'deadEnd';
+    if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined || this.#gate.disallowsByRules(target)) return 'deadEnd';
     if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEnds?.covers(target) !== undefined) return 'deadEnd';
     return this.#hasRow(target) ? undefined : 'news';
   }
@@ -1327,8 +1329,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * What a page naming its parent page, or a page under it, canonical says (`named`, as
    * `parentRedirectOf` reads the canonical): nothing before the parent was fetched with a page (no
    * evidence either way). Then, for a page under the parent (a topic's `?page=2`, which a
-   * permalink to a post there names) the crawl holds but has not fetched yet, nothing either; one
-   * it has no live row for is news (a page reached no other way). Else `parentCopyVerdict` on the
+   * permalink to a post there names) the crawl holds but has not fetched with a page yet, nothing
+   * either; one it has no live row for is news under a lesson (a check finding a page reached no
+   * other way lifts it) and nothing before (it may only not be reached yet). Else `parentCopyVerdict` on the
    * named page's simhash as fetched (the parent under either spelling) and the page's same-origin
    * followable links, rewritten by the learned aliases and keys as the parent's were (`links`),
    * that the crawl does not know (the named page's were met when it was fetched; those a later
@@ -1343,8 +1346,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     let simhash = frontier.fetchedSimhashOf(canonical);
     if (named === 'parent') {
       simhash ??= frontier.fetchedSimhashOf(canonical.endsWith('/') ? canonical.slice(0, -1) : `${canonical}/`);
-    } else if (simhash === undefined) {
-      return this.#holds(canonical) ? undefined : 'news';
+    } else if (frontier.fetchedCount([canonical]) === 0) {
+      // Not fetched with a page (yet): held, it will be — no evidence. Not held: perhaps not
+      // reached yet (a topic's page 3, linked from its page 2), perhaps reached no other way —
+      // news under a lesson (a check lifts it and its refused URLs are queued again), else nothing.
+      return this.#holds(canonical) || this.#parentRedirects!.covers(req.url) === undefined ? undefined : 'news';
     }
     const origin = `${req.url.slice(0, originEnd(req.url))}/`;
     const links = new Set<string>();

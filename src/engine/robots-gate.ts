@@ -369,6 +369,17 @@ export class RobotsGate implements RobotsSeam {
     return true;
   }
 
+  /**
+   * Whether a robots.txt the crawl has read and parsed disallows `url` by its rules (counts
+   * nothing). An origin whose robots.txt is not read yet, unreachable (disallowed only for now),
+   * given up on, or with none is not: this asks what the site says, not whether the crawl may go
+   * there at this moment (`DeadEndRedirects`' question about a redirect's target).
+   */
+  disallowsByRules(url: string): boolean {
+    const v = this.cache?.peek(url);
+    return v !== undefined && v.reason === 'rules' && !v.allowed;
+  }
+
   /** Whether robots.txt, as known now, lets `url` be fetched (counts nothing: a question asked before queuing, as for a soft-404 probe). */
   permits(url: string): boolean {
     return this.allowed(url);

@@ -6,7 +6,10 @@
  * resume too. Jump links that redirect some off-site and the rest to pages reached no other way
  * are never given up: a check that leads to a new page lifts the lesson and every one is fetched.
  */
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { deadEndsLine } from '../../src/cli/crawl.js';
 import { deadEndsText } from '../../src/cli/read.js';
@@ -20,6 +23,24 @@ const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--sta
 
 describe('meguri crawl: redirects to a login form or off-site', () => {
   const asked: string[] = [];
+  /** A mirror on another loopback address whose robots.txt answers late (a 404 after 1.5 s): unread meanwhile, so no rule says no. */
+  let mirror: Server | undefined;
+  let mirrorBase = '';
+  const mirrored: string[] = [];
+  beforeAll(async () => {
+    const s = createServer((req, res) => {
+      mirrored.push(req.url ?? '');
+      if (req.url === '/robots.txt') return void setTimeout(() => res.writeHead(404).end(), 1500);
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>mirror</body></html>');
+    });
+    mirror = s;
+    await new Promise<void>((r) => s.listen(0, '127.0.0.2', r));
+    mirrorBase = `http://127.0.0.2:${(s.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    const s = mirror;
+    if (s !== undefined) await new Promise((r) => s.close(r));
+  });
   const site = loopbackSite('meguri-deadends-', (req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
     if (u.pathname === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /account/\n');
@@ -38,15 +59,19 @@ describe('meguri crawl: redirects to a login form or off-site', () => {
     if (jump !== null) return redirect(Number(jump[1]) <= OFFSITE_JUMPS ? `http://elsewhere.test/${jump[1]}` : `/hidden/${jump[1]}`);
     const hidden = /^\/hidden\/(\d+)$/.exec(u.pathname);
     if (hidden !== null) return html(`<h1>hidden page ${hidden[1]}</h1><p>only a jump leads here</p>`);
-    const p = /^\/p\/(\d+)(\/edit|\/report|\/share\/twitter)?$/.exec(u.pathname);
+    const p = /^\/p\/(\d+)(\/edit|\/report|\/mirror|\/share\/twitter)?$/.exec(u.pathname);
     if (p === null) return void res.writeHead(404).end();
     if (p[2] === '/edit') return redirect(`/login?return=${here}`);
     // Into a path robots.txt disallows: the crawl never goes there.
     if (p[2] === '/report') return redirect(`/account/report?post=${p[1]}`);
+    // To a host (in scope with --scope any) whose robots.txt is not read yet: not a rule, no dead end.
+    if (p[2] === '/mirror') return redirect(`${mirrorBase}/p/${p[1]}`);
     if (p[2] !== undefined) return redirect(`https://share.example/intent?u=${encodeURIComponent(`/p/${p[1]}`)}`);
-    return html(`<h1>post ${p[1]}</h1><p>text of post ${p[1]}</p><a href="/p/${p[1]}/edit">edit</a> <a href="/p/${p[1]}/share/twitter">share</a> <a href="/p/${p[1]}/report">report</a>`);
+    return html(`<h1>post ${p[1]}</h1><p>text of post ${p[1]}</p><a href="/p/${p[1]}/edit">edit</a> <a href="/p/${p[1]}/share/twitter">share</a> <a href="/p/${p[1]}/report">report</a>${mirrorLinks ? ` <a href="/p/${p[1]}/mirror">mirror</a>` : ''}`);
   });
   const count = (re: RegExp): number => new Set(asked.filter((a) => re.test(a))).size;
+  /** Whether posts link their mirror (the last test's site). */
+  let mirrorLinks = false;
   type End = { deadEndRedirects?: string[]; counts?: { deadEndRedirects: number } };
   const endOf = (out: string): End | undefined =>
     out
@@ -92,6 +117,22 @@ describe('meguri crawl: redirects to a login form or off-site', () => {
     const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'text'), ...flags]);
     expect(run.code, run.err).toBe(0);
     expect(run.out).toMatch(/^ {2}dead ends .*\/p\/\*\/(edit|share\/twitter).* — [\d,]+ queued URLs not fetched \(eight URLs of each shape redirected where the crawl does not go/m);
+  });
+
+  it('a redirect to a host whose robots.txt is not read yet is no dead end: every mirror link is fetched', async () => {
+    // While the mirror's robots.txt is on its way the crawl may not go there yet, but no rule of
+    // the site says no: the redirects lead to pages the crawl had no row for (news, no evidence).
+    mirrorLinks = true;
+    asked.length = 0;
+    try {
+      const run = await inProcess(['crawl', `${site.base}/`, '--data', join(site.dir, 'mirror'), ...flags, '--scope', 'any', '--json']);
+      expect(run.code, run.err).toBe(0);
+      expect(count(/\/mirror$/)).toBe(POSTS);
+      expect(endOf(run.out)?.deadEndRedirects).not.toContain(`${site.base}/p/*/mirror`);
+      expect(mirrored).toContain('/robots.txt');
+    } finally {
+      mirrorLinks = false;
+    }
   });
 
   it('fetches every one with --no-learn-aliases', async () => {
