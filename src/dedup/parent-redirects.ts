@@ -67,9 +67,11 @@
  * one hop per page a page list shows, and in a thread of very many pages that chain can pass
  * `maxDepth` (parked as trapped, reported, taken up by a resume with a higher cap); and a fetched
  * parent whose links were not all followed (cut at the size limit, past `maxLinks`, nofollow)
- * may not reach what the redirect led to; and a copy naming a page under the parent (`?page=2`)
- * that the crawl held but never fetched (its retries ran out, robots.txt or the trap defence
- * refused it) takes with it what the refused copies showed.
+ * may not reach what the redirect led to; and copies naming pages under the parent that nothing
+ * else reaches (a topic whose later pages only permalinks show): a fetched copy queues the page
+ * it names (the engine adds it as a link), and under a lesson a check naming one the crawl has no
+ * row for lifts it, but the pages only refused copies name wait for such a check — one landing
+ * on any of them lifts the lesson for the run and queues them all.
  *
  * Owns: the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
  * leads (`parentRedirectOf`), and the fetched-parent condition (through `fetched`, the engine's
@@ -154,7 +156,9 @@ export function parentCopyVerdict(parentSimhash: bigint | undefined, simhash: bi
  * and links (`parentCopyVerdict`); 'news' —
  * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
  * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
- * story); 'content' — a page of its own (2xx, whole, not a soft-404). A relink's redirect under
+ * story), or a copy naming a page under the parent whose row ended without a page, or, under a
+ * lesson, that the crawl has no row for (its refused siblings may name pages nothing reaches);
+ * 'content' — a page of its own (2xx, whole, not a soft-404). A relink's redirect under
  * the parent is neither (the engine gives no verdict: its target row may be its own). News counts as content does: before any evidence it marks the shape
  * (never learned this run), after it bans the shape, and under a lesson lifts it.
  */

@@ -1255,8 +1255,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A fetch's lesson on URL shapes that redirect into (or copy) their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
    * 2xx, whole, not a soft-404) is content, unless its rel=canonical names its parent page or a
-   * page under it, when `#parentCopyVerdict` decides (a copy is quiet; under a lesson, a page
-   * under the parent the crawl has no live row for is news); a redirect (`target`, canonical) to the parent page,
+   * page under it, when `#parentCopyVerdict` decides (a copy is quiet; a page under the parent
+   * whose row ended without a page, or under a lesson one with no row, is news); a redirect (`target`, canonical) to the parent page,
    * or under it to a page the crawl holds live, is quiet; one under it to another page is news
    * once the parent was fetched (the URL is one the lesson would refuse, and it led to a page
    * nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); a relink's
@@ -1326,12 +1326,30 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
+   * `links` with the page this one names canonical added, when that page is under its parent
+   * (`parentRedirectOf` 'under': a topic's `?page=2`, which Discourse's permalink `/t/slug/123/25`
+   * names) and the crawl has no row for it: a copy's content is then fetched on its own, so the
+   * copy's siblings a `ParentRedirects` lesson refuses are copies of a page the crawl has — a
+   * topic's later pages that only permalinks reach (or none the crawl met yet: page 3 is linked
+   * from page 2) are not lost with them. Not for a page that says nofollow. Scope and the other
+   * rules judge the link as any of the page's.
+   */
+  #namedPageLink(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
+    const named = o.canonical;
+    if (named === undefined || links === undefined || o.nofollow === true || parentRedirectOf(req.url, named) !== 'under' || this.#hasRow(named)) return links;
+    return [...links, { url: named }];
+  }
+
+  /**
    * What a page naming its parent page, or a page under it, canonical says (`named`, as
    * `parentRedirectOf` reads the canonical): nothing before the parent was fetched with a page (no
    * evidence either way). Then, for a page under the parent (a topic's `?page=2`, which a
-   * permalink to a post there names) the crawl holds but has not fetched with a page yet, nothing
-   * either; one it has no live row for is news under a lesson (a check finding a page reached no
-   * other way lifts it) and nothing before (it may only not be reached yet). Else `parentCopyVerdict` on the
+   * permalink to a post there names) not fetched with a page: nothing either while the crawl holds
+   * it, news when its row ended without a page (gone, refused, parked: this page shows what
+   * nothing else will); with no row it is queued as this page's link (`#namedPageLink`), and is
+   * news under a lesson (the siblings it refused may name pages nothing reaches) and nothing
+   * before (it may only not be reached yet).
+   * Else `parentCopyVerdict` on the
    * named page's simhash as fetched (the parent under either spelling) and the page's same-origin
    * followable links, rewritten by the learned aliases and keys as the parent's were (`links`),
    * that the crawl does not know (the named page's were met when it was fetched; those a later
@@ -1347,10 +1365,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (named === 'parent') {
       simhash ??= frontier.fetchedSimhashOf(canonical.endsWith('/') ? canonical.slice(0, -1) : `${canonical}/`);
     } else if (frontier.fetchedCount([canonical]) === 0) {
-      // Not fetched with a page (yet): held, it will be — no evidence. Not held: perhaps not
-      // reached yet (a topic's page 3, linked from its page 2), perhaps reached no other way —
-      // news under a lesson (a check lifts it and its refused URLs are queued again), else nothing.
-      return this.#holds(canonical) || this.#parentRedirects!.covers(req.url) === undefined ? undefined : 'news';
+      // Not fetched with a page (yet). Held: it will be — no evidence. A row that ended (gone,
+      // refused, parked): this page shows what nothing else will — news. No row: queued now as a
+      // link of this page (`#namedPageLink`); under a lesson news (its siblings the lesson refused
+      // may name pages nothing reaches: a check lifts it, and they are queued again), else nothing
+      // (it may only not be reached yet: a topic's page 3, linked from its page 2).
+      if (this.#holds(canonical)) return undefined;
+      return this.#hasRow(canonical) || this.#parentRedirects!.covers(req.url) !== undefined ? 'news' : undefined;
     }
     const origin = `${req.url.slice(0, originEnd(req.url))}/`;
     const links = new Set<string>();
@@ -1931,7 +1952,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     // as it will be keyed.
     if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);
     // After the rewrite: a copy's links are compared with the rows its parent's made, rewritten alike.
-    if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404, o, links);
+    if (site && this.#parentRedirects !== undefined) {
+      this.#parentRedirectLesson(req, s, target, whole && !soft404, o, links);
+      if (whole && !soft404) links = this.#namedPageLink(req, o, links);
+    }
     if (links !== undefined && this.#echo !== undefined && !soft404 && s >= 200 && s < 300) {
       const echoes = this.#echo.observe(req.url, links);
       if (echoes !== undefined) {

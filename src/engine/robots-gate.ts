@@ -371,13 +371,19 @@ export class RobotsGate implements RobotsSeam {
 
   /**
    * Whether a robots.txt the crawl has read and parsed disallows `url` by its rules (counts
-   * nothing). An origin whose robots.txt is not read yet, unreachable (disallowed only for now),
-   * given up on, or with none is not: this asks what the site says, not whether the crawl may go
-   * there at this moment (`DeadEndRedirects`' question about a redirect's target).
+   * nothing): the fresh entry's rules, a copy kept through an outage included, else the copy an
+   * expired entry still holds (as `allowed` judges). An origin whose robots.txt is not read yet,
+   * unreachable with no copy (disallowed only for now), given up on, or with none is not: this
+   * asks what the site says, not whether the crawl may go there at this moment
+   * (`DeadEndRedirects`' question about a redirect's target). False for a URL that is not http(s).
    */
   disallowsByRules(url: string): boolean {
-    const v = this.cache?.peek(url);
-    return v !== undefined && v.reason === 'rules' && !v.allowed;
+    const cache = this.cache;
+    if (cache === undefined || splitOrigin(url) === undefined) return false;
+    const v = cache.peek(url);
+    if (v !== undefined) return v.reason === 'rules' && !v.allowed;
+    const robots = cache.entry(url)?.robots;
+    return robots !== undefined && !robots.isAllowed(url, this.agentToken);
   }
 
   /** Whether robots.txt, as known now, lets `url` be fetched (counts nothing: a question asked before queuing, as for a soft-404 probe). */
