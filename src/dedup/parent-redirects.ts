@@ -41,12 +41,13 @@
  * page naming it or a page under it is content otherwise — text further off (a long topic's
  * `/t/slug/123/40` showing other posts), a link the crawl did not know (a category's page 2 under
  * a large template that names page 1 canonical, `/c/shoes/2`, links page 3), no simhash on either
- * side, or under a lesson a page under the parent the crawl has no live row for (news: a check
- * finding a page reached no other way lifts the lesson) — but a page under the parent the crawl
- * holds and has not fetched with a page yet (queued, redirected), or before a lesson one it has
- * no row for (a topic's page 3, not reached yet), is no evidence; before the parent was fetched
- * nothing is
- * (there is nothing to compare with, and a copy met first must not mark its shape for the run).
+ * side, or under a lesson a page under the parent the crawl does not hold (no row, or one that
+ * ended without a page: news — a check finding a page reached no other way lifts the lesson) —
+ * but a page under the parent the crawl holds and has not fetched with a page yet (queued,
+ * redirected), or before a lesson one it does not hold (a topic's page 3, not reached yet; one
+ * that failed for a while), is no evidence; before the parent was fetched nothing is (there is
+ * nothing to compare with, and a copy met first must not mark its shape for the run). A page
+ * under the parent the crawl has no row for is queued as the copy's link (the engine adds it).
  *
  * The lesson's rules are `ShapeLessons`' (src/dedup/shapes.ts: eight quiet URLs and no content
  * learn a shape; checks at the 1st, 2nd, 4th, 8th and 16th refusals, then every 32nd; content
@@ -71,7 +72,8 @@
  * else reaches (a topic whose later pages only permalinks show): a fetched copy queues the page
  * it names (the engine adds it as a link), and under a lesson a check naming one the crawl has no
  * row for lifts it, but the pages only refused copies name wait for such a check — one landing
- * on any of them lifts the lesson for the run and queues them all.
+ * on any of them lifts the lesson (banned for good: the checkpoint keeps the ban) and queues them
+ * all.
  *
  * Owns: the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
  * leads (`parentRedirectOf`), and the fetched-parent condition (through `fetched`, the engine's
@@ -156,8 +158,8 @@ export function parentCopyVerdict(parentSimhash: bigint | undefined, simhash: bi
  * and links (`parentCopyVerdict`); 'news' —
  * a redirect under the parent to a page the crawl did not hold, while the parent was fetched (a
  * URL the lesson would refuse: `/news/123` → `/news/123-headline` is the only way to that
- * story), or a copy naming a page under the parent whose row ended without a page, or, under a
- * lesson, that the crawl has no row for (its refused siblings may name pages nothing reaches);
+ * story), or under a lesson a copy naming a page under the parent the crawl does not hold (its
+ * refused siblings may name pages nothing reaches);
  * 'content' — a page of its own (2xx, whole, not a soft-404). A relink's redirect under
  * the parent is neither (the engine gives no verdict: its target row may be its own). News counts as content does: before any evidence it marks the shape
  * (never learned this run), after it bans the shape, and under a lesson lifts it.

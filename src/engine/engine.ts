@@ -1255,8 +1255,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * A fetch's lesson on URL shapes that redirect into (or copy) their parent page (`ParentRedirects`), the
    * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
    * 2xx, whole, not a soft-404) is content, unless its rel=canonical names its parent page or a
-   * page under it, when `#parentCopyVerdict` decides (a copy is quiet; a page under the parent
-   * whose row ended without a page, or under a lesson one with no row, is news); a redirect (`target`, canonical) to the parent page,
+   * page under it, when `#parentCopyVerdict` decides (a copy is quiet; under a lesson, a page
+   * under the parent the crawl does not hold is news); a redirect (`target`, canonical) to the parent page,
    * or under it to a page the crawl holds live, is quiet; one under it to another page is news
    * once the parent was fetched (the URL is one the lesson would refuse, and it led to a page
    * nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); a relink's
@@ -1331,12 +1331,18 @@ export class Engine extends EventEmitter<EngineEvents> {
    * names) and the crawl has no row for it: a copy's content is then fetched on its own, so the
    * copy's siblings a `ParentRedirects` lesson refuses are copies of a page the crawl has — a
    * topic's later pages that only permalinks reach (or none the crawl met yet: page 3 is linked
-   * from page 2) are not lost with them. Not for a page that says nofollow. Scope and the other
-   * rules judge the link as any of the page's.
+   * from page 2) are not lost with them. Not for a page that says nofollow, nor a named URL the
+   * page links already, one out of the scope or past `maxDepth` (it would be refused or parked at
+   * once), or one a learned lesson rewrites or takes for another spelling (its spelling met first
+   * is the one to fetch). Added after the page's links were rewritten (`#rewriteLinks`), before
+   * the scope and the link filters, which judge it as any of the page's.
    */
   #namedPageLink(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
     const named = o.canonical;
     if (named === undefined || links === undefined || o.nofollow === true || parentRedirectOf(req.url, named) !== 'under' || this.#hasRow(named)) return links;
+    const cap = this.options.maxDepth;
+    if ((cap > 0 && req.depth + 1 > cap) || this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
+    if ((this.#params?.rewrite(named) ?? this.#aliases?.rewrite(named) ?? this.#slashes?.rewrite(named) ?? this.#cases?.duplicateOf(named) ?? this.#indexFiles?.duplicateOf(named)) !== undefined) return links;
     return [...links, { url: named }];
   }
 
@@ -1345,10 +1351,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * `parentRedirectOf` reads the canonical): nothing before the parent was fetched with a page (no
    * evidence either way). Then, for a page under the parent (a topic's `?page=2`, which a
    * permalink to a post there names) not fetched with a page: nothing either while the crawl holds
-   * it, news when its row ended without a page (gone, refused, parked: this page shows what
-   * nothing else will); with no row it is queued as this page's link (`#namedPageLink`), and is
-   * news under a lesson (the siblings it refused may name pages nothing reaches) and nothing
-   * before (it may only not be reached yet).
+   * it; with no row (it is queued as this page's link, `#namedPageLink`) or a row that ended
+   * without a page, news under a lesson (the siblings it refused may name pages nothing reaches)
+   * and nothing before (it may only not be reached yet, or have failed for a while).
    * Else `parentCopyVerdict` on the
    * named page's simhash as fetched (the parent under either spelling) and the page's same-origin
    * followable links, rewritten by the learned aliases and keys as the parent's were (`links`),
@@ -1365,13 +1370,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (named === 'parent') {
       simhash ??= frontier.fetchedSimhashOf(canonical.endsWith('/') ? canonical.slice(0, -1) : `${canonical}/`);
     } else if (frontier.fetchedCount([canonical]) === 0) {
-      // Not fetched with a page (yet). Held: it will be — no evidence. A row that ended (gone,
-      // refused, parked): this page shows what nothing else will — news. No row: queued now as a
-      // link of this page (`#namedPageLink`); under a lesson news (its siblings the lesson refused
-      // may name pages nothing reaches: a check lifts it, and they are queued again), else nothing
-      // (it may only not be reached yet: a topic's page 3, linked from its page 2).
-      if (this.#holds(canonical)) return undefined;
-      return this.#hasRow(canonical) || this.#parentRedirects!.covers(req.url) !== undefined ? 'news' : undefined;
+      // Not fetched with a page (yet). Held: it will be — no evidence. No row (it is queued now as
+      // this page's link, `#namedPageLink`), or a row that ended without a page (gone, refused,
+      // parked): under a lesson news — the siblings it refused may name pages nothing reaches, so
+      // a check lifts it and they are queued again — else nothing (the page may only not be
+      // reached yet, a topic's page 3 linked from its page 2; or have failed for a while).
+      return this.#holds(canonical) || this.#parentRedirects!.covers(req.url) === undefined ? undefined : 'news';
     }
     const origin = `${req.url.slice(0, originEnd(req.url))}/`;
     const links = new Set<string>();
