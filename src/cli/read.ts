@@ -294,9 +294,9 @@ export function parentRedirectsText(shapes: readonly ShapeRecord[]): string[] {
 }
 
 /** The `stats` line on URL shapes learned to redirect where the crawl does not go (none when there are none). */
-export function deadEndsText(shapes: readonly ShapeRecord[]): string[] {
+export function deadEndRedirectsText(shapes: readonly ShapeRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
-  return lessonText('dead ends', learned, 'URLs that redirect where the crawl does not go (a login form, another site, a page another lesson refuses): not fetched; --no-learn-aliases on a resume turns that off');
+  return lessonText('dead ends', learned, 'URLs that redirect where the crawl does not go (a login form, another site, a path robots.txt disallows, a page another lesson refuses): not fetched; --no-learn-aliases on a resume turns that off');
 }
 
 /** The `stats` line on query pairs learned to name a page the crawl knows as theirs (none when there are none). */
@@ -433,7 +433,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...(engine === undefined ? [] : anchorsText(engine.anchors)),
     ...(engine === undefined ? [] : noindexText(engine.noindex)),
     ...(engine === undefined ? [] : parentRedirectsText(engine.parentRedirects)),
-    ...(engine === undefined ? [] : deadEndsText(engine.deadEndRedirects)),
+    ...(engine === undefined ? [] : deadEndRedirectsText(engine.deadEndRedirects)),
     ...(engine === undefined ? [] : viewsText(engine.views)),
     ...(engine === undefined ? [] : copiesText(engine.copies)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,

@@ -5,7 +5,7 @@
  * each with a redirect to its login form carrying the URL asked: StackExchange's
  * `/posts/9140/edit` → `/users/login?ssrc=edit&returnurl=…`, a shop's "add to wishlist", a
  * forum's "report" or "subscribe". `LoginWalls` stops the crawl fetching the login form for each,
- * but not the redirect: on a StackExchange-shaped loopback site, 136 of 768 requests were such
+ * but not the redirect: on a StackExchange-shaped loopback site, 136 of 785 requests were such
  * redirects, one per post. Share buttons do the same off-site (Jetpack's `?share=twitter&nb=1`
  * answers a 302 to the network's sharer: 240 requests for a 60-post WordPress blog whose theme
  * drops their `rel=nofollow`), and so do short links into a URL shape another lesson refuses (a

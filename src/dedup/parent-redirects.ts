@@ -75,7 +75,7 @@
  * on any of them lifts the lesson (banned for good: the checkpoint keeps the ban) and queues them
  * all.
  *
- * Owns: the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
+ * Owns: what counts as a copy of a page under the parent (`parentCopyVerdict`), the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
  * leads (`parentRedirectOf`), and the fetched-parent condition (through `fetched`, the engine's
  * answer). Never: fetch, look a URL up itself, refuse or count a URL (the engine does,
  * `CrawlCounts.parentRedirects`), or clocks.

@@ -72,7 +72,10 @@ export interface TrapDetectorOptions {
   readonly calendarPastYears: number;
   /** Non-navigation query parameters a URL may stack. Default 4. */
   readonly facetLimit: number;
-  /** Distinct URLs of one kind that flag a host for that kind. Default 20. */
+  /**
+   * Distinct URLs of one kind that flag a host for that kind. Default 20. It also widens the
+   * window of `/YYYY/MM` pairs read as dates (this many years and 5 more past either limit).
+   */
   readonly flagThreshold: number;
 }
 

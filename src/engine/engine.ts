@@ -227,7 +227,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** URL shapes whose URLs redirect into (or copy) their parent page (`EngineOptions.learnAliases`). */
   readonly #parentRedirects: ParentRedirects | undefined;
   /** URL shapes whose URLs redirect where the crawl does not go (`EngineOptions.learnAliases`). */
-  readonly #deadEnds: DeadEndRedirects | undefined;
+  readonly #deadEndRedirects: DeadEndRedirects | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -402,7 +402,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#cases = o.learnAliases ? new PathCase() : undefined;
     this.#indexFiles = o.learnAliases ? new PathCase({ fold: 'index' }) : undefined;
     this.#parentRedirects = o.learnAliases ? new ParentRedirects((url) => this.#fetchedWithPage(url)) : undefined;
-    this.#deadEnds = o.learnAliases ? new DeadEndRedirects() : undefined;
+    this.#deadEndRedirects = o.learnAliases ? new DeadEndRedirects() : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -417,7 +417,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       anchors: this.#anchors,
       noindex: this.#noindex,
       parentRedirects: this.#parentRedirects,
-      deadEnds: this.#deadEnds,
+      deadEndRedirects: this.#deadEndRedirects,
       slashes: this.#slashes,
       cases: this.#cases,
       indexFiles: this.#indexFiles,
@@ -696,7 +696,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       anchorCopies: this.#anchors?.learned() ?? [],
       noindexShapes: this.#noindex?.learned() ?? [],
       parentRedirects: this.#parentRedirects?.learned() ?? [],
-      deadEndRedirects: this.#deadEnds?.learned() ?? [],
+      deadEndRedirects: this.#deadEndRedirects?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
@@ -1161,7 +1161,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.anchors !== undefined) this.#anchors?.import(state.anchors);
       if (state.noindex !== undefined) this.#noindex?.import(state.noindex);
       if (state.parentRedirects !== undefined) this.#parentRedirects?.import(state.parentRedirects);
-      if (state.deadEndRedirects !== undefined) this.#deadEnds?.import(state.deadEndRedirects);
+      if (state.deadEndRedirects !== undefined) this.#deadEndRedirects?.import(state.deadEndRedirects);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
@@ -1301,13 +1301,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (content) verdict = 'content';
     else if (status >= 300 && status < 400 && target !== undefined && req.relink !== true) verdict = this.#deadEndOf(target);
     if (verdict === undefined) return;
-    const lesson = this.#deadEnds!;
+    const lesson = this.#deadEndRedirects!;
     const shape = lesson.shapeOf(req.url);
     if (shape === undefined) return;
     const skipped = lesson.skippedUnder(req.url);
     if (lesson.observe(req.url, verdict) !== 'lifted') return;
     const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
-    this.#tally.deadEndsRequeued(Math.min(skipped, queued));
+    this.#tally.deadEndRedirectsRequeued(Math.min(skipped, queued));
   }
 
   /**
@@ -1321,7 +1321,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   #deadEndOf(target: string): DeadEndVerdict | undefined {
     if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined || this.#gate.disallowsByRules(target)) return 'deadEnd';
-    if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEnds?.covers(target) !== undefined) return 'deadEnd';
+    if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEndRedirects?.covers(target) !== undefined) return 'deadEnd';
     return this.#hasRow(target) ? undefined : 'news';
   }
 
@@ -1332,16 +1332,15 @@ export class Engine extends EventEmitter<EngineEvents> {
    * copy's siblings a `ParentRedirects` lesson refuses are copies of a page the crawl has — a
    * topic's later pages that only permalinks reach (or none the crawl met yet: page 3 is linked
    * from page 2) are not lost with them. Not for a page that says nofollow, nor a named URL the
-   * page links already, one out of the scope or past `maxDepth` (it would be refused or parked at
-   * once), or one a learned lesson rewrites or takes for another spelling (its spelling met first
-   * is the one to fetch). Added after the page's links were rewritten (`#rewriteLinks`), before
+   * page links already, one out of the scope (it would be refused at once), or one a learned
+   * lesson rewrites or takes for another spelling (its spelling met first is the one to fetch); one
+   * past `maxDepth` is parked as any link is, for a resume with a higher cap. Added after the page's links were rewritten (`#rewriteLinks`), before
    * the scope and the link filters, which judge it as any of the page's.
    */
   #namedPageLink(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
     const named = o.canonical;
     if (named === undefined || links === undefined || o.nofollow === true || parentRedirectOf(req.url, named) !== 'under' || this.#hasRow(named)) return links;
-    const cap = this.options.maxDepth;
-    if ((cap > 0 && req.depth + 1 > cap) || this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
+    if (this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
     if ((this.#params?.rewrite(named) ?? this.#aliases?.rewrite(named) ?? this.#slashes?.rewrite(named) ?? this.#cases?.duplicateOf(named) ?? this.#indexFiles?.duplicateOf(named)) !== undefined) return links;
     return [...links, { url: named }];
   }
@@ -1379,7 +1378,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     const origin = `${req.url.slice(0, originEnd(req.url))}/`;
     const links = new Set<string>();
-    for (const l of pageLinks ?? []) if (l.nofollow !== true && l.url.startsWith(origin)) links.add(l.url);
+    // In scope: a link the scope refuses never becomes a row, so it would always read as new.
+    for (const l of pageLinks ?? []) if (l.nofollow !== true && l.url.startsWith(origin) && this.#scope.check(l.url) === undefined) links.add(l.url);
     const novel = links.size === 0 ? 0 : links.size - frontier.knownCount([...links]);
     return parentCopyVerdict(simhash, o.simhash, novel);
   }
@@ -1507,7 +1507,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
     if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url) ?? this.#parentRedirects?.covers(url) ?? this.#deadEnds?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url) ?? this.#parentRedirects?.covers(url) ?? this.#deadEndRedirects?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1951,7 +1951,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a soft-404: a dead link's page (a not-found template that says noindex, nofollow) tells
     // nothing of the live pages of its shape.
     if (whole && !soft404 && this.#noindex !== undefined) this.#noindexLesson(req.url, o);
-    if (site && this.#deadEnds !== undefined) this.#deadEndLesson(req, s, target, whole && !soft404);
+    if (site && this.#deadEndRedirects !== undefined) this.#deadEndLesson(req, s, target, whole && !soft404);
     // Before the scope check: a link taken to a moved origin or without a learned key is checked
     // as it will be keyed.
     if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);
@@ -2535,7 +2535,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const anchors = this.#anchors?.export() ?? [];
     const noindex = this.#noindex?.export() ?? [];
     const parentRedirects = this.#parentRedirects?.export() ?? [];
-    const deadEndRedirects = this.#deadEnds?.export() ?? [];
+    const deadEndRedirects = this.#deadEndRedirects?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];

@@ -266,7 +266,8 @@ export interface EngineOptions {
    * served a page of its own (a `ParentRedirects`), its queued
    * URLs are not fetched once the crawl fetched the parent page, but for seeds, URLs fetched
    * before and checks (the 1st, 2nd, 4th, 8th, 16th refusals, then every 32nd); a check that
-   * serves a page of its own (not a copy of the parent), or redirects under the parent to a page
+   * serves a page of its own (not a copy), shows a page under the parent the crawl does not hold,
+   * or redirects under the parent to a page
    * the crawl did not hold (a slug completed), lifts the lesson and queues them again
    * (`CrawlSummary.parentRedirects`, `CrawlCounts.parentRedirects`). And URL shapes whose URLs
    * redirect where the crawl does not go (a `DeadEndRedirects`: StackExchange's `/posts/5/edit`

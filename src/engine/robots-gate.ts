@@ -86,7 +86,7 @@ export interface RobotsGateOptions {
   /** URL shapes learned to redirect into (or copy) their parent page: their queued URLs are refused once the parent page was fetched. */
   readonly parentRedirects?: ParentRedirects | undefined;
   /** URL shapes learned to redirect where the crawl does not go: their queued URLs are refused. */
-  readonly deadEnds?: DeadEndRedirects | undefined;
+  readonly deadEndRedirects?: DeadEndRedirects | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
@@ -337,15 +337,21 @@ export class RobotsGate implements RobotsSeam {
       this.o.tally.anchorCopies();
       return true;
     }
-    if (this.o.noindex?.refuses(url, depth, fetched) === true) {
-      this.o.tally.noindexSkipped();
-      return true;
-    }
-    if (this.o.parentRedirects?.refuses(url, depth, fetched) === true) {
-      this.o.tally.parentRedirect();
-      return true;
-    }
-    if (this.o.deadEnds?.refuses(url, depth, fetched) === true) {
+    // The shape lessons: the first whose learned shape covers the URL decides, its checks included
+    // — were the next asked after one let a check through, a URL two lessons learned would be
+    // fetched only where both did (one in a thousand, not one in 32), a wrong lesson caught late.
+    const { noindex, parentRedirects, deadEndRedirects } = this.o;
+    if (noindex?.covers(url) !== undefined) {
+      if (noindex.refuses(url, depth, fetched)) {
+        this.o.tally.noindexSkipped();
+        return true;
+      }
+    } else if (parentRedirects?.covers(url) !== undefined) {
+      if (parentRedirects.refuses(url, depth, fetched)) {
+        this.o.tally.parentRedirect();
+        return true;
+      }
+    } else if (deadEndRedirects?.refuses(url, depth, fetched) === true) {
       this.o.tally.deadEndRedirect();
       return true;
     }

@@ -89,7 +89,7 @@ export interface CrawlCounts {
   readonly parentRedirects: number;
   /**
    * URLs not fetched because their URL shape was learned to redirect where the crawl does not go
-   * — a login form, another site, a shape another lesson refuses (`CrawlSummary.deadEndRedirects`,
+   * — a login form, another site, a path robots.txt disallows, a shape another lesson refuses (`CrawlSummary.deadEndRedirects`,
    * `EngineOptions.learnAliases`; checks are fetched, and those of a shape whose check found a
    * page of its own or a new page are queued again and not counted).
    */
@@ -391,7 +391,7 @@ export class Tally {
   }
 
   /** `n` URLs this run refused so are queued again: a check lifted their shape's lesson. */
-  deadEndsRequeued(n: number): void {
+  deadEndRedirectsRequeued(n: number): void {
     this.#deadEndRedirects -= n;
   }
 

@@ -144,7 +144,8 @@ describe('meguri crawl: a Q&A site whose answer links serve the question page', 
     expect(new Set(forum.filter((a) => /^\/h\/talk-\d+\/\d+(\?page=\d)?$/.test(a))).size).toBe((FORUM_TOPICS * FORUM_POSTS) / 10);
     const hidden = count(/^\/h\/talk-\d+\/\d+\/\d+$/);
     const end = endOf(run.out);
-    expect(end?.parentRedirects).toEqual([`${site.base}/questions/*/*/*`, `${site.base}/d/*/*/*`]);
+    expect(end?.parentRedirects).toEqual(expect.arrayContaining([`${site.base}/questions/*/*/*`, `${site.base}/d/*/*/*`]));
+    expect(end?.parentRedirects).toHaveLength(2);
     expect(end?.counts?.parentRedirects).toBe(copies - fetchedCopies + 2 * FORUM_TOPICS * FORUM_POSTS - permalinks - hidden);
   });
 
