@@ -70,12 +70,12 @@
  * parent whose links were not all followed (cut at the size limit, past `maxLinks`, nofollow)
  * may not reach what the redirect led to; and copies naming pages under the parent that nothing
  * else reaches (a topic whose later pages only permalinks show): a fetched copy queues the page
- * it names (the engine adds it as a link), and under a lesson a check naming one the crawl has no
- * row for lifts it, but the pages only refused copies name wait for such a check — one landing
+ * it names (the engine adds it as a link), and under a lesson a check naming one the crawl does
+ * not hold (no row, or one that ended or is parked) lifts it, but the pages only refused copies name wait for such a check — one landing
  * on any of them lifts the lesson (banned for good: the checkpoint keeps the ban) and queues them
  * all.
  *
- * Owns: what counts as a copy of a page under the parent (`parentCopyVerdict`), the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
+ * Owns: what counts as a copy of the parent or a page under it (`parentCopyVerdict`), the shape of a URL (`parentRedirectShapeOf`), its parent (`parentOf`), where a redirect
  * leads (`parentRedirectOf`), and the fetched-parent condition (through `fetched`, the engine's
  * answer). Never: fetch, look a URL up itself, refuse or count a URL (the engine does,
  * `CrawlCounts.parentRedirects`), or clocks.

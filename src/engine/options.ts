@@ -272,9 +272,9 @@ export interface EngineOptions {
    * (`CrawlSummary.parentRedirects`, `CrawlCounts.parentRedirects`). And URL shapes whose URLs
    * redirect where the crawl does not go (a `DeadEndRedirects`: StackExchange's `/posts/5/edit`
    * to a login form `LoginWalls` walled, a share button's `?share=twitter` to another site, a
-   * short link into a shape another lesson refuses): once eight URLs of a shape did and none
-   * served a page nor, after the first, led to a page the crawl had no row for (a redirect to a
-   * login form not yet walled is one), its queued URLs are not fetched but
+   * path robots.txt disallows, a short link into a shape another lesson refuses): once eight URLs
+   * of a shape did and none served a page nor, once one was a dead end, led to a page the crawl
+   * had not met (before, a redirect to a login form not yet walled is one), its queued URLs are not fetched but
    * for seeds, URLs fetched before and checks (as above), one of which, serving a page or leading
    * to a new one, lifts the lesson and queues them again (`CrawlSummary.deadEndRedirects`,
    * `CrawlCounts.deadEndRedirects`). Default true; the checkpoint keeps the aliases, slash rules,

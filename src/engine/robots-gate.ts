@@ -306,7 +306,8 @@ export class RobotsGate implements RobotsSeam {
    * nor a URL `fetched` before; some let through as checks), a URL whose shape redirects into
    * its parent page once the crawl fetched that page (`ParentRedirects`, under `learnAliases`; the
    * same exceptions), a URL whose shape redirects where the crawl does not go (`DeadEndRedirects`,
-   * under `learnAliases`; the same exceptions), a name
+   * under `learnAliases`; the same exceptions) — of these three shape lessons the first whose
+   * learned shape covers the URL decides, its checks included — a name
    * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
