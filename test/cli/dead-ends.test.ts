@@ -13,7 +13,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { deadEndRedirectsLine } from '../../src/cli/crawl.js';
 import { deadEndRedirectsText } from '../../src/cli/read.js';
-import { AGENT, inProcess, loopbackSite } from './helpers.js';
+import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const POSTS = 60;
 const JUMPS = 40;
@@ -96,12 +96,7 @@ describe('meguri crawl: redirects to a login form or off-site', () => {
   /** Whether posts link their mirror (the last test's site). */
   let mirrorLinks = false;
   type End = { deadEndRedirects?: string[]; counts?: { deadEndRedirects: number } };
-  const endOf = (out: string): End | undefined =>
-    out
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as End & { type: string })
-      .find((e) => e.type === 'end');
+  const endOf = (out: string): End | undefined => jsonEnd<End>(out);
 
   it('learns the edit and share shapes and fetches few of their URLs; every post, and every page a jump alone leads to, is fetched', async () => {
     asked.length = 0;

@@ -96,3 +96,12 @@ export function loopbackSite(prefix: string, handler: RequestListener): Loopback
   });
   return site;
 }
+
+/** The `end` event of a `meguri crawl --json` run's stdout (one JSON object a line), read as `T`; undefined when there is none. */
+export function jsonEnd<T>(out: string): T | undefined {
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T & { type: string })
+    .find((e) => e.type === 'end');
+}

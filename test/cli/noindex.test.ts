@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noindexLine } from '../../src/cli/crawl.js';
 import { noindexText } from '../../src/cli/read.js';
-import { AGENT, inProcess, loopbackSite } from './helpers.js';
+import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const ARTICLES = 40;
 const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
@@ -52,12 +52,7 @@ describe('meguri crawl: a wiki whose tool pages say noindex,nofollow', () => {
     res.writeHead(404).end();
   });
   const count = (re: RegExp): number => new Set(asked.filter((a) => re.test(a))).size;
-  const endOf = (out: string): { noindexShapes?: string[]; counts?: { noindexSkipped: number } } | undefined =>
-    out
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { type: string; noindexShapes?: string[]; counts?: { noindexSkipped: number } })
-      .find((e) => e.type === 'end');
+  const endOf = (out: string): { noindexShapes?: string[]; counts?: { noindexSkipped: number } } | undefined => jsonEnd(out);
 
   it('learns each tool shape after eight pages, fetches every article and every page a noindex,follow page leads to, and names the shapes', async () => {
     asked.length = 0;

@@ -13,7 +13,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT, inProcess, loopbackSite } from './helpers.js';
+import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const QUESTIONS = 14;
 const TOPICS = 9;
@@ -110,12 +110,7 @@ describe('meguri crawl: a Q&A site whose answer links serve the question page', 
   /** Seeds given before their question is fetched: each a copy whose parent has no simhash yet. */
   const early = (base: string): string[] => [1, 2, 3].map((n) => `${base}/questions/${n}/question-${n}/${answersOf(n)[0]}`);
   type End = { parentRedirects?: string[]; counts?: { parentRedirects: number } };
-  const endOf = (out: string): End | undefined =>
-    out
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as End & { type: string })
-      .find((e) => e.type === 'end');
+  const endOf = (out: string): End | undefined => jsonEnd<End>(out);
 
   it('learns the answer-link shape from its copies and fetches the rest of them no more; every topic post link, each a page of its own, is fetched', async () => {
     asked.length = 0;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parentRedirectsLine } from '../../src/cli/crawl.js';
 import { parentRedirectsText } from '../../src/cli/read.js';
-import { AGENT, inProcess, loopbackSite } from './helpers.js';
+import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const THREADS = 12;
 /** Threads not listed: the front page's "recent posts" links one post of each. */
@@ -83,12 +83,7 @@ describe('meguri crawl: a forum whose post permalinks redirect into the thread',
   const threadPages = all.reduce((s, n) => s + Math.ceil(postsOf(n).length / PER), 0);
   const permalinks = all.reduce((s, n) => s + postsOf(n).length, 0);
   type End = { parentRedirects?: string[]; counts?: { parentRedirects: number } };
-  const endOf = (out: string): End | undefined =>
-    out
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as End & { type: string })
-      .find((e) => e.type === 'end');
+  const endOf = (out: string): End | undefined => jsonEnd<End>(out);
 
   it('learns the permalink shape, fetches every thread page, and names them; a thread not fetched is reached through its permalink', async () => {
     redirectsLeft = Infinity;
