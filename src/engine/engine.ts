@@ -1252,12 +1252,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * A fetch's lesson on URL shapes that redirect into (or copy) their parent page (`ParentRedirects`), the
-   * verdict judged here, before this outcome reaches the frontier: a page of its own (`content`:
-   * 2xx, whole, not a soft-404) is content, unless its rel=canonical names its parent page or a
-   * page under it, when `#parentCopyVerdict` decides (a copy is quiet; under a lesson, a page
-   * under the parent the crawl does not hold is news); a redirect (`target`, canonical) to the parent page,
-   * or under it to a page the crawl holds live, is quiet; one under it to another page is news
+   * A fetch's lesson on URL shapes that redirect into (or copy) their parent page
+   * (`ParentRedirects`), the verdict judged here, before this outcome reaches the frontier: a page
+   * of its own (`content`: 2xx, whole, not a soft-404) is content, unless its rel=canonical names
+   * its parent page or a page under it, when `#parentCopyVerdict` decides (a copy is quiet; under
+   * a lesson, a page under the parent the crawl does not hold is news); a redirect (`target`,
+   * canonical) to the parent page, or under it to a page the crawl holds live, is quiet; one under it to another page is news
    * once the parent was fetched (the URL is one the lesson would refuse, and it led to a page
    * nothing else reached: a slug completed, `/news/123` → `/news/123-headline`); a relink's
    * redirect under the parent (a redirected row fetched again: the target row may be its own
@@ -1314,8 +1314,8 @@ export class Engine extends EventEmitter<EngineEvents> {
    * Where a redirect to `target` (canonical) leads for `DeadEndRedirects`: 'deadEnd' where the
    * crawl does not go — out of its scope (another site included), a path `LoginWalls` walled (under
    * `learnParams`), a path the rules of a robots.txt the crawl has read disallow (not one unread
-   * or unreachable for now: `RobotsGate.disallowsByRules`), a shape
-   * `ParentRedirects` or this lesson refuses now; 'news' to a page the crawl has no row for (in a
+   * or unreachable for now: `RobotsGate.disallowsByRules`), a shape `ParentRedirects` or this
+   * lesson refuses now; 'news' to a page the crawl has no row for (in a
    * cluster, also one in another node's slot: news, the safe side); else undefined (a URL it has a
    * row for, whatever its status: no evidence).
    */
@@ -1334,8 +1334,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * from page 2) are not lost with them. Not for a page that says nofollow, nor a named URL the
    * page links already, one out of the scope (it would be refused at once), or one a learned
    * lesson rewrites or takes for another spelling (its spelling met first is the one to fetch); one
-   * past `maxDepth` is parked as any link is, for a resume with a higher cap. Added after the page's links were rewritten (`#rewriteLinks`), before
-   * the scope and the link filters, which judge it as any of the page's.
+   * past `maxDepth` is parked as any link is, for a resume with a higher cap. Added after the
+   * page's links were rewritten (`#rewriteLinks`), before the scope and the link filters, which
+   * judge it as any of the page's.
    */
   #namedPageLink(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
     const named = o.canonical;
