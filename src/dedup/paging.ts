@@ -41,6 +41,19 @@ const MAX_SIGNATURES = 64;
 const PAGING_KEYS = new Set(['page', 'p', 'pg', 'paged', 'pagenum', 'page_num', 'pageno', 'page_no', 'pagenumber', 'currentpage', 'pn', 'start', 'offset', 'skip', 'from']);
 
 /**
+ * Whether query pair `pair` (`key=value`) asks for a page of a listing past its first: a paging
+ * key (`PAGING_KEYS`) with a number above 1 (`page=2`, `offset=20`; not `page=1`, `start=0`).
+ * `ParamLearner` never drops such a pair from a link: a key learned from first pages that name the
+ * listing canonical (`?page=1`) must not take its later pages away.
+ */
+export function isLaterPagePair(pair: string): boolean {
+  const eq = pair.indexOf('=');
+  if (eq <= 0 || !PAGING_KEYS.has(pair.slice(0, eq).toLowerCase())) return false;
+  const value = pair.slice(eq + 1);
+  return /^\d{1,9}$/.test(value) && Number(value) > 1;
+}
+
+/**
  * Paging in the path: a segment naming the page, then the number as the next segment
  * (`/page/5/`), or `page-5` / `page5` as one segment; the last such, so a page number beneath an
  * item's own (`/t/page/2/page/3`) is the one read.

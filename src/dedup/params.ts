@@ -21,6 +21,10 @@
  * large shared template differ by 4–12 (200 template words and 20 of their own, 30 pairs) and
  * unrelated pages by about 32 — one such copy banned `?print` in two of three sections of a
  * loopback blog when any distance over 3 banned.
+ * A later page of a listing is never dropped, though: a paging key (`page`, `offset`…) with a
+ * number above 1 stays in a link whatever was learned (`isLaterPagePair`) — listings whose pager
+ * links `?page=1` back to page 1, naming the listing canonical, teach `page`, and `?page=2` taken
+ * to the listing would lose every later page (a Q&A site's tag listings taught `page` this way).
  * The scope is a section, not the origin, because once a key is learned its copies are never
  * fetched, so nothing could contradict it later: `?ref=` learned on `/post/` says nothing of
  * `/product/?ref=123`, where it may name the product.
@@ -63,6 +67,7 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { evictOldest } from '../lru/index.js';
+import { isLaterPagePair } from './paging.js';
 
 /** Options of a `ParamLearner`. */
 export interface ParamLearnerOptions {
@@ -349,7 +354,8 @@ export class ParamLearner {
     let out: string | undefined;
     if (q >= 0) {
       const all = url.slice(q + 1).split('&');
-      const pairs = all.filter((p) => !o.learned.has(keyOf(p)));
+      // A later page of a listing keeps its number whatever was learned (`isLaterPagePair`).
+      const pairs = all.filter((p) => !o.learned.has(keyOf(p)) || isLaterPagePair(p));
       if (pairs.length !== all.length) out = join(url.slice(0, q), pairs);
     }
     if (o.pathRules > 0) {

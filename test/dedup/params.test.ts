@@ -45,6 +45,22 @@ describe('ParamLearner', () => {
     expect(l.duplicateOf(`${O}/post/99?ref=prev`)).toBeUndefined();
   });
 
+  it('a paging key learned from first pages that name their listing canonical keeps later pages: ?page=2 is never dropped from a link', () => {
+    // Listings whose pager links `?page=1` (page 1 again, naming the listing canonical): the key
+    // is learned; were `?page=2` then taken to the listing, every later page would be lost.
+    const l = new ParamLearner();
+    for (const tag of ['a', 'b', 'c']) l.observe(`${O}/tagged/${tag}`, `${O}/tagged/${tag}`, H);
+    for (const tag of ['a', 'b', 'c']) l.observe(`${O}/tagged/${tag}?page=1&tab=new`, `${O}/tagged/${tag}`, near(1));
+    expect(l.learned()).toEqual([{ scope: `${O}/tagged/`, keys: ['page', 'tab'] }]);
+    expect(l.rewrite(`${O}/tagged/d?page=1&tab=new`)).toBe(`${O}/tagged/d`);
+    expect(l.rewrite(`${O}/tagged/d?page=2&tab=new`)).toBe(`${O}/tagged/d?page=2`);
+    expect(l.rewrite(`${O}/tagged/d?page=12`)).toBeUndefined();
+    expect(l.duplicateOf(`${O}/tagged/a?page=2`)).toBeUndefined();
+    expect(l.duplicateOf(`${O}/tagged/a?page=1`)).toBe(`${O}/tagged/a`);
+    // A worded value, or a number in a key that pages nothing, is dropped as learned.
+    expect(l.rewrite(`${O}/tagged/d?page=all`)).toBe(`${O}/tagged/d`);
+  });
+
   it('the same copy three times is one piece of evidence', () => {
     const l = blog(0);
     for (let i = 0; i < 5; i++) l.observe(`${O}/post/1?ref=prev`, `${O}/post/1`, H);
