@@ -212,6 +212,11 @@ function validDiscovery(d: Discovery, nowMs: number): boolean {
   }
 }
 
+/** Whether a row of status `st` was fetched with a page (`Crawled`, `DueRecrawl`): the one rule of `knownCount`'s 'fetched', `fetchedSimhashOf` and `eachCrawled`. */
+function fetchedWithPage(st: number): boolean {
+  return st === UrlStatus.Crawled || st === UrlStatus.DueRecrawl;
+}
+
 /**
  * `Frontier.knownCount`: how many of `urls` have a row (in memory, or spilled to disk with their
  * host); a URL the canonicalizer refuses counts as unknown. `which` narrows the rows counted:
@@ -233,7 +238,7 @@ export function knownCount(s: FrontierState, urls: readonly string[], which: 'kn
       // A spilled row (−1) is a never-fetched Scheduled one: live, not fetched.
       const row = s.rowOf(found[i]!);
       if (which === 'live' && row >= 0 && !isLiveStatus(s.table.status[row]!)) continue;
-      if (which === 'fetched' && (row < 0 || (s.table.status[row] !== UrlStatus.Crawled && s.table.status[row] !== UrlStatus.DueRecrawl))) continue;
+      if (which === 'fetched' && (row < 0 || !fetchedWithPage(s.table.status[row]!))) continue;
     }
     known++;
   }
@@ -270,7 +275,7 @@ export function fetchedSimhashOf(s: FrontierState, url: string): bigint | undefi
   const row = memoryRowOf(s, url);
   if (row === undefined) return undefined;
   const t = s.table;
-  if (t.status[row] !== UrlStatus.Crawled && t.status[row] !== UrlStatus.DueRecrawl) return undefined;
+  if (!fetchedWithPage(t.status[row]!)) return undefined;
   const sl = t.slot[row]!;
   return sl !== 0 && (t.fpFlags[sl]! & FpFlag.Simhash) !== 0 ? lanes(t.simhash, sl) : undefined;
 }
@@ -722,7 +727,7 @@ export function eachCrawled(s: FrontierState, limit: number, visit: (row: Crawle
   let n = 0;
   for (let row = t.rows - 1; row >= 0 && n < limit; row--) {
     const st = t.status[row]! as UrlStatus;
-    if (st !== UrlStatus.Crawled && st !== UrlStatus.DueRecrawl) continue;
+    if (!fetchedWithPage(st)) continue;
     const sl = t.slot[row]!;
     const flags = sl === 0 ? 0 : t.fpFlags[sl]!;
     visit({
