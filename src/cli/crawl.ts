@@ -84,7 +84,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'requisites', kind: 'boolean', help: "also fetch each page's images, scripts and stylesheets (same politeness and robots rules), marked in pages.jsonl" },
     { name: 'no-robots-sitemaps', kind: 'boolean', help: 'do not follow the Sitemap: lines of robots.txt files (followed by default)' },
     { name: 'no-learn-params', kind: 'boolean', help: "fetch URLs that differ only by query keys a site ignores; by default a key (?ref=, ?from=…) is dropped from links into a section of a site (/post/…) once three pages there name the URL without it as rel=canonical and have the same text, or (a return-to key: ?redirect_to=https…, ?returnto=…) differ only in its value and have the same text; a path (/posting.php) whose URLs answered one login form (a password field, the same text) five times is not fetched again; links to a spot on their own page (?p=7#p7 beside post 7) are not followed once three of their shape were copies of that page; and a listing's filters and sort orders (?filter_color=red, ?orderby=price, named canonical to the listing without them) are dropped from links once three such pages brought no new link; and a query pair whose pages name a page the crawl knows as theirs (?view=next showing the next topic, by rel=canonical or redirect) is not fetched once ten of its URLs on a path named such pages, distinct ones for ¾ of them (a redirect out of the scope counts as one) and none standing named a page the crawl did not hold, or itself (one in 32 still is, as a check)" },
-    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same, a link whose URL shape redirected into its parent page (or served a copy of it: rel=canonical the parent, its text and links) eight times and never served a page of its own (a forum post's permalink /threads/t.1/post-5 to the thread's page, an answer link /questions/7/title/9 showing the question) is not fetched once the parent page was, and a link whose URL shape redirected eight times where the crawl does not go (a login form once a login path is learned, another site, a path robots.txt disallows, a page another lesson refuses: /posts/5/edit, ?share=twitter) and of which none served a page nor, once one was a dead end, led to a page the crawl had not met is not fetched (their first refusals and then one in 32 are, as checks)" },
+    { name: 'no-learn-aliases', kind: 'boolean', help: "fetch links as found on an origin that moved; by default once three of its URLs answered a permanent redirect to the same path on its https:// or www. form, its links are taken there (a redirect each saved), and so are links into a section of a site (/blog/…) whose URLs redirect to add (or drop) a trailing slash, links to a server that ignores the letter case of paths (IIS) to the spelling met first, links to a directory or its index file (/a/ or /a/index.html) to the one met first once a server serves both the same, a link whose URL shape redirected into its parent page (or served a copy of it: rel=canonical the parent, its text and links) eight times and never served a page of its own (a forum post's permalink /threads/t.1/post-5 to the thread's page, an answer link /questions/7/title/9 showing the question) is not fetched once the parent page was, and a link whose URL shape redirected eight times where the crawl does not go (a login form once a login path is learned, another site, a path robots.txt disallows, a page another lesson refuses: /posts/5/edit, ?share=twitter) and of which none served a page nor, once one was a dead end, led to a page the crawl had not met is not fetched, nor is a link whose URL shape served eight times a copy of another page it named canonical, a page the crawl had reached otherwise (a comment's permalink /comment/512 showing its article), and never a page of its own (their first refusals and then one in 32 are, as checks)" },
     { name: 'no-learn-noindex', kind: 'boolean', help: 'fetch every page that asks not to be indexed nor followed; by default once eight URLs of one shape (the path with each segment holding a digit as *, then the query\'s keys, /w/index.php?action=*&title=*, or without a query the last segment as *, /wiki/Special:WhatLinksHere/*) answered <meta name=robots content="noindex,nofollow"> (or X-Robots-Tag) and none answered otherwise, its queued URLs are not fetched (a wiki\'s edit forms and histories, a shop\'s cart; its first refusals and then one in 32 still are, as checks that lift the lesson and fetch what it refused if one finds a page to index or follow)' },
     { name: 'no-soft404-probe', kind: 'boolean', help: "read a body that five URLs of a site share as its not-found page (a soft-404) at once; by default one made-up URL beside them (the part they differ in — a version, a commit, an id — made up: a ten-digit number, a hash, or meguri-soft404-probe-…) is fetched first, and a 404 there says the body is a page's copies — versioned docs, a code forge's file at every commit — kept as pages" },
     { name: 'no-cookies', kind: 'boolean', help: 'send no cookies; by default the cookies a site sets are sent back to it for the rest of the run, as a browser does (RFC 6265 rules, memory only), and a redirect to the page itself (a cookie check) is fetched again with them' },
@@ -1164,6 +1164,19 @@ export function deadEndRedirectsLine(shapes: CrawlSummary['deadEndRedirects'], c
 }
 
 /**
+ * The end summary's line on URL shapes learned to serve copies of pages they name canonical ('' for
+ * none): which shapes, and how many queued URLs were not fetched. (Its rules in words:
+ * `NamedCopies`' options and `isCheck`; keep in sync, as `deadEndRedirectsLine`.)
+ */
+export function namedCopiesLine(shapes: CrawlSummary['namedCopies'], c: CrawlCounts): string {
+  if (shapes.length === 0 && c.namedCopies === 0) return '';
+  const shown = shapes.slice(0, 3).join(', ');
+  const more = shapes.length > 3 ? ` and ${int(shapes.length - 3)} more` : '';
+  const skipped = `${int(c.namedCopies)} queued URL${c.namedCopies === 1 ? '' : 's'} not fetched`;
+  return `  copies of ${shown === '' ? 'no shape learned now' : `${shown}${more}`} — ${skipped} (eight URLs of each shape served a copy of another page they named canonical, one the crawl had reached otherwise, and none served a page of its own; its first refusals and then one in 32 still fetched as checks; --no-learn-aliases fetches them all)`;
+}
+
+/**
  * The end summary's line on URL shapes learned to redirect into (or copy) their parent page ('' for none):
  * which shapes, and how many queued URLs were not fetched. (Its rules in words:
  * `ParentRedirects`' options and `isCheck`; keep in sync, as `noindexLine`.)
@@ -1381,6 +1394,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       noindexShapes: s.noindexShapes,
       parentRedirects: s.parentRedirects,
       deadEndRedirects: s.deadEndRedirects,
+      namedCopies: s.namedCopies,
       learnedAliases: s.learnedAliases,
       caseInsensitive: s.caseInsensitive,
       indexFiles: s.indexFiles,
@@ -1419,6 +1433,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       noindexLine(s.noindexShapes, s.counts),
       parentRedirectsLine(s.parentRedirects, s.counts),
       deadEndRedirectsLine(s.deadEndRedirects, s.counts),
+      namedCopiesLine(s.namedCopies, s.counts),
       rewriteMissLine(s.rewriteMisses),
       seedRedirectLine(s.seedRedirects),
       s.unresolvedHosts.length === 0 ? '' : `  no such name  ${s.unresolvedHosts.map((h) => `${h.host} (${h.code}, ${int(h.urls)} URLs refused at once)`).join('; ')}`,

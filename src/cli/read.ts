@@ -215,6 +215,8 @@ interface EngineInfo {
   readonly parentRedirects: readonly ShapeRecord[];
   /** URL shapes learned to redirect where the crawl does not go (bans left out). */
   readonly deadEndRedirects: readonly ShapeRecord[];
+  /** URL shapes learned to serve copies of pages they name canonical (bans left out). */
+  readonly namedCopies: readonly ShapeRecord[];
 }
 
 /** The origins a `PathCase` checkpoint list holds as learned (records that are not `CaseRecord`s, and bans, left out). */
@@ -224,7 +226,7 @@ function learnedOrigins(records: unknown): string[] {
 }
 
 function engineInfo(image: PartitionImage): EngineInfo | undefined {
-  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown; noindex?: unknown; parentRedirects?: unknown; deadEndRedirects?: unknown }) | undefined;
+  const e = image.meta.settings['engine'] as (Partial<EngineInfo> & { params?: unknown; aliases?: unknown; slashes?: unknown; cases?: unknown; indexFiles?: unknown; walls?: unknown; anchors?: unknown; views?: unknown; copies?: unknown; noindex?: unknown; parentRedirects?: unknown; deadEndRedirects?: unknown; namedCopies?: unknown }) | undefined;
   if (e === undefined || typeof e.generation !== 'number' || typeof e.completed !== 'number') return undefined;
   // A resume checks every record (parseEngineState); here a bad one is only left out.
   const params = Array.isArray(e.params) ? (e.params as unknown[]).filter((r): r is ParamRecord => paramRecordProblem(r) === undefined && (r as ParamRecord)[1].length > 0) : [];
@@ -244,7 +246,8 @@ function engineInfo(image: PartitionImage): EngineInfo | undefined {
   const shapes = (records: unknown): ShapeRecord[] => (Array.isArray(records) ? (records as unknown[]).filter((r): r is ShapeRecord => shapeRecordProblem(r) === undefined && (r as ShapeRecord)[1]) : []);
   const parentRedirects = shapes(e.parentRedirects);
   const deadEndRedirects = shapes(e.deadEndRedirects);
-  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies, noindex, parentRedirects, deadEndRedirects };
+  const namedCopies = shapes(e.namedCopies);
+  return { generation: e.generation, completed: e.completed, grouping: String(e.grouping ?? ''), inFlight: Array.isArray(e.inFlight) ? e.inFlight : [], params, aliases, walls, anchors, views, copies, noindex, parentRedirects, deadEndRedirects, namedCopies };
 }
 
 /**
@@ -291,6 +294,12 @@ export function noindexText(shapes: readonly NoindexRecord[]): string[] {
 export function parentRedirectsText(shapes: readonly ShapeRecord[]): string[] {
   const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
   return lessonText('redirects', learned, 'URLs that redirect into their parent page or copy it: not fetched once the parent page was; --no-learn-aliases on a resume turns that off');
+}
+
+/** The `stats` line on URL shapes learned to serve copies of pages they name canonical (none when there are none). */
+export function namedCopiesText(shapes: readonly ShapeRecord[]): string[] {
+  const learned = shapes.filter(([, l]) => l).map(([shape]) => shape);
+  return lessonText('copies of', learned, 'URLs that serve a copy of another page they name canonical: not fetched; --no-learn-aliases on a resume turns that off');
 }
 
 /** The `stats` line on URL shapes learned to redirect where the crawl does not go (none when there are none). */
@@ -434,6 +443,7 @@ export async function statsCommand(args: ParsedArgs, io: CliIo, nowMs = Date.now
     ...(engine === undefined ? [] : noindexText(engine.noindex)),
     ...(engine === undefined ? [] : parentRedirectsText(engine.parentRedirects)),
     ...(engine === undefined ? [] : deadEndRedirectsText(engine.deadEndRedirects)),
+    ...(engine === undefined ? [] : namedCopiesText(engine.namedCopies)),
     ...(engine === undefined ? [] : viewsText(engine.views)),
     ...(engine === undefined ? [] : copiesText(engine.copies)),
     `  hosts       ${int(st.hosts)} (${int(st.activeHosts)} holding a back queue)`,

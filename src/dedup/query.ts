@@ -4,6 +4,7 @@
  * checks. Pure functions over canonical URLs (pairs as written, `key=value`, in canonical order).
  * Never: decode keys, or canonicalize (src/url does).
  */
+import { originEnd } from '../url/host.js';
 
 /**
  * Whether a query value is a number or a list of them (`2`, `1,2`, `-5`, `1.5`; escapes decoded:
@@ -61,4 +62,33 @@ export function isUrlLessPairs(url: string, canonical: string): boolean {
   if (cq < 0) return true;
   const own = new Set(pairsOf(url));
   return pairsOf(canonical).every((p) => own.has(p));
+}
+
+/** Query pairs of one link looked at by `carriesPage` (a hostile link may carry thousands). */
+const MAX_CARRIED_PAIRS = 8;
+
+/**
+ * Whether `link` carries `page` (both canonical http(s) URLs) as the value of one of its first
+ * query pairs — the page's URL, or its path and query, decoded, a `#fragment` after it aside: a
+ * link *about* the page, a login or share form told where to return
+ * (`/user/login?destination=/comment/5`, `?returnurl=http%3A%2F%2F…`). Each page of a site has
+ * its own, so such a link is new on every copy and says nothing of pages the crawl has not met.
+ */
+export function carriesPage(link: string, page: string): boolean {
+  const pairs = pairsOf(link);
+  if (pairs.length === 0) return false;
+  const path = page.slice(Math.max(0, originEnd(page)));
+  for (let i = 0; i < pairs.length && i < MAX_CARRIED_PAIRS; i++) {
+    let v = valueOf(pairs[i]!);
+    if (v.length < path.length) continue;
+    try {
+      v = decodeURIComponent(v.replace(/\+/g, ' '));
+    } catch {
+      continue;
+    }
+    const hash = v.indexOf('#');
+    if (hash >= 0) v = v.slice(0, hash);
+    if (v === page || v === path) return true;
+  }
+  return false;
 }

@@ -130,6 +130,8 @@ export interface EngineState {
   readonly parentRedirects?: ShapeRecord[];
   /** URL shapes learned to redirect where the crawl does not go, and banned (`DeadEndRedirects.export`; absent: none, or an older build). */
   readonly deadEndRedirects?: ShapeRecord[];
+  /** URL shapes learned to serve copies of pages they name canonical, and banned (`NamedCopies.export`; absent: none, or an older build). */
+  readonly namedCopies?: ShapeRecord[];
   /** Soft-404 probes asked and not answered yet (`AskedProbes.export`; absent: none, or an older build). */
   readonly softProbes?: SoftProbeRecord[];
   /** Origins learned moved, and banned (`OriginAliases.export`; absent: none, or an older build). */
@@ -225,6 +227,7 @@ export function parseEngineState(v: unknown): EngineState {
   eachRecord('noindex', noindexRecordProblem);
   eachRecord('parentRedirects', shapeRecordProblem);
   eachRecord('deadEndRedirects', shapeRecordProblem);
+  eachRecord('namedCopies', shapeRecordProblem);
   eachRecord('softProbes', softProbeRecordProblem);
   eachRecord('slashes', slashRecordProblem);
   eachRecord('cases', caseRecordProblem);

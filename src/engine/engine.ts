@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, carriesPage, namedCopyVerdict, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -74,7 +74,7 @@ import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, ty
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect, isUnchangedSitemap, refreshTargetOf } from '../model/index.js';
 import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
-import { hostGroupKey, originEnd, splitOrigin, withoutQuery } from '../url/host.js';
+import { hostGroupKey, originEnd, sameOrigin, splitOrigin, withoutQuery } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
 import { Connectivity } from './connectivity.js';
 import { DISK_DIR, DataDir, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
@@ -228,6 +228,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #parentRedirects: ParentRedirects | undefined;
   /** URL shapes whose URLs redirect where the crawl does not go (`EngineOptions.learnAliases`). */
   readonly #deadEndRedirects: DeadEndRedirects | undefined;
+  readonly #namedCopies: NamedCopies | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
   /** Origins learned moved (`EngineOptions.learnAliases`). */
@@ -403,6 +404,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#indexFiles = o.learnAliases ? new PathCase({ fold: 'index' }) : undefined;
     this.#parentRedirects = o.learnAliases ? new ParentRedirects((url) => this.#fetchedWithPage(url)) : undefined;
     this.#deadEndRedirects = o.learnAliases ? new DeadEndRedirects() : undefined;
+    this.#namedCopies = o.learnAliases ? new NamedCopies() : undefined;
     this.#gate = new RobotsGate({
       directory: this.#directory,
       names: this.#names,
@@ -418,6 +420,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       noindex: this.#noindex,
       parentRedirects: this.#parentRedirects,
       deadEndRedirects: this.#deadEndRedirects,
+      namedCopies: this.#namedCopies,
       slashes: this.#slashes,
       cases: this.#cases,
       indexFiles: this.#indexFiles,
@@ -697,6 +700,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       noindexShapes: this.#noindex?.learned() ?? [],
       parentRedirects: this.#parentRedirects?.learned() ?? [],
       deadEndRedirects: this.#deadEndRedirects?.learned() ?? [],
+      namedCopies: this.#namedCopies?.learned() ?? [],
       learnedAliases: [...(this.#aliases?.learned() ?? []), ...(this.#slashes?.learned() ?? []).map(slashAlias)],
       caseInsensitive: this.#cases?.learned() ?? [],
       indexFiles: this.#indexFiles?.learned() ?? [],
@@ -1162,6 +1166,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.noindex !== undefined) this.#noindex?.import(state.noindex);
       if (state.parentRedirects !== undefined) this.#parentRedirects?.import(state.parentRedirects);
       if (state.deadEndRedirects !== undefined) this.#deadEndRedirects?.import(state.deadEndRedirects);
+      if (state.namedCopies !== undefined) this.#namedCopies?.import(state.namedCopies);
       if (state.aliases !== undefined) this.#aliases?.import(state.aliases);
       if (state.slashes !== undefined) this.#slashes?.import(state.slashes);
       if (state.cases !== undefined) this.#cases?.import(state.cases);
@@ -1321,29 +1326,98 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   #deadEndOf(target: string): DeadEndVerdict | undefined {
     if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined || this.#gate.disallowsByRules(target)) return 'deadEnd';
-    if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEndRedirects?.covers(target) !== undefined) return 'deadEnd';
+    if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEndRedirects?.covers(target) !== undefined || this.#namedCopies?.covers(target) !== undefined) return 'deadEnd';
     return this.#hasRow(target) ? undefined : 'news';
   }
 
   /**
-   * `links` with the page this one names canonical added, when that page is under its parent
-   * (`parentRedirectOf` 'under': a topic's `?page=2`, which Discourse's permalink `/t/slug/123/25`
-   * names) and the crawl has no row for it: a copy's content is then fetched on its own, so the
-   * copy's siblings a `ParentRedirects` lesson refuses are copies of a page the crawl has — a
-   * topic's later pages that only permalinks reach (or none the crawl met yet: page 3 is linked
-   * from page 2) are not lost with them. Not for a page that says nofollow, nor a named URL the
-   * page links already, one out of the scope (it would be refused at once), or one a learned
-   * lesson rewrites or takes for another spelling (its spelling met first is the one to fetch); one
-   * past `maxDepth` is parked as any link is, for a resume with a higher cap. Added after the
-   * page's links were rewritten (`#rewriteLinks`), before the scope and the link filters, which
-   * judge it as any of the page's.
+   * `links` with the page this one names canonical added when the crawl has no row for it and
+   * this page may be a copy of it: the named page is under this URL's parent (`parentRedirectOf`
+   * 'under': a topic's `?page=2`, which Discourse's permalink `/t/slug/123/25` names), or this URL
+   * has a `NamedCopies` shape and names another page of its origin (`/comment/512` naming its
+   * article). A copy's content is then fetched on its own, so the copy's siblings a lesson refuses
+   * are copies of a page the crawl has — a topic's later pages that only permalinks reach (or none
+   * the crawl met yet: page 3 is linked from page 2) are not lost with them. Not for a page that
+   * says nofollow, nor a named URL the page links already, one out of the scope (it would be
+   * refused at once), or one a learned lesson rewrites or takes for another spelling (its spelling
+   * met first is the one to fetch); one past `maxDepth` is parked as any link is, for a resume
+   * with a higher cap. Added after the page's links were rewritten (`#rewriteLinks`), before the
+   * scope and the link filters, which judge it as any of the page's.
    */
   #namedPageLink(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
     const named = o.canonical;
-    if (named === undefined || links === undefined || o.nofollow === true || parentRedirectOf(req.url, named) !== 'under' || this.#hasRow(named)) return links;
-    if (this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
+    if (named === undefined || links === undefined || o.nofollow === true || this.#hasRow(named)) return links;
+    const into = parentRedirectOf(req.url, named);
+    const copy = into === 'under' ? this.#parentRedirects !== undefined : into === undefined && this.#namedCopies?.shapeOf(req.url) !== undefined && sameOrigin(req.url, named) && !namesItself(req.url, named);
+    if (!copy || this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
     if ((this.#params?.rewrite(named) ?? this.#aliases?.rewrite(named) ?? this.#slashes?.rewrite(named) ?? this.#cases?.duplicateOf(named) ?? this.#indexFiles?.duplicateOf(named)) !== undefined) return links;
     return [...links, { url: named }];
+  }
+
+  /**
+   * A page's lesson on URL shapes whose pages are copies of another page they name (`NamedCopies`),
+   * judged before this outcome reaches the frontier, for a page (2xx, whole, not a soft-404) whose
+   * URL has a shape: `#namedCopyOf` gives the verdict. A lesson lifted queues the shape's refused
+   * URLs again, as `#deadEndLesson` does (keep the count's rule in sync).
+   */
+  #namedCopyLesson(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): void {
+    const lesson = this.#namedCopies!;
+    const shape = lesson.shapeOf(req.url);
+    if (shape === undefined) return;
+    const verdict = this.#namedCopyOf(req, o, links);
+    if (verdict === undefined) return;
+    const skipped = lesson.skippedUnder(req.url);
+    if (lesson.observe(req.url, verdict) !== 'lifted') return;
+    const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
+    this.#tally.namedCopiesRequeued(Math.min(skipped, queued));
+  }
+
+  /**
+   * What a page says of its shape for `NamedCopies`: a rel=canonical missing or naming the URL
+   * itself (`namesItself`) is content; one naming its parent or a page under it is
+   * `ParentRedirects`' (no verdict here), as is one on another origin or outside the scope (a
+   * mirror naming its original says nothing of this crawl's pages) or in a slot this node does not
+   * hold. Else `namedCopyVerdict` on the named page as the frontier holds it — fetched with a page
+   * (its simhash and depth; spilled to disk, where neither is at hand: no evidence), held and not
+   * fetched yet, or missing — and the page's links the crawl does not know (`#novelLinks`).
+   */
+  #namedCopyOf(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): NamedCopyVerdict | undefined {
+    const named = o.canonical;
+    if (named === undefined || namesItself(req.url, named)) return 'content';
+    if (!sameOrigin(req.url, named) || parentRedirectOf(req.url, named) !== undefined || this.#scope.check(named) !== undefined) return undefined;
+    const frontier = this.#frontierOf(req.host);
+    if (frontier === undefined) return undefined;
+    let page: NamedPage;
+    if (frontier.fetchedCount([named]) === 1) {
+      const depth = frontier.liveDepthOf(named);
+      if (depth === undefined) return undefined;
+      page = { simhash: frontier.fetchedSimhashOf(named), depth };
+    } else {
+      page = frontier.liveCount([named]) === 1 ? 'queued' : 'missing';
+    }
+    return namedCopyVerdict(page, req.depth, o.simhash, typeof page === 'object' ? this.#novelLinks(req, o, links, frontier) : 0);
+  }
+
+  /**
+   * How many of a page's same-origin followable links in the crawl's scope `frontier` does not
+   * know: a copy repeats the links of the page it copies, met when that page was fetched. Counted
+   * on the links as rewritten by the learned aliases and keys (`links`) and as the page gave them
+   * (`o.links`), the fewer of the two: the named page's rows were made under the lessons of its
+   * own fetch, and a key learned since (a login link's `?destination`) respells links it made.
+   * Links a later filter dropped from the named page — echoes, a listing paged past its end, past
+   * `maxLinks` — read as new, and cost a lesson, never a page. Left out: a link out of the scope
+   * (it never becomes a row), and one carrying this page's own address (`carriesPage`: a login
+   * form told to return here, new on every copy).
+   */
+  #novelLinks(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined, frontier: Frontier): number {
+    const origin = `${req.url.slice(0, originEnd(req.url))}/`;
+    const unknown = (list: readonly Link[] | undefined): number => {
+      const urls = new Set<string>();
+      for (const l of list ?? []) if (l.nofollow !== true && l.url.startsWith(origin) && !carriesPage(l.url, req.url) && this.#scope.check(l.url) === undefined) urls.add(l.url);
+      return urls.size === 0 ? 0 : urls.size - frontier.knownCount([...urls]);
+    };
+    const novel = unknown(links);
+    return novel === 0 || links === o.links ? novel : Math.min(novel, unknown(o.links));
   }
 
   /**
@@ -1377,12 +1451,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       // reached yet, a topic's page 3 linked from its page 2; or have failed for a while).
       return this.#holds(canonical) || this.#parentRedirects!.covers(req.url) === undefined ? undefined : 'news';
     }
-    const origin = `${req.url.slice(0, originEnd(req.url))}/`;
-    const links = new Set<string>();
-    // In scope: a link the scope refuses never becomes a row, so it would always read as new.
-    for (const l of pageLinks ?? []) if (l.nofollow !== true && l.url.startsWith(origin) && this.#scope.check(l.url) === undefined) links.add(l.url);
-    const novel = links.size === 0 ? 0 : links.size - frontier.knownCount([...links]);
-    return parentCopyVerdict(simhash, o.simhash, novel);
+    return parentCopyVerdict(simhash, o.simhash, this.#novelLinks(req, o, pageLinks, frontier));
   }
 
   /**
@@ -1508,7 +1577,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Not a seed (depth 0): the user's word; a plain URL of the shape refused for another reason
     // waits as the anchored copies do (the rows do not say why they were refused).
     if (status === UrlStatus.Refused && depth > 0 && anchors && this.#anchors?.covers(url) === true) return false;
-    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url) ?? this.#parentRedirects?.covers(url) ?? this.#deadEndRedirects?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
+    if (status === UrlStatus.Refused && (this.#params?.rewrite(url) ?? (depth > 0 ? (this.#views?.rewrite(url) ?? this.#walls?.walled(url) ?? this.#copies?.covers(url) ?? this.#noindex?.covers(url) ?? this.#parentRedirects?.covers(url) ?? this.#deadEndRedirects?.covers(url) ?? this.#namedCopies?.covers(url)) : undefined) ?? this.#slashes?.rewrite(url) ?? this.#cases?.duplicateOf(url) ?? this.#indexFiles?.duplicateOf(url)) !== undefined) return false;
     return this.#directory.register(url) !== undefined;
   }
 
@@ -1957,10 +2026,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     // as it will be keyed.
     if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);
     // After the rewrite: a copy's links are compared with the rows its parent's made, rewritten alike.
-    if (site && this.#parentRedirects !== undefined) {
-      this.#parentRedirectLesson(req, s, target, whole && !soft404, o, links);
-      if (whole && !soft404) links = this.#namedPageLink(req, o, links);
-    }
+    if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404, o, links);
+    if (whole && !soft404 && this.#namedCopies !== undefined) this.#namedCopyLesson(req, o, links);
+    if (whole && !soft404 && (this.#parentRedirects !== undefined || this.#namedCopies !== undefined)) links = this.#namedPageLink(req, o, links);
     if (links !== undefined && this.#echo !== undefined && !soft404 && s >= 200 && s < 300) {
       const echoes = this.#echo.observe(req.url, links);
       if (echoes !== undefined) {
@@ -2528,7 +2596,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; deadEndRedirects?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; deadEndRedirects?: ShapeRecord[]; namedCopies?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
     const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
@@ -2537,6 +2605,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const noindex = this.#noindex?.export() ?? [];
     const parentRedirects = this.#parentRedirects?.export() ?? [];
     const deadEndRedirects = this.#deadEndRedirects?.export() ?? [];
+    const namedCopies = this.#namedCopies?.export() ?? [];
     const aliases = this.#aliases?.export() ?? [];
     const slashes = this.#slashes?.export() ?? [];
     const cases = this.#cases?.export() ?? [];
@@ -2550,6 +2619,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       ...(noindex.length > 0 ? { noindex } : {}),
       ...(parentRedirects.length > 0 ? { parentRedirects } : {}),
       ...(deadEndRedirects.length > 0 ? { deadEndRedirects } : {}),
+      ...(namedCopies.length > 0 ? { namedCopies } : {}),
       ...(aliases.length > 0 ? { aliases } : {}),
       ...(slashes.length > 0 ? { slashes } : {}),
       ...(cases.length > 0 ? { cases } : {}),

@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { AnchorCopies, DeadEndRedirects, KnownCopies, LoginWalls, NoindexShapes, ParamLearner, ParentRedirects, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
+import type { AnchorCopies, DeadEndRedirects, KnownCopies, NamedCopies, LoginWalls, NoindexShapes, ParamLearner, ParentRedirects, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -87,6 +87,8 @@ export interface RobotsGateOptions {
   readonly parentRedirects?: ParentRedirects | undefined;
   /** URL shapes learned to redirect where the crawl does not go: their queued URLs are refused. */
   readonly deadEndRedirects?: DeadEndRedirects | undefined;
+  /** URL shapes learned to serve copies of other pages they name canonical: their queued URLs are refused. */
+  readonly namedCopies?: NamedCopies | undefined;
   /** Sections' slash rules: a queued URL that would redirect to a page fetched this run is refused. */
   readonly slashes?: SlashRules | undefined;
   /** Origins learned to ignore the case of paths: a queued spelling of a page served this run under another is refused. */
@@ -306,7 +308,9 @@ export class RobotsGate implements RobotsSeam {
    * nor a URL `fetched` before; some let through as checks), a URL whose shape redirects into
    * its parent page once the crawl fetched that page (`ParentRedirects`, under `learnAliases`; the
    * same exceptions), a URL whose shape redirects where the crawl does not go (`DeadEndRedirects`,
-   * under `learnAliases`; the same exceptions) — of these three shape lessons the first whose
+   * under `learnAliases`; the same exceptions), a URL whose shape serves copies of pages it names
+   * canonical (`NamedCopies`, under `learnAliases`; the same exceptions) — of these four shape
+   * lessons the first whose
    * learned shape covers the URL decides, its checks included — a name
    * that does not exist, an address
    * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
@@ -341,7 +345,7 @@ export class RobotsGate implements RobotsSeam {
     // The shape lessons: the first whose learned shape covers the URL decides, its checks included
     // — were the next asked after one let a check through, a URL two lessons learned would be
     // fetched only where both did (one in a thousand, not one in 32), a wrong lesson caught late.
-    const { noindex, parentRedirects, deadEndRedirects } = this.o;
+    const { noindex, parentRedirects, deadEndRedirects, namedCopies } = this.o;
     if (noindex?.covers(url) !== undefined) {
       if (noindex.refuses(url, depth, fetched)) {
         this.o.tally.noindexSkipped();
@@ -352,8 +356,13 @@ export class RobotsGate implements RobotsSeam {
         this.o.tally.parentRedirect();
         return true;
       }
-    } else if (deadEndRedirects?.refuses(url, depth, fetched) === true) {
-      this.o.tally.deadEndRedirect();
+    } else if (deadEndRedirects?.covers(url) !== undefined) {
+      if (deadEndRedirects.refuses(url, depth, fetched)) {
+        this.o.tally.deadEndRedirect();
+        return true;
+      }
+    } else if (namedCopies?.refuses(url, depth, fetched) === true) {
+      this.o.tally.namedCopy();
       return true;
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {

@@ -156,6 +156,13 @@ export interface CrawlSummary {
    */
   readonly deadEndRedirects: readonly string[];
   /**
+   * URL shapes learned to serve copies of other pages of their site, named as their rel=canonical
+   * (`EngineOptions.learnAliases`, `NamedCopies`), as `http://a.test/comment/*` or
+   * `http://a.test/de/comment/*` (path segments that are words kept, the others `*`): their queued
+   * URLs are not fetched (`CrawlCounts.namedCopies`).
+   */
+  readonly namedCopies: readonly string[];
+  /**
    * Origins learned moved (`EngineOptions.learnAliases`): links into `from` are taken to `to`;
    * and sections' trailing-slash rules, as `http://x/blog/…` → `http://x/blog/…/` (or back).
    */

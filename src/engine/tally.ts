@@ -95,6 +95,13 @@ export interface CrawlCounts {
    */
   readonly deadEndRedirects: number;
   /**
+   * URLs not fetched because their URL shape was learned to serve copies of other pages of their
+   * site, named as their rel=canonical (`CrawlSummary.namedCopies`, `EngineOptions.learnAliases`;
+   * checks are fetched, and those of a shape whose check found a page of its own or named a page
+   * the crawl did not hold are queued again and not counted).
+   */
+  readonly namedCopies: number;
+  /**
    * Links taken from an origin learned moved to the origin it moved to, or written with a
    * section's trailing slash learned (`EngineOptions.learnAliases`).
    */
@@ -226,6 +233,7 @@ export class Tally {
   #noindexSkipped = 0;
   #parentRedirects = 0;
   #deadEndRedirects = 0;
+  #namedCopies = 0;
   #aliasRewrites = 0;
   #aliasCopies = 0;
   #selfRedirects = 0;
@@ -395,6 +403,16 @@ export class Tally {
     this.#deadEndRedirects -= n;
   }
 
+  /** A queued URL not fetched: its URL shape serves copies of other pages it names canonical. */
+  namedCopy(): void {
+    this.#namedCopies++;
+  }
+
+  /** `n` URLs this run refused so are queued again: a check lifted their shape's lesson. */
+  namedCopiesRequeued(n: number): void {
+    this.#namedCopies -= n;
+  }
+
   /** `n` anchored links, or a queued URL from one, not fetched: copies of the page they were on. */
   anchorCopies(n = 1): void {
     this.#anchorCopies += n;
@@ -507,6 +525,7 @@ export class Tally {
       noindexSkipped: this.#noindexSkipped,
       parentRedirects: this.#parentRedirects,
       deadEndRedirects: this.#deadEndRedirects,
+      namedCopies: this.#namedCopies,
       aliasRewrites: this.#aliasRewrites,
       aliasCopies: this.#aliasCopies,
       selfRedirects: this.#selfRedirects,

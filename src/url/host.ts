@@ -82,6 +82,12 @@ export function originEnd(url: string): number {
   return end;
 }
 
+/** Whether two canonical http(s) URLs have the same `scheme://authority` prefix. */
+export function sameOrigin(a: string, b: string): boolean {
+  const end = originEnd(a);
+  return end > 0 && originEnd(b) === end && a.slice(0, end) === b.slice(0, end);
+}
+
 /** A URL without its query and fragment: its origin and path (the learners' per-path scope). */
 export function withoutQuery(url: string): string {
   const end = url.search(/[?#]/);
