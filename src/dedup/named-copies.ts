@@ -45,6 +45,8 @@
  */
 import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
 import { InvalidArgumentError } from '../errors/index.js';
+import { evictOldest } from '../lru/index.js';
+import { urlHash32 } from './query.js';
 import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions } from './shapes.js';
 
 const URL_PARTS = /^(https?:\/\/[^/?#]+)(\/[^?#]*)(\?[^#]*)?(?:#.*)?$/;
@@ -90,7 +92,7 @@ export function namesItself(url: string, canonical: string): boolean {
  * 'queued' — held, not fetched with a page yet; 'missing' — no row, or one that ended without a
  * page (gone, refused, parked, disallowed).
  */
-export type NamedPage = { readonly simhash: bigint | undefined; readonly depth: number } | 'queued' | 'missing';
+export type NamedPage = { readonly simhash: bigint | undefined; readonly depth: number; readonly viaCopy: boolean } | 'queued' | 'missing';
 
 /**
  * What a fetch of a URL said (the engine judges, `#namedCopyLesson`): 'namedCopy' — a page naming
@@ -110,16 +112,40 @@ export type NamedCopyVerdict = 'namedCopy' | 'news' | 'content';
  */
 export function namedCopyVerdict(named: NamedPage, depth: number, simhash: bigint | undefined, novelLinks: number): NamedCopyVerdict | undefined {
   if (named === 'queued') return undefined;
-  if (named === 'missing' || named.depth > depth) return 'news';
+  if (named === 'missing' || named.viaCopy || named.depth > depth) return 'news';
   if (named.simhash === undefined || simhash === undefined || novelLinks > 0) return 'content';
   return hamming(named.simhash, simhash) <= NEAR_DUP_DISTANCE ? 'namedCopy' : 'content';
 }
 
+/** Pages first met named by a copy remembered (`NamedCopies.namedUnheld`; oldest dropped). */
+const MAX_NAMED_UNHELD = 1 << 16;
+
 /** Learns the URL shapes whose pages are copies of other pages they name (see the module comment). */
 export class NamedCopies extends ShapeLessons {
+  /** Hashes (`urlHash32`) of pages a copy named while the crawl had no row for them: reached through a copy. */
+  readonly #viaCopy = new Set<number>();
+
   /** Throws `InvalidArgumentError` on bad options. */
   constructor(options?: Partial<ShapeLessonsOptions> | null) {
     super('NamedCopies', namedCopyShapeOf, options);
+  }
+
+  /**
+   * A page of a shape named `named` (canonical) while the crawl had no row for it: the row it
+   * gets now comes from the copy (its links, or the page it names queued), so a later copy naming
+   * it is no evidence that the shape names pages reached otherwise (`viaCopy`). Not kept by a
+   * checkpoint: after a resume such a page has a row, and a refused copy naming it loses nothing.
+   */
+  namedUnheld(named: string): void {
+    const h = urlHash32(named);
+    this.#viaCopy.delete(h);
+    this.#viaCopy.add(h);
+    if (this.#viaCopy.size > MAX_NAMED_UNHELD) evictOldest(this.#viaCopy);
+  }
+
+  /** Whether `named` was first met named by a copy (`namedUnheld`; a 32-bit hash: a rare collision reads a page as such, the safe side). */
+  viaCopy(named: string): boolean {
+    return this.#viaCopy.has(urlHash32(named));
   }
 
   /**

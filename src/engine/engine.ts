@@ -1387,13 +1387,18 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (!sameOrigin(req.url, named) || parentRedirectOf(req.url, named) !== undefined || this.#scope.check(named) !== undefined) return undefined;
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined) return undefined;
+    const lesson = this.#namedCopies!;
     let page: NamedPage;
     if (frontier.fetchedCount([named]) === 1) {
       const depth = frontier.liveDepthOf(named);
       if (depth === undefined) return undefined;
-      page = { simhash: frontier.fetchedSimhashOf(named), depth };
+      page = { simhash: frontier.fetchedSimhashOf(named), depth, viaCopy: lesson.viaCopy(named) };
+    } else if (frontier.liveCount([named]) === 1) {
+      page = 'queued';
     } else {
-      page = frontier.liveCount([named]) === 1 ? 'queued' : 'missing';
+      page = 'missing';
+      // No row: the row it gets now is this copy's (its links, or `#namedPageLink`).
+      if (frontier.knownCount([named]) === 0) lesson.namedUnheld(named);
     }
     return namedCopyVerdict(page, req.depth, o.simhash, typeof page === 'object' ? this.#novelLinks(req, o, links, frontier) : 0);
   }
