@@ -42,7 +42,7 @@
  * Owns: the shape of a URL (`noindexShapeOf`) and what a page says of it (quiet: noindex and
  * nofollow; content otherwise). The lesson's state and rules — evidence, learned, banned and
  * content shapes, refusals and their checks, checkpoint records, bounds — are `ShapeLessons`'
- * (src/dedup/shapes.ts), shared with `ParentRedirects` and `DeadEndRedirects`. Never: fetch, refuse or count a URL (the
+ * (src/dedup/shapes.ts), shared with `ParentRedirects`, `DeadEndRedirects` and `NamedCopies`. Never: fetch, refuse or count a URL (the
  * engine does, `CrawlCounts.noindexSkipped`), or clocks.
  */
 import { InvalidArgumentError } from '../errors/index.js';

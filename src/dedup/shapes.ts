@@ -2,7 +2,8 @@
  * ShapeLessons: the state and rules shared by the lessons learned per URL *shape* — a string a
  * lesson derives from a URL (`NoindexShapes`: the path with digit segments as `*` and the query's
  * keys; `ParentRedirects`: a section and a tail pattern; `DeadEndRedirects`: first and last
- * segments, the query's keys and word values) — whose pages each fetch calls *quiet*
+ * segments, the query's keys and word values; `NamedCopies`: the path's word segments) — whose
+ * pages each fetch calls *quiet*
  * (the site says the URL is not a page of its own to fetch) or *content*.
  *
  * The rules: a shape is learned once `minEvidence` distinct URLs of it were quiet and none was
@@ -28,7 +29,7 @@ import { evictOldest } from '../lru/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { urlHash32 } from './query.js';
 
-/** Options of a `ShapeLessons` (`NoindexShapes`, `ParentRedirects`, `DeadEndRedirects`). */
+/** Options of a `ShapeLessons` (`NoindexShapes`, `ParentRedirects`, `DeadEndRedirects`, `NamedCopies`). */
 export interface ShapeLessonsOptions {
   /** Distinct quiet URLs of a shape before the shape is learned. Default 8. */
   readonly minEvidence: number;
