@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, carriesPage, namedCopyVerdict, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, carriesPage, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -228,6 +228,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #parentRedirects: ParentRedirects | undefined;
   /** URL shapes whose URLs redirect where the crawl does not go (`EngineOptions.learnAliases`). */
   readonly #deadEndRedirects: DeadEndRedirects | undefined;
+  /** URL shapes whose pages are copies of other pages they name canonical (under `learnAliases`). */
   readonly #namedCopies: NamedCopies | undefined;
   /** URL shapes whose anchored links are copies of their page (under `learnParams`). */
   readonly #anchors: AnchorCopies | undefined;
@@ -1326,7 +1327,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   #deadEndOf(target: string): DeadEndVerdict | undefined {
     if (this.#scope.check(target) !== undefined || this.#walls?.walled(target) !== undefined || this.#gate.disallowsByRules(target)) return 'deadEnd';
-    if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEndRedirects?.covers(target) !== undefined || this.#namedCopies?.covers(target) !== undefined) return 'deadEnd';
+    if (this.#parentRedirects?.covers(target) !== undefined || this.#deadEndRedirects?.covers(target) !== undefined) return 'deadEnd';
     return this.#hasRow(target) ? undefined : 'news';
   }
 
@@ -1348,7 +1349,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const named = o.canonical;
     if (named === undefined || links === undefined || o.nofollow === true || this.#hasRow(named)) return links;
     const into = parentRedirectOf(req.url, named);
-    const copy = into === 'under' ? this.#parentRedirects !== undefined : into === undefined && this.#namedCopies?.shapeOf(req.url) !== undefined && sameOrigin(req.url, named) && !namesItself(req.url, named);
+    const copy = into === 'under' ? this.#parentRedirects !== undefined : into === undefined && this.#namedCopies?.shapeOf(req.url) !== undefined && sameOrigin(req.url, named) && !namesItself(req.url, named) && !namesAncestor(req.url, named);
     if (!copy || this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
     if ((this.#params?.rewrite(named) ?? this.#aliases?.rewrite(named) ?? this.#slashes?.rewrite(named) ?? this.#cases?.duplicateOf(named) ?? this.#indexFiles?.duplicateOf(named)) !== undefined) return links;
     return [...links, { url: named }];
@@ -1384,7 +1385,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   #namedCopyOf(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): NamedCopyVerdict | undefined {
     const named = o.canonical;
     if (named === undefined || namesItself(req.url, named)) return 'content';
-    if (!sameOrigin(req.url, named) || parentRedirectOf(req.url, named) !== undefined || this.#scope.check(named) !== undefined) return undefined;
+    if (this.#scope.check(named) !== undefined || parentRedirectOf(req.url, named) !== undefined || namesAncestor(req.url, named)) return undefined;
+    // Another origin in the scope: its links and rows are not compared here, so under a lesson the
+    // safe side (the siblings refused may name pages there nothing reaches).
+    if (!sameOrigin(req.url, named)) return 'news';
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined) return undefined;
     const lesson = this.#namedCopies!;
@@ -1400,29 +1404,39 @@ export class Engine extends EventEmitter<EngineEvents> {
       // No row: the row it gets now is this copy's (its links, or `#namedPageLink`).
       if (frontier.knownCount([named]) === 0) lesson.namedUnheld(named);
     }
-    return namedCopyVerdict(page, req.depth, o.simhash, typeof page === 'object' ? this.#novelLinks(req, o, links, frontier) : 0);
+    const linksItself = o.links?.some((l) => l.url === req.url) === true;
+    return namedCopyVerdict(page, req.depth, o.simhash, typeof page === 'object' ? this.#novelLinks(req, o, links, frontier) : 0, linksItself);
   }
 
   /**
    * How many of a page's same-origin followable links in the crawl's scope `frontier` does not
-   * know: a copy repeats the links of the page it copies, met when that page was fetched. Counted
-   * on the links as rewritten by the learned aliases and keys (`links`) and as the page gave them
-   * (`o.links`), the fewer of the two: the named page's rows were made under the lessons of its
-   * own fetch, and a key learned since (a login link's `?destination`) respells links it made.
-   * Links a later filter dropped from the named page — echoes, a listing paged past its end, past
-   * `maxLinks` — read as new, and cost a lesson, never a page. Left out: a link out of the scope
-   * (it never becomes a row), and one carrying this page's own address (`carriesPage`: a login
-   * form told to return here, new on every copy).
+   * know: a copy repeats the links of the page it copies, met when that page was fetched. Judged
+   * link by link on the links as rewritten by the learned lessons (`links`: aliases, slashes,
+   * case, index files, keys, views — the spelling a row gets now) and as the page gave them
+   * (`o.links`, in the same order): a link is new only when neither spelling has a row, since the
+   * named page's rows were made under the lessons of its own fetch (`?destination` learned since
+   * respells every login link it made). Links a later filter dropped from the named page —
+   * echoes, a listing paged past its end, past `maxLinks` — read as new, and cost a lesson, never
+   * a page. Left out: a link out of the scope (it never becomes a row), and one carrying this
+   * page's own address in either spelling (`carriesPage`: a login form told to return here, new on
+   * every copy).
    */
   #novelLinks(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined, frontier: Frontier): number {
+    if (links === undefined) return 0;
     const origin = `${req.url.slice(0, originEnd(req.url))}/`;
-    const unknown = (list: readonly Link[] | undefined): number => {
-      const urls = new Set<string>();
-      for (const l of list ?? []) if (l.nofollow !== true && l.url.startsWith(origin) && !carriesPage(l.url, req.url) && this.#scope.check(l.url) === undefined) urls.add(l.url);
-      return urls.size === 0 ? 0 : urls.size - frontier.knownCount([...urls]);
-    };
-    const novel = unknown(links);
-    return novel === 0 || links === o.links ? novel : Math.min(novel, unknown(o.links));
+    const raw = o.links !== undefined && o.links.length === links.length ? o.links : undefined;
+    const spellings = new Map<string, string | undefined>();
+    for (let i = 0; i < links.length; i++) {
+      const l = links[i]!;
+      const given = raw?.[i]!.url;
+      if (l.nofollow === true || !l.url.startsWith(origin) || spellings.has(l.url) || carriesPage(l.url, req.url) || (given !== undefined && carriesPage(given, req.url))) continue;
+      if (this.#scope.check(l.url) !== undefined) continue;
+      spellings.set(l.url, given !== undefined && given !== l.url ? given : undefined);
+    }
+    if (spellings.size === 0 || frontier.knownCount([...spellings.keys()]) === spellings.size) return 0;
+    let novel = 0;
+    for (const [url, given] of spellings) if (frontier.knownCount([url]) === 0 && (given === undefined || frontier.knownCount([given]) === 0)) novel++;
+    return novel;
   }
 
   /**

@@ -281,11 +281,11 @@ export interface EngineOptions {
    * their origin that they name canonical (a `NamedCopies`: Drupal's comment permalink
    * `/comment/512` serving the article's page, naming the article): once eight URLs of a shape
    * served such a copy — the named page fetched at no greater link depth, its text within 3
-   * simhash bits, no link the crawl did not know — and none a page of its own, its queued URLs are
-   * not fetched but for seeds, URLs fetched before and checks (as above), one of which serving a
-   * page of its own or naming a page the crawl does not hold (or holds deeper) lifts the lesson
-   * and queues them again (`CrawlSummary.namedCopies`, `CrawlCounts.namedCopies`); a copy naming
-   * a page the crawl has no row for queues that page. Default true; the checkpoint keeps the
+   * simhash bits, no link the crawl did not know, a link to itself — and none a page of its own,
+   * its queued URLs are not fetched but for seeds, URLs fetched before and checks (as above), one
+   * of which serving a page of its own or naming a page the crawl did not reach otherwise lifts
+   * the lesson and queues them again (`CrawlSummary.namedCopies`, `CrawlCounts.namedCopies`); a
+   * page naming another page of its origin the crawl has no row for queues that page. Default true; the checkpoint keeps the
    * aliases, slash rules, case, index, parent-redirect, dead-end and named-copy lessons learned
    * and banned.
    */

@@ -52,13 +52,17 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     // The article's page, under whichever URL asked for it.
     const article = (n: number): void => {
       const comments = Array.from({ length: SHOWN }, (_, i) => n * 10 + i + 1).map((c) => `<div id="c${c}"><a href="/comment/${c}">permalink</a><p>${words(c, 12)}</p></div>`);
-      html(`<h1>story ${n}</h1><p>${words(n, 60)}</p>${comments.join('')}`, `/article/story-${n}`);
+      // A register link telling the form where to return, the same on the article and its copies:
+      // the crawl learns ?destination from the forms, and a copy's link, rewritten without it, has
+      // the spelling of the article's own as given.
+      const register = `<a href="/user/register?destination=${encodeURIComponent(`/node/${n}#comment-form`)}">register</a>`;
+      html(`<h1>story ${n}</h1><p>${words(n, 60)}</p>${comments.join('')}${register}`, `/article/story-${n}`);
     };
     if (path === '/') {
       const as = Array.from({ length: ARTICLES }, (_, i) => `<a href="/article/story-${i + 1}">story ${i + 1}</a>`);
       return html(`${as.join(' ')} <a href="/notes">notes</a> <a href="/shop">shop</a> <a href="/lift">lift</a>`);
     }
-    if (path === '/user/login') return html('<form method="post"><input name="name"><input type="password" name="pass"></form>');
+    if (path === '/user/login' || path === '/user/register') return html('<form method="post"><input name="name"><input type="password" name="pass"></form>');
     let m = /^\/article\/story-(\d+)$/.exec(path);
     if (m !== null && Number(m[1]) >= 1 && Number(m[1]) <= ARTICLES) return article(Number(m[1]));
     m = /^\/comment\/(\d+)$/.exec(path);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NamedCopies, carriesPage, namedCopyShapeOf, namedCopyVerdict, namesItself } from '../../src/dedup/index.js';
+import { NamedCopies, carriesPage, namedCopyShapeOf, namedCopyVerdict, namesAncestor, namesItself } from '../../src/dedup/index.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
 const permalink = (n: number): string => `http://d.test/comment/${n}`;
@@ -24,13 +24,14 @@ describe('namedCopyShapeOf', () => {
     // A word of 25 letters or one with a digit, a dot or a hyphen is no section name.
     expect(namedCopyShapeOf(`http://d.test/${'a'.repeat(25)}/x`)).toBe('http://d.test/*/x');
     expect(namedCopyShapeOf('http://d.test/v2/x')).toBe('http://d.test/*/x');
-    expect(namedCopyShapeOf('http://d.test/page.html')).toBe('http://d.test/*');
     // The fragment is no part of it; an empty query none either.
     expect(namedCopyShapeOf('http://d.test/comment/5?#comment-5')).toBe(SHAPE);
   });
 
-  it('has none for a URL with a query, one of words only, one that is not http(s), or a shape too long', () => {
-    for (const u of ['http://d.test/comment/5?page=2', 'http://d.test/about', 'http://d.test/', 'http://d.test/de/comment/', 'ftp://d.test/comment/5', 'not a url', `http://d.test/${Array.from({ length: 600 }, () => 'a1').join('/')}`]) {
+  it('has none for a URL with a query, one segment, words only or none, one that is not http(s), or a shape too long', () => {
+    // One segment (a page of the site's root: `/page.html`, `/a-slug`); no word at all (a blog's
+    // date permalinks, one shape for every post).
+    for (const u of ['http://d.test/comment/5?page=2', 'http://d.test/about', 'http://d.test/de/comment', 'http://d.test/', 'http://d.test/de/comment/', 'http://d.test/page.html', 'http://d.test/a-slug/', 'http://d.test/2024/05/a-post/', 'http://d.test/12/34', 'ftp://d.test/comment/5', 'not a url', `http://d.test/x/${Array.from({ length: 600 }, () => 'a1').join('/')}`]) {
       expect(namedCopyShapeOf(u)).toBeUndefined();
     }
   });
@@ -46,22 +47,37 @@ describe('namesItself', () => {
   });
 });
 
+describe('namesAncestor', () => {
+  it('is a page above the URL on its path, no query', () => {
+    expect(namesAncestor('http://d.test/category/news/page/2/', 'http://d.test/category/news/')).toBe(true);
+    expect(namesAncestor('http://d.test/category/news/page/2/', 'http://d.test/category/news')).toBe(true);
+    expect(namesAncestor('http://d.test/index.html', 'http://d.test/')).toBe(true);
+    expect(namesAncestor('http://d.test/category/newsroom/2', 'http://d.test/category/news')).toBe(false);
+    expect(namesAncestor('http://d.test/comment/5', 'http://d.test/article/x')).toBe(false);
+    expect(namesAncestor('http://d.test/a/b', 'http://d.test/a?x=1')).toBe(false);
+    expect(namesAncestor('http://d.test/a/b', 'http://e.test/a')).toBe(false);
+  });
+});
+
 describe('namedCopyVerdict', () => {
   const page = { simhash: 0xf0f0n, depth: 1, viaCopy: false };
   it('is a copy when the named page was fetched at no greater depth, with text within 3 bits and no new link', () => {
-    expect(namedCopyVerdict(page, 2, 0xf0f0n, 0)).toBe('namedCopy');
-    expect(namedCopyVerdict(page, 1, 0xf0f7n, 0)).toBe('namedCopy'); // 3 bits, the same depth
-    expect(namedCopyVerdict(page, 2, 0xf0ffn, 0)).toBe('content'); // 4 bits
-    expect(namedCopyVerdict(page, 2, 0xf0f0n, 1)).toBe('content'); // a link the crawl did not know
-    expect(namedCopyVerdict({ ...page, simhash: undefined }, 2, 0xf0f0n, 0)).toBe('content');
-    expect(namedCopyVerdict(page, 2, undefined, 0)).toBe('content');
+    expect(namedCopyVerdict(page, 2, 0xf0f0n, 0, true)).toBe('namedCopy');
+    expect(namedCopyVerdict(page, 1, 0xf0f7n, 0, true)).toBe('namedCopy'); // 3 bits, the same depth
+    expect(namedCopyVerdict(page, 2, 0xf0ffn, 0, true)).toBe('content'); // 4 bits
+    expect(namedCopyVerdict(page, 2, 0xf0f0n, 1, true)).toBe('content'); // a link the crawl did not know
+    expect(namedCopyVerdict({ ...page, simhash: undefined }, 2, 0xf0f0n, 0, true)).toBe('content');
+    expect(namedCopyVerdict(page, 2, undefined, 0, true)).toBe('content');
+    // Text and links agree, but the page does not link to itself: no permalink the named page shows.
+    expect(namedCopyVerdict(page, 2, 0xf0f0n, 0, false)).toBeUndefined();
+    expect(namedCopyVerdict(page, 2, 0xf0ffn, 0, false)).toBe('content');
   });
 
   it('is news when the named page is missing, held deeper than the copy, or first met through a copy; nothing while it is only queued', () => {
-    expect(namedCopyVerdict('missing', 2, 0xf0f0n, 0)).toBe('news');
-    expect(namedCopyVerdict({ ...page, depth: 3 }, 2, 0xf0f0n, 0)).toBe('news');
-    expect(namedCopyVerdict({ ...page, viaCopy: true }, 2, 0xf0f0n, 0)).toBe('news');
-    expect(namedCopyVerdict('queued', 2, 0xf0f0n, 0)).toBeUndefined();
+    expect(namedCopyVerdict('missing', 2, 0xf0f0n, 0, true)).toBe('news');
+    expect(namedCopyVerdict({ ...page, depth: 3 }, 2, 0xf0f0n, 0, true)).toBe('news');
+    expect(namedCopyVerdict({ ...page, viaCopy: true }, 2, 0xf0f0n, 0, true)).toBe('news');
+    expect(namedCopyVerdict('queued', 2, 0xf0f0n, 0, true)).toBeUndefined();
   });
 });
 
@@ -137,7 +153,7 @@ describe('NamedCopies', () => {
     expect(() => new NamedCopies({ minEvidence: 1 })).toThrow(InvalidArgumentError);
   });
 
-  it('never refuses a URL whose shape served content, whatever the order of copies and content (property)', () => {
+  it('never holds a lesson for a shape that served content, whatever the order of copies and content (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.boolean()), { maxLength: 60 }), (events) => {
         const l = new NamedCopies();
@@ -146,7 +162,10 @@ describe('NamedCopies', () => {
           l.observe(permalink(n), copy ? 'namedCopy' : 'content');
           content ||= !copy;
         }
-        if (content) expect(l.learned()).toEqual([]);
+        if (content) {
+          expect(l.learned()).toEqual([]);
+          expect(l.refuses(permalink(999), 2)).toBe(false);
+        }
       }),
     );
   });
