@@ -44,7 +44,7 @@ export { type CopyChange, type CopyRecord, KnownCopies, type KnownCopiesOptions,
 export { type NoindexChange, type NoindexPage, type NoindexRecord, NoindexShapes, type NoindexShapesOptions, noindexRecordProblem, noindexShapeOf } from './noindex.js';
 export { type ShapeChange, ShapeLessons, type ShapeLessonsOptions, type ShapeRecord, shapeRecordProblem } from './shapes.js';
 export { type DeadEndVerdict, DeadEndRedirects, deadEndShapeOf } from './dead-end-redirects.js';
-export { type NamedCopyVerdict, type NamedPage, NamedCopies, namedCopyShapeOf, namedCopyVerdict, namesAncestor, namesItself } from './named-copies.js';
+export { type NamedCopyVerdict, type NamedPage, NamedCopies, namedAboveVerdict, namedCopyShapeOf, namedCopyVerdict, namesAncestor, namesItself } from './named-copies.js';
 export { type ParentRedirectVerdict, ParentRedirects, parentCopyVerdict, parentRedirectOf, parentRedirectShapeOf } from './parent-redirects.js';
 export { carriesPage, isUrlLessPairs } from './query.js';
 export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, caseRecordProblem } from './pathcase.js';

@@ -19,11 +19,15 @@
  * reaches the frontier (`namedCopyVerdict` on what the frontier holds), is *quiet* — a copy — when
  * its rel=canonical names another URL of its origin in the crawl's scope (not the URL itself in
  * another spelling, `namesItself`; not a page above it on its path, `namesAncestor`, nor its
- * parent or a page under it: `ParentRedirects'`), and that page was fetched with a page at a link
+ * parent or a page under it, `ParentRedirects'`: naming one of those, a page is content when its
+ * text is more than 3 bits off that page's as fetched, `namedAboveVerdict` — a site-wide canonical
+ * to the home page must not hide pages of their own — else no evidence), and that page was
+ * fetched with a page at a link
  * depth no greater than this one's and was not first met named by a copy (`viaCopy`: a copy
  * naming a page the crawl had no row for makes that row, so its later copies say nothing of pages
- * reached otherwise), its text within 3 simhash bits of this one's, this page links to itself (a
- * permalink its named page shows; a copy that does not is no evidence), and every same-origin
+ * reached otherwise), its text within 3 simhash bits of this one's, this page links to itself by
+ * a path (a permalink its named page shows; a skip link `#main` is not one, `Link.inPlace`; a
+ * copy with none is no evidence), and every same-origin
  * in-scope link it gives is one the crawl knows (the engine counts them). It is *content* when it
  * names nothing, or itself, or a page whose text is further off or whose links it does not all
  * repeat. *News* — a named page with no row or one that ended without a page, held deeper than
@@ -43,8 +47,9 @@
  * are queued again), and a URL refused after the run's last check stays refused while the lesson
  * holds, a resume included (`--no-learn-aliases` on a resume queues it again). `viaCopy` is not
  * kept by a checkpoint, nor shared between cluster nodes: after a resume, or on another node, a
- * page first met named by a copy reads as reached otherwise (the self-link still asks that the
- * copies be permalinks shown on the pages they name).
+ * page first met named by a copy reads as reached otherwise, and only the self-link rule stands
+ * between its copies and a lesson (a shop's collection page linking itself by a path — a
+ * breadcrumb — would pass it).
  *
  * Owns: the shape of a URL (`namedCopyShapeOf`) and what a page naming another page says
  * (`namedCopyVerdict`). Never: look a URL up itself (the engine answers from the frontier),
@@ -113,6 +118,17 @@ export function namesAncestor(url: string, canonical: string): boolean {
   if (u === null || c === null || c[3] !== undefined || u[1] !== c[1]) return false;
   const path = c[2]!;
   return u[2]!.startsWith(path.endsWith('/') ? path : `${path}/`);
+}
+
+/**
+ * What a page naming a page above it (its parent, a page under the parent, an ancestor on its
+ * path: not this lesson's copies) says of its shape, given that page's simhash as fetched
+ * (undefined: not fetched with a page, or no text) and its own: content when the texts are more
+ * than `NEAR_DUP_DISTANCE` bits apart — a page of its own under a site-wide canonical, which a
+ * check of a learned shape must still lift — else nothing.
+ */
+export function namedAboveVerdict(aboveSimhash: bigint | undefined, simhash: bigint | undefined): 'content' | undefined {
+  return aboveSimhash !== undefined && simhash !== undefined && hamming(aboveSimhash, simhash) > NEAR_DUP_DISTANCE ? 'content' : undefined;
 }
 
 /**

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, carriesPage, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -1375,22 +1375,28 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * What a page says of its shape for `NamedCopies`: a rel=canonical missing or naming the URL
-   * itself (`namesItself`) is content; one naming its parent or a page under it is
-   * `ParentRedirects`' (no verdict here), as is one on another origin or outside the scope (a
-   * mirror naming its original says nothing of this crawl's pages) or in a slot this node does not
-   * hold. Else `namedCopyVerdict` on the named page as the frontier holds it — fetched with a page
-   * (its simhash and depth; spilled to disk, where neither is at hand: no evidence), held and not
-   * fetched yet, or missing — and the page's links the crawl does not know (`#novelLinks`).
+   * itself (`namesItself`) is content; one outside the scope is no evidence; one on another origin
+   * in the scope is news (its rows are not compared here: the safe side, counted under a lesson
+   * only); one naming its parent or a page under it (`ParentRedirects`') or a page above it on
+   * its path (`namesAncestor`) is content when that page was fetched with text more than 3
+   * simhash bits off (a page of its own under a site-wide canonical — a check of a learned shape
+   * must still lift it), else no evidence. Else `namedCopyVerdict` on the named page as the
+   * frontier holds it — fetched with a page (its simhash and depth; spilled to disk, where
+   * neither is at hand: no evidence), held and not fetched yet, or missing — the page's links the
+   * crawl does not know (`#novelLinks`) and whether it links to itself by a path (a permalink its
+   * named page shows; not a skip link, `Link.inPlace`). A slot this node does not hold: no
+   * evidence.
    */
   #namedCopyOf(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): NamedCopyVerdict | undefined {
     const named = o.canonical;
     if (named === undefined || namesItself(req.url, named)) return 'content';
-    if (this.#scope.check(named) !== undefined || parentRedirectOf(req.url, named) !== undefined || namesAncestor(req.url, named)) return undefined;
-    // Another origin in the scope: its links and rows are not compared here, so under a lesson the
-    // safe side (the siblings refused may name pages there nothing reaches).
+    if (this.#scope.check(named) !== undefined) return undefined;
     if (!sameOrigin(req.url, named)) return 'news';
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined) return undefined;
+    if (parentRedirectOf(req.url, named) !== undefined || namesAncestor(req.url, named)) {
+      return namedAboveVerdict(frontier.fetchedSimhashOf(named), o.simhash);
+    }
     const lesson = this.#namedCopies!;
     let page: NamedPage;
     if (frontier.fetchedCount([named]) === 1) {
@@ -1404,7 +1410,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       // No row: the row it gets now is this copy's (its links, or `#namedPageLink`).
       if (frontier.knownCount([named]) === 0) lesson.namedUnheld(named);
     }
-    const linksItself = o.links?.some((l) => l.url === req.url) === true;
+    // A link to itself written as a path (a permalink the named page shows), not a skip link `#main`.
+    const linksItself = o.links?.some((l) => l.url === req.url && l.inPlace !== true) === true;
     return namedCopyVerdict(page, req.depth, o.simhash, typeof page === 'object' ? this.#novelLinks(req, o, links, frontier) : 0, linksItself);
   }
 
@@ -1417,9 +1424,10 @@ export class Engine extends EventEmitter<EngineEvents> {
    * named page's rows were made under the lessons of its own fetch (`?destination` learned since
    * respells every login link it made). Links a later filter dropped from the named page —
    * echoes, a listing paged past its end, past `maxLinks` — read as new, and cost a lesson, never
-   * a page. Left out: a link out of the scope (it never becomes a row), and one carrying this
-   * page's own address in either spelling (`carriesPage`: a login form told to return here, new on
-   * every copy).
+   * a page. Left out: a link out of the scope (its row, if any, is a refusal, not a page the named
+   * page led to), and one carrying this page's own address in either spelling (`carriesPage`: a
+   * login form told to return here, new on every copy). A given spelling with a row (refused by a
+   * lesson since, say) reads as known: the copy's own links are queued anyway.
    */
   #novelLinks(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined, frontier: Frontier): number {
     if (links === undefined) return 0;
@@ -1447,13 +1455,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * it; with no row (it is queued as this page's link, `#namedPageLink`) or a row that ended
    * without a page, news under a lesson (the siblings it refused may name pages nothing reaches)
    * and nothing before (it may only not be reached yet, or have failed for a while).
-   * Else `parentCopyVerdict` on the
-   * named page's simhash as fetched (the parent under either spelling) and the page's same-origin
-   * followable links, rewritten by the learned aliases and keys as the parent's were (`links`),
-   * that the crawl does not know (the named page's were met when it was fetched; those a later
-   * filter dropped from it — echoes, a listing paged past its end, past `maxLinks` — read as new,
-   * and cost the lesson, never a page). The parent has the page's origin, so this node holds its
-   * slot; a slot gone mid-run is no evidence.
+   * Else `parentCopyVerdict` on the named page's simhash as fetched (the parent under either
+   * spelling) and the page's links the crawl does not know (`#novelLinks`: same-origin, followable,
+   * in scope, new under both the rewritten and the given spelling; a link carrying this page's own
+   * address left out). The parent has the page's origin, so this node holds its slot; a slot gone
+   * mid-run is no evidence.
    */
   #parentCopyVerdict(req: FetchRequest, o: Outcome, pageLinks: readonly Link[] | undefined, named: 'parent' | 'under'): ParentRedirectVerdict | undefined {
     const canonical = o.canonical!;

@@ -214,7 +214,7 @@ export class LinkExtractor {
   readonly #agent: string | undefined;
   readonly #tokenizer: Tokenizer;
   readonly #rawCap: number;
-  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean }[] = [];
+  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean; inPlace?: boolean }[] = [];
   /** Element ids (and `<a name>`s) of the page, for `Link.anchored` (only with `collectText`; at most `MAX_IDS`). */
   readonly #ids: Set<string> | undefined;
   /** Written chunks not yet wholly consumed, and the document offset of the first. */
@@ -319,7 +319,7 @@ export class LinkExtractor {
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
     const index = new Map<string, number>();
-    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean; anchored: boolean }[] = [];
+    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean; anchored: boolean; inPlace: boolean }[] = [];
     const self = this.#ids === undefined || this.#ids.size === 0 ? undefined : canonicalize(this.#documentUrl, undefined, this.#policy);
     let truncated = this.#overflow;
     // One wasm call for the page's links when the core is loaded (src/url/batch.ts: exactly
@@ -331,7 +331,7 @@ export class LinkExtractor {
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
       const url = urls[i] ?? null;
-      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false } = this.#hrefs[i]!;
+      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false, inPlace = false } = this.#hrefs[i]!;
       if (url === null) continue;
       const anchored = anchor && self !== undefined && url !== self && this.#namesElement(hrefs[i]!, url);
       const at = index.get(url);
@@ -343,6 +343,7 @@ export class LinkExtractor {
         if (refresh) links[at]!.refresh = true;
         if (anchored) links[at]!.anchored = true;
         if (!feed) links[at]!.feed = false;
+        if (!inPlace) links[at]!.inPlace = false;
         continue;
       }
       if (links.length >= max) {
@@ -350,15 +351,16 @@ export class LinkExtractor {
         continue;
       }
       index.set(url, links.length);
-      links.push({ url, nofollow, requisite, feed, refresh, anchored });
+      links.push({ url, nofollow, requisite, feed, refresh, anchored, inPlace });
     }
     const out: Link[] = links.map((l) => {
-      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchored?: boolean } = { url: l.url };
+      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchored?: boolean; inPlace?: boolean } = { url: l.url };
       if (l.nofollow || this.#nofollow) link.nofollow = true;
       if (l.requisite) link.requisite = true;
       if (l.feed) link.feed = true;
       if (l.refresh) link.refresh = true;
       if (l.anchored) link.anchored = true;
+      if (l.inPlace) link.inPlace = true;
       return link;
     });
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(encoding === undefined ? this.#canonical : encodeQuery(this.#canonical, encoding), base, this.#policy) ?? undefined);
@@ -537,7 +539,8 @@ export class LinkExtractor {
           this.#overflow = true;
           return;
         }
-        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true });
+        const bare = href.trim();
+        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true, inPlace: bare === '' || bare.startsWith('#') });
         return;
       }
       // A frame's document is what the page shows (a frameset site's index has no anchors at

@@ -112,6 +112,13 @@ export interface Link {
    * page. The engine learns per URL shape whether such links lead to copies (`AnchorCopies`).
    */
   readonly anchored?: boolean | undefined;
+  /**
+   * Every anchor naming this URL was written as the page itself in place — an empty or
+   * fragment-only href (`#top`, `#main-content`, `href=""`), which resolves to the page's own
+   * URL — never as a path: a skip link, not a permalink the page shows (`NamedCopies` asks for
+   * one of those).
+   */
+  readonly inPlace?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
   readonly lastmod?: number | undefined;
   /**

@@ -1,14 +1,15 @@
 /**
  * `meguri crawl` on a Drupal-shaped site whose comment permalinks (`/comment/C`) serve the whole
- * page of the article the comment is on, naming the article canonical (`NamedCopies`): the shape
- * is learned after eight copies and its other URLs are not fetched; a resume reads the lesson back.
- * A shape whose URLs mix copies with pages of their own (`/note/K`) is never learned or is lifted,
- * and every page of its own is fetched; so is every page a shape of copies leads to that nothing
- * else reaches — a shop's `/collections/C/N` naming `/products/p-N`, linked nowhere else
- * (the named page is queued, and reached deeper than the copies it is never their evidence) — and
- * every page of a shape whose first URLs were copies and whose later ones are not (`/x/N`: a
- * check lifts the lesson). The login link on each page carries the page's own address
- * (`?destination=/comment/C`): no new link of a copy.
+ * page of the article the comment is on, naming the article canonical and showing the permalink
+ * (`NamedCopies`): the shape is learned after eight copies and its other URLs are not fetched; a
+ * resume reads the lesson back. A shape whose URLs mix copies with pages of their own (`/note/K`)
+ * is banned, and every page of its own is fetched; so is every page a shape of copies leads to
+ * that nothing else reaches — a shop's `/collections/C/N` naming `/products/p-N`, linked nowhere
+ * else (the page a copy named first is never evidence for the shape; after a resume forgot which,
+ * a copy linking itself only by its skip link `#main` is none either) — and every page of a shape
+ * whose first URLs were copies and whose later ones are not (`/x/N`: a check lifts the lesson).
+ * The login link on each page carries the page's own address (`?destination=/comment/C`), and a
+ * register link is respelled by a key learned meanwhile: neither is a new link of a copy.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,20 +44,25 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     const path = u.pathname;
     if (path === '/robots.txt') return void res.writeHead(404).end();
     asked.push(path);
+    // The site's header but on the second shop's pages (/boots, /hats…: a resume's test reaches
+    // nothing else from them); the skip link on every page.
+    const header = !/^\/(boots|hats|collections|products)(\/|$)/.test(path);
     const html = (body: string, canonical?: string): void =>
       void res
         .writeHead(200, { 'content-type': 'text/html' })
         .end(
-          `<html><head>${canonical === undefined ? '' : `<link rel="canonical" href="${site.base}${canonical}">`}</head><body><a href="/">Home</a> <a href="/user/login?destination=${encodeURIComponent(path)}">Log in</a>${body}</body></html>`,
+          `<html><head>${canonical === undefined ? '' : `<link rel="canonical" href="${site.base}${canonical}">`}</head><body><a href="#main">Skip to main content</a> ${header ? `<a href="/">Home</a> <a href="/user/login?destination=${encodeURIComponent(path)}">Log in</a>` : ''}<main id="main">${body}</main></body></html>`,
         );
-    // The article's page, under whichever URL asked for it.
+    // The article's page, under whichever URL asked for it, with a permalink to the URL asked (as
+    // a comment's page shows its own).
     const article = (n: number): void => {
+      const permalink = `<a href="${path}">permalink</a>`;
       const comments = Array.from({ length: SHOWN }, (_, i) => n * 10 + i + 1).map((c) => `<div id="c${c}"><a href="/comment/${c}">permalink</a><p>${words(c, 12)}</p></div>`);
       // A register link telling the form where to return, the same on the article and its copies:
       // the crawl learns ?destination from the forms, and a copy's link, rewritten without it, has
       // the spelling of the article's own as given.
       const register = `<a href="/user/register?destination=${encodeURIComponent(`/node/${n}#comment-form`)}">register</a>`;
-      html(`<h1>story ${n}</h1><p>${words(n, 60)}</p>${comments.join('')}${register}`, `/article/story-${n}`);
+      html(`<h1>story ${n}</h1><p>${words(n, 60)}</p>${comments.join('')}${register}${permalink}`, `/article/story-${n}`);
     };
     if (path === '/') {
       const as = Array.from({ length: ARTICLES }, (_, i) => `<a href="/article/story-${i + 1}">story ${i + 1}</a>`);
@@ -80,11 +86,14 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
       // Every third note is a page of its own; the others show an article, naming it.
       return k % 3 === 0 ? html(`<h1>note ${k}</h1><p>${words(3000 + k, 50)}</p>`, path) : article((k % ARTICLES) + 1);
     }
-    // The second collection two pages deeper: its copies come after the products the first's named.
+    // The second collection: two pages deeper (its copies come after the products the first's
+    // named), or linked from a page no other page links (a resume's seed).
     if (path === '/shop') return html(`${Array.from({ length: SHARED }, (_, i) => `<a href="/collections/${COLLECTIONS[0]}/${i + 1}">p ${i + 1}</a>`).join(' ')} <a href="/shop/more">more</a>`);
-    if (path === '/shop/more') return html('<a href="/shop/most">more</a>');
-    if (path === '/shop/most') return html(Array.from({ length: PRODUCTS }, (_, i) => `<a href="/collections/${COLLECTIONS[1]}/${i + 1}">p ${i + 1}</a>`).join(' '));
+    if (path === '/boots') return html(Array.from({ length: SHARED }, (_, i) => `<a href="/collections/${COLLECTIONS[0]}/${i + 1}">p ${i + 1}</a>`).join(' '));
+    if (path === '/shop/more' || path === '/hats') return html(`<a href="${path === '/hats' ? '/hats/all' : '/shop/most'}">more</a>`);
+    if (path === '/shop/most' || path === '/hats/all') return html(Array.from({ length: PRODUCTS }, (_, i) => `<a href="/collections/${COLLECTIONS[1]}/${i + 1}">p ${i + 1}</a>`).join(' '));
     m = /^\/(?:collections\/(?:boots|hats)\/|products\/p-)(\d+)$/.exec(path);
+    // A product's page under either URL; a collection's copy links to itself only by its skip link.
     if (m !== null && Number(m[1]) >= 1 && Number(m[1]) <= PRODUCTS) return html(`<h1>product ${m[1]}</h1><p>${words(5000 + Number(m[1]), 50)}</p>`, `/products/p-${m[1]}`);
     if (path === '/lift') return html(Array.from({ length: LIFT_COPIES }, (_, i) => `<a href="/x/${i + 1}">x ${i + 1}</a>`).join(' ') + ' <a href="/deeper">deeper</a>');
     if (path === '/deeper') return html(Array.from({ length: LIFT_OWN }, (_, i) => `<a href="/x/${LIFT_COPIES + i + 1}">x</a>`).join(' '));
@@ -127,6 +136,21 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     expect(resumed.code, resumed.err).toBe(0);
     expect(count(/^\/comment\/\d+$/)).toBe(6); // the 1st, 2nd, 4th, 8th, 16th and 32nd of 48 refusals
     expect(jsonEnd<End>(resumed.out)?.counts?.namedCopies).toBe(ARTICLES * HIDDEN - 6);
+  });
+
+  it('a resume that forgot which pages only copies reached: copies linking themselves only by a skip link are no evidence, and every product is fetched', async () => {
+    const dir = join(site.dir, 'shop');
+    asked.length = 0;
+    const first = await inProcess(['crawl', `${site.base}/boots`, '--data', dir, ...flags, '--json']);
+    expect(first.code, first.err).toBe(0);
+    expect(count(/^\/products\/p-\d+$/)).toBe(SHARED);
+    asked.length = 0;
+    // The second collection at the depth of the products the first run fetched through copies.
+    const resumed = await inProcess(['crawl', `${site.base}/hats`, '--data', dir, ...flags, '--json']);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(count(/^\/collections\/hats\/\d+$/)).toBe(PRODUCTS);
+    expect(count(/^\/products\/p-\d+$/)).toBe(PRODUCTS - SHARED);
+    expect(jsonEnd<End>(resumed.out)?.namedCopies).toEqual([]);
   });
 
   it('names the shape in the summary', async () => {

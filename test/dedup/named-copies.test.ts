@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NamedCopies, carriesPage, namedCopyShapeOf, namedCopyVerdict, namesAncestor, namesItself } from '../../src/dedup/index.js';
+import { NamedCopies, carriesPage, namedAboveVerdict, namedCopyShapeOf, namedCopyVerdict, namesAncestor, namesItself } from '../../src/dedup/index.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 
 const permalink = (n: number): string => `http://d.test/comment/${n}`;
@@ -56,6 +56,15 @@ describe('namesAncestor', () => {
     expect(namesAncestor('http://d.test/comment/5', 'http://d.test/article/x')).toBe(false);
     expect(namesAncestor('http://d.test/a/b', 'http://d.test/a?x=1')).toBe(false);
     expect(namesAncestor('http://d.test/a/b', 'http://e.test/a')).toBe(false);
+  });
+});
+
+describe('namedAboveVerdict', () => {
+  it('is content when the page above was fetched with text more than 3 bits off, else nothing', () => {
+    expect(namedAboveVerdict(0xf0f0n, 0xf0ffn)).toBe('content');
+    expect(namedAboveVerdict(0xf0f0n, 0xf0f7n)).toBeUndefined();
+    expect(namedAboveVerdict(undefined, 0xf0f0n)).toBeUndefined();
+    expect(namedAboveVerdict(0xf0f0n, undefined)).toBeUndefined();
   });
 });
 

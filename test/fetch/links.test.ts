@@ -28,6 +28,16 @@ describe('extractLinks', () => {
     expect(r).toMatchObject({ noindex: false, nofollow: false, base: PAGE, truncated: false, canonical: undefined });
   });
 
+  it('marks a link written only as the page itself in place (an empty or fragment-only href) inPlace, not one also written as a path', () => {
+    const skip = extractLinks('<a href="#main">skip</a> <a href="">here</a> <a href="/other">other</a>', PAGE);
+    expect(skip.links).toEqual([{ url: PAGE, inPlace: true }, { url: 'https://site.test/other' }]);
+    const permalink = extractLinks('<a href="#main">skip</a> <a href="page.html#c5">permalink</a>', PAGE);
+    expect(permalink.links).toEqual([{ url: PAGE }]);
+    // Against a <base> elsewhere a fragment names the base's document, not this one: inPlace, but not this URL.
+    const based = extractLinks('<base href="https://site.test/"><a href="#top">top</a>', PAGE);
+    expect(based.links).toEqual([{ url: 'https://site.test/', inPlace: true }]);
+  });
+
   it('the first <base href> applies to every link, even earlier ones; later bases are ignored', () => {
     const html = '<a href="a">1</a><base href="https://cdn.test/root/"><base href="https://ignored.test/"><a href="b">2</a>';
     const r = extractLinks(html, PAGE);
