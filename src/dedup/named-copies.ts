@@ -26,8 +26,8 @@
  * depth no greater than this one's and was not first met named by a copy (`viaCopy`: a copy
  * naming a page the crawl had no row for makes that row, so its later copies say nothing of pages
  * reached otherwise), its text within 3 simhash bits of this one's, this page links to itself by
- * a path (a permalink its named page shows; a skip link `#main` is not one, `Link.inPlace`; a
- * copy with none is no evidence), and every same-origin
+ * a path (a permalink its named page shows; a skip link `#main` or a hreflang naming itself is
+ * not one, `Outcome.selfLinked`; a copy with none is no evidence), and every same-origin
  * in-scope link it gives is one the crawl knows (the engine counts them). It is *content* when it
  * names nothing, or itself, or a page whose text is further off or whose links it does not all
  * repeat. *News* — a named page with no row or one that ended without a page, held deeper than

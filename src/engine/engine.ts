@@ -1383,9 +1383,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * must still lift it), else no evidence. Else `namedCopyVerdict` on the named page as the
    * frontier holds it — fetched with a page (its simhash and depth; spilled to disk, where
    * neither is at hand: no evidence), held and not fetched yet, or missing — the page's links the
-   * crawl does not know (`#novelLinks`) and whether it links to itself by a path (a permalink its
-   * named page shows; not a skip link, `Link.inPlace`). A slot this node does not hold: no
-   * evidence.
+   * crawl does not know (`#novelLinks`) and whether an anchor of it names itself by a path (a
+   * permalink its named page shows; not a skip link: `Outcome.selfLinked`). A slot this node does
+   * not hold: no evidence.
    */
   #namedCopyOf(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): NamedCopyVerdict | undefined {
     const named = o.canonical;
@@ -1395,7 +1395,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined) return undefined;
     if (parentRedirectOf(req.url, named) !== undefined || namesAncestor(req.url, named)) {
-      return namedAboveVerdict(frontier.fetchedSimhashOf(named), o.simhash);
+      return namedAboveVerdict(frontier.fetchedSimhashOf(named) ?? frontier.fetchedSimhashOf(named.endsWith('/') ? named.slice(0, -1) : `${named}/`), o.simhash);
     }
     const lesson = this.#namedCopies!;
     let page: NamedPage;
@@ -1410,8 +1410,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       // No row: the row it gets now is this copy's (its links, or `#namedPageLink`).
       if (frontier.knownCount([named]) === 0) lesson.namedUnheld(named);
     }
-    // A link to itself written as a path (a permalink the named page shows), not a skip link `#main`.
-    const linksItself = o.links?.some((l) => l.url === req.url && l.inPlace !== true) === true;
+    // An anchor to itself written as a path (a permalink the named page shows), not a skip link
+    // `#main`, nor a self-naming hreflang alternate (`Outcome.selfLinked`).
+    const linksItself = o.selfLinked === true;
     return namedCopyVerdict(page, req.depth, o.simhash, typeof page === 'object' ? this.#novelLinks(req, o, links, frontier) : 0, linksItself);
   }
 
@@ -2185,6 +2186,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       noindex: o.noindex,
       nofollow: o.nofollow,
       loginForm: o.loginForm,
+      selfLinked: o.selfLinked,
       exchange: o.exchange,
     };
     if (soft404) outside.length = 0;

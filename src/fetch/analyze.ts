@@ -51,6 +51,8 @@ export interface PageAnalysis {
   readonly nofollow?: true | undefined;
   /** An HTML page with a password field (`ExtractedLinks.loginForm`; only when `parseLinks`). */
   readonly loginForm?: true | undefined;
+  /** An anchor of the page names the page itself by a path (`ExtractedLinks.selfLinked`; only when `parseLinks`). */
+  readonly selfLinked?: true | undefined;
   /** Out-links in document order (only when `parseLinks` and HTML). */
   readonly links: readonly Link[] | undefined;
   readonly canonical: string | undefined;
@@ -146,6 +148,7 @@ export function analyzePage(input: PageInput): PageAnalysis {
       canonical: input.parseLinks ? found.canonical : undefined,
       ...(input.parseLinks && found.truncated ? { linksCapped: true as const } : {}),
       ...(input.parseLinks && found.loginForm ? { loginForm: true as const } : {}),
+      ...(input.parseLinks && found.selfLinked ? { selfLinked: true as const } : {}),
     };
   }
   const sitemap = input.sitemaps === true ? sitemapOf(input) : undefined;

@@ -958,6 +958,7 @@ export class HttpFetcher implements Fetcher {
         if (found.canonical !== undefined) base.canonical = found.canonical;
         if (found.linksCapped === true) base.linksCapped = true;
         if (found.loginForm === true) base.loginForm = true;
+        if (found.selfLinked === true) base.selfLinked = true;
         if (found.sitemap !== undefined) sitemap = found.sitemap;
       }
       if (mode.parseLinks) headerLinks(base, h, url, o.canonPolicy, robotsHeader.nofollow);

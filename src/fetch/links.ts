@@ -48,6 +48,13 @@ export interface ExtractedLinks {
    * src/dedup/loginwall.ts). Only with `collectText` (the structure is tracked then); else false.
    */
   readonly loginForm: boolean;
+  /**
+   * An `<a>` or `<area>` names the page's own URL by a path or a URL — not by an empty or
+   * fragment-only href, which names the document in place (a skip link `#main-content`): the page
+   * shows a link to itself, as an article shows the permalink of a comment when asked under it
+   * (`NamedCopies` asks a copy for one). A `<link rel>`, a frame or a refresh never counts.
+   */
+  readonly selfLinked: boolean;
   /** The URL links were resolved against (`<base href>` when present and valid). */
   readonly base: string;
   /** More than `maxLinks` distinct links: the rest were dropped. */
@@ -214,7 +221,7 @@ export class LinkExtractor {
   readonly #agent: string | undefined;
   readonly #tokenizer: Tokenizer;
   readonly #rawCap: number;
-  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean; inPlace?: boolean }[] = [];
+  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean; anchorPath?: boolean }[] = [];
   /** Element ids (and `<a name>`s) of the page, for `Link.anchored` (only with `collectText`; at most `MAX_IDS`). */
   readonly #ids: Set<string> | undefined;
   /** Written chunks not yet wholly consumed, and the document offset of the first. */
@@ -319,9 +326,11 @@ export class LinkExtractor {
     const base = this.#base ?? this.#documentUrl;
     const max = this.#opts.maxLinks;
     const index = new Map<string, number>();
-    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean; anchored: boolean; inPlace: boolean }[] = [];
+    const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean; anchored: boolean }[] = [];
     const self = this.#ids === undefined || this.#ids.size === 0 ? undefined : canonicalize(this.#documentUrl, undefined, this.#policy);
     let truncated = this.#overflow;
+    const page = canonicalize(this.#documentUrl, undefined, this.#policy);
+    let selfLinked = false;
     // One wasm call for the page's links when the core is loaded (src/url/batch.ts: exactly
     // canonicalize's answers; 1.7× `new URL(l, page).href` on the url bench's pages); the
     // per-link path otherwise, so extraction never needs the core.
@@ -331,8 +340,9 @@ export class LinkExtractor {
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
       const url = urls[i] ?? null;
-      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false, inPlace = false } = this.#hrefs[i]!;
+      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false, anchorPath = false } = this.#hrefs[i]!;
       if (url === null) continue;
+      if (anchorPath && url === page) selfLinked = true;
       const anchored = anchor && self !== undefined && url !== self && this.#namesElement(hrefs[i]!, url);
       const at = index.get(url);
       if (at !== undefined) {
@@ -343,7 +353,6 @@ export class LinkExtractor {
         if (refresh) links[at]!.refresh = true;
         if (anchored) links[at]!.anchored = true;
         if (!feed) links[at]!.feed = false;
-        if (!inPlace) links[at]!.inPlace = false;
         continue;
       }
       if (links.length >= max) {
@@ -351,22 +360,21 @@ export class LinkExtractor {
         continue;
       }
       index.set(url, links.length);
-      links.push({ url, nofollow, requisite, feed, refresh, anchored, inPlace });
+      links.push({ url, nofollow, requisite, feed, refresh, anchored });
     }
     const out: Link[] = links.map((l) => {
-      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchored?: boolean; inPlace?: boolean } = { url: l.url };
+      const link: { url: string; nofollow?: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchored?: boolean } = { url: l.url };
       if (l.nofollow || this.#nofollow) link.nofollow = true;
       if (l.requisite) link.requisite = true;
       if (l.feed) link.feed = true;
       if (l.refresh) link.refresh = true;
       if (l.anchored) link.anchored = true;
-      if (l.inPlace) link.inPlace = true;
       return link;
     });
     const canonical = this.#canonical === undefined ? undefined : (canonicalize(encoding === undefined ? this.#canonical : encodeQuery(this.#canonical, encoding), base, this.#policy) ?? undefined);
     const text = this.#text?.join('');
     const mainText = text === undefined ? undefined : this.#sawContent ? this.#inContent.join('') : this.#outContent.join('');
-    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, loginForm: this.#loginForm, base, truncated, text, mainText };
+    return { links: out, canonical, noindex: this.#noindex, nofollow: this.#nofollow, loginForm: this.#loginForm, selfLinked, base, truncated, text, mainText };
   }
 
   /**
@@ -540,7 +548,7 @@ export class LinkExtractor {
           return;
         }
         const bare = href.trim();
-        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true, inPlace: bare === '' || bare.startsWith('#') });
+        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true, anchorPath: bare !== '' && !bare.startsWith('#') });
         return;
       }
       // A frame's document is what the page shows (a frameset site's index has no anchors at

@@ -112,13 +112,6 @@ export interface Link {
    * page. The engine learns per URL shape whether such links lead to copies (`AnchorCopies`).
    */
   readonly anchored?: boolean | undefined;
-  /**
-   * Every anchor naming this URL was written as the page itself in place — an empty or
-   * fragment-only href (`#top`, `#main-content`, `href=""`), which resolves to the page's own
-   * URL — never as a path: a skip link, not a permalink the page shows (`NamedCopies` asks for
-   * one of those).
-   */
-  readonly inPlace?: boolean | undefined;
   /** A sitemap's `<lastmod>` for the URL, epoch seconds (a change hint; see src/sitemap). */
   readonly lastmod?: number | undefined;
   /**
@@ -299,6 +292,12 @@ export interface Outcome {
    * paths that answer one login form whatever is asked (src/dedup/loginwall.ts).
    */
   readonly loginForm?: boolean | undefined;
+  /**
+   * An anchor of the HTML page names the page's own URL by a path or a URL, not in place (an
+   * empty or fragment-only href, a skip link): a permalink to itself. The engine asks it of a copy
+   * of another page (`NamedCopies`: a permalink its named page shows).
+   */
+  readonly selfLinked?: boolean | undefined;
   /** The exchange as it crossed the wire, when the fetcher records (`HttpFetcher`'s `record`). */
   readonly exchange?: HttpExchange | undefined;
 }

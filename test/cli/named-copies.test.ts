@@ -6,7 +6,7 @@
  * is banned, and every page of its own is fetched; so is every page a shape of copies leads to
  * that nothing else reaches — a shop's `/collections/C/N` naming `/products/p-N`, linked nowhere
  * else (the page a copy named first is never evidence for the shape; after a resume forgot which,
- * a copy linking itself only by its skip link `#main` is none either) — and every page of a shape
+ * a copy linking itself only by its skip link `#main` and a hreflang is none either) — and every page of a shape
  * whose first URLs were copies and whose later ones are not (`/x/N`: a check lifts the lesson).
  * The login link on each page carries the page's own address (`?destination=/comment/C`), and a
  * register link is respelled by a key learned meanwhile: neither is a new link of a copy.
@@ -47,11 +47,11 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     // The site's header but on the second shop's pages (/boots, /hats…: a resume's test reaches
     // nothing else from them); the skip link on every page.
     const header = !/^\/(boots|hats|collections|products)(\/|$)/.test(path);
-    const html = (body: string, canonical?: string): void =>
+    const html = (body: string, canonical?: string, head = ''): void =>
       void res
         .writeHead(200, { 'content-type': 'text/html' })
         .end(
-          `<html><head>${canonical === undefined ? '' : `<link rel="canonical" href="${site.base}${canonical}">`}</head><body><a href="#main">Skip to main content</a> ${header ? `<a href="/">Home</a> <a href="/user/login?destination=${encodeURIComponent(path)}">Log in</a>` : ''}<main id="main">${body}</main></body></html>`,
+          `<html><head>${canonical === undefined ? '' : `<link rel="canonical" href="${site.base}${canonical}">`}${head}</head><body><a href="#main">Skip to main content</a> ${header ? `<a href="/">Home</a> <a href="/user/login?destination=${encodeURIComponent(path)}">Log in</a>` : ''}<main id="main">${body}</main></body></html>`,
         );
     // The article's page, under whichever URL asked for it, with a permalink to the URL asked (as
     // a comment's page shows its own).
@@ -93,8 +93,9 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     if (path === '/shop/more' || path === '/hats') return html(`<a href="${path === '/hats' ? '/hats/all' : '/shop/most'}">more</a>`);
     if (path === '/shop/most' || path === '/hats/all') return html(Array.from({ length: PRODUCTS }, (_, i) => `<a href="/collections/${COLLECTIONS[1]}/${i + 1}">p ${i + 1}</a>`).join(' '));
     m = /^\/(?:collections\/(?:boots|hats)\/|products\/p-)(\d+)$/.exec(path);
-    // A product's page under either URL; a collection's copy links to itself only by its skip link.
-    if (m !== null && Number(m[1]) >= 1 && Number(m[1]) <= PRODUCTS) return html(`<h1>product ${m[1]}</h1><p>${words(5000 + Number(m[1]), 50)}</p>`, `/products/p-${m[1]}`);
+    // A product's page under either URL; a collection's copy links to itself only by its skip link
+    // and names itself as its own language's alternate (as shop plugins write hreflang from the path).
+    if (m !== null && Number(m[1]) >= 1 && Number(m[1]) <= PRODUCTS) return html(`<h1>product ${m[1]}</h1><p>${words(5000 + Number(m[1]), 50)}</p>`, `/products/p-${m[1]}`, `<link rel="alternate" hreflang="en" href="${site.base}${path}">`);
     if (path === '/lift') return html(Array.from({ length: LIFT_COPIES }, (_, i) => `<a href="/x/${i + 1}">x ${i + 1}</a>`).join(' ') + ' <a href="/deeper">deeper</a>');
     if (path === '/deeper') return html(Array.from({ length: LIFT_OWN }, (_, i) => `<a href="/x/${LIFT_COPIES + i + 1}">x</a>`).join(' '));
     m = /^\/x\/(\d+)$/.exec(path);

@@ -28,14 +28,14 @@ describe('extractLinks', () => {
     expect(r).toMatchObject({ noindex: false, nofollow: false, base: PAGE, truncated: false, canonical: undefined });
   });
 
-  it('marks a link written only as the page itself in place (an empty or fragment-only href) inPlace, not one also written as a path', () => {
-    const skip = extractLinks('<a href="#main">skip</a> <a href="">here</a> <a href="/other">other</a>', PAGE);
-    expect(skip.links).toEqual([{ url: PAGE, inPlace: true }, { url: 'https://site.test/other' }]);
-    const permalink = extractLinks('<a href="#main">skip</a> <a href="page.html#c5">permalink</a>', PAGE);
-    expect(permalink.links).toEqual([{ url: PAGE }]);
-    // Against a <base> elsewhere a fragment names the base's document, not this one: inPlace, but not this URL.
-    const based = extractLinks('<base href="https://site.test/"><a href="#top">top</a>', PAGE);
-    expect(based.links).toEqual([{ url: 'https://site.test/', inPlace: true }]);
+  it('says the page links to itself only when an anchor names it by a path or a URL, not in place (an empty or fragment-only href) nor by a <link>', () => {
+    expect(extractLinks('<a href="#main">skip</a> <a href="">here</a> <a href="/other">other</a>', PAGE).selfLinked).toBe(false);
+    expect(extractLinks('<a href="#main">skip</a> <a href="page.html#c5">permalink</a>', PAGE).selfLinked).toBe(true);
+    expect(extractLinks(`<area href="${PAGE}">`, PAGE).selfLinked).toBe(true);
+    expect(extractLinks(`<link rel="alternate" hreflang="en" href="${PAGE}"><link rel="next" href="${PAGE}">`, PAGE).selfLinked).toBe(false);
+    // Against a <base> elsewhere a path may name this page, a fragment never.
+    expect(extractLinks('<base href="https://site.test/"><a href="#top">top</a>', PAGE).selfLinked).toBe(false);
+    expect(extractLinks('<base href="https://site.test/"><a href="dir/page.html">me</a>', PAGE).selfLinked).toBe(true);
   });
 
   it('the first <base href> applies to every link, even earlier ones; later bases are ignored', () => {
