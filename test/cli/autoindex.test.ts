@@ -5,9 +5,9 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT, inProcess, loopbackSite } from './helpers.js';
+import { LOOPBACK_CRAWL, inProcess, loopbackSite } from './helpers.js';
 
-const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+const flags = LOOPBACK_CRAWL;
 
 /** Directories below `path` (two levels of three, named by level so no two levels repeat) and its files. */
 function entries(path: string): { dirs: string[]; files: string[] } {

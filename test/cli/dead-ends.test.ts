@@ -13,13 +13,13 @@ import { afterAll, beforeAll } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { deadEndRedirectsLine } from '../../src/cli/crawl.js';
 import { deadEndRedirectsText } from '../../src/cli/read.js';
-import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
+import { LOOPBACK_CRAWL, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const POSTS = 60;
 const JUMPS = 40;
 /** Jump links that redirect off-site; the others lead to a page no other link reaches. */
 const OFFSITE_JUMPS = 10;
-const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+const flags = LOOPBACK_CRAWL;
 
 describe('meguri crawl: redirects to a login form or off-site', () => {
   const asked: string[] = [];

@@ -105,3 +105,15 @@ export function jsonEnd<T>(out: string): T | undefined {
     .map((l) => JSON.parse(l) as T & { type: string })
     .find((e) => e.type === 'end');
 }
+
+/** A fast polite crawl of a loopback site: the test agent, private addresses allowed, 2 ms delays, no recrawl within the run. */
+export const LOOPBACK_CRAWL = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+
+const SYLLABLES = ['ka', 'lo', 'mi', 'tu', 're', 'san', 'vo', 'pel', 'dri', 'gan', 'shu', 'ter', 'bix', 'nor', 'qua', 'zel'];
+
+/** `n` made-up words of their own for item `seed` (a linear congruential stream: the same every run), so pages' texts differ. */
+export function words(seed: number, n: number): string {
+  let x = seed * 7919 + 17;
+  const next = (): number => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+  return Array.from({ length: n }, () => Array.from({ length: 2 + Math.floor(next() * 2) }, () => SYLLABLES[Math.floor(next() * SYLLABLES.length)]).join('')).join(' ');
+}

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { namedCopiesLine } from '../../src/cli/crawl.js';
 import { namedCopiesText } from '../../src/cli/read.js';
-import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
+import { LOOPBACK_CRAWL, inProcess, jsonEnd, loopbackSite, words } from './helpers.js';
 
 const ARTICLES = 16;
 /** Comments shown on each article (/comment/N·10+1 …); /comment/N·10+7 … +9 exist too, linked from /more. */
@@ -28,14 +28,7 @@ const SHARED = 12;
 const COLLECTIONS = ['boots', 'hats'];
 const LIFT_COPIES = 10;
 const LIFT_OWN = 40;
-const SYLLABLES = ['ka', 'lo', 'mi', 'tu', 're', 'san', 'vo', 'pel', 'dri', 'gan', 'shu', 'ter', 'bix', 'nor', 'qua', 'zel'];
-/** Words of their own for item `seed` (a linear congruential stream: the same every run). */
-function words(seed: number, n: number): string {
-  let x = seed * 7919 + 17;
-  const next = (): number => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
-  return Array.from({ length: n }, () => Array.from({ length: 2 + Math.floor(next() * 2) }, () => SYLLABLES[Math.floor(next() * SYLLABLES.length)]).join('')).join(' ');
-}
-const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+const flags = LOOPBACK_CRAWL;
 
 describe('meguri crawl: a site whose comment permalinks serve the article page', () => {
   const asked: string[] = [];

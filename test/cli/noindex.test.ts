@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noindexLine } from '../../src/cli/crawl.js';
 import { noindexText } from '../../src/cli/read.js';
-import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
+import { LOOPBACK_CRAWL, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const ARTICLES = 40;
-const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+const flags = LOOPBACK_CRAWL;
 
 describe('meguri crawl: a wiki whose tool pages say noindex,nofollow', () => {
   const asked: string[] = [];

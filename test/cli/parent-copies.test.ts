@@ -13,7 +13,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
+import { LOOPBACK_CRAWL, inProcess, jsonEnd, loopbackSite, words } from './helpers.js';
 
 const QUESTIONS = 14;
 const TOPICS = 9;
@@ -26,14 +26,7 @@ const FORUM_POSTS = 30;
 const POSTS = 12;
 /** Answers of question n: 3 + (5n mod 7), numbered from n·100. */
 const answersOf = (n: number): number[] => Array.from({ length: 3 + ((5 * n) % 7) }, (_, i) => n * 100 + i + 1);
-const SYLLABLES = ['ka', 'lo', 'mi', 'tu', 're', 'san', 'vo', 'pel', 'dri', 'gan', 'shu', 'ter', 'bix', 'nor', 'qua', 'zel'];
-/** Words of their own for item `seed` (a linear congruential stream: the same every run). */
-function words(seed: number, n: number): string {
-  let x = seed * 7919 + 17;
-  const next = (): number => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
-  return Array.from({ length: n }, () => Array.from({ length: 2 + Math.floor(next() * 2) }, () => SYLLABLES[Math.floor(next() * SYLLABLES.length)]).join('')).join(' ');
-}
-const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+const flags = LOOPBACK_CRAWL;
 
 describe('meguri crawl: a Q&A site whose answer links serve the question page', () => {
   const asked: string[] = [];

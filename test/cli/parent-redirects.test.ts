@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parentRedirectsLine } from '../../src/cli/crawl.js';
 import { parentRedirectsText } from '../../src/cli/read.js';
-import { AGENT, inProcess, jsonEnd, loopbackSite } from './helpers.js';
+import { LOOPBACK_CRAWL, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const THREADS = 12;
 /** Threads not listed: the front page's "recent posts" links one post of each. */
@@ -22,7 +22,7 @@ const BROKEN_PAGES = [2, 3, 4, 5, 6, 7];
 const REMOVED = 9;
 /** Posts of thread n: 4 + (7n mod 23), numbered from n·100. */
 const postsOf = (n: number): number[] => Array.from({ length: 4 + ((7 * n) % 23) }, (_, i) => n * 100 + i);
-const flags = ['--agent', AGENT, '--allow-private', '--min-delay', '2ms', '--start-delay', '2ms', '--interval', '1h'];
+const flags = LOOPBACK_CRAWL;
 
 describe('meguri crawl: a forum whose post permalinks redirect into the thread', () => {
   const asked: string[] = [];
