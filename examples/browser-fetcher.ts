@@ -165,7 +165,7 @@ export class BrowserFetcher implements Fetcher {
         contentType: 'text/html; charset=utf-8',
         links: found.links,
         canonical: found.canonical,
-        ...(found.selfLinked ? { selfLinked: true } : {}),
+        selfLinked: found.selfLinked,
         noindex: doc.noindex === true || found.noindex,
         contentFp: contentFp(rendered),
         simhash: simhashText(found.text ?? ''),

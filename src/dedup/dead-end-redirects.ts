@@ -42,9 +42,8 @@
  * (`CrawlCounts.deadEndRedirects`), or clocks.
  */
 import { InvalidArgumentError } from '../errors/index.js';
-import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions } from './shapes.js';
+import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions, URL_PARTS } from './shapes.js';
 
-const URL_PARTS = /^(https?:\/\/[^/?#]+)(\/[^?#]*)(\?[^#]*)?(?:#.*)?$/;
 const DIGITS = /\d+/g;
 /** A query value kept in the shape: a word naming an action or a target (`share=twitter`, `action=edit`). */
 const WORD_VALUE = /^[A-Za-z][A-Za-z_-]{0,31}$/;

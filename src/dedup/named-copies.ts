@@ -33,8 +33,10 @@
  * repeat. *News* — a named page with no row or one that ended without a page, held deeper than
  * the copy, first met named by a copy, or on another origin in the scope — counts as content
  * under a lesson only (the siblings it refused may name pages nothing else reaches) and is
- * nothing before (the page may only not be reached yet). A named page held and not fetched yet,
- * or out of the scope, is no evidence.
+ * nothing before (the page may only not be reached yet); so is a redirect to a page the crawl
+ * has no row for (a moved comment's permalink: a check that leads somewhere new lifts the
+ * lesson). A named page held and not fetched yet, or out of the scope, a redirect to a page the
+ * crawl holds, is no evidence.
  *
  * The lesson's rules are `ShapeLessons`' (eight copies and no content learn a shape; checks at the
  * 1st, 2nd, 4th, 8th and 16th refusals, then every 32nd; content bans, and a lifted lesson's
@@ -59,9 +61,8 @@ import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { evictOldest } from '../lru/index.js';
 import { urlHash32 } from './query.js';
-import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions } from './shapes.js';
+import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions, URL_PARTS } from './shapes.js';
 
-const URL_PARTS = /^(https?:\/\/[^/?#]+)(\/[^?#]*)(\?[^#]*)?(?:#.*)?$/;
 /** A path segment kept in a shape: a word naming a section, a language, a view. */
 const WORD_SEGMENT = /^[A-Za-z_]{1,24}$/;
 

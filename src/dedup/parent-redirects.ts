@@ -82,9 +82,8 @@
  */
 import { NEAR_DUP_DISTANCE, hamming } from '../core/simhash.js';
 import { InvalidArgumentError } from '../errors/index.js';
-import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions } from './shapes.js';
+import { MAX_SHAPE_LENGTH, type ShapeChange, ShapeLessons, type ShapeLessonsOptions, URL_PARTS } from './shapes.js';
 
-const URL_PARTS = /^(https?:\/\/[^/?#]+)(\/[^?#]*)(\?[^#]*)?(?:#.*)?$/;
 const DIGITS = /\d+/g;
 
 /**

@@ -59,6 +59,12 @@ function resolveShapeOptions(name: string, input: Partial<ShapeLessonsOptions> |
 
 /** Shapes remembered as having served content before any evidence (not checkpointed). */
 const MAX_CONTENT_SHAPES = 16_384;
+/**
+ * A canonical http(s) URL's parts as the shape lessons read them: origin, path, and the query
+ * with its `?` (a fragment aside).
+ */
+export const URL_PARTS = /^(https?:\/\/[^/?#]+)(\/[^?#]*)(\?[^#]*)?(?:#.*)?$/;
+
 /** A shape longer than this (a query of many keys) is not learned. */
 export const MAX_SHAPE_LENGTH = 1024;
 

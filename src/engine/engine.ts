@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, noindexShapeOf, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, type ShapeChange, type ShapeLessons, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -167,6 +167,15 @@ interface Counters {
 /** `l` without the refresh mark (an ordinary link of its page). */
 function unmarkRefresh(l: Link): Link {
   return l.refresh === true ? { ...l, refresh: undefined } : l;
+}
+
+/**
+ * The simhash of `url`'s page as `frontier` holds it fetched (`Frontier.fetchedSimhashOf`), under
+ * its own spelling or, failing that, with the trailing slash added or dropped: a page named
+ * canonical (a parent, a page above) is one page under either.
+ */
+function fetchedSimhashEitherSlash(frontier: Frontier, url: string): bigint | undefined {
+  return frontier.fetchedSimhashOf(url) ?? frontier.fetchedSimhashOf(url.endsWith('/') ? url.slice(0, -1) : `${url}/`);
 }
 
 /**
@@ -1247,14 +1256,24 @@ export class Engine extends EventEmitter<EngineEvents> {
    * refused URLs again, as `#wallLesson` does.
    */
   #noindexLesson(url: string, o: Outcome): void {
-    const skipped = this.#noindex!.skippedUnder(url);
-    if (this.#noindex!.observe(url, { noindex: o.noindex === true, nofollow: o.nofollow === true }) !== 'lifted') return;
-    const shape = noindexShapeOf(url);
-    const queued = this.#requeueRefused((u) => noindexShapeOf(u) === shape, true);
-    // This run's refusals under the lesson are fetched after all (rows refused by an earlier run
-    // are queued too, but were never counted in this run's figure; a row another lesson covers
-    // now stays refused, and counted).
-    this.#tally.noindexRequeued(Math.min(skipped, queued));
+    const lesson = this.#noindex!;
+    this.#teachShape(lesson, url, () => lesson.observe(url, { noindex: o.noindex === true, nofollow: o.nofollow === true }), (n) => this.#tally.noindexRequeued(n));
+  }
+
+  /**
+   * Feeds a shape lesson (`NoindexShapes`, `ParentRedirects`, `DeadEndRedirects`, `NamedCopies`)
+   * one fetch's verdict (`observe`) and, when that lifted the lesson, queues the shape's refused
+   * URLs again (in a cluster, of the node's slots: `#requeueRefused`); `requeued` gets how many of
+   * them this run had refused, for the tally — rows refused by an earlier run are queued too but
+   * were never counted in this run's figure, and a row another lesson covers now stays refused,
+   * and counted.
+   */
+  #teachShape(lesson: ShapeLessons, url: string, observe: () => ShapeChange, requeued: (n: number) => void): void {
+    const shape = lesson.shapeOf(url);
+    if (shape === undefined) return;
+    const skipped = lesson.skippedUnder(url);
+    if (observe() !== 'lifted') return;
+    requeued(Math.min(skipped, this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true)));
   }
 
   /**
@@ -1288,10 +1307,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       else if (into === 'under' && req.relink !== true) verdict = this.#holds(target) ? 'intoParent' : lesson.parentFetched(url) ? 'news' : undefined;
     }
     if (verdict === undefined) return;
-    const skipped = lesson.skippedUnder(url);
-    if (lesson.observe(url, verdict) !== 'lifted') return;
-    const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
-    this.#tally.parentRedirectsRequeued(Math.min(skipped, queued));
+    this.#teachShape(lesson, url, () => lesson.observe(url, verdict), (n) => this.#tally.parentRedirectsRequeued(n));
   }
 
   /**
@@ -1308,12 +1324,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     else if (status >= 300 && status < 400 && target !== undefined && req.relink !== true) verdict = this.#deadEndOf(target);
     if (verdict === undefined) return;
     const lesson = this.#deadEndRedirects!;
-    const shape = lesson.shapeOf(req.url);
-    if (shape === undefined) return;
-    const skipped = lesson.skippedUnder(req.url);
-    if (lesson.observe(req.url, verdict) !== 'lifted') return;
-    const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
-    this.#tally.deadEndRedirectsRequeued(Math.min(skipped, queued));
+    this.#teachShape(lesson, req.url, () => lesson.observe(req.url, verdict), (n) => this.#tally.deadEndRedirectsRequeued(n));
   }
 
   /**
@@ -1347,30 +1358,30 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   #namedPageLink(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): readonly Link[] | undefined {
     const named = o.canonical;
-    if (named === undefined || links === undefined || o.nofollow === true || this.#hasRow(named)) return links;
+    if (named === undefined || links === undefined || o.nofollow === true) return links;
     const into = parentRedirectOf(req.url, named);
     const copy = into === 'under' ? this.#parentRedirects !== undefined : into === undefined && this.#namedCopies?.shapeOf(req.url) !== undefined && sameOrigin(req.url, named) && !namesItself(req.url, named) && !namesAncestor(req.url, named);
-    if (!copy || this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
+    if (!copy || this.#hasRow(named) || this.#scope.check(named) !== undefined || links.some((l) => l.url === named)) return links;
     if ((this.#params?.rewrite(named) ?? this.#aliases?.rewrite(named) ?? this.#slashes?.rewrite(named) ?? this.#cases?.duplicateOf(named) ?? this.#indexFiles?.duplicateOf(named)) !== undefined) return links;
     return [...links, { url: named }];
   }
 
   /**
-   * A page's lesson on URL shapes whose pages are copies of another page they name (`NamedCopies`),
-   * judged before this outcome reaches the frontier, for a page (2xx, whole, not a soft-404) whose
-   * URL has a shape: `#namedCopyOf` gives the verdict. A lesson lifted queues the shape's refused
-   * URLs again, as `#deadEndLesson` does (keep the count's rule in sync).
+   * A fetch's lesson on URL shapes whose pages are copies of another page they name
+   * (`NamedCopies`), judged before this outcome reaches the frontier, for a URL with a shape: a
+   * page (`content`: 2xx, whole, not a soft-404) by `#namedCopyOf`; a redirect (`target`,
+   * canonical; not a relink's, whose target row may be its own first redirect's) to a page the
+   * crawl has no row for is news — under a lesson a check that leads somewhere new lifts it, as a
+   * copy naming a page the crawl does not hold does; anything else is no evidence.
    */
-  #namedCopyLesson(req: FetchRequest, o: Outcome, links: readonly Link[] | undefined): void {
+  #namedCopyLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean, o: Outcome, links: readonly Link[] | undefined): void {
     const lesson = this.#namedCopies!;
-    const shape = lesson.shapeOf(req.url);
-    if (shape === undefined) return;
-    const verdict = this.#namedCopyOf(req, o, links);
+    if (lesson.shapeOf(req.url) === undefined) return;
+    let verdict: NamedCopyVerdict | undefined;
+    if (content) verdict = this.#namedCopyOf(req, o, links);
+    else if (status >= 300 && status < 400 && target !== undefined && req.relink !== true && !this.#hasRow(target)) verdict = 'news';
     if (verdict === undefined) return;
-    const skipped = lesson.skippedUnder(req.url);
-    if (lesson.observe(req.url, verdict) !== 'lifted') return;
-    const queued = this.#requeueRefused((u) => lesson.shapeOf(u) === shape, true);
-    this.#tally.namedCopiesRequeued(Math.min(skipped, queued));
+    this.#teachShape(lesson, req.url, () => lesson.observe(req.url, verdict), (n) => this.#tally.namedCopiesRequeued(n));
   }
 
   /**
@@ -1395,7 +1406,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined) return undefined;
     if (parentRedirectOf(req.url, named) !== undefined || namesAncestor(req.url, named)) {
-      return namedAboveVerdict(frontier.fetchedSimhashOf(named) ?? frontier.fetchedSimhashOf(named.endsWith('/') ? named.slice(0, -1) : `${named}/`), o.simhash);
+      return namedAboveVerdict(fetchedSimhashEitherSlash(frontier, named), o.simhash);
     }
     const lesson = this.#namedCopies!;
     let page: NamedPage;
@@ -1466,9 +1477,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     const canonical = o.canonical!;
     const frontier = this.#frontierOf(req.host);
     if (frontier === undefined || !this.#parentRedirects!.parentFetched(req.url)) return undefined;
-    let simhash = frontier.fetchedSimhashOf(canonical);
+    let simhash: bigint | undefined;
     if (named === 'parent') {
-      simhash ??= frontier.fetchedSimhashOf(canonical.endsWith('/') ? canonical.slice(0, -1) : `${canonical}/`);
+      simhash = fetchedSimhashEitherSlash(frontier, canonical);
     } else if (frontier.fetchedCount([canonical]) === 0) {
       // Not fetched with a page (yet). Held: it will be — no evidence. No row (it is queued now as
       // this page's link, `#namedPageLink`), or a row that ended without a page (gone, refused,
@@ -1476,6 +1487,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       // a check lifts it and they are queued again — else nothing (the page may only not be
       // reached yet, a topic's page 3 linked from its page 2; or have failed for a while).
       return this.#holds(canonical) || this.#parentRedirects!.covers(req.url) === undefined ? undefined : 'news';
+    } else {
+      simhash = frontier.fetchedSimhashOf(canonical);
     }
     return parentCopyVerdict(simhash, o.simhash, this.#novelLinks(req, o, pageLinks, frontier));
   }
@@ -2053,7 +2066,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (site && (this.#params !== undefined || this.#aliases !== undefined)) links = this.#rewriteLinks(req, o, target, links, soft404);
     // After the rewrite: a copy's links are compared with the rows its parent's made, rewritten alike.
     if (site && this.#parentRedirects !== undefined) this.#parentRedirectLesson(req, s, target, whole && !soft404, o, links);
-    if (whole && !soft404 && this.#namedCopies !== undefined) this.#namedCopyLesson(req, o, links);
+    if (site && this.#namedCopies !== undefined) this.#namedCopyLesson(req, s, target, whole && !soft404, o, links);
     if (whole && !soft404 && (this.#parentRedirects !== undefined || this.#namedCopies !== undefined)) links = this.#namedPageLink(req, o, links);
     if (links !== undefined && this.#echo !== undefined && !soft404 && s >= 200 && s < 300) {
       const echoes = this.#echo.observe(req.url, links);

@@ -284,8 +284,9 @@ export interface EngineOptions {
    * simhash bits, no link the crawl did not know, a link to itself — and none a page of its own,
    * its queued URLs are not fetched but for seeds, URLs fetched before and checks (as above), one
    * of which serving a page of its own or naming a page the crawl did not reach otherwise lifts
-   * the lesson and queues them again (`CrawlSummary.namedCopies`, `CrawlCounts.namedCopies`); a
-   * page of such a shape naming another page of its origin the crawl has no row for queues it. Default true; the checkpoint keeps the
+   * the lesson, as does a redirect to a page the crawl had not met, and queues them again
+   * (`CrawlSummary.namedCopies`, `CrawlCounts.namedCopies`); a page of such a shape naming another
+   * page of its origin the crawl has no row for queues it. Default true; the checkpoint keeps the
    * aliases, slash rules, case, index, parent-redirect, dead-end and named-copy lessons learned
    * and banned.
    */

@@ -300,20 +300,18 @@ export class RobotsGate implements RobotsSeam {
    * keys learned ignorable, `EngineOptions.learnParams`), a redirect to a page fetched this run
    * (a section's slash rule, `EngineOptions.learnAliases`), a view of a page the site names
    * canonical (`ViewKeys`, under `learnParams`; not a seed, nor one URL in 32 picked as a check),
-   * a URL whose path answers one login form
-   * whatever is asked (`LoginWalls`, under `learnParams`; not a seed, `depth` 0; every 32nd
-   * let through as a check), a URL whose query pair names a page the crawl knows as its page
-   * (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32 picked as a check), a URL
-   * whose shape says noindex and nofollow (`NoindexShapes`, under `learnNoindex`; not a seed,
-   * nor a URL `fetched` before; some let through as checks), a URL whose shape redirects into
-   * its parent page once the crawl fetched that page (`ParentRedirects`, under `learnAliases`; the
-   * same exceptions), a URL whose shape redirects where the crawl does not go (`DeadEndRedirects`,
-   * under `learnAliases`; the same exceptions), a URL whose shape serves copies of pages it names
-   * canonical (`NamedCopies`, under `learnAliases`; the same exceptions) — of these four shape
-   * lessons the first whose
-   * learned shape covers the URL decides, its checks included — a name
-   * that does not exist, an address
-   * the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
+   * a URL whose path answers one login form whatever is asked (`LoginWalls`, under `learnParams`;
+   * not a seed, `depth` 0; every 32nd let through as a check), a URL whose query pair names a page
+   * the crawl knows as its page (`KnownCopies`, under `learnParams`; not a seed, nor one URL in 32
+   * picked as a check), a URL whose shape says noindex and nofollow (`NoindexShapes`, under
+   * `learnNoindex`; not a seed, nor a URL `fetched` before; some let through as checks), a URL
+   * whose shape redirects into its parent page once the crawl fetched that page
+   * (`ParentRedirects`, under `learnAliases`; the same exceptions), a URL whose shape redirects
+   * where the crawl does not go (`DeadEndRedirects`, under `learnAliases`; the same exceptions), a
+   * URL whose shape serves copies of pages it names canonical (`NamedCopies`, under
+   * `learnAliases`; the same exceptions) — of these four shape lessons the first whose learned
+   * shape covers the URL decides, its checks included — a name that does not exist, an address the
+   * policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
   refuses(url: string, depth: number, fetched = false): boolean {
     const out = this.o.scope.check(url);

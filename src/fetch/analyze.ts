@@ -51,7 +51,7 @@ export interface PageAnalysis {
   readonly nofollow?: true | undefined;
   /** An HTML page with a password field (`ExtractedLinks.loginForm`; only when `parseLinks`). */
   readonly loginForm?: true | undefined;
-  /** An anchor of the page names the page itself by a path (`ExtractedLinks.selfLinked`; only when `parseLinks`). */
+  /** An anchor of the page names the page itself by a path or a URL (`ExtractedLinks.selfLinked`; only when `parseLinks`). */
   readonly selfLinked?: true | undefined;
   /** Out-links in document order (only when `parseLinks` and HTML). */
   readonly links: readonly Link[] | undefined;

@@ -221,7 +221,7 @@ export class LinkExtractor {
   readonly #agent: string | undefined;
   readonly #tokenizer: Tokenizer;
   readonly #rawCap: number;
-  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean; anchorPath?: boolean }[] = [];
+  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean; byAddress?: boolean }[] = [];
   /** Element ids (and `<a name>`s) of the page, for `Link.anchored` (only with `collectText`; at most `MAX_IDS`). */
   readonly #ids: Set<string> | undefined;
   /** Written chunks not yet wholly consumed, and the document offset of the first. */
@@ -327,9 +327,9 @@ export class LinkExtractor {
     const max = this.#opts.maxLinks;
     const index = new Map<string, number>();
     const links: { url: string; nofollow: boolean; requisite: boolean; feed: boolean; refresh: boolean; anchored: boolean }[] = [];
-    const self = this.#ids === undefined || this.#ids.size === 0 ? undefined : canonicalize(this.#documentUrl, undefined, this.#policy);
-    let truncated = this.#overflow;
     const page = canonicalize(this.#documentUrl, undefined, this.#policy);
+    const self = this.#ids === undefined || this.#ids.size === 0 ? undefined : page;
+    let truncated = this.#overflow;
     let selfLinked = false;
     // One wasm call for the page's links when the core is loaded (src/url/batch.ts: exactly
     // canonicalize's answers; 1.7× `new URL(l, page).href` on the url bench's pages); the
@@ -340,9 +340,9 @@ export class LinkExtractor {
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
       const url = urls[i] ?? null;
-      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false, anchorPath = false } = this.#hrefs[i]!;
+      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false, byAddress = false } = this.#hrefs[i]!;
       if (url === null) continue;
-      if (anchorPath && url === page) selfLinked = true;
+      if (byAddress && url === page) selfLinked = true;
       const anchored = anchor && self !== undefined && url !== self && this.#namesElement(hrefs[i]!, url);
       const at = index.get(url);
       if (at !== undefined) {
@@ -548,7 +548,7 @@ export class LinkExtractor {
           return;
         }
         const bare = href.trim();
-        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true, anchorPath: bare !== '' && !bare.startsWith('#') });
+        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true, byAddress: bare !== '' && !bare.startsWith('#') });
         return;
       }
       // A frame's document is what the page shows (a frameset site's index has no anchors at

@@ -25,9 +25,12 @@ const NOTES = 30;
 /** Products 1–12 are in both collections, 13 and 14 in the second only. */
 const PRODUCTS = 14;
 const SHARED = 12;
-const COLLECTIONS = ['boots', 'hats'];
+/** The first two on the site's shop (the second's copies show a breadcrumb to themselves), the third for a resume. */
+const COLLECTIONS = ['boots', 'hats', 'caps'];
 const LIFT_COPIES = 10;
 const LIFT_OWN = 40;
+/** Permalinks linked from /moved that redirect to pages nothing else links. */
+const MOVED = 10;
 const flags = LOOPBACK_CRAWL;
 
 describe('meguri crawl: a site whose comment permalinks serve the article page', () => {
@@ -64,6 +67,12 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     if (path === '/user/login' || path === '/user/register') return html('<form method="post"><input name="name"><input type="password" name="pass"></form>');
     let m = /^\/article\/story-(\d+)$/.exec(path);
     if (m !== null && Number(m[1]) >= 1 && Number(m[1]) <= ARTICLES) return article(Number(m[1]));
+    // Permalinks of comments moved away: a redirect to a page of their own, which nothing else links.
+    if (path === '/moved') return html(Array.from({ length: MOVED }, (_, i) => `<a href="/comment/${9001 + i}">moved</a>`).join(' '));
+    m = /^\/comment\/(9\d\d\d)$/.exec(path);
+    if (m !== null && Number(m[1]) <= 9000 + MOVED) return void res.writeHead(302, { location: `/elsewhere/${m[1]}` }).end();
+    m = /^\/elsewhere\/(\d+)$/.exec(path);
+    if (m !== null) return html(`<h1>moved ${m[1]}</h1><p>${words(Number(m[1]), 40)}</p>`, path);
     m = /^\/comment\/(\d+)$/.exec(path);
     if (m !== null) {
       const n = Math.floor(Number(m[1]) / 10);
@@ -84,11 +93,21 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     if (path === '/shop') return html(`${Array.from({ length: SHARED }, (_, i) => `<a href="/collections/${COLLECTIONS[0]}/${i + 1}">p ${i + 1}</a>`).join(' ')} <a href="/shop/more">more</a>`);
     if (path === '/boots') return html(Array.from({ length: SHARED }, (_, i) => `<a href="/collections/${COLLECTIONS[0]}/${i + 1}">p ${i + 1}</a>`).join(' '));
     if (path === '/shop/more' || path === '/hats') return html(`<a href="${path === '/hats' ? '/hats/all' : '/shop/most'}">more</a>`);
-    if (path === '/shop/most' || path === '/hats/all') return html(Array.from({ length: PRODUCTS }, (_, i) => `<a href="/collections/${COLLECTIONS[1]}/${i + 1}">p ${i + 1}</a>`).join(' '));
-    m = /^\/(?:collections\/(?:boots|hats)\/|products\/p-)(\d+)$/.exec(path);
-    // A product's page under either URL; a collection's copy links to itself only by its skip link
-    // and names itself as its own language's alternate (as shop plugins write hreflang from the path).
-    if (m !== null && Number(m[1]) >= 1 && Number(m[1]) <= PRODUCTS) return html(`<h1>product ${m[1]}</h1><p>${words(5000 + Number(m[1]), 50)}</p>`, `/products/p-${m[1]}`, `<link rel="alternate" hreflang="en" href="${site.base}${path}">`);
+    // The products in both collections first; those only in the second two pages deeper, after
+    // eight copies of shared ones could have taught the shape.
+    const second = (from: number, to: number): string => Array.from({ length: to - from + 1 }, (_, i) => `<a href="/collections/${path.startsWith('/hats') ? COLLECTIONS[2] : COLLECTIONS[1]}/${from + i}">p ${from + i}</a>`).join(' ');
+    if (path === '/shop/most' || path === '/hats/all') return html(`${second(1, SHARED)} <a href="${path}/later">later</a>`);
+    if (path === '/shop/most/later' || path === '/hats/all/later') return html(`<a href="${path}/last">last</a>`);
+    if (path === '/shop/most/later/last' || path === '/hats/all/later/last') return html(second(SHARED + 1, PRODUCTS));
+    m = /^\/(?:collections\/(?:boots|hats|caps)\/|products\/p-)(\d+)$/.exec(path);
+    // A product's page under either URL; a collection's copy names itself as its own language's
+    // alternate (as shop plugins write hreflang from the path) and links to itself by its skip
+    // link — the second collection's by a breadcrumb too.
+    if (m !== null && Number(m[1]) >= 1 && Number(m[1]) <= PRODUCTS) {
+      // (An icon: no text, so the copy keeps the product page's text.)
+      const crumb = path.startsWith(`/collections/${COLLECTIONS[1]}/`) ? `<a href="${path}"><img alt="" src="/icon.png"></a>` : '';
+      return html(`${crumb}<h1>product ${m[1]}</h1><p>${words(5000 + Number(m[1]), 50)}</p>`, `/products/p-${m[1]}`, `<link rel="alternate" hreflang="en" href="${site.base}${path}">`);
+    }
     if (path === '/lift') return html(Array.from({ length: LIFT_COPIES }, (_, i) => `<a href="/x/${i + 1}">x ${i + 1}</a>`).join(' ') + ' <a href="/deeper">deeper</a>');
     if (path === '/deeper') return html(Array.from({ length: LIFT_OWN }, (_, i) => `<a href="/x/${LIFT_COPIES + i + 1}">x</a>`).join(' '));
     m = /^\/x\/(\d+)$/.exec(path);
@@ -142,8 +161,20 @@ describe('meguri crawl: a site whose comment permalinks serve the article page',
     // The second collection at the depth of the products the first run fetched through copies.
     const resumed = await inProcess(['crawl', `${site.base}/hats`, '--data', dir, ...flags, '--json']);
     expect(resumed.code, resumed.err).toBe(0);
-    expect(count(/^\/collections\/hats\/\d+$/)).toBe(PRODUCTS);
+    expect(count(/^\/collections\/caps\/\d+$/)).toBe(PRODUCTS);
     expect(count(/^\/products\/p-\d+$/)).toBe(PRODUCTS - SHARED);
+    expect(jsonEnd<End>(resumed.out)?.namedCopies).toEqual([]);
+  });
+
+  it('a check that redirects to a page the crawl had not met lifts the lesson: every moved page is fetched', async () => {
+    const dir = join(site.dir, 'moved');
+    const first = await inProcess(['crawl', `${site.base}/`, '--data', dir, ...flags, '--json']);
+    expect(first.code, first.err).toBe(0);
+    expect(jsonEnd<End>(first.out)?.namedCopies).toEqual([`${site.base}/comment/*`]);
+    asked.length = 0;
+    const resumed = await inProcess(['crawl', `${site.base}/moved`, '--data', dir, ...flags, '--json']);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(count(/^\/elsewhere\/\d+$/)).toBe(MOVED);
     expect(jsonEnd<End>(resumed.out)?.namedCopies).toEqual([]);
   });
 
