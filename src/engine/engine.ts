@@ -1268,8 +1268,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * were never counted in this run's figure, and a row another lesson covers now stays refused,
    * and counted.
    */
-  #teachShape(lesson: ShapeLessons, url: string, observe: () => ShapeChange, requeued: (n: number) => void): void {
-    const shape = lesson.shapeOf(url);
+  #teachShape(lesson: ShapeLessons, url: string, observe: () => ShapeChange, requeued: (n: number) => void, shape = lesson.shapeOf(url)): void {
     if (shape === undefined) return;
     const skipped = lesson.skippedUnder(url);
     if (observe() !== 'lifted') return;
@@ -1307,7 +1306,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       else if (into === 'under' && req.relink !== true) verdict = this.#holds(target) ? 'intoParent' : lesson.parentFetched(url) ? 'news' : undefined;
     }
     if (verdict === undefined) return;
-    this.#teachShape(lesson, url, () => lesson.observe(url, verdict), (n) => this.#tally.parentRedirectsRequeued(n));
+    this.#teachShape(lesson, url, () => lesson.observe(url, verdict), (n) => this.#tally.parentRedirectsRequeued(n), shape);
   }
 
   /**
@@ -1376,12 +1375,13 @@ export class Engine extends EventEmitter<EngineEvents> {
    */
   #namedCopyLesson(req: FetchRequest, status: number, target: string | undefined, content: boolean, o: Outcome, links: readonly Link[] | undefined): void {
     const lesson = this.#namedCopies!;
-    if (lesson.shapeOf(req.url) === undefined) return;
+    const shape = lesson.shapeOf(req.url);
+    if (shape === undefined) return;
     let verdict: NamedCopyVerdict | undefined;
     if (content) verdict = this.#namedCopyOf(req, o, links);
     else if (status >= 300 && status < 400 && target !== undefined && req.relink !== true && !this.#hasRow(target)) verdict = 'news';
     if (verdict === undefined) return;
-    this.#teachShape(lesson, req.url, () => lesson.observe(req.url, verdict), (n) => this.#tally.namedCopiesRequeued(n));
+    this.#teachShape(lesson, req.url, () => lesson.observe(req.url, verdict), (n) => this.#tally.namedCopiesRequeued(n), shape);
   }
 
   /**

@@ -28,7 +28,7 @@ import { RobotsCache, type RobotsFetch, type RobotsFetchResult, type RobotsSnaps
 import { productToken } from '../fetch/robots.js';
 import type { RobotsRequest, RobotsSeam } from '../frontier/index.js';
 import { splitOrigin } from '../url/host.js';
-import type { AnchorCopies, DeadEndRedirects, KnownCopies, NamedCopies, LoginWalls, NoindexShapes, ParamLearner, ParentRedirects, PathCase, SlashRules, ViewKeys } from '../dedup/index.js';
+import type { AnchorCopies, DeadEndRedirects, KnownCopies, NamedCopies, LoginWalls, NoindexShapes, ParamLearner, ParentRedirects, PathCase, ShapeLessons, SlashRules, ViewKeys } from '../dedup/index.js';
 import type { DnsSeam } from './dns-seam.js';
 import type { HostDirectory } from './host-directory.js';
 import type { Scope } from './scope.js';
@@ -143,6 +143,11 @@ export class RobotsGate implements RobotsSeam {
   private readonly loadBySignal = new WeakMap<AbortSignal, Load>();
   private readonly cache: RobotsCache | undefined;
   private readonly agentToken: string;
+  /**
+   * The shape lessons the dispatch asks, in order, each with its tally count: the first whose
+   * learned shape covers a URL decides (`refuses`).
+   */
+  private readonly shapeLessons: readonly (readonly [ShapeLessons, () => void])[];
   /** Robots.txt requests started (each hop counts). */
   requests = 0;
   /** isAllowed asked for an origin the directory never registered (should stay 0). */
@@ -150,6 +155,14 @@ export class RobotsGate implements RobotsSeam {
 
   constructor(private readonly o: RobotsGateOptions) {
     this.agentToken = productToken(o.agent);
+    const { noindex, parentRedirects, deadEndRedirects, namedCopies, tally } = o;
+    const lessons: [ShapeLessons | undefined, () => void][] = [
+      [noindex, () => tally.noindexSkipped()],
+      [parentRedirects, () => tally.parentRedirect()],
+      [deadEndRedirects, () => tally.deadEndRedirect()],
+      [namedCopies, () => tally.namedCopy()],
+    ];
+    this.shapeLessons = lessons.filter((l): l is [ShapeLessons, () => void] => l[0] !== undefined);
     this.cache = o.enabled
       ? new RobotsCache({
           fetch: (url, signal) => this.paced(url, signal),
@@ -343,24 +356,10 @@ export class RobotsGate implements RobotsSeam {
     // The shape lessons: the first whose learned shape covers the URL decides, its checks included
     // — were the next asked after one let a check through, a URL two lessons learned would be
     // fetched only where both did (one in a thousand, not one in 32), a wrong lesson caught late.
-    const { noindex, parentRedirects, deadEndRedirects, namedCopies } = this.o;
-    if (noindex?.covers(url) !== undefined) {
-      if (noindex.refuses(url, depth, fetched)) {
-        this.o.tally.noindexSkipped();
-        return true;
-      }
-    } else if (parentRedirects?.covers(url) !== undefined) {
-      if (parentRedirects.refuses(url, depth, fetched)) {
-        this.o.tally.parentRedirect();
-        return true;
-      }
-    } else if (deadEndRedirects?.covers(url) !== undefined) {
-      if (deadEndRedirects.refuses(url, depth, fetched)) {
-        this.o.tally.deadEndRedirect();
-        return true;
-      }
-    } else if (namedCopies?.refuses(url, depth, fetched) === true) {
-      this.o.tally.namedCopy();
+    for (const [lesson, counted] of this.shapeLessons) {
+      if (lesson.covers(url) === undefined) continue;
+      if (!lesson.refuses(url, depth, fetched)) break;
+      counted();
       return true;
     }
     if (this.o.cases?.duplicateOf(url) !== undefined) {
