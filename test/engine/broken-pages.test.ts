@@ -13,10 +13,14 @@ import { AGENT, loopbackSite } from './helpers.js';
 
 const PAGES = 30;
 const asked: string[] = [];
+/** When each request came, ms after the crawl started: printed if the crawl does not end. */
+const timeline: string[] = [];
+let started = 0;
 
 const site = loopbackSite((req, res) => {
   const path = req.url ?? '/';
   asked.push(path);
+  timeline.push(`${Math.round(performance.now() - started)} ms ${path}`);
   if (path === '/robots.txt') return void res.writeHead(404).end();
   const i = Number(/^\/p(\d+)$/.exec(path)?.[1] ?? -1);
   if (i % 5 === 4) return void res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>Internal Server Error</h1>');
@@ -33,18 +37,29 @@ const site = loopbackSite((req, res) => {
 describe('a site with broken pages', () => {
   it('is crawled whole: the broken pages retried after every other page, the cut-off one as incomplete', async () => {
     asked.length = 0;
+    timeline.length = 0;
+    started = performance.now();
     const pages: { url: string; status: number; errorKind: string | undefined }[] = [];
+    // The crawl takes under a second here; one that has not ended after 40 s is stopped, so the
+    // failure shows what was asked and answered when instead of only the test's timeout.
+    const stop = new AbortController();
+    const watchdog = setTimeout(() => stop.abort(), 40_000);
     const summary = await crawl(
       {
+        signal: stop.signal,
         seeds: [`http://shop.test:${site.port()}/`],
         agent: AGENT,
         allowPrivate: true,
         resolve: async () => ['127.0.0.1'],
         politeness: { minDelayMs: 5, startDelayMs: 5, latencyRise: 1000 },
       },
-      (p) => void pages.push({ url: p.url, status: p.status, errorKind: p.errorKind }),
+      (p) => {
+        pages.push({ url: p.url, status: p.status, errorKind: p.errorKind });
+        timeline.push(`${Math.round(performance.now() - started)} ms page ${p.url} ${p.status} ${p.errorKind ?? ''}`);
+      },
     );
-    expect(summary.reason).toBe('drained');
+    clearTimeout(watchdog);
+    expect(summary.reason, timeline.join('\n')).toBe('drained');
     const broken = Array.from({ length: PAGES }, (_, k) => k).filter((k) => k % 5 === 4 || k === 7);
     const ok = pages.filter((p) => p.status === 200).map((p) => p.url.replace(/^.*\//, '/'));
     expect(ok.length).toBe(1 + PAGES - broken.length);
