@@ -63,7 +63,7 @@ describe('meguri crawl: a server that ignores the letter case of paths', () => {
     expect(pages.size).toBe(PRODUCTS + 1);
     // Before: 61 requests (every product under three spellings). Now each once, plus the two
     // second spellings that taught the lesson.
-    expect(caselessRequests.length).toBeLessThanOrEqual(PRODUCTS + 1 + 2);
+    expect(caselessRequests.length, caselessRequests.join(' ')).toBeLessThanOrEqual(PRODUCTS + 1 + 2);
     // The first run fetched pages under their first spelling only: the resume learns from its own
     // fetches and from the pages the first run served (read back from the frontier).
     expect(second.out).toMatch(/ {2}case {6}http:\/\/127\.0\.0\.1:\d+ ignores the letter case of paths — \d+ links? taken to the spelling met first, \d+ queued spellings of pages served not fetched/);
@@ -139,7 +139,9 @@ describe('meguri crawl: a server that serves a directory and its index file the 
     expect(second.code).toBe(0);
     expect(new Set(requests.map(page)).size).toBe(SECTIONS + 1);
     // Before: 62 (every section under both spellings).
-    expect(requests.length).toBeLessThanOrEqual(SECTIONS + 1 + 2);
+    // It failed once in CI with 34 (not reproduced: every stop from 1 to 10 pages gives 33, and 10
+    // runs under load passed): the message lists the requests in order for the next time.
+    expect(requests.length, requests.join(' ')).toBeLessThanOrEqual(SECTIONS + 1 + 2);
     expect(second.out).toMatch(/ {2}index {5}http:\/\/127\.0\.0\.1:\d+ serves a directory's index file as the directory \(\/a\/index\.html = \/a\/\) — \d+ links? taken to the spelling met first/);
     const stats = await inProcess(['stats', data]);
     expect(stats.out).toMatch(/ {2}learned {5}http:\/\/127\.0\.0\.1:\d+\/…\/ and …\/index\.html → the spelling met first/);
