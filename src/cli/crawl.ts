@@ -43,7 +43,7 @@ import { describeLessons } from '../dedup/index.js';
 import { CookieJar, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINKS, DEFAULT_STALL_TIMEOUT_MS, DnsCache, isHeaderField, isOwnHeader, lookupResolver, refusalReason, systemResolver } from '../fetch/index.js';
 import type { Outcome } from '../model/index.js';
 import { canonicalize } from '../url/index.js';
-import { type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy } from '../frontier/index.js';
+import { type BlockCounts, type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy } from '../frontier/index.js';
 import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
@@ -1080,6 +1080,23 @@ export function trapRuleParts(by: TrappedBy): string[] {
   ].filter(Boolean);
 }
 
+/**
+ * The end summary's line on hosts' blocks ('' for none): runs of 403s a page served before was
+ * asked again to judge (src/frontier/blocks.ts) — a block (a firewall answering 403 to every URL
+ * for a while), whose URLs were asked again later, or the pages' own 403s.
+ */
+export function blocksLine(b: BlockCounts): string {
+  if (b.confirmed === 0 && b.dismissed === 0) return '';
+  const parts: string[] = [];
+  if (b.confirmed > 0) {
+    parts.push(
+      `${int(b.confirmed)} run${b.confirmed === 1 ? '' : 's'} of 403s where a page served before got 403 too — the host blocking this crawler for a while (a firewall's rate rule): ${int(b.retried)} of its 403s asked again later, the host slowed`,
+    );
+  }
+  if (b.dismissed > 0) parts.push(`${int(b.dismissed)} run${b.dismissed === 1 ? '' : 's'} of 403s were the pages' own (a page served before was asked again and served)`);
+  return `  blocked   ${parts.join('; ')}`;
+}
+
 /** Why nothing was fetched, with the flag that would change it (`cookies`: whether the crawl kept them). */
 export function nothingFetched(s: CrawlSummary, cookies = true, clusterNode = false): string {
   const c = s.counts;
@@ -1421,6 +1438,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       `meguri crawl: ${why} after ${seconds(result.elapsedMs / 1000)} — ${int(p.fetchedThisRun)} fetched this run, ${int(p.fetched)} in the campaign (${int(s.okInCampaign)} OK)${known}`,
       `  this run  ${countsLine(s.counts)}`,
       failing === '' ? '' : `  failing   ${failing}`,
+      blocksLine(s.blocks),
       robotsLine(s.robotsUnreachable),
       aliasesLine(s.learnedAliases, s.counts),
       caseLine(s.caseInsensitive, s.counts),

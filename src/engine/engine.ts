@@ -70,7 +70,7 @@ import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type 
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
-import { type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
+import { type BlockCounts, type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
 import { withFreshness } from '../freshness/index.js';
 import { type FetchRequest, HostFlags, type Link, type Outcome, URL_STATUS_NAMES, UrlStatus, countsAsPage, isSelfRedirect, isUnchangedSitemap, refreshTargetOf } from '../model/index.js';
 import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
@@ -700,6 +700,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       counts: this.#tally.counts(),
       okInCampaign: this.#ok,
       failingHosts: this.#tally.failingHosts(),
+      blocks: this.#blockCounts(),
       unresolvedHosts: this.#tally.unresolvedHosts(),
       robotsUnreachable: this.#robotsUnreachable(),
       learnedParams: this.#params?.learned() ?? [],
@@ -864,6 +865,18 @@ export class Engine extends EventEmitter<EngineEvents> {
         robotsGaveUp: s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined,
       });
     });
+  }
+
+  /** The hosts' blocks (src/frontier/blocks.ts) summed over the open frontiers. */
+  #blockCounts(): BlockCounts {
+    const sum: BlockCounts = { confirmed: 0, dismissed: 0, retried: 0 };
+    for (const f of this.#openFrontiers()) {
+      const b = f.blockCounts();
+      sum.confirmed += b.confirmed;
+      sum.dismissed += b.dismissed;
+      sum.retried += b.retried;
+    }
+    return sum;
   }
 
   /** The frontiers this engine runs: its own, or in cluster mode those of the slots its node runs now. */

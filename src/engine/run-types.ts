@@ -5,6 +5,7 @@
 import type { ClusterCheckpointFallback, ClusterPause, ClusterStoreRestore } from '../cluster/options.js';
 import type { CheckpointFallbackInfo } from './datadir.js';
 import type { RobotsFetchResult } from '../fetch/index.js';
+import type { BlockCounts } from '../frontier/index.js';
 import type { Page } from './page.js';
 import type { SettingChange } from './settings.js';
 import type { Progress } from './status.js';
@@ -93,6 +94,12 @@ export interface CrawlSummary {
   readonly okInCampaign: number;
   /** The hosts that failed most this run, with the last reason. */
   readonly failingHosts: readonly FailingHost[];
+  /**
+   * What hosts' blocks did this run (a firewall answering 403 to every URL for a while: see
+   * src/frontier/blocks.ts), summed over the frontiers open at the end (a cluster node's slots
+   * released before then are not counted).
+   */
+  readonly blocks: BlockCounts;
   /** Names that do not exist, each taken out of the crawl at once. */
   readonly unresolvedHosts: readonly UnresolvedHost[];
   /**

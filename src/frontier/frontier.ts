@@ -53,10 +53,11 @@ import * as q from './queries.js';
 import type { DueUrl, FrontierStats, HostSignal, HostSnapshot, UrlSignal } from './queries.js';
 import { runFreshnessTick } from './recrawl.js';
 import type { SpillStats } from './spill.js';
-import { FrontierState, type RelinkCounts, checkHours, checkMs } from './state.js';
+import { type BlockCounts, FrontierState, type RelinkCounts, checkHours, checkMs } from './state.js';
 
 export type { SeedSpec } from './intake.js';
 export type { SpillStats } from './spill.js';
+export type { BlockCounts } from './state.js';
 export type { DueUrl, FrontierStats, HostSchedState, HostSignal, HostSnapshot, TrappedBy, UrlSignal } from './queries.js';
 export type { AdmissionLimits } from './intake.js';
 
@@ -222,6 +223,11 @@ export class Frontier {
     this.#s.bindsElsewhere = crawl === undefined ? 'unbounded' : { parked: crawl.parked, marked: crawl.marked };
     this.#s.depthVersion++;
     return true;
+  }
+
+  /** What the hosts' blocks did here since the frontier was loaded (src/frontier/blocks.ts): a copy. */
+  blockCounts(): BlockCounts {
+    return { ...this.#s.blocks };
   }
 
   /**

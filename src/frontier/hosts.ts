@@ -109,6 +109,34 @@ export class HostRecord {
   outageFromMs = 0;
   /** When the current outage began (ms; meaningful while `outageFromMs` > 0). Not checkpointed. */
   outageSinceMs = 0;
+  /**
+   * Whether the host has served this crawler since the frontier was loaded (any answer but 403,
+   * 429 and 5xx): a run of 403s is looked into only after one (blocks.ts). Not checkpointed,
+   * nor the block fields below: after a restart a block is noticed once the host served again.
+   */
+  served = false;
+  /** 403 answers in a row since the host last served this crawler. */
+  forbidRun = 0;
+  /** Length of run at which the host is asked whether it blocks (0: `BLOCK_RUN`); doubles each time it proves not to. */
+  forbidThreshold = 0;
+  /** Rows of the current run, recorded gone by their 403 until the run is judged (at most `MAX_RUN_ROWS`); undefined when none. */
+  forbidRows: number[] | undefined = undefined;
+  /** The row of the host's last 2xx or 304 answer, the page a canary asks again; −1 when none. */
+  canaryRow = -1;
+  /** The row asked again to judge the current run, until it answers; −1 when none. */
+  canaryPending = -1;
+  /** The canary's next-due hour before it was asked (put back if the block answers it). */
+  canaryDue = 0;
+  /** The host's 403s are its block of this crawler (a canary confirmed it), until it serves again. */
+  blocked = false;
+  /** The interval the host had when its current block began, 0 when none (restored one back-off step up, as after an outage). */
+  blockFromMs = 0;
+  /**
+   * The shortest interval the host narrows to after its blocks: the interval restored after the
+   * last one, which each block doubles at least, so a crawl settles under the firewall's rate
+   * instead of narrowing back into it (0: no block yet).
+   */
+  blockFloorMs = 0;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
   /**

@@ -18,6 +18,7 @@
  * are public.
  */
 export {
+  type BlockCounts,
   type Dispatched,
   type DrainFetcher,
   type DrainLimits,

@@ -10,8 +10,9 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
-import { PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isNeverSent, isPageFault, isThrottle, isUnreachable, observeLatency, signalOf } from '../politeness/index.js';
+import { BLOCK_CEILING_MS, PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isNeverSent, isPageFault, isThrottle, isUnreachable, observeLatency, signalOf } from '../politeness/index.js';
 import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
+import { BlockVerdict, heardBlock, restoreCanary, servesCrawler } from './blocks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
@@ -63,9 +64,17 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   const outageProbe =
     (h.outageFromMs > 0 && outcome.status === 0 && outcome.errorKind === 'connect' && nowMs - h.outageSinceMs < OUTAGE_GRACE_MS) ||
     (outcome.offline === true && isUnreachable(outcome.status, outcome.errorKind));
-  adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0);
+  // A 403 the host's block answered (blocks.ts) waits for a retry, and its host backs off; the
+  // canary's leaves its page as it was.
+  const block = s.opts.stateMachine ? heardBlock(s, h, row, outcome.status, nowMs) : BlockVerdict.None;
+  adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0, block !== BlockVerdict.None);
+  if (block === BlockVerdict.Canary) {
+    restoreCanary(s, h, row);
+    afterReport(s, h, nowMs);
+    return true;
+  }
   // Without the state machine every outcome is recorded as a crawl (a 304 as not modified).
-  const cls = s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
+  const cls = block === BlockVerdict.Blocked ? OutcomeClass.Transient : s.opts.stateMachine ? classOfOutcome(outcome) : outcome.status === 304 ? OutcomeClass.NotModified : OutcomeClass.Ok;
   const tr = OUTCOME_TRANSITIONS[cls];
   if (tr.crawl) {
     markCrawled(s, row, outcome, nowMs, h, tr.content);
@@ -95,13 +104,20 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
 /**
  * Politeness hears one answer. `retry`: the URL failed before, so a page fault of it says
  * nothing new of the host; it is held or backs off as the host's run of first attempts says
- * (see src/politeness `isPageFault`).
+ * (see src/politeness `isPageFault`). `blocked`: a 403 of the host's block (blocks.ts), read as
+ * a 429 up to `BLOCK_CEILING_MS` and nothing of the machine; the host's first serving answer
+ * after a block gets the interval from before it (or its last block's floor, if higher), one
+ * back-off step up (`afterOutage`), and narrows no further than that from then on.
  */
-function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number, retry: boolean): void {
+function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: number, retry: boolean, blocked: boolean): void {
   const cfg = s.politeness;
   // Nothing reached the server: its pace and latency stay as they were, the window as launched.
   if (isNeverSent(o.status, o.errorKind)) return;
   let signal = signalOf(o, o.latencyMs !== undefined && observeLatency(cfg, h, o.latencyMs), nowMs);
+  if (blocked) {
+    if (h.blockFromMs === 0) h.blockFromMs = h.intervalMs;
+    signal = { ...signal, status: 429 };
+  }
   if (!isPageFault(o.status, o.errorKind)) h.faultRun = 0;
   else {
     // A retry's fault neither lengthens nor ends the run: it is the host's run of first
@@ -121,6 +137,16 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
     if (!isThrottle(o.status)) interval = hostInterval(cfg, afterOutage(cfg, h.outageFromMs, interval), h.crawlDelayMs);
     h.outageFromMs = 0;
   }
+  if (blocked) {
+    const cap = Math.max(BLOCK_CEILING_MS, h.blockFromMs, h.crawlDelayMs, signal.retryAfterMs ?? 0);
+    if (interval > cap) interval = cap;
+  } else if (h.blockFromMs > 0 && servesCrawler(o.status)) {
+    interval = hostInterval(cfg, afterOutage(cfg, Math.max(h.blockFromMs, h.blockFloorMs), interval), h.crawlDelayMs);
+    h.blockFloorMs = interval;
+    h.blockFromMs = 0;
+  } else if (interval < h.blockFloorMs) {
+    interval = h.blockFloorMs;
+  }
   h.intervalMs = interval;
   // The address hears what this answer says of the machine (never the host's Retry-After
   // or Crawl-delay: those are the host's own). The latency verdict is the host's own
@@ -129,7 +155,8 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   // answer) says nothing new of the machine: as throttles, a site's retries of a few hanging
   // pages, which come together after its untried URLs, widened its address to the ceiling.
   // First attempts still count, so timeouts across a machine's sites widen it as before.
-  const machine = retry && signal.pageFault === true ? 'none' : ipSignalOf(o.status, o.errorKind, signal.latencyRising === true);
+  // A block is the host's (its firewall's rule on this client), not the machine's load.
+  const machine = blocked || (retry && signal.pageFault === true) ? 'none' : ipSignalOf(o.status, o.errorKind, signal.latencyRising === true);
   if (h.ip !== '') s.ips.observeSlot(ipSlotOf(s, h), machine);
   let next = h.lastDispatchMs + h.intervalMs;
   // After a failure the interval (widened, or held for a page fault) counts from the answer, not

@@ -63,6 +63,16 @@ export interface RelinkCounts {
   readonly marked: number;
 }
 
+/** What hosts' blocks did (src/frontier/blocks.ts), counted since the frontier was loaded. */
+export interface BlockCounts {
+  /** Runs of 403s whose canary answered 403 too: the host was blocking the crawler. */
+  confirmed: number;
+  /** Runs of 403s whose canary served: the pages' own 403s, kept final. */
+  dismissed: number;
+  /** Answers of 403 taken as a block's: their URLs queued for a retry instead of ending gone (unless out of retries). */
+  retried: number;
+}
+
 /** The single-partition scheduler's state (see the module comment). */
 export class FrontierState {
   readonly partitionId: number;
@@ -80,6 +90,8 @@ export class FrontierState {
    */
   depthParked = false;
   relinkPending = false;
+  /** What the hosts' blocks did in this frontier since it was loaded (blocks.ts; not checkpointed). */
+  readonly blocks: BlockCounts = { confirmed: 0, dismissed: 0, retried: 0 };
   depthVersion = 0;
   idleScannedVersion = 0;
   bindsElsewhere: RelinkCounts | 'unbounded' | undefined = undefined;

@@ -33,6 +33,8 @@ export {
   isThrottle,
   isUnreachable,
   PAGE_FAULT_RUN,
+  BLOCK_CEILING_MS,
+  BLOCK_RUN,
   politenessConfig,
   signalOf,
   type IpSignal,

@@ -1,0 +1,137 @@
+/**
+ * Blocks: a host answering 403 to every URL for a while, told apart from pages it forbids.
+ *
+ * A firewall in front of a site blocks a client that asks too fast with a 403 for every URL
+ * (AWS WAF's rate-based rules and Akamai's by default; the answer is the firewall's "Access
+ * Denied", robots.txt included) until the client's rate falls under its limit. Read as the
+ * pages' own answers, every URL asked during the block was recorded gone and the crawl went on
+ * at its pace, keeping the block up: on a loopback site that blocks a client for 5 s once it
+ * asks more than 20 pages in 2 s, 164 of 183 URLs ended as 403s and the crawl ended in 1.4 s.
+ * But a site's own 403s are common and final, and they come in runs too: a forum's member
+ * profiles, closed to guests, are queued together, hundreds in a row. The answers alone cannot
+ * tell the two apart, so the host is asked.
+ *
+ * The rule: once a host has served this crawler (any answer but 403, 429 and 5xx), a run of
+ * 403s in a row (`BLOCK_RUN`, src/politeness) has its host's last page that answered 2xx or
+ * 304 asked again, ahead of the host's queue: the *canary*. Meanwhile the run's URLs are
+ * recorded gone (at most `MAX_RUN_ROWS` are remembered).
+ * - The canary answers 403: the host is blocking. The canary's page is left as it was (crawled,
+ *   due when it was due); the run's URLs wait for a retry after the host's untried URLs (each
+ *   spends one of its retries), and so does every URL
+ *   answering 403 until the host serves again; each such 403 backs the host off as a 429 does,
+ *   up to `BLOCK_CEILING_MS`, and the host's first serving answer after the block gets the
+ *   interval it had before, one back-off step up, as after an outage.
+ * - It serves: the 403s are the pages' own and stay final; the next canary of the host waits
+ *   for a run twice as long, so a long forbidden section costs a canary per doubling.
+ * - Anything else (429, 5xx, no answer): no verdict; the next 403 asks again.
+ * A host that never served the crawler is refusing it, not blocking it for a while (the CLI's
+ * summary says so); its 403s stay final, and so do a run's when the host has no page to ask.
+ *
+ * What it costs: one request per run of a host's own 403s (then per doubling); a block that
+ * outlasts a URL's retries still loses that URL (it ends gone, with its 403).
+ *
+ * Owns: the rule, over a host's block fields (`HostRecord.served`, `forbidRun`,
+ * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `blocked`, `blockFromMs`), which
+ * are not checkpointed (after a restart a block is noticed once the host has served again).
+ * Never: widen an interval (outcome.ts does, told by `heardBlock`), or look across hosts.
+ */
+import { UrlStatus } from '../model/index.js';
+import { BLOCK_RUN } from '../politeness/index.js';
+import { enqueue } from './banks.js';
+import type { HostRecord } from './hosts.js';
+import { URGENT_PRIORITY } from './intake.js';
+import { type FrontierState, HOUR_MS } from './state.js';
+
+/** Rows of a run remembered for a retry should the canary say "blocked" (a host asks at most one at a time). */
+export const MAX_RUN_ROWS = 256;
+
+/** Whether an answer shows the host serving this crawler: any status but 403, 429 and 5xx (0, no answer, says nothing). */
+export function servesCrawler(status: number): boolean {
+  return status >= 100 && status < 500 && status !== 403 && status !== 429;
+}
+
+/** What an answer says of its host's block (`heardBlock`). */
+export const enum BlockVerdict {
+  /** Nothing: the answer is taken by its class. */
+  None = 0,
+  /** A 403 of the host's block: the row waits for a retry, the host backs off. */
+  Blocked = 1,
+  /** The canary's 403: the block is confirmed; the host backs off and the page is left as it was (`restoreCanary`). */
+  Canary = 2,
+}
+
+/**
+ * What the answer `status` to `row` says of its host's block, heard once per report before the
+ * answer's class is taken (see `BlockVerdict`). A run of 403s queues the canary here, and the
+ * canary's answer judges the run.
+ */
+export function heardBlock(s: FrontierState, h: HostRecord, row: number, status: number, nowMs: number): BlockVerdict {
+  const canary = row === h.canaryPending;
+  if (canary) h.canaryPending = -1;
+  if (status !== 403) {
+    if (!servesCrawler(status)) return BlockVerdict.None;
+    if ((status >= 200 && status < 300) || status === 304) h.canaryRow = row;
+    h.served = true;
+    h.blocked = false;
+    h.forbidRun = 0;
+    if (canary) {
+      h.forbidThreshold = Math.min((h.forbidThreshold || BLOCK_RUN) * 2, 1 << 20);
+      s.blocks.dismissed++;
+    }
+    h.forbidRows = undefined;
+    return BlockVerdict.None;
+  }
+  if (canary) {
+    if (!h.blocked) s.blocks.confirmed++;
+    h.blocked = true;
+    const run = h.forbidRows;
+    h.forbidRows = undefined;
+    if (run !== undefined) for (const r of run) retryAsBlocked(s, r);
+    return BlockVerdict.Canary;
+  }
+  if (h.blocked) {
+    s.blocks.retried++;
+    return BlockVerdict.Blocked;
+  }
+  if (!h.served) return BlockVerdict.None;
+  if (h.forbidRun < 1 << 20) h.forbidRun++;
+  const rows = (h.forbidRows ??= []);
+  if (rows.length < MAX_RUN_ROWS) rows.push(row);
+  if (h.forbidRun >= (h.forbidThreshold || BLOCK_RUN) && h.canaryPending < 0) askCanary(s, h, nowMs);
+  return BlockVerdict.None;
+}
+
+/**
+ * The canary's 403 leaves its page as it was: crawled, due when it was due (a page served before
+ * is not lost to a block, nor rescheduled by it). Its place in the schedule index never moved.
+ */
+export function restoreCanary(s: FrontierState, h: HostRecord, row: number): void {
+  s.table.status[row] = UrlStatus.Crawled;
+  s.table.nextDue[row] = h.canaryDue;
+}
+
+/** Queues the host's last served page again, first in its queue, to judge its run of 403s (none when that page is not at rest). */
+function askCanary(s: FrontierState, h: HostRecord, nowMs: number): void {
+  const t = s.table;
+  const row = h.canaryRow;
+  if (row < 0 || t.status[row] !== UrlStatus.Crawled) return;
+  h.canaryPending = row;
+  h.canaryDue = t.nextDue[row]!;
+  // As a relink is queued (intake.ts): its entry in the schedule index stays, and its report moves it.
+  t.status[row] = UrlStatus.DueRecrawl;
+  t.nextDue[row] = Math.floor(nowMs / HOUR_MS);
+  t.priority[row] = URGENT_PRIORITY;
+  enqueue(s, row);
+}
+
+/** A row of the run recorded gone by its 403 waits for a retry instead, as if that 403 had been the block's. */
+function retryAsBlocked(s: FrontierState, row: number): void {
+  const t = s.table;
+  if (t.status[row] !== UrlStatus.Gone) return;
+  const sl = t.slotFor(row);
+  if (t.retries[sl]! >= s.opts.retryLimit) return;
+  t.retries[sl] = t.retries[sl]! + 1;
+  t.status[row] = UrlStatus.RetryWait;
+  s.queues.push(row);
+  s.blocks.retried++;
+}

@@ -1,0 +1,133 @@
+// A host answering 403 to every URL for a while (a firewall's rate rule) against pages it forbids
+// (src/frontier/blocks.ts): a run of 403s has a page the host served asked again, and its answer
+// says which. Virtual time throughout (drain's clock), so the counts and bounds are exact.
+import { describe, expect, it } from 'vitest';
+import { BLOCK_CEILING_MS, BLOCK_RUN, Frontier, type Outcome } from '../../src/index.js';
+
+const HOST = 'a.example';
+const url = (i: number): string => `https://${HOST}/p/${i}`;
+const index = (u: string): number => Number(u.slice(u.lastIndexOf('/') + 1));
+
+function site(n: number, options: ConstructorParameters<typeof Frontier>[2] = {}): Frontier {
+  const f = new Frontier(1, 0, { stateMachine: true, ...options });
+  // Priorities fall with i, so the fresh order is p/0, p/1, …
+  for (let i = 0; i < n; i++) f.seed(url(i), HOST, n - i, 0, 0, 0);
+  return f;
+}
+
+const answer = (status: number) => (r: { row: number; url: string }): Outcome => ({ row: r.row, url: r.url, status, latencyMs: 20 });
+const interval = (f: Frontier): number => f.hostSnapshots(HOST)[0]!.intervalMs;
+
+describe('a firewall that blocks the crawler for a while', () => {
+  it('a run of 403s asks a served page again; its 403 puts the run back in the queue, and every page is fetched once the block ends', () => {
+    const f = site(60);
+    let blockedUntil = -1;
+    // The firewall blocks for 20 s from the crawler's 10th request: every URL answers 403.
+    let asked = 0;
+    const answers: number[] = [];
+    const log = f.drain(0, (r, now) => {
+      asked++;
+      if (asked === 10) blockedUntil = now + 20_000;
+      answers.push(now < blockedUntil ? 403 : 200);
+      return answer(answers[answers.length - 1]!)(r);
+    });
+    const served = new Map<number, number>();
+    let forbidden = 0;
+    log.forEach((d, i) => {
+      if (answers[i] === 403) forbidden++;
+      else served.set(index(d.url), (served.get(index(d.url)) ?? 0) + 1);
+    });
+    // Every page served in the end; nothing recorded gone.
+    for (let i = 0; i < 60; i++) expect(served.get(i) ?? 0, `p/${i}`).toBeGreaterThanOrEqual(1);
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 60 });
+    expect(f.stats(0).byStatus['Gone'] ?? 0).toBe(0);
+    // The canary was p/8, the last page served before the block: asked once more after the run.
+    expect(log[9 + BLOCK_RUN]!.url).toBe(url(8));
+    const b = f.blockCounts();
+    expect(b.confirmed).toBe(1);
+    expect(b.dismissed).toBe(0);
+    // Each 403 of the block doubled the interval (from the opening 1 s, narrowed by the 9 pages
+    // before it): few requests met the 20-s block.
+    expect(forbidden).toBeLessThanOrEqual(BLOCK_RUN + 1 + 5);
+    // Every 403 but the canary's was its URL's, retried.
+    expect(b.retried).toBe(forbidden - 1);
+  });
+
+  it('the host narrows no further than one back-off step above its pace before the block', () => {
+    const f = site(200);
+    let blockedUntil = -1;
+    let before = 0;
+    let asked = 0;
+    f.drain(0, (r, now) => {
+      asked++;
+      if (asked === 100) {
+        before = interval(f);
+        blockedUntil = now + 10_000;
+      }
+      return answer(now < blockedUntil ? 403 : 200)(r);
+    });
+    // The host had narrowed to the floor (250 ms) before the block; after it, a hundred healthy
+    // answers narrow it no further than one step above that.
+    expect(before).toBe(250);
+    expect(interval(f)).toBe(500);
+  });
+
+  it('a block widens the interval no further than BLOCK_CEILING_MS', () => {
+    const f = site(40, { retryLimit: 3 });
+    let asked = 0;
+    const seen: number[] = [];
+    f.drain(0, (r) => {
+      asked++;
+      seen.push(interval(f));
+      return answer(asked <= 5 ? 200 : 403)(r);
+    });
+    expect(Math.max(...seen)).toBe(BLOCK_CEILING_MS);
+    expect(f.blockCounts().confirmed).toBe(1);
+  });
+});
+
+describe('pages the host forbids', () => {
+  it('a long run of forbidden pages costs a canary per doubling of the run, and every 403 is final', () => {
+    const f = site(160);
+    // Ten pages, then 150 member profiles closed to guests, in a row.
+    const log = f.drain(0, (r) => answer(index(r.url) < 10 ? 200 : 403)(r));
+    const canaries = log.filter((d) => index(d.url) < 10).length - 10;
+    // Runs of 3, 6, 12, 24 and 48 403s each asked p/9 again (it served each time); the last 57
+    // are short of a run of 96.
+    expect(canaries).toBe(5);
+    expect(log.length).toBe(160 + canaries);
+    expect(f.blockCounts()).toEqual({ confirmed: 0, dismissed: 5, retried: 0 });
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 10, Gone: 150 });
+    // Never backed off: 403s of pages are no sign of load.
+    expect(interval(f)).toBeLessThanOrEqual(1000);
+  });
+
+  it('a host that never served the crawler is refusing it: no canary, every 403 final', () => {
+    const f = site(20);
+    const log = f.drain(0, answer(403));
+    expect(log.length).toBe(20);
+    expect(f.blockCounts()).toEqual({ confirmed: 0, dismissed: 0, retried: 0 });
+    expect(f.stats(0).byStatus).toMatchObject({ Gone: 20 });
+  });
+
+  it('two forbidden pages in a row among working ones ask nothing again', () => {
+    const f = site(30);
+    const log = f.drain(0, (r) => answer(index(r.url) % 10 === 4 || index(r.url) % 10 === 5 ? 403 : 200)(r));
+    expect(log.length).toBe(30);
+    expect(f.blockCounts()).toEqual({ confirmed: 0, dismissed: 0, retried: 0 });
+  });
+
+  it('a block longer than every retry still ends: its URLs end gone after retryLimit, the pages served before stay crawled', () => {
+    const f = site(12, { retryLimit: 2 });
+    let asked = 0;
+    // Two pages, then a block that never lifts.
+    const log = f.drain(0, (r) => answer(++asked <= 2 ? 200 : 403)(r));
+    // p/2 … p/11: the first attempt and two retries each; p/1 once more, as the canary.
+    expect(log.filter((d) => index(d.url) >= 2).length).toBe(10 * 3);
+    expect(log.filter((d) => d.url === url(1)).length).toBe(2);
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, Gone: 10 });
+    // Every 403 of p/2 … p/11 was taken as the block's (the last of each out of retries).
+    expect(f.blockCounts()).toEqual({ confirmed: 1, dismissed: 0, retried: 10 * 3 });
+    expect(f.pending()).toBe(0);
+  });
+});
