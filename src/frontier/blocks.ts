@@ -13,7 +13,8 @@
  *
  * The rule: once a host has served this crawler (any answer but 403, 429 and 5xx), a run of
  * 403s in a row (`BLOCK_RUN`, src/politeness) has its host's last page that answered 2xx or
- * 304 asked again, ahead of the host's queue: the *canary*. Meanwhile the run's URLs are
+ * 304 asked again, ahead of the host's queue (under due order, in its due hour's place): the
+ * *canary*. Meanwhile the run's URLs are
  * recorded gone (at most `MAX_RUN_ROWS` are remembered).
  * - The canary answers 403: the host is blocking. The canary's page is left as it was (crawled,
  *   due when it was due); the run's URLs wait for a retry after the host's untried URLs (each
@@ -23,16 +24,28 @@
  *   interval it had before, one back-off step up, as after an outage.
  * - It serves: the 403s are the pages' own and stay final; the next canary of the host waits
  *   for a run twice as long, so a long forbidden section costs a canary per doubling.
- * - Anything else (429, 5xx, no answer): no verdict; the next 403 asks again.
+ * - Anything else (429, 5xx, no answer): no verdict, and the page is left as it was, no retry
+ *   spent; the next 403 asks again.
+ * A block that lasts `BLOCK_MAX_MS` (30 minutes) without the host serving is a ban: its 403s are
+ * final from then on, as a host's that never served.
  * A host that never served the crawler is refusing it, not blocking it for a while (the CLI's
  * summary says so); its 403s stay final, and so do a run's when the host has no page to ask.
  *
  * What it costs: one request per run of a host's own 403s (then per doubling); a block that
- * outlasts a URL's retries still loses that URL (it ends gone, with its 403).
+ * outlasts a URL's retries still loses that URL (it ends gone, with its 403). The canary's fetch
+ * is a request like any other: its page reaches the page handler, pages.jsonl and the WARC
+ * again (a 200 counts towards `maxPages`).
+ *
+ * Checkpoints and crashes: a pending canary is written as the page at rest it was
+ * (checkpoint.ts), so a restart does not turn it into a recrawl a block would end gone. The
+ * fields are not checkpointed, so a crash during a block replays the journal without it: the
+ * block's 403s after the last checkpoint end gone again, and their later answers are dropped
+ * (their rows are not queued) — what every 403 did before this rule.
  *
  * Owns: the rule, over a host's block fields (`HostRecord.served`, `forbidRun`,
- * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `blocked`, `blockFromMs`), which
- * are not checkpointed (after a restart a block is noticed once the host has served again).
+ * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `blocked`, `blockSinceMs`,
+ * `blockFromMs`, `blockFloorMs`), which are not checkpointed (after a restart a block is noticed
+ * once the host has served again).
  * Never: widen an interval (outcome.ts does, told by `heardBlock`), or look across hosts.
  */
 import { UrlStatus } from '../model/index.js';
@@ -40,7 +53,7 @@ import { BLOCK_RUN } from '../politeness/index.js';
 import { enqueue } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { URGENT_PRIORITY } from './intake.js';
-import { type FrontierState, HOUR_MS } from './state.js';
+import type { FrontierState } from './state.js';
 
 /** Rows of a run remembered for a retry should the canary say "blocked" (a host asks at most one at a time). */
 export const MAX_RUN_ROWS = 256;
@@ -58,7 +71,18 @@ export const enum BlockVerdict {
   Blocked = 1,
   /** The canary's 403: the block is confirmed; the host backs off and the page is left as it was (`restoreCanary`). */
   Canary = 2,
+  /** The canary's answer says nothing (429, 5xx, no answer): the page is left as it was, no retry spent; the next 403 asks again. */
+  CanaryVoid = 3,
 }
+
+/**
+ * How long a confirmed block may last (crawl clock, from the canary's 403) before its 403s are
+ * final again: a ban that never lifts, or a canary whose own page became forbidden beside a
+ * forbidden section, would otherwise cost every URL of the host its retries at up to
+ * `BLOCK_CEILING_MS` apart — about two weeks for 10,000 URLs. The host is then taken as refusing
+ * the crawler, and no canary is asked until it serves again.
+ */
+export const BLOCK_MAX_MS = 30 * 60_000;
 
 /**
  * What the answer `status` to `row` says of its host's block, heard once per report before the
@@ -69,7 +93,7 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
   const canary = row === h.canaryPending;
   if (canary) h.canaryPending = -1;
   if (status !== 403) {
-    if (!servesCrawler(status)) return BlockVerdict.None;
+    if (!servesCrawler(status)) return canary ? BlockVerdict.CanaryVoid : BlockVerdict.None;
     if ((status >= 200 && status < 300) || status === 304) h.canaryRow = row;
     h.served = true;
     h.blocked = false;
@@ -82,7 +106,10 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
     return BlockVerdict.None;
   }
   if (canary) {
-    if (!h.blocked) s.blocks.confirmed++;
+    if (!h.blocked) {
+      s.blocks.confirmed++;
+      h.blockSinceMs = nowMs;
+    }
     h.blocked = true;
     const run = h.forbidRows;
     h.forbidRows = undefined;
@@ -90,36 +117,62 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
     return BlockVerdict.Canary;
   }
   if (h.blocked) {
-    s.blocks.retried++;
-    return BlockVerdict.Blocked;
+    if (nowMs - h.blockSinceMs <= BLOCK_MAX_MS) {
+      s.blocks.retried++;
+      return BlockVerdict.Blocked;
+    }
+    // Past BLOCK_MAX_MS the host refuses the crawler: its 403s are final until it serves again.
+    h.blocked = false;
+    h.served = false;
+    h.forbidRun = 0;
+    return BlockVerdict.None;
   }
   if (!h.served) return BlockVerdict.None;
   if (h.forbidRun < 1 << 20) h.forbidRun++;
   const rows = (h.forbidRows ??= []);
   if (rows.length < MAX_RUN_ROWS) rows.push(row);
-  if (h.forbidRun >= (h.forbidThreshold || BLOCK_RUN) && h.canaryPending < 0) askCanary(s, h, nowMs);
+  // A canary refused at dispatch (robots.txt changed meanwhile) never answers: ask another.
+  if (h.canaryPending >= 0 && !awaitsAnswer(s.table.status[h.canaryPending]!)) h.canaryPending = -1;
+  if (h.forbidRun >= (h.forbidThreshold || BLOCK_RUN) && h.canaryPending < 0) askCanary(s, h);
   return BlockVerdict.None;
 }
 
-/**
- * The canary's 403 leaves its page as it was: crawled, due when it was due (a page served before
- * is not lost to a block, nor rescheduled by it). Its place in the schedule index never moved.
- */
-export function restoreCanary(s: FrontierState, h: HostRecord, row: number): void {
-  s.table.status[row] = UrlStatus.Crawled;
-  s.table.nextDue[row] = h.canaryDue;
+/** Whether a row of status `st` is queued or in flight, so its answer is still to come. */
+function awaitsAnswer(st: number): boolean {
+  return st === UrlStatus.DueRecrawl || st === UrlStatus.InFlight;
 }
 
-/** Queues the host's last served page again, first in its queue, to judge its run of 403s (none when that page is not at rest). */
-function askCanary(s: FrontierState, h: HostRecord, nowMs: number): void {
+/**
+ * The canary's 403, or an answer that says nothing, leaves its page as it was: crawled (a page
+ * served before is not lost to a block), due when it was due — queued now if that hour came while
+ * it was out (the schedule index passed it over then, as it does a row not at rest).
+ */
+export function restoreCanary(s: FrontierState, row: number): void {
+  const t = s.table;
+  if (s.wheel !== undefined && t.nextDue[row]! <= s.wheelHour) {
+    t.status[row] = UrlStatus.DueRecrawl;
+    enqueue(s, row);
+    return;
+  }
+  t.status[row] = UrlStatus.Crawled;
+}
+
+/** Whether `row` is its host's canary, asked and not answered yet (a checkpoint writes it as the page at rest it was). */
+export function isPendingCanary(s: FrontierState, row: number): boolean {
+  return s.hosts[s.table.host[row]!]!.canaryPending === row;
+}
+
+/**
+ * Queues the host's last served page again, first in its queue (under due order, by its due
+ * hour), to judge its run of 403s; none when that page is not at rest. Its due hour and its
+ * entry in the schedule index stay as they were.
+ */
+function askCanary(s: FrontierState, h: HostRecord): void {
   const t = s.table;
   const row = h.canaryRow;
   if (row < 0 || t.status[row] !== UrlStatus.Crawled) return;
   h.canaryPending = row;
-  h.canaryDue = t.nextDue[row]!;
-  // As a relink is queued (intake.ts): its entry in the schedule index stays, and its report moves it.
   t.status[row] = UrlStatus.DueRecrawl;
-  t.nextDue[row] = Math.floor(nowMs / HOUR_MS);
   t.priority[row] = URGENT_PRIORITY;
   enqueue(s, row);
 }

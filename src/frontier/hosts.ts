@@ -125,10 +125,10 @@ export class HostRecord {
   canaryRow = -1;
   /** The row asked again to judge the current run, until it answers; −1 when none. */
   canaryPending = -1;
-  /** The canary's next-due hour before it was asked (put back if the block answers it). */
-  canaryDue = 0;
-  /** The host's 403s are its block of this crawler (a canary confirmed it), until it serves again. */
+  /** The host's 403s are its block of this crawler (a canary confirmed it), until it serves again or `BLOCK_MAX_MS` pass. */
   blocked = false;
+  /** When the current block was confirmed (ms; meaningful while `blocked`). */
+  blockSinceMs = 0;
   /** The interval the host had when its current block began, 0 when none (restored one back-off step up, as after an outage). */
   blockFromMs = 0;
   /**

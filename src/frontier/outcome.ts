@@ -67,9 +67,9 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   // A 403 the host's block answered (blocks.ts) waits for a retry, and its host backs off; the
   // canary's leaves its page as it was.
   const block = s.opts.stateMachine ? heardBlock(s, h, row, outcome.status, nowMs) : BlockVerdict.None;
-  adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0, block !== BlockVerdict.None);
-  if (block === BlockVerdict.Canary) {
-    restoreCanary(s, h, row);
+  adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0, block === BlockVerdict.Blocked || block === BlockVerdict.Canary);
+  if (block === BlockVerdict.Canary || block === BlockVerdict.CanaryVoid) {
+    restoreCanary(s, row);
     afterReport(s, h, nowMs);
     return true;
   }

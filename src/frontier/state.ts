@@ -69,7 +69,7 @@ export interface BlockCounts {
   confirmed: number;
   /** Runs of 403s whose canary served: the pages' own 403s, kept final. */
   dismissed: number;
-  /** Answers of 403 taken as a block's: their URLs queued for a retry instead of ending gone (unless out of retries). */
+  /** Answers of 403 taken as a block's (the canary's aside): each URL queued for a retry, or ended gone when its retries were spent. */
   retried: number;
 }
 

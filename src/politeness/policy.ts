@@ -208,15 +208,15 @@ export function afterOutage(config: PolitenessConfig, beforeMs: number, interval
 export const PAGE_FAULT_RUN = 3;
 
 /**
- * 403 answers in a row from which a host that has served this crawler is taken to be blocking
- * it, not forbidding those pages: a firewall's rate rule (AWS WAF's rate-based rules and
- * Akamai's answer 403 by default, every URL, robots.txt included, for as long as the client
- * keeps over the limit). One forbidden page among working ones (a member's profile) stays
- * that page's answer; at the third 403 in a row the run's URLs wait for a retry after the
- * host's untried URLs and the host backs off as from a 429 (the frontier's
- * src/frontier/blocks.ts). Measured on a loopback site that blocks a client for 5 s once it
- * asks more than 20 pages in 2 s: 164 of 183 URLs were recorded as final 403s and the crawl
- * ended in 1.4 s, with 19 pages.
+ * 403 answers in a row after which a host that has served this crawler is asked whether it is
+ * blocking it (a firewall's rate rule: AWS WAF's rate-based rules and Akamai's answer 403 by
+ * default, every URL, robots.txt included, while the client keeps over the limit) or
+ * forbidding those pages: a page it served is asked again (src/frontier/blocks.ts). One or two
+ * forbidden pages among working ones (a member's profile) are never asked about; if the page
+ * asked again gets a 403 too, the run's URLs wait for a retry after the host's untried URLs and
+ * the host backs off as from a 429. Measured on a loopback site that blocks a client for 5 s
+ * once it asks more than 20 pages in 2 s: before the rule 164 of 183 URLs were recorded as
+ * final 403s and the crawl ended in 1.4 s, with 19 pages.
  */
 export const BLOCK_RUN = 3;
 

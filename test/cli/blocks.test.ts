@@ -57,7 +57,7 @@ describe('meguri crawl: a host blocking the crawler for a while', () => {
     expect(pageRequests.length).toBe(1 + ITEMS + BLOCKED);
     const canary = pageRequests[BEFORE_BLOCK + 3]!;
     expect(canary.url).toBe(pageRequests[BEFORE_BLOCK - 1]!.url);
-    expect(run.out).toMatch(/ {2}blocked {3}1 run of 403s where a page served before got 403 too — the host blocking this crawler for a while \(a firewall's rate rule\): 7 of its 403s asked again later, the host slowed/);
+    expect(run.out).toMatch(/ {2}blocked {3}1 run of 403s where a page served before got 403 too — the host blocking this crawler for a while \(a firewall's rate rule\): 7 of its 403s taken as the block's, their URLs asked again later while their retries lasted, the host slowed/);
     // pages.jsonl: one line a request (the canary's 403 among them), a 200 line for every page.
     const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; status: number });
     expect(rows).toHaveLength(pageRequests.length);

@@ -3,6 +3,7 @@
 // says which. Virtual time throughout (drain's clock), so the counts and bounds are exact.
 import { describe, expect, it } from 'vitest';
 import { BLOCK_CEILING_MS, BLOCK_RUN, Frontier, type Outcome } from '../../src/index.js';
+import { BLOCK_MAX_MS } from '../../src/frontier/blocks.js';
 
 const HOST = 'a.example';
 const url = (i: number): string => `https://${HOST}/p/${i}`;
@@ -129,5 +130,59 @@ describe('pages the host forbids', () => {
     // Every 403 of p/2 … p/11 was taken as the block's (the last of each out of retries).
     expect(f.blockCounts()).toEqual({ confirmed: 1, dismissed: 0, retried: 10 * 3 });
     expect(f.pending()).toBe(0);
+  });
+
+  it('a block that never lifts ends after BLOCK_MAX_MS: the 403s after it are final, each URL asked once', () => {
+    const f = site(300, { retryLimit: 3 });
+    let asked = 0;
+    const log = f.drain(0, (r) => answer(++asked <= 2 ? 200 : 403)(r));
+    expect(f.blockCounts().confirmed).toBe(1);
+    // The block held the host's 403s for 30 minutes at up to 30 s apart, then gave up on it.
+    const held = log.filter((d) => d.atMs <= BLOCK_MAX_MS).length;
+    expect(held).toBeLessThan(300);
+    const after = log.filter((d) => d.atMs > BLOCK_MAX_MS + BLOCK_CEILING_MS);
+    expect(new Set(after.map((d) => d.url)).size).toBe(after.length);
+    expect(log.length).toBeLessThan(300 + held);
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, Gone: 298 });
+  });
+});
+
+describe('the canary', () => {
+  it('an answer that says nothing (503) leaves its page crawled, spends no retry, and the next 403 asks again', () => {
+    const f = site(20);
+    let asked = 0;
+    const log = f.drain(0, (r) => {
+      asked++;
+      // Two pages; then 403s; the first canary (p/1, the 6th request) answers 503, the second 200.
+      if (asked <= 2) return answer(200)(r);
+      if (r.url === url(1)) return answer(asked === 6 ? 503 : 200)(r);
+      return answer(403)(r);
+    });
+    // The 503 judged nothing: the next 403 asked again (200: the pages' own), then a run of 6.
+    const canaries = log.filter((d) => d.url === url(1)).length - 1;
+    expect(canaries).toBe(3);
+    expect(f.blockCounts()).toMatchObject({ confirmed: 0, dismissed: 2 });
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, Gone: 18 });
+  });
+
+  it('a checkpoint taken while the canary is queued holds its page at rest, not as a recrawl', () => {
+    const f = site(10);
+    let now = 0;
+    const step = (status: number): string => {
+      now = Math.max(now, f.nextEligible() ?? now);
+      const r = f.dispatch(now)!;
+      f.report(answer(status)(r), now);
+      return r.url;
+    };
+    step(200);
+    step(200);
+    for (let i = 0; i < BLOCK_RUN; i++) step(403);
+    // The canary p/1 is queued first; a checkpoint now writes it Crawled.
+    expect(f.stats(0).byStatus['DueRecrawl']).toBe(1);
+    const g = Frontier.recover(f.checkpoint(), { stateMachine: true });
+    expect(g.stats(0).byStatus).toMatchObject({ Crawled: 2, DueRecrawl: 0, Gone: BLOCK_RUN });
+    // The live frontier asks it next, and a 403 there leaves it crawled.
+    expect(step(403)).toBe(url(1));
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, RetryWait: BLOCK_RUN });
   });
 });
