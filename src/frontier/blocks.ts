@@ -38,9 +38,9 @@
  *
  * Checkpoints and crashes: a pending canary is written as the page at rest it was
  * (checkpoint.ts), so a restart does not turn it into a recrawl a block would end gone. The
- * fields are not checkpointed, so a crash during a block replays the journal without it: the
- * block's 403s after the last checkpoint end gone again, and their later answers are dropped
- * (their rows are not queued) — what every 403 did before this rule.
+ * fields are not checkpointed, so a crash replays the journal without them: a run's 403s whose
+ * block (or whose canary's answer) came after the last checkpoint end gone again, and their
+ * later answers are dropped (their rows are not queued) — what every 403 did before this rule.
  *
  * Owns: the rule, over a host's block fields (`HostRecord.served`, `forbidRun`,
  * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `blocked`, `blockSinceMs`,
@@ -131,15 +131,19 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
   if (h.forbidRun < 1 << 20) h.forbidRun++;
   const rows = (h.forbidRows ??= []);
   if (rows.length < MAX_RUN_ROWS) rows.push(row);
-  // A canary refused at dispatch (robots.txt changed meanwhile) never answers: ask another.
-  if (h.canaryPending >= 0 && !awaitsAnswer(s.table.status[h.canaryPending]!)) h.canaryPending = -1;
   if (h.forbidRun >= (h.forbidThreshold || BLOCK_RUN) && h.canaryPending < 0) askCanary(s, h);
   return BlockVerdict.None;
 }
 
-/** Whether a row of status `st` is queued or in flight, so its answer is still to come. */
-function awaitsAnswer(st: number): boolean {
-  return st === UrlStatus.DueRecrawl || st === UrlStatus.InFlight;
+/**
+ * A row dispatch parked instead of sending (past the depth cap, or refused by robots.txt rules
+ * changed meanwhile): if it was its host's canary, none is pending any more, and its due hour
+ * comes back (the row stays parked, as any recrawl parked there).
+ */
+export function canaryParked(s: FrontierState, h: HostRecord, row: number): void {
+  if (h.canaryPending !== row) return;
+  h.canaryPending = -1;
+  s.table.nextDue[row] = h.canaryDue;
 }
 
 /**
@@ -147,8 +151,9 @@ function awaitsAnswer(st: number): boolean {
  * served before is not lost to a block), due when it was due — queued now if that hour came while
  * it was out (the schedule index passed it over then, as it does a row not at rest).
  */
-export function restoreCanary(s: FrontierState, row: number): void {
+export function restoreCanary(s: FrontierState, h: HostRecord, row: number): void {
   const t = s.table;
+  t.nextDue[row] = h.canaryDue;
   if (s.wheel !== undefined && t.nextDue[row]! <= s.wheelHour) {
     t.status[row] = UrlStatus.DueRecrawl;
     enqueue(s, row);
@@ -157,21 +162,28 @@ export function restoreCanary(s: FrontierState, row: number): void {
   t.status[row] = UrlStatus.Crawled;
 }
 
-/** Whether `row` is its host's canary, asked and not answered yet (a checkpoint writes it as the page at rest it was). */
-export function isPendingCanary(s: FrontierState, row: number): boolean {
-  return s.hosts[s.table.host[row]!]!.canaryPending === row;
+/**
+ * The due hour `row` had before it was asked as its host's canary, when it is one asked and not
+ * answered yet (a checkpoint writes it as the page at rest it was); undefined otherwise.
+ */
+export function pendingCanaryDue(s: FrontierState, row: number): number | undefined {
+  const h = s.hosts[s.table.host[row]!]!;
+  return h.canaryPending === row ? h.canaryDue : undefined;
 }
 
 /**
- * Queues the host's last served page again, first in its queue (under due order, by its due
- * hour), to judge its run of 403s; none when that page is not at rest. Its due hour and its
- * entry in the schedule index stay as they were.
+ * Queues the host's last served page again, first in its queue, to judge its run of 403s; none
+ * when that page is not at rest. Its due hour is kept aside (`HostRecord.canaryDue`) while the
+ * row waits due at hour 0, which puts it first under due order too (a row discovered now is due
+ * now); its entry in the schedule index stays.
  */
 function askCanary(s: FrontierState, h: HostRecord): void {
   const t = s.table;
   const row = h.canaryRow;
   if (row < 0 || t.status[row] !== UrlStatus.Crawled) return;
   h.canaryPending = row;
+  h.canaryDue = t.nextDue[row]!;
+  t.nextDue[row] = 0;
   t.status[row] = UrlStatus.DueRecrawl;
   t.priority[row] = URGENT_PRIORITY;
   enqueue(s, row);

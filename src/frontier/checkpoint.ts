@@ -12,7 +12,8 @@
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, decodePartition, encodePartition, fieldProblem, shiftHostClocks } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
-import { isPendingCanary } from './blocks.js';
+import { pendingCanaryDue } from './blocks.js';
+import { restingPriority } from './intake.js';
 import { registerHost, restoreBanks } from './banks.js';
 import { keyIndexOfRows } from './deps.js';
 import { HostRecord, hostKeyBefore } from './hosts.js';
@@ -83,11 +84,17 @@ function rowBlocks(s: FrontierState, order: Uint32Array): { columns: ColumnBlock
   const { columns, arena } = s.table.exportRows(order);
   const status = columns.find((c) => c.id === ColumnId.Status)!.data;
   const crawls = columns.find((c) => c.id === ColumnId.CrawlCount)!.data;
+  const nextDue = columns.find((c) => c.id === ColumnId.NextDue)!.data;
+  const priority = columns.find((c) => c.id === ColumnId.Priority)!.data;
   for (let i = 0; i < status.length; i++) {
-    // A host's canary (blocks.ts), asked or in flight, is the page at rest it was: restored, a
-    // block still up would end it gone as a recrawl.
-    if ((status[i] === UrlStatus.DueRecrawl || status[i] === UrlStatus.InFlight) && isPendingCanary(s, order[i]!)) status[i] = UrlStatus.Crawled;
-    else if (status[i] === UrlStatus.InFlight) status[i] = crawls[i] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
+    // A host's canary (blocks.ts), asked or in flight, is the page at rest it was: restored as a
+    // recrawl, a block still up would end it gone. Its due hour and priority as they were.
+    const due = status[i] === UrlStatus.DueRecrawl || status[i] === UrlStatus.InFlight ? pendingCanaryDue(s, order[i]!) : undefined;
+    if (due !== undefined) {
+      status[i] = UrlStatus.Crawled;
+      nextDue[i] = due;
+      priority[i] = restingPriority(s, order[i]!);
+    } else if (status[i] === UrlStatus.InFlight) status[i] = crawls[i] === 0 ? UrlStatus.Scheduled : UrlStatus.DueRecrawl;
   }
   const blocks: ColumnBlock[] = [...columns];
   if (s.prio) {

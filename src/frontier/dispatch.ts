@@ -13,6 +13,7 @@ import { type FetchRequest, HostFlags, UrlStatus } from '../model/index.js';
 import { hostInterval } from '../politeness/index.js';
 import { deactivate, holdForIp, ipOf, ipSlotOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady, windowsOpenAt } from './banks.js';
 import type { HostRecord } from './hosts.js';
+import { canaryParked } from './blocks.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
 import type { RobotsSeam } from './options.js';
 import { noteDepthPark, relinkAtIdle } from './intake.js';
@@ -50,6 +51,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!, crawledBefore(s, row));
     if (parked !== undefined) {
       s.table.status[row] = parked;
+      canaryParked(s, h, row);
       if (s.queues.size(h.id) > 0) toReady(s, h);
       else deactivate(s, h, nowMs);
       if (parked === UrlStatus.Trapped) noteDepthPark(s);

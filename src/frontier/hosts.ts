@@ -125,6 +125,8 @@ export class HostRecord {
   canaryRow = -1;
   /** The row asked again to judge the current run, until it answers; −1 when none. */
   canaryPending = -1;
+  /** The canary's due hour, kept aside while it waits due at hour 0 (put back when it answers). */
+  canaryDue = 0;
   /** The host's 403s are its block of this crawler (a canary confirmed it), until it serves again or `BLOCK_MAX_MS` pass. */
   blocked = false;
   /** When the current block was confirmed (ms; meaningful while `blocked`). */

@@ -608,6 +608,13 @@ function addDiscovered(s: FrontierState, d: Discovery, keys: KeyArray, i: number
  */
 export const URGENT_PRIORITY = 3e38;
 
+/** The priority an urgent row takes back once it has had its turn (`report`; a checkpoint of a pending canary). */
+export function restingPriority(s: FrontierState, row: number): number {
+  const t = s.table;
+  const h = s.hosts[t.host[row]!]!;
+  return s.prio ? s.prio.priority(row, h.id, h.hostScore) : 1 / (t.depth[row]! + 1);
+}
+
 function newRow(s: FrontierState, keys: KeyArray, i: number, url: string, h: HostRecord, depth: number, firstSeen: number, status: number): number {
   const t = s.table;
   const row = s.spill ? s.spill.newRow() : t.addRow();

@@ -16,7 +16,7 @@ import { BlockVerdict, heardBlock, restoreCanary, servesCrawler } from './blocks
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
-import { URGENT_PRIORITY, discover, discoverBatch, relink } from './intake.js';
+import { URGENT_PRIORITY, discover, discoverBatch, relink, restingPriority } from './intake.js';
 import type { CrawledRecord } from './options.js';
 import { scheduleRecrawl } from './recrawl.js';
 import { type FrontierState, HOUR_MS, checkMs } from './state.js';
@@ -57,7 +57,7 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   // An urgent row (a soft-404 probe, `Discovery.urgent`) had its one turn ahead of its host's
   // queue: a retry (after the host's untried rows, as any retry), a recrawl or a relink of it
   // waits its turn as any.
-  if (t.priority[row] === URGENT_F32) t.priority[row] = s.prio ? s.prio.priority(row, h.id, h.hostScore) : 1 / (t.depth[row]! + 1);
+  if (t.priority[row] === URGENT_F32) t.priority[row] = restingPriority(s, row);
   // A connection failing again while the host's outage is young is the outage's, not the
   // URL's: no retry is spent (the URL keeps its place, first in its host's queue: the probe).
   // So is any server unreachable while the whole crawl is offline (`Outcome.offline`).
@@ -69,7 +69,7 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   const block = s.opts.stateMachine ? heardBlock(s, h, row, outcome.status, nowMs) : BlockVerdict.None;
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0, block === BlockVerdict.Blocked || block === BlockVerdict.Canary);
   if (block === BlockVerdict.Canary || block === BlockVerdict.CanaryVoid) {
-    restoreCanary(s, row);
+    restoreCanary(s, h, row);
     afterReport(s, h, nowMs);
     return true;
   }

@@ -148,8 +148,24 @@ describe('pages the host forbids', () => {
 });
 
 describe('the canary', () => {
+  it('under due order (a freshness hook leading its URLs) it is asked first as well, and a block keeps every page', () => {
+    // A week between crawls: the canary's own due hour is far behind every URL discovered now.
+    const f = site(40, { scheduleIndex: true, freshness: { nextDue: (_r: unknown, now: number) => now + 168, queueOrder: 'due' as const } });
+    let blockedUntil = -1;
+    let asked = 0;
+    const log = f.drain(0, (r, now) => {
+      if (++asked === 6) blockedUntil = now + 20_000;
+      return answer(now < blockedUntil ? 403 : 200)(r);
+    });
+    // The canary, the last page served (the 5th request), right after the run of three.
+    expect(log[5 + BLOCK_RUN]!.url).toBe(log[4]!.url);
+    expect(f.blockCounts().confirmed).toBe(1);
+    expect(f.stats(0).byStatus['Gone'] ?? 0).toBe(0);
+    expect(f.stats(0).byStatus['Crawled'] ?? 0).toBe(40);
+  });
+
   it('an answer that says nothing (503) leaves its page crawled, spends no retry, and the next 403 asks again', () => {
-    const f = site(20);
+    const f = site(20, { retryLimit: 0 });
     let asked = 0;
     const log = f.drain(0, (r) => {
       asked++;
