@@ -6,7 +6,8 @@
  *   3xx + Location      follow, up to `maxRedirects` (5) hops, across origins too; the rules
  *                       found apply to the original origin. More hops, or a redirect with no
  *                       usable Location, count as "unavailable"
- *   4xx (not 429)       unavailable: everything allowed, cached for `ttlMs`
+ *   4xx (not 429)       unavailable: everything allowed, cached for `ttlMs` — but a 403 where
+ *                       rules were read before is unreachable (`blockedRefresh`: a firewall's block)
  *   5xx, 429, status 0  unreachable: everything disallowed for now; retried after
  *   (network), other    `retryBaseMs` (1 min), doubling per failure up to `retryMaxMs` (1 h).
  *                       A previously fetched copy keeps applying through an outage (§2.4).
@@ -269,6 +270,19 @@ type Result =
   | { kind: 'unreachable'; status: number; error: string | undefined; redirects: number; retryAfter: string | undefined; counted: boolean };
 
 const NEVER = new AbortController().signal;
+
+/**
+ * A 403 for robots.txt where its rules were read before is read as unreachable, not as "no
+ * rules": a firewall blocking the crawler answers 403 to every URL, robots.txt included (see
+ * src/frontier/blocks.ts), and taking that as unavailable dropped the site's Disallow lines for
+ * `ttlMs` (a day) once the block lifted. The cached rules keep applying and the fetch is retried
+ * on the backoff, as through an outage (§2.4). A first fetch's 403, with no rules to keep, is
+ * unavailable as RFC 9309 §2.3.1.3 says.
+ */
+function blockedRefresh(answer: Result, previous: Entry | undefined): Result {
+  if (answer.kind !== 'unavailable' || answer.status !== 403 || previous?.robots === undefined) return answer;
+  return { kind: 'unreachable', status: 403, error: 'HTTP 403 where a robots.txt was read before (a firewall blocking the crawler?): its rules keep applying', redirects: answer.redirects, retryAfter: undefined, counted: true };
+}
 
 /** The origin (`scheme://host[:port]`) that governs `url`, or throws. */
 /** `originOf` answers for recent URLs; cleared when it reaches `ORIGIN_MEMO_MAX` entries. */
@@ -562,10 +576,11 @@ export class RobotsCache {
     }
   }
 
-  #record(origin: string, result: Result): void {
+  #record(origin: string, answer: Result): void {
     const { now, ttlMs, retryBaseMs, retryMaxMs, maxEntries, onAnswer } = this.#opts;
     const t = now();
     const previous = this.#entries.get(origin);
+    const result = blockedRefresh(answer, previous);
     let entry: Entry;
     if (result.kind === 'unreachable') {
       const failures = (previous?.state === 'unreachable' ? previous.failures : 0) + (result.counted ? 1 : 0);

@@ -181,6 +181,27 @@ describe('RobotsCache', () => {
     expect(cache.entry(ROBOTS)).toMatchObject({ state: 'unreachable', failures: 1 });
   });
 
+  it('a 403 where rules were read before (a firewall blocking the crawler) keeps them, retried on the backoff; a first 403 allows all', async () => {
+    // Day 1 the rules; day 2 the firewall answers 403 to everything; day 2 + 1 h it lifted.
+    const s = server({ [ROBOTS]: (n) => (n === 1 ? { status: 200, body: 'User-agent: *\nDisallow: /x' } : n === 2 ? { status: 403 } : { status: 200, body: 'User-agent: *\nDisallow: /x' }) });
+    const c = clock();
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: c.now });
+    await cache.check('https://a.test/y');
+    c.advance(DAY);
+    // Before: unavailable, /x allowed for a day.
+    expect((await cache.check('https://a.test/x')).allowed).toBe(false);
+    expect(cache.entry(ROBOTS)).toMatchObject({ state: 'unreachable', failures: 1, lastStatus: 403 });
+    c.advance(HOUR);
+    expect((await cache.check('https://a.test/x')).allowed).toBe(false);
+    expect(cache.entry(ROBOTS)).toMatchObject({ state: 'parsed' });
+    expect(s.calls).toHaveLength(3);
+    // An origin whose robots.txt answers 403 at its first fetch has no rules to keep.
+    const first = server({ [ROBOTS]: { status: 403 } });
+    const fresh = new RobotsCache({ fetch: first.fetch, agent: 'bot', now: c.now });
+    expect((await fresh.check('https://a.test/x')).allowed).toBe(true);
+    expect(fresh.entry(ROBOTS)).toMatchObject({ state: 'unavailable' });
+  });
+
   it('a Retry-After on an unreachable answer holds the origin: no retry before it, heldUntilMs names it', async () => {
     for (const [status, retryAfter] of [[429, '120'], [503, '120'], [429, new Date(1_700_000_000_000 + 120_000).toUTCString()]] as const) {
       const s = server({ [ROBOTS]: (n) => (n === 1 ? { status, retryAfter } : { status: 200, body: 'User-agent: *\nDisallow: /x' }) });
