@@ -1401,6 +1401,7 @@ function printCrawlEnd(result: CrawlResult, io: CliIo, json: boolean, dataDir: s
       okInCampaign: s.okInCampaign,
       counts: s.counts,
       failingHosts: s.failingHosts,
+      blocks: s.blocks,
       unresolvedHosts: s.unresolvedHosts,
       robotsUnreachable: s.robotsUnreachable,
       learnedParams: s.learnedParams,

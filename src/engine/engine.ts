@@ -869,14 +869,16 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** The hosts' blocks (src/frontier/blocks.ts) summed over the open frontiers. */
   #blockCounts(): BlockCounts {
-    const sum: BlockCounts = { confirmed: 0, dismissed: 0, retried: 0 };
+    let confirmed = 0;
+    let dismissed = 0;
+    let retried = 0;
     for (const f of this.#openFrontiers()) {
       const b = f.blockCounts();
-      sum.confirmed += b.confirmed;
-      sum.dismissed += b.dismissed;
-      sum.retried += b.retried;
+      confirmed += b.confirmed;
+      dismissed += b.dismissed;
+      retried += b.retried;
     }
-    return sum;
+    return { confirmed, dismissed, retried };
   }
 
   /** The frontiers this engine runs: its own, or in cluster mode those of the slots its node runs now. */
@@ -885,7 +887,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#frontier === undefined ? [] : [this.#frontier];
   }
 
-  /** Hosts with URLs left whose robots.txt is unreachable, or was given up on (at most 100; `CrawlSummary.robotsUnreachable`). */
+  /**
+   * Hosts with URLs left whose robots.txt is unreachable, or was given up on (at most 100;
+   * `CrawlSummary.robotsUnreachable`); not one whose rules read before apply meanwhile (its URLs
+   * are fetched under them, nothing waits).
+   */
   #robotsUnreachable(): UnreachableRobots[] {
     const f = this.#frontier;
     const out: UnreachableRobots[] = [];
@@ -895,7 +901,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       const g = s.queued === 0 ? this.#gate.gaveUp(s.name) : undefined;
       const o = s.queued > 0 ? this.#outageExtra(s.name) : {};
       if (g !== undefined) out.push({ host: s.name, gaveUp: true, reason: robotsGaveUpText(g) });
-      else if (o.robotsRetryAtMs !== undefined) out.push({ host: s.name, gaveUp: false, reason: robotsOutageText(o, (ms) => `${clockTime(ms)} UTC`) });
+      else if (o.robotsRetryAtMs !== undefined && o.robotsRulesKept !== true) out.push({ host: s.name, gaveUp: false, reason: robotsOutageText(o, (ms) => `${clockTime(ms)} UTC`) });
     }
     return out;
   }
@@ -904,7 +910,15 @@ export class Engine extends EventEmitter<EngineEvents> {
   #outageExtra(group: string): HostExtra {
     const o = this.#gate.outage(group);
     if (o === undefined) return {};
-    return { robotsRetryAtMs: o.retryAtMs, robotsStatus: o.status, robotsError: o.error, robotsFailures: o.failures, robotsMaxAttempts: this.#robotsGiveUp };
+    return {
+      robotsRetryAtMs: o.retryAtMs,
+      robotsStatus: o.status,
+      robotsError: o.error,
+      robotsFailures: o.failures,
+      // A host whose rules read before apply is never given up: no "of N tries".
+      robotsMaxAttempts: o.rulesKept ? undefined : this.#robotsGiveUp,
+      ...(o.rulesKept ? { robotsRulesKept: true } : {}),
+    };
   }
 
   /** The progress stats now (what the `progress` event carries). */

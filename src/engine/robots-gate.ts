@@ -448,12 +448,12 @@ export class RobotsGate implements RobotsSeam {
   }
 
   /** robots.txt retry time, last status and failures in a row of a group's unreachable origin, if any. */
-  outage(group: string): { retryAtMs: number; status: number; failures: number; error: string | undefined } | undefined {
+  outage(group: string): { retryAtMs: number; status: number; failures: number; error: string | undefined; rulesKept: boolean } | undefined {
     const cache = this.cache;
     if (cache === undefined) return undefined;
     for (const origin of this.o.directory.originsOf(group)) {
       const e = cache.entry(origin);
-      if (e?.state === 'unreachable') return { retryAtMs: e.refreshAtMs, status: e.lastStatus, failures: e.failures, error: e.lastError };
+      if (e?.state === 'unreachable') return { retryAtMs: e.refreshAtMs, status: e.lastStatus, failures: e.failures, error: e.lastError, rulesKept: e.robots !== undefined };
     }
     return undefined;
   }

@@ -92,8 +92,10 @@ export interface HostExtra {
   readonly robotsError?: string | undefined;
   /** Unreachable answers in a row so far. */
   readonly robotsFailures?: number | undefined;
-  /** Unreachable answers in a row after which the engine gives the host up (`robotsMaxAttempts`). */
+  /** Unreachable answers in a row after which the engine gives the host up (`robotsMaxAttempts`; none while rules read before apply). */
   readonly robotsMaxAttempts?: number | undefined;
+  /** A robots.txt read before keeps applying through the outage (RFC 9309 §2.4): the host's URLs are fetched under it, and it is never given up. */
+  readonly robotsRulesKept?: boolean | undefined;
   /** An origin of the group whose robots.txt was given up on (its URLs were written off). */
   readonly robotsGaveUp?: { readonly origin: string; readonly status: number; readonly failures: number; readonly error: string | undefined } | undefined;
   /** URLs of the host a setting refused (`Refused`: scope, private address, no such name). */
@@ -162,7 +164,8 @@ export function robotsOutageText(extra: HostExtra, at: (ms: number) => string): 
   } else if (extra.robotsFailures !== undefined) {
     parts.push(extra.robotsMaxAttempts !== undefined ? `${extra.robotsFailures} of ${extra.robotsMaxAttempts} tries failed` : `${extra.robotsFailures} ${extra.robotsFailures === 1 ? 'try' : 'tries'} failed`);
   }
-  return `robots.txt unreachable${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${extra.robotsRetryAtMs === undefined ? '' : `, retry at ${at(extra.robotsRetryAtMs)}`}`;
+  const kept = extra.robotsRulesKept === true ? '; its rules read before apply meanwhile' : '';
+  return `robots.txt unreachable${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${kept}${extra.robotsRetryAtMs === undefined ? '' : `, retry at ${at(extra.robotsRetryAtMs)}`}`;
 }
 
 /** "robots.txt of http://a.example unreachable, given up after 5 tries (no response: …); its URLs were not fetched". */

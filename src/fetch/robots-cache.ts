@@ -220,7 +220,8 @@ export interface RobotsCacheOptions {
    * Whether an unreachable answer counts as a failure (optional; default: every one does). One
    * that does not leaves the entry's failures in a row, and so its retry back-off, where they
    * were: the crawl engine passes one that is false while the crawl is offline (its own network
-   * down), so a host met then is neither backed off for hours nor given up for it.
+   * down), so a host met then is neither backed off for hours nor given up for it. A 403 read
+   * as unreachable (`blockedRefresh`: rules were read before) always counts: the server answered.
    */
   countFailure: ((result: RobotsFetchResult) => boolean) | undefined;
 }
@@ -276,8 +277,10 @@ const NEVER = new AbortController().signal;
  * rules": a firewall blocking the crawler answers 403 to every URL, robots.txt included (see
  * src/frontier/blocks.ts), and taking that as unavailable dropped the site's Disallow lines for
  * `ttlMs` (a day) once the block lifted. The cached rules keep applying and the fetch is retried
- * on the backoff, as through an outage (§2.4). A first fetch's 403, with no rules to keep, is
- * unavailable as RFC 9309 §2.3.1.3 says.
+ * on the backoff, as through an outage (§2.4), and an origin whose robots.txt stays a 403 keeps
+ * them for good (stricter than the RFC's "may access any resources", on the polite side). A
+ * first fetch's 403, with no rules to keep, is unavailable as RFC 9309 §2.3.1.3 says — and so
+ * is one after a resume whose checkpoint held the rules only past their TTL (not exported).
  */
 function blockedRefresh(answer: Result, previous: Entry | undefined): Result {
   if (answer.kind !== 'unavailable' || answer.status !== 403 || previous?.robots === undefined) return answer;

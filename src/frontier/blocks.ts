@@ -13,8 +13,8 @@
  *
  * The rule: once a host has served this crawler (any answer but 403, 429 and 5xx), a run of
  * 403s in a row (`BLOCK_RUN`, src/politeness) has its host's last page that answered 2xx or
- * 304 asked again, ahead of the host's queue (under due order, in its due hour's place): the
- * *canary*. Meanwhile the run's URLs are
+ * 304 asked again, ahead of the host's queue (under due order too: it waits due at hour 0, its
+ * due hour kept aside): the *canary*. Meanwhile the run's URLs are
  * recorded gone (at most `MAX_RUN_ROWS` are remembered).
  * - The canary answers 403: the host is blocking. The canary's page is left as it was (crawled,
  *   due when it was due); the run's URLs wait for a retry after the host's untried URLs (each
@@ -43,7 +43,7 @@
  * later answers are dropped (their rows are not queued) — what every 403 did before this rule.
  *
  * Owns: the rule, over a host's block fields (`HostRecord.served`, `forbidRun`,
- * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `blocked`, `blockSinceMs`,
+ * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `canaryDue`, `blocked`, `blockSinceMs`,
  * `blockFromMs`, `blockFloorMs`), which are not checkpointed (after a restart a block is noticed
  * once the host has served again).
  * Never: widen an interval (outcome.ts does, told by `heardBlock`), or look across hosts.
@@ -52,7 +52,7 @@ import { UrlStatus } from '../model/index.js';
 import { BLOCK_RUN } from '../politeness/index.js';
 import { enqueue } from './banks.js';
 import type { HostRecord } from './hosts.js';
-import { URGENT_PRIORITY } from './intake.js';
+import { URGENT_PRIORITY, restingPriority } from './intake.js';
 import type { FrontierState } from './state.js';
 
 /** Rows of a run remembered for a retry should the canary say "blocked" (a host asks at most one at a time). */
@@ -144,6 +144,7 @@ export function canaryParked(s: FrontierState, h: HostRecord, row: number): void
   if (h.canaryPending !== row) return;
   h.canaryPending = -1;
   s.table.nextDue[row] = h.canaryDue;
+  s.table.priority[row] = restingPriority(s, row);
 }
 
 /**

@@ -66,11 +66,14 @@ export interface RelinkCounts {
 /** What hosts' blocks did (src/frontier/blocks.ts), counted since the frontier was loaded. */
 export interface BlockCounts {
   /** Runs of 403s whose canary answered 403 too: the host was blocking the crawler. */
-  confirmed: number;
+  readonly confirmed: number;
   /** Runs of 403s whose canary served: the pages' own 403s, kept final. */
-  dismissed: number;
-  /** Answers of 403 taken as a block's (the canary's aside): each URL queued for a retry, or ended gone when its retries were spent. */
-  retried: number;
+  readonly dismissed: number;
+  /**
+   * Answers of 403 taken as a block's (the canary's aside): each URL queued for a retry, or ended
+   * gone when its retries were spent; a run's 403s count when the canary's 403 queues them again.
+   */
+  readonly retried: number;
 }
 
 /** The single-partition scheduler's state (see the module comment). */
@@ -91,7 +94,7 @@ export class FrontierState {
   depthParked = false;
   relinkPending = false;
   /** What the hosts' blocks did in this frontier since it was loaded (blocks.ts; not checkpointed). */
-  readonly blocks: BlockCounts = { confirmed: 0, dismissed: 0, retried: 0 };
+  readonly blocks = { confirmed: 0, dismissed: 0, retried: 0 };
   depthVersion = 0;
   idleScannedVersion = 0;
   bindsElsewhere: RelinkCounts | 'unbounded' | undefined = undefined;

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LOOPBACK_CRAWL, inProcess, loopbackSite } from './helpers.js';
+import { robotsOutageText } from '../../src/engine/status.js';
+import { LOOPBACK_CRAWL, inProcess, jsonEnd, loopbackSite } from './helpers.js';
 
 const ITEMS = 60;
 /** The firewall lets this many page requests through, then answers 403 to the next `BLOCKED`. */
@@ -77,5 +78,22 @@ describe('meguri crawl: pages the site forbids', () => {
     expect(forumRequests.length).toBe(12 + MEMBERS + 5);
     expect(run.out).toMatch(/ {2}blocked {3}5 runs of 403s were the pages' own \(a page served before was asked again and served\)/);
     expect(run.out).toContain(`failing   127.0.0.1 ${MEMBERS}× (HTTP 403)`);
+  });
+});
+
+describe('robots.txt during a block', () => {
+  it('a host whose rules read before apply is explained so, without a give-up count', () => {
+    const at = (): string => '12:00:00 UTC';
+    expect(robotsOutageText({ robotsStatus: 403, robotsFailures: 1, robotsRulesKept: true, robotsRetryAtMs: 1 }, at)).toBe(
+      'robots.txt unreachable (HTTP 403, 1 try failed); its rules read before apply meanwhile, retry at 12:00:00 UTC',
+    );
+  });
+});
+
+describe('meguri crawl --json', () => {
+  it("the end event carries the blocks' counts", async () => {
+    const run = await inProcess(['crawl', `${forum.base}/`, '--data', join(forum.dir, 'json'), '--json', ...LOOPBACK_CRAWL]);
+    expect(run.code).toBe(0);
+    expect(jsonEnd<{ blocks: unknown }>(run.out)?.blocks).toEqual({ confirmed: 0, dismissed: 5, retried: 0 });
   });
 });

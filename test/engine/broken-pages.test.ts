@@ -57,8 +57,7 @@ describe('a site with broken pages', () => {
         pages.push({ url: p.url, status: p.status, errorKind: p.errorKind });
         timeline.push(`${Math.round(performance.now() - started)} ms page ${p.url} ${p.status} ${p.errorKind ?? ''}`);
       },
-    );
-    clearTimeout(watchdog);
+    ).finally(() => clearTimeout(watchdog));
     expect(summary.reason, timeline.join('\n')).toBe('drained');
     const broken = Array.from({ length: PAGES }, (_, k) => k).filter((k) => k % 5 === 4 || k === 7);
     const ok = pages.filter((p) => p.status === 200).map((p) => p.url.replace(/^.*\//, '/'));
