@@ -16,7 +16,8 @@ async function zombieOf(): Promise<{ parent: ChildProcess; zombie: number }> {
   // sh starts a short child, prints its pid, then becomes `sleep`, which never waits for it.
   const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const zombie = await new Promise<number>((resolve) => parent.stdout!.once('data', (b: Buffer) => resolve(Number.parseInt(b.toString(), 10))));
-  for (let i = 0; i < 200; i++) {
+  // Up to 30 s: a loaded CI machine once took longer than 2 s to run and end `sleep 0`.
+  for (let i = 0; i < 3000; i++) {
     let stat = '';
     try {
       stat = readFileSync(`/proc/${zombie}/stat`, 'latin1');
