@@ -49,7 +49,6 @@
  * Never: widen an interval (outcome.ts does, told by `heardBlock`), or look across hosts.
  */
 import { UrlStatus } from '../model/index.js';
-import { BLOCK_RUN } from '../politeness/index.js';
 import { enqueue } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { URGENT_PRIORITY, restingPriority } from './intake.js';
@@ -99,7 +98,7 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
     h.blocked = false;
     h.forbidRun = 0;
     if (canary) {
-      h.forbidThreshold = Math.min((h.forbidThreshold || BLOCK_RUN) * 2, 1 << 20);
+      h.forbidThreshold = Math.min(h.forbidThreshold * 2, 1 << 20);
       s.blocks.dismissed++;
     }
     h.forbidRows = undefined;
@@ -131,7 +130,7 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
   if (h.forbidRun < 1 << 20) h.forbidRun++;
   const rows = (h.forbidRows ??= []);
   if (rows.length < MAX_RUN_ROWS) rows.push(row);
-  if (h.forbidRun >= (h.forbidThreshold || BLOCK_RUN) && h.canaryPending < 0) askCanary(s, h);
+  if (h.forbidRun >= h.forbidThreshold && h.canaryPending < 0) askCanary(s, h);
   return BlockVerdict.None;
 }
 
@@ -155,7 +154,7 @@ export function canaryParked(s: FrontierState, h: HostRecord, row: number): void
 export function restoreCanary(s: FrontierState, h: HostRecord, row: number): void {
   const t = s.table;
   t.nextDue[row] = h.canaryDue;
-  if (s.wheel !== undefined && t.nextDue[row]! <= s.wheelHour) {
+  if (s.wheel !== undefined && h.canaryDue <= s.wheelHour) {
     t.status[row] = UrlStatus.DueRecrawl;
     enqueue(s, row);
     return;

@@ -6,6 +6,7 @@
  * `state` and `inFlightRow` are derived on recovery (an in-flight URL is re-queued).
  */
 import type { HostImage } from '../format/index.js';
+import { BLOCK_RUN } from '../politeness/index.js';
 import { HostCap } from './hostcap.js';
 
 /** Where a host is in the scheduler. */
@@ -117,8 +118,8 @@ export class HostRecord {
   served = false;
   /** 403 answers in a row since the host last served this crawler. */
   forbidRun = 0;
-  /** Length of run at which the host is asked whether it blocks (0: `BLOCK_RUN`); doubles each time it proves not to. */
-  forbidThreshold = 0;
+  /** Length of run at which the host is asked whether it blocks; doubles each time it proves not to. */
+  forbidThreshold = BLOCK_RUN;
   /** Rows of the current run, recorded gone by their 403 until the run is judged (at most `MAX_RUN_ROWS`); undefined when none. */
   forbidRows: number[] | undefined = undefined;
   /** The row of the host's last 2xx or 304 answer, the page a canary asks again; −1 when none. */
