@@ -1090,7 +1090,7 @@ export function blocksLine(b: BlockCounts): string {
   const parts: string[] = [];
   if (b.confirmed > 0) {
     parts.push(
-      `${int(b.confirmed)} run${b.confirmed === 1 ? '' : 's'} of 403s where a page served before got 403 too — the host blocking this crawler for a while (a firewall's rate rule): ${int(b.retried)} of its 403s taken as the block's, their URLs asked again later while their retries lasted, the host slowed`,
+      `${int(b.confirmed)} run${b.confirmed === 1 ? '' : 's'} of 403s where a page served before got 403 too — the host blocking this crawler for a while (a firewall's rate rule): ${int(b.retried)} of its 403s taken as the block's, their URLs asked again later (for up to 30 minutes of block), the host slowed`,
     );
   }
   if (b.dismissed > 0) parts.push(`${int(b.dismissed)} run${b.dismissed === 1 ? '' : 's'} of 403s were the pages' own (a page served before was asked again and served)`);

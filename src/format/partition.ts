@@ -41,9 +41,16 @@
  * |    |             | record length, u32 host position, f64 crawls, f64 window (ms),    |
  * |    |             | u32 n, n × f64 the most recent starts (ms, ascending; n ≤ crawls).|
  * |    |             | Written only when some host has a rate cap (src/frontier hostcap).|
+ * | 11 | blocks      | (minor 7) u32 count, then per host with a block's state, in host  |
+ * |    |             | order: u32 record length, u32 host position, u32 flags (bit 0     |
+ * |    |             | blocked, bit 1 canary pending), f64 forbidRun, forbidThreshold,   |
+ * |    |             | blockAgeMs, blockFromMs, blockFloorMs, u32 n, n × 4 u32 the run's |
+ * |    |             | URL keys (n ≤ MAX_BLOCK_RUN_ROWS). Written only when some host    |
+ * |    |             | has such state (src/frontier blocks.ts).                          |
  *
- * A file is stamped with the lowest minor that describes it (`minorOf`): a file with a host
- * rate cap is minor 5; one with the freshness interval columns minor 4; a file with hosts is
+ * A file is stamped with the lowest minor that describes it (`minorOf`): a file with a host's
+ * block state is minor 7; one with the `lmAgeHours` column minor 6; with a host
+ * rate cap minor 5; one with the freshness interval columns minor 4; a file with hosts is
  * minor 3 (their records carry the latency fields); without hosts it is minor 2 with a
  * `churnFp` column, else minor 0.
  *
@@ -81,13 +88,25 @@ export const FORMAT_MAJOR = 1;
  * section (a host's rate cap over a window and its recent starts, kept apart from the crawl
  * delay in the host record; a file without it has no capped host); 6 adds the freshness column
  * `lmAgeHours` (id 47: the age the first fetch's Last-Modified gave the page; a file without
- * it loads with none known, and an older reader skips it as an unknown column). A file is stamped with the
+ * it loads with none known, and an older reader skips it as an unknown column); 7 adds the
+ * `blocks` section (a host's block of this crawler, src/frontier blocks.ts: whether it is
+ * blocking, for how long, the run of 403s a canary is judging; a file without it has no host
+ * in such a state, and an older reader loses only what a crash lost before). A file is stamped with the
  * lowest minor that describes it (`minorOf`), and an older reader is told the truth.
  */
-export const FORMAT_MINOR = 6;
+export const FORMAT_MINOR = 7;
 
 /** The most starts a host's rate-cap window may hold (its ring keeps 8 bytes per start). */
 export const MAX_CAP_CRAWLS = 1 << 20;
+
+/**
+ * The most rows of a run of 403s a host's block record names (src/frontier blocks.ts
+ * `MAX_RUN_ROWS` is this constant): 16 bytes of URL key each.
+ */
+export const MAX_BLOCK_RUN_ROWS = 256;
+
+/** The longest run of 403s (and the highest canary threshold) a host counts: src/frontier blocks.ts caps both here. */
+export const MAX_FORBID_RUN = 1 << 20;
 
 /** The URL-table column id minor 2 introduced (src/frontier/table.ts `ColumnId.ChurnFp`). */
 export const CHURN_COLUMN_ID = 22;
@@ -100,6 +119,7 @@ export const LM_AGE_COLUMN_ID = 47;
 
 /** The lowest minor whose features `p` uses (`withIps`: it has an `ips` section). */
 function minorOf(p: PartitionImage, withIps: boolean): number {
+  if (p.hosts.some((h) => h.block !== undefined)) return 7;
   if (p.columns.some((c) => c.id === LM_AGE_COLUMN_ID)) return 6;
   if (p.hosts.some((h) => h.cap !== undefined)) return 5;
   if (p.columns.some((c) => c.id === INTERVAL_COLUMN_ID)) return 4;
@@ -120,6 +140,7 @@ export const SectionId = {
   Scheduler: 8,
   Ips: 9,
   Caps: 10,
+  Blocks: 11,
 } as const;
 
 const SECTION_NAMES: Record<number, string> = {
@@ -133,6 +154,7 @@ const SECTION_NAMES: Record<number, string> = {
   8: 'scheduler',
   9: 'ips',
   10: 'caps',
+  11: 'blocks',
 };
 
 const HEADER_BYTES = 32;
@@ -210,6 +232,33 @@ export interface HostImage {
   latencyRiseScore: number;
   /** The host's rate cap over a window (minor 5, the `caps` section); absent when it has none. */
   cap?: HostCapImage | undefined;
+  /** The host's block of this crawler (minor 7, the `blocks` section); absent when it is in none. */
+  block?: HostBlockImage | undefined;
+}
+
+/** A host's block state as stored (meanings: src/frontier blocks.ts and hosts.ts). */
+export interface HostBlockImage {
+  /** A canary confirmed the host is blocking this crawler. */
+  blocked: boolean;
+  /** A canary was asked (or in flight) to judge the current run; the reader asks again. */
+  canaryPending: boolean;
+  /** 403 answers in a row since the host last served, an integer in [0, MAX_FORBID_RUN]. */
+  forbidRun: number;
+  /** The run length that asks a canary, an integer in [1, MAX_FORBID_RUN]. */
+  forbidThreshold: number;
+  /**
+   * How long the block had lasted (ms, crawl clock) when the file was written; 0 when not
+   * blocked. A duration, not a time: the reader counts the rest of the block from its own first
+   * answer, so the time the crawl was stopped (or a slot moved between machines) is not
+   * counted towards the ban limit.
+   */
+  blockAgeMs: number;
+  /** The interval the host had when its block began (ms), 0 when none. */
+  blockFromMs: number;
+  /** The interval the host narrows to at least after its blocks (ms), 0 when none. */
+  blockFloorMs: number;
+  /** URL keys of the current run's rows (4 lanes each, at most MAX_BLOCK_RUN_ROWS keys). */
+  runKeys: Uint32Array;
 }
 
 /** A host's rate cap as stored (meanings: src/frontier/hostcap.ts). */
@@ -285,7 +334,7 @@ export function fieldProblem(v: unknown, kind: FieldKind): string | undefined {
  * of a host's rate-cap starts, and an address's next-eligible and last-start times (the
  * scheduler section's clock is the frontier's: `shiftPartitionClock` in src/frontier). Readings
  * ≤ 0 ("none", or never) stay as they are; durations, counts and the URL rows (whole hours) do
- * not move. For a partition written on another machine's clock (a cluster slot): a reading x
+ * not move (a host's block record holds durations only: it has no reading to move). For a partition written on another machine's clock (a cluster slot): a reading x
  * on the writer's clock is x + Δ on the reader's, Δ the two clocks' difference. Returns a new
  * image; `image` is not changed.
  */
@@ -476,6 +525,87 @@ function decodeCaps(r: ByteReader, hosts: HostImage[]): void {
   r.end();
 }
 
+/** Flag bits of a block record. */
+const BLOCK_BLOCKED = 1;
+const BLOCK_CANARY_PENDING = 2;
+
+function encodeBlocks(p: PartitionImage): Uint8Array {
+  let count = 0;
+  let size = 4;
+  for (const h of p.hosts) {
+    if (h.block === undefined) continue;
+    count++;
+    size += 56 + 4 * h.block.runKeys.length;
+  }
+  const w = new ByteWriter(size);
+  w.u32(count);
+  p.hosts.forEach((h, i) => {
+    const b = h.block;
+    if (b === undefined) return;
+    const start = w.length;
+    w.u32(0);
+    w.u32(i);
+    w.u32((b.blocked ? BLOCK_BLOCKED : 0) | (b.canaryPending ? BLOCK_CANARY_PENDING : 0));
+    w.f64(b.forbidRun);
+    w.f64(b.forbidThreshold);
+    w.f64(b.blockAgeMs);
+    w.f64(b.blockFromMs);
+    w.f64(b.blockFloorMs);
+    w.u32(b.runKeys.length / 4);
+    for (const k of b.runKeys) w.u32(k);
+    w.patchU32(start, w.length - start);
+  });
+  return w.view8().slice();
+}
+
+/** Reads the `blocks` section onto `hosts` (each record validated; flag bits and fields a newer minor added are skipped). */
+function decodeBlocks(r: ByteReader, hosts: HostImage[]): void {
+  const count = r.u32('blocked host count');
+  let prev = -1;
+  for (let k = 0; k < count; k++) {
+    const start = r.pos;
+    const len = r.u32('block record length');
+    if (len < 4 || start + len > r.bytes.length) r.fail(`block ${k} record length ${len} runs past the section`);
+    const rec = new ByteReader(r.take(len - 4, `block ${k}`), r.section);
+    const i = rec.u32('host position');
+    if (i >= hosts.length || i <= prev) r.fail(`block ${k} names host ${i}: expected a position in (${prev}, ${hosts.length})`);
+    prev = i;
+    const flags = rec.u32('flags');
+    const runCount = (name: string, least: number): number => {
+      const v = rec.f64(name);
+      if (!Number.isInteger(v) || v < least || v > MAX_FORBID_RUN) r.fail(`block of host ${i} field ${name} is ${v}, expected an integer in [${least}, ${MAX_FORBID_RUN}]`);
+      return v;
+    };
+    const duration = (name: string): number => {
+      const v = rec.f64(name);
+      const problem = fieldProblem(v, 'duration');
+      if (problem !== undefined) r.fail(`block of host ${i} field ${name} ${problem}`);
+      return v;
+    };
+    const forbidRun = runCount('forbidRun', 0);
+    const forbidThreshold = runCount('forbidThreshold', 1);
+    const blockAgeMs = duration('blockAgeMs');
+    const blockFromMs = duration('blockFromMs');
+    const blockFloorMs = duration('blockFloorMs');
+    const n = rec.u32('run row count');
+    if (n > MAX_BLOCK_RUN_ROWS) r.fail(`block of host ${i} names ${n} run rows, more than ${MAX_BLOCK_RUN_ROWS}`);
+    const runKeys = new Uint32Array(n * 4);
+    for (let j = 0; j < runKeys.length; j++) runKeys[j] = rec.u32('run key');
+    // Fields a newer minor appended are skipped: the record length bounds them.
+    hosts[i]!.block = {
+      blocked: (flags & BLOCK_BLOCKED) !== 0,
+      canaryPending: (flags & BLOCK_CANARY_PENDING) !== 0,
+      forbidRun,
+      forbidThreshold,
+      blockAgeMs,
+      blockFromMs,
+      blockFloorMs,
+      runKeys,
+    };
+  }
+  r.end();
+}
+
 function encodeIps(ips: readonly IpImage[]): Uint8Array {
   const w = new ByteWriter(16 + ips.length * 64);
   w.u32(ips.length);
@@ -533,6 +663,8 @@ export function encodePartition(p: PartitionImage): Uint8Array {
   if (withIps) bodies.push([SectionId.Ips, encodeIps(p.ips!)]);
   // Only a frontier with a capped host has the section: others are byte for byte minor ≤ 4.
   if (p.hosts.some((h) => h.cap !== undefined)) bodies.push([SectionId.Caps, encodeCaps(p)]);
+  // Likewise a frontier with a host in a block's state (blocks.ts): others are minor ≤ 6.
+  if (p.hosts.some((h) => h.block !== undefined)) bodies.push([SectionId.Blocks, encodeBlocks(p)]);
   const n = bodies.length;
   const headerBytes = HEADER_BYTES + ENTRY_BYTES * n;
   let total = headerBytes;
@@ -763,6 +895,7 @@ export function decodePartition(input: Uint8Array): PartitionImage {
   const hosts = decodeHosts(new ByteReader(section(SectionId.Hosts), 'hosts'), hostCount, minor);
   const ips = found.has(SectionId.Ips) ? decodeIps(new ByteReader(section(SectionId.Ips), 'ips')) : undefined;
   if (found.has(SectionId.Caps)) decodeCaps(new ByteReader(section(SectionId.Caps), 'caps'), hosts);
+  if (found.has(SectionId.Blocks)) decodeBlocks(new ByteReader(section(SectionId.Blocks), 'blocks'), hosts);
   return {
     meta,
     formatMinor: minor,

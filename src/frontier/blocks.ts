@@ -17,9 +17,11 @@
  * due hour kept aside): the *canary*. Meanwhile the run's URLs are
  * recorded gone (at most `MAX_RUN_ROWS` are remembered).
  * - The canary answers 403: the host is blocking. The canary's page is left as it was (crawled,
- *   due when it was due); the run's URLs wait for a retry after the host's untried URLs (each
- *   spends one of its retries), and so does every URL
- *   answering 403 until the host serves again; each such 403 backs the host off as a 429 does,
+ *   due when it was due); the run's URLs wait for a retry after the host's untried URLs, and so
+ *   does every URL answering 403 until the host serves again — marked retried, none spending
+ *   more than that first retry: the 403 is the block's, not the URL's, and the block's own limit
+ *   bounds how often its URLs are asked. Spending one a 403 lost URLs asked in several blocks:
+ *   two nodes crawling the loopback firewall lost 2 of 201 pages, each asked in four blocks; each such 403 backs the host off as a 429 does,
  *   up to `BLOCK_CEILING_MS`, and the host's first serving answer after the block gets the
  *   interval it had before, one back-off step up, as after an outage.
  * - It serves: the 403s are the pages' own and stay final; the next canary of the host waits
@@ -31,31 +33,39 @@
  * A host that never served the crawler is refusing it, not blocking it for a while (the CLI's
  * summary says so); its 403s stay final, and so do a run's when the host has no page to ask.
  *
- * What it costs: one request per run of a host's own 403s (then per doubling); a block that
- * outlasts a URL's retries still loses that URL (it ends gone, with its 403). The canary's fetch
+ * What it costs: one request per run of a host's own 403s (then per doubling); a block's URLs
+ * are asked again at the host's backed-off pace (up to `BLOCK_CEILING_MS` apart) until it ends or
+ * `BLOCK_MAX_MS` pass. The canary's fetch
  * is a request like any other: its page reaches the page handler, pages.jsonl and the WARC
  * again (a 200 counts towards `maxPages`).
  *
- * Checkpoints and crashes: a pending canary is written as the page at rest it was
- * (checkpoint.ts), so a restart does not turn it into a recrawl a block would end gone. The
- * fields are not checkpointed, so a crash replays the journal without them: a run's 403s whose
- * block (or whose canary's answer) came after the last checkpoint end gone again, and their
- * later answers are dropped (their rows are not queued) — what every 403 did before this rule.
+ * Checkpoints, resumes and slots moving between machines: a host's state goes into the
+ * checkpoint (`blockImageOf`, format minor 7's `blocks` section) and comes back with it
+ * (`restoreBlocks`): whether it is blocking and for how long (an age, so the time the crawl was
+ * stopped is not counted towards `BLOCK_MAX_MS`), the run of 403s being judged, by URL key, and
+ * its thresholds and intervals. A pending canary is written as the page at rest it was and asked
+ * again on load. Whether a host has served, and the page a canary asks, are read from the rows
+ * (a page crawled or redirected). Without this, a slot taken over mid-block by another node, or
+ * a crawl resumed mid-block, ended its first 403s gone: on a loopback firewall crawled by two
+ * nodes, the second took the host over 1 s into a block and lost 3 of 201 pages that way. The
+ * journal replayed after a crash runs its answers through the same rule from that state.
  *
  * Owns: the rule, over a host's block fields (`HostRecord.served`, `forbidRun`,
  * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `canaryDue`, `blocked`, `blockSinceMs`,
- * `blockFromMs`, `blockFloorMs`), which are not checkpointed (after a restart a block is noticed
- * once the host has served again).
+ * `blockAgeAtLoadMs`, `blockFromMs`, `blockFloorMs`), and their image in a checkpoint.
  * Never: widen an interval (outcome.ts does, told by `heardBlock`), or look across hosts.
  */
+import { type HostBlockImage, type HostImage, MAX_BLOCK_RUN_ROWS, MAX_FORBID_RUN } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
+import { BLOCK_RUN } from '../politeness/index.js';
 import { enqueue } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { URGENT_PRIORITY, restingPriority } from './intake.js';
+import { rowOfKey } from './queries.js';
 import type { FrontierState } from './state.js';
 
-/** Rows of a run remembered for a retry should the canary say "blocked" (a host asks at most one at a time). */
-export const MAX_RUN_ROWS = 256;
+/** Rows of a run remembered for a retry should the canary say "blocked" (a host asks at most one at a time; the checkpoint's record bounds it too). */
+export const MAX_RUN_ROWS = MAX_BLOCK_RUN_ROWS;
 
 /** Whether an answer shows the host serving this crawler: any status but 403, 429 and 5xx (0, no answer, says nothing). */
 export function servesCrawler(status: number): boolean {
@@ -77,8 +87,8 @@ export const enum BlockVerdict {
 /**
  * How long a confirmed block may last (crawl clock, from the canary's 403) before its 403s are
  * final again: a ban that never lifts, or a canary whose own page became forbidden beside a
- * forbidden section, would otherwise cost every URL of the host its retries at up to
- * `BLOCK_CEILING_MS` apart — about two weeks for 10,000 URLs. The host is then taken as refusing
+ * forbidden section, would otherwise have every URL of the host asked again for ever, up to
+ * `BLOCK_CEILING_MS` apart (a block's 403 spends no retry past its first). The host is then taken as refusing
  * the crawler, and no canary is asked until it serves again.
  */
 export const BLOCK_MAX_MS = 30 * 60_000;
@@ -89,6 +99,11 @@ export const BLOCK_MAX_MS = 30 * 60_000;
  * canary's answer judges the run.
  */
 export function heardBlock(s: FrontierState, h: HostRecord, row: number, status: number, nowMs: number): BlockVerdict {
+  if (h.blockAgeAtLoadMs >= 0) {
+    // A block restored from a checkpoint goes on from its age then, dated from this answer.
+    h.blockSinceMs = nowMs - h.blockAgeAtLoadMs;
+    h.blockAgeAtLoadMs = -1;
+  }
   const canary = row === h.canaryPending;
   if (canary) h.canaryPending = -1;
   if (status !== 403) {
@@ -98,7 +113,7 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
     h.blocked = false;
     h.forbidRun = 0;
     if (canary) {
-      h.forbidThreshold = Math.min(h.forbidThreshold * 2, 1 << 20);
+      h.forbidThreshold = Math.min(h.forbidThreshold * 2, MAX_FORBID_RUN);
       s.blocks.dismissed++;
     }
     h.forbidRows = undefined;
@@ -127,7 +142,7 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
     return BlockVerdict.None;
   }
   if (!h.served) return BlockVerdict.None;
-  if (h.forbidRun < 1 << 20) h.forbidRun++;
+  if (h.forbidRun < MAX_FORBID_RUN) h.forbidRun++;
   const rows = (h.forbidRows ??= []);
   if (rows.length < MAX_RUN_ROWS) rows.push(row);
   if (h.forbidRun >= h.forbidThreshold && h.canaryPending < 0) askCanary(s, h);
@@ -172,6 +187,73 @@ export function pendingCanaryDue(s: FrontierState, row: number): number | undefi
 }
 
 /**
+ * The host's block state for a checkpoint (format `HostBlockImage`), undefined when it has none
+ * beyond having served (which the rows say). The run's rows are named by URL key, those still
+ * gone by their 403 (the ones a verdict would queue again); a pending canary is written at rest
+ * by checkpoint.ts and flagged here, to be asked again.
+ */
+export function blockImageOf(s: FrontierState, h: HostRecord): HostBlockImage | undefined {
+  const pending = h.canaryPending >= 0;
+  const run = h.forbidRows;
+  if (!h.blocked && !pending && run === undefined && h.forbidRun === 0 && h.forbidThreshold === BLOCK_RUN && h.blockFromMs === 0 && h.blockFloorMs === 0) {
+    return undefined;
+  }
+  const t = s.table;
+  const gone = run === undefined ? [] : run.filter((r) => t.status[r] === UrlStatus.Gone && t.host[r] === h.id);
+  const runKeys = new Uint32Array(4 * gone.length);
+  gone.forEach((r, j) => runKeys.set(t.key.subarray(r * 4, r * 4 + 4), j * 4));
+  let blockAgeMs = 0;
+  if (h.blocked) blockAgeMs = h.blockAgeAtLoadMs >= 0 ? h.blockAgeAtLoadMs : Math.max(0, s.clockMs - h.blockSinceMs);
+  return {
+    blocked: h.blocked,
+    canaryPending: pending,
+    forbidRun: h.forbidRun,
+    forbidThreshold: h.forbidThreshold,
+    blockAgeMs,
+    blockFromMs: h.blockFromMs,
+    blockFloorMs: h.blockFloorMs,
+    runKeys,
+  };
+}
+
+/**
+ * After a checkpoint is loaded (rows, queues and banks in place): each host that has a page
+ * crawled or redirected has served this crawler, its last such crawled page (in key order) the
+ * page a canary asks; then each host's block record (`images[id].block`, host ids as in the
+ * file) is put back — a run's rows found by key and still gone, a pending canary asked again.
+ */
+export function restoreBlocks(s: FrontierState, images: readonly HostImage[]): void {
+  const t = s.table;
+  for (let r = 0; r < t.rows; r++) {
+    const st = t.status[r];
+    if (st !== UrlStatus.Crawled && st !== UrlStatus.DueRecrawl && st !== UrlStatus.Redirected) continue;
+    const h = s.hosts[t.host[r]!]!;
+    h.served = true;
+    if (st === UrlStatus.Crawled) h.canaryRow = r;
+  }
+  images.forEach((img, id) => {
+    const b = img.block;
+    const h = s.hosts[id];
+    if (b === undefined || h === undefined) return;
+    h.blocked = b.blocked;
+    h.blockAgeAtLoadMs = b.blocked ? b.blockAgeMs : -1;
+    h.forbidRun = b.forbidRun;
+    h.forbidThreshold = b.forbidThreshold;
+    h.blockFromMs = b.blockFromMs;
+    h.blockFloorMs = b.blockFloorMs;
+    // A block, a run or a canary is only ever heard from a host that served.
+    if (b.blocked || b.canaryPending || b.runKeys.length > 0) h.served = true;
+    const rows: number[] = [];
+    for (let j = 0; j + 4 <= b.runKeys.length; j += 4) {
+      const row = rowOfKey(s, b.runKeys.subarray(j, j + 4));
+      if (row !== undefined && t.host[row] === id && t.status[row] === UrlStatus.Gone) rows.push(row);
+    }
+    if (rows.length > 0) h.forbidRows = rows;
+    if (b.canaryPending) askCanary(s, h);
+  });
+}
+
+/**
  * Queues the host's last served page again, first in its queue, to judge its run of 403s; none
  * when that page is not at rest. Its due hour is kept aside (`HostRecord.canaryDue`) while the
  * row waits due at hour 0, which puts it first under due order too (a row discovered now is due
@@ -189,13 +271,19 @@ function askCanary(s: FrontierState, h: HostRecord): void {
   enqueue(s, row);
 }
 
-/** A row of the run recorded gone by its 403 waits for a retry instead, as if that 403 had been the block's. */
+/**
+ * A row of the run recorded gone by its 403 waits for a retry instead, as if that 403 had been
+ * the block's: marked retried (behind the host's untried URLs), no more of its retries spent (as
+ * outcome.ts does for a block's 403; keep in sync); one whose retries other failures spent stays
+ * gone.
+ */
 function retryAsBlocked(s: FrontierState, row: number): void {
   const t = s.table;
   if (t.status[row] !== UrlStatus.Gone) return;
   const sl = t.slotFor(row);
-  if (t.retries[sl]! >= s.opts.retryLimit) return;
-  t.retries[sl] = t.retries[sl]! + 1;
+  const tries = Math.max(t.retries[sl]!, 1);
+  if (tries > s.opts.retryLimit) return;
+  t.retries[sl] = tries;
   t.status[row] = UrlStatus.RetryWait;
   s.queues.push(row);
   s.blocks.retried++;

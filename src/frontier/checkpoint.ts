@@ -12,7 +12,7 @@
 import { CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type ColumnBlock, type FieldKind, type PartitionImage, FORMAT_MINOR, decodePartition, encodePartition, fieldProblem, shiftHostClocks } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
-import { pendingCanaryDue } from './blocks.js';
+import { blockImageOf, pendingCanaryDue, restoreBlocks } from './blocks.js';
 import { restingPriority } from './intake.js';
 import { registerHost, restoreBanks } from './banks.js';
 import { keyIndexOfRows } from './deps.js';
@@ -149,7 +149,11 @@ function image(s: FrontierState, spill?: SpillMeta, rows?: Uint32Array): Partiti
     formatMinor: FORMAT_MINOR,
     rows: order.length,
     columns: blocks,
-    hosts: hostOrder.map((id) => hosts[id]!.toImage()),
+    hosts: hostOrder.map((id) => {
+      const img = hosts[id]!.toImage();
+      const block = blockImageOf(s, hosts[id]!);
+      return block === undefined ? img : { ...img, block };
+    }),
     arena,
     seenFilter: s.opts.seenFilter?.serialize() ?? new Uint8Array(0),
     prioritizer,
@@ -247,6 +251,8 @@ export function restore(s: FrontierState, image: PartitionImage): void {
     }
   }
   restoreBanks(s, wasActive);
+  // Last: a pending canary is queued again, as it was asked live.
+  restoreBlocks(s, image.hosts);
 }
 
 /**

@@ -111,9 +111,9 @@ export class HostRecord {
   /** When the current outage began (ms; meaningful while `outageFromMs` > 0). Not checkpointed. */
   outageSinceMs = 0;
   /**
-   * Whether the host has served this crawler since the frontier was loaded (any answer but 403,
-   * 429 and 5xx): a run of 403s is looked into only after one (blocks.ts). Not checkpointed,
-   * nor the block fields below: after a restart a block is noticed once the host served again.
+   * Whether the host has served this crawler (any answer but 403, 429 and 5xx): a run of 403s
+   * is looked into only after one (blocks.ts). On load, read from the rows (a page crawled or
+   * redirected); the block fields below come back from the checkpoint's `blocks` section.
    */
   served = false;
   /** 403 answers in a row since the host last served this crawler. */
@@ -132,6 +132,12 @@ export class HostRecord {
   blocked = false;
   /** When the current block was confirmed (ms; meaningful while `blocked`). */
   blockSinceMs = 0;
+  /**
+   * A block restored from a checkpoint: its age then (ms), until the host's first answer after
+   * the load dates `blockSinceMs` from it (the time the crawl was stopped is not counted); −1
+   * when none.
+   */
+  blockAgeAtLoadMs = -1;
   /** The interval the host had when its current block began, 0 when none (restored one back-off step up, as after an outage). */
   blockFromMs = 0;
   /**

@@ -82,7 +82,10 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
     markRedirected(s, row, outcome, nowMs, h);
   } else if (tr.retry) {
     const sl = t.slotFor(row);
-    const tries = t.retries[sl]! + (outageProbe ? 0 : 1);
+    // A block's 403 (blocks.ts) is the block's answer, not the URL's: it marks the URL retried
+    // (behind its host's untried URLs) and spends no more; the block's own limit
+    // (`BLOCK_MAX_MS`) bounds how long its URLs are asked again.
+    const tries = block === BlockVerdict.Blocked ? Math.max(t.retries[sl]!, 1) : t.retries[sl]! + (outageProbe ? 0 : 1);
     t.retries[sl] = Math.min(tries, 255);
     if (tries > s.opts.retryLimit) {
       t.status[row] = UrlStatus.Gone;

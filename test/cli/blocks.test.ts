@@ -58,11 +58,31 @@ describe('meguri crawl: a host blocking the crawler for a while', () => {
     expect(pageRequests.length).toBe(1 + ITEMS + BLOCKED);
     const canary = pageRequests[BEFORE_BLOCK + 3]!;
     expect(canary.url).toBe(pageRequests[BEFORE_BLOCK - 1]!.url);
-    expect(run.out).toMatch(/ {2}blocked {3}1 run of 403s where a page served before got 403 too — the host blocking this crawler for a while \(a firewall's rate rule\): 7 of its 403s taken as the block's, their URLs asked again later while their retries lasted, the host slowed/);
+    expect(run.out).toMatch(/ {2}blocked {3}1 run of 403s where a page served before got 403 too — the host blocking this crawler for a while \(a firewall's rate rule\): 7 of its 403s taken as the block's, their URLs asked again later \(for up to 30 minutes of block\), the host slowed/);
     // pages.jsonl: one line a request (the canary's 403 among them), a 200 line for every page.
     const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; status: number });
     expect(rows).toHaveLength(pageRequests.length);
     expect(new Set(rows.filter((r) => r.status === 200).map((r) => r.url)).size).toBe(1 + ITEMS);
+  });
+});
+
+describe('meguri crawl: a crawl stopped during a block and resumed', () => {
+  it("the resumed crawl takes the block's 403s as the block's: every page fetched", async () => {
+    pageRequests.length = 0;
+    const data = join(waf.dir, 'waf-resume');
+    // Stopped right after the canary's 403 confirmed the block (the run of three, then the canary).
+    const first = await inProcess(['crawl', `${waf.base}/`, '--data', data, '--max-requests', String(BEFORE_BLOCK + 4), ...LOOPBACK_CRAWL]);
+    expect(first.code).toBe(0);
+    expect(pageRequests).toHaveLength(BEFORE_BLOCK + 4);
+    expect(pageRequests.at(-1)).toEqual({ url: pageRequests[BEFORE_BLOCK - 1]!.url, status: 403 });
+    const second = await inProcess(['crawl', '--data', data, '--max-requests', '1000', ...LOOPBACK_CRAWL]);
+    expect(second.code, second.out + second.err).toBe(0);
+    // The block's last four 403s came after the resume: the checkpoint said the host was
+    // blocking, so they were asked again (before: final, the host not having served since the
+    // load, and four pages lost).
+    const ok = new Set(pageRequests.filter((r) => r.status === 200).map((r) => r.url));
+    expect(ok.size).toBe(1 + ITEMS);
+    expect(pageRequests.length).toBe(1 + ITEMS + BLOCKED);
   });
 });
 

@@ -4,6 +4,20 @@
 import { describe, expect, it } from 'vitest';
 import { BLOCK_CEILING_MS, BLOCK_RUN, Frontier, type Outcome } from '../../src/index.js';
 import { BLOCK_MAX_MS } from '../../src/frontier/blocks.js';
+import { ColumnId } from '../../src/frontier/table.js';
+import {
+  FORMAT_MINOR,
+  type HostBlockImage,
+  MAX_BLOCK_RUN_ROWS,
+  MAX_FORBID_RUN,
+  type PartitionImage,
+  SectionId,
+  decodePartition,
+  encodePartition,
+  partitionSections,
+} from '../../src/format/index.js';
+import { CorruptPartitionError } from '../../src/errors/index.js';
+import { UrlStatus } from '../../src/model/index.js';
 
 const HOST = 'a.example';
 const url = (i: number): string => `https://${HOST}/p/${i}`;
@@ -18,6 +32,24 @@ function site(n: number, options: ConstructorParameters<typeof Frontier>[2] = {}
 
 const answer = (status: number) => (r: { row: number; url: string }): Outcome => ({ row: r.row, url: r.url, status, latencyMs: 20 });
 const interval = (f: Frontier): number => f.hostSnapshots(HOST)[0]!.intervalMs;
+
+/** Virtual time for the step-by-step tests: each step waits for the host's next turn. */
+const clock = { now: 0 };
+
+/** Dispatches the next URL of `f` at its turn and answers it `status`; returns its URL. */
+function stepOn(f: Frontier, status: number): string {
+  clock.now = Math.max(clock.now, f.nextEligible() ?? clock.now);
+  const r = f.dispatch(clock.now)!;
+  f.report(answer(status)(r), clock.now);
+  return r.url;
+}
+
+/** `served` answers of 200, then `forbidden` of 403 (the clock starts at 0). */
+function serveThenForbid(f: Frontier, served: number, forbidden: number): void {
+  clock.now = 0;
+  for (let i = 0; i < served; i++) stepOn(f, 200);
+  for (let i = 0; i < forbidden; i++) stepOn(f, 403);
+}
 
 describe('a firewall that blocks the crawler for a while', () => {
   it('a run of 403s asks a served page again; its 403 puts the run back in the queue, and every page is fetched once the block ends', () => {
@@ -118,17 +150,18 @@ describe('pages the host forbids', () => {
     expect(f.blockCounts()).toEqual({ confirmed: 0, dismissed: 0, retried: 0 });
   });
 
-  it('a block longer than every retry still ends: its URLs end gone after retryLimit, the pages served before stay crawled', () => {
-    const f = site(12, { retryLimit: 2 });
+  it("a block's 403s spend no retry past the first: URLs asked in it again and again are fetched once it lifts", () => {
+    const f = site(12, { retryLimit: 1 });
     let asked = 0;
-    // Two pages, then a block that never lifts.
-    const log = f.drain(0, (r) => answer(++asked <= 2 ? 200 : 403)(r));
-    // p/2 … p/11: the first attempt and two retries each; p/1 once more, as the canary.
-    expect(log.filter((d) => index(d.url) >= 2).length).toBe(10 * 3);
-    expect(log.filter((d) => d.url === url(1)).length).toBe(2);
-    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, Gone: 10 });
-    // Every 403 of p/2 … p/11 was taken as the block's (the last of each out of retries).
-    expect(f.blockCounts()).toEqual({ confirmed: 1, dismissed: 0, retried: 10 * 3 });
+    // Two pages, then 40 requests of 403 (ten URLs, each asked about four times), then served.
+    const log = f.drain(0, (r) => answer(++asked <= 2 || asked > 42 ? 200 : 403)(r));
+    const forbidden = log.slice(2, 42);
+    expect(new Set(forbidden.map((d) => d.url)).size).toBeLessThan(forbidden.length - 10);
+    // Before: a URL's second 403 (retryLimit 1) ended it gone, and 10 of 12 pages were lost.
+    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 12 });
+    expect(f.stats(0).byStatus['Gone'] ?? 0).toBe(0);
+    // Every 403 but the canary's was taken as the block's.
+    expect(f.blockCounts()).toEqual({ confirmed: 1, dismissed: 0, retried: 40 - 1 });
     expect(f.pending()).toBe(0);
   });
 
@@ -181,24 +214,155 @@ describe('the canary', () => {
     expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, Gone: 18 });
   });
 
-  it('a checkpoint taken while the canary is queued holds its page at rest, not as a recrawl', () => {
+  it('a checkpoint taken while the canary is queued holds its page at rest and flags it; the recovered frontier asks it again', () => {
     const f = site(10);
-    let now = 0;
-    const step = (status: number): string => {
-      now = Math.max(now, f.nextEligible() ?? now);
-      const r = f.dispatch(now)!;
-      f.report(answer(status)(r), now);
-      return r.url;
-    };
-    step(200);
-    step(200);
-    for (let i = 0; i < BLOCK_RUN; i++) step(403);
-    // The canary p/1 is queued first; a checkpoint now writes it Crawled.
+    // The canary p/1 is queued first after the run; a checkpoint now writes it Crawled.
+    serveThenForbid(f, 2, BLOCK_RUN);
     expect(f.stats(0).byStatus['DueRecrawl']).toBe(1);
+    const bytes = f.checkpointBytes();
+    const img = decodePartition(bytes);
+    const status = img.columns.find((c) => c.id === ColumnId.Status)!.data;
+    expect(Array.from(status).filter((v) => v === UrlStatus.Crawled)).toHaveLength(2);
+    expect(img.hosts[0]!.block).toMatchObject({ blocked: false, canaryPending: true, forbidRun: BLOCK_RUN });
+    expect(img.hosts[0]!.block!.runKeys).toHaveLength(4 * BLOCK_RUN);
+    const g = Frontier.recover(bytes, { stateMachine: true });
+    expect(g.stats(0).byStatus).toMatchObject({ Crawled: 1, DueRecrawl: 1, Gone: BLOCK_RUN });
+    // Both ask it next, and its 403 puts the run back in the queue in each (before: the
+    // recovered frontier kept the run gone).
+    for (const x of [f, g]) {
+      expect(stepOn(x, 403)).toBe(url(1));
+      expect(x.stats(0).byStatus).toMatchObject({ Crawled: 2, RetryWait: BLOCK_RUN });
+      expect(x.blockCounts().confirmed).toBe(1);
+    }
+  });
+
+  it('a block goes on across a checkpoint: the recovered frontier retries its 403s', () => {
+    const f = site(20);
+    serveThenForbid(f, 2, BLOCK_RUN);
+    expect(stepOn(f, 403)).toBe(url(1)); // the canary: a block
     const g = Frontier.recover(f.checkpoint(), { stateMachine: true });
-    expect(g.stats(0).byStatus).toMatchObject({ Crawled: 2, DueRecrawl: 0, Gone: BLOCK_RUN });
-    // The live frontier asks it next, and a 403 there leaves it crawled.
-    expect(step(403)).toBe(url(1));
-    expect(f.stats(0).byStatus).toMatchObject({ Crawled: 2, RetryWait: BLOCK_RUN });
+    expect(g.stats(0).byStatus).toMatchObject({ Crawled: 2, RetryWait: BLOCK_RUN });
+    // The next untried URL answers 403 in both: a block's, queued for a retry (before: gone in
+    // the recovered frontier, a host that had not served it yet).
+    for (const x of [f, g]) {
+      stepOn(x, 403);
+      expect(x.stats(0).byStatus).toMatchObject({ Crawled: 2, RetryWait: BLOCK_RUN + 1 });
+      expect(x.stats(0).byStatus['Gone'] ?? 0).toBe(0);
+    }
+    // Served again: every URL fetched, none gone.
+    g.drain(0, answer(200));
+    expect(g.stats(0).byStatus).toMatchObject({ Crawled: 20 });
+  });
+
+  it("a block's age goes across a stop without the time stopped: the ban comes after BLOCK_MAX_MS of answers", () => {
+    const f = site(40);
+    serveThenForbid(f, 2, BLOCK_RUN);
+    stepOn(f, 403); // the canary at t: the block begins
+    const confirmedAt = clock.now;
+    clock.now += 60_000;
+    stepOn(f, 403);
+    const g = Frontier.recover(f.checkpoint(), { stateMachine: true });
+    expect(decodePartition(g.checkpointBytes()).hosts[0]!.block!.blockAgeMs).toBeGreaterThanOrEqual(60_000);
+    // Two days later the host still answers 403: the block goes on (a retry), not a ban.
+    clock.now = confirmedAt + 2 * 86_400_000;
+    stepOn(g, 403);
+    expect(g.stats(0).byStatus['Gone'] ?? 0).toBe(0);
+    // BLOCK_MAX_MS after the block began, counting the minute before the stop, its 403s are final.
+    clock.now += BLOCK_MAX_MS - 60_000 + 1_000;
+    stepOn(g, 403);
+    expect(g.stats(0).byStatus['Gone']).toBe(1);
+  });
+
+  it('a host that served before a checkpoint is judged after it: its run of 403s asks a canary', () => {
+    const f = site(10);
+    serveThenForbid(f, 2, 0);
+    const bytes = f.checkpointBytes();
+    // Nothing but having served: no block record, the file as a minor-6 writer made it.
+    expect(partitionSections(bytes).map((x) => x.name)).not.toContain('blocks');
+    const g = Frontier.recover(bytes, { stateMachine: true });
+    for (let i = 0; i < BLOCK_RUN; i++) stepOn(g, 403);
+    // The served page p/1 (the last crawled in key order) is the canary (before: the recovered
+    // host had not served, and its 403s were final).
+    expect(g.stats(0).byStatus['DueRecrawl']).toBe(1);
+    expect(stepOn(g, 403)).toBe(url(1));
+    expect(g.stats(0).byStatus).toMatchObject({ Crawled: 2, RetryWait: BLOCK_RUN });
+  });
+
+  it("a host's own 403s stay judged across a checkpoint: the doubled threshold comes back", () => {
+    const f = site(30);
+    serveThenForbid(f, 2, BLOCK_RUN);
+    expect(stepOn(f, 200)).toBe(url(1)); // the canary serves: the pages' own
+    const g = Frontier.recover(f.checkpoint(), { stateMachine: true });
+    for (const x of [f, g]) {
+      // The next canary waits for a run of 2 · BLOCK_RUN.
+      for (let i = 0; i < 2 * BLOCK_RUN - 1; i++) stepOn(x, 403);
+      expect(x.stats(0).byStatus['DueRecrawl'] ?? 0).toBe(0);
+      stepOn(x, 403);
+      expect(x.stats(0).byStatus['DueRecrawl']).toBe(1);
+    }
+  });
+});
+
+describe("a host's block in the checkpoint (format minor 7, `blocks` section)", () => {
+  const minorOf = (b: Uint8Array): number => new DataView(b.buffer, b.byteOffset).getUint16(10, true);
+  /** A frontier whose host is blocking: two pages served, a run, the canary's 403. */
+  const blockedImage = (): PartitionImage => {
+    const f = site(20);
+    serveThenForbid(f, 2, BLOCK_RUN);
+    stepOn(f, 403);
+    const img = f.checkpoint();
+    f.free();
+    return img;
+  };
+
+  it('round-trips the record, and is minor 7 only with one', () => {
+    const img = blockedImage();
+    const bytes = encodePartition(img);
+    expect(minorOf(bytes)).toBe(7);
+    expect(FORMAT_MINOR).toBe(7);
+    const block = decodePartition(bytes).hosts[0]!.block!;
+    expect(block).toEqual(img.hosts[0]!.block);
+    expect(block).toMatchObject({ blocked: true, canaryPending: false, forbidRun: BLOCK_RUN, forbidThreshold: BLOCK_RUN });
+    // The run's rows went back to the queue: none is named any more.
+    expect(block.runKeys).toHaveLength(0);
+    // Without the record: no section, the file of a minor-6 writer, read as a host in no block.
+    const plain = encodePartition({ ...img, hosts: img.hosts.map(({ block: _b, ...h }) => h) });
+    expect(partitionSections(plain).map((x) => x.name)).not.toContain('blocks');
+    expect(minorOf(plain)).toBeLessThan(7);
+    expect(decodePartition(plain).hosts[0]!.block).toBeUndefined();
+    expect(SectionId.Blocks).toBe(11);
+  });
+
+  it('rejects a damaged record, naming the section and the field', () => {
+    const img = blockedImage();
+    const withBlock = (b: Partial<HostBlockImage>): Uint8Array => encodePartition({ ...img, hosts: img.hosts.map((h) => ({ ...h, block: { ...h.block!, ...b } })) });
+    expect(decodePartition(withBlock({ runKeys: new Uint32Array(8).fill(7) })).hosts[0]!.block!.runKeys).toHaveLength(8);
+    for (const [bad, field] of [
+      [{ forbidThreshold: 0 }, /forbidThreshold/],
+      [{ forbidRun: 1.5 }, /forbidRun/],
+      [{ forbidRun: MAX_FORBID_RUN + 1 }, /forbidRun/],
+      [{ blockAgeMs: -1 }, /blockAgeMs/],
+      [{ blockFloorMs: Number.POSITIVE_INFINITY }, /blockFloorMs/],
+      [{ runKeys: new Uint32Array(4 * (MAX_BLOCK_RUN_ROWS + 1)) }, /run rows/],
+    ] as const) {
+      const bytes = withBlock(bad);
+      expect(() => decodePartition(bytes), JSON.stringify(bad)).toThrow(CorruptPartitionError);
+      expect(() => decodePartition(bytes)).toThrow(expect.objectContaining({ section: 'blocks' }));
+      expect(() => decodePartition(bytes)).toThrow(field);
+    }
+  });
+
+  it('a run key the table does not hold, or a row no longer gone, is left out on load', () => {
+    const f = site(10);
+    serveThenForbid(f, 2, BLOCK_RUN);
+    const img = f.checkpoint();
+    f.free();
+    const keys = img.hosts[0]!.block!.runKeys;
+    // One key made up, one kept: only the kept row waits for the canary's verdict.
+    const mixed = Uint32Array.from([...keys.subarray(0, 4), 1, 2, 3, 4]);
+    const g = Frontier.recover({ ...img, hosts: [{ ...img.hosts[0]!, block: { ...img.hosts[0]!.block!, runKeys: mixed } }] }, { stateMachine: true });
+    expect(stepOn(g, 403)).toBe(url(1));
+    expect(g.stats(0).byStatus).toMatchObject({ Crawled: 2, RetryWait: 1, Gone: BLOCK_RUN - 1 });
+    g.free();
   });
 });
