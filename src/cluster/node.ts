@@ -142,6 +142,11 @@ function isFatal(err: unknown): boolean {
   return err instanceof MeguriError && !(err instanceof DurabilityError) && !(err instanceof StaleEpochError) && !(err instanceof CheckpointStoreError);
 }
 
+/** Whether `err` is the store's read of a checkpoint that is not there (its meta file missing). */
+function isMissing(err: unknown): boolean {
+  return err instanceof CheckpointStoreError && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
 export class ClusterNode {
   readonly nodeId: string;
   readonly keys: ClusterKeys;
@@ -572,8 +577,9 @@ export class ClusterNode {
       try {
         opened ??= await this.openFrom(r, r.ckpt);
       } catch (err) {
-        if (!(err instanceof CorruptPartitionError) || r.prev === undefined) throw err;
-        opened = await this.fallBack(r, err);
+        if (isMissing(err)) opened = await this.rollForward(r, err as Error);
+        else if (!(err instanceof CorruptPartitionError) || r.prev === undefined) throw err;
+        else opened = await this.fallBack(r, err);
       }
       const { state, source, shift } = opened;
       try {
@@ -731,6 +737,49 @@ export class ClusterNode {
     // checkpoint of this one (which would explain the empty record).
     if (skipped.length > 0 && skipped.length === found.length) throw skipped[0]!.error;
     return undefined;
+  }
+
+  /**
+   * The slot's record names a checkpoint the store does not hold: Redis came back from an older
+   * snapshot (a restart from an older RDB file, a restored backup, a failover to a replica that
+   * lagged), and pruning — which keeps a slot's current and previous checkpoints only — removed
+   * the one it names since. Opens the newest checkpoint the store holds of the slot that sorts
+   * after it and validates (a damaged one skipped for the next older), moves the record past
+   * every epoch in the store and points it there (fenced `ADOPT`, while the record still names
+   * the missing one), the inbox read from that checkpoint's cursor: the snapshot's stream came
+   * back with the record, and what it holds past that cursor is what the checkpoint lacks. What
+   * is lost is what only Redis held after the snapshot: links routed to the slot and not applied.
+   * Before, the open failed on the missing file at every poll: the slot never opened and a
+   * campaign never ended. No newer checkpoint (the store lost its files): `missing` is thrown.
+   */
+  private async rollForward(r: SlotRecord, missing: Error): Promise<OpenedSlot> {
+    const named = r.ckpt.slice(r.ckpt.lastIndexOf('/') + 1);
+    const found = (await this.store.checkpoints(r.slot)).filter(({ rel }) => rel.slice(rel.lastIndexOf('/') + 1) > named);
+    if (found.length === 0) throw missing;
+    const epoch = Math.max(r.epoch, found[0]!.epoch) + 1;
+    const skipped: { rel: string; error: Error }[] = [];
+    for (const { rel } of found) {
+      let opened: OpenedSlot;
+      try {
+        const read = await this.store.read(rel);
+        opened = await this.openFrom(r, rel, { epoch, cursor: read.meta.cursor }, read);
+      } catch (err) {
+        if (!(err instanceof CorruptPartitionError)) throw err;
+        skipped.push({ rel, error: err });
+        continue;
+      }
+      const adopted = Number(
+        await ADOPT.run(this.redis, [this.keys.slot(r.slot)], [r.epoch, this.nodeId, epoch, rel, opened.state.applied, r.ckpt, opened.state.cursor]),
+      );
+      if (adopted !== 1) {
+        opened.state.free();
+        throw new StaleEpochError(r.slot, r.epoch);
+      }
+      this.slotsRestored++;
+      this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used: rel, skipped });
+      return opened;
+    }
+    throw skipped[0]!.error;
   }
 
   private drop(slot: number): void {

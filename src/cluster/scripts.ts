@@ -127,19 +127,24 @@ return 1`);
 
 /**
  * Fenced adoption of a checkpoint found in the store for a slot whose record names none (Redis
- * lost its data, or the crawl's keys were removed under a surviving store).
- * KEYS: slot. ARGV: epoch, node id, new epoch, ckpt dir, applied count.
+ * lost its data, or the crawl's keys were removed under a surviving store), or names one the
+ * store no longer holds (Redis came back from an older snapshot, after pruning removed it).
+ * KEYS: slot. ARGV: epoch, node id, new epoch, ckpt dir, applied count, and optionally the
+ * checkpoint the record must still name ('' when absent) and the inbox cursor to set ('0-0'
+ * when absent).
  * The record is moved to the new epoch — past every epoch in the slot's store, so the owner's
  * own checkpoints sort after the ones from before the loss and are never written over them —
  * and points at the adopted checkpoint with the inbox cursor at 0-0 (the stream it was taken
- * from is gone; every entry now in the inbox came after it). Returns 1 when done, 0 when
- * refused: the writer is not the owner at that epoch, or the record names a checkpoint now.
+ * from is gone; every entry now in the inbox came after it) or, after a rollback, at the
+ * adopted checkpoint's own cursor (the stream came back with the record). Returns 1 when done,
+ * 0 when refused: the writer is not the owner at that epoch, or the record names another
+ * checkpoint now.
  */
 export const ADOPT = new Script(`${NOW}
 local r = redis.call('HMGET', KEYS[1], 'epoch', 'owner', 'ckpt')
 if tonumber(r[1] or '0') ~= tonumber(ARGV[1]) or (r[2] or '') ~= ARGV[2] then return 0 end
-if r[3] and r[3] ~= '' then return 0 end
-redis.call('HSET', KEYS[1], 'epoch', ARGV[3], 'ckpt', ARGV[4], 'cursor', '0-0', 'applied', ARGV[5], 'ckptAt', now)
+if (r[3] or '') ~= (ARGV[6] or '') then return 0 end
+redis.call('HSET', KEYS[1], 'epoch', ARGV[3], 'ckpt', ARGV[4], 'cursor', ARGV[7] or '0-0', 'applied', ARGV[5], 'ckptAt', now)
 redis.call('HDEL', KEYS[1], 'prevCkpt', 'prevCursor', 'prevApplied', 'prevFor')
 return 1`);
 
