@@ -708,29 +708,14 @@ export class ClusterNode {
       created = joined.createdAt;
     }
     this.crawlCreated = created;
-    const epoch = Math.max(r.epoch, found[0]!.epoch) + 1;
-    const skipped: { rel: string; error: Error }[] = [];
-    for (const { rel } of found) {
-      let opened: OpenedSlot;
-      try {
-        const read = await this.store.read(rel);
-        const from = read.meta.crawlCreated;
-        if (from === undefined || from === created) continue;
-        opened = await this.openFrom(r, rel, { epoch, cursor: '0-0' }, read);
-      } catch (err) {
-        if (!(err instanceof CorruptPartitionError)) throw err;
-        skipped.push({ rel, error: err });
-        continue;
-      }
-      const adopted = Number(await ADOPT.run(this.redis, [this.keys.slot(r.slot)], [r.epoch, this.nodeId, epoch, rel, opened.state.applied]));
-      if (adopted !== 1) {
-        opened.state.free();
-        throw new StaleEpochError(r.slot, r.epoch);
-      }
-      this.slotsRestored++;
+    // A checkpoint of the record's own incarnation is passed over (a write that crashed before its acceptance).
+    const { opened, epoch, used, skipped } = await this.adoptNewest(r, found, '', (meta) =>
+      meta.crawlCreated === undefined || meta.crawlCreated === created ? undefined : '0-0',
+    );
+    if (opened !== undefined) {
       // The budgets lived in Redis only: the slot's counts come back with it.
       if (this.budgets.length > 0) await restoreBudgetCounts(this.redis, this.keys, opened.state.counted);
-      this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used: rel, skipped });
+      this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used, skipped });
       return opened;
     }
     // Nothing of an earlier incarnation opened: damage matters only if the store holds no
@@ -756,30 +741,49 @@ export class ClusterNode {
     const named = r.ckpt.slice(r.ckpt.lastIndexOf('/') + 1);
     const found = (await this.store.checkpoints(r.slot)).filter(({ rel }) => rel.slice(rel.lastIndexOf('/') + 1) > named);
     if (found.length === 0) throw missing;
+    const { opened, epoch, used, skipped } = await this.adoptNewest(r, found, r.ckpt, (meta) => meta.cursor);
+    if (opened === undefined) throw skipped[0]!.error;
+    this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used, skipped });
+    return opened;
+  }
+
+  /**
+   * Opens the newest of the store's checkpoints `found` (newest first) that `cursorOf` takes
+   * (the inbox cursor to read on from; undefined passes it over) and that validates — a damaged
+   * one is skipped for the next older — at an epoch past every one of them, and adopts it (fenced
+   * `ADOPT`: only the owner at its epoch, only while the record still names `named`, '' for none).
+   * Counted in `slotsRestored`. Nothing opened: `opened` undefined, with the damaged ones skipped.
+   */
+  private async adoptNewest(
+    r: SlotRecord,
+    found: readonly { readonly rel: string; readonly epoch: number }[],
+    named: string,
+    cursorOf: (meta: SlotCheckpointMeta) => string | undefined,
+  ): Promise<{ opened: OpenedSlot | undefined; epoch: number; used: string; skipped: { rel: string; error: Error }[] }> {
     const epoch = Math.max(r.epoch, found[0]!.epoch) + 1;
     const skipped: { rel: string; error: Error }[] = [];
     for (const { rel } of found) {
       let opened: OpenedSlot;
+      let cursor: string | undefined;
       try {
         const read = await this.store.read(rel);
-        opened = await this.openFrom(r, rel, { epoch, cursor: read.meta.cursor }, read);
+        cursor = cursorOf(read.meta);
+        if (cursor === undefined) continue;
+        opened = await this.openFrom(r, rel, { epoch, cursor }, read);
       } catch (err) {
         if (!(err instanceof CorruptPartitionError)) throw err;
         skipped.push({ rel, error: err });
         continue;
       }
-      const adopted = Number(
-        await ADOPT.run(this.redis, [this.keys.slot(r.slot)], [r.epoch, this.nodeId, epoch, rel, opened.state.applied, r.ckpt, opened.state.cursor]),
-      );
+      const adopted = Number(await ADOPT.run(this.redis, [this.keys.slot(r.slot)], [r.epoch, this.nodeId, epoch, rel, opened.state.applied, named, cursor]));
       if (adopted !== 1) {
         opened.state.free();
         throw new StaleEpochError(r.slot, r.epoch);
       }
       this.slotsRestored++;
-      this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used: rel, skipped });
-      return opened;
+      return { opened, epoch, used: rel, skipped };
     }
-    throw skipped[0]!.error;
+    return { opened: undefined, epoch, used: '', skipped };
   }
 
   private drop(slot: number): void {
