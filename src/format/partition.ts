@@ -43,10 +43,11 @@
  * |    |             | Written only when some host has a rate cap (src/frontier hostcap).|
  * | 11 | blocks      | (minor 7) u32 count, then per host with a block's state, in host  |
  * |    |             | order: u32 record length, u32 host position, u32 flags (bit 0     |
- * |    |             | blocked, bit 1 canary pending), f64 forbidRun, forbidThreshold,   |
- * |    |             | blockAgeMs, blockFromMs, blockFloorMs, u32 n, n × 4 u32 the run's |
- * |    |             | URL keys (n ≤ MAX_BLOCK_RUN_ROWS). Written only when some host    |
- * |    |             | has such state (src/frontier blocks.ts).                          |
+ * |    |             | blocked, 1 canary pending, 2 refusing, 3 canary key), f64         |
+ * |    |             | forbidRun, forbidThreshold, blockAgeMs, blockFromMs, blockFloorMs,|
+ * |    |             | 4 u32 the canary's URL key (zero without bit 3), u32 n, n × 4 u32 |
+ * |    |             | the run's URL keys (n ≤ MAX_BLOCK_RUN_ROWS). Written only when    |
+ * |    |             | some host has such state (src/frontier blocks.ts).                |
  *
  * A file is stamped with the lowest minor that describes it (`minorOf`): a file with a host's
  * block state is minor 7; one with the `lmAgeHours` column minor 6; with a host
@@ -242,21 +243,25 @@ export interface HostBlockImage {
   blocked: boolean;
   /** A canary was asked (or in flight) to judge the current run; the reader asks again. */
   canaryPending: boolean;
+  /** A block outlasted its limit: the host refuses the crawler until it serves again. */
+  refusing: boolean;
   /** 403 answers in a row since the host last served, an integer in [0, MAX_FORBID_RUN]. */
   forbidRun: number;
   /** The run length that asks a canary, an integer in [1, MAX_FORBID_RUN]. */
   forbidThreshold: number;
   /**
-   * How long the block had lasted (ms, crawl clock) when the file was written; 0 when not
-   * blocked. A duration, not a time: the reader counts the rest of the block from its own first
-   * answer, so the time the crawl was stopped (or a slot moved between machines) is not
-   * counted towards the ban limit.
+   * How long the block had gone on (ms: the gaps between its answers) when the file was written;
+   * 0 when not blocked. A duration, not a time: the reader goes on counting from its own first
+   * answer, so the time the crawl was stopped (or a slot moved between machines) is not counted
+   * towards the ban limit.
    */
   blockAgeMs: number;
   /** The interval the host had when its block began (ms), 0 when none. */
   blockFromMs: number;
   /** The interval the host narrows to at least after its blocks (ms), 0 when none. */
   blockFloorMs: number;
+  /** URL key of the canary's page (4 lanes: the one asked, or the page one would ask); undefined when none. */
+  canaryKey?: Uint32Array | undefined;
   /** URL keys of the current run's rows (4 lanes each, at most MAX_BLOCK_RUN_ROWS keys). */
   runKeys: Uint32Array;
 }
@@ -528,6 +533,8 @@ function decodeCaps(r: ByteReader, hosts: HostImage[]): void {
 /** Flag bits of a block record. */
 const BLOCK_BLOCKED = 1;
 const BLOCK_CANARY_PENDING = 2;
+const BLOCK_REFUSING = 4;
+const BLOCK_CANARY_KEY = 8;
 
 function encodeBlocks(p: PartitionImage): Uint8Array {
   let count = 0;
@@ -535,7 +542,10 @@ function encodeBlocks(p: PartitionImage): Uint8Array {
   for (const h of p.hosts) {
     if (h.block === undefined) continue;
     count++;
-    size += 56 + 4 * h.block.runKeys.length;
+    const keys = h.block.runKeys.length;
+    if (keys % 4 !== 0 || keys > 4 * MAX_BLOCK_RUN_ROWS) throw new InvalidArgumentError(`host ${h.name}: block runKeys holds ${keys} lanes, expected 4 per key and at most ${MAX_BLOCK_RUN_ROWS} keys`);
+    if (h.block.canaryKey !== undefined && h.block.canaryKey.length !== 4) throw new InvalidArgumentError(`host ${h.name}: block canaryKey holds ${h.block.canaryKey.length} lanes, expected 4`);
+    size += 72 + 4 * keys;
   }
   const w = new ByteWriter(size);
   w.u32(count);
@@ -545,12 +555,14 @@ function encodeBlocks(p: PartitionImage): Uint8Array {
     const start = w.length;
     w.u32(0);
     w.u32(i);
-    w.u32((b.blocked ? BLOCK_BLOCKED : 0) | (b.canaryPending ? BLOCK_CANARY_PENDING : 0));
+    const flags = (b.blocked ? BLOCK_BLOCKED : 0) | (b.canaryPending ? BLOCK_CANARY_PENDING : 0) | (b.refusing ? BLOCK_REFUSING : 0);
+    w.u32(flags | (b.canaryKey !== undefined ? BLOCK_CANARY_KEY : 0));
     w.f64(b.forbidRun);
     w.f64(b.forbidThreshold);
     w.f64(b.blockAgeMs);
     w.f64(b.blockFromMs);
     w.f64(b.blockFloorMs);
+    for (let j = 0; j < 4; j++) w.u32(b.canaryKey?.[j] ?? 0);
     w.u32(b.runKeys.length / 4);
     for (const k of b.runKeys) w.u32(k);
     w.patchU32(start, w.length - start);
@@ -587,6 +599,7 @@ function decodeBlocks(r: ByteReader, hosts: HostImage[]): void {
     const blockAgeMs = duration('blockAgeMs');
     const blockFromMs = duration('blockFromMs');
     const blockFloorMs = duration('blockFloorMs');
+    const key = Uint32Array.of(rec.u32('canary key'), rec.u32('canary key'), rec.u32('canary key'), rec.u32('canary key'));
     const n = rec.u32('run row count');
     if (n > MAX_BLOCK_RUN_ROWS) r.fail(`block of host ${i} names ${n} run rows, more than ${MAX_BLOCK_RUN_ROWS}`);
     const runKeys = new Uint32Array(n * 4);
@@ -595,11 +608,13 @@ function decodeBlocks(r: ByteReader, hosts: HostImage[]): void {
     hosts[i]!.block = {
       blocked: (flags & BLOCK_BLOCKED) !== 0,
       canaryPending: (flags & BLOCK_CANARY_PENDING) !== 0,
+      refusing: (flags & BLOCK_REFUSING) !== 0,
       forbidRun,
       forbidThreshold,
       blockAgeMs,
       blockFromMs,
       blockFloorMs,
+      canaryKey: (flags & BLOCK_CANARY_KEY) !== 0 ? key : undefined,
       runKeys,
     };
   }

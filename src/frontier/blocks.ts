@@ -41,23 +41,26 @@
  *
  * Checkpoints, resumes and slots moving between machines: a host's state goes into the
  * checkpoint (`blockImageOf`, format minor 7's `blocks` section) and comes back with it
- * (`restoreBlocks`): whether it is blocking and for how long (an age, so the time the crawl was
- * stopped is not counted towards `BLOCK_MAX_MS`), the run of 403s being judged, by URL key, and
- * its thresholds and intervals. A pending canary is written as the page at rest it was and asked
- * again on load. Whether a host has served, and the page a canary asks, are read from the rows
- * (a page crawled or redirected). Without this, a slot taken over mid-block by another node, or
+ * (`restoreBlocks`): whether it is blocking and for how long (the gaps between its answers, each
+ * counted up to a bound, so the time a crawl was stopped is not counted towards `BLOCK_MAX_MS`:
+ * `blockGoesOn`), whether a ban made it refuse the crawler, the run of 403s being judged and the
+ * canary's page, by URL key, and its thresholds and intervals. A pending canary is written as
+ * the page at rest it was and asked again on load — the same page, so a crash's journal replays
+ * its answer onto it. Whether a host without a record has served, and its canary page, are read
+ * from the rows (a page crawled, due again or redirected). Without this, a slot taken over mid-block by another node, or
  * a crawl resumed mid-block, ended its first 403s gone: on a loopback firewall crawled by two
  * nodes, the second took the host over 1 s into a block and lost 3 of 201 pages that way. The
  * journal replayed after a crash runs its answers through the same rule from that state.
  *
  * Owns: the rule, over a host's block fields (`HostRecord.served`, `forbidRun`,
- * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `canaryDue`, `blocked`, `blockSinceMs`,
- * `blockAgeAtLoadMs`, `blockFromMs`, `blockFloorMs`), and their image in a checkpoint.
+ * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `canaryDue`, `blocked`,
+ * `blockElapsedMs`, `blockLastMs`, `refusing`, `blockFromMs`, `blockFloorMs`), and their image in a
+ * checkpoint.
  * Never: widen an interval (outcome.ts does, told by `heardBlock`), or look across hosts.
  */
 import { type HostBlockImage, type HostImage, MAX_BLOCK_RUN_ROWS, MAX_FORBID_RUN } from '../format/index.js';
 import { UrlStatus } from '../model/index.js';
-import { BLOCK_RUN } from '../politeness/index.js';
+import { BLOCK_CEILING_MS, BLOCK_RUN } from '../politeness/index.js';
 import { enqueue } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { URGENT_PRIORITY, restingPriority } from './intake.js';
@@ -99,17 +102,13 @@ export const BLOCK_MAX_MS = 30 * 60_000;
  * canary's answer judges the run.
  */
 export function heardBlock(s: FrontierState, h: HostRecord, row: number, status: number, nowMs: number): BlockVerdict {
-  if (h.blockAgeAtLoadMs >= 0) {
-    // A block restored from a checkpoint goes on from its age then, dated from this answer.
-    h.blockSinceMs = nowMs - h.blockAgeAtLoadMs;
-    h.blockAgeAtLoadMs = -1;
-  }
   const canary = row === h.canaryPending;
   if (canary) h.canaryPending = -1;
   if (status !== 403) {
     if (!servesCrawler(status)) return canary ? BlockVerdict.CanaryVoid : BlockVerdict.None;
     if ((status >= 200 && status < 300) || status === 304) h.canaryRow = row;
     h.served = true;
+    h.refusing = false;
     h.blocked = false;
     h.forbidRun = 0;
     if (canary) {
@@ -122,7 +121,8 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
   if (canary) {
     if (!h.blocked) {
       s.blocks.confirmed++;
-      h.blockSinceMs = nowMs;
+      h.blockElapsedMs = 0;
+      h.blockLastMs = nowMs;
     }
     h.blocked = true;
     const run = h.forbidRows;
@@ -131,13 +131,15 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
     return BlockVerdict.Canary;
   }
   if (h.blocked) {
-    if (nowMs - h.blockSinceMs <= BLOCK_MAX_MS) {
+    blockGoesOn(h, nowMs);
+    if (h.blockElapsedMs <= BLOCK_MAX_MS) {
       s.blocks.retried++;
       return BlockVerdict.Blocked;
     }
     // Past BLOCK_MAX_MS the host refuses the crawler: its 403s are final until it serves again.
     h.blocked = false;
     h.served = false;
+    h.refusing = true;
     h.forbidRun = 0;
     return BlockVerdict.None;
   }
@@ -147,6 +149,21 @@ export function heardBlock(s: FrontierState, h: HostRecord, row: number, status:
   if (rows.length < MAX_RUN_ROWS) rows.push(row);
   if (h.forbidRun >= h.forbidThreshold && h.canaryPending < 0) askCanary(s, h);
   return BlockVerdict.None;
+}
+
+/**
+ * A block's time goes on by the gap since its last answer, at most twice the longer of
+ * `BLOCK_CEILING_MS` and the host's interval (a block's answers come that often while it is
+ * crawled): a crawl stopped, or a slot moved between machines, or a crash's journal replayed
+ * with its own clock, does not count towards `BLOCK_MAX_MS` beyond one such gap. A block
+ * restored from a checkpoint (`blockLastMs` −1) counts its first answer as no time.
+ */
+function blockGoesOn(h: HostRecord, nowMs: number): void {
+  if (h.blockLastMs >= 0) {
+    const gap = Math.min(Math.max(0, nowMs - h.blockLastMs), 2 * Math.max(BLOCK_CEILING_MS, h.intervalMs));
+    h.blockElapsedMs += gap;
+  }
+  h.blockLastMs = nowMs;
 }
 
 /**
@@ -195,23 +212,24 @@ export function pendingCanaryDue(s: FrontierState, row: number): number | undefi
 export function blockImageOf(s: FrontierState, h: HostRecord): HostBlockImage | undefined {
   const pending = h.canaryPending >= 0;
   const run = h.forbidRows;
-  if (!h.blocked && !pending && run === undefined && h.forbidRun === 0 && h.forbidThreshold === BLOCK_RUN && h.blockFromMs === 0 && h.blockFloorMs === 0) {
+  if (!h.blocked && !pending && !h.refusing && run === undefined && h.forbidRun === 0 && h.forbidThreshold === BLOCK_RUN && h.blockFromMs === 0 && h.blockFloorMs === 0) {
     return undefined;
   }
   const t = s.table;
   const gone = run === undefined ? [] : run.filter((r) => t.status[r] === UrlStatus.Gone && t.host[r] === h.id);
   const runKeys = new Uint32Array(4 * gone.length);
   gone.forEach((r, j) => runKeys.set(t.key.subarray(r * 4, r * 4 + 4), j * 4));
-  let blockAgeMs = 0;
-  if (h.blocked) blockAgeMs = h.blockAgeAtLoadMs >= 0 ? h.blockAgeAtLoadMs : Math.max(0, s.clockMs - h.blockSinceMs);
+  const canary = pending ? h.canaryPending : h.canaryRow;
   return {
     blocked: h.blocked,
     canaryPending: pending,
+    refusing: h.refusing,
     forbidRun: h.forbidRun,
     forbidThreshold: h.forbidThreshold,
-    blockAgeMs,
+    blockAgeMs: h.blocked ? h.blockElapsedMs : 0,
     blockFromMs: h.blockFromMs,
     blockFloorMs: h.blockFloorMs,
+    canaryKey: canary >= 0 && t.host[canary] === h.id ? t.key.slice(canary * 4, canary * 4 + 4) : undefined,
     runKeys,
   };
 }
@@ -236,20 +254,35 @@ export function restoreBlocks(s: FrontierState, images: readonly HostImage[]): v
     const h = s.hosts[id];
     if (b === undefined || h === undefined) return;
     h.blocked = b.blocked;
-    h.blockAgeAtLoadMs = b.blocked ? b.blockAgeMs : -1;
+    h.blockElapsedMs = b.blocked ? b.blockAgeMs : 0;
+    h.blockLastMs = -1;
     h.forbidRun = b.forbidRun;
     h.forbidThreshold = b.forbidThreshold;
     h.blockFromMs = b.blockFromMs;
     h.blockFloorMs = b.blockFloorMs;
-    // A block, a run or a canary is only ever heard from a host that served.
+    // A block, a run or a canary is only ever heard from a host that served; a ban says it
+    // refuses the crawler until it serves again, whatever pages it served before.
     if (b.blocked || b.canaryPending || b.runKeys.length > 0) h.served = true;
+    h.refusing = b.refusing;
+    if (b.refusing) h.served = false;
     const rows: number[] = [];
     for (let j = 0; j + 4 <= b.runKeys.length; j += 4) {
       const row = rowOfKey(s, b.runKeys.subarray(j, j + 4));
       if (row !== undefined && t.host[row] === id && t.status[row] === UrlStatus.Gone) rows.push(row);
     }
     if (rows.length > 0) h.forbidRows = rows;
-    if (b.canaryPending) askCanary(s, h);
+    // The canary's page as the live frontier had it: the journal replays its answer to that row.
+    const canary = b.canaryKey === undefined ? undefined : rowOfKey(s, b.canaryKey);
+    if (canary !== undefined && t.host[canary] === id) h.canaryRow = canary;
+    if (b.canaryPending && canary !== undefined && h.canaryRow === canary) {
+      // Its due hour came while it was asked (`--recrawl`): the load queued it as due; it is
+      // asked as the canary instead, first.
+      if (t.status[canary] === UrlStatus.DueRecrawl && s.queues.queued(canary)) {
+        s.queues.remove(canary);
+        t.status[canary] = UrlStatus.Crawled;
+      }
+      askCanary(s, h);
+    }
   });
 }
 

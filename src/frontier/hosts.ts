@@ -112,8 +112,9 @@ export class HostRecord {
   outageSinceMs = 0;
   /**
    * Whether the host has served this crawler (any answer but 403, 429 and 5xx): a run of 403s
-   * is looked into only after one (blocks.ts). On load, read from the rows (a page crawled or
-   * redirected); the block fields below come back from the checkpoint's `blocks` section.
+   * is looked into only after one (blocks.ts). On load, read from the rows (a page crawled, due
+   * again or redirected) unless the checkpoint's `blocks` section says the host refuses the
+   * crawler; the block fields below come back from that section.
    */
   served = false;
   /** 403 answers in a row since the host last served this crawler. */
@@ -130,14 +131,16 @@ export class HostRecord {
   canaryDue = 0;
   /** The host's 403s are its block of this crawler (a canary confirmed it), until it serves again or `BLOCK_MAX_MS` pass. */
   blocked = false;
-  /** When the current block was confirmed (ms; meaningful while `blocked`). */
-  blockSinceMs = 0;
   /**
-   * A block restored from a checkpoint: its age then (ms), until the host's first answer after
-   * the load dates `blockSinceMs` from it (the time the crawl was stopped is not counted); −1
-   * when none.
+   * How long the current block has gone on (ms; meaningful while `blocked`): the gaps between
+   * its answers, each counted up to twice the longer of `BLOCK_CEILING_MS` and the interval, so
+   * the time a crawl was stopped is not counted (blocks.ts `blockGoesOn`).
    */
-  blockAgeAtLoadMs = -1;
+  blockElapsedMs = 0;
+  /** When the block's last answer came (ms), −1 after a load: its first answer adds no time. */
+  blockLastMs = -1;
+  /** A block outlasted `BLOCK_MAX_MS`: the host refuses this crawler until it serves again (`served` false meanwhile). */
+  refusing = false;
   /** The interval the host had when its current block began, 0 when none (restored one back-off step up, as after an outage). */
   blockFromMs = 0;
   /**
