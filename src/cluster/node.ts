@@ -565,7 +565,24 @@ export class ClusterNode {
       if (cur.written !== undefined && !this.committing.has(r.slot) && r.ckpt !== cur.accepted.rel) cur.written = undefined;
       if (r.want !== '' && !cur.moving) void this.handoff(cur);
     }
-    await Promise.all(opening);
+    if (opening.length > 0) await this.keepingAlive(Promise.all(opening));
+  }
+
+  /**
+   * Awaits `work` (slot opens: checkpoint reads on a shared store, recoveries) while renewing the
+   * heartbeat every ttl/4, as the loop does between its turns: the loop waits for the opens, and
+   * a read stalled past the TTL (a network file system's hiccup, a big slot) let the entry
+   * expire and the node drop every slot it held to rejoin (the review's script: one read
+   * delayed 3 s under a 2-s TTL). A renewal that finds the entry expired is acted on by the
+   * loop's next turn. A synchronous stretch (a slot's recovery itself) still holds the timer.
+   */
+  private async keepingAlive<T>(work: Promise<T>): Promise<T> {
+    const timer = setInterval(() => void this.hb.beat(), this.o.heartbeatTtlMs / 4);
+    try {
+      return await work;
+    } finally {
+      clearInterval(timer);
+    }
   }
 
   private async open(r: SlotRecord): Promise<void> {

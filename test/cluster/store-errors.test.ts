@@ -170,6 +170,46 @@ describe('the checkpoint store: a full device, other file-system errors, a damag
     for (let i = 10; i < N; i++) expect(fetchedByB.filter((x) => x === i)).toEqual([i]);
   }, 90_000);
 
+  it('a checkpoint read stalled past the TTL while a slot opens: the node keeps its heartbeat and its other slots', async () => {
+    const crawl = 'slow-read';
+    const ok = { fetch: (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: 200 }) };
+    const common = { redis: world.server.url, crawl, store: world.store, heartbeatTtlMs: 1_000, pollMs: 20, checkpointMs: 100, fetcher: ok };
+    const a = new ClusterNode({ ...common, nodeId: 'A', settings: { slots: 2, grouping: 'host' as const } });
+    await a.start();
+    await a.seed(Array.from({ length: 12 }, (_, i) => `http://h${i}.slow.test/`));
+    await a.run();
+    // B opens both slots from their checkpoints; the store's read of slot 0's stalls 2.5 TTLs
+    // (a network file system's hiccup).
+    const pauses: string[] = [];
+    const b = new ClusterNode({ ...common, nodeId: 'B', campaign: false, onPause: (p) => pauses.push(p.kind) });
+    const store = (b as unknown as { store: CheckpointStore }).store;
+    const read = store.read.bind(store);
+    let stalls = 1;
+    store.read = async (rel: string) => {
+      if (rel.startsWith('slot-00000/') && stalls-- > 0) await new Promise((res) => setTimeout(res, 2_500));
+      return read(rel);
+    };
+    await b.start();
+    const r = world.server.client();
+    const keys = new ClusterKeys(crawl);
+    let missing = 0;
+    const watch = setInterval(() => void r.zscore(keys.nodes, 'B').then((x) => (x === null ? missing++ : 0)), 100);
+    const run = b.run();
+    await until(() => stalls === 0, 30_000, 'the stalled read');
+    // The read ends 2.5 s on; a second later both slots are open and the node has gone on.
+    await until(() => b.stats().slots.length === 2, 30_000, 'both slots open');
+    await new Promise((res) => setTimeout(res, 1_000));
+    b.stop();
+    await run;
+    clearInterval(watch);
+    r.disconnect();
+    // Before: the entry expired during the read and the node dropped its slots to rejoin (and
+    // read slot 0's checkpoint again).
+    expect(pauses).not.toContain('rejoined');
+    expect(missing).toBe(0);
+    expect(stalls).toBe(0);
+  }, 60_000);
+
   it('a node leaving when the store is full: run() rejects with DiskFullError, the slot is not marked idle, and the next node does its work', async () => {
     const crawl = 'full-leave';
     const N = 5;
