@@ -1014,8 +1014,21 @@ export class ClusterNode {
     }
   }
 
-  /** One XREADGROUP over the running slots' inboxes; false when no slot runs. */
+  /**
+   * One XREADGROUP over the running slots' inboxes; false when no slot runs, or when the node may
+   * not dispatch. A node whose last renewal is older than TTL/2 (paused, stalled, its entry maybe
+   * expired) may have lost its slots without knowing: the group's position is shared, so a read
+   * it made then took entries the slot's next owner, which reset the group to its checkpoint's
+   * cursor, would never see — links lost (the review's script: a node stalled between its poll
+   * and its read, woken after the takeover). So it reads nothing then, and a blocking read
+   * waits no longer than the time left before TTL/2.
+   */
   private async readInboxes(conn: Redis, blockMs: number | undefined): Promise<boolean> {
+    if (!this.hb.canDispatch()) return false;
+    if (blockMs !== undefined) {
+      blockMs = Math.floor(Math.min(blockMs, this.o.heartbeatTtlMs / 2 - this.hb.age()));
+      if (blockMs <= 0) return false;
+    }
     const running = [...this.slots.values()].filter((s) => !this.busy.has(s.slot)).map((s) => s.slot);
     if (running.length === 0) return false;
     const keys = running.map((s) => this.keys.inbox(s));
