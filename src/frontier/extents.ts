@@ -48,20 +48,26 @@ export class ExtentPool {
     return slot;
   }
 
-  /** Unlinks host `host`'s extent with the best top priority and returns its slot (valid until `release`). */
-  takeBest(host: number): number {
+  /** The slot of host `host`'s extent with the best top priority (the host has one); still linked. */
+  best(host: number): number {
     let best = this.head[host]!;
-    let bestPrev = -1;
-    for (let prev = best, s = this.next[best]!; s >= 0; prev = s, s = this.next[s]!) {
-      if (this.top[s]! > this.top[best]!) {
-        best = s;
-        bestPrev = prev;
-      }
-    }
-    if (bestPrev < 0) this.head[host] = this.next[best]!;
-    else this.next[bestPrev] = this.next[best]!;
-    this.size--;
+    for (let s = this.next[best]!; s >= 0; s = this.next[s]!) if (this.top[s]! > this.top[best]!) best = s;
     return best;
+  }
+
+  /**
+   * Unlinks slot `slot` from host `host`'s chain (valid until `release`). Apart from `best` so a
+   * caller reads the extent before it leaves the chain: a failed read leaves the pool as it was.
+   */
+  unlink(host: number, slot: number): void {
+    if (this.head[host] === slot) {
+      this.head[host] = this.next[slot]!;
+    } else {
+      let p = this.head[host]!;
+      while (this.next[p] !== slot) p = this.next[p]!;
+      this.next[p] = this.next[slot]!;
+    }
+    this.size--;
   }
 
   /** Where slot `slot`'s extent is. */
@@ -69,7 +75,7 @@ export class ExtentPool {
     return { file: this.file[slot]!, offset: this.offset[slot]!, bytes: this.bytes[slot]!, keys: this.keys[slot]! };
   }
 
-  /** Returns a slot `takeBest` gave out to the free list. */
+  /** Returns a slot `unlink` took out of its chain to the free list. */
   release(slot: number): void {
     this.next[slot] = this.freeSlot;
     this.freeSlot = slot;

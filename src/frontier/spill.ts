@@ -625,15 +625,21 @@ export class SpillTier {
     while (this.spilledOfHost(id) > 0) this.take(id);
   }
 
-  /** Brings host `id`'s best extent back into its queue. */
+  /**
+   * Brings host `id`'s best extent back into its queue. The extent leaves the pool (and its drop
+   * is recorded for the extent log) only once it was read: a read that throws — a flipped byte,
+   * a truncated segment, EIO — leaves the tier as it was, so a checkpoint written after the
+   * error (the Engine's final one) still names the extent. Unlinking first lost it for good:
+   * the review's flipped segment dropped 19 URLs from every resume.
+   */
   private take(id: number): void {
-    const slot = this.pool.takeBest(id);
+    const slot = this.pool.best(id);
+    this.load(id, this.pool.at(slot), this.pool.count[slot]!, true);
     this.extentTaken(slot);
-    const count = this.pool.count[slot]!;
-    const at = this.pool.at(slot);
+    this.pool.unlink(id, slot);
     this.pool.release(slot);
-    this.load(id, at, count, true);
   }
+
 
   /**
    * Decodes extent `at` of host `id` into rows (their keys moved to the row index, their

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CountingIo } from '../../src/disk/index.js';
+import { CountingIo, type DiskIo, nodeIo } from '../../src/disk/index.js';
 import { CorruptBucketError, DiskFullError, InvalidArgumentError } from '../../src/errors/index.js';
 import { type FetchRequest, Frontier, type FrontierOptions, type Outcome, type SeedSpec } from '../../src/index.js';
 import { drainRecorded, frontierFor, scenarioArb, scriptedFetcher } from './scenario.js';
@@ -219,6 +219,76 @@ describe('the disk tier (memoryBudget + storeDir)', () => {
       expect((err as CorruptBucketError).file).toBe(seg);
       expect((err as Error).message).toContain(seg);
       f.free();
+    }
+  });
+
+  it('a refill whose read fails (a flipped byte in flight, EIO) leaves the tier as it was: a checkpoint written after it names the extent, and the resume fetches every URL once', () => {
+    /** The real file system, but the next read of a segment after `arm` fails: bytes flipped in flight, or EIO. */
+    class FlakyIo implements DiskIo {
+      armed: 'flip' | 'eio' | undefined;
+      failed = 0;
+      private readonly paths = new Map<number, string>();
+      open(path: string, flags: string): number {
+        const fd = nodeIo.open(path, flags);
+        this.paths.set(fd, path);
+        return fd;
+      }
+      read(fd: number, buf: Uint8Array, offset: number, length: number, position: number): number {
+        const fail = this.armed !== undefined && this.paths.get(fd)!.endsWith('.seg') ? this.armed : undefined;
+        if (fail === 'eio') {
+          this.armed = undefined;
+          this.failed++;
+          throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+        }
+        const n = nodeIo.read(fd, buf, offset, length, position);
+        if (fail === 'flip') {
+          this.armed = undefined;
+          this.failed++;
+          buf[offset + n - 1] = buf[offset + n - 1]! ^ 0x5a;
+        }
+        return n;
+      }
+      write = nodeIo.write;
+      fsync = nodeIo.fsync;
+      close = nodeIo.close;
+      rename = nodeIo.rename;
+      truncate = nodeIo.truncate;
+    }
+    for (const damage of ['flip', 'eio'] as const) {
+      const dir = freshDir();
+      const io = new FlakyIo();
+      const opts = { memoryBudget: 256 * 1024, storeDir: dir, spillWindow: 8 };
+      const f = new Frontier(0, 0, { ...opts, diskIo: io });
+      const all = specs(20, 200);
+      f.seedBatch(all);
+      expect(f.diskTier()!.spilledUrls).toBeGreaterThan(1_000);
+      f.checkpointIncremental();
+      const fetched = new Set<string>();
+      let err: unknown;
+      try {
+        f.drain(0, (r) => {
+          fetched.add(r.url);
+          // One segment read fails after 500 fetches, when hosts are being refilled from disk.
+          if (fetched.size === 500) io.armed = damage;
+          return { row: r.row, url: r.url, status: 200 };
+        });
+      } catch (e) {
+        err = e;
+      }
+      expect(io.failed).toBe(1);
+      if (damage === 'flip') expect(err).toBeInstanceOf(CorruptBucketError);
+      else expect((err as { code?: string }).code).toBe('EIO');
+      expect(fetched.size).toBeLessThan(all.length);
+      // What the Engine's #finish does after the run failed: a final checkpoint. Before the fix
+      // the extent was unlinked before its read, so this checkpoint dropped its 8 URLs.
+      const image = f.checkpointIncremental();
+      f.free();
+      const back = Frontier.recover(image, opts);
+      expect(back.pending()).toBe(all.length - fetched.size);
+      const rest = drainChecked(back, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
+      for (const u of rest) expect(fetched.has(u)).toBe(false);
+      expect([...fetched, ...rest].sort()).toEqual(all.map((x) => x.url).sort());
+      back.free();
     }
   });
 
