@@ -7,7 +7,8 @@
  * segment files in `storeDir` in extents of half the configured window each, and the rows are
  * vacated for reuse. When a host's resident window runs low (a dispatch leaves it at or below
  * a quarter of the window), its best extent is read back in one sequential read, ahead of the
- * host running dry, so dispatch only ever pops resident rows.
+ * host running dry, so dispatch only ever pops resident rows; so it is too when the extent's best
+ * row beats the best resident one (`topUp`), so a host's best URL goes first.
  *
  * Keys. The exact key index is a `TieredIndex` (spillkeys.ts): the resident rows' `RowIndex`
  * (payload = row, as without a budget) and the spilled URLs' PathKeys per host. A row that
@@ -609,15 +610,35 @@ export class SpillTier {
   // ───────────────────────────── refill ─────────────────────────────
 
   /**
-   * Called after a row of host `id` left its queue: when the resident window is at or below a
-   * quarter (or empty) and rows are on disk, the host's best extent comes back. The host is
-   * out of every bank here (or about to be re-placed), so rows are pushed without moving it.
+   * Called after a row of host `id` left its queue: when rows are on disk and either the
+   * resident window is at or below a quarter (or empty) or the best extent's top priority beats
+   * the resident queue's best row, the host's best extent comes back. The host is out of every
+   * bank here (or about to be re-placed), so rows are pushed without moving it.
    */
   topUp(id: number): void {
     if (this.spilledOfHost(id) === 0) return;
     const size = this.s.queues.size(id);
-    if (size > 0 && size > this.window >> 2) return;
+    if (size > 0 && size > this.window >> 2 && !this.beatsResident(id)) return;
     this.take(id);
+  }
+
+  /**
+   * Whether host `id`'s best spilled row goes before its best resident one (DESIGN §9.2 I2: a
+   * host's best URL goes first). The window alone did not keep that: on one large site every
+   * fetched page queues links to the same host, so its resident queue never fell to the quarter
+   * window and newer, worse links went out while better URLs waited on disk (the review's site of
+   * 20,000 depth-1 pages with 5 links each under 1 MiB: 16,607 depth-2 pages fetched while
+   * depth-1 pages were still queued, 0 without a budget). Checked after every pop of the host,
+   * so its next pop is the best again; a shed keeps the host's best rows, so it never undoes it.
+   * A tie does not count (ties go by URLKey, which `top` does not carry: counting them would
+   * read an extent back at every pop of equal priorities). Strict priority order only: under
+   * due order (`queueOrder: 'due'`) `top` is not the queue's sort key, and the window decides.
+   */
+  private beatsResident(id: number): boolean {
+    const q = this.s.queues;
+    // `topPriority` is the best row's sort key: its priority, or below every untried row's for a
+    // row waiting for a retry — as a spilled (never tried) row would be keyed in the heap.
+    return !q.dueOrder && this.pool.topOf(id) > q.topPriority[id]!;
   }
 
   /** Brings every spilled row of host `id` back (crash replay of one of its URLs). */
@@ -639,7 +660,6 @@ export class SpillTier {
     this.pool.unlink(id, slot);
     this.pool.release(slot);
   }
-
 
   /**
    * Decodes extent `at` of host `id` into rows (their keys moved to the row index, their
