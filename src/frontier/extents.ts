@@ -20,9 +20,11 @@ export class ExtentPool {
   private head = new Int32Array(64).fill(-1);
   /**
    * The best top priority of each host's extents (−∞ when it has none), by host id: what
-   * `SpillTier.topUp` compares with the resident queue's best after every dispatch, so that
-   * check reads one number instead of walking the chain (a large site's host holds thousands:
-   * 3,041 after 20,000 dispatches of the review's one-host site under 1 MiB). f32, as `top`.
+   * `SpillTier.topUp` compares with the resident queue's best after every pop of the host's
+   * queue (and when the host gives up its slot), so that check reads one number instead of
+   * walking the chain (a large site's host holds thousands: 3,041 after 20,000 dispatches of the
+   * review's one-host site under 1 MiB). f32, as `top`. Like `top`, it is the priorities as
+   * written: neither a later OPIC credit nor a new host score (`importHostSignal`) moves it.
    */
   private bestTop = new Float32Array(64).fill(Number.NEGATIVE_INFINITY);
   private freeSlot = -1;

@@ -8,7 +8,9 @@
  * vacated for reuse. When a host's resident window runs low (a dispatch leaves it at or below
  * a quarter of the window), its best extent is read back in one sequential read, ahead of the
  * host running dry, so dispatch only ever pops resident rows; so it is too when the extent's best
- * row beats the best resident one (`topUp`), so a host's best URL goes first.
+ * row beats the best resident one (`topUp`), so a host's best URL goes first — as ranked when
+ * its rows were spilled: a host score changed since re-scores resident rows only
+ * (`beatsResident`).
  *
  * Keys. The exact key index is a `TieredIndex` (spillkeys.ts): the resident rows' `RowIndex`
  * (payload = row, as without a budget) and the spilled URLs' PathKeys per host. A row that
@@ -614,6 +616,14 @@ export class SpillTier {
    * resident window is at or below a quarter (or empty) or the best extent's top priority beats
    * the resident queue's best row, the host's best extent comes back. The host is out of every
    * bank here (or about to be re-placed), so rows are pushed without moving it.
+   *
+   * One extent read a call at most, and a dispatch can make several calls: dispatch calls this
+   * after every row it pops, a row it then refuses (trapped, robots) included, so a dispatch
+   * that refuses k rows before it launches one reads up to k + 1 extents. `deactivate`
+   * (banks.ts) calls it when the host gives up its slot: after a report (a yield to an aged
+   * host, an empty queue), and after a refused row only on an empty queue, which the pop's call
+   * would have filled had anything been on disk. A checkpoint load calls it for each host whose
+   * queue is empty.
    */
   topUp(id: number): void {
     if (this.spilledOfHost(id) === 0) return;
@@ -633,6 +643,12 @@ export class SpillTier {
    * A tie does not count (ties go by URLKey, which `top` does not carry: counting them would
    * read an extent back at every pop of equal priorities). Strict priority order only: under
    * due order (`queueOrder: 'due'`) `top` is not the queue's sort key, and the window decides.
+   *
+   * `top` is the extent's best priority when written, never re-scored: an OPIC credit a spilled
+   * URL gets later does not raise it, and `importHostSignal` re-scores the host's resident rows
+   * only — its spilled rows keep the old score, in `top` and in their stored priorities (a row
+   * read back is re-scored only when it brings a credit). A lowered host score so lets disk rows
+   * go before resident ones that now rank higher (DESIGN §14, *Files and refill*).
    */
   private beatsResident(id: number): boolean {
     const q = this.s.queues;
