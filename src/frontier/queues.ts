@@ -106,7 +106,7 @@ export class RowQueues {
    */
   constructor(
     private readonly table: UrlTable,
-    private readonly dueOrder = false,
+    readonly dueOrder = false,
   ) {}
 
   /**

@@ -7,7 +7,10 @@
  * segment files in `storeDir` in extents of half the configured window each, and the rows are
  * vacated for reuse. When a host's resident window runs low (a dispatch leaves it at or below
  * a quarter of the window), its best extent is read back in one sequential read, ahead of the
- * host running dry, so dispatch only ever pops resident rows.
+ * host running dry, so dispatch only ever pops resident rows; so it is too when the extent's best
+ * row beats the best resident one (`topUp`), so a host's best URL goes first — as ranked when
+ * its rows were spilled: a host score changed since re-scores resident rows only
+ * (`beatsResident`).
  *
  * Keys. The exact key index is a `TieredIndex` (spillkeys.ts): the resident rows' `RowIndex`
  * (payload = row, as without a budget) and the spilled URLs' PathKeys per host. A row that
@@ -609,15 +612,49 @@ export class SpillTier {
   // ───────────────────────────── refill ─────────────────────────────
 
   /**
-   * Called after a row of host `id` left its queue: when the resident window is at or below a
-   * quarter (or empty) and rows are on disk, the host's best extent comes back. The host is
-   * out of every bank here (or about to be re-placed), so rows are pushed without moving it.
+   * Called after a row of host `id` left its queue: when rows are on disk and either the
+   * resident window is at or below a quarter (or empty) or the best extent's top priority beats
+   * the resident queue's best row, the host's best extent comes back. The host is out of every
+   * bank here (or about to be re-placed), so rows are pushed without moving it.
+   *
+   * One extent read a call at most, and a dispatch can make several calls: dispatch calls this
+   * after every row it pops, a row it then refuses (trapped, robots) included, so a dispatch
+   * that refuses k rows before it launches one reads up to k + 1 extents. `deactivate`
+   * (banks.ts) calls it when the host gives up its slot: after a report (a yield to an aged
+   * host, an empty queue), and after a refused row only on an empty queue, which the pop's call
+   * would have filled had anything been on disk. A checkpoint load calls it for each host whose
+   * queue is empty.
    */
   topUp(id: number): void {
     if (this.spilledOfHost(id) === 0) return;
     const size = this.s.queues.size(id);
-    if (size > 0 && size > this.window >> 2) return;
+    if (size > 0 && size > this.window >> 2 && !this.beatsResident(id)) return;
     this.take(id);
+  }
+
+  /**
+   * Whether host `id`'s best spilled row goes before its best resident one (DESIGN §9.2 I2: a
+   * host's best URL goes first). The window alone did not keep that: on one large site every
+   * fetched page queues links to the same host, so its resident queue never fell to the quarter
+   * window and newer, worse links went out while better URLs waited on disk (the review's site of
+   * 20,000 depth-1 pages with 5 links each under 1 MiB: 16,607 depth-2 pages fetched while
+   * depth-1 pages were still queued, 0 without a budget). Checked after every pop of the host,
+   * so its next pop is the best again; a shed keeps the host's best rows, so it never undoes it.
+   * A tie does not count (ties go by URLKey, which `top` does not carry: counting them would
+   * read an extent back at every pop of equal priorities). Strict priority order only: under
+   * due order (`queueOrder: 'due'`) `top` is not the queue's sort key, and the window decides.
+   *
+   * `top` is the extent's best priority when written, never re-scored: an OPIC credit a spilled
+   * URL gets later does not raise it, and `importHostSignal` re-scores the host's resident rows
+   * only — its spilled rows keep the old score, in `top` and in their stored priorities (a row
+   * read back is re-scored only when it brings a credit). A lowered host score so lets disk rows
+   * go before resident ones that now rank higher (DESIGN §14, *Files and refill*).
+   */
+  private beatsResident(id: number): boolean {
+    const q = this.s.queues;
+    // `topPriority` is the best row's sort key: its priority, or below every untried row's for a
+    // row waiting for a retry — as a spilled (never tried) row would be keyed in the heap.
+    return !q.dueOrder && this.pool.topOf(id) > q.topPriority[id]!;
   }
 
   /** Brings every spilled row of host `id` back (crash replay of one of its URLs). */
@@ -625,14 +662,19 @@ export class SpillTier {
     while (this.spilledOfHost(id) > 0) this.take(id);
   }
 
-  /** Brings host `id`'s best extent back into its queue. */
+  /**
+   * Brings host `id`'s best extent back into its queue. The extent leaves the pool (and its drop
+   * is recorded for the extent log) only once it was read: a read that throws — a flipped byte,
+   * a truncated segment, EIO — leaves the tier as it was, so a checkpoint written after the
+   * error (the Engine's final one) still names the extent. Unlinking first lost it for good:
+   * the review's flipped segment dropped 19 URLs from every resume.
+   */
   private take(id: number): void {
-    const slot = this.pool.takeBest(id);
+    const slot = this.pool.best(id);
+    this.load(id, this.pool.at(slot), this.pool.count[slot]!, true);
     this.extentTaken(slot);
-    const count = this.pool.count[slot]!;
-    const at = this.pool.at(slot);
+    this.pool.unlink(id, slot);
     this.pool.release(slot);
-    this.load(id, at, count, true);
   }
 
   /**
