@@ -13,7 +13,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { FrontierNode, PutItem } from './node.js';
-import { type AckStatus, type Metadata, type UrlView, crawlName } from './store.js';
+import { type AckStatus, MAX_KEY_LENGTH, type Metadata, type UrlView, crawlName } from './store.js';
 
 // ---- message shapes (as @grpc/proto-loader decodes them with LOADER_OPTIONS) ----
 
@@ -278,6 +278,18 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     };
   }
 
+  /**
+   * INVALID_ARGUMENT for a control call naming a key or crawl ID longer than any item may have
+   * (`MAX_KEY_LENGTH`): it could change nothing, and journaled it would be as large as the
+   * message (up to `maxMessageBytes`, 64 MiB by default), past what one journal record holds.
+   */
+  const overlong = (name: string, fields: Record<string, string>): grpc.ServiceError | undefined => {
+    for (const [field, v] of Object.entries(fields)) {
+      if (v.length > MAX_KEY_LENGTH) return status(grpc.status.INVALID_ARGUMENT, `${name}: ${field} has ${v.length} characters, over ${MAX_KEY_LENGTH}: no queue or crawl has one that long`);
+    }
+    return undefined;
+  };
+
   const controlDone =
     (reply: (err: grpc.ServiceError | null, res?: object) => void, shape: (removed: number) => object) =>
     (err: Error | undefined, removed: number): void => {
@@ -402,26 +414,34 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
 
     ListNodes: unary<object, object>('ListNodes', async (_req, reply) => reply(null, { values: await node.nodes() })),
 
-    DeleteCrawl: unary<{ value: string }, object>('DeleteCrawl', (req, reply) =>
-      node.control({ kind: 'deleteCrawl', crawl: crawlName(req.value) }, controlDone(reply, (n) => ({ value: n }))),
-    ),
+    DeleteCrawl: unary<{ value: string }, object>('DeleteCrawl', (req, reply) => {
+      const bad = overlong('DeleteCrawl', { crawlID: req.value });
+      if (bad !== undefined) return reply(bad);
+      node.control({ kind: 'deleteCrawl', crawl: crawlName(req.value) }, controlDone(reply, (n) => ({ value: n })));
+    }),
 
     DeleteQueue: unary<QueueParamsMsg, object>('DeleteQueue', (req, reply) => {
       if (req.key === '') return reply(status(grpc.status.INVALID_ARGUMENT, 'DeleteQueue: key is empty; name the queue to delete (DeleteCrawl drops a whole crawl)'));
+      const bad = overlong('DeleteQueue', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control({ kind: 'deleteQueue', crawl: crawlName(req.crawlID), key: req.key }, controlDone(reply, (n) => ({ value: n })));
     }),
 
     BlockQueueUntil: unary<{ key: string; time: number; crawlID: string }, object>('BlockQueueUntil', (req, reply) => {
       if (req.key === '') return reply(status(grpc.status.INVALID_ARGUMENT, 'BlockQueueUntil: key is empty; name the queue to block'));
+      const bad = overlong('BlockQueueUntil', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control({ kind: 'block', crawl: crawlName(req.crawlID), key: req.key, untilMs: req.time * 1000 }, controlDone(reply, () => ({})));
     }),
 
-    SetDelay: unary<{ key: string; delay_requestable: number; crawlID: string }, object>('SetDelay', (req, reply) =>
+    SetDelay: unary<{ key: string; delay_requestable: number; crawlID: string }, object>('SetDelay', (req, reply) => {
+      const bad = overlong('SetDelay', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control(
         { kind: 'delay', crawl: crawlName(req.crawlID), key: req.key, delayMs: req.delay_requestable * 1000 },
         controlDone(reply, () => ({})),
-      ),
-    ),
+      );
+    }),
 
     SetCrawlLimit: unary<{ key: string; limit: number; crawlID: string }, object>('SetCrawlLimit', async (req, reply) => {
       const crawl = crawlName(req.crawlID);
@@ -445,6 +465,8 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     }),
 
     PurgeURLs: unary<{ key: string; crawlID: string; days: number }, object>('PurgeURLs', (req, reply) => {
+      const bad = overlong('PurgeURLs', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control(
         { kind: 'purge', crawl: crawlName(req.crawlID), key: req.key, beforeMs: node.now() - req.days * 86_400_000 },
         controlDone(reply, (n) => ({ value: n })),

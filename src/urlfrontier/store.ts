@@ -44,6 +44,16 @@ export const MAX_KEY_LENGTH = 255;
  */
 export const MAX_URL_LENGTH = 65_536;
 
+/**
+ * Largest item accepted, in bytes of its journal operation (`itemBytes`); larger ones are
+ * SKIPPED before anything is changed. A quarter of the journal's 64 MiB record limit
+ * (src/journal), so one item always fits a record beside the pending batch it joins
+ * (persist.ts): past that limit the journal refuses the record and the frontier stops being
+ * durable. No real item comes near it; a hostile one went past the journal's limit (17 M empty
+ * metadata values, a 34 MB message, made a 68 MB record).
+ */
+export const MAX_ITEM_BYTES = 16 * 1024 * 1024;
+
 /** Ack statuses, as the schema names them. */
 export type AckStatus = 'OK' | 'SKIPPED' | 'FAIL';
 
@@ -206,6 +216,11 @@ export interface StoreSettings {
   readonly defaultDelayMs: number;
   /** Canonicalize URLs with meguri's rules before they become identities. */
   readonly canonicalize: boolean;
+  /**
+   * Largest item accepted (`itemBytes`); default `MAX_ITEM_BYTES`. A journal given a lower
+   * record limit (tests) needs this at most a quarter of it (`FrontierLog.open` checks).
+   */
+  readonly maxItemBytes?: number;
 }
 
 const NO_LOG: OpLog = { discovered() {}, known() {}, served() {}, control() {} };
@@ -263,6 +278,35 @@ export function identityOf(raw: string, canonicalize: boolean): string {
   return canonicalizeUrl(raw) ?? '';
 }
 
+const utf16Bound = (s: string): number => 3 * s.length;
+const utf8Length = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+function opBytes(crawl: string, url: string, key: string, meta: Metadata | undefined, size: (s: string) => number): number {
+  // codec.ts's known operation, the larger of the two: op u8, crawl, url, key (u32 length +
+  // UTF-8 each), due f64, now f64, metadata (u32 count, per key: key, u32 n, n × value).
+  let n = 33 + size(crawl) + size(url) + size(key);
+  if (meta !== undefined) {
+    for (const k of Object.keys(meta)) {
+      n += 8 + size(k);
+      for (const v of meta[k]?.values ?? []) n += 4 + size(v);
+    }
+  }
+  return n;
+}
+
+/**
+ * The size in bytes of an item's journal operation (codec.ts: a known item's, which a
+ * discovered one's does not exceed): what `MAX_ITEM_BYTES` bounds.
+ */
+export function itemBytes(crawl: string, url: string, key: string, meta: Metadata | undefined): number {
+  return opBytes(crawl, url, key, meta, utf8Length);
+}
+
+/** Whether an item's operation is at most `limit` bytes; the exact count only when 3 bytes per UTF-16 unit could pass it (the ingest path). */
+function fitsJournal(crawl: string, url: string, key: string, meta: Metadata | undefined, limit: number): boolean {
+  return opBytes(crawl, url, key, meta, utf16Bound) <= limit || itemBytes(crawl, url, key, meta) <= limit;
+}
+
 /** An item's crawl, URL identity and queue key, as the store files it. */
 export interface ResolvedItem {
   readonly crawl: string;
@@ -291,8 +335,12 @@ export class UrlFrontierStore {
   /** Whether GetURLs serves anything (SetActive). */
   active = true;
   private log: OpLog = NO_LOG;
+  /** Largest item accepted (`itemBytes`). */
+  readonly maxItemBytes: number;
 
-  constructor(readonly settings: StoreSettings) {}
+  constructor(readonly settings: StoreSettings) {
+    this.maxItemBytes = settings.maxItemBytes ?? MAX_ITEM_BYTES;
+  }
 
   /** Starts reporting changes to `log` (after a replay, which must not be journaled again). */
   attach(log: OpLog): void {
@@ -318,10 +366,13 @@ export class UrlFrontierStore {
     return resolveItem(rawUrl, rawKey, crawlId, this.settings.canonicalize);
   }
 
-  /** A discovered URL: stored (OK) unless unusable or already known in any state (SKIPPED). */
+  /**
+   * A discovered URL: stored (OK) unless unusable, too large to journal (`maxItemBytes`) or
+   * already known in any state (SKIPPED).
+   */
   putDiscovered(rawUrl: string, rawKey: string, crawlId: string, meta: Metadata | undefined, nowMs: number): AckStatus {
     const r = this.resolve(rawUrl, rawKey, crawlId);
-    if (r === undefined) return 'SKIPPED';
+    if (r === undefined || !fitsJournal(r.crawl, r.url, r.key, meta, this.maxItemBytes)) return 'SKIPPED';
     const c = this.crawl(r.crawl);
     if (c.urls.has(r.url)) return 'SKIPPED';
     const m = meta ?? EMPTY_META;
@@ -331,12 +382,13 @@ export class UrlFrontierStore {
   }
 
   /**
-   * A known URL's update: always applied (created if unknown). `refetchSec` 0 = done, never
-   * served again; else not before that time. Ends the URL's lease.
+   * A known URL's update: applied (created if unknown) unless unusable or too large to journal
+   * (SKIPPED). `refetchSec` 0 = done, never served again; else not before that time. Ends the
+   * URL's lease.
    */
   putKnown(rawUrl: string, rawKey: string, crawlId: string, meta: Metadata | undefined, refetchSec: number, nowMs: number): AckStatus {
     const r = this.resolve(rawUrl, rawKey, crawlId);
-    if (r === undefined) return 'SKIPPED';
+    if (r === undefined || !fitsJournal(r.crawl, r.url, r.key, meta, this.maxItemBytes)) return 'SKIPPED';
     let dueMs = refetchSec > 0 ? refetchSec * 1000 : Number.POSITIVE_INFINITY;
     const fp = wantsAuto(meta) ? fingerprintOf(meta) : undefined;
     if (fp !== undefined) {

@@ -2,7 +2,8 @@
 // the queue invariants under random operation sequences (seeded).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UrlFrontierStore, defaultKey } from '../../src/urlfrontier/store.js';
+import { MAX_RECORD_BYTES } from '../../src/journal/index.js';
+import { MAX_ITEM_BYTES, UrlFrontierStore, defaultKey, itemBytes } from '../../src/urlfrontier/store.js';
 
 const SEED = 0x5eed16;
 
@@ -115,5 +116,31 @@ describe('lease bookkeeping', () => {
     expect(s.stats('DEFAULT', '', now).inProcess).toBe(400);
     // the live leases still expire on time
     expect(s.stats('DEFAULT', '', now + 86_400_000).inProcess).toBe(0);
+  });
+});
+
+describe('item size limit', () => {
+  it('an item whose journal operation exceeds maxItemBytes (default a quarter of a journal record) is SKIPPED, the store unchanged', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    expect(s.maxItemBytes).toBe(MAX_ITEM_BYTES);
+    expect(MAX_ITEM_BYTES).toBe(MAX_RECORD_BYTES / 4);
+    const base = itemBytes('DEFAULT', 'https://a.example/1', 'a.example', { m: { values: [''] } });
+    const v = 'x'.repeat(MAX_ITEM_BYTES - base);
+    expect(s.putDiscovered('https://a.example/1', '', '', { m: { values: [v] } }, 0)).toBe('OK');
+    expect(s.putDiscovered('https://a.example/2', '', '', { m: { values: [`${v}x`] } }, 0)).toBe('SKIPPED');
+    expect(s.putKnown('https://a.example/1', '', '', { m: { values: [`${v}x`] } }, 0, 0)).toBe('SKIPPED');
+    expect(s.putDiscovered('https://b.example/1', '', 'new', { m: { values: [`${v}xxxxx`] } }, 0)).toBe('SKIPPED'); // 'new' is 4 bytes shorter than 'DEFAULT'
+    expect(s.crawls.has('new')).toBe(false);
+    expect(s.stats('DEFAULT', '', 0)).toMatchObject({ size: 1, completed: 0 });
+  });
+
+  it('counts UTF-8 bytes, not 3 per UTF-16 unit: a multibyte item just within a lowered limit goes in', () => {
+    const base = itemBytes('DEFAULT', 'https://a.example/1', 'a.example', { m: { values: [''] } });
+    const e = 'é'.repeat(500); // 2 bytes each; 3 × its length would be over the limit
+    const limit = base + 1000;
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false, maxItemBytes: limit });
+    expect(itemBytes('DEFAULT', 'https://a.example/1', 'a.example', { m: { values: [e] } })).toBe(limit);
+    expect(s.putDiscovered('https://a.example/1', '', '', { m: { values: [e] } }, 0)).toBe('OK');
+    expect(s.putDiscovered('https://a.example/2', '', '', { m: { values: [`${e}é`] } }, 0)).toBe('SKIPPED');
   });
 });
