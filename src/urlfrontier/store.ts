@@ -113,7 +113,7 @@ export class Crawl {
   readonly urls = new Map<string, UrlRec>();
   readonly queues = new Map<string, Queue>();
   order: Queue[] = [];
-  /** Rotation position for the next GetURLs. */
+  /** Rotation position for the next GetURLs of this crawl (any-crawl calls rotate store-wide). */
   cursor = 0;
   /** Delay between two servings of a queue with no delay of its own (ms). */
   defaultDelayMs: number;
@@ -337,6 +337,13 @@ export class UrlFrontierStore {
   private log: OpLog = NO_LOG;
   /** Largest item accepted (`itemBytes`). */
   readonly maxItemBytes: number;
+  /**
+   * Where the next GetURLs of any crawl starts in the one queue list spanning every crawl (each
+   * crawl's `order`, in crawl creation order), and, with a key, in the crawl list. Not kept
+   * across a restart: only fairness rests on it.
+   */
+  private anyQueueCursor = 0;
+  private anyCrawlCursor = 0;
 
   constructor(readonly settings: StoreSettings) {
     this.maxItemBytes = settings.maxItemBytes ?? MAX_ITEM_BYTES;
@@ -491,32 +498,88 @@ export class UrlFrontierStore {
    * (rotating across calls) and at most `maxUrlsPerQueue` per queue counting URLs already
    * leased. A queue serves only when it is not blocked, not at its crawl limit, and its delay
    * since it last produced URLs has passed; producing URLs restarts its delay.
+   *
+   * Of one crawl, the rotation is the crawl's own (`Crawl.cursor`). Of any crawl, it runs over
+   * one queue list spanning every crawl, as the reference implementation's does: walking the
+   * crawls in creation order with one budget of queues let the first crawl take every call.
    */
   getUrls(req: ServeRequest, nowMs: number): Served[] {
     const out: Served[] = [];
     if (!this.active) return out;
     const perQueue = req.maxUrlsPerQueue > 0 ? req.maxUrlsPerQueue : Number.POSITIVE_INFINITY;
-    let queuesLeft = req.maxQueues > 0 ? req.maxQueues : Number.POSITIVE_INFINITY;
-    const crawls = req.crawl === undefined ? [...this.crawls.values()] : [this.crawls.get(crawlName(req.crawl))];
+    const maxQueues = req.maxQueues > 0 ? req.maxQueues : Number.POSITIVE_INFINITY;
     const until = nowMs + req.leaseMs;
-    for (const c of crawls) {
-      if (c === undefined || queuesLeft <= 0) continue;
-      this.expire(c, nowMs);
-      if (req.key !== '') {
-        const q = c.queues.get(req.key);
-        if (q !== undefined && this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
-        continue;
-      }
-      const n = c.order.length;
-      let i = 0;
-      for (; i < n && queuesLeft > 0; i++) {
-        const q = c.order[(c.cursor + i) % n]!;
-        if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
-      }
-      // The next call starts after the last queue looked at, so every queue gets its turn.
-      if (n > 0) c.cursor = (c.cursor + i) % n;
+    if (req.crawl !== undefined) {
+      const c = this.crawls.get(crawlName(req.crawl));
+      if (c !== undefined) this.serveCrawl(c, req.key, perQueue, maxQueues, nowMs, until, out);
+      return out;
     }
+    const crawls = [...this.crawls.values()];
+    if (req.key !== '') this.serveKeyOfAnyCrawl(crawls, req.key, perQueue, maxQueues, nowMs, until, out);
+    else this.serveAnyCrawl(crawls, perQueue, maxQueues, nowMs, until, out);
     return out;
+  }
+
+  /** One crawl's queues (or its queue `key`), from the crawl's rotation cursor. */
+  private serveCrawl(c: Crawl, key: string, perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
+    this.expire(c, nowMs);
+    if (key !== '') {
+      const q = c.queues.get(key);
+      if (q !== undefined) this.serveQueue(c, q, perQueue, nowMs, until, out);
+      return;
+    }
+    let queuesLeft = maxQueues;
+    const n = c.order.length;
+    let i = 0;
+    for (; i < n && queuesLeft > 0; i++) {
+      const q = c.order[(c.cursor + i) % n]!;
+      if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+    }
+    // The next call starts after the last queue looked at, so every queue gets its turn.
+    if (n > 0) c.cursor = (c.cursor + i) % n;
+  }
+
+  /** The queue `key` of every crawl, starting at the crawl after the last one looked at. */
+  private serveKeyOfAnyCrawl(crawls: Crawl[], key: string, perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
+    const n = crawls.length;
+    let queuesLeft = maxQueues;
+    let i = 0;
+    for (; i < n && queuesLeft > 0; i++) {
+      const c = crawls[(this.anyCrawlCursor + i) % n]!;
+      const q = c.queues.get(key);
+      if (q === undefined) continue;
+      this.expire(c, nowMs);
+      if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+    }
+    if (n > 0) this.anyCrawlCursor = (this.anyCrawlCursor + i) % n;
+  }
+
+  /** Every crawl's queues as one list, from the queue after the last one looked at. */
+  private serveAnyCrawl(crawls: Crawl[], perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
+    let total = 0;
+    for (const c of crawls) total += c.order.length;
+    if (total === 0) return;
+    // Position p of the list is queue qi of crawl ci; queues or crawls deleted since the last
+    // call shift it, which only moves where this call starts.
+    const start = this.anyQueueCursor % total;
+    let ci = 0;
+    let qi = start;
+    while (qi >= crawls[ci]!.order.length) qi -= crawls[ci++]!.order.length;
+    this.expire(crawls[ci]!, nowMs);
+    let queuesLeft = maxQueues;
+    let i = 0;
+    while (i < total && queuesLeft > 0) {
+      const c = crawls[ci]!;
+      if (this.serveQueue(c, c.order[qi]!, perQueue, nowMs, until, out) > 0) queuesLeft--;
+      i++;
+      if (++qi === c.order.length) {
+        qi = 0;
+        do ci = (ci + 1) % crawls.length;
+        while (crawls[ci]!.order.length === 0);
+        this.expire(crawls[ci]!, nowMs);
+      }
+    }
+    this.anyQueueCursor = (start + i) % total;
   }
 
   private serveQueue(c: Crawl, q: Queue, perQueue: number, nowMs: number, until: number, out: Served[]): number {

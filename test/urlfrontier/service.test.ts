@@ -193,6 +193,34 @@ describe('GetURLs', () => {
     expect(await getUrls(h.client, { key: 'q1.example' })).toEqual(['https://q1.example/3']);
   });
 
+  it('without a crawlID, rotates over the queues of every crawl: a large crawl does not starve the others', async () => {
+    h = await start({ defaultDelayMs: 0 });
+    const items = [];
+    for (let i = 0; i < 50; i++) for (let j = 0; j < 3; j++) items.push(discovered(`https://a${i}.example/${j}`, { crawlID: 'A' }));
+    for (let i = 0; i < 5; i++) items.push(discovered(`https://b${i}.example/`, { crawlID: 'B' }));
+    await putUrls(h.client, items);
+    // 1 s leases and 2 s between calls: every queue of A always has a URL to give. Walking the
+    // crawls in creation order with one max_queues, A took every call (B got nothing in 20).
+    const served = new Map<string, number>();
+    for (let call = 0; call < 11; call++) {
+      for (const g of await stream<{ key: string; crawlID: string }>(h.client, 'GetURLs', { max_queues: 5, max_urls_per_queue: 1, delay_requestable: 1 })) {
+        served.set(`${g.crawlID} ${g.key}`, (served.get(`${g.crawlID} ${g.key}`) ?? 0) + 1);
+      }
+      h.clock.advance(2000);
+    }
+    expect(served.size).toBe(55); // 11 calls × 5 queues: each of the 55 once
+    expect([...served.values()].every((n) => n === 1)).toBe(true);
+    expect([...served.keys()].filter((k) => k.startsWith('B ')).length).toBe(5);
+    // With a key, over the crawls holding that queue: max_queues 1 takes each crawl in turn.
+    await putUrls(h.client, ['A', 'B', 'C'].map((c) => discovered(`https://shared.example/${c}`, { crawlID: c })));
+    const turns: string[] = [];
+    for (let call = 0; call < 3; call++) {
+      turns.push(...(await stream<{ crawlID: string }>(h.client, 'GetURLs', { key: 'shared.example', max_queues: 1, delay_requestable: 1, anyCrawlID: {} })).map((g) => g.crawlID));
+      h.clock.advance(2000);
+    }
+    expect(turns.sort()).toEqual(['A', 'B', 'C']);
+  });
+
   it('leases for delay_requestable seconds (0 = 30 s) and serves again when a lease ends without an update', async () => {
     h = await start({ defaultDelayMs: 0 });
     await putUrls(h.client, [discovered('https://a.example/1'), discovered('https://b.example/1')]);
