@@ -47,7 +47,10 @@ export interface UrlFrontierServerOptions {
   checkpointBytes: number;
   /** Checkpoint at least this often while changes arrive, ms. Default 300 000. */
   checkpointEveryMs: number;
-  /** Items of one DiscoveredBatch above which the batch is answered FAIL. Default 100 000. */
+  /**
+   * Items of one DiscoveredBatch above which the batch is refused: PutDiscovered ends with
+   * RESOURCE_EXHAUSTED, nothing of that batch applied. Default 100 000.
+   */
   maxBatchItems: number;
   /** Largest gRPC message accepted, bytes. Default 64 MiB. */
   maxMessageBytes: number;

@@ -107,7 +107,10 @@ export type LogSink = (level: LogLevel, logger: string, message: string) => void
 export interface ServiceSettings {
   /** Lease given when GetURLs asks for 0 seconds (ms). */
   readonly defaultLeaseMs: number;
-  /** Items of one DiscoveredBatch beyond which the whole batch is answered FAIL (resend smaller). */
+  /**
+   * Items of one DiscoveredBatch beyond which the batch is refused: the stream ends with
+   * RESOURCE_EXHAUSTED once the batches before it are acked.
+   */
   readonly maxBatchItems: number;
   readonly levels: LogLevels;
   readonly log: LogSink;
@@ -193,6 +196,8 @@ class AckWriter<T> {
   owed = 0;
   private inputEnded = false;
   private dead = false;
+  /** The status to end with instead of OK, once everything owed is sent (`refuse`). */
+  private refusal: grpc.ServiceError | undefined;
 
   constructor(private readonly call: grpc.ServerDuplexStream<unknown, T>) {
     batchWrites(call);
@@ -221,10 +226,24 @@ class AckWriter<T> {
     this.maybeEnd();
   }
 
+  /** Reads no more input and ends the stream with `err` once the acks owed are sent. */
+  refuse(err: grpc.ServiceError): void {
+    this.refusal = err;
+    this.call.pause();
+    this.endInput();
+  }
+
+  /** Whether `refuse` was called: input after it is not applied. */
+  get refused(): boolean {
+    return this.refusal !== undefined;
+  }
+
   private maybeEnd(): void {
     if (this.inputEnded && this.owed === 0 && !this.dead) {
       this.dead = true;
-      this.call.end();
+      // 'error' is how a grpc-js server stream ends with a status (after the writes queued).
+      if (this.refusal !== undefined) this.call.emit('error', this.refusal);
+      else this.call.end();
     }
   }
 }
@@ -332,14 +351,20 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     PutDiscovered(call: grpc.ServerDuplexStream<BatchMsg, object>): void {
       const out = new AckWriter<object>(call);
       call.on('data', (batch: BatchMsg) => {
-        out.owed++;
+        if (out.refused) return; // sent after the refused batch: not applied (the client learns so from the status)
         const id = batch.ID;
         const n = batch.items.length;
         if (n > s.maxBatchItems) {
-          warn(`PutDiscovered: batch ${JSON.stringify(id)} has ${n} items (limit ${s.maxBatchItems}); answered FAIL`);
-          node.put([], () => out.send([{ ID: id, statuses: new Array<AckStatus>(n).fill('FAIL') }]));
+          // A status, not acks: FAIL would say "resend it" and the client would resend the same
+          // batch for ever; SKIPPED would say "never resend" and lose good URLs. A stream error
+          // makes clients resend the batch's URLs (StormCrawler fails their tuples and Storm
+          // replays them in batches of its configured size) and names the limit in their logs.
+          const why = `batch ${JSON.stringify(id)} has ${n} items, over this server's limit of ${s.maxBatchItems} per batch (maxBatchItems); it was not applied, nor anything sent after it on this stream: send its URLs in smaller batches`;
+          warn(`PutDiscovered: ${why}`);
+          out.refuse(status(grpc.status.RESOURCE_EXHAUSTED, `PutDiscovered: ${why}`));
           return;
         }
+        out.owed++;
         const items = batch.items.map((info) => putItem(info, false, 0));
         node.put(items, (statuses) => out.send([{ ID: id, statuses }]));
       });

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Harness,
+  type Msg,
   call,
   discovered,
   getUrls,
@@ -125,13 +126,27 @@ describe('PutDiscovered', () => {
     ]);
   });
 
-  it('answers an oversized batch FAIL (resend smaller) and keeps serving', async () => {
+  it('refuses an oversized batch with RESOURCE_EXHAUSTED naming the limit, after acking the batches before it; nothing of it or after it is applied', async () => {
     h = await start({ defaultDelayMs: 0, maxBatchItems: 1000 });
     const items = Array.from({ length: 1001 }, (_, i) => ({ url: `https://a.example/${i}` }));
-    const acks = await putDiscovered(h.client, [{ ID: 'big', items }, { ID: 'ok', items: items.slice(0, 3) }]);
-    expect(acks[0]!.statuses.length).toBe(1001);
-    expect(new Set(acks[0]!.statuses)).toEqual(new Set(['FAIL']));
-    expect(acks[1]!.statuses).toEqual(['OK', 'OK', 'OK']);
+    const acks: { ID: string; statuses: string[] }[] = [];
+    const err = await new Promise<grpc.ServiceError | undefined>((resolve) => {
+      const s = h!.client['PutDiscovered']!() as grpc.ClientDuplexStream<Msg, { ID: string; statuses: string[] }>;
+      s.on('data', (a) => acks.push(a));
+      s.on('error', (e: grpc.ServiceError) => resolve(e));
+      s.on('end', () => resolve(undefined));
+      for (const b of [{ ID: 'before', items: items.slice(0, 3) }, { ID: 'big', items }, { ID: 'after', items: [{ url: 'https://b.example/1' }] }]) s.write(b);
+      s.end();
+    });
+    // FAIL (what it answered before) tells a client to resend the same batch, for ever.
+    expect(err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(err?.details).toContain('"big" has 1001 items');
+    expect(err?.details).toContain('limit of 1000 per batch (maxBatchItems)');
+    expect(acks).toEqual([{ ID: 'before', statuses: ['OK', 'OK', 'OK'] }]);
+    expect((await call<{ value: number }>(h.client, 'CountURLs', {})).value).toBe(3);
+    // The limit is per batch: the same URLs in batches within it go in, on a new stream.
+    const again = await putDiscovered(h.client, [{ ID: 'x', items: items.slice(0, 1000) }, { ID: 'y', items: items.slice(1000) }]);
+    expect(again.map((a) => a.statuses.filter((st) => st === 'OK').length)).toEqual([997, 1]);
   });
 });
 
@@ -386,10 +401,11 @@ describe('inspection and maintenance', () => {
     const lines: string[] = [];
     h = await start({ defaultDelayMs: 0, maxBatchItems: 1, log: (level, logger, message) => lines.push(`${level} ${logger} ${message}`) });
     expect((await call<{ values: string[] }>(h.client, 'ListNodes', {})).values).toEqual([`127.0.0.1:${h.server.port}`]);
-    await putDiscovered(h.client, [{ ID: 'x', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }]);
+    const refused = { code: grpc.status.RESOURCE_EXHAUSTED };
+    await expect(putDiscovered(h.client, [{ ID: 'x', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }])).rejects.toMatchObject(refused);
     expect(lines.filter((l) => l.startsWith('WARN')).length).toBe(1);
     await call(h.client, 'SetLogLevel', { package: 'meguri.urlfrontier', level: 'ERROR' });
-    await putDiscovered(h.client, [{ ID: 'y', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }]);
+    await expect(putDiscovered(h.client, [{ ID: 'y', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }])).rejects.toMatchObject(refused);
     expect(lines.filter((l) => l.startsWith('WARN')).length).toBe(1);
   });
 });
