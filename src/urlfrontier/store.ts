@@ -89,8 +89,14 @@ export class Queue {
   limit = 0;
   /** Last time this queue produced URLs (epoch ms); -Infinity = never. */
   lastServedMs = Number.NEGATIVE_INFINITY;
+  /** Neighbours in the store's ring of every queue (`QueueRing`); itself when out of it. */
+  ringPrev: Queue = this;
+  ringNext: Queue = this;
 
-  constructor(readonly key: string) {}
+  constructor(
+    readonly key: string,
+    readonly crawl: Crawl,
+  ) {}
 
   /** URLs not done yet (in flight included). */
   get active(): number {
@@ -105,6 +111,42 @@ export class Queue {
   /** True when nothing but the key is known: no URL, no control setting. */
   get bare(): boolean {
     return this.total === 0 && this.delayMs < 0 && this.blockedUntilMs === 0 && this.limit === 0;
+  }
+}
+
+/**
+ * Every queue of every crawl in one ring, which GetURLs of any crawl walks from `next`. A queue
+ * joins when it is created, at the tail: just behind `next`, so every queue already there is
+ * reached before it. Between two looks at a queue the walk looks at no other queue twice: a
+ * queue waits at most one round, however fast other crawls gain queues. Joining and leaving
+ * cost O(1); leaving moves `next` on only when it was the queue leaving, so no queue is skipped.
+ */
+export class QueueRing {
+  /** The queue the next walk starts at; undefined when the ring is empty. */
+  next: Queue | undefined;
+  size = 0;
+
+  add(q: Queue): void {
+    const at = this.next;
+    if (at === undefined) {
+      q.ringPrev = q.ringNext = q;
+      this.next = q;
+    } else {
+      q.ringPrev = at.ringPrev;
+      q.ringNext = at;
+      at.ringPrev.ringNext = q;
+      at.ringPrev = q;
+    }
+    this.size++;
+  }
+
+  remove(q: Queue): void {
+    if (q.ringNext === q && this.next !== q) return; // not in the ring
+    if (this.next === q) this.next = this.size === 1 ? undefined : q.ringNext;
+    q.ringPrev.ringNext = q.ringNext;
+    q.ringNext.ringPrev = q.ringPrev;
+    q.ringPrev = q.ringNext = q;
+    this.size--;
   }
 }
 
@@ -123,6 +165,8 @@ export class Crawl {
   constructor(
     readonly id: string,
     defaultDelayMs: number,
+    /** The store's ring of every queue, which this crawl's queues join when created. */
+    readonly ring: QueueRing = new QueueRing(),
   ) {
     this.defaultDelayMs = defaultDelayMs;
   }
@@ -130,9 +174,10 @@ export class Crawl {
   queue(key: string): Queue {
     let q = this.queues.get(key);
     if (q === undefined) {
-      q = new Queue(key);
+      q = new Queue(key, this);
       this.queues.set(key, q);
       this.order.push(q);
+      this.ring.add(q);
     }
     return q;
   }
@@ -338,11 +383,11 @@ export class UrlFrontierStore {
   /** Largest item accepted (`itemBytes`). */
   readonly maxItemBytes: number;
   /**
-   * Where the next GetURLs of any crawl starts in the one queue list spanning every crawl (each
-   * crawl's `order`, in crawl creation order), and, with a key, in the crawl list. Not kept
-   * across a restart: only fairness rests on it.
+   * Every queue of every crawl, for GetURLs of any crawl; and, with a key, where the next such
+   * call starts in the crawl list. Neither is kept across a restart (only fairness rests on
+   * them): the ring is rebuilt in crawl then queue creation order, from its first queue.
    */
-  private anyQueueCursor = 0;
+  readonly ring = new QueueRing();
   private anyCrawlCursor = 0;
 
   constructor(readonly settings: StoreSettings) {
@@ -357,7 +402,7 @@ export class UrlFrontierStore {
   crawl(id: string): Crawl {
     let c = this.crawls.get(id);
     if (c === undefined) {
-      c = new Crawl(id, this.settings.defaultDelayMs);
+      c = new Crawl(id, this.settings.defaultDelayMs, this.ring);
       this.crawls.set(id, c);
     }
     return c;
@@ -499,9 +544,11 @@ export class UrlFrontierStore {
    * leased. A queue serves only when it is not blocked, not at its crawl limit, and its delay
    * since it last produced URLs has passed; producing URLs restarts its delay.
    *
-   * Of one crawl, the rotation is the crawl's own (`Crawl.cursor`). Of any crawl, it runs over
-   * one queue list spanning every crawl, as the reference implementation's does: walking the
-   * crawls in creation order with one budget of queues let the first crawl take every call.
+   * Of one crawl, the rotation is the crawl's own (`Crawl.cursor`). Of any crawl, it walks the
+   * store's ring of every queue (`QueueRing`), where a new queue of any crawl joins behind every
+   * queue already there: walking the crawls in creation order with one budget of queues let
+   * the first crawl take every call, and one list of crawl A's queues then B's let A's new
+   * queues go ahead of B's, so a growing crawl starved the others.
    */
   getUrls(req: ServeRequest, nowMs: number): Served[] {
     const out: Served[] = [];
@@ -514,9 +561,8 @@ export class UrlFrontierStore {
       if (c !== undefined) this.serveCrawl(c, req.key, perQueue, maxQueues, nowMs, until, out);
       return out;
     }
-    const crawls = [...this.crawls.values()];
-    if (req.key !== '') this.serveKeyOfAnyCrawl(crawls, req.key, perQueue, maxQueues, nowMs, until, out);
-    else this.serveAnyCrawl(crawls, perQueue, maxQueues, nowMs, until, out);
+    if (req.key !== '') this.serveKeyOfAnyCrawl([...this.crawls.values()], req.key, perQueue, maxQueues, nowMs, until, out);
+    else this.serveAnyCrawl(perQueue, maxQueues, nowMs, until, out);
     return out;
   }
 
@@ -554,32 +600,27 @@ export class UrlFrontierStore {
     if (n > 0) this.anyCrawlCursor = (this.anyCrawlCursor + i) % n;
   }
 
-  /** Every crawl's queues as one list, from the queue after the last one looked at. */
-  private serveAnyCrawl(crawls: Crawl[], perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
-    let total = 0;
-    for (const c of crawls) total += c.order.length;
-    if (total === 0) return;
-    // Position p of the list is queue qi of crawl ci; queues or crawls deleted since the last
-    // call shift it, which only moves where this call starts.
-    const start = this.anyQueueCursor % total;
-    let ci = 0;
-    let qi = start;
-    while (qi >= crawls[ci]!.order.length) qi -= crawls[ci++]!.order.length;
-    this.expire(crawls[ci]!, nowMs);
+  /**
+   * The ring of every queue, from the queue after the last one looked at. Costs O(queues looked
+   * at): at most the ring's size, fewer once `maxQueues` queues produced URLs.
+   */
+  private serveAnyCrawl(perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
+    const ring = this.ring;
+    let q = ring.next;
+    if (q === undefined) return;
+    const expired = new Set<Crawl>(); // each crawl met ends its run-out leases once
     let queuesLeft = maxQueues;
-    let i = 0;
-    while (i < total && queuesLeft > 0) {
-      const c = crawls[ci]!;
-      if (this.serveQueue(c, c.order[qi]!, perQueue, nowMs, until, out) > 0) queuesLeft--;
-      i++;
-      if (++qi === c.order.length) {
-        qi = 0;
-        do ci = (ci + 1) % crawls.length;
-        while (crawls[ci]!.order.length === 0);
-        this.expire(crawls[ci]!, nowMs);
+    // Serving changes no queue's place in the ring, so its size holds for the walk.
+    for (let i = 0; i < ring.size && queuesLeft > 0; i++) {
+      const c = q.crawl;
+      if (!expired.has(c)) {
+        expired.add(c);
+        this.expire(c, nowMs);
       }
+      if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+      q = q.ringNext;
     }
-    this.anyQueueCursor = (start + i) % total;
+    ring.next = q;
   }
 
   private serveQueue(c: Crawl, q: Queue, perQueue: number, nowMs: number, until: number, out: Served[]): number {
@@ -655,6 +696,7 @@ export class UrlFrontierStore {
         const c = this.crawls.get(op.crawl);
         if (c === undefined) return 0;
         this.crawls.delete(op.crawl);
+        for (const q of c.order) this.ring.remove(q);
         return c.urls.size;
       }
       case 'purge':
@@ -676,6 +718,7 @@ export class UrlFrontierStore {
       }
     }
     c.queues.delete(key);
+    this.ring.remove(q);
     const at = c.order.indexOf(q);
     c.order.splice(at, 1);
     if (c.cursor > at) c.cursor--;
