@@ -81,6 +81,10 @@ export class OpWriter {
     this.buf.writeUInt32LE(n, this.length);
     this.length += 4 + n;
   }
+  /** Overwrites the u32 at `at` (a count known only after what follows it was written). */
+  setU32(at: number, v: number): void {
+    this.buf.writeUInt32LE(v >>> 0, at);
+  }
   bytes(b: Uint8Array): void {
     this.reserve(b.length);
     this.buf.set(b, this.length);
@@ -343,15 +347,35 @@ export function writeKnown(w: OpWriter, crawl: string, url: string, key: string,
   writeMeta(w, meta);
 }
 
-/** Appends the leases of one queue's serving to `w`. */
-export function writeServed(w: OpWriter, crawl: string, key: string, urls: readonly string[], nowMs: number, leaseUntilMs: number): void {
+/**
+ * Appends the leases of one queue's serving to `w`: `urls` from index `from`, each added while
+ * the operation is under `maxBytes` (so it ends at most one URL past it; at least one URL, so
+ * a caller looping on the result always moves on). Returns the index after the last URL
+ * written. A serving cut into several operations replays to the same state as one: each
+ * leases its URLs with the same times and sets the same last-served time.
+ */
+export function writeServed(
+  w: OpWriter,
+  crawl: string,
+  key: string,
+  urls: readonly string[],
+  nowMs: number,
+  leaseUntilMs: number,
+  from = 0,
+  maxBytes = Number.POSITIVE_INFINITY,
+): number {
+  const start = w.length;
   w.u8(Op.Served);
   w.string(crawl);
   w.string(key);
   w.f64(nowMs);
   w.f64(leaseUntilMs);
-  w.u32(urls.length);
-  for (const u of urls) w.string(u);
+  const count = w.length;
+  w.u32(0);
+  let i = from;
+  while (i < urls.length && (i === from || w.length - start < maxBytes)) w.string(urls[i++]!);
+  w.setU32(count, i - from);
+  return i;
 }
 
 /** Appends a control call to `w`. */

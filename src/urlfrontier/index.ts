@@ -16,5 +16,5 @@
 export { type LogLevel as UrlFrontierLogLevel, type LogSink, type UrlFrontierServer, type UrlFrontierServerOptions, startUrlFrontierServer } from './server.js';
 export { type UrlFrontierClusterOptions } from './cluster.js';
 export { URLFRONTIER_PROTO_PATH } from './schema.js';
-export { DEFAULT_CRAWL, MAX_KEY_LENGTH, MAX_URL_LENGTH } from './store.js';
+export { DEFAULT_CRAWL, MAX_ITEM_BYTES, MAX_KEY_LENGTH, MAX_URL_LENGTH } from './store.js';
 export { FINGERPRINT_KEY, REFETCH_BOUNDS, REFETCH_KEY } from './refetch.js';

@@ -47,10 +47,10 @@
 import { closeSync, copyFileSync, existsSync, fsync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { open as openAsync, rename as renameAsync } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { CorruptPartitionError, InvalidStateError } from '../errors/index.js';
+import { CorruptPartitionError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { ensureDirectory, keepPreviousFile, removeStaleTemps, writePartition } from '../format/file.js';
 import { processAlive } from '../engine/datadir.js';
-import { Journal, asideName, parseJournal } from '../journal/index.js';
+import { Journal, MAX_RECORD_BYTES, asideName, parseJournal } from '../journal/index.js';
 import {
   OpWriter,
   decodeCheckpoint,
@@ -109,8 +109,26 @@ function unlockDir(path: string): void {
 }
 const JOURNAL_RE = /^urlfrontier-(\d+)\.journal$/;
 const journalFile = (g: bigint): string => `urlfrontier-${g}.journal`;
-/** A pending batch is written as a record of its own past this size (journal records cap at 64 MiB). */
-const SPILL_BYTES = 8 * 1024 * 1024;
+/**
+ * How every journal record stays within the journal's limit (`MAX_RECORD_BYTES`, 64 MiB; the
+ * journal refuses a larger record, and a refused write ends the log's durability for good):
+ * the pending batch is written as a record of its own once it reaches an eighth of the limit
+ * (`spill`), so it holds less than that before each operation; an item's operation is at most
+ * a quarter (the store SKIPS larger items: `MAX_ITEM_BYTES`, checked by `open`); a serving
+ * is journaled in pieces of an eighth plus at most one URL (and a URL is part of an item);
+ * control operations name a key and a crawl of at most 255 characters (the service refuses
+ * longer ones). So no record reaches half the limit.
+ */
+function budget(store: UrlFrontierStore, settings: LogSettings): { recordBytes: number; spillBytes: number } {
+  const recordBytes = settings.maxRecordBytes ?? MAX_RECORD_BYTES;
+  if (!(recordBytes >= 65_536 && recordBytes <= MAX_RECORD_BYTES)) {
+    throw new InvalidArgumentError(`URLFrontier: a journal record limit of ${recordBytes} bytes is outside 65536–${MAX_RECORD_BYTES}`);
+  }
+  if (store.maxItemBytes > recordBytes / 4) {
+    throw new InvalidArgumentError(`URLFrontier: items of up to ${store.maxItemBytes} bytes need journal records of 4 times that (the limit is ${recordBytes})`);
+  }
+  return { recordBytes, spillBytes: Math.floor(recordBytes / 8) };
+}
 
 
 /** Called once a change is durable, or with the error that kept it from being so. */
@@ -160,6 +178,12 @@ export interface LogSettings {
   readonly wallClock?: () => number;
   /** Awaited before a periodic checkpoint's file is written (tests hold it to observe calls during the write). */
   readonly beforeCheckpointWrite?: () => Promise<void>;
+  /**
+   * Largest journal record written, bytes: at most and by default the journal's own limit
+   * (`MAX_RECORD_BYTES`). Tests lower it to reach it with little data; the store's
+   * `maxItemBytes` must then be at most a quarter of it.
+   */
+  readonly maxRecordBytes?: number;
 }
 
 /** A damaged checkpoint replaced by the previous one and the journals after it. */
@@ -272,6 +296,10 @@ export class FrontierLog implements OpLog, Committer {
   private syncFd: number;
   /** The checkpoint file holds a state this process verified or wrote (so it may become the previous one). */
   private verified = true;
+  /** Largest record written (`budget`). */
+  private readonly recordBytes: number;
+  /** The pending batch becomes a record of its own at this size; a serving is journaled in pieces of it. */
+  private readonly spillBytes: number;
 
   private constructor(
     private readonly store: UrlFrontierStore,
@@ -280,6 +308,7 @@ export class FrontierLog implements OpLog, Committer {
     journal: Journal,
     private readonly lockPath: string,
   ) {
+    ({ recordBytes: this.recordBytes, spillBytes: this.spillBytes } = budget(store, settings));
     this.journal = journal;
     this.syncFd = openSync(join(settings.dir, journalFile(generation)), 'r');
     this.lastCheckpointMs = settings.now();
@@ -290,6 +319,7 @@ export class FrontierLog implements OpLog, Committer {
    * generation — and returns the log, attached to the store, plus what recovery found.
    */
   static open(store: UrlFrontierStore, settings: LogSettings): { log: FrontierLog; recovery: Recovery } {
+    budget(store, settings); // refused before the directory is touched
     ensureDirectory(settings.dir); // one level at a time: a recursive mkdir spins on /proc
     const lock = lockDir(settings.dir);
     let journal: Journal | undefined;
@@ -342,6 +372,7 @@ export class FrontierLog implements OpLog, Committer {
    * becomes the directory's first checkpoint, and the log is attached.
    */
   static adopt(store: UrlFrontierStore, settings: LogSettings): FrontierLog {
+    budget(store, settings);
     rmSync(settings.dir, { recursive: true, force: true });
     ensureDirectory(settings.dir);
     const lock = lockDir(settings.dir);
@@ -372,8 +403,14 @@ export class FrontierLog implements OpLog, Committer {
   }
 
   served(crawl: string, key: string, urls: readonly string[], nowMs: number, leaseUntilMs: number): void {
-    writeServed(this.w, crawl, key, urls, nowMs, leaseUntilMs);
-    this.spill();
+    // GetURLs with max_urls_per_queue 0 leases a whole queue: 1.25 M URLs made one 77 MB
+    // operation, which the journal refused. Pieces of an eighth of a record, each written
+    // before the next grows, replay to the same state (`writeServed`).
+    let i = 0;
+    do {
+      i = writeServed(this.w, crawl, key, urls, nowMs, leaseUntilMs, i, this.spillBytes);
+      this.spill();
+    } while (i < urls.length);
     // Leases need no waiter, but they must reach the journal without one.
     this.schedule();
   }
@@ -385,13 +422,15 @@ export class FrontierLog implements OpLog, Committer {
 
   /** Writes an oversized pending batch now (its waiters still wait for the flush). */
   private spill(): void {
-    if (this.w.length < SPILL_BYTES) return;
+    if (this.w.length < this.spillBytes) return;
     this.write();
   }
 
   private write(): void {
     if (this.w.length === 0 || this.failure !== undefined) return;
     try {
+      // Never true while the callers keep the budget; a lowered limit (tests) refuses as the journal would.
+      if (this.w.length > this.recordBytes) throw new InvalidArgumentError(`journal record of ${this.w.length} bytes exceeds ${this.recordBytes}`);
       this.journal.append(this.w.view8());
     } catch (err) {
       this.failure = err instanceof Error ? err : new Error(String(err));

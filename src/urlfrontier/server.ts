@@ -13,6 +13,7 @@ import {
   numberField,
   stringField,
 } from '../options/index.js';
+import { MAX_RECORD_BYTES } from '../journal/index.js';
 import { ClusterFrontier, type UrlFrontierClusterOptions } from './cluster.js';
 import { type FrontierNode, LocalNode } from './node.js';
 import { PEER_SERVICE, peerHandlers } from './peer.js';
@@ -46,10 +47,21 @@ export interface UrlFrontierServerOptions {
   checkpointBytes: number;
   /** Checkpoint at least this often while changes arrive, ms. Default 300 000. */
   checkpointEveryMs: number;
-  /** Items of one DiscoveredBatch above which the batch is answered FAIL. Default 100 000. */
+  /**
+   * Items of one DiscoveredBatch above which the batch is refused: PutDiscovered ends with
+   * RESOURCE_EXHAUSTED, nothing of that batch applied. Default 100 000.
+   */
   maxBatchItems: number;
   /** Largest gRPC message accepted, bytes. Default 64 MiB. */
   maxMessageBytes: number;
+  /**
+   * Largest journal record written, bytes (65 536 – 64 MiB; default and most: the journal's
+   * own 64 MiB). An item over a quarter of it (16 MiB by default) is acked SKIPPED, without
+   * `dataDir` too; a GetURLs serving is journaled in pieces of an eighth. Only tests have a
+   * reason to lower it: they reach those limits with little data. Single node only (a
+   * cluster's slots keep the default).
+   */
+  maxJournalRecordBytes: number;
   /** Where log lines go (level, logger, message), filtered by SetLogLevel (INFO by default). Default: stderr. */
   log: LogSink;
   /**
@@ -91,6 +103,7 @@ const resolveOptions = defineOptions<UrlFrontierServerOptions>('UrlFrontierServe
   checkpointEveryMs: numberField({ min: 0, default: 300_000 }),
   maxBatchItems: numberField({ min: 1, integer: true, default: 100_000 }),
   maxMessageBytes: numberField({ min: 1024, max: 2 ** 31 - 1, integer: true, default: 64 * 1024 * 1024 }),
+  maxJournalRecordBytes: numberField({ min: 65_536, max: MAX_RECORD_BYTES, integer: true, default: MAX_RECORD_BYTES }),
   log: customField<LogSink>('a function (level, logger, message)', (v): v is LogSink => typeof v === 'function', () => stderrLog),
   cluster: customField<UrlFrontierClusterOptions>(
     '{ redis: "redis://…", crawl: NAME, store: DIR } or { redis, crawl, router: true }, with slots 1–65536, heartbeatTtlMs 100–600000 (whole ms: it is a Redis expiry), pollMs 1–60000, peerTimeoutMs 10–600000 if given',
@@ -127,7 +140,7 @@ const resolveOptions = defineOptions<UrlFrontierServerOptions>('UrlFrontierServe
 export async function startUrlFrontierServer(options?: Partial<UrlFrontierServerOptions> | null): Promise<UrlFrontierServer> {
   const o = resolveOptions(options);
   if (o.cluster !== undefined) return startClusterServer(o, o.cluster);
-  const store = new UrlFrontierStore({ defaultDelayMs: o.defaultDelayMs, canonicalize: o.canonicalize });
+  const store = new UrlFrontierStore({ defaultDelayMs: o.defaultDelayMs, canonicalize: o.canonicalize, maxItemBytes: Math.floor(o.maxJournalRecordBytes / 4) });
   let committer: Committer;
   let recovery: Recovery | undefined;
   if (o.dataDir !== undefined) {
@@ -137,6 +150,7 @@ export async function startUrlFrontierServer(options?: Partial<UrlFrontierServer
       checkpointBytes: o.checkpointBytes,
       checkpointEveryMs: o.checkpointEveryMs,
       now: o.clock,
+      maxRecordBytes: o.maxJournalRecordBytes,
     });
     committer = opened.log;
     recovery = opened.recovery;

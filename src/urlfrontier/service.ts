@@ -13,7 +13,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { FrontierNode, PutItem } from './node.js';
-import { type AckStatus, type Metadata, type UrlView, crawlName } from './store.js';
+import { type AckStatus, MAX_KEY_LENGTH, type Metadata, type UrlView, crawlName } from './store.js';
 
 // ---- message shapes (as @grpc/proto-loader decodes them with LOADER_OPTIONS) ----
 
@@ -107,7 +107,10 @@ export type LogSink = (level: LogLevel, logger: string, message: string) => void
 export interface ServiceSettings {
   /** Lease given when GetURLs asks for 0 seconds (ms). */
   readonly defaultLeaseMs: number;
-  /** Items of one DiscoveredBatch beyond which the whole batch is answered FAIL (resend smaller). */
+  /**
+   * Items of one DiscoveredBatch beyond which the batch is refused: the stream ends with
+   * RESOURCE_EXHAUSTED once the batches before it are acked.
+   */
   readonly maxBatchItems: number;
   readonly levels: LogLevels;
   readonly log: LogSink;
@@ -193,6 +196,8 @@ class AckWriter<T> {
   owed = 0;
   private inputEnded = false;
   private dead = false;
+  /** The status to end with instead of OK, once everything owed is sent (`refuse`). */
+  private refusal: grpc.ServiceError | undefined;
 
   constructor(private readonly call: grpc.ServerDuplexStream<unknown, T>) {
     batchWrites(call);
@@ -221,10 +226,24 @@ class AckWriter<T> {
     this.maybeEnd();
   }
 
+  /** Reads no more input and ends the stream with `err` once the acks owed are sent. */
+  refuse(err: grpc.ServiceError): void {
+    this.refusal = err;
+    this.call.pause();
+    this.endInput();
+  }
+
+  /** Whether `refuse` was called: input after it is not applied. */
+  get refused(): boolean {
+    return this.refusal !== undefined;
+  }
+
   private maybeEnd(): void {
     if (this.inputEnded && this.owed === 0 && !this.dead) {
       this.dead = true;
-      this.call.end();
+      // 'error' is how a grpc-js server stream ends with a status (after the writes queued).
+      if (this.refusal !== undefined) this.call.emit('error', this.refusal);
+      else this.call.end();
     }
   }
 }
@@ -278,6 +297,18 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     };
   }
 
+  /**
+   * INVALID_ARGUMENT for a control call naming a key or crawl ID longer than any item may have
+   * (`MAX_KEY_LENGTH`): it could change nothing, and journaled it would be as large as the
+   * message (up to `maxMessageBytes`, 64 MiB by default), past what one journal record holds.
+   */
+  const overlong = (name: string, fields: Record<string, string>): grpc.ServiceError | undefined => {
+    for (const [field, v] of Object.entries(fields)) {
+      if (v.length > MAX_KEY_LENGTH) return status(grpc.status.INVALID_ARGUMENT, `${name}: ${field} has ${v.length} characters, over ${MAX_KEY_LENGTH}: no queue or crawl has one that long`);
+    }
+    return undefined;
+  };
+
   const controlDone =
     (reply: (err: grpc.ServiceError | null, res?: object) => void, shape: (removed: number) => object) =>
     (err: Error | undefined, removed: number): void => {
@@ -320,14 +351,20 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     PutDiscovered(call: grpc.ServerDuplexStream<BatchMsg, object>): void {
       const out = new AckWriter<object>(call);
       call.on('data', (batch: BatchMsg) => {
-        out.owed++;
+        if (out.refused) return; // sent after the refused batch: not applied (the client learns so from the status)
         const id = batch.ID;
         const n = batch.items.length;
         if (n > s.maxBatchItems) {
-          warn(`PutDiscovered: batch ${JSON.stringify(id)} has ${n} items (limit ${s.maxBatchItems}); answered FAIL`);
-          node.put([], () => out.send([{ ID: id, statuses: new Array<AckStatus>(n).fill('FAIL') }]));
+          // A status, not acks: FAIL would say "resend it" and the client would resend the same
+          // batch for ever; SKIPPED would say "never resend" and lose good URLs. A stream error
+          // makes clients resend the batch's URLs (StormCrawler fails their tuples and Storm
+          // replays them in batches of its configured size) and names the limit in their logs.
+          const why = `batch ${JSON.stringify(id)} has ${n} items, over this server's limit of ${s.maxBatchItems} per batch (maxBatchItems); it was not applied, nor anything sent after it on this stream: send its URLs in smaller batches`;
+          warn(`PutDiscovered: ${why}`);
+          out.refuse(status(grpc.status.RESOURCE_EXHAUSTED, `PutDiscovered: ${why}`));
           return;
         }
+        out.owed++;
         const items = batch.items.map((info) => putItem(info, false, 0));
         node.put(items, (statuses) => out.send([{ ID: id, statuses }]));
       });
@@ -402,26 +439,34 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
 
     ListNodes: unary<object, object>('ListNodes', async (_req, reply) => reply(null, { values: await node.nodes() })),
 
-    DeleteCrawl: unary<{ value: string }, object>('DeleteCrawl', (req, reply) =>
-      node.control({ kind: 'deleteCrawl', crawl: crawlName(req.value) }, controlDone(reply, (n) => ({ value: n }))),
-    ),
+    DeleteCrawl: unary<{ value: string }, object>('DeleteCrawl', (req, reply) => {
+      const bad = overlong('DeleteCrawl', { crawlID: req.value });
+      if (bad !== undefined) return reply(bad);
+      node.control({ kind: 'deleteCrawl', crawl: crawlName(req.value) }, controlDone(reply, (n) => ({ value: n })));
+    }),
 
     DeleteQueue: unary<QueueParamsMsg, object>('DeleteQueue', (req, reply) => {
       if (req.key === '') return reply(status(grpc.status.INVALID_ARGUMENT, 'DeleteQueue: key is empty; name the queue to delete (DeleteCrawl drops a whole crawl)'));
+      const bad = overlong('DeleteQueue', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control({ kind: 'deleteQueue', crawl: crawlName(req.crawlID), key: req.key }, controlDone(reply, (n) => ({ value: n })));
     }),
 
     BlockQueueUntil: unary<{ key: string; time: number; crawlID: string }, object>('BlockQueueUntil', (req, reply) => {
       if (req.key === '') return reply(status(grpc.status.INVALID_ARGUMENT, 'BlockQueueUntil: key is empty; name the queue to block'));
+      const bad = overlong('BlockQueueUntil', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control({ kind: 'block', crawl: crawlName(req.crawlID), key: req.key, untilMs: req.time * 1000 }, controlDone(reply, () => ({})));
     }),
 
-    SetDelay: unary<{ key: string; delay_requestable: number; crawlID: string }, object>('SetDelay', (req, reply) =>
+    SetDelay: unary<{ key: string; delay_requestable: number; crawlID: string }, object>('SetDelay', (req, reply) => {
+      const bad = overlong('SetDelay', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control(
         { kind: 'delay', crawl: crawlName(req.crawlID), key: req.key, delayMs: req.delay_requestable * 1000 },
         controlDone(reply, () => ({})),
-      ),
-    ),
+      );
+    }),
 
     SetCrawlLimit: unary<{ key: string; limit: number; crawlID: string }, object>('SetCrawlLimit', async (req, reply) => {
       const crawl = crawlName(req.crawlID);
@@ -445,6 +490,8 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     }),
 
     PurgeURLs: unary<{ key: string; crawlID: string; days: number }, object>('PurgeURLs', (req, reply) => {
+      const bad = overlong('PurgeURLs', { key: req.key, crawlID: req.crawlID });
+      if (bad !== undefined) return reply(bad);
       node.control(
         { kind: 'purge', crawl: crawlName(req.crawlID), key: req.key, beforeMs: node.now() - req.days * 86_400_000 },
         controlDone(reply, (n) => ({ value: n })),

@@ -44,6 +44,16 @@ export const MAX_KEY_LENGTH = 255;
  */
 export const MAX_URL_LENGTH = 65_536;
 
+/**
+ * Largest item accepted, in bytes of its journal operation (`itemBytes`); larger ones are
+ * SKIPPED before anything is changed. A quarter of the journal's 64 MiB record limit
+ * (src/journal), so one item always fits a record beside the pending batch it joins
+ * (persist.ts): past that limit the journal refuses the record and the frontier stops being
+ * durable. No real item comes near it; a hostile one went past the journal's limit (17 M empty
+ * metadata values, a 34 MB message, made a 68 MB record).
+ */
+export const MAX_ITEM_BYTES = 16 * 1024 * 1024;
+
 /** Ack statuses, as the schema names them. */
 export type AckStatus = 'OK' | 'SKIPPED' | 'FAIL';
 
@@ -79,8 +89,14 @@ export class Queue {
   limit = 0;
   /** Last time this queue produced URLs (epoch ms); -Infinity = never. */
   lastServedMs = Number.NEGATIVE_INFINITY;
+  /** Neighbours in the store's ring of every queue (`QueueRing`); itself when out of it. */
+  ringPrev: Queue = this;
+  ringNext: Queue = this;
 
-  constructor(readonly key: string) {}
+  constructor(
+    readonly key: string,
+    readonly crawl: Crawl,
+  ) {}
 
   /** URLs not done yet (in flight included). */
   get active(): number {
@@ -98,12 +114,48 @@ export class Queue {
   }
 }
 
+/**
+ * Every queue of every crawl in one ring, which GetURLs of any crawl walks from `next`. A queue
+ * joins when it is created, at the tail: just behind `next`, so every queue already there is
+ * reached before it. Between two looks at a queue the walk looks at no other queue twice: a
+ * queue waits at most one round, however fast other crawls gain queues. Joining and leaving
+ * cost O(1); leaving moves `next` on only when it was the queue leaving, so no queue is skipped.
+ */
+export class QueueRing {
+  /** The queue the next walk starts at; undefined when the ring is empty. */
+  next: Queue | undefined;
+  size = 0;
+
+  add(q: Queue): void {
+    const at = this.next;
+    if (at === undefined) {
+      q.ringPrev = q.ringNext = q;
+      this.next = q;
+    } else {
+      q.ringPrev = at.ringPrev;
+      q.ringNext = at;
+      at.ringPrev.ringNext = q;
+      at.ringPrev = q;
+    }
+    this.size++;
+  }
+
+  remove(q: Queue): void {
+    if (q.ringNext === q && this.next !== q) return; // not in the ring
+    if (this.next === q) this.next = this.size === 1 ? undefined : q.ringNext;
+    q.ringPrev.ringNext = q.ringNext;
+    q.ringNext.ringPrev = q.ringPrev;
+    q.ringPrev = q.ringNext = q;
+    this.size--;
+  }
+}
+
 /** One crawl: isolated URLs, queues and default delay. */
 export class Crawl {
   readonly urls = new Map<string, UrlRec>();
   readonly queues = new Map<string, Queue>();
   order: Queue[] = [];
-  /** Rotation position for the next GetURLs. */
+  /** Rotation position for the next GetURLs of this crawl (any-crawl calls rotate store-wide). */
   cursor = 0;
   /** Delay between two servings of a queue with no delay of its own (ms). */
   defaultDelayMs: number;
@@ -113,6 +165,8 @@ export class Crawl {
   constructor(
     readonly id: string,
     defaultDelayMs: number,
+    /** The store's ring of every queue, which this crawl's queues join when created. */
+    readonly ring: QueueRing = new QueueRing(),
   ) {
     this.defaultDelayMs = defaultDelayMs;
   }
@@ -120,9 +174,10 @@ export class Crawl {
   queue(key: string): Queue {
     let q = this.queues.get(key);
     if (q === undefined) {
-      q = new Queue(key);
+      q = new Queue(key, this);
       this.queues.set(key, q);
       this.order.push(q);
+      this.ring.add(q);
     }
     return q;
   }
@@ -206,6 +261,11 @@ export interface StoreSettings {
   readonly defaultDelayMs: number;
   /** Canonicalize URLs with meguri's rules before they become identities. */
   readonly canonicalize: boolean;
+  /**
+   * Largest item accepted (`itemBytes`); default `MAX_ITEM_BYTES`. A journal given a lower
+   * record limit (tests) needs this at most a quarter of it (`FrontierLog.open` checks).
+   */
+  readonly maxItemBytes?: number;
 }
 
 const NO_LOG: OpLog = { discovered() {}, known() {}, served() {}, control() {} };
@@ -263,6 +323,35 @@ export function identityOf(raw: string, canonicalize: boolean): string {
   return canonicalizeUrl(raw) ?? '';
 }
 
+const utf16Bound = (s: string): number => 3 * s.length;
+const utf8Length = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+function opBytes(crawl: string, url: string, key: string, meta: Metadata | undefined, size: (s: string) => number): number {
+  // codec.ts's known operation, the larger of the two: op u8, crawl, url, key (u32 length +
+  // UTF-8 each), due f64, now f64, metadata (u32 count, per key: key, u32 n, n × value).
+  let n = 33 + size(crawl) + size(url) + size(key);
+  if (meta !== undefined) {
+    for (const k of Object.keys(meta)) {
+      n += 8 + size(k);
+      for (const v of meta[k]?.values ?? []) n += 4 + size(v);
+    }
+  }
+  return n;
+}
+
+/**
+ * The size in bytes of an item's journal operation (codec.ts: a known item's, which a
+ * discovered one's does not exceed): what `MAX_ITEM_BYTES` bounds.
+ */
+export function itemBytes(crawl: string, url: string, key: string, meta: Metadata | undefined): number {
+  return opBytes(crawl, url, key, meta, utf8Length);
+}
+
+/** Whether an item's operation is at most `limit` bytes; the exact count only when 3 bytes per UTF-16 unit could pass it (the ingest path). */
+function fitsJournal(crawl: string, url: string, key: string, meta: Metadata | undefined, limit: number): boolean {
+  return opBytes(crawl, url, key, meta, utf16Bound) <= limit || itemBytes(crawl, url, key, meta) <= limit;
+}
+
 /** An item's crawl, URL identity and queue key, as the store files it. */
 export interface ResolvedItem {
   readonly crawl: string;
@@ -291,8 +380,19 @@ export class UrlFrontierStore {
   /** Whether GetURLs serves anything (SetActive). */
   active = true;
   private log: OpLog = NO_LOG;
+  /** Largest item accepted (`itemBytes`). */
+  readonly maxItemBytes: number;
+  /**
+   * Every queue of every crawl, for GetURLs of any crawl; and, with a key, where the next such
+   * call starts in the crawl list. Neither is kept across a restart (only fairness rests on
+   * them): the ring is rebuilt in crawl then queue creation order, from its first queue.
+   */
+  readonly ring = new QueueRing();
+  private anyCrawlCursor = 0;
 
-  constructor(readonly settings: StoreSettings) {}
+  constructor(readonly settings: StoreSettings) {
+    this.maxItemBytes = settings.maxItemBytes ?? MAX_ITEM_BYTES;
+  }
 
   /** Starts reporting changes to `log` (after a replay, which must not be journaled again). */
   attach(log: OpLog): void {
@@ -302,7 +402,7 @@ export class UrlFrontierStore {
   crawl(id: string): Crawl {
     let c = this.crawls.get(id);
     if (c === undefined) {
-      c = new Crawl(id, this.settings.defaultDelayMs);
+      c = new Crawl(id, this.settings.defaultDelayMs, this.ring);
       this.crawls.set(id, c);
     }
     return c;
@@ -318,10 +418,13 @@ export class UrlFrontierStore {
     return resolveItem(rawUrl, rawKey, crawlId, this.settings.canonicalize);
   }
 
-  /** A discovered URL: stored (OK) unless unusable or already known in any state (SKIPPED). */
+  /**
+   * A discovered URL: stored (OK) unless unusable, too large to journal (`maxItemBytes`) or
+   * already known in any state (SKIPPED).
+   */
   putDiscovered(rawUrl: string, rawKey: string, crawlId: string, meta: Metadata | undefined, nowMs: number): AckStatus {
     const r = this.resolve(rawUrl, rawKey, crawlId);
-    if (r === undefined) return 'SKIPPED';
+    if (r === undefined || !fitsJournal(r.crawl, r.url, r.key, meta, this.maxItemBytes)) return 'SKIPPED';
     const c = this.crawl(r.crawl);
     if (c.urls.has(r.url)) return 'SKIPPED';
     const m = meta ?? EMPTY_META;
@@ -331,12 +434,13 @@ export class UrlFrontierStore {
   }
 
   /**
-   * A known URL's update: always applied (created if unknown). `refetchSec` 0 = done, never
-   * served again; else not before that time. Ends the URL's lease.
+   * A known URL's update: applied (created if unknown) unless unusable or too large to journal
+   * (SKIPPED). `refetchSec` 0 = done, never served again; else not before that time. Ends the
+   * URL's lease.
    */
   putKnown(rawUrl: string, rawKey: string, crawlId: string, meta: Metadata | undefined, refetchSec: number, nowMs: number): AckStatus {
     const r = this.resolve(rawUrl, rawKey, crawlId);
-    if (r === undefined) return 'SKIPPED';
+    if (r === undefined || !fitsJournal(r.crawl, r.url, r.key, meta, this.maxItemBytes)) return 'SKIPPED';
     let dueMs = refetchSec > 0 ? refetchSec * 1000 : Number.POSITIVE_INFINITY;
     const fp = wantsAuto(meta) ? fingerprintOf(meta) : undefined;
     if (fp !== undefined) {
@@ -439,32 +543,84 @@ export class UrlFrontierStore {
    * (rotating across calls) and at most `maxUrlsPerQueue` per queue counting URLs already
    * leased. A queue serves only when it is not blocked, not at its crawl limit, and its delay
    * since it last produced URLs has passed; producing URLs restarts its delay.
+   *
+   * Of one crawl, the rotation is the crawl's own (`Crawl.cursor`). Of any crawl, it walks the
+   * store's ring of every queue (`QueueRing`), where a new queue of any crawl joins behind every
+   * queue already there: walking the crawls in creation order with one budget of queues let
+   * the first crawl take every call, and one list of crawl A's queues then B's let A's new
+   * queues go ahead of B's, so a growing crawl starved the others.
    */
   getUrls(req: ServeRequest, nowMs: number): Served[] {
     const out: Served[] = [];
     if (!this.active) return out;
     const perQueue = req.maxUrlsPerQueue > 0 ? req.maxUrlsPerQueue : Number.POSITIVE_INFINITY;
-    let queuesLeft = req.maxQueues > 0 ? req.maxQueues : Number.POSITIVE_INFINITY;
-    const crawls = req.crawl === undefined ? [...this.crawls.values()] : [this.crawls.get(crawlName(req.crawl))];
+    const maxQueues = req.maxQueues > 0 ? req.maxQueues : Number.POSITIVE_INFINITY;
     const until = nowMs + req.leaseMs;
-    for (const c of crawls) {
-      if (c === undefined || queuesLeft <= 0) continue;
-      this.expire(c, nowMs);
-      if (req.key !== '') {
-        const q = c.queues.get(req.key);
-        if (q !== undefined && this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
-        continue;
-      }
-      const n = c.order.length;
-      let i = 0;
-      for (; i < n && queuesLeft > 0; i++) {
-        const q = c.order[(c.cursor + i) % n]!;
-        if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
-      }
-      // The next call starts after the last queue looked at, so every queue gets its turn.
-      if (n > 0) c.cursor = (c.cursor + i) % n;
+    if (req.crawl !== undefined) {
+      const c = this.crawls.get(crawlName(req.crawl));
+      if (c !== undefined) this.serveCrawl(c, req.key, perQueue, maxQueues, nowMs, until, out);
+      return out;
     }
+    if (req.key !== '') this.serveKeyOfAnyCrawl([...this.crawls.values()], req.key, perQueue, maxQueues, nowMs, until, out);
+    else this.serveAnyCrawl(perQueue, maxQueues, nowMs, until, out);
     return out;
+  }
+
+  /** One crawl's queues (or its queue `key`), from the crawl's rotation cursor. */
+  private serveCrawl(c: Crawl, key: string, perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
+    this.expire(c, nowMs);
+    if (key !== '') {
+      const q = c.queues.get(key);
+      if (q !== undefined) this.serveQueue(c, q, perQueue, nowMs, until, out);
+      return;
+    }
+    let queuesLeft = maxQueues;
+    const n = c.order.length;
+    let i = 0;
+    for (; i < n && queuesLeft > 0; i++) {
+      const q = c.order[(c.cursor + i) % n]!;
+      if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+    }
+    // The next call starts after the last queue looked at, so every queue gets its turn.
+    if (n > 0) c.cursor = (c.cursor + i) % n;
+  }
+
+  /** The queue `key` of every crawl, starting at the crawl after the last one looked at. */
+  private serveKeyOfAnyCrawl(crawls: Crawl[], key: string, perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
+    const n = crawls.length;
+    let queuesLeft = maxQueues;
+    let i = 0;
+    for (; i < n && queuesLeft > 0; i++) {
+      const c = crawls[(this.anyCrawlCursor + i) % n]!;
+      const q = c.queues.get(key);
+      if (q === undefined) continue;
+      this.expire(c, nowMs);
+      if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+    }
+    if (n > 0) this.anyCrawlCursor = (this.anyCrawlCursor + i) % n;
+  }
+
+  /**
+   * The ring of every queue, from the queue after the last one looked at. Costs O(queues looked
+   * at): at most the ring's size, fewer once `maxQueues` queues produced URLs.
+   */
+  private serveAnyCrawl(perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
+    const ring = this.ring;
+    let q = ring.next;
+    if (q === undefined) return;
+    const expired = new Set<Crawl>(); // each crawl met ends its run-out leases once
+    let queuesLeft = maxQueues;
+    // Serving changes no queue's place in the ring, so its size holds for the walk.
+    for (let i = 0; i < ring.size && queuesLeft > 0; i++) {
+      const c = q.crawl;
+      if (!expired.has(c)) {
+        expired.add(c);
+        this.expire(c, nowMs);
+      }
+      if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+      q = q.ringNext;
+    }
+    ring.next = q;
   }
 
   private serveQueue(c: Crawl, q: Queue, perQueue: number, nowMs: number, until: number, out: Served[]): number {
@@ -540,6 +696,7 @@ export class UrlFrontierStore {
         const c = this.crawls.get(op.crawl);
         if (c === undefined) return 0;
         this.crawls.delete(op.crawl);
+        for (const q of c.order) this.ring.remove(q);
         return c.urls.size;
       }
       case 'purge':
@@ -561,6 +718,7 @@ export class UrlFrontierStore {
       }
     }
     c.queues.delete(key);
+    this.ring.remove(q);
     const at = c.order.indexOf(q);
     c.order.splice(at, 1);
     if (c.cursor > at) c.cursor--;

@@ -12,14 +12,29 @@ import {
   writeKnown,
   writeServed,
 } from '../../src/urlfrontier/codec.js';
-import { type OpLog, UrlFrontierStore } from '../../src/urlfrontier/store.js';
+import { type OpLog, UrlFrontierStore, itemBytes } from '../../src/urlfrontier/store.js';
 
-function recorder(w: OpWriter): OpLog {
+/** Journals into `w`; with `pieceBytes`, each serving in pieces as FrontierLog cuts a large one. */
+function recorder(w: OpWriter, pieceBytes?: number): OpLog {
   return {
     discovered: (c, u, k, m, now) => writeDiscovered(w, c, u, k, m, now),
     known: (c, u, k, m, due, now) => writeKnown(w, c, u, k, m, due, now),
-    served: (c, k, urls, now, until) => writeServed(w, c, k, urls, now, until),
+    served: (c, k, urls, now, until) => {
+      let i = 0;
+      do i = writeServed(w, c, k, urls, now, until, i, pieceBytes);
+      while (i < urls.length);
+    },
     control: (op) => writeControl(w, op),
+  };
+}
+
+/** Both logs at once (the store reports to one). */
+function both(a: OpLog, b: OpLog): OpLog {
+  return {
+    discovered: (...x) => (a.discovered(...x), b.discovered(...x)),
+    known: (...x) => (a.known(...x), b.known(...x)),
+    served: (...x) => (a.served(...x), b.served(...x)),
+    control: (op) => (a.control(op), b.control(op)),
   };
 }
 
@@ -44,7 +59,9 @@ describe('codec', () => {
       fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
         const live = new UrlFrontierStore(settings);
         const w = new OpWriter(1024);
-        live.attach(recorder(w));
+        // …and every serving cut into pieces of one URL (each piece is at least one URL).
+        const pieces = new OpWriter(1024);
+        live.attach(both(recorder(w), recorder(pieces, 1)));
         let now = 5_000_000;
         const crawl = (c: number): string => (c === 0 ? '' : 'other');
         const meta = (fp: string, auto = false) => ({
@@ -88,16 +105,17 @@ describe('codec', () => {
               break;
           }
         }
-        const replayed = new UrlFrontierStore(settings);
-        replayRecord(w.view8().slice(), replayed);
-        // Rotation cursors are not journaled (a restart may start the rotation anywhere).
-        for (const [id, c] of live.crawls) {
-          const r = replayed.crawls.get(id);
-          if (r) r.cursor = c.cursor;
-        }
         const a = encodeCheckpoint(live, 7n);
-        const b = encodeCheckpoint(replayed, 7n);
-        expect(Buffer.from(b).equals(Buffer.from(a))).toBe(true);
+        for (const journal of [w, pieces]) {
+          const replayed = new UrlFrontierStore(settings);
+          replayRecord(journal.view8().slice(), replayed);
+          // Rotation cursors are not journaled (a restart may start the rotation anywhere).
+          for (const [id, c] of live.crawls) {
+            const r = replayed.crawls.get(id);
+            if (r) r.cursor = c.cursor;
+          }
+          expect(Buffer.from(encodeCheckpoint(replayed, 7n)).equals(Buffer.from(a))).toBe(true);
+        }
         // and the checkpoint itself round-trips
         const back = new UrlFrontierStore(settings);
         expect(decodeCheckpoint(a, back)).toBe(7n);
@@ -105,5 +123,37 @@ describe('codec', () => {
       }),
       { seed: 0xc0dec, numRuns: 300 },
     );
+  });
+
+  it('itemBytes is the size of a known item\'s operation, which a discovered one\'s does not exceed', () => {
+    const meta = { 'kéy': { values: ['', 'v', '日本語', '😀'] }, empty: { values: [] } };
+    for (const [crawl, url, key] of [['DEFAULT', 'https://a.example/ü', 'a.example'], ['c', 'https://x/', '']] as const) {
+      for (const m of [meta, {}]) {
+        const known = new OpWriter(16);
+        writeKnown(known, crawl, url, key, m, 1, 2);
+        expect(itemBytes(crawl, url, key, m)).toBe(known.length);
+        const disc = new OpWriter(16);
+        writeDiscovered(disc, crawl, url, key, m, 2);
+        expect(disc.length).toBeLessThanOrEqual(known.length);
+      }
+    }
+  });
+
+  it('writeServed cuts a serving where the operation reaches maxBytes, one URL past it at most', () => {
+    const urls = Array.from({ length: 100 }, (_, i) => `https://a.example/${i}`);
+    const w = new OpWriter(16);
+    const ends: number[] = [];
+    let i = 0;
+    do {
+      const before = w.length;
+      i = writeServed(w, 'DEFAULT', 'a.example', urls, 1, 2, i, 200);
+      ends.push(i);
+      expect(w.length - before).toBeLessThan(200 + 4 + 21);
+    } while (i < urls.length);
+    expect(ends.length).toBeGreaterThan(10);
+    const store = new UrlFrontierStore(settings);
+    for (const u of urls) store.putDiscovered(u, '', '', undefined, 0);
+    replayRecord(w.view8().slice(), store);
+    expect(store.stats('DEFAULT', 'a.example', 1)).toMatchObject({ size: 100, inProcess: 100 });
   });
 });

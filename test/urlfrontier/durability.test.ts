@@ -6,8 +6,11 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startUrlFrontierServer } from '../../src/urlfrontier/index.js';
+import { InvalidArgumentError } from '../../src/errors/index.js';
+import { parseJournal } from '../../src/journal/index.js';
+import { encodeCheckpoint } from '../../src/urlfrontier/codec.js';
 import { CHECKPOINT_FILE, FrontierLog, PREV_CHECKPOINT_FILE, loadFrontierDir } from '../../src/urlfrontier/persist.js';
-import { UrlFrontierStore } from '../../src/urlfrontier/store.js';
+import { UrlFrontierStore, itemBytes } from '../../src/urlfrontier/store.js';
 import {
   type Client,
   type Harness,
@@ -18,6 +21,7 @@ import {
   discovered,
   getUrls,
   known,
+  putDiscovered,
   putUrls,
   removeDir,
   serverChild,
@@ -280,5 +284,106 @@ describe('background checkpoint', () => {
     const { log: log3 } = FrontierLog.open(third, { dir: crashed, fsync: false, checkpointBytes: 1e9, checkpointEveryMs: 1e12, now: () => 0 });
     expect(third.crawls.get('DEFAULT')!.urls.size).toBe(230);
     await log3.close();
+  });
+});
+
+// The journal refuses a record over its limit (64 MiB), and a refused write ends the log's
+// durability for good: every later ack FAIL, control calls UNAVAILABLE, no final checkpoint.
+// No single request may get there. The server's test-only maxJournalRecordBytes lowers the
+// limit to 64 KiB so that a few thousand URLs reach it (the item limit is a quarter: 16 KiB).
+describe('journal record limit', () => {
+  const RECORD = 65_536;
+  const recordSizes = (data: string): number[] => {
+    const sizes: number[] = [];
+    for (const n of readdirSync(data).filter((f) => f.endsWith('.journal'))) {
+      for (const r of parseJournal(readFileSync(join(data, n))).records) sizes.push(r.length);
+    }
+    return sizes;
+  };
+
+  it('GetURLs leasing a whole queue (max_urls_per_queue 0) is journaled in pieces; acks, control calls and the final checkpoint go on', async () => {
+    const data = dir();
+    h = await start({ dataDir: data, defaultDelayMs: 0, maxJournalRecordBytes: RECORD });
+    const n = 6000; // ≈ 40 bytes each: one served operation of ≈ 240 KB, 3.7 × the limit
+    for (let b = 0; b < n; b += 1000) {
+      const items = Array.from({ length: 1000 }, (_, i) => ({ url: `https://big.example/page-${b + i}` }));
+      expect(new Set((await putDiscovered(h.client, [{ ID: `b${b}`, items }]))[0]!.statuses)).toEqual(new Set(['OK']));
+    }
+    expect(await getUrls(h.client, { max_urls_per_queue: 0, delay_requestable: 600 })).toHaveLength(n);
+    expect((await putUrls(h.client, [discovered('https://after.example/1')])).map((a) => a.status)).toEqual(['OK']);
+    await call(h.client, 'SetDelay', { key: 'after.example', delay_requestable: 3 });
+    expect(Math.max(...recordSizes(data))).toBeLessThanOrEqual(RECORD / 2);
+    // What a kill now would recover, read from the journal: every lease.
+    const replayed = loadFrontierDir(data, () => new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false }));
+    expect(replayed.stats('DEFAULT', 'big.example', h.clock.ms)).toMatchObject({ size: n, inProcess: n });
+    expect(replayed.crawls.get('DEFAULT')!.queues.get('after.example')!.delayMs).toBe(3000);
+    await h.close(); // the final checkpoint: throws once durability is lost
+    h = await start({ dataDir: data, defaultDelayMs: 0, maxJournalRecordBytes: RECORD }, h.clock);
+    expect(await call(h.client, 'GetStats', { key: 'big.example' })).toMatchObject({ size: n, inProcess: n });
+    expect(await getUrls(h.client, { key: 'big.example' })).toEqual([]); // still leased
+  });
+
+  it('a serving journaled in pieces replays to the same state as the live store (checkpoint equality)', async () => {
+    const data = dir();
+    const fresh = (): UrlFrontierStore => new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false, maxItemBytes: RECORD / 4 });
+    const live = fresh();
+    const { log } = FrontierLog.open(live, { dir: data, fsync: false, checkpointBytes: 1e9, checkpointEveryMs: 1e12, now: () => 0, maxRecordBytes: RECORD });
+    const commit = (): Promise<Error | undefined> => new Promise((r) => log.afterCommit(r));
+    let now = 1_000_000;
+    // Six queues (3 hosts × 2 crawls) of 1500 URLs of ≈ 50 bytes: each serving ≈ 75 KB, over the limit whole.
+    for (let i = 0; i < 9000; i++) {
+      const meta = i % 7 === 0 ? { tag: { values: [`v${i}`, 'é'] } } : undefined;
+      live.putDiscovered(`https://q${i % 3}.example/a/longer/path/to/page-${i}`, '', i % 2 === 0 ? '' : 'other', meta, now);
+    }
+    live.putKnown('https://q0.example/a/longer/path/to/page-0', '', '', undefined, 1, now); // due long ago: served first
+    expect(await commit()).toBeUndefined();
+    now += 1000;
+    const served = live.getUrls({ maxUrlsPerQueue: 0, maxQueues: 0, key: '', leaseMs: 60_000, crawl: undefined }, now);
+    expect(served).toHaveLength(9000);
+    now += 5;
+    live.getUrls({ maxUrlsPerQueue: 0, maxQueues: 0, key: '', leaseMs: 60_000, crawl: undefined }, now); // nothing left: journals nothing
+    live.putKnown('https://q1.example/a/longer/path/to/page-1', '', 'other', undefined, 0, now); // a lease ended by an update
+    expect(await commit()).toBeUndefined();
+    expect(Math.max(...recordSizes(data))).toBeLessThanOrEqual(RECORD / 2);
+    const replayed = loadFrontierDir(data, fresh);
+    expect(Buffer.from(encodeCheckpoint(replayed, 1n)).equals(Buffer.from(encodeCheckpoint(live, 1n)))).toBe(true);
+    await log.close();
+  });
+
+  it('a log refuses a store whose items could outgrow its records, before touching the directory', () => {
+    const data = dir();
+    const store = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false, maxItemBytes: RECORD / 4 + 1 });
+    expect(() => FrontierLog.open(store, { dir: data, fsync: false, checkpointBytes: 1e9, checkpointEveryMs: 1e12, now: () => 0, maxRecordBytes: RECORD })).toThrow(InvalidArgumentError);
+    expect(readdirSync(data)).toEqual([]);
+  });
+
+  it('an item too large to journal is acked SKIPPED before anything changes; the items around it stay OK', async () => {
+    const data = dir();
+    h = await start({ dataDir: data, defaultDelayMs: 0, maxJournalRecordBytes: RECORD });
+    const limit = RECORD / 4;
+    // A value that brings the item's operation to exactly the limit, then one byte more.
+    const base = itemBytes('DEFAULT', 'https://edge.example/fits', 'edge.example', { m: { values: [''] } });
+    const fits = 'x'.repeat(limit - base);
+    const over = 'x'.repeat(limit - base + 1);
+    const huge = 'y'.repeat(100_000); // without the check, a 100 KB operation the journal refuses
+    const acks = await putUrls(h.client, [
+      discovered('https://ok.example/0'),
+      discovered('https://edge.example/fits', { metadata: { m: { values: [fits] } } }),
+      discovered('https://edge.example/over', { metadata: { m: { values: [over] } } }),
+      discovered('https://big.example/1', { metadata: { m: { values: [huge] } }, crawlID: 'big' }),
+      known('https://ok.example/0', 0, { metadata: { m: { values: Array.from({ length: 5000 }, () => 'long value') } } }),
+      discovered('https://ok.example/1'),
+    ]);
+    expect(acks.map((a) => a.status)).toEqual(['OK', 'OK', 'SKIPPED', 'SKIPPED', 'SKIPPED', 'OK']);
+    expect((await putUrls(h.client, [discovered('https://ok.example/2')])).map((a) => a.status)).toEqual(['OK']);
+    await call(h.client, 'SetDelay', { key: 'ok.example', delay_requestable: 2 });
+    await expect(call(h.client, 'GetURLStatus', { url: 'https://big.example/1', crawlID: 'big' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    await h.close();
+    h = await start({ dataDir: data, defaultDelayMs: 0, maxJournalRecordBytes: RECORD }, h.clock);
+    const urls = (await stream<{ known: { info: { url: string }; refetchable_from_date: number } }>(h.client, 'ListURLs', { size: 100 })).map((i) => i.known.info.url);
+    expect(urls.sort()).toEqual(['https://edge.example/fits', 'https://ok.example/0', 'https://ok.example/1', 'https://ok.example/2']);
+    // The skipped known update left its URL as it was: not done, still served.
+    expect(await getUrls(h.client, { key: 'ok.example', max_urls_per_queue: 1 })).toEqual(['https://ok.example/0']);
+    expect((await call<{ values: string[] }>(h.client, 'ListCrawls', {})).values).toEqual(['DEFAULT']);
   });
 });

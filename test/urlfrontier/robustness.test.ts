@@ -1,7 +1,7 @@
 // Bad input and bad clients: a clear status, nothing acked lost, the server stays up.
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, type Msg, call, discovered, putDiscovered, putUrls, start } from './helpers.js';
+import { type Harness, type Msg, call, discovered, putDiscovered, putUrls, removeDir, start, tempDir } from './helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -48,6 +48,29 @@ describe('robustness', () => {
     await expect(putDiscovered(h.client, [{ ID: 'huge', items }])).rejects.toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED });
     const acks = await putDiscovered(h.client, [{ ID: 'small', items: items.slice(0, 10) }]);
     expect(acks[0]!.statuses).toEqual(new Array(10).fill('OK'));
+  });
+
+  it('a control call naming a key or crawl ID over 255 characters is INVALID_ARGUMENT, never journaled (durability stays)', async () => {
+    const data = tempDir();
+    try {
+      // A 64 KiB journal record limit: a 100 KB key journaled would be refused, ending durability.
+      h = await start({ dataDir: data, defaultDelayMs: 0, maxJournalRecordBytes: 65_536 });
+      const long = 'k'.repeat(100_000);
+      const invalid = { code: grpc.status.INVALID_ARGUMENT };
+      await expect(call(h.client, 'SetDelay', { key: long, delay_requestable: 1 })).rejects.toMatchObject(invalid);
+      await expect(call(h.client, 'SetDelay', { key: '', crawlID: long, delay_requestable: 1 })).rejects.toMatchObject(invalid);
+      await expect(call(h.client, 'BlockQueueUntil', { key: long, time: 1 })).rejects.toMatchObject(invalid);
+      await expect(call(h.client, 'DeleteQueue', { key: long })).rejects.toMatchObject(invalid);
+      await expect(call(h.client, 'DeleteCrawl', { value: long })).rejects.toMatchObject(invalid);
+      await expect(call(h.client, 'PurgeURLs', { key: long, days: 0 })).rejects.toMatchObject(invalid);
+      await expect(call(h.client, 'SetDelay', { key: 'k'.repeat(256), delay_requestable: 1 })).rejects.toMatchObject({ details: expect.stringContaining('256 characters, over 255') });
+      await call(h.client, 'SetDelay', { key: 'k'.repeat(255), delay_requestable: 1 }); // the longest key an item can have
+      expect(statusOfAll(await putUrls(h.client, [discovered('https://a.example/1')]))).toEqual(['OK']);
+      await h.close();
+      h = undefined;
+    } finally {
+      removeDir(data);
+    }
   });
 
   it('odd values are answered, not thrown: long URLs, unicode, control characters, metadata', async () => {

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Harness,
+  type Msg,
   call,
   discovered,
   getUrls,
@@ -125,13 +126,27 @@ describe('PutDiscovered', () => {
     ]);
   });
 
-  it('answers an oversized batch FAIL (resend smaller) and keeps serving', async () => {
+  it('refuses an oversized batch with RESOURCE_EXHAUSTED naming the limit, after acking the batches before it; nothing of it or after it is applied', async () => {
     h = await start({ defaultDelayMs: 0, maxBatchItems: 1000 });
     const items = Array.from({ length: 1001 }, (_, i) => ({ url: `https://a.example/${i}` }));
-    const acks = await putDiscovered(h.client, [{ ID: 'big', items }, { ID: 'ok', items: items.slice(0, 3) }]);
-    expect(acks[0]!.statuses.length).toBe(1001);
-    expect(new Set(acks[0]!.statuses)).toEqual(new Set(['FAIL']));
-    expect(acks[1]!.statuses).toEqual(['OK', 'OK', 'OK']);
+    const acks: { ID: string; statuses: string[] }[] = [];
+    const err = await new Promise<grpc.ServiceError | undefined>((resolve) => {
+      const s = h!.client['PutDiscovered']!() as grpc.ClientDuplexStream<Msg, { ID: string; statuses: string[] }>;
+      s.on('data', (a) => acks.push(a));
+      s.on('error', (e: grpc.ServiceError) => resolve(e));
+      s.on('end', () => resolve(undefined));
+      for (const b of [{ ID: 'before', items: items.slice(0, 3) }, { ID: 'big', items }, { ID: 'after', items: [{ url: 'https://b.example/1' }] }]) s.write(b);
+      s.end();
+    });
+    // FAIL (what it answered before) tells a client to resend the same batch, for ever.
+    expect(err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(err?.details).toContain('"big" has 1001 items');
+    expect(err?.details).toContain('limit of 1000 per batch (maxBatchItems)');
+    expect(acks).toEqual([{ ID: 'before', statuses: ['OK', 'OK', 'OK'] }]);
+    expect((await call<{ value: number }>(h.client, 'CountURLs', {})).value).toBe(3);
+    // The limit is per batch: the same URLs in batches within it go in, on a new stream.
+    const again = await putDiscovered(h.client, [{ ID: 'x', items: items.slice(0, 1000) }, { ID: 'y', items: items.slice(1000) }]);
+    expect(again.map((a) => a.statuses.filter((st) => st === 'OK').length)).toEqual([997, 1]);
   });
 });
 
@@ -191,6 +206,34 @@ describe('GetURLs', () => {
     expect(third.map((g) => g.key).sort()).toEqual(['q1.example', 'q2.example', 'q3.example']);
     // restricting to one key
     expect(await getUrls(h.client, { key: 'q1.example' })).toEqual(['https://q1.example/3']);
+  });
+
+  it('without a crawlID, rotates over the queues of every crawl: a large crawl does not starve the others', async () => {
+    h = await start({ defaultDelayMs: 0 });
+    const items = [];
+    for (let i = 0; i < 50; i++) for (let j = 0; j < 3; j++) items.push(discovered(`https://a${i}.example/${j}`, { crawlID: 'A' }));
+    for (let i = 0; i < 5; i++) items.push(discovered(`https://b${i}.example/`, { crawlID: 'B' }));
+    await putUrls(h.client, items);
+    // 1 s leases and 2 s between calls: every queue of A always has a URL to give. Walking the
+    // crawls in creation order with one max_queues, A took every call (B got nothing in 20).
+    const served = new Map<string, number>();
+    for (let call = 0; call < 11; call++) {
+      for (const g of await stream<{ key: string; crawlID: string }>(h.client, 'GetURLs', { max_queues: 5, max_urls_per_queue: 1, delay_requestable: 1 })) {
+        served.set(`${g.crawlID} ${g.key}`, (served.get(`${g.crawlID} ${g.key}`) ?? 0) + 1);
+      }
+      h.clock.advance(2000);
+    }
+    expect(served.size).toBe(55); // 11 calls × 5 queues: each of the 55 once
+    expect([...served.values()].every((n) => n === 1)).toBe(true);
+    expect([...served.keys()].filter((k) => k.startsWith('B ')).length).toBe(5);
+    // With a key, over the crawls holding that queue: max_queues 1 takes each crawl in turn.
+    await putUrls(h.client, ['A', 'B', 'C'].map((c) => discovered(`https://shared.example/${c}`, { crawlID: c })));
+    const turns: string[] = [];
+    for (let call = 0; call < 3; call++) {
+      turns.push(...(await stream<{ crawlID: string }>(h.client, 'GetURLs', { key: 'shared.example', max_queues: 1, delay_requestable: 1, anyCrawlID: {} })).map((g) => g.crawlID));
+      h.clock.advance(2000);
+    }
+    expect(turns.sort()).toEqual(['A', 'B', 'C']);
   });
 
   it('leases for delay_requestable seconds (0 = 30 s) and serves again when a lease ends without an update', async () => {
@@ -358,10 +401,11 @@ describe('inspection and maintenance', () => {
     const lines: string[] = [];
     h = await start({ defaultDelayMs: 0, maxBatchItems: 1, log: (level, logger, message) => lines.push(`${level} ${logger} ${message}`) });
     expect((await call<{ values: string[] }>(h.client, 'ListNodes', {})).values).toEqual([`127.0.0.1:${h.server.port}`]);
-    await putDiscovered(h.client, [{ ID: 'x', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }]);
+    const refused = { code: grpc.status.RESOURCE_EXHAUSTED };
+    await expect(putDiscovered(h.client, [{ ID: 'x', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }])).rejects.toMatchObject(refused);
     expect(lines.filter((l) => l.startsWith('WARN')).length).toBe(1);
     await call(h.client, 'SetLogLevel', { package: 'meguri.urlfrontier', level: 'ERROR' });
-    await putDiscovered(h.client, [{ ID: 'y', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }]);
+    await expect(putDiscovered(h.client, [{ ID: 'y', items: [{ url: 'https://a.example/1' }, { url: 'https://a.example/2' }] }])).rejects.toMatchObject(refused);
     expect(lines.filter((l) => l.startsWith('WARN')).length).toBe(1);
   });
 });

@@ -2,7 +2,8 @@
 // the queue invariants under random operation sequences (seeded).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UrlFrontierStore, defaultKey } from '../../src/urlfrontier/store.js';
+import { MAX_RECORD_BYTES } from '../../src/journal/index.js';
+import { MAX_ITEM_BYTES, UrlFrontierStore, defaultKey, itemBytes } from '../../src/urlfrontier/store.js';
 
 const SEED = 0x5eed16;
 
@@ -115,5 +116,85 @@ describe('lease bookkeeping', () => {
     expect(s.stats('DEFAULT', '', now).inProcess).toBe(400);
     // the live leases still expire on time
     expect(s.stats('DEFAULT', '', now + 86_400_000).inProcess).toBe(0);
+  });
+});
+
+describe('item size limit', () => {
+  it('an item whose journal operation exceeds maxItemBytes (default a quarter of a journal record) is SKIPPED, the store unchanged', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    expect(s.maxItemBytes).toBe(MAX_ITEM_BYTES);
+    expect(MAX_ITEM_BYTES).toBe(MAX_RECORD_BYTES / 4);
+    const base = itemBytes('DEFAULT', 'https://a.example/1', 'a.example', { m: { values: [''] } });
+    const v = 'x'.repeat(MAX_ITEM_BYTES - base);
+    expect(s.putDiscovered('https://a.example/1', '', '', { m: { values: [v] } }, 0)).toBe('OK');
+    expect(s.putDiscovered('https://a.example/2', '', '', { m: { values: [`${v}x`] } }, 0)).toBe('SKIPPED');
+    expect(s.putKnown('https://a.example/1', '', '', { m: { values: [`${v}x`] } }, 0, 0)).toBe('SKIPPED');
+    expect(s.putDiscovered('https://b.example/1', '', 'new', { m: { values: [`${v}xxxxx`] } }, 0)).toBe('SKIPPED'); // 'new' is 4 bytes shorter than 'DEFAULT'
+    expect(s.crawls.has('new')).toBe(false);
+    expect(s.stats('DEFAULT', '', 0)).toMatchObject({ size: 1, completed: 0 });
+  });
+
+  it('counts UTF-8 bytes, not 3 per UTF-16 unit: a multibyte item just within a lowered limit goes in', () => {
+    const base = itemBytes('DEFAULT', 'https://a.example/1', 'a.example', { m: { values: [''] } });
+    const e = 'é'.repeat(500); // 2 bytes each; 3 × its length would be over the limit
+    const limit = base + 1000;
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false, maxItemBytes: limit });
+    expect(itemBytes('DEFAULT', 'https://a.example/1', 'a.example', { m: { values: [e] } })).toBe(limit);
+    expect(s.putDiscovered('https://a.example/1', '', '', { m: { values: [e] } }, 0)).toBe('OK');
+    expect(s.putDiscovered('https://a.example/2', '', '', { m: { values: [`${e}é`] } }, 0)).toBe('SKIPPED');
+  });
+});
+
+describe('GetURLs of any crawl: one ring of every queue', () => {
+  const any = { maxUrlsPerQueue: 1, maxQueues: 5, key: '', leaseMs: 3_600_000, crawl: undefined };
+  const keys = (s: UrlFrontierStore, now: number, maxQueues = 5): string[] => s.getUrls({ ...any, maxQueues }, now).map((u) => `${u.crawl} ${u.key}`);
+  const put = (s: UrlFrontierStore, crawl: string, host: string, now: number): void => {
+    expect(s.putDiscovered(`https://${host}.example/`, '', crawl, undefined, now)).toBe('OK');
+  };
+
+  it('a crawl gaining queues between calls does not starve another: new queues join behind every waiting one', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    let now = 1_000_000;
+    let nextA = 0;
+    for (; nextA < 50; nextA++) put(s, 'A', `a${nextA}`, now);
+    for (let i = 0; i < 5; i++) put(s, 'B', `b${i}`, now);
+    const served: string[][] = [];
+    for (let call = 0; call < 40; call++) {
+      served.push(keys(s, now));
+      for (let j = 0; j < 5; j++, nextA++) put(s, 'A', `a${nextA}`, now); // A grows by 5 queues a call
+      now += 1000;
+    }
+    // The 55 queues there at the start come first, in creation order: B's 5 in call 11 (with one
+    // list of crawl A's queues then B's, A's new queues went in ahead of B's: B got nothing).
+    expect(served[10]).toEqual(['B b0.example', 'B b1.example', 'B b2.example', 'B b3.example', 'B b4.example']);
+    expect(served.flat().filter((k) => k.startsWith('B ')).length).toBe(5);
+    // then A's queues added since, in the order they joined
+    expect(served[11]).toEqual(['A a50.example', 'A a51.example', 'A a52.example', 'A a53.example', 'A a54.example']);
+  });
+
+  it('deleting a queue or a crawl skips no queue: the rotation goes on from the queue it stopped before', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const now = 1_000_000;
+    for (let i = 0; i < 6; i++) put(s, 'A', `a${i}`, now);
+    for (let i = 0; i < 6; i++) put(s, 'B', `b${i}`, now);
+    for (let i = 0; i < 3; i++) put(s, 'C', `c${i}`, now);
+    expect(keys(s, now, 3)).toEqual(['A a0.example', 'A a1.example', 'A a2.example']);
+    // a queue behind the rotation point: an index into one list would now start at a4
+    s.control({ kind: 'deleteQueue', crawl: 'A', key: 'a0.example' });
+    expect(keys(s, now, 2)).toEqual(['A a3.example', 'A a4.example']);
+    // the queue the rotation stopped before: it goes on from the next one
+    s.control({ kind: 'deleteQueue', crawl: 'A', key: 'a5.example' });
+    expect(keys(s, now, 2)).toEqual(['B b0.example', 'B b1.example']);
+    // a whole crawl, its queues behind the rotation point
+    s.control({ kind: 'deleteCrawl', crawl: 'A' });
+    expect(keys(s, now, 2)).toEqual(['B b2.example', 'B b3.example']);
+    // a whole crawl holding the queue the rotation stopped before
+    s.control({ kind: 'deleteCrawl', crawl: 'B' });
+    expect(keys(s, now, 5)).toEqual(['C c0.example', 'C c1.example', 'C c2.example']);
+    // a queue created again after its deletion joins at the tail, behind every queue there
+    put(s, 'A', 'a0', now);
+    put(s, 'C', 'c3', now);
+    expect(keys(s, now, 5)).toEqual(['A a0.example', 'C c3.example']);
+    expect(s.ring.size).toBe([...s.crawls.values()].reduce((n, c) => n + c.order.length, 0));
   });
 });
