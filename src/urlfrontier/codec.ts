@@ -19,7 +19,8 @@
  *   magic "MGUFCK01" (8) | format u32 | reserved u32 | generation u64 | body length u64 |
  *   xxHash64(body, seed = generation) as two u32 lanes | body
  *
- * body: active u8 | crawls u32 | per crawl: id, default delay f64, cursor u32, seq f64,
+ * body: active u8 | crawls u32 | per crawl: id, default delay f64, cursor u32 (the queue its
+ *       rotation walks next, by index), seq f64,
  *       queues u32 | per queue: key, delay f64, blocked-until f64, limit u32, last served f64 |
  *       urls u32 | per URL: url, queue index u32, created f64, due f64, lease f64, seq f64, meta,
  *       history u8 (0 | 1: first f64, last f64, intervals u32, changes u32, fingerprint)
@@ -146,7 +147,9 @@ export function encodeCheckpoint(store: UrlFrontierStore, generation: bigint): U
   for (const c of store.crawls.values()) {
     w.string(c.id);
     w.f64(c.defaultDelayMs);
-    w.u32(c.cursor);
+    // Where the crawl's ring walks next, as an index in creation order (the ring is rebuilt in
+    // that order on load: only fairness rests on it).
+    w.u32(c.own.next === undefined ? 0 : c.order.indexOf(c.own.next));
     w.f64(c.seq);
     w.u32(c.order.length);
     const index = new Map<unknown, number>();
@@ -238,7 +241,7 @@ export function decodeCheckpoint(bytes: Uint8Array, store: UrlFrontierStore): bi
       q.limit = r.u32('limit');
       q.lastServedMs = r.f64('last served');
     }
-    c.cursor = nq > 0 ? cursor % nq : 0;
+    if (nq > 0) c.own.next = c.order[cursor % nq];
     const nu = r.u32('url count');
     for (let j = 0; j < nu; j++) {
       const url = r.string('url');

@@ -16,7 +16,8 @@
  *
  *   urls    Map url → UrlRec          every URL ever stored and not deleted (done ones too)
  *   queues  Map key → Queue           queues with URLs, and queues only named by a control call
- *   order   Queue[]                   rotation order for GetURLs (creation order)
+ *   order   Queue[]                   creation order (ListQueues; the checkpoint's queue indexes)
+ *   own     QueueRing                 the crawl's rotation for GetURLs (`QueueRing`)
  *
  * Over 600 lines because it is one set of rules over one state: every method reads and
  * writes the same counters and heaps, and the invariants below only hold together.
@@ -89,9 +90,8 @@ export class Queue {
   limit = 0;
   /** Last time this queue produced URLs (epoch ms); -Infinity = never. */
   lastServedMs = Number.NEGATIVE_INFINITY;
-  /** Neighbours in the store's ring of every queue (`QueueRing`); itself when out of it. */
-  ringPrev: Queue = this;
-  ringNext: Queue = this;
+  /** Neighbours in the store's ring of every queue and in its crawl's ring (`QueueRing`); itself when out of one. */
+  readonly links: readonly [RingLink, RingLink] = [{ prev: this, next: this }, { prev: this, next: this }];
 
   constructor(
     readonly key: string,
@@ -114,38 +114,58 @@ export class Queue {
   }
 }
 
+/** A queue's neighbours in one ring. */
+export interface RingLink {
+  prev: Queue;
+  next: Queue;
+}
+
 /**
- * Every queue of every crawl in one ring, which GetURLs of any crawl walks from `next`. A queue
- * joins when it is created, at the tail: just behind `next`, so every queue already there is
- * reached before it. Between two looks at a queue the walk looks at no other queue twice: a
- * queue waits at most one round, however fast other crawls gain queues. Joining and leaving
- * cost O(1); leaving moves `next` on only when it was the queue leaving, so no queue is skipped.
+ * A ring of queues that GetURLs walks from `next`: the store's ring of every queue of every
+ * crawl (GetURLs of any crawl; `links[0]`), and each crawl's ring of its own (`links[1]`). A
+ * queue joins when it is created, at the tail: just behind `next`, so every queue already there
+ * is reached before it. Between two looks at a queue the walk looks at no other queue twice: a
+ * queue waits at most one round, however fast queues are added. Joining and leaving cost O(1);
+ * leaving moves `next` on only when it was the queue leaving, so no queue is skipped.
  */
 export class QueueRing {
   /** The queue the next walk starts at; undefined when the ring is empty. */
   next: Queue | undefined;
   size = 0;
 
+  constructor(
+    /** Which of a queue's `links` this ring uses: 0 the store's, 1 its crawl's. */
+    private readonly side: 0 | 1,
+  ) {}
+
+  /** The queue after `q` in this ring. */
+  after(q: Queue): Queue {
+    return q.links[this.side].next;
+  }
+
   add(q: Queue): void {
+    const l = q.links[this.side];
     const at = this.next;
     if (at === undefined) {
-      q.ringPrev = q.ringNext = q;
+      l.prev = l.next = q;
       this.next = q;
     } else {
-      q.ringPrev = at.ringPrev;
-      q.ringNext = at;
-      at.ringPrev.ringNext = q;
-      at.ringPrev = q;
+      const a = at.links[this.side];
+      l.prev = a.prev;
+      l.next = at;
+      a.prev.links[this.side].next = q;
+      a.prev = q;
     }
     this.size++;
   }
 
   remove(q: Queue): void {
-    if (q.ringNext === q && this.next !== q) return; // not in the ring
-    if (this.next === q) this.next = this.size === 1 ? undefined : q.ringNext;
-    q.ringPrev.ringNext = q.ringNext;
-    q.ringNext.ringPrev = q.ringPrev;
-    q.ringPrev = q.ringNext = q;
+    const l = q.links[this.side];
+    if (l.next === q && this.next !== q) return; // not in the ring
+    if (this.next === q) this.next = this.size === 1 ? undefined : l.next;
+    l.prev.links[this.side].next = l.next;
+    l.next.links[this.side].prev = l.prev;
+    l.prev = l.next = q;
     this.size--;
   }
 }
@@ -155,8 +175,8 @@ export class Crawl {
   readonly urls = new Map<string, UrlRec>();
   readonly queues = new Map<string, Queue>();
   order: Queue[] = [];
-  /** Rotation position for the next GetURLs of this crawl (any-crawl calls rotate store-wide). */
-  cursor = 0;
+  /** The crawl's own ring of its queues, which GetURLs of this crawl walks (any-crawl calls walk the store's). */
+  readonly own = new QueueRing(1);
   /** Delay between two servings of a queue with no delay of its own (ms). */
   defaultDelayMs: number;
   readonly leases = new LeaseHeap<UrlRec>();
@@ -166,7 +186,7 @@ export class Crawl {
     readonly id: string,
     defaultDelayMs: number,
     /** The store's ring of every queue, which this crawl's queues join when created. */
-    readonly ring: QueueRing = new QueueRing(),
+    readonly ring: QueueRing = new QueueRing(0),
   ) {
     this.defaultDelayMs = defaultDelayMs;
   }
@@ -178,6 +198,7 @@ export class Crawl {
       this.queues.set(key, q);
       this.order.push(q);
       this.ring.add(q);
+      this.own.add(q);
     }
     return q;
   }
@@ -387,7 +408,7 @@ export class UrlFrontierStore {
    * call starts in the crawl list. Neither is kept across a restart (only fairness rests on
    * them): the ring is rebuilt in crawl then queue creation order, from its first queue.
    */
-  readonly ring = new QueueRing();
+  readonly ring = new QueueRing(0);
   private anyCrawlCursor = 0;
 
   constructor(readonly settings: StoreSettings) {
@@ -544,7 +565,7 @@ export class UrlFrontierStore {
    * leased. A queue serves only when it is not blocked, not at its crawl limit, and its delay
    * since it last produced URLs has passed; producing URLs restarts its delay.
    *
-   * Of one crawl, the rotation is the crawl's own (`Crawl.cursor`). Of any crawl, it walks the
+   * Of one crawl, it walks the crawl's own ring (`Crawl.own`). Of any crawl, it walks the
    * store's ring of every queue (`QueueRing`), where a new queue of any crawl joins behind every
    * queue already there: walking the crawls in creation order with one budget of queues let
    * the first crawl take every call, and one list of crawl A's queues then B's let A's new
@@ -566,7 +587,7 @@ export class UrlFrontierStore {
     return out;
   }
 
-  /** One crawl's queues (or its queue `key`), from the crawl's rotation cursor. */
+  /** One crawl's queues (or its queue `key`), from where its ring's last walk stopped. */
   private serveCrawl(c: Crawl, key: string, perQueue: number, maxQueues: number, nowMs: number, until: number, out: Served[]): void {
     this.expire(c, nowMs);
     if (key !== '') {
@@ -574,15 +595,17 @@ export class UrlFrontierStore {
       if (q !== undefined) this.serveQueue(c, q, perQueue, nowMs, until, out);
       return;
     }
+    // The crawl's ring, from the queue after the last one looked at: a queue created meanwhile
+    // joins behind every queue already waiting (appended after a cursor into the creation order,
+    // a crawl gaining as many queues a call as the call looked at never came back to its first).
+    const ring = c.own;
+    let q = ring.next;
     let queuesLeft = maxQueues;
-    const n = c.order.length;
-    let i = 0;
-    for (; i < n && queuesLeft > 0; i++) {
-      const q = c.order[(c.cursor + i) % n]!;
+    for (let i = 0; q !== undefined && i < ring.size && queuesLeft > 0; i++) {
       if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
+      q = ring.after(q);
     }
-    // The next call starts after the last queue looked at, so every queue gets its turn.
-    if (n > 0) c.cursor = (c.cursor + i) % n;
+    ring.next = q;
   }
 
   /** The queue `key` of every crawl, starting at the crawl after the last one looked at. */
@@ -618,7 +641,7 @@ export class UrlFrontierStore {
         this.expire(c, nowMs);
       }
       if (this.serveQueue(c, q, perQueue, nowMs, until, out) > 0) queuesLeft--;
-      q = q.ringNext;
+      q = ring.after(q);
     }
     ring.next = q;
   }
@@ -719,10 +742,8 @@ export class UrlFrontierStore {
     }
     c.queues.delete(key);
     this.ring.remove(q);
-    const at = c.order.indexOf(q);
-    c.order.splice(at, 1);
-    if (c.cursor > at) c.cursor--;
-    if (c.cursor >= c.order.length) c.cursor = 0;
+    c.own.remove(q);
+    c.order.splice(c.order.indexOf(q), 1);
     return n;
   }
 

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_RECORD_BYTES } from '../../src/journal/index.js';
+import { decodeCheckpoint, encodeCheckpoint } from '../../src/urlfrontier/codec.js';
 import { MAX_ITEM_BYTES, UrlFrontierStore, defaultKey, itemBytes } from '../../src/urlfrontier/store.js';
 
 const SEED = 0x5eed16;
@@ -196,5 +197,47 @@ describe('GetURLs of any crawl: one ring of every queue', () => {
     put(s, 'C', 'c3', now);
     expect(keys(s, now, 5)).toEqual(['A a0.example', 'C c3.example']);
     expect(s.ring.size).toBe([...s.crawls.values()].reduce((n, c) => n + c.order.length, 0));
+  });
+});
+
+describe("GetURLs of one crawl: the crawl's own ring", () => {
+  const one = { maxUrlsPerQueue: 1, maxQueues: 5, key: '', leaseMs: 3_600_000, crawl: 'A' };
+  const keys = (s: UrlFrontierStore, now: number, maxQueues = 5): string[] => s.getUrls({ ...one, maxQueues }, now).map((u) => u.key);
+  const put = (s: UrlFrontierStore, host: string, now: number): void => {
+    expect(s.putDiscovered(`https://${host}.example/`, '', 'A', undefined, now)).toBe('OK');
+  };
+
+  it('a crawl gaining queues between calls still comes back to its first ones', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    let now = 1_000_000;
+    let next = 0;
+    // Each queue holds many URLs: every queue serves at every turn.
+    for (; next < 20; next++) for (let k = 0; k < 50; k++) expect(s.putDiscovered(`https://a${next}.example/${k}`, '', 'A', undefined, now)).toBe('OK');
+    const served: string[] = [];
+    for (let call = 0; call < 12; call++) {
+      // Leases shorter than a call's gap: a queue may serve again at its next turn.
+      served.push(...s.getUrls({ ...one, leaseMs: 500 }, now).map((u) => u.key));
+      for (let j = 0; j < 5; j++, next++) put(s, `a${next}`, now); // the crawl grows by 5 queues a call
+      now += 1000;
+    }
+    // Calls 1–4 serve the first 20 queues; call 5 the 5 queues added after call 1 — and
+    // a0 again by call 9 at the latest (before: a cursor into the creation order, with queues
+    // appended after it, never came back to a0 while the crawl grew as fast as it was walked).
+    expect(served.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, i) => `a${i}.example`));
+    expect(served.filter((k) => k === 'a0.example').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('its rotation point goes across a checkpoint, and deleting a queue skips none', () => {
+    const s = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    const now = 1_000_000;
+    for (let i = 0; i < 6; i++) put(s, `a${i}`, now);
+    expect(keys(s, now, 2)).toEqual(['a0.example', 'a1.example']);
+    s.control({ kind: 'deleteQueue', crawl: 'A', key: 'a2.example' });
+    expect(keys(s, now, 2)).toEqual(['a3.example', 'a4.example']);
+    const back = new UrlFrontierStore({ defaultDelayMs: 0, canonicalize: false });
+    decodeCheckpoint(encodeCheckpoint(s, 1n), back);
+    // Once the leases ran out, every queue serves again, from where the walk stopped.
+    const later = now + one.leaseMs + 1;
+    expect(keys(back, later, 6)).toEqual(['a5.example', 'a0.example', 'a1.example', 'a3.example', 'a4.example']);
   });
 });
