@@ -20,6 +20,8 @@ export interface FakePage {
 export interface FakeRequest {
   readonly url: string;
   readonly atMs: number;
+  /** When the frontier dispatched it (the engine's clock, the same source as `atMs` by default). */
+  readonly dispatchedAtMs: number;
   readonly conditional: boolean;
   /** The address the request was pinned to. */
   readonly ip: string | undefined;
@@ -45,7 +47,7 @@ export class FakeWeb implements Fetcher {
   async fetch(req: FetchRequest, signal: AbortSignal): Promise<Outcome> {
     const n = (this.hits.get(req.url) ?? 0) + 1;
     this.hits.set(req.url, n);
-    this.log.push({ url: req.url, atMs: this.clock(), conditional: req.etag !== undefined, ip: req.ip });
+    this.log.push({ url: req.url, atMs: this.clock(), dispatchedAtMs: req.dispatchedAtMs, conditional: req.etag !== undefined, ip: req.ip });
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, this.latencyMs);
       signal.addEventListener('abort', () => {

@@ -10,7 +10,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CorruptJournalError, Engine, type EngineOptions, type Progress, InvalidArgumentError, InvalidStateError, Journal, readHostStates, readPartition } from '../../src/index.js';
 import { AGENT } from './helpers.js';
 import { FakeWeb } from './fake.js';
-import { LATE_START_MS } from '../../src/engine/engine.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -57,12 +56,17 @@ describe('the loop', () => {
     // a.test's robots.txt disallows /4: never requested.
     expect(web.log.some((r) => r.url === 'http://a.test/4')).toBe(false);
     // Start-to-start ≥ 60 ms per host, and per shared address (a.test and b.test).
-    const starts = (pred: (u: string) => boolean): number[] => web.log.filter((r) => pred(r.url)).map((r) => r.atMs);
     for (const group of [(u: string) => u.startsWith('http://a.test/'), (u: string) => u.startsWith('http://c.test/'), (u: string) => !u.startsWith('http://c.test/')]) {
-      const t = starts(group);
-      // The fake logs a request when the engine calls it; a call up to LATE_START_MS after its
-      // dispatch still counts from the dispatch (the engine's rule), so a gap may be that much short.
-      for (let i = 1; i < t.length; i++) expect(t[i]! - t[i - 1]!).toBeGreaterThanOrEqual(60 - LATE_START_MS);
+      const r = web.log.filter((x) => group(x.url));
+      // Dispatches are 60 ms apart, and each request reaches the fetcher no sooner than 60 ms
+      // after the one before it was dispatched. The gap between two arrivals at the fetcher is
+      // not asserted: a request reaching it up to LATE_START_MS after its dispatch counts from
+      // the dispatch (the engine's rule), and a loaded machine can deschedule the process
+      // between the engine's clock read and the fetcher's (a CI run measured 57.2 ms).
+      for (let i = 1; i < r.length; i++) {
+        expect(r[i]!.dispatchedAtMs - r[i - 1]!.dispatchedAtMs).toBeGreaterThanOrEqual(60);
+        expect(r[i]!.atMs - r[i - 1]!.dispatchedAtMs).toBeGreaterThanOrEqual(60);
+      }
     }
     const w = engine.wakeups;
     expect(w.stalls).toBe(0);
