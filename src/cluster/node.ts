@@ -40,7 +40,7 @@ import { IpGate } from './gate.js';
 import { SendWatch } from './sends.js';
 import { ClusterKeys, INBOX_GROUP, crawlSalt, slotOf, slotOfKey } from './keys.js';
 import { type SlotRecord, Heartbeat, clockShiftMs, coordinate, readSlots } from './membership.js';
-import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, encodeLinks, encodeSeeds, resetInbox, settleInbox } from './routing.js';
+import { type Durability, type InboxEntry, Outbox, checkDurability, checkEviction, encodeLinks, encodeSeeds, compareIds, resetInbox, settleInbox } from './routing.js';
 import { ADOPT, FALLBACK, acceptCheckpoint } from './scripts.js';
 import { readDrained, sumRelinkCounts } from './drained.js';
 import { type CrawlSettings, readCrawl, readCrawlCreated } from './settings.js';
@@ -141,6 +141,13 @@ interface OpenedSlot {
 function isFatal(err: unknown): boolean {
   return err instanceof MeguriError && !(err instanceof DurabilityError) && !(err instanceof StaleEpochError) && !(err instanceof CheckpointStoreError);
 }
+
+/**
+ * How many TTLs a node keeps renewing its heartbeat while its loop waits for slots to open
+ * (`keepingAlive`): a read stalled that long is a hiccup survived; longer, the node is taken as
+ * stuck and left to expire.
+ */
+const KEEPALIVE_TTLS = 3;
 
 /** Whether `err` is the store's read of a checkpoint that is not there (its meta file missing). */
 function isMissing(err: unknown): boolean {
@@ -575,9 +582,16 @@ export class ClusterNode {
    * expire and the node drop every slot it held to rejoin (the review's script: one read
    * delayed 3 s under a 2-s TTL). A renewal that finds the entry expired is acted on by the
    * loop's next turn. A synchronous stretch (a slot's recovery itself) still holds the timer.
+   * Renewals stop `KEEPALIVE_TTLS` TTLs into the wait: a read that never returns (a hard-mounted
+   * share that hangs) would otherwise keep a node that does nothing else alive, holding its
+   * slots from every other node for ever; past that it expires, as it did before.
    */
   private async keepingAlive<T>(work: Promise<T>): Promise<T> {
-    const timer = setInterval(() => void this.hb.beat(), this.o.heartbeatTtlMs / 4);
+    const ttl = this.o.heartbeatTtlMs;
+    const until = this.now() + KEEPALIVE_TTLS * ttl;
+    const timer = setInterval(() => {
+      if (this.now() < until) void this.hb.beat();
+    }, ttl / 4);
     try {
       return await work;
     } finally {
@@ -746,19 +760,25 @@ export class ClusterNode {
    * snapshot (a restart from an older RDB file, a restored backup, a failover to a replica that
    * lagged), and pruning — which keeps a slot's current and previous checkpoints only — removed
    * the one it names since. Opens the newest checkpoint the store holds of the slot that sorts
-   * after it and validates (a damaged one skipped for the next older), moves the record past
-   * every epoch in the store and points it there (fenced `ADOPT`, while the record still names
-   * the missing one), the inbox read from that checkpoint's cursor: the snapshot's stream came
-   * back with the record, and what it holds past that cursor is what the checkpoint lacks. What
-   * is lost is what only Redis held after the snapshot: links routed to the slot and not applied.
-   * Before, the open failed on the missing file at every poll: the slot never opened and a
-   * campaign never ended. No newer checkpoint (the store lost its files): `missing` is thrown.
+   * after it and validates (a damaged one skipped for the next older) — or, when the store holds
+   * none after it (the store is the one behind: restored from a backup), the newest before it —
+   * moves the record past every epoch in the store and points it there (fenced `ADOPT`, while
+   * the record still names the missing one). The inbox is read from the record's cursor when it
+   * is below that checkpoint's: the record came back with its stream, whose entries past its
+   * cursor are either ones the checkpoint applied (applied again: a known URL admitted again
+   * changes nothing) or links sent since — which a failover to a replica whose clock is behind
+   * numbers below the checkpoint's cursor, where a read after it would never see them. What is lost is what only Redis held after the snapshot: links routed to the slot and
+   * not applied. Before, the open failed on the missing file at every poll: the slot never opened
+   * and a campaign never ended. No checkpoint of the slot at all: `missing` is thrown.
    */
   private async rollForward(r: SlotRecord, missing: Error): Promise<OpenedSlot> {
     const named = r.ckpt.slice(r.ckpt.lastIndexOf('/') + 1);
-    const found = (await this.store.checkpoints(r.slot)).filter(({ rel }) => rel.slice(rel.lastIndexOf('/') + 1) > named);
+    const all = await this.store.checkpoints(r.slot);
+    const newer = all.filter(({ rel }) => rel.slice(rel.lastIndexOf('/') + 1) > named);
+    const found = newer.length > 0 ? newer : all;
     if (found.length === 0) throw missing;
-    const { opened, epoch, used, skipped } = await this.adoptNewest(r, found, r.ckpt, (meta) => meta.cursor);
+    const from = r.cursor || '0-0';
+    const { opened, epoch, used, skipped } = await this.adoptNewest(r, found, r.ckpt, (meta) => (compareIds(meta.cursor, from) <= 0 ? meta.cursor : from));
     if (opened === undefined) throw skipped[0]!.error;
     this.o.onStoreRestore?.({ kind: 'slot', slot: r.slot, epoch, used, skipped });
     return opened;

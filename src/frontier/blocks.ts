@@ -88,7 +88,8 @@ export const enum BlockVerdict {
 }
 
 /**
- * How long a confirmed block may last (crawl clock, from the canary's 403) before its 403s are
+ * How long a confirmed block may last (the sum of the gaps between its answers, each counted up
+ * to a bound: `blockGoesOn`) before its 403s are
  * final again: a ban that never lifts, or a canary whose own page became forbidden beside a
  * forbidden section, would otherwise have every URL of the host asked again for ever, up to
  * `BLOCK_CEILING_MS` apart (a block's 403 spends no retry past its first). The host is then taken as refusing
@@ -236,7 +237,7 @@ export function blockImageOf(s: FrontierState, h: HostRecord): HostBlockImage | 
 
 /**
  * After a checkpoint is loaded (rows, queues and banks in place): each host that has a page
- * crawled or redirected has served this crawler, its last such crawled page (in key order) the
+ * crawled, due again or redirected has served this crawler, its last such crawled page (in key order) the
  * page a canary asks; then each host's block record (`images[id].block`, host ids as in the
  * file) is put back — a run's rows found by key and still gone, a pending canary asked again.
  */

@@ -14,6 +14,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CRAWL_FILE, CheckpointStore, ClusterKeys, ClusterNode, type ClusterStoreRestore, crawlSalt, joinStoredCrawl, readCrawl, readSlots, slotOf } from '../../src/cluster/index.js';
+import { compareIds } from '../../src/cluster/routing.js';
 import { Engine } from '../../src/engine/index.js';
 import { CorruptPartitionError, InvalidStateError } from '../../src/errors/index.js';
 import type { FetchRequest, Outcome } from '../../src/model/index.js';
@@ -248,6 +249,8 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     const crawl = 'loss-rollback';
     const bySlot = hostsBySlot(crawl);
     const seeds = bySlot.flatMap((hs) => hs.slice(0, 8)).map((h) => `http://${h}/`);
+    const slot1Seeds = bySlot[1]!.slice(0, 8).map((h) => `http://${h}/`);
+    const linked = bySlot[0]!.slice(10, 18).map((h) => `http://${h}/`);
     const common = { redis: world.server.url, crawl, store: world.store, heartbeatTtlMs: 1_000, pollMs: 20, checkpointMs: 50, now: clock };
     const r = world.server.client();
     const keys = new ClusterKeys(crawl);
@@ -262,23 +265,30 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
       fetcher: {
         fetch: async (req: FetchRequest): Promise<Outcome> => {
           fetchedA.push(req.url);
-          // Every answer comes after the snapshot: the checkpoints after it differ from it.
+          // Every answer comes after the snapshot: the checkpoints after it differ from it, and
+          // the links slot 1's pages give to slot 0's hosts reach its inbox after the snapshot.
           for (let i = 0; i < 1_000 && snapshot === undefined; i++) await new Promise((res) => setTimeout(res, 10));
-          return { row: req.row, url: req.url, status: 200 };
+          const k = slot1Seeds.indexOf(req.url);
+          return { row: req.row, url: req.url, status: 200, ...(k >= 0 ? { links: [{ url: `http://${bySlot[0]![10 + k]}/` }] } : {}) };
         },
       },
     });
     await a.start();
     await a.seed(seeds);
+    // ... and slot 0's inbox as it was then.
+    let stream: [string, string[]][] = [];
     const watch = setInterval(() => {
       if (snapshot !== undefined) return;
-      void r.hgetall(keys.slot(0)).then((rec) => {
-        if (snapshot === undefined && (rec['ckpt'] ?? '') !== '') snapshot = rec;
+      void Promise.all([r.hgetall(keys.slot(0)), r.xrange(keys.inbox(0), '-', '+')]).then(([rec, entries]) => {
+        if (snapshot === undefined && (rec['ckpt'] ?? '') !== '') {
+          snapshot = rec;
+          stream = entries;
+        }
       });
     }, 5);
     await a.run();
     clearInterval(watch);
-    expect(fetchedA.sort()).toEqual([...seeds].sort());
+    expect(fetchedA.sort()).toEqual([...seeds, ...linked].sort());
     expect(snapshot).toBeDefined();
     const newest = (await readSlots(r, keys, S))[0]!;
     // Pruning keeps the slot's current and previous checkpoints: the snapshot's is gone once two
@@ -287,9 +297,21 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     expect(newest.ckpt).not.toBe(snapshot!['ckpt']);
     rmSync(join(world.store, crawl, snapshot!['ckpt']!), { recursive: true, force: true });
     expect(existsSync(join(world.store, crawl, newest.ckpt))).toBe(true);
-    // Redis comes back with slot 0's record from the snapshot.
+    // Redis comes back with slot 0's record and inbox from the snapshot, on a machine whose clock
+    // is behind: a link sent to the slot now is numbered just past the snapshot's last entry,
+    // below the cursor of the newest checkpoint.
     await r.del(keys.slot(0));
     await r.hset(keys.slot(0), snapshot!);
+    await r.del(keys.inbox(0));
+    for (const [id, fields] of stream) await r.xadd(keys.inbox(0), id, ...fields);
+    const lastId = stream.at(-1)?.[0] ?? '0-1';
+    const [ms, seq] = lastId.split('-').map(Number) as [number, number];
+    const late = `http://${bySlot[0]![9]}/`;
+    const entry = await r.xrange(keys.inbox(0), lastId, lastId);
+    // The same shape of entry as the seeds A routed: one URL, its host, depth 0.
+    const fields = entry[0]![1].map((f) => (f.includes('\t') ? `${late}\t${bySlot[0]![9]}\t0` : f));
+    await r.xadd(keys.inbox(0), `${ms}-${seq + 1}`, ...fields);
+    expect(compareIds(`${ms}-${seq + 1}`, newest.cursor)).toBeLessThan(0);
 
     const restores: ClusterStoreRestore[] = [];
     const fetchedB: string[] = [];
@@ -319,8 +341,28 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     expect(sb.slotsRestored).toBe(1);
     const rec = (await readSlots(r, keys, S))[0]!;
     expect(rec.epoch).toBeGreaterThan(newest.epoch);
-    // Every page was in the newest checkpoint as fetched: none fetched again.
-    expect(fetchedB).toEqual([]);
+    // Every page was in the newest checkpoint as fetched: none fetched again; the late link was
+    // read (before this read started after the checkpoint's cursor, it was never seen).
+    expect(fetchedB).toEqual([late]);
+
+    // The store behind Redis instead (restored from a backup): the record names a checkpoint
+    // newer than any the store holds; the newest it holds is opened.
+    const rec1 = (await readSlots(r, keys, S))[1]!;
+    await r.hset(keys.slot(1), 'ckpt', rec1.ckpt.replace(/e\d{9}-/, 'e999999999-'));
+    const restores2: ClusterStoreRestore[] = [];
+    const c = new ClusterNode({
+      ...common,
+      nodeId: 'C',
+      campaign: false,
+      fetcher: { fetch: (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: 200 }) },
+      onStoreRestore: (x) => restores2.push(x),
+    });
+    await c.start();
+    const runC = c.run();
+    await until(() => c.stats().slots.length === S, 20_000, 'C opened both slots').catch(() => {});
+    c.stop();
+    await runC;
+    expect(restores2).toEqual([expect.objectContaining({ kind: 'slot', slot: 1, used: rec1.ckpt })]);
     r.disconnect();
   }, 90_000);
 

@@ -37,6 +37,17 @@ const meta = (crawl: string, seq: number): SlotCheckpointMeta => ({ format: 'meg
 
 describe('the checkpoint store: a full device, other file-system errors, a damaged cluster.json', () => {
   const world = nodeWorld('meguri-store-errors-');
+
+  /** A crawl `crawl` of 12 hosts over 2 slots, crawled to its end by a node A: every slot has checkpoints. Returns the nodes' common options. */
+  async function crawledTwoSlots(crawl: string) {
+    const ok = { fetch: (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: 200 }) };
+    const common = { redis: world.server.url, crawl, store: world.store, heartbeatTtlMs: 1_000, pollMs: 20, checkpointMs: 100, fetcher: ok };
+    const a = new ClusterNode({ ...common, nodeId: 'A', settings: { slots: 2, grouping: 'host' as const } });
+    await a.start();
+    await a.seed(Array.from({ length: 12 }, (_, i) => `http://h${i}.${crawl}.test/`));
+    await a.run();
+    return common;
+  }
   afterEach(() => setStoreFileWriter(undefined));
 
   it('a write on a full device is DiskFullError naming the file, and leaves no temporary directory', async () => {
@@ -171,13 +182,7 @@ describe('the checkpoint store: a full device, other file-system errors, a damag
   }, 90_000);
 
   it('a checkpoint read stalled past the TTL while a slot opens: the node keeps its heartbeat and its other slots', async () => {
-    const crawl = 'slow-read';
-    const ok = { fetch: (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: 200 }) };
-    const common = { redis: world.server.url, crawl, store: world.store, heartbeatTtlMs: 1_000, pollMs: 20, checkpointMs: 100, fetcher: ok };
-    const a = new ClusterNode({ ...common, nodeId: 'A', settings: { slots: 2, grouping: 'host' as const } });
-    await a.start();
-    await a.seed(Array.from({ length: 12 }, (_, i) => `http://h${i}.slow.test/`));
-    await a.run();
+    const common = await crawledTwoSlots('slow-read');
     // B opens both slots from their checkpoints; the store's read of slot 0's stalls 2.5 TTLs
     // (a network file system's hiccup).
     const pauses: string[] = [];
@@ -191,7 +196,7 @@ describe('the checkpoint store: a full device, other file-system errors, a damag
     };
     await b.start();
     const r = world.server.client();
-    const keys = new ClusterKeys(crawl);
+    const keys = new ClusterKeys(common.crawl);
     let missing = 0;
     const watch = setInterval(() => void r.zscore(keys.nodes, 'B').then((x) => (x === null ? missing++ : 0)), 100);
     const run = b.run();
@@ -208,6 +213,32 @@ describe('the checkpoint store: a full device, other file-system errors, a damag
     expect(pauses).not.toContain('rejoined');
     expect(missing).toBe(0);
     expect(stalls).toBe(0);
+  }, 60_000);
+
+  it('a checkpoint read that never returns: the node stops renewing after a few TTLs, and another takes its slots', async () => {
+    const common = await crawledTwoSlots('hung-read');
+    // B's read of slot 0's checkpoint hangs (a hard-mounted share) until the test lets it go.
+    let letGo!: () => void;
+    const hung = new Promise<void>((res) => (letGo = res));
+    const b = new ClusterNode({ ...common, nodeId: 'B', campaign: false });
+    const store = (b as unknown as { store: CheckpointStore }).store;
+    const read = store.read.bind(store);
+    store.read = async (rel: string) => {
+      if (rel.startsWith('slot-00000/')) await hung;
+      return read(rel);
+    };
+    await b.start();
+    const runB = b.run();
+    await new Promise((res) => setTimeout(res, 300));
+    const c = new ClusterNode({ ...common, nodeId: 'C', campaign: false });
+    await c.start();
+    const runC = c.run();
+    // Before: B's keepalive renewed its entry as long as the read hung, and C never got a slot.
+    await until(() => c.stats().slots.length === 2, 20_000, 'C took both slots');
+    letGo();
+    b.stop();
+    c.stop();
+    await Promise.all([runB, runC]);
   }, 60_000);
 
   it('a node leaving when the store is full: run() rejects with DiskFullError, the slot is not marked idle, and the next node does its work', async () => {
