@@ -135,8 +135,8 @@ return 1`);
  * The record is moved to the new epoch — past every epoch in the slot's store, so the owner's
  * own checkpoints sort after the ones from before the loss and are never written over them —
  * and points at the adopted checkpoint with the inbox cursor at 0-0 (the stream it was taken
- * from is gone; every entry now in the inbox came after it) or, after a rollback, at the
- * adopted checkpoint's own cursor (the stream came back with the record). Returns 1 when done,
+ * from is gone; every entry now in the inbox came after it) or at the cursor given (after a
+ * rollback, `rollForward`: the older of the adopted checkpoint's and the record's). Returns 1 when done,
  * 0 when refused: the writer is not the owner at that epoch, or the record names another
  * checkpoint now.
  */

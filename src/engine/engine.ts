@@ -120,7 +120,7 @@ const IDLE_CHECKPOINT_MS = HOUR_MS;
  * windows count from then (`#launch`); within it, from the dispatch. So the fetcher may see two
  * starts of one host up to this much closer than the interval.
  */
-export const LATE_START_MS = 0.5;
+const LATE_START_MS = 0.5;
 
 /** Rewritten links remembered until their fetch (`Engine#rewritten`): ≈ 150 B each. */
 const MAX_REWRITTEN = 65_536;

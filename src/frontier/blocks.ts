@@ -18,12 +18,12 @@
  * recorded gone (at most `MAX_RUN_ROWS` are remembered).
  * - The canary answers 403: the host is blocking. The canary's page is left as it was (crawled,
  *   due when it was due); the run's URLs wait for a retry after the host's untried URLs, and so
- *   does every URL answering 403 until the host serves again — marked retried, none spending
- *   more than that first retry: the 403 is the block's, not the URL's, and the block's own limit
- *   bounds how often its URLs are asked. Spending one a 403 lost URLs asked in several blocks:
- *   two nodes crawling the loopback firewall lost 2 of 201 pages, each asked in four blocks; each such 403 backs the host off as a 429 does,
- *   up to `BLOCK_CEILING_MS`, and the host's first serving answer after the block gets the
- *   interval it had before, one back-off step up, as after an outage.
+ *   does every URL answering 403 until the host serves again; each such 403 backs the host off
+ *   as a 429 does, up to `BLOCK_CEILING_MS`, and the host's first serving answer after the block
+ *   gets the interval it had before, one back-off step up, as after an outage. The URLs are
+ *   marked retried and spend no retry past that first: the 403 is the block's, not the URL's,
+ *   and the block's own limit bounds how often they are asked (spending one a 403 lost URLs
+ *   asked in several blocks: 2 of 201 pages with two nodes on the loopback firewall).
  * - It serves: the 403s are the pages' own and stay final; the next canary of the host waits
  *   for a run twice as long, so a long forbidden section costs a canary per doubling.
  * - Anything else (429, 5xx, no answer): no verdict, and the page is left as it was, no retry

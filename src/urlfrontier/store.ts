@@ -94,7 +94,9 @@ export class Queue {
   readonly links: readonly [RingLink, RingLink] = [{ prev: this, next: this }, { prev: this, next: this }];
 
   constructor(
+    /** The queue's key (a host name by default). */
     readonly key: string,
+    /** The crawl the queue belongs to (the store's ring walks queues of every crawl). */
     readonly crawl: Crawl,
   ) {}
 
@@ -131,7 +133,12 @@ export interface RingLink {
 export class QueueRing {
   /** The queue the next walk starts at; undefined when the ring is empty. */
   next: Queue | undefined;
-  size = 0;
+  #size = 0;
+
+  /** Queues in the ring. */
+  get size(): number {
+    return this.#size;
+  }
 
   constructor(
     /** Which of a queue's `links` this ring uses: 0 the store's, 1 its crawl's. */
@@ -143,6 +150,7 @@ export class QueueRing {
     return q.links[this.side].next;
   }
 
+  /** Puts `q` in the ring at its tail, just behind `next` (first queue: it is `next`). */
   add(q: Queue): void {
     const l = q.links[this.side];
     const at = this.next;
@@ -156,17 +164,18 @@ export class QueueRing {
       a.prev.links[this.side].next = q;
       a.prev = q;
     }
-    this.size++;
+    this.#size++;
   }
 
+  /** Takes `q` out of the ring (a no-op when it is not in it); `next` moves on only when it was `q`. */
   remove(q: Queue): void {
     const l = q.links[this.side];
     if (l.next === q && this.next !== q) return; // not in the ring
-    if (this.next === q) this.next = this.size === 1 ? undefined : l.next;
+    if (this.next === q) this.next = this.#size === 1 ? undefined : l.next;
     l.prev.links[this.side].next = l.next;
     l.next.links[this.side].prev = l.prev;
     l.prev = l.next = q;
-    this.size--;
+    this.#size--;
   }
 }
 
