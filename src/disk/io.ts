@@ -67,6 +67,21 @@ export function isDiskFull(err: unknown): boolean {
  */
 export const IO_PIECE = 1 << 30;
 
+/**
+ * Opens `path` to create (or truncate) it; ENOSPC or EDQUOT (a device out of space or inodes, a
+ * quota) becomes `DiskFullError`, as a write's does: before, a full device met while creating a
+ * segment, a row run, a log or the manifest was a plain error (the crawl exited 1, not 4, with
+ * no "free space" hint).
+ */
+export function openToWrite(io: DiskIo, path: string, flags: 'w' | 'w+'): number {
+  try {
+    return io.open(path, flags);
+  } catch (err) {
+    if (isDiskFull(err)) throw new DiskFullError(path, 'the device or quota is full (creating the file)', { cause: err });
+    throw err;
+  }
+}
+
 /** Writes all of `buf[0, length)` at `position` of `path`'s descriptor; ENOSPC becomes `DiskFullError`. */
 export function writeFully(io: DiskIo, fd: number, path: string, buf: Uint8Array, length: number, position: number): void {
   let off = 0;
@@ -118,11 +133,14 @@ export class CountingIo implements DiskIo {
   readonly counters: IoCounters = { bytesWritten: 0, bytesRead: 0, writes: 0, reads: 0, fsyncs: 0, seeks: 0 };
   /** Bytes of writes still allowed before ENOSPC; Infinity = never fail. */
   failWritesAfter = Infinity;
+  /** Opens that create a file ('w', 'w+') throw ENOSPC, as on a device out of space or inodes. */
+  failCreates = false;
   private readonly nextRead = new Map<number, number>();
 
   constructor(private readonly inner: DiskIo = nodeIo) {}
 
   open(path: string, flags: string): number {
+    if (this.failCreates && (flags === 'w' || flags === 'w+')) throw Object.assign(new Error(`ENOSPC: no space left on device, open '${path}'`), { code: 'ENOSPC', syscall: 'open' });
     const fd = this.inner.open(path, flags);
     this.nextRead.delete(fd);
     return fd;

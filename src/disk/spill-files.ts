@@ -43,7 +43,7 @@ import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type ExtentAt, type LogAt, type SpillCommit, type SpillFiles, type TierLog, registerSpillFiles } from '../frontier/spill.js';
-import { type DiskIo, diskIoInForce, nodeIo, readFully, syncFully, writeFully } from './io.js';
+import { type DiskIo, diskIoInForce, nodeIo, openToWrite, readFully, syncFully, writeFully } from './io.js';
 
 const MAGIC = new TextEncoder().encode('MGSPILL1');
 const MANIFEST_MAGIC = new TextEncoder().encode('MGSPMAN1');
@@ -307,7 +307,7 @@ export class SpillSegments implements SpillFiles {
     if (this.readOnly) throw new InvalidArgumentError(`spill segments in ${this.dir} are open read-only`);
     const n = this.nextRun++;
     const path = join(this.dir, runName(n));
-    const fd = this.io.open(path, 'w');
+    const fd = openToWrite(this.io, path, 'w');
     try {
       writeFully(this.io, fd, path, bytes, bytes.length, 0);
       syncFully(this.io, fd, path);
@@ -348,7 +348,7 @@ export class SpillSegments implements SpillFiles {
       v.setUint32(12, at.log, true);
       v.setUint32(16, LOG_KIND[name], true);
       const path = join(this.dir, logName(name, at.log));
-      const fd = this.io.open(path, 'w');
+      const fd = openToWrite(this.io, path, 'w');
       try {
         writeFully(this.io, fd, path, h, HEADER, 0);
       } finally {
@@ -426,7 +426,7 @@ export class SpillSegments implements SpillFiles {
     v.setUint32(20, sum[1]!, true);
     v.setBigUint64(24, BigInt(gen), true);
     const tmp = join(this.dir, `${name}.tmp`);
-    const fd = this.io.open(tmp, 'w');
+    const fd = openToWrite(this.io, tmp, 'w');
     try {
       writeFully(this.io, fd, tmp, head, head.length, 0);
       writeFully(this.io, fd, tmp, manifest, manifest.length, head.length);
@@ -537,7 +537,15 @@ export class SpillSegments implements SpillFiles {
     const n = this.next++;
     const path = join(this.dir, segmentName(n));
     const keyPath = join(this.dir, keysName(n));
-    const seg: Segment = { fd: this.io.open(path, 'w+'), path, keyFd: this.io.open(keyPath, 'w+'), keyPath, size: 0, keySize: 0, live: 0, dirty: true };
+    const fd = openToWrite(this.io, path, 'w+');
+    let keyFd: number;
+    try {
+      keyFd = openToWrite(this.io, keyPath, 'w+');
+    } catch (err) {
+      this.io.close(fd);
+      throw err;
+    }
+    const seg: Segment = { fd, path, keyFd, keyPath, size: 0, keySize: 0, live: 0, dirty: true };
     this.segs.set(n, seg);
     this.current = n;
     const h = new Uint8Array(HEADER);

@@ -408,6 +408,8 @@ export function urlFrontierHandlers(node: FrontierNode, s: ServiceSettings): grp
     }),
 
     GetURLStatus: unary<{ url: string; key: string; crawlID: string }, object>('GetURLStatus', async (req, reply) => {
+      // No URL is a bad request, not an unknown URL (NOT_FOUND would read as "not stored yet").
+      if (req.url === '') return reply(status(grpc.status.INVALID_ARGUMENT, 'GetURLStatus: url is empty; name the URL to look up'));
       const v = await node.status(req.crawlID, req.url, req.key);
       if (v === undefined) reply(status(grpc.status.NOT_FOUND, `URL ${JSON.stringify(req.url)} is not in crawl ${crawlName(req.crawlID)}`));
       else reply(null, urlItemOf(v));

@@ -332,24 +332,46 @@ describe('the disk tier (memoryBudget + storeDir)', () => {
     budget.f.free();
   });
 
+  /** Seeds `all` in batches of 500 until one throws: the error and where that batch began. */
+  function seedUntilThrown(f: Frontier, all: Parameters<Frontier['seedBatch']>[0]): { err: unknown; fed: number } {
+    let fed = 0;
+    try {
+      for (; fed < all.length; fed += 500) f.seedBatch(all.slice(fed, fed + 500));
+    } catch (err) {
+      return { err, fed };
+    }
+    return { err: undefined, fed };
+  }
+
   it('a full disk (injected ENOSPC) throws DiskFullError and loses nothing', () => {
     const io = new CountingIo();
     io.failWritesAfter = 200_000;
     const f = new Frontier(0, 0, { memoryBudget: 256 * 1024, storeDir: freshDir(), spillWindow: 8, diskIo: io });
     const all = specs(50, 300);
-    let err: unknown;
-    let fed = 0;
-    try {
-      for (; fed < all.length; fed += 500) f.seedBatch(all.slice(fed, fed + 500));
-    } catch (e) {
-      err = e;
-    }
+    const { err, fed } = seedUntilThrown(f, all);
     expect(err).toBeInstanceOf(DiskFullError);
     // The batch that hit the full disk is in (the spill after it failed, not the intake).
     const inFrontier = Math.min(all.length, fed + 500);
     expect(f.len()).toBe(inFrontier);
     expect(f.pending()).toBe(inFrontier);
     io.failWritesAfter = Infinity;
+    const urls = drainChecked(f, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
+    expect(urls).toEqual(all.slice(0, inFrontier).map((s) => s.url).sort());
+    f.free();
+  });
+
+  it('a device out of space while creating a tier file (a segment, no inode left) is DiskFullError too, and loses nothing', () => {
+    const io = new CountingIo();
+    io.failCreates = true;
+    const f = new Frontier(0, 0, { memoryBudget: 256 * 1024, storeDir: freshDir(), spillWindow: 8, diskIo: io });
+    const all = specs(50, 300);
+    const { err, fed } = seedUntilThrown(f, all);
+    // Before: the open's own ENOSPC error, which the CLI took for a failure (exit 1), not a full disk (exit 4).
+    expect(err).toBeInstanceOf(DiskFullError);
+    expect((err as DiskFullError).message).toMatch(/creating the file/);
+    const inFrontier = Math.min(all.length, fed + 500);
+    expect(f.pending()).toBe(inFrontier);
+    io.failCreates = false;
     const urls = drainChecked(f, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
     expect(urls).toEqual(all.slice(0, inFrontier).map((s) => s.url).sort());
     f.free();

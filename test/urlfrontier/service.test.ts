@@ -300,6 +300,9 @@ describe('GetURLs', () => {
     await call(h.client, 'SetActive', { state: true });
     expect((await getUrls(h.client, {})).sort()).toEqual(['https://a.example/1', 'https://c.example/1']);
     await expect(call(h.client, 'BlockQueueUntil', { key: '', time: 1 })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+    // No URL to look up is a bad request (before: NOT_FOUND, as for a URL not stored yet).
+    await expect(call(h.client, 'GetURLStatus', { url: '', key: '', crawlID: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+    await expect(call(h.client, 'GetURLStatus', { url: 'https://nowhere.example/', key: '', crawlID: '' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
   });
 
   it('SetCrawlLimit counts completed URLs; an unknown queue is NOT_FOUND; a queue known only by a control call keeps it', async () => {
