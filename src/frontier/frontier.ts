@@ -341,10 +341,10 @@ export class Frontier {
     checkMs('replay nowMs', nowMs);
     let row = q.rowOfKey(this.#s, key);
     if (row === undefined && this.#s.spill !== undefined) {
-      // Spilled to disk: bring its host's rows back so the replay sees the queued URL.
+      // Spilled to disk: bring its host's rows back, best first, until the URL is among them.
       const k = typeof key === 'string' ? keyFromHex(key, new Uint32Array(4)) : key;
       const h = this.#s.hosts.find((x) => x.hostKeyLo === k[0] && x.hostKeyHi === k[1]);
-      if (h !== undefined) this.#s.spill.loadHost(h.id);
+      if (h !== undefined) this.#s.spill.loadUntil(h.id, () => q.rowOfKey(this.#s, key) !== undefined);
       row = q.rowOfKey(this.#s, key);
     }
     if (row === undefined || !this.#s.queues.queued(row)) return false;

@@ -657,9 +657,15 @@ export class SpillTier {
     return !q.dueOrder && this.pool.topOf(id) > q.topPriority[id]!;
   }
 
-  /** Brings every spilled row of host `id` back (crash replay of one of its URLs). */
-  loadHost(id: number): void {
-    while (this.spilledOfHost(id) > 0) this.take(id);
+  /**
+   * Brings host `id`'s spilled rows back, best extent first, until `found()` (crash replay of one
+   * of its URLs: the URL is back). A journaled URL was dispatched, so it came from the host's
+   * best rows: this reads few extents. Bringing every extent back read a whole host into memory
+   * for one replayed outcome — the review's 400,000 URLs under a 4-MiB budget went from 5.6 to
+   * 37.5 MB after replaying 60 outcomes, and the typed columns keep that size.
+   */
+  loadUntil(id: number, found: () => boolean): void {
+    while (!found() && this.spilledOfHost(id) > 0) this.take(id);
   }
 
   /**
