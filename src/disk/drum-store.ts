@@ -42,7 +42,7 @@ import { keyCount } from '../core/keys.js';
 import { CorruptBucketError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { customField, defineOptions, numberField } from '../options/index.js';
 import { BlockReader, BlockWriter, FILE_HEADER_BYTES, FileKind, RECORD_BYTES, checkFileHeader, fileHeader } from './blocks.js';
-import { type DiskIo, nodeIo, syncFully, writeFully } from './io.js';
+import { type DiskIo, nodeIo, openToWrite, syncFully, writeFully } from './io.js';
 
 /** Options of `DrumStore.open`. */
 export interface DrumStoreOptions {
@@ -233,7 +233,7 @@ export class DrumStore {
       buckets: Array.from({ length: buckets }, () => ({ runGen: -1, runBytes: 0, runKeys: 0, pendingBytes: FILE_HEADER_BYTES })),
     };
     const create = (p: string, kind: FileKind, b: number): void => {
-      const fd = io.open(p, 'w');
+      const fd = openToWrite(io, p, 'w');
       try {
         writeFully(io, fd, p, fileHeader(kind, b, opts.bucketBits), FILE_HEADER_BYTES, 0);
         syncFully(io, fd, p);
@@ -428,7 +428,7 @@ export class DrumStore {
       // 2. One sequential pass: the old run and the batch into a new run; batch-only keys are new.
       const st = m.buckets[b]!;
       const path = join(dir, runName(b, gen));
-      const fd = io.open(path, 'w');
+      const fd = openToWrite(io, path, 'w');
       let nk: Uint32Array;
       let np: Uint32Array;
       try {
@@ -631,7 +631,7 @@ function concat(parts: Uint32Array[]): Uint32Array {
 function commitManifest(io: DiskIo, dir: string, m: Manifest): void {
   const tmp = join(dir, `${MANIFEST}.tmp`);
   const bytes = encodeManifest(m);
-  const fd = io.open(tmp, 'w');
+  const fd = openToWrite(io, tmp, 'w');
   try {
     writeFully(io, fd, tmp, bytes, bytes.length, 0);
     syncFully(io, fd, tmp);

@@ -133,14 +133,15 @@ export class CountingIo implements DiskIo {
   readonly counters: IoCounters = { bytesWritten: 0, bytesRead: 0, writes: 0, reads: 0, fsyncs: 0, seeks: 0 };
   /** Bytes of writes still allowed before ENOSPC; Infinity = never fail. */
   failWritesAfter = Infinity;
-  /** Opens that create a file ('w', 'w+') throw ENOSPC, as on a device out of space or inodes. */
-  failCreates = false;
+  /** Opens that create a file ('w', 'w+') throw ENOSPC, as on a device out of space or inodes: all of them, or those whose path matches. */
+  failCreates: boolean | RegExp = false;
   private readonly nextRead = new Map<number, number>();
 
   constructor(private readonly inner: DiskIo = nodeIo) {}
 
   open(path: string, flags: string): number {
-    if (this.failCreates && (flags === 'w' || flags === 'w+')) throw Object.assign(new Error(`ENOSPC: no space left on device, open '${path}'`), { code: 'ENOSPC', syscall: 'open' });
+    const fails = this.failCreates instanceof RegExp ? this.failCreates.test(path) : this.failCreates;
+    if (fails && (flags === 'w' || flags === 'w+')) throw Object.assign(new Error(`ENOSPC: no space left on device, open '${path}'`), { code: 'ENOSPC', syscall: 'open' });
     const fd = this.inner.open(path, flags);
     this.nextRead.delete(fd);
     return fd;

@@ -543,6 +543,7 @@ export class SpillSegments implements SpillFiles {
       keyFd = openToWrite(this.io, keyPath, 'w+');
     } catch (err) {
       this.io.close(fd);
+      unlinkSync(path);
       throw err;
     }
     const seg: Segment = { fd, path, keyFd, keyPath, size: 0, keySize: 0, live: 0, dirty: true };

@@ -340,11 +340,13 @@ export class Frontier {
     checkMs('replay dispatchedAtMs', dispatchedAtMs);
     checkMs('replay nowMs', nowMs);
     let row = q.rowOfKey(this.#s, key);
-    if (row === undefined && this.#s.spill !== undefined) {
-      // Spilled to disk: bring its host's rows back, best first, until the URL is among them.
-      const k = typeof key === 'string' ? keyFromHex(key, new Uint32Array(4)) : key;
+    const spill = this.#s.spill;
+    const k = row === undefined && spill !== undefined ? (typeof key === 'string' ? keyFromHex(key, new Uint32Array(4)) : key) : undefined;
+    if (k !== undefined && spill!.keys.hasKey(k, 0)) {
+      // Spilled to disk: bring its host's rows back, best first, until the URL is among them (a
+      // URL not on disk — one added after the checkpoint — reads none).
       const h = this.#s.hosts.find((x) => x.hostKeyLo === k[0] && x.hostKeyHi === k[1]);
-      if (h !== undefined) this.#s.spill.loadUntil(h.id, () => q.rowOfKey(this.#s, key) !== undefined);
+      if (h !== undefined) spill!.loadUntil(h.id, () => q.rowOfKey(this.#s, key) !== undefined);
       row = q.rowOfKey(this.#s, key);
     }
     if (row === undefined || !this.#s.queues.queued(row)) return false;

@@ -362,21 +362,35 @@ describe('the disk tier (memoryBudget + storeDir)', () => {
   });
 
   it('a device out of space while creating a tier file (a segment, no inode left) is DiskFullError too, and loses nothing', () => {
-    const io = new CountingIo();
-    io.failCreates = true;
-    const f = new Frontier(0, 0, { memoryBudget: 256 * 1024, storeDir: freshDir(), spillWindow: 8, diskIo: io });
+    for (const failing of [true, /\.keys$/]) {
+      const dir = freshDir();
+      const io = new CountingIo();
+      io.failCreates = failing;
+      const { err, segments } = runOutOfInodes(dir, io);
+      expect(err, String(failing)).toBeInstanceOf(DiskFullError);
+      // A segment whose key file could not be made is not left behind.
+      expect(segments).toEqual([]);
+    }
+  });
+
+  /** A frontier filling a disk tier in `dir` whose file creations `io` refuses: the error it threw (nothing lost, drained after). */
+  function runOutOfInodes(dir: string, io: CountingIo): { err: unknown; segments: string[] } {
+    const f = new Frontier(0, 0, { memoryBudget: 256 * 1024, storeDir: dir, spillWindow: 8, diskIo: io });
     const all = specs(50, 300);
     const { err, fed } = seedUntilThrown(f, all);
     // Before: the open's own ENOSPC error, which the CLI took for a failure (exit 1), not a full disk (exit 4).
-    expect(err).toBeInstanceOf(DiskFullError);
-    expect((err as DiskFullError).message).toMatch(/creating the file/);
+    expect((err as Error).message).toMatch(/creating the file/);
     const inFrontier = Math.min(all.length, fed + 500);
     expect(f.pending()).toBe(inFrontier);
+    const segments = (readdirSync(dir, { recursive: true }) as string[]).filter((n) => n.endsWith('.seg'));
+    const failing = io.failCreates;
     io.failCreates = false;
     const urls = drainChecked(f, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
     expect(urls).toEqual(all.slice(0, inFrontier).map((s) => s.url).sort());
     f.free();
-  });
+    io.failCreates = failing;
+    return { err, segments };
+  }
 });
 
 // The CI-size run (1,000,000 URLs) is test/frontier/spill-1m.test.ts.
@@ -447,6 +461,14 @@ describe('the disk tier is durable state (incremental checkpoints)', () => {
     // replay sheds nothing back, the extents it read stay resident); before, the first replayed
     // URL on disk brought the host's every extent back and 0 were left.
     expect(back.diskTier()!.spilledUrls).toBeGreaterThan(live / 2);
+    // A URL the checkpoint does not hold (added after it) reads nothing back.
+    const before = back.diskTier()!.spilledUrls;
+    expect(back.replay(urlKeyHex('https://h0.example/added-later', 'h0.example'), { row: -1, url: '', status: 200 }, 0, 0)).toBe(false);
+    expect(back.diskTier()!.spilledUrls).toBe(before);
+    // The rest is crawled once each, as the live frontier would.
+    const crawled = new Set(journal.map((e) => e.url));
+    const rest = drainChecked(back, (r) => ({ row: r.row, url: r.url, status: 200 })).urls;
+    expect(rest).toEqual(specs(1, 30_000).map((x) => x.url).filter((u) => !crawled.has(u)).sort());
     back.free();
   });
 
