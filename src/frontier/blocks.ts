@@ -306,16 +306,23 @@ function askCanary(s: FrontierState, h: HostRecord): void {
 }
 
 /**
+ * A URL's retries after a block's 403 answered it (`spent` before): marked retried, so it waits
+ * behind its host's untried URLs, and no more spent — the 403 is the block's, not the URL's. The
+ * one rule for both a block's 403 (outcome.ts) and a run's row queued again (`retryAsBlocked`).
+ */
+export function triesAfterBlock(spent: number): number {
+  return Math.max(spent, 1);
+}
+
+/**
  * A row of the run recorded gone by its 403 waits for a retry instead, as if that 403 had been
- * the block's: marked retried (behind the host's untried URLs), no more of its retries spent (as
- * outcome.ts does for a block's 403; keep in sync); one whose retries other failures spent stays
- * gone.
+ * the block's (`triesAfterBlock`); one whose retries other failures spent stays gone.
  */
 function retryAsBlocked(s: FrontierState, row: number): void {
   const t = s.table;
   if (t.status[row] !== UrlStatus.Gone) return;
   const sl = t.slotFor(row);
-  const tries = Math.max(t.retries[sl]!, 1);
+  const tries = triesAfterBlock(t.retries[sl]!);
   if (tries > s.opts.retryLimit) return;
   t.retries[sl] = tries;
   t.status[row] = UrlStatus.RetryWait;

@@ -12,7 +12,7 @@ import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
 import { BLOCK_CEILING_MS, PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isNeverSent, isPageFault, isThrottle, isUnreachable, observeLatency, signalOf } from '../politeness/index.js';
 import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
-import { BlockVerdict, heardBlock, restoreCanary, servesCrawler } from './blocks.js';
+import { BlockVerdict, heardBlock, restoreCanary, servesCrawler, triesAfterBlock } from './blocks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
@@ -85,7 +85,7 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
     // A block's 403 (blocks.ts) is the block's answer, not the URL's: it marks the URL retried
     // (behind its host's untried URLs) and spends no more; the block's own limit
     // (`BLOCK_MAX_MS`) bounds how long its URLs are asked again.
-    const tries = block === BlockVerdict.Blocked ? Math.max(t.retries[sl]!, 1) : t.retries[sl]! + (outageProbe ? 0 : 1);
+    const tries = block === BlockVerdict.Blocked ? triesAfterBlock(t.retries[sl]!) : t.retries[sl]! + (outageProbe ? 0 : 1);
     t.retries[sl] = Math.min(tries, 255);
     if (tries > s.opts.retryLimit) {
       t.status[row] = UrlStatus.Gone;

@@ -66,6 +66,24 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     return Array.from({ length: S }, (_, s) => hosts.filter((h) => slotOf(crawl, h, S, crawlSalt(crawl)) === s));
   }
 
+  /** A node joining with no settings of its own, answering 200 to every fetch: the URLs it fetched and the restores it reported. */
+  function restoringNode(common: Omit<ConstructorParameters<typeof ClusterNode>[0], 'nodeId' | 'fetcher'>, nodeId: string) {
+    const fetched: string[] = [];
+    const restores: ClusterStoreRestore[] = [];
+    const node = new ClusterNode({
+      ...common,
+      nodeId,
+      fetcher: {
+        fetch: (req: FetchRequest): Promise<Outcome> => {
+          fetched.push(req.url);
+          return Promise.resolve({ row: req.row, url: req.url, status: 200 });
+        },
+      },
+      onStoreRestore: (x) => restores.push(x),
+    });
+    return { node, fetched, restores };
+  }
+
   it('a running node whose Redis was flushed restores the settings and every slot from the store, forgets nothing it had checkpointed and fetches nothing again', async () => {
     const crawl = 'loss-running';
     const bySlot = hostsBySlot(crawl);
@@ -210,20 +228,8 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     // ... and Redis loses everything.
     await r.flushall();
 
-    const restores: ClusterStoreRestore[] = [];
-    const fetchedB: string[] = [];
-    const b = new ClusterNode({
-      ...common,
-      nodeId: 'B',
-      // No settings given: the slot count comes from the store.
-      fetcher: {
-        fetch: (req: FetchRequest): Promise<Outcome> => {
-          fetchedB.push(req.url);
-          return Promise.resolve({ row: req.row, url: req.url, status: 200 });
-        },
-      },
-      onStoreRestore: (x) => restores.push(x),
-    });
+    // No settings given: the slot count comes from the store.
+    const { node: b, fetched: fetchedB, restores } = restoringNode(common, 'B');
     await b.start();
     expect(b.crawlSettings?.slots).toBe(S);
     await b.seed(seeds);
@@ -313,19 +319,7 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     await r.xadd(keys.inbox(0), `${ms}-${seq + 1}`, ...fields);
     expect(compareIds(`${ms}-${seq + 1}`, newest.cursor)).toBeLessThan(0);
 
-    const restores: ClusterStoreRestore[] = [];
-    const fetchedB: string[] = [];
-    const b = new ClusterNode({
-      ...common,
-      nodeId: 'B',
-      fetcher: {
-        fetch: (req: FetchRequest): Promise<Outcome> => {
-          fetchedB.push(req.url);
-          return Promise.resolve({ row: req.row, url: req.url, status: 200 });
-        },
-      },
-      onStoreRestore: (x) => restores.push(x),
-    });
+    const { node: b, fetched: fetchedB, restores } = restoringNode(common, 'B');
     await b.start();
     // Before: slot 0 failed to open at every poll (its checkpoint file missing) and the
     // campaign never ended; stopped here after 20 s.
@@ -349,14 +343,7 @@ describe('Redis losing its data under a surviving checkpoint store', () => {
     // newer than any the store holds; the newest it holds is opened.
     const rec1 = (await readSlots(r, keys, S))[1]!;
     await r.hset(keys.slot(1), 'ckpt', rec1.ckpt.replace(/e\d{9}-/, 'e999999999-'));
-    const restores2: ClusterStoreRestore[] = [];
-    const c = new ClusterNode({
-      ...common,
-      nodeId: 'C',
-      campaign: false,
-      fetcher: { fetch: (req: FetchRequest): Promise<Outcome> => Promise.resolve({ row: req.row, url: req.url, status: 200 }) },
-      onStoreRestore: (x) => restores2.push(x),
-    });
+    const { node: c, restores: restores2 } = restoringNode({ ...common, campaign: false }, 'C');
     await c.start();
     const runC = c.run();
     await until(() => c.stats().slots.length === S, 20_000, 'C opened both slots').catch(() => {});
