@@ -7,7 +7,7 @@
  * The journal (src/journal) opens its file through the `DiskIo` in force too, so one seam
  * reaches every durable write a crawl makes outside the checkpoint file itself.
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { DiskFullError } from '../errors/index.js';
 
 /** The file operations the disk tier uses. Every method may throw the `node:fs` error. */
@@ -21,6 +21,8 @@ export interface DiskIo {
   fsync(fd: number): void;
   close(fd: number): void;
   rename(from: string, to: string): void;
+  /** Makes `path` a hard link to `existing` (EEXIST when `path` exists). */
+  link(existing: string, path: string): void;
   /** Shrinks (or extends with zeros) the file to `length` bytes. */
   truncate(fd: number, length: number): void;
 }
@@ -33,6 +35,7 @@ export const nodeIo: DiskIo = {
   fsync: (fd) => fsyncSync(fd),
   close: (fd) => closeSync(fd),
   rename: (from, to) => renameSync(from, to),
+  link: (existing, path) => linkSync(existing, path),
   truncate: (fd, length) => ftruncateSync(fd, length),
 };
 
@@ -135,6 +138,8 @@ export class CountingIo implements DiskIo {
   failWritesAfter = Infinity;
   /** Opens that create a file ('w', 'w+') throw ENOSPC, as on a device out of space or inodes: all of them, or those whose path matches. */
   failCreates: boolean | RegExp = false;
+  /** Hard links fail with EPERM, as on a file system without them (some network and FUSE mounts). */
+  failLinks = false;
   private readonly nextRead = new Map<number, number>();
 
   constructor(private readonly inner: DiskIo = nodeIo) {}
@@ -190,6 +195,11 @@ export class CountingIo implements DiskIo {
 
   rename(from: string, to: string): void {
     this.inner.rename(from, to);
+  }
+
+  link(existing: string, path: string): void {
+    if (this.failLinks) throw Object.assign(new Error(`EPERM: operation not permitted, link '${existing}' -> '${path}'`), { code: 'EPERM', syscall: 'link' });
+    this.inner.link(existing, path);
   }
 
   truncate(fd: number, length: number): void {

@@ -50,10 +50,10 @@
  * hold the lock past `release()`.
  */
 import { type SoftProbeRecord, softProbeRecordProblem } from './soft-probes.js';
-import { closeSync, copyFileSync, existsSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, copyFileSync, existsSync, linkSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
-import { isDiskFull } from '../disk/io.js';
+import { diskIoInForce, isDiskFull, openToWrite, writeFully } from '../disk/io.js';
 import { ensureDirectory, keepPreviousFile, readPartition, writePartition } from '../format/file.js';
 import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
 import { JOURNAL_MAGIC, Journal, asideName } from '../journal/index.js';
@@ -85,6 +85,9 @@ export const PREV_JOURNAL_FILE = 'journal.prev.mgj';
 /** The frontier's disk tier, under the data directory (with `memoryBudget`). */
 export const DISK_DIR = 'disk';
 const LOCK_FILE = 'lock';
+/** The file a process writes its pid to before linking it as the lock: `.lock.<pid>.tmp`. */
+const LOCK_TEMP_PREFIX = '.lock.';
+const LOCK_TEMP = /^\.lock\.(\d+)\.(?:tmp|stale)$/;
 /** What a single-process crawl leaves in its data directory (cluster mode writes none of them). */
 const CRAWL_FILES = [CHECKPOINT_FILE, JOURNAL_FILE, SETTINGS_FILE, DISK_DIR, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE] as const;
 /** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
@@ -364,21 +367,29 @@ export class DataDir {
    * /proc) and takes its lock (a stale lock of a dead process is broken).
    */
   lock(): void {
-    ensureDirectory(this.path);
+    full(this.path, 'the device or quota is full (creating the data directory)', () => ensureDirectory(this.path));
     const path = join(this.path, LOCK_FILE);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(path, 'wx');
-        writeSync(fd, `${process.pid}\n`);
-        closeSync(fd);
-        this.#lockPath = path;
-        this.#removeTempFiles();
-        return;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'EEXIST') throw err;
-        DataDir.checkFree(this.path);
-        unlinkSync(path); // stale: its process is gone
+    // The pid is written to a file of its own and hard-linked as the lock, so the lock never
+    // exists without its pid: created empty and then written (as before), a second process
+    // starting in between read no pid, took the lock for a dead one's and broke it, and both
+    // crawled the directory; a full device left an empty lock and leaked the descriptor.
+    const mine = join(this.path, `${LOCK_TEMP_PREFIX}${process.pid}.tmp`);
+    writePidFile(mine, 'w');
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        try {
+          full(path, 'the device or quota is full (taking the lock)', () => placeLock(mine, path));
+          this.#lockPath = path;
+          this.#removeTempFiles();
+          return;
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'EEXIST') throw err;
+          DataDir.checkFree(this.path);
+          breakStaleLock(path);
+        }
       }
+    } finally {
+      unlinkQuietly(mine);
     }
     throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(this.path)}`);
   }
@@ -390,7 +401,10 @@ export class DataDir {
    */
   #removeTempFiles(): void {
     for (const name of readdirSync(this.path)) {
-      if (!CHECKPOINT_TEMP.test(name)) continue;
+      const lockTemp = LOCK_TEMP.exec(name);
+      // another process's lock file while it is taking the lock is left to it
+      if (lockTemp !== null && processAlive(Number(lockTemp[1]))) continue;
+      if (!CHECKPOINT_TEMP.test(name) && lockTemp === null) continue;
       try {
         unlinkSync(join(this.path, name));
       } catch {
@@ -571,6 +585,78 @@ function readCheckpointFile(path: string): { image: PartitionImage; state: Engin
   if (!existsSync(path)) return undefined;
   const image = readPartition(path);
   return { image, state: parseEngineState(image.meta.settings['engine']) };
+}
+
+/**
+ * Writes this process's pid to `file`, created anew ('w') or exclusively ('wx'), through the
+ * disk seam (a test fills the device there); a failed write leaves no file.
+ */
+function writePidFile(file: string, flags: 'w' | 'wx'): void {
+  const io = diskIoInForce();
+  const fd = flags === 'w' ? openToWrite(io, file, 'w') : io.open(file, 'wx');
+  let written = false;
+  try {
+    const pid = Buffer.from(`${process.pid}\n`);
+    writeFully(io, fd, file, pid, pid.length, 0);
+    written = true;
+  } finally {
+    io.close(fd);
+    if (!written) unlinkQuietly(file);
+  }
+}
+
+/**
+ * Makes `lock` a link to `pidFile`; EEXIST when another holds it. A file system without hard
+ * links (some network and FUSE mounts) gets the lock created exclusively and then written, as
+ * before links: the narrow moment of an empty lock is the price there.
+ */
+function placeLock(pidFile: string, lock: string): void {
+  try {
+    diskIoInForce().link(pidFile, lock);
+    return;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'EEXIST' || isDiskFull(err)) throw err;
+  }
+  writePidFile(lock, 'wx');
+}
+
+/**
+ * Removes the lock at `path`, found stale (its pid dead or unreadable). It is moved aside first
+ * and read again there: a process that broke the same stale lock a moment before and took it
+ * has its pid in what was moved, gets its lock back, and this one fails as for any live holder.
+ */
+export function breakStaleLock(path: string): void {
+  const aside = join(dirname(path), `${LOCK_TEMP_PREFIX}${process.pid}.stale`);
+  try {
+    renameSync(path, aside);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return; // broken by another process already
+    throw err;
+  }
+  let pid = Number.NaN;
+  try {
+    pid = Number.parseInt(readFileSync(aside, 'utf8'), 10);
+  } catch {
+    // unreadable: stale
+  }
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
+    try {
+      linkSync(aside, path);
+    } catch {
+      // a third process holds it now; the holder moved aside keeps running on its own
+    }
+    unlinkQuietly(aside);
+    throw new InvalidStateError(`Engine: ${JSON.stringify(dirname(path))} is in use by process ${pid} (remove ${path} if that is wrong)`);
+  }
+  unlinkQuietly(aside);
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // gone already
+  }
 }
 
 /** Runs `write`; a full device or quota (ENOSPC, EDQUOT) becomes `DiskFullError` naming `file`. */

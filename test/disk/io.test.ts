@@ -11,7 +11,7 @@ function recordingIo(asked: number[], perCall = Number.POSITIVE_INFINITY): DiskI
     asked.push(length);
     return Math.min(length, perCall);
   };
-  return { open: () => 3, write: io, read: io, fsync: () => {}, close: () => {}, rename: () => {}, truncate: () => {} };
+  return { open: () => 3, write: io, read: io, fsync: () => {}, close: () => {}, rename: () => {}, link: () => {}, truncate: () => {} };
 }
 
 describe('writeFully / readFully at sizes past 2 GiB', () => {

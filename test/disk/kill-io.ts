@@ -13,6 +13,7 @@ export function killingIo(drilled: string, killAt: number, phase: () => string):
     fsync: (fd) => inner.fsync(fd),
     close: (fd) => inner.close(fd),
     truncate: (fd, l) => inner.truncate(fd, l),
+    link: (e, p) => inner.link(e, p),
     write(fd, b, o, l, p) {
       if (phase() === drilled && ++writes === killAt) {
         inner.write(fd, b, o, Math.max(1, l >> 1), p);

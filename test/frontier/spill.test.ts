@@ -253,6 +253,7 @@ describe('the disk tier (memoryBudget + storeDir)', () => {
       fsync = nodeIo.fsync;
       close = nodeIo.close;
       rename = nodeIo.rename;
+      link = nodeIo.link;
       truncate = nodeIo.truncate;
     }
     for (const damage of ['flip', 'eio'] as const) {
