@@ -615,7 +615,7 @@ export class ClusterNode {
       const { state, source, shift } = opened;
       try {
         // Reading resumes after the checkpoint's cursor: what the last owner applied after it is read again.
-        await resetInbox(this.redis, this.keys, r.slot, state.cursor);
+        await resetInbox(this.redis, this.keys, r.slot, state.cursor, this.nodeId);
       } catch (err) {
         state.free();
         throw err;

@@ -188,9 +188,15 @@ export type InboxEntry = [id: string, fields: string[]];
  * acknowledges what is still pending up to `cursor`: entries an earlier owner read and applied
  * but died before acknowledging (kill -9 between acceptance and XACK). The checkpoint opened
  * from holds them; left pending they would stay in the dead consumer's list for good. Entries
- * after `cursor` need nothing: read again, Redis moves them to the reader.
+ * after `cursor` need nothing: the group reads them again from `cursor`.
+ *
+ * Then it deletes every consumer of the group but `reader` (the new owner): each node that ever
+ * read a slot stayed a consumer of its group for good — a cluster whose nodes restart under new
+ * ids grew S consumers per restart in Redis's memory. Deleting one drops its pending entries;
+ * those up to `cursor` are acknowledged above, and those after it are delivered again, since
+ * the group's position is now `cursor`.
  */
-export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, cursor: string): Promise<void> {
+export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, cursor: string, reader: string): Promise<void> {
   const key = keys.inbox(slot);
   try {
     await redis.xgroup('CREATE', key, INBOX_GROUP, cursor, 'MKSTREAM');
@@ -198,12 +204,25 @@ export async function resetInbox(redis: Redis, keys: ClusterKeys, slot: number, 
     if (!(err instanceof Error) || !err.message.includes('BUSYGROUP')) throw err;
   }
   await redis.xgroup('SETID', key, INBOX_GROUP, cursor);
-  if (cursor === '0-0') return;
-  for (;;) {
-    const pending = (await redis.xpending(key, INBOX_GROUP, '-', cursor, ACK_BATCH)) as [string, ...unknown[]][];
-    if (pending.length > 0) await redis.xack(key, INBOX_GROUP, ...pending.map(([id]) => id));
-    if (pending.length < ACK_BATCH) return;
+  if (cursor !== '0-0') {
+    for (;;) {
+      const pending = (await redis.xpending(key, INBOX_GROUP, '-', cursor, ACK_BATCH)) as [string, ...unknown[]][];
+      if (pending.length > 0) await redis.xack(key, INBOX_GROUP, ...pending.map(([id]) => id));
+      if (pending.length < ACK_BATCH) break;
+    }
   }
+  const consumers = (await redis.xinfo('CONSUMERS', key, INBOX_GROUP)) as unknown[][];
+  const departed = consumers.map(consumerName).filter((name) => name !== reader);
+  if (departed.length === 0) return;
+  const p = redis.pipeline();
+  for (const name of departed) p.xgroup('DELCONSUMER', key, INBOX_GROUP, name);
+  for (const [err] of (await p.exec()) ?? []) if (err !== null) throw err;
+}
+
+/** The `name` field of one XINFO CONSUMERS reply entry (a flat field/value list). */
+function consumerName(fields: unknown[]): string {
+  const at = fields.indexOf('name');
+  return String(fields[at + 1]);
 }
 
 /**

@@ -72,6 +72,7 @@ describe('link routing: exactly-once per slot state across kill -9', () => {
 
   async function audit(crawl: string, keys: ClusterKeys, sent: Map<number, { id: string; urls: string[] }[]>): Promise<void> {
     const r = server.client();
+    const readers = new Set<string>();
     const recs = await readSlots(r, keys, S);
     const cs = new CheckpointStore(store, crawl);
     for (const rec of recs) {
@@ -95,7 +96,14 @@ describe('link routing: exactly-once per slot state across kill -9', () => {
       expect(left).toEqual(kept);
       const pending = (await r.xpending(keys.inbox(rec.slot), INBOX_GROUP, '-', '+', 10_000)) as [string, ...unknown[]][];
       expect(pending.filter(([id]) => compareIds(id, meta.cursor) <= 0)).toEqual([]);
+      // The killed (or departed) owner is no longer a consumer of the group: only the node that
+      // took the slot over, so nodes restarting under new ids do not grow the group for good.
+      const consumers = (await r.xinfo('CONSUMERS', keys.inbox(rec.slot), INBOX_GROUP)) as unknown[][];
+      expect(consumers.length).toBeLessThanOrEqual(1);
+      readers.add(String(consumers[0]?.[1] ?? ''));
     }
+    // every slot is read by the one node left
+    expect(readers.size).toBe(1);
     r.disconnect();
   }
 

@@ -34,7 +34,7 @@ describe('meguri cluster status', () => {
     await coordinate(r, keys, 'node-a', 4, 60_000);
     await new Heartbeat(r, keys, 'node-b', 60_000, () => performance.now()).beat();
     await coordinate(r, keys, 'node-a', 4, 60_000); // asks node-a to hand 2 slots to node-b
-    for (let s = 0; s < 4; s++) await resetInbox(r, keys, s, '0-0');
+    for (let s = 0; s < 4; s++) await resetInbox(r, keys, s, '0-0', 'test');
     for (let i = 0; i < 5; i++) await r.xadd(keys.inbox(3), '*', 'k', 'l', 'd', `http://x.test/${i}\tx.test\t1\t1\t`);
 
     const io = bufferIo();
