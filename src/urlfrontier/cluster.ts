@@ -589,12 +589,17 @@ export class ClusterFrontier implements FrontierNode {
         return (await this.toOwner<{ served: Served[] }>(slot, 'getUrls', { req }, this.peerTimeoutMs).catch(() => ({ served: [] }))).served;
       }
     }
-    if (this.host !== undefined) return this.host.getUrls(req);
-    // A router: ask the nodes in turn until max_queues queues produced URLs.
+    // A node serves its own slots, except for one queue of any crawl: a queue of that name in
+    // each crawl has a slot of its own, on any node (served from this node's slots only, the
+    // others' were never served through it).
+    const namedInAnyCrawl = req.key !== '' && req.crawl === undefined;
+    if (this.host !== undefined && !namedInAnyCrawl) return this.host.getUrls(req);
+    // A router, or a queue named in any crawl: ask the nodes in turn (this one first) until
+    // max_queues queues produced URLs.
     const out: Served[] = [];
     let left = req.maxQueues > 0 ? req.maxQueues : Number.POSITIVE_INFINITY;
-    const nodes = [...this.live];
-    const start = this.rr++;
+    const nodes = this.host === undefined ? [...this.live] : [this.nodeId, ...this.live.filter((n) => n !== this.nodeId)];
+    const start = this.host === undefined ? this.rr++ : 0;
     for (let i = 0; i < nodes.length && left > 0; i++) {
       const n = nodes[(start + i) % nodes.length]!;
       const got = await this.on<{ served: Served[] }>(n, 'getUrls', { req: { ...req, maxQueues: Number.isFinite(left) ? left : 0 } }).catch(() => ({ served: [] as Served[] }));

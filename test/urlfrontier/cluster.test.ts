@@ -137,6 +137,31 @@ describe('URLFrontier cluster', () => {
     expect(after.size).toBe(0);
   });
 
+  it('GetURLs naming a queue of any crawl serves that queue in every crawl, whichever node owns it', async () => {
+    const { crawl, a, b } = await twoNodes();
+    const owners = await slotOwners(crawl);
+    // Twelve crawls with a queue named "shared": their slots fall on both nodes.
+    const crawls = Array.from({ length: 12 }, (_, i) => `c${i}`);
+    const onB = crawls.filter((c) => owners[slotOf(c, 'shared', 8)] === b.server.nodeId);
+    expect(onB.length).toBeGreaterThan(0);
+    expect(onB.length).toBeLessThan(crawls.length);
+    const items = crawls.flatMap((c) => [0, 1].map((j) => discovered(`https://${c}.example/${j}`, { key: 'shared', crawlID: c })));
+    expect((await putUrls(a.client, items)).every((x) => x.status === 'OK')).toBe(true);
+    // Asked on either node: every crawl's queue, each URL once.
+    const all = (c: string): string[] => [`https://${c}.example/0`, `https://${c}.example/1`];
+    expect((await getUrls(a.client, { key: 'shared', anyCrawlID: {}, max_urls_per_queue: 2, delay_requestable: 600 })).sort()).toEqual(crawls.flatMap(all).sort());
+    // No crawl given is any crawl too, and max_queues bounds the queues over the nodes together:
+    // one fewer than node A owns is served first through A, then the rest through B.
+    const onA = crawls.filter((c) => owners[slotOf(c, 'other', 8)] === a.server.nodeId).length;
+    expect(onA).toBeGreaterThan(1);
+    expect(onA).toBeLessThan(crawls.length);
+    await putUrls(b.client, crawls.map((c) => discovered(`https://${c}.example/o`, { key: 'other', crawlID: c })));
+    const first = await getUrls(a.client, { key: 'other', max_queues: onA - 1, max_urls_per_queue: 1, delay_requestable: 600 });
+    expect(first).toHaveLength(onA - 1);
+    const rest = await getUrls(b.client, { key: 'other', max_urls_per_queue: 1, delay_requestable: 600 });
+    expect([...first, ...rest].sort()).toEqual(crawls.map((c) => `https://${c}.example/o`).sort());
+  });
+
   it('refuses bad cluster options, a router for a cluster that does not exist, and a differing canonicalize', async () => {
     const { crawl, store } = newCrawl();
     await expect(startUrlFrontierServer({ port: 0, log: () => {}, cluster: { redis: redis.url, crawl, store, slots: 0 } })).rejects.toMatchObject({ code: 'MEGURI_ERR_INVALID_ARG' });
