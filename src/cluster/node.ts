@@ -70,6 +70,12 @@ export interface ClusterNodeStats {
   readonly handoffs: number;
   /** Sent fetches that hand-offs (and leaving) cut at the drain bound: the next owners fetch them again. */
   readonly handoffRefetches: number;
+  /**
+   * Slots opened with every host held one interval (`Frontier.holdEveryHost`): from a checkpoint
+   * written while its owner still dispatched, or from none after an earlier owner (a killed
+   * node's slots) — the fetches it made after its checkpoint are unknown.
+   */
+  readonly slotsHeld: number;
   readonly canDispatch: boolean;
   readonly ipGateBlocked: boolean;
   readonly sharedIps: number;
@@ -185,6 +191,7 @@ export class ClusterNode {
   private handoffs = 0;
   /** Sent fetches cut by hand-off drains (and a leaving node's): re-fetched by the slots' next owners. */
   private handoffRefetches = 0;
+  private slotsHeld = 0;
   /** Slots whose checkpoint's clock readings were moved onto this node's clock. */
   private clockShifts = 0;
   private redisErrors = 0;
@@ -613,6 +620,14 @@ export class ClusterNode {
         else opened = await this.fallBack(r, err);
       }
       const { state, source, shift } = opened;
+      // A checkpoint written while its owner still dispatched (a periodic one a killed node left)
+      // misses the fetches made after it, and so does no checkpoint at all for a slot that had an
+      // owner before (epoch 1 is its first): every host waits one interval from now, so a host
+      // whose crawl delay outlasts the takeover is not fetched again at once.
+      if (source === undefined ? r.epoch > 1 : source.meta.stopped !== true) {
+        state.frontier.holdEveryHost(this.now());
+        this.slotsHeld++;
+      }
       try {
         // Reading resumes after the checkpoint's cursor: what the last owner applied after it is read again.
         await resetInbox(this.redis, this.keys, r.slot, state.cursor, this.nodeId);
@@ -845,6 +860,13 @@ export class ClusterNode {
       await this.outbox.flush(true);
       this.o.faults?.('handoff-flushed', s.slot);
       const res = await this.commit(s, true);
+      if (res === 1) {
+        // Accepted but not released (the move was called off): the slot dispatches again, so the
+        // accepted checkpoint must not say it stopped — a crash would leave the next owner
+        // trusting windows that fetches after it moved on. One more, not marked, replaces it.
+        s.moving = false;
+        await this.commit(s, false);
+      }
       if (res === 2) {
         this.handoffs++;
         this.drop(s.slot);
@@ -1539,6 +1561,7 @@ export class ClusterNode {
       checkpointsSkipped: this.checkpointsSkipped,
       handoffs: this.handoffs,
       handoffRefetches: this.handoffRefetches,
+      slotsHeld: this.slotsHeld,
       canDispatch: this.hb?.canDispatch() ?? false,
       ipGateBlocked: this.gate?.blocked ?? false,
       sharedIps: this.gate?.sharedIps().length ?? 0,

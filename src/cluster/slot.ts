@@ -210,6 +210,8 @@ export class SlotState {
       ...(crawlCreated === undefined ? {} : { crawlCreated }),
       counted: { ...this.counted },
       urlBudget,
+      // A moving slot dispatches nothing more (its drain is over): the next owner needs no hold.
+      ...(this.moving ? { stopped: true as const } : {}),
     };
     const acks = this.acks;
     this.acks = [];

@@ -23,12 +23,12 @@ import { type CrawlSettings, checkCrawlSettings, joinCrawlRecord } from './setti
 
 /**
  * The format minor this build writes. Minor 1 added `robots`, minor 2 `crawlCreated`, minor 3
- * `counted`, minor 4 `urlBudget`; a minor is additive: a build
+ * `counted`, minor 4 `urlBudget`, minor 5 `stopped`; a minor is additive: a build
  * reads every minor of its major (a checkpoint without `minor` is minor 0, and carries no
  * robots.txt entries: the next owner asks its origins again), and an older build reading a
  * newer minor ignores the fields it does not know — nodes of both builds share a crawl.
  */
-export const SLOT_FORMAT_MINOR = 4;
+export const SLOT_FORMAT_MINOR = 5;
 
 /** What travels with a slot's partition. */
 export interface SlotCheckpointMeta {
@@ -82,6 +82,14 @@ export interface SlotCheckpointMeta {
    * the record's to its hosts (`setAdmission`). Absent (an older build's checkpoint): kept as is.
    */
   readonly urlBudget?: number;
+  /**
+   * Written after its owner stopped dispatching the slot — a hand-off or a leave, past the drain
+   * (minor ≥ 5): every start the slot made is in it. Absent (a periodic checkpoint, the one a
+   * killed node leaves behind, or an older build's), the next owner holds every host of the slot
+   * one interval from the moment it opens it (`Frontier.holdEveryHost`): fetches made after the
+   * checkpoint are not in it.
+   */
+  readonly stopped?: true;
 }
 
 export const PARTITION_FILE = 'partition.meguri';
@@ -243,6 +251,7 @@ export class CheckpointStore {
     }
     const budget: unknown = meta.urlBudget;
     if (budget !== undefined && !(Number.isSafeInteger(budget) && (budget as number) >= 0)) throw damaged('urlBudget is not a count');
+    if (meta.stopped !== undefined && meta.stopped !== true) throw damaged('stopped is not true');
     const partPath = join(at, PARTITION_FILE);
     const partition = await readFile(partPath).catch((err: unknown) => {
       throw storeFailure('read', partPath, err);

@@ -328,6 +328,28 @@ export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefi
   if (h.ip === '' && typeof ip === 'string') h.ip = ip;
   if (atMs > h.lastDispatchMs) h.lastDispatchMs = atMs;
   h.cap?.record(atMs);
+  holdWindows(s, h, atMs);
+}
+
+/**
+ * `Frontier.holdEveryHost` (see there): each host's and address's windows spent at `atMs`, as
+ * by a start then, but no start recorded (no rate-cap slot spent, no dispatch time), and hosts
+ * first seen later held the same way (`holdFromMs`, read by `hostFor`). Returns how many hosts
+ * now wait longer than they did.
+ */
+export function holdEveryHost(s: FrontierState, atMs: number): number {
+  if (atMs > s.holdFromMs) s.holdFromMs = atMs;
+  let held = 0;
+  for (const h of s.hosts) {
+    const before = h.nextEligibleMs;
+    holdWindows(s, h, atMs);
+    if (h.nextEligibleMs > before) held++;
+  }
+  return held;
+}
+
+/** Spends `h`'s window, and its address's, at `atMs` (never earlier than they are); a ready host goes back to wait. */
+function holdWindows(s: FrontierState, h: HostRecord, atMs: number): void {
   const next = atMs + h.intervalMs;
   if (next > h.nextEligibleMs) h.nextEligibleMs = next;
   if (h.ip !== '') {

@@ -425,6 +425,21 @@ export class Frontier {
   }
 
   /**
+   * Holds every host and address as if a fetch had started at `atMs`: each next start waits
+   * until `atMs` plus its interval, unless it waits longer already. For a frontier loaded from a
+   * checkpoint whose writer may have fetched after writing it (a killed cluster node's slot):
+   * those starts are unknown, and a host's interval since the last of them must still hold — a
+   * host with a crawl delay longer than the takeover took was fetched again at once. Hosts first
+   * seen later (an inbox replayed after the open) wait until `atMs` plus their interval too. No
+   * start is recorded (a rate cap's window and the dispatch time are untouched). Returns the
+   * hosts that now wait longer.
+   */
+  holdEveryHost(atMs: number): number {
+    checkMs('holdEveryHost atMs', atMs);
+    return banks.holdEveryHost(this.#s, atMs);
+  }
+
+  /**
    * Sets the rate cap of a known host group: at most `crawls` fetch starts in any window of
    * `windowMs` (`null` removes it). The cap is kept apart from the host's crawl delay and
    * politeness interval, which stay a hard minimum spacing: a host whose queue was empty for

@@ -635,6 +635,7 @@ export function hostFor(s: FrontierState, name: string, keys: KeyArray, i: numbe
   if (id !== undefined) return s.hosts[id]!;
   const h = new HostRecord(s.hosts.length, keys[i * 4]!, keys[i * 4 + 1]!, name, s.politeness.defaultIntervalMs, s.hostTimes);
   h.intervalMs = hostInterval(s.politeness, h.intervalMs, 0);
+  if (s.holdFromMs >= 0) h.nextEligibleMs = s.holdFromMs + h.intervalMs;
   const parked = s.dir.takeScore(name);
   if (parked !== undefined) h.hostScore = parked;
   s.dir.add(h);

@@ -124,6 +124,12 @@ export class FrontierState {
   inFlight = 0;
   /** The latest clock value seen by dispatch or report (ms). */
   clockMs = 0;
+  /**
+   * `Frontier.holdEveryHost`'s moment (ms; -1: none): a host first seen later waits until it
+   * plus its interval too (an inbox replayed after a slot's open brings hosts the killed owner
+   * may have fetched from).
+   */
+  holdFromMs = -1;
   /** The schedule index's current epoch-hour. */
   wheelHour: number;
   dispatches = 0;

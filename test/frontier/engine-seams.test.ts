@@ -206,6 +206,27 @@ describe('replay', () => {
     );
   });
 
+  it('holdEveryHost holds every host, and hosts first seen later, one interval from its moment; no start is recorded', () => {
+    const f = new Frontier(0, 0, { politeness, resolver: (h) => (h === 'c.example' ? '192.0.2.7' : '192.0.2.9') });
+    f.seed('https://a.example/1', 'a.example', 1, 0, 0);
+    f.seed('https://a.example/2', 'a.example', 1, 0, 0);
+    f.setHostCap('a.example', { crawls: 5, windowMs: 100_000 });
+    const first = f.dispatch(0)!;
+    f.report({ row: first.row, url: first.url, status: 200 }, 10);
+    // A killed owner's slot opened at 50 000: its fetches after the checkpoint are unknown.
+    expect(f.holdEveryHost(50_000)).toBe(1);
+    expect(f.hostSnapshots('a.example')[0]).toMatchObject({ lastDispatchMs: 0, nextEligibleMs: 51_000, cap: { used: 1 } });
+    expect(f.dispatch(50_999)).toBeUndefined();
+    // A host first seen after the hold (the inbox replayed after the open) waits as long.
+    f.seed('https://c.example/', 'c.example', 1, 50_100, 0);
+    expect(f.dispatch(50_500)).toBeUndefined();
+    expect(f.nextEligible()).toBe(51_000);
+    expect(new Set([f.dispatch(51_000)?.host, f.dispatch(51_000)?.host])).toEqual(new Set(['a.example', 'c.example']));
+    // A later moment holds again; an earlier one never moves a window back.
+    expect(f.holdEveryHost(40_000)).toBe(0);
+    f.free();
+  });
+
   it('recordStart keeps the host and IP windows of a fetch lost in a crash', () => {
     const f = new Frontier(0, 0, { politeness, resolver: () => '192.0.2.9' });
     f.seed('https://a.example/', 'a.example', 1, 0, 0);
