@@ -610,10 +610,15 @@ export class ClusterNode {
     this.busy.add(r.slot);
     try {
       let opened: OpenedSlot | undefined;
+      /** Opened from the checkpoint the record names (not restored, rolled forward or fallen back). */
+      let named = false;
       // A record naming no checkpoint while the store holds some: Redis lost the crawl's records.
       if (r.ckpt === '') opened = await this.restore(r);
       try {
-        opened ??= await this.openFrom(r, r.ckpt);
+        if (opened === undefined) {
+          opened = await this.openFrom(r, r.ckpt);
+          named = true;
+        }
       } catch (err) {
         if (isMissing(err)) opened = await this.rollForward(r, err as Error);
         else if (!(err instanceof CorruptPartitionError) || r.prev === undefined) throw err;
@@ -623,8 +628,12 @@ export class ClusterNode {
       // A checkpoint written while its owner still dispatched (a periodic one a killed node left)
       // misses the fetches made after it, and so does no checkpoint at all for a slot that had an
       // owner before (epoch 1 is its first): every host waits one interval from now, so a host
-      // whose crawl delay outlasts the takeover is not fetched again at once.
-      if (source === undefined ? r.epoch > 1 : source.meta.stopped !== true) {
+      // whose crawl delay outlasts the takeover is not fetched again at once. A `stopped` one is
+      // trusted only as the record's own, written by the owner just before this one (its epoch
+      // the one before the record's): an owner between that opened it and was killed before
+      // writing its own dispatched past it (the review's script: 1 s after it, against 8 s).
+      const trusted = named && source?.meta.stopped === true && source.meta.epoch + 1 === r.epoch;
+      if (source === undefined ? r.epoch > 1 : !trusted) {
         state.frontier.holdEveryHost(this.now());
         this.slotsHeld++;
       }
@@ -863,9 +872,16 @@ export class ClusterNode {
       if (res === 1) {
         // Accepted but not released (the move was called off): the slot dispatches again, so the
         // accepted checkpoint must not say it stopped — a crash would leave the next owner
-        // trusting windows that fetches after it moved on. One more, not marked, replaces it.
+        // trusting windows that fetches after it moved on. One more, not marked, replaces it;
+        // if that fails the slot is dropped, not resumed: its next open (here, from the marked
+        // checkpoint at its own epoch) holds every host, and it lost nothing since it stopped.
         s.moving = false;
-        await this.commit(s, false);
+        try {
+          await this.commit(s, false);
+        } catch {
+          this.drop(s.slot);
+          return;
+        }
       }
       if (res === 2) {
         this.handoffs++;

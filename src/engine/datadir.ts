@@ -87,7 +87,12 @@ export const DISK_DIR = 'disk';
 const LOCK_FILE = 'lock';
 /** The file a process writes its pid to before linking it as the lock: `.lock.<pid>.tmp`. */
 const LOCK_TEMP_PREFIX = '.lock.';
-const LOCK_TEMP = /^\.lock\.(\d+)\.(?:tmp|stale)$/;
+const LOCK_TEMP = /^\.lock\.(\d+)\.tmp$/;
+/** The guard stale-lock breakers take turns under: `lock.break` (see `breakStaleLock`). */
+const LOCK_GUARD_SUFFIX = '.break';
+/** Tries at taking the lock, `LOCK_RETRY_MS` apart while another process breaks a stale one. */
+const LOCK_ATTEMPTS = 200;
+const LOCK_RETRY_MS = 5;
 /** What a single-process crawl leaves in its data directory (cluster mode writes none of them). */
 const CRAWL_FILES = [CHECKPOINT_FILE, JOURNAL_FILE, SETTINGS_FILE, DISK_DIR, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE] as const;
 /** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
@@ -351,13 +356,8 @@ export class DataDir {
    */
   static checkFree(path: string): void {
     const lock = join(path, LOCK_FILE);
-    let pid: number;
-    try {
-      pid = Number.parseInt(readFileSync(lock, 'utf8'), 10);
-    } catch {
-      return; // no lock
-    }
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
+    const pid = readPid(lock);
+    if (pid !== undefined && pid !== process.pid && processAlive(pid)) {
       throw new InvalidStateError(`Engine: ${JSON.stringify(path)} is in use by process ${pid} (remove ${lock} if that is wrong)`);
     }
   }
@@ -376,7 +376,7 @@ export class DataDir {
     const mine = join(this.path, `${LOCK_TEMP_PREFIX}${process.pid}.tmp`);
     writePidFile(mine, 'w');
     try {
-      for (let attempt = 0; attempt < 3; attempt++) {
+      for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
         try {
           full(path, 'the device or quota is full (taking the lock)', () => placeLock(mine, path));
           this.#lockPath = path;
@@ -385,13 +385,14 @@ export class DataDir {
         } catch (err) {
           if ((err as { code?: string }).code !== 'EEXIST') throw err;
           DataDir.checkFree(this.path);
-          breakStaleLock(path);
+          // Found stale: broken under the guard, or another process is breaking it — wait a moment.
+          if (!breakStaleLock(path, mine)) sleepSync(LOCK_RETRY_MS);
         }
       }
     } finally {
       unlinkQuietly(mine);
     }
-    throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(this.path)}`);
+    throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(this.path)} (another process kept breaking a stale lock; try again)`);
   }
 
   /**
@@ -546,11 +547,9 @@ export class DataDir {
       // the records are written; a resume drops a torn tail
     }
     if (this.#lockPath === undefined) return;
-    try {
-      unlinkSync(this.#lockPath);
-    } catch {
-      // already gone
-    }
+    // Only a lock that still names this process is removed: one removed by hand and taken by
+    // another process since is that process's.
+    if (readPid(this.#lockPath) === process.pid) unlinkQuietly(this.#lockPath);
     this.#lockPath = undefined;
   }
 }
@@ -621,34 +620,54 @@ function placeLock(pidFile: string, lock: string): void {
 }
 
 /**
- * Removes the lock at `path`, found stale (its pid dead or unreadable). It is moved aside first
- * and read again there: a process that broke the same stale lock a moment before and took it
- * has its pid in what was moved, gets its lock back, and this one fails as for any live holder.
+ * Removes the lock at `path`, found stale (its pid dead or unreadable), under a guard
+ * (`lock.break`, placed as the lock is, from `pidFile`): breakers take turns, and each reads the
+ * lock's pid again under the guard before removing it. Only a breaker removes a lock that names
+ * a dead process, and only a missing lock can be taken, so what the guard's holder reads stays
+ * until it removes it: a process that broke the same stale lock a moment before and took it is
+ * seen as live and its lock is kept (moved aside and read, as first built, a third process could
+ * take the lock in between, and two held it). Returns false when another live process holds the
+ * guard (the caller waits and tries again); a guard a killed breaker left is removed.
+ *
+ * @throws InvalidStateError when the lock names a live process after all.
  */
-export function breakStaleLock(path: string): void {
-  const aside = join(dirname(path), `${LOCK_TEMP_PREFIX}${process.pid}.stale`);
+export function breakStaleLock(path: string, pidFile: string): boolean {
+  const guard = `${path}${LOCK_GUARD_SUFFIX}`;
   try {
-    renameSync(path, aside);
+    placeLock(pidFile, guard);
   } catch (err) {
-    if ((err as { code?: string }).code === 'ENOENT') return; // broken by another process already
-    throw err;
+    if ((err as { code?: string }).code !== 'EEXIST') throw err;
+    const breaker = readPid(guard);
+    if (breaker !== undefined && breaker !== process.pid && processAlive(breaker)) return false;
+    // Left by a killed breaker (or one whose pid was not written yet: read again next time).
+    if (breaker !== undefined) unlinkQuietly(guard);
+    return false;
   }
-  let pid = Number.NaN;
   try {
-    pid = Number.parseInt(readFileSync(aside, 'utf8'), 10);
-  } catch {
-    // unreadable: stale
-  }
-  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-    try {
-      linkSync(aside, path);
-    } catch {
-      // a third process holds it now; the holder moved aside keeps running on its own
+    const pid = readPid(path);
+    if (pid !== undefined && pid !== process.pid && processAlive(pid)) {
+      throw new InvalidStateError(`Engine: ${JSON.stringify(dirname(path))} is in use by process ${pid} (remove ${path} if that is wrong)`);
     }
-    unlinkQuietly(aside);
-    throw new InvalidStateError(`Engine: ${JSON.stringify(dirname(path))} is in use by process ${pid} (remove ${path} if that is wrong)`);
+    unlinkQuietly(path);
+    return true;
+  } finally {
+    unlinkQuietly(guard);
   }
-  unlinkQuietly(aside);
+}
+
+/** The pid in lock file `file`, or undefined when it is missing, empty or not a pid. */
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Blocks the thread for `ms` (lock() is synchronous; a turn of another process's breaking is microseconds). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function unlinkQuietly(file: string): void {

@@ -34,28 +34,38 @@ describe('cluster takeover after kill -9 keeps every host interval', () => {
     await server.dispose();
     rmSync(store, { recursive: true, force: true });
   });
-
-  it('the next owner waits an interval from the open for hosts the killed node fetched; a stopped checkpoint says it needs no hold', async () => {
-    const seeds = Array.from({ length: HOSTS }, (_, h) => [0, 1, 2].map((i) => `http://h${h}.test/p${i}`)).flat();
-    const cfg = {
-      redis: server.url,
-      crawl: 'hold',
-      store,
-      slots: 4,
-      ttlMs: 1_000,
-      // No periodic checkpoint after the first: what A fetches is in no accepted checkpoint.
-      checkpointMs: 600_000,
-      politeness: { floorMs: INTERVAL_MS, defaultIntervalMs: INTERVAL_MS },
-      logPages: true,
-    };
-    const a = spawnNode({ ...cfg, seeds });
+  /**
+   * Node A crawling `hosts` hosts (three pages each, named `<prefix><n>.test`) until it fetched
+   * each once, and node B loaded beside it, waiting for 'go'.
+   */
+  async function aCrawlingBLoaded(crawl: string, prefix: string, hosts: number): Promise<{ a: NodeProc; b: NodeProc }> {
+    const seeds = Array.from({ length: hosts }, (_, h) => [0, 1, 2].map((i) => `http://${prefix}${h}.test/p${i}`)).flat();
+    const a = spawnNode({ ...config(crawl), seeds });
     procs.push(a);
     await a.ready;
-    // B is loaded now and joins only after the kill (a process start takes seconds under load).
-    const b = spawnNode({ ...cfg, wait: true });
+    const b = spawnNode({ ...config(crawl), wait: true });
     procs.push(b);
     await until(() => b.lines.some((l) => l['type'] === 'loaded'), 60_000, 'B loaded');
-    await until(() => new Set(pagesOf(a).map(hostOf)).size === HOSTS, 60_000, 'A fetched every host once');
+    await until(() => new Set(pagesOf(a).map(hostOf)).size === hosts, 60_000, 'A fetched every host once');
+    return { a, b };
+  }
+
+  /** A node child's settings: 4 slots, a 1-s TTL, the long interval, pages logged. */
+  const config = (crawl: string): Record<string, unknown> => ({
+    redis: server.url,
+    crawl,
+    store,
+    slots: 4,
+    ttlMs: 1_000,
+    // No periodic checkpoint after the first: what a node fetches is in no accepted checkpoint.
+    checkpointMs: 600_000,
+    politeness: { floorMs: INTERVAL_MS, defaultIntervalMs: INTERVAL_MS },
+    logPages: true,
+  });
+
+  it('the next owner waits an interval from the open for hosts the killed node fetched; a stopped checkpoint says it needs no hold', async () => {
+    // B is loaded now and joins only after the kill (a process start takes seconds under load).
+    const { a, b } = await aCrawlingBLoaded('hold', 'h', HOSTS);
     a.kill();
     await a.exited;
     const lastByA = new Map<string, number>();
@@ -75,5 +85,25 @@ describe('cluster takeover after kill -9 keeps every host interval', () => {
     r.disconnect();
     const cs = new CheckpointStore(store, 'hold');
     for (const rec of records) expect((await cs.read(rec.ckpt)).meta.stopped).toBe(true);
+  }, 120_000);
+
+  it('a stopped checkpoint an owner in between crawled past is not trusted: a hand-off to B, B killed, A holds the hosts again', async () => {
+    const { a, b } = await aCrawlingBLoaded('hold-handoff', 'g', 8);
+    // B joins: slots move to it by hand-off (checkpoints marked stopped), and it fetches there.
+    b.child.send({ type: 'go' });
+    await b.ready;
+    await until(() => pagesOf(b).length > 0, 60_000, 'B fetching in the slots handed to it');
+    b.kill();
+    await b.exited;
+    const lastByB = new Map<string, number>();
+    for (const l of pagesOf(b)) lastByB.set(hostOf(l), Math.max(lastByB.get(hostOf(l)) ?? 0, Number(l['at'])));
+    const killedAt = pagesOf(a).length;
+    await until(() => [...lastByB.keys()].every((h) => pagesOf(a).slice(killedAt).some((l) => hostOf(l) === h)), 60_000, "A fetched B's hosts again");
+    for (const [host, at] of lastByB) {
+      const next = Math.min(...pagesOf(a).slice(killedAt).filter((l) => hostOf(l) === host).map((l) => Number(l['at'])));
+      expect(next - at, `${host}: A's first fetch after B's last`).toBeGreaterThanOrEqual(INTERVAL_MS);
+    }
+    a.stop();
+    expect((await a.exited).code).toBe(0);
   }, 120_000);
 });

@@ -85,7 +85,7 @@ describe('DataDir.lock', () => {
     expect(readFileSync(join(dir, 'lock'), 'utf8')).toBe(`${process.ppid}\n`);
   });
 
-  it("a stale lock is broken; one that another process took after it was found stale is given back and refused", () => {
+  it('a stale lock is broken under the guard; one that names a live process when read there is kept', () => {
     const dir = join(root, 'stale');
     mkdirSync(dir);
     const lock = join(dir, 'lock');
@@ -94,17 +94,44 @@ describe('DataDir.lock', () => {
     d.lock();
     expect(readFileSync(lock, 'utf8')).toBe(`${process.pid}\n`);
     d.release();
-    // The moment between reading a dead holder's pid and removing its lock, as a second process
-    // sees it when the first has just broken the same stale lock and taken it: the lock now names
-    // a live process, and breaking it gives it back.
+    // The moment between reading a dead holder's pid and breaking its lock, as a second process
+    // sees it when another has just broken the same stale lock and taken it: read again under
+    // the guard, the lock names a live process and is kept.
+    const mine = join(dir, `.lock.${process.pid}.tmp`);
+    writeFileSync(mine, `${process.pid}\n`);
     writeFileSync(lock, `${process.ppid}\n`);
-    expect(() => breakStaleLock(lock)).toThrow(/in use by process/);
+    expect(() => breakStaleLock(lock, mine)).toThrow(/in use by process/);
     expect(readFileSync(lock, 'utf8')).toBe(`${process.ppid}\n`);
-    expect(readdirSync(dir)).toEqual(['lock']);
+    expect(readdirSync(dir).sort()).toEqual([`.lock.${process.pid}.tmp`, 'lock']);
     writeFileSync(lock, `${DEAD_PID}\n`);
-    breakStaleLock(lock);
-    expect(existsSync(lock)).toBe(false);
-    expect(readdirSync(dir)).toEqual([]);
+    expect(breakStaleLock(lock, mine)).toBe(true);
+    expect(readdirSync(dir)).toEqual([`.lock.${process.pid}.tmp`]);
+  });
+
+  it('while another live process holds the guard nothing is broken; a guard a killed breaker left is removed', () => {
+    const dir = join(root, 'guard');
+    mkdirSync(dir);
+    const lock = join(dir, 'lock');
+    writeFileSync(lock, `${DEAD_PID}\n`);
+    writeFileSync(join(dir, 'lock.break'), `${process.ppid}\n`);
+    expect(() => new DataDir(dir).lock()).toThrow(/could not lock/);
+    expect(readFileSync(lock, 'utf8')).toBe(`${DEAD_PID}\n`);
+    writeFileSync(join(dir, 'lock.break'), `${DEAD_PID}\n`);
+    const d = new DataDir(dir);
+    d.lock();
+    expect(readFileSync(lock, 'utf8')).toBe(`${process.pid}\n`);
+    expect(readdirSync(dir)).toEqual(['lock']);
+    d.release();
+  });
+
+  it('release removes the lock only while it names this process', () => {
+    const dir = join(root, 'release');
+    const d = new DataDir(dir);
+    d.lock();
+    // removed by hand and taken by another process since
+    writeFileSync(join(dir, 'lock'), `${process.ppid}\n`);
+    d.release();
+    expect(readFileSync(join(dir, 'lock'), 'utf8')).toBe(`${process.ppid}\n`);
   });
 
   it('a lock file left by a killed process taking the lock is removed by the next holder; a live one is left', () => {
@@ -118,31 +145,48 @@ describe('DataDir.lock', () => {
     d.release();
   });
 
-  it('of eight processes starting together on a directory with a stale lock, exactly one holds it (3 rounds)', async () => {
+  it('of eight processes starting together on a directory with a stale lock, exactly one holds it (2 rounds)', async () => {
+    // Each child loads, says 'ready', and tries the lock on 'go' (sent to all at once when all
+    // are ready); the holder keeps it until 'done', sent once every child answered — so a late
+    // starter cannot take a lock released meanwhile and be counted as a second holder.
     const script = `
       const { DataDir } = await import(${JSON.stringify(new URL('../../src/engine/datadir.ts', import.meta.url).pathname)});
       const d = new DataDir(process.argv[1]);
-      await new Promise((r) => setTimeout(r, Number(process.argv[2]) - Date.now()));
-      try { d.lock(); } catch (err) { console.log('refused'); process.exit(0); }
-      console.log('held');
-      await new Promise((r) => setTimeout(r, 1500));
-      d.release();
+      process.on('message', (m) => {
+        if (m === 'go') {
+          try { d.lock(); } catch { console.log('refused'); process.disconnect(); return; }
+          console.log('held');
+        } else if (m === 'done') { d.release(); process.disconnect(); }
+      });
+      console.log('ready');
     `;
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 2; round++) {
       const dir = join(root, `race-${round}`);
       mkdirSync(dir);
       writeFileSync(join(dir, 'lock'), `${DEAD_PID}\n`);
-      const startAt = Date.now() + 1500;
-      const answers = await Promise.all(
-        Array.from({ length: 8 }, () => {
-          const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dir, String(startAt)], { stdio: ['ignore', 'pipe', 'inherit'] });
-          let out = '';
-          child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-          return new Promise<string>((resolve) => child.on('close', () => resolve(out.trim())));
-        }),
-      );
+      const children = Array.from({ length: 8 }, () => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dir], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+        const lines: string[] = [];
+        let buf = '';
+        child.stdout!.on('data', (b: Buffer) => {
+          buf += b.toString();
+          const parts = buf.split('\n');
+          buf = parts.pop()!;
+          lines.push(...parts);
+        });
+        return { child, lines, closed: new Promise<void>((resolve) => child.on('close', () => resolve())) };
+      });
+      const waitFor = async (ok: () => boolean): Promise<void> => {
+        for (let i = 0; i < 6000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      await waitFor(() => children.every((c) => c.lines.includes('ready')));
+      for (const c of children) c.child.send('go', () => undefined);
+      await waitFor(() => children.every((c) => c.lines.length >= 2));
+      const answers = children.map((c) => c.lines[1]);
+      for (const c of children) if (c.child.connected) c.child.send('done', () => undefined); // a refused child may be gone
+      await Promise.all(children.map((c) => c.closed));
       expect(answers.filter((a) => a === 'held')).toHaveLength(1);
       expect(answers.filter((a) => a === 'refused')).toHaveLength(7);
     }
-  }, 60_000);
+  }, 120_000);
 });
