@@ -15,52 +15,217 @@
  *    time per connection (`pipelining: 1`) and reads the socket with `read()`, so a `data`
  *    listener added after undici's own `readable` listener sees exactly the bytes undici
  *    parses, in order, without changing the flow. The capture ends when the fetch is done.
+ *  - Those bytes are followed through the response's framing as they arrive (`Capture`): an
+ *    interim response (`100 Continue`, `103 Early Hints`) is dropped, so the record starts at the
+ *    final response — what most archiving crawlers do, and what a WARC reader expects (it reads
+ *    the first status line as the response's); the body is bounded by entity bytes, not wire
+ *    bytes, so chunk framing never cuts a body the fetcher read whole.
  *  - HTTP/2 (and anything else where no HTTP/1 bytes are seen) falls back to a head built from
  *    undici's raw header list, in received order, and the entity body as undici delivered it;
  *    `synthesized` says so. The HTTP/2 request's header list becomes an HTTP/1-style head
  *    (`h2RequestHead`): a WARC reader expects a request line, not pseudo-headers.
  *
- * Never: buffer more than the caps (`maxBytes`), alter a request, or throw into undici (a
+ * Never: buffer more than the bounds (`Capture`), alter a request, or throw into undici (a
  * failure here only leaves the capture empty).
  */
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import type { HttpExchange } from '../model/index.js';
 
-/** A fetch being recorded (the `opaque` of its undici request). */
+/** Where a capture is in the HTTP/1 response it reads (RFC 9112 §6–7). */
+type Phase = 'head' | 'length' | 'close' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers' | 'end';
+
+/**
+ * Framing bytes a recording may hold per entity byte. A chunk of n ≥ 1 bytes framed with a bare
+ * size line (`1\r\nX\r\n`) carries at most 5, so a body chunked any way at all fits whole.
+ */
+const FRAMING_PER_ENTITY_BYTE = 5;
+/** Framing allowed besides: the last chunk, trailers, leading zeros and chunk extensions. */
+const FRAMING_SLACK_BYTES = 64 * 1024;
+
+/** The status code of a head's status line, or 0. */
+function statusOf(head: string): number {
+  return Number(/^HTTP\/\d(?:\.\d)? (\d{3})/.exec(head)?.[1] ?? 0);
+}
+
+/** The values of every field `name` in a head, joined as one list (RFC 9110 §5.3). */
+function fieldOf(head: string, name: string): string | undefined {
+  const values = [...head.matchAll(new RegExp(`\\n${name}[ \\t]*:([^\\r\\n]*)`, 'gi'))].map((m) => m[1]!.trim());
+  return values.length === 0 ? undefined : values.join(', ');
+}
+
+/**
+ * A fetch being recorded (the `opaque` of its undici request).
+ *
+ * The socket's bytes are followed through the response's framing as they arrive, for two
+ * things: interim responses (`100 Continue`, `103 Early Hints`) are left out — the record holds
+ * the response to the request, the final one (WARC 1.1 §6.3.2; a reader takes the first status
+ * line it meets); and the recording is bounded by what the fetcher reads — `maxEntityBytes` of
+ * body as undici delivers it (what `readBody`'s wire cap counts), the head up to
+ * `maxHeadBytes`, and chunk framing up to `FRAMING_PER_ENTITY_BYTE` per entity byte plus
+ * `FRAMING_SLACK_BYTES` — so a body within the cap is recorded whole however it is chunked,
+ * while one-byte chunks with endless extensions are cut (at most 6 × the body cap is held).
+ */
 export class Capture {
   request: string | undefined;
+  /** The final response as recorded: its head, then its body as framed on the wire. */
   readonly chunks: Buffer[] = [];
   size = 0;
+  /** The socket's tap gave this capture bytes: HTTP/1, recorded from the wire. */
+  wire = false;
+  /** A bound cut the recording short. */
   cut = false;
   done = false;
   /** Entity-body chunks as undici delivered them (the HTTP/2 fallback). */
   readonly entity: Buffer[] = [];
   entitySize = 0;
-  constructor(public maxBytes: number) {}
+  #phase: Phase = 'head';
+  /** The head being read (an interim one is dropped when it ends). */
+  #head: Buffer[] = [];
+  #headSize = 0;
+  /** Bytes of the current line other than CR (a bare LF ends a line as CRLF does). */
+  #lineLength = 0;
+  /** The start of a chunk-size line: enough for its size. */
+  #sizeLine = '';
+  /** Bytes left of a Content-Length body or of a chunk's data. */
+  #remaining = 0;
+  #entityBytes = 0;
+  #framingBytes = 0;
 
-  /** Lets the capture grow to `maxBytes` (a body read past a page's cap: a sitemap), unless it was cut already. */
-  raise(maxBytes: number): void {
-    if (!this.cut && maxBytes > this.maxBytes) this.maxBytes = Math.floor(maxBytes);
+  constructor(
+    public maxEntityBytes: number,
+    readonly maxHeadBytes: number,
+  ) {}
+
+  /** The response's framing says it ended (a close-delimited body never does: its end is the connection's). */
+  get ended(): boolean {
+    return this.#phase === 'end';
   }
 
+  /** Lets the body grow to `maxEntityBytes` (a body read past a page's cap: a sitemap), unless it was cut already. */
+  raise(maxEntityBytes: number): void {
+    if (!this.cut && maxEntityBytes > this.maxEntityBytes) this.maxEntityBytes = Math.floor(maxEntityBytes);
+  }
+
+  /** Bytes as the socket delivered them. */
   add(chunk: Buffer): void {
-    if (this.done || this.cut) return;
-    const room = this.maxBytes - this.size;
-    if (chunk.length > room) {
-      if (room > 0) this.chunks.push(chunk.subarray(0, room));
-      this.size = this.maxBytes;
+    if (this.done) return;
+    this.wire = true;
+    try {
+      for (let at = 0; at < chunk.length && !this.cut && this.#phase !== 'end'; ) at = this.#step(chunk, at);
+    } catch {
+      // Called from the socket's 'data' event: nothing may be thrown into undici's reads.
       this.cut = true;
-      return;
     }
-    this.chunks.push(chunk);
-    this.size += chunk.length;
   }
 
+  /** Entity bytes as undici delivered them, when the socket gave none (HTTP/2). */
   addEntity(chunk: Uint8Array): void {
-    if (this.entitySize + chunk.length > this.maxBytes) return;
-    this.entity.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
-    this.entitySize += chunk.length;
+    if (this.wire || this.done || this.cut) return;
+    const room = this.maxEntityBytes - this.entitySize;
+    const kept = Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.length, room));
+    if (kept.length > 0) this.entity.push(kept);
+    this.entitySize += kept.length;
+    if (kept.length < chunk.length) this.cut = true;
+  }
+
+  /** Reads `chunk` from `at` as far as the current phase goes; returns where it stopped. */
+  #step(chunk: Buffer, at: number): number {
+    switch (this.#phase) {
+      case 'length':
+      case 'chunk-data': {
+        const take = Math.min(this.#remaining, chunk.length - at);
+        this.#keep(chunk.subarray(at, at + take), true);
+        this.#remaining -= take;
+        if (this.#remaining === 0) this.#phase = this.#phase === 'length' ? 'end' : 'chunk-end';
+        return at + take;
+      }
+      case 'close':
+        this.#keep(chunk.subarray(at), true);
+        return chunk.length;
+      default:
+        return this.#line(chunk, at);
+    }
+  }
+
+  /** Reads a line of the head or of the chunk framing; acts on it when it ends. */
+  #line(chunk: Buffer, at: number): number {
+    const lf = chunk.indexOf(0x0a, at);
+    const end = lf < 0 ? chunk.length : lf + 1;
+    const bytes = chunk.subarray(at, end);
+    for (let i = at; i < (lf < 0 ? end : lf); i++) if (chunk[i] !== 0x0d) this.#lineLength++;
+    if (this.#phase === 'head') {
+      const room = this.maxHeadBytes - this.#headSize;
+      this.#head.push(bytes.subarray(0, Math.max(0, room)));
+      this.#headSize += Math.min(bytes.length, Math.max(0, room));
+      if (bytes.length > room) {
+        // A head past undici's own cap fails the fetch anyway: keep what there is, cut.
+        this.chunks.push(Buffer.concat(this.#head, this.#headSize));
+        this.size += this.#headSize;
+        this.cut = true;
+        return end;
+      }
+    } else {
+      this.#keep(bytes, false);
+      if (this.#phase === 'chunk-size' && this.#sizeLine.length < 32) this.#sizeLine += chunk.toString('latin1', at, Math.min(lf < 0 ? end : lf, at + 32));
+    }
+    if (lf < 0) return end;
+    const blank = this.#lineLength === 0;
+    this.#lineLength = 0;
+    if (this.#phase === 'head') {
+      if (blank) this.#endOfHead();
+    } else if (this.#phase === 'chunk-size') {
+      const m = /^([0-9A-Fa-f]+)/.exec(this.#sizeLine.trimStart());
+      this.#sizeLine = '';
+      const size = m === null ? NaN : parseInt(m[1]!, 16);
+      // A size that is no number (undici fails the fetch on it): the rest is kept as it came.
+      if (!Number.isSafeInteger(size)) this.#phase = 'close';
+      else if (size === 0) this.#phase = 'trailers';
+      else {
+        this.#remaining = size;
+        this.#phase = 'chunk-data';
+      }
+    } else if (this.#phase === 'chunk-end') this.#phase = 'chunk-size';
+    else if (this.#phase === 'trailers' && blank) this.#phase = 'end';
+    return end;
+  }
+
+  /** A head ended: an interim one is dropped; the final one is kept and says how its body is framed. */
+  #endOfHead(): void {
+    const head = Buffer.concat(this.#head, this.#headSize);
+    this.#head = [];
+    this.#headSize = 0;
+    const text = head.toString('latin1');
+    const status = statusOf(text);
+    if (status >= 100 && status < 200 && status !== 101) return;
+    this.chunks.push(head);
+    this.size += head.length;
+    const te = fieldOf(text, 'transfer-encoding');
+    const cl = fieldOf(text, 'content-length');
+    if (status === 204 || status === 304 || status === 101) this.#phase = 'end';
+    else if (te !== undefined) this.#phase = /(^|,)\s*chunked\s*$/i.test(te) ? 'chunk-size' : 'close';
+    else if (cl !== undefined && /^\d+$/.test(cl)) {
+      this.#remaining = Number(cl);
+      this.#phase = this.#remaining === 0 ? 'end' : 'length';
+    } else this.#phase = 'close';
+  }
+
+  /** Records body bytes — entity or framing — within their bounds; past them the recording is cut. */
+  #keep(bytes: Buffer, entity: boolean): void {
+    const room = entity ? this.maxEntityBytes - this.#entityBytes : FRAMING_PER_ENTITY_BYTE * this.#entityBytes + FRAMING_SLACK_BYTES - this.#framingBytes;
+    const kept = bytes.length > room ? bytes.subarray(0, Math.max(0, room)) : bytes;
+    if (kept.length > 0) {
+      // Pieces that follow each other in memory (a socket chunk's size lines and data) become one
+      // view: one-byte chunks would otherwise cost an object per piece, far more than their bytes.
+      const last = this.chunks[this.chunks.length - 1];
+      if (last !== undefined && last.buffer === kept.buffer && last.byteOffset + last.length === kept.byteOffset) {
+        this.chunks[this.chunks.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + kept.length);
+      } else this.chunks.push(kept);
+      this.size += kept.length;
+    }
+    if (entity) this.#entityBytes += kept.length;
+    else this.#framingBytes += kept.length;
+    if (kept.length < bytes.length) this.cut = true;
   }
 }
 
@@ -145,9 +310,12 @@ export function releaseRecorder(): void {
   if (subscribers > 0 && --subscribers === 0) diagnostics.unsubscribe('undici:client:sendHeaders', onSendHeaders);
 }
 
-/** A new capture for one fetch, at most `maxBytes` of response. */
-export function beginCapture(maxBytes: number): Capture {
-  const c = new Capture(maxBytes);
+/**
+ * A new capture for one fetch: at most `maxEntityBytes` of body as undici delivers it (the
+ * fetch's body cap), a head of at most `maxHeadBytes`, and the framing around them (`Capture`).
+ */
+export function beginCapture(maxEntityBytes: number, maxHeadBytes: number): Capture {
+  const c = new Capture(maxEntityBytes, maxHeadBytes);
   captures.add(c);
   return c;
 }
@@ -157,7 +325,9 @@ const STATUS_LINE = /^HTTP\/\d\.\d \d{3}/;
 /**
  * Ends a capture: what the socket delivered when that reads as HTTP/1, else a head rebuilt
  * from `status`, `statusText` and `rawHeaders` (name, value, … in received order) plus the
- * entity body. `complete` is false when the fetch stopped reading before the body's end.
+ * entity body. `complete` is false when the fetch stopped reading before the body's end; an
+ * HTTP/1 recording whose framing says the response ended is whole whatever the fetch did (a
+ * body that failed to decode, a decoded cap passed after every byte had come).
  */
 export function finishCapture(
   c: Capture,
@@ -175,12 +345,12 @@ export function finishCapture(
   if (request === undefined && rawHeaders.length === 0) return undefined;
   if (wire !== undefined && STATUS_LINE.test(wire.subarray(0, 16).toString('latin1'))) {
     c.entity.length = 0;
-    return { request: Buffer.from(request ?? '', 'latin1'), response: wire, truncated: c.cut || !complete, synthesized: false };
+    return { request: Buffer.from(request ?? '', 'latin1'), response: wire, truncated: c.cut || !(complete || c.ended), synthesized: false };
   }
   let head = `${protocol} ${status}${statusText ? ` ${statusText}` : ''}\r\n`;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   head += '\r\n';
   const response = Buffer.concat([Buffer.from(head, 'latin1'), ...c.entity]);
   c.entity.length = 0;
-  return { request: Buffer.from(request ?? '', 'latin1'), response, truncated: !complete, synthesized: true };
+  return { request: Buffer.from(request ?? '', 'latin1'), response, truncated: c.cut || !complete, synthesized: true };
 }

@@ -3,12 +3,13 @@
  * head recorded is the one the server read, the response is the bytes the server wrote (an
  * HTTP/1.0 status line, repeated headers, chunked framing), captures on one keep-alive
  * connection do not bleed into each other, a body cut at the cap is marked, and nothing is
- * recorded unless asked.
+ * recorded unless asked. A capture fed by hand: interim responses are left out however the
+ * bytes are split.
  */
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpFetcher } from '../../src/fetch/index.js';
-import { h2RequestHead } from '../../src/fetch/record.js';
+import { beginCapture, finishCapture, h2RequestHead } from '../../src/fetch/record.js';
 
 const AGENT = 'RecordBot/1.0 (+https://example.test/bot)';
 
@@ -91,6 +92,20 @@ describe('HttpFetcher record', () => {
       await f.close();
       await plain.close();
     }
+  });
+});
+
+describe('Capture', () => {
+  it('leaves interim responses (100 Continue, 103 Early Hints) out of the record, however the bytes are split', () => {
+    // undici refuses a 100 to a request that sent no Expect, so only a capture fed by hand meets one.
+    const interim = 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n';
+    const final = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n';
+    const c = beginCapture(1000, 1000);
+    for (const byte of Buffer.from(interim + final, 'latin1')) c.add(Buffer.from([byte]));
+    // Not read to its end by the fetch, but the framing says the response ended: whole.
+    const ex = finishCapture(c, 200, 'OK', ['Transfer-Encoding', 'chunked'], 'HTTP/1.1', false)!;
+    expect(Buffer.from(ex.response).toString('latin1')).toBe(final);
+    expect(ex.truncated).toBe(false);
   });
 });
 
