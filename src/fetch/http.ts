@@ -226,8 +226,6 @@ interface SitemapRead {
 const MiB = 1024 * 1024;
 /** Body bytes a fetch keeps unless `maxBodyBytes` says otherwise (and decoded, `maxDecodedBytes`). */
 export const DEFAULT_MAX_BODY_BYTES = 10 * MiB;
-/** What a recorded head may hold beyond the header cap: the status line and line ends. */
-const CAPTURE_SLACK_BYTES = 64 * 1024;
 
 /** Default `connectTimeoutMs`. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -340,7 +338,9 @@ function headerMap(raw: readonly string[]): Record<string, string | string[] | u
     const name = raw[i]!.toLowerCase();
     const value = raw[i + 1]!;
     const prev = out[name];
-    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    // Pushed, not copied: a head may repeat a field tens of thousands of times within maxHeaderBytes.
+    if (Array.isArray(prev)) prev.push(value);
+    else out[name] = prev === undefined ? value : [prev, value];
   }
   return out;
 }
@@ -681,23 +681,35 @@ export class HttpFetcher implements Fetcher {
    * server, a reset) keeps what was read — more than the page cap ever kept — unless the
    * caller aborted.
    */
+  /** A fetch in `mode` may have its body caps raised for a sitemap (`#sitemapCaps`). */
+  #mayRaise(mode: Mode): boolean {
+    const o = this.#o;
+    return mode.parseLinks && mode.analyze && mode.ownCap && (o.maxSitemapBytes > mode.maxBodyBytes || o.maxSitemapBytes > o.maxDecodedBytes);
+  }
+
   #sitemapCaps(url: URL, mode: Mode, contentType: string | undefined, capture: Capture | undefined, signal: AbortSignal): SitemapRead | undefined {
     const o = this.#o;
     const limit = o.maxSitemapBytes;
-    if (!mode.parseLinks || !mode.analyze || !mode.ownCap || (limit <= mode.maxBodyBytes && limit <= o.maxDecodedBytes)) return undefined;
+    if (!this.#mayRaise(mode)) return undefined;
     let holding = false;
     let finished = false;
     let stalled = false;
     const caps: BodyCaps = {
       raise: (head) => {
-        if (finished || !isSitemapDocument(contentType, url.pathname, head)) return undefined;
-        // Raised now, before the socket's tap can pass the page cap; a read never claimed stops there.
+        if (finished || !isSitemapDocument(contentType, url.pathname, head)) {
+          capture?.decide();
+          return undefined;
+        }
         capture?.raise(limit);
         return { maxWireBytes: limit, maxDecodedBytes: limit };
       },
       // The budget is spent only by a sitemap larger than the page cap, as it passes it.
       claim: () => {
-        if (finished || this.#sitemapReads >= MAX_SITEMAP_READS) return false;
+        if (finished || this.#sitemapReads >= MAX_SITEMAP_READS) {
+          // Held to the page cap: so is the recording (the record is cut, as the read is).
+          capture?.decide(mode.maxBodyBytes);
+          return false;
+        }
         this.#sitemapReads++;
         holding = true;
         return true;
@@ -853,8 +865,12 @@ export class HttpFetcher implements Fetcher {
     // The recording's closer once the headers arrived: what was received when the body broke off.
     let received: ((complete: boolean) => HttpExchange | undefined) | undefined;
     // Recording: the body up to the body cap as the body reader counts it (entity bytes, framing
-    // aside), the head up to the header cap.
-    const capture = o.record ? beginCapture(mode.maxBodyBytes, o.maxHeaderBytes + CAPTURE_SLACK_BYTES) : undefined;
+    // aside), the head bounded by what undici's header cap admits (`Capture`).
+    const capture = o.record ? beginCapture(mode.maxBodyBytes, o.maxHeaderBytes) : undefined;
+    // The socket's tap reads ahead of the body read, the more so through a decoder: a fetch whose
+    // cap a sitemap may raise is recorded on past the page cap until the read says whether it was
+    // raised (`#sitemapCaps`), so a raise that comes late still finds the record whole.
+    if (capture !== undefined && this.#mayRaise(mode)) capture.defer(o.maxSitemapBytes);
     try {
       const res = await this.#pool(u.origin, ip).request({
         path: `${u.pathname}${u.search}`,
@@ -915,6 +931,7 @@ export class HttpFetcher implements Fetcher {
       if (status < 200 || status >= 300) {
         if (capture === undefined) await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
         else {
+          capture.decide(); // no sitemap: the page cap
           // Recorded, an error page or a redirect's body is part of the archive: read up to the
           // body cap like any page, and a cut or a failure is said (in the record and the outcome).
           const cut = await drainBody(teeEntity(res.body, capture), mode.maxBodyBytes).then(

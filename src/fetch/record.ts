@@ -42,6 +42,20 @@ type Phase = 'head' | 'length' | 'close' | 'chunk-size' | 'chunk-data' | 'chunk-
 const FRAMING_PER_ENTITY_BYTE = 5;
 /** Framing allowed besides: the last chunk, trailers, leading zeros and chunk extensions. */
 const FRAMING_SLACK_BYTES = 64 * 1024;
+/**
+ * Head bytes undici does not count towards its `maxHeaderSize`, allowed per header line: it
+ * counts a field's name and value only, not the `:`, the space after it or the CRLF. (A line has
+ * at least one counted byte, its name, so the lines allowed for are at most `maxHeaderBytes`.)
+ */
+const HEAD_UNCOUNTED_PER_LINE = 4;
+/** Head bytes allowed besides: the status line (its reason phrase undici does not count) and more whitespace. */
+const HEAD_SLACK_BYTES = 64 * 1024;
+/** Largest chunk size undici's parser takes: 16 hex digits past leading zeros (llhttp's "Chunk size overflow"). */
+const MAX_SIZE_DIGITS = 16;
+/** A piece shorter than this is copied into a block, not kept as a view of its socket read. */
+const COPY_BELOW = 4 * 1024;
+const BLOCK_MIN = 4 * 1024;
+const BLOCK_MAX = 64 * 1024;
 
 /** The status code of a head's status line, or 0. */
 function statusOf(head: string): number {
@@ -54,57 +68,155 @@ function fieldOf(head: string, name: string): string | undefined {
   return values.length === 0 ? undefined : values.join(', ');
 }
 
+/** The value of a hex digit, or -1. */
+function hexDigit(byte: number): number {
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  const lower = byte | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+/**
+ * Bytes kept in order, in memory proportional to their number: a piece of `COPY_BELOW` bytes or
+ * more is kept as a view (pieces that follow each other in memory become one), a shorter one is
+ * copied into a block (4 KiB, doubling to 64 KiB) — bytes arriving in one-byte socket reads
+ * would otherwise cost an object, and a socket read's buffer, each.
+ */
+export class Pieces {
+  readonly list: Buffer[] = [];
+  size = 0;
+  #block: Buffer | undefined;
+  #used = 0;
+
+  push(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.size += bytes.length;
+    let piece = bytes;
+    if (bytes.length < COPY_BELOW) {
+      if (this.#block === undefined || this.#used + bytes.length > this.#block.length) {
+        this.#block = Buffer.allocUnsafeSlow(Math.min(BLOCK_MAX, Math.max(BLOCK_MIN, 2 * (this.#block?.length ?? 0))));
+        this.#used = 0;
+      }
+      bytes.copy(this.#block, this.#used);
+      piece = this.#block.subarray(this.#used, this.#used + bytes.length);
+      this.#used += bytes.length;
+    }
+    const last = this.list[this.list.length - 1];
+    if (last !== undefined && last.buffer === piece.buffer && last.byteOffset + last.length === piece.byteOffset) {
+      this.list[this.list.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + piece.length);
+    } else this.list.push(piece);
+  }
+
+  /** The bytes as one buffer; the pieces are let go. */
+  take(): Buffer {
+    const all = this.list.length === 1 ? this.list[0]! : Buffer.concat(this.list, this.size);
+    this.clear();
+    return all;
+  }
+
+  clear(): void {
+    this.list.length = 0;
+    this.size = 0;
+    this.#block = undefined;
+    this.#used = 0;
+  }
+}
+
 /**
  * A fetch being recorded (the `opaque` of its undici request).
  *
  * The socket's bytes are followed through the response's framing as they arrive, for two
  * things: interim responses (`100 Continue`, `103 Early Hints`) are left out — the record holds
  * the response to the request, the final one (WARC 1.1 §6.3.2; a reader takes the first status
- * line it meets); and the recording is bounded by what the fetcher reads — `maxEntityBytes` of
- * body as undici delivers it (what `readBody`'s wire cap counts), the head up to
- * `maxHeadBytes`, and chunk framing up to `FRAMING_PER_ENTITY_BYTE` per entity byte plus
- * `FRAMING_SLACK_BYTES` — so a body within the cap is recorded whole however it is chunked,
- * while one-byte chunks with endless extensions are cut (at most 6 × the body cap is held).
+ * line it meets); and the recording is bounded by what the fetcher reads:
+ *  - the body: `maxEntityBytes` as undici delivers it (what `readBody`'s wire cap counts). A
+ *    fetch whose cap may still be raised once the body's first bytes are decoded (a sitemap,
+ *    `defer`) lets the body run on to the raised cap until the fetch says (`raise`, `decide`):
+ *    the socket's tap reads ahead of the fetch, so a raise that comes after it passed the page
+ *    cap still finds the record whole;
+ *  - the head: `maxHeaderBytes` (what undici counts: names and values) plus 4 bytes per header
+ *    line (the `:`, a space, the CRLF) plus 64 KiB (the status line, more whitespace), so any
+ *    head undici accepts without padding fits, and a head is at most about 5 × `maxHeaderBytes`;
+ *  - chunk framing: `FRAMING_PER_ENTITY_BYTE` per entity byte plus `FRAMING_SLACK_BYTES`, so a
+ *    body within the cap is recorded whole however it is chunked, while one-byte chunks with
+ *    endless extensions are cut (at most 6 × the body cap is held).
+ * Memory follows the bytes held, however small the socket's reads (`Pieces`).
  */
 export class Capture {
   request: string | undefined;
   /** The final response as recorded: its head, then its body as framed on the wire. */
-  readonly chunks: Buffer[] = [];
-  size = 0;
+  readonly #pieces = new Pieces();
   /** The socket's tap gave this capture bytes: HTTP/1, recorded from the wire. */
   wire = false;
   /** A bound cut the recording short. */
   cut = false;
   done = false;
   /** Entity-body chunks as undici delivered them (the HTTP/2 fallback). */
-  readonly entity: Buffer[] = [];
-  entitySize = 0;
+  readonly entity = new Pieces();
   #phase: Phase = 'head';
   /** The head being read (an interim one is dropped when it ends). */
-  #head: Buffer[] = [];
-  #headSize = 0;
+  readonly #head = new Pieces();
+  /** Lines of the head being read that ended (the status line's included). */
+  #headLines = 0;
   /** Bytes of the current line other than CR (a bare LF ends a line as CRLF does). */
   #lineLength = 0;
-  /** The start of a chunk-size line: enough for its size. */
-  #sizeLine = '';
+  /** The chunk-size line being read: its size so far, digits past leading zeros, and whether the digits ended. */
+  #size = 0;
+  #sizeDigits = 0;
+  #sizeSeen = false;
+  #sizeDone = false;
   /** Bytes left of a Content-Length body or of a chunk's data. */
   #remaining = 0;
   #entityBytes = 0;
   #framingBytes = 0;
+  /** While a raise may still come (`defer`): how far the body may run meanwhile. */
+  #deferred: number | undefined;
 
   constructor(
     public maxEntityBytes: number,
-    readonly maxHeadBytes: number,
+    readonly maxHeaderBytes: number,
   ) {}
+
+  /** The recorded response's bytes so far, in order. */
+  get chunks(): readonly Buffer[] {
+    return this.#pieces.list;
+  }
+
+  get size(): number {
+    return this.#pieces.size;
+  }
 
   /** The response's framing says it ended (a close-delimited body never does: its end is the connection's). */
   get ended(): boolean {
     return this.#phase === 'end';
   }
 
+  /**
+   * The fetch may raise its body cap to `upTo` once the body's first bytes are decoded: until it
+   * says (`raise` or `decide`), the body is recorded on up to `upTo`, not cut at `maxEntityBytes`.
+   */
+  defer(upTo: number): void {
+    if (!this.cut && upTo > this.maxEntityBytes) this.#deferred = Math.floor(upTo);
+  }
+
   /** Lets the body grow to `maxEntityBytes` (a body read past a page's cap: a sitemap), unless it was cut already. */
   raise(maxEntityBytes: number): void {
     if (!this.cut && maxEntityBytes > this.maxEntityBytes) this.maxEntityBytes = Math.floor(maxEntityBytes);
+    this.#deferred = undefined;
+  }
+
+  /**
+   * The fetch holds the body to `maxEntityBytes` after all (no raise, or a raise not claimed):
+   * bytes past it from now on cut the recording. Those held already stay — the fetch read fewer,
+   * so unless the framing says the response ended the record is marked truncated anyway.
+   */
+  decide(maxEntityBytes = this.maxEntityBytes): void {
+    this.maxEntityBytes = Math.min(this.maxEntityBytes, Math.floor(maxEntityBytes));
+    this.#deferred = undefined;
+  }
+
+  /** The body bound in force. */
+  get #entityLimit(): number {
+    return this.#deferred ?? this.maxEntityBytes;
   }
 
   /** Bytes as the socket delivered them. */
@@ -122,11 +234,10 @@ export class Capture {
   /** Entity bytes as undici delivered them, when the socket gave none (HTTP/2). */
   addEntity(chunk: Uint8Array): void {
     if (this.wire || this.done || this.cut) return;
-    const room = this.maxEntityBytes - this.entitySize;
-    const kept = Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.length, room));
-    if (kept.length > 0) this.entity.push(kept);
-    this.entitySize += kept.length;
-    if (kept.length < chunk.length) this.cut = true;
+    const room = Math.max(0, this.#entityLimit - this.entity.size);
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    this.entity.push(bytes.length > room ? bytes.subarray(0, room) : bytes);
+    if (bytes.length > room) this.cut = true;
   }
 
   /** Reads `chunk` from `at` as far as the current phase goes; returns where it stopped. */
@@ -148,40 +259,50 @@ export class Capture {
     }
   }
 
+  /** The head's bound so far: what undici counts, the bytes it does not per line ended, and the slack. */
+  get #headLimit(): number {
+    return this.maxHeaderBytes + HEAD_UNCOUNTED_PER_LINE * Math.min(this.#headLines, this.maxHeaderBytes) + HEAD_SLACK_BYTES;
+  }
+
   /** Reads a line of the head or of the chunk framing; acts on it when it ends. */
   #line(chunk: Buffer, at: number): number {
     const lf = chunk.indexOf(0x0a, at);
     const end = lf < 0 ? chunk.length : lf + 1;
     const bytes = chunk.subarray(at, end);
-    for (let i = at; i < (lf < 0 ? end : lf); i++) if (chunk[i] !== 0x0d) this.#lineLength++;
+    const sizing = this.#phase === 'chunk-size';
+    for (let i = at; i < (lf < 0 ? end : lf); i++) {
+      const byte = chunk[i]!;
+      if (byte !== 0x0d) this.#lineLength++;
+      if (sizing && !this.#sizeDone) this.#sizeByte(byte);
+    }
     if (this.#phase === 'head') {
-      const room = this.maxHeadBytes - this.#headSize;
-      this.#head.push(bytes.subarray(0, Math.max(0, room)));
-      this.#headSize += Math.min(bytes.length, Math.max(0, room));
+      const room = this.#headLimit - this.#head.size;
+      this.#head.push(bytes.length > room ? bytes.subarray(0, Math.max(0, room)) : bytes);
       if (bytes.length > room) {
-        // A head past undici's own cap fails the fetch anyway: keep what there is, cut.
-        this.chunks.push(Buffer.concat(this.#head, this.#headSize));
-        this.size += this.#headSize;
+        // Past what undici accepts (unless padded with whitespace it does not count): keep what there is, cut.
+        this.#pieces.push(this.#head.take());
         this.cut = true;
         return end;
       }
-    } else {
-      this.#keep(bytes, false);
-      if (this.#phase === 'chunk-size' && this.#sizeLine.length < 32) this.#sizeLine += chunk.toString('latin1', at, Math.min(lf < 0 ? end : lf, at + 32));
-    }
+    } else this.#keep(bytes, false);
     if (lf < 0) return end;
     const blank = this.#lineLength === 0;
     this.#lineLength = 0;
     if (this.#phase === 'head') {
+      this.#headLines++;
       if (blank) this.#endOfHead();
     } else if (this.#phase === 'chunk-size') {
-      const m = /^([0-9A-Fa-f]+)/.exec(this.#sizeLine.trimStart());
-      this.#sizeLine = '';
-      const size = m === null ? NaN : parseInt(m[1]!, 16);
-      // A size that is no number (undici fails the fetch on it): the rest is kept as it came.
-      if (!Number.isSafeInteger(size)) this.#phase = 'close';
+      const size = this.#size;
+      const number = this.#sizeSeen && this.#sizeDigits <= MAX_SIZE_DIGITS;
+      this.#size = 0;
+      this.#sizeDigits = 0;
+      this.#sizeSeen = false;
+      this.#sizeDone = false;
+      // A size that is no number or overflows (undici fails the fetch on it): the rest is kept as it came.
+      if (!number) this.#phase = 'close';
       else if (size === 0) this.#phase = 'trailers';
       else {
+        // Past 2^53 the count is no longer exact; no body cap comes near it.
         this.#remaining = size;
         this.#phase = 'chunk-data';
       }
@@ -190,16 +311,31 @@ export class Capture {
     return end;
   }
 
+  /**
+   * A byte of a chunk-size line, its hex digits read as they come: leading zeros, however many,
+   * add nothing (undici's parser takes them), and only digits past them count towards the
+   * 16 it takes. Whitespace before the digits is skipped; the first other byte ends them.
+   */
+  #sizeByte(byte: number): void {
+    const digit = hexDigit(byte);
+    if (digit < 0) {
+      if (this.#sizeSeen || (byte !== 0x20 && byte !== 0x09)) this.#sizeDone = true;
+      return;
+    }
+    this.#sizeSeen = true;
+    if (this.#sizeDigits === 0 && digit === 0) return;
+    this.#sizeDigits++;
+    if (this.#sizeDigits <= MAX_SIZE_DIGITS) this.#size = this.#size * 16 + digit;
+  }
+
   /** A head ended: an interim one is dropped; the final one is kept and says how its body is framed. */
   #endOfHead(): void {
-    const head = Buffer.concat(this.#head, this.#headSize);
-    this.#head = [];
-    this.#headSize = 0;
+    const head = this.#head.take();
+    this.#headLines = 0;
     const text = head.toString('latin1');
     const status = statusOf(text);
     if (status >= 100 && status < 200 && status !== 101) return;
-    this.chunks.push(head);
-    this.size += head.length;
+    this.#pieces.push(head);
     const te = fieldOf(text, 'transfer-encoding');
     const cl = fieldOf(text, 'content-length');
     if (status === 204 || status === 304 || status === 101) this.#phase = 'end';
@@ -212,20 +348,17 @@ export class Capture {
 
   /** Records body bytes — entity or framing — within their bounds; past them the recording is cut. */
   #keep(bytes: Buffer, entity: boolean): void {
-    const room = entity ? this.maxEntityBytes - this.#entityBytes : FRAMING_PER_ENTITY_BYTE * this.#entityBytes + FRAMING_SLACK_BYTES - this.#framingBytes;
+    const room = entity ? this.#entityLimit - this.#entityBytes : FRAMING_PER_ENTITY_BYTE * this.#entityBytes + FRAMING_SLACK_BYTES - this.#framingBytes;
     const kept = bytes.length > room ? bytes.subarray(0, Math.max(0, room)) : bytes;
-    if (kept.length > 0) {
-      // Pieces that follow each other in memory (a socket chunk's size lines and data) become one
-      // view: one-byte chunks would otherwise cost an object per piece, far more than their bytes.
-      const last = this.chunks[this.chunks.length - 1];
-      if (last !== undefined && last.buffer === kept.buffer && last.byteOffset + last.length === kept.byteOffset) {
-        this.chunks[this.chunks.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + kept.length);
-      } else this.chunks.push(kept);
-      this.size += kept.length;
-    }
+    this.#pieces.push(kept);
     if (entity) this.#entityBytes += kept.length;
     else this.#framingBytes += kept.length;
     if (kept.length < bytes.length) this.cut = true;
+  }
+
+  /** The recorded response as one buffer (undefined when nothing was); the pieces are let go. */
+  take(): Buffer | undefined {
+    return this.#pieces.size > 0 ? this.#pieces.take() : undefined;
   }
 }
 
@@ -312,10 +445,11 @@ export function releaseRecorder(): void {
 
 /**
  * A new capture for one fetch: at most `maxEntityBytes` of body as undici delivers it (the
- * fetch's body cap), a head of at most `maxHeadBytes`, and the framing around them (`Capture`).
+ * fetch's body cap), a head bounded by undici's `maxHeaderBytes`, and the framing around them
+ * (`Capture`).
  */
-export function beginCapture(maxEntityBytes: number, maxHeadBytes: number): Capture {
-  const c = new Capture(maxEntityBytes, maxHeadBytes);
+export function beginCapture(maxEntityBytes: number, maxHeaderBytes: number): Capture {
+  const c = new Capture(maxEntityBytes, maxHeaderBytes);
   captures.add(c);
   return c;
 }
@@ -339,18 +473,16 @@ export function finishCapture(
 ): HttpExchange | undefined {
   c.done = true;
   const request = c.request;
-  const wire = c.size > 0 ? Buffer.concat(c.chunks, c.size) : undefined;
-  // The socket's tap keeps pointing at this capture until its next request: drop the copies.
-  c.chunks.length = 0;
+  // The socket's tap keeps pointing at this capture until its next request: the pieces are let go.
+  const wire = c.take();
+  const entity = c.entity.take();
   if (request === undefined && rawHeaders.length === 0) return undefined;
   if (wire !== undefined && STATUS_LINE.test(wire.subarray(0, 16).toString('latin1'))) {
-    c.entity.length = 0;
     return { request: Buffer.from(request ?? '', 'latin1'), response: wire, truncated: c.cut || !(complete || c.ended), synthesized: false };
   }
   let head = `${protocol} ${status}${statusText ? ` ${statusText}` : ''}\r\n`;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   head += '\r\n';
-  const response = Buffer.concat([Buffer.from(head, 'latin1'), ...c.entity]);
-  c.entity.length = 0;
+  const response = Buffer.concat([Buffer.from(head, 'latin1'), entity]);
   return { request: Buffer.from(request ?? '', 'latin1'), response, truncated: c.cut || !complete, synthesized: true };
 }
