@@ -242,7 +242,9 @@ export interface Outcome {
   readonly latencyMs?: number | undefined;
   /**
    * The body exceeded the size cap and was cut: a 2xx's, or — when the fetcher records for an
-   * archive (`HttpFetcherOptions.record`) — another status's body, read up to the same cap.
+   * archive (`HttpFetcherOptions.record`) — another status's body, read up to the same cap. This
+   * is the decoded body the fetcher kept (its fingerprints and links incomplete), not the record:
+   * `HttpExchange.truncated` says whether the recording lacks bytes of the response.
    */
   readonly truncated?: boolean | undefined;
   /**

@@ -13,12 +13,15 @@
  *  - a 404's body past 64 KiB was cut silently; it is now kept up to the body cap, a longer one
  *    marked truncated in the record and in pages.jsonl;
  *  - over HTTP/2 a 404's or a redirect's body was never archived, and marked truncated.
+ * And a gzip bomb cut by its decoded size: truncated in pages.jsonl (the body the crawler used was
+ * cut), not in its record (every byte on the wire is there).
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createSecureServer } from 'node:http2';
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StrictRecord, readStrict } from '../warc/strict-reader.js';
 import { LOOPBACK_CRAWL, inProcess } from './helpers.js';
@@ -31,6 +34,8 @@ const TINY = Buffer.alloc(60_000, 'tiny. ');
 const NOT_GZIP = Buffer.alloc(300_000, 'this is not gzip at all. ');
 const NOT_FOUND = Buffer.alloc(204_800, '<p>not here</p>');
 const OVERSIZED = Buffer.alloc(MAX_BODY + 200_000, '<p>too long</p>');
+/** A gzip bomb: about a kilobyte on the wire, twice the body cap inflated. */
+const BOMB = gzipSync(Buffer.alloc(2 * MAX_BODY), { level: 9 });
 
 /** `body` in chunks of `size` bytes, each size line followed by `extension`. */
 function chunked(body: Buffer, size: number, extension = ''): Buffer {
@@ -80,6 +85,8 @@ function answer(path: string): { pieces: Buffer[]; close: boolean } {
     case '/nf-close':
       // No length: the body ends with the connection.
       return one(Buffer.concat([head('404 Not Found', 'Content-Type: text/html\r\nConnection: close\r\n'), NOT_FOUND]), true);
+    case '/bomb':
+      return one(sized('200 OK', 'Content-Type: text/html\r\nContent-Encoding: gzip\r\n', BOMB));
     case '/nf-long':
       return one(sized('404 Not Found', 'Content-Type: text/html\r\n', OVERSIZED));
     default:
@@ -194,6 +201,15 @@ describe('WARC records whatever the framing (HTTP/1.1, raw bytes)', () => {
     // Every byte is there, the one that failed to decode past its first chunk included.
     expect(Buffer.from(responseOf(records, '/badgzip').payload).equals(NOT_GZIP)).toBe(true);
     expect(responseOf(records, '/badgzip').headers.get('warc-payload-digest')).toBe(sha1(NOT_GZIP));
+  });
+
+  it('a gzip bomb cut by its decoded size is truncated in pages.jsonl, and whole in its record: every wire byte is there', async () => {
+    const { records, rows } = await crawl('bomb', ['/bomb']);
+    expect(rowOf(rows, '/bomb')).toMatchObject({ status: 200, truncated: true });
+    const r = responseOf(records, '/bomb');
+    expect(r.headers.get('warc-truncated')).toBeUndefined();
+    expect(Buffer.from(r.payload).equals(BOMB)).toBe(true);
+    expect(r.headers.get('warc-payload-digest')).toBe(sha1(BOMB));
   });
 
   it('chunk framing does not count towards the body cap: a body within --max-body is recorded whole however it is chunked', async () => {
