@@ -13,8 +13,10 @@
  *    symbol is named, so a renamed field only turns recording off, it never misattributes).
  *  - From that moment the socket's bytes belong to that fetch: undici sends one request at a
  *    time per connection (`pipelining: 1`) and reads the socket with `read()`, so a `data`
- *    listener added after undici's own `readable` listener sees exactly the bytes undici
- *    parses, in order, without changing the flow. The capture ends when the fetch is done.
+ *    listener added after undici's own `readable` listener sees the bytes undici parses, in
+ *    order, without changing the flow — save those undici puts back (`unshift`) when it pauses
+ *    for a slow reader, which the next read delivers again: counted and skipped (`tapSocket`).
+ *    The capture ends when the fetch is done.
  *  - Those bytes are followed through the response's framing as they arrive (`Capture`): an
  *    interim response (`100 Continue`, `103 Early Hints`) is dropped, so the record starts at the
  *    final response — what most archiving crawlers do, and what a WARC reader expects (it reads
@@ -364,6 +366,35 @@ export class Capture {
 
 interface Tap {
   current: Capture | undefined;
+  /** Bytes undici put back (`unshift`) that the socket will deliver again: already recorded. */
+  again: number;
+}
+
+/**
+ * Watches `socket`'s bytes for the capture its tap points at. undici pauses its parser when the
+ * body's consumer falls behind and puts the rest of the read back (`socket.unshift`); the next
+ * read hands those bytes out again, in a 'data' event of their own or at the head of a longer
+ * one, so they are skipped there — else a chunked body read slowly was recorded with whole runs
+ * of it twice (4 MB sent, 10 MB recorded). The wrapper only counts, then calls through.
+ */
+function tapSocket(socket: Socket): Tap {
+  const t: Tap = { current: undefined, again: 0 };
+  const unshift = socket.unshift;
+  socket.unshift = function (this: Socket, chunk: unknown, encoding?: BufferEncoding): void {
+    if (typeof chunk === 'string') t.again += Buffer.byteLength(chunk, encoding);
+    else if (chunk instanceof Uint8Array) t.again += chunk.length;
+    unshift.call(this, chunk, encoding);
+  };
+  socket.on('data', (chunk: Buffer) => {
+    let fresh = chunk;
+    if (t.again > 0) {
+      const seen = Math.min(t.again, chunk.length);
+      t.again -= seen;
+      fresh = chunk.subarray(seen);
+    }
+    if (fresh.length > 0) t.current?.add(fresh);
+  });
+  return t;
 }
 
 const captures = new WeakSet<Capture>();
@@ -395,10 +426,8 @@ function onSendHeaders(message: unknown): void {
     if (socket === undefined || h2) return;
     let tap = taps.get(socket);
     if (tap === undefined) {
-      const t: Tap = { current: undefined };
-      tap = t;
-      taps.set(socket, t);
-      socket.on('data', (chunk: Buffer) => t.current?.add(chunk));
+      tap = tapSocket(socket);
+      taps.set(socket, tap);
     }
     tap.current = capture;
   } catch {

@@ -12,7 +12,8 @@ import { type AddressInfo, type Server, type Socket, createServer } from 'node:n
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpFetcher } from '../../src/fetch/index.js';
-import { beginCapture, finishCapture, h2RequestHead } from '../../src/fetch/record.js';
+import { Pool } from 'undici';
+import { beginCapture, finishCapture, h2RequestHead, releaseRecorder, retainRecorder } from '../../src/fetch/record.js';
 
 const AGENT = 'RecordBot/1.0 (+https://example.test/bot)';
 
@@ -23,6 +24,12 @@ const SITEMAP = Buffer.from(
 const SITEMAP_GZ = gzipSync(SITEMAP, { level: 1 });
 /** A head of 30,000 tiny header lines: 180 KB on the wire, 60,000 bytes as undici counts them (names and values). */
 const TINY_FIELDS = `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n${'a: b\r\n'.repeat(30_000)}Content-Length: 5\r\n\r\nhello`;
+/** A chunked body of 300 chunks of 1,000 bytes: past undici's 64 KiB body buffer, so a slow reader pauses its parser. */
+const SLOW_CHUNKS = Buffer.concat([
+  Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n'),
+  ...Array.from({ length: 300 }, (_, i) => Buffer.concat([Buffer.from('3e8\r\n'), Buffer.alloc(1000, 65 + (i % 26)), Buffer.from('\r\n')])),
+  Buffer.from('0\r\n\r\n'),
+]);
 /** A chunk size with 40 leading zeros (undici takes it), then more of the body. */
 const ZEROS_BODY = `${'0'.repeat(40)}2\r\n\r\n\r\n1b\r\n<p>the rest of the page</p>\r\n0\r\n\r\n`;
 /** A chunk size of 17 hex digits past the zeros: undici fails the fetch ("Chunk size overflow"). */
@@ -54,6 +61,7 @@ describe('HttpFetcher record', () => {
           if (path === '/old') out = Buffer.from('HTTP/1.0 200 Okay\r\nServer: old/0.9\r\nX-Twice: 1\r\nX-Twice: 2\r\nContent-Length: 5\r\n\r\nhello', 'latin1');
           else if (path === '/chunks') out = Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n4\r\nabcd\r\n2\r\nef\r\n0\r\n\r\n', 'latin1');
           else if (path === '/sitemap.xml') out = Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Encoding: gzip\r\nContent-Length: ${SITEMAP_GZ.length}\r\n\r\n`), SITEMAP_GZ]);
+          else if (path === '/slow-chunks') out = SLOW_CHUNKS;
           else if (path === '/fields') out = Buffer.from(TINY_FIELDS, 'latin1');
           else if (path === '/zeros') out = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n${ZEROS_BODY}`, 'latin1');
           else if (path === '/overflow') out = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n${OVERFLOW_BODY}`, 'latin1');
@@ -126,6 +134,29 @@ describe('HttpFetcher record', () => {
       expect(Buffer.from(o.exchange!.response).equals(written[from]!)).toBe(true);
     } finally {
       await f.close();
+    }
+  });
+
+  it('records each byte once when undici pauses its parser for a slow reader and puts the rest of a read back', async () => {
+    retainRecorder();
+    const pool = new Pool(origin);
+    try {
+      const c = beginCapture(10 * 1024 * 1024, 64 * 1024);
+      const res = await pool.request({ path: '/slow-chunks', method: 'GET', opaque: c, responseHeaders: 'raw' });
+      let read = 0;
+      for await (const chunk of res.body) {
+        read += (chunk as Buffer).length;
+        // A reader that yields to the event loop after each piece: undici's body buffer fills.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(read).toBe(300_000);
+      const ex = finishCapture(c, res.statusCode, '', res.headers as unknown as string[], 'HTTP/1.1', true)!;
+      expect(ex.truncated).toBe(false);
+      expect(ex.response.length).toBe(SLOW_CHUNKS.length);
+      expect(Buffer.from(ex.response).equals(SLOW_CHUNKS)).toBe(true);
+    } finally {
+      await pool.close();
+      releaseRecorder();
     }
   });
 
