@@ -92,7 +92,7 @@ export const CRAWL_SPEC: CommandSpec = {
     { name: 'max-urls-per-host', kind: 'integer', arg: 'N', min: 0, help: 'URLs admitted per host, the blunt trap defence; 0 = unlimited (default 100000)' },
     { name: 'max-links', kind: 'integer', arg: 'N', min: 1, max: 1_000_000, help: 'distinct links taken from one page, in document order (default 10000); the end summary names pages that had more' },
     { name: 'timeout', kind: 'duration', arg: 'TIME', min: 1000, help: 'give up on a request after TIME in all (default 2m); the waits for its headers and between its body bytes are a quarter of that, at least 30s (never more than TIME), and for a connection at most 10s and half of TIME (a connection not made in time is the host\'s outage, not the page\'s failure)' },
-    { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M; a sitemap is read to 50M, the protocol\'s limit); a longer one is cut there, archived as truncated, and named in the end summary' },
+    { name: 'max-body', kind: 'size', arg: 'SIZE', min: 64 * 1024, help: 'bytes of a response body kept, as received and decoded (default 10M; a sitemap is read to 50M, the protocol\'s limit); a longer one is cut there (truncated in pages.jsonl: links past the cut not taken) and named in the end summary; its WARC record is marked WARC-Truncated when it lacks bytes of the response, not when every byte on the wire was read (a small gzip body cut by its decoded size)' },
     { name: 'memory', kind: 'size', arg: 'SIZE', min: MIN_MEMORY_BUDGET, help: 'frontier memory budget, at least 1MiB, e.g. 4GiB: past it, queued URLs beyond each host\'s best spill to DIR/disk (default: no budget, all in memory; not with --redis)' },
     { name: 'concurrency', kind: 'integer', arg: 'N', min: 1, max: 100_000, help: 'fetches in flight across hosts, never two to one host (default 64)' },
     { name: 'grouping', kind: 'choice', arg: 'MODE', choices: ['registrable', 'host', 'origin'], help: 'politeness unit: registrable domain, host name or origin (default registrable)' },
@@ -1051,7 +1051,7 @@ function pagesNamed(count: number, example: string | undefined): string {
 /** Pages cut at the body cap, and the flag that keeps more; '' when none. */
 export function bodiesCutLine(c: CrawlCounts, maxBody: number): string {
   if (c.bodiesCut === 0) return '';
-  return `  cut       ${pagesNamed(c.bodiesCut, c.bodiesCutExample)} ${c.bodiesCut === 1 ? 'was' : 'were'} longer than ${bytes(maxBody)}: kept and archived up to it (WARC-Truncated: length), links past it not taken (--max-body SIZE keeps more from the pages fetched after it is given)`;
+  return `  cut       ${pagesNamed(c.bodiesCut, c.bodiesCutExample)} ${c.bodiesCut === 1 ? 'was' : 'were'} longer than ${bytes(maxBody)}: kept up to it, links past it not taken (its WARC record is marked WARC-Truncated only if bytes of the response are missing from it) (--max-body SIZE keeps more from the pages fetched after it is given)`;
 }
 
 /** The end summary's line on sitemaps read only in part ('' for none). */

@@ -47,7 +47,12 @@ export interface PageRecord {
   readonly error: string | null;
   /** Fetched as a page requisite (an image, script or stylesheet a page referenced; `--requisites`). */
   readonly requisite: boolean;
-  /** The body was longer than the fetcher's size cap and was cut there (`--max-body`). */
+  /**
+   * The body the crawler used (decoded) was longer than the fetcher's size cap and was cut there
+   * (`--max-body`): links past the cut were not taken. (Recording, an error page's body is read up
+   * to the cap too, and one cut there is truncated.) Not the WARC record's `WARC-Truncated`, which
+   * says the record lacks bytes of the response.
+   */
   readonly truncated: boolean;
   /** The body was a sitemap (its entries were followed); `--max-pages` does not count it. */
   readonly sitemap: boolean;

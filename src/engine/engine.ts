@@ -2259,8 +2259,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (aliases !== undefined) {
       aliases.observe(req.url, o.status, location);
       this.#slashes?.observe(req.url, o.status, location);
-      // A cut body's fingerprints are not the page's: it neither proves nor refutes a lesson.
-      if (o.truncated !== true) {
+      // A cut page's fingerprints are not the page's: it neither proves nor refutes a lesson. Only a
+      // 2xx's body is fingerprinted; another status's body is read (and may be cut) only when the
+      // fetcher records for an archive, and its status teaches the same either way.
+      if (o.truncated !== true || o.status < 200 || o.status >= 300) {
         this.#cases?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
         this.#indexFiles?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
       }

@@ -8,8 +8,12 @@
  * is destroyed and the download is abandoned. At most one network chunk of input is ever
  * being inflated past the cap, and its output is discarded, not buffered.
  *
+ * A body the fetcher does not keep (another status's) is drained, counted but not buffered
+ * (`drainBody`).
+ *
  * Never: buffer more than the caps, or throw for a malformed body (a decoding error ends the
- * body where it broke and is reported in `error`).
+ * decoded body where it broke and is reported in `error`; the wire is still read to its end,
+ * within the cap).
  */
 import { Buffer, isUtf8 } from 'node:buffer';
 import type { Readable, Transform } from 'node:stream';
@@ -21,7 +25,10 @@ export interface BodyRead {
   readonly bytes: Uint8Array;
   /** Bytes received on the wire (at most the wire cap). */
   readonly wireBytes: number;
-  /** A cap cut the body short (wire or decoded). */
+  /**
+   * A cap cut the body short (wire or decoded). When false every wire byte of the body was read,
+   * even after a decoding `error`: a decoding failure is no missing byte.
+   */
   readonly truncated: boolean;
   /** Which cap cut it, or 'failure': the source failed past the caps a `BodyCaps` raised. */
   readonly cutBy?: 'wire' | 'decoded' | 'failure' | undefined;
@@ -230,7 +237,9 @@ export async function readBody(
         const head = chain[0]!;
         if (!head.destroyed && !head.write(chunk)) await oneOf(head, ['drain', 'close', 'error']);
       }
-      if (cutBy !== undefined || (decode && error !== undefined)) break; // leaving the loop destroys source
+      // A decoding error does not stop the read: the rest of the wire still comes in (within the
+      // wire cap, decoded no more), so a recording of it is whole and the connection reusable.
+      if (cutBy !== undefined) break; // leaving the loop destroys source
     }
     if (decode && chain.length > 0 && cutBy !== 'decoded' && error === undefined) {
       // Any decoder's error destroys the whole chain, so the tail always ends or closes.
@@ -249,6 +258,19 @@ export async function readBody(
   }
   const bytes = out.length === 1 ? out[0]! : Buffer.concat(out, decodedBytes);
   return { bytes, wireBytes, truncated: cutBy !== undefined, cutBy, raised: claimed, refused, error, encoded: codings.length > 0 && !decode };
+}
+
+/**
+ * Reads `source` to its end, keeping nothing, or stops (destroying it) once more than
+ * `maxBytes` came: true when it ended within them. A failing source rethrows.
+ */
+export async function drainBody(source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<boolean> {
+  let bytes = 0;
+  for await (const chunk of source) {
+    bytes += chunk.length;
+    if (bytes > maxBytes) return false;
+  }
+  return true;
 }
 
 const CHARSET_ATTR = /charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i;

@@ -27,8 +27,11 @@
  *     bytes), `simhash` (src/core: of the visible text for HTML, of the text for other
  *     textual types, none for binary) and `churnFp` (src/dedup: of the main text with
  *     clocks, counters and tokens masked; what tells an edit from boilerplate churn). HTML is scanned in the same pass for links (through
- *     src/url's `canonicalize` under `canonPolicy`), canonical and meta robots. Other
- *     bodies are drained (bounded) so the connection can be reused.
+ *     src/url's `canonicalize` under `canonPolicy`), canonical and meta robots. A body that
+ *     fails to decode is still read to its end (within the cap): the recording holds it whole,
+ *     and the connection can be reused. Other statuses' bodies are drained so the connection
+ *     can be reused: 64 KiB at most, or — when recording, since an error page or a redirect's
+ *     body is part of the archive — up to `maxBodyBytes`, a cut marked `truncated`.
  *  6. Timing: `latencyMs` (start to headers) and `fetchMs` (start to end of body) on the
  *     injected monotonic clock.
  *
@@ -52,7 +55,7 @@ import { loadCoreSync } from '../core/node.js';
 import { type CanonPolicy, canonicalize } from '../url/index.js';
 import { DEFAULT_MAX_LINKS, REDIRECT_REFRESH_MAX_DELAY_S, parseRefresh } from './links.js';
 import { parseLinkHeader } from './link-header.js';
-import { ACCEPT_ENCODING, type BodyCaps, decodeText, parseContentEncoding, readBody } from './body.js';
+import { ACCEPT_ENCODING, type BodyCaps, decodeText, drainBody, parseContentEncoding, readBody } from './body.js';
 import { ProxyTunnel } from './proxy.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
@@ -223,8 +226,6 @@ interface SitemapRead {
 const MiB = 1024 * 1024;
 /** Body bytes a fetch keeps unless `maxBodyBytes` says otherwise (and decoded, `maxDecodedBytes`). */
 export const DEFAULT_MAX_BODY_BYTES = 10 * MiB;
-/** What a recorded exchange may hold beyond the body and header caps: status line, framing (chunk sizes). */
-const CAPTURE_SLACK_BYTES = 64 * 1024;
 
 /** Default `connectTimeoutMs`. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -337,7 +338,9 @@ function headerMap(raw: readonly string[]): Record<string, string | string[] | u
     const name = raw[i]!.toLowerCase();
     const value = raw[i + 1]!;
     const prev = out[name];
-    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    // Pushed, not copied: a head may repeat a field tens of thousands of times within maxHeaderBytes.
+    if (Array.isArray(prev)) prev.push(value);
+    else out[name] = prev === undefined ? value : [prev, value];
   }
   return out;
 }
@@ -345,8 +348,8 @@ function headerMap(raw: readonly string[]): Record<string, string | string[] | u
 /** Passes the body through, keeping a copy of the entity bytes for the HTTP/2 recording fallback. */
 async function* teeEntity(body: AsyncIterable<Uint8Array>, capture: Capture): AsyncGenerator<Uint8Array> {
   for await (const chunk of body) {
-    // Only when the socket tap saw nothing (HTTP/2): HTTP/1 bytes are already recorded whole.
-    if (capture.size === 0) capture.addEntity(chunk);
+    // Kept only when the socket's tap saw nothing (HTTP/2): HTTP/1 bytes are recorded from the wire.
+    capture.addEntity(chunk);
     yield chunk;
   }
 }
@@ -678,24 +681,35 @@ export class HttpFetcher implements Fetcher {
    * server, a reset) keeps what was read — more than the page cap ever kept — unless the
    * caller aborted.
    */
+  /** A fetch in `mode` may have its body caps raised for a sitemap (`#sitemapCaps`). */
+  #mayRaise(mode: Mode): boolean {
+    const o = this.#o;
+    return mode.parseLinks && mode.analyze && mode.ownCap && (o.maxSitemapBytes > mode.maxBodyBytes || o.maxSitemapBytes > o.maxDecodedBytes);
+  }
+
   #sitemapCaps(url: URL, mode: Mode, contentType: string | undefined, capture: Capture | undefined, signal: AbortSignal): SitemapRead | undefined {
     const o = this.#o;
     const limit = o.maxSitemapBytes;
-    if (!mode.parseLinks || !mode.analyze || !mode.ownCap || (limit <= mode.maxBodyBytes && limit <= o.maxDecodedBytes)) return undefined;
+    if (!this.#mayRaise(mode)) return undefined;
     let holding = false;
     let finished = false;
     let stalled = false;
     const caps: BodyCaps = {
       raise: (head) => {
-        if (finished || !isSitemapDocument(contentType, url.pathname, head)) return undefined;
-        // Chunked framing adds a few bytes per chunk: 1/32 covers chunks down to ~300 bytes. (Raised
-        // now, before the socket's tap can pass the page cap; a read never claimed stops there.)
-        capture?.raise(limit + Math.ceil(limit / 32) + o.maxHeaderBytes + CAPTURE_SLACK_BYTES);
+        if (finished || !isSitemapDocument(contentType, url.pathname, head)) {
+          capture?.decide();
+          return undefined;
+        }
+        capture?.raise(limit);
         return { maxWireBytes: limit, maxDecodedBytes: limit };
       },
       // The budget is spent only by a sitemap larger than the page cap, as it passes it.
       claim: () => {
-        if (finished || this.#sitemapReads >= MAX_SITEMAP_READS) return false;
+        if (finished || this.#sitemapReads >= MAX_SITEMAP_READS) {
+          // Held to the page cap: so is the recording (the record is cut, as the read is).
+          capture?.decide(mode.maxBodyBytes);
+          return false;
+        }
         this.#sitemapReads++;
         holding = true;
         return true;
@@ -850,8 +864,13 @@ export class HttpFetcher implements Fetcher {
     let latencyMs: number | undefined;
     // The recording's closer once the headers arrived: what was received when the body broke off.
     let received: ((complete: boolean) => HttpExchange | undefined) | undefined;
-    // Recording: the wire bytes go up to the body cap plus the header cap (and framing slack).
-    const capture = o.record ? beginCapture(mode.maxBodyBytes + o.maxHeaderBytes + CAPTURE_SLACK_BYTES) : undefined;
+    // Recording: the body up to the body cap as the body reader counts it (entity bytes, framing
+    // aside), the head bounded by what undici's header cap admits (`Capture`).
+    const capture = o.record ? beginCapture(mode.maxBodyBytes, o.maxHeaderBytes) : undefined;
+    // The socket's tap reads ahead of the body read, the more so through a decoder: a fetch whose
+    // cap a sitemap may raise is recorded on past the page cap until the read says whether it was
+    // raised (`#sitemapCaps`), so a raise that comes late still finds the record whole.
+    if (capture !== undefined && this.#mayRaise(mode)) capture.defer(o.maxSitemapBytes);
     try {
       const res = await this.#pool(u.origin, ip).request({
         path: `${u.pathname}${u.search}`,
@@ -910,16 +929,30 @@ export class HttpFetcher implements Fetcher {
       const challenge = challengeOf(h);
       if (challenge !== undefined && status >= 400) base.error = `a bot challenge (${challenge}: challenge): the site wants a browser to run its script, and meguri runs none`;
       if (status < 200 || status >= 300) {
-        await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+        if (capture === undefined) await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+        else {
+          capture.decide(); // no sitemap: the page cap
+          // Recorded, an error page or a redirect's body is part of the archive: read up to the
+          // body cap like any page, and a cut or a failure is said (in the record and the outcome).
+          const cut = await drainBody(teeEntity(res.body, capture), mode.maxBodyBytes).then(
+            (whole) => (whole ? undefined : ('cap' as const)),
+            (err: unknown) => (timedOut || errorCode(err) === 'UND_ERR_BODY_TIMEOUT' ? ('time' as const) : ('disconnect' as const)),
+          );
+          base.exchange = exchange(cut === undefined);
+          if (cut !== undefined) {
+            base.truncated = true;
+            base.cutAt = cut;
+          }
+        }
         base.fetchMs = o.now() - t0;
-        if (capture !== undefined) base.exchange = exchange(true);
         return base;
       }
       const source = capture === undefined ? res.body : teeEntity(res.body, capture);
       raising = this.#sitemapCaps(u, mode, contentType, capture, signal);
       const read = await readBody(source, parseContentEncoding(firstHeader(h, 'content-encoding')), mode.maxBodyBytes, o.maxDecodedBytes, raising?.caps);
       base.fetchMs = o.now() - t0;
-      if (capture !== undefined) base.exchange = exchange(!read.truncated && read.error === undefined);
+      // A body that failed to decode was still read to its end: the recording is whole.
+      if (capture !== undefined) base.exchange = exchange(!read.truncated);
       if (read.truncated) {
         base.truncated = true;
         base.cutAt = !read.raised ? 'cap' : read.cutBy !== 'failure' ? 'sitemapCap' : timedOut || raising?.stalled() === true ? 'time' : 'disconnect';

@@ -240,13 +240,19 @@ export interface Outcome {
   readonly linksCapped?: boolean | undefined;
   /** Start-to-headers latency in ms. */
   readonly latencyMs?: number | undefined;
-  /** The body exceeded the size cap and was cut. */
+  /**
+   * The body exceeded the size cap and was cut: a 2xx's, or — when the fetcher records for an
+   * archive (`HttpFetcherOptions.record`) — another status's body, read up to the same cap. This
+   * is the decoded body the fetcher kept (its fingerprints and links incomplete), not the record:
+   * `HttpExchange.truncated` says whether the recording lacks bytes of the response.
+   */
   readonly truncated?: boolean | undefined;
   /**
    * Where a `truncated` body was cut: 'cap' at the page body cap (`maxBodyBytes` /
    * `maxDecodedBytes`); for a sitemap read past it (`HttpFetcherOptions.maxSitemapBytes`),
    * 'sitemapCap' at the sitemap cap, 'time' by the total or idle timeout, 'disconnect' by a broken
-   * connection — the entries before the cut were kept. Absent when not truncated.
+   * connection — the entries before the cut were kept; 'time' and 'disconnect' also for another
+   * status's body read for the archive. Absent when not truncated.
    */
   readonly cutAt?: 'cap' | 'sitemapCap' | 'time' | 'disconnect' | undefined;
   /**
@@ -306,9 +312,15 @@ export interface Outcome {
 export interface HttpExchange {
   /** The request head as sent (for a GET, the whole request). */
   readonly request: Uint8Array;
-  /** The response as received: head then body bytes, transfer coding (chunked) included. */
+  /**
+   * The final response as received: head then body bytes, transfer coding (chunked) included;
+   * interim responses (`100 Continue`, `103 Early Hints`) left out.
+   */
   readonly response: Uint8Array;
-  /** The response was cut at the recording cap or when the fetch stopped reading. */
+  /**
+   * Bytes of the response are missing: a bound of the recording cut it, or the fetch stopped
+   * reading before its end. A body that arrived whole but did not decode is not truncated.
+   */
   readonly truncated: boolean;
   /** No HTTP/1 bytes were seen (HTTP/2): head rebuilt from the raw header list, body de-framed. */
   readonly synthesized: boolean;

@@ -157,7 +157,7 @@ describe('meguri crawl: --max-links', () => {
     expect(cut.code, cut.err).toBe(0);
     const rows = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; bytes: number; truncated: boolean });
     expect(rows.map((r) => [r.url.replace(base, ''), r.bytes, r.truncated])).toEqual([['/long', 64 * 1024, true]]);
-    expect(cut.out).toContain(`  cut       1 page (${base}/long) was longer than 64.0 KiB: kept and archived up to it (WARC-Truncated: length), links past it not taken`);
+    expect(cut.out).toContain(`  cut       1 page (${base}/long) was longer than 64.0 KiB: kept up to it, links past it not taken (its WARC record is marked WARC-Truncated only if bytes of the response are missing from it)`);
     expect(JSON.parse(readFileSync(join(data, 'settings.json'), 'utf8')).settings.extraSettings['max-body']).toEqual(['64K']);
     const whole = await inProcess(['crawl', `${base}/long`, '--data', join(dir, 'whole'), '--max-body', '1M', ...flags]);
     expect(fetched(join(dir, 'whole')).sort()).toEqual(['/long', '/tail']);

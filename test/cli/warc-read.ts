@@ -27,7 +27,7 @@ export interface ReadRecord {
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** `sha1:` + base32, computed here independently of the writer. */
-const sha1 = (b: Uint8Array): string => {
+export const sha1 = (b: Uint8Array): string => {
   let bits = '';
   for (const x of createHash('sha1').update(b).digest()) bits += x.toString(2).padStart(8, '0');
   let out = '';

@@ -204,7 +204,7 @@ export function readStrict(files: readonly string[]): StrictResult {
           httpHeaders = parts.headers;
           if (type === 'request') {
             if (fields.get('content-type') !== 'application/http;msgtype=request') problems.push(`${tag}: request Content-Type`);
-            const m = /^GET (\S+) HTTP\/1\.1$/.exec(parts.startLine);
+            const m = /^GET (\S+) HTTP\/(?:1\.1|2)$/.exec(parts.startLine);
             const u = new URL(uri);
             if (!m || m[1] !== u.pathname + u.search) problems.push(`${tag}: request line ${JSON.stringify(parts.startLine)}`);
             if (field(parts.headers, 'host') !== u.host) problems.push(`${tag}: Host ${field(parts.headers, 'host')} for ${u.host}`);
