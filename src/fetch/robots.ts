@@ -25,17 +25,27 @@
  *   case-insensitive and exact. Every group naming the token is merged; with none, every `*`
  *   group is merged; with neither, nothing is disallowed.
  * - §2.2.2 rules: the longest matching pattern (in octets, after normalization) decides;
- *   an allow wins a tie; no match allows; `/robots.txt` is always allowed; empty patterns
- *   are ignored; rules before the first user-agent line are ignored.
+ *   an allow wins a tie; no match allows; the `/robots.txt` URI itself is always allowed (with
+ *   a query it is another URI, decided by the rules); empty patterns are ignored; rules before
+ *   the first user-agent line are ignored.
+ * - Query order (ours, not the RFC's): a URL whose query has two or more `&`-separated
+ *   parameters is disallowed when its own form, or its form with any one of its first 32
+ *   parameters moved to the front of the query, is disallowed — because the crawler fetches
+ *   the sorted query canonicalization makes, not the order the site linked and wrote its rules
+ *   for (see `paramsMovedToFront` for the reason and the price).
  * - Percent-encoding, applied identically to patterns and to the URL's path and query before
- *   comparison: `%xx` hex is uppercased; an escaped unreserved character (`A-Z a-z 0-9 - . _
- *   ~`) is decoded; other escapes (reserved characters, non-ASCII bytes) stay encoded;
- *   non-ASCII, controls and space are encoded as UTF-8; a stray `%` becomes `%25`. In the
- *   URL a literal `*` or `$` is encoded (`%2A`, `%24`) so a pattern can name it only in
- *   encoded form (§2.2.3), and a `$` inside a pattern (not at its end) is likewise literal.
- *   A reserved character and its escape stay distinct (`/` ≠ `%2F`), as RFC 3986 §6.2.2.2
- *   requires — the RFC's `https%3A%2F%2Ffoo.bar` table row is read as "an encoded reserved
- *   character keeps its encoding", not as a rule that raw reserved characters get encoded.
+ *   comparison (§2.2.2): `%xx` hex is uppercased; an escaped unreserved character (`A-Z a-z 0-9
+ *   - . _ ~`) is decoded; other escapes (reserved characters, non-ASCII bytes) stay encoded;
+ *   non-ASCII, controls and space are encoded as UTF-8; a stray `%` becomes `%25`; the raw
+ *   printable characters the URL layer may encode (`"` `#` `'` `<` `>` `[` `\` `]` `^` `` ` ``
+ *   `{` `|` `}`: see `ALWAYS_ENCODED`) are encoded, so `Disallow: /a|b` matches the `/a%7Cb`
+ *   that is fetched. In the URL a literal `*` or `$` is encoded (`%2A`, `%24`) so a pattern can
+ *   name it only in encoded form (§2.2.3), and a `$` inside a pattern (not at its end) is
+ *   likewise literal. Any other reserved character and its escape stay distinct (`/` ≠ `%2F`),
+ *   as RFC 3986 §6.2.2.2 requires — the RFC's `https%3A%2F%2Ffoo.bar` table row is read as "an
+ *   encoded reserved character keeps its encoding", not as a rule that raw reserved characters
+ *   get encoded; no URL parser or canonicalizer meguri uses encodes those, so a server never
+ *   sees one form where a rule names the other.
  * - §2.2.3 special characters: `*` matches any run of octets (including `/`), `$` at the end
  *   of a pattern anchors it to the end of the path-and-query, `#` starts a comment.
  * - §2.2.4 other records: Sitemap lines are collected (absolute http(s) URLs) and never end
@@ -99,10 +109,24 @@ interface MergedGroup {
 const NO_RULES: MergedGroup = Object.freeze({ rules: [], crawlDelay: undefined });
 
 const HEX = '0123456789ABCDEF';
-/** Printable ASCII without `$`, `%` or `*`: already normalized on either side. */
-const PLAIN = /^[!-#&-)+-~]*$/;
-/** A pattern of printable ASCII with `*` wildcards and at most a final `$`, but no `%`. */
-const PLAIN_PATTERN = /^[!-#&-~]*\$?$/;
+/**
+ * Printable ASCII characters that are always compared in their `%XX` form (RFC 9309 §2.2.2):
+ * the ones the URL layer may encode before a URL reaches the matcher. src/url's canonicalize
+ * encodes `"` `<` `>` `[` `\` `]` `^` `` ` `` `{` `|` `}` in the path and the query (its step
+ * 7 table), and WHATWG's parser encodes `'` in the query of an http(s) URL (and `#` wherever it
+ * is not the fragment), so a link to `/a|b` is fetched as `/a%7Cb` and `?x='y'` as
+ * `?x=%27y%27`. A pattern written with the raw character must match the URL that is fetched,
+ * and one written with the escape must match a raw character in a URL given to `isAllowed`.
+ * The other reserved characters (`/`, `?`, `&`, `=`, …) are never encoded by either, so they
+ * and their escapes stay distinct (`/` ≠ `%2F`).
+ */
+const ENCODED_ASCII = '"#\'<>[\\]^`{|}';
+const ALWAYS_ENCODED = new Uint8Array(128);
+for (let k = 0; k < ENCODED_ASCII.length; k++) ALWAYS_ENCODED[ENCODED_ASCII.charCodeAt(k)] = 1;
+/** Printable ASCII without `$`, `%`, `*` or an `ALWAYS_ENCODED` character: already normalized on either side. */
+const PLAIN = /^[!&()+-;=?-Z_a-z~]*$/;
+/** A pattern of such characters with `*` wildcards and at most a final `$`, but no `%`. */
+const PLAIN_PATTERN = /^[!&(-;=?-Z_a-z~]*\$?$/;
 const utf8 = new TextEncoder();
 
 function hexValue(code: number): number {
@@ -157,7 +181,8 @@ export function normalizeRobotsPath(text: string, pattern: boolean): string {
     } else if (c === 36 /* $ */) {
       out.push(pattern && i === n - 1 ? '$' : '%24');
     } else if (c > 32 && c < 127) {
-      out.push(text[i]!);
+      if (ALWAYS_ENCODED[c] === 1) pushEscaped(out, c);
+      else out.push(text[i]!);
     } else {
       // Controls, space and everything non-ASCII: UTF-8 bytes, escaped. A lone surrogate
       // encodes as U+FFFD, which is what TextEncoder produces for it.
@@ -200,6 +225,60 @@ function ruleMatches(rule: CompiledRule, path: string): boolean {
   const tail = pieces[last]!;
   if (rule.anchored) return path.length - tail.length >= pos && path.endsWith(tail);
   return tail === '' || path.indexOf(tail, pos) >= 0;
+}
+
+/** The first rule (longest first, allow first on a tie) matching a normalized path, as a decision. */
+function decide(rules: readonly CompiledRule[], path: string): RobotsDecision {
+  for (const rule of rules) {
+    if (ruleMatches(rule, path)) return { allowed: rule.allow, rule: { pattern: rule.pattern, allow: rule.allow, line: rule.line } };
+  }
+  return { allowed: true };
+}
+
+/**
+ * How many of a query's parameters `paramsMovedToFront` tries at the front: a URL with more
+ * is checked with each of its first `QUERY_ORDERS_MAX` parameters leading, the rest only in
+ * place (each order tried costs one pass over the rules).
+ */
+export const QUERY_ORDERS_MAX = 32;
+
+/**
+ * The forms of a normalized path-and-query with one of its `&`-separated parameters moved to
+ * the front of the query, for parameters 2..`QUERY_ORDERS_MAX` (the first is already there);
+ * nothing when the query has fewer than two parameters.
+ *
+ * Why: src/url's canonicalize sorts the query (DESIGN §5 step 10), so the crawler asks for
+ * `/search?a=1&q=shoes` where the page linked `/search?q=shoes&a=1`, and a site's
+ * `Disallow: /search?q=` or `Disallow: /*?s=`, written for the order its own pages link,
+ * would never match the form that is fetched. RFC 9309 §2.2.2 matches from the start of the
+ * path-and-query, so a rule naming a query parameter nearly always names the first one; a URL
+ * is therefore disallowed when its own form or any of these forms is. The price: an Allow
+ * written for one order (`Allow: /search?a=`) no longer wins over a Disallow matching another
+ * order (`Disallow: /search?q=`) of the same URL — politeness first, the crawler never fetches
+ * what the site's rules meant to forbid.
+ */
+function paramsMovedToFront(path: string): string[] {
+  const q = path.indexOf('?');
+  if (q < 0 || !path.includes('&', q)) return [];
+  const head = path.slice(0, q + 1);
+  const params = path.slice(q + 1).split('&');
+  const out: string[] = [];
+  const n = Math.min(params.length, QUERY_ORDERS_MAX);
+  for (let i = 1; i < n; i++) {
+    if (params[i] === '') continue;
+    out.push(head + params[i] + '&' + [...params.slice(0, i), ...params.slice(i + 1)].join('&'));
+  }
+  return out;
+}
+
+/**
+ * Whether a path-and-query is the robots.txt file itself, which RFC 9309 §2.2.2 always allows
+ * ("The /robots.txt URI is implicitly allowed"). That URI only: `/robots.txt?x=1` is another
+ * URI, and the rules decide it. The one test `RobotsTxt.explain` and `RobotsCache` both use.
+ * @internal
+ */
+export function isRobotsFilePath(pathAndQuery: string): boolean {
+  return pathAndQuery === '/robots.txt';
 }
 
 /** Whether a single robots.txt pattern (as written in the file) matches a URL path-and-query. */
@@ -482,17 +561,23 @@ export class RobotsTxt {
 
   /**
    * Decides whether `agent` may fetch `url` and names the rule that decided. `agent` is a
-   * product token or a whole User-Agent string (its leading token is used).
+   * product token or a whole User-Agent string (its leading token is used). A query of two or
+   * more parameters is also checked with each parameter moved to the front, and any disallowed
+   * order disallows the URL (the rule named is the one that disallowed it; see the module comment).
    */
   explain(url: string, agent: string): RobotsDecision {
     const group = this.#groupFor(agent);
     const raw = this.#pathOf(url);
-    if (raw === '/robots.txt') return { allowed: true };
+    if (isRobotsFilePath(raw)) return { allowed: true };
     const path = normalizeRobotsPath(raw, false);
-    for (const rule of group.rules) {
-      if (ruleMatches(rule, path)) return { allowed: rule.allow, rule: { pattern: rule.pattern, allow: rule.allow, line: rule.line } };
+    const own = decide(group.rules, path);
+    if (!own.allowed || group.rules.length === 0) return own;
+    // The query as the page may have linked it: see `paramsMovedToFront`.
+    for (const linked of paramsMovedToFront(path)) {
+      const other = decide(group.rules, linked);
+      if (!other.allowed) return other;
     }
-    return { allowed: true };
+    return own;
   }
 
   /** Whether `agent` may fetch `url` (see `explain`). */

@@ -4,7 +4,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   InvalidArgumentError,
+  QUERY_ORDERS_MAX,
   ROBOTS_PARSE_LIMIT_BYTES,
+  canonicalize,
   normalizeRobotsPath,
   parseRobots,
   productToken,
@@ -91,6 +93,65 @@ describe('parseRobots: every RFC 9309 example', () => {
     expect(at('User-agent: *\nDisallow: /caf%C3%A9').isAllowed(`${ORIGIN}/café`, 'b')).toBe(false);
     expect(at('User-agent: *\nDisallow: /café').isAllowed(`${ORIGIN}/caf%c3%a9`, 'b')).toBe(false);
     expect(normalizeRobotsPath('/a%zz%4a b', false)).toBe('/a%25zzJ%20b');
+  });
+
+  it("§2.2.2 a character the URL layer may encode matches its escape, both ways (| [ ^ { ' \" …)", () => {
+    // The auditor's case: WHATWG encodes ' in a query, so the URL checked carries %27.
+    expect(parseRobots("User-agent: *\nDisallow: /q?x='y'", 'http://h.test/robots.txt').isAllowed("http://h.test/q?x='y'", 'T')).toBe(false);
+    for (const c of ['"', "'", '<', '>', '[', '\\', ']', '^', '`', '{', '|', '}']) {
+      const escape = `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+      expect(normalizeRobotsPath(`/a${c}b`, false), c).toBe(`/a${escape}b`);
+      expect(normalizeRobotsPath(`/a${c}b*`, true), c).toBe(`/a${escape}b*`);
+      expect(at(`User-agent: *\nDisallow: /a${c}b`).isAllowed(`/a${escape}b`, 'b'), c).toBe(false);
+      expect(at(`User-agent: *\nDisallow: /a${escape.toLowerCase()}b`).isAllowed(`/a${c}b`, 'b'), c).toBe(false);
+    }
+    // The reserved characters no URL layer encodes keep their escapes distinct.
+    for (const c of ['/', '?', '&', '=', ':', '@', '!', '(', ')', '+', ',', ';']) {
+      const escape = `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+      expect(at(`User-agent: *\nDisallow: /a${escape}b`).isAllowed(`/a${c}b`, 'b'), c).toBe(true);
+    }
+  });
+
+  it('§2.2.2 a rule written with any printable character disallows the URL the crawler fetches for that link', () => {
+    // Not `#` (a comment in the file, a fragment in the link), `*` and `$` (wildcard and anchor:
+    // §2.2.3 names them literally only as %2A/%24), `%` (an escape) or `\` in a path (WHATWG reads
+    // it as `/`, a different path, not an encoding).
+    const printable = Array.from({ length: 94 }, (_, i) => String.fromCharCode(33 + i)).filter((c) => !'#*$%'.includes(c));
+    for (const c of printable) {
+      const shapes = c === '\\' ? [`/q?k=${c}v`] : [`/p${c}x`, `/q?k=${c}v`];
+      for (const shape of shapes) {
+        const robots = at(`User-agent: *\nDisallow: ${shape}`);
+        for (const fetched of [canonicalize(`${ORIGIN}${shape}`)!, new URL(shape, ORIGIN).href]) {
+          expect(robots.isAllowed(fetched, 'b'), `${shape} → ${fetched}`).toBe(false);
+        }
+      }
+    }
+  });
+
+  it('a query parameter a rule names first is found in any order canonicalization gives it', () => {
+    const robots = at('User-agent: *\nDisallow: /*?s=\nDisallow: /search?q=\nAllow: /search?a=');
+    // The sorted forms the crawler fetches for /?s=foo&post_type=product and /search?q=shoes&a=1.
+    expect(robots.explain(`${ORIGIN}/?post_type=product&s=foo`, 'b')).toEqual({ allowed: false, rule: { pattern: '/*?s=', allow: false, line: 2 } });
+    expect(robots.explain(`${ORIGIN}/search?b=1&q=shoes`, 'b')).toEqual({ allowed: false, rule: { pattern: '/search?q=', allow: false, line: 3 } });
+    expect(robots.isAllowed('/search?b=1&c=2&q=shoes', 'b')).toBe(false);
+    expect(robots.isAllowed('/search?b=1&c=2', 'b')).toBe(true);
+    expect(robots.isAllowed('/search?x=q=1&y', 'b')).toBe(true);
+    // The price: an Allow that wins in the URL's own order loses to a Disallow in another.
+    expect(robots.isAllowed('/search?a=1', 'b')).toBe(true);
+    expect(robots.isAllowed('/search?a=1&q=shoes', 'b')).toBe(false);
+    // A parameter is a whole `&`-separated pair; an escaped %26 does not split one.
+    expect(robots.isAllowed('/search?b=1%26q=shoes', 'b')).toBe(true);
+    // Parameters past the first QUERY_ORDERS_MAX are only checked where they stand.
+    const many = Array.from({ length: QUERY_ORDERS_MAX - 1 }, (_, i) => `p${i}=1`).join('&');
+    expect(robots.isAllowed(`/search?${many}&q=shoes`, 'b')).toBe(false);
+    expect(robots.isAllowed(`/search?${many}&z=1&q=shoes`, 'b')).toBe(true);
+  });
+
+  it('§2.2.2 only the /robots.txt URI itself is implicitly allowed, not with a query', () => {
+    const robots = at('User-agent: *\nDisallow: /');
+    expect(robots.isAllowed(`${ORIGIN}/robots.txt`, 'b')).toBe(true);
+    expect(robots.isAllowed(`${ORIGIN}/robots.txt?x=1`, 'b')).toBe(false);
+    expect(robots.isAllowed('/robots.txt?x=1', 'b')).toBe(false);
   });
 
   it('$ only anchors at the end of a pattern; elsewhere it is literal', () => {
