@@ -2,9 +2,10 @@
  * robots.txt rules as the server sees them obeyed: a crawl through the real HttpFetcher on
  * loopback, one host name per case, each with its own robots.txt, and the server's request log
  * as the judge. Rules naming characters the URL layer percent-encodes, query parameters the
- * crawler reorders, and `/robots.txt` with a query.
+ * crawler reorders, `/robots.txt` with a query, and a robots.txt at the end of RFC 9309's five
+ * redirects.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { crawl } from '../../src/index.js';
 import { AGENT, loopbackSite } from './helpers.js';
 
@@ -42,12 +43,22 @@ const HOSTS: Record<string, Host> = {
   },
 };
 
+/** The redirect chain of chain.test's robots.txt: the five hops RFC 9309 §2.3.1.2 allows. */
+const CHAIN: Record<string, string> = { '/robots.txt': '/r1', '/r1': '/r2', '/r2': '/r3', '/r3': '/r4', '/r4': '/r5' };
+
 const asked = new Map<string, string[]>();
 
 const site = loopbackSite((req, res) => {
   const host = (req.headers.host ?? '').replace(/:\d+$/, '');
   const target = req.url ?? '/';
   asked.set(host, [...(asked.get(host) ?? []), target]);
+  if (host === 'chain.test') {
+    if (CHAIN[target] !== undefined) return void res.writeHead(301, { location: CHAIN[target] }).end();
+    if (target === '/r5') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private\n');
+    if (target === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html('<a href="/private">no</a> <a href="/public">yes</a>'));
+    if (target === '/public') return void res.writeHead(200, { 'content-type': 'text/html' }).end(html('public'));
+    return void res.writeHead(404).end();
+  }
   const h = HOSTS[host];
   if (h !== undefined && target === '/robots.txt') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(h.robots);
   const body = h?.pages[target];
@@ -79,4 +90,18 @@ describe('robots.txt rules, as the server sees them obeyed', () => {
     expect(await crawlHost('file.test')).toEqual(['/', '/ok']);
   });
 
+
+  describe('a robots.txt behind five redirects', () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    afterEach(() => void process.off('warning', onWarning));
+
+    it('is obeyed, and leaves no abort listeners behind (no MaxListenersExceededWarning)', async () => {
+      process.on('warning', onWarning);
+      expect(await crawlHost('chain.test')).toEqual(['/', '/public', '/r1', '/r2', '/r3', '/r4', '/r5']);
+      // Node emits the warning on a later tick than the listener that tripped it.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
+    });
+  });
 });
