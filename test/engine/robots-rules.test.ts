@@ -2,8 +2,8 @@
  * robots.txt rules as the server sees them obeyed: a crawl through the real HttpFetcher on
  * loopback, one host name per case, each with its own robots.txt, and the server's request log
  * as the judge. Rules naming characters the URL layer percent-encodes, query parameters the
- * crawler reorders, `/robots.txt` with a query, and a robots.txt at the end of RFC 9309's five
- * redirects.
+ * crawler reorders, `/robots.txt` with a query, a robots.txt at the end of RFC 9309's five
+ * redirects, and a page whose `<base href>` is a data: or javascript: URL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { crawl } from '../../src/index.js';
@@ -39,6 +39,16 @@ const HOSTS: Record<string, Host> = {
     pages: {
       '/': html('<a href="/robots.txt?x=1">1</a> <a href="/ok">ok</a>'),
       '/ok': html('an allowed page'),
+    },
+  },
+  // A data: or javascript: base is no base: the links resolve against the page's URL.
+  'base.test': {
+    robots: '',
+    pages: {
+      '/': html('<base href="javascript:void(0)"><a href="dir/p">p</a>'),
+      '/dir/p': html('<base href="data:text/html,x"><a href="q">q</a> <a href="/top">top</a>'),
+      '/dir/q': html('q'),
+      '/top': html('top'),
     },
   },
 };
@@ -90,6 +100,9 @@ describe('robots.txt rules, as the server sees them obeyed', () => {
     expect(await crawlHost('file.test')).toEqual(['/', '/ok']);
   });
 
+  it('a data: or javascript: <base href> is ignored: the links resolve against the page', async () => {
+    expect(await crawlHost('base.test')).toEqual(['/', '/dir/p', '/dir/q', '/top']);
+  });
 
   describe('a robots.txt behind five redirects', () => {
     const warnings: Error[] = [];
