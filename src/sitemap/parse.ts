@@ -89,10 +89,30 @@ const FORMS: Readonly<Record<string, Form>> = {
 export const SITEMAP_MAX_URLS = 50_000;
 export const SITEMAP_MAX_BYTES = 52_428_800;
 
-/** A W3C datetime (`2024-05-01`, `2024-05-01T10:00:00+02:00`) as epoch seconds. */
+/** W3C datetime: year, then optional month, day, hour:minute, second, fraction and zone offset. */
+const W3C_DATETIME = /^(\d{4})(?:-(\d\d)(?:-(\d\d)(?:T(\d\d):(\d\d)(?::(\d\d)(?:\.\d+)?)?(?:Z|[+-](\d\d):(\d\d)))?)?)?$/;
+
+/** Days in `month` (1–12) of `year` (proleptic Gregorian). */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * A W3C datetime (`2024-05-01`, `2024-05-01T10:00:00+02:00`) as epoch seconds, or undefined.
+ * Every field must be in its range (W3C NOTE-datetime: month 01–12, a day the month has, hour
+ * 00–23, minute and second 00–59, an offset's hour 00–23): `Date.parse` rolls an impossible
+ * date over (`2024-02-30` → March 1st), and a date the sitemap never meant is worse than none.
+ */
 export function parseLastmod(text: string): number | undefined {
   const t = text.trim();
-  if (!/^\d{4}(-\d\d(-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d))?)?)?$/.test(t)) return undefined;
+  const m = W3C_DATETIME.exec(t);
+  if (m === null) return undefined;
+  const field = (k: number): number => (m[k] === undefined ? 0 : Number(m[k]));
+  const [year, month, day] = [field(1), field(2), field(3)];
+  if (m[2] !== undefined && (month < 1 || month > 12)) return undefined;
+  if (m[3] !== undefined && (day < 1 || day > daysInMonth(year, month))) return undefined;
+  if (field(4) > 23 || field(5) > 59 || field(6) > 59 || field(7) > 23 || field(8) > 59) return undefined;
   const ms = Date.parse(t.length === 4 ? `${t}-01-01` : t.length === 7 ? `${t}-01` : t);
   return Number.isFinite(ms) && ms >= 0 ? Math.floor(ms / 1000) : undefined;
 }
