@@ -39,7 +39,8 @@ import { type FieldKind, fieldProblem } from '../format/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
 import { parseRetryAfter } from '../politeness/retry-after.js';
 import { lruSet, lruTouch } from '../lru/index.js';
-import { type RobotsRule, type RobotsTxt, compactRobotsText, isAgentString, isRobotsFilePath, parseRobots, productToken } from './robots.js';
+import { isRobotsFilePath } from './robots-match.js';
+import { type RobotsRule, type RobotsTxt, compactRobotsText, isAgentString, parseRobots, productToken } from './robots.js';
 
 /** What a robots fetch returned; an `Outcome` from `HttpFetcher.fetchUrl` has this shape. */
 export interface RobotsFetchResult {
