@@ -61,6 +61,17 @@ describe('parseSitemap', () => {
     expect(r.entries).toEqual([{ url: 'http://a.test/x' }]);
   });
 
+  it('refuses an RFC 822 date (the <lastmod> fallback) naming a day its month does not have', () => {
+    for (const bad of ['Fri, 30 Feb 2024 10:00:00 GMT', '29 Feb 2023 10:00 GMT', '31 Apr 2024 10:00 GMT', '31 Jun 24 10:00 GMT', '29 Feb 1900 00:00 GMT']) {
+      expect(parseRfc822Date(bad), bad).toBeUndefined();
+    }
+    expect(parseRfc822Date('Thu, 29 Feb 2024 10:00:00 GMT')).toBe(Date.UTC(2024, 1, 29, 10) / 1000);
+    expect(parseRfc822Date('30 Apr 2024 10:00 GMT')).toBe(Date.UTC(2024, 3, 30, 10) / 1000);
+    expect(parseRfc822Date('31 Dec 99 23:59 GMT')).toBe(Date.UTC(1999, 11, 31, 23, 59) / 1000);
+    const r = parseSitemap(Buffer.from('<urlset><url><loc>http://a.test/x</loc><lastmod>Fri, 30 Feb 2024 10:00:00 GMT</lastmod></url></urlset>'), at);
+    expect(r.entries).toEqual([{ url: 'http://a.test/x' }]);
+  });
+
   it('reads an index, a gzip file, and refuses what is not a sitemap', () => {
     const idx = parseSitemap(gzipSync(index(['http://a.test/s1.xml.gz', 'http://a.test/s2.xml'])), at);
     expect(idx.kind).toBe('sitemapindex');
