@@ -49,6 +49,24 @@ export function robotsFetchOf(fetcher: Fetcher, addressOf: (url: string) => stri
   return (url, signal) => fetcher.fetch({ row: -1, key: new Uint32Array(4), url, host: '', ip: addressOf(url), depth: 0, dispatchedAtMs: clock() }, signal);
 }
 
+/**
+ * A promise that `start` settles through the `resolve` it is given, or that resolves to
+ * `aborted` when `signal` aborts first. The abort listener goes when the promise settles
+ * either way: one load's signal lives through every hop of its robots.txt (up to six with
+ * RFC 9309's five redirects), two waits a hop, and listeners left behind piled up to Node's
+ * MaxListenersExceededWarning on a chain the RFC allows.
+ */
+function untilAborted<T>(signal: AbortSignal, aborted: T, start: (resolve: (value: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve) => {
+    const onAbort = (): void => resolve(aborted);
+    signal.addEventListener('abort', onAbort, { once: true });
+    start((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+  });
+}
+
 /** One robots.txt load in progress. */
 interface Load {
   readonly group: string;
@@ -190,9 +208,8 @@ export class RobotsGate implements RobotsSeam {
       return this.o.fetch(url, signal);
     }
     if (load.hops > 0) {
-      await new Promise<void>((resolve) => {
-        load.release = resolve;
-        signal.addEventListener('abort', () => resolve(), { once: true });
+      await untilAborted(signal, undefined, (resolve) => {
+        load.release = () => resolve(undefined);
       });
       if (signal.aborted) return { status: 0, error: 'aborted' };
     }
@@ -200,8 +217,7 @@ export class RobotsGate implements RobotsSeam {
     const group = load.group;
     const sends = this.o.sends;
     try {
-      return await new Promise<RobotsFetchResult>((resolve) => {
-        signal.addEventListener('abort', () => resolve({ status: 0, error: 'aborted' }), { once: true });
+      return await untilAborted<RobotsFetchResult>(signal, { status: 0, error: 'aborted' }, (resolve) => {
         sends.send(url, group, this.o.names.addressOf(url), () => {
           this.requests++;
           this.o.onStart(group, url);

@@ -15,7 +15,9 @@
  * `promo`) — the places where a page's text churns without its author editing it.
  *
  * As in browsers, the first `<base href>` of the document sets the base for every link, even
- * ones before it, so hrefs are collected raw while parsing and resolved at `end()`. A meta
+ * ones before it, so hrefs are collected raw while parsing and resolved at `end()`; a `data:`
+ * or `javascript:` base counts as no base (the page's URL applies, as WHATWG HTML's frozen base
+ * URL says). A meta
  * robots `nofollow` marks every link nofollow (they are recorded, and the engine follows
  * none of them); `rel=nofollow` marks only its anchor, and a URL linked both ways counts as
  * followable.
@@ -55,7 +57,7 @@ export interface ExtractedLinks {
    * (`NamedCopies` asks a copy for one). A `<link rel>`, a frame or a refresh never counts.
    */
   readonly selfLinked: boolean;
-  /** The URL links were resolved against (`<base href>` when present and valid). */
+  /** The URL links were resolved against (`<base href>` when present, valid and neither `data:` nor `javascript:`). */
   readonly base: string;
   /** More than `maxLinks` distinct links: the rest were dropped. */
   readonly truncated: boolean;
@@ -566,7 +568,11 @@ export class LinkExtractor {
       case 'base':
         if (this.#base === undefined && attribs['href'] !== undefined) {
           try {
-            this.#base = new URL(attribs['href'].trim(), this.#documentUrl).href;
+            const base = new URL(attribs['href'].trim(), this.#documentUrl);
+            // WHATWG HTML "set the frozen base URL": a data: or javascript: base freezes to the
+            // document's fallback base URL (here the page's own URL), so links resolve as if
+            // there were no base; taking it as the base made every relative link unresolvable.
+            this.#base = base.protocol === 'data:' || base.protocol === 'javascript:' ? this.#documentUrl : base.href;
           } catch {
             // an invalid base is ignored, as browsers do
           }

@@ -39,6 +39,7 @@ import { type FieldKind, fieldProblem } from '../format/index.js';
 import { customField, defineOptions, functionField, numberField } from '../options/index.js';
 import { parseRetryAfter } from '../politeness/retry-after.js';
 import { lruSet, lruTouch } from '../lru/index.js';
+import { isRobotsFilePath } from './robots-match.js';
 import { type RobotsRule, type RobotsTxt, compactRobotsText, isAgentString, parseRobots, productToken } from './robots.js';
 
 /** What a robots fetch returned; an `Outcome` from `HttpFetcher.fetchUrl` has this shape. */
@@ -69,7 +70,7 @@ export type RobotsState = 'parsed' | 'unavailable' | 'unreachable';
 export type RobotsReason =
   /** The parsed rules decided (possibly a copy kept through an outage). */
   | 'rules'
-  /** The URL is /robots.txt itself, always allowed. */
+  /** The URL is /robots.txt itself, without a query: always allowed (RFC 9309 §2.2.2). */
   | 'robots-url'
   /** 4xx or too many redirects: no rules, everything allowed. */
   | 'unavailable'
@@ -289,15 +290,15 @@ function blockedRefresh(answer: Result, previous: Entry | undefined): Result {
 
 /** The origin (`scheme://host[:port]`) that governs `url`, or throws. */
 /** `originOf` answers for recent URLs; cleared when it reaches `ORIGIN_MEMO_MAX` entries. */
-const originMemo = new Map<string, { origin: string; path: string }>();
+const originMemo = new Map<string, { origin: string; pathAndQuery: string }>();
 const ORIGIN_MEMO_MAX = 4096;
 
 /**
- * The origin and path of `url`. Memoized: the crawl engine asks about the same
+ * The origin and path-and-query of `url`. Memoized: the crawl engine asks about the same
  * `https://host/` strings several times per dispatch (readiness, give-up state, Crawl-delay),
  * and a WHATWG parse each time was most of the robots question's cost.
  */
-function originOf(url: string): { origin: string; path: string } {
+function originOf(url: string): { origin: string; pathAndQuery: string } {
   const known = originMemo.get(url);
   if (known !== undefined) return known;
   const parts = parseOrigin(url);
@@ -306,7 +307,7 @@ function originOf(url: string): { origin: string; path: string } {
   return parts;
 }
 
-function parseOrigin(url: string): { origin: string; path: string } {
+function parseOrigin(url: string): { origin: string; pathAndQuery: string } {
   let u: URL;
   try {
     u = new URL(url);
@@ -316,7 +317,7 @@ function parseOrigin(url: string): { origin: string; path: string } {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     throw new InvalidArgumentError(`RobotsCache: expected an http(s) URL, received ${JSON.stringify(url)}`);
   }
-  return { origin: u.origin, path: u.pathname };
+  return { origin: u.origin, pathAndQuery: u.pathname + u.search };
 }
 
 /** robots.txt per origin with TTL, refresh, redirects and the RFC 9309 failure policy. */
@@ -348,8 +349,8 @@ export class RobotsCache {
    * `signal` yields an `unreachable` verdict that is not cached.
    */
   async check(url: string, signal: AbortSignal = NEVER): Promise<RobotsVerdict> {
-    const { origin, path } = originOf(url);
-    if (path === '/robots.txt') return { allowed: true, reason: 'robots-url' };
+    const { origin, pathAndQuery } = originOf(url);
+    if (isRobotsFilePath(pathAndQuery)) return { allowed: true, reason: 'robots-url' };
     for (let round = 0; round < 2; round++) {
       const before = this.#fresh(origin);
       if (before) return this.#verdict(before, url);
@@ -368,8 +369,8 @@ export class RobotsCache {
    * (never fetched, TTL over, or an unreachable origin's retry time has come).
    */
   peek(url: string): RobotsVerdict | undefined {
-    const { origin, path } = originOf(url);
-    if (path === '/robots.txt') return { allowed: true, reason: 'robots-url' };
+    const { origin, pathAndQuery } = originOf(url);
+    if (isRobotsFilePath(pathAndQuery)) return { allowed: true, reason: 'robots-url' };
     const entry = this.#fresh(origin);
     return entry ? this.#verdict(entry, url) : undefined;
   }

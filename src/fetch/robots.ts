@@ -2,7 +2,9 @@
  * The robots.txt matcher (RFC 9309): parse a file once, then answer "may this agent fetch
  * this URL?" and "what Crawl-delay applies?". Pure and browser-safe — no I/O, no clock — so
  * users can test their own robots.txt with exactly the code the crawler runs. Fetching,
- * caching and failure policy live in `robots-cache.ts`.
+ * caching and failure policy live in `robots-cache.ts`; the matching core (normalization, the
+ * longest match, the query-order check) in `robots-match.ts`, whose public names this module
+ * re-exports.
  *
  * Why our own matcher rather than the `robots-parser` package: measured against the RFC
  * (test/fetch/robots.test.ts, "robots-parser disagreements"), robots-parser keys groups by
@@ -25,17 +27,30 @@
  *   case-insensitive and exact. Every group naming the token is merged; with none, every `*`
  *   group is merged; with neither, nothing is disallowed.
  * - §2.2.2 rules: the longest matching pattern (in octets, after normalization) decides;
- *   an allow wins a tie; no match allows; `/robots.txt` is always allowed; empty patterns
- *   are ignored; rules before the first user-agent line are ignored.
+ *   an allow wins a tie; no match allows; the `/robots.txt` URI itself is always allowed (with
+ *   a query it is another URI, decided by the rules); empty patterns are ignored; rules before
+ *   the first user-agent line are ignored.
+ * - Query order (ours, not the RFC's): the crawler fetches the sorted query canonicalization
+ *   makes, not the order the site linked and wrote its rules for. So a URL whose own form is
+ *   allowed and whose query has two or more `&`-separated parameters is also decided with each
+ *   of its first 32 parameters moved to the front (not one whose key repeats the key before it:
+ *   the sort keeps repeated keys in their linked order), and is disallowed when such an order
+ *   is decided by a Disallow naming `?` or `&` that does not match the URL's own form — a rule
+ *   that matches the own form was already outweighed there by a longer Allow (see
+ *   `linkedOrderDisallow` for the reasoning, the price and the gaps).
  * - Percent-encoding, applied identically to patterns and to the URL's path and query before
- *   comparison: `%xx` hex is uppercased; an escaped unreserved character (`A-Z a-z 0-9 - . _
- *   ~`) is decoded; other escapes (reserved characters, non-ASCII bytes) stay encoded;
- *   non-ASCII, controls and space are encoded as UTF-8; a stray `%` becomes `%25`. In the
- *   URL a literal `*` or `$` is encoded (`%2A`, `%24`) so a pattern can name it only in
- *   encoded form (§2.2.3), and a `$` inside a pattern (not at its end) is likewise literal.
- *   A reserved character and its escape stay distinct (`/` ≠ `%2F`), as RFC 3986 §6.2.2.2
- *   requires — the RFC's `https%3A%2F%2Ffoo.bar` table row is read as "an encoded reserved
- *   character keeps its encoding", not as a rule that raw reserved characters get encoded.
+ *   comparison (§2.2.2): `%xx` hex is uppercased; an escaped unreserved character (`A-Z a-z 0-9
+ *   - . _ ~`) is decoded; other escapes (reserved characters, non-ASCII bytes) stay encoded;
+ *   non-ASCII, controls and space are encoded as UTF-8; a stray `%` becomes `%25`; the raw
+ *   printable characters the URL layer may encode (`"` `'` `<` `>` `[` `\` `]` `^` `` ` ``
+ *   `{` `|` `}`: see `ALWAYS_ENCODED`) are encoded, so `Disallow: /a|b` matches the `/a%7Cb`
+ *   that is fetched. In the URL a literal `*` or `$` is encoded (`%2A`, `%24`) so a pattern can
+ *   name it only in encoded form (§2.2.3), and a `$` inside a pattern (not at its end) is
+ *   likewise literal. Any other reserved character and its escape stay distinct (`/` ≠ `%2F`),
+ *   as RFC 3986 §6.2.2.2 requires — the RFC's `https%3A%2F%2Ffoo.bar` table row is read as "an
+ *   encoded reserved character keeps its encoding", not as a rule that raw reserved characters
+ *   get encoded; no URL parser or canonicalizer meguri uses encodes those, so a server never
+ *   sees one form where a rule names the other.
  * - §2.2.3 special characters: `*` matches any run of octets (including `/`), `$` at the end
  *   of a pattern anchors it to the end of the path-and-query, `#` starts a comment.
  * - §2.2.4 other records: Sitemap lines are collected (absolute http(s) URLs) and never end
@@ -58,32 +73,22 @@
  *   CR, LF and CRLF all end lines; binary input parses to whatever lines are well formed.
  */
 import { InvalidArgumentError } from '../errors/index.js';
+import {
+  type CompiledRule,
+  type RobotsDecision,
+  type RuleSet,
+  compileRule,
+  decidePath,
+  isRobotsFilePath,
+  normalizeRobotsPath,
+  ruleMatches,
+  ruleSet,
+} from './robots-match.js';
+
+export { QUERY_ORDERS_MAX, type RobotsDecision, type RobotsRule, normalizeRobotsPath } from './robots-match.js';
 
 /** RFC 9309 §2.5: the parser must read at least 500 KiB; it reads exactly that much. */
 export const ROBOTS_PARSE_LIMIT_BYTES = 500 * 1024;
-
-/** One allow/disallow line after normalization. */
-export interface RobotsRule {
-  /** The normalized pattern (what the comparison uses). */
-  readonly pattern: string;
-  readonly allow: boolean;
-  /** 1-based line number in the file. */
-  readonly line: number;
-}
-
-/** Why `explain` decided as it did. */
-export interface RobotsDecision {
-  readonly allowed: boolean;
-  /** The rule that decided, or undefined when no rule matched (or the URL is /robots.txt). */
-  readonly rule?: RobotsRule | undefined;
-}
-
-interface CompiledRule extends RobotsRule {
-  /** Literal pieces between the `*` wildcards (the first is an anchored prefix). */
-  readonly pieces: readonly string[];
-  /** Pattern ended with `$`. */
-  readonly anchored: boolean;
-}
 
 interface Group {
   readonly agents: string[];
@@ -91,116 +96,12 @@ interface Group {
   crawlDelay: number | undefined;
 }
 
-interface MergedGroup {
-  readonly rules: readonly CompiledRule[];
+interface MergedGroup extends RuleSet {
   readonly crawlDelay: number | undefined;
 }
 
-const NO_RULES: MergedGroup = Object.freeze({ rules: [], crawlDelay: undefined });
-
-const HEX = '0123456789ABCDEF';
-/** Printable ASCII without `$`, `%` or `*`: already normalized on either side. */
-const PLAIN = /^[!-#&-)+-~]*$/;
-/** A pattern of printable ASCII with `*` wildcards and at most a final `$`, but no `%`. */
-const PLAIN_PATTERN = /^[!-#&-~]*\$?$/;
+const NO_RULES: MergedGroup = Object.freeze({ rules: [], queryAt: [], crawlDelay: undefined });
 const utf8 = new TextEncoder();
-
-function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  const lower = code | 0x20;
-  if (lower >= 97 && lower <= 102) return lower - 87;
-  return -1;
-}
-
-function isUnreserved(code: number): boolean {
-  return (
-    (code >= 65 && code <= 90) ||
-    (code >= 97 && code <= 122) ||
-    (code >= 48 && code <= 57) ||
-    code === 45 ||
-    code === 46 ||
-    code === 95 ||
-    code === 126
-  );
-}
-
-function pushEscaped(out: string[], byte: number): void {
-  out.push('%', HEX[byte >> 4]!, HEX[byte & 15]!);
-}
-
-/**
- * Normalizes a path (with its query) or a pattern for comparison; see the module comment.
- * `pattern` keeps `*` as the wildcard and a final `$` as the anchor; in a URL both are
- * encoded, as is a `$` that is not the last character of a pattern.
- */
-export function normalizeRobotsPath(text: string, pattern: boolean): string {
-  // Fast path (most paths and patterns): printable ASCII with nothing to encode or decode.
-  if (PLAIN.test(text)) return text;
-  if (pattern && PLAIN_PATTERN.test(text)) return text;
-  const out: string[] = [];
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 37 /* % */) {
-      const hi = i + 2 < n ? hexValue(text.charCodeAt(i + 1)) : -1;
-      const lo = hi >= 0 ? hexValue(text.charCodeAt(i + 2)) : -1;
-      if (lo < 0) {
-        out.push('%25');
-        continue;
-      }
-      const byte = (hi << 4) | lo;
-      if (isUnreserved(byte)) out.push(String.fromCharCode(byte));
-      else pushEscaped(out, byte);
-      i += 2;
-    } else if (c === 42 /* * */) {
-      out.push(pattern ? '*' : '%2A');
-    } else if (c === 36 /* $ */) {
-      out.push(pattern && i === n - 1 ? '$' : '%24');
-    } else if (c > 32 && c < 127) {
-      out.push(text[i]!);
-    } else {
-      // Controls, space and everything non-ASCII: UTF-8 bytes, escaped. A lone surrogate
-      // encodes as U+FFFD, which is what TextEncoder produces for it.
-      let end = i + 1;
-      if (c >= 0xd800 && c <= 0xdbff && end < n) {
-        const d = text.charCodeAt(end);
-        if (d >= 0xdc00 && d <= 0xdfff) end++;
-      }
-      for (const byte of utf8.encode(text.slice(i, end))) pushEscaped(out, byte);
-      i = end - 1;
-    }
-  }
-  return out.join('');
-}
-
-function compileRule(raw: string, allow: boolean, line: number): CompiledRule {
-  const pattern = normalizeRobotsPath(raw, true);
-  const anchored = pattern.endsWith('$');
-  const body = anchored ? pattern.slice(0, -1) : pattern;
-  return { pattern, allow, line, anchored, pieces: body.split('*') };
-}
-
-/** Whether a compiled pattern matches a normalized path (RFC 9309 §2.2.2–2.2.3). */
-function ruleMatches(rule: CompiledRule, path: string): boolean {
-  const pieces = rule.pieces;
-  const first = pieces[0]!;
-  if (!path.startsWith(first)) return false;
-  const last = pieces.length - 1;
-  if (last === 0) return rule.anchored ? path.length === first.length : true;
-  // Only `*` wildcards: taking each middle piece at its leftmost occurrence never loses a
-  // match, because anything a later occurrence could match, the leftmost one leaves room for.
-  let pos = first.length;
-  for (let k = 1; k < last; k++) {
-    const piece = pieces[k]!;
-    if (piece === '') continue;
-    const at = path.indexOf(piece, pos);
-    if (at < 0) return false;
-    pos = at + piece.length;
-  }
-  const tail = pieces[last]!;
-  if (rule.anchored) return path.length - tail.length >= pos && path.endsWith(tail);
-  return tail === '' || path.indexOf(tail, pos) >= 0;
-}
 
 /** Whether a single robots.txt pattern (as written in the file) matches a URL path-and-query. */
 export function robotsPatternMatches(pattern: string, pathAndQuery: string): boolean {
@@ -449,12 +350,9 @@ export class RobotsTxt {
     if (matching.length === 0) matching = this.#groups.filter((g) => g.agents.includes('*'));
     let merged = NO_RULES;
     if (matching.length > 0) {
-      const rules = matching.flatMap((g) => g.rules);
-      // Longest pattern first, allow before disallow on a tie: the first match decides.
-      rules.sort((a, b) => b.pattern.length - a.pattern.length || Number(b.allow) - Number(a.allow) || a.line - b.line);
       let crawlDelay: number | undefined;
       for (const g of matching) if (g.crawlDelay !== undefined) crawlDelay = Math.max(crawlDelay ?? 0, g.crawlDelay);
-      merged = { rules, crawlDelay };
+      merged = { ...ruleSet(matching.flatMap((g) => g.rules)), crawlDelay };
     }
     this.#merged.set(token, merged);
     return merged;
@@ -482,17 +380,17 @@ export class RobotsTxt {
 
   /**
    * Decides whether `agent` may fetch `url` and names the rule that decided. `agent` is a
-   * product token or a whole User-Agent string (its leading token is used).
+   * product token or a whole User-Agent string (its leading token is used). A query of two or
+   * more parameters that the rules allow is also checked in the orders its page may have
+   * linked, and the URL is disallowed when a rule naming `?` or `&` that does not match the
+   * URL's own form disallows one of them (that rule is named; see `linkedOrderDisallow` in
+   * ./robots-match.ts).
    */
   explain(url: string, agent: string): RobotsDecision {
     const group = this.#groupFor(agent);
     const raw = this.#pathOf(url);
-    if (raw === '/robots.txt') return { allowed: true };
-    const path = normalizeRobotsPath(raw, false);
-    for (const rule of group.rules) {
-      if (ruleMatches(rule, path)) return { allowed: rule.allow, rule: { pattern: rule.pattern, allow: rule.allow, line: rule.line } };
-    }
-    return { allowed: true };
+    if (isRobotsFilePath(raw)) return { allowed: true };
+    return decidePath(group, normalizeRobotsPath(raw, false), true);
   }
 
   /** Whether `agent` may fetch `url` (see `explain`). */

@@ -66,7 +66,13 @@ function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
 
-function daysInMonth(year: number, month: number): number {
+/**
+ * Days in `month` (1–12) of `year`, proleptic Gregorian: the day-in-month rule of Retry-After's
+ * HTTP-date and a sitemap's `<lastmod>` (in either of its forms), which refuse a date the month
+ * does not have rather than roll it over as `Date.UTC` and `Date.parse` do. (Last-Modified and
+ * Date, `httpDateSeconds` in src/fetch/http.ts, still go through `Date.parse`.)
+ */
+export function daysInMonth(year: number, month: number): number {
   if (month === 2) return isLeapYear(year) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }

@@ -22,6 +22,7 @@
  */
 import { Parser } from 'htmlparser2';
 import { gunzipSync, constants as zlibConstants } from 'node:zlib';
+import { daysInMonth } from '../politeness/retry-after.js';
 import { type CanonPolicy, canonicalize } from '../url/index.js';
 
 /** One sitemap entry. */
@@ -89,10 +90,24 @@ const FORMS: Readonly<Record<string, Form>> = {
 export const SITEMAP_MAX_URLS = 50_000;
 export const SITEMAP_MAX_BYTES = 52_428_800;
 
-/** A W3C datetime (`2024-05-01`, `2024-05-01T10:00:00+02:00`) as epoch seconds. */
+/** W3C datetime: year, then optional month, day, hour:minute, second, fraction and zone offset. */
+const W3C_DATETIME = /^(\d{4})(?:-(\d\d)(?:-(\d\d)(?:T(\d\d):(\d\d)(?::(\d\d)(?:\.\d+)?)?(?:Z|[+-](\d\d):(\d\d)))?)?)?$/;
+
+/**
+ * A W3C datetime (`2024-05-01`, `2024-05-01T10:00:00+02:00`) as epoch seconds, or undefined.
+ * Every field must be in its range (W3C NOTE-datetime: month 01–12, a day the month has, hour
+ * 00–23, minute and second 00–59, an offset's hour 00–23): `Date.parse` rolls an impossible
+ * date over (`2024-02-30` → March 1st), and a date the sitemap never meant is worse than none.
+ */
 export function parseLastmod(text: string): number | undefined {
   const t = text.trim();
-  if (!/^\d{4}(-\d\d(-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d))?)?)?$/.test(t)) return undefined;
+  const m = W3C_DATETIME.exec(t);
+  if (m === null) return undefined;
+  const field = (k: number): number => (m[k] === undefined ? 0 : Number(m[k]));
+  const [year, month, day] = [field(1), field(2), field(3)];
+  if (m[2] !== undefined && (month < 1 || month > 12)) return undefined;
+  if (m[3] !== undefined && (day < 1 || day > daysInMonth(year, month))) return undefined;
+  if (field(4) > 23 || field(5) > 59 || field(6) > 59 || field(7) > 23 || field(8) > 59) return undefined;
   const ms = Date.parse(t.length === 4 ? `${t}-01-01` : t.length === 7 ? `${t}-01` : t);
   return Number.isFinite(ms) && ms >= 0 ? Math.floor(ms / 1000) : undefined;
 }
@@ -103,7 +118,8 @@ const ZONES: Readonly<Record<string, number>> = { ut: 0, gmt: 0, z: 0, est: -5, 
 
 /**
  * An RFC 822 date (RSS 2.0's `<pubDate>`: `Tue, 10 Jun 2003 04:00:00 GMT`, `… +0200`; a
- * two-digit year is 19xx/20xx by RFC 2822 §4.3) as epoch seconds, or undefined.
+ * two-digit year is 19xx/20xx by RFC 2822 §4.3) as epoch seconds, or undefined — also for a
+ * field out of its range, a day its month does not have (`30 Feb 2024`) included.
  */
 export function parseRfc822Date(text: string): number | undefined {
   const m = /^(?:[a-z]{3},\s*)?(\d{1,2})\s+([a-z]{3})\s+(\d{2}|\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s+([a-z]{1,3}|[+-]\d{4})$/i.exec(text.trim());
@@ -112,9 +128,10 @@ export function parseRfc822Date(text: string): number | undefined {
   const zone = m[7]!.toLowerCase();
   const offsetMin = /^[+-]/.test(zone) ? (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3))) : ZONES[zone] === undefined ? undefined : ZONES[zone]! * 60;
   const [day, hour, minute, second] = [Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
-  if (month < 0 || offsetMin === undefined || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
   const y = Number(m[3]);
   const year = m[3]!.length === 2 ? (y < 50 ? 2000 + y : 1900 + y) : y;
+  // A day the month does not have is refused, as in parseLastmod: Date.UTC would roll it over.
+  if (month < 0 || offsetMin === undefined || day < 1 || day > daysInMonth(year, month + 1) || hour > 23 || minute > 59 || second > 60) return undefined;
   const ms = Date.UTC(year, month, day, hour, minute, second) - offsetMin * 60_000;
   return ms >= 0 ? Math.floor(ms / 1000) : undefined;
 }

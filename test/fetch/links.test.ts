@@ -50,6 +50,16 @@ describe('extractLinks', () => {
     expect(extractLinks('<base href="http://[bad"><a href="x">', PAGE).links[0]!.url).toBe('https://site.test/dir/x');
   });
 
+  it('a data: or javascript: base is no base (WHATWG HTML frozen base URL): links resolve against the page', () => {
+    for (const href of ['data:text/html,x', ' DATA:,', 'javascript:void(0)', 'JavaScript:alert(1)']) {
+      const r = extractLinks(`<base href="${href}"><a href="rel">x</a><a href="/abs">y</a>`, 'http://example.com/dir/p');
+      expect(r.base, href).toBe('http://example.com/dir/p');
+      expect(r.links.map((l) => l.url), href).toEqual(['http://example.com/dir/rel', 'http://example.com/abs']);
+    }
+    // It is still the first base: one after it does not apply, as in browsers.
+    expect(extractLinks('<base href="data:,"><base href="https://cdn.test/"><a href="x">', PAGE).links[0]!.url).toBe('https://site.test/dir/x');
+  });
+
   it('records link rel=canonical separately (first one), not as an out-link', () => {
     const html = '<head><link rel="alternate canonical" href="/canon?b=2#x"><link rel=canonical href="/second"></head><a href="/x">';
     const r = extractLinks(html, PAGE);

@@ -48,6 +48,15 @@ describe('RobotsCache', () => {
     expect(s.calls).toEqual([]);
   });
 
+  it('robots.txt with a query is another URL: the rules decide it (RFC 9309 §2.2.2), in check and peek alike', async () => {
+    const s = server({ [ROBOTS]: { status: 200, body: 'User-agent: *\nDisallow: /*?' } });
+    const cache = new RobotsCache({ fetch: s.fetch, agent: 'bot', now: clock().now });
+    expect(await cache.check('https://a.test/robots.txt?x=1')).toMatchObject({ allowed: false, reason: 'rules', rule: { pattern: '/*?' } });
+    expect(cache.peek('https://a.test/robots.txt?x=1')).toMatchObject({ allowed: false, reason: 'rules' });
+    expect(cache.peek('https://a.test/robots.txt')).toEqual({ allowed: true, reason: 'robots-url' });
+    expect(s.calls).toEqual([ROBOTS]);
+  });
+
   it('origins are separate: scheme, host and port each get their own robots.txt', async () => {
     const s = server({
       [ROBOTS]: { status: 200, body: 'User-agent: *\nDisallow: /' },

@@ -1,17 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   InvalidArgumentError,
+  QUERY_ORDERS_MAX,
   ROBOTS_PARSE_LIMIT_BYTES,
+  canonicalize,
   normalizeRobotsPath,
   parseRobots,
   productToken,
   robotsPatternMatches,
 } from '../../src/index.js';
 import * as browser from '../../src/browser.js';
+import * as root from '../../src/index.js';
 import { compactRobotsText } from '../../src/fetch/robots.js';
+import { ORDER_RULES_MAX } from '../../src/fetch/robots-match.js';
 
 interface Fixture {
   source: string;
@@ -91,6 +95,184 @@ describe('parseRobots: every RFC 9309 example', () => {
     expect(at('User-agent: *\nDisallow: /caf%C3%A9').isAllowed(`${ORIGIN}/café`, 'b')).toBe(false);
     expect(at('User-agent: *\nDisallow: /café').isAllowed(`${ORIGIN}/caf%c3%a9`, 'b')).toBe(false);
     expect(normalizeRobotsPath('/a%zz%4a b', false)).toBe('/a%25zzJ%20b');
+  });
+
+  it("§2.2.2 a character the URL layer may encode matches its escape, both ways (| [ ^ { ' \" …)", () => {
+    // The auditor's case: WHATWG encodes ' in a query, so the URL checked carries %27.
+    expect(parseRobots("User-agent: *\nDisallow: /q?x='y'", 'http://h.test/robots.txt').isAllowed("http://h.test/q?x='y'", 'T')).toBe(false);
+    for (const c of ['"', "'", '<', '>', '[', '\\', ']', '^', '`', '{', '|', '}']) {
+      const escape = `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+      expect(normalizeRobotsPath(`/a${c}b`, false), c).toBe(`/a${escape}b`);
+      expect(normalizeRobotsPath(`/a${c}b*`, true), c).toBe(`/a${escape}b*`);
+      expect(at(`User-agent: *\nDisallow: /a${c}b`).isAllowed(`/a${escape}b`, 'b'), c).toBe(false);
+      expect(at(`User-agent: *\nDisallow: /a${escape.toLowerCase()}b`).isAllowed(`/a${c}b`, 'b'), c).toBe(false);
+    }
+    // The reserved characters no URL layer encodes keep their escapes distinct.
+    for (const c of ['/', '?', '&', '=', ':', '@', '!', '(', ')', '+', ',', ';']) {
+      const escape = `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+      expect(at(`User-agent: *\nDisallow: /a${escape}b`).isAllowed(`/a${c}b`, 'b'), c).toBe(true);
+    }
+  });
+
+  it('§2.2.2 a rule written with any printable character disallows the URL the crawler fetches for that link', () => {
+    // Not `#` (a comment in the file, a fragment in the link), `*` and `$` (wildcard and anchor:
+    // §2.2.3 names them literally only as %2A/%24), `%` (an escape) or `\` in a path (WHATWG reads
+    // it as `/`, a different path, not an encoding).
+    const printable = Array.from({ length: 94 }, (_, i) => String.fromCharCode(33 + i)).filter((c) => !'#*$%'.includes(c));
+    for (const c of printable) {
+      const shapes = c === '\\' ? [`/q?k=${c}v`] : [`/p${c}x`, `/q?k=${c}v`];
+      for (const shape of shapes) {
+        const robots = at(`User-agent: *\nDisallow: ${shape}`);
+        for (const fetched of [canonicalize(`${ORIGIN}${shape}`)!, new URL(shape, ORIGIN).href]) {
+          expect(robots.isAllowed(fetched, 'b'), `${shape} → ${fetched}`).toBe(false);
+        }
+      }
+    }
+  });
+
+  it('a query parameter a rule names first is found in any order canonicalization gives it', () => {
+    const robots = at('User-agent: *\nDisallow: /*?s=\nDisallow: /search?q=\nAllow: /search?a=');
+    // The sorted forms the crawler fetches for /?s=foo&post_type=product and /search?q=shoes&a=1.
+    expect(robots.explain(`${ORIGIN}/?post_type=product&s=foo`, 'b')).toEqual({ allowed: false, rule: { pattern: '/*?s=', allow: false, line: 2 } });
+    expect(robots.explain(`${ORIGIN}/search?b=1&q=shoes`, 'b')).toEqual({ allowed: false, rule: { pattern: '/search?q=', allow: false, line: 3 } });
+    expect(robots.isAllowed('/search?b=1&c=2&q=shoes', 'b')).toBe(false);
+    expect(robots.isAllowed('/search?b=1&c=2', 'b')).toBe(true);
+    expect(robots.isAllowed('/search?x=q=1&y', 'b')).toBe(true);
+    // The price: an Allow that wins in the URL's own order loses to a Disallow in another.
+    expect(robots.isAllowed('/search?a=1', 'b')).toBe(true);
+    expect(robots.isAllowed('/search?a=1&q=shoes', 'b')).toBe(false);
+    // A parameter is a whole `&`-separated pair; an escaped %26 does not split one.
+    expect(robots.isAllowed('/search?b=1%26q=shoes', 'b')).toBe(true);
+    // Parameters past the first QUERY_ORDERS_MAX are only checked where they stand.
+    const many = Array.from({ length: QUERY_ORDERS_MAX - 1 }, (_, i) => `p${i}=1`).join('&');
+    expect(robots.isAllowed(`/search?${many}&q=shoes`, 'b')).toBe(false);
+    expect(robots.isAllowed(`/search?${many}&z=1&q=shoes`, 'b')).toBe(true);
+  });
+
+  it('§2.2.2 an Allow that matches the fetched query wins over a Disallow that also matches it, in any order', () => {
+    // WordPress/Drupal: every query disallowed but the pager. The crawler fetches the sorted
+    // /list?page=2&x=1 — allowed by longest match; /list?x=1&page=2 (a link order) escapes the
+    // Allow, but `/*?` matches the fetched form too and already lost there.
+    const wp = at('User-agent: *\nDisallow: /*?\nAllow: /*?page=\nDisallow: /*?s=');
+    expect(wp.explain('/list?page=2&x=1', 'b')).toEqual({ allowed: true, rule: { pattern: '/*?page=', allow: true, line: 3 } });
+    expect(wp.isAllowed('/list?page=2&x=1&y=3', 'b')).toBe(true);
+    expect(wp.isAllowed('/list?page=3', 'b')).toBe(true);
+    // …while a Disallow the fetched form cannot show (`?s=` is not first there) still counts.
+    expect(wp.explain('/list?page=2&s=foo', 'b')).toEqual({ allowed: false, rule: { pattern: '/*?s=', allow: false, line: 4 } });
+    expect(wp.isAllowed('/list?x=1&page=2', 'b')).toBe(false); // the own form: `/*?` decides
+    const anchored = at('User-agent: *\nAllow: /*?id=*$\nDisallow: /*?');
+    expect(anchored.isAllowed('/p?id=1&x=2', 'b')).toBe(true);
+    expect(anchored.isAllowed('/p?x=2&id=1', 'b')).toBe(false);
+    // A rule naming no `?` or `&` that decides the fetched form decides every order too.
+    expect(at('User-agent: *\nDisallow: /*?q=\nAllow: /shop/*').isAllowed('/shop/x?a=1&q=2', 'b')).toBe(true);
+    expect(at('User-agent: *\nDisallow: /*?q=\nAllow: /sh*').isAllowed('/shop/x?a=1&q=2', 'b')).toBe(false);
+  });
+
+  it('a parameter whose key repeats the one before it is never moved: the sort keeps repeated keys in link order', () => {
+    const robots = at('User-agent: *\nDisallow: /r?s=\nAllow: /r?s=ok');
+    expect(robots.isAllowed('/r?s=ok&s=bad', 'b')).toBe(true);
+    expect(robots.isAllowed('/r?a=1&s=ok&s=bad', 'b')).toBe(true);
+    expect(robots.isAllowed('/r?s=bad&s=ok', 'b')).toBe(false); // the own form
+    expect(robots.isAllowed('/r?a=1&s=bad&s=ok', 'b')).toBe(false); // linked /r?s=bad&a=1&s=ok
+    // Only the key counts: `s` and `s2` differ, `s` and `s=` are the same key.
+    expect(robots.isAllowed('/r?s2=1&s=bad', 'b')).toBe(false);
+    expect(robots.isAllowed('/r?s&s=bad', 'b')).toBe(true);
+  });
+
+  it('the query-order rule, against a reference that decides every order over every rule (fast-check)', () => {
+    // Patterns naming `?` or `&`, and others of the shapes whose answer cannot depend on the
+    // order (no `$`, one literal piece after the path): see `linkedOrderDisallow`'s gaps.
+    const param = fc.tuple(fc.constantFrom('a', 'b', 'q', 's'), fc.constantFrom('', '=1', '=2')).map(([k, v]) => k + v);
+    const queryPattern = fc
+      .tuple(fc.constantFrom('/p', '/*', '/p*', '/x'), fc.constantFrom('?', '&', '*?', '*&'), fc.oneof(param, fc.constant('')), fc.constantFrom('', '*', '*&', '&', '$', '*$'))
+      .map(([a, b, c, d]) => a + b + c + d);
+    const plainPattern = fc.constantFrom('/', '/p', '/p*', '/*1', '/*=2', '/x', '/*b', '/p*q', '/p*a=2', '/p*b=1');
+    const rule = fc.tuple(fc.boolean(), fc.oneof(queryPattern, plainPattern));
+    const rules = fc.array(rule, { minLength: 1, maxLength: 6 });
+    const query = fc.array(param, { minLength: 1, maxLength: 5 });
+    fc.assert(
+      fc.property(rules, fc.constantFrom('/p', '/x'), query, (rs, dir, params) => {
+        const text = ['User-agent: *', ...rs.map(([allow, pat]) => `${allow ? 'Allow' : 'Disallow'}: ${pat}`)].join('\n');
+        const path = `${dir}?${params.join('&')}`;
+        // Longest match, allow on a tie, then file order: the rule that decides `p`.
+        const sorted = rs.map(([allow, pat], line) => ({ allow, pat, line })).sort((x, y) => y.pat.length - x.pat.length || Number(y.allow) - Number(x.allow) || x.line - y.line);
+        const decider = (p: string) => sorted.find((r) => robotsPatternMatches(r.pat, p));
+        let expected = decider(path)?.allow ?? true;
+        const key = (p: string) => p.split('=')[0];
+        for (let i = 1; expected && i < params.length; i++) {
+          if (key(params[i]!) === key(params[i - 1]!)) continue;
+          const order = `${dir}?${[params[i], ...params.slice(0, i), ...params.slice(i + 1)].join('&')}`;
+          const d = decider(order);
+          if (d !== undefined && !d.allow && !robotsPatternMatches(d.pat, path)) expected = false;
+        }
+        expect(at(text).isAllowed(path, 'b'), `${text}\n${path}`).toBe(expected);
+      }),
+      { seed: 9309, numRuns: 4000 },
+    );
+  });
+
+  it('the orders are matched against the query rules that could match them only: other rules cost one pass, as without the check', () => {
+    // Counted, not timed: every rule compared starts with one String#startsWith of its prefix.
+    const lines = ['User-agent: *'];
+    for (let i = 0; i < 2000; i++) lines.push(`Disallow: /d${i}/*a*b*c*d*e*zz`);
+    const url = `/list?${Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}=1`).join('&')}`;
+    const comparisons = (robots: ReturnType<typeof at>) => {
+      const spy = vi.spyOn(String.prototype, 'startsWith');
+      try {
+        expect(robots.isAllowed(url, 'b')).toBe(true);
+        return spy.mock.calls.length;
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const plain = at(lines.join('\n'));
+    plain.isAllowed('/', 'b'); // the group is merged on first use
+    expect(comparisons(plain)).toBeLessThanOrEqual(2000 + 2);
+    // With query rules, each of the 31 orders tried passes over those alone.
+    const mixed = at([...lines, 'Disallow: /*?zz=', 'Allow: /*?p01=', 'Disallow: /elsewhere?q='].join('\n'));
+    mixed.isAllowed('/', 'b');
+    expect(comparisons(mixed)).toBeLessThanOrEqual(2003 + 3 + 31 * 2 + 2);
+    // Query rules whose literal text the URL lacks in any order are dropped before the orders:
+    // the own form's pass, and one more to sort the query rules out.
+    const hostile = at(['User-agent: *', ...Array.from({ length: 2000 }, (_, i) => `Disallow: /*?a*b*c*d*e*zz${i}`)].join('\n'));
+    hostile.isAllowed('/', 'b');
+    expect(comparisons(hostile)).toBeLessThanOrEqual(2 * 2000 + 2);
+    // Query Disallows whose text the URL has but which match no order: past ORDER_RULES_MAX of
+    // them the URL is judged on its own form alone — a few passes over the rules, not 31 orders
+    // times them (a first version: 31 × 2000 comparisons and more; 54 ms a call at 20 000 rules).
+    // Each names a first parameter and a last one (`$`) no order has last: p38 and p39 are the
+    // only parameters that end an order, so the second key stays below them.
+    const key = (i: number, n: number) => `p${String(i % n).padStart(2, '0')}`;
+    const crafted = (n: number) => Array.from({ length: n }, (_, i) => `Disallow: /*?${key(i, 40)}=1*&${key(i * 7 + 1, 38)}=1$`);
+    const hostileQueries = at(['User-agent: *', ...crafted(2000)].join('\n'));
+    hostileQueries.isAllowed('/', 'b');
+    expect(comparisons(hostileQueries)).toBeLessThanOrEqual(4 * 2000 + 2);
+    // At the bound the orders are still tried (p20 moved to the front is caught);
+    // one rule past it, the URL is judged on its own form.
+    const atBound = at(['User-agent: *', ...crafted(ORDER_RULES_MAX - 1), 'Disallow: /list?p20='].join('\n'));
+    expect(atBound.isAllowed(url, 'b')).toBe(false);
+    const pastBound = at(['User-agent: *', ...crafted(ORDER_RULES_MAX), 'Disallow: /list?p20='].join('\n'));
+    expect(pastBound.isAllowed(url, 'b')).toBe(true);
+  });
+
+  it('the matcher helpers are exported, the path test the cache shares with it is not', () => {
+    expect(root.normalizeRobotsPath).toBe(normalizeRobotsPath);
+    expect('isRobotsFilePath' in root).toBe(false);
+    expect('isRobotsFilePath' in browser).toBe(false);
+  });
+
+  it('# is compared as it stands: a fragment is no part of the path, an escaped %23 is a character', () => {
+    expect(normalizeRobotsPath('/c#d', false)).toBe('/c#d');
+    expect(robotsPatternMatches('/c%23d', '/c#d')).toBe(false);
+    expect(at('User-agent: *\nDisallow: /c%23d').isAllowed('/c#d', 'b')).toBe(true);
+    expect(at('User-agent: *\nDisallow: /c%23d').isAllowed(`${ORIGIN}/c%23d`, 'b')).toBe(false);
+  });
+
+  it('§2.2.2 only the /robots.txt URI itself is implicitly allowed, not with a query', () => {
+    const robots = at('User-agent: *\nDisallow: /');
+    expect(robots.isAllowed(`${ORIGIN}/robots.txt`, 'b')).toBe(true);
+    expect(robots.isAllowed(`${ORIGIN}/robots.txt?x=1`, 'b')).toBe(false);
+    expect(robots.isAllowed('/robots.txt?x=1', 'b')).toBe(false);
   });
 
   it('$ only anchors at the end of a pattern; elsewhere it is literal', () => {

@@ -49,6 +49,29 @@ describe('parseSitemap', () => {
     expect(parseLastmod('2024-13-45T99:00Z')).toBeUndefined();
   });
 
+  it('refuses a <lastmod> naming a date or time that does not exist, rather than rolling it over', () => {
+    for (const bad of ['2024-02-30', '2023-02-29', '1900-02-29', '2024-04-31', '2024-13', '2024-00-10', '2024-01-00', '2024-01-01T24:01Z', '2024-01-01T24:00Z', '2024-01-01T10:60Z', '2024-01-01T10:00:60Z', '2024-01-01T10:00+24:00', '2024-01-01T10:00+01:60']) {
+      expect(parseLastmod(bad), bad).toBeUndefined();
+    }
+    expect(parseLastmod('2024-02-29')).toBe(Date.UTC(2024, 1, 29) / 1000);
+    expect(parseLastmod('2000-02-29')).toBe(Date.UTC(2000, 1, 29) / 1000);
+    expect(parseLastmod('2023-12-31T23:59:59.9-01:30')).toBe(Date.UTC(2024, 0, 1, 1, 29, 59) / 1000);
+    // In a sitemap: the entry stays, without a date.
+    const r = parseSitemap(Buffer.from('<urlset><url><loc>http://a.test/x</loc><lastmod>2024-02-30</lastmod></url></urlset>'), at);
+    expect(r.entries).toEqual([{ url: 'http://a.test/x' }]);
+  });
+
+  it('refuses an RFC 822 date (the <lastmod> fallback) naming a day its month does not have', () => {
+    for (const bad of ['Fri, 30 Feb 2024 10:00:00 GMT', '29 Feb 2023 10:00 GMT', '31 Apr 2024 10:00 GMT', '31 Jun 24 10:00 GMT', '29 Feb 1900 00:00 GMT']) {
+      expect(parseRfc822Date(bad), bad).toBeUndefined();
+    }
+    expect(parseRfc822Date('Thu, 29 Feb 2024 10:00:00 GMT')).toBe(Date.UTC(2024, 1, 29, 10) / 1000);
+    expect(parseRfc822Date('30 Apr 2024 10:00 GMT')).toBe(Date.UTC(2024, 3, 30, 10) / 1000);
+    expect(parseRfc822Date('31 Dec 99 23:59 GMT')).toBe(Date.UTC(1999, 11, 31, 23, 59) / 1000);
+    const r = parseSitemap(Buffer.from('<urlset><url><loc>http://a.test/x</loc><lastmod>Fri, 30 Feb 2024 10:00:00 GMT</lastmod></url></urlset>'), at);
+    expect(r.entries).toEqual([{ url: 'http://a.test/x' }]);
+  });
+
   it('reads an index, a gzip file, and refuses what is not a sitemap', () => {
     const idx = parseSitemap(gzipSync(index(['http://a.test/s1.xml.gz', 'http://a.test/s2.xml'])), at);
     expect(idx.kind).toBe('sitemapindex');
