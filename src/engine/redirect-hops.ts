@@ -12,7 +12,7 @@
  * only: a resume rebuilds them from the journal since the last checkpoint (not a `passOn`, which
  * is not journaled), so a chain in progress may run on further after a resume.
  */
-import { type Outcome, refreshTargetOf } from '../model/index.js';
+import { type Outcome, isTransientStatus, refreshTargetOf } from '../model/index.js';
 import { evictOldest } from '../lru/index.js';
 
 /** Redirect-hop counts kept at most. */
@@ -33,7 +33,7 @@ export class RedirectHops {
   count(url: string, reported: Outcome): void {
     const s = reported.status;
     const hops = this.#hops.get(url) ?? 0;
-    if (s === 0 || s === 429 || (s >= 500 && s < 600)) return;
+    if (isTransientStatus(s)) return;
     this.#hops.delete(url);
     if (s >= 300 && s < 400) {
       // A redirect to the URL itself counts too: that is what ends a cookie check that never

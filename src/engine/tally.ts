@@ -24,6 +24,7 @@ export interface CrawlCounts {
   readonly redirects: number;
   /** 4xx answers (429 included) and soft-404s. */
   readonly clientErrors: number;
+  /** 5xx answers, and statuses that are no final HTTP status (≥ 600 such as LinkedIn's 999, a final 1xx): the summary's "5xx". */
   readonly serverErrors: number;
   /** No HTTP answer: DNS, connect, TLS, timeout, protocol. */
   readonly networkErrors: number;
@@ -276,9 +277,10 @@ export class Tally {
     }
     else if (status >= 300 && status < 400) this.#redirects++;
     else if (status >= 400 && status < 500) this.#client++;
-    else if (status >= 500) this.#server++;
-    else this.#ok++;
-    if ((status !== 0 && status < 400 && !soft404) || probe) return;
+    // 5xx, and a status that is no final HTTP status (≥ 600, a final 1xx): the server's refusals,
+    // transient as a 5xx is (src/model's `isTransientStatus`).
+    else this.#server++;
+    if ((status >= 200 && status < 400 && !soft404) || probe) return;
     const kind = soft404 ? 'soft-404' : status === 0 ? (errorKind ?? 'network') : `HTTP ${status}`;
     const reason = soft404 ? 'soft-404' : status === 0 ? `${kind}: ${error ?? 'no answer'}` : error === undefined ? kind : `${kind}, ${error}`;
     // The URL's own hostname (a group can hold several): derived only for a failure.

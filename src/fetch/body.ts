@@ -373,7 +373,8 @@ function legacyFallback(url: string | undefined, bytes: Uint8Array): string {
 /**
  * The character encoding of a body, as HTML's encoding sniffing orders the sources (§13.2.3):
  * a byte order mark; Content-Type's charset; a `<meta charset>` or `<meta http-equiv
- * content="…charset=…">` in the first 1024 bytes; and for a body that declares none, UTF-8 when
+ * content="…charset=…">` in the first 1024 bytes (one naming UTF-16 read as UTF-8, x-user-defined
+ * as windows-1252: `metaEncoding`); and for a body that declares none, UTF-8 when
  * it reads as UTF-8, else the legacy encoding of its URL's top-level domain that decodes it
  * (`.jp`: EUC-JP or Shift_JIS, `.ru`: windows-1251, …), else windows-1252. Returns a label
  * TextDecoder accepts. Without `url` the last step is windows-1252.
@@ -382,20 +383,39 @@ export function sniffCharset(contentType: string | undefined, bytes: Uint8Array,
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
   if (bytes.length >= 2 && bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
   if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
-  const candidates: string[] = [];
+  // The header's charset is taken as it names, UTF-16 too (HTML §13.2.3.2, the sniffing
+  // algorithm's "the transport layer specifies a character encoding" step); only a <meta>'s is
+  // corrected (`metaEncoding`).
   const fromHeader = contentType ? CHARSET_ATTR.exec(contentType)?.[1] : undefined;
-  if (fromHeader) candidates.push(fromHeader);
-  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 1024));
-  const meta = /<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i.exec(head)?.[1];
-  if (meta) candidates.push(meta);
-  for (const label of candidates) {
+  if (fromHeader) {
     try {
-      return new TextDecoder(label).encoding;
+      return new TextDecoder(fromHeader).encoding;
     } catch {
       // unknown label: try the next source
     }
   }
+  const head = new TextDecoder('latin1').decode(bytes.subarray(0, 1024));
+  const meta = /<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)/i.exec(head)?.[1];
+  const fromMeta = meta ? metaEncoding(meta) : undefined;
+  if (fromMeta !== undefined) return fromMeta;
   return readsAsUtf8(bytes) ? 'utf-8' : legacyFallback(url, bytes);
+}
+
+/**
+ * The encoding a `<meta>` charset label names, as HTML's prescan takes it (§13.2.3.2, "prescan a
+ * byte stream to determine its encoding"): a UTF-16 label is read as UTF-8 — bytes the prescan
+ * could read as ASCII are no UTF-16, so the label is wrong (a page saying `charset=unicode`, as
+ * old Windows tools wrote it, read as UTF-16LE was garbage with no link) — and x-user-defined as
+ * windows-1252. Undefined for a label TextDecoder does not know.
+ */
+function metaEncoding(label: string): string | undefined {
+  if (label.trim().toLowerCase() === 'x-user-defined') return 'windows-1252';
+  try {
+    const encoding = new TextDecoder(label).encoding;
+    return encoding === 'utf-16le' || encoding === 'utf-16be' ? 'utf-8' : encoding;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Decodes a body of `url` to text in its sniffed charset (invalid sequences become U+FFFD). */

@@ -23,7 +23,11 @@
  * followable.
  *
  * Never: fetch anything, or follow `link rel=canonical` as an ordinary link. Parsing is
- * bounded: at most `maxLinks` distinct links are kept.
+ * bounded: at most `maxLinks` distinct links are kept. Hrefs are deduplicated as they are
+ * collected, so a page repeating its links (a menu on every item of a long list) costs one
+ * entry per distinct href and loses none of them; the distinct raw hrefs held until `end()`
+ * are capped at `maxLinks` × 4 + 64 (spellings of one URL, `/a` and `./a`, count apart), which
+ * bounds memory on a page of millions of distinct hrefs and reports `truncated` when reached.
  */
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 import { InvalidArgumentError } from '../errors/index.js';
@@ -174,6 +178,22 @@ function isBoilerplate(name: string, attribs: Record<string, string>, inContent:
 }
 const META_SEP = /[\s,]+/;
 
+/**
+ * One distinct raw href of a page (`LinkExtractor.#collect`), its occurrences merged: `key` is
+ * the href as written up to its first `#` (included), what is resolved; `fragments` are its
+ * anchors' fragments (only when element ids are collected), for `Link.anchored`.
+ */
+interface RawHref {
+  readonly key: string;
+  nofollow: boolean;
+  requisite: boolean;
+  feed: boolean;
+  refresh: boolean;
+  /** An anchor names it by a path or URL, not by an empty or fragment-only href (`selfLinked`). */
+  byAddress: boolean;
+  fragments: Set<string> | undefined;
+}
+
 /** A code point from the entity decoder as text (it already maps invalid ones to U+FFFD). */
 function codePoint(cp: number): string {
   return cp <= 0x10ffff ? String.fromCodePoint(cp) : '\ufffd';
@@ -222,8 +242,13 @@ export class LinkExtractor {
   #contentDepth = 0;
   readonly #agent: string | undefined;
   readonly #tokenizer: Tokenizer;
+  /** Most distinct raw hrefs (`#hrefs`) kept, and most fragments kept for `Link.anchored`. */
   readonly #rawCap: number;
-  readonly #hrefs: { href: string; nofollow: boolean; requisite?: boolean; feed?: boolean; refresh?: boolean; anchor?: boolean; byAddress?: boolean }[] = [];
+  /** The page's distinct raw hrefs in document order, each with its occurrences merged (`#collect`). */
+  readonly #hrefs: RawHref[] = [];
+  readonly #byKey = new Map<string, RawHref>();
+  /** Fragments held in the `RawHref.fragments` sets, all told (at most `#rawCap`). */
+  #fragments = 0;
   /** Element ids (and `<a name>`s) of the page, for `Link.anchored` (only with `collectText`; at most `MAX_IDS`). */
   readonly #ids: Set<string> | undefined;
   /** Written chunks not yet wholly consumed, and the document offset of the first. */
@@ -258,7 +283,9 @@ export class LinkExtractor {
     this.#text = this.#opts.collectText ? [] : undefined;
     this.#ids = this.#opts.collectText ? new Set() : undefined;
     this.#agent = this.#opts.agent?.trim().toLowerCase() || undefined;
-    // Raw hrefs kept before dedup: generous, but bounded for hostile pages.
+    // Distinct raw hrefs kept until end() resolves them: more than maxLinks, since several
+    // spellings may name one URL (`/a`, `./a`, `http://host/a`), but bounded for a hostile page
+    // of millions of distinct hrefs. A repeated href costs nothing (`#collect`).
     this.#rawCap = this.#opts.maxLinks * 4 + 64;
     this.#tokenizer = new Tokenizer({ xmlMode: false, decodeEntities: true }, this.#callbacks());
   }
@@ -338,14 +365,14 @@ export class LinkExtractor {
     // per-link path otherwise, so extraction never needs the core.
     // Most pages are UTF-8: their hrefs need no second pass.
     const encoding = this.#opts.encoding === 'utf-8' ? undefined : this.#opts.encoding;
-    const hrefs = encoding === undefined ? this.#hrefs.map((h) => h.href) : this.#hrefs.map((h) => encodeQuery(h.href, encoding));
+    const hrefs = encoding === undefined ? this.#hrefs.map((h) => h.key) : this.#hrefs.map((h) => encodeQuery(h.key, encoding));
     const urls = isCoreLoaded() ? canonicalizeBatch(hrefs, base, this.#policy) : hrefs.map((h) => canonicalize(h, base, this.#policy));
     for (let i = 0; i < hrefs.length; i++) {
       const url = urls[i] ?? null;
-      const { nofollow, requisite = false, feed = false, refresh = false, anchor = false, byAddress = false } = this.#hrefs[i]!;
+      const { nofollow, requisite, feed, refresh, byAddress, fragments } = this.#hrefs[i]!;
       if (url === null) continue;
       if (byAddress && url === page) selfLinked = true;
-      const anchored = anchor && self !== undefined && url !== self && this.#namesElement(hrefs[i]!, url);
+      const anchored = fragments !== undefined && self !== undefined && url !== self && this.#namesElement(fragments, url);
       const at = index.get(url);
       if (at !== undefined) {
         // Followable if any occurrence is; a requisite or the refresh target if any occurrence
@@ -380,26 +407,16 @@ export class LinkExtractor {
   }
 
   /**
-   * Whether `href`'s fragment names an element of this page (as written, or percent-decoded) and
-   * the item its query selects: one of `url`'s query values with a digit in it is in the
-   * fragment, or the fragment in it (`?p=7#p7`, `?topic=5.msg7#msg7`). A generic target
-   * (`?cpage=2#comments`, `?page=2#results`) leads to another page as often as to this one.
+   * Whether one of an anchor's `fragments` (as written after the `#`) names an element of this
+   * page (as written, or percent-decoded) and the item its query selects: one of `url`'s query
+   * values with a digit in it is in the fragment, or the fragment in it (`?p=7#p7`,
+   * `?topic=5.msg7#msg7`). A generic target (`?cpage=2#comments`, `?page=2#results`) leads to
+   * another page as often as to this one.
    */
-  #namesElement(raw: string, url: string): boolean {
-    const href = raw.trim();
-    const hash = href.indexOf('#');
-    if (hash < 0 || hash === href.length - 1) return false;
-    let fragment = href.slice(hash + 1);
-    if (!this.#ids!.has(fragment)) {
-      try {
-        fragment = decodeURIComponent(fragment);
-      } catch {
-        return false;
-      }
-      if (!this.#ids!.has(fragment)) return false;
-    }
+  #namesElement(fragments: ReadonlySet<string>, url: string): boolean {
     const q = url.indexOf('?');
     if (q < 0) return false;
+    const values: string[] = [];
     for (const pair of url.slice(q + 1).split('&')) {
       let v = pair.slice(pair.indexOf('=') + 1);
       if (v.length === 0 || !/\d/.test(v)) continue;
@@ -408,7 +425,19 @@ export class LinkExtractor {
       } catch {
         // compared as written
       }
-      if (fragment.includes(v) || v.includes(fragment)) return true;
+      values.push(v);
+    }
+    if (values.length === 0) return false;
+    for (let fragment of fragments) {
+      if (!this.#ids!.has(fragment)) {
+        try {
+          fragment = decodeURIComponent(fragment);
+        } catch {
+          continue;
+        }
+        if (!this.#ids!.has(fragment)) continue;
+      }
+      for (const v of values) if (fragment.includes(v) || v.includes(fragment)) return true;
     }
     return false;
   }
@@ -523,19 +552,56 @@ export class LinkExtractor {
     }
     if (this.#opts.requisites) {
       const src = requisiteOf(this.#tag, attribs);
-      if (src !== undefined && this.#hrefs.length < this.#rawCap) this.#hrefs.push({ href: src, nofollow: false, requisite: true });
+      // A requisite past the cap is dropped unreported: it is no link the page loses.
+      if (src !== undefined) this.#collect(src, false, 'requisite', false);
     }
     if (WANTED.has(this.#tag)) this.#element(this.#tag, attribs);
+  }
+
+  /**
+   * Takes one occurrence of a raw href: merged into the entry of an equal href met before (as
+   * `end()` merges a URL's occurrences: followable if any is, a requisite or the refresh target
+   * if any is, a feed only if every one is), else a new entry — unless `#rawCap` distinct hrefs
+   * are held already, when it is dropped and false returned. So a page that repeats a link costs
+   * one entry however often it does, and the cap counts distinct hrefs, as `truncated` reports.
+   *
+   * Hrefs are keyed as written up to and including their first `#`: URL parsing starts the
+   * fragment there whatever precedes it (WHATWG URL §4.4, the fragment state), and `canonicalize`
+   * drops the fragment (DESIGN §5 step 8), so `/a#x` and `/a#y` name one URL and are resolved once
+   * as `/a#`. An anchor's fragments are kept beside it (at most `#rawCap` on the page) for
+   * `Link.anchored`, only when the element ids are collected.
+   */
+  #collect(href: string, nofollow: boolean, kind: 'anchor' | 'feed' | 'refresh' | 'requisite' | undefined, byAddress: boolean): boolean {
+    const hash = href.indexOf('#');
+    const key = hash < 0 ? href : href.slice(0, hash + 1);
+    let entry = this.#byKey.get(key);
+    if (entry === undefined) {
+      if (this.#hrefs.length >= this.#rawCap) return false;
+      entry = { key, nofollow, requisite: kind === 'requisite', feed: kind === 'feed', refresh: kind === 'refresh', byAddress, fragments: undefined };
+      this.#byKey.set(key, entry);
+      this.#hrefs.push(entry);
+    } else {
+      if (!nofollow) entry.nofollow = false;
+      if (kind === 'requisite') entry.requisite = true;
+      if (kind === 'refresh') entry.refresh = true;
+      if (kind !== 'feed') entry.feed = false;
+      if (byAddress) entry.byAddress = true;
+    }
+    if (kind === 'anchor' && hash >= 0 && this.#ids !== undefined && this.#fragments < this.#rawCap) {
+      // The fragment as `#namesElement` compares it: after the `#`, without trailing spaces.
+      const fragment = href.slice(hash + 1).trimEnd();
+      if (fragment !== '' && !entry.fragments?.has(fragment)) {
+        (entry.fragments ??= new Set()).add(fragment);
+        this.#fragments++;
+      }
+    }
+    return true;
   }
 
   /** A followable link found in an attribute other than an anchor's href (none when absent or empty). */
   #pushHref(href: string | undefined, kind?: 'feed' | 'refresh'): void {
     if (href === undefined || href.trim() === '') return;
-    if (this.#hrefs.length >= this.#rawCap) {
-      this.#overflow = true;
-      return;
-    }
-    this.#hrefs.push(kind === 'feed' ? { href, nofollow: false, feed: true } : kind === 'refresh' ? { href, nofollow: false, refresh: true } : { href, nofollow: false });
+    if (!this.#collect(href, false, kind, false)) this.#overflow = true;
   }
 
   /** One WANTED element with its attributes. */
@@ -545,12 +611,8 @@ export class LinkExtractor {
       case 'area': {
         const href = attribs['href'];
         if (href === undefined) return;
-        if (this.#hrefs.length >= this.#rawCap) {
-          this.#overflow = true;
-          return;
-        }
         const bare = href.trim();
-        this.#hrefs.push({ href, nofollow: tokens(attribs['rel'], WS).includes('nofollow'), anchor: true, byAddress: bare !== '' && !bare.startsWith('#') });
+        if (!this.#collect(href, tokens(attribs['rel'], WS).includes('nofollow'), 'anchor', bare !== '' && !bare.startsWith('#'))) this.#overflow = true;
         return;
       }
       // A frame's document is what the page shows (a frameset site's index has no anchors at

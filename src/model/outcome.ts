@@ -4,18 +4,24 @@
  *
  * ```
  *   status / errorKind                         class         URL status after report
- *   2xx, 1xx, ≥ 600 (anything unlisted)        ok            Crawled (fingerprints, recrawl, links)
+ *   2xx                                        ok            Crawled (fingerprints, recrawl, links)
  *   304                                        notModified   Crawled (no new fingerprint, no links)
  *   3xx other than 304                         redirect      Redirected (the Location is discovered)
  *   3xx whose Location is the URL itself       transient     RetryWait, or Gone after retryLimit
  *   429, 5xx, 0 (transport)                    transient     RetryWait, or Gone after retryLimit
+ *   ≥ 600, or a final 1xx (no HTTP status)     transient     RetryWait, or Gone after retryLimit
  *   0 with errorKind 'url' or 'refused'        gone          Gone (will never succeed)
  *   4xx other than 429                         gone          Gone
  *   robots.txt forbids it (outcome flag)       disallowed    Disallowed
  * ```
  *
- * `isTransientStatus` is the "429 / 0 / 5xx" rule, written once: politeness reads it as "the
- * server is struggling" (`isThrottle`), the state machine as "try again later". A DNS answer
+ * `isTransientStatus` is the "429 / 0 / 5xx / no HTTP status" rule, written once: politeness
+ * reads it as "the server is struggling or refusing" (`isThrottle`), the state machine as "try
+ * again later". A code outside RFC 9110's final statuses (§15: 100–599, 1xx interim) names no
+ * class a client could read it by; the ones servers send are blocks of a client they take for a
+ * bot (LinkedIn's 999), answered without a body the fetcher reads (it reads 2xx only). Filed as
+ * ok, such a URL was recorded crawled with nothing and never asked again; as a refusal it is
+ * retried with the host backed off, as a 429 or 5xx is, and Gone after `retryLimit`. A DNS answer
  * of "no such name" is also permanent, but only the engine's resolver cache can tell it from
  * a failed look-up, so the engine reports such an outcome as 410.
  *
@@ -74,9 +80,12 @@ export function refreshTargetOf(o: { readonly links?: readonly { readonly url: s
   return undefined;
 }
 
-/** Whether `status` is a transient failure: 429, any 5xx, or no response at all (0). */
+/**
+ * Whether `status` is a transient failure: 429, any 5xx, no response at all (0), or a status
+ * that is no final HTTP status (≥ 600, or a 1xx given as final; see the module comment).
+ */
 export function isTransientStatus(status: number): boolean {
-  return status === 429 || status === 0 || (status >= 500 && status <= 599);
+  return status === 429 || status === 0 || status >= 500 || status < 200;
 }
 
 /**

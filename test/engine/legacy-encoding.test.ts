@@ -23,6 +23,18 @@ const site = loopbackSite((req, res) => {
     res.end(Buffer.concat([Buffer.from(ascii, 'latin1'), Buffer.from(sjisQuery, 'latin1')]));
   };
   if (path === '/robots.txt') return send(404, '');
+  if (path === '/unicode') {
+    // An 8-bit page whose <meta> says UTF-16 (`unicode`, as old Windows tools wrote it), with no
+    // charset in its header: HTML's prescan reads such a label as UTF-8.
+    answered.push({ path, status: 200 });
+    res.writeHead(200, { 'content-type': 'text/html' });
+    return void res.end('<html><head><meta http-equiv="Content-Type" content="text/html; charset=unicode"></head><body><a href="/after-unicode">next</a></body></html>');
+  }
+  if (path === '/after-unicode') {
+    answered.push({ path, status: 200 });
+    res.writeHead(200, { 'content-type': 'text/html' });
+    return void res.end('<html><body>reached</body></html>');
+  }
   if (path === '/') {
     // <a href="/s?q=東京">…</a> <a href="/s?q=大阪">…</a>, the names as raw Shift_JIS bytes.
     return send(200, '<html><body><a href="/s?q=\x93\x8c\x8b\x9e">t</a> <a href="/s?q=\x91\xe5\x8d\xe3">o</a></body></html>');
@@ -55,5 +67,14 @@ describe('a Shift_JIS page that declares no charset', () => {
     expect(answered.filter((a) => a.path.startsWith('/s?')).map((a) => a.status)).toEqual([200, 200]);
     // 東京の結果 (the results of Tokyo), decoded from its Shift_JIS bytes.
     expect(texts.get(`?q=${TOKYO}`)).toContain('tokyo results 東京の結果');
+  });
+});
+
+describe('an 8-bit page whose <meta> names UTF-16', () => {
+  it('is read as UTF-8, as a browser reads it: its link is followed (before: decoded as UTF-16LE, garbage, no link)', async () => {
+    answered.length = 0;
+    const summary = await crawl({ seeds: [`http://127.0.0.1:${site.port()}/unicode`], agent: AGENT, allowPrivate: true, politeness: { minDelayMs: 5, startDelayMs: 5 } });
+    expect(summary.reason).toBe('drained');
+    expect(answered.map((a) => a.path).filter((p) => p !== '/robots.txt')).toEqual(['/unicode', '/after-unicode']);
   });
 });

@@ -170,6 +170,10 @@ describe("a page's refresh target is its redirect", () => {
     expect(hops.mayFollow('http://a.test/r/2')).toBe(false);
     hops.passOn('http://a.test/r/2', 'http://a.test/r/3');
     expect(hops.mayFollow('http://a.test/r/3')).toBe(false);
+    // A transient answer (a 503, or a status with no HTTP class such as a bot block's 999) is
+    // asked again: the count it arrived with is kept for the retry, as the outcome table says.
+    for (const status of [503, 999]) hops.count('http://a.test/r/3', { row: 0, url: 'http://a.test/r/3', status });
+    expect(hops.mayFollow('http://a.test/r/3')).toBe(false);
   });
 
   it('the extractor marks the meta refresh target, also when an anchor links it; a plain reload names none', () => {

@@ -22,6 +22,18 @@ describe('sniffCharset', () => {
     expect(sniffCharset('text/html; charset=nonsense', bytes('<meta charset=windows-1251>'), 'http://a.jp/')).toBe('windows-1251');
   });
 
+  it('a <meta> naming UTF-16 is read as UTF-8, x-user-defined as windows-1252 (HTML prescan); a header or BOM keeps its UTF-16', () => {
+    for (const label of ['unicode', 'utf-16', 'UTF-16LE', 'utf-16be', 'unicodeFFFE', 'ucs-2']) {
+      expect(sniffCharset('text/html', bytes(`<meta http-equiv="Content-Type" content="text/html; charset=${label}"><a href="/x">x</a>`)), label).toBe('utf-8');
+      expect(sniffCharset(undefined, bytes(`<meta charset="${label}">`)), label).toBe('utf-8');
+    }
+    expect(sniffCharset('text/html', bytes('<meta charset="x-user-defined"><p>\xe9</p>'))).toBe('windows-1252');
+    // The transport layer's charset is taken as it names, UTF-16 too (the spec corrects only the prescan's).
+    expect(sniffCharset('text/html; charset=utf-16', bytes('<\x00p\x00'))).toBe('utf-16le');
+    expect(sniffCharset('text/html; charset=utf-16be', bytes('\x00<\x00p'))).toBe('utf-16be');
+    expect(sniffCharset(undefined, bytes('\xff\xfe<\x00m\x00e\x00t\x00a\x00'))).toBe('utf-16le');
+  });
+
   it('an undeclared body: UTF-8 when it reads so, even with a stray byte; else its domain legacy encoding', () => {
     expect(sniffCharset('text/html', bytes('<p>plain ascii</p>'), 'http://a.jp/')).toBe('utf-8');
     expect(sniffCharset('text/html', Buffer.from('<p>日本語のページ、東京の天気</p>\x92', 'utf8'), 'http://a.jp/')).toBe('utf-8');

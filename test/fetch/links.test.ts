@@ -211,6 +211,39 @@ describe('extractLinks', () => {
     expect(r.links[99]!.url).toBe('https://site.test/p99');
   });
 
+  it('caps distinct links, not occurrences: a page repeating its links keeps every one (more than maxLinks × 4 anchors)', () => {
+    // 5,000 distinct links, each ten times: 50,000 anchors, under the 10,000 distinct-link cap.
+    const html = Array.from({ length: 50_000 }, (_, i) => `<a href="/p/${i % 5000}">x</a>`).join('');
+    const r = extractLinks(html, PAGE);
+    expect(r.links).toHaveLength(5000);
+    expect(r.truncated).toBe(false);
+    expect(r.links[4999]!.url).toBe('https://site.test/p/4999');
+    // One link 200,000 times, then another: the one after is not lost.
+    const same = '<a href="/same">s</a>'.repeat(200_000) + '<a href="/after-same">a</a>';
+    const r2 = extractLinks(same, PAGE);
+    expect(r2.links.map((l) => l.url)).toEqual(['https://site.test/same', 'https://site.test/after-same']);
+    expect(r2.truncated).toBe(false);
+    // In-page anchors differ only by fragment: one URL (the page), however many.
+    const toc = Array.from({ length: 50_000 }, (_, i) => `<a href="#s${i}">${i}</a>`).join('') + '<a href="/after-toc">a</a>';
+    const r3 = extractLinks(toc, PAGE, { collectText: true });
+    expect(r3.links.map((l) => l.url)).toEqual([PAGE, 'https://site.test/after-toc']);
+    expect(r3.truncated).toBe(false);
+  });
+
+  it('merges a repeated href\'s occurrences as a URL\'s: followable if any is, anchored by any of its fragments', () => {
+    const html = '<a href="/t?p=7#top" rel="nofollow">a</a><a href="/t?p=7#p7">b</a><div id="p7"></div><a href="/n" rel="nofollow">n</a><a href="/n" rel="nofollow">n</a>';
+    const r = extractLinks(html, PAGE, { collectText: true });
+    expect(r.links).toEqual([{ url: 'https://site.test/t?p=7', anchored: true }, { url: 'https://site.test/n', nofollow: true }]);
+  });
+
+  it('bounds the distinct raw hrefs held before resolution (maxLinks × 4 + 64): spellings past it are dropped and reported', () => {
+    // 100 spellings of one URL, then another link, with maxLinks 1: 68 raw hrefs are held.
+    const html = Array.from({ length: 100 }, (_, i) => `<a href="/x${i}/../a">a</a>`).join('') + '<a href="/b">b</a>';
+    const r = extractLinks(html, PAGE, { maxLinks: 1 });
+    expect(r.links.map((l) => l.url)).toEqual(['https://site.test/a']);
+    expect(r.truncated).toBe(true);
+  });
+
   it('survives garbage', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 400 }), (s) => {

@@ -1,5 +1,5 @@
 // The outcome vocabulary (issue 15): one class per answer, one transition table, and the
-// "429 / 0 / 5xx is transient" rule stated once and read by politeness and the frontier alike.
+// "429 / 0 / 5xx / no HTTP status is transient" rule stated once and read by politeness and the frontier alike.
 import { describe, expect, it } from 'vitest';
 import {
   Frontier,
@@ -18,8 +18,11 @@ const CASES: [number, FetchErrorKind | undefined, OutcomeClass][] = [
   [200, undefined, 'ok'],
   [204, undefined, 'ok'],
   [299, undefined, 'ok'],
-  [100, undefined, 'ok'],
-  [600, undefined, 'ok'],
+  // No final HTTP status (RFC 9110 §15: 100–599, 1xx interim): a refusal, retried as a 5xx is.
+  [100, undefined, 'transient'],
+  [199, undefined, 'transient'],
+  [600, undefined, 'transient'],
+  [999, undefined, 'transient'],
   [304, undefined, 'notModified'],
   [301, undefined, 'redirect'],
   [308, undefined, 'redirect'],
@@ -54,7 +57,7 @@ describe('outcomeClass', () => {
   it('the transient rule is one rule: politeness throttles exactly on transient statuses', () => {
     for (let s = 0; s < 700; s++) {
       expect(isThrottle(s)).toBe(isTransientStatus(s));
-      expect(isTransientStatus(s)).toBe(s === 0 || s === 429 || (s >= 500 && s < 600));
+      expect(isTransientStatus(s)).toBe(s === 0 || s === 429 || s >= 500 || s < 200);
     }
   });
 

@@ -209,6 +209,74 @@ describe('parseSitemap', () => {
   });
 });
 
+describe('a gzip sitemap larger than the byte cap', () => {
+  const at = 'http://a.test/sitemap.xml';
+  const xml = urlset(Array.from({ length: 20_000 }, (_, i) => `http://a.test/page-${i}-of-the-site`));
+  const maxBytes = 1 << 20;
+
+  it('keeps the entries before the cap, as the plain file does (before: none at all)', () => {
+    expect(xml.length).toBeGreaterThan(maxBytes);
+    const plain = parseSitemap(Buffer.from(xml), at, { maxBytes });
+    const zipped = parseSitemap(gzipSync(xml), at, { maxBytes });
+    expect(plain.truncated).toBe(true);
+    expect(zipped.truncated).toBe(true);
+    // The gzip prefix ends within the search's slack (1/64 of the cap) of the cap.
+    expect(zipped.entries.length).toBeGreaterThan(plain.entries.length * 0.98);
+    expect(zipped.entries).toEqual(plain.entries.slice(0, zipped.entries.length));
+    zipped.entries.forEach((e, i) => expect(e.url).toBe(`http://a.test/page-${i}-of-the-site`));
+  });
+
+  it('reads on through gzip members, and keeps what precedes trailing garbage', () => {
+    const half = xml.indexOf('<url><loc>http://a.test/page-10000-');
+    const members = Buffer.concat([gzipSync(xml.slice(0, half)), gzipSync(xml.slice(half))]);
+    expect(parseSitemap(members, at).entries).toHaveLength(20_000);
+    expect(parseSitemap(members, at, { maxBytes }).entries.length).toBeGreaterThan(parseSitemap(Buffer.from(xml), at, { maxBytes }).entries.length * 0.98);
+    const small = urlset(['http://a.test/1', 'http://a.test/2']);
+    const trailing = parseSitemap(Buffer.concat([gzipSync(small), Buffer.from('not gzip')]), at);
+    expect(trailing.entries).toEqual([{ url: 'http://a.test/1' }, { url: 'http://a.test/2' }]);
+  });
+});
+
+describe('the engine and a gzip sitemap over 50 MB uncompressed', () => {
+  let site: TestServer;
+
+  beforeAll(async () => {
+    // 600,000 entries, ~56 MB of XML, ~2 MB gzipped: past the protocol's 50 MB, so cut there.
+    let body: Buffer | undefined;
+    site = await startServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/robots.txt') return void res.end(`User-agent: *\nAllow: /\nSitemap: ${site.origin}/big.xml.gz\n`);
+      if (req.url === '/big.xml.gz') {
+        body ??= gzipSync(urlset(Array.from({ length: 600_000 }, (_, i) => `${site.origin}/p/${i}/an-article-slug-of-some-greater-length`)));
+        res.setHeader('content-type', 'application/gzip');
+        return void res.end(body);
+      }
+      res.end('<html><body>page</body></html>');
+    });
+  });
+
+  afterAll(async () => {
+    await site.close();
+  });
+
+  const known = (engine: Engine): number => Object.values(engine.urlsByStatus()).reduce((a, b) => a + b, 0);
+
+  it('takes its first 50,000 entries, named by the sitemaps option or by robots.txt', async () => {
+    const direct = new Engine({ sitemaps: [`${site.origin}/big.xml.gz`], robotsSitemaps: false, maxRequests: 3, agent: AGENT, allowPrivate: true, grouping: 'host', politeness: { minDelayMs: 1, startDelayMs: 1 } });
+    for await (const _ of direct.run()) {
+      // three fetches
+    }
+    // Before: the sitemap gave nothing, and only its own URL was known.
+    expect(known(direct)).toBe(50_001);
+    await direct.close();
+    const viaRobots = new Engine({ seeds: [`${site.origin}/`], maxRequests: 3, agent: AGENT, allowPrivate: true, grouping: 'host', politeness: { minDelayMs: 1, startDelayMs: 1 } });
+    for await (const _ of viaRobots.run()) {
+      // three fetches
+    }
+    expect(known(viaRobots)).toBe(50_002);
+    await viaRobots.close();
+  });
+});
+
 describe('SitemapHints', () => {
   const urls = ['http://a.test/1', 'http://a.test/2', 'http://b.test/1'];
   const keys = new Uint32Array(4 * urls.length).map((_, i) => 0x1000 + i);
