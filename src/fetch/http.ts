@@ -57,6 +57,7 @@ import { DEFAULT_MAX_LINKS, REDIRECT_REFRESH_MAX_DELAY_S, parseRefresh } from '.
 import { parseLinkHeader } from './link-header.js';
 import { ACCEPT_ENCODING, type BodyCaps, decodeText, drainBody, parseContentEncoding, readBody } from './body.js';
 import { ProxyTunnel } from './proxy.js';
+import { guardPausedParserEnd } from './undici-guard.js';
 import { type Capture, beginCapture, finishCapture, releaseRecorder, retainRecorder } from './record.js';
 import { DnsCache } from './dns.js';
 import { CookieJar } from './cookies.js';
@@ -577,6 +578,9 @@ export class HttpFetcher implements Fetcher {
 
   constructor(options: Partial<HttpFetcherOptions> & Pick<HttpFetcherOptions, 'agent'>) {
     this.#o = resolveOptions(options);
+    // A server closing a connection while a slow body read has undici's parser paused must not
+    // end the process (src/fetch/undici-guard.ts).
+    guardPausedParserEnd();
     this.#token = productToken(this.#o.agent).toLowerCase();
     this.#dns = this.#o.dns ?? new DnsCache();
     const extra: Record<string, string> = {};
