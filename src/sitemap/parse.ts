@@ -154,6 +154,22 @@ function resolved(href: string, base: string): string {
  */
 const GUNZIP_SLACK_SHARE = 64;
 const GUNZIP_PRECISION = 4096;
+/**
+ * The most prefixes `gunzipPrefix` inflates (each up to the cap, ~50 ms at 50 MB): a file built
+ * to pin the search (bombs around stretches of empty stored blocks) took 96 tries and 15 s;
+ * ordinary files, bombs included, need 2–9.
+ */
+export const GUNZIP_TRIES_MAX = 12;
+
+/**
+ * Whether zlib refused a gzip member's own check (RFC 1952 §2.3.1: CRC-32 and ISIZE at its
+ * end): its data is damaged, and a prefix of it would still inflate "without error", the check
+ * never reached — kept, a flipped bit made 1,000 invented URLs.
+ */
+function failedCheck(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return e?.code === 'Z_DATA_ERROR' && /incorrect (data|length) check/.test(String(e.message));
+}
 
 /** `body[0, length)` inflated as a stream that goes on (Z_SYNC_FLUSH), if it inflates without error within `maxBytes`. */
 function inflatedPrefix(body: Uint8Array, length: number, maxBytes: number): Buffer | undefined {
@@ -172,18 +188,21 @@ function inflatedPrefix(body: Uint8Array, length: number, maxBytes: number): Buf
  * throws and keeps nothing (a 79 MB sitemap gave no URL at all), and zlib has no public
  * synchronous stream (`_processChunk` closes the engine after one call), so the prefix is found
  * by searching the compressed input, each try inflating at most `maxBytes` (~1 ms per MB): a
- * few tries (~0.3 s for a 3.4 MB gzip of 73 MB, ~0.2 s for a 1,000:1 bomb), at most about
- * log2(input / precision). Multi-member files (RFC 1952 §2.2: members concatenated) read
+ * few tries (~0.3 s for a 3.4 MB gzip of 73 MB, ~0.2 s for a 1,000:1 bomb), at most
+ * `GUNZIP_TRIES_MAX` in all (the prefix found by then is kept). A member that fails its own
+ * check (CRC-32, length) gives nothing: its data is damaged wherever the flip was. Multi-member files (RFC 1952 §2.2: members concatenated) read
  * through, as zlib's gunzip starts the next member when one ends.
  */
-function gunzipPrefix(body: Uint8Array, maxBytes: number): { bytes: Uint8Array; cut: boolean } {
+export function gunzipPrefix(body: Uint8Array, maxBytes: number): { bytes: Uint8Array; cut: boolean; tries: number } {
   try {
-    return { bytes: gunzipSync(body, { maxOutputLength: maxBytes }), cut: false };
-  } catch {
-    // Over the cap, cut short, corrupt or followed by garbage: a prefix is read.
+    return { bytes: gunzipSync(body, { maxOutputLength: maxBytes }), cut: false, tries: 1 };
+  } catch (err) {
+    // A member that fails its check is damaged: nothing is taken from the file.
+    if (failedCheck(err)) return { bytes: Buffer.alloc(0), cut: true, tries: 1 };
+    // Over the cap, cut short, corrupt mid-stream or followed by garbage: a prefix is read.
   }
   const whole = inflatedPrefix(body, body.length, maxBytes);
-  if (whole !== undefined) return { bytes: whole, cut: true };
+  if (whole !== undefined) return { bytes: whole, cut: true, tries: 2 };
   // Whether a prefix inflates within the cap without error only turns from yes to no as it
   // grows: search between the longest known yes (`lo`, its output `best`) and the shortest
   // known no (`hi`). Each try aims where the output rate so far reaches the cap less half the
@@ -193,7 +212,8 @@ function gunzipPrefix(body: Uint8Array, maxBytes: number): { bytes: Uint8Array; 
   let lo = 0;
   let hi = body.length;
   let best: Buffer = Buffer.alloc(0);
-  while (hi - lo > precision && maxBytes - best.length > slack) {
+  let tries = 2;
+  for (; tries < GUNZIP_TRIES_MAX && hi - lo > precision && maxBytes - best.length > slack; tries++) {
     let mid = lo + Math.floor((hi - lo) / 2);
     if (best.length > 0) {
       const aim = lo + Math.floor(((maxBytes - best.length - slack / 2) * lo) / best.length);
@@ -206,7 +226,7 @@ function gunzipPrefix(body: Uint8Array, maxBytes: number): { bytes: Uint8Array; 
       best = got;
     }
   }
-  return { bytes: best, cut: true };
+  return { bytes: best, cut: true, tries };
 }
 
 /** The XML of a sitemap body: inflated when it is gzip, cut at `maxBytes`. */

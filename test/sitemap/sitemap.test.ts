@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { constants as zlibConstants, crc32, createDeflateRaw, gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyToHex } from '../../src/core/keys.js';
@@ -18,6 +18,7 @@ import type { CrawledRecord, FreshnessRows } from '../../src/frontier/index.js';
 import { UrlStatus } from '../../src/model/index.js';
 import { SitemapHints, maybeSitemap, parseLastmod, parseRfc822Date, parseSitemap } from '../../src/sitemap/index.js';
 import { type TestServer, startServer } from '../fetch/server.js';
+import { GUNZIP_TRIES_MAX, gunzipPrefix } from '../../src/sitemap/parse.js';
 
 const AGENT = 'MapBot/1.0 (+https://example.test/bot)';
 const urlset = (urls: string[], extra = ''): string =>
@@ -235,6 +236,53 @@ describe('a gzip sitemap larger than the byte cap', () => {
     const trailing = parseSitemap(Buffer.concat([gzipSync(small), Buffer.from('not gzip')]), at);
     expect(trailing.entries).toEqual([{ url: 'http://a.test/1' }, { url: 'http://a.test/2' }]);
   });
+});
+
+describe('a damaged or hostile gzip sitemap', () => {
+  const at = 'https://s.test/sitemap.xml';
+  const xml = urlset(Array.from({ length: 1_000 }, (_, i) => `https://s.test/p${i}`));
+
+  it('a member that fails its CRC-32 or length check gives no entry (a prefix of it inflates "without error": 1,000 invented URLs)', () => {
+    const good = gzipSync(xml, { level: 9 });
+    expect(parseSitemap(good, at).entries).toHaveLength(1_000);
+    for (const at_ of [169, 170, good.length - 6, good.length - 2]) {
+      const bad = Buffer.from(good);
+      bad[at_]! ^= 1;
+      const r = parseSitemap(bad, at);
+      expect(r.entries, `bit flipped at ${at_}`).toEqual([]);
+      expect(r.truncated).toBe(true);
+    }
+  });
+
+  it('the prefix search inflates at most GUNZIP_TRIES_MAX times, however the file is built to pin it', async () => {
+    // A bomb to just under the cap less its slack, 20,000 empty stored blocks (no output), then
+    // another bomb: each try inflates about the cap and moves the bracket a little (63 tries here
+    // without the bound; 96 and 15 s in the review's 50-MB version).
+    const maxBytes = 1 << 20;
+    const raw = createDeflateRaw();
+    const parts: Buffer[] = [];
+    raw.on('data', (b: Buffer) => parts.push(b));
+    const flush = () => new Promise<void>((r) => raw.flush(zlibConstants.Z_SYNC_FLUSH, () => r()));
+    const first = Buffer.alloc(maxBytes - (maxBytes >> 6) - 4096, 0x20); // under the cap less its slack (1/64)
+    raw.write(first);
+    await flush();
+    // After a sync flush the stream is at a byte boundary: an empty stored block is 00 00 00 ff ff.
+    parts.push(Buffer.alloc(20_000 * 5).fill(Buffer.from([0, 0, 0, 0xff, 0xff])));
+    const second = Buffer.alloc(4 * maxBytes, 0x20);
+    raw.end(second);
+    await new Promise((r) => raw.on('end', r));
+    const all = Buffer.concat([first, second]);
+    const trailer = Buffer.alloc(8);
+    trailer.writeUInt32LE(crc32(all) >>> 0, 0);
+    trailer.writeUInt32LE(all.length >>> 0, 4);
+    const gz = Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]), ...parts, trailer]);
+    expect(gunzipSync(gz).length).toBe(all.length); // a valid file, over the cap
+    const r = gunzipPrefix(gz, maxBytes);
+    expect(r.cut).toBe(true);
+    expect(r.tries).toBeLessThanOrEqual(GUNZIP_TRIES_MAX);
+    expect(r.bytes.length).toBeGreaterThanOrEqual(first.length);
+    expect(r.bytes.length).toBeLessThanOrEqual(maxBytes);
+  }, 60_000);
 });
 
 describe('the engine and a gzip sitemap over 50 MB uncompressed', () => {
