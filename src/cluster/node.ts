@@ -611,13 +611,13 @@ export class ClusterNode {
     try {
       let opened: OpenedSlot | undefined;
       /** Opened from the checkpoint the record names (not restored, rolled forward or fallen back). */
-      let named = false;
+      let openedFromRecordCkpt = false;
       // A record naming no checkpoint while the store holds some: Redis lost the crawl's records.
       if (r.ckpt === '') opened = await this.restore(r);
       try {
         if (opened === undefined) {
           opened = await this.openFrom(r, r.ckpt);
-          named = true;
+          openedFromRecordCkpt = true;
         }
       } catch (err) {
         if (isMissing(err)) opened = await this.rollForward(r, err as Error);
@@ -631,8 +631,9 @@ export class ClusterNode {
       // whose crawl delay outlasts the takeover is not fetched again at once. A `stopped` one is
       // trusted only as the record's own, written by the owner just before this one (its epoch
       // the one before the record's): an owner between that opened it and was killed before
-      // writing its own dispatched past it (the review's script: 1 s after it, against 8 s).
-      const trusted = named && source?.meta.stopped === true && source.meta.epoch + 1 === r.epoch;
+      // writing its own dispatched past it (a host fetched 0.8 s after that owner's last
+      // request, against 8 s: test/cluster/takeover-hold.test.ts).
+      const trusted = openedFromRecordCkpt && source?.meta.stopped === true && source.meta.epoch + 1 === r.epoch;
       if (source === undefined ? r.epoch > 1 : !trusted) {
         state.frontier.holdEveryHost(this.now());
         this.slotsHeld++;

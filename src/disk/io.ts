@@ -21,8 +21,12 @@ export interface DiskIo {
   fsync(fd: number): void;
   close(fd: number): void;
   rename(from: string, to: string): void;
-  /** Makes `path` a hard link to `existing` (EEXIST when `path` exists). */
-  link(existing: string, path: string): void;
+  /**
+   * Makes `path` a hard link to `existing` (EEXIST when `path` exists). Optional: without it
+   * (an implementation written before it, a file system without links) the data directory's
+   * lock is created exclusively and then written.
+   */
+  link?(existing: string, path: string): void;
   /** Shrinks (or extends with zeros) the file to `length` bytes. */
   truncate(fd: number, length: number): void;
 }
@@ -198,7 +202,7 @@ export class CountingIo implements DiskIo {
   }
 
   link(existing: string, path: string): void {
-    if (this.failLinks) throw Object.assign(new Error(`EPERM: operation not permitted, link '${existing}' -> '${path}'`), { code: 'EPERM', syscall: 'link' });
+    if (this.failLinks || this.inner.link === undefined) throw Object.assign(new Error(`EPERM: operation not permitted, link '${existing}' -> '${path}'`), { code: 'EPERM', syscall: 'link' });
     this.inner.link(existing, path);
   }
 

@@ -2,6 +2,10 @@
  * `DataDir`: the files of a crawl's data directory, and the only code that touches them.
  *
  *   lock             the pid of the process crawling it (a live one keeps others out)
+ *   .lock.<pid>.tmp  that pid, written before it is linked as the lock; a kill in between
+ *                    leaves it, and the next holder removes those of dead processes
+ *   lock.break       the guard stale-lock breakers take turns under (`breakStaleLock`); one a
+ *                    killed breaker left is removed by the next
  *   frontier.meguri  the checkpoint: the frontier's partition image, with the engine's own
  *                    state (`EngineState`) in its settings under the key `engine`
  *   journal.mgj      fetch starts and outcomes since that checkpoint (same generation)
@@ -392,7 +396,9 @@ export class DataDir {
     } finally {
       unlinkQuietly(mine);
     }
-    throw new InvalidStateError(`Engine: could not lock ${JSON.stringify(this.path)} (another process kept breaking a stale lock; try again)`);
+    throw new InvalidStateError(
+      `Engine: could not lock ${JSON.stringify(this.path)}: ${join(this.path, `${LOCK_FILE}${LOCK_GUARD_SUFFIX}`)} names a live process breaking a stale lock (remove it if no meguri process is starting there)`,
+    );
   }
 
   /**
@@ -610,11 +616,14 @@ function writePidFile(file: string, flags: 'w' | 'wx'): void {
  * before links: the narrow moment of an empty lock is the price there.
  */
 function placeLock(pidFile: string, lock: string): void {
-  try {
-    diskIoInForce().link(pidFile, lock);
-    return;
-  } catch (err) {
-    if ((err as { code?: string }).code === 'EEXIST' || isDiskFull(err)) throw err;
+  const io = diskIoInForce();
+  if (io.link !== undefined) {
+    try {
+      io.link(pidFile, lock);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'EEXIST' || isDiskFull(err)) throw err;
+    }
   }
   writePidFile(lock, 'wx');
 }

@@ -676,6 +676,12 @@ export class HttpFetcher implements Fetcher {
     await this.close();
   }
 
+  /** A fetch in `mode` may have its body caps raised for a sitemap (`#sitemapCaps`). */
+  #mayRaise(mode: Mode): boolean {
+    const o = this.#o;
+    return mode.parseLinks && mode.analyze && mode.ownCap && (o.maxSitemapBytes > mode.maxBodyBytes || o.maxSitemapBytes > o.maxDecodedBytes);
+  }
+
   /**
    * The body caps a sitemap may raise (`maxSitemapBytes`): only for a fetch that reads links
    * and analyzes its body under the fetcher's own cap (robots.txt does neither; a caller's cap
@@ -685,12 +691,6 @@ export class HttpFetcher implements Fetcher {
    * server, a reset) keeps what was read — more than the page cap ever kept — unless the
    * caller aborted.
    */
-  /** A fetch in `mode` may have its body caps raised for a sitemap (`#sitemapCaps`). */
-  #mayRaise(mode: Mode): boolean {
-    const o = this.#o;
-    return mode.parseLinks && mode.analyze && mode.ownCap && (o.maxSitemapBytes > mode.maxBodyBytes || o.maxSitemapBytes > o.maxDecodedBytes);
-  }
-
   #sitemapCaps(url: URL, mode: Mode, contentType: string | undefined, capture: Capture | undefined, signal: AbortSignal): SitemapRead | undefined {
     const o = this.#o;
     const limit = o.maxSitemapBytes;

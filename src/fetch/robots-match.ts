@@ -248,7 +248,9 @@ function sameText(path: string, a: number, b: number, n: number): boolean {
  * politeness first. Further gaps: with three or more parameters only one parameter is moved, so
  * a rule naming two parameters in linked order (`/search?q=*&b=` on `?q=x&b=1&a=2`) or a
  * `$`-anchored rule about a linked last parameter that is neither the fetched last nor the one
- * before it is not seen; parameters past `QUERY_ORDERS_MAX` are only checked where they stand.
+ * before it is not seen; parameters past `QUERY_ORDERS_MAX` are only checked where they stand;
+ * with more than `ORDER_RULES_MAX` kept query rules the orders are not tried at all (the URL is
+ * judged on its own form, as without the check).
  *
  * Cost: nothing unless the rules have a query Disallow (`RuleSet.queryAt`) and the URL two
  * parameters; then one pass over the query rules keeps those whose literal prefix fits the path
@@ -290,7 +292,8 @@ function linkedOrderDisallow(group: RuleSet, path: string, own: number): Compile
   }
   // A file with more query rules an order could be decided by than `ORDER_RULES_MAX` (a hostile
   // or generated one: 20 000 such rules cost 54 ms a call) is judged on the own form alone, as
-  // before the check: its price per call stays that of the own form's one pass.
+  // before the check: its price per call stays a few passes over the rules (the own form's,
+  // and the ones that sorted the query rules out above).
   if (candidates.length > ORDER_RULES_MAX) return undefined;
   // Each order, built as one string: `head` + the moved parameter + `&` + the others in order.
   const query = q + 1;

@@ -37,7 +37,8 @@
  *   the sort keeps repeated keys in their linked order), and is disallowed when such an order
  *   is decided by a Disallow naming `?` or `&` that does not match the URL's own form — a rule
  *   that matches the own form was already outweighed there by a longer Allow (see
- *   `linkedOrderDisallow` for the reasoning, the price and the gaps).
+ *   `linkedOrderDisallow` for the reasoning, the price and the gaps; past `ORDER_RULES_MAX`
+ *   query rules that could decide an order, the URL is judged on its own form alone).
  * - Percent-encoding, applied identically to patterns and to the URL's path and query before
  *   comparison (§2.2.2): `%xx` hex is uppercased; an escaped unreserved character (`A-Z a-z 0-9
  *   - . _ ~`) is decoded; other escapes (reserved characters, non-ASCII bytes) stay encoded;

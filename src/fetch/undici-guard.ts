@@ -16,9 +16,11 @@
  *
  * What it relies on (undici 7.x, lib/dispatcher/client-h1.js): the socket carries its parser
  * under the symbol described 'parser' from connect on, before 'undici:client:connected' is
- * published; the parser has `paused`, `ptr`, `socket`, `llhttp.llhttp_resume(ptr)`,
- * `execute(chunk)` and `finish()`. When any of that is missing the patch is not made (and the
- * crash stays possible): test/fetch/undici-guard.test.ts fails then, naming what changed.
+ * published; the parser has `paused`, `ptr`, `socket.read()`, `llhttp.llhttp_resume(ptr)`,
+ * `execute(chunk)` and `finish()`. Without `finish` and `execute` on its prototype the patch is
+ * not made; a parser lacking the others at the close finishes as undici would (the crash stays
+ * possible then). test/fetch/undici-guard.test.ts fails when the patch is not made
+ * (`pausedParserGuarded`) or no longer prevents the crash.
  */
 import diagnostics from 'node:diagnostics_channel';
 
@@ -66,7 +68,8 @@ function patchFinish(proto: H1Parser): void {
   const finish = proto.finish;
   if (typeof finish !== 'function' || typeof proto.execute !== 'function') return;
   proto.finish = function finishEvenIfPaused(this: H1Parser): Error | null {
-    if (this.paused && this.ptr !== null && this.ptr !== undefined) {
+    // A parser without what the guard uses (another undici) finishes as undici would.
+    if (this.paused && this.ptr !== null && this.ptr !== undefined && typeof this.llhttp?.llhttp_resume === 'function' && typeof this.socket?.read === 'function') {
       // Run what the socket still holds through the parser, resuming across pauses.
       for (;;) {
         if (this.ptr === null || this.socket.destroyed) return null;

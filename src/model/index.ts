@@ -314,7 +314,7 @@ export interface HttpExchange {
   readonly request: Uint8Array;
   /**
    * The final response as received: head then body bytes, transfer coding (chunked) included;
-   * interim responses (`100 Continue`, `103 Early Hints`) left out.
+   * interim responses (`102 Processing`, `103 Early Hints`) left out.
    */
   readonly response: Uint8Array;
   /**

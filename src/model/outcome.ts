@@ -19,7 +19,8 @@
  * reads it as "the server is struggling or refusing" (`isThrottle`), the state machine as "try
  * again later". A code outside RFC 9110's final statuses (§15: 100–599, 1xx interim) names no
  * class a client could read it by; the ones servers send are blocks of a client they take for a
- * bot (LinkedIn's 999), answered without a body the fetcher reads (it reads 2xx only). Filed as
+ * bot (LinkedIn's 999), answered without a body the crawl uses (links and fingerprints come from
+ * 2xx bodies only). Filed as
  * ok, such a URL was recorded crawled with nothing and never asked again; as a refusal it is
  * retried with the host backed off, as a 429 or 5xx is, and Gone after `retryLimit`. A DNS answer
  * of "no such name" is also permanent, but only the engine's resolver cache can tell it from

@@ -10,7 +10,7 @@ export const UrlStatus = {
   Crawled: 2,
   /** Its recrawl time has come; schedulable again. */
   DueRecrawl: 3,
-  /** A transient failure (429, 5xx, transport, a status ≥ 600); re-queued after a backoff. */
+  /** A transient failure (429, 5xx, transport, no final HTTP status: ≥ 600 or a final 1xx); re-queued after a backoff. */
   RetryWait: 4,
   /** 404/410, or retries exhausted: not fetched again. */
   Gone: 5,

@@ -134,7 +134,8 @@ export interface Signal {
 
 /**
  * Whether a status means "the server is struggling or refusing": 429, any 5xx, a transport
- * error (0), or no HTTP status (≥ 600: a bot block such as LinkedIn's 999) — src/model's
+ * error (0), or no final HTTP status (≥ 600, a bot block such as LinkedIn's 999, or a final
+ * 1xx) — src/model's
  * `isTransientStatus`, the one statement of that rule.
  */
 export function isThrottle(status: number): boolean {

@@ -590,8 +590,7 @@ export class ClusterFrontier implements FrontierNode {
       }
     }
     // A node serves its own slots, except for one queue of any crawl: a queue of that name in
-    // each crawl has a slot of its own, on any node (served from this node's slots only, the
-    // others' were never served through it).
+    // each crawl has a slot of its own, on any node.
     const namedInAnyCrawl = req.key !== '' && req.crawl === undefined;
     if (this.host !== undefined && !namedInAnyCrawl) return this.host.getUrls(req);
     // A router, or a queue named in any crawl: ask the nodes in turn (this one first) until

@@ -1,7 +1,7 @@
 /**
  * A status outside HTTP's final statuses (RFC 9110 §15: 100–599), as LinkedIn answers a client
  * it takes for a bot (999), through the real HttpFetcher on loopback. undici passes such a code
- * through; the fetcher reads no body outside 2xx. It used to be filed as ok: the URL was recorded
+ * through; no body outside 2xx gives links or fingerprints. It used to be filed as ok: the URL was recorded
  * crawled with nothing and never asked again, while the summary counted a 5xx. Now it is a
  * refusal (src/model's `isTransientStatus`): retried like a 5xx, Gone after `retryLimit`, counted
  * with the 5xx.
