@@ -1,11 +1,9 @@
 /**
  * `DataDir`: the files of a crawl's data directory, and the only code that touches them.
  *
- *   lock             the pid of the process crawling it (a live one keeps others out)
- *   .lock.<pid>.tmp  that pid, written before it is linked as the lock; a kill in between
- *                    leaves it, and the next holder removes those of dead processes
- *   lock.break       the guard stale-lock breakers take turns under (`breakStaleLock`); one a
- *                    killed breaker left is removed by the next
+ *   lock             the pid of the process crawling it (a live one keeps others out), with
+ *                    `.lock.<pid>.tmp` and `lock.break` while it is taken or broken (pidlock.ts
+ *                    owns the protocol)
  *   frontier.meguri  the checkpoint: the frontier's partition image, with the engine's own
  *                    state (`EngineState`) in its settings under the key `engine`
  *   journal.mgj      fetch starts and outcomes since that checkpoint (same generation)
@@ -54,13 +52,14 @@
  * hold the lock past `release()`.
  */
 import { type SoftProbeRecord, softProbeRecordProblem } from './soft-probes.js';
-import { closeSync, copyFileSync, existsSync, linkSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, copyFileSync, existsSync, openSync, readSync, readdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
-import { diskIoInForce, isDiskFull, openToWrite, writeFully } from '../disk/io.js';
+import { isDiskFull } from '../disk/io.js';
 import { ensureDirectory, keepPreviousFile, readPartition, writePartition } from '../format/file.js';
 import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
 import { JOURNAL_MAGIC, Journal, asideName } from '../journal/index.js';
+import { checkPidLock, releasePidLock, takePidLock } from './pidlock.js';
 import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
@@ -78,6 +77,9 @@ import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
 import { SETTINGS_FILE } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
 
+// The lock's protocol is pidlock.ts's; these stay importable from here.
+export { breakStaleLock, processAlive } from './pidlock.js';
+
 /** The checkpoint file in `dataDir`. */
 export const CHECKPOINT_FILE = 'frontier.meguri';
 /** The journal file in `dataDir`. */
@@ -89,14 +91,6 @@ export const PREV_JOURNAL_FILE = 'journal.prev.mgj';
 /** The frontier's disk tier, under the data directory (with `memoryBudget`). */
 export const DISK_DIR = 'disk';
 const LOCK_FILE = 'lock';
-/** The file a process writes its pid to before linking it as the lock: `.lock.<pid>.tmp`. */
-const LOCK_TEMP_PREFIX = '.lock.';
-const LOCK_TEMP = /^\.lock\.(\d+)\.tmp$/;
-/** The guard stale-lock breakers take turns under: `lock.break` (see `breakStaleLock`). */
-const LOCK_GUARD_SUFFIX = '.break';
-/** Tries at taking the lock, `LOCK_RETRY_MS` apart while another process breaks a stale one. */
-const LOCK_ATTEMPTS = 200;
-const LOCK_RETRY_MS = 5;
 /** What a single-process crawl leaves in its data directory (cluster mode writes none of them). */
 const CRAWL_FILES = [CHECKPOINT_FILE, JOURNAL_FILE, SETTINGS_FILE, DISK_DIR, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE] as const;
 /** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
@@ -248,34 +242,6 @@ export function parseEngineState(v: unknown): EngineState {
 }
 
 /**
- * Whether process `pid` is alive (signal 0 probes without sending anything). A zombie — killed,
- * not yet reaped by its parent — answers signal 0 but holds nothing: where /proc says so (Linux),
- * it is dead. (Seen for real: a crawl killed -9 under a parent that never reaps, as a container
- * whose PID 1 is a shell, left its lock "in use" by the zombie for as long as the parent lived.)
- */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as { code?: string }).code === 'EPERM';
-  }
-  const state = procState(pid);
-  return state !== 'Z' && state !== 'X' && state !== 'x';
-}
-
-/** The state letter of `/proc/<pid>/stat` (after the command name, which may hold spaces and parentheses); '' where unreadable. */
-function procState(pid: number): string {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return '';
-  }
-  const end = stat.lastIndexOf(')');
-  return stat.slice(end + 2, end + 3);
-}
-
-/**
  * The files of a single-process crawl found in data directory `path` (checkpoint, journal,
  * saved settings, disk tier), in that order; empty for a new directory or one only cluster mode
  * used (it leaves nothing there once its lock is released).
@@ -359,11 +325,7 @@ export class DataDir {
    * does slow work before opening, like the CLI's seed checks, fails first on this).
    */
   static checkFree(path: string): void {
-    const lock = join(path, LOCK_FILE);
-    const pid = readPid(lock);
-    if (pid !== undefined && pid !== process.pid && processAlive(pid)) {
-      throw new InvalidStateError(`Engine: ${JSON.stringify(path)} is in use by process ${pid} (remove ${lock} if that is wrong)`);
-    }
+    checkPidLock(path, LOCK_FILE, 'Engine');
   }
 
   /**
@@ -372,33 +334,8 @@ export class DataDir {
    */
   lock(): void {
     full(this.path, 'the device or quota is full (creating the data directory)', () => ensureDirectory(this.path));
-    const path = join(this.path, LOCK_FILE);
-    // The pid is written to a file of its own and hard-linked as the lock, so the lock never
-    // exists without its pid: created empty and then written (as before), a second process
-    // starting in between read no pid, took the lock for a dead one's and broke it, and both
-    // crawled the directory; a full device left an empty lock and leaked the descriptor.
-    const mine = join(this.path, `${LOCK_TEMP_PREFIX}${process.pid}.tmp`);
-    writePidFile(mine, 'w');
-    try {
-      for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
-        try {
-          full(path, 'the device or quota is full (taking the lock)', () => placeLock(mine, path));
-          this.#lockPath = path;
-          this.#removeTempFiles();
-          return;
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'EEXIST') throw err;
-          DataDir.checkFree(this.path);
-          // Found stale: broken under the guard, or another process is breaking it — wait a moment.
-          if (!breakStaleLock(path, mine)) sleepSync(LOCK_RETRY_MS);
-        }
-      }
-    } finally {
-      unlinkQuietly(mine);
-    }
-    throw new InvalidStateError(
-      `Engine: could not lock ${JSON.stringify(this.path)}: ${join(this.path, `${LOCK_FILE}${LOCK_GUARD_SUFFIX}`)} names a live process breaking a stale lock (remove it if no meguri process is starting there)`,
-    );
+    this.#lockPath = takePidLock(this.path, LOCK_FILE, 'Engine');
+    this.#removeTempFiles();
   }
 
   /**
@@ -408,10 +345,7 @@ export class DataDir {
    */
   #removeTempFiles(): void {
     for (const name of readdirSync(this.path)) {
-      const lockTemp = LOCK_TEMP.exec(name);
-      // another process's lock file while it is taking the lock is left to it
-      if (lockTemp !== null && processAlive(Number(lockTemp[1]))) continue;
-      if (!CHECKPOINT_TEMP.test(name) && lockTemp === null) continue;
+      if (!CHECKPOINT_TEMP.test(name)) continue;
       try {
         unlinkSync(join(this.path, name));
       } catch {
@@ -553,9 +487,7 @@ export class DataDir {
       // the records are written; a resume drops a torn tail
     }
     if (this.#lockPath === undefined) return;
-    // Only a lock that still names this process is removed: one removed by hand and taken by
-    // another process since is that process's.
-    if (readPid(this.#lockPath) === process.pid) unlinkQuietly(this.#lockPath);
+    releasePidLock(this.#lockPath);
     this.#lockPath = undefined;
   }
 }
@@ -590,101 +522,6 @@ function readCheckpointFile(path: string): { image: PartitionImage; state: Engin
   if (!existsSync(path)) return undefined;
   const image = readPartition(path);
   return { image, state: parseEngineState(image.meta.settings['engine']) };
-}
-
-/**
- * Writes this process's pid to `file`, created anew ('w') or exclusively ('wx'), through the
- * disk seam (a test fills the device there); a failed write leaves no file.
- */
-function writePidFile(file: string, flags: 'w' | 'wx'): void {
-  const io = diskIoInForce();
-  const fd = flags === 'w' ? openToWrite(io, file, 'w') : io.open(file, 'wx');
-  let written = false;
-  try {
-    const pid = Buffer.from(`${process.pid}\n`);
-    writeFully(io, fd, file, pid, pid.length, 0);
-    written = true;
-  } finally {
-    io.close(fd);
-    if (!written) unlinkQuietly(file);
-  }
-}
-
-/**
- * Makes `lock` a link to `pidFile`; EEXIST when another holds it. A file system without hard
- * links (some network and FUSE mounts) gets the lock created exclusively and then written, as
- * before links: the narrow moment of an empty lock is the price there.
- */
-function placeLock(pidFile: string, lock: string): void {
-  const io = diskIoInForce();
-  if (io.link !== undefined) {
-    try {
-      io.link(pidFile, lock);
-      return;
-    } catch (err) {
-      if ((err as { code?: string }).code === 'EEXIST' || isDiskFull(err)) throw err;
-    }
-  }
-  writePidFile(lock, 'wx');
-}
-
-/**
- * Removes the lock at `path`, found stale (its pid dead or unreadable), under a guard
- * (`lock.break`, placed as the lock is, from `pidFile`): breakers take turns, and each reads the
- * lock's pid again under the guard before removing it. Only a breaker removes a lock that names
- * a dead process, and only a missing lock can be taken, so what the guard's holder reads stays
- * until it removes it: a process that broke the same stale lock a moment before and took it is
- * seen as live and its lock is kept (moved aside and read, as first built, a third process could
- * take the lock in between, and two held it). Returns false when another live process holds the
- * guard (the caller waits and tries again); a guard a killed breaker left is removed.
- *
- * @throws InvalidStateError when the lock names a live process after all.
- */
-export function breakStaleLock(path: string, pidFile: string): boolean {
-  const guard = `${path}${LOCK_GUARD_SUFFIX}`;
-  try {
-    placeLock(pidFile, guard);
-  } catch (err) {
-    if ((err as { code?: string }).code !== 'EEXIST') throw err;
-    const breaker = readPid(guard);
-    if (breaker !== undefined && breaker !== process.pid && processAlive(breaker)) return false;
-    // Left by a killed breaker (or one whose pid was not written yet: read again next time).
-    if (breaker !== undefined) unlinkQuietly(guard);
-    return false;
-  }
-  try {
-    const pid = readPid(path);
-    if (pid !== undefined && pid !== process.pid && processAlive(pid)) {
-      throw new InvalidStateError(`Engine: ${JSON.stringify(dirname(path))} is in use by process ${pid} (remove ${path} if that is wrong)`);
-    }
-    unlinkQuietly(path);
-    return true;
-  } finally {
-    unlinkQuietly(guard);
-  }
-}
-
-/** The pid in lock file `file`, or undefined when it is missing, empty or not a pid. */
-function readPid(file: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Blocks the thread for `ms` (lock() is synchronous; a turn of another process's breaking is microseconds). */
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // gone already
-  }
 }
 
 /** Runs `write`; a full device or quota (ENOSPC, EDQUOT) becomes `DiskFullError` naming `file`. */
