@@ -44,12 +44,12 @@
  * it). Only a checkpoint this process verified or wrote becomes the previous one. A cluster
  * slot's directory, read by the next owner (`loadFrontierDir`), falls back the same way.
  */
-import { closeSync, copyFileSync, existsSync, fsync, openSync, readFileSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsync, openSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { open as openAsync, rename as renameAsync } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CorruptPartitionError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { ensureDirectory, keepPreviousFile, removeStaleTemps, writePartition } from '../format/file.js';
-import { processAlive } from '../engine/datadir.js';
+import { releasePidLock, takePidLock } from '../engine/pidlock.js';
 import { Journal, MAX_RECORD_BYTES, asideName, parseJournal } from '../journal/index.js';
 import {
   OpWriter,
@@ -75,37 +75,21 @@ const heldHere = new Set<string>();
 /**
  * Takes the directory's lock file, or throws InvalidStateError naming the live owner. A lock
  * left by a dead process (kill -9) is stale and taken over — the journal is what makes that
- * safe, not the lock.
+ * safe, not the lock. The protocol is the data directory's (src/engine/pidlock.ts): created
+ * empty and then written, as this server's lock was, a second server starting in between took
+ * it for a dead one's and both wrote the journal.
  */
 function lockDir(dir: string): string {
   const path = join(dir, LOCK_FILE);
   if (heldHere.has(path)) throw new InvalidStateError(`URLFrontier: ${JSON.stringify(dir)} is already open in this process`);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      heldHere.add(path);
-      return path;
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'EEXIST') throw err;
-      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-        throw new InvalidStateError(`URLFrontier: ${JSON.stringify(dir)} is in use by process ${pid} (remove ${path} if that is wrong)`);
-      }
-      unlinkSync(path);
-    }
-  }
-  throw new InvalidStateError(`URLFrontier: could not lock ${JSON.stringify(dir)}`);
+  takePidLock(dir, LOCK_FILE, 'URLFrontier');
+  heldHere.add(path);
+  return path;
 }
 
 function unlockDir(path: string): void {
   heldHere.delete(path);
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
+  releasePidLock(path);
 }
 const JOURNAL_RE = /^urlfrontier-(\d+)\.journal$/;
 const journalFile = (g: bigint): string => `urlfrontier-${g}.journal`;

@@ -118,6 +118,24 @@ describe('restart', () => {
     h = await start({ dataDir: data });
   });
 
+  it("a lock naming another live process is refused; a stale one is taken, through the data directory's lock protocol", async () => {
+    const data = dir();
+    h = await start({ dataDir: data });
+    await h.close();
+    h = undefined;
+    writeFileSync(join(data, 'urlfrontier.lock'), `${process.ppid}\n`);
+    await expect(startUrlFrontierServer({ port: 0, dataDir: data, log: () => {} })).rejects.toThrow(`is in use by process ${process.ppid}`);
+    expect(readFileSync(join(data, 'urlfrontier.lock'), 'utf8')).toBe(`${process.ppid}\n`);
+    // A pid no process has (pid_max is at most 2²² on Linux): stale.
+    writeFileSync(join(data, 'urlfrontier.lock'), '4194999\n');
+    // What a server killed between writing its pid and linking it as the lock leaves.
+    writeFileSync(join(data, '.urlfrontier.lock.4194999.tmp'), '4194999\n');
+    h = await start({ dataDir: data });
+    expect(readFileSync(join(data, 'urlfrontier.lock'), 'utf8')).toBe(`${process.pid}\n`);
+    // The dead server's pid file, this one's and the breakers' guard are gone once it is held.
+    expect(readdirSync(data).filter((f) => f.includes('urlfrontier.lock'))).toEqual(['urlfrontier.lock']);
+  });
+
   it('refuses a damaged checkpoint with MEGURI_ERR_CORRUPT_PARTITION', async () => {
     const data = dir();
     h = await start({ dataDir: data });
