@@ -48,9 +48,10 @@ import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
 import { ensureDirectory } from '../format/file.js';
-import { PagesIndex, pageRecord } from './pages.js';
+import { PagesIndex, pageRecord, shownPath } from './pages.js';
 import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta, untilText } from './progress.js';
 import { WarcWriter } from './warc.js';
+import { type WarcTailRepair, repairNotes } from './warc-tail.js';
 import { resumeFlags, shownFlag, withoutCredentials } from './saved-flags.js';
 import { type ScriptShell, type ShellHost, ShellSoft404s, scriptLine, scriptShell, shellsLine } from './script-pages.js';
 import { type CalendarSeries, CalendarRepeats, calendarLine } from './calendar-pages.js';
@@ -272,6 +273,16 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     } catch (err) {
       throw inFile(err, pagesPath);
     }
+    if (warc !== undefined) {
+      let repair: WarcTailRepair;
+      try {
+        repair = warc.repair();
+      } catch (err) {
+        throw inFile(err, warc.dir);
+      }
+      // Never silent: what was cut, removed or found damaged is said with the file and offset.
+      for (const line of repairNotes(repair, (f) => shownPath(f, dataDir))) io.stderr.write(`meguri: ${line}\n`);
+    }
     urlsBefore = engine.frontier?.len() ?? 0;
     writtenUnjournaled = writtenBeforeKill(r, pages);
     json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore, resumedPages: pages.existing });
@@ -319,6 +330,8 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         robots: engine.options.robots,
         digest: setup.warcDigest,
         redactSecrets: setup.warcRedact,
+        // Repaired in 'open', under the data directory's lock (another crawl may be writing here).
+        repair: false,
       });
       const w = warc;
       engine.on('robots', (r) => void w.writeOutcome(robotsOutcome(r), r.startedAtMs));

@@ -65,13 +65,15 @@ const LAST_LINE_WINDOW = 1 << 20;
 
 const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
+/** `file` relative to the data directory when it is inside it, else as it is (pages.jsonl's `warcFile`). */
+export function shownPath(file: string, dataDir: string): string {
+  const rel = relative(dataDir, file);
+  return rel.startsWith('..') || isAbsolute(rel) ? file : rel;
+}
+
 /** The pages.jsonl line of a page and where its WARC record went. */
 export function pageRecord(page: Page, warc: WarcLocation | undefined, dataDir: string, requisite = false): PageRecord {
-  let warcFile: string | null = null;
-  if (warc !== undefined) {
-    const rel = relative(dataDir, warc.file);
-    warcFile = rel.startsWith('..') || isAbsolute(rel) ? warc.file : rel;
-  }
+  const warcFile = warc === undefined ? null : shownPath(warc.file, dataDir);
   return {
     url: page.url,
     status: page.status,

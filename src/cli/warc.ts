@@ -18,13 +18,16 @@
  *
  * A run never appends to an earlier run's file: file names carry a sequence number that
  * continues from the highest one in the directory, so a crash can at worst leave a torn last
- * record in a file nobody writes to again — and `open` tidies that up (./warc-tail.ts): a
- * file left empty by a kill between its creation and its first record is removed, and the
- * last file is cut back to its last whole gzip member, so every file passes `gzip -t`.
+ * record in a file nobody writes to again — and `repair` tidies that up (./warc-tail.ts): a
+ * file left empty by a kill between its creation and its first record is removed, and a torn
+ * tail of the last file is cut back to its last whole gzip member, so the file passes
+ * `gzip -t`; a file damaged before its end is left as it is and reported. `open` repairs at
+ * once unless told not to: the CLI repairs only once it holds the data directory's lock (a
+ * second `meguri crawl` on a running crawl's directory must not cut the record being written).
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { repairWarcTails } from './warc-tail.js';
+import { type WarcTailRepair, repairWarcTails } from './warc-tail.js';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
@@ -91,6 +94,12 @@ export interface WarcWriterOptions {
    * requests as sent. Response records are never changed.
    */
   readonly redactSecrets?: boolean | undefined;
+  /**
+   * Repair what an ended run left in `dir` as the writer opens (`WarcWriter.repair`; the result
+   * in `repaired`). Default true; false leaves every file as it is until `repair()` is called —
+   * for a caller that must first make sure no other process writes there.
+   */
+  readonly repair?: boolean | undefined;
 }
 
 /** Request header lines `redactSecrets` hides the value of. */
@@ -159,10 +168,12 @@ export class WarcWriter {
   #bytes = 0;
   readonly counts: WarcCounts = { response: 0, request: 0, revisit: 0, warcinfo: 0, dedupBytes: 0 };
 
-  readonly #pattern: RegExp;
+  /** The crawl's files found at open, oldest first: what `repair` looks at. */
+  readonly #found: readonly string[];
+  #repaired: WarcTailRepair | undefined;
 
-  private constructor(o: WarcWriterOptions, seq: number, pattern: RegExp) {
-    this.#pattern = pattern;
+  private constructor(o: WarcWriterOptions, seq: number, found: readonly string[]) {
+    this.#found = found;
     this.dir = o.dir;
     this.#prefix = o.prefix ?? 'meguri';
     this.#maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -185,6 +196,7 @@ export class WarcWriter {
     if (o.digest !== undefined && o.digest !== 'sha1' && o.digest !== 'sha256') {
       throw new InvalidArgumentError(`WarcWriter: digest must be "sha1" or "sha256", received ${JSON.stringify(o.digest)}`);
     }
+    if (o.repair !== undefined && typeof o.repair !== 'boolean') throw new InvalidArgumentError(`WarcWriter: repair must be a boolean, received ${JSON.stringify(o.repair)}`);
     const prefix = o.prefix ?? 'meguri';
     if (!/^[A-Za-z0-9._-]+$/.test(prefix)) throw new InvalidArgumentError(`WarcWriter: prefix must be letters, digits, '.', '_' or '-', received ${JSON.stringify(prefix)}`);
     ensureDirectory(o.dir);
@@ -196,9 +208,25 @@ export class WarcWriter {
     }
     found.sort((a, b) => a[0] - b[0]);
     const last = found.length === 0 ? 0 : found[found.length - 1]![0];
-    // A killed run may have left an empty file or a torn last record: cut it before writing on.
-    repairWarcTails(o.dir, found.map(([, name]) => name));
-    return Promise.resolve(new WarcWriter(o, last + 1, pattern));
+    const w = new WarcWriter(o, last + 1, found.map(([, name]) => name));
+    if (o.repair !== false) w.repair();
+    return Promise.resolve(w);
+  }
+
+  /**
+   * Tidies what an ended run left among the files found at open (./warc-tail.ts): removes empty
+   * ones and cuts a torn last record off the newest; a damaged file is left as it is. Runs once
+   * (later calls return the first result), at any time: the writer's own files are not among
+   * those found. Returns what was done and found, for the caller to report.
+   */
+  repair(): WarcTailRepair {
+    this.#repaired ??= repairWarcTails(this.dir, this.#found);
+    return this.#repaired;
+  }
+
+  /** What `repair` did, or undefined before it ran. */
+  get repaired(): WarcTailRepair | undefined {
+    return this.#repaired;
   }
 
   /** Files written by this writer, in order. */

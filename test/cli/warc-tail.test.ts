@@ -1,7 +1,9 @@
 /**
  * What a kill leaves behind is cleaned on the next open (issue 23, finding 8): an empty or
  * torn `.warc.gz` (which `gzip -t` rejects) is removed or cut after its last complete record,
- * and checkpoint temp files are removed when the data directory is locked.
+ * and checkpoint temp files are removed when the data directory is locked. Damage is not a torn
+ * tail: a file with a bad record before its end keeps every byte, and is reported (the crash
+ * audit: 4 zeroed bytes cut 155 good records, 2 in the warcinfo record removed the file).
  */
 import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,11 +12,13 @@ import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WarcWriter } from '../../src/cli/warc.js';
-import { gzipMemberLength } from '../../src/cli/warc-tail.js';
+import { MEMBER_BAD, MEMBER_SHORT, MEMBER_SHORT_TRAILER, gzipMemberLength, repairNotes, repairWarcTails } from '../../src/cli/warc-tail.js';
 import { DataDir } from '../../src/engine/datadir.js';
 import { makePage } from '../../src/engine/page.js';
 import type { FetchRequest } from '../../src/model/index.js';
-import { AGENT } from './helpers.js';
+import { type CrawlSetup, runCrawl } from '../../src/cli/crawl.js';
+import { SignalHub } from '../../src/cli/io.js';
+import { AGENT, LOOPBACK_CRAWL, bufferIo, inProcess, loopbackSite } from './helpers.js';
 import { readWarc } from './warc-read.js';
 
 const dirs: string[] = [];
@@ -106,15 +110,227 @@ describe('WarcWriter.open after a kill', () => {
   });
 });
 
-/** A fresh file of 3 pages with half a record appended, as the newest in `dir`. */
+/** The offsets of the whole members of `bytes`, and its length. */
+function memberStarts(bytes: Uint8Array): number[] {
+  const starts: number[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    const m = gzipMemberLength(bytes, at);
+    expect(m).toBeGreaterThan(0);
+    starts.push(at);
+    at += m;
+  }
+  return starts;
+}
+
+/** `bytes` with `n` bytes from `at` zeroed, written as `file`. */
+function zeroed(file: string, bytes: Buffer, at: number, n: number): Buffer {
+  const b = Buffer.from(bytes);
+  b.fill(0, at, at + n);
+  writeFileSync(file, b);
+  return b;
+}
+
+describe('repairWarcTails: a torn tail is cut, damage is left as it is', () => {
+  it('keeps every byte of a file damaged in the middle and reports where the whole records resume', async () => {
+    const dir = tempDir();
+    const [file] = await writePages(dir, 8);
+    const whole = readFileSync(file!);
+    const starts = memberStarts(whole);
+    // 4 bytes zeroed inside the 6th member (a response record), as the audit did at byte 150,000.
+    const hit = starts[5]! + 40;
+    const damaged = zeroed(file!, whole, hit, 4);
+    const r = repairWarcTails(dir, [file!.slice(dir.length + 1)]);
+    expect(readFileSync(file!).equals(damaged)).toBe(true);
+    expect(r.truncated).toEqual([]);
+    expect(r.removed).toEqual([]);
+    expect(r.damaged).toEqual([{ file: file!, offset: starts[5], next: starts[6] }]);
+    // The records after the damage are all still there, and said to be.
+    expect(memberStarts(damaged.subarray(starts[6]!)).length).toBe(starts.length - 6);
+    expect(repairNotes(r, (f) => f.slice(dir.length + 1))).toEqual([
+      `${file!.slice(dir.length + 1)}: damaged at byte ${starts[5]} (whole records resume at byte ${starts[6]}); left as it is, nothing cut — new records go to a new file`,
+    ]);
+  });
+
+  it('never removes a file whose warcinfo record is damaged, nor cuts its other records', async () => {
+    const dir = tempDir();
+    const [file] = await writePages(dir, 3);
+    const starts = memberStarts(readFileSync(file!));
+    expect(starts[1]).toBeGreaterThan(102);
+    const damaged = zeroed(file!, readFileSync(file!), 100, 2);
+    const w = await WarcWriter.open({ dir, agent: AGENT, software: 'meguri/test' });
+    expect(w.repaired?.damaged).toEqual([{ file: file!, offset: 0, next: starts[1] }]);
+    await w.write(pageAt(99));
+    w.close();
+    expect(readFileSync(file!).equals(damaged)).toBe(true);
+    // New records went to a new file.
+    expect(w.files).toHaveLength(1);
+    expect(w.files[0]).not.toBe(file);
+  });
+
+  it('cuts a record torn by power loss (a prefix, then zeros; or zeros alone) and a trailer cut short', async () => {
+    const dir = tempDir();
+    const [file] = await writePages(dir, 3);
+    const whole = readFileSync(file!);
+    const starts = memberStarts(whole);
+    const lastStart = starts.at(-1)!;
+    const cases: [string, Buffer][] = [
+      ['a prefix then zeros', Buffer.concat([whole.subarray(0, lastStart + 60), Buffer.alloc(4096 - 60)])],
+      ['zeros alone', Buffer.concat([whole.subarray(0, lastStart), Buffer.alloc(8192)])],
+      ['the trailer cut (a kill inside it)', whole.subarray(0, whole.length - 3)],
+      ['half a header', whole.subarray(0, lastStart + 5)],
+    ];
+    for (const [what, bytes] of cases) {
+      writeFileSync(file!, bytes);
+      const r = repairWarcTails(dir, [file!.slice(dir.length + 1)]);
+      expect(r.damaged, what).toEqual([]);
+      expect(r.truncated, what).toEqual([{ file: file!, offset: lastStart, bytes: bytes.length - lastStart }]);
+      expect(readFileSync(file!).equals(whole.subarray(0, lastStart)), what).toBe(true);
+    }
+    expect(gzipMemberLength(whole.subarray(0, lastStart + 60), lastStart)).toBe(MEMBER_SHORT);
+    expect(gzipMemberLength(whole.subarray(0, whole.length - 3), lastStart)).toBe(MEMBER_SHORT_TRAILER);
+  });
+
+  it('leaves a file whose last record is damaged (a flipped bit, or its trailer zeroed): not a torn tail', async () => {
+    const dir = tempDir();
+    const [file] = await writePages(dir, 3);
+    const whole = readFileSync(file!);
+    const lastStart = memberStarts(whole).at(-1)!;
+    for (const [what, at, n] of [
+      ['a flipped bit in its deflate data', lastStart + 30, 0],
+      ['its trailer zeroed (the file ends in zeros)', whole.length - 8, 8],
+    ] as const) {
+      const b = Buffer.from(whole);
+      if (n === 0) b[at] = b[at]! ^ 0x10;
+      else b.fill(0, at, at + n);
+      writeFileSync(file!, b);
+      expect(gzipMemberLength(b, lastStart), what).toBe(MEMBER_BAD);
+      const r = repairWarcTails(dir, [file!.slice(dir.length + 1)]);
+      expect(r.damaged, what).toEqual([{ file: file!, offset: lastStart, next: undefined }]);
+      expect(readFileSync(file!).equals(b), what).toBe(true);
+    }
+  });
+
+  it('a cut anywhere is cut back to the last whole record; damage anywhere before the end loses no byte (seeded)', async () => {
+    const dir = tempDir();
+    const [file] = await writePages(dir, 6);
+    const name = file!.slice(dir.length + 1);
+    const whole = readFileSync(file!);
+    const starts = memberStarts(whole);
+    const lastStart = starts.at(-1)!;
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: whole.length - 1 }), fc.integer({ min: 0, max: 3000 }), (cut, zeros) => {
+        const keep = [...starts, whole.length].filter((e) => e <= cut).pop()!;
+        const end = [...starts, whole.length].find((e) => e > cut)!;
+        // Zeros after a cut inside the 8-byte trailer read as a damaged trailer: left, as tested above.
+        fc.pre(zeros === 0 || cut < end - 8);
+        writeFileSync(file!, Buffer.concat([whole.subarray(0, cut), Buffer.alloc(zeros)]));
+        const r = repairWarcTails(dir, [name]);
+        expect(r.damaged).toEqual([]);
+        if (keep === 0) expect(r.removed).toEqual([file]);
+        else expect(readFileSync(file!).equals(whole.subarray(0, keep))).toBe(true);
+      }),
+      { seed: 0x2324, numRuns: 60 },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: lastStart - 1 }), fc.integer({ min: 1, max: 16 }), fc.boolean(), (at, n, zero) => {
+        const b = Buffer.from(whole);
+        for (let i = at; i < Math.min(at + n, lastStart); i++) b[i] = zero ? 0 : b[i]! ^ 0xa5;
+        writeFileSync(file!, b);
+        const r = repairWarcTails(dir, [name]);
+        expect(r.truncated).toEqual([]);
+        expect(r.removed).toEqual([]);
+        expect(readFileSync(file!).equals(b)).toBe(true);
+        if (!b.equals(whole)) expect(r.damaged).toHaveLength(1);
+      }),
+      { seed: 0x2325, numRuns: 60 },
+    );
+  });
+});
+
+function pageAt(i: number): ReturnType<typeof makePage> {
+  const url = `http://t.test/q/${i}`;
+  const req: FetchRequest = { row: i, key: new Uint32Array(4), url, host: 't.test', depth: 0, dispatchedAtMs: Date.UTC(2025, 0, 2) + i };
+  return makePage(req, { row: i, url, status: 200, contentType: 'text/plain', body: new TextEncoder().encode(`q ${i} `.repeat(40)) }, false, req.dispatchedAtMs + 1);
+}
+
+/**
+ * A fresh file of 3 pages with half a record appended, as the newest in `dir`: a kill inside a
+ * write leaves the first bytes of the member being written (here a copy of the last response's).
+ */
 async function writePagesThenTear(dir: string): Promise<{ file: string; sizeBefore: number }> {
   const [file] = await writePages(dir, 3);
   const sizeBefore = statSync(file!).size;
   const b = readFileSync(file!);
-  appendFileSync(file!, b.subarray(b.length - 500, b.length - 100));
+  const response = memberStarts(b).at(-2)!;
+  appendFileSync(file!, b.subarray(response, response + 200));
   expect(gzipOk(file!)).toBe(false);
   return { file: file!, sizeBefore };
 }
+
+describe("meguri crawl's WARC repair on resume", () => {
+  const site = loopbackSite('meguri-warc-damage-', (req, res) => {
+    const n = Number(/^\/p\/(\d+)$/.exec(req.url ?? '')?.[1] ?? -1);
+    if (n < 0 || n >= 20) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<html><body><p>page ${n} ${'text '.repeat(30 + n)}</p><a href="/p/${n + 1}">next</a></body></html>`);
+  });
+
+  it('keeps the file whole, says where it is damaged, and writes the resume\'s records to a new file', async () => {
+    const data = join(site.dir, 'crawl');
+    const first = await inProcess(['crawl', `${site.base}/p/0`, '--data', data, ...LOOPBACK_CRAWL]);
+    expect(first.code).toBe(0);
+    const warcDir = join(data, 'warc');
+    const [name] = readdirSync(warcDir);
+    const file = join(warcDir, name!);
+    const whole = readFileSync(file);
+    const starts = memberStarts(whole);
+    const k = Math.floor(starts.length / 2);
+    const damaged = zeroed(file, whole, starts[k]! + 30, 4);
+    // More to fetch on resume: a seed the first run did not know.
+    const second = await inProcess(['crawl', `${site.base}/p/15?again`, '--data', data, ...LOOPBACK_CRAWL]);
+    expect(second.code).toBe(0);
+    expect(second.err).toContain(`meguri: ${join('warc', name!)}: damaged at byte ${starts[k]} (whole records resume at byte ${starts[k + 1]}); left as it is, nothing cut`);
+    expect(readFileSync(file).equals(damaged)).toBe(true);
+    const files = readdirSync(warcDir).sort();
+    expect(files).toHaveLength(2);
+    expect(files[0]).toBe(name);
+    // pages.jsonl's offsets still point at whole records of the old file (all but the damaged one).
+    const lines = readFileSync(join(data, 'pages.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { warcFile: string | null; warcOffset: number | null });
+    const inOld = lines.filter((l) => l.warcFile === join('warc', name!));
+    expect(inOld.length).toBeGreaterThan(5);
+    for (const l of inOld) if (l.warcOffset !== starts[k]) expect(gzipMemberLength(damaged, l.warcOffset!)).toBeGreaterThan(0);
+  });
+
+  it('repairs only under the data directory\'s lock: a crawl that cannot take it leaves the record being written alone', async () => {
+    const data = join(site.dir, 'locked');
+    expect((await inProcess(['crawl', `${site.base}/p/0`, '--data', data, ...LOOPBACK_CRAWL])).code).toBe(0);
+    const warcDir = join(data, 'warc');
+    const file = join(warcDir, readdirSync(warcDir)[0]!);
+    // Another process holds the directory and is halfway through writing a record.
+    const b = readFileSync(file);
+    const starts = memberStarts(b);
+    appendFileSync(file, b.subarray(starts.at(-2)!, starts.at(-2)! + 100));
+    const live = readFileSync(file);
+    // The lock names a live process other than this one (the test runner's parent).
+    writeFileSync(join(data, 'lock'), `${process.ppid}\n`);
+    try {
+      const io = bufferIo();
+      const hub = SignalHub.open(io, () => undefined);
+      const setup: CrawlSetup = {
+        engine: { agent: AGENT, dataDir: data, seeds: [`${site.base}/p/0`], allowPrivate: true },
+        warcDir,
+        warcMaxBytes: undefined,
+        json: false,
+        title: 'test',
+        progressIntervalMs: undefined,
+      };
+      await expect(runCrawl(setup, io, hub).finally(() => hub.close())).rejects.toThrow(`is in use by process ${process.ppid}`);
+    } finally {
+      rmSync(join(data, 'lock'));
+    }
+    expect(readFileSync(file).equals(live)).toBe(true);
+  });
+});
 
 describe('DataDir.lock after a kill', () => {
   it('removes checkpoint temp files a killed writer left, and nothing else', () => {

@@ -137,9 +137,10 @@ describe('WarcWriter', () => {
     expect((await readWarc(first!)).filter((r) => r.type === 'response')).toHaveLength(3);
   });
 
-  it('rejects a bad size or prefix', async () => {
+  it('rejects a bad size, prefix or repair', async () => {
     await expect(WarcWriter.open({ dir: tempDir(), agent: AGENT, software: 's', maxBytes: 0 })).rejects.toThrow(/maxBytes must be a positive integer/);
     await expect(WarcWriter.open({ dir: tempDir(), agent: AGENT, software: 's', prefix: '../x' })).rejects.toThrow(/prefix must be/);
+    await expect(WarcWriter.open({ dir: tempDir(), agent: AGENT, software: 's', repair: 'no' as unknown as boolean })).rejects.toThrow('repair must be a boolean, received "no"');
   });
 });
 
