@@ -1,7 +1,8 @@
 /**
  * `meguri crawl` and the crawl loop it shares with `meguri demo`: the engine driven like any
  * embedder would drive it — every page written to WARC and pages.jsonl before the next is
- * taken (so a page is on disk before its outcome is journaled), progress shown while it runs,
+ * taken (so a page is on disk before its outcome is journaled, and both files are fdatasynced
+ * before each checkpoint marks their pages done), progress shown while it runs,
  * SIGINT/SIGTERM turned into a graceful stop with a checkpoint (a second signal cuts the
  * fetches in flight; they are fetched again on resume).
  *
@@ -47,7 +48,7 @@ import { type BlockCounts, type FrontierStats, MIN_MEMORY_BUDGET, type TrappedBy
 import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
-import { ensureDirectory } from '../format/file.js';
+import { ensureDirectory, syncFile } from '../format/file.js';
 import { PagesIndex, pageRecord, shownPath } from './pages.js';
 import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta, untilText } from './progress.js';
 import { WarcWriter } from './warc.js';
@@ -228,6 +229,10 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     ...(logger !== undefined ? { logger } : {}),
     progressIntervalMs: intervalMs,
     handleSignals: false,
+    beforeCheckpoint: () => {
+      syncOutputs();
+      setup.engine.beforeCheckpoint?.();
+    },
   });
   setup.onEngine?.(engine);
   // A cluster node's progress counts its own pages, and its limit is the crawl's (counted over
@@ -263,6 +268,24 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     () => undefined, // run() reports it
   );
   const pagesPath = join(dataDir, PAGES_FILE);
+  /**
+   * Before each checkpoint, which marks every page taken so far done (never fetched again): their
+   * WARC records and pages.jsonl lines reach the disk first — one fdatasync each. Before pages.jsonl
+   * is open (the checkpoint at open), the files an earlier run left are synced instead.
+   */
+  function syncOutputs(): void {
+    const steps: [string, () => void][] = [
+      [warc?.files.at(-1) ?? setup.warcDir ?? dataDir, () => warc?.sync()],
+      [pagesPath, () => (pages !== undefined ? pages.sync() : syncFile(pagesPath))],
+    ];
+    for (const [file, sync] of steps) {
+      try {
+        sync();
+      } catch (err) {
+        throw inFile(diskFull(err, file, 'fsync reported the device full (the checkpoint was not written; the previous one stands)'), file);
+      }
+    }
+  }
   engine.once('open', (r) => {
     // Only now does this process hold the data directory's lock: pages.jsonl (whose torn last
     // line opening cuts off) is never touched while another crawl writes to it.

@@ -4,9 +4,10 @@
  * WARC response record is (file, byte offset, record id and payload digest — the digests let a
  * later run write revisit records instead of storing an unchanged body again). Appended as pages are taken from the
  * engine, across resumed runs; a line torn by a crash is cut off when the file is reopened,
- * so the file always parses line by line.
+ * so the file always parses line by line. `meguri crawl` syncs it before each checkpoint, which
+ * marks its pages done (`EngineOptions.beforeCheckpoint`).
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
 import type { Page, PageChange } from '../engine/index.js';
 import type { WarcLocation } from './warc.js';
@@ -172,6 +173,11 @@ export class PagesIndex {
     while (done < line.length) done += writeSync(this.#fd, line, done, line.length - done, this.#size + done);
     this.#size += line.length;
     this.#appended++;
+  }
+
+  /** Makes every line appended so far durable (fdatasync; see `EngineOptions.beforeCheckpoint`). */
+  sync(): void {
+    if (this.#fd >= 0) fdatasyncSync(this.#fd);
   }
 
   close(): void {

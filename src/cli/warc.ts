@@ -25,14 +25,14 @@
  * once unless told not to: the CLI repairs only once it holds the data directory's lock (a
  * second `meguri crawl` on a running crawl's directory must not cut the record being written).
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { type WarcTailRepair, repairWarcTails } from './warc-tail.js';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
 import { InvalidArgumentError } from '../errors/index.js';
-import { ensureDirectory } from '../format/file.js';
+import { ensureDirectory, syncFile } from '../format/file.js';
 import type { HttpExchange, Outcome } from '../model/index.js';
 import {
   CaptureIndex,
@@ -303,6 +303,16 @@ export class WarcWriter {
       exchange: o.exchange,
       rebuild: () => rebuildExchange(o.url, o.status, headers, o.body, o.truncated === true, this.#agent),
     });
+  }
+
+  /**
+   * Makes every record written so far durable: fdatasync of the current file (the ones before it
+   * were fsynced as they were closed). Before the first record, the newest file an earlier run
+   * left instead (what `repair` looks at): a checkpoint written at open marks its pages done.
+   */
+  sync(): void {
+    if (this.#fd >= 0) fdatasyncSync(this.#fd);
+    else if (this.#files.length === 0 && this.#found.length > 0) syncFile(join(this.dir, this.#found[this.#found.length - 1]!));
   }
 
   /** Flushes and closes the current file. */

@@ -2627,6 +2627,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     const data = this.#data;
     const f = this.#frontier;
     if (data === undefined || f === undefined) return;
+    // The consumer's outputs of the pages this checkpoint marks done reach the disk first.
+    this.options.beforeCheckpoint?.();
     const generation = this.#generation + 1;
     const startedMs = performance.now();
     // A checkpoint holding a robots.txt answer holds the seeds of its Sitemap lines too: queued

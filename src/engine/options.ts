@@ -350,6 +350,17 @@ export interface EngineOptions {
   readonly maxWaitMs: number;
   /** fsync the journal every N records — fetch starts and outcomes (0: at checkpoints and the end of a run only; a killed process loses nothing either way, this is for power loss). Default 0. */
   readonly journalSyncEvery: number;
+  /**
+   * Called synchronously before each checkpoint is written (at open, every
+   * `checkpointIntervalMs`, at the end; single-process mode): make durable here the outputs of
+   * every page taken so far — the CLI fdatasyncs its WARC file and pages.jsonl. The checkpoint
+   * marks those pages done, and a done page is never fetched again, so outputs still in the page
+   * cache at a power cut would be lost for good. A throw skips the checkpoint (the previous one
+   * stands) and ends the run with that error. Not called for a cluster slot's checkpoints,
+   * which are cut on the node's schedule, pages not yet taken included (cluster-mode.ts).
+   * Default none.
+   */
+  readonly beforeCheckpoint: (() => void) | undefined;
   /** Clock in epoch ms, monotonic (default: `performance.timeOrigin + performance.now()`). */
   readonly clock: () => number;
   /** Aborting it stops the crawl: in-flight fetches are cut, a checkpoint is written, `run()` ends. */
@@ -500,6 +511,7 @@ export const resolveEngineOptions = defineOptions<EngineOptions>(
     checkpointIntervalMs: numberField({ above: 0, default: 60_000 }),
     maxWaitMs: waitField,
     journalSyncEvery: numberField({ min: 0, integer: true, default: 0 }),
+    beforeCheckpoint: functionField<() => void>() as FieldSpec<(() => void) | undefined>,
     clock: functionField<() => number>(monotonicEpochMs),
     signal: customField<AbortSignal | undefined>('an AbortSignal', (v): v is AbortSignal => v instanceof AbortSignal),
     handleSignals: booleanField(false),

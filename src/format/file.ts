@@ -4,10 +4,11 @@
  * A write goes to a temporary file beside the target, is fsynced, renamed over the target
  * and the directory is fsynced, so a crash leaves either the old file or the new one, never
  * a torn mix (the rename is atomic on POSIX file systems). `ensureDirectory` makes the
- * directories such files live in without Node's recursive mkdir. Exported from
+ * directories such files live in without Node's recursive mkdir, and `syncFile` makes another
+ * process's appends to a file durable. Exported from
  * `src/index.ts` only; the byte codec in `./partition.ts` stays browser-safe.
  */
-import { closeSync, copyFileSync, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fdatasyncSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { type PartitionImage, decodePartition, encodePartition } from './partition.js';
 import { CorruptPartitionError } from '../errors/index.js';
@@ -50,6 +51,26 @@ export function keepPreviousFile(path: string, prev: string): boolean {
  */
 export function ensureDirectory(path: string): void {
   walkDirectory(path, false);
+}
+
+/**
+ * fdatasyncs the file at `path`, written by an earlier process, when it exists (true then): its
+ * appended bytes may still be in the page cache. Cost: one fdatasync (nothing when clean).
+ */
+export function syncFile(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if (codeOf(err) === 'ENOENT') return false;
+    throw err;
+  }
+  try {
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
 }
 
 /**
