@@ -49,7 +49,7 @@ import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
 import { ensureDirectory, syncFile } from '../format/file.js';
-import { PagesIndex, pageRecord, shownPath } from './pages.js';
+import { PagesIndex, pageRecord, shownPath, urlOfKey } from './pages.js';
 import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta, untilText } from './progress.js';
 import { WarcWriter } from './warc.js';
 import { type WarcTailRepair, repairNotes } from './warc-tail.js';
@@ -307,7 +307,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       for (const line of repairNotes(repair, (f) => shownPath(f, dataDir))) io.stderr.write(`meguri: ${line}\n`);
     }
     urlsBefore = engine.frontier?.len() ?? 0;
-    writtenUnjournaled = writtenBeforeKill(r, pages);
+    writtenUnjournaled = new Set([...writtenBeforeKill(r, pages)].map(urlOfKey));
     json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore, resumedPages: pages.existing });
     const fb = r.checkpointFallback;
     if (fb !== undefined && json === undefined) {
@@ -321,7 +321,8 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       view.note(`${int(r.released)} URLs parked by the old --max-depth / --max-urls-per-host are queued under the new limits`);
     }
   });
-  let writtenUnjournaled: string | undefined;
+  /** URLs whose page a killed run wrote and never journaled: their refetch is not written again. */
+  let writtenUnjournaled = new Set<string>();
   const holdAfter = testHoldAfter(io);
   const requisites = new Set<string>();
   const scriptShells: ScriptShell[] = [];
@@ -373,9 +374,8 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         if (page.headers.location !== undefined && page.status >= 300 && page.status < 400) discoveries++;
         // Requisites are marked by how they were found (remembered for this run, bounded).
         for (const l of page.links) if (l.requisite === true && requisites.size < MAX_REQUISITES) requisites.add(l.url);
-        if (page.url === writtenUnjournaled) {
+        if (writtenUnjournaled.delete(page.url)) {
           // Written just before a kill, journaled never: its outputs are already there once.
-          writtenUnjournaled = undefined;
           requisites.delete(page.url);
           continue;
         }
@@ -950,17 +950,17 @@ async function preflightProxy(proxy: string | undefined, saved: boolean): Promis
 const PREFLIGHT_PROXY_MS = 10_000;
 
 /**
- * The URL whose page a killed run wrote (WARC, pages.jsonl) but never journaled, or
- * undefined. Pages are written one at a time and each is journaled before the next is taken,
- * so only the last line of pages.jsonl can be such a page: it is one when it matches an
- * interrupted fetch of the journal by URL and fetch start. Its refetch is then not written.
+ * The fetches (`fetchKey`s) whose page a killed run wrote (WARC, pages.jsonl) but never
+ * journaled: interrupted fetches (`RecoveryInfo.interrupted`, URL and start) with a line in
+ * pages.jsonl. Pages are written one at a time and each is journaled before the next is taken,
+ * so a run leaves at most one (its last line); the engine keeps interrupted starts until their
+ * URL's outcome is journaled, so one a run killed again before its refetch left is found too,
+ * lines of that run after it (before, only the last line was compared, and the page was
+ * written twice). Their refetch is not written.
  */
-export function writtenBeforeKill(r: RecoveryInfo, pages: PagesIndex | undefined): string | undefined {
-  if (!r.resumed || pages === undefined) return undefined;
-  const last = pages.lastRecord();
-  if (last === undefined) return undefined;
-  const hit = r.interrupted?.find((i) => i.url === last.url && new Date(i.dispatchedAtMs).toISOString() === last.time);
-  return hit?.url;
+export function writtenBeforeKill(r: RecoveryInfo, pages: PagesIndex | undefined): Set<string> {
+  if (!r.resumed || pages === undefined) return new Set();
+  return pages.written(r.interrupted ?? []);
 }
 
 /**

@@ -11,6 +11,7 @@ import { closeSync, existsSync, fdatasyncSync, fstatSync, ftruncateSync, openSyn
 import { isAbsolute, relative } from 'node:path';
 import type { Page, PageChange } from '../engine/index.js';
 import type { WarcLocation } from './warc.js';
+import { fileLines } from '../warc/captures.js';
 
 /** One line of pages.jsonl. */
 export interface PageRecord {
@@ -61,8 +62,23 @@ export interface PageRecord {
   readonly probe: boolean;
 }
 
-/** Bytes read back from the end to find the last line (a record is well under this). */
-const LAST_LINE_WINDOW = 1 << 20;
+/** Bytes read at a time when reading the file's lines back. */
+const LINES_CHUNK = 1 << 20;
+/** The head of a line as `pageRecord` writes it: its URL, a JSON string. */
+const URL_FIELD = /^\{"url":("(?:[^"\\]|\\.)*")/;
+
+/**
+ * A fetch as pages.jsonl names it: its start (ISO 8601, the line's `time`; or epoch ms) and its
+ * URL, in one string.
+ */
+export function fetchKey(url: string, time: string | number): string {
+  return `${typeof time === 'number' ? new Date(time).toISOString() : time} ${url}`;
+}
+
+/** The URL of a `fetchKey`. */
+export function urlOfKey(key: string): string {
+  return key.slice(key.indexOf(' ') + 1);
+}
 
 const hex64 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
@@ -135,30 +151,29 @@ export class PagesIndex {
   }
 
   /**
-   * The file's last complete record, or undefined (empty file, or a last line that does not
-   * parse). On resume it tells whether the page written just before a kill is the one whose
-   * outcome the journal lacks.
+   * Which of `fetches` (URL and fetch start: `RecoveryInfo.interrupted`) have a line, as
+   * `fetchKey`s: pages whose outputs a killed run wrote and whose outcome never reached the
+   * journal. Any line, not only the last: a run killed again before such a page was fetched
+   * anew wrote other lines after it. Reads the file once, and only when `fetches` is not empty
+   * (a resume after a kill); a line is parsed only up to its URL unless that URL is wanted.
    */
-  lastRecord(): PageRecord | undefined {
-    const end = this.#size;
-    if (end === 0) return undefined;
-    const len = Math.min(end, LAST_LINE_WINDOW);
-    const buf = Buffer.allocUnsafe(len);
-    let got = 0;
-    while (got < len) {
-      const n = readSync(this.#fd, buf, got, len - got, end - len + got);
-      if (n <= 0) break;
-      got += n;
+  written(fetches: readonly { readonly url: string; readonly dispatchedAtMs: number }[]): Set<string> {
+    const found = new Set<string>();
+    if (fetches.length === 0 || this.#size === 0) return found;
+    const wanted = new Set(fetches.map((f) => fetchKey(f.url, f.dispatchedAtMs)));
+    const urls = new Set(fetches.map((f) => f.url));
+    for (const line of fileLines(this.path, LINES_CHUNK)) {
+      const head = URL_FIELD.exec(line);
+      if (head === null) continue;
+      try {
+        if (!urls.has(JSON.parse(head[1]!) as string)) continue;
+        const r = JSON.parse(line) as Partial<PageRecord>;
+        if (typeof r.url === 'string' && typeof r.time === 'string' && wanted.has(fetchKey(r.url, r.time))) found.add(fetchKey(r.url, r.time));
+      } catch {
+        // not a whole line: never one of ours
+      }
     }
-    const text = buf.subarray(0, got).toString('utf8').replace(/\n$/, '');
-    const nl = text.lastIndexOf('\n');
-    if (nl < 0 && len < end) return undefined; // a line longer than the window: not ours to guess
-    try {
-      const r = JSON.parse(text.slice(nl + 1)) as PageRecord;
-      return typeof r === 'object' && r !== null && typeof r.url === 'string' && typeof r.time === 'string' ? r : undefined;
-    } catch {
-      return undefined;
-    }
+    return found;
   }
 
   /** Lines appended by this run. */

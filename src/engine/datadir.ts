@@ -109,6 +109,13 @@ export interface EngineState {
   readonly groups: [string, string[]][];
   /** URLs in flight at the checkpoint (written back as schedulable). */
   readonly inFlight: string[];
+  /**
+   * URL and start (epoch ms) of each fetch whose outcome no journal holds: the flights at the
+   * checkpoint, and fetches an earlier run's end cut (a kill, an abort) not fetched again to an
+   * outcome since (`RecoveryInfo.interrupted`). Absent when none, or written by an older build
+   * (which reads a checkpoint holding them: unknown fields are ignored).
+   */
+  readonly fetchStarts?: [string, number][];
   /** Hosts waiting out a robots.txt outage (for `meguri hosts --why`; not read back on resume). */
   readonly robotsOutages?: RobotsOutageRecord[];
   readonly robotsMaxAttempts?: number;
@@ -223,6 +230,7 @@ export function parseEngineState(v: unknown): EngineState {
       return (state === 'unreachable') === fresh ? `state is "${state}", not kept in ${field}` : undefined;
     });
   }
+  eachRecord('fetchStarts', (r) => (Array.isArray(r) && r.length === 2 && typeof r[0] === 'string' && fieldProblem(r[1], 'time') === undefined ? undefined : 'is not a [URL, fetch start] pair'));
   // The learners' lessons: each record checked by its owner's rule.
   eachRecord('aliases', aliasRecordProblem);
   eachRecord('params', paramRecordProblem);

@@ -105,6 +105,14 @@ import { AskedProbes } from './soft-probes.js';
 const HOUR_MS = 3_600_000;
 
 /**
+ * Fetch starts a checkpoint keeps at most (`EngineState.fetchStarts`): the flights' (at most
+ * `concurrency`) plus those of earlier runs' kills not fetched again yet — a handful each, so
+ * only a loop of kills of a crawl whose interrupted URLs are never fetched again (refused by a
+ * resume's new scope) comes near it; past it the oldest are dropped (≈ 100 bytes each).
+ */
+const MAX_FETCH_STARTS = 10_000;
+
+/**
  * An idle crawl (nothing journaled since its last checkpoint: every host waits, a `--recrawl`
  * crawl between due hours) writes its periodic checkpoint at most this often. The last one
  * still holds the crawl — its journal is empty — and rewriting it every minute rewrote the
@@ -273,6 +281,14 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #pendingSeeds: string[] = [];
   /** The flight whose page the `run()` loop body holds (yielded, not yet acknowledged). */
   #taken: Flight | undefined;
+  /**
+   * Fetch starts whose outcome no journal holds and that no flight holds any more, by URL: the
+   * resume's `RecoveryInfo.interrupted`, and flights an abort dropped. Kept in every checkpoint
+   * (`EngineState.fetchStarts`, with the flights') until the URL's outcome is journaled, so the
+   * consumer can still tell outputs it wrote before a kill after another kill (finding 4 of the
+   * crash audit: the checkpoint at open forgot them, and a page was written twice).
+   */
+  readonly #unfinished = new Map<string, number[]>();
   /** Resolves whoever waits in `stop()`/`abort()` once no fetch is running. */
   #quietWaiters: (() => void)[] = [];
   #summary: CrawlSummary | undefined;
@@ -1655,9 +1671,11 @@ export class Engine extends EventEmitter<EngineEvents> {
   #replay(found: Recovered): void {
     const state = found.state;
     const f = this.#frontier!;
-    // URL → its last journaled fetch start (undefined: in flight at the checkpoint).
-    const pending = new Map<string, number | undefined>();
-    for (const u of state.inFlight) pending.set(u, undefined);
+    // URL → its fetch starts whose outcome no journal holds (none known: in flight at a
+    // checkpoint written before `fetchStarts`).
+    const pending = new Map<string, number[]>();
+    for (const u of state.inFlight) pending.set(u, []);
+    for (const [u, at] of state.fetchStarts ?? []) pending.set(u, [...(pending.get(u) ?? []), at]);
     // robots.txt hop URL → its group, while the journal holds its start but no answer.
     const robotsPending = new Map<string, string>();
     let outcomes = 0;
@@ -1669,7 +1687,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
         if (r.u !== undefined) {
           if (r.r === 1) robotsPending.set(r.u, r.h);
-          else pending.set(r.u, r.at);
+          else pending.set(r.u, [...(pending.get(r.u) ?? []), r.at]);
         }
         continue;
       }
@@ -1698,8 +1716,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       tornBytes,
       refetch: [...pending.keys()],
       robotsInFlight: [...robotsPending.keys()],
-      interrupted: [...pending].flatMap(([url, at]) => (at === undefined ? [] : [{ url, dispatchedAtMs: at }])),
+      interrupted: [...pending].flatMap(([url, starts]) => starts.map((at) => ({ url, dispatchedAtMs: at }))),
     };
+    for (const [url, starts] of pending) if (starts.length > 0) this.#unfinished.set(url, starts);
   }
 
   #replayOutcome(r: OutcomeRecord): void {
@@ -2352,6 +2371,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The journal's record of a page the consumer took (nothing without a data directory). */
   #journalOutcome(flight: Flight, now = this.#clock()): void {
     if (this.#data?.journaling !== true || flight.reported === undefined) return;
+    this.#unfinished.delete(flight.req.url);
     const outside = flight.outside.map((x) => x.url);
     this.#append(outcomeRecord(flight.key, flight.req.host, flight.req.dispatchedAtMs, now, flight.reported, outside, flight.note));
   }
@@ -2502,6 +2522,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const f of this.#outputs) this.#flights.delete(f.req.row);
     this.#outputs.length = 0;
     // Fetches still running resolve as aborted and are dropped in #complete; stop waiting for them.
+    // Their starts stay known to the next run (the consumer may hold outputs of one: a full disk).
+    for (const f of this.#flights.values()) this.#keepStart(f.req.url, f.req.dispatchedAtMs);
     this.#flights.clear();
     // Except the page the loop body holds: it may be writing it now, and when the body returns
     // its outcome must be journaled like any other, or a resume fetches and writes it again
@@ -2646,6 +2668,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         politeness: { ...this.policy },
         groups: this.#directory.export(),
         inFlight: [...this.#flights.values()].map((x) => x.req.url),
+        ...this.#fetchStarts(),
         robotsOutages: this.#robotsOutages(f),
         robots: this.#gate.exportRobots(),
         robotsUnreachable: this.#gate.exportOutages(),
@@ -2661,6 +2684,27 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#checkpointedAtMs = this.#clock();
     this.#c.checkpoints++;
     this.emit('checkpoint', { generation, bytes, urls: image.rows, ms: performance.now() - startedMs });
+  }
+
+  /** Remembers a fetch start whose outcome will not be journaled in this run (`#unfinished`). */
+  #keepStart(url: string, at: number): void {
+    const starts = this.#unfinished.get(url);
+    if (starts === undefined) this.#unfinished.set(url, [at]);
+    else if (!starts.includes(at)) starts.push(at);
+  }
+
+  /**
+   * The fetch starts a checkpoint keeps (`EngineState.fetchStarts`): every flight's and the
+   * unfinished ones, at most `MAX_FETCH_STARTS` (the newest URLs' kept). Absent when none, so a
+   * checkpoint without them is the bytes it was.
+   */
+  #fetchStarts(): { fetchStarts?: [string, number][] } {
+    const out: [string, number][] = [];
+    for (const [url, starts] of this.#unfinished) for (const at of starts) out.push([url, at]);
+    for (const f of this.#flights.values()) {
+      if (!this.#unfinished.get(f.req.url)?.includes(f.req.dispatchedAtMs)) out.push([f.req.url, f.req.dispatchedAtMs]);
+    }
+    return out.length === 0 ? {} : { fetchStarts: out.slice(-MAX_FETCH_STARTS) };
   }
 
   /**

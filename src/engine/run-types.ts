@@ -44,7 +44,11 @@ export interface RecoveryInfo {
   readonly replayedRobots: number;
   /** Bytes of a torn journal tail that were dropped. */
   readonly tornBytes: number;
-  /** URLs that were in flight when the previous run ended without a checkpoint: fetched again. */
+  /**
+   * URLs whose fetch an earlier run started and no journal holds the outcome of (in flight when
+   * it ended without a checkpoint, or cut by an earlier end and not fetched again since): fetched
+   * again.
+   */
   readonly refetch: readonly string[];
   /**
    * robots.txt requests (each hop's URL) the journal saw start but not answered: the previous
@@ -53,9 +57,12 @@ export interface RecoveryInfo {
    */
   readonly robotsInFlight: readonly string[];
   /**
-   * Of those, the fetches whose start is in the journal, with that start (epoch ms): a consumer
-   * that keeps outputs can tell a page it wrote just before the kill, whose outcome never
-   * reached the journal, and not write it twice (the CLI does so for WARC and pages.jsonl).
+   * Of those, each fetch whose start is known, with that start (epoch ms) — from the journal,
+   * and from the checkpoint across checkpoints (`EngineState.fetchStarts`: kept until the URL's
+   * outcome is journaled, so a second kill forgets none): a consumer that keeps outputs can
+   * tell a page it wrote before a kill, whose outcome never reached the journal, and not write
+   * it twice (the CLI does so for WARC and pages.jsonl). A URL may have several (killed again
+   * while its refetch was in flight).
    */
   readonly interrupted?: readonly { readonly url: string; readonly dispatchedAtMs: number }[] | undefined;
   /**

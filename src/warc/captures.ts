@@ -78,8 +78,9 @@ export class CaptureIndex {
  * The lines of a file, read `chunkBytes` at a time; a line split across chunks (a multi-byte
  * character included) is joined as bytes before decoding. A last line without its newline
  * (a torn append) is still yielded: the JSON parse above drops it when it is incomplete.
+ * (The CLI's pages.jsonl reads its lines back with it too.)
  */
-function* fileLines(path: string, chunkBytes: number): Generator<string> {
+export function* fileLines(path: string, chunkBytes: number): Generator<string> {
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(chunkBytes);

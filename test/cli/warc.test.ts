@@ -8,7 +8,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PagesIndex, pageRecord } from '../../src/cli/pages.js';
+import { PagesIndex, fetchKey, pageRecord, urlOfKey } from '../../src/cli/pages.js';
 import { WarcWriter } from '../../src/cli/warc.js';
 import { gzipMemberLength } from '../../src/cli/warc-tail.js';
 import { type Page, makePage } from '../../src/engine/page.js';
@@ -174,5 +174,30 @@ describe('pages.jsonl', () => {
     const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { url: string; warcFile: string | null; error: string | null });
     expect(lines.map((l) => l.url)).toEqual(['http://h2.test/p/5', 'http://h0.test/p/6', 'http://h1.test/p/7']);
     expect(lines[1]).toMatchObject({ warcFile: null, error: 'refused' });
+  });
+
+  it('finds the lines of interrupted fetches by URL and start, anywhere in the file', () => {
+    const dir = tempDir();
+    const path = join(dir, 'pages.jsonl');
+    const idx = PagesIndex.open(path);
+    expect(idx.written([{ url: 'http://h2.test/p/5', dispatchedAtMs: 0 }])).toEqual(new Set());
+    const odd = { ...page(9), url: 'http://h0.test/p/"9"\\x' };
+    for (const p of [page(5), odd, page(6), page(7)]) idx.append(pageRecord(p, undefined, dir));
+    const at = (i: number): number => Date.UTC(2025, 0, 2, 3, 4, 5) + i;
+    // Not the last line; a URL with quotes and backslashes; a start that differs by 1 ms is another fetch.
+    const found = idx.written([
+      { url: 'http://h2.test/p/5', dispatchedAtMs: at(5) },
+      { url: odd.url, dispatchedAtMs: at(9) },
+      { url: 'http://h0.test/p/6', dispatchedAtMs: at(6) + 1 },
+      { url: 'http://h9.test/none', dispatchedAtMs: at(5) },
+    ]);
+    expect(found).toEqual(new Set([fetchKey('http://h2.test/p/5', at(5)), fetchKey(odd.url, at(9))]));
+    expect([...found].map(urlOfKey).sort()).toEqual([odd.url, 'http://h2.test/p/5'].sort());
+    idx.close();
+    // Lines that are not pageRecord's (hand-edited, garbage) are passed over, never an error.
+    appendFileSync(path, 'not json\n{"url":"http://h1.test/p/7","status":\n{"url":"\\u12"}\n');
+    const again = PagesIndex.open(path);
+    expect(again.written([{ url: 'http://h1.test/p/7', dispatchedAtMs: at(7) }])).toEqual(new Set([fetchKey('http://h1.test/p/7', at(7))]));
+    again.close();
   });
 });

@@ -91,6 +91,10 @@ describe('absurd but checksum-valid checkpoints', () => {
     const slashes = [['http://a.test/docs/', 'add', []], ['http://a.test/', null, ['strip', 'add']]];
     const cases = [['http://iis.test', true], ['https://a.test:8443', false]];
     expect(parseEngineState(withState(image, { ...validState, params, aliases, slashes, cases }).meta.settings['engine'])).toMatchObject({ params, aliases, slashes, cases });
+    // Fetch starts kept across checkpoints; a state without them (an older build's) loads too.
+    const fetchStarts = [['http://a.test/p/6', 1_700_000_000_000], ['http://a.test/p/6', 1_700_000_060_000]];
+    expect(parseEngineState(withState(image, { ...validState, fetchStarts }).meta.settings['engine'])).toMatchObject({ fetchStarts });
+    expect(parseEngineState(withState(image, validState).meta.settings['engine']).fetchStarts).toBeUndefined();
   });
 
   it('any host field out of range is refused naming the field (property)', () => {
@@ -124,6 +128,7 @@ describe('absurd but checksum-valid checkpoints', () => {
       fc.tuple(fc.constant('politeness'), fc.constantFrom<unknown>({ ...politenessConfig(), floorMs: -5 }, { ...politenessConfig(), ceilingMs: Infinity }, { bogus: 1 }, 'x')),
       fc.tuple(fc.constant('robotsOutages'), fc.constantFrom<unknown>([['h', Infinity, 503, 1]], [['h', 1e300, 503, 1]], [['h', 0, 503.5, 1]], [['h', 0, 503, -1]], [[1, 0, 0, 0]], 'x')),
       fc.tuple(fc.constant('v'), fc.constantFrom<unknown>(2, 0.5, null)),
+      fc.tuple(fc.constant('fetchStarts'), fc.constantFrom<unknown>('x', {}, [['http://a.test/']], [['http://a.test/', 1e300]], [['http://a.test/', '1']], [[5, 0]], [['http://a.test/', 0, 0]])),
       fc.tuple(fc.constant('aliases'), fc.constantFrom<unknown>('x', {}, [['http://a.test']], [['http://a.test', 'https://b.test']], [['https://a.test', 'http://a.test']], [['http://a.test/', null]], [[5, null]])),
       fc.tuple(fc.constant('slashes'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', 'add']], [['http://a.test/a/b/', 'add', []]], [['http://a.test/', 'up', []]], [['http://a.test/', null, ['add', 'strip', 'add']]], [['http://a.test/', null, 'add']])),
       fc.tuple(fc.constant('cases'), fc.constantFrom<unknown>('x', {}, [['http://a.test']], [['http://a.test', 'yes']], [['http://a.test/', true]], [['a.test', false]], [[5, true]])),
