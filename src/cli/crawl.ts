@@ -49,10 +49,10 @@ import { type CommandSpec, type ParsedArgs } from './args.js';
 import { CliFailure, EXIT, inFile } from './failure.js';
 import { type CliIo, SignalHub, bytes, directoryFlag, int, seconds } from './io.js';
 import { ensureDirectory, syncFile } from '../format/file.js';
-import { PagesIndex, pageRecord, shownPath, urlOfKey } from './pages.js';
+import { PagesIndex, fetchKey, pageRecord, shownPath, urlOfKey } from './pages.js';
 import { NAME_NEXT_FETCH_MS, type ProgressView, type StatusContext, JsonEvents, LineProgress, TtyProgress, estimateEta, untilText } from './progress.js';
 import { WarcWriter } from './warc.js';
-import { type WarcTailRepair, repairNotes } from './warc-tail.js';
+import { type TailCapture, type WarcTailRepair, repairNotes } from './warc-tail.js';
 import { resumeFlags, shownFlag, withoutCredentials } from './saved-flags.js';
 import { type ScriptShell, type ShellHost, ShellSoft404s, scriptLine, scriptShell, shellsLine } from './script-pages.js';
 import { type CalendarSeries, CalendarRepeats, calendarLine } from './calendar-pages.js';
@@ -296,10 +296,16 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     } catch (err) {
       throw inFile(err, pagesPath);
     }
+    const written = writtenBeforeKill(r, pages);
+    writtenUnjournaled = new Set([...written].map(urlOfKey));
     if (warc !== undefined) {
+      // A page's records written, its line not (a kill or a full disk between the two): its
+      // fetch is interrupted, so the resume writes it anew, and its old records go.
+      const interrupted = new Set((r.interrupted ?? []).map((i) => fetchKey(i.url, i.dispatchedAtMs)));
+      const unlisted = (c: TailCapture): boolean => interrupted.has(fetchKey(c.url, c.date)) && !written.has(fetchKey(c.url, c.date));
       let repair: WarcTailRepair;
       try {
-        repair = warc.repair();
+        repair = warc.repair(unlisted);
       } catch (err) {
         throw inFile(err, warc.dir);
       }
@@ -307,7 +313,6 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
       for (const line of repairNotes(repair, (f) => shownPath(f, dataDir))) io.stderr.write(`meguri: ${line}\n`);
     }
     urlsBefore = engine.frontier?.len() ?? 0;
-    writtenUnjournaled = new Set([...writtenBeforeKill(r, pages)].map(urlOfKey));
     json?.emit('open', { ...r, refetch: r.refetch.length, urls: urlsBefore, resumedPages: pages.existing });
     const fb = r.checkpointFallback;
     if (fb !== undefined && json === undefined) {
@@ -323,7 +328,9 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
   });
   /** URLs whose page a killed run wrote and never journaled: their refetch is not written again. */
   let writtenUnjournaled = new Set<string>();
-  const holdAfter = testHoldAfter(io);
+  const holdAfter = testHoldAfter(io, 'MEGURI_TEST_HOLD_AFTER_WRITE');
+  const holdAfterWarc = testHoldAfter(io, 'MEGURI_TEST_HOLD_AFTER_WARC');
+  let warcPages = 0;
   const requisites = new Set<string>();
   const scriptShells: ScriptShell[] = [];
   const shellSoft404s = new ShellSoft404s();
@@ -385,6 +392,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
         } catch (err) {
           throw diskFull(err, warc?.files.at(-1) ?? setup.warcDir ?? dataDir, 'a WARC record was cut short');
         }
+        if (where !== undefined && ++warcPages === holdAfterWarc) await holdForTest(io, 'WARC records written, no pages.jsonl line');
         const rec = pageRecord(page, where, dataDir, requisites.delete(page.url));
         try {
           pages!.append(rec);
@@ -392,7 +400,7 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
           throw diskFull(err, pagesPath, 'a page line was cut short (a torn line, dropped on resume)');
         }
         json?.emit('page', { ...rec });
-        if (holdAfter !== undefined && pages!.appended === holdAfter) await holdForTest(io);
+        if (holdAfter !== undefined && pages!.appended === holdAfter) await holdForTest(io, 'page written, not journaled');
       }
     } catch (err) {
       throw fileContext(err, dataDir);
@@ -964,18 +972,19 @@ export function writtenBeforeKill(r: RecoveryInfo, pages: PagesIndex | undefined
 }
 
 /**
- * Test hook: with `MEGURI_TEST_HOLD_AFTER_WRITE=N`, the crawl stops forever right after the Nth
- * page's outputs are written and before its outcome is journaled (announced on stderr), so a
- * test can kill it at exactly that moment.
+ * Test hooks: with `MEGURI_TEST_HOLD_AFTER_WRITE=N` the crawl stops forever right after the Nth
+ * page's outputs are written and before its outcome is journaled, with
+ * `MEGURI_TEST_HOLD_AFTER_WARC=N` right after the Nth page's WARC records and before its
+ * pages.jsonl line (announced on stderr), so a test can kill it at exactly that moment.
  */
-function testHoldAfter(io: CliIo): number | undefined {
-  const v = io.env['MEGURI_TEST_HOLD_AFTER_WRITE'];
+function testHoldAfter(io: CliIo, name: string): number | undefined {
+  const v = io.env[name];
   const n = v === undefined ? Number.NaN : Number(v);
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-function holdForTest(io: CliIo): Promise<never> {
-  io.stderr.write('meguri: test hold: page written, not journaled\n');
+function holdForTest(io: CliIo, what: string): Promise<never> {
+  io.stderr.write(`meguri: test hold: ${what}\n`);
   return new Promise<never>(() => undefined);
 }
 

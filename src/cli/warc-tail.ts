@@ -28,16 +28,20 @@
  * (a stream that ends there with its trailer cut by the zeros is damage: the zeros are the
  * file's, not a writer's).
  *
+ * One more cut, asked for by the caller: the capture the newest file ends with, when no
+ * pages.jsonl line lists it and its fetch is made again (`repairWarcTails`'s `unlisted`).
+ *
  * Every finding is returned (`WarcTailRepair`) for the caller to report; nothing is cut or
  * removed silently. Cost: the newest file is inflated once per open (at most `--warc-size`
  * bytes, read in windows, never whole); older files were closed with an fsync and are not read.
  *
  * Never: touch a file that is not the crawl's own (the caller passes the names its pattern
- * matched), rewrite a whole member, or remove a file holding one.
+ * matched), rewrite a whole member, or remove a file holding one; cut a whole member other than
+ * a capture the caller named unlisted.
  */
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { crc32, inflateRawSync } from 'node:zlib';
+import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 
 /** A torn last record cut off a file. */
 export interface WarcTailCut {
@@ -57,6 +61,19 @@ export interface WarcDamage {
   readonly next: number | undefined;
 }
 
+/** The last capture (response or revisit record, and its request record if written) of the newest file. */
+export interface TailCapture {
+  readonly url: string;
+  /** Its WARC-Date: the fetch start, as pages.jsonl's `time` writes it. */
+  readonly date: string;
+  readonly id: string;
+}
+
+/** A capture cut because nothing lists it (`repairWarcTails`'s `unlisted`). */
+export interface WarcUnlistedCut extends WarcTailCut {
+  readonly url: string;
+}
+
 /** What `repairWarcTails` did and found. */
 export interface WarcTailRepair {
   /** Files removed: empty, or nothing but a torn record. */
@@ -65,6 +82,8 @@ export interface WarcTailRepair {
   readonly truncated: readonly WarcTailCut[];
   /** Files left untouched because of damage. */
   readonly damaged: readonly WarcDamage[];
+  /** Last captures cut because the caller said nothing lists them (see `repairWarcTails`). */
+  readonly unlisted: readonly WarcUnlistedCut[];
 }
 
 /** `gzipMemberLength`: the input ends inside the header or the deflate data (a prefix). */
@@ -154,13 +173,19 @@ interface Walk {
   readonly end: number;
   /** Why it stopped there: a `MEMBER_*` code, or 0 at the end of the file. */
   readonly code: number;
-  /** Offsets of the last whole members before `end` (at most two, oldest first). */
-  readonly last: readonly number[];
+  /** The last whole members before `end` (at most two, oldest first). */
+  readonly last: readonly Member[];
+}
+
+/** A whole member: where it starts, its length. */
+interface Member {
+  readonly at: number;
+  readonly length: number;
 }
 
 /** Walks `fd`'s whole members from the start (reads in windows). */
 function walk(fd: number, size: number): Walk {
-  const last: number[] = [];
+  const last: Member[] = [];
   let pos = 0;
   let window = WINDOW;
   while (pos < size) {
@@ -169,7 +194,7 @@ function walk(fd: number, size: number): Walk {
     let at = 0;
     let m: number;
     while ((m = gzipMemberLength(view, at)) > 0) {
-      last.push(pos + at);
+      last.push({ at: pos + at, length: m });
       if (last.length > 2) last.shift();
       at += m;
     }
@@ -227,15 +252,52 @@ function tornAt(fd: number, size: number, at: number, code: number): { torn: tru
   return z <= at || memberAt(fd, z, at) === MEMBER_SHORT ? { torn: true } : { torn: false, next: undefined };
 }
 
+/** The named WARC header fields of the record in gzip member `m` of `fd` (lower-case names). */
+function recordHead(fd: number, m: Member): Map<string, string> {
+  const record = gunzipSync(readAt(fd, m.at, m.length));
+  const end = record.indexOf('\r\n\r\n');
+  const fields = new Map<string, string>();
+  for (const line of record.subarray(0, end < 0 ? record.length : end).toString('utf8').split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) fields.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  return fields;
+}
+
+/**
+ * The capture the newest file ends with — a response or revisit record, and the request record
+ * naming it in WARC-Concurrent-To when that was written too — or undefined (it ends otherwise).
+ */
+function lastCapture(fd: number, last: readonly Member[]): (TailCapture & { readonly at: number }) | undefined {
+  const heads = last.map((m) => ({ at: m.at, h: recordHead(fd, m) }));
+  let main = heads[heads.length - 1];
+  if (main?.h.get('warc-type') === 'request') {
+    const prev = heads[heads.length - 2];
+    main = prev !== undefined && prev.h.get('warc-record-id') === main.h.get('warc-concurrent-to') ? prev : undefined;
+  }
+  const type = main?.h.get('warc-type');
+  if (main === undefined || (type !== 'response' && type !== 'revisit')) return undefined;
+  const url = main.h.get('warc-target-uri');
+  const date = main.h.get('warc-date');
+  const id = main.h.get('warc-record-id');
+  return url === undefined || date === undefined || id === undefined ? undefined : { url, date, id, at: main.at };
+}
+
 /**
  * Repairs the crawl's `.warc.gz` files in `dir` (`names`, oldest first by sequence) after an
  * ended run: removes empty ones, and cuts a torn tail off the newest (removing it when nothing
- * else was in it). A damaged newest file is left as it is. Returns everything done and found.
+ * else was in it). A damaged newest file is left as it is. Then, when `unlisted` says so of the
+ * capture the newest file ends with, cuts that capture too: a page's records written just
+ * before a kill (or a full disk) that no pages.jsonl line lists, whose fetch the resume makes
+ * and writes again — kept, it would be archived twice (crash audit finding 3). Only the last
+ * capture can be one: a page's records and its line are written back to back, one page at a
+ * time. Returns everything done and found.
  */
-export function repairWarcTails(dir: string, names: readonly string[]): WarcTailRepair {
+export function repairWarcTails(dir: string, names: readonly string[], unlisted?: (c: TailCapture) => boolean): WarcTailRepair {
   const removed: string[] = [];
   const truncated: WarcTailCut[] = [];
   const damaged: WarcDamage[] = [];
+  const cutUnlisted: WarcUnlistedCut[] = [];
   // Empty files go first, so a run killed between creating its file and writing to it leaves
   // the previous file as the newest, and that one's tail is what gets looked at.
   const kept: string[] = [];
@@ -247,19 +309,25 @@ export function repairWarcTails(dir: string, names: readonly string[]): WarcTail
     } else kept.push(file);
   }
   const file = kept[kept.length - 1];
-  if (file === undefined) return { removed, truncated, damaged };
+  if (file === undefined) return { removed, truncated, damaged, unlisted: cutUnlisted };
   const fd = openSync(file, 'r+');
   let cutAt: number | undefined;
   try {
     const size = fstatSync(fd).size;
     const w = walk(fd, size);
+    let end = size;
     if (w.end < size) {
       const verdict = tornAt(fd, size, w.end, w.code);
       if (verdict.torn) {
-        cutAt = w.end;
+        cutAt = end = w.end;
         truncated.push({ file, offset: w.end, bytes: size - w.end });
         if (w.end > 0) ftruncateSync(fd, w.end);
       } else damaged.push({ file, offset: w.end, next: verdict.next });
+    }
+    const capture = end > 0 && damaged.length === 0 && unlisted !== undefined ? lastCapture(fd, w.last) : undefined;
+    if (capture !== undefined && unlisted!({ url: capture.url, date: capture.date, id: capture.id })) {
+      ftruncateSync(fd, capture.at);
+      cutUnlisted.push({ file, offset: capture.at, bytes: end - capture.at, url: capture.url });
     }
   } finally {
     closeSync(fd);
@@ -270,7 +338,7 @@ export function repairWarcTails(dir: string, names: readonly string[]): WarcTail
     removed.push(file);
     truncated.pop();
   }
-  return { removed, truncated, damaged };
+  return { removed, truncated, damaged, unlisted: cutUnlisted };
 }
 
 /**
@@ -282,6 +350,9 @@ export function repairNotes(r: WarcTailRepair, name: (file: string) => string = 
   for (const file of r.removed) notes.push(`${name(file)}: removed (empty, or nothing but a record cut short when the run before ended)`);
   for (const c of r.truncated) {
     notes.push(`${name(c.file)}: cut ${c.bytes} byte${c.bytes === 1 ? '' : 's'} at byte ${c.offset}: a last record cut short when the run before ended`);
+  }
+  for (const c of r.unlisted) {
+    notes.push(`${name(c.file)}: cut ${c.bytes} bytes at byte ${c.offset}: the records of ${c.url}, written just before the run before ended and in no pages.jsonl line (it is fetched and written again)`);
   }
   for (const d of r.damaged) {
     const after = d.next === undefined ? 'its last record fails its check' : `whole records resume at byte ${d.next}`;

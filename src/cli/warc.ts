@@ -27,7 +27,7 @@
  */
 import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { type WarcTailRepair, repairWarcTails } from './warc-tail.js';
+import { type TailCapture, type WarcTailRepair, repairWarcTails } from './warc-tail.js';
 import { STATUS_CODES } from 'node:http';
 import type { Page } from '../engine/index.js';
 import { ACCEPT_ENCODING } from '../fetch/index.js';
@@ -215,12 +215,14 @@ export class WarcWriter {
 
   /**
    * Tidies what an ended run left among the files found at open (./warc-tail.ts): removes empty
-   * ones and cuts a torn last record off the newest; a damaged file is left as it is. Runs once
-   * (later calls return the first result), at any time: the writer's own files are not among
-   * those found. Returns what was done and found, for the caller to report.
+   * ones and cuts a torn last record off the newest; a damaged file is left as it is. With
+   * `unlisted`, also cuts the capture the newest file ends with when it answers true — a page
+   * whose records were written and whose pages.jsonl line never was, fetched again by the
+   * resume. Runs once (later calls return the first result), at any time: the writer's own
+   * files are not among those found. Returns what was done and found, for the caller to report.
    */
-  repair(): WarcTailRepair {
-    this.#repaired ??= repairWarcTails(this.dir, this.#found);
+  repair(unlisted?: (c: TailCapture) => boolean): WarcTailRepair {
+    this.#repaired ??= repairWarcTails(this.dir, this.#found, unlisted);
     return this.#repaired;
   }
 

@@ -3,7 +3,9 @@
  * pages.jsonl line are written and before its outcome is journaled (the crawl holds there
  * through the `MEGURI_TEST_HOLD_AFTER_WRITE` hook). The resume fetches that page again — its
  * outcome is not in the journal — but does not write it a second time: every page is in
- * pages.jsonl and the WARC files exactly once.
+ * pages.jsonl and the WARC files exactly once. Also after a second kill while that refetch is
+ * in flight (crash audit finding 4), and when the kill lands between the page's WARC records
+ * and its line (`MEGURI_TEST_HOLD_AFTER_WARC`, finding 3: the resume cuts those records).
  */
 import { spawn } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
@@ -27,16 +29,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function crawl(data: string, holdAfter?: number): Child {
+function crawl(data: string, holdAfter?: number, env: Record<string, string> = {}): Child {
   const names = ['site.test', 'docs.site.test', 'other.test'].flatMap((n) => ['--resolve', `${n}=127.0.0.1`]);
   const args = ['crawl', `${site.origin('site.test')}/`, '--data', data, '--agent', AGENT, '--allow-private', ...names, '--min-delay', '20ms', '--start-delay', '20ms', '--concurrency', '1', '--scope', 'host', '--exclude', '**/boom'];
-  return start(args, holdAfter === undefined ? {} : { MEGURI_TEST_HOLD_AFTER_WRITE: String(holdAfter) });
+  return start(args, holdAfter === undefined ? env : { ...env, MEGURI_TEST_HOLD_AFTER_WRITE: String(holdAfter) });
 }
 
-/** A `meguri crawl` child: its exit code, the moment it holds (a test hook's notice), and SIGKILL. */
+/** A `meguri crawl` child: its exit code, the moment it holds (a test hook's notice), its stderr so far, and SIGKILL. */
 interface Child {
   readonly done: Promise<number | null>;
   readonly held: Promise<void>;
+  stderr(): string;
   kill(): void;
 }
 
@@ -51,7 +54,7 @@ function start(args: readonly string[], env: Record<string, string>): Child {
     if (stderr.includes('meguri: test hold:')) onHeld();
   });
   const done = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return { done, held, kill: () => child.kill('SIGKILL') };
+  return { done, held, stderr: () => stderr, kill: () => child.kill('SIGKILL') };
 }
 
 describe('kill -9 between writing a page and journaling it', () => {
@@ -88,6 +91,35 @@ describe('kill -9 between writing a page and journaling it', () => {
     }
     expect(responses.filter((u) => u === heldUrl).length).toBe(1);
     expect(once(responses)).toEqual([]);
+  }, 120_000);
+});
+
+describe('kill -9 between writing a page\'s WARC records and its pages.jsonl line', () => {
+  it('the resume cuts those records, says so, and writes the page once (finding 3)', async () => {
+    const data = join(dir, 'warc-then-kill');
+    const mark = site.requests.length; // the site is shared with the test above
+    const first = crawl(data, undefined, { MEGURI_TEST_HOLD_AFTER_WARC: '3' });
+    await first.held;
+    first.kill();
+    await first.done;
+    expect(lines(data)).toHaveLength(2);
+    const warcBefore = await responsesByUrl(data);
+    // The held page: in the WARC, not in pages.jsonl.
+    const held = [...warcBefore.keys()].find((u) => !lines(data).some((l) => l.url === u))!;
+    expect(held).toBeDefined();
+    const asked = (): number => site.requests.slice(mark).filter((r) => `http://${r.host}:${site.port}${r.path}` === held).length;
+    expect(asked()).toBe(1);
+
+    const second = crawl(data);
+    expect(await second.done).toBe(0);
+    expect(second.stderr()).toMatch(new RegExp(`meguri: warc/meguri-\\d{14}-00001\\.warc\\.gz: cut \\d+ bytes at byte \\d+: the records of ${held.replace(/[.?]/g, '\\$&')}, written just before the run before ended and in no pages\\.jsonl line`));
+    expect(asked()).toBe(2);
+    const all = lines(data).filter((l) => l.status === 200).map((l) => l.url);
+    expect(new Set(all).size).toBe(all.length);
+    const warc = await responsesByUrl(data);
+    expect(warc.get(held)).toBe(1);
+    expect([...warc].filter(([, n]) => n > 1)).toEqual([]);
+    expect([...warc.keys()].sort()).toEqual([...new Set(all)].sort());
   }, 120_000);
 });
 

@@ -122,6 +122,14 @@ function memberStarts(bytes: Uint8Array): number[] {
   return starts;
 }
 
+/** A new directory with one file of `n` pages: its name in the directory, bytes and member offsets. */
+async function oneFile(n: number): Promise<{ dir: string; file: string; name: string; whole: Buffer; starts: number[] }> {
+  const dir = tempDir();
+  const [file] = await writePages(dir, n);
+  const whole = readFileSync(file!);
+  return { dir, file: file!, name: file!.slice(dir.length + 1), whole, starts: memberStarts(whole) };
+}
+
 /** `bytes` with `n` bytes from `at` zeroed, written as `file`. */
 function zeroed(file: string, bytes: Buffer, at: number, n: number): Buffer {
   const b = Buffer.from(bytes);
@@ -132,22 +140,19 @@ function zeroed(file: string, bytes: Buffer, at: number, n: number): Buffer {
 
 describe('repairWarcTails: a torn tail is cut, damage is left as it is', () => {
   it('keeps every byte of a file damaged in the middle and reports where the whole records resume', async () => {
-    const dir = tempDir();
-    const [file] = await writePages(dir, 8);
-    const whole = readFileSync(file!);
-    const starts = memberStarts(whole);
+    const { dir, file, whole, starts } = await oneFile(8);
     // 4 bytes zeroed inside the 6th member (a response record), as the audit did at byte 150,000.
     const hit = starts[5]! + 40;
-    const damaged = zeroed(file!, whole, hit, 4);
-    const r = repairWarcTails(dir, [file!.slice(dir.length + 1)]);
-    expect(readFileSync(file!).equals(damaged)).toBe(true);
+    const damaged = zeroed(file, whole, hit, 4);
+    const r = repairWarcTails(dir, [file.slice(dir.length + 1)]);
+    expect(readFileSync(file).equals(damaged)).toBe(true);
     expect(r.truncated).toEqual([]);
     expect(r.removed).toEqual([]);
-    expect(r.damaged).toEqual([{ file: file!, offset: starts[5], next: starts[6] }]);
+    expect(r.damaged).toEqual([{ file: file, offset: starts[5], next: starts[6] }]);
     // The records after the damage are all still there, and said to be.
     expect(memberStarts(damaged.subarray(starts[6]!)).length).toBe(starts.length - 6);
     expect(repairNotes(r, (f) => f.slice(dir.length + 1))).toEqual([
-      `${file!.slice(dir.length + 1)}: damaged at byte ${starts[5]} (whole records resume at byte ${starts[6]}); left as it is, nothing cut — new records go to a new file`,
+      `${file.slice(dir.length + 1)}: damaged at byte ${starts[5]} (whole records resume at byte ${starts[6]}); left as it is, nothing cut — new records go to a new file`,
     ]);
   });
 
@@ -168,10 +173,7 @@ describe('repairWarcTails: a torn tail is cut, damage is left as it is', () => {
   });
 
   it('cuts a record torn by power loss (a prefix, then zeros; or zeros alone) and a trailer cut short', async () => {
-    const dir = tempDir();
-    const [file] = await writePages(dir, 3);
-    const whole = readFileSync(file!);
-    const starts = memberStarts(whole);
+    const { dir, file, whole, starts } = await oneFile(3);
     const lastStart = starts.at(-1)!;
     const cases: [string, Buffer][] = [
       ['a prefix then zeros', Buffer.concat([whole.subarray(0, lastStart + 60), Buffer.alloc(4096 - 60)])],
@@ -180,11 +182,11 @@ describe('repairWarcTails: a torn tail is cut, damage is left as it is', () => {
       ['half a header', whole.subarray(0, lastStart + 5)],
     ];
     for (const [what, bytes] of cases) {
-      writeFileSync(file!, bytes);
-      const r = repairWarcTails(dir, [file!.slice(dir.length + 1)]);
+      writeFileSync(file, bytes);
+      const r = repairWarcTails(dir, [file.slice(dir.length + 1)]);
       expect(r.damaged, what).toEqual([]);
-      expect(r.truncated, what).toEqual([{ file: file!, offset: lastStart, bytes: bytes.length - lastStart }]);
-      expect(readFileSync(file!).equals(whole.subarray(0, lastStart)), what).toBe(true);
+      expect(r.truncated, what).toEqual([{ file: file, offset: lastStart, bytes: bytes.length - lastStart }]);
+      expect(readFileSync(file).equals(whole.subarray(0, lastStart)), what).toBe(true);
     }
     expect(gzipMemberLength(whole.subarray(0, lastStart + 60), lastStart)).toBe(MEMBER_SHORT);
     expect(gzipMemberLength(whole.subarray(0, whole.length - 3), lastStart)).toBe(MEMBER_SHORT_TRAILER);
@@ -211,11 +213,7 @@ describe('repairWarcTails: a torn tail is cut, damage is left as it is', () => {
   });
 
   it('a cut anywhere is cut back to the last whole record; damage anywhere before the end loses no byte (seeded)', async () => {
-    const dir = tempDir();
-    const [file] = await writePages(dir, 6);
-    const name = file!.slice(dir.length + 1);
-    const whole = readFileSync(file!);
-    const starts = memberStarts(whole);
+    const { dir, file, name, whole, starts } = await oneFile(6);
     const lastStart = starts.at(-1)!;
     fc.assert(
       fc.property(fc.integer({ min: 1, max: whole.length - 1 }), fc.integer({ min: 0, max: 3000 }), (cut, zeros) => {
@@ -223,11 +221,11 @@ describe('repairWarcTails: a torn tail is cut, damage is left as it is', () => {
         const end = [...starts, whole.length].find((e) => e > cut)!;
         // Zeros after a cut inside the 8-byte trailer read as a damaged trailer: left, as tested above.
         fc.pre(zeros === 0 || cut < end - 8);
-        writeFileSync(file!, Buffer.concat([whole.subarray(0, cut), Buffer.alloc(zeros)]));
+        writeFileSync(file, Buffer.concat([whole.subarray(0, cut), Buffer.alloc(zeros)]));
         const r = repairWarcTails(dir, [name]);
         expect(r.damaged).toEqual([]);
         if (keep === 0) expect(r.removed).toEqual([file]);
-        else expect(readFileSync(file!).equals(whole.subarray(0, keep))).toBe(true);
+        else expect(readFileSync(file).equals(whole.subarray(0, keep))).toBe(true);
       }),
       { seed: 0x2324, numRuns: 60 },
     );
@@ -235,11 +233,11 @@ describe('repairWarcTails: a torn tail is cut, damage is left as it is', () => {
       fc.property(fc.integer({ min: 0, max: lastStart - 1 }), fc.integer({ min: 1, max: 16 }), fc.boolean(), (at, n, zero) => {
         const b = Buffer.from(whole);
         for (let i = at; i < Math.min(at + n, lastStart); i++) b[i] = zero ? 0 : b[i]! ^ 0xa5;
-        writeFileSync(file!, b);
+        writeFileSync(file, b);
         const r = repairWarcTails(dir, [name]);
         expect(r.truncated).toEqual([]);
         expect(r.removed).toEqual([]);
-        expect(readFileSync(file!).equals(b)).toBe(true);
+        expect(readFileSync(file).equals(b)).toBe(true);
         if (!b.equals(whole)) expect(r.damaged).toHaveLength(1);
       }),
       { seed: 0x2325, numRuns: 60 },
@@ -266,6 +264,53 @@ async function writePagesThenTear(dir: string): Promise<{ file: string; sizeBefo
   expect(gzipOk(file!)).toBe(false);
   return { file: file!, sizeBefore };
 }
+
+describe('repairWarcTails: the last capture, when the caller says nothing lists it', () => {
+  it('cuts the response (or revisit) and its request the newest file ends with, and only when asked', async () => {
+    const { dir, file, name, whole, starts } = await oneFile(4);
+    const records = await readWarc(file);
+    const main = records.at(-2)!;
+    expect(main.type).toBe('response');
+    const seen: unknown[] = [];
+    // Asked and told no: nothing cut.
+    let r = repairWarcTails(dir, [name], (c) => (seen.push(c), false));
+    expect(seen).toEqual([{ url: main.url, date: main.date, id: main.id }]);
+    expect(r.unlisted).toEqual([]);
+    expect(readFileSync(file).equals(whole)).toBe(true);
+    // Told yes: the last page's two records go, nothing before them.
+    r = repairWarcTails(dir, [name], () => true);
+    expect(r.unlisted).toEqual([{ file: file, offset: starts.at(-2), bytes: whole.length - starts.at(-2)!, url: main.url }]);
+    expect(readFileSync(file).equals(whole.subarray(0, starts.at(-2)))).toBe(true);
+    expect(repairNotes(r, () => 'w.warc.gz')).toEqual([
+      `w.warc.gz: cut ${whole.length - starts.at(-2)!} bytes at byte ${starts.at(-2)}: the records of ${main.url}, written just before the run before ended and in no pages.jsonl line (it is fetched and written again)`,
+    ]);
+  });
+
+  it('a kill between the response and its request: the torn request and the response both go, each said', async () => {
+    const { dir, file, name, whole, starts } = await oneFile(3);
+    const torn = whole.subarray(0, starts.at(-1)! + 50);
+    writeFileSync(file, torn);
+    const r = repairWarcTails(dir, [name], (c) => c.url === 'http://t.test/p/2');
+    expect(r.truncated).toEqual([{ file: file, offset: starts.at(-1), bytes: 50 }]);
+    expect(r.unlisted).toEqual([{ file: file, offset: starts.at(-2), bytes: starts.at(-1)! - starts.at(-2)!, url: 'http://t.test/p/2' }]);
+    expect(readFileSync(file).equals(whole.subarray(0, starts.at(-2)))).toBe(true);
+  });
+
+  it('is not asked about a file that ends otherwise, nor about a damaged one', async () => {
+    const { dir, file, name, whole, starts } = await oneFile(2);
+    let asked = 0;
+    // Only the warcinfo record left.
+    writeFileSync(file, whole.subarray(0, starts[1]));
+    expect(repairWarcTails(dir, [name], () => ++asked > 0).unlisted).toEqual([]);
+    // A request record whose response is not the member before it (the response cut out).
+    writeFileSync(file, Buffer.concat([whole.subarray(0, starts[1]), whole.subarray(starts.at(-1)!)]));
+    expect(repairWarcTails(dir, [name], () => ++asked > 0).unlisted).toEqual([]);
+    // Damaged before the end.
+    zeroed(file, whole, starts[1]! + 40, 4);
+    expect(repairWarcTails(dir, [name], () => ++asked > 0).damaged).toHaveLength(1);
+    expect(asked).toBe(0);
+  });
+});
 
 describe("meguri crawl's WARC repair on resume", () => {
   const site = loopbackSite('meguri-warc-damage-', (req, res) => {

@@ -3,6 +3,9 @@
  * the page the body holds is journaled when the body returns, so a resume neither fetches it
  * again nor hands it to the consumer twice. Judged from the consumer's outputs (the pages it
  * "wrote", as the CLI writes WARC and pages.jsonl) and the server's log, across the restart.
+ * A body that throws instead (a full disk half-way through its outputs) leaves the page
+ * unacknowledged, and its fetch start survives the run's last checkpoint, so the consumer can
+ * still tell its half-written outputs on resume (crash audit finding 3).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,5 +76,38 @@ describe('abort() while the loop body holds a page', () => {
     // The server saw the held page once.
     const asked = site.requests.filter((r) => `${r.host}${r.path}` === urlPath(held!)).length;
     expect(asked).toBe(1);
+  });
+});
+
+describe('a loop body that throws while it holds a page (a full disk writing its outputs)', () => {
+  it('the resume still names that fetch among the interrupted ones, with its start, though a checkpoint came between', async () => {
+    const dataDir = join(dir, 'throws');
+    const failure = new Error('ENOSPC writing pages.jsonl (test)');
+    let held: { url: string; at: number } | undefined;
+    const first = new Engine(options(dataDir));
+    let checkpoints = 0;
+    first.on('checkpoint', () => checkpoints++);
+    const run = (async () => {
+      let taken = 0;
+      for await (const page of first.run()) {
+        // The WARC record went out, then the pages.jsonl line met a full disk.
+        if (++taken === 4) {
+          held = { url: page.url, at: page.timing.dispatchedAtMs };
+          throw failure;
+        }
+      }
+    })();
+    await expect(run).rejects.toBe(failure);
+    await first.close();
+    // The run's last checkpoint was written (the engine's disk is fine), and it started a new journal.
+    expect(checkpoints).toBe(2);
+    const second = new Engine(options(dataDir));
+    let interrupted: readonly { url: string; dispatchedAtMs: number }[] = [];
+    second.once('open', (r) => (interrupted = r.interrupted ?? []));
+    for await (const _ of second.run()) {
+      // drain
+    }
+    await second.close();
+    expect(interrupted).toContainEqual({ url: held!.url, dispatchedAtMs: held!.at });
   });
 });
