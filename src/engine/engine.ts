@@ -2523,7 +2523,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#outputs.length = 0;
     // Fetches still running resolve as aborted and are dropped in #complete; stop waiting for them.
     // Their starts stay known to the next run (the consumer may hold outputs of one: a full disk).
-    for (const f of this.#flights.values()) this.#keepStart(f.req.url, f.req.dispatchedAtMs);
+    if (this.#data !== undefined) for (const f of this.#flights.values()) this.#keepStart(f.req.url, f.req.dispatchedAtMs);
     this.#flights.clear();
     // Except the page the loop body holds: it may be writing it now, and when the body returns
     // its outcome must be journaled like any other, or a resume fetches and writes it again
