@@ -67,7 +67,7 @@ import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, type ShapeChange, type ShapeLessons, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
-import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
+import { CorruptBucketError, CorruptPartitionError, DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type BlockCounts, type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
@@ -1180,16 +1180,21 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     const data = this.#data;
     data?.lock();
-    const found = data?.recover(now);
+    let found = data?.recover(now);
     if (found !== undefined) {
-      const { image, state } = found;
-      if (state.grouping !== o.grouping && !this.#groupingGiven) {
-        // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
-        this.#options = Object.freeze({ ...o, grouping: state.grouping });
-        this.#directory.regroup(state.grouping);
-      } else if (state.grouping !== o.grouping) {
-        throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
+      let frontier: Frontier;
+      try {
+        frontier = this.#recoverFrontier(found);
+      } catch (err) {
+        // A checkpoint that reads whole can still prove damaged once loaded: a disk-tier file it
+        // names, or an invariant the frontier checks. That is checkpoint damage like any other:
+        // the previous pair, by DataDir's one rule (before, the resume was refused, and the tier
+        // had already deleted the previous checkpoint's manifest). Nothing else was loaded yet.
+        if (!(err instanceof CorruptBucketError || err instanceof CorruptPartitionError)) throw err;
+        found = data!.fallBack(err, now);
+        frontier = this.#recoverFrontier(found);
       }
+      const { state } = found;
       this.#directory.import(state.groups);
       // robots.txt files still fresh are used until their own expiry: a restart asks no origin
       // again; an unreachable one keeps its retry time, failures and Retry-After hold.
@@ -1209,7 +1214,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.cases !== undefined) this.#cases?.import(state.cases);
       if (state.indexFiles !== undefined) this.#indexFiles?.import(state.indexFiles);
       if (state.softProbes !== undefined) this.#probes.import(state.softProbes);
-      this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
+      this.#frontier = frontier;
       this.#generation = found.generation;
       this.#completed = state.completed;
       this.#ok = state.ok ?? state.completed;
@@ -1234,6 +1239,24 @@ export class Engine extends EventEmitter<EngineEvents> {
       writeCrawlSettings(data.path, this.options, this.#changes, new Date());
       this.#checkpoint();
     }
+  }
+
+  /**
+   * The frontier of checkpoint `found`, under the grouping its URL keys were made with (a resume
+   * not asking for one keeps it; asking for another is refused). Loading it reads the disk-tier
+   * files the checkpoint names: `CorruptBucketError` when one fails validation.
+   */
+  #recoverFrontier(found: Recovered): Frontier {
+    const o = this.options;
+    const { image, state } = found;
+    if (state.grouping !== o.grouping && !this.#groupingGiven) {
+      // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
+      this.#options = Object.freeze({ ...o, grouping: state.grouping });
+      this.#directory.regroup(state.grouping);
+    } else if (state.grouping !== o.grouping) {
+      throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
+    }
+    return Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
   }
 
   /**

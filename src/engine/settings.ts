@@ -12,11 +12,16 @@
  * Unlimited numbers (`maxPages: Infinity`) are written as null. A file of another format or
  * version is refused with a coded error, never misread.
  *
+ * Written atomically and durably: a temporary file, fsynced, renamed over the old one, and the
+ * directory fsynced (without the fsyncs a power loss after the rename could leave an empty
+ * settings.json, which stopped the resume).
+ *
  * Never: hold functions (a custom `resolve`, `fetcher`, `clock` are the embedder's to give
  * again); the embedder's own serializable settings go in `extraSettings`.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { diskIoInForce, replaceFileDurably } from '../disk/io.js';
 import { CorruptPartitionError } from '../errors/index.js';
 import type { EngineOptions } from './options.js';
 
@@ -131,7 +136,11 @@ export function mergeSettings<T extends Partial<EngineOptions>>(saved: CrawlSett
   return { options: merged as T, changes };
 }
 
-/** Writes the settings in force (atomically), appending `changes` to the history when there are any. */
+/**
+ * Writes the settings in force (atomically and durably: see the module comment), appending
+ * `changes` to the history when there are any. The file's I/O goes through src/disk's `DiskIo`
+ * in force (a test sees its fsyncs).
+ */
 export function writeCrawlSettings(dataDir: string, options: Readonly<EngineOptions>, changes: readonly SettingChange[], at: Date): void {
   const previous = readFile(dataDir);
   const settings: Record<string, unknown> = {};
@@ -142,7 +151,5 @@ export function writeCrawlSettings(dataDir: string, options: Readonly<EngineOpti
   const history = [...(previous?.history ?? [])];
   if (changes.length > 0) history.push({ at: at.toISOString(), changes: changes.map((c) => ({ name: c.name, from: toJson(c.from), to: toJson(c.to) })) });
   const file: SettingsFile = { format: FORMAT, v: VERSION, settings, history };
-  const path = join(dataDir, SETTINGS_FILE);
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(file, null, 2)}\n`);
-  renameSync(`${path}.tmp`, path);
+  replaceFileDurably(diskIoInForce(), join(dataDir, SETTINGS_FILE), new TextEncoder().encode(`${JSON.stringify(file, null, 2)}\n`));
 }

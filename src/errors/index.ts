@@ -107,10 +107,13 @@ export class WouldBlockError extends MeguriError {
 export class CorruptBucketError extends MeguriError {
   /** Path of the offending file. */
   readonly file: string;
+  /** What is wrong, without the `corrupt disk-tier file <file>: ` prefix of `message`. */
+  readonly detail: string;
 
   constructor(file: string, message: string) {
     super('MEGURI_ERR_CORRUPT_BUCKET', `corrupt disk-tier file ${file}: ${message}`);
     this.file = file;
+    this.detail = message;
   }
 }
 
