@@ -89,7 +89,7 @@ import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
 import { type CaseRecord, caseRecordProblem } from '../dedup/pathcase.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
-import { SETTINGS_FILE } from './settings.js';
+import { SETTINGS_FILE, crawlIdProblem } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
 
 // The lock's protocol is pidlock.ts's; these stay importable from here.
@@ -116,6 +116,8 @@ const STATE_VERSION = 1;
 export interface EngineState {
   readonly v: number;
   readonly generation: number;
+  /** The crawl's identity, as in settings.json (settings.ts `newCrawlId`; absent in checkpoints older than it). */
+  readonly crawl?: string;
   readonly completed: number;
   /** Pages fetched OK in the campaign, soft-404s included (`maxPages`, `countsAsPage`; a checkpoint written before they counted holds the earlier ones out); absent in checkpoints older than it. */
   readonly ok?: number;
@@ -199,6 +201,10 @@ export function parseEngineState(v: unknown): EngineState {
     if (x === undefined && need === 'optional') continue;
     const problem = fieldProblem(x, kind);
     if (problem !== undefined) bad(field, problem);
+  }
+  if (s['crawl'] !== undefined) {
+    const problem = crawlIdProblem(s['crawl']);
+    if (problem !== undefined) bad('crawl', problem);
   }
   const groups = s['groups'];
   if (!Array.isArray(groups)) return bad('groups', 'is not an array');

@@ -77,7 +77,7 @@ import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
 import { hostGroupKey, originEnd, sameOrigin, splitOrigin, withoutQuery } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
 import { Connectivity } from './connectivity.js';
-import { DISK_DIR, DataDir, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
+import { CHECKPOINT_FILE, DISK_DIR, DataDir, PREV_CHECKPOINT_FILE, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
 import { HostDirectory, originKey } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
@@ -87,7 +87,7 @@ import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from
 import { type Page, makePage } from './page.js';
 import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, SeedRedirect, StopReason, UnreachableRobots } from './run-types.js';
 import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.js';
-import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
+import { type SettingChange, checkCrawlId, mergeSettings, newCrawlId, readCrawlId, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, type ProbeNote, outcomeRecord, recordOutcome, replyOf } from './records.js';
 import { type HostExtra, type HostStatus, type Progress, type RobotsOutageRecord, clockTime, countHosts, explainHost, robotsGaveUpText, robotsOutageText } from './status.js';
@@ -267,6 +267,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #tally = new Tally();
   /** Saved settings the options overrode (printed by the CLI, recorded in settings.json). */
   readonly #changes: readonly SettingChange[];
+  /** The crawl's identity (settings.ts `newCrawlId`), in settings.json and every checkpoint; set when `dataDir` is opened. */
+  #crawlId: string | undefined;
   /** Pages for `maxPages` in the campaign: fetched OK, soft-404s included (`countsAsPage`). */
   #ok = 0;
   /** Seeds given to `add()` before `run()` opened the crawl. */
@@ -1180,11 +1182,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     const data = this.#data;
     data?.lock();
+    const savedCrawl = data === undefined ? undefined : readCrawlId(data.path);
     let found = data?.recover(now);
     if (found !== undefined) {
       let frontier: Frontier;
       try {
-        frontier = this.#recoverFrontier(found);
+        frontier = this.#recoverFrontier(found, savedCrawl);
       } catch (err) {
         // A checkpoint that reads whole can still prove damaged once loaded: a disk-tier file it
         // names, or an invariant the frontier checks. That is checkpoint damage like any other:
@@ -1192,7 +1195,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         // had already deleted the previous checkpoint's manifest). Nothing else was loaded yet.
         if (!(err instanceof CorruptBucketError || err instanceof CorruptPartitionError)) throw err;
         found = data!.fallBack(err, now);
-        frontier = this.#recoverFrontier(found);
+        frontier = this.#recoverFrontier(found, savedCrawl);
       }
       const { state } = found;
       this.#directory.import(state.groups);
@@ -1236,7 +1239,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#seed([...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]);
     if (data !== undefined) {
-      writeCrawlSettings(data.path, this.options, this.#changes, new Date());
+      // The crawl's identity: the checkpoint's, else settings.json's, else a new crawl's (or one
+      // started before identities: it gets one now).
+      this.#crawlId = found?.state.crawl ?? savedCrawl ?? newCrawlId();
+      writeCrawlSettings(data.path, this.options, this.#changes, new Date(), this.#crawlId);
       this.#checkpoint();
     }
   }
@@ -1246,9 +1252,11 @@ export class Engine extends EventEmitter<EngineEvents> {
    * not asking for one keeps it; asking for another is refused). Loading it reads the disk-tier
    * files the checkpoint names: `CorruptBucketError` when one fails validation.
    */
-  #recoverFrontier(found: Recovered): Frontier {
+  #recoverFrontier(found: Recovered, savedCrawl: string | undefined): Frontier {
     const o = this.options;
     const { image, state } = found;
+    // A checkpoint of another crawl than settings.json's is refused before anything is loaded.
+    checkCrawlId(o.dataDir!, found.fallback === undefined ? CHECKPOINT_FILE : PREV_CHECKPOINT_FILE, state.crawl, savedCrawl);
     if (state.grouping !== o.grouping && !this.#groupingGiven) {
       // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
       this.#options = Object.freeze({ ...o, grouping: state.grouping });
@@ -2661,6 +2669,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       image,
       {
         generation,
+        ...(this.#crawlId === undefined ? {} : { crawl: this.#crawlId }),
         completed: this.#completed,
         ok: this.#ok,
         grouping: this.options.grouping,

@@ -118,6 +118,21 @@ export class CorruptBucketError extends MeguriError {
 }
 
 /**
+ * A crawl's saved settings (`settings.json` in its data directory) cannot be read: not JSON, or
+ * not a meguri settings file of a version this build reads. `file` names it. Only the settings
+ * are affected: the checkpoint and journal beside it are read apart.
+ */
+export class CorruptSettingsError extends MeguriError {
+  /** Path of the settings file. */
+  readonly file: string;
+
+  constructor(file: string, message: string) {
+    super('MEGURI_ERR_CORRUPT_SETTINGS', `unreadable crawl settings ${file}: ${message}`);
+    this.file = file;
+  }
+}
+
+/**
  * A disk-tier write failed because the device is full (ENOSPC) or over quota (EDQUOT); `file`
  * names the file being written. The store's durable state is the last committed manifest.
  */
