@@ -16,6 +16,7 @@ function instantiate(name: string): errors.MeguriError {
     case 'CorruptPartitionError':
       return new Ctor('header', 'bad magic');
     case 'CorruptBucketError':
+    case 'CorruptSettingsError':
     case 'DiskFullError':
       return new Ctor('/data/b0001.run', 'bad checksum');
     case 'WouldBlockError':

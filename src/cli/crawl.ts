@@ -317,7 +317,8 @@ export async function runCrawl(setup: CrawlSetup, io: CliIo, hub: SignalHub): Pr
     const fb = r.checkpointFallback;
     if (fb !== undefined && json === undefined) {
       const kept = fb.savedAs === undefined ? '' : ` (a copy kept as ${fb.savedAs})`;
-      view.note(`${join(dataDir, CHECKPOINT_FILE)} failed validation${kept}: ${fb.reason}; resumed the previous checkpoint and replayed its journals (${fb.records} records)`);
+      // The reason names the file that failed: the checkpoint, or a disk-tier file it names.
+      view.note(`the checkpoint in ${dataDir} is damaged${kept}: ${fb.reason}; resumed the previous checkpoint and replayed its journals (${fb.records} records)`);
     }
     if (r.resumed && json === undefined) {
       view.note(`resumed checkpoint generation ${r.generation}: ${r.replayedOutcomes} journaled outcomes replayed, ${r.refetch.length} interrupted fetches to redo`);

@@ -6,8 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CorruptJournalError, CorruptPartitionError, DiskFullError, InvalidArgumentError, MeguriError } from '../errors/index.js';
+import { CorruptJournalError, CorruptPartitionError, CorruptSettingsError, DiskFullError, InvalidArgumentError, MeguriError } from '../errors/index.js';
 import { CHECKPOINT_FILE, PREV_CHECKPOINT_FILE } from '../engine/datadir.js';
+import { SETTINGS_FILE } from '../engine/settings.js';
 import type { CliIo } from './io.js';
 
 /** Exit codes. */
@@ -63,6 +64,16 @@ export function inFile(err: unknown, path: string): unknown {
         ? `the checkpoint is damaged: 'meguri crawl --data ${dir}' resumes from the previous one (${PREV_CHECKPOINT_FILE}) and its journals, losing nothing journaled`
         : 'the checkpoint is damaged: restore it from a copy, or start over with a new --data directory';
     return new CliFailure(err.code, `${path}: ${err.message}`, EXIT.failure, hint, { cause: err });
+  }
+  if (err instanceof CorruptSettingsError) {
+    // Only the saved options are unreadable: say so, and that the crawl itself is whole.
+    const dir = dirname(err.file);
+    const hint =
+      `${SETTINGS_FILE} only holds the options the crawl was started with (seeds, scope, --agent, limits, saved flags such as --memory and --warc); ` +
+      `the checkpoint, journal and pages are not affected. Move it aside (mv ${err.file} ${err.file}.damaged) and resume giving the seed URLs again ` +
+      `(the scope is drawn from them: without them every queued URL is out of scope; 'meguri export ${dir}' lists them at depth 0), ` +
+      "--agent (the WARC files' warcinfo records name it) and the other options the crawl was started with: they are saved anew";
+    return new CliFailure(err.code, err.message, EXIT.failure, hint, { cause: err });
   }
   if (err instanceof CorruptJournalError) {
     return new CliFailure(err.code, `${path}: corrupt journal: ${err.message}`, EXIT.failure, 'the journal is damaged beyond a torn tail: move it aside to resume from the last checkpoint', { cause: err });

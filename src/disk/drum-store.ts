@@ -42,7 +42,7 @@ import { keyCount } from '../core/keys.js';
 import { CorruptBucketError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { customField, defineOptions, numberField } from '../options/index.js';
 import { BlockReader, BlockWriter, FILE_HEADER_BYTES, FileKind, RECORD_BYTES, checkFileHeader, fileHeader } from './blocks.js';
-import { type DiskIo, nodeIo, openToWrite, syncFully, writeFully } from './io.js';
+import { type DiskIo, nodeIo, openToWrite, replaceFileDurably, syncFully, writeFully } from './io.js';
 
 /** Options of `DrumStore.open`. */
 export interface DrumStoreOptions {
@@ -629,20 +629,5 @@ function concat(parts: Uint32Array[]): Uint32Array {
 
 /** The commit point: MANIFEST.tmp written and fsynced, renamed over MANIFEST, directory fsynced. */
 function commitManifest(io: DiskIo, dir: string, m: Manifest): void {
-  const tmp = join(dir, `${MANIFEST}.tmp`);
-  const bytes = encodeManifest(m);
-  const fd = openToWrite(io, tmp, 'w');
-  try {
-    writeFully(io, fd, tmp, bytes, bytes.length, 0);
-    syncFully(io, fd, tmp);
-  } finally {
-    io.close(fd);
-  }
-  io.rename(tmp, join(dir, MANIFEST));
-  const dfd = io.open(dir, 'r');
-  try {
-    io.fsync(dfd);
-  } finally {
-    io.close(dfd);
-  }
+  replaceFileDurably(io, join(dir, MANIFEST), encodeManifest(m));
 }

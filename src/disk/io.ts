@@ -8,6 +8,7 @@
  * reaches every durable write a crawl makes outside the checkpoint file itself.
  */
 import { closeSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { DiskFullError } from '../errors/index.js';
 
 /** The file operations the disk tier uses. Every method may throw the `node:fs` error. */
@@ -108,6 +109,42 @@ export function syncFully(io: DiskIo, fd: number, path: string): void {
     if (isDiskFull(err)) throw new DiskFullError(path, 'fsync reported the device full', { cause: err });
     throw err;
   }
+}
+
+/**
+ * fsyncs directory `dir`, which makes a rename or a file creation in it durable (the file's own
+ * fsync covers its bytes, not its name). A platform that cannot open or fsync a directory is left
+ * as it is: the name is as durable as it allows.
+ */
+export function syncDirectory(io: DiskIo, dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = io.open(dir, 'r');
+    io.fsync(fd);
+  } catch {
+    // Some platforms cannot open or fsync a directory.
+  } finally {
+    if (fd !== undefined) io.close(fd);
+  }
+}
+
+/**
+ * Replaces the file at `path` with `bytes` atomically and durably: written to `<path>.tmp`,
+ * fsynced, renamed over `path`, and the directory fsynced — a crash leaves the old file or the
+ * new one, never an empty or torn one (without the fsyncs a power loss after the rename can
+ * leave the name pointing at no data). ENOSPC becomes `DiskFullError` naming the temp file.
+ */
+export function replaceFileDurably(io: DiskIo, path: string, bytes: Uint8Array): void {
+  const tmp = `${path}.tmp`;
+  const fd = openToWrite(io, tmp, 'w');
+  try {
+    writeFully(io, fd, tmp, bytes, bytes.length, 0);
+    syncFully(io, fd, tmp);
+  } finally {
+    io.close(fd);
+  }
+  io.rename(tmp, path);
+  syncDirectory(io, dirname(path));
 }
 
 /** Reads exactly `length` bytes at `position`; returns how many were available (short at end of file). */

@@ -32,7 +32,10 @@
  * manifest. Segments roll over at `SEGMENT_BYTES`. Before the first commit a segment none of
  * whose extents is needed is deleted at once; after it, only when neither the new nor the
  * previous manifest names it (the previous one may still be the committed one if the
- * checkpoint that names the new one is cut short). A read checks the frame against what the
+ * checkpoint that names the new one is cut short). A resume deletes nothing: the manifest it
+ * read may yet prove damaged, and then the engine resumes the previous checkpoint, whose files
+ * must still be there; its first commit deletes every tier file that neither it nor the
+ * resumed manifest names, and new files are numbered past every one on disk. A read checks the frame against what the
  * frontier recorded (length, rows, host) and the checksum: a short file, a torn frame or a
  * flipped byte is `CorruptBucketError` naming the file. Registered as the frontier's backend
  * when this module loads (the Node entry imports src/disk), so the frontier itself never
@@ -43,7 +46,7 @@ import { join } from 'node:path';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptBucketError, CorruptPartitionError, InvalidArgumentError } from '../errors/index.js';
 import { type ExtentAt, type LogAt, type SpillCommit, type SpillFiles, type TierLog, registerSpillFiles } from '../frontier/spill.js';
-import { type DiskIo, diskIoInForce, nodeIo, openToWrite, readFully, syncFully, writeFully } from './io.js';
+import { type DiskIo, diskIoInForce, nodeIo, openToWrite, readFully, syncDirectory, syncFully, writeFully } from './io.js';
 
 const MAGIC = new TextEncoder().encode('MGSPILL1');
 const MANIFEST_MAGIC = new TextEncoder().encode('MGSPMAN1');
@@ -107,18 +110,19 @@ export class SpillSegments implements SpillFiles {
   /** Whether a manifest was ever committed or resumed (deletions wait for `commit` then). */
   private durable = false;
   private generation = 0;
-  /** Segments the previous manifest names, and its file name. */
+  /** Segments the previous manifest names. */
   private prevFiles = new Set<number>();
-  private prevManifest: string | undefined;
   /** Row runs on disk (id → bytes), the next run id, and the runs the previous manifest names. */
   private readonly runs = new Map<number, number>();
   private nextRun = 1;
   private prevRuns = new Set<number>();
-  /** Per log: the one appended to (its number and durable end), the next number, the previous manifest's. */
-  private readonly logs: Record<TierLog, { at: LogAt | undefined; next: number; prev: number }> = {
-    credits: { at: undefined, next: 1, prev: 0 },
-    extents: { at: undefined, next: 1, prev: 0 },
+  /** Per log: the one appended to (its number and durable end) and the next number. */
+  private readonly logs: Record<TierLog, { at: LogAt | undefined; next: number }> = {
+    credits: { at: undefined, next: 1 },
+    extents: { at: undefined, next: 1 },
   };
+  /** The files the previous manifest names (itself included): a commit keeps them beside its own. */
+  private prevNames = new Set<string>();
 
   constructor(
     readonly dir: string,
@@ -141,7 +145,6 @@ export class SpillSegments implements SpillFiles {
       if (n === undefined) continue;
       const log = n & ~ANY_LOG;
       this.logs[name].next = log + 1;
-      this.logs[name].prev = log;
       logNames.push(logName(name, log));
     }
     for (const n of listed) {
@@ -153,22 +156,47 @@ export class SpillSegments implements SpillFiles {
       this.nextRun = Math.max(this.nextRun, run + 1);
     }
     this.prevRuns = new Set(this.runs.keys());
-    this.durable = true;
     this.generation = Number(/^MANIFEST-(\d+)$/.exec(resume.manifest)![1]);
-    this.prevManifest = resume.manifest;
     this.prevFiles = new Set(files);
-    for (const n of files) {
-      const path = join(dir, segmentName(n));
-      const keyPath = join(dir, keysName(n));
-      for (const p of [path, keyPath]) if (!existsSync(p)) throw new CorruptBucketError(p, 'missing: the checkpoint\'s manifest names it');
-      const flags = readOnly ? 'r' : 'r+';
-      this.segs.set(n, { fd: io.open(path, flags), path, keyFd: io.open(keyPath, flags), keyPath, size: statSync(path).size, keySize: statSync(keyPath).size, live: 0, dirty: false });
-      this.next = Math.max(this.next, n + 1);
+    try {
+      for (const n of files) {
+        const path = join(dir, segmentName(n));
+        const keyPath = join(dir, keysName(n));
+        for (const p of [path, keyPath]) if (!existsSync(p)) throw new CorruptBucketError(p, 'missing: the checkpoint\'s manifest names it');
+        const flags = readOnly ? 'r' : 'r+';
+        const fd = io.open(path, flags);
+        let keyFd: number;
+        try {
+          keyFd = io.open(keyPath, flags);
+        } catch (err) {
+          io.close(fd);
+          throw err;
+        }
+        this.segs.set(n, { fd, path, keyFd, keyPath, size: statSync(path).size, keySize: statSync(keyPath).size, live: 0, dirty: false });
+        this.next = Math.max(this.next, n + 1);
+      }
+    } catch (err) {
+      // A resume that fails here is retried on the previous checkpoint: leave no descriptor open.
+      this.close(false);
+      throw err;
     }
+    this.durable = true;
     if (readOnly) return;
-    // Whatever the manifest does not name is from after the checkpoint: never committed.
-    const keep = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName), ...logNames]);
-    for (const name of readdirSync(dir)) if (TIER_FILE.test(name) && !keep.has(name)) unlinkSync(join(dir, name));
+    // Nothing is deleted at a resume: this manifest may yet prove damaged (a row run, a key log
+    // read later), and then the engine resumes the previous checkpoint, whose manifest and files
+    // are still here (before, every file this manifest did not name was deleted right here, the
+    // previous manifest's among them, so the fallback found none). The first commit deletes
+    // what neither it nor this manifest names. New files are numbered past every tier file on
+    // disk, so none is written over, whichever manifest was resumed.
+    this.prevNames = new Set([resume.manifest, ...files.flatMap((n) => [segmentName(n), keysName(n)]), ...[...this.runs.keys()].map(runName), ...logNames]);
+    for (const name of readdirSync(dir)) {
+      const m = /^(spill|rows|credits|extents)-(\d+)\./.exec(name);
+      if (m === null || !TIER_FILE.test(name)) continue;
+      const n = Number(m[2]) + 1;
+      if (m[1] === 'spill') this.next = Math.max(this.next, n);
+      else if (m[1] === 'rows') this.nextRun = Math.max(this.nextRun, n);
+      else this.logs[m[1] as TierLog].next = Math.max(this.logs[m[1] as TierLog].next, n);
+    }
   }
 
   get fileCount(): number {
@@ -435,27 +463,20 @@ export class SpillSegments implements SpillFiles {
       this.io.close(fd);
     }
     this.io.rename(tmp, join(this.dir, name));
-    syncDir(this.io, this.dir);
+    syncDirectory(this.io, this.dir);
     // Neither the new nor the previous manifest needs these any more.
     for (const [n, seg] of [...this.segs]) if (seg.live <= 0 && n !== this.current && !this.prevFiles.has(n)) this.drop(n, seg);
-    for (const old of readdirSync(this.dir)) if (/^MANIFEST-\d+$/.test(old) && old !== name && old !== this.prevManifest) unlinkSync(join(this.dir, old));
     const needed = new Set(runs);
-    for (const n of [...this.runs.keys()]) {
-      if (needed.has(n) || this.prevRuns.has(n)) continue;
-      unlinkSync(join(this.dir, runName(n)));
-      this.runs.delete(n);
-    }
-    for (const old of readdirSync(this.dir)) {
-      const m = /^(credits|extents)-(\d+)\.log$/.exec(old);
-      if (m === null) continue;
-      const state = this.logs[m[1] as TierLog];
-      if (Number(m[2]) !== (state.at?.log ?? 0) && Number(m[2]) !== state.prev) unlinkSync(join(this.dir, old));
-    }
-    for (const name of ['credits', 'extents'] as const) this.logs[name].prev = this.logs[name].at?.log ?? 0;
+    for (const n of [...this.runs.keys()]) if (!needed.has(n) && !this.prevRuns.has(n)) this.runs.delete(n);
+    // On disk, every tier file neither manifest names goes: the runs and logs just forgotten,
+    // older manifests, and what a resume left (the files of the manifest before the resumed one,
+    // or of a damaged one the engine fell back from).
+    const named = new Set([name, ...segments.flatMap((n) => [segmentName(n), keysName(n)]), ...runs.map(runName), ...logs.map((l) => logName(l, this.logs[l].at!.log))]);
+    for (const old of readdirSync(this.dir)) if (TIER_FILE.test(old) && !named.has(old) && !this.prevNames.has(old)) unlinkSync(join(this.dir, old));
     this.durable = true;
     this.prevRuns = needed;
     this.prevFiles = new Set(segments);
-    this.prevManifest = name;
+    this.prevNames = named;
     return { manifest: name, checksum: `${sum[1]!.toString(16).padStart(8, '0')}${sum[0]!.toString(16).padStart(8, '0')}` };
   }
 
@@ -596,19 +617,6 @@ function keysName(n: number): string {
 
 function checksum(bytes: Uint8Array, kind: Kind, file: number, offset: number): void {
   xxh64Lanes(bytes, (BigInt(kind) << 56n) + (BigInt(file >>> 0) << 32n) + BigInt(offset), sum, 0);
-}
-
-/** fsyncs a directory (a rename's durability); a file system that refuses is left as it is. */
-function syncDir(io: DiskIo, dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = io.open(dir, 'r');
-    io.fsync(fd);
-  } catch {
-    // Some platforms cannot open or fsync a directory; the rename is as durable as they allow.
-  } finally {
-    if (fd !== undefined) io.close(fd);
-  }
 }
 
 registerSpillFiles((dir, io, resume, readOnly) => {

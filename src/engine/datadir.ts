@@ -18,47 +18,62 @@
  *
  *   frontier.prev.meguri  the checkpoint before the current one (a hard link to the file
  *                    the current one replaced; a copy where the file system has no links)
+ *   .frontier.prev.meguri.<pid>.tmp  that link while the next checkpoint is written; a kill
+ *                    leaves it, and taking the lock removes it
  *   journal.prev.mgj the journal of that previous checkpoint's generation, complete
  *
  * A checkpoint of generation g+1 is written first and only then is a fresh journal of
  * generation g+1 created: a crash between the two leaves a journal of generation g, which
- * recovery ignores (its outcomes are in the checkpoint). Replay reads the journal only when
- * its generation matches the checkpoint's.
+ * recovery ignores (its outcomes are in the checkpoint). A journal is matched to a checkpoint
+ * by generation, and the generation is the one its records prove — each record's checksum is
+ * seeded with it (`journalIdentity`) — so a header whose field was damaged is repaired, not read
+ * as "another generation, nothing to replay". The checkpoint's own generation replays, the one
+ * before is stale; any other refuses the resume with `CorruptJournalError` naming both files (a
+ * checkpoint restored from an older copy, or copied from another crawl, would otherwise be
+ * resumed with the journal's fetches dropped, and fetched and written again).
  *
  * A damaged checkpoint is not the end of the crawl. Checkpoint g+1 holds exactly checkpoint g
  * plus journal g (both are cut synchronously, between two events), so the directory keeps
  * checkpoint g and journal g beside the current pair, and when the current checkpoint fails
- * validation (bit rot, a bad sector, a tool that wrote over it) recovery reads checkpoint g
- * and replays journal g and then journal g+1: the crawl resumes with every journaled fetch,
- * and a copy of the damaged file is kept aside as `frontier.meguri.damaged-<UTC time>`. What
- * is lost is what a kill just before checkpoint g+1 would have lost (state no journal
+ * validation (bit rot, a bad sector, a tool that wrote over it) — or proves damaged once
+ * loaded, a disk-tier file it names failing validation (`fallBack`) — recovery reads
+ * checkpoint g and replays journal g and then journal g+1: the crawl resumes with every
+ * journaled fetch, and a copy of the damaged file is kept aside as `<file>.damaged-<UTC time>`.
+ * What is lost is what a kill just before checkpoint g+1 would have lost (state no journal
  * records: the background freshness pass's re-timing, redone on its next pass). Costs: the
  * disk holds two checkpoints (a link costs nothing until the next checkpoint replaces the
- * current file) and one more journal. The journals are matched by the generation in their
- * header, never by name, so every crash point of the rotation below leaves a directory that
- * either resumes normally or falls back with nothing journaled lost:
+ * current file) and one more journal. Every crash point of the rotation below leaves a
+ * directory that either resumes normally or falls back with nothing journaled lost:
  *
- *   1. frontier.prev.meguri := frontier.meguri (link)    the current one, generation g
- *   2. frontier.meguri := checkpoint g+1 (temp, fsync, rename)
- *   3. journal.mgj (generation g, closed) → journal.prev.mgj (rename)
- *   4. journal.mgj := an empty journal of generation g+1
+ *   0. (a resume whose journal.mgj is stale, of g-1) journal.mgj → journal.prev.mgj
+ *   1. .frontier.prev.meguri.<pid>.tmp := frontier.meguri (link)   the current one, generation g
+ *   2. frontier.meguri := checkpoint g+1 (temp, fsync, rename)      a failure: 1 is undone
+ *   3. journal.mgj := an empty journal of g, if it is not of g (a resume's first checkpoint)
+ *   4. frontier.prev.meguri := the link of 1 (rename)
+ *   5. journal.mgj (generation g, closed) → journal.prev.mgj (rename), directory fsynced
+ *   6. journal.mgj := an empty journal of generation g+1 (fsynced, directory too)
  *
- * Only a checkpoint this process read and verified, or wrote, becomes the previous one; after
- * a fallback the damaged file is not (the first checkpoint then removes the previous pair, whose
- * journals it replaced) and the generation continues past every journal replayed, so a stale
+ * Up to 4 the old previous pair (g-1, journal g-1) with journal g still makes checkpoint g+1;
+ * from 4 on, checkpoint g with journal g does. The exception is 0: a stale journal.mgj (a kill
+ * between 2 and 4 left checkpoint g beside previous pair g-2 and journal g-1) would be two
+ * generations behind checkpoint g+1, so it moves first, and until 4 the old previous pair
+ * lacks its journal — a fallback is then refused, never made short. Only a checkpoint this process read and
+ * verified, or wrote, becomes the previous one; after a fallback the damaged file is not (the
+ * first checkpoint then removes the previous pair, whose journals it replaced, before it starts
+ * journal.mgj over) and the generation continues past every journal replayed, so a stale
  * journal is never applied twice.
  *
  * Never: decide what a record means (records.ts encodes them, the engine replays them) or
  * hold the lock past `release()`.
  */
 import { type SoftProbeRecord, softProbeRecordProblem } from './soft-probes.js';
-import { closeSync, copyFileSync, existsSync, openSync, readSync, readdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { CorruptPartitionError, DiskFullError, InvalidStateError } from '../errors/index.js';
-import { isDiskFull } from '../disk/io.js';
+import { CorruptBucketError, CorruptJournalError, CorruptPartitionError, DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
+import { diskIoInForce, isDiskFull, syncDirectory } from '../disk/io.js';
 import { ensureDirectory, keepPreviousFile, readPartition, writePartition } from '../format/file.js';
 import { type FieldKind, type PartitionImage, fieldProblem } from '../format/index.js';
-import { JOURNAL_MAGIC, Journal, asideName } from '../journal/index.js';
+import { Journal, asideName, journalIdentity } from '../journal/index.js';
 import { checkPidLock, releasePidLock, takePidLock } from './pidlock.js';
 import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
@@ -74,7 +89,7 @@ import { type AliasRecord, aliasRecordProblem } from '../dedup/aliases.js';
 import { type SlashRecord, slashRecordProblem } from '../dedup/slashes.js';
 import { type CaseRecord, caseRecordProblem } from '../dedup/pathcase.js';
 import { type JournalRecord, decodeRecord, encodeRecord } from './records.js';
-import { SETTINGS_FILE } from './settings.js';
+import { SETTINGS_FILE, crawlIdProblem } from './settings.js';
 import type { RobotsOutageRecord } from './status.js';
 
 // The lock's protocol is pidlock.ts's; these stay importable from here.
@@ -93,14 +108,16 @@ export const DISK_DIR = 'disk';
 const LOCK_FILE = 'lock';
 /** What a single-process crawl leaves in its data directory (cluster mode writes none of them). */
 const CRAWL_FILES = [CHECKPOINT_FILE, JOURNAL_FILE, SETTINGS_FILE, DISK_DIR, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE] as const;
-/** A checkpoint temp file of `writePartition` (src/format/file.ts names them). */
-const CHECKPOINT_TEMP = /^\.frontier\.meguri\.\d+\.\d+\.tmp$/;
+/** A checkpoint temp file of `writePartition` (src/format/file.ts names them), or the current checkpoint's link waiting to become the previous one (`checkpoint`). */
+const CHECKPOINT_TEMP = /^\.frontier\.(meguri\.\d+\.\d+|prev\.meguri\.\d+)\.tmp$/;
 const STATE_VERSION = 1;
 
 /** The engine's own part of a checkpoint (in the partition's settings, key `engine`). */
 export interface EngineState {
   readonly v: number;
   readonly generation: number;
+  /** The crawl's identity, as in settings.json (settings.ts `newCrawlId`; absent in checkpoints older than it). */
+  readonly crawl?: string;
   readonly completed: number;
   /** Pages fetched OK in the campaign, soft-404s included (`maxPages`, `countsAsPage`; a checkpoint written before they counted holds the earlier ones out); absent in checkpoints older than it. */
   readonly ok?: number;
@@ -191,6 +208,10 @@ export function parseEngineState(v: unknown): EngineState {
     if (x === undefined && need === 'optional') continue;
     const problem = fieldProblem(x, kind);
     if (problem !== undefined) bad(field, problem);
+  }
+  if (s['crawl'] !== undefined) {
+    const problem = crawlIdProblem(s['crawl']);
+    if (problem !== undefined) bad('crawl', problem);
   }
   const groups = s['groups'];
   if (!Array.isArray(groups)) return bad('groups', 'is not an array');
@@ -292,6 +313,9 @@ export interface CheckpointFallbackInfo {
   readonly records: number;
 }
 
+/** Which generation journal.mgj is of, relative to the checkpoint's: its own, the one before (stale), or none (absent). */
+type JournalIs = 'current' | 'stale' | 'none';
+
 /** What `DataDir.recover` found: a checkpoint, its engine state and the journal records to replay on it. */
 export interface Recovered extends JournalReplay {
   readonly image: PartitionImage;
@@ -302,21 +326,34 @@ export interface Recovered extends JournalReplay {
   readonly fallback?: CheckpointFallbackInfo;
 }
 
-/** The generation in a journal file's header, or undefined when there is no such journal. */
-function journalGeneration(path: string): number | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const head = new Uint8Array(16);
-    if (readSync(fd, head, 0, 16, 0) < 16 || !JOURNAL_MAGIC.every((b, i) => head[i] === b)) return undefined;
-    return Number(new DataView(head.buffer).getBigUint64(8, true));
-  } finally {
-    closeSync(fd);
-  }
+/**
+ * Which of the generations `candidates` the journal file `name` in `dir` belongs to — the one
+ * its records prove (`journalIdentity`: the checksums are seeded with it, so a damaged header
+ * field does not hide them), else its header's when no record says otherwise:
+ *   `absent`   no file, one cut short in its header, or one with no record whose header is no candidate (nothing to lose);
+ *   `of`       that candidate (the header may read another value: the records prove this one);
+ *   `foreign`  records, or a header over damaged records, of no candidate: the header's value for messages.
+ * @throws CorruptJournalError when the file is not a journal (bad magic).
+ */
+type JournalSlot = { readonly kind: 'absent' } | { readonly kind: 'of'; readonly generation: number } | { readonly kind: 'foreign'; readonly header: bigint; readonly proven: bigint | undefined };
+
+function journalOf(dir: string, name: string, candidates: readonly number[]): JournalSlot {
+  const path = join(dir, name);
+  if (!existsSync(path)) return { kind: 'absent' };
+  const wanted = candidates.filter((g) => g >= 0).map(BigInt);
+  const id = journalIdentity(readFileSync(path), wanted);
+  if (id.header === undefined) return { kind: 'absent' };
+  const of = (g: bigint): JournalSlot => ({ kind: 'of', generation: Number(g) });
+  if (id.proven !== undefined) return wanted.includes(id.proven) ? of(id.proven) : { kind: 'foreign', header: id.header, proven: id.proven };
+  // No record verifies: the header decides (damaged records are then the journal's own damage, reported by its replay).
+  if (wanted.includes(id.header)) return of(id.header);
+  return id.records ? { kind: 'foreign', header: id.header, proven: undefined } : { kind: 'absent' };
+}
+
+/** What a `foreign` journal is, in words: its generation, and the records' when they disagree with the header. */
+function foreignText(name: string, slot: { header: bigint; proven: bigint | undefined }): string {
+  if (slot.proven !== undefined && slot.proven !== slot.header) return `${name} is of generation ${slot.proven} (its header reads ${slot.header})`;
+  return `${name} is of generation ${slot.header}${slot.proven === undefined ? ' (by its header: no record verifies under it or under the generations expected)' : ''}`;
 }
 
 /** A crawl's data directory (see the module comment). */
@@ -325,6 +362,10 @@ export class DataDir {
   #journal: Journal | undefined;
   /** Generation of the current checkpoint file, once this process has verified or written it (it may then become the previous one). */
   #current: number | undefined;
+  /** Which generation journal.mgj is of, relative to `#current`: this process started it, or recovery proved it (its header repaired if need be). */
+  #journalIs: JournalIs = 'none';
+  /** Why the current checkpoint was not resumed, once `recover` fell back to the previous one (then there is no fallback behind it). */
+  #fellBack: string | undefined;
 
   constructor(readonly path: string) {}
 
@@ -367,23 +408,44 @@ export class DataDir {
     return readCheckpointFile(join(this.path, CHECKPOINT_FILE));
   }
 
-  /** The journal records of `generation` (none when the journal is of another one or absent). */
-  readJournal(generation: number, file: string = JOURNAL_FILE): JournalReplay {
-    const path = join(this.path, file);
-    if (!existsSync(path)) return { records: [], tornBytes: 0 };
-    const { journal, replay } = Journal.open(path);
+  /**
+   * The journal records of checkpoint generation `generation` in `file`: none when it is absent
+   * or of the generation before (stale: a crash between writing the checkpoint and starting its
+   * journal left it, its records are in the checkpoint); a header whose generation field was
+   * damaged is repaired when the records prove `generation` (the damaged file kept aside).
+   * @throws CorruptJournalError when the journal is of any other generation (a file restored from
+   *   an older copy, or copied from another crawl: its records would be replayed on the wrong
+   *   state, or dropped), naming both files and generations — never "no records" in silence.
+   */
+  readJournal(generation: number, file: string = JOURNAL_FILE, checkpointFile: string = CHECKPOINT_FILE): JournalReplay {
+    const { records, tornBytes } = this.#readJournal(generation, file, checkpointFile);
+    return { records, tornBytes };
+  }
+
+  /** `readJournal`, and which generation the journal is of: `generation` (`current`), the one before (`stale`), or none (absent). */
+  #readJournal(generation: number, file: string, checkpointFile: string): JournalReplay & { readonly is: JournalIs } {
+    const slot = journalOf(this.path, file, [generation, generation - 1]);
+    if (slot.kind === 'foreign') {
+      throw new CorruptJournalError(
+        `${foreignText(file, slot)}, ${checkpointFile} of generation ${generation}: a checkpoint's journal is of its generation, or of the one before when a crash fell between the two, ` +
+          'so these are not one pair (a file restored from an older copy, or copied from another crawl?). Move the journal aside to resume from the checkpoint alone (what was fetched after it is fetched again)',
+      );
+    }
+    if (slot.kind === 'absent' || slot.generation !== generation) return { records: [], tornBytes: 0, is: slot.kind === 'absent' ? 'none' : 'stale' };
+    const { journal, replay } = Journal.open(join(this.path, file), { generation });
     journal.close();
-    if (replay.generation !== BigInt(generation)) return { records: [], tornBytes: replay.tornBytes };
-    return { records: replay.records.map((bytes, seq) => decodeRecord(bytes, seq)), tornBytes: replay.tornBytes };
+    return { records: replay.records.map((bytes, seq) => decodeRecord(bytes, seq)), tornBytes: replay.tornBytes, is: 'current' };
   }
 
   /**
    * The state to resume: the checkpoint and its journal, or — when the checkpoint fails
    * validation or is missing beside a previous one — the previous checkpoint with its journal and
    * the next generation's (a copy of the damaged file kept aside; see the module comment).
-   * Undefined for a new crawl. `nowMs` names the copy.
+   * Undefined for a new crawl. `nowMs` names the copy. A checkpoint that proves damaged only
+   * once loaded (its disk tier) falls back through `fallBack`.
    * @throws CorruptPartitionError when the checkpoint is damaged and no complete fallback exists
    *   (no previous checkpoint, it is damaged too, or its journal is missing), naming each.
+   * @throws CorruptJournalError when the journal is not the checkpoint's (`readJournal`).
    */
   recover(nowMs: number): Recovered | undefined {
     const file = join(this.path, CHECKPOINT_FILE);
@@ -396,27 +458,42 @@ export class DataDir {
     }
     if (found === undefined) return existsSync(join(this.path, PREV_CHECKPOINT_FILE)) ? this.#fallback(undefined, nowMs) : undefined;
     const { image, state } = found;
+    const { records, tornBytes, is } = this.#readJournal(state.generation, JOURNAL_FILE, CHECKPOINT_FILE);
     this.#current = state.generation;
-    return { image, state, generation: state.generation, ...this.readJournal(state.generation) };
+    this.#journalIs = is;
+    this.#fellBack = undefined;
+    return { image, state, generation: state.generation, records, tornBytes };
   }
 
-  #fallback(damage: CorruptPartitionError | undefined, nowMs: number): Recovered {
+  /**
+   * The previous pair in place of the checkpoint `recover` returned, which proved damaged only
+   * once loaded: a disk-tier file it names failed validation (`CorruptBucketError`), or an
+   * invariant `Frontier.recover` checks (`CorruptPartitionError`). The same fallback, by the same
+   * rule, as for a checkpoint that fails validation when read; a copy of the damaged file is kept
+   * aside (the tier file `CorruptBucketError` names). Nothing was deleted by the failed load
+   * (the tier deletes only at its next commit), so the previous checkpoint finds its files.
+   * @throws the damage, of its own class, saying why there is no fallback: none usable, or the
+   *   checkpoint that failed was already the previous one.
+   */
+  fallBack(damage: CorruptPartitionError | CorruptBucketError, nowMs: number): Recovered {
+    const already = this.#fellBack;
+    if (already !== undefined) throw noFallback(damage, `this was ${PREV_CHECKPOINT_FILE}, resumed in place of ${CHECKPOINT_FILE} (${already})`);
+    return this.#fallback(damage, nowMs);
+  }
+
+  #fallback(damage: CorruptPartitionError | CorruptBucketError | undefined, nowMs: number): Recovered {
     const reason = damage?.message ?? `${CHECKPOINT_FILE} is missing`;
-    const refuse = (why: string): never => {
-      // The damage as reported (without the error class's prefix), then why it stands.
-      const detail = damage?.detail ?? reason;
-      throw new CorruptPartitionError(damage?.section ?? 'header', `${detail}; no fallback: ${why}`);
-    };
     const pair = previousPair(this.path);
-    if ('problem' in pair) return refuse(pair.problem);
+    if ('problem' in pair) throw damage === undefined ? new CorruptPartitionError('header', `${reason}; no fallback: ${pair.problem}`) : noFallback(damage, pair.problem);
     const { prev, byGeneration } = pair;
     const g = prev.state.generation;
-    const first = this.readJournal(g, byGeneration.get(g)!);
+    const first = this.readJournal(g, byGeneration.get(g)!, PREV_CHECKPOINT_FILE);
     const next = byGeneration.get(g + 1);
-    const second = next === undefined ? { records: [], tornBytes: 0 } : this.readJournal(g + 1, next);
+    const second = next === undefined ? { records: [], tornBytes: 0 } : this.readJournal(g + 1, next, PREV_CHECKPOINT_FILE);
     let savedAs: string | undefined;
     if (damage !== undefined) {
-      const file = join(this.path, CHECKPOINT_FILE);
+      // The file that failed: the checkpoint, or the disk-tier file it names.
+      const file = damage instanceof CorruptBucketError ? damage.file : join(this.path, CHECKPOINT_FILE);
       try {
         savedAs = asideName(file, nowMs);
         copyFileSync(file, savedAs);
@@ -426,45 +503,82 @@ export class DataDir {
     }
     // The damaged file is not a predecessor; the next checkpoint replaces it and drops the previous pair.
     this.#current = undefined;
+    this.#fellBack = reason;
     const records = [...first.records, ...second.records];
     return {
       image: prev.image,
       state: prev.state,
       records,
       tornBytes: first.tornBytes + second.tornBytes,
-      // Past every journal read: the next checkpoint's generation is new, so a journal left by a crash before it is stale.
-      generation: Math.max(g + 1, ...byGeneration.keys()),
+      // Past every journal read (g and g + 1, the only ones `previousPair` accepts): a journal left by a crash before the next checkpoint is stale.
+      generation: g + 1,
       fallback: { reason, savedAs, generation: g, records: records.length },
     };
   }
 
   /**
    * Writes the checkpoint `image` with the engine's `state`, then starts the journal of the
-   * state's generation. Returns the checkpoint's size in bytes.
+   * state's generation. Returns the checkpoint's size in bytes. Each step keeps a loadable pair
+   * (see the module comment): a kill -9 between any two leaves a directory that resumes, or
+   * falls back, with every journaled record once; a failed write leaves the directory as it was.
    */
   checkpoint(image: PartitionImage, state: EngineStateFields, syncEvery: number): number {
+    // Checked before any file is touched: a generation no journal header can hold would fail
+    // only at the journal's creation, after the previous pair was gone.
+    const bad = fieldProblem(state.generation, 'count');
+    if (bad !== undefined) throw new InvalidArgumentError(`DataDir.checkpoint: generation ${bad}`);
     const engine: EngineState = { v: STATE_VERSION, ...state };
+    const io = diskIoInForce();
     const file = join(this.path, CHECKPOINT_FILE);
+    const prevFile = join(this.path, PREV_CHECKPOINT_FILE);
     const journal = join(this.path, JOURNAL_FILE);
     const prevJournal = join(this.path, PREV_JOURNAL_FILE);
     const previous = this.#current;
-    if (previous !== undefined) keepPreviousFile(file, join(this.path, PREV_CHECKPOINT_FILE));
-    // writePartition writes a temporary file and renames it: a full disk leaves the last good checkpoint.
-    const bytes = full(file, 'the checkpoint was not written; the previous one stands', () => writePartition(file, { ...image, meta: { ...image.meta, settings: { ...image.meta.settings, engine } } }));
+    if (this.#journalIs === 'stale') {
+      // A resume whose journal is of the generation before its checkpoint (a crash fell between
+      // writing checkpoint g and starting journal g): that journal belongs with the previous pair,
+      // and beside checkpoint g+1 it would be two generations behind, which recovery refuses. It
+      // goes first; until this checkpoint's step 4 the old previous pair then lacks its journal,
+      // and a fallback is refused — never made with a journal missing.
+      io.rename(journal, prevJournal);
+      this.#journalIs = 'none';
+    }
+    // The current checkpoint is kept under a temporary name, which becomes the previous one only
+    // once the new one is in place: a write that fails leaves frontier.prev.meguri as it was (it
+    // became the current file's second name before, and one flipped byte then had no fallback).
+    const kept = join(this.path, `.${PREV_CHECKPOINT_FILE}.${process.pid}.tmp`);
+    const keeping = previous !== undefined && keepPreviousFile(file, kept);
+    let bytes: number;
+    try {
+      // writePartition writes a temporary file and renames it: a full disk leaves the last good checkpoint.
+      bytes = full(file, 'the checkpoint was not written; the previous one stands', () => writePartition(file, { ...image, meta: { ...image.meta, settings: { ...image.meta.settings, engine } } }));
+    } catch (err) {
+      if (keeping) rmSync(kept, { force: true });
+      throw err;
+    }
     this.#journal?.close();
     this.#journal = undefined;
     if (previous === undefined) {
       // Nothing verified to fall back to (a new crawl, or the file replaced was damaged): a previous pair left is not this one's predecessor.
-      rmSync(join(this.path, PREV_CHECKPOINT_FILE), { force: true });
+      // Removed before the journal below is started over, so it never pairs with a journal missing what it replayed.
+      rmSync(prevFile, { force: true });
       rmSync(prevJournal, { force: true });
-    } else if (journalGeneration(journal) === previous) {
-      renameSync(journal, prevJournal);
     } else {
-      // No journal of the previous checkpoint's generation: nothing was journaled on it (a resume checkpoints before its first record).
-      full(prevJournal, 'the previous journal was not written', () => Journal.create(prevJournal, previous).close());
+      if (this.#journalIs !== 'current') {
+        // No journal of the previous checkpoint's generation: nothing was journaled on it (a resume
+        // checkpoints before its first record). An empty one stands for it, before that checkpoint
+        // takes the previous one's name, so that pair is never without its journal.
+        full(journal, 'the previous journal was not written', () => Journal.create(journal, previous).close());
+      }
+      if (keeping) io.rename(kept, prevFile);
+      else rmSync(prevFile, { force: true }); // no link nor copy could be made: no fallback rather than a wrong one
+      io.rename(journal, prevJournal);
+      syncDirectory(io, this.path);
     }
+    this.#journalIs = 'none';
     this.#journal = full(journal, 'the new journal was not created', () => Journal.create(journal, state.generation, { syncEvery }));
     this.#current = state.generation;
+    this.#journalIs = 'current';
     return bytes;
   }
 
@@ -515,14 +629,29 @@ export function previousPair(path: string): { prev: { image: PartitionImage; sta
   }
   if (prev === undefined) return { problem: `no ${PREV_CHECKPOINT_FILE} (a crawl keeps one from its second checkpoint on)` };
   const g = prev.state.generation;
+  // Each journal is of the previous checkpoint's generation, the next one's, or the one before
+  // (left by the rotation, already in the previous checkpoint); matched by what its records prove.
   const byGeneration = new Map<number, string>();
   for (const name of [PREV_JOURNAL_FILE, JOURNAL_FILE]) {
-    const jg = journalGeneration(join(path, name));
-    if (jg !== undefined && !byGeneration.has(jg)) byGeneration.set(jg, name);
+    let slot: JournalSlot;
+    try {
+      slot = journalOf(path, name, [g, g + 1, g - 1]);
+    } catch (err) {
+      if (!(err instanceof CorruptJournalError)) throw err;
+      return { problem: `${name} is damaged (${err.message}), so what it journaled is unknown` };
+    }
+    if (slot.kind === 'foreign') return { problem: `${foreignText(name, slot)}, not ${PREV_CHECKPOINT_FILE}'s ${g}, the one after or the one before: not this crawl's pair` };
+    if (slot.kind === 'of' && !byGeneration.has(slot.generation)) byGeneration.set(slot.generation, name);
   }
   // Without its journal the previous checkpoint is not the state the current one held.
   if (!byGeneration.has(g)) return { problem: `the journal of ${PREV_CHECKPOINT_FILE}'s generation ${g} is missing, so it would resume without what was crawled after it` };
   return { prev, byGeneration };
+}
+
+/** `damage` again, of its own class, saying why there is no fallback. */
+function noFallback(damage: CorruptPartitionError | CorruptBucketError, why: string): CorruptPartitionError | CorruptBucketError {
+  const detail = `${damage.detail}; no fallback: ${why}`;
+  return damage instanceof CorruptBucketError ? new CorruptBucketError(damage.file, detail) : new CorruptPartitionError(damage.section, detail);
 }
 
 /** A checkpoint file and its engine state, or undefined when there is no such file. */

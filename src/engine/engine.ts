@@ -67,7 +67,7 @@ import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
 import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, type ShapeChange, type ShapeLessons, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
-import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
+import { CorruptBucketError, CorruptPartitionError, DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
 import { type BlockCounts, type CrawledUrl, type FreshnessHook, type FrontierOptions, Frontier, type TrapSeam } from '../frontier/index.js';
@@ -77,7 +77,7 @@ import { type PolitenessConfig, isUnreachable } from '../politeness/index.js';
 import { hostGroupKey, originEnd, sameOrigin, splitOrigin, withoutQuery } from '../url/host.js';
 import { DEFAULT_POLICY, canonicalize } from '../url/index.js';
 import { Connectivity } from './connectivity.js';
-import { DISK_DIR, DataDir, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
+import { CHECKPOINT_FILE, DISK_DIR, DataDir, PREV_CHECKPOINT_FILE, type Recovered, refuseSingleProcessCrawl } from './datadir.js';
 import { DnsSeam } from './dns-seam.js';
 import { HostDirectory, originKey } from './host-directory.js';
 import { RedirectHops } from './redirect-hops.js';
@@ -87,7 +87,7 @@ import { type EngineOptions, enginePolitenessConfig, resolveEngineOptions } from
 import { type Page, makePage } from './page.js';
 import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, SeedRedirect, StopReason, UnreachableRobots } from './run-types.js';
 import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.js';
-import { type SettingChange, mergeSettings, readCrawlSettings, writeCrawlSettings } from './settings.js';
+import { type SettingChange, checkCrawlId, mergeSettings, newCrawlId, readCrawlId, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
 import { type OutcomeRecord, type JournalRecord, type ProbeNote, outcomeRecord, recordOutcome, replyOf } from './records.js';
 import { type HostExtra, type HostStatus, type Progress, type RobotsOutageRecord, clockTime, countHosts, explainHost, robotsGaveUpText, robotsOutageText } from './status.js';
@@ -275,6 +275,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #tally = new Tally();
   /** Saved settings the options overrode (printed by the CLI, recorded in settings.json). */
   readonly #changes: readonly SettingChange[];
+  /** The crawl's identity (settings.ts `newCrawlId`), in settings.json and every checkpoint; set when `dataDir` is opened. */
+  #crawlId: string | undefined;
   /** Pages for `maxPages` in the campaign: fetched OK, soft-404s included (`countsAsPage`). */
   #ok = 0;
   /** Seeds given to `add()` before `run()` opened the crawl. */
@@ -1196,16 +1198,22 @@ export class Engine extends EventEmitter<EngineEvents> {
     const now = this.#clock();
     const data = this.#data;
     data?.lock();
-    const found = data?.recover(now);
+    const savedCrawl = data === undefined ? undefined : readCrawlId(data.path);
+    let found = data?.recover(now);
     if (found !== undefined) {
-      const { image, state } = found;
-      if (state.grouping !== o.grouping && !this.#groupingGiven) {
-        // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
-        this.#options = Object.freeze({ ...o, grouping: state.grouping });
-        this.#directory.regroup(state.grouping);
-      } else if (state.grouping !== o.grouping) {
-        throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
+      let frontier: Frontier;
+      try {
+        frontier = this.#recoverFrontier(found, savedCrawl);
+      } catch (err) {
+        // A checkpoint that reads whole can still prove damaged once loaded: a disk-tier file it
+        // names, or an invariant the frontier checks. That is checkpoint damage like any other:
+        // the previous pair, by DataDir's one rule (before, the resume was refused, and the tier
+        // had already deleted the previous checkpoint's manifest). Nothing else was loaded yet.
+        if (!(err instanceof CorruptBucketError || err instanceof CorruptPartitionError)) throw err;
+        found = data!.fallBack(err, now);
+        frontier = this.#recoverFrontier(found, savedCrawl);
       }
+      const { state } = found;
       this.#directory.import(state.groups);
       // robots.txt files still fresh are used until their own expiry: a restart asks no origin
       // again; an unreachable one keeps its retry time, failures and Retry-After hold.
@@ -1225,7 +1233,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.cases !== undefined) this.#cases?.import(state.cases);
       if (state.indexFiles !== undefined) this.#indexFiles?.import(state.indexFiles);
       if (state.softProbes !== undefined) this.#probes.import(state.softProbes);
-      this.#frontier = Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
+      this.#frontier = frontier;
       this.#generation = found.generation;
       this.#completed = state.completed;
       this.#ok = state.ok ?? state.completed;
@@ -1247,9 +1255,32 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.#seed([...o.seeds, ...o.sitemaps, ...this.#pendingSeeds.splice(0)]);
     if (data !== undefined) {
-      writeCrawlSettings(data.path, this.options, this.#changes, new Date());
+      // The crawl's identity: the checkpoint's, else settings.json's, else a new crawl's (or one
+      // started before identities: it gets one now).
+      this.#crawlId = found?.state.crawl ?? savedCrawl ?? newCrawlId();
+      writeCrawlSettings(data.path, this.options, this.#changes, new Date(), this.#crawlId);
       this.#checkpoint();
     }
+  }
+
+  /**
+   * The frontier of checkpoint `found`, under the grouping its URL keys were made with (a resume
+   * not asking for one keeps it; asking for another is refused). Loading it reads the disk-tier
+   * files the checkpoint names: `CorruptBucketError` when one fails validation.
+   */
+  #recoverFrontier(found: Recovered, savedCrawl: string | undefined): Frontier {
+    const o = this.options;
+    const { image, state } = found;
+    // A checkpoint of another crawl than settings.json's is refused before anything is loaded.
+    checkCrawlId(o.dataDir!, found.fallback === undefined ? CHECKPOINT_FILE : PREV_CHECKPOINT_FILE, state.crawl, savedCrawl);
+    if (state.grouping !== o.grouping && !this.#groupingGiven) {
+      // No grouping asked for: a resumed crawl keeps the one its URL keys were made with.
+      this.#options = Object.freeze({ ...o, grouping: state.grouping });
+      this.#directory.regroup(state.grouping);
+    } else if (state.grouping !== o.grouping) {
+      throw new InvalidArgumentError(`EngineOptions.grouping: ${JSON.stringify(o.dataDir)} was crawled with grouping ${JSON.stringify(state.grouping)}, received ${JSON.stringify(o.grouping)}`);
+    }
+    return Frontier.recover(image, this.#frontierOptions(image.meta.settings['spill'] !== undefined));
   }
 
   /**
@@ -2662,6 +2693,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       image,
       {
         generation,
+        ...(this.#crawlId === undefined ? {} : { crawl: this.#crawlId }),
         completed: this.#completed,
         ok: this.#ok,
         grouping: this.options.grouping,

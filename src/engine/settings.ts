@@ -8,16 +8,27 @@
  * the saved one overrides it — the change is returned (`SettingChange`) for the caller to
  * print, and appended to the file's `history`.
  *
- * File: `{ "format": "meguri-settings", "v": 1, "settings": {…}, "history": [{ "at", "changes" }] }`.
- * Unlimited numbers (`maxPages: Infinity`) are written as null. A file of another format or
- * version is refused with a coded error, never misread.
+ * File: `{ "format": "meguri-settings", "v": 1, "crawl": "<16 hex>", "settings": {…}, "history":
+ * [{ "at", "changes" }] }`. `crawl` is the crawl's identity, also in every checkpoint's engine
+ * state: a checkpoint and a settings file of two crawls are refused together (`checkCrawlId`),
+ * where a checkpoint copied over another crawl's was resumed in silence. Absent in files written
+ * before it (and by builds before it, which drop it): then nothing is compared, and the next
+ * write adds it. Unlimited numbers (`maxPages: Infinity`) are written as null. A file that is
+ * not JSON, or of another format or version, is refused with `CorruptSettingsError` naming it —
+ * its own error, not the checkpoint's, which is not affected.
+ *
+ * Written atomically and durably: a temporary file, fsynced, renamed over the old one, and the
+ * directory fsynced (without the fsyncs a power loss after the rename could leave an empty
+ * settings.json, which stopped the resume).
  *
  * Never: hold functions (a custom `resolve`, `fetcher`, `clock` are the embedder's to give
  * again); the embedder's own serializable settings go in `extraSettings`.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CorruptPartitionError } from '../errors/index.js';
+import { diskIoInForce, replaceFileDurably } from '../disk/io.js';
+import { CorruptSettingsError, InvalidStateError } from '../errors/index.js';
 import type { EngineOptions } from './options.js';
 
 /** The settings file in `dataDir`. */
@@ -69,8 +80,23 @@ export interface SettingChange {
 interface SettingsFile {
   readonly format: string;
   readonly v: number;
+  /** The crawl's identity (`newCrawlId`); absent in files written before it. */
+  readonly crawl?: string;
   readonly settings: Record<string, unknown>;
   readonly history: { at: string; changes: SettingChange[] }[];
+}
+
+/** A crawl identity's form: 64 random bits as 16 hex digits. */
+const CRAWL_ID = /^[0-9a-f]{16}$/;
+
+/** A new crawl's identity: 64 random bits as 16 hex digits (settings.json and every checkpoint carry it). */
+export function newCrawlId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** Why `v` is not a crawl identity, or undefined when it is one. */
+export function crawlIdProblem(v: unknown): string | undefined {
+  return typeof v === 'string' && CRAWL_ID.test(v) ? undefined : `is ${JSON.stringify(v)}, expected 16 hex digits`;
 }
 
 const toJson = (v: unknown): unknown => (v === Infinity ? null : v);
@@ -84,16 +110,40 @@ function readFile(dataDir: string): SettingsFile | undefined {
   const path = join(dataDir, SETTINGS_FILE);
   if (!existsSync(path)) return undefined;
   let parsed: unknown;
+  const text = readFileSync(path, 'utf8');
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
-    throw new CorruptPartitionError('meta', `${SETTINGS_FILE} is not JSON (${err instanceof Error ? err.message : String(err)})`);
+    const what = text.length === 0 ? 'is empty' : `is not JSON (${err instanceof Error ? err.message : String(err)})`;
+    throw new CorruptSettingsError(path, what);
   }
   const f = parsed as Partial<SettingsFile> | null;
   if (f === null || typeof f !== 'object' || f.format !== FORMAT || f.v !== VERSION || typeof f.settings !== 'object' || f.settings === null) {
-    throw new CorruptPartitionError('meta', `${SETTINGS_FILE} is not a meguri settings file of version ${VERSION}`);
+    throw new CorruptSettingsError(path, `is not a meguri settings file of version ${VERSION}`);
   }
-  return { format: FORMAT, v: VERSION, settings: f.settings, history: Array.isArray(f.history) ? f.history : [] };
+  if (f.crawl !== undefined && crawlIdProblem(f.crawl) !== undefined) throw new CorruptSettingsError(path, `field crawl ${crawlIdProblem(f.crawl)}`);
+  return { format: FORMAT, v: VERSION, ...(f.crawl === undefined ? {} : { crawl: f.crawl }), settings: f.settings, history: Array.isArray(f.history) ? f.history : [] };
+}
+
+/** The crawl identity saved in `dataDir`'s settings.json, or undefined (no file, or one written before identities). */
+export function readCrawlId(dataDir: string): string | undefined {
+  return readFile(dataDir)?.crawl;
+}
+
+/**
+ * Refuses to resume a checkpoint of crawl `checkpoint` under settings.json of crawl `saved`
+ * (both known and different): one of the two files was copied from another crawl, and resuming
+ * would mix them — the checkpoint's frontier crawled under the other crawl's seeds, agent and
+ * limits, its journal's fetches paired with the wrong state.
+ * @throws InvalidStateError naming both files, both identities and the ways out.
+ */
+export function checkCrawlId(dataDir: string, checkpointFile: string, checkpoint: string | undefined, saved: string | undefined): void {
+  if (checkpoint === undefined || saved === undefined || checkpoint === saved) return;
+  throw new InvalidStateError(
+    `Engine: ${JSON.stringify(dataDir)}: ${checkpointFile} is of crawl ${checkpoint}, ${SETTINGS_FILE} of crawl ${saved}: one of them was copied from another crawl. ` +
+      `Put back the files of one crawl together (frontier.meguri, frontier.prev.meguri, journal.mgj, journal.prev.mgj, ${SETTINGS_FILE}, disk/), ` +
+      `or move ${SETTINGS_FILE} aside to resume the checkpoint's crawl with its options given again`,
+  );
 }
 
 /** The settings saved in `dataDir`, or undefined when it has none (a new crawl, or one from before settings were saved). */
@@ -131,8 +181,12 @@ export function mergeSettings<T extends Partial<EngineOptions>>(saved: CrawlSett
   return { options: merged as T, changes };
 }
 
-/** Writes the settings in force (atomically), appending `changes` to the history when there are any. */
-export function writeCrawlSettings(dataDir: string, options: Readonly<EngineOptions>, changes: readonly SettingChange[], at: Date): void {
+/**
+ * Writes the settings in force and the crawl's identity `crawl` (atomically and durably: see the
+ * module comment), appending `changes` to the history when there are any. The file's I/O goes
+ * through src/disk's `DiskIo` in force (a test sees its fsyncs).
+ */
+export function writeCrawlSettings(dataDir: string, options: Readonly<EngineOptions>, changes: readonly SettingChange[], at: Date, crawl?: string): void {
   const previous = readFile(dataDir);
   const settings: Record<string, unknown> = {};
   for (const name of SAVED_SETTINGS) {
@@ -141,8 +195,7 @@ export function writeCrawlSettings(dataDir: string, options: Readonly<EngineOpti
   }
   const history = [...(previous?.history ?? [])];
   if (changes.length > 0) history.push({ at: at.toISOString(), changes: changes.map((c) => ({ name: c.name, from: toJson(c.from), to: toJson(c.to) })) });
-  const file: SettingsFile = { format: FORMAT, v: VERSION, settings, history };
-  const path = join(dataDir, SETTINGS_FILE);
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(file, null, 2)}\n`);
-  renameSync(`${path}.tmp`, path);
+  const id = crawl ?? previous?.crawl;
+  const file: SettingsFile = { format: FORMAT, v: VERSION, ...(id === undefined ? {} : { crawl: id }), settings, history };
+  replaceFileDurably(diskIoInForce(), join(dataDir, SETTINGS_FILE), new TextEncoder().encode(`${JSON.stringify(file, null, 2)}\n`));
 }

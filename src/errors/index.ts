@@ -107,9 +107,27 @@ export class WouldBlockError extends MeguriError {
 export class CorruptBucketError extends MeguriError {
   /** Path of the offending file. */
   readonly file: string;
+  /** What is wrong, without the `corrupt disk-tier file <file>: ` prefix of `message`. */
+  readonly detail: string;
 
   constructor(file: string, message: string) {
     super('MEGURI_ERR_CORRUPT_BUCKET', `corrupt disk-tier file ${file}: ${message}`);
+    this.file = file;
+    this.detail = message;
+  }
+}
+
+/**
+ * A crawl's saved settings (`settings.json` in its data directory) cannot be read: not JSON, or
+ * not a meguri settings file of a version this build reads. `file` names it. Only the settings
+ * are affected: the checkpoint and journal beside it are read apart.
+ */
+export class CorruptSettingsError extends MeguriError {
+  /** Path of the settings file. */
+  readonly file: string;
+
+  constructor(file: string, message: string) {
+    super('MEGURI_ERR_CORRUPT_SETTINGS', `unreadable crawl settings ${file}: ${message}`);
     this.file = file;
   }
 }

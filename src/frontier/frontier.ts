@@ -654,14 +654,22 @@ export class Frontier {
    * @param visit called with the URL of every row the image holds, whatever its status, before
    *   any is shed to a disk tier (the Engine's cluster mode registers each URL's origin when a
    *   slot opens); O(rows), one URL decode each.
-   * @throws CorruptPartitionError when the file or its contents are inconsistent.
+   * @throws CorruptPartitionError when the file or its contents are inconsistent;
+   *   `CorruptBucketError` naming the file when a disk-tier file it names is. Either way the
+   *   frontier begun is freed (no descriptor or wasm memory held), so a caller can try another
+   *   checkpoint (the Engine falls back to its previous one).
    */
   static recover(source: Uint8Array | PartitionImage, options?: Partial<FrontierOptions> | null, visit?: (url: string) => void): Frontier {
     const image = source instanceof Uint8Array ? decodePartition(source) : source;
     const f = new Frontier(image.meta.partitionId, image.meta.createdHours, options);
-    restore(f.#s, image);
-    if (visit !== undefined) q.eachUrl(f.#s, visit);
-    f.#s.spill?.maybeShed();
+    try {
+      restore(f.#s, image);
+      if (visit !== undefined) q.eachUrl(f.#s, visit);
+      f.#s.spill?.maybeShed();
+    } catch (err) {
+      f.free();
+      throw err;
+    }
     return f;
   }
 

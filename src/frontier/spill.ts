@@ -129,9 +129,10 @@ export interface SpillFiles {
 
 /**
  * Makes the backend for a directory; `io` is the embedder's `DiskIo` (or undefined). Fresh
- * (`resume` undefined): files left in the directory are scratch and deleted. Resuming: the
- * files `resume` names are kept (the rest deleted, unless `readOnly`), new extents go to new
- * segment files.
+ * (`resume` undefined): files left in the directory are scratch and deleted. Resuming: nothing
+ * is deleted (the resume may fail and the previous checkpoint's manifest be resumed instead);
+ * the first commit deletes what neither it nor `resume` names; new extents go to new segment
+ * files.
  */
 export type SpillFilesFactory = (dir: string, io: unknown, resume?: SpillCommit, readOnly?: boolean) => SpillFiles;
 
@@ -936,7 +937,7 @@ export class SpillTier {
    * skip keys that are spilled): the extents — inline in a manifest from before the extent log,
    * else the log replayed — go back to their hosts' chains and their keys — read from the key
    * logs, 8 B a URL, never a URL string — into the key index as spilled. `readOnly` opens the
-   * files without deleting what the manifest does not name (a reader beside a live crawl).
+   * files read-only (a reader beside a live crawl; it never commits, so deletes nothing).
    */
   resume(meta: SpillMeta, readOnly: boolean): void {
     const c: SpillCommit = { manifest: meta.manifest, checksum: meta.checksum };

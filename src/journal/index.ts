@@ -18,7 +18,9 @@
  * writes, syncs, truncations and close go through src/disk's `DiskIo` seam in force when it is
  * opened (the real file system unless a test set another), so a test can refuse one chosen
  * append with ENOSPC as it can a disk-tier write (test/engine/disk-full.test.ts); only the rare
- * rewrite after damage (a copy set aside, a new file renamed over the old) uses node:fs directly.
+ * rewrite after damage writes its two files (a copy set aside, the new file) with node:fs
+ * directly, and renames through the seam. A new journal (`create`) and a rewrite fsync the
+ * directory too: without it a power loss could lose the file's name while its bytes were synced.
  *
  * File layout (little-endian):
  *
@@ -27,12 +29,16 @@
  *           len u32 | seq u64 | checksum u64 = xxHash64(payload, seed = seq ^ generation) | payload
  *
  * `generation` ties a journal to the checkpoint it extends: after a checkpoint the engine
- * starts a new generation, and a journal whose generation does not match is stale. Sequence
- * numbers start at 0 and increase by one; a gap or repeat is corruption. The checksum's seed
- * mixes both, so a record copied from another journal or another position fails validation.
+ * starts a new generation, and a journal of the generation before is stale. Sequence numbers
+ * start at 0 and increase by one; a gap or repeat is corruption. The checksum's seed mixes
+ * both, so a record copied from another journal or another position fails validation — and the
+ * records say which generation they were written under whatever the header's field reads
+ * (`journalIdentity`): a damaged field is repaired, never read as "another generation, no
+ * records".
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { type DiskIo, diskIoInForce } from '../disk/io.js';
+import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { type DiskIo, diskIoInForce, syncDirectory } from '../disk/io.js';
 import { u64Lanes } from '../core/lanes.js';
 import { xxh64Lanes } from '../core/hash.js';
 import { CorruptJournalError, InvalidArgumentError } from '../errors/index.js';
@@ -146,8 +152,10 @@ function allZero(bytes: Uint8Array, from: number): boolean {
  * checksum is seeded with the true sequence), a damaged length field (the payload then runs
  * to the next record, and its checksum says so) — and otherwise steps to the next record
  * that verifies (`findSync`), listing each stretch in `damage` with the records lost. With
- * `'throw'` the first damage is a `CorruptJournalError`. A bad file header, or another
- * generation than `expectGeneration`, always throws.
+ * `'throw'` the first damage is a `CorruptJournalError`. A header whose generation is not
+ * `expectGeneration` while records verify under `expectGeneration` is a damaged generation
+ * field, repaired the same way (the checksums are seeded with the generation). A bad magic, or
+ * another generation than `expectGeneration` that no record disproves, always throws.
  */
 export function parseJournal(
   bytes: Uint8Array,
@@ -165,16 +173,24 @@ export function parseJournal(
     if (bytes[i] !== MAGIC[i]) throw new CorruptJournalError('not a meguri journal (bad magic)');
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const generation = view.getBigUint64(8, true);
-  if (expectGeneration !== undefined && generation !== expectGeneration) {
-    throw new CorruptJournalError(`journal generation ${generation} does not match the checkpoint's ${expectGeneration}`);
-  }
   const records: Uint8Array[] = [];
   const damage: JournalDamage[] = [];
   const damaged = (d: JournalDamage): void => {
     if (onDamage === 'throw') throw new CorruptJournalError(`journal damaged at byte ${d.offset}: ${d.reason}`);
     damage.push(d);
   };
+  const header = view.getBigUint64(8, true);
+  let generation = header;
+  if (expectGeneration !== undefined && header !== expectGeneration) {
+    // Every record's checksum is seeded with the generation: records that verify under the
+    // expected one prove the header's field damaged (repaired as a sequence field is). Records
+    // of another generation, or none, prove nothing: the journal is another checkpoint's.
+    if (findSync(bytes, view, HEADER_BYTES, 0n, expectGeneration) === undefined) {
+      throw new CorruptJournalError(`journal generation ${header} does not match the checkpoint's ${expectGeneration}`);
+    }
+    damaged({ offset: 8, bytes: 0, lostRecords: 0, reason: `header: generation field reads ${header}, the records' checksums prove ${expectGeneration} (repaired)` });
+    generation = expectGeneration;
+  }
   let off = HEADER_BYTES;
   let validBytes = off;
   let seq = 0n;
@@ -220,6 +236,41 @@ export function parseJournal(
     off = validBytes = next.at;
   }
   return { records, tornBytes: bytes.length - off, generation, damage, savedAs: undefined, validBytes };
+}
+
+/** What a journal file's header says and its records prove (`journalIdentity`). */
+export interface JournalIdentity {
+  /** The generation field of the header; undefined when the file is shorter than its header (a crash while creating it). */
+  readonly header: bigint | undefined;
+  /**
+   * The generation the records' checksums verify under: the header's, else the first of the
+   * candidates asked about (then the header's field is damaged); undefined when no record
+   * verifies under any of them, or there is none.
+   */
+  readonly proven: bigint | undefined;
+  /** Whether any byte follows the header (records, a torn tail or damage). */
+  readonly records: boolean;
+}
+
+/**
+ * Which generation journal `bytes` belongs to, read without changing anything: the header's
+ * field, checked against the records — each record's checksum is seeded with its sequence
+ * number and the generation, so a record verifies under one generation only. A caller matching
+ * a journal to a checkpoint (the engine's data directory) asks with the generations it could
+ * be, and so tells a stale or foreign journal (records proving another generation) from a
+ * damaged header (records proving a candidate).
+ * @throws CorruptJournalError when the bytes are not a journal (bad magic).
+ */
+export function journalIdentity(bytes: Uint8Array, candidates: readonly bigint[] = []): JournalIdentity {
+  if (bytes.length < HEADER_BYTES) {
+    if (!MAGIC.subarray(0, bytes.length).every((b, i) => bytes[i] === b)) throw new CorruptJournalError(`journal header is damaged (${bytes.length} bytes, bad magic)`);
+    return { header: undefined, proven: undefined, records: false };
+  }
+  if (!MAGIC.every((b, i) => bytes[i] === b)) throw new CorruptJournalError('not a meguri journal (bad magic)');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const header = view.getBigUint64(8, true);
+  const proven = [header, ...candidates.filter((g) => g !== header)].find((g) => findSync(bytes, view, HEADER_BYTES, 0n, g) !== undefined);
+  return { header, proven, records: bytes.length > HEADER_BYTES };
 }
 
 /** Options for `Journal.open`. */
@@ -343,7 +394,9 @@ export class Journal {
         // A rewrite cut short by a crash left only a copy of what we are about to write again.
         rmSync(tmp, { force: true });
         writeNew(tmp, clean);
-        renameSync(tmp, path);
+        io.rename(tmp, path);
+        // The copy's and the new file's names are durable only once the directory is fsynced.
+        syncDirectory(io, dirname(path));
         io.close(fd);
         fd = -1;
         fd = io.open(path, 'a+');
@@ -371,11 +424,16 @@ export class Journal {
     }
   }
 
-  /** Starts a fresh, empty journal of `generation` at `path`, discarding any previous content. */
+  /**
+   * Starts a fresh, empty journal of `generation` at `path`, discarding any previous content.
+   * The header is fsynced, and the directory (a new file's name is durable only then).
+   */
   static create(path: string, generation: bigint | number, options: Omit<JournalOptions, 'generation'> = {}): Journal {
     const io = diskIoInForce();
     io.close(io.open(path, 'w'));
-    return Journal.open(path, { ...options, generation }).journal;
+    const journal = Journal.open(path, { ...options, generation }).journal;
+    syncDirectory(io, dirname(path));
+    return journal;
   }
 
   /** The generation this journal extends. */

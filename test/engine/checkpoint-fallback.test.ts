@@ -12,19 +12,37 @@
  * and fetches every page of the simulated web exactly once across both runs — with and without
  * the disk tier (whose files of the previous checkpoint are kept for it).
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { CHECKPOINT_FILE, DataDir, type EngineStateFields, JOURNAL_FILE, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE, type Recovered } from '../../src/engine/datadir.js';
+import { basename, join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { CHECKPOINT_FILE, DataDir, JOURNAL_FILE, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE, type Recovered } from '../../src/engine/datadir.js';
 import { setMemoryBudgetFloor } from '../../src/engine/options.js';
 import type { JournalRecord } from '../../src/engine/records.js';
 import { partitionSections } from '../../src/format/index.js';
-import { CorruptPartitionError, Engine, Frontier, type PartitionImage, decodePartition } from '../../src/index.js';
+import { CorruptJournalError, CorruptPartitionError, DiskFullError, Engine, Journal, readPartition } from '../../src/index.js';
+import { CountingIo, setDiskIo } from '../../src/disk/io.js';
+import { resolveEngineOptions } from '../../src/engine/options.js';
+import { SETTINGS_FILE, writeCrawlSettings } from '../../src/engine/settings.js';
 import { main } from '../../src/cli/main.js';
-import { politenessConfig } from '../../src/politeness/index.js';
 import { bufferIo } from '../cli/helpers.js';
+import { NOW, image, rec, state } from './datadir-fixtures.js';
 import { answered, collect, diskTierSim, notFetchedOnce, simEngineOptions } from './helpers.js';
+
+/** `writes.fail`: the next checkpoint file write fails as on a full disk (ENOSPC), then writes work again. */
+const writes = vi.hoisted(() => ({ fail: false }));
+vi.mock('../../src/format/file.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/format/file.js')>();
+  return {
+    ...real,
+    writePartition: (...args: Parameters<typeof real.writePartition>): number => {
+      if (!writes.fail) return real.writePartition(...args);
+      writes.fail = false;
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    },
+  };
+});
 
 const root = mkdtempSync(join(tmpdir(), 'meguri-ckpt-fallback-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -35,28 +53,7 @@ const fresh = (): string => {
   mkdirSync(d);
   return d;
 };
-const NOW = Date.UTC(2026, 11, 3, 12, 0, 0);
-
-/** A small frontier's image (what the engine state rides on). */
-function image(): PartitionImage {
-  const f = new Frontier(0, 480_000, { stateMachine: true });
-  for (let i = 0; i < 4; i++) f.seed(`https://h0.example/p/${i}`, 'h0.example', 0, 480_000, 480_000, 0);
-  return decodePartition(f.checkpointBytes());
-}
 const IMAGE = image();
-
-/** Engine state of generation `generation` after `completed` records. */
-const state = (generation: number, completed: number): EngineStateFields => ({
-  generation,
-  completed,
-  ok: completed,
-  grouping: 'host',
-  politeness: { ...politenessConfig() },
-  groups: [],
-  inFlight: [],
-});
-/** Record i: a fetch start of page i (the journal's smallest record). */
-const rec = (i: number): JournalRecord => ({ t: 'd', h: 'h0.example', at: 1_700_000_000_000 + i, k: i.toString(16).padStart(32, '0'), u: `https://h0.example/p/${i}` }) as JournalRecord;
 const pages = (records: readonly JournalRecord[]): number[] => records.map((r) => Number((r as { u: string }).u.split('/').pop()));
 
 /** Flips one byte in the middle of a checkpoint's urls section (its checksum then fails). */
@@ -89,6 +86,16 @@ function threeCheckpoints(dir: string): { total: number } {
   d.append(rec(4));
   d.release();
   return { total: 4 };
+}
+
+/** `threeCheckpoints`, then a resume's checkpoint 4 (the four records in it; its journal empty). */
+function fourCheckpoints(dir: string): void {
+  threeCheckpoints(dir);
+  const d = new DataDir(dir);
+  d.lock();
+  d.recover(NOW);
+  d.checkpoint(IMAGE, state(4, 4), 0);
+  d.release();
 }
 
 /** Recovers `dir` and checks the invariant: checkpoint count + replayed records = every record, in order. */
@@ -156,24 +163,28 @@ describe('the data directory keeps the previous checkpoint and its journal', () 
     const s3 = fresh();
     threeCheckpoints(s3);
     const s4 = fresh();
-    threeCheckpoints(s4);
-    const d = new DataDir(s4);
-    d.lock();
-    d.recover(NOW);
-    d.checkpoint(IMAGE, state(4, 4), 0);
-    d.release();
+    fourCheckpoints(s4);
     const copy = (from: string, name: string, to: string, as = name): void => copyFileSync(join(from, name), join(to, as));
+    const temp = '.frontier.prev.meguri.4242.tmp';
     const states: [string, (dir: string) => void][] = [
       ['before step 1', (dir) => [CHECKPOINT_FILE, PREV_CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE].forEach((f) => copy(s3, f, dir))],
       [
-        'after step 1 (the previous checkpoint is the current one)',
+        'after step 1 (the current checkpoint linked to a temporary name)',
         (dir) => {
-          for (const f of [CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE]) copy(s3, f, dir);
-          copy(s3, CHECKPOINT_FILE, dir, PREV_CHECKPOINT_FILE);
+          [CHECKPOINT_FILE, PREV_CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE].forEach((f) => copy(s3, f, dir));
+          copy(s3, CHECKPOINT_FILE, dir, temp);
         },
       ],
       [
-        'after step 2 (checkpoint 4 landed, journal 3 still current)',
+        'after step 2 (checkpoint 4 landed; the previous pair untouched, journal 3 still current)',
+        (dir) => {
+          copy(s4, CHECKPOINT_FILE, dir);
+          for (const f of [PREV_CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE]) copy(s3, f, dir);
+          copy(s3, CHECKPOINT_FILE, dir, temp);
+        },
+      ],
+      [
+        'after step 4 (checkpoint 3 became the previous one, journal 3 still current)',
         (dir) => {
           copy(s4, CHECKPOINT_FILE, dir);
           copy(s3, CHECKPOINT_FILE, dir, PREV_CHECKPOINT_FILE);
@@ -182,14 +193,21 @@ describe('the data directory keeps the previous checkpoint and its journal', () 
         },
       ],
       [
-        'after step 3 (journal 3 moved, no current journal)',
+        'after step 5 (journal 3 moved, no current journal)',
         (dir) => {
           copy(s4, CHECKPOINT_FILE, dir);
           copy(s4, PREV_CHECKPOINT_FILE, dir);
           copy(s4, PREV_JOURNAL_FILE, dir);
         },
       ],
-      ['after step 4', (dir) => [CHECKPOINT_FILE, PREV_CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE].forEach((f) => copy(s4, f, dir))],
+      ['after step 6', (dir) => [CHECKPOINT_FILE, PREV_CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE].forEach((f) => copy(s4, f, dir))],
+      [
+        "an older build's step 1 (the previous checkpoint is the current one)",
+        (dir) => {
+          for (const f of [CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE]) copy(s3, f, dir);
+          copy(s3, CHECKPOINT_FILE, dir, PREV_CHECKPOINT_FILE);
+        },
+      ],
     ];
     for (const [name, build] of states) {
       const intact = fresh();
@@ -255,10 +273,245 @@ describe('the data directory keeps the previous checkpoint and its journal', () 
   });
 });
 
+/** Sets journal `file`'s header generation field to `g` (the 8 bytes after the magic). */
+function setHeaderGeneration(file: string, g: bigint): void {
+  const bytes = readFileSync(file);
+  bytes.writeBigUInt64LE(g, 8);
+  writeFileSync(file, bytes);
+}
+
+/** A `DiskIo` over the real file system that logs each rename, creating open and fsync (by path). */
+class RecordingIo extends CountingIo {
+  readonly log: string[] = [];
+  readonly #paths = new Map<number, string>();
+  override open(path: string, flags: string): number {
+    const fd = super.open(path, flags);
+    this.#paths.set(fd, path);
+    if (flags === 'w' || flags === 'w+') this.log.push(`create ${basename(path)}`);
+    return fd;
+  }
+  override fsync(fd: number): void {
+    super.fsync(fd);
+    this.log.push(`fsync ${basename(this.#paths.get(fd) ?? '?')}`);
+  }
+  override rename(from: string, to: string): void {
+    super.rename(from, to);
+    this.log.push(`rename ${basename(from)} ${basename(to)}`);
+  }
+}
+
+describe('a journal is paired with its checkpoint by what its records prove', () => {
+  it('a damaged generation field in the header is repaired from the records, never read as "no records" (the damaged file kept aside)', () => {
+    // Checkpoint 3's journal holds record 4: a flipped header read as another generation dropped
+    // it, and the page was fetched and written again (the audit's 4 → 7 at byte 8).
+    for (const g of [7n, 2n, 3n + (1n << 56n)]) {
+      const dir = fresh();
+      threeCheckpoints(dir);
+      setHeaderGeneration(join(dir, JOURNAL_FILE), g);
+      const r = recoversAll(dir, 4);
+      expect(pages(r.records), `header ${g}`).toEqual([4]);
+      expect(readFileSync(join(dir, JOURNAL_FILE)).readBigUInt64LE(8), `header ${g}`).toBe(3n);
+      expect(readdirSync(dir).filter((f) => f.startsWith(`${JOURNAL_FILE}.damaged-`)).length, `header ${g}`).toBe(1);
+    }
+  });
+
+  it('a journal of another generation than the checkpoint or the one before is refused naming both, touching nothing', () => {
+    // frontier.meguri replaced by an older copy (generation 1) while journal.mgj is of 3: its
+    // record 4 was dropped in silence before.
+    const dir = fresh();
+    threeCheckpoints(dir);
+    const older = fresh();
+    const d = new DataDir(older);
+    d.lock();
+    d.checkpoint(IMAGE, state(1, 0), 0);
+    d.release();
+    copyFileSync(join(older, CHECKPOINT_FILE), join(dir, CHECKPOINT_FILE));
+    const before = snapshot(dir);
+    expect(() => new DataDir(dir).recover(NOW)).toThrow(CorruptJournalError);
+    expect(() => new DataDir(dir).recover(NOW)).toThrow(/journal\.mgj is of generation 3, frontier\.meguri of generation 1: .* not one pair .*Move the journal aside/);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('a damaged checkpoint and a high byte flipped in the journal header: the fallback replays it under its true generation, continues from g + 1, and checkpoints again', () => {
+    // Before: Math.max over raw header values made the next generation 72057594037927940; the
+    // checkpoint at open deleted the previous pair, then the journal refused that generation.
+    const dir = fresh();
+    threeCheckpoints(dir);
+    damage(join(dir, CHECKPOINT_FILE));
+    setHeaderGeneration(join(dir, JOURNAL_FILE), 3n + (1n << 56n));
+    const d = new DataDir(dir);
+    d.lock();
+    const r = d.recover(NOW)!;
+    expect(r.state.completed + r.records.length).toBe(4);
+    expect(pages(r.records)).toEqual([2, 3, 4]);
+    expect(r.generation).toBe(3);
+    d.checkpoint(IMAGE, state(r.generation + 1, 4), 0);
+    d.append(rec(5));
+    d.checkpoint(IMAGE, state(r.generation + 2, 5), 0);
+    d.release();
+    recoversAll(dir, 5);
+    damage(join(dir, CHECKPOINT_FILE));
+    expect(recoversAll(dir, 5).fallback?.generation).toBe(4);
+  });
+
+  it('a checkpoint of a generation no journal can hold is refused before any file is touched', () => {
+    const dir = fresh();
+    threeCheckpoints(dir);
+    damage(join(dir, CHECKPOINT_FILE));
+    const d = new DataDir(dir);
+    d.lock();
+    d.recover(NOW);
+    const before = snapshot(dir);
+    for (const g of [2 ** 56, 0.5, -1]) expect(() => d.checkpoint(IMAGE, state(g, 4), 0), String(g)).toThrow(/DataDir\.checkpoint: generation is -?[\d.e+]+, expected a non-negative integer/);
+    expect(snapshot(dir)).toEqual(before);
+    d.release();
+  });
+});
+
+describe('the rotation keeps a loadable pair at every step', () => {
+  it('a checkpoint write that fails leaves frontier.prev.meguri as it was, not a second name of the current file', () => {
+    // Before: the current checkpoint was linked as the previous one before the write, so a full
+    // disk left both names on one inode, and one flipped byte in it left no fallback.
+    const dir = fresh();
+    threeCheckpoints(dir);
+    const d = new DataDir(dir);
+    d.lock();
+    d.recover(NOW);
+    const prev = readFileSync(join(dir, PREV_CHECKPOINT_FILE));
+    writes.fail = true;
+    expect(() => d.checkpoint(IMAGE, state(4, 4), 0)).toThrow(DiskFullError);
+    d.release();
+    expect(statSync(join(dir, PREV_CHECKPOINT_FILE)).ino).not.toBe(statSync(join(dir, CHECKPOINT_FILE)).ino);
+    expect(readFileSync(join(dir, PREV_CHECKPOINT_FILE))).toEqual(prev);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    damage(join(dir, CHECKPOINT_FILE));
+    expect(recoversAll(dir, 4).fallback?.generation).toBe(2);
+  });
+
+  it('kill -9 right after each rename and half-way through each journal write of a checkpoint: every record once, and a fallback when the new checkpoint is damaged', () => {
+    const child = new URL('./rotation-child.ts', import.meta.url).pathname;
+    const run = (dir: string, kill: string, completed: number): string => execFileSync(process.execPath, ['--import', 'tsx', child, dir, kill, String(completed)], { stdio: 'pipe' }).toString();
+    // Three starting points of a resume's first checkpoint (4 records in all): journal.mgj of the
+    // checkpoint (record 4 journaled after checkpoint 3); none (a kill between steps 5 and 6 left
+    // checkpoint 4 without one); stale (a kill between steps 2 and 4 left checkpoint 4 beside
+    // previous pair 2 and journal 3).
+    const journaled = fresh();
+    threeCheckpoints(journaled);
+    const s4 = fresh();
+    fourCheckpoints(s4);
+    const none = fresh();
+    for (const f of [CHECKPOINT_FILE, PREV_CHECKPOINT_FILE, PREV_JOURNAL_FILE]) copyFileSync(join(s4, f), join(none, f));
+    const stale = fresh();
+    copyFileSync(join(s4, CHECKPOINT_FILE), join(stale, CHECKPOINT_FILE));
+    for (const f of [PREV_CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE]) copyFileSync(join(journaled, f), join(stale, f));
+    const refused: string[] = [];
+    let drills = 0;
+    for (const [name, template] of [['journaled', journaled], ['none', none], ['stale', stale]] as const) {
+      const counts = fresh();
+      cpSync(template, counts, { recursive: true });
+      const [renames, journalWrites] = run(counts, 'none', 4).trim().split(' ').map(Number) as [number, number];
+      expect(renames, name).toBe(name === 'stale' ? 3 : 2);
+      const kills = [...Array.from({ length: renames }, (_, i) => `rename:${i + 1}`), ...Array.from({ length: journalWrites }, (_, i) => `write:${i + 1}`)];
+      for (const kill of kills) {
+        const dir = fresh();
+        cpSync(template, dir, { recursive: true });
+        let killed = false;
+        try {
+          run(dir, kill, 4);
+        } catch (e) {
+          killed = (e as { signal?: string }).signal === 'SIGKILL';
+        }
+        expect(killed, `${name} ${kill}`).toBe(true);
+        expect(() => recoversAll(dir, 4), `${name} ${kill}`).not.toThrow();
+        // The new checkpoint damaged as well: a fallback with every record once, or — only while
+        // a stale journal's old previous pair lacks it — a refusal, never a fallback short of one.
+        const broken = fresh();
+        cpSync(dir, broken, { recursive: true });
+        damage(join(broken, CHECKPOINT_FILE));
+        try {
+          expect(recoversAll(broken, 4).fallback, `${name} ${kill}`).toBeDefined();
+        } catch (err) {
+          expect(err, `${name} ${kill}`).toBeInstanceOf(CorruptPartitionError);
+          expect((err as Error).message, `${name} ${kill}`).toMatch(/no fallback: the journal of frontier\.prev\.meguri's generation 2 is missing/);
+          refused.push(`${name} ${kill}`);
+        }
+        drills++;
+      }
+    }
+    // The stale start: killed after its journal moved (rename 1) or in the empty journal 4's header (write 1).
+    expect(refused).toEqual(['stale rename:1', 'stale write:1']);
+    expect(drills).toBe(12);
+  }, 180_000);
+
+  it('renames and new files of the rotation, of a journal rewritten after damage, and of settings.json are made durable: the directory is fsynced after them', () => {
+    const dir = fresh();
+    threeCheckpoints(dir);
+    const io = new RecordingIo();
+    setDiskIo(io);
+    try {
+      const d = new DataDir(dir);
+      d.lock();
+      d.recover(NOW);
+      d.checkpoint(IMAGE, state(4, 4), 0);
+      d.release();
+      const dirName = basename(dir);
+      const log = io.log;
+      const after = (event: string): boolean => {
+        const at = log.indexOf(event);
+        return at >= 0 && log.indexOf(`fsync ${dirName}`, at) > at;
+      };
+      expect(log).toContain(`rename ${JOURNAL_FILE} ${PREV_JOURNAL_FILE}`);
+      for (const e of log.filter((x) => x.startsWith('rename ') || x === `create ${JOURNAL_FILE}`)) expect(after(e), `${e} in ${JSON.stringify(log)}`).toBe(true);
+      // A journal rewritten after damage: its rename, then the directory.
+      io.log.length = 0;
+      const j = join(dir, JOURNAL_FILE);
+      const bytes = readFileSync(j);
+      const extra = Journal.create(join(dir, 'other.mgj'), 9n);
+      extra.append(new TextEncoder().encode('x'.repeat(40)));
+      extra.append(new TextEncoder().encode('y'.repeat(40)));
+      extra.close();
+      const other = readFileSync(join(dir, 'other.mgj'));
+      other[16 + 20 + 5]! ^= 1;
+      writeFileSync(join(dir, 'other.mgj'), other);
+      Journal.open(join(dir, 'other.mgj')).journal.close();
+      expect(after('rename other.mgj.rewrite other.mgj'), JSON.stringify(io.log)).toBe(true);
+      expect(readFileSync(j)).toEqual(bytes);
+      // settings.json: the temporary file fsynced before its rename, the directory after it.
+      io.log.length = 0;
+      writeCrawlSettings(dir, resolveEngineOptions({ agent: 'TestBot/1.0 (+https://x.test)', seeds: ['https://h0.example/'] }), [], new Date(NOW));
+      const at = io.log.indexOf(`rename ${SETTINGS_FILE}.tmp ${SETTINGS_FILE}`);
+      expect(io.log.indexOf(`fsync ${SETTINGS_FILE}.tmp`), JSON.stringify(io.log)).toBeGreaterThanOrEqual(0);
+      expect(io.log.indexOf(`fsync ${SETTINGS_FILE}.tmp`)).toBeLessThan(at);
+      expect(after(`rename ${SETTINGS_FILE}.tmp ${SETTINGS_FILE}`), JSON.stringify(io.log)).toBe(true);
+    } finally {
+      setDiskIo(undefined);
+    }
+  });
+});
+
 describe('a crawl whose checkpoint is damaged between two runs', () => {
   const INTERVAL_MS = 10;
 
-  async function stopDamageResume(name: string, memoryBudget: number, checkpointIntervalMs = 300) {
+  /** The disk-tier files of checkpoint `file` in `dataDir`: its manifest and the row runs the manifest lists. */
+  function tierFilesOf(dataDir: string, file: string): { manifest: string; runs: string[] } {
+    const tier = join(dataDir, 'disk', 'spill-p0');
+    const { manifest } = readPartition(join(dataDir, file)).meta.settings['spill'] as { manifest: string };
+    // The manifest's file list: 32-byte header, then a u32 per file; a row run has the top bit set.
+    const b = readFileSync(join(tier, manifest));
+    const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    const listed = Array.from({ length: v.getUint32(8, true) }, (_, i) => v.getUint32(32 + 4 * i, true));
+    return { manifest: join(tier, manifest), runs: listed.filter((n) => n >= 0x8000_0000).map((n) => join(tier, `rows-${n - 0x8000_0000}.run`)) };
+  }
+
+  /** Flips one byte in the middle of `file` (written over in place). */
+  function flip(file: string): void {
+    const bytes = readFileSync(file);
+    bytes[bytes.length >> 1]! ^= 0x40;
+    writeFileSync(file, bytes);
+  }
+
+  /** A crawl stopped at 300 pages, its checkpoint damaged (or, with `spoil`, what it spoils), then resumed to the end. */
+  async function stopDamageResume(name: string, memoryBudget: number, checkpointIntervalMs = 300, spoil?: (dataDir: string) => void) {
     const remote = await diskTierSim(11, INTERVAL_MS);
     const dataDir = join(root, name);
     const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: 6, dataDir, memoryBudget, checkpointIntervalMs };
@@ -273,12 +526,15 @@ describe('a crawl whose checkpoint is damaged between two runs', () => {
       const healthy = bufferIo();
       expect(await main(['stats', dataDir], healthy)).toBe(0);
       expect(healthy.out()).toMatch(/fallback {4}frontier\.prev\.meguri \(generation \d+, [\d,]+ fetches done\) and its journals/);
-      damage(join(dataDir, CHECKPOINT_FILE));
-      // The read commands report the damage, and say that a resume falls back.
-      const io = bufferIo();
-      expect(await main(['stats', dataDir], io)).toBe(1);
-      expect(io.err()).toMatch(/corrupt partition \(urls\): checksum mismatch/);
-      expect(io.err()).toContain(`'meguri crawl --data ${dataDir}' resumes from the previous one (frontier.prev.meguri) and its journals`);
+      if (spoil !== undefined) spoil(dataDir);
+      else {
+        damage(join(dataDir, CHECKPOINT_FILE));
+        // The read commands report the damage, and say that a resume falls back.
+        const io = bufferIo();
+        expect(await main(['stats', dataDir], io)).toBe(1);
+        expect(io.err()).toMatch(/corrupt partition \(urls\): checksum mismatch/);
+        expect(io.err()).toContain(`'meguri crawl --data ${dataDir}' resumes from the previous one (frontier.prev.meguri) and its journals`);
+      }
       const second = new Engine({ ...options, maxPages: Infinity });
       const after = await collect(second.run());
       await second.close();
@@ -301,6 +557,63 @@ describe('a crawl whose checkpoint is damaged between two runs', () => {
     expect(existsSync(r.fallback!.savedAs!)).toBe(true);
     expect(r.reason).toBe('drained');
     expect(r.twiceOrMissing).toEqual({ missing: [], twice: [] });
+  }, 240_000);
+
+  it('with the disk tier: damage in a tier file the checkpoint names (its manifest, a row run) falls back the same way, nothing deleted first', async () => {
+    // The checkpoint reads whole; its disk tier fails only as the frontier loads it. Before, the
+    // resume was refused with CorruptBucketError, and the failed load had deleted the previous
+    // checkpoint's manifest (the tier deleted every file the current manifest did not name), so
+    // no fallback was left either.
+    setMemoryBudgetFloor(64 * 1024);
+    const cases: [string, (dataDir: string) => string][] = [
+      ['manifest', (d) => tierFilesOf(d, CHECKPOINT_FILE).manifest],
+      [
+        'row run',
+        (d) => {
+          const previous = new Set(tierFilesOf(d, PREV_CHECKPOINT_FILE).runs);
+          return tierFilesOf(d, CHECKPOINT_FILE).runs.find((r) => !previous.has(r))!;
+        },
+      ],
+    ];
+    for (const [what, pick] of cases) {
+      let spoiled: Buffer | undefined;
+      const r = await stopDamageResume(`tier-${what.replace(' ', '-')}`, 64 * 1024, 300, (d) => {
+        const file = pick(d);
+        expect(file, what).toBeDefined();
+        flip(file);
+        spoiled = readFileSync(file);
+      });
+      expect(r.fallback, what).toBeDefined();
+      expect(r.fallback!.reason, what).toMatch(/^corrupt disk-tier file .*(MANIFEST-\d+: checksum mismatch|rows-\d+\.run: corrupt partition)/);
+      // A copy of the damaged tier file is kept aside (the tier's next commit replaced or deleted the file itself).
+      expect(r.fallback!.savedAs, what).toMatch(/(MANIFEST-\d+|rows-\d+\.run)\.damaged-\d{8}T\d{6}Z$/);
+      expect(readFileSync(r.fallback!.savedAs!), what).toEqual(spoiled);
+      expect(r.reason, what).toBe('drained');
+      expect(r.twiceOrMissing, what).toEqual({ missing: [], twice: [] });
+    }
+  }, 240_000);
+
+  it('with the disk tier damaged and no usable previous checkpoint: refused naming the tier file and why, and the previous checkpoint\'s manifest is still there', async () => {
+    setMemoryBudgetFloor(64 * 1024);
+    const remote = await diskTierSim(11, INTERVAL_MS);
+    const dataDir = join(root, 'tier-refused');
+    try {
+      const options = { ...simEngineOptions(remote.sim, INTERVAL_MS), concurrency: 6, dataDir, memoryBudget: 64 * 1024, checkpointIntervalMs: 300 };
+      const first = new Engine({ ...options, maxPages: 300 });
+      await collect(first.run());
+      await first.close();
+      const { manifest } = tierFilesOf(dataDir, CHECKPOINT_FILE);
+      const previous = tierFilesOf(dataDir, PREV_CHECKPOINT_FILE).manifest;
+      flip(manifest);
+      rmSync(join(dataDir, PREV_JOURNAL_FILE));
+      const second = new Engine({ ...options, maxPages: Infinity });
+      await expect(collect(second.run())).rejects.toThrow(/^corrupt disk-tier file .*MANIFEST-\d+: checksum mismatch; no fallback: the journal of frontier\.prev\.meguri's generation \d+ is missing/);
+      await second.close();
+      // Nothing was deleted by the failed resume: with the journal back, it falls back.
+      expect(existsSync(previous)).toBe(true);
+    } finally {
+      await remote.close();
+    }
   }, 240_000);
 
   it('with the disk tier: the previous checkpoint finds its tier files, and every page is fetched exactly once', async () => {

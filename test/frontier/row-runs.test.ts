@@ -5,7 +5,7 @@
 // a checkpoint after a little work writes a little (not the crawled rows again),
 // runs mostly garbage are folded away, extents read back stay gone (the extent log), and a
 // corrupt or truncated run or extent log is refused naming the file.
-import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -231,11 +231,13 @@ describe('row runs: incremental checkpoints of the resident rows', () => {
 });
 
 /** Runs the tier's newest manifest names, oldest first: [id, rows] (src/disk/spill-files.ts layout). */
-function namedRuns(tier: string): [number, number][] {
-  const newest = readdirSync(tier)
-    .filter((n) => /^MANIFEST-\d+$/.test(n))
-    .sort((a, b) => Number(a.slice(9)) - Number(b.slice(9)))
-    .pop();
+function namedRuns(tier: string, manifest?: string): [number, number][] {
+  const newest =
+    manifest ??
+    readdirSync(tier)
+      .filter((n) => /^MANIFEST-\d+$/.test(n))
+      .sort((a, b) => Number(a.slice(9)) - Number(b.slice(9)))
+      .pop();
   if (newest === undefined) return [];
   const b = readFileSync(join(tier, newest));
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -386,11 +388,16 @@ describe('bounded row runs: a checkpoint writes its rows as runs of at most rowR
       }
       expect(killed, `write ${at}`).toBe(true);
       const opts: Partial<FrontierOptions> = { prioritizer: true, memoryBudget: 96 * 1024, storeDir: join(dir, 'disk'), spillWindow: 8, rowRunRows: 50 };
-      const back = Frontier.recover(readPartition(join(dir, 'frontier.meguri')), opts);
+      const image = readPartition(join(dir, 'frontier.meguri'));
+      const back = Frontier.recover(image, opts);
       expect(Buffer.from(back.checkpointBytes()).equals(readFileSync(join(dir, 'expected.bin'))), `write ${at}`).toBe(true);
-      // The new runs the killed checkpoint wrote are gone: only what the manifest names is left.
+      // A resume deletes nothing (the Engine may yet fall back to its previous checkpoint, whose
+      // files must be there); the next commit deletes the new runs the killed checkpoint wrote:
+      // left are only what it and the resumed manifest name.
       const tier = join(dir, 'disk', 'spill-p0');
-      const named = new Set(namedRuns(tier).map(([id]) => `rows-${id}.run`));
+      const manifestOf = (i: PartitionImage): string => (i.meta.settings['spill'] as { manifest: string }).manifest;
+      const next = back.checkpointIncremental();
+      const named = new Set([...namedRuns(tier, manifestOf(image)), ...namedRuns(tier, manifestOf(next))].map(([id]) => `rows-${id}.run`));
       expect(readdirSync(tier).filter((n) => n.endsWith('.run')).sort(), `write ${at}`).toEqual([...named].sort());
       back.free();
     }
@@ -431,7 +438,11 @@ describe('bounded row runs: a checkpoint writes its rows as runs of at most rowR
     expect(f.diskTier()!.lastRuns).toBe(1);
     expect(f.diskTier()!.lastRunRows).toBeGreaterThan(500);
     const expected = f.checkpointBytes();
-    const bounded: Partial<FrontierOptions> = { ...one, rowRunRows: 50 };
+    // Its own copy of the directory: a tier has one owner (numbered past every file there, one
+    // sharing `f`'s would write beside f's files, and each commit delete the other's).
+    const copy = freshDir();
+    cpSync(dir, copy, { recursive: true });
+    const bounded: Partial<FrontierOptions> = { ...one, storeDir: copy, rowRunRows: 50 };
     const back = Frontier.recover(image, bounded);
     expect(Buffer.from(back.checkpointBytes()).equals(Buffer.from(expected))).toBe(true);
     // Both go on alike; the bounded one writes runs of ≤ 50 rows from now on.
