@@ -1024,7 +1024,11 @@ export function countsLine(c: CrawlCounts): string {
 
 /**
  * The end summary's line on URLs the trap defence parked (none: ''), each rule with the flag
- * that sets it — a crawl that ends with most of its URLs past --max-depth should say so.
+ * that sets it — a crawl that ends with most of its URLs past --max-depth should say so. URLs
+ * parked by a host's trap patterns are let out the same way: a resume whose limit widened sends
+ * every parked URL of its hosts through admission again (`Frontier.setAdmission`), and the trap
+ * detector's flags are not checkpointed, so the patterns are counted afresh (a site that is a
+ * trap is flagged again by its new URLs; the ones queued stay queued).
  */
 export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; readonly maxUrlsPerHost: number }): string {
   const total = by.depth + by.budget + by.pattern;
@@ -1033,8 +1037,9 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
   if (by.depth > 0) parts.push(`${int(by.depth)} past --max-depth ${limits.maxDepth}`);
   if (by.budget > 0) parts.push(`${int(by.budget)} over --max-urls-per-host ${limits.maxUrlsPerHost}`);
   if (by.pattern > 0) parts.push(`${int(by.pattern)} on hosts that look like crawler traps (calendars, facets, session ids, repeated path segments)`);
-  const raise = [by.depth > 0 ? '--max-depth' : '', by.budget > 0 ? '--max-urls-per-host' : ''].filter(Boolean).join(' or ');
-  return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
+  const raise = [by.depth > 0 ? '--max-depth' : '', by.budget > 0 || by.pattern > 0 ? '--max-urls-per-host' : ''].filter(Boolean).join(' or ');
+  const afresh = by.pattern > 0 ? ' — a resume counts the trap patterns afresh' : '';
+  return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')} (to follow them, raise ${raise} and resume; 0 = unlimited${afresh})`;
 }
 
 /** Pages whose links past the per-page cap were not taken, and the flag that takes more; '' when none. */
