@@ -35,7 +35,7 @@ export { NearDup, type NearDupOptions } from './neardup.js';
 export { NavigationEcho } from './echo.js';
 export { PagingEnd } from './paging.js';
 export { type AliasRecord, OriginAliases, type OriginAliasesOptions, aliasRecordProblem } from './aliases.js';
-export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamRecord, describeLessons, paramRecordProblem, sectionOf } from './params.js';
+export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamNumbersRecord, type ParamRecord, describeLessons, paramNumbersRecordProblem, paramRecordProblem, sectionOf } from './params.js';
 export { type SlashLesson, type SlashRecord, type SlashRule, SlashRules, type SlashRulesOptions, slashRecordProblem } from './slashes.js';
 export { AnchorCopies, type AnchorCopiesOptions, type AnchorRecord, MAX_PENDING, anchorRecordProblem, anchorShapeOf } from './anchors.js';
 export { type ViewChange, ViewKeys, type ViewKeysOptions, type ViewRecord, viewRecordProblem } from './views.js';

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, type ShapeChange, type ShapeLessons, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, type ShapeChange, type ShapeLessons, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamNumbersRecord, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
 import { DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -1196,6 +1196,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       if (state.params !== undefined) this.#params?.import(state.params);
+      // After the keys: a checkpoint of an older build has none, and its keys keep every number.
+      if (state.paramNumbers !== undefined) this.#params?.importNumbers(state.paramNumbers);
       if (state.views !== undefined) this.#views?.import(state.views);
       if (state.walls !== undefined) this.#walls?.import(state.walls);
       if (state.copies !== undefined) this.#copies?.import(state.copies);
@@ -2665,8 +2667,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; deadEndRedirects?: ShapeRecord[]; namedCopies?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; paramNumbers?: ParamNumbersRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; deadEndRedirects?: ShapeRecord[]; namedCopies?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
+    const paramNumbers = this.#params?.exportNumbers() ?? [];
     const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
     const copies = this.#copies?.export() ?? [];
@@ -2681,6 +2684,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const indexFiles = this.#indexFiles?.export() ?? [];
     return {
       ...(params.length > 0 ? { params } : {}),
+      ...(paramNumbers.length > 0 ? { paramNumbers } : {}),
       ...(views.length > 0 ? { views } : {}),
       ...(walls.length > 0 ? { walls } : {}),
       ...(copies.length > 0 ? { copies } : {}),
