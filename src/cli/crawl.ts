@@ -1344,13 +1344,13 @@ function spellingLine(label: string, origins: readonly string[], what: (many: bo
 /** The end summary's line on origins learned to ignore the letter case of paths ('' for none, and nothing it saved). */
 export function caseLine(origins: readonly string[], c: CrawlCounts): string {
   const what = (many: boolean): string => `${many ? 'ignore' : 'ignores'} the letter case of paths`;
-  return spellingLine('case', origins, what, c.caseRewrites, c.caseCopies, 'learned from 2 pages served the same under two spellings; --no-learn-aliases fetches every spelling');
+  return spellingLine('case', origins, what, c.caseRewrites, c.caseCopies, 'learned from 2 pages served with the same text under two spellings, neither naming another canonical; a few other spellings are still fetched as checks; --no-learn-aliases fetches every spelling');
 }
 
 /** The end summary's line on origins learned to serve a directory's index file as the directory ('' for none, and nothing it saved). */
 export function indexLine(origins: readonly string[], c: CrawlCounts): string {
   const what = (many: boolean): string => `${many ? 'serve' : 'serves'} a directory's index file as the directory (/a/index.html = /a/)`;
-  return spellingLine('index', origins, what, c.indexRewrites, c.indexCopies, 'learned from 2 pages served the same under both; --no-learn-aliases fetches both');
+  return spellingLine('index', origins, what, c.indexRewrites, c.indexCopies, 'learned from 2 pages served with the same text under both; a few are still fetched as checks; --no-learn-aliases fetches both');
 }
 
 /**

@@ -47,7 +47,7 @@ export { type DeadEndVerdict, DeadEndRedirects, deadEndShapeOf } from './dead-en
 export { type NamedCopyVerdict, type NamedPage, NamedCopies, namedAboveVerdict, namedCopyShapeOf, namedCopyVerdict, namesAncestor, namesItself } from './named-copies.js';
 export { type ParentRedirectVerdict, ParentRedirects, parentCopyVerdict, parentRedirectOf, parentRedirectShapeOf } from './parent-redirects.js';
 export { carriesPage, isUrlLessPairs } from './query.js';
-export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, caseRecordProblem } from './pathcase.js';
+export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, type ServedPage, caseRecordProblem } from './pathcase.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';
 export { type LinkIntake, admitLinksBatch } from './intake.js';

@@ -73,7 +73,8 @@ describe('an ASP.NET cookieless-session site', () => {
     // The home page links every product (each under a token of its own: no copy yet); the copies
     // later pages link under new tokens are fetched only until 20 were met, the rest parked.
     expect(products(asked.minting)).toBe(PRODUCTS);
-    expect(asked.minting.length).toBeLessThan(1 + PRODUCTS + 25);
+    // (Unflagged, each page's links under new tokens would go on without end.)
+    expect(asked.minting.length).toBeLessThanOrEqual(2 + PRODUCTS + 30);
     expect(byStatus['Trapped']).toBeGreaterThan(PRODUCTS);
   });
 });
