@@ -1070,7 +1070,11 @@ export function countsLine(c: CrawlCounts): string {
 
 /**
  * The end summary's line on URLs the trap defence parked (none: ''), each rule with the flag
- * that sets it — a crawl that ends with most of its URLs past --max-depth should say so.
+ * that sets it — a crawl that ends with most of its URLs past --max-depth should say so. URLs
+ * parked by a host's trap patterns are let out the same way: a resume whose limit widened sends
+ * every parked URL of its hosts through admission again (`Frontier.setAdmission`), and the trap
+ * detector's flags are not checkpointed, so the patterns are counted afresh (a site that is a
+ * trap is flagged again by its new URLs; the ones queued stay queued).
  */
 export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; readonly maxUrlsPerHost: number }): string {
   const total = by.depth + by.budget + by.pattern;
@@ -1079,8 +1083,9 @@ export function trappedLine(by: TrappedBy, limits: { readonly maxDepth: number; 
   if (by.depth > 0) parts.push(`${int(by.depth)} past --max-depth ${limits.maxDepth}`);
   if (by.budget > 0) parts.push(`${int(by.budget)} over --max-urls-per-host ${limits.maxUrlsPerHost}`);
   if (by.pattern > 0) parts.push(`${int(by.pattern)} on hosts that look like crawler traps (calendars, facets, session ids, repeated path segments)`);
-  const raise = [by.depth > 0 ? '--max-depth' : '', by.budget > 0 ? '--max-urls-per-host' : ''].filter(Boolean).join(' or ');
-  return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')}${raise === '' ? '' : ` (to follow them, raise ${raise} and resume; 0 = unlimited)`}`;
+  const raise = [by.depth > 0 ? '--max-depth' : '', by.budget > 0 || by.pattern > 0 ? '--max-urls-per-host' : ''].filter(Boolean).join(' or ');
+  const afresh = by.pattern > 0 ? ' — a resume counts the trap patterns afresh' : '';
+  return `  trapped   ${int(total)} URL${total === 1 ? '' : 's'} not fetched: ${parts.join(' · ')} (to follow them, raise ${raise} and resume; 0 = unlimited${afresh})`;
 }
 
 /** Pages whose links past the per-page cap were not taken, and the flag that takes more; '' when none. */
@@ -1385,13 +1390,13 @@ function spellingLine(label: string, origins: readonly string[], what: (many: bo
 /** The end summary's line on origins learned to ignore the letter case of paths ('' for none, and nothing it saved). */
 export function caseLine(origins: readonly string[], c: CrawlCounts): string {
   const what = (many: boolean): string => `${many ? 'ignore' : 'ignores'} the letter case of paths`;
-  return spellingLine('case', origins, what, c.caseRewrites, c.caseCopies, 'learned from 2 pages served the same under two spellings; --no-learn-aliases fetches every spelling');
+  return spellingLine('case', origins, what, c.caseRewrites, c.caseCopies, 'learned from 2 pages served with the same text under two spellings, neither naming another canonical; a few other spellings are still fetched as checks; --no-learn-aliases fetches every spelling');
 }
 
 /** The end summary's line on origins learned to serve a directory's index file as the directory ('' for none, and nothing it saved). */
 export function indexLine(origins: readonly string[], c: CrawlCounts): string {
   const what = (many: boolean): string => `${many ? 'serve' : 'serves'} a directory's index file as the directory (/a/index.html = /a/)`;
-  return spellingLine('index', origins, what, c.indexRewrites, c.indexCopies, 'learned from 2 pages served the same under both; --no-learn-aliases fetches both');
+  return spellingLine('index', origins, what, c.indexRewrites, c.indexCopies, 'learned from 2 pages served with the same text under both; a few are still fetched as checks; --no-learn-aliases fetches both');
 }
 
 /**

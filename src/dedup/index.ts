@@ -35,7 +35,7 @@ export { NearDup, type NearDupOptions } from './neardup.js';
 export { NavigationEcho } from './echo.js';
 export { PagingEnd } from './paging.js';
 export { type AliasRecord, OriginAliases, type OriginAliasesOptions, aliasRecordProblem } from './aliases.js';
-export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamRecord, describeLessons, paramRecordProblem, sectionOf } from './params.js';
+export { ParamLearner, type ParamLearnerOptions, type ParamLesson, type ParamNumbersRecord, type ParamRecord, describeLessons, paramNumbersRecordProblem, paramRecordProblem, sectionOf } from './params.js';
 export { type SlashLesson, type SlashRecord, type SlashRule, SlashRules, type SlashRulesOptions, slashRecordProblem } from './slashes.js';
 export { AnchorCopies, type AnchorCopiesOptions, type AnchorRecord, MAX_PENDING, anchorRecordProblem, anchorShapeOf } from './anchors.js';
 export { type ViewChange, ViewKeys, type ViewKeysOptions, type ViewRecord, viewRecordProblem } from './views.js';
@@ -47,7 +47,7 @@ export { type DeadEndVerdict, DeadEndRedirects, deadEndShapeOf } from './dead-en
 export { type NamedCopyVerdict, type NamedPage, NamedCopies, namedAboveVerdict, namedCopyShapeOf, namedCopyVerdict, namesAncestor, namesItself } from './named-copies.js';
 export { type ParentRedirectVerdict, ParentRedirects, parentCopyVerdict, parentRedirectOf, parentRedirectShapeOf } from './parent-redirects.js';
 export { carriesPage, isUrlLessPairs } from './query.js';
-export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, caseRecordProblem } from './pathcase.js';
+export { type CaseLesson, type CaseRecord, PathCase, type PathCaseOptions, type ServedPage, caseRecordProblem } from './pathcase.js';
 export { SeenSet, type SeenSetOptions, type SeenSetRestoreOptions, type SeenSetRibbonOptions } from './seenset.js';
 export { type AdmitHost, admit, flagTrapSuspect, isTrapSuspect } from './admit.js';
 export { type LinkIntake, admitLinksBatch } from './intake.js';

@@ -37,8 +37,14 @@ const MAX_SERIES = 16_384;
 /** Signatures kept per series (a listing of more pages keeps its latest ones). */
 const MAX_SIGNATURES = 64;
 
-/** Query keys that number the pages of a listing (compared lower-cased). */
-const PAGING_KEYS = new Set(['page', 'p', 'pg', 'paged', 'pagenum', 'page_num', 'pageno', 'page_no', 'pagenumber', 'currentpage', 'pn', 'start', 'offset', 'skip', 'from']);
+/**
+ * Query keys that number the pages of a listing (compared lower-cased): English names, the
+ * words `PATH_PAGING` reads in a path (`seite`, `pagina`, `strona`) and ASP.NET's `PageIndex`.
+ */
+const PAGING_KEYS = new Set([
+  'page', 'p', 'pg', 'paged', 'pagenum', 'page_num', 'pageno', 'page_no', 'pagenumber', 'currentpage', 'pn', 'pageindex', 'page_index',
+  'seite', 'pagina', 'strona', 'start', 'offset', 'skip', 'from',
+]);
 
 /**
  * Whether query pair `pair` (`key=value`) asks for a page of a listing past its first: a paging

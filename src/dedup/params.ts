@@ -25,6 +25,15 @@
  * number above 1 stays in a link whatever was learned (`isLaterPagePair`) — listings whose pager
  * links `?page=1` back to page 1, naming the listing canonical, teach `page`, and `?page=2` taken
  * to the listing would lose every later page (a Q&A site's tag listings taught `page` this way).
+ * Nor is a number the copies did not show: a learned key keeps, per scope, the number values
+ * (`isNumberValue`, ViewKeys' rule) its evidence carried, and a link whose value for it is
+ * another number keeps the pair (`keepsNumber`) — a paging key under a name no list holds
+ * (`?pagina=1`, `?PageIndex=1`) is learned from first pages as `page` is, and before, every later
+ * page of a forum's topics was dropped with it (12 topics of 4 pages: 7 of 36 later pages
+ * fetched). Only a key whose evidence showed two or more numbers, none of them twice — ids of
+ * copies, WordPress's `?replytocom=<comment>` — drops any number: a number that comes back on
+ * copies of different pages (`1` on every topic) pages or counts, as it does for ViewKeys. A key
+ * read back from a checkpoint without its numbers (an older build's) keeps every number.
  * The scope is a section, not the origin, because once a key is learned its copies are never
  * fetched, so nothing could contradict it later: `?ref=` learned on `/post/` says nothing of
  * `/product/?ref=123`, where it may name the product.
@@ -53,12 +62,14 @@
  * its canonical URL as fetched for `duplicateOf` (not for evidence), so once a rule or key is
  * learned a queued copy of a page fetched only as another copy is refused too.
  *
- * Owns: per scope, the keys learned, banned and the evidence so far; the simhashes of pages
- * that could be canonical targets, and of the first page of each return-to family. Never: URL
- * identity (the crawl's pinned `CanonPolicy` decides that; the engine rewrites a link before
- * its key is made, and refuses at dispatch a queued copy whose canonical page was fetched) or
- * clocks. A checkpoint keeps the learned and banned keys (`export` / `import`), not the
- * evidence, the remembered pages or the families.
+ * Owns: per scope, the keys learned (with the numbers their copies carried), banned and the
+ * evidence so far; the simhashes of pages that could be canonical targets, and of the first
+ * page of each return-to family. Never: URL identity (the crawl's pinned `CanonPolicy` decides
+ * that; the engine rewrites a link before its key is made, and refuses at dispatch a queued copy
+ * whose canonical page was fetched) or clocks. A checkpoint keeps the learned and banned keys
+ * (`export` / `import`) and the learned keys' numbers (`exportNumbers` / `importNumbers`, a list
+ * of its own that older builds do not read), not the evidence, the remembered pages or the
+ * families.
  *
  * Memory is bounded: at most `maxPages` remembered pages, as many canonical URLs fetched through
  * a copy and as many return-to families (oldest dropped), `maxScopes` scopes with evidence and
@@ -68,6 +79,7 @@ import { InvalidArgumentError } from '../errors/index.js';
 import { defineOptions, numberField } from '../options/index.js';
 import { evictOldest } from '../lru/index.js';
 import { isLaterPagePair } from './paging.js';
+import { isNumberValue, pairsOf, valueOf } from './query.js';
 
 /** Options of a `ParamLearner`. */
 export interface ParamLearnerOptions {
@@ -107,6 +119,24 @@ export interface ParamLesson {
 /** A scope's learned and banned keys as a checkpoint keeps them (`ParamLearner.export`). */
 export type ParamRecord = readonly [scope: string, learned: readonly string[], banned: readonly string[]];
 
+/**
+ * A learned query key's numbers as a checkpoint keeps them (`ParamLearner.exportNumbers`): the
+ * number values its copies carried — only these are dropped from a link — or null, any number
+ * (the copies showed distinct ids).
+ */
+export type ParamNumbersRecord = readonly [scope: string, key: string, numbers: readonly string[] | null];
+
+/** Why `r` is not a `ParamNumbersRecord` (undefined: it is one). */
+export function paramNumbersRecordProblem(r: unknown): string | undefined {
+  if (!Array.isArray(r) || r.length !== 3) return 'not a [scope, key, numbers or null] record';
+  const scope = sectionProblem(r[0]);
+  if (scope !== undefined) return `scope ${scope}`;
+  if (typeof r[1] !== 'string' || r[1].length === 0 || r[1].length > 256 || r[1][0] === '/') return `key ${JSON.stringify(r[1])} is not a query key (1–256 characters)`;
+  const n = r[2] as unknown;
+  if (n !== null && !(Array.isArray(n) && n.length <= 64 && n.every((v) => typeof v === 'string' && v.length <= 256 && isNumberValue(v)))) return 'its numbers are not null or a list of at most 64 number values';
+  return undefined;
+}
+
 /** A path rule as a key: `/k/anchor` (drop k leading segments before `anchor`) or `/k/*` (before any). */
 const PATH_RULE = /^\/([1-9]\d?)\/([^/?#\s]+)$/;
 const isKeyList = (v: unknown): v is string[] =>
@@ -129,6 +159,11 @@ export function paramRecordProblem(r: unknown): string | undefined {
 
 interface ScopeParams {
   readonly learned: Set<string>;
+  /**
+   * Per learned query key, the number values its copies carried (only these are dropped: `keepsNumber`),
+   * or null: any number. A key without an entry (read back without its numbers) keeps every number.
+   */
+  readonly numbers: Map<string, ReadonlySet<string> | null>;
   readonly banned: Set<string>;
   /** Learned keys that are path rules (`/k/anchor`): `rewrite` looks at the path only when some are. */
   pathRules: number;
@@ -223,7 +258,38 @@ function popcount64(x: bigint): number {
 
 /** Removes `k` from a scope's learned keys (counting path rules). */
 function unlearn(o: ScopeParams, k: string): void {
+  o.numbers.delete(k);
   if (o.learned.delete(k) && k[0] === '/') o.pathRules--;
+}
+
+/**
+ * The numbers a key learned from the copies at `urls` may drop: null (any) when they carried two
+ * or more number values and none twice (ids of copies: `?replytocom=<comment>`), else the set of
+ * number values they carried (`1` on every first page: the key pages or counts; none: a worded
+ * key, which keeps every number).
+ */
+function copyNumbers(k: string, urls: Iterable<string>): ReadonlySet<string> | null {
+  const seen = new Set<string>();
+  let again = false;
+  for (const url of urls) {
+    const pair = pairsOf(url).find((p) => keyOf(p) === k);
+    const v = pair === undefined ? '' : valueOf(pair);
+    if (!isNumberValue(v)) continue;
+    if (seen.has(v)) again = true;
+    seen.add(v);
+  }
+  return seen.size >= 2 && !again ? null : seen;
+}
+
+/**
+ * Whether query pair `pair` of a learned key stays in a link: its value is a number its copies
+ * did not carry (`ScopeParams.numbers`; a key without them keeps every number).
+ */
+function keepsNumber(o: ScopeParams, pair: string): boolean {
+  const v = valueOf(pair);
+  if (!isNumberValue(v)) return false;
+  const numbers = o.numbers.get(keyOf(pair));
+  return numbers !== null && numbers?.has(v) !== true;
 }
 
 /** The non-empty segments of a canonical URL's path (`/a/b/` → a, b), and whether it ends with a slash. */
@@ -354,8 +420,9 @@ export class ParamLearner {
     let out: string | undefined;
     if (q >= 0) {
       const all = url.slice(q + 1).split('&');
-      // A later page of a listing keeps its number whatever was learned (`isLaterPagePair`).
-      const pairs = all.filter((p) => !o.learned.has(keyOf(p)) || isLaterPagePair(p));
+      // A later page of a listing keeps its number whatever was learned (`isLaterPagePair`), and
+      // so does any number the key's copies did not carry (`keepsNumber`).
+      const pairs = all.filter((p) => !o.learned.has(keyOf(p)) || isLaterPagePair(p) || keepsNumber(o, p));
       if (pairs.length !== all.length) out = join(url.slice(0, q), pairs);
     }
     if (o.pathRules > 0) {
@@ -417,7 +484,33 @@ export class ParamLearner {
   }
 
   /**
+   * What a checkpoint keeps beside `export`: each learned query key's numbers (`ParamNumbersRecord`;
+   * path rules have none).
+   */
+  exportNumbers(): ParamNumbersRecord[] {
+    const out: ParamNumbersRecord[] = [];
+    for (const [scope, o] of this.#scopes) for (const [k, n] of o.numbers) out.push([scope, k, n === null ? null : [...n]]);
+    return out;
+  }
+
+  /**
+   * Takes a checkpoint's numbers back (`exportNumbers`), after `import`: a record of a key not
+   * learned here is skipped. A learned key given none keeps every number value in links.
+   * @throws InvalidArgumentError for a record that is not a `ParamNumbersRecord`.
+   */
+  importNumbers(records: readonly ParamNumbersRecord[]): void {
+    for (const r of records) {
+      const problem = paramNumbersRecordProblem(r);
+      if (problem !== undefined) throw new InvalidArgumentError(`ParamLearner.importNumbers: ${problem}`);
+      const o = this.#scopes.get(r[0]);
+      if (o === undefined || !o.learned.has(r[1])) continue;
+      o.numbers.set(r[1], r[2] === null ? null : new Set(r[2]));
+    }
+  }
+
+  /**
    * Takes a checkpoint's keys back (`export`); a key both learned and banned stays banned.
+   * Their numbers come back with `importNumbers` (until then, each keeps every number value).
    * @throws InvalidArgumentError for a record that is not `[scope, learned[], banned[]]`.
    */
   import(records: readonly ParamRecord[]): void {
@@ -490,11 +583,14 @@ export class ParamLearner {
     return learned.length === 0 && unlearned.length === 0 ? undefined : { scope: u.scope, learned, unlearned };
   }
 
-  /** Adds `k` to a scope's learned keys (counting path rules). */
-  #learn(o: ScopeParams, k: string): void {
+  /** Adds `k` to a scope's learned keys (counting path rules), a query key with the numbers of its copies at `urls` (none given: it keeps every number). */
+  #learn(o: ScopeParams, k: string, urls?: Iterable<string>): void {
     if (o.learned.has(k)) return;
     o.learned.add(k);
-    if (k[0] !== '/') return;
+    if (k[0] !== '/') {
+      if (urls !== undefined) o.numbers.set(k, copyNumbers(k, urls));
+      return;
+    }
     o.pathRules++;
     this.#pathRuleLearned = true;
   }
@@ -508,7 +604,7 @@ export class ParamLearner {
   #scope(scope: string): ScopeParams | undefined {
     let o = this.#scopes.get(scope);
     if (o === undefined && this.#scopes.size < this.options.maxScopes) {
-      o = { learned: new Set(), banned: new Set(), pathRules: 0, evidence: new Map() };
+      o = { learned: new Set(), numbers: new Map(), banned: new Set(), pathRules: 0, evidence: new Map() };
       this.#scopes.set(scope, o);
     }
     return o;
@@ -529,7 +625,7 @@ export class ParamLearner {
       urls.add(url);
       if (urls.size < this.options.minEvidence) continue;
       o.evidence.delete(k);
-      this.#learn(o, k);
+      this.#learn(o, k, urls);
       learned.push(k);
     }
     return learned.length === 0 ? undefined : { scope, learned, unlearned: [] };

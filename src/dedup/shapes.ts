@@ -173,7 +173,7 @@ export abstract class ShapeLessons {
    * only a few URLs left is still tested, and a mixed one is caught early. A subclass adds its own
    * condition before the refusal is counted (`ParentRedirects`: the parent page was fetched).
    */
-  // The refusal count and its checks as LoginWalls.refuse's, with early checks: keep in sync.
+  // The refusal count and its checks as LoginWalls.refuse's, with early checks, and PathCase's #refuse: keep in sync.
   refuses(url: string, depth: number, fetched = false): boolean {
     if (this.#learned.size === 0 || depth === 0 || fetched) return false;
     const shape = this.shapeOf(url);

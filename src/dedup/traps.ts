@@ -23,6 +23,8 @@
  *             (`…sess…`, `…sid`), path parameter (`;sid=…`), ASP.NET cookieless segment
  *             (`/(S(…))/`) or the segment after a session-named one (`/session/<token>/`).
  *             Canonicalization already strips the well-known names; this catches the rest.
+ *             (A cookieless segment stays in the URL: the server answers the URL without it
+ *             with a redirect into a new session, so a crawl keyed without it would loop.)
  *   Repeated  a path segment (not all digits) that occurs 3 or more times in one path:
  *             relative links on a page that answers any path below it (PATH_INFO, a catch-all
  *             route) mint `/docs/guide/api/guide/…` without end, each page a little different
@@ -33,8 +35,17 @@
  * Per host, each kind counts the distinct URLs bearing it; past `flagThreshold` (20) the host
  * is flagged for that kind, and from then on `passes` parks that kind's URLs while the host's
  * other URLs are admitted as before. A handful of oddly dated pages on a real site never
- * reach the threshold. Counters are bounded: a kind keeps at most `flagThreshold` URL ids
- * and drops them once flagged, so a host costs O(4 · flagThreshold) numbers at most.
+ * reach the threshold. A session URL counts only when it is a *copy*: the URL without its
+ * token(s) (`sessionSplit`) was met before under another token. A session is a trap when the
+ * site mints a new one per visit, so every page links the same pages under a new token; a site
+ * that keeps one session for the whole crawl (ASP.NET's cookieless `/(S(token))/`: the first
+ * request is redirected into a session and relative links stay in it) mints no copies, and
+ * every one of its URLs bears a token — before, its 20th URL flagged the host and the rest of
+ * the site was parked (a loopback shop of 60 products: 18 fetched, 43 parked).
+ * Counters are bounded: a kind keeps at most `flagThreshold` URL ids and drops them once
+ * flagged; the session rule also remembers, per host, the token of the latest
+ * `MAX_SESSION_PATHS` (1,024) token-stripped URLs until the host is flagged for sessions, so a
+ * host costs O(4 · flagThreshold) numbers and at most that many strings.
  *
  * Pure given its inputs: the only clock is the `nowHours` (epoch hours) the caller passes,
  * so a replay of the same observations gives the same flags.
@@ -203,6 +214,61 @@ function pathCalendar(path: string, h: Horizon): boolean {
   return false;
 }
 
+/**
+ * The session token(s) `canonUrl` carries and the URL without them (each token taken out, its
+ * name or segment left), for a URL `mask` found a session signature in: what tells a copy under
+ * another token (`TrapDetector.observe`) from a page of one session. The places are
+ * `pathSession`'s and `queryMask`'s: an ASP.NET cookieless segment, a session-named path
+ * parameter, the segment after a session-named one, a session-named query key.
+ */
+export function sessionSplit(canonUrl: string): { readonly rest: string; readonly token: string } {
+  const { path, query } = splitUrl(canonUrl);
+  const scheme = canonUrl.indexOf('://');
+  const at = scheme < 0 ? 0 : canonUrl.indexOf('/', scheme + 3);
+  const origin = at < 0 ? canonUrl : canonUrl.slice(0, at);
+  const tokens: string[] = [];
+  let p = path.includes('(')
+    ? path.replace(ASP_COOKIELESS, (all: string, t: string) => {
+        if (!looksLikeSessionToken(t)) return all;
+        tokens.push(t);
+        return all.slice(0, all.length - t.length - 2) + '))';
+      })
+    : path;
+  const segs = p.split('/');
+  for (let i = 1; i < segs.length; i++) {
+    const seg = segs[i]!;
+    const semi = seg.indexOf(';');
+    if (semi >= 0) {
+      const kept = seg
+        .slice(semi + 1)
+        .split(';')
+        .map((param) => {
+          const eq = param.indexOf('=');
+          if (eq <= 0 || !isSessionLikeName(param.slice(0, eq).toLowerCase()) || !looksLikeSessionToken(param, eq + 1)) return param;
+          tokens.push(param.slice(eq + 1));
+          return param.slice(0, eq + 1);
+        });
+      segs[i] = `${seg.slice(0, semi)};${kept.join(';')}`;
+    }
+    if (i > 1 && isSessionLikeName(segs[i - 1]!.toLowerCase()) && looksLikeSessionToken(seg)) {
+      tokens.push(seg);
+      segs[i] = '';
+    }
+  }
+  p = segs.join('/');
+  const pairs = query === '' ? [] : query.split('&');
+  const q = pairs.map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || !isSessionLikeName(pair.slice(0, eq).toLowerCase()) || !looksLikeSessionToken(pair, eq + 1)) return pair;
+    tokens.push(pair.slice(eq + 1));
+    return pair.slice(0, eq + 1);
+  });
+  return { rest: `${origin}${p}${q.length === 0 ? '' : `?${q.join('&')}`}`, token: tokens.join(' ') };
+}
+
+/** Token-stripped URLs whose token a host's session rule remembers (the oldest forgotten first). */
+const MAX_SESSION_PATHS = 1024;
+
 function pathSession(path: string, segs: readonly string[]): boolean {
   if (path.includes('(')) {
     ASP_COOKIELESS.lastIndex = 0;
@@ -283,8 +349,10 @@ function queryMask(query: string, h: Horizon, facetLimit: number): number {
 interface TrapHost {
   /** Kinds flagged (CALENDAR | FACETED | SESSION | REPEATED bits). */
   flagged: number;
-  /** Distinct URL ids per kind, until that kind is flagged. */
+  /** Distinct URL ids per kind, until that kind is flagged (for sessions: copies under another token only). */
   readonly seen: (Set<number> | undefined)[];
+  /** Token-stripped URL → the token(s) it was first met with (`sessionSplit`), until the host is flagged for sessions. */
+  sessions: Map<string, string> | undefined;
 }
 
 const BIT_OF_SLOT = [CALENDAR, FACETED, SESSION, REPEATED] as const;
@@ -371,7 +439,7 @@ export class TrapDetector {
     if (mask === 0) return { kind, becameSuspect: false };
     let host = this.hosts.get(hostKey);
     if (host === undefined) {
-      host = { flagged: 0, seen: [undefined, undefined, undefined, undefined] };
+      host = { flagged: 0, seen: [undefined, undefined, undefined, undefined], sessions: undefined };
       this.hosts.set(hostKey, host);
     }
     const wasSuspect = host.flagged !== 0;
@@ -380,14 +448,32 @@ export class TrapDetector {
     for (let slot = 0; slot < BIT_OF_SLOT.length; slot++) {
       const bit = BIT_OF_SLOT[slot]!;
       if ((mask & bit) === 0 || (host.flagged & bit) !== 0) continue;
+      // A session URL counts only as a copy of one met under another token (the module comment).
+      if (bit === SESSION && !this.sessionCopy(host, canonUrl)) continue;
       const seen = (host.seen[slot] ??= new Set());
       seen.add(id);
       if (seen.size >= this.options.flagThreshold) {
         host.flagged |= bit;
         host.seen[slot] = undefined;
+        if (bit === SESSION) host.sessions = undefined;
       }
     }
     return { kind, becameSuspect: !wasSuspect && host.flagged !== 0 };
+  }
+
+  /**
+   * Whether session URL `canonUrl` is a copy: the URL without its token was met before under
+   * another token. Remembers the first token of each token-stripped URL (the latest
+   * `MAX_SESSION_PATHS`; one forgotten is met afresh, which can only delay a flag).
+   */
+  private sessionCopy(host: TrapHost, canonUrl: string): boolean {
+    const { rest, token } = sessionSplit(canonUrl);
+    const sessions = (host.sessions ??= new Map());
+    const first = sessions.get(rest);
+    if (first !== undefined) return first !== token;
+    sessions.set(rest, token);
+    if (sessions.size > MAX_SESSION_PATHS) sessions.delete(sessions.keys().next().value!);
+    return false;
   }
 
   /**
@@ -413,9 +499,14 @@ export class TrapDetector {
     return (this.hosts.get(hostKey)?.flagged ?? 0) !== 0;
   }
 
-  /** URL ids held for a host across kinds (for memory bounds and tests). */
+  /** URL ids held for a host across kinds (for memory bounds and tests; the session rule's remembered tokens apart: `sessionPaths`). */
   trackedUrls(hostKey: HostRef): number {
     const h = this.hosts.get(hostKey);
     return h === undefined ? 0 : h.seen.reduce((n, s) => n + (s?.size ?? 0), 0);
+  }
+
+  /** Token-stripped URLs whose first token the session rule holds for a host (at most 1,024; none once flagged for sessions). */
+  sessionPaths(hostKey: HostRef): number {
+    return this.hosts.get(hostKey)?.sessions?.size ?? 0;
   }
 }

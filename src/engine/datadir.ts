@@ -78,7 +78,7 @@ import { checkPidLock, releasePidLock, takePidLock } from './pidlock.js';
 import type { HostGrouping } from '../model/index.js';
 import { type PolitenessConfig, politenessConfig } from '../politeness/index.js';
 import { type RobotsSnapshot, robotsSnapshotProblem } from '../fetch/robots-cache.js';
-import { type ParamRecord, paramRecordProblem } from '../dedup/params.js';
+import { type ParamNumbersRecord, type ParamRecord, paramNumbersRecordProblem, paramRecordProblem } from '../dedup/params.js';
 import { type WallRecord, wallRecordProblem } from '../dedup/loginwall.js';
 import { type AnchorRecord, anchorRecordProblem } from '../dedup/anchors.js';
 import { type NoindexRecord, noindexRecordProblem } from '../dedup/noindex.js';
@@ -146,6 +146,13 @@ export interface EngineState {
   readonly robotsUnreachable?: RobotsSnapshot[];
   /** Query keys learned ignorable and banned, per origin (`ParamLearner.export`; absent: none, or an older build). */
   readonly params?: ParamRecord[];
+  /**
+   * The number values each learned query key of `params` was seen with on its copies, the only
+   * ones dropped from links (`ParamLearner.exportNumbers`). Apart from `params` so that an older
+   * build still reads the checkpoint (it ignores this field); absent: none, or an older build, whose
+   * keys then keep every number value.
+   */
+  readonly paramNumbers?: ParamNumbersRecord[];
   /** Query keys learned to select a view of a page named canonical, and banned, per section (`ViewKeys.export`; absent: none, or an older build). */
   readonly views?: ViewRecord[];
   /** Paths learned to answer one login form whatever is asked, and banned (`LoginWalls.export`; absent: none, or an older build). */
@@ -255,6 +262,7 @@ export function parseEngineState(v: unknown): EngineState {
   // The learners' lessons: each record checked by its owner's rule.
   eachRecord('aliases', aliasRecordProblem);
   eachRecord('params', paramRecordProblem);
+  eachRecord('paramNumbers', paramNumbersRecordProblem);
   eachRecord('views', viewRecordProblem);
   eachRecord('walls', wallRecordProblem);
   eachRecord('copies', copyRecordProblem);

@@ -66,7 +66,7 @@ import '../disk/spill-files.js';
 import { isCoreLoaded } from '../core/instance.js';
 import { keyFromHex, keyToHex } from '../core/keys.js';
 import { loadCoreSync } from '../core/node.js';
-import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, type ShapeChange, type ShapeLessons, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
+import { AnchorCopies, DeadEndRedirects, type DeadEndVerdict, NamedCopies, type NamedCopyVerdict, type NamedPage, type ShapeChange, type ShapeLessons, carriesPage, namedAboveVerdict, namedCopyVerdict, namesAncestor, namesItself, type AliasRecord, type CopyRecord, KnownCopies, NoindexShapes, type NoindexRecord, ParentRedirects, type ParentRedirectVerdict, parentCopyVerdict, parentRedirectOf, type ShapeRecord, ViewKeys, type ViewRecord, type AnchorRecord, type CaseLesson, type CaseRecord, LoginWalls, NavigationEcho, OriginAliases, PagingEnd, ParamLearner, type ParamNumbersRecord, type ParamRecord, PathCase, type SlashRecord, type SlashRule, SlashRules, SoftDetector, type SoftProbe, TrapDetector, type WallRecord, anchorShapeOf, isUrlLessPairs, wallScopeOf } from '../dedup/index.js';
 import { CorruptBucketError, CorruptPartitionError, DiskFullError, InvalidArgumentError, InvalidStateError } from '../errors/index.js';
 import { splitSeedCredentials } from './credentials.js';
 import { CookieJar, DnsCache, type Fetcher, HttpFetcher, type RobotsFetch, type RobotsSnapshot } from '../fetch/index.js';
@@ -1220,6 +1220,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (state.robots !== undefined) this.#gate.importRobots(state.robots);
       if (state.robotsUnreachable !== undefined) this.#gate.importRobots(state.robotsUnreachable);
       if (state.params !== undefined) this.#params?.import(state.params);
+      // After the keys: a checkpoint of an older build has none, and its keys keep every number.
+      if (state.paramNumbers !== undefined) this.#params?.importNumbers(state.paramNumbers);
       if (state.views !== undefined) this.#views?.import(state.views);
       if (state.walls !== undefined) this.#walls?.import(state.walls);
       if (state.copies !== undefined) this.#copies?.import(state.copies);
@@ -1245,7 +1247,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (spellings.length > 0) {
         const latest: CrawledUrl[] = [];
         this.#frontier.eachCrawled(Math.max(...spellings.map((l) => l.options.maxSpellings)), (r) => latest.push(r));
-        for (const l of spellings) for (let i = latest.length - 1; i >= 0; i--) l.noteServed(latest[i]!.url, latest[i]!.contentFp, latest[i]!.simhash);
+        for (const l of spellings) for (let i = latest.length - 1; i >= 0; i--) l.noteServed(latest[i]!.url, latest[i]!);
       }
       // The seeds about to be given count as seeds here (depth 0): one refused as a link before
       // (walled, an anchored copy) is the user's word now, and seeding leaves a row's status.
@@ -2298,14 +2300,16 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /**
    * A page's lessons — on the origin it moved to (`OriginAliases`, from a permanent redirect or a
-   * page served) and on query keys its site ignores (`ParamLearner`) — then its links taken to
-   * the origins theirs moved to and without the keys learned for their sections, before the
-   * frontier keys them, so a copy is never a row.
+   * page served), on how its origin spells paths (`PathCase`) and on query keys its site ignores
+   * (`ParamLearner`) — then its links taken to the origins theirs moved to and without the keys
+   * learned for their sections, before the frontier keys them, so a copy is never a row. The
+   * spellings an unlearned spelling lesson had taken away from links join a page's links here.
    */
-  #rewriteLinks(req: FetchRequest, o: Outcome, location: string | undefined, links: readonly Link[] | undefined, soft404: boolean): readonly Link[] | undefined {
+  #rewriteLinks(req: FetchRequest, o: Outcome, location: string | undefined, found: readonly Link[] | undefined, soft404: boolean): readonly Link[] | undefined {
     const aliases = this.#aliases;
     const params = soft404 ? undefined : this.#params;
     const views = soft404 ? undefined : this.#views;
+    let links = found;
     if (aliases !== undefined) {
       aliases.observe(req.url, o.status, location);
       this.#slashes?.observe(req.url, o.status, location);
@@ -2313,8 +2317,15 @@ export class Engine extends EventEmitter<EngineEvents> {
       // 2xx's body is fingerprinted; another status's body is read (and may be cut) only when the
       // fetcher records for an archive, and its status teaches the same either way.
       if (o.truncated !== true || o.status < 200 || o.status >= 300) {
-        this.#cases?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
-        this.#indexFiles?.observe(req.url, soft404 ? 404 : o.status, o.contentFp, o.simhash);
+        const page = { contentFp: o.contentFp, simhash: o.simhash, churnFp: o.churnFp, canonical: o.canonical };
+        this.#spellingsLifted(this.#cases?.observe(req.url, soft404 ? 404 : o.status, page));
+        this.#spellingsLifted(this.#indexFiles?.observe(req.url, soft404 ? 404 : o.status, page));
+      }
+      // The spellings a lesson unlearned (here or earlier) took away from links: this page's links
+      // now, judged as any of its links (a page without links to pass on leaves them owed).
+      if (links !== undefined && o.status >= 200 && o.status < 300 && !soft404) {
+        const owed = [...(this.#cases?.takeOwed() ?? []), ...(this.#indexFiles?.takeOwed() ?? [])];
+        if (owed.length > 0) links = [...links, ...owed.map((url) => ({ url }))];
       }
     }
     if (params !== undefined && o.status >= 200 && o.status < 300 && o.truncated !== true) params.observe(req.url, o.canonical, o.simhash);
@@ -2390,13 +2401,23 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (!(soft404 || status === 404 || status === 410)) return undefined;
     this.#aliases?.refuted(original, url);
     this.#slashes?.refuted(original, url);
-    this.#cases?.refuted(original, url);
-    this.#indexFiles?.refuted(original, url);
+    this.#spellingsLifted(this.#cases?.refuted(original, url));
+    this.#spellingsLifted(this.#indexFiles?.refuted(original, url));
     this.#params?.refuted(original, url);
     const views = this.#views?.refuted(original, url);
     if (views !== undefined) this.#requeueRefused((u) => ViewKeys.carries(u, views.keys, views.section), true);
     this.#tally.rewriteMiss(original);
     return original;
+  }
+
+  /**
+   * A spelling lesson (`PathCase`) unlearned: the spellings it refused at dispatch are queued
+   * again (`#requeueRefused`); those it took away from links are owed (`PathCase.takeOwed`).
+   */
+  #spellingsLifted(lesson: CaseLesson | undefined): void {
+    if (lesson === undefined || lesson.learned) return;
+    const prefix = `${lesson.origin}/`;
+    this.#requeueRefused((u) => u.startsWith(prefix), true);
   }
 
   /** The journal's record of a page the consumer took (nothing without a data directory). */
@@ -2743,8 +2764,9 @@ export class Engine extends EventEmitter<EngineEvents> {
    * The learners' lessons as the engine state keeps them, each list only when it holds some: a
    * checkpoint without lessons is the bytes it was.
    */
-  #lessons(): { params?: ParamRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; deadEndRedirects?: ShapeRecord[]; namedCopies?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
+  #lessons(): { params?: ParamRecord[]; paramNumbers?: ParamNumbersRecord[]; views?: ViewRecord[]; walls?: WallRecord[]; copies?: CopyRecord[]; anchors?: AnchorRecord[]; noindex?: NoindexRecord[]; parentRedirects?: ShapeRecord[]; deadEndRedirects?: ShapeRecord[]; namedCopies?: ShapeRecord[]; aliases?: AliasRecord[]; slashes?: SlashRecord[]; cases?: CaseRecord[]; indexFiles?: CaseRecord[] } {
     const params = this.#params?.export() ?? [];
+    const paramNumbers = this.#params?.exportNumbers() ?? [];
     const views = this.#views?.export() ?? [];
     const walls = this.#walls?.export() ?? [];
     const copies = this.#copies?.export() ?? [];
@@ -2759,6 +2781,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const indexFiles = this.#indexFiles?.export() ?? [];
     return {
       ...(params.length > 0 ? { params } : {}),
+      ...(paramNumbers.length > 0 ? { paramNumbers } : {}),
       ...(views.length > 0 ? { views } : {}),
       ...(walls.length > 0 ? { walls } : {}),
       ...(copies.length > 0 ? { copies } : {}),

@@ -255,8 +255,10 @@ export interface EngineOptions {
    * trailing slash: once three did (a `SlashRules`; a page served where the rule would move it
    * bans it), links into the section are written its way. And origins that ignore the letter
    * case of paths (IIS): once two paths were each served the same under two spellings (a
-   * `PathCase`; a 404 or another page under another spelling bans it), links to the origin are
-   * taken to the spelling of their path met first (`CrawlCounts.caseRewrites`); and origins
+   * `PathCase`: the same bytes or text, neither naming another URL canonical; a 404 or another
+   * page under another spelling bans it, a few spellings it would refuse are fetched as checks),
+   * links to the origin are taken to the spelling of their path met first
+   * (`CrawlCounts.caseRewrites`); and origins
    * that serve a directory's index file as the directory (`/a/index.html` = `/a/`; a `PathCase`
    * with `fold: 'index'`), their links taken to the spelling met first
    * (`CrawlCounts.indexRewrites`). And URL shapes whose URLs redirect into their parent page (a

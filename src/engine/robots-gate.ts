@@ -339,8 +339,10 @@ export class RobotsGate implements RobotsSeam {
    * where the crawl does not go (`DeadEndRedirects`, under `learnAliases`; the same exceptions), a
    * URL whose shape serves copies of pages it names canonical (`NamedCopies`, under
    * `learnAliases`; the same exceptions) — of these four shape lessons the first whose learned
-   * shape covers the URL decides, its checks included — a name that does not exist, an address the
-   * policy refuses. Counted once per URL (the frontier keeps it `Refused`).
+   * shape covers the URL decides, its checks included — another spelling of a page served this run
+   * on an origin that ignores letter case or serves a directory's index file as the directory
+   * (`PathCase`, under `learnAliases`; some let through as checks), a name that does not exist, an
+   * address the policy refuses. Counted once per URL (the frontier keeps it `Refused`).
    */
   refuses(url: string, depth: number, fetched = false): boolean {
     const out = this.o.scope.check(url);
@@ -378,11 +380,11 @@ export class RobotsGate implements RobotsSeam {
       counted();
       return true;
     }
-    if (this.o.cases?.duplicateOf(url) !== undefined) {
+    if (this.o.cases?.refuses(url) === true) {
       this.o.tally.caseCopy();
       return true;
     }
-    if (this.o.indexFiles?.duplicateOf(url) !== undefined) {
+    if (this.o.indexFiles?.refuses(url) === true) {
       this.o.tally.indexCopy();
       return true;
     }

@@ -726,6 +726,8 @@ export interface CrawledUrl {
   readonly url: string;
   readonly contentFp: bigint | undefined;
   readonly simhash: bigint | undefined;
+  /** The churn fingerprint of its main text, when the row has one. */
+  readonly churnFp: bigint | undefined;
 }
 
 const lanes = (a: Uint32Array, sl: number): bigint => (BigInt(a[sl * 2 + 1]!) << 32n) | BigInt(a[sl * 2]!);
@@ -742,6 +744,7 @@ export function eachCrawled(s: FrontierState, limit: number, visit: (row: Crawle
       url: t.urlOf(row),
       contentFp: (flags & FpFlag.ContentFp) !== 0 ? lanes(t.contentFp, sl) : undefined,
       simhash: (flags & FpFlag.Simhash) !== 0 ? lanes(t.simhash, sl) : undefined,
+      churnFp: (flags & FpFlag.ChurnFp) !== 0 ? lanes(t.churnFp, sl) : undefined,
     });
     n++;
   }

@@ -189,7 +189,10 @@ describe('trappedLine', () => {
   const limits = { maxDepth: 5, maxUrlsPerHost: 100 };
   it('is empty when nothing is trapped and names each rule with its flag otherwise', () => {
     expect(trappedLine({ depth: 0, budget: 0, pattern: 0 }, limits)).toBe('');
-    expect(trappedLine({ depth: 0, budget: 0, pattern: 2 }, limits)).toBe('  trapped   2 URLs not fetched: 2 on hosts that look like crawler traps (calendars, facets, session ids, repeated path segments)');
+    // Parked by a trap pattern: a resume with a higher URL budget lets them out too (they go through admission again, the patterns counted afresh).
+    expect(trappedLine({ depth: 0, budget: 0, pattern: 2 }, limits)).toBe(
+      '  trapped   2 URLs not fetched: 2 on hosts that look like crawler traps (calendars, facets, session ids, repeated path segments) (to follow them, raise --max-urls-per-host and resume; 0 = unlimited — a resume counts the trap patterns afresh)',
+    );
     expect(trappedLine({ depth: 1200, budget: 3, pattern: 0 }, limits)).toBe(
       '  trapped   1,203 URLs not fetched: 1,200 past --max-depth 5 · 3 over --max-urls-per-host 100 (to follow them, raise --max-depth or --max-urls-per-host and resume; 0 = unlimited)',
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PagingEnd, digitlessHash, pagingHash } from '../../src/dedup/paging.js';
+import { PagingEnd, digitlessHash, isLaterPagePair, pagingHash } from '../../src/dedup/paging.js';
 
 const S = 'http://shop.test/list';
 /** A body: `words`, and the page's number (digits are not read). */
@@ -46,6 +46,19 @@ describe('PagingEnd', () => {
     // Without a body (the fetcher keeps none) nothing is read.
     expect(p.observe(`${S}?page=9`, links(9, []), undefined)).toBeUndefined();
     expect(p.observe(`${S}?page=9`, links(9, []), undefined)).toBeUndefined();
+  });
+
+  it('names as paging keys the path words (seite, pagina, strona) and ASP.NET’s PageIndex, in any letter case (isLaterPagePair)', () => {
+    for (const key of ['page', 'pagina', 'seite', 'strona', 'PageIndex', 'page_index', 'Pagina']) {
+      expect(isLaterPagePair(`${key}=2`), key).toBe(true);
+      expect(isLaterPagePair(`${key}=1`), key).toBe(false);
+      expect(isLaterPagePair(`${key}=all`), key).toBe(false);
+    }
+    expect(isLaterPagePair('pageid=7')).toBe(false);
+    // A series paged by ?pagina= stops past its end as ?page= does.
+    const p = new PagingEnd();
+    expect(p.observe(`${S}?pagina=4`, links(4, [], 'pagina'), b('Nada', 4))).toBeUndefined();
+    expect(p.observe(`${S}?pagina=5`, links(5, [], 'pagina'), b('Nada', 5))).toEqual(new Set([`${S}?pagina=6`]));
   });
 
   it('reads paging in the path where a segment names it (/page/5/, /seite/5, page-5), the last such; never a bare number or a host name', () => {

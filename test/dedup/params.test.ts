@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ParamLearner, describeLessons, paramRecordProblem } from '../../src/dedup/index.js';
+import { ParamLearner, describeLessons, paramNumbersRecordProblem, paramRecordProblem } from '../../src/dedup/index.js';
 
 const O = 'http://blog.test';
 const H = 0x0123_4567_89ab_cdefn;
@@ -61,6 +61,72 @@ describe('ParamLearner', () => {
     expect(l.rewrite(`${O}/tagged/d?page=all`)).toBe(`${O}/tagged/d`);
   });
 
+  it('a key learned from copies that all carried one number drops only that number: later pages under any name are kept', () => {
+    // A forum's topics paged by a key no list names (`?folio=`, as `?pagina=` or `?PageIndex=` were
+    // before they joined the paging keys): `?folio=1` names the bare topic canonical with the
+    // same text, so the key is learned; before, `?folio=2..N` were taken to the topic and lost.
+    for (const key of ['folio', 'pagina', 'PageIndex']) {
+      const l = new ParamLearner();
+      for (let t = 1; t <= 3; t++) l.observe(`${O}/foro/tema-${t}/`, `${O}/foro/tema-${t}/`, H);
+      for (let t = 1; t <= 3; t++) l.observe(`${O}/foro/tema-${t}/?${key}=1`, `${O}/foro/tema-${t}/`, near(1));
+      expect(l.learned(), key).toEqual([{ scope: `${O}/foro/`, keys: [key] }]);
+      expect(l.rewrite(`${O}/foro/tema-4/?${key}=1`)).toBe(`${O}/foro/tema-4/`);
+      expect(l.duplicateOf(`${O}/foro/tema-2/?${key}=1`)).toBe(`${O}/foro/tema-2/`);
+      for (const n of ['0', '2', '3', '17']) {
+        expect(l.rewrite(`${O}/foro/tema-4/?${key}=${n}`), `${key}=${n}`).toBeUndefined();
+        expect(l.duplicateOf(`${O}/foro/tema-2/?${key}=${n}`), `${key}=${n}`).toBeUndefined();
+      }
+      // Another key beside it still goes; a worded value of the key too.
+      expect(l.rewrite(`${O}/foro/tema-4/?${key}=2&x=1`)).toBeUndefined();
+      expect(l.rewrite(`${O}/foro/tema-4/?${key}=all`)).toBe(`${O}/foro/tema-4/`);
+    }
+  });
+
+  it('a key learned from copies that carried distinct numbers, none twice (ids of copies), drops any number', () => {
+    // WordPress's `?replytocom=<comment id>`: the post again, naming the post canonical.
+    const l = new ParamLearner();
+    for (let i = 1; i <= 3; i++) l.observe(`${O}/post/${i}`, `${O}/post/${i}`, H);
+    for (const [post, comment] of [[1, 11], [1, 12], [2, 21]] as const) l.observe(`${O}/post/${post}?replytocom=${comment}`, `${O}/post/${post}`, near(2));
+    expect(l.learned()).toEqual([{ scope: `${O}/post/`, keys: ['replytocom'] }]);
+    expect(l.rewrite(`${O}/post/3?replytocom=31`)).toBe(`${O}/post/3`);
+    expect(l.duplicateOf(`${O}/post/3?replytocom=99`)).toBe(`${O}/post/3`);
+    // One number came back (on two posts): the key pages or counts, and other numbers stay.
+    const m = new ParamLearner();
+    for (let i = 1; i <= 3; i++) m.observe(`${O}/post/${i}`, `${O}/post/${i}`, H);
+    for (const [post, v] of [[1, 5], [2, 5], [3, 6]] as const) m.observe(`${O}/post/${post}?cpage=${v}`, `${O}/post/${post}`, near(2));
+    expect(m.rewrite(`${O}/post/9?cpage=5`)).toBe(`${O}/post/9`);
+    expect(m.rewrite(`${O}/post/9?cpage=6`)).toBe(`${O}/post/9`);
+    expect(m.rewrite(`${O}/post/9?cpage=7`)).toBeUndefined();
+  });
+
+  it('the numbers of learned keys go through exportNumbers / importNumbers; keys read back without them keep every number', () => {
+    const l = new ParamLearner();
+    for (let t = 1; t <= 3; t++) l.observe(`${O}/t/${t}`, `${O}/t/${t}`, H);
+    for (let t = 1; t <= 3; t++) l.observe(`${O}/t/${t}?pg_x=1&r=${10 + t}`, `${O}/t/${t}`, near(1));
+    expect(l.export()).toEqual([[`${O}/t/`, ['pg_x', 'r'], []]]);
+    expect(l.exportNumbers()).toEqual([
+      [`${O}/t/`, 'pg_x', ['1']],
+      [`${O}/t/`, 'r', null],
+    ]);
+    const back = new ParamLearner();
+    back.import(l.export());
+    // An older build's checkpoint: the keys without their numbers, so every number stays.
+    expect(back.rewrite(`${O}/t/9?pg_x=1&r=5`)).toBeUndefined();
+    expect(back.rewrite(`${O}/t/9?pg_x=a`)).toBe(`${O}/t/9`);
+    back.importNumbers(l.exportNumbers());
+    expect(back.rewrite(`${O}/t/9?pg_x=1&r=5`)).toBe(`${O}/t/9`);
+    expect(back.rewrite(`${O}/t/9?pg_x=2&r=5`)).toBe(`${O}/t/9?pg_x=2`);
+    expect(back.exportNumbers()).toEqual(l.exportNumbers());
+    // A record of a key not learned is skipped; a bad one is refused.
+    back.importNumbers([[`${O}/t/`, 'zz', null]]);
+    expect(back.exportNumbers()).toHaveLength(2);
+    expect(paramNumbersRecordProblem([`${O}/t/`, 'k', ['1', '2']])).toBeUndefined();
+    for (const bad of [[`${O}/t/`, 'k'], ['ftp://x/', 'k', null], [`${O}/t/`, '', null], [`${O}/t/`, '/1/a', null], [`${O}/t/`, 'k', ['x']], [`${O}/t/`, 'k', 1]] as unknown[]) {
+      expect(paramNumbersRecordProblem(bad), JSON.stringify(bad)).toBeDefined();
+      expect(() => new ParamLearner().importNumbers([bad as never])).toThrow(/ParamLearner\.importNumbers: /);
+    }
+  });
+
   it('the same copy three times is one piece of evidence', () => {
     const l = blog(0);
     for (let i = 0; i < 5; i++) l.observe(`${O}/post/1?ref=prev`, `${O}/post/1`, H);
@@ -91,9 +157,9 @@ describe('ParamLearner', () => {
 
   it('a learned key is unlearned by a copy whose text differs, or by a page naming itself canonical with the key', () => {
     const l = blog(3);
-    expect(l.rewrite(`${O}/post/x?ref=1`)).toBe(`${O}/post/x`);
+    expect(l.rewrite(`${O}/post/x?ref=y`)).toBe(`${O}/post/x`);
     expect(l.observe(`${O}/post/5?ref=prev`, `${O}/post/5`, near(9))).toEqual({ scope: `${O}/post/`, learned: [], unlearned: ['ref'] });
-    expect(l.rewrite(`${O}/post/x?ref=1`)).toBeUndefined();
+    expect(l.rewrite(`${O}/post/x?ref=y`)).toBeUndefined();
     // Banned: more agreeing copies do not bring it back.
     for (let i = 0; i < 10; i++) l.observe(`${O}/post/${i}?ref=again`, `${O}/post/${i}`, H);
     expect(l.learned()).toEqual([]);
@@ -220,7 +286,9 @@ describe('ParamLearner', () => {
     l.observe(`${O}/p/0?from=a&ref=b`, `${O}/p/0`, H);
     expect(l.observe(`${O}/p/1?ref=c`, `${O}/p/1`, H)).toEqual({ scope: `${O}/p/`, learned: ['ref'], unlearned: [] });
     expect(l.observe(`${O}/p/2?from=z`, `${O}/p/2`, H)).toEqual({ scope: `${O}/p/`, learned: ['from'], unlearned: [] });
-    expect(l.rewrite(`${O}/p/q?from=1&keep=2&ref=3`)).toBe(`${O}/p/q?keep=2`);
+    expect(l.rewrite(`${O}/p/q?from=y&keep=2&ref=w`)).toBe(`${O}/p/q?keep=2`);
+    // Their copies carried words: a number is no value of theirs seen as a copy, and stays.
+    expect(l.rewrite(`${O}/p/q?from=1&keep=2&ref=3`)).toBeUndefined();
   });
 
   it('stays bounded: the oldest remembered page is forgotten, and a scope tracks at most maxKeysPerScope keys', () => {
@@ -301,7 +369,8 @@ describe('ParamLearner', () => {
         for (const k of taught) l.observe(`${O}/t?${k}=0`, `${O}/t`, H);
         const url = pairs.length === 0 ? `${O}/x` : `${O}/x?${pairs.join('&')}`;
         const out = l.rewrite(url) ?? url;
-        const kept = pairs.filter((p) => !taught.includes(p.split('=')[0]!));
+        // Taught by copies carrying 0: another number stays (`keepsNumber`).
+        const kept = pairs.filter((p) => !taught.includes(p.split('=')[0]!) || p.endsWith('=1'));
         expect(out).toBe(kept.length === 0 ? `${O}/x` : `${O}/x?${kept.join('&')}`);
         expect(l.rewrite(out)).toBeUndefined();
       }),

@@ -14,6 +14,7 @@ import {
   isTrapSuspect,
   urlKey,
 } from '../../src/index.js';
+import { sessionSplit } from '../../src/dedup/traps.js';
 
 /** 2026-07-15T00:00Z in epoch hours: the campaign clock of every test here. */
 const NOW = Date.UTC(2026, 6, 15) / 3_600_000;
@@ -195,7 +196,8 @@ describe('synthetic trap sites', () => {
     }
     expect(detector.suspect('shop.example.net')).toBe(true);
     expect(detector.flags('shop.example.net').session).toBe(true);
-    expect(statuses.filter((s) => s === UrlStatus.Scheduled)).toHaveLength(detector.options.flagThreshold - 1);
+    // The first token of each of the ten pages is no copy; the next copies under other tokens count.
+    expect(statuses.filter((s) => s === UrlStatus.Scheduled)).toHaveLength(10 + detector.options.flagThreshold - 1);
     expect(intake(detector, host, 'shop.example.net', 'https://shop.example.net/item/3')).toBe(UrlStatus.Scheduled);
     expect(intake(detector, host, 'shop.example.net', `https://shop.example.net/item/3;sid=${token(r)}`)).toBe(UrlStatus.Trapped);
   });
@@ -308,14 +310,62 @@ describe('synthetic trap sites', () => {
     const r = rng(5);
     let became = 0;
     for (let i = 0; i < 5000; i++) {
-      const url = `https://big.example/p?sessid=${token(r)}&a=1&b=2&c=3&d=4&e=${i}`;
+      // A fresh token on each URL, and each page the token-stripped URL of a hundred earlier ones.
+      const url = `https://big.example/p?sessid=${token(r)}&a=1&b=2&c=3&d=4&e=${i % 100}`;
       const obs = detector.observe('big.example', keyOf(url), url, NOW);
       if (obs.becameSuspect) became++;
       expect(detector.trackedUrls('big.example')).toBeLessThanOrEqual(4 * 8);
+      expect(detector.sessionPaths('big.example')).toBeLessThanOrEqual(100);
     }
     expect(became).toBe(1);
     expect(detector.flags('big.example')).toEqual({ calendar: false, faceted: true, session: true, repeated: false });
     expect(detector.trackedUrls('big.example')).toBe(0);
+    expect(detector.sessionPaths('big.example')).toBe(0);
+    // Token-stripped URLs never met twice: at most 1,024 remembered, the oldest forgotten.
+    const wide = new TrapDetector();
+    for (let i = 0; i < 3000; i++) {
+      const url = `https://wide.example/(S(${token(r, 24)}))/item.aspx?id=${i}`;
+      wide.observe('wide.example', keyOf(url), url, NOW);
+    }
+    expect(wide.sessionPaths('wide.example')).toBe(1024);
+    expect(wide.suspect('wide.example')).toBe(false);
+  });
+
+  it('never flags a site that keeps one session: every URL carries the same token (ASP.NET cookieless)', () => {
+    // The first request is redirected into /(S(token))/ and relative links stay in it: every URL
+    // of the site bears a session signature, none is a copy. Before, the 20th URL flagged the
+    // host and the rest of the site was parked.
+    const detector = new TrapDetector();
+    const host: AdmitHost = { urlBudget: 0, depthCap: 0, admitted: 0, flags: 0 };
+    const r = rng(7);
+    const t = token(r, 24);
+    const urls = [`https://aspx.example/(S(${t}))/`, ...Array.from({ length: 500 }, (_, i) => `https://aspx.example/(S(${t}))/product.aspx?id=${i + 1}`)];
+    // Rediscovered from every page: the same URLs again.
+    const statuses = [...urls, ...urls].map((u) => intake(detector, host, 'aspx.example', u));
+    expect(statuses.every((s) => s === UrlStatus.Scheduled)).toBe(true);
+    expect(detector.suspect('aspx.example')).toBe(false);
+    expect(detector.observe('aspx.example', keyOf(urls[3]!), urls[3]!, NOW).kind).toBe(PatternKind.Session);
+    // A site that mints a session per visit links the same pages under new tokens: a trap.
+    const minting = new TrapDetector();
+    const h2: AdmitHost = { urlBudget: 0, depthCap: 0, admitted: 0, flags: 0 };
+    let scheduled = 0;
+    for (let visit = 0; visit < 10; visit++) {
+      const v = token(r, 24);
+      for (let i = 1; i <= 30; i++) if (intake(minting, h2, 'mint.example', `https://mint.example/(S(${v}))/product.aspx?id=${i}`) === UrlStatus.Scheduled) scheduled++;
+    }
+    expect(minting.flags('mint.example').session).toBe(true);
+    // The first visit's 30 pages, then copies until the flag.
+    expect(scheduled).toBe(30 + minting.options.flagThreshold - 1);
+  });
+
+  it('reads the token-stripped URL of each session place (sessionSplit)', () => {
+    const t = '9f8e7d6c5b4a39281726';
+    expect(sessionSplit(`https://e.com/(S(lit3py55t21z5v55vlm25s55))/page.aspx?a=1`)).toEqual({ rest: 'https://e.com/(S())/page.aspx?a=1', token: 'lit3py55t21z5v55vlm25s55' });
+    expect(sessionSplit(`https://e.com/a;sid=${t}/b?x=1`)).toEqual({ rest: 'https://e.com/a;sid=/b?x=1', token: t });
+    expect(sessionSplit(`https://e.com/session/${t}/page`)).toEqual({ rest: 'https://e.com/session//page', token: t });
+    expect(sessionSplit(`https://e.com/p?a=1&usersid=${t}`)).toEqual({ rest: 'https://e.com/p?a=1&usersid=', token: t });
+    // Not a token: left as it is.
+    expect(sessionSplit('https://e.com/p?sid=short&q=1')).toEqual({ rest: 'https://e.com/p?sid=short&q=1', token: '' });
   });
 
   it('is pure: the same stream gives the same verdicts and flags', () => {

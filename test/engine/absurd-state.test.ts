@@ -90,7 +90,8 @@ describe('absurd but checksum-valid checkpoints', () => {
     const aliases = [['http://a.test', 'https://www.a.test'], ['http://b.test:8080', null]];
     const slashes = [['http://a.test/docs/', 'add', []], ['http://a.test/', null, ['strip', 'add']]];
     const cases = [['http://iis.test', true], ['https://a.test:8443', false]];
-    expect(parseEngineState(withState(image, { ...validState, params, aliases, slashes, cases }).meta.settings['engine'])).toMatchObject({ params, aliases, slashes, cases });
+    const paramNumbers = [['http://a.test:8080/post/', 'ref', null], ['http://a.test:8080/post/', 'pagina', ['1']]];
+    expect(parseEngineState(withState(image, { ...validState, params, paramNumbers, aliases, slashes, cases }).meta.settings['engine'])).toMatchObject({ params, paramNumbers, aliases, slashes, cases });
     // Fetch starts kept across checkpoints; a state without them (an older build's) loads too.
     const fetchStarts = [['http://a.test/p/6', 1_700_000_000_000], ['http://a.test/p/6', 1_700_000_060_000]];
     expect(parseEngineState(withState(image, { ...validState, fetchStarts }).meta.settings['engine'])).toMatchObject({ fetchStarts });
@@ -132,6 +133,7 @@ describe('absurd but checksum-valid checkpoints', () => {
       fc.tuple(fc.constant('aliases'), fc.constantFrom<unknown>('x', {}, [['http://a.test']], [['http://a.test', 'https://b.test']], [['https://a.test', 'http://a.test']], [['http://a.test/', null]], [[5, null]])),
       fc.tuple(fc.constant('slashes'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', 'add']], [['http://a.test/a/b/', 'add', []]], [['http://a.test/', 'up', []]], [['http://a.test/', null, ['add', 'strip', 'add']]], [['http://a.test/', null, 'add']])),
       fc.tuple(fc.constant('cases'), fc.constantFrom<unknown>('x', {}, [['http://a.test']], [['http://a.test', 'yes']], [['http://a.test/', true]], [['a.test', false]], [[5, true]])),
+      fc.tuple(fc.constant('paramNumbers'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', 'k']], [['http://a.test/', '', null]], [['http://a.test/', 'k', ['one']]], [['http://a.test/', 'k', 1]], [['nope', 'k', null]])),
       fc.tuple(fc.constant('params'), fc.constantFrom<unknown>('x', {}, [['http://a.test/', ['ref']]], [['not an origin', [], []]], [['http://a.test', [], []]], [['http://a.test/path', [], []]], [['http://a.test/', [''], []]], [['http://a.test/', [], [7]]], [['http://a.test/', 'ref', []]])),
       fc.tuple(
         fc.constant('robots'),
