@@ -10,14 +10,24 @@
  *
  * The signature: the set of names of a page's links that are immediate children of its own
  * directory (`dir/name` or `dir/name/`, at least two) equals the set of a page at an ancestor
- * directory. Such a page's child links are echoes of the ancestor's, and `observe` names them
- * to be dropped; the page itself was fetched and is kept. A real hierarchy names different
- * children at each level, and pages that share a sub-navigation as siblings (`/p/a/` and `/p/b/`
- * both linking `overview/`) are not ancestors of one another.
+ * directory, and every path segment between that ancestor and the page's directory is one of
+ * the ancestor's own child names (`name/`): the path was minted by the ancestor's links. Such a
+ * page's child links are echoes of the ancestor's, and `observe` names them to be dropped; the
+ * page itself was fetched and is kept. A real hierarchy names different children at each level;
+ * pages that share a sub-navigation as siblings (`/p/a/` and `/p/b/` both linking `overview/`)
+ * are not ancestors of one another; and a sub-section that reuses its parent's child names is
+ * reached by no link of the parent named like it: versioned docs (`/docs/` and `/docs/v1/` both
+ * linking `intro install … changelog`, v1 linked from elsewhere) or a shop's sale
+ * (`/shop/{men,women,kids}/` and `/shop/sale/{men,women,kids}/`) lost every page of the older
+ * versions and of the sale to the equal sets alone (a loopback docs site: 10 of its 12 versioned
+ * pages never fetched). Links are compared as the canonical URLs they resolve to, however the
+ * author wrote them: a template that builds absolute paths from the request's path
+ * (`$_SERVER['PHP_SELF']`, `{{ request.path }}`) echoes under a catch-all as relative links do.
  *
- * Owns: a bounded map of directory → hash of its child-name set (32-bit FNV-1a of the sorted
- * names; the most recent 16,384 directories, ≈ 1.5 MB). Never: fetch, park or refuse a URL
- * (the engine drops the links and counts them), or look across origins.
+ * Owns: a bounded map of directory → its child names (the sorted 32-bit FNV-1a hashes, at most
+ * `MAX_NAMES`; a directory with more is not kept) — the most recent 16,384 directories and
+ * `MAX_STORED_NAMES` names in all. Never: fetch, park or refuse a URL (the engine drops the links
+ * and counts them), or look across origins.
  */
 
 import { domainHash } from '../prioritize/opic.js';
@@ -26,6 +36,10 @@ import { evictOldest } from '../lru/index.js';
 
 /** Directories remembered (least recently recorded out first). */
 const MAX_DIRECTORIES = 16_384;
+/** Child names kept per directory: a page linking more is a listing, no menu to echo. */
+const MAX_NAMES = 256;
+/** Child names kept in all (their hashes: 1 MiB), the least recently recorded directories out first. */
+const MAX_STORED_NAMES = 262_144;
 /** Ancestor levels looked at above a page's directory. */
 const MAX_LEVELS = 8;
 
@@ -38,19 +52,45 @@ function directoryOf(url: string): { origin: string; dir: string } | undefined {
   return { origin: url.slice(0, end), dir: path.slice(0, path.lastIndexOf('/') + 1) };
 }
 
+/** Whether `sorted` holds `h` (binary search). */
+function holds(sorted: Uint32Array, h: number): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = sorted[mid]!;
+    if (v === h) return true;
+    if (v < h) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
+/** Whether every segment of `between` (`a/b/`, each with its `/`) is one of `names`. */
+function mintedBy(names: Uint32Array, between: string): boolean {
+  let from = 0;
+  while (from < between.length) {
+    const to = between.indexOf('/', from) + 1;
+    if (!holds(names, domainHash(between.slice(from, to)))) return false;
+    from = to;
+  }
+  return true;
+}
+
 /** See the module comment. */
 export class NavigationEcho {
-  readonly #sets = new Map<string, number>();
+  readonly #names = new Map<string, Uint32Array>();
+  #stored = 0;
 
   /** Directories remembered. */
   get size(): number {
-    return this.#sets.size;
+    return this.#names.size;
   }
 
   /**
-   * A page at `pageUrl` with these links (canonical URLs): records its child-name set, and
-   * returns the child links to drop when an ancestor directory had the same set (undefined
-   * when none is to be dropped).
+   * A page at `pageUrl` with these links (canonical URLs): records its child names, and returns
+   * the child links to drop when it echoes an ancestor directory (see the module comment;
+   * undefined when none is to be dropped).
    */
   observe(pageUrl: string, links: readonly { readonly url: string }[]): Set<string> | undefined {
     const at = directoryOf(pageUrl);
@@ -71,20 +111,34 @@ export class NavigationEcho {
       children.push(u);
     }
     if (names.length < 2) return undefined;
-    // 32-bit FNV-1a (the prioritizer's string hash).
-    const hash = domainHash(names.sort().join('\n'));
+    // 32-bit FNV-1a (the prioritizer's string hash) of each name, sorted.
+    const own = Uint32Array.from(names, domainHash).sort();
     let echo = false;
     let dir = at.dir;
     for (let level = 0; level < MAX_LEVELS && dir.length > 1; level++) {
       dir = dir.slice(0, dir.lastIndexOf('/', dir.length - 2) + 1);
-      if (this.#sets.get(at.origin + dir) === hash) {
+      const theirs = this.#names.get(at.origin + dir);
+      if (theirs !== undefined && theirs.length === own.length && theirs.every((h, i) => h === own[i]) && mintedBy(theirs, at.dir.slice(dir.length))) {
         echo = true;
         break;
       }
     }
-    this.#sets.delete(prefix);
-    this.#sets.set(prefix, hash);
-    if (this.#sets.size > MAX_DIRECTORIES) evictOldest(this.#sets);
+    this.#forget(prefix);
+    if (own.length <= MAX_NAMES) {
+      this.#names.set(prefix, own);
+      this.#stored += own.length;
+      while (this.#names.size > MAX_DIRECTORIES || this.#stored > MAX_STORED_NAMES) {
+        if (evictOldest(this.#names, (k) => void (this.#stored -= this.#names.get(k)!.length)) === undefined) break;
+      }
+    }
     return echo ? new Set(children) : undefined;
+  }
+
+  /** Drops the record of directory `key`, if any. */
+  #forget(key: string): void {
+    const old = this.#names.get(key);
+    if (old === undefined) return;
+    this.#stored -= old.length;
+    this.#names.delete(key);
   }
 }

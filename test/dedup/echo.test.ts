@@ -1,6 +1,6 @@
 // NavigationEcho: relative navigation repeated one level deeper under a catch-all path is
-// named for dropping; real hierarchies, siblings sharing a sub-menu, other origins and single
-// links are not.
+// named for dropping; real hierarchies, siblings sharing a sub-menu, sub-sections reusing their
+// parent's child names (versioned docs, a shop's sale), other origins and single links are not.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NavigationEcho } from '../../src/dedup/index.js';
@@ -35,6 +35,24 @@ describe('NavigationEcho', () => {
     expect(echo.observe('http://a.test/f/b.html', links('http://a.test/f/b.html', ['b.html', 'c.html']))).toBeUndefined();
   });
 
+  it('leaves a sub-section that reuses its parent\'s child names alone: the path between them is no name the parent links', () => {
+    const echo = new NavigationEcho();
+    const DOCS = ['intro', 'install', 'config', 'api', 'faq', 'changelog'];
+    expect(echo.observe('http://a.test/docs/', links('http://a.test/docs/', DOCS))).toBeUndefined();
+    // Older versions, linked from elsewhere (a versions page): relative sidebar, and absolute.
+    expect(echo.observe('http://a.test/docs/v1/', links('http://a.test/docs/v1/', DOCS))).toBeUndefined();
+    expect(echo.observe('http://a.test/docs/v1/intro', links('http://a.test/docs/v1/intro', DOCS))).toBeUndefined();
+    expect(echo.observe('http://a.test/docs/v2/', links('http://a.test/docs/', DOCS.map((n) => `/docs/v2/${n}`)))).toBeUndefined();
+    // Two levels between (a version's own sub-folder).
+    expect(echo.observe('http://a.test/docs/old/v0/', links('http://a.test/docs/old/v0/', DOCS))).toBeUndefined();
+    const SHOP = ['men/', 'women/', 'kids/'];
+    expect(echo.observe('http://a.test/shop/', links('http://a.test/shop/', SHOP))).toBeUndefined();
+    expect(echo.observe('http://a.test/shop/sale/', links('http://a.test/shop/sale/', SHOP))).toBeUndefined();
+    // A catch-all's echo is still one, however its links are spelled: a template building
+    // absolute paths from the request's path.
+    expect(echo.observe('http://a.test/shop/men/', links('http://a.test/', SHOP.map((n) => `/shop/men/${n}`)))?.size).toBe(3);
+  });
+
   it('property: a catch-all tree of any menu is cut at its second level, and memory stays bounded', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.stringMatching(/^[a-z]{1,6}$/), { minLength: 2, maxLength: 5 }), (menu) => {
@@ -56,5 +74,13 @@ describe('NavigationEcho', () => {
     const echo = new NavigationEcho();
     for (let i = 0; i < 20_000; i++) echo.observe(`http://m.test/d${i}/`, links(`http://m.test/d${i}/`, ['a/', 'b/']));
     expect(echo.size).toBe(16_384);
+    // 262,144 names in all: directories of 256 names each, 1,024 of them kept; one of 257 names
+    // is no menu, and is not kept.
+    const wide = new NavigationEcho();
+    const many = Array.from({ length: 256 }, (_, i) => `n${i}/`);
+    for (let i = 0; i < 2_000; i++) wide.observe(`http://m.test/d${i}/`, links(`http://m.test/d${i}/`, many));
+    expect(wide.size).toBe(1_024);
+    wide.observe('http://m.test/wider/', links('http://m.test/wider/', [...many, 'more/']));
+    expect(wide.size).toBe(1_024);
   });
 });
