@@ -10,12 +10,17 @@
  * lost by a rule that stopped there.
  *
  * A page counts when it was fetched OK with its whole body (not a sitemap) and its path holds a
- * date (`2026-12`, `2026-12-07`, `2026/12/07`): its *series* is its URL with the date as its shape
- * (`/events/{YYYY-MM-DD}/`: months and days are two series, in one folder too); it *repeats* when
- * its body, less its ASCII digits (`PagingEnd`'s signature), equals an earlier page's of the
- * series. A series is named when at least `MIN_REPEATS` of its pages repeated, half of them at
- * least. The `--exclude` hint is the series' URL with each digit of the date as `[0-9]`, given only
- * when nothing else in the URL is glob syntax, a query or a quote.
+ * date (`2026-12`, `2026-12-07`, `2026/12/07`), or else a query value is one, whole: its *series*
+ * is its URL with the date as its shape (`/events/{YYYY-MM-DD}/`, `/calendar/day?date={YYYY-MM-DD}`,
+ * every date value of the query so: `?from={YYYY-MM-DD}&to={YYYY-MM-DD}`; months and days are two
+ * series, in one folder too); it *repeats* when its body, less its ASCII digits (`PagingEnd`'s
+ * signature), equals an earlier page's of the series. A series is named when at least
+ * `MIN_REPEATS` of its pages repeated, half of them at least. The `--exclude` hint is the series'
+ * URL with each digit of its dates as `[0-9]` and the query's `?` as `[?]` (a glob's `?` is any
+ * character), given only when nothing else in the URL is glob syntax or a quote. Query dates were
+ * not read at first: a loopback club site's day view `/calendar/day?date=…` made 1,325 of its
+ * 1,385 requests while the summary named only its 46 month pages (the days' glob now named first:
+ * 76 requests with it, its 10 events fetched).
  *
  * Owns: per series, the pages counted and up to `MAX_SIGNATURES` signatures, in two maps: series
  * with fewer than `MIN_REPEATS` repeats (at most `MAX_SERIES`, the least recently observed out
@@ -40,6 +45,8 @@ const MAX_NAMED = 3;
 
 /** A year 1900–2099, a month, and optionally a day, in one path segment or three (`/2026/12/07`). */
 const DATE = /(?<![0-9])(?:19|20)[0-9]{2}([-/])(?:0[1-9]|1[0-2])(?:\1(?:0[1-9]|[12][0-9]|3[01]))?(?![0-9])/;
+/** A query value that is such a date, whole. */
+const DATE_VALUE = new RegExp(`^(?:${DATE.source})$`);
 /** Characters a glob reads as syntax (picomatch), and the shell's quote: a URL holding one gets no `--exclude` hint. */
 const NO_HINT = /[*?[\]{}()!@+|\\']/;
 
@@ -62,7 +69,7 @@ interface Tally {
   readonly exclude: string | undefined;
 }
 
-/** The page's date series and the glob of its dates (see the module comment), or undefined when its path holds no date. */
+/** The page's date series and the glob of its dates (see the module comment), or undefined when neither its path nor a query value holds a date. */
 export function dateSeriesOf(url: string): { series: string; exclude: string | undefined } | undefined {
   // Most pages hold no date anywhere: no URL object for them (this runs for every page fetched).
   if (!DATE.test(url)) return undefined;
@@ -73,13 +80,48 @@ export function dateSeriesOf(url: string): { series: string; exclude: string | u
     return undefined;
   }
   const m = DATE.exec(u.pathname);
-  if (m === null) return undefined;
+  if (m === null) return querySeriesOf(u);
   const before = `${u.origin}${u.pathname.slice(0, m.index)}`;
-  const after = `${u.pathname.slice(m.index + m[0].length)}${u.search}`;
-  const shape = ['YYYY', 'MM', 'DD'].slice(0, m[0].split(m[1]!).length).join(m[1]);
+  const after = u.pathname.slice(m.index + m[0].length);
   return {
-    series: `${before}{${shape}}${after}`,
-    exclude: NO_HINT.test(before + after) ? undefined : `${before}${m[0].replace(/[0-9]/g, '[0-9]')}${after}`,
+    series: `${before}{${shapeOf(m)}}${after}${u.search}`,
+    exclude: NO_HINT.test(before + after + u.search.slice(1)) ? undefined : `${before}${digitGlob(m[0])}${after}${queryGlob(u.search.slice(1))}`,
+  };
+}
+
+/** A query (without its `?`) as glob text: `[?]` and the query (a glob's `?` is any character), or nothing for none. */
+function queryGlob(query: string): string {
+  return query === '' ? '' : `[?]${query}`;
+}
+
+/** `YYYY-MM-DD`, `YYYY/MM` …: the shape of a date matched by `DATE` (its separator is group 1). */
+function shapeOf(m: RegExpExecArray): string {
+  return ['YYYY', 'MM', 'DD'].slice(0, m[0].split(m[1]!).length).join(m[1]);
+}
+
+/** `text` with each ASCII digit as the glob class `[0-9]`. */
+function digitGlob(text: string): string {
+  return text.replace(/[0-9]/g, '[0-9]');
+}
+
+/** `dateSeriesOf` for a URL whose path holds no date: its query values that are dates, or undefined when none is. */
+function querySeriesOf(u: URL): { series: string; exclude: string | undefined } | undefined {
+  const pairs = u.search.slice(1).split('&');
+  const series: string[] = [];
+  const glob: string[] = [];
+  let dated = false;
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=') + 1;
+    const m = eq === 0 ? null : DATE_VALUE.exec(pair.slice(eq));
+    series.push(m === null ? pair : `${pair.slice(0, eq)}{${shapeOf(m)}}`);
+    glob.push(m === null ? pair : `${pair.slice(0, eq)}${digitGlob(m[0])}`);
+    if (m !== null) dated = true;
+  }
+  if (!dated) return undefined;
+  const path = `${u.origin}${u.pathname}`;
+  return {
+    series: `${path}?${series.join('&')}`,
+    exclude: NO_HINT.test(path + pairs.join('&')) ? undefined : `${path}${queryGlob(glob.join('&'))}`,
   };
 }
 
