@@ -76,7 +76,7 @@ export function inFile(err: unknown, path: string): unknown {
     return new CliFailure(err.code, err.message, EXIT.failure, hint, { cause: err });
   }
   if (err instanceof CorruptJournalError) {
-    return new CliFailure(err.code, `${path}: corrupt journal: ${err.message}`, EXIT.failure, 'the journal is damaged beyond a torn tail: move it aside to resume from the last checkpoint', { cause: err });
+    return new CliFailure(err.code, `${path}: corrupt journal: ${err.message}`, EXIT.failure, "the journal is damaged beyond a torn tail, or is not this checkpoint's: move it aside to resume from the last checkpoint (what was fetched after it is fetched again)", { cause: err });
   }
   const code = (err as { code?: unknown } | null)?.code;
   if (err instanceof Error && !(err instanceof MeguriError) && typeof code === 'string' && /^E[A-Z]+$/.test(code)) {

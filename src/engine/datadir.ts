@@ -511,6 +511,10 @@ export class DataDir {
     }
     // The damaged file is not a predecessor; the next checkpoint replaces it and drops the previous pair.
     this.#current = undefined;
+    // Whatever `recover` found of the damaged checkpoint's journal no longer applies: a "stale"
+    // one moved aside by the next checkpoint would overwrite the journal this fallback's pair
+    // needs, and a write that then failed (or a kill) left no pair to fall back to.
+    this.#journalIs = 'none';
     this.#fellBack = reason;
     const records = [...first.records, ...second.records];
     return {

@@ -21,7 +21,7 @@ import { CHECKPOINT_FILE, DataDir, JOURNAL_FILE, PREV_CHECKPOINT_FILE, PREV_JOUR
 import { setMemoryBudgetFloor } from '../../src/engine/options.js';
 import type { JournalRecord } from '../../src/engine/records.js';
 import { partitionSections } from '../../src/format/index.js';
-import { CorruptJournalError, CorruptPartitionError, DiskFullError, Engine, Journal, readPartition } from '../../src/index.js';
+import { CorruptBucketError, CorruptJournalError, CorruptPartitionError, DiskFullError, Engine, Journal, readPartition } from '../../src/index.js';
 import { CountingIo, setDiskIo } from '../../src/disk/io.js';
 import { resolveEngineOptions } from '../../src/engine/options.js';
 import { SETTINGS_FILE, writeCrawlSettings } from '../../src/engine/settings.js';
@@ -386,6 +386,41 @@ describe('the rotation keeps a loadable pair at every step', () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     damage(join(dir, CHECKPOINT_FILE));
     expect(recoversAll(dir, 4).fallback?.generation).toBe(2);
+  });
+
+  it('a fallback after a resume with a stale journal, then a failed first checkpoint: the previous pair still falls back', () => {
+    // Before: the fallback kept the damaged checkpoint's "stale journal" verdict, so its first
+    // checkpoint moved that journal over journal.prev.mgj — the journal of the pair it fell back
+    // to — and a write that then failed left "no fallback" and the pair's records lost.
+    const base = fresh();
+    threeCheckpoints(base);
+    const ahead = fresh();
+    threeCheckpoints(ahead);
+    {
+      const d = new DataDir(ahead);
+      d.lock();
+      d.recover(NOW);
+      d.checkpoint(IMAGE, state(4, 4), 0);
+      d.release();
+    }
+    // A kill after checkpoint 4's rename: checkpoint 4 beside journal 3 (stale), the previous pair 2.
+    const dir = fresh();
+    copyFileSync(join(ahead, CHECKPOINT_FILE), join(dir, CHECKPOINT_FILE));
+    for (const f of [PREV_CHECKPOINT_FILE, JOURNAL_FILE, PREV_JOURNAL_FILE]) copyFileSync(join(base, f), join(dir, f));
+    const d = new DataDir(dir);
+    d.lock();
+    expect(d.recover(NOW)!.generation).toBe(4);
+    const fb = d.fallBack(new CorruptBucketError(join(dir, CHECKPOINT_FILE), 'tier damage'), NOW);
+    expect(fb.state.generation).toBe(2);
+    writes.fail = true;
+    expect(() => d.checkpoint(IMAGE, state(fb.generation + 1, fb.state.completed + fb.records.length), 0)).toThrow(DiskFullError);
+    d.release();
+    const again = new DataDir(dir);
+    again.lock();
+    again.recover(NOW);
+    const second = again.fallBack(new CorruptBucketError(join(dir, CHECKPOINT_FILE), 'tier damage'), NOW);
+    again.release();
+    expect(second.state.completed + second.records.length).toBe(4);
   });
 
   it('kill -9 right after each rename and half-way through each journal write of a checkpoint: every record once, and a fallback when the new checkpoint is damaged', () => {
