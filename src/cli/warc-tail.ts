@@ -352,7 +352,7 @@ export function repairNotes(r: WarcTailRepair, name: (file: string) => string = 
     notes.push(`${name(c.file)}: cut ${c.bytes} byte${c.bytes === 1 ? '' : 's'} at byte ${c.offset}: a last record cut short when the run before ended`);
   }
   for (const c of r.unlisted) {
-    notes.push(`${name(c.file)}: cut ${c.bytes} bytes at byte ${c.offset}: the records of ${c.url}, written just before the run before ended and in no pages.jsonl line (it is fetched and written again)`);
+    notes.push(`${name(c.file)}: cut ${c.bytes} bytes at byte ${c.offset}: the records of ${c.url}, written just before the run before ended and in no pages.jsonl line (the page is fetched and written again when the crawl reaches it)`);
   }
   for (const d of r.damaged) {
     const after = d.next === undefined ? 'its last record fails its check' : `whole records resume at byte ${d.next}`;

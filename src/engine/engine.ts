@@ -326,6 +326,12 @@ export class Engine extends EventEmitter<EngineEvents> {
    * starts from, as after a crash.
    */
   #diskFull: DiskFullError | undefined;
+  /**
+   * `beforeCheckpoint` threw: the outputs of pages taken may not be on disk (after a failed
+   * fsync, Linux may already have dropped the dirty pages, so a retry that succeeds proves
+   * nothing). No later checkpoint of this run may mark them done — the end-of-run one included.
+   */
+  #outputsUnsynced: unknown;
   /** `dataDir` was opened (and replayed) completely: only then may a checkpoint replace the file. */
   #opened = false;
   #detach: () => void = () => undefined;
@@ -2635,7 +2641,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#sends.watch(false);
     this.#reason ??= 'stopped';
     try {
-      if (this.#diskFull === undefined && this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
+      if (this.#diskFull === undefined && this.#outputsUnsynced === undefined && this.#opened && this.options.dataDir !== undefined && this.#frontier !== undefined) this.#checkpoint();
     } catch (err) {
       if (!this.#noteDiskFull(err)) throw err;
     }
@@ -2701,8 +2707,15 @@ export class Engine extends EventEmitter<EngineEvents> {
     const data = this.#data;
     const f = this.#frontier;
     if (data === undefined || f === undefined) return;
-    // The consumer's outputs of the pages this checkpoint marks done reach the disk first.
-    this.options.beforeCheckpoint?.();
+    // The consumer's outputs of the pages this checkpoint marks done reach the disk first; once
+    // that failed, no checkpoint of this run may follow (`#outputsUnsynced`).
+    if (this.#outputsUnsynced !== undefined) throw this.#outputsUnsynced;
+    try {
+      this.options.beforeCheckpoint?.();
+    } catch (err) {
+      this.#outputsUnsynced = err;
+      throw err;
+    }
     const generation = this.#generation + 1;
     const startedMs = performance.now();
     // A checkpoint holding a robots.txt answer holds the seeds of its Sitemap lines too: queued

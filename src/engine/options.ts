@@ -358,7 +358,9 @@ export interface EngineOptions {
    * every page taken so far — the CLI fdatasyncs its WARC file and pages.jsonl. The checkpoint
    * marks those pages done, and a done page is never fetched again, so outputs still in the page
    * cache at a power cut would be lost for good. A throw skips the checkpoint (the previous one
-   * stands) and ends the run with that error. Not called for a cluster slot's checkpoints,
+   * stands), ends the run with that error, and no later checkpoint of the run is written — not
+   * even the end-of-run one (a failed fsync may have dropped the data it was syncing, so a retry
+   * that succeeds proves nothing). Not called for a cluster slot's checkpoints,
    * which are cut on the node's schedule, pages not yet taken included (cluster-mode.ts).
    * Default none.
    */

@@ -13,8 +13,10 @@ import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LOOPBACK_CRAWL, inProcess, loopbackSite } from './helpers.js';
 
-/** What the wrapped node:fs saw, in order: `sync <file>` or `checkpoint`. */
+/** What the wrapped node:fs saw, in order: `sync <file>`, `FAILED sync <file>` or `checkpoint`. */
 const events: string[] = [];
+/** The `at`-th fdatasync of pages.jsonl fails with `code` (−1: none fails). */
+const failing = { at: -1, code: 'EIO', n: 0 };
 
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
@@ -27,7 +29,12 @@ vi.mock('node:fs', async (importOriginal) => {
       return fd;
     }) as typeof fs.openSync,
     fdatasyncSync: (fd: number) => {
-      events.push(`sync ${basename(paths.get(fd) ?? '?')}`);
+      const name = basename(paths.get(fd) ?? '?');
+      if (name === 'pages.jsonl' && ++failing.n === failing.at) {
+        events.push(`FAILED sync ${name}`);
+        throw Object.assign(new Error(`${failing.code}: i/o error, fdatasync`), { code: failing.code });
+      }
+      events.push(`sync ${name}`);
       fs.fdatasyncSync(fd);
     },
     renameSync: (from: import('node:fs').PathLike, to: import('node:fs').PathLike) => {
@@ -49,6 +56,8 @@ const site = loopbackSite('meguri-checkpoint-sync-', (req, res) => {
 
 afterEach(() => {
   events.length = 0;
+  failing.at = -1;
+  failing.n = 0;
 });
 
 /** The events between consecutive checkpoints: what preceded each one. */
@@ -99,4 +108,19 @@ describe('meguri crawl: WARC and pages.jsonl are fdatasynced before each checkpo
     expect(syncs(atOpen, PAGES)).toBe(1);
     expect(syncs(atOpen, WARC)).toBe(1);
   });
+
+  for (const code of ['EIO', 'ENOSPC']) {
+    it(`a failed fdatasync (${code}) ends the run with no checkpoint after it, the end-of-run one included`, async () => {
+      // Before: an EIO skipped the periodic checkpoint, but the end-of-run one synced again — a
+      // retry Linux lets succeed after dropping the dirty pages — and marked the pages done.
+      failing.at = 3;
+      failing.code = code;
+      const data = join(site.dir, `crawl-${code}`);
+      const first = await inProcess(['crawl', `${site.base}/p/0`, '--data', data, ...LOOPBACK_CRAWL, '--checkpoint-every', '100ms']);
+      expect(first.code).not.toBe(0);
+      const failedAt = events.indexOf('FAILED sync pages.jsonl');
+      expect(failedAt).toBeGreaterThan(0);
+      expect(events.slice(failedAt).filter((e) => e === 'checkpoint')).toEqual([]);
+    });
+  }
 });

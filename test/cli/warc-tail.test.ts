@@ -282,7 +282,7 @@ describe('repairWarcTails: the last capture, when the caller says nothing lists 
     expect(r.unlisted).toEqual([{ file: file, offset: starts.at(-2), bytes: whole.length - starts.at(-2)!, url: main.url }]);
     expect(readFileSync(file).equals(whole.subarray(0, starts.at(-2)))).toBe(true);
     expect(repairNotes(r, () => 'w.warc.gz')).toEqual([
-      `w.warc.gz: cut ${whole.length - starts.at(-2)!} bytes at byte ${starts.at(-2)}: the records of ${main.url}, written just before the run before ended and in no pages.jsonl line (it is fetched and written again)`,
+      `w.warc.gz: cut ${whole.length - starts.at(-2)!} bytes at byte ${starts.at(-2)}: the records of ${main.url}, written just before the run before ended and in no pages.jsonl line (the page is fetched and written again when the crawl reaches it)`,
     ]);
   });
 
