@@ -1660,6 +1660,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const u of state.inFlight) pending.set(u, undefined);
     // robots.txt hop URL → its group, while the journal holds its start but no answer.
     const robotsPending = new Map<string, string>();
+    // URL → the address its last journaled fetch went to: its outcome is replayed under it.
+    const sentTo = new Map<string, string>();
     let outcomes = 0;
     let dispatches = 0;
     let robots = 0;
@@ -1669,7 +1671,11 @@ export class Engine extends EventEmitter<EngineEvents> {
         if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
         if (r.u !== undefined) {
           if (r.r === 1) robotsPending.set(r.u, r.h);
-          else pending.set(r.u, r.at);
+          else {
+            pending.set(r.u, r.at);
+            if (r.ip === undefined) sentTo.delete(r.u);
+            else sentTo.set(r.u, r.ip);
+          }
         }
         continue;
       }
@@ -1684,7 +1690,7 @@ export class Engine extends EventEmitter<EngineEvents> {
         for (const [u, g] of robotsPending) if (g === group) robotsPending.delete(u);
         continue;
       }
-      this.#replayOutcome(r);
+      this.#replayOutcome(r, sentTo.get(r.u));
       pending.delete(r.u);
       outcomes++;
     }
@@ -1702,8 +1708,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
   }
 
-  #replayOutcome(r: OutcomeRecord): void {
-    const o = recordOutcome(r);
+  #replayOutcome(r: OutcomeRecord, ip: string | undefined): void {
+    const o = ip === undefined ? recordOutcome(r) : { ...recordOutcome(r), ip };
     for (const l of o.links ?? []) this.#directory.register(l.url);
     if (o.location !== undefined) this.#directory.register(o.location);
     const reply = r.pr === undefined ? undefined : replyOf(r.pr);
@@ -1888,18 +1894,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#flights.set(req.row, flight);
     if (data !== undefined) this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
-    // Pinned to the URL's own hostname's address: under registrable grouping the group's
-    // address is its first origin's, which a sibling hostname may not share (or may not have:
-    // then the fetcher resolves it itself and fails with a clear outcome).
-    const ip = this.#names.addressOf(req.url);
-    const pinned = ip !== req.ip ? { ...req, ip } : req;
+    // Pinned to `req.ip`: the frontier dispatched it under its URL's own hostname's address
+    // (the DNS seam's `lookupUrl`), which under registrable grouping a sibling hostname of the
+    // group may not share — or may not have: then it is undefined, and the fetcher resolves the
+    // name itself and fails with a clear outcome.
     const begin = (): void => {
       // The request leaves now: if that is later than its dispatch, the windows count from now.
       const at = this.#clock();
-      if (at > req.dispatchedAtMs + LATE_START_MS) this.#frontier?.recordStart(req.host, pinned.ip, at);
+      if (at > req.dispatchedAtMs + LATE_START_MS) this.#frontier?.recordStart(req.host, req.ip, at);
       let pending: Promise<Outcome>;
       try {
-        pending = this.#fetcher.fetch(pinned, this.#stop.signal);
+        pending = this.#fetcher.fetch(req, this.#stop.signal);
       } catch (err) {
         pending = Promise.resolve({ row: req.row, url: req.url, status: 0, errorKind: 'network', error: err instanceof Error ? err.message : String(err) });
       }
@@ -1911,7 +1916,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // A request can leave well after its dispatch (a new connection first needs a connect,
     // and a busy event loop delays that): the send order re-spends the host's and IP's windows
     // from the moment it really left, and holds a later request on the same IP (send-gate.ts).
-    flight.sendId = this.#sends.send(req.url, req.host, pinned.ip, begin);
+    flight.sendId = this.#sends.send(req.url, req.host, req.ip, begin);
   }
 
   /**
@@ -2219,7 +2224,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       error: o.error,
       errorKind: o.errorKind,
       offline,
-      ip: o.ip,
+      // The machine the frontier's address window hears from: the connection's, else the
+      // pinned one (a fetcher that does not say where it connected went there).
+      ip: o.ip ?? req.ip,
       fetchMs: o.fetchMs,
       body: undefined,
       canonical: o.canonical,

@@ -294,8 +294,10 @@ export class Frontier {
   // ───────────────────────────── report ─────────────────────────────
 
   /**
-   * Records the outcome of a dispatched URL at clock `nowMs`: politeness adapts, the URL's
-   * status and schedule update, links enter the intake, and the host is re-placed. Returns
+   * Records the outcome of a dispatched URL at clock `nowMs`: politeness adapts (the address
+   * `outcome.ip` names hears what it says of the machine; without one, the address the URL was
+   * dispatched under), the URL's status and schedule update, links enter the intake, and the
+   * host is re-placed. Returns
    * false (and changes nothing) when `outcome.row` is not in flight for that URL — a
    * duplicate or stale report.
    */
@@ -330,7 +332,8 @@ export class Frontier {
    * Crash recovery: applies the outcome of a fetch dispatched at `dispatchedAtMs` and answered
    * before a crash that the last checkpoint did not see (the engine journals every outcome it
    * reports). The URL leaves its host queue as if dispatched then — the host's and its IP's
-   * windows are spent at that time — and the outcome is reported at `nowMs` exactly as `report`
+   * windows are spent at that time, the IP `outcome.ip` names when it names one — and the
+   * outcome is reported at `nowMs` exactly as `report`
    * would (politeness, state machine, links). Returns false, changing nothing, when the key is
    * unknown, the URL is not waiting for a fetch (the outcome is already in the checkpoint), or
    * its host has a fetch in flight (replay before dispatching anything).
@@ -409,8 +412,9 @@ export class Frontier {
   }
 
   /**
-   * Records a fetch start to `host` at `atMs` (on `ip`, when known) that the frontier did not
-   * time itself, spending the host's and the IP's windows from then: a request that left
+   * Records a fetch start to `host` at `atMs` (on `ip`, when known: the address the request
+   * went to, whichever the host's next URL goes to) that the frontier did not time itself,
+   * spending the host's and that IP's windows from then: a request that left
    * later than its dispatch (the engine sees the bytes go out), or one made before a crash
    * whose outcome was lost (so a restarted crawler keeps the intervals across the crash; the
    * URL itself is fetched again, since a checkpoint writes in-flight URLs back as

@@ -113,8 +113,8 @@ export class FrontierState {
   readonly ready: HostHeap[];
   /** Each address's own interval and window (DESIGN §7). */
   readonly ips: IpTable;
-  /** Hosts held because their address is at `ipMaxInFlight`, by address (woken by `landed`). */
-  readonly ipWaiters = new Map<string, number[]>();
+  /** Hosts held because their address is at `ipMaxInFlight`, by the address's `ips` slot (woken by `landed`). */
+  readonly ipWaiters = new Map<number, number[]>();
   readonly wheel: DueWheel | undefined;
   readonly prio: Prioritizer | undefined;
   readonly resolver: HostResolver | undefined;

@@ -80,3 +80,76 @@ describe('the IP as its own unit', () => {
     f.free();
   });
 });
+
+// A host group's hostnames on different machines (registrable grouping: `www.` and `img.` of
+// one domain): each dispatch is checked against, spends, counts in flight on and hears on the
+// address of its own URL (`HostResolver.lookupUrl`), not the group's first one (audit e12:
+// 503s from `img.` widened `www.`'s machine, and `img.`'s machine went unspaced).
+describe('an address per URL', () => {
+  const WWW = '192.0.2.2';
+  const IMG = '192.0.2.3';
+  const machineOf: Record<string, string> = { 'www.example.test': WWW, 'img.example.test': IMG, 'other.test': IMG, 'third.test': WWW };
+  const hostname = (url: string): string => new URL(url).hostname;
+  const resolver = { lookup: (group: string) => (group === 'example.test' ? WWW : machineOf[group]), lookupUrl: (url: string) => machineOf[hostname(url)] };
+  const pressureOf = (f: Frontier, ip: string): number => f.checkpoint().ips?.find((x) => x.ip === ip)?.pressure ?? 0;
+
+  it("spaces each machine's starts and hears its answers on it, whichever group they come from", () => {
+    const f = new Frontier(0, 0, { politeness: { defaultIntervalMs: 100, floorMs: 100, ipFloorMs: 100, narrowMs: 50 }, resolver, stateMachine: true, retryLimit: 0 });
+    f.seed('http://www.example.test/', 'example.test', 1, 0, 0);
+    for (let i = 0; i < 6; i++) f.seed(`http://img.example.test/i${i}`, 'example.test', 0.5, 0, 0);
+    for (let i = 0; i < 12; i++) f.seed(`http://other.test/o${i}`, 'other.test', 0.5, 0, 0);
+    const log = f.drain(0, (r) => ({ row: r.row, url: r.url, status: hostname(r.url) === 'img.example.test' ? 503 : 200, latencyMs: 20 }));
+    expect(log).toHaveLength(19);
+    // Each request goes under its own hostname's address.
+    for (const d of log) expect(d.ip, d.url).toBe(machineOf[hostname(d.url)]);
+    // Starts to one machine are at least its floor apart, `img.` and `other.test` together.
+    const toImg = log.filter((d) => machineOf[hostname(d.url)] === IMG).map((d) => d.atMs);
+    expect(toImg).toHaveLength(18);
+    for (let i = 1; i < toImg.length; i++) expect(toImg[i]! - toImg[i - 1]!).toBeGreaterThanOrEqual(100);
+    // The 503s were `img.`'s machine's: `www.`'s heard only its own 200.
+    expect(pressureOf(f, IMG)).toBeGreaterThan(0);
+    expect(pressureOf(f, WWW)).toBe(0);
+    expect(f.ipIntervalMs(WWW)).toBe(100);
+    f.free();
+  });
+
+  it('hears the address an outcome names, and recordStart spends the address it names', () => {
+    const f = new Frontier(0, 0, { politeness: { defaultIntervalMs: 100, floorMs: 100, ipFloorMs: 100, narrowMs: 50 }, resolver: { lookup: resolver.lookup }, stateMachine: true });
+    f.seed('http://img.example.test/i0', 'example.test', 1, 0, 0);
+    f.seed('http://img.example.test/i1', 'example.test', 1, 0, 0);
+    // Without `lookupUrl` the request goes under the group's address; the fetcher says where it went.
+    const a = f.dispatch(0)!;
+    expect(a.ip).toBe(WWW);
+    f.report({ row: a.row, url: a.url, status: 503, ip: IMG }, 10);
+    expect(pressureOf(f, IMG)).toBeGreaterThan(0);
+    expect(pressureOf(f, WWW)).toBe(0);
+    // A start seen leaving for IMG holds IMG's window, not the group's address's.
+    const wwwNext = f.checkpoint().ips!.find((x) => x.ip === WWW)!.nextEligibleMs;
+    expect(f.recordStart('example.test', IMG, 5000)).toBe(true);
+    const ips = f.checkpoint().ips!;
+    expect(ips.find((x) => x.ip === IMG)!.nextEligibleMs).toBeGreaterThanOrEqual(5100);
+    expect(ips.find((x) => x.ip === WWW)!.nextEligibleMs).toBe(wwwNext);
+    f.free();
+  });
+
+  it('ipMaxInFlight counts a fetch on the address it goes to', () => {
+    const f = new Frontier(0, 0, { politeness: { defaultIntervalMs: 100, floorMs: 100, ipFloorMs: 100, ipMaxInFlight: 1 }, resolver, stateMachine: true });
+    f.seed('http://img.example.test/i0', 'example.test', 1, 0, 0);
+    f.seed('http://www.example.test/', 'example.test', 0.5, 0, 0);
+    f.seed('http://other.test/o0', 'other.test', 0.5, 0, 0);
+    f.seed('http://third.test/t0', 'third.test', 0.5, 0, 0);
+    const img = f.dispatch(0)!;
+    expect(img.url).toBe('http://img.example.test/i0');
+    expect(img.ip).toBe(IMG);
+    // IMG has its one fetch out: other.test (on IMG) waits, third.test (on WWW) goes.
+    const next = f.dispatch(1000)!;
+    expect(next.host).toBe('third.test');
+    expect(f.dispatch(2000)).toBeUndefined();
+    expect(f.hostSnapshots('other.test')[0]!.ipInFlight).toBe(1);
+    f.report({ row: next.row, url: next.url, status: 200 }, 2000);
+    expect(f.dispatch(2000)).toBeUndefined(); // WWW's answer frees nothing on IMG
+    f.report({ row: img.row, url: img.url, status: 200 }, 2100);
+    expect([f.dispatch(2100)?.host, f.dispatch(2100)?.host].sort()).toEqual(['example.test', 'other.test']);
+    f.free();
+  });
+});
