@@ -261,11 +261,12 @@ export function markInFlight(s: FrontierState, h: HostRecord, row: number, nowMs
 
 /**
  * A fetch start to `h` at `nowMs`: the host's window (its own interval) and its IP's window
- * (the address's own interval) are spent, and the start counts against its rate cap.
+ * (the address's own interval) are spent, and the start counts against its rate cap (as the
+ * open start a `recordStart` of the same request moves).
  */
 export function spendWindows(s: FrontierState, h: HostRecord, nowMs: number): void {
   h.lastDispatchMs = nowMs;
-  h.cap?.record(nowMs);
+  h.cap?.recordDispatch(nowMs);
   const interval = h.intervalMs;
   h.nextEligibleMs = nowMs + interval;
   if (h.ip !== '') {
@@ -342,10 +343,11 @@ export function takeForReplay(s: FrontierState, h: HostRecord, atMs: number): bo
 }
 
 /** `Frontier.recordStart` on a known host (see there). */
-export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefined, atMs: number): void {
+export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefined, atMs: number, dispatched: boolean): void {
   if (h.ip === '' && typeof ip === 'string') h.ip = ip;
   if (atMs > h.lastDispatchMs) h.lastDispatchMs = atMs;
-  h.cap?.record(atMs);
+  if (dispatched) h.cap?.confirm(atMs);
+  else h.cap?.record(atMs);
   // The address the request went to: a sibling hostname's under registrable grouping may not
   // be the one the host's `ip` names now.
   holdWindows(s, h, atMs, typeof ip === 'string' && ip !== '' && ip !== h.ip ? s.ips.slotOf(ip) : -2);

@@ -418,13 +418,19 @@ export class Frontier {
    * later than its dispatch (the engine sees the bytes go out), or one made before a crash
    * whose outcome was lost (so a restarted crawler keeps the intervals across the crash; the
    * URL itself is fetched again, since a checkpoint writes in-flight URLs back as
-   * schedulable). Windows only ever move later. Returns false for an unknown host.
+   * schedulable). Windows only ever move later. `dispatched` says the start is of the request
+   * this frontier last dispatched for the host (or the robots.txt request it last started for
+   * it), seen leaving: its rate-cap record moves to `atMs` instead of a second being added
+   * (`setHostCap` counts each start once); without it the start is one of its own (a journal's,
+   * a request the frontier never dispatched). Returns false for an unknown host.
+   * @throws InvalidArgumentError when `atMs` is not a finite clock value or `dispatched` is not a boolean.
    */
-  recordStart(host: string, ip: string | undefined, atMs: number): boolean {
+  recordStart(host: string, ip: string | undefined, atMs: number, dispatched = false): boolean {
     checkMs('recordStart atMs', atMs);
+    if (typeof dispatched !== 'boolean') throw new InvalidArgumentError(`recordStart: expected dispatched as a boolean, received ${String(dispatched)}`);
     const id = this.#s.dir.id(host);
     if (id === undefined) return false;
-    banks.recordStart(this.#s, this.#s.hosts[id]!, ip, atMs);
+    banks.recordStart(this.#s, this.#s.hosts[id]!, ip, atMs, dispatched);
     return true;
   }
 
@@ -449,7 +455,8 @@ export class Frontier {
    * politeness interval, which stay a hard minimum spacing: a host whose queue was empty for
    * a while may make up the slots it missed, as fast as its spacing allows, until the window
    * holds `crawls` starts again, and never exceeds them (src/frontier/hostcap.ts). Every start
-   * counts — dispatches, robots.txt requests, `recordStart`, replays — and the most recent
+   * counts once — dispatches, robots.txt requests, `recordStart` (of a dispatched request: in
+   * its dispatch's place), replays — and the most recent
    * `crawls` of them are kept (8 bytes each) and checkpointed. A freshness hook sees the host's
    * capacity as the lower of its spacing and crawls / window. Changing the cap keeps the most
    * recent starts that fit. Returns false for an unknown host.
