@@ -10,8 +10,11 @@
  *                                  HOST HEAP  parked hosts by max(host, IP) next-eligible ms, key
  *                                        │ eligible at now
  *                                        ▼
- *                                  READY BANK  (per shard) hosts by best URL ─► dispatch ─► in flight
- *                                                                   report ◄────────────────┘
+ *                                  READY BANK  (per shard) hosts by best URL, then the least
+ *                                        │     recently dispatched
+ *                                        ▼
+ *                                  dispatch ─► in flight
+ *                                  report ◄────────┘
  * ```
  *
  * Every structure is ordered by a strict total order whose last tie-break is a key (URLKey
