@@ -1319,7 +1319,7 @@ export class ClusterNode {
       const r = await this.gatedFetch(req, s.abort.signal, mayGo);
       outcome = r.outcome;
       startedAt = r.startedAt;
-      if (r.gated && this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt);
+      if (r.gated && this.slots.get(s.slot) === s && startedAt > req.dispatchedAtMs) s.frontier.recordStart(req.host, req.ip, startedAt, true);
     } catch (err) {
       outcome = { row: req.row, url: req.url, status: 0, error: String(err), errorKind: 'network' };
     }

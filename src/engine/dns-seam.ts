@@ -1,8 +1,10 @@
 /**
  * `DnsSeam`: the frontier's DNS seam and the engine's one view of DNS answers.
  *
- * The frontier asks per host group (`resolver()`: `lookup` the address to pin, `prefetch` to
- * warm every hostname of the group); the robots gate asks per hostname whether it can be
+ * The frontier asks per host group (`resolver()`: `lookup` the address a group waits on before
+ * its first dispatch, `prefetch` to warm every hostname of the group) and per URL (`lookupUrl`:
+ * the address the URL's own hostname is pinned to, which its dispatch spends and counts on and
+ * `FetchRequest.ip` carries); the robots gate asks per hostname whether it can be
  * fetched at all (`nameState`), and the engine asks which address a URL's connection is
  * pinned to (`addressOf`) and whether a failed fetch met a name that does not exist
  * (`notFound`). All of them read one `DnsCache`; resolutions start here and only here, one in
@@ -70,13 +72,21 @@ export class DnsSeam {
     this.#o = options;
   }
 
-  /** The frontier's `HostResolver`: the address of a group's first origin; prefetch warms all. */
+  /**
+   * The frontier's `HostResolver`: a group's address is its first origin's, a URL's its own
+   * hostname's (under registrable grouping `img.` and `www.` may be different machines; a
+   * group of one origin needs no URL parse); prefetch warms all.
+   */
   resolver(): HostResolver {
     const d = this.#o.directory;
     return {
       lookup: (group) => {
         const origin = d.originsOf(group)[0];
         return origin === undefined ? undefined : this.addressOfHost(d.hostnameOf(origin));
+      },
+      lookupUrl: (url, group) => {
+        const origins = d.originsOf(group);
+        return origins.length === 1 ? this.addressOfHost(d.hostnameOf(origins[0]!)) : this.addressOf(url);
       },
       prefetch: (group) => {
         for (const origin of d.originsOf(group)) this.resolve(d.hostnameOf(origin), group);

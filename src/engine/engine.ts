@@ -89,7 +89,7 @@ import type { CrawlSummary, EngineEvents, RecoveryInfo, RefusedSeed, SeedRedirec
 import { CRAWL_SCOPES, type CrawlScope, Scope, type ScopeReason } from './scope.js';
 import { type SettingChange, checkCrawlId, mergeSettings, newCrawlId, readCrawlId, readCrawlSettings, writeCrawlSettings } from './settings.js';
 import { Tally } from './tally.js';
-import { type OutcomeRecord, type JournalRecord, type ProbeNote, outcomeRecord, recordOutcome, replyOf } from './records.js';
+import { type DispatchRecord, type OutcomeRecord, type JournalRecord, type ProbeNote, outcomeRecord, recordOutcome, replyOf } from './records.js';
 import { type HostExtra, type HostStatus, type Progress, type RobotsOutageRecord, clockTime, countHosts, explainHost, robotsGaveUpText, robotsOutageText } from './status.js';
 import { SendGate } from './send-gate.js';
 import { robotsSitemaps, sitemapKey, snapshotSitemaps } from './sitemaps.js';
@@ -420,11 +420,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
     this.#names = new DnsSeam({ dns: this.#dns, directory: this.#directory, allowPrivate: o.allowPrivate, clock: o.clock, onSettled: wake });
     // The send order reads the frontier's host intervals and re-spends its windows; the
-    // frontier exists from run() on, and no request is sent before it does.
+    // frontier exists from run() on, and no request is sent before it does. Every request it
+    // sees leave is one the frontier dispatched (a page) or started (a robots.txt hop).
     this.#sends = new SendGate(
       o.clock,
       (group, ip) => this.#frontierOf(group)?.ipIntervalMs(ip) ?? this.policy.ipFloorMs,
-      (group, ip, atMs) => void this.#frontierOf(group)?.recordStart(group, ip, atMs),
+      (group, ip, atMs) => void this.#frontierOf(group)?.recordStart(group, ip, atMs, true),
     );
     this.#params = o.learnParams ? new ParamLearner() : undefined;
     this.#views = o.learnParams ? new ViewKeys() : undefined;
@@ -1717,16 +1718,28 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const [u, at] of state.fetchStarts ?? []) pending.set(u, [...(pending.get(u) ?? []), at]);
     // robots.txt hop URL → its group, while the journal holds its start but no answer.
     const robotsPending = new Map<string, string>();
+    // A page's start waits for its outcome (URL → its last start): the outcome's replay
+    // dispatches the URL again at that instant, under the start's address, spending its windows
+    // and rate cap (`Frontier#replay`); recorded as well, the start counted twice against a
+    // capped host. A start with no outcome replayed is recorded on its own.
+    const unanswered = new Map<string, DispatchRecord>();
     let outcomes = 0;
     let dispatches = 0;
     let robots = 0;
+    const start = (d: DispatchRecord): void => {
+      if (f.recordStart(d.h, d.ip, d.at)) dispatches++;
+    };
     const { records, tornBytes } = found;
     for (const r of records) {
       if (r.t === 'd') {
-        if (f.recordStart(r.h, r.ip, r.at)) dispatches++;
-        if (r.u !== undefined) {
-          if (r.r === 1) robotsPending.set(r.u, r.h);
-          else pending.set(r.u, [...(pending.get(r.u) ?? []), r.at]);
+        if (r.u !== undefined && r.r !== 1) {
+          pending.set(r.u, [...(pending.get(r.u) ?? []), r.at]);
+          const before = unanswered.get(r.u);
+          if (before !== undefined) start(before);
+          unanswered.set(r.u, r);
+        } else {
+          start(r);
+          if (r.u !== undefined) robotsPending.set(r.u, r.h);
         }
         continue;
       }
@@ -1741,10 +1754,14 @@ export class Engine extends EventEmitter<EngineEvents> {
         for (const [u, g] of robotsPending) if (g === group) robotsPending.delete(u);
         continue;
       }
-      this.#replayOutcome(r);
+      const d = unanswered.get(r.u);
+      unanswered.delete(r.u);
+      if (this.#replayOutcome(r, d?.ip) && d !== undefined) dispatches++;
+      else if (d !== undefined) start(d);
       pending.delete(r.u);
       outcomes++;
     }
+    for (const d of unanswered.values()) start(d);
     this.#recovery = {
       resumed: true,
       generation: state.generation,
@@ -1760,8 +1777,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const [url, starts] of pending) if (starts.length > 0) this.#unfinished.set(url, starts);
   }
 
-  #replayOutcome(r: OutcomeRecord): void {
-    const o = recordOutcome(r);
+  /** Redoes a journaled outcome (`ip`: the address its start went to); false when the frontier could not replay it. */
+  #replayOutcome(r: OutcomeRecord, ip: string | undefined): boolean {
+    const o = ip === undefined ? recordOutcome(r) : { ...recordOutcome(r), ip };
     for (const l of o.links ?? []) this.#directory.register(l.url);
     if (o.location !== undefined) this.#directory.register(o.location);
     const reply = r.pr === undefined ? undefined : replyOf(r.pr);
@@ -1782,7 +1800,8 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (r.s4 === 1) this.#soft.confirm(r.h, o.contentFp);
     }
     if (r.pb !== undefined && r.ps !== undefined && o.contentFp !== undefined) this.#probes.ask({ host: r.h, url: r.pb, shape: r.ps, fp: o.contentFp });
-    if (this.#frontier!.replay(r.k, o, r.at, r.now)) {
+    const replayed = this.#frontier!.replay(r.k, o, r.at, r.now);
+    if (replayed) {
       this.#completed++;
       if (countsAsPage(o)) this.#ok++;
     }
@@ -1794,6 +1813,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // whose scope took them in fetched them as seeds (past --max-depth, their feeds followed).
     const depth = r.x === undefined ? undefined : this.#frontier!.depthOf(r.k);
     for (const url of r.x ?? []) this.#refuse(url, depth === undefined ? 1 : depth + 1, r.now);
+    return replayed;
   }
 
   /** Seeds the frontier with `urls` (those the scope takes); returns how many were new. */
@@ -1946,18 +1966,17 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#flights.set(req.row, flight);
     if (data !== undefined) this.#append({ t: 'd', h: req.host, ip: req.ip, at: req.dispatchedAtMs, k: key, u: req.url });
     this.#c.dispatched++;
-    // Pinned to the URL's own hostname's address: under registrable grouping the group's
-    // address is its first origin's, which a sibling hostname may not share (or may not have:
-    // then the fetcher resolves it itself and fails with a clear outcome).
-    const ip = this.#names.addressOf(req.url);
-    const pinned = ip !== req.ip ? { ...req, ip } : req;
+    // Pinned to `req.ip`: the frontier dispatched it under its URL's own hostname's address
+    // (the DNS seam's `lookupUrl`), which under registrable grouping a sibling hostname of the
+    // group may not share — or may not have: then it is undefined, and the fetcher resolves the
+    // name itself and fails with a clear outcome.
     const begin = (): void => {
       // The request leaves now: if that is later than its dispatch, the windows count from now.
       const at = this.#clock();
-      if (at > req.dispatchedAtMs + LATE_START_MS) this.#frontier?.recordStart(req.host, pinned.ip, at);
+      if (at > req.dispatchedAtMs + LATE_START_MS) this.#frontier?.recordStart(req.host, req.ip, at, true);
       let pending: Promise<Outcome>;
       try {
-        pending = this.#fetcher.fetch(pinned, this.#stop.signal);
+        pending = this.#fetcher.fetch(req, this.#stop.signal);
       } catch (err) {
         pending = Promise.resolve({ row: req.row, url: req.url, status: 0, errorKind: 'network', error: err instanceof Error ? err.message : String(err) });
       }
@@ -1969,7 +1988,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     // A request can leave well after its dispatch (a new connection first needs a connect,
     // and a busy event loop delays that): the send order re-spends the host's and IP's windows
     // from the moment it really left, and holds a later request on the same IP (send-gate.ts).
-    flight.sendId = this.#sends.send(req.url, req.host, pinned.ip, begin);
+    flight.sendId = this.#sends.send(req.url, req.host, req.ip, begin);
   }
 
   /**
@@ -2016,7 +2035,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #flushStarts(): void {
     // Called around every dispatch; robots.txt starts are rare, so no array is made without one.
     if (this.#starts.length === 0) return;
-    for (const s of this.#starts.splice(0)) this.#frontierOf(s.group)?.recordStart(s.group, s.ip, s.at);
+    for (const s of this.#starts.splice(0)) this.#frontierOf(s.group)?.recordStart(s.group, s.ip, s.at, true);
   }
 
   /** The frontier holding host group `group`: the one frontier, or in cluster mode its slot's (if this node owns it). */
@@ -2277,7 +2296,9 @@ export class Engine extends EventEmitter<EngineEvents> {
       error: o.error,
       errorKind: o.errorKind,
       offline,
-      ip: o.ip,
+      // The machine the frontier's address window hears from: the connection's, else the
+      // pinned one (a fetcher that does not say where it connected went there).
+      ip: o.ip ?? req.ip,
       fetchMs: o.fetchMs,
       body: undefined,
       canonical: o.canonical,

@@ -105,6 +105,20 @@ export function ipOf(s: FrontierState, h: HostRecord): string {
   return h.ip;
 }
 
+/**
+ * The address `url` (the host's next URL) is fetched from, when the resolver answers per URL
+ * (`HostResolver.lookupUrl`): it becomes the host's `ip`, so the dispatch is checked against,
+ * spends and counts in flight on the machine the request goes to. Under registrable grouping
+ * a group's hostnames may sit on different machines; its first origin's address took them all
+ * before, and 503s from `img.` (127.0.0.3) widened `www.` (127.0.0.2) 100 → 200 → 400 ms
+ * while 127.0.0.3 stayed at its floor (audit e12). A string compare per dispatch; the
+ * address's slot is looked up again only when the address changes.
+ */
+export function urlAddress(s: FrontierState, h: HostRecord, url: string): void {
+  const ip = s.resolver!.lookupUrl!(url, h.name) ?? '';
+  if (ip !== h.ip) h.ip = ip;
+}
+
 /** The slot of the host's address in `s.ips` (−1 = none), looked up once per address change. */
 export function ipSlotOf(s: FrontierState, h: HostRecord): number {
   const slot = h.ipSlot;
@@ -239,17 +253,20 @@ export function markInFlight(s: FrontierState, h: HostRecord, row: number, nowMs
   s.inFlight++;
   s.dispatches++;
   spendWindows(s, h, nowMs);
-  s.ips.beginSlot(ipSlotOf(s, h));
+  const slot = ipSlotOf(s, h);
+  s.ips.beginSlot(slot);
+  h.flightSlot = slot;
   h.servedSinceActivation++;
 }
 
 /**
  * A fetch start to `h` at `nowMs`: the host's window (its own interval) and its IP's window
- * (the address's own interval) are spent, and the start counts against its rate cap.
+ * (the address's own interval) are spent, and the start counts against its rate cap (as the
+ * open start a `recordStart` of the same request moves).
  */
 export function spendWindows(s: FrontierState, h: HostRecord, nowMs: number): void {
   h.lastDispatchMs = nowMs;
-  h.cap?.record(nowMs);
+  h.cap?.recordDispatch(nowMs);
   const interval = h.intervalMs;
   h.nextEligibleMs = nowMs + interval;
   if (h.ip !== '') {
@@ -264,22 +281,24 @@ export function landed(s: FrontierState, h: HostRecord): void {
   h.inFlightRow = -1;
   h.inFlightUrl = undefined;
   s.inFlight--;
-  if (s.ips.endSlot(ipSlotOf(s, h))) wakeIpWaiters(s, h.ip);
+  const slot = h.flightSlot;
+  h.flightSlot = -1;
+  if (s.ips.endSlot(slot)) wakeIpWaiters(s, slot);
 }
 
-/** Holds `h` until a fetch to its address `ip` (at `ipMaxInFlight`) is answered. */
-export function holdForIp(s: FrontierState, h: HostRecord, ip: string): void {
+/** Holds `h` until a fetch to its address (`slot`, at `ipMaxInFlight`) is answered. */
+export function holdForIp(s: FrontierState, h: HostRecord, slot: number): void {
   parkUntil(s, h, Infinity);
-  const list = s.ipWaiters.get(ip);
-  if (list === undefined) s.ipWaiters.set(ip, [h.id]);
+  const list = s.ipWaiters.get(slot);
+  if (list === undefined) s.ipWaiters.set(slot, [h.id]);
   else list.push(h.id);
 }
 
-/** The address `ip` has a free slot again: every host held for it waits for its windows only. */
-function wakeIpWaiters(s: FrontierState, ip: string): void {
-  const list = s.ipWaiters.get(ip);
+/** The address in `slot` has a free slot again: every host held for it waits for its windows only. */
+function wakeIpWaiters(s: FrontierState, slot: number): void {
+  const list = s.ipWaiters.get(slot);
   if (list === undefined) return;
-  s.ipWaiters.delete(ip);
+  s.ipWaiters.delete(slot);
   for (const id of list) {
     const h = s.hosts[id]!;
     if (h.state !== HostState.Parked || s.parkedAt[id] !== Infinity) continue;
@@ -324,11 +343,14 @@ export function takeForReplay(s: FrontierState, h: HostRecord, atMs: number): bo
 }
 
 /** `Frontier.recordStart` on a known host (see there). */
-export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefined, atMs: number): void {
+export function recordStart(s: FrontierState, h: HostRecord, ip: string | undefined, atMs: number, dispatched: boolean): void {
   if (h.ip === '' && typeof ip === 'string') h.ip = ip;
   if (atMs > h.lastDispatchMs) h.lastDispatchMs = atMs;
-  h.cap?.record(atMs);
-  holdWindows(s, h, atMs);
+  if (dispatched) h.cap?.confirm(atMs);
+  else h.cap?.record(atMs);
+  // The address the request went to: a sibling hostname's under registrable grouping may not
+  // be the one the host's `ip` names now.
+  holdWindows(s, h, atMs, typeof ip === 'string' && ip !== '' && ip !== h.ip ? s.ips.slotOf(ip) : -2);
 }
 
 /**
@@ -348,11 +370,16 @@ export function holdEveryHost(s: FrontierState, atMs: number): number {
   return held;
 }
 
-/** Spends `h`'s window, and its address's, at `atMs` (never earlier than they are); a ready host goes back to wait. */
-function holdWindows(s: FrontierState, h: HostRecord, atMs: number): void {
+/**
+ * Spends `h`'s window, and an address's, at `atMs` (never earlier than they are): the address
+ * in `slot` of `s.ips`, or with −2 the host's own. A ready host goes back to wait.
+ */
+function holdWindows(s: FrontierState, h: HostRecord, atMs: number, slot = -2): void {
   const next = atMs + h.intervalMs;
   if (next > h.nextEligibleMs) h.nextEligibleMs = next;
-  if (h.ip !== '') {
+  if (slot !== -2) {
+    s.ips.spendSlot(slot, atMs);
+  } else if (h.ip !== '') {
     s.ips.spendSlot(ipSlotOf(s, h), atMs);
     if (atMs > h.ipSpendMs) {
       h.ipSpendMs = atMs;

@@ -3,15 +3,16 @@
  *
  * The freshness pass and the schedule index run first (recrawl.ts), the front bank refills the
  * active set, parked hosts whose windows opened surface into the ready banks (banks.ts), and
- * the best ready host is asked the one robots question per host — is robots.txt known for it?
- * — before its best row is launched. A host whose robots.txt is not known is parked (and, when
- * the seam starts a robots.txt request, its windows are spent for that request); a disallowed
- * row is marked and skipped. `launch` turns a row into a `FetchRequest`.
+ * the best ready host — once its address's window is open (the address of its best URL, when
+ * the resolver answers per URL) — is asked the one robots question per host — is robots.txt
+ * known for it? — before its best row is launched. A host whose robots.txt is not known is
+ * parked (and, when the seam starts a robots.txt request, its windows are spent for that
+ * request); a disallowed row is marked and skipped. `launch` turns a row into a `FetchRequest`.
  */
 import { lanesToU64 } from '../core/lanes.js';
 import { type FetchRequest, HostFlags, UrlStatus } from '../model/index.js';
 import { hostInterval } from '../politeness/index.js';
-import { deactivate, holdForIp, ipOf, ipSlotOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady, windowsOpenAt } from './banks.js';
+import { deactivate, holdForIp, ipOf, ipSlotOf, markInFlight, park, parkUntil, pickBank, refill, spendWindows, surface, toReady, urlAddress, windowsOpenAt } from './banks.js';
 import type { HostRecord } from './hosts.js';
 import { canaryParked } from './blocks.js';
 import { advanceWheel, autoTickFreshness } from './recrawl.js';
@@ -33,7 +34,11 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
     if (bank === undefined) return undefined;
     const id = bank.pop();
     const h = s.hosts[id]!;
-    const ip = ipOf(s, h);
+    // The address checked is the one the host's best URL goes to (see `urlAddress`); its URL,
+    // decoded for that, is the one launched (the row popped below), so no string is decoded twice.
+    let url: string | undefined;
+    if (s.resolver?.lookupUrl !== undefined) urlAddress(s, h, (url = s.table.urlOf(s.queues.peek(id))));
+    else ipOf(s, h);
     const slot = ipSlotOf(s, h);
     const ipAt = s.ips.eligibleAtSlot(slot);
     if (ipAt > nowMs) {
@@ -41,14 +46,14 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
       continue;
     }
     if (s.ips.fullSlot(slot)) {
-      holdForIp(s, h, ip);
+      holdForIp(s, h, slot);
       continue;
     }
     if (!robotsCleared(s, h, nowMs)) continue;
     const row = s.queues.pop(id);
     s.spill?.topUp(id);
     const robots = s.opts.robots;
-    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, s.table.urlOf(row), s.table.depth[row]!, crawledBefore(s, row));
+    const parked = pastDepthCap(s, h, row) ? UrlStatus.Trapped : robots === undefined ? undefined : refusal(robots, (url ??= s.table.urlOf(row)), s.table.depth[row]!, crawledBefore(s, row));
     if (parked !== undefined) {
       s.table.status[row] = parked;
       canaryParked(s, h, row);
@@ -57,7 +62,7 @@ export function dispatchShard(s: FrontierState, nowMs: number, shard: number): F
       if (parked === UrlStatus.Trapped) noteDepthPark(s);
       continue;
     }
-    return launch(s, h, row, nowMs);
+    return launch(s, h, row, nowMs, url);
   }
 }
 
@@ -100,8 +105,8 @@ function robotsCleared(s: FrontierState, h: HostRecord, nowMs: number): boolean 
   return true;
 }
 
-/** Sends `row` of `h` at `nowMs`: the row goes in flight and its request is built. */
-export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: number): FetchRequest {
+/** Sends `row` of `h` at `nowMs`: the row goes in flight and its request is built (`decoded`: its URL, when already read). */
+export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: number, decoded?: string): FetchRequest {
   const t = s.table;
   // Every column of the row is read first, back to back. Consecutive dispatches go to
   // different hosts, so their rows are scattered and each read is likely a cache miss
@@ -123,7 +128,7 @@ export function launch(s: FrontierState, h: HostRecord, row: number, nowMs: numb
   const relinking = (fp & FpFlag.Relink) !== 0;
   const depth = t.depth[row]!;
   // The URL's bytes wait on its offset, the one miss that cannot overlap the others: next.
-  const url = t.arena.get(urlAt);
+  const url = decoded ?? t.arena.get(urlAt);
   t.status[row] = UrlStatus.InFlight;
   markInFlight(s, h, row, nowMs);
   h.inFlightUrl = url;

@@ -10,8 +10,11 @@
  *                                  HOST HEAP  parked hosts by max(host, IP) next-eligible ms, key
  *                                        │ eligible at now
  *                                        ▼
- *                                  READY BANK  (per shard) hosts by best URL ─► dispatch ─► in flight
- *                                                                   report ◄────────────────┘
+ *                                  READY BANK  (per shard) hosts by best URL, then the least
+ *                                        │     recently dispatched
+ *                                        ▼
+ *                                  dispatch ─► in flight
+ *                                  report ◄────────┘
  * ```
  *
  * Every structure is ordered by a strict total order whose last tie-break is a key (URLKey
@@ -294,8 +297,10 @@ export class Frontier {
   // ───────────────────────────── report ─────────────────────────────
 
   /**
-   * Records the outcome of a dispatched URL at clock `nowMs`: politeness adapts, the URL's
-   * status and schedule update, links enter the intake, and the host is re-placed. Returns
+   * Records the outcome of a dispatched URL at clock `nowMs`: politeness adapts (the address
+   * `outcome.ip` names hears what it says of the machine; without one, the address the URL was
+   * dispatched under), the URL's status and schedule update, links enter the intake, and the
+   * host is re-placed. Returns
    * false (and changes nothing) when `outcome.row` is not in flight for that URL — a
    * duplicate or stale report.
    */
@@ -330,7 +335,8 @@ export class Frontier {
    * Crash recovery: applies the outcome of a fetch dispatched at `dispatchedAtMs` and answered
    * before a crash that the last checkpoint did not see (the engine journals every outcome it
    * reports). The URL leaves its host queue as if dispatched then — the host's and its IP's
-   * windows are spent at that time — and the outcome is reported at `nowMs` exactly as `report`
+   * windows are spent at that time, the IP `outcome.ip` names when it names one — and the
+   * outcome is reported at `nowMs` exactly as `report`
    * would (politeness, state machine, links). Returns false, changing nothing, when the key is
    * unknown, the URL is not waiting for a fetch (the outcome is already in the checkpoint), or
    * its host has a fetch in flight (replay before dispatching anything).
@@ -409,18 +415,25 @@ export class Frontier {
   }
 
   /**
-   * Records a fetch start to `host` at `atMs` (on `ip`, when known) that the frontier did not
-   * time itself, spending the host's and the IP's windows from then: a request that left
+   * Records a fetch start to `host` at `atMs` (on `ip`, when known: the address the request
+   * went to, whichever the host's next URL goes to) that the frontier did not time itself,
+   * spending the host's and that IP's windows from then: a request that left
    * later than its dispatch (the engine sees the bytes go out), or one made before a crash
    * whose outcome was lost (so a restarted crawler keeps the intervals across the crash; the
    * URL itself is fetched again, since a checkpoint writes in-flight URLs back as
-   * schedulable). Windows only ever move later. Returns false for an unknown host.
+   * schedulable). Windows only ever move later. `dispatched` says the start is of the request
+   * this frontier last dispatched for the host (or the robots.txt request it last started for
+   * it), seen leaving: its rate-cap record moves to `atMs` instead of a second being added
+   * (`setHostCap` counts each start once); without it the start is one of its own (a journal's,
+   * a request the frontier never dispatched). Returns false for an unknown host.
+   * @throws InvalidArgumentError when `atMs` is not a finite clock value or `dispatched` is not a boolean.
    */
-  recordStart(host: string, ip: string | undefined, atMs: number): boolean {
+  recordStart(host: string, ip: string | undefined, atMs: number, dispatched = false): boolean {
     checkMs('recordStart atMs', atMs);
+    if (typeof dispatched !== 'boolean') throw new InvalidArgumentError(`recordStart: expected dispatched as a boolean, received ${String(dispatched)}`);
     const id = this.#s.dir.id(host);
     if (id === undefined) return false;
-    banks.recordStart(this.#s, this.#s.hosts[id]!, ip, atMs);
+    banks.recordStart(this.#s, this.#s.hosts[id]!, ip, atMs, dispatched);
     return true;
   }
 
@@ -445,7 +458,8 @@ export class Frontier {
    * politeness interval, which stay a hard minimum spacing: a host whose queue was empty for
    * a while may make up the slots it missed, as fast as its spacing allows, until the window
    * holds `crawls` starts again, and never exceeds them (src/frontier/hostcap.ts). Every start
-   * counts — dispatches, robots.txt requests, `recordStart`, replays — and the most recent
+   * counts once — dispatches, robots.txt requests, `recordStart` (of a dispatched request: in
+   * its dispatch's place), replays — and the most recent
    * `crawls` of them are kept (8 bytes each) and checkpointed. A freshness hook sees the host's
    * capacity as the lower of its spacing and crawls / window. Changing the cap keeps the most
    * recent starts that fit. Returns false for an unknown host.

@@ -8,17 +8,25 @@
  * function of the ids' current keys: two schedulers with equal state pop in equal order,
  * which recovery relies on.
  *
- * Every host order the scheduler uses has one shape: a numeric key (smaller first), then the
- * HostKey (high lane, then low lane, unsigned), then — only for a 64-bit HostKey collision —
- * the owner's `tie`, a strict total order. Each slot carries a copy of its id's key and
- * HostKey high lane, so a comparison reads the slot array alone; the low lane is read from
+ * Every host order the scheduler uses has one shape: a numeric key (smaller first), then an
+ * optional second key (the ready banks': the host's last dispatch, least recent first), then
+ * the HostKey (high lane, then low lane, unsigned), then — only for a 64-bit HostKey collision
+ * — the owner's `tie`, a strict total order. Each slot carries a copy of its id's keys and
+ * HostKey high lane, so a comparison reads the slot arrays alone; the low lane is read from
  * the owner's dense lane array only when the high lanes are equal.
  *
  * ```
- *  slots:  [ key (f64) | hostKeyHi | id ] [ key | hi | id ] …   16 bytes each, heap order
- *  pos:    id → slot, −1 when absent
+ *  slots:    [ key (f64) | hostKeyHi | id ] [ key | hi | id ] …   16 bytes each, heap order
+ *  seconds:  [ second key (f64) ] [ … ] …                         8 bytes each, same order
+ *  pos:      id → slot, −1 when absent
  *  children of slot i: 4i + 1 … 4i + 4 (one 64-byte line when the slab is line-aligned)
  * ```
+ *
+ * The second key is read only between equal keys. The ready banks need it: their key is the
+ * best URL's priority, equal across the hosts of a crawl without a prioritizer, and a HostKey
+ * tie-break there let one host win every slot of an address it shares with equal-priority
+ * neighbours until its queue was empty (audit e15: a 10-page site behind a 2,000-page one on
+ * its address first fetched after 8.3 minutes, when all 2,000 were done).
  *
  * Four children per node: a pop at 10k hosts sifts through ⌈log₄ n⌉ ≈ 7 levels instead of
  * 14, each moving one slot and its `pos` entry, for three comparisons per level instead of
@@ -32,8 +40,8 @@
  * heaps were about a quarter of dispatch+report; with the copies dispatch+report ran ~1.2×
  * as fast.
  *
- * The key copy is the owner's key at the id's last `push` or `update`. The owner calls
- * `update` after every change to a present id's key, as a heap that read keys live would
+ * The key copies are the owner's keys at the id's last `push` or `update`. The owner calls
+ * `update` after every change to a present id's keys, as a heap that read keys live would
  * need anyway to stay ordered, so the copy always equals the live key. Under a strict total
  * order the pop sequence is a function of the contents alone, so the heap's shape (bottom-up
  * sifts, the re-heapify in `popUpTo`) never shows. `tie` alone is read live: it breaks only
@@ -52,6 +60,8 @@ const ID = 3;
 export interface HostOrder {
   /** The id's key, smaller first; read at `push` and `update` only. */
   key(id: number): number;
+  /** A second key between equal keys, smaller first (none: 0 for every id); read at `push` and `update` only. */
+  second?(id: number): number;
   /** HostKey lanes by id: `[2·id]` low, `[2·id + 1]` high (fixed for an id's lifetime). */
   lanes(): Uint32Array;
   /** Whether `a` goes before `b` when their keys and HostKeys are equal (a HostKey collision). */
@@ -63,6 +73,8 @@ export class HostHeap {
   private keys: Float64Array = new Float64Array(16 * F64_PER_SLOT);
   /** `keys`' buffer as u32 lanes, for each slot's HostKey high lane and id. */
   private words: Uint32Array = new Uint32Array(this.keys.buffer);
+  /** Each slot's copy of its id's second key (all 0 for an order without one). */
+  private seconds: Float64Array = new Float64Array(16);
   private pos: Int32Array = new Int32Array(16).fill(-1);
   /** Number of ids in the heap. */
   size = 0;
@@ -99,9 +111,12 @@ export class HostHeap {
       k.set(this.keys);
       this.keys = k;
       this.words = new Uint32Array(k.buffer);
+      const sec = new Float64Array(this.seconds.length * 2);
+      sec.set(this.seconds);
+      this.seconds = sec;
     }
     const hi = this.order.lanes()[id * 2 + 1]!;
-    this.up(this.size++, this.order.key(id), hi, id);
+    this.up(this.size++, this.order.key(id), this.second(id), hi, id);
   }
 
   /** Removes and returns the first id, or −1 when empty. */
@@ -153,7 +168,7 @@ export class HostHeap {
     for (let i = (kept - 2) >> 2; i >= 0; i--) {
       const key = k[i * F64_PER_SLOT]!;
       const hi = w[i * U32_PER_SLOT + HI]!;
-      this.down(i, key, hi, w[i * U32_PER_SLOT + ID]!);
+      this.down(i, key, this.seconds[i]!, hi, w[i * U32_PER_SLOT + ID]!);
     }
     return m;
   }
@@ -168,7 +183,13 @@ export class HostHeap {
     if (!this.has(id)) return;
     const i = this.pos[id]!;
     const hi = this.words[i * U32_PER_SLOT + HI]!;
-    this.resift(i, this.order.key(id), hi, id);
+    this.resift(i, this.order.key(id), this.second(id), hi, id);
+  }
+
+  /** The order's second key of `id` (0 without one). */
+  private second(id: number): number {
+    const second = this.order.second;
+    return second === undefined ? 0 : second(id);
   }
 
   private removeAt(i: number): void {
@@ -177,29 +198,29 @@ export class HostHeap {
     const last = --this.size;
     if (i === last) return;
     const b = last * U32_PER_SLOT;
-    this.resift(i, this.keys[last * F64_PER_SLOT]!, w[b + HI]!, w[b + ID]!);
+    this.resift(i, this.keys[last * F64_PER_SLOT]!, this.seconds[last]!, w[b + HI]!, w[b + ID]!);
   }
 
   /** Places the entry into the hole at slot `i`: moved up if it beats its parent, else down. */
-  private resift(i: number, key: number, hi: number, id: number): void {
+  private resift(i: number, key: number, sec: number, hi: number, id: number): void {
     const parent = (i - 1) >> 2;
-    if (i > 0 && this.before(key, hi, id, parent)) {
+    if (i > 0 && this.before(key, sec, hi, id, parent)) {
       this.move(parent, i);
-      this.up(parent, key, hi, id);
+      this.up(parent, key, sec, hi, id);
     } else {
-      this.down(i, key, hi, id);
+      this.down(i, key, sec, hi, id);
     }
   }
 
   /** Moves the hole at slot `i` up past every parent the entry beats (never above slot `top`), then fills it. */
-  private up(i: number, key: number, hi: number, id: number, top = 0): void {
+  private up(i: number, key: number, sec: number, hi: number, id: number, top = 0): void {
     while (i > top) {
       const parent = (i - 1) >> 2;
-      if (!this.before(key, hi, id, parent)) break;
+      if (!this.before(key, sec, hi, id, parent)) break;
       this.move(parent, i);
       i = parent;
     }
-    this.fill(i, key, hi, id);
+    this.fill(i, key, sec, hi, id);
   }
 
   /**
@@ -209,7 +230,7 @@ export class HostHeap {
    * bottom. The children moved up along the path are in order, so the entry climbs back past
    * exactly those it beats and lands in the slot the top-down sift would have chosen.
    */
-  private down(i: number, key: number, hi: number, id: number): void {
+  private down(i: number, key: number, sec: number, hi: number, id: number): void {
     const top = i;
     const n = this.size;
     for (;;) {
@@ -221,12 +242,13 @@ export class HostHeap {
       this.move(c, i);
       i = c;
     }
-    this.up(i, key, hi, id, top);
+    this.up(i, key, sec, hi, id, top);
   }
 
-  private fill(i: number, key: number, hi: number, id: number): void {
+  private fill(i: number, key: number, sec: number, hi: number, id: number): void {
     this.moves++;
     this.keys[i * F64_PER_SLOT] = key;
+    this.seconds[i] = sec;
     this.words[i * U32_PER_SLOT + HI] = hi;
     this.words[i * U32_PER_SLOT + ID] = id;
     this.pos[id] = i;
@@ -237,16 +259,19 @@ export class HostHeap {
     this.moves++;
     const w = this.words;
     this.keys[to * F64_PER_SLOT] = this.keys[from * F64_PER_SLOT]!;
+    this.seconds[to] = this.seconds[from]!;
     w[to * U32_PER_SLOT + HI] = w[from * U32_PER_SLOT + HI]!;
     const id = w[from * U32_PER_SLOT + ID]!;
     w[to * U32_PER_SLOT + ID] = id;
     this.pos[id] = to;
   }
 
-  /** Whether the entry (key, hi, id) goes before the entry in slot `s`. */
-  private before(key: number, hi: number, id: number, s: number): boolean {
+  /** Whether the entry (key, sec, hi, id) goes before the entry in slot `s`. */
+  private before(key: number, sec: number, hi: number, id: number, s: number): boolean {
     const ks = this.keys[s * F64_PER_SLOT]!;
     if (key !== ks) return key < ks;
+    const ss = this.seconds[s]!;
+    if (sec !== ss) return sec < ss;
     const his = this.words[s * U32_PER_SLOT + HI]!;
     if (hi !== his) return hi < his;
     return this.lowBefore(id, this.words[s * U32_PER_SLOT + ID]!);
@@ -255,7 +280,7 @@ export class HostHeap {
   /** Whether the entry in slot `s` goes before the entry in slot `t`. */
   private slotBefore(s: number, t: number): boolean {
     const w = this.words;
-    return this.before(this.keys[s * F64_PER_SLOT]!, w[s * U32_PER_SLOT + HI]!, w[s * U32_PER_SLOT + ID]!, t);
+    return this.before(this.keys[s * F64_PER_SLOT]!, this.seconds[s]!, w[s * U32_PER_SLOT + HI]!, w[s * U32_PER_SLOT + ID]!, t);
   }
 
   /** The order of two ids with equal keys and HostKey high lanes: low lane, then `tie`. */

@@ -22,7 +22,13 @@
  * The K most recent starts, ascending, in a ring (`Float64Array(K)`): 8·K bytes for a capped
  * host, nothing for the others (a host without a cap has no `HostCap`). Starts recorded out
  * of order (`Frontier.recordStart` of an earlier request) are inserted in place; one older
- * than the K kept cannot change s_K and is dropped. Every start counts, whoever timed it.
+ * than the K kept cannot change s_K and is dropped. Every start counts, whoever timed it, and
+ * once: the frontier records its own dispatch (or robots.txt request) as the *open* start, and
+ * the same request seen leaving later (`confirm`, from `recordStart` with `dispatched`) moves
+ * that record to when it left instead of adding one. The engine reports a request as it is
+ * handed to the fetcher and again as its bytes leave, so each start counted two or three times
+ * and a cap of 4 per 2 s let 2 through (audit e5). The open start is not checkpointed: after a
+ * load, a confirmation adds a start, as any start the frontier did not make.
  */
 import { InvalidArgumentError } from '../errors/index.js';
 import { type HostCapImage, MAX_CAP_CRAWLS } from '../format/index.js';
@@ -37,6 +43,8 @@ export class HostCap {
   readonly #starts: Float64Array;
   #head = 0;
   #count = 0;
+  /** The open start (`recordDispatch`) a confirmation moves; −Infinity when none. */
+  #open = Number.NEGATIVE_INFINITY;
 
   constructor(crawls: number, windowMs: number) {
     checkCap(crawls, windowMs);
@@ -96,6 +104,42 @@ export class HostCap {
     ring[at] = atMs;
   }
 
+  /** Records the frontier's own start at `atMs` as the open one, which `confirm` may move later. */
+  recordDispatch(atMs: number): void {
+    this.record(atMs);
+    this.#open = atMs;
+  }
+
+  /**
+   * The open start was seen leaving at `atMs`: its record moves there (when later; never
+   * earlier), and stays open for a later sighting of the same request. Without an open start,
+   * a start at `atMs` is recorded.
+   */
+  confirm(atMs: number): void {
+    const open = this.#open;
+    if (open === Number.NEGATIVE_INFINITY) {
+      this.record(atMs);
+      return;
+    }
+    if (!(atMs > open)) return;
+    // Kept unless K later starts pushed it out; then the start at `atMs` counts on its own.
+    this.#remove(open);
+    this.record(atMs);
+    this.#open = atMs;
+  }
+
+  /** Drops one kept start equal to `atMs`, closing the gap; false when none is kept. */
+  #remove(atMs: number): boolean {
+    const k = this.crawls;
+    const ring = this.#starts;
+    let i = 0;
+    while (i < this.#count && ring[(this.#head + i) % k] !== atMs) i++;
+    if (i === this.#count) return false;
+    for (; i < this.#count - 1; i++) ring[(this.#head + i) % k] = ring[(this.#head + i + 1) % k]!;
+    this.#count--;
+    return true;
+  }
+
   /** The kept starts, ascending (a copy). */
   starts(): number[] {
     const out: number[] = [];
@@ -106,7 +150,9 @@ export class HostCap {
   /** This cap with another budget, keeping the most recent starts that fit. */
   resized(crawls: number, windowMs: number): HostCap {
     const next = new HostCap(crawls, windowMs);
-    for (const t of this.starts().slice(-crawls)) next.record(t);
+    const kept = this.starts().slice(-crawls);
+    for (const t of kept) next.record(t);
+    if (kept.includes(this.#open)) next.#open = this.#open;
     return next;
   }
 

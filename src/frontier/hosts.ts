@@ -76,6 +76,11 @@ export class HostRecord {
    * looked up: transient, re-derived after every change of `ip` (banks.ts `ipSlotOf`).
    */
   ipSlot = -2;
+  /**
+   * The `IpTable` slot the fetch in flight counts against (−1 = none): `landed` ends that one,
+   * whatever `ip` says by then (transient).
+   */
+  flightSlot = -1;
   flags = 0;
   crawlDelayMs = 0;
   /** Admission: max URLs admitted (0 = unlimited). */
@@ -177,7 +182,10 @@ export class HostRecord {
     t[at + LATENCY_VAR] = 0;
   }
 
-  /** Resolved IP ('' = none / unknown). */
+  /**
+   * Resolved IP ('' = none / unknown): the group's address until its first dispatch, then the
+   * address of its latest dispatched URL (`HostResolver.lookupUrl`, when the resolver has it).
+   */
   get ip(): string {
     return this.#ip;
   }

@@ -79,8 +79,18 @@ export interface TrapSeam {
  * An unknown address (undefined) dispatches with no per-IP throttle for that fetch.
  */
 export interface HostResolver {
+  /** The address of host group `host` (where its hosts wait before their first dispatch). */
   lookup(host: string): string | undefined;
   prefetch?(host: string): void;
+  /**
+   * The address `url` (a URL of group `host`) is fetched from, when the resolver knows it per
+   * URL: a group's hostnames may sit on different machines (`img.example.com` and
+   * `www.example.com` under registrable grouping). With it, each dispatch is checked against,
+   * spends and counts in flight on its own URL's address, and `FetchRequest.ip` is that
+   * address; undefined there means the URL's address is unknown (no per-IP throttle for that
+   * fetch). Without it, every URL of a group goes under `lookup`'s address.
+   */
+  lookupUrl?(url: string, host: string): string | undefined;
 }
 
 /**

@@ -160,7 +160,10 @@ function adaptPoliteness(s: FrontierState, h: HostRecord, o: Outcome, nowMs: num
   // First attempts still count, so timeouts across a machine's sites widen it as before.
   // A block is the host's (its firewall's rule on this client), not the machine's load.
   const machine = blocked || (retry && signal.pageFault === true) ? 'none' : ipSignalOf(o.status, o.errorKind, signal.latencyRising === true);
-  if (h.ip !== '') s.ips.observeSlot(ipSlotOf(s, h), machine);
+  // The machine that answered: the address the connection went to (`Outcome.ip`), else the
+  // one the fetch was dispatched under (the host's, unchanged while it was in flight).
+  const answered = o.ip;
+  s.ips.observeSlot(answered !== undefined && answered !== '' && answered !== h.ip ? s.ips.slotOf(answered) : ipSlotOf(s, h), machine);
   let next = h.lastDispatchMs + h.intervalMs;
   // After a failure the interval (widened, or held for a page fault) counts from the answer, not
   // from the request's start: counted from the start, a fetch that timed out after 30 s (or a
@@ -388,7 +391,9 @@ export function replayRow(s: FrontierState, row: number, outcome: Outcome, dispa
   if (!takeForReplay(s, h, dispatchedAtMs)) return false;
   if (dispatchedAtMs > s.clockMs) s.clockMs = dispatchedAtMs;
   s.queues.remove(row);
-  ipOf(s, h);
+  // Under the address the fetch went to, when the outcome names it (the engine's replay does).
+  if (outcome.ip !== undefined && outcome.ip !== '') h.ip = outcome.ip;
+  else ipOf(s, h);
   launch(s, h, row, dispatchedAtMs);
   return report(s, { ...outcome, row, url: s.table.urlOf(row) }, nowMs);
 }

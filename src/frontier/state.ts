@@ -113,8 +113,8 @@ export class FrontierState {
   readonly ready: HostHeap[];
   /** Each address's own interval and window (DESIGN §7). */
   readonly ips: IpTable;
-  /** Hosts held because their address is at `ipMaxInFlight`, by address (woken by `landed`). */
-  readonly ipWaiters = new Map<string, number[]>();
+  /** Hosts held because their address is at `ipMaxInFlight`, by the address's `ips` slot (woken by `landed`). */
+  readonly ipWaiters = new Map<number, number[]>();
   readonly wheel: DueWheel | undefined;
   readonly prio: Prioritizer | undefined;
   readonly resolver: HostResolver | undefined;
@@ -181,8 +181,13 @@ export class FrontierState {
     this.frontBank = new HostHeap(bestRow);
     this.aging = new HostHeap({ key: (id) => hosts[id]!.waitingSinceMs, lanes, tie });
     this.hostHeap = new HostHeap({ key: (id) => this.parkedAt[id]!, lanes, tie });
+    // Ready hosts of equal best priority go least recently dispatched first (then by HostKey):
+    // by HostKey alone the first of a shared address's hosts won each of its slots until its
+    // queue was empty (heap.ts). Read at push only: a host's last dispatch moves only while it
+    // is out of the ready banks (launched, or parked by `recordStart` first).
+    const leastRecent = { ...bestRow, second: (id: number): number => hosts[id]!.lastDispatchMs };
     this.ready = [];
-    for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new HostHeap(bestRow));
+    for (let s = 0; s < this.opts.dispatchShards; s++) this.ready.push(new HostHeap(leastRecent));
     this.ips = new IpTable(this.politeness.ipFloorMs, this.politeness);
     this.wheelHour = createdHours;
     this.wheel = this.opts.scheduleIndex ? newWheel(createdHours) : undefined;

@@ -9,8 +9,8 @@ import { UrlTable } from '../../src/frontier/table.js';
 // slab growth and re-packs. Few distinct keys and HostKey lanes force the tie-breaks.
 
 type Op =
-  | { kind: 'push'; id: number; key: number }
-  | { kind: 'update'; id: number; key: number }
+  | { kind: 'push'; id: number; key: number; second: number }
+  | { kind: 'update'; id: number; key: number; second: number }
   | { kind: 'remove'; id: number }
   | { kind: 'pop' }
   | { kind: 'popUpTo'; limit: number };
@@ -18,25 +18,28 @@ type Op =
 const IDS = 40;
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('push' as const), id: fc.nat(IDS - 1), key: fc.integer({ min: -3, max: 3 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('update' as const), id: fc.nat(IDS - 1), key: fc.integer({ min: -3, max: 3 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('push' as const), id: fc.nat(IDS - 1), key: fc.integer({ min: -3, max: 3 }), second: fc.integer({ min: -1, max: 1 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('update' as const), id: fc.nat(IDS - 1), key: fc.integer({ min: -3, max: 3 }), second: fc.integer({ min: -1, max: 1 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), id: fc.nat(IDS - 1) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('pop' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('popUpTo' as const), limit: fc.integer({ min: -4, max: 3 }) }) },
 );
 
 describe('HostHeap', () => {
-  it('pops in (key, HostKey high, low, tie) order through pushes, updates, removals and bulk pops', () => {
+  it('pops in (key, second key, HostKey high, low, tie) order through pushes, updates, removals and bulk pops', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 300 }), fc.array(fc.nat(2), { minLength: IDS * 2, maxLength: IDS * 2 }), (ops, laneBits) => {
+      fc.property(fc.array(opArb, { maxLength: 300 }), fc.array(fc.nat(2), { minLength: IDS * 2, maxLength: IDS * 2 }), fc.boolean(), (ops, laneBits, withSecond) => {
         // Lanes from {0, 1, 2}: many equal high lanes, and equal (high, low) pairs for the tie.
         const lanes = Uint32Array.from(laneBits, (b) => (b === 2 ? 0xffff_ffff : b));
         const keys = new Float64Array(IDS);
+        // The ready banks' order has a second key (a host's last dispatch); the others have none.
+        const seconds = new Float64Array(IDS);
         const tie = (a: number, b: number): boolean => a > b; // any strict order on distinct ids
-        const heap = new HostHeap({ key: (id) => keys[id]!, lanes: () => lanes, tie });
+        const heap = new HostHeap({ key: (id) => keys[id]!, ...(withSecond ? { second: (id: number) => seconds[id]! } : {}), lanes: () => lanes, tie });
         const live = new Set<number>();
         const before = (a: number, b: number): boolean => {
           if (keys[a] !== keys[b]) return keys[a]! < keys[b]!;
+          if (withSecond && seconds[a] !== seconds[b]) return seconds[a]! < seconds[b]!;
           if (lanes[a * 2 + 1] !== lanes[b * 2 + 1]) return lanes[a * 2 + 1]! < lanes[b * 2 + 1]!;
           if (lanes[a * 2] !== lanes[b * 2]) return lanes[a * 2]! < lanes[b * 2]!;
           return tie(a, b);
@@ -45,10 +48,12 @@ describe('HostHeap', () => {
         for (const op of ops) {
           if (op.kind === 'push') {
             keys[op.id] = op.key;
+            seconds[op.id] = op.second;
             heap.push(op.id);
             live.add(op.id);
           } else if (op.kind === 'update') {
             keys[op.id] = op.key;
+            seconds[op.id] = op.second;
             heap.update(op.id);
           } else if (op.kind === 'remove') {
             heap.remove(op.id);

@@ -129,6 +129,86 @@ function runCase(c: CapCase, recoverAt = -1): { dispatched: number[][]; all: num
   return { dispatched, all, log };
 }
 
+describe('HostCap: a start recorded at dispatch and seen leaving later counts once', () => {
+  it('confirm moves the open start (again for a second sighting), records a start without one, and never moves it earlier', () => {
+    const c = new HostCap(4, 2000);
+    c.recordDispatch(0);
+    c.confirm(3); // handed to the fetcher late
+    c.confirm(7); // its bytes seen leaving
+    expect(c.starts()).toEqual([7]);
+    c.confirm(5); // earlier than it stands: nothing moves
+    expect(c.starts()).toEqual([7]);
+    c.record(9); // a start the frontier did not make
+    c.recordDispatch(10);
+    c.confirm(12);
+    expect(c.starts()).toEqual([7, 9, 12]);
+    // A resize keeps the open start when it keeps its record.
+    const d = c.resized(2, 2000);
+    d.confirm(13);
+    expect(d.starts()).toEqual([9, 13]);
+    // Without an open start (a loaded cap), a confirmation is a start of its own.
+    const e = HostCap.fromImage(c.toImage());
+    e.confirm(20);
+    expect(e.starts()).toEqual([7, 9, 12, 20]);
+    // An open start pushed out by K later ones: the sighting counts on its own.
+    const f = new HostCap(2, 2000);
+    f.recordDispatch(0);
+    f.record(1);
+    f.record(2);
+    f.confirm(3);
+    expect(f.starts()).toEqual([2, 3]);
+  });
+
+  it("the frontier's cap holds K starts per window as they left, a robots.txt request's included (audit e5: it held K / 2)", () => {
+    // As the engine reports them: each page is handed to the fetcher 1 ms after its dispatch
+    // and seen leaving 1 ms later (both `recordStart(…, true)`), the robots.txt request seen leaving once.
+    let robotsAt: number | undefined;
+    let known = false;
+    const robots = {
+      ready: () => known,
+      request: (_host: string, nowMs: number) => {
+        robotsAt = nowMs;
+        known = true;
+        return { started: true };
+      },
+      isAllowed: () => true,
+      crawlDelayMs: () => undefined,
+    };
+    const f = new Frontier(1, T0, { stateMachine: true, robots, resolver: () => '192.0.2.1', politeness: { defaultIntervalMs: 5, floorMs: 5, ipFloorMs: 5 } });
+    for (let j = 0; j < 12; j++) f.seed(`https://e5.example/${j}`, 'e5.example', 1, T0, T0, 0);
+    expect(f.setHostCap('e5.example', { crawls: 4, windowMs: 2000 })).toBe(true);
+    const sent: number[] = [];
+    let now = T0 * HOUR;
+    for (let guard = 0; guard < 1000; guard++) {
+      const req = f.dispatch(now);
+      if (robotsAt !== undefined) {
+        f.recordStart('e5.example', '192.0.2.1', robotsAt + 1, true);
+        sent.push(robotsAt + 1);
+        robotsAt = undefined;
+      }
+      if (req === undefined) {
+        const at = f.nextEligible();
+        if (at === undefined) break;
+        now = Math.max(now + 1, at);
+        continue;
+      }
+      f.recordStart(req.host, req.ip, now + 1, true);
+      f.recordStart(req.host, req.ip, now + 2, true);
+      sent.push(now + 2);
+      f.report(ok(req), now + 3);
+      now += 3;
+    }
+    expect(sent).toHaveLength(13);
+    expect(withinCap(sent, 4, 2000)).toBe(true);
+    // The cap is used to the full: 4 starts in the first window (robots.txt and 3 pages), 4 in each next.
+    const t0 = T0 * HOUR;
+    expect(sent.filter((t) => t < t0 + 2000)).toHaveLength(4);
+    expect(sent.filter((t) => t >= t0 + 2000 && t < t0 + 4002)).toHaveLength(4);
+    expect(f.checkpoint().hosts.find((h) => h.name === 'e5.example')!.cap!.starts).toEqual(sent.slice(-4));
+    f.free();
+  });
+});
+
 describe('Frontier.setHostCap: dispatch within the cap', () => {
   it('never dispatches a start that makes any window of W hold more than K starts, external starts counted (fast-check)', () => {
     fc.assert(

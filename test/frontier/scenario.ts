@@ -105,8 +105,9 @@ export interface LoggedDispatch {
 
 /**
  * Replays a drain log (dispatch and immediate report at the same clock, no links) against
- * the rules: host and IP windows, work conservation, priority order among eligible hosts,
- * and the state machine's re-queueing. Returns a description of the first violation, or
+ * the rules: host and IP windows, work conservation, priority order among eligible hosts
+ * (equal best URLs: the least recently dispatched host first, then the key), and the state
+ * machine's re-queueing. Returns a description of the first violation, or
  * undefined when the log is exactly what the rules demand.
  */
 export function replayDrain(
@@ -129,6 +130,8 @@ export function replayDrain(
     crawlDelay: h.crawlDelay,
     interval: hostInterval(cfg, cfg.defaultIntervalMs, 0),
     next: 0,
+    /** The host's last dispatch (−1: none). */
+    last: -1,
     faultRun: 0,
     latency: { latencyMs: 0, latencyVarMs: 0, latencyRiseScore: 0 },
     pending: h.priorities.map((p, i) => ({ url: urlOf(hi, i), key: urlKeyHex(urlOf(hi, i), h.name), priority: Math.fround(p), retries: 0 })) as Pend[],
@@ -141,6 +144,14 @@ export function replayDrain(
     a.retries > 0 !== b.retries > 0 ? b.retries > 0 : a.priority !== b.priority ? a.priority > b.priority : a.key < b.key;
   const best = (h: (typeof hosts)[number]): Pend | undefined => h.pending.reduce<Pend | undefined>((m, p) => (m === undefined || better(p, m) ? p : m), undefined);
   const eligibleAt = (h: (typeof hosts)[number]): number => Math.max(h.next, h.ip === '' ? 0 : (ipNext.get(h.ip) ?? 0));
+  // Between hosts: the better best URL; of two equally good (retried or not, same priority),
+  // the host dispatched less recently, then the key.
+  const beats = (a: (typeof hosts)[number], b: (typeof hosts)[number]): boolean => {
+    const x = best(a)!;
+    const y = best(b)!;
+    if (x.retries > 0 !== y.retries > 0 || x.priority !== y.priority || a.last === b.last) return better(x, y);
+    return a.last < b.last;
+  };
   let prevT = 0;
   for (let n = 0; n < log.length; n++) {
     const d = log[n]!;
@@ -150,10 +161,11 @@ export function replayDrain(
     const earliest = Math.max(prevT, Math.min(...waiting.map(eligibleAt)));
     if (t !== earliest) return `dispatch ${n} at ${t}, but the earliest eligible time was ${earliest}`;
     const eligible = waiting.filter((h) => eligibleAt(h) <= t);
-    const winner = eligible.reduce((m, h) => (better(best(h)!, best(m)!) ? h : m));
+    const winner = eligible.reduce((m, h) => (beats(h, m) ? h : m));
     const want = best(winner)!;
     if (d.url !== want.url) return `dispatch ${n} at ${t} sent ${d.url}, the rules pick ${want.url} (priority ${want.priority})`;
     const h = winner;
+    h.last = t;
     if (d.ip !== h.ip) return `dispatch ${n} carried ip ${d.ip}, expected ${h.ip}`;
     if (h.ip !== '') ip.start(h.ip, t);
     const o = fetched[n]!;
