@@ -149,6 +149,13 @@ export class HostRecord {
    * instead of narrowing back into it (0: no block yet).
    */
   blockFloorMs = 0;
+  /**
+   * The host is rate-limiting this crawler: it answered a 429 (or a 503 with a Retry-After) and
+   * has not served it since (blocks.ts `heardLimit`).
+   */
+  limited = false;
+  /** How long the crawler has waited on the current rate limit (ms; meaningful while `limited`): the sum of the waits its answers imposed. */
+  limitWaitedMs = 0;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
   /**
