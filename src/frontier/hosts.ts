@@ -77,7 +77,19 @@ export class HostRecord {
    */
   ipSlot = -2;
   flags = 0;
+  /**
+   * The crawl delay in force (ms): the larger of `seedDelayMs` and `robotsDelayMs`, the floor of
+   * the host's interval (`hostInterval`). Checkpointed; a load takes it as the robots part.
+   */
   crawlDelayMs = 0;
+  /** The crawl delay its seeds configured (`Frontier.seed`'s `crawlDelay`): the largest given, never lowered. Not checkpointed apart from `crawlDelayMs`. */
+  seedDelayMs = 0;
+  /**
+   * robots.txt's Crawl-delay as the robots seam gives it now (capped there, by the engine's
+   * `maxCrawlDelayMs`), replaced at each dispatch (dispatch.ts `robotsCleared`): a robots.txt
+   * read again that lowers or drops it, or a resume with a lower cap, lowers it.
+   */
+  robotsDelayMs = 0;
   /** Admission: max URLs admitted (0 = unlimited). */
   urlBudget = 0;
   /** Admission: max depth (0 = unlimited). */
@@ -275,6 +287,9 @@ export class HostRecord {
     r.ip = h.ip;
     r.flags = h.flags;
     r.crawlDelayMs = h.crawlDelayMs;
+    // The file keeps the delay in force only: taken as robots.txt's, it is replaced by what
+    // robots.txt says (under today's cap) at the host's next dispatch.
+    r.robotsDelayMs = h.crawlDelayMs;
     r.nextEligibleMs = h.nextEligibleMs;
     r.lastDispatchMs = h.lastDispatchMs;
     r.latencyMs = h.latencyMs;
