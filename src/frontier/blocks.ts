@@ -57,7 +57,10 @@
  * frontier obeys it (the host's window waits the Retry-After, its interval backs off). While
  * the crawler has waited on the limit less than `BLOCK_MAX_MS` such an answer marks its URL
  * retried and spends no retry past that first (`triesAfterBlock`); past it they spend their
- * retries again, so a server answering 429 for ever still drains. It needs no canary: the
+ * retries again, so a server answering 429 for ever still drains. The answer that starts a limit
+ * spends as a failure does (report in outcome.ts spares only answers within a limit already
+ * going): a URL refused while its host serves the others starts a new limit each time, and is
+ * given up as any failing URL. It needs no canary: the
  * status names it. Charging each 429 to its URL lost the site to a 100-second limit (a loopback
  * site answering 429 with Retry-After: 10 to everything for 100 s: its seed asked at 0, 10, 30
  * and 70 s, given up after the fourth, and the crawl ended with nothing fetched).

@@ -70,8 +70,12 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0, block === BlockVerdict.Blocked || block === BlockVerdict.Canary);
   // A 429 (or a 503 with a Retry-After) of the host's young rate limit is the host's answer to
   // the crawler's pace, which the window just set obeys: it spends no retry past the first (blocks.ts).
+  // Only an answer within a limit already going spares: one that starts a limit (the host served
+  // since its last one) spends as before, or a URL the host refuses while serving the others
+  // (a 429 of its own, not the host's pace) was asked for ever (a review: 449 times in 48 h).
   const retryAfter = outcome.status === 503 && parseRetryAfter(outcome.retryAfter, nowMs) !== null;
-  const limited = s.opts.stateMachine && heardLimit(h, outcome.status, retryAfter, h.nextEligibleMs - nowMs);
+  const inLimit = h.limited;
+  const limited = s.opts.stateMachine && heardLimit(h, outcome.status, retryAfter, h.nextEligibleMs - nowMs) && inLimit;
   if (block === BlockVerdict.Canary || block === BlockVerdict.CanaryVoid) {
     restoreCanary(s, h, row);
     afterReport(s, h, nowMs);

@@ -73,6 +73,30 @@ describe('a host rate-limiting the crawler', () => {
     expect(during.filter((t) => t > BLOCK_MAX_MS)).toHaveLength(3);
   });
 
+  it('a URL answered 429 while its host serves the others is given up after its retries, as any failing URL', () => {
+    // Before: each page served ended the limit and the next 429 of /x began a new one that
+    // spared it again: /x asked 449 times in 48 h (a new page seeded every 20 minutes).
+    const f = new Frontier(1, 0, { stateMachine: true });
+    f.seed(`https://${HOST}/x`, HOST, 1, 0, 0, 0);
+    let asked = 0;
+    const fetch = (r: { row: number; url: string }): Outcome => {
+      if (r.url.endsWith('/x')) {
+        asked++;
+        return { row: r.row, url: r.url, status: 429, latencyMs: 20, retryAfter: '1' };
+      }
+      return { row: r.row, url: r.url, status: 200, latencyMs: 20 };
+    };
+    const every = 20 * 60_000;
+    for (let t = 0, k = 0; t < 48 * 3_600_000; t += every) {
+      f.seed(`https://${HOST}/new/${k++}`, HOST, 1, 0, 0, 0);
+      f.drain(t, fetch, { untilMs: t + every });
+    }
+    // Now: each page served ends the limit, and the 429 starting the next spends a retry (the
+    // ones within a limit still spare): 15 asks, then Gone.
+    expect(f.stats(0).byStatus['Gone']).toBe(1);
+    expect(asked).toBeLessThan(30);
+  });
+
   it("a limit's waits go into the checkpoint (format minor 8), the time stopped not counted; a file without them loads with none", () => {
     const f = site();
     const { fetch } = limiting(Infinity, 429, '10');

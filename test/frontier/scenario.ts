@@ -177,13 +177,15 @@ export function replayDrain(
     h.next = t + h.interval;
     if (ra !== undefined && ra > 0) h.next = Math.max(h.next, t + ra);
     const transient = o.status === 429 || o.status === 0 || (o.status >= 500 && o.status < 600);
-    // A rate limit's answer, while the crawler has waited on it less than BLOCK_MAX_MS, marks
-    // its URL retried and spends no more; an answer that serves the crawler ends the limit.
+    // A rate limit's answer within a limit already going, while the crawler has waited on it
+    // less than BLOCK_MAX_MS, marks its URL retried and spends no more (the answer starting a
+    // limit spends); an answer that serves the crawler ends the limit.
     let spared = false;
     if (o.status === 429 || (o.status === 503 && o.retryAfter !== undefined)) {
+      const going = h.limited;
       if (!h.limited) h.waited = 0;
       h.limited = true;
-      spared = h.waited < BLOCK_MAX_MS;
+      spared = going && h.waited < BLOCK_MAX_MS;
       h.waited += h.next - t;
     } else if (o.status >= 100 && o.status < 500 && o.status !== 403) {
       h.limited = false;
