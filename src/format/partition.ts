@@ -46,11 +46,13 @@
  * |    |             | blocked, 1 canary pending, 2 refusing, 3 canary key), f64         |
  * |    |             | forbidRun, forbidThreshold, blockAgeMs, blockFromMs, blockFloorMs,|
  * |    |             | 4 u32 the canary's URL key (zero without bit 3), u32 n, n × 4 u32 |
- * |    |             | the run's URL keys (n ≤ MAX_BLOCK_RUN_ROWS). Written only when    |
- * |    |             | some host has such state (src/frontier blocks.ts).                |
+ * |    |             | the run's URL keys (n ≤ MAX_BLOCK_RUN_ROWS); with flag bit 4      |
+ * |    |             | (minor 8: the host is rate-limiting) then f64 limitWaitedMs.      |
+ * |    |             | Written only when some host has such state (src/frontier          |
+ * |    |             | blocks.ts).                                                       |
  *
- * A file is stamped with the lowest minor that describes it (`minorOf`): a file with a host's
- * block state is minor 7; one with the `lmAgeHours` column minor 6; with a host
+ * A file is stamped with the lowest minor that describes it (`minorOf`): a file with a host in
+ * a rate limit is minor 8; with a host's block state minor 7; one with the `lmAgeHours` column minor 6; with a host
  * rate cap minor 5; one with the freshness interval columns minor 4; a file with hosts is
  * minor 3 (their records carry the latency fields); without hosts it is minor 2 with a
  * `churnFp` column, else minor 0.
@@ -92,10 +94,14 @@ export const FORMAT_MAJOR = 1;
  * it loads with none known, and an older reader skips it as an unknown column); 7 adds the
  * `blocks` section (a host's block of this crawler, src/frontier blocks.ts: whether it is
  * blocking, for how long, the run of 403s a canary is judging; a file without it has no host
- * in such a state, and an older reader loses only what a crash lost before). A file is stamped with the
+ * in such a state, and an older reader loses only what a crash lost before); 8 adds to a block
+ * record flag bit 4 and, after the run's keys, how long the crawler has waited on the host's
+ * rate limit (429s, or 503s with a Retry-After; blocks.ts `heardLimit`: its URLs spend no retry
+ * past the first meanwhile; a file without it has no host in one, and an older reader skips
+ * the field and starts the limit over at its next 429). A file is stamped with the
  * lowest minor that describes it (`minorOf`), and an older reader is told the truth.
  */
-export const FORMAT_MINOR = 7;
+export const FORMAT_MINOR = 8;
 
 /** The most starts a host's rate-cap window may hold (its ring keeps 8 bytes per start). */
 export const MAX_CAP_CRAWLS = 1 << 20;
@@ -120,6 +126,7 @@ export const LM_AGE_COLUMN_ID = 47;
 
 /** The lowest minor whose features `p` uses (`withIps`: it has an `ips` section). */
 function minorOf(p: PartitionImage, withIps: boolean): number {
+  if (p.hosts.some((h) => h.block?.limitWaitedMs !== undefined)) return 8;
   if (p.hosts.some((h) => h.block !== undefined)) return 7;
   if (p.columns.some((c) => c.id === LM_AGE_COLUMN_ID)) return 6;
   if (p.hosts.some((h) => h.cap !== undefined)) return 5;
@@ -264,6 +271,11 @@ export interface HostBlockImage {
   canaryKey?: Uint32Array | undefined;
   /** URL keys of the current run's rows (4 lanes each, at most MAX_BLOCK_RUN_ROWS keys). */
   runKeys: Uint32Array;
+  /**
+   * How long the crawler had waited on the host's rate limit (ms: the sum of the waits its
+   * answers imposed) when the file was written; undefined when the host is in none (minor 8).
+   */
+  limitWaitedMs?: number | undefined;
 }
 
 /** A host's rate cap as stored (meanings: src/frontier/hostcap.ts). */
@@ -535,6 +547,7 @@ const BLOCK_BLOCKED = 1;
 const BLOCK_CANARY_PENDING = 2;
 const BLOCK_REFUSING = 4;
 const BLOCK_CANARY_KEY = 8;
+const BLOCK_LIMITED = 16;
 
 function encodeBlocks(p: PartitionImage): Uint8Array {
   let count = 0;
@@ -545,7 +558,7 @@ function encodeBlocks(p: PartitionImage): Uint8Array {
     const keys = h.block.runKeys.length;
     if (keys % 4 !== 0 || keys > 4 * MAX_BLOCK_RUN_ROWS) throw new InvalidArgumentError(`host ${h.name}: block runKeys holds ${keys} lanes, expected 4 per key and at most ${MAX_BLOCK_RUN_ROWS} keys`);
     if (h.block.canaryKey !== undefined && h.block.canaryKey.length !== 4) throw new InvalidArgumentError(`host ${h.name}: block canaryKey holds ${h.block.canaryKey.length} lanes, expected 4`);
-    size += 72 + 4 * keys;
+    size += 72 + 4 * keys + (h.block.limitWaitedMs !== undefined ? 8 : 0);
   }
   const w = new ByteWriter(size);
   w.u32(count);
@@ -556,7 +569,7 @@ function encodeBlocks(p: PartitionImage): Uint8Array {
     w.u32(0);
     w.u32(i);
     const flags = (b.blocked ? BLOCK_BLOCKED : 0) | (b.canaryPending ? BLOCK_CANARY_PENDING : 0) | (b.refusing ? BLOCK_REFUSING : 0);
-    w.u32(flags | (b.canaryKey !== undefined ? BLOCK_CANARY_KEY : 0));
+    w.u32(flags | (b.canaryKey !== undefined ? BLOCK_CANARY_KEY : 0) | (b.limitWaitedMs !== undefined ? BLOCK_LIMITED : 0));
     w.f64(b.forbidRun);
     w.f64(b.forbidThreshold);
     w.f64(b.blockAgeMs);
@@ -565,6 +578,7 @@ function encodeBlocks(p: PartitionImage): Uint8Array {
     for (let j = 0; j < 4; j++) w.u32(b.canaryKey?.[j] ?? 0);
     w.u32(b.runKeys.length / 4);
     for (const k of b.runKeys) w.u32(k);
+    if (b.limitWaitedMs !== undefined) w.f64(b.limitWaitedMs);
     w.patchU32(start, w.length - start);
   });
   return w.view8().slice();
@@ -604,6 +618,7 @@ function decodeBlocks(r: ByteReader, hosts: HostImage[]): void {
     if (n > MAX_BLOCK_RUN_ROWS) r.fail(`block of host ${i} names ${n} run rows, more than ${MAX_BLOCK_RUN_ROWS}`);
     const runKeys = new Uint32Array(n * 4);
     for (let j = 0; j < runKeys.length; j++) runKeys[j] = rec.u32('run key');
+    const limitWaitedMs = (flags & BLOCK_LIMITED) !== 0 ? duration('limitWaitedMs') : undefined;
     // Fields a newer minor appended are skipped: the record length bounds them.
     hosts[i]!.block = {
       blocked: (flags & BLOCK_BLOCKED) !== 0,
@@ -616,6 +631,7 @@ function decodeBlocks(r: ByteReader, hosts: HostImage[]): void {
       blockFloorMs,
       canaryKey: (flags & BLOCK_CANARY_KEY) !== 0 ? key : undefined,
       runKeys,
+      ...(limitWaitedMs === undefined ? {} : { limitWaitedMs }),
     };
   }
   r.end();

@@ -52,10 +52,23 @@
  * nodes, the second took the host over 1 s into a block and lost 3 of 201 pages that way. The
  * journal replayed after a crash runs its answers through the same rule from that state.
  *
+ * Rate limits (`heardLimit`) are the same rule where the server says so: a 429, or a 503 with a
+ * Retry-After, is the host's answer to the crawler's pace, not the URL's failure, and the
+ * frontier obeys it (the host's window waits the Retry-After, its interval backs off). While
+ * the crawler has waited on the limit less than `BLOCK_MAX_MS` such an answer marks its URL
+ * retried and spends no retry past that first (`triesAfterBlock`); past it they spend their
+ * retries again, so a server answering 429 for ever still drains. The answer that starts a limit
+ * spends as a failure does (report in outcome.ts spares only answers within a limit already
+ * going): a URL refused while its host serves the others starts a new limit each time, and is
+ * given up as any failing URL. It needs no canary: the
+ * status names it. Charging each 429 to its URL lost the site to a 100-second limit (a loopback
+ * site answering 429 with Retry-After: 10 to everything for 100 s: its seed asked at 0, 10, 30
+ * and 70 s, given up after the fourth, and the crawl ended with nothing fetched).
+ *
  * Owns: the rule, over a host's block fields (`HostRecord.served`, `forbidRun`,
  * `forbidThreshold`, `forbidRows`, `canaryRow`, `canaryPending`, `canaryDue`, `blocked`,
- * `blockElapsedMs`, `blockLastMs`, `refusing`, `blockFromMs`, `blockFloorMs`), and their image in a
- * checkpoint.
+ * `blockElapsedMs`, `blockLastMs`, `refusing`, `blockFromMs`, `blockFloorMs`) and rate-limit
+ * fields (`limited`, `limitWaitedMs`), and their image in a checkpoint.
  * Never: widen an interval (outcome.ts does, told by `heardBlock`), or look across hosts.
  */
 import { type HostBlockImage, type HostImage, MAX_BLOCK_RUN_ROWS, MAX_FORBID_RUN } from '../format/index.js';
@@ -168,6 +181,35 @@ function blockGoesOn(h: HostRecord, nowMs: number): void {
 }
 
 /**
+ * Whether the answer `status` to a URL of `h` is its host's rate limit and spares the URL's
+ * retries (see the module comment): a 429, or a 503 with a Retry-After (`retryAfter`: the header
+ * parsed), while the crawler has waited on the limit less than `BLOCK_MAX_MS`. `waitMs` is the
+ * wait this answer put before the host's next request (its window, as politeness set it from
+ * the answer: the backed-off interval or the Retry-After). A limit starts at its first such
+ * answer; an answer that serves the crawler (`servesCrawler`) ends it. Heard once per report.
+ *
+ * The limit's age is the sum of the waits it imposed, not the clock between its answers (a
+ * block's rule, `blockGoesOn`): it needs no clock reading, so a checkpoint carries it exactly
+ * and a recovered frontier continues as the live one would (DESIGN §9, I5: counted as a block's
+ * gaps, the first answer after a load counted none, and recovery.test.ts saw the dispatch
+ * sequences part), and a stop, or a slot moving between machines, counts nothing. A host has
+ * one request out at a time, so its waits add up to the limit's length while it is crawled.
+ */
+export function heardLimit(h: HostRecord, status: number, retryAfter: boolean, waitMs: number): boolean {
+  if (status === 429 || (status === 503 && retryAfter)) {
+    if (!h.limited) {
+      h.limited = true;
+      h.limitWaitedMs = 0;
+    }
+    const young = h.limitWaitedMs < BLOCK_MAX_MS;
+    h.limitWaitedMs += waitMs > 0 ? waitMs : 0;
+    return young;
+  }
+  if (servesCrawler(status)) h.limited = false;
+  return false;
+}
+
+/**
  * A row dispatch parked instead of sending (past the depth cap, or refused by robots.txt rules
  * changed meanwhile): if it was its host's canary, none is pending any more, and its due hour
  * comes back (the row stays parked, as any recrawl parked there).
@@ -213,7 +255,7 @@ export function pendingCanaryDue(s: FrontierState, row: number): number | undefi
 export function blockImageOf(s: FrontierState, h: HostRecord): HostBlockImage | undefined {
   const pending = h.canaryPending >= 0;
   const run = h.forbidRows;
-  if (!h.blocked && !pending && !h.refusing && run === undefined && h.forbidRun === 0 && h.forbidThreshold === BLOCK_RUN && h.blockFromMs === 0 && h.blockFloorMs === 0) {
+  if (!h.blocked && !pending && !h.refusing && run === undefined && h.forbidRun === 0 && h.forbidThreshold === BLOCK_RUN && h.blockFromMs === 0 && h.blockFloorMs === 0 && !h.limited) {
     return undefined;
   }
   const t = s.table;
@@ -232,6 +274,8 @@ export function blockImageOf(s: FrontierState, h: HostRecord): HostBlockImage | 
     blockFloorMs: h.blockFloorMs,
     canaryKey: canary >= 0 && t.host[canary] === h.id ? t.key.slice(canary * 4, canary * 4 + 4) : undefined,
     runKeys,
+    // Only a host in a rate limit has the field (format minor 8): others write minor 7's bytes.
+    ...(h.limited ? { limitWaitedMs: h.limitWaitedMs } : {}),
   };
 }
 
@@ -261,6 +305,8 @@ export function restoreBlocks(s: FrontierState, images: readonly HostImage[]): v
     h.forbidThreshold = b.forbidThreshold;
     h.blockFromMs = b.blockFromMs;
     h.blockFloorMs = b.blockFloorMs;
+    h.limited = b.limitWaitedMs !== undefined;
+    h.limitWaitedMs = b.limitWaitedMs ?? 0;
     // A block, a run or a canary is only ever heard from a host that served; a ban says it
     // refuses the crawler until it serves again, whatever pages it served before.
     if (b.blocked || b.canaryPending || b.runKeys.length > 0) h.served = true;
@@ -308,7 +354,8 @@ function askCanary(s: FrontierState, h: HostRecord): void {
 /**
  * A URL's retries after a block's 403 answered it (`spent` before): marked retried, so it waits
  * behind its host's untried URLs, and no more spent — the 403 is the block's, not the URL's. The
- * one rule for both a block's 403 (outcome.ts) and a run's row queued again (`retryAsBlocked`).
+ * one rule for a block's 403 and a rate limit's answer (outcome.ts, `heardLimit`) and a run's row
+ * queued again (`retryAsBlocked`).
  */
 export function triesAfterBlock(spent: number): number {
   return Math.max(spent, 1);

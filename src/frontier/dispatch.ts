@@ -89,20 +89,49 @@ function robotsCleared(s: FrontierState, h: HostRecord, nowMs: number): boolean 
     return false;
   }
   h.flags &= ~HostFlags.RobotsUnreachable;
-  // A robots Crawl-delay raises the host's floor (never lowers a configured one).
   const delay = robots.crawlDelayMs(h.name) ?? 0;
-  if (delay > h.crawlDelayMs && Number.isFinite(delay)) {
-    h.crawlDelayMs = delay;
-    h.intervalMs = hostInterval(s.politeness, h.intervalMs, delay);
-    // Later, never earlier: a window already past start + interval (a Retry-After, a struggling
-    // server's answer) stands.
-    if (h.lastDispatchMs >= 0 && h.lastDispatchMs + h.intervalMs > h.nextEligibleMs) h.nextEligibleMs = h.lastDispatchMs + h.intervalMs;
-    if (h.nextEligibleMs > nowMs) {
-      park(s, h);
-      return false;
-    }
+  if (delay !== h.robotsDelayMs && Number.isFinite(delay) && delay >= 0 && robotsDelayChanged(s, h, delay) && h.nextEligibleMs > nowMs) {
+    park(s, h);
+    return false;
   }
   return true;
+}
+
+/**
+ * robots.txt's Crawl-delay for `h` is now `delay` (the seam's value: robots.txt as last read,
+ * capped by the engine's `maxCrawlDelayMs`). The delay in force becomes the larger of it and
+ * the seeds' (`seedDelayMs`, never lowered by robots.txt). Returns true when the host's window
+ * moved later.
+ *
+ * It used to rise only: a robots.txt read again without its Crawl-delay, or a resume with a
+ * lower `--max-crawl-delay`, left the old delay in force for the rest of the crawl (measured on
+ * loopback: Crawl-delay 2 dropped after its lifetime, 27 requests later still 2,000 ms apart; a
+ * 3 s delay resumed under a 1 s cap, still ~3,000 ms). A raise lifts the interval to it and
+ * moves the window later. A fall lowers an interval held at the old delay to the new one, or to
+ * the start interval (`defaultIntervalMs`) if that is higher, as for a host we know nothing of
+ * yet, from which the narrowing goes on; an interval above the old delay (a back-off) is left
+ * to the narrowing. The window already set stands either way (it may be a Retry-After's), so
+ * one more gap at the old delay can follow.
+ */
+function robotsDelayChanged(s: FrontierState, h: HostRecord, delay: number): boolean {
+  h.robotsDelayMs = delay;
+  const before = h.crawlDelayMs;
+  const now = delay > h.seedDelayMs ? delay : h.seedDelayMs;
+  if (now === before) return false;
+  h.crawlDelayMs = now;
+  const cfg = s.politeness;
+  if (now < before) {
+    if (h.intervalMs <= before) h.intervalMs = hostInterval(cfg, Math.min(h.intervalMs, cfg.defaultIntervalMs), now);
+    return false;
+  }
+  h.intervalMs = hostInterval(cfg, h.intervalMs, now);
+  // Later, never earlier: a window already past start + interval (a Retry-After, a struggling
+  // server's answer) stands.
+  if (h.lastDispatchMs >= 0 && h.lastDispatchMs + h.intervalMs > h.nextEligibleMs) {
+    h.nextEligibleMs = h.lastDispatchMs + h.intervalMs;
+    return true;
+  }
+  return false;
 }
 
 /** Sends `row` of `h` at `nowMs`: the row goes in flight and its request is built (`decoded`: its URL, when already read). */

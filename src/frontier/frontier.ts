@@ -109,10 +109,12 @@ export class Frontier {
   /**
    * Inserts a first-crawl candidate: `url` canonical, `host` its host group, `priority` its
    * initial importance, `firstSeen`/`nextDue` epoch-hours, `crawlDelay` the host's
-   * politeness interval floor in ms (0 = none). A URL already present is not added again
-   * (returns false), but its depth falls to 0 as a seed's (unless it is spilled to disk); its
-   * status stays (a Refused one is queued by `reconsider`, under the caller's rule). With the
-   * schedule index on, a seed due after the current hour waits for it.
+   * politeness interval floor in ms (0 = none; the largest a host's seeds give, which robots.txt
+   * never lowers; a checkpoint keeps only the delay in force, taken as robots.txt's on load). A
+   * URL already present is not added again (returns false), but its depth falls to 0 as a
+   * seed's and its `crawlDelay` configures its host (unless it is spilled to disk); its status
+   * stays (a Refused one is queued by `reconsider`, under the caller's rule). With the schedule
+   * index on, a seed due after the current hour waits for it.
    */
   seed(url: string, host: string, priority: number, firstSeen: number, nextDue: number, crawlDelay = 0): boolean {
     return this.#shed(seed(this.#s, url, host, priority, firstSeen, nextDue, crawlDelay));

@@ -82,7 +82,19 @@ export class HostRecord {
    */
   flightSlot = -1;
   flags = 0;
+  /**
+   * The crawl delay in force (ms): the larger of `seedDelayMs` and `robotsDelayMs`, the floor of
+   * the host's interval (`hostInterval`). Checkpointed; a load takes it as the robots part.
+   */
   crawlDelayMs = 0;
+  /** The crawl delay its seeds configured (`Frontier.seed`'s `crawlDelay`): the largest given, never lowered. Not checkpointed apart from `crawlDelayMs`. */
+  seedDelayMs = 0;
+  /**
+   * robots.txt's Crawl-delay as the robots seam gives it now (capped there, by the engine's
+   * `maxCrawlDelayMs`), replaced at each dispatch (dispatch.ts `robotsCleared`): a robots.txt
+   * read again that lowers or drops it, or a resume with a lower cap, lowers it.
+   */
+  robotsDelayMs = 0;
   /** Admission: max URLs admitted (0 = unlimited). */
   urlBudget = 0;
   /** Admission: max depth (0 = unlimited). */
@@ -154,6 +166,13 @@ export class HostRecord {
    * instead of narrowing back into it (0: no block yet).
    */
   blockFloorMs = 0;
+  /**
+   * The host is rate-limiting this crawler: it answered a 429 (or a 503 with a Retry-After) and
+   * has not served it since (blocks.ts `heardLimit`).
+   */
+  limited = false;
+  /** How long the crawler has waited on the current rate limit (ms; meaningful while `limited`): the sum of the waits its answers imposed. */
+  limitWaitedMs = 0;
   /** Latency rise score (src/politeness `observeLatency`). */
   latencyRiseScore = 0;
   /**
@@ -276,6 +295,9 @@ export class HostRecord {
     r.ip = h.ip;
     r.flags = h.flags;
     r.crawlDelayMs = h.crawlDelayMs;
+    // The file keeps the delay in force only: taken as robots.txt's, it is replaced by what
+    // robots.txt says (under today's cap) at the host's next dispatch.
+    r.robotsDelayMs = h.crawlDelayMs;
     r.nextEligibleMs = h.nextEligibleMs;
     r.lastDispatchMs = h.lastDispatchMs;
     r.latencyMs = h.latencyMs;

@@ -53,7 +53,7 @@ export function seed(s: FrontierState, url: string, host: string, priority: numb
   keyOf(url, host, k, 0);
   const known = s.index.get(k, 0);
   if (known !== undefined) {
-    reseed(s, s.rowOf(known), nextDue);
+    reseed(s, s.rowOf(known), nextDue, crawlDelay);
     return false;
   }
   const row = addSeedRow(s, url, host, priority, firstSeen, nextDue, crawlDelay, k, 0);
@@ -86,7 +86,7 @@ export function seedBatch(s: FrontierState, specs: readonly SeedSpec[]): number 
   let m = 0;
   for (let i = 0; i < n; i++) {
     if (isNew[i] === 0) {
-      if (found[i] !== MISSING) reseed(s, s.rowOf(found[i]!), specs[i]!.nextDue);
+      if (found[i] !== MISSING) reseed(s, s.rowOf(found[i]!), specs[i]!.nextDue, specs[i]!.crawlDelay ?? 0);
       continue;
     }
     const sp = specs[i]!;
@@ -109,11 +109,26 @@ export function seedBatch(s: FrontierState, specs: readonly SeedSpec[]): number 
  * the caller's rule (`reconsider`: a copy refused under a learned rule stays refused).
  * `nextDueHours` is the seed's due hour (the hour it is given).
  */
-function reseed(s: FrontierState, row: number, nextDueHours: number): void {
+function reseed(s: FrontierState, row: number, nextDueHours: number, crawlDelay: number): void {
   if (row < 0) return;
   const t = s.table;
   const h = s.hosts[t.host[row]!]!;
+  seedDelay(s, h, crawlDelay);
   if (t.depth[row]! > 0) rediscover(s, row, { url: t.urlOf(row), host: h.name, depth: 0, cash: 0 }, s.oneKey, 0, h, nextDueHours * HOUR_MS);
+}
+
+/**
+ * A seed's crawl delay configures its host, whether its URL is new or known (a checkpoint keeps
+ * the delay in force only, which a load takes as robots.txt's: seeding again puts a configured
+ * one back): the largest given, a floor robots.txt never lowers (dispatch.ts `robotsDelayChanged`).
+ */
+function seedDelay(s: FrontierState, h: HostRecord, crawlDelay: number): void {
+  if (crawlDelay <= h.seedDelayMs) return;
+  h.seedDelayMs = crawlDelay;
+  if (crawlDelay > h.crawlDelayMs) {
+    h.crawlDelayMs = crawlDelay;
+    h.intervalMs = hostInterval(s.politeness, h.intervalMs, crawlDelay);
+  }
 }
 
 /**
@@ -152,10 +167,7 @@ function addSeedRow(
   i: number,
 ): number {
   const h = hostFor(s, host, keys, i);
-  if (crawlDelay > h.crawlDelayMs) {
-    h.crawlDelayMs = crawlDelay;
-    h.intervalMs = hostInterval(s.politeness, h.intervalMs, crawlDelay);
-  }
+  seedDelay(s, h, crawlDelay);
   const row = newRow(s, keys, i, url, h, 0, firstSeen, UrlStatus.Scheduled);
   const t = s.table;
   t.nextDue[row] = nextDue;

@@ -41,7 +41,11 @@ export interface RobotsSeam {
    * retry.
    */
   refuses?(url: string, depth: number, fetched: boolean): boolean;
-  /** The host's Crawl-delay in ms, if robots.txt set one. */
+  /**
+   * The host's Crawl-delay in ms, if robots.txt sets one (undefined: none). Asked at each of the
+   * host's dispatches, and followed up and down: the value in force is the larger of this one
+   * and the delay the host's seeds configured.
+   */
   crawlDelayMs(host: string): number | undefined;
 }
 

@@ -10,9 +10,9 @@
 import { InvalidArgumentError } from '../errors/index.js';
 import { u64Lanes } from '../core/lanes.js';
 import { type Discovery, HostFlags, OUTCOME_TRANSITIONS, type Outcome, OutcomeClass, UrlStatus, classOfOutcome } from '../model/index.js';
-import { BLOCK_CEILING_MS, PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isNeverSent, isPageFault, isThrottle, isUnreachable, observeLatency, signalOf } from '../politeness/index.js';
+import { BLOCK_CEILING_MS, PAGE_FAULT_RUN, adapt, afterOutage, atCeiling, hostInterval, ipSignalOf, isNeverSent, isPageFault, isThrottle, isUnreachable, observeLatency, parseRetryAfter, signalOf } from '../politeness/index.js';
 import { afterReport, enqueue, ipOf, ipSlotOf, landed, takeForReplay } from './banks.js';
-import { BlockVerdict, heardBlock, restoreCanary, servesCrawler, triesAfterBlock } from './blocks.js';
+import { BlockVerdict, heardBlock, heardLimit, restoreCanary, servesCrawler, triesAfterBlock } from './blocks.js';
 import { ChangeKind, changeKindLanes, linkKey, linkKeyBatch } from './deps.js';
 import { launch } from './dispatch.js';
 import type { HostRecord } from './hosts.js';
@@ -68,6 +68,14 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
   // canary's leaves its page as it was.
   const block = s.opts.stateMachine ? heardBlock(s, h, row, outcome.status, nowMs) : BlockVerdict.None;
   adaptPoliteness(s, h, outcome, nowMs, t.retries[t.slot[row]!]! > 0, block === BlockVerdict.Blocked || block === BlockVerdict.Canary);
+  // A 429 (or a 503 with a Retry-After) of the host's young rate limit is the host's answer to
+  // the crawler's pace, which the window just set obeys: it spends no retry past the first (blocks.ts).
+  // Only an answer within a limit already going spares: one that starts a limit (the host served
+  // since its last one) spends as before, or a URL the host refuses while serving the others
+  // (a 429 of its own, not the host's pace) was asked for ever (a review: 449 times in 48 h).
+  const retryAfter = outcome.status === 503 && parseRetryAfter(outcome.retryAfter, nowMs) !== null;
+  const inLimit = h.limited;
+  const limited = s.opts.stateMachine && heardLimit(h, outcome.status, retryAfter, h.nextEligibleMs - nowMs) && inLimit;
   if (block === BlockVerdict.Canary || block === BlockVerdict.CanaryVoid) {
     restoreCanary(s, h, row);
     afterReport(s, h, nowMs);
@@ -82,10 +90,10 @@ export function report(s: FrontierState, outcome: Outcome, nowMs: number): boole
     markRedirected(s, row, outcome, nowMs, h);
   } else if (tr.retry) {
     const sl = t.slotFor(row);
-    // A block's 403 (blocks.ts) is the block's answer, not the URL's: it marks the URL retried
-    // (behind its host's untried URLs) and spends no more; the block's own limit
-    // (`BLOCK_MAX_MS`) bounds how long its URLs are asked again.
-    const tries = block === BlockVerdict.Blocked ? triesAfterBlock(t.retries[sl]!) : t.retries[sl]! + (outageProbe ? 0 : 1);
+    // A block's 403 or a rate limit's answer (blocks.ts) is the host's, not the URL's: it marks
+    // the URL retried (behind its host's untried URLs) and spends no more; `BLOCK_MAX_MS` of the
+    // block or the limit bounds how long its URLs are asked again.
+    const tries = block === BlockVerdict.Blocked || limited ? triesAfterBlock(t.retries[sl]!) : t.retries[sl]! + (outageProbe ? 0 : 1);
     t.retries[sl] = Math.min(tries, 255);
     if (tries > s.opts.retryLimit) {
       t.status[row] = UrlStatus.Gone;

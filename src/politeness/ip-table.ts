@@ -21,7 +21,8 @@
  *
  * I_a adapts AIMD-style to what the hosts on it say about the machine (`ipSignalOf`): 429,
  * 503, connection failures and timeouts widen it ×`backoff`, a sharp latency rise ×`softWiden`,
- * a healthy answer narrows it by `narrowMs` (`adaptIp`). Signals are aggregated before they
+ * a healthy answer narrows it as a host's does, by `narrowMs` or 1/16 (`narrowShare`) of its
+ * excess over the floor, whichever is more (`adaptIp`). Signals are aggregated before they
  * act: with x = 1 for a machine signal and 0 for a healthy answer,
  *
  *     p_a ← (1 − α)·p_a + α·x        (α = 0.2)

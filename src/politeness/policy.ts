@@ -265,7 +265,17 @@ export function adapt(config: PolitenessConfig, intervalMs: number, signal: Sign
     return ra !== undefined && ra > widened ? ra : widened;
   }
   if (signal.latencyRising === true) return intervalMs * config.softWiden;
-  const share = (intervalMs - config.floorMs) * config.narrowShare;
+  return narrowed(config, intervalMs, config.floorMs);
+}
+
+/**
+ * One healthy answer's narrowing, the one rule for a host (`adapt`, above `floorMs`) and an
+ * address (`adaptIp`, above `ipFloorMs`): `intervalMs − max(narrowMs, (intervalMs − floorMs) ·
+ * narrowShare)` — additive near the floor, a fixed share of the excess far above it, so the
+ * answers a recovery takes do not grow with the height the interval reached. Unclamped.
+ */
+function narrowed(config: PolitenessConfig, intervalMs: number, floorMs: number): number {
+  const share = (intervalMs - floorMs) * config.narrowShare;
   return intervalMs - (share > config.narrowMs ? share : config.narrowMs);
 }
 
@@ -309,14 +319,25 @@ export function ipSignalOf(status: number, errorKind: string | undefined, latenc
 /**
  * One AIMD step of a per-IP interval, clamped to [ipFloorMs, max(ipFloorMs, ceilingMs)]:
  * `throttle` multiplies by `backoff` (at least + `narrowMs`, so a zero floor still widens),
- * `slow` by `softWiden`, `healthy` subtracts `narrowMs`, `none` keeps it. Whether a signal
- * is acted on at all is the table's decision (`IpTable.observe` aggregates them first).
+ * `slow` by `softWiden`, `healthy` narrows as a host's healthy answer does (`max(narrowMs,
+ * (I − ipFloorMs) · narrowShare)` off I), `none` keeps it. Whether a signal is acted on at all
+ * is the table's decision (`IpTable.observe` aggregates them first).
+ *
+ * The narrowing used to be `narrowMs` alone: an address widened to the 5-minute ceiling took
+ * 6,000 healthy answers to come back, so it stayed slow for days after its sites recovered (in
+ * virtual time, a 300-page site whose first 12 answers were 503s took 1,458 minutes after it
+ * recovered against 76 without the table, and three sites behind one address widened by 10
+ * minutes of 503s made 1,670 fetches in 120 h, the address still at 216 s). With the host's
+ * rule it takes about 110 answers: 81 minutes for the first, all 6,000 pages of the second in
+ * 1.8 h. Widening still outruns it: in a steady mix the pressure gate passes a machine signal
+ * only with at most three healthy answers per signal (one in five holds p at 0.298), and
+ * `backoff` · (15/16)³ = 1.65 (`softWiden`: 1.03) per such cycle still grows.
  */
 export function adaptIp(config: PolitenessConfig, intervalMs: number, signal: IpSignal): number {
   let next = intervalMs;
   if (signal === 'throttle' || signal === 'unreachable') next = Math.max(intervalMs * config.backoff, intervalMs + config.narrowMs);
   else if (signal === 'slow') next = intervalMs * config.softWiden;
-  else if (signal === 'healthy') next = intervalMs - config.narrowMs;
+  else if (signal === 'healthy') next = narrowed(config, intervalMs, config.ipFloorMs);
   const hi = Math.max(config.ipFloorMs, config.ceilingMs);
   return next < config.ipFloorMs ? config.ipFloorMs : next > hi ? hi : next;
 }

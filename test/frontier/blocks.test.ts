@@ -361,8 +361,9 @@ describe("a host's block in the checkpoint (format minor 7, `blocks` section)", 
   it('round-trips the record, and is minor 7 only with one', () => {
     const img = blockedImage();
     const bytes = encodePartition(img);
+    // Minor 7 still: a block without a rate limit (minor 8's field) is written as minor 7 wrote it.
     expect(minorOf(bytes)).toBe(7);
-    expect(FORMAT_MINOR).toBe(7);
+    expect(FORMAT_MINOR).toBe(8);
     const block = decodePartition(bytes).hosts[0]!.block!;
     expect(block).toEqual(img.hosts[0]!.block);
     expect(block).toMatchObject({ blocked: true, canaryPending: false, forbidRun: BLOCK_RUN, forbidThreshold: BLOCK_RUN });
@@ -386,6 +387,7 @@ describe("a host's block in the checkpoint (format minor 7, `blocks` section)", 
       [{ forbidRun: MAX_FORBID_RUN + 1 }, /forbidRun/],
       [{ blockAgeMs: -1 }, /blockAgeMs/],
       [{ blockFloorMs: Number.POSITIVE_INFINITY }, /blockFloorMs/],
+      [{ limitWaitedMs: -1 }, /limitWaitedMs/],
     ] as const) {
       const bytes = withBlock(bad);
       expect(() => decodePartition(bytes), JSON.stringify(bad)).toThrow(CorruptPartitionError);

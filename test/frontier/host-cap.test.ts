@@ -344,7 +344,7 @@ describe('checkpoint of host caps (format minor 5, `caps` section)', () => {
     expect(minorOf(a)).toBe(3);
     expect(partitionSections(a).map((s) => s.name)).not.toContain('caps');
     expect(minorOf(b)).toBe(5); // the lowest minor that describes it (6 adds a column this file has not)
-    expect(FORMAT_MINOR).toBe(7);
+    expect(FORMAT_MINOR).toBe(8);
     const img = decodePartition(b);
     expect(img.hosts.map((h) => h.cap?.crawls)).toEqual(img.hosts.map((h) => (h.name === 'k1.example' ? 3 : undefined)));
     const k1 = img.hosts.find((h) => h.name === 'k1.example')!.cap!;

@@ -62,6 +62,33 @@ describe('the IP as its own unit', () => {
     f.free();
   });
 
+  it('an address recovers with its site: after a run of 503s it narrows as the host does (virtual time)', () => {
+    // A 300-page site whose first 12 answers are 503s (a deploy), then 200s, default
+    // politeness: host and address both reach the 5-minute ceiling. The address used to narrow
+    // by 50 ms a healthy answer: 1,458 minutes of crawl after the site recovered, the address
+    // still at 285 s at the end, against 76 minutes with no address known.
+    const crawl = (withIp: boolean): { minutes: number; ipMs: number } => {
+      const f = new Frontier(0, 0, { ...(withIp ? { resolver: () => IP } : {}), stateMachine: true });
+      for (let p = 0; p < 300; p++) f.seed(`http://s.test/p${p}`, 's.test', 1, 0, 0);
+      let k = 0;
+      let firstOk = -1;
+      const log = f.drain(0, (r, now) => {
+        if (k++ < 12) return { row: r.row, url: r.url, status: 503, latencyMs: 20 };
+        if (firstOk < 0) firstOk = now;
+        return { row: r.row, url: r.url, status: 200, latencyMs: 20 };
+      });
+      expect(log).toHaveLength(312);
+      const out = { minutes: (log.at(-1)!.atMs - firstOk) / 60_000, ipMs: f.ipIntervalMs(IP) };
+      f.free();
+      return out;
+    };
+    const alone = crawl(false);
+    const shared = crawl(true);
+    expect(alone.minutes).toBeGreaterThan(60); // the host's own recovery from the ceiling
+    expect(shared.minutes).toBeLessThanOrEqual(alone.minutes * 1.1);
+    expect(shared.ipMs).toBe(250);
+  });
+
   it('ipMaxInFlight holds the hosts of a full address until one of its fetches is answered', () => {
     const f = onOneIp(3, 2, { ipMaxInFlight: 2 });
     const a = f.dispatch(0)!;

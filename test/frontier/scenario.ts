@@ -17,6 +17,7 @@ import {
   politenessConfig,
 } from '../../src/index.js';
 import { urlKeyHex } from '../../src/frontier/frontier.js';
+import { BLOCK_MAX_MS } from '../../src/frontier/blocks.js';
 
 export interface HostSpec {
   readonly name: string;
@@ -133,6 +134,9 @@ export function replayDrain(
     /** The host's last dispatch (−1: none). */
     last: -1,
     faultRun: 0,
+    // A rate limit (429s, 503s with a Retry-After) and how long the crawler has waited on it.
+    limited: false,
+    waited: 0,
     latency: { latencyMs: 0, latencyVarMs: 0, latencyRiseScore: 0 },
     pending: h.priorities.map((p, i) => ({ url: urlOf(hi, i), key: urlKeyHex(urlOf(hi, i), h.name), priority: Math.fround(p), retries: 0 })) as Pend[],
   }));
@@ -185,7 +189,20 @@ export function replayDrain(
     h.next = t + h.interval;
     if (ra !== undefined && ra > 0) h.next = Math.max(h.next, t + ra);
     const transient = o.status === 429 || o.status === 0 || (o.status >= 500 && o.status < 600);
-    if (options.stateMachine && transient && ++want.retries <= limit) {
+    // A rate limit's answer within a limit already going, while the crawler has waited on it
+    // less than BLOCK_MAX_MS, marks its URL retried and spends no more (the answer starting a
+    // limit spends); an answer that serves the crawler ends the limit.
+    let spared = false;
+    if (o.status === 429 || (o.status === 503 && o.retryAfter !== undefined)) {
+      const going = h.limited;
+      if (!h.limited) h.waited = 0;
+      h.limited = true;
+      spared = going && h.waited < BLOCK_MAX_MS;
+      h.waited += h.next - t;
+    } else if (o.status >= 100 && o.status < 500 && o.status !== 403) {
+      h.limited = false;
+    }
+    if (options.stateMachine && transient && (spared ? (want.retries = Math.max(want.retries, 1)) : ++want.retries) <= limit) {
       // stays pending (RetryWait)
     } else {
       h.pending.splice(h.pending.indexOf(want), 1);

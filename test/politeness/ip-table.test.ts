@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { adapt, hostInterval, IpTable, ipSignalOf, isUnknownIp, politenessConfig, type PolitenessConfig } from '../../src/politeness/index.js';
+import { adapt, adaptIp, hostInterval, IpTable, ipSignalOf, isUnknownIp, politenessConfig, type PolitenessConfig } from '../../src/politeness/index.js';
 
 const SEED = 0x1fab1e;
 
@@ -40,7 +40,7 @@ describe('IpTable', () => {
     expect(t.eligibleAt('a')).toBe(8000);
   });
 
-  it('widens on machine signals only once they are aggregated, narrows additively, never below the floor', () => {
+  it('widens on machine signals only once they are aggregated, narrows by narrowMs near the floor, never below it', () => {
     const cfg = politenessConfig({ ipFloorMs: 250, backoff: 2, narrowMs: 50, softWiden: 1.25 });
     const t = new IpTable(250, cfg);
     t.spend('a', 0);
@@ -64,6 +64,45 @@ describe('IpTable', () => {
     expect(t.intervalOf('a')).toBe(250);
     t.spend('a', 1000);
     expect(t.eligibleAt('a')).toBe(1250);
+  });
+
+  it('narrows by the host rule: from the 5-minute ceiling back to the floor in about 110 healthy answers, not 6,000', () => {
+    const cfg = politenessConfig({ floorMs: 250, ipFloorMs: 250 });
+    const t = new IpTable(250, cfg);
+    for (let i = 0; i < 20; i++) t.observe('a', 'throttle');
+    expect(t.intervalOf('a')).toBe(300_000);
+    let answers = 0;
+    while (t.intervalOf('a') > 250 && answers < 10_000) {
+      t.observe('a', 'healthy');
+      answers++;
+    }
+    // Additive 50 ms steps took 5,995 answers; the host's rule: ln(299 750 / 800) · 16 ≈ 95 in
+    // proportion, then 16 of 50 ms.
+    expect(answers).toBeLessThanOrEqual(115);
+    expect(answers).toBeGreaterThanOrEqual(100);
+    // The same step as a host's, wherever the interval is (one rule, floors alike here).
+    for (const at of [250, 260, 800, 1050, 5000, 123_456, 300_000]) {
+      expect(adaptIp(cfg, at, 'healthy')).toBe(hostInterval(cfg, adapt(cfg, at, { status: 200 })));
+    }
+  });
+
+  it('a storm still widens: a machine signal with three healthy answers after each, a latency rise with one', () => {
+    const cfg = politenessConfig({ floorMs: 250, ipFloorMs: 250 });
+    // 1 in 4 keeps the pressure at 0.34 at each machine signal (over the 0.3 gate): ×2 then
+    // three narrowings (50 ms each near the floor, 1/16 of the excess far above it: ×1.65 a
+    // cycle) still grows. A rise (×1.25) beside one narrowing grows from the floor on; beside
+    // three it grows only once 1/16 of the excess passes 50 ms (×1.03 a cycle), as before.
+    for (const [sig, healthy, cycles, least] of [['throttle', 3, 30, 300_000], ['slow', 1, 60, 300_000], ['slow', 3, 200, 2_000]] as const) {
+      const t = new IpTable(250, cfg);
+      if (healthy === 3 && sig === 'slow') for (let i = 0; i < 3; i++) t.observe('a', 'throttle'); // from 1 s
+      let peak = 0;
+      for (let i = 0; i < cycles; i++) {
+        t.observe('a', sig);
+        peak = t.intervalOf('a');
+        for (let j = 0; j < healthy; j++) t.observe('a', 'healthy');
+      }
+      expect(peak).toBeGreaterThanOrEqual(least);
+    }
   });
 
   it('caps the interval at the ceiling and counts fetches in flight against ipMaxInFlight', () => {

@@ -81,7 +81,7 @@ describe('an address that could not be reached', () => {
     const widened = t.intervalOf('10.0.0.1');
     expect(widened).toBeGreaterThan(10_000);
     t.observe('10.0.0.1', 'healthy');
-    // Before the outage: the floor; now one step up. (The additive narrowing alone: widened − 50 ms.)
+    // Before the outage: the floor; now one step up. (The narrowing alone: widened − 1/16 of its excess.)
     expect(t.intervalOf('10.0.0.1')).toBe(500);
     // A busy answer after an outage ends it without restoring anything.
     const b = new IpTable(250);
@@ -90,7 +90,7 @@ describe('an address that could not be reached', () => {
     b.observe('10.0.0.2', 'throttle');
     expect(b.intervalOf('10.0.0.2')).toBe(busy * cfg.backoff);
     b.observe('10.0.0.2', 'healthy');
-    expect(b.intervalOf('10.0.0.2')).toBe(busy * cfg.backoff - cfg.narrowMs);
+    expect(b.intervalOf('10.0.0.2')).toBe(busy * cfg.backoff - (busy * cfg.backoff - 250) * cfg.narrowShare);
   });
 });
 
