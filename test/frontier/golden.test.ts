@@ -49,6 +49,8 @@
 // A rate limit's answer (a 429, or a 503 with a Retry-After) within a limit already going spends
 // no retry of its URL (src/frontier/blocks.ts `heardLimit`); this fetcher's 429s come between
 // served answers, each starting a limit, so they spend as before and no hash moved.
+// The two changes together (address narrowing, equal-priority turn-taking) re-pinned seedBatch
+// and robots once more: both move them, and their hosts share addresses; counts unchanged.
 import { describe, expect, it } from 'vitest';
 import {
   type Discovery,
