@@ -253,8 +253,12 @@ export class PathCase {
     if (other === undefined) return undefined;
     const verdict = compare(other, here);
     if (verdict === 'other') return this.#ban(f.origin);
-    // Near in text only, or an alias the site names: no evidence either way.
-    if (verdict === 'near' || namedAlias(this.options.fold, other, here)) return undefined;
+    // No evidence either way: a pair near in text only where either spelling names a canonical
+    // (MediaWiki's redirect: the target's text plus "Redirected from"), or, folding index files,
+    // an alias the site names. A same pair counts for letter case whatever its canonical (IIS
+    // sites name one on every spelling), and a near pair naming none (a breadcrumb echoing the
+    // path asked): a review saw both unlearned, 23 requests → 61; the checks guard a wrong lesson.
+    if (verdict === 'near' ? other.names !== undefined || here.names !== undefined : this.options.fold !== 'case' && namedAlias(this.options.fold, other, here)) return undefined;
     const s = this.#state(f.origin);
     if (s === undefined || s.banned || s.learned) return undefined;
     (s.evidence ??= new Set()).add(f.folded);

@@ -44,7 +44,7 @@
  * the site was parked (a loopback shop of 60 products: 18 fetched, 43 parked).
  * Counters are bounded: a kind keeps at most `flagThreshold` URL ids and drops them once
  * flagged; the session rule also remembers, per host, the token of the latest
- * `MAX_SESSION_PATHS` (1,024) token-stripped URLs until the host is flagged for sessions, so a
+ * `MAX_SESSION_PATHS` (256; `MAX_SESSION_PATHS_TOTAL` over every host) token-stripped URLs until the host is flagged for sessions, so a
  * host costs O(4 · flagThreshold) numbers and at most that many strings.
  *
  * Pure given its inputs: the only clock is the `nowHours` (epoch hours) the caller passes,
@@ -267,7 +267,14 @@ export function sessionSplit(canonUrl: string): { readonly rest: string; readonl
 }
 
 /** Token-stripped URLs whose token a host's session rule remembers (the oldest forgotten first). */
-const MAX_SESSION_PATHS = 1024;
+const MAX_SESSION_PATHS = 256;
+/**
+ * Token-stripped URLs remembered over every host. Past it a host not yet remembering any counts
+ * its session URLs as the rule did before copies were asked for (every distinct URL), so memory
+ * stays bounded (~200 bytes an entry: ≈ 6.5 MB) and a session-minting trap is still flagged. A
+ * review measured 400 MB for 1,000 hosts each keeping one session over 1,024 URLs, unbounded.
+ */
+const MAX_SESSION_PATHS_TOTAL = 32_768;
 
 function pathSession(path: string, segs: readonly string[]): boolean {
   if (path.includes('(')) {
@@ -370,6 +377,8 @@ export class TrapDetector {
   /** The resolved options. */
   readonly options: Readonly<TrapDetectorOptions>;
   private readonly hosts = new Map<HostRef, TrapHost>();
+  /** Entries of every host's `sessions` (at most `MAX_SESSION_PATHS_TOTAL`). */
+  private sessionEntries = 0;
   /** The `nowHours` the cached horizon is for; NaN (equal to nothing) until the first call. */
   private horizonHours = Number.NaN;
   private horizon: Horizon = { min: 0, max: 0, readMin: 0, readMax: 0 };
@@ -455,7 +464,10 @@ export class TrapDetector {
       if (seen.size >= this.options.flagThreshold) {
         host.flagged |= bit;
         host.seen[slot] = undefined;
-        if (bit === SESSION) host.sessions = undefined;
+        if (bit === SESSION) {
+          this.sessionEntries -= host.sessions?.size ?? 0;
+          host.sessions = undefined;
+        }
       }
     }
     return { kind, becameSuspect: !wasSuspect && host.flagged !== 0 };
@@ -467,12 +479,15 @@ export class TrapDetector {
    * `MAX_SESSION_PATHS`; one forgotten is met afresh, which can only delay a flag).
    */
   private sessionCopy(host: TrapHost, canonUrl: string): boolean {
+    // Past the bound over every host, a host remembering none counts every session URL.
+    if (host.sessions === undefined && this.sessionEntries >= MAX_SESSION_PATHS_TOTAL) return true;
     const { rest, token } = sessionSplit(canonUrl);
     const sessions = (host.sessions ??= new Map());
     const first = sessions.get(rest);
     if (first !== undefined) return first !== token;
     sessions.set(rest, token);
     if (sessions.size > MAX_SESSION_PATHS) sessions.delete(sessions.keys().next().value!);
+    else this.sessionEntries++;
     return false;
   }
 
@@ -505,7 +520,7 @@ export class TrapDetector {
     return h === undefined ? 0 : h.seen.reduce((n, s) => n + (s?.size ?? 0), 0);
   }
 
-  /** Token-stripped URLs whose first token the session rule holds for a host (at most 1,024; none once flagged for sessions). */
+  /** Token-stripped URLs whose first token the session rule holds for a host (at most 256; none once flagged for sessions). */
   sessionPaths(hostKey: HostRef): number {
     return this.hosts.get(hostKey)?.sessions?.size ?? 0;
   }

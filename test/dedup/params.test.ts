@@ -82,6 +82,21 @@ describe('ParamLearner', () => {
     }
   });
 
+  it("a learned key's numbers grow with the copies met under the numbers it keeps (up to 64)", () => {
+    // A colour filter whose first copies all said ?color=7: frozen at {7}, every other colour's
+    // copy was fetched (a review: 52 requests → 157 on a loopback shop).
+    const l = new ParamLearner();
+    for (let p = 1; p <= 6; p++) l.observe(`${O}/p/${p}`, `${O}/p/${p}`, H);
+    for (let p = 1; p <= 3; p++) l.observe(`${O}/p/${p}?color=7`, `${O}/p/${p}`, near(1));
+    expect(l.rewrite(`${O}/p/9?color=3`)).toBeUndefined();
+    l.observe(`${O}/p/4?color=3`, `${O}/p/4`, near(1));
+    expect(l.rewrite(`${O}/p/9?color=3`)).toBe(`${O}/p/9`);
+    expect(l.exportNumbers()).toEqual([[`${O}/p/`, 'color', ['7', '3']]]);
+    // At most 64 numbers are kept.
+    for (let c = 100; c < 200; c++) l.observe(`${O}/p/6?color=${c}`, `${O}/p/6`, near(1));
+    expect((l.exportNumbers()[0]![2] as readonly string[]).length).toBe(64);
+  });
+
   it('a key learned from copies that carried distinct numbers, none twice (ids of copies), drops any number', () => {
     // WordPress's `?replytocom=<comment id>`: the post again, naming the post canonical.
     const l = new ParamLearner();
