@@ -8,14 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import {
-  type CrawlSummary,
   type EngineOptions,
   type Page,
   type PolitenessReport,
   type PolitenessReportOptions,
   type SimRequest,
   type SimWebInit,
-  crawl,
   createSimWeb,
   SimWeb,
 } from '../../src/index.js';
@@ -259,26 +257,4 @@ export function loopbackSite(handler: RequestListener): { readonly port: () => n
     await new Promise<void>((r) => server.close(() => r()));
   });
   return { port: () => port };
-}
-
-/**
- * A loopback site of HTML pages: `page(path)` is a page's body, undefined a 404 (robots.txt is
- * one, unlogged); `asked` lists every other path requested, in order.
- */
-export function htmlSite(page: (path: string) => string | undefined): { readonly port: () => number; readonly asked: string[] } {
-  const asked: string[] = [];
-  const site = loopbackSite((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path === '/robots.txt') return void res.writeHead(404).end();
-    asked.push(path);
-    const body = page(path);
-    if (body === undefined) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${body}</body></html>`);
-  });
-  return { ...site, asked };
-}
-
-/** A crawl of the loopback site on `port` (as host `s.test`), 2 ms apart, up to `maxRequests`. */
-export function crawlLoopback(port: number, maxRequests: number): Promise<CrawlSummary> {
-  return crawl({ seeds: [`http://s.test:${port}/`], agent: AGENT, allowPrivate: true, resolve: async () => ['127.0.0.1'], politeness: { minDelayMs: 2, startDelayMs: 2 }, maxRequests }, () => undefined);
 }
