@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * loaded by an earlier file in a shared worker would keep its real implementation (and a mock
  * could outlive its file).
  */
-const ISOLATED = ['test/format/file.test.ts', 'test/observe/metrics-missing.test.ts', 'test/cli/checkpoint-sync.test.ts'];
+const ISOLATED = ['test/format/file.test.ts', 'test/observe/metrics-missing.test.ts', 'test/cli/checkpoint-sync.test.ts', 'test/engine/checkpoint-fallback.test.ts'];
 
 export default defineConfig({
   test: {

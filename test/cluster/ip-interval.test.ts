@@ -2,7 +2,8 @@
  * Per-IP politeness across processes with issue 22's adaptive per-IP interval: two node
  * processes fetch hosts that all sit on one IP of the simulated web; the machine pushes back
  * (503s and resets on first requests), the slots' frontiers widen the IP's interval, and with
- * `narrowMs` 0 it stays widened. From the first start that carried a raised view onwards, every
+ * `narrowMs` and `narrowShare` 0 it stays widened (an address narrows by a share of its excess as
+ * a host does). From the first start that carried a raised view onwards, every
  * start to the IP — whichever node, whichever slot — must be the raised interval after the one
  * before, in the sim's own request log. (Spacing by the IP floor at the Redis gate, as before,
  * fails this: the nodes' starts interleave one floor apart.)
@@ -35,7 +36,7 @@ describe('a raised per-IP interval holds across processes', () => {
 
   it('two nodes sharing an IP whose interval rose keep the raised spacing: 0 violations in the sim log', async () => {
     const FLOOR = 100;
-    const RAISED = 2 * FLOOR; // one widening (backoff 2) reaches the ceiling, and narrowMs 0 keeps it there
+    const RAISED = 2 * FLOOR; // one widening (backoff 2) reaches the ceiling, and no narrowing (narrowMs, narrowShare 0) keeps it there
     const { proc: sim, ready } = await forkSim(
       {
         seed: 5,
@@ -60,7 +61,7 @@ describe('a raised per-IP interval holds across processes', () => {
       campaign: true,
       dns: ready.dns,
       grouping: 'host',
-      politeness: { defaultIntervalMs: FLOOR, floorMs: FLOOR, ceilingMs: RAISED, ipFloorMs: FLOOR, narrowMs: 0, backoff: 2 },
+      politeness: { defaultIntervalMs: FLOOR, floorMs: FLOOR, ceilingMs: RAISED, ipFloorMs: FLOOR, narrowMs: 0, narrowShare: 0, backoff: 2 },
       concurrency: 8,
       logPages: true,
     };
