@@ -88,6 +88,15 @@ describe("the frontier's state machine follows the table", () => {
       // The retry limit is the table's "then Gone" — asked past the outage grace, since a refused
       // connection within an hour of the host's first spends no retry (OUTAGE_GRACE_MS; test/politeness/outage.test.ts).
       let now = OUTAGE_GRACE_MS;
+      if (status === 429) {
+        // A 429 within a rate limit already going spares its URL (src/frontier/blocks.ts
+        // `heardLimit`); one that starts a limit spends: the host serves another URL between them.
+        f.seed('https://a.example/y', 'a.example', 1, 0, 0);
+        let other = f.dispatch(now);
+        while (other === undefined) other = f.dispatch((now = f.nextEligible()!));
+        expect(other.url).toBe('https://a.example/y');
+        f.report({ row: other.row, url: other.url, status: 200 }, now);
+      }
       let again = f.dispatch(now);
       while (again === undefined) again = f.dispatch((now = f.nextEligible()!));
       f.report({ row: again.row, url: again.url, status, errorKind }, now);
